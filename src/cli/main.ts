@@ -1,0 +1,50 @@
+import yargs, { type Argv, type CommandModule } from 'yargs'
+import { serverCommand } from './commands/server.js'
+import { validateCommand } from './commands/validate.js'
+import { planCommand } from './commands/plan.js'
+import { applyCommand } from './commands/apply.js'
+import { destroyCommand } from './commands/destroy.js'
+import { reportError } from './output.js'
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const COMMANDS: CommandModule<any, any>[] = [validateCommand, planCommand, applyCommand, destroyCommand, serverCommand]
+
+/**
+ * Runs the CLI with the given arguments and resolves to the process exit code.
+ * Commands set `process.exitCode` through their return value; errors a user can cause are
+ * printed as one clear line (no stack), see ./output.ts.
+ */
+export async function main(argv: string[]): Promise<number> {
+  let exitCode = 0
+  let parser: Argv = yargs(argv)
+    .scriptName('monitors')
+    .usage('$0 <command> [options]\n\nMonitoring as code: validate, plan and apply monitors written in TypeScript.')
+    .strict()
+    .demandCommand(1, 'Name a command: validate, plan, apply, destroy or server.')
+    .recommendCommands()
+    .help()
+    .alias('h', 'help')
+    .version()
+    .wrap(Math.min(100, process.stdout.columns || 100))
+    .fail((message, error) => {
+      if (error) throw error
+      process.stderr.write(`monitors: ${message}\nRun "monitors --help" for usage.\n`)
+      exitCode = 1
+    })
+  for (const command of COMMANDS) {
+    const handler = command.handler
+    parser = parser.command({
+      ...command,
+      handler: async (args) => {
+        const code = await handler(args)
+        if (typeof code === 'number') exitCode = code
+      },
+    })
+  }
+  try {
+    await parser.parseAsync()
+  } catch (error) {
+    exitCode = reportError(error)
+  }
+  return exitCode
+}

@@ -1,0 +1,22 @@
+import pc from 'picocolors'
+
+/**
+ * Errors a user can cause carry `userError: true` (any module may define such a class; nothing
+ * imports from the CLI). They print as their message alone. Anything else is a bug in monitors:
+ * one line, and the stack only with MONITORS_DEBUG=1.
+ */
+export function isUserError(error: unknown): error is Error & { userError: true; exitCode?: number } {
+  return error instanceof Error && (error as { userError?: unknown }).userError === true
+}
+
+export function reportError(error: unknown): number {
+  if (isUserError(error)) {
+    process.stderr.write(`${pc.red('Error:')} ${error.message}\n`)
+    return error.exitCode ?? 1
+  }
+  const message = error instanceof Error ? error.message : String(error)
+  process.stderr.write(`${pc.red('Internal error:')} ${message}\n`)
+  if (process.env.MONITORS_DEBUG && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`)
+  else process.stderr.write('This is a bug in monitors. Run again with MONITORS_DEBUG=1 for details.\n')
+  return 1
+}

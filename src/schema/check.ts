@@ -1,0 +1,212 @@
+import { z } from 'zod'
+import {
+  COMPARISONS, DNS_ASSERTION_SOURCES, DNS_PROTOCOLS, DNS_RECORD_TYPES, ESCALATION_TYPES, FREQUENCIES,
+  ICMP_ASSERTION_SOURCES, ICMP_IP_FAMILIES, ICMP_LATENCY_PROPERTIES, LOCATIONS, RETRY_ONLY_ON,
+  RETRY_STRATEGY_TYPES, RUNTIME_IDS, SEVERITIES, WEBHOOK_METHODS,
+} from './enums.js'
+import { crossField } from './cross-field.js'
+import { frequencyOffsetProblem } from './rules.js'
+
+/** A key/value pair of a webhook's headers or query parameters. */
+const keyValue = z.object({
+  key: z.string(),
+  value: z.string(),
+  locked: z.boolean().default(false),
+})
+
+export const alertSettingsSchema = z.object({
+  escalationType: z.enum(ESCALATION_TYPES).default('RUN_BASED'),
+  runBasedEscalation: z.object({ failedRunThreshold: z.number().int().min(1).max(5) }).optional(),
+  timeBasedEscalation: z.object({ minutesFailingThreshold: z.number().int().min(1) }).optional(),
+  reminders: z.object({ amount: z.number().int().min(0), interval: z.number().int().min(0) }).optional(),
+  parallelRunFailureThreshold: z
+    .object({ enabled: z.boolean(), percentage: z.number().min(0).max(100) })
+    .optional(),
+})
+
+export const retryStrategySchema = z.object({
+  type: z.enum(RETRY_STRATEGY_TYPES),
+  baseBackoffSeconds: z.number().min(0).optional(),
+  sameRegion: z.boolean().optional(),
+  maxRetries: z.number().int().min(0).max(10).optional(),
+  maxDurationSeconds: z.number().min(0).max(600).optional(),
+  onlyOn: z.array(z.enum(RETRY_ONLY_ON)).optional(),
+})
+
+export const triggerIncidentSchema = z.object({
+  serviceId: z.string().min(1),
+  severity: z.enum(SEVERITIES),
+  name: z.string().min(1),
+  description: z.string(),
+  notifySubscribers: z.boolean().default(false),
+})
+
+export const alertChannelsSchema = z.object({
+  email: z.array(z.object({ address: z.string().min(1) })).optional(),
+  webhook: z
+    .array(
+      z.object({
+        url: z.string().min(1),
+        name: z.string().min(1),
+        method: z.enum(WEBHOOK_METHODS).default('POST'),
+        headers: z.array(keyValue).optional(),
+        queryParameters: z.array(keyValue).optional(),
+      }),
+    )
+    .optional(),
+  slack: z.array(z.object({ url: z.string().min(1) })).optional(),
+  sms: z.array(z.object({ number: z.string().min(1), name: z.string().min(1) })).optional(),
+})
+
+export const alertChannelSubscriptionSchema = z.object({
+  alertChannelId: z.number().int(),
+  activated: z.boolean().default(true),
+})
+
+/** Fields every check has (spec: "Check (common fields, DNS and ICMP)"). */
+const checkCommonShape = {
+  name: z.string().min(1),
+  activated: z.boolean().default(true),
+  muted: z.boolean().default(false),
+  doubleCheck: z.boolean().default(true),
+  shouldFail: z.boolean().default(false),
+  locations: z.array(z.enum(LOCATIONS)).min(1).nullish(),
+  tags: z.array(z.string().min(1)).default([]),
+  alertSettings: alertSettingsSchema.optional(),
+  useGlobalAlertSettings: z.boolean().default(true),
+  groupId: z.number().int().nullish(),
+  groupOrder: z.number().int().min(0).nullish(),
+  runtimeId: z.enum(RUNTIME_IDS).nullish(),
+  alertChannelSubscriptions: z.array(alertChannelSubscriptionSchema).optional(),
+  retryStrategy: retryStrategySchema.optional(),
+  triggerIncident: triggerIncidentSchema.optional(),
+  runParallel: z.boolean().default(false),
+  frequency: z.literal(FREQUENCIES).default(10),
+  frequencyOffset: z.number().int().min(1).optional(),
+  alertChannels: alertChannelsSchema.optional(),
+}
+
+/** Read-only fields a client may send back; they are accepted and ignored. */
+const readOnlyShape = {
+  id: z.unknown().optional(),
+  created_at: z.unknown().optional(),
+  updated_at: z.unknown().optional(),
+}
+
+/** Cross-field rules shared by DNS and ICMP checks. */
+const checkRules = crossField((value, add) => {
+  if (value.frequency === 0) {
+    add({
+      path: ['frequency'],
+      message: 'must not be 0: sub-minute frequencies are only for API and TCP checks (allowed: 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440)',
+      input: value.frequency,
+    })
+    return
+  }
+  const problem = frequencyOffsetProblem(value.frequency ?? 10, value.frequencyOffset)
+  if (problem) add({ path: ['frequencyOffset'], message: problem, input: value.frequencyOffset })
+})
+
+const dnsAssertionSchema = z.object({
+  source: z.enum(DNS_ASSERTION_SOURCES),
+  comparison: z.enum(COMPARISONS),
+  target: z.string(),
+  property: z.string().optional(),
+})
+
+export const dnsRequestSchema = z.object({
+  query: z.string().min(1).max(100),
+  recordType: z.enum(DNS_RECORD_TYPES).default('A'),
+  nameServer: z.string().min(1).max(255).optional(),
+  port: z.number().int().min(1).max(65535).optional(),
+  assertions: z.array(dnsAssertionSchema).default([]),
+  protocol: z.enum(DNS_PROTOCOLS).default('UDP'),
+})
+
+/** Body of POST /v1/checks/dns and PUT /v1/checks/dns/{id}. */
+export const dnsCheckSchema = z
+  .object({
+    ...checkCommonShape,
+    ...readOnlyShape,
+    checkType: z.literal('DNS').optional(),
+    degradedResponseTime: z.number().min(0).max(5000).nullable().default(500),
+    maxResponseTime: z.number().min(0).max(5000).nullable().default(1000),
+    request: dnsRequestSchema,
+  })
+  .check(checkRules)
+  .transform(({ id: _id, created_at: _c, updated_at: _u, ...rest }) => ({ ...rest, checkType: 'DNS' as const }))
+
+const icmpAssertionSchema = z
+  .object({
+    source: z.enum(ICMP_ASSERTION_SOURCES),
+    property: z.string(),
+    comparison: z.enum(COMPARISONS),
+    target: z.string(),
+  })
+  .check(
+    crossField((v, add) => {
+      if (v.source === 'LATENCY' && typeof v.property === 'string' && !(ICMP_LATENCY_PROPERTIES as readonly string[]).includes(v.property)) {
+        add({
+          path: ['property'],
+          message: `must be one of ${ICMP_LATENCY_PROPERTIES.join(', ')} when source is LATENCY (got "${v.property}")`,
+          input: v.property,
+        })
+      }
+    }),
+  )
+
+export const icmpRequestSchema = z.object({
+  hostname: z.string().min(1).max(2048),
+  ipFamily: z.enum(ICMP_IP_FAMILIES).default('IPv4'),
+  pingCount: z.number().int().min(1).max(50).default(10),
+  assertions: z.array(icmpAssertionSchema).default([]),
+})
+
+export const checkEnvironmentVariableSchema = z.object({
+  key: z.string().min(1),
+  value: z.string(),
+  locked: z.boolean().default(false),
+  secret: z.boolean().default(false),
+})
+
+/** Body of POST /v1/checks/icmp and PUT /v1/checks/icmp/{id}. */
+export const icmpCheckSchema = z
+  .object({
+    ...checkCommonShape,
+    ...readOnlyShape,
+    checkType: z.literal('ICMP').optional(),
+    request: icmpRequestSchema,
+    heartbeat: z.record(z.string(), z.unknown()),
+    script: z.string(),
+    scriptPath: z.string().nullish(),
+    sslCheckDomain: z.string().optional(),
+    environmentVariables: z.array(checkEnvironmentVariableSchema).max(50).nullish(),
+    setupSnippetId: z.number().int().nullish(),
+    tearDownSnippetId: z.number().int().nullish(),
+    localSetupScript: z.string().nullish(),
+    localTearDownScript: z.string().nullish(),
+    degradedResponseTime: z.number().min(0).max(300000).nullable().default(10000),
+    maxResponseTime: z.number().min(0).max(300000).nullable().default(20000),
+    degradedPacketLossThreshold: z.number().int().min(0).max(100).nullable().default(10),
+    maxPacketLossThreshold: z.number().int().min(0).max(100).nullable().default(20),
+  })
+  .check(checkRules)
+  .transform(({ id: _id, created_at: _c, updated_at: _u, ...rest }) => ({ ...rest, checkType: 'ICMP' as const }))
+
+export type DnsCheckInput = z.input<typeof dnsCheckSchema>
+export type DnsCheck = z.output<typeof dnsCheckSchema>
+export type IcmpCheckInput = z.input<typeof icmpCheckSchema>
+export type IcmpCheck = z.output<typeof icmpCheckSchema>
+
+/** Query of GET /v1/checks. */
+export const checkListQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(10),
+  page: z.coerce.number().int().min(1).default(1),
+  checkType: z.enum(['DNS', 'ICMP', 'API', 'BROWSER', 'HEARTBEAT', 'MULTI_STEP', 'TCP', 'PLAYWRIGHT', 'URL']).optional(),
+  tag: z.union([z.string(), z.array(z.string())]).optional(),
+})
+
+/** Query of POST/PUT check routes. */
+export const autoAssignAlertsQuerySchema = z.object({
+  autoAssignAlerts: z.enum(['true', 'false']).optional(),
+})

@@ -1,0 +1,15 @@
+/**
+ * Schemas of the Monitoring API's resources: one source of truth for the constructs' props
+ * (z.input), the client's validation before any request, and the local server's validation.
+ */
+export * from './enums.js'
+export * from './rules.js'
+export * from './check.js'
+export * from './variable.js'
+export * from './status-page.js'
+export * from './maintenance-window.js'
+export * from './incident.js'
+export * from './runtime.js'
+export * from './issues.js'
+export * from './paging.js'
+export * from './cross-field.js'

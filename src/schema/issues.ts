@@ -1,0 +1,90 @@
+import type { z } from 'zod'
+
+/** One validation problem: the dotted path of the field and what is wrong with it. */
+export interface FieldIssue {
+  path: string
+  message: string
+}
+
+/** Dotted path of a zod issue, `request.assertions.0.source`; the empty path is the body itself. */
+export function issuePath(path: readonly PropertyKey[]): string {
+  return path.map((p) => String(p)).join('.')
+}
+
+function show(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value)
+  if (value === undefined) return 'nothing'
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return `an array of ${value.length}`
+  if (typeof value === 'object') return 'an object'
+  return String(value)
+}
+
+function typeName(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'array'
+  return typeof value
+}
+
+/** A message for one zod issue, worded for a person: what is allowed and what was given. */
+export function issueMessage(issue: z.core.$ZodIssue): string {
+  const input = (issue as { input?: unknown }).input
+  switch (issue.code) {
+    case 'invalid_type':
+      if (input === undefined) return 'is required'
+      return `must be ${issue.expected === 'int' ? 'an integer' : `a ${issue.expected}`} (got ${typeName(input)})`
+    case 'invalid_value':
+      return `must be one of ${issue.values.map((v) => (typeof v === 'string' ? v : String(v))).join(', ')} (got ${show(input)})`
+    case 'too_small': {
+      const min = Number(issue.minimum)
+      if (issue.origin === 'string') return `must be at least ${min} character${min === 1 ? '' : 's'} long`
+      if (issue.origin === 'array' || issue.origin === 'set') return `must have at least ${min} item${min === 1 ? '' : 's'}`
+      return `must be ${issue.inclusive === false ? 'greater than' : 'at least'} ${min} (got ${show(input)})`
+    }
+    case 'too_big': {
+      const max = Number(issue.maximum)
+      if (issue.origin === 'string') return `must be at most ${max} characters long`
+      if (issue.origin === 'array' || issue.origin === 'set') return `must have at most ${max} items (got ${Array.isArray(input) ? input.length : '?'})`
+      return `must be ${issue.inclusive === false ? 'less than' : 'at most'} ${max} (got ${show(input)})`
+    }
+    case 'invalid_format':
+      return issue.message && !issue.message.startsWith('Invalid') ? issue.message : `must be a valid ${issue.format} (got ${show(input)})`
+    case 'unrecognized_keys':
+      return `has unknown field${issue.keys.length === 1 ? '' : 's'} ${issue.keys.join(', ')}`
+    default:
+      return issue.message
+  }
+}
+
+/** Flattens a zod error into field issues, in order. */
+export function fieldIssues(error: z.ZodError): FieldIssue[] {
+  const out: FieldIssue[] = []
+  for (const issue of error.issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) out.push({ path: issuePath([...issue.path, key]), message: 'is not a known field' })
+      continue
+    }
+    if (issue.code === 'invalid_union' && issue.errors.length > 0) {
+      // report the branch that got furthest, so the message names a real field
+      const best = [...issue.errors].sort((a, b) => a.length - b.length)[0]
+      for (const inner of best) out.push({ path: issuePath([...issue.path, ...inner.path]), message: issueMessage(inner) })
+      continue
+    }
+    out.push({ path: issuePath(issue.path), message: issueMessage(issue) })
+  }
+  return out
+}
+
+/** `path: message` for one issue, or the message alone for the body itself. */
+export function formatFieldIssue(issue: FieldIssue): string {
+  return issue.path ? `${issue.path}: ${issue.message}` : issue.message
+}
+
+export type Validation<T> = { ok: true; data: T } | { ok: false; issues: FieldIssue[] }
+
+/** Parses with a schema and returns every problem, each with the offending input recorded. */
+export function validate<S extends z.ZodType>(schema: S, input: unknown): Validation<z.output<S>> {
+  const result = schema.safeParse(input, { reportInput: true })
+  if (result.success) return { ok: true, data: result.data }
+  return { ok: false, issues: fieldIssues(result.error) }
+}

@@ -1,0 +1,51 @@
+import { z } from 'zod'
+import { THEMES, THEME_COLOR_FIELDS } from './enums.js'
+
+export const STATUS_PAGE_URL_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
+
+/** Body of POST /v1/status-pages/services and PUT /v1/status-pages/services/{id}. */
+export const statusPageServiceSchema = z.object({
+  name: z.string().min(1).max(200),
+})
+
+const themeSchema = z.object(
+  Object.fromEntries(THEME_COLOR_FIELDS.map((f) => [f, z.string().min(1)])) as Record<
+    (typeof THEME_COLOR_FIELDS)[number],
+    z.ZodString
+  >,
+)
+
+export const statusPageCardSchema = z.object({
+  name: z.string().min(1),
+  id: z.string().optional(),
+  statusPageId: z.string().optional(),
+  services: z.array(z.object({ id: z.string().min(1) })).default([]),
+})
+
+/** Body of POST /v1/status-pages and PUT /v1/status-pages/{statusPageId}. */
+export const statusPageSchema = z
+  .object({
+    id: z.unknown().optional(),
+    name: z.string().min(1).max(200),
+    url: z.string().regex(STATUS_PAGE_URL_PATTERN, {
+      message: 'must be a lower-case slug of a-z, 0-9 and -, 1-63 characters, not starting or ending with -',
+    }),
+    cards: z.array(statusPageCardSchema),
+    customDomain: z.string().min(1).nullish(),
+    themeColors: z.object({ light: themeSchema, dark: themeSchema }).optional(),
+    logo: z.string().nullish(),
+    redirectTo: z.string().nullish(),
+    favicon: z.string().nullish(),
+    defaultTheme: z.enum(THEMES).default('AUTO'),
+  })
+  .transform(({ id: _id, ...rest }) => rest)
+
+export type StatusPageServiceInput = z.input<typeof statusPageServiceSchema>
+export type StatusPageInput = z.input<typeof statusPageSchema>
+export type StatusPage = z.output<typeof statusPageSchema>
+
+/** Query of GET /v1/status-pages (cursor paging). */
+export const statusPageListQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  nextId: z.string().min(1).optional(),
+})
