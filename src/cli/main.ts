@@ -4,10 +4,12 @@ import { validateCommand } from './commands/validate.js'
 import { planCommand } from './commands/plan.js'
 import { applyCommand } from './commands/apply.js'
 import { destroyCommand } from './commands/destroy.js'
+import { initCommand } from './commands/init.js'
 import { reportError } from './output.js'
 
+// Handlers may resolve to an exit code (see ./command.ts) or set nothing (exit 0).
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const COMMANDS: CommandModule<any, any>[] = [validateCommand, planCommand, applyCommand, destroyCommand, serverCommand]
+const COMMANDS = [initCommand, validateCommand, planCommand, applyCommand, destroyCommand, serverCommand] as unknown as Array<CommandModule<any, any>>
 
 /**
  * Runs the CLI with the given arguments and resolves to the process exit code.
@@ -20,7 +22,7 @@ export async function main(argv: string[]): Promise<number> {
     .scriptName('monitors')
     .usage('$0 <command> [options]\n\nMonitoring as code: validate, plan and apply monitors written in TypeScript.')
     .strict()
-    .demandCommand(1, 'Name a command: validate, plan, apply, destroy or server.')
+    .demandCommand(1, 'Name a command: init, validate, plan, apply, destroy or server.')
     .recommendCommands()
     .help()
     .alias('h', 'help')
@@ -36,7 +38,7 @@ export async function main(argv: string[]): Promise<number> {
     parser = parser.command({
       ...command,
       handler: async (args) => {
-        const code = await handler(args)
+        const code: unknown = await handler(args)
         if (typeof code === 'number') exitCode = code
       },
     })

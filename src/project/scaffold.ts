@@ -1,0 +1,96 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { basename, dirname, join, relative } from 'node:path'
+
+/** A new project's files: what `monitors init` writes. */
+export interface ScaffoldResult {
+  written: string[]
+  gitignore: 'created' | 'appended' | 'unchanged'
+}
+
+export class ScaffoldError extends Error {
+  readonly userError = true
+}
+
+const GITIGNORE_LINES = ['.monitors/']
+
+function configText(projectName: string): string {
+  return `import { defineConfig } from 'monitors-as-code'
+
+export default defineConfig({
+  projectName: ${JSON.stringify(projectName)},
+  checkMatch: '**/*.check.ts',
+  defaults: {
+    frequency: 10,
+    locations: ['eu-west-1', 'us-east-1'],
+    tags: [${JSON.stringify(projectName)}],
+  },
+  // With no base URL, monitors runs its embedded local server (.monitors/local.db).
+  api: {
+    baseUrl: process.env.MONITORING_API_URL,
+    accountId: process.env.MONITORING_ACCOUNT_ID,
+  },
+})
+`
+}
+
+const EXAMPLE_CHECK = `import { DnsCheck, IcmpCheck } from 'monitors-as-code'
+
+// Resolves the site's A record every 10 minutes and fails unless the answer is NOERROR.
+new DnsCheck('website-dns', {
+  name: 'Website DNS',
+  request: {
+    query: 'example.com',
+    recordType: 'A',
+    assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }],
+  },
+})
+
+// Pings the host and degrades above 10 % packet loss, fails above 20 %.
+new IcmpCheck('website-ping', {
+  name: 'Website ping',
+  request: {
+    hostname: 'example.com',
+    assertions: [{ source: 'LATENCY', property: 'avg', comparison: 'LESS_THAN', target: '200' }],
+  },
+})
+`
+
+/**
+ * Writes a config, one example check file and the .gitignore lines into `dir`. Refuses, and
+ * writes nothing, when the config or the example file already exists.
+ */
+export function scaffoldProject(dir: string, options: { projectName?: string } = {}): ScaffoldResult {
+  const projectName = options.projectName ?? (basename(dir).replace(/[^A-Za-z0-9_-]+/g, '-') || 'monitors')
+  const files: Array<[string, string]> = [
+    [join(dir, 'monitoring.config.ts'), configText(projectName)],
+    [join(dir, 'checks', 'website.check.ts'), EXAMPLE_CHECK],
+  ]
+  for (const existing of ['monitoring.config.ts', 'monitoring.config.mts', 'monitoring.config.js', 'monitoring.config.mjs']) {
+    if (existsSync(join(dir, existing))) {
+      throw new ScaffoldError(`${relative(process.cwd(), join(dir, existing)) || existing} already exists; monitors init never overwrites files. Remove it or run init in another directory.`)
+    }
+  }
+  const taken = files.filter(([file]) => existsSync(file))
+  if (taken.length > 0) {
+    throw new ScaffoldError(`${taken.map(([f]) => relative(process.cwd(), f)).join(', ')} already exists; monitors init never overwrites files. Remove it or run init in another directory.`)
+  }
+  for (const [file, text] of files) {
+    mkdirSync(dirname(file), { recursive: true })
+    writeFileSync(file, text, { flag: 'wx' })
+  }
+  const gitignoreFile = join(dir, '.gitignore')
+  let gitignore: ScaffoldResult['gitignore'] = 'unchanged'
+  if (!existsSync(gitignoreFile)) {
+    writeFileSync(gitignoreFile, `${GITIGNORE_LINES.join('\n')}\n`)
+    gitignore = 'created'
+  } else {
+    const current = readFileSync(gitignoreFile, 'utf8')
+    const present = new Set(current.split(/\r?\n/).map((l) => l.trim()))
+    const missing = GITIGNORE_LINES.filter((l) => !present.has(l) && !present.has(l.replace(/\/$/, '')))
+    if (missing.length > 0) {
+      writeFileSync(gitignoreFile, `${current}${current.endsWith('\n') || current === '' ? '' : '\n'}${missing.join('\n')}\n`)
+      gitignore = 'appended'
+    }
+  }
+  return { written: files.map(([f]) => f), gitignore }
+}
