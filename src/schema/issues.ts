@@ -32,7 +32,7 @@ export function issueMessage(issue: z.core.$ZodIssue): string {
   switch (issue.code) {
     case 'invalid_type':
       if (input === undefined) return 'is required'
-      return `must be ${issue.expected === 'int' ? 'an integer' : `a ${issue.expected}`} (got ${typeName(input)})`
+      return `must be ${issue.expected === 'int' ? 'an integer' : `${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}`} (got ${typeName(input)})`
     case 'invalid_value':
       return `must be one of ${issue.values.map((v) => (typeof v === 'string' ? v : String(v))).join(', ')} (got ${show(input)})`
     case 'too_small': {

@@ -1,10 +1,93 @@
 import type { CommandModule } from 'yargs'
+import pc from 'picocolors'
+import { startLocalServer } from '../../server/index.js'
 
-// Placeholder until the command is built; it refuses to run rather than pretend.
-export const serverCommand: CommandModule = {
+interface ServerArgs {
+  host: string
+  port: number
+  db: string
+  'api-key'?: string[]
+  'rate-limit'?: string
+  ipv6?: string[]
+  quiet: boolean
+}
+
+function userError(message: string): Error {
+  return Object.assign(new Error(message), { userError: true })
+}
+
+/** `KEY` or `KEY:ACCOUNT`. */
+export function parseApiKey(spec: string): { key: string; accountId?: string } {
+  const at = spec.indexOf(':')
+  const key = at === -1 ? spec : spec.slice(0, at)
+  const accountId = at === -1 ? undefined : spec.slice(at + 1)
+  if (!key) throw userError(`An API key cannot be empty (got "${spec.includes(':') ? ':' + (accountId ?? '') : spec}")`)
+  if (accountId !== undefined && !accountId) throw userError('An account id after ":" cannot be empty')
+  return accountId ? { key, accountId } : { key }
+}
+
+/** `N/W` with W in ms, s (default) or m: `600/60s`, `100/1m`, `10/500ms`. */
+export function parseRateLimit(spec: string): { max: number; timeWindowMs: number } {
+  const match = /^\s*(\d+)\s*\/\s*(\d+)\s*(ms|s|m)?\s*$/.exec(spec)
+  if (!match) throw userError(`--rate-limit must look like 600/60s (requests per window; ms, s or m), got "${spec}"`)
+  const max = Number(match[1])
+  const unit = match[3] ?? 's'
+  const timeWindowMs = Number(match[2]) * (unit === 'ms' ? 1 : unit === 'm' ? 60_000 : 1000)
+  if (max < 1 || timeWindowMs < 1) throw userError(`--rate-limit needs at least 1 request per window of at least 1 ms, got "${spec}"`)
+  return { max, timeWindowMs }
+}
+
+export const serverCommand: CommandModule<object, ServerArgs> = {
   command: 'server',
-  describe: 'server (not built yet)',
-  handler: () => {
-    throw Object.assign(new Error('"monitors server" is not built yet'), { userError: true })
+  describe: 'Run the local Monitoring API (SQLite storage) until Ctrl-C',
+  builder: (yargs) =>
+    yargs
+      .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on' })
+      .option('port', { type: 'number', default: 4010, describe: 'Port to listen on (0 picks a free one)' })
+      .option('db', { type: 'string', default: '.monitors/server.db', describe: 'SQLite file (":memory:" keeps nothing)' })
+      .option('api-key', {
+        type: 'string',
+        array: true,
+        describe: 'KEY[:ACCOUNT] accepted as a bearer key (repeatable); default from MONITORING_SERVER_API_KEYS',
+      })
+      .option('rate-limit', { type: 'string', describe: 'Requests per window and key, e.g. 600/60s (the default)' })
+      .option('ipv6', { type: 'string', array: true, describe: 'Address listed by /v1/static-ipv6s.txt (repeatable)' })
+      .option('quiet', { type: 'boolean', default: false, describe: 'No log line per request' }) as never,
+  handler: async (args) => {
+    if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw userError(`--port must be 0-65535, got ${args.port}`)
+    const fromEnv = (process.env.MONITORING_SERVER_API_KEYS ?? '').split(/[\s,]+/).filter(Boolean)
+    const keySpecs = args['api-key'] && args['api-key'].length > 0 ? args['api-key'] : fromEnv
+    const apiKeys = keySpecs.map(parseApiKey)
+    const rateLimit = args['rate-limit'] !== undefined ? parseRateLimit(args['rate-limit']) : undefined
+    const out = (line: string) => process.stdout.write(`${line}\n`)
+
+    const server = await startLocalServer({
+      host: args.host,
+      port: args.port,
+      dbPath: args.db,
+      apiKeys,
+      rateLimit,
+      ipv6s: args.ipv6 && args.ipv6.length > 0 ? args.ipv6 : undefined,
+      log: args.quiet ? false : out,
+    })
+
+    out(`Monitoring API listening on ${server.url} (database ${args.db}, account ${server.accountId})`)
+    if (server.keyGenerated && server.apiKey) {
+      out(`${pc.bold('API key')} (shown once, only its hash is kept): ${server.apiKey}`)
+    }
+
+    await new Promise<void>((resolve) => {
+      const stop = (signal: NodeJS.Signals) => {
+        process.off('SIGINT', stop)
+        process.off('SIGTERM', stop)
+        out(`${signal}: finishing requests in flight, closing the database`)
+        server.close().then(resolve, (error: unknown) => {
+          process.stderr.write(`Error while closing: ${error instanceof Error ? error.message : String(error)}\n`)
+          resolve()
+        })
+      }
+      process.on('SIGINT', stop)
+      process.on('SIGTERM', stop)
+    })
   },
 }

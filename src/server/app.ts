@@ -1,0 +1,80 @@
+import Fastify, { type FastifyInstance } from 'fastify'
+import rateLimit from '@fastify/rate-limit'
+import type { Db } from './db.js'
+import { authHook } from './auth.js'
+import { HttpError, errorHandler, sendHttpError } from './errors.js'
+import { checkRoutes } from './routes/checks.js'
+import { variableRoutes } from './routes/variables.js'
+import { statusPageRoutes } from './routes/status-pages.js'
+import { maintenanceWindowRoutes } from './routes/maintenance-windows.js'
+import { incidentRoutes } from './routes/incidents.js'
+import { ipv6Routes, runtimeRoutes } from './routes/runtimes.js'
+
+export const BODY_LIMIT = 1024 * 1024
+
+export interface AppOptions {
+  db: Db
+  rateLimit: { max: number; timeWindowMs: number }
+  ipv6s?: string[]
+  /** one line per request, and internal errors; nothing when undefined */
+  log?: (line: string) => void
+}
+
+/**
+ * The Monitoring API as a fastify instance: bearer-key auth, rate limit per key, JSON bodies
+ * up to 1 MiB, API.md's error bodies for every failure, and the resource routes.
+ */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { db, log } = options
+  const app = Fastify({
+    logger: false,
+    bodyLimit: BODY_LIMIT,
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+  })
+
+  // JSON bodies; an empty body with a JSON content type (common on DELETE) counts as no body
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined)
+    parseJson(request, body as string, done)
+  })
+
+  app.setErrorHandler(errorHandler((line) => (log ?? ((l: string) => process.stderr.write(`${l}\n`)))(line)))
+  app.setNotFoundHandler((request, reply) => sendHttpError(reply, new HttpError(404, `Route ${request.method} ${request.url.split('?')[0]} not found`)))
+
+  if (log) {
+    app.addHook('onResponse', async (request, reply) => {
+      log(`${request.method} ${request.url} ${reply.statusCode} ${reply.elapsedTime.toFixed(1)}ms`)
+    })
+  }
+
+  app.addHook('onRequest', authHook(db))
+
+  await app.register(rateLimit, {
+    global: true,
+    max: options.rateLimit.max,
+    timeWindow: options.rateLimit.timeWindowMs,
+    hook: 'onRequest',
+    // auth ran first, so every request here has a known key
+    keyGenerator: (request) => request.keyHash ?? request.ip,
+    errorResponseBuilder: (_request, context) => {
+      const seconds = Math.max(1, Math.ceil(context.ttl / 1000))
+      return new HttpError(429, `Rate limit exceeded, retry in ${seconds} second${seconds === 1 ? '' : 's'}`, {
+        limit: context.max,
+        remaining: 0,
+        reset: Math.ceil(Date.now() / 1000) + seconds,
+      })
+    },
+  })
+
+  checkRoutes(app, db)
+  variableRoutes(app, db)
+  statusPageRoutes(app, db)
+  maintenanceWindowRoutes(app, db)
+  incidentRoutes(app, db)
+  runtimeRoutes(app)
+  ipv6Routes(app, options.ipv6s)
+
+  return app
+}

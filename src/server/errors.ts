@@ -1,0 +1,70 @@
+import { STATUS_CODES } from 'node:http'
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { validate, formatFieldIssue, type FieldIssue } from '../schema/index.js'
+import type { z } from 'zod'
+
+/** Where a 400 found the problem (API.md: error bodies). */
+export type IssueSource = 'payload' | 'query' | 'params'
+
+/** An answer other than 2xx: status, body (API.md's error shape) and extra headers. */
+export class HttpError extends Error {
+  readonly statusCode: number
+  readonly body: Record<string, unknown>
+  readonly headers: Record<string, string>
+  constructor(statusCode: number, message: string, attributes?: Record<string, unknown>, headers: Record<string, string> = {}) {
+    super(message)
+    this.statusCode = statusCode
+    this.body = { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message, ...(attributes ? { attributes } : {}) }
+    this.headers = headers
+  }
+}
+
+export function badRequest(source: IssueSource, issues: FieldIssue[]): HttpError {
+  const keys = [...new Set(issues.map((i) => i.path))]
+  const first = issues[0]
+  return new HttpError(400, first ? formatFieldIssue(first) : 'Bad request', { source, keys, issues })
+}
+
+export function notFound(resource: string): HttpError {
+  return new HttpError(404, `${resource} not found`)
+}
+
+export function conflict(message: string): HttpError {
+  return new HttpError(409, message)
+}
+
+/** Parses input with a shared schema, or throws the 400 naming every offending field. */
+export function parseOr400<S extends z.ZodType>(schema: S, input: unknown, source: IssueSource): z.output<S> {
+  const result = validate(schema, input)
+  if (result.ok) return result.data
+  throw badRequest(source, result.issues)
+}
+
+export function sendHttpError(reply: FastifyReply, error: HttpError): FastifyReply {
+  return reply.code(error.statusCode).headers(error.headers).type('application/json; charset=utf-8').send(JSON.stringify(error.body))
+}
+
+/**
+ * Maps anything thrown to an answer of API.md's table. Client errors fastify detects itself
+ * (bad JSON, body too large, unsupported content type, bad URL) keep their status; anything
+ * else is a bug and answers a plain 500 without internals.
+ */
+export function errorHandler(report: (line: string) => void) {
+  return (error: FastifyError | HttpError | Error, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof HttpError) return sendHttpError(reply, error)
+    const status = (error as FastifyError).statusCode
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      if (status === 400) {
+        const code = (error as FastifyError).code
+        const message = code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'Body cannot be empty when content-type is application/json'
+          : error instanceof SyntaxError ? `Body is not valid JSON: ${error.message}`
+            : error.message
+        return sendHttpError(reply, new HttpError(400, message, { source: 'payload', keys: [], issues: [{ path: '', message }] }))
+      }
+      if (status === 413) return sendHttpError(reply, new HttpError(413, 'Request body is larger than 1 MiB'))
+      return sendHttpError(reply, new HttpError(status, error.message))
+    }
+    report(`internal error on ${request.method} ${request.url}: ${error instanceof Error ? error.stack ?? error.message : String(error)}`)
+    return sendHttpError(reply, new HttpError(500, 'An internal server error occurred'))
+  }
+}
