@@ -16,7 +16,9 @@ export interface RateLimitFigures {
 
 export class Pacer {
   private limit: number
-  private windowMs: number
+  private readonly defaultWindowMs: number
+  /** Longest reset the server has announced: the best estimate of its window length. */
+  private observedWindowMs: number | undefined
   private tokens: number
   private refilledAt: number
   private remaining: number | undefined
@@ -32,7 +34,7 @@ export class Pacer {
     private readonly now: () => number = Date.now,
   ) {
     this.limit = options.limit ?? 600
-    this.windowMs = options.windowMs ?? 60_000
+    this.defaultWindowMs = options.windowMs ?? 60_000
     this.tokens = this.limit
     this.refilledAt = this.now()
   }
@@ -70,13 +72,19 @@ export class Pacer {
     }
     if (figures.resetSeconds !== undefined && figures.remaining !== undefined) {
       const resetAt = now + figures.resetSeconds * 1000
-      if (figures.resetSeconds > 0) this.windowMs = Math.max(this.windowMs, figures.resetSeconds * 1000)
-      // answers arrive out of order: within one window the smallest remaining is the truest
-      if (resetAt > this.resetAt + 1000 || this.remaining === undefined || figures.remaining < this.remaining) {
-        this.remaining = figures.remaining
+      if (figures.resetSeconds > 0) this.observedWindowMs = Math.max(this.observedWindowMs ?? 0, figures.resetSeconds * 1000)
+      // the server has not counted the requests still in flight; within one window the
+      // smallest estimate is the truest, as answers arrive out of order
+      const estimate = figures.remaining - this.inFlight
+      if (resetAt > this.resetAt + 1000 || this.remaining === undefined || estimate < this.remaining) {
+        this.remaining = estimate
       }
       this.resetAt = Math.max(this.resetAt, resetAt)
     }
+  }
+
+  private get windowMs(): number {
+    return this.observedWindowMs ?? this.defaultWindowMs
   }
 
   private refill(now: number) {
@@ -92,7 +100,7 @@ export class Pacer {
       if (this.remaining !== undefined && now >= this.resetAt) this.remaining = undefined
       let waitMs = 0
       if (now < this.pausedUntil) waitMs = this.pausedUntil - now
-      else if (this.remaining !== undefined && this.remaining - this.inFlight <= 0) waitMs = this.resetAt - now + 50
+      else if (this.remaining !== undefined && this.remaining <= 0) waitMs = this.resetAt - now + 50
       else if (this.tokens < 1) waitMs = (1 - this.tokens) / (this.limit / this.windowMs)
       if (waitMs <= 0) {
         this.tokens -= 1
