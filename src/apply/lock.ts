@@ -1,0 +1,122 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync, unlinkSync } from 'node:fs'
+import { dirname, basename, join } from 'node:path'
+import type { ResourceKind } from '../project/types.js'
+import { stableStringify } from '../plan/stable-json.js'
+
+/** Identity of the service a lock file belongs to. */
+export interface LockTarget {
+  /** `local` for the embedded server, otherwise the base URL without a trailing slash. */
+  id: string
+  baseUrl: string
+  accountId?: string
+}
+
+export interface LockEntry {
+  kind: ResourceKind
+  logicalId: string
+  remoteId: string
+  /** `sha256:` of the normalized payload last applied (secret values left out). */
+  appliedHash: string
+  /** Display name of the resource when last applied (for deletes and review). */
+  name?: string
+  /** Fingerprint of a secret variable's value (see plan/secrets.ts); never the value. */
+  secretHash?: string
+}
+
+export interface LockFile {
+  version: 1
+  target: LockTarget
+  /** Keyed by `${kind}:${logicalId}`. */
+  resources: Record<string, LockEntry>
+}
+
+export const LOCK_FILE_NAME = 'monitoring.lock.json'
+
+export const lockKey = (kind: string, logicalId: string) => `${kind}:${logicalId}`
+
+export function emptyLock(target: LockTarget): LockFile {
+  return { version: 1, target: { ...target }, resources: {} }
+}
+
+class LockError extends Error {
+  readonly userError = true as const
+}
+
+/** Reads a lock file; undefined when there is none. */
+export function readLock(path: string): LockFile | undefined {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw new LockError(`Cannot read the lock file ${path}: ${(error as Error).message}`)
+  }
+  let data: unknown
+  try {
+    data = JSON.parse(text)
+  } catch (error) {
+    throw new LockError(
+      `The lock file ${path} is not valid JSON (${(error as Error).message}). ` +
+        'If a merge left conflict markers in it, resolve them, then run plan again.',
+    )
+  }
+  const lock = data as Partial<LockFile>
+  if (!lock || typeof lock !== 'object' || lock.version !== 1 || !lock.target || typeof lock.target.id !== 'string' || typeof lock.resources !== 'object') {
+    throw new LockError(`The lock file ${path} is not a monitors lock file (version 1) this version understands.`)
+  }
+  for (const [key, entry] of Object.entries(lock.resources ?? {})) {
+    if (!entry || typeof entry.remoteId !== 'string' || typeof entry.kind !== 'string' || typeof entry.logicalId !== 'string') {
+      throw new LockError(`The lock file ${path} has a broken entry "${key}" (kind, logicalId and remoteId are required).`)
+    }
+  }
+  return lock as LockFile
+}
+
+/** The lock file's text: sorted keys, two-space indent, trailing newline, so diffs stay small. */
+export function serializeLock(lock: LockFile): string {
+  return `${stableStringify(lock, 2)}\n`
+}
+
+/** Writes the lock atomically: a temporary file in the same folder, then rename over the old one. */
+export function writeLock(path: string, lock: LockFile): void {
+  mkdirSync(dirname(path), { recursive: true })
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`)
+  try {
+    writeFileSync(temp, serializeLock(lock))
+    renameSync(temp, path)
+  } catch (error) {
+    try {
+      unlinkSync(temp)
+    } catch {
+      // nothing to clean up
+    }
+    throw new LockError(`Cannot write the lock file ${path}: ${(error as Error).message}`)
+  }
+}
+
+/** Whether a lock file belongs to the target; a lock without account matches any account. */
+export function sameTarget(a: LockTarget, b: LockTarget): boolean {
+  if (a.id !== b.id) return false
+  if (a.accountId && b.accountId && a.accountId !== b.accountId) return false
+  return true
+}
+
+export function describeTarget(target: LockTarget): string {
+  const where = target.id === 'local' ? 'the embedded local server' : target.baseUrl
+  return target.accountId ? `${where} (account ${target.accountId})` : where
+}
+
+/**
+ * Refuses a lock file written for another target, saying how to proceed: the lock's ids mean
+ * nothing on another service, and acting on them could delete the wrong resources.
+ */
+export function assertLockTarget(lock: LockFile | undefined, target: LockTarget, path: string): void {
+  if (!lock || sameTarget(lock.target, target)) return
+  const count = Object.keys(lock.resources).length
+  throw new LockError(
+    `The lock file ${path} belongs to ${describeTarget(lock.target)}, but the target is ${describeTarget(target)}. ` +
+      `Point the CLI at the lock's target (MONITORING_API_URL / --api-url, MONITORING_ACCOUNT_ID / --account-id), ` +
+      `or pass --lock <file> to keep a separate lock file for this target` +
+      (count > 0 ? ` (the ${count} resources in ${path} stay where they are).` : '.'),
+  )
+}

@@ -1,0 +1,87 @@
+import type { z } from 'zod'
+import type { ResourceKind } from '../project/types.js'
+import {
+  dnsCheckSchema, icmpCheckSchema, maintenanceWindowSchema, statusPageSchema, statusPageServiceSchema, variableSchema,
+} from '../schema/index.js'
+
+/**
+ * Normalization: both sides of a comparison (the desired payload and the remote record) are
+ * brought to one canonical form, so that `apply` followed by `plan` says "No changes.":
+ * - both go through the resource's schema: unknown and read-only fields are dropped and the
+ *   server-side defaults the schema knows are applied to the side that left them out;
+ * - read-only fields the schema does keep (ids, timestamps, checkType, card ids) are dropped;
+ * - null and missing are the same;
+ * - arrays that are sets (locations, tags) are sorted, arrays keyed by a field are ordered by it.
+ */
+
+const SCHEMAS: Record<ResourceKind, z.ZodType> = {
+  variable: variableSchema,
+  'status-page-service': statusPageServiceSchema,
+  'maintenance-window': maintenanceWindowSchema,
+  'dns-check': dnsCheckSchema,
+  'icmp-check': icmpCheckSchema,
+  'status-page': statusPageSchema,
+}
+
+const READ_ONLY = new Set(['id', 'created_at', 'updated_at', 'createdAt', 'updatedAt', 'accountId', 'checkType', 'whiteLabel', 'isPrivate'])
+
+/** Top-level arrays whose order means nothing. */
+const SET_FIELDS = new Set(['locations', 'tags'])
+
+/** Arrays of objects identified by a field: diffed by that key and compared in key order. */
+export const KEYED_ARRAYS: Record<string, string> = {
+  environmentVariables: 'key',
+  alertChannelSubscriptions: 'alertChannelId',
+  cards: 'name',
+  'cards.services': 'id',
+  'alertChannels.webhook': 'name',
+  'alertChannels.webhook.headers': 'key',
+  'alertChannels.webhook.queryParameters': 'key',
+}
+
+/** Keyed arrays whose order the service does not keep and nobody sees. */
+const UNORDERED_KEYED = new Set(['environmentVariables', 'alertChannelSubscriptions', 'alertChannels.webhook.headers', 'alertChannels.webhook.queryParameters'])
+
+export function normalize(kind: ResourceKind, input: Record<string, unknown>): Record<string, unknown> {
+  const parsed = SCHEMAS[kind].safeParse(input)
+  const base = (parsed.success ? parsed.data : input) as Record<string, unknown>
+  const out = clean(base, '') as Record<string, unknown>
+  if (kind === 'status-page' && Array.isArray(out.cards)) {
+    out.cards = out.cards.map((card: Record<string, unknown>) => {
+      const { id: _id, statusPageId: _p, ...rest } = card
+      if (Array.isArray(rest.services)) rest.services = rest.services.map((s: Record<string, unknown>) => ({ id: s.id }))
+      return rest
+    })
+  }
+  return out
+}
+
+function clean(value: unknown, path: string): unknown {
+  if (Array.isArray(value)) {
+    const items = value.map((item) => clean(item, path))
+    const field = path.split('.').pop() ?? ''
+    if (path === field && SET_FIELDS.has(field)) return [...items].sort(compareScalars)
+    if (UNORDERED_KEYED.has(path)) {
+      const key = KEYED_ARRAYS[path]
+      return [...items].sort((a, b) => compareScalars((a as Record<string, unknown>)?.[key], (b as Record<string, unknown>)?.[key]))
+    }
+    return items
+  }
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {}
+    for (const [key, v] of Object.entries(value)) {
+      if (v === null || v === undefined) continue
+      if (path === '' && READ_ONLY.has(key)) continue
+      if (path !== '' && (key === 'created_at' || key === 'updated_at')) continue
+      out[key] = clean(v, path ? `${path}.${key}` : key)
+    }
+    return out
+  }
+  return value
+}
+
+function compareScalars(a: unknown, b: unknown): number {
+  const x = typeof a === 'string' ? a : JSON.stringify(a) ?? ''
+  const y = typeof b === 'string' ? b : JSON.stringify(b) ?? ''
+  return x < y ? -1 : x > y ? 1 : 0
+}

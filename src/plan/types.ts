@@ -1,0 +1,59 @@
+import type { ResourceKind } from '../project/types.js'
+import type { LockTarget } from '../apply/lock.js'
+
+export type PlanAction = 'create' | 'update' | 'replace' | 'delete' | 'noop'
+
+/** One changed field. `old` / `new` are absent when the field is added / removed. */
+export interface FieldDiff {
+  /** Readable path: `request.assertions[0].target`, `environmentVariables[API_KEY].value`. */
+  path: string
+  old?: unknown
+  new?: unknown
+  /** The values are secret: shown as `(secret)`, never stored in a saved plan. */
+  secret?: boolean
+}
+
+export interface PlanChange {
+  kind: ResourceKind
+  logicalId: string
+  action: PlanAction
+  /** Remote id from the lock (update, replace, delete, noop). */
+  remoteId?: string
+  /**
+   * The lock knows this resource but the service does not: created again (action create) or,
+   * when it is gone from the code too, only forgotten from the lock (action delete).
+   */
+  drift?: boolean
+  /** Why the action was chosen when it is not obvious (replace, drift). */
+  reason?: string
+  fieldDiffs?: FieldDiff[]
+  /** The payload to send (create, update, replace), secret values masked, unresolved refs as placeholders. */
+  payload?: Record<string, unknown>
+  /** `sha256:` of the desired payload as written in code (placeholders, real secrets): detects stale saved plans. */
+  desiredHash?: string
+  /** Display name (`name`, or a variable's key). */
+  name?: string
+  construct?: string
+  file?: string
+  /** Logical ids (`kind:logicalId`) this resource references, created first. */
+  dependsOn?: string[]
+}
+
+export interface PlanSummary {
+  create: number
+  update: number
+  delete: number
+  noop: number
+  drift: number
+}
+
+export interface Plan {
+  version: 1
+  target: LockTarget & { embedded?: boolean }
+  changes: PlanChange[]
+  /** Remote resources the lock does not know, left alone, counted per kind. */
+  unmanaged: Record<string, number>
+  summary: PlanSummary
+}
+
+export const hasChanges = (plan: Plan) => plan.changes.some((change) => change.action !== 'noop')
