@@ -1,10 +1,39 @@
-import type { CommandModule } from 'yargs'
+import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
+import { planAgainst, renderPlanText, hasChanges } from '../../plan/index.js'
+import { engineOptions, loadOrReport, openSession, out, useColor, type EngineArgs } from '../engine.js'
 
-// Placeholder until the command is built; it refuses to run rather than pretend.
-export const planCommand: CommandModule = {
-  command: 'plan',
-  describe: 'plan (not built yet)',
-  handler: () => {
-    throw Object.assign(new Error('"monitors plan" is not built yet'), { userError: true })
-  },
+interface PlanArgs extends EngineArgs {
+  detailedExitcode?: boolean
 }
+
+/**
+ * `monitors plan`: what apply would do. Loads and validates the project (nothing is sent while
+ * it has problems), reads the remote state from the list endpoints and prints the plan.
+ */
+export const planCommand = {
+  command: 'plan',
+  describe: 'Show what apply would create, update and delete, without changing anything',
+  builder: (yargs: Argv) =>
+    engineOptions(yargs).option('detailed-exitcode', {
+      type: 'boolean',
+      default: false,
+      describe: 'Exit 2 when the plan has changes, 0 when it has none, 1 on errors',
+    }),
+  handler: async (args: ArgumentsCamelCase<PlanArgs>): Promise<number> => {
+    const project = await loadOrReport(args)
+    if (!project) return 1
+    const session = await openSession(project, args)
+    try {
+      const { plan } = await planAgainst({
+        client: session.open.client,
+        desired: project.resources,
+        lock: session.lock,
+        target: session.open.target,
+      })
+      out(renderPlanText(plan, { color: useColor() }))
+      return args.detailedExitcode && hasChanges(plan) ? 2 : 0
+    } finally {
+      await session.close()
+    }
+  },
+} as unknown as CommandModule<object, PlanArgs>
