@@ -31,6 +31,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     bodyLimit: BODY_LIMIT,
     forceCloseConnections: 'idle',
     return503OnClosing: true,
+    // variable keys are up to 128 characters; longer path parameters answer 414
+    routerOptions: { maxParamLength: 512 },
+    // bad URLs and over-long parameters are found before routing; answer them in API.md's shape too
+    frameworkErrors: (error, _request, reply) => {
+      const status = (error as { statusCode?: number }).statusCode
+      sendHttpError(reply, new HttpError(status && status >= 400 && status < 500 ? status : 400, status === 414 ? 'A path parameter is too long' : error.message))
+    },
   })
 
   // JSON bodies; an empty body with a JSON content type (common on DELETE) counts as no body

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
-import { incidentSchema, incidentUpdateSchema, pageQuerySchema, type FieldIssue } from '../../schema/index.js'
+import { incidentSchema, incidentUpdateSchema, pageQuerySchema, validate, type FieldIssue } from '../../schema/index.js'
 import { type Db, now } from '../db.js'
 import { badRequest, notFound, parseOr400 } from '../errors.js'
 import { serviceLookup, type ServiceRecord } from './status-pages.js'
@@ -62,12 +62,19 @@ export function incidentRoutes(app: FastifyInstance, db: Db): void {
     }
   }
 
-  function checkServices(data: { services: Array<{ id: string }> }, known: Map<string, ServiceRecord>): void {
-    const issues: FieldIssue[] = []
-    data.services.forEach((s, i) => {
-      if (!known.has(s.id)) issues.push({ path: `services.${i}.id`, message: `is not a known status page service (got "${s.id}")` })
-    })
-    if (issues.length > 0) throw badRequest('payload', issues)
+  /** the incident body, with unknown service ids reported together with the schema's problems */
+  function parseIncident(body: unknown, known: Map<string, ServiceRecord>) {
+    const result = validate(incidentSchema, body)
+    const issues: FieldIssue[] = result.ok ? [] : [...result.issues]
+    const raw = (body as { services?: unknown } | null)?.services
+    if (Array.isArray(raw)) {
+      raw.forEach((s: unknown, i) => {
+        const id = (s as { id?: unknown } | null)?.id
+        if (typeof id === 'string' && id !== '' && !known.has(id)) issues.push({ path: `services.${i}.id`, message: `is not a known status page service (got "${id}")` })
+      })
+    }
+    if (!result.ok || issues.length > 0) throw badRequest('payload', issues)
+    return result.data
   }
 
   function incidentOf(account: string, id: string): IncidentRow {
@@ -87,9 +94,8 @@ export function incidentRoutes(app: FastifyInstance, db: Db): void {
   })
 
   app.post('/v1/incidents', async (request, reply) => {
-    const data = parseOr400(incidentSchema, request.body, 'payload')
     const known = services(request.accountId)
-    checkServices(data, known)
+    const data = parseIncident(request.body, known)
     const id = randomUUID()
     insert.run(id, request.accountId, JSON.stringify(data), now())
     return reply.code(201).send(present(byId.get(id, request.accountId) as IncidentRow, known))
@@ -103,9 +109,8 @@ export function incidentRoutes(app: FastifyInstance, db: Db): void {
   app.put('/v1/incidents/:id', async (request) => {
     const { id } = parseOr400(incidentParams, request.params, 'params')
     const row = incidentOf(request.accountId, id)
-    const data = parseOr400(incidentSchema, request.body, 'payload')
     const known = services(request.accountId)
-    checkServices(data, known)
+    const data = parseIncident(request.body, known)
     update.run(JSON.stringify(data), now(), row.seq)
     return present(byId.get(id, request.accountId) as IncidentRow, known)
   })

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import { statusPageListQuerySchema, statusPageSchema, statusPageServiceSchema, type StatusPage, type FieldIssue } from '../../schema/index.js'
+import { statusPageListQuerySchema, statusPageSchema, statusPageServiceSchema, validate, type StatusPage, type FieldIssue } from '../../schema/index.js'
 import { type Db, now } from '../db.js'
 import { badRequest, conflict, notFound, parseOr400 } from '../errors.js'
 import { contentRange, wantsPage } from './util.js'
@@ -96,14 +96,27 @@ export function statusPageRoutes(app: FastifyInstance, db: Db): void {
     }
   }
 
-  function checkCards(data: StatusPage, known: Map<string, ServiceRecord>): void {
+  /** unknown service ids of the cards; reads the raw body so that they are reported with schema problems */
+  function cardIssues(body: unknown, known: Map<string, ServiceRecord>): FieldIssue[] {
     const issues: FieldIssue[] = []
-    data.cards.forEach((card, i) =>
-      card.services.forEach((service, j) => {
-        if (!known.has(service.id)) issues.push({ path: `cards.${i}.services.${j}.id`, message: `is not a known status page service (got "${service.id}")` })
-      }),
-    )
-    if (issues.length > 0) throw badRequest('payload', issues)
+    const cards = (body as { cards?: unknown } | null)?.cards
+    if (!Array.isArray(cards)) return issues
+    cards.forEach((card: unknown, i) => {
+      const services = (card as { services?: unknown } | null)?.services
+      if (!Array.isArray(services)) return
+      services.forEach((service: unknown, j) => {
+        const id = (service as { id?: unknown } | null)?.id
+        if (typeof id === 'string' && id !== '' && !known.has(id)) issues.push({ path: `cards.${i}.services.${j}.id`, message: `is not a known status page service (got "${id}")` })
+      })
+    })
+    return issues
+  }
+
+  function parsePage(body: unknown, known: Map<string, ServiceRecord>): StatusPage {
+    const result = validate(statusPageSchema, body)
+    const references = cardIssues(body, known)
+    if (!result.ok || references.length > 0) throw badRequest('payload', [...(result.ok ? [] : result.issues), ...references])
+    return result.data
   }
 
   function storedCards(data: StatusPage, previous: StoredCard[], time: string): StoredCard[] {
@@ -183,9 +196,8 @@ export function statusPageRoutes(app: FastifyInstance, db: Db): void {
   })
 
   app.post('/v1/status-pages', async (request, reply) => {
-    const data = parseOr400(statusPageSchema, request.body, 'payload')
     const known = services(request.accountId)
-    checkCards(data, known)
+    const data = parsePage(request.body, known)
     const id = randomUUID()
     const row = db.transaction(() => {
       if (pageByUrl.get(data.url) !== undefined) throw conflict(`Status page with url ${data.url} already exists`)
@@ -208,9 +220,8 @@ export function statusPageRoutes(app: FastifyInstance, db: Db): void {
     const { statusPageId } = request.params
     const existing = pageById.get(statusPageId, request.accountId) as PageRow | undefined
     if (!existing) throw notFound('Status page')
-    const data = parseOr400(statusPageSchema, request.body, 'payload')
     const known = services(request.accountId)
-    checkCards(data, known)
+    const data = parsePage(request.body, known)
     const row = db.transaction(() => {
       const owner = pageByUrl.get(data.url) as string | undefined
       if (owner !== undefined && owner !== statusPageId) throw conflict(`Status page with url ${data.url} already exists`)
