@@ -1,1 +1,21 @@
-export {}
+/**
+ * The public API of monitors-as-code: the constructs users write their monitors with, and
+ * `defineConfig` for `monitoring.config.ts`.
+ */
+export { defineConfig } from './config.js'
+export type { ProjectConfig, ApiConfig } from './config.js'
+export { DnsCheck } from './dns-check.js'
+export type { DnsCheckProps, DnsRequestProps } from './dns-check.js'
+export { IcmpCheck } from './icmp-check.js'
+export type { IcmpCheckProps, IcmpRequestProps } from './icmp-check.js'
+export { EnvVar } from './env-var.js'
+export type { EnvVarProps } from './env-var.js'
+export { StatusPageService } from './status-page-service.js'
+export type { StatusPageServiceProps } from './status-page-service.js'
+export { StatusPage } from './status-page.js'
+export type { StatusPageProps, StatusPageCardProps } from './status-page.js'
+export { MaintenanceWindow } from './maintenance-window.js'
+export type { MaintenanceWindowProps } from './maintenance-window.js'
+export type { CheckProps, CheckDefaults, TriggerIncidentProps } from './check.js'
+export { Construct, isConstruct } from './construct.js'
+export type { ConstructOptions, AnyConstruct } from './construct.js'

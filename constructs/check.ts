@@ -1,0 +1,129 @@
+import type { DnsCheckInput } from '../src/schema/check.js'
+import type { StatusPageService } from './status-page-service.js'
+import type { ConstructOptions } from './construct.js'
+
+type Common = DnsCheckInput
+
+/**
+ * Opens an incident on a status page service when the check starts failing and resolves it
+ * when the check recovers.
+ */
+export interface TriggerIncidentProps {
+  /**
+   * The status page service the incident is opened on: a `StatusPageService` construct of this
+   * project. It becomes the service's remote id when the plan is applied.
+   * @example serviceId: checkoutService
+   */
+  serviceId: StatusPageService
+  /** How bad the incident is: MINOR, MEDIUM, MAJOR or CRITICAL. */
+  severity: NonNullable<Common['triggerIncident']>['severity']
+  /** Title of the incident. */
+  name: string
+  /** Text of the incident. */
+  description: string
+  /**
+   * Email the status page's subscribers when the incident opens and resolves.
+   * @defaultValue false
+   */
+  notifySubscribers?: boolean
+}
+
+/** Props shared by every check type (spec: "Check (common fields, DNS and ICMP)"). */
+export interface CheckProps extends ConstructOptions {
+  /**
+   * Name of the check, shown in the dashboard, alerts and badges.
+   * @example name: 'Shop DNS'
+   */
+  name: string
+  /**
+   * Whether the check runs.
+   * @defaultValue true
+   */
+  activated?: boolean
+  /**
+   * When true, no notifications are sent on failure or recovery.
+   * @defaultValue false
+   */
+  muted?: boolean
+  /**
+   * Retry a failed run once before alerting. Deprecated by the API: use `retryStrategy`.
+   * @defaultValue true
+   * @deprecated use `retryStrategy`
+   */
+  doubleCheck?: boolean
+  /**
+   * Invert pass and fail, to verify that something is reported as failing.
+   * @defaultValue false
+   */
+  shouldFail?: boolean
+  /**
+   * Locations the check runs from, at least one, e.g. `eu-west-1`, `us-east-1`.
+   * Merged from the config's `defaults.locations` when not set.
+   * @example locations: ['eu-west-1', 'us-east-1']
+   */
+  locations?: Common['locations']
+  /**
+   * Tags to organise and filter checks; maintenance windows select checks by tag.
+   * The config's `defaults.tags` are added in front of these.
+   * @defaultValue []
+   * @example tags: ['shop', 'dns']
+   */
+  tags?: string[]
+  /** How alerts escalate and remind (escalationType RUN_BASED or TIME_BASED). */
+  alertSettings?: Common['alertSettings']
+  /**
+   * Use the account's alert settings instead of `alertSettings`.
+   * @defaultValue true
+   */
+  useGlobalAlertSettings?: boolean
+  /** Id of the check group the check belongs to. */
+  groupId?: number | null
+  /** Position in the group (0 or more); the order of runs when the group is triggered. */
+  groupOrder?: number | null
+  /**
+   * Runtime version: 2025.04, 2024.09, 2024.02, 2023.09, 2023.02 or 2022.10.
+   * Leave it out to use the account's default runtime.
+   */
+  runtimeId?: Common['runtimeId']
+  /** Alert channels (by numeric id) subscribed to this check. */
+  alertChannelSubscriptions?: Common['alertChannelSubscriptions']
+  /**
+   * How failed runs are retried.
+   * @example retryStrategy: { type: 'FIXED', baseBackoffSeconds: 60, maxRetries: 2, sameRegion: true }
+   */
+  retryStrategy?: Common['retryStrategy']
+  /** Open and resolve an incident on a status page service when the check fails and recovers. */
+  triggerIncident?: TriggerIncidentProps
+  /**
+   * Run in all locations at once instead of one location per run.
+   * @defaultValue false
+   */
+  runParallel?: boolean
+  /**
+   * Minutes between runs: 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720 or 1440.
+   * (0, sub-minute, is only for API and TCP checks.)
+   * @defaultValue 10
+   */
+  frequency?: Common['frequency']
+  /**
+   * Spreads runs over the frequency's interval: 1 to frequency × 10 for frequencies up to 60,
+   * 1 to ceil(frequency / 60) above.
+   * @example frequency: 2, frequencyOffset: 15
+   */
+  frequencyOffset?: number
+  /** Alert channels defined inline: email, webhook, slack, sms. */
+  alertChannels?: Common['alertChannels']
+}
+
+/** The check props a config's `defaults` may set for every check. */
+export type CheckDefaults = Partial<
+  Pick<
+    CheckProps,
+    | 'activated' | 'muted' | 'doubleCheck' | 'shouldFail' | 'locations' | 'tags' | 'alertSettings'
+    | 'useGlobalAlertSettings' | 'groupId' | 'groupOrder' | 'runtimeId' | 'alertChannelSubscriptions'
+    | 'retryStrategy' | 'runParallel' | 'frequency' | 'frequencyOffset' | 'alertChannels'
+  >
+>
+
+/** Names of the props that are resource options, not API fields. */
+export const RESOURCE_OPTION_KEYS = ['aliases', 'protect', 'retainOnDelete'] as const

@@ -1,0 +1,3 @@
+import { defineConfig } from 'monitors-as-code'
+
+export default defineConfig({ projectName: 'minimal' })

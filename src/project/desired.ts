@@ -1,0 +1,353 @@
+import type { z } from 'zod'
+import { dnsCheckSchema, icmpCheckSchema } from '../schema/check.js'
+import { validate } from '../schema/issues.js'
+import { maintenanceWindowSchema } from '../schema/maintenance-window.js'
+import { statusPageSchema, statusPageServiceSchema } from '../schema/status-page.js'
+import { MAX_VARIABLES_PER_ACCOUNT, variableSchema } from '../schema/variable.js'
+import { isConstruct, type AnyConstruct } from '../../constructs/construct.js'
+import type { ResolvedConfig } from './config.js'
+import type { Problem } from './errors.js'
+import type { Registration } from './loader.js'
+import { RESOURCE_KINDS, type DesiredResource, type ResourceKind, type ResourceOptions, type ResourceRef } from './types.js'
+
+/** Logical ids: letters, digits and `_ - / # .`. */
+export const LOGICAL_ID_PATTERN = /^[A-Za-z0-9_\-/#.]+$/
+
+const SCHEMAS: Record<ResourceKind, z.ZodType> = {
+  variable: variableSchema,
+  'status-page-service': statusPageServiceSchema,
+  'maintenance-window': maintenanceWindowSchema,
+  'dns-check': dnsCheckSchema,
+  'icmp-check': icmpCheckSchema,
+  'status-page': statusPageSchema,
+}
+
+const CONSTRUCT_NAMES: Record<ResourceKind, string> = {
+  variable: 'EnvVar',
+  'status-page-service': 'StatusPageService',
+  'maintenance-window': 'MaintenanceWindow',
+  'dns-check': 'DnsCheck',
+  'icmp-check': 'IcmpCheck',
+  'status-page': 'StatusPage',
+}
+
+const CHECK_KINDS = new Set<ResourceKind>(['dns-check', 'icmp-check'])
+const OPTION_KEYS = ['aliases', 'protect', 'retainOnDelete'] as const
+/** Fields the service sets; accepted by the API but meaningless in code. */
+const READ_ONLY_FIELDS = new Set(['id', 'created_at', 'updated_at'])
+
+export interface BuildContext {
+  config: ResolvedConfig
+  /** Project-root-relative path of an absolute file (for DesiredResource.file). */
+  rootRel: (abs: string) => string
+  /** Working-directory-relative path of an absolute file (for problems). */
+  cwdRel: (abs: string) => string
+  /** Config file as shown in problems. */
+  configFile: string
+}
+
+/** Placeholder a reference holds in the payload until apply knows the remote id. */
+export function placeholder(kind: ResourceKind, logicalId: string): string {
+  return `${kind}:${logicalId}`
+}
+
+/**
+ * Turns the placed registrations into desired resources: config defaults merged into checks,
+ * references replaced by placeholders, every construct checked with the shared schemas.
+ * Returns the resources and every problem found.
+ */
+export function buildResources(registrations: Registration[], ctx: BuildContext): { resources: DesiredResource[]; problems: Problem[] } {
+  const problems: Problem[] = []
+  const resources: DesiredResource[] = []
+  const byObject = new Map<AnyConstruct, Registration>()
+  for (const r of registrations) byObject.set(r.construct, r)
+
+  // constructs created outside check files are not part of the project
+  for (const r of registrations) {
+    if (!r.outside) continue
+    problems.push({
+      file: ctx.cwdRel(r.file),
+      construct: r.construct.__monitorsConstruct,
+      logicalId: String(r.construct.logicalId),
+      message: `is created at ${ctx.cwdRel(r.file)}${r.line ? `:${r.line}` : ''}, a file that checkMatch (${ctx.config.checkMatch.join(', ')}) does not match, so it is not part of the project; create it in a check file, or widen checkMatch to include that file`,
+    })
+  }
+
+  const inProject = registrations.filter((r) => !r.outside)
+  const seen = new Map<string, Registration>()
+  for (const r of inProject) {
+    const c = r.construct
+    const kind = c.__monitorsKind
+    const name = constructName(c)
+    const where = { file: ctx.cwdRel(r.file), construct: name, logicalId: String(c.logicalId) }
+    const add = (field: string | undefined, message: string) => problems.push({ ...where, field, message })
+
+    if (!(RESOURCE_KINDS as readonly string[]).includes(kind)) {
+      add(undefined, `is not a construct this version of monitors knows (kind ${JSON.stringify(kind)})`)
+      continue
+    }
+    if (typeof c.logicalId !== 'string' || !LOGICAL_ID_PATTERN.test(c.logicalId)) {
+      add(undefined, `logical id must be one or more of A-Z, a-z, 0-9 and _ - / # . (got ${typeof c.logicalId === 'string' ? JSON.stringify(c.logicalId) : typeof c.logicalId})`)
+      continue
+    }
+    const dupKey = `${kind}\u0000${c.logicalId}`
+    const first = seen.get(dupKey)
+    if (first) {
+      const what = kind === 'variable' ? 'key' : 'logical id'
+      add(undefined, `duplicate ${what}: ${name} ${JSON.stringify(c.logicalId)} is also declared at ${ctx.cwdRel(first.file)}${first.line ? `:${first.line}` : ''}; ${what}s must be unique per kind`)
+      continue
+    }
+    seen.set(dupKey, r)
+
+    const props = c.props as unknown
+    if (typeof props !== 'object' || props === null || Array.isArray(props)) {
+      add(undefined, `props must be an object (got ${props === null ? 'null' : Array.isArray(props) ? 'an array' : typeof props}): new ${name}(${JSON.stringify(c.logicalId)}, { ... })`)
+      continue
+    }
+
+    const { options, input } = splitOptions(props as Record<string, unknown>, add)
+    const refs: ResourceRef[] = []
+    const before = problems.length
+    const fromDefaults = new Set<string>()
+    let body: Record<string, unknown> = input
+    if (CHECK_KINDS.has(kind)) {
+      body = mergeDefaults(input, ctx.config.defaults, fromDefaults)
+      const ti = body.triggerIncident
+      if (ti && typeof ti === 'object' && !Array.isArray(ti) && 'serviceId' in ti) {
+        const id = resolveRef((ti as Record<string, unknown>).serviceId, 'triggerIncident.serviceId', refs, byObject, ctx, add)
+        body = { ...body, triggerIncident: { ...(ti as object), serviceId: id } }
+      }
+    } else if (kind === 'status-page' && Array.isArray(body.cards)) {
+      body = {
+        ...body,
+        cards: body.cards.map((card: unknown, i: number) => {
+          if (!card || typeof card !== 'object' || !Array.isArray((card as Record<string, unknown>).services)) return card
+          const services = ((card as Record<string, unknown>).services as unknown[]).map((s, j) => ({
+            id: resolveRef(s, `cards.${i}.services.${j}`, refs, byObject, ctx, add, `cards.${i}.services.${j}.id`),
+          }))
+          return { ...card, services }
+        }),
+      }
+    } else if (kind === 'variable') {
+      if ('key' in body) add('key', 'is not a prop: the key is the logical id, new EnvVar(key, { value })')
+      body = { ...body, key: c.logicalId }
+    }
+
+    const schema = SCHEMAS[kind]
+    for (const field of unknownFields(schema, body)) {
+      if (kind === 'variable' && field.path === 'key') continue
+      add(field.path, field.message)
+    }
+    const result = validate(schema, body)
+    if (!result.ok) {
+      for (const issue of result.issues) {
+        const top = issue.path.split('.')[0]
+        const suffix = fromDefaults.has(top) ? ` (from defaults in ${ctx.configFile})` : ''
+        add(kind === 'variable' && issue.path === 'key' ? undefined : issue.path || undefined, (kind === 'variable' && issue.path === 'key' ? 'key ' : '') + issue.message + suffix)
+      }
+      continue
+    }
+    if (problems.length > before) continue
+    resources.push({
+      kind,
+      logicalId: c.logicalId,
+      construct: name,
+      file: ctx.rootRel(r.file),
+      payload: result.data as Record<string, unknown>,
+      refs,
+      options,
+    })
+  }
+
+  projectRules(resources, inProject, ctx, problems)
+  resources.sort((a, b) => RESOURCE_KINDS.indexOf(a.kind) - RESOURCE_KINDS.indexOf(b.kind) || (a.logicalId < b.logicalId ? -1 : a.logicalId > b.logicalId ? 1 : 0))
+  return { resources, problems }
+}
+
+function constructName(c: AnyConstruct): string {
+  return c.__monitorsConstruct || CONSTRUCT_NAMES[c.__monitorsKind] || 'Construct'
+}
+
+/** Rules over the whole project that the service enforces across resources. */
+function projectRules(resources: DesiredResource[], registrations: Registration[], ctx: BuildContext, problems: Problem[]) {
+  const fileOf = (res: DesiredResource) => registrations.find((r) => r.construct.logicalId === res.logicalId && r.construct.__monitorsKind === res.kind)
+  const variables = resources.filter((r) => r.kind === 'variable')
+  if (variables.length > MAX_VARIABLES_PER_ACCOUNT) {
+    const extra = variables.sort((a, b) => (a.logicalId < b.logicalId ? -1 : 1))[MAX_VARIABLES_PER_ACCOUNT]
+    const r = fileOf(extra)
+    problems.push({
+      file: r ? ctx.cwdRel(r.file) : extra.file,
+      construct: 'EnvVar',
+      logicalId: extra.logicalId,
+      message: `the service allows at most ${MAX_VARIABLES_PER_ACCOUNT} environment variables per account; this project declares ${variables.length}`,
+    })
+  }
+  const urls = new Map<string, DesiredResource>()
+  for (const page of resources.filter((r) => r.kind === 'status-page')) {
+    const url = String(page.payload.url)
+    const other = urls.get(url)
+    if (other) {
+      const r = fileOf(page)
+      problems.push({
+        file: r ? ctx.cwdRel(r.file) : page.file,
+        construct: 'StatusPage',
+        logicalId: page.logicalId,
+        field: 'url',
+        message: `"${url}" is also the url of StatusPage "${other.logicalId}" (${other.file}); status page urls must be unique`,
+      })
+    } else urls.set(url, page)
+  }
+}
+
+function splitOptions(props: Record<string, unknown>, add: (field: string | undefined, message: string) => void): { options: ResourceOptions; input: Record<string, unknown> } {
+  const input: Record<string, unknown> = {}
+  const options: ResourceOptions = {}
+  for (const [key, value] of Object.entries(props)) {
+    if (!(OPTION_KEYS as readonly string[]).includes(key)) {
+      if (value !== undefined) input[key] = value
+      continue
+    }
+    if (value === undefined) continue
+    if (key === 'aliases') {
+      if (!Array.isArray(value)) add('aliases', `must be an array of logical ids (got ${typeof value})`)
+      else {
+        value.forEach((a, i) => {
+          if (typeof a !== 'string' || !LOGICAL_ID_PATTERN.test(a)) add(`aliases.${i}`, `must be a logical id of A-Z, a-z, 0-9 and _ - / # . (got ${typeof a === 'string' ? JSON.stringify(a) : typeof a})`)
+        })
+        options.aliases = value as string[]
+      }
+    } else if (typeof value !== 'boolean') add(key, `must be a boolean (got ${typeof value})`)
+    else options[key as 'protect' | 'retainOnDelete'] = value
+  }
+  return { options, input }
+}
+
+/** Config defaults under a check's props: tags are merged (defaults first), the rest fill gaps. */
+function mergeDefaults(props: Record<string, unknown>, defaults: ResolvedConfig['defaults'], fromDefaults: Set<string>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...props }
+  for (const [key, value] of Object.entries(defaults)) {
+    if (value === undefined) continue
+    if (key === 'tags' && Array.isArray(value)) {
+      if (Array.isArray(props.tags)) out.tags = [...new Set([...value, ...props.tags])]
+      else if (props.tags === undefined) {
+        out.tags = [...value]
+        fromDefaults.add(key)
+      }
+      continue
+    }
+    if (out[key] === undefined) {
+      out[key] = value
+      fromDefaults.add(key)
+    }
+  }
+  return out
+}
+
+/** Stands in for a reference already reported as a problem, so the schema does not report it again. */
+const UNRESOLVED = 'unresolved-reference'
+
+function resolveRef(
+  value: unknown,
+  field: string,
+  refs: ResourceRef[],
+  byObject: Map<AnyConstruct, Registration>,
+  ctx: BuildContext,
+  add: (field: string | undefined, message: string) => void,
+  refPath = field,
+): unknown {
+  const wanted: ResourceKind = 'status-page-service'
+  if (!isConstruct(value)) {
+    add(field, `must be a StatusPageService construct of this project, e.g. const checkout = new StatusPageService('checkout', { name: 'Checkout' }) (got ${describe(value)})`)
+    return UNRESOLVED
+  }
+  const target = `${constructName(value)} ${JSON.stringify(value.logicalId)}`
+  if (value.__monitorsKind !== wanted) {
+    add(field, `must be a StatusPageService (got ${target})`)
+    return UNRESOLVED
+  }
+  const registration = byObject.get(value)
+  if (!registration) {
+    add(field, `refers to ${target}, which is not part of this project: it was not created while the project's check files were loading`)
+    return UNRESOLVED
+  }
+  if (registration.outside) {
+    add(field, `refers to ${target}, which is not part of this project: it is created in ${ctx.cwdRel(registration.file)}, which checkMatch does not match`)
+    return UNRESOLVED
+  }
+  refs.push({ path: refPath, kind: wanted, logicalId: value.logicalId })
+  return placeholder(wanted, value.logicalId)
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null'
+  if (value === undefined) return 'nothing'
+  if (Array.isArray(value)) return 'an array'
+  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 37)}...` : value)}`
+  if (typeof value === 'object') return 'a plain object'
+  return typeof value
+}
+
+/** Fields of `value` that the schema does not know, at any depth, with a suggestion when close. */
+export function unknownFields(schema: z.ZodType, value: unknown, path: string[] = []): { path: string; message: string }[] {
+  const out: { path: string; message: string }[] = []
+  const def = (schema as unknown as { _zod: { def: Record<string, unknown> } })._zod.def
+  switch (def.type) {
+    case 'pipe':
+      return unknownFields(def.in as z.ZodType, value, path)
+    case 'optional':
+    case 'nullable':
+    case 'default':
+    case 'prefault':
+    case 'readonly':
+    case 'nonoptional':
+    case 'catch':
+      return unknownFields(def.innerType as z.ZodType, value, path)
+    case 'array':
+      if (Array.isArray(value)) value.forEach((item, i) => out.push(...unknownFields(def.element as z.ZodType, item, [...path, String(i)])))
+      return out
+    case 'object': {
+      if (!value || typeof value !== 'object' || Array.isArray(value)) return out
+      const shape = def.shape as Record<string, z.ZodType>
+      if (def.catchall) return out
+      for (const [key, v] of Object.entries(value)) {
+        if (Object.hasOwn(shape, key) && (path.length > 0 || !READ_ONLY_FIELDS.has(key))) {
+          if (typeof v === 'object' && v !== null) out.push(...unknownFields(shape[key], v, [...path, key]))
+        } else if (v !== undefined) {
+          const known = Object.keys(shape).filter((k) => path.length > 0 || !READ_ONLY_FIELDS.has(k))
+          const close = closest(key, known)
+          out.push({ path: [...path, key].join('.'), message: `is not a known field${close ? ` (did you mean ${close}?)` : ''}` })
+        }
+      }
+      return out
+    }
+    default:
+      return out
+  }
+}
+
+function closest(word: string, candidates: string[]): string | undefined {
+  let best: string | undefined
+  let bestDistance = Math.max(2, Math.floor(word.length / 4)) + 1
+  for (const c of candidates) {
+    const d = distance(word.toLowerCase(), c.toLowerCase())
+    if (d < bestDistance) {
+      best = c
+      bestDistance = d
+    }
+  }
+  return best
+}
+
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i)
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]
+    row[0] = i
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = row[j]
+      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1))
+      prev = tmp
+    }
+  }
+  return row[b.length]
+}

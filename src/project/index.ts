@@ -1,0 +1,104 @@
+import path from 'node:path'
+import { findConfigFile, resolveConfig, type ResolvedConfig } from './config.js'
+import { buildResources } from './desired.js'
+import { ProjectError, type Problem } from './errors.js'
+import { findFiles } from './glob.js'
+import { importFile, LoadingSession, withSession } from './loader.js'
+import type { DesiredResource } from './types.js'
+
+export type { ProjectConfig, ResolvedConfig, CheckDefaults } from './config.js'
+export { CONFIG_FILE_NAMES, DEFAULT_CHECK_MATCH, DEFAULTABLE_CHECK_FIELDS, findConfigFile } from './config.js'
+export { ProjectError, formatProblem, type Problem } from './errors.js'
+export { LOGICAL_ID_PATTERN, placeholder } from './desired.js'
+export { findFiles, globToRegExp } from './glob.js'
+export * from './types.js'
+
+/** A project loaded and validated: what the code asks for. */
+export interface LoadedProject {
+  /** Absolute path of the config file. */
+  configFile: string
+  /** Absolute path of the project root: the config file's directory. */
+  rootDir: string
+  config: ResolvedConfig
+  /** Check files loaded, relative to `rootDir`, sorted. */
+  files: string[]
+  /** One entry per construct, sorted by RESOURCE_KINDS order then logical id. */
+  resources: DesiredResource[]
+}
+
+export interface LoadProjectOptions {
+  /** Config file (or directory holding one), relative to `cwd`; found upward from `cwd` when left out. */
+  config?: string
+  /** Working directory; problems name files relative to it. Defaults to process.cwd(). */
+  cwd?: string
+}
+
+/**
+ * Finds and loads the config and every check file it matches, one at a time, then validates
+ * every construct with the shared schemas. Sends nothing. Throws a ProjectError listing every
+ * problem (file › construct › field: message) when there is any.
+ */
+export async function loadProject(options: LoadProjectOptions = {}): Promise<LoadedProject> {
+  const cwd = path.resolve(options.cwd ?? process.cwd())
+  const found = findConfigFile(cwd, options.config)
+  if ('problem' in found) throw new ProjectError([found.problem])
+  const configFile = found.file
+  const rootDir = path.dirname(configFile)
+  const cwdRel = (abs: string) => {
+    const rel = path.relative(cwd, abs)
+    return (rel === '' ? path.basename(abs) : rel).split(path.sep).join('/')
+  }
+  const rootRel = (abs: string) => path.relative(rootDir, abs).split(path.sep).join('/')
+  const configShown = cwdRel(configFile)
+
+  const session = new LoadingSession()
+  const problems: Problem[] = []
+  let config: ResolvedConfig | undefined
+  let files: string[] = []
+  await withSession(session, async () => {
+    session.current = configFile
+    const loaded = await importFile(configFile, cwdRel)
+    if ('problem' in loaded) {
+      problems.push(loaded.problem)
+      return
+    }
+    const mod = loaded.module
+    const exported = mod && typeof mod === 'object' && 'default' in mod ? mod.default : undefined
+    const resolved = resolveConfig(exported, configShown)
+    if ('problems' in resolved) {
+      problems.push(...resolved.problems)
+      return
+    }
+    config = resolved.config
+    files = findFiles(rootDir, config.checkMatch, config.ignore).filter((f) => path.join(rootDir, f) !== configFile)
+    if (files.length === 0) {
+      problems.push({
+        file: configShown,
+        field: 'checkMatch',
+        message: `matches no files in ${cwdRel(rootDir) || '.'} (${config.checkMatch.join(', ')}); node_modules and .git are never searched`,
+      })
+      return
+    }
+    session.matched = new Set(files.map((f) => path.join(rootDir, f)))
+    for (const file of files) {
+      const abs = path.join(rootDir, file)
+      session.current = abs
+      const result = await importFile(abs, cwdRel)
+      if ('problem' in result) problems.push(result.problem)
+    }
+  })
+  if (!config) throw new ProjectError(problems)
+
+  const registrations = session.registrations
+  const built = buildResources(registrations, { config, rootRel, cwdRel, configFile: configShown })
+  problems.push(...built.problems)
+  if (problems.length > 0) throw new ProjectError(problems)
+  return { configFile, rootDir, config, files, resources: built.resources }
+}
+
+/** Counts of resources per construct, in RESOURCE_KINDS order: `2 DnsCheck, 1 IcmpCheck`. */
+export function summarizeResources(resources: DesiredResource[]): string {
+  const counts = new Map<string, number>()
+  for (const r of resources) counts.set(r.construct, (counts.get(r.construct) ?? 0) + 1)
+  return [...counts].map(([name, n]) => `${n} ${name}`).join(', ')
+}

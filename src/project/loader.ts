@@ -1,0 +1,139 @@
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { createJiti, type Jiti } from 'jiti'
+import { LOADING_KEY, type AnyConstruct, type LoadingRegistry } from '../../constructs/construct.js'
+import type { Problem } from './errors.js'
+import { callSites, isInternalFrame, parseStack, type Frame } from './stack.js'
+
+/** A construct created while the project was loading, and where. */
+export interface Registration {
+  construct: AnyConstruct
+  /** Absolute path of the file the construct belongs to (see `placeRegistration`). */
+  file: string
+  /** Line of the `new` expression (or of the call leading to it) in `file`. */
+  line?: number
+  /** The check file being imported when it was created. */
+  loadingFile: string
+  /** True when it was created in a file that checkMatch does not match: not part of the project. */
+  outside: boolean
+}
+
+/** The package's own root: constructs loaded from here stay cached between loads. */
+const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', ...(import.meta.url.includes('/dist/') ? ['..'] : []))
+
+let sharedJiti: Jiti | undefined
+
+/**
+ * One jiti instance for the process: its file cache keeps transpiled TypeScript between runs
+ * and its module cache lets check files share imported modules.
+ */
+function getJiti(): Jiti {
+  sharedJiti ??= createJiti(import.meta.url, { fsCache: true, moduleCache: true, interopDefault: true })
+  return sharedJiti
+}
+
+/**
+ * The registry constructs find through `globalThis[Symbol.for('monitors-as-code.loading')]`
+ * while files are imported, one at a time. Each construct is placed in a file when it
+ * registers: the first check file on its creation stack. One created at the top level of
+ * another file (a helper module, the config) is outside the project, even when a check file
+ * imports that file.
+ */
+export class LoadingSession implements LoadingRegistry {
+  /** Absolute path of the file being imported. */
+  current = ''
+  /** Absolute paths of the files checkMatch matches; set before they are imported. */
+  matched: ReadonlySet<string> = new Set()
+  readonly registrations: Registration[] = []
+
+  register(construct: AnyConstruct, constructor: Function): void {
+    // most constructs are created right in a check file: two frames tell
+    const frames = callSites(constructor, 2)
+    const site = frames[0]
+    if (site && this.matched.has(site.file)) {
+      this.registrations.push({ construct, file: site.file, line: site.line, loadingFile: this.current, outside: false })
+      return
+    }
+    this.registrations.push(placeRegistration(construct, site ? callSites(constructor, 16) : [], this.current, this.matched))
+  }
+}
+
+function placeRegistration(construct: AnyConstruct, frames: Frame[], loadingFile: string, matched: ReadonlySet<string>): Registration {
+  const site = frames[0]
+  if (!site) return { construct, file: loadingFile, loadingFile, outside: !matched.has(loadingFile) }
+  if (matched.has(site.file)) return { construct, file: site.file, line: site.line, loadingFile, outside: false }
+  const caller = frames[1]
+  const topLevel = !caller || isInternalFrame(caller)
+  if (!topLevel) {
+    const inProject = frames.find((f) => matched.has(f.file))
+    if (inProject) return { construct, file: inProject.file, line: inProject.line, loadingFile, outside: false }
+  }
+  return { construct, file: site.file, line: site.line, loadingFile, outside: true }
+}
+
+/** Runs `body` with `session` published for constructs to find; loads are sequential. */
+export async function withSession<T>(session: LoadingSession, body: () => Promise<T>): Promise<T> {
+  const slot = globalThis as unknown as Record<symbol, LoadingRegistry | undefined>
+  const previous = slot[LOADING_KEY]
+  slot[LOADING_KEY] = session
+  const jiti = getJiti()
+  const before = new Set(Object.keys(jiti.cache))
+  try {
+    return await body()
+  } finally {
+    slot[LOADING_KEY] = previous
+    // forget the project's own modules so that loading again (watch, tests) runs them again
+    for (const key of Object.keys(jiti.cache)) {
+      if (before.has(key) || key.includes(`${path.sep}node_modules${path.sep}`) || key.startsWith(`${PACKAGE_ROOT}${path.sep}dist${path.sep}`)) continue
+      delete jiti.cache[key]
+    }
+  }
+}
+
+/** Imports one file with jiti; resolves to its module namespace or to the problem. */
+export async function importFile(file: string, rel: (abs: string) => string): Promise<{ module: Record<string, unknown> } | { problem: Problem }> {
+  try {
+    const module = (await getJiti().import(file)) as Record<string, unknown>
+    return { module }
+  } catch (error) {
+    return { problem: importProblem(error, file, rel) }
+  }
+}
+
+/** A failed import as a problem: syntax errors with line and column, throws with the line. */
+export function importProblem(error: unknown, file: string, rel: (abs: string) => string): Problem {
+  if (!(error instanceof Error)) return { file: rel(file), message: `threw ${describeThrown(error)} while loading` }
+  const message = error.message ?? ''
+  // jiti's parse errors: "ParseError: Unexpected token \n /abs/file.ts:3:0" (0-based column)
+  const parse = /^(?:ParseError|SyntaxError): ([\s\S]*?)\s*\n\s*(\S+?):(\d+):(\d+)\s*$/.exec(message)
+  if (parse) {
+    return { file: rel(parse[2]), line: Number(parse[3]), column: Number(parse[4]) + 1, message: `syntax error: ${parse[1].trim()}` }
+  }
+  const frames = parseStack(error.stack).filter((f) => !isInternalFrame(f))
+  const code = (error as { code?: unknown }).code
+  if (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') {
+    const where = frames.find((f) => f.file === file)
+    const what = /Cannot find (?:module|package) ['"]([^'"]+)['"]/.exec(message)?.[1]
+    return { file: rel(file), line: where?.line, message: what ? `cannot find module "${what}"` : firstLine(message) }
+  }
+  if (error.name === 'SyntaxError') {
+    return { file: rel(file), message: `syntax error: ${firstLine(message)}` }
+  }
+  const inFile = frames.find((f) => f.file === file)
+  const where = inFile ?? frames.find((f) => !f.file.startsWith(PACKAGE_ROOT + path.sep + 'dist'))
+  const name = error.name && error.name !== 'Error' ? `${error.name}: ` : ''
+  return {
+    file: rel(where?.file ?? file),
+    line: where?.line,
+    message: `threw ${name}${firstLine(message)}${inFile || !where ? '' : ` (while loading ${rel(file)})`}`,
+  }
+}
+
+function firstLine(s: string): string {
+  return s.split('\n')[0].trim()
+}
+
+function describeThrown(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value)
+  return String(value)
+}

@@ -1,0 +1,72 @@
+import { fileURLToPath } from 'node:url'
+
+/** One frame of a V8 stack trace. */
+export interface Frame {
+  fn?: string
+  file: string
+  line: number
+  column: number
+}
+
+const FRAME = /^\s*at (?:(.*?) \()?((?:file:\/\/|\/|[A-Za-z]:[\\/]|node:)[^()]*?):(\d+):(\d+)\)?\s*$/
+
+/** Frames of a V8 stack string (`at fn (file:line:col)` lines); other lines are skipped. */
+export function parseStack(stack: string | undefined): Frame[] {
+  if (!stack) return []
+  const frames: Frame[] = []
+  for (const lineText of stack.split('\n')) {
+    const m = FRAME.exec(lineText)
+    if (!m) continue
+    let file = m[2]
+    if (file.startsWith('file://')) {
+      try {
+        file = fileURLToPath(file)
+      } catch {
+        /* keep as is */
+      }
+    }
+    frames.push({ fn: m[1] || undefined, file, line: Number(m[3]), column: Number(m[4]) })
+  }
+  return frames
+}
+
+/** True for frames of Node itself, of installed packages and of the module loader. */
+export function isInternalFrame(frame: Frame): boolean {
+  return frame.file.startsWith('node:') || frame.file.includes('/node_modules/') || frame.file.includes('\\node_modules\\')
+}
+
+type CallSite = { getFileName(): string | undefined | null; getLineNumber(): number | null; getColumnNumber(): number | null; getFunctionName(): string | null }
+
+/**
+ * Frames above `fn` (e.g. the caller of `new fn()`), read from V8's structured call sites:
+ * much cheaper than formatting and parsing a stack string.
+ */
+export function callSites(fn: Function, limit: number): Frame[] {
+  const holder: { stack?: unknown } = {}
+  const prepare = Error.prepareStackTrace
+  const stackLimit = Error.stackTraceLimit
+  let sites: CallSite[] = []
+  try {
+    Error.prepareStackTrace = (_error, callSites) => callSites
+    Error.stackTraceLimit = limit
+    Error.captureStackTrace(holder, fn)
+    sites = (holder.stack as CallSite[] | undefined) ?? []
+  } finally {
+    Error.prepareStackTrace = prepare
+    Error.stackTraceLimit = stackLimit
+  }
+  const frames: Frame[] = []
+  for (const site of sites) {
+    let file = site.getFileName()
+    if (!file) continue
+    if (file.startsWith('file://')) {
+      try {
+        file = fileURLToPath(file)
+      } catch {
+        /* keep as is */
+      }
+    }
+    frames.push({ fn: site.getFunctionName() ?? undefined, file, line: site.getLineNumber() ?? 0, column: site.getColumnNumber() ?? 0 })
+  }
+  return frames
+}
