@@ -43,11 +43,25 @@ export function checkRoutes(app: FastifyInstance, db: Db): void {
     return statement
   }
 
+  /*
+   * Answers of the list, kept until the next write to any check. This process is the only
+   * writer of its database, so a cached page is exact; CI jobs that poll the same page pay
+   * for the SQL once per change instead of once per request.
+   */
+  let generation = 0
+  const listCache = new Map<string, { generation: number; body: Buffer; range: string }>()
+  const LIST_CACHE_SIZE = 512
+  function changed(): void {
+    generation++
+    listCache.clear()
+  }
+
   const create = db.transaction((account: string, type: CheckType, data: { tags: string[] }) => {
     const id = randomUUID()
     const body = JSON.stringify({ id, ...data, created_at: now(), updated_at: null })
     const seq = insert.run(id, account, type, body).lastInsertRowid
     for (const tag of data.tags) insertTag.run(seq, account, tag)
+    changed()
     return body
   })
 
@@ -55,17 +69,28 @@ export function checkRoutes(app: FastifyInstance, db: Db): void {
     update.run(body, seq)
     deleteTags.run(seq)
     for (const tag of tags) insertTag.run(seq, account, tag)
+    changed()
   })
 
   app.get('/v1/checks', async (request, reply) => {
     const query = parseOr400(checkListQuerySchema, request.query, 'query')
     const tags = query.tag === undefined ? undefined : Array.isArray(query.tag) ? query.tag : [query.tag]
+    const cacheKey = JSON.stringify([request.accountId, query.checkType, tags, query.limit, query.page])
+    const cached = listCache.get(cacheKey)
+    if (cached && cached.generation === generation) {
+      reply.header('content-range', cached.range)
+      return reply.code(200).type('application/json; charset=utf-8').send(cached.body)
+    }
     const statement = listStatement(query.checkType !== undefined, tags !== undefined)
     const params = { account: request.accountId, type: query.checkType ?? null, tags: JSON.stringify(tags ?? []), limit: query.limit, offset: (query.page - 1) * query.limit }
     const rows = statement.page.all(params) as string[]
     const total = statement.count.get(params) as number
-    reply.header('content-range', contentRange(params.offset, rows.length, total))
-    return sendJson(reply, 200, `[${rows.join(',')}]`)
+    const range = contentRange(params.offset, rows.length, total)
+    const body = Buffer.from(`[${rows.join(',')}]`)
+    if (listCache.size >= LIST_CACHE_SIZE) listCache.clear()
+    listCache.set(cacheKey, { generation, body, range })
+    reply.header('content-range', range)
+    return reply.code(200).type('application/json; charset=utf-8').send(body)
   })
 
   app.get<{ Params: { id: string } }>('/v1/checks/:id', async (request, reply) => {
@@ -98,6 +123,7 @@ export function checkRoutes(app: FastifyInstance, db: Db): void {
 
   app.delete<{ Params: { id: string } }>('/v1/checks/:id', async (request, reply) => {
     if (remove.run(request.params.id, request.accountId).changes === 0) throw notFound('Check')
+    changed()
     return reply.code(204).send()
   })
 }

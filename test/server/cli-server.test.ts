@@ -1,0 +1,112 @@
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { parseApiKey, parseRateLimit } from '../../src/cli/commands/server.js'
+import { caller, dnsBody } from './helpers.js'
+
+const bin = join(import.meta.dirname, '..', '..', 'bin', 'monitors.js')
+const built = existsSync(join(import.meta.dirname, '..', '..', 'dist', 'src', 'cli', 'commands', 'server.js'))
+
+/** Starts `monitors server` and resolves once it printed its URL (and, on a first start, its key). */
+function startCli(args: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, [bin, 'server', '--port', '0', ...args], {
+    env: { ...process.env, NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout.on('data', (chunk) => (output += chunk))
+  child.stderr.on('data', (chunk) => (output += chunk))
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  const ready = new Promise<string>((resolve, reject) => {
+    const timer = setInterval(() => {
+      const url = /listening on (http:\/\/\S+)/.exec(output)?.[1]
+      if (url) {
+        clearInterval(timer)
+        // the key line follows the URL line in the same write burst
+        setTimeout(() => resolve(url), 50)
+      }
+    }, 20)
+    void exited.then((code) => {
+      clearInterval(timer)
+      reject(new Error(`monitors server exited with ${code}: ${output}`))
+    })
+  })
+  return { child, ready, exited, output: () => output }
+}
+
+describe.skipIf(!built)('monitors server (built CLI)', () => {
+  it('prints its URL and a generated key once, logs requests, keeps data across a restart, and stops on SIGTERM', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'monitors-cli-server-'))
+    try {
+      const db = join(dir, 'data', 'server.db')
+      const first = startCli(['--db', db])
+      const url = await first.ready
+      const key = /API key.*: (mon_\S+)/.exec(first.output())?.[1]
+      expect(key).toBeDefined()
+      const api = caller({ url }, key as string)
+      const check = (await api('POST', '/v1/checks/dns', dnsBody())).json
+      first.child.kill('SIGTERM')
+      expect(await first.exited).toBe(0)
+      expect(first.output()).toMatch(/POST \/v1\/checks\/dns 201 \d/)
+      expect(first.output()).not.toContain(`Bearer`)
+
+      const second = startCli(['--db', db, '--quiet'])
+      const url2 = await second.ready
+      expect(second.output()).not.toMatch(/API key/)
+      expect((await caller({ url: url2 }, key as string)('GET', `/v1/checks/${check.id}`)).json).toEqual(check)
+      second.child.kill('SIGINT')
+      expect(await second.exited).toBe(0)
+      expect(second.output()).not.toMatch(/GET \/v1\/checks/)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('takes keys from --api-key or MONITORING_SERVER_API_KEYS, and a rate limit and IPv6 list from flags', async () => {
+    const fromFlags = startCli(['--db', ':memory:', '--api-key', 'flag-key-0123456789:team', '--rate-limit', '2/60s', '--ipv6', '2001:db8::7'])
+    const url = await fromFlags.ready
+    expect(fromFlags.output()).toContain('account team')
+    const api = caller({ url }, 'flag-key-0123456789')
+    const ips = await api('GET', '/v1/static-ipv6s.txt')
+    expect(ips.text).toBe('2001:db8::7\n')
+    expect((await api('GET', '/v1/runtimes')).status).toBe(200)
+    expect((await api('GET', '/v1/runtimes')).status).toBe(429)
+    fromFlags.child.kill('SIGTERM')
+    await fromFlags.exited
+
+    const fromEnv = startCli(['--db', ':memory:'], { MONITORING_SERVER_API_KEYS: 'env-key-one-0123456:ops, env-key-two-0123456' })
+    const url2 = await fromEnv.ready
+    expect(fromEnv.output()).not.toMatch(/API key/)
+    expect((await caller({ url: url2 }, 'env-key-two-0123456')('GET', '/v1/checks')).status).toBe(200)
+    expect((await caller({ url: url2 }, 'env-key-one-0123456')('GET', '/v1/checks', undefined, { 'x-service-account': 'ops' })).status).toBe(200)
+    fromEnv.child.kill('SIGTERM')
+    await fromEnv.exited
+  })
+
+  it('refuses bad flags with one clear line and exit code 1', async () => {
+    const bad = startCli(['--db', ':memory:', '--rate-limit', 'lots'])
+    await expect(bad.ready).rejects.toThrow(/--rate-limit must look like 600\/60s/)
+    expect(await bad.exited).toBe(1)
+    expect(bad.output()).not.toMatch(/\n\s+at /)
+  })
+})
+
+describe('server flag parsing', () => {
+  it('parses KEY[:ACCOUNT]', () => {
+    expect(parseApiKey('abc')).toEqual({ key: 'abc' })
+    expect(parseApiKey('abc:team')).toEqual({ key: 'abc', accountId: 'team' })
+    expect(() => parseApiKey(':team')).toThrow(/cannot be empty/)
+    expect(() => parseApiKey('abc:')).toThrow(/cannot be empty/)
+  })
+
+  it('parses N/W rate limits', () => {
+    expect(parseRateLimit('600/60s')).toEqual({ max: 600, timeWindowMs: 60_000 })
+    expect(parseRateLimit('100/1m')).toEqual({ max: 100, timeWindowMs: 60_000 })
+    expect(parseRateLimit('10/500ms')).toEqual({ max: 10, timeWindowMs: 500 })
+    expect(parseRateLimit('5/2')).toEqual({ max: 5, timeWindowMs: 2000 })
+    expect(() => parseRateLimit('0/60s')).toThrow(/at least 1/)
+    expect(() => parseRateLimit('fast')).toThrow(/must look like/)
+  })
+})
