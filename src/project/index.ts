@@ -75,7 +75,7 @@ export async function loadProject(options: LoadProjectOptions = {}): Promise<Loa
       problems.push({
         file: configShown,
         field: 'checkMatch',
-        message: `matches no files in ${cwdRel(rootDir) || '.'} (${config.checkMatch.join(', ')}); node_modules and .git are never searched`,
+        message: `matches no files in ${rootDir === cwd ? 'this directory' : cwdRel(rootDir)} (${config.checkMatch.join(', ')}); node_modules and .git are never searched`,
       })
       return
     }

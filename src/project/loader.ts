@@ -121,7 +121,7 @@ export function importProblem(error: unknown, file: string, rel: (abs: string) =
   }
   const inFile = frames.find((f) => f.file === file)
   const where = inFile ?? frames.find((f) => !f.file.startsWith(PACKAGE_ROOT + path.sep + 'dist'))
-  const name = error.name && error.name !== 'Error' ? `${error.name}: ` : ''
+  const name = error.name && error.name !== 'Error' ? `${error.name}: ` : 'an error: '
   return {
     file: rel(where?.file ?? file),
     line: where?.line,

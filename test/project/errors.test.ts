@@ -1,0 +1,197 @@
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { formatProblem, loadProject, ProjectError } from '../../src/project/index.js'
+import { FIXTURES, tempProject } from './helpers.js'
+
+/** Loads a project that must fail; returns the error's lines (problems, then the count). */
+async function failingLines(options: { cwd: string; config?: string }): Promise<string[]> {
+  const error = await loadProject(options).then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+  expect(error).toBeInstanceOf(ProjectError)
+  const projectError = error as ProjectError
+  expect(projectError.userError).toBe(true)
+  const lines = projectError.message.split('\n')
+  expect(lines.at(-1)).toBe(`${projectError.problems.length} problem${projectError.problems.length === 1 ? '' : 's'} found; nothing was sent.`)
+  expect(lines.slice(0, -1)).toEqual(projectError.problems.map(formatProblem))
+  expect(projectError.message).not.toMatch(/\n\s+at /) // no stack
+  return lines.slice(0, -1)
+}
+
+const fixture = (name: string) => path.join(FIXTURES, name)
+
+describe('problems are reported as file › construct › field: message', () => {
+  it('formats a problem', () => {
+    expect(
+      formatProblem({ file: 'shop.check.ts', construct: 'DnsCheck', logicalId: 'shop-dns', field: 'frequencyOffset', message: 'must be 1-20 when frequency is 2 (got 25)' }),
+    ).toBe('shop.check.ts › DnsCheck "shop-dns" › frequencyOffset: must be 1-20 when frequency is 2 (got 25)')
+    expect(formatProblem({ file: 'a.check.ts', line: 3, column: 7, message: 'syntax error: Unexpected token' })).toBe('a.check.ts:3:7 › syntax error: Unexpected token')
+    expect(formatProblem({ file: '', message: 'no config' })).toBe('no config')
+  })
+
+  it('reports every schema violation of every construct at once', async () => {
+    const lines = await failingLines({ cwd: fixture('invalid') })
+    expect(lines).toEqual([
+      'shop.check.ts › DnsCheck "shop-dns" › frequencyOffset: must be 1-20 when frequency is 2 (got 25)',
+      'shop.check.ts › DnsCheck "typo" › request.recordTyp: is not a known field (did you mean recordType?)',
+      'shop.check.ts › DnsCheck "typo" › frequncy: is not a known field (did you mean frequency?)',
+      'shop.check.ts › DnsCheck "types" › name: must be a string (got number)',
+      'shop.check.ts › DnsCheck "types" › activated: must be a boolean (got string)',
+      expect.stringMatching(/^shop\.check\.ts › DnsCheck "types" › locations\.0: must be one of us-east-1, .*\(got "mars-1"\)$/),
+      'shop.check.ts › DnsCheck "no-props" › props must be an object (got undefined): new DnsCheck("no-props", { ... })',
+      'shop.check.ts › IcmpCheck "zero" › request.pingCount: must be at most 50 (got 99)',
+      'shop.check.ts › IcmpCheck "zero" › frequency: must not be 0: sub-minute frequencies are only for API and TCP checks (allowed: 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440)',
+      'shop.check.ts › IcmpCheck "slow" › frequencyOffset: must be 1-2 when frequency is 120 (got 3)',
+      'shop.check.ts › EnvVar "SECRET_THING" › value: must be a string (got number)',
+      'shop.check.ts › EnvVar "SECRET_THING" › secret: must be a boolean (got string)',
+      "shop.check.ts › StatusPage \"page\" › cards.0.services.0: must be a StatusPageService construct of this project, e.g. const checkout = new StatusPageService('checkout', { name: 'Checkout' }) (got a plain object)",
+      'shop.check.ts › StatusPage "page" › url: must be a lower-case slug of a-z, 0-9 and -, 1-63 characters, not starting or ending with -',
+      'shop.check.ts › MaintenanceWindow "mw" › endsAt: must be after startsAt (2026-02-01T00:00:00Z)',
+      'shop.check.ts › MaintenanceWindow "mw" › repeatUnit: is required when repeatInterval is set (DAY, WEEK or MONTH)',
+      'shop.check.ts › DnsCheck "opts" › aliases: must be an array of logical ids (got string)',
+      'shop.check.ts › DnsCheck "opts" › protect: must be a boolean (got string)',
+    ])
+  })
+
+  it('never prints the value of a variable', async () => {
+    const dir = tempProject({
+      'monitoring.config.ts': `export default { projectName: 'p' }\n`,
+      'a.check.ts': `// @ts-nocheck\nimport { EnvVar } from 'monitors-as-code'\nnew EnvVar('TOKEN', { value: 'hunter2-secret', secret: true, locked: 'no' })\n`,
+    })
+    const lines = await failingLines({ cwd: dir })
+    expect(lines).toEqual(['a.check.ts › EnvVar "TOKEN" › locked: must be a boolean (got string)'])
+    expect(lines.join('\n')).not.toContain('hunter2')
+  })
+
+  it('says when a failing value came from the config defaults', async () => {
+    const lines = await failingLines({ cwd: fixture('defaults-offset') })
+    expect(lines).toEqual(['a.check.ts › DnsCheck "two" › frequencyOffset: must be 1-20 when frequency is 2 (got 50) (from defaults in monitoring.config.ts)'])
+  })
+
+  it('names files relative to the working directory', async () => {
+    const lines = await failingLines({ cwd: FIXTURES, config: 'defaults-offset' })
+    expect(lines[0]).toMatch(/^defaults-offset\/a\.check\.ts › DnsCheck "two" › frequencyOffset: .*\(from defaults in defaults-offset\/monitoring\.config\.ts\)$/)
+  })
+})
+
+describe('import failures', () => {
+  it('reports a syntax error with file, line and column, and still reports the other files', async () => {
+    const dir = tempProject({
+      'monitoring.config.ts': `export default { projectName: 'p' }\n`,
+      'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\n\nnew DnsCheck('a', {\n  name: 'A',,\n})\n`,
+      'b.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('b', { name: 'B', request: { query: '' } })\n`,
+    })
+    const lines = await failingLines({ cwd: dir })
+    expect(lines).toHaveLength(2)
+    expect(lines[0]).toMatch(/^a\.check\.ts:4:\d+ › syntax error: .+/)
+    expect(lines[1]).toBe('b.check.ts › DnsCheck "b" › request.query: must be at least 1 character long')
+  })
+
+  it('reports a throw with the line of the throw, a missing module with the import line', async () => {
+    const lines = await failingLines({ cwd: fixture('throws') })
+    expect(lines).toEqual([
+      'a.check.ts:5 › threw an error: NO_SUCH_VARIABLE_FOR_TESTS is not set',
+      'b.check.ts:3 › cannot find module "./no-such-module.js"',
+      'c.check.ts › DnsCheck "c" › request.frequencyOffset: is not a known field',
+      'c.check.ts › DnsCheck "c" › frequencyOffset: must be 1-20 when frequency is 2 (got 25)',
+    ])
+  })
+
+  it('names the error type of a throw and the helper file it came from', async () => {
+    const dir = tempProject({
+      'monitoring.config.ts': `export default { projectName: 'p' }\n`,
+      'lib/hosts.ts': `export function hosts(): string[] {\n  const list: any = undefined\n  return list.map((h: string) => h)\n}\n`,
+      'a.check.ts': `import { hosts } from './lib/hosts.js'\n\nhosts()\n`,
+    })
+    const lines = await failingLines({ cwd: dir })
+    expect(lines).toEqual([expect.stringMatching(/^a\.check\.ts:3 › threw TypeError: Cannot read properties of undefined/)])
+  })
+
+  it('reports a config that fails to import', async () => {
+    const dir = tempProject({ 'monitoring.config.ts': `const x = process.env.NOPE!.length\nexport default { projectName: 'p' }\n` })
+    const lines = await failingLines({ cwd: dir })
+    expect(lines).toEqual([expect.stringMatching(/^monitoring\.config\.ts:1 › threw TypeError: Cannot read properties of undefined/)])
+  })
+})
+
+describe('logical ids', () => {
+  it('reports duplicates per kind naming both files, and malformed ids and keys', async () => {
+    const lines = await failingLines({ cwd: fixture('duplicates') })
+    expect(lines).toEqual([
+      'b.check.ts › DnsCheck "shop-dns" › duplicate logical id: DnsCheck "shop-dns" is also declared at a.check.ts:3; logical ids must be unique per kind',
+      'b.check.ts › EnvVar "TOKEN" › duplicate key: EnvVar "TOKEN" is also declared at a.check.ts:4; keys must be unique per kind',
+      'b.check.ts › DnsCheck "has space" › logical id must be one or more of A-Z, a-z, 0-9 and _ - / # . (got "has space")',
+      'b.check.ts › EnvVar "9LIVES" › key must be 1-128 characters of A-Z, a-z, 0-9 and _, not starting with a digit',
+    ])
+  })
+
+  it('reports duplicate status page urls and more variables than the service allows', async () => {
+    const vars = Array.from({ length: 51 }, (_, i) => `new EnvVar('V${String(i).padStart(2, '0')}', { value: 'x' })`).join('\n')
+    const dir = tempProject({
+      'monitoring.config.ts': `export default { projectName: 'p' }\n`,
+      'a.check.ts': `import { EnvVar, StatusPage } from 'monitors-as-code'\nnew StatusPage('one', { name: 'One', url: 'same', cards: [] })\nnew StatusPage('two', { name: 'Two', url: 'same', cards: [] })\n${vars}\n`,
+    })
+    const lines = await failingLines({ cwd: dir })
+    expect(lines).toEqual([
+      'a.check.ts › EnvVar "V50" › the service allows at most 50 environment variables per account; this project declares 51',
+      'a.check.ts › StatusPage "two" › url: "same" is also the url of StatusPage "one" (a.check.ts); status page urls must be unique',
+    ])
+  })
+})
+
+describe('references', () => {
+  it('reports references to constructs outside the project, of the wrong kind, or not constructs at all', async () => {
+    const lines = await failingLines({ cwd: fixture('references') })
+    expect(lines).toEqual([
+      'monitoring.config.ts › StatusPageService "from-config" › is created at monitoring.config.ts:4, a file that checkMatch (**/*.check.ts) does not match, so it is not part of the project; create it in a check file, or widen checkMatch to include that file',
+      'lib/services.ts › StatusPageService "search" › is created at lib/services.ts:3, a file that checkMatch (**/*.check.ts) does not match, so it is not part of the project; create it in a check file, or widen checkMatch to include that file',
+      "pages.check.ts › DnsCheck \"dns\" › triggerIncident.serviceId: must be a StatusPageService construct of this project, e.g. const checkout = new StatusPageService('checkout', { name: 'Checkout' }) (got the string \"svc-123\")",
+      'pages.check.ts › StatusPage "public" › cards.0.services.1: refers to StatusPageService "search", which is not part of this project: it is created in lib/services.ts, which checkMatch does not match',
+      'pages.check.ts › StatusPage "public" › cards.0.services.2: must be a StatusPageService (got DnsCheck "dns")',
+      'pages.check.ts › StatusPage "public" › cards.0.services.3: refers to StatusPageService "from-config", which is not part of this project: it is created in monitoring.config.ts, which checkMatch does not match',
+    ])
+  })
+})
+
+describe('config problems', () => {
+  it('reports a missing config', async () => {
+    const dir = tempProject({}, { link: false })
+    const lines = await failingLines({ cwd: dir })
+    expect(lines).toEqual([
+      `no monitoring.config.ts found in ${dir} or any parent directory; create one (export default defineConfig({ projectName: '...' })) or pass --config <file>`,
+    ])
+    expect(await failingLines({ cwd: dir, config: 'nope.config.ts' })).toEqual(['config file nope.config.ts does not exist (given by --config)'])
+  })
+
+  it('reports unknown settings, unknown and bad defaults, never printing the API key', async () => {
+    const lines = await failingLines({ cwd: fixture('config-bad') })
+    const allowed = 'activated, muted, doubleCheck, shouldFail, locations, tags, alertSettings, useGlobalAlertSettings, groupId, groupOrder, runtimeId, alertChannelSubscriptions, retryStrategy, runParallel, frequency, frequencyOffset, alertChannels'
+    expect(lines).toEqual([
+      expect.stringMatching(/^monitoring\.config\.ts › defaults\.locations\.0: must be one of .*\(got "eu-west-9"\)$/),
+      `monitoring.config.ts › defaults.frequncy: is not a check default (allowed: ${allowed})`,
+      `monitoring.config.ts › defaults.name: is not a check default (allowed: ${allowed})`,
+      'monitoring.config.ts › defaults.frequency: must not be 0: sub-minute frequencies are only for API and TCP checks',
+      'monitoring.config.ts › api.baseUrl: must be an http(s) URL, e.g. https://api.example.com',
+      'monitoring.config.ts › checkMach: is not a config setting (allowed: projectName, checkMatch, ignore, defaults, api)',
+    ])
+    expect(lines.join('\n')).not.toContain('super-secret-key-value')
+  })
+
+  it('reports a config without a default export, and a config matching no files', async () => {
+    expect(await failingLines({ cwd: fixture('config-no-default') })).toEqual([
+      "monitoring.config.ts › must export the config as its default export, e.g. export default defineConfig({ projectName: 'shop' }) (got no default export)",
+    ])
+    expect(await failingLines({ cwd: fixture('no-match') })).toEqual([
+      'monitoring.config.ts › checkMatch: matches no files in this directory (monitors/**/*.check.ts); node_modules and .git are never searched',
+    ])
+  })
+
+  it('reports a missing projectName and wrong types', async () => {
+    const dir = tempProject({ 'monitoring.config.ts': `export default { checkMatch: 5, defaults: { tags: 'shop' } }\n` })
+    const lines = await failingLines({ cwd: dir })
+    expect(lines).toContain('monitoring.config.ts › projectName: is required')
+    expect(lines).toContain('monitoring.config.ts › defaults.tags: must be an array (got string)')
+    expect(lines).toContain('monitoring.config.ts › checkMatch: must be a string (got number)')
+  })
+})
