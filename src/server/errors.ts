@@ -37,7 +37,9 @@ export function conflict(message: string): HttpError {
 export function parseOr400<S extends z.ZodType>(schema: S, input: unknown, source: IssueSource): z.output<S> {
   const result = validate(schema, input)
   if (result.ok) return result.data
-  throw badRequest(source, result.issues)
+  // the empty path is the body (or query, params) itself: say so in the message
+  const name = source === 'payload' ? 'body' : source
+  throw badRequest(source, result.issues.map((i) => (i.path === '' ? { path: '', message: `${name} ${i.message}` } : i)))
 }
 
 export function sendHttpError(reply: FastifyReply, error: HttpError): FastifyReply {

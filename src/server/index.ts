@@ -55,6 +55,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     try {
       await app.listen({ host, port: options.port ?? 0 })
     } catch (error) {
+      await app.close().catch(() => undefined)
       const code = (error as NodeJS.ErrnoException).code
       if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
         throw Object.assign(new Error(`Cannot listen on ${host}:${options.port ?? 0}: ${code}`), { userError: true })

@@ -94,6 +94,9 @@ describe('errors never leak and never answer 500', () => {
   it('a POST without a body is a 400 naming the required fields', async () => {
     const answer = await api('POST', '/v1/variables', undefined)
     expect(answer.status).toBe(400)
+    expect(answer.json.message).toBe('body is required')
+    const array = await api('POST', '/v1/variables', [])
+    expect(array.json.message).toBe('body must be an object (got array)')
   })
 
   it('prototype pollution attempts are refused', async () => {
@@ -271,6 +274,11 @@ describe('storage, keys and lifecycle', () => {
     } finally {
       await second.close()
     }
+  })
+
+  it('a port in use is a clear error', async () => {
+    const port = Number(new URL(server.url).port)
+    await expect(startLocalServer({ port })).rejects.toMatchObject({ userError: true, message: expect.stringMatching(/EADDRINUSE/) })
   })
 
   it('a database of a newer schema is refused with a clear error', async () => {
