@@ -64,13 +64,15 @@ function badToken(): HttpError {
 
 /** onRequest hook: a known bearer key is required; x-service-account, when sent, must be its account. */
 export function authHook(db: Db) {
-  const lookup = db.prepare(`SELECT key_hash, account_id FROM api_keys WHERE key_hash = ?`)
+  // keys change only on start (setUpKeys runs before the app is built), so one read is exact
+  const keys = new Map((db.prepare(`SELECT key_hash, account_id FROM api_keys`).all() as Array<{ key_hash: string; account_id: string }>)
+    .map((row) => [row.key_hash, row]))
   return async (request: FastifyRequest, _reply: FastifyReply) => {
     const header = request.headers.authorization
     const match = typeof header === 'string' ? /^Bearer[ ]+(\S+)\s*$/i.exec(header) : null
     if (!match) throw badToken()
     const hash = hashKey(match[1])
-    const row = lookup.get(hash) as { key_hash: string; account_id: string } | undefined
+    const row = keys.get(hash)
     // the lookup is by hash; the comparison of the hashes themselves takes constant time
     if (!row || !timingSafeEqual(Buffer.from(row.key_hash, 'hex'), Buffer.from(hash, 'hex'))) throw badToken()
     const account = request.headers['x-service-account']
