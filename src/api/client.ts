@@ -1,4 +1,5 @@
-import { Pool, errors as undiciErrors } from 'undici'
+import type { Dispatcher, Pool } from 'undici'
+import { undici } from './undici.js'
 import { apiErrorFor, NetworkError, type ApiErrorBody, type RequestInfo } from './errors.js'
 
 export interface ApiClientOptions {
@@ -60,7 +61,7 @@ export class ApiClient {
     this.basePath = url.pathname.replace(/\/+$/, '')
     this.accountId = options.accountId
     this.timeoutMs = options.timeoutMs ?? 30_000
-    this.pool = new Pool(url.origin, { connections: options.connections ?? 8, pipelining: 1 })
+    this.pool = new (undici().Pool)(url.origin, { connections: options.connections ?? 8, pipelining: 1 })
     this.headers = { accept: 'application/json', 'user-agent': 'monitors-as-code' }
     if (options.apiKey) this.headers.authorization = `Bearer ${options.apiKey}`
     if (options.accountId) this.headers['x-service-account'] = options.accountId
@@ -98,9 +99,9 @@ export class ApiClient {
       headers['content-type'] = 'application/json'
     }
     this.count++
-    let response: Awaited<ReturnType<Pool['request']>>
+    let response: Dispatcher.ResponseData
     try {
-      response = await this.pool.request({
+      response = await undici().request(this.pool, {
         method: request.method,
         path: this.basePath + request.path + queryString(request.query),
         headers,
@@ -147,7 +148,7 @@ function queryString(query: Query | undefined): string {
 function networkError(error: unknown, request: RequestInfo, baseUrl: string, timeoutMs: number): NetworkError {
   const code = (error as { code?: string })?.code
   const where = `${request.method} ${request.path}`
-  if (error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError) {
+  if (undici().isTimeout(error)) {
     return new NetworkError(`${where} timed out after ${timeoutMs} ms (${baseUrl}).`, request, code)
   }
   if (code === 'ECONNREFUSED') return new NetworkError(`Cannot reach ${baseUrl}: connection refused (${where}).`, request, code)

@@ -5,34 +5,64 @@ export const PAGE_LIMIT = 100
 
 /**
  * Offset paging (`?limit=&page=`, a bare array, optionally a `content-range: a-b/total` header).
- * With a total, stops at the last page; without one, stops at the first page that is not full.
+ * When the first page names the total, the remaining pages are fetched in parallel (at most
+ * `parallel` at once); without a total, page after page until one is not full. A route that
+ * ignores paging answers the same list for every page: `idOf` detects it and stops.
  */
 export async function listAllByPage<T>(
   client: ApiClient,
   path: string,
-  options: { query?: Query; idOf?: (item: T) => string } = {},
+  options: { query?: Query; idOf?: (item: T) => string; parallel?: number } = {},
 ): Promise<T[]> {
+  const fetchPage = async (page: number) => {
+    const response = await client.get<unknown>(path, { ...options.query, limit: PAGE_LIMIT, page })
+    return { items: asArray<T>(response.body, path), total: totalFromContentRange(response.headers['content-range']) }
+  }
+  const first = await fetchPage(1)
   const all: T[] = []
   const seen = new Set<string>()
-  for (let page = 1; ; page++) {
-    const response = await client.get<unknown>(path, { ...options.query, limit: PAGE_LIMIT, page })
-    const items = asArray<T>(response.body, path)
-    if (options.idOf) {
-      // A route that ignores paging answers the same list for every page: stop at the first
-      // page that brings nothing new.
-      const fresh = items.filter((item) => !seen.has(options.idOf!(item)))
-      if (items.length > 0 && fresh.length === 0) return all
-      for (const item of fresh) seen.add(options.idOf(item))
-      all.push(...fresh)
-    } else {
+  /** Adds a page; false when it brought nothing new (paging ignored). */
+  const add = (items: T[]) => {
+    if (!options.idOf) {
       all.push(...items)
+      return true
     }
-    const total = totalFromContentRange(response.headers['content-range'])
-    if (total !== undefined) {
-      if (all.length >= total || items.length === 0) return all
-    } else if (items.length < PAGE_LIMIT) {
-      return all
+    let fresh = 0
+    for (const item of items) {
+      const id = options.idOf(item)
+      if (seen.has(id)) continue
+      seen.add(id)
+      all.push(item)
+      fresh++
     }
+    return items.length === 0 || fresh > 0
+  }
+  add(first.items)
+  if (first.items.length < PAGE_LIMIT) return all
+  if (first.total !== undefined && first.items.length > 0) {
+    const pages = Math.ceil(first.total / PAGE_LIMIT)
+    const rest: number[] = []
+    for (let page = 2; page <= pages; page++) rest.push(page)
+    const results = new Array<T[]>(rest.length)
+    let next = 0
+    const worker = async () => {
+      while (next < rest.length) {
+        const index = next++
+        results[index] = (await fetchPage(rest[index])).items
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(options.parallel ?? 4, rest.length) }, worker))
+    for (const items of results) if (!add(items)) break
+    // The list grew while it was read: pick up the tail page by page.
+    for (let page = pages + 1; all.length < first.total; page++) {
+      const { items } = await fetchPage(page)
+      if (!add(items) || items.length < PAGE_LIMIT) break
+    }
+    return all
+  }
+  for (let page = 2; ; page++) {
+    const { items } = await fetchPage(page)
+    if (!add(items) || items.length < PAGE_LIMIT) return all
   }
 }
 

@@ -148,3 +148,15 @@ export function reportResult(result: ApplyResult, lockPath: string, what: 'Apply
   err(`${lines.join('\n')}\n`)
   return 1
 }
+
+/** With MONITORS_TIMING=1, prints how long each phase took (stderr). */
+export function phaseTimer(): (phase: string) => void {
+  if (!process.env.MONITORS_TIMING) return () => {}
+  let last = performance.now()
+  err(`timing: start ${Math.round(last)}ms after process start\n`)
+  return (phase) => {
+    const now = performance.now()
+    err(`timing: ${phase} ${Math.round(now - last)}ms\n`)
+    last = now
+  }
+}

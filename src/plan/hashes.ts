@@ -29,8 +29,8 @@ export function appliedHash(kind: ResourceKind, payload: Record<string, unknown>
 }
 
 /** A plan's `desiredHash`: the normalized desired payload, secrets as fingerprints. */
-export function desiredHash(kind: ResourceKind, payload: Record<string, unknown>): string {
-  return hashValue(maskSecrets(kind, normalize(kind, payload), fingerprintSecret))
+export function desiredHash(kind: ResourceKind, normalized: Record<string, unknown>): string {
+  return hashValue(maskSecrets(kind, normalized, fingerprintSecret))
 }
 
 /** The fingerprint of a secret variable's value for the lock, or undefined. */

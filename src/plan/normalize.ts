@@ -44,7 +44,15 @@ const UNORDERED_KEYED = new Set(['environmentVariables', 'alertChannelSubscripti
 
 export function normalize(kind: ResourceKind, input: Record<string, unknown>): Record<string, unknown> {
   const parsed = SCHEMAS[kind].safeParse(input)
-  const base = (parsed.success ? parsed.data : input) as Record<string, unknown>
+  return normalizeParsed(kind, (parsed.success ? parsed.data : input) as Record<string, unknown>)
+}
+
+/**
+ * The same without the schema pass, for a payload that already is the schema's output (the
+ * desired state), or as the cheap first try on a remote record: when it already equals the
+ * desired payload, the schema has nothing to add.
+ */
+export function normalizeParsed(kind: ResourceKind, base: Record<string, unknown>): Record<string, unknown> {
   const out = clean(base, '') as Record<string, unknown>
   if (kind === 'status-page' && Array.isArray(out.cards)) {
     out.cards = out.cards.map((card: Record<string, unknown>) => {
@@ -58,22 +66,23 @@ export function normalize(kind: ResourceKind, input: Record<string, unknown>): R
 
 function clean(value: unknown, path: string): unknown {
   if (Array.isArray(value)) {
-    const items = value.map((item) => clean(item, path))
-    const field = path.split('.').pop() ?? ''
-    if (path === field && SET_FIELDS.has(field)) return [...items].sort(compareScalars)
+    const items = new Array(value.length)
+    for (let i = 0; i < value.length; i++) items[i] = clean(value[i], path)
+    if (SET_FIELDS.has(path)) return items.sort(compareScalars)
     if (UNORDERED_KEYED.has(path)) {
       const key = KEYED_ARRAYS[path]
-      return [...items].sort((a, b) => compareScalars((a as Record<string, unknown>)?.[key], (b as Record<string, unknown>)?.[key]))
+      return items.sort((a, b) => compareScalars((a as Record<string, unknown>)?.[key], (b as Record<string, unknown>)?.[key]))
     }
     return items
   }
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {}
-    for (const [key, v] of Object.entries(value)) {
+    const top = path === ''
+    for (const key in value) {
+      const v = (value as Record<string, unknown>)[key]
       if (v === null || v === undefined) continue
-      if (path === '' && READ_ONLY.has(key)) continue
-      if (path !== '' && (key === 'created_at' || key === 'updated_at')) continue
-      out[key] = clean(v, path ? `${path}.${key}` : key)
+      if (top ? READ_ONLY.has(key) : key === 'created_at' || key === 'updated_at') continue
+      out[key] = typeof v === 'object' ? clean(v, top ? key : `${path}.${key}`) : v
     }
     return out
   }

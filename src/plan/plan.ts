@@ -1,12 +1,12 @@
 import { RESOURCE_KINDS, type DesiredResource, type ResourceKind } from '../project/types.js'
 import type { RemoteRecord, RemoteState } from '../api/resources.js'
 import { lockKey, type LockEntry, type LockFile } from '../apply/lock.js'
-import { normalize } from './normalize.js'
+import { normalize, normalizeParsed } from './normalize.js'
 import { fieldDiffs } from './diff.js'
 import { resolveRefs, placeholder } from './refs.js'
 import { desiredHash, maskSecrets } from './hashes.js'
 import { secretMatches, SECRET_MASK } from './secrets.js'
-import { stableStringify } from './stable-json.js'
+import { jsonEqual } from './stable-json.js'
 import type { FieldDiff, Plan, PlanChange, PlanSummary } from './types.js'
 
 export interface PlanInput {
@@ -55,12 +55,14 @@ export function computePlan(input: PlanInput): Plan {
       name: displayName(resource.kind, resource.payload),
       construct: resource.construct,
       file: resource.file,
-      desiredHash: desiredHash(resource.kind, resource.payload),
     }
     const dependsOn = [...new Set(resource.refs.map((ref) => placeholder(ref.kind, ref.logicalId)))].sort()
     if (dependsOn.length > 0) base.dependsOn = dependsOn
 
     const record = entry ? remote.records[resource.kind][entry.remoteId] : undefined
+    const resolvedSame = payload === resource.payload
+    const want = normalizeParsed(resource.kind, payload)
+    base.desiredHash = desiredHash(resource.kind, resolvedSame ? want : normalizeParsed(resource.kind, resource.payload))
     if (!entry || !record) {
       const change: PlanChange = { ...base, action: 'create', payload: maskSecrets(resource.kind, payload) }
       if (entry) {
@@ -70,7 +72,7 @@ export function computePlan(input: PlanInput): Plan {
       changes.push(change)
       continue
     }
-    changes.push(compareExisting(base, resource.kind, payload, record, entry))
+    changes.push(compareExisting(base, resource.kind, payload, want, record, entry))
   }
 
   // In the lock, gone from the code: delete, in reverse dependency order.
@@ -101,13 +103,17 @@ function compareExisting(
   base: PlanChange,
   kind: ResourceKind,
   payload: Record<string, unknown>,
+  want: Record<string, unknown>,
   record: RemoteRecord,
   entry: LockEntry,
 ): PlanChange {
-  const want = normalize(kind, payload)
-  const have = normalize(kind, record)
+  // Cheap first: most records equal the desired payload once read-only fields are dropped.
+  let have = normalizeParsed(kind, record)
+  const secret = kind === 'variable' && (want.secret === true || have.secret === true)
+  if (!secret && jsonEqual(want, have)) return { ...base, remoteId: entry.remoteId }
+  have = normalize(kind, record)
   let secretPaths: Set<string> | undefined
-  if (kind === 'variable' && (want.secret === true || have.secret === true)) {
+  if (secret) {
     secretPaths = new Set(['value'])
     // The service reads secrets back as "": compare the lock's fingerprint instead.
     if (have.secret === true && typeof want.value === 'string') {
@@ -115,7 +121,7 @@ function compareExisting(
     }
   }
   const change: PlanChange = { ...base, remoteId: entry.remoteId }
-  if (stableStringify(want) === stableStringify(have)) return change
+  if (jsonEqual(want, have)) return change
 
   const diffs = fieldDiffs(have, want).map((d) => maskDiff(d, secretPaths, want, have))
   change.fieldDiffs = diffs

@@ -1,6 +1,6 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import { planAgainst, renderPlanText, hasChanges } from '../../plan/index.js'
-import { engineOptions, loadOrReport, openSession, out, useColor, type EngineArgs } from '../engine.js'
+import { engineOptions, phaseTimer, loadOrReport, openSession, out, useColor, type EngineArgs } from '../engine.js'
 
 interface PlanArgs extends EngineArgs {
   detailedExitcode?: boolean
@@ -20,9 +20,12 @@ export const planCommand = {
       describe: 'Exit 2 when the plan has changes, 0 when it has none, 1 on errors',
     }),
   handler: async (args: ArgumentsCamelCase<PlanArgs>): Promise<number> => {
+    const timing = phaseTimer()
     const project = await loadOrReport(args)
+    timing('load')
     if (!project) return 1
     const session = await openSession(project, args)
+    timing('target')
     try {
       const { plan } = await planAgainst({
         client: session.open.client,
@@ -30,10 +33,13 @@ export const planCommand = {
         lock: session.lock,
         target: session.open.target,
       })
+      timing('plan')
       out(renderPlanText(plan, { color: useColor() }))
+      timing('render')
       return args.detailedExitcode && hasChanges(plan) ? 2 : 0
     } finally {
       await session.close()
+      timing('close')
     }
   },
 } as unknown as CommandModule<object, PlanArgs>
