@@ -56,7 +56,7 @@ export function readLock(path: string): LockFile | undefined {
     data = JSON.parse(text)
   } catch (error) {
     throw new LockError(
-      `The lock file ${path} is not valid JSON (${(error as Error).message}). ` +
+      `The lock file ${path} is not valid JSON (${(error as Error).message.split('\n')[0]}). ` +
         'If a merge left conflict markers in it, resolve them, then run plan again.',
     )
   }
