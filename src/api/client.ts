@@ -1,6 +1,7 @@
 import type { Dispatcher, Pool } from 'undici'
 import { undici } from './undici.js'
-import { apiErrorFor, NetworkError, type ApiErrorBody, type RequestInfo } from './errors.js'
+import { apiErrorFor, NetworkError, RateLimitError, type ApiErrorBody, type RequestInfo } from './errors.js'
+import { Pacer, rateLimitFigures } from './pacing.js'
 
 export interface ApiClientOptions {
   /** Base URL of the service, e.g. `https://api.example.com` or `http://127.0.0.1:4000`. */
@@ -12,6 +13,10 @@ export interface ApiClientOptions {
   timeoutMs?: number
   /** Connections kept open to the service. Default 8. */
   connections?: number
+  /** Keeps requests under the server's rate limit (see pacing.ts); false turns pacing off. */
+  pacer?: Pacer | false
+  /** Times a request answered 429 is sent again after Retry-After. Default 3. */
+  rateLimitRetries?: number
 }
 
 export type Query = Record<string, string | number | boolean | undefined>
@@ -44,6 +49,8 @@ export class ApiClient {
   private readonly headers: Record<string, string>
   private readonly timeoutMs: number
   private count = 0
+  private readonly pacer: Pacer | undefined
+  private readonly rateLimitRetries: number
 
   constructor(options: ApiClientOptions) {
     let url: URL
@@ -61,6 +68,8 @@ export class ApiClient {
     this.basePath = url.pathname.replace(/\/+$/, '')
     this.accountId = options.accountId
     this.timeoutMs = options.timeoutMs ?? 30_000
+    this.pacer = options.pacer === false ? undefined : (options.pacer ?? new Pacer())
+    this.rateLimitRetries = options.rateLimitRetries ?? 3
     this.pool = new (undici().Pool)(url.origin, { connections: options.connections ?? 8, pipelining: 1 })
     this.headers = { accept: 'application/json', 'user-agent': 'monitors-as-code' }
     if (options.apiKey) this.headers.authorization = `Bearer ${options.apiKey}`
@@ -89,8 +98,27 @@ export class ApiClient {
     return this.send<unknown>({ method: 'DELETE', path })
   }
 
-  /** The single choke point of every request. Throws an ApiError for any status >= 300. */
+  /**
+   * The single choke point of every request: paced under the rate limit, and sent again after
+   * Retry-After when the service still answers 429 (the request was not processed, so this is
+   * safe for every method). Throws an ApiError for any status >= 300.
+   */
   async send<T = unknown>(request: ApiRequest): Promise<ApiResponse<T>> {
+    for (let attempt = 0; ; attempt++) {
+      const slot = await this.pacer?.acquire()
+      try {
+        const response = await this.sendOnce<T>(request)
+        slot?.done(rateLimitFigures(response.headers))
+        return response
+      } catch (error) {
+        slot?.done()
+        if (!(error instanceof RateLimitError) || attempt >= this.rateLimitRetries || !this.pacer) throw error
+        this.pacer.pause(error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : 1000)
+      }
+    }
+  }
+
+  private async sendOnce<T>(request: ApiRequest): Promise<ApiResponse<T>> {
     const info: RequestInfo = { method: request.method, path: request.path }
     const headers = { ...this.headers }
     let body: string | undefined
