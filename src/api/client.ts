@@ -177,7 +177,7 @@ function networkError(error: unknown, request: RequestInfo, baseUrl: string, tim
   const code = (error as { code?: string })?.code
   const where = `${request.method} ${request.path}`
   if (undici().isTimeout(error)) {
-    return new NetworkError(`${where} timed out after ${timeoutMs} ms (${baseUrl}).`, request, code)
+    return new NetworkError(`${where} timed out after ${timeoutMs / 1000} s (${baseUrl}); raise --timeout to wait longer.`, request, code)
   }
   if (code === 'ECONNREFUSED') return new NetworkError(`Cannot reach ${baseUrl}: connection refused (${where}).`, request, code)
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {

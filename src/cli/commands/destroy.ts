@@ -23,7 +23,7 @@ export const destroyCommand = {
       try {
         // Planning against no desired resources: every lock entry becomes a delete.
         const { plan } = await planAgainst({ client: session.open.client, desired: [], lock: session.lock, target: session.open.target })
-        out(renderPlanText(plan, { color: useColor() }))
+        out(renderPlanText(plan, { color: useColor(), noChanges: 'The lock file records nothing to destroy.' }))
         if (!hasChanges(plan)) return 0
         if (!(await confirm('\nDo you really want to delete all of these?', args.yes ?? false, 'destroy'))) {
           err('Destroy cancelled; nothing was deleted.\n')

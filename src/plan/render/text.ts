@@ -6,6 +6,8 @@ import { SECRET_MASK } from '../secrets.js'
 
 export interface TextRenderOptions {
   color?: boolean
+  /** What follows `No changes.` when there is nothing to do. */
+  noChanges?: string
 }
 
 type Colors = ReturnType<typeof pc.createColors>
@@ -21,7 +23,7 @@ export function renderPlanText(plan: Plan, options: TextRenderOptions = {}): str
   const lines: string[] = []
   const changes = plan.changes.filter((change) => change.action !== 'noop')
   if (changes.length === 0) {
-    lines.push(`${c.green('No changes.')} The remote state matches the code (${plural(plan.summary.noop, 'resource')} up to date).`)
+    lines.push(`${c.green('No changes.')} ${options.noChanges ?? `The remote state matches the code (${plural(plan.summary.noop, 'resource')} up to date).`}`)
   } else {
     lines.push(`Target: ${describeTarget(plan.target)}`)
     lines.push('')
