@@ -9,6 +9,7 @@ import { statusPageRoutes } from './routes/status-pages.js'
 import { maintenanceWindowRoutes } from './routes/maintenance-windows.js'
 import { incidentRoutes } from './routes/incidents.js'
 import { ipv6Routes, runtimeRoutes } from './routes/runtimes.js'
+import { installFaults, type FaultCounts, type FaultSpec } from './faults.js'
 
 export const BODY_LIMIT = 1024 * 1024
 
@@ -18,13 +19,15 @@ export interface AppOptions {
   ipv6s?: string[]
   /** one line per request, and internal errors; nothing when undefined */
   log?: (line: string) => void
+  /** reproducible fault injection (see ./faults.ts) */
+  faults?: { spec: FaultSpec; seed: number }
 }
 
 /**
  * The Monitoring API as a fastify instance: bearer-key auth, rate limit per key, JSON bodies
  * up to 1 MiB, API.md's error bodies for every failure, and the resource routes.
  */
-export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+export async function buildApp(options: AppOptions): Promise<FastifyInstance & { faultCounts?: FaultCounts }> {
   const { db, log } = options
   const app = Fastify({
     logger: false,
@@ -56,6 +59,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     })
   }
 
+  // faults come first, so an injected 500 or 429 never reaches the routes
+  const faults = options.faults ? installFaults(app, options.faults.spec, options.faults.seed) : undefined
+
   app.addHook('onRequest', authHook(db))
 
   await app.register(rateLimit, {
@@ -83,5 +89,5 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   runtimeRoutes(app)
   ipv6Routes(app, options.ipv6s)
 
-  return app
+  return Object.assign(app, { faultCounts: faults?.counts })
 }

@@ -75,7 +75,8 @@ export function installFaults(app: FastifyInstance, spec: FaultSpec, seed: numbe
   const random = seededRandom(seed)
   const counts: FaultCounts = { '500': 0, '429': 0, reset: 0, hang: 0, latency: 0 }
   const hanging = new Set<() => void>()
-  app.addHook('onClose', async () => {
+  // before the server stops accepting and waits for requests in flight, or it would wait for ever
+  app.addHook('preClose', async () => {
     for (const release of hanging) release()
   })
 

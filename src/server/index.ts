@@ -2,6 +2,9 @@ import type { AddressInfo } from 'node:net'
 import { buildApp } from './app.js'
 import { setUpKeys } from './auth.js'
 import { openDatabase } from './db.js'
+import { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
+
+export { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 
 export interface LocalServerOptions {
   /** default '127.0.0.1' */
@@ -18,6 +21,10 @@ export interface LocalServerOptions {
   ipv6s?: string[]
   /** one line per request (method, url, status, ms); default false */
   log?: boolean | ((line: string) => void)
+  /** inject faults reproducibly: a spec such as "500:0.1,reset:0.05,latency:0-200ms" (see faults.ts) */
+  faults?: string | FaultSpec
+  /** seed of the fault generator; default 1 */
+  seed?: number
 }
 
 export interface LocalServer {
@@ -31,6 +38,8 @@ export interface LocalServer {
   accountId: string
   /** HTTP requests received since start */
   requestCount(): number
+  /** faults injected so far, when faults are on */
+  faultCounts(): FaultCounts | undefined
   /** graceful: in-flight requests finish, then the database closes */
   close(): Promise<void>
 }
@@ -46,7 +55,8 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     if (!(rateLimit.max >= 1) || !(rateLimit.timeWindowMs >= 1)) {
       throw Object.assign(new Error('The rate limit needs at least 1 request per window of at least 1 ms'), { userError: true })
     }
-    const app = await buildApp({ db, rateLimit, ipv6s: options.ipv6s, log })
+    const faults = options.faults === undefined ? undefined : { spec: typeof options.faults === 'string' ? parseFaults(options.faults) : options.faults, seed: options.seed ?? 1 }
+    const app = await buildApp({ db, rateLimit, ipv6s: options.ipv6s, log, faults })
     let requests = 0
     app.server.on('request', () => {
       requests++
@@ -71,6 +81,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
       keyGenerated: keys.generated,
       accountId: keys.accountId,
       requestCount: () => requests,
+      faultCounts: () => (app.faultCounts ? { ...app.faultCounts } : undefined),
       close: () => {
         closing ??= app.close().then(() => {
           db.close()

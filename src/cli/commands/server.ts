@@ -1,6 +1,5 @@
 import type { CommandModule } from 'yargs'
 import pc from 'picocolors'
-import { startLocalServer } from '../../server/index.js'
 
 interface ServerArgs {
   host: string
@@ -10,6 +9,8 @@ interface ServerArgs {
   'rate-limit'?: string
   ipv6?: string[]
   quiet: boolean
+  faults?: string
+  seed: number
 }
 
 function userError(message: string): Error {
@@ -52,7 +53,12 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
       })
       .option('rate-limit', { type: 'string', describe: 'Requests per window and key, e.g. 600/60s (the default)' })
       .option('ipv6', { type: 'string', array: true, describe: 'Address listed by /v1/static-ipv6s.txt (repeatable)' })
-      .option('quiet', { type: 'boolean', default: false, describe: 'No log line per request' }) as never,
+      .option('quiet', { type: 'boolean', default: false, describe: 'No log line per request' })
+      .option('faults', {
+        type: 'string',
+        describe: 'Inject faults reproducibly, e.g. "500:0.1,429:0.05,reset:0.05,hang:0.01,latency:0-200ms"',
+      })
+      .option('seed', { type: 'number', default: 1, describe: 'Seed of the fault generator (same seed, same faults)' }) as never,
   handler: async (args) => {
     if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw userError(`--port must be 0-65535, got ${args.port}`)
     const fromEnv = (process.env.MONITORING_SERVER_API_KEYS ?? '').split(/[\s,]+/).filter(Boolean)
@@ -60,6 +66,8 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
     const apiKeys = keySpecs.map(parseApiKey)
     const rateLimit = args['rate-limit'] !== undefined ? parseRateLimit(args['rate-limit']) : undefined
     const out = (line: string) => process.stdout.write(`${line}\n`)
+    // loaded here, so the other commands start without fastify and SQLite
+    const { startLocalServer } = await import('../../server/index.js')
 
     const server = await startLocalServer({
       host: args.host,
@@ -69,9 +77,12 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
       rateLimit,
       ipv6s: args.ipv6 && args.ipv6.length > 0 ? args.ipv6 : undefined,
       log: args.quiet ? false : out,
+      faults: args.faults,
+      seed: args.seed,
     })
 
     out(`Monitoring API listening on ${server.url} (database ${args.db}, account ${server.accountId})`)
+    if (args.faults) out(`Injecting faults: ${args.faults} (seed ${args.seed})`)
     if (server.keyGenerated && server.apiKey) {
       out(`${pc.bold('API key')} (shown once, only its hash is kept): ${server.apiKey}`)
     }
