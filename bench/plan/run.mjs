@@ -70,7 +70,7 @@ async function cliRun(command, extraEnv = {}) {
     process.stderr.write(result.stdout + result.stderr)
     throw new Error(`monitors ${command.join(' ')} exited ${result.status}`)
   }
-  return { ms, stdout: result.stdout }
+  return { ms, stdout: result.stdout, stderr: result.stderr }
 }
 
 try {
@@ -95,6 +95,12 @@ try {
     planWarm: await measure('plan, warm cache', ['plan'], false),
   }
 
+  if (process.env.MONITORS_TIMING) {
+    for (const command of ['validate', 'plan']) {
+      const run = await cliRun([command], coldEnv())
+      console.log(`phases of a cold ${command}:\n${run.stderr}`)
+    }
+  }
   requests.length = 0
   const plan = await cliRun(['plan'])
   if (!/^No changes\./m.test(plan.stdout)) throw new Error(`plan was expected to say "No changes.":\n${plan.stdout.slice(0, 2000)}`)
