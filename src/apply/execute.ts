@@ -42,13 +42,16 @@ export interface ApplyOptions {
   /** Operations in flight at once. Default 4. */
   concurrency?: number
   onOutcome?: (outcome: OperationOutcome) => void
+  /** Aborting stops new operations (Ctrl-C); those in flight finish and are recorded. */
+  signal?: AbortSignal
 }
 
 export interface ApplyResult {
   outcomes: OperationOutcome[]
   failed: OperationOutcome[]
-  /** Operations that never started because an earlier one failed. */
+  /** Operations that never started because an earlier one failed or the run was interrupted. */
   notStarted: PlanChange[]
+  interrupted: boolean
 }
 
 /** Runs a plan's operations. On the first failure no new operation starts; those in flight finish. */
@@ -65,7 +68,11 @@ export async function executePlan(options: ApplyOptions): Promise<ApplyResult> {
 
   const outcomes: OperationOutcome[] = []
   const notStarted: PlanChange[] = []
-  let stopped = false
+  let stopped = options.signal?.aborted ?? false
+  const onAbort = () => {
+    stopped = true
+  }
+  options.signal?.addEventListener('abort', onAbort)
 
   const lookup = (kind: ResourceKind, logicalId: string) => lock.resources[lockKey(kind, logicalId)]?.remoteId
   const save = () => writeLock(lockPath, lock)
@@ -163,5 +170,6 @@ export async function executePlan(options: ApplyOptions): Promise<ApplyResult> {
     if (stopped) notStarted.push(...phase.slice(next))
   }
 
-  return { outcomes, failed: outcomes.filter((o) => !o.ok), notStarted }
+  options.signal?.removeEventListener('abort', onAbort)
+  return { outcomes, failed: outcomes.filter((o) => !o.ok), notStarted, interrupted: options.signal?.aborted ?? false }
 }

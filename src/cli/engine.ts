@@ -132,14 +132,16 @@ export function reportResult(result: ApplyResult, lockPath: string, what: 'Apply
   const c = pc.createColors(useColor())
   const count = (verb: string) => result.outcomes.filter((o) => o.ok && o.verb === verb).length
   const done = result.outcomes.filter((o) => o.ok).length
-  if (result.failed.length === 0) {
+  if (result.failed.length === 0 && !result.interrupted) {
     const parts = what === 'Destroy'
       ? [`${count('deleted') + count('forgotten')} deleted`]
       : [`${count('created')} created`, `${count('updated')} updated`, ...(count('replaced') ? [`${count('replaced')} replaced`] : []), `${count('deleted') + count('forgotten')} deleted`]
     out(`\n${c.green(`${what} complete:`)} ${parts.join(', ')}.\n`)
     return 0
   }
-  const lines = [`\n${c.red(`${what} failed:`)} ${result.failed.length} operation${result.failed.length === 1 ? '' : 's'} failed, ${done} succeeded, ${result.notStarted.length} not started.`]
+  const lines = [
+    `\n${c.red(`${what} ${result.interrupted ? 'interrupted' : 'failed'}:`)} ${result.failed.length} operation${result.failed.length === 1 ? '' : 's'} failed, ${done} succeeded, ${result.notStarted.length} not started.`,
+  ]
   for (const failure of result.failed) lines.push(`  failed:      ${failure.change.action} ${failure.change.kind} ${failure.change.logicalId}: ${failure.error?.message}`)
   const shown = result.notStarted.slice(0, 20)
   for (const change of shown) lines.push(`  not started: ${change.action} ${change.kind} ${change.logicalId}`)
@@ -158,5 +160,27 @@ export function phaseTimer(): (phase: string) => void {
     const now = performance.now()
     err(`timing: ${phase} ${Math.round(now - last)}ms\n`)
     last = now
+  }
+}
+
+/**
+ * Ctrl-C during an apply: the first stops new operations and lets those in flight finish (the
+ * lock records them); a second one exits at once.
+ */
+export function interruptible(): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController()
+  const onSignal = () => {
+    if (controller.signal.aborted) process.exit(130)
+    err('\nInterrupted: no new operations start; waiting for those in flight (Ctrl-C again to quit now).\n')
+    controller.abort()
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      process.removeListener('SIGINT', onSignal)
+      process.removeListener('SIGTERM', onSignal)
+    },
   }
 }

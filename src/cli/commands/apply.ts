@@ -2,7 +2,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import { planAgainst, renderPlanText, hasChanges } from '../../plan/index.js'
 import { executePlan } from '../../apply/execute.js'
 import {
-  applyOptions, confirm, err, holdApplyLock, loadOrReport, openSession, out, outcomeLine, reportResult, useColor, workingLock,
+  applyOptions, confirm, interruptible, err, holdApplyLock, loadOrReport, openSession, out, outcomeLine, reportResult, useColor, workingLock,
   type EngineArgs,
 } from '../engine.js'
 
@@ -35,7 +35,9 @@ export const applyCommand = {
           return 1
         }
         out('\n')
+        const interrupt = interruptible()
         const result = await executePlan({
+          signal: interrupt.signal,
           plan,
           desired: project.resources,
           client: session.open.client,
@@ -43,7 +45,7 @@ export const applyCommand = {
           lockPath: session.open.lockPath,
           concurrency: args.concurrency,
           onOutcome: (outcome) => (outcome.ok ? out : err)(outcomeLine(outcome)),
-        })
+        }).finally(() => interrupt.dispose())
         return reportResult(result, session.open.lockPath, 'Apply')
       } finally {
         held.release()

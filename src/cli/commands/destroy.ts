@@ -2,7 +2,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import { planAgainst, renderPlanText, hasChanges } from '../../plan/index.js'
 import { executePlan } from '../../apply/execute.js'
 import {
-  applyOptions, confirm, err, holdApplyLock, loadOrReport, openSession, out, outcomeLine, reportResult, useColor, workingLock,
+  applyOptions, confirm, interruptible, err, holdApplyLock, loadOrReport, openSession, out, outcomeLine, reportResult, useColor, workingLock,
 } from '../engine.js'
 import type { ApplyArgs } from './apply.js'
 
@@ -30,7 +30,9 @@ export const destroyCommand = {
           return 1
         }
         out('\n')
+        const interrupt = interruptible()
         const result = await executePlan({
+          signal: interrupt.signal,
           plan,
           desired: [],
           client: session.open.client,
@@ -38,7 +40,7 @@ export const destroyCommand = {
           lockPath: session.open.lockPath,
           concurrency: args.concurrency,
           onOutcome: (outcome) => (outcome.ok ? out : err)(outcomeLine(outcome)),
-        })
+        }).finally(() => interrupt.dispose())
         return reportResult(result, session.open.lockPath, 'Destroy')
       } finally {
         held.release()
