@@ -1,7 +1,9 @@
 import type { Dispatcher, Pool } from 'undici'
 import { undici } from './undici.js'
-import { apiErrorFor, NetworkError, RateLimitError, type ApiErrorBody, type RequestInfo } from './errors.js'
+import { apiErrorFor, NetworkError, NotFoundError, RateLimitError, ServerError, type ApiErrorBody, type RequestInfo } from './errors.js'
 import { Pacer, rateLimitFigures } from './pacing.js'
+import { backoffDelay, DEFAULT_BACKOFF, sleep, type BackoffOptions } from './backoff.js'
+import { addSecret, redact, redactUrl } from './redact.js'
 
 export interface ApiClientOptions {
   /** Base URL of the service, e.g. `https://api.example.com` or `http://127.0.0.1:4000`. */
@@ -15,8 +17,27 @@ export interface ApiClientOptions {
   connections?: number
   /** Keeps requests under the server's rate limit (see pacing.ts); false turns pacing off. */
   pacer?: Pacer | false
-  /** Times a request answered 429 is sent again after Retry-After. Default 3. */
+  /** Times a request answered 429 is sent again after Retry-After. Default 6. */
   rateLimitRetries?: number
+  /**
+   * Retries of a GET, PUT or DELETE after a 5xx, a timeout or a lost connection (exponential
+   * backoff, full jitter). A POST is retried only when it certainly never reached the server;
+   * otherwise its outcome is unknown and the caller must look before creating again.
+   * Default 4 retries, 200 ms base, 5 s cap.
+   */
+  retry?: Partial<BackoffOptions>
+  /** Allows a plain http:// URL to a host that is not this machine (the key travels in clear). */
+  insecureHttp?: boolean
+}
+
+/** What the client went through, for reports. */
+export interface ClientStats {
+  /** Requests sent (answered or not). */
+  requests: number
+  /** Requests sent again after a 5xx, a timeout or a lost connection. */
+  retries: number
+  /** Answers 429 waited out. */
+  rateLimited: number
 }
 
 export type Query = Record<string, string | number | boolean | undefined>
@@ -33,6 +54,8 @@ export interface ApiResponse<T = unknown> {
   status: number
   headers: Record<string, string | string[] | undefined>
   body: T
+  /** A retried DELETE found the resource gone: an earlier attempt whose answer was lost deleted it. */
+  gone?: boolean
 }
 
 /**
@@ -48,28 +71,46 @@ export class ApiClient {
   private readonly basePath: string
   private readonly headers: Record<string, string>
   private readonly timeoutMs: number
-  private count = 0
   private readonly pacer: Pacer | undefined
   private readonly rateLimitRetries: number
+  private readonly backoff: BackoffOptions
+  private readonly counters: ClientStats = { requests: 0, retries: 0, rateLimited: 0 }
 
   constructor(options: ApiClientOptions) {
     let url: URL
     try {
       url = new URL(options.baseUrl)
     } catch {
-      throw Object.assign(new Error(`The API URL "${options.baseUrl}" is not a valid URL (expected e.g. https://api.example.com).`), {
+      throw Object.assign(new Error(`The API URL "${redactUrl(options.baseUrl)}" is not a valid URL (expected e.g. https://api.example.com).`), {
         userError: true,
       })
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw Object.assign(new Error(`The API URL "${options.baseUrl}" must start with http:// or https://.`), { userError: true })
+      throw Object.assign(new Error(`The API URL "${redactUrl(options.baseUrl)}" must start with http:// or https://.`), { userError: true })
     }
+    if (url.username || url.password) {
+      throw Object.assign(new Error(`The API URL "${redactUrl(options.baseUrl)}" carries credentials; give the key with MONITORING_API_KEY or --api-key instead.`), {
+        userError: true,
+      })
+    }
+    if (url.protocol === 'http:' && !options.insecureHttp && !isLoopbackHost(url.hostname)) {
+      throw Object.assign(
+        new Error(
+          `Refusing to send the API key in clear text to ${url.origin}: use an https:// URL, ` +
+            'or pass --insecure-http if this network is trusted.',
+        ),
+        { userError: true },
+      )
+    }
+    addSecret(options.apiKey)
     this.baseUrl = options.baseUrl.replace(/\/+$/, '')
     this.basePath = url.pathname.replace(/\/+$/, '')
     this.accountId = options.accountId
     this.timeoutMs = options.timeoutMs ?? 30_000
     this.pacer = options.pacer === false ? undefined : (options.pacer ?? new Pacer())
-    this.rateLimitRetries = options.rateLimitRetries ?? 3
+    this.rateLimitRetries = options.rateLimitRetries ?? 6
+    this.backoff = { ...DEFAULT_BACKOFF, ...options.retry }
+    // connections to this origin only: a redirect is never followed, so the key never leaves it
     this.pool = new (undici().Pool)(url.origin, { connections: options.connections ?? 8, pipelining: 1 })
     this.headers = { accept: 'application/json', 'user-agent': 'monitors-as-code' }
     if (options.apiKey) this.headers.authorization = `Bearer ${options.apiKey}`
@@ -78,7 +119,11 @@ export class ApiClient {
 
   /** Requests sent so far (answered or not). */
   requestCount(): number {
-    return this.count
+    return this.counters.requests
+  }
+
+  stats(): ClientStats {
+    return { ...this.counters }
   }
 
   async close(): Promise<void> {
@@ -99,25 +144,60 @@ export class ApiClient {
   }
 
   /**
-   * The single choke point of every request: paced under the rate limit, and sent again after
-   * Retry-After when the service still answers 429 (the request was not processed, so this is
-   * safe for every method). Throws an ApiError for any status >= 300.
+   * The single choke point of every request:
+   * - paced under the rate limit; a 429 waits for Retry-After and is sent again (the request was
+   *   not processed, so this is safe for every method), a bounded number of times;
+   * - GET, PUT and DELETE are sent again after a 5xx, a timeout or a lost connection, with
+   *   exponential backoff and full jitter, a bounded number of times; a DELETE answered 404
+   *   after such a retry succeeded (the lost attempt did the work);
+   * - a POST is sent again only when it never left this machine (connection refused); when it
+   *   may have reached the server, the error says `outcomeUnknown` and the caller decides.
+   * Throws an ApiError for any other status >= 300.
    */
   async send<T = unknown>(request: ApiRequest): Promise<ApiResponse<T>> {
-    for (let attempt = 0; ; attempt++) {
+    let failures = 0
+    let limited = 0
+    let uncertain = false
+    for (;;) {
       const slot = await this.pacer?.acquire()
+      let error: unknown
       try {
         const response = await this.sendOnce<T>(request)
         slot?.done(rateLimitFigures(response.headers))
-        return response
-      } catch (error) {
+        if (response.status < 300) return response
+        error = apiErrorFor(response.status, { method: request.method, path: request.path }, redactBody(response.body), response.headers)
+      } catch (caught) {
         slot?.done()
-        if (!(error instanceof RateLimitError) || attempt >= this.rateLimitRetries || !this.pacer) throw error
-        this.pacer.pause(error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : 1000)
+        error = caught
       }
+      if (error instanceof RateLimitError && this.pacer && limited < this.rateLimitRetries) {
+        limited++
+        this.counters.rateLimited++
+        this.pacer.pause(error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : 1000)
+        continue
+      }
+      if (uncertain && request.method === 'DELETE' && error instanceof NotFoundError) {
+        return { status: 404, headers: {}, body: undefined as T, gone: true }
+      }
+      const transient = error instanceof ServerError || error instanceof NetworkError
+      if (!transient) throw error
+      const maybeSent = !(error instanceof NetworkError) || error.maybeSent
+      if (request.method === 'POST' && maybeSent) {
+        ;(error as { outcomeUnknown?: boolean }).outcomeUnknown = true
+        throw error
+      }
+      if (failures >= this.backoff.retries) {
+        if (failures > 0) (error as Error).message += ` (gave up after ${failures + 1} attempts)`
+        throw error
+      }
+      if (maybeSent) uncertain = true
+      await sleep(backoffDelay(failures, this.backoff))
+      failures++
+      this.counters.retries++
     }
   }
 
+  /** One attempt: the answer whatever its status, or a NetworkError when none came. */
   private async sendOnce<T>(request: ApiRequest): Promise<ApiResponse<T>> {
     const info: RequestInfo = { method: request.method, path: request.path }
     const headers = { ...this.headers }
@@ -126,7 +206,7 @@ export class ApiClient {
       body = JSON.stringify(request.body)
       headers['content-type'] = 'application/json'
     }
-    this.count++
+    this.counters.requests++
     let response: Dispatcher.ResponseData
     try {
       response = await undici().request(this.pool, {
@@ -157,12 +237,28 @@ export class ApiClient {
     } else if (text.length === 0) {
       parsed = undefined
     }
-    if (response.statusCode >= 300) {
-      const errorBody = parsed && typeof parsed === 'object' ? (parsed as ApiErrorBody) : undefined
-      throw apiErrorFor(response.statusCode, info, errorBody, response.headers)
-    }
     return { status: response.statusCode, headers: response.headers, body: parsed as T }
   }
+}
+
+/** Whether an error says a POST may or may not have been carried out (see ApiClient.send). */
+export function isOutcomeUnknown(error: unknown): boolean {
+  return (error as { outcomeUnknown?: unknown })?.outcomeUnknown === true
+}
+
+/** 127.0.0.0/8, ::1 and localhost: plain http there never crosses a network. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase()
+  if (host === 'localhost' || host.endsWith('.localhost')) return true
+  if (host === '::1' || host === '0:0:0:0:0:0:0:1') return true
+  const v4 = /^(?:::ffff:)?(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(host)
+  return v4 !== null && Number(v4[1]) === 127
+}
+
+function redactBody(body: unknown): ApiErrorBody | undefined {
+  if (!body || typeof body !== 'object') return undefined
+  const out = body as ApiErrorBody
+  return typeof out.message === 'string' ? { ...out, message: redact(out.message) } : out
 }
 
 function queryString(query: Query | undefined): string {
@@ -173,16 +269,21 @@ function queryString(query: Query | undefined): string {
   return text ? `?${text}` : ''
 }
 
+/** Codes meaning the request never left this machine: resending it cannot do anything twice. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH'])
+
 function networkError(error: unknown, request: RequestInfo, baseUrl: string, timeoutMs: number): NetworkError {
   const code = (error as { code?: string })?.code
   const where = `${request.method} ${request.path}`
+  const shown = redactUrl(baseUrl)
+  const maybeSent = !NOT_SENT.has(code ?? '')
   if (undici().isTimeout(error)) {
-    return new NetworkError(`${where} timed out after ${timeoutMs / 1000} s (${baseUrl}); raise --timeout to wait longer.`, request, code)
+    return new NetworkError(`${where} timed out after ${timeoutMs / 1000} s (${shown}); raise --timeout to wait longer.`, request, code, maybeSent)
   }
-  if (code === 'ECONNREFUSED') return new NetworkError(`Cannot reach ${baseUrl}: connection refused (${where}).`, request, code)
+  if (code === 'ECONNREFUSED') return new NetworkError(`Cannot reach ${shown}: connection refused (${where}).`, request, code, false)
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
-    return new NetworkError(`Cannot reach ${baseUrl}: the host name does not resolve (${where}).`, request, code)
+    return new NetworkError(`Cannot reach ${shown}: the host name does not resolve (${where}).`, request, code, false)
   }
-  const message = error instanceof Error ? error.message : String(error)
-  return new NetworkError(`${where} to ${baseUrl} failed: ${message}`, request, code)
+  const message = redact(error instanceof Error ? error.message : String(error))
+  return new NetworkError(`${where} to ${shown} failed: ${message}`, request, code, maybeSent)
 }

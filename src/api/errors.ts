@@ -100,11 +100,14 @@ export class NetworkError extends Error {
   readonly userError = true as const
   readonly request: RequestInfo
   readonly code: string | undefined
-  constructor(message: string, request: RequestInfo, code?: string) {
+  /** False when the request certainly never reached the server (connection refused, no DNS). */
+  readonly maybeSent: boolean
+  constructor(message: string, request: RequestInfo, code?: string, maybeSent = true) {
     super(message)
     this.name = 'NetworkError'
     this.request = request
     this.code = code
+    this.maybeSent = maybeSent
   }
 }
 

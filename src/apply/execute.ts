@@ -1,12 +1,14 @@
 import type { DesiredResource, ResourceKind } from '../project/types.js'
-import type { ApiClient } from '../api/client.js'
-import { NotFoundError } from '../api/errors.js'
-import { createResource, deleteResource, updateResource } from '../api/resources.js'
+import { isOutcomeUnknown, type ApiClient } from '../api/client.js'
+import { ConflictError, NotFoundError } from '../api/errors.js'
+import { backoffDelay, DEFAULT_BACKOFF, sleep, type BackoffOptions } from '../api/backoff.js'
+import { createResource, deleteResource, ENDPOINTS, fetchRemoteState, updateResource, type RemoteRecord } from '../api/resources.js'
 import type { Plan, PlanChange } from '../plan/types.js'
 import { resolveRefs } from '../plan/refs.js'
 import { appliedHash, secretHashOf } from '../plan/hashes.js'
 import { displayName } from '../plan/plan.js'
 import { lockKey, writeLock, type LockEntry, type LockFile } from './lock.js'
+import { findCreated, pendingCreate } from './pending.js'
 
 /**
  * Creates and updates run tier by tier (what others reference first); deletes run after all of
@@ -29,6 +31,8 @@ export interface OperationOutcome {
   error?: Error
   /** DELETE answered 404: the resource was already gone. */
   alreadyGone?: boolean
+  /** The create's answer was lost; the resource it made was found in the list and recorded. */
+  recovered?: boolean
 }
 
 export interface ApplyOptions {
@@ -44,6 +48,11 @@ export interface ApplyOptions {
   onOutcome?: (outcome: OperationOutcome) => void
   /** Aborting stops new operations (Ctrl-C); those in flight finish and are recorded. */
   signal?: AbortSignal
+  /**
+   * A POST whose outcome is unknown (timeout, lost connection, 5xx) is looked for in the list
+   * and, when it made nothing, sent again: at most `retries` more times, with this backoff.
+   */
+  createRetry?: Partial<BackoffOptions>
 }
 
 export interface ApplyResult {
@@ -52,6 +61,8 @@ export interface ApplyResult {
   /** Operations that never started because an earlier one failed or the run was interrupted. */
   notStarted: PlanChange[]
   interrupted: boolean
+  /** Creates whose answer was lost and whose resource was found and adopted instead of made twice. */
+  recovered: number
 }
 
 /** Runs a plan's operations. On the first failure no new operation starts; those in flight finish. */
@@ -76,6 +87,17 @@ export async function executePlan(options: ApplyOptions): Promise<ApplyResult> {
 
   const lookup = (kind: ResourceKind, logicalId: string) => lock.resources[lockKey(kind, logicalId)]?.remoteId
   const save = () => writeLock(lockPath, lock)
+  const createBackoff: BackoffOptions = { ...DEFAULT_BACKOFF, ...options.createRetry }
+  let recovered = 0
+  /** Remote ids made or adopted in this run and not yet in the lock: never adopted twice. */
+  const claimed = new Set<string>()
+
+  // Pending creates this plan does not act on are settled: the plan found nothing to adopt for
+  // them, or their resource left the code. Those it creates again are re-recorded before sending.
+  if (lock.pending) {
+    const acting = new Set(work.filter((c) => c.action === 'create' || c.action === 'replace' || c.adopted).map((c) => lockKey(c.kind, c.logicalId)))
+    for (const key of Object.keys(lock.pending)) if (!acting.has(key)) delete lock.pending[key]
+  }
 
   const record = (change: PlanChange, remoteId: string, payload: Record<string, unknown>) => {
     const entry: LockEntry = {
@@ -89,7 +111,70 @@ export async function executePlan(options: ApplyOptions): Promise<ApplyResult> {
     const secretHash = secretHashOf(change.kind, payload)
     if (secretHash) entry.secretHash = secretHash
     lock.resources[lockKey(change.kind, change.logicalId)] = entry
+    if (lock.pending) delete lock.pending[lockKey(change.kind, change.logicalId)]
+    claimed.delete(remoteId)
     save()
+  }
+
+  /**
+   * POST without ever making a duplicate. The intent is written to the lock first (a pending
+   * create), so a run killed before the answer is recorded is recovered by the next plan. When
+   * the answer is lost, the list is read again: the resource the POST made is adopted (and
+   * brought to the desired state should it differ), or, when there is none, the POST is sent
+   * again, a bounded number of times.
+   */
+  async function createSafely(change: PlanChange, payload: Record<string, unknown>): Promise<{ remoteId: string; recovered: boolean }> {
+    const key = lockKey(change.kind, change.logicalId)
+    const pending = pendingCreate(change.kind, change.logicalId, payload)
+    ;(lock.pending ??= {})[key] = pending
+    save()
+    let uncertain = false
+    for (let attempt = 0; ; attempt++) {
+      let failure: unknown
+      try {
+        const result = await createResource(client, change.kind, payload)
+        claimed.add(result.remoteId)
+        return { remoteId: result.remoteId, recovered: false }
+      } catch (error) {
+        failure = error
+      }
+      if (uncertain && failure instanceof ConflictError && change.kind === 'variable' && typeof payload.key === 'string') {
+        // an earlier attempt did create it: make sure it holds what was sent
+        await updateResource(client, change.kind, payload.key, payload)
+        claimed.add(payload.key)
+        return { remoteId: payload.key, recovered: true }
+      }
+      if (!isOutcomeUnknown(failure)) {
+        if (!uncertain) {
+          // refused outright: nothing was made, nothing is pending
+          delete lock.pending?.[key]
+          save()
+        }
+        throw failure
+      }
+      uncertain = true
+      const found = await findAfterLostAnswer(change.kind, pending)
+      if (found) {
+        claimed.add(found.remoteId)
+        if (appliedHash(change.kind, found.record) !== pending.appliedHash || pending.secretHash) {
+          await updateResource(client, change.kind, found.remoteId, payload)
+        }
+        return { remoteId: found.remoteId, recovered: true }
+      }
+      if (attempt >= createBackoff.retries) {
+        const error = failure as Error
+        error.message += ` (the create was tried ${attempt + 1} times and made nothing; the next apply checks again before creating)`
+        throw error
+      }
+      await sleep(backoffDelay(attempt, createBackoff))
+    }
+  }
+
+  async function findAfterLostAnswer(kind: ResourceKind, pending: ReturnType<typeof pendingCreate>) {
+    const remote = await fetchRemoteState(client, [kind])
+    const taken = new Set(claimed)
+    for (const entry of Object.values(lock.resources)) if (entry.kind === kind) taken.add(entry.remoteId)
+    return findCreated(pending, remote.records[kind] as Record<string, RemoteRecord>, taken, ENDPOINTS[kind].idOf)
   }
   const forget = (change: PlanChange) => {
     delete lock.resources[lockKey(change.kind, change.logicalId)]
@@ -120,12 +205,17 @@ export async function executePlan(options: ApplyOptions): Promise<ApplyResult> {
         const { payload, unresolved } = resolveRefs(resource, lookup)
         if (unresolved.length > 0) throw new Error(`${change.kind} ${change.logicalId} references ${unresolved.join(', ')}, which has no remote id`)
         if (change.action === 'create') {
-          const result = await createResource(client, change.kind, payload)
+          const result = await createSafely(change, payload)
           record(change, result.remoteId, payload)
           outcome.verb = 'created'
           outcome.remoteId = result.remoteId
+          if (result.recovered) {
+            outcome.recovered = true
+            recovered++
+          }
         } else if (change.action === 'update') {
-          await updateResource(client, change.kind, change.remoteId!, payload)
+          // adopted with nothing to change: only recorded
+          if (!change.adopted || (change.fieldDiffs?.length ?? 0) > 0) await updateResource(client, change.kind, change.remoteId!, payload)
           record(change, change.remoteId!, payload)
           outcome.verb = 'updated'
           outcome.remoteId = change.remoteId
@@ -136,7 +226,7 @@ export async function executePlan(options: ApplyOptions): Promise<ApplyResult> {
             if (!(error instanceof NotFoundError)) throw error
           }
           forget(change)
-          const result = await createResource(client, change.kind, payload)
+          const result = await createSafely(change, payload)
           record(change, result.remoteId, payload)
           outcome.verb = 'replaced'
           outcome.remoteId = result.remoteId
@@ -171,5 +261,5 @@ export async function executePlan(options: ApplyOptions): Promise<ApplyResult> {
   }
 
   options.signal?.removeEventListener('abort', onAbort)
-  return { outcomes, failed: outcomes.filter((o) => !o.ok), notStarted, interrupted: options.signal?.aborted ?? false }
+  return { outcomes, failed: outcomes.filter((o) => !o.ok), notStarted, interrupted: options.signal?.aborted ?? false, recovered }
 }

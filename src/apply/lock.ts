@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync, unlinkSync } from 'node:fs'
+import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs'
 import { dirname, basename, join } from 'node:path'
 import type { ResourceKind } from '../project/types.js'
 import { stableStringify } from '../plan/stable-json.js'
@@ -23,11 +23,29 @@ export interface LockEntry {
   secretHash?: string
 }
 
+/**
+ * A create sent (or about to be sent) whose answer has not been recorded yet. Written before the
+ * POST: when the answer is lost (timeout, reset, the process killed), the next plan finds the
+ * resource the POST made by these identifying fields and adopts it instead of creating it twice.
+ */
+export interface PendingCreate {
+  kind: ResourceKind
+  logicalId: string
+  /** `sha256:` of the normalized payload sent, as `appliedHash`. */
+  appliedHash: string
+  /** Fields that find the resource again in a list: name (checks, services, windows), key (variables), url (status pages). */
+  match: Record<string, string>
+  /** Fingerprint of a secret variable's value, as in LockEntry. */
+  secretHash?: string
+}
+
 export interface LockFile {
   version: 1
   target: LockTarget
   /** Keyed by `${kind}:${logicalId}`. */
   resources: Record<string, LockEntry>
+  /** Creates whose outcome is not known yet, keyed as `resources`; absent when there are none. */
+  pending?: Record<string, PendingCreate>
 }
 
 export const LOCK_FILE_NAME = 'monitoring.lock.json'
@@ -77,12 +95,30 @@ export function serializeLock(lock: LockFile): string {
   return `${stableStringify(lock, 2)}\n`
 }
 
-/** Writes the lock atomically: a temporary file in the same folder, then rename over the old one. */
+const cleaned = new Set<string>()
+
+/**
+ * Writes the lock atomically: a temporary file in the same folder, flushed to disk, then renamed
+ * over the old one. A process killed at any moment leaves the old lock or the new one, never a
+ * mix; the temporary file a killed writer leaves behind is removed by the next writer.
+ */
 export function writeLock(path: string, lock: LockFile): void {
-  mkdirSync(dirname(path), { recursive: true })
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`)
+  const dir = dirname(path)
+  mkdirSync(dir, { recursive: true })
+  const temp = join(dir, `.${basename(path)}.${process.pid}.tmp`)
+  if (!cleaned.has(path)) {
+    cleaned.add(path)
+    removeStrayTemps(dir, basename(path), temp)
+  }
+  if (lock.pending && Object.keys(lock.pending).length === 0) delete lock.pending
   try {
-    writeFileSync(temp, serializeLock(lock))
+    const fd = openSync(temp, 'w')
+    try {
+      writeSync(fd, serializeLock(lock))
+      fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
     renameSync(temp, path)
   } catch (error) {
     try {
@@ -91,6 +127,24 @@ export function writeLock(path: string, lock: LockFile): void {
       // nothing to clean up
     }
     throw new LockError(`Cannot write the lock file ${path}: ${(error as Error).message}`)
+  }
+}
+
+/** Temporary files of writers that died before their rename (one writer at a time: see process-lock.ts). */
+function removeStrayTemps(dir: string, name: string, own: string): void {
+  let names: string[]
+  try {
+    names = readdirSync(dir)
+  } catch {
+    return
+  }
+  for (const file of names) {
+    if (!file.startsWith(`.${name}.`) || !file.endsWith('.tmp') || join(dir, file) === own) continue
+    try {
+      unlinkSync(join(dir, file))
+    } catch {
+      // gone already, or not ours to remove
+    }
   }
 }
 

@@ -21,6 +21,8 @@ export function engineOptions<T>(yargs: Argv<T>) {
     .option('account-id', { type: 'string', describe: 'Account id, sent as x-service-account (env MONITORING_ACCOUNT_ID)' })
     .option('lock', { type: 'string', describe: `Lock file (default: monitoring.lock.json beside the config; .monitors/local.lock.json for the embedded server)` })
     .option('timeout', { type: 'number', default: 30, describe: 'Seconds to wait for each API answer' })
+    .option('retries', { type: 'number', default: 4, describe: 'Times a request is sent again after a 5xx, a timeout or a lost connection (backoff with jitter)' })
+    .option('insecure-http', { type: 'boolean', default: false, describe: 'Allow a plain http:// API URL to a host other than this machine (the key travels in clear)' })
 }
 
 export function applyOptions<T>(yargs: Argv<T>) {
@@ -81,7 +83,16 @@ export async function holdApplyLock(session: Session, command: string, lockTimeo
   if (timeoutMs === undefined) {
     throw Object.assign(new Error(`--lock-timeout "${lockTimeout}" is not a duration (e.g. 30s, 5m).`), { userError: true })
   }
-  return acquireApplyLock(join(session.open.stateDir, 'apply.lock'), { timeoutMs, command })
+  const held = await acquireApplyLock(join(session.open.stateDir, 'apply.lock'), { timeoutMs, command })
+  try {
+    // read again now that no other apply runs: one that held the lock may have changed it
+    session.lock = readLock(session.open.lockPath)
+    assertLockTarget(session.lock, session.open.target, session.open.lockPath)
+  } catch (error) {
+    held.release()
+    throw error
+  }
+  return held
 }
 
 /**

@@ -6,6 +6,7 @@ import { applyCommand } from './commands/apply.js'
 import { destroyCommand } from './commands/destroy.js'
 import { initCommand } from './commands/init.js'
 import { reportError } from './output.js'
+import { addSecret, redact } from '../api/redact.js'
 
 // Handlers may resolve to an exit code (see ./command.ts) or set nothing (exit 0).
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -17,6 +18,12 @@ const COMMANDS = [initCommand, validateCommand, planCommand, applyCommand, destr
  * printed as one clear line (no stack), see ./output.ts.
  */
 export async function main(argv: string[]): Promise<number> {
+  // masked in every message from the start, even one about the arguments themselves
+  addSecret(process.env.MONITORING_API_KEY)
+  argv.forEach((arg, i) => {
+    if (arg === '--api-key' || arg === '--apiKey') addSecret(argv[i + 1])
+    else if (arg.startsWith('--api-key=') || arg.startsWith('--apiKey=')) addSecret(arg.slice(arg.indexOf('=') + 1))
+  })
   let exitCode = 0
   let parser: Argv = yargs(argv)
     .scriptName('monitors')
@@ -30,7 +37,7 @@ export async function main(argv: string[]): Promise<number> {
     .wrap(Math.min(100, process.stdout.columns || 100))
     .fail((message, error) => {
       if (error) throw error
-      process.stderr.write(`monitors: ${message}\nRun "monitors --help" for usage.\n`)
+      process.stderr.write(`monitors: ${redact(message)}\nRun "monitors --help" for usage.\n`)
       exitCode = 1
     })
   for (const command of COMMANDS) {

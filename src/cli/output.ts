@@ -1,4 +1,5 @@
 import pc from 'picocolors'
+import { redact } from '../api/redact.js'
 
 /**
  * Errors a user can cause carry `userError: true` (any module may define such a class; nothing
@@ -11,12 +12,12 @@ export function isUserError(error: unknown): error is Error & { userError: true;
 
 export function reportError(error: unknown): number {
   if (isUserError(error)) {
-    process.stderr.write(`${pc.red('Error:')} ${error.message}\n`)
+    process.stderr.write(`${pc.red('Error:')} ${redact(error.message)}\n`)
     return error.exitCode ?? 1
   }
   const message = error instanceof Error ? error.message : String(error)
-  process.stderr.write(`${pc.red('Internal error:')} ${message}\n`)
-  if (process.env.MONITORS_DEBUG && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`)
+  process.stderr.write(`${pc.red('Internal error:')} ${redact(message)}\n`)
+  if (process.env.MONITORS_DEBUG && error instanceof Error && error.stack) process.stderr.write(`${redact(error.stack)}\n`)
   else process.stderr.write('This is a bug in monitors. Run again with MONITORS_DEBUG=1 for details.\n')
   return 1
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { ApiClient } from '../api/client.js'
+import { redactUrl } from '../api/redact.js'
 import { LOCK_FILE_NAME, type LockTarget } from '../apply/lock.js'
 
 /** Where the CLI sends requests, resolved from flags, the config and the environment. */
@@ -13,6 +14,10 @@ export interface TargetFlags {
   lock?: string
   /** Per-request timeout in seconds. */
   timeout?: number
+  /** Retries of a request after a 5xx, a timeout or a lost connection. */
+  retries?: number
+  /** Allow plain http:// to a host that is not this machine. */
+  insecureHttp?: boolean
 }
 
 export interface ProjectLocation {
@@ -55,14 +60,19 @@ export async function openTarget(
   const apiKey = pick(flags.apiKey, api.apiKey, env.MONITORING_API_KEY)
   const accountId = pick(flags.accountId, api.accountId, env.MONITORING_ACCOUNT_ID)
   const timeoutMs = flags.timeout !== undefined ? Math.round(flags.timeout * 1000) : undefined
+  if (timeoutMs !== undefined && !(timeoutMs > 0)) throw new TargetError(`--timeout must be a number of seconds above 0 (got ${flags.timeout}).`)
+  if (flags.retries !== undefined && !(Number.isInteger(flags.retries) && flags.retries >= 0 && flags.retries <= 20)) {
+    throw new TargetError(`--retries must be a whole number from 0 to 20 (got ${flags.retries}).`)
+  }
+  const retry = flags.retries !== undefined ? { retries: flags.retries } : undefined
   const stateDir = join(project.rootDir, STATE_DIR)
   const explicitLock = flags.lock ? resolve(flags.lock) : undefined
 
   if (baseUrl) {
     if (!apiKey) {
-      throw new TargetError(`No API key for ${baseUrl}: set MONITORING_API_KEY or pass --api-key.`)
+      throw new TargetError(`No API key for ${redactUrl(baseUrl)}: set MONITORING_API_KEY or pass --api-key.`)
     }
-    const client = new ApiClient({ baseUrl, apiKey, accountId, timeoutMs })
+    const client = new ApiClient({ baseUrl, apiKey, accountId, timeoutMs, retry, insecureHttp: flags.insecureHttp })
     return {
       target: { id: targetId(baseUrl), baseUrl: client.baseUrl, ...(accountId ? { accountId } : {}), embedded: false },
       client,
@@ -79,7 +89,7 @@ export async function openTarget(
   const server = await startLocalServer({ dbPath, apiKeys: [{ key, accountId: 'local' }], log: false })
   const shown = relative(process.cwd(), dbPath) || dbPath
   notify(`Using the embedded local server (${shown}); set MONITORING_API_URL to use a remote service.`)
-  const client = new ApiClient({ baseUrl: server.url, apiKey: key, accountId: 'local', timeoutMs })
+  const client = new ApiClient({ baseUrl: server.url, apiKey: key, accountId: 'local', timeoutMs, retry })
   return {
     target: { id: 'local', baseUrl: `embedded:${STATE_DIR}/local.db`, accountId: 'local', embedded: true },
     client,

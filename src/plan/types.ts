@@ -24,6 +24,12 @@ export interface PlanChange {
    * when it is gone from the code too, only forgotten from the lock (action delete).
    */
   drift?: boolean
+  /**
+   * Made by an earlier apply whose answer was lost (a pending create in the lock) and found by
+   * its identifying fields: recorded instead of created twice (an update, without a request
+   * when nothing differs).
+   */
+  adopted?: boolean
   /** Why the action was chosen when it is not obvious (replace, drift). */
   reason?: string
   fieldDiffs?: FieldDiff[]

@@ -1,0 +1,53 @@
+import type { ResourceKind } from '../project/types.js'
+import type { RemoteRecord } from '../api/resources.js'
+import { appliedHash, secretHashOf } from '../plan/hashes.js'
+import type { PendingCreate } from './lock.js'
+
+/**
+ * The fields that find a resource again in its list when the answer to its POST was lost.
+ * Checks are listed per kind already (so the check type is implied); a variable's key and a
+ * status page's url are unique on the service, the others are names.
+ */
+export const IDENTITY_FIELDS: Record<ResourceKind, readonly string[]> = {
+  variable: ['key'],
+  'status-page-service': ['name'],
+  'maintenance-window': ['name'],
+  'dns-check': ['name'],
+  'icmp-check': ['name'],
+  'status-page': ['url'],
+}
+
+/** The pending-create record written before a POST of `payload`. */
+export function pendingCreate(kind: ResourceKind, logicalId: string, payload: Record<string, unknown>): PendingCreate {
+  const match: Record<string, string> = {}
+  for (const field of IDENTITY_FIELDS[kind]) if (payload[field] !== undefined && payload[field] !== null) match[field] = String(payload[field])
+  const pending: PendingCreate = { kind, logicalId, appliedHash: appliedHash(kind, payload), match }
+  const secretHash = secretHashOf(kind, payload)
+  if (secretHash) pending.secretHash = secretHash
+  return pending
+}
+
+/**
+ * The remote record a lost create made: one not `taken` (managed or claimed already) whose
+ * identifying fields match. Of several, the one whose normalized content is what was sent, else
+ * the newest. Undefined when there is none (the create never happened).
+ */
+export function findCreated(
+  pending: PendingCreate,
+  records: Record<string, RemoteRecord>,
+  taken: ReadonlySet<string>,
+  idOf: (record: RemoteRecord) => string = (record) => String(pending.kind === 'variable' ? record.key : record.id),
+): { remoteId: string; record: RemoteRecord } | undefined {
+  const fields = Object.entries(pending.match)
+  if (fields.length === 0) return undefined
+  const candidates: Array<{ remoteId: string; record: RemoteRecord }> = []
+  for (const record of Object.values(records)) {
+    const remoteId = idOf(record)
+    if (taken.has(remoteId)) continue
+    if (fields.every(([field, value]) => record[field] !== undefined && String(record[field]) === value)) candidates.push({ remoteId, record })
+  }
+  if (candidates.length <= 1) return candidates[0]
+  const same = candidates.find((c) => appliedHash(pending.kind, c.record) === pending.appliedHash)
+  if (same) return same
+  return candidates.sort((a, b) => String(b.record.created_at ?? '').localeCompare(String(a.record.created_at ?? '')))[0]
+}
