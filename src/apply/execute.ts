@@ -20,7 +20,7 @@ export const TIERS: ResourceKind[][] = [
   ['status-page'],
 ]
 
-export type OperationVerb = 'created' | 'updated' | 'replaced' | 'deleted' | 'forgotten'
+export type OperationVerb = 'created' | 'updated' | 'replaced' | 'deleted' | 'forgotten' | 'moved'
 
 export interface OperationOutcome {
   change: PlanChange
@@ -74,8 +74,9 @@ export async function executePlan(options: ApplyOptions): Promise<ApplyResult> {
 
   const work = plan.changes.filter((c) => c.action !== 'noop')
   const phases: PlanChange[][] = []
-  for (let t = 0; t < TIERS.length; t++) phases.push(work.filter((c) => c.action !== 'delete' && tierOf(c.kind) === t))
-  for (let t = TIERS.length - 1; t >= 0; t--) phases.push(work.filter((c) => c.action === 'delete' && tierOf(c.kind) === t))
+  const removing = (c: PlanChange) => c.action === 'delete' || c.action === 'forget'
+  for (let t = 0; t < TIERS.length; t++) phases.push(work.filter((c) => !removing(c) && tierOf(c.kind) === t))
+  for (let t = TIERS.length - 1; t >= 0; t--) phases.push(work.filter((c) => removing(c) && tierOf(c.kind) === t))
 
   const outcomes: OperationOutcome[] = []
   const notStarted: PlanChange[] = []
@@ -185,7 +186,25 @@ export async function executePlan(options: ApplyOptions): Promise<ApplyResult> {
     const started = performance.now()
     const outcome: OperationOutcome = { change, ok: false, ms: 0 }
     try {
-      if (change.action === 'delete') {
+      if (change.movedFrom) {
+        // A rename (aliases): the lock entry moves to the new logical id; nothing is sent.
+        const from = lockKey(change.kind, change.movedFrom)
+        const moved = lock.resources[from]
+        if (moved) {
+          delete lock.resources[from]
+          lock.resources[lockKey(change.kind, change.logicalId)] = { ...moved, logicalId: change.logicalId }
+          save()
+        }
+      }
+      if (change.action === 'move') {
+        outcome.verb = 'moved'
+        outcome.remoteId = change.remoteId
+      } else if (change.action === 'forget') {
+        // retainOnDelete: left running remotely, only dropped from the lock
+        outcome.verb = 'forgotten'
+        outcome.remoteId = change.remoteId
+        forget(change)
+      } else if (change.action === 'delete') {
         if (change.drift) {
           outcome.verb = 'forgotten'
         } else {

@@ -21,6 +21,10 @@ export interface LockEntry {
   name?: string
   /** Fingerprint of a secret variable's value (see plan/secrets.ts); never the value. */
   secretHash?: string
+  /** `protect: true` when last applied: a plan that deletes it is refused even once it is gone from the code. */
+  protect?: true
+  /** `retainOnDelete: true` when last applied: removing it from the code only forgets it. */
+  retainOnDelete?: true
 }
 
 /**
@@ -173,4 +177,31 @@ export function assertLockTarget(lock: LockFile | undefined, target: LockTarget,
       `or pass --lock <file> to keep a separate lock file for this target` +
       (count > 0 ? ` (the ${count} resources in ${path} stay where they are).` : '.'),
   )
+}
+
+/**
+ * Records the code's resource options (`protect`, `retainOnDelete`) on the lock entries of the
+ * resources that have one, so that they still apply once the construct is removed from the code.
+ * Returns whether anything changed (no request is needed: the options are local).
+ */
+export function syncLockOptions(
+  lock: LockFile,
+  resources: ReadonlyArray<{ kind: ResourceKind; logicalId: string; options: { protect?: boolean; retainOnDelete?: boolean } }>,
+): boolean {
+  let changed = false
+  for (const resource of resources) {
+    const entry = lock.resources[lockKey(resource.kind, resource.logicalId)]
+    if (!entry) continue
+    for (const option of ['protect', 'retainOnDelete'] as const) {
+      const want = resource.options[option] === true
+      if (want && entry[option] !== true) {
+        entry[option] = true
+        changed = true
+      } else if (!want && entry[option] !== undefined) {
+        delete entry[option]
+        changed = true
+      }
+    }
+  }
+  return changed
 }

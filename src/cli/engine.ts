@@ -11,6 +11,8 @@ import { openTarget, type OpenTarget, type TargetFlags } from './target.js'
 /** Flags shared by plan, apply and destroy. */
 export interface EngineArgs extends TargetFlags {
   config?: string
+  target?: string[]
+  format?: OutputFormat
 }
 
 export function engineOptions<T>(yargs: Argv<T>) {
@@ -23,6 +25,17 @@ export function engineOptions<T>(yargs: Argv<T>) {
     .option('timeout', { type: 'number', default: 30, describe: 'Seconds to wait for each API answer' })
     .option('retries', { type: 'number', default: 4, describe: 'Times a request is sent again after a 5xx, a timeout or a lost connection (backoff with jitter)' })
     .option('insecure-http', { type: 'boolean', default: false, describe: 'Allow a plain http:// API URL to a host other than this machine (the key travels in clear)' })
+    .option('target', { type: 'string', array: true, describe: 'Limit to this resource and what it depends on: kind:logicalId (e.g. dns-check:shop-dns or DnsCheck:shop-dns); repeatable' })
+}
+
+export type OutputFormat = 'text' | 'markdown' | 'json'
+
+export function formatOption<T>(yargs: Argv<T>) {
+  return yargs.option('format', {
+    choices: ['text', 'markdown', 'json'] as const,
+    default: 'text' as const,
+    describe: 'Output: text for a terminal, markdown for a pull-request comment, json for programs (docs/plan-json.md). With markdown or json, stdout carries only that; everything else goes to stderr',
+  })
 }
 
 export function applyOptions<T>(yargs: Argv<T>) {
@@ -32,7 +45,18 @@ export function applyOptions<T>(yargs: Argv<T>) {
     .option('lock-timeout', { type: 'string', default: '0', describe: 'How long to wait for another apply in this checkout to finish (e.g. 30s, 5m); 0 refuses at once' })
 }
 
-export const out = (text: string) => process.stdout.write(text)
+let humanToStderr = false
+/**
+ * With `--format markdown|json`, stdout carries that document alone (`> plan.md` in CI): text
+ * for humans then goes to stderr.
+ */
+export function setStdoutFormat(format: OutputFormat | undefined): void {
+  humanToStderr = format !== undefined && format !== 'text'
+}
+/** Text for humans: stdout, or stderr while stdout carries a document. */
+export const out = (text: string) => (humanToStderr ? process.stderr : process.stdout).write(text)
+/** The document itself (markdown or JSON): always stdout. */
+export const data = (text: string) => process.stdout.write(text)
 export const err = (text: string) => process.stderr.write(text)
 export const useColor = () => pc.isColorSupported
 
@@ -116,8 +140,8 @@ export async function confirm(question: string, yes: boolean, what: string): Pro
   }
 }
 
-const SIGNS: Record<string, string> = { created: '+', updated: '~', replaced: '±', deleted: '-', forgotten: '-' }
-const VERB_OF_ACTION: Record<string, string> = { create: 'create', update: 'update', replace: 'replace', delete: 'delete' }
+const SIGNS: Record<string, string> = { created: '+', updated: '~', replaced: '±', deleted: '-', forgotten: '-', moved: '→' }
+const VERB_OF_ACTION: Record<string, string> = { create: 'create', update: 'update', replace: 'replace', delete: 'delete', move: 'move', forget: 'forget' }
 
 /** One line per operation: `+ dns-check shop-dns created (id 6f1c2a3b…) 123ms`. */
 export function outcomeLine(outcome: OperationOutcome): string {
@@ -130,7 +154,11 @@ export function outcomeLine(outcome: OperationOutcome): string {
   const sign = SIGNS[outcome.verb!] ?? '•'
   const colour = outcome.verb === 'created' ? c.green : outcome.verb === 'updated' || outcome.verb === 'replaced' ? c.yellow : c.red
   const id = outcome.remoteId ? ` (id ${shortId(outcome.remoteId)})` : ''
-  const note = outcome.alreadyGone ? c.dim(' (was already gone)') : outcome.verb === 'forgotten' ? c.dim(' (already gone; removed from the lock)') : ''
+  const note = outcome.alreadyGone
+    ? c.dim(' (was already gone)')
+    : outcome.verb === 'forgotten'
+      ? c.dim(change.action === 'forget' ? ' (retainOnDelete: removed from the lock, still running)' : ' (already gone; removed from the lock)')
+      : outcome.verb === 'moved' ? c.dim(` (from ${change.movedFrom}; lock only)`) : ''
   return `${colour(sign)} ${who} ${outcome.verb}${id}${note} ${c.dim(`${outcome.ms}ms`)}\n`
 }
 
@@ -146,7 +174,7 @@ export function reportResult(result: ApplyResult, lockPath: string, what: 'Apply
   if (result.failed.length === 0 && !result.interrupted) {
     const parts = what === 'Destroy'
       ? [`${count('deleted') + count('forgotten')} deleted`]
-      : [`${count('created')} created`, `${count('updated')} updated`, ...(count('replaced') ? [`${count('replaced')} replaced`] : []), `${count('deleted') + count('forgotten')} deleted`]
+      : [`${count('created')} created`, `${count('updated')} updated`, ...(count('replaced') ? [`${count('replaced')} replaced`] : []), `${count('deleted') + count('forgotten')} deleted`, ...(count('moved') ? [`${count('moved')} moved`] : [])]
     out(`\n${c.green(`${what} complete:`)} ${parts.join(', ')}.\n`)
     return 0
   }

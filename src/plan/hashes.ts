@@ -28,9 +28,12 @@ export function appliedHash(kind: ResourceKind, payload: Record<string, unknown>
   return hashValue(maskSecrets(kind, normalize(kind, payload)))
 }
 
-/** A plan's `desiredHash`: the normalized desired payload, secrets as fingerprints. */
+/**
+ * A plan's `desiredHash`: the normalized desired payload, secret values masked (a saved plan
+ * fingerprints secrets separately, salted: see saved.ts).
+ */
 export function desiredHash(kind: ResourceKind, normalized: Record<string, unknown>): string {
-  return hashValue(maskSecrets(kind, normalized, fingerprintSecret))
+  return hashValue(maskSecrets(kind, normalized))
 }
 
 /** The fingerprint of a secret variable's value for the lock, or undefined. */

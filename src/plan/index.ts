@@ -2,7 +2,7 @@ import type { DesiredResource, ResourceKind } from '../project/types.js'
 import type { ApiClient } from '../api/client.js'
 import { fetchRemoteState, type RemoteState } from '../api/resources.js'
 import type { LockFile } from '../apply/lock.js'
-import { computePlan } from './plan.js'
+import { computePlan, type PlanInput } from './plan.js'
 import type { Plan } from './types.js'
 
 export * from './types.js'
@@ -24,7 +24,8 @@ export async function planAgainst(options: {
   desired: readonly DesiredResource[]
   lock: LockFile | undefined
   target: Plan['target']
+  codeOptions?: PlanInput['codeOptions']
 }): Promise<{ plan: Plan; remote: RemoteState }> {
   const remote = await fetchRemoteState(options.client, kindsToRead(options.desired, options.lock))
-  return { plan: computePlan({ desired: options.desired, lock: options.lock, remote, target: options.target }), remote }
+  return { plan: computePlan({ desired: options.desired, lock: options.lock, remote, target: options.target, codeOptions: options.codeOptions }), remote }
 }

@@ -1,7 +1,12 @@
 import type { ResourceKind } from '../project/types.js'
 import type { LockTarget } from '../apply/lock.js'
 
-export type PlanAction = 'create' | 'update' | 'replace' | 'delete' | 'noop'
+/**
+ * `move`: a rename through `aliases`: the lock entry moves to the new logical id, no request is
+ * sent (a move with field changes is an `update` with `movedFrom`). `forget`: removed from the
+ * code with `retainOnDelete`: dropped from the lock, left running remotely.
+ */
+export type PlanAction = 'create' | 'update' | 'replace' | 'delete' | 'move' | 'forget' | 'noop'
 
 /** One changed field. `old` / `new` are absent when the field is added / removed. */
 export interface FieldDiff {
@@ -24,6 +29,15 @@ export interface PlanChange {
    * when it is gone from the code too, only forgotten from the lock (action delete).
    */
   drift?: boolean
+  /**
+   * Changed outside monitors: the code is as last applied (its hash equals the lock's
+   * `appliedHash`) but the remote differs. The field diffs read remote value → code value;
+   * applying reverts the remote to the code. With `changedInCode` too, both sides changed.
+   */
+  changedOutside?: boolean
+  changedInCode?: boolean
+  /** The logical id this resource had in the lock (a rename through `aliases`). */
+  movedFrom?: string
   /**
    * Made by an earlier apply whose answer was lost (a pending create in the lock) and found by
    * its identifying fields: recorded instead of created twice (an update, without a request
@@ -49,8 +63,18 @@ export interface PlanSummary {
   create: number
   update: number
   delete: number
+  move: number
+  forget: number
   noop: number
   drift: number
+}
+
+/** A delete (or replace) of a resource marked `protect: true`: the plan is refused. */
+export interface ProtectedChange {
+  kind: ResourceKind
+  logicalId: string
+  action: PlanAction
+  file?: string
 }
 
 export interface Plan {
@@ -60,6 +84,8 @@ export interface Plan {
   /** Remote resources the lock does not know, left alone, counted per kind. */
   unmanaged: Record<string, number>
   summary: PlanSummary
+  /** Deletes or replaces of protected resources: such a plan must not run (see assertUnprotected). */
+  protected?: ProtectedChange[]
 }
 
 export const hasChanges = (plan: Plan) => plan.changes.some((change) => change.action !== 'noop')

@@ -94,7 +94,7 @@ describe('monitors plan / apply / destroy', () => {
     expect(plan.code, plan.output).toBe(2)
     expect(plan.stdout).toContain('~ dns-check shop-dns')
     expect(plan.stdout).toContain('~ frequency: 10 → 5')
-    expect(plan.stdout).toContain('~ value: (secret) → (secret)')
+    expect(plan.stdout).toContain('~ value: (secret changed)')
     expect(plan.output).not.toContain('very-secret')
     expect(plan.stdout).toContain('Plan: 0 to create, 2 to update, 0 to delete.')
 

@@ -71,7 +71,7 @@ describe('plan and apply against the local server', () => {
     const second = await cycle(lockPath, [secret('s3cr3t-two')])
     expect(second.before.summary.update).toBe(1)
     const text = renderPlanText(second.before)
-    expect(text).toContain('value: (secret) → (secret)')
+    expect(text).toContain('value: (secret changed)')
     expect(text).not.toContain('s3cr3t')
     expect(second.after.summary.update).toBe(0)
   })

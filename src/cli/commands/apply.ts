@@ -1,52 +1,138 @@
+import { resolve } from 'node:path'
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
-import { planAgainst, renderPlanText, hasChanges } from '../../plan/index.js'
-import { executePlan } from '../../apply/execute.js'
+import { planAgainst, hasChanges, summarize, kindsToRead, type Plan } from '../../plan/index.js'
+import { assertUnprotected, selectTargets } from '../../plan/select.js'
+import { executePlan, type ApplyResult } from '../../apply/execute.js'
+import { syncLockOptions, writeLock } from '../../apply/lock.js'
+import type { DesiredResource } from '../../project/types.js'
 import {
-  applyOptions, confirm, interruptible, err, holdApplyLock, loadOrReport, openSession, out, outcomeLine, reportResult, useColor, workingLock,
-  type EngineArgs,
+  applyOptions, confirm, data, interruptible, err, formatOption, holdApplyLock, loadOrReport, openSession, out, outcomeLine, reportResult,
+  setStdoutFormat, workingLock, type EngineArgs, type OutputFormat, type Session,
 } from '../engine.js'
+import { printPlan, readLockText } from './plan.js'
 
 export interface ApplyArgs extends EngineArgs {
   yes?: boolean
   concurrency?: number
   lockTimeout?: string
+  plan?: string
+}
+
+class StalePlanError extends Error {
+  readonly userError = true as const
 }
 
 /**
- * `monitors apply`: plans, shows the plan, asks (or takes --yes), then runs the operations in
- * dependency order, a few at a time, one line each; the lock is rewritten after every success.
+ * Runs a plan's operations against the session's target and reports them; then records the
+ * code's resource options in the lock. Shared by apply and destroy.
+ */
+export async function runPlan(options: {
+  session: Session
+  plan: Plan
+  desired: readonly DesiredResource[]
+  args: ApplyArgs
+  what: 'Apply' | 'Destroy'
+}): Promise<number> {
+  const { session, plan, args, what } = options
+  const lock = workingLock(session)
+  let result: ApplyResult | undefined
+  if (hasChanges(plan)) {
+    out('\n')
+    const interrupt = interruptible()
+    result = await executePlan({
+      signal: interrupt.signal,
+      plan,
+      desired: options.desired,
+      client: session.open.client,
+      lock,
+      lockPath: session.open.lockPath,
+      concurrency: args.concurrency,
+      onOutcome: (outcome) => (outcome.ok ? out : err)(outcomeLine(outcome)),
+    }).finally(() => interrupt.dispose())
+  }
+  // protect / retainOnDelete hold once the construct leaves the code: the lock keeps them.
+  const synced = syncLockOptions(lock, options.desired)
+  if (synced && (session.lock || result?.outcomes.some((o) => o.ok))) writeLock(session.open.lockPath, lock)
+  const code = result ? reportResult(result, session.open.lockPath, what) : 0
+  if (args.format === 'json') {
+    const { planToJson, changeToJson, PLAN_FORMAT_VERSION } = await import('../../plan/render/json.js')
+    data(`${JSON.stringify({
+      formatVersion: PLAN_FORMAT_VERSION,
+      ok: code === 0,
+      plan: planToJson(plan),
+      operations: (result?.outcomes ?? []).map((o) => ({
+        ...changeToJson(o.change),
+        ok: o.ok,
+        ...(o.verb ? { result: o.verb } : {}),
+        ...(o.remoteId ? { remoteId: o.remoteId } : {}),
+        ms: o.ms,
+        ...(o.error ? { error: o.error.message } : {}),
+      })),
+      notStarted: (result?.notStarted ?? []).map((c) => ({ kind: c.kind, logicalId: c.logicalId, action: c.action })),
+      interrupted: result?.interrupted ?? false,
+    }, null, 2)}\n`)
+  }
+  return code
+}
+
+/** `apply plan.json`: runs exactly the saved plan, or refuses it as stale naming what changed. */
+async function applySaved(args: ArgumentsCamelCase<ApplyArgs>, session: Session, desired: readonly DesiredResource[]): Promise<number> {
+  const { readSavedPlan, fingerprint, staleReasons, savedTargetMismatch } = await import('../../plan/saved.js')
+  const { fetchRemoteState } = await import('../../api/resources.js')
+  const file = args.plan!
+  const saved = readSavedPlan(resolve(file))
+  const mismatch = savedTargetMismatch(saved, session.open.target)
+  if (mismatch) throw new StalePlanError(`The saved plan ${file} cannot be applied: ${mismatch}.`)
+  const remote = await fetchRemoteState(session.open.client, kindsToRead(desired, session.lock))
+  const now = fingerprint({ desired, lock: session.lock, lockText: readLockText(session.open.lockPath), remote, salt: saved.fingerprints.secrets?.salt })
+  const reasons = staleReasons(saved, now, desired)
+  if (reasons.length > 0) {
+    throw new StalePlanError(
+      `The saved plan ${file} is stale; nothing was changed. Since it was made:\n${reasons.map((r) => `  - ${r}`).join('\n')}\n` +
+        `Make a new one with: monitors plan --out ${file}`,
+    )
+  }
+  const plan: Plan = {
+    version: 1,
+    target: saved.plan.target,
+    changes: saved.operations,
+    unmanaged: saved.plan.unmanaged,
+    summary: summarize(saved.operations),
+  }
+  assertUnprotected(plan)
+  await printPlan(plan, args.format === 'markdown' ? 'markdown' : args.format === 'json' ? undefined : 'text')
+  return runPlan({ session, plan, desired, args, what: 'Apply' })
+}
+
+/**
+ * `monitors apply [plan.json]`: plans, shows the plan, asks (or takes --yes), then runs the
+ * operations in dependency order, a few at a time, one line each; the lock is rewritten after
+ * every success. With a saved plan, runs exactly that plan (no question: it was reviewed) or
+ * refuses it as stale.
  */
 export const applyCommand = {
-  command: 'apply',
-  describe: 'Plan, confirm, then create, update and delete remote resources to match the code',
-  builder: (yargs: Argv) => applyOptions(yargs),
+  command: 'apply [plan]',
+  describe: 'Plan, confirm, then create, update and delete remote resources to match the code (or run a saved plan)',
+  builder: (yargs: Argv) =>
+    formatOption(applyOptions(yargs)).positional('plan', { type: 'string', describe: 'A plan saved by "monitors plan --out <file>": run exactly it, or refuse it as stale' }),
   handler: async (args: ArgumentsCamelCase<ApplyArgs>): Promise<number> => {
+    setStdoutFormat(args.format)
     const project = await loadOrReport(args)
     if (!project) return 1
     const session = await openSession(project, args)
     try {
       const held = await holdApplyLock(session, 'monitors apply', args.lockTimeout)
       try {
-        const { plan } = await planAgainst({ client: session.open.client, desired: project.resources, lock: session.lock, target: session.open.target })
-        out(renderPlanText(plan, { color: useColor() }))
-        if (!hasChanges(plan)) return 0
-        if (!(await confirm('\nDo you want to apply these changes?', args.yes ?? false, 'apply'))) {
+        if (args.plan) return await applySaved(args, session, project.resources)
+        const { plan: full } = await planAgainst({ client: session.open.client, desired: project.resources, lock: session.lock, target: session.open.target })
+        const plan = selectTargets(full, args.target ?? [])
+        assertUnprotected(plan)
+        await printPlan(plan, args.format === 'json' ? undefined : args.format as OutputFormat)
+        if (hasChanges(plan) && !(await confirm('\nDo you want to apply these changes?', args.yes ?? false, 'apply'))) {
           err('Apply cancelled; nothing was changed.\n')
           return 1
         }
-        out('\n')
-        const interrupt = interruptible()
-        const result = await executePlan({
-          signal: interrupt.signal,
-          plan,
-          desired: project.resources,
-          client: session.open.client,
-          lock: workingLock(session),
-          lockPath: session.open.lockPath,
-          concurrency: args.concurrency,
-          onOutcome: (outcome) => (outcome.ok ? out : err)(outcomeLine(outcome)),
-        }).finally(() => interrupt.dispose())
-        return reportResult(result, session.open.lockPath, 'Apply')
+        return await runPlan({ session, plan, desired: project.resources, args, what: 'Apply' })
       } finally {
         held.release()
       }

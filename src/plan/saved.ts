@@ -1,0 +1,158 @@
+import { createHash, randomBytes, scryptSync } from 'node:crypto'
+import { readFileSync, writeFileSync } from 'node:fs'
+import type { DesiredResource, ResourceKind } from '../project/types.js'
+import type { RemoteState } from '../api/resources.js'
+import type { LockFile } from '../apply/lock.js'
+import { maskSecrets } from './hashes.js'
+import { normalizeParsed } from './normalize.js'
+import { hashValue, stableStringify } from './stable-json.js'
+import { planToJson, PLAN_FORMAT_VERSION, type JsonPlan } from './render/json.js'
+import type { Plan, PlanChange } from './types.js'
+
+/**
+ * A saved plan (`plan --out plan.json`, `apply plan.json`): the plan, and fingerprints of what
+ * it was computed from. Apply recomputes them and runs the saved operations only when all
+ * match; otherwise it refuses, naming what changed. No secret value is in the file: secrets
+ * are masked in the plan and fingerprinted together with a random salt through scrypt.
+ */
+export interface SavedPlan {
+  formatVersion: number
+  type: 'monitors-saved-plan'
+  createdAt: string
+  plan: JsonPlan
+  /** The internal plan the executor runs (secrets masked, as in `plan`). */
+  operations: PlanChange[]
+  fingerprints: Fingerprints
+}
+
+export interface Fingerprints {
+  /** Hash of the desired state: every resource's payload (secrets masked), references and options. */
+  code: string
+  /** scrypt of every secret value of the code with `salt`; absent without secrets. */
+  secrets?: { salt: string; hash: string }
+  /** sha256 of the lock file's text, or `none`. */
+  lock: string
+  /** Every resource the lock knows: its remote record's hash, or `absent`. Keyed `kind:logicalId`. */
+  remote: Record<string, { remoteId: string; hash: string }>
+}
+
+class SavedPlanError extends Error {
+  readonly userError = true as const
+}
+
+function secretValues(desired: readonly DesiredResource[]): string[] {
+  const out: string[] = []
+  for (const r of desired) {
+    if (r.kind === 'variable' && r.payload.secret === true) out.push(`${r.kind}:${r.logicalId}\0${String(r.payload.value)}`)
+    if (Array.isArray(r.payload.environmentVariables)) {
+      for (const v of r.payload.environmentVariables as Array<Record<string, unknown>>) {
+        if (v?.secret) out.push(`${r.kind}:${r.logicalId}:${String(v.key)}\0${String(v.value)}`)
+      }
+    }
+  }
+  return out
+}
+
+export function codeFingerprint(desired: readonly DesiredResource[]): string {
+  return hashValue(desired.map((r) => ({ kind: r.kind, logicalId: r.logicalId, payload: maskSecrets(r.kind, r.payload), refs: r.refs, options: r.options })))
+}
+
+function secretsFingerprint(desired: readonly DesiredResource[], salt: string): string {
+  return scryptSync(secretValues(desired).join('\n'), Buffer.from(salt, 'base64url'), 32, { N: 1 << 14, r: 8, p: 1, maxmem: 64 * 1024 * 1024 }).toString('base64url')
+}
+
+export function lockFingerprint(lockText: string | undefined): string {
+  return lockText === undefined ? 'none' : `sha256:${createHash('sha256').update(lockText).digest('hex')}`
+}
+
+function remoteFingerprints(lock: LockFile | undefined, remote: RemoteState): Fingerprints['remote'] {
+  const out: Fingerprints['remote'] = {}
+  for (const [key, entry] of Object.entries(lock?.resources ?? {})) {
+    const record = remote.records[entry.kind as ResourceKind]?.[entry.remoteId]
+    out[key] = { remoteId: entry.remoteId, hash: record ? hashValue(normalizeParsed(entry.kind, record)) : 'absent' }
+  }
+  return out
+}
+
+export function fingerprint(options: {
+  desired: readonly DesiredResource[]
+  lock: LockFile | undefined
+  lockText: string | undefined
+  remote: RemoteState
+  salt?: string
+}): Fingerprints {
+  const out: Fingerprints = {
+    code: codeFingerprint(options.desired),
+    lock: lockFingerprint(options.lockText),
+    remote: remoteFingerprints(options.lock, options.remote),
+  }
+  if (secretValues(options.desired).length > 0) {
+    const salt = options.salt ?? randomBytes(16).toString('base64url')
+    out.secrets = { salt, hash: secretsFingerprint(options.desired, salt) }
+  }
+  return out
+}
+
+export function makeSavedPlan(plan: Plan, fingerprints: Fingerprints, now = new Date()): SavedPlan {
+  return {
+    formatVersion: PLAN_FORMAT_VERSION,
+    type: 'monitors-saved-plan',
+    createdAt: now.toISOString(),
+    plan: planToJson(plan),
+    operations: plan.changes.filter((c) => c.action !== 'noop'),
+    fingerprints,
+  }
+}
+
+export function writeSavedPlan(path: string, saved: SavedPlan): void {
+  writeFileSync(path, `${stableStringify(saved, 2)}\n`)
+}
+
+export function readSavedPlan(path: string): SavedPlan {
+  let data: unknown
+  try {
+    data = JSON.parse(readFileSync(path, 'utf8'))
+  } catch (error) {
+    const e = error as NodeJS.ErrnoException
+    throw new SavedPlanError(
+      e.code === 'ENOENT' ? `There is no saved plan at ${path}. Save one with: monitors plan --out ${path}` : `${path} is not a saved plan (${e.message.split('\n')[0]}).`,
+    )
+  }
+  const saved = data as Partial<SavedPlan>
+  if (!saved || saved.type !== 'monitors-saved-plan' || !Array.isArray(saved.operations) || !saved.fingerprints || !saved.plan) {
+    throw new SavedPlanError(`${path} is not a saved plan of monitors (made by "monitors plan --out ${path}").`)
+  }
+  if (saved.formatVersion !== PLAN_FORMAT_VERSION) {
+    throw new SavedPlanError(`${path} has format version ${saved.formatVersion}; this version of monitors applies version ${PLAN_FORMAT_VERSION}. Run plan --out again.`)
+  }
+  return saved as SavedPlan
+}
+
+/**
+ * What changed since the plan was saved, one line each; empty when the saved plan still holds.
+ */
+export function staleReasons(saved: SavedPlan, now: Fingerprints, desired: readonly DesiredResource[]): string[] {
+  const reasons: string[] = []
+  const then = saved.fingerprints
+  const secretsNow = then.secrets ? secretsFingerprint(desired, then.secrets.salt) : undefined
+  if (then.code !== now.code || (then.secrets ? secretsNow !== then.secrets.hash : now.secrets !== undefined)) {
+    reasons.push('the code changed (a check file, the config or a secret value)')
+  }
+  if (then.lock !== now.lock) reasons.push('the lock file changed (another apply ran, or it was edited)')
+  for (const [key, before] of Object.entries(then.remote)) {
+    const after = now.remote[key]
+    if (!after) continue // gone from the lock: reported as a lock change
+    if (after.hash !== before.hash) {
+      reasons.push(`remote ${key} (id ${before.remoteId}) ${after.hash === 'absent' ? 'was deleted' : before.hash === 'absent' ? 'appeared again' : 'was changed'} outside monitors`)
+    }
+  }
+  return reasons
+}
+
+export function savedTargetMismatch(saved: SavedPlan, target: Plan['target']): string | undefined {
+  const t = saved.plan.target
+  if (t.id !== target.id || (t.accountId ?? '') !== (target.accountId ?? '')) {
+    return `the plan was made for ${t.baseUrl}${t.accountId ? ` (account ${t.accountId})` : ''}, but the target is ${target.baseUrl}${target.accountId ? ` (account ${target.accountId})` : ''}`
+  }
+  return undefined
+}

@@ -1,0 +1,90 @@
+import { RESOURCE_KINDS, type ResourceKind } from '../project/types.js'
+import { summarize } from './plan.js'
+import type { Plan, PlanChange } from './types.js'
+
+class PlanRefusal extends Error {
+  readonly userError = true as const
+}
+
+const CONSTRUCT_KINDS: Record<string, ResourceKind> = {
+  envvar: 'variable',
+  statuspageservice: 'status-page-service',
+  maintenancewindow: 'maintenance-window',
+  dnscheck: 'dns-check',
+  icmpcheck: 'icmp-check',
+  statuspage: 'status-page',
+}
+
+/** `dns-check:shop-dns` or `DnsCheck:shop-dns` → `dns-check:shop-dns`; undefined when the kind is unknown. */
+export function parseTarget(text: string): string | undefined {
+  const at = text.indexOf(':')
+  if (at <= 0 || at === text.length - 1) return undefined
+  const kindText = text.slice(0, at)
+  const kind = (RESOURCE_KINDS as readonly string[]).includes(kindText) ? (kindText as ResourceKind) : CONSTRUCT_KINDS[kindText.toLowerCase()]
+  return kind ? `${kind}:${text.slice(at + 1)}` : undefined
+}
+
+/**
+ * The plan limited to the targeted resources and, transitively, what they depend on
+ * (`--target`). A target that names nothing in the code or the lock is refused, naming the
+ * allowed forms.
+ */
+export function selectTargets(plan: Plan, targets: readonly string[]): Plan {
+  if (targets.length === 0) return plan
+  const byKey = new Map<string, PlanChange>()
+  for (const change of plan.changes) byKey.set(`${change.kind}:${change.logicalId}`, change)
+  const wanted = new Set<string>()
+  const bad: string[] = []
+  for (const text of targets) {
+    const key = parseTarget(text)
+    if (!key || !byKey.has(key)) bad.push(text)
+    else wanted.add(key)
+  }
+  if (bad.length > 0) {
+    throw new PlanRefusal(
+      `--target ${bad.map((t) => JSON.stringify(t)).join(', ')} ${bad.length === 1 ? 'names' : 'name'} no resource in the code or the lock. ` +
+        `Write kind:logicalId, with kind one of ${RESOURCE_KINDS.join(', ')} (or the construct name, e.g. DnsCheck:shop-dns).`,
+    )
+  }
+  const queue = [...wanted]
+  while (queue.length > 0) {
+    const change = byKey.get(queue.pop()!)
+    for (const dep of change?.dependsOn ?? []) {
+      if (!wanted.has(dep) && byKey.has(dep)) {
+        wanted.add(dep)
+        queue.push(dep)
+      }
+    }
+  }
+  const changes = plan.changes.filter((change) => wanted.has(`${change.kind}:${change.logicalId}`))
+  const selected: Plan = { ...plan, changes, summary: summarize(changes) }
+  const prot = plan.protected?.filter((p) => wanted.has(`${p.kind}:${p.logicalId}`))
+  if (prot && prot.length > 0) selected.protected = prot
+  else delete selected.protected
+  return selected
+}
+
+/** Only the drift: what changed outside monitors (`plan --refresh-only`). */
+export function driftOnly(plan: Plan): Plan {
+  const changes = plan.changes.filter((change) => change.changedOutside || change.drift)
+  const { protected: _p, ...rest } = plan
+  return { ...rest, changes, summary: summarize(changes) }
+}
+
+/**
+ * Refuses a plan that would delete or replace a protected resource, saying how to unprotect it.
+ */
+export function assertUnprotected(plan: Plan): void {
+  if (!plan.protected || plan.protected.length === 0) return
+  const lines = plan.protected.map((p) => {
+    const where = p.file ? ` (${p.file})` : ''
+    const how = p.action === 'replace'
+      ? 'it would be replaced (deleted, then created)'
+      : p.file ? 'it would be deleted' : 'it would be deleted (it is no longer in the code)'
+    return `  ${p.kind} ${p.logicalId}${where}: ${how}`
+  })
+  throw new PlanRefusal(
+    `This plan would delete ${lines.length === 1 ? 'a protected resource' : `${lines.length} protected resources`}:\n${lines.join('\n')}\n` +
+      'To allow it, set protect: false on the construct (put it back in the code first if it was removed), run apply so the lock records it, then run this again.',
+  )
+}
