@@ -1,0 +1,203 @@
+import { existsSync, writeFileSync } from 'node:fs'
+import { resolve, relative } from 'node:path'
+import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
+import { RESOURCE_KINDS, type ResourceKind } from '../../project/types.js'
+import { globToRegExp } from '../../project/glob.js'
+import { fetchRemoteState, type RemoteState } from '../../api/resources.js'
+import { lockKey, writeLock, type LockEntry } from '../../apply/lock.js'
+import { appliedHash } from '../../plan/hashes.js'
+import { displayName } from '../../plan/plan.js'
+import { err, engineOptions, holdApplyLock, loadOrReport, openSession, out, workingLock, type EngineArgs } from '../engine.js'
+
+interface ImportArgs extends EngineArgs {
+  resources?: string[]
+  all?: boolean
+  out?: string
+  adopt?: boolean
+  lockTimeout?: string
+}
+
+class ImportError extends Error {
+  readonly userError = true as const
+}
+
+interface Candidate {
+  kind: ResourceKind
+  remoteId: string
+  logicalId: string
+  name: string
+  record: Record<string, unknown>
+}
+
+/** Remote resources the lock does not know, each with a logical id free in the code and the lock. */
+function unmanaged(remote: RemoteState, known: Set<string>): Candidate[] {
+  const out: Candidate[] = []
+  for (const kind of RESOURCE_KINDS) {
+    for (const [remoteId, record] of Object.entries(remote.records[kind])) {
+      if (known.has(lockKey(kind, remoteId))) continue
+      const name = displayName(kind, record) ?? remoteId
+      out.push({ kind, remoteId, logicalId: '', name, record })
+    }
+  }
+  return out
+}
+
+/**
+ * `monitors import`: lists remote resources the lock does not know; with `--all` or
+ * `kind:id` arguments writes constructs for them into a check file and records them in the
+ * lock, so that the next plan says `No changes.`. With `--adopt`: constructs that have no lock
+ * entry take over the remote resource of the same kind and name instead of creating another.
+ */
+export const importCommand = {
+  command: 'import [resources..]',
+  describe: 'List remote resources the lock does not know; write constructs for them (--all, or kind:id...), or adopt them (--adopt)',
+  builder: (yargs: Argv) =>
+    engineOptions(yargs)
+      .positional('resources', { type: 'string', array: true, describe: 'kind:id of the resources to import (id: the remote id, or the logical id the list suggests)' })
+      .option('all', { type: 'boolean', default: false, describe: 'Import every remote resource the lock does not know' })
+      .option('out', { type: 'string', default: 'imported.check.ts', describe: 'Check file to write the constructs into (never overwritten)' })
+      .option('adopt', { type: 'boolean', default: false, describe: 'Record remote resources of the same kind and name as constructs that have no lock entry, instead of creating duplicates' })
+      .option('lock-timeout', { type: 'string', default: '0', describe: 'How long to wait for an apply in this checkout to finish' }),
+  handler: async (args: ArgumentsCamelCase<ImportArgs>): Promise<number> => {
+    const project = await loadOrReport(args)
+    if (!project) return 1
+    const session = await openSession(project, args)
+    try {
+      const held = await holdApplyLock(session, 'monitors import', args.lockTimeout)
+      try {
+        const remote = await fetchRemoteState(session.open.client, RESOURCE_KINDS)
+        const lock = workingLock(session)
+        const known = new Set(Object.values(lock.resources).map((e) => lockKey(e.kind, e.remoteId)))
+        const candidates = unmanaged(remote, known)
+
+        if (args.adopt) return adopt(candidates, project.resources, lock, session.open.lockPath)
+
+        // logical ids: from the name, unique per kind among the code, the lock and each other
+        const taken = new Set<string>([...project.resources.map((r) => lockKey(r.kind, r.logicalId)), ...Object.keys(lock.resources)])
+        const { slug } = await import('../../plan/import/codegen.js')
+        for (const c of candidates) {
+          const base = c.kind === 'variable' ? c.remoteId : slug(c.name)
+          let id = base
+          for (let i = 2; taken.has(lockKey(c.kind, id)); i++) id = `${base}-${i}`
+          taken.add(lockKey(c.kind, id))
+          c.logicalId = id
+        }
+
+        const wanted = args.resources ?? []
+        if (!args.all && wanted.length === 0) {
+          if (candidates.length === 0) {
+            out('Every remote resource is in the lock: nothing to import.\n')
+            return 0
+          }
+          out(`${candidates.length} remote resource${candidates.length === 1 ? '' : 's'} not in the lock:\n`)
+          for (const c of candidates) out(`  ${c.kind}:${c.logicalId}  "${c.name}"  (id ${c.remoteId})\n`)
+          out('Import them with: monitors import --all (or monitors import <kind:id>...) [--out imported.check.ts]\n')
+          return 0
+        }
+
+        let chosen = args.all ? candidates : []
+        if (!args.all) {
+          const bad: string[] = []
+          for (const text of wanted) {
+            const at = text.indexOf(':')
+            const kind = text.slice(0, at)
+            const id = text.slice(at + 1)
+            const found = candidates.find((c) => c.kind === kind && (c.remoteId === id || c.logicalId === id))
+            if (at <= 0 || !found) bad.push(text)
+            else if (!chosen.includes(found)) chosen.push(found)
+          }
+          if (bad.length > 0) {
+            throw new ImportError(`${bad.map((b) => JSON.stringify(b)).join(', ')}: not a remote resource missing from the lock. Write kind:id (kind one of ${RESOURCE_KINDS.join(', ')}); run "monitors import" to list them.`)
+          }
+        }
+        // a status page or check shows services: those come along (a construct must refer to a construct)
+        for (const c of [...chosen]) {
+          const ids = serviceIds(c.record)
+          for (const id of ids) {
+            const service = candidates.find((s) => s.kind === 'status-page-service' && s.remoteId === id)
+            if (service && !chosen.includes(service)) chosen.push(service)
+            else if (!service) throw new ImportError(`${c.kind} "${c.name}" shows the status page service ${id}, which is already managed in code; import the page by hand, referring to that service's construct.`)
+          }
+        }
+        if (chosen.length === 0) {
+          out('Every remote resource is in the lock: nothing to import.\n')
+          return 0
+        }
+
+        const file = resolve(args.out ?? 'imported.check.ts')
+        if (existsSync(file)) throw new ImportError(`${args.out} already exists: import writes a new file and never overwrites one. Pass --out <new file>.`)
+        const { generateChecksFile } = await import('../../plan/import/codegen.js')
+        const defaults = (project.config.defaults ?? {}) as Record<string, unknown>
+        writeFileSync(file, generateChecksFile(chosen, defaults))
+        for (const c of chosen) {
+          const entry: LockEntry = { kind: c.kind, logicalId: c.logicalId, remoteId: c.remoteId, appliedHash: appliedHash(c.kind, c.record), name: c.name }
+          lock.resources[lockKey(c.kind, c.logicalId)] = entry
+        }
+        writeLock(session.open.lockPath, lock)
+        const shown = relative(process.cwd(), file) || file
+        for (const c of chosen) out(`+ ${c.kind} ${c.logicalId} imported (id ${c.remoteId})\n`)
+        out(`Wrote ${chosen.length} construct${chosen.length === 1 ? '' : 's'} to ${shown} and recorded them in the lock.\n`)
+        if (!project.files.some((f) => resolve(project.rootDir, f) === file) && !matches(project.config.checkMatch, relative(project.rootDir, file))) {
+          err(`Note: ${shown} is not matched by checkMatch (${project.config.checkMatch.join(', ')}); move it where the project loads it.\n`)
+        }
+        if (chosen.some((c) => c.kind === 'variable' && c.record.secret === true)) {
+          err('Note: secret values are never returned by the service; the file reads them from the environment, and the next apply sets them.\n')
+        }
+        return 0
+      } finally {
+        held.release()
+      }
+    } finally {
+      await session.close()
+    }
+  },
+} as unknown as CommandModule<object, ImportArgs>
+
+function serviceIds(record: Record<string, unknown>): string[] {
+  const ids: string[] = []
+  if (Array.isArray(record.cards)) {
+    for (const card of record.cards as Array<{ services?: Array<{ id?: unknown }> }>) for (const s of card?.services ?? []) if (typeof s?.id === 'string') ids.push(s.id)
+  }
+  const ti = record.triggerIncident as { serviceId?: unknown } | undefined
+  if (ti && typeof ti.serviceId === 'string') ids.push(ti.serviceId)
+  return ids
+}
+
+function matches(patterns: readonly string[], path: string): boolean {
+  const posix = path.split('\\').join('/')
+  return patterns.some((p) => globToRegExp(p).test(posix))
+}
+
+function adopt(
+  candidates: Candidate[],
+  desired: ReadonlyArray<{ kind: ResourceKind; logicalId: string; payload: Record<string, unknown> }>,
+  lock: ReturnType<typeof workingLock>,
+  lockPath: string,
+): number {
+  let adopted = 0
+  const used = new Set<string>()
+  for (const resource of desired) {
+    const key = lockKey(resource.kind, resource.logicalId)
+    if (lock.resources[key]) continue
+    const name = displayName(resource.kind, resource.payload)
+    const same = candidates.filter((c) => c.kind === resource.kind && c.name === name && !used.has(lockKey(c.kind, c.remoteId)))
+    if (same.length === 0) continue
+    if (same.length > 1) {
+      err(`! ${resource.kind} ${resource.logicalId}: ${same.length} remote resources are named "${name}" (ids ${same.map((s) => s.remoteId).join(', ')}); none adopted.\n`)
+      continue
+    }
+    const [match] = same
+    used.add(lockKey(match.kind, match.remoteId))
+    const entry: LockEntry = { kind: resource.kind, logicalId: resource.logicalId, remoteId: match.remoteId, appliedHash: appliedHash(resource.kind, match.record), name: match.name }
+    lock.resources[key] = entry
+    adopted++
+    out(`= ${resource.kind} ${resource.logicalId} adopted (id ${match.remoteId})\n`)
+  }
+  if (adopted === 0) {
+    out('Nothing to adopt: every construct without a lock entry has no remote resource of the same kind and name.\n')
+    return 0
+  }
+  writeLock(lockPath, lock)
+  out(`Adopted ${adopted} remote resource${adopted === 1 ? '' : 's'} into the lock; run "monitors plan" to see how they differ from the code.\n`)
+  return 0
+}

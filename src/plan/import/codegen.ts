@@ -1,0 +1,176 @@
+import type { z } from 'zod'
+import type { ResourceKind } from '../../project/types.js'
+import type { RemoteRecord } from '../../api/resources.js'
+import {
+  dnsCheckSchema, icmpCheckSchema, maintenanceWindowSchema, statusPageSchema, statusPageServiceSchema, variableSchema,
+} from '../../schema/index.js'
+import { normalize } from '../normalize.js'
+import { stableStringify } from '../stable-json.js'
+
+const SCHEMAS: Record<ResourceKind, z.ZodType> = {
+  variable: variableSchema,
+  'status-page-service': statusPageServiceSchema,
+  'maintenance-window': maintenanceWindowSchema,
+  'dns-check': dnsCheckSchema,
+  'icmp-check': icmpCheckSchema,
+  'status-page': statusPageSchema,
+}
+
+export const CONSTRUCT_OF: Record<ResourceKind, string> = {
+  variable: 'EnvVar',
+  'status-page-service': 'StatusPageService',
+  'maintenance-window': 'MaintenanceWindow',
+  'dns-check': 'DnsCheck',
+  'icmp-check': 'IcmpCheck',
+  'status-page': 'StatusPage',
+}
+
+const CHECK_KINDS = new Set<ResourceKind>(['dns-check', 'icmp-check'])
+
+/** A remote resource to write as a construct. */
+export interface ImportItem {
+  kind: ResourceKind
+  logicalId: string
+  remoteId: string
+  record: RemoteRecord
+}
+
+/** A logical id from a name: lower case, runs of other characters as one dash. */
+export function slug(name: string): string {
+  const s = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60)
+  return s || 'imported'
+}
+
+/**
+ * The props a user would write for a remote record: the normalized record, without read-only
+ * fields and without every field equal to what would be filled in anyway (the schema's default,
+ * or the config's check default).
+ */
+export function propsOf(item: ImportItem, checkDefaults: Record<string, unknown>): Record<string, unknown> {
+  const full = normalize(item.kind, item.record)
+  const schema = SCHEMAS[item.kind]
+  const props: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(full)) {
+    if (item.kind === 'variable' && key === 'key') continue
+    if (CHECK_KINDS.has(item.kind) && key in checkDefaults && checkDefaults[key] !== undefined) {
+      const d = checkDefaults[key]
+      const same = key === 'tags' && Array.isArray(d) && Array.isArray(value)
+        ? stableStringify([...new Set(d)].sort()) === stableStringify([...value].sort())
+        : stableStringify(d) === stableStringify(value)
+      if (!same) props[key] = value
+      continue
+    }
+    const kept = prune(item.kind, full, [key])
+    if (kept !== undefined) props[key] = kept
+  }
+  return props
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+function getPath(value: unknown, path: readonly string[]): unknown {
+  let node = value
+  for (const part of path) node = isPlainObject(node) ? node[part] : undefined
+  return node
+}
+
+function withoutPath(value: Record<string, unknown>, path: readonly string[]): Record<string, unknown> {
+  const copy = structuredClone(value)
+  const parent = getPath(copy, path.slice(0, -1))
+  if (isPlainObject(parent)) delete parent[path[path.length - 1]]
+  return copy
+}
+
+/**
+ * The value at `path` as a user would write it, or undefined when leaving it out gives the same
+ * result (the schema fills it in). Objects are pruned field by field.
+ */
+function prune(kind: ResourceKind, full: Record<string, unknown>, path: readonly string[]): unknown {
+  const value = getPath(full, path)
+  const parsed = SCHEMAS[kind].safeParse(withoutPath(full, path))
+  const filled = parsed.success ? getPath(normalize(kind, parsed.data as Record<string, unknown>), path) : undefined
+  if (stableStringify(filled) === stableStringify(value)) return undefined
+  if (!isPlainObject(value)) return value
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(value)) {
+    const kept = prune(kind, full, [...path, key])
+    if (kept !== undefined) out[key] = kept
+  }
+  // an object the schema requires stays, even when all its fields are defaults
+  return out
+}
+
+const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/
+
+/** A JavaScript literal, 2-space indent, single quotes; `refs` maps remote service ids to variable names. */
+function literal(value: unknown, indent: string, ref?: (value: unknown) => string | undefined): string {
+  const r = ref?.(value)
+  if (r) return r
+  if (typeof value === 'string') return quote(value)
+  if (value === null || typeof value !== 'object') return String(value)
+  const inner = `${indent}  `
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '[]'
+    const items = value.map((v) => literal(v, inner, ref))
+    const flat = `[${items.join(', ')}]`
+    if (flat.length <= 80 && !flat.includes('\n')) return flat
+    return `[\n${items.map((i) => `${inner}${i},`).join('\n')}\n${indent}]`
+  }
+  const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined)
+  if (entries.length === 0) return '{}'
+  const parts = entries.map(([k, v]) => `${IDENT.test(k) ? k : quote(k)}: ${literal(v, inner, ref)}`)
+  const flat = `{ ${parts.join(', ')} }`
+  if (flat.length <= 80 && !flat.includes('\n')) return flat
+  return `{\n${parts.map((p) => `${inner}${p},`).join('\n')}\n${indent}}`
+}
+
+function quote(text: string): string {
+  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n').replace(/\r/g, '\\r')}'`
+}
+
+function variableName(logicalId: string, taken: Set<string>): string {
+  let base = logicalId.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : '')).replace(/^[^A-Za-z_$]+/, '')
+  if (!base) base = 'service'
+  base = base[0].toLowerCase() + base.slice(1)
+  let name = base
+  for (let i = 2; taken.has(name); i++) name = `${base}${i}`
+  taken.add(name)
+  return name
+}
+
+/**
+ * A check file declaring one construct per item, services first (as variables, so that status
+ * pages and checks refer to them), formatted as a user would write it.
+ */
+export function generateChecksFile(items: readonly ImportItem[], checkDefaults: Record<string, unknown>, packageName = 'monitors-as-code'): string {
+  const order: ResourceKind[] = ['variable', 'status-page-service', 'maintenance-window', 'dns-check', 'icmp-check', 'status-page']
+  const sorted = [...items].sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind) || (a.logicalId < b.logicalId ? -1 : 1))
+  const taken = new Set<string>()
+  const serviceVar = new Map<string, string>()
+  for (const item of sorted) if (item.kind === 'status-page-service') serviceVar.set(item.remoteId, variableName(item.logicalId, taken))
+  const ref = (value: unknown) => (value && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 1 && typeof (value as { id?: unknown }).id === 'string' ? serviceVar.get((value as { id: string }).id) : undefined)
+
+  const used = new Set<string>()
+  const blocks: string[] = []
+  for (const item of sorted) {
+    const construct = CONSTRUCT_OF[item.kind]
+    used.add(construct)
+    const props = propsOf(item, checkDefaults)
+    let comment = ''
+    if (item.kind === 'variable' && props.secret === true) {
+      const envName = /^[A-Za-z_][A-Za-z0-9_]*$/.test(item.logicalId) ? item.logicalId : 'SECRET_VALUE'
+      comment = `// The service never returns a secret's value: it is read from the environment here.\n`
+      props.value = { __code: `process.env.${envName} ?? ''` }
+    }
+    if (CHECK_KINDS.has(item.kind)) {
+      const ti = props.triggerIncident as Record<string, unknown> | undefined
+      if (ti && typeof ti.serviceId === 'string' && serviceVar.has(ti.serviceId)) props.triggerIncident = { ...ti, serviceId: { __code: serviceVar.get(ti.serviceId)! } }
+    }
+    const body = literal(props, '', (v) => ref(v) ?? (v && typeof v === 'object' && '__code' in v ? String((v as { __code: string }).__code) : undefined))
+    const make = `new ${construct}(${quote(item.logicalId)}, ${body})`
+    const prefix = item.kind === 'status-page-service' ? `const ${serviceVar.get(item.remoteId)} = ` : ''
+    blocks.push(`${comment}${prefix}${make}\n`)
+  }
+  const names = [...used].sort()
+  return `// Imported from the Monitoring API by monitors import.\nimport { ${names.join(', ')} } from '${packageName}'\n\n${blocks.join('\n')}`
+}
