@@ -1,19 +1,25 @@
-import { RESOURCE_KINDS, type DesiredResource, type ResourceKind } from '../project/types.js'
+import { RESOURCE_KINDS, type DesiredResource, type ResourceKind, type ResourceOptions } from '../project/types.js'
 import type { RemoteRecord, RemoteState } from '../api/resources.js'
 import { lockKey, type LockEntry, type LockFile } from '../apply/lock.js'
 import { normalize, normalizeParsed } from './normalize.js'
 import { fieldDiffs } from './diff.js'
 import { resolveRefs, placeholder } from './refs.js'
-import { desiredHash, maskSecrets } from './hashes.js'
-import { secretMatches, SECRET_MASK } from './secrets.js'
+import { appliedHash, desiredHash, maskSecrets } from './hashes.js'
+import { secretMatches, SECRET_CHANGED, SECRET_MASK } from './secrets.js'
 import { jsonEqual } from './stable-json.js'
-import type { FieldDiff, Plan, PlanChange, PlanSummary } from './types.js'
+import type { FieldDiff, Plan, PlanChange, PlanSummary, ProtectedChange } from './types.js'
 
 export interface PlanInput {
   desired: readonly DesiredResource[]
   lock: LockFile | undefined
   remote: RemoteState
   target: Plan['target']
+  /**
+   * Resource options from the code for resources that are not desired (destroy plans against no
+   * desired resources, but `protect` and `retainOnDelete` in the code still hold), keyed by
+   * `kind:logicalId`.
+   */
+  codeOptions?: ReadonlyMap<string, ResourceOptions>
 }
 
 const KIND_ORDER = new Map(RESOURCE_KINDS.map((kind, index) => [kind, index]))
@@ -30,23 +36,49 @@ export function computePlan(input: PlanInput): Plan {
   const { desired, remote } = input
   const lockEntries = input.lock?.resources ?? {}
   const changes: PlanChange[] = []
+  const protectedChanges: ProtectedChange[] = []
+
+  // Each desired resource's lock entry: its own, or the entry of one of its aliases (a rename).
+  const desiredKeys = new Set(desired.map((r) => lockKey(r.kind, r.logicalId)))
+  const entryOf = new Map<string, { entry: LockEntry; movedFrom?: string }>()
+  const claimed = new Set<string>()
+  for (const resource of desired) {
+    const key = lockKey(resource.kind, resource.logicalId)
+    const own = lockEntries[key]
+    if (own) {
+      entryOf.set(key, { entry: own })
+      claimed.add(key)
+    }
+  }
+  for (const resource of desired) {
+    const key = lockKey(resource.kind, resource.logicalId)
+    if (entryOf.has(key) || !resource.options.aliases) continue
+    for (const alias of resource.options.aliases) {
+      const old = lockKey(resource.kind, alias)
+      if (!lockEntries[old] || desiredKeys.has(old) || claimed.has(old)) continue
+      entryOf.set(key, { entry: lockEntries[old], movedFrom: alias })
+      claimed.add(old)
+      break
+    }
+  }
+
 
   // What will be created (not in the lock, or gone remotely): references to it stay unresolved.
   const willCreate = new Set<string>()
   for (const resource of desired) {
-    const entry = lockEntries[lockKey(resource.kind, resource.logicalId)]
-    if (!entry || !remote.records[resource.kind][entry.remoteId]) willCreate.add(lockKey(resource.kind, resource.logicalId))
+    const key = lockKey(resource.kind, resource.logicalId)
+    const entry = entryOf.get(key)?.entry
+    if (!entry || !remote.records[resource.kind][entry.remoteId]) willCreate.add(key)
   }
   const lookup = (kind: ResourceKind, logicalId: string) => {
     const key = lockKey(kind, logicalId)
-    return willCreate.has(key) ? undefined : lockEntries[key]?.remoteId
+    return willCreate.has(key) ? undefined : entryOf.get(key)?.entry.remoteId
   }
 
-  const desiredKeys = new Set<string>()
   for (const resource of [...desired].sort(byKindThenId)) {
     const key = lockKey(resource.kind, resource.logicalId)
-    desiredKeys.add(key)
-    const entry = lockEntries[key]
+    const found = entryOf.get(key)
+    const entry = found?.entry
     const { payload } = resolveRefs(resource, lookup)
     const base: PlanChange = {
       kind: resource.kind,
@@ -56,6 +88,7 @@ export function computePlan(input: PlanInput): Plan {
       construct: resource.construct,
       file: resource.file,
     }
+    if (found?.movedFrom) base.movedFrom = found.movedFrom
     const dependsOn = [...new Set(resource.refs.map((ref) => placeholder(ref.kind, ref.logicalId)))].sort()
     if (dependsOn.length > 0) base.dependsOn = dependsOn
 
@@ -72,14 +105,18 @@ export function computePlan(input: PlanInput): Plan {
       changes.push(change)
       continue
     }
-    changes.push(compareExisting(base, resource.kind, payload, want, record, entry))
+    const change = compareExisting(base, resource.kind, payload, want, record, entry)
+    if (change.action === 'noop' && change.movedFrom) change.action = 'move'
+    if (change.action === 'replace' && resource.options.protect) protectedChanges.push(protectedOf(change))
+    changes.push(change)
   }
 
-  // In the lock, gone from the code: delete, in reverse dependency order.
+  // In the lock, gone from the code: delete (or forget), in reverse dependency order.
   const deletes: PlanChange[] = []
   for (const [key, entry] of Object.entries(lockEntries)) {
-    if (desiredKeys.has(key)) continue
+    if (desiredKeys.has(key) || claimed.has(key)) continue
     const record = remote.records[entry.kind]?.[entry.remoteId]
+    const options = input.codeOptions?.get(key)
     const change: PlanChange = {
       kind: entry.kind,
       logicalId: entry.logicalId,
@@ -90,13 +127,26 @@ export function computePlan(input: PlanInput): Plan {
     if (!record) {
       change.drift = true
       change.reason = 'already deleted outside monitors: only forgotten from the lock'
+    } else if (options?.retainOnDelete ?? entry.retainOnDelete) {
+      change.action = 'forget'
+      change.reason = 'retainOnDelete: forgotten from the lock, left running remotely'
+    } else if (options?.protect ?? entry.protect) {
+      protectedChanges.push(protectedOf(change))
     }
     deletes.push(change)
   }
   deletes.sort((a, b) => byKindThenId(b, a))
   changes.push(...deletes)
 
-  return { version: 1, target: { ...input.target }, changes, unmanaged: countUnmanaged(input), summary: summarize(changes) }
+  const plan: Plan = { version: 1, target: { ...input.target }, changes, unmanaged: countUnmanaged(input), summary: summarize(changes) }
+  if (protectedChanges.length > 0) plan.protected = protectedChanges
+  return plan
+}
+
+function protectedOf(change: PlanChange): ProtectedChange {
+  const out: ProtectedChange = { kind: change.kind, logicalId: change.logicalId, action: change.action }
+  if (change.file) out.file = change.file
+  return out
 }
 
 function compareExisting(
@@ -113,17 +163,19 @@ function compareExisting(
   if (!secret && jsonEqual(want, have)) return { ...base, remoteId: entry.remoteId }
   have = normalize(kind, record)
   let secretPaths: Set<string> | undefined
+  let secretChanged = false
   if (secret) {
     secretPaths = new Set(['value'])
     // The service reads secrets back as "": compare the lock's fingerprint instead.
     if (have.secret === true && typeof want.value === 'string') {
-      have.value = secretMatches(want.value, entry.secretHash) ? want.value : '\u0000changed'
+      secretChanged = !secretMatches(want.value, entry.secretHash)
+      have.value = secretChanged ? '\u0000changed' : want.value
     }
   }
   const change: PlanChange = { ...base, remoteId: entry.remoteId }
   if (jsonEqual(want, have)) return change
 
-  const diffs = fieldDiffs(have, want).map((d) => maskDiff(d, secretPaths, want, have))
+  const diffs = fieldDiffs(have, want).map((d) => maskDiff(d, secretPaths, want, have, secretChanged))
   change.fieldDiffs = diffs
   change.payload = maskSecrets(kind, payload)
   if (kind === 'variable' && typeof want.key === 'string' && want.key !== entry.remoteId) {
@@ -135,10 +187,21 @@ function compareExisting(
   } else {
     change.action = 'update'
   }
+  // Who changed it: the code since the last apply, someone outside monitors, or both.
+  const inCode = appliedHash(kind, payload) !== entry.appliedHash || secretChanged
+  const outside = appliedHash(kind, record) !== entry.appliedHash
+  if (outside) {
+    change.changedOutside = true
+    change.drift = true
+    change.reason ??= inCode
+      ? 'changed in code and outside monitors: applying sets the code\'s values'
+      : 'changed outside monitors (the code is as last applied): applying reverts it to the code'
+  }
+  if (inCode || !outside) change.changedInCode = true
   return change
 }
 
-function maskDiff(d: FieldDiff, secretPaths: Set<string> | undefined, want: Record<string, unknown>, have: Record<string, unknown>): FieldDiff {
+function maskDiff(d: FieldDiff, secretPaths: Set<string> | undefined, want: Record<string, unknown>, have: Record<string, unknown>, secretChanged = false): FieldDiff {
   let secret = secretPaths?.has(d.path) ?? false
   const env = /^environmentVariables\[([^\]]+)\](\.value)?$/.exec(d.path)
   if (env) {
@@ -159,6 +222,10 @@ function maskDiff(d: FieldDiff, secretPaths: Set<string> | undefined, want: Reco
   }
   if (!secret) return d
   const masked: FieldDiff = { path: d.path, secret: true }
+  if (secretChanged && d.path === 'value') {
+    masked.new = SECRET_CHANGED
+    return masked
+  }
   if ('old' in d) masked.old = SECRET_MASK
   if ('new' in d) masked.new = SECRET_MASK
   return masked
@@ -182,13 +249,14 @@ function countUnmanaged(input: PlanInput): Record<string, number> {
 }
 
 export function summarize(changes: readonly PlanChange[]): PlanSummary {
-  const summary: PlanSummary = { create: 0, update: 0, delete: 0, noop: 0, drift: 0 }
+  const summary: PlanSummary = { create: 0, update: 0, delete: 0, move: 0, forget: 0, noop: 0, drift: 0 }
   for (const change of changes) {
     if (change.drift) summary.drift++
     if (change.action === 'replace') {
       summary.create++
       summary.delete++
     } else summary[change.action]++
+    if (change.movedFrom && change.action !== 'move') summary.move++
   }
   return summary
 }
