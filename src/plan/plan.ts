@@ -7,6 +7,7 @@ import { resolveRefs, placeholder } from './refs.js'
 import { appliedHash, desiredHash, maskSecrets } from './hashes.js'
 import { secretMatches, SECRET_CHANGED, SECRET_MASK } from './secrets.js'
 import { jsonEqual } from './stable-json.js'
+import { adoptPendingCreates, ADOPTED_REASON } from './adopt.js'
 import type { FieldDiff, Plan, PlanChange, PlanSummary, ProtectedChange } from './types.js'
 
 export interface PlanInput {
@@ -62,6 +63,9 @@ export function computePlan(input: PlanInput): Plan {
     }
   }
 
+  // A create whose answer was lost (a timeout, a killed apply): what it made is adopted, not made twice.
+  const adopted = adoptPendingCreates(desired, input.lock, remote)
+  for (const [key, entry] of adopted) entryOf.set(key, { entry })
 
   // What will be created (not in the lock, or gone remotely): references to it stay unresolved.
   const willCreate = new Set<string>()
@@ -107,6 +111,11 @@ export function computePlan(input: PlanInput): Plan {
     }
     const change = compareExisting(base, resource.kind, payload, want, record, entry)
     if (change.action === 'noop' && change.movedFrom) change.action = 'move'
+    if (adopted.has(key)) {
+      change.adopted = true
+      change.reason = ADOPTED_REASON
+      if (change.action === 'noop') change.action = 'update'
+    }
     if (change.action === 'replace' && resource.options.protect) protectedChanges.push(protectedOf(change))
     changes.push(change)
   }
