@@ -111,7 +111,12 @@ export class ApiClient {
     this.rateLimitRetries = options.rateLimitRetries ?? 6
     this.backoff = { ...DEFAULT_BACKOFF, ...options.retry }
     // connections to this origin only: a redirect is never followed, so the key never leaves it
-    this.pool = new (undici().Pool)(url.origin, { connections: options.connections ?? 8, pipelining: 1 })
+    this.pool = new (undici().Pool)(url.origin, {
+      connections: options.connections ?? 8,
+      pipelining: 1,
+      // connecting is bounded by the same timeout as waiting for an answer
+      connectTimeout: this.timeoutMs,
+    })
     this.headers = { accept: 'application/json', 'user-agent': 'monitors-as-code' }
     if (options.apiKey) this.headers.authorization = `Bearer ${options.apiKey}`
     if (options.accountId) this.headers['x-service-account'] = options.accountId
@@ -270,7 +275,7 @@ function queryString(query: Query | undefined): string {
 }
 
 /** Codes meaning the request never left this machine: resending it cannot do anything twice. */
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH'])
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT'])
 
 function networkError(error: unknown, request: RequestInfo, baseUrl: string, timeoutMs: number): NetworkError {
   const code = (error as { code?: string })?.code
@@ -279,6 +284,9 @@ function networkError(error: unknown, request: RequestInfo, baseUrl: string, tim
   const maybeSent = !NOT_SENT.has(code ?? '')
   if (undici().isTimeout(error)) {
     return new NetworkError(`${where} timed out after ${timeoutMs / 1000} s (${shown}); raise --timeout to wait longer.`, request, code, maybeSent)
+  }
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') {
+    return new NetworkError(`Cannot reach ${shown}: no connection within ${timeoutMs / 1000} s (${where}); raise --timeout to wait longer.`, request, code, false)
   }
   if (code === 'ECONNREFUSED') return new NetworkError(`Cannot reach ${shown}: connection refused (${where}).`, request, code, false)
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {

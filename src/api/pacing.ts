@@ -60,8 +60,11 @@ export class Pacer {
   /** The server said 429: nobody sends before Retry-After has passed. */
   pause(ms: number): void {
     this.pausedUntil = Math.max(this.pausedUntil, this.now() + ms)
-    this.remaining = 0
-    this.resetAt = Math.max(this.resetAt, this.pausedUntil)
+    // Retry-After is the authority: the window's figures are stale until the next answer (a 429
+    // that does not come from a spent window, a proxy's or a fault's, must not hold everything
+    // until the window's end)
+    this.remaining = undefined
+    this.resetAt = 0
   }
 
   update(figures: RateLimitFigures): void {
