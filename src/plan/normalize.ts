@@ -1,8 +1,5 @@
 import type { z } from 'zod'
-import type { ResourceKind } from '../project/types.js'
-import {
-  dnsCheckSchema, icmpCheckSchema, maintenanceWindowSchema, statusPageSchema, statusPageServiceSchema, variableSchema,
-} from '../schema/index.js'
+import { RESOURCE_SCHEMAS, type ResourceKind } from '../project/types.js'
 
 /**
  * Normalization: both sides of a comparison (the desired payload and the remote record) are
@@ -13,15 +10,6 @@ import {
  * - null and missing are the same;
  * - arrays that are sets (locations, tags) are sorted, arrays keyed by a field are ordered by it.
  */
-
-const SCHEMAS: Record<ResourceKind, z.ZodType> = {
-  variable: variableSchema,
-  'status-page-service': statusPageServiceSchema,
-  'maintenance-window': maintenanceWindowSchema,
-  'dns-check': dnsCheckSchema,
-  'icmp-check': icmpCheckSchema,
-  'status-page': statusPageSchema,
-}
 
 const READ_ONLY = new Set(['id', 'created_at', 'updated_at', 'createdAt', 'updatedAt', 'accountId', 'checkType', 'whiteLabel', 'isPrivate'])
 
@@ -43,7 +31,7 @@ export const KEYED_ARRAYS: Record<string, string> = {
 const UNORDERED_KEYED = new Set(['environmentVariables', 'alertChannelSubscriptions', 'alertChannels.webhook.headers', 'alertChannels.webhook.queryParameters'])
 
 export function normalize(kind: ResourceKind, input: Record<string, unknown>): Record<string, unknown> {
-  const parsed = SCHEMAS[kind].safeParse(input)
+  const parsed = RESOURCE_SCHEMAS[kind].safeParse(input)
   return normalizeParsed(kind, (parsed.success ? parsed.data : input) as Record<string, unknown>)
 }
 

@@ -1,26 +1,14 @@
 import type { z } from 'zod'
-import { dnsCheckSchema, icmpCheckSchema } from '../schema/check.js'
 import { validate } from '../schema/issues.js'
-import { maintenanceWindowSchema } from '../schema/maintenance-window.js'
-import { statusPageSchema, statusPageServiceSchema } from '../schema/status-page.js'
-import { MAX_VARIABLES_PER_ACCOUNT, variableSchema } from '../schema/variable.js'
+import { MAX_VARIABLES_PER_ACCOUNT } from '../schema/variable.js'
 import { isConstruct, type AnyConstruct } from '../../constructs/construct.js'
 import type { ResolvedConfig } from './config.js'
 import type { Problem } from './errors.js'
 import type { Registration } from './loader.js'
-import { RESOURCE_KINDS, type DesiredResource, type ResourceKind, type ResourceOptions, type ResourceRef } from './types.js'
+import { RESOURCE_KINDS, RESOURCE_SCHEMAS, type DesiredResource, type ResourceKind, type ResourceOptions, type ResourceRef } from './types.js'
 
 /** Logical ids: letters, digits and `_ - / # .`. */
 export const LOGICAL_ID_PATTERN = /^[A-Za-z0-9_\-/#.]+$/
-
-const SCHEMAS: Record<ResourceKind, z.ZodType> = {
-  variable: variableSchema,
-  'status-page-service': statusPageServiceSchema,
-  'maintenance-window': maintenanceWindowSchema,
-  'dns-check': dnsCheckSchema,
-  'icmp-check': icmpCheckSchema,
-  'status-page': statusPageSchema,
-}
 
 const CONSTRUCT_NAMES: Record<ResourceKind, string> = {
   variable: 'EnvVar',
@@ -133,7 +121,7 @@ export function buildResources(registrations: Registration[], ctx: BuildContext)
       body = { ...body, key: c.logicalId }
     }
 
-    const schema = SCHEMAS[kind]
+    const schema = RESOURCE_SCHEMAS[kind]
     for (const field of unknownFields(schema, body)) {
       if (kind === 'variable' && field.path === 'key') continue
       add(field.path, field.message)

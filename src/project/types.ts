@@ -1,3 +1,8 @@
+import type { z } from 'zod'
+import {
+  dnsCheckSchema, icmpCheckSchema, maintenanceWindowSchema, statusPageSchema, statusPageServiceSchema, variableSchema,
+} from '../schema/index.js'
+
 /**
  * The desired state: what the loaded project asks for, one entry per construct, validated and
  * normalized. This is the seam between loading (src/project) and planning (src/plan).
@@ -46,4 +51,14 @@ export interface DesiredResource {
   payload: Record<string, unknown>
   refs: ResourceRef[]
   options: ResourceOptions
+}
+
+/** The shared schema each kind's payload is validated and normalized with. */
+export const RESOURCE_SCHEMAS: Record<ResourceKind, z.ZodType> = {
+  variable: variableSchema,
+  'status-page-service': statusPageServiceSchema,
+  'maintenance-window': maintenanceWindowSchema,
+  'dns-check': dnsCheckSchema,
+  'icmp-check': icmpCheckSchema,
+  'status-page': statusPageSchema,
 }

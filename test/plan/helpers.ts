@@ -2,19 +2,10 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { z } from 'zod'
-import type { DesiredResource, ResourceKind, ResourceRef } from '../../src/project/types.js'
+import { RESOURCE_SCHEMAS, type DesiredResource, type ResourceKind, type ResourceRef } from '../../src/project/types.js'
 import {
   dnsCheckSchema, icmpCheckSchema, maintenanceWindowSchema, statusPageSchema, statusPageServiceSchema, variableSchema,
 } from '../../src/schema/index.js'
-
-const SCHEMAS: Record<ResourceKind, z.ZodType> = {
-  variable: variableSchema,
-  'status-page-service': statusPageServiceSchema,
-  'maintenance-window': maintenanceWindowSchema,
-  'dns-check': dnsCheckSchema,
-  'icmp-check': icmpCheckSchema,
-  'status-page': statusPageSchema,
-}
 
 /** A desired resource as the loader makes it: the schema's output, defaults applied. */
 export function desired(kind: ResourceKind, logicalId: string, input: Record<string, unknown>, refs: ResourceRef[] = []): DesiredResource {
@@ -23,7 +14,7 @@ export function desired(kind: ResourceKind, logicalId: string, input: Record<str
     logicalId,
     construct: kind,
     file: `${logicalId}.check.ts`,
-    payload: SCHEMAS[kind].parse(input) as Record<string, unknown>,
+    payload: RESOURCE_SCHEMAS[kind].parse(input) as Record<string, unknown>,
     refs,
     options: {},
   }

@@ -1,20 +1,8 @@
 import type { z } from 'zod'
-import type { ResourceKind } from '../../project/types.js'
+import { RESOURCE_SCHEMAS, type ResourceKind } from '../../project/types.js'
 import type { RemoteRecord } from '../../api/resources.js'
-import {
-  dnsCheckSchema, icmpCheckSchema, maintenanceWindowSchema, statusPageSchema, statusPageServiceSchema, variableSchema,
-} from '../../schema/index.js'
 import { normalize } from '../normalize.js'
 import { stableStringify } from '../stable-json.js'
-
-const SCHEMAS: Record<ResourceKind, z.ZodType> = {
-  variable: variableSchema,
-  'status-page-service': statusPageServiceSchema,
-  'maintenance-window': maintenanceWindowSchema,
-  'dns-check': dnsCheckSchema,
-  'icmp-check': icmpCheckSchema,
-  'status-page': statusPageSchema,
-}
 
 export const CONSTRUCT_OF: Record<ResourceKind, string> = {
   variable: 'EnvVar',
@@ -48,7 +36,7 @@ export function slug(name: string): string {
  */
 export function propsOf(item: ImportItem, checkDefaults: Record<string, unknown>): Record<string, unknown> {
   const full = normalize(item.kind, item.record)
-  const schema = SCHEMAS[item.kind]
+  const schema = RESOURCE_SCHEMAS[item.kind]
   const props: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(full)) {
     if (item.kind === 'variable' && key === 'key') continue
@@ -87,7 +75,7 @@ function withoutPath(value: Record<string, unknown>, path: readonly string[]): R
  */
 function prune(kind: ResourceKind, full: Record<string, unknown>, path: readonly string[]): unknown {
   const value = getPath(full, path)
-  const parsed = SCHEMAS[kind].safeParse(withoutPath(full, path))
+  const parsed = RESOURCE_SCHEMAS[kind].safeParse(withoutPath(full, path))
   const filled = parsed.success ? getPath(normalize(kind, parsed.data as Record<string, unknown>), path) : undefined
   if (stableStringify(filled) === stableStringify(value)) return undefined
   if (!isPlainObject(value)) return value
