@@ -5,21 +5,11 @@ import { isConstruct, type AnyConstruct } from '../../constructs/construct.js'
 import type { ResolvedConfig } from './config.js'
 import type { Problem } from './errors.js'
 import type { Registration } from './loader.js'
-import { RESOURCE_KINDS, RESOURCE_SCHEMAS, type DesiredResource, type ResourceKind, type ResourceOptions, type ResourceRef } from './types.js'
+import { CHECK_KINDS, CONSTRUCT_NAMES, RESOURCE_KINDS, RESOURCE_SCHEMAS, type DesiredResource, type ResourceKind, type ResourceOptions, type ResourceRef } from './types.js'
 
 /** Logical ids: letters, digits and `_ - / # .`. */
 export const LOGICAL_ID_PATTERN = /^[A-Za-z0-9_\-/#.]+$/
 
-const CONSTRUCT_NAMES: Record<ResourceKind, string> = {
-  variable: 'EnvVar',
-  'status-page-service': 'StatusPageService',
-  'maintenance-window': 'MaintenanceWindow',
-  'dns-check': 'DnsCheck',
-  'icmp-check': 'IcmpCheck',
-  'status-page': 'StatusPage',
-}
-
-const CHECK_KINDS = new Set<ResourceKind>(['dns-check', 'icmp-check'])
 const OPTION_KEYS = ['aliases', 'protect', 'retainOnDelete'] as const
 /** Fields the service sets; accepted by the API but meaningless in code. */
 const READ_ONLY_FIELDS = new Set(['id', 'created_at', 'updated_at'])

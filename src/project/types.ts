@@ -19,6 +19,19 @@ export const RESOURCE_KINDS = [
 ] as const
 export type ResourceKind = (typeof RESOURCE_KINDS)[number]
 
+/** The construct class users write for each kind. */
+export const CONSTRUCT_NAMES: Record<ResourceKind, string> = {
+  variable: 'EnvVar',
+  'status-page-service': 'StatusPageService',
+  'maintenance-window': 'MaintenanceWindow',
+  'dns-check': 'DnsCheck',
+  'icmp-check': 'IcmpCheck',
+  'status-page': 'StatusPage',
+}
+
+/** Kinds that are checks: config defaults apply to them. */
+export const CHECK_KINDS: ReadonlySet<ResourceKind> = new Set<ResourceKind>(['dns-check', 'icmp-check'])
+
 /** A reference from one construct to another, resolved into a remote id at apply time. */
 export interface ResourceRef {
   /** Dotted path in the payload where the remote id goes, e.g. `cards.0.services.1.id`. */

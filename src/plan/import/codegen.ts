@@ -1,19 +1,9 @@
 import type { z } from 'zod'
-import { RESOURCE_SCHEMAS, type ResourceKind } from '../../project/types.js'
+import { CHECK_KINDS, CONSTRUCT_NAMES, RESOURCE_SCHEMAS, type ResourceKind } from '../../project/types.js'
 import type { RemoteRecord } from '../../api/resources.js'
 import { normalize } from '../normalize.js'
 import { stableStringify } from '../stable-json.js'
 
-export const CONSTRUCT_OF: Record<ResourceKind, string> = {
-  variable: 'EnvVar',
-  'status-page-service': 'StatusPageService',
-  'maintenance-window': 'MaintenanceWindow',
-  'dns-check': 'DnsCheck',
-  'icmp-check': 'IcmpCheck',
-  'status-page': 'StatusPage',
-}
-
-const CHECK_KINDS = new Set<ResourceKind>(['dns-check', 'icmp-check'])
 
 /** A remote resource to write as a construct. */
 export interface ImportItem {
@@ -141,7 +131,7 @@ export function generateChecksFile(items: readonly ImportItem[], checkDefaults: 
   const used = new Set<string>()
   const blocks: string[] = []
   for (const item of sorted) {
-    const construct = CONSTRUCT_OF[item.kind]
+    const construct = CONSTRUCT_NAMES[item.kind]
     used.add(construct)
     const props = propsOf(item, checkDefaults)
     let comment = ''
