@@ -3,7 +3,8 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
 import { ApiClient } from '../../src/api/client.js'
-import { computePlan, hasChanges, planAgainst } from '../../src/plan/index.js'
+import { computePlan, hasChanges, planAgainst, renderPlanText } from '../../src/plan/index.js'
+import { ADOPTED_REASON } from '../../src/plan/adopt.js'
 import { executePlan } from '../../src/apply/execute.js'
 import { emptyLock, readLock, writeLock, type LockFile } from '../../src/apply/lock.js'
 import { pendingCreate } from '../../src/apply/pending.js'
@@ -109,6 +110,9 @@ describe('lost answers to creates', () => {
     const plan = computePlan({ desired: [want, { ...dns('first'), payload: want.payload }], lock, remote, target })
     expect(plan.changes.find((c) => c.logicalId === 'twin')).toMatchObject({ adopted: true, remoteId: lost.body.id })
     expect(other.body.id).not.toBe(lost.body.id)
+    // a reviewer reads why an existing resource appears under this logical id
+    expect(renderPlanText(plan)).toContain(`~ dns-check twin`)
+    expect(renderPlanText(plan)).toContain(`# ${ADOPTED_REASON}`)
     await client.close()
   })
 })

@@ -64,6 +64,7 @@ function renderChange(change: PlanChange, c: Colors): string[] {
     case 'update':
       out.push(`${c.yellow('~')} ${title}${moved}${where}${id}${change.changedOutside ? ` ${c.yellow('(drift)')}` : ''}`)
       if (change.changedOutside) out.push(`    ${c.yellow(`# ${change.reason ?? 'changed outside monitors'}; values read remote → code`)}`)
+      else if (change.reason) out.push(`    ${c.yellow(`# ${change.reason}`)}`)
       for (const d of change.fieldDiffs ?? []) out.push(`    ${renderDiff(d, c)}`)
       break
     case 'move':
