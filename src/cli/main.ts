@@ -26,6 +26,7 @@ export async function main(argv: string[]): Promise<number> {
     else if (arg.startsWith('--api-key=') || arg.startsWith('--apiKey=')) addSecret(arg.slice(arg.indexOf('=') + 1))
   })
   let exitCode = 0
+  const usageProblems: string[] = []
   let parser: Argv = yargs(argv)
     .scriptName('monitors')
     .usage('$0 <command> [options]\n\nMonitoring as code: validate, plan and apply monitors written in TypeScript.')
@@ -38,14 +39,16 @@ export async function main(argv: string[]): Promise<number> {
     .wrap(Math.min(100, process.stdout.columns || 100))
     .fail((message, error) => {
       if (error) throw error
-      process.stderr.write(`monitors: ${redact(message)}\nRun "monitors --help" for usage.\n`)
-      exitCode = 1
+      // yargs may report several problems (a suggestion, then the unknown arguments): keep all
+      usageProblems.push(message)
     })
   for (const command of COMMANDS) {
     const handler = command.handler
     parser = parser.command({
       ...command,
       handler: async (args) => {
+        // a command with bad arguments must not run
+        if (usageProblems.length > 0) return
         const code: unknown = await handler(args)
         if (typeof code === 'number') exitCode = code
       },
@@ -55,6 +58,10 @@ export async function main(argv: string[]): Promise<number> {
     await parser.parseAsync()
   } catch (error) {
     exitCode = reportError(error)
+  }
+  if (usageProblems.length > 0) {
+    process.stderr.write(redact(`${usageProblems.map((m) => `monitors: ${m}`).join('\n')}\nRun "monitors --help" for usage.\n`))
+    return 1
   }
   return exitCode
 }

@@ -20,8 +20,22 @@ export interface Registration {
   outside: boolean
 }
 
-/** The package's own root: constructs loaded from here stay cached between loads. */
-const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', ...(import.meta.url.includes('/dist/') ? ['..'] : []))
+/**
+ * The package's own root: constructs loaded from here stay cached between loads. Found by
+ * walking up to our package.json, so it holds from src/, from dist/ and from the CLI bundle.
+ */
+const PACKAGE_ROOT = findPackageRoot(path.dirname(fileURLToPath(import.meta.url)))
+
+function findPackageRoot(from: string): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    try {
+      if ((JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string }).name === 'monitors-as-code') return dir
+    } catch {
+      /* no package.json here */
+    }
+    if (path.dirname(dir) === dir) return from
+  }
+}
 
 let sharedJiti: Jiti | undefined
 

@@ -1,0 +1,46 @@
+import { execFile } from 'node:child_process'
+import { existsSync, mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { promisify } from 'node:util'
+import { describe, expect, it } from 'vitest'
+
+const cli = resolve(import.meta.dirname, '../../bin/monitors.js')
+const repo = resolve(import.meta.dirname, '../..')
+
+async function monitors(args: string[], cwd = repo) {
+  return promisify(execFile)(process.execPath, [cli, ...args], { cwd, env: { ...process.env, NO_COLOR: '1', MONITORING_API_URL: '' } }).then(
+    (out) => ({ code: 0, output: out.stdout + out.stderr }),
+    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, output: e.stdout + e.stderr }),
+  )
+}
+
+describe('command-line usage', () => {
+  it('refuses an unknown flag with exit 1 and runs nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'monitors-usage-'))
+    const result = await monitors(['plan', '--config', join(repo, 'monitoring.config.ts'), '--lock', join(dir, 'lock.json'), '--nope'], dir)
+    expect(result.code).toBe(1)
+    expect(result.output).toContain('Unknown argument: nope')
+    expect(result.output).toContain('Run "monitors --help" for usage.')
+    expect(result.output).not.toContain('Plan:')
+    expect(existsSync(join(dir, 'lock.json'))).toBe(false)
+  })
+
+  it('refuses a value outside a flag’s choices, and a missing command', async () => {
+    const format = await monitors(['plan', '--format', 'xml'])
+    expect(format.code).toBe(1)
+    expect(format.output).toContain('Choices: "text", "markdown", "json"')
+    const none = await monitors([])
+    expect(none.code).toBe(1)
+    expect(none.output).toContain('Name a command')
+  })
+
+  it('answers --version and --help with exit 0', async () => {
+    const version = await monitors(['--version'])
+    expect(version.code).toBe(0)
+    expect(version.output.trim()).toMatch(/^\d+\.\d+\.\d+$/)
+    const help = await monitors(['--help'])
+    expect(help.code).toBe(0)
+    expect(help.output).toContain('monitors apply [plan]')
+  })
+})
