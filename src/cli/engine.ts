@@ -123,6 +123,31 @@ export async function holdApplyLock(session: Session, command: string, lockTimeo
  * Asks for confirmation on a terminal. Without one (CI, a pipe) and without --yes it refuses:
  * nothing changes without an explicit yes.
  */
+/**
+ * The frame of every command that changes the lock: load the project (problems reported,
+ * exit 1), open the target, hold `.monitors/apply.lock` while `work` runs, then release the
+ * lock and close the target whatever happens.
+ */
+export async function withApplySession(
+  args: EngineArgs & { lockTimeout?: string },
+  command: string,
+  work: (project: LoadedProject, session: Session) => Promise<number>,
+): Promise<number> {
+  const project = await loadOrReport(args)
+  if (!project) return 1
+  const session = await openSession(project, args)
+  try {
+    const held = await holdApplyLock(session, command, args.lockTimeout)
+    try {
+      return await work(project, session)
+    } finally {
+      held.release()
+    }
+  } finally {
+    await session.close()
+  }
+}
+
 export async function confirm(question: string, yes: boolean, what: string): Promise<boolean> {
   if (yes) return true
   if (!process.stdin.isTTY) {

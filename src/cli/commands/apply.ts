@@ -6,8 +6,7 @@ import { executePlan, type ApplyResult } from '../../apply/execute.js'
 import { syncLockOptions, writeLock } from '../../apply/lock.js'
 import type { DesiredResource } from '../../project/types.js'
 import {
-  applyOptions, confirm, data, interruptible, err, formatOption, holdApplyLock, loadOrReport, openSession, out, outcomeLine, reportResult,
-  setStdoutFormat, workingLock, type EngineArgs, type OutputFormat, type Session,
+  applyOptions, confirm, data, interruptible, err, formatOption, out, outcomeLine, reportResult, setStdoutFormat, workingLock, type EngineArgs, type OutputFormat, type Session, withApplySession,
 } from '../engine.js'
 import { printPlan, readLockText } from './plan.js'
 
@@ -117,27 +116,17 @@ export const applyCommand = {
     formatOption(applyOptions(yargs)).positional('plan', { type: 'string', describe: 'A plan saved by "monitors plan --out <file>": run exactly it, or refuse it as stale' }),
   handler: async (args: ArgumentsCamelCase<ApplyArgs>): Promise<number> => {
     setStdoutFormat(args.format)
-    const project = await loadOrReport(args)
-    if (!project) return 1
-    const session = await openSession(project, args)
-    try {
-      const held = await holdApplyLock(session, 'monitors apply', args.lockTimeout)
-      try {
-        if (args.plan) return await applySaved(args, session, project.resources)
-        const { plan: full } = await planAgainst({ client: session.open.client, desired: project.resources, lock: session.lock, target: session.open.target })
-        const plan = selectTargets(full, args.target ?? [])
-        assertUnprotected(plan)
-        await printPlan(plan, args.format === 'json' ? undefined : args.format as OutputFormat)
-        if (hasChanges(plan) && !(await confirm('\nDo you want to apply these changes?', args.yes ?? false, 'apply'))) {
-          err('Apply cancelled; nothing was changed.\n')
-          return 1
-        }
-        return await runPlan({ session, plan, desired: project.resources, args, what: 'Apply' })
-      } finally {
-        held.release()
+    return withApplySession(args, 'monitors apply', async (project, session) => {
+      if (args.plan) return applySaved(args, session, project.resources)
+      const { plan: full } = await planAgainst({ client: session.open.client, desired: project.resources, lock: session.lock, target: session.open.target })
+      const plan = selectTargets(full, args.target ?? [])
+      assertUnprotected(plan)
+      await printPlan(plan, args.format === 'json' ? undefined : args.format as OutputFormat)
+      if (hasChanges(plan) && !(await confirm('\nDo you want to apply these changes?', args.yes ?? false, 'apply'))) {
+        err('Apply cancelled; nothing was changed.\n')
+        return 1
       }
-    } finally {
-      await session.close()
-    }
+      return runPlan({ session, plan, desired: project.resources, args, what: 'Apply' })
+    })
   },
 } as unknown as CommandModule<object, ApplyArgs>

@@ -2,7 +2,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import { planAgainst, hasChanges } from '../../plan/index.js'
 import { assertUnprotected, selectTargets } from '../../plan/select.js'
 import { lockKey } from '../../apply/lock.js'
-import { applyOptions, confirm, err, formatOption, holdApplyLock, loadOrReport, openSession, setStdoutFormat } from '../engine.js'
+import { applyOptions, confirm, err, formatOption, setStdoutFormat, withApplySession } from '../engine.js'
 import { printPlan, } from './plan.js'
 import { runPlan, type ApplyArgs } from './apply.js'
 
@@ -17,30 +17,20 @@ export const destroyCommand = {
   builder: (yargs: Argv) => formatOption(applyOptions(yargs)),
   handler: async (args: ArgumentsCamelCase<ApplyArgs>): Promise<number> => {
     setStdoutFormat(args.format)
-    const project = await loadOrReport(args)
-    if (!project) return 1
-    const session = await openSession(project, args)
-    try {
-      const held = await holdApplyLock(session, 'monitors destroy', args.lockTimeout)
-      try {
-        // Planning against no desired resources: every lock entry becomes a delete. The code's
-        // resource options still hold.
-        const codeOptions = new Map(project.resources.map((r) => [lockKey(r.kind, r.logicalId), r.options]))
-        const { plan: full } = await planAgainst({ client: session.open.client, desired: [], lock: session.lock, target: session.open.target, codeOptions })
-        const plan = selectTargets(full, args.target ?? [])
-        assertUnprotected(plan)
-        await printPlan(plan, args.format === 'json' ? undefined : args.format, 'The lock file records nothing to destroy.')
-        if (!hasChanges(plan)) return 0
-        if (!(await confirm('\nDo you really want to delete all of these?', args.yes ?? false, 'destroy'))) {
-          err('Destroy cancelled; nothing was deleted.\n')
-          return 1
-        }
-        return await runPlan({ session, plan, desired: [], args, what: 'Destroy' })
-      } finally {
-        held.release()
+    return withApplySession(args, 'monitors destroy', async (project, session) => {
+      // Planning against no desired resources: every lock entry becomes a delete. The code's
+      // resource options still hold.
+      const codeOptions = new Map(project.resources.map((r) => [lockKey(r.kind, r.logicalId), r.options]))
+      const { plan: full } = await planAgainst({ client: session.open.client, desired: [], lock: session.lock, target: session.open.target, codeOptions })
+      const plan = selectTargets(full, args.target ?? [])
+      assertUnprotected(plan)
+      await printPlan(plan, args.format === 'json' ? undefined : args.format, 'The lock file records nothing to destroy.')
+      if (!hasChanges(plan)) return 0
+      if (!(await confirm('\nDo you really want to delete all of these?', args.yes ?? false, 'destroy'))) {
+        err('Destroy cancelled; nothing was deleted.\n')
+        return 1
       }
-    } finally {
-      await session.close()
-    }
+      return runPlan({ session, plan, desired: [], args, what: 'Destroy' })
+    })
   },
 } as unknown as CommandModule<object, ApplyArgs>

@@ -7,7 +7,7 @@ import { fetchRemoteState, type RemoteState } from '../../api/resources.js'
 import { lockKey, writeLock, type LockEntry } from '../../apply/lock.js'
 import { appliedHash } from '../../plan/hashes.js'
 import { displayName } from '../../plan/plan.js'
-import { err, engineOptions, holdApplyLock, loadOrReport, openSession, out, workingLock, type EngineArgs } from '../engine.js'
+import { err, engineOptions, out, workingLock, type EngineArgs, withApplySession } from '../engine.js'
 
 interface ImportArgs extends EngineArgs {
   resources?: string[]
@@ -59,97 +59,87 @@ export const importCommand = {
       .option('adopt', { type: 'boolean', default: false, describe: 'Record remote resources of the same kind and name as constructs that have no lock entry, instead of creating duplicates' })
       .option('lock-timeout', { type: 'string', default: '0', describe: 'How long to wait for an apply in this checkout to finish' }),
   handler: async (args: ArgumentsCamelCase<ImportArgs>): Promise<number> => {
-    const project = await loadOrReport(args)
-    if (!project) return 1
-    const session = await openSession(project, args)
-    try {
-      const held = await holdApplyLock(session, 'monitors import', args.lockTimeout)
-      try {
-        const remote = await fetchRemoteState(session.open.client, RESOURCE_KINDS)
-        const lock = workingLock(session)
-        const known = new Set(Object.values(lock.resources).map((e) => lockKey(e.kind, e.remoteId)))
-        const candidates = unmanaged(remote, known)
+    return withApplySession(args, 'monitors import', async (project, session) => {
+      const remote = await fetchRemoteState(session.open.client, RESOURCE_KINDS)
+      const lock = workingLock(session)
+      const known = new Set(Object.values(lock.resources).map((e) => lockKey(e.kind, e.remoteId)))
+      const candidates = unmanaged(remote, known)
 
-        if (args.adopt) return adopt(candidates, project.resources, lock, session.open.lockPath)
+      if (args.adopt) return adopt(candidates, project.resources, lock, session.open.lockPath)
 
-        // logical ids: from the name, unique per kind among the code, the lock and each other
-        const taken = new Set<string>([...project.resources.map((r) => lockKey(r.kind, r.logicalId)), ...Object.keys(lock.resources)])
-        const { slug } = await import('../../plan/import/codegen.js')
-        for (const c of candidates) {
-          const base = c.kind === 'variable' ? c.remoteId : slug(c.name)
-          let id = base
-          for (let i = 2; taken.has(lockKey(c.kind, id)); i++) id = `${base}-${i}`
-          taken.add(lockKey(c.kind, id))
-          c.logicalId = id
-        }
+      // logical ids: from the name, unique per kind among the code, the lock and each other
+      const taken = new Set<string>([...project.resources.map((r) => lockKey(r.kind, r.logicalId)), ...Object.keys(lock.resources)])
+      const { slug } = await import('../../plan/import/codegen.js')
+      for (const c of candidates) {
+        const base = c.kind === 'variable' ? c.remoteId : slug(c.name)
+        let id = base
+        for (let i = 2; taken.has(lockKey(c.kind, id)); i++) id = `${base}-${i}`
+        taken.add(lockKey(c.kind, id))
+        c.logicalId = id
+      }
 
-        const wanted = args.resources ?? []
-        if (!args.all && wanted.length === 0) {
-          if (candidates.length === 0) {
-            out('Every remote resource is in the lock: nothing to import.\n')
-            return 0
-          }
-          out(`${candidates.length} remote resource${candidates.length === 1 ? '' : 's'} not in the lock:\n`)
-          for (const c of candidates) out(`  ${c.kind}:${c.logicalId}  "${c.name}"  (id ${c.remoteId})\n`)
-          out('Import them with: monitors import --all (or monitors import <kind:id>...) [--out imported.check.ts]\n')
-          return 0
-        }
-
-        let chosen = args.all ? candidates : []
-        if (!args.all) {
-          const bad: string[] = []
-          for (const text of wanted) {
-            const at = text.indexOf(':')
-            const kind = text.slice(0, at)
-            const id = text.slice(at + 1)
-            const found = candidates.find((c) => c.kind === kind && (c.remoteId === id || c.logicalId === id))
-            if (at <= 0 || !found) bad.push(text)
-            else if (!chosen.includes(found)) chosen.push(found)
-          }
-          if (bad.length > 0) {
-            throw new ImportError(`${bad.map((b) => JSON.stringify(b)).join(', ')}: not a remote resource missing from the lock. Write kind:id (kind one of ${RESOURCE_KINDS.join(', ')}); run "monitors import" to list them.`)
-          }
-        }
-        // a status page or check shows services: those come along (a construct must refer to a construct)
-        for (const c of [...chosen]) {
-          const ids = serviceIds(c.record)
-          for (const id of ids) {
-            const service = candidates.find((s) => s.kind === 'status-page-service' && s.remoteId === id)
-            if (service && !chosen.includes(service)) chosen.push(service)
-            else if (!service) throw new ImportError(`${c.kind} "${c.name}" shows the status page service ${id}, which is already managed in code; import the page by hand, referring to that service's construct.`)
-          }
-        }
-        if (chosen.length === 0) {
+      const wanted = args.resources ?? []
+      if (!args.all && wanted.length === 0) {
+        if (candidates.length === 0) {
           out('Every remote resource is in the lock: nothing to import.\n')
           return 0
         }
-
-        const file = resolve(args.out ?? 'imported.check.ts')
-        if (existsSync(file)) throw new ImportError(`${args.out} already exists: import writes a new file and never overwrites one. Pass --out <new file>.`)
-        const { generateChecksFile } = await import('../../plan/import/codegen.js')
-        const defaults = (project.config.defaults ?? {}) as Record<string, unknown>
-        writeFileSync(file, generateChecksFile(chosen, defaults))
-        for (const c of chosen) {
-          const entry: LockEntry = { kind: c.kind, logicalId: c.logicalId, remoteId: c.remoteId, appliedHash: appliedHash(c.kind, c.record), name: c.name }
-          lock.resources[lockKey(c.kind, c.logicalId)] = entry
-        }
-        writeLock(session.open.lockPath, lock)
-        const shown = relative(process.cwd(), file) || file
-        for (const c of chosen) out(`+ ${c.kind} ${c.logicalId} imported (id ${c.remoteId})\n`)
-        out(`Wrote ${chosen.length} construct${chosen.length === 1 ? '' : 's'} to ${shown} and recorded them in the lock.\n`)
-        if (!project.files.some((f) => resolve(project.rootDir, f) === file) && !matches(project.config.checkMatch, relative(project.rootDir, file))) {
-          err(`Note: ${shown} is not matched by checkMatch (${project.config.checkMatch.join(', ')}); move it where the project loads it.\n`)
-        }
-        if (chosen.some((c) => c.kind === 'variable' && c.record.secret === true)) {
-          err('Note: secret values are never returned by the service; the file reads them from the environment, and the next apply sets them.\n')
-        }
+        out(`${candidates.length} remote resource${candidates.length === 1 ? '' : 's'} not in the lock:\n`)
+        for (const c of candidates) out(`  ${c.kind}:${c.logicalId}  "${c.name}"  (id ${c.remoteId})\n`)
+        out('Import them with: monitors import --all (or monitors import <kind:id>...) [--out imported.check.ts]\n')
         return 0
-      } finally {
-        held.release()
       }
-    } finally {
-      await session.close()
-    }
+
+      let chosen = args.all ? candidates : []
+      if (!args.all) {
+        const bad: string[] = []
+        for (const text of wanted) {
+          const at = text.indexOf(':')
+          const kind = text.slice(0, at)
+          const id = text.slice(at + 1)
+          const found = candidates.find((c) => c.kind === kind && (c.remoteId === id || c.logicalId === id))
+          if (at <= 0 || !found) bad.push(text)
+          else if (!chosen.includes(found)) chosen.push(found)
+        }
+        if (bad.length > 0) {
+          throw new ImportError(`${bad.map((b) => JSON.stringify(b)).join(', ')}: not a remote resource missing from the lock. Write kind:id (kind one of ${RESOURCE_KINDS.join(', ')}); run "monitors import" to list them.`)
+        }
+      }
+      // a status page or check shows services: those come along (a construct must refer to a construct)
+      for (const c of [...chosen]) {
+        const ids = serviceIds(c.record)
+        for (const id of ids) {
+          const service = candidates.find((s) => s.kind === 'status-page-service' && s.remoteId === id)
+          if (service && !chosen.includes(service)) chosen.push(service)
+          else if (!service) throw new ImportError(`${c.kind} "${c.name}" shows the status page service ${id}, which is already managed in code; import the page by hand, referring to that service's construct.`)
+        }
+      }
+      if (chosen.length === 0) {
+        out('Every remote resource is in the lock: nothing to import.\n')
+        return 0
+      }
+
+      const file = resolve(args.out ?? 'imported.check.ts')
+      if (existsSync(file)) throw new ImportError(`${args.out} already exists: import writes a new file and never overwrites one. Pass --out <new file>.`)
+      const { generateChecksFile } = await import('../../plan/import/codegen.js')
+      const defaults = (project.config.defaults ?? {}) as Record<string, unknown>
+      writeFileSync(file, generateChecksFile(chosen, defaults))
+      for (const c of chosen) {
+        const entry: LockEntry = { kind: c.kind, logicalId: c.logicalId, remoteId: c.remoteId, appliedHash: appliedHash(c.kind, c.record), name: c.name }
+        lock.resources[lockKey(c.kind, c.logicalId)] = entry
+      }
+      writeLock(session.open.lockPath, lock)
+      const shown = relative(process.cwd(), file) || file
+      for (const c of chosen) out(`+ ${c.kind} ${c.logicalId} imported (id ${c.remoteId})\n`)
+      out(`Wrote ${chosen.length} construct${chosen.length === 1 ? '' : 's'} to ${shown} and recorded them in the lock.\n`)
+      if (!project.files.some((f) => resolve(project.rootDir, f) === file) && !matches(project.config.checkMatch, relative(project.rootDir, file))) {
+        err(`Note: ${shown} is not matched by checkMatch (${project.config.checkMatch.join(', ')}); move it where the project loads it.\n`)
+      }
+      if (chosen.some((c) => c.kind === 'variable' && c.record.secret === true)) {
+        err('Note: secret values are never returned by the service; the file reads them from the environment, and the next apply sets them.\n')
+      }
+      return 0
+    })
   },
 } as unknown as CommandModule<object, ImportArgs>
 
