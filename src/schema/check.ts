@@ -1,10 +1,11 @@
 import { z } from 'zod'
 import {
-  COMPARISONS, DNS_ASSERTION_SOURCES, DNS_PROTOCOLS, DNS_RECORD_TYPES, ESCALATION_TYPES, FREQUENCIES,
+  CHECK_TYPES, COMPARISONS, DNS_ASSERTION_SOURCES, DNS_PROTOCOLS, DNS_RECORD_TYPES, ESCALATION_TYPES, FREQUENCIES,
   ICMP_ASSERTION_SOURCES, ICMP_IP_FAMILIES, ICMP_LATENCY_PROPERTIES, LOCATIONS, RETRY_ONLY_ON,
   RETRY_STRATEGY_TYPES, RUNTIME_IDS, SEVERITIES, WEBHOOK_METHODS,
 } from './enums.js'
 import { crossField } from './cross-field.js'
+import { pageQuerySchema } from './paging.js'
 import { frequencyOffsetProblem } from './rules.js'
 
 /** A key/value pair of a webhook's headers or query parameters. */
@@ -199,10 +200,8 @@ export type IcmpCheckInput = z.input<typeof icmpCheckSchema>
 export type IcmpCheck = z.output<typeof icmpCheckSchema>
 
 /** Query of GET /v1/checks. */
-export const checkListQuerySchema = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(10),
-  page: z.coerce.number().int().min(1).default(1),
-  checkType: z.enum(['DNS', 'ICMP', 'API', 'BROWSER', 'HEARTBEAT', 'MULTI_STEP', 'TCP', 'PLAYWRIGHT', 'URL']).optional(),
+export const checkListQuerySchema = pageQuerySchema.extend({
+  checkType: z.enum(CHECK_TYPES).optional(),
   tag: z.union([z.string(), z.array(z.string())]).optional(),
 })
 

@@ -14,6 +14,8 @@ export function frequencyOffsetRange(frequency: number): { min: number; max: num
 export function frequencyOffsetProblem(frequency: unknown, offset: unknown): string | undefined {
   if (offset === undefined || offset === null) return undefined
   if (typeof frequency !== 'number' || typeof offset !== 'number' || !Number.isInteger(offset)) return undefined
+  // below the minimum of 1 the field's own rule says so; one message per problem
+  if (offset < 1) return undefined
   const range = frequencyOffsetRange(frequency)
   if (range.values) {
     if (!range.values.includes(offset)) return `must be 10, 20 or 30 when frequency is 0 (got ${offset})`

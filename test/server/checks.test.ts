@@ -138,6 +138,22 @@ describe('DNS checks', () => {
     expect((await api('POST', '/v1/checks/dns?autoAssignAlerts=false', dnsBody())).status).toBe(201)
     expect(expect400(await api('POST', '/v1/checks/dns?autoAssignAlerts=maybe', dnsBody()), 'query')).toEqual(['autoAssignAlerts'])
   })
+
+  it('triggerIncident must name an existing status page service of the account', async () => {
+    const trigger = (serviceId: string) => ({ serviceId, severity: 'MAJOR', name: 'Shop down', description: 'The shop does not resolve' })
+    const before = await checkCount()
+    const missing = await api('POST', '/v1/checks/dns', dnsBody({ triggerIncident: trigger('no-such-service') }))
+    expect(expect400(missing, 'payload')).toEqual(['triggerIncident.serviceId'])
+    expect(missing.json.message).toBe('triggerIncident.serviceId: refers to a status page service that does not exist (got "no-such-service")')
+    expect(await checkCount()).toBe(before)
+
+    const service = await api('POST', '/v1/status-pages/services', { name: 'Shop' })
+    const created = await api('POST', '/v1/checks/dns', dnsBody({ triggerIncident: trigger(service.json.id) }))
+    expect(created.status).toBe(201)
+    expect(created.json.triggerIncident).toMatchObject({ serviceId: service.json.id, severity: 'MAJOR', notifySubscribers: false })
+    const updated = await api('PUT', `/v1/checks/dns/${created.json.id}`, dnsBody({ triggerIncident: trigger('gone') }))
+    expect(expect400(updated, 'payload')).toEqual(['triggerIncident.serviceId'])
+  })
 })
 
 describe('ICMP checks', () => {

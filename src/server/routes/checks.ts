@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { autoAssignAlertsQuerySchema, checkListQuerySchema, dnsCheckSchema, icmpCheckSchema } from '../../schema/index.js'
 import { type Db, now } from '../db.js'
-import { notFound, parseOr400 } from '../errors.js'
+import { badRequest, notFound, parseOr400 } from '../errors.js'
 import { contentRange, sendJson } from './util.js'
 
 /*
@@ -22,6 +22,15 @@ export function checkRoutes(app: FastifyInstance, db: Db): void {
   const byId = db.prepare(`SELECT seq, check_type, body FROM checks WHERE id = ? AND account_id = ?`)
   const update = db.prepare(`UPDATE checks SET body = ? WHERE seq = ?`)
   const remove = db.prepare(`DELETE FROM checks WHERE id = ? AND account_id = ?`)
+  const serviceExists = db.prepare(`SELECT 1 FROM services WHERE id = ? AND account_id = ?`).pluck()
+
+  /** A check that opens incidents must name a status-page service of its own account. */
+  function checkIncidentService(account: string, data: { triggerIncident?: { serviceId: string } }) {
+    const serviceId = data.triggerIncident?.serviceId
+    if (serviceId !== undefined && !serviceExists.get(serviceId, account)) {
+      throw badRequest('payload', [{ path: 'triggerIncident.serviceId', message: `refers to a status page service that does not exist (got ${JSON.stringify(serviceId)})` }])
+    }
+  }
 
   const listStatements = new Map<string, { page: ReturnType<Db['prepare']>; count: ReturnType<Db['prepare']> }>()
   function listStatement(byType: boolean, byTag: boolean) {
@@ -106,6 +115,7 @@ export function checkRoutes(app: FastifyInstance, db: Db): void {
     app.post(path, async (request, reply) => {
       parseOr400(autoAssignAlertsQuerySchema, request.query, 'query')
       const data = parseOr400(schema, request.body, 'payload')
+      checkIncidentService(request.accountId, data)
       return sendJson(reply, 201, create(request.accountId, type, data))
     })
 
@@ -114,6 +124,7 @@ export function checkRoutes(app: FastifyInstance, db: Db): void {
       if (!row || row.check_type !== type) throw notFound('Check')
       parseOr400(autoAssignAlertsQuerySchema, request.query, 'query')
       const data = parseOr400(schema, request.body, 'payload')
+      checkIncidentService(request.accountId, data)
       const previous = JSON.parse(row.body) as { created_at: string }
       const body = JSON.stringify({ id: request.params.id, ...data, created_at: previous.created_at, updated_at: now() })
       replace(row.seq, request.accountId, body, data.tags)
