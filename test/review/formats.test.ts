@@ -71,6 +71,19 @@ describe('plan output formats', () => {
     expect(json).toMatchObject({ hasChanges: false, changes: [] })
   })
 
+  it('destroy --format json reports the deletes as data, and a document even with nothing to destroy', async () => {
+    const first = await api.cli(dir, ['destroy', '--yes', '--format', 'json'])
+    expect(first.code, first.output).toBe(0)
+    const doc = JSON.parse(first.stdout)
+    expect(doc.operations.map((o: { logicalId: string; result: string }) => [o.logicalId, o.result]).sort()).toEqual([
+      ['SHOP_TOKEN', 'deleted'],
+      ['shop-dns', 'deleted'],
+    ])
+    const again = await api.cli(dir, ['destroy', '--format', 'json'])
+    expect(again.code, again.output).toBe(0)
+    expect(JSON.parse(again.stdout)).toMatchObject({ formatVersion: 1, ok: true, operations: [], plan: { hasChanges: false } })
+  })
+
   it('exits 1 on an error with --detailed-exitcode, and json keeps stdout clean', async () => {
     writeFiles(dir, { 'broken.check.ts': file(`new DnsCheck('bad', { name: 'Bad', request: { query: 'x.example.com' }, frequency: 7 })\n`) })
     const result = await api.cli(dir, ['plan', '--format', 'json', '--detailed-exitcode'])

@@ -25,8 +25,8 @@ export const destroyCommand = {
       const plan = selectTargets(full, args.target ?? [])
       assertUnprotected(plan)
       await printPlan(plan, args.format === 'json' ? undefined : args.format, 'The lock file records nothing to destroy.')
-      if (!hasChanges(plan)) return 0
-      if (!(await confirm('\nDo you really want to delete all of these?', args.yes ?? false, 'destroy'))) {
+      // with nothing to destroy there is no question, and --format json still gets its document
+      if (hasChanges(plan) && !(await confirm('\nDo you really want to delete all of these?', args.yes ?? false, 'destroy'))) {
         err('Destroy cancelled; nothing was deleted.\n')
         return 1
       }
