@@ -197,9 +197,11 @@ export function reportResult(result: ApplyResult, lockPath: string, what: 'Apply
   const count = (verb: string) => result.outcomes.filter((o) => o.ok && o.verb === verb).length
   const done = result.outcomes.filter((o) => o.ok).length
   if (result.failed.length === 0 && !result.interrupted) {
+    // forgotten (retainOnDelete) resources still run remotely: never counted as deleted
+    const optional = (verb: string) => (count(verb) ? [`${count(verb)} ${verb}`] : [])
     const parts = what === 'Destroy'
-      ? [`${count('deleted') + count('forgotten')} deleted`]
-      : [`${count('created')} created`, `${count('updated')} updated`, ...(count('replaced') ? [`${count('replaced')} replaced`] : []), `${count('deleted') + count('forgotten')} deleted`, ...(count('moved') ? [`${count('moved')} moved`] : [])]
+      ? [`${count('deleted')} deleted`, ...optional('forgotten')]
+      : [`${count('created')} created`, `${count('updated')} updated`, ...optional('replaced'), `${count('deleted')} deleted`, ...optional('moved'), ...optional('forgotten')]
     out(`\n${c.green(`${what} complete:`)} ${parts.join(', ')}.\n`)
     return 0
   }

@@ -97,6 +97,7 @@ describe('protect and retainOnDelete', () => {
     const apply = await api.cli(dir, ['apply', '--yes'])
     expect(apply.code, apply.output).toBe(0)
     expect(apply.stdout).toContain('(retainOnDelete: removed from the lock, still running)')
+    expect(apply.stdout).toContain('Apply complete: 0 created, 0 updated, 0 deleted, 1 forgotten.')
     expect(api.lock(dir).resources['dns-check:leave']).toBeUndefined()
     expect((await checks('DNS ')).map((c) => c.name).sort()).toEqual(['DNS leave', 'DNS plain'])
   })
