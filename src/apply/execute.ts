@@ -179,6 +179,8 @@ export async function executePlan(options: ApplyOptions): Promise<ApplyResult> {
   }
   const forget = (change: PlanChange) => {
     delete lock.resources[lockKey(change.kind, change.logicalId)]
+    // a lost create deleted after its construct left the code: settled too
+    if (lock.pending) delete lock.pending[lockKey(change.kind, change.logicalId)]
     save()
   }
 

@@ -5,6 +5,7 @@ import { lockKey, type LockEntry, type LockFile } from '../apply/lock.js'
 import { findCreated } from '../apply/pending.js'
 
 export const ADOPTED_REASON = 'made by an earlier apply whose answer was lost: recorded in the lock, not created again'
+export const ORPHAN_REASON = 'made by an earlier apply whose answer was lost, and gone from the code since: deleted'
 
 /**
  * Pending creates in the lock (a POST whose answer never reached the lock: a timeout, a lost
@@ -38,4 +39,30 @@ export function adoptPendingCreates(
     adopted.set(key, adoptedEntry)
   }
   return adopted
+}
+
+/**
+ * Pending creates whose construct has left the code since: the resource the lost answer made
+ * (when it exists) as the lock entry it would have had, so the plan deletes it instead of
+ * leaving it behind unmanaged.
+ */
+export function orphanedPendingCreates(
+  desiredKeys: ReadonlySet<string>,
+  lock: LockFile | undefined,
+  remote: RemoteState,
+): LockEntry[] {
+  const pending = lock?.pending
+  if (!pending) return []
+  const orphans: LockEntry[] = []
+  const taken = new Set(Object.values(lock.resources).map((entry) => lockKey(entry.kind, entry.remoteId)))
+  for (const [key, intent] of Object.entries(pending)) {
+    if (desiredKeys.has(key) || lock.resources[key] || !remote.records[intent.kind]) continue
+    const records = remote.records[intent.kind] as Record<string, RemoteRecord>
+    const takenOfKind = new Set([...taken].filter((k) => k.startsWith(`${intent.kind}:`)).map((k) => k.slice(intent.kind.length + 1)))
+    const found = findCreated(intent, records, takenOfKind, ENDPOINTS[intent.kind].idOf)
+    if (!found) continue
+    taken.add(lockKey(intent.kind, found.remoteId))
+    orphans.push({ kind: intent.kind, logicalId: intent.logicalId, remoteId: found.remoteId, appliedHash: intent.appliedHash })
+  }
+  return orphans
 }

@@ -11,10 +11,11 @@ export { renderPlanText, summaryLine } from './render/text.js'
 export { normalize } from './normalize.js'
 export { fieldDiffs } from './diff.js'
 
-/** The kinds whose collections a plan must read: those in the code and those in the lock. */
+/** The kinds whose collections a plan must read: those in the code and those in the lock (pending creates too). */
 export function kindsToRead(desired: readonly DesiredResource[], lock: LockFile | undefined): ResourceKind[] {
   const kinds = new Set<ResourceKind>(desired.map((r) => r.kind))
   for (const entry of Object.values(lock?.resources ?? {})) kinds.add(entry.kind)
+  for (const intent of Object.values(lock?.pending ?? {})) kinds.add(intent.kind)
   return [...kinds]
 }
 

@@ -7,7 +7,7 @@ import { resolveRefs, placeholder } from './refs.js'
 import { appliedHash, desiredHash, maskSecrets } from './hashes.js'
 import { secretMatches, SECRET_CHANGED, SECRET_MASK } from './secrets.js'
 import { jsonEqual } from './stable-json.js'
-import { adoptPendingCreates, ADOPTED_REASON } from './adopt.js'
+import { ORPHAN_REASON, adoptPendingCreates, orphanedPendingCreates, ADOPTED_REASON } from './adopt.js'
 import type { FieldDiff, Plan, PlanChange, PlanSummary, ProtectedChange } from './types.js'
 
 export interface PlanInput {
@@ -143,6 +143,19 @@ export function computePlan(input: PlanInput): Plan {
       protectedChanges.push(protectedOf(change))
     }
     deletes.push(change)
+  }
+  // A lost create whose construct has left the code since: what it made is deleted, not left behind.
+  for (const orphan of orphanedPendingCreates(desiredKeys, input.lock, remote)) {
+    const record = remote.records[orphan.kind][orphan.remoteId]
+    deletes.push({
+      kind: orphan.kind,
+      logicalId: orphan.logicalId,
+      action: 'delete',
+      remoteId: orphan.remoteId,
+      name: record ? displayName(orphan.kind, record) : undefined,
+      adopted: true,
+      reason: ORPHAN_REASON,
+    })
   }
   deletes.sort((a, b) => byKindThenId(b, a))
   changes.push(...deletes)

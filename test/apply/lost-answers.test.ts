@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
 import { ApiClient } from '../../src/api/client.js'
 import { computePlan, hasChanges, planAgainst, renderPlanText } from '../../src/plan/index.js'
-import { ADOPTED_REASON } from '../../src/plan/adopt.js'
+import { ADOPTED_REASON, ORPHAN_REASON } from '../../src/plan/adopt.js'
 import { executePlan } from '../../src/apply/execute.js'
 import { emptyLock, readLock, writeLock, type LockFile } from '../../src/apply/lock.js'
 import { pendingCreate } from '../../src/apply/pending.js'
@@ -94,6 +94,25 @@ describe('lost answers to creates', () => {
     const again = await planAgainst({ client, desired: [a, b], lock: after, target })
     expect(hasChanges(again.plan)).toBe(false)
     expect((await client.get<unknown[]>('/v1/checks', { limit: 100 })).body).toHaveLength(2)
+    await client.close()
+  })
+
+  it('deletes what a lost create made when its construct has left the code since', async () => {
+    const { client, target, lockPath } = await setup()
+    const gone = dns('gone-since', { frequency: 15 })
+    const made = await client.post<{ id: string }>('/v1/checks/dns', gone.payload)
+    const lock = emptyLock(target)
+    lock.pending = { 'dns-check:gone-since': pendingCreate('dns-check', 'gone-since', gone.payload) }
+    writeLock(lockPath, lock)
+    const { plan } = await planAgainst({ client, desired: [], lock, target })
+    expect(plan.changes).toEqual([
+      expect.objectContaining({ kind: 'dns-check', logicalId: 'gone-since', action: 'delete', remoteId: made.body.id, adopted: true, reason: ORPHAN_REASON }),
+    ])
+    expect(renderPlanText(plan)).toContain(`# ${ORPHAN_REASON}`)
+    const result = await executePlan({ plan, desired: [], client, lock, lockPath, concurrency: 1 })
+    expect(result.failed).toEqual([])
+    expect((await client.get<unknown[]>('/v1/checks', { limit: 100 })).body).toEqual([])
+    expect(readLock(lockPath)?.pending).toBeUndefined()
     await client.close()
   })
 
