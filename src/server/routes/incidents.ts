@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
-import { incidentSchema, incidentUpdateSchema, pageQuerySchema, validate, type FieldIssue } from '../../schema/index.js'
+import { incidentSchema, incidentUpdateSchema, validate, type FieldIssue } from '../../schema/index.js'
 import { type Db, now } from '../db.js'
 import { badRequest, notFound, parseOr400 } from '../errors.js'
 import { serviceLookup, type ServiceRecord } from './status-pages.js'
-import { contentRange, wantsPage } from './util.js'
+import { contentRange, optionalPage } from './util.js'
 
 interface IncidentRow {
   seq: number
@@ -84,9 +84,7 @@ export function incidentRoutes(app: FastifyInstance, db: Db): void {
   }
 
   app.get('/v1/incidents', async (request, reply) => {
-    const paged = wantsPage(request.query)
-    const { limit, page } = paged ? parseOr400(pageQuerySchema, request.query, 'query') : { limit: -1, page: 1 }
-    const offset = paged ? (page - 1) * limit : 0
+    const { limit, offset } = optionalPage(request.query)
     const rows = list.all(request.accountId, limit, offset) as IncidentRow[]
     reply.header('content-range', contentRange(offset, rows.length, count.get(request.accountId) as number))
     const known = services(request.accountId)

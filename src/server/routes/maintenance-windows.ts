@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
-import { maintenanceWindowSchema, pageQuerySchema } from '../../schema/index.js'
+import { maintenanceWindowSchema } from '../../schema/index.js'
 import { type Db, now } from '../db.js'
 import { notFound, parseOr400 } from '../errors.js'
-import { contentRange, wantsPage } from './util.js'
+import { contentRange, optionalPage } from './util.js'
 
 interface WindowRow {
   id: number
@@ -31,9 +31,7 @@ export function maintenanceWindowRoutes(app: FastifyInstance, db: Db): void {
   const remove = db.prepare(`DELETE FROM maintenance_windows WHERE id = ? AND account_id = ?`)
 
   app.get('/v1/maintenance-windows', async (request, reply) => {
-    const paged = wantsPage(request.query)
-    const { limit, page } = paged ? parseOr400(pageQuerySchema, request.query, 'query') : { limit: -1, page: 1 }
-    const offset = paged ? (page - 1) * limit : 0
+    const { limit, offset } = optionalPage(request.query)
     const rows = list.all(request.accountId, limit, offset) as WindowRow[]
     reply.header('content-range', contentRange(offset, rows.length, count.get(request.accountId) as number))
     return rows.map(present)

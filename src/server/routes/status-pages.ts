@@ -3,8 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { statusPageListQuerySchema, statusPageSchema, statusPageServiceSchema, validate, type StatusPage, type FieldIssue } from '../../schema/index.js'
 import { type Db, now } from '../db.js'
 import { badRequest, conflict, notFound, parseOr400 } from '../errors.js'
-import { contentRange, wantsPage } from './util.js'
-import { pageQuerySchema } from '../../schema/index.js'
+import { contentRange, optionalPage } from './util.js'
 
 interface ServiceRow {
   id: string
@@ -141,9 +140,7 @@ export function statusPageRoutes(app: FastifyInstance, db: Db): void {
   // --- services (registered before /:statusPageId so "services" is never taken for a page id)
 
   app.get('/v1/status-pages/services', async (request, reply) => {
-    const paged = wantsPage(request.query)
-    const { limit, page } = paged ? parseOr400(pageQuerySchema, request.query, 'query') : { limit: -1, page: 1 }
-    const offset = paged ? (page - 1) * limit : 0
+    const { limit, offset } = optionalPage(request.query)
     const rows = serviceList.all(request.accountId, limit, offset) as ServiceRow[]
     reply.header('content-range', contentRange(offset, rows.length, serviceCount.get(request.accountId) as number))
     return rows.map(presentService)

@@ -1,4 +1,6 @@
 import type { FastifyReply } from 'fastify'
+import { pageQuerySchema } from '../../schema/index.js'
+import { parseOr400 } from '../errors.js'
 
 /** Sends JSON text as it is (stored answers are already serialized). */
 export function sendJson(reply: FastifyReply, status: number, json: string): FastifyReply {
@@ -16,4 +18,11 @@ export function contentRange(offset: number, count: number, total: number): stri
  */
 export function wantsPage(query: unknown): boolean {
   return !!query && typeof query === 'object' && ('limit' in query || 'page' in query)
+}
+
+/** The rows an optionally paged list asks for: all of them (limit -1) unless it names a page. */
+export function optionalPage(query: unknown): { limit: number; offset: number } {
+  if (!wantsPage(query)) return { limit: -1, offset: 0 }
+  const { limit, page } = parseOr400(pageQuerySchema, query, 'query')
+  return { limit, offset: (page - 1) * limit }
 }
