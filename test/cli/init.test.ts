@@ -1,21 +1,11 @@
-import { execFile } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
-import { promisify } from 'node:util'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { monitors } from '../e2e/helpers.js'
 
-const run = promisify(execFile)
-const cli = resolve(import.meta.dirname, '../../bin/monitors.js')
-
-async function init(dir: string, ...args: string[]) {
-  try {
-    const out = await run(process.execPath, [cli, 'init', dir, ...args], { env: { ...process.env, NO_COLOR: '1' } })
-    return { code: 0, output: out.stdout + out.stderr }
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string }
-    return { code: e.code, output: e.stdout + e.stderr }
-  }
+function init(dir: string, ...args: string[]) {
+  return monitors(tmpdir(), ['init', dir, ...args])
 }
 
 describe('monitors init', () => {

@@ -1,18 +1,11 @@
-import { execFile } from 'node:child_process'
 import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
-import { promisify } from 'node:util'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { monitors as cli, repo } from '../e2e/helpers.js'
 
-const cli = resolve(import.meta.dirname, '../../bin/monitors.js')
-const repo = resolve(import.meta.dirname, '../..')
-
-async function monitors(args: string[], cwd = repo) {
-  return promisify(execFile)(process.execPath, [cli, ...args], { cwd, env: { ...process.env, NO_COLOR: '1', MONITORING_API_URL: '' } }).then(
-    (out) => ({ code: 0, output: out.stdout + out.stderr }),
-    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, output: e.stdout + e.stderr }),
-  )
+function monitors(args: string[], cwd = repo) {
+  return cli(cwd, args)
 }
 
 describe('command-line usage', () => {

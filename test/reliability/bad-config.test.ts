@@ -3,15 +3,12 @@
  * with exit 1 and a clear message naming the file, the construct and the field (no stack
  * trace), and send zero requests to the server.
  */
-import { execFile } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
-import { promisify } from 'node:util'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
+import { monitors, repo } from '../e2e/helpers.js'
 
-const run = promisify(execFile)
-const repo = resolve(import.meta.dirname, '../..')
 const corpus = join(repo, 'test/fixtures/bad')
 const cases = readdirSync(corpus, { withFileTypes: true })
   .filter((d) => d.isDirectory())
@@ -26,17 +23,8 @@ afterAll(async () => {
   await server?.close()
 })
 
-async function plan(dir: string, args: string[]) {
-  try {
-    const out = await run(process.execPath, [join(repo, 'bin/monitors.js'), 'plan', ...args], {
-      cwd: dir,
-      env: { ...process.env, NO_COLOR: '1', MONITORING_API_URL: server.url, MONITORING_API_KEY: 'bad-config-key', MONITORING_ACCOUNT_ID: 'bad-config' },
-    })
-    return { code: 0, output: out.stdout + out.stderr }
-  } catch (error) {
-    const e = error as { code?: number; stdout?: string; stderr?: string }
-    return { code: e.code ?? -1, output: `${e.stdout ?? ''}${e.stderr ?? ''}` }
-  }
+function plan(dir: string, args: string[]) {
+  return monitors(dir, ['plan', ...args], { MONITORING_API_URL: server.url, MONITORING_API_KEY: 'bad-config-key', MONITORING_ACCOUNT_ID: 'bad-config' })
 }
 
 describe('broken projects', () => {

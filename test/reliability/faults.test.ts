@@ -1,9 +1,7 @@
-import { execFile } from 'node:child_process'
-import { resolve } from 'node:path'
-import { promisify } from 'node:util'
 import { request } from 'undici'
 import { describe, expect, it } from 'vitest'
 import { parseFaults, startLocalServer } from '../../src/server/index.js'
+import { monitors, repo } from '../e2e/helpers.js'
 
 const KEY = 'faults-key'
 const auth = { authorization: `Bearer ${KEY}` }
@@ -97,11 +95,7 @@ describe('fault injection', () => {
   })
 
   it('monitors server --faults refuses a bad spec with one line', async () => {
-    const cli = resolve(import.meta.dirname, '../../bin/monitors.js')
-    const result = await promisify(execFile)(process.execPath, [cli, 'server', '--port', '0', '--db', ':memory:', '--faults', '500:7'], { env: { ...process.env, NO_COLOR: '1' } }).then(
-      () => ({ code: 0, stderr: '' }),
-      (e: { code: number; stderr: string }) => e,
-    )
+    const result = await monitors(repo, ['server', '--port', '0', '--db', ':memory:', '--faults', '500:7'])
     expect(result.code).toBe(1)
     expect(result.stderr).toContain('--faults: 500 needs a probability from 0 to 1 (got "7")')
     expect(result.stderr).not.toMatch(/\n\s+at /)
