@@ -12,6 +12,7 @@ import type { AttemptOutcome, IcmpDetails, LatencyStats, RunOptions } from './ty
 export const DEFAULT_PING_INTERVAL_SECONDS = 0.2
 /** Per-packet wait when the check sets no maxResponseTime. */
 export const DEFAULT_PACKET_TIMEOUT_MS = 10_000
+export const MIN_PACKET_TIMEOUT_MS = 1000
 export const PING_INSTALL_HINT = 'install iputils-ping (apt-get install iputils-ping)'
 
 export interface PingOutput {
@@ -166,7 +167,9 @@ export async function runIcmpAttempt(check: IcmpCheck, options: RunOptions): Pro
   }
   const pingPath = options.pingPath ?? 'ping'
   const interval = options.pingIntervalSeconds ?? DEFAULT_PING_INTERVAL_SECONDS
-  const packetTimeoutMs = check.maxResponseTime ?? DEFAULT_PACKET_TIMEOUT_MS
+  // A reply is waited for up to maxResponseTime (at least a second: a slower reply fails the
+  // latency threshold anyway, but still counts as received).
+  const packetTimeoutMs = Math.max(MIN_PACKET_TIMEOUT_MS, check.maxResponseTime ?? DEFAULT_PACKET_TIMEOUT_MS)
   const expectedMs = request.pingCount * interval * 1000 + packetTimeoutMs + 2000
   const limitMs = options.timeoutMs !== undefined ? Math.min(options.timeoutMs, expectedMs) : expectedMs
   const run = await runPing(pingPath, pingArguments(request, packetTimeoutMs, interval), limitMs, options.signal)
