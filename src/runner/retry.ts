@@ -2,6 +2,8 @@ import type { z } from 'zod'
 import type { retryStrategySchema } from '../schema/check.js'
 import type { Verdict } from './outcome.js'
 
+export type RetryStrategy = z.output<typeof retryStrategySchema>
+
 /**
  * Retries of a failed run (`retryStrategy`, or the deprecated `doubleCheck` when no strategy is set).
  *
@@ -18,8 +20,6 @@ import type { Verdict } from './outcome.js'
  * `doubleCheck: true` without a strategy retries once, right away, from another location when
  * the check has one.
  */
-export type RetryStrategy = z.output<typeof retryStrategySchema>
-
 export interface RetryPlan {
   maxRetries: number
   maxDurationMs: number
