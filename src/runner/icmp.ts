@@ -19,7 +19,8 @@ export interface PingOutput {
   ipAddress: string | null
   packetsSent: number
   packetsReceived: number
-  packetLoss: number
+  /** Null when ping was stopped before it printed its statistics. */
+  packetLoss: number | null
   latency: LatencyStats | null
   pings: Array<{ seq: number; ttl: number | null; time: number }>
 }
@@ -49,7 +50,7 @@ export function parsePingOutput(stdout: string): PingOutput | null {
   const summary = /(\d+) packets transmitted, (\d+) (?:packets )?received,.*?([\d.]+)% packet loss/.exec(stdout)
   if (!summary) {
     if (pings.length === 0) return null
-    return { ipAddress, packetsSent: pings.length, packetsReceived: pings.length, packetLoss: 0, latency: statsOf(pings.map((p) => p.time)), pings }
+    return { ipAddress, packetsSent: pings.length, packetsReceived: pings.length, packetLoss: null, latency: statsOf(pings.map((p) => p.time)), pings }
   }
   const rtt = /(?:rtt|round-trip) min\/avg\/max\/(?:mdev|stddev) = ([\d.]+)\/([\d.]+)\/([\d.]+)\/([\d.]+) ms/.exec(stdout)
   const latency = rtt
@@ -150,7 +151,7 @@ export async function runIcmpAttempt(check: IcmpCheck, options: RunOptions): Pro
     pingCount: request.pingCount,
     packetsSent: 0,
     packetsReceived: 0,
-    packetLoss: 100,
+    packetLoss: null,
     latency: null,
     pings: [],
   }
@@ -226,9 +227,10 @@ export async function runIcmpAttempt(check: IcmpCheck, options: RunOptions): Pro
     outcome.networkError = true
     outcome.failures.push(`no reply from ${request.hostname}${parsed.ipAddress ? ` (${parsed.ipAddress})` : ''}: ${parsed.packetsSent} packets sent, 100% packet loss`)
   } else {
-    if (check.maxPacketLossThreshold !== null && parsed.packetLoss > check.maxPacketLossThreshold) {
+    const loss = parsed.packetLoss
+    if (loss !== null && check.maxPacketLossThreshold !== null && loss > check.maxPacketLossThreshold) {
       outcome.failures.push(`packet loss ${parsed.packetLoss}% is over maxPacketLossThreshold ${check.maxPacketLossThreshold}%`)
-    } else if (check.degradedPacketLossThreshold !== null && parsed.packetLoss > check.degradedPacketLossThreshold) {
+    } else if (loss !== null && check.degradedPacketLossThreshold !== null && loss > check.degradedPacketLossThreshold) {
       outcome.degraded.push(`packet loss ${parsed.packetLoss}% is over degradedPacketLossThreshold ${check.degradedPacketLossThreshold}%`)
     }
     const avg = parsed.latency?.avg ?? 0

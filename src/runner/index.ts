@@ -34,7 +34,7 @@ async function attempt(check: RunnableCheck, options: RunOptions): Promise<Attem
       aborted: false,
       details: check.checkType === 'DNS'
         ? { kind: 'DNS', query: check.request.query, recordType: check.request.recordType, nameServer: check.request.nameServer ?? null, port: check.request.port ?? 53, protocol: check.request.protocol, rcode: null, answers: [], textAnswer: '', jsonAnswer: null }
-        : { kind: 'ICMP', hostname: check.request.hostname, ipFamily: check.request.ipFamily, ipAddress: null, pingCount: check.request.pingCount, packetsSent: 0, packetsReceived: 0, packetLoss: 100, latency: null, pings: [] },
+        : { kind: 'ICMP', hostname: check.request.hostname, ipFamily: check.request.ipFamily, ipAddress: null, pingCount: check.request.pingCount, packetsSent: 0, packetsReceived: 0, packetLoss: null, latency: null, pings: [] },
     }
   }
 }

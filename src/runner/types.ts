@@ -82,8 +82,8 @@ export interface IcmpDetails {
   pingCount: number
   packetsSent: number
   packetsReceived: number
-  /** Percent, 0–100. */
-  packetLoss: number
+  /** Percent, 0–100; null when ping reported nothing (not started, failed before sending). */
+  packetLoss: number | null
   /** Null when no reply came back. */
   latency: LatencyStats | null
   /** One entry per reply: sequence number, ttl and round trip in ms. */

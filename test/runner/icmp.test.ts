@@ -119,6 +119,8 @@ describe('ICMP checks with the system ping', () => {
     expect(result.failureKind).toBe('RUNNER_ERROR')
     expect(result.error).toBe('ping is not installed on this machine (/nonexistent/bin/ping not found): install iputils-ping (apt-get install iputils-ping)')
     expect(result.resultType).toBe('FINAL')
+    expect(details(result)).toMatchObject({ packetsSent: 0, packetsReceived: 0, packetLoss: null, latency: null })
+    expect(result.responseTime).toBeNull()
   })
 })
 
