@@ -134,3 +134,72 @@ describe('monitors import: where the file goes', () => {
     expect((await api.cli(dir, ['plan', '--detailed-exitcode'])).code).toBe(0)
   })
 })
+
+describe('monitors import with every default set', () => {
+  it('cancels each default a remote check does not have; the next plan says No changes.', async () => {
+    const dir = makeProject({
+      'monitoring.config.ts': configWith(`defaults: {
+    activated: false, muted: true, doubleCheck: false, shouldFail: true, locations: ['eu-north-1'], tags: ['all'],
+    alertSettings: { escalationType: 'TIME_BASED', timeBasedEscalation: { minutesFailingThreshold: 5 } },
+    useGlobalAlertSettings: false, groupId: 7, groupOrder: 2, runtimeId: '2024.09',
+    alertChannelSubscriptions: [{ alertChannelId: 3 }], retryStrategy: { type: 'LINEAR', maxRetries: 3 },
+    runParallel: true, frequency: 5, frequencyOffset: 20, alertChannels: { slack: [{ url: 'https://hooks.example.com/x' }] },
+  },`),
+      'all.check.ts': file(dnsCheck('all-existing')),
+    })
+    expect((await api.cli(dir, ['apply', '--yes'])).code).toBe(0)
+    await api.client.post('/v1/checks/dns', { name: 'All bare', request: { query: 'all-bare.example.com' } })
+    await api.client.post('/v1/checks/icmp', {
+      name: 'All custom', request: { hostname: 'all.example.com', pingCount: 3 }, heartbeat: { interval: 5 }, script: 'noop',
+      activated: true, tags: ['all', 'edge'], groupId: 8, runtimeId: '2025.04', alertChannelSubscriptions: [{ alertChannelId: 4, activated: false }],
+      frequency: 60, frequencyOffset: 2, locations: ['eu-north-1', 'us-west-2'],
+    })
+    const svc = await api.client.post<{ id: string }>('/v1/status-pages/services', { name: 'All service' })
+    await api.client.post('/v1/checks/dns', {
+      name: 'All incident', request: { query: 'all-incident.example.com' }, tags: ['edge'],
+      triggerIncident: { serviceId: svc.body.id, severity: 'MAJOR', name: 'Down', description: 'DNS fails' },
+    })
+    const result = await api.cli(dir, ['import', '--all'])
+    expect(result.code, result.output).toBe(0)
+    expect(result.stdout).toContain('to imported.check.ts')
+    const code = readFileSync(join(dir, 'imported.check.ts'), 'utf8')
+    expect(code).toContain("heartbeat: { interval: 5 }")
+    expect(code).toContain("script: 'noop'")
+    expect(code).toContain('serviceId: allService')
+    const plan = await api.cli(dir, ['plan', '--detailed-exitcode'])
+    expect(plan.code, plan.output).toBe(0)
+    expect(plan.stdout).toMatch(/^No changes\./)
+  })
+})
+
+describe('opting out of config defaults in code', () => {
+  it('defaultTags: false and null take none of the defaults; a wrong defaultTags is one clear problem', async () => {
+    const dir = makeProject({
+      'monitoring.config.ts': configWith(DEFAULTS),
+      'own.check.ts': file(
+        `new DnsCheck('own-tags', { name: 'Own tags', request: { query: 'own.example.com' }, defaultTags: false, tags: ['payments'], retryStrategy: null, alertSettings: null, alertChannels: null })\n`,
+        dnsCheck('merged-tags', { tags: ['payments'] }),
+      ),
+    })
+    const applied = await api.cli(dir, ['apply', '--yes'])
+    expect(applied.code, applied.output).toBe(0)
+    const lock = api.lock(dir).resources
+    const own = (await api.client.get<Record<string, unknown>>(`/v1/checks/${lock['dns-check:own-tags'].remoteId}`)).body
+    expect(own.tags).toEqual(['payments'])
+    expect(own.retryStrategy ?? undefined).toBeUndefined()
+    expect(own.alertSettings ?? undefined).toBeUndefined()
+    expect(own.alertChannels ?? undefined).toBeUndefined()
+    const merged = (await api.client.get<Record<string, unknown>>(`/v1/checks/${lock['dns-check:merged-tags'].remoteId}`)).body
+    expect(merged.tags).toEqual(['team-a', 'prod', 'payments'])
+    expect(merged.retryStrategy).toMatchObject({ type: 'FIXED' })
+    expect((await api.cli(dir, ['plan', '--detailed-exitcode'])).code).toBe(0)
+
+    const bad = makeProject({ 'bad.check.ts': file(dnsCheck('bad', { defaultTags: 'no' })) })
+    const validate = await api.cli(bad, ['validate'])
+    expect(validate.code).toBe(1)
+    expect(validate.output).toContain('defaultTags')
+    expect(validate.output).toContain('must be a boolean')
+    expect(validate.output).not.toContain('is not a known field')
+    expect(validate.output).not.toMatch(STACK_LINE)
+  })
+})
