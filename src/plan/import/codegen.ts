@@ -74,6 +74,7 @@ function withDefaults(kind: ResourceKind, full: Record<string, unknown>, base: R
   const loaded = asLoaded(kind, props, defaults)
   for (const key of new Set([...Object.keys(loaded), ...Object.keys(full)])) {
     if (same(loaded[key], full[key])) continue
+    if (key === 'tags') props.defaultTags = false
     props[key] = full[key] === undefined ? null : full[key]
   }
   return props
