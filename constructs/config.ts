@@ -38,7 +38,9 @@ export interface ProjectConfig {
   ignore?: string[]
   /**
    * Check props applied to every check that does not set them. `tags` are merged: the
-   * defaults' tags first, then the check's own.
+   * defaults' tags first, then the check's own; a check with `defaultTags: false` takes none of
+   * them. A check opts out of `alertSettings`, `retryStrategy`, `alertChannels`,
+   * `alertChannelSubscriptions` or `frequencyOffset` with `null`.
    * @example defaults: { frequency: 5, locations: ['eu-west-1', 'us-east-1'], tags: ['shop'] }
    */
   defaults?: CheckDefaults
