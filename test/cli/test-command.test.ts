@@ -2,13 +2,13 @@
  * `monitors test`: the built CLI runs a project's checks once from this machine against a real
  * DNS server on 127.0.0.1 (and ping to 127.0.0.1), with no API and nothing deployed.
  */
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
-import { makeProject, monitors, STACK_LINE } from '../e2e/helpers.js'
+import { makeProject, monitors, repo, STACK_LINE } from '../e2e/helpers.js'
 
 const pingWorks = spawnSync('ping', ['-n', '-4', '-c', '1', '-W', '1', '127.0.0.1']).status === 0
 if (!pingWorks) console.warn('monitors test: the ICMP case is skipped: this machine cannot ping 127.0.0.1 (apt-get install iputils-ping)')
@@ -204,6 +204,51 @@ describe('monitors test', () => {
     const doc = JSON.parse(result.stdout) as JsonDoc
     expect(doc.summary).toMatchObject({ failed: 1, errors: 1 })
     expect(doc.results[0]).toMatchObject({ hasErrors: true, hasFailures: false, status: 'FAILED', responseTime: null })
+  })
+
+  it('Ctrl-C stops the runs in flight and still reports them, as errors', async () => {
+    const dir = project(dnsCheck('silent-dns', 'silent.shop.test', 'maxResponseTime: 5000,'))
+    const child = spawn(process.execPath, [join(repo, 'bin/monitors.js'), 'test'], { cwd: dir, env: { ...process.env, NO_COLOR: '1' } })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
+    const started = new Promise<void>((resolve) => {
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString()
+        if (stderr.includes('Testing 1 check')) resolve()
+      })
+    })
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+    await started
+    const sentAt = Date.now()
+    child.kill('SIGINT')
+    const code = await exited
+    expect(Date.now() - sentAt).toBeLessThan(3000)
+    expect(code).toBe(1)
+    expect(stderr).toContain('Interrupted: stopping the runs in flight')
+    expect(row(stdout, 'dns-check:silent-dns')).toMatch(/FAILED \(error\)\s+-\s+run aborted/)
+    expect(stdout).toContain('0 passed, 0 degraded, 1 failed (1 error).')
+  })
+
+  it('runs the checks in parallel, at most --concurrency at once', async () => {
+    dns.set('wait.shop.test', 'A', { records: [{ type: 'A', data: '192.0.2.30' }], delayMs: 400 })
+    const dir = project(['a', 'b', 'c'].map((id) => dnsCheck(`wait-${id}`, 'wait.shop.test', 'degradedResponseTime: 3000, maxResponseTime: 3000,')).join(''))
+    const spans = async (args: string[]) => {
+      const result = await monitors(dir, ['test', '--format', 'json', ...args])
+      expect(result.code).toBe(0)
+      return (JSON.parse(result.stdout) as { results: Array<{ startedAt: string; stoppedAt: string }> }).results
+        .map((r) => [Date.parse(r.startedAt), Date.parse(r.stoppedAt)] as const)
+        .sort((x, y) => x[0] - y[0])
+    }
+    // by default all three are in flight together
+    const together = await spans([])
+    expect(Math.max(...together.map(([start]) => start))).toBeLessThan(Math.min(...together.map(([, stop]) => stop)))
+    // one at a time: each starts after the one before stopped
+    const serial = await spans(['--concurrency', '1'])
+    for (let i = 1; i < serial.length; i += 1) expect(serial[i][0]).toBeGreaterThanOrEqual(serial[i - 1][1])
+    const refused = await monitors(dir, ['test', '--concurrency', '0'])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain('Error: --concurrency must be a whole number of at least 1, not 0.')
   })
 
   it('a project without checks has nothing to test (exit 0)', async () => {

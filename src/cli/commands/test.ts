@@ -213,8 +213,6 @@ export const testCommand = {
       if (args.format === 'json') data(`${JSON.stringify(testToJson([]), null, 2)}\n`)
       return 0
     }
-    err(pc.createColors(useColor()).dim(`Testing ${plural(count, 'check')} from this machine; nothing is deployed.\n`))
-
     // Ctrl-C stops the runs in flight: they end as errors (aborted) and are still reported.
     const controller = new AbortController()
     const onSignal = () => {
@@ -224,6 +222,7 @@ export const testCommand = {
     }
     process.on('SIGINT', onSignal)
     process.on('SIGTERM', onSignal)
+    err(pc.createColors(useColor()).dim(`Testing ${plural(count, 'check')} from this machine; nothing is deployed.\n`))
     let tested: TestedCheck[]
     try {
       tested = await testChecks(project, {
