@@ -145,13 +145,14 @@ describe('a plan a reviewer can read', () => {
     writeFiles(dir, { 'shop.check.ts': project('webhooks', 'locked-value-two') })
     const current = (await api.client.get<Record<string, unknown>>(`/v1/checks/${checkId()}`)).body
     for (const key of ['id', 'created_at', 'updated_at', 'checkType']) delete current[key]
-    await api.client.put(`/v1/checks/dns/${checkId()}`, { ...current, frequency: 30 })
+    await api.client.put(`/v1/checks/dns/${checkId()}`, { ...current, frequency: 30, tags: ['edited'] })
 
     const refresh = await api.cli(dir, ['plan', '--refresh-only'])
     expect(refresh.code, refresh.output).toBe(0)
     expect(refresh.stdout).toMatch(/# changed outside monitors since the last apply; values read last applied → now remote \(apply reverts them\)\n\s+~ frequency: 5 → 30/)
     const md = await api.cli(dir, ['plan', '--refresh-only', '--format', 'markdown'])
     expect(md.stdout).toContain('~ frequency: 5 → 30')
+    expect(md.stdout).toContain('~ tags: [] → ["edited"]')
     expect(md.stdout).toContain('last applied → now remote')
     const doc = JSON.parse((await api.cli(dir, ['plan', '--refresh-only', '--format', 'json'])).stdout)
     expect(doc.refreshOnly).toBe(true)

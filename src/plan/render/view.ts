@@ -230,16 +230,27 @@ export class ValueView {
     return undefined
   }
 
+  /** The value in one line when it is a scalar, a reference or a short list of scalars. */
+  private oneLine(value: unknown): string | undefined {
+    const ref = this.asReference(value)
+    if (ref !== undefined) return this.scalar(ref)
+    if (Array.isArray(value)) {
+      if (!value.every((v) => !isObject(v) && !Array.isArray(v) && !this.isReference(v))) return undefined
+      const text = `[${value.map((v) => this.scalar(v)).join(', ')}]`
+      return text.length <= 80 ? text : undefined
+    }
+    if (isObject(value)) return Object.keys(value).length === 0 ? '{}' : undefined
+    return this.scalar(value)
+  }
+
   /** `label: value`, or `label {` / `label [` with one field or item a line, each signed. */
   lines(label: string, value: unknown, sign: Sign, depth: number): Line[] {
     const head = label ? `${label}: ` : ''
     const ref = this.asReference(value)
     if (ref !== undefined) return [{ sign, depth, text: `${head}${this.scalar(ref)}` }]
     if (Array.isArray(value)) {
-      if (value.length === 0) return [{ sign, depth, text: `${head}[]` }]
-      const scalars = value.every((v) => !isObject(v) && !Array.isArray(v) && !this.isReference(v))
-      const oneLine = `[${value.map((v) => this.scalar(v)).join(', ')}]`
-      if (scalars && oneLine.length <= 80) return [{ sign, depth, text: `${head}${oneLine}` }]
+      const oneLine = this.oneLine(value)
+      if (oneLine !== undefined) return [{ sign, depth, text: `${head}${oneLine}` }]
       const out: Line[] = [{ sign, depth, text: label ? `${label} [` : '[' }]
       for (const item of value) out.push(...this.lines('', item, sign, depth + 1))
       out.push({ sign: '', depth, text: ']' })
@@ -258,16 +269,14 @@ export class ValueView {
 
   diff(d: FieldDiff, depth: number): Line[] {
     const path = this.path(d.path)
-    const simple = (v: unknown) => !isObject(v) && !Array.isArray(v) || this.asReference(v) !== undefined
     if (!('old' in d)) {
       if (d.new === SECRET_CHANGED || d.new === LOCKED_CHANGED) return [{ sign: '~', depth, text: `${path}: ${d.new}` }]
       return this.lines(path, d.new, '+', depth)
     }
     if (!('new' in d)) return this.lines(path, d.old, '-', depth)
-    if (simple(d.old) && simple(d.new)) {
-      const show = (v: unknown) => this.scalar(this.asReference(v) ?? v)
-      return [{ sign: '~', depth, text: `${path}: ${show(d.old)} → ${show(d.new)}` }]
-    }
+    const before = this.oneLine(d.old)
+    const after = this.oneLine(d.new)
+    if (before !== undefined && after !== undefined) return [{ sign: '~', depth, text: `${path}: ${before} → ${after}` }]
     return [{ sign: '~', depth, text: `${path}:` }, ...this.lines('', d.old, '-', depth + 1), ...this.lines('', d.new, '+', depth + 1)]
   }
 }
