@@ -133,7 +133,7 @@ describe('a plan a reviewer can read', () => {
     expect(text.code, text.output).toBe(0)
     expect(text.stdout).toContain('This plan is partial: only dns-check:shop-dns and what it depends on (--target).')
     const md = await api.cli(dir, ['plan', '--target', 'DnsCheck:shop-dns', '--format', 'markdown'])
-    expect(md.stdout).toContain('> **Partial plan.** This plan is partial: only dns-check:shop-dns and what it depends on (--target).')
+    expect(md.stdout).toContain('> **This plan is partial:** only dns-check:shop-dns and what it depends on (--target).')
     const doc = JSON.parse((await api.cli(dir, ['plan', '--target', 'dns-check:shop-dns', '--format', 'json'])).stdout)
     expect(doc.targets).toEqual(['dns-check:shop-dns'])
     const full = await api.cli(dir, ['plan'])

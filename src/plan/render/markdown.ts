@@ -29,7 +29,7 @@ export function renderPlanMarkdown(plan: Plan, options: MarkdownRenderOptions = 
   const limit = options.limit ?? MARKDOWN_LIMIT
   const head: string[] = [`### ${options.title ?? 'monitors plan'}`, '', `Target: ${escapeText(describeTarget(plan.target))}`, '']
   const partial = partialNote(plan)
-  if (partial) head.push(`> **Partial plan.** ${escapeText(partial)}`, '')
+  if (partial) head.push(`> **This plan is partial:** ${escapeText(partial.replace(/^This plan is partial: /, ''))}`, '')
   if (plan.refreshOnly) head.push('> **Refresh only:** what was changed outside monitors since the last apply.', '')
   const view: ViewOptions = { verbose: options.verbose, references: plan.references, refreshOnly: plan.refreshOnly }
   const changes = plan.changes.filter((change) => change.action !== 'noop')
