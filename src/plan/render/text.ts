@@ -1,7 +1,7 @@
 import pc from 'picocolors'
 import type { Plan, PlanChange } from '../types.js'
 import { describeTarget } from '../../apply/lock.js'
-import { changeBody, driftNote, partialNote, ValueView, type Line, type ViewOptions } from './view.js'
+import { changeBody, driftNote, partialNote, type Line, type ViewOptions } from './view.js'
 
 export interface TextRenderOptions {
   color?: boolean
@@ -99,11 +99,6 @@ export function textLine(line: Line, c: Colors = pc.createColors(false)): string
   if (line.comment) return `    ${indent}${c.dim(line.text)}`
   const sign = line.sign ? c[SIGN_COLOR[line.sign]](line.sign) : ' '
   return `    ${sign} ${indent}${line.text}`
-}
-
-/** A value in one line; references not known yet read `(known after apply)`, masks as they are. */
-export function show(value: unknown, references?: Plan['references']): string {
-  return new ValueView(references).scalar(value)
 }
 
 export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
