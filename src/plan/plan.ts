@@ -8,6 +8,7 @@ import { appliedHash, desiredHash, maskSecrets } from './hashes.js'
 import { secretMatches, SECRET_CHANGED, SECRET_MASK } from './secrets.js'
 import { jsonEqual } from './stable-json.js'
 import { ORPHAN_REASON, adoptPendingCreates, orphanedPendingCreates, ADOPTED_REASON } from './adopt.js'
+import { referenceIndex } from './render/references.js'
 import type { FieldDiff, Plan, PlanChange, PlanSummary, ProtectedChange } from './types.js'
 
 export interface PlanInput {
@@ -162,6 +163,8 @@ export function computePlan(input: PlanInput): Plan {
 
   const plan: Plan = { version: 1, target: { ...input.target }, changes, unmanaged: countUnmanaged(input), summary: summarize(changes) }
   if (protectedChanges.length > 0) plan.protected = protectedChanges
+  const references = referenceIndex(input)
+  if (references) plan.references = references
   return plan
 }
 

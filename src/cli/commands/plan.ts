@@ -11,18 +11,19 @@ interface PlanArgs extends EngineArgs {
   detailedExitcode?: boolean
   out?: string
   refreshOnly?: boolean
+  verbose?: boolean
 }
 
 /** The plan in the chosen format: text to `out` (stdout), markdown and JSON to stdout as documents. */
-export async function printPlan(plan: Plan, format: OutputFormat | undefined, noChanges?: string): Promise<void> {
+export async function printPlan(plan: Plan, format: OutputFormat | undefined, noChanges?: string, verbose = false): Promise<void> {
   if (format === 'json') {
     const { planToJson } = await import('../../plan/render/json.js')
     data(`${JSON.stringify(planToJson(plan), null, 2)}\n`)
   } else if (format === 'markdown') {
     const { renderPlanMarkdown } = await import('../../plan/render/markdown.js')
-    data(renderPlanMarkdown(plan))
+    data(renderPlanMarkdown(plan, { verbose }))
   } else {
-    out(renderPlanText(plan, { color: useColor(), ...(noChanges ? { noChanges } : {}) }))
+    out(renderPlanText(plan, { color: useColor(), verbose, ...(noChanges ? { noChanges } : {}) }))
   }
 }
 
@@ -50,7 +51,8 @@ export const planCommand = {
         describe: 'Exit 2 when the plan has changes, 0 when it has none, 1 on errors',
       })
       .option('out', { type: 'string', describe: 'Save the plan to this file; "monitors apply <file>" then runs exactly it, or refuses it as stale' })
-      .option('refresh-only', { type: 'boolean', default: false, describe: 'Show only drift: what was changed outside monitors since the last apply' }),
+      .option('refresh-only', { type: 'boolean', default: false, describe: 'Show only drift: what was changed outside monitors since the last apply' })
+      .option('verbose', { type: 'boolean', default: false, describe: 'Show every field of a create, defaults too (the JSON document always has them)' }),
   handler: async (args: ArgumentsCamelCase<PlanArgs>): Promise<number> => {
     setStdoutFormat(args.format)
     const timing = phaseTimer()
@@ -71,7 +73,7 @@ export const planCommand = {
       let plan = selectTargets(full, args.target ?? [])
       if (args.refreshOnly) plan = driftOnly(plan)
       else assertUnprotected(plan)
-      await printPlan(plan, args.format, args.refreshOnly ? 'Nothing was changed outside monitors since the last apply.' : undefined)
+      await printPlan(plan, args.format, args.refreshOnly ? 'Nothing was changed outside monitors since the last apply.' : undefined, args.verbose)
       timing('render')
       if (args.out) {
         const { fingerprint, makeSavedPlan, writeSavedPlan } = await import('../../plan/saved.js')
