@@ -159,7 +159,7 @@ function chooseLocal(project: ProjectLocation, flags: TargetFlags, env: NodeJS.P
  * binary for this platform, a build for another Node.js version), say how to fix it instead of
  * reporting a bug in monitors. Undefined for any other error.
  */
-export function nativeLoadError(error: unknown): Error | undefined {
+export function nativeLoadError(error: unknown, command: 'embedded' | 'server' = 'embedded'): Error | undefined {
   if (!(error instanceof Error)) return undefined
   const code = (error as { code?: unknown }).code
   const text = `${error.message}`
@@ -168,10 +168,11 @@ export function nativeLoadError(error: unknown): Error | undefined {
     /bindings file|NODE_MODULE_VERSION|did not self-register|invalid ELF header|wrong ELF class|cannot open shared object|\.node\b/i.test(text) ||
     code === 'ERR_DLOPEN_FAILED'
   if (!native) return undefined
-  const first = text.split('\n')[0].trim()
-  return new TargetError(
-    `The embedded local server could not load its SQLite driver (better-sqlite3: ${first}). Run "npm rebuild better-sqlite3" (it builds the native module for this Node.js), or set MONITORING_API_URL to use a remote service.`,
-  )
+  const first = text.split('\n')[0].trim().replace(/[\s.]*Tried:?$/, '')
+  const fix = `Run "npm rebuild better-sqlite3" to build it for this Node.js (${process.version})`
+  return new TargetError(command === 'server'
+    ? `The local server could not load its SQLite driver (better-sqlite3: ${first}). ${fix}.`
+    : `The embedded local server could not load its SQLite driver (better-sqlite3: ${first}). ${fix}, or set MONITORING_API_URL to use a remote service.`)
 }
 
 /** A base URL's identity: origin and path, without a trailing slash. */

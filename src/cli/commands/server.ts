@@ -44,7 +44,7 @@ export function parseRateLimit(spec: string): { max: number; timeWindowMs: numbe
  * key printed at the first start cannot be shown again. Say how to get one that works.
  */
 export function restartKeyHint(db: string, accountId: string): string {
-  return `Using the API keys already stored in ${db}; only their hashes are kept, so the key printed at its first start cannot be shown again. ` +
+  return `Keys already stored in ${db} are in use; only their hashes are kept, so the key printed at its first start cannot be shown again. ` +
     `Lost it? Restart with --api-key KEY:${accountId} (or MONITORING_SERVER_API_KEYS=KEY:${accountId}) to choose a key for account ${accountId}, or delete ${db} to start empty with a new generated key.`
 }
 
@@ -92,7 +92,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         seed: args.seed,
       })
     } catch (error) {
-      throw nativeLoadError(error) ?? error
+      throw nativeLoadError(error, 'server') ?? error
     }
 
     out(`Monitoring API listening on ${server.url} (database ${args.db}, account ${server.accountId})`)
