@@ -49,10 +49,6 @@ function checkNumber(flag: string, allowed: string, ok: (n: number) => boolean) 
   }
 }
 
-/**
- * `--target` with no value, or an empty one (`--target $RES` with RES unset), must not mean
- * "everything": that would apply the whole plan when a pipeline meant one resource.
- */
 const EMPTY_TARGET = '--target needs a resource: kind:logicalId, e.g. dns-check:shop-dns (an empty --target would select everything, so it is refused).'
 
 /**
@@ -71,6 +67,10 @@ export function emptyTargetProblem(argv: readonly string[]): string | undefined 
   return undefined
 }
 
+/**
+ * `--target` with no value, or an empty one (`--target $RES` with RES unset), must not mean
+ * "everything": that would apply the whole plan when a pipeline meant one resource.
+ */
 function checkTargets(value: unknown): string[] {
   const values = (Array.isArray(value) ? value : [value]).map((v) => (v === undefined || v === null ? '' : String(v)))
   if (values.length === 0 || values.some((v) => v.trim() === '')) {
