@@ -48,7 +48,8 @@ export default defineConfig({
     locations: ['eu-west-1', 'us-east-1'],
     tags: [${JSON.stringify(projectName)}],
   },
-  // With no base URL, monitors runs its embedded local server (.monitors/local.db).
+  // With no base URL, monitors runs its embedded local server (.monitors/local.db); in CI
+  // (CI set) only with --local or baseUrl: 'local', so a missing secret never deploys to it.
   api: {
     baseUrl: process.env.MONITORING_API_URL,
     accountId: process.env.MONITORING_ACCOUNT_ID,
