@@ -3,7 +3,9 @@ import type { CheckDefaults } from './check.js'
 /** Where the Monitoring API is and which account to use. */
 export interface ApiConfig {
   /**
-   * Base URL of the Monitoring API, without `/v1`. Leave it out to use the local server.
+   * Base URL of the Monitoring API, without `/v1`. Leave it out to use the embedded local
+   * server on a developer's machine; `'local'` chooses it on purpose, which CI requires (with
+   * `CI` set, a missing URL is refused).
    * @example baseUrl: process.env.MONITORING_API_URL
    */
   baseUrl?: string
