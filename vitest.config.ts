@@ -7,5 +7,9 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: 'forks',
     reporters: ['default'],
+    // most tests run the built CLI: refuse a dist/ older than the sources
+    globalSetup: ['test/setup/fresh-build.ts'],
+    // the CLI bundle runs in-process as Node loads it for bin/monitors.js, not transformed
+    server: { deps: { external: [/\/dist\//] } },
   },
 })
