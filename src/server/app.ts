@@ -9,6 +9,7 @@ import { statusPageRoutes } from './routes/status-pages.js'
 import { maintenanceWindowRoutes } from './routes/maintenance-windows.js'
 import { incidentRoutes } from './routes/incidents.js'
 import { ipv6Routes, runtimeRoutes } from './routes/runtimes.js'
+import { parseJsonBody } from './json-body.js'
 import { installFaults, type FaultCounts, type FaultSpec } from './faults.js'
 
 export const BODY_LIMIT = 1024 * 1024
@@ -43,11 +44,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
     },
   })
 
-  // JSON bodies; an empty body with a JSON content type (common on DELETE) counts as no body
-  const parseJson = app.getDefaultJsonParser('error', 'error')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined)
-    parseJson(request, body as string, done)
+  // JSON bodies; an empty body with a JSON content type (common on DELETE) counts as no body.
+  // Too deep nesting and prototype keys are refused here, for every route (see json-body.ts).
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = body as string
+    if (text.trim() === '') return done(null, undefined)
+    try {
+      done(null, parseJsonBody(text))
+    } catch (error) {
+      done(error as HttpError, undefined)
+    }
   })
 
   app.setErrorHandler(errorHandler((line) => (log ?? ((l: string) => process.stderr.write(`${l}\n`)))(line)))

@@ -1,0 +1,54 @@
+/**
+ * The local server under hostile input (issue 8, part B): deep nesting, prototype keys,
+ * rate-limit headers on every /v1 answer, unknown methods, and messages that say what is wrong.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { LocalServer } from '../../src/server/index.js'
+import { KEY_A, caller, dnsBody, expect400, icmpBody, startTestServer, type Call } from './helpers.js'
+
+let server: LocalServer
+let api: Call
+
+beforeAll(async () => {
+  server = await startTestServer()
+  api = caller(server)
+})
+afterAll(() => server.close())
+
+const nested = (levels: number) => `${'['.repeat(levels)}4${']'.repeat(levels)}`
+
+describe('deeply nested bodies', () => {
+  it('an ICMP create or update with 4,128 levels in heartbeat is a 400 naming the field', async () => {
+    const body = `{"name":"deep","request":{"hostname":"example.com"},"heartbeat":{"x":${nested(4128)}}}`
+    const created = await api('POST', '/v1/checks/icmp', body)
+    const keys = expect400(created, 'payload')
+    expect(keys).toHaveLength(1)
+    expect(keys[0]).toMatch(/^heartbeat\.x\.0\.0\./)
+    expect(created.json.message).toMatch(/^heartbeat\.x\.0\.0\.[0.]+: is nested too deeply: at most 64 levels of objects and arrays are allowed$/)
+
+    const check = (await api('POST', '/v1/checks/icmp', icmpBody())).json
+    const updated = await api('PUT', `/v1/checks/icmp/${check.id}`, body)
+    expect(expect400(updated, 'payload')[0]).toMatch(/^heartbeat\.x\./)
+    expect((await api('GET', `/v1/checks/${check.id}`)).json).toEqual(check)
+  })
+
+  it('every route refuses it, and a body nested within the limit still works', async () => {
+    for (const path of ['/v1/variables', '/v1/status-pages', '/v1/incidents', '/v1/maintenance-windows', '/v1/checks/dns']) {
+      const answer = await api('POST', path, `{"name":${nested(100)}}`)
+      expect(expect400(answer, 'payload')[0], path).toMatch(/^name\.0\.0/)
+    }
+    const fine = await api('POST', '/v1/checks/icmp', icmpBody({ heartbeat: { x: JSON.parse(nested(60)) } }))
+    expect(fine.status).toBe(201)
+  })
+})
+
+describe('prototype keys', () => {
+  it('a body with a __proto__ key says that the key is refused, and where', async () => {
+    const top = await api('POST', '/v1/checks/dns', '{"name":"x","request":{"query":"q"},"__proto__":{"admin":true}}')
+    expect(expect400(top, 'payload')).toEqual(['__proto__'])
+    expect(top.json.message).toBe('__proto__: is refused: a body may not contain a "__proto__" key')
+    const inner = await api('POST', '/v1/checks/dns', '{"name":"x","request":{"query":"q","__proto__":{}}}')
+    expect(expect400(inner, 'payload')).toEqual(['request.__proto__'])
+    expect(inner.json.message).not.toMatch(/JSON/)
+  })
+})
