@@ -1,8 +1,8 @@
 import Fastify, { type FastifyInstance } from 'fastify'
-import rateLimit from '@fastify/rate-limit'
 import type { Db } from './db.js'
 import { authHook } from './auth.js'
-import { HttpError, errorHandler, sendHttpError } from './errors.js'
+import { RateLimiter } from './rate-limit.js'
+import { HttpError, errorHandler, routeNotFound, sendHttpError } from './errors.js'
 import { checkRoutes } from './routes/checks.js'
 import { variableRoutes } from './routes/variables.js'
 import { statusPageRoutes } from './routes/status-pages.js'
@@ -57,7 +57,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   })
 
   app.setErrorHandler(errorHandler((line) => (log ?? ((l: string) => process.stderr.write(`${l}\n`)))(line)))
-  app.setNotFoundHandler((request, reply) => sendHttpError(reply, new HttpError(404, `Route ${request.method} ${request.url.split('?')[0]} not found`)))
+  app.setNotFoundHandler((request, reply) => sendHttpError(reply, routeNotFound(request)))
 
   if (log) {
     app.addHook('onResponse', async (request, reply) => {
@@ -68,24 +68,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   // faults come first, so an injected 500 or 429 never reaches the routes
   const faults = options.faults ? installFaults(app, options.faults.spec, options.faults.seed) : undefined
 
-  app.addHook('onRequest', authHook(db))
-
-  await app.register(rateLimit, {
-    global: true,
-    max: options.rateLimit.max,
-    timeWindow: options.rateLimit.timeWindowMs,
-    hook: 'onRequest',
-    // auth ran first, so every request here has a known key
-    keyGenerator: (request) => request.keyHash ?? request.ip,
-    errorResponseBuilder: (_request, context) => {
-      const seconds = Math.max(1, Math.ceil(context.ttl / 1000))
-      return new HttpError(429, `Rate limit exceeded, retry in ${seconds} second${seconds === 1 ? '' : 's'}`, {
-        limit: context.max,
-        remaining: 0,
-        reset: Math.ceil(Date.now() / 1000) + seconds,
-      })
-    },
-  })
+  // authentication, then the key's rate limit (see rate-limit.ts)
+  app.addHook('onRequest', authHook(db, new RateLimiter(options.rateLimit.max, options.rateLimit.timeWindowMs)))
 
   checkRoutes(app, db)
   variableRoutes(app, db)

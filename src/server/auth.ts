@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type Db, now } from './db.js'
 import { HttpError } from './errors.js'
+import { type RateLimiter, type RateWindow, rateHeaders, setRateHeaders, tooManyRequests } from './rate-limit.js'
 
 /** Keys are random high-entropy tokens, so one sha256 is enough to store and look them up. */
 export function hashKey(key: string): string {
@@ -58,25 +59,32 @@ declare module 'fastify' {
   }
 }
 
-function badToken(): HttpError {
-  return new HttpError(401, 'Bad token', { error: 'Bad token' }, { 'www-authenticate': 'Bearer error="Bad token"' })
+function badToken(window: RateWindow): HttpError {
+  return new HttpError(401, 'Bad token', { error: 'Bad token' }, { 'www-authenticate': 'Bearer error="Bad token"', ...rateHeaders(window) })
 }
 
-/** onRequest hook: a known bearer key is required; x-service-account, when sent, must be its account. */
-export function authHook(db: Db) {
+/**
+ * onRequest hook: a known bearer key is required; x-service-account, when sent, must be its
+ * account. Then the key's rate limit: only an authenticated request spends quota, yet every
+ * answer carries the x-ratelimit-* headers (a 401 shows a fresh window, a 403 the key's own).
+ */
+export function authHook(db: Db, limiter: RateLimiter) {
   // keys change only on start (setUpKeys runs before the app is built), so one read is exact
   const keys = new Map((db.prepare(`SELECT key_hash, account_id FROM api_keys`).all() as Array<{ key_hash: string; account_id: string }>)
     .map((row) => [row.key_hash, row]))
-  return async (request: FastifyRequest, _reply: FastifyReply) => {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     const header = request.headers.authorization
     const match = typeof header === 'string' ? /^Bearer[ ]+(\S+)\s*$/i.exec(header) : null
-    if (!match) throw badToken()
+    if (!match) throw badToken(limiter.unspent())
     const hash = hashKey(match[1])
     const row = keys.get(hash)
     // the lookup is by hash; the comparison of the hashes themselves takes constant time
-    if (!row || !timingSafeEqual(Buffer.from(row.key_hash, 'hex'), Buffer.from(hash, 'hex'))) throw badToken()
+    if (!row || !timingSafeEqual(Buffer.from(row.key_hash, 'hex'), Buffer.from(hash, 'hex'))) throw badToken(limiter.unspent())
     const account = request.headers['x-service-account']
-    if (account !== undefined && account !== row.account_id) throw new HttpError(403, 'Forbidden')
+    if (account !== undefined && account !== row.account_id) throw new HttpError(403, 'Forbidden', undefined, rateHeaders(limiter.peek(hash)))
+    const window = limiter.consume(hash)
+    if (!window.allowed) throw tooManyRequests(window)
+    setRateHeaders(reply, window)
     request.accountId = row.account_id
     request.keyHash = hash
   }

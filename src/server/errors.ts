@@ -29,6 +29,10 @@ export function notFound(resource: string): HttpError {
   return new HttpError(404, `${resource} not found`)
 }
 
+export function routeNotFound(request: FastifyRequest): HttpError {
+  return new HttpError(404, `Route ${request.method} ${request.url.split('?')[0]} not found`)
+}
+
 export function conflict(message: string): HttpError {
   return new HttpError(409, message)
 }
@@ -55,6 +59,9 @@ export function errorHandler(report: (line: string) => void) {
   return (error: FastifyError | HttpError | Error, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof HttpError) return sendHttpError(reply, error)
     const status = (error as FastifyError).statusCode
+    // a body problem of a route that does not exist (e.g. `QUERY /v1/checks` without a
+    // content type) is still an unknown route
+    if (request.is404 && typeof status === 'number' && status >= 400 && status < 500) return sendHttpError(reply, routeNotFound(request))
     if (typeof status === 'number' && status >= 400 && status < 500) {
       if (status === 400) {
         const code = (error as FastifyError).code

@@ -52,3 +52,45 @@ describe('prototype keys', () => {
     expect(inner.json.message).not.toMatch(/JSON/)
   })
 })
+
+describe('rate-limit headers on every /v1 answer', () => {
+  const figures = (answer: { headers: Headers }) => ['limit', 'remaining', 'reset'].map((n) => answer.headers.get(`x-ratelimit-${n}`))
+
+  it('401, 403 and unknown-route 404 carry them; a 401 or 403 spends nothing', async () => {
+    const limited = await startTestServer({ rateLimit: { max: 5, timeWindowMs: 60_000 } })
+    try {
+      const a = caller(limited, KEY_A)
+      const unauthorized = await caller(limited, 'not-a-key')('GET', '/v1/checks')
+      expect(unauthorized.status).toBe(401)
+      // nobody's quota: the whole limit of a fresh window
+      expect(figures(unauthorized)).toEqual(['5', '5', '60'])
+      const missing = await caller(limited, null)('GET', '/v1/nothing')
+      expect(missing.status).toBe(401)
+      expect(figures(missing)).toEqual(['5', '5', '60'])
+
+      const first = await a('GET', '/v1/runtimes')
+      expect(figures(first).slice(0, 2)).toEqual(['5', '4'])
+      const forbidden = await a('GET', '/v1/checks', undefined, { 'x-service-account': 'acc-b' })
+      expect(forbidden.status).toBe(403)
+      // the key's own window, unchanged by the 403
+      expect(figures(forbidden).slice(0, 2)).toEqual(['5', '4'])
+      const unknown = await a('GET', '/v1/nothing')
+      expect(unknown.status).toBe(404)
+      expect(figures(unknown).slice(0, 2)).toEqual(['5', '3'])
+      expect(Number(unknown.headers.get('x-ratelimit-reset'))).toBeGreaterThan(0)
+      const method = await a('QUERY', '/v1/checks')
+      expect(method.status).toBe(404)
+      expect(figures(method).slice(0, 2)).toEqual(['5', '2'])
+    } finally {
+      await limited.close()
+    }
+  })
+
+  it('an unknown method is a 404 in the error shape, not a 400', async () => {
+    for (const method of ['QUERY', 'PROPFIND', 'PATCH']) {
+      const answer = await api(method, '/v1/checks')
+      expect(answer.status, method).toBe(404)
+      expect(answer.json, method).toEqual({ statusCode: 404, error: 'Not Found', message: `Route ${method} /v1/checks not found` })
+    }
+  })
+})
