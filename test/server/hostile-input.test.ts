@@ -94,3 +94,31 @@ describe('rate-limit headers on every /v1 answer', () => {
     }
   })
 })
+
+describe('messages say what is wrong, without contradicting themselves', () => {
+  it('limit=abc says what was sent', async () => {
+    const answer = await api('GET', '/v1/checks?limit=abc')
+    expect(expect400(answer, 'query')).toEqual(['limit'])
+    expect(answer.json.message).toBe('limit: must be a number (got "abc")')
+    expect((await api('GET', '/v1/variables?page=x')).json.message).toBe('page: must be a number (got "x")')
+  })
+
+  it('a maintenance window id that is too large says it is out of range', async () => {
+    const answer = await api('GET', '/v1/maintenance-windows/9999999999999999')
+    expect(expect400(answer, 'params')).toEqual(['id'])
+    expect(answer.json.message).toBe('id: is out of range: maintenance window ids go up to 9007199254740991')
+    expect((await api('GET', '/v1/maintenance-windows/abc')).json.message).toBe('id: must be a positive integer')
+    expect((await api('GET', '/v1/maintenance-windows/0')).json.message).toBe('id: must be a positive integer')
+    expect((await api('GET', '/v1/maintenance-windows/900719925474099')).status).toBe(404)
+  })
+
+  it('a create without a body names the fields it needs', async () => {
+    const incident = await api('POST', '/v1/incidents', undefined)
+    expect(expect400(incident, 'payload')).toEqual(['', 'name'])
+    expect(incident.json.message).toBe('body is required, with the field name')
+    const variable = await api('POST', '/v1/variables', undefined)
+    expect(variable.json.message).toBe('body is required, with the fields key, value')
+    const page = await api('POST', '/v1/status-pages', undefined)
+    expect(page.json.message).toMatch(/^body is required, with the fields name, url/)
+  })
+})

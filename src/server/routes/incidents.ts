@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
-import { incidentSchema, incidentUpdateSchema, validate, type FieldIssue } from '../../schema/index.js'
+import { incidentSchema, incidentUpdateSchema, type FieldIssue } from '../../schema/index.js'
 import { type Db, now } from '../db.js'
-import { badRequest, notFound, parseOr400 } from '../errors.js'
+import { badRequest, notFound, parseOr400, schemaIssues } from '../errors.js'
 import { serviceLookup, type ServiceRecord } from './status-pages.js'
 import { contentRange, optionalPage } from './util.js'
 
@@ -64,8 +64,8 @@ export function incidentRoutes(app: FastifyInstance, db: Db): void {
 
   /** the incident body, with unknown service ids reported together with the schema's problems */
   function parseIncident(body: unknown, known: Map<string, ServiceRecord>) {
-    const result = validate(incidentSchema, body)
-    const issues: FieldIssue[] = result.ok ? [] : [...result.issues]
+    const result = schemaIssues(incidentSchema, body, 'payload')
+    const issues: FieldIssue[] = [...result.issues]
     const raw = (body as { services?: unknown } | null)?.services
     if (Array.isArray(raw)) {
       raw.forEach((s: unknown, i) => {
@@ -73,8 +73,8 @@ export function incidentRoutes(app: FastifyInstance, db: Db): void {
         if (typeof id === 'string' && id !== '' && !known.has(id)) issues.push({ path: `services.${i}.id`, message: `is not a known status page service (got "${id}")` })
       })
     }
-    if (!result.ok || issues.length > 0) throw badRequest('payload', issues)
-    return result.data
+    if (issues.length > 0) throw badRequest('payload', issues)
+    return result.data!
   }
 
   function incidentOf(account: string, id: string): IncidentRow {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import { statusPageListQuerySchema, statusPageSchema, statusPageServiceSchema, validate, type StatusPage, type FieldIssue } from '../../schema/index.js'
+import { statusPageListQuerySchema, statusPageSchema, statusPageServiceSchema, type StatusPage, type FieldIssue } from '../../schema/index.js'
 import { type Db, now } from '../db.js'
-import { badRequest, conflict, notFound, parseOr400 } from '../errors.js'
+import { badRequest, conflict, notFound, parseOr400, schemaIssues } from '../errors.js'
 import { contentRange, optionalPage } from './util.js'
 
 interface ServiceRow {
@@ -112,10 +112,10 @@ export function statusPageRoutes(app: FastifyInstance, db: Db): void {
   }
 
   function parsePage(body: unknown, known: Map<string, ServiceRecord>): StatusPage {
-    const result = validate(statusPageSchema, body)
-    const references = cardIssues(body, known)
-    if (!result.ok || references.length > 0) throw badRequest('payload', [...(result.ok ? [] : result.issues), ...references])
-    return result.data
+    const result = schemaIssues(statusPageSchema, body, 'payload')
+    const issues = [...result.issues, ...cardIssues(body, known)]
+    if (issues.length > 0) throw badRequest('payload', issues)
+    return result.data!
   }
 
   function storedCards(data: StatusPage, previous: StoredCard[], time: string): StoredCard[] {
