@@ -1,5 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify'
-import type { Db } from './db.js'
+import type { Store } from './store/index.js'
 import { authHook } from './auth.js'
 import { RateLimiter } from './rate-limit.js'
 import { HttpError, errorHandler, routeNotFound, sendHttpError } from './errors.js'
@@ -15,7 +15,7 @@ import { installFaults, type FaultCounts, type FaultSpec } from './faults.js'
 export const BODY_LIMIT = 1024 * 1024
 
 export interface AppOptions {
-  db: Db
+  store: Store
   rateLimit: { max: number; timeWindowMs: number }
   ipv6s?: string[]
   /** one line per request, and internal errors; nothing when undefined */
@@ -29,7 +29,7 @@ export interface AppOptions {
  * up to 1 MiB, API.md's error bodies for every failure, and the resource routes.
  */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance & { faultCounts?: FaultCounts }> {
-  const { db, log } = options
+  const { store, log } = options
   const app = Fastify({
     logger: false,
     bodyLimit: BODY_LIMIT,
@@ -69,13 +69,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   const faults = options.faults ? installFaults(app, options.faults.spec, options.faults.seed) : undefined
 
   // authentication, then the key's rate limit (see rate-limit.ts)
-  app.addHook('onRequest', authHook(db, new RateLimiter(options.rateLimit.max, options.rateLimit.timeWindowMs)))
+  app.addHook('onRequest', authHook(store, new RateLimiter(options.rateLimit.max, options.rateLimit.timeWindowMs)))
 
-  checkRoutes(app, db)
-  variableRoutes(app, db)
-  statusPageRoutes(app, db)
-  maintenanceWindowRoutes(app, db)
-  incidentRoutes(app, db)
+  checkRoutes(app, store)
+  variableRoutes(app, store)
+  statusPageRoutes(app, store)
+  maintenanceWindowRoutes(app, store)
+  incidentRoutes(app, store)
   runtimeRoutes(app)
   ipv6Routes(app, options.ipv6s)
 
