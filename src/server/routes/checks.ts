@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { autoAssignAlertsQuerySchema, checkListQuerySchema, dnsCheckSchema, icmpCheckSchema } from '../../schema/index.js'
 import { notFound, parseOr400 } from '../errors.js'
 import type { Store } from '../store/index.js'
-import { parseWithReferences, serviceReferences } from './references.js'
+import { serviceReferences, writeWithReferences } from './references.js'
 import { contentRange, sendJson } from './util.js'
 
 /*
@@ -35,21 +35,18 @@ export function checkRoutes(app: FastifyInstance, store: Store): void {
 
     app.post(path, async (request, reply) => {
       parseOr400(autoAssignAlertsQuerySchema, request.query, 'query')
-      const check = await store.transaction(async (tx) => {
-        const data = await parseWithReferences(tx, request.accountId, schema, request.body, serviceReferences.check)
-        return tx.checks.create(request.accountId, type, data)
-      })
+      const check = await writeWithReferences(store, request.accountId, schema, request.body, serviceReferences.check,
+        (tx, data) => tx.checks.create(request.accountId, type, data))
       return sendJson(reply, 201, check.json)
     })
 
     app.put<{ Params: { id: string } }>(`${path}/:id`, async (request, reply) => {
-      const check = await store.transaction(async (tx) => {
-        const existing = await tx.checks.get(request.accountId, request.params.id)
-        if (!existing || existing.checkType !== type) throw notFound('Check')
-        parseOr400(autoAssignAlertsQuerySchema, request.query, 'query')
-        const data = await parseWithReferences(tx, request.accountId, schema, request.body, serviceReferences.check)
-        return tx.checks.replace(request.accountId, request.params.id, type, data)
-      })
+      const existing = await store.checks.get(request.accountId, request.params.id)
+      if (!existing || existing.checkType !== type) throw notFound('Check')
+      parseOr400(autoAssignAlertsQuerySchema, request.query, 'query')
+      // replace finds the check again in its own transaction: gone by now is a 404 too
+      const check = await writeWithReferences(store, request.accountId, schema, request.body, serviceReferences.check,
+        (tx, data) => tx.checks.replace(request.accountId, request.params.id, type, data))
       if (!check) throw notFound('Check')
       return sendJson(reply, 200, check.json)
     })

@@ -1,7 +1,7 @@
 import type { z } from 'zod'
 import type { FieldIssue } from '../../schema/index.js'
 import { badRequest, schemaIssues } from '../errors.js'
-import type { Repositories } from '../store/index.js'
+import type { Repositories, Store } from '../store/index.js'
 
 /** Where a body names a status-page service: the dotted path and the id sent there. */
 export interface Reference {
@@ -61,4 +61,20 @@ export async function parseWithReferences<S extends z.ZodType>(
     .map((r) => ({ path: r.path, message: `refers to a status page service that does not exist (got ${JSON.stringify(r.id)})` }))
   if (issues.length > 0 || unknown.length > 0) throw badRequest('payload', [...issues, ...unknown])
   return data as z.output<S>
+}
+
+/**
+ * Validates a body and writes it: in one transaction with the reference check when the body
+ * names services (so that none can go in between), else with the store's own atomic write.
+ */
+export async function writeWithReferences<S extends z.ZodType, T>(
+  store: Store,
+  account: string,
+  schema: S,
+  body: unknown,
+  references: (body: unknown) => Reference[],
+  write: (tx: Repositories, data: z.output<S>) => Promise<T>,
+): Promise<T> {
+  if (references(body).length === 0) return write(store, await parseWithReferences(store, account, schema, body, references))
+  return store.transaction(async (tx) => write(tx, await parseWithReferences(tx, account, schema, body, references)))
 }
