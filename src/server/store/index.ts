@@ -219,7 +219,8 @@ export interface Store extends Repositories {
   /**
    * Runs fn with repositories that see and write one transaction: all of it commits, or
    * nothing when fn throws (the error is thrown on). Writers of other transactions and other
-   * processes wait or retry as the database requires.
+   * processes wait or retry as the database requires. Inside fn, use only tx: the store's
+   * own repositories wait for the transaction to end.
    */
   transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T>
   close(): Promise<void>
