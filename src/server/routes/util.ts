@@ -3,7 +3,7 @@ import { pageQuerySchema } from '../../schema/index.js'
 import { parseOr400 } from '../errors.js'
 
 /** Sends JSON text as it is (stored answers are already serialized). */
-export function sendJson(reply: FastifyReply, status: number, json: string): FastifyReply {
+export function sendJson(reply: FastifyReply, status: number, json: string | Buffer): FastifyReply {
   return reply.code(status).type('application/json; charset=utf-8').send(json)
 }
 

@@ -35,9 +35,12 @@ export interface CheckListQuery {
   offset: number
 }
 
-/** One page of checks: `json` is the JSON array of the answers, `count` its length, `total` all matches. */
+/**
+ * One page of checks: `json` is the JSON array of the answers (text, or its UTF-8 bytes so
+ * that a kept page is not encoded again per answer), `count` its length, `total` all matches.
+ */
 export interface CheckPage {
-  json: string
+  json: string | Buffer
   count: number
   total: number
 }

@@ -73,9 +73,8 @@ export function checkRepository(db: Db, exec: Exec, cache?: PageCache<CachedPage
       const statement = listStatement(query.checkType !== undefined, query.tags !== undefined)
       const params = { account, type: query.checkType ?? null, tags: JSON.stringify(query.tags ?? []), limit: query.limit, offset: query.offset }
       const rows = statement.page.all(params) as string[]
-      const page: CachedPage = { json: `[${rows.join(',')}]`, count: rows.length, total: statement.count.get(params) as number, bytes: 0 }
-      // V8 keeps a string in one or two bytes a character; count two to be safe
-      page.bytes = page.json.length * 2
+      const json = Buffer.from(`[${rows.join(',')}]`)
+      const page: CachedPage = { json, count: rows.length, total: statement.count.get(params) as number, bytes: json.length }
       cache?.set(at, key, page)
       return page
     }),
