@@ -5,8 +5,6 @@ import { hashKey } from './keys.js'
 import { type RateLimiter, type RateWindow, rateHeaders, setRateHeaders, tooManyRequests } from './rate-limit.js'
 import type { Store } from './store/index.js'
 
-export { defaultAccountId, generateKey, hashKey } from './keys.js'
-
 declare module 'fastify' {
   interface FastifyRequest {
     accountId: string
