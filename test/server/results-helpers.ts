@@ -7,7 +7,7 @@ import { openSqliteStore, type SqliteStore } from '../../src/server/store/sqlite
 import { recordResult, type RecordOutcome } from '../../src/server/results/index.js'
 import { runCheck, type CheckRunResult, type RunnableCheck } from '../../src/runner/index.js'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
-import { KEY_A, caller, type Call } from './helpers.js'
+import { KEY_A, KEY_B, caller, type Call } from './helpers.js'
 
 /**
  * The real server on a temporary SQLite file, a second store on the same file (as the
@@ -36,7 +36,7 @@ export async function startResultsBench(): Promise<ResultsBench> {
     host: '127.0.0.1',
     port: 0,
     dbPath,
-    apiKeys: [{ key: KEY_A, accountId: 'acc-a' }],
+    apiKeys: [{ key: KEY_A, accountId: 'acc-a' }, { key: KEY_B, accountId: 'acc-b' }],
     rateLimit: { max: 1_000_000, timeWindowMs: 60_000 },
   })
   const store = openSqliteStore(dbPath)
