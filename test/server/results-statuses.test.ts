@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { recordResult } from '../../src/server/results/index.js'
+import type { CheckRunResult } from '../../src/runner/index.js'
 import { parseSvg } from '../helpers/svg.js'
 import { startResultsBench, type ResultsBench } from './results-helpers.js'
 
@@ -132,7 +133,7 @@ describe('check statuses', () => {
   it('results recorded at once by three processes on one database all count', async () => {
     const id = await bench.createCheck('parallel.example.test')
     const check = (await bench.call('GET', `/v1/checks/${id}`)).json
-    const results = []
+    const results: Array<CheckRunResult & { id: string }> = []
     for (const delayMs of [0, 40, 80, 0, 120, 20, 60, 10, 90]) {
       answerOk('parallel.example.test', delayMs)
       results.push({ ...(await bench.run(id)), id: randomUUID() })
