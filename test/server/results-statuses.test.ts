@@ -119,6 +119,11 @@ describe('check statuses', () => {
     const before = (await bench.call('GET', `/v1/check-statuses/${id}`)).json
     expect((await recordResult(bench.store, check, result)).recorded).toBe(false)
     expect((await bench.call('GET', `/v1/check-statuses/${id}`)).json).toEqual(before)
+    // ids are remembered for the results' retention, then forgotten
+    expect(await bench.store.checkStatuses.forgetResultsBefore(new Date(Date.now() - 60_000).toISOString())).toBe(0)
+    expect((await recordResult(bench.store, check, result)).recorded).toBe(false)
+    expect(await bench.store.checkStatuses.forgetResultsBefore(new Date(Date.now() + 1_000).toISOString())).toBeGreaterThan(0)
+    expect((await recordResult(bench.store, check, result)).recorded).toBe(true)
 
     // a run an hour older arrives late: it fails, but the newest run passed
     answerServfail('twice.example.test')

@@ -111,7 +111,7 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
     })
     await tx.incidents.addUpdate(account, incident.id, {
       status: 'INVESTIGATING',
-      description: trigger.description || `${check.name} is failing: ${result.error ?? 'the check failed'}`,
+      description: (trigger.description || `${check.name} is failing: ${result.error ?? 'the check failed'}`).slice(0, 10_000),
       notifySubscribers: trigger.notifySubscribers ?? false,
     })
     step.state.incidentId = incident.id
@@ -121,7 +121,7 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
     // an incident deleted in the meantime is simply forgotten
     await tx.incidents.addUpdate(account, step.state.incidentId, {
       status: 'RESOLVED',
-      description: `${check.name} recovered`,
+      description: `${check.name} recovered`.slice(0, 10_000),
       notifySubscribers: trigger?.notifySubscribers ?? false,
     })
     outcome.resolvedIncidentId = step.state.incidentId

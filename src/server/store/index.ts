@@ -265,6 +265,8 @@ export interface CheckStatusStore {
    * it already (recording is idempotent per result id).
    */
   claimResult(resultId: string, checkId: string): Promise<boolean>
+  /** forgets result ids claimed before `time` (ISO), with the results' retention; answers how many */
+  forgetResultsBefore(time: string): Promise<number>
   /** one upsert: longest/shortest by MAX/MIN in the database, flags only from a newer run */
   record(account: string, checkId: string, update: StatusUpdate): Promise<void>
   list(account: string): Promise<CheckStatusRecord[]>

@@ -118,6 +118,7 @@ export const MIGRATIONS: readonly string[] = [
     recorded_at TEXT NOT NULL
   );
   CREATE INDEX recorded_results_check ON recorded_results (check_id);
+  CREATE INDEX recorded_results_time ON recorded_results (recorded_at);
 
   CREATE TABLE check_statuses (
     check_id           TEXT PRIMARY KEY REFERENCES checks (id) ON DELETE CASCADE,

@@ -51,6 +51,7 @@ function status(row: StatusRow): CheckStatusRecord {
 
 export function checkStatusRepository(db: Db, exec: Exec): CheckStatusStore {
   const accountOf = db.prepare(`SELECT account_id FROM checks WHERE id = ?`).pluck()
+  const forget = db.prepare(`DELETE FROM recorded_results WHERE recorded_at < ?`)
   const claim = db.prepare(`INSERT INTO recorded_results (result_id, check_id, recorded_at) VALUES (?, ?, ?) ON CONFLICT (result_id) DO NOTHING`)
   // a newer run (or the same instant) sets the flags; every run takes part in longest/shortest
   const newer = `excluded.last_started_at >= check_statuses.last_started_at`
@@ -84,6 +85,7 @@ export function checkStatusRepository(db: Db, exec: Exec): CheckStatusStore {
   return {
     accountOf: (checkId) => exec(() => accountOf.get(checkId) as string | undefined),
     claimResult: (resultId, checkId) => exec(() => claim.run(resultId, checkId, now()).changes === 1),
+    forgetResultsBefore: (time) => exec(() => forget.run(time).changes),
     record: (account, checkId, update) => exec(() => {
       upsert.run({
         checkId,
