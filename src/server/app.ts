@@ -9,6 +9,7 @@ import { statusPageRoutes } from './routes/status-pages.js'
 import { maintenanceWindowRoutes } from './routes/maintenance-windows.js'
 import { incidentRoutes } from './routes/incidents.js'
 import { ipv6Routes, runtimeRoutes } from './routes/runtimes.js'
+import { resultRoutes } from './routes/results.js'
 import { parseJsonBody } from './json-body.js'
 import { installFaults, type FaultCounts, type FaultSpec } from './faults.js'
 
@@ -78,6 +79,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   incidentRoutes(app, store)
   runtimeRoutes(app)
   ipv6Routes(app, options.ipv6s)
+  resultRoutes(app, store)
 
   return Object.assign(app, { faultCounts: faults?.counts })
 }

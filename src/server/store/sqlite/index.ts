@@ -5,6 +5,7 @@ import { checkRepository } from './checks.js'
 import { keyRepository } from './keys.js'
 import { incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
 import { PageCache } from './page-cache.js'
+import { alertRepository, checkStatusRepository, errorGroupRepository } from './results.js'
 
 /** Runs a group of statements; asynchronous to the routes, synchronous underneath. */
 export type Exec = <T>(fn: () => T) => Promise<T>
@@ -52,6 +53,9 @@ export class SqliteStore implements Store {
   readonly maintenanceWindows
   readonly incidents
   readonly keys
+  readonly checkStatuses
+  readonly errorGroups
+  readonly alerts
   private readonly gate = new Gate()
   private readonly tx: Repositories
 
@@ -65,6 +69,9 @@ export class SqliteStore implements Store {
     this.maintenanceWindows = maintenanceWindowRepository(db, run)
     this.incidents = incidentRepository(db, run)
     this.keys = keyRepository(db, run)
+    this.checkStatuses = checkStatusRepository(db, run)
+    this.errorGroups = errorGroupRepository(db, run)
+    this.alerts = alertRepository(db, run)
     // inside a transaction: the same statements, run at once, and no cached pages
     this.tx = {
       checks: checkRepository(db, direct),
@@ -74,6 +81,9 @@ export class SqliteStore implements Store {
       maintenanceWindows: maintenanceWindowRepository(db, direct),
       incidents: incidentRepository(db, direct),
       keys: keyRepository(db, direct),
+      checkStatuses: checkStatusRepository(db, direct),
+      errorGroups: errorGroupRepository(db, direct),
+      alerts: alertRepository(db, direct),
     }
   }
 

@@ -109,6 +109,69 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX incident_updates_incident ON incident_updates (incident_seq, seq);
   `,
+  // results of check runs: statuses, error groups, alert state and recorded notifications
+  //    (rows of a check go with it; results already recorded are remembered by id)
+  `
+  CREATE TABLE recorded_results (
+    result_id   TEXT PRIMARY KEY,
+    check_id    TEXT NOT NULL REFERENCES checks (id) ON DELETE CASCADE,
+    recorded_at TEXT NOT NULL
+  );
+  CREATE INDEX recorded_results_check ON recorded_results (check_id);
+  CREATE INDEX recorded_results_time ON recorded_results (recorded_at);
+
+  CREATE TABLE check_statuses (
+    check_id           TEXT PRIMARY KEY REFERENCES checks (id) ON DELETE CASCADE,
+    account_id         TEXT NOT NULL,
+    has_failures       INTEGER NOT NULL,
+    has_errors         INTEGER NOT NULL,
+    is_degraded        INTEGER NOT NULL,
+    longest_run        REAL,
+    shortest_run       REAL,
+    last_run_location  TEXT,
+    last_check_run_id  TEXT,
+    ssl_days_remaining INTEGER,
+    last_response_time REAL,
+    last_started_at    TEXT NOT NULL,   -- the newest run the flags come from
+    created_at         TEXT NOT NULL,
+    updated_at         TEXT
+  );
+  CREATE INDEX check_statuses_account ON check_statuses (account_id);
+
+  CREATE TABLE error_groups (
+    seq                       INTEGER PRIMARY KEY AUTOINCREMENT,
+    id                        TEXT NOT NULL UNIQUE,
+    account_id                TEXT NOT NULL,
+    check_id                  TEXT NOT NULL REFERENCES checks (id) ON DELETE CASCADE,
+    error_hash                TEXT NOT NULL,
+    raw_error_message         TEXT,
+    cleaned_error_message     TEXT NOT NULL,
+    first_seen                TEXT NOT NULL,
+    last_seen                 TEXT NOT NULL,
+    archived_until_next_event INTEGER NOT NULL DEFAULT 0,
+    archive_for_ever          INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (check_id, error_hash)
+  );
+  CREATE INDEX error_groups_account ON error_groups (account_id, seq);
+
+  CREATE TABLE alert_states (
+    check_id   TEXT PRIMARY KEY REFERENCES checks (id) ON DELETE CASCADE,
+    account_id TEXT NOT NULL,
+    body       TEXT NOT NULL,           -- the AlertState as JSON
+    updated_at TEXT NOT NULL
+  );
+
+  CREATE TABLE alert_notifications (
+    seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+    id           TEXT NOT NULL UNIQUE,
+    account_id   TEXT NOT NULL,
+    check_id     TEXT NOT NULL REFERENCES checks (id) ON DELETE CASCADE,
+    kind         TEXT NOT NULL,         -- ALERT_FAILURE, ALERT_DEGRADED, ALERT_RECOVERY, REMINDER
+    check_run_id TEXT,
+    created_at   TEXT NOT NULL
+  );
+  CREATE INDEX alert_notifications_check ON alert_notifications (check_id, seq);
+  `,
 ]
 
 /** Opens (and creates) the database file and brings its schema up to date. */
