@@ -16,6 +16,8 @@ export interface FieldDiff {
   new?: unknown
   /** The values are secret: shown as `(secret)`, never stored in a saved plan. */
   secret?: boolean
+  /** A resource option (`protect`, `retainOnDelete`): only the lock records it, nothing is sent. */
+  lockOnly?: boolean
 }
 
 export interface PlanChange {
@@ -44,6 +46,15 @@ export interface PlanChange {
    * when nothing differs).
    */
   adopted?: boolean
+  /**
+   * A create of a resource that already exists remotely, unmanaged, with the same identity (a
+   * check's or a service's or a window's name, a variable's key, a status page's url): most often
+   * made by an apply whose lock update was lost. Apply refuses it unless told to adopt the
+   * existing one (`--adopt-existing`) or to create a second one (`--allow-duplicates`).
+   */
+  duplicateOf?: { remoteId: string; name?: string }
+  /** Only resource options changed (protect, retainOnDelete): the lock records them, no request is sent. */
+  lockOnly?: boolean
   /** Why the action was chosen when it is not obvious (replace, drift). */
   reason?: string
   fieldDiffs?: FieldDiff[]
@@ -75,6 +86,17 @@ export interface ProtectedChange {
   logicalId: string
   action: PlanAction
   file?: string
+  /** The code says `protect: false` but the lock still records `protect: true`: apply first. */
+  unrecorded?: boolean
+}
+
+/** A delete the service would refuse (409) because a resource that stays still uses it. */
+export interface BlockedDelete {
+  kind: ResourceKind
+  logicalId: string
+  remoteId: string
+  /** What still uses it: `status page <id> (<url>)`, `dns-check <id> "<name>"`. */
+  usedBy: string[]
 }
 
 export interface Plan {
@@ -86,6 +108,8 @@ export interface Plan {
   summary: PlanSummary
   /** Deletes or replaces of protected resources: such a plan must not run (see assertUnprotected). */
   protected?: ProtectedChange[]
+  /** Deletes the service would refuse (409): such a plan must not run (see assertApplicable). */
+  blocked?: BlockedDelete[]
 }
 
 export const hasChanges = (plan: Plan) => plan.changes.some((change) => change.action !== 'noop')

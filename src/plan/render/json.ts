@@ -17,6 +17,8 @@ export interface JsonChange {
   construct?: string
   file?: string
   dependsOn?: string[]
+  duplicateOf?: PlanChange['duplicateOf']
+  lockOnly?: boolean
   fieldDiffs: FieldDiff[]
 }
 
@@ -28,6 +30,7 @@ export interface JsonPlan {
   changes: JsonChange[]
   unmanaged: Plan['unmanaged']
   protected: NonNullable<Plan['protected']>
+  blocked: NonNullable<Plan['blocked']>
 }
 
 /** Every change but no-ops, with its field diffs (a create's are its fields); secrets stay masked. */
@@ -41,6 +44,7 @@ export function planToJson(plan: Plan): JsonPlan {
     changes,
     unmanaged: plan.unmanaged,
     protected: plan.protected ?? [],
+    blocked: plan.blocked ?? [],
   }
 }
 
@@ -57,7 +61,7 @@ export function changeToJson(change: PlanChange): JsonChange {
         ? Object.entries(change.payload ?? {}).filter(([, v]) => v !== undefined && v !== null).map(([path, value]) => ({ path, new: value }))
         : (change.fieldDiffs ?? []),
   }
-  for (const key of ['remoteId', 'movedFrom', 'reason', 'name', 'construct', 'file', 'dependsOn'] as const) {
+  for (const key of ['remoteId', 'movedFrom', 'reason', 'name', 'construct', 'file', 'dependsOn', 'duplicateOf', 'lockOnly'] as const) {
     if (change[key] !== undefined) (out as unknown as Record<string, unknown>)[key] = change[key]
   }
   return out

@@ -54,7 +54,7 @@ function renderChange(change: PlanChange, c: Colors): string[] {
   const out: string[] = []
   switch (change.action) {
     case 'create':
-      out.push(`${c.green('+')} ${title}${moved}${where}${change.drift ? ` ${c.yellow('(drift)')}` : ''}`)
+      out.push(`${c.green('+')} ${title}${moved}${where}${change.drift ? ` ${c.yellow('(drift)')}` : ''}${change.duplicateOf ? ` ${c.red('(duplicate)')}` : ''}`)
       if (change.reason) out.push(`    ${c.yellow(`# ${change.reason}`)}`)
       for (const [key, value] of Object.entries(change.payload ?? {})) {
         if (value === undefined || value === null) continue
