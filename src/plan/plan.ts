@@ -249,9 +249,10 @@ function blockedDeletes(changes: readonly PlanChange[], input: PlanInput): Block
   const records = (kind: ResourceKind): Array<[string, RemoteRecord]> =>
     Object.entries({ ...(input.users?.[kind] ?? {}), ...input.remote.records[kind] }).filter(([id]) => !changing.has(lockKey(kind, id)))
   const logicalOf = new Map(changes.filter((c) => c.remoteId).map((c) => [lockKey(c.kind, c.remoteId!), c]))
-  const who = (kind: ResourceKind, id: string) => {
+  const who = (kind: ResourceKind, id: string, name: unknown, detail = '') => {
     const managed = logicalOf.get(lockKey(kind, id))
-    return managed ? `${kind} ${managed.logicalId}${managed.action === 'forget' ? ' (retainOnDelete: it stays)' : ''}` : `${kind} ${id} (not managed by this project)`
+    const label = `${kind} ${managed ? managed.logicalId : id}${typeof name === 'string' ? ` "${name}"` : ''}${detail}`
+    return `${label}${managed ? (managed.action === 'forget' ? ' (retainOnDelete: it stays)' : '') : ' (not managed by this project)'}`
   }
   const blocked: BlockedDelete[] = []
   for (const change of deleting) {
@@ -260,13 +261,13 @@ function blockedDeletes(changes: readonly PlanChange[], input: PlanInput): Block
     for (const [pageId, page] of records('status-page')) {
       const cards = Array.isArray(page.cards) ? (page.cards as Array<Record<string, unknown>>) : []
       if (cards.some((card) => Array.isArray(card.services) && (card.services as Array<Record<string, unknown>>).some((s) => s?.id === id))) {
-        usedBy.push(`${who('status-page', pageId)}${typeof page.name === 'string' ? ` "${page.name}"` : ''}${typeof page.url === 'string' ? `, url ${page.url}` : ''}`)
+        usedBy.push(who('status-page', pageId, page.name, typeof page.url === 'string' ? ` (url ${page.url})` : ''))
       }
     }
     for (const kind of ['dns-check', 'icmp-check'] as const) {
       for (const [checkId, check] of records(kind)) {
         const ti = check.triggerIncident as Record<string, unknown> | undefined
-        if (ti && ti.serviceId === id) usedBy.push(`${who(kind, checkId)}${typeof check.name === 'string' ? ` "${check.name}"` : ''}, in its triggerIncident`)
+        if (ti && ti.serviceId === id) usedBy.push(who(kind, checkId, check.name, ' in its triggerIncident'))
       }
     }
     if (usedBy.length > 0) blocked.push({ kind: change.kind, logicalId: change.logicalId, remoteId: id, usedBy })
