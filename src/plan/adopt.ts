@@ -84,16 +84,26 @@ export function findDuplicates(
   taken: ReadonlySet<string>,
 ): Map<string, { remoteId: string; record: RemoteRecord }> {
   const found = new Map<string, { remoteId: string; record: RemoteRecord }>()
-  const used = new Set(taken)
-  for (const entry of Object.values(lock?.resources ?? {})) used.add(lockKey(entry.kind, entry.remoteId))
+  // remote ids spoken for, per kind
+  const used = new Map<string, Set<string>>()
+  const use = (kind: string, remoteId: string) => {
+    let set = used.get(kind)
+    if (!set) used.set(kind, (set = new Set()))
+    set.add(remoteId)
+  }
+  for (const key of taken) {
+    const at = key.indexOf(':')
+    use(key.slice(0, at), key.slice(at + 1))
+  }
+  for (const entry of Object.values(lock?.resources ?? {})) use(entry.kind, entry.remoteId)
+  const nonEmpty = new Set(Object.entries(remote.records).filter(([, records]) => Object.keys(records).length > 0).map(([kind]) => kind))
   for (const resource of desired) {
     const key = lockKey(resource.kind, resource.logicalId)
-    if (hasLiveEntry(key)) continue
     const records = remote.records[resource.kind] as Record<string, RemoteRecord>
-    const takenOfKind = new Set([...used].filter((k) => k.startsWith(`${resource.kind}:`)).map((k) => k.slice(resource.kind.length + 1)))
-    const match = findCreated(pendingCreate(resource.kind, resource.logicalId, resource.payload), records, takenOfKind, ENDPOINTS[resource.kind].idOf)
+    if (!nonEmpty.has(resource.kind) || hasLiveEntry(key)) continue
+    const match = findCreated(pendingCreate(resource.kind, resource.logicalId, resource.payload), records, used.get(resource.kind) ?? new Set(), ENDPOINTS[resource.kind].idOf)
     if (!match) continue
-    used.add(lockKey(resource.kind, match.remoteId))
+    use(resource.kind, match.remoteId)
     found.set(key, match)
   }
   return found
