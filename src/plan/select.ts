@@ -92,7 +92,8 @@ export function assertUnprotected(plan: Plan): void {
     const how = p.action === 'replace'
       ? 'it would be replaced (deleted, then created)'
       : p.file ? 'it would be deleted' : 'it would be deleted (it is no longer in the code)'
-    return `  ${p.kind} ${p.logicalId}${where}: ${how}`
+    const note = p.unrecorded ? ' (the code says protect: false, but the lock still records protect: true: apply first to record it)' : ''
+    return `  ${p.kind} ${p.logicalId}${where}: ${how}${note}`
   })
   throw new PlanRefusal(
     `This plan would delete ${lines.length === 1 ? 'a protected resource' : `${lines.length} protected resources`}:\n${lines.join('\n')}\n` +
@@ -127,6 +128,7 @@ export function assertNoDuplicates(plan: Plan, options: { allowDuplicates?: bool
   throw new PlanRefusal(
     `This plan would create ${lines.length === 1 ? 'a resource that already exists' : `${lines.length} resources that already exist`}; nothing was changed:\n${lines.join('\n')}\n` +
       'Most often an earlier apply made them and its lock update was lost. Run again with --adopt-existing to record the existing ones ' +
-      'in the lock and update them to the code, or with --allow-duplicates to create second copies anyway.',
+      'in the lock and update them to the code, or with --allow-duplicates to create second copies anyway ' +
+        '(for a saved plan: make it again with plan --adopt-existing --out <file>).',
   )
 }
