@@ -31,11 +31,11 @@ export function fieldDiffs(remote: Record<string, unknown>, desired: Record<stri
     if (UNORDERED_KEYED.has(path)) continue
     out.push(...orderDiffs(remote, desired, path.split('.'), '', path))
   }
-  if (out.length === 0 && stableStringify(remote) !== stableStringify(desired)) {
-    // Differences a keyed diff cannot name (e.g. the order of cards): show the top-level fields.
-    for (const key of new Set([...Object.keys(remote), ...Object.keys(desired)])) {
-      if (stableStringify(remote[key]) !== stableStringify(desired[key])) out.push(entry(key, remote[key], desired[key]))
-    }
+  // Every difference apply sends is shown: a top-level field that differs in a way none of the
+  // diffs above names is shown whole.
+  const covered = (key: string) => out.some((d) => d.path === key || d.path.startsWith(`${key}.`) || d.path.startsWith(`${key}[`))
+  for (const key of new Set([...Object.keys(remote), ...Object.keys(desired)])) {
+    if (!covered(key) && stableStringify(remote[key]) !== stableStringify(desired[key])) out.push(entry(key, remote[key], desired[key]))
   }
   return out.sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0))
 }
