@@ -86,7 +86,8 @@ async function loadForPlan(args: PlanArgs): Promise<{ project?: LoadedProject; p
     if (!(error instanceof ProjectError)) return { problems: [problemOf(error)] }
     const lines = error.message.split('\n')
     const count = lines.pop()
-    err(`${lines.map((l) => `${pc.red('✖')} ${l}`).join('\n')}\n${pc.red(count ?? '')}\n`)
+    const c = pc.createColors(useColor())
+    err(`${lines.map((l) => `${c.red('✖')} ${l}`).join('\n')}\n${c.red(count ?? '')}\n`)
     return { problems: error.problems }
   }
 }
