@@ -70,7 +70,7 @@ export function selectTargets(plan: Plan, targets: readonly string[]): Plan {
 /** Only the drift: what changed outside monitors (`plan --refresh-only`). */
 export function driftOnly(plan: Plan): Plan {
   const changes = plan.changes.filter((change) => change.changedOutside || change.drift)
-  const { protected: _p, blocked: _b, ...rest } = plan
+  const { protected: _p, ...rest } = plan
   return { ...rest, changes, summary: summarize(changes) }
 }
 

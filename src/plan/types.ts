@@ -103,13 +103,13 @@ export interface Plan {
   version: 1
   target: LockTarget & { embedded?: boolean }
   changes: PlanChange[]
+  /** Deletes the service would refuse (409): such a plan must not run (see assertNotBlocked). */
+  blocked?: BlockedDelete[]
   /** Remote resources the lock does not know, left alone, counted per kind. */
   unmanaged: Record<string, number>
   summary: PlanSummary
   /** Deletes or replaces of protected resources: such a plan must not run (see assertUnprotected). */
   protected?: ProtectedChange[]
-  /** Deletes the service would refuse (409): such a plan must not run (see assertApplicable). */
-  blocked?: BlockedDelete[]
 }
 
 export const hasChanges = (plan: Plan) => plan.changes.some((change) => change.action !== 'noop')

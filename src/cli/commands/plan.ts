@@ -29,7 +29,13 @@ export async function printPlan(plan: Plan, format: OutputFormat | undefined, no
   const warnings = extras.warnings ?? []
   if (format === 'json') {
     const { planToJson } = await import('../../plan/render/json.js')
-    const doc = { ...planToJson(plan), ok: extras.refused === undefined, ...(extras.refused !== undefined ? { refused: redact(extras.refused) } : {}), warnings }
+    const doc = {
+      ...planToJson(plan),
+      blocked: plan.blocked ?? [],
+      ok: extras.refused === undefined,
+      ...(extras.refused !== undefined ? { refused: redact(extras.refused) } : {}),
+      warnings,
+    }
     data(`${JSON.stringify(doc, null, 2)}\n`)
   } else if (format === 'markdown') {
     const { renderPlanMarkdown } = await import('../../plan/render/markdown.js')
@@ -150,8 +156,10 @@ export const planCommand = {
         timing('plan')
         let plan = selectTargets(full, args.target ?? [])
         let refusal: Error | undefined
-        if (args.refreshOnly) plan = driftOnly(plan)
-        else {
+        if (args.refreshOnly) {
+          plan = driftOnly(plan)
+          delete plan.blocked
+        } else {
           try {
             assertUnprotected(plan)
             assertNotBlocked(plan)

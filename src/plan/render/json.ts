@@ -30,7 +30,6 @@ export interface JsonPlan {
   changes: JsonChange[]
   unmanaged: Plan['unmanaged']
   protected: NonNullable<Plan['protected']>
-  blocked: NonNullable<Plan['blocked']>
 }
 
 /** Every change but no-ops, with its field diffs (a create's are its fields); secrets stay masked. */
@@ -44,7 +43,6 @@ export function planToJson(plan: Plan): JsonPlan {
     changes,
     unmanaged: plan.unmanaged,
     protected: plan.protected ?? [],
-    blocked: plan.blocked ?? [],
   }
 }
 
