@@ -86,3 +86,14 @@ describe('duplicates', () => {
     expect(adopted.changes[0].fieldDiffs ?? []).toEqual([])
   })
 })
+
+describe('resource options', () => {
+  it('plans a change of retainOnDelete as a lock-only update, counted in the summary', () => {
+    const check = dns('a')
+    const lock = lockWith({ kind: 'dns-check', logicalId: 'a', remoteId: 'r1', payload: check.payload })
+    lock.resources['dns-check:a'].retainOnDelete = true
+    const plan = computePlan({ desired: [check], lock, remote: remote({ 'dns-check': { r1: { ...check.payload, id: 'r1' } } }), target })
+    expect(plan.changes[0]).toMatchObject({ action: 'update', lockOnly: true, fieldDiffs: [{ path: 'retainOnDelete', old: true, new: false, lockOnly: true }] })
+    expect(plan.summary.update).toBe(1)
+  })
+})
