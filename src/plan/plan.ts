@@ -244,7 +244,7 @@ function blockedDeletes(changes: readonly PlanChange[], input: PlanInput): Block
   if (deleting.length === 0) return []
   // records that change or go away in this plan no longer hold their current references
   const changing = new Set(
-    changes.filter((c) => c.remoteId && (c.action === 'update' || c.action === 'replace' || (c.action === 'delete' && !c.drift))).map((c) => lockKey(c.kind, c.remoteId!)),
+    changes.filter((c) => c.remoteId && ((c.action === 'update' && !c.lockOnly) || c.action === 'replace' || (c.action === 'delete' && !c.drift))).map((c) => lockKey(c.kind, c.remoteId!)),
   )
   const records = (kind: ResourceKind): Array<[string, RemoteRecord]> =>
     Object.entries({ ...(input.users?.[kind] ?? {}), ...input.remote.records[kind] }).filter(([id]) => !changing.has(lockKey(kind, id)))
