@@ -64,13 +64,23 @@ export interface CheckProps extends ConstructOptions {
   locations?: Common['locations']
   /**
    * Tags to organise and filter checks; maintenance windows select checks by tag.
-   * The config's `defaults.tags` are added in front of these.
+   * The config's `defaults.tags` are added in front of these, unless `defaultTags: false`.
    * @defaultValue []
    * @example tags: ['shop', 'dns']
    */
   tags?: string[]
-  /** How alerts escalate and remind (escalationType RUN_BASED or TIME_BASED). */
-  alertSettings?: Common['alertSettings']
+  /**
+   * `false`: this check does not take the config's `defaults.tags`; its tags are exactly `tags`.
+   * Not sent to the API.
+   * @defaultValue true
+   * @example defaultTags: false, tags: ['payments']
+   */
+  defaultTags?: boolean
+  /**
+   * How alerts escalate and remind (escalationType RUN_BASED or TIME_BASED).
+   * `null`: none, not the config's `defaults.alertSettings`.
+   */
+  alertSettings?: Common['alertSettings'] | null
   /**
    * Use the account's alert settings instead of `alertSettings`.
    * @defaultValue true
@@ -85,13 +95,16 @@ export interface CheckProps extends ConstructOptions {
    * Leave it out to use the account's default runtime.
    */
   runtimeId?: Common['runtimeId']
-  /** Alert channels (by numeric id) subscribed to this check. */
-  alertChannelSubscriptions?: Common['alertChannelSubscriptions']
   /**
-   * How failed runs are retried.
+   * Alert channels (by numeric id) subscribed to this check.
+   * `null`: none, not the config's `defaults.alertChannelSubscriptions`.
+   */
+  alertChannelSubscriptions?: Common['alertChannelSubscriptions'] | null
+  /**
+   * How failed runs are retried. `null`: no retry strategy, not the config's `defaults.retryStrategy`.
    * @example retryStrategy: { type: 'FIXED', baseBackoffSeconds: 60, maxRetries: 2, sameRegion: true }
    */
-  retryStrategy?: Common['retryStrategy']
+  retryStrategy?: Common['retryStrategy'] | null
   /** Open and resolve an incident on a status page service when the check fails and recovers. */
   triggerIncident?: TriggerIncidentProps
   /**
@@ -107,23 +120,29 @@ export interface CheckProps extends ConstructOptions {
   frequency?: Common['frequency']
   /**
    * Spreads runs over the frequency's interval: 1 to frequency × 10 for frequencies up to 60,
-   * 1 to ceil(frequency / 60) above.
+   * 1 to ceil(frequency / 60) above. `null`: none, not the config's `defaults.frequencyOffset`.
    * @example frequency: 2, frequencyOffset: 15
    */
-  frequencyOffset?: number
-  /** Alert channels defined inline: email, webhook, slack, sms. */
-  alertChannels?: Common['alertChannels']
+  frequencyOffset?: number | null
+  /**
+   * Alert channels defined inline: email, webhook, slack, sms.
+   * `null`: none, not the config's `defaults.alertChannels`.
+   */
+  alertChannels?: Common['alertChannels'] | null
 }
 
+type DefaultableKey =
+  | 'activated' | 'muted' | 'doubleCheck' | 'shouldFail' | 'locations' | 'tags' | 'alertSettings'
+  | 'useGlobalAlertSettings' | 'groupId' | 'groupOrder' | 'runtimeId' | 'alertChannelSubscriptions'
+  | 'retryStrategy' | 'runParallel' | 'frequency' | 'frequencyOffset' | 'alertChannels'
+
+/** Props where `null` on a check means "none, not the default"; a default itself is never `null`. */
+type NoneKey = 'alertSettings' | 'retryStrategy' | 'alertChannels' | 'alertChannelSubscriptions' | 'frequencyOffset'
+
 /** The check props a config's `defaults` may set for every check. */
-export type CheckDefaults = Partial<
-  Pick<
-    CheckProps,
-    | 'activated' | 'muted' | 'doubleCheck' | 'shouldFail' | 'locations' | 'tags' | 'alertSettings'
-    | 'useGlobalAlertSettings' | 'groupId' | 'groupOrder' | 'runtimeId' | 'alertChannelSubscriptions'
-    | 'retryStrategy' | 'runParallel' | 'frequency' | 'frequencyOffset' | 'alertChannels'
-  >
->
+export type CheckDefaults = {
+  [K in DefaultableKey]?: K extends NoneKey ? Exclude<CheckProps[K], null> : CheckProps[K]
+}
 
 /** Names of the props that are resource options, not API fields. */
 export const RESOURCE_OPTION_KEYS = ['aliases', 'protect', 'retainOnDelete'] as const

@@ -3,7 +3,9 @@ import type { CheckDefaults } from './check.js'
 /** Where the Monitoring API is and which account to use. */
 export interface ApiConfig {
   /**
-   * Base URL of the Monitoring API, without `/v1`. Leave it out to use the local server.
+   * Base URL of the Monitoring API, without `/v1`. Leave it out to use the embedded local
+   * server on a developer's machine; `'local'` chooses it on purpose, which CI requires (with
+   * `CI` set, a missing URL is refused).
    * @example baseUrl: process.env.MONITORING_API_URL
    */
   baseUrl?: string
@@ -38,7 +40,9 @@ export interface ProjectConfig {
   ignore?: string[]
   /**
    * Check props applied to every check that does not set them. `tags` are merged: the
-   * defaults' tags first, then the check's own.
+   * defaults' tags first, then the check's own; a check with `defaultTags: false` takes none of
+   * them. A check opts out of `alertSettings`, `retryStrategy`, `alertChannels`,
+   * `alertChannelSubscriptions` or `frequencyOffset` with `null`.
    * @example defaults: { frequency: 5, locations: ['eu-west-1', 'us-east-1'], tags: ['shop'] }
    */
   defaults?: CheckDefaults

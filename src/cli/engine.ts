@@ -1,8 +1,9 @@
 import { createInterface } from 'node:readline/promises'
 import { join } from 'node:path'
 import type { Argv } from 'yargs'
-import pc from 'picocolors'
+import { paint, useColor } from './color.js'
 import { loadProject, ProjectError, type LoadedProject } from '../project/index.js'
+import type { DesiredResource } from '../project/types.js'
 import { assertLockTarget, emptyLock, readLock, type LockFile } from '../apply/lock.js'
 import { acquireApplyLock, parseDuration, type HeldApplyLock } from '../apply/process-lock.js'
 import type { OperationOutcome, ApplyResult } from '../apply/execute.js'
@@ -18,17 +19,65 @@ export interface EngineArgs extends TargetFlags {
 export function engineOptions<T>(yargs: Argv<T>) {
   return yargs
     .option('config', { alias: 'c', type: 'string', describe: 'Config file (default: monitoring.config.ts in this or a parent directory)' })
-    .option('api-url', { type: 'string', describe: 'Base URL of the Monitoring API (env MONITORING_API_URL); without one, the embedded local server is used' })
+    .option('api-url', { type: 'string', describe: 'Base URL of the Monitoring API (env MONITORING_API_URL); without one, the embedded local server is used (in CI only with --local)' })
+    .option('local', { type: 'boolean', describe: "Use the embedded local server on purpose (.monitors/local.db); required in CI, where a missing URL is refused (config: api.baseUrl: 'local')" })
     .option('api-key', { type: 'string', describe: 'API key (env MONITORING_API_KEY); never printed' })
     .option('account-id', { type: 'string', describe: 'Account id, sent as x-service-account (env MONITORING_ACCOUNT_ID)' })
     .option('lock', { type: 'string', describe: `Lock file (default: monitoring.lock.json beside the config; .monitors/local.lock.json for the embedded server)` })
-    .option('timeout', { type: 'number', default: 30, describe: 'Seconds to wait for each API answer' })
-    .option('retries', { type: 'number', default: 4, describe: 'Times a request is sent again after a 5xx, a timeout or a lost connection (backoff with jitter)' })
+    .option('timeout', { type: 'number', default: 30, requiresArg: true, coerce: checkNumber('--timeout', 'a number of seconds above 0 and at most 3600, e.g. 30', (n) => n > 0 && n <= 3600), describe: 'Seconds to wait for each API answer' })
+    .option('retries', { type: 'number', default: 4, requiresArg: true, coerce: checkNumber('--retries', 'a whole number from 0 to 20', (n) => Number.isInteger(n) && n >= 0 && n <= 20), describe: 'Times a request is sent again after a 5xx, a timeout or a lost connection (backoff with jitter)' })
     .option('insecure-http', { type: 'boolean', default: false, describe: 'Allow a plain http:// API URL to a host other than this machine (the key travels in clear)' })
-    .option('target', { type: 'string', array: true, describe: 'Limit to this resource and what it depends on: kind:logicalId (e.g. dns-check:shop-dns or DnsCheck:shop-dns); repeatable' })
+    .option('target', { type: 'string', array: true, coerce: checkTargets, describe: 'Limit to this resource and what it depends on: kind:logicalId (e.g. dns-check:shop-dns or DnsCheck:shop-dns); repeatable' })
 }
 
 export type OutputFormat = 'text' | 'markdown' | 'json'
+
+function usageError(message: string): Error {
+  return Object.assign(new Error(message), { userError: true })
+}
+
+/** A yargs coerce that refuses a number flag outside `allowed` (yargs turns `abc` into NaN). */
+function checkNumber(flag: string, allowed: string, ok: (n: number) => boolean) {
+  return (value: unknown): number => {
+    const values = Array.isArray(value) ? value : [value]
+    if (values.length !== 1) throw usageError(`${flag} is given ${values.length} times: pass it once, as ${allowed}.`)
+    const n = values[0] as number
+    if (typeof n !== 'number' || !Number.isFinite(n) || !ok(n)) {
+      throw usageError(`${flag} must be ${allowed} (got ${typeof n === 'number' && !Number.isNaN(n) ? n : 'something that is not a number'}).`)
+    }
+    return n
+  }
+}
+
+const EMPTY_TARGET = '--target needs a resource: kind:logicalId, e.g. dns-check:shop-dns (an empty --target would select everything, so it is refused).'
+
+/**
+ * The same check on the raw arguments: yargs drops an empty value repeated after a real one
+ * (`--target a --target=`), so the parsed list cannot tell. Undefined when every --target has a value.
+ */
+export function emptyTargetProblem(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]
+    if (arg === '--') break
+    if (arg === '--target') {
+      const next = argv[i + 1]
+      if (next === undefined || next.trim() === '' || next.startsWith('-')) return EMPTY_TARGET
+    } else if (arg.startsWith('--target=') && arg.slice('--target='.length).trim() === '') return EMPTY_TARGET
+  }
+  return undefined
+}
+
+/**
+ * `--target` with no value, or an empty one (`--target $RES` with RES unset), must not mean
+ * "everything": that would apply the whole plan when a pipeline meant one resource.
+ */
+function checkTargets(value: unknown): string[] {
+  const values = (Array.isArray(value) ? value : [value]).map((v) => (v === undefined || v === null ? '' : String(v)))
+  if (values.length === 0 || values.some((v) => v.trim() === '')) {
+    throw usageError(EMPTY_TARGET)
+  }
+  return values
+}
 
 export function formatOption<T>(yargs: Argv<T>) {
   return yargs.option('format', {
@@ -41,7 +90,7 @@ export function formatOption<T>(yargs: Argv<T>) {
 export function applyOptions<T>(yargs: Argv<T>) {
   return engineOptions(yargs)
     .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'Apply without asking for confirmation (required without a terminal)' })
-    .option('concurrency', { type: 'number', default: 4, describe: 'Operations in flight at once' })
+    .option('concurrency', { type: 'number', default: 4, requiresArg: true, coerce: checkNumber('--concurrency', 'a whole number from 1 to 64', (n) => Number.isInteger(n) && n >= 1 && n <= 64), describe: 'Operations in flight at once (1-64)' })
     .option('lock-timeout', { type: 'string', default: '0', describe: 'How long to wait for another apply in this checkout to finish (e.g. 30s, 5m); 0 refuses at once' })
 }
 
@@ -58,16 +107,35 @@ export const out = (text: string) => (humanToStderr ? process.stderr : process.s
 /** The document itself (markdown or JSON): always stdout. */
 export const data = (text: string) => process.stdout.write(text)
 export const err = (text: string) => process.stderr.write(text)
-export const useColor = () => pc.isColorSupported
+export { useColor } from './color.js'
+
+/**
+ * An EnvVar whose secret value is empty: `new EnvVar('X', { value: process.env.X ?? '', secret: true })`
+ * with X unset in the pipeline. The API accepts it, so the variable would be emptied silently.
+ * One warning per variable, on stderr; not an error (an empty value can be meant).
+ */
+export function emptySecretWarnings(resources: readonly DesiredResource[]): string[] {
+  return resources
+    .filter((r) => r.kind === 'variable' && r.payload.secret === true && r.payload.value === '')
+    .map((r) => `Warning: ${r.file} › ${r.construct} ${r.logicalId}: the secret value is empty (is the environment variable that should fill it set in this shell or pipeline?); it will be sent as "".`)
+}
+
+export function warnEmptySecrets(resources: readonly DesiredResource[]): void {
+  const lines = emptySecretWarnings(resources)
+  if (lines.length > 0) err(`${lines.map((l) => paint().yellow(l)).join('\n')}\n`)
+}
 
 /** Loads the project; problems print one per line and resolve to undefined (exit 1). */
-export async function loadOrReport(args: EngineArgs): Promise<LoadedProject | undefined> {
+export async function loadOrReport(args: EngineArgs, options: { warn?: boolean } = {}): Promise<LoadedProject | undefined> {
   try {
-    return await loadProject({ config: args.config })
+    const project = await loadProject({ config: args.config })
+    if (options.warn !== false) warnEmptySecrets(project.resources)
+    return project
   } catch (error) {
     if (!(error instanceof ProjectError)) throw error
     const lines = error.message.split('\n')
     const count = lines.pop()
+    const pc = paint()
     err(`${lines.map((l) => `${pc.red('✖')} ${l}`).join('\n')}\n${pc.red(count ?? '')}\n`)
     return undefined
   }
@@ -82,7 +150,7 @@ export interface Session {
 
 /** Project loaded, target open, lock read and checked against the target. */
 export async function openSession(project: LoadedProject, args: EngineArgs): Promise<Session> {
-  const open = await openTarget(project, args, (line) => err(`${pc.dim(line)}\n`))
+  const open = await openTarget(project, args, (line) => err(`${paint().dim(line)}\n`))
   try {
     const lock = readLock(open.lockPath)
     assertLockTarget(lock, open.target, open.lockPath)
@@ -132,8 +200,9 @@ export async function withApplySession(
   args: EngineArgs & { lockTimeout?: string },
   command: string,
   work: (project: LoadedProject, session: Session) => Promise<number>,
+  options: { warn?: boolean } = {},
 ): Promise<number> {
-  const project = await loadOrReport(args)
+  const project = await loadOrReport(args, options)
   if (!project) return 1
   const session = await openSession(project, args)
   try {
@@ -170,7 +239,7 @@ const VERB_OF_ACTION: Record<string, string> = { create: 'create', update: 'upda
 
 /** One line per operation: `+ dns-check shop-dns created (id 6f1c2a3b…) 123ms`. */
 export function outcomeLine(outcome: OperationOutcome): string {
-  const c = pc.createColors(useColor())
+  const c = paint()
   const { change } = outcome
   const who = `${change.kind} ${change.logicalId}`
   if (!outcome.ok) {
@@ -193,7 +262,7 @@ function shortId(id: string): string {
 
 /** Totals after an apply or destroy, and on failure what failed and what is left. */
 export function reportResult(result: ApplyResult, lockPath: string, what: 'Apply' | 'Destroy'): number {
-  const c = pc.createColors(useColor())
+  const c = paint()
   const count = (verb: string) => result.outcomes.filter((o) => o.ok && o.verb === verb).length
   const done = result.outcomes.filter((o) => o.ok).length
   if (result.failed.length === 0 && !result.interrupted) {

@@ -6,12 +6,16 @@ import { applyCommand } from './commands/apply.js'
 import { destroyCommand } from './commands/destroy.js'
 import { initCommand } from './commands/init.js'
 import { importCommand } from './commands/import.js'
+import { testCommand } from './commands/test.js'
 import { reportError } from './output.js'
+import { emptyTargetProblem } from './engine.js'
 import { addSecret, redact } from '../api/redact.js'
+import { colorFlag, colorWanted, setColor } from './color.js'
+import { toolVersion } from './version.js'
 
 // Handlers may resolve to an exit code (see ./command.ts) or set nothing (exit 0).
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const COMMANDS = [initCommand, validateCommand, planCommand, applyCommand, destroyCommand, importCommand, serverCommand] as unknown as Array<CommandModule<any, any>>
+const COMMANDS = [initCommand, validateCommand, planCommand, applyCommand, destroyCommand, importCommand, testCommand, serverCommand] as unknown as Array<CommandModule<any, any>>
 
 /**
  * Runs the CLI with the given arguments and resolves to the process exit code.
@@ -25,23 +29,28 @@ export async function main(argv: string[]): Promise<number> {
     if (arg === '--api-key' || arg === '--apiKey') addSecret(argv[i + 1])
     else if (arg.startsWith('--api-key=') || arg.startsWith('--apiKey=')) addSecret(arg.slice(arg.indexOf('=') + 1))
   })
+  setColor(colorWanted({ flag: colorFlag(argv) }))
   let exitCode = 0
   const usageProblems: string[] = []
   let parser: Argv = yargs(argv)
     .scriptName('monitors')
     .usage('$0 <command> [options]\n\nMonitoring as code: validate, plan and apply monitors written in TypeScript.')
     .strict()
-    .demandCommand(1, 'Name a command: init, validate, plan, apply, destroy, import or server.')
+    .demandCommand(1, 'Name a command: init, validate, test, plan, apply, destroy, import or server.')
     .recommendCommands()
     .help()
     .alias('h', 'help')
-    .version()
+    .version(toolVersion())
+    .option('color', { type: 'boolean', global: true, describe: 'Colour the output (default: only when stdout is a terminal; NO_COLOR or --no-color turns it off, FORCE_COLOR on)' })
     .wrap(Math.min(100, process.stdout.columns || 100))
     .fail((message, error) => {
-      if (error) throw error
+      // a YError is a usage problem (also one thrown by an option's coerce check)
+      if (error && error.name !== 'YError') throw error
       // yargs may report several problems (a suggestion, then the unknown arguments): keep all
       usageProblems.push(message)
     })
+  const emptyTarget = emptyTargetProblem(argv)
+  if (emptyTarget) usageProblems.push(emptyTarget)
   for (const command of COMMANDS) {
     const handler = command.handler
     parser = parser.command({
@@ -60,7 +69,7 @@ export async function main(argv: string[]): Promise<number> {
     exitCode = reportError(error)
   }
   if (usageProblems.length > 0) {
-    process.stderr.write(redact(`${usageProblems.map((m) => `monitors: ${m}`).join('\n')}\nRun "monitors --help" for usage.\n`))
+    process.stderr.write(redact(`${[...new Set(usageProblems)].map((m) => `monitors: ${m}`).join('\n')}\nRun "monitors --help" for usage.\n`))
     return 1
   }
   return exitCode

@@ -1,4 +1,4 @@
-import pc from 'picocolors'
+import { paint } from './color.js'
 import { redact } from '../api/redact.js'
 
 /**
@@ -12,11 +12,11 @@ export function isUserError(error: unknown): error is Error & { userError: true;
 
 export function reportError(error: unknown): number {
   if (isUserError(error)) {
-    process.stderr.write(`${pc.red('Error:')} ${redact(error.message)}\n`)
+    process.stderr.write(`${paint().red('Error:')} ${redact(error.message)}\n`)
     return error.exitCode ?? 1
   }
   const message = error instanceof Error ? error.message : String(error)
-  process.stderr.write(`${pc.red('Internal error:')} ${redact(message)}\n`)
+  process.stderr.write(`${paint().red('Internal error:')} ${redact(message)}\n`)
   if (process.env.MONITORS_DEBUG && error instanceof Error && error.stack) process.stderr.write(`${redact(error.stack)}\n`)
   else process.stderr.write('This is a bug in monitors. Run again with MONITORS_DEBUG=1 for details.\n')
   return 1

@@ -18,6 +18,8 @@ export interface TargetFlags {
   retries?: number
   /** Allow plain http:// to a host that is not this machine. */
   insecureHttp?: boolean
+  /** Use the embedded local server on purpose (required in CI, where a missing URL is refused). */
+  local?: boolean
 }
 
 export interface ProjectLocation {
@@ -56,7 +58,8 @@ export async function openTarget(
 ): Promise<OpenTarget> {
   const api = project.config.api ?? {}
   const pick = (...values: Array<string | undefined>) => values.find((v) => v !== undefined && v !== '')
-  const baseUrl = pick(flags.apiUrl, api.baseUrl, env.MONITORING_API_URL)
+  const local = chooseLocal(project, flags, env)
+  const baseUrl = local ? undefined : pick(flags.apiUrl, api.baseUrl, env.MONITORING_API_URL)
   const apiKey = pick(flags.apiKey, api.apiKey, env.MONITORING_API_KEY)
   const accountId = pick(flags.accountId, api.accountId, env.MONITORING_ACCOUNT_ID)
   const timeoutMs = flags.timeout !== undefined ? Math.round(flags.timeout * 1000) : undefined
@@ -84,9 +87,14 @@ export async function openTarget(
 
   const dbPath = join(stateDir, 'local.db')
   const key = localApiKey(stateDir)
-  // Loaded only when needed: a remote target never pays for the server's start-up.
-  const { startLocalServer } = await import('../server/index.js')
-  const server = await startLocalServer({ dbPath, apiKeys: [{ key, accountId: 'local' }], log: false })
+  let server
+  try {
+    // Loaded only when needed: a remote target never pays for the server's start-up.
+    const { startLocalServer } = await import('../server/index.js')
+    server = await startLocalServer({ dbPath, apiKeys: [{ key, accountId: 'local' }], log: false })
+  } catch (error) {
+    throw nativeLoadError(error) ?? error
+  }
   const shown = relative(process.cwd(), dbPath) || dbPath
   notify(`Using the embedded local server (${shown}); set MONITORING_API_URL to use a remote service.`)
   const client = new ApiClient({ baseUrl: server.url, apiKey: key, accountId: 'local', timeoutMs, retry })
@@ -100,6 +108,71 @@ export async function openTarget(
       await server.close()
     },
   }
+}
+
+/** `api.baseUrl: 'local'` in the config: the embedded local server, chosen on purpose. */
+export const LOCAL_BASE_URL = 'local'
+
+/** True when CI says this is a pipeline (`CI=true`, as GitHub Actions and most others set it). */
+export function inCi(env: NodeJS.ProcessEnv): boolean {
+  const ci = env.CI?.trim().toLowerCase()
+  return ci !== undefined && ci !== '' && ci !== 'false' && ci !== '0'
+}
+
+const CHOOSE_LOCAL = "pass --local (or set api.baseUrl: 'local' in the config) to use the embedded local server on purpose"
+
+/**
+ * Whether the embedded local server is the target, or a refusal. A missing URL must never
+ * quietly become a throwaway server in a pipeline: GitHub Actions turns an unset secret into an
+ * empty string, and the apply would "succeed" against nothing. So an empty MONITORING_API_URL
+ * (or --api-url) is refused, and so is no URL at all while CI is set, unless --local or
+ * `api.baseUrl: 'local'` asks for the local server.
+ */
+function chooseLocal(project: ProjectLocation, flags: TargetFlags, env: NodeJS.ProcessEnv): boolean {
+  const configured = project.config.api?.baseUrl
+  if (flags.local) {
+    if (flags.apiUrl !== undefined) throw new TargetError('--local and --api-url name two different targets: pass only one.')
+    return true
+  }
+  if (flags.apiUrl !== undefined) {
+    if (flags.apiUrl.trim() === '') throw new TargetError(`--api-url is empty: pass the Monitoring API's URL, or ${CHOOSE_LOCAL}.`)
+    return false
+  }
+  if (configured === LOCAL_BASE_URL) return true
+  if (configured !== undefined && configured !== '') return false
+  if (env.MONITORING_API_URL !== undefined && env.MONITORING_API_URL.trim() === '') {
+    throw new TargetError(
+      `MONITORING_API_URL is set but empty (an unset secret in CI?): set it to the Monitoring API's URL, or ${CHOOSE_LOCAL}.`,
+    )
+  }
+  if (env.MONITORING_API_URL !== undefined) return false
+  if (inCi(env)) {
+    throw new TargetError(
+      `No target: CI is set but MONITORING_API_URL is not (nor --api-url or api.baseUrl in ${relative(process.cwd(), project.configFile) || project.configFile}). Set MONITORING_API_URL, or ${CHOOSE_LOCAL}.`,
+    )
+  }
+  return true
+}
+
+/**
+ * The embedded server needs better-sqlite3's native build. When it does not load (no prebuilt
+ * binary for this platform, a build for another Node.js version), say how to fix it instead of
+ * reporting a bug in monitors. Undefined for any other error.
+ */
+export function nativeLoadError(error: unknown, command: 'embedded' | 'server' = 'embedded'): Error | undefined {
+  if (!(error instanceof Error)) return undefined
+  const code = (error as { code?: unknown }).code
+  const text = `${error.message}`
+  const native =
+    /better[-_]sqlite3/i.test(text) ||
+    /bindings file|NODE_MODULE_VERSION|did not self-register|invalid ELF header|wrong ELF class|cannot open shared object|\.node\b/i.test(text) ||
+    code === 'ERR_DLOPEN_FAILED'
+  if (!native) return undefined
+  const first = text.split('\n')[0].trim().replace(/[\s.]*Tried:?$/, '')
+  const fix = `Run "npm rebuild better-sqlite3" to build it for this Node.js (${process.version})`
+  return new TargetError(command === 'server'
+    ? `The local server could not load its SQLite driver (better-sqlite3: ${first}). ${fix}.`
+    : `The embedded local server could not load its SQLite driver (better-sqlite3: ${first}). ${fix}, or set MONITORING_API_URL to use a remote service.`)
 }
 
 /** A base URL's identity: origin and path, without a trailing slash. */

@@ -8,6 +8,7 @@ import { appliedHash, desiredHash, maskSecrets } from './hashes.js'
 import { secretMatches, SECRET_CHANGED, SECRET_MASK } from './secrets.js'
 import { jsonEqual } from './stable-json.js'
 import { ORPHAN_REASON, adoptPendingCreates, orphanedPendingCreates, ADOPTED_REASON, ADOPTED_EXISTING_REASON, findDuplicates } from './adopt.js'
+import { referenceIndex } from './render/references.js'
 import type { BlockedDelete, FieldDiff, Plan, PlanChange, PlanSummary, ProtectedChange } from './types.js'
 
 export interface PlanInput {
@@ -219,6 +220,8 @@ export function computePlan(input: PlanInput): Plan {
   if (protectedChanges.length > 0) plan.protected = protectedChanges
   const blocked = blockedDeletes(changes, input)
   if (blocked.length > 0) plan.blocked = blocked
+  const references = referenceIndex(input)
+  if (references) plan.references = references
   return plan
 }
 

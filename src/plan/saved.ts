@@ -7,6 +7,7 @@ import { maskSecrets } from './hashes.js'
 import { normalizeParsed } from './normalize.js'
 import { hashValue, stableStringify } from './stable-json.js'
 import { planToJson, PLAN_FORMAT_VERSION, type JsonPlan } from './render/json.js'
+import { maskLocked } from './render/view.js'
 import type { Plan, PlanChange } from './types.js'
 
 /**
@@ -99,7 +100,8 @@ export function makeSavedPlan(plan: Plan, fingerprints: Fingerprints, now = new 
     type: 'monitors-saved-plan',
     createdAt: now.toISOString(),
     plan: planToJson(plan),
-    operations: plan.changes.filter((c) => c.action !== 'noop'),
+    // Apply sends the code's payloads, never these: locked values stay out of the file.
+    operations: plan.changes.filter((c) => c.action !== 'noop').map(maskLocked),
     fingerprints,
   }
 }

@@ -57,7 +57,7 @@ export function selectTargets(plan: Plan, targets: readonly string[]): Plan {
     }
   }
   const changes = plan.changes.filter((change) => wanted.has(`${change.kind}:${change.logicalId}`))
-  const selected: Plan = { ...plan, changes, summary: summarize(changes) }
+  const selected: Plan = { ...plan, changes, summary: summarize(changes), targets: [...new Set(targets.map((t) => parseTarget(t)!))] }
   const prot = plan.protected?.filter((p) => wanted.has(`${p.kind}:${p.logicalId}`))
   if (prot && prot.length > 0) selected.protected = prot
   else delete selected.protected
@@ -71,7 +71,7 @@ export function selectTargets(plan: Plan, targets: readonly string[]): Plan {
 export function driftOnly(plan: Plan): Plan {
   const changes = plan.changes.filter((change) => change.changedOutside || change.drift)
   const { protected: _p, ...rest } = plan
-  return { ...rest, changes, summary: summarize(changes) }
+  return { ...rest, changes, summary: summarize(changes), refreshOnly: true }
 }
 
 /**

@@ -110,6 +110,21 @@ export interface Plan {
   summary: PlanSummary
   /** Deletes or replaces of protected resources: such a plan must not run (see assertUnprotected). */
   protected?: ProtectedChange[]
+  // Display aids for the renderers below: they never change what apply does.
+  /** What each referenceable id means, keyed by remote id and by placeholder `kind:logicalId`. */
+  references?: Record<string, PlanReference>
+  /** The `--target`s this plan was limited to: it is partial. */
+  targets?: string[]
+  /** Only the drift (`plan --refresh-only`). */
+  refreshOnly?: boolean
+}
+
+/** A resource a reference can point at: lets a plan show `status-page-service:payments "Payments API"` instead of an id. */
+export interface PlanReference {
+  kind: ResourceKind
+  /** Absent for a remote resource the lock does not know. */
+  logicalId?: string
+  name?: string
 }
 
 export const hasChanges = (plan: Plan) => plan.changes.some((change) => change.action !== 'noop')

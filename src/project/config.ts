@@ -52,8 +52,9 @@ const defaultsSchema = z
     }),
   )
 
-const httpUrl = z.string().refine((s) => s === '' || /^https?:\/\/[^\s/]+/.test(s), {
-  message: 'must be an http(s) URL, e.g. https://api.example.com',
+// 'local': the embedded local server, chosen on purpose (the only way to use it in CI)
+const httpUrl = z.string().refine((s) => s === '' || s === 'local' || /^https?:\/\/[^\s/]+/.test(s), {
+  message: "must be an http(s) URL, e.g. https://api.example.com, or 'local' for the embedded local server",
 })
 
 const configSchema = z.strictObject({

@@ -89,6 +89,7 @@ export function buildResources(registrations: Registration[], ctx: BuildContext)
     const fromDefaults = new Set<string>()
     let body: Record<string, unknown> = input
     if (CHECK_KINDS.has(kind)) {
+      if ('defaultTags' in input && typeof input.defaultTags !== 'boolean') add('defaultTags', `must be a boolean: false leaves out the config's default tags (got ${typeof input.defaultTags})`)
       body = mergeDefaults(input, ctx.config.defaults, fromDefaults)
       const ti = body.triggerIncident
       if (ti && typeof ti === 'object' && !Array.isArray(ti) && 'serviceId' in ti) {
@@ -225,12 +226,25 @@ function splitOptions(props: Record<string, unknown>, add: (field: string | unde
   return { options, input }
 }
 
-/** Config defaults under a check's props: tags are merged (defaults first), the rest fill gaps. */
-function mergeDefaults(props: Record<string, unknown>, defaults: ResolvedConfig['defaults'], fromDefaults: Set<string>): Record<string, unknown> {
+/**
+ * Optional check props the API has no `null` for, where `null` in code means "none, not the
+ * config's default" (locations, groupId, groupOrder and runtimeId take `null` as it is).
+ */
+export const NONE_CHECK_FIELDS = ['alertSettings', 'retryStrategy', 'alertChannels', 'alertChannelSubscriptions', 'frequencyOffset'] as const
+
+/**
+ * Config defaults under a check's props: tags are merged (defaults first) unless the check says
+ * `defaultTags: false`; the rest fill gaps. A prop set to `null` takes no default: the check
+ * has none.
+ */
+export function mergeDefaults(props: Record<string, unknown>, defaults: ResolvedConfig['defaults'], fromDefaults = new Set<string>()): Record<string, unknown> {
   const out: Record<string, unknown> = { ...props }
+  const ownTagsOnly = props.defaultTags === false
+  delete out.defaultTags
   for (const [key, value] of Object.entries(defaults)) {
     if (value === undefined) continue
     if (key === 'tags' && Array.isArray(value)) {
+      if (ownTagsOnly) continue
       if (Array.isArray(props.tags)) out.tags = [...new Set([...value, ...props.tags])]
       else if (props.tags === undefined) {
         out.tags = [...value]
@@ -243,6 +257,7 @@ function mergeDefaults(props: Record<string, unknown>, defaults: ResolvedConfig[
       fromDefaults.add(key)
     }
   }
+  for (const key of NONE_CHECK_FIELDS) if (out[key] === null) delete out[key]
   return out
 }
 

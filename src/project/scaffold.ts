@@ -4,14 +4,38 @@ import { basename, dirname, join, relative } from 'node:path'
 /** A new project's files: what `monitors init` writes. */
 export interface ScaffoldResult {
   written: string[]
+  /** Files that already existed and were left as they are (never overwritten). */
+  skipped: string[]
   gitignore: 'created' | 'appended' | 'unchanged'
+  /** Lines added to .gitignore (all of them when it was created). */
+  gitignoreLines: string[]
 }
 
 export class ScaffoldError extends Error {
   readonly userError = true
 }
 
-const GITIGNORE_LINES = ['.monitors/']
+const GITIGNORE_LINES = ['node_modules/', '.monitors/']
+
+/**
+ * So that `npx tsc --noEmit` type-checks the config and the check files (helper modules come
+ * along through their imports). Bundler resolution: imports need no `.js` extension and the
+ * project's package.json needs no `"type": "module"`; nothing is emitted (jiti runs the files).
+ */
+export const TSCONFIG_TEXT = `${JSON.stringify({
+  compilerOptions: {
+    target: 'ES2022',
+    lib: ['ES2022'],
+    module: 'ESNext',
+    moduleResolution: 'bundler',
+    allowImportingTsExtensions: true,
+    resolveJsonModule: true,
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+  },
+  include: ['monitoring.config.ts', '**/*.check.ts'],
+}, null, 2)}\n`
 
 function configText(projectName: string): string {
   return `import { defineConfig } from 'monitors-as-code'
@@ -24,7 +48,8 @@ export default defineConfig({
     locations: ['eu-west-1', 'us-east-1'],
     tags: [${JSON.stringify(projectName)}],
   },
-  // With no base URL, monitors runs its embedded local server (.monitors/local.db).
+  // With no base URL, monitors runs its embedded local server (.monitors/local.db); in CI
+  // (CI set) only with --local or baseUrl: 'local', so a missing secret never deploys to it.
   api: {
     baseUrl: process.env.MONITORING_API_URL,
     accountId: process.env.MONITORING_ACCOUNT_ID,
@@ -56,8 +81,10 @@ new IcmpCheck('website-ping', {
 `
 
 /**
- * Writes a config, one example check file and the .gitignore lines into `dir`. Refuses, and
- * writes nothing, when the config or the example file already exists.
+ * Writes a config, one example check file, a tsconfig.json and the .gitignore lines into `dir`.
+ * Refuses, and writes nothing, when the config or the example file already exists; an existing
+ * tsconfig.json is left alone (reported as skipped), an existing .gitignore only gains the
+ * missing lines.
  */
 export function scaffoldProject(dir: string, options: { projectName?: string } = {}): ScaffoldResult {
   const projectName = options.projectName ?? (basename(dir).replace(/[^A-Za-z0-9_-]+/g, '-') || 'monitors')
@@ -78,11 +105,22 @@ export function scaffoldProject(dir: string, options: { projectName?: string } =
     mkdirSync(dirname(file), { recursive: true })
     writeFileSync(file, text, { flag: 'wx' })
   }
+  // optional files: written when absent, never overwritten
+  const written = files.map(([f]) => f)
+  const skipped: string[] = []
+  const tsconfig = join(dir, 'tsconfig.json')
+  if (existsSync(tsconfig)) skipped.push(tsconfig)
+  else {
+    writeFileSync(tsconfig, TSCONFIG_TEXT, { flag: 'wx' })
+    written.push(tsconfig)
+  }
   const gitignoreFile = join(dir, '.gitignore')
   let gitignore: ScaffoldResult['gitignore'] = 'unchanged'
+  let gitignoreLines: string[] = []
   if (!existsSync(gitignoreFile)) {
     writeFileSync(gitignoreFile, `${GITIGNORE_LINES.join('\n')}\n`)
     gitignore = 'created'
+    gitignoreLines = GITIGNORE_LINES
   } else {
     const current = readFileSync(gitignoreFile, 'utf8')
     const present = new Set(current.split(/\r?\n/).map((l) => l.trim()))
@@ -90,7 +128,8 @@ export function scaffoldProject(dir: string, options: { projectName?: string } =
     if (missing.length > 0) {
       writeFileSync(gitignoreFile, `${current}${current.endsWith('\n') || current === '' ? '' : '\n'}${missing.join('\n')}\n`)
       gitignore = 'appended'
+      gitignoreLines = missing
     }
   }
-  return { written: files.map(([f]) => f), gitignore }
+  return { written, skipped, gitignore, gitignoreLines }
 }

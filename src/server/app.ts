@@ -1,20 +1,21 @@
 import Fastify, { type FastifyInstance } from 'fastify'
-import rateLimit from '@fastify/rate-limit'
-import type { Db } from './db.js'
+import type { Store } from './store/index.js'
 import { authHook } from './auth.js'
-import { HttpError, errorHandler, sendHttpError } from './errors.js'
+import { RateLimiter } from './rate-limit.js'
+import { HttpError, errorHandler, routeNotFound, sendHttpError } from './errors.js'
 import { checkRoutes } from './routes/checks.js'
 import { variableRoutes } from './routes/variables.js'
 import { statusPageRoutes } from './routes/status-pages.js'
 import { maintenanceWindowRoutes } from './routes/maintenance-windows.js'
 import { incidentRoutes } from './routes/incidents.js'
 import { ipv6Routes, runtimeRoutes } from './routes/runtimes.js'
+import { parseJsonBody } from './json-body.js'
 import { installFaults, type FaultCounts, type FaultSpec } from './faults.js'
 
 export const BODY_LIMIT = 1024 * 1024
 
 export interface AppOptions {
-  db: Db
+  store: Store
   rateLimit: { max: number; timeWindowMs: number }
   ipv6s?: string[]
   /** one line per request, and internal errors; nothing when undefined */
@@ -28,7 +29,7 @@ export interface AppOptions {
  * up to 1 MiB, API.md's error bodies for every failure, and the resource routes.
  */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance & { faultCounts?: FaultCounts }> {
-  const { db, log } = options
+  const { store, log } = options
   const app = Fastify({
     logger: false,
     bodyLimit: BODY_LIMIT,
@@ -43,15 +44,20 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
     },
   })
 
-  // JSON bodies; an empty body with a JSON content type (common on DELETE) counts as no body
-  const parseJson = app.getDefaultJsonParser('error', 'error')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined)
-    parseJson(request, body as string, done)
+  // JSON bodies; an empty body with a JSON content type (common on DELETE) counts as no body.
+  // Too deep nesting and prototype keys are refused here, for every route (see json-body.ts).
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = body as string
+    if (text.trim() === '') return done(null, undefined)
+    try {
+      done(null, parseJsonBody(text))
+    } catch (error) {
+      done(error as HttpError, undefined)
+    }
   })
 
   app.setErrorHandler(errorHandler((line) => (log ?? ((l: string) => process.stderr.write(`${l}\n`)))(line)))
-  app.setNotFoundHandler((request, reply) => sendHttpError(reply, new HttpError(404, `Route ${request.method} ${request.url.split('?')[0]} not found`)))
+  app.setNotFoundHandler((request, reply) => sendHttpError(reply, routeNotFound(request)))
 
   if (log) {
     app.addHook('onResponse', async (request, reply) => {
@@ -62,30 +68,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   // faults come first, so an injected 500 or 429 never reaches the routes
   const faults = options.faults ? installFaults(app, options.faults.spec, options.faults.seed) : undefined
 
-  app.addHook('onRequest', authHook(db))
+  // authentication, then the key's rate limit (see rate-limit.ts)
+  app.addHook('onRequest', authHook(store, new RateLimiter(options.rateLimit.max, options.rateLimit.timeWindowMs)))
 
-  await app.register(rateLimit, {
-    global: true,
-    max: options.rateLimit.max,
-    timeWindow: options.rateLimit.timeWindowMs,
-    hook: 'onRequest',
-    // auth ran first, so every request here has a known key
-    keyGenerator: (request) => request.keyHash ?? request.ip,
-    errorResponseBuilder: (_request, context) => {
-      const seconds = Math.max(1, Math.ceil(context.ttl / 1000))
-      return new HttpError(429, `Rate limit exceeded, retry in ${seconds} second${seconds === 1 ? '' : 's'}`, {
-        limit: context.max,
-        remaining: 0,
-        reset: Math.ceil(Date.now() / 1000) + seconds,
-      })
-    },
-  })
-
-  checkRoutes(app, db)
-  variableRoutes(app, db)
-  statusPageRoutes(app, db)
-  maintenanceWindowRoutes(app, db)
-  incidentRoutes(app, db)
+  checkRoutes(app, store)
+  variableRoutes(app, store)
+  statusPageRoutes(app, store)
+  maintenanceWindowRoutes(app, store)
+  incidentRoutes(app, store)
   runtimeRoutes(app)
   ipv6Routes(app, options.ipv6s)
 

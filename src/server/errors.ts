@@ -29,17 +29,59 @@ export function notFound(resource: string): HttpError {
   return new HttpError(404, `${resource} not found`)
 }
 
+export function routeNotFound(request: FastifyRequest): HttpError {
+  return new HttpError(404, `Route ${request.method} ${request.url.split('?')[0]} not found`)
+}
+
 export function conflict(message: string): HttpError {
   return new HttpError(409, message)
 }
 
+/** The value the client sent at a dotted issue path (query and params values are strings). */
+function sentAt(input: unknown, path: string): unknown {
+  let value = input
+  for (const part of path === '' ? [] : path.split('.')) {
+    if (value === null || typeof value !== 'object') return undefined
+    value = (value as Record<string, unknown>)[part]
+  }
+  return value
+}
+
+/**
+ * Says what the client sent where a schema only saw its conversion: a query `limit=abc`
+ * becomes NaN on the way, and "must be a number (got number)" would contradict itself.
+ */
+function showSent(input: unknown, issue: FieldIssue): FieldIssue {
+  const sent = sentAt(input, issue.path)
+  if (typeof sent !== 'string' || !/ \(got number\)$/.test(issue.message)) return issue
+  const shown = JSON.stringify(sent.length > 60 ? `${sent.slice(0, 57)}...` : sent)
+  return { path: issue.path, message: issue.message.replace(/ \(got number\)$/, ` (got ${shown})`) }
+}
+
+/**
+ * The problems of input against a schema, worded for the client: a missing body names the
+ * fields it needs, converted values show what was sent, the empty path names the body.
+ */
+export function schemaIssues<S extends z.ZodType>(schema: S, input: unknown, source: IssueSource): { data?: z.output<S>; issues: FieldIssue[] } {
+  const result = validate(schema, input)
+  if (result.ok) return { data: result.data, issues: [] }
+  const name = source === 'payload' ? 'body' : source
+  if (input === undefined) {
+    // nothing sent: the fields an empty object lacks are what the body needs
+    const empty = validate(schema, {})
+    const required = empty.ok ? [] : empty.issues.filter((i) => i.path !== '' && i.message === 'is required').map((i) => i.path)
+    if (required.length > 0) {
+      return { issues: [{ path: '', message: `${name} is required, with the field${required.length === 1 ? '' : 's'} ${required.join(', ')}` }, ...required.map((path) => ({ path, message: 'is required' }))] }
+    }
+  }
+  return { issues: result.issues.map((i) => (i.path === '' ? { path: '', message: `${name} ${i.message}` } : showSent(input, i))) }
+}
+
 /** Parses input with a shared schema, or throws the 400 naming every offending field. */
 export function parseOr400<S extends z.ZodType>(schema: S, input: unknown, source: IssueSource): z.output<S> {
-  const result = validate(schema, input)
-  if (result.ok) return result.data
-  // the empty path is the body (or query, params) itself: say so in the message
-  const name = source === 'payload' ? 'body' : source
-  throw badRequest(source, result.issues.map((i) => (i.path === '' ? { path: '', message: `${name} ${i.message}` } : i)))
+  const { data, issues } = schemaIssues(schema, input, source)
+  if (issues.length > 0) throw badRequest(source, issues)
+  return data as z.output<S>
 }
 
 export function sendHttpError(reply: FastifyReply, error: HttpError): FastifyReply {
@@ -55,6 +97,9 @@ export function errorHandler(report: (line: string) => void) {
   return (error: FastifyError | HttpError | Error, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof HttpError) return sendHttpError(reply, error)
     const status = (error as FastifyError).statusCode
+    // a body problem of a route that does not exist (e.g. `QUERY /v1/checks` without a
+    // content type) is still an unknown route
+    if (request.is404 && typeof status === 'number' && status >= 400 && status < 500) return sendHttpError(reply, routeNotFound(request))
     if (typeof status === 'number' && status >= 400 && status < 500) {
       if (status === 400) {
         const code = (error as FastifyError).code

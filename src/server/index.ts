@@ -1,7 +1,6 @@
 import type { AddressInfo } from 'node:net'
 import { buildApp } from './app.js'
-import { setUpKeys } from './auth.js'
-import { openDatabase } from './db.js'
+import { openSqliteStore } from './store/sqlite/index.js'
 import { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 
 export { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
@@ -47,16 +46,16 @@ export interface LocalServer {
 export const DEFAULT_RATE_LIMIT = { max: 600, timeWindowMs: 60_000 } as const
 
 export async function startLocalServer(options: LocalServerOptions = {}): Promise<LocalServer> {
-  const db = openDatabase(options.dbPath ?? ':memory:')
+  const store = openSqliteStore(options.dbPath ?? ':memory:')
   try {
-    const keys = setUpKeys(db, options.apiKeys ?? [])
+    const keys = await store.keys.setUp(options.apiKeys ?? [])
     const log = options.log === true ? (line: string) => process.stderr.write(`${line}\n`) : options.log || undefined
     const rateLimit = options.rateLimit ?? DEFAULT_RATE_LIMIT
     if (!(rateLimit.max >= 1) || !(rateLimit.timeWindowMs >= 1)) {
       throw Object.assign(new Error('The rate limit needs at least 1 request per window of at least 1 ms'), { userError: true })
     }
     const faults = options.faults === undefined ? undefined : { spec: typeof options.faults === 'string' ? parseFaults(options.faults) : options.faults, seed: options.seed ?? 1 }
-    const app = await buildApp({ db, rateLimit, ipv6s: options.ipv6s, log, faults })
+    const app = await buildApp({ store, rateLimit, ipv6s: options.ipv6s, log, faults })
     let requests = 0
     app.server.on('request', () => {
       requests++
@@ -83,14 +82,12 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
       requestCount: () => requests,
       faultCounts: () => (app.faultCounts ? { ...app.faultCounts } : undefined),
       close: () => {
-        closing ??= app.close().then(() => {
-          db.close()
-        })
+        closing ??= app.close().then(() => store.close())
         return closing
       },
     }
   } catch (error) {
-    if (db.open) db.close()
+    await store.close()
     throw error
   }
 }

@@ -17,6 +17,8 @@ describe('the embedded default target', () => {
     const result = await monitors(dir, ['plan'])
     expect(result.code, result.output).toBe(0)
     expect(result.stderr.trim().split('\n')).toEqual([
+      // the example reads its secret from API_TOKEN, unset here: said, not an error
+      expect.stringMatching(/^Warning: examples\/shop\/shop\.check\.ts › EnvVar API_TOKEN: the secret value is empty/),
       'Using the embedded local server (.monitors/local.db); set MONITORING_API_URL to use a remote service.',
     ])
     expect(result.stdout).toContain('+ dns-check shop-dns')

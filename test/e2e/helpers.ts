@@ -34,11 +34,15 @@ export interface CliResult {
   output: string
 }
 
-/** Runs the built CLI in `cwd`. MONITORING_* come only from `env`. */
-export async function monitors(cwd: string, args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('MONITORING_')))
+/**
+ * Runs the built CLI in `cwd`. MONITORING_* and CI come only from `env`: the suite itself runs
+ * with CI=true in the pipeline, where the CLI refuses the embedded server unless asked for it,
+ * and a test of a developer's machine must not inherit that. `bin`: another installed copy of the CLI.
+ */
+export async function monitors(cwd: string, args: string[], env: Record<string, string | undefined> = {}, bin = cli): Promise<CliResult> {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('MONITORING_') && key !== 'CI'))
   try {
-    const out = await run(process.execPath, [cli, ...args], { cwd, env: { ...base, NO_COLOR: '1', ...env } })
+    const out = await run(process.execPath, [bin, ...args], { cwd, env: { ...base, NO_COLOR: '1', ...env } })
     return { code: 0, stdout: out.stdout, stderr: out.stderr, output: out.stdout + out.stderr }
   } catch (error) {
     const e = error as { code?: number; stdout?: string; stderr?: string }

@@ -87,7 +87,7 @@ describe('plan and apply against the local server', () => {
     )
     const first = await cycle(lockPath, [page, service])
     expect(first.before.changes.map((c) => `${c.action} ${c.kind}`)).toEqual(['create status-page-service', 'create status-page'])
-    expect(renderPlanText(first.before)).toContain('(known after apply: status-page-service:checkout)')
+    expect(renderPlanText(first.before)).toContain('status-page-service:checkout "Checkout" (known after apply)')
     expect(first.after.summary).toMatchObject({ create: 0, update: 0, delete: 0, noop: 2 })
   })
 

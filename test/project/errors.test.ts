@@ -172,7 +172,7 @@ describe('config problems', () => {
       `monitoring.config.ts › defaults.frequncy: is not a check default (allowed: ${allowed})`,
       `monitoring.config.ts › defaults.name: is not a check default (allowed: ${allowed})`,
       'monitoring.config.ts › defaults.frequency: must not be 0: sub-minute frequencies are only for API and TCP checks',
-      'monitoring.config.ts › api.baseUrl: must be an http(s) URL, e.g. https://api.example.com',
+      "monitoring.config.ts › api.baseUrl: must be an http(s) URL, e.g. https://api.example.com, or 'local' for the embedded local server",
       'monitoring.config.ts › checkMach: is not a config setting (allowed: projectName, checkMatch, ignore, defaults, api)',
     ])
     expect(lines.join('\n')).not.toContain('super-secret-key-value')

@@ -46,7 +46,7 @@ describe('drift', () => {
     const doc = JSON.parse(plan.stdout)
     expect(doc.changes.map((c: { logicalId: string }) => c.logicalId).sort()).toEqual(['a', 'b'])
     const md = await api.cli(dir, ['plan', '--refresh-only', '--format', 'markdown'])
-    expect(md.stdout).toContain('| Remote (now) | Code (after apply) |')
+    expect(md.stdout).toContain('values read last applied → now remote')
     expect(md.stdout).not.toContain('dns-check c')
   })
 

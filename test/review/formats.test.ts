@@ -22,9 +22,9 @@ describe('plan output formats', () => {
     expect(result.stdout).toContain('| Create | Update | Delete | Move | Drift |')
     expect(result.stdout).toContain('| 2 | 0 | 0 | 0 | 0 |')
     expect(result.stdout).toContain('<summary><code>+ dns-check shop-dns</code> create DNS shop-dns</summary>')
-    // pipes and backticks inside cells cannot break the table
-    expect(result.stdout).toContain('a&#124;b')
-    expect(result.stdout).toContain('x&#96;y')
+    // pipes and backticks sit in a fenced diff block as they are
+    expect(result.stdout).toContain('```diff\n+ name: "DNS shop-dns"\n')
+    expect(result.stdout).toContain('+ tags: ["a|b", "x`y"]')
     expect(result.stdout.match(/<details>/g)?.length).toBe(result.stdout.match(/<\/details>/g)?.length)
     expect(result.stdout).not.toContain('Plan:')
     expect(result.output).not.toContain('hunter2-format-secret')

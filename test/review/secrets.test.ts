@@ -41,7 +41,7 @@ describe('secret environment variables', () => {
     expect(text.stdout).toContain('~ variable API_TOKEN')
     expect(text.stdout).toContain('~ value: (secret changed)')
     const md = await api.cli(dir, ['plan', '--format', 'markdown'])
-    expect(md.stdout).toContain('_(secret changed)_')
+    expect(md.stdout).toContain('~ value: (secret changed)')
     const json = JSON.parse((await api.cli(dir, ['plan', '--format', 'json'])).stdout)
     expect(json.changes).toEqual([expect.objectContaining({ logicalId: 'API_TOKEN', action: 'update', fieldDiffs: [{ path: 'value', secret: true, new: '(secret changed)' }] })])
     const saved = readFileSync(join(dir, 'plan.json'), 'utf8')

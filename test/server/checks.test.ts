@@ -115,7 +115,7 @@ describe('DNS checks', () => {
       'activated', 'alertChannels.webhook.0.method', 'alertSettings.escalationType', 'degradedResponseTime', 'frequency',
       'groupOrder', 'maxResponseTime', 'name', 'request.assertions.0.comparison', 'request.assertions.0.source',
       'request.assertions.0.target', 'request.protocol', 'request.query', 'request.recordType', 'retryStrategy.onlyOn.0',
-      'retryStrategy.type', 'triggerIncident.severity',
+      'retryStrategy.type', 'triggerIncident.serviceId', 'triggerIncident.severity',
     ])
     expect(bad.json.message).toMatch(/^[\w.]+: /)
     expect(bad.json.attributes.issues.length).toBeGreaterThanOrEqual(keys.length)

@@ -94,7 +94,7 @@ describe('errors never leak and never answer 500', () => {
   it('a POST without a body is a 400 naming the required fields', async () => {
     const answer = await api('POST', '/v1/variables', undefined)
     expect(answer.status).toBe(400)
-    expect(answer.json.message).toBe('body is required')
+    expect(answer.json.message).toBe('body is required, with the fields key, value')
     const array = await api('POST', '/v1/variables', [])
     expect(array.json.message).toBe('body must be an object (got array)')
   })

@@ -32,6 +32,6 @@ export const destroyCommand = {
         return 1
       }
       return runPlan({ session, plan, desired: [], args, what: 'Destroy' })
-    })
+    }, { warn: false })
   },
 } as unknown as CommandModule<object, ApplyArgs>

@@ -1,8 +1,8 @@
-import { existsSync, writeFileSync } from 'node:fs'
-import { resolve, relative } from 'node:path'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { dirname, relative } from 'node:path'
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import { RESOURCE_KINDS, type ResourceKind } from '../../project/types.js'
-import { globToRegExp } from '../../project/glob.js'
+import { chooseOutFile } from '../../plan/import/out-file.js'
 import { fetchRemoteState, type RemoteState } from '../../api/resources.js'
 import { lockKey, writeLock, type LockEntry } from '../../apply/lock.js'
 import { appliedHash } from '../../plan/hashes.js'
@@ -55,7 +55,7 @@ export const importCommand = {
     engineOptions(yargs)
       .positional('resources', { type: 'string', array: true, describe: 'kind:id of the resources to import (id: the remote id, or the logical id the list suggests)' })
       .option('all', { type: 'boolean', default: false, describe: 'Import every remote resource the lock does not know' })
-      .option('out', { type: 'string', default: 'imported.check.ts', describe: 'Check file to write the constructs into (never overwritten)' })
+      .option('out', { type: 'string', describe: 'New check file to write the constructs into; it must be one checkMatch matches (default: imported.check.ts in the place checkMatch names, e.g. checks/imported.check.ts)' })
       .option('adopt', { type: 'boolean', default: false, describe: 'Record remote resources of the same kind and name as constructs that have no lock entry, instead of creating duplicates' })
       .option('lock-timeout', { type: 'string', default: '0', describe: 'How long to wait for an apply in this checkout to finish' }),
   handler: async (args: ArgumentsCamelCase<ImportArgs>): Promise<number> => {
@@ -66,6 +66,11 @@ export const importCommand = {
       const candidates = unmanaged(remote, known)
 
       if (args.adopt) return adopt(candidates, project.resources, lock, session.open.lockPath)
+
+      // the written file must be one the project loads, or the next plan deletes what is recorded
+      const writing = args.all || (args.resources ?? []).length > 0
+      const target = writing ? chooseOutFile({ ...project.config, rootDir: project.rootDir, configFile: project.configFile }, args.out, process.cwd()) : undefined
+      if (target && 'problem' in target) throw new ImportError(target.problem)
 
       // logical ids: from the name, unique per kind among the code, the lock and each other
       const taken = new Set<string>([...project.resources.map((r) => lockKey(r.kind, r.logicalId)), ...Object.keys(lock.resources)])
@@ -86,7 +91,7 @@ export const importCommand = {
         }
         out(`${candidates.length} remote resource${candidates.length === 1 ? '' : 's'} not in the lock:\n`)
         for (const c of candidates) out(`  ${c.kind}:${c.logicalId}  "${c.name}"  (id ${c.remoteId})\n`)
-        out('Import them with: monitors import --all (or monitors import <kind:id>...) [--out imported.check.ts]\n')
+        out('Import them with: monitors import --all (or monitors import <kind:id>...) [--out <check file>]\n')
         return 0
       }
 
@@ -119,11 +124,12 @@ export const importCommand = {
         return 0
       }
 
-      const file = resolve(args.out ?? 'imported.check.ts')
-      if (existsSync(file)) throw new ImportError(`${args.out} already exists: import writes a new file and never overwrites one. Pass --out <new file>.`)
+      const file = (target as { file: string }).file
       const { generateChecksFile } = await import('../../plan/import/codegen.js')
       const defaults = (project.config.defaults ?? {}) as Record<string, unknown>
-      writeFileSync(file, generateChecksFile(chosen, defaults))
+      const text = generateChecksFile(chosen, defaults)
+      mkdirSync(dirname(file), { recursive: true })
+      writeFileSync(file, text, { flag: 'wx' })
       for (const c of chosen) {
         const entry: LockEntry = { kind: c.kind, logicalId: c.logicalId, remoteId: c.remoteId, appliedHash: appliedHash(c.kind, c.record), name: c.name }
         lock.resources[lockKey(c.kind, c.logicalId)] = entry
@@ -132,9 +138,6 @@ export const importCommand = {
       const shown = relative(process.cwd(), file) || file
       for (const c of chosen) out(`+ ${c.kind} ${c.logicalId} imported (id ${c.remoteId})\n`)
       out(`Wrote ${chosen.length} construct${chosen.length === 1 ? '' : 's'} to ${shown} and recorded them in the lock.\n`)
-      if (!project.files.some((f) => resolve(project.rootDir, f) === file) && !matches(project.config.checkMatch, relative(project.rootDir, file))) {
-        err(`Note: ${shown} is not matched by checkMatch (${project.config.checkMatch.join(', ')}); move it where the project loads it.\n`)
-      }
       if (chosen.some((c) => c.kind === 'variable' && c.record.secret === true)) {
         err('Note: secret values are never returned by the service; the file reads them from the environment, and the next apply sets them.\n')
       }
@@ -151,11 +154,6 @@ function serviceIds(record: Record<string, unknown>): string[] {
   const ti = record.triggerIncident as { serviceId?: unknown } | undefined
   if (ti && typeof ti.serviceId === 'string') ids.push(ti.serviceId)
   return ids
-}
-
-function matches(patterns: readonly string[], path: string): boolean {
-  const posix = path.split('\\').join('/')
-  return patterns.some((p) => globToRegExp(p).test(posix))
 }
 
 function adopt(

@@ -9,7 +9,7 @@ interface InitArgs {
 
 export const initCommand: Command<InitArgs> = {
   command: 'init [dir]',
-  describe: 'Scaffold a config, an example check file and the .gitignore lines',
+  describe: 'Scaffold a config, an example check file, a tsconfig.json and the .gitignore lines',
   builder: (y) =>
     y
       .positional('dir', { type: 'string', default: '.', describe: 'Directory of the new project' })
@@ -19,9 +19,12 @@ export const initCommand: Command<InitArgs> = {
     const result = scaffoldProject(dir, { projectName: args['project-name'] })
     const show = (f: string) => relative(process.cwd(), f) || f
     for (const file of result.written) process.stderr.write(`created ${show(file)}\n`)
-    if (result.gitignore !== 'unchanged') process.stderr.write(`${result.gitignore === 'created' ? 'created' : 'updated'} ${show(resolve(dir, '.gitignore'))} (.monitors/)\n`)
+    for (const file of result.skipped) process.stderr.write(`skipped ${show(file)} (it exists and is never overwritten; for "tsc --noEmit" it should include monitoring.config.ts and the check files)\n`)
+    const gitignore = show(resolve(dir, '.gitignore'))
+    if (result.gitignore !== 'unchanged') process.stderr.write(`${result.gitignore === 'created' ? 'created' : 'updated'} ${gitignore} (${result.gitignoreLines.join(', ')})\n`)
+    else process.stderr.write(`skipped ${gitignore} (it already ignores node_modules/ and .monitors/)\n`)
     process.stderr.write(
-      '\nNext:\n  npm install --save-dev monitors-as-code   (if the project does not have it yet)\n  npx monitors plan\n',
+      '\nNext:\n  npm install --save-dev monitors-as-code typescript @types/node   (what the project does not have yet)\n  npx monitors plan        (the embedded local server; in CI set MONITORING_API_URL or pass --local)\n  npx tsc --noEmit         (type-checks the config and the check files)\n',
     )
     return 0
   },

@@ -7,7 +7,7 @@ import { assertNotBlocked, assertUnprotected, driftOnly, selectTargets } from '.
 import { formatProblem, loadProject, ProjectError, type LoadedProject, type Problem } from '../../project/index.js'
 import { redact } from '../../api/redact.js'
 import {
-  data, engineOptions, err, formatOption, phaseTimer, loadOrReport, openSession, out, setStdoutFormat, useColor, type EngineArgs, type OutputFormat,
+  data, engineOptions, err, warnEmptySecrets, formatOption, phaseTimer, loadOrReport, openSession, out, setStdoutFormat, useColor, type EngineArgs, type OutputFormat,
 } from '../engine.js'
 
 interface PlanArgs extends EngineArgs {
@@ -15,6 +15,7 @@ interface PlanArgs extends EngineArgs {
   out?: string
   refreshOnly?: boolean
   adoptExisting?: boolean
+  verbose?: boolean
 }
 
 /** Extras of a plan document: the project's lints, and why the plan is refused. */
@@ -22,6 +23,8 @@ export interface PlanDocumentExtras {
   warnings?: readonly Problem[]
   /** The plan must not run (protected or blocked deletes): the reason, and the document says ok: false. */
   refused?: string
+  /** Every field of a create, schema defaults too (text and markdown). */
+  verbose?: boolean
 }
 
 /** The plan in the chosen format: text to `out` (stdout), markdown and JSON to stdout as documents. */
@@ -39,14 +42,14 @@ export async function printPlan(plan: Plan, format: OutputFormat | undefined, no
     data(`${JSON.stringify(doc, null, 2)}\n`)
   } else if (format === 'markdown') {
     const { renderPlanMarkdown } = await import('../../plan/render/markdown.js')
-    let text = renderPlanMarkdown(plan)
+    let text = renderPlanMarkdown(plan, { verbose: extras.verbose ?? false })
     if (extras.refused !== undefined) {
       text += `**This plan is refused; nothing will be applied.**\n\n${extras.refused.split('\n').map((l) => `> ${escapeMarkdown(redact(l.trim()))}`).join('\n')}\n\n`
     }
     text += markdownWarnings(warnings)
     data(text)
   } else {
-    out(renderPlanText(plan, { color: useColor(), ...(noChanges ? { noChanges } : {}) }))
+    out(renderPlanText(plan, { color: useColor(), verbose: extras.verbose ?? false, ...(noChanges ? { noChanges } : {}) }))
   }
 }
 
@@ -87,7 +90,9 @@ const problemOf = (error: unknown): Problem => ({ file: '', message: error insta
 async function loadForPlan(args: PlanArgs): Promise<{ project?: LoadedProject; problems?: Problem[] }> {
   if (args.format !== 'json' && args.format !== 'markdown') return { project: await loadOrReport(args) }
   try {
-    return { project: await loadProject({ config: args.config }) }
+    const project = await loadProject({ config: args.config })
+    warnEmptySecrets(project.resources)
+    return { project }
   } catch (error) {
     if (!(error instanceof ProjectError)) return { problems: [problemOf(error)] }
     const lines = error.message.split('\n')
@@ -123,6 +128,7 @@ export const planCommand = {
       })
       .option('out', { type: 'string', describe: 'Save the plan to this file; "monitors apply <file>" then runs exactly it, or refuses it as stale' })
       .option('refresh-only', { type: 'boolean', default: false, describe: 'Show only drift: what was changed outside monitors since the last apply' })
+      .option('verbose', { type: 'boolean', default: false, describe: 'Show every field of a create, defaults too (the JSON document always has them)' })
       .option('adopt-existing', {
         type: 'boolean',
         default: false,
@@ -170,12 +176,12 @@ export const planCommand = {
         if (refusal) {
           // the document says why (protected, blocked); text output stays the error alone
           if (args.format === 'json' || args.format === 'markdown') {
-            await printPlan(plan, args.format, undefined, { warnings: project.warnings, refused: refusal.message })
+            await printPlan(plan, args.format, undefined, { warnings: project.warnings, refused: refusal.message, verbose: args.verbose })
             written = true
           }
           throw refusal
         }
-        await printPlan(plan, args.format, args.refreshOnly ? 'Nothing was changed outside monitors since the last apply.' : undefined, { warnings: project.warnings })
+        await printPlan(plan, args.format, args.refreshOnly ? 'Nothing was changed outside monitors since the last apply.' : undefined, { warnings: project.warnings, verbose: args.verbose })
         written = true
         timing('render')
         if (args.out) {

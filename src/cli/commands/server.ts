@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs'
-import pc from 'picocolors'
+import { paint } from '../color.js'
+import { nativeLoadError } from '../target.js'
 
 interface ServerArgs {
   host: string
@@ -38,6 +39,15 @@ export function parseRateLimit(spec: string): { max: number; timeWindowMs: numbe
   return { max, timeWindowMs }
 }
 
+/**
+ * The database already holds keys and none were given: only their hashes are stored, so the
+ * key printed at the first start cannot be shown again. Say how to get one that works.
+ */
+export function restartKeyHint(db: string, accountId: string): string {
+  return `Keys already stored in ${db} are in use; only their hashes are kept, so the key printed at its first start cannot be shown again. ` +
+    `Lost it? Restart with --api-key KEY:${accountId} (or MONITORING_SERVER_API_KEYS=KEY:${accountId}) to choose a key for account ${accountId}, or delete ${db} to start empty with a new generated key.`
+}
+
 export const serverCommand: CommandModule<object, ServerArgs> = {
   command: 'server',
   describe: 'Run the local Monitoring API (SQLite storage) until Ctrl-C',
@@ -66,25 +76,32 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
     const apiKeys = keySpecs.map(parseApiKey)
     const rateLimit = args['rate-limit'] !== undefined ? parseRateLimit(args['rate-limit']) : undefined
     const out = (line: string) => process.stdout.write(`${line}\n`)
-    // loaded here, so the other commands start without fastify and SQLite
-    const { startLocalServer } = await import('../../server/index.js')
-
-    const server = await startLocalServer({
-      host: args.host,
-      port: args.port,
-      dbPath: args.db,
-      apiKeys,
-      rateLimit,
-      ipv6s: args.ipv6 && args.ipv6.length > 0 ? args.ipv6 : undefined,
-      log: args.quiet ? false : out,
-      faults: args.faults,
-      seed: args.seed,
-    })
+    let server
+    try {
+      // loaded here, so the other commands start without fastify and SQLite
+      const { startLocalServer } = await import('../../server/index.js')
+      server = await startLocalServer({
+        host: args.host,
+        port: args.port,
+        dbPath: args.db,
+        apiKeys,
+        rateLimit,
+        ipv6s: args.ipv6 && args.ipv6.length > 0 ? args.ipv6 : undefined,
+        log: args.quiet ? false : out,
+        faults: args.faults,
+        seed: args.seed,
+      })
+    } catch (error) {
+      throw nativeLoadError(error, 'server') ?? error
+    }
 
     out(`Monitoring API listening on ${server.url} (database ${args.db}, account ${server.accountId})`)
     if (args.faults) out(`Injecting faults: ${args.faults} (seed ${args.seed})`)
     if (server.keyGenerated && server.apiKey) {
-      out(`${pc.bold('API key')} (shown once, only its hash is kept): ${server.apiKey}`)
+      out(`${paint().bold('API key')} (shown once, only its hash is kept): ${server.apiKey}`)
+    } else if (apiKeys.length === 0) {
+      // a restart on an existing database: the key printed at the first start cannot be shown again
+      out(restartKeyHint(args.db, server.accountId))
     }
 
     await new Promise<void>((resolve) => {

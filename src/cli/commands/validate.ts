@@ -1,6 +1,7 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
-import pc from 'picocolors'
+import { paint } from '../color.js'
 import { loadProject, ProjectError, summarizeResources, type Problem } from '../../project/index.js'
+import { warnEmptySecrets } from '../engine.js'
 
 interface ValidateArgs {
   config?: string
@@ -20,6 +21,7 @@ export const validateCommand = {
   builder: (yargs: Argv) =>
     yargs
       .option('config', {
+        alias: 'c',
         type: 'string',
         describe: 'Config file (default: monitoring.config.ts in this or a parent directory)',
       })
@@ -33,10 +35,12 @@ export const validateCommand = {
     let problems: Problem[] = []
     try {
       project = await loadProject({ config: args.config })
+      warnEmptySecrets(project.resources)
     } catch (error) {
       if (!(error instanceof ProjectError)) throw error
       problems = error.problems
       if (args.format === 'text') {
+        const pc = paint()
         // every problem on its own line, then the count
         const lines = error.message.split('\n')
         const count = lines.pop()
@@ -63,7 +67,7 @@ export const validateCommand = {
           .join('\n')}\n`)
     } else if (problems.length === 0) {
       process.stdout.write(
-        `${pc.green('Valid:')} ${n} resource${n === 1 ? '' : 's'} in ${m} file${m === 1 ? '' : 's'}${summary ? ` (${summary})` : ''}\n`,
+        `${paint().green('Valid:')} ${n} resource${n === 1 ? '' : 's'} in ${m} file${m === 1 ? '' : 's'}${summary ? ` (${summary})` : ''}\n`,
       )
     }
     return problems.length === 0 ? 0 : 1

@@ -1,8 +1,9 @@
-import type { z } from 'zod'
 import { CHECK_KINDS, CONSTRUCT_NAMES, RESOURCE_SCHEMAS, type ResourceKind } from '../../project/types.js'
 import type { RemoteRecord } from '../../api/resources.js'
 import { normalize } from '../normalize.js'
 import { stableStringify } from '../stable-json.js'
+import { DEFAULTABLE_CHECK_FIELDS, type ResolvedConfig } from '../../project/config.js'
+import { mergeDefaults } from '../../project/desired.js'
 
 
 /** A remote resource to write as a construct. */
@@ -22,26 +23,77 @@ export function slug(name: string): string {
 /**
  * The props a user would write for a remote record: the normalized record, without read-only
  * fields and without every field equal to what would be filled in anyway (the schema's default,
- * or the config's check default).
+ * what the construct fills in, or the config's check default). For a check, the props that
+ * cancel a config default the remote check does not have are written (`null`, or
+ * `defaultTags: false`), so that the code with the defaults merged in is the remote check.
  */
 export function propsOf(item: ImportItem, checkDefaults: Record<string, unknown>): Record<string, unknown> {
   const full = normalize(item.kind, item.record)
-  const schema = RESOURCE_SCHEMAS[item.kind]
   const props: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(full)) {
+  for (const key of Object.keys(full)) {
     if (item.kind === 'variable' && key === 'key') continue
-    if (CHECK_KINDS.has(item.kind) && key in checkDefaults && checkDefaults[key] !== undefined) {
-      const d = checkDefaults[key]
-      const same = key === 'tags' && Array.isArray(d) && Array.isArray(value)
-        ? stableStringify([...new Set(d)].sort()) === stableStringify([...value].sort())
-        : stableStringify(d) === stableStringify(value)
-      if (!same) props[key] = value
-      continue
-    }
     const kept = prune(item.kind, full, [key])
     if (kept !== undefined) props[key] = kept
   }
+  if (!CHECK_KINDS.has(item.kind)) return props
+  return order(withDefaults(item.kind, full, props, checkDefaults))
+}
+
+/** What the code of a check gives once the construct and the config's defaults filled it in. */
+function asLoaded(kind: ResourceKind, props: Record<string, unknown>, defaults: Record<string, unknown>): Record<string, unknown> {
+  return normalize(kind, mergeDefaults(constructFills(kind, props), defaults as ResolvedConfig['defaults']))
+}
+
+/** Adjusts a check's props to the config's defaults: left out where the default gives the remote value, written (or cancelled) where it does not. */
+function withDefaults(kind: ResourceKind, full: Record<string, unknown>, base: Record<string, unknown>, defaults: Record<string, unknown>): Record<string, unknown> {
+  const props = { ...base }
+  const same = (a: unknown, b: unknown) => stableStringify(a) === stableStringify(b)
+  for (const key of DEFAULTABLE_CHECK_FIELDS) {
+    if (defaults[key] === undefined) continue
+    if (key === 'tags') {
+      const fromDefaults = [...new Set(defaults.tags as string[])]
+      const remote = (full.tags as string[] | undefined) ?? []
+      delete props.tags
+      if (fromDefaults.every((t) => remote.includes(t))) {
+        const own = remote.filter((t) => !fromDefaults.includes(t))
+        if (own.length > 0) props.tags = own
+      } else {
+        props.defaultTags = false
+        if (remote.length > 0) props.tags = remote
+      }
+      continue
+    }
+    const { [key]: _left, ...without } = props
+    if (same(asLoaded(kind, without, defaults)[key], full[key])) {
+      delete props[key]
+      continue
+    }
+    props[key] = full[key] === undefined ? null : (base[key] ?? full[key])
+  }
+  // whatever the defaults are: every field that still differs is written as the remote has it
+  const loaded = asLoaded(kind, props, defaults)
+  for (const key of new Set([...Object.keys(loaded), ...Object.keys(full)])) {
+    if (same(loaded[key], full[key])) continue
+    if (key === 'tags') props.defaultTags = false
+    props[key] = full[key] === undefined ? null : full[key]
+  }
   return props
+}
+
+/** A check's props in the order a user writes them: what it does first, `defaultTags` before `tags`. */
+const CHECK_ORDER = ['name', 'request', 'frequency', 'locations', 'defaultTags', 'tags', ...DEFAULTABLE_CHECK_FIELDS]
+
+function order(props: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const key of CHECK_ORDER) if (key in props) out[key] = props[key]
+  for (const [key, value] of Object.entries(props)) if (!(key in out)) out[key] = value
+  return out
+}
+
+/** Fields a construct fills in itself: the ICMP check's `heartbeat` and `script`. */
+function constructFills(kind: ResourceKind, value: Record<string, unknown>): Record<string, unknown> {
+  if (kind !== 'icmp-check') return value
+  return { ...value, heartbeat: value.heartbeat ?? {}, script: value.script ?? '' }
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -65,7 +117,7 @@ function withoutPath(value: Record<string, unknown>, path: readonly string[]): R
  */
 function prune(kind: ResourceKind, full: Record<string, unknown>, path: readonly string[]): unknown {
   const value = getPath(full, path)
-  const parsed = RESOURCE_SCHEMAS[kind].safeParse(withoutPath(full, path))
+  const parsed = RESOURCE_SCHEMAS[kind].safeParse(constructFills(kind, withoutPath(full, path)))
   const filled = parsed.success ? getPath(normalize(kind, parsed.data as Record<string, unknown>), path) : undefined
   if (stableStringify(filled) === stableStringify(value)) return undefined
   if (!isPlainObject(value)) return value

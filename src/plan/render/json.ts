@@ -1,4 +1,5 @@
-import type { FieldDiff, Plan, PlanChange } from '../types.js'
+import type { FieldDiff, Plan, PlanChange, PlanReference } from '../types.js'
+import { maskLocked } from './view.js'
 
 /** Version of the JSON documents `--format json` writes (docs/plan-json.md). */
 export const PLAN_FORMAT_VERSION = 1
@@ -30,12 +31,21 @@ export interface JsonPlan {
   changes: JsonChange[]
   unmanaged: Plan['unmanaged']
   protected: NonNullable<Plan['protected']>
+  /** Present when `--target` limited the plan: the targets (`kind:logicalId`); their dependencies are included. */
+  targets?: string[]
+  /** Present (true) for `plan --refresh-only`: only the drift. */
+  refreshOnly?: true
+  /** What each referenced id in `changes` stands for (ids and `kind:logicalId` placeholders). */
+  references?: Record<string, PlanReference>
 }
 
-/** Every change but no-ops, with its field diffs (a create's are its fields); secrets stay masked. */
+/**
+ * Every change but no-ops, with its field diffs (a create's are all its fields, defaults too);
+ * secret and locked values stay masked.
+ */
 export function planToJson(plan: Plan): JsonPlan {
   const changes = plan.changes.filter((change) => change.action !== 'noop').map(changeToJson)
-  return {
+  const out: JsonPlan = {
     formatVersion: PLAN_FORMAT_VERSION,
     target: plan.target,
     hasChanges: changes.length > 0,
@@ -44,9 +54,36 @@ export function planToJson(plan: Plan): JsonPlan {
     unmanaged: plan.unmanaged,
     protected: plan.protected ?? [],
   }
+  if (plan.targets && plan.targets.length > 0) out.targets = [...plan.targets]
+  if (plan.refreshOnly) out.refreshOnly = true
+  const references = usedReferences(plan.references, changes)
+  if (references) out.references = references
+  return out
 }
 
-export function changeToJson(change: PlanChange): JsonChange {
+/** The references whose id appears as a value (or a path's key) in the changes. */
+function usedReferences(all: Plan['references'], changes: JsonChange[]): Record<string, PlanReference> | undefined {
+  if (!all) return undefined
+  const used = new Set<string>()
+  const visit = (value: unknown): void => {
+    if (typeof value === 'string') {
+      if (Object.hasOwn(all, value)) used.add(value)
+    } else if (Array.isArray(value)) value.forEach(visit)
+    else if (value && typeof value === 'object') Object.values(value).forEach(visit)
+  }
+  for (const change of changes) {
+    for (const d of change.fieldDiffs) {
+      visit(d.old)
+      visit(d.new)
+      for (const m of d.path.matchAll(/\[([^\]]+)\]/g)) if (Object.hasOwn(all, m[1])) used.add(m[1])
+    }
+  }
+  if (used.size === 0) return undefined
+  return Object.fromEntries([...used].sort().map((id) => [id, all[id]]))
+}
+
+export function changeToJson(unmasked: PlanChange): JsonChange {
+  const change = maskLocked(unmasked)
   const out: JsonChange = {
     kind: change.kind,
     logicalId: change.logicalId,

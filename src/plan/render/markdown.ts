@@ -1,30 +1,37 @@
-import type { FieldDiff, Plan, PlanChange } from '../types.js'
+import type { Plan, PlanChange } from '../types.js'
 import { describeTarget } from '../../apply/lock.js'
-import { SECRET_CHANGED } from '../secrets.js'
-import { plural, show } from './text.js'
+import { plural } from './text.js'
+import { changeBody, driftNote, partialNote, type Line, type ViewOptions } from './view.js'
 
 /** GitHub refuses comments over 65,536 characters; the rest is headroom for a caller's marker. */
 export const MARKDOWN_LIMIT = 60_000
-/** A cell longer than this is shortened: one huge value must not crowd out every other change. */
-const CELL_LIMIT = 400
+/** A line longer than this is shortened: one huge value must not crowd out every other change. */
+const LINE_LIMIT = 400
 
 export interface MarkdownRenderOptions {
   /** Largest output in characters (default MARKDOWN_LIMIT). */
   limit?: number
   title?: string
+  /** Every field of a create, defaults too (`plan --verbose`). */
+  verbose?: boolean
 }
 
 const SIGN: Record<string, string> = { create: '+', update: '~', replace: '-/+', delete: '-', move: '→', forget: '-' }
 
 /**
  * The plan as GitHub-flavoured markdown for a pull-request comment: a summary table, then one
- * collapsible section per changed resource with its field diffs as a table. Sections are added
+ * collapsible section per changed resource. Sections are added
  * whole while they fit in the size limit; what does not fit is counted in a last line, so a
- * table is never cut in the middle. Secret values never appear (the plan holds them masked).
+ * section is never cut in the middle. Each section holds the change's fields as a ```diff code
+ * block, as the text plan shows them. Secret and locked values never appear.
  */
 export function renderPlanMarkdown(plan: Plan, options: MarkdownRenderOptions = {}): string {
   const limit = options.limit ?? MARKDOWN_LIMIT
   const head: string[] = [`### ${options.title ?? 'monitors plan'}`, '', `Target: ${escapeText(describeTarget(plan.target))}`, '']
+  const partial = partialNote(plan)
+  if (partial) head.push(`> **This plan is partial:** ${escapeText(partial.replace(/^This plan is partial: /, ''))}`, '')
+  if (plan.refreshOnly) head.push('> **Refresh only:** what was changed outside monitors since the last apply.', '')
+  const view: ViewOptions = { verbose: options.verbose, references: plan.references, refreshOnly: plan.refreshOnly }
   const changes = plan.changes.filter((change) => change.action !== 'noop')
   const s = plan.summary
   if (changes.length === 0) {
@@ -45,7 +52,7 @@ export function renderPlanMarkdown(plan: Plan, options: MarkdownRenderOptions = 
   const tailText = tail.length ? `${tail.join('\n')}\n` : ''
   let shown = 0
   for (const change of changes) {
-    const section = renderSection(change)
+    const section = renderSection(change, view)
     const left = changes.length - shown - 1
     // Room for this section and, if more follow, the line that counts the rest.
     const reserve = left > 0 ? moreLine(left).length + 2 : 0
@@ -61,27 +68,26 @@ function moreLine(n: number): string {
   return `…and ${plural(n, 'more change')} (not shown: comment size limit); run \`monitors plan\` locally for the full list.`
 }
 
-function renderSection(change: PlanChange): string {
+function renderSection(change: PlanChange, view: ViewOptions): string {
   const sign = SIGN[change.action] ?? ''
-  const name = change.name ? ` ${escapeText(change.name)}` : ''
+  const name = change.name ? ` ${escapeHtml(change.name)}` : ''
   const flags = [
-    change.movedFrom ? `moved from <code>${escapeCell(change.movedFrom)}</code>` : '',
-    change.changedOutside || change.drift ? '**drift**' : '',
+    change.movedFrom ? `moved from <code>${escapeHtml(change.movedFrom)}</code>` : '',
+    change.changedOutside || change.drift ? '<b>drift</b>' : '',
   ].filter(Boolean)
-  const summary = `<code>${escapeCell(`${sign} ${change.kind} ${change.logicalId}`)}</code> ${change.action}${name}${flags.length ? ` (${flags.join(', ')})` : ''}`
+  // Inside an HTML block (<details>, <summary>) markdown is not parsed: escape for HTML only.
+  const summary = `<code>${escapeHtml(`${sign} ${change.kind} ${change.logicalId}`)}</code> ${change.action}${name}${flags.length ? ` (${flags.join(', ')})` : ''}`
   const lines = ['<details>', `<summary>${summary}</summary>`, '']
   const facts: string[] = []
-  if (change.file) facts.push(`${change.construct ?? 'construct'} in <code>${escapeCell(change.file)}</code>`)
-  if (change.remoteId) facts.push(`id <code>${escapeCell(change.remoteId)}</code>`)
+  if (change.file) facts.push(`${escapeText(change.construct ?? 'construct')} in <code>${escapeText(change.file)}</code>`)
+  if (change.remoteId) facts.push(`id <code>${escapeText(change.remoteId)}</code>`)
   if (facts.length) lines.push(facts.join(' · '), '')
-  if (change.reason) lines.push(`> ${escapeText(change.reason)}`, '')
-  const diffs = change.action === 'create' ? createDiffs(change) : (change.fieldDiffs ?? [])
-  if (diffs.length > 0) {
-    const before = change.changedOutside ? 'Remote (now)' : 'Before'
-    const after = change.changedOutside ? 'Code (after apply)' : 'After'
-    lines.push(`| Field | ${before} | ${after} |`, '|---|---|---|')
-    for (const d of diffs) lines.push(`| <code>${escapeCell(d.path)}</code> | ${cell(d, 'old')} | ${cell(d, 'new')} |`)
-    lines.push('')
+  const note = driftNote(change, view) ?? change.reason
+  if (note) lines.push(`> ${escapeText(note)}`, '')
+  const body = changeBody(change, view).map(markdownLine)
+  if (body.length > 0) {
+    const fence = '`'.repeat(Math.max(3, ...body.map((l) => longestRun(l, '`') + 1)))
+    lines.push(`${fence}diff`, ...body, fence, '')
   } else if (change.action === 'move') {
     lines.push('Renamed in code (`aliases`): the lock entry moves to the new id; no request is sent.', '')
   } else if (change.action === 'forget') {
@@ -91,32 +97,29 @@ function renderSection(change: PlanChange): string {
   return lines.join('\n')
 }
 
-function createDiffs(change: PlanChange): FieldDiff[] {
-  return Object.entries(change.payload ?? {})
-    .filter(([, value]) => value !== undefined && value !== null)
-    .map(([path, value]) => ({ path, new: value }))
+/** A body line for a ```diff block: the sign in the first column (GitHub colours + and -). */
+function markdownLine(line: Line): string {
+  const indent = '  '.repeat(line.depth)
+  const text = `${line.comment ? '  ' : `${line.sign || ' '} `}${indent}${line.text}`
+  return text.length > LINE_LIMIT ? `${text.slice(0, LINE_LIMIT)}…` : text
 }
 
-function cell(d: FieldDiff, side: 'old' | 'new'): string {
-  if (side === 'new' && d.new === SECRET_CHANGED) return `_${SECRET_CHANGED}_`
-  if (!(side in d)) return '_(none)_'
-  let text = show(d[side])
-  if (text.length > CELL_LIMIT) text = `${text.slice(0, CELL_LIMIT)}…`
-  return `<code>${escapeCell(text)}</code>`
+function longestRun(text: string, char: string): number {
+  let best = 0
+  let run = 0
+  for (const ch of text) {
+    run = ch === char ? run + 1 : 0
+    if (run > best) best = run
+  }
+  return best
 }
 
-/** Text inside a table cell and <code>: HTML-escaped, pipes and backticks neutralised, one line. */
-export function escapeCell(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/\|/g, '&#124;')
-    .replace(/`/g, '&#96;')
-    .replace(/\r?\n/g, '<br>')
+/** Text inside an HTML block or raw HTML (<summary>, <code>): HTML-escaped only. */
+export function escapeHtml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\r?\n/g, ' ')
 }
 
-/** Free text outside tables: markdown and HTML specials escaped. */
+/** Free markdown text (paragraphs, quotes): markdown specials backslash-escaped, then HTML specials. */
 function escapeText(text: string): string {
-  return escapeCell(text).replace(/([\\*_[\]#])/g, '\\$1')
+  return escapeHtml(text.replace(/([\\`*_[\]#|~])/g, '\\$1'))
 }

@@ -3,7 +3,7 @@ import { pageQuerySchema } from '../../schema/index.js'
 import { parseOr400 } from '../errors.js'
 
 /** Sends JSON text as it is (stored answers are already serialized). */
-export function sendJson(reply: FastifyReply, status: number, json: string): FastifyReply {
+export function sendJson(reply: FastifyReply, status: number, json: string | Buffer): FastifyReply {
   return reply.code(status).type('application/json; charset=utf-8').send(json)
 }
 
@@ -20,9 +20,9 @@ export function wantsPage(query: unknown): boolean {
   return !!query && typeof query === 'object' && ('limit' in query || 'page' in query)
 }
 
-/** The rows an optionally paged list asks for: all of them (limit -1) unless it names a page. */
-export function optionalPage(query: unknown): { limit: number; offset: number } {
-  if (!wantsPage(query)) return { limit: -1, offset: 0 }
+/** The rows an optionally paged list asks for: all of them (no limit) unless it names a page. */
+export function optionalPage(query: unknown): { limit?: number; offset: number } {
+  if (!wantsPage(query)) return { offset: 0 }
   const { limit, page } = parseOr400(pageQuerySchema, query, 'query')
   return { limit, offset: (page - 1) * limit }
 }

@@ -111,7 +111,7 @@ export const MIGRATIONS: readonly string[] = [
   `,
 ]
 
-/** Opens (and creates) the database and brings its schema up to date. */
+/** Opens (and creates) the database file and brings its schema up to date. */
 export function openDatabase(path: string): Db {
   const memory = path === ':memory:' || path === ''
   if (!memory) mkdirSync(dirname(path), { recursive: true })
@@ -142,6 +142,3 @@ export function migrate(db: Db): void {
   }
 }
 
-export function now(): string {
-  return new Date().toISOString()
-}

@@ -1,0 +1,243 @@
+import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
+import pc from 'picocolors'
+import { CHECK_KINDS, type DesiredResource, type LoadedProject } from '../../project/index.js'
+import { parseTarget } from '../../plan/select.js'
+import { LOCATIONS } from '../../schema/enums.js'
+import { DEFAULT_LOCATION, runCheck, type CheckRunResult, type IcmpDetails, type RunnableCheck } from '../../runner/index.js'
+import { data, err, loadOrReport, out, setStdoutFormat, useColor } from '../engine.js'
+
+interface TestArgs {
+  config?: string
+  target?: string[]
+  format?: 'text' | 'json'
+  location?: string
+  retries?: boolean
+  concurrency?: number
+}
+
+class TestRefusal extends Error {
+  readonly userError = true as const
+}
+
+/** One check of the project, tested once in one location. */
+export interface TestedCheck {
+  resource: DesiredResource
+  check: RunnableCheck
+  location: string
+  result: CheckRunResult
+}
+
+const CHECK_KIND_LIST = [...CHECK_KINDS].join(', ')
+
+/** The checks `--target` names (all of them without one); a target naming no check is refused. */
+export function selectChecks(resources: readonly DesiredResource[], targets: readonly string[]): DesiredResource[] {
+  const checks = resources.filter((r) => CHECK_KINDS.has(r.kind))
+  if (targets.length === 0) return checks
+  const byKey = new Map(checks.map((r) => [`${r.kind}:${r.logicalId}`, r]))
+  const wanted = new Set<string>()
+  const bad: string[] = []
+  for (const text of targets) {
+    const key = parseTarget(text)
+    if (!key || !byKey.has(key)) bad.push(text)
+    else wanted.add(key)
+  }
+  if (bad.length > 0) {
+    throw new TestRefusal(
+      `--target ${bad.map((t) => JSON.stringify(t)).join(', ')} ${bad.length === 1 ? 'names' : 'name'} no check in the project. ` +
+        `Write kind:logicalId, with kind one of ${CHECK_KIND_LIST} (or the construct name, e.g. DnsCheck:shop-dns or IcmpCheck:edge-ping).`,
+    )
+  }
+  return checks.filter((r) => wanted.has(`${r.kind}:${r.logicalId}`))
+}
+
+/** A run that did not pass: FAILED, TIMED_OUT, or an error outside the check. DEGRADED is not a failure. */
+export function isFailure(result: CheckRunResult): boolean {
+  return result.hasFailures || result.hasErrors || result.status === 'FAILED' || result.status === 'TIMED_OUT'
+}
+
+/** Why a run is DEGRADED: the threshold it crossed, read from the check and the run's figures. */
+function degradedReason(check: RunnableCheck, result: CheckRunResult): string {
+  const reasons: string[] = []
+  if (check.checkType === 'ICMP') {
+    const loss = (result.details as IcmpDetails).packetLoss
+    const max = check.degradedPacketLossThreshold
+    if (loss !== null && max !== null && loss > max) reasons.push(`packet loss ${loss}% is over degradedPacketLossThreshold ${max}%`)
+  }
+  const time = result.responseTime
+  const limit = check.degradedResponseTime
+  if (time !== null && limit !== null && time > limit) reasons.push(`response time ${time} ms is over degradedResponseTime ${limit} ms`)
+  return reasons.join('; ')
+}
+
+/** Runs `work` over `items` with at most `limit` in flight, keeping the order of `items`. */
+async function mapBounded<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length)
+  let next = 0
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++
+      results[index] = await work(items[index])
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return results
+}
+
+function label(resource: DesiredResource): string {
+  return `${resource.kind}:${resource.logicalId}`
+}
+
+function formatTime(ms: number | null): string {
+  if (ms === null) return '-'
+  return `${ms < 10 ? Math.round(ms * 10) / 10 : Math.round(ms)} ms`
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`
+}
+
+/** `3 passed, 1 degraded, 1 failed` (+ how many of the failures were errors or timeouts). */
+export function summaryLine(tested: readonly TestedCheck[]): string {
+  const passed = tested.filter((t) => t.result.status === 'PASSED' && !isFailure(t.result)).length
+  const degraded = tested.filter((t) => t.result.status === 'DEGRADED' && !isFailure(t.result)).length
+  const failed = tested.filter((t) => isFailure(t.result))
+  const errors = failed.filter((t) => t.result.hasErrors).length
+  const timedOut = failed.filter((t) => t.result.status === 'TIMED_OUT').length
+  const notes = [...(timedOut ? [`${timedOut} timed out`] : []), ...(errors ? [plural(errors, 'error')] : [])]
+  return `${passed} passed, ${degraded} degraded, ${failed.length} failed${notes.length ? ` (${notes.join(', ')})` : ''}`
+}
+
+/** The table: check, location, result, response time and why it did not pass. */
+export function renderTable(tested: readonly TestedCheck[], color: boolean): string {
+  const c = pc.createColors(color)
+  const rows = tested.map(({ resource, check, result }) => {
+    const inactive = check.activated === false ? ' [deactivated]' : ''
+    const status = `${result.status}${result.hasErrors ? ' (error)' : ''}`
+    const detail = isFailure(result)
+      ? result.error ?? ''
+      : result.status === 'DEGRADED' ? degradedReason(check, result) : ''
+    const n = result.attempts.length
+    const retried = n > 0 ? ` (after ${n} ${n === 1 ? 'retry' : 'retries'})` : ''
+    return {
+      cells: [`${label(resource)} "${check.name}"${inactive}`, result.runLocation, status, formatTime(result.responseTime)],
+      detail: `${detail}${retried}`,
+      paint: isFailure(result) ? c.red : result.status === 'DEGRADED' ? c.yellow : c.green,
+    }
+  })
+  const head = ['CHECK', 'LOCATION', 'RESULT', 'TIME']
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r.cells[i].length)))
+  const line = (cells: string[], paintResult: (s: string) => string = (s) => s) =>
+    cells.map((cell, i) => {
+      const padded = i === 3 ? cell.padStart(widths[i]) : cell.padEnd(widths[i])
+      return i === 2 ? paintResult(padded) : padded
+    }).join('  ')
+  const lines = [c.bold(`${line(head)}  DETAIL`).trimEnd()]
+  for (const row of rows) lines.push(`${line(row.cells, row.paint)}  ${row.detail}`.trimEnd())
+  return `${lines.join('\n')}\n`
+}
+
+/** The JSON document of `monitors test --format json`. */
+export function testToJson(tested: readonly TestedCheck[]) {
+  const failed = tested.filter((t) => isFailure(t.result)).length
+  return {
+    formatVersion: 1,
+    ok: failed === 0,
+    summary: {
+      total: tested.length,
+      passed: tested.filter((t) => t.result.status === 'PASSED' && !isFailure(t.result)).length,
+      degraded: tested.filter((t) => t.result.status === 'DEGRADED' && !isFailure(t.result)).length,
+      failed,
+      errors: tested.filter((t) => t.result.hasErrors).length,
+      timedOut: tested.filter((t) => t.result.status === 'TIMED_OUT').length,
+    },
+    results: tested.map(({ resource, check, result }) => ({
+      kind: resource.kind,
+      logicalId: resource.logicalId,
+      construct: resource.construct,
+      file: resource.file,
+      activated: check.activated,
+      ...result,
+    })),
+  }
+}
+
+const LOCATION_NAMES: readonly string[] = [DEFAULT_LOCATION, ...LOCATIONS]
+
+/** Runs every selected check once, in parallel (at most `concurrency` at once). */
+export async function testChecks(
+  project: LoadedProject,
+  options: { targets?: readonly string[]; location?: string; retries?: boolean; concurrency?: number; signal?: AbortSignal },
+): Promise<TestedCheck[]> {
+  const selected = selectChecks(project.resources, options.targets ?? [])
+  return mapBounded(selected, Math.max(1, options.concurrency ?? 8), async (resource) => {
+    const check = resource.payload as unknown as RunnableCheck
+    const location = options.location ?? check.locations?.[0] ?? DEFAULT_LOCATION
+    const result = await runCheck(check, { location, retries: options.retries === true, signal: options.signal })
+    return { resource, check, location, result }
+  })
+}
+
+/**
+ * `monitors test`: runs the project's DNS and ICMP checks once, from this machine, through the
+ * same runners as the server, without deploying anything and without any API. Exit 1 when a
+ * run failed, timed out or had an error; a degraded run passes (exit 0).
+ */
+export const testCommand = {
+  command: 'test',
+  describe: 'Run every check of the project once from this machine and show the results, without deploying anything',
+  builder: (yargs: Argv) =>
+    yargs
+      .option('config', { alias: 'c', type: 'string', describe: 'Config file (default: monitoring.config.ts in this or a parent directory)' })
+      .option('target', { type: 'string', array: true, describe: 'Test only this check: kind:logicalId (e.g. dns-check:shop-dns or DnsCheck:shop-dns); repeatable' })
+      .option('format', {
+        choices: ['text', 'json'] as const,
+        default: 'text' as const,
+        describe: 'Output: a table for a terminal, or json (every result record) on stdout with the table on stderr',
+      })
+      .option('location', { type: 'string', describe: "Location each run is labelled with (default: the check's first location, or local). Runs always go out from this machine" })
+      .option('retries', { type: 'boolean', default: false, describe: "Retry a failed run as the check's retryStrategy (or doubleCheck) says, waiting its backoff; off by default for fast feedback" })
+      .option('concurrency', { type: 'number', default: 8, describe: 'Checks running at once' }),
+  handler: async (args: ArgumentsCamelCase<TestArgs>): Promise<number> => {
+    setStdoutFormat(args.format)
+    if (args.location !== undefined && !LOCATION_NAMES.includes(args.location)) {
+      throw new TestRefusal(`--location "${args.location}" is not a location. Write one of ${LOCATION_NAMES.join(', ')}.`)
+    }
+    if (args.concurrency !== undefined && !(Number.isInteger(args.concurrency) && args.concurrency >= 1)) {
+      throw new TestRefusal(`--concurrency must be a whole number of at least 1, not ${String(args.concurrency)}.`)
+    }
+    const project = await loadOrReport({ config: args.config })
+    if (!project) return 1
+    const count = selectChecks(project.resources, args.target ?? []).length
+    if (count === 0) {
+      out('No checks to test: the project has no DnsCheck or IcmpCheck.\n')
+      if (args.format === 'json') data(`${JSON.stringify(testToJson([]), null, 2)}\n`)
+      return 0
+    }
+    // Ctrl-C stops the runs in flight: they end as errors (aborted) and are still reported.
+    const controller = new AbortController()
+    const onSignal = () => {
+      if (controller.signal.aborted) process.exit(130)
+      err('\nInterrupted: stopping the runs in flight (Ctrl-C again to quit now).\n')
+      controller.abort()
+    }
+    process.on('SIGINT', onSignal)
+    process.on('SIGTERM', onSignal)
+    err(pc.createColors(useColor()).dim(`Testing ${plural(count, 'check')} from this machine; nothing is deployed.\n`))
+    let tested: TestedCheck[]
+    try {
+      tested = await testChecks(project, {
+        targets: args.target, location: args.location, retries: args.retries, concurrency: args.concurrency, signal: controller.signal,
+      })
+    } finally {
+      process.removeListener('SIGINT', onSignal)
+      process.removeListener('SIGTERM', onSignal)
+    }
+
+    const c = pc.createColors(useColor())
+    const failed = tested.some((t) => isFailure(t.result))
+    out(renderTable(tested, useColor()))
+    out(`\n${failed ? c.red('Test failed:') : c.green('Test passed:')} ${summaryLine(tested)}.\n`)
+    if (args.format === 'json') data(`${JSON.stringify(testToJson(tested), null, 2)}\n`)
+    return failed ? 1 : 0
+  },
+} as unknown as CommandModule<object, TestArgs>

@@ -1,0 +1,43 @@
+import { lockKey } from '../../apply/lock.js'
+import type { ResourceKind } from '../../project/types.js'
+import type { PlanInput } from '../plan.js'
+import type { PlanReference } from '../types.js'
+
+/** Kinds other resources refer to by id (a check's `triggerIncident.serviceId`, a card's services). */
+const REFERENCED_KINDS: readonly ResourceKind[] = ['status-page-service']
+
+const nameOf = (payload: Record<string, unknown> | undefined) => (typeof payload?.name === 'string' ? payload.name : undefined)
+
+/**
+ * What every id a reference can hold stands for, so that a plan names the construct instead of
+ * printing an id: placeholders of resources not created yet, remote ids the lock knows (by
+ * logical id, with the code's name), and remote resources the lock does not know (by their
+ * remote name). Undefined when there is nothing to name.
+ */
+export function referenceIndex(input: PlanInput): Record<string, PlanReference> | undefined {
+  const out: Record<string, PlanReference> = {}
+  const kinds = new Set<ResourceKind>(REFERENCED_KINDS)
+  for (const resource of input.desired) for (const ref of resource.refs) kinds.add(ref.kind)
+  const desiredNames = new Map<string, string | undefined>()
+  for (const resource of input.desired) {
+    if (!kinds.has(resource.kind)) continue
+    desiredNames.set(lockKey(resource.kind, resource.logicalId), nameOf(resource.payload))
+  }
+  for (const kind of kinds) {
+    for (const [id, record] of Object.entries(input.remote.records[kind] ?? {})) {
+      const name = nameOf(record as Record<string, unknown>)
+      out[id] = { kind, ...(name !== undefined ? { name } : {}) }
+    }
+  }
+  for (const entry of Object.values(input.lock?.resources ?? {})) {
+    if (!kinds.has(entry.kind)) continue
+    const key = lockKey(entry.kind, entry.logicalId)
+    const name = desiredNames.get(key) ?? entry.name ?? out[entry.remoteId]?.name
+    out[entry.remoteId] = { kind: entry.kind, logicalId: entry.logicalId, ...(name !== undefined ? { name } : {}) }
+  }
+  for (const [key, name] of desiredNames) {
+    const [kind, ...rest] = key.split(':')
+    out[key] = { kind: kind as ResourceKind, logicalId: rest.join(':'), ...(name !== undefined ? { name } : {}) }
+  }
+  return Object.keys(out).length > 0 ? out : undefined
+}

@@ -1,0 +1,100 @@
+/**
+ * Running one check, once, in one location: the DNS and ICMP runners, their assertions, the
+ * outcome of a run and its retries. Shared by the server's scheduler, the agent and
+ * `monitors test`; it depends only on the schemas.
+ */
+import { runDnsAttempt } from './dns.js'
+import { runIcmpAttempt } from './icmp.js'
+import { judge } from './outcome.js'
+import { NO_RETRY_PLAN, retryLocation, retryPlan, shouldRetry, sleep as realSleep } from './retry.js'
+import type { AttemptOutcome, CheckRunResult, RunnableCheck, RunOptions, RunResult } from './types.js'
+
+export * from './types.js'
+export { compare, evaluateAssertion, readJsonPath } from './assertions.js'
+export { judge, type Verdict } from './outcome.js'
+export { retryPlan, shouldRetry, retryLocation, type RetryPlan } from './retry.js'
+export { parsePingOutput, PING_INSTALL_HINT } from './icmp.js'
+export { parseResolvConf, systemNameServers } from './dns.js'
+
+export const DEFAULT_LOCATION = 'local'
+
+async function attempt(check: RunnableCheck, options: RunOptions): Promise<AttemptOutcome> {
+  try {
+    return check.checkType === 'DNS' ? await runDnsAttempt(check, options) : await runIcmpAttempt(check, options)
+  } catch (error) {
+    // A bug of the runner must not take the scheduler down: it becomes an error of this run.
+    return {
+      responseTime: null,
+      assertions: [],
+      failures: [],
+      degraded: [],
+      timedOut: false,
+      networkError: false,
+      runnerError: `the runner failed: ${(error as Error).message}`,
+      aborted: false,
+      details: check.checkType === 'DNS'
+        ? { kind: 'DNS', query: check.request.query, recordType: check.request.recordType, nameServer: check.request.nameServer ?? null, port: check.request.port ?? 53, protocol: check.request.protocol, rcode: null, answers: [], textAnswer: '', jsonAnswer: null }
+        : { kind: 'ICMP', hostname: check.request.hostname, ipFamily: check.request.ipFamily, ipAddress: null, pingCount: check.request.pingCount, packetsSent: 0, packetsReceived: 0, packetLoss: null, latency: null, pings: [] },
+    }
+  }
+}
+
+/** Runs one attempt and turns it into a result record. */
+export async function runAttempt(check: RunnableCheck, options: RunOptions & { attempt?: number } = {}): Promise<RunResult> {
+  const now = options.now ?? Date.now
+  const startedAt = now()
+  const outcome = await attempt(check, options)
+  const stoppedAt = Math.max(now(), startedAt)
+  const verdict = judge(outcome, check.shouldFail)
+  return {
+    checkId: check.id ?? null,
+    name: check.name,
+    checkType: check.checkType,
+    runLocation: options.location ?? DEFAULT_LOCATION,
+    resultType: 'FINAL',
+    attempt: options.attempt ?? 1,
+    startedAt: new Date(startedAt).toISOString(),
+    stoppedAt: new Date(stoppedAt).toISOString(),
+    responseTime: outcome.responseTime,
+    hasFailures: verdict.hasFailures,
+    hasErrors: verdict.hasErrors,
+    isDegraded: verdict.isDegraded,
+    timedOut: verdict.timedOut,
+    aborted: verdict.aborted,
+    status: verdict.status,
+    failureKind: verdict.failureKind,
+    error: verdict.error,
+    assertions: outcome.assertions,
+    details: outcome.details,
+  }
+}
+
+/**
+ * Runs a check once in one location, with the retries its strategy asks for. The result is
+ * the FINAL run; the attempts that were retried come with it as `ATTEMPT` results. Never
+ * throws for a run that went wrong: that is in the result (`hasFailures`, `hasErrors`).
+ */
+export async function runCheck(check: RunnableCheck, options: RunOptions = {}): Promise<CheckRunResult> {
+  const now = options.now ?? Date.now
+  const sleep = options.sleep ?? realSleep
+  const plan = options.retries === false ? NO_RETRY_PLAN : retryPlan(check.retryStrategy, check.doubleCheck)
+  const firstLocation = options.location ?? DEFAULT_LOCATION
+  const firstStart = now()
+  const attempts: RunResult[] = []
+  let location = firstLocation
+  for (let n = 1; ; n += 1) {
+    const result = await runAttempt(check, { ...options, location, attempt: n })
+    const retriesDone = n - 1
+    const verdict = { ...result }
+    if (!shouldRetry(verdict, plan, retriesDone, now() - firstStart) || options.signal?.aborted) {
+      return { ...result, resultType: 'FINAL', attempts }
+    }
+    attempts.push({ ...result, resultType: 'ATTEMPT' })
+    await sleep(plan.backoffMs(n), options.signal)
+    if (options.signal?.aborted) {
+      const last = attempts.pop() as RunResult
+      return { ...last, resultType: 'FINAL', attempts }
+    }
+    location = retryLocation(plan, firstLocation, check.locations, n)
+  }
+}

@@ -1,0 +1,163 @@
+import type { DnsCheck, IcmpCheck } from '../schema/check.js'
+import type { COMPARISONS } from '../schema/enums.js'
+
+/** A check as the runner takes it: the schema's parsed form, with the id the store gave it. */
+export type RunnableCheck = (DnsCheck | IcmpCheck) & { id?: string | null }
+
+export type Comparison = (typeof COMPARISONS)[number]
+export type RunStatus = 'PASSED' | 'DEGRADED' | 'FAILED' | 'TIMED_OUT'
+export type ResultType = 'FINAL' | 'ATTEMPT'
+
+/**
+ * Why a run did not pass:
+ * - NETWORK_ERROR: the target could not be reached (timeout, refused, unreachable, no reply);
+ *   the only kind `retryStrategy.onlyOn: ['NETWORK_ERROR']` retries.
+ * - ASSERTION: the target answered, but an assertion or a threshold failed.
+ * - RUNNER_ERROR: an error outside the check's control (no ping installed, no resolver
+ *   configured, the run was aborted); reported as `hasErrors`.
+ */
+export type FailureKind = 'NETWORK_ERROR' | 'ASSERTION' | 'RUNNER_ERROR'
+
+export interface AssertionResult {
+  source: string
+  property: string | null
+  comparison: Comparison
+  target: string
+  /** The value the assertion looked at, as text (null when there was none). */
+  actual: string | null
+  passed: boolean
+  /** Readable line, e.g. `RESPONSE_CODE EQUALS "NOERROR" failed: got "NXDOMAIN"`. */
+  message: string
+}
+
+export interface DnsAnswerRecord {
+  name: string
+  type: string
+  ttl: number
+  /** Presentation form of the record data, as dig shows it. */
+  data: string
+}
+
+export interface DnsDetails {
+  kind: 'DNS'
+  query: string
+  recordType: string
+  nameServer: string | null
+  port: number
+  protocol: 'UDP' | 'TCP'
+  /** Response code name (NOERROR, NXDOMAIN, SERVFAIL, REFUSED, …); null when nothing came back. */
+  rcode: string | null
+  answers: DnsAnswerRecord[]
+  /** The answer section as zone-file lines (the TEXT_ANSWER source). */
+  textAnswer: string
+  /** The response as JSON (the JSON_ANSWER source), shaped like DNS-over-HTTPS JSON. */
+  jsonAnswer: DnsJsonAnswer | null
+}
+
+export interface DnsJsonAnswer {
+  Status: number
+  TC: boolean
+  RD: boolean
+  RA: boolean
+  AD: boolean
+  CD: boolean
+  Question: Array<{ name: string; type: number }>
+  Answer: Array<{ name: string; type: number; TTL: number; data: string }>
+  Authority: Array<{ name: string; type: number; TTL: number; data: string }>
+}
+
+export interface LatencyStats {
+  avg: number
+  min: number
+  max: number
+  stddev: number
+}
+
+export interface IcmpDetails {
+  kind: 'ICMP'
+  hostname: string
+  ipFamily: 'IPv4' | 'IPv6'
+  /** Address ping resolved the hostname to, when it said. */
+  ipAddress: string | null
+  pingCount: number
+  packetsSent: number
+  packetsReceived: number
+  /** Percent, 0–100; null when ping reported nothing (not started, failed before sending). */
+  packetLoss: number | null
+  /** Null when no reply came back. */
+  latency: LatencyStats | null
+  /** One entry per reply: sequence number, ttl and round trip in ms. */
+  pings: Array<{ seq: number; ttl: number | null; time: number }>
+}
+
+export interface RunResult {
+  checkId: string | null
+  name: string
+  checkType: 'DNS' | 'ICMP'
+  runLocation: string
+  resultType: ResultType
+  /** 1 for the first attempt, 2 for the first retry, … */
+  attempt: number
+  startedAt: string
+  stoppedAt: string
+  /** Milliseconds: the DNS exchange, or the ICMP average round trip. Null when nothing was measured. */
+  responseTime: number | null
+  hasFailures: boolean
+  hasErrors: boolean
+  isDegraded: boolean
+  timedOut: boolean
+  aborted: boolean
+  status: RunStatus
+  /** Kind of the failure, after `shouldFail` (null when the run passed or was degraded). */
+  failureKind: FailureKind | null
+  /** The first reason the run did not pass, readable; null when it passed. */
+  error: string | null
+  assertions: AssertionResult[]
+  details: DnsDetails | IcmpDetails
+}
+
+/** The result of one scheduled run: the FINAL result, with the retried attempts before it. */
+export interface CheckRunResult extends RunResult {
+  resultType: 'FINAL'
+  /** The ATTEMPT results that were retried, oldest first (empty when the first attempt was final). */
+  attempts: RunResult[]
+}
+
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>
+
+export interface RunOptions {
+  /** Location the run is for (default `local`). */
+  location?: string
+  /** Aborts the run in flight (and any pending retry). */
+  signal?: AbortSignal
+  /** Wall clock for startedAt/stoppedAt (default Date.now). Response times use a monotonic clock. */
+  now?: () => number
+  /** Waits between retries (default a real timer); tests inject one that does not wait. */
+  sleep?: Sleep
+  /** Hard cap in ms for one attempt, on top of the check's own limits. */
+  timeoutMs?: number
+  /** `false` runs the check once, whatever its retry strategy says. */
+  retries?: boolean
+  /** Ping binary (default `ping` from PATH). */
+  pingPath?: string
+  /** Seconds between echo requests (default 0.2, the smallest iputils allows without privileges). */
+  pingIntervalSeconds?: number
+  /** Name servers used when a DNS check names none (default: /etc/resolv.conf, then node's). */
+  systemNameServers?: () => string[]
+}
+
+/** What one attempt of a type-specific runner found, before retries and shouldFail. */
+export interface AttemptOutcome {
+  responseTime: number | null
+  /** Assertion results (passed and failed). */
+  assertions: AssertionResult[]
+  /** Failures that are not assertions (thresholds, response code, no reply), readable. */
+  failures: string[]
+  degraded: string[]
+  timedOut: boolean
+  networkError: boolean
+  /** An error outside the check's control; set, the run `hasErrors`. */
+  runnerError: string | null
+  aborted: boolean
+  details: DnsDetails | IcmpDetails
+}

@@ -1,0 +1,80 @@
+import type { FastifyReply } from 'fastify'
+import { HttpError } from './errors.js'
+
+/** What the `x-ratelimit-*` headers say: the limit, what is left, seconds until the window resets. */
+export interface RateWindow {
+  limit: number
+  remaining: number
+  resetSeconds: number
+}
+
+/**
+ * A fixed window per API key (API.md: 600 requests per 60 s by default). Requests spend quota
+ * only once authenticated, so a 401 or 403 costs nothing; every answer still carries the
+ * headers (see `unspent` and `peek`).
+ *
+ * The counts live in this process: several servers on one database each count their own
+ * requests, so a key gets the limit from each. A shared limit would need the store.
+ */
+export class RateLimiter {
+  private readonly windows = new Map<string, { count: number; resetAt: number }>()
+  private nextSweep = 0
+
+  constructor(readonly max: number, readonly windowMs: number) {}
+
+  private window(key: string, now: number) {
+    if (now >= this.nextSweep) {
+      // forget expired windows, so the map holds only keys seen in the current window
+      for (const [k, w] of this.windows) if (w.resetAt <= now) this.windows.delete(k)
+      this.nextSweep = now + this.windowMs
+    }
+    let window = this.windows.get(key)
+    if (!window || window.resetAt <= now) {
+      window = { count: 0, resetAt: now + this.windowMs }
+      this.windows.set(key, window)
+    }
+    return window
+  }
+
+  private figures(count: number, resetAt: number, now: number): RateWindow {
+    return { limit: this.max, remaining: Math.max(0, this.max - count), resetSeconds: Math.max(1, Math.ceil((resetAt - now) / 1000)) }
+  }
+
+  /** Spends one request of the key's window; `allowed` is false once the window is used up. */
+  consume(key: string, now = Date.now()): RateWindow & { allowed: boolean } {
+    const window = this.window(key, now)
+    if (window.count >= this.max) return { ...this.figures(window.count, window.resetAt, now), allowed: false }
+    window.count++
+    return { ...this.figures(window.count, window.resetAt, now), allowed: true }
+  }
+
+  /** The key's window as it stands, spending nothing (a 403: the key is known but refused). */
+  peek(key: string, now = Date.now()): RateWindow {
+    const window = this.windows.get(key)
+    if (!window || window.resetAt <= now) return this.figures(0, now + this.windowMs, now)
+    return this.figures(window.count, window.resetAt, now)
+  }
+
+  /** For a request without a known key (401): the whole limit of a fresh window, nothing spent. */
+  unspent(now = Date.now()): RateWindow {
+    return this.figures(0, now + this.windowMs, now)
+  }
+}
+
+export function rateHeaders(window: RateWindow): Record<string, string> {
+  return { 'x-ratelimit-limit': String(window.limit), 'x-ratelimit-remaining': String(window.remaining), 'x-ratelimit-reset': String(window.resetSeconds) }
+}
+
+export function setRateHeaders(reply: FastifyReply, window: RateWindow): void {
+  reply.headers(rateHeaders(window))
+}
+
+export function tooManyRequests(window: RateWindow): HttpError {
+  const seconds = window.resetSeconds
+  return new HttpError(
+    429,
+    `Rate limit exceeded, retry in ${seconds} second${seconds === 1 ? '' : 's'}`,
+    { limit: window.limit, remaining: 0, reset: Math.ceil(Date.now() / 1000) + seconds },
+    { 'retry-after': String(seconds), ...rateHeaders({ ...window, remaining: 0 }) },
+  )
+}

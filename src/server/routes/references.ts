@@ -1,0 +1,80 @@
+import type { z } from 'zod'
+import type { FieldIssue } from '../../schema/index.js'
+import { badRequest, schemaIssues } from '../errors.js'
+import type { Repositories, Store } from '../store/index.js'
+
+/** Where a body names a status-page service: the dotted path and the id sent there. */
+export interface Reference {
+  path: string
+  id: string
+}
+
+type Raw = Record<string, unknown> | null | undefined
+const asObject = (value: unknown): Raw => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined)
+const asArray = (value: unknown): unknown[] => (Array.isArray(value) ? value : [])
+const idOf = (value: unknown): string | undefined => {
+  const id = asObject(value)?.id
+  return typeof id === 'string' && id !== '' ? id : undefined
+}
+
+/*
+ * The service references of each kind, read from the raw body so that they are reported
+ * together with the schema's problems (a bad frequency and an unknown service, both).
+ */
+export const serviceReferences = {
+  check(body: unknown): Reference[] {
+    const id = asObject(asObject(body)?.triggerIncident)?.serviceId
+    return typeof id === 'string' && id !== '' ? [{ path: 'triggerIncident.serviceId', id }] : []
+  },
+  statusPage(body: unknown): Reference[] {
+    return asArray(asObject(body)?.cards).flatMap((card, i) =>
+      asArray(asObject(card)?.services).flatMap((service, j) => {
+        const id = idOf(service)
+        return id === undefined ? [] : [{ path: `cards.${i}.services.${j}.id`, id }]
+      }))
+  },
+  incident(body: unknown): Reference[] {
+    return asArray(asObject(body)?.services).flatMap((service, i) => {
+      const id = idOf(service)
+      return id === undefined ? [] : [{ path: `services.${i}.id`, id }]
+    })
+  },
+}
+
+/**
+ * Validates a body with its schema and checks the status-page services it names exist in
+ * the account; every problem of both kinds is one 400. Call it inside the transaction that
+ * writes, so that a service cannot go between the check and the write.
+ */
+export async function parseWithReferences<S extends z.ZodType>(
+  tx: Pick<Repositories, 'services'>,
+  account: string,
+  schema: S,
+  body: unknown,
+  references: (body: unknown) => Reference[],
+): Promise<z.output<S>> {
+  const { data, issues } = schemaIssues(schema, body, 'payload')
+  const named = references(body)
+  const known = named.length === 0 ? new Set<string>() : await tx.services.existing(account, [...new Set(named.map((r) => r.id))])
+  const unknown: FieldIssue[] = named
+    .filter((r) => !known.has(r.id))
+    .map((r) => ({ path: r.path, message: `refers to a status page service that does not exist (got ${JSON.stringify(r.id)})` }))
+  if (issues.length > 0 || unknown.length > 0) throw badRequest('payload', [...issues, ...unknown])
+  return data as z.output<S>
+}
+
+/**
+ * Validates a body and writes it: in one transaction with the reference check when the body
+ * names services (so that none can go in between), else with the store's own atomic write.
+ */
+export async function writeWithReferences<S extends z.ZodType, T>(
+  store: Store,
+  account: string,
+  schema: S,
+  body: unknown,
+  references: (body: unknown) => Reference[],
+  write: (tx: Repositories, data: z.output<S>) => Promise<T>,
+): Promise<T> {
+  if (references(body).length === 0) return write(store, await parseWithReferences(store, account, schema, body, references))
+  return store.transaction(async (tx) => write(tx, await parseWithReferences(tx, account, schema, body, references)))
+}

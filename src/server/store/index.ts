@@ -1,0 +1,245 @@
+/**
+ * The storage seam of the local server. Routes validate a request (shared zod schemas), call
+ * a Store and present its records; they hold no SQL and no data of their own. A Store is
+ * asynchronous and transactional so that any database can sit behind it: today SQLite
+ * (./sqlite), next PostgreSQL, with several server processes on one database.
+ *
+ * Rules every implementation keeps:
+ * - Nothing is assumed about other processes: a record read may change before the next call
+ *   unless both happen in one `transaction`. Uniqueness (variable keys, page urls) comes
+ *   from the database's constraints and surfaces as `UniqueViolation`, never from a read
+ *   made first.
+ * - A store may keep answers in memory only when every read proves them current against the
+ *   database itself (see sqlite/page-cache.ts).
+ * - Ids and timestamps are assigned by the store. Records are plain JSON values.
+ */
+import type { MaintenanceWindow, StatusPage } from '../../schema/index.js'
+
+export type CheckType = 'DNS' | 'ICMP'
+
+/** A check as GET answers it: `json` is the answer's text (stored as it is answered). */
+export interface CheckRecord {
+  id: string
+  checkType: string
+  json: string
+}
+
+/** Validated check body (the schema's output): tags index the lists. */
+export type CheckData = { tags: string[] } & Record<string, unknown>
+
+export interface CheckListQuery {
+  checkType?: string
+  /** a check matches when it carries any of these */
+  tags?: string[]
+  limit: number
+  offset: number
+}
+
+/**
+ * One page of checks: `json` is the JSON array of the answers (text, or its UTF-8 bytes so
+ * that a kept page is not encoded again per answer), `count` its length, `total` all matches.
+ */
+export interface CheckPage {
+  json: string | Buffer
+  count: number
+  total: number
+}
+
+/** An offset page; without `limit`, everything from `offset`. */
+export interface Paging {
+  limit?: number
+  offset: number
+}
+
+export interface Page<T> {
+  items: T[]
+  total: number
+}
+
+export interface Timestamps {
+  created_at: string
+  updated_at: string | null
+}
+
+export interface VariableRecord extends Timestamps {
+  key: string
+  value: string
+  locked: boolean
+  secret: boolean
+}
+
+export interface VariableData {
+  key: string
+  value: string
+  locked: boolean
+  secret: boolean
+}
+
+/** A status-page service, in the shape every answer gives it. */
+export interface ServiceRecord extends Timestamps {
+  id: string
+  name: string
+  accountId: string
+}
+
+export interface StoredCard extends Timestamps {
+  id: string
+  name: string
+  services: Array<{ id: string }>
+}
+
+export type StoredPage = Omit<StatusPage, 'cards'> & { cards: StoredCard[] }
+
+export interface StatusPageRecord extends Timestamps {
+  id: string
+  page: StoredPage
+}
+
+export interface MaintenanceWindowRecord extends Timestamps {
+  id: number
+  window: MaintenanceWindow
+}
+
+export interface IncidentData {
+  name: string
+  severity: string
+  services: Array<{ id: string }>
+  [field: string]: unknown
+}
+
+export interface IncidentUpdateRecord extends Timestamps {
+  id: string
+  update: Record<string, unknown>
+}
+
+export interface IncidentRecord extends Timestamps {
+  id: string
+  incident: IncidentData
+  /** newest first */
+  updates: IncidentUpdateRecord[]
+}
+
+export interface KeySetup {
+  /** The first given key, or the key generated now; undefined when keys already existed. */
+  apiKey?: string
+  accountId: string
+  generated: boolean
+}
+
+/** Raised by a write that a unique constraint refuses (another writer may have got there first). */
+export class UniqueViolation extends Error {
+  constructor(readonly field: 'variable.key' | 'statusPage.url', readonly value: string) {
+    super(`${field} ${value} is taken`)
+  }
+}
+
+export interface CheckStore {
+  list(account: string, query: CheckListQuery): Promise<CheckPage>
+  get(account: string, id: string): Promise<CheckRecord | undefined>
+  create(account: string, type: CheckType, data: CheckData): Promise<CheckRecord>
+  /** replaces the body of a check of this type; keeps created_at; undefined when there is none */
+  replace(account: string, id: string, type: CheckType, data: CheckData): Promise<CheckRecord | undefined>
+  delete(account: string, id: string): Promise<boolean>
+}
+
+export interface VariableStore {
+  list(account: string, paging: Paging): Promise<Page<VariableRecord>>
+  get(account: string, key: string): Promise<VariableRecord | undefined>
+  /** throws UniqueViolation('variable.key') when the account has the key */
+  create(account: string, data: VariableData): Promise<VariableRecord>
+  update(account: string, key: string, data: Omit<VariableData, 'key'>): Promise<VariableRecord | undefined>
+  delete(account: string, key: string): Promise<boolean>
+}
+
+export interface ServiceStore {
+  list(account: string, paging: Paging): Promise<Page<ServiceRecord>>
+  /** every service of the account, by id (an account has few) */
+  byId(account: string): Promise<Map<string, ServiceRecord>>
+  /** which of these ids are services of the account */
+  existing(account: string, ids: string[]): Promise<Set<string>>
+  get(account: string, id: string): Promise<ServiceRecord | undefined>
+  create(account: string, name: string): Promise<ServiceRecord>
+  update(account: string, id: string, name: string): Promise<ServiceRecord | undefined>
+  delete(account: string, id: string): Promise<boolean>
+  /** a status page whose cards use the service, if any */
+  usedBy(account: string, id: string): Promise<{ id: string; url: string } | undefined>
+}
+
+export interface StatusPageStore {
+  /** cursor paging from the page `nextId` (included); null when the cursor is not a page of the account */
+  list(account: string, query: { nextId?: string; limit: number }): Promise<{ entries: StatusPageRecord[]; nextId: string | null } | null>
+  get(account: string, id: string): Promise<StatusPageRecord | undefined>
+  /** cards get ids; throws UniqueViolation('statusPage.url') */
+  create(account: string, data: StatusPage): Promise<StatusPageRecord>
+  /** cards sent with a known id keep it and its created_at; throws UniqueViolation('statusPage.url') */
+  update(account: string, id: string, data: StatusPage): Promise<StatusPageRecord | undefined>
+  delete(account: string, id: string): Promise<boolean>
+}
+
+export interface MaintenanceWindowStore {
+  list(account: string, paging: Paging): Promise<Page<MaintenanceWindowRecord>>
+  get(account: string, id: number): Promise<MaintenanceWindowRecord | undefined>
+  create(account: string, data: MaintenanceWindow): Promise<MaintenanceWindowRecord>
+  update(account: string, id: number, data: MaintenanceWindow): Promise<MaintenanceWindowRecord | undefined>
+  delete(account: string, id: number): Promise<boolean>
+}
+
+export interface IncidentStore {
+  list(account: string, paging: Paging): Promise<Page<IncidentRecord>>
+  get(account: string, id: string): Promise<IncidentRecord | undefined>
+  create(account: string, data: IncidentData): Promise<IncidentRecord>
+  update(account: string, id: string, data: IncidentData): Promise<IncidentRecord | undefined>
+  delete(account: string, id: string): Promise<boolean>
+  /** updates of an incident of the account; undefined when the incident is not there */
+  addUpdate(account: string, incidentId: string, data: Record<string, unknown>): Promise<IncidentUpdateRecord | undefined>
+  getUpdate(account: string, incidentId: string, id: string): Promise<IncidentUpdateRecord | undefined>
+  replaceUpdate(account: string, incidentId: string, id: string, data: Record<string, unknown>): Promise<IncidentUpdateRecord | undefined>
+  deleteUpdate(account: string, incidentId: string, id: string): Promise<boolean>
+}
+
+export interface KeyStore {
+  /**
+   * Registers the keys given on start (hashed). Keys given on an earlier start and not given
+   * now stop working; a key the server generated itself stays valid. With no key given and
+   * none stored, a key is made, its hash kept, and the key handed back once.
+   */
+  setUp(given: Array<{ key: string; accountId?: string }>): Promise<KeySetup>
+  /** the account of a key's hash */
+  find(keyHash: string): Promise<{ keyHash: string; accountId: string } | undefined>
+}
+
+export interface Repositories {
+  checks: CheckStore
+  variables: VariableStore
+  services: ServiceStore
+  statusPages: StatusPageStore
+  maintenanceWindows: MaintenanceWindowStore
+  incidents: IncidentStore
+  keys: KeyStore
+}
+
+export interface Store extends Repositories {
+  /**
+   * Runs fn with repositories that see and write one transaction: all of it commits, or
+   * nothing when fn throws (the error is thrown on). Writers of other transactions and other
+   * processes wait or retry as the database requires. Inside fn, use only tx: the store's
+   * own repositories wait for the transaction to end.
+   */
+  transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T>
+  close(): Promise<void>
+}
+
+/** Cards as stored: a card sent with the id of a card of the previous version keeps its id and created_at. */
+export function storedCards(data: StatusPage, previous: StoredCard[], time: string, newId: () => string): StoredCard[] {
+  const old = new Map(previous.map((c) => [c.id, c]))
+  return data.cards.map((card) => {
+    const kept = card.id !== undefined ? old.get(card.id) : undefined
+    return {
+      id: kept ? kept.id : newId(),
+      name: card.name,
+      services: card.services.map((s) => ({ id: s.id })),
+      created_at: kept ? kept.created_at : time,
+      updated_at: kept ? time : null,
+    }
+  })
+}

@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto'
+import type { Db } from './migrations.js'
+import type { CheckData, CheckPage, CheckRecord, CheckStore, CheckType } from '../index.js'
+import type { Exec } from './index.js'
+import type { PageCache } from './page-cache.js'
+
+type Statement = ReturnType<Db['prepare']>
+type CachedPage = CheckPage & { bytes: number }
+
+/*
+ * A check is stored as the text GET answers (the validated body plus id, checkType,
+ * created_at and updated_at), so reads never re-serialize; tags are indexed beside it.
+ */
+export function checkRepository(db: Db, exec: Exec, cache?: PageCache<CachedPage>): CheckStore {
+  const insert = db.prepare(`INSERT INTO checks (id, account_id, check_type, body) VALUES (?, ?, ?, ?)`)
+  const insertTag = db.prepare(`INSERT OR IGNORE INTO check_tags (check_seq, account_id, tag) VALUES (?, ?, ?)`)
+  const deleteTags = db.prepare(`DELETE FROM check_tags WHERE check_seq = ?`)
+  const byId = db.prepare(`SELECT seq, check_type, body FROM checks WHERE id = ? AND account_id = ?`)
+  const update = db.prepare(`UPDATE checks SET body = ? WHERE seq = ?`)
+  const remove = db.prepare(`DELETE FROM checks WHERE id = ? AND account_id = ?`)
+  // moves when another connection commits (data_version) or this one changes rows (total_changes)
+  const version = db.prepare(`SELECT (SELECT data_version FROM pragma_data_version) || ':' || total_changes()`).pluck()
+
+  const lists = new Map<string, { page: Statement; count: Statement }>()
+  function listStatement(byType: boolean, byTag: boolean) {
+    const name = `${byType}:${byTag}`
+    let statement = lists.get(name)
+    if (!statement) {
+      const where = [
+        'account_id = @account',
+        byType ? 'check_type = @type' : '',
+        // a check matches when it carries any of the tags asked for
+        byTag ? 'seq IN (SELECT check_seq FROM check_tags WHERE account_id = @account AND tag IN (SELECT value FROM json_each(@tags)))' : '',
+      ].filter(Boolean).join(' AND ')
+      statement = {
+        page: db.prepare(`SELECT body FROM checks WHERE ${where} ORDER BY seq LIMIT @limit OFFSET @offset`).pluck(),
+        count: db.prepare(`SELECT count(*) FROM checks WHERE ${where}`).pluck(),
+      }
+      lists.set(name, statement)
+    }
+    return statement
+  }
+
+  function record(id: string, checkType: string, json: string): CheckRecord {
+    return { id, checkType, json }
+  }
+
+  const create = db.transaction((account: string, type: CheckType, data: CheckData) => {
+    const id = randomUUID()
+    const json = JSON.stringify({ id, ...data, created_at: new Date().toISOString(), updated_at: null })
+    const seq = insert.run(id, account, type, json).lastInsertRowid
+    for (const tag of data.tags) insertTag.run(seq, account, tag)
+    return record(id, type, json)
+  })
+
+  const replace = db.transaction((account: string, id: string, type: CheckType, data: CheckData) => {
+    const row = byId.get(id, account) as { seq: number; check_type: string; body: string } | undefined
+    if (!row || row.check_type !== type) return undefined
+    const previous = JSON.parse(row.body) as { created_at: string }
+    const json = JSON.stringify({ id, ...data, created_at: previous.created_at, updated_at: new Date().toISOString() })
+    update.run(json, row.seq)
+    deleteTags.run(row.seq)
+    for (const tag of data.tags) insertTag.run(row.seq, account, tag)
+    return record(id, type, json)
+  })
+
+  return {
+    list: (account, query) => exec(() => {
+      const key = cache ? JSON.stringify([account, query.checkType, query.tags, query.limit, query.offset]) : ''
+      const at = cache ? (version.get() as string) : ''
+      const cached = cache?.get(at, key)
+      if (cached) return cached
+      const statement = listStatement(query.checkType !== undefined, query.tags !== undefined)
+      const params = { account, type: query.checkType ?? null, tags: JSON.stringify(query.tags ?? []), limit: query.limit, offset: query.offset }
+      const rows = statement.page.all(params) as string[]
+      const json = Buffer.from(`[${rows.join(',')}]`)
+      const page: CachedPage = { json, count: rows.length, total: statement.count.get(params) as number, bytes: json.length }
+      cache?.set(at, key, page)
+      return page
+    }),
+    get: (account, id) => exec(() => {
+      const row = byId.get(id, account) as { check_type: string; body: string } | undefined
+      return row && record(id, row.check_type, row.body)
+    }),
+    create: (account, type, data) => exec(() => create.immediate(account, type, data)),
+    replace: (account, id, type, data) => exec(() => replace.immediate(account, id, type, data)),
+    delete: (account, id) => exec(() => remove.run(id, account).changes > 0),
+  }
+}

@@ -1,0 +1,108 @@
+import type { Db } from './migrations.js'
+import { openDatabase } from './migrations.js'
+import type { Repositories, Store } from '../index.js'
+import { checkRepository } from './checks.js'
+import { keyRepository } from './keys.js'
+import { incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
+import { PageCache } from './page-cache.js'
+
+/** Runs a group of statements; asynchronous to the routes, synchronous underneath. */
+export type Exec = <T>(fn: () => T) => Promise<T>
+
+/**
+ * One connection serves every request. better-sqlite3 is synchronous, so a statement group
+ * never interleaves with another; a transaction spans awaits, though, so while one is open
+ * every other call waits for it (else it would see, or add to, uncommitted work).
+ */
+class Gate {
+  private held: Promise<void> | undefined
+
+  run: Exec = (fn) => {
+    if (this.held) return this.held.then(() => this.run(fn))
+    try {
+      return Promise.resolve(fn())
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
+
+  async hold<T>(fn: () => Promise<T>): Promise<T> {
+    while (this.held) await this.held
+    let release!: () => void
+    this.held = new Promise((resolve) => (release = resolve))
+    try {
+      return await fn()
+    } finally {
+      this.held = undefined
+      release()
+    }
+  }
+}
+
+const direct: Exec = async (fn) => fn()
+
+/** Check list pages kept while the database is unchanged: at most 32 MiB, none above 4 MiB. */
+const LIST_CACHE = { maxBytes: 32 * 1024 * 1024, maxEntryBytes: 4 * 1024 * 1024 }
+
+export class SqliteStore implements Store {
+  readonly checks
+  readonly variables
+  readonly services
+  readonly statusPages
+  readonly maintenanceWindows
+  readonly incidents
+  readonly keys
+  private readonly gate = new Gate()
+  private readonly tx: Repositories
+
+  constructor(readonly db: Db) {
+    const run = this.gate.run
+    const cache = new PageCache<{ bytes: number; json: string; count: number; total: number }>(LIST_CACHE.maxBytes, LIST_CACHE.maxEntryBytes)
+    this.checks = checkRepository(db, run, cache)
+    this.variables = variableRepository(db, run)
+    this.services = serviceRepository(db, run)
+    this.statusPages = statusPageRepository(db, run)
+    this.maintenanceWindows = maintenanceWindowRepository(db, run)
+    this.incidents = incidentRepository(db, run)
+    this.keys = keyRepository(db, run)
+    // inside a transaction: the same statements, run at once, and no cached pages
+    this.tx = {
+      checks: checkRepository(db, direct),
+      variables: variableRepository(db, direct),
+      services: serviceRepository(db, direct),
+      statusPages: statusPageRepository(db, direct),
+      maintenanceWindows: maintenanceWindowRepository(db, direct),
+      incidents: incidentRepository(db, direct),
+      keys: keyRepository(db, direct),
+    }
+  }
+
+  transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
+    return this.gate.hold(async () => {
+      // IMMEDIATE takes the write lock now: another process's writer waits (busy_timeout)
+      // instead of failing when this transaction's first write would upgrade its read
+      this.db.exec('BEGIN IMMEDIATE')
+      try {
+        const result = await fn(this.tx)
+        this.db.exec('COMMIT')
+        return result
+      } catch (error) {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK')
+        throw error
+      }
+    })
+  }
+
+  async close(): Promise<void> {
+    await this.gate.hold(async () => {
+      if (this.db.open) this.db.close()
+    })
+  }
+}
+
+/** Opens the SQLite file (':memory:' keeps nothing) and brings its schema up to date. */
+export function openSqliteStore(path: string): SqliteStore {
+  return new SqliteStore(openDatabase(path))
+}
+
+export { MIGRATIONS } from './migrations.js'

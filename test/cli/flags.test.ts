@@ -1,0 +1,104 @@
+/** Flags a pipeline or a new user gets wrong: colour, --version, validate -c, numbers out of range. */
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startLocalServer, type LocalServer } from '../../src/server/index.js'
+import { ApiClient } from '../../src/api/client.js'
+import { fetchRemoteState } from '../../src/api/resources.js'
+import { makeProject, monitors, repo, STACK_LINE } from '../e2e/helpers.js'
+
+const ESC = '\u001b['
+const project = () =>
+  makeProject({
+    'shop.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('flag-dns', { name: 'Flag DNS', request: { query: 'a.example.com' } })\n`,
+  })
+
+describe('colour (A10)', () => {
+  // the CLI's stdout is a pipe here, as in `monitors plan > plan.txt`
+  it('writes no escape codes to a file when CI is set', async () => {
+    const result = await monitors(project(), ['plan', '--local'], { CI: 'true', NO_COLOR: undefined, FORCE_COLOR: undefined })
+    expect(result.code, result.output).toBe(0)
+    expect(result.stdout).toContain('Plan: 1 to create')
+    expect(result.output).not.toContain(ESC)
+  })
+
+  it('colours when FORCE_COLOR is set, and not with NO_COLOR or --no-color', async () => {
+    const dir = project()
+    const forced = await monitors(dir, ['plan'], { NO_COLOR: undefined, FORCE_COLOR: '1' })
+    expect(forced.code, forced.output).toBe(0)
+    expect(forced.stdout).toContain(ESC)
+    const noColor = await monitors(dir, ['plan'], { NO_COLOR: '1', FORCE_COLOR: '1' })
+    expect(noColor.output).not.toContain(ESC)
+    const flag = await monitors(dir, ['plan', '--no-color'], { NO_COLOR: undefined, FORCE_COLOR: '1' })
+    expect(flag.code, flag.output).toBe(0)
+    expect(flag.stdout).toContain('Plan: 1 to create')
+    expect(flag.output).not.toContain(ESC)
+  })
+
+  it('accepts --no-color on every command, before or after it', async () => {
+    const dir = project()
+    const validate = await monitors(dir, ['--no-color', 'validate'], { NO_COLOR: undefined, FORCE_COLOR: '1' })
+    expect(validate.code, validate.output).toBe(0)
+    expect(validate.output).not.toContain(ESC)
+  })
+})
+
+describe('--version (A11)', () => {
+  it("prints the tool's version, not the version of the user's package.json", async () => {
+    const dir = project()
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'team-monitors', version: '1.0.0' }))
+    const own = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')).version as string
+    expect(own).not.toBe('1.0.0')
+    const result = await monitors(dir, ['--version'])
+    expect(result.code).toBe(0)
+    expect(result.stdout.trim()).toBe(own)
+  })
+})
+
+describe('validate -c (A11)', () => {
+  it('takes -c like plan does', async () => {
+    const dir = project()
+    const result = await monitors(repo, ['validate', '-c', join(dir, 'monitoring.config.ts')])
+    expect(result.code, result.output).toBe(0)
+    expect(result.stdout).toContain('Valid: 1 resource in 1 file')
+  })
+})
+
+describe('numbers out of range (A11)', () => {
+  let server: LocalServer
+  let client: ApiClient
+  beforeAll(async () => {
+    server = await startLocalServer({ apiKeys: [{ key: 'flags-key', accountId: 'flags' }] })
+    client = new ApiClient({ baseUrl: server.url, apiKey: 'flags-key', accountId: 'flags' })
+  })
+  afterAll(async () => {
+    await client?.close()
+    await server?.close()
+  })
+
+  it.each([
+    ['--concurrency', '0', 'a whole number from 1 to 64'],
+    ['--concurrency', 'abc', 'a whole number from 1 to 64'],
+    ['--concurrency', '2.5', 'a whole number from 1 to 64'],
+    ['--timeout', '0', 'a number of seconds above 0'],
+    ['--timeout', 'abc', 'a number of seconds above 0'],
+    ['--retries', '-1', 'a whole number from 0 to 20'],
+    ['--retries', 'abc', 'a whole number from 0 to 20'],
+  ])('apply refuses %s %s: exit 1, naming what is allowed, nothing sent', async (flag, value, allowed) => {
+    const dir = project()
+    const result = await monitors(dir, ['apply', '--yes', flag, value], { MONITORING_API_URL: server.url, MONITORING_API_KEY: 'flags-key', MONITORING_ACCOUNT_ID: 'flags' })
+    expect(result.code, result.output).toBe(1)
+    expect(result.stderr).toContain(`${flag} must be ${allowed}`)
+    expect(result.stdout).toBe('')
+    expect(result.output).not.toMatch(STACK_LINE)
+    expect(result.output).not.toContain('bug in monitors')
+    expect(Object.keys((await fetchRemoteState(client, ['dns-check'])).records['dns-check'])).toEqual([])
+  })
+
+  it('refuses a number flag without a value', async () => {
+    const result = await monitors(project(), ['apply', '--yes', '--concurrency'], { MONITORING_API_URL: server.url, MONITORING_API_KEY: 'flags-key' })
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain('concurrency')
+    expect(result.stdout).toBe('')
+  })
+})
