@@ -11,7 +11,7 @@ import { ApiClient } from '../../src/api/client.js'
 import { makeProject, monitors, STACK_LINE, writeFiles } from '../e2e/helpers.js'
 
 let server: LocalServer
-const ACCOUNTS = ['dup', 'dupvar', 'order', 'protect', 'docs', 'conflict', 'lints']
+const ACCOUNTS = ['dup', 'dupsaved', 'dupvar', 'order', 'protect', 'docs', 'conflict', 'lints']
 const clients: Record<string, ApiClient> = {}
 
 beforeAll(async () => {
@@ -99,6 +99,24 @@ new EnvVar('API_TOKEN', { value: 'token-1' })
     const result = await monitors(only, ['apply', '--yes', '--allow-duplicates'], env('dup'))
     expect(result.code, result.output).toBe(0)
     expect(await list('dup', '/v1/checks')).toHaveLength(2)
+  })
+})
+
+describe('a lost lock update in a pipeline that applies saved plans (A4)', () => {
+  it('plan --adopt-existing --out saves a plan that records the existing resources; apply runs it', async () => {
+    const dir = makeProject({ 'api.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('api-dns', { name: 'API DNS', request: { query: 'api.example.com' } })\n` })
+    expect((await monitors(dir, ['apply', '--yes'], env('dupsaved'))).code).toBe(0)
+    rmSync(join(dir, 'monitoring.lock.json'))
+    expect((await monitors(dir, ['plan', '--out', 'plain.json'], env('dupsaved'))).code).toBe(0)
+    const refused = await monitors(dir, ['apply', 'plain.json'], env('dupsaved'))
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain('--adopt-existing')
+    expect((await monitors(dir, ['plan', '--adopt-existing', '--out', 'plan.json'], env('dupsaved'))).code).toBe(0)
+    const applied = await monitors(dir, ['apply', 'plan.json'], env('dupsaved'))
+    expect(applied.code, applied.output).toBe(0)
+    expect(await list('dupsaved', '/v1/checks')).toHaveLength(1)
+    expect(lockOf(dir).resources['dns-check:api-dns']).toBeDefined()
+    expect((await monitors(dir, ['plan'], env('dupsaved'))).stdout).toContain('No changes.')
   })
 })
 
