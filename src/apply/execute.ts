@@ -235,8 +235,9 @@ export async function executePlan(options: ApplyOptions): Promise<ApplyResult> {
             recovered++
           }
         } else if (change.action === 'update') {
-          // adopted with nothing to change: only recorded
-          if (!change.adopted || (change.fieldDiffs?.length ?? 0) > 0) await updateResource(client, change.kind, change.remoteId!, payload)
+          // adopted with nothing to change, or only resource options changed: only recorded
+          const remoteDiffs = (change.fieldDiffs ?? []).filter((d) => !d.lockOnly).length
+          if (!change.lockOnly && (!change.adopted || remoteDiffs > 0)) await updateResource(client, change.kind, change.remoteId!, payload)
           record(change, change.remoteId!, payload)
           outcome.verb = 'updated'
           outcome.remoteId = change.remoteId

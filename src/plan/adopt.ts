@@ -2,7 +2,7 @@ import type { DesiredResource } from '../project/types.js'
 import type { RemoteRecord, RemoteState } from '../api/resources.js'
 import { ENDPOINTS } from '../api/resources.js'
 import { lockKey, type LockEntry, type LockFile } from '../apply/lock.js'
-import { findCreated } from '../apply/pending.js'
+import { findCreated, pendingCreate } from '../apply/pending.js'
 
 export const ADOPTED_REASON = 'made by an earlier apply whose answer was lost: recorded in the lock, not created again'
 export const ORPHAN_REASON = 'made by an earlier apply whose answer was lost, and gone from the code since: deleted'
@@ -65,4 +65,46 @@ export function orphanedPendingCreates(
     orphans.push({ kind: intent.kind, logicalId: intent.logicalId, remoteId: found.remoteId, appliedHash: intent.appliedHash })
   }
   return orphans
+}
+
+export const ADOPTED_EXISTING_REASON = 'already existed remotely with the same identity, unmanaged: recorded in the lock (--adopt-existing), not created again'
+
+/**
+ * Creates of resources that already exist remotely, managed by no lock entry, with the same
+ * identity (a check's, service's or window's name, a variable's key, a status page's url): most
+ * often made by an apply whose lock update was lost (a failed commit-back). For each such
+ * desired resource, the remote record. `taken` holds remote ids already spoken for
+ * (`kind:remoteId`, adopted pending creates); each record matches one create at most.
+ */
+export function findDuplicates(
+  desired: readonly DesiredResource[],
+  hasLiveEntry: (key: string) => boolean,
+  lock: LockFile | undefined,
+  remote: RemoteState,
+  taken: ReadonlySet<string>,
+): Map<string, { remoteId: string; record: RemoteRecord }> {
+  const found = new Map<string, { remoteId: string; record: RemoteRecord }>()
+  // remote ids spoken for, per kind
+  const used = new Map<string, Set<string>>()
+  const use = (kind: string, remoteId: string) => {
+    let set = used.get(kind)
+    if (!set) used.set(kind, (set = new Set()))
+    set.add(remoteId)
+  }
+  for (const key of taken) {
+    const at = key.indexOf(':')
+    use(key.slice(0, at), key.slice(at + 1))
+  }
+  for (const entry of Object.values(lock?.resources ?? {})) use(entry.kind, entry.remoteId)
+  const nonEmpty = new Set(Object.entries(remote.records).filter(([, records]) => Object.keys(records).length > 0).map(([kind]) => kind))
+  for (const resource of desired) {
+    const key = lockKey(resource.kind, resource.logicalId)
+    const records = remote.records[resource.kind] as Record<string, RemoteRecord>
+    if (!nonEmpty.has(resource.kind) || hasLiveEntry(key)) continue
+    const match = findCreated(pendingCreate(resource.kind, resource.logicalId, resource.payload), records, used.get(resource.kind) ?? new Set(), ENDPOINTS[resource.kind].idOf)
+    if (!match) continue
+    use(resource.kind, match.remoteId)
+    found.set(key, match)
+  }
+  return found
 }

@@ -26,7 +26,20 @@ export async function planAgainst(options: {
   lock: LockFile | undefined
   target: Plan['target']
   codeOptions?: PlanInput['codeOptions']
+  adoptExisting?: boolean
 }): Promise<{ plan: Plan; remote: RemoteState }> {
-  const remote = await fetchRemoteState(options.client, kindsToRead(options.desired, options.lock))
-  return { plan: computePlan({ desired: options.desired, lock: options.lock, remote, target: options.target, codeOptions: options.codeOptions }), remote }
+  const kinds = kindsToRead(options.desired, options.lock)
+  const remote = await fetchRemoteState(options.client, kinds)
+  // A status page service leaving the code: whatever still uses it must be known to foresee a 409.
+  let users: PlanInput['users']
+  const desiredKeys = new Set(options.desired.map((r) => `${r.kind}:${r.logicalId}`))
+  const deletesService = Object.entries(options.lock?.resources ?? {}).some(([key, entry]) => entry.kind === 'status-page-service' && !desiredKeys.has(key))
+  const missing = SERVICE_USERS.filter((kind) => !kinds.includes(kind))
+  if (deletesService && missing.length > 0) users = (await fetchRemoteState(options.client, missing)).records
+  const plan = computePlan({
+    desired: options.desired, lock: options.lock, remote, target: options.target, codeOptions: options.codeOptions, adoptExisting: options.adoptExisting, users,
+  })
+  return { plan, remote }
 }
+
+const SERVICE_USERS: ResourceKind[] = ['status-page', 'dns-check', 'icmp-check']

@@ -28,7 +28,7 @@ export const KEYED_ARRAYS: Record<string, string> = {
 }
 
 /** Keyed arrays whose order the service does not keep and nobody sees. */
-const UNORDERED_KEYED = new Set(['environmentVariables', 'alertChannelSubscriptions', 'alertChannels.webhook.headers', 'alertChannels.webhook.queryParameters'])
+export const UNORDERED_KEYED = new Set(['environmentVariables', 'alertChannelSubscriptions', 'alertChannels.webhook.headers', 'alertChannels.webhook.queryParameters'])
 
 export function normalize(kind: ResourceKind, input: Record<string, unknown>): Record<string, unknown> {
   const parsed = RESOURCE_SCHEMAS[kind].safeParse(input)

@@ -161,6 +161,31 @@ function projectRules(resources: DesiredResource[], registrations: Registration[
       message: `the service allows at most ${MAX_VARIABLES_PER_ACCOUNT} environment variables per account; this project declares ${variables.length}`,
     })
   }
+  // aliases: each former id moves one lock entry, to one construct, and only once it is gone
+  const where = (res: DesiredResource) => {
+    const r = fileOf(res)
+    return r ? ctx.cwdRel(r.file) : res.file
+  }
+  const live = new Map(resources.map((res) => [`${res.kind}\u0000${res.logicalId}`, res]))
+  const claims = new Map<string, DesiredResource>()
+  for (const res of resources) {
+    for (const [i, alias] of (res.options.aliases ?? []).entries()) {
+      if (alias === res.logicalId) continue
+      const key = `${res.kind}\u0000${alias}`
+      const problem = (message: string) => problems.push({ file: where(res), construct: res.construct, logicalId: res.logicalId, field: `aliases.${i}`, message })
+      const owner = live.get(key)
+      if (owner) {
+        problem(`${JSON.stringify(alias)} is the logical id of ${owner.construct} ${JSON.stringify(owner.logicalId)} (${where(owner)}), which is still in the code: an alias names an id that is gone; remove the alias or that construct`)
+        continue
+      }
+      const other = claims.get(key)
+      if (other) {
+        problem(`${JSON.stringify(alias)} is also an alias of ${other.construct} ${JSON.stringify(other.logicalId)} (${where(other)}): a former id can move to one construct only; remove it from one of them`)
+        continue
+      }
+      claims.set(key, res)
+    }
+  }
   const urls = new Map<string, DesiredResource>()
   for (const page of resources.filter((r) => r.kind === 'status-page')) {
     const url = String(page.payload.url)

@@ -24,7 +24,7 @@ export function fleet(ids: number[], version = 0, prefix = 'f'): string {
         lines.push(`export const svc${i} = new StatusPageService('${id}-svc', { name: '${prefix} service ${i}' })`)
         break
       case 2:
-        lines.push(`new MaintenanceWindow('${id}-mw', { name: '${prefix} window ${i}', tags: ['t${i}'], startsAt: '2030-01-01T00:00:00.000Z', endsAt: '2030-01-01T0${1 + (version % 3)}:00:00.000Z' })`)
+        lines.push(`new MaintenanceWindow('${id}-mw', { name: '${prefix} window ${i}', startsAt: '2030-01-01T00:00:00.000Z', endsAt: '2030-01-01T0${1 + (version % 3)}:00:00.000Z' })`)
         break
       case 3:
         lines.push(`new IcmpCheck('${id}-ping', { name: '${prefix} ping ${i}', request: { hostname: 'h${i}.example.com' }, frequency: ${frequency} })`)

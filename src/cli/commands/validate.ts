@@ -1,7 +1,8 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import { paint } from '../color.js'
-import { loadProject, ProjectError, summarizeResources, type Problem } from '../../project/index.js'
+import { formatProblem, loadProject, ProjectError, summarizeResources, type Problem } from '../../project/index.js'
 import { warnEmptySecrets } from '../engine.js'
+import { printWarnings } from './plan.js'
 
 interface ValidateArgs {
   config?: string
@@ -36,6 +37,7 @@ export const validateCommand = {
     try {
       project = await loadProject({ config: args.config })
       warnEmptySecrets(project.resources)
+      printWarnings(project.warnings)
     } catch (error) {
       if (!(error instanceof ProjectError)) throw error
       problems = error.problems
@@ -57,11 +59,13 @@ export const validateCommand = {
         resources: project ? project.resources.map((r) => ({ kind: r.kind, logicalId: r.logicalId, construct: r.construct, file: r.file })) : [],
         files: project?.files ?? [],
         problems,
+        warnings: project?.warnings ?? [],
       }, null, 2)}\n`)
     } else if (args.format === 'markdown') {
       const escape = (t: string) => t.replace(/[|`<>]/g, (c) => `&#${c.charCodeAt(0)};`)
       process.stdout.write(problems.length === 0
-        ? `### monitors validate\n\n**Valid:** ${n} resource${n === 1 ? '' : 's'} in ${m} file${m === 1 ? '' : 's'}${summary ? ` (${summary})` : ''}\n`
+        ? `### monitors validate\n\n**Valid:** ${n} resource${n === 1 ? '' : 's'} in ${m} file${m === 1 ? '' : 's'}${summary ? ` (${summary})` : ''}\n${
+          project?.warnings.length ? `\n**Warnings:**\n\n${project.warnings.map((w) => `- ${escape(formatProblem(w))}`).join('\n')}\n` : ''}`
         : `### monitors validate\n\n**${problems.length} problem${problems.length === 1 ? '' : 's'}** found; nothing was sent.\n\n| File | Construct | Field | Problem |\n|---|---|---|---|\n${problems
           .map((p) => `| ${escape(p.file + (p.line ? `:${p.line}` : ''))} | ${escape(p.construct ? `${p.construct}${p.logicalId !== undefined ? ` ${p.logicalId}` : ''}` : '')} | ${escape(p.field ?? '')} | ${escape(p.message)} |`)
           .join('\n')}\n`)
