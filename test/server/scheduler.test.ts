@@ -188,3 +188,21 @@ describe('leases', () => {
     expect((await finals(call, id))).toHaveLength(1)
   }, 15_000)
 })
+
+describe('retention', () => {
+  it('results older than the retention period are pruned, with their sessions', async () => {
+    let now = Date.parse('2026-03-01T10:00:00Z')
+    const server = await start('retention.db', { runner: true, retentionDays: 1, clock: () => now, schedulerOptions: { tickMs: 20, pruneEveryMs: 60_000 } })
+    const call = caller(server)
+    const id = await create(call, dnsCheck('lease', { activated: false }))
+    const session = (await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [id] } })).json.sessions[0]
+    expect((await call('GET', `/v1/check-sessions/${session.checkSessionId}/completion?maxWaitSeconds=5`)).status).toBe(200)
+    now += 20 * 3_600_000 // within the day: kept
+    await sleep(200)
+    expect(await finals(call, id)).toHaveLength(1)
+    now += 5 * 3_600_000 // older than a day: pruned at the next prune
+    await sleep(200)
+    expect(await finals(call, id)).toEqual([])
+    expect((await call('GET', `/v1/check-sessions/${session.checkSessionId}`)).status).toBe(404)
+  }, 10_000)
+})

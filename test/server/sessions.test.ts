@@ -123,3 +123,28 @@ describe('check sessions', () => {
     expect(unknown.json.message).toMatch(/not-a-check/)
   })
 })
+
+describe('every FINAL result goes through onFinalResult', () => {
+  it('once per run, with the check and the runner\'s result, inside the transaction that records it', async () => {
+    const seen: Array<{ checkId: string; status: string; attempts: number; stored: number }> = []
+    const hooked = await startTestServer({
+      runner: true,
+      schedulerOptions: { tickMs: 50 },
+      onFinalResult: async (tx, check, result, recorded) => {
+        // the transaction already holds the result being recorded
+        const stored = (await tx.results.list('acc-a', { checkId: check.id, limit: 10, offset: 0 })).total
+        seen.push({ checkId: check.id, status: result.status, attempts: result.attempts.length, stored })
+        expect(recorded.final.resultType).toBe('FINAL')
+      },
+    })
+    try {
+      const call2 = caller(hooked)
+      const id = (await call2('POST', '/v1/checks/dns', dnsCheck('hooked', 'missing.test', { retryStrategy: { type: 'FIXED', baseBackoffSeconds: 0, maxRetries: 1 } }))).json.id
+      const { sessions } = (await call2('POST', '/v1/check-sessions/trigger', { target: { checkId: [id] } })).json
+      expect((await call2('GET', `/v1/check-sessions/${sessions[0].checkSessionId}/completion`)).status).toBe(200)
+      expect(seen).toEqual([{ checkId: id, status: 'FAILED', attempts: 1, stored: 2 }])
+    } finally {
+      await hooked.close()
+    }
+  })
+})
