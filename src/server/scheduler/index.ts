@@ -98,6 +98,8 @@ export class Scheduler {
     this.stopped = true
     if (this.timer) clearTimeout(this.timer)
     this.timer = undefined
+    for (const timer of this.wakeups) clearTimeout(timer)
+    this.wakeups.clear()
     await this.ticking
     const pending = [...this.inFlight.values()]
     const all = Promise.all(pending.map((p) => p.done))
@@ -150,6 +152,9 @@ export class Scheduler {
     }
     const runs: PlannedRun[] = []
     const seen = new Set<string>()
+    // with a runner here, runs due before the next tick are planned now and started on time
+    const horizon = now + (this.options.run ? this.options.tickMs : 0)
+    const wakeups = new Set<number>()
     for (const row of checks) {
       seen.add(row.id)
       let entry = this.parsed.get(row.id)
@@ -159,11 +164,12 @@ export class Scheduler {
       }
       const check = entry.check
       if (check.activated === false || !RUNNABLE.has(check.checkType ?? '')) continue
-      const { index, dueAt } = latestDue(check, now)
+      const { index, dueAt } = latestDue(check, horizon)
       const grace = graceMs(check)
       if (dueAt <= now - grace || this.planned.get(row.id) === dueAt) continue
       this.planned.set(row.id, dueAt)
       if (inMaintenance(check.tags ?? [], windowsOf.get(row.account) ?? [], dueAt)) continue
+      if (dueAt > now) wakeups.add(Math.ceil(dueAt / 10) * 10)
       for (const location of locationsFor(check, index)) {
         runs.push({ key: `schedule:${row.id}:${location}:${dueAt}`, account: row.account, checkId: row.id, location, dueAt, sessionId: null, staleAt: dueAt + grace })
       }
@@ -174,7 +180,21 @@ export class Scheduler {
         this.planned.delete(id)
       }
     }
-    return this.store.runs.plan(runs)
+    const added = await this.store.runs.plan(runs)
+    for (const at of wakeups) this.wakeAt(at - now)
+    return added
+  }
+
+  private readonly wakeups = new Set<NodeJS.Timeout>()
+
+  /** Claims again in `ms` (a run planned ahead falls due then). */
+  private wakeAt(ms: number): void {
+    if (this.stopped) return
+    const timer = setTimeout(() => {
+      this.wakeups.delete(timer)
+      if (!this.stopped) void this.fill().catch(() => undefined)
+    }, ms)
+    this.wakeups.add(timer)
   }
 
   /** Claims due runs while there is room, and starts them. */
@@ -212,7 +232,9 @@ export class Scheduler {
       })
       .finally(() => {
         this.inFlight.delete(run.runId)
-        if (!this.stopped && this.options.run) void this.fill().catch(() => undefined)
+        // claim again once a quarter of the slots are free: one claim statement per batch, not per run
+        // (ticks and planned wake-ups claim too, so a light load does not wait for it)
+        if (!this.stopped && this.options.run && this.inFlight.size <= this.options.concurrency * 0.75) void this.fill().catch(() => undefined)
       })
     this.inFlight.set(run.runId, { done, abort })
   }
