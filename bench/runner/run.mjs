@@ -3,7 +3,7 @@
 // local DNS server (its own process, UDP on 127.0.0.1), on a temporary SQLite file.
 //   1. steady: the real clock for BENCH_STEADY_SECONDS (default 70, more than one full minute):
 //      runs per second and the scheduler's lag (run start − due time), p50 / p99;
-//   2. capacity: the same checks with the clock BENCH_SPEED (default 30) times faster, so the
+//   2. capacity: the same checks with the clock BENCH_SPEED (default 60) times faster, so the
 //      runs are due far faster than one runner can run them: the runs per second it sustains.
 // Runs due before a phase starts (the backlog planned at start-up) are counted apart, and the
 // lag is measured on runs due after the first BENCH_WARMUP_SECONDS (default 10) of a phase.
@@ -23,7 +23,7 @@ if (!existsSync(entry)) {
 const CHECKS = Number(process.env.BENCH_CHECKS ?? 1000)
 const STEADY = Number(process.env.BENCH_STEADY_SECONDS ?? 70)
 const CAPACITY = Number(process.env.BENCH_CAPACITY_SECONDS ?? 20)
-const SPEED = Number(process.env.BENCH_SPEED ?? 30)
+const SPEED = Number(process.env.BENCH_SPEED ?? 60)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32)
 const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 10)
 const key = 'bench-key-0123456789abcdef0123456789abcdef'

@@ -122,7 +122,7 @@ export const MIGRATIONS: readonly string[] = [
     due_at           INTEGER NOT NULL,      -- ms since the epoch
     stale_at         INTEGER,               -- never claimed by then: skipped
     session_id       TEXT,
-    state            TEXT NOT NULL DEFAULT 'due',  -- 'due' or 'done'
+    state            TEXT NOT NULL DEFAULT 'due',  -- 'due', 'done', or 'skipped' (nobody claimed it in time)
     claim_seq        INTEGER NOT NULL DEFAULT 0,   -- claims so far; a run id is "<id>.<claim_seq>"
     lease_owner      TEXT,
     lease_expires_at INTEGER,
@@ -131,6 +131,7 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX check_runs_due ON check_runs (state, due_at);
   CREATE INDEX check_runs_check ON check_runs (check_id);
+  CREATE INDEX check_runs_stale ON check_runs (stale_at) WHERE state = 'due' AND claim_seq = 0;
 
   CREATE TABLE check_results (
     seq           INTEGER PRIMARY KEY AUTOINCREMENT,

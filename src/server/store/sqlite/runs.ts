@@ -87,7 +87,6 @@ export function runRepository(db: Db, exec: Exec): RunStore {
       SELECT r.seq FROM check_runs r JOIN checks c ON c.id = r.check_id
       WHERE r.state = 'due' AND r.due_at <= @now
         AND (r.lease_expires_at IS NULL OR r.lease_expires_at <= @now)
-        AND (r.claim_seq > 0 OR r.stale_at IS NULL OR r.stale_at > @now)
         AND (@account IS NULL OR r.account_id = @account)
         AND (@anyLocation = 1 OR r.location IN (SELECT value FROM json_each(@locations)))
         AND (@skipAgents = 0 OR NOT EXISTS (
@@ -96,6 +95,9 @@ export function runRepository(db: Db, exec: Exec): RunStore {
       ORDER BY r.due_at, r.seq
       LIMIT @max)
     RETURNING id, account_id, check_id, location, due_at, session_id, claim_seq, lease_expires_at`)
+  // runs nobody claimed in time leave the claim's way (an overloaded runner would scan them on every claim)
+  const skipStale = db.prepare(`UPDATE check_runs SET state = 'skipped', done_at = @now
+    WHERE state = 'due' AND claim_seq = 0 AND stale_at <= @now`)
   const checkBody = db.prepare(`SELECT body FROM checks WHERE id = ?`).pluck()
   const runById = db.prepare(`SELECT * FROM check_runs WHERE id = ?`)
   const extend = db.prepare(`UPDATE check_runs SET lease_expires_at = @until WHERE id = @id AND claim_seq = @claim AND state = 'due'`)
@@ -106,8 +108,7 @@ export function runRepository(db: Db, exec: Exec): RunStore {
     VALUES (@id, @account, @checkId, @sessionId, @runId, @runLocation, @resultType, @status, @hasFailures, @hasErrors, @isDegraded,
      @responseTime, @startedAt, @stoppedAt, @error, @details, @createdAt)`)
   const pruneRuns = db.prepare(`DELETE FROM check_runs
-    WHERE (state = 'done' AND done_at < @before)
-       OR (state = 'due' AND claim_seq = 0 AND stale_at IS NOT NULL AND stale_at < @now)
+    WHERE (state IN ('done', 'skipped') AND done_at < @before)
        OR (state = 'due' AND due_at < @oldest)`)
   const pruneAgents = db.prepare(`DELETE FROM agent_locations WHERE expires_at < @now`)
 
@@ -123,6 +124,7 @@ export function runRepository(db: Db, exec: Exec): RunStore {
   })
 
   const claimRuns = db.transaction((q: Parameters<RunStore['claim']>[0]): ClaimedRun[] => {
+    skipStale.run({ now: q.now })
     const rows = claim.all({
       owner: q.owner,
       until: q.now + q.leaseMs,
