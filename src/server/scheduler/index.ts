@@ -155,6 +155,7 @@ export class Scheduler {
     // with a runner here, runs due before the next tick are planned now and started on time
     const horizon = now + (this.options.run ? this.options.tickMs : 0)
     const wakeups = new Set<number>()
+    const planned = new Map<string, number>()
     for (const row of checks) {
       seen.add(row.id)
       let entry = this.parsed.get(row.id)
@@ -167,7 +168,7 @@ export class Scheduler {
       const { index, dueAt } = latestDue(check, horizon)
       const grace = graceMs(check)
       if (dueAt <= now - grace || this.planned.get(row.id) === dueAt) continue
-      this.planned.set(row.id, dueAt)
+      planned.set(row.id, dueAt)
       if (inMaintenance(check.tags ?? [], windowsOf.get(row.account) ?? [], dueAt)) continue
       if (dueAt > now) wakeups.add(Math.ceil(dueAt / 10) * 10)
       for (const location of locationsFor(check, index)) {
@@ -181,6 +182,8 @@ export class Scheduler {
       }
     }
     const added = await this.store.runs.plan(runs)
+    // remembered once written: a write that failed (a busy database) is tried again next tick
+    for (const [id, dueAt] of planned) this.planned.set(id, dueAt)
     for (const at of wakeups) this.wakeAt(at - now)
     return added
   }
