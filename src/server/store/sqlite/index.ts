@@ -6,6 +6,7 @@ import { keyRepository } from './keys.js'
 import { incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
 import { PageCache } from './page-cache.js'
 import { alertRepository, checkStatusRepository, errorGroupRepository } from './results.js'
+import { agentRepository, resultRepository, runRepository, scheduleRepository, sessionRepository } from './runs.js'
 
 /** Runs a group of statements; asynchronous to the routes, synchronous underneath. */
 export type Exec = <T>(fn: () => T) => Promise<T>
@@ -56,6 +57,11 @@ export class SqliteStore implements Store {
   readonly checkStatuses
   readonly errorGroups
   readonly alerts
+  readonly runs
+  readonly results
+  readonly sessions
+  readonly agents
+  readonly schedule
   private readonly gate = new Gate()
   private readonly tx: Repositories
 
@@ -72,6 +78,11 @@ export class SqliteStore implements Store {
     this.checkStatuses = checkStatusRepository(db, run)
     this.errorGroups = errorGroupRepository(db, run)
     this.alerts = alertRepository(db, run)
+    this.runs = runRepository(db, run)
+    this.results = resultRepository(db, run)
+    this.sessions = sessionRepository(db, run)
+    this.agents = agentRepository(db, run)
+    this.schedule = scheduleRepository(db, run)
     // inside a transaction: the same statements, run at once, and no cached pages
     this.tx = {
       checks: checkRepository(db, direct),
@@ -84,6 +95,11 @@ export class SqliteStore implements Store {
       checkStatuses: checkStatusRepository(db, direct),
       errorGroups: errorGroupRepository(db, direct),
       alerts: alertRepository(db, direct),
+      runs: runRepository(db, direct),
+      results: resultRepository(db, direct),
+      sessions: sessionRepository(db, direct),
+      agents: agentRepository(db, direct),
+      schedule: scheduleRepository(db, direct),
     }
   }
 
