@@ -1,7 +1,7 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import { parseDuration } from '../../apply/process-lock.js'
 import {
-  DEFAULT_CONCURRENCY, DEFAULT_HEALTH_PORT, DEFAULT_LEASE_SECONDS, parseLocations, startAgent,
+  DEFAULT_CONCURRENCY, DEFAULT_HEALTH_PORT, DEFAULT_LEASE_SECONDS, parseLocations, startAgent, type Agent,
 } from '../../agent/index.js'
 
 interface AgentArgs {
@@ -74,21 +74,14 @@ export const agentCommand = {
     }
     const leaseMs = duration('--lease', args.lease ?? `${DEFAULT_LEASE_SECONDS}s`)
     if (leaseMs % 1000 !== 0) throw userError(`--lease must be whole seconds, from 10s to 10m (got "${args.lease}").`)
-    const agent = await startAgent({
-      apiUrl,
-      apiKey,
-      accountId: args.accountId ?? (env.MONITORING_ACCOUNT_ID || undefined),
-      locations,
-      concurrency: args.concurrency ?? DEFAULT_CONCURRENCY,
-      pollIntervalMs: duration('--poll-interval', args.pollInterval ?? '1s'),
-      leaseSeconds: leaseMs / 1000,
-      healthPort: args.healthPort ?? healthPortFromEnv(env),
-      healthHost: args.healthHost,
-      agentId: args.agentId,
-      insecureHttp: args.insecureHttp,
-      timeoutSeconds: args.timeout,
-    })
+    // handled from the start: a signal during start-up stops the agent as soon as it runs
+    let agent: Agent | undefined
+    let early: NodeJS.Signals | undefined
     const onSignal = (signal: NodeJS.Signals) => {
+      if (!agent) {
+        early = signal
+        return
+      }
       if (!agent.ready()) {
         // a second signal: stop now; the leases of the runs in flight expire and the server runs them again
         process.stderr.write(`${signal} again: stopping now without waiting for ${agent.stats().inFlight} run(s) in flight.\n`)
@@ -100,6 +93,21 @@ export const agentCommand = {
     process.on('SIGINT', onSignal)
     process.on('SIGTERM', onSignal)
     try {
+      agent = await startAgent({
+        apiUrl,
+        apiKey,
+        accountId: args.accountId ?? (env.MONITORING_ACCOUNT_ID || undefined),
+        locations,
+        concurrency: args.concurrency ?? DEFAULT_CONCURRENCY,
+        pollIntervalMs: duration('--poll-interval', args.pollInterval ?? '1s'),
+        leaseSeconds: leaseMs / 1000,
+        healthPort: args.healthPort ?? healthPortFromEnv(env),
+        healthHost: args.healthHost,
+        agentId: args.agentId,
+        insecureHttp: args.insecureHttp,
+        timeoutSeconds: args.timeout,
+      })
+      if (early) void agent.stop(early)
       const code = await agent.done
       const s = agent.stats()
       process.stdout.write(`Agent stopped: ${s.claimed} claimed, ${s.posted} results posted, ${s.dropped} dropped (lease lost), ${s.lost} not delivered.\n`)
