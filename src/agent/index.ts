@@ -134,6 +134,11 @@ export function parseLocations(values: readonly string[]): string[] {
 
 const SUPPORTED = new Set(['DNS', 'ICMP'])
 
+/** Ends a message with a full stop, so another sentence may follow. */
+function sentence(text: string): string {
+  return /[.!?]$/.test(text.trim()) ? text.trim() : `${text.trim()}.`
+}
+
 function formatMs(ms: number): string {
   return ms < 10 ? `${Math.round(ms * 10) / 10} ms` : `${Math.round(ms)} ms`
 }
@@ -335,13 +340,13 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
         failures = 0
       } catch (error) {
         if (error instanceof ApiError && [400, 401, 403, 404].includes(error.status)) {
-          const hint = error.status === 404 ? ' (does this server serve the agent routes /v1/agent/*?)' : ''
-          problem(`Claiming runs was refused: ${error.message}${hint} Stopping.`)
+          const hint = error.status === 404 ? ' Does this server serve the agent routes (/v1/agent/*)?' : ''
+          problem(`Claiming runs was refused: ${sentence(error.message)}${hint} Stopping.`)
           exitCode = 1
           stopping = true
           break
         }
-        if (failures === 0 || failures % 30 === 0) problem(`Claiming runs failed: ${(error as Error).message} Trying again.`)
+        if (failures === 0 || failures % 30 === 0) problem(`Claiming runs failed: ${sentence((error as Error).message)} Trying again.`)
         failures++
         await pause(Math.min(30_000, pollIntervalMs * 2 ** Math.min(failures - 1, 5)))
         continue

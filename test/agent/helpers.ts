@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 import { repo } from '../e2e/helpers.js'
 
-/** `monitors agent` (the built CLI) running in the background, its output collected. */
+/** A `monitors` command (the built CLI) running in the background, its output collected. */
 export interface AgentProcess {
   child: ChildProcess
   /** Everything printed so far, stdout and stderr together. */
@@ -17,9 +17,15 @@ export interface AgentProcess {
   healthPort(): Promise<number>
 }
 
+/** `monitors agent …` in the background. */
 export function spawnAgent(args: string[], env: Record<string, string | undefined> = {}): AgentProcess {
+  return spawnMonitors(['agent', ...args], env)
+}
+
+/** `monitors …` in the background; MONITORING_* and AGENT_HEALTH_PORT come only from `env`. */
+export function spawnMonitors(args: string[], env: Record<string, string | undefined> = {}): AgentProcess {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MONITORING_') && k !== 'AGENT_HEALTH_PORT'))
-  const child = spawn(process.execPath, [join(repo, 'bin/monitors.js'), 'agent', ...args], {
+  const child = spawn(process.execPath, [join(repo, 'bin/monitors.js'), ...args], {
     env: { ...base, NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

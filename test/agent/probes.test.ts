@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { monitors, STACK_LINE } from '../e2e/helpers.js'
 import { probe, spawnAgent, type AgentProcess } from './helpers.js'
 import { startAgent } from '../../src/agent/index.js'
+import { startTestServer } from '../server/helpers.js'
 
 /** An address where nothing listens: claims fail with "connection refused". */
 async function deadUrl(): Promise<string> {
@@ -97,7 +98,7 @@ describe('monitors agent: health probes', () => {
     }
   })
 
-  it('startAgent: readiness turns 503 when shutdown starts, liveness stays 200', async () => {
+  it('startAgent: not ready from the moment shutdown starts, and stop() resolves with exit code 0', async () => {
     const lines: string[] = []
     const agent = await startAgent({
       apiUrl: await deadUrl(),
@@ -160,5 +161,22 @@ describe('monitors agent: what it refuses', () => {
     const badEnv = await monitors(dir, ['agent', '--locations', 'eu-west-1'], { ...env, AGENT_HEALTH_PORT: 'eighty' })
     expect(badEnv.code).toBe(1)
     expect(badEnv.stderr.trim()).toBe('Error: AGENT_HEALTH_PORT must be a port number 0-65535 (got "eighty").')
+  })
+
+  it('stops with exit 1 when the server refuses its key, saying why in one line', async () => {
+    const server = await startTestServer()
+    try {
+      const agent = spawnAgent(['--locations', 'eu-west-1', '--health-port', '0'], { MONITORING_API_URL: server.url, MONITORING_API_KEY: 'not-a-known-key' })
+      running.push(agent)
+      const { code } = await agent.exited
+      expect(code).toBe(1)
+      const refused = agent.stderr().split('\n').filter((l) => l.includes('Claiming runs was refused'))
+      expect(refused).toHaveLength(1)
+      expect(refused[0]).toMatch(/POST \/v1\/agent\/claim was refused \(401 .*\): the API key is missing or invalid\. Set MONITORING_API_KEY or pass --api-key\. Stopping\.$/)
+      expect(agent.output()).not.toContain('not-a-known-key')
+      expect(agent.output()).not.toMatch(STACK_LINE)
+    } finally {
+      await server.close()
+    }
   })
 })
