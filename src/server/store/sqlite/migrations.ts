@@ -109,6 +109,73 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX incident_updates_incident ON incident_updates (incident_seq, seq);
   `,
+  // 2: check runs (due runs claimed with a lease), their results, check sessions, and the
+  //    locations agents serve (scheduling)
+  `
+  CREATE TABLE check_runs (
+    seq              INTEGER PRIMARY KEY AUTOINCREMENT,
+    id               TEXT NOT NULL UNIQUE,
+    run_key          TEXT NOT NULL UNIQUE,  -- planning is idempotent: one row per check, location and due time (or session and location)
+    account_id       TEXT NOT NULL,
+    check_id         TEXT NOT NULL REFERENCES checks (id) ON DELETE CASCADE,
+    location         TEXT NOT NULL,
+    due_at           INTEGER NOT NULL,      -- ms since the epoch
+    stale_at         INTEGER,               -- never claimed by then: skipped
+    session_id       TEXT,
+    state            TEXT NOT NULL DEFAULT 'due',  -- 'due' or 'done'
+    claim_seq        INTEGER NOT NULL DEFAULT 0,   -- claims so far; a run id is "<id>.<claim_seq>"
+    lease_owner      TEXT,
+    lease_expires_at INTEGER,
+    done_claim       INTEGER,
+    done_at          INTEGER
+  );
+  CREATE INDEX check_runs_due ON check_runs (state, due_at);
+  CREATE INDEX check_runs_check ON check_runs (check_id);
+
+  CREATE TABLE check_results (
+    seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+    id            TEXT NOT NULL UNIQUE,
+    account_id    TEXT NOT NULL,
+    check_id      TEXT NOT NULL,
+    session_id    TEXT,
+    run_id        TEXT NOT NULL,
+    run_location  TEXT NOT NULL,
+    result_type   TEXT NOT NULL,            -- 'FINAL' or 'ATTEMPT'
+    status        TEXT NOT NULL,
+    has_failures  INTEGER NOT NULL,
+    has_errors    INTEGER NOT NULL,
+    is_degraded   INTEGER NOT NULL,
+    response_time REAL,
+    started_at    TEXT NOT NULL,
+    stopped_at    TEXT NOT NULL,
+    error         TEXT,
+    details       TEXT NOT NULL,            -- the runner's result as JSON
+    created_at    TEXT NOT NULL
+  );
+  CREATE INDEX check_results_check ON check_results (account_id, check_id, seq);
+  CREATE INDEX check_results_session ON check_results (session_id, seq) WHERE session_id IS NOT NULL;
+  CREATE INDEX check_results_stopped ON check_results (stopped_at);
+
+  CREATE TABLE check_sessions (
+    seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+    id            TEXT NOT NULL UNIQUE,
+    account_id    TEXT NOT NULL,
+    check_id      TEXT NOT NULL,
+    check_type    TEXT NOT NULL,
+    name          TEXT NOT NULL,
+    run_locations TEXT NOT NULL,            -- JSON array
+    started_at    TEXT NOT NULL
+  );
+  CREATE INDEX check_sessions_started ON check_sessions (started_at);
+
+  CREATE TABLE agent_locations (
+    account_id TEXT NOT NULL,
+    location   TEXT NOT NULL,
+    agent_id   TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,            -- ms; the agent serves the location until then
+    PRIMARY KEY (account_id, location, agent_id)
+  );
+  `,
 ]
 
 /** Opens (and creates) the database file and brings its schema up to date. */
