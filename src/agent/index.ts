@@ -183,19 +183,26 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
   const inFlight = new Map<string, Promise<void>>()
   const stats = { claimed: 0, ran: 0, posted: 0, dropped: 0, lost: 0, skipped: 0 }
 
-  // The loop sleeps until its timer, a freed slot (when it was full) or the shutdown.
+  // The loop sleeps until its timer or the shutdown; when every slot is busy, until one frees.
+  // (A run that ends while slots are free does not trigger a claim: the next poll will.)
   let wake: (() => void) | undefined
+  let waitingForSlot = false
   const pause = (ms: number) =>
     new Promise<void>((resolve) => {
+      waitingForSlot = !Number.isFinite(ms)
       const timer = Number.isFinite(ms) ? setTimeout(done, ms) : undefined
       function done() {
         if (timer) clearTimeout(timer)
         wake = undefined
+        waitingForSlot = false
         resolve()
       }
       wake = done
     })
   const wakeUp = () => wake?.()
+  const slotFreed = () => {
+    if (waitingForSlot) wakeUp()
+  }
 
   let health: HealthServer
   try {
@@ -313,7 +320,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
   function start(run: ClaimedRun): void {
     const task = execute(run).finally(() => {
       inFlight.delete(run.runId)
-      wakeUp()
+      slotFreed()
     })
     inFlight.set(run.runId, task)
   }
