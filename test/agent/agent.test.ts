@@ -221,6 +221,25 @@ describe('monitors agent with the server\'s runner off', () => {
     expect(session.json.status).toBe('PASSED')
   })
 
+  it('a second SIGTERM stops at once: the run in flight is not posted, exit 1, and nothing made up is recorded', async () => {
+    dns.set('abandoned.agent.test', 'A', { records: [{ type: 'A', data: '192.0.2.25' }], delayMs: 4000 })
+    const agent = startAgent('ap-northeast-1', ['--lease', '10s'])
+    await agent.healthPort()
+    const { checkId } = await triggerSession('abandoned', 'abandoned.agent.test', ['ap-northeast-1'])
+    await until('the run to start', () => queriesFor('abandoned.agent.test').length === 1)
+    const signalled = Date.now()
+    agent.child.kill('SIGTERM')
+    await agent.waitFor(/SIGTERM: shutting down/)
+    agent.child.kill('SIGTERM')
+    const { code } = await agent.exited
+    expect(code).toBe(1)
+    expect(Date.now() - signalled).toBeLessThan(3000)
+    expect(agent.stderr()).toContain('SIGTERM again: stopping now without waiting for 1 run(s) in flight.')
+    expect(agent.stderr()).toMatch(/The result of run \S+ \("abandoned" ap-northeast-1\) was not posted: stopped before it could be delivered; the server runs it again when its lease expires\./)
+    expect(agent.stdout()).toMatch(/Agent stopped: 1 claimed, 0 results posted, 0 dropped \(lease lost\), 1 not delivered\./)
+    expect(await resultsOf(checkId)).toHaveLength(0)
+  })
+
   it('kill -9 mid-run: once the lease expires, another agent runs it again and the result arrives', { timeout: 60_000 }, async () => {
     dns.set('killed.agent.test', 'A', { records: [{ type: 'A', data: '192.0.2.30' }], delayMs: 4000 })
     const first = startAgent('ap-south-1', ['--lease', '10s'])
