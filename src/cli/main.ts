@@ -8,6 +8,7 @@ import { initCommand } from './commands/init.js'
 import { importCommand } from './commands/import.js'
 import { testCommand } from './commands/test.js'
 import { agentCommand } from './commands/agent.js'
+import { statusCommand } from './commands/status.js'
 import { reportError } from './output.js'
 import { emptyTargetProblem } from './engine.js'
 import { addSecret, redact } from '../api/redact.js'
@@ -16,7 +17,7 @@ import { toolVersion } from './version.js'
 
 // Handlers may resolve to an exit code (see ./command.ts) or set nothing (exit 0).
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const COMMANDS = [initCommand, validateCommand, planCommand, applyCommand, destroyCommand, importCommand, testCommand, serverCommand, agentCommand] as unknown as Array<CommandModule<any, any>>
+const COMMANDS = [initCommand, validateCommand, planCommand, applyCommand, destroyCommand, importCommand, testCommand, statusCommand, serverCommand, agentCommand] as unknown as Array<CommandModule<any, any>>
 
 /**
  * Runs the CLI with the given arguments and resolves to the process exit code.
@@ -37,7 +38,7 @@ export async function main(argv: string[]): Promise<number> {
     .scriptName('monitors')
     .usage('$0 <command> [options]\n\nMonitoring as code: validate, plan and apply monitors written in TypeScript.')
     .strict()
-    .demandCommand(1, 'Name a command: init, validate, test, plan, apply, destroy, import, server or agent.')
+    .demandCommand(1, 'Name a command: init, validate, test, plan, apply, destroy, import, status, server or agent.')
     .recommendCommands()
     .help()
     .alias('h', 'help')
