@@ -6,7 +6,7 @@ import { createResource, deleteResource, ENDPOINTS, fetchRemoteState, updateReso
 import type { Plan, PlanChange } from '../plan/types.js'
 import { resolveRefs } from '../resources/refs.js'
 import { appliedHash, secretHashOf } from '../resources/hashes.js'
-import { displayName } from '../plan/plan.js'
+import { dependencyTiers, displayName } from '../resources/registry.js'
 import { lockKey, writeLock, type LockEntry, type LockFile } from '../state/lock.js'
 import { findCreated, pendingCreate } from '../state/pending.js'
 
@@ -14,11 +14,7 @@ import { findCreated, pendingCreate } from '../state/pending.js'
  * Creates and updates run tier by tier (what others reference first); deletes run after all of
  * them, tiers reversed, so nothing is deleted while something still points at it.
  */
-export const TIERS: ResourceKind[][] = [
-  ['variable', 'status-page-service', 'maintenance-window'],
-  ['dns-check', 'icmp-check'],
-  ['status-page'],
-]
+export const TIERS: ResourceKind[][] = dependencyTiers()
 
 export type OperationVerb = 'created' | 'updated' | 'replaced' | 'deleted' | 'forgotten' | 'moved'
 

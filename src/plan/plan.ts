@@ -1,4 +1,5 @@
-import { RESOURCE_KINDS, type DesiredResource, type ResourceKind, type ResourceOptions } from '../resources/types.js'
+import type { DesiredResource, ResourceKind, ResourceOptions } from '../resources/types.js'
+import { displayName, RESOURCE_KINDS } from '../resources/registry.js'
 import type { RemoteRecord, RemoteState } from '../api/resources.js'
 import { lockKey, type LockEntry, type LockFile } from '../state/lock.js'
 import { normalize, normalizeParsed } from '../resources/normalize.js'
@@ -364,11 +365,6 @@ function maskDiff(d: FieldDiff, secretPaths: Set<string> | undefined, want: Reco
   if ('old' in d) masked.old = SECRET_MASK
   if ('new' in d) masked.new = SECRET_MASK
   return masked
-}
-
-export function displayName(kind: ResourceKind, payload: Record<string, unknown>): string | undefined {
-  const name = kind === 'variable' ? payload.key : payload.name
-  return typeof name === 'string' ? name : undefined
 }
 
 function countUnmanaged(input: PlanInput): Record<string, number> {
