@@ -1,12 +1,16 @@
-import { RESOURCE_KINDS, type DesiredResource, type ResourceKind, type ResourceOptions } from '../project/types.js'
+import type { DesiredResource, ResourceKind, ResourceOptions } from '../resources/types.js'
+import { CHECK_KINDS, displayName, kindsReferring, RESOURCE_KINDS } from '../resources/registry.js'
+
+/** Checks that can name a status page service (in their triggerIncident). */
+const CHECKS_REFERRING_SERVICES = kindsReferring('status-page-service').filter((kind) => CHECK_KINDS.has(kind))
 import type { RemoteRecord, RemoteState } from '../api/resources.js'
-import { lockKey, type LockEntry, type LockFile } from '../apply/lock.js'
-import { normalize, normalizeParsed } from './normalize.js'
+import { lockKey, type LockEntry, type LockFile } from '../state/lock.js'
+import { normalize, normalizeParsed } from '../resources/normalize.js'
 import { fieldDiffs } from './diff.js'
-import { resolveRefs, placeholder } from './refs.js'
-import { appliedHash, desiredHash, maskSecrets } from './hashes.js'
-import { secretMatches, SECRET_CHANGED, SECRET_MASK } from './secrets.js'
-import { jsonEqual } from './stable-json.js'
+import { resolveRefs, placeholder } from '../resources/refs.js'
+import { appliedHash, desiredHash, maskSecrets } from '../resources/hashes.js'
+import { secretMatches, SECRET_CHANGED, SECRET_MASK } from '../resources/secrets.js'
+import { jsonEqual } from '../resources/stable-json.js'
 import { ORPHAN_REASON, adoptPendingCreates, orphanedPendingCreates, ADOPTED_REASON, ADOPTED_EXISTING_REASON, findDuplicates } from './adopt.js'
 import { referenceIndex } from './render/references.js'
 import type { BlockedDelete, FieldDiff, Plan, PlanChange, PlanSummary, ProtectedChange } from './types.js'
@@ -267,7 +271,7 @@ function blockedDeletes(changes: readonly PlanChange[], input: PlanInput): Block
         usedBy.push(who('status-page', pageId, page.name, typeof page.url === 'string' ? ` (url ${page.url})` : ''))
       }
     }
-    for (const kind of ['dns-check', 'icmp-check'] as const) {
+    for (const kind of CHECKS_REFERRING_SERVICES) {
       for (const [checkId, check] of records(kind)) {
         const ti = check.triggerIncident as Record<string, unknown> | undefined
         if (ti && ti.serviceId === id) usedBy.push(who(kind, checkId, check.name, ' in its triggerIncident'))
@@ -364,11 +368,6 @@ function maskDiff(d: FieldDiff, secretPaths: Set<string> | undefined, want: Reco
   if ('old' in d) masked.old = SECRET_MASK
   if ('new' in d) masked.new = SECRET_MASK
   return masked
-}
-
-export function displayName(kind: ResourceKind, payload: Record<string, unknown>): string | undefined {
-  const name = kind === 'variable' ? payload.key : payload.name
-  return typeof name === 'string' ? name : undefined
 }
 
 function countUnmanaged(input: PlanInput): Record<string, number> {

@@ -1,5 +1,5 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
-import { parseDuration } from '../../apply/process-lock.js'
+import { parseDuration } from '../../state/process-lock.js'
 import {
   DEFAULT_CONCURRENCY, DEFAULT_HEALTH_PORT, DEFAULT_LEASE_SECONDS, parseLocations, startAgent, type Agent,
 } from '../../agent/index.js'
