@@ -1,4 +1,4 @@
-import type { ResourceKind, ResourceOptions } from '../src/project/types.js'
+import type { ResourceKind, ResourceOptions } from '../src/resources/types.js'
 
 /**
  * The key under which the project loader publishes the project being loaded. It is a
@@ -48,7 +48,8 @@ export interface AnyConstruct {
   readonly props: Readonly<Record<string, unknown>>
 }
 
-const OPTION_KEYS = ['aliases', 'protect', 'retainOnDelete'] as const
+/** The resource options every construct takes besides its API fields. */
+export const OPTION_KEYS = ['aliases', 'protect', 'retainOnDelete'] as const
 
 /**
  * Base of every construct: it keeps the logical id and the props as written and, while a

@@ -1,24 +1,20 @@
-import type { DesiredResource, ResourceKind } from '../project/types.js'
+import type { DesiredResource, ResourceKind } from '../resources/types.js'
 import { isOutcomeUnknown, type ApiClient } from '../api/client.js'
 import { ConflictError, NotFoundError } from '../api/errors.js'
 import { backoffDelay, DEFAULT_BACKOFF, sleep, type BackoffOptions } from '../api/backoff.js'
 import { createResource, deleteResource, ENDPOINTS, fetchRemoteState, updateResource, type RemoteRecord } from '../api/resources.js'
 import type { Plan, PlanChange } from '../plan/types.js'
-import { resolveRefs } from '../plan/refs.js'
-import { appliedHash, secretHashOf } from '../plan/hashes.js'
-import { displayName } from '../plan/plan.js'
-import { lockKey, writeLock, type LockEntry, type LockFile } from './lock.js'
-import { findCreated, pendingCreate } from './pending.js'
+import { resolveRefs } from '../resources/refs.js'
+import { appliedHash, secretHashOf } from '../resources/hashes.js'
+import { dependencyTiers, displayName } from '../resources/registry.js'
+import { lockKey, writeLock, type LockEntry, type LockFile } from '../state/lock.js'
+import { findCreated, pendingCreate } from '../state/pending.js'
 
 /**
  * Creates and updates run tier by tier (what others reference first); deletes run after all of
  * them, tiers reversed, so nothing is deleted while something still points at it.
  */
-export const TIERS: ResourceKind[][] = [
-  ['variable', 'status-page-service', 'maintenance-window'],
-  ['dns-check', 'icmp-check'],
-  ['status-page'],
-]
+export const TIERS: ResourceKind[][] = dependencyTiers()
 
 export type OperationVerb = 'created' | 'updated' | 'replaced' | 'deleted' | 'forgotten' | 'moved'
 
@@ -235,8 +231,9 @@ export async function executePlan(options: ApplyOptions): Promise<ApplyResult> {
             recovered++
           }
         } else if (change.action === 'update') {
-          // adopted with nothing to change: only recorded
-          if (!change.adopted || (change.fieldDiffs?.length ?? 0) > 0) await updateResource(client, change.kind, change.remoteId!, payload)
+          // adopted with nothing to change, or only resource options changed: only recorded
+          const remoteDiffs = (change.fieldDiffs ?? []).filter((d) => !d.lockOnly).length
+          if (!change.lockOnly && (!change.adopted || remoteDiffs > 0)) await updateResource(client, change.kind, change.remoteId!, payload)
           record(change, change.remoteId!, payload)
           outcome.verb = 'updated'
           outcome.remoteId = change.remoteId

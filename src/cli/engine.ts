@@ -3,9 +3,9 @@ import { join } from 'node:path'
 import type { Argv } from 'yargs'
 import { paint, useColor } from './color.js'
 import { loadProject, ProjectError, type LoadedProject } from '../project/index.js'
-import type { DesiredResource } from '../project/types.js'
-import { assertLockTarget, emptyLock, readLock, type LockFile } from '../apply/lock.js'
-import { acquireApplyLock, parseDuration, type HeldApplyLock } from '../apply/process-lock.js'
+import type { DesiredResource } from '../resources/types.js'
+import { assertLockTarget, emptyLock, readLock, type LockFile } from '../state/lock.js'
+import { acquireApplyLock, parseDuration, type HeldApplyLock } from '../state/process-lock.js'
 import type { OperationOutcome, ApplyResult } from '../apply/execute.js'
 import { openTarget, type OpenTarget, type TargetFlags } from './target.js'
 import { io } from './io.js'
@@ -189,10 +189,6 @@ export async function holdApplyLock(session: Session, command: string, lockTimeo
 }
 
 /**
- * Asks for confirmation on a terminal. Without one (CI, a pipe) and without --yes it refuses:
- * nothing changes without an explicit yes.
- */
-/**
  * The frame of every command that changes the lock: load the project (problems reported,
  * exit 1), open the target, hold `.monitors/apply.lock` while `work` runs, then release the
  * lock and close the target whatever happens.
@@ -218,6 +214,10 @@ export async function withApplySession(
   }
 }
 
+/**
+ * Asks for confirmation on a terminal. Without one (CI, a pipe) and without --yes it refuses:
+ * nothing changes without an explicit yes.
+ */
 export async function confirm(question: string, yes: boolean, what: string): Promise<boolean> {
   if (yes) return true
   const { stdin, stderr } = io()

@@ -7,6 +7,8 @@ import { destroyCommand } from './commands/destroy.js'
 import { initCommand } from './commands/init.js'
 import { importCommand } from './commands/import.js'
 import { testCommand } from './commands/test.js'
+import { agentCommand } from './commands/agent.js'
+import { statusCommand } from './commands/status.js'
 import { reportError } from './output.js'
 import { emptyTargetProblem, setStdoutFormat } from './engine.js'
 import { addSecret, redact } from '../api/redact.js'
@@ -15,8 +17,7 @@ import { toolVersion } from './version.js'
 import { io, withIo, type CliIo } from './io.js'
 
 // Handlers may resolve to an exit code (see ./command.ts) or set nothing (exit 0).
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const COMMANDS = [initCommand, validateCommand, planCommand, applyCommand, destroyCommand, importCommand, testCommand, serverCommand] as unknown as Array<CommandModule<any, any>>
+const COMMANDS = [initCommand, validateCommand, planCommand, applyCommand, destroyCommand, importCommand, testCommand, statusCommand, serverCommand, agentCommand] as unknown as Array<CommandModule<any, any>>
 
 export type { CliIo } from './io.js'
 
@@ -47,7 +48,7 @@ async function run(argv: string[]): Promise<number> {
     .scriptName('monitors')
     .usage('$0 <command> [options]\n\nMonitoring as code: validate, plan and apply monitors written in TypeScript.')
     .strict()
-    .demandCommand(1, 'Name a command: init, validate, test, plan, apply, destroy, import or server.')
+    .demandCommand(1, 'Name a command: init, validate, test, plan, apply, destroy, import, status, server or agent.')
     .recommendCommands()
     .help()
     .alias('h', 'help')

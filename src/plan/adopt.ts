@@ -1,8 +1,8 @@
-import type { DesiredResource } from '../project/types.js'
+import type { DesiredResource } from '../resources/types.js'
 import type { RemoteRecord, RemoteState } from '../api/resources.js'
-import { ENDPOINTS } from '../api/resources.js'
-import { lockKey, type LockEntry, type LockFile } from '../apply/lock.js'
-import { findCreated } from '../apply/pending.js'
+import { remoteIdOf } from '../resources/registry.js'
+import { lockKey, type LockEntry, type LockFile } from '../state/lock.js'
+import { findCreated, pendingCreate } from '../state/pending.js'
 
 export const ADOPTED_REASON = 'made by an earlier apply whose answer was lost: recorded in the lock, not created again'
 export const ORPHAN_REASON = 'made by an earlier apply whose answer was lost, and gone from the code since: deleted'
@@ -31,7 +31,7 @@ export function adoptPendingCreates(
     if (entry && remote.records[resource.kind][entry.remoteId]) continue
     const records = remote.records[resource.kind] as Record<string, RemoteRecord>
     const takenOfKind = new Set([...taken].filter((k) => k.startsWith(`${resource.kind}:`)).map((k) => k.slice(resource.kind.length + 1)))
-    const found = findCreated(intent, records, takenOfKind, ENDPOINTS[resource.kind].idOf)
+    const found = findCreated(intent, records, takenOfKind, (record) => remoteIdOf(resource.kind, record))
     if (!found) continue
     taken.add(lockKey(resource.kind, found.remoteId))
     const adoptedEntry: LockEntry = { kind: resource.kind, logicalId: resource.logicalId, remoteId: found.remoteId, appliedHash: intent.appliedHash }
@@ -59,10 +59,52 @@ export function orphanedPendingCreates(
     if (desiredKeys.has(key) || lock.resources[key] || !remote.records[intent.kind]) continue
     const records = remote.records[intent.kind] as Record<string, RemoteRecord>
     const takenOfKind = new Set([...taken].filter((k) => k.startsWith(`${intent.kind}:`)).map((k) => k.slice(intent.kind.length + 1)))
-    const found = findCreated(intent, records, takenOfKind, ENDPOINTS[intent.kind].idOf)
+    const found = findCreated(intent, records, takenOfKind, (record) => remoteIdOf(intent.kind, record))
     if (!found) continue
     taken.add(lockKey(intent.kind, found.remoteId))
     orphans.push({ kind: intent.kind, logicalId: intent.logicalId, remoteId: found.remoteId, appliedHash: intent.appliedHash })
   }
   return orphans
+}
+
+export const ADOPTED_EXISTING_REASON = 'already existed remotely with the same identity, unmanaged: recorded in the lock (--adopt-existing), not created again'
+
+/**
+ * Creates of resources that already exist remotely, managed by no lock entry, with the same
+ * identity (a check's, service's or window's name, a variable's key, a status page's url): most
+ * often made by an apply whose lock update was lost (a failed commit-back). For each such
+ * desired resource, the remote record. `taken` holds remote ids already spoken for
+ * (`kind:remoteId`, adopted pending creates); each record matches one create at most.
+ */
+export function findDuplicates(
+  desired: readonly DesiredResource[],
+  hasLiveEntry: (key: string) => boolean,
+  lock: LockFile | undefined,
+  remote: RemoteState,
+  taken: ReadonlySet<string>,
+): Map<string, { remoteId: string; record: RemoteRecord }> {
+  const found = new Map<string, { remoteId: string; record: RemoteRecord }>()
+  // remote ids spoken for, per kind
+  const used = new Map<string, Set<string>>()
+  const use = (kind: string, remoteId: string) => {
+    let set = used.get(kind)
+    if (!set) used.set(kind, (set = new Set()))
+    set.add(remoteId)
+  }
+  for (const key of taken) {
+    const at = key.indexOf(':')
+    use(key.slice(0, at), key.slice(at + 1))
+  }
+  for (const entry of Object.values(lock?.resources ?? {})) use(entry.kind, entry.remoteId)
+  const nonEmpty = new Set(Object.entries(remote.records).filter(([, records]) => Object.keys(records).length > 0).map(([kind]) => kind))
+  for (const resource of desired) {
+    const key = lockKey(resource.kind, resource.logicalId)
+    const records = remote.records[resource.kind] as Record<string, RemoteRecord>
+    if (!nonEmpty.has(resource.kind) || hasLiveEntry(key)) continue
+    const match = findCreated(pendingCreate(resource.kind, resource.logicalId, resource.payload), records, used.get(resource.kind) ?? new Set(), (record) => remoteIdOf(resource.kind, record))
+    if (!match) continue
+    use(resource.kind, match.remoteId)
+    found.set(key, match)
+  }
+  return found
 }

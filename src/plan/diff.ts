@@ -1,9 +1,9 @@
 import { atomizeChangeset, diff } from 'json-diff-ts'
 import type { FieldDiff } from './types.js'
-import { KEYED_ARRAYS } from './normalize.js'
-import { stableStringify } from './stable-json.js'
+import { KEYED_ARRAYS, SET_ARRAYS, UNORDERED_KEYED } from '../resources/registry.js'
+import { stableStringify } from '../resources/stable-json.js'
 
-const SET_FIELDS = ['locations', 'tags']
+const SET_FIELDS = SET_ARRAYS
 
 /**
  * Field-level differences between two normalized payloads (remote → desired). Arrays of objects
@@ -25,13 +25,52 @@ export function fieldDiffs(remote: Record<string, unknown>, desired: Record<stri
     else if (change.type === 'REMOVE') out.push(entry(path, change.value, undefined))
     else out.push(entry(path, change.oldValue, change.value))
   }
-  if (out.length === 0 && stableStringify(remote) !== stableStringify(desired)) {
-    // Differences a keyed diff cannot name (e.g. the order of cards): show the top-level fields.
-    for (const key of new Set([...Object.keys(remote), ...Object.keys(desired)])) {
-      if (stableStringify(remote[key]) !== stableStringify(desired[key])) out.push(entry(key, remote[key], desired[key]))
-    }
+  // A keyed diff matches items by key wherever they are: a new order of an ordered array (the
+  // cards of a page, the services of a card) is a change of its own, sent by apply.
+  for (const path of Object.keys(KEYED_ARRAYS)) {
+    if (UNORDERED_KEYED.has(path)) continue
+    out.push(...orderDiffs(remote, desired, path.split('.'), '', path))
+  }
+  // Every difference apply sends is shown: a top-level field that differs in a way none of the
+  // diffs above names is shown whole.
+  const covered = (key: string) => out.some((d) => d.path === key || d.path.startsWith(`${key}.`) || d.path.startsWith(`${key}[`))
+  for (const key of new Set([...Object.keys(remote), ...Object.keys(desired)])) {
+    if (!covered(key) && stableStringify(remote[key]) !== stableStringify(desired[key])) out.push(entry(key, remote[key], desired[key]))
   }
   return out.sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0))
+}
+
+/**
+ * The keyed arrays at `segments` (through keyed arrays on the way) whose common items are in
+ * another order: one diff per array, old / new the item keys in order.
+ */
+function orderDiffs(a: unknown, b: unknown, segments: string[], at: string, keyedPath: string, depth = 0): FieldDiff[] {
+  if (!a || !b || typeof a !== 'object' || typeof b !== 'object') return []
+  const field = segments[depth]
+  const x = (a as Record<string, unknown>)[field]
+  const y = (b as Record<string, unknown>)[field]
+  const here = at ? `${at}.${field}` : field
+  const prefix = segments.slice(0, depth + 1).join('.')
+  const key = KEYED_ARRAYS[prefix]
+  if (depth === segments.length - 1) {
+    if (!Array.isArray(x) || !Array.isArray(y) || !key) return []
+    const keysX = x.map((item) => (item as Record<string, unknown>)?.[key])
+    const keysY = y.map((item) => (item as Record<string, unknown>)?.[key])
+    const common = (keys: unknown[], other: unknown[]) => keys.filter((k) => other.includes(k))
+    if (stableStringify(common(keysX, keysY)) === stableStringify(common(keysY, keysX))) return []
+    return [entry(here, keysX, keysY)]
+  }
+  if (Array.isArray(x) && Array.isArray(y) && key) {
+    // through a keyed array: pair the items by key
+    const out: FieldDiff[] = []
+    for (const itemX of x) {
+      const k = (itemX as Record<string, unknown>)?.[key]
+      const itemY = y.find((item) => (item as Record<string, unknown>)?.[key] === k)
+      if (itemY) out.push(...orderDiffs(itemX, itemY, segments, `${here}[${String(k)}]`, keyedPath, depth + 1))
+    }
+    return out
+  }
+  return orderDiffs(x, y, segments, here, keyedPath, depth + 1)
 }
 
 function entry(path: string, old: unknown, next: unknown): FieldDiff {

@@ -1,14 +1,15 @@
-import type { DesiredResource, ResourceKind } from '../project/types.js'
+import type { DesiredResource, ResourceKind } from '../resources/types.js'
 import type { ApiClient } from '../api/client.js'
 import { fetchRemoteState, type RemoteState } from '../api/resources.js'
-import type { LockFile } from '../apply/lock.js'
+import type { LockFile } from '../state/lock.js'
+import { kindsReferring, REFERENCED_KINDS } from '../resources/registry.js'
 import { computePlan, type PlanInput } from './plan.js'
 import type { Plan } from './types.js'
 
 export * from './types.js'
-export { computePlan, summarize, displayName } from './plan.js'
+export { computePlan, summarize } from './plan.js'
 export { renderPlanText, summaryLine } from './render/text.js'
-export { normalize } from './normalize.js'
+export { normalize } from '../resources/normalize.js'
 export { fieldDiffs } from './diff.js'
 
 /** The kinds whose collections a plan must read: those in the code and those in the lock (pending creates too). */
@@ -26,7 +27,21 @@ export async function planAgainst(options: {
   lock: LockFile | undefined
   target: Plan['target']
   codeOptions?: PlanInput['codeOptions']
+  adoptExisting?: boolean
 }): Promise<{ plan: Plan; remote: RemoteState }> {
-  const remote = await fetchRemoteState(options.client, kindsToRead(options.desired, options.lock))
-  return { plan: computePlan({ desired: options.desired, lock: options.lock, remote, target: options.target, codeOptions: options.codeOptions }), remote }
+  const kinds = kindsToRead(options.desired, options.lock)
+  const remote = await fetchRemoteState(options.client, kinds)
+  // A referenced resource (a status page service) leaving the code: whatever still uses it must be known to foresee a 409.
+  let users: PlanInput['users']
+  const desiredKeys = new Set(options.desired.map((r) => `${r.kind}:${r.logicalId}`))
+  const deletesService = Object.entries(options.lock?.resources ?? {}).some(([key, entry]) => REFERENCED_KINDS.includes(entry.kind) && !desiredKeys.has(key))
+  const missing = REFERRING_KINDS.filter((kind) => !kinds.includes(kind))
+  if (deletesService && missing.length > 0) users = (await fetchRemoteState(options.client, missing)).records
+  const plan = computePlan({
+    desired: options.desired, lock: options.lock, remote, target: options.target, codeOptions: options.codeOptions, adoptExisting: options.adoptExisting, users,
+  })
+  return { plan, remote }
 }
+
+/** Kinds that can refer to another resource (a status page's cards, a check's triggerIncident). */
+const REFERRING_KINDS: ResourceKind[] = [...new Set(REFERENCED_KINDS.flatMap(kindsReferring))]

@@ -1,15 +1,19 @@
-import { RESOURCE_KINDS, type DesiredResource, type ResourceKind, type ResourceOptions } from '../project/types.js'
+import type { DesiredResource, ResourceKind, ResourceOptions } from '../resources/types.js'
+import { CHECK_KINDS, displayName, kindsReferring, RESOURCE_KINDS } from '../resources/registry.js'
+
+/** Checks that can name a status page service (in their triggerIncident). */
+const CHECKS_REFERRING_SERVICES = kindsReferring('status-page-service').filter((kind) => CHECK_KINDS.has(kind))
 import type { RemoteRecord, RemoteState } from '../api/resources.js'
-import { lockKey, type LockEntry, type LockFile } from '../apply/lock.js'
-import { normalize, normalizeParsed } from './normalize.js'
+import { lockKey, type LockEntry, type LockFile } from '../state/lock.js'
+import { normalize, normalizeParsed } from '../resources/normalize.js'
 import { fieldDiffs } from './diff.js'
-import { resolveRefs, placeholder } from './refs.js'
-import { appliedHash, desiredHash, maskSecrets } from './hashes.js'
-import { secretMatches, SECRET_CHANGED, SECRET_MASK } from './secrets.js'
-import { jsonEqual } from './stable-json.js'
-import { ORPHAN_REASON, adoptPendingCreates, orphanedPendingCreates, ADOPTED_REASON } from './adopt.js'
+import { resolveRefs, placeholder } from '../resources/refs.js'
+import { appliedHash, desiredHash, maskSecrets } from '../resources/hashes.js'
+import { secretMatches, SECRET_CHANGED, SECRET_MASK } from '../resources/secrets.js'
+import { jsonEqual } from '../resources/stable-json.js'
+import { ORPHAN_REASON, adoptPendingCreates, orphanedPendingCreates, ADOPTED_REASON, ADOPTED_EXISTING_REASON, findDuplicates } from './adopt.js'
 import { referenceIndex } from './render/references.js'
-import type { FieldDiff, Plan, PlanChange, PlanSummary, ProtectedChange } from './types.js'
+import type { BlockedDelete, FieldDiff, Plan, PlanChange, PlanSummary, ProtectedChange } from './types.js'
 
 export interface PlanInput {
   desired: readonly DesiredResource[]
@@ -22,6 +26,17 @@ export interface PlanInput {
    * `kind:logicalId`.
    */
   codeOptions?: ReadonlyMap<string, ResourceOptions>
+  /**
+   * A create whose identity (name, key, url) an unmanaged remote resource already has is
+   * recorded against that resource and planned as an update (`--adopt-existing`), instead of
+   * being marked as a duplicate.
+   */
+  adoptExisting?: boolean
+  /**
+   * Remote records of kinds the plan does not manage but that may still use what it deletes
+   * (status pages and checks using a status page service), read only to foresee a 409.
+   */
+  users?: Partial<Record<ResourceKind, Record<string, RemoteRecord>>>
 }
 
 const KIND_ORDER = new Map(RESOURCE_KINDS.map((kind, index) => [kind, index]))
@@ -68,6 +83,24 @@ export function computePlan(input: PlanInput): Plan {
   const adopted = adoptPendingCreates(desired, input.lock, remote)
   for (const [key, entry] of adopted) entryOf.set(key, { entry })
 
+  // A create of what already exists, unmanaged, with the same identity (a lock update that was
+  // lost): marked as a duplicate, or with adoptExisting recorded against the remote one.
+  const liveEntry = (key: string) => {
+    const entry = entryOf.get(key)?.entry
+    return entry !== undefined && remote.records[entry.kind][entry.remoteId] !== undefined
+  }
+  const duplicates = findDuplicates(desired, liveEntry, input.lock, remote, new Set([...adopted.values()].map((e) => lockKey(e.kind, e.remoteId))))
+  const adoptedExisting = new Set<string>()
+  if (input.adoptExisting) {
+    for (const resource of desired) {
+      const key = lockKey(resource.kind, resource.logicalId)
+      const found = duplicates.get(key)
+      if (!found) continue
+      entryOf.set(key, { entry: { kind: resource.kind, logicalId: resource.logicalId, remoteId: found.remoteId, appliedHash: appliedHash(resource.kind, found.record) } })
+      adoptedExisting.add(key)
+    }
+  }
+
   // What will be created (not in the lock, or gone remotely): references to it stay unresolved.
   const willCreate = new Set<string>()
   for (const resource of desired) {
@@ -107,17 +140,40 @@ export function computePlan(input: PlanInput): Plan {
         change.drift = true
         change.reason = `deleted outside monitors (id ${entry.remoteId} no longer exists): it will be created again`
       }
+      const duplicate = duplicates.get(key)
+      if (duplicate) {
+        change.duplicateOf = { remoteId: duplicate.remoteId }
+        const name = displayName(resource.kind, duplicate.record)
+        if (name !== undefined) change.duplicateOf.name = name
+        const what = `already exists remotely as id ${duplicate.remoteId}${name !== undefined ? ` "${name}"` : ''}, unmanaged (duplicate): ` +
+          'apply refuses this create; --adopt-existing records the existing one, --allow-duplicates creates another'
+        change.reason = change.reason ? `${change.reason}; ${what}` : what
+      }
       changes.push(change)
       continue
     }
     const change = compareExisting(base, resource.kind, payload, want, record, entry)
+    // protect / retainOnDelete: only the lock records them, but a change of them is a change
+    const optionDiffs = optionChanges(resource.options, entry)
+    if (optionDiffs.length > 0) {
+      change.fieldDiffs = [...(change.fieldDiffs ?? []), ...optionDiffs]
+      if (change.action === 'noop') {
+        change.action = 'update'
+        change.lockOnly = true
+        change.changedInCode = true
+        change.reason = 'only resource options changed: the lock records them, no request is sent'
+      }
+    }
     if (change.action === 'noop' && change.movedFrom) change.action = 'move'
-    if (adopted.has(key)) {
+    if (adopted.has(key) || adoptedExisting.has(key)) {
       change.adopted = true
-      change.reason = ADOPTED_REASON
+      change.reason = adopted.has(key) ? ADOPTED_REASON : ADOPTED_EXISTING_REASON
+      delete change.lockOnly
       if (change.action === 'noop') change.action = 'update'
     }
-    if (change.action === 'replace' && resource.options.protect) protectedChanges.push(protectedOf(change))
+    if (change.action === 'replace' && (resource.options.protect || entry.protect)) {
+      protectedChanges.push({ ...protectedOf(change), ...(entry.protect && !resource.options.protect ? { unrecorded: true } : {}) })
+    }
     changes.push(change)
   }
 
@@ -140,6 +196,9 @@ export function computePlan(input: PlanInput): Plan {
     } else if (options?.retainOnDelete ?? entry.retainOnDelete) {
       change.action = 'forget'
       change.reason = 'retainOnDelete: forgotten from the lock, left running remotely'
+    } else if (entry.protect && options && options.protect !== true) {
+      // the code says protect: false, but no apply has recorded it yet
+      protectedChanges.push({ ...protectedOf(change), unrecorded: true })
     } else if (options?.protect ?? entry.protect) {
       protectedChanges.push(protectedOf(change))
     }
@@ -163,9 +222,64 @@ export function computePlan(input: PlanInput): Plan {
 
   const plan: Plan = { version: 1, target: { ...input.target }, changes, unmanaged: countUnmanaged(input), summary: summarize(changes) }
   if (protectedChanges.length > 0) plan.protected = protectedChanges
+  const blocked = blockedDeletes(changes, input)
+  if (blocked.length > 0) plan.blocked = blocked
   const references = referenceIndex(input)
   if (references) plan.references = references
   return plan
+}
+
+const OPTIONS = ['protect', 'retainOnDelete'] as const
+
+/** Resource options whose value in the code differs from what the lock recorded. */
+function optionChanges(options: ResourceOptions, entry: LockEntry): FieldDiff[] {
+  const out: FieldDiff[] = []
+  for (const option of OPTIONS) {
+    const was = entry[option] === true
+    const now = options[option] === true
+    if (was !== now) out.push({ path: option, old: was, new: now, lockOnly: true })
+  }
+  return out
+}
+
+/**
+ * Deletes of status page services that a resource staying after the apply still uses (a card
+ * of a status page, a check's triggerIncident): the service answers 409 to them.
+ */
+function blockedDeletes(changes: readonly PlanChange[], input: PlanInput): BlockedDelete[] {
+  const deleting = changes.filter((c) => c.kind === 'status-page-service' && c.action === 'delete' && !c.drift && c.remoteId)
+  if (deleting.length === 0) return []
+  // records that change or go away in this plan no longer hold their current references
+  const changing = new Set(
+    changes.filter((c) => c.remoteId && ((c.action === 'update' && !c.lockOnly) || c.action === 'replace' || (c.action === 'delete' && !c.drift))).map((c) => lockKey(c.kind, c.remoteId!)),
+  )
+  const records = (kind: ResourceKind): Array<[string, RemoteRecord]> =>
+    Object.entries({ ...(input.users?.[kind] ?? {}), ...input.remote.records[kind] }).filter(([id]) => !changing.has(lockKey(kind, id)))
+  const logicalOf = new Map(changes.filter((c) => c.remoteId).map((c) => [lockKey(c.kind, c.remoteId!), c]))
+  const who = (kind: ResourceKind, id: string, name: unknown, detail = '') => {
+    const managed = logicalOf.get(lockKey(kind, id))
+    const label = `${kind} ${managed ? managed.logicalId : id}${typeof name === 'string' ? ` "${name}"` : ''}${detail}`
+    return `${label}${managed ? (managed.action === 'forget' ? ' (retainOnDelete: it stays)' : '') : ' (not managed by this project)'}`
+  }
+  const blocked: BlockedDelete[] = []
+  for (const change of deleting) {
+    const id = change.remoteId!
+    const usedBy: string[] = []
+    for (const [pageId, page] of records('status-page')) {
+      const cards = Array.isArray(page.cards) ? (page.cards as Array<Record<string, unknown>>) : []
+      if (cards.some((card) => Array.isArray(card.services) && (card.services as Array<Record<string, unknown>>).some((s) => s?.id === id))) {
+        usedBy.push(who('status-page', pageId, page.name, typeof page.url === 'string' ? ` (url ${page.url})` : ''))
+      }
+    }
+    for (const kind of CHECKS_REFERRING_SERVICES) {
+      for (const [checkId, check] of records(kind)) {
+        const ti = check.triggerIncident as Record<string, unknown> | undefined
+        if (ti && ti.serviceId === id) usedBy.push(who(kind, checkId, check.name, ' in its triggerIncident'))
+      }
+    }
+    if (usedBy.length > 0) blocked.push({ kind: change.kind, logicalId: change.logicalId, remoteId: id, usedBy })
+  }
+  return blocked
 }
 
 function protectedOf(change: PlanChange): ProtectedChange {
@@ -254,11 +368,6 @@ function maskDiff(d: FieldDiff, secretPaths: Set<string> | undefined, want: Reco
   if ('old' in d) masked.old = SECRET_MASK
   if ('new' in d) masked.new = SECRET_MASK
   return masked
-}
-
-export function displayName(kind: ResourceKind, payload: Record<string, unknown>): string | undefined {
-  const name = kind === 'variable' ? payload.key : payload.name
-  return typeof name === 'string' ? name : undefined
 }
 
 function countUnmanaged(input: PlanInput): Record<string, number> {

@@ -1,11 +1,12 @@
 import { createHash, randomBytes, scryptSync } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
-import type { DesiredResource, ResourceKind } from '../project/types.js'
+import type { DesiredResource, ResourceKind } from '../resources/types.js'
 import type { RemoteState } from '../api/resources.js'
-import type { LockFile } from '../apply/lock.js'
-import { maskSecrets } from './hashes.js'
-import { normalizeParsed } from './normalize.js'
-import { hashValue, stableStringify } from './stable-json.js'
+import type { LockFile } from '../state/lock.js'
+import { descriptorOf } from '../resources/registry.js'
+import { maskSecrets } from '../resources/hashes.js'
+import { normalizeParsed } from '../resources/normalize.js'
+import { hashValue, stableStringify } from '../resources/stable-json.js'
 import { planToJson, PLAN_FORMAT_VERSION, type JsonPlan } from './render/json.js'
 import { maskLocked } from './render/view.js'
 import type { Plan, PlanChange } from './types.js'
@@ -44,7 +45,7 @@ class SavedPlanError extends Error {
 function secretValues(desired: readonly DesiredResource[]): string[] {
   const out: string[] = []
   for (const r of desired) {
-    if (r.kind === 'variable' && r.payload.secret === true) out.push(`${r.kind}:${r.logicalId}\0${String(r.payload.value)}`)
+    if (descriptorOf(r.kind).secrets.self && r.payload.secret === true) out.push(`${r.kind}:${r.logicalId}\0${String(r.payload.value)}`)
     if (Array.isArray(r.payload.environmentVariables)) {
       for (const v of r.payload.environmentVariables as Array<Record<string, unknown>>) {
         if (v?.secret) out.push(`${r.kind}:${r.logicalId}:${String(v.key)}\0${String(v.value)}`)

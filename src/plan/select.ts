@@ -1,4 +1,4 @@
-import { RESOURCE_KINDS, type ResourceKind } from '../project/types.js'
+import { descriptorOf, isResourceKind, kindOfConstruct, RESOURCE_KINDS, UNIQUE_IDENTITY_KINDS } from '../resources/registry.js'
 import { summarize } from './plan.js'
 import type { Plan, PlanChange } from './types.js'
 
@@ -6,21 +6,12 @@ class PlanRefusal extends Error {
   readonly userError = true as const
 }
 
-const CONSTRUCT_KINDS: Record<string, ResourceKind> = {
-  envvar: 'variable',
-  statuspageservice: 'status-page-service',
-  maintenancewindow: 'maintenance-window',
-  dnscheck: 'dns-check',
-  icmpcheck: 'icmp-check',
-  statuspage: 'status-page',
-}
-
 /** `dns-check:shop-dns` or `DnsCheck:shop-dns` → `dns-check:shop-dns`; undefined when the kind is unknown. */
 export function parseTarget(text: string): string | undefined {
   const at = text.indexOf(':')
   if (at <= 0 || at === text.length - 1) return undefined
   const kindText = text.slice(0, at)
-  const kind = (RESOURCE_KINDS as readonly string[]).includes(kindText) ? (kindText as ResourceKind) : CONSTRUCT_KINDS[kindText.toLowerCase()]
+  const kind = isResourceKind(kindText) ? kindText : kindOfConstruct(kindText)
   return kind ? `${kind}:${text.slice(at + 1)}` : undefined
 }
 
@@ -61,6 +52,9 @@ export function selectTargets(plan: Plan, targets: readonly string[]): Plan {
   const prot = plan.protected?.filter((p) => wanted.has(`${p.kind}:${p.logicalId}`))
   if (prot && prot.length > 0) selected.protected = prot
   else delete selected.protected
+  const blocked = plan.blocked?.filter((b) => wanted.has(`${b.kind}:${b.logicalId}`))
+  if (blocked && blocked.length > 0) selected.blocked = blocked
+  else delete selected.blocked
   return selected
 }
 
@@ -76,15 +70,56 @@ export function driftOnly(plan: Plan): Plan {
  */
 export function assertUnprotected(plan: Plan): void {
   if (!plan.protected || plan.protected.length === 0) return
+  const unrecorded = plan.protected.filter((p) => p.unrecorded)
+  if (unrecorded.length === plan.protected.length) {
+    const lines = unrecorded.map((p) => `  ${p.kind} ${p.logicalId}${p.file ? ` (${p.file})` : ''}: the code says protect: false, the lock still records protect: true`)
+    throw new PlanRefusal(
+      `This plan would delete ${lines.length === 1 ? 'a resource' : `${lines.length} resources`} the lock still records as protected:\n${lines.join('\n')}\n` +
+        'Run apply first to record protect: false in the lock (the plan shows it as a change of protect), then run this again.',
+    )
+  }
   const lines = plan.protected.map((p) => {
     const where = p.file ? ` (${p.file})` : ''
     const how = p.action === 'replace'
       ? 'it would be replaced (deleted, then created)'
       : p.file ? 'it would be deleted' : 'it would be deleted (it is no longer in the code)'
-    return `  ${p.kind} ${p.logicalId}${where}: ${how}`
+    const note = p.unrecorded ? ' (the code says protect: false, but the lock still records protect: true: apply first to record it)' : ''
+    return `  ${p.kind} ${p.logicalId}${where}: ${how}${note}`
   })
   throw new PlanRefusal(
     `This plan would delete ${lines.length === 1 ? 'a protected resource' : `${lines.length} protected resources`}:\n${lines.join('\n')}\n` +
       'To allow it, set protect: false on the construct (put it back in the code first if it was removed), run apply so the lock records it, then run this again.',
+  )
+}
+
+/** Refuses a plan with a delete the service would answer 409 to, naming what still uses it. */
+export function assertNotBlocked(plan: Plan): void {
+  if (!plan.blocked || plan.blocked.length === 0) return
+  const lines = plan.blocked.map((b) => `  ${b.kind} ${b.logicalId} (id ${b.remoteId}) is still used by ${b.usedBy.join('; ')}`)
+  throw new PlanRefusal(
+    `This plan would delete ${lines.length === 1 ? 'a resource' : `${lines.length} resources`} the service refuses to delete while ${lines.length === 1 ? 'it is' : 'they are'} in use; nothing was changed:\n${lines.join('\n')}\n` +
+      'Remove the service from what uses it first (keep it in the code until then), or delete what uses it too.',
+  )
+}
+
+/**
+ * Refuses a plan that creates what already exists remotely (see PlanChange.duplicateOf) unless
+ * the duplicates are allowed. A variable's key is unique on the service: it is never allowed.
+ */
+export function assertNoDuplicates(plan: Plan, options: { allowDuplicates?: boolean } = {}): void {
+  const duplicates = plan.changes.filter((c) => c.duplicateOf && c.action === 'create')
+  const refused = options.allowDuplicates ? duplicates.filter((c) => UNIQUE_IDENTITY_KINDS.has(c.kind)) : duplicates
+  if (refused.length === 0) return
+  const lines = refused.map((c) => {
+    const d = c.duplicateOf!
+    const unique = UNIQUE_IDENTITY_KINDS.has(c.kind)
+      ? ` (a ${descriptorOf(c.kind).identity.fields.join(' and ')} cannot exist twice: the service answers 409, so only --adopt-existing helps)` : ''
+    return `  ${c.kind} ${c.logicalId}${c.file ? ` (${c.file})` : ''} already exists remotely as id ${d.remoteId}${d.name !== undefined ? ` "${d.name}"` : ''}, which the lock does not record${unique}`
+  })
+  throw new PlanRefusal(
+    `This plan would create ${lines.length === 1 ? 'a resource that already exists' : `${lines.length} resources that already exist`}; nothing was changed:\n${lines.join('\n')}\n` +
+      'Most often an earlier apply made them and its lock update was lost. Run again with --adopt-existing to record the existing ones ' +
+      'in the lock and update them to the code, or with --allow-duplicates to create second copies anyway ' +
+        '(for a saved plan: make it again with plan --adopt-existing --out <file>).',
   )
 }

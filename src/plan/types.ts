@@ -1,5 +1,5 @@
-import type { ResourceKind } from '../project/types.js'
-import type { LockTarget } from '../apply/lock.js'
+import type { ResourceKind } from '../resources/types.js'
+import type { LockTarget } from '../state/lock.js'
 
 /**
  * `move`: a rename through `aliases`: the lock entry moves to the new logical id, no request is
@@ -16,6 +16,8 @@ export interface FieldDiff {
   new?: unknown
   /** The values are secret: shown as `(secret)`, never stored in a saved plan. */
   secret?: boolean
+  /** A resource option (`protect`, `retainOnDelete`): only the lock records it, nothing is sent. */
+  lockOnly?: boolean
 }
 
 export interface PlanChange {
@@ -44,6 +46,15 @@ export interface PlanChange {
    * when nothing differs).
    */
   adopted?: boolean
+  /**
+   * A create of a resource that already exists remotely, unmanaged, with the same identity (a
+   * check's or a service's or a window's name, a variable's key, a status page's url): most often
+   * made by an apply whose lock update was lost. Apply refuses it unless told to adopt the
+   * existing one (`--adopt-existing`) or to create a second one (`--allow-duplicates`).
+   */
+  duplicateOf?: { remoteId: string; name?: string }
+  /** Only resource options changed (protect, retainOnDelete): the lock records them, no request is sent. */
+  lockOnly?: boolean
   /** Why the action was chosen when it is not obvious (replace, drift). */
   reason?: string
   fieldDiffs?: FieldDiff[]
@@ -75,12 +86,25 @@ export interface ProtectedChange {
   logicalId: string
   action: PlanAction
   file?: string
+  /** The code says `protect: false` but the lock still records `protect: true`: apply first. */
+  unrecorded?: boolean
+}
+
+/** A delete the service would refuse (409) because a resource that stays still uses it. */
+export interface BlockedDelete {
+  kind: ResourceKind
+  logicalId: string
+  remoteId: string
+  /** What still uses it: `status page <id> (<url>)`, `dns-check <id> "<name>"`. */
+  usedBy: string[]
 }
 
 export interface Plan {
   version: 1
   target: LockTarget & { embedded?: boolean }
   changes: PlanChange[]
+  /** Deletes the service would refuse (409): such a plan must not run (see assertNotBlocked). */
+  blocked?: BlockedDelete[]
   /** Remote resources the lock does not know, left alone, counted per kind. */
   unmanaged: Record<string, number>
   summary: PlanSummary

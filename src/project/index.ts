@@ -4,14 +4,14 @@ import { buildResources } from './desired.js'
 import { ProjectError, type Problem } from './errors.js'
 import { findFiles } from './glob.js'
 import { importFile, LoadingSession, withSession } from './loader.js'
-import type { DesiredResource } from './types.js'
+import type { DesiredResource } from '../resources/types.js'
+import { lintResources } from './lints.js'
 
 export type { ProjectConfig, ResolvedConfig, CheckDefaults } from './config.js'
 export { CONFIG_FILE_NAMES, DEFAULT_CHECK_MATCH, DEFAULTABLE_CHECK_FIELDS, findConfigFile } from './config.js'
 export { ProjectError, formatProblem, type Problem } from './errors.js'
-export { LOGICAL_ID_PATTERN, placeholder } from './desired.js'
+export { LOGICAL_ID_PATTERN } from './desired.js'
 export { findFiles, globToRegExp } from './glob.js'
-export * from './types.js'
 
 /** A project loaded and validated: what the code asks for. */
 export interface LoadedProject {
@@ -24,6 +24,8 @@ export interface LoadedProject {
   files: string[]
   /** One entry per construct, sorted by RESOURCE_KINDS order then logical id. */
   resources: DesiredResource[]
+  /** Lints (see lints.ts): valid, but probably not what was meant; files relative to the working directory. */
+  warnings: Problem[]
 }
 
 export interface LoadProjectOptions {
@@ -93,7 +95,8 @@ export async function loadProject(options: LoadProjectOptions = {}): Promise<Loa
   const built = buildResources(registrations, { config, rootRel, cwdRel, configFile: configShown })
   problems.push(...built.problems)
   if (problems.length > 0) throw new ProjectError(problems)
-  return { configFile, rootDir, config, files, resources: built.resources }
+  const warnings = lintResources(built.resources).map((w) => ({ ...w, file: cwdRel(path.join(rootDir, w.file)) }))
+  return { configFile, rootDir, config, files, resources: built.resources, warnings }
 }
 
 /** Counts of resources per construct, in RESOURCE_KINDS order: `2 DnsCheck, 1 IcmpCheck`. */

@@ -9,8 +9,12 @@ import { statusPageRoutes } from './routes/status-pages.js'
 import { maintenanceWindowRoutes } from './routes/maintenance-windows.js'
 import { incidentRoutes } from './routes/incidents.js'
 import { ipv6Routes, runtimeRoutes } from './routes/runtimes.js'
+import { resultRoutes } from './routes/results.js'
 import { parseJsonBody } from './json-body.js'
 import { installFaults, type FaultCounts, type FaultSpec } from './faults.js'
+import { agentRoutes } from './routes/agent.js'
+import { sessionRoutes } from './routes/sessions.js'
+import type { RunServices } from './scheduler/runs.js'
 
 export const BODY_LIMIT = 1024 * 1024
 
@@ -22,6 +26,10 @@ export interface AppOptions {
   log?: (line: string) => void
   /** reproducible fault injection (see ./faults.ts) */
   faults?: { spec: FaultSpec; seed: number }
+  /** the clock and the FINAL-result hook of check runs (default: Date.now, no hook) */
+  runs?: RunServices
+  /** aborted when the server starts closing: waiting requests (session completion) answer at once */
+  closing?: AbortSignal
 }
 
 /**
@@ -78,6 +86,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   incidentRoutes(app, store)
   runtimeRoutes(app)
   ipv6Routes(app, options.ipv6s)
+  resultRoutes(app, store)
+  const runs = options.runs ?? { now: Date.now }
+  sessionRoutes(app, store, runs, options.closing ?? new AbortController().signal)
+  agentRoutes(app, store, runs)
 
   return Object.assign(app, { faultCounts: faults?.counts })
 }

@@ -2,6 +2,8 @@ import type { AddressInfo } from 'node:net'
 import { buildApp } from './app.js'
 import { openSqliteStore } from './store/sqlite/index.js'
 import { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
+import { DEFAULT_RETENTION_DAYS, Scheduler, type FinalResultHook, type SchedulerOptions } from './scheduler/index.js'
+import { recordResult } from './results/index.js'
 
 export { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 
@@ -24,6 +26,21 @@ export interface LocalServerOptions {
   faults?: string | FaultSpec
   /** seed of the fault generator; default 1 */
   seed?: number
+  /**
+   * Plan due runs of the activated checks, prune old results (default false: the embedded
+   * server of plan/apply lives for one command and must not run checks; `monitors server` turns it on)
+   */
+  scheduler?: boolean
+  /** run due runs in this process (default false; turns `scheduler` on unless it is false); off, agents run them */
+  runner?: boolean
+  /** days results are kept (default 30) */
+  retentionDays?: number
+  /** the clock of schedules, leases and results (default Date.now; tests speed it up) */
+  clock?: () => number
+  /** scheduler tuning: tick, concurrency, lease, run options (tests) */
+  schedulerOptions?: Partial<Omit<SchedulerOptions, 'store' | 'services' | 'plan' | 'run' | 'retentionMs'>>
+  /** called with every FINAL result, in the transaction that records it */
+  onFinalResult?: FinalResultHook
 }
 
 export interface LocalServer {
@@ -39,6 +56,8 @@ export interface LocalServer {
   requestCount(): number
   /** faults injected so far, when faults are on */
   faultCounts(): FaultCounts | undefined
+  /** runs completed by this server's runner */
+  completedRuns(): number
   /** graceful: in-flight requests finish, then the database closes */
   close(): Promise<void>
 }
@@ -55,7 +74,16 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
       throw Object.assign(new Error('The rate limit needs at least 1 request per window of at least 1 ms'), { userError: true })
     }
     const faults = options.faults === undefined ? undefined : { spec: typeof options.faults === 'string' ? parseFaults(options.faults) : options.faults, seed: options.seed ?? 1 }
-    const app = await buildApp({ store, rateLimit, ipv6s: options.ipv6s, log, faults })
+    const retentionDays = options.retentionDays ?? DEFAULT_RETENTION_DAYS
+    if (!(retentionDays > 0)) throw Object.assign(new Error(`The retention must be more than 0 days, got ${retentionDays}`), { userError: true })
+    // every FINAL result feeds the check's status, error groups and alert state, then the caller's hook
+    const onFinalResult: FinalResultHook = async (tx, check, result, recorded) => {
+      await recordResult(tx, { id: check.id, checkType: String(check.checkType), json: recorded.run.checkJson }, { ...result, id: recorded.final.id })
+      await options.onFinalResult?.(tx, check, result, recorded)
+    }
+    const services = { now: options.clock ?? Date.now, onFinalResult }
+    const closing = new AbortController()
+    const app = await buildApp({ store, rateLimit, ipv6s: options.ipv6s, log, faults, runs: services, closing: closing.signal })
     let requests = 0
     app.server.on('request', () => {
       requests++
@@ -73,7 +101,11 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     }
     const address = app.server.address() as AddressInfo
     const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
-    let closing: Promise<void> | undefined
+    const scheduler = (options.scheduler ?? options.runner === true)
+      ? new Scheduler({ ...options.schedulerOptions, store, services, plan: true, run: options.runner === true, retentionMs: retentionDays * 86_400_000 })
+      : undefined
+    scheduler?.start()
+    let closed: Promise<void> | undefined
     return {
       url: `http://${shownHost}:${address.port}`,
       apiKey: keys.apiKey,
@@ -81,9 +113,11 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
       accountId: keys.accountId,
       requestCount: () => requests,
       faultCounts: () => (app.faultCounts ? { ...app.faultCounts } : undefined),
+      completedRuns: () => scheduler?.completed ?? 0,
       close: () => {
-        closing ??= app.close().then(() => store.close())
-        return closing
+        closing.abort()
+        closed ??= (scheduler ? scheduler.stop() : Promise.resolve()).then(() => app.close()).then(() => store.close())
+        return closed
       },
     }
   } catch (error) {

@@ -54,37 +54,38 @@ new DnsCheck('bad-dns', { name: 'Bad', request: { query: 'bad.example.com' }, fr
 describe('an apply that fails half-way', () => {
   it('stops starting operations, keeps every success in the lock, says what is left, and converges next time', async () => {
     const api = apiAs(KEY, ACCOUNT)
-    // A variable that already exists remotely but not in the lock: its create answers 409.
-    await api.post('/v1/variables', { key: 'TAKEN', value: 'by hand' })
+    const other = apiAs('other-key', 'other')
+    // A status page url another account holds (urls are unique across accounts): its create answers 409.
+    const taken = (await other.post<{ id: string }>('/v1/status-pages', { name: 'Theirs', url: 'failures-taken', cards: [] })).body
     const dir = makeProject({
-      'vars.check.ts': `import { EnvVar, DnsCheck } from 'monitors-as-code'
+      'vars.check.ts': `import { EnvVar, DnsCheck, StatusPage } from 'monitors-as-code'
 new EnvVar('A_FIRST', { value: 'a' })
-new EnvVar('TAKEN', { value: 'mine' })
-new EnvVar('Z_LAST', { value: 'z' })
 new DnsCheck('after-vars', { name: 'After vars', request: { query: 'after.example.com' } })
+new StatusPage('a-taken', { name: 'Taken', url: 'failures-taken', cards: [] })
+new StatusPage('z-last', { name: 'Last', url: 'failures-last', cards: [] })
 `,
     })
     const result = await monitors(dir, ['apply', '--yes', '--concurrency', '1'], env())
     expect(result.code, result.output).toBe(1)
     expect(result.stdout).toMatch(/^\+ variable A_FIRST created/m)
-    expect(result.stderr).toMatch(/^✗ variable TAKEN create failed: POST \/v1\/variables: Variable with key TAKEN already exists \(409\)$/m)
-    expect(result.stderr).toContain('Apply failed: 1 operation failed, 1 succeeded, 2 not started.')
-    expect(result.stderr).toContain('not started: create variable Z_LAST')
-    expect(result.stderr).toContain('not started: create dns-check after-vars')
+    expect(result.stderr).toMatch(/^✗ status-page a-taken create failed: POST \/v1\/status-pages: Status page with url failures-taken already exists \(409\)$/m)
+    expect(result.stderr).toContain('Apply failed: 1 operation failed, 2 succeeded, 1 not started.')
+    expect(result.stderr).toContain('not started: create status-page z-last')
     expect(result.stderr).toContain('run apply again')
     expect(result.output).not.toMatch(STACK_LINE)
     const lock = JSON.parse(readFileSync(join(dir, 'monitoring.lock.json'), 'utf8'))
-    expect(Object.keys(lock.resources)).toEqual(['variable:A_FIRST'])
-    expect((await api.get<unknown[]>('/v1/checks')).body).toEqual([])
+    expect(Object.keys(lock.resources)).toEqual(['dns-check:after-vars', 'variable:A_FIRST'])
+    expect((await api.get<{ entries: unknown[] }>('/v1/status-pages')).body.entries).toEqual([])
 
     // Fix the cause; the next apply does only what is left.
-    await api.delete('/v1/variables/TAKEN')
+    await other.delete(`/v1/status-pages/${taken.id}`)
     const again = await monitors(dir, ['apply', '--yes'], env())
     expect(again.code, again.output).toBe(0)
-    expect(again.stdout).toContain('Plan: 3 to create, 0 to update, 0 to delete.')
+    expect(again.stdout).toContain('Plan: 2 to create, 0 to update, 0 to delete.')
     expect(again.stdout).not.toContain('A_FIRST created')
     expect((await monitors(dir, ['plan'], env())).stdout).toMatch(/^No changes\./m)
     await api.close()
+    await other.close()
   })
 })
 

@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ApiClient } from '../../src/api/client.js'
 import { fetchRemoteState } from '../../src/api/resources.js'
-import { RESOURCE_KINDS, type ResourceKind } from '../../src/project/types.js'
-import { IDENTITY_FIELDS } from '../../src/apply/pending.js'
-import type { LockFile } from '../../src/apply/lock.js'
+import type { ResourceKind } from '../../src/resources/types.js'
+import { RESOURCE_KINDS } from '../../src/resources/registry.js'
+import { IDENTITY_FIELDS } from '../../src/state/pending.js'
+import type { LockFile } from '../../src/state/lock.js'
 
 /**
  * A project of `ids.length` resources, one per id, of every kind in turn: variables, services,
@@ -24,7 +25,7 @@ export function fleet(ids: number[], version = 0, prefix = 'f'): string {
         lines.push(`export const svc${i} = new StatusPageService('${id}-svc', { name: '${prefix} service ${i}' })`)
         break
       case 2:
-        lines.push(`new MaintenanceWindow('${id}-mw', { name: '${prefix} window ${i}', tags: ['t${i}'], startsAt: '2030-01-01T00:00:00.000Z', endsAt: '2030-01-01T0${1 + (version % 3)}:00:00.000Z' })`)
+        lines.push(`new MaintenanceWindow('${id}-mw', { name: '${prefix} window ${i}', startsAt: '2030-01-01T00:00:00.000Z', endsAt: '2030-01-01T0${1 + (version % 3)}:00:00.000Z' })`)
         break
       case 3:
         lines.push(`new IcmpCheck('${id}-ping', { name: '${prefix} ping ${i}', request: { hostname: 'h${i}.example.com' }, frequency: ${frequency} })`)

@@ -84,11 +84,13 @@ describe('plan output formats', () => {
     expect(JSON.parse(again.stdout)).toMatchObject({ formatVersion: 1, ok: true, operations: [], plan: { hasChanges: false } })
   })
 
-  it('exits 1 on an error with --detailed-exitcode, and json keeps stdout clean', async () => {
+  it('exits 1 on an error with --detailed-exitcode, and json stdout holds only the problems document', async () => {
     writeFiles(dir, { 'broken.check.ts': file(`new DnsCheck('bad', { name: 'Bad', request: { query: 'x.example.com' }, frequency: 7 })\n`) })
     const result = await api.cli(dir, ['plan', '--format', 'json', '--detailed-exitcode'])
     expect(result.code).toBe(1)
-    expect(result.stdout).toBe('')
+    const problems = JSON.parse(result.stdout)
+    expect(problems).toMatchObject({ formatVersion: 1, ok: false })
+    expect(problems.problems).toContainEqual(expect.objectContaining({ file: 'broken.check.ts', field: 'frequency' }))
     expect(result.stderr).toContain('broken.check.ts')
 
     const validate = await api.cli(dir, ['validate', '--format', 'json'])

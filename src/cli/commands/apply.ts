@@ -1,20 +1,22 @@
 import { resolve } from 'node:path'
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import { planAgainst, hasChanges, summarize, kindsToRead, type Plan } from '../../plan/index.js'
-import { assertUnprotected, selectTargets } from '../../plan/select.js'
+import { assertNoDuplicates, assertNotBlocked, assertUnprotected, selectTargets } from '../../plan/select.js'
 import { executePlan, type ApplyResult } from '../../apply/execute.js'
-import { syncLockOptions, writeLock } from '../../apply/lock.js'
-import type { DesiredResource } from '../../project/types.js'
+import { syncLockOptions, writeLock } from '../../state/lock.js'
+import type { DesiredResource } from '../../resources/types.js'
 import {
   applyOptions, confirm, data, interruptible, err, formatOption, out, outcomeLine, reportResult, setStdoutFormat, workingLock, type EngineArgs, type OutputFormat, type Session, withApplySession,
 } from '../engine.js'
-import { printPlan, readLockText } from './plan.js'
+import { printPlan, printWarnings, readLockText } from './plan.js'
 
 export interface ApplyArgs extends EngineArgs {
   yes?: boolean
   concurrency?: number
   lockTimeout?: string
   plan?: string
+  adoptExisting?: boolean
+  allowDuplicates?: boolean
 }
 
 class StalePlanError extends Error {
@@ -99,6 +101,8 @@ async function applySaved(args: ArgumentsCamelCase<ApplyArgs>, session: Session,
     summary: summarize(saved.operations),
   }
   assertUnprotected(plan)
+  assertNotBlocked(plan)
+  assertNoDuplicates(plan, { allowDuplicates: args.allowDuplicates })
   await printPlan(plan, args.format === 'markdown' ? 'markdown' : args.format === 'json' ? undefined : 'text')
   return runPlan({ session, plan, desired, args, what: 'Apply' })
 }
@@ -113,14 +117,30 @@ export const applyCommand = {
   command: 'apply [plan]',
   describe: 'Plan, confirm, then create, update and delete remote resources to match the code (or run a saved plan)',
   builder: (yargs: Argv) =>
-    formatOption(applyOptions(yargs)).positional('plan', { type: 'string', describe: 'A plan saved by "monitors plan --out <file>": run exactly it, or refuse it as stale' }),
+    formatOption(applyOptions(yargs))
+      .positional('plan', { type: 'string', describe: 'A plan saved by "monitors plan --out <file>": run exactly it, or refuse it as stale' })
+      .option('adopt-existing', {
+        type: 'boolean',
+        default: false,
+        describe: 'A create of what already exists remotely, unmanaged, with the same name (key, url): record the existing resource in the lock and update it to the code',
+      })
+      .option('allow-duplicates', {
+        type: 'boolean',
+        default: false,
+        describe: 'Create such resources anyway, as second copies (never possible for a variable key or a status page url)',
+      }),
   handler: async (args: ArgumentsCamelCase<ApplyArgs>): Promise<number> => {
     setStdoutFormat(args.format)
     return withApplySession(args, 'monitors apply', async (project, session) => {
+      printWarnings(project.warnings)
       if (args.plan) return applySaved(args, session, project.resources)
-      const { plan: full } = await planAgainst({ client: session.open.client, desired: project.resources, lock: session.lock, target: session.open.target })
+      const { plan: full } = await planAgainst({
+        client: session.open.client, desired: project.resources, lock: session.lock, target: session.open.target, adoptExisting: args.adoptExisting,
+      })
       const plan = selectTargets(full, args.target ?? [])
       assertUnprotected(plan)
+      assertNotBlocked(plan)
+      assertNoDuplicates(plan, { allowDuplicates: args.allowDuplicates })
       await printPlan(plan, args.format === 'json' ? undefined : args.format as OutputFormat)
       if (hasChanges(plan) && !(await confirm('\nDo you want to apply these changes?', args.yes ?? false, 'apply'))) {
         err('Apply cancelled; nothing was changed.\n')

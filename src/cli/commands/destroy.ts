@@ -1,7 +1,7 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import { planAgainst, hasChanges } from '../../plan/index.js'
-import { assertUnprotected, selectTargets } from '../../plan/select.js'
-import { lockKey } from '../../apply/lock.js'
+import { assertNotBlocked, assertUnprotected, selectTargets } from '../../plan/select.js'
+import { lockKey } from '../../state/lock.js'
 import { applyOptions, confirm, err, formatOption, setStdoutFormat, withApplySession } from '../engine.js'
 import { printPlan, } from './plan.js'
 import { runPlan, type ApplyArgs } from './apply.js'
@@ -24,6 +24,7 @@ export const destroyCommand = {
       const { plan: full } = await planAgainst({ client: session.open.client, desired: [], lock: session.lock, target: session.open.target, codeOptions })
       const plan = selectTargets(full, args.target ?? [])
       assertUnprotected(plan)
+      assertNotBlocked(plan)
       await printPlan(plan, args.format === 'json' ? undefined : args.format, 'The lock file records nothing to destroy.')
       // with nothing to destroy there is no question, and --format json still gets its document
       if (hasChanges(plan) && !(await confirm('\nDo you really want to delete all of these?', args.yes ?? false, 'destroy'))) {

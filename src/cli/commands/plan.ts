@@ -1,29 +1,105 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
+import pc from 'picocolors'
 import { planAgainst, renderPlanText, hasChanges, type Plan } from '../../plan/index.js'
-import { assertUnprotected, driftOnly, selectTargets } from '../../plan/select.js'
+import { assertNotBlocked, assertUnprotected, driftOnly, selectTargets } from '../../plan/select.js'
+import { formatProblem, loadProject, ProjectError, type LoadedProject, type Problem } from '../../project/index.js'
+import { redact } from '../../api/redact.js'
 import {
-  data, engineOptions, err, formatOption, phaseTimer, loadOrReport, openSession, out, setStdoutFormat, useColor, type EngineArgs, type OutputFormat,
+  data, engineOptions, err, warnEmptySecrets, formatOption, phaseTimer, loadOrReport, openSession, out, setStdoutFormat, useColor, type EngineArgs, type OutputFormat,
 } from '../engine.js'
 
 interface PlanArgs extends EngineArgs {
   detailedExitcode?: boolean
   out?: string
   refreshOnly?: boolean
+  adoptExisting?: boolean
+  verbose?: boolean
+}
+
+/** Extras of a plan document: the project's lints, and why the plan is refused. */
+export interface PlanDocumentExtras {
+  warnings?: readonly Problem[]
+  /** The plan must not run (protected or blocked deletes): the reason, and the document says ok: false. */
+  refused?: string
+  /** Every field of a create, schema defaults too (text and markdown). */
   verbose?: boolean
 }
 
 /** The plan in the chosen format: text to `out` (stdout), markdown and JSON to stdout as documents. */
-export async function printPlan(plan: Plan, format: OutputFormat | undefined, noChanges?: string, verbose = false): Promise<void> {
+export async function printPlan(plan: Plan, format: OutputFormat | undefined, noChanges?: string, extras: PlanDocumentExtras = {}): Promise<void> {
+  const warnings = extras.warnings ?? []
   if (format === 'json') {
     const { planToJson } = await import('../../plan/render/json.js')
-    data(`${JSON.stringify(planToJson(plan), null, 2)}\n`)
+    const doc = {
+      ...planToJson(plan),
+      blocked: plan.blocked ?? [],
+      ok: extras.refused === undefined,
+      ...(extras.refused !== undefined ? { refused: redact(extras.refused) } : {}),
+      warnings,
+    }
+    data(`${JSON.stringify(doc, null, 2)}\n`)
   } else if (format === 'markdown') {
     const { renderPlanMarkdown } = await import('../../plan/render/markdown.js')
-    data(renderPlanMarkdown(plan, { verbose }))
+    let text = renderPlanMarkdown(plan, { verbose: extras.verbose ?? false })
+    if (extras.refused !== undefined) {
+      text += `**This plan is refused; nothing will be applied.**\n\n${extras.refused.split('\n').map((l) => `> ${escapeMarkdown(redact(l.trim()))}`).join('\n')}\n\n`
+    }
+    text += markdownWarnings(warnings)
+    data(text)
   } else {
-    out(renderPlanText(plan, { color: useColor(), verbose, ...(noChanges ? { noChanges } : {}) }))
+    out(renderPlanText(plan, { color: useColor(), verbose: extras.verbose ?? false, ...(noChanges ? { noChanges } : {}) }))
+  }
+}
+
+const escapeMarkdown = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/([\\`*_[\]#|])/g, '\\$1')
+
+function markdownWarnings(warnings: readonly Problem[]): string {
+  if (warnings.length === 0) return ''
+  return `**${warnings.length} warning${warnings.length === 1 ? '' : 's'}:**\n\n${warnings.map((w) => `- ${escapeMarkdown(formatProblem(w))}`).join('\n')}\n\n`
+}
+
+/** Lints on stderr, one a line: they never fail a command. */
+export function printWarnings(warnings: readonly Problem[] | undefined): void {
+  if (!warnings || warnings.length === 0) return
+  const c = pc.createColors(useColor())
+  err(`${warnings.map((w) => `${c.yellow('⚠')} ${formatProblem(w)}`).join('\n')}\n`)
+}
+
+/**
+ * The document `plan --format json|markdown` writes when there is no plan: the project does not
+ * load or validate, or the target or the API fails. A pull-request comment is then replaced
+ * with the problems instead of keeping a stale plan.
+ */
+export function printErrorDocument(format: OutputFormat | undefined, problems: readonly Problem[], warnings: readonly Problem[] = []): void {
+  const shown = problems.map((p) => ({ ...p, message: redact(p.message) }))
+  if (format === 'json') {
+    data(`${JSON.stringify({ formatVersion: 1, ok: false, hasChanges: false, problems: shown, warnings }, null, 2)}\n`)
+  } else if (format === 'markdown') {
+    const cell = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\|/g, '&#124;').replace(/`/g, '&#96;').replace(/\r?\n/g, '<br>')
+    const rows = shown.map((p) => `| ${cell(p.file + (p.line ? `:${p.line}` : ''))} | ${cell(p.construct ? `${p.construct}${p.logicalId !== undefined ? ` ${p.logicalId}` : ''}` : '')} | ${cell(p.field ?? '')} | ${cell(p.message)} |`)
+    data(`### monitors plan\n\n**No plan: ${shown.length} problem${shown.length === 1 ? '' : 's'}**; nothing was sent.\n\n| File | Construct | Field | Problem |\n|---|---|---|---|\n${rows.join('\n')}\n\n${markdownWarnings(warnings)}`)
+  }
+}
+
+/** An error as a problem of the error document: no file, its message. */
+const problemOf = (error: unknown): Problem => ({ file: '', message: error instanceof Error ? error.message : String(error) })
+
+/** Loads the project; for a document format, problems are also returned to be written as one. */
+async function loadForPlan(args: PlanArgs): Promise<{ project?: LoadedProject; problems?: Problem[] }> {
+  if (args.format !== 'json' && args.format !== 'markdown') return { project: await loadOrReport(args) }
+  try {
+    const project = await loadProject({ config: args.config })
+    warnEmptySecrets(project.resources)
+    return { project }
+  } catch (error) {
+    if (!(error instanceof ProjectError)) return { problems: [problemOf(error)] }
+    const lines = error.message.split('\n')
+    const count = lines.pop()
+    const c = pc.createColors(useColor())
+    err(`${lines.map((l) => `${c.red('✖')} ${l}`).join('\n')}\n${c.red(count ?? '')}\n`)
+    return { problems: error.problems }
   }
 }
 
@@ -52,39 +128,76 @@ export const planCommand = {
       })
       .option('out', { type: 'string', describe: 'Save the plan to this file; "monitors apply <file>" then runs exactly it, or refuses it as stale' })
       .option('refresh-only', { type: 'boolean', default: false, describe: 'Show only drift: what was changed outside monitors since the last apply' })
-      .option('verbose', { type: 'boolean', default: false, describe: 'Show every field of a create, defaults too (the JSON document always has them)' }),
+      .option('verbose', { type: 'boolean', default: false, describe: 'Show every field of a create, defaults too (the JSON document always has them)' })
+      .option('adopt-existing', {
+        type: 'boolean',
+        default: false,
+        describe: 'Plan a create of what already exists remotely, unmanaged, with the same name (key, url) as recording the existing resource and updating it',
+      }),
   handler: async (args: ArgumentsCamelCase<PlanArgs>): Promise<number> => {
     setStdoutFormat(args.format)
     const timing = phaseTimer()
-    const project = await loadOrReport(args)
+    const loaded = await loadForPlan(args)
     timing('load')
-    if (!project) return 1
-    const session = await openSession(project, args)
-    timing('target')
+    const project = loaded.project
+    if (!project) {
+      if (loaded.problems) printErrorDocument(args.format, loaded.problems)
+      return 1
+    }
+    printWarnings(project.warnings)
+    // with --format json|markdown a document is written whatever fails: never an empty stdout
+    let written = false
     try {
-      const lockText = args.out ? readLockText(session.open.lockPath) : undefined
-      const { plan: full, remote } = await planAgainst({
-        client: session.open.client,
-        desired: project.resources,
-        lock: session.lock,
-        target: session.open.target,
-      })
-      timing('plan')
-      let plan = selectTargets(full, args.target ?? [])
-      if (args.refreshOnly) plan = driftOnly(plan)
-      else assertUnprotected(plan)
-      await printPlan(plan, args.format, args.refreshOnly ? 'Nothing was changed outside monitors since the last apply.' : undefined, args.verbose)
-      timing('render')
-      if (args.out) {
-        const { fingerprint, makeSavedPlan, writeSavedPlan } = await import('../../plan/saved.js')
-        const prints = fingerprint({ desired: project.resources, lock: session.lock, lockText, remote })
-        writeSavedPlan(resolve(args.out), makeSavedPlan(plan, prints))
-        err(`Saved the plan to ${args.out}; run it with: monitors apply ${args.out}\n`)
+      const session = await openSession(project, args)
+      timing('target')
+      try {
+        const lockText = args.out ? readLockText(session.open.lockPath) : undefined
+        const { plan: full, remote } = await planAgainst({
+          client: session.open.client,
+          desired: project.resources,
+          lock: session.lock,
+          target: session.open.target,
+          adoptExisting: args.adoptExisting,
+        })
+        timing('plan')
+        let plan = selectTargets(full, args.target ?? [])
+        let refusal: Error | undefined
+        if (args.refreshOnly) {
+          plan = driftOnly(plan)
+          delete plan.blocked
+        } else {
+          try {
+            assertUnprotected(plan)
+            assertNotBlocked(plan)
+          } catch (error) {
+            refusal = error as Error
+          }
+        }
+        if (refusal) {
+          // the document says why (protected, blocked); text output stays the error alone
+          if (args.format === 'json' || args.format === 'markdown') {
+            await printPlan(plan, args.format, undefined, { warnings: project.warnings, refused: refusal.message, verbose: args.verbose })
+            written = true
+          }
+          throw refusal
+        }
+        await printPlan(plan, args.format, args.refreshOnly ? 'Nothing was changed outside monitors since the last apply.' : undefined, { warnings: project.warnings, verbose: args.verbose })
+        written = true
+        timing('render')
+        if (args.out) {
+          const { fingerprint, makeSavedPlan, writeSavedPlan } = await import('../../plan/saved.js')
+          const prints = fingerprint({ desired: project.resources, lock: session.lock, lockText, remote })
+          writeSavedPlan(resolve(args.out), makeSavedPlan(plan, prints))
+          err(`Saved the plan to ${args.out}; run it with: monitors apply ${args.out}\n`)
+        }
+        return args.detailedExitcode && hasChanges(plan) ? 2 : 0
+      } finally {
+        await session.close()
+        timing('close')
       }
-      return args.detailedExitcode && hasChanges(plan) ? 2 : 0
-    } finally {
-      await session.close()
-      timing('close')
+    } catch (error) {
+      if (!written) printErrorDocument(args.format, [problemOf(error)], project.warnings)
+      throw error
     }
   },
 } as unknown as CommandModule<object, PlanArgs>

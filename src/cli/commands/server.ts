@@ -13,6 +13,8 @@ interface ServerArgs {
   quiet: boolean
   faults?: string
   seed: number
+  runner: boolean
+  retention: number
 }
 
 function userError(message: string): Error {
@@ -69,12 +71,19 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         type: 'string',
         describe: 'Inject faults reproducibly, e.g. "500:0.1,429:0.05,reset:0.05,hang:0.01,latency:0-200ms"',
       })
-      .option('seed', { type: 'number', default: 1, describe: 'Seed of the fault generator (same seed, same faults)' }) as never,
+      .option('seed', { type: 'number', default: 1, describe: 'Seed of the fault generator (same seed, same faults)' })
+      .option('runner', {
+        type: 'boolean',
+        default: true,
+        describe: 'Run the checks in this process (--no-runner leaves every run to agents: monitors agent)',
+      })
+      .option('retention', { type: 'number', default: 30, describe: 'Days check results are kept; older ones are pruned' }) as never,
   handler: async (args) => {
     if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw userError(`--port must be 0-65535, got ${args.port}`)
     const fromEnv = (io().env.MONITORING_SERVER_API_KEYS ?? '').split(/[\s,]+/).filter(Boolean)
     const keySpecs = args['api-key'] && args['api-key'].length > 0 ? args['api-key'] : fromEnv
     const apiKeys = keySpecs.map(parseApiKey)
+    if (!Number.isFinite(args.retention) || args.retention <= 0) throw userError(`--retention must be a number of days above 0, got ${args.retention}`)
     const rateLimit = args['rate-limit'] !== undefined ? parseRateLimit(args['rate-limit']) : undefined
     const out = (line: string) => io().stdout.write(`${line}\n`)
     let server
@@ -91,12 +100,18 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         log: args.quiet ? false : out,
         faults: args.faults,
         seed: args.seed,
+        scheduler: true,
+        runner: args.runner,
+        retentionDays: args.retention,
       })
     } catch (error) {
       throw nativeLoadError(error, 'server') ?? error
     }
 
     out(`Monitoring API listening on ${server.url} (database ${args.db}, account ${server.accountId})`)
+    out(args.runner
+      ? `Running the activated checks (results kept ${args.retention} days); agents may serve locations too`
+      : `Not running checks (--no-runner): agents claim the due runs (results kept ${args.retention} days)`)
     if (args.faults) out(`Injecting faults: ${args.faults} (seed ${args.seed})`)
     if (server.keyGenerated && server.apiKey) {
       out(`${paint().bold('API key')} (shown once, only its hash is kept): ${server.apiKey}`)

@@ -1,21 +1,22 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import { io } from '../io.js'
 import { paint } from '../color.js'
-import { loadProject, ProjectError, summarizeResources, type Problem } from '../../project/index.js'
+import { formatProblem, loadProject, ProjectError, summarizeResources, type Problem } from '../../project/index.js'
 import { warnEmptySecrets } from '../engine.js'
+import { printWarnings } from './plan.js'
 
 interface ValidateArgs {
   config?: string
   format?: 'text' | 'markdown' | 'json'
 }
 
+/** main.ts takes a handler's resolved number as the exit code. */
+type ExitCodeHandler = (args: ArgumentsCamelCase<ValidateArgs>) => Promise<number>
+
 /**
  * `monitors validate`: loads the config and check files and checks every construct against
  * the API's rules. No network. Problems are reported by the ProjectError the loader throws.
  */
-/** main.ts takes a handler's resolved number as the exit code. */
-type ExitCodeHandler = (args: ArgumentsCamelCase<ValidateArgs>) => Promise<number>
-
 export const validateCommand = {
   command: 'validate',
   describe: 'Load the project and check every construct against the API rules, without sending anything',
@@ -37,6 +38,7 @@ export const validateCommand = {
     try {
       project = await loadProject({ config: args.config })
       warnEmptySecrets(project.resources)
+      printWarnings(project.warnings)
     } catch (error) {
       if (!(error instanceof ProjectError)) throw error
       problems = error.problems
@@ -58,11 +60,13 @@ export const validateCommand = {
         resources: project ? project.resources.map((r) => ({ kind: r.kind, logicalId: r.logicalId, construct: r.construct, file: r.file })) : [],
         files: project?.files ?? [],
         problems,
+        warnings: project?.warnings ?? [],
       }, null, 2)}\n`)
     } else if (args.format === 'markdown') {
       const escape = (t: string) => t.replace(/[|`<>]/g, (c) => `&#${c.charCodeAt(0)};`)
       io().stdout.write(problems.length === 0
-        ? `### monitors validate\n\n**Valid:** ${n} resource${n === 1 ? '' : 's'} in ${m} file${m === 1 ? '' : 's'}${summary ? ` (${summary})` : ''}\n`
+        ? `### monitors validate\n\n**Valid:** ${n} resource${n === 1 ? '' : 's'} in ${m} file${m === 1 ? '' : 's'}${summary ? ` (${summary})` : ''}\n${
+          project?.warnings.length ? `\n**Warnings:**\n\n${project.warnings.map((w) => `- ${escape(formatProblem(w))}`).join('\n')}\n` : ''}`
         : `### monitors validate\n\n**${problems.length} problem${problems.length === 1 ? '' : 's'}** found; nothing was sent.\n\n| File | Construct | Field | Problem |\n|---|---|---|---|\n${problems
           .map((p) => `| ${escape(p.file + (p.line ? `:${p.line}` : ''))} | ${escape(p.construct ? `${p.construct}${p.logicalId !== undefined ? ` ${p.logicalId}` : ''}` : '')} | ${escape(p.field ?? '')} | ${escape(p.message)} |`)
           .join('\n')}\n`)

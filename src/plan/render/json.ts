@@ -18,6 +18,8 @@ export interface JsonChange {
   construct?: string
   file?: string
   dependsOn?: string[]
+  duplicateOf?: PlanChange['duplicateOf']
+  lockOnly?: boolean
   fieldDiffs: FieldDiff[]
 }
 
@@ -94,7 +96,7 @@ export function changeToJson(unmasked: PlanChange): JsonChange {
         ? Object.entries(change.payload ?? {}).filter(([, v]) => v !== undefined && v !== null).map(([path, value]) => ({ path, new: value }))
         : (change.fieldDiffs ?? []),
   }
-  for (const key of ['remoteId', 'movedFrom', 'reason', 'name', 'construct', 'file', 'dependsOn'] as const) {
+  for (const key of ['remoteId', 'movedFrom', 'reason', 'name', 'construct', 'file', 'dependsOn', 'duplicateOf', 'lockOnly'] as const) {
     if (change[key] !== undefined) (out as unknown as Record<string, unknown>)[key] = change[key]
   }
   return out

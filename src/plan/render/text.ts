@@ -1,6 +1,6 @@
 import pc from 'picocolors'
 import type { Plan, PlanChange } from '../types.js'
-import { describeTarget } from '../../apply/lock.js'
+import { describeTarget } from '../../state/lock.js'
 import { changeBody, driftNote, partialNote, type Line, type ViewOptions } from './view.js'
 
 export interface TextRenderOptions {
@@ -60,7 +60,7 @@ function renderChange(change: PlanChange, c: Colors, view: ViewOptions): string[
   const comment = (text: string) => out.push(`    ${c.yellow(`# ${text}`)}`)
   switch (change.action) {
     case 'create':
-      out.push(`${c.green('+')} ${title}${moved}${where}${change.drift ? ` ${c.yellow('(drift)')}` : ''}`)
+      out.push(`${c.green('+')} ${title}${moved}${where}${change.drift ? ` ${c.yellow('(drift)')}` : ''}${change.duplicateOf ? ` ${c.red('(duplicate)')}` : ''}`)
       if (change.reason) comment(change.reason)
       break
     case 'update': {

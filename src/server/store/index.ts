@@ -208,7 +208,168 @@ export interface KeyStore {
   find(keyHash: string): Promise<{ keyHash: string; accountId: string } | undefined>
 }
 
-export interface Repositories {
+
+// ---------------------------------------------------------------------------------------
+// Check runs, results, sessions and agents (scheduling). A due run is a row that a runner
+// (the server's own or an agent) claims with a lease in one statement; its FINAL result and
+// the ATTEMPT results before it are recorded when the run is completed.
+// ---------------------------------------------------------------------------------------
+
+/** A due run to create; `key` makes planning idempotent across processes (a second insert is ignored). */
+export interface PlannedRun {
+  key: string
+  account: string
+  checkId: string
+  location: string
+  /** ms since the epoch */
+  dueAt: number
+  sessionId: string | null
+  /** a run nobody claimed by then is skipped (ms; null: never skipped) */
+  staleAt: number | null
+}
+
+export interface ClaimQuery {
+  owner: string
+  /** only runs of this account (an agent); undefined: every account (the server's runner) */
+  account?: string
+  /** only runs of these locations; undefined: any location */
+  locations?: string[]
+  /** leave the (account, location) pairs a live agent serves (the server's runner) */
+  skipAgentLocations?: boolean
+  max: number
+  leaseMs: number
+  now: number
+}
+
+/** A claimed run: `runId` names this claim (a later claim of the same run gets another). */
+export interface ClaimedRun {
+  runId: string
+  account: string
+  checkId: string
+  location: string
+  dueAt: number
+  leaseExpiresAt: number
+  sessionId: string | null
+  /** the check as GET /v1/checks/{id} answers it, at claim time */
+  checkJson: string
+}
+
+/** A result as the runner made it (src/runner RunResult, without `attempts`). */
+export type StoredResultInput = Record<string, unknown> & {
+  runLocation: string
+  resultType: 'FINAL' | 'ATTEMPT'
+  status: string
+  hasFailures: boolean
+  hasErrors: boolean
+  isDegraded: boolean
+  responseTime: number | null
+  startedAt: string
+  stoppedAt: string
+  error: string | null
+}
+
+export interface CheckResultRecord {
+  id: string
+  checkId: string
+  sessionId: string | null
+  runId: string
+  runLocation: string
+  resultType: 'FINAL' | 'ATTEMPT'
+  status: string
+  hasFailures: boolean
+  hasErrors: boolean
+  isDegraded: boolean
+  responseTime: number | null
+  startedAt: string
+  stoppedAt: string
+  error: string | null
+  /** the runner's whole result (assertions, details, attempt number, …) */
+  details: Record<string, unknown>
+  created_at: string
+}
+
+export type CompleteOutcome =
+  | { outcome: 'completed'; run: ClaimedRun; final: CheckResultRecord; attempts: CheckResultRecord[] }
+  /** the same claim posted its result again: nothing recorded twice */
+  | { outcome: 'duplicate' }
+  /** another claim took the run after this lease expired, or completed it */
+  | { outcome: 'lost' }
+  | { outcome: 'unknown' }
+
+export interface RunStore {
+  /** inserts the runs not planned yet (by key); answers how many were new */
+  plan(runs: PlannedRun[]): Promise<number>
+  /** claims due runs atomically: a run is held by one claim until its lease expires */
+  claim(query: ClaimQuery): Promise<ClaimedRun[]>
+  /** new lease end (ms), or 'lost' / 'unknown' */
+  extend(account: string | undefined, runId: string, leaseMs: number, now: number): Promise<number | 'lost' | 'unknown'>
+  /** records the final result and its attempts (oldest first) and marks the run done */
+  complete(account: string | undefined, runId: string, final: StoredResultInput, attempts: StoredResultInput[], now: number): Promise<CompleteOutcome>
+  /** deletes runs done or skipped before `before` (ms); answers how many */
+  prune(before: number, now: number): Promise<number>
+}
+
+export interface ResultQuery {
+  checkId: string
+  resultType?: 'FINAL' | 'ATTEMPT'
+  limit: number
+  offset: number
+}
+
+export interface ResultStore {
+  /** newest first */
+  list(account: string, query: ResultQuery): Promise<Page<CheckResultRecord>>
+  get(account: string, id: string): Promise<CheckResultRecord | undefined>
+  /** results of a session, oldest first */
+  ofSession(account: string, sessionId: string): Promise<CheckResultRecord[]>
+  /** deletes results that stopped before `before` (ISO date-time); answers how many */
+  prune(before: string): Promise<number>
+}
+
+export interface SessionRecord {
+  id: string
+  checkId: string
+  checkType: string
+  name: string
+  runLocations: string[]
+  startedAt: string
+}
+
+export interface SessionStore {
+  /** creates the session and one due run per location, due now */
+  create(account: string, check: { id: string; checkType: string; name: string }, locations: string[], now: number): Promise<SessionRecord>
+  get(account: string, id: string): Promise<SessionRecord | undefined>
+}
+
+export interface AgentStore {
+  /** the agent serves these locations of the account until `until` (ms) */
+  heartbeat(account: string, agentId: string, locations: string[], until: number): Promise<void>
+}
+
+/** Every check of every account, for the scheduler (JSON as GET answers it). */
+export interface SchedulableCheck {
+  account: string
+  id: string
+  json: string
+}
+
+export interface ScheduleStore {
+  /** every check of every account (the planner filters) */
+  allChecks(): Promise<SchedulableCheck[]>
+  /** every maintenance window of every account */
+  allMaintenanceWindows(): Promise<Array<{ account: string; window: MaintenanceWindow }>>
+}
+
+export interface RunRepositories {
+  runs: RunStore
+  results: ResultStore
+  sessions: SessionStore
+  agents: AgentStore
+  schedule: ScheduleStore
+}
+// ---------------------------------------------------------------------------------------
+
+export interface Repositories extends RunRepositories {
   checks: CheckStore
   variables: VariableStore
   services: ServiceStore
@@ -216,7 +377,128 @@ export interface Repositories {
   maintenanceWindows: MaintenanceWindowStore
   incidents: IncidentStore
   keys: KeyStore
+  // --- results of check runs: statuses, error groups, alert state (see ../results)
+  checkStatuses: CheckStatusStore
+  errorGroups: ErrorGroupStore
+  alerts: AlertStore
+  // --- end of results of check runs
 }
+
+// --- results of check runs: statuses, error groups, alert state (see ../results) -----------
+
+/** What one FINAL result changes in its check's status (flags from the newest run win). */
+export interface StatusUpdate {
+  hasFailures: boolean
+  hasErrors: boolean
+  isDegraded: boolean
+  /** ms; null when nothing was measured */
+  responseTime: number | null
+  runLocation: string
+  checkRunId: string
+  sslDaysRemaining: number | null
+  /** when the run started: a result older than the status's newest run changes only longest/shortest */
+  startedAt: string
+}
+
+export interface CheckStatusRecord {
+  /** the check's current name */
+  name: string
+  checkId: string
+  hasFailures: boolean
+  hasErrors: boolean
+  isDegraded: boolean
+  longestRun: number | null
+  shortestRun: number | null
+  lastRunLocation: string | null
+  lastCheckRunId: string | null
+  sslDaysRemaining: number | null
+  /** response time of the newest run (for badges); not part of the answer */
+  lastResponseTime: number | null
+  created_at: string
+  updated_at: string | null
+}
+
+export interface CheckStatusStore {
+  /** account of a check, by its id alone (results carry no account); undefined when it is gone */
+  accountOf(checkId: string): Promise<string | undefined>
+  /**
+   * Claims a result id for recording: true the first time, false when some process recorded
+   * it already (recording is idempotent per result id).
+   */
+  claimResult(resultId: string, checkId: string): Promise<boolean>
+  /** forgets result ids claimed before `time` (ISO), with the results' retention; answers how many */
+  forgetResultsBefore(time: string): Promise<number>
+  /** one upsert: longest/shortest by MAX/MIN in the database, flags only from a newer run */
+  record(account: string, checkId: string, update: StatusUpdate): Promise<void>
+  list(account: string): Promise<CheckStatusRecord[]>
+  get(account: string, checkId: string): Promise<CheckStatusRecord | undefined>
+}
+
+export interface ErrorGroupRecord {
+  id: string
+  checkId: string
+  errorHash: string
+  rawErrorMessage: string | null
+  cleanedErrorMessage: string
+  firstSeen: string
+  lastSeen: string
+  archivedUntilNextEvent: boolean
+  archiveForEver: boolean
+}
+
+export interface ErrorEvent {
+  errorHash: string
+  rawErrorMessage: string
+  cleanedErrorMessage: string
+  seenAt: string
+}
+
+export interface ErrorGroupStore {
+  /** one upsert per (check, hash): a known hash moves lastSeen and clears archivedUntilNextEvent */
+  record(account: string, checkId: string, event: ErrorEvent): Promise<void>
+  /** oldest first */
+  list(account: string, checkId?: string): Promise<ErrorGroupRecord[]>
+  get(account: string, id: string): Promise<ErrorGroupRecord | undefined>
+  /** sets the flags given; undefined when the group is not the account's */
+  update(account: string, id: string, flags: { archiveForEver?: boolean; archivedUntilNextEvent?: boolean }): Promise<ErrorGroupRecord | undefined>
+}
+
+export type AlertLevel = 'NONE' | 'DEGRADED' | 'FAILURE'
+export type AlertNotificationKind = 'ALERT_FAILURE' | 'ALERT_DEGRADED' | 'ALERT_RECOVERY' | 'REMINDER'
+
+/** A check's alerting state, kept between results. */
+export interface AlertState {
+  consecutiveFailures: number
+  consecutiveDegraded: number
+  failingSince: string | null
+  degradedSince: string | null
+  level: AlertLevel
+  alertedAt: string | null
+  remindersSent: number
+  /** the incident opened by triggerIncident, until it is resolved */
+  incidentId: string | null
+  /** location -> whether its newest run failed (for parallelRunFailureThreshold) */
+  locations: Record<string, boolean>
+}
+
+export interface AlertNotificationRecord {
+  id: string
+  checkId: string
+  kind: AlertNotificationKind
+  checkRunId: string | null
+  created_at: string
+}
+
+export interface AlertStore {
+  /** read inside a transaction, so that the state cannot change before `save` */
+  state(checkId: string): Promise<AlertState | undefined>
+  save(account: string, checkId: string, state: AlertState): Promise<void>
+  notify(account: string, checkId: string, kind: AlertNotificationKind, checkRunId: string | null): Promise<AlertNotificationRecord>
+  /** oldest first */
+  notifications(account: string, checkId?: string): Promise<AlertNotificationRecord[]>
+}
+
+// --- end of results of check runs ---------------------------------------------------------------
 
 export interface Store extends Repositories {
   /**

@@ -5,6 +5,8 @@ import { checkRepository } from './checks.js'
 import { keyRepository } from './keys.js'
 import { incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
 import { PageCache } from './page-cache.js'
+import { alertRepository, checkStatusRepository, errorGroupRepository } from './results.js'
+import { agentRepository, resultRepository, runRepository, scheduleRepository, sessionRepository } from './runs.js'
 
 /** Runs a group of statements; asynchronous to the routes, synchronous underneath. */
 export type Exec = <T>(fn: () => T) => Promise<T>
@@ -52,6 +54,14 @@ export class SqliteStore implements Store {
   readonly maintenanceWindows
   readonly incidents
   readonly keys
+  readonly checkStatuses
+  readonly errorGroups
+  readonly alerts
+  readonly runs
+  readonly results
+  readonly sessions
+  readonly agents
+  readonly schedule
   private readonly gate = new Gate()
   private readonly tx: Repositories
 
@@ -65,6 +75,14 @@ export class SqliteStore implements Store {
     this.maintenanceWindows = maintenanceWindowRepository(db, run)
     this.incidents = incidentRepository(db, run)
     this.keys = keyRepository(db, run)
+    this.checkStatuses = checkStatusRepository(db, run)
+    this.errorGroups = errorGroupRepository(db, run)
+    this.alerts = alertRepository(db, run)
+    this.runs = runRepository(db, run)
+    this.results = resultRepository(db, run)
+    this.sessions = sessionRepository(db, run)
+    this.agents = agentRepository(db, run)
+    this.schedule = scheduleRepository(db, run)
     // inside a transaction: the same statements, run at once, and no cached pages
     this.tx = {
       checks: checkRepository(db, direct),
@@ -74,6 +92,14 @@ export class SqliteStore implements Store {
       maintenanceWindows: maintenanceWindowRepository(db, direct),
       incidents: incidentRepository(db, direct),
       keys: keyRepository(db, direct),
+      checkStatuses: checkStatusRepository(db, direct),
+      errorGroups: errorGroupRepository(db, direct),
+      alerts: alertRepository(db, direct),
+      runs: runRepository(db, direct),
+      results: resultRepository(db, direct),
+      sessions: sessionRepository(db, direct),
+      agents: agentRepository(db, direct),
+      schedule: scheduleRepository(db, direct),
     }
   }
 

@@ -109,6 +109,137 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX incident_updates_incident ON incident_updates (incident_seq, seq);
   `,
+  // 2: results of check runs: statuses, error groups, alert state and recorded notifications
+  //    (rows of a check go with it; results already recorded are remembered by id)
+  `
+  CREATE TABLE recorded_results (
+    result_id   TEXT PRIMARY KEY,
+    check_id    TEXT NOT NULL REFERENCES checks (id) ON DELETE CASCADE,
+    recorded_at TEXT NOT NULL
+  );
+  CREATE INDEX recorded_results_check ON recorded_results (check_id);
+  CREATE INDEX recorded_results_time ON recorded_results (recorded_at);
+
+  CREATE TABLE check_statuses (
+    check_id           TEXT PRIMARY KEY REFERENCES checks (id) ON DELETE CASCADE,
+    account_id         TEXT NOT NULL,
+    has_failures       INTEGER NOT NULL,
+    has_errors         INTEGER NOT NULL,
+    is_degraded        INTEGER NOT NULL,
+    longest_run        REAL,
+    shortest_run       REAL,
+    last_run_location  TEXT,
+    last_check_run_id  TEXT,
+    ssl_days_remaining INTEGER,
+    last_response_time REAL,
+    last_started_at    TEXT NOT NULL,   -- the newest run the flags come from
+    created_at         TEXT NOT NULL,
+    updated_at         TEXT
+  );
+  CREATE INDEX check_statuses_account ON check_statuses (account_id);
+
+  CREATE TABLE error_groups (
+    seq                       INTEGER PRIMARY KEY AUTOINCREMENT,
+    id                        TEXT NOT NULL UNIQUE,
+    account_id                TEXT NOT NULL,
+    check_id                  TEXT NOT NULL REFERENCES checks (id) ON DELETE CASCADE,
+    error_hash                TEXT NOT NULL,
+    raw_error_message         TEXT,
+    cleaned_error_message     TEXT NOT NULL,
+    first_seen                TEXT NOT NULL,
+    last_seen                 TEXT NOT NULL,
+    archived_until_next_event INTEGER NOT NULL DEFAULT 0,
+    archive_for_ever          INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (check_id, error_hash)
+  );
+  CREATE INDEX error_groups_account ON error_groups (account_id, seq);
+
+  CREATE TABLE alert_states (
+    check_id   TEXT PRIMARY KEY REFERENCES checks (id) ON DELETE CASCADE,
+    account_id TEXT NOT NULL,
+    body       TEXT NOT NULL,           -- the AlertState as JSON
+    updated_at TEXT NOT NULL
+  );
+
+  CREATE TABLE alert_notifications (
+    seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+    id           TEXT NOT NULL UNIQUE,
+    account_id   TEXT NOT NULL,
+    check_id     TEXT NOT NULL REFERENCES checks (id) ON DELETE CASCADE,
+    kind         TEXT NOT NULL,         -- ALERT_FAILURE, ALERT_DEGRADED, ALERT_RECOVERY, REMINDER
+    check_run_id TEXT,
+    created_at   TEXT NOT NULL
+  );
+  CREATE INDEX alert_notifications_check ON alert_notifications (check_id, seq);
+  `,
+  // 3: check runs (due runs claimed with a lease), their results, check sessions, and the
+  //    locations agents serve (scheduling)
+  `
+  CREATE TABLE check_runs (
+    seq              INTEGER PRIMARY KEY AUTOINCREMENT,
+    id               TEXT NOT NULL UNIQUE,
+    run_key          TEXT NOT NULL UNIQUE,  -- planning is idempotent: one row per check, location and due time (or session and location)
+    account_id       TEXT NOT NULL,
+    check_id         TEXT NOT NULL REFERENCES checks (id) ON DELETE CASCADE,
+    location         TEXT NOT NULL,
+    due_at           INTEGER NOT NULL,      -- ms since the epoch
+    stale_at         INTEGER,               -- never claimed by then: skipped
+    session_id       TEXT,
+    state            TEXT NOT NULL DEFAULT 'due',  -- 'due', 'done', or 'skipped' (nobody claimed it in time)
+    claim_seq        INTEGER NOT NULL DEFAULT 0,   -- claims so far; a run id is "<id>.<claim_seq>"
+    lease_owner      TEXT,
+    lease_expires_at INTEGER,
+    done_claim       INTEGER,
+    done_at          INTEGER
+  );
+  CREATE INDEX check_runs_due ON check_runs (state, due_at);
+  CREATE INDEX check_runs_check ON check_runs (check_id);
+  CREATE INDEX check_runs_stale ON check_runs (stale_at) WHERE state = 'due' AND claim_seq = 0;
+
+  CREATE TABLE check_results (
+    seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+    id            TEXT NOT NULL UNIQUE,
+    account_id    TEXT NOT NULL,
+    check_id      TEXT NOT NULL,
+    session_id    TEXT,
+    run_id        TEXT NOT NULL,
+    run_location  TEXT NOT NULL,
+    result_type   TEXT NOT NULL,            -- 'FINAL' or 'ATTEMPT'
+    status        TEXT NOT NULL,
+    has_failures  INTEGER NOT NULL,
+    has_errors    INTEGER NOT NULL,
+    is_degraded   INTEGER NOT NULL,
+    response_time REAL,
+    started_at    TEXT NOT NULL,
+    stopped_at    TEXT NOT NULL,
+    error         TEXT,
+    details       TEXT NOT NULL,            -- the runner's result as JSON
+    created_at    TEXT NOT NULL
+  );
+  CREATE INDEX check_results_check ON check_results (account_id, check_id, seq);
+  CREATE INDEX check_results_session ON check_results (session_id, seq) WHERE session_id IS NOT NULL;
+  CREATE INDEX check_results_stopped ON check_results (stopped_at);
+
+  CREATE TABLE check_sessions (
+    seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+    id            TEXT NOT NULL UNIQUE,
+    account_id    TEXT NOT NULL,
+    check_id      TEXT NOT NULL,
+    check_type    TEXT NOT NULL,
+    name          TEXT NOT NULL,
+    run_locations TEXT NOT NULL,            -- JSON array
+    started_at    TEXT NOT NULL
+  );
+  CREATE INDEX check_sessions_started ON check_sessions (started_at);
+
+  CREATE TABLE agent_locations (
+    account_id TEXT NOT NULL,
+    location   TEXT NOT NULL,
+    agent_id   TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,            -- ms; the agent serves the location until then
+    PRIMARY KEY (account_id, location, agent_id)
+  );
+  `,
 ]
 
 /** Opens (and creates) the database file and brings its schema up to date. */

@@ -1,7 +1,7 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs'
 import { dirname, basename, join } from 'node:path'
-import type { ResourceKind } from '../project/types.js'
-import { stableStringify } from '../plan/stable-json.js'
+import type { ResourceKind } from '../resources/types.js'
+import { stableStringify } from '../resources/stable-json.js'
 
 /** Identity of the service a lock file belongs to. */
 export interface LockTarget {
@@ -95,7 +95,7 @@ export function readLock(path: string): LockFile | undefined {
 }
 
 /** The lock file's text: sorted keys, two-space indent, trailing newline, so diffs stay small. */
-export function serializeLock(lock: LockFile): string {
+function serializeLock(lock: LockFile): string {
   return `${stableStringify(lock, 2)}\n`
 }
 
@@ -153,7 +153,7 @@ function removeStrayTemps(dir: string, name: string, own: string): void {
 }
 
 /** Whether a lock file belongs to the target; a lock without account matches any account. */
-export function sameTarget(a: LockTarget, b: LockTarget): boolean {
+function sameTarget(a: LockTarget, b: LockTarget): boolean {
   if (a.id !== b.id) return false
   if (a.accountId && b.accountId && a.accountId !== b.accountId) return false
   return true

@@ -1,0 +1,122 @@
+import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
+import { io } from '../io.js'
+import { parseDuration } from '../../state/process-lock.js'
+import {
+  DEFAULT_CONCURRENCY, DEFAULT_HEALTH_PORT, DEFAULT_LEASE_SECONDS, parseLocations, startAgent, type Agent,
+} from '../../agent/index.js'
+
+interface AgentArgs {
+  locations?: string[]
+  concurrency?: number
+  healthPort?: number
+  healthHost?: string
+  pollInterval?: string
+  lease?: string
+  agentId?: string
+  apiUrl?: string
+  apiKey?: string
+  accountId?: string
+  insecureHttp?: boolean
+  timeout?: number
+}
+
+function userError(message: string): Error {
+  return Object.assign(new Error(message), { userError: true })
+}
+
+/** `1s`, `500ms`, `2m` (a bare number is seconds); one clear line when it is not a duration. */
+function duration(flag: string, text: string): number {
+  const ms = parseDuration(text)
+  if (ms === undefined) throw userError(`${flag} must be a duration such as 1s, 500ms or 2m (got "${text}").`)
+  return ms
+}
+
+function healthPortFromEnv(env: NodeJS.ProcessEnv): number {
+  const text = env.AGENT_HEALTH_PORT
+  if (text === undefined || text.trim() === '') return DEFAULT_HEALTH_PORT
+  const port = Number(text)
+  if (!/^\d+$/.test(text.trim()) || port > 65535) throw userError(`AGENT_HEALTH_PORT must be a port number 0-65535 (got "${text}").`)
+  return port
+}
+
+/**
+ * `monitors agent`: a self-hosted agent. It claims the due runs of its locations from the
+ * Monitoring API, runs them from this machine, posts their results and serves health probes;
+ * SIGTERM or Ctrl-C finishes the runs in flight and posts their results before it exits 0.
+ */
+export const agentCommand = {
+  command: 'agent',
+  describe: 'Run checks for a Monitoring API server from this machine, for the locations given (a self-hosted agent)',
+  builder: (yargs: Argv) =>
+    yargs
+      .option('locations', { type: 'string', array: true, describe: 'Locations this agent serves, comma-separated (e.g. eu-west-1,us-east-1)' })
+      .option('concurrency', { type: 'number', describe: `Runs at once (default ${DEFAULT_CONCURRENCY})` })
+      .option('health-port', { type: 'number', describe: `Port of the health probes (env AGENT_HEALTH_PORT, default ${DEFAULT_HEALTH_PORT}; 0 picks a free one)` })
+      .option('health-host', { type: 'string', describe: 'Address the health probes listen on (default: every interface)' })
+      .option('poll-interval', { type: 'string', default: '1s', describe: 'Wait between claims when nothing is due (e.g. 1s, 500ms)' })
+      .option('lease', { type: 'string', default: `${DEFAULT_LEASE_SECONDS}s`, describe: 'Lease of each claimed run, 10s to 10m; renewed while the run lasts' })
+      .option('agent-id', { type: 'string', describe: 'Name of this agent for the server (default: <hostname>-<pid>)' })
+      .option('api-url', { type: 'string', describe: 'Base URL of the Monitoring API (env MONITORING_API_URL)' })
+      .option('api-key', { type: 'string', describe: 'API key (env MONITORING_API_KEY); never printed' })
+      .option('account-id', { type: 'string', describe: 'Account id, sent as x-service-account (env MONITORING_ACCOUNT_ID)' })
+      .option('insecure-http', { type: 'boolean', default: false, describe: 'Allow a plain http:// API URL to a host other than this machine (the key travels in clear)' })
+      .option('timeout', { type: 'number', default: 30, describe: 'Seconds to wait for each API answer' }),
+  handler: async (args: ArgumentsCamelCase<AgentArgs>): Promise<number> => {
+    const env = io().env
+    const apiUrl = args.apiUrl ?? env.MONITORING_API_URL
+    const apiKey = args.apiKey ?? env.MONITORING_API_KEY
+    if (apiUrl === undefined || apiUrl.trim() === '') {
+      throw userError('No API URL: set MONITORING_API_URL or pass --api-url (the Monitoring API server the agent takes runs from).')
+    }
+    if (apiKey === undefined || apiKey.trim() === '') throw userError(`No API key for ${apiUrl}: set MONITORING_API_KEY or pass --api-key.`)
+    const locations = parseLocations(args.locations ?? [])
+    if (args.timeout !== undefined && !(Number.isFinite(args.timeout) && args.timeout > 0 && args.timeout <= 3600)) {
+      throw userError(`--timeout must be a number of seconds above 0 and at most 3600 (got ${args.timeout}).`)
+    }
+    const leaseMs = duration('--lease', args.lease ?? `${DEFAULT_LEASE_SECONDS}s`)
+    if (leaseMs % 1000 !== 0) throw userError(`--lease must be whole seconds, from 10s to 10m (got "${args.lease}").`)
+    // handled from the start: a signal during start-up stops the agent as soon as it runs
+    let agent: Agent | undefined
+    let early: NodeJS.Signals | undefined
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (!agent) {
+        early = signal
+        return
+      }
+      if (!agent.ready()) {
+        // a second signal: stop now; the leases of the runs in flight expire and the server runs them again
+        io().stderr.write(`${signal} again: stopping now without waiting for ${agent.stats().inFlight} run(s) in flight.\n`)
+        agent.abort()
+        return
+      }
+      void agent.stop(signal)
+    }
+    process.on('SIGINT', onSignal)
+    process.on('SIGTERM', onSignal)
+    try {
+      agent = await startAgent({
+        apiUrl,
+        apiKey,
+        accountId: args.accountId ?? (env.MONITORING_ACCOUNT_ID || undefined),
+        locations,
+        concurrency: args.concurrency ?? DEFAULT_CONCURRENCY,
+        pollIntervalMs: duration('--poll-interval', args.pollInterval ?? '1s'),
+        leaseSeconds: leaseMs / 1000,
+        healthPort: args.healthPort ?? healthPortFromEnv(env),
+        healthHost: args.healthHost,
+        agentId: args.agentId,
+        insecureHttp: args.insecureHttp,
+        timeoutSeconds: args.timeout,
+      })
+      if (early) void agent.stop(early)
+      const code = await agent.done
+      const s = agent.stats()
+      io().stdout.write(`Agent stopped: ${s.claimed} claimed, ${s.posted} results posted, ${s.dropped} dropped (lease lost), ${s.lost} not delivered.\n`)
+      // results that could not be delivered are not a clean stop
+      return code !== 0 ? code : s.lost > 0 ? 1 : 0
+    } finally {
+      process.off('SIGINT', onSignal)
+      process.off('SIGTERM', onSignal)
+    }
+  },
+} as unknown as CommandModule<object, AgentArgs>

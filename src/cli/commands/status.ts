@@ -1,0 +1,220 @@
+import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
+import pc from 'picocolors'
+import type { DesiredResource } from '../../resources/types.js'
+import { lockKey } from '../../state/lock.js'
+import { listAllByPage } from '../../api/paging.js'
+import { redact } from '../../api/redact.js'
+import { data, engineOptions, err, loadOrReport, openSession, out, setStdoutFormat, useColor, type EngineArgs } from '../engine.js'
+import { selectChecks } from './test.js'
+
+interface StatusArgs extends Omit<EngineArgs, 'format'> {
+  format?: 'text' | 'json'
+  failOnFailing?: boolean
+}
+
+/** What the target says of one check of the project. */
+export type CheckState = 'passing' | 'degraded' | 'failing' | 'paused' | 'never-ran' | 'not-deployed'
+
+/** A check status as GET /v1/check-statuses answers it. */
+interface RemoteStatus {
+  checkId: string
+  hasFailures: boolean
+  hasErrors: boolean
+  isDegraded: boolean
+  longestRun: number | null
+  shortestRun: number | null
+  lastRunLocation: string | null
+  lastCheckRunId: string | null
+  created_at?: string | null
+  updated_at?: string | null
+}
+
+export interface CheckStatusRow {
+  resource: DesiredResource
+  checkId: string | null
+  state: CheckState
+  /** Why a check is not deployed: not in the lock, or gone from the target. */
+  reason?: string
+  status?: RemoteStatus
+  badgeUrl: string | null
+}
+
+const STATE_TEXT: Record<CheckState, string> = {
+  passing: 'passing', degraded: 'degraded', failing: 'failing', paused: 'paused', 'never-ran': 'never ran', 'not-deployed': 'not deployed',
+}
+
+/**
+ * The state of each check: not deployed (not in the lock, or gone remotely), paused
+ * (`activated: false` on the target), never ran (no status), else from the newest run's flags.
+ */
+export function checkStates(
+  checks: readonly DesiredResource[],
+  remoteIdOf: (resource: DesiredResource) => string | undefined,
+  remoteChecks: ReadonlyMap<string, Record<string, unknown>>,
+  statuses: ReadonlyMap<string, RemoteStatus>,
+  badgeBase: string | undefined,
+): CheckStatusRow[] {
+  return checks.map((resource) => {
+    const id = remoteIdOf(resource)
+    if (id === undefined) return { resource, checkId: null, state: 'not-deployed', reason: 'not in the lock file: run monitors apply', badgeUrl: null }
+    const remote = remoteChecks.get(id)
+    if (!remote) return { resource, checkId: id, state: 'not-deployed', reason: 'in the lock file but gone from the target: run monitors plan', badgeUrl: null }
+    const status = statuses.get(id)
+    const badgeUrl = badgeBase ? `${badgeBase}/v1/badges/checks/${encodeURIComponent(id)}` : null
+    const state: CheckState = remote.activated === false
+      ? 'paused'
+      : !status ? 'never-ran'
+        : status.hasFailures || status.hasErrors ? 'failing'
+          : status.isDegraded ? 'degraded' : 'passing'
+    return { resource, checkId: id, state, ...(status ? { status } : {}), badgeUrl }
+  })
+}
+
+function formatMs(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return ''
+  return `${ms < 10 ? Math.round(ms * 10) / 10 : Math.round(ms)}`
+}
+
+/** Shortest and longest response time ever recorded: `8.1–12 ms`, or `-` when none is known. */
+function runTimes(status: RemoteStatus | undefined): string {
+  if (!status || (status.shortestRun === null && status.longestRun === null)) return '-'
+  const low = formatMs(status.shortestRun)
+  const high = formatMs(status.longestRun)
+  return low === high || !low || !high ? `${low || high} ms` : `${low}–${high} ms`
+}
+
+const label = (r: DesiredResource) => `${r.kind}:${r.logicalId} "${String(r.payload.name ?? '')}"`
+
+export function renderStatusTable(rows: readonly CheckStatusRow[], color: boolean): string {
+  const c = pc.createColors(color)
+  const paintOf: Record<CheckState, (s: string) => string> = {
+    passing: c.green, degraded: c.yellow, failing: c.red, paused: c.dim, 'never-ran': c.dim, 'not-deployed': c.dim,
+  }
+  const cells = rows.map((row) => [
+    label(row.resource),
+    STATE_TEXT[row.state],
+    row.status?.lastRunLocation ?? '-',
+    runTimes(row.status),
+    row.badgeUrl ?? (row.reason ? `- (${row.reason})` : '-'),
+  ])
+  const head = ['CHECK', 'STATE', 'LAST LOCATION', 'RUN TIMES', 'BADGE']
+  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i].length)))
+  const line = (r: string[], paint: (s: string) => string = (s) => s) =>
+    r.map((cell, i) => {
+      const padded = i === 3 ? cell.padStart(widths[i]) : i === r.length - 1 ? cell : cell.padEnd(widths[i])
+      return i === 1 ? paint(padded) : padded
+    }).join('  ').trimEnd()
+  return `${[c.bold(line(head)), ...cells.map((r, i) => line(r, paintOf[rows[i].state]))].join('\n')}\n`
+}
+
+function summaryOf(rows: readonly CheckStatusRow[]) {
+  const count = (state: CheckState) => rows.filter((r) => r.state === state).length
+  return {
+    total: rows.length,
+    passing: count('passing'),
+    degraded: count('degraded'),
+    failing: count('failing'),
+    paused: count('paused'),
+    neverRan: count('never-ran'),
+    notDeployed: count('not-deployed'),
+  }
+}
+
+export function statusToJson(rows: readonly CheckStatusRow[], target: { id: string; baseUrl: string; embedded: boolean }) {
+  return {
+    formatVersion: 1,
+    ok: true,
+    target,
+    summary: summaryOf(rows),
+    checks: rows.map((row) => ({
+      kind: row.resource.kind,
+      logicalId: row.resource.logicalId,
+      construct: row.resource.construct,
+      file: row.resource.file,
+      name: row.resource.payload.name ?? null,
+      checkId: row.checkId,
+      state: row.state,
+      ...(row.reason ? { reason: row.reason } : {}),
+      hasFailures: row.status?.hasFailures ?? null,
+      hasErrors: row.status?.hasErrors ?? null,
+      isDegraded: row.status?.isDegraded ?? null,
+      lastRunLocation: row.status?.lastRunLocation ?? null,
+      lastCheckRunId: row.status?.lastCheckRunId ?? null,
+      shortestRun: row.status?.shortestRun ?? null,
+      longestRun: row.status?.longestRun ?? null,
+      updatedAt: row.status?.updated_at ?? null,
+      badgeUrl: row.badgeUrl,
+    })),
+  }
+}
+
+/**
+ * `monitors status`: the target's check statuses for the project's DNS and ICMP checks, read
+ * from the list endpoints (checks and check statuses: never one request per check), with each
+ * check's badge URL. Exit 0 whatever the states, 1 on errors; with --fail-on-failing, also 1
+ * when a check is failing.
+ */
+export const statusCommand = {
+  command: 'status',
+  describe: "Show the target's check statuses for the project's checks, with badge URLs",
+  builder: (yargs: Argv) =>
+    engineOptions(yargs)
+      .option('format', {
+        choices: ['text', 'json'] as const,
+        default: 'text' as const,
+        describe: 'Output: a table for a terminal, or json (one document) on stdout with the table on stderr',
+      })
+      .option('fail-on-failing', { type: 'boolean', default: false, describe: 'Exit 1 when a check is failing (degraded, paused, never ran and not deployed do not count)' }),
+  handler: async (args: ArgumentsCamelCase<StatusArgs>): Promise<number> => {
+    setStdoutFormat(args.format)
+    const project = await loadOrReport({ config: args.config }, { warn: false })
+    if (!project) {
+      if (args.format === 'json') data(`${JSON.stringify({ formatVersion: 1, ok: false, error: 'The project has problems (see stderr).' }, null, 2)}\n`)
+      return 1
+    }
+    try {
+      const checks = selectChecks(project.resources, args.target ?? [])
+      const session = await openSession(project, args as EngineArgs)
+      try {
+        const { client, target } = session.open
+        const remoteIdOf = (r: DesiredResource) => session.lock?.resources[lockKey(r.kind, r.logicalId)]?.remoteId
+        const deployed = checks.some((r) => remoteIdOf(r) !== undefined)
+        const [remoteChecks, statuses] = deployed
+          ? await Promise.all([
+            listAllByPage<Record<string, unknown>>(client, '/v1/checks', { idOf: (r) => String(r.id) }),
+            listAllByPage<RemoteStatus>(client, '/v1/check-statuses', { idOf: (s) => String(s.checkId) }),
+          ])
+          : [[], []]
+        // the embedded server lives only while this command runs: its badge URLs would answer nothing
+        const badgeBase = target.embedded ? undefined : client.baseUrl
+        const rows = checkStates(
+          checks,
+          remoteIdOf,
+          new Map(remoteChecks.map((r) => [String(r.id), r])),
+          new Map(statuses.map((s) => [String(s.checkId), s])),
+          badgeBase,
+        )
+        const c = pc.createColors(useColor())
+        if (rows.length === 0) out('No checks: the project has no DnsCheck or IcmpCheck.\n')
+        else out(renderStatusTable(rows, useColor()))
+        const s = summaryOf(rows)
+        const parts = [`${s.passing} passing`, `${s.degraded} degraded`, `${s.failing} failing`, `${s.paused} paused`, `${s.neverRan} never ran`, `${s.notDeployed} not deployed`]
+        if (rows.length > 0) out(`\n${s.failing > 0 ? c.red('Status:') : c.green('Status:')} ${parts.join(', ')}.\n`)
+        if (target.embedded && rows.length > 0) {
+          out(c.dim('The embedded server never runs checks, so its checks never ran: runs happen on a "monitors server" or a hosted service (set MONITORING_API_URL).\n'))
+        } else if (badgeBase && rows.some((r) => r.badgeUrl)) {
+          out(c.dim('Badges are served with authentication: send the API key (Authorization: Bearer) to fetch one.\n'))
+        }
+        if (args.format === 'json') data(`${JSON.stringify(statusToJson(rows, { id: target.id, baseUrl: target.baseUrl, embedded: target.embedded }), null, 2)}\n`)
+        return args.failOnFailing && s.failing > 0 ? 1 : 0
+      } finally {
+        await session.close()
+      }
+    } catch (error) {
+      if (args.format === 'json') {
+        data(`${JSON.stringify({ formatVersion: 1, ok: false, error: redact(error instanceof Error ? error.message : String(error)) }, null, 2)}\n`)
+      }
+      throw error
+    }
+  },
+} as unknown as CommandModule<object, StatusArgs>

@@ -1,0 +1,177 @@
+import type { AlertNotificationKind, AlertState } from '../store/index.js'
+
+/*
+ * Alerting from the check's fields (spec: alertSettings, muted, triggerIncident), one FINAL
+ * result at a time. Pure: the caller reads the state, applies a result and writes the state
+ * back in one transaction.
+ *
+ * - A run counts as failed when it has failures or errors; as degraded when it is degraded and
+ *   not failed. With parallelRunFailureThreshold enabled, the check counts as failed only while
+ *   at least `percentage` % of its locations have a failed newest run.
+ * - RUN_BASED: alerting after `failedRunThreshold` consecutive failed runs (default 1).
+ *   TIME_BASED: alerting once the check has been failing for `minutesFailingThreshold` minutes
+ *   (default 5), measured from the first failed run to this run's end.
+ *   The same thresholds apply to degraded runs (ALERT_DEGRADED).
+ * - Reminders: while alerting, up to `reminders.amount` REMINDER notifications, the n-th due
+ *   `n * reminders.interval` minutes after the alert; a reminder is given by the first failed
+ *   run at or after its due time (there is no timer: a failing check keeps running).
+ * - A passing run after an alert (failure or degraded) gives ALERT_RECOVERY; a degraded run after
+ *   a failure alert recovers from the failure (and may escalate to degraded).
+ * - `muted`: the state moves the same, but no notification is recorded.
+ * - `useGlobalAlertSettings` (default true): the account's settings apply; the local server has
+ *   no account-level settings, so these are its defaults: RUN_BASED, threshold 1, no reminders,
+ *   no parallel threshold.
+ */
+
+export interface AlertSettings {
+  escalationType?: 'RUN_BASED' | 'TIME_BASED'
+  runBasedEscalation?: { failedRunThreshold: number }
+  timeBasedEscalation?: { minutesFailingThreshold: number }
+  reminders?: { amount: number; interval: number }
+  parallelRunFailureThreshold?: { enabled: boolean; percentage: number }
+}
+
+/** The fields of a check alerting reads. */
+export interface AlertingCheck {
+  name: string
+  muted?: boolean
+  locations?: string[] | null
+  useGlobalAlertSettings?: boolean
+  alertSettings?: AlertSettings
+}
+
+export const ACCOUNT_ALERT_SETTINGS: AlertSettings = {
+  escalationType: 'RUN_BASED',
+  runBasedEscalation: { failedRunThreshold: 1 },
+  reminders: { amount: 0, interval: 5 },
+  parallelRunFailureThreshold: { enabled: false, percentage: 10 },
+}
+
+const DEFAULT_MINUTES_FAILING = 5
+
+export interface AlertRun {
+  failed: boolean
+  degraded: boolean
+  location: string
+  /** ISO times of the run */
+  startedAt: string
+  stoppedAt: string
+}
+
+export interface AlertStep {
+  state: AlertState
+  /** notifications to record (none when the check is muted) */
+  notifications: AlertNotificationKind[]
+  /** the check started alerting on a failure: open the incident */
+  openIncident: boolean
+  /** the failure alert ended: resolve the incident */
+  resolveIncident: boolean
+}
+
+export function initialAlertState(): AlertState {
+  return {
+    consecutiveFailures: 0,
+    consecutiveDegraded: 0,
+    failingSince: null,
+    degradedSince: null,
+    level: 'NONE',
+    alertedAt: null,
+    remindersSent: 0,
+    incidentId: null,
+    locations: {},
+  }
+}
+
+export function settingsOf(check: AlertingCheck): AlertSettings {
+  return check.useGlobalAlertSettings === false && check.alertSettings ? check.alertSettings : ACCOUNT_ALERT_SETTINGS
+}
+
+function escalated(settings: AlertSettings, count: number, since: string | null, at: string): boolean {
+  if (settings.escalationType === 'TIME_BASED') {
+    const minutes = settings.timeBasedEscalation?.minutesFailingThreshold ?? DEFAULT_MINUTES_FAILING
+    return since !== null && Date.parse(at) - Date.parse(since) >= minutes * 60_000
+  }
+  return count >= (settings.runBasedEscalation?.failedRunThreshold ?? 1)
+}
+
+/** Whether the check counts as failed now, given the newest run of each location. */
+function checkFailed(settings: AlertSettings, check: AlertingCheck, locations: Record<string, boolean>, run: AlertRun): boolean {
+  const parallel = settings.parallelRunFailureThreshold
+  if (!parallel?.enabled) return run.failed
+  const known = new Set([...(check.locations ?? []), ...Object.keys(locations)])
+  const failing = [...known].filter((location) => locations[location] === true).length
+  return known.size > 0 && (failing / known.size) * 100 >= parallel.percentage
+}
+
+export function applyRun(previous: AlertState | undefined, check: AlertingCheck, run: AlertRun): AlertStep {
+  const settings = settingsOf(check)
+  const state: AlertState = { ...(previous ?? initialAlertState()) }
+  state.locations = { ...state.locations, [run.location]: run.failed }
+  const failed = checkFailed(settings, check, state.locations, run)
+  // a failed run under the parallel threshold counts as neither failed nor degraded
+  const degraded = !failed && !run.failed && run.degraded
+  const events: AlertNotificationKind[] = []
+  let openIncident = false
+  let resolveIncident = false
+
+  if (failed) {
+    state.consecutiveFailures += 1
+    state.failingSince ??= run.startedAt
+    state.consecutiveDegraded = 0
+    state.degradedSince = null
+  } else if (degraded) {
+    state.consecutiveDegraded += 1
+    state.degradedSince ??= run.startedAt
+    state.consecutiveFailures = 0
+    state.failingSince = null
+  } else {
+    state.consecutiveFailures = 0
+    state.consecutiveDegraded = 0
+    state.failingSince = null
+    state.degradedSince = null
+  }
+
+  if (!failed && state.level === 'FAILURE') {
+    events.push('ALERT_RECOVERY')
+    resolveIncident = true
+    state.level = 'NONE'
+    state.alertedAt = null
+    state.remindersSent = 0
+  }
+  if (!failed && !degraded && state.level === 'DEGRADED') {
+    events.push('ALERT_RECOVERY')
+    state.level = 'NONE'
+    state.alertedAt = null
+    state.remindersSent = 0
+  }
+
+  if (failed) {
+    if (state.level !== 'FAILURE') {
+      if (escalated(settings, state.consecutiveFailures, state.failingSince, run.stoppedAt)) {
+        events.push('ALERT_FAILURE')
+        openIncident = true
+        state.level = 'FAILURE'
+        state.alertedAt = run.stoppedAt
+        state.remindersSent = 0
+      }
+    } else {
+      const reminders = settings.reminders
+      if (reminders && reminders.amount > state.remindersSent && state.alertedAt !== null) {
+        const due = Date.parse(state.alertedAt) + (state.remindersSent + 1) * reminders.interval * 60_000
+        if (Date.parse(run.stoppedAt) >= due) {
+          events.push('REMINDER')
+          state.remindersSent += 1
+        }
+      }
+    }
+  } else if (degraded && state.level === 'NONE') {
+    if (escalated(settings, state.consecutiveDegraded, state.degradedSince, run.stoppedAt)) {
+      events.push('ALERT_DEGRADED')
+      state.level = 'DEGRADED'
+      state.alertedAt = run.stoppedAt
+      state.remindersSent = 0
+    }
+  }
+
+  return { state, notifications: check.muted ? [] : events, openIncident, resolveIncident }
+}

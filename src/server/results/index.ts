@@ -1,0 +1,132 @@
+/**
+ * What the server does with every FINAL result of a check run: the check's status, its error
+ * groups and its alert state (notifications recorded, incidents opened and resolved). The
+ * scheduler and the agent routes call `recordResult` once a result is stored.
+ */
+import { randomUUID } from 'node:crypto'
+import type { RunResult } from '../../runner/types.js'
+import type { AlertNotificationKind, CheckRecord, Repositories, Store } from '../store/index.js'
+import { applyRun, type AlertingCheck } from './alerts.js'
+import { cleanErrorMessage, errorHash } from './clean.js'
+
+export { cleanErrorMessage, errorHash } from './clean.js'
+export { applyRun, initialAlertState, settingsOf, ACCOUNT_ALERT_SETTINGS, type AlertSettings, type AlertingCheck } from './alerts.js'
+export { renderBadge, badgeMessage, BADGE_STYLES, BADGE_THEMES, type BadgeStyle, type BadgeTheme } from './badge.js'
+
+/** A FINAL result, with the id its store gave it (`id` or `checkResultId`) when there is one. */
+export type RecordableResult = RunResult & { id?: string; checkResultId?: string; sslDaysRemaining?: number | null }
+
+/** The check as GET answers it: its parsed body, or the store's record of it. */
+export type RecordableCheck = CheckRecord | (AlertingCheck & { id: string; triggerIncident?: TriggerIncident })
+
+interface TriggerIncident {
+  serviceId: string
+  severity: string
+  name: string
+  description: string
+  notifySubscribers?: boolean
+}
+
+export interface RecordOutcome {
+  /** false when the result was recorded before (same id), was not FINAL, or its check is gone */
+  recorded: boolean
+  checkRunId: string
+  notifications: AlertNotificationKind[]
+  /** incident opened by this result */
+  openedIncidentId?: string
+  /** incident resolved by this result */
+  resolvedIncidentId?: string
+}
+
+type CheckBody = AlertingCheck & { id: string; triggerIncident?: TriggerIncident }
+
+function bodyOf(check: RecordableCheck): CheckBody {
+  if ('json' in check && typeof check.json === 'string') return JSON.parse(check.json) as CheckBody
+  return check as CheckBody
+}
+
+function isStore(store: Store | Repositories): store is Store {
+  return typeof (store as Store).transaction === 'function'
+}
+
+/**
+ * Records one FINAL result: called with the Store it runs its own transaction; called with the
+ * repositories of a transaction already open (`tx`), it writes in that one. Idempotent per
+ * result id: a result whose id was recorded before (by any process) changes nothing. A result
+ * without an id gets a new one (and cannot be recognised again).
+ */
+export async function recordResult(store: Store | Repositories, check: RecordableCheck, result: RecordableResult): Promise<RecordOutcome> {
+  const checkRunId = result.id ?? result.checkResultId ?? randomUUID()
+  const body = bodyOf(check)
+  const skipped: RecordOutcome = { recorded: false, checkRunId, notifications: [] }
+  if (result.resultType !== 'FINAL') return skipped
+  const write = (tx: Repositories) => recordIn(tx, body, result, checkRunId)
+  return (await (isStore(store) ? store.transaction(write) : write(store))) ?? skipped
+}
+
+async function recordIn(tx: Repositories, check: CheckBody, result: RecordableResult, checkRunId: string): Promise<RecordOutcome | undefined> {
+  const account = await tx.checkStatuses.accountOf(check.id)
+  if (account === undefined) return undefined
+  if (!(await tx.checkStatuses.claimResult(checkRunId, check.id))) return undefined
+
+  await tx.checkStatuses.record(account, check.id, {
+    hasFailures: result.hasFailures,
+    hasErrors: result.hasErrors,
+    isDegraded: result.isDegraded,
+    responseTime: result.responseTime,
+    runLocation: result.runLocation,
+    checkRunId,
+    // SSL applies to neither DNS nor ICMP
+    sslDaysRemaining: result.sslDaysRemaining ?? null,
+    startedAt: result.startedAt,
+  })
+
+  const failed = result.hasFailures || result.hasErrors
+  if (failed && result.error) {
+    const cleaned = cleanErrorMessage(result.error)
+    await tx.errorGroups.record(account, check.id, {
+      errorHash: errorHash(cleaned),
+      rawErrorMessage: result.error,
+      cleanedErrorMessage: cleaned,
+      seenAt: result.stoppedAt,
+    })
+  }
+
+  const step = applyRun(await tx.alerts.state(check.id), check, {
+    failed,
+    degraded: result.isDegraded,
+    location: result.runLocation,
+    startedAt: result.startedAt,
+    stoppedAt: result.stoppedAt,
+  })
+  for (const kind of step.notifications) await tx.alerts.notify(account, check.id, kind, checkRunId)
+
+  const outcome: RecordOutcome = { recorded: true, checkRunId, notifications: step.notifications }
+  const trigger = check.triggerIncident
+  if (step.openIncident && trigger && step.state.incidentId === null) {
+    const incident = await tx.incidents.create(account, {
+      name: trigger.name.slice(0, 200),
+      severity: trigger.severity,
+      services: [{ id: trigger.serviceId }],
+    })
+    await tx.incidents.addUpdate(account, incident.id, {
+      status: 'INVESTIGATING',
+      description: (trigger.description || `${check.name} is failing: ${result.error ?? 'the check failed'}`).slice(0, 10_000),
+      notifySubscribers: trigger.notifySubscribers ?? false,
+    })
+    step.state.incidentId = incident.id
+    outcome.openedIncidentId = incident.id
+  }
+  if (step.resolveIncident && step.state.incidentId !== null) {
+    // an incident deleted in the meantime is simply forgotten
+    await tx.incidents.addUpdate(account, step.state.incidentId, {
+      status: 'RESOLVED',
+      description: `${check.name} recovered`.slice(0, 10_000),
+      notifySubscribers: trigger?.notifySubscribers ?? false,
+    })
+    outcome.resolvedIncidentId = step.state.incidentId
+    step.state.incidentId = null
+  }
+  await tx.alerts.save(account, check.id, step.state)
+  return outcome
+}

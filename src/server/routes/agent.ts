@@ -1,0 +1,84 @@
+import type { FastifyInstance } from 'fastify'
+import { z } from 'zod'
+import { conflict, notFound, parseOr400 } from '../errors.js'
+import type { Store } from '../store/index.js'
+import { completeRun, type RunServices } from '../scheduler/runs.js'
+import type { CheckRunResult } from '../../runner/index.js'
+
+/*
+ * The agent's routes (README, "Agents"): an agent claims due runs of its locations with a
+ * lease, extends the lease of a long run, and posts each run's FINAL result with its attempts.
+ * Claiming is also its heartbeat: its locations are left to it for 2 × leaseSeconds.
+ */
+
+const location = z.string().min(1).max(64)
+
+const claimBody = z.object({
+  agentId: z.string().min(1).max(200),
+  locations: z.array(location).min(1).max(100),
+  max: z.number().int().min(1).max(50).default(10),
+  leaseSeconds: z.number().int().min(10).max(600).default(60),
+})
+
+const dateTime = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' })
+
+const resultShape = z.looseObject({
+  runLocation: location,
+  status: z.enum(['PASSED', 'DEGRADED', 'FAILED', 'TIMED_OUT']),
+  hasFailures: z.boolean(),
+  hasErrors: z.boolean(),
+  isDegraded: z.boolean(),
+  responseTime: z.number().min(0).nullable(),
+  startedAt: dateTime,
+  stoppedAt: dateTime,
+  error: z.string().max(10_000).nullable(),
+})
+
+const resultBody = z.object({
+  result: resultShape.extend({
+    resultType: z.literal('FINAL'),
+    attempts: z.array(resultShape.extend({ resultType: z.literal('ATTEMPT') })).max(20),
+  }),
+})
+
+const extendBody = z.object({ leaseSeconds: z.number().int().min(10).max(600) })
+
+const runParams = z.object({ runId: z.string().min(1).max(200) })
+
+export function agentRoutes(app: FastifyInstance, store: Store, services: RunServices): void {
+  app.post('/v1/agent/claim', async (request) => {
+    const body = parseOr400(claimBody, request.body, 'payload')
+    const now = services.now()
+    const leaseMs = body.leaseSeconds * 1000
+    await store.agents.heartbeat(request.accountId, body.agentId, body.locations, now + 2 * leaseMs)
+    const runs = await store.runs.claim({ owner: `agent:${body.agentId}`, account: request.accountId, locations: body.locations, max: body.max, leaseMs, now })
+    return {
+      runs: runs.map((run) => ({
+        runId: run.runId,
+        location: run.location,
+        dueAt: new Date(run.dueAt).toISOString(),
+        leaseExpiresAt: new Date(run.leaseExpiresAt).toISOString(),
+        sessionId: run.sessionId,
+        check: JSON.parse(run.checkJson) as unknown,
+      })),
+    }
+  })
+
+  app.post('/v1/agent/runs/:runId/result', async (request, reply) => {
+    const { runId } = parseOr400(runParams, request.params, 'params')
+    const { result } = parseOr400(resultBody, request.body, 'payload')
+    const outcome = await completeRun(store, services, request.accountId, runId, result as unknown as CheckRunResult)
+    if (outcome.outcome === 'unknown') throw notFound('Run')
+    if (outcome.outcome === 'lost') throw conflict(`The lease of run ${runId} was lost: another runner claimed the run after the lease expired`)
+    return reply.code(204).send()
+  })
+
+  app.post('/v1/agent/runs/:runId/extend', async (request) => {
+    const { runId } = parseOr400(runParams, request.params, 'params')
+    const { leaseSeconds } = parseOr400(extendBody, request.body, 'payload')
+    const until = await store.runs.extend(request.accountId, runId, leaseSeconds * 1000, services.now())
+    if (until === 'unknown') throw notFound('Run')
+    if (until === 'lost') throw conflict(`The lease of run ${runId} was lost: another runner claimed the run, or it is complete`)
+    return { leaseExpiresAt: new Date(until).toISOString() }
+  })
+}

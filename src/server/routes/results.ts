@@ -1,0 +1,104 @@
+import type { FastifyInstance } from 'fastify'
+import { z } from 'zod'
+import { notFound, parseOr400 } from '../errors.js'
+import { BADGE_STYLES, BADGE_THEMES, renderBadge } from '../results/badge.js'
+import type { CheckStatusRecord, ErrorGroupRecord, Store } from '../store/index.js'
+
+/*
+ * Reads served from recorded results: check statuses, error groups (and their archive flags)
+ * and status badges. A check that never ran has no status: it is left out of the list, and
+ * its own status answers 404 `Check status not found` (no invented flags or numbers).
+ */
+
+/** Body of PATCH /v1/error-groups/{id}: both flags optional, nothing else. */
+const errorGroupPatchSchema = z.object({
+  archiveForEver: z.boolean().optional(),
+  archivedUntilNextEvent: z.boolean().optional(),
+}).strict()
+
+/** Query of the badge; other parameters (cache busters) are ignored. */
+const badgeQuerySchema = z.object({
+  style: z.enum(BADGE_STYLES).default('flat'),
+  theme: z.enum(BADGE_THEMES).default('default'),
+  responseTime: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+})
+
+function presentStatus(record: CheckStatusRecord) {
+  return {
+    name: record.name,
+    checkId: record.checkId,
+    hasFailures: record.hasFailures,
+    hasErrors: record.hasErrors,
+    isDegraded: record.isDegraded,
+    longestRun: record.longestRun,
+    shortestRun: record.shortestRun,
+    lastRunLocation: record.lastRunLocation,
+    lastCheckRunId: record.lastCheckRunId,
+    sslDaysRemaining: record.sslDaysRemaining,
+    created_at: record.created_at,
+    updated_at: record.updated_at,
+  }
+}
+
+function presentErrorGroup(record: ErrorGroupRecord) {
+  return {
+    id: record.id,
+    checkId: record.checkId,
+    errorHash: record.errorHash,
+    rawErrorMessage: record.rawErrorMessage,
+    cleanedErrorMessage: record.cleanedErrorMessage,
+    firstSeen: record.firstSeen,
+    lastSeen: record.lastSeen,
+    archivedUntilNextEvent: record.archivedUntilNextEvent,
+    archiveForEver: record.archiveForEver,
+  }
+}
+
+export function resultRoutes(app: FastifyInstance, store: Store): void {
+  async function checkOf(account: string, id: string) {
+    const check = await store.checks.get(account, id)
+    if (!check) throw notFound('Check')
+    return JSON.parse(check.json) as { name: string; activated?: boolean }
+  }
+
+  app.get('/v1/check-statuses', async (request) => {
+    return (await store.checkStatuses.list(request.accountId)).map(presentStatus)
+  })
+
+  app.get<{ Params: { checkId: string } }>('/v1/check-statuses/:checkId', async (request) => {
+    await checkOf(request.accountId, request.params.checkId)
+    const status = await store.checkStatuses.get(request.accountId, request.params.checkId)
+    if (!status) throw notFound('Check status')
+    return presentStatus(status)
+  })
+
+  app.get('/v1/error-groups', async (request) => {
+    return (await store.errorGroups.list(request.accountId)).map(presentErrorGroup)
+  })
+
+  app.get<{ Params: { checkId: string } }>('/v1/error-groups/checks/:checkId', async (request) => {
+    await checkOf(request.accountId, request.params.checkId)
+    return (await store.errorGroups.list(request.accountId, request.params.checkId)).map(presentErrorGroup)
+  })
+
+  app.get<{ Params: { id: string } }>('/v1/error-groups/:id', async (request) => {
+    const group = await store.errorGroups.get(request.accountId, request.params.id)
+    if (!group) throw notFound('Error group')
+    return presentErrorGroup(group)
+  })
+
+  app.patch<{ Params: { id: string } }>('/v1/error-groups/:id', async (request) => {
+    const flags = parseOr400(errorGroupPatchSchema, request.body, 'payload')
+    const group = await store.errorGroups.update(request.accountId, request.params.id, flags)
+    if (!group) throw notFound('Error group')
+    return presentErrorGroup(group)
+  })
+
+  app.get<{ Params: { checkId: string } }>('/v1/badges/checks/:checkId', async (request, reply) => {
+    const query = parseOr400(badgeQuerySchema, request.query, 'query')
+    const check = await checkOf(request.accountId, request.params.checkId)
+    const status = await store.checkStatuses.get(request.accountId, request.params.checkId)
+    const svg = renderBadge({ name: check.name, activated: check.activated !== false, status, style: query.style, theme: query.theme, responseTime: query.responseTime })
+    return reply.code(200).type('image/svg+xml').header('cache-control', 'no-cache').send(svg)
+  })
+}

@@ -1,0 +1,271 @@
+import { randomUUID } from 'node:crypto'
+import { hostname } from 'node:os'
+import { runCheck, type CheckRunResult, type RunnableCheck, type RunOptions } from '../../runner/index.js'
+import type { MaintenanceWindow } from '../../schema/index.js'
+import type { ClaimedRun, PlannedRun, Store } from '../store/index.js'
+import { graceMs, latestDue, locationsFor, type ScheduleFields } from './due.js'
+import { inMaintenance } from './maintenance.js'
+import { completeRun, type RunServices } from './runs.js'
+
+export { completeRun, type FinalResultHook, type RunServices } from './runs.js'
+
+/*
+ * The scheduler of one server process, two independent parts:
+ * - the planner (every tick) writes the due runs of every activated check into the store;
+ *   planning is idempotent (one row per check, location and due time), so any number of
+ *   servers may plan on one database;
+ * - the runner (with `run`) claims due runs with a lease, at most `concurrency` at a time,
+ *   runs them through src/runner and records their results. It leaves the locations a live
+ *   agent serves to that agent. A run whose lease expires (its runner died) is claimed again.
+ * Results older than the retention period are pruned.
+ */
+
+export interface SchedulerOptions {
+  store: Store
+  services: RunServices
+  /** plan due runs (default true) */
+  plan?: boolean
+  /** claim and run due runs (default true) */
+  run?: boolean
+  /** ms between ticks (default 1000) */
+  tickMs?: number
+  /** runs in flight at most (default 32) */
+  concurrency?: number
+  /** lease of a claimed run, ms (default 60000); extended while the run lasts */
+  leaseMs?: number
+  /** results older than this are pruned, ms (default 30 days) */
+  retentionMs?: number
+  /** ms between prunes (default 1 hour) */
+  pruneEveryMs?: number
+  /** options given to every run (tests shorten the waits) */
+  runOptions?: Partial<RunOptions>
+  /** called when a claimed run starts, with the scheduler's clock */
+  onRunStart?: (run: ClaimedRun, startedAt: number) => void
+  /** internal errors of the loop (default: stderr) */
+  log?: (line: string) => void
+}
+
+const RUNNABLE = new Set(['DNS', 'ICMP'])
+
+interface Parsed {
+  json: string
+  check: ScheduleFields & { activated?: boolean; checkType?: string; tags?: string[] }
+}
+
+export const DEFAULT_RETENTION_DAYS = 30
+
+export class Scheduler {
+  readonly owner = `server:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+  private readonly store: Store
+  private readonly services: RunServices
+  private readonly options: Required<Pick<SchedulerOptions, 'plan' | 'run' | 'tickMs' | 'concurrency' | 'leaseMs' | 'retentionMs' | 'pruneEveryMs'>> & SchedulerOptions
+  private timer: NodeJS.Timeout | undefined
+  private stopped = true
+  private ticking: Promise<void> | undefined
+  private readonly inFlight = new Map<string, { done: Promise<void>; abort: AbortController }>()
+  private filling = false
+  private fillAgain = false
+  private lastPrune = -Infinity
+  private readonly parsed = new Map<string, Parsed>()
+  /** the last due time planned per check (saves the store a write that would be ignored) */
+  private readonly planned = new Map<string, number>()
+  /** runs this runner completed; for figures */
+  completed = 0
+
+  constructor(options: SchedulerOptions) {
+    this.store = options.store
+    this.services = options.services
+    this.options = {
+      plan: true,
+      run: true,
+      tickMs: 1000,
+      concurrency: 32,
+      leaseMs: 60_000,
+      retentionMs: DEFAULT_RETENTION_DAYS * 86_400_000,
+      pruneEveryMs: 3_600_000,
+      ...options,
+    }
+  }
+
+  start(): void {
+    if (!this.stopped) return
+    this.stopped = false
+    this.schedule(0)
+  }
+
+  /** Stops ticking; runs in flight finish and are recorded (after 5 s they are aborted, and left to expire). */
+  async stop(): Promise<void> {
+    this.stopped = true
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = undefined
+    for (const timer of this.wakeups) clearTimeout(timer)
+    this.wakeups.clear()
+    await this.ticking
+    const pending = [...this.inFlight.values()]
+    const all = Promise.all(pending.map((p) => p.done))
+    let timeout: NodeJS.Timeout | undefined
+    const late = new Promise<'late'>((resolve) => (timeout = setTimeout(() => resolve('late'), 5000)))
+    if ((await Promise.race([all, late])) === 'late') {
+      for (const p of pending) p.abort.abort()
+      await all
+    }
+    clearTimeout(timeout)
+  }
+
+  private schedule(delay: number): void {
+    if (this.stopped) return
+    this.timer = setTimeout(() => {
+      this.ticking = this.tick().finally(() => {
+        this.ticking = undefined
+        this.schedule(this.options.tickMs)
+      })
+    }, delay)
+  }
+
+  private log(line: string): void {
+    ;(this.options.log ?? ((l: string) => process.stderr.write(`${l}\n`)))(line)
+  }
+
+  /** One tick: plan, run, prune. Errors (a busy database, a closing store) wait for the next tick. */
+  async tick(): Promise<void> {
+    try {
+      const now = this.services.now()
+      if (this.options.plan) await this.planDue(now)
+      if (this.options.run) await this.fill()
+      if (now - this.lastPrune >= this.options.pruneEveryMs) {
+        this.lastPrune = now
+        await this.prune(now)
+      }
+    } catch (error) {
+      if (!this.stopped) this.log(`scheduler: ${(error as Error).message}`)
+    }
+  }
+
+  /** Writes the due runs of every activated check at `now` (see due.ts for the times). */
+  async planDue(now: number): Promise<number> {
+    const [checks, windows] = await Promise.all([this.store.schedule.allChecks(), this.store.schedule.allMaintenanceWindows()])
+    const windowsOf = new Map<string, MaintenanceWindow[]>()
+    for (const { account, window } of windows) {
+      const list = windowsOf.get(account) ?? []
+      list.push(window)
+      windowsOf.set(account, list)
+    }
+    const runs: PlannedRun[] = []
+    const seen = new Set<string>()
+    // with a runner here, runs due before the next tick are planned now and started on time
+    const horizon = now + (this.options.run ? this.options.tickMs : 0)
+    const wakeups = new Set<number>()
+    const planned = new Map<string, number>()
+    for (const row of checks) {
+      seen.add(row.id)
+      let entry = this.parsed.get(row.id)
+      if (!entry || entry.json !== row.json) {
+        entry = { json: row.json, check: JSON.parse(row.json) as Parsed['check'] }
+        this.parsed.set(row.id, entry)
+      }
+      const check = entry.check
+      if (check.activated === false || !RUNNABLE.has(check.checkType ?? '')) continue
+      const { index, dueAt } = latestDue(check, horizon)
+      const grace = graceMs(check)
+      if (dueAt <= now - grace || this.planned.get(row.id) === dueAt) continue
+      planned.set(row.id, dueAt)
+      if (inMaintenance(check.tags ?? [], windowsOf.get(row.account) ?? [], dueAt)) continue
+      if (dueAt > now) wakeups.add(Math.ceil(dueAt / 10) * 10)
+      for (const location of locationsFor(check, index)) {
+        runs.push({ key: `schedule:${row.id}:${location}:${dueAt}`, account: row.account, checkId: row.id, location, dueAt, sessionId: null, staleAt: dueAt + grace })
+      }
+    }
+    for (const id of this.parsed.keys()) {
+      if (!seen.has(id)) {
+        this.parsed.delete(id)
+        this.planned.delete(id)
+      }
+    }
+    const added = await this.store.runs.plan(runs)
+    // remembered once written: a write that failed (a busy database) is tried again next tick
+    for (const [id, dueAt] of planned) this.planned.set(id, dueAt)
+    for (const at of wakeups) this.wakeAt(at - now)
+    return added
+  }
+
+  private readonly wakeups = new Set<NodeJS.Timeout>()
+
+  /** Claims again in `ms` (a run planned ahead falls due then). */
+  private wakeAt(ms: number): void {
+    if (this.stopped) return
+    const timer = setTimeout(() => {
+      this.wakeups.delete(timer)
+      if (!this.stopped) void this.fill().catch(() => undefined)
+    }, ms)
+    this.wakeups.add(timer)
+  }
+
+  /** Claims due runs while there is room, and starts them. */
+  async fill(): Promise<void> {
+    if (this.filling) {
+      this.fillAgain = true
+      return
+    }
+    this.filling = true
+    try {
+      do {
+        this.fillAgain = false
+        while (!this.stopped && this.inFlight.size < this.options.concurrency) {
+          const claimed = await this.store.runs.claim({
+            owner: this.owner,
+            max: this.options.concurrency - this.inFlight.size,
+            leaseMs: this.options.leaseMs,
+            now: this.services.now(),
+            skipAgentLocations: true,
+          })
+          for (const run of claimed) this.execute(run)
+          if (claimed.length === 0) break
+        }
+      } while (this.fillAgain && !this.stopped)
+    } finally {
+      this.filling = false
+    }
+  }
+
+  private execute(run: ClaimedRun): void {
+    const abort = new AbortController()
+    const done = this.runOne(run, abort.signal)
+      .catch((error: unknown) => {
+        if (!this.stopped) this.log(`scheduler: run ${run.runId}: ${(error as Error).message}`)
+      })
+      .finally(() => {
+        this.inFlight.delete(run.runId)
+        // claim again once a quarter of the slots are free: one claim statement per batch, not per run
+        // (ticks and planned wake-ups claim too, so a light load does not wait for it)
+        if (!this.stopped && this.options.run && this.inFlight.size <= this.options.concurrency * 0.75) void this.fill().catch(() => undefined)
+      })
+    this.inFlight.set(run.runId, { done, abort })
+  }
+
+  private async runOne(run: ClaimedRun, signal: AbortSignal): Promise<void> {
+    const check = JSON.parse(run.checkJson) as RunnableCheck
+    this.options.onRunStart?.(run, this.services.now())
+    // a long run (retries, slow pings) keeps its lease
+    const every = Math.max(1000, Math.floor(this.options.leaseMs / 3))
+    const keeper = setInterval(() => {
+      void this.store.runs.extend(undefined, run.runId, this.options.leaseMs, this.services.now()).catch(() => undefined)
+    }, every)
+    let result: CheckRunResult
+    try {
+      result = await runCheck(check, { now: this.services.now, ...this.options.runOptions, location: run.location, signal })
+    } finally {
+      clearInterval(keeper)
+    }
+    // stopped mid-run: nothing made up is recorded; the lease expires and another runner runs it
+    if (signal.aborted) return
+    const outcome = await completeRun(this.store, this.services, undefined, run.runId, result)
+    if (outcome.outcome === 'completed') this.completed++
+  }
+
+  private async prune(now: number): Promise<void> {
+    const before = new Date(now - this.options.retentionMs).toISOString()
+    await this.store.results.prune(before)
+    await this.store.checkStatuses.forgetResultsBefore(before)
+    await this.store.runs.prune(now - 10 * 60_000, now)
+  }
+}

@@ -1,0 +1,40 @@
+import type { CheckRunResult } from '../../runner/index.js'
+import type { CheckResultRecord, ClaimedRun, CompleteOutcome, Repositories, Store, StoredResultInput } from '../store/index.js'
+
+/**
+ * Called once for every FINAL result, inside the transaction that records it (check statuses,
+ * error groups and alert state are derived here). `check` is the check as GET answers it.
+ */
+export type FinalResultHook = (
+  tx: Repositories,
+  check: Record<string, unknown> & { id: string },
+  result: CheckRunResult,
+  recorded: { run: ClaimedRun; final: CheckResultRecord; attempts: CheckResultRecord[] },
+) => Promise<void>
+
+/** What the runs need besides the store: the clock, and what to do with each FINAL result. */
+export interface RunServices {
+  now: () => number
+  onFinalResult?: FinalResultHook
+}
+
+function stored(result: object): StoredResultInput {
+  const { attempts: _attempts, ...rest } = result as Record<string, unknown>
+  return rest as StoredResultInput
+}
+
+/**
+ * Records a run's FINAL result and its ATTEMPT results, and hands the FINAL one to the hook,
+ * all in one transaction: a result is recorded with its consequences or not at all. The one
+ * place every result goes through, whether the server's runner or an agent ran it.
+ */
+export function completeRun(store: Store, services: RunServices, account: string | undefined, runId: string, result: CheckRunResult): Promise<CompleteOutcome> {
+  return store.transaction(async (tx) => {
+    const outcome = await tx.runs.complete(account, runId, stored(result), result.attempts.map(stored), services.now())
+    if (outcome.outcome === 'completed' && services.onFinalResult) {
+      const check = JSON.parse(outcome.run.checkJson) as Record<string, unknown> & { id: string }
+      await services.onFinalResult(tx, check, result, outcome)
+    }
+    return outcome
+  })
+}

@@ -1,0 +1,317 @@
+import { randomUUID } from 'node:crypto'
+import type { Db } from './migrations.js'
+import type {
+  AgentStore, CheckResultRecord, ClaimedRun, CompleteOutcome, ResultStore, RunStore, ScheduleStore, SessionRecord,
+  SessionStore, StoredResultInput,
+} from '../index.js'
+import type { MaintenanceWindow } from '../../../schema/index.js'
+import type { Exec } from './index.js'
+
+/*
+ * Due runs are rows of check_runs. A claim is one UPDATE … WHERE (due, lease free) … RETURNING
+ * inside an IMMEDIATE transaction, so two processes on the file never hold the same run: the
+ * second waits for the write lock and then no longer sees the run as free. Each claim bumps
+ * `claim_seq`; the run id handed out is "<row id>.<claim_seq>", so a runner whose lease expired
+ * and was claimed again can no longer complete the run (its claim number is old).
+ */
+
+interface RunRow {
+  id: string
+  account_id: string
+  check_id: string
+  location: string
+  due_at: number
+  session_id: string | null
+  state: string
+  claim_seq: number
+  lease_expires_at: number | null
+  done_claim: number | null
+}
+
+interface ResultRow {
+  id: string
+  check_id: string
+  session_id: string | null
+  run_id: string
+  run_location: string
+  result_type: 'FINAL' | 'ATTEMPT'
+  status: string
+  has_failures: number
+  has_errors: number
+  is_degraded: number
+  response_time: number | null
+  started_at: string
+  stopped_at: string
+  error: string | null
+  details: string
+  created_at: string
+}
+
+/** "<row id>.<claim>" → its parts; undefined when it is not a run id. */
+export function parseRunId(runId: string): { id: string; claim: number } | undefined {
+  const dot = runId.lastIndexOf('.')
+  if (dot <= 0) return undefined
+  const claim = Number(runId.slice(dot + 1))
+  if (!Number.isInteger(claim) || claim < 1) return undefined
+  return { id: runId.slice(0, dot), claim }
+}
+
+function resultRecord(row: ResultRow): CheckResultRecord {
+  return {
+    id: row.id,
+    checkId: row.check_id,
+    sessionId: row.session_id,
+    runId: row.run_id,
+    runLocation: row.run_location,
+    resultType: row.result_type,
+    status: row.status,
+    hasFailures: row.has_failures === 1,
+    hasErrors: row.has_errors === 1,
+    isDegraded: row.is_degraded === 1,
+    responseTime: row.response_time,
+    startedAt: row.started_at,
+    stoppedAt: row.stopped_at,
+    error: row.error,
+    details: JSON.parse(row.details) as Record<string, unknown>,
+    created_at: row.created_at,
+  }
+}
+
+export function runRepository(db: Db, exec: Exec): RunStore {
+  const insertRun = db.prepare(`INSERT OR IGNORE INTO check_runs (id, run_key, account_id, check_id, location, due_at, stale_at, session_id)
+    SELECT @id, @key, @account, @checkId, @location, @dueAt, @staleAt, @sessionId
+    WHERE EXISTS (SELECT 1 FROM checks WHERE id = @checkId AND account_id = @account)`)
+  const claim = db.prepare(`UPDATE check_runs
+    SET claim_seq = claim_seq + 1, lease_owner = @owner, lease_expires_at = @until
+    WHERE seq IN (
+      SELECT r.seq FROM check_runs r JOIN checks c ON c.id = r.check_id
+      WHERE r.state = 'due' AND r.due_at <= @now
+        AND (r.lease_expires_at IS NULL OR r.lease_expires_at <= @now)
+        AND (@account IS NULL OR r.account_id = @account)
+        AND (@anyLocation = 1 OR r.location IN (SELECT value FROM json_each(@locations)))
+        AND (@skipAgents = 0 OR NOT EXISTS (
+          SELECT 1 FROM agent_locations a WHERE a.account_id = r.account_id AND a.location = r.location AND a.expires_at > @now))
+        AND (r.session_id IS NOT NULL OR json_extract(c.body, '$.activated') IS NOT 0)
+      ORDER BY r.due_at, r.seq
+      LIMIT @max)
+    RETURNING id, account_id, check_id, location, due_at, session_id, claim_seq, lease_expires_at`)
+  // runs nobody claimed in time leave the claim's way (an overloaded runner would scan them on every claim)
+  const skipStale = db.prepare(`UPDATE check_runs SET state = 'skipped', done_at = @now
+    WHERE state = 'due' AND claim_seq = 0 AND stale_at <= @now`)
+  const checkBody = db.prepare(`SELECT body FROM checks WHERE id = ?`).pluck()
+  const runById = db.prepare(`SELECT * FROM check_runs WHERE id = ?`)
+  const extend = db.prepare(`UPDATE check_runs SET lease_expires_at = @until WHERE id = @id AND claim_seq = @claim AND state = 'due'`)
+  const finish = db.prepare(`UPDATE check_runs SET state = 'done', done_claim = @claim, done_at = @now, lease_expires_at = NULL WHERE id = @id`)
+  const insertResult = db.prepare(`INSERT INTO check_results
+    (id, account_id, check_id, session_id, run_id, run_location, result_type, status, has_failures, has_errors, is_degraded,
+     response_time, started_at, stopped_at, error, details, created_at)
+    VALUES (@id, @account, @checkId, @sessionId, @runId, @runLocation, @resultType, @status, @hasFailures, @hasErrors, @isDegraded,
+     @responseTime, @startedAt, @stoppedAt, @error, @details, @createdAt)`)
+  const pruneRuns = db.prepare(`DELETE FROM check_runs
+    WHERE (state IN ('done', 'skipped') AND done_at < @before)
+       OR (state = 'due' AND due_at < @oldest)`)
+  const pruneAgents = db.prepare(`DELETE FROM agent_locations WHERE expires_at < @now`)
+
+  const plan = db.transaction((runs: Parameters<RunStore['plan']>[0]) => {
+    let added = 0
+    for (const run of runs) {
+      added += insertRun.run({
+        id: randomUUID(), key: run.key, account: run.account, checkId: run.checkId, location: run.location,
+        dueAt: run.dueAt, staleAt: run.staleAt, sessionId: run.sessionId,
+      }).changes
+    }
+    return added
+  })
+
+  const claimRuns = db.transaction((q: Parameters<RunStore['claim']>[0]): ClaimedRun[] => {
+    skipStale.run({ now: q.now })
+    const rows = claim.all({
+      owner: q.owner,
+      until: q.now + q.leaseMs,
+      now: q.now,
+      account: q.account ?? null,
+      anyLocation: q.locations === undefined ? 1 : 0,
+      locations: JSON.stringify(q.locations ?? []),
+      skipAgents: q.skipAgentLocations ? 1 : 0,
+      max: q.max,
+    }) as Array<RunRow>
+    const runs: ClaimedRun[] = []
+    for (const row of rows.sort((a, b) => a.due_at - b.due_at)) {
+      const body = checkBody.get(row.check_id) as string | undefined
+      if (body === undefined) continue
+      runs.push({
+        runId: `${row.id}.${row.claim_seq}`,
+        account: row.account_id,
+        checkId: row.check_id,
+        location: row.location,
+        dueAt: row.due_at,
+        leaseExpiresAt: row.lease_expires_at as number,
+        sessionId: row.session_id,
+        checkJson: body,
+      })
+    }
+    return runs
+  })
+
+  function find(account: string | undefined, runId: string): { row: RunRow; claim: number } | undefined {
+    const parsed = parseRunId(runId)
+    if (!parsed) return undefined
+    const row = runById.get(parsed.id) as RunRow | undefined
+    if (!row || (account !== undefined && row.account_id !== account) || parsed.claim > row.claim_seq) return undefined
+    return { row, claim: parsed.claim }
+  }
+
+  const extendRun = db.transaction((account: string | undefined, runId: string, leaseMs: number, now: number): number | 'lost' | 'unknown' => {
+    const found = find(account, runId)
+    if (!found) return 'unknown'
+    const until = now + leaseMs
+    return extend.run({ until, id: found.row.id, claim: found.claim }).changes > 0 ? until : 'lost'
+  })
+
+  const complete = db.transaction((account: string | undefined, runId: string, final: StoredResultInput, attempts: StoredResultInput[], now: number): CompleteOutcome => {
+    const found = find(account, runId)
+    if (!found) return { outcome: 'unknown' }
+    const { row, claim } = found
+    if (row.state === 'done') return row.done_claim === claim ? { outcome: 'duplicate' } : { outcome: 'lost' }
+    if (row.claim_seq !== claim) return { outcome: 'lost' }
+    const createdAt = new Date(now).toISOString()
+    const write = (result: StoredResultInput, resultType: 'FINAL' | 'ATTEMPT'): CheckResultRecord => {
+      const details = JSON.stringify({ ...result, resultType })
+      const record: CheckResultRecord = {
+        id: randomUUID(),
+        checkId: row.check_id,
+        sessionId: row.session_id,
+        runId,
+        runLocation: typeof result.runLocation === 'string' ? result.runLocation : row.location,
+        resultType,
+        status: result.status,
+        hasFailures: result.hasFailures,
+        hasErrors: result.hasErrors,
+        isDegraded: result.isDegraded,
+        responseTime: result.responseTime,
+        startedAt: result.startedAt,
+        stoppedAt: result.stoppedAt,
+        error: result.error,
+        details: JSON.parse(details) as Record<string, unknown>,
+        created_at: createdAt,
+      }
+      insertResult.run({
+        id: record.id, account: row.account_id, checkId: record.checkId, sessionId: record.sessionId, runId,
+        runLocation: record.runLocation, resultType, status: record.status, hasFailures: record.hasFailures ? 1 : 0,
+        hasErrors: record.hasErrors ? 1 : 0, isDegraded: record.isDegraded ? 1 : 0, responseTime: record.responseTime,
+        startedAt: record.startedAt, stoppedAt: record.stoppedAt, error: record.error, details, createdAt,
+      })
+      return record
+    }
+    const written = attempts.map((a) => write(a, 'ATTEMPT'))
+    const finalRecord = write(final, 'FINAL')
+    finish.run({ claim, now, id: row.id })
+    const body = checkBody.get(row.check_id) as string
+    return {
+      outcome: 'completed',
+      final: finalRecord,
+      attempts: written,
+      run: {
+        runId, account: row.account_id, checkId: row.check_id, location: row.location, dueAt: row.due_at,
+        leaseExpiresAt: row.lease_expires_at ?? now, sessionId: row.session_id, checkJson: body,
+      },
+    }
+  })
+
+  return {
+    plan: (runs) => exec(() => (runs.length === 0 ? 0 : plan.immediate(runs))),
+    claim: (query) => exec(() => claimRuns.immediate(query)),
+    extend: (account, runId, leaseMs, now) => exec(() => extendRun.immediate(account, runId, leaseMs, now)),
+    complete: (account, runId, final, attempts, now) => exec(() => complete.immediate(account, runId, final, attempts, now)),
+    prune: (before, now) => exec(() => {
+      pruneAgents.run({ now })
+      // a due run older than a day was never going to run (no runner serves its location)
+      return pruneRuns.run({ before, now, oldest: now - 86_400_000 }).changes
+    }),
+  }
+}
+
+export function resultRepository(db: Db, exec: Exec): ResultStore {
+  const columns = `id, check_id, session_id, run_id, run_location, result_type, status, has_failures, has_errors, is_degraded,
+    response_time, started_at, stopped_at, error, details, created_at`
+  const page = db.prepare(`SELECT ${columns} FROM check_results
+    WHERE account_id = @account AND check_id = @checkId AND (@type IS NULL OR result_type = @type)
+    ORDER BY seq DESC LIMIT @limit OFFSET @offset`)
+  const count = db.prepare(`SELECT count(*) FROM check_results
+    WHERE account_id = @account AND check_id = @checkId AND (@type IS NULL OR result_type = @type)`).pluck()
+  const byId = db.prepare(`SELECT ${columns} FROM check_results WHERE id = ? AND account_id = ?`)
+  const ofSession = db.prepare(`SELECT ${columns} FROM check_results WHERE session_id = ? AND account_id = ? ORDER BY seq`)
+  const prune = db.prepare(`DELETE FROM check_results WHERE seq IN (SELECT seq FROM check_results WHERE stopped_at < ? LIMIT 5000)`)
+  const pruneSessions = db.prepare(`DELETE FROM check_sessions WHERE started_at < ?`)
+  return {
+    list: (account, query) => exec(() => {
+      const params = { account, checkId: query.checkId, type: query.resultType ?? null, limit: query.limit, offset: query.offset }
+      return { items: (page.all(params) as ResultRow[]).map(resultRecord), total: count.get(params) as number }
+    }),
+    get: (account, id) => exec(() => {
+      const row = byId.get(id, account) as ResultRow | undefined
+      return row && resultRecord(row)
+    }),
+    ofSession: (account, sessionId) => exec(() => (ofSession.all(sessionId, account) as ResultRow[]).map(resultRecord)),
+    prune: async (before) => {
+      // in batches, so a large prune never holds the write lock for long
+      let total = 0
+      for (;;) {
+        const removed = await exec(() => prune.run(before).changes)
+        total += removed
+        if (removed < 5000) break
+      }
+      await exec(() => pruneSessions.run(before))
+      return total
+    },
+  }
+}
+
+export function sessionRepository(db: Db, exec: Exec): SessionStore {
+  const insert = db.prepare(`INSERT INTO check_sessions (id, account_id, check_id, check_type, name, run_locations, started_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?)`)
+  const insertRun = db.prepare(`INSERT INTO check_runs (id, run_key, account_id, check_id, location, due_at, stale_at, session_id)
+    VALUES (?, ?, ?, ?, ?, ?, NULL, ?)`)
+  const byId = db.prepare(`SELECT id, check_id, check_type, name, run_locations, started_at FROM check_sessions WHERE id = ? AND account_id = ?`)
+  const create = db.transaction((account: string, check: { id: string; checkType: string; name: string }, locations: string[], now: number): SessionRecord => {
+    const id = randomUUID()
+    const startedAt = new Date(now).toISOString()
+    insert.run(id, account, check.id, check.checkType, check.name, JSON.stringify(locations), startedAt)
+    for (const location of locations) insertRun.run(randomUUID(), `session:${id}:${location}`, account, check.id, location, now, id)
+    return { id, checkId: check.id, checkType: check.checkType, name: check.name, runLocations: locations, startedAt }
+  })
+  return {
+    create: (account, check, locations, now) => exec(() => create.immediate(account, check, locations, now)),
+    get: (account, id) => exec(() => {
+      const row = byId.get(id, account) as { id: string; check_id: string; check_type: string; name: string; run_locations: string; started_at: string } | undefined
+      return row && {
+        id: row.id, checkId: row.check_id, checkType: row.check_type, name: row.name,
+        runLocations: JSON.parse(row.run_locations) as string[], startedAt: row.started_at,
+      }
+    }),
+  }
+}
+
+export function agentRepository(db: Db, exec: Exec): AgentStore {
+  const forget = db.prepare(`DELETE FROM agent_locations WHERE account_id = @account AND agent_id = @agent
+    AND location NOT IN (SELECT value FROM json_each(@locations))`)
+  const upsert = db.prepare(`INSERT INTO agent_locations (account_id, location, agent_id, expires_at) VALUES (?, ?, ?, ?)
+    ON CONFLICT (account_id, location, agent_id) DO UPDATE SET expires_at = excluded.expires_at`)
+  const beat = db.transaction((account: string, agentId: string, locations: string[], until: number) => {
+    forget.run({ account, agent: agentId, locations: JSON.stringify(locations) })
+    for (const location of locations) upsert.run(account, location, agentId, until)
+  })
+  return {
+    heartbeat: (account, agentId, locations, until) => exec(() => beat.immediate(account, agentId, locations, until)),
+  }
+}
+
+export function scheduleRepository(db: Db, exec: Exec): ScheduleStore {
+  const checks = db.prepare(`SELECT account_id AS account, id, body AS json FROM checks ORDER BY seq`)
+  const windows = db.prepare(`SELECT account_id, body FROM maintenance_windows`)
+  return {
+    allChecks: () => exec(() => checks.all() as Array<{ account: string; id: string; json: string }>),
+    allMaintenanceWindows: () => exec(() => (windows.all() as Array<{ account_id: string; body: string }>)
+      .map((row) => ({ account: row.account_id, window: JSON.parse(row.body) as MaintenanceWindow }))),
+  }
+}

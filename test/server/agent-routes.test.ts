@@ -1,0 +1,119 @@
+/**
+ * The agent's routes: claim due runs of its locations with a lease, extend it, post the
+ * FINAL result; a lease lost to another claim answers 409, an unknown run 404.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { LocalServer } from '../../src/server/index.js'
+import { runCheck } from '../../src/runner/index.js'
+import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
+import { KEY_B, caller, startTestServer, type Call } from './helpers.js'
+
+let dns: DnsServerHandle
+let server: LocalServer
+let call: Call
+let other: Call
+let clock = Date.parse('2026-03-01T10:00:00Z')
+
+beforeAll(async () => {
+  dns = await startDnsServer()
+  dns.set('agent.test', 'A', { records: [{ type: 'A', data: '192.0.2.7' }] })
+  // no runner here: the runs wait for an agent; the clock is the test's
+  server = await startTestServer({ clock: () => clock })
+  call = caller(server)
+  other = caller(server, KEY_B)
+})
+afterAll(async () => {
+  await server.close()
+  await dns.close()
+})
+
+const dnsCheck = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  request: { query: 'agent.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
+  locations: ['eu-west-1', 'us-east-1'],
+  ...extra,
+})
+
+async function trigger(checkId: string): Promise<string> {
+  const answer = await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [checkId] } })
+  expect(answer.status).toBe(201)
+  return answer.json.sessions[0].checkSessionId
+}
+
+describe('agent routes', () => {
+  it('claims only its locations, posts the result, and the session completes from it', async () => {
+    const check = (await call('POST', '/v1/checks/dns', dnsCheck('claimed by an agent'))).json
+    const sessionId = await trigger(check.id)
+
+    const claim = await call('POST', '/v1/agent/claim', { agentId: 'agent-1', locations: ['eu-west-1'], leaseSeconds: 30 })
+    expect(claim.status).toBe(200)
+    expect(claim.json.runs).toHaveLength(1)
+    const run = claim.json.runs[0]
+    expect(run).toMatchObject({ location: 'eu-west-1', sessionId, check: { id: check.id, name: 'claimed by an agent', checkType: 'DNS' } })
+    expect(Date.parse(run.leaseExpiresAt) - clock).toBe(30_000)
+    // another account's agent sees nothing of this account
+    expect((await other('POST', '/v1/agent/claim', { agentId: 'b', locations: ['eu-west-1', 'us-east-1'] })).json.runs).toEqual([])
+    // held: a second claim does not get it again
+    expect((await call('POST', '/v1/agent/claim', { agentId: 'agent-2', locations: ['eu-west-1'] })).json.runs).toEqual([])
+
+    const result = await runCheck(run.check, { location: run.location })
+    expect(result.status).toBe('PASSED')
+    expect((await call('POST', `/v1/agent/runs/${run.runId}/result`, { result })).status).toBe(204)
+    // posted twice by the same claim (a retry of the request): nothing recorded twice
+    expect((await call('POST', `/v1/agent/runs/${run.runId}/result`, { result })).status).toBe(204)
+
+    const session = (await call('GET', `/v1/check-sessions/${sessionId}`)).json
+    expect(session.status).toBe('RUNNING')
+    expect(session.results).toHaveLength(1)
+    expect(session.results[0]).toMatchObject({ runLocation: 'eu-west-1', resultType: 'FINAL', hasFailures: false, checkId: check.id })
+
+    const second = (await call('POST', '/v1/agent/claim', { agentId: 'agent-2', locations: ['us-east-1'] })).json.runs
+    expect(second).toHaveLength(1)
+    const result2 = await runCheck(second[0].check, { location: second[0].location })
+    expect((await call('POST', `/v1/agent/runs/${second[0].runId}/result`, { result: result2 })).status).toBe(204)
+    const done = await call('GET', `/v1/check-sessions/${sessionId}/completion?maxWaitSeconds=1`)
+    expect(done.status).toBe(200)
+    expect(done.json).toMatchObject({ checkSessionId: sessionId, checkId: check.id, checkType: 'DNS', status: 'PASSED', runLocations: ['eu-west-1', 'us-east-1'] })
+    expect(done.json.results.map((r: { runLocation: string }) => r.runLocation).sort()).toEqual(['eu-west-1', 'us-east-1'])
+  })
+
+  it('a lease that expired and was claimed again is lost: result and extend answer 409', async () => {
+    const check = (await call('POST', '/v1/checks/dns', dnsCheck('lease lost', { locations: ['eu-west-2'] }))).json
+    await trigger(check.id)
+    const first = (await call('POST', '/v1/agent/claim', { agentId: 'slow', locations: ['eu-west-2'], leaseSeconds: 10 })).json.runs[0]
+    expect(first.check.id).toBe(check.id)
+
+    const extended = await call('POST', `/v1/agent/runs/${first.runId}/extend`, { leaseSeconds: 20 })
+    expect(extended.status).toBe(200)
+    expect(Date.parse(extended.json.leaseExpiresAt) - clock).toBe(20_000)
+    // before the lease ends nobody else gets the run
+    clock += 19_000
+    expect((await call('POST', '/v1/agent/claim', { agentId: 'fast', locations: ['eu-west-2'] })).json.runs).toEqual([])
+    clock += 2_000
+    const again = (await call('POST', '/v1/agent/claim', { agentId: 'fast', locations: ['eu-west-2'] })).json.runs
+    expect(again).toHaveLength(1)
+    expect(again[0].runId).not.toBe(first.runId)
+
+    const result = await runCheck(first.check, { location: 'eu-west-2' })
+    const lost = await call('POST', `/v1/agent/runs/${first.runId}/result`, { result })
+    expect(lost.status).toBe(409)
+    expect(lost.json.message).toMatch(/lease .* lost/)
+    expect((await call('POST', `/v1/agent/runs/${first.runId}/extend`, { leaseSeconds: 30 })).status).toBe(409)
+    expect((await call('POST', `/v1/agent/runs/${again[0].runId}/result`, { result })).status).toBe(204)
+    // the run is complete: its holder cannot extend it any more
+    expect((await call('POST', `/v1/agent/runs/${again[0].runId}/extend`, { leaseSeconds: 30 })).status).toBe(409)
+    const results = (await call('GET', `/v1/check-results/${check.id}`)).json
+    expect(results).toHaveLength(1)
+  })
+
+  it('unknown runs answer 404; bad bodies 400 naming the field', async () => {
+    const result = { resultType: 'FINAL', attempts: [], runLocation: 'x', status: 'PASSED', hasFailures: false, hasErrors: false, isDegraded: false, responseTime: 1, startedAt: '2026-03-01T10:00:00Z', stoppedAt: '2026-03-01T10:00:01Z', error: null }
+    expect((await call('POST', '/v1/agent/runs/nope.1/result', { result })).status).toBe(404)
+    expect((await call('POST', '/v1/agent/runs/00000000-0000-0000-0000-000000000000.1/extend', { leaseSeconds: 30 })).status).toBe(404)
+    const bad = await call('POST', '/v1/agent/claim', { agentId: 'a', locations: ['eu-west-1'], max: 51 })
+    expect(bad.status).toBe(400)
+    expect(bad.json.attributes.keys).toEqual(['max'])
+    expect((await call('POST', '/v1/agent/claim', { agentId: 'a', locations: [], leaseSeconds: 5 })).json.attributes.keys.sort()).toEqual(['leaseSeconds', 'locations'])
+    expect((await caller(server, null)('POST', '/v1/agent/claim', { agentId: 'a', locations: ['x'] })).status).toBe(401)
+  })
+})
