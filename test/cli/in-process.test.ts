@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
-import { makeProject, repo, writeFiles } from '../e2e/helpers.js'
+import { makeProject, repo, writeFiles } from '../helpers/cli.js'
 
 type Main = (argv: string[], io: Record<string, unknown>) => Promise<number>
 const { main } = (await import(/* @vite-ignore */ pathToFileURL(join(repo, 'dist/cli/main.js')).href)) as { main: Main }

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { monitors as cli, monitorsProcess, repo } from '../e2e/helpers.js'
+import { monitors as cli, monitorsProcess, repo } from '../helpers/cli.js'
 
 function monitors(args: string[], cwd = repo) {
   return cli(cwd, args)

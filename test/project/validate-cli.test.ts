@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { monitors as run } from '../e2e/helpers.js'
+import { monitors as run } from '../helpers/cli.js'
 import { FIXTURES, REPO_ROOT, tempProject } from './helpers.js'
 
 /** Runs the built CLI (npm test builds first) as a user would, without colour. */

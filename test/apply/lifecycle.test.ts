@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
 import { ApiClient } from '../../src/api/client.js'
-import { makeProject, monitors, monitorsProcess, STACK_LINE, writeFiles } from './helpers.js'
+import { makeProject, monitors, monitorsProcess, STACK_LINE, writeFiles } from '../helpers/cli.js'
 
 let server: LocalServer
 let client: ApiClient
