@@ -107,6 +107,8 @@ export const agentCommand = {
         agentId: args.agentId,
         insecureHttp: args.insecureHttp,
         timeoutSeconds: args.timeout,
+        log: (line) => io().stdout.write(`${line}\n`),
+        warn: (line) => io().stderr.write(`${line}\n`),
       })
       if (early) void agent.stop(early)
       const code = await agent.done
