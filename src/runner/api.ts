@@ -92,6 +92,16 @@ function hasHeader(headers: Array<[string, string]>, name: string): boolean {
   return headers.some(([k]) => k.toLowerCase() === name)
 }
 
+/** A GRAPHQL body already in the `{"query": …, "variables": …}` JSON form is sent as it is. */
+function isGraphqlEnvelope(body: string): boolean {
+  try {
+    const parsed: unknown = JSON.parse(body)
+    return !!parsed && typeof parsed === 'object' && !Array.isArray(parsed) && typeof (parsed as { query?: unknown }).query === 'string'
+  } catch {
+    return false
+  }
+}
+
 /** The request with variables resolved, query parameters appended, auth and body set. */
 function prepare(check: ApiCheck, resolver: Resolver): PreparedRequest | string {
   const request = check.request
@@ -130,7 +140,7 @@ function prepare(check: ApiCheck, resolver: Resolver): PreparedRequest | string 
   if (auth !== null && !hasHeader(headers, 'authorization')) headers.push(['authorization', `Basic ${auth}`])
   if (body !== null) {
     const contentType = { JSON: 'application/json', GRAPHQL: 'application/json', FORM: 'application/x-www-form-urlencoded', RAW: null, NONE: null }[request.bodyType]
-    if (request.bodyType === 'GRAPHQL' && !/^\s*\{/.test(body)) body = JSON.stringify({ query: body })
+    if (request.bodyType === 'GRAPHQL' && !isGraphqlEnvelope(body)) body = JSON.stringify({ query: body })
     if (contentType && !hasHeader(headers, 'content-type')) headers.push(['content-type', contentType])
   }
   if (!hasHeader(headers, 'user-agent')) headers.push(['user-agent', 'monitors-api-check'])
