@@ -482,7 +482,7 @@ export async function runApiAttempt(check: ApiCheck, options: RunOptions): Promi
       timings = addTimings(timings, current.timings)
       result = current
       if (current.certificate && prepared.url.protocol === 'https:' && details.sslDaysRemaining === null) {
-        // the certificate of the URL the check names (the first hop) is the one it watches
+        // the certificate of the first https hop (the URL the check names, when it is https)
         details.sslDaysRemaining = daysRemaining(current.certificate.valid_to, now())
       }
       const location = current.headers.location
