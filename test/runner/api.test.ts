@@ -23,6 +23,7 @@ beforeAll(async () => {
     server.route('/error', { status: 503, body: 'down' })
     server.route('/hang', { hang: true })
   }
+  http.route('/big', { body: `${'a'.repeat(1024 * 1024 - 1)}Z${'b'.repeat(512 * 1024)}` })
   http.route('/redirect', { redirectTo: '/json' })
   http.route('/redirect-303', { status: 303, redirectTo: '/echo' })
   http.route('/loop', { redirectTo: '/loop' })
@@ -107,6 +108,28 @@ describe('API runner: the exchange', () => {
     expect(t.firstByte).toBeGreaterThanOrEqual(295)
     expect(Math.abs(t.total - (t.dns + t.tcp + t.tls + t.firstByte + t.download))).toBeLessThan(30)
     expect(details.sslDaysRemaining).toBe(CERT_DAYS)
+  })
+
+  it('measures the lookup of an https host too', async () => {
+    const { result, details } = await run({ url: `https://localhost:${tls.port}/echo`, skipSSL: true })
+    expect(result.status).toBe('PASSED')
+    expect(details.timings!.dns).toBeGreaterThan(0)
+    expect(details.timings!.tls).toBeGreaterThan(0)
+    expect(details.sslDaysRemaining).toBe(CERT_DAYS)
+  })
+
+  it('reads a large body to its end but keeps 1 MiB for assertions and 64 KiB in the result', async () => {
+    const { result, details } = await run({
+      url: `${http.origin}/big`,
+      assertions: [
+        { source: 'TEXT_BODY', comparison: 'CONTAINS', target: 'aZ' },
+        { source: 'TEXT_BODY', comparison: 'NOT_CONTAINS', target: 'Zb' },
+      ],
+    })
+    expect(result.assertions.map((a) => a.passed)).toEqual([true, true])
+    expect(details.bodySize).toBe(1.5 * 1024 * 1024)
+    expect(details.bodyTruncated).toBe(true)
+    expect(details.body).toHaveLength(64 * 1024)
   })
 
   it('counts certificate days in whole days, negative once expired', () => {
