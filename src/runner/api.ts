@@ -395,8 +395,17 @@ function redirected(previous: PreparedRequest, statusCode: number, location: URL
  * variables) are masked in everything the attempt returns.
  */
 export async function runApiAttempt(check: ApiCheck, options: RunOptions): Promise<AttemptOutcome> {
-  const request = check.request
   const resolver = new Resolver(options.variables)
+  try {
+    return await attemptApi(check, options, resolver)
+  } catch (error) {
+    // an unexpected error becomes an error of the run (runner/index.ts): without the secrets
+    throw new Error(resolver.mask((error as Error).message))
+  }
+}
+
+async function attemptApi(check: ApiCheck, options: RunOptions, resolver: Resolver): Promise<AttemptOutcome> {
+  const request = check.request
   const details: ApiDetails = {
     kind: 'API',
     method: request.method,
