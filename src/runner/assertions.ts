@@ -171,3 +171,55 @@ export function evaluateAssertion(
     message: passed ? `${expectation} passed` : `${expectation} failed: got ${got}`,
   }
 }
+
+/** What an API check's response offers its assertions. */
+export interface ApiResponseView {
+  statusCode: number
+  /** Header names in lower case. */
+  headers: Record<string, string>
+  body: string
+  responseTime: number
+}
+
+function applyRegex(text: string | undefined, regex: string | null | undefined): string | undefined {
+  if (text === undefined || !regex) return text
+  const match = new RegExp(regex).exec(text)
+  if (!match) return undefined
+  return match[1] ?? match[0]
+}
+
+/**
+ * The value an API assertion looks at: STATUS_CODE the status (number), HEADERS the header
+ * named in `property` (case-insensitive; all headers when empty), TEXT_BODY the body,
+ * JSON_BODY the body parsed as JSON at the path in `property`, RESPONSE_TIME the total in ms.
+ * `regex` narrows HEADERS and TEXT_BODY to its first capture group (or whole match).
+ */
+export function evaluateApiAssertion(
+  assertion: { source: string; comparison: Comparison; target: string; property?: string | null; regex?: string | null },
+  response: ApiResponseView,
+): AssertionResult {
+  const property = assertion.property ?? ''
+  switch (assertion.source) {
+    case 'STATUS_CODE': return evaluateAssertion(assertion, response.statusCode)
+    case 'RESPONSE_TIME': return evaluateAssertion(assertion, response.responseTime, ' ms')
+    case 'TEXT_BODY': return evaluateAssertion(assertion, applyRegex(response.body, assertion.regex))
+    case 'HEADERS': {
+      if (property === '') return evaluateAssertion(assertion, response.headers)
+      const value = response.headers[property.toLowerCase()]
+      return evaluateAssertion(assertion, applyRegex(value, assertion.regex))
+    }
+    case 'JSON_BODY': {
+      let document: unknown
+      try {
+        document = JSON.parse(response.body)
+      } catch {
+        const result = evaluateAssertion(assertion, undefined)
+        return result.passed ? result : { ...result, message: `${result.message.replace(/: got .*$/, '')}: the body is not JSON` }
+      }
+      if (property.trim() === '' || property.trim() === '$') return evaluateAssertion(assertion, document)
+      const found = readJsonPath(document, property)
+      return evaluateAssertion(assertion, found.found ? found.value : undefined)
+    }
+    default: return evaluateAssertion(assertion, undefined)
+  }
+}

@@ -3,6 +3,7 @@
  * outcome of a run and its retries. Shared by the server's scheduler, the agent and
  * `monitors test`; it depends only on the schemas.
  */
+import { runApiAttempt } from './api.js'
 import { runDnsAttempt } from './dns.js'
 import { runIcmpAttempt } from './icmp.js'
 import { judge } from './outcome.js'
@@ -10,7 +11,8 @@ import { NO_RETRY_PLAN, retryLocation, retryPlan, shouldRetry, sleep as realSlee
 import type { AttemptOutcome, CheckRunResult, RunnableCheck, RunOptions, RunResult } from './types.js'
 
 export * from './types.js'
-export { compare, evaluateAssertion, readJsonPath } from './assertions.js'
+export { compare, evaluateApiAssertion, evaluateAssertion, readJsonPath } from './assertions.js'
+export { daysRemaining, DEFAULT_API_TIMEOUT_MS, MAX_BODY_BYTES, MAX_REDIRECTS } from './api.js'
 export { judge, type Verdict } from './outcome.js'
 export { retryPlan, shouldRetry, retryLocation, type RetryPlan } from './retry.js'
 export { parsePingOutput, PING_INSTALL_HINT } from './icmp.js'
@@ -20,6 +22,7 @@ export const DEFAULT_LOCATION = 'local'
 
 async function attempt(check: RunnableCheck, options: RunOptions): Promise<AttemptOutcome> {
   try {
+    if (check.checkType === 'API') return await runApiAttempt(check, options)
     return check.checkType === 'DNS' ? await runDnsAttempt(check, options) : await runIcmpAttempt(check, options)
   } catch (error) {
     // A bug of the runner must not take the scheduler down: it becomes an error of this run.
@@ -32,7 +35,9 @@ async function attempt(check: RunnableCheck, options: RunOptions): Promise<Attem
       networkError: false,
       runnerError: `the runner failed: ${(error as Error).message}`,
       aborted: false,
-      details: check.checkType === 'DNS'
+      details: check.checkType === 'API'
+        ? { kind: 'API', method: check.request.method, url: check.request.url, statusCode: null, headers: {}, body: '', bodySize: 0, bodyTruncated: false, redirects: [], timings: null, sslDaysRemaining: null, remoteAddress: null }
+        : check.checkType === 'DNS'
         ? { kind: 'DNS', query: check.request.query, recordType: check.request.recordType, nameServer: check.request.nameServer ?? null, port: check.request.port ?? 53, protocol: check.request.protocol, rcode: null, answers: [], textAnswer: '', jsonAnswer: null }
         : { kind: 'ICMP', hostname: check.request.hostname, ipFamily: check.request.ipFamily, ipAddress: null, pingCount: check.request.pingCount, packetsSent: 0, packetsReceived: 0, packetLoss: null, latency: null, pings: [] },
     }

@@ -1,8 +1,9 @@
+import type { ApiCheck } from '../schema/api-check.js'
 import type { DnsCheck, IcmpCheck } from '../schema/check.js'
 import type { COMPARISONS } from '../schema/enums.js'
 
 /** A check as the runner takes it: the schema's parsed form, with the id the store gave it. */
-export type RunnableCheck = (DnsCheck | IcmpCheck) & { id?: string | null }
+export type RunnableCheck = (DnsCheck | IcmpCheck | ApiCheck) & { id?: string | null }
 
 export type Comparison = (typeof COMPARISONS)[number]
 export type RunStatus = 'PASSED' | 'DEGRADED' | 'FAILED' | 'TIMED_OUT'
@@ -90,10 +91,48 @@ export interface IcmpDetails {
   pings: Array<{ seq: number; ttl: number | null; time: number }>
 }
 
+/** Phases of an HTTP exchange, in ms (summed over the redirects followed). */
+export interface ApiTimings {
+  /** Name lookup (0 when the URL names an IP address). */
+  dns: number
+  /** TCP connect, from the lookup's end. */
+  tcp: number
+  /** TLS handshake, from the TCP connect (0 for http). */
+  tls: number
+  /** Wait: from the request fully sent to the response's headers. */
+  firstByte: number
+  /** From the response's headers to its last byte. */
+  download: number
+  /** The whole exchange: the run's response time. */
+  total: number
+}
+
+export interface ApiDetails {
+  kind: 'API'
+  method: string
+  /** The URL requested (variables resolved, query parameters appended, secrets masked). */
+  url: string
+  /** Status code of the last response; null when none came. */
+  statusCode: number | null
+  /** Headers of the last response, names in lower case. */
+  headers: Record<string, string>
+  /** The body's first 64 KiB as text (assertions see up to 1 MiB). */
+  body: string
+  /** Bytes of the body received. */
+  bodySize: number
+  bodyTruncated: boolean
+  /** Redirects followed, in order: the status and where it pointed. */
+  redirects: Array<{ statusCode: number; location: string }>
+  timings: ApiTimings | null
+  /** Whole days until the TLS certificate's `valid_to` (negative when expired); null for http. */
+  sslDaysRemaining: number | null
+  remoteAddress: string | null
+}
+
 export interface RunResult {
   checkId: string | null
   name: string
-  checkType: 'DNS' | 'ICMP'
+  checkType: 'DNS' | 'ICMP' | 'API'
   runLocation: string
   resultType: ResultType
   /** 1 for the first attempt, 2 for the first retry, … */
@@ -113,7 +152,7 @@ export interface RunResult {
   /** The first reason the run did not pass, readable; null when it passed. */
   error: string | null
   assertions: AssertionResult[]
-  details: DnsDetails | IcmpDetails
+  details: DnsDetails | IcmpDetails | ApiDetails
 }
 
 /** The result of one scheduled run: the FINAL result, with the retried attempts before it. */
@@ -144,6 +183,11 @@ export interface RunOptions {
   pingIntervalSeconds?: number
   /** Name servers used when a DNS check names none (default: /etc/resolv.conf, then node's). */
   systemNameServers?: () => string[]
+  /**
+   * The account's variables, for `{{KEY}}` references of API checks; a secret one is masked in
+   * every result. A reference to a key that is not here is an error of the run.
+   */
+  variables?: Record<string, string | { value: string; secret?: boolean }>
 }
 
 /** What one attempt of a type-specific runner found, before retries and shouldFail. */
@@ -159,5 +203,5 @@ export interface AttemptOutcome {
   /** An error outside the check's control; set, the run `hasErrors`. */
   runnerError: string | null
   aborted: boolean
-  details: DnsDetails | IcmpDetails
+  details: DnsDetails | IcmpDetails | ApiDetails
 }

@@ -65,7 +65,7 @@ export const alertChannelSubscriptionSchema = z.object({
 })
 
 /** Fields every check has (spec: "Check (common fields, DNS and ICMP)"). */
-const checkCommonShape = {
+export const checkCommonShape = {
   name: z.string().min(1),
   activated: z.boolean().default(true),
   muted: z.boolean().default(false),
@@ -88,7 +88,7 @@ const checkCommonShape = {
 }
 
 /** Read-only fields a client may send back; they are accepted and ignored. */
-const readOnlyShape = {
+export const readOnlyShape = {
   id: z.unknown().optional(),
   created_at: z.unknown().optional(),
   updated_at: z.unknown().optional(),

@@ -1,0 +1,139 @@
+import { z } from 'zod'
+import { COMPARISONS } from './enums.js'
+import { checkCommonShape, readOnlyShape } from './check.js'
+import { crossField } from './cross-field.js'
+import { frequencyOffsetProblem } from './rules.js'
+
+/** Vocabularies of API checks (reference/openapi-excerpt.json: ChecksV1ApiRequest, ChecksV1ApiAssertion). */
+export const API_METHODS = ['GET', 'POST', 'PUT', 'HEAD', 'DELETE', 'PATCH'] as const
+export const API_BODY_TYPES = ['NONE', 'JSON', 'FORM', 'RAW', 'GRAPHQL'] as const
+export const API_IP_FAMILIES = ['IPv4', 'IPv6'] as const
+export const API_ASSERTION_SOURCES = ['STATUS_CODE', 'JSON_BODY', 'HEADERS', 'TEXT_BODY', 'RESPONSE_TIME'] as const
+
+/** Longest URL an API check may request. */
+export const API_URL_MAX_LENGTH = 2048
+
+/**
+ * A header or query parameter. `secret: true` keeps the value out of every run result and
+ * message (it is masked as `********`); `locked` is kept for the hosted service's editor.
+ */
+export const apiKeyValueSchema = z.object({
+  key: z.string().min(1),
+  value: z.string(),
+  locked: z.boolean().default(false),
+  secret: z.boolean().default(false),
+})
+
+export const basicAuthSchema = z.object({
+  username: z.string(),
+  password: z.string(),
+})
+
+/**
+ * One assertion of an API check:
+ * - STATUS_CODE: the response's status code (a number);
+ * - JSON_BODY: the body parsed as JSON, read at the JSON path in `property` (`$.data[0].id`;
+ *   empty: the whole document);
+ * - HEADERS: the response header named in `property` (case-insensitive; empty: all headers as
+ *   an object, for HAS_KEY);
+ * - TEXT_BODY: the body as text;
+ * - RESPONSE_TIME: the total response time in ms.
+ * `regex`, when set, is applied to the text value of HEADERS and TEXT_BODY and the assertion
+ * compares its first capture group (or the whole match).
+ */
+export const apiAssertionSchema = z
+  .object({
+    source: z.enum(API_ASSERTION_SOURCES),
+    comparison: z.enum(COMPARISONS),
+    property: z.string().default(''),
+    target: z.string().default(''),
+    regex: z.string().nullable().default(''),
+  })
+  .check(
+    crossField((v, add) => {
+      if (typeof v.regex === 'string' && v.regex !== '') {
+        try {
+          new RegExp(v.regex)
+        } catch (error) {
+          add({ path: ['regex'], message: `is not a valid regular expression: ${(error as Error).message}`, input: v.regex })
+        }
+      }
+    }),
+  )
+
+/** `http://` or `https://` URL; `{{VARIABLE}}` references are resolved at run time. */
+const apiUrlSchema = z
+  .string()
+  .min(1)
+  .max(API_URL_MAX_LENGTH)
+  .check(
+    z.superRefine((url, ctx) => {
+      if (!/^https?:\/\//i.test(url)) {
+        ctx.addIssue({ code: 'custom', message: `must start with http:// or https:// (got "${url.slice(0, 80)}")`, input: url })
+        return
+      }
+      if (url.includes('{{')) return // checked once the variables are resolved, at run time
+      try {
+        new URL(url)
+      } catch {
+        ctx.addIssue({ code: 'custom', message: `is not a valid URL (got "${url.slice(0, 80)}")`, input: url })
+      }
+    }),
+  )
+
+export const apiRequestSchema = z.object({
+  method: z.enum(API_METHODS),
+  url: apiUrlSchema,
+  followRedirects: z.boolean().default(true),
+  skipSSL: z.boolean().default(false),
+  ipFamily: z.enum(API_IP_FAMILIES).default('IPv4'),
+  body: z.string().default(''),
+  bodyType: z.enum(API_BODY_TYPES).default('NONE'),
+  headers: z.array(apiKeyValueSchema).default([]),
+  queryParameters: z.array(apiKeyValueSchema).default([]),
+  assertions: z.array(apiAssertionSchema).default([]),
+  basicAuth: basicAuthSchema.nullish(),
+})
+
+/**
+ * Frequency and offset of an API check: frequency 0 (sub-minute) is allowed and then needs
+ * `frequencyOffset` 10, 20 or 30 (seconds between runs); other frequencies follow the
+ * spec's offset ranges, as for every check.
+ */
+const apiCheckRules = crossField((value, add) => {
+  if (value.frequency === 0 && (value.frequencyOffset === undefined || value.frequencyOffset === null)) {
+    add({
+      path: ['frequencyOffset'],
+      message: 'is required when frequency is 0: 10, 20 or 30 (seconds between runs)',
+      input: value.frequencyOffset,
+    })
+    return
+  }
+  const problem = frequencyOffsetProblem(value.frequency ?? 10, value.frequencyOffset)
+  if (problem) add({ path: ['frequencyOffset'], message: problem, input: value.frequencyOffset })
+})
+
+/**
+ * Body of POST /v1/checks/api and PUT /v1/checks/api/{id} (reference: ChecksV1ApiCheckCreate).
+ * `degradedResponseTime` and `maxResponseTime` default to 5000 and 20000 ms, range 0–45000.
+ */
+export const apiCheckSchema = z
+  .object({
+    ...checkCommonShape,
+    ...readOnlyShape,
+    checkType: z.literal('API').optional(),
+    degradedResponseTime: z.number().min(0).max(45000).nullable().default(5000),
+    maxResponseTime: z.number().min(0).max(45000).nullable().default(20000),
+    request: apiRequestSchema,
+    setupSnippetId: z.number().int().nullish(),
+    tearDownSnippetId: z.number().int().nullish(),
+    localSetupScript: z.string().nullish(),
+    localTearDownScript: z.string().nullish(),
+  })
+  .check(apiCheckRules)
+  .transform(({ id: _id, created_at: _c, updated_at: _u, ...rest }) => ({ ...rest, checkType: 'API' as const }))
+
+export type ApiCheckInput = z.input<typeof apiCheckSchema>
+export type ApiCheck = z.output<typeof apiCheckSchema>
+export type ApiRequest = z.output<typeof apiRequestSchema>
+export type ApiAssertion = z.output<typeof apiAssertionSchema>
