@@ -1,4 +1,5 @@
 import pc from 'picocolors'
+import { io, stdoutIsTTY } from './io.js'
 
 /**
  * Whether the CLI colours its output. picocolors alone treats `CI` as colour-capable, so
@@ -6,11 +7,11 @@ import pc from 'picocolors'
  * terminal on stdout, or FORCE_COLOR; NO_COLOR and `--no-color` turn it off, `--color` on.
  */
 export function colorWanted(options: { flag?: boolean; env?: NodeJS.ProcessEnv; isTTY?: boolean } = {}): boolean {
-  const env = options.env ?? process.env
+  const env = options.env ?? io().env
   if (options.flag !== undefined) return options.flag
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false
   if (env.FORCE_COLOR !== undefined) return env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== 'false'
-  return options.isTTY ?? process.stdout.isTTY === true
+  return options.isTTY ?? stdoutIsTTY()
 }
 
 /** `--color` / `--no-color` as given on the command line (the last one wins); undefined when neither. */

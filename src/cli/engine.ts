@@ -8,6 +8,7 @@ import { assertLockTarget, emptyLock, readLock, type LockFile } from '../state/l
 import { acquireApplyLock, parseDuration, type HeldApplyLock } from '../state/process-lock.js'
 import type { OperationOutcome, ApplyResult } from '../apply/execute.js'
 import { openTarget, type OpenTarget, type TargetFlags } from './target.js'
+import { io } from './io.js'
 
 /** Flags shared by plan, apply and destroy. */
 export interface EngineArgs extends TargetFlags {
@@ -103,10 +104,10 @@ export function setStdoutFormat(format: OutputFormat | undefined): void {
   humanToStderr = format !== undefined && format !== 'text'
 }
 /** Text for humans: stdout, or stderr while stdout carries a document. */
-export const out = (text: string) => (humanToStderr ? process.stderr : process.stdout).write(text)
+export const out = (text: string) => (humanToStderr ? io().stderr : io().stdout).write(text)
 /** The document itself (markdown or JSON): always stdout. */
-export const data = (text: string) => process.stdout.write(text)
-export const err = (text: string) => process.stderr.write(text)
+export const data = (text: string) => io().stdout.write(text)
+export const err = (text: string) => io().stderr.write(text)
 export { useColor } from './color.js'
 
 /**
@@ -150,7 +151,7 @@ export interface Session {
 
 /** Project loaded, target open, lock read and checked against the target. */
 export async function openSession(project: LoadedProject, args: EngineArgs): Promise<Session> {
-  const open = await openTarget(project, args, (line) => err(`${paint().dim(line)}\n`))
+  const open = await openTarget(project, args, (line) => err(`${paint().dim(line)}\n`), io().env)
   try {
     const lock = readLock(open.lockPath)
     assertLockTarget(lock, open.target, open.lockPath)
@@ -219,13 +220,14 @@ export async function withApplySession(
  */
 export async function confirm(question: string, yes: boolean, what: string): Promise<boolean> {
   if (yes) return true
-  if (!process.stdin.isTTY) {
+  const { stdin, stderr } = io()
+  if (!stdin?.isTTY) {
     throw Object.assign(
       new Error(`${what} needs confirmation, but there is no terminal to ask on. Review the plan above and run again with --yes.`),
       { userError: true },
     )
   }
-  const rl = createInterface({ input: process.stdin, output: process.stderr })
+  const rl = createInterface({ input: stdin, output: stderr as NodeJS.WritableStream })
   try {
     const answer = await rl.question(`${question} Only 'yes' will be accepted: `)
     return answer.trim() === 'yes'
@@ -288,7 +290,7 @@ export function reportResult(result: ApplyResult, lockPath: string, what: 'Apply
 
 /** With MONITORS_TIMING=1, prints how long each phase took (stderr). */
 export function phaseTimer(): (phase: string) => void {
-  if (!process.env.MONITORS_TIMING) return () => {}
+  if (!io().env.MONITORS_TIMING) return () => {}
   let last = performance.now()
   err(`timing: start ${Math.round(last)}ms after process start\n`)
   return (phase) => {

@@ -10,22 +10,33 @@ import { testCommand } from './commands/test.js'
 import { agentCommand } from './commands/agent.js'
 import { statusCommand } from './commands/status.js'
 import { reportError } from './output.js'
-import { emptyTargetProblem } from './engine.js'
+import { emptyTargetProblem, setStdoutFormat } from './engine.js'
 import { addSecret, redact } from '../api/redact.js'
 import { colorFlag, colorWanted, setColor } from './color.js'
 import { toolVersion } from './version.js'
+import { io, withIo, type CliIo } from './io.js'
 
 // Handlers may resolve to an exit code (see ./command.ts) or set nothing (exit 0).
 const COMMANDS = [initCommand, validateCommand, planCommand, applyCommand, destroyCommand, importCommand, testCommand, statusCommand, serverCommand, agentCommand] as unknown as Array<CommandModule<any, any>>
 
+export type { CliIo } from './io.js'
+
 /**
  * Runs the CLI with the given arguments and resolves to the process exit code.
  * Commands set `process.exitCode` through their return value; errors a user can cause are
- * printed as one clear line (no stack), see ./output.ts.
+ * printed as one clear line (no stack), see ./output.ts. `given`: streams, environment and
+ * working directory other than the process's (see ./io.ts); every output goes there.
  */
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], given: Partial<CliIo> = {}): Promise<number> {
+  return withIo(given, () => run(argv))
+}
+
+async function run(argv: string[]): Promise<number> {
+  const { env, stdout, stderr } = io()
+  // a run starts from the defaults (one process may run the CLI several times)
+  setStdoutFormat(undefined)
   // masked in every message from the start, even one about the arguments themselves
-  addSecret(process.env.MONITORING_API_KEY)
+  addSecret(env.MONITORING_API_KEY)
   argv.forEach((arg, i) => {
     if (arg === '--api-key' || arg === '--apiKey') addSecret(argv[i + 1])
     else if (arg.startsWith('--api-key=') || arg.startsWith('--apiKey=')) addSecret(arg.slice(arg.indexOf('=') + 1))
@@ -43,7 +54,7 @@ export async function main(argv: string[]): Promise<number> {
     .alias('h', 'help')
     .version(toolVersion())
     .option('color', { type: 'boolean', global: true, describe: 'Colour the output (default: only when stdout is a terminal; NO_COLOR or --no-color turns it off, FORCE_COLOR on)' })
-    .wrap(Math.min(100, process.stdout.columns || 100))
+    .wrap(Math.min(100, stdout.columns || 100))
     .fail((message, error) => {
       // a YError is a usage problem (also one thrown by an option's coerce check)
       if (error && error.name !== 'YError') throw error
@@ -65,12 +76,15 @@ export async function main(argv: string[]): Promise<number> {
     })
   }
   try {
-    await parser.parseAsync()
+    // with a callback yargs never exits the process: help and version come back as text
+    await parser.parseAsync(argv, {}, (_error: unknown, _parsed: unknown, output: string) => {
+      if (output) stdout.write(`${output}\n`)
+    })
   } catch (error) {
     exitCode = reportError(error)
   }
   if (usageProblems.length > 0) {
-    process.stderr.write(redact(`${[...new Set(usageProblems)].map((m) => `monitors: ${m}`).join('\n')}\nRun "monitors --help" for usage.\n`))
+    stderr.write(redact(`${[...new Set(usageProblems)].map((m) => `monitors: ${m}`).join('\n')}\nRun "monitors --help" for usage.\n`))
     return 1
   }
   return exitCode

@@ -1,5 +1,6 @@
 import { paint } from './color.js'
 import { redact } from '../api/redact.js'
+import { io } from './io.js'
 
 /**
  * Errors a user can cause carry `userError: true` (any module may define such a class; nothing
@@ -11,13 +12,14 @@ export function isUserError(error: unknown): error is Error & { userError: true;
 }
 
 export function reportError(error: unknown): number {
+  const { stderr, env } = io()
   if (isUserError(error)) {
-    process.stderr.write(`${paint().red('Error:')} ${redact(error.message)}\n`)
+    stderr.write(`${paint().red('Error:')} ${redact(error.message)}\n`)
     return error.exitCode ?? 1
   }
   const message = error instanceof Error ? error.message : String(error)
-  process.stderr.write(`${paint().red('Internal error:')} ${redact(message)}\n`)
-  if (process.env.MONITORS_DEBUG && error instanceof Error && error.stack) process.stderr.write(`${redact(error.stack)}\n`)
-  else process.stderr.write('This is a bug in monitors. Run again with MONITORS_DEBUG=1 for details.\n')
+  stderr.write(`${paint().red('Internal error:')} ${redact(message)}\n`)
+  if (env.MONITORS_DEBUG && error instanceof Error && error.stack) stderr.write(`${redact(error.stack)}\n`)
+  else stderr.write('This is a bug in monitors. Run again with MONITORS_DEBUG=1 for details.\n')
   return 1
 }

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
 import { caller, type Call } from '../server/helpers.js'
-import { STACK_LINE } from '../e2e/helpers.js'
+import { STACK_LINE } from '../helpers/cli.js'
 import { probe, spawnAgent, type AgentProcess } from './helpers.js'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
 

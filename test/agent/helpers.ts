@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
-import { repo } from '../e2e/helpers.js'
+import { repo } from '../helpers/cli.js'
 
 /** A `monitors` command (the built CLI) running in the background, its output collected. */
 export interface AgentProcess {

@@ -5,7 +5,7 @@
  */
 import { createServer } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
-import { monitors, STACK_LINE } from '../e2e/helpers.js'
+import { monitors, STACK_LINE } from '../helpers/cli.js'
 import { probe, spawnAgent, type AgentProcess } from './helpers.js'
 import { startAgent } from '../../src/agent/index.js'
 import { startTestServer } from '../server/helpers.js'

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
-import { makeProject, monitors } from '../e2e/helpers.js'
+import { makeProject, monitors } from '../helpers/cli.js'
 
 const files = {
   'vars.check.ts': `import { EnvVar } from 'monitors-as-code'

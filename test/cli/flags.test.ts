@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
 import { ApiClient } from '../../src/api/client.js'
 import { fetchRemoteState } from '../../src/api/resources.js'
-import { makeProject, monitors, repo, STACK_LINE } from '../e2e/helpers.js'
+import { makeProject, monitors, monitorsProcess, repo, STACK_LINE } from '../helpers/cli.js'
 
 const ESC = '\u001b['
 const project = () =>
@@ -49,7 +49,8 @@ describe('--version (A11)', () => {
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'team-monitors', version: '1.0.0' }))
     const own = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')).version as string
     expect(own).not.toBe('1.0.0')
-    const result = await monitors(dir, ['--version'])
+    // a real process: the version comes from the installed package beside the bin
+    const result = await monitorsProcess(dir, ['--version'])
     expect(result.code).toBe(0)
     expect(result.stdout.trim()).toBe(own)
   })

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { makeProject, repo } from '../e2e/helpers.js'
+import { makeProject, repo } from '../helpers/cli.js'
 
 const exec = promisify(execFile)
 const workflow = readFileSync(join(repo, 'examples/github-actions/.github/workflows/monitors.yml'), 'utf8')

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { monitors, repo } from '../e2e/helpers.js'
+import { monitors, repo } from '../helpers/cli.js'
 
 const run = promisify(execFile)
 

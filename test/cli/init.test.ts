@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { monitors } from '../e2e/helpers.js'
+import { monitors } from '../helpers/cli.js'
 
 function init(dir: string, ...args: string[]) {
   return monitors(tmpdir(), ['init', dir, ...args])

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { nativeLoadError } from '../../src/cli/target.js'
-import { makeProject, monitors, repo, STACK_LINE } from '../e2e/helpers.js'
+import { makeProject, monitors, repo, STACK_LINE } from '../helpers/cli.js'
 
 /**
  * An installed copy of the CLI (bin, bundle, package.json) whose node_modules has every

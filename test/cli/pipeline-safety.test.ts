@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
 import { ApiClient } from '../../src/api/client.js'
 import { fetchRemoteState } from '../../src/api/resources.js'
-import { makeProject, monitors, STACK_LINE } from '../e2e/helpers.js'
+import { makeProject, monitors, STACK_LINE } from '../helpers/cli.js'
 
 const KEY = 'pipeline-key'
 const ACCOUNT = 'pipeline'

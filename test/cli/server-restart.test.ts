@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { repo } from '../e2e/helpers.js'
+import { repo } from '../helpers/cli.js'
 
 /** Runs `monitors server` until it listens, then stops it; resolves to everything it printed. */
 function serverRun(args: string[], env: Record<string, string | undefined> = {}): Promise<string> {

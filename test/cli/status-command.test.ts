@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LocalServer } from '../../src/server/index.js'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
 import { caller, KEY_A, startTestServer, type Call } from '../server/helpers.js'
-import { makeProject, monitors, STACK_LINE, writeFiles } from '../e2e/helpers.js'
+import { makeProject, monitors, STACK_LINE, writeFiles } from '../helpers/cli.js'
 
 let dir: string
 let dns: DnsServerHandle

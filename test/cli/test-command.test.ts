@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
-import { makeProject, monitors, repo, STACK_LINE } from '../e2e/helpers.js'
+import { makeProject, monitors, repo, STACK_LINE } from '../helpers/cli.js'
 
 const pingWorks = spawnSync('ping', ['-n', '-4', '-c', '1', '-W', '1', '127.0.0.1']).status === 0
 if (!pingWorks) console.warn('monitors test: the ICMP case is skipped: this machine cannot ping 127.0.0.1 (apt-get install iputils-ping)')

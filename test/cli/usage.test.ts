@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { monitors as cli, repo } from '../e2e/helpers.js'
+import { monitors as cli, monitorsProcess, repo } from '../helpers/cli.js'
 
 function monitors(args: string[], cwd = repo) {
   return cli(cwd, args)
@@ -29,10 +29,11 @@ describe('command-line usage', () => {
   })
 
   it('answers --version and --help with exit 0', async () => {
-    const version = await monitors(['--version'])
+    // a real process: --help and --version must end it with exit 0
+    const version = await monitorsProcess(repo, ['--version'])
     expect(version.code).toBe(0)
     expect(version.output.trim()).toMatch(/^\d+\.\d+\.\d+$/)
-    const help = await monitors(['--help'])
+    const help = await monitorsProcess(repo, ['--help'])
     expect(help.code).toBe(0)
     expect(help.output).toContain('monitors apply [plan]')
   })

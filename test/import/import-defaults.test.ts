@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { dnsCheck, file, makeProject, STACK_LINE, useServer } from '../review/helpers.js'
+import { dnsCheck, file, makeProject, STACK_LINE, useServer } from '../helpers/use-server.js'
 
 const api = useServer('import-defaults')
 

@@ -1,39 +1,33 @@
-import { spawnSync } from 'node:child_process'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { monitors as run } from '../helpers/cli.js'
 import { FIXTURES, REPO_ROOT, tempProject } from './helpers.js'
 
-const BIN = path.join(REPO_ROOT, 'bin', 'monitors.js')
-
-/** Runs the built CLI (npm test builds first) as a user would. */
-function monitors(args: string[], cwd: string) {
-  const result = spawnSync(process.execPath, [BIN, ...args], {
-    cwd,
-    encoding: 'utf8',
-    env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: undefined, MONITORING_API_URL: undefined },
-  })
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr }
+/** Runs the built CLI (npm test builds first) as a user would, without colour. */
+async function monitors(args: string[], cwd: string) {
+  const result = await run(cwd, args, { FORCE_COLOR: undefined })
+  return { code: result.code, stdout: result.stdout, stderr: result.stderr }
 }
 
 describe('monitors validate', () => {
-  it('prints a summary and exits 0 for a valid project', () => {
-    const { code, stdout, stderr } = monitors(['validate'], path.join(FIXTURES, 'shop'))
+  it('prints a summary and exits 0 for a valid project', async () => {
+    const { code, stdout, stderr } = await monitors(['validate'], path.join(FIXTURES, 'shop'))
     expect(stderr).toBe('')
     expect(stdout).toBe('Valid: 8 resources in 2 files (1 EnvVar, 1 StatusPageService, 1 MaintenanceWindow, 3 DnsCheck, 1 IcmpCheck, 1 StatusPage)\n')
     expect(code).toBe(0)
   })
 
-  it('validates the repository’s own example project and the examples', () => {
-    expect(monitors(['validate'], REPO_ROOT)).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Valid: \d+ resources in 2 files \(/) })
-    expect(monitors(['validate'], path.join(REPO_ROOT, 'examples', 'shop'))).toMatchObject({ code: 0 })
-    expect(monitors(['validate'], path.join(REPO_ROOT, 'examples', 'minimal'))).toMatchObject({
+  it('validates the repository’s own example project and the examples', async () => {
+    expect(await monitors(['validate'], REPO_ROOT)).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Valid: \d+ resources in 2 files \(/) })
+    expect(await monitors(['validate'], path.join(REPO_ROOT, 'examples', 'shop'))).toMatchObject({ code: 0 })
+    expect(await monitors(['validate'], path.join(REPO_ROOT, 'examples', 'minimal'))).toMatchObject({
       code: 0,
       stdout: 'Valid: 1 resource in 1 file (1 DnsCheck)\n',
     })
   })
 
-  it('prints every problem and the count on stderr and exits 1, without a stack', () => {
-    const { code, stdout, stderr } = monitors(['validate', '--config', 'duplicates/monitoring.config.ts'], FIXTURES)
+  it('prints every problem and the count on stderr and exits 1, without a stack', async () => {
+    const { code, stdout, stderr } = await monitors(['validate', '--config', 'duplicates/monitoring.config.ts'], FIXTURES)
     expect(code).toBe(1)
     expect(stdout).toBe('')
     expect(stderr).toBe(
@@ -48,13 +42,13 @@ describe('monitors validate', () => {
     )
   })
 
-  it('reports a syntax error with its line and a throw with its line', () => {
+  it('reports a syntax error with its line and a throw with its line', async () => {
     const dir = tempProject({
       'monitoring.config.ts': `export default { projectName: 'p' }\n`,
       'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A' request: {} })\n`,
       'b.check.ts': `\n\nthrow new RangeError('out of range')\n`,
     })
-    const { code, stderr } = monitors(['validate'], dir)
+    const { code, stderr } = await monitors(['validate'], dir)
     expect(code).toBe(1)
     const lines = stderr.trimEnd().split('\n')
     expect(lines[0]).toMatch(/^✖ a\.check\.ts:2:\d+ › syntax error: /)
@@ -63,14 +57,14 @@ describe('monitors validate', () => {
     expect(stderr).not.toMatch(/\bat .*:\d+:\d+\)/)
   })
 
-  it('reports a missing config and a bad --config', () => {
+  it('reports a missing config and a bad --config', async () => {
     const dir = tempProject({}, { link: false })
-    const missing = monitors(['validate'], dir)
+    const missing = await monitors(['validate'], dir)
     expect(missing.code).toBe(1)
     expect(missing.stderr).toBe(
       `✖ no monitoring.config.ts found in ${dir} or any parent directory; create one (export default defineConfig({ projectName: '...' })) or pass --config <file>\n1 problem found; nothing was sent.\n`,
     )
-    const bad = monitors(['validate', '--config', 'elsewhere.ts'], dir)
+    const bad = await monitors(['validate', '--config', 'elsewhere.ts'], dir)
     expect(bad).toMatchObject({ code: 1, stderr: '✖ config file elsewhere.ts does not exist (given by --config)\n1 problem found; nothing was sent.\n' })
   })
 })

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
-import { monitors, repo } from '../e2e/helpers.js'
+import { monitors, repo } from '../helpers/cli.js'
 
 const corpus = join(repo, 'test/fixtures/bad')
 const cases = readdirSync(corpus, { withFileTypes: true })

@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
-import { makeProject, monitors, STACK_LINE } from '../e2e/helpers.js'
+import { makeProject, monitors, STACK_LINE } from '../helpers/cli.js'
 import { census, fleet, lockMismatches, range, readLockFile } from './helpers.js'
 
 const KEY = 'client-faults-key-7f3a9c'

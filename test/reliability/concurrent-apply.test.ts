@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
-import { makeProject, repo, STACK_LINE, type CliResult } from '../e2e/helpers.js'
+import { makeProject, repo, STACK_LINE, type CliResult } from '../helpers/cli.js'
 import { census, fleet, range, readLockFile } from './helpers.js'
 
 const KEY = 'concurrent-key-99c1e0'

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
 import { readLock } from '../../src/state/lock.js'
-import { makeProject, monitors, repo, writeFiles, STACK_LINE } from '../e2e/helpers.js'
+import { makeProject, monitors, repo, writeFiles, STACK_LINE } from '../helpers/cli.js'
 import { census, fleet, lockMismatches, range, readLockFile } from './helpers.js'
 
 const KEY = 'crash-key-5d2e81'

@@ -1,7 +1,7 @@
 import { request } from 'undici'
 import { describe, expect, it } from 'vitest'
 import { parseFaults, startLocalServer } from '../../src/server/index.js'
-import { monitors, repo } from '../e2e/helpers.js'
+import { monitors, repo } from '../helpers/cli.js'
 
 const KEY = 'faults-key'
 const auth = { authorization: `Bearer ${KEY}` }

@@ -3,7 +3,7 @@ import { networkInterfaces } from 'node:os'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
 import { ApiClient } from '../../src/api/client.js'
-import { makeProject, monitors, STACK_LINE } from '../e2e/helpers.js'
+import { makeProject, monitors, STACK_LINE } from '../helpers/cli.js'
 import { fleet, range } from './helpers.js'
 
 const KEY = 'sec_Zq8vN3kT1pW7xL0mB5c'

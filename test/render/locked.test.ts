@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { file, makeProject, useServer, writeFiles } from '../review/helpers.js'
+import { file, makeProject, useServer, writeFiles } from '../helpers/use-server.js'
 
 const api = useServer('render-locked')
 

@@ -1,4 +1,5 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
+import { io } from '../io.js'
 import { parseDuration } from '../../state/process-lock.js'
 import {
   DEFAULT_CONCURRENCY, DEFAULT_HEALTH_PORT, DEFAULT_LEASE_SECONDS, parseLocations, startAgent, type Agent,
@@ -61,7 +62,7 @@ export const agentCommand = {
       .option('insecure-http', { type: 'boolean', default: false, describe: 'Allow a plain http:// API URL to a host other than this machine (the key travels in clear)' })
       .option('timeout', { type: 'number', default: 30, describe: 'Seconds to wait for each API answer' }),
   handler: async (args: ArgumentsCamelCase<AgentArgs>): Promise<number> => {
-    const env = process.env
+    const env = io().env
     const apiUrl = args.apiUrl ?? env.MONITORING_API_URL
     const apiKey = args.apiKey ?? env.MONITORING_API_KEY
     if (apiUrl === undefined || apiUrl.trim() === '') {
@@ -84,7 +85,7 @@ export const agentCommand = {
       }
       if (!agent.ready()) {
         // a second signal: stop now; the leases of the runs in flight expire and the server runs them again
-        process.stderr.write(`${signal} again: stopping now without waiting for ${agent.stats().inFlight} run(s) in flight.\n`)
+        io().stderr.write(`${signal} again: stopping now without waiting for ${agent.stats().inFlight} run(s) in flight.\n`)
         agent.abort()
         return
       }
@@ -106,11 +107,13 @@ export const agentCommand = {
         agentId: args.agentId,
         insecureHttp: args.insecureHttp,
         timeoutSeconds: args.timeout,
+        log: (line) => io().stdout.write(`${line}\n`),
+        warn: (line) => io().stderr.write(`${line}\n`),
       })
       if (early) void agent.stop(early)
       const code = await agent.done
       const s = agent.stats()
-      process.stdout.write(`Agent stopped: ${s.claimed} claimed, ${s.posted} results posted, ${s.dropped} dropped (lease lost), ${s.lost} not delivered.\n`)
+      io().stdout.write(`Agent stopped: ${s.claimed} claimed, ${s.posted} results posted, ${s.dropped} dropped (lease lost), ${s.lost} not delivered.\n`)
       // results that could not be delivered are not a clean stop
       return code !== 0 ? code : s.lost > 0 ? 1 : 0
     } finally {

@@ -1,4 +1,5 @@
 import type { CommandModule } from 'yargs'
+import { io } from '../io.js'
 import { paint } from '../color.js'
 import { nativeLoadError } from '../target.js'
 
@@ -79,12 +80,12 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
       .option('retention', { type: 'number', default: 30, describe: 'Days check results are kept; older ones are pruned' }) as never,
   handler: async (args) => {
     if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw userError(`--port must be 0-65535, got ${args.port}`)
-    const fromEnv = (process.env.MONITORING_SERVER_API_KEYS ?? '').split(/[\s,]+/).filter(Boolean)
+    const fromEnv = (io().env.MONITORING_SERVER_API_KEYS ?? '').split(/[\s,]+/).filter(Boolean)
     const keySpecs = args['api-key'] && args['api-key'].length > 0 ? args['api-key'] : fromEnv
     const apiKeys = keySpecs.map(parseApiKey)
     if (!Number.isFinite(args.retention) || args.retention <= 0) throw userError(`--retention must be a number of days above 0, got ${args.retention}`)
     const rateLimit = args['rate-limit'] !== undefined ? parseRateLimit(args['rate-limit']) : undefined
-    const out = (line: string) => process.stdout.write(`${line}\n`)
+    const out = (line: string) => io().stdout.write(`${line}\n`)
     let server
     try {
       // loaded here, so the other commands start without fastify and SQLite
@@ -125,7 +126,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         process.off('SIGTERM', stop)
         out(`${signal}: finishing requests in flight, closing the database`)
         server.close().then(resolve, (error: unknown) => {
-          process.stderr.write(`Error while closing: ${error instanceof Error ? error.message : String(error)}\n`)
+          io().stderr.write(`Error while closing: ${error instanceof Error ? error.message : String(error)}\n`)
           resolve()
         })
       }

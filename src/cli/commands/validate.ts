@@ -1,4 +1,5 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
+import { io } from '../io.js'
 import { paint } from '../color.js'
 import { formatProblem, loadProject, ProjectError, summarizeResources, type Problem } from '../../project/index.js'
 import { warnEmptySecrets } from '../engine.js'
@@ -46,14 +47,14 @@ export const validateCommand = {
         // every problem on its own line, then the count
         const lines = error.message.split('\n')
         const count = lines.pop()
-        process.stderr.write(`${lines.map((l) => `${pc.red('✖')} ${l}`).join('\n')}\n${pc.red(count ?? '')}\n`)
+        io().stderr.write(`${lines.map((l) => `${pc.red('✖')} ${l}`).join('\n')}\n${pc.red(count ?? '')}\n`)
       }
     }
     const n = project?.resources.length ?? 0
     const m = project?.files.length ?? 0
     const summary = project ? summarizeResources(project.resources) : ''
     if (args.format === 'json') {
-      process.stdout.write(`${JSON.stringify({
+      io().stdout.write(`${JSON.stringify({
         formatVersion: 1,
         valid: problems.length === 0,
         resources: project ? project.resources.map((r) => ({ kind: r.kind, logicalId: r.logicalId, construct: r.construct, file: r.file })) : [],
@@ -63,14 +64,14 @@ export const validateCommand = {
       }, null, 2)}\n`)
     } else if (args.format === 'markdown') {
       const escape = (t: string) => t.replace(/[|`<>]/g, (c) => `&#${c.charCodeAt(0)};`)
-      process.stdout.write(problems.length === 0
+      io().stdout.write(problems.length === 0
         ? `### monitors validate\n\n**Valid:** ${n} resource${n === 1 ? '' : 's'} in ${m} file${m === 1 ? '' : 's'}${summary ? ` (${summary})` : ''}\n${
           project?.warnings.length ? `\n**Warnings:**\n\n${project.warnings.map((w) => `- ${escape(formatProblem(w))}`).join('\n')}\n` : ''}`
         : `### monitors validate\n\n**${problems.length} problem${problems.length === 1 ? '' : 's'}** found; nothing was sent.\n\n| File | Construct | Field | Problem |\n|---|---|---|---|\n${problems
           .map((p) => `| ${escape(p.file + (p.line ? `:${p.line}` : ''))} | ${escape(p.construct ? `${p.construct}${p.logicalId !== undefined ? ` ${p.logicalId}` : ''}` : '')} | ${escape(p.field ?? '')} | ${escape(p.message)} |`)
           .join('\n')}\n`)
     } else if (problems.length === 0) {
-      process.stdout.write(
+      io().stdout.write(
         `${paint().green('Valid:')} ${n} resource${n === 1 ? '' : 's'} in ${m} file${m === 1 ? '' : 's'}${summary ? ` (${summary})` : ''}\n`,
       )
     }

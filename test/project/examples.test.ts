@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
-import { monitors, repo, STACK_LINE } from './helpers.js'
+import { monitors, repo, STACK_LINE } from '../helpers/cli.js'
 
 const examples = readdirSync(join(repo, 'examples')).filter((name) => existsSync(join(repo, 'examples', name, 'monitoring.config.ts')))
 

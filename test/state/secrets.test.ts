@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { file, makeProject, useServer, writeFiles } from './helpers.js'
+import { file, makeProject, useServer, writeFiles } from '../helpers/use-server.js'
 
 const api = useServer('secrets')
 const SECRET = 'tok-first-0d9a7c-secret'

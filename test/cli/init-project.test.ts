@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { monitors, repo } from '../e2e/helpers.js'
+import { monitors, repo } from '../helpers/cli.js'
 
 describe('an init\'ed project', () => {
   it('validates, plans with markdown only on stdout, applies on the embedded server, then has no changes', async () => {

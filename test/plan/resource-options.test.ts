@@ -3,7 +3,7 @@
  * protect, retainOnDelete, --target.
  */
 import { describe, expect, it } from 'vitest'
-import { dnsCheck, file, makeProject, STACK_LINE, useServer, writeFiles } from './helpers.js'
+import { dnsCheck, file, makeProject, STACK_LINE, useServer, writeFiles } from '../helpers/use-server.js'
 
 const api = useServer('options')
 type Check = { id: string; name: string; created_at: string; frequency: number }

@@ -6,8 +6,8 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { dnsCheck, file, makeProject, STACK_LINE, useServer } from './helpers.js'
-import { monitors } from '../e2e/helpers.js'
+import { dnsCheck, file, makeProject, STACK_LINE, useServer } from '../helpers/use-server.js'
+import { monitors } from '../helpers/cli.js'
 
 const api = useServer('importing')
 

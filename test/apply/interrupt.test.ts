@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
-import { makeProject, monitors, repo } from './helpers.js'
+import { makeProject, monitors, repo } from '../helpers/cli.js'
 
 let server: LocalServer
 

@@ -3,9 +3,9 @@ import { join } from 'node:path'
 import { afterAll, beforeAll } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
 import { ApiClient } from '../../src/api/client.js'
-import { monitors as run, type CliResult } from '../e2e/helpers.js'
+import { monitors as run, type CliResult } from './cli.js'
 
-export { makeProject, writeFiles, STACK_LINE } from '../e2e/helpers.js'
+export { makeProject, writeFiles, STACK_LINE } from './cli.js'
 
 /** One real local server per test file, an API client on it, and the CLI pointed at it. */
 export function useServer(account: string) {

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
 import { ApiClient } from '../../src/api/client.js'
-import { makeProject, monitors, STACK_LINE, writeFiles } from './helpers.js'
+import { makeProject, monitors, monitorsProcess, STACK_LINE, writeFiles } from '../helpers/cli.js'
 
 let server: LocalServer
 let client: ApiClient
@@ -119,7 +119,8 @@ describe('monitors plan / apply / destroy', () => {
 
   it('refuses to apply without a terminal and without --yes, changing nothing', async () => {
     writeFiles(dir, { 'shop.check.ts': shop(15, false) })
-    const result = await monitors(dir, ['apply'], env())
+    // a real process, its stdin not a terminal, as in a pipeline
+    const result = await monitorsProcess(dir, ['apply'], env())
     expect(result.code).toBe(1)
     expect(result.stderr).toContain('run again with --yes')
     expect(result.output).not.toMatch(STACK_LINE)

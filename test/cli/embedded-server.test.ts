@@ -6,7 +6,7 @@
 import { cpSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { makeProject, monitors, repo } from './helpers.js'
+import { makeProject, monitors, repo } from '../helpers/cli.js'
 
 describe('the embedded default target', () => {
   const dir = makeProject({})

@@ -3,7 +3,7 @@
  * apart from "changed in code"; drift shows remote → code, and applying reverts it.
  */
 import { describe, expect, it } from 'vitest'
-import { dnsCheck, file, makeProject, useServer, writeFiles } from './helpers.js'
+import { dnsCheck, file, makeProject, useServer, writeFiles } from '../helpers/use-server.js'
 
 const api = useServer('drift')
 

@@ -3,7 +3,7 @@
  * real local server: stdout carries only the document, human text goes to stderr.
  */
 import { describe, expect, it } from 'vitest'
-import { dnsCheck, file, makeProject, STACK_LINE, useServer, writeFiles } from './helpers.js'
+import { dnsCheck, file, makeProject, STACK_LINE, useServer, writeFiles } from '../helpers/use-server.js'
 
 const api = useServer('formats')
 

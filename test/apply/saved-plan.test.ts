@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { dnsCheck, file, makeProject, STACK_LINE, useServer, writeFiles } from './helpers.js'
+import { dnsCheck, file, makeProject, STACK_LINE, useServer, writeFiles } from '../helpers/use-server.js'
 
 const api = useServer('saved')
 type Check = Record<string, unknown> & { id: string; frequency: number }
