@@ -307,7 +307,8 @@ describe('storage, keys and lifecycle', () => {
 
     // a request in flight when close() starts still gets its answer
     const inFlight = call('POST', '/v1/checks/dns', JSON.stringify(dnsBody()))
-    await new Promise((r) => setTimeout(r, 5))
+    // close only once the server has the request (a fixed pause loses the race on a loaded machine)
+    while (own.requestCount() < 4) await new Promise((r) => setTimeout(r, 1))
     await own.close()
     expect((await inFlight).status).toBe(201)
     await expect(fetch(`${own.url}/v1/checks`)).rejects.toThrow()
