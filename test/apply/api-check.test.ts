@@ -124,6 +124,9 @@ describe('ApiCheck', () => {
     expect(code).toContain("new ApiCheck('imported-api'")
     expect(code).toContain('https://shop.example.com/api/orders')
     expect(code).not.toContain('imp-secret-55')
+    // the secret header's value, which the service never returns, is read from the environment
+    expect(code).toContain("value: process.env.IMPORTED_API_X_KEY ?? ''")
+    expect(code).toContain('read from the environment (IMPORTED_API_X_KEY)')
     const plan = await api.cli(dir, ['plan', '--detailed-exitcode'])
     expect(plan.code, plan.output).toBe(0)
     expect(plan.stdout).toMatch(/^No changes\./)
