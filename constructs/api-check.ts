@@ -19,6 +19,7 @@ export interface ApiKeyValueProps {
   /**
    * Kept for the hosted service's editor; no effect on runs.
    * @defaultValue false
+   * @example locked: true
    */
   locked?: boolean
   /**
@@ -34,6 +35,7 @@ export interface ApiKeyValueProps {
 export interface ApiRequestProps {
   /**
    * HTTP method: GET, POST, PUT, HEAD, DELETE or PATCH.
+   * @defaultValue required
    * @example method: 'GET'
    */
   method: Request['method']
@@ -45,16 +47,19 @@ export interface ApiRequestProps {
   /**
    * Follow redirects.
    * @defaultValue true
+   * @example followRedirects: false
    */
   followRedirects?: boolean
   /**
    * Accept an invalid or expired TLS certificate.
    * @defaultValue false
+   * @example skipSSL: true
    */
   skipSSL?: boolean
   /**
    * IPv4 or IPv6.
    * @defaultValue 'IPv4'
+   * @example ipFamily: 'IPv6'
    */
   ipFamily?: Request['ipFamily']
   /**
@@ -97,7 +102,10 @@ export interface ApiRequestProps {
 }
 
 export interface ApiCheckProps extends Omit<CheckProps, 'frequency'> {
-  /** The HTTP request the check makes. */
+  /**
+   * The HTTP request the check makes.
+   * @example request: { method: 'GET', url: 'https://shop.example.com/api/health' }
+   */
   request: ApiRequestProps
   /**
    * Minutes between runs: 0 (sub-minute, then `frequencyOffset` 10, 20 or 30 seconds), 1, 2, 5,
@@ -109,11 +117,13 @@ export interface ApiCheckProps extends Omit<CheckProps, 'frequency'> {
   /**
    * Milliseconds after which a run is degraded, 0-45000.
    * @defaultValue 5000
+   * @example degradedResponseTime: 1000
    */
   degradedResponseTime?: number | null
   /**
    * Milliseconds after which a run fails, 0-45000.
    * @defaultValue 20000
+   * @example maxResponseTime: 3000
    */
   maxResponseTime?: number | null
 }
