@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LocalServer } from '../../src/server/index.js'
-import { startHttpServer, type HttpServerHandle } from '../helpers/http-server.js'
+import { startHttpServer, startTlsServer, type HttpServerHandle } from '../helpers/http-server.js'
 import { caller, startTestServer, type Call } from './helpers.js'
 
 let dir: string
@@ -113,5 +113,25 @@ describe('API checks on the server', () => {
     expect(details.url).toContain('region=eu-central')
     expect(stored.text).not.toContain('hunter2-token')
     expect(stored.text).not.toContain('pa55word-secret')
+  })
+
+  it("an https check's certificate days remaining reach the check's status", async () => {
+    const tls = await startTlsServer({ validDays: 12, extraHours: 3 })
+    try {
+      tls.route('/secure', { status: 200, body: 'ok' })
+      const created = await call('POST', '/v1/checks/api', {
+        name: 'TLS days', activated: false,
+        request: { method: 'GET', url: `${tls.origin}/secure`, skipSSL: true, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' }] },
+      })
+      expect(created.status).toBe(201)
+      const trigger = await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [created.json.id] } })
+      const done = await call('GET', `/v1/check-sessions/${trigger.json.sessions[0].checkSessionId}/completion?maxWaitSeconds=10`)
+      expect(done.json.status).toBe('PASSED')
+      const status = await call('GET', `/v1/check-statuses/${created.json.id}`)
+      expect(status.status).toBe(200)
+      expect(status.json.sslDaysRemaining).toBe(12)
+    } finally {
+      await tls.close()
+    }
   })
 })
