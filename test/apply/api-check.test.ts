@@ -131,4 +131,16 @@ describe('ApiCheck', () => {
     expect(plan.code, plan.output).toBe(0)
     expect(plan.stdout).toMatch(/^No changes\./)
   })
+
+  it("takes the config's check defaults like every check", async () => {
+    const dir = makeProject({
+      'monitoring.config.ts': `import { defineConfig } from 'monitors-as-code'\nexport default defineConfig({ projectName: 'api-defaults', defaults: { tags: ['team-api'], locations: ['eu-west-1'], muted: true } })\n`,
+      'd.check.ts': `import { ApiCheck } from 'monitors-as-code'\nnew ApiCheck('defaulted', { name: 'Defaulted API', tags: ['own'], request: { method: 'GET', url: '${http.origin}/health' } })\n`,
+    })
+    const applied = await api.cli(dir, ['apply', '--yes'])
+    expect(applied.code, applied.output).toBe(0)
+    const checks = (await api.client.get<Array<Record<string, any>>>('/v1/checks', { checkType: 'API' })).body
+    expect(checks.find((c) => c.name === 'Defaulted API')).toMatchObject({ tags: ['team-api', 'own'], locations: ['eu-west-1'], muted: true })
+    expect((await api.cli(dir, ['plan', '--detailed-exitcode'])).code).toBe(0)
+  })
 })
