@@ -60,6 +60,8 @@ export interface ClaimedRun {
   leaseExpiresAt: string
   sessionId: string | null
   check: RunnableCheck & { id: string; name: string; checkType: string }
+  /** For an API check: the account's variables its `{{KEY}}` references are resolved from. */
+  variables?: Record<string, { value: string; secret?: boolean }>
 }
 
 export interface AgentStats {
@@ -132,7 +134,7 @@ export function parseLocations(values: readonly string[]): string[] {
   return [...new Set(values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean))]
 }
 
-const SUPPORTED = new Set(['DNS', 'ICMP'])
+const SUPPORTED = new Set(['DNS', 'ICMP', 'API'])
 
 /** Ends a message with a full stop, so another sentence may follow. */
 function sentence(text: string): string {
@@ -295,10 +297,10 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
       if (!SUPPORTED.has(run.check.checkType)) {
         // not ours to run: the lease runs out and the server decides what to do with it
         stats.skipped++
-        problem(`Run ${run.runId}: ${run.check.checkType} checks are not run by this agent (DNS and ICMP are); skipped.`)
+        problem(`Run ${run.runId}: ${run.check.checkType} checks are not run by this agent (DNS, ICMP and API are); skipped.`)
         return
       }
-      const result = await runCheck(run.check, { location: run.location, signal: controller.signal })
+      const result = await runCheck(run.check, { location: run.location, signal: controller.signal, variables: run.variables })
       stats.ran++
       if (lease.lost) {
         stats.dropped++

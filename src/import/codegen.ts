@@ -1,5 +1,5 @@
 import type { RemoteRecord, ResourceKind } from '../resources/types.js'
-import { CHECK_KINDS, CONSTRUCT_NAMES, descriptorOf, REFERENCED_KINDS, referenceSites, RESOURCE_KINDS, RESOURCE_SCHEMAS } from '../resources/registry.js'
+import { CHECK_KINDS, CONSTRUCT_NAMES, descriptorOf, REFERENCED_KINDS, referenceSites, RESOURCE_KINDS, RESOURCE_SCHEMAS, sitesOf } from '../resources/registry.js'
 import { normalize } from '../resources/normalize.js'
 import { stableStringify } from '../resources/stable-json.js'
 import { DEFAULTABLE_CHECK_FIELDS, type ResolvedConfig } from '../project/config.js'
@@ -200,6 +200,23 @@ export function generateChecksFile(items: readonly ImportItem[], checkDefaults: 
       comment = `// The service never returns a secret's value: it is read from the environment here.\n`
       props.value = { __code: `process.env.${envName} ?? ''` }
     }
+    // nested secrets the service reads back as "" (an API check's password, secret headers): from the environment
+    const fromEnv: string[] = []
+    const envOf = (...parts: string[]) => {
+      const name = parts.join('_').toUpperCase().replace(/[^A-Z0-9_]+/g, '_').replace(/^([0-9])/, '_$1')
+      fromEnv.push(name)
+      return { __code: `process.env.${name} ?? ''` }
+    }
+    for (const path of descriptorOf(item.kind).secrets.arrays) {
+      for (const site of sitesOf(props, path)) {
+        const steps = site.path.split('.')
+        if (site.value === '') setPath(props, steps, envOf(item.logicalId, steps[steps.length - 1]))
+        else if (Array.isArray(site.value) && site.value.some((v) => isPlainObject(v) && v.secret === true && v.value === '')) {
+          setPath(props, steps, site.value.map((v) => (isPlainObject(v) && v.secret === true && v.value === '' ? { ...v, value: envOf(item.logicalId, String(v.key)) } : v)))
+        }
+      }
+    }
+    if (fromEnv.length > 0) comment += `// The service never returns secret values: they are read from the environment (${fromEnv.join(', ')}).\n`
     // a reference the construct holds as the referenced construct itself (a check's triggerIncident.serviceId)
     for (const site of referenceSites(item.kind, props)) {
       if (site.field.inCode || typeof site.value !== 'string' || !serviceVar.has(site.value)) continue

@@ -15,13 +15,26 @@ export function maskSecrets(
     return { ...payload, value: replace(payload.value) }
   }
   let out = payload
-  for (const field of secrets.arrays) {
-    const items = payload[field]
-    if (!Array.isArray(items) || !items.some((v: { secret?: boolean }) => v?.secret)) continue
-    if (out === payload) out = { ...payload }
-    out[field] = items.map((v: Record<string, unknown>) => (v?.secret && typeof v.value === 'string' ? { ...v, value: replace(v.value) } : v))
-  }
+  for (const field of secrets.arrays) out = maskAt(out, field.split('.'), replace)
   return out
+}
+
+/**
+ * `payload` with the secrets at a dotted path masked: an array of `{ secret, value }` items
+ * (its secret items' values), or a string (always a secret, e.g. `request.basicAuth.password`).
+ * Objects on the way are copied, never changed.
+ */
+function maskAt(node: Record<string, unknown>, steps: string[], replace: (value: string) => string): Record<string, unknown> {
+  const [step, ...rest] = steps
+  const value = node[step]
+  if (rest.length > 0) {
+    if (!value || typeof value !== 'object' || Array.isArray(value)) return node
+    const inner = maskAt(value as Record<string, unknown>, rest, replace)
+    return inner === value ? node : { ...node, [step]: inner }
+  }
+  if (typeof value === 'string') return value === '' ? node : { ...node, [step]: replace(value) }
+  if (!Array.isArray(value) || !value.some((v: { secret?: boolean }) => v?.secret)) return node
+  return { ...node, [step]: value.map((v: Record<string, unknown>) => (v?.secret && typeof v.value === 'string' ? { ...v, value: replace(v.value) } : v)) }
 }
 
 /** The lock's `appliedHash`: the normalized payload as sent, secret values left out. */

@@ -6,6 +6,7 @@ import { maintenanceWindow } from './kinds/maintenance-window.js'
 import { dnsCheck } from './kinds/dns-check.js'
 import { icmpCheck } from './kinds/icmp-check.js'
 import { statusPage } from './kinds/status-page.js'
+import { apiCheck } from './kinds/api-check.js'
 
 /**
  * Every kind's descriptor, in creation order (tiers ascending). A kind missing here, or a
@@ -17,6 +18,7 @@ export const DESCRIPTORS = {
   'maintenance-window': maintenanceWindow,
   'dns-check': dnsCheck,
   'icmp-check': icmpCheck,
+  'api-check': apiCheck,
   'status-page': statusPage,
 } as const satisfies { [K in ResourceKind]: ResourceDescriptor & { kind: K } }
 

@@ -13,6 +13,7 @@ export type ResourceKind =
   | 'maintenance-window'
   | 'dns-check'
   | 'icmp-check'
+  | 'api-check'
   | 'status-page'
 
 /** A reference from one construct to another, resolved into a remote id at apply time. */
@@ -124,7 +125,8 @@ export interface ResourceDescriptor {
   unorderedKeyed: readonly string[]
   /**
    * Secret values: `self` when the resource itself holds one (`value` when `secret` is true);
-   * `arrays` lists arrays of `{ secret, value }` items. Masked in output, hashes and saved plans.
+   * `arrays` lists dotted paths of arrays of `{ secret, value }` items, or of string fields that
+   * are always secret (`request.basicAuth.password`). Masked in output, hashes and saved plans.
    */
   secrets: { self: boolean; arrays: readonly string[] }
   /** Fields the construct fills in itself when left out (e.g. an ICMP check's heartbeat). */

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { computePlan } from '../../src/plan/plan.js'
 import { renderPlanText } from '../../src/plan/render/text.js'
 import type { RemoteState } from '../../src/api/resources.js'
+import { RESOURCE_KINDS } from '../../src/resources/registry.js'
 import { appliedHash, secretHashOf } from '../../src/resources/hashes.js'
 import { emptyLock, readLock, writeLock, assertLockTarget, type LockFile } from '../../src/state/lock.js'
 import { desired, dns, tempDir } from './helpers.js'
@@ -13,7 +14,7 @@ const target = { id: 'https://api.example.com', baseUrl: 'https://api.example.co
 
 function remote(records: Partial<RemoteState['records']> = {}, foreign: Record<string, number> = {}): RemoteState {
   return {
-    records: { variable: {}, 'status-page-service': {}, 'maintenance-window': {}, 'dns-check': {}, 'icmp-check': {}, 'status-page': {}, ...records },
+    records: { ...(Object.fromEntries(RESOURCE_KINDS.map((kind) => [kind, {}])) as RemoteState['records']), ...records },
     foreign,
     requests: {},
   }

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { computePlan } from '../../src/plan/plan.js'
 import { assertNoDuplicates, assertNotBlocked } from '../../src/plan/select.js'
 import type { RemoteState } from '../../src/api/resources.js'
+import { RESOURCE_KINDS } from '../../src/resources/registry.js'
 import { appliedHash } from '../../src/resources/hashes.js'
 import { emptyLock, type LockFile } from '../../src/state/lock.js'
 import { desired, dns } from './helpers.js'
@@ -11,7 +12,7 @@ const target = { id: 'https://api.example.com', baseUrl: 'https://api.example.co
 
 function remote(records: Partial<RemoteState['records']> = {}): RemoteState {
   return {
-    records: { variable: {}, 'status-page-service': {}, 'maintenance-window': {}, 'dns-check': {}, 'icmp-check': {}, 'status-page': {}, ...records },
+    records: { ...(Object.fromEntries(RESOURCE_KINDS.map((kind) => [kind, {}])) as RemoteState['records']), ...records },
     foreign: {},
     requests: {},
   }

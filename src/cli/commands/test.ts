@@ -171,16 +171,21 @@ export async function testChecks(
   options: { targets?: readonly string[]; location?: string; retries?: boolean; concurrency?: number; signal?: AbortSignal },
 ): Promise<TestedCheck[]> {
   const selected = selectChecks(project.resources, options.targets ?? [])
+  // an API check's {{KEY}} references are resolved from the project's EnvVar constructs
+  const variables: Record<string, { value: string; secret: boolean }> = {}
+  for (const r of project.resources) {
+    if (r.kind === 'variable' && typeof r.payload.key === 'string') variables[r.payload.key] = { value: String(r.payload.value ?? ''), secret: r.payload.secret === true }
+  }
   return mapBounded(selected, Math.max(1, options.concurrency ?? 8), async (resource) => {
     const check = resource.payload as unknown as RunnableCheck
     const location = options.location ?? check.locations?.[0] ?? DEFAULT_LOCATION
-    const result = await runCheck(check, { location, retries: options.retries === true, signal: options.signal })
+    const result = await runCheck(check, { location, retries: options.retries === true, signal: options.signal, variables })
     return { resource, check, location, result }
   })
 }
 
 /**
- * `monitors test`: runs the project's DNS and ICMP checks once, from this machine, through the
+ * `monitors test`: runs the project's DNS, ICMP and API checks once, from this machine, through the
  * same runners as the server, without deploying anything and without any API. Exit 1 when a
  * run failed, timed out or had an error; a degraded run passes (exit 0).
  */
@@ -211,7 +216,7 @@ export const testCommand = {
     if (!project) return 1
     const count = selectChecks(project.resources, args.target ?? []).length
     if (count === 0) {
-      out('No checks to test: the project has no DnsCheck or IcmpCheck.\n')
+      out('No checks to test: the project has no DnsCheck, IcmpCheck or ApiCheck.\n')
       if (args.format === 'json') data(`${JSON.stringify(testToJson([]), null, 2)}\n`)
       return 0
     }

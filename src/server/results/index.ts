@@ -76,8 +76,8 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
     responseTime: result.responseTime,
     runLocation: result.runLocation,
     checkRunId,
-    // SSL applies to neither DNS nor ICMP
-    sslDaysRemaining: result.sslDaysRemaining ?? null,
+    // an https API check's certificate, from its run's details; SSL applies to neither DNS nor ICMP
+    sslDaysRemaining: result.sslDaysRemaining ?? (result.details?.kind === 'API' ? result.details.sslDaysRemaining : null) ?? null,
     startedAt: result.startedAt,
   })
 

@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { conflict, notFound, parseOr400 } from '../errors.js'
 import type { Store } from '../store/index.js'
 import { completeRun, type RunServices } from '../scheduler/runs.js'
+import { accountVariables } from '../scheduler/index.js'
 import type { CheckRunResult } from '../../runner/index.js'
 
 /*
@@ -52,14 +53,18 @@ export function agentRoutes(app: FastifyInstance, store: Store, services: RunSer
     const leaseMs = body.leaseSeconds * 1000
     await store.agents.heartbeat(request.accountId, body.agentId, body.locations, now + 2 * leaseMs)
     const runs = await store.runs.claim({ owner: `agent:${body.agentId}`, account: request.accountId, locations: body.locations, max: body.max, leaseMs, now })
+    // an API check's {{KEY}} references are resolved by the agent, from the account's variables
+    const checks = runs.map((run) => JSON.parse(run.checkJson) as { checkType?: string })
+    const variables = checks.some((check) => check.checkType === 'API') ? await accountVariables(store, request.accountId) : undefined
     return {
-      runs: runs.map((run) => ({
+      runs: runs.map((run, i) => ({
         runId: run.runId,
         location: run.location,
         dueAt: new Date(run.dueAt).toISOString(),
         leaseExpiresAt: new Date(run.leaseExpiresAt).toISOString(),
         sessionId: run.sessionId,
-        check: JSON.parse(run.checkJson) as unknown,
+        check: checks[i],
+        ...(variables && checks[i].checkType === 'API' ? { variables } : {}),
       })),
     }
   })

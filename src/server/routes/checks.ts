@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { autoAssignAlertsQuerySchema, checkListQuerySchema, dnsCheckSchema, icmpCheckSchema } from '../../schema/index.js'
+import { apiCheckSchema, autoAssignAlertsQuerySchema, checkListQuerySchema, dnsCheckSchema, icmpCheckSchema } from '../../schema/index.js'
 import { notFound, parseOr400 } from '../errors.js'
 import type { Store } from '../store/index.js'
 import { serviceReferences, writeWithReferences } from './references.js'
@@ -11,7 +11,32 @@ import { contentRange, sendJson } from './util.js'
  * the client did not send are omitted, never filled with null; a field sent as null stays null.
  */
 
-const SCHEMAS = { DNS: dnsCheckSchema, ICMP: icmpCheckSchema } as const
+const SCHEMAS = { DNS: dnsCheckSchema, ICMP: icmpCheckSchema, API: apiCheckSchema } as const
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/**
+ * An API check's secret values are stored (runs need them) but answered as "", like a secret
+ * variable's value: `request.basicAuth.password` and the value of every header and query
+ * parameter marked `secret`. Other checks are answered as stored, untouched.
+ */
+export function withoutSecrets(json: string | Buffer): string | Buffer {
+  const text = json.toString()
+  // most pages hold nothing to blank: answered as stored, without a parse
+  if (!text.includes('"checkType":"API"') || !(text.includes('"basicAuth":{') || text.includes('"secret":true'))) return json
+  const blank = (check: unknown) => {
+    if (!isObject(check) || check.checkType !== 'API' || !isObject(check.request)) return check
+    const request = check.request
+    for (const field of ['headers', 'queryParameters']) {
+      const items = request[field]
+      if (Array.isArray(items)) for (const item of items) if (isObject(item) && item.secret === true) item.value = ''
+    }
+    if (isObject(request.basicAuth)) request.basicAuth.password = ''
+    return check
+  }
+  const parsed = JSON.parse(text) as unknown
+  return JSON.stringify(Array.isArray(parsed) ? parsed.map(blank) : blank(parsed))
+}
 
 export function checkRoutes(app: FastifyInstance, store: Store): void {
   app.get('/v1/checks', async (request, reply) => {
@@ -20,16 +45,16 @@ export function checkRoutes(app: FastifyInstance, store: Store): void {
     const offset = (query.page - 1) * query.limit
     const page = await store.checks.list(request.accountId, { checkType: query.checkType, tags, limit: query.limit, offset })
     reply.header('content-range', contentRange(offset, page.count, page.total))
-    return sendJson(reply, 200, page.json)
+    return sendJson(reply, 200, withoutSecrets(page.json))
   })
 
   app.get<{ Params: { id: string } }>('/v1/checks/:id', async (request, reply) => {
     const check = await store.checks.get(request.accountId, request.params.id)
     if (!check) throw notFound('Check')
-    return sendJson(reply, 200, check.json)
+    return sendJson(reply, 200, withoutSecrets(check.json))
   })
 
-  for (const type of ['DNS', 'ICMP'] as const) {
+  for (const type of ['DNS', 'ICMP', 'API'] as const) {
     const path = `/v1/checks/${type.toLowerCase()}`
     const schema = SCHEMAS[type]
 
@@ -37,7 +62,7 @@ export function checkRoutes(app: FastifyInstance, store: Store): void {
       parseOr400(autoAssignAlertsQuerySchema, request.query, 'query')
       const check = await writeWithReferences(store, request.accountId, schema, request.body, serviceReferences.check,
         (tx, data) => tx.checks.create(request.accountId, type, data))
-      return sendJson(reply, 201, check.json)
+      return sendJson(reply, 201, withoutSecrets(check.json))
     })
 
     app.put<{ Params: { id: string } }>(`${path}/:id`, async (request, reply) => {
@@ -48,7 +73,7 @@ export function checkRoutes(app: FastifyInstance, store: Store): void {
       const check = await writeWithReferences(store, request.accountId, schema, request.body, serviceReferences.check,
         (tx, data) => tx.checks.replace(request.accountId, request.params.id, type, data))
       if (!check) throw notFound('Check')
-      return sendJson(reply, 200, check.json)
+      return sendJson(reply, 200, withoutSecrets(check.json))
     })
   }
 

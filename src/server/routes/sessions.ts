@@ -13,7 +13,7 @@ import { contentRange } from './util.js'
  * from the recorded FINAL results, one per location, so any server on the database answers it.
  */
 
-const RUNNABLE = new Set(['DNS', 'ICMP'])
+const RUNNABLE = new Set(['DNS', 'ICMP', 'API'])
 
 const triggerBody = z.object({
   target: z.object({
@@ -124,7 +124,7 @@ export function sessionRoutes(app: FastifyInstance, store: Store, services: RunS
     for (const id of target.checkId ?? []) {
       const record = await store.checks.get(account, id)
       if (!record) throw new HttpError(404, `Check not found: ${id}`)
-      if (!RUNNABLE.has(record.checkType)) throw new HttpError(400, `Check ${id} is a ${record.checkType} check; sessions run DNS and ICMP checks`)
+      if (!RUNNABLE.has(record.checkType)) throw new HttpError(400, `Check ${id} is a ${record.checkType} check; sessions run DNS, ICMP and API checks`)
       checks.set(id, JSON.parse(record.json))
     }
     if (target.tags && target.tags.length > 0) {

@@ -45,7 +45,21 @@ export interface SchedulerOptions {
   log?: (line: string) => void
 }
 
-const RUNNABLE = new Set(['DNS', 'ICMP'])
+/**
+ * The account's variables, for the `{{KEY}}` references of an API check, resolved when it runs
+ * (secret ones are masked by the runner in everything a run records).
+ */
+export async function accountVariables(store: Store, account: string): Promise<Record<string, { value: string; secret: boolean }>> {
+  const out: Record<string, { value: string; secret: boolean }> = {}
+  for (let offset = 0; ; offset += 1000) {
+    const page = await store.variables.list(account, { limit: 1000, offset })
+    for (const v of page.items) out[v.key] = { value: v.value, secret: v.secret }
+    if (page.items.length < 1000) break
+  }
+  return out
+}
+
+const RUNNABLE = new Set(['DNS', 'ICMP', 'API'])
 
 interface Parsed {
   json: string
@@ -252,7 +266,8 @@ export class Scheduler {
     }, every)
     let result: CheckRunResult
     try {
-      result = await runCheck(check, { now: this.services.now, ...this.options.runOptions, location: run.location, signal })
+      const variables = check.checkType === 'API' ? await accountVariables(this.store, run.account) : undefined
+      result = await runCheck(check, { now: this.services.now, ...this.options.runOptions, location: run.location, signal, variables })
     } finally {
       clearInterval(keeper)
     }

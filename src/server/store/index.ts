@@ -15,7 +15,7 @@
  */
 import type { MaintenanceWindow, StatusPage } from '../../schema/index.js'
 
-export type CheckType = 'DNS' | 'ICMP'
+export type CheckType = 'DNS' | 'ICMP' | 'API'
 
 /** A check as GET answers it: `json` is the answer's text (stored as it is answered). */
 export interface CheckRecord {
