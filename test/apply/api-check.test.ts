@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { makeProject, STACK_LINE, useServer, writeFiles } from '../review/helpers.js'
+import { makeProject, STACK_LINE, useServer, writeFiles } from '../helpers/use-server.js'
 import { startHttpServer, type HttpServerHandle } from '../helpers/http-server.js'
 
 const api = useServer('api-kind')
