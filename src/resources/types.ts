@@ -13,6 +13,7 @@ export type ResourceKind =
   | 'maintenance-window'
   | 'dns-check'
   | 'icmp-check'
+  | 'heartbeat-check'
   | 'status-page'
 
 /** A reference from one construct to another, resolved into a remote id at apply time. */

@@ -1,3 +1,4 @@
+import { RESOURCE_KINDS } from '../../src/resources/registry.js'
 /** computePlan is pure: desired + lock + remote → plan. These cases need no server. */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -13,7 +14,7 @@ const target = { id: 'https://api.example.com', baseUrl: 'https://api.example.co
 
 function remote(records: Partial<RemoteState['records']> = {}, foreign: Record<string, number> = {}): RemoteState {
   return {
-    records: { variable: {}, 'status-page-service': {}, 'maintenance-window': {}, 'dns-check': {}, 'icmp-check': {}, 'status-page': {}, ...records },
+    records: { ...(Object.fromEntries(RESOURCE_KINDS.map((k) => [k, {}])) as RemoteState['records']), ...records },
     foreign,
     requests: {},
   }

@@ -1,3 +1,4 @@
+import { RESOURCE_KINDS } from '../../src/resources/registry.js'
 /** What computePlan foresees before any request: reorders, 409 deletes, duplicates. No server. */
 import { describe, expect, it } from 'vitest'
 import { computePlan } from '../../src/plan/plan.js'
@@ -11,7 +12,7 @@ const target = { id: 'https://api.example.com', baseUrl: 'https://api.example.co
 
 function remote(records: Partial<RemoteState['records']> = {}): RemoteState {
   return {
-    records: { variable: {}, 'status-page-service': {}, 'maintenance-window': {}, 'dns-check': {}, 'icmp-check': {}, 'status-page': {}, ...records },
+    records: { ...(Object.fromEntries(RESOURCE_KINDS.map((k) => [k, {}])) as RemoteState['records']), ...records },
     foreign: {},
     requests: {},
   }
