@@ -6,6 +6,7 @@ import type { ClaimedRun, PlannedRun, Store } from '../store/index.js'
 import { graceMs, latestDue, locationsFor, type ScheduleFields } from './due.js'
 import { inMaintenance } from './maintenance.js'
 import { completeRun, type RunServices } from './runs.js'
+import { sweepHeartbeats } from '../heartbeats/index.js'
 
 export { completeRun, type FinalResultHook, type RunServices } from './runs.js'
 
@@ -131,6 +132,8 @@ export class Scheduler {
     try {
       const now = this.services.now()
       if (this.options.plan) await this.planDue(now)
+      // heartbeat checks whose period and grace ended without a ping fail (once per period, any process)
+      if (this.options.plan) await sweepHeartbeats(this.store, now)
       if (this.options.run) await this.fill()
       if (now - this.lastPrune >= this.options.pruneEveryMs) {
         this.lastPrune = now
