@@ -29,6 +29,17 @@ describe('HeartbeatCheck', () => {
     expect(plan.stdout).toContain('No changes.')
   })
 
+  it('monitors status shows the heartbeat check and its ping URL', async () => {
+    const [remote] = (await api.client.get<Array<{ heartbeat: { pingUrl: string; pingToken: string } }>>('/v1/checks', { checkType: 'HEARTBEAT' })).body
+    expect(remote.heartbeat.pingUrl).toBe(`${api.server.url}/ping/${remote.heartbeat.pingToken}`)
+    const status = await api.cli(dir, ['status'])
+    expect(status.code, status.output).toBe(0)
+    expect(status.stdout).toContain('heartbeat-check:nightly-backup "Nightly backup"')
+    expect(status.stdout).toContain(remote.heartbeat.pingUrl)
+    const json = await api.cli(dir, ['status', '--format', 'json'])
+    expect(JSON.parse(json.stdout).checks[0].pingUrl).toBe(remote.heartbeat.pingUrl)
+  })
+
   it('plans and applies an update of the period', async () => {
     writeFiles(dir, { 'backup.check.ts': heartbeatFile(2) })
     const plan = await api.cli(dir, ['plan', '--detailed-exitcode'])
