@@ -40,6 +40,13 @@ describe('HeartbeatCheck', () => {
     expect(JSON.parse(json.stdout).checks[0].pingUrl).toBe(remote.heartbeat.pingUrl)
   })
 
+  it('monitors test does not run a heartbeat check: it says so, no internal error', async () => {
+    const tested = await api.cli(dir, ['test'])
+    expect(tested.code, tested.output).toBe(0)
+    expect(tested.stdout).toContain('heartbeat-check:nightly-backup is not run: it passes on pings to its ping URL')
+    expect(tested.output).not.toContain('Internal error')
+  })
+
   it('plans and applies an update of the period', async () => {
     writeFiles(dir, { 'backup.check.ts': heartbeatFile(2) })
     const plan = await api.cli(dir, ['plan', '--detailed-exitcode'])
