@@ -131,3 +131,37 @@ describe('heartbeat checks', () => {
     expect((await anonymous('GET', `/v1/checks/heartbeats/${id}/availability`)).status).toBe(401)
   })
 })
+
+describe('heartbeat checks on one database served by two processes', () => {
+  it('records FAILING once per missed period, whichever scheduler sees it first', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs')
+    const { tmpdir } = await import('node:os')
+    const { join } = await import('node:path')
+    const dir = mkdtempSync(join(tmpdir(), 'monitors-heartbeats-'))
+    let clock = T0
+    const options = { dbPath: join(dir, 'db.sqlite'), clock: () => clock, scheduler: true, schedulerOptions: { tickMs: 5 } }
+    const a = await startTestServer(options)
+    const b = await startTestServer(options)
+    try {
+      const created = await caller(a)('POST', '/v1/checks/heartbeat', body({ name: 'shared' }))
+      expect(created.status).toBe(201)
+      clock += 91 * S // past period + grace since the last period started
+      const listed = async () => {
+        const answer = await caller(b)('GET', `/v1/checks/heartbeats/${created.json.id}/events?startTime=${T0}&endTime=${clock + S}`)
+        const failing = answer.json[0].events.filter((e: { state: string }) => e.state === 'FAILING')
+        return failing.length >= 1 ? failing : undefined
+      }
+      await until(listed)
+      await sleep(100) // both schedulers tick many times
+      expect((await listed())!.length).toBe(1) // one silence, one FAILING: no new period starts without a ping
+      // a ping starts the next period
+      expect((await caller(a, null)('GET', `/ping/${created.json.heartbeat.pingToken}`)).status).toBe(200)
+      const states = (await caller(b)('GET', `/v1/checks/heartbeats/${created.json.id}/events?startTime=${T0}&endTime=${clock + S}`)).json[0].events.map((e: { state: string }) => e.state)
+      expect(states[0]).toBe('LATE')
+    } finally {
+      await a.close()
+      await b.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
