@@ -130,6 +130,12 @@ describe('heartbeat checks', () => {
     expect((await call('GET', `/v1/checks/heartbeats/${dns.json.id}/availability`)).status).toBe(404)
     expect((await anonymous('GET', `/v1/checks/heartbeats/${id}/availability`)).status).toBe(401)
   })
+
+  it('forgets the token when the check is deleted', async () => {
+    expect((await call('DELETE', `/v1/checks/${id}`)).status).toBe(204)
+    expect((await anonymous('POST', `/ping/${token}`)).status).toBe(404)
+    expect((await call('GET', `/v1/checks/heartbeats/${id}/events`)).status).toBe(404)
+  })
 })
 
 describe('heartbeat checks on one database served by two processes', () => {
