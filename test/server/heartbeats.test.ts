@@ -171,3 +171,23 @@ describe('heartbeat checks on one database served by two processes', () => {
     }
   })
 })
+
+describe('heartbeat events and retention', () => {
+  it('prunes events older than the retention period, as results are', async () => {
+    let clock = T0
+    const server = await startTestServer({ clock: () => clock, scheduler: true, retentionDays: 1, schedulerOptions: { tickMs: 5, pruneEveryMs: 1 } })
+    try {
+      const api = caller(server)
+      const created = await api('POST', '/v1/checks/heartbeat', body({ heartbeat: { period: 1, periodUnit: 'days', grace: 1, graceUnit: 'hours' } }))
+      clock = T0 + 1000
+      expect((await caller(server, null)('GET', `/ping/${created.json.heartbeat.pingToken}`)).status).toBe(200)
+      const count = async () => (await api('GET', `/v1/checks/heartbeats/${created.json.id}/events?startTime=0&endTime=${clock + 1}`)).json[0].events
+        .filter((e: { state: string }) => e.state === 'RECEIVED').length
+      expect(await count()).toBe(1)
+      clock = T0 + 2 * 86_400_000 // the ping is now older than the one day kept
+      await until(async () => ((await count()) === 0 ? true : undefined))
+    } finally {
+      await server.close()
+    }
+  })
+})

@@ -270,5 +270,6 @@ export class Scheduler {
     await this.store.results.prune(before)
     await this.store.checkStatuses.forgetResultsBefore(before)
     await this.store.runs.prune(now - 10 * 60_000, now)
+    await this.store.heartbeats.pruneEvents(now - this.options.retentionMs)
   }
 }

@@ -543,6 +543,8 @@ export interface HeartbeatStore {
   /** Events of a check with from <= at < to, oldest first (the newest `limit` when given). */
   events(account: string, checkId: string, from: number, to: number, limit?: number): Promise<HeartbeatEventRecord[]>
   event(account: string, checkId: string, id: string): Promise<HeartbeatEventRecord | undefined>
+  /** Deletes events older than `before` (ms), as results are pruned; returns how many. */
+  pruneEvents(before: number): Promise<number>
 }
 
 // --- end of heartbeat checks ----------------------------------------------------------------------

@@ -22,6 +22,7 @@ export function heartbeatRepository(db: Db, exec: Exec): HeartbeatStore {
   const markFailing = db.prepare(`UPDATE heartbeats SET failed_since = since WHERE check_id = ? AND since = ? AND (failed_since IS NULL OR failed_since <> since)`)
   const insertEvent = db.prepare(`INSERT INTO heartbeat_events (id, check_id, account_id, state, at, source, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?)`)
   const events = db.prepare(`SELECT * FROM (SELECT * FROM heartbeat_events WHERE check_id = ? AND account_id = ? AND at >= ? AND at < ? ORDER BY at DESC, seq DESC LIMIT ?) ORDER BY at, seq`)
+  const prune = db.prepare(`DELETE FROM heartbeat_events WHERE at < ?`)
   const one = db.prepare(`SELECT * FROM heartbeat_events WHERE id = ? AND check_id = ? AND account_id = ?`)
   return {
     save: (account, checkId, token, periodMs, graceMs, now) => exec(() => void upsert.run(checkId, account, token, periodMs, graceMs, now)),
@@ -42,6 +43,7 @@ export function heartbeatRepository(db: Db, exec: Exec): HeartbeatStore {
       return { id, ...e }
     }),
     events: (account, checkId, from, to, limit) => exec(() => (events.all(checkId, account, from, to, limit ?? -1) as EventRow[]).map(event)),
+    pruneEvents: (before) => exec(() => prune.run(before).changes),
     event: (account, checkId, id) => exec(() => {
       const row = one.get(id, checkId, account) as EventRow | undefined
       return row && event(row)

@@ -262,6 +262,7 @@ export const MIGRATIONS: readonly string[] = [
     user_agent TEXT
   );
   CREATE INDEX heartbeat_events_check ON heartbeat_events (check_id, at);
+  CREATE INDEX heartbeat_events_at ON heartbeat_events (at);
   `,
 ]
 
