@@ -5,6 +5,7 @@ import { statusPageService } from './kinds/status-page-service.js'
 import { maintenanceWindow } from './kinds/maintenance-window.js'
 import { dnsCheck } from './kinds/dns-check.js'
 import { icmpCheck } from './kinds/icmp-check.js'
+import { heartbeatCheck } from './kinds/heartbeat-check.js'
 import { statusPage } from './kinds/status-page.js'
 import { apiCheck } from './kinds/api-check.js'
 
@@ -19,6 +20,7 @@ export const DESCRIPTORS = {
   'dns-check': dnsCheck,
   'icmp-check': icmpCheck,
   'api-check': apiCheck,
+  'heartbeat-check': heartbeatCheck,
   'status-page': statusPage,
 } as const satisfies { [K in ResourceKind]: ResourceDescriptor & { kind: K } }
 

@@ -14,6 +14,7 @@ export type ResourceKind =
   | 'dns-check'
   | 'icmp-check'
   | 'api-check'
+  | 'heartbeat-check'
   | 'status-page'
 
 /** A reference from one construct to another, resolved into a remote id at apply time. */

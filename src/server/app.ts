@@ -14,6 +14,7 @@ import { parseJsonBody } from './json-body.js'
 import { installFaults, type FaultCounts, type FaultSpec } from './faults.js'
 import { agentRoutes } from './routes/agent.js'
 import { sessionRoutes } from './routes/sessions.js'
+import { heartbeatRoutes, isPing } from './routes/heartbeats.js'
 import type { RunServices } from './scheduler/runs.js'
 
 export const BODY_LIMIT = 1024 * 1024
@@ -77,7 +78,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   const faults = options.faults ? installFaults(app, options.faults.spec, options.faults.seed) : undefined
 
   // authentication, then the key's rate limit (see rate-limit.ts)
-  app.addHook('onRequest', authHook(store, new RateLimiter(options.rateLimit.max, options.rateLimit.timeWindowMs)))
+  // except pings (/ping/:pingToken): the token is their secret, and they spend no key's quota
+  const auth = authHook(store, new RateLimiter(options.rateLimit.max, options.rateLimit.timeWindowMs))
+  app.addHook('onRequest', async (request, reply) => (isPing(request) ? undefined : auth(request, reply)))
 
   checkRoutes(app, store)
   variableRoutes(app, store)
@@ -90,6 +93,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   const runs = options.runs ?? { now: Date.now }
   sessionRoutes(app, store, runs, options.closing ?? new AbortController().signal)
   agentRoutes(app, store, runs)
+  heartbeatRoutes(app, store, runs)
 
   return Object.assign(app, { faultCounts: faults?.counts })
 }

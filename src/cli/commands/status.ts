@@ -37,6 +37,8 @@ export interface CheckStatusRow {
   reason?: string
   status?: RemoteStatus
   badgeUrl: string | null
+  /** A heartbeat check's ping URL, as the target answers it. */
+  pingUrl?: string
 }
 
 const STATE_TEXT: Record<CheckState, string> = {
@@ -66,7 +68,9 @@ export function checkStates(
       : !status ? 'never-ran'
         : status.hasFailures || status.hasErrors ? 'failing'
           : status.isDegraded ? 'degraded' : 'passing'
-    return { resource, checkId: id, state, ...(status ? { status } : {}), badgeUrl }
+    const heartbeat = remote.heartbeat as { pingUrl?: unknown } | undefined
+    const pingUrl = typeof heartbeat?.pingUrl === 'string' ? heartbeat.pingUrl : undefined
+    return { resource, checkId: id, state, ...(status ? { status } : {}), badgeUrl, ...(pingUrl ? { pingUrl } : {}) }
   })
 }
 
@@ -104,7 +108,9 @@ export function renderStatusTable(rows: readonly CheckStatusRow[], color: boolea
       const padded = i === 3 ? cell.padStart(widths[i]) : i === r.length - 1 ? cell : cell.padEnd(widths[i])
       return i === 1 ? paint(padded) : padded
     }).join('  ').trimEnd()
-  return `${[c.bold(line(head)), ...cells.map((r, i) => line(r, paintOf[rows[i].state]))].join('\n')}\n`
+  const pings = rows.filter((r) => r.pingUrl).map((r) => `  ${label(r.resource)}  ${r.pingUrl}`)
+  const pingText = pings.length > 0 ? `\nPing URLs (GET or POST, no key):\n${pings.join('\n')}\n` : ''
+  return `${[c.bold(line(head)), ...cells.map((r, i) => line(r, paintOf[rows[i].state]))].join('\n')}\n${pingText}`
 }
 
 function summaryOf(rows: readonly CheckStatusRow[]) {
@@ -144,12 +150,13 @@ export function statusToJson(rows: readonly CheckStatusRow[], target: { id: stri
       longestRun: row.status?.longestRun ?? null,
       updatedAt: row.status?.updated_at ?? null,
       badgeUrl: row.badgeUrl,
+      ...(row.pingUrl ? { pingUrl: row.pingUrl } : {}),
     })),
   }
 }
 
 /**
- * `monitors status`: the target's check statuses for the project's DNS and ICMP checks, read
+ * `monitors status`: the target's check statuses for the project's checks (a heartbeat check's ping URL too), read
  * from the list endpoints (checks and check statuses: never one request per check), with each
  * check's badge URL. Exit 0 whatever the states, 1 on errors; with --fail-on-failing, also 1
  * when a check is failing.
@@ -195,7 +202,7 @@ export const statusCommand = {
           badgeBase,
         )
         const c = pc.createColors(useColor())
-        if (rows.length === 0) out('No checks: the project has no DnsCheck or IcmpCheck.\n')
+        if (rows.length === 0) out('No checks: the project has no check (DnsCheck, IcmpCheck, HeartbeatCheck, ...).\n')
         else out(renderStatusTable(rows, useColor()))
         const s = summaryOf(rows)
         const parts = [`${s.passing} passing`, `${s.degraded} degraded`, `${s.failing} failing`, `${s.paused} paused`, `${s.neverRan} never ran`, `${s.notDeployed} not deployed`]

@@ -52,6 +52,9 @@ export function selectChecks(resources: readonly DesiredResource[], targets: rea
   return checks.filter((r) => wanted.has(`${r.kind}:${r.logicalId}`))
 }
 
+/** Checks `monitors test` runs: all but heartbeat checks. */
+const isRunnable = (r: DesiredResource): boolean => r.payload.checkType !== 'HEARTBEAT'
+
 /** A run that did not pass: FAILED, TIMED_OUT, or an error outside the check. DEGRADED is not a failure. */
 export function isFailure(result: CheckRunResult): boolean {
   return result.hasFailures || result.hasErrors || result.status === 'FAILED' || result.status === 'TIMED_OUT'
@@ -170,7 +173,7 @@ export async function testChecks(
   project: LoadedProject,
   options: { targets?: readonly string[]; location?: string; retries?: boolean; concurrency?: number; signal?: AbortSignal },
 ): Promise<TestedCheck[]> {
-  const selected = selectChecks(project.resources, options.targets ?? [])
+  const selected = selectChecks(project.resources, options.targets ?? []).filter(isRunnable)
   // an API check's {{KEY}} references are resolved from the project's EnvVar constructs
   const variables: Record<string, { value: string; secret: boolean }> = {}
   for (const r of project.resources) {
@@ -214,7 +217,10 @@ export const testCommand = {
     }
     const project = await loadOrReport({ config: args.config })
     if (!project) return 1
-    const count = selectChecks(project.resources, args.target ?? []).length
+    const all = selectChecks(project.resources, args.target ?? [])
+    // a heartbeat check is not run: it is judged by the pings its job sends
+    for (const r of all.filter((c) => !isRunnable(c))) out(`${r.kind}:${r.logicalId} is not run: it passes on pings to its ping URL (see monitors status).\n`)
+    const count = all.filter(isRunnable).length
     if (count === 0) {
       out('No checks to test: the project has no DnsCheck, IcmpCheck or ApiCheck.\n')
       if (args.format === 'json') data(`${JSON.stringify(testToJson([]), null, 2)}\n`)

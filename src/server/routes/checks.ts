@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify'
-import { apiCheckSchema, autoAssignAlertsQuerySchema, checkListQuerySchema, dnsCheckSchema, icmpCheckSchema } from '../../schema/index.js'
+import { apiCheckSchema, autoAssignAlertsQuerySchema, checkListQuerySchema, dnsCheckSchema, heartbeatCheckSchema, icmpCheckSchema, type HeartbeatCheck } from '../../schema/index.js'
 import { notFound, parseOr400 } from '../errors.js'
 import type { Store } from '../store/index.js'
 import { serviceReferences, writeWithReferences } from './references.js'
 import { contentRange, sendJson } from './util.js'
+import { createHeartbeatCheck, replaceHeartbeatCheck } from './heartbeats.js'
 
 /*
  * A check is answered as stored: the validated body (the schema's output, defaults applied)
@@ -11,7 +12,7 @@ import { contentRange, sendJson } from './util.js'
  * the client did not send are omitted, never filled with null; a field sent as null stays null.
  */
 
-const SCHEMAS = { DNS: dnsCheckSchema, ICMP: icmpCheckSchema, API: apiCheckSchema } as const
+const SCHEMAS = { DNS: dnsCheckSchema, ICMP: icmpCheckSchema, API: apiCheckSchema, HEARTBEAT: heartbeatCheckSchema } as const
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
@@ -54,14 +55,14 @@ export function checkRoutes(app: FastifyInstance, store: Store): void {
     return sendJson(reply, 200, withoutSecrets(check.json))
   })
 
-  for (const type of ['DNS', 'ICMP', 'API'] as const) {
+  for (const type of ['DNS', 'ICMP', 'API', 'HEARTBEAT'] as const) {
     const path = `/v1/checks/${type.toLowerCase()}`
     const schema = SCHEMAS[type]
 
     app.post(path, async (request, reply) => {
       parseOr400(autoAssignAlertsQuerySchema, request.query, 'query')
       const check = await writeWithReferences(store, request.accountId, schema, request.body, serviceReferences.check,
-        (tx, data) => tx.checks.create(request.accountId, type, data))
+        (tx, data) => type === 'HEARTBEAT' ? createHeartbeatCheck(tx, request, data as HeartbeatCheck) : tx.checks.create(request.accountId, type, data))
       return sendJson(reply, 201, withoutSecrets(check.json))
     })
 
@@ -71,7 +72,7 @@ export function checkRoutes(app: FastifyInstance, store: Store): void {
       parseOr400(autoAssignAlertsQuerySchema, request.query, 'query')
       // replace finds the check again in its own transaction: gone by now is a 404 too
       const check = await writeWithReferences(store, request.accountId, schema, request.body, serviceReferences.check,
-        (tx, data) => tx.checks.replace(request.accountId, request.params.id, type, data))
+        (tx, data) => type === 'HEARTBEAT' ? replaceHeartbeatCheck(tx, request, existing, data as HeartbeatCheck) : tx.checks.replace(request.accountId, request.params.id, type, data))
       if (!check) throw notFound('Check')
       return sendJson(reply, 200, withoutSecrets(check.json))
     })

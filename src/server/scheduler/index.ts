@@ -6,6 +6,7 @@ import type { ClaimedRun, PlannedRun, Store } from '../store/index.js'
 import { graceMs, latestDue, locationsFor, type ScheduleFields } from './due.js'
 import { inMaintenance } from './maintenance.js'
 import { completeRun, type RunServices } from './runs.js'
+import { sweepHeartbeats } from '../heartbeats/index.js'
 
 export { completeRun, type FinalResultHook, type RunServices } from './runs.js'
 
@@ -145,6 +146,8 @@ export class Scheduler {
     try {
       const now = this.services.now()
       if (this.options.plan) await this.planDue(now)
+      // heartbeat checks whose period and grace ended without a ping fail (once per period, any process)
+      if (this.options.plan) await sweepHeartbeats(this.store, now)
       if (this.options.run) await this.fill()
       if (now - this.lastPrune >= this.options.pruneEveryMs) {
         this.lastPrune = now
@@ -282,5 +285,6 @@ export class Scheduler {
     await this.store.results.prune(before)
     await this.store.checkStatuses.forgetResultsBefore(before)
     await this.store.runs.prune(now - 10 * 60_000, now)
+    await this.store.heartbeats.pruneEvents(now - this.options.retentionMs)
   }
 }

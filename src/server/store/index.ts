@@ -15,7 +15,7 @@
  */
 import type { MaintenanceWindow, StatusPage } from '../../schema/index.js'
 
-export type CheckType = 'DNS' | 'ICMP' | 'API'
+export type CheckType = 'DNS' | 'ICMP' | 'API' | 'HEARTBEAT'
 
 /** A check as GET answers it: `json` is the answer's text (stored as it is answered). */
 export interface CheckRecord {
@@ -382,6 +382,9 @@ export interface Repositories extends RunRepositories {
   errorGroups: ErrorGroupStore
   alerts: AlertStore
   // --- end of results of check runs
+  // --- heartbeat checks (see ../heartbeats)
+  heartbeats: HeartbeatStore
+  // --- end of heartbeat checks
 }
 
 // --- results of check runs: statuses, error groups, alert state (see ../results) -----------
@@ -499,6 +502,52 @@ export interface AlertStore {
 }
 
 // --- end of results of check runs ---------------------------------------------------------------
+
+// --- heartbeat checks: ping tokens, periods and events (see ../heartbeats) ---------------------
+
+/** The ping state of one heartbeat check. Times in ms. */
+export interface HeartbeatRecord {
+  checkId: string
+  account: string
+  token: string
+  periodMs: number
+  graceMs: number
+  /** start of the current period: the last ping, or when the check was created */
+  since: number
+  /** the `since` whose missed ping was recorded as FAILING, if any */
+  failedSince: number | null
+}
+
+export interface HeartbeatEventRecord {
+  id: string
+  checkId: string
+  state: string
+  /** ms */
+  at: number
+  source: string | null
+  userAgent: string | null
+}
+
+export interface HeartbeatStore {
+  /** Creates the record of a new heartbeat check (period starting at `now`), or updates period and grace of an existing one. */
+  save(account: string, checkId: string, token: string, periodMs: number, graceMs: number, now: number): Promise<void>
+  byToken(token: string): Promise<HeartbeatRecord | undefined>
+  get(account: string, checkId: string): Promise<HeartbeatRecord | undefined>
+  /** A ping at `at`: the next period starts there. */
+  ping(checkId: string, at: number): Promise<void>
+  /** Activated or not, every heartbeat whose period and grace ended before `now` without a ping and without a FAILING recorded. */
+  overdue(now: number): Promise<HeartbeatRecord[]>
+  /** Marks the period starting at `since` as failed; false when it was marked before (by any process) or a ping came since. */
+  markFailing(checkId: string, since: number): Promise<boolean>
+  addEvent(account: string, event: Omit<HeartbeatEventRecord, 'id'>): Promise<HeartbeatEventRecord>
+  /** Events of a check with from <= at < to, oldest first (the newest `limit` when given). */
+  events(account: string, checkId: string, from: number, to: number, limit?: number): Promise<HeartbeatEventRecord[]>
+  event(account: string, checkId: string, id: string): Promise<HeartbeatEventRecord | undefined>
+  /** Deletes events older than `before` (ms), as results are pruned; returns how many. */
+  pruneEvents(before: number): Promise<number>
+}
+
+// --- end of heartbeat checks ----------------------------------------------------------------------
 
 export interface Store extends Repositories {
   /**

@@ -6,6 +6,7 @@ import { keyRepository } from './keys.js'
 import { incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
 import { PageCache } from './page-cache.js'
 import { alertRepository, checkStatusRepository, errorGroupRepository } from './results.js'
+import { heartbeatRepository } from './heartbeats.js'
 import { agentRepository, resultRepository, runRepository, scheduleRepository, sessionRepository } from './runs.js'
 
 /** Runs a group of statements; asynchronous to the routes, synchronous underneath. */
@@ -57,6 +58,7 @@ export class SqliteStore implements Store {
   readonly checkStatuses
   readonly errorGroups
   readonly alerts
+  readonly heartbeats
   readonly runs
   readonly results
   readonly sessions
@@ -78,6 +80,7 @@ export class SqliteStore implements Store {
     this.checkStatuses = checkStatusRepository(db, run)
     this.errorGroups = errorGroupRepository(db, run)
     this.alerts = alertRepository(db, run)
+    this.heartbeats = heartbeatRepository(db, run)
     this.runs = runRepository(db, run)
     this.results = resultRepository(db, run)
     this.sessions = sessionRepository(db, run)
@@ -95,6 +98,7 @@ export class SqliteStore implements Store {
       checkStatuses: checkStatusRepository(db, direct),
       errorGroups: errorGroupRepository(db, direct),
       alerts: alertRepository(db, direct),
+      heartbeats: heartbeatRepository(db, direct),
       runs: runRepository(db, direct),
       results: resultRepository(db, direct),
       sessions: sessionRepository(db, direct),

@@ -240,6 +240,30 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (account_id, location, agent_id)
   );
   `,
+  // heartbeat checks: the ping token and the current period of each, and their events
+  `
+  CREATE TABLE heartbeats (
+    check_id       TEXT PRIMARY KEY REFERENCES checks (id) ON DELETE CASCADE,
+    account_id     TEXT NOT NULL,
+    token          TEXT NOT NULL UNIQUE,
+    period_ms      INTEGER NOT NULL,
+    grace_ms       INTEGER NOT NULL,
+    since          INTEGER NOT NULL,        -- ms; start of the current period (last ping, or creation)
+    failed_since   INTEGER                  -- the since whose missed ping was recorded as FAILING
+  );
+  CREATE TABLE heartbeat_events (
+    seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+    id         TEXT NOT NULL UNIQUE,
+    check_id   TEXT NOT NULL REFERENCES checks (id) ON DELETE CASCADE,
+    account_id TEXT NOT NULL,
+    state      TEXT NOT NULL,
+    at         INTEGER NOT NULL,            -- ms
+    source     TEXT,
+    user_agent TEXT
+  );
+  CREATE INDEX heartbeat_events_check ON heartbeat_events (check_id, at);
+  CREATE INDEX heartbeat_events_at ON heartbeat_events (at);
+  `,
 ]
 
 /** Opens (and creates) the database file and brings its schema up to date. */

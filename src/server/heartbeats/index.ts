@@ -1,0 +1,116 @@
+/**
+ * Heartbeat checks: pings received at `/ping/<token>`, the events they make, the FAILING
+ * event of a period and grace that ended without a ping, and availability. Failures and
+ * recoveries become FINAL results through `recordResult`, so check statuses, error groups,
+ * badges, alerts and incidents follow heartbeat checks as they follow every other check.
+ *
+ * A period starts when the check is created and again at every ping. With `since` the start
+ * of the current period, a ping at `t` is:
+ * - RECEIVED when t <= since + period;
+ * - GRACE when since + period < t <= since + period + grace;
+ * - LATE when later: the period was missed, so FAILING is recorded first (when the scheduler
+ *   has not done it yet), then the LATE ping, which recovers the check.
+ * The scheduler's tick records FAILING for every period whose period + grace ended without a
+ * ping: once per period (the store marks the period, so any number of processes may sweep).
+ * EARLY is in the reference's vocabulary but is never recorded: a ping is never too early.
+ */
+import { randomUUID } from 'node:crypto'
+import { heartbeatMs, type HeartbeatSettings } from '../../schema/index.js'
+import type { RunResult } from '../../runner/types.js'
+import { recordResult } from '../results/index.js'
+import type { HeartbeatEventRecord, HeartbeatRecord, Repositories, Store } from '../store/index.js'
+
+export type PingState = 'RECEIVED' | 'GRACE' | 'LATE'
+
+/** Period and grace of a heartbeat check's body, in ms. */
+export function periodsOf(heartbeat: HeartbeatSettings): { periodMs: number; graceMs: number } {
+  return { periodMs: heartbeatMs(heartbeat.period, heartbeat.periodUnit), graceMs: heartbeatMs(heartbeat.grace, heartbeat.graceUnit) }
+}
+
+export const newPingToken = (): string => randomUUID()
+
+/** The ping URL of a token on a server reached at `baseUrl`. */
+export const pingUrlOf = (baseUrl: string, token: string): string => `${baseUrl.replace(/\/+$/, '')}/ping/${token}`
+
+export function pingState(hb: Pick<HeartbeatRecord, 'since' | 'periodMs' | 'graceMs'>, at: number): PingState {
+  if (at <= hb.since + hb.periodMs) return 'RECEIVED'
+  if (at <= hb.since + hb.periodMs + hb.graceMs) return 'GRACE'
+  return 'LATE'
+}
+
+function result(check: { id: string; name?: string }, at: number, failed: boolean, error: string | null): RunResult {
+  const time = new Date(at).toISOString()
+  return {
+    checkId: check.id,
+    name: String(check.name ?? ''),
+    checkType: 'HEARTBEAT' as RunResult['checkType'],
+    runLocation: 'heartbeat',
+    resultType: 'FINAL',
+    attempt: 1,
+    startedAt: time,
+    stoppedAt: time,
+    responseTime: null,
+    hasFailures: failed,
+    hasErrors: false,
+    isDegraded: false,
+    timedOut: false,
+    aborted: false,
+    status: (failed ? 'FAILED' : 'PASSED') as RunResult['status'],
+    failureKind: (failed ? 'ASSERTION' : null) as RunResult['failureKind'],
+    error,
+    assertions: [],
+    details: {} as RunResult['details'],
+  }
+}
+
+async function checkOf(tx: Repositories, account: string, checkId: string) {
+  const record = await tx.checks.get(account, checkId)
+  return record ? { record, body: JSON.parse(record.json) as { id: string; name?: string; activated?: boolean } } : undefined
+}
+
+/** Records FAILING for the period starting at `hb.since`, once; false when it was recorded before. */
+async function fail(tx: Repositories, hb: HeartbeatRecord): Promise<boolean> {
+  if (!(await tx.heartbeats.markFailing(hb.checkId, hb.since))) return false
+  const at = hb.since + hb.periodMs + hb.graceMs
+  await tx.heartbeats.addEvent(hb.account, { checkId: hb.checkId, state: 'FAILING', at, source: null, userAgent: null })
+  const check = await checkOf(tx, hb.account, hb.checkId)
+  if (check && check.body.activated !== false) {
+    await recordResult(tx, check.record, { ...result(check.body, at, true, 'No ping received within the period and grace'), id: `heartbeat:${hb.checkId}:${hb.since}` })
+  }
+  return true
+}
+
+/**
+ * A ping of `token` at `now`: its event, the next period, and a passing result. Undefined
+ * when no heartbeat check has that token.
+ */
+export async function receivePing(store: Store, token: string, now: number, from: { source: string | null; userAgent: string | null }): Promise<HeartbeatEventRecord | undefined> {
+  return store.transaction(async (tx) => {
+    const hb = await tx.heartbeats.byToken(token)
+    if (!hb) return undefined
+    const state = pingState(hb, now)
+    if (state === 'LATE') await fail(tx, hb)
+    const event = await tx.heartbeats.addEvent(hb.account, { checkId: hb.checkId, state, at: now, ...from })
+    await tx.heartbeats.ping(hb.checkId, now)
+    const check = await checkOf(tx, hb.account, hb.checkId)
+    if (check && check.body.activated !== false) await recordResult(tx, check.record, { ...result(check.body, now, false, null), id: `heartbeat-ping:${event.id}` })
+    return event
+  })
+}
+
+/** Records FAILING for every period and grace that ended before `now` without a ping. Returns how many. */
+export async function sweepHeartbeats(store: Store, now: number): Promise<number> {
+  let failed = 0
+  for (const hb of await store.heartbeats.overdue(now)) {
+    if (await store.transaction((tx) => fail(tx, hb))) failed++
+  }
+  return failed
+}
+
+/** Availability of [from, to): see README "Heartbeat checks". */
+export function availability(events: HeartbeatEventRecord[]): { successRatio: number; total: number } {
+  const passed = events.filter((e) => e.state === 'RECEIVED' || e.state === 'GRACE').length
+  const failed = events.filter((e) => e.state === 'FAILING').length
+  const total = passed + failed
+  return { successRatio: total === 0 ? 100 : Math.round((passed / total) * 10000) / 100, total }
+}
