@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks'
 import { Client, type Dispatcher, type buildConnector } from 'undici'
 import type { ApiCheck } from '../schema/api-check.js'
 import { evaluateApiAssertion } from './assertions.js'
-import type { ApiDetails, ApiTimings, AttemptOutcome, RunOptions } from './types.js'
+import { emptyOutcome, type ApiDetails, type ApiTimings, type AttemptOutcome, type RunOptions } from './types.js'
 
 /** Runner-side limit of one API run when the check sets no maxResponseTime. */
 export const DEFAULT_API_TIMEOUT_MS = 45_000
@@ -420,17 +420,7 @@ async function attemptApi(check: ApiCheck, options: RunOptions, resolver: Resolv
     sslDaysRemaining: null,
     remoteAddress: null,
   }
-  const outcome: AttemptOutcome = {
-    responseTime: null,
-    assertions: [],
-    failures: [],
-    degraded: [],
-    timedOut: false,
-    networkError: false,
-    runnerError: null,
-    aborted: false,
-    details,
-  }
+  const outcome = emptyOutcome(details)
   const finish = () => maskDeep(outcome, resolver)
 
   let prepared: PreparedRequest

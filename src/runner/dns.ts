@@ -9,7 +9,7 @@ import * as dnsPacket from 'dns-packet'
 import type { DnsCheck } from '../schema/check.js'
 import { evaluateAssertion, readJsonPath } from './assertions.js'
 import { decodeHttpsRecord, HTTPS_TYPE } from './svcb.js'
-import type { AssertionResult, AttemptOutcome, DnsAnswerRecord, DnsDetails, DnsJsonAnswer, RunOptions } from './types.js'
+import { emptyOutcome, type AssertionResult, type AttemptOutcome, type DnsAnswerRecord, type DnsDetails, type DnsJsonAnswer, type RunOptions } from './types.js'
 
 /** Runner-side limit of one DNS exchange when the check sets no maxResponseTime. */
 export const DEFAULT_DNS_TIMEOUT_MS = 5000
@@ -306,17 +306,7 @@ export async function runDnsAttempt(check: DnsCheck, options: RunOptions): Promi
     textAnswer: '',
     jsonAnswer: null,
   }
-  const outcome: AttemptOutcome = {
-    responseTime: null,
-    assertions: [],
-    failures: [],
-    degraded: [],
-    timedOut: false,
-    networkError: false,
-    runnerError: null,
-    aborted: false,
-    details,
-  }
+  const outcome = emptyOutcome(details)
   if (!host) {
     outcome.runnerError = 'no name server: the check sets no request.nameServer and this machine has no resolver configured (/etc/resolv.conf)'
     return outcome

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import type { IcmpCheck } from '../schema/check.js'
 import { evaluateAssertion, readJsonPath } from './assertions.js'
-import type { AttemptOutcome, IcmpDetails, LatencyStats, RunOptions } from './types.js'
+import { emptyOutcome, type AttemptOutcome, type IcmpDetails, type LatencyStats, type RunOptions } from './types.js'
 
 /**
  * ICMP checks send real echo requests through the system ping (Debian's iputils-ping): it
@@ -155,17 +155,7 @@ export async function runIcmpAttempt(check: IcmpCheck, options: RunOptions): Pro
     latency: null,
     pings: [],
   }
-  const outcome: AttemptOutcome = {
-    responseTime: null,
-    assertions: [],
-    failures: [],
-    degraded: [],
-    timedOut: false,
-    networkError: false,
-    runnerError: null,
-    aborted: false,
-    details,
-  }
+  const outcome = emptyOutcome(details)
   const pingPath = options.pingPath ?? 'ping'
   const interval = options.pingIntervalSeconds ?? DEFAULT_PING_INTERVAL_SECONDS
   // A reply is waited for up to maxResponseTime (at least a second: a slower reply fails the

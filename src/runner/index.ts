@@ -8,7 +8,7 @@ import { runDnsAttempt } from './dns.js'
 import { runIcmpAttempt } from './icmp.js'
 import { judge } from './outcome.js'
 import { NO_RETRY_PLAN, retryLocation, retryPlan, shouldRetry, sleep as realSleep } from './retry.js'
-import type { AttemptOutcome, CheckRunResult, RunnableCheck, RunOptions, RunResult } from './types.js'
+import { emptyOutcome, type AttemptOutcome, type CheckRunResult, type RunnableCheck, type RunOptions, type RunResult } from './types.js'
 
 export * from './types.js'
 export { compare, evaluateApiAssertion, evaluateAssertion, readJsonPath } from './assertions.js'
@@ -26,21 +26,14 @@ async function attempt(check: RunnableCheck, options: RunOptions): Promise<Attem
     return check.checkType === 'DNS' ? await runDnsAttempt(check, options) : await runIcmpAttempt(check, options)
   } catch (error) {
     // A bug of the runner must not take the scheduler down: it becomes an error of this run.
-    return {
-      responseTime: null,
-      assertions: [],
-      failures: [],
-      degraded: [],
-      timedOut: false,
-      networkError: false,
-      runnerError: `the runner failed: ${(error as Error).message}`,
-      aborted: false,
-      details: check.checkType === 'API'
+    return emptyOutcome(
+      check.checkType === 'API'
         ? { kind: 'API', method: check.request.method, url: check.request.url, statusCode: null, headers: {}, body: '', bodySize: 0, bodyTruncated: false, redirects: [], timings: null, sslDaysRemaining: null, remoteAddress: null }
         : check.checkType === 'DNS'
         ? { kind: 'DNS', query: check.request.query, recordType: check.request.recordType, nameServer: check.request.nameServer ?? null, port: check.request.port ?? 53, protocol: check.request.protocol, rcode: null, answers: [], textAnswer: '', jsonAnswer: null }
         : { kind: 'ICMP', hostname: check.request.hostname, ipFamily: check.request.ipFamily, ipAddress: null, pingCount: check.request.pingCount, packetsSent: 0, packetsReceived: 0, packetLoss: null, latency: null, pings: [] },
-    }
+      `the runner failed: ${(error as Error).message}`,
+    )
   }
 }
 

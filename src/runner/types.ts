@@ -155,6 +155,11 @@ export interface RunResult {
   details: DnsDetails | IcmpDetails | ApiDetails
 }
 
+/** An attempt before anything happened: no time, no assertion, no failure yet. */
+export function emptyOutcome(details: AttemptOutcome['details'], runnerError: string | null = null): AttemptOutcome {
+  return { responseTime: null, assertions: [], failures: [], degraded: [], timedOut: false, networkError: false, runnerError, aborted: false, details }
+}
+
 /** The result of one scheduled run: the FINAL result, with the retried attempts before it. */
 export interface CheckRunResult extends RunResult {
   resultType: 'FINAL'
