@@ -8,6 +8,7 @@ import { assertLockTarget, emptyLock, readLock, type LockFile } from '../apply/l
 import { acquireApplyLock, parseDuration, type HeldApplyLock } from '../apply/process-lock.js'
 import type { OperationOutcome, ApplyResult } from '../apply/execute.js'
 import { openTarget, type OpenTarget, type TargetFlags } from './target.js'
+import { UserError } from '../errors.js'
 
 /** Flags shared by plan, apply and destroy. */
 export interface EngineArgs extends TargetFlags {
@@ -33,7 +34,7 @@ export function engineOptions<T>(yargs: Argv<T>) {
 export type OutputFormat = 'text' | 'markdown' | 'json'
 
 function usageError(message: string): Error {
-  return Object.assign(new Error(message), { userError: true })
+  return new UserError(message)
 }
 
 /** A yargs coerce that refuses a number flag outside `allowed` (yargs turns `abc` into NaN). */
@@ -173,7 +174,7 @@ export function workingLock(session: Session): LockFile {
 export async function holdApplyLock(session: Session, command: string, lockTimeout: string | undefined): Promise<HeldApplyLock> {
   const timeoutMs = parseDuration(lockTimeout ?? '0')
   if (timeoutMs === undefined) {
-    throw Object.assign(new Error(`--lock-timeout "${lockTimeout}" is not a duration (e.g. 30s, 5m).`), { userError: true })
+    throw new UserError(`--lock-timeout "${lockTimeout}" is not a duration (e.g. 30s, 5m).`)
   }
   const held = await acquireApplyLock(join(session.open.stateDir, 'apply.lock'), { timeoutMs, command })
   try {
@@ -220,10 +221,7 @@ export async function withApplySession(
 export async function confirm(question: string, yes: boolean, what: string): Promise<boolean> {
   if (yes) return true
   if (!process.stdin.isTTY) {
-    throw Object.assign(
-      new Error(`${what} needs confirmation, but there is no terminal to ask on. Review the plan above and run again with --yes.`),
-      { userError: true },
-    )
+    throw new UserError(`${what} needs confirmation, but there is no terminal to ask on. Review the plan above and run again with --yes.`)
   }
   const rl = createInterface({ input: process.stdin, output: process.stderr })
   try {

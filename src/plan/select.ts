@@ -1,10 +1,9 @@
 import { RESOURCE_KINDS, type ResourceKind } from '../project/types.js'
 import { summarize } from './plan.js'
 import type { Plan, PlanChange } from './types.js'
+import { UserError } from '../errors.js'
 
-class PlanRefusal extends Error {
-  readonly userError = true as const
-}
+class PlanRefusal extends UserError {}
 
 const CONSTRUCT_KINDS: Record<string, ResourceKind> = {
   envvar: 'variable',

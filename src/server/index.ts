@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net'
 import { buildApp } from './app.js'
 import { openSqliteStore } from './store/sqlite/index.js'
 import { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
+import { UserError } from '../errors.js'
 
 export { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 
@@ -52,7 +53,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     const log = options.log === true ? (line: string) => process.stderr.write(`${line}\n`) : options.log || undefined
     const rateLimit = options.rateLimit ?? DEFAULT_RATE_LIMIT
     if (!(rateLimit.max >= 1) || !(rateLimit.timeWindowMs >= 1)) {
-      throw Object.assign(new Error('The rate limit needs at least 1 request per window of at least 1 ms'), { userError: true })
+      throw new UserError('The rate limit needs at least 1 request per window of at least 1 ms')
     }
     const faults = options.faults === undefined ? undefined : { spec: typeof options.faults === 'string' ? parseFaults(options.faults) : options.faults, seed: options.seed ?? 1 }
     const app = await buildApp({ store, rateLimit, ipv6s: options.ipv6s, log, faults })
@@ -67,7 +68,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
       await app.close().catch(() => undefined)
       const code = (error as NodeJS.ErrnoException).code
       if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
-        throw Object.assign(new Error(`Cannot listen on ${host}:${options.port ?? 0}: ${code}`), { userError: true })
+        throw new UserError(`Cannot listen on ${host}:${options.port ?? 0}: ${code}`)
       }
       throw error
     }

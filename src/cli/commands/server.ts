@@ -1,6 +1,7 @@
 import type { CommandModule } from 'yargs'
 import { paint } from '../color.js'
 import { nativeLoadError } from '../target.js'
+import { UserError } from '../../errors.js'
 
 interface ServerArgs {
   host: string
@@ -14,28 +15,24 @@ interface ServerArgs {
   seed: number
 }
 
-function userError(message: string): Error {
-  return Object.assign(new Error(message), { userError: true })
-}
-
 /** `KEY` or `KEY:ACCOUNT`. */
 export function parseApiKey(spec: string): { key: string; accountId?: string } {
   const at = spec.indexOf(':')
   const key = at === -1 ? spec : spec.slice(0, at)
   const accountId = at === -1 ? undefined : spec.slice(at + 1)
-  if (!key) throw userError(`An API key cannot be empty (got "${spec.includes(':') ? ':' + (accountId ?? '') : spec}")`)
-  if (accountId !== undefined && !accountId) throw userError('An account id after ":" cannot be empty')
+  if (!key) throw new UserError(`An API key cannot be empty (got "${spec.includes(':') ? ':' + (accountId ?? '') : spec}")`)
+  if (accountId !== undefined && !accountId) throw new UserError('An account id after ":" cannot be empty')
   return accountId ? { key, accountId } : { key }
 }
 
 /** `N/W` with W in ms, s (default) or m: `600/60s`, `100/1m`, `10/500ms`. */
 export function parseRateLimit(spec: string): { max: number; timeWindowMs: number } {
   const match = /^\s*(\d+)\s*\/\s*(\d+)\s*(ms|s|m)?\s*$/.exec(spec)
-  if (!match) throw userError(`--rate-limit must look like 600/60s (requests per window; ms, s or m), got "${spec}"`)
+  if (!match) throw new UserError(`--rate-limit must look like 600/60s (requests per window; ms, s or m), got "${spec}"`)
   const max = Number(match[1])
   const unit = match[3] ?? 's'
   const timeWindowMs = Number(match[2]) * (unit === 'ms' ? 1 : unit === 'm' ? 60_000 : 1000)
-  if (max < 1 || timeWindowMs < 1) throw userError(`--rate-limit needs at least 1 request per window of at least 1 ms, got "${spec}"`)
+  if (max < 1 || timeWindowMs < 1) throw new UserError(`--rate-limit needs at least 1 request per window of at least 1 ms, got "${spec}"`)
   return { max, timeWindowMs }
 }
 
@@ -70,7 +67,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
       })
       .option('seed', { type: 'number', default: 1, describe: 'Seed of the fault generator (same seed, same faults)' }) as never,
   handler: async (args) => {
-    if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw userError(`--port must be 0-65535, got ${args.port}`)
+    if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw new UserError(`--port must be 0-65535, got ${args.port}`)
     const fromEnv = (process.env.MONITORING_SERVER_API_KEYS ?? '').split(/[\s,]+/).filter(Boolean)
     const keySpecs = args['api-key'] && args['api-key'].length > 0 ? args['api-key'] : fromEnv
     const apiKeys = keySpecs.map(parseApiKey)
