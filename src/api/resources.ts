@@ -1,4 +1,4 @@
-import type { ResourceKind } from '../project/types.js'
+import type { ResourceKind } from '../resources/types.js'
 import type { ApiClient } from './client.js'
 import { listAllByCursor, listAllByPage } from './paging.js'
 import { UserError } from '../errors.js'

@@ -1,11 +1,11 @@
-import type { DesiredResource, ResourceKind } from '../project/types.js'
+import type { DesiredResource, ResourceKind } from '../resources/types.js'
 import type { ApiClient } from '../api/client.js'
 import type { BackoffOptions } from '../api/backoff.js'
 import type { PlanChange } from '../plan/types.js'
-import { resolveRefs } from '../plan/refs.js'
-import { appliedHash, secretHashOf } from '../plan/hashes.js'
+import { resolveRefs } from '../resources/refs.js'
+import { appliedHash, secretHashOf } from '../resources/hashes.js'
 import { displayName } from '../plan/plan.js'
-import { lockKey, writeLock, type LockEntry, type LockFile } from './lock.js'
+import { lockKey, writeLock, type LockEntry, type LockFile } from '../state/lock.js'
 
 /**
  * What every step of one apply shares: the client, the lock it updates (written after every

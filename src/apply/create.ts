@@ -1,12 +1,12 @@
-import type { ResourceKind } from '../project/types.js'
+import type { ResourceKind } from '../resources/types.js'
 import { isOutcomeUnknown } from '../api/client.js'
 import { ConflictError } from '../api/errors.js'
 import { backoffDelay, sleep } from '../api/backoff.js'
 import { createResource, ENDPOINTS, fetchRemoteState, updateResource, type RemoteRecord } from '../api/resources.js'
 import type { PlanChange } from '../plan/types.js'
-import { appliedHash } from '../plan/hashes.js'
-import { lockKey, type PendingCreate } from './lock.js'
-import { findCreated, pendingCreate } from './pending.js'
+import { appliedHash } from '../resources/hashes.js'
+import { lockKey, type PendingCreate } from '../state/lock.js'
+import { findCreated, pendingCreate } from '../state/pending.js'
 import type { ApplyContext } from './context.js'
 
 /**

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { dirname, join, relative, resolve } from 'node:path'
 import { ApiClient } from '../api/client.js'
 import { redactUrl } from '../api/redact.js'
-import { LOCK_FILE_NAME, type LockTarget } from '../apply/lock.js'
+import { LOCK_FILE_NAME, type LockTarget } from '../state/lock.js'
 import { UserError } from '../errors.js'
 
 /** Where the CLI sends requests, resolved from flags, the config and the environment. */

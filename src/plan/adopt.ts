@@ -1,8 +1,8 @@
-import type { DesiredResource } from '../project/types.js'
+import type { DesiredResource } from '../resources/types.js'
 import type { RemoteRecord, RemoteState } from '../api/resources.js'
 import { ENDPOINTS } from '../api/resources.js'
-import { lockKey, type LockEntry, type LockFile } from '../apply/lock.js'
-import { findCreated, pendingCreate } from '../apply/pending.js'
+import { lockKey, type LockEntry, type LockFile } from '../state/lock.js'
+import { findCreated, pendingCreate } from '../state/pending.js'
 
 export const ADOPTED_REASON = 'made by an earlier apply whose answer was lost: recorded in the lock, not created again'
 export const ORPHAN_REASON = 'made by an earlier apply whose answer was lost, and gone from the code since: deleted'

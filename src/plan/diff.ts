@@ -1,7 +1,7 @@
 import { atomizeChangeset, diff } from 'json-diff-ts'
 import type { FieldDiff } from './types.js'
-import { KEYED_ARRAYS, UNORDERED_KEYED } from './normalize.js'
-import { stableStringify } from './stable-json.js'
+import { KEYED_ARRAYS, UNORDERED_KEYED } from '../resources/normalize.js'
+import { stableStringify } from '../resources/stable-json.js'
 
 const SET_FIELDS = ['locations', 'tags']
 

@@ -1,14 +1,14 @@
-import type { DesiredResource, ResourceKind } from '../project/types.js'
+import type { DesiredResource, ResourceKind } from '../resources/types.js'
 import type { ApiClient } from '../api/client.js'
 import { fetchRemoteState, type RemoteState } from '../api/resources.js'
-import type { LockFile } from '../apply/lock.js'
+import type { LockFile } from '../state/lock.js'
 import { computePlan, type PlanInput } from './plan.js'
 import type { Plan } from './types.js'
 
 export * from './types.js'
 export { computePlan, summarize, displayName } from './plan.js'
 export { renderPlanText, summaryLine } from './render/text.js'
-export { normalize } from './normalize.js'
+export { normalize } from '../resources/normalize.js'
 export { fieldDiffs } from './diff.js'
 
 /** The kinds whose collections a plan must read: those in the code and those in the lock (pending creates too). */

@@ -1,4 +1,4 @@
-import { RESOURCE_KINDS, type ResourceKind } from '../project/types.js'
+import { RESOURCE_KINDS, type ResourceKind } from '../resources/types.js'
 import { summarize } from './plan.js'
 import type { Plan, PlanChange } from './types.js'
 import { UserError } from '../errors.js'

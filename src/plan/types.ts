@@ -1,5 +1,5 @@
-import type { ResourceKind } from '../project/types.js'
-import type { LockTarget } from '../apply/lock.js'
+import type { ResourceKind } from '../resources/types.js'
+import type { LockTarget } from '../state/lock.js'
 
 /**
  * `move`: a rename through `aliases`: the lock entry moves to the new logical id, no request is

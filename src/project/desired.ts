@@ -5,7 +5,7 @@ import { isConstruct, type AnyConstruct } from '../../constructs/construct.js'
 import type { ResolvedConfig } from './config.js'
 import type { Problem } from './errors.js'
 import type { Registration } from './loader.js'
-import { CHECK_KINDS, CONSTRUCT_NAMES, RESOURCE_KINDS, RESOURCE_SCHEMAS, type DesiredResource, type ResourceKind, type ResourceOptions, type ResourceRef } from './types.js'
+import { CHECK_KINDS, CONSTRUCT_NAMES, RESOURCE_KINDS, RESOURCE_SCHEMAS, type DesiredResource, type ResourceKind, type ResourceOptions, type ResourceRef } from '../resources/types.js'
 
 /** Logical ids: letters, digits and `_ - / # .`. */
 export const LOGICAL_ID_PATTERN = /^[A-Za-z0-9_\-/#.]+$/

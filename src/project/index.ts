@@ -4,7 +4,7 @@ import { buildResources } from './desired.js'
 import { ProjectError, type Problem } from './errors.js'
 import { findFiles } from './glob.js'
 import { importFile, LoadingSession, withSession } from './loader.js'
-import type { DesiredResource } from './types.js'
+import type { DesiredResource } from '../resources/types.js'
 import { lintResources } from './lints.js'
 
 export type { ProjectConfig, ResolvedConfig, CheckDefaults } from './config.js'
@@ -12,7 +12,7 @@ export { CONFIG_FILE_NAMES, DEFAULT_CHECK_MATCH, DEFAULTABLE_CHECK_FIELDS, findC
 export { ProjectError, formatProblem, type Problem } from './errors.js'
 export { LOGICAL_ID_PATTERN, placeholder } from './desired.js'
 export { findFiles, globToRegExp } from './glob.js'
-export * from './types.js'
+export * from '../resources/types.js'
 
 /** A project loaded and validated: what the code asks for. */
 export interface LoadedProject {

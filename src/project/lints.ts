@@ -1,5 +1,5 @@
 import type { Problem } from './errors.js'
-import { CHECK_KINDS, type DesiredResource } from './types.js'
+import { CHECK_KINDS, type DesiredResource } from '../resources/types.js'
 
 /**
  * Lints: a project that validates but probably does not do what was meant. Warnings, never

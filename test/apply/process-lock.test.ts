@@ -3,9 +3,9 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { hostname, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { acquireApplyLock, parseDuration } from '../../src/apply/process-lock.js'
+import { acquireApplyLock, parseDuration } from '../../src/state/process-lock.js'
 
-const lockModule = resolve(import.meta.dirname, '../../dist/src/apply/process-lock.js')
+const lockModule = resolve(import.meta.dirname, '../../dist/src/state/process-lock.js')
 
 /** Starts another process that takes the lock and holds it until killed; resolves once it holds it. */
 function holdInChild(file: string) {

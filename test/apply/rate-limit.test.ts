@@ -5,7 +5,7 @@ import { startLocalServer, type LocalServer } from '../../src/server/index.js'
 import { ApiClient } from '../../src/api/client.js'
 import { planAgainst } from '../../src/plan/index.js'
 import { executePlan } from '../../src/apply/execute.js'
-import { emptyLock, readLock } from '../../src/apply/lock.js'
+import { emptyLock, readLock } from '../../src/state/lock.js'
 import { dns, tempDir } from '../plan/helpers.js'
 
 let server: LocalServer

@@ -6,7 +6,7 @@ import { ApiClient } from '../../src/api/client.js'
 import { planAgainst } from '../../src/plan/index.js'
 import { executePlan, orderSteps } from '../../src/apply/execute.js'
 import { CreateStep, DeleteStep, ForgetStep, MoveStep, RecordStep, ReplaceStep, UpdateStep, stepFor } from '../../src/apply/steps.js'
-import { emptyLock, readLock } from '../../src/apply/lock.js'
+import { emptyLock, readLock } from '../../src/state/lock.js'
 import type { PlanChange } from '../../src/plan/types.js'
 import { dns, tempDir } from '../plan/helpers.js'
 

@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest'
 import { computePlan } from '../../src/plan/plan.js'
 import { renderPlanText } from '../../src/plan/render/text.js'
 import type { RemoteState } from '../../src/api/resources.js'
-import { appliedHash, secretHashOf } from '../../src/plan/hashes.js'
-import { emptyLock, readLock, writeLock, assertLockTarget, type LockFile } from '../../src/apply/lock.js'
+import { appliedHash, secretHashOf } from '../../src/resources/hashes.js'
+import { emptyLock, readLock, writeLock, assertLockTarget, type LockFile } from '../../src/state/lock.js'
 import { desired, dns, tempDir } from './helpers.js'
 
 const target = { id: 'https://api.example.com', baseUrl: 'https://api.example.com', accountId: 'acc' }

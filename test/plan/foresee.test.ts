@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest'
 import { computePlan } from '../../src/plan/plan.js'
 import { assertNoDuplicates, assertNotBlocked } from '../../src/plan/select.js'
 import type { RemoteState } from '../../src/api/resources.js'
-import { appliedHash } from '../../src/plan/hashes.js'
-import { emptyLock, type LockFile } from '../../src/apply/lock.js'
+import { appliedHash } from '../../src/resources/hashes.js'
+import { emptyLock, type LockFile } from '../../src/state/lock.js'
 import { desired, dns } from './helpers.js'
 
 const target = { id: 'https://api.example.com', baseUrl: 'https://api.example.com' }

@@ -8,8 +8,8 @@ import { startLocalServer, type LocalServer } from '../../src/server/index.js'
 import { ApiClient } from '../../src/api/client.js'
 import { planAgainst, renderPlanText, type Plan } from '../../src/plan/index.js'
 import { executePlan } from '../../src/apply/execute.js'
-import { emptyLock, readLock, type LockFile } from '../../src/apply/lock.js'
-import type { DesiredResource } from '../../src/project/types.js'
+import { emptyLock, readLock, type LockFile } from '../../src/state/lock.js'
+import type { DesiredResource } from '../../src/resources/types.js'
 import { desired, dns, icmp, tempDir } from './helpers.js'
 
 let server: LocalServer

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
-import { readLock } from '../../src/apply/lock.js'
+import { readLock } from '../../src/state/lock.js'
 import { makeProject, monitors, repo, writeFiles, STACK_LINE } from '../e2e/helpers.js'
 import { census, fleet, lockMismatches, range, readLockFile } from './helpers.js'
 

@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ApiClient } from '../../src/api/client.js'
 import { fetchRemoteState } from '../../src/api/resources.js'
-import { RESOURCE_KINDS, type ResourceKind } from '../../src/project/types.js'
-import { IDENTITY_FIELDS } from '../../src/apply/pending.js'
-import type { LockFile } from '../../src/apply/lock.js'
+import { RESOURCE_KINDS, type ResourceKind } from '../../src/resources/types.js'
+import { IDENTITY_FIELDS } from '../../src/state/pending.js'
+import type { LockFile } from '../../src/state/lock.js'
 
 /**
  * A project of `ids.length` resources, one per id, of every kind in turn: variables, services,

@@ -3,8 +3,8 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import { planAgainst, hasChanges, summarize, kindsToRead, type Plan } from '../../plan/index.js'
 import { assertNoDuplicates, assertNotBlocked, assertUnprotected, selectTargets } from '../../plan/select.js'
 import { executePlan, type ApplyResult } from '../../apply/execute.js'
-import { syncLockOptions, writeLock } from '../../apply/lock.js'
-import type { DesiredResource } from '../../project/types.js'
+import { syncLockOptions, writeLock } from '../../state/lock.js'
+import type { DesiredResource } from '../../resources/types.js'
 import {
   applyOptions, confirm, data, interruptible, err, formatOption, out, outcomeLine, reportResult, setStdoutFormat, workingLock, type EngineArgs, type OutputFormat, type Session, withApplySession,
 } from '../engine.js'

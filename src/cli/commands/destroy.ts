@@ -1,7 +1,7 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import { planAgainst, hasChanges } from '../../plan/index.js'
 import { assertNotBlocked, assertUnprotected, selectTargets } from '../../plan/select.js'
-import { lockKey } from '../../apply/lock.js'
+import { lockKey } from '../../state/lock.js'
 import { applyOptions, confirm, err, formatOption, setStdoutFormat, withApplySession } from '../engine.js'
 import { printPlan, } from './plan.js'
 import { runPlan, type ApplyArgs } from './apply.js'

@@ -1,11 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, relative } from 'node:path'
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
-import { RESOURCE_KINDS, type ResourceKind } from '../../project/types.js'
-import { chooseOutFile } from '../../plan/import/out-file.js'
+import { RESOURCE_KINDS, type ResourceKind } from '../../resources/types.js'
+import { chooseOutFile } from '../../import/out-file.js'
 import { fetchRemoteState, type RemoteState } from '../../api/resources.js'
-import { lockKey, writeLock, type LockEntry } from '../../apply/lock.js'
-import { appliedHash } from '../../plan/hashes.js'
+import { lockKey, writeLock, type LockEntry } from '../../state/lock.js'
+import { appliedHash } from '../../resources/hashes.js'
 import { displayName } from '../../plan/plan.js'
 import { err, engineOptions, out, workingLock, type EngineArgs, withApplySession } from '../engine.js'
 import { UserError } from '../../errors.js'
@@ -73,7 +73,7 @@ export const importCommand = {
 
       // logical ids: from the name, unique per kind among the code, the lock and each other
       const taken = new Set<string>([...project.resources.map((r) => lockKey(r.kind, r.logicalId)), ...Object.keys(lock.resources)])
-      const { slug } = await import('../../plan/import/codegen.js')
+      const { slug } = await import('../../import/codegen.js')
       for (const c of candidates) {
         const base = c.kind === 'variable' ? c.remoteId : slug(c.name)
         let id = base
@@ -124,7 +124,7 @@ export const importCommand = {
       }
 
       const file = (target as { file: string }).file
-      const { generateChecksFile } = await import('../../plan/import/codegen.js')
+      const { generateChecksFile } = await import('../../import/codegen.js')
       const defaults = (project.config.defaults ?? {}) as Record<string, unknown>
       const text = generateChecksFile(chosen, defaults)
       mkdirSync(dirname(file), { recursive: true })

@@ -1,5 +1,5 @@
 import type { Plan, PlanChange } from '../types.js'
-import { describeTarget } from '../../apply/lock.js'
+import { describeTarget } from '../../state/lock.js'
 import { plural } from './text.js'
 import { changeBody, driftNote, partialNote, type Line, type ViewOptions } from './view.js'
 

@@ -1,5 +1,5 @@
-import { lockKey } from '../../apply/lock.js'
-import type { ResourceKind } from '../../project/types.js'
+import { lockKey } from '../../state/lock.js'
+import type { ResourceKind } from '../../resources/types.js'
 import type { PlanInput } from '../plan.js'
 import type { PlanReference } from '../types.js'
 

@@ -1,6 +1,6 @@
 import pc from 'picocolors'
 import type { Plan, PlanChange } from '../types.js'
-import { describeTarget } from '../../apply/lock.js'
+import { describeTarget } from '../../state/lock.js'
 import { changeBody, driftNote, partialNote, type Line, type ViewOptions } from './view.js'
 
 export interface TextRenderOptions {

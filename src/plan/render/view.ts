@@ -1,7 +1,7 @@
 import type { z } from 'zod'
-import { RESOURCE_KINDS, RESOURCE_SCHEMAS, type ResourceKind } from '../../project/types.js'
-import { SECRET_CHANGED, SECRET_MASK } from '../secrets.js'
-import { stableStringify } from '../stable-json.js'
+import { RESOURCE_KINDS, RESOURCE_SCHEMAS, type ResourceKind } from '../../resources/types.js'
+import { SECRET_CHANGED, SECRET_MASK } from '../../resources/secrets.js'
+import { stableStringify } from '../../resources/stable-json.js'
 import type { FieldDiff, Plan, PlanChange, PlanReference } from '../types.js'
 
 /**

@@ -1,6 +1,6 @@
-import type { ResourceKind } from '../project/types.js'
+import type { ResourceKind } from '../resources/types.js'
 import type { RemoteRecord } from '../api/resources.js'
-import { appliedHash, secretHashOf } from '../plan/hashes.js'
+import { appliedHash, secretHashOf } from '../resources/hashes.js'
 import type { PendingCreate } from './lock.js'
 
 /**

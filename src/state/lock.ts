@@ -1,7 +1,7 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs'
 import { dirname, basename, join } from 'node:path'
-import type { ResourceKind } from '../project/types.js'
-import { stableStringify } from '../plan/stable-json.js'
+import type { ResourceKind } from '../resources/types.js'
+import { stableStringify } from '../resources/stable-json.js'
 import { UserError } from '../errors.js'
 
 /** Identity of the service a lock file belongs to. */

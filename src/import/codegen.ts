@@ -1,9 +1,9 @@
-import { CHECK_KINDS, CONSTRUCT_NAMES, RESOURCE_SCHEMAS, type ResourceKind } from '../../project/types.js'
-import type { RemoteRecord } from '../../api/resources.js'
-import { normalize } from '../normalize.js'
-import { stableStringify } from '../stable-json.js'
-import { DEFAULTABLE_CHECK_FIELDS, type ResolvedConfig } from '../../project/config.js'
-import { mergeDefaults } from '../../project/desired.js'
+import { CHECK_KINDS, CONSTRUCT_NAMES, RESOURCE_SCHEMAS, type ResourceKind } from '../resources/types.js'
+import type { RemoteRecord } from '../api/resources.js'
+import { normalize } from '../resources/normalize.js'
+import { stableStringify } from '../resources/stable-json.js'
+import { DEFAULTABLE_CHECK_FIELDS, type ResolvedConfig } from '../project/config.js'
+import { mergeDefaults } from '../project/desired.js'
 
 
 /** A remote resource to write as a construct. */

@@ -1,4 +1,4 @@
-import type { ResourceKind } from '../project/types.js'
+import type { ResourceKind } from './types.js'
 import { normalize } from './normalize.js'
 import { fingerprintSecret, SECRET_MASK } from './secrets.js'
 import { hashValue } from './stable-json.js'

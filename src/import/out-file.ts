@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs'
 import path from 'node:path'
-import { globToRegExp } from '../../project/glob.js'
+import { globToRegExp } from '../project/glob.js'
 
 /*
  * Where `monitors import` writes its constructs. An import is recorded in the lock, so the file

@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import { RESOURCE_SCHEMAS, type ResourceKind } from '../project/types.js'
+import { RESOURCE_SCHEMAS, type ResourceKind } from './types.js'
 
 /**
  * Normalization: both sides of a comparison (the desired payload and the remote record) are
