@@ -1,11 +1,12 @@
-import type { ResourceKind } from '../resources/types.js'
+import type { RemoteRecord, ResourceKind } from '../resources/types.js'
+import { descriptorOf, remoteIdOf, RESOURCE_KINDS } from '../resources/registry.js'
 import type { ApiClient } from './client.js'
 import { listAllByCursor, listAllByPage } from './paging.js'
 import { UserError } from '../errors.js'
 
-export type RemoteRecord = Record<string, unknown>
+export type { RemoteRecord }
 
-/** Where each kind of resource lives in the API. */
+/** Where each kind of resource lives in the API (from the descriptors). */
 export interface KindEndpoints {
   /** Collection path for POST. */
   create: string
@@ -17,51 +18,9 @@ export interface KindEndpoints {
   idOf: (record: RemoteRecord) => string
 }
 
-const byId = (record: RemoteRecord) => String(record.id)
-const enc = encodeURIComponent
-
-export const ENDPOINTS: Record<ResourceKind, KindEndpoints> = {
-  variable: {
-    create: '/v1/variables',
-    update: (key) => `/v1/variables/${enc(key)}`,
-    remove: (key) => `/v1/variables/${enc(key)}`,
-    // A variable's key is its remote id.
-    idOf: (record) => String(record.key),
-  },
-  'status-page-service': {
-    create: '/v1/status-pages/services',
-    update: (id) => `/v1/status-pages/services/${enc(id)}`,
-    remove: (id) => `/v1/status-pages/services/${enc(id)}`,
-    idOf: byId,
-  },
-  'maintenance-window': {
-    create: '/v1/maintenance-windows',
-    update: (id) => `/v1/maintenance-windows/${enc(id)}`,
-    remove: (id) => `/v1/maintenance-windows/${enc(id)}`,
-    idOf: byId,
-  },
-  'dns-check': {
-    create: '/v1/checks/dns',
-    update: (id) => `/v1/checks/dns/${enc(id)}`,
-    remove: (id) => `/v1/checks/${enc(id)}`,
-    idOf: byId,
-  },
-  'icmp-check': {
-    create: '/v1/checks/icmp',
-    update: (id) => `/v1/checks/icmp/${enc(id)}`,
-    remove: (id) => `/v1/checks/${enc(id)}`,
-    idOf: byId,
-  },
-  'status-page': {
-    create: '/v1/status-pages',
-    update: (id) => `/v1/status-pages/${enc(id)}`,
-    remove: (id) => `/v1/status-pages/${enc(id)}`,
-    idOf: byId,
-  },
-}
-
-/** Check types and the kind that manages them; other check types are never managed here. */
-const CHECK_KINDS: Record<string, ResourceKind> = { DNS: 'dns-check', ICMP: 'icmp-check' }
+export const ENDPOINTS: Record<ResourceKind, KindEndpoints> = Object.fromEntries(
+  RESOURCE_KINDS.map((kind) => [kind, { ...descriptorOf(kind).endpoints, idOf: (record: RemoteRecord) => remoteIdOf(kind, record) }]),
+) as Record<ResourceKind, KindEndpoints>
 
 /** Everything the service holds, per kind, keyed by remote id. Plain data (serialisable). */
 export interface RemoteState {
@@ -72,61 +31,36 @@ export interface RemoteState {
   requests: Record<string, number>
 }
 
-type Collection = 'checks' | 'variables' | 'status-page-services' | 'maintenance-windows' | 'status-pages'
-
-const COLLECTIONS_OF: Record<ResourceKind, Collection> = {
-  variable: 'variables',
-  'status-page-service': 'status-page-services',
-  'maintenance-window': 'maintenance-windows',
-  'dns-check': 'checks',
-  'icmp-check': 'checks',
-  'status-page': 'status-pages',
-}
-
 /**
  * Reads the remote state from the list endpoints: every page, the collections in parallel,
- * never one GET per resource. Only the collections of `kinds` are read.
+ * never one GET per resource. Only the collections of `kinds` are read; a collection several
+ * kinds share (checks) is read once and its records sorted to their kind.
  */
 export async function fetchRemoteState(client: ApiClient, kinds: readonly ResourceKind[]): Promise<RemoteState> {
   const state: RemoteState = {
-    records: {
-      variable: {}, 'status-page-service': {}, 'maintenance-window': {}, 'dns-check': {}, 'icmp-check': {}, 'status-page': {},
-    },
+    records: Object.fromEntries(RESOURCE_KINDS.map((kind) => [kind, {}])) as RemoteState['records'],
     foreign: {},
     requests: {},
   }
-  const collections = [...new Set(kinds.map((kind) => COLLECTIONS_OF[kind]))]
-  const put = (kind: ResourceKind, items: RemoteRecord[]) => {
-    for (const item of items) state.records[kind][ENDPOINTS[kind].idOf(item)] = item
-  }
+  const collections = [...new Set(kinds.map((kind) => descriptorOf(kind).list.collection))]
   await Promise.all(
     collections.map(async (collection) => {
       const counted = countingClient(client, (n) => (state.requests[collection] = (state.requests[collection] ?? 0) + n))
-      switch (collection) {
-        case 'checks': {
-          const items = await listAllByPage<RemoteRecord>(counted, '/v1/checks', { idOf: byId })
-          for (const item of items) {
-            const kind = CHECK_KINDS[String(item.checkType)]
-            if (kind) state.records[kind][byId(item)] = item
-            else {
-              const label = `${String(item.checkType ?? 'unknown').toLowerCase()}-check`
-              state.foreign[label] = (state.foreign[label] ?? 0) + 1
-            }
-          }
-          break
+      const members = RESOURCE_KINDS.filter((kind) => descriptorOf(kind).list.collection === collection)
+      const { list } = descriptorOf(members[0])
+      const items = list.paging === 'cursor'
+        ? await listAllByCursor<RemoteRecord>(counted, list.path)
+        : await listAllByPage<RemoteRecord>(counted, list.path, { idOf: (record) => remoteIdOf(members[0], record) })
+      for (const item of items) {
+        const kind = members.find((k) => {
+          const where = descriptorOf(k).list.where
+          return !where || String(item[where.field]) === where.equals
+        })
+        if (kind) state.records[kind][remoteIdOf(kind, item)] = item
+        else if (list.where) {
+          const label = `${String(item[list.where.field] ?? 'unknown').toLowerCase()}${list.othersAs ? `-${list.othersAs}` : ''}`
+          state.foreign[label] = (state.foreign[label] ?? 0) + 1
         }
-        case 'variables':
-          put('variable', await listAllByPage<RemoteRecord>(counted, '/v1/variables', { idOf: (r) => String(r.key) }))
-          break
-        case 'status-page-services':
-          put('status-page-service', await listAllByPage<RemoteRecord>(counted, '/v1/status-pages/services', { idOf: byId }))
-          break
-        case 'maintenance-windows':
-          put('maintenance-window', await listAllByPage<RemoteRecord>(counted, '/v1/maintenance-windows', { idOf: byId }))
-          break
-        case 'status-pages':
-          put('status-page', await listAllByCursor<RemoteRecord>(counted, '/v1/status-pages'))
-          break
       }
     }),
   )

@@ -4,7 +4,7 @@ import type { BackoffOptions } from '../api/backoff.js'
 import type { PlanChange } from '../plan/types.js'
 import { resolveRefs } from '../resources/refs.js'
 import { appliedHash, secretHashOf } from '../resources/hashes.js'
-import { displayName } from '../plan/plan.js'
+import { displayName } from '../resources/registry.js'
 import { lockKey, writeLock, type LockEntry, type LockFile } from '../state/lock.js'
 
 /**

@@ -1,5 +1,6 @@
 import type { DesiredResource, ResourceKind } from '../resources/types.js'
 import type { ApiClient } from '../api/client.js'
+import { dependencyTiers } from '../resources/registry.js'
 import { DEFAULT_BACKOFF, type BackoffOptions } from '../api/backoff.js'
 import type { Plan, PlanChange } from '../plan/types.js'
 import type { LockFile } from '../state/lock.js'
@@ -13,11 +14,7 @@ export type { OperationOutcome, OperationVerb } from './steps.js'
  * Creates and updates run tier by tier (what others reference first); deletes run after all of
  * them, tiers reversed, so nothing is deleted while something still points at it.
  */
-export const TIERS: ResourceKind[][] = [
-  ['variable', 'status-page-service', 'maintenance-window'],
-  ['dns-check', 'icmp-check'],
-  ['status-page'],
-]
+export const TIERS: ResourceKind[][] = dependencyTiers()
 
 export interface ApplyOptions {
   plan: Plan

@@ -189,10 +189,6 @@ export async function holdApplyLock(session: Session, command: string, lockTimeo
 }
 
 /**
- * Asks for confirmation on a terminal. Without one (CI, a pipe) and without --yes it refuses:
- * nothing changes without an explicit yes.
- */
-/**
  * The frame of every command that changes the lock: load the project (problems reported,
  * exit 1), open the target, hold `.monitors/apply.lock` while `work` runs, then release the
  * lock and close the target whatever happens.
@@ -218,6 +214,10 @@ export async function withApplySession(
   }
 }
 
+/**
+ * Asks for confirmation on a terminal. Without one (CI, a pipe) and without --yes it refuses:
+ * nothing changes without an explicit yes.
+ */
 export async function confirm(question: string, yes: boolean, what: string): Promise<boolean> {
   if (yes) return true
   if (!process.stdin.isTTY) {

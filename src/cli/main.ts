@@ -14,7 +14,6 @@ import { colorFlag, colorWanted, setColor } from './color.js'
 import { toolVersion } from './version.js'
 
 // Handlers may resolve to an exit code (see ./command.ts) or set nothing (exit 0).
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const COMMANDS = [initCommand, validateCommand, planCommand, applyCommand, destroyCommand, importCommand, testCommand, serverCommand] as unknown as Array<CommandModule<any, any>>
 
 /**

@@ -1,5 +1,5 @@
-import { CHECK_KINDS, CONSTRUCT_NAMES, RESOURCE_SCHEMAS, type ResourceKind } from '../resources/types.js'
-import type { RemoteRecord } from '../api/resources.js'
+import type { RemoteRecord, ResourceKind } from '../resources/types.js'
+import { CHECK_KINDS, CONSTRUCT_NAMES, descriptorOf, REFERENCED_KINDS, referenceSites, RESOURCE_KINDS, RESOURCE_SCHEMAS } from '../resources/registry.js'
 import { normalize } from '../resources/normalize.js'
 import { stableStringify } from '../resources/stable-json.js'
 import { DEFAULTABLE_CHECK_FIELDS, type ResolvedConfig } from '../project/config.js'
@@ -31,7 +31,7 @@ export function propsOf(item: ImportItem, checkDefaults: Record<string, unknown>
   const full = normalize(item.kind, item.record)
   const props: Record<string, unknown> = {}
   for (const key of Object.keys(full)) {
-    if (item.kind === 'variable' && key === 'key') continue
+    if (key === descriptorOf(item.kind).logicalIdField) continue
     const kept = prune(item.kind, full, [key])
     if (kept !== undefined) props[key] = kept
   }
@@ -90,10 +90,13 @@ function order(props: Record<string, unknown>): Record<string, unknown> {
   return out
 }
 
-/** Fields a construct fills in itself: the ICMP check's `heartbeat` and `script`. */
+/** Fields a construct fills in itself (the descriptor's filledByConstruct: the ICMP check's `heartbeat` and `script`). */
 function constructFills(kind: ResourceKind, value: Record<string, unknown>): Record<string, unknown> {
-  if (kind !== 'icmp-check') return value
-  return { ...value, heartbeat: value.heartbeat ?? {}, script: value.script ?? '' }
+  const fills = Object.entries(descriptorOf(kind).filledByConstruct)
+  if (fills.length === 0) return value
+  const out = { ...value }
+  for (const [key, fill] of fills) out[key] = value[key] ?? structuredClone(fill)
+  return out
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -128,6 +131,11 @@ function prune(kind: ResourceKind, full: Record<string, unknown>, path: readonly
   }
   // an object the schema requires stays, even when all its fields are defaults
   return out
+}
+
+function setPath(target: Record<string, unknown>, path: readonly string[], value: unknown): void {
+  const parent = getPath(target, path.slice(0, -1))
+  if (isPlainObject(parent)) parent[path[path.length - 1]] = value
 }
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/
@@ -173,11 +181,11 @@ function variableName(logicalId: string, taken: Set<string>): string {
  * pages and checks refer to them), formatted as a user would write it.
  */
 export function generateChecksFile(items: readonly ImportItem[], checkDefaults: Record<string, unknown>, packageName = 'monitors-as-code'): string {
-  const order: ResourceKind[] = ['variable', 'status-page-service', 'maintenance-window', 'dns-check', 'icmp-check', 'status-page']
+  const order = RESOURCE_KINDS
   const sorted = [...items].sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind) || (a.logicalId < b.logicalId ? -1 : 1))
   const taken = new Set<string>()
   const serviceVar = new Map<string, string>()
-  for (const item of sorted) if (item.kind === 'status-page-service') serviceVar.set(item.remoteId, variableName(item.logicalId, taken))
+  for (const item of sorted) if (REFERENCED_KINDS.includes(item.kind)) serviceVar.set(item.remoteId, variableName(item.logicalId, taken))
   const ref = (value: unknown) => (value && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 1 && typeof (value as { id?: unknown }).id === 'string' ? serviceVar.get((value as { id: string }).id) : undefined)
 
   const used = new Set<string>()
@@ -187,18 +195,19 @@ export function generateChecksFile(items: readonly ImportItem[], checkDefaults: 
     used.add(construct)
     const props = propsOf(item, checkDefaults)
     let comment = ''
-    if (item.kind === 'variable' && props.secret === true) {
+    if (descriptorOf(item.kind).secrets.self && props.secret === true) {
       const envName = /^[A-Za-z_][A-Za-z0-9_]*$/.test(item.logicalId) ? item.logicalId : 'SECRET_VALUE'
       comment = `// The service never returns a secret's value: it is read from the environment here.\n`
       props.value = { __code: `process.env.${envName} ?? ''` }
     }
-    if (CHECK_KINDS.has(item.kind)) {
-      const ti = props.triggerIncident as Record<string, unknown> | undefined
-      if (ti && typeof ti.serviceId === 'string' && serviceVar.has(ti.serviceId)) props.triggerIncident = { ...ti, serviceId: { __code: serviceVar.get(ti.serviceId)! } }
+    // a reference the construct holds as the referenced construct itself (a check's triggerIncident.serviceId)
+    for (const site of referenceSites(item.kind, props)) {
+      if (site.field.inCode || typeof site.value !== 'string' || !serviceVar.has(site.value)) continue
+      setPath(props, site.path.split('.'), { __code: serviceVar.get(site.value)! })
     }
     const body = literal(props, '', (v) => ref(v) ?? (v && typeof v === 'object' && '__code' in v ? String((v as { __code: string }).__code) : undefined))
     const make = `new ${construct}(${quote(item.logicalId)}, ${body})`
-    const prefix = item.kind === 'status-page-service' ? `const ${serviceVar.get(item.remoteId)} = ` : ''
+    const prefix = REFERENCED_KINDS.includes(item.kind) ? `const ${serviceVar.get(item.remoteId)} = ` : ''
     blocks.push(`${comment}${prefix}${make}\n`)
   }
   const names = [...used].sort()

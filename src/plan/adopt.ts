@@ -1,6 +1,6 @@
 import type { DesiredResource } from '../resources/types.js'
 import type { RemoteRecord, RemoteState } from '../api/resources.js'
-import { ENDPOINTS } from '../api/resources.js'
+import { remoteIdOf } from '../resources/registry.js'
 import { lockKey, type LockEntry, type LockFile } from '../state/lock.js'
 import { findCreated, pendingCreate } from '../state/pending.js'
 
@@ -31,7 +31,7 @@ export function adoptPendingCreates(
     if (entry && remote.records[resource.kind][entry.remoteId]) continue
     const records = remote.records[resource.kind] as Record<string, RemoteRecord>
     const takenOfKind = new Set([...taken].filter((k) => k.startsWith(`${resource.kind}:`)).map((k) => k.slice(resource.kind.length + 1)))
-    const found = findCreated(intent, records, takenOfKind, ENDPOINTS[resource.kind].idOf)
+    const found = findCreated(intent, records, takenOfKind, (record) => remoteIdOf(resource.kind, record))
     if (!found) continue
     taken.add(lockKey(resource.kind, found.remoteId))
     const adoptedEntry: LockEntry = { kind: resource.kind, logicalId: resource.logicalId, remoteId: found.remoteId, appliedHash: intent.appliedHash }
@@ -59,7 +59,7 @@ export function orphanedPendingCreates(
     if (desiredKeys.has(key) || lock.resources[key] || !remote.records[intent.kind]) continue
     const records = remote.records[intent.kind] as Record<string, RemoteRecord>
     const takenOfKind = new Set([...taken].filter((k) => k.startsWith(`${intent.kind}:`)).map((k) => k.slice(intent.kind.length + 1)))
-    const found = findCreated(intent, records, takenOfKind, ENDPOINTS[intent.kind].idOf)
+    const found = findCreated(intent, records, takenOfKind, (record) => remoteIdOf(intent.kind, record))
     if (!found) continue
     taken.add(lockKey(intent.kind, found.remoteId))
     orphans.push({ kind: intent.kind, logicalId: intent.logicalId, remoteId: found.remoteId, appliedHash: intent.appliedHash })
@@ -101,7 +101,7 @@ export function findDuplicates(
     const key = lockKey(resource.kind, resource.logicalId)
     const records = remote.records[resource.kind] as Record<string, RemoteRecord>
     if (!nonEmpty.has(resource.kind) || hasLiveEntry(key)) continue
-    const match = findCreated(pendingCreate(resource.kind, resource.logicalId, resource.payload), records, used.get(resource.kind) ?? new Set(), ENDPOINTS[resource.kind].idOf)
+    const match = findCreated(pendingCreate(resource.kind, resource.logicalId, resource.payload), records, used.get(resource.kind) ?? new Set(), (record) => remoteIdOf(resource.kind, record))
     if (!match) continue
     use(resource.kind, match.remoteId)
     found.set(key, match)

@@ -1,9 +1,9 @@
 import { atomizeChangeset, diff } from 'json-diff-ts'
 import type { FieldDiff } from './types.js'
-import { KEYED_ARRAYS, UNORDERED_KEYED } from '../resources/normalize.js'
+import { KEYED_ARRAYS, SET_ARRAYS, UNORDERED_KEYED } from '../resources/registry.js'
 import { stableStringify } from '../resources/stable-json.js'
 
-const SET_FIELDS = ['locations', 'tags']
+const SET_FIELDS = SET_ARRAYS
 
 /**
  * Field-level differences between two normalized payloads (remote → desired). Arrays of objects

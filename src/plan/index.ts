@@ -2,11 +2,12 @@ import type { DesiredResource, ResourceKind } from '../resources/types.js'
 import type { ApiClient } from '../api/client.js'
 import { fetchRemoteState, type RemoteState } from '../api/resources.js'
 import type { LockFile } from '../state/lock.js'
+import { kindsReferring, REFERENCED_KINDS } from '../resources/registry.js'
 import { computePlan, type PlanInput } from './plan.js'
 import type { Plan } from './types.js'
 
 export * from './types.js'
-export { computePlan, summarize, displayName } from './plan.js'
+export { computePlan, summarize } from './plan.js'
 export { renderPlanText, summaryLine } from './render/text.js'
 export { normalize } from '../resources/normalize.js'
 export { fieldDiffs } from './diff.js'
@@ -30,11 +31,11 @@ export async function planAgainst(options: {
 }): Promise<{ plan: Plan; remote: RemoteState }> {
   const kinds = kindsToRead(options.desired, options.lock)
   const remote = await fetchRemoteState(options.client, kinds)
-  // A status page service leaving the code: whatever still uses it must be known to foresee a 409.
+  // A referenced resource (a status page service) leaving the code: whatever still uses it must be known to foresee a 409.
   let users: PlanInput['users']
   const desiredKeys = new Set(options.desired.map((r) => `${r.kind}:${r.logicalId}`))
-  const deletesService = Object.entries(options.lock?.resources ?? {}).some(([key, entry]) => entry.kind === 'status-page-service' && !desiredKeys.has(key))
-  const missing = SERVICE_USERS.filter((kind) => !kinds.includes(kind))
+  const deletesService = Object.entries(options.lock?.resources ?? {}).some(([key, entry]) => REFERENCED_KINDS.includes(entry.kind) && !desiredKeys.has(key))
+  const missing = REFERRING_KINDS.filter((kind) => !kinds.includes(kind))
   if (deletesService && missing.length > 0) users = (await fetchRemoteState(options.client, missing)).records
   const plan = computePlan({
     desired: options.desired, lock: options.lock, remote, target: options.target, codeOptions: options.codeOptions, adoptExisting: options.adoptExisting, users,
@@ -42,4 +43,5 @@ export async function planAgainst(options: {
   return { plan, remote }
 }
 
-const SERVICE_USERS: ResourceKind[] = ['status-page', 'dns-check', 'icmp-check']
+/** Kinds that can refer to another resource (a status page's cards, a check's triggerIncident). */
+const REFERRING_KINDS: ResourceKind[] = [...new Set(REFERENCED_KINDS.flatMap(kindsReferring))]

@@ -1,4 +1,8 @@
-import { RESOURCE_KINDS, type DesiredResource, type ResourceKind, type ResourceOptions } from '../resources/types.js'
+import type { DesiredResource, ResourceKind, ResourceOptions } from '../resources/types.js'
+import { CHECK_KINDS, displayName, kindsReferring, RESOURCE_KINDS } from '../resources/registry.js'
+
+/** Checks that can name a status page service (in their triggerIncident). */
+const CHECKS_REFERRING_SERVICES = kindsReferring('status-page-service').filter((kind) => CHECK_KINDS.has(kind))
 import type { RemoteRecord, RemoteState } from '../api/resources.js'
 import { lockKey, type LockEntry, type LockFile } from '../state/lock.js'
 import { normalize, normalizeParsed } from '../resources/normalize.js'
@@ -338,7 +342,7 @@ function blockedDeletes(changes: readonly PlanChange[], input: PlanInput): Block
         usedBy.push(who('status-page', pageId, page.name, typeof page.url === 'string' ? ` (url ${page.url})` : ''))
       }
     }
-    for (const kind of ['dns-check', 'icmp-check'] as const) {
+    for (const kind of CHECKS_REFERRING_SERVICES) {
       for (const [checkId, check] of records(kind)) {
         const ti = check.triggerIncident as Record<string, unknown> | undefined
         if (ti && ti.serviceId === id) usedBy.push(who(kind, checkId, check.name, ' in its triggerIncident'))
@@ -435,11 +439,6 @@ function maskDiff(d: FieldDiff, secretPaths: Set<string> | undefined, want: Reco
   if ('old' in d) masked.old = SECRET_MASK
   if ('new' in d) masked.new = SECRET_MASK
   return masked
-}
-
-export function displayName(kind: ResourceKind, payload: Record<string, unknown>): string | undefined {
-  const name = kind === 'variable' ? payload.key : payload.name
-  return typeof name === 'string' ? name : undefined
 }
 
 function countUnmanaged(input: PlanInput): Record<string, number> {

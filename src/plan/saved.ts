@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import type { DesiredResource, ResourceKind } from '../resources/types.js'
 import type { RemoteState } from '../api/resources.js'
 import type { LockFile } from '../state/lock.js'
+import { descriptorOf } from '../resources/registry.js'
 import { maskSecrets } from '../resources/hashes.js'
 import { normalizeParsed } from '../resources/normalize.js'
 import { hashValue, stableStringify } from '../resources/stable-json.js'
@@ -43,7 +44,7 @@ class SavedPlanError extends UserError {}
 function secretValues(desired: readonly DesiredResource[]): string[] {
   const out: string[] = []
   for (const r of desired) {
-    if (r.kind === 'variable' && r.payload.secret === true) out.push(`${r.kind}:${r.logicalId}\0${String(r.payload.value)}`)
+    if (descriptorOf(r.kind).secrets.self && r.payload.secret === true) out.push(`${r.kind}:${r.logicalId}\0${String(r.payload.value)}`)
     if (Array.isArray(r.payload.environmentVariables)) {
       for (const v of r.payload.environmentVariables as Array<Record<string, unknown>>) {
         if (v?.secret) out.push(`${r.kind}:${r.logicalId}:${String(v.key)}\0${String(v.value)}`)

@@ -1,25 +1,16 @@
-import { RESOURCE_KINDS, type ResourceKind } from '../resources/types.js'
+import { descriptorOf, isResourceKind, kindOfConstruct, RESOURCE_KINDS, UNIQUE_IDENTITY_KINDS } from '../resources/registry.js'
 import { summarize } from './plan.js'
 import type { Plan, PlanChange } from './types.js'
 import { UserError } from '../errors.js'
 
 class PlanRefusal extends UserError {}
 
-const CONSTRUCT_KINDS: Record<string, ResourceKind> = {
-  envvar: 'variable',
-  statuspageservice: 'status-page-service',
-  maintenancewindow: 'maintenance-window',
-  dnscheck: 'dns-check',
-  icmpcheck: 'icmp-check',
-  statuspage: 'status-page',
-}
-
 /** `dns-check:shop-dns` or `DnsCheck:shop-dns` → `dns-check:shop-dns`; undefined when the kind is unknown. */
 export function parseTarget(text: string): string | undefined {
   const at = text.indexOf(':')
   if (at <= 0 || at === text.length - 1) return undefined
   const kindText = text.slice(0, at)
-  const kind = (RESOURCE_KINDS as readonly string[]).includes(kindText) ? (kindText as ResourceKind) : CONSTRUCT_KINDS[kindText.toLowerCase()]
+  const kind = isResourceKind(kindText) ? kindText : kindOfConstruct(kindText)
   return kind ? `${kind}:${text.slice(at + 1)}` : undefined
 }
 
@@ -116,12 +107,12 @@ export function assertNotBlocked(plan: Plan): void {
  */
 export function assertNoDuplicates(plan: Plan, options: { allowDuplicates?: boolean } = {}): void {
   const duplicates = plan.changes.filter((c) => c.duplicateOf && c.action === 'create')
-  const refused = options.allowDuplicates ? duplicates.filter((c) => c.kind === 'variable' || c.kind === 'status-page') : duplicates
+  const refused = options.allowDuplicates ? duplicates.filter((c) => UNIQUE_IDENTITY_KINDS.has(c.kind)) : duplicates
   if (refused.length === 0) return
   const lines = refused.map((c) => {
     const d = c.duplicateOf!
-    const unique = c.kind === 'variable' ? ' (a key cannot exist twice: the service answers 409, so only --adopt-existing helps)'
-      : c.kind === 'status-page' ? ' (a url cannot exist twice: the service answers 409, so only --adopt-existing helps)' : ''
+    const unique = UNIQUE_IDENTITY_KINDS.has(c.kind)
+      ? ` (a ${descriptorOf(c.kind).identity.fields.join(' and ')} cannot exist twice: the service answers 409, so only --adopt-existing helps)` : ''
     return `  ${c.kind} ${c.logicalId}${c.file ? ` (${c.file})` : ''} already exists remotely as id ${d.remoteId}${d.name !== undefined ? ` "${d.name}"` : ''}, which the lock does not record${unique}`
   })
   throw new PlanRefusal(

@@ -4,7 +4,7 @@ import { z } from 'zod'
 import { dnsCheckSchema } from '../schema/check.js'
 import { crossField } from '../schema/cross-field.js'
 import { validate } from '../schema/issues.js'
-import { frequencyOffsetProblem } from '../schema/rules.js'
+import { frequencyOffsetProblem, subMinuteFrequencyProblem } from '../schema/rules.js'
 import type { CheckDefaults, ProjectConfig } from '../../constructs/index.js'
 import type { Problem } from './errors.js'
 
@@ -41,8 +41,9 @@ const defaultsSchema = z
   )
   .check(
     crossField((v, add) => {
-      if (v.frequency === 0) {
-        add({ path: ['frequency'], message: 'must not be 0: sub-minute frequencies are only for API and TCP checks', input: 0 })
+      const subMinute = subMinuteFrequencyProblem(v.frequency)
+      if (subMinute) {
+        add({ path: ['frequency'], message: subMinute, input: 0 })
         return
       }
       if (v.frequency !== undefined) {

@@ -1,11 +1,12 @@
 import type { z } from 'zod'
 import { validate } from '../schema/issues.js'
-import { MAX_VARIABLES_PER_ACCOUNT } from '../schema/variable.js'
 import { isConstruct, type AnyConstruct } from '../../constructs/construct.js'
 import type { ResolvedConfig } from './config.js'
 import type { Problem } from './errors.js'
 import type { Registration } from './loader.js'
-import { CHECK_KINDS, CONSTRUCT_NAMES, RESOURCE_KINDS, RESOURCE_SCHEMAS, type DesiredResource, type ResourceKind, type ResourceOptions, type ResourceRef } from '../resources/types.js'
+import type { DesiredResource, ResourceKind, ResourceOptions, ResourceRef } from '../resources/types.js'
+import { CONSTRUCT_NAMES, descriptorOf, isResourceKind, RESOURCE_KINDS, sitesOf } from '../resources/registry.js'
+import { placeholder } from '../resources/refs.js'
 
 /** Logical ids: letters, digits and `_ - / # .`. */
 export const LOGICAL_ID_PATTERN = /^[A-Za-z0-9_\-/#.]+$/
@@ -22,11 +23,6 @@ export interface BuildContext {
   cwdRel: (abs: string) => string
   /** Config file as shown in problems. */
   configFile: string
-}
-
-/** Placeholder a reference holds in the payload until apply knows the remote id. */
-export function placeholder(kind: ResourceKind, logicalId: string): string {
-  return `${kind}:${logicalId}`
 }
 
 /**
@@ -60,7 +56,7 @@ export function buildResources(registrations: Registration[], ctx: BuildContext)
     const where = { file: ctx.cwdRel(r.file), construct: name, logicalId: String(c.logicalId) }
     const add = (field: string | undefined, message: string) => problems.push({ ...where, field, message })
 
-    if (!(RESOURCE_KINDS as readonly string[]).includes(kind)) {
+    if (!isResourceKind(kind)) {
       add(undefined, `is not a construct this version of monitors knows (kind ${JSON.stringify(kind)})`)
       continue
     }
@@ -71,7 +67,7 @@ export function buildResources(registrations: Registration[], ctx: BuildContext)
     const dupKey = `${kind}\u0000${c.logicalId}`
     const first = seen.get(dupKey)
     if (first) {
-      const what = kind === 'variable' ? 'key' : 'logical id'
+      const what = descriptorOf(kind).logicalIdField ?? 'logical id'
       add(undefined, `duplicate ${what}: ${name} ${JSON.stringify(c.logicalId)} is also declared at ${ctx.cwdRel(first.file)}${first.line ? `:${first.line}` : ''}; ${what}s must be unique per kind`)
       continue
     }
@@ -88,33 +84,21 @@ export function buildResources(registrations: Registration[], ctx: BuildContext)
     const before = problems.length
     const fromDefaults = new Set<string>()
     let body: Record<string, unknown> = input
-    if (CHECK_KINDS.has(kind)) {
+    const descriptor = descriptorOf(kind)
+    if (descriptor.check) {
       if ('defaultTags' in input && typeof input.defaultTags !== 'boolean') add('defaultTags', `must be a boolean: false leaves out the config's default tags (got ${typeof input.defaultTags})`)
       body = mergeDefaults(input, ctx.config.defaults, fromDefaults)
-      const ti = body.triggerIncident
-      if (ti && typeof ti === 'object' && !Array.isArray(ti) && 'serviceId' in ti) {
-        const id = resolveRef((ti as Record<string, unknown>).serviceId, 'triggerIncident.serviceId', refs, byObject, ctx, add)
-        body = { ...body, triggerIncident: { ...(ti as object), serviceId: id } }
-      }
-    } else if (kind === 'status-page' && Array.isArray(body.cards)) {
-      body = {
-        ...body,
-        cards: body.cards.map((card: unknown, i: number) => {
-          if (!card || typeof card !== 'object' || !Array.isArray((card as Record<string, unknown>).services)) return card
-          const services = ((card as Record<string, unknown>).services as unknown[]).map((s, j) => ({
-            id: resolveRef(s, `cards.${i}.services.${j}`, refs, byObject, ctx, add, `cards.${i}.services.${j}.id`),
-          }))
-          return { ...card, services }
-        }),
-      }
-    } else if (kind === 'variable') {
-      if ('key' in body) add('key', 'is not a prop: the key is the logical id, new EnvVar(key, { value })')
-      body = { ...body, key: c.logicalId }
+    }
+    body = resolveReferences(kind, body, (value, field, wanted, refPath) => resolveRef(value, field, wanted, refs, byObject, ctx, add, refPath))
+    const idField = descriptor.logicalIdField
+    if (idField) {
+      if (idField in body) add(idField, `is not a prop: the ${idField} is the logical id, new ${descriptor.construct}(${idField}, { value })`)
+      body = { ...body, [idField]: c.logicalId }
     }
 
-    const schema = RESOURCE_SCHEMAS[kind]
+    const schema = descriptor.schema
     for (const field of unknownFields(schema, body)) {
-      if (kind === 'variable' && field.path === 'key') continue
+      if (idField && field.path === idField) continue
       add(field.path, field.message)
     }
     const result = validate(schema, body)
@@ -122,7 +106,8 @@ export function buildResources(registrations: Registration[], ctx: BuildContext)
       for (const issue of result.issues) {
         const top = issue.path.split('.')[0]
         const suffix = fromDefaults.has(top) ? ` (from defaults in ${ctx.configFile})` : ''
-        add(kind === 'variable' && issue.path === 'key' ? undefined : issue.path || undefined, (kind === 'variable' && issue.path === 'key' ? 'key ' : '') + issue.message + suffix)
+        const ofId = idField !== undefined && issue.path === idField
+        add(ofId ? undefined : issue.path || undefined, (ofId ? `${idField} ` : '') + issue.message + suffix)
       }
       continue
     }
@@ -150,17 +135,6 @@ function constructName(c: AnyConstruct): string {
 /** Rules over the whole project that the service enforces across resources. */
 function projectRules(resources: DesiredResource[], registrations: Registration[], ctx: BuildContext, problems: Problem[]) {
   const fileOf = (res: DesiredResource) => registrations.find((r) => r.construct.logicalId === res.logicalId && r.construct.__monitorsKind === res.kind)
-  const variables = resources.filter((r) => r.kind === 'variable')
-  if (variables.length > MAX_VARIABLES_PER_ACCOUNT) {
-    const extra = variables.sort((a, b) => (a.logicalId < b.logicalId ? -1 : 1))[MAX_VARIABLES_PER_ACCOUNT]
-    const r = fileOf(extra)
-    problems.push({
-      file: r ? ctx.cwdRel(r.file) : extra.file,
-      construct: 'EnvVar',
-      logicalId: extra.logicalId,
-      message: `the service allows at most ${MAX_VARIABLES_PER_ACCOUNT} environment variables per account; this project declares ${variables.length}`,
-    })
-  }
   // aliases: each former id moves one lock entry, to one construct, and only once it is gone
   const where = (res: DesiredResource) => {
     const r = fileOf(res)
@@ -264,23 +238,63 @@ export function mergeDefaults(props: Record<string, unknown>, defaults: Resolved
 /** Stands in for a reference already reported as a problem, so the schema does not report it again. */
 const UNRESOLVED = 'unresolved-reference'
 
+/**
+ * The body with every reference field of the kind's descriptor resolved by `resolve`: where the
+ * construct holds another construct (`inCode`, else the API path), the placeholder of its id,
+ * shaped as the API wants it (a card's service becomes `{ id }`).
+ */
+function resolveReferences(
+  kind: ResourceKind,
+  body: Record<string, unknown>,
+  resolve: (value: unknown, field: string, wanted: ResourceKind, refPath: string) => unknown,
+): Record<string, unknown> {
+  let out = body
+  for (const reference of descriptorOf(kind).references) {
+    const inCode = reference.inCode ?? reference.path
+    // what the API path adds below the construct's place: `cards[].services[].id` after `cards[].services[]` is `id`
+    const below = reference.path.slice(inCode.length).split('.').filter(Boolean)
+    for (const site of sitesOf(out, inCode)) {
+      const refPath = [site.path, ...below].join('.')
+      const id = resolve(site.value, site.path, reference.kind, refPath)
+      const value = below.reduceRight<unknown>((inner, key) => ({ [key]: inner }), id)
+      out = setIn(out, site.path.split('.'), value) as Record<string, unknown>
+    }
+  }
+  return out
+}
+
+/** A copy of `node` with the value at `path` replaced, copying only the objects and arrays on the way. */
+function setIn(node: unknown, path: readonly string[], value: unknown): unknown {
+  if (path.length === 0) return value
+  const [head, ...rest] = path
+  if (Array.isArray(node)) {
+    const copy = [...node]
+    copy[Number(head)] = setIn(copy[Number(head)], rest, value)
+    return copy
+  }
+  const copy = { ...(node as Record<string, unknown>) }
+  copy[head] = setIn(copy[head], rest, value)
+  return copy
+}
+
 function resolveRef(
   value: unknown,
   field: string,
+  wanted: ResourceKind,
   refs: ResourceRef[],
   byObject: Map<AnyConstruct, Registration>,
   ctx: BuildContext,
   add: (field: string | undefined, message: string) => void,
   refPath = field,
 ): unknown {
-  const wanted: ResourceKind = 'status-page-service'
+  const construct = descriptorOf(wanted).construct
   if (!isConstruct(value)) {
-    add(field, `must be a StatusPageService construct of this project, e.g. const checkout = new StatusPageService('checkout', { name: 'Checkout' }) (got ${describe(value)})`)
+    add(field, `must be a ${construct} construct of this project, e.g. ${descriptorOf(wanted).example} (got ${describe(value)})`)
     return UNRESOLVED
   }
   const target = `${constructName(value)} ${JSON.stringify(value.logicalId)}`
   if (value.__monitorsKind !== wanted) {
-    add(field, `must be a StatusPageService (got ${target})`)
+    add(field, `must be a ${construct} (got ${target})`)
     return UNRESOLVED
   }
   const registration = byObject.get(value)
@@ -308,7 +322,7 @@ function describe(value: unknown): string {
 /** Fields of `value` that the schema does not know, at any depth, with a suggestion when close. */
 export function unknownFields(schema: z.ZodType, value: unknown, path: string[] = []): { path: string; message: string }[] {
   const out: { path: string; message: string }[] = []
-  const def = (schema as unknown as { _zod: { def: Record<string, unknown> } })._zod.def
+  const def = schema.def as unknown as Record<string, unknown>
   switch (def.type) {
     case 'pipe':
       return unknownFields(def.in as z.ZodType, value, path)

@@ -10,9 +10,8 @@ import { lintResources } from './lints.js'
 export type { ProjectConfig, ResolvedConfig, CheckDefaults } from './config.js'
 export { CONFIG_FILE_NAMES, DEFAULT_CHECK_MATCH, DEFAULTABLE_CHECK_FIELDS, findConfigFile } from './config.js'
 export { ProjectError, formatProblem, type Problem } from './errors.js'
-export { LOGICAL_ID_PATTERN, placeholder } from './desired.js'
+export { LOGICAL_ID_PATTERN } from './desired.js'
 export { findFiles, globToRegExp } from './glob.js'
-export * from '../resources/types.js'
 
 /** A project loaded and validated: what the code asks for. */
 export interface LoadedProject {

@@ -1,5 +1,6 @@
 import type { Problem } from './errors.js'
-import { CHECK_KINDS, type DesiredResource } from '../resources/types.js'
+import type { DesiredResource } from '../resources/types.js'
+import { CHECK_KINDS } from '../resources/registry.js'
 
 /**
  * Lints: a project that validates but probably does not do what was meant. Warnings, never

@@ -1,4 +1,5 @@
 import type { ResourceKind } from './types.js'
+import { descriptorOf } from './registry.js'
 import { normalize } from './normalize.js'
 import { fingerprintSecret, SECRET_MASK } from './secrets.js'
 import { hashValue } from './stable-json.js'
@@ -9,18 +10,18 @@ export function maskSecrets(
   payload: Record<string, unknown>,
   replace: (value: string) => string = () => SECRET_MASK,
 ): Record<string, unknown> {
-  if (kind === 'variable' && payload.secret === true && typeof payload.value === 'string') {
+  const { secrets } = descriptorOf(kind)
+  if (secrets.self && payload.secret === true && typeof payload.value === 'string') {
     return { ...payload, value: replace(payload.value) }
   }
-  if (Array.isArray(payload.environmentVariables) && payload.environmentVariables.some((v: { secret?: boolean }) => v?.secret)) {
-    return {
-      ...payload,
-      environmentVariables: payload.environmentVariables.map((v: Record<string, unknown>) =>
-        v?.secret && typeof v.value === 'string' ? { ...v, value: replace(v.value) } : v,
-      ),
-    }
+  let out = payload
+  for (const field of secrets.arrays) {
+    const items = payload[field]
+    if (!Array.isArray(items) || !items.some((v: { secret?: boolean }) => v?.secret)) continue
+    if (out === payload) out = { ...payload }
+    out[field] = items.map((v: Record<string, unknown>) => (v?.secret && typeof v.value === 'string' ? { ...v, value: replace(v.value) } : v))
   }
-  return payload
+  return out
 }
 
 /** The lock's `appliedHash`: the normalized payload as sent, secret values left out. */
@@ -38,6 +39,6 @@ export function desiredHash(kind: ResourceKind, normalized: Record<string, unkno
 
 /** The fingerprint of a secret variable's value for the lock, or undefined. */
 export function secretHashOf(kind: ResourceKind, payload: Record<string, unknown>): string | undefined {
-  if (kind === 'variable' && payload.secret === true && typeof payload.value === 'string') return fingerprintSecret(payload.value)
+  if (descriptorOf(kind).secrets.self && payload.secret === true && typeof payload.value === 'string') return fingerprintSecret(payload.value)
   return undefined
 }

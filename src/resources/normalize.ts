@@ -1,5 +1,5 @@
-import type { z } from 'zod'
-import { RESOURCE_SCHEMAS, type ResourceKind } from './types.js'
+import { DESCRIPTORS, descriptorOf, KEYED_ARRAYS, SET_ARRAYS, UNORDERED_KEYED } from './registry.js'
+import type { ResourceKind } from './types.js'
 
 /**
  * Normalization: both sides of a comparison (the desired payload and the remote record) are
@@ -8,30 +8,20 @@ import { RESOURCE_SCHEMAS, type ResourceKind } from './types.js'
  *   server-side defaults the schema knows are applied to the side that left them out;
  * - read-only fields the schema does keep (ids, timestamps, checkType, card ids) are dropped;
  * - null and missing are the same;
- * - arrays that are sets (locations, tags) are sorted, arrays keyed by a field are ordered by it.
+ * - arrays that are sets (locations, tags) are sorted, arrays keyed by a field are ordered by it
+ *   (both from the descriptors, src/resources/kinds/);
+ * - a descriptor's own `normalize` drops what is read-only inside its records.
  */
 
 const READ_ONLY = new Set(['id', 'created_at', 'updated_at', 'createdAt', 'updatedAt', 'accountId', 'checkType', 'whiteLabel', 'isPrivate'])
 
 /** Top-level arrays whose order means nothing. */
-const SET_FIELDS = new Set(['locations', 'tags'])
+const SET_FIELDS = new Set(SET_ARRAYS)
 
-/** Arrays of objects identified by a field: diffed by that key and compared in key order. */
-export const KEYED_ARRAYS: Record<string, string> = {
-  environmentVariables: 'key',
-  alertChannelSubscriptions: 'alertChannelId',
-  cards: 'name',
-  'cards.services': 'id',
-  'alertChannels.webhook': 'name',
-  'alertChannels.webhook.headers': 'key',
-  'alertChannels.webhook.queryParameters': 'key',
-}
-
-/** Keyed arrays whose order the service does not keep and nobody sees. */
-export const UNORDERED_KEYED = new Set(['environmentVariables', 'alertChannelSubscriptions', 'alertChannels.webhook.headers', 'alertChannels.webhook.queryParameters'])
+export { KEYED_ARRAYS, UNORDERED_KEYED }
 
 export function normalize(kind: ResourceKind, input: Record<string, unknown>): Record<string, unknown> {
-  const parsed = RESOURCE_SCHEMAS[kind].safeParse(input)
+  const parsed = DESCRIPTORS[kind].schema.safeParse(input)
   return normalizeParsed(kind, (parsed.success ? parsed.data : input) as Record<string, unknown>)
 }
 
@@ -42,14 +32,8 @@ export function normalize(kind: ResourceKind, input: Record<string, unknown>): R
  */
 export function normalizeParsed(kind: ResourceKind, base: Record<string, unknown>): Record<string, unknown> {
   const out = clean(base, '') as Record<string, unknown>
-  if (kind === 'status-page' && Array.isArray(out.cards)) {
-    out.cards = out.cards.map((card: Record<string, unknown>) => {
-      const { id: _id, statusPageId: _p, ...rest } = card
-      if (Array.isArray(rest.services)) rest.services = rest.services.map((s: Record<string, unknown>) => ({ id: s.id }))
-      return rest
-    })
-  }
-  return out
+  const own = descriptorOf(kind).normalize
+  return own ? own(out) : out
 }
 
 function clean(value: unknown, path: string): unknown {

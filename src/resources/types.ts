@@ -1,36 +1,19 @@
 import type { z } from 'zod'
-import {
-  dnsCheckSchema, icmpCheckSchema, maintenanceWindowSchema, statusPageSchema, statusPageServiceSchema, variableSchema,
-} from '../schema/index.js'
 
 /**
- * The desired state: what the loaded project asks for, one entry per construct, validated and
- * normalized. This is the seam between loading (src/project) and planning (src/plan).
+ * The types every layer shares about resources: the kinds, the desired state (the seam between
+ * loading in src/project and planning in src/plan) and the descriptor each kind is described by
+ * (src/resources/kinds/). Types only: constructs and the API client import this file.
  */
 
-/** Kinds of resources the engine manages, in the order they are created. */
-export const RESOURCE_KINDS = [
-  'variable',
-  'status-page-service',
-  'maintenance-window',
-  'dns-check',
-  'icmp-check',
-  'status-page',
-] as const
-export type ResourceKind = (typeof RESOURCE_KINDS)[number]
-
-/** The construct class users write for each kind. */
-export const CONSTRUCT_NAMES: Record<ResourceKind, string> = {
-  variable: 'EnvVar',
-  'status-page-service': 'StatusPageService',
-  'maintenance-window': 'MaintenanceWindow',
-  'dns-check': 'DnsCheck',
-  'icmp-check': 'IcmpCheck',
-  'status-page': 'StatusPage',
-}
-
-/** Kinds that are checks: config defaults apply to them. */
-export const CHECK_KINDS: ReadonlySet<ResourceKind> = new Set<ResourceKind>(['dns-check', 'icmp-check'])
+/** Kinds of resources the engine manages; each has one descriptor in src/resources/kinds/. */
+export type ResourceKind =
+  | 'variable'
+  | 'status-page-service'
+  | 'maintenance-window'
+  | 'dns-check'
+  | 'icmp-check'
+  | 'status-page'
 
 /** A reference from one construct to another, resolved into a remote id at apply time. */
 export interface ResourceRef {
@@ -66,12 +49,86 @@ export interface DesiredResource {
   options: ResourceOptions
 }
 
-/** The shared schema each kind's payload is validated and normalized with. */
-export const RESOURCE_SCHEMAS: Record<ResourceKind, z.ZodType> = {
-  variable: variableSchema,
-  'status-page-service': statusPageServiceSchema,
-  'maintenance-window': maintenanceWindowSchema,
-  'dns-check': dnsCheckSchema,
-  'icmp-check': icmpCheckSchema,
-  'status-page': statusPageSchema,
+/** A record as the API returns it. */
+export type RemoteRecord = Record<string, unknown>
+
+/**
+ * A field of a payload that holds the remote id of another resource. Paths are dotted; `[]`
+ * stands for every element of an array: `cards[].services[].id`.
+ */
+export interface ReferenceField {
+  /** Where the remote id is in the API payload. */
+  path: string
+  /** Where the construct holds the referenced construct, when not at `path` (a card lists services, the API wants `{ id }`). */
+  inCode?: string
+  /** The kind referred to. */
+  kind: ResourceKind
+  /** How a plan says where the reference is, after the referring resource's name (e.g. ` in its triggerIncident`). */
+  where?: string
+}
+
+/** Everything the engine knows about one kind of resource. Every per-kind table is derived from these. */
+export interface ResourceDescriptor {
+  kind: ResourceKind
+  /** The construct class users write, e.g. `DnsCheck`. */
+  construct: string
+  /** A short example of creating one, for messages that ask for such a construct. */
+  example: string
+  /** The shared schema the payload is validated and normalized with (src/schema). */
+  schema: z.ZodType
+  /** A check: the config's check defaults apply, `monitors test` runs it. */
+  check: boolean
+  /**
+   * Dependency tier: creates and updates run tier by tier, ascending (what others reference
+   * first); deletes run descending. Kinds are declared in the registry in creation order.
+   */
+  tier: number
+  /** The payload field that names a resource in output: `name`, or `key` for variables. */
+  displayField: string
+  /** The payload field the construct's logical id fills in (a variable's key), if any. */
+  logicalIdField?: string
+  /** Where the kind lives in the API. */
+  endpoints: {
+    /** Collection path for POST. */
+    create: string
+    /** Path of one resource for PUT. */
+    update: (id: string) => string
+    /** Path of one resource for DELETE. */
+    remove: (id: string) => string
+  }
+  /** The record field holding the remote id (`id`, or `key` for variables). */
+  idField: string
+  /** How the kind's records are listed. */
+  list: {
+    /** Name of the collection (several kinds may share one), as counted in `requests`. */
+    collection: string
+    path: string
+    paging: 'page' | 'cursor'
+    /** In a shared collection, the records of this kind: `record[field] === equals`. */
+    where?: { field: string; equals: string }
+    /** Label suffix for records of the shared collection no kind claims: `api` → `api-check` with `check`. */
+    othersAs?: string
+  }
+  /**
+   * The fields that find a resource again in its list (lost create answers, duplicates).
+   * `unique`: the service refuses a second one (409), so a duplicate can never be created.
+   */
+  identity: { fields: readonly string[]; unique: boolean }
+  /** Fields holding the remote id of another resource. */
+  references: readonly ReferenceField[]
+  /** Top-level arrays whose order means nothing (sorted when normalized). */
+  setArrays: readonly string[]
+  /** Arrays of objects identified by a field (dotted path → key field), diffed by that key. */
+  keyedArrays: Readonly<Record<string, string>>
+  /** Keyed arrays whose order the service does not keep and nobody sees (sorted by key). */
+  unorderedKeyed: readonly string[]
+  /**
+   * Secret values: `self` when the resource itself holds one (`value` when `secret` is true);
+   * `arrays` lists arrays of `{ secret, value }` items. Masked in output, hashes and saved plans.
+   */
+  secrets: { self: boolean; arrays: readonly string[] }
+  /** Fields the construct fills in itself when left out (e.g. an ICMP check's heartbeat). */
+  filledByConstruct: Readonly<Record<string, unknown>>
+  /** Extra normalization of a record after the common one (drop nested read-only fields). */
+  normalize?: (record: Record<string, unknown>) => Record<string, unknown>
 }

@@ -6,7 +6,7 @@ import {
 } from './enums.js'
 import { crossField } from './cross-field.js'
 import { pageQuerySchema } from './paging.js'
-import { frequencyOffsetProblem } from './rules.js'
+import { frequencyOffsetProblem, subMinuteFrequencyProblem } from './rules.js'
 
 /** A key/value pair of a webhook's headers or query parameters. */
 const keyValue = z.object({
@@ -96,12 +96,9 @@ const readOnlyShape = {
 
 /** Cross-field rules shared by DNS and ICMP checks. */
 const checkRules = crossField((value, add) => {
-  if (value.frequency === 0) {
-    add({
-      path: ['frequency'],
-      message: 'must not be 0: sub-minute frequencies are only for API and TCP checks (allowed: 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440)',
-      input: value.frequency,
-    })
+  const subMinute = subMinuteFrequencyProblem(value.frequency, true)
+  if (subMinute) {
+    add({ path: ['frequency'], message: subMinute, input: value.frequency })
     return
   }
   const problem = frequencyOffsetProblem(value.frequency ?? 10, value.frequencyOffset)

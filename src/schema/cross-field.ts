@@ -9,10 +9,11 @@ type AddIssue = (issue: { path: PropertyKey[]; message: string; input?: unknown 
  * check types itself.
  */
 export function crossField(rule: (value: Record<string, unknown>, add: AddIssue) => void) {
-  const check = z.superRefine((value: unknown, ctx) => {
-    if (!value || typeof value !== 'object' || Array.isArray(value)) return
-    rule(value as Record<string, unknown>, (issue) => ctx.addIssue({ code: 'custom', continue: true, ...issue }))
-  })
-  check._zod.def.when = () => true
-  return check
+  return z.superRefine(
+    (value: unknown, ctx) => {
+      if (!value || typeof value !== 'object' || Array.isArray(value)) return
+      rule(value as Record<string, unknown>, (issue) => ctx.addIssue({ code: 'custom', continue: true, ...issue }))
+    },
+    { when: () => true },
+  )
 }

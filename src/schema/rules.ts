@@ -4,6 +4,16 @@
  * are used by the schemas, hence by the constructs, the client and the server alike.
  */
 
+/**
+ * Frequency 0 (sub-minute) is only for API and TCP checks, never for DNS or ICMP checks, nor as
+ * their config default. `listAllowed` adds the frequencies allowed instead.
+ */
+export function subMinuteFrequencyProblem(frequency: unknown, listAllowed = false): string | undefined {
+  if (frequency !== 0) return undefined
+  const allowed = listAllowed ? ' (allowed: 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440)' : ''
+  return `must not be 0: sub-minute frequencies are only for API and TCP checks${allowed}`
+}
+
 /** The allowed frequencyOffset range for a frequency (spec: frequencyOffset rules 2-4). */
 export function frequencyOffsetRange(frequency: number): { min: number; max: number; values?: number[] } {
   if (frequency === 0) return { min: 10, max: 30, values: [10, 20, 30] }

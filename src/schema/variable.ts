@@ -1,7 +1,6 @@
 import { z } from 'zod'
 
 export const VARIABLE_KEY_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/
-export const MAX_VARIABLES_PER_ACCOUNT = 50
 
 export const variableKeySchema = z
   .string()

@@ -1,21 +1,16 @@
-import type { ResourceKind } from '../resources/types.js'
-import type { RemoteRecord } from '../api/resources.js'
+import type { RemoteRecord, ResourceKind } from '../resources/types.js'
+import { descriptorOf, remoteIdOf, RESOURCE_KINDS } from '../resources/registry.js'
 import { appliedHash, secretHashOf } from '../resources/hashes.js'
 import type { PendingCreate } from './lock.js'
 
 /**
- * The fields that find a resource again in its list when the answer to its POST was lost.
- * Checks are listed per kind already (so the check type is implied); a variable's key and a
- * status page's url are unique on the service, the others are names.
+ * The fields that find a resource again in its list when the answer to its POST was lost
+ * (the descriptor's identity fields). Checks are listed per kind already (so the check type is
+ * implied); a variable's key and a status page's url are unique on the service, the others are names.
  */
-export const IDENTITY_FIELDS: Record<ResourceKind, readonly string[]> = {
-  variable: ['key'],
-  'status-page-service': ['name'],
-  'maintenance-window': ['name'],
-  'dns-check': ['name'],
-  'icmp-check': ['name'],
-  'status-page': ['url'],
-}
+export const IDENTITY_FIELDS: Record<ResourceKind, readonly string[]> = Object.fromEntries(
+  RESOURCE_KINDS.map((kind) => [kind, descriptorOf(kind).identity.fields]),
+) as Record<ResourceKind, readonly string[]>
 
 /** The pending-create record written before a POST of `payload`. */
 export function pendingCreate(kind: ResourceKind, logicalId: string, payload: Record<string, unknown>): PendingCreate {
@@ -36,7 +31,7 @@ export function findCreated(
   pending: PendingCreate,
   records: Record<string, RemoteRecord>,
   taken: ReadonlySet<string>,
-  idOf: (record: RemoteRecord) => string = (record) => String(pending.kind === 'variable' ? record.key : record.id),
+  idOf: (record: RemoteRecord) => string = (record) => remoteIdOf(pending.kind, record),
 ): { remoteId: string; record: RemoteRecord } | undefined {
   const fields = Object.entries(pending.match)
   if (fields.length === 0) return undefined

@@ -2,7 +2,8 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { z } from 'zod'
-import { RESOURCE_SCHEMAS, type DesiredResource, type ResourceKind, type ResourceRef } from '../../src/resources/types.js'
+import type { DesiredResource, ResourceKind, ResourceRef } from '../../src/resources/types.js'
+import { RESOURCE_SCHEMAS } from '../../src/resources/registry.js'
 import {
   dnsCheckSchema, icmpCheckSchema, maintenanceWindowSchema, statusPageSchema, statusPageServiceSchema, variableSchema,
 } from '../../src/schema/index.js'

@@ -126,15 +126,17 @@ describe('logical ids', () => {
     ])
   })
 
-  it('reports duplicate status page urls and more variables than the service allows', async () => {
+  it('reports duplicate status page urls and an ICMP check with more than 50 environment variables, not 51 account variables', async () => {
     const vars = Array.from({ length: 51 }, (_, i) => `new EnvVar('V${String(i).padStart(2, '0')}', { value: 'x' })`).join('\n')
+    const env = JSON.stringify(Array.from({ length: 51 }, (_, i) => ({ key: `E${i}`, value: 'x' })))
     const dir = tempProject({
       'monitoring.config.ts': `export default { projectName: 'p' }\n`,
-      'a.check.ts': `import { EnvVar, StatusPage } from 'monitors-as-code'\nnew StatusPage('one', { name: 'One', url: 'same', cards: [] })\nnew StatusPage('two', { name: 'Two', url: 'same', cards: [] })\n${vars}\n`,
+      'a.check.ts': `import { EnvVar, IcmpCheck, StatusPage } from 'monitors-as-code'\nnew StatusPage('one', { name: 'One', url: 'same', cards: [] })\nnew StatusPage('two', { name: 'Two', url: 'same', cards: [] })\n${vars}\n` +
+        `new IcmpCheck('ping', { name: 'Ping', request: { hostname: 'example.com' }, environmentVariables: ${env} })\n`,
     })
     const lines = await failingLines({ cwd: dir })
     expect(lines).toEqual([
-      'a.check.ts › EnvVar "V50" › the service allows at most 50 environment variables per account; this project declares 51',
+      'a.check.ts › IcmpCheck "ping" › environmentVariables: must have at most 50 items (got 51)',
       'a.check.ts › StatusPage "two" › url: "same" is also the url of StatusPage "one" (a.check.ts); status page urls must be unique',
     ])
   })

@@ -1,6 +1,8 @@
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { loadProject, RESOURCE_KINDS, type DesiredResource } from '../../src/project/index.js'
+import { loadProject } from '../../src/project/index.js'
+import type { DesiredResource } from '../../src/resources/types.js'
+import { RESOURCE_KINDS } from '../../src/resources/registry.js'
 import { DnsCheck } from '../../constructs/index.js'
 import { FIXTURES, REPO_ROOT, tempProject } from './helpers.js'
 

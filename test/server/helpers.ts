@@ -22,7 +22,6 @@ export interface Answer {
   status: number
   headers: Headers
   text: string
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   json: any
 }
 

@@ -1,12 +1,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, relative } from 'node:path'
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
-import { RESOURCE_KINDS, type ResourceKind } from '../../resources/types.js'
+import type { ResourceKind } from '../../resources/types.js'
+import { descriptorOf, displayName, referenceSites, RESOURCE_KINDS } from '../../resources/registry.js'
 import { chooseOutFile } from '../../import/out-file.js'
 import { fetchRemoteState, type RemoteState } from '../../api/resources.js'
 import { lockKey, writeLock, type LockEntry } from '../../state/lock.js'
 import { appliedHash } from '../../resources/hashes.js'
-import { displayName } from '../../plan/plan.js'
 import { err, engineOptions, out, workingLock, type EngineArgs, withApplySession } from '../engine.js'
 import { UserError } from '../../errors.js'
 
@@ -75,7 +75,7 @@ export const importCommand = {
       const taken = new Set<string>([...project.resources.map((r) => lockKey(r.kind, r.logicalId)), ...Object.keys(lock.resources)])
       const { slug } = await import('../../import/codegen.js')
       for (const c of candidates) {
-        const base = c.kind === 'variable' ? c.remoteId : slug(c.name)
+        const base = descriptorOf(c.kind).logicalIdField ? c.remoteId : slug(c.name)
         let id = base
         for (let i = 2; taken.has(lockKey(c.kind, id)); i++) id = `${base}-${i}`
         taken.add(lockKey(c.kind, id))
@@ -111,9 +111,9 @@ export const importCommand = {
       }
       // a status page or check shows services: those come along (a construct must refer to a construct)
       for (const c of [...chosen]) {
-        const ids = serviceIds(c.record)
-        for (const id of ids) {
-          const service = candidates.find((s) => s.kind === 'status-page-service' && s.remoteId === id)
+        for (const { value: id, field } of referenceSites(c.kind, c.record)) {
+          if (typeof id !== 'string') continue
+          const service = candidates.find((s) => s.kind === field.kind && s.remoteId === id)
           if (service && !chosen.includes(service)) chosen.push(service)
           else if (!service) throw new ImportError(`${c.kind} "${c.name}" shows the status page service ${id}, which is already managed in code; import the page by hand, referring to that service's construct.`)
         }
@@ -137,23 +137,13 @@ export const importCommand = {
       const shown = relative(process.cwd(), file) || file
       for (const c of chosen) out(`+ ${c.kind} ${c.logicalId} imported (id ${c.remoteId})\n`)
       out(`Wrote ${chosen.length} construct${chosen.length === 1 ? '' : 's'} to ${shown} and recorded them in the lock.\n`)
-      if (chosen.some((c) => c.kind === 'variable' && c.record.secret === true)) {
+      if (chosen.some((c) => descriptorOf(c.kind).secrets.self && c.record.secret === true)) {
         err('Note: secret values are never returned by the service; the file reads them from the environment, and the next apply sets them.\n')
       }
       return 0
     })
   },
 } as unknown as CommandModule<object, ImportArgs>
-
-function serviceIds(record: Record<string, unknown>): string[] {
-  const ids: string[] = []
-  if (Array.isArray(record.cards)) {
-    for (const card of record.cards as Array<{ services?: Array<{ id?: unknown }> }>) for (const s of card?.services ?? []) if (typeof s?.id === 'string') ids.push(s.id)
-  }
-  const ti = record.triggerIncident as { serviceId?: unknown } | undefined
-  if (ti && typeof ti.serviceId === 'string') ids.push(ti.serviceId)
-  return ids
-}
 
 function adopt(
   candidates: Candidate[],

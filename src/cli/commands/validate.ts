@@ -9,13 +9,13 @@ interface ValidateArgs {
   format?: 'text' | 'markdown' | 'json'
 }
 
+/** main.ts takes a handler's resolved number as the exit code. */
+type ExitCodeHandler = (args: ArgumentsCamelCase<ValidateArgs>) => Promise<number>
+
 /**
  * `monitors validate`: loads the config and check files and checks every construct against
  * the API's rules. No network. Problems are reported by the ProjectError the loader throws.
  */
-/** main.ts takes a handler's resolved number as the exit code. */
-type ExitCodeHandler = (args: ArgumentsCamelCase<ValidateArgs>) => Promise<number>
-
 export const validateCommand = {
   command: 'validate',
   describe: 'Load the project and check every construct against the API rules, without sending anything',

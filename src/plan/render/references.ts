@@ -1,10 +1,10 @@
 import { lockKey } from '../../state/lock.js'
 import type { ResourceKind } from '../../resources/types.js'
+// kinds other resources refer to by id (a check's `triggerIncident.serviceId`, a card's services)
+import { REFERENCED_KINDS } from '../../resources/registry.js'
 import type { PlanInput } from '../plan.js'
 import type { PlanReference } from '../types.js'
 
-/** Kinds other resources refer to by id (a check's `triggerIncident.serviceId`, a card's services). */
-const REFERENCED_KINDS: readonly ResourceKind[] = ['status-page-service']
 
 const nameOf = (payload: Record<string, unknown> | undefined) => (typeof payload?.name === 'string' ? payload.name : undefined)
 

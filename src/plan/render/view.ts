@@ -1,5 +1,6 @@
 import type { z } from 'zod'
-import { RESOURCE_KINDS, RESOURCE_SCHEMAS, type ResourceKind } from '../../resources/types.js'
+import type { ResourceKind } from '../../resources/types.js'
+import { RESOURCE_KINDS, RESOURCE_SCHEMAS } from '../../resources/registry.js'
 import { SECRET_CHANGED, SECRET_MASK } from '../../resources/secrets.js'
 import { stableStringify } from '../../resources/stable-json.js'
 import type { FieldDiff, Plan, PlanChange, PlanReference } from '../types.js'
@@ -127,7 +128,7 @@ interface DefaultsNode {
 const defaultsCache = new Map<ResourceKind, DefaultsNode>()
 
 function defaultsOf(schema: z.ZodType): DefaultsNode {
-  const def = (schema as unknown as { _zod: { def: Record<string, unknown> } })._zod.def
+  const def = schema.def as unknown as Record<string, unknown>
   switch (def.type) {
     case 'pipe':
       return defaultsOf(def.in as z.ZodType)

@@ -1,0 +1,29 @@
+/** Pieces several descriptors share. */
+export const enc = encodeURIComponent
+
+/** Keyed arrays every check has. */
+export const CHECK_KEYED_ARRAYS = {
+  environmentVariables: 'key',
+  alertChannelSubscriptions: 'alertChannelId',
+  'alertChannels.webhook': 'name',
+  'alertChannels.webhook.headers': 'key',
+  'alertChannels.webhook.queryParameters': 'key',
+} as const
+
+export const CHECK_UNORDERED_KEYED = [
+  'environmentVariables', 'alertChannelSubscriptions', 'alertChannels.webhook.headers', 'alertChannels.webhook.queryParameters',
+] as const
+
+/** A check's reference to the status page service its incidents go to. */
+export const TRIGGER_INCIDENT_REFERENCE = { path: 'triggerIncident.serviceId', kind: 'status-page-service', where: ' in its triggerIncident' } as const
+
+/** Where checks are listed: one collection for every check type. */
+export const checksList = (checkType: string) =>
+  ({ collection: 'checks', path: '/v1/checks', paging: 'page', where: { field: 'checkType', equals: checkType }, othersAs: 'check' }) as const
+
+/** Endpoints of a check type: created and updated under its type, deleted as any check. */
+export const checkEndpoints = (type: string) => ({
+  create: `/v1/checks/${type}`,
+  update: (id: string) => `/v1/checks/${type}/${enc(id)}`,
+  remove: (id: string) => `/v1/checks/${enc(id)}`,
+})

@@ -1,0 +1,197 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+import ts from 'typescript'
+import { describe, expect, it } from 'vitest'
+import * as constructs from '../constructs/index.js'
+import { DESCRIPTORS, RESOURCE_KINDS } from '../src/resources/registry.js'
+
+/**
+ * The import rules of docs/architecture.md, checked on every .ts file under src/ and
+ * constructs/. A folder is a layer; each layer lists the layers it may import. Everything
+ * else is a violation, printed as `file: import 'specifier' (why)`.
+ */
+
+const root = resolve(import.meta.dirname, '..')
+
+type Layer =
+  | 'constructs' | 'schema' | 'resources' | 'state' | 'project' | 'api' | 'plan' | 'apply'
+  | 'import' | 'runner' | 'agent' | 'server' | 'cli'
+
+/** What each layer may import besides itself. `type:` means through `import type` only. */
+const ALLOWED: Record<Layer, readonly string[]> = {
+  schema: [],
+  resources: ['schema'],
+  constructs: ['type:resources/types', 'schema'],
+  state: ['resources'],
+  project: ['resources', 'schema', 'constructs'],
+  api: ['resources'],
+  plan: ['state', 'resources', 'api', 'schema'],
+  apply: ['type:plan/types', 'state', 'resources', 'api'],
+  import: ['resources', 'api', 'project'],
+  runner: ['schema'],
+  agent: ['api', 'runner', 'schema'],
+  server: ['schema', 'runner'],
+  cli: ['constructs', 'schema', 'resources', 'state', 'project', 'api', 'plan', 'apply', 'import', 'runner', 'agent', 'server'],
+}
+
+/** Packages only some folders may use. */
+const PACKAGE_OWNERS: Record<string, readonly string[]> = {
+  'better-sqlite3': ['src/server/store/sqlite/'],
+}
+
+/** SQL in a string literal: only the store may speak it. */
+const SQL = /^\s*(SELECT\s[\s\S]*\sFROM\s|INSERT\s+(OR\s+\w+\s+)?INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|CREATE\s+(TABLE|INDEX|UNIQUE\s+INDEX)\s|ALTER\s+TABLE\s|PRAGMA\s)/i
+
+interface ImportRecord {
+  /** File, relative to the repository root. */
+  file: string
+  specifier: string
+  /** Resolved target relative to the root for relative imports; undefined for packages. */
+  target?: string
+  typeOnly: boolean
+}
+
+function walk(dir: string, out: string[] = []): string[] {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) walk(path, out)
+    else if (entry.name.endsWith('.ts')) out.push(path)
+  }
+  return out
+}
+
+function importsOf(file: string, text: string): { imports: ImportRecord[]; strings: string[] } {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
+  const imports: ImportRecord[] = []
+  const strings: string[] = []
+  const add = (specifier: string, typeOnly: boolean) => {
+    const target = specifier.startsWith('.') ? relative(root, resolve(dirname(join(root, file)), specifier)).replace(/\.js$/, '.ts') : undefined
+    imports.push({ file, specifier, target, typeOnly })
+  }
+  const visit = (node: ts.Node) => {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
+      const clause = node.importClause
+      const allTypes = !!clause && (clause.isTypeOnly || (!clause.name && !!clause.namedBindings && ts.isNamedImports(clause.namedBindings) &&
+        clause.namedBindings.elements.length > 0 && clause.namedBindings.elements.every((e) => e.isTypeOnly)))
+      add(node.moduleSpecifier.text, allTypes)
+    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      add(node.moduleSpecifier.text, node.isTypeOnly)
+    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
+      add(node.arguments[0].text, false)
+    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+      add(node.argument.literal.text, true)
+    } else if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) {
+      strings.push(node.text)
+    } else if (ts.isTemplateExpression(node)) {
+      strings.push(node.head.text)
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  return { imports, strings }
+}
+
+/** The layer of a file (relative to the root), or undefined outside src/ and constructs/. */
+function layerOf(file: string): Layer | undefined {
+  if (file.startsWith('constructs/')) return 'constructs'
+  const m = /^src\/([^/]+)\//.exec(file)
+  return m && m[1] in ALLOWED ? (m[1] as Layer) : undefined
+}
+
+/** Every import of `imports` against the rules: one line per violation. */
+function violations(imports: readonly ImportRecord[], strings: ReadonlyMap<string, readonly string[]> = new Map()): string[] {
+  const out: string[] = []
+  const bad = (r: ImportRecord, why: string) => out.push(`${r.file}: import '${r.specifier}' (${why})`)
+  for (const r of imports) {
+    const from = layerOf(r.file)
+    if (!from) continue
+    if (!r.target) {
+      const owners = PACKAGE_OWNERS[r.specifier]
+      if (owners && !owners.some((o) => r.file.startsWith(o))) bad(r, `only ${owners.join(', ')} may use ${r.specifier}`)
+      continue
+    }
+    const to = layerOf(r.target)
+    if (!to || to === from) {
+      // inside the server: routes, results and the scheduler reach the store through its interface only
+      if (from === 'server' && r.target.startsWith('src/server/store/sqlite/') && !r.file.startsWith('src/server/store/') && r.file !== 'src/server/index.ts') {
+        bad(r, 'only the store and src/server/index.ts may use the SQLite store; go through the Store interface (src/server/store/index.ts)')
+      }
+      continue
+    }
+    if (to === 'cli') {
+      bad(r, 'nothing imports src/cli')
+      continue
+    }
+    const path = r.target.replace(/^src\//, '').replace(/\.ts$/, '')
+    const allowed = ALLOWED[from].some((rule) => {
+      const typeRule = rule.startsWith('type:')
+      const target = typeRule ? rule.slice(5) : rule
+      const matches = path === target || path.startsWith(`${target}/`) || (to === 'constructs' && target === 'constructs')
+      return matches && (!typeRule || r.typeOnly)
+    })
+    if (!allowed) {
+      const rules = ALLOWED[from].length > 0 ? ALLOWED[from].join(', ') : 'nothing outside itself'
+      bad(r, `${from} may import ${rules}; see docs/architecture.md`)
+    }
+  }
+  for (const [file, texts] of strings) {
+    if (file.startsWith('src/server/store/')) continue
+    for (const text of texts) if (SQL.test(text)) out.push(`${file}: SQL outside src/server/store: ${JSON.stringify(text.trim().slice(0, 60))}`)
+  }
+  return out
+}
+
+describe('architecture', () => {
+  const files = [...walk(join(root, 'src')), ...walk(join(root, 'constructs'))].map((f) => relative(root, f)).sort()
+  const imports: ImportRecord[] = []
+  const strings = new Map<string, string[]>()
+  for (const file of files) {
+    const parsed = importsOf(file, readFileSync(join(root, file), 'utf8'))
+    imports.push(...parsed.imports)
+    strings.set(file, parsed.strings)
+  }
+
+  it('every folder imports only what docs/architecture.md allows', () => {
+    expect(files.length).toBeGreaterThan(50)
+    expect(imports.length).toBeGreaterThan(200)
+    expect(violations(imports, strings)).toEqual([])
+  })
+
+  it('reports a forbidden import with the file and the import', () => {
+    const sample: ImportRecord[] = [
+      { file: 'src/plan/x.ts', specifier: '../apply/execute.js', target: 'src/apply/execute.ts', typeOnly: false },
+      { file: 'src/apply/x.ts', specifier: '../plan/types.js', target: 'src/plan/types.ts', typeOnly: false },
+      { file: 'src/apply/y.ts', specifier: '../plan/types.js', target: 'src/plan/types.ts', typeOnly: true },
+      { file: 'src/apply/z.ts', specifier: '../plan/plan.js', target: 'src/plan/plan.ts', typeOnly: true },
+      { file: 'constructs/x.ts', specifier: '../src/project/types.js', target: 'src/project/types.ts', typeOnly: true },
+      { file: 'src/api/x.ts', specifier: '../cli/engine.js', target: 'src/cli/engine.ts', typeOnly: true },
+      { file: 'src/runner/x.ts', specifier: '../resources/index.js', target: 'src/resources/index.ts', typeOnly: false },
+      { file: 'src/server/routes/x.ts', specifier: '../store/sqlite/index.js', target: 'src/server/store/sqlite/index.ts', typeOnly: false },
+      { file: 'src/server/routes/y.ts', specifier: 'better-sqlite3', typeOnly: false },
+    ]
+    const found = violations(sample, new Map([['src/server/routes/z.ts', ['SELECT * FROM checks WHERE id = ?']]]))
+    expect(found).toEqual([
+      "src/plan/x.ts: import '../apply/execute.js' (plan may import state, resources, api, schema; see docs/architecture.md)",
+      "src/apply/x.ts: import '../plan/types.js' (apply may import type:plan/types, state, resources, api; see docs/architecture.md)",
+      "src/apply/z.ts: import '../plan/plan.js' (apply may import type:plan/types, state, resources, api; see docs/architecture.md)",
+      "constructs/x.ts: import '../src/project/types.js' (constructs may import type:resources/types, schema; see docs/architecture.md)",
+      "src/api/x.ts: import '../cli/engine.js' (nothing imports src/cli)",
+      "src/runner/x.ts: import '../resources/index.js' (runner may import schema; see docs/architecture.md)",
+      "src/server/routes/x.ts: import '../store/sqlite/index.js' (only the store and src/server/index.ts may use the SQLite store; go through the Store interface (src/server/store/index.ts))",
+      "src/server/routes/y.ts: import 'better-sqlite3' (only src/server/store/sqlite/ may use better-sqlite3)",
+      'src/server/routes/z.ts: SQL outside src/server/store: "SELECT * FROM checks WHERE id = ?"',
+    ])
+  })
+
+  it('every resource kind has one descriptor and its construct is exported under that name', () => {
+    const exported = constructs as unknown as Record<string, new (id: string, props: object) => { __monitorsKind: string; __monitorsConstruct: string }>
+    for (const kind of RESOURCE_KINDS) {
+      const descriptor = DESCRIPTORS[kind]
+      expect(descriptor.kind).toBe(kind)
+      const Construct = exported[descriptor.construct]
+      expect(typeof Construct, `constructs/index.ts exports ${descriptor.construct}`).toBe('function')
+      const made = new Construct('x', {})
+      expect([made.__monitorsKind, made.__monitorsConstruct]).toEqual([kind, descriptor.construct])
+    }
+  })
+})
