@@ -143,6 +143,3 @@ type NoneKey = 'alertSettings' | 'retryStrategy' | 'alertChannels' | 'alertChann
 export type CheckDefaults = {
   [K in DefaultableKey]?: K extends NoneKey ? Exclude<CheckProps[K], null> : CheckProps[K]
 }
-
-/** Names of the props that are resource options, not API fields. */
-export const RESOURCE_OPTION_KEYS = ['aliases', 'protect', 'retainOnDelete'] as const

@@ -48,7 +48,8 @@ export interface AnyConstruct {
   readonly props: Readonly<Record<string, unknown>>
 }
 
-const OPTION_KEYS = ['aliases', 'protect', 'retainOnDelete'] as const
+/** The resource options every construct takes besides its API fields. */
+export const OPTION_KEYS = ['aliases', 'protect', 'retainOnDelete'] as const
 
 /**
  * Base of every construct: it keeps the logical id and the props as written and, while a

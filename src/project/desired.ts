@@ -1,6 +1,6 @@
 import type { z } from 'zod'
 import { validate } from '../schema/issues.js'
-import { isConstruct, type AnyConstruct } from '../../constructs/construct.js'
+import { isConstruct, OPTION_KEYS, type AnyConstruct } from '../../constructs/construct.js'
 import type { ResolvedConfig } from './config.js'
 import type { Problem } from './errors.js'
 import type { Registration } from './loader.js'
@@ -11,7 +11,6 @@ import { placeholder } from '../resources/refs.js'
 /** Logical ids: letters, digits and `_ - / # .`. */
 export const LOGICAL_ID_PATTERN = /^[A-Za-z0-9_\-/#.]+$/
 
-const OPTION_KEYS = ['aliases', 'protect', 'retainOnDelete'] as const
 /** Fields the service sets; accepted by the API but meaningless in code. */
 const READ_ONLY_FIELDS = new Set(['id', 'created_at', 'updated_at'])
 

@@ -61,7 +61,7 @@ export function globToRegExp(glob: string): RegExp {
 }
 
 /** The leading part of a glob without wildcards: the directory the walk can start from. */
-export function globBase(glob: string): string {
+function globBase(glob: string): string {
   const parts = glob.split('/')
   const base: string[] = []
   for (const part of parts.slice(0, -1)) {

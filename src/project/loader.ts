@@ -165,7 +165,7 @@ export async function importFile(file: string, rel: (abs: string) => string): Pr
 }
 
 /** A failed import as a problem: syntax errors with line and column, throws with the line. */
-export function importProblem(error: unknown, file: string, rel: (abs: string) => string): Problem {
+function importProblem(error: unknown, file: string, rel: (abs: string) => string): Problem {
   if (!(error instanceof Error)) return { file: rel(file), message: `threw ${describeThrown(error)} while loading` }
   const message = error.message ?? ''
   // jiti's parse errors: "ParseError: Unexpected token \n /abs/file.ts:3:0" (0-based column)

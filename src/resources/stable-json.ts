@@ -26,7 +26,7 @@ function compact(value: unknown): string | undefined {
   return `${out}}`
 }
 
-export function sortKeys(value: unknown): unknown {
+function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys)
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {}

@@ -94,7 +94,7 @@ export function readLock(path: string): LockFile | undefined {
 }
 
 /** The lock file's text: sorted keys, two-space indent, trailing newline, so diffs stay small. */
-export function serializeLock(lock: LockFile): string {
+function serializeLock(lock: LockFile): string {
   return `${stableStringify(lock, 2)}\n`
 }
 
@@ -152,7 +152,7 @@ function removeStrayTemps(dir: string, name: string, own: string): void {
 }
 
 /** Whether a lock file belongs to the target; a lock without account matches any account. */
-export function sameTarget(a: LockTarget, b: LockTarget): boolean {
+function sameTarget(a: LockTarget, b: LockTarget): boolean {
   if (a.id !== b.id) return false
   if (a.accountId && b.accountId && a.accountId !== b.accountId) return false
   return true

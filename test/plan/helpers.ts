@@ -1,12 +1,8 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { z } from 'zod'
 import type { DesiredResource, ResourceKind, ResourceRef } from '../../src/resources/types.js'
 import { RESOURCE_SCHEMAS } from '../../src/resources/registry.js'
-import {
-  dnsCheckSchema, icmpCheckSchema, maintenanceWindowSchema, statusPageSchema, statusPageServiceSchema, variableSchema,
-} from '../../src/schema/index.js'
 
 /** A desired resource as the loader makes it: the schema's output, defaults applied. */
 export function desired(kind: ResourceKind, logicalId: string, input: Record<string, unknown>, refs: ResourceRef[] = []): DesiredResource {
