@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http'
+import { UserError } from '../errors.js'
 
 /**
  * The agent's health probes (spec, "Agent health probes"), plain text:
@@ -37,9 +38,9 @@ export async function startHealthServer(options: { port: number; host?: string; 
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EADDRINUSE') {
-        reject(userError(`The health port ${options.port} is in use: pass --health-port (0 picks a free one) or set AGENT_HEALTH_PORT.`))
+        reject(new UserError(`The health port ${options.port} is in use: pass --health-port (0 picks a free one) or set AGENT_HEALTH_PORT.`))
       } else if (error.code === 'EACCES') {
-        reject(userError(`The health port ${options.port} may not be opened by this user: pass --health-port with a port above 1023 (0 picks a free one).`))
+        reject(new UserError(`The health port ${options.port} may not be opened by this user: pass --health-port with a port above 1023 (0 picks a free one).`))
       } else {
         reject(error)
       }
@@ -58,6 +59,3 @@ export async function startHealthServer(options: { port: number; host?: string; 
   }
 }
 
-function userError(message: string): Error {
-  return Object.assign(new Error(message), { userError: true })
-}

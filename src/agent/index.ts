@@ -12,6 +12,7 @@ import { ApiClient, ApiError, NetworkError, RateLimitError, ServerError, backoff
 import { runCheck, type CheckRunResult, type RunnableCheck } from '../runner/index.js'
 import { LOCATIONS } from '../schema/enums.js'
 import { startHealthServer, type HealthServer } from './health.js'
+import { UserError } from '../errors.js'
 
 export { startHealthServer, type HealthServer } from './health.js'
 
@@ -100,33 +101,30 @@ export interface Agent {
   done: Promise<number>
 }
 
-function userError(message: string): Error {
-  return Object.assign(new Error(message), { userError: true })
-}
 
 /** Checks the options a user gives; throws one clear line for the first one that is wrong. */
 export function checkAgentOptions(options: AgentOptions): void {
   const where = options.apiUrl
-  if (!where) throw userError('No API URL: set MONITORING_API_URL or pass --api-url (the Monitoring API the agent takes runs from).')
-  if (!options.apiKey) throw userError('No API key: set MONITORING_API_KEY or pass --api-key.')
-  if (options.locations.length === 0) throw userError(`No location: pass --locations with one or more of ${LOCATIONS.join(', ')}.`)
+  if (!where) throw new UserError('No API URL: set MONITORING_API_URL or pass --api-url (the Monitoring API the agent takes runs from).')
+  if (!options.apiKey) throw new UserError('No API key: set MONITORING_API_KEY or pass --api-key.')
+  if (options.locations.length === 0) throw new UserError(`No location: pass --locations with one or more of ${LOCATIONS.join(', ')}.`)
   const unknown = options.locations.filter((l) => !(LOCATIONS as readonly string[]).includes(l))
   if (unknown.length > 0) {
-    throw userError(
+    throw new UserError(
       `--locations: ${unknown.map((l) => JSON.stringify(l)).join(', ')} ${unknown.length === 1 ? 'is not a location' : 'are not locations'}. ` +
         `Allowed: ${LOCATIONS.join(', ')}.`,
     )
   }
   const c = options.concurrency ?? DEFAULT_CONCURRENCY
-  if (!Number.isInteger(c) || c < 1 || c > 1000) throw userError(`--concurrency must be a whole number from 1 to 1000 (got ${c}).`)
+  if (!Number.isInteger(c) || c < 1 || c > 1000) throw new UserError(`--concurrency must be a whole number from 1 to 1000 (got ${c}).`)
   const p = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS
-  if (!Number.isFinite(p) || p < 50 || p > 600_000) throw userError(`--poll-interval must be from 50ms to 10m (got ${p} ms).`)
+  if (!Number.isFinite(p) || p < 50 || p > 600_000) throw new UserError(`--poll-interval must be from 50ms to 10m (got ${p} ms).`)
   const l = options.leaseSeconds ?? DEFAULT_LEASE_SECONDS
   if (!Number.isInteger(l) || l < MIN_LEASE_SECONDS || l > MAX_LEASE_SECONDS) {
-    throw userError(`--lease must be a whole number of seconds from ${MIN_LEASE_SECONDS} to ${MAX_LEASE_SECONDS} (got ${l}).`)
+    throw new UserError(`--lease must be a whole number of seconds from ${MIN_LEASE_SECONDS} to ${MAX_LEASE_SECONDS} (got ${l}).`)
   }
   const h = options.healthPort ?? DEFAULT_HEALTH_PORT
-  if (!Number.isInteger(h) || h < 0 || h > 65535) throw userError(`--health-port must be 0-65535 (0 picks a free port), got ${h}.`)
+  if (!Number.isInteger(h) || h < 0 || h > 65535) throw new UserError(`--health-port must be 0-65535 (0 picks a free port), got ${h}.`)
 }
 
 /** `eu-west-1,us-east-1` (also repeated flags), trimmed, without duplicates. */

@@ -4,6 +4,7 @@ import { apiErrorFor, NetworkError, NotFoundError, RateLimitError, ServerError, 
 import { Pacer, rateLimitFigures } from './pacing.js'
 import { backoffDelay, DEFAULT_BACKOFF, sleep, type BackoffOptions } from './backoff.js'
 import { addSecret, redact, redactUrl } from './redact.js'
+import { UserError } from '../errors.js'
 
 export interface ApiClientOptions {
   /** Base URL of the service, e.g. `https://api.example.com` or `http://127.0.0.1:4000`. */
@@ -81,25 +82,18 @@ export class ApiClient {
     try {
       url = new URL(options.baseUrl)
     } catch {
-      throw Object.assign(new Error(`The API URL "${redactUrl(options.baseUrl)}" is not a valid URL (expected e.g. https://api.example.com).`), {
-        userError: true,
-      })
+      throw new UserError(`The API URL "${redactUrl(options.baseUrl)}" is not a valid URL (expected e.g. https://api.example.com).`)
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw Object.assign(new Error(`The API URL "${redactUrl(options.baseUrl)}" must start with http:// or https://.`), { userError: true })
+      throw new UserError(`The API URL "${redactUrl(options.baseUrl)}" must start with http:// or https://.`)
     }
     if (url.username || url.password) {
-      throw Object.assign(new Error(`The API URL "${redactUrl(options.baseUrl)}" carries credentials; give the key with MONITORING_API_KEY or --api-key instead.`), {
-        userError: true,
-      })
+      throw new UserError(`The API URL "${redactUrl(options.baseUrl)}" carries credentials; give the key with MONITORING_API_KEY or --api-key instead.`)
     }
     if (url.protocol === 'http:' && !options.insecureHttp && !isLoopbackHost(url.hostname)) {
-      throw Object.assign(
-        new Error(
-          `Refusing to send the API key in clear text to ${url.origin}: use an https:// URL, ` +
-            'or pass --insecure-http if this network is trusted.',
-        ),
-        { userError: true },
+      throw new UserError(
+        `Refusing to send the API key in clear text to ${url.origin}: use an https:// URL, ` +
+          'or pass --insecure-http if this network is trusted.',
       )
     }
     addSecret(options.apiKey)

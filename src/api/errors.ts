@@ -1,6 +1,8 @@
+import { UserError } from '../errors.js'
 /**
- * Errors of the Monitoring API, one class per kind of answer. Every one carries
- * `userError: true`: the CLI prints its message as one line, never a stack. Messages name the
+ * Errors of the Monitoring API, one class per kind of answer. Every one is a `UserError`: not a
+ * bug in monitors (a refused request is the key's, the project's or the service's), so the CLI
+ * prints its message as one line, never a stack. Messages name the
  * request (method and path) and say what to do; they never contain the API key.
  */
 
@@ -16,8 +18,7 @@ export interface RequestInfo {
   path: string
 }
 
-export class ApiError extends Error {
-  readonly userError = true as const
+export class ApiError extends UserError {
   readonly status: number
   readonly body: ApiErrorBody | undefined
   readonly request: RequestInfo
@@ -96,8 +97,7 @@ export class ServerError extends ApiError {
 }
 
 /** The request never got an answer: connection refused, DNS failure, timeout. */
-export class NetworkError extends Error {
-  readonly userError = true as const
+export class NetworkError extends UserError {
   readonly request: RequestInfo
   readonly code: string | undefined
   /** False when the request certainly never reached the server (connection refused, no DNS). */

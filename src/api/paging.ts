@@ -1,4 +1,5 @@
 import type { ApiClient, Query } from './client.js'
+import { UserError } from '../errors.js'
 
 /** Page size used for every list: the API's maximum. */
 export const PAGE_LIMIT = 100
@@ -74,9 +75,7 @@ export async function listAllByCursor<T>(client: ApiClient, path: string): Promi
     const response = await client.get<{ entries?: T[]; nextId?: string | null }>(path, { limit: PAGE_LIMIT, nextId })
     const body = response.body
     if (!body || typeof body !== 'object' || !Array.isArray(body.entries)) {
-      throw Object.assign(new Error(`GET ${path} answered with an unexpected body (expected {length, entries, nextId}).`), {
-        userError: true,
-      })
+      throw new UserError(`GET ${path} answered with an unexpected body (expected {length, entries, nextId}).`)
     }
     all.push(...body.entries)
     if (!body.nextId || body.entries.length === 0) return all
@@ -90,7 +89,7 @@ function asArray<T>(body: unknown, path: string): T[] {
   if (body && typeof body === 'object' && Array.isArray((body as { entries?: unknown }).entries)) {
     return (body as { entries: T[] }).entries
   }
-  throw Object.assign(new Error(`GET ${path} answered with an unexpected body (expected a JSON array).`), { userError: true })
+  throw new UserError(`GET ${path} answered with an unexpected body (expected a JSON array).`)
 }
 
 export function totalFromContentRange(header: string | string[] | undefined): number | undefined {

@@ -2,6 +2,7 @@ import type { RemoteRecord, ResourceKind } from '../resources/types.js'
 import { descriptorOf, remoteIdOf, RESOURCE_KINDS } from '../resources/registry.js'
 import type { ApiClient } from './client.js'
 import { listAllByCursor, listAllByPage } from './paging.js'
+import { UserError } from '../errors.js'
 
 export type { RemoteRecord }
 
@@ -91,9 +92,7 @@ export async function createResource(client: ApiClient, kind: ResourceKind, payl
   const response = await client.post<RemoteRecord>(ENDPOINTS[kind].create, payload)
   const record = response.body && typeof response.body === 'object' ? response.body : undefined
   if (!record) {
-    throw Object.assign(new Error(`POST ${ENDPOINTS[kind].create} answered ${response.status} without the created record.`), {
-      userError: true,
-    })
+    throw new UserError(`POST ${ENDPOINTS[kind].create} answered ${response.status} without the created record.`)
   }
   return { remoteId: ENDPOINTS[kind].idOf(record), record }
 }

@@ -9,6 +9,7 @@ import { acquireApplyLock, parseDuration, type HeldApplyLock } from '../state/pr
 import type { OperationOutcome, ApplyResult } from '../apply/execute.js'
 import { openTarget, type OpenTarget, type TargetFlags } from './target.js'
 import { io } from './io.js'
+import { UserError } from '../errors.js'
 
 /** Flags shared by plan, apply and destroy. */
 export interface EngineArgs extends TargetFlags {
@@ -34,7 +35,7 @@ export function engineOptions<T>(yargs: Argv<T>) {
 export type OutputFormat = 'text' | 'markdown' | 'json'
 
 function usageError(message: string): Error {
-  return Object.assign(new Error(message), { userError: true })
+  return new UserError(message)
 }
 
 /** A yargs coerce that refuses a number flag outside `allowed` (yargs turns `abc` into NaN). */
@@ -174,7 +175,7 @@ export function workingLock(session: Session): LockFile {
 export async function holdApplyLock(session: Session, command: string, lockTimeout: string | undefined): Promise<HeldApplyLock> {
   const timeoutMs = parseDuration(lockTimeout ?? '0')
   if (timeoutMs === undefined) {
-    throw Object.assign(new Error(`--lock-timeout "${lockTimeout}" is not a duration (e.g. 30s, 5m).`), { userError: true })
+    throw new UserError(`--lock-timeout "${lockTimeout}" is not a duration (e.g. 30s, 5m).`)
   }
   const held = await acquireApplyLock(join(session.open.stateDir, 'apply.lock'), { timeoutMs, command })
   try {
@@ -222,10 +223,7 @@ export async function confirm(question: string, yes: boolean, what: string): Pro
   if (yes) return true
   const { stdin, stderr } = io()
   if (!stdin?.isTTY) {
-    throw Object.assign(
-      new Error(`${what} needs confirmation, but there is no terminal to ask on. Review the plan above and run again with --yes.`),
-      { userError: true },
-    )
+    throw new UserError(`${what} needs confirmation, but there is no terminal to ask on. Review the plan above and run again with --yes.`)
   }
   const rl = createInterface({ input: stdin, output: stderr as NodeJS.WritableStream })
   try {

@@ -1,21 +1,22 @@
 import { paint } from './color.js'
 import { redact } from '../api/redact.js'
 import { io } from './io.js'
+import { UserError } from '../errors.js'
 
 /**
- * Errors a user can cause carry `userError: true` (any module may define such a class; nothing
- * imports from the CLI). They print as their message alone. Anything else is a bug in monitors:
- * one line, and the stack only with MONITORS_DEBUG=1.
+ * Errors a user can cause are `UserError`s (src/errors.ts; the server runs inside the CLI's bundle,
+ * so its errors are the same class). They print as their message alone. Anything else is a bug in
+ * monitors: one line, and the stack only with MONITORS_DEBUG=1.
  */
-export function isUserError(error: unknown): error is Error & { userError: true; exitCode?: number } {
-  return error instanceof Error && (error as { userError?: unknown }).userError === true
+export function isUserError(error: unknown): error is UserError {
+  return error instanceof UserError
 }
 
 export function reportError(error: unknown): number {
   const { stderr, env } = io()
   if (isUserError(error)) {
     stderr.write(`${paint().red('Error:')} ${redact(error.message)}\n`)
-    return error.exitCode ?? 1
+    return error.exitCode
   }
   const message = error instanceof Error ? error.message : String(error)
   stderr.write(`${paint().red('Internal error:')} ${redact(message)}\n`)

@@ -4,6 +4,7 @@ import { dirname, join, relative, resolve } from 'node:path'
 import { ApiClient } from '../api/client.js'
 import { redactUrl } from '../api/redact.js'
 import { LOCK_FILE_NAME, type LockTarget } from '../state/lock.js'
+import { UserError } from '../errors.js'
 
 /** Where the CLI sends requests, resolved from flags, the config and the environment. */
 export interface TargetFlags {
@@ -40,9 +41,7 @@ export interface OpenTarget {
 /** Folder of local state beside the config: the embedded database, its key and lock, the apply lock. */
 export const STATE_DIR = '.monitors'
 
-class TargetError extends Error {
-  readonly userError = true as const
-}
+class TargetError extends UserError {}
 
 /**
  * Resolves the target: a flag wins over the config's `api` section, which wins over

@@ -47,17 +47,42 @@ export const byKindThenId = (a: { kind: ResourceKind; logicalId: string }, b: { 
 /**
  * desired + lock + remote → plan. Pure: no I/O, no clock; the same inputs give the same plan.
  * Creates and updates come in dependency order (kinds in RESOURCE_KINDS order), deletes after
- * them in reverse order.
+ * them in reverse order. Named phases, each reading the inputs and what the phases before found:
+ * match (desired ↔ lock, renames), adoption of lost creates, duplicates, per-resource diffs,
+ * removals, protections, and the assembled plan (blocked deletes, summary).
  */
 export function computePlan(input: PlanInput): Plan {
-  const { desired, remote } = input
-  const lockEntries = input.lock?.resources ?? {}
-  const changes: PlanChange[] = []
-  const protectedChanges: ProtectedChange[] = []
+  const matching = matchLock(input.desired, input.lock?.resources ?? {})
+  adoptLostCreates(input, matching)
+  findDuplicateCreates(input, matching)
+  const lookup = referenceLookup(input, matching)
+  const changes = [...input.desired].sort(byKindThenId).map((resource) => planResource(resource, input, matching, lookup))
+  const removals = planRemovals(input, matching)
+  const protectedChanges = [...protectedReplaces(changes, input, matching), ...protectedRemovals(input, matching)]
+  return assemblePlan(input, [...changes, ...removals], protectedChanges)
+}
 
-  // Each desired resource's lock entry: its own, or the entry of one of its aliases (a rename).
+/** Which lock entry each desired resource has (keyed `kind:logicalId`), and how it got it. */
+interface Matching {
+  desiredKeys: Set<string>
+  /** Its own entry, an alias's (`movedFrom`: a rename), a lost create's, or an existing remote's (--adopt-existing). */
+  entryOf: Map<string, { entry: LockEntry; movedFrom?: string }>
+  /** Lock keys held by a desired resource, its own or through an alias: not removed. */
+  claimed: Set<string>
+  /** Desired keys recorded against what a create whose answer was lost made. */
+  adopted: Map<string, LockEntry>
+  /** Desired keys recorded against an unmanaged remote resource of the same identity. */
+  adoptedExisting: Set<string>
+  /** Creates of what already exists remotely, unmanaged, with the same identity. */
+  duplicates: Map<string, { remoteId: string; record: RemoteRecord }>
+}
+
+type Lookup = (kind: ResourceKind, logicalId: string) => string | undefined
+
+/** Phase 1: each desired resource's lock entry: its own, or else the entry of one of its aliases (a rename). */
+function matchLock(desired: readonly DesiredResource[], lockEntries: Record<string, LockEntry>): Matching {
   const desiredKeys = new Set(desired.map((r) => lockKey(r.kind, r.logicalId)))
-  const entryOf = new Map<string, { entry: LockEntry; movedFrom?: string }>()
+  const entryOf: Matching['entryOf'] = new Map()
   const claimed = new Set<string>()
   for (const resource of desired) {
     const key = lockKey(resource.kind, resource.logicalId)
@@ -78,111 +103,135 @@ export function computePlan(input: PlanInput): Plan {
       break
     }
   }
+  return { desiredKeys, entryOf, claimed, adopted: new Map(), adoptedExisting: new Set(), duplicates: new Map() }
+}
 
-  // A create whose answer was lost (a timeout, a killed apply): what it made is adopted, not made twice.
-  const adopted = adoptPendingCreates(desired, input.lock, remote)
-  for (const [key, entry] of adopted) entryOf.set(key, { entry })
+/** Phase 2: a create whose answer was lost (a timeout, a killed apply): what it made is adopted, not made twice. */
+function adoptLostCreates(input: PlanInput, matching: Matching): void {
+  matching.adopted = adoptPendingCreates(input.desired, input.lock, input.remote)
+  for (const [key, entry] of matching.adopted) matching.entryOf.set(key, { entry })
+}
 
-  // A create of what already exists, unmanaged, with the same identity (a lock update that was
-  // lost): marked as a duplicate, or with adoptExisting recorded against the remote one.
+/**
+ * Phase 3: a create of what already exists, unmanaged, with the same identity (a lock update
+ * that was lost): marked as a duplicate, or with adoptExisting recorded against the remote one.
+ */
+function findDuplicateCreates(input: PlanInput, matching: Matching): void {
+  const { remote } = input
   const liveEntry = (key: string) => {
-    const entry = entryOf.get(key)?.entry
+    const entry = matching.entryOf.get(key)?.entry
     return entry !== undefined && remote.records[entry.kind][entry.remoteId] !== undefined
   }
-  const duplicates = findDuplicates(desired, liveEntry, input.lock, remote, new Set([...adopted.values()].map((e) => lockKey(e.kind, e.remoteId))))
-  const adoptedExisting = new Set<string>()
-  if (input.adoptExisting) {
-    for (const resource of desired) {
-      const key = lockKey(resource.kind, resource.logicalId)
-      const found = duplicates.get(key)
-      if (!found) continue
-      entryOf.set(key, { entry: { kind: resource.kind, logicalId: resource.logicalId, remoteId: found.remoteId, appliedHash: appliedHash(resource.kind, found.record) } })
-      adoptedExisting.add(key)
-    }
+  const taken = new Set([...matching.adopted.values()].map((e) => lockKey(e.kind, e.remoteId)))
+  matching.duplicates = findDuplicates(input.desired, liveEntry, input.lock, remote, taken)
+  if (!input.adoptExisting) return
+  for (const resource of input.desired) {
+    const key = lockKey(resource.kind, resource.logicalId)
+    const found = matching.duplicates.get(key)
+    if (!found) continue
+    const entry: LockEntry = { kind: resource.kind, logicalId: resource.logicalId, remoteId: found.remoteId, appliedHash: appliedHash(resource.kind, found.record) }
+    matching.entryOf.set(key, { entry })
+    matching.adoptedExisting.add(key)
   }
+}
 
-  // What will be created (not in the lock, or gone remotely): references to it stay unresolved.
+/** Phase 4: remote ids for references; what will be created (not in the lock, or gone remotely) stays unresolved. */
+function referenceLookup(input: PlanInput, matching: Matching): Lookup {
   const willCreate = new Set<string>()
-  for (const resource of desired) {
+  for (const resource of input.desired) {
     const key = lockKey(resource.kind, resource.logicalId)
-    const entry = entryOf.get(key)?.entry
-    if (!entry || !remote.records[resource.kind][entry.remoteId]) willCreate.add(key)
+    const entry = matching.entryOf.get(key)?.entry
+    if (!entry || !input.remote.records[resource.kind][entry.remoteId]) willCreate.add(key)
   }
-  const lookup = (kind: ResourceKind, logicalId: string) => {
+  return (kind, logicalId) => {
     const key = lockKey(kind, logicalId)
-    return willCreate.has(key) ? undefined : entryOf.get(key)?.entry.remoteId
+    return willCreate.has(key) ? undefined : matching.entryOf.get(key)?.entry.remoteId
   }
+}
 
-  for (const resource of [...desired].sort(byKindThenId)) {
-    const key = lockKey(resource.kind, resource.logicalId)
-    const found = entryOf.get(key)
-    const entry = found?.entry
-    const { payload } = resolveRefs(resource, lookup)
-    const base: PlanChange = {
-      kind: resource.kind,
-      logicalId: resource.logicalId,
-      action: 'noop',
-      name: displayName(resource.kind, resource.payload),
-      construct: resource.construct,
-      file: resource.file,
-    }
-    if (found?.movedFrom) base.movedFrom = found.movedFrom
-    const dependsOn = [...new Set(resource.refs.map((ref) => placeholder(ref.kind, ref.logicalId)))].sort()
-    if (dependsOn.length > 0) base.dependsOn = dependsOn
-
-    const record = entry ? remote.records[resource.kind][entry.remoteId] : undefined
-    const resolvedSame = payload === resource.payload
-    const want = normalizeParsed(resource.kind, payload)
-    base.desiredHash = desiredHash(resource.kind, resolvedSame ? want : normalizeParsed(resource.kind, resource.payload))
-    if (!entry || !record) {
-      const change: PlanChange = { ...base, action: 'create', payload: maskSecrets(resource.kind, payload) }
-      if (entry) {
-        change.drift = true
-        change.reason = `deleted outside monitors (id ${entry.remoteId} no longer exists): it will be created again`
-      }
-      const duplicate = duplicates.get(key)
-      if (duplicate) {
-        change.duplicateOf = { remoteId: duplicate.remoteId }
-        const name = displayName(resource.kind, duplicate.record)
-        if (name !== undefined) change.duplicateOf.name = name
-        const what = `already exists remotely as id ${duplicate.remoteId}${name !== undefined ? ` "${name}"` : ''}, unmanaged (duplicate): ` +
-          'apply refuses this create; --adopt-existing records the existing one, --allow-duplicates creates another'
-        change.reason = change.reason ? `${change.reason}; ${what}` : what
-      }
-      changes.push(change)
-      continue
-    }
-    const change = compareExisting(base, resource.kind, payload, want, record, entry)
-    // protect / retainOnDelete: only the lock records them, but a change of them is a change
-    const optionDiffs = optionChanges(resource.options, entry)
-    if (optionDiffs.length > 0) {
-      change.fieldDiffs = [...(change.fieldDiffs ?? []), ...optionDiffs]
-      if (change.action === 'noop') {
-        change.action = 'update'
-        change.lockOnly = true
-        change.changedInCode = true
-        change.reason = 'only resource options changed: the lock records them, no request is sent'
-      }
-    }
-    if (change.action === 'noop' && change.movedFrom) change.action = 'move'
-    if (adopted.has(key) || adoptedExisting.has(key)) {
-      change.adopted = true
-      change.reason = adopted.has(key) ? ADOPTED_REASON : ADOPTED_EXISTING_REASON
-      delete change.lockOnly
-      if (change.action === 'noop') change.action = 'update'
-    }
-    if (change.action === 'replace' && (resource.options.protect || entry.protect)) {
-      protectedChanges.push({ ...protectedOf(change), ...(entry.protect && !resource.options.protect ? { unrecorded: true } : {}) })
-    }
-    changes.push(change)
+/** Phase 5: one desired resource's change: a create, or the difference from its remote record. */
+function planResource(resource: DesiredResource, input: PlanInput, matching: Matching, lookup: Lookup): PlanChange {
+  const key = lockKey(resource.kind, resource.logicalId)
+  const found = matching.entryOf.get(key)
+  const entry = found?.entry
+  const { payload } = resolveRefs(resource, lookup)
+  const base: PlanChange = {
+    kind: resource.kind,
+    logicalId: resource.logicalId,
+    action: 'noop',
+    name: displayName(resource.kind, resource.payload),
+    construct: resource.construct,
+    file: resource.file,
   }
+  if (found?.movedFrom) base.movedFrom = found.movedFrom
+  const dependsOn = [...new Set(resource.refs.map((ref) => placeholder(ref.kind, ref.logicalId)))].sort()
+  if (dependsOn.length > 0) base.dependsOn = dependsOn
+  const record = entry ? input.remote.records[resource.kind][entry.remoteId] : undefined
+  const want = normalizeParsed(resource.kind, payload)
+  base.desiredHash = desiredHash(resource.kind, payload === resource.payload ? want : normalizeParsed(resource.kind, resource.payload))
+  if (!entry || !record) return createChange(base, payload, entry, matching.duplicates.get(key))
+  const change = compareExisting(base, resource.kind, payload, want, record, entry)
+  addOptionChanges(change, resource.options, entry)
+  if (change.action === 'noop' && change.movedFrom) change.action = 'move'
+  if (matching.adopted.has(key) || matching.adoptedExisting.has(key)) {
+    change.adopted = true
+    change.reason = matching.adopted.has(key) ? ADOPTED_REASON : ADOPTED_EXISTING_REASON
+    delete change.lockOnly
+    if (change.action === 'noop') change.action = 'update'
+  }
+  return change
+}
 
-  // In the lock, gone from the code: delete (or forget), in reverse dependency order.
-  const deletes: PlanChange[] = []
-  for (const [key, entry] of Object.entries(lockEntries)) {
-    if (desiredKeys.has(key) || claimed.has(key)) continue
-    const record = remote.records[entry.kind]?.[entry.remoteId]
-    const options = input.codeOptions?.get(key)
+/** A create: the lock knows no live resource for it. `entry`: it was deleted outside monitors; `duplicate`: it exists unmanaged. */
+function createChange(
+  base: PlanChange,
+  payload: Record<string, unknown>,
+  entry: LockEntry | undefined,
+  duplicate: { remoteId: string; record: RemoteRecord } | undefined,
+): PlanChange {
+  const change: PlanChange = { ...base, action: 'create', payload: maskSecrets(base.kind, payload) }
+  if (entry) {
+    change.drift = true
+    change.reason = `deleted outside monitors (id ${entry.remoteId} no longer exists): it will be created again`
+  }
+  if (duplicate) {
+    change.duplicateOf = { remoteId: duplicate.remoteId }
+    const name = displayName(base.kind, duplicate.record)
+    if (name !== undefined) change.duplicateOf.name = name
+    const what = `already exists remotely as id ${duplicate.remoteId}${name !== undefined ? ` "${name}"` : ''}, unmanaged (duplicate): ` +
+      'apply refuses this create; --adopt-existing records the existing one, --allow-duplicates creates another'
+    change.reason = change.reason ? `${change.reason}; ${what}` : what
+  }
+  return change
+}
+
+/** protect / retainOnDelete: only the lock records them, but a change of them is a change. */
+function addOptionChanges(change: PlanChange, options: ResourceOptions, entry: LockEntry): void {
+  const optionDiffs = optionChanges(options, entry)
+  if (optionDiffs.length === 0) return
+  change.fieldDiffs = [...(change.fieldDiffs ?? []), ...optionDiffs]
+  if (change.action === 'noop') {
+    change.action = 'update'
+    change.lockOnly = true
+    change.changedInCode = true
+    change.reason = 'only resource options changed: the lock records them, no request is sent'
+  }
+}
+
+/** The lock entries no desired resource holds, with the code's options for them and their remote record. */
+function removedEntries(input: PlanInput, matching: Matching) {
+  return Object.entries(input.lock?.resources ?? {})
+    .filter(([key]) => !matching.desiredKeys.has(key) && !matching.claimed.has(key))
+    .map(([key, entry]) => ({ entry, record: input.remote.records[entry.kind]?.[entry.remoteId], options: input.codeOptions?.get(key) }))
+}
+
+/**
+ * Phase 6: in the lock, gone from the code: delete (or forget), and what a lost create made
+ * whose construct has left the code since; in reverse dependency order.
+ */
+function planRemovals(input: PlanInput, matching: Matching): PlanChange[] {
+  const removals: PlanChange[] = []
+  for (const { entry, record, options } of removedEntries(input, matching)) {
     const change: PlanChange = {
       kind: entry.kind,
       logicalId: entry.logicalId,
@@ -196,18 +245,12 @@ export function computePlan(input: PlanInput): Plan {
     } else if (options?.retainOnDelete ?? entry.retainOnDelete) {
       change.action = 'forget'
       change.reason = 'retainOnDelete: forgotten from the lock, left running remotely'
-    } else if (entry.protect && options && options.protect !== true) {
-      // the code says protect: false, but no apply has recorded it yet
-      protectedChanges.push({ ...protectedOf(change), unrecorded: true })
-    } else if (options?.protect ?? entry.protect) {
-      protectedChanges.push(protectedOf(change))
     }
-    deletes.push(change)
+    removals.push(change)
   }
-  // A lost create whose construct has left the code since: what it made is deleted, not left behind.
-  for (const orphan of orphanedPendingCreates(desiredKeys, input.lock, remote)) {
-    const record = remote.records[orphan.kind][orphan.remoteId]
-    deletes.push({
+  for (const orphan of orphanedPendingCreates(matching.desiredKeys, input.lock, input.remote)) {
+    const record = input.remote.records[orphan.kind][orphan.remoteId]
+    removals.push({
       kind: orphan.kind,
       logicalId: orphan.logicalId,
       action: 'delete',
@@ -217,9 +260,37 @@ export function computePlan(input: PlanInput): Plan {
       reason: ORPHAN_REASON,
     })
   }
-  deletes.sort((a, b) => byKindThenId(b, a))
-  changes.push(...deletes)
+  return removals.sort((a, b) => byKindThenId(b, a))
+}
 
+/** Phase 7a: replaces of resources the code or the lock protects. */
+function protectedReplaces(changes: readonly PlanChange[], input: PlanInput, matching: Matching): ProtectedChange[] {
+  const options = new Map(input.desired.map((r) => [lockKey(r.kind, r.logicalId), r.options]))
+  const out: ProtectedChange[] = []
+  for (const change of changes) {
+    if (change.action !== 'replace') continue
+    const key = lockKey(change.kind, change.logicalId)
+    const entry = matching.entryOf.get(key)!.entry
+    const protect = options.get(key)?.protect
+    if (protect || entry.protect) out.push({ ...protectedOf(change), ...(entry.protect && !protect ? { unrecorded: true } : {}) })
+  }
+  return out
+}
+
+/** Phase 7b: deletes of resources the code or the lock protects, in lock order; a `protect: false` no apply has recorded yet is `unrecorded`. */
+function protectedRemovals(input: PlanInput, matching: Matching): ProtectedChange[] {
+  const out: ProtectedChange[] = []
+  for (const { entry, record, options } of removedEntries(input, matching)) {
+    if (!record || (options?.retainOnDelete ?? entry.retainOnDelete)) continue
+    const change: ProtectedChange = { kind: entry.kind, logicalId: entry.logicalId, action: 'delete' }
+    if (entry.protect && options && options.protect !== true) out.push({ ...change, unrecorded: true })
+    else if (options?.protect ?? entry.protect) out.push(change)
+  }
+  return out
+}
+
+/** Phase 8: the plan: changes, protections, deletes the service would refuse, references, unmanaged counts, summary. */
+function assemblePlan(input: PlanInput, changes: PlanChange[], protectedChanges: ProtectedChange[]): Plan {
   const plan: Plan = { version: 1, target: { ...input.target }, changes, unmanaged: countUnmanaged(input), summary: summarize(changes) }
   if (protectedChanges.length > 0) plan.protected = protectedChanges
   const blocked = blockedDeletes(changes, input)

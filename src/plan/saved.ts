@@ -10,6 +10,7 @@ import { hashValue, stableStringify } from '../resources/stable-json.js'
 import { planToJson, PLAN_FORMAT_VERSION, type JsonPlan } from './render/json.js'
 import { maskLocked } from './render/view.js'
 import type { Plan, PlanChange } from './types.js'
+import { UserError } from '../errors.js'
 
 /**
  * A saved plan (`plan --out plan.json`, `apply plan.json`): the plan, and fingerprints of what
@@ -38,9 +39,7 @@ export interface Fingerprints {
   remote: Record<string, { remoteId: string; hash: string }>
 }
 
-class SavedPlanError extends Error {
-  readonly userError = true as const
-}
+class SavedPlanError extends UserError {}
 
 function secretValues(desired: readonly DesiredResource[]): string[] {
   const out: string[] = []

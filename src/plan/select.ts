@@ -1,10 +1,9 @@
 import { descriptorOf, isResourceKind, kindOfConstruct, RESOURCE_KINDS, UNIQUE_IDENTITY_KINDS } from '../resources/registry.js'
 import { summarize } from './plan.js'
 import type { Plan, PlanChange } from './types.js'
+import { UserError } from '../errors.js'
 
-class PlanRefusal extends Error {
-  readonly userError = true as const
-}
+class PlanRefusal extends UserError {}
 
 /** `dns-check:shop-dns` or `DnsCheck:shop-dns` → `dns-check:shop-dns`; undefined when the kind is unknown. */
 export function parseTarget(text: string): string | undefined {

@@ -1,3 +1,4 @@
+import { UserError } from '../errors.js'
 /** One problem of a project: where it is (file, construct, field) and what is wrong. */
 export interface Problem {
   /** File the problem is in, relative to the working directory; empty when no file is involved. */
@@ -35,14 +36,11 @@ function countLine(n: number): string {
  * The project cannot be used as written. The message lists every problem, one per line,
  * followed by the count; `problems` holds them as data.
  */
-export class ProjectError extends Error {
-  readonly userError = true as const
-  readonly exitCode = 1
-  readonly problems: Problem[]
+export class ProjectError extends UserError {
+  declare readonly problems: Problem[]
 
   constructor(problems: Problem[]) {
-    super([...problems.map(formatProblem), countLine(problems.length)].join('\n'))
+    super([...problems.map(formatProblem), countLine(problems.length)].join('\n'), { problems })
     this.name = 'ProjectError'
-    this.problems = problems
   }
 }

@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join, relative } from 'node:path'
+import { UserError } from '../errors.js'
 
 /** A new project's files: what `monitors init` writes. */
 export interface ScaffoldResult {
@@ -11,9 +12,7 @@ export interface ScaffoldResult {
   gitignoreLines: string[]
 }
 
-export class ScaffoldError extends Error {
-  readonly userError = true
-}
+export class ScaffoldError extends UserError {}
 
 const GITIGNORE_LINES = ['node_modules/', '.monitors/']
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { UserError } from '../errors.js'
 
 /**
  * Reproducible fault injection, for our own tests and for users testing their pipelines:
@@ -22,9 +23,7 @@ export interface FaultSpec {
   latency?: { minMs: number; maxMs: number }
 }
 
-export class FaultSpecError extends Error {
-  readonly userError = true
-}
+export class FaultSpecError extends UserError {}
 
 const NAMES: Record<string, keyof Omit<FaultSpec, 'latency'>> = { '500': 'error500', '429': 'error429', reset: 'reset', hang: 'hang' }
 

@@ -4,6 +4,7 @@ import { openSqliteStore } from './store/sqlite/index.js'
 import { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 import { DEFAULT_RETENTION_DAYS, Scheduler, type FinalResultHook, type SchedulerOptions } from './scheduler/index.js'
 import { recordResult } from './results/index.js'
+import { UserError } from '../errors.js'
 
 export { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 
@@ -71,11 +72,11 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     const log = options.log === true ? (line: string) => process.stderr.write(`${line}\n`) : options.log || undefined
     const rateLimit = options.rateLimit ?? DEFAULT_RATE_LIMIT
     if (!(rateLimit.max >= 1) || !(rateLimit.timeWindowMs >= 1)) {
-      throw Object.assign(new Error('The rate limit needs at least 1 request per window of at least 1 ms'), { userError: true })
+      throw new UserError('The rate limit needs at least 1 request per window of at least 1 ms')
     }
     const faults = options.faults === undefined ? undefined : { spec: typeof options.faults === 'string' ? parseFaults(options.faults) : options.faults, seed: options.seed ?? 1 }
     const retentionDays = options.retentionDays ?? DEFAULT_RETENTION_DAYS
-    if (!(retentionDays > 0)) throw Object.assign(new Error(`The retention must be more than 0 days, got ${retentionDays}`), { userError: true })
+    if (!(retentionDays > 0)) throw new UserError(`The retention must be more than 0 days, got ${retentionDays}`)
     // every FINAL result feeds the check's status, error groups and alert state, then the caller's hook
     const onFinalResult: FinalResultHook = async (tx, check, result, recorded) => {
       await recordResult(tx, { id: check.id, checkType: String(check.checkType), json: recorded.run.checkJson }, { ...result, id: recorded.final.id })
@@ -95,7 +96,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
       await app.close().catch(() => undefined)
       const code = (error as NodeJS.ErrnoException).code
       if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
-        throw Object.assign(new Error(`Cannot listen on ${host}:${options.port ?? 0}: ${code}`), { userError: true })
+        throw new UserError(`Cannot listen on ${host}:${options.port ?? 0}: ${code}`)
       }
       throw error
     }

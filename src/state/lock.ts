@@ -2,6 +2,7 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, r
 import { dirname, basename, join } from 'node:path'
 import type { ResourceKind } from '../resources/types.js'
 import { stableStringify } from '../resources/stable-json.js'
+import { UserError } from '../errors.js'
 
 /** Identity of the service a lock file belongs to. */
 export interface LockTarget {
@@ -60,9 +61,7 @@ export function emptyLock(target: LockTarget): LockFile {
   return { version: 1, target: { ...target }, resources: {} }
 }
 
-class LockError extends Error {
-  readonly userError = true as const
-}
+class LockError extends UserError {}
 
 /** Reads a lock file; undefined when there is none. */
 export function readLock(path: string): LockFile | undefined {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { dirname } from 'node:path'
+import { UserError } from '../errors.js'
 
 /** What `.monitors/apply.lock` records about the apply that holds it. */
 export interface ApplyLockHolder {
@@ -12,8 +13,7 @@ export interface ApplyLockHolder {
   token: string
 }
 
-export class ApplyLockError extends Error {
-  readonly userError = true
+export class ApplyLockError extends UserError {
   constructor(
     message: string,
     readonly holder?: ApplyLockHolder,

@@ -4,6 +4,7 @@ import { parseDuration } from '../../state/process-lock.js'
 import {
   DEFAULT_CONCURRENCY, DEFAULT_HEALTH_PORT, DEFAULT_LEASE_SECONDS, parseLocations, startAgent, type Agent,
 } from '../../agent/index.js'
+import { UserError } from '../../errors.js'
 
 interface AgentArgs {
   locations?: string[]
@@ -20,14 +21,11 @@ interface AgentArgs {
   timeout?: number
 }
 
-function userError(message: string): Error {
-  return Object.assign(new Error(message), { userError: true })
-}
 
 /** `1s`, `500ms`, `2m` (a bare number is seconds); one clear line when it is not a duration. */
 function duration(flag: string, text: string): number {
   const ms = parseDuration(text)
-  if (ms === undefined) throw userError(`${flag} must be a duration such as 1s, 500ms or 2m (got "${text}").`)
+  if (ms === undefined) throw new UserError(`${flag} must be a duration such as 1s, 500ms or 2m (got "${text}").`)
   return ms
 }
 
@@ -35,7 +33,7 @@ function healthPortFromEnv(env: NodeJS.ProcessEnv): number {
   const text = env.AGENT_HEALTH_PORT
   if (text === undefined || text.trim() === '') return DEFAULT_HEALTH_PORT
   const port = Number(text)
-  if (!/^\d+$/.test(text.trim()) || port > 65535) throw userError(`AGENT_HEALTH_PORT must be a port number 0-65535 (got "${text}").`)
+  if (!/^\d+$/.test(text.trim()) || port > 65535) throw new UserError(`AGENT_HEALTH_PORT must be a port number 0-65535 (got "${text}").`)
   return port
 }
 
@@ -66,15 +64,15 @@ export const agentCommand = {
     const apiUrl = args.apiUrl ?? env.MONITORING_API_URL
     const apiKey = args.apiKey ?? env.MONITORING_API_KEY
     if (apiUrl === undefined || apiUrl.trim() === '') {
-      throw userError('No API URL: set MONITORING_API_URL or pass --api-url (the Monitoring API server the agent takes runs from).')
+      throw new UserError('No API URL: set MONITORING_API_URL or pass --api-url (the Monitoring API server the agent takes runs from).')
     }
-    if (apiKey === undefined || apiKey.trim() === '') throw userError(`No API key for ${apiUrl}: set MONITORING_API_KEY or pass --api-key.`)
+    if (apiKey === undefined || apiKey.trim() === '') throw new UserError(`No API key for ${apiUrl}: set MONITORING_API_KEY or pass --api-key.`)
     const locations = parseLocations(args.locations ?? [])
     if (args.timeout !== undefined && !(Number.isFinite(args.timeout) && args.timeout > 0 && args.timeout <= 3600)) {
-      throw userError(`--timeout must be a number of seconds above 0 and at most 3600 (got ${args.timeout}).`)
+      throw new UserError(`--timeout must be a number of seconds above 0 and at most 3600 (got ${args.timeout}).`)
     }
     const leaseMs = duration('--lease', args.lease ?? `${DEFAULT_LEASE_SECONDS}s`)
-    if (leaseMs % 1000 !== 0) throw userError(`--lease must be whole seconds, from 10s to 10m (got "${args.lease}").`)
+    if (leaseMs % 1000 !== 0) throw new UserError(`--lease must be whole seconds, from 10s to 10m (got "${args.lease}").`)
     // handled from the start: a signal during start-up stops the agent as soon as it runs
     let agent: Agent | undefined
     let early: NodeJS.Signals | undefined

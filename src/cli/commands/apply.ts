@@ -9,6 +9,7 @@ import {
   applyOptions, confirm, data, interruptible, err, formatOption, out, outcomeLine, reportResult, setStdoutFormat, workingLock, type EngineArgs, type OutputFormat, type Session, withApplySession,
 } from '../engine.js'
 import { printPlan, printWarnings, readLockText } from './plan.js'
+import { UserError } from '../../errors.js'
 
 export interface ApplyArgs extends EngineArgs {
   yes?: boolean
@@ -19,9 +20,7 @@ export interface ApplyArgs extends EngineArgs {
   allowDuplicates?: boolean
 }
 
-class StalePlanError extends Error {
-  readonly userError = true as const
-}
+class StalePlanError extends UserError {}
 
 /**
  * Runs a plan's operations against the session's target and reports them; then records the

@@ -8,6 +8,7 @@ import { fetchRemoteState, type RemoteState } from '../../api/resources.js'
 import { lockKey, writeLock, type LockEntry } from '../../state/lock.js'
 import { appliedHash } from '../../resources/hashes.js'
 import { err, engineOptions, out, workingLock, type EngineArgs, withApplySession } from '../engine.js'
+import { UserError } from '../../errors.js'
 
 interface ImportArgs extends EngineArgs {
   resources?: string[]
@@ -17,9 +18,7 @@ interface ImportArgs extends EngineArgs {
   lockTimeout?: string
 }
 
-class ImportError extends Error {
-  readonly userError = true as const
-}
+class ImportError extends UserError {}
 
 interface Candidate {
   kind: ResourceKind

@@ -2,6 +2,7 @@ import type { CommandModule } from 'yargs'
 import { io } from '../io.js'
 import { paint } from '../color.js'
 import { nativeLoadError } from '../target.js'
+import { UserError } from '../../errors.js'
 
 interface ServerArgs {
   host: string
@@ -17,28 +18,24 @@ interface ServerArgs {
   retention: number
 }
 
-function userError(message: string): Error {
-  return Object.assign(new Error(message), { userError: true })
-}
-
 /** `KEY` or `KEY:ACCOUNT`. */
 export function parseApiKey(spec: string): { key: string; accountId?: string } {
   const at = spec.indexOf(':')
   const key = at === -1 ? spec : spec.slice(0, at)
   const accountId = at === -1 ? undefined : spec.slice(at + 1)
-  if (!key) throw userError(`An API key cannot be empty (got "${spec.includes(':') ? ':' + (accountId ?? '') : spec}")`)
-  if (accountId !== undefined && !accountId) throw userError('An account id after ":" cannot be empty')
+  if (!key) throw new UserError(`An API key cannot be empty (got "${spec.includes(':') ? ':' + (accountId ?? '') : spec}")`)
+  if (accountId !== undefined && !accountId) throw new UserError('An account id after ":" cannot be empty')
   return accountId ? { key, accountId } : { key }
 }
 
 /** `N/W` with W in ms, s (default) or m: `600/60s`, `100/1m`, `10/500ms`. */
 export function parseRateLimit(spec: string): { max: number; timeWindowMs: number } {
   const match = /^\s*(\d+)\s*\/\s*(\d+)\s*(ms|s|m)?\s*$/.exec(spec)
-  if (!match) throw userError(`--rate-limit must look like 600/60s (requests per window; ms, s or m), got "${spec}"`)
+  if (!match) throw new UserError(`--rate-limit must look like 600/60s (requests per window; ms, s or m), got "${spec}"`)
   const max = Number(match[1])
   const unit = match[3] ?? 's'
   const timeWindowMs = Number(match[2]) * (unit === 'ms' ? 1 : unit === 'm' ? 60_000 : 1000)
-  if (max < 1 || timeWindowMs < 1) throw userError(`--rate-limit needs at least 1 request per window of at least 1 ms, got "${spec}"`)
+  if (max < 1 || timeWindowMs < 1) throw new UserError(`--rate-limit needs at least 1 request per window of at least 1 ms, got "${spec}"`)
   return { max, timeWindowMs }
 }
 
@@ -79,11 +76,11 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
       })
       .option('retention', { type: 'number', default: 30, describe: 'Days check results are kept; older ones are pruned' }) as never,
   handler: async (args) => {
-    if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw userError(`--port must be 0-65535, got ${args.port}`)
+    if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw new UserError(`--port must be 0-65535, got ${args.port}`)
     const fromEnv = (io().env.MONITORING_SERVER_API_KEYS ?? '').split(/[\s,]+/).filter(Boolean)
     const keySpecs = args['api-key'] && args['api-key'].length > 0 ? args['api-key'] : fromEnv
     const apiKeys = keySpecs.map(parseApiKey)
-    if (!Number.isFinite(args.retention) || args.retention <= 0) throw userError(`--retention must be a number of days above 0, got ${args.retention}`)
+    if (!Number.isFinite(args.retention) || args.retention <= 0) throw new UserError(`--retention must be a number of days above 0, got ${args.retention}`)
     const rateLimit = args['rate-limit'] !== undefined ? parseRateLimit(args['rate-limit']) : undefined
     const out = (line: string) => io().stdout.write(`${line}\n`)
     let server

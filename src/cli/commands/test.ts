@@ -7,6 +7,7 @@ import { parseTarget } from '../../plan/select.js'
 import { LOCATIONS } from '../../schema/enums.js'
 import { DEFAULT_LOCATION, runCheck, type CheckRunResult, type IcmpDetails, type RunnableCheck } from '../../runner/index.js'
 import { data, err, loadOrReport, out, setStdoutFormat, useColor } from '../engine.js'
+import { UserError } from '../../errors.js'
 
 interface TestArgs {
   config?: string
@@ -17,9 +18,7 @@ interface TestArgs {
   concurrency?: number
 }
 
-class TestRefusal extends Error {
-  readonly userError = true as const
-}
+class TestRefusal extends UserError {}
 
 /** One check of the project, tested once in one location. */
 export interface TestedCheck {

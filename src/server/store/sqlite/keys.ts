@@ -2,6 +2,7 @@ import type { Db } from './migrations.js'
 import type { KeySetup, KeyStore } from '../index.js'
 import type { Exec } from './index.js'
 import { defaultAccountId, generateKey, hashKey } from '../../keys.js'
+import { UserError } from '../../../errors.js'
 
 export function keyRepository(db: Db, exec: Exec): KeyStore {
   const find = db.prepare(`SELECT key_hash, account_id FROM api_keys WHERE key_hash = ?`)
@@ -14,7 +15,7 @@ export function keyRepository(db: Db, exec: Exec): KeyStore {
          ON CONFLICT (key_hash) DO UPDATE SET account_id = excluded.account_id`,
       )
       for (const { key, accountId } of given) {
-        if (!key) throw Object.assign(new Error('An API key cannot be empty'), { userError: true })
+        if (!key) throw new UserError('An API key cannot be empty')
         upsert.run(hashKey(key), accountId || defaultAccountId(key), time)
       }
       const first = given[0]

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
+import { UserError } from '../../../errors.js'
 
 export type Db = Database.Database
 
@@ -284,10 +285,7 @@ export function openDatabase(path: string): Db {
 export function migrate(db: Db): void {
   const current = db.pragma('user_version', { simple: true }) as number
   if (current > MIGRATIONS.length) {
-    throw Object.assign(
-      new Error(`The database was written by a newer version of monitors (schema ${current}, this version knows ${MIGRATIONS.length})`),
-      { userError: true },
-    )
+    throw new UserError(`The database was written by a newer version of monitors (schema ${current}, this version knows ${MIGRATIONS.length})`)
   }
   for (let version = current; version < MIGRATIONS.length; version++) {
     db.transaction(() => {
