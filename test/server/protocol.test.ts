@@ -124,7 +124,7 @@ describe('errors never leak and never answer 500', () => {
   })
 
   it('unknown routes and methods answer 404 JSON', async () => {
-    for (const [method, path] of [['GET', '/v1/nothing'], ['GET', '/'], ['PATCH', '/v1/checks/abc'], ['POST', '/v1/checks/api']]) {
+    for (const [method, path] of [['GET', '/v1/nothing'], ['GET', '/'], ['PATCH', '/v1/checks/abc'], ['POST', '/v1/checks/browser']]) {
       const answer = await api(method, path, method === 'GET' ? undefined : {})
       expect(answer.status, `${method} ${path}`).toBe(404)
       expect(answer.headers.get('content-type')).toMatch(/^application\/json/)
