@@ -9,7 +9,7 @@ import { census, fleet, range, readLockFile } from './helpers.js'
 const KEY = 'concurrent-key-99c1e0'
 let server: LocalServer
 beforeAll(async () => {
-  server = await startLocalServer({ apiKeys: [{ key: KEY, accountId: 'twin' }], faults: 'latency:10-30ms', seed: 2, rateLimit: { max: 100_000, timeWindowMs: 60_000 } })
+  server = await startLocalServer({ apiKeys: [{ key: KEY, accountId: 'twin' }], faults: 'latency:40-60ms', seed: 2, rateLimit: { max: 100_000, timeWindowMs: 60_000 } })
 })
 afterAll(() => server?.close())
 
@@ -40,7 +40,8 @@ function start(dir: string, args: string[]): { done: Promise<CliResult>; started
 describe('two applies in one checkout', () => {
   it('the second refuses at once by default, and with --lock-timeout waits, then has nothing to do', async () => {
     const dir = makeProject({ 'fleet.check.ts': fleet(range(0, 40), 0, 'c') })
-    const first = start(dir, ['apply', '--yes', '--concurrency', '2'])
+    // one at a time, 40-60 ms each: the first apply lasts about 2 s, longer than the second takes to start
+    const first = start(dir, ['apply', '--yes', '--concurrency', '1'])
     await first.started
     const refused = await start(dir, ['apply', '--yes']).done
     expect(refused.code).toBe(1)

@@ -86,15 +86,17 @@ describe('API runner: the exchange', () => {
 
   it('puts the delay before the headers in firstByte and the delay inside the body in download', async () => {
     const slowHeaders = await run({ url: `${http.origin}/slow-headers` })
-    expect(slowHeaders.details.timings!.firstByte).toBeGreaterThanOrEqual(295)
+    // the server's 300 ms timer starts when it has the request, a little after the client's "sent"
+    // event is stamped, and a loaded machine stamps late: the delay is in firstByte, not download
+    expect(slowHeaders.details.timings!.firstByte).toBeGreaterThanOrEqual(250)
     expect(slowHeaders.details.timings!.download).toBeLessThan(100)
     const slowBody = await run({ url: `${http.origin}/slow-body` })
-    expect(slowBody.details.timings!.download).toBeGreaterThanOrEqual(295)
+    expect(slowBody.details.timings!.download).toBeGreaterThanOrEqual(250)
     expect(slowBody.details.timings!.firstByte).toBeLessThan(100)
     expect(slowBody.details.body).toBe('x'.repeat(2000))
     for (const { result, details } of [slowHeaders, slowBody]) {
       const t = details.timings!
-      expect(t.total).toBeGreaterThanOrEqual(295)
+      expect(t.total).toBeGreaterThanOrEqual(250)
       expect(Math.abs(t.total - (t.dns + t.tcp + t.tls + t.firstByte + t.download))).toBeLessThan(30)
       expect(result.responseTime).toBe(t.total)
     }
