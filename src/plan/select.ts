@@ -14,6 +14,18 @@ export function parseTarget(text: string): string | undefined {
   return kind ? `${kind}:${text.slice(at + 1)}` : undefined
 }
 
+/** The `kind:logicalId` keys the `--target` texts name among `known`, and the texts that name none. */
+export function matchTargets(targets: readonly string[], known: { has(key: string): boolean }): { wanted: Set<string>; bad: string[] } {
+  const wanted = new Set<string>()
+  const bad: string[] = []
+  for (const text of targets) {
+    const key = parseTarget(text)
+    if (!key || !known.has(key)) bad.push(text)
+    else wanted.add(key)
+  }
+  return { wanted, bad }
+}
+
 /**
  * The plan limited to the targeted resources and, transitively, what they depend on
  * (`--target`). A target that names nothing in the code or the lock is refused, naming the
@@ -23,13 +35,7 @@ export function selectTargets(plan: Plan, targets: readonly string[]): Plan {
   if (targets.length === 0) return plan
   const byKey = new Map<string, PlanChange>()
   for (const change of plan.changes) byKey.set(`${change.kind}:${change.logicalId}`, change)
-  const wanted = new Set<string>()
-  const bad: string[] = []
-  for (const text of targets) {
-    const key = parseTarget(text)
-    if (!key || !byKey.has(key)) bad.push(text)
-    else wanted.add(key)
-  }
+  const { wanted, bad } = matchTargets(targets, byKey)
   if (bad.length > 0) {
     throw new PlanRefusal(
       `--target ${bad.map((t) => JSON.stringify(t)).join(', ')} ${bad.length === 1 ? 'names' : 'name'} no resource in the code or the lock. ` +

@@ -3,7 +3,7 @@ import pc from 'picocolors'
 import type { LoadedProject } from '../../project/index.js'
 import type { DesiredResource } from '../../resources/types.js'
 import { CHECK_KINDS } from '../../resources/registry.js'
-import { parseTarget } from '../../plan/select.js'
+import { matchTargets } from '../../plan/select.js'
 import { LOCATIONS } from '../../schema/enums.js'
 import { DEFAULT_LOCATION, runCheck, type CheckRunResult, type IcmpDetails, type RunnableCheck } from '../../runner/index.js'
 import { data, err, loadOrReport, out, setStdoutFormat, useColor } from '../engine.js'
@@ -35,13 +35,7 @@ export function selectChecks(resources: readonly DesiredResource[], targets: rea
   const checks = resources.filter((r) => CHECK_KINDS.has(r.kind))
   if (targets.length === 0) return checks
   const byKey = new Map(checks.map((r) => [`${r.kind}:${r.logicalId}`, r]))
-  const wanted = new Set<string>()
-  const bad: string[] = []
-  for (const text of targets) {
-    const key = parseTarget(text)
-    if (!key || !byKey.has(key)) bad.push(text)
-    else wanted.add(key)
-  }
+  const { wanted, bad } = matchTargets(targets, byKey)
   if (bad.length > 0) {
     throw new TestRefusal(
       `--target ${bad.map((t) => JSON.stringify(t)).join(', ')} ${bad.length === 1 ? 'names' : 'name'} no check in the project. ` +
