@@ -137,3 +137,21 @@ export type ApiCheckInput = z.input<typeof apiCheckSchema>
 export type ApiCheck = z.output<typeof apiCheckSchema>
 export type ApiRequest = z.output<typeof apiRequestSchema>
 export type ApiAssertion = z.output<typeof apiAssertionSchema>
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/**
+ * An API check as reads answer it: its secret values (`request.basicAuth.password`, the value of
+ * every header and query parameter marked `secret`) are stored, since runs need them, but read
+ * back as "", like a secret variable's value. Returns a copy; anything else is left as it is.
+ */
+export function blankApiSecrets<T>(check: T): T {
+  if (!isObject(check) || !isObject(check.request)) return check
+  const request: Record<string, unknown> = { ...check.request }
+  for (const field of ['headers', 'queryParameters']) {
+    const items = request[field]
+    if (Array.isArray(items)) request[field] = items.map((v: unknown) => (isObject(v) && v.secret === true ? { ...v, value: '' } : v))
+  }
+  if (isObject(request.basicAuth)) request.basicAuth = { ...request.basicAuth, password: '' }
+  return { ...check, request } as T
+}

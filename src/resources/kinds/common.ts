@@ -27,3 +27,23 @@ export const checkEndpoints = (type: string) => ({
   update: (id: string) => `/v1/checks/${type}/${enc(id)}`,
   remove: (id: string) => `/v1/checks/${enc(id)}`,
 })
+
+/**
+ * What every check kind's descriptor shares: created under its type, listed among all checks by
+ * `checkType`, identified by name, ordered set-like `locations` and `tags`, the keyed arrays of
+ * every check, and its incidents' service as a reference.
+ */
+export const checkDescriptor = (type: string, checkType: string) =>
+  ({
+    check: true,
+    tier: 1,
+    displayField: 'name',
+    endpoints: checkEndpoints(type),
+    idField: 'id',
+    list: checksList(checkType),
+    identity: { fields: ['name'], unique: false },
+    references: [TRIGGER_INCIDENT_REFERENCE],
+    setArrays: ['locations', 'tags'],
+    keyedArrays: CHECK_KEYED_ARRAYS,
+    unorderedKeyed: CHECK_UNORDERED_KEYED,
+  }) as const

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { apiCheckSchema, autoAssignAlertsQuerySchema, checkListQuerySchema, dnsCheckSchema, heartbeatCheckSchema, icmpCheckSchema, type HeartbeatCheck } from '../../schema/index.js'
+import { apiCheckSchema, blankApiSecrets, autoAssignAlertsQuerySchema, checkListQuerySchema, dnsCheckSchema, heartbeatCheckSchema, icmpCheckSchema, type HeartbeatCheck } from '../../schema/index.js'
 import { notFound, parseOr400 } from '../errors.js'
 import type { Store } from '../store/index.js'
 import { serviceReferences, writeWithReferences } from './references.js'
@@ -14,27 +14,12 @@ import { createHeartbeatCheck, replaceHeartbeatCheck } from './heartbeats.js'
 
 const SCHEMAS = { DNS: dnsCheckSchema, ICMP: icmpCheckSchema, API: apiCheckSchema, HEARTBEAT: heartbeatCheckSchema } as const
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
-
-/**
- * An API check's secret values are stored (runs need them) but answered as "", like a secret
- * variable's value: `request.basicAuth.password` and the value of every header and query
- * parameter marked `secret`. Other checks are answered as stored, untouched.
- */
+/** Answers of API checks read their secret values as "" (see blankApiSecrets); others as stored. */
 export function withoutSecrets(json: string | Buffer): string | Buffer {
   const text = json.toString()
   // most pages hold nothing to blank: answered as stored, without a parse
   if (!text.includes('"checkType":"API"') || !(text.includes('"basicAuth":{') || text.includes('"secret":true'))) return json
-  const blank = (check: unknown) => {
-    if (!isObject(check) || check.checkType !== 'API' || !isObject(check.request)) return check
-    const request = check.request
-    for (const field of ['headers', 'queryParameters']) {
-      const items = request[field]
-      if (Array.isArray(items)) for (const item of items) if (isObject(item) && item.secret === true) item.value = ''
-    }
-    if (isObject(request.basicAuth)) request.basicAuth.password = ''
-    return check
-  }
+  const blank = (check: unknown) => ((check as { checkType?: unknown } | null)?.checkType === 'API' ? blankApiSecrets(check) : check)
   const parsed = JSON.parse(text) as unknown
   return JSON.stringify(Array.isArray(parsed) ? parsed.map(blank) : blank(parsed))
 }
