@@ -1,5 +1,5 @@
 import type { DesiredResource, ResourceKind, ResourceOptions } from '../resources/types.js'
-import { CHECK_KINDS, displayName, kindsReferring, RESOURCE_KINDS } from '../resources/registry.js'
+import { CHECK_KINDS, descriptorOf, displayName, kindsReferring, RESOURCE_KINDS } from '../resources/registry.js'
 
 /** Checks that can name a status page service (in their triggerIncident). */
 const CHECKS_REFERRING_SERVICES = kindsReferring('status-page-service').filter((kind) => CHECK_KINDS.has(kind))
@@ -370,7 +370,10 @@ function compareExisting(
   // Cheap first: most records equal the desired payload once read-only fields are dropped.
   let have = normalizeParsed(kind, record)
   const secret = kind === 'variable' && (want.secret === true || have.secret === true)
-  if (!secret && jsonEqual(want, have)) return { ...base, remoteId: entry.remoteId }
+  // Secrets the service reads back as "" compare equal; the lock's fingerprint tells a change.
+  const blanked = descriptorOf(kind).blankedSecrets?.(payload)
+  const blankedChanged = blanked !== undefined && !secretMatches(blanked.text, entry.secretHash)
+  if (!secret && !blankedChanged && jsonEqual(want, have)) return { ...base, remoteId: entry.remoteId }
   have = normalize(kind, record)
   let secretPaths: Set<string> | undefined
   let secretChanged = false
@@ -383,9 +386,15 @@ function compareExisting(
     }
   }
   const change: PlanChange = { ...base, remoteId: entry.remoteId }
-  if (jsonEqual(want, have)) return change
+  if (!blankedChanged && jsonEqual(want, have)) return change
 
   const diffs = fieldDiffs(have, want).map((d) => maskDiff(d, secretPaths, want, have, secretChanged))
+  if (blankedChanged && blanked) {
+    // One fingerprint covers them all: a single secret is named, several are named together.
+    diffs.push(blanked.paths.length === 1
+      ? { path: blanked.paths[0], secret: true, new: SECRET_CHANGED }
+      : { path: 'request', secret: true, new: `${SECRET_CHANGED}: one of ${blanked.paths.join(', ')}` })
+  }
   change.fieldDiffs = diffs
   change.payload = maskSecrets(kind, payload)
   if (kind === 'variable' && typeof want.key === 'string' && want.key !== entry.remoteId) {
@@ -398,7 +407,7 @@ function compareExisting(
     change.action = 'update'
   }
   // Who changed it: the code since the last apply, someone outside monitors, or both.
-  const inCode = appliedHash(kind, payload) !== entry.appliedHash || secretChanged
+  const inCode = appliedHash(kind, payload) !== entry.appliedHash || secretChanged || blankedChanged
   const outside = appliedHash(kind, record) !== entry.appliedHash
   if (outside) {
     change.changedOutside = true

@@ -44,7 +44,10 @@ class SavedPlanError extends UserError {}
 function secretValues(desired: readonly DesiredResource[]): string[] {
   const out: string[] = []
   for (const r of desired) {
-    if (descriptorOf(r.kind).secrets.self && r.payload.secret === true) out.push(`${r.kind}:${r.logicalId}\0${String(r.payload.value)}`)
+    const descriptor = descriptorOf(r.kind)
+    if (descriptor.secrets.self && r.payload.secret === true) out.push(`${r.kind}:${r.logicalId}\0${String(r.payload.value)}`)
+    const blanked = descriptor.blankedSecrets?.(r.payload)
+    if (blanked) out.push(`${r.kind}:${r.logicalId}:blanked\0${blanked.text}`)
     if (Array.isArray(r.payload.environmentVariables)) {
       for (const v of r.payload.environmentVariables as Array<Record<string, unknown>>) {
         if (v?.secret) out.push(`${r.kind}:${r.logicalId}:${String(v.key)}\0${String(v.value)}`)

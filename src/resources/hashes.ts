@@ -50,8 +50,13 @@ export function desiredHash(kind: ResourceKind, normalized: Record<string, unkno
   return hashValue(maskSecrets(kind, normalized))
 }
 
-/** The fingerprint of a secret variable's value for the lock, or undefined. */
+/**
+ * The fingerprint for the lock of a secret variable's value, or of the secret values a resource
+ * reads back as "" (an API check's), or undefined.
+ */
 export function secretHashOf(kind: ResourceKind, payload: Record<string, unknown>): string | undefined {
-  if (descriptorOf(kind).secrets.self && payload.secret === true && typeof payload.value === 'string') return fingerprintSecret(payload.value)
-  return undefined
+  const descriptor = descriptorOf(kind)
+  if (descriptor.secrets.self && payload.secret === true && typeof payload.value === 'string') return fingerprintSecret(payload.value)
+  const blanked = descriptor.blankedSecrets?.(payload)
+  return blanked ? fingerprintSecret(blanked.text) : undefined
 }

@@ -134,4 +134,11 @@ export interface ResourceDescriptor {
   filledByConstruct: Readonly<Record<string, unknown>>
   /** Extra normalization of a record after the common one (drop nested read-only fields). */
   normalize?: (record: Record<string, unknown>) => Record<string, unknown>
+  /**
+   * Secret values the service stores but reads back as "" (an API check's password, secret
+   * headers and query values), as one canonical text of their paths and values, or undefined
+   * when none is set. The lock keeps a salted fingerprint of it (`secretHash`), so that a
+   * change of such a value alone is planned although both sides read "".
+   */
+  blankedSecrets?: (payload: Record<string, unknown>) => { text: string; paths: string[] } | undefined
 }

@@ -155,3 +155,27 @@ export function blankApiSecrets<T>(check: T): T {
   if (isObject(request.basicAuth)) request.basicAuth = { ...request.basicAuth, password: '' }
   return { ...check, request } as T
 }
+
+/**
+ * The secret values of an API check that reads answer as "" (see blankApiSecrets): their paths
+ * (as plans name them) and one canonical text of paths and values, or undefined when none is set
+ * (an empty value, e.g. read from an unset environment variable, counts as not set).
+ */
+export function apiSecretValues(check: Record<string, unknown>): { text: string; paths: string[] } | undefined {
+  if (!isObject(check.request)) return undefined
+  const request = check.request
+  const pairs: Array<[string, string]> = []
+  for (const field of ['headers', 'queryParameters']) {
+    const items = request[field]
+    if (!Array.isArray(items)) continue
+    for (const v of items) {
+      if (isObject(v) && v.secret === true && typeof v.value === 'string' && v.value !== '') pairs.push([`request.${field}[${String(v.key)}].value`, v.value])
+    }
+  }
+  if (isObject(request.basicAuth) && typeof request.basicAuth.password === 'string' && request.basicAuth.password !== '') {
+    pairs.push(['request.basicAuth.password', request.basicAuth.password])
+  }
+  if (pairs.length === 0) return undefined
+  pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+  return { text: JSON.stringify(pairs), paths: pairs.map(([path]) => path) }
+}

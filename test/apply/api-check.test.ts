@@ -23,7 +23,7 @@ afterAll(async () => {
 const SECRET_HEADER = 'hdr-secret-7f3a'
 const PASSWORD = 'pw-secret-91bc'
 
-const checkFile = (maxResponseTime = 20000) => `import { ApiCheck, EnvVar } from 'monitors-as-code'
+const checkFile = (maxResponseTime = 20000, password = PASSWORD, lockedValue = 'locked-value-1', headerSecret = SECRET_HEADER) => `import { ApiCheck, EnvVar } from 'monitors-as-code'
 new EnvVar('REGION', { value: 'eu-central' })
 new ApiCheck('health', {
   name: 'Health API',
@@ -33,9 +33,9 @@ new ApiCheck('health', {
   request: {
     method: 'GET',
     url: '${http.origin}/health',
-    headers: [{ key: 'X-Plain', value: 'visible' }, { key: 'X-Token', value: '${SECRET_HEADER}', secret: true }],
+    headers: [{ key: 'X-Plain', value: 'visible' }, { key: 'X-Token', value: '${headerSecret}', secret: true }, { key: 'X-Locked', value: '${lockedValue}', locked: true }],
     queryParameters: [{ key: 'region', value: '{{REGION}}' }],
-    basicAuth: { username: 'monitor', password: '${PASSWORD}' },
+    basicAuth: { username: 'monitor', password: '${password}' },
     assertions: [
       { source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' },
       { source: 'JSON_BODY', property: '$.status', comparison: 'EQUALS', target: 'ok' },
@@ -43,6 +43,10 @@ new ApiCheck('health', {
   },
 })
 `
+
+/** The same check under another name and without the variable, beside the first test's. */
+const rotating = (...args: Parameters<typeof checkFile>) =>
+  checkFile(...args).replace("name: 'Health API'", "name: 'Rotating API'").replace(/new EnvVar\('REGION'[^\n]*\n/, '').replace('{{REGION}}', 'eu')
 
 const noSecret = (text: string) => {
   expect(text).not.toContain(SECRET_HEADER)
@@ -87,6 +91,60 @@ describe('ApiCheck', () => {
     expect(update.code, update.output).toBe(0)
     noSecret(api.lockText(dir))
     expect((await api.cli(dir, ['plan', '--detailed-exitcode'])).code).toBe(0)
+  })
+
+  it('a changed secret value alone is planned as an update (lock fingerprint), never shown; a locked header is masked', async () => {
+    const dir = makeProject({ 'api.check.ts': rotating() })
+    expect((await api.cli(dir, ['apply', '--yes'])).code).toBe(0)
+    const plain = await api.cli(dir, ['plan', '--detailed-exitcode'])
+    expect(plain.code, plain.output).toBe(0)
+    expect(plain.output).not.toContain('locked-value-1')
+
+    // only the password changes: both sides read "", the lock's fingerprint tells
+    const NEW_PASSWORD = 'pw-rotated-33d1'
+    writeFiles(dir, { 'api.check.ts': rotating(20000, NEW_PASSWORD) })
+    const saved = await api.cli(dir, ['plan', '--out', 'rotated.plan.json'])
+    expect(saved.code, saved.output).toBe(0)
+    const changed = await api.cli(dir, ['plan', '--detailed-exitcode'])
+    expect(changed.code, changed.output).toBe(2)
+    expect(changed.stdout).toContain('(secret changed)')
+    expect(changed.stdout).toContain('request.basicAuth.password')
+    expect(changed.output).not.toContain(NEW_PASSWORD)
+    expect(changed.output).not.toContain(PASSWORD)
+    const json = JSON.parse((await api.cli(dir, ['plan', '--format', 'json'])).stdout)
+    const change = json.changes.find((c: Record<string, any>) => c.kind === 'api-check')
+    expect(change.action).toBe('update')
+    expect(JSON.stringify(json)).not.toContain(NEW_PASSWORD)
+
+    // a saved plan made with another secret value is stale
+    writeFiles(dir, { 'api.check.ts': rotating(20000, 'pw-other-7777') })
+    const stale = await api.cli(dir, ['apply', 'rotated.plan.json', '--yes'])
+    expect(stale.code, stale.output).toBe(1)
+    writeFiles(dir, { 'api.check.ts': rotating(20000, NEW_PASSWORD) })
+    const applied = await api.cli(dir, ['apply', 'rotated.plan.json', '--yes'])
+    expect(applied.code, applied.output).toBe(0)
+    noSecret(api.lockText(dir))
+    expect(api.lockText(dir)).not.toContain(NEW_PASSWORD)
+    expect((await api.cli(dir, ['plan', '--detailed-exitcode'])).code).toBe(0)
+
+    // a locked header's change reads (locked value changed), never the values
+    writeFiles(dir, { 'api.check.ts': rotating(20000, NEW_PASSWORD, 'locked-value-2') })
+    const locked = await api.cli(dir, ['plan', '--detailed-exitcode'])
+    expect(locked.code, locked.output).toBe(2)
+    expect(locked.stdout).toContain('(locked value changed)')
+    expect(locked.output).not.toMatch(/locked-value-[12]/)
+    const lockedJson = await api.cli(dir, ['plan', '--format', 'json'])
+    expect(lockedJson.output).not.toMatch(/locked-value-[12]/)
+    const lockedMd = await api.cli(dir, ['plan', '--format', 'markdown'])
+    expect(lockedMd.output).not.toMatch(/locked-value-[12]/)
+
+    // a change of two secret values names both paths together
+    writeFiles(dir, { 'api.check.ts': rotating(20000, 'pw-two-1', 'locked-value-1', 'hdr-two-2') })
+    const two = await api.cli(dir, ['plan', '--detailed-exitcode'])
+    expect(two.code, two.output).toBe(2)
+    expect(two.stdout).toContain('request.headers[X-Token].value')
+    expect(two.stdout).toContain('request.basicAuth.password')
+    expect(two.output).not.toMatch(/pw-two-1|hdr-two-2/)
   })
 
   it('monitors test runs the ApiCheck against a local HTTP server, {{REGION}} from the EnvVar', async () => {

@@ -1,4 +1,4 @@
-import { apiCheckSchema, blankApiSecrets } from '../../schema/api-check.js'
+import { apiCheckSchema, apiSecretValues, blankApiSecrets } from '../../schema/api-check.js'
 import type { ResourceDescriptor } from '../types.js'
 import { checkDescriptor, CHECK_KEYED_ARRAYS } from './common.js'
 
@@ -12,7 +12,8 @@ export const apiCheck = {
   keyedArrays: { ...CHECK_KEYED_ARRAYS, 'request.headers': 'key', 'request.queryParameters': 'key' },
   secrets: { self: false, arrays: ['environmentVariables', 'request.headers', 'request.queryParameters', 'request.basicAuth.password'] },
   filledByConstruct: {},
-  // reads answer secrets as "": both sides compare that way, so a plan after an apply says
-  // "No changes." (a changed secret value alone is therefore not planned: README, "ApiCheck")
+  // reads answer secrets as "": both sides compare that way, and the lock's fingerprint of the
+  // secret values tells whether one of them changed in code (README, "ApiCheck")
   normalize: blankApiSecrets,
+  blankedSecrets: apiSecretValues,
 } satisfies ResourceDescriptor
