@@ -98,7 +98,7 @@ function facts(event: AlertEvent): Array<[string, string]> {
   if (event.statusCode !== null) rows.push(['Status code', String(event.statusCode)])
   if (event.errorMessage) rows.push(['Error', event.errorMessage])
   if (event.sslDaysRemaining !== null) rows.push(['Certificate', `${event.sslDaysRemaining} days left`])
-  rows.push(['Run', `${event.startedAt} – ${event.stoppedAt}`], ['Result', event.checkResultId])
+  rows.push(['Run', `${event.startedAt} to ${event.stoppedAt}`], ['Result', event.checkResultId])
   if (event.incidentId) rows.push(['Incident', event.incidentId])
   return rows
 }
