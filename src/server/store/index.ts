@@ -185,6 +185,7 @@ export interface MaintenanceWindowStore {
 }
 
 export interface IncidentStore {
+  /** newest first */
   list(account: string, paging: Paging): Promise<Page<IncidentRecord>>
   get(account: string, id: string): Promise<IncidentRecord | undefined>
   create(account: string, data: IncidentData): Promise<IncidentRecord>
