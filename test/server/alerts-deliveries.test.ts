@@ -179,12 +179,13 @@ describe('webhook deliveries', () => {
 })
 
 describe('slack, sms and email without an SMTP server', () => {
-  it('Slack gets an incoming-webhook message; SMS is recorded as not delivered; email without --smtp-url too', async () => {
+  it('Slack gets an incoming-webhook message; a GET webhook no body; SMS is recorded as not delivered; email without --smtp-url too', async () => {
     const query = 'channels.test'
     const id = await bench.createCheck(query, {
       name: 'Edge resolver',
       alertChannels: {
         slack: [{ url: `${hooks.url}/services/T000/B000/XXXX` }],
+        webhook: [{ name: 'ping', url: `${hooks.url}/get`, method: 'GET', queryParameters: [{ key: 'check', value: 'edge' }] }],
         sms: [{ number: '+15550100', name: 'on call' }],
         email: [{ address: 'ops@example.test' }],
       },
@@ -201,7 +202,12 @@ describe('slack, sms and email without an SMTP server', () => {
     expect(fields).toMatchObject({ Alert: 'ALERT_FAILURE', Location: 'local' })
     expect(fields.Check).toContain(id)
 
-    const deliveries = await eventually(() => bench.deliveries(id), (list) => list.length === 3 && list.every((d: any) => d.status !== 'PENDING'))
+    // a GET webhook carries no body: the query parameters alone
+    const [get] = await hooks.waitFor('/get', 1)
+    expect(get).toMatchObject({ method: 'GET', url: '/get?check=edge', body: '' })
+    expect(get.headers['content-type']).toBeUndefined()
+
+    const deliveries = await eventually(() => bench.deliveries(id), (list) => list.length === 4 && list.every((d: any) => d.status !== 'PENDING'))
     const byType = Object.fromEntries(deliveries.map((d: any) => [d.channelType, d]))
     expect(byType.SLACK).toMatchObject({ status: 'DELIVERED', channel: { url: `${hooks.url}/…` }, attemptCount: 1 })
     expect(byType.SMS).toMatchObject({ status: 'NOT_DELIVERED', attemptCount: 0, channel: { name: 'on call', number: '+15550100' } })

@@ -54,12 +54,15 @@ describe('retries', () => {
     times.slice(1).forEach((at, i) => expect(at - times[i]).toBeGreaterThanOrEqual(BACKOFF * 2 ** i - 20))
   })
 
-  it('408 and 429 are retried; a 404 is final at once', async () => {
-    hooks.answer('/busy', 408, 429, 200)
+  it('408 and 429 are retried (Retry-After honoured); a 404 is final at once', async () => {
+    hooks.answer('/busy', 408, { status: 429, headers: { 'retry-after': '1' } }, 200)
     const busy = await failingWith('/busy')
     const [delivered] = await eventually(() => bench.deliveries(busy), finished)
     expect(delivered.attempts.map((a: any) => [a.statusCode, a.outcome])).toEqual([[408, 'RETRY'], [429, 'RETRY'], [200, 'DELIVERED']])
     expect(delivered.status).toBe('DELIVERED')
+    // the 429's Retry-After (1 s) is longer than the backoff (400 ms): it is honoured
+    const [, second, third] = hooks.received('/busy')
+    expect(third.at - second.at).toBeGreaterThanOrEqual(950)
 
     hooks.answer('/gone', 404, 200)
     const gone = await failingWith('/gone')
