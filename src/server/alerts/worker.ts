@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
-import { createTransport, type Transporter } from 'nodemailer'
+import type { Transporter } from 'nodemailer'
 import type { AlertDeliveryStatus, ClaimedAlertDelivery, Store } from '../store/index.js'
 import { UserError } from '../../errors.js'
 import { notDeliverable, send, type SendContext, type SendOutcome } from './send.js'
@@ -58,7 +58,9 @@ export function checkSmtpUrl(value: string): URL {
 export class AlertDeliveryWorker {
   readonly owner = `alerts:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
   private readonly options: Required<Omit<AlertDeliveryOptions, 'smtpUrl' | 'smtpFrom' | 'log'>> & AlertDeliveryOptions
-  private readonly mailer?: { transport: Transporter; from: string }
+  private readonly smtp?: { url: URL; from: string }
+  /** loaded at the first email: nodemailer costs a server that sends none its load time */
+  private mailer?: Promise<{ transport: Transporter; from: string }>
   private readonly inFlight = new Map<string, { done: Promise<void>; abort: AbortController }>()
   private timer: NodeJS.Timeout | undefined
   private polling: Promise<void> | undefined
@@ -80,13 +82,19 @@ export class AlertDeliveryWorker {
       ...options,
     }
     if (options.smtpUrl) {
-      const url = checkSmtpUrl(options.smtpUrl)
-      const timeout = this.options.timeoutMs
-      this.mailer = {
-        transport: createTransport({ url: url.href, connectionTimeout: timeout, greetingTimeout: timeout, socketTimeout: timeout }),
-        from: options.smtpFrom ?? `monitors@${hostname() || 'localhost'}`,
-      }
+      this.smtp = { url: checkSmtpUrl(options.smtpUrl), from: options.smtpFrom ?? `monitors@${hostname() || 'localhost'}` }
     }
+  }
+
+  private loadMailer(): Promise<{ transport: Transporter; from: string }> | undefined {
+    const smtp = this.smtp
+    if (!smtp) return undefined
+    this.mailer ??= import('nodemailer').then(({ createTransport }) => {
+      const timeout = this.options.timeoutMs
+      const transport = createTransport({ url: smtp.url.href, connectionTimeout: timeout, greetingTimeout: timeout, socketTimeout: timeout })
+      return { transport, from: smtp.from }
+    })
+    return this.mailer
   }
 
   private get leaseMs(): number {
@@ -127,7 +135,7 @@ export class AlertDeliveryWorker {
       await all
     }
     clearTimeout(timeout)
-    this.mailer?.transport.close()
+    if (this.mailer) (await this.mailer).transport.close()
   }
 
   private schedule(delay: number): void {
@@ -178,14 +186,15 @@ export class AlertDeliveryWorker {
 
   private async deliver(delivery: ClaimedAlertDelivery, stopping: AbortSignal): Promise<void> {
     const deliveries = this.store.alertDeliveries
-    const reason = notDeliverable(delivery, { mailer: this.mailer })
+    const mailer = delivery.channelType === 'EMAIL' ? await this.loadMailer() : undefined
+    const reason = notDeliverable(delivery, { mailer })
     if (reason) {
       await deliveries.finish(this.owner, delivery.id, 'NOT_DELIVERED', reason)
       return
     }
     const attempt = delivery.attempts + 1
     const signal = AbortSignal.any([stopping, AbortSignal.timeout(this.options.timeoutMs)])
-    const context: SendContext = { signal, timeoutMs: this.options.timeoutMs, mailer: this.mailer, userAgent: 'monitors-alerts/1' }
+    const context: SendContext = { signal, timeoutMs: this.options.timeoutMs, mailer, userAgent: 'monitors-alerts/1' }
     const startedAt = new Date()
     const began = performance.now()
     const outcome: SendOutcome = await send(delivery, attempt, context)
