@@ -232,3 +232,28 @@ describe('the API of deliveries', () => {
     expect((await other('GET', '/v1/alert-deliveries')).json).toEqual([])
   })
 })
+
+describe('reminders', () => {
+  it('a REMINDER is delivered too (the server\'s clock moved past the reminder interval)', async () => {
+    let offset = 0
+    const clocked = await startAlertsBench(dns, { clock: () => Date.now() + offset, alerts: { pollMs: 100 } })
+    try {
+      const query = 'reminder.test'
+      fail(query)
+      const id = await clocked.createCheck(query, {
+        name: 'Nagging',
+        useGlobalAlertSettings: false,
+        alertSettings: { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 1 }, reminders: { amount: 1, interval: 5 } },
+        alertChannels: { webhook: [{ name: 'r', url: `${hooks.url}/reminder` }] },
+      })
+      await clocked.runOnce(id)
+      offset = 5 * 60_000 + 5_000
+      await clocked.runOnce(id)
+      const requests = await hooks.waitFor('/reminder', 2)
+      expect(requests.map((r) => [r.json.alertType, r.json.title])).toEqual([['ALERT_FAILURE', 'Nagging is failing'], ['REMINDER', 'Nagging is still failing']])
+      expect(requests[1].headers['x-monitors-alert-type']).toBe('REMINDER')
+    } finally {
+      await clocked.close()
+    }
+  })
+})
