@@ -82,11 +82,22 @@ describe('retries', () => {
     expect(delivery.attempts[1]).toMatchObject({ attempt: 2, statusCode: 200, outcome: 'DELIVERED' })
   })
 
-  it('an unusable URL and a refused connection: the first is final, the second retried', async () => {
+  it('an unusable URL or header and a refused connection: the first two are final, the last retried', async () => {
     const bad = await failingWith('/bad', 'not a url')
     const [invalid] = await eventually(() => bench.deliveries(bad), finished)
     expect(invalid).toMatchObject({ status: 'FAILED', attemptCount: 1 })
     expect(invalid.attempts[0].error).toBe('invalid URL "not a url"')
+
+    // a header HTTP does not allow: final too
+    dns.set('badheader.test', 'A', { rcode: 'SERVFAIL' })
+    const header = await bench.createCheck('badheader.test', {
+      alertChannels: { webhook: [{ name: 'h', url: `${hooks.url}/badheader`, headers: [{ key: 'X-Two\nLines', value: 'v' }] }] },
+    })
+    await bench.runOnce(header)
+    const [unsendable] = await eventually(() => bench.deliveries(header), finished)
+    expect(unsendable).toMatchObject({ status: 'FAILED', attemptCount: 1 })
+    expect(unsendable.attempts[0].error).toBe('the request cannot be sent: invalid header key')
+    expect(hooks.received('/badheader')).toEqual([])
 
     // a port nobody listens on (the receiver's own, once closed)
     const closed = await startReceiver()

@@ -101,7 +101,9 @@ async function http(url: URL, method: string, headers: Record<string, string>, b
     const error = `HTTP ${status}${text.trim() ? `: ${text.trim().replace(/\s+/g, ' ').slice(0, 200)}` : ''}`
     return { delivered: false, retryable: retryableStatus(status), statusCode: status, error, retryAfterMs: retryAfter(response.headers['retry-after']) }
   } catch (error) {
-    return { delivered: false, retryable: true, statusCode: null, error: errorText(error, context) }
+    // a request that cannot be made (a header name or value HTTP does not allow) will not work later either
+    const invalid = (error as { code?: string }).code === 'UND_ERR_INVALID_ARG'
+    return { delivered: false, retryable: !invalid, statusCode: null, error: invalid ? `the request cannot be sent: ${(error as Error).message}` : errorText(error, context) }
   }
 }
 
