@@ -84,11 +84,12 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     const faults = options.faults === undefined ? undefined : { spec: typeof options.faults === 'string' ? parseFaults(options.faults) : options.faults, seed: options.seed ?? 1 }
     const retentionDays = options.retentionDays ?? DEFAULT_RETENTION_DAYS
     if (!(retentionDays > 0)) throw new UserError(`The retention must be more than 0 days, got ${retentionDays}`)
-    // every FINAL result feeds the check's status, error groups and alert state, then the caller's hook
+    // the sender of alert deliveries: on with the scheduler (monitors server), or when asked for
     const alertsOn = options.alerts !== false && (options.alerts !== undefined || (options.scheduler ?? options.runner === true))
     const alerts = alertsOn
       ? new AlertDeliveryWorker(store, { retentionMs: retentionDays * 86_400_000, ...(options.alerts || {}) })
       : undefined
+    // every FINAL result feeds the check's status, error groups and alert state, then the caller's hook
     const onFinalResult: FinalResultHook = async (tx, check, result, recorded) => {
       const outcome = await recordResult(tx, { id: check.id, checkType: String(check.checkType), json: recorded.run.checkJson }, { ...result, id: recorded.final.id })
       // the deliveries are written with this transaction: the worker's next claim waits for its commit
