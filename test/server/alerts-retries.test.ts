@@ -111,7 +111,7 @@ describe('retries', () => {
   })
 })
 
-describe('shutdown', () => {
+describe('shutdown and retention', () => {
   it('does not wait for a receiver that holds the request; the next start sends the delivery', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'monitors-alerts-stop-'))
     try {
@@ -139,6 +139,32 @@ describe('shutdown', () => {
         const requests = hooks.received('/stop')
         expect(requests).toHaveLength(2)
         expect(requests[1].headers['x-monitors-delivery-id']).toBe(requests[0].headers['x-monitors-delivery-id'])
+      } finally {
+        await second.close()
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('finished deliveries and their notifications are pruned with the results\' retention', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'monitors-alerts-prune-'))
+    try {
+      const dbPath = join(dir, 'alerts.db')
+      const first = await startAlertsBench(dns, { dbPath, alerts: { pollMs: 50 } })
+      dns.set('prune.test', 'A', { rcode: 'SERVFAIL' })
+      const id = await first.createCheck('prune.test', { alertChannels: { webhook: [{ name: 'p', url: `${hooks.url}/prune` }] } })
+      await first.runOnce(id)
+      await eventually(() => first.deliveries(id), finished)
+      expect((await first.call('GET', `/v1/alert-notifications?checkId=${id}`)).json).toHaveLength(1)
+      await first.close()
+      await new Promise((resolve) => setTimeout(resolve, 1500))
+
+      // a retention of one second: the next start prunes them
+      const second = await startAlertsBench(dns, { dbPath, retentionDays: 1 / 86_400, alerts: { pollMs: 50 } })
+      try {
+        await eventually(() => second.deliveries(id), (list) => list.length === 0)
+        expect((await second.call('GET', `/v1/alert-notifications?checkId=${id}`)).json).toEqual([])
       } finally {
         await second.close()
       }

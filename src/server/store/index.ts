@@ -678,7 +678,10 @@ export interface AlertDeliveryStore {
   notifications(account: string, query: { checkId?: string; limit: number; offset: number }): Promise<Page<AlertNotificationRecord>>
   /** the deliveries of these notifications, oldest first */
   ofNotifications(account: string, notificationIds: string[]): Promise<AlertDeliveryRecord[]>
-  /** deletes finished deliveries (and their attempts) created before `before` (ISO); answers how many */
+  /**
+   * deletes finished deliveries (and their attempts) created before `before` (ISO), and the
+   * notifications recorded before then that have no delivery left; answers how many deliveries
+   */
   prune(before: string): Promise<number>
 }
 

@@ -97,6 +97,8 @@ export function alertDeliveryRepository(db: Db, exec: Exec): AlertDeliveryStore 
   const notificationCount = db.prepare(`SELECT count(*) FROM alert_notifications
     WHERE account_id = @account AND (@checkId IS NULL OR check_id = @checkId)`).pluck()
   const prune = db.prepare(`DELETE FROM alert_deliveries WHERE created_at < ? AND status <> 'PENDING'`)
+  const pruneNotifications = db.prepare(`DELETE FROM alert_notifications WHERE created_at < @before
+    AND NOT EXISTS (SELECT 1 FROM alert_deliveries d WHERE d.notification_id = alert_notifications.id)`)
 
   const record = (row: DeliveryRow): AlertDeliveryRecord => ({
     id: row.id,
@@ -176,6 +178,10 @@ export function alertDeliveryRepository(db: Db, exec: Exec): AlertDeliveryStore 
       }
     }),
     ofNotifications: (account, ids) => exec(() => ids.flatMap((id) => (ofNotification.all(account, id) as DeliveryRow[]).map(record))),
-    prune: (before) => exec(() => prune.run(before).changes),
+    prune: (before) => exec(() => db.transaction(() => {
+      const deliveries = prune.run(before).changes
+      pruneNotifications.run({ before })
+      return deliveries
+    })()),
   }
 }

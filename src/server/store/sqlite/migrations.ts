@@ -304,6 +304,7 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX alert_delivery_attempts_delivery ON alert_delivery_attempts (delivery_seq, seq);
   CREATE INDEX alert_notifications_account ON alert_notifications (account_id, seq);
+  CREATE INDEX alert_notifications_created ON alert_notifications (created_at);
   `,
 ]
 
