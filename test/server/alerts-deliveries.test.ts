@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
+import { startTlsServer } from '../helpers/http-server.js'
 import { eventually, gate, startAlertsBench, startReceiver, type AlertsBench, type Receiver } from './alerts-helpers.js'
 
 let dns: DnsServerHandle
@@ -254,6 +255,27 @@ describe('reminders', () => {
       expect(requests[1].headers['x-monitors-alert-type']).toBe('REMINDER')
     } finally {
       await clocked.close()
+    }
+  })
+})
+
+describe('API checks', () => {
+  it('the event of an https API check carries its status code and the certificate\'s days left', async () => {
+    const tls = await startTlsServer({ validDays: 12, extraHours: 3 })
+    try {
+      tls.route('/health', { status: 500, body: 'down' })
+      const created = await bench.call('POST', '/v1/checks/api', {
+        name: 'Health API', activated: false, doubleCheck: false,
+        request: { method: 'GET', url: `${tls.origin}/health`, skipSSL: true, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' }] },
+        alertChannels: { webhook: [{ name: 'api', url: `${hooks.url}/api` }] },
+      })
+      expect(created.status).toBe(201)
+      expect((await bench.runOnce(created.json.id)).status).toBe('FAILED')
+      const [request] = await hooks.waitFor('/api', 1)
+      expect(request.json).toMatchObject({ alertType: 'ALERT_FAILURE', checkType: 'API', checkName: 'Health API', statusCode: 500, sslDaysRemaining: 12, hasFailures: true })
+      expect(request.json.errorMessage).toContain('500')
+    } finally {
+      await tls.close()
     }
   })
 })
