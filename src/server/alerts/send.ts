@@ -5,7 +5,7 @@
 import { request } from 'undici'
 import type { Transporter } from 'nodemailer'
 import type { ClaimedAlertDelivery } from '../store/index.js'
-import { emailMessage, slackMessage, type AlertEvent } from './event.js'
+import { emailMessage, slackMessage, SMS_NOT_DELIVERED, type AlertEvent } from './event.js'
 
 export interface SendOutcome {
   /** the channel accepted the alert */
@@ -33,7 +33,7 @@ export function notDeliverable(delivery: ClaimedAlertDelivery, context: Pick<Sen
   if (delivery.channelType === 'EMAIL' && !context.mailer) {
     return 'no SMTP server configured: start the server with --smtp-url (or MONITORING_SMTP_URL) to send email'
   }
-  if (delivery.channelType === 'SMS') return 'SMS is not delivered by the local server: it has no SMS provider'
+  if (delivery.channelType === 'SMS') return SMS_NOT_DELIVERED
   return undefined
 }
 
