@@ -5,8 +5,10 @@ import { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 import { DEFAULT_RETENTION_DAYS, Scheduler, type FinalResultHook, type SchedulerOptions } from './scheduler/index.js'
 import { recordResult } from './results/index.js'
 import { UserError } from '../errors.js'
+import { AlertDeliveryWorker, type AlertDeliveryOptions } from './alerts/worker.js'
 
 export { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
+export { checkSmtpUrl, type AlertDeliveryOptions } from './alerts/worker.js'
 
 export interface LocalServerOptions {
   /** default '127.0.0.1' */
@@ -42,6 +44,11 @@ export interface LocalServerOptions {
   schedulerOptions?: Partial<Omit<SchedulerOptions, 'store' | 'services' | 'plan' | 'run' | 'retentionMs'>>
   /** called with every FINAL result, in the transaction that records it */
   onFinalResult?: FinalResultHook
+  /**
+   * Send the alert notifications' deliveries (webhook, Slack, email) from this process, with
+   * these settings (SMTP URL, retries); false: never. Default: on when the scheduler is.
+   */
+  alerts?: AlertDeliveryOptions | false
 }
 
 export interface LocalServer {
@@ -77,9 +84,16 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     const faults = options.faults === undefined ? undefined : { spec: typeof options.faults === 'string' ? parseFaults(options.faults) : options.faults, seed: options.seed ?? 1 }
     const retentionDays = options.retentionDays ?? DEFAULT_RETENTION_DAYS
     if (!(retentionDays > 0)) throw new UserError(`The retention must be more than 0 days, got ${retentionDays}`)
+    // the sender of alert deliveries: on with the scheduler (monitors server), or when asked for
+    const alertsOn = options.alerts !== false && (options.alerts !== undefined || (options.scheduler ?? options.runner === true))
+    const alerts = alertsOn
+      ? new AlertDeliveryWorker(store, { retentionMs: retentionDays * 86_400_000, ...(options.alerts || {}) })
+      : undefined
     // every FINAL result feeds the check's status, error groups and alert state, then the caller's hook
     const onFinalResult: FinalResultHook = async (tx, check, result, recorded) => {
-      await recordResult(tx, { id: check.id, checkType: String(check.checkType), json: recorded.run.checkJson }, { ...result, id: recorded.final.id })
+      const outcome = await recordResult(tx, { id: check.id, checkType: String(check.checkType), json: recorded.run.checkJson }, { ...result, id: recorded.final.id })
+      // the deliveries are written with this transaction: the worker's next claim waits for its commit
+      if (outcome.notifications.length > 0) alerts?.wake()
       await options.onFinalResult?.(tx, check, result, recorded)
     }
     const services = { now: options.clock ?? Date.now, onFinalResult }
@@ -106,6 +120,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
       ? new Scheduler({ ...options.schedulerOptions, store, services, plan: true, run: options.runner === true, retentionMs: retentionDays * 86_400_000 })
       : undefined
     scheduler?.start()
+    alerts?.start()
     let closed: Promise<void> | undefined
     return {
       url: `http://${shownHost}:${address.port}`,
@@ -117,7 +132,10 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
       completedRuns: () => scheduler?.completed ?? 0,
       close: () => {
         closing.abort()
-        closed ??= (scheduler ? scheduler.stop() : Promise.resolve()).then(() => app.close()).then(() => store.close())
+        closed ??= (scheduler ? scheduler.stop() : Promise.resolve())
+          .then(() => alerts?.stop())
+          .then(() => app.close())
+          .then(() => store.close())
         return closed
       },
     }

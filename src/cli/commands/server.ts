@@ -16,6 +16,8 @@ interface ServerArgs {
   seed: number
   runner: boolean
   retention: number
+  'smtp-url'?: string
+  'smtp-from'?: string
 }
 
 /** `KEY` or `KEY:ACCOUNT`. */
@@ -74,7 +76,9 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         default: true,
         describe: 'Run the checks in this process (--no-runner leaves every run to agents: monitors agent)',
       })
-      .option('retention', { type: 'number', default: 30, describe: 'Days check results are kept; older ones are pruned' }) as never,
+      .option('retention', { type: 'number', default: 30, describe: 'Days check results are kept; older ones are pruned' })
+      .option('smtp-url', { type: 'string', describe: 'SMTP server for alert email, e.g. smtp://user:pass@mail.example.com:587; default from MONITORING_SMTP_URL' })
+      .option('smtp-from', { type: 'string', describe: 'From address of alert email; default from MONITORING_SMTP_FROM, else monitors@<host name>' }) as never,
   handler: async (args) => {
     if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw new UserError(`--port must be 0-65535, got ${args.port}`)
     const fromEnv = (io().env.MONITORING_SERVER_API_KEYS ?? '').split(/[\s,]+/).filter(Boolean)
@@ -82,6 +86,8 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
     const apiKeys = keySpecs.map(parseApiKey)
     if (!Number.isFinite(args.retention) || args.retention <= 0) throw new UserError(`--retention must be a number of days above 0, got ${args.retention}`)
     const rateLimit = args['rate-limit'] !== undefined ? parseRateLimit(args['rate-limit']) : undefined
+    const smtpUrl = args['smtp-url'] || io().env.MONITORING_SMTP_URL || undefined
+    const smtpFrom = args['smtp-from'] || io().env.MONITORING_SMTP_FROM || undefined
     const out = (line: string) => io().stdout.write(`${line}\n`)
     let server
     try {
@@ -100,6 +106,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         scheduler: true,
         runner: args.runner,
         retentionDays: args.retention,
+        alerts: { smtpUrl, smtpFrom },
       })
     } catch (error) {
       throw nativeLoadError(error, 'server') ?? error
@@ -109,6 +116,10 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
     out(args.runner
       ? `Running the activated checks (results kept ${args.retention} days); agents may serve locations too`
       : `Not running checks (--no-runner): agents claim the due runs (results kept ${args.retention} days)`)
+    if (smtpUrl) {
+      const smtp = new URL(smtpUrl)
+      out(`Alert email through ${smtp.protocol}//${smtp.host}${smtpFrom ? ` from ${smtpFrom}` : ''}`)
+    }
     if (args.faults) out(`Injecting faults: ${args.faults} (seed ${args.seed})`)
     if (server.keyGenerated && server.apiKey) {
       out(`${paint().bold('API key')} (shown once, only its hash is kept): ${server.apiKey}`)

@@ -8,6 +8,7 @@ import type { RunResult } from '../../runner/types.js'
 import type { AlertNotificationKind, CheckRecord, Repositories, Store } from '../store/index.js'
 import { applyRun, type AlertingCheck } from './alerts.js'
 import { cleanErrorMessage, errorHash } from './clean.js'
+import { alertTitle, deliveriesFor, type AlertEvent } from '../alerts/event.js'
 
 export { cleanErrorMessage, errorHash } from './clean.js'
 export { applyRun, initialAlertState, settingsOf, ACCOUNT_ALERT_SETTINGS, type AlertSettings, type AlertingCheck } from './alerts.js'
@@ -38,7 +39,7 @@ export interface RecordOutcome {
   resolvedIncidentId?: string
 }
 
-type CheckBody = AlertingCheck & { id: string; triggerIncident?: TriggerIncident }
+type CheckBody = AlertingCheck & { id: string; triggerIncident?: TriggerIncident; checkType?: unknown; tags?: unknown; alertChannels?: unknown }
 
 function bodyOf(check: RecordableCheck): CheckBody {
   if ('json' in check && typeof check.json === 'string') return JSON.parse(check.json) as CheckBody
@@ -99,9 +100,8 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
     startedAt: result.startedAt,
     stoppedAt: result.stoppedAt,
   })
-  for (const kind of step.notifications) await tx.alerts.notify(account, check.id, kind, checkRunId)
-
   const outcome: RecordOutcome = { recorded: true, checkRunId, notifications: step.notifications }
+  const incidentBefore = step.state.incidentId
   const trigger = check.triggerIncident
   if (step.openIncident && trigger && step.state.incidentId === null) {
     const incident = await tx.incidents.create(account, {
@@ -128,5 +128,42 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
     step.state.incidentId = null
   }
   await tx.alerts.save(account, check.id, step.state)
+
+  // every notification goes to the check's alert channels: written to the outbox here, in this
+  // transaction, and sent by the server's delivery worker (never while the run is recorded)
+  const incidentId = outcome.openedIncidentId ?? outcome.resolvedIncidentId ?? incidentBefore
+  for (const kind of step.notifications) {
+    const notification = await tx.alerts.notify(account, check.id, kind, checkRunId)
+    const event = alertEvent(check, result, notification.id, kind, checkRunId, notification.created_at, incidentId)
+    await tx.alertDeliveries.enqueue(account, deliveriesFor(check.alertChannels, event, Date.now()))
+  }
   return outcome
+}
+
+function alertEvent(
+  check: CheckBody, result: RecordableResult, id: string, kind: AlertNotificationKind, checkRunId: string, notifiedAt: string, incidentId: string | null,
+): AlertEvent {
+  const api = result.details?.kind === 'API' ? result.details : undefined
+  return {
+    id,
+    alertType: kind,
+    title: alertTitle(kind, check.name),
+    checkId: check.id,
+    checkName: check.name,
+    checkType: typeof check.checkType === 'string' ? check.checkType : (result.checkType ?? null),
+    tags: Array.isArray(check.tags) ? check.tags.filter((t): t is string => typeof t === 'string') : [],
+    checkResultId: checkRunId,
+    runLocation: result.runLocation,
+    responseTime: result.responseTime,
+    statusCode: api?.statusCode ?? null,
+    hasFailures: result.hasFailures,
+    hasErrors: result.hasErrors,
+    isDegraded: result.isDegraded,
+    errorMessage: result.error,
+    sslDaysRemaining: result.sslDaysRemaining ?? api?.sslDaysRemaining ?? null,
+    startedAt: result.startedAt,
+    stoppedAt: result.stoppedAt,
+    notifiedAt,
+    incidentId,
+  }
 }

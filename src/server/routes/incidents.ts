@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
-import { incidentSchema, incidentUpdateSchema } from '../../schema/index.js'
+import { incidentSchema, incidentUpdateSchema, pageQuerySchema } from '../../schema/index.js'
 import { notFound, parseOr400 } from '../errors.js'
 import type { IncidentRecord, IncidentUpdateRecord, ServiceRecord, Store } from '../store/index.js'
 import { parseWithReferences, serviceReferences } from './references.js'
-import { contentRange, optionalPage } from './util.js'
+import { contentRange } from './util.js'
 
 /** Incident and update ids are GUIDs (spec); another shape is a 400 naming the parameter. */
 const guid = z.guid({ message: 'must be a GUID' })
@@ -35,8 +35,10 @@ export function incidentRoutes(app: FastifyInstance, store: Store): void {
     if (!(await tx.incidents.get(account, id))) throw notFound('Incident')
   }
 
+  // API.md "Incidents list": newest first, paged like checks (limit 1-100, default 10; page from 1)
   app.get('/v1/incidents', async (request, reply) => {
-    const paging = optionalPage(request.query)
+    const { limit, page } = parseOr400(pageQuerySchema, request.query, 'query')
+    const paging = { limit, offset: (page - 1) * limit }
     const { items, total } = await store.incidents.list(request.accountId, paging)
     reply.header('content-range', contentRange(paging.offset, items.length, total))
     const known = await store.services.byId(request.accountId)

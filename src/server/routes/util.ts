@@ -13,7 +13,7 @@ export function contentRange(offset: number, count: number, total: number): stri
 }
 
 /**
- * Lists API.md does not describe as paged (services, maintenance windows, incidents) answer
+ * Lists API.md does not describe as paged (services, maintenance windows) answer
  * every item unless the client asks for a page with `limit` or `page`.
  */
 export function wantsPage(query: unknown): boolean {

@@ -265,6 +265,47 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX heartbeat_events_check ON heartbeat_events (check_id, at);
   CREATE INDEX heartbeat_events_at ON heartbeat_events (at);
   `,
+  // alert deliveries: the outbox of each notification's deliveries to the check's alert
+  // channels (written with the notification), claimed by a sender with a lease, and every attempt
+  `
+  CREATE TABLE alert_deliveries (
+    seq              INTEGER PRIMARY KEY AUTOINCREMENT,
+    id               TEXT NOT NULL UNIQUE,
+    account_id       TEXT NOT NULL,
+    check_id         TEXT NOT NULL REFERENCES checks (id) ON DELETE CASCADE,
+    notification_id  TEXT NOT NULL,
+    alert_type       TEXT NOT NULL,
+    channel_type     TEXT NOT NULL,         -- EMAIL, WEBHOOK, SLACK, SMS
+    channel          TEXT NOT NULL,         -- JSON: the channel as the check had it
+    event            TEXT NOT NULL,         -- JSON: what is delivered
+    status           TEXT NOT NULL,         -- PENDING, DELIVERED, FAILED, NOT_DELIVERED
+    reason           TEXT,
+    attempts         INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at  INTEGER,               -- ms; PENDING only
+    lease_owner      TEXT,
+    lease_expires_at INTEGER,               -- ms
+    created_at       TEXT NOT NULL,
+    updated_at       TEXT
+  );
+  CREATE INDEX alert_deliveries_due ON alert_deliveries (status, next_attempt_at);
+  CREATE INDEX alert_deliveries_check ON alert_deliveries (account_id, check_id, seq);
+  CREATE INDEX alert_deliveries_notification ON alert_deliveries (notification_id, seq);
+  CREATE INDEX alert_deliveries_created ON alert_deliveries (created_at);
+
+  CREATE TABLE alert_delivery_attempts (
+    seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+    delivery_seq INTEGER NOT NULL REFERENCES alert_deliveries (seq) ON DELETE CASCADE,
+    attempt      INTEGER NOT NULL,
+    started_at   TEXT NOT NULL,
+    duration_ms  REAL NOT NULL,
+    status_code  INTEGER,
+    error        TEXT,
+    outcome      TEXT NOT NULL             -- DELIVERED, RETRY, FAILED
+  );
+  CREATE INDEX alert_delivery_attempts_delivery ON alert_delivery_attempts (delivery_seq, seq);
+  CREATE INDEX alert_notifications_account ON alert_notifications (account_id, seq);
+  CREATE INDEX alert_notifications_created ON alert_notifications (created_at);
+  `,
 ]
 
 /** Opens (and creates) the database file and brings its schema up to date. */

@@ -258,7 +258,8 @@ export function incidentRepository(db: Db, exec: Exec): IncidentStore {
   const columns = 'seq, id, body, created_at, updated_at'
   const byId = db.prepare(`SELECT ${columns} FROM incidents WHERE id = ? AND account_id = ?`)
   const seqById = db.prepare(`SELECT seq FROM incidents WHERE id = ? AND account_id = ?`).pluck()
-  const list = db.prepare(`SELECT ${columns} FROM incidents WHERE account_id = ? ORDER BY seq LIMIT ? OFFSET ?`)
+  // newest first (API.md: Incidents list)
+  const list = db.prepare(`SELECT ${columns} FROM incidents WHERE account_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?`)
   const count = db.prepare(`SELECT count(*) FROM incidents WHERE account_id = ?`).pluck()
   const insert = db.prepare(`INSERT INTO incidents (id, account_id, body, created_at, updated_at) VALUES (?, ?, ?, ?, NULL)`)
   const update = db.prepare(`UPDATE incidents SET body = ?, updated_at = ? WHERE id = ? AND account_id = ?`)

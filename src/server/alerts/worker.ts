@@ -1,0 +1,230 @@
+/**
+ * The sender of alert deliveries, in the background of a server process. Recording a result
+ * only writes deliveries into the outbox (in its transaction); this worker claims the due ones
+ * with a lease, sends them (at most `concurrency` at a time), and records every attempt. A
+ * failed attempt that may succeed later is retried with exponential backoff (1 s, 2 s, 4 s, …)
+ * up to `maxAttempts`; a receiver's Retry-After is honoured up to a minute. Runs never wait for
+ * it. Any number of server processes may run one on the same database: a delivery is held by one
+ * claim at a time, and one whose sender died is claimed again when its lease ends.
+ */
+import { randomUUID } from 'node:crypto'
+import { hostname } from 'node:os'
+import type { Transporter } from 'nodemailer'
+import type { AlertDeliveryStatus, ClaimedAlertDelivery, Store } from '../store/index.js'
+import { UserError } from '../../errors.js'
+import { notDeliverable, send, type SendContext, type SendOutcome } from './send.js'
+
+export interface AlertDeliveryOptions {
+  /** smtp:// or smtps:// URL (user and password in it when the server needs them); no email without it */
+  smtpUrl?: string
+  /** From address of alert emails (default monitors@<host name>) */
+  smtpFrom?: string
+  /** ms between looks at the outbox (default 1000); a result recorded by this process wakes the worker at once */
+  pollMs?: number
+  /** deliveries in flight at most (default 8) */
+  concurrency?: number
+  /** attempts per delivery at most (default 5) */
+  maxAttempts?: number
+  /** wait after the first failed attempt, doubled after each next one (default 1000 ms) */
+  backoffMs?: number
+  /** one attempt at most (default 10000 ms) */
+  timeoutMs?: number
+  /** on stop, how long attempts in flight may finish before they are abandoned (default 2000 ms) */
+  shutdownGraceMs?: number
+  /** finished deliveries older than this are pruned (default 30 days) */
+  retentionMs?: number
+  /** internal errors (default stderr) */
+  log?: (line: string) => void
+}
+
+const MAX_RETRY_AFTER_MS = 60_000
+const PRUNE_EVERY_MS = 3_600_000
+
+/** Checks an SMTP URL given on start; the message never shows its password. */
+export function checkSmtpUrl(value: string): URL {
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    throw new UserError('The SMTP URL must look like smtp://user:password@host:587 or smtps://host:465, got a text that is not a URL')
+  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') {
+    throw new UserError(`The SMTP URL must start with smtp:// or smtps://, got ${url.protocol}//${url.host}`)
+  }
+  if (!url.hostname) throw new UserError('The SMTP URL names no host (smtp://host:port)')
+  return url
+}
+
+export class AlertDeliveryWorker {
+  readonly owner = `alerts:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+  private readonly options: Required<Omit<AlertDeliveryOptions, 'smtpUrl' | 'smtpFrom' | 'log'>> & AlertDeliveryOptions
+  private readonly smtp?: { url: URL; from: string }
+  /** loaded at the first email: nodemailer costs a server that sends none its load time */
+  private mailer?: Promise<{ transport: Transporter; from: string }>
+  private readonly inFlight = new Map<string, { done: Promise<void>; abort: AbortController }>()
+  private timer: NodeJS.Timeout | undefined
+  private polling: Promise<void> | undefined
+  private again = false
+  private stopped = true
+  private lastPrune = -Infinity
+  /** attempts recorded by this worker; for figures */
+  attempted = 0
+
+  constructor(private readonly store: Store, options: AlertDeliveryOptions = {}) {
+    this.options = {
+      pollMs: 1000,
+      concurrency: 8,
+      maxAttempts: 5,
+      backoffMs: 1000,
+      timeoutMs: 10_000,
+      shutdownGraceMs: 2000,
+      retentionMs: 30 * 86_400_000,
+      ...options,
+    }
+    if (options.smtpUrl) {
+      this.smtp = { url: checkSmtpUrl(options.smtpUrl), from: options.smtpFrom ?? `monitors@${hostname() || 'localhost'}` }
+    }
+  }
+
+  private loadMailer(): Promise<{ transport: Transporter; from: string }> | undefined {
+    const smtp = this.smtp
+    if (!smtp) return undefined
+    this.mailer ??= import('nodemailer').then(({ createTransport }) => {
+      const timeout = this.options.timeoutMs
+      const transport = createTransport({ url: smtp.url.href, connectionTimeout: timeout, greetingTimeout: timeout, socketTimeout: timeout })
+      return { transport, from: smtp.from }
+    })
+    return this.mailer
+  }
+
+  private get leaseMs(): number {
+    return this.options.timeoutMs + 30_000
+  }
+
+  start(): void {
+    if (!this.stopped) return
+    this.stopped = false
+    this.schedule(0)
+  }
+
+  /** Look at the outbox now (a notification was just recorded). */
+  wake(): void {
+    if (this.stopped) return
+    if (this.polling) {
+      this.again = true
+      return
+    }
+    this.schedule(0)
+  }
+
+  /**
+   * Stops looking at the outbox; attempts in flight get `shutdownGraceMs` to finish, then are
+   * abandoned: their deliveries go back to the outbox unattempted, for the next start.
+   */
+  async stop(): Promise<void> {
+    this.stopped = true
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = undefined
+    await this.polling
+    const pending = [...this.inFlight.values()]
+    const all = Promise.all(pending.map((p) => p.done))
+    let timeout: NodeJS.Timeout | undefined
+    const late = new Promise<'late'>((resolve) => (timeout = setTimeout(() => resolve('late'), this.options.shutdownGraceMs)))
+    if ((await Promise.race([all, late])) === 'late') {
+      for (const p of pending) p.abort.abort(new Error('stopping'))
+      await all
+    }
+    clearTimeout(timeout)
+    if (this.mailer) (await this.mailer).transport.close()
+  }
+
+  private schedule(delay: number): void {
+    if (this.stopped) return
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = setTimeout(() => {
+      this.timer = undefined
+      this.polling = this.poll()
+        .catch((error: unknown) => this.log(`alert deliveries: ${error instanceof Error ? error.message : String(error)}`))
+        .finally(() => {
+          this.polling = undefined
+          const again = this.again
+          this.again = false
+          this.schedule(again ? 0 : this.options.pollMs)
+        })
+    }, delay)
+  }
+
+  private log(line: string): void {
+    ;(this.options.log ?? ((l: string) => process.stderr.write(`${l}\n`)))(line)
+  }
+
+  private async poll(): Promise<void> {
+    const now = Date.now()
+    if (now - this.lastPrune >= PRUNE_EVERY_MS) {
+      this.lastPrune = now
+      await this.store.alertDeliveries.prune(new Date(now - this.options.retentionMs).toISOString())
+    }
+    const free = this.options.concurrency - this.inFlight.size
+    if (free <= 0 || this.stopped) return
+    const claimed = await this.store.alertDeliveries.claim({ owner: this.owner, max: free, leaseMs: this.leaseMs, now })
+    for (const delivery of claimed) {
+      if (this.stopped) {
+        await this.store.alertDeliveries.release(this.owner, delivery.id)
+        continue
+      }
+      const abort = new AbortController()
+      const done = this.deliver(delivery, abort.signal)
+        .catch((error: unknown) => this.log(`alert delivery ${delivery.id}: ${error instanceof Error ? error.message : String(error)}`))
+        .finally(() => {
+          this.inFlight.delete(delivery.id)
+          // a slot is free: more may be waiting
+          if (claimed.length === free) this.wake()
+        })
+      this.inFlight.set(delivery.id, { done, abort })
+    }
+  }
+
+  private async deliver(delivery: ClaimedAlertDelivery, stopping: AbortSignal): Promise<void> {
+    const deliveries = this.store.alertDeliveries
+    const mailer = delivery.channelType === 'EMAIL' ? await this.loadMailer() : undefined
+    const reason = notDeliverable(delivery, { mailer })
+    if (reason) {
+      await deliveries.finish(this.owner, delivery.id, 'NOT_DELIVERED', reason)
+      return
+    }
+    const attempt = delivery.attempts + 1
+    const signal = AbortSignal.any([stopping, AbortSignal.timeout(this.options.timeoutMs)])
+    const context: SendContext = { signal, timeoutMs: this.options.timeoutMs, mailer, userAgent: 'monitors-alerts/1' }
+    const startedAt = new Date()
+    const began = performance.now()
+    const outcome: SendOutcome = await send(delivery, attempt, context)
+    const durationMs = Math.round((performance.now() - began) * 10) / 10
+    if (stopping.aborted) {
+      // abandoned on shutdown: not an attempt; the next start sends it
+      await deliveries.release(this.owner, delivery.id)
+      return
+    }
+    let status: AlertDeliveryStatus
+    let nextAttemptAt: number | null = null
+    if (outcome.delivered) status = 'DELIVERED'
+    else if (outcome.retryable && attempt < this.options.maxAttempts) {
+      status = 'PENDING'
+      const backoff = this.options.backoffMs * 2 ** (attempt - 1)
+      nextAttemptAt = Date.now() + Math.max(backoff, Math.min(outcome.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS))
+    } else status = 'FAILED'
+    this.attempted++
+    await deliveries.recordAttempt(this.owner, delivery.id, {
+      attempt,
+      startedAt: startedAt.toISOString(),
+      durationMs,
+      statusCode: outcome.statusCode,
+      error: outcome.error,
+      outcome: status === 'PENDING' ? 'RETRY' : status === 'DELIVERED' ? 'DELIVERED' : 'FAILED',
+    }, { status, nextAttemptAt })
+    // the retry is due later: look again then, rather than at the next poll
+    if (nextAttemptAt !== null && !this.stopped) {
+      const wait = nextAttemptAt - Date.now()
+      if (wait < this.options.pollMs) setTimeout(() => this.wake(), Math.max(0, wait) + 5).unref()
+    }
+  }
+}

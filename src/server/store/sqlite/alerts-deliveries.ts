@@ -1,0 +1,187 @@
+import { randomUUID } from 'node:crypto'
+import type { Db } from './migrations.js'
+import type {
+  AlertDeliveryAttempt, AlertDeliveryRecord, AlertDeliveryStore, AlertNotificationRecord, ClaimedAlertDelivery,
+} from '../index.js'
+import type { Exec } from './index.js'
+
+/*
+ * The outbox of alert deliveries. Rows are written in the transaction that records their
+ * notification; a sender claims due PENDING rows with a lease in one UPDATE … RETURNING (two
+ * processes never hold the same row), records each attempt, and the row moves on. A sender
+ * that died leaves its lease to expire: the row is claimed again. Plain SQL, no JSON functions.
+ */
+
+const isoNow = () => new Date().toISOString()
+
+interface DeliveryRow {
+  seq: number
+  id: string
+  account_id: string
+  check_id: string
+  notification_id: string
+  alert_type: AlertDeliveryRecord['alertType']
+  channel_type: AlertDeliveryRecord['channelType']
+  channel: string
+  event: string
+  status: AlertDeliveryRecord['status']
+  reason: string | null
+  attempts: number
+  next_attempt_at: number | null
+  lease_expires_at: number | null
+  created_at: string
+  updated_at: string | null
+}
+
+interface AttemptRow {
+  attempt: number
+  started_at: string
+  duration_ms: number
+  status_code: number | null
+  error: string | null
+  outcome: AlertDeliveryAttempt['outcome']
+}
+
+interface NotificationRow {
+  id: string
+  check_id: string
+  kind: AlertNotificationRecord['kind']
+  check_run_id: string | null
+  created_at: string
+}
+
+const attempt = (row: AttemptRow): AlertDeliveryAttempt => ({
+  attempt: row.attempt,
+  startedAt: row.started_at,
+  durationMs: row.duration_ms,
+  statusCode: row.status_code,
+  error: row.error,
+  outcome: row.outcome,
+})
+
+export function alertDeliveryRepository(db: Db, exec: Exec): AlertDeliveryStore {
+  const insert = db.prepare(`INSERT INTO alert_deliveries
+    (id, account_id, check_id, notification_id, alert_type, channel_type, channel, event, status, reason, next_attempt_at, created_at)
+    VALUES (@id, @account, @checkId, @notificationId, @alertType, @channelType, @channel, @event, @status, @reason, @nextAttemptAt, @createdAt)`)
+  const claim = db.prepare(`UPDATE alert_deliveries SET lease_owner = @owner, lease_expires_at = @until
+    WHERE seq IN (
+      SELECT seq FROM alert_deliveries
+      WHERE status = 'PENDING' AND next_attempt_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)
+      ORDER BY next_attempt_at, seq
+      LIMIT @max)
+    RETURNING seq, id, account_id, check_id, alert_type, channel_type, channel, event, attempts, next_attempt_at, lease_expires_at`)
+  const move = db.prepare(`UPDATE alert_deliveries
+    SET status = @status, attempts = attempts + 1, next_attempt_at = @nextAttemptAt, lease_owner = NULL, lease_expires_at = NULL, updated_at = @time
+    WHERE id = @id AND lease_owner = @owner
+    RETURNING seq`)
+  const insertAttempt = db.prepare(`INSERT INTO alert_delivery_attempts (delivery_seq, attempt, started_at, duration_ms, status_code, error, outcome)
+    VALUES (@seq, @attempt, @startedAt, @durationMs, @statusCode, @error, @outcome)`)
+  const finish = db.prepare(`UPDATE alert_deliveries
+    SET status = @status, reason = @reason, next_attempt_at = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = @time
+    WHERE id = @id AND lease_owner = @owner`)
+  const release = db.prepare(`UPDATE alert_deliveries SET lease_owner = NULL, lease_expires_at = NULL WHERE id = ? AND lease_owner = ?`)
+  const columns = `seq, id, account_id, check_id, notification_id, alert_type, channel_type, channel, event, status, reason, attempts,
+    next_attempt_at, lease_expires_at, created_at, updated_at`
+  const page = db.prepare(`SELECT ${columns} FROM alert_deliveries
+    WHERE account_id = @account AND (@checkId IS NULL OR check_id = @checkId) AND (@notificationId IS NULL OR notification_id = @notificationId)
+    ORDER BY seq DESC LIMIT @limit OFFSET @offset`)
+  const count = db.prepare(`SELECT count(*) FROM alert_deliveries
+    WHERE account_id = @account AND (@checkId IS NULL OR check_id = @checkId) AND (@notificationId IS NULL OR notification_id = @notificationId)`).pluck()
+  const byId = db.prepare(`SELECT ${columns} FROM alert_deliveries WHERE account_id = ? AND id = ?`)
+  const ofNotification = db.prepare(`SELECT ${columns} FROM alert_deliveries WHERE account_id = ? AND notification_id = ? ORDER BY seq`)
+  const attemptsOf = db.prepare(`SELECT attempt, started_at, duration_ms, status_code, error, outcome FROM alert_delivery_attempts
+    WHERE delivery_seq = ? ORDER BY seq`)
+  const notifications = db.prepare(`SELECT id, check_id, kind, check_run_id, created_at FROM alert_notifications
+    WHERE account_id = @account AND (@checkId IS NULL OR check_id = @checkId)
+    ORDER BY seq DESC LIMIT @limit OFFSET @offset`)
+  const notificationCount = db.prepare(`SELECT count(*) FROM alert_notifications
+    WHERE account_id = @account AND (@checkId IS NULL OR check_id = @checkId)`).pluck()
+  const prune = db.prepare(`DELETE FROM alert_deliveries WHERE created_at < ? AND status <> 'PENDING'`)
+  const pruneNotifications = db.prepare(`DELETE FROM alert_notifications WHERE created_at < @before
+    AND NOT EXISTS (SELECT 1 FROM alert_deliveries d WHERE d.notification_id = alert_notifications.id)`)
+
+  const record = (row: DeliveryRow): AlertDeliveryRecord => ({
+    id: row.id,
+    notificationId: row.notification_id,
+    checkId: row.check_id,
+    alertType: row.alert_type,
+    channelType: row.channel_type,
+    channel: JSON.parse(row.channel) as Record<string, unknown>,
+    event: JSON.parse(row.event) as Record<string, unknown>,
+    status: row.status,
+    reason: row.reason,
+    nextAttemptAt: row.status === 'PENDING' ? row.next_attempt_at : null,
+    attempts: (attemptsOf.all(row.seq) as AttemptRow[]).map(attempt),
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  })
+
+  const enqueue = db.transaction((account: string, deliveries: Parameters<AlertDeliveryStore['enqueue']>[1]) => {
+    const createdAt = isoNow()
+    for (const d of deliveries) {
+      insert.run({
+        id: randomUUID(), account, checkId: d.checkId, notificationId: d.notificationId, alertType: d.alertType,
+        channelType: d.channelType, channel: JSON.stringify(d.channel), event: JSON.stringify(d.event), status: d.status,
+        reason: d.reason, nextAttemptAt: d.status === 'PENDING' ? d.dueAt : null, createdAt,
+      })
+    }
+  })
+
+  const recordAttempt = db.transaction((owner: string, id: string, tried: AlertDeliveryAttempt, next: { status: string; nextAttemptAt: number | null }) => {
+    const moved = move.get({ status: next.status, nextAttemptAt: next.status === 'PENDING' ? next.nextAttemptAt : null, time: isoNow(), id, owner }) as { seq: number } | undefined
+    if (!moved) return false
+    insertAttempt.run({
+      seq: moved.seq, attempt: tried.attempt, startedAt: tried.startedAt, durationMs: tried.durationMs,
+      statusCode: tried.statusCode, error: tried.error, outcome: tried.outcome,
+    })
+    return true
+  })
+
+  return {
+    enqueue: (account, deliveries) => exec(() => {
+      if (deliveries.length > 0) enqueue(account, deliveries)
+    }),
+    claim: (q) => exec(() => {
+      const rows = claim.all({ owner: q.owner, until: q.now + q.leaseMs, now: q.now, max: q.max }) as DeliveryRow[]
+      return rows
+        .sort((a, b) => (a.next_attempt_at ?? 0) - (b.next_attempt_at ?? 0) || a.seq - b.seq)
+        .map((row): ClaimedAlertDelivery => ({
+          id: row.id,
+          account: row.account_id,
+          checkId: row.check_id,
+          alertType: row.alert_type,
+          channelType: row.channel_type,
+          channel: JSON.parse(row.channel) as Record<string, unknown>,
+          event: JSON.parse(row.event) as Record<string, unknown>,
+          attempts: row.attempts,
+          leaseExpiresAt: row.lease_expires_at as number,
+        }))
+    }),
+    recordAttempt: (owner, id, tried, next) => exec(() => recordAttempt(owner, id, tried, next)),
+    finish: (owner, id, status, reason) => exec(() => finish.run({ status, reason, time: isoNow(), id, owner }).changes > 0),
+    release: (owner, id) => exec(() => void release.run(id, owner)),
+    list: (account, query) => exec(() => {
+      const params = { account, checkId: query.checkId ?? null, notificationId: query.notificationId ?? null }
+      const rows = page.all({ ...params, limit: query.limit, offset: query.offset }) as DeliveryRow[]
+      return { items: rows.map(record), total: count.get(params) as number }
+    }),
+    get: (account, id) => exec(() => {
+      const row = byId.get(account, id) as DeliveryRow | undefined
+      return row && record(row)
+    }),
+    notifications: (account, query) => exec(() => {
+      const params = { account, checkId: query.checkId ?? null }
+      const rows = notifications.all({ ...params, limit: query.limit, offset: query.offset }) as NotificationRow[]
+      return {
+        items: rows.map((row) => ({ id: row.id, checkId: row.check_id, kind: row.kind, checkRunId: row.check_run_id, created_at: row.created_at })),
+        total: notificationCount.get(params) as number,
+      }
+    }),
+    ofNotifications: (account, ids) => exec(() => ids.flatMap((id) => (ofNotification.all(account, id) as DeliveryRow[]).map(record))),
+    prune: (before) => exec(() => db.transaction(() => {
+      const deliveries = prune.run(before).changes
+      pruneNotifications.run({ before })
+      return deliveries
+    })()),
+  }
+}
