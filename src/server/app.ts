@@ -16,6 +16,7 @@ import { agentRoutes } from './routes/agent.js'
 import { sessionRoutes } from './routes/sessions.js'
 import { heartbeatRoutes, isPing } from './routes/heartbeats.js'
 import type { RunServices } from './scheduler/runs.js'
+import { analyticsRoutes } from './routes/analytics.js'
 
 export const BODY_LIMIT = 1024 * 1024
 
@@ -94,6 +95,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   sessionRoutes(app, store, runs, options.closing ?? new AbortController().signal)
   agentRoutes(app, store, runs)
   heartbeatRoutes(app, store, runs)
+  analyticsRoutes(app, store, runs)
 
   return Object.assign(app, { faultCounts: faults?.counts })
 }

@@ -7,6 +7,7 @@ import { incidentRepository, maintenanceWindowRepository, serviceRepository, sta
 import { PageCache } from './page-cache.js'
 import { alertRepository, checkStatusRepository, errorGroupRepository } from './results.js'
 import { heartbeatRepository } from './heartbeats.js'
+import { analyticsRepository } from './analytics.js'
 import { agentRepository, resultRepository, runRepository, scheduleRepository, sessionRepository } from './runs.js'
 
 /** Runs a group of statements; asynchronous to the routes, synchronous underneath. */
@@ -64,6 +65,7 @@ export class SqliteStore implements Store {
   readonly sessions
   readonly agents
   readonly schedule
+  readonly analytics
   private readonly gate = new Gate()
   private readonly tx: Repositories
 
@@ -86,6 +88,7 @@ export class SqliteStore implements Store {
     this.sessions = sessionRepository(db, run)
     this.agents = agentRepository(db, run)
     this.schedule = scheduleRepository(db, run)
+    this.analytics = analyticsRepository(db, run)
     // inside a transaction: the same statements, run at once, and no cached pages
     this.tx = {
       checks: checkRepository(db, direct),
@@ -104,6 +107,7 @@ export class SqliteStore implements Store {
       sessions: sessionRepository(db, direct),
       agents: agentRepository(db, direct),
       schedule: scheduleRepository(db, direct),
+      analytics: analyticsRepository(db, direct),
     }
   }
 
