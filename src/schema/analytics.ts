@@ -131,7 +131,7 @@ export function analyticsQuerySchema(type: AnalyticsCheckType) {
     groupBy: type === 'HEARTBEAT'
       ? z.unknown().superRefine((value, ctx) => {
         if (value !== undefined) ctx.addIssue({ code: 'custom', message: 'heartbeat analytics are not grouped: leave groupBy out' })
-      }).transform(() => undefined)
+      }).transform(() => undefined).optional()
       : z.enum(groups).optional(),
     metrics: z.preprocess((v) => list(v) ?? [], z.array(z.string()).superRefine((items, ctx) => {
       if (items.length === 0) {
