@@ -117,8 +117,9 @@ interface MetricAcc {
   sumsq: number
   min: number
   max: number
-  /** every value, when percentiles or exact deviations are read run by run */
+  /** every value, when a percentile is asked for (all rows are then read run by run) */
   values: number[] | undefined
+  sorted?: Float64Array
 }
 
 interface Bucket {
@@ -140,7 +141,7 @@ export interface AnalyticsAnswer {
 }
 
 /** Nearest rank: the smallest value with at least p % of the values at or below it. */
-export function percentile(sorted: readonly number[], p: number): number {
+export function percentile(sorted: ArrayLike<number>, p: number): number {
   const rank = Math.ceil((p / 100) * sorted.length)
   return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]
 }
@@ -153,18 +154,19 @@ function aggregate(acc: MetricAcc | undefined, spec: Extract<MetricSpec, { kind:
     case 'min': return round3(acc.min)
     case 'max': return round3(acc.max)
     case 'stddev': {
-      if (acc.values) {
-        const mean = acc.values.reduce((a, b) => a + b, 0) / acc.n
-        return round3(Math.sqrt(acc.values.reduce((a, v) => a + (v - mean) * (v - mean), 0) / acc.n))
-      }
       const mean = acc.sum / acc.n
+      if (acc.values) {
+        let squares = 0
+        for (const v of acc.values) squares += (v - mean) * (v - mean)
+        return round3(Math.sqrt(squares / acc.n))
+      }
       return round3(Math.sqrt(Math.max(0, acc.sumsq / acc.n - mean * mean)))
     }
     default: {
-      const sorted = (acc.values ?? []).slice().sort((a, b) => a - b)
-      if (sorted.length === 0) return null
+      if (!acc.values || acc.values.length === 0) return null
+      acc.sorted ??= Float64Array.from(acc.values).sort()
       const p = spec.aggregation === 'median' ? 50 : Number(spec.aggregation.slice(1))
-      return round3(percentile(sorted, p))
+      return round3(percentile(acc.sorted as unknown as number[], p))
     }
   }
 }
@@ -236,39 +238,47 @@ export async function analyticsAnswer(
     else if (FAILING.has(status)) bucket.failed += runs
   }
 
+  const addTotals = (bucket: Bucket, base: string, t: MetricTotals) => {
+    const acc = metricOf(bucket, base)
+    acc.n += t[0]
+    acc.sum += t[1]
+    acc.sumsq += t[2]
+    acc.min = Math.min(acc.min, t[3])
+    acc.max = Math.max(acc.max, t[4])
+  }
+
   for (const row of rows) {
     if (statuses && !statuses.has(row.status)) continue
-    if (!row.samples) {
-      // wholly inside the window and inside one bucket (whole hours, interval a multiple of an hour)
+    const rowEnd = row.hourStart + HOUR
+    const whole = row.hourStart >= from && rowEnd <= to &&
+      (interval === undefined || Math.floor(row.hourStart / interval) === Math.floor((rowEnd - 1) / interval))
+    if (whole) {
+      // the whole row falls in one bucket: its totals, and its values for percentiles
       const bucket = bucketOf(interval === undefined ? from : Math.floor(row.hourStart / interval) * interval, row)
       count(bucket, row.status, row.runs, row.retries)
       for (const base of bases) {
-        const t: MetricTotals | undefined = row.totals[base]
+        const t = row.totals[base]
         if (!t) continue
+        addTotals(bucket, base, t)
+        if (!runByRun) continue
         const acc = metricOf(bucket, base)
-        acc.n += t[0]
-        acc.sum += t[1]
-        acc.sumsq += t[2]
-        acc.min = Math.min(acc.min, t[3])
-        acc.max = Math.max(acc.max, t[4])
+        const values = (acc.values ??= [])
+        for (const value of row.samples?.values[base] ?? []) if (value !== null) values.push(value)
       }
       continue
     }
-    for (const run of row.samples) {
-      const at = row.hourStart + run.second * 1000
+    const runs = row.samples
+    if (!runs) continue
+    for (let i = 0; i < runs.seconds.length; i++) {
+      const at = row.hourStart + runs.seconds[i] * 1000
       if (at < from || at >= to) continue
       const bucket = bucketOf(interval === undefined ? from : Math.floor(at / interval) * interval, row)
-      count(bucket, row.status, 1, run.retries)
+      count(bucket, row.status, 1, runs.retries[i])
       for (const base of bases) {
-        const value = run.values[base]
-        if (value === undefined) continue
-        const acc = metricOf(bucket, base)
-        acc.n++
-        acc.sum += value
-        acc.sumsq += value * value
-        acc.min = Math.min(acc.min, value)
-        acc.max = Math.max(acc.max, value)
-        ;(acc.values ??= []).push(value)
+        const value = runs.values[base]?.[i]
+        if (value === null || value === undefined) continue
+        addTotals(bucket, base, [1, value, value * value, value, value])
+        if (runByRun) (metricOf(bucket, base).values ??= []).push(value)
       }
     }
   }
@@ -284,10 +294,7 @@ export async function analyticsAnswer(
         entry[spec.name] = counted === 0 ? null : round3((bucket.passed / counted) * 100)
       } else if (spec.kind === 'retries') entry[spec.name] = bucket.retries
       else {
-        const acc = bucket.metrics.get(spec.base)
-        // a deviation from sums only where the runs were not read one by one
-        if (acc && acc.values && acc.values.length !== acc.n) acc.values = undefined
-        entry[spec.name] = aggregate(acc, spec)
+        entry[spec.name] = aggregate(bucket.metrics.get(spec.base), spec)
       }
     }
     return entry

@@ -572,11 +572,14 @@ export interface AnalyticsSample {
 /** count, sum, sum of squares, min and max of one metric's values in a rollup row */
 export type MetricTotals = [n: number, sum: number, sumOfSquares: number, min: number, max: number]
 
-/** One run of a rollup row: seconds after the row's hour, retries, and its values. */
-export interface RollupRun {
-  second: number
-  retries: number
-  values: Record<string, number>
+/**
+ * The runs of a rollup row, oldest first, column by column: run i started `seconds[i]` after
+ * the row's hour, had `retries[i]` retries and measured `values[metric][i]` (null: not measured).
+ */
+export interface RollupRuns {
+  seconds: number[]
+  retries: number[]
+  values: Record<string, Array<number | null>>
 }
 
 export interface AnalyticsRollupRow {
@@ -588,8 +591,8 @@ export interface AnalyticsRollupRow {
   runs: number
   retries: number
   totals: Record<string, MetricTotals>
-  /** every run of the row, oldest first; only when asked for */
-  samples?: RollupRun[]
+  /** every run of the row; only when asked for */
+  samples?: RollupRuns
 }
 
 export interface AnalyticsStore {

@@ -1,5 +1,5 @@
 import type { Db } from './migrations.js'
-import type { AnalyticsRollupRow, AnalyticsSample, AnalyticsStore, MetricTotals, RollupRun } from '../index.js'
+import type { AnalyticsRollupRow, AnalyticsSample, AnalyticsStore, MetricTotals, RollupRuns } from '../index.js'
 import type { Exec } from './index.js'
 
 /*
@@ -10,13 +10,6 @@ import type { Exec } from './index.js'
  */
 
 const HOUR = 3_600_000
-
-interface Samples {
-  /** metric names, in the order of each run's values */
-  m: string[]
-  /** [second, retries, ...values (null: not measured)] */
-  r: Array<Array<number | null>>
-}
 
 interface RollupRowData {
   hour_start: number
@@ -43,24 +36,31 @@ const keyOf = (s: AnalyticsSample): Key => ({
   status: s.status,
 })
 
-/** The row's values with `samples` added, oldest run first. */
+/** Adds samples (oldest first) to a row's values; the runs stay in time order. */
 function merge(
-  row: { runs: number; retries: number; totals: Record<string, MetricTotals>; samples: Samples },
+  row: { runs: number; retries: number; totals: Record<string, MetricTotals>; samples: RollupRuns },
   hourStart: number,
   added: AnalyticsSample[],
 ): void {
+  const runs = row.samples
   for (const s of added) {
     row.runs++
     row.retries += s.retries
-    const entry: Array<number | null> = [Math.floor((s.at - hourStart) / 1000), s.retries]
-    for (const name of row.samples.m) entry.push(name in s.values ? s.values[name] : null)
-    for (const [name, value] of Object.entries(s.values)) {
-      if (!Number.isFinite(value)) continue
-      if (!row.samples.m.includes(name)) {
-        row.samples.m.push(name)
-        for (const old of row.samples.r) old.push(null)
-        entry.push(value)
-      }
+    const second = Math.floor((s.at - hourStart) / 1000)
+    let at = runs.seconds.length
+    while (at > 0 && runs.seconds[at - 1] > second) at--
+    const count = runs.seconds.length
+    runs.seconds.splice(at, 0, second)
+    runs.retries.splice(at, 0, s.retries)
+    for (const name of Object.keys(s.values)) {
+      if (!Number.isFinite(s.values[name])) continue
+      runs.values[name] ??= new Array<number | null>(count).fill(null)
+    }
+    for (const [name, column] of Object.entries(runs.values)) {
+      const value = s.values[name]
+      const measured = value !== undefined && Number.isFinite(value)
+      column.splice(at, 0, measured ? value : null)
+      if (!measured) continue
       const t = row.totals[name]
       if (t === undefined) row.totals[name] = [1, value, value * value, value, value]
       else {
@@ -71,23 +71,7 @@ function merge(
         t[4] = Math.max(t[4], value)
       }
     }
-    // runs stay in time order, so the row reads back oldest first
-    let at = row.samples.r.length
-    while (at > 0 && (row.samples.r[at - 1][0] as number) > (entry[0] as number)) at--
-    row.samples.r.splice(at, 0, entry)
   }
-}
-
-function runsOf(text: string): RollupRun[] {
-  const samples = JSON.parse(text) as Samples
-  return samples.r.map((entry) => {
-    const values: Record<string, number> = {}
-    samples.m.forEach((name, i) => {
-      const value = entry[i + 2]
-      if (value !== null && value !== undefined) values[name] = value
-    })
-    return { second: entry[0] as number, retries: entry[1] as number, values }
-  })
 }
 
 export function analyticsRepository(db: Db, exec: Exec): AnalyticsStore {
@@ -119,8 +103,8 @@ export function analyticsRepository(db: Db, exec: Exec): AnalyticsStore {
       const params = { checkId, ...key }
       const old = read.get(params) as { runs: number; retries: number; totals: string; samples: string } | undefined
       const row = old
-        ? { runs: old.runs, retries: old.retries, totals: JSON.parse(old.totals) as Record<string, MetricTotals>, samples: JSON.parse(old.samples) as Samples }
-        : { runs: 0, retries: 0, totals: {}, samples: { m: [], r: [] } }
+        ? { runs: old.runs, retries: old.retries, totals: JSON.parse(old.totals) as Record<string, MetricTotals>, samples: JSON.parse(old.samples) as RollupRuns }
+        : { runs: 0, retries: 0, totals: {}, samples: { seconds: [], retries: [], values: {} } }
       merge(row, key.hourStart, added.sort((a, b) => a.at - b.at))
       write.run({ ...params, account, runs: row.runs, retries: row.retries, totals: JSON.stringify(row.totals), samples: JSON.stringify(row.samples) })
     }
@@ -141,7 +125,7 @@ export function analyticsRepository(db: Db, exec: Exec): AnalyticsStore {
         runs: row.runs,
         retries: row.retries,
         totals: JSON.parse(row.totals) as Record<string, MetricTotals>,
-        ...(row.samples !== undefined ? { samples: runsOf(row.samples) } : {}),
+        ...(row.samples !== undefined ? { samples: JSON.parse(row.samples) as RollupRuns } : {}),
       }))
     }),
     prune: (before) => exec(() => prune.run(before - HOUR + 1).changes),

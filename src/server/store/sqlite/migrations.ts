@@ -279,7 +279,7 @@ export const MIGRATIONS: readonly string[] = [
     runs         INTEGER NOT NULL,
     retries      INTEGER NOT NULL,
     totals       TEXT NOT NULL,           -- JSON {metric: [n, sum, sumOfSquares, min, max]}
-    samples      TEXT NOT NULL,           -- JSON {m: [metric names], r: [[second, retries, value per name or null], ...]}
+    samples      TEXT NOT NULL,           -- JSON {seconds: [...], retries: [...], values: {metric: [value or null, ...]}}, oldest run first
     PRIMARY KEY (check_id, hour_start, run_location, status_code, status)
   );
   CREATE INDEX analytics_rollups_hour ON analytics_rollups (hour_start);
