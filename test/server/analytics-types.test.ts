@@ -209,3 +209,33 @@ describe('analytics of API checks run by the server', () => {
     ])
   })
 })
+
+describe('analytics rollups and the results retention', () => {
+  it('prunes the hours older than the retention, keeps the newer ones', async () => {
+    const H = Date.parse('2026-03-01T10:00:00Z')
+    let clock = H + 3 * 3600 * S
+    // the scheduler prunes every 50 ms (of the test's clock), keeping 1 day of results
+    const pruned = await startTestServer({ clock: () => clock, scheduler: true, retentionDays: 1, schedulerOptions: { tickMs: 20, pruneEveryMs: 50 } })
+    try {
+      const p = caller(pruned)
+      const check = await p('POST', '/v1/checks/dns', { name: 'kept', activated: false, locations: ['eu-west-1'], request: { query: 'shop.example.com' } })
+      await recordRuns(p, check.json.id, [
+        { at: new Date(H + 5 * 60 * S).toISOString(), location: 'eu-west-1', passed: true, responseTime: 10, details: { kind: 'DNS' } },
+        { at: new Date(H + 2 * 3600 * S).toISOString(), location: 'eu-west-1', passed: true, responseTime: 30, details: { kind: 'DNS' } },
+      ])
+      const window = `from=${H / 1000}&to=${H / 1000 + 3 * 3600}&metrics=total,availability`
+      expect(seriesOf(await p('GET', `/v1/analytics/dns/${check.json.id}?${window}`))).toEqual([{ bucketStart: new Date(H).toISOString(), total: 20, availability: 100 }])
+      // a day and an hour later the hour of the first run (10:00-11:00) has left the retention; the hour of the second (12:00) has not
+      clock = H + 25 * 3600 * S
+      let series: Array<Record<string, unknown>> = []
+      for (let i = 0; i < 100; i++) {
+        series = seriesOf(await p('GET', `/v1/analytics/dns/${check.json.id}?${window}`))
+        if (series[0]?.total === 30) break
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      expect(series).toEqual([{ bucketStart: new Date(H).toISOString(), total: 30, availability: 100 }])
+    } finally {
+      await pruned.close()
+    }
+  })
+})
