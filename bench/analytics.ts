@@ -99,22 +99,30 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
 console.log(`analytics bench: ${CHECKS} API checks × ${DAYS} days, a run every ${FREQUENCY} min from ${LOCATIONS.length} location(s)`)
 console.log(`  fill: ${results.toLocaleString('en')} results → ${rows.toLocaleString('en')} rollup rows in ${fillSeconds.toFixed(1)} s; database ${(statSync(dbPath).size / 2 ** 20).toFixed(0)} MiB`)
 console.log(`  live write: ${writeMs.toFixed(3)} ms per result (one record() in its own transaction)`)
-console.log(`  GET /v1/analytics/api-checks/{id} over HTTP, ${REQUESTS} requests each (ms); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${(await import('node:os')).availableParallelism()} cores:`)
+console.log(`  GET /v1/analytics/api-checks/{id} over HTTP, ${REQUESTS} requests each (ms; cpu: this process, server and client, so unaffected by waiting for a core); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${(await import('node:os')).availableParallelism()} cores:`)
 for (const [label, query] of QUERIES) {
   const url = `${server.url}/v1/analytics/api-checks/${target}?${query}`
   const times: number[] = []
+  const cpu: number[] = []
   let entries = 0
   for (let i = 0; i < REQUESTS + 2; i++) {
     const t0 = performance.now()
+    const c0 = process.cpuUsage()
     const response = await fetch(url, { headers: { authorization: `Bearer ${KEY}` } })
     const body = await response.json() as { series?: string[] }
+    const used = process.cpuUsage(c0)
     if (response.status !== 200) throw new Error(`${label}: ${response.status} ${JSON.stringify(body)}`)
     // the first two warm the statement cache and the JIT
-    if (i >= 2) times.push(performance.now() - t0)
+    if (i >= 2) {
+      times.push(performance.now() - t0)
+      cpu.push((used.user + used.system) / 1000)
+    }
     entries = body.series?.length ?? 0
   }
   times.sort((a, b) => a - b)
-  console.log(`    ${label.padEnd(50)} p50 ${percentile(times, 50).toFixed(1).padStart(6)}  p95 ${percentile(times, 95).toFixed(1).padStart(6)}  max ${times[times.length - 1].toFixed(1).padStart(6)}  (${entries} entries)`)
+  cpu.sort((a, b) => a - b)
+  const f = (n: number) => n.toFixed(1).padStart(6)
+  console.log(`    ${label.padEnd(50)} wall p50 ${f(percentile(times, 50))}  p95 ${f(percentile(times, 95))}  max ${f(times[times.length - 1])}  | cpu p50 ${f(percentile(cpu, 50))}  p95 ${f(percentile(cpu, 95))}  (${entries} entries)`)
 }
 await server.close()
 rmSync(dir, { recursive: true, force: true })

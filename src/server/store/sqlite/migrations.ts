@@ -281,7 +281,7 @@ export const MIGRATIONS: readonly string[] = [
     totals       TEXT NOT NULL,           -- JSON {metric: [n, sum, sumOfSquares, min, max]}
     samples      TEXT NOT NULL,           -- JSON {seconds: [...], retries: [...], values: {metric: [value or null, ...]}}, oldest run first
     PRIMARY KEY (check_id, hour_start, run_location, status_code, status)
-  );
+  ) WITHOUT ROWID;                        -- stored in key order: a check's hours are read from adjacent pages
   CREATE INDEX analytics_rollups_hour ON analytics_rollups (hour_start);
   `,
 ]
