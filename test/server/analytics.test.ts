@@ -218,6 +218,21 @@ describe('analytics of an API check', () => {
     expect((await caller(server, null)('GET', `/v1/analytics/api-checks/${checkId}?metrics=responseTime`)).status).toBe(401)
   })
 
+  it('counts a result once when an agent posts it twice', async () => {
+    const created = await call('POST', '/v1/checks/api', { name: 'posted twice', locations: ['eu-west-1'], request: { method: 'GET', url: 'http://127.0.0.1:9/' } })
+    const id = created.json.id
+    await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [id] } })
+    const [claimed] = (await call('POST', '/v1/agent/claim', { agentId: 'twice', locations: ['eu-west-1'] })).json.runs
+    const result = {
+      runLocation: 'eu-west-1', resultType: 'FINAL', status: 'PASSED', hasFailures: false, hasErrors: false, isDegraded: false,
+      responseTime: 120, startedAt: at(30), stoppedAt: at(30), error: null, attempts: [], details: { kind: 'API', statusCode: 200, timings: null },
+    }
+    for (let i = 0; i < 2; i++) expect((await call('POST', `/v1/agent/runs/${encodeURIComponent(claimed.runId)}/result`, { result })).status).toBe(204)
+    expect(seriesOf(await call('GET', `/v1/analytics/api-checks/${id}?${WINDOW}&metrics=responseTime_sum,availability`))).toEqual([
+      { bucketStart: at(0), responseTime_sum: 120, availability: 100 },
+    ])
+  })
+
   it('forgets the rollups of a deleted check', async () => {
     const created = await call('POST', '/v1/checks/api', { name: 'short-lived', locations: ['eu-west-1'], request: { method: 'GET', url: 'http://127.0.0.1:9/' } })
     await recordRuns(call, created.json.id, [RUNS[0]])
