@@ -17,6 +17,7 @@ import { sessionRoutes } from './routes/sessions.js'
 import { heartbeatRoutes, isPing } from './routes/heartbeats.js'
 import type { RunServices } from './scheduler/runs.js'
 import { alertRoutes } from './routes/alerts.js'
+import { analyticsRoutes } from './routes/analytics.js'
 
 export const BODY_LIMIT = 1024 * 1024
 
@@ -96,6 +97,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   agentRoutes(app, store, runs)
   heartbeatRoutes(app, store, runs)
   alertRoutes(app, store)
+  analyticsRoutes(app, store, runs)
 
   return Object.assign(app, { faultCounts: faults?.counts })
 }

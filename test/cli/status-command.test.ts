@@ -96,7 +96,7 @@ describe('monitors status', () => {
     expect(lineOf('broken-dns')).toMatch(/failing\s+eu-west-1/)
     expect(lineOf('broken-dns')).toContain(`${server.url}/v1/badges/checks/${idOf('broken-dns')}`)
     expect(lineOf('paused-dns')).toMatch(/paused\s+-\s+-\s+/)
-    expect(lineOf('later-dns')).toMatch(/not deployed\s+-\s+-\s+- \(not in the lock file/)
+    expect(lineOf('later-dns')).toMatch(/not deployed(\s+-){4}\s+- \(not in the lock file/)
     expect(text.stdout).toContain('Status: 1 passing, 0 degraded, 1 failing, 1 paused, 0 never ran, 1 not deployed.')
     expect(text.stdout).toContain('Badges are served with authentication')
 

@@ -117,7 +117,7 @@ describe('monitors test', () => {
     const doc = JSON.parse(result.stdout) as JsonDoc
     expect(doc.formatVersion).toBe(1)
     expect(doc.ok).toBe(false)
-    expect(doc.summary).toEqual({ total: 2, passed: 1, degraded: 0, failed: 1, errors: 0, timedOut: 0 })
+    expect(doc.summary).toEqual({ total: 2, passed: 1, degraded: 0, failed: 1, errors: 0, timedOut: 0, notRun: 0 })
     const byId = Object.fromEntries(doc.results.map((r) => [r.logicalId, r]))
     expect(byId['shop-dns']).toMatchObject({
       kind: 'dns-check', activated: true, name: 'shop-dns name', runLocation: 'us-east-1', status: 'PASSED', resultType: 'FINAL',
@@ -249,6 +249,25 @@ describe('monitors test', () => {
     const refused = await monitors(dir, ['test', '--concurrency', '0'])
     expect(refused.code).toBe(1)
     expect(refused.stderr).toContain('Error: --concurrency must be a whole number of at least 1, not 0.')
+  })
+
+  it('a heartbeat check has a NOT RUN row saying why, and does not fail the test', async () => {
+    const dir = makeProject({
+      'checks/shop.check.ts': `import { DnsCheck, HeartbeatCheck } from 'monitors-as-code'
+${dnsCheck('shop-dns', 'www.shop.test')}new HeartbeatCheck('backup', { name: 'Backup', heartbeat: { period: 1, periodUnit: 'days', grace: 1, graceUnit: 'hours' } })
+`,
+    })
+    const text = await monitors(dir, ['test'])
+    expect(text.code, text.output).toBe(0)
+    expect(text.output).not.toMatch(STACK_LINE)
+    expect(text.stdout).toMatch(/heartbeat-check:backup "Backup"\s+-\s+NOT RUN\s+-\s+a heartbeat check has nothing to run from this machine: it passes on pings to its ping URL/)
+    expect(text.stdout).toMatch(/dns-check:shop-dns "shop-dns name"\s+\S+\s+PASSED/)
+    expect(text.stdout).toContain('Test passed: 1 passed, 0 degraded, 0 failed, 1 not run.')
+    const json = await monitors(dir, ['test', '--format', 'json'])
+    expect(json.code, json.output).toBe(0)
+    const doc = JSON.parse(json.stdout)
+    expect(doc).toMatchObject({ ok: true, summary: { total: 1, passed: 1, notRun: 1 } })
+    expect(doc.notRun).toEqual([{ kind: 'heartbeat-check', logicalId: 'backup', construct: 'HeartbeatCheck', file: 'checks/shop.check.ts', reason: expect.stringContaining('pings to its ping URL') }])
   })
 
   it('a project without checks has nothing to test (exit 0)', async () => {

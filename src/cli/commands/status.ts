@@ -4,6 +4,8 @@ import type { DesiredResource } from '../../resources/types.js'
 import { lockKey } from '../../state/lock.js'
 import { listAllByPage } from '../../api/paging.js'
 import { redact } from '../../api/redact.js'
+import { NotFoundError } from '../../api/errors.js'
+import type { ApiClient } from '../../api/client.js'
 import { data, engineOptions, err, loadOrReport, openSession, out, setStdoutFormat, useColor, type EngineArgs } from '../engine.js'
 import { selectChecks } from './test.js'
 
@@ -39,6 +41,61 @@ export interface CheckStatusRow {
   badgeUrl: string | null
   /** A heartbeat check's ping URL, as the target answers it. */
   pingUrl?: string
+  /** The last 24 hours from the target's analytics: percent of passing runs and p95 response time (ms); null when there is no data. */
+  last24h?: Last24h
+}
+
+/** Availability (percent) and p95 response time (ms) of the last 24 hours; null where the target has no data. */
+export interface Last24h {
+  availability: number | null
+  p95: number | null
+}
+
+/** The analytics route and p95 metric of each check type (a heartbeat check has no response time). */
+const ANALYTICS_OF: Record<string, { path: string; p95?: string }> = {
+  API: { path: 'api-checks', p95: 'responseTime_p95' },
+  DNS: { path: 'dns', p95: 'total_p95' },
+  ICMP: { path: 'icmp', p95: 'latencyAvg_p95' },
+  HEARTBEAT: { path: 'heartbeat-checks' },
+}
+
+/**
+ * The last 24 hours of one check from GET /v1/analytics/<type>/{id} (one request per check:
+ * analytics have no list route), or undefined when the target has no analytics for it.
+ */
+async function last24hOf(client: ApiClient, checkId: string, checkType: unknown): Promise<Last24h | undefined> {
+  const route = ANALYTICS_OF[String(checkType)]
+  if (!route) return undefined
+  const metrics = ['availability', ...(route.p95 ? [route.p95] : [])].join(',')
+  try {
+    const answer = await client.send<{ series?: unknown[] }>({
+      method: 'GET',
+      path: `/v1/analytics/${route.path}/${encodeURIComponent(checkId)}`,
+      query: { quickRange: 'last24Hours', metrics },
+    })
+    const first = answer.body.series?.[0]
+    const entry = (typeof first === 'string' ? JSON.parse(first) : first ?? {}) as Record<string, unknown>
+    const number = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : null)
+    return { availability: number(entry.availability), p95: route.p95 ? number(entry[route.p95]) : null }
+  } catch (error) {
+    // a target without analytics (or a check gone since it was listed) shows no figures
+    if (error instanceof NotFoundError) return undefined
+    throw error
+  }
+}
+
+/** Fills `last24h` of every deployed check, a few requests at a time. */
+async function addLast24h(client: ApiClient, rows: CheckStatusRow[], remoteChecks: ReadonlyMap<string, Record<string, unknown>>): Promise<void> {
+  const deployed = rows.filter((r) => r.state !== 'not-deployed' && r.checkId !== null)
+  let next = 0
+  const worker = async () => {
+    while (next < deployed.length) {
+      const row = deployed[next++]
+      const figures = await last24hOf(client, row.checkId as string, remoteChecks.get(row.checkId as string)?.checkType)
+      if (figures) row.last24h = figures
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(4, deployed.length) }, worker))
 }
 
 const STATE_TEXT: Record<CheckState, string> = {
@@ -87,6 +144,17 @@ function runTimes(status: RemoteStatus | undefined): string {
   return low === high || !low || !high ? `${low || high} ms` : `${low}–${high} ms`
 }
 
+/** `99.5%`, or `-` without data. */
+function availabilityText(row: CheckStatusRow): string {
+  const value = row.last24h?.availability
+  return value === null || value === undefined ? '-' : `${Math.round(value * 100) / 100}%`
+}
+
+function p95Text(row: CheckStatusRow): string {
+  const value = row.last24h?.p95
+  return value === null || value === undefined ? '-' : `${formatMs(value)} ms`
+}
+
 const label = (r: DesiredResource) => `${r.kind}:${r.logicalId} "${String(r.payload.name ?? '')}"`
 
 export function renderStatusTable(rows: readonly CheckStatusRow[], color: boolean): string {
@@ -99,13 +167,15 @@ export function renderStatusTable(rows: readonly CheckStatusRow[], color: boolea
     STATE_TEXT[row.state],
     row.status?.lastRunLocation ?? '-',
     runTimes(row.status),
+    availabilityText(row),
+    p95Text(row),
     row.badgeUrl ?? (row.reason ? `- (${row.reason})` : '-'),
   ])
-  const head = ['CHECK', 'STATE', 'LAST LOCATION', 'RUN TIMES', 'BADGE']
+  const head = ['CHECK', 'STATE', 'LAST LOCATION', 'RUN TIMES', 'AVAILABILITY 24H', 'P95 24H', 'BADGE']
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i].length)))
   const line = (r: string[], paint: (s: string) => string = (s) => s) =>
     r.map((cell, i) => {
-      const padded = i === 3 ? cell.padStart(widths[i]) : i === r.length - 1 ? cell : cell.padEnd(widths[i])
+      const padded = i >= 3 && i <= 5 ? cell.padStart(widths[i]) : i === r.length - 1 ? cell : cell.padEnd(widths[i])
       return i === 1 ? paint(padded) : padded
     }).join('  ').trimEnd()
   const pings = rows.filter((r) => r.pingUrl).map((r) => `  ${label(r.resource)}  ${r.pingUrl}`)
@@ -149,6 +219,8 @@ export function statusToJson(rows: readonly CheckStatusRow[], target: { id: stri
       shortestRun: row.status?.shortestRun ?? null,
       longestRun: row.status?.longestRun ?? null,
       updatedAt: row.status?.updated_at ?? null,
+      availability24h: row.last24h?.availability ?? null,
+      p95ResponseTime24h: row.last24h?.p95 ?? null,
       badgeUrl: row.badgeUrl,
       ...(row.pingUrl ? { pingUrl: row.pingUrl } : {}),
     })),
@@ -157,8 +229,8 @@ export function statusToJson(rows: readonly CheckStatusRow[], target: { id: stri
 
 /**
  * `monitors status`: the target's check statuses for the project's checks (a heartbeat check's ping URL too), read
- * from the list endpoints (checks and check statuses: never one request per check), with each
- * check's badge URL. Exit 0 whatever the states, 1 on errors; with --fail-on-failing, also 1
+ * from the list endpoints (checks and check statuses), with each check's badge URL and its last
+ * 24 hours from the analytics routes (one request per deployed check, four at a time). Exit 0 whatever the states, 1 on errors; with --fail-on-failing, also 1
  * when a check is failing.
  */
 export const statusCommand = {
@@ -194,13 +266,15 @@ export const statusCommand = {
           : [[], []]
         // the embedded server lives only while this command runs: its badge URLs would answer nothing
         const badgeBase = target.embedded ? undefined : client.baseUrl
+        const remoteById = new Map(remoteChecks.map((r) => [String(r.id), r]))
         const rows = checkStates(
           checks,
           remoteIdOf,
-          new Map(remoteChecks.map((r) => [String(r.id), r])),
+          remoteById,
           new Map(statuses.map((s) => [String(s.checkId), s])),
           badgeBase,
         )
+        await addLast24h(client, rows, remoteById)
         const c = pc.createColors(useColor())
         if (rows.length === 0) out('No checks: the project has no check (DnsCheck, IcmpCheck, HeartbeatCheck, ...).\n')
         else out(renderStatusTable(rows, useColor()))

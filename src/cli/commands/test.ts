@@ -105,8 +105,11 @@ export function summaryLine(tested: readonly TestedCheck[]): string {
   return `${passed} passed, ${degraded} degraded, ${failed.length} failed${notes.length ? ` (${notes.join(', ')})` : ''}`
 }
 
-/** The table: check, location, result, response time and why it did not pass. */
-export function renderTable(tested: readonly TestedCheck[], color: boolean): string {
+/** Why a check is not run from this machine (a heartbeat check), for its row. */
+const NOT_RUN_DETAIL = 'a heartbeat check has nothing to run from this machine: it passes on pings to its ping URL (see monitors status)'
+
+/** The table: check, location, result, response time and why it did not pass; checks not run get a NOT RUN row. */
+export function renderTable(tested: readonly TestedCheck[], color: boolean, notRun: readonly DesiredResource[] = []): string {
   const c = pc.createColors(color)
   const rows = tested.map(({ resource, check, result }) => {
     const inactive = check.activated === false ? ' [deactivated]' : ''
@@ -122,6 +125,9 @@ export function renderTable(tested: readonly TestedCheck[], color: boolean): str
       paint: isFailure(result) ? c.red : result.status === 'DEGRADED' ? c.yellow : c.green,
     }
   })
+  for (const resource of notRun) {
+    rows.push({ cells: [`${label(resource)} "${String(resource.payload.name ?? '')}"`, '-', 'NOT RUN', '-'], detail: NOT_RUN_DETAIL, paint: c.dim })
+  }
   const head = ['CHECK', 'LOCATION', 'RESULT', 'TIME']
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r.cells[i].length)))
   const line = (cells: string[], paintResult: (s: string) => string = (s) => s) =>
@@ -135,7 +141,7 @@ export function renderTable(tested: readonly TestedCheck[], color: boolean): str
 }
 
 /** The JSON document of `monitors test --format json`. */
-export function testToJson(tested: readonly TestedCheck[]) {
+export function testToJson(tested: readonly TestedCheck[], notRun: readonly DesiredResource[] = []) {
   const failed = tested.filter((t) => isFailure(t.result)).length
   return {
     formatVersion: 1,
@@ -147,6 +153,7 @@ export function testToJson(tested: readonly TestedCheck[]) {
       failed,
       errors: tested.filter((t) => t.result.hasErrors).length,
       timedOut: tested.filter((t) => t.result.status === 'TIMED_OUT').length,
+      notRun: notRun.length,
     },
     results: tested.map(({ resource, check, result }) => ({
       kind: resource.kind,
@@ -155,6 +162,13 @@ export function testToJson(tested: readonly TestedCheck[]) {
       file: resource.file,
       activated: check.activated,
       ...result,
+    })),
+    notRun: notRun.map((resource) => ({
+      kind: resource.kind,
+      logicalId: resource.logicalId,
+      construct: resource.construct,
+      file: resource.file,
+      reason: NOT_RUN_DETAIL,
     })),
   }
 }
@@ -211,12 +225,13 @@ export const testCommand = {
     const project = await loadOrReport({ config: args.config })
     if (!project) return 1
     const all = selectChecks(project.resources, args.target ?? [])
-    // a heartbeat check is not run: it is judged by the pings its job sends
-    for (const r of all.filter((c) => !isRunnable(c))) out(`${r.kind}:${r.logicalId} is not run: it passes on pings to its ping URL (see monitors status).\n`)
+    // a heartbeat check is not run: it is judged by the pings its job sends (a NOT RUN row says so)
+    const notRun = all.filter((c) => !isRunnable(c))
     const count = all.filter(isRunnable).length
     if (count === 0) {
+      for (const r of notRun) out(`${r.kind}:${r.logicalId} is not run: it passes on pings to its ping URL (see monitors status).\n`)
       out('No checks to test: the project has no DnsCheck, IcmpCheck or ApiCheck.\n')
-      if (args.format === 'json') data(`${JSON.stringify(testToJson([]), null, 2)}\n`)
+      if (args.format === 'json') data(`${JSON.stringify(testToJson([], notRun), null, 2)}\n`)
       return 0
     }
     // Ctrl-C stops the runs in flight: they end as errors (aborted) and are still reported.
@@ -241,9 +256,10 @@ export const testCommand = {
 
     const c = pc.createColors(useColor())
     const failed = tested.some((t) => isFailure(t.result))
-    out(renderTable(tested, useColor()))
-    out(`\n${failed ? c.red('Test failed:') : c.green('Test passed:')} ${summaryLine(tested)}.\n`)
-    if (args.format === 'json') data(`${JSON.stringify(testToJson(tested), null, 2)}\n`)
+    out(renderTable(tested, useColor(), notRun))
+    const notRunNote = notRun.length > 0 ? `, ${notRun.length} not run` : ''
+    out(`\n${failed ? c.red('Test failed:') : c.green('Test passed:')} ${summaryLine(tested)}${notRunNote}.\n`)
+    if (args.format === 'json') data(`${JSON.stringify(testToJson(tested, notRun), null, 2)}\n`)
     return failed ? 1 : 0
   },
 } as unknown as CommandModule<object, TestArgs>

@@ -75,7 +75,7 @@ async function fail(tx: Repositories, hb: HeartbeatRecord): Promise<boolean> {
   await tx.heartbeats.addEvent(hb.account, { checkId: hb.checkId, state: 'FAILING', at, source: null, userAgent: null })
   const check = await checkOf(tx, hb.account, hb.checkId)
   if (check && check.body.activated !== false) {
-    await recordResult(tx, check.record, { ...result(check.body, at, true, 'No ping received within the period and grace'), id: `heartbeat:${hb.checkId}:${hb.since}` })
+    await recordResult(tx, check.record, { ...result(check.body, at, true, 'No ping received within the period and grace'), id: `heartbeat:${hb.checkId}:${hb.since}`, heartbeatState: 'FAILING' })
   }
   return true
 }
@@ -93,7 +93,7 @@ export async function receivePing(store: Store, token: string, now: number, from
     const event = await tx.heartbeats.addEvent(hb.account, { checkId: hb.checkId, state, at: now, ...from })
     await tx.heartbeats.ping(hb.checkId, now)
     const check = await checkOf(tx, hb.account, hb.checkId)
-    if (check && check.body.activated !== false) await recordResult(tx, check.record, { ...result(check.body, now, false, null), id: `heartbeat-ping:${event.id}` })
+    if (check && check.body.activated !== false) await recordResult(tx, check.record, { ...result(check.body, now, false, null), id: `heartbeat-ping:${event.id}`, heartbeatState: state })
     return event
   })
 }

@@ -9,13 +9,14 @@ import type { AlertNotificationKind, CheckRecord, Repositories, Store } from '..
 import { applyRun, type AlertingCheck } from './alerts.js'
 import { cleanErrorMessage, errorHash } from './clean.js'
 import { alertTitle, deliveriesFor, type AlertEvent } from '../alerts/event.js'
+import { recordAnalytics } from './analytics.js'
 
 export { cleanErrorMessage, errorHash } from './clean.js'
 export { applyRun, initialAlertState, settingsOf, ACCOUNT_ALERT_SETTINGS, type AlertSettings, type AlertingCheck } from './alerts.js'
 export { renderBadge, badgeMessage, BADGE_STYLES, BADGE_THEMES, type BadgeStyle, type BadgeTheme } from './badge.js'
 
 /** A FINAL result, with the id its store gave it (`id` or `checkResultId`) when there is one. */
-export type RecordableResult = RunResult & { id?: string; checkResultId?: string; sslDaysRemaining?: number | null }
+export type RecordableResult = RunResult & { id?: string; checkResultId?: string; sslDaysRemaining?: number | null; heartbeatState?: string }
 
 /** The check as GET answers it: its parsed body, or the store's record of it. */
 export type RecordableCheck = CheckRecord | (AlertingCheck & { id: string; triggerIncident?: TriggerIncident })
@@ -81,6 +82,9 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
     sslDaysRemaining: result.sslDaysRemaining ?? (result.details?.kind === 'API' ? result.details.sslDaysRemaining : null) ?? null,
     startedAt: result.startedAt,
   })
+
+  // analytics rollups, in the same transaction as the result
+  await recordAnalytics(tx, account, check.id, String((check as { checkType?: unknown }).checkType ?? result.checkType), result)
 
   const failed = result.hasFailures || result.hasErrors
   if (failed && result.error) {

@@ -286,5 +286,6 @@ export class Scheduler {
     await this.store.checkStatuses.forgetResultsBefore(before)
     await this.store.runs.prune(now - 10 * 60_000, now)
     await this.store.heartbeats.pruneEvents(now - this.options.retentionMs)
+    await this.store.analytics.prune(now - this.options.retentionMs)
   }
 }

@@ -8,6 +8,7 @@ import { PageCache } from './page-cache.js'
 import { alertRepository, checkStatusRepository, errorGroupRepository } from './results.js'
 import { heartbeatRepository } from './heartbeats.js'
 import { alertDeliveryRepository } from './alerts-deliveries.js'
+import { analyticsRepository } from './analytics.js'
 import { agentRepository, resultRepository, runRepository, scheduleRepository, sessionRepository } from './runs.js'
 
 /** Runs a group of statements; asynchronous to the routes, synchronous underneath. */
@@ -66,6 +67,7 @@ export class SqliteStore implements Store {
   readonly agents
   readonly schedule
   readonly alertDeliveries
+  readonly analytics
   private readonly gate = new Gate()
   private readonly tx: Repositories
 
@@ -89,6 +91,7 @@ export class SqliteStore implements Store {
     this.agents = agentRepository(db, run)
     this.schedule = scheduleRepository(db, run)
     this.alertDeliveries = alertDeliveryRepository(db, run)
+    this.analytics = analyticsRepository(db, run)
     // inside a transaction: the same statements, run at once, and no cached pages
     this.tx = {
       checks: checkRepository(db, direct),
@@ -108,6 +111,7 @@ export class SqliteStore implements Store {
       agents: agentRepository(db, direct),
       schedule: scheduleRepository(db, direct),
       alertDeliveries: alertDeliveryRepository(db, direct),
+      analytics: analyticsRepository(db, direct),
     }
   }
 

@@ -306,6 +306,25 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX alert_notifications_account ON alert_notifications (account_id, seq);
   CREATE INDEX alert_notifications_created ON alert_notifications (created_at);
   `,
+  // 6: analytics rollups: per check, UTC hour, location, status code and status, the count,
+  //    retries, per metric count / sum / sum of squares / min / max, and the runs themselves
+  //    (seconds into the hour and values) for exact percentiles and sub-hour buckets
+  `
+  CREATE TABLE analytics_rollups (
+    check_id     TEXT NOT NULL REFERENCES checks (id) ON DELETE CASCADE,
+    account_id   TEXT NOT NULL,
+    hour_start   INTEGER NOT NULL,        -- ms, a whole UTC hour
+    run_location TEXT NOT NULL,
+    status_code  INTEGER NOT NULL,        -- -1: none (not an API check, or no response)
+    status       TEXT NOT NULL,           -- success, failure, or a heartbeat event state
+    runs         INTEGER NOT NULL,
+    retries      INTEGER NOT NULL,
+    totals       TEXT NOT NULL,           -- JSON {metric: [n, sum, sumOfSquares, min, max]}
+    samples      TEXT NOT NULL,           -- JSON {seconds: [...], retries: [...], values: {metric: [value or null, ...]}}, oldest run first
+    PRIMARY KEY (check_id, hour_start, run_location, status_code, status)
+  ) WITHOUT ROWID;                        -- stored in key order: a check's hours are read from adjacent pages
+  CREATE INDEX analytics_rollups_hour ON analytics_rollups (hour_start);
+  `,
 ]
 
 /** Opens (and creates) the database file and brings its schema up to date. */

@@ -1,0 +1,311 @@
+/**
+ * Analytics from recorded results (README "Analytics"). Every FINAL result becomes a sample of
+ * its check's hourly rollup row (per location, status code and status) in the transaction that
+ * records it; a query reads the rows of its window and aggregates them:
+ * - rows wholly inside the window and inside one bucket add their totals (count, sum, sum of
+ *   squares, min, max) as they are;
+ * - rows cut by the window's edges or by sub-hour buckets, and every row when a percentile is
+ *   asked for, are read run by run.
+ * So every figure is computed from the recorded runs themselves: percentiles by nearest rank
+ * over the values of the runs in the bucket, the standard deviation over the same values
+ * (population: divided by n), averages and sums exactly.
+ */
+import type { RunResult } from '../../runner/types.js'
+import {
+  metricSpecs, type AnalyticsCheckType, type AnalyticsQuery, type MetricSpec, type QuickRange,
+} from '../../schema/index.js'
+import type { AnalyticsRollupRow, AnalyticsSample, MetricTotals, Repositories } from '../store/index.js'
+
+const MINUTE = 60_000
+const HOUR = 3_600_000
+const DAY = 86_400_000
+
+/** Result fields analytics read, beyond RunResult. */
+type SampledResult = RunResult & { attempts?: unknown[]; heartbeatState?: string }
+
+const finite = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value)
+const round3 = (value: number): number => Math.round(value * 1000) / 1000
+
+/** The measured values of a result, by the metric names of its check type. */
+function valuesOf(type: string, result: SampledResult): Record<string, number> {
+  const values: Record<string, number> = {}
+  const details = (result.details ?? {}) as unknown as Record<string, unknown>
+  if (type === 'API') {
+    if (finite(result.responseTime)) values.responseTime = result.responseTime
+    const t = (details.timings ?? null) as Record<string, unknown> | null
+    if (t) {
+      for (const name of ['dns', 'tcp', 'firstByte', 'download'] as const) if (finite(t[name])) values[name] = t[name]
+      // wait: what the response time holds besides the other phases (TLS handshake, sending the request, redirects)
+      if (finite(t.total) && finite(t.dns) && finite(t.tcp) && finite(t.firstByte) && finite(t.download)) {
+        values.wait = Math.max(0, round3(t.total - t.dns - t.tcp - t.firstByte - t.download))
+      }
+    }
+  } else if (type === 'DNS') {
+    if (finite(result.responseTime)) values.total = result.responseTime
+  } else if (type === 'ICMP') {
+    if (finite(details.packetLoss)) values.packetLoss = details.packetLoss
+    const latency = (details.latency ?? null) as Record<string, unknown> | null
+    if (latency) {
+      if (finite(latency.min)) values.latencyMin = latency.min
+      if (finite(latency.max)) values.latencyMax = latency.max
+      if (finite(latency.avg)) values.latencyAvg = latency.avg
+      if (finite(latency.stddev)) values.latencyStdDev = latency.stddev
+    }
+  }
+  return values
+}
+
+/** One FINAL result as a sample of its check's analytics. */
+export function analyticsSample(checkType: string, result: SampledResult): AnalyticsSample | undefined {
+  const at = Date.parse(result.startedAt)
+  if (!Number.isFinite(at)) return undefined
+  const failed = result.hasFailures || result.hasErrors
+  const status = checkType === 'HEARTBEAT' ? (result.heartbeatState ?? (failed ? 'FAILING' : 'RECEIVED')) : failed ? 'failure' : 'success'
+  const retries = Array.isArray(result.attempts) ? result.attempts.length : Math.max(0, (finite(result.attempt) ? result.attempt : 1) - 1)
+  const details = (result.details ?? {}) as unknown as Record<string, unknown>
+  const statusCode = checkType === 'API' && finite(details.statusCode) ? details.statusCode : null
+  return { at, runLocation: String(result.runLocation ?? 'unknown'), statusCode, status, retries, values: valuesOf(checkType, result) }
+}
+
+/** Adds a FINAL result to its check's rollup: inside the transaction that records the result. */
+export async function recordAnalytics(tx: Repositories, account: string, checkId: string, checkType: string, result: SampledResult): Promise<void> {
+  const sample = analyticsSample(checkType, result)
+  if (sample) await tx.analytics.record(account, checkId, sample)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+/** Statuses counted as passing and as failing in `availability`; others (LATE, EARLY) count in neither. */
+const PASSING = new Set(['success', 'RECEIVED', 'GRACE'])
+const FAILING = new Set(['failure', 'FAILING'])
+
+const startOfUtcDay = (ms: number) => Math.floor(ms / DAY) * DAY
+/** Monday 00:00 UTC of the week of ms. */
+const startOfUtcWeek = (ms: number) => startOfUtcDay(ms) - ((new Date(ms).getUTCDay() + 6) % 7) * DAY
+const startOfUtcMonth = (ms: number, monthsBack = 0) => {
+  const d = new Date(ms)
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - monthsBack, 1)
+}
+
+/** The window [from, to) of a query, in ms: from / to when given, else the quick range (UTC). */
+export function analyticsWindow(query: Pick<AnalyticsQuery, 'from' | 'to' | 'quickRange'>, now: number): { from: number; to: number } | { error: string } {
+  let from: number
+  let to: number
+  if (query.from !== undefined || query.to !== undefined) {
+    to = query.to ?? now
+    from = query.from ?? to - DAY
+  } else {
+    const ranges: Record<QuickRange, () => [number, number]> = {
+      last24Hours: () => [now - DAY, now],
+      last7Days: () => [now - 7 * DAY, now],
+      last30Days: () => [now - 30 * DAY, now],
+      thisWeek: () => [startOfUtcWeek(now), now],
+      thisMonth: () => [startOfUtcMonth(now), now],
+      lastWeek: () => [startOfUtcWeek(now) - 7 * DAY, startOfUtcWeek(now)],
+      lastMonth: () => [startOfUtcMonth(now, 1), startOfUtcMonth(now)],
+    }
+    ;[from, to] = ranges[query.quickRange]()
+  }
+  if (!(from < to)) return { error: `from must be before to (got from ${new Date(from).toISOString()}, to ${new Date(to).toISOString()})` }
+  return { from, to }
+}
+
+interface MetricAcc {
+  n: number
+  sum: number
+  sumsq: number
+  min: number
+  max: number
+  /** every value, when a percentile is asked for (all rows are then read run by run) */
+  values: number[] | undefined
+  sorted?: Float64Array
+}
+
+interface Bucket {
+  start: number
+  group: string | number | null
+  runs: number
+  passed: number
+  failed: number
+  retries: number
+  metrics: Map<string, MetricAcc>
+}
+
+export interface AnalyticsAnswer {
+  from: number
+  to: number
+  /** every entry of every page, in order (the route slices a page) */
+  entries: Array<Record<string, unknown>>
+  metadata: Record<string, { unit: string; label: string; aggregation: string }>
+}
+
+/** Nearest rank: the smallest value with at least p % of the values at or below it. */
+export function percentile(sorted: ArrayLike<number>, p: number): number {
+  const rank = Math.ceil((p / 100) * sorted.length)
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]
+}
+
+function aggregate(acc: MetricAcc | undefined, spec: Extract<MetricSpec, { kind: 'measured' }>): number | null {
+  if (!acc || acc.n === 0) return null
+  switch (spec.aggregation) {
+    case 'avg': return round3(acc.sum / acc.n)
+    case 'sum': return round3(acc.sum)
+    case 'min': return round3(acc.min)
+    case 'max': return round3(acc.max)
+    case 'stddev': {
+      const mean = acc.sum / acc.n
+      if (acc.values) {
+        let squares = 0
+        for (const v of acc.values) squares += (v - mean) * (v - mean)
+        return round3(Math.sqrt(squares / acc.n))
+      }
+      return round3(Math.sqrt(Math.max(0, acc.sumsq / acc.n - mean * mean)))
+    }
+    default: {
+      if (!acc.values || acc.values.length === 0) return null
+      acc.sorted ??= Float64Array.from(acc.values).sort()
+      const p = spec.aggregation === 'median' ? 50 : Number(spec.aggregation.slice(1))
+      return round3(percentile(acc.sorted as unknown as number[], p))
+    }
+  }
+}
+
+const PERCENTILES = new Set(['median', 'p50', 'p90', 'p95', 'p99'])
+
+/**
+ * The analytics of one check over a query's window: reads its rollup rows (run by run only
+ * where needed) and aggregates them per bucket and group.
+ */
+export async function analyticsAnswer(
+  repos: Pick<Repositories, 'analytics'>,
+  account: string,
+  checkId: string,
+  type: AnalyticsCheckType,
+  query: AnalyticsQuery,
+  window: { from: number; to: number },
+): Promise<AnalyticsAnswer> {
+  const { from, to } = window
+  const specs = new Map(metricSpecs(type).map((m) => [m.name, m]))
+  const asked = query.metrics.map((name) => specs.get(name) as MetricSpec)
+  const measured = asked.filter((m): m is Extract<MetricSpec, { kind: 'measured' }> => m.kind === 'measured')
+  const bases = new Set(measured.map((m) => m.base))
+  const runByRun = measured.some((m) => PERCENTILES.has(m.aggregation))
+  const interval = query.aggregationInterval === undefined ? undefined : query.aggregationInterval * MINUTE
+  const statuses = query.filterByStatus ? new Set<string>(query.filterByStatus) : undefined
+  const groupBy = query.groupBy
+
+  // which hours to read run by run: all of them for percentiles and sub-hour buckets; else the cut edges
+  const firstHour = Math.floor(from / HOUR) * HOUR
+  const endHour = Math.ceil(to / HOUR) * HOUR
+  const everyRun = runByRun || (interval !== undefined && interval % HOUR !== 0)
+  const rows: AnalyticsRollupRow[] = []
+  if (everyRun) rows.push(...await repos.analytics.rows(account, checkId, firstHour, endHour, true))
+  else {
+    const wholeFrom = Math.ceil(from / HOUR) * HOUR
+    const wholeTo = Math.floor(to / HOUR) * HOUR
+    if (wholeFrom >= wholeTo) rows.push(...await repos.analytics.rows(account, checkId, firstHour, endHour, true))
+    else {
+      if (firstHour < wholeFrom) rows.push(...await repos.analytics.rows(account, checkId, firstHour, wholeFrom, true))
+      rows.push(...await repos.analytics.rows(account, checkId, wholeFrom, wholeTo, false))
+      if (wholeTo < endHour) rows.push(...await repos.analytics.rows(account, checkId, wholeTo, endHour, true))
+    }
+  }
+
+  const buckets = new Map<string, Bucket>()
+  const bucketOf = (start: number, row: AnalyticsRollupRow): Bucket => {
+    const group = groupBy === 'runLocation' ? row.runLocation : groupBy === 'statusCode' ? row.statusCode : null
+    const key = `${start}\u0000${String(group)}`
+    let bucket = buckets.get(key)
+    if (!bucket) {
+      bucket = { start, group, runs: 0, passed: 0, failed: 0, retries: 0, metrics: new Map() }
+      buckets.set(key, bucket)
+    }
+    return bucket
+  }
+  const metricOf = (bucket: Bucket, name: string): MetricAcc => {
+    let acc = bucket.metrics.get(name)
+    if (!acc) {
+      acc = { n: 0, sum: 0, sumsq: 0, min: Infinity, max: -Infinity, values: undefined }
+      bucket.metrics.set(name, acc)
+    }
+    return acc
+  }
+  const count = (bucket: Bucket, status: string, runs: number, retries: number) => {
+    bucket.runs += runs
+    bucket.retries += retries
+    if (PASSING.has(status)) bucket.passed += runs
+    else if (FAILING.has(status)) bucket.failed += runs
+  }
+
+  const addTotals = (bucket: Bucket, base: string, t: MetricTotals) => {
+    const acc = metricOf(bucket, base)
+    acc.n += t[0]
+    acc.sum += t[1]
+    acc.sumsq += t[2]
+    acc.min = Math.min(acc.min, t[3])
+    acc.max = Math.max(acc.max, t[4])
+  }
+
+  for (const row of rows) {
+    if (statuses && !statuses.has(row.status)) continue
+    const rowEnd = row.hourStart + HOUR
+    const whole = row.hourStart >= from && rowEnd <= to &&
+      (interval === undefined || Math.floor(row.hourStart / interval) === Math.floor((rowEnd - 1) / interval))
+    if (whole) {
+      // the whole row falls in one bucket: its totals, and its values for percentiles
+      const bucket = bucketOf(interval === undefined ? from : Math.floor(row.hourStart / interval) * interval, row)
+      count(bucket, row.status, row.runs, row.retries)
+      for (const base of bases) {
+        const t = row.totals[base]
+        if (!t) continue
+        addTotals(bucket, base, t)
+        if (!runByRun) continue
+        const acc = metricOf(bucket, base)
+        const values = (acc.values ??= [])
+        for (const value of row.samples?.values[base] ?? []) if (value !== null) values.push(value)
+      }
+      continue
+    }
+    const runs = row.samples
+    if (!runs) continue
+    for (let i = 0; i < runs.seconds.length; i++) {
+      const at = row.hourStart + runs.seconds[i] * 1000
+      if (at < from || at >= to) continue
+      const bucket = bucketOf(interval === undefined ? from : Math.floor(at / interval) * interval, row)
+      count(bucket, row.status, 1, runs.retries[i])
+      for (const base of bases) {
+        const value = runs.values[base]?.[i]
+        if (value === null || value === undefined) continue
+        addTotals(bucket, base, [1, value, value * value, value, value])
+        if (runByRun) (metricOf(bucket, base).values ??= []).push(value)
+      }
+    }
+  }
+
+  const ordered = [...buckets.values()].sort((a, b) => a.start - b.start || compareGroups(a.group, b.group))
+  const entries = ordered.map((bucket) => {
+    const entry: Record<string, unknown> = { bucketStart: new Date(bucket.start).toISOString() }
+    if (groupBy === 'runLocation') entry.runLocation = bucket.group
+    if (groupBy === 'statusCode') entry.statusCode = bucket.group
+    for (const spec of asked) {
+      if (spec.kind === 'availability') {
+        const counted = bucket.passed + bucket.failed
+        entry[spec.name] = counted === 0 ? null : round3((bucket.passed / counted) * 100)
+      } else if (spec.kind === 'retries') entry[spec.name] = bucket.retries
+      else {
+        entry[spec.name] = aggregate(bucket.metrics.get(spec.base), spec)
+      }
+    }
+    return entry
+  })
+  const metadata = Object.fromEntries(asked.map((m) => [m.name, { unit: m.unit, label: m.label, aggregation: m.aggregation }]))
+  return { from, to, entries, metadata }
+}
+
+function compareGroups(a: string | number | null, b: string | number | null): number {
+  if (a === b) return 0
+  if (a === null) return 1
+  if (b === null) return -1
+  return typeof a === 'number' && typeof b === 'number' ? a - b : String(a) < String(b) ? -1 : 1
+}

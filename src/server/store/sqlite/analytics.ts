@@ -1,0 +1,126 @@
+import type { Db } from './migrations.js'
+import type { AnalyticsRollupRow, AnalyticsSample, AnalyticsStore, MetricTotals, RollupRuns } from '../index.js'
+import type { Exec } from './index.js'
+
+/*
+ * Analytics rollups: one row per check, UTC hour, location, status code and status. A result
+ * is added by reading its row and writing it back, inside the transaction that records the
+ * result (BEGIN IMMEDIATE: no other writer, of this process or another, runs in between).
+ * The SQL is plain: a primary-key read, an upsert, a range read, a delete.
+ */
+
+const HOUR = 3_600_000
+
+/** hour_start, run_location, status_code, status, runs, retries, totals (and samples) */
+type RollupRowData = [number, string, number, string, number, number, string, string?]
+
+interface Key {
+  hourStart: number
+  runLocation: string
+  statusCode: number
+  status: string
+}
+
+const keyOf = (s: AnalyticsSample): Key => ({
+  hourStart: Math.floor(s.at / HOUR) * HOUR,
+  runLocation: s.runLocation,
+  statusCode: s.statusCode ?? -1,
+  status: s.status,
+})
+
+/** Adds samples (oldest first) to a row's values; the runs stay in time order. */
+function merge(
+  row: { runs: number; retries: number; totals: Record<string, MetricTotals>; samples: RollupRuns },
+  hourStart: number,
+  added: AnalyticsSample[],
+): void {
+  const runs = row.samples
+  for (const s of added) {
+    row.runs++
+    row.retries += s.retries
+    const second = Math.floor((s.at - hourStart) / 1000)
+    let at = runs.seconds.length
+    while (at > 0 && runs.seconds[at - 1] > second) at--
+    const count = runs.seconds.length
+    runs.seconds.splice(at, 0, second)
+    runs.retries.splice(at, 0, s.retries)
+    for (const name of Object.keys(s.values)) {
+      if (!Number.isFinite(s.values[name])) continue
+      runs.values[name] ??= new Array<number | null>(count).fill(null)
+    }
+    for (const [name, column] of Object.entries(runs.values)) {
+      const value = s.values[name]
+      const measured = value !== undefined && Number.isFinite(value)
+      column.splice(at, 0, measured ? value : null)
+      if (!measured) continue
+      const t = row.totals[name]
+      if (t === undefined) row.totals[name] = [1, value, value * value, value, value]
+      else {
+        t[0]++
+        t[1] += value
+        t[2] += value * value
+        t[3] = Math.min(t[3], value)
+        t[4] = Math.max(t[4], value)
+      }
+    }
+  }
+}
+
+export function analyticsRepository(db: Db, exec: Exec): AnalyticsStore {
+  const read = db.prepare(`SELECT runs, retries, totals, samples FROM analytics_rollups
+    WHERE check_id = @checkId AND hour_start = @hourStart AND run_location = @runLocation AND status_code = @statusCode AND status = @status`)
+  const write = db.prepare(`INSERT INTO analytics_rollups
+    (check_id, account_id, hour_start, run_location, status_code, status, runs, retries, totals, samples)
+    VALUES (@checkId, @account, @hourStart, @runLocation, @statusCode, @status, @runs, @retries, @totals, @samples)
+    ON CONFLICT (check_id, hour_start, run_location, status_code, status) DO UPDATE SET
+      runs = excluded.runs, retries = excluded.retries, totals = excluded.totals, samples = excluded.samples`)
+  const columns = 'hour_start, run_location, status_code, status, runs, retries, totals'
+  // rows as arrays (raw): a 30-day read is thousands of rows, and no object per row is made twice
+  const range = db.prepare(`SELECT ${columns} FROM analytics_rollups
+    WHERE check_id = ? AND account_id = ? AND hour_start >= ? AND hour_start < ? ORDER BY hour_start`).raw(true)
+  const rangeWithSamples = db.prepare(`SELECT ${columns}, samples FROM analytics_rollups
+    WHERE check_id = ? AND account_id = ? AND hour_start >= ? AND hour_start < ? ORDER BY hour_start`).raw(true)
+  const prune = db.prepare(`DELETE FROM analytics_rollups WHERE hour_start < ?`)
+
+  /** Adds samples (of one check) to their rows: one read and one write per row. */
+  function add(account: string, checkId: string, samples: AnalyticsSample[]): void {
+    const groups = new Map<string, { key: Key; samples: AnalyticsSample[] }>()
+    for (const sample of samples) {
+      const key = keyOf(sample)
+      const id = `${key.hourStart}\u0000${key.runLocation}\u0000${key.statusCode}\u0000${key.status}`
+      const group = groups.get(id)
+      if (group) group.samples.push(sample)
+      else groups.set(id, { key, samples: [sample] })
+    }
+    for (const { key, samples: added } of groups.values()) {
+      const params = { checkId, ...key }
+      const old = read.get(params) as { runs: number; retries: number; totals: string; samples: string } | undefined
+      const row = old
+        ? { runs: old.runs, retries: old.retries, totals: JSON.parse(old.totals) as Record<string, MetricTotals>, samples: JSON.parse(old.samples) as RollupRuns }
+        : { runs: 0, retries: 0, totals: {}, samples: { seconds: [], retries: [], values: {} } }
+      merge(row, key.hourStart, added.sort((a, b) => a.at - b.at))
+      write.run({ ...params, account, runs: row.runs, retries: row.retries, totals: JSON.stringify(row.totals), samples: JSON.stringify(row.samples) })
+    }
+  }
+
+  const addMany = db.transaction(add)
+
+  return {
+    record: (account, checkId, sample) => exec(() => add(account, checkId, [sample])),
+    recordMany: (account, checkId, samples) => exec(() => (db.inTransaction ? add(account, checkId, samples) : addMany.immediate(account, checkId, samples))),
+    rows: (account, checkId, fromHour, toHour, withSamples) => exec(() => {
+      const rows = (withSamples ? rangeWithSamples : range).all(checkId, account, fromHour, toHour) as RollupRowData[]
+      return rows.map(([hourStart, runLocation, statusCode, status, runs, retries, totals, samples]): AnalyticsRollupRow => ({
+        hourStart,
+        runLocation,
+        statusCode: statusCode === -1 ? null : statusCode,
+        status,
+        runs,
+        retries,
+        totals: JSON.parse(totals) as Record<string, MetricTotals>,
+        ...(samples !== undefined ? { samples: JSON.parse(samples) as RollupRuns } : {}),
+      }))
+    }),
+    prune: (before) => exec(() => prune.run(before - HOUR + 1).changes),
+  }
+}
