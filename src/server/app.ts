@@ -16,6 +16,7 @@ import { agentRoutes } from './routes/agent.js'
 import { sessionRoutes } from './routes/sessions.js'
 import { heartbeatRoutes, isPing } from './routes/heartbeats.js'
 import type { RunServices } from './scheduler/runs.js'
+import { isWeb, webRoutes } from './web/index.js'
 
 export const BODY_LIMIT = 1024 * 1024
 
@@ -80,7 +81,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   // authentication, then the key's rate limit (see rate-limit.ts)
   // except pings (/ping/:pingToken): the token is their secret, and they spend no key's quota
   const auth = authHook(store, new RateLimiter(options.rateLimit.max, options.rateLimit.timeWindowMs))
-  app.addHook('onRequest', async (request, reply) => (isPing(request) ? undefined : auth(request, reply)))
+  // and the web pages (status pages, the dashboard): public, or behind their own session cookie
+  app.addHook('onRequest', async (request, reply) => (isPing(request) || isWeb(request) ? undefined : auth(request, reply)))
 
   checkRoutes(app, store)
   variableRoutes(app, store)
@@ -94,6 +96,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   sessionRoutes(app, store, runs, options.closing ?? new AbortController().signal)
   agentRoutes(app, store, runs)
   heartbeatRoutes(app, store, runs)
+  webRoutes(app, store, { now: runs.now })
 
   return Object.assign(app, { faultCounts: faults?.counts })
 }
