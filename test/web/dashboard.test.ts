@@ -78,7 +78,7 @@ describe('dashboard log-in', () => {
     // no analytics answer here (404): the figures are –, not invented
     const html = await (await fetch(`${server.url}/`, { headers: { cookie } })).text()
     expect(html).toMatch(/<td data-metric="availability">–<\/td>/)
-    expect(html).toContain('<td class="state-paused">paused</td>')
+    expect(html).toContain('<td class="state-unknown">unknown<span class="muted"> · paused</span></td>')
   })
 
   it('refuses a post without the session token or from another origin, and log-out ends the session', async () => {

@@ -61,8 +61,8 @@ interface StatusJson {
   updated_at: string | null
 }
 
-function stateOf(check: CheckJson, status: StatusJson | undefined): 'passing' | 'degraded' | 'failing' | 'paused' | 'unknown' {
-  if (check.activated === false && !status) return 'paused'
+/** The newest run's state, as the check status route answers it (unknown: never ran). */
+function stateOf(status: StatusJson | undefined): 'passing' | 'degraded' | 'failing' | 'unknown' {
   if (!status) return 'unknown'
   if (status.hasFailures || status.hasErrors) return 'failing'
   if (status.isDegraded) return 'degraded'
@@ -100,6 +100,7 @@ function layout(title: string, body: string, session: WebSession | undefined, ex
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(title)} · monitors</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/dashboard/assets/dashboard.css">
 ${extraHead}
 </head>
@@ -148,6 +149,11 @@ async function allChecks(api: Api, filter: { checkType?: string; tag?: string } 
   return checks
 }
 
+/** A deactivated check runs only when asked (Run now); its badge says paused. */
+function paused(check: CheckJson): string {
+  return check.activated === false ? '<span class="muted"> · paused</span>' : ''
+}
+
 function badgeImg(check: CheckJson): string {
   return `<img src="/dashboard/badges/${encodeURIComponent(check.id)}" alt="badge of ${esc(check.name)}" height="20">`
 }
@@ -162,12 +168,12 @@ export async function checkListPage(api: Api, session: WebSession, query: { type
   const tags = [...new Set(every.flatMap((c) => c.tags ?? []))].sort()
   const rows = await Promise.all(shown.map(async (check) => {
     const status = byId.get(check.id)
-    const state = stateOf(check, status)
+    const state = stateOf(status)
     const f = await figures(api, check)
     return `<tr data-check-id="${esc(check.id)}">
 <td><a href="/dashboard/checks/${encodeURIComponent(check.id)}">${esc(check.name)}</a></td>
 <td>${esc(check.checkType)}</td>
-<td class="state-${state}">${state}</td>
+<td class="state-${state}">${state}${paused(check)}</td>
 <td>${badgeImg(check)}</td>
 <td>${status ? `<time datetime="${esc(status.updated_at ?? status.created_at)}">${esc(formatTime(status.updated_at ?? status.created_at))}</time>` : '–'}</td>
 <td>${esc((check.locations ?? []).join(', ') || '–')}</td>
@@ -237,7 +243,7 @@ export async function checkPage(api: Api, session: WebSession, id: string): Prom
     api('GET', `/v1/error-groups/checks/${encodeURIComponent(id)}`),
     figures(api, c),
   ])
-  const state = stateOf(c, status.status === 200 ? status.json : undefined)
+  const state = stateOf(status.status === 200 ? status.json : undefined)
   const finals: ResultJson[] = Array.isArray(results.json) ? results.json : []
   const sessions = [...new Set(finals.map((r) => r.checkSessionId).filter((s): s is string => !!s))].slice(0, 10)
   const errorGroups: ErrorGroupJson[] = Array.isArray(groups.json) ? groups.json : []
@@ -251,7 +257,7 @@ export async function checkPage(api: Api, session: WebSession, id: string): Prom
       : `<form class="inline" method="post" action="/dashboard/error-groups/${encodeURIComponent(g.id)}/archive">${csrf}<input type="hidden" name="checkId" value="${esc(id)}"><button type="submit" aria-label="Archive error: ${esc(g.cleanedErrorMessage)}">Archive</button></form>`}</td></tr>`
   }
   const body = `<h1>${esc(c.name)}</h1>
-<p><span class="state-${state}">${state}</span> · ${esc(c.checkType)} · ${badgeImg(c)}</p>
+<p><span class="state-${state}">${state}</span>${paused(c)} · ${esc(c.checkType)} · ${badgeImg(c)}</p>
 ${RUNNABLE.has(c.checkType) ? `<form method="post" action="/dashboard/checks/${encodeURIComponent(id)}/run">${csrf}<button type="submit">Run now</button></form>` : '<p class="muted">Heartbeat checks are judged by their pings; they are not run from here.</p>'}
 <h2>Last 24 hours</h2>
 <ul class="figures">

@@ -28,7 +28,10 @@ export function formatTime(iso: string | null | undefined): string {
   return Number.isNaN(time) ? '–' : new Date(time).toISOString().replace('T', ' ').replace(/:\d\d\.\d+Z$/, ' UTC').replace(/:\d\dZ$/, ' UTC')
 }
 
-/** Headers of every HTML page: no framing, no sniffing, no referrer, the page's own content policy. */
+/**
+ * Headers of every HTML page: no framing, no sniffing, no referrer to other sites (same-origin:
+ * a form post still carries its Origin, which the dashboard checks), the page's own content policy.
+ */
 export function sendHtml(reply: FastifyReply, status: number, html: string, csp: string, extra: Record<string, string> = {}): FastifyReply {
   return reply
     .code(status)
@@ -37,7 +40,7 @@ export function sendHtml(reply: FastifyReply, status: number, html: string, csp:
       'content-security-policy': csp,
       'x-content-type-options': 'nosniff',
       'x-frame-options': 'DENY',
-      'referrer-policy': 'no-referrer',
+      'referrer-policy': 'same-origin',
       ...extra,
     })
     .send(html)

@@ -227,7 +227,7 @@ ${i.updates.length ? `<ol class="updates" reversed>${i.updates.map((u) => `<li><
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(model.name)} status</title>
-${model.favicon ? `<link rel="icon" href="${esc(model.favicon)}">` : ''}
+<link rel="icon" href="${esc(model.favicon ?? 'data:,')}">
 <link rel="alternate" type="application/json" href="${esc(summaryHref)}">
 <style>${themeCss(model)}${BASE_CSS}</style>
 </head>
