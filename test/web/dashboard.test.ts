@@ -101,6 +101,21 @@ describe('dashboard log-in', () => {
     expect(after.status).toBe(303)
   })
 
+  it('refuses every log-in from an address after 10 failed ones in a minute', async () => {
+    const own = await startTestServer()
+    try {
+      const attempt = (apiKey: string) => fetch(`${own.url}/dashboard/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form({ apiKey }) })
+      for (let i = 0; i < 10; i++) expect((await attempt(`guess-${i}`)).status).toBe(401)
+      const refused = await attempt(KEY_A)
+      expect(refused.status).toBe(429)
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
+      expect(refused.headers.get('set-cookie')).toBeNull()
+      expect(await refused.text()).toMatch(/Too many failed log-ins from this address: try again in \d+ s\./)
+    } finally {
+      await own.close()
+    }
+  })
+
   it('ships uPlot and its own assets with the package; pages carry a content policy without inline script', async () => {
     const uplot = await fetch(`${server.url}/dashboard/assets/uplot.js`)
     expect(uplot.status).toBe(200)

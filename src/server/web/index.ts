@@ -4,7 +4,7 @@ import type { StatusPageRecord, Store } from '../store/index.js'
 import { ASSETS } from './assets.js'
 import { DASHBOARD_CSP, apiFor, checkListPage, checkPage, loginPage, messagePage, sessionPage } from './dashboard.js'
 import { sendHtml } from './html.js'
-import { COOKIE, WebSessions, readCookie, sameToken, sessionCookie, type WebSession } from './sessions.js'
+import { COOKIE, LoginThrottle, WebSessions, readCookie, sameToken, sessionCookie, type WebSession } from './sessions.js'
 import { STATUS_PAGE_CSP, loadStatusPage, renderStatusPage, statusPageSummary } from './status-page.js'
 
 /*
@@ -45,6 +45,7 @@ function hostName(request: FastifyRequest): string {
 
 export function webRoutes(app: FastifyInstance, store: Store, options: WebOptions): void {
   const sessions = new WebSessions()
+  const throttle = new LoginThrottle()
 
   app.register(async (scope) => {
     // form posts of the dashboard (only in this scope; the API stays JSON only)
@@ -117,9 +118,14 @@ export function webRoutes(app: FastifyInstance, store: Store, options: WebOption
     scope.post('/dashboard/login', web, async (request, reply) => {
       const from = request.headers.origin
       if (from !== undefined && from !== origin(request)) return html(reply, 403, loginPage('This log-in was not sent from this dashboard.'))
+      const wait = throttle.waitSeconds(request.ip, options.now())
+      if (wait > 0) return html(reply, 429, loginPage(`Too many failed log-ins from this address: try again in ${wait} s.`), { 'retry-after': String(wait) })
       const key = (request.body as Record<string, unknown> | undefined)?.apiKey
       const known = typeof key === 'string' && key.length > 0 && key.length <= 512 ? await store.keys.find(hashKey(key.trim())) : undefined
-      if (!known) return html(reply, 401, loginPage('That API key is not known to this server.'))
+      if (!known) {
+        throttle.failed(request.ip, options.now())
+        return html(reply, 401, loginPage('That API key is not known to this server.'))
+      }
       const session = sessions.create((key as string).trim(), known.accountId)
       return reply.code(303).header('location', '/').header('set-cookie', sessionCookie(session.id, request.protocol === 'https')).header('cache-control', 'no-store').send()
     })

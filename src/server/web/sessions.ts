@@ -64,3 +64,27 @@ export function readCookie(header: string | undefined, name: string): string | u
 export function sessionCookie(value: string, secure: boolean, maxAgeSeconds = TTL_MS / 1000): string {
   return `${COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`
 }
+
+/**
+ * Failed log-ins per client address: after `max` in a window, every log-in from there is
+ * refused until the window ends, so keys cannot be guessed through the form.
+ */
+export class LoginThrottle {
+  private readonly failures = new Map<string, { count: number; until: number }>()
+
+  constructor(private readonly max = 10, private readonly windowMs = 60_000) {}
+
+  /** seconds to wait, or 0 when a log-in may be tried */
+  waitSeconds(address: string, now = Date.now()): number {
+    const entry = this.failures.get(address)
+    if (!entry || entry.until <= now) return 0
+    return entry.count >= this.max ? Math.ceil((entry.until - now) / 1000) : 0
+  }
+
+  failed(address: string, now = Date.now()): void {
+    if (this.failures.size > 10_000) for (const [key, e] of this.failures) if (e.until <= now) this.failures.delete(key)
+    const entry = this.failures.get(address)
+    if (!entry || entry.until <= now) this.failures.set(address, { count: 1, until: now + this.windowMs })
+    else entry.count++
+  }
+}
