@@ -106,7 +106,7 @@ describe.skipIf(!hasChromium)('status page in Chromium', () => {
         const answer = await page.goto(`${server.url}/status/acme-${theme.toLowerCase()}`)
         expect(answer?.status()).toBe(200)
 
-        await expect.poll(() => page.locator('h1').textContent()).toBe('Major outage')
+        expect(await page.locator('h1').textContent()).toBe('Major outage')
         expect(await page.locator('[data-state="major_outage"] .status-word').textContent()).toBe('Major outage')
         expect(await page.locator('.service.operational .status-word').textContent()).toBe('Operational')
         expect(await page.locator('#maintenance-active').textContent()).toContain('Database upgrade')
@@ -202,6 +202,7 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
       await page.keyboard.type(KEY_A)
       await page.keyboard.press('Enter')
       await page.locator('h1', { hasText: 'Checks' }).waitFor()
+      await page.waitForLoadState('load')
       expect(page.url()).toBe(`${server.url}/`)
       const cookies = await context.cookies()
       expect(cookies.map((c) => [c.name, c.httpOnly, c.sameSite])).toEqual([['monitors_session', true, 'Strict']])

@@ -87,6 +87,14 @@ describe('a status page at /status/{url}', () => {
     expect((await api('POST', '/v1/maintenance-windows', { name: 'Database upgrade', tags: ['db'], startsAt: iso(now - HOUR), endsAt: iso(now + HOUR) })).status).toBe(201)
     expect((await api('POST', '/v1/maintenance-windows', { name: 'Weekly restart', tags: ['web'], startsAt: iso(now - 7 * 24 * HOUR + 2 * HOUR), endsAt: iso(now - 7 * 24 * HOUR + 3 * HOUR), repeatInterval: 1, repeatUnit: 'WEEK' })).status).toBe(201)
 
+    // monthly on the 15th at 03:00 UTC since three months ago: the next occurrence is the first 15th at 03:00 after now
+    const first = new Date(now)
+    first.setUTCMonth(first.getUTCMonth() - 3, 15)
+    first.setUTCHours(3, 0, 0, 0)
+    expect((await api('POST', '/v1/maintenance-windows', { name: 'Monthly patching', tags: ['os'], startsAt: iso(first.getTime()), endsAt: iso(first.getTime() + HOUR), repeatInterval: 1, repeatUnit: 'MONTH' })).status).toBe(201)
+    const nextMonthly = new Date(first)
+    while (nextMonthly.getTime() <= now) nextMonthly.setUTCMonth(nextMonthly.getUTCMonth() + 1)
+
     const html = await anonymous()('GET', '/status/shop')
     expect(html.status).toBe(200)
     expect(html.headers.get('content-type')).toMatch(/^text\/html/)
@@ -111,6 +119,7 @@ describe('a status page at /status/{url}', () => {
     expect(summary.json.maintenance.active.map((w: any) => w.name)).toEqual(['Database upgrade'])
     const weekly = summary.json.maintenance.upcoming.find((w: any) => w.name === 'Weekly restart')
     expect(Date.parse(weekly.startsAt)).toBe(now + 2 * HOUR)
+    expect(summary.json.maintenance.upcoming.find((w: any) => w.name === 'Monthly patching')).toMatchObject({ startsAt: nextMonthly.toISOString(), endsAt: iso(nextMonthly.getTime() + HOUR) })
     expect(summary.json.incidents.map((i: any) => [i.name, i.open])).toEqual([['Slow search', false], ['Payments fail', true]])
     expect(summary.json.incidents[1].updates.map((u: any) => u.status)).toEqual(['IDENTIFIED', 'INVESTIGATING'])
   })

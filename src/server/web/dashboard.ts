@@ -69,12 +69,12 @@ function stateOf(status: StatusJson | undefined): 'passing' | 'degraded' | 'fail
   return 'passing'
 }
 
-/** The 24-hour figures as the analytics route answers them: one series entry, its values with the metadata's unit; – otherwise. */
+/** The 24-hour figures as the analytics route answers them, asked for one bucket of 24 h: that entry's values with the metadata's unit; – otherwise (no route, no data, several buckets). */
 async function figures(api: Api, check: CheckJson): Promise<Record<Metric, string>> {
   const none = { availability: '–', responseTime_p50: '–', responseTime_p95: '–' }
   const path = ANALYTICS_PATH[check.checkType]
   if (!path) return none
-  const answer = await api('GET', `/v1/analytics/${path}/${encodeURIComponent(check.id)}?quickRange=last24Hours&metrics=${METRICS.join(',')}`)
+  const answer = await api('GET', `/v1/analytics/${path}/${encodeURIComponent(check.id)}?quickRange=last24Hours&aggregationInterval=1440&metrics=${METRICS.join(',')}`)
   if (answer.status !== 200 || !answer.json || !Array.isArray(answer.json.series) || answer.json.series.length !== 1) return none
   let entry: Record<string, unknown>
   try {
