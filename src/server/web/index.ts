@@ -39,7 +39,7 @@ function origin(request: FastifyRequest): string {
 
 /** The request's host name without its port, lower case. */
 function hostName(request: FastifyRequest): string {
-  const host = request.host.toLowerCase()
+  const host = (request.host ?? '').toLowerCase()
   return host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, '')
 }
 
