@@ -18,7 +18,40 @@ export interface ApiAnswer {
 
 export type Api = (method: 'GET' | 'POST' | 'PATCH', url: string, body?: unknown) => Promise<ApiAnswer>
 
-export function apiFor(app: FastifyInstance, session: WebSession): Api {
+/**
+ * Answers of the analytics routes, kept a minute per account and URL: their figures cover 24
+ * hours, and a check list asks one per check, which would spend the key's rate limit quickly.
+ */
+export class AnalyticsCache {
+  private readonly answers = new Map<string, { answer: ApiAnswer; until: number }>()
+  constructor(private readonly ttlMs = 60_000) {}
+  get(key: string, now: number): ApiAnswer | undefined {
+    const hit = this.answers.get(key)
+    if (hit && hit.until > now) return hit.answer
+    this.answers.delete(key)
+    return undefined
+  }
+  set(key: string, answer: ApiAnswer, now: number): void {
+    if (this.answers.size > 50_000) this.answers.clear()
+    this.answers.set(key, { answer, until: now + this.ttlMs })
+  }
+}
+
+export function apiFor(app: FastifyInstance, session: WebSession, cache?: AnalyticsCache): Api {
+  const call = inject(app, session)
+  return async (method, url, body) => {
+    if (!cache || method !== 'GET' || !url.startsWith('/v1/analytics/')) return call(method, url, body)
+    const key = `${session.accountId} ${url}`
+    const kept = cache.get(key, Date.now())
+    if (kept) return kept
+    const answer = await call(method, url, body)
+    // a refusal of the moment (429, 5xx) is asked again next time
+    if (answer.status === 200 || answer.status === 404) cache.set(key, answer, Date.now())
+    return answer
+  }
+}
+
+function inject(app: FastifyInstance, session: WebSession): Api {
   return async (method, url, body) => {
     const answer = await app.inject({
       method,

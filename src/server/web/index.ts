@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { hashKey } from '../keys.js'
 import type { StatusPageRecord, Store } from '../store/index.js'
 import { ASSETS } from './assets.js'
-import { DASHBOARD_CSP, apiFor, checkListPage, checkPage, loginPage, messagePage, sessionPage } from './dashboard.js'
+import { AnalyticsCache, DASHBOARD_CSP, apiFor, checkListPage, checkPage, loginPage, messagePage, sessionPage } from './dashboard.js'
 import { sendHtml } from './html.js'
 import { COOKIE, LoginThrottle, WebSessions, readCookie, sameToken, sessionCookie, type WebSession } from './sessions.js'
 import { STATUS_PAGE_CSP, loadStatusPage, renderStatusPage, statusPageSummary } from './status-page.js'
@@ -46,6 +46,7 @@ function hostName(request: FastifyRequest): string {
 export function webRoutes(app: FastifyInstance, store: Store, options: WebOptions): void {
   const sessions = new WebSessions()
   const throttle = new LoginThrottle()
+  const analytics = new AnalyticsCache()
 
   app.register(async (scope) => {
     // form posts of the dashboard (only in this scope; the API stays JSON only)
@@ -112,7 +113,7 @@ export function webRoutes(app: FastifyInstance, store: Store, options: WebOption
       if (page) return servePage(reply, page, { html: '/', summary: '/summary.json' }, 'html')
       const session = sessionOf(request)
       if (!session) return html(reply, 200, loginPage())
-      return html(reply, 200, await checkListPage(apiFor(app, session), session, request.query ?? {}))
+      return html(reply, 200, await checkListPage(apiFor(app, session, analytics), session, request.query ?? {}))
     })
 
     scope.post('/dashboard/login', web, async (request, reply) => {
@@ -140,7 +141,7 @@ export function webRoutes(app: FastifyInstance, store: Store, options: WebOption
     scope.get<{ Params: { id: string } }>('/dashboard/checks/:id', web, async (request, reply) => {
       const session = sessionOf(request)
       if (!session) return reply.code(303).header('location', '/').send()
-      const page = await checkPage(apiFor(app, session), session, request.params.id)
+      const page = await checkPage(apiFor(app, session, analytics), session, request.params.id)
       return html(reply, page.status, page.html)
     })
 
