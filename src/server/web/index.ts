@@ -119,12 +119,12 @@ export function webRoutes(app: FastifyInstance, store: Store, options: WebOption
     scope.post('/dashboard/login', web, async (request, reply) => {
       const from = request.headers.origin
       if (from !== undefined && from !== origin(request)) return html(reply, 403, loginPage('This log-in was not sent from this dashboard.'))
-      const wait = throttle.waitSeconds(request.ip, options.now())
+      const wait = throttle.waitSeconds(request.ip)
       if (wait > 0) return html(reply, 429, loginPage(`Too many failed log-ins from this address: try again in ${wait} s.`), { 'retry-after': String(wait) })
       const key = (request.body as Record<string, unknown> | undefined)?.apiKey
       const known = typeof key === 'string' && key.length > 0 && key.length <= 512 ? await store.keys.find(hashKey(key.trim())) : undefined
       if (!known) {
-        throttle.failed(request.ip, options.now())
+        throttle.failed(request.ip)
         return html(reply, 401, loginPage('That API key is not known to this server.'))
       }
       const session = sessions.create((key as string).trim(), known.accountId)
