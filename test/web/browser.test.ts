@@ -243,6 +243,7 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
       expect(await page.locator('[data-session-status]').getAttribute('data-session-status')).toBe('PASSED')
       const sessionId = page.url().split('/').pop() as string
       expect((await api('GET', `/v1/check-sessions/${sessionId}`)).json).toMatchObject({ checkId: shopId, status: 'PASSED' })
+      expect(await unreachableByKeyboard(page)).toEqual([])
       await screenshot(page, 'dashboard-session')
 
       // the failing check's error group, archived from its button
@@ -253,6 +254,7 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
       await group.getByRole('button', { name: /^Archive error/ }).click()
       await page.locator(`tr[data-error-group-id="${groupId}"][data-archived="true"]`).waitFor()
       expect((await api('GET', `/v1/error-groups/${groupId}`)).json).toMatchObject({ id: groupId, archiveForEver: true })
+      expect(await unreachableByKeyboard(page)).toEqual([])
       await screenshot(page, 'dashboard-error-group-archived')
 
       await page.getByRole('button', { name: 'Log out' }).click()
