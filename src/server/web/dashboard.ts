@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { esc, formatTime, jsonInHtml } from './html.js'
 import type { WebSession } from './sessions.js'
 
@@ -326,4 +326,3 @@ export async function sessionPage(api: Api, session: WebSession, id: string): Pr
   return { status: 200, html: layout(`Session ${s.name}`, body, session, running ? '<meta http-equiv="refresh" content="1">' : '') }
 }
 
-export type { FastifyReply, FastifyRequest }
