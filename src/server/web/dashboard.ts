@@ -72,8 +72,15 @@ function inject(app: FastifyInstance, session: WebSession): Api {
 const RUNNABLE = new Set(['DNS', 'ICMP', 'API'])
 export const CHECK_TYPES = ['DNS', 'ICMP', 'API', 'HEARTBEAT'] as const
 const ANALYTICS_PATH: Record<string, string> = { API: 'api-checks', DNS: 'dns', ICMP: 'icmp', HEARTBEAT: 'heartbeat-checks' }
-const METRICS = ['availability', 'responseTime_p50', 'responseTime_p95'] as const
+/**
+ * The response-time metric of each type, as the analytics routes name it (a DNS check measures
+ * its query time, an ICMP check its latency; a heartbeat check has none); `responseTime` is
+ * asked when a route refuses the type's own name.
+ */
+const TIME_METRIC: Record<string, string | null> = { API: 'responseTime', DNS: 'total', ICMP: 'latencyAvg', HEARTBEAT: null }
+const METRICS = ['availability', 'p50', 'p95'] as const
 type Metric = (typeof METRICS)[number]
+const UNITS: Record<string, string> = { percentage: '%', milliseconds: 'ms' }
 
 export interface CheckJson {
   id: string
@@ -102,26 +109,34 @@ function stateOf(status: StatusJson | undefined): 'passing' | 'degraded' | 'fail
   return 'passing'
 }
 
-/** The 24-hour figures as the analytics route answers them, asked for one bucket of 24 h: that entry's values with the metadata's unit; – otherwise (no route, no data, several buckets). */
+/** The 24-hour figures as the analytics route answers them (one entry for the whole window): its values with their units; – where it answers nothing. */
 async function figures(api: Api, check: CheckJson): Promise<Record<Metric, string>> {
-  const none = { availability: '–', responseTime_p50: '–', responseTime_p95: '–' }
+  const out: Record<Metric, string> = { availability: '–', p50: '–', p95: '–' }
   const path = ANALYTICS_PATH[check.checkType]
-  if (!path) return none
-  const answer = await api('GET', `/v1/analytics/${path}/${encodeURIComponent(check.id)}?quickRange=last24Hours&aggregationInterval=1440&metrics=${METRICS.join(',')}`)
-  if (answer.status !== 200 || !answer.json || !Array.isArray(answer.json.series) || answer.json.series.length !== 1) return none
-  let entry: Record<string, unknown>
-  try {
-    const raw = answer.json.series[0]
-    entry = typeof raw === 'string' ? JSON.parse(raw) : raw
-  } catch {
-    return none
-  }
-  const out = { ...none }
-  for (const metric of METRICS) {
-    const value = entry?.[metric]
-    if (typeof value !== 'number' || !Number.isFinite(value)) continue
-    const unit = answer.json.metadata?.[metric]?.unit
-    out[metric] = `${Math.round(value * 100) / 100}${typeof unit === 'string' && unit !== '' ? ` ${unit}` : ''}`
+  if (!path) return out
+  const time = TIME_METRIC[check.checkType]
+  for (const base of [...new Set(time ? [time, 'responseTime'] : [null])]) {
+    const names: Record<Metric, string | null> = { availability: 'availability', p50: base && `${base}_p50`, p95: base && `${base}_p95` }
+    const asked = METRICS.map((m) => names[m]).filter((n): n is string => n !== null)
+    const answer = await api('GET', `/v1/analytics/${path}/${encodeURIComponent(check.id)}?quickRange=last24Hours&metrics=${asked.join(',')}`)
+    if (answer.status === 400) continue
+    if (answer.status !== 200 || !Array.isArray(answer.json?.series) || answer.json.series.length !== 1) return out
+    let entry: Record<string, unknown>
+    try {
+      const raw = answer.json.series[0]
+      entry = typeof raw === 'string' ? JSON.parse(raw) : raw
+    } catch {
+      return out
+    }
+    for (const metric of METRICS) {
+      const name = names[metric]
+      const value = name ? entry?.[name] : undefined
+      if (typeof value !== 'number' || !Number.isFinite(value)) continue
+      const unit = answer.json.metadata?.[name as string]?.unit
+      const shown = typeof unit === 'string' ? (UNITS[unit] ?? unit) : ''
+      out[metric] = `${Math.round(value * 100) / 100}${shown === '%' ? '' : ' '}${shown}`.trim()
+    }
+    return out
   }
   return out
 }
@@ -211,8 +226,8 @@ export async function checkListPage(api: Api, session: WebSession, query: { type
 <td>${status ? `<time datetime="${esc(status.updated_at ?? status.created_at)}">${esc(formatTime(status.updated_at ?? status.created_at))}</time>` : '–'}</td>
 <td>${esc((check.locations ?? []).join(', ') || '–')}</td>
 <td data-metric="availability">${esc(f.availability)}</td>
-<td data-metric="p50">${esc(f.responseTime_p50)}</td>
-<td data-metric="p95">${esc(f.responseTime_p95)}</td>
+<td data-metric="p50">${esc(f.p50)}</td>
+<td data-metric="p95">${esc(f.p95)}</td>
 <td>${esc((check.tags ?? []).join(', '))}</td>
 </tr>`
   }))
@@ -295,8 +310,8 @@ ${RUNNABLE.has(c.checkType) ? `<form method="post" action="/dashboard/checks/${e
 <h2>Last 24 hours</h2>
 <ul class="figures">
 <li>Availability<strong data-metric="availability">${esc(f.availability)}</strong></li>
-<li>p50 response time<strong data-metric="p50">${esc(f.responseTime_p50)}</strong></li>
-<li>p95 response time<strong data-metric="p95">${esc(f.responseTime_p95)}</strong></li>
+<li>p50 response time<strong data-metric="p50">${esc(f.p50)}</strong></li>
+<li>p95 response time<strong data-metric="p95">${esc(f.p95)}</strong></li>
 </ul>
 <h2 id="chart-title">Response time per location</h2>
 <div id="chart" role="img" aria-labelledby="chart-title" aria-describedby="recent-runs-title"></div>
