@@ -18,6 +18,7 @@ import { heartbeatRoutes, isPing } from './routes/heartbeats.js'
 import type { RunServices } from './scheduler/runs.js'
 import { alertRoutes } from './routes/alerts.js'
 import { analyticsRoutes } from './routes/analytics.js'
+import { isWeb, webRoutes } from './web/index.js'
 
 export const BODY_LIMIT = 1024 * 1024
 
@@ -82,7 +83,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   // authentication, then the key's rate limit (see rate-limit.ts)
   // except pings (/ping/:pingToken): the token is their secret, and they spend no key's quota
   const auth = authHook(store, new RateLimiter(options.rateLimit.max, options.rateLimit.timeWindowMs))
-  app.addHook('onRequest', async (request, reply) => (isPing(request) ? undefined : auth(request, reply)))
+  // and the web pages (status pages, the dashboard): public, or behind their own session cookie
+  app.addHook('onRequest', async (request, reply) => (isPing(request) || isWeb(request) ? undefined : auth(request, reply)))
 
   checkRoutes(app, store)
   variableRoutes(app, store)
@@ -98,6 +100,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   heartbeatRoutes(app, store, runs)
   alertRoutes(app, store)
   analyticsRoutes(app, store, runs)
+  webRoutes(app, store, { now: runs.now })
 
   return Object.assign(app, { faultCounts: faults?.counts })
 }

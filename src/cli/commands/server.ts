@@ -113,6 +113,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
     }
 
     out(`Monitoring API listening on ${server.url} (database ${args.db}, account ${server.accountId})`)
+    out(`Dashboard at ${server.url}/ (log in with one of its keys); status pages at ${server.url}/status/{url}`)
     out(args.runner
       ? `Running the activated checks (results kept ${args.retention} days); agents may serve locations too`
       : `Not running checks (--no-runner): agents claim the due runs (results kept ${args.retention} days)`)

@@ -32,7 +32,12 @@ export function renderPlanText(plan: Plan, options: TextRenderOptions = {}): str
     if (partial) lines.push(c.yellow(partial))
     if (plan.refreshOnly) lines.push(c.yellow('Only what was changed outside monitors since the last apply (--refresh-only).'))
     lines.push('')
-    for (const change of changes) lines.push(...renderChange(change, c, view), '')
+    for (const change of changes) {
+      const out = renderChange(change, c, view)
+      const address = statusPageAddress(plan, change)
+      if (address) out.splice(1, 0, `    ${c.cyan(`# seen at ${address}`)}`)
+      lines.push(...out, '')
+    }
     lines.push(summaryLine(plan, c))
   }
   const unmanaged = Object.entries(plan.unmanaged)
@@ -102,3 +107,14 @@ export function textLine(line: Line, c: Colors = pc.createColors(false)): string
 }
 
 export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
+
+/**
+ * Where the local service shows a status page that is created or changed (its HTML address
+ * /status/{url}); on the embedded server, once `monitors server` serves its database.
+ */
+export function statusPageAddress(plan: Plan, change: PlanChange): string | undefined {
+  const url = change.payload?.url
+  if (change.kind !== 'status-page' || typeof url !== 'string' || !['create', 'update', 'replace'].includes(change.action)) return undefined
+  const path = `/status/${encodeURIComponent(url)}`
+  return /^https?:\/\//.test(plan.target.baseUrl) ? `${plan.target.baseUrl.replace(/\/+$/, '')}${path}` : `${path} (on \`monitors server\`)`
+}

@@ -174,6 +174,8 @@ export interface StatusPageStore {
   /** cards sent with a known id keep it and its created_at; throws UniqueViolation('statusPage.url') */
   update(account: string, id: string, data: StatusPage): Promise<StatusPageRecord | undefined>
   delete(account: string, id: string): Promise<boolean>
+  /** the page served at a public address (its url, or a custom domain, compared without case), of any account; the oldest first when several claim one domain */
+  findPublic(by: { url: string } | { customDomain: string }): Promise<{ account: string; record: StatusPageRecord } | undefined>
 }
 
 export interface MaintenanceWindowStore {

@@ -141,6 +141,8 @@ export function statusPageRepository(db: Db, exec: Exec): StatusPageStore {
   const remove = db.prepare(`DELETE FROM status_pages WHERE id = ? AND account_id = ?`)
   const usesInsert = db.prepare(`INSERT INTO status_page_services (page_seq, service_id) VALUES (?, ?)`)
   const usesDelete = db.prepare(`DELETE FROM status_page_services WHERE page_seq = ?`)
+  const byUrl = db.prepare(`SELECT account_id, ${columns} FROM status_pages WHERE url = ?`)
+  const byDomain = db.prepare(`SELECT account_id, ${columns} FROM status_pages WHERE lower(json_extract(body, '$.customDomain')) = lower(?) ORDER BY seq LIMIT 1`)
 
   function recordUses(seq: number | bigint, page: StoredPage): void {
     usesDelete.run(seq)
@@ -194,6 +196,10 @@ export function statusPageRepository(db: Db, exec: Exec): StatusPageStore {
     create: (account, data) => exec(() => create.immediate(account, data)),
     update: (account, id, data) => exec(() => replace.immediate(account, id, data)),
     delete: (account, id) => exec(() => remove.run(id, account).changes > 0),
+    findPublic: (by) => exec(() => {
+      const row = ('url' in by ? byUrl.get(by.url) : byDomain.get(by.customDomain)) as (PageRow & { account_id: string }) | undefined
+      return row && { account: row.account_id, record: statusPage(row) }
+    }),
   }
 }
 

@@ -1,0 +1,343 @@
+import type { FastifyInstance } from 'fastify'
+import { esc, formatTime, jsonInHtml } from './html.js'
+import type { WebSession } from './sessions.js'
+
+/*
+ * The dashboard's pages. Every figure comes from the server's own API routes, called with the
+ * logged-in key (app.inject), so what the dashboard shows is what the API answers; where a
+ * route answers nothing (404, no data), the page shows –.
+ */
+
+export const DASHBOARD_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+export interface ApiAnswer {
+  status: number
+  json: any
+  text: string
+}
+
+export type Api = (method: 'GET' | 'POST' | 'PATCH', url: string, body?: unknown) => Promise<ApiAnswer>
+
+/**
+ * Answers of the analytics routes, kept a minute per account and URL: their figures cover 24
+ * hours, and a check list asks one per check, which would spend the key's rate limit quickly.
+ */
+export class AnalyticsCache {
+  private readonly answers = new Map<string, { answer: ApiAnswer; until: number }>()
+  constructor(private readonly ttlMs = 60_000) {}
+  get(key: string, now: number): ApiAnswer | undefined {
+    const hit = this.answers.get(key)
+    if (hit && hit.until > now) return hit.answer
+    this.answers.delete(key)
+    return undefined
+  }
+  set(key: string, answer: ApiAnswer, now: number): void {
+    if (this.answers.size > 50_000) this.answers.clear()
+    this.answers.set(key, { answer, until: now + this.ttlMs })
+  }
+}
+
+export function apiFor(app: FastifyInstance, session: WebSession, cache?: AnalyticsCache): Api {
+  const call = inject(app, session)
+  return async (method, url, body) => {
+    if (!cache || method !== 'GET' || !url.startsWith('/v1/analytics/')) return call(method, url, body)
+    const key = `${session.accountId} ${url}`
+    const kept = cache.get(key, Date.now())
+    if (kept) return kept
+    const answer = await call(method, url, body)
+    // a refusal of the moment (429, 5xx) is asked again next time
+    if (answer.status === 200 || answer.status === 404) cache.set(key, answer, Date.now())
+    return answer
+  }
+}
+
+function inject(app: FastifyInstance, session: WebSession): Api {
+  return async (method, url, body) => {
+    const answer = await app.inject({
+      method,
+      url,
+      headers: { authorization: `Bearer ${session.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+    })
+    let json: unknown
+    try {
+      json = JSON.parse(answer.body)
+    } catch {
+      json = undefined
+    }
+    return { status: answer.statusCode, json, text: answer.body }
+  }
+}
+
+const RUNNABLE = new Set(['DNS', 'ICMP', 'API'])
+export const CHECK_TYPES = ['DNS', 'ICMP', 'API', 'HEARTBEAT'] as const
+const ANALYTICS_PATH: Record<string, string> = { API: 'api-checks', DNS: 'dns', ICMP: 'icmp', HEARTBEAT: 'heartbeat-checks' }
+/**
+ * The response-time metric of each type, as the analytics routes name it (a DNS check measures
+ * its query time, an ICMP check its latency; a heartbeat check has none); `responseTime` is
+ * asked when a route refuses the type's own name.
+ */
+const TIME_METRIC: Record<string, string | null> = { API: 'responseTime', DNS: 'total', ICMP: 'latencyAvg', HEARTBEAT: null }
+const METRICS = ['availability', 'p50', 'p95'] as const
+type Metric = (typeof METRICS)[number]
+const UNITS: Record<string, string> = { percentage: '%', milliseconds: 'ms' }
+
+export interface CheckJson {
+  id: string
+  name: string
+  checkType: string
+  activated?: boolean
+  locations?: string[] | null
+  tags?: string[]
+}
+
+interface StatusJson {
+  checkId: string
+  hasFailures: boolean
+  hasErrors: boolean
+  isDegraded: boolean
+  lastRunLocation: string | null
+  created_at: string
+  updated_at: string | null
+}
+
+/** The newest run's state, as the check status route answers it (unknown: never ran). */
+function stateOf(status: StatusJson | undefined): 'passing' | 'degraded' | 'failing' | 'unknown' {
+  if (!status) return 'unknown'
+  if (status.hasFailures || status.hasErrors) return 'failing'
+  if (status.isDegraded) return 'degraded'
+  return 'passing'
+}
+
+/** The 24-hour figures as the analytics route answers them (one entry for the whole window): its values with their units; – where it answers nothing. */
+async function figures(api: Api, check: CheckJson): Promise<Record<Metric, string>> {
+  const out: Record<Metric, string> = { availability: '–', p50: '–', p95: '–' }
+  const path = ANALYTICS_PATH[check.checkType]
+  if (!path) return out
+  const time = TIME_METRIC[check.checkType]
+  for (const base of [...new Set(time ? [time, 'responseTime'] : [null])]) {
+    const names: Record<Metric, string | null> = { availability: 'availability', p50: base && `${base}_p50`, p95: base && `${base}_p95` }
+    const asked = METRICS.map((m) => names[m]).filter((n): n is string => n !== null)
+    const answer = await api('GET', `/v1/analytics/${path}/${encodeURIComponent(check.id)}?quickRange=last24Hours&metrics=${asked.join(',')}`)
+    if (answer.status === 400) continue
+    if (answer.status !== 200 || !Array.isArray(answer.json?.series) || answer.json.series.length !== 1) return out
+    let entry: Record<string, unknown>
+    try {
+      const raw = answer.json.series[0]
+      entry = typeof raw === 'string' ? JSON.parse(raw) : raw
+    } catch {
+      return out
+    }
+    for (const metric of METRICS) {
+      const name = names[metric]
+      const value = name ? entry?.[name] : undefined
+      if (typeof value !== 'number' || !Number.isFinite(value)) continue
+      const unit = answer.json.metadata?.[name as string]?.unit
+      const shown = typeof unit === 'string' ? (UNITS[unit] ?? unit) : ''
+      out[metric] = `${Math.round(value * 100) / 100}${shown === '%' ? '' : ' '}${shown}`.trim()
+    }
+    return out
+  }
+  return out
+}
+
+function layout(title: string, body: string, session: WebSession | undefined, extraHead = ''): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc(title)} · monitors</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/dashboard/assets/dashboard.css">
+${extraHead}
+</head>
+<body>
+<header><div class="wrap">
+<a class="brand" href="/">monitors dashboard</a>
+${session ? `<nav aria-label="Main"><ul><li><a href="/">Checks</a></li></ul></nav>
+<form class="inline" method="post" action="/dashboard/logout"><input type="hidden" name="csrf" value="${esc(session.csrf)}"><button class="secondary" type="submit">Log out</button></form>` : ''}
+</div></header>
+<main><div class="wrap">
+${body}
+</div></main>
+</body>
+</html>
+`
+}
+
+export function loginPage(error?: string): string {
+  return layout('Log in', `<div class="login">
+<h1>Log in</h1>
+${error ? `<p class="error" role="alert">${esc(error)}</p>` : ''}
+<form method="post" action="/dashboard/login">
+<label for="apiKey">API key</label>
+<input id="apiKey" name="apiKey" type="password" autocomplete="current-password" required autofocus>
+<button type="submit">Log in</button>
+</form>
+<p class="muted">The key stays on the server; your browser keeps only a session cookie.</p>
+</div>`, undefined)
+}
+
+export function messagePage(session: WebSession | undefined, title: string, message: string): string {
+  return layout(title, `<h1>${esc(title)}</h1><p>${esc(message)}</p><p><a href="/">Back to the checks</a></p>`, session)
+}
+
+async function allChecks(api: Api, filter: { checkType?: string; tag?: string } = {}): Promise<CheckJson[] | undefined> {
+  const checks: CheckJson[] = []
+  for (let page = 1; page <= 50; page++) {
+    const query = new URLSearchParams({ limit: '100', page: String(page) })
+    if (filter.checkType) query.set('checkType', filter.checkType)
+    if (filter.tag) query.set('tag', filter.tag)
+    const answer = await api('GET', `/v1/checks?${query}`)
+    if (answer.status !== 200 || !Array.isArray(answer.json)) return undefined
+    checks.push(...answer.json)
+    if (answer.json.length < 100) break
+  }
+  return checks
+}
+
+/** A deactivated check runs only when asked (Run now); its badge says paused. */
+function paused(check: CheckJson): string {
+  return check.activated === false ? '<span class="muted"> · paused</span>' : ''
+}
+
+function badgeImg(check: CheckJson): string {
+  return `<img src="/dashboard/badges/${encodeURIComponent(check.id)}" alt="badge of ${esc(check.name)}" height="20">`
+}
+
+export async function checkListPage(api: Api, session: WebSession, query: { type?: string; tag?: string }): Promise<string> {
+  const type = CHECK_TYPES.includes(query.type as (typeof CHECK_TYPES)[number]) ? query.type : undefined
+  const tag = query.tag ? query.tag.slice(0, 200) : undefined
+  const [every, statuses] = await Promise.all([allChecks(api), api('GET', '/v1/check-statuses')])
+  const shown = type || tag ? await allChecks(api, { checkType: type, tag }) : every
+  if (!every || !shown) return layout('Checks', '<h1>Checks</h1><p class="error" role="alert">The API did not answer the list of checks.</p>', session)
+  const byId = new Map<string, StatusJson>((Array.isArray(statuses.json) ? statuses.json : []).filter(Boolean).map((s: StatusJson) => [s.checkId, s]))
+  const tags = [...new Set(every.flatMap((c) => c.tags ?? []))].sort()
+  const rows = await Promise.all(shown.map(async (check) => {
+    const status = byId.get(check.id)
+    const state = stateOf(status)
+    const f = await figures(api, check)
+    return `<tr data-check-id="${esc(check.id)}">
+<td><a href="/dashboard/checks/${encodeURIComponent(check.id)}">${esc(check.name)}</a></td>
+<td>${esc(check.checkType)}</td>
+<td class="state-${state}">${state}${paused(check)}</td>
+<td>${badgeImg(check)}</td>
+<td>${status ? `<time datetime="${esc(status.updated_at ?? status.created_at)}">${esc(formatTime(status.updated_at ?? status.created_at))}</time>` : '–'}</td>
+<td>${esc((check.locations ?? []).join(', ') || '–')}</td>
+<td data-metric="availability">${esc(f.availability)}</td>
+<td data-metric="p50">${esc(f.p50)}</td>
+<td data-metric="p95">${esc(f.p95)}</td>
+<td>${esc((check.tags ?? []).join(', '))}</td>
+</tr>`
+  }))
+  const option = (value: string, label: string, selected: boolean) => `<option value="${esc(value)}"${selected ? ' selected' : ''}>${esc(label)}</option>`
+  return layout('Checks', `<h1>Checks</h1>
+<form class="filters" method="get" action="/" role="search" aria-label="Filter checks">
+<label for="filter-type">Type<select id="filter-type" name="type">${option('', 'All types', !type)}${CHECK_TYPES.map((t) => option(t, t, t === type)).join('')}</select></label>
+<label for="filter-tag">Tag<select id="filter-tag" name="tag">${option('', 'All tags', !tag)}${tags.map((t) => option(t, t, t === tag)).join('')}</select></label>
+<button type="submit">Filter</button>
+</form>
+<p class="muted">${shown.length} of ${every.length} checks. Availability and response times over the last 24 hours, as the analytics routes answer them.</p>
+<div class="scroll"><table>
+<caption class="muted">Checks of account ${esc(session.accountId)}</caption>
+<thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Status</th><th scope="col">Badge</th><th scope="col">Last run</th><th scope="col">Locations</th><th scope="col">Availability (24 h)</th><th scope="col">p50 (24 h)</th><th scope="col">p95 (24 h)</th><th scope="col">Tags</th></tr></thead>
+<tbody>${rows.join('') || '<tr><td colspan="10">No checks.</td></tr>'}</tbody>
+</table></div>`, session)
+}
+
+interface ResultJson {
+  id: string
+  checkSessionId: string | null
+  runLocation: string
+  resultType: string
+  status: string
+  responseTime: number | null
+  startedAt: string
+  error: string | null
+}
+
+interface ErrorGroupJson {
+  id: string
+  cleanedErrorMessage: string
+  rawErrorMessage: string | null
+  firstSeen: string
+  lastSeen: string
+  archivedUntilNextEvent: boolean
+  archiveForEver?: boolean
+}
+
+/** The chart's data, reshaped from the results the API answered: one x per run start, one series per location. */
+export function chartData(results: ResultJson[]): { x: number[]; series: Array<{ label: string; values: Array<number | null> }> } {
+  const timed = results.filter((r) => typeof r.responseTime === 'number' && !Number.isNaN(Date.parse(r.startedAt)))
+  const xs = [...new Set(timed.map((r) => Date.parse(r.startedAt) / 1000))].sort((a, b) => a - b)
+  const index = new Map(xs.map((x, i) => [x, i]))
+  const locations = [...new Set(timed.map((r) => r.runLocation))].sort()
+  const series = locations.map((label) => {
+    const values: Array<number | null> = xs.map(() => null)
+    for (const r of timed) if (r.runLocation === label) values[index.get(Date.parse(r.startedAt) / 1000) as number] = r.responseTime
+    return { label, values }
+  })
+  return { x: xs, series }
+}
+
+export async function checkPage(api: Api, session: WebSession, id: string): Promise<{ status: number; html: string }> {
+  const check = await api('GET', `/v1/checks/${encodeURIComponent(id)}`)
+  if (check.status !== 200) return { status: 404, html: messagePage(session, 'Check not found', `The API has no check ${id}.`) }
+  const c = check.json as CheckJson
+  const [status, results, groups, f] = await Promise.all([
+    api('GET', `/v1/check-statuses/${encodeURIComponent(id)}`),
+    api('GET', `/v1/check-results/${encodeURIComponent(id)}?limit=100&resultType=FINAL`),
+    api('GET', `/v1/error-groups/checks/${encodeURIComponent(id)}`),
+    figures(api, c),
+  ])
+  const state = stateOf(status.status === 200 ? status.json : undefined)
+  const finals: ResultJson[] = Array.isArray(results.json) ? results.json : []
+  const sessions = [...new Set(finals.map((r) => r.checkSessionId).filter((s): s is string => !!s))].slice(0, 10)
+  const errorGroups: ErrorGroupJson[] = Array.isArray(groups.json) ? groups.json : []
+  const csrf = `<input type="hidden" name="csrf" value="${esc(session.csrf)}">`
+  const resultRow = (r: ResultJson) => `<tr><td><time datetime="${esc(r.startedAt)}">${esc(formatTime(r.startedAt))}</time></td><td>${esc(r.runLocation)}</td><td>${esc(r.status)}</td><td>${r.responseTime === null ? '–' : `${Math.round(r.responseTime)} ms`}</td><td>${esc(r.error ?? '')}</td></tr>`
+  const resultTable = (rows: ResultJson[], caption: string) => `<div class="scroll"><table><caption class="muted">${caption}</caption><thead><tr><th scope="col">Started</th><th scope="col">Location</th><th scope="col">Status</th><th scope="col">Response time</th><th scope="col">Error</th></tr></thead><tbody>${rows.map(resultRow).join('') || '<tr><td colspan="5">No results yet.</td></tr>'}</tbody></table></div>`
+  const groupRow = (g: ErrorGroupJson) => {
+    const archived = g.archiveForEver === true || g.archivedUntilNextEvent
+    return `<tr data-error-group-id="${esc(g.id)}" data-archived="${archived}"><td>${esc(g.cleanedErrorMessage)}</td><td><time datetime="${esc(g.firstSeen)}">${esc(formatTime(g.firstSeen))}</time></td><td><time datetime="${esc(g.lastSeen)}">${esc(formatTime(g.lastSeen))}</time></td><td>${archived
+      ? 'Archived'
+      : `<form class="inline" method="post" action="/dashboard/error-groups/${encodeURIComponent(g.id)}/archive">${csrf}<input type="hidden" name="checkId" value="${esc(id)}"><button type="submit" aria-label="Archive error: ${esc(g.cleanedErrorMessage)}">Archive</button></form>`}</td></tr>`
+  }
+  const body = `<h1>${esc(c.name)}</h1>
+<p><span class="state-${state}">${state}</span>${paused(c)} · ${esc(c.checkType)} · ${badgeImg(c)}</p>
+${RUNNABLE.has(c.checkType) ? `<form method="post" action="/dashboard/checks/${encodeURIComponent(id)}/run">${csrf}<button type="submit">Run now</button></form>` : '<p class="muted">Heartbeat checks are judged by their pings; they are not run from here.</p>'}
+<h2>Last 24 hours</h2>
+<ul class="figures">
+<li>Availability<strong data-metric="availability">${esc(f.availability)}</strong></li>
+<li>p50 response time<strong data-metric="p50">${esc(f.p50)}</strong></li>
+<li>p95 response time<strong data-metric="p95">${esc(f.p95)}</strong></li>
+</ul>
+<h2 id="chart-title">Response time per location</h2>
+<div id="chart" role="img" aria-labelledby="chart-title" aria-describedby="recent-runs-title"></div>
+<script type="application/json" id="chart-data">${jsonInHtml(chartData(finals))}</script>
+<h2 id="recent-sessions-title">Recent sessions</h2>
+${sessions.length === 0 ? '<p class="muted">No session has run this check yet: use Run now.</p>' : sessions.map((s) => resultTable(finals.filter((r) => r.checkSessionId === s), `<a href="/dashboard/sessions/${encodeURIComponent(s)}">Session ${esc(s)}</a>`)).join('')}
+<h2 id="recent-runs-title">Recent runs</h2>
+${resultTable(finals.slice(0, 20), 'Newest first, final results')}
+<h2>Error groups</h2>
+${errorGroups.length === 0 ? '<p class="muted">No errors recorded.</p>' : `<div class="scroll"><table><thead><tr><th scope="col">Error</th><th scope="col">First seen</th><th scope="col">Last seen</th><th scope="col">Archive</th></tr></thead><tbody>${errorGroups.map(groupRow).join('')}</tbody></table></div>`}`
+  return {
+    status: 200,
+    html: layout(c.name, body, session, '<link rel="stylesheet" href="/dashboard/assets/uplot.css"><script src="/dashboard/assets/uplot.js" defer></script><script src="/dashboard/assets/dashboard.js" defer></script>'),
+  }
+}
+
+export async function sessionPage(api: Api, session: WebSession, id: string): Promise<{ status: number; html: string }> {
+  const answer = await api('GET', `/v1/check-sessions/${encodeURIComponent(id)}`)
+  if (answer.status !== 200) return { status: 404, html: messagePage(session, 'Session not found', `The API has no check session ${id}.`) }
+  const s = answer.json as { checkId: string; name: string; status: string; startedAt: string; stoppedAt: string | null; timeElapsed: number; runLocations: string[]; results: Array<ResultJson & { resultType: string }> }
+  const running = s.status === 'RUNNING'
+  const rows = s.results.map((r) => `<tr><td>${esc(r.runLocation)}</td><td>${esc(r.resultType)}</td><td>${esc(r.status)}</td><td>${r.responseTime === null ? '–' : `${Math.round(r.responseTime)} ms`}</td><td>${esc(r.error ?? '')}</td></tr>`).join('')
+  const body = `<h1>Session of <a href="/dashboard/checks/${encodeURIComponent(s.checkId)}">${esc(s.name)}</a></h1>
+<p role="status" data-session-status="${esc(s.status)}"${running ? '' : ' data-session-done="true"'}>${running ? `Running in ${esc(s.runLocations.join(', '))}… (this page reloads until it completes)` : `Completed: <strong>${esc(s.status)}</strong> in ${Math.round(s.timeElapsed)} ms`}</p>
+<p class="muted">Started <time datetime="${esc(s.startedAt)}">${esc(formatTime(s.startedAt))}</time>${s.stoppedAt ? `, stopped <time datetime="${esc(s.stoppedAt)}">${esc(formatTime(s.stoppedAt))}</time>` : ''}</p>
+<div class="scroll"><table><thead><tr><th scope="col">Location</th><th scope="col">Result</th><th scope="col">Status</th><th scope="col">Response time</th><th scope="col">Error</th></tr></thead><tbody>${rows || '<tr><td colspan="5">No results yet.</td></tr>'}</tbody></table></div>`
+  return { status: 200, html: layout(`Session ${s.name}`, body, session, running ? '<meta http-equiv="refresh" content="1">' : '') }
+}
+

@@ -1,0 +1,249 @@
+import type { IncidentRecord, MaintenanceWindowRecord, ServiceRecord, StatusPageRecord, Store } from '../store/index.js'
+import { esc, formatTime, safeUrl } from './html.js'
+import { contrastProblems, cssVariables, themesOf, type ContrastProblem, type Theme } from './theme.js'
+import { windowTimes } from './windows.js'
+
+/*
+ * A status page as people read it: built from the stored page, the account's incidents (those
+ * the API created and those triggerIncident opened and resolved) and its maintenance windows.
+ * HTML without any script, and the same content as JSON for other tools.
+ */
+
+export type ServiceState = 'operational' | 'degraded' | 'partial_outage' | 'major_outage'
+
+const STATE_LABEL: Record<ServiceState, string> = {
+  operational: 'Operational',
+  degraded: 'Degraded performance',
+  partial_outage: 'Partial outage',
+  major_outage: 'Major outage',
+}
+const OVERALL_LABEL: Record<ServiceState, string> = {
+  operational: 'All systems operational',
+  degraded: 'Some systems degraded',
+  partial_outage: 'Partial outage',
+  major_outage: 'Major outage',
+}
+const RANK: Record<ServiceState, number> = { operational: 0, degraded: 1, partial_outage: 2, major_outage: 3 }
+
+/** What an open incident of a severity does to the services it names. */
+export const SEVERITY_STATE: Record<string, ServiceState> = {
+  MINOR: 'degraded',
+  MEDIUM: 'partial_outage',
+  MAJOR: 'major_outage',
+  CRITICAL: 'major_outage',
+}
+
+/** An incident is open until its newest update says RESOLVED (updates are newest first). */
+export function isOpen(incident: IncidentRecord): boolean {
+  return incident.updates[0]?.update.status !== 'RESOLVED'
+}
+
+function worst(states: ServiceState[]): ServiceState {
+  return states.reduce<ServiceState>((a, b) => (RANK[b] > RANK[a] ? b : a), 'operational')
+}
+
+/** Most incidents and upcoming windows a page lists. */
+const HISTORY_LIMIT = 50
+const UPCOMING_LIMIT = 10
+
+export interface StatusPageModel {
+  name: string
+  url: string
+  logo?: string
+  favicon?: string
+  defaultTheme: 'LIGHT' | 'DARK' | 'AUTO'
+  themes: { light: Theme; dark: Theme }
+  status: ServiceState
+  statusLabel: string
+  cards: Array<{ id: string; name: string; services: Array<{ id: string; name: string; state: ServiceState; stateLabel: string; openIncidents: string[] }> }>
+  maintenance: {
+    active: Array<{ id: number; name: string; startsAt: string; endsAt: string }>
+    upcoming: Array<{ id: number; name: string; startsAt: string; endsAt: string }>
+  }
+  incidents: Array<{
+    id: string
+    name: string
+    severity: string
+    open: boolean
+    services: string[]
+    created_at: string
+    updates: Array<{ id: string; status: string; description: string; created_at: string }>
+  }>
+  accessibility: { contrast: ContrastProblem[]; ignoredColors: string[] }
+  generatedAt: string
+}
+
+export async function loadStatusPage(store: Store, account: string, record: StatusPageRecord, now: number): Promise<StatusPageModel> {
+  const page = record.page
+  const [services, incidents, windows] = await Promise.all([
+    store.services.byId(account),
+    store.incidents.list(account, { offset: 0 }),
+    store.maintenanceWindows.list(account, { offset: 0 }),
+  ])
+  const onPage = new Set(page.cards.flatMap((c) => c.services.map((s) => s.id)))
+  const relevant = incidents.items
+    .filter((i) => i.incident.services.some((s) => onPage.has(s.id)))
+    .sort((a, b) => b.created_at.localeCompare(a.created_at))
+  const open = relevant.filter(isOpen)
+  const stateOf = (serviceId: string) => {
+    const naming = open.filter((i) => i.incident.services.some((s) => s.id === serviceId))
+    return { state: worst(naming.map((i) => SEVERITY_STATE[i.incident.severity] ?? 'degraded')), openIncidents: naming.map((i) => i.id) }
+  }
+  const cards = page.cards.map((card) => ({
+    id: card.id,
+    name: card.name,
+    services: card.services
+      .map((s) => services.get(s.id))
+      .filter((s): s is ServiceRecord => s !== undefined)
+      .map((s) => {
+        const { state, openIncidents } = stateOf(s.id)
+        return { id: s.id, name: s.name, state, stateLabel: STATE_LABEL[state], openIncidents }
+      }),
+  }))
+  const status = worst(cards.flatMap((c) => c.services.map((s) => s.state)))
+  const themes = themesOf(page.themeColors)
+  const shown: Array<'light' | 'dark'> = page.defaultTheme === 'LIGHT' ? ['light'] : page.defaultTheme === 'DARK' ? ['dark'] : ['light', 'dark']
+  return {
+    name: page.name,
+    url: page.url,
+    logo: safeUrl(page.logo, { image: true }),
+    favicon: safeUrl(page.favicon, { image: true }),
+    defaultTheme: page.defaultTheme,
+    themes: { light: themes.light, dark: themes.dark },
+    status,
+    statusLabel: OVERALL_LABEL[status],
+    cards,
+    maintenance: maintenanceOf(windows.items, now),
+    incidents: relevant.slice(0, HISTORY_LIMIT).map((i) => ({
+      id: i.id,
+      name: i.incident.name,
+      severity: i.incident.severity,
+      open: isOpen(i),
+      services: i.incident.services.map((s) => services.get(s.id)?.name).filter((n): n is string => n !== undefined),
+      created_at: i.created_at,
+      updates: i.updates.map((u) => ({ id: u.id, status: String(u.update.status), description: String(u.update.description ?? ''), created_at: u.created_at })),
+    })),
+    accessibility: { contrast: contrastProblems(themes, shown), ignoredColors: themes.ignored },
+    generatedAt: new Date(now).toISOString(),
+  }
+}
+
+function maintenanceOf(windows: MaintenanceWindowRecord[], now: number): StatusPageModel['maintenance'] {
+  const active: StatusPageModel['maintenance']['active'] = []
+  const upcoming: StatusPageModel['maintenance']['upcoming'] = []
+  const iso = (ms: number) => new Date(ms).toISOString()
+  for (const { id, window } of windows) {
+    const { current, next } = windowTimes(window, now)
+    if (current) active.push({ id, name: window.name, startsAt: iso(current.start), endsAt: iso(current.end) })
+    if (next) upcoming.push({ id, name: window.name, startsAt: iso(next.start), endsAt: iso(next.end) })
+  }
+  upcoming.sort((a, b) => a.startsAt.localeCompare(b.startsAt))
+  return { active, upcoming: upcoming.slice(0, UPCOMING_LIMIT) }
+}
+
+/** The JSON summary served beside the HTML. */
+export function statusPageSummary(model: StatusPageModel, links: { html: string; summary: string }) {
+  return {
+    name: model.name,
+    url: model.url,
+    links,
+    status: model.status,
+    statusLabel: model.statusLabel,
+    cards: model.cards,
+    maintenance: model.maintenance,
+    incidents: model.incidents,
+    theme: { defaultTheme: model.defaultTheme, light: model.themes.light, dark: model.themes.dark },
+    accessibility: model.accessibility,
+    generatedAt: model.generatedAt,
+  }
+}
+
+/** No script, no outside style; images from http(s) and data: (logo, favicon). */
+export const STATUS_PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src http: https: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+function themeCss(model: StatusPageModel): string {
+  const light = `:root{color-scheme:light;${cssVariables(model.themes.light)}}`
+  const dark = `:root{color-scheme:dark;${cssVariables(model.themes.dark)}}`
+  if (model.defaultTheme === 'LIGHT') return light
+  if (model.defaultTheme === 'DARK') return dark
+  return `:root{color-scheme:light dark;${cssVariables(model.themes.light)}}@media (prefers-color-scheme: dark){${dark}}`
+}
+
+const BASE_CSS = `
+*{box-sizing:border-box}
+body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bodyBackgroundColor);color:var(--bodyFontColor)}
+a{color:var(--linkFontColor)}
+.wrap{max-width:52rem;margin:0 auto;padding:0 1rem}
+header{background:var(--headerBackgroundColor);color:var(--headerFontColor);padding:1rem 0}
+header .wrap{display:flex;flex-wrap:wrap;align-items:center;gap:.75rem 1.5rem;justify-content:space-between}
+.brand{display:flex;align-items:center;gap:.75rem;color:var(--headerFontColor);font-size:1.25rem;font-weight:600;margin:0}
+.brand img{max-height:2.5rem;max-width:10rem}
+nav ul{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap;gap:.25rem 1rem}
+nav a{color:var(--navigationFontColor)}
+main{padding:1.5rem 0 2rem}
+h1,h2,h3{color:var(--titleFontColor);line-height:1.25}
+h2{font-size:1.25rem;margin:2rem 0 .75rem}
+h3{font-size:1.05rem;margin:0 0 .5rem}
+.overall{border:1px solid var(--borderColor);background:var(--cardBackgroundColor);border-radius:.5rem;padding:1rem;display:flex;gap:.75rem;align-items:center}
+.overall h1{font-size:1.3rem;margin:0}
+.card{border:1px solid var(--borderColor);background:var(--cardBackgroundColor);border-radius:.5rem;padding:1rem;margin:0 0 1rem}
+.card ul{list-style:none;margin:0;padding:0}
+.card li{display:flex;flex-wrap:wrap;justify-content:space-between;gap:.25rem 1rem;padding:.5rem 0;border-top:1px solid var(--borderColor)}
+.card li:first-child{border-top:0}
+.muted,time{color:var(--bodyFontColorMuted)}
+.dot{display:inline-block;width:.8rem;height:.8rem;border-radius:50%;margin-right:.4rem;vertical-align:-.05rem;border:1px solid var(--borderColor)}
+.operational .dot{background:#1f9d55}.degraded .dot{background:#d9a400}.partial_outage .dot{background:#e8590c}.major_outage .dot{background:#d32f2f}
+.updates{list-style:none;padding:0;margin:.5rem 0 0}
+.updates li{border-left:3px solid var(--borderColor);padding:.25rem 0 .25rem .75rem;margin:.5rem 0;display:block}
+.status-word{font-weight:600}
+.button{display:inline-block;background:var(--primaryButtonBackgroundColor);color:var(--primaryButtonFontColor);padding:.5rem 1rem;border-radius:.375rem;text-decoration:none;font-weight:600}
+footer{border-top:1px solid var(--borderColor);padding:1rem 0 2rem}
+footer .wrap{display:flex;flex-wrap:wrap;gap:1rem;align-items:center;justify-content:space-between}
+p,li,h1,h2,h3{overflow-wrap:anywhere}
+`
+
+export function renderStatusPage(model: StatusPageModel, summaryHref: string): string {
+  const section = (id: string, title: string, body: string) => `<section aria-labelledby="${id}"><h2 id="${id}">${esc(title)}</h2>${body}</section>`
+  const windowItem = (w: { name: string; startsAt: string; endsAt: string }) =>
+    `<li><span>${esc(w.name)}</span><span class="muted"><time datetime="${esc(w.startsAt)}">${esc(formatTime(w.startsAt))}</time> – <time datetime="${esc(w.endsAt)}">${esc(formatTime(w.endsAt))}</time></span></li>`
+  const cards = model.cards.map((card) => `<section class="card" aria-labelledby="card-${esc(card.id)}"><h3 id="card-${esc(card.id)}">${esc(card.name)}</h3>${
+    card.services.length === 0 ? '<p class="muted">No services.</p>'
+      : `<ul>${card.services.map((s) => `<li class="service ${s.state}" data-service-id="${esc(s.id)}" data-state="${s.state}"><span>${esc(s.name)}</span><span><span class="dot" aria-hidden="true"></span><span class="status-word">${esc(s.stateLabel)}</span></span></li>`).join('')}</ul>`
+  }</section>`).join('')
+  const maintenance = model.maintenance.active.length + model.maintenance.upcoming.length === 0
+    ? '<p class="muted">No maintenance is planned.</p>'
+    : `${model.maintenance.active.length ? `<div class="card" id="maintenance-active"><h3>In progress</h3><ul>${model.maintenance.active.map(windowItem).join('')}</ul></div>` : ''}${
+      model.maintenance.upcoming.length ? `<div class="card" id="maintenance-upcoming"><h3>Upcoming</h3><ul>${model.maintenance.upcoming.map(windowItem).join('')}</ul></div>` : ''}`
+  const incidents = model.incidents.length === 0
+    ? '<p class="muted">No incidents reported.</p>'
+    : model.incidents.map((i) => `<article class="card incident" data-incident-id="${esc(i.id)}" data-open="${i.open}" aria-labelledby="incident-${esc(i.id)}">
+<h3 id="incident-${esc(i.id)}">${esc(i.name)}</h3>
+<p class="muted">${i.open ? '<strong>Ongoing</strong>' : 'Resolved'} · ${esc(i.severity.toLowerCase())} · ${esc(i.services.join(', ') || 'no service')} · opened <time datetime="${esc(i.created_at)}">${esc(formatTime(i.created_at))}</time></p>
+${i.updates.length ? `<ol class="updates" reversed>${i.updates.map((u) => `<li><span class="status-word">${esc(u.status.charAt(0) + u.status.slice(1).toLowerCase())}</span> — ${esc(u.description)} <time datetime="${esc(u.created_at)}">${esc(formatTime(u.created_at))}</time></li>`).join('')}</ol>` : ''}
+</article>`).join('')
+  return `<!doctype html>
+<html lang="en" data-theme="${esc(model.defaultTheme.toLowerCase())}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc(model.name)} status</title>
+<link rel="icon" href="${esc(model.favicon ?? 'data:,')}">
+<link rel="alternate" type="application/json" href="${esc(summaryHref)}">
+<style>${themeCss(model)}${BASE_CSS}</style>
+</head>
+<body>
+<header><div class="wrap">
+<p class="brand">${model.logo ? `<img src="${esc(model.logo)}" alt="${esc(model.name)} logo">` : ''}<span>${esc(model.name)}</span></p>
+<nav aria-label="Sections"><ul><li><a href="#services">Services</a></li><li><a href="#maintenance">Maintenance</a></li><li><a href="#history">Incident history</a></li></ul></nav>
+</div></header>
+<main><div class="wrap">
+<div class="overall ${model.status}" data-state="${model.status}"><span class="dot" aria-hidden="true"></span><h1>${esc(model.statusLabel)}</h1></div>
+${section('services', 'Services', cards || '<p class="muted">No services.</p>')}
+${section('maintenance', 'Maintenance', maintenance)}
+${section('history', 'Incident history', incidents)}
+</div></main>
+<footer><div class="wrap"><span class="muted">Updated <time datetime="${esc(model.generatedAt)}">${esc(formatTime(model.generatedAt))}</time></span><a class="button" href="${esc(summaryHref)}">JSON summary</a></div></footer>
+</body>
+</html>
+`
+}

@@ -1,0 +1,128 @@
+import { THEME_COLOR_FIELDS } from '../../schema/index.js'
+
+/*
+ * A status page's colours: the page's `themeColors` applied exactly (each of the 12 fields is
+ * one CSS variable), the built-in palette where a page has none, and the WCAG contrast of the
+ * pairs a reader depends on, reported when it is below the AA ratio for text (4.5:1).
+ */
+
+export type ThemeField = (typeof THEME_COLOR_FIELDS)[number]
+export type Theme = Record<ThemeField, string>
+
+export const DEFAULT_THEMES: { light: Theme; dark: Theme } = {
+  light: {
+    bodyBackgroundColor: '#f7f8fa', headerBackgroundColor: '#1f2937', headerFontColor: '#ffffff', titleFontColor: '#111827',
+    bodyFontColor: '#1f2937', bodyFontColorMuted: '#4b5563', navigationFontColor: '#e5e7eb', linkFontColor: '#1d4ed8',
+    cardBackgroundColor: '#ffffff', borderColor: '#d1d5db', primaryButtonBackgroundColor: '#1d4ed8', primaryButtonFontColor: '#ffffff',
+  },
+  dark: {
+    bodyBackgroundColor: '#0f172a', headerBackgroundColor: '#020617', headerFontColor: '#f8fafc', titleFontColor: '#f8fafc',
+    bodyFontColor: '#e2e8f0', bodyFontColorMuted: '#a3aebf', navigationFontColor: '#cbd5e1', linkFontColor: '#93c5fd',
+    cardBackgroundColor: '#1e293b', borderColor: '#334155', primaryButtonBackgroundColor: '#93c5fd', primaryButtonFontColor: '#0f172a',
+  },
+}
+
+/**
+ * A value that can sit in a CSS declaration as it is: colour notations only (hex, named,
+ * rgb()/hsl()…), so that a page's colours cannot end the style block or add rules.
+ */
+const SAFE_COLOR = /^(#[0-9a-fA-F]{3,8}|[a-zA-Z]{1,30}|(rgb|rgba|hsl|hsla|hwb|lab|lch|oklab|oklch)\([0-9a-zA-Z.,%\s/+-]{1,80}\))$/
+
+export function safeColor(value: string | undefined): string | undefined {
+  const v = value?.trim()
+  return v && SAFE_COLOR.test(v) ? v : undefined
+}
+
+/** The page's colours, field by field; a field that is not a colour notation falls back to the built-in palette. */
+export function themesOf(themeColors: { light: Theme; dark: Theme } | undefined): { light: Theme; dark: Theme; ignored: string[] } {
+  const ignored: string[] = []
+  const pick = (mode: 'light' | 'dark'): Theme => {
+    const given = themeColors?.[mode]
+    return Object.fromEntries(THEME_COLOR_FIELDS.map((field) => {
+      const value = given?.[field]
+      const safe = safeColor(value)
+      if (value !== undefined && safe === undefined) ignored.push(`${mode}.${field}`)
+      return [field, safe ?? DEFAULT_THEMES[mode][field]]
+    })) as Theme
+  }
+  return { light: pick('light'), dark: pick('dark'), ignored }
+}
+
+/** CSS custom properties `--bodyBackgroundColor: …;` for one theme. */
+export function cssVariables(theme: Theme): string {
+  return THEME_COLOR_FIELDS.map((field) => `--${field}:${theme[field]}`).join(';')
+}
+
+const NAMED: Record<string, [number, number, number]> = {
+  black: [0, 0, 0], white: [255, 255, 255], red: [255, 0, 0], green: [0, 128, 0], blue: [0, 0, 255], yellow: [255, 255, 0],
+  gray: [128, 128, 128], grey: [128, 128, 128], silver: [192, 192, 192], navy: [0, 0, 128], orange: [255, 165, 0],
+  purple: [128, 0, 128], maroon: [128, 0, 0], teal: [0, 128, 128], olive: [128, 128, 0], lime: [0, 255, 0], aqua: [0, 255, 255],
+  fuchsia: [255, 0, 255], lightgray: [211, 211, 211], lightgrey: [211, 211, 211], darkgray: [169, 169, 169], darkgrey: [169, 169, 169],
+}
+
+/** sRGB of a hex, rgb() or common named colour; undefined for what this does not read (the pair is then not judged). */
+export function parseColor(value: string): [number, number, number] | undefined {
+  const v = value.trim().toLowerCase()
+  const hex = /^#([0-9a-f]{3,8})$/.exec(v)
+  if (hex) {
+    const h = hex[1]
+    if (h.length === 3 || h.length === 4) return [0, 1, 2].map((i) => parseInt(h[i] + h[i], 16)) as [number, number, number]
+    if (h.length === 6 || h.length === 8) return [0, 2, 4].map((i) => parseInt(h.slice(i, i + 2), 16)) as [number, number, number]
+    return undefined
+  }
+  const rgb = /^rgba?\(\s*([\d.]+)[\s,]+([\d.]+)[\s,]+([\d.]+)/.exec(v)
+  if (rgb) return [Number(rgb[1]), Number(rgb[2]), Number(rgb[3])].map((n) => Math.max(0, Math.min(255, n))) as [number, number, number]
+  return NAMED[v]
+}
+
+function luminance([r, g, b]: [number, number, number]): number {
+  const channel = (c: number) => {
+    const s = c / 255
+    return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4
+  }
+  return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+}
+
+/** WCAG 2 contrast ratio of two colours (1 to 21), or undefined when one is not readable here. */
+export function contrastRatio(a: string, b: string): number | undefined {
+  const ca = parseColor(a)
+  const cb = parseColor(b)
+  if (!ca || !cb) return undefined
+  const [hi, lo] = [luminance(ca), luminance(cb)].sort((x, y) => y - x)
+  return (hi + 0.05) / (lo + 0.05)
+}
+
+/** Text colour on the background it is shown on, as the page lays them out. */
+export const CONTRAST_PAIRS: Array<[ThemeField, ThemeField]> = [
+  ['bodyFontColor', 'bodyBackgroundColor'],
+  ['bodyFontColor', 'cardBackgroundColor'],
+  ['bodyFontColorMuted', 'cardBackgroundColor'],
+  ['titleFontColor', 'bodyBackgroundColor'],
+  ['titleFontColor', 'cardBackgroundColor'],
+  ['linkFontColor', 'cardBackgroundColor'],
+  ['headerFontColor', 'headerBackgroundColor'],
+  ['navigationFontColor', 'headerBackgroundColor'],
+  ['primaryButtonFontColor', 'primaryButtonBackgroundColor'],
+]
+
+export const MIN_CONTRAST = 4.5
+
+export interface ContrastProblem {
+  theme: 'light' | 'dark'
+  foreground: ThemeField
+  background: ThemeField
+  ratio: number
+  required: number
+}
+
+/** The pairs below 4.5:1 in the themes a reader can see. */
+export function contrastProblems(themes: { light: Theme; dark: Theme }, shown: Array<'light' | 'dark'>): ContrastProblem[] {
+  const problems: ContrastProblem[] = []
+  for (const mode of shown) {
+    for (const [foreground, background] of CONTRAST_PAIRS) {
+      const ratio = contrastRatio(themes[mode][foreground], themes[mode][background])
+      if (ratio !== undefined && ratio < MIN_CONTRAST) problems.push({ theme: mode, foreground, background, ratio: Math.round(ratio * 100) / 100, required: MIN_CONTRAST })
+    }
+  }
+  return problems
+}

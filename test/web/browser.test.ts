@@ -1,0 +1,268 @@
+/**
+ * The status page and the dashboard in a real browser (Debian's Chromium through
+ * playwright-core), against the real local server running real checks. Screenshots go to
+ * test-results/screenshots/ for a reviewer. Accessibility basics are checked on every page:
+ * landmarks, contrast of the theme colours (the ratio computed here from what the browser
+ * paints, and the page generator's own report), every control reachable by keyboard.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { LocalServer } from '../../src/server/index.js'
+import { contrast, hasChromium, landmarks, launch, screenshot, unreachableByKeyboard } from '../helpers/browser.js'
+import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
+import { KEY_A, caller, startTestServer, type Call } from '../server/helpers.js'
+
+// evaluated in the page, not in Node (the project's TypeScript has no DOM library)
+declare const document: any
+declare function getComputedStyle(element: unknown): any
+
+const HOUR = 3600_000
+const iso = (ms: number) => new Date(ms).toISOString()
+const rgb = (hex: string) => `rgb(${[1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16)).join(', ')})`
+
+const LIGHT = {
+  bodyBackgroundColor: '#f4f6f8', headerBackgroundColor: '#0b3d91', headerFontColor: '#ffffff', titleFontColor: '#0b1f3a',
+  bodyFontColor: '#1c2733', bodyFontColorMuted: '#4a5561', navigationFontColor: '#e8eefc', linkFontColor: '#0b3d91',
+  cardBackgroundColor: '#ffffff', borderColor: '#c9d1db', primaryButtonBackgroundColor: '#0b3d91', primaryButtonFontColor: '#ffffff',
+}
+/** bodyFontColorMuted is too dim on the cards: the page generator and this test must both say so */
+const DARK = {
+  bodyBackgroundColor: '#0d1117', headerBackgroundColor: '#161b22', headerFontColor: '#f0f6fc', titleFontColor: '#f0f6fc',
+  bodyFontColor: '#c9d1d9', bodyFontColorMuted: '#4d5560', navigationFontColor: '#c9d1d9', linkFontColor: '#79c0ff',
+  cardBackgroundColor: '#1c2128', borderColor: '#30363d', primaryButtonBackgroundColor: '#79c0ff', primaryButtonFontColor: '#0d1117',
+}
+const LOGO = `data:image/svg+xml;base64,${Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40"><circle cx="20" cy="20" r="18" fill="#f5a623"/></svg>').toString('base64')}`
+
+let server: LocalServer
+let dns: DnsServerHandle
+let api: Call
+let browser: Browser
+let closeBrowser: () => Promise<void>
+
+beforeAll(async () => {
+  if (!hasChromium) return
+  dns = await startDnsServer()
+  dns.set('shop.test', 'A', { records: [{ type: 'A', data: '192.0.2.1' }] })
+  dns.set('broken.test', 'A', { rcode: 'SERVFAIL' })
+  server = await startTestServer({ runner: true, schedulerOptions: { tickMs: 50 } })
+  api = caller(server)
+  ;({ browser, close: closeBrowser } = await launch())
+}, 60_000)
+afterAll(async () => {
+  await closeBrowser?.()
+  await server?.close()
+  await dns?.close()
+})
+
+/** Fails the test on any script error or refused resource (a content policy blocking the chart, say). */
+function watchErrors(page: Page): string[] {
+  const errors: string[] = []
+  page.on('pageerror', (error) => errors.push(error.message))
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text())
+  })
+  return errors
+}
+
+async function created(path: string, body: unknown): Promise<any> {
+  const answer = await api('POST', path, body)
+  expect(answer.status, answer.text).toBe(201)
+  return answer.json
+}
+
+describe.skipIf(!hasChromium)('status page in Chromium', () => {
+  const pages = ['LIGHT', 'DARK', 'AUTO'] as const
+
+  beforeAll(async () => {
+    const checkout = await created('/v1/status-pages/services', { name: 'Checkout' })
+    const search = await created('/v1/status-pages/services', { name: 'Search' })
+    for (const theme of pages) {
+      await created('/v1/status-pages', {
+        name: 'Acme Shop', url: `acme-${theme.toLowerCase()}`, logo: LOGO, defaultTheme: theme, themeColors: { light: LIGHT, dark: DARK },
+        cards: [{ name: 'Storefront', services: [{ id: checkout.id }, { id: search.id }] }],
+      })
+    }
+    const incident = await created('/v1/incidents', { name: 'Card payments failing', severity: 'MAJOR', services: [{ id: checkout.id }] })
+    await created(`/v1/incidents/${incident.id}/updates`, { status: 'INVESTIGATING', description: 'Some card payments are declined; we are on it.' })
+    await created(`/v1/incidents/${incident.id}/updates`, { status: 'IDENTIFIED', description: 'A certificate expired at the payment provider.' })
+    const now = Date.now()
+    await created('/v1/maintenance-windows', { name: 'Database upgrade', tags: ['db'], startsAt: iso(now - HOUR), endsAt: iso(now + HOUR) })
+    await created('/v1/maintenance-windows', { name: 'Search index rebuild', tags: ['search'], startsAt: iso(now + 24 * HOUR), endsAt: iso(now + 26 * HOUR) })
+  })
+
+  const cases: Array<{ theme: (typeof pages)[number]; scheme: 'light' | 'dark'; expected: typeof LIGHT; shot: string }> = [
+    { theme: 'LIGHT', scheme: 'dark', expected: LIGHT, shot: 'status-page-light' },
+    { theme: 'DARK', scheme: 'light', expected: DARK, shot: 'status-page-dark' },
+    { theme: 'AUTO', scheme: 'light', expected: LIGHT, shot: 'status-page-auto-light' },
+    { theme: 'AUTO', scheme: 'dark', expected: DARK, shot: 'status-page-auto-dark' },
+  ]
+
+  for (const { theme, scheme, expected, shot } of cases) {
+    it(`${theme} page in a browser preferring ${scheme}, 375 px wide, without scripts: colours as configured, readable, reachable`, async () => {
+      const context: BrowserContext = await browser.newContext({ viewport: { width: 375, height: 812 }, colorScheme: scheme, javaScriptEnabled: false })
+      try {
+        const page = await context.newPage()
+        const errors = watchErrors(page)
+        const answer = await page.goto(`${server.url}/status/acme-${theme.toLowerCase()}`)
+        expect(answer?.status()).toBe(200)
+
+        expect(await page.locator('h1').textContent()).toBe('Major outage')
+        expect(await page.locator('[data-state="major_outage"] .status-word').textContent()).toBe('Major outage')
+        expect(await page.locator('.service.operational .status-word').textContent()).toBe('Operational')
+        expect(await page.locator('#maintenance-active').textContent()).toContain('Database upgrade')
+        expect(await page.locator('#maintenance-upcoming').textContent()).toContain('Search index rebuild')
+        const incident = await page.locator('.incident').textContent()
+        expect(incident).toContain('Card payments failing')
+        expect(incident).toContain('A certificate expired at the payment provider.')
+        expect(await page.locator('header img').evaluate((img: any) => img.naturalWidth)).toBe(40)
+
+        // the theme, exactly: each of the twelve colours where the page uses it
+        const style = (selector: string, property: string) => page.locator(selector).first().evaluate((el: unknown, p: string) => getComputedStyle(el).getPropertyValue(p), property)
+        expect(await style('body', 'background-color')).toBe(rgb(expected.bodyBackgroundColor))
+        expect(await style('body', 'color')).toBe(rgb(expected.bodyFontColor))
+        expect(await style('header', 'background-color')).toBe(rgb(expected.headerBackgroundColor))
+        expect(await style('.brand', 'color')).toBe(rgb(expected.headerFontColor))
+        expect(await style('h2', 'color')).toBe(rgb(expected.titleFontColor))
+        expect(await style('.card .muted, .incident .muted', 'color')).toBe(rgb(expected.bodyFontColorMuted))
+        expect(await style('nav a', 'color')).toBe(rgb(expected.navigationFontColor))
+        expect(await style('.card', 'background-color')).toBe(rgb(expected.cardBackgroundColor))
+        expect(await style('.card', 'border-top-color')).toBe(rgb(expected.borderColor))
+        expect(await style('.button', 'background-color')).toBe(rgb(expected.primaryButtonBackgroundColor))
+        expect(await style('.button', 'color')).toBe(rgb(expected.primaryButtonFontColor))
+        expect(await page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue('--linkFontColor').trim())).toBe(expected.linkFontColor)
+
+        // readable on a phone: nothing wider than the screen
+        expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375)
+
+        // accessibility basics
+        expect(await landmarks(page)).toEqual(['banner', 'navigation', 'main', 'contentinfo'])
+        expect(await unreachableByKeyboard(page)).toEqual([])
+        const low: string[] = []
+        for (const [fg, bg, name] of [
+          ['body', 'body', 'bodyFontColor/bodyBackgroundColor'],
+          ['.incident .muted', '.incident', 'bodyFontColorMuted/cardBackgroundColor'],
+          ['.brand', 'header', 'headerFontColor/headerBackgroundColor'],
+          ['nav a', 'header', 'navigationFontColor/headerBackgroundColor'],
+          ['.button', '.button', 'primaryButtonFontColor/primaryButtonBackgroundColor'],
+        ] as const) {
+          const ratio = contrast(await style(fg, 'color'), await style(bg, 'background-color'))
+          if (ratio < 4.5) low.push(`${name} ${ratio.toFixed(2)}`)
+        }
+        // the generator's report agrees with what the browser paints
+        const summary: any = await (await fetch(`${server.url}/status/acme-${theme.toLowerCase()}/summary.json`)).json()
+        const reported = summary.accessibility.contrast.filter((p: any) => p.theme === scheme || theme !== 'AUTO')
+        if (expected === DARK) {
+          expect(low).toEqual([expect.stringMatching(/^bodyFontColorMuted\/cardBackgroundColor 2\.\d\d$/)])
+          expect(reported).toEqual([expect.objectContaining({ theme: 'dark', foreground: 'bodyFontColorMuted', background: 'cardBackgroundColor' })])
+        } else {
+          expect(low).toEqual([])
+          expect(reported.filter((p: any) => p.theme === 'light')).toEqual([])
+        }
+        await screenshot(page, shot)
+        expect(errors).toEqual([])
+      } finally {
+        await context.close()
+      }
+    }, 120_000)
+  }
+})
+
+describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
+  let shopId: string
+  let brokenId: string
+
+  beforeAll(async () => {
+    const dnsCheck = (name: string, query: string, tags: string[]) => ({
+      name, activated: false, tags, locations: ['eu-west-1', 'us-east-1'],
+      request: { query, recordType: 'A', nameServer: '127.0.0.1', port: dns.port, assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] },
+    })
+    shopId = (await created('/v1/checks/dns', dnsCheck('Shop DNS', 'shop.test', ['web']))).id
+    brokenId = (await created('/v1/checks/dns', dnsCheck('Legacy DNS', 'broken.test', ['legacy']))).id
+    await created('/v1/checks/icmp', { name: 'Edge ping', activated: false, tags: ['web'], request: { hostname: 'edge.test' }, heartbeat: {}, script: '' })
+    // real runs: three sessions of the passing check, one of the failing one
+    for (const id of [shopId, shopId, shopId, brokenId]) {
+      const trigger = await api('POST', '/v1/check-sessions/trigger', { target: { checkId: [id] } })
+      const done = await api('GET', `/v1/check-sessions/${trigger.json.sessions[0].checkSessionId}/completion?maxWaitSeconds=20`)
+      expect(done.status).toBe(200)
+    }
+  }, 120_000)
+
+  it('log in, list and filter checks, read a chart, archive an error group, run a session, log out', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+    try {
+      const page = await context.newPage()
+      const errors = watchErrors(page)
+
+      // log in with the keyboard only
+      await page.goto(`${server.url}/`)
+      expect(await landmarks(page)).toEqual(['banner', 'main'])
+      expect(await unreachableByKeyboard(page)).toEqual([])
+      await screenshot(page, 'dashboard-login')
+      await page.locator('#apiKey').focus()
+      await page.keyboard.type(KEY_A)
+      await page.keyboard.press('Enter')
+      await page.locator('h1', { hasText: 'Checks' }).waitFor()
+      await page.waitForLoadState('load')
+      expect(page.url()).toBe(`${server.url}/`)
+      const cookies = await context.cookies()
+      expect(cookies.map((c) => [c.name, c.httpOnly, c.sameSite])).toEqual([['monitors_session', true, 'Strict']])
+      expect(cookies[0].value).not.toContain(KEY_A)
+
+      // the check list: status, badge, locations as the API answers them
+      const row = (name: string) => page.locator('tbody tr', { has: page.locator(`a:text-is("${name}")`) })
+      expect(await row('Shop DNS').locator('td').nth(2).textContent()).toBe('passing · paused')
+      expect(await row('Legacy DNS').locator('td').nth(2).textContent()).toBe('failing · paused')
+      expect(await row('Shop DNS').locator('td').nth(5).textContent()).toBe('eu-west-1, us-east-1')
+      expect(await row('Shop DNS').locator('img').evaluate((img: any) => img.naturalWidth)).toBeGreaterThan(0)
+      expect(await unreachableByKeyboard(page)).toEqual([])
+      await screenshot(page, 'dashboard-checks')
+
+      await page.selectOption('#filter-tag', 'web')
+      await page.selectOption('#filter-type', 'DNS')
+      await page.getByRole('button', { name: 'Filter' }).click()
+      await page.waitForURL(/tag=web/)
+      expect(await page.locator('tbody tr a').allTextContents()).toEqual(['Shop DNS'])
+
+      // a check's page: the chart per location from the recorded runs
+      await page.getByRole('link', { name: 'Shop DNS' }).click()
+      await page.locator('#chart[data-drawn="true"] canvas').waitFor()
+      const legend = await page.locator('#chart .u-legend').textContent()
+      expect(legend).toContain('eu-west-1')
+      expect(legend).toContain('us-east-1')
+      const chartData = JSON.parse((await page.locator('#chart-data').textContent()) as string)
+      expect(chartData.series.map((s: any) => s.values.filter((v: unknown) => v !== null).length)).toEqual([3, 3])
+      expect(await page.locator('caption a', { hasText: 'Session' }).count()).toBe(3)
+      expect(await landmarks(page)).toEqual(['banner', 'navigation', 'main'])
+      expect(await unreachableByKeyboard(page)).toEqual([])
+      await screenshot(page, 'dashboard-check-chart')
+
+      // run now: a session starts, and its page shows its completion
+      await page.getByRole('button', { name: 'Run now' }).click()
+      await page.waitForURL(/\/dashboard\/sessions\//)
+      await page.locator('[data-session-done="true"]').waitFor({ timeout: 30_000 })
+      expect(await page.locator('[data-session-status]').getAttribute('data-session-status')).toBe('PASSED')
+      const sessionId = page.url().split('/').pop() as string
+      expect((await api('GET', `/v1/check-sessions/${sessionId}`)).json).toMatchObject({ checkId: shopId, status: 'PASSED' })
+      expect(await unreachableByKeyboard(page)).toEqual([])
+      await screenshot(page, 'dashboard-session')
+
+      // the failing check's error group, archived from its button
+      await page.goto(`${server.url}/dashboard/checks/${brokenId}`)
+      const group = page.locator('tr[data-error-group-id]')
+      expect(await group.count()).toBe(1)
+      const groupId = (await group.getAttribute('data-error-group-id')) as string
+      await group.getByRole('button', { name: /^Archive error/ }).click()
+      await page.locator(`tr[data-error-group-id="${groupId}"][data-archived="true"]`).waitFor()
+      expect((await api('GET', `/v1/error-groups/${groupId}`)).json).toMatchObject({ id: groupId, archiveForEver: true })
+      expect(await unreachableByKeyboard(page)).toEqual([])
+      await screenshot(page, 'dashboard-error-group-archived')
+
+      await page.getByRole('button', { name: 'Log out' }).click()
+      await page.locator('#apiKey').waitFor()
+      expect(await context.cookies()).toEqual([])
+      expect(errors).toEqual([])
+    } finally {
+      await context.close()
+    }
+  }, 180_000)
+})

@@ -1,0 +1,151 @@
+/**
+ * The dashboard's log-in and form posts over HTTP, against the real local server: the key is
+ * posted once and never comes back (not in a URL, not in the cookie), the cookie is HttpOnly
+ * and SameSite=Strict, posts need the session's token and this origin, log-out ends the
+ * session. A real browser using it: browser.test.ts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { LocalServer } from '../../src/server/index.js'
+import { KEY_A, caller, dnsBody, icmpBody, startTestServer } from '../server/helpers.js'
+
+let server: LocalServer
+
+beforeAll(async () => {
+  server = await startTestServer()
+})
+afterAll(async () => {
+  await server?.close()
+})
+
+const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString()
+
+async function post(path: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
+  return fetch(`${server.url}${path}`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: form(fields) })
+}
+
+async function logIn(): Promise<{ cookie: string; csrf: string; setCookie: string }> {
+  const answer = await post('/dashboard/login', { apiKey: KEY_A }, { origin: server.url })
+  expect(answer.status).toBe(303)
+  const setCookie = answer.headers.get('set-cookie') ?? ''
+  const cookie = setCookie.split(';')[0]
+  const home = await (await fetch(`${server.url}/`, { headers: { cookie } })).text()
+  const csrf = /name="csrf" value="([^"]+)"/.exec(home)?.[1] ?? ''
+  return { cookie, csrf, setCookie }
+}
+
+describe('dashboard log-in', () => {
+  it('shows a log-in form at / without a session, and refuses an unknown key without a cookie', async () => {
+    const home = await fetch(`${server.url}/`)
+    expect(home.status).toBe(200)
+    const html = await home.text()
+    expect(html).toMatch(/<form method="post" action="\/dashboard\/login">/)
+    expect(html).toContain('type="password"')
+    const wrong = await post('/dashboard/login', { apiKey: 'not-a-key' })
+    expect(wrong.status).toBe(401)
+    expect(wrong.headers.get('set-cookie')).toBeNull()
+    expect(await wrong.text()).toContain('That API key is not known to this server.')
+  })
+
+  it('answers a known key with an HttpOnly, SameSite=Strict session cookie holding a random id, never the key', async () => {
+    const first = await logIn()
+    expect(first.setCookie).toMatch(/^monitors_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+$/)
+    expect(first.setCookie).not.toContain(KEY_A)
+    const second = await logIn()
+    expect(second.cookie).not.toBe(first.cookie)
+    const page = await (await fetch(`${server.url}/`, { headers: { cookie: first.cookie } })).text()
+    expect(page).toContain('Checks of account acc-a')
+    expect(page).not.toContain(KEY_A)
+    // a forged cookie is no session
+    expect(await (await fetch(`${server.url}/`, { headers: { cookie: 'monitors_session=forged' } })).text()).toContain('action="/dashboard/login"')
+  })
+
+  it('lists the checks as the API answers them, filtered by type and tag', async () => {
+    const api = caller(server)
+    for (const [path, body] of [
+      ['/v1/checks/dns', dnsBody({ name: 'web dns', tags: ['web'], activated: false })],
+      ['/v1/checks/dns', dnsBody({ name: 'db dns', tags: ['db'], activated: false })],
+      ['/v1/checks/icmp', icmpBody({ name: 'web ping', tags: ['web'], activated: false })],
+    ] as const) expect((await api('POST', path, body)).status).toBe(201)
+    const { cookie } = await logIn()
+    const names = async (query: string) => {
+      const html = await (await fetch(`${server.url}/${query}`, { headers: { cookie } })).text()
+      return [...html.matchAll(/<a href="\/dashboard\/checks\/[^"]+">([^<]+)<\/a>/g)].map((m) => m[1]).sort()
+    }
+    expect(await names('')).toEqual(['db dns', 'web dns', 'web ping'])
+    expect(await names('?tag=web')).toEqual(['web dns', 'web ping'])
+    expect(await names('?type=DNS&tag=web')).toEqual(['web dns'])
+    expect(await names('?type=ICMP')).toEqual(['web ping'])
+    // no analytics answer here (404): the figures are –, not invented
+    const html = await (await fetch(`${server.url}/`, { headers: { cookie } })).text()
+    expect(html).toMatch(/<td data-metric="availability">–<\/td>/)
+    expect(html).toContain('<td class="state-unknown">unknown<span class="muted"> · paused</span></td>')
+  })
+
+  it('refuses a post without the session token or from another origin, and log-out ends the session', async () => {
+    const { cookie, csrf } = await logIn()
+    const check = await caller(server)('POST', '/v1/checks/dns', dnsBody({ name: 'to run', activated: false }))
+    const run = `/dashboard/checks/${check.json.id}/run`
+    expect((await post(run, {}, { cookie })).status).toBe(403)
+    expect((await post(run, { csrf: 'x'.repeat(csrf.length) }, { cookie })).status).toBe(403)
+    expect((await post(run, { csrf }, { cookie, origin: 'http://evil.example' })).status).toBe(403)
+    expect((await post('/dashboard/login', { apiKey: KEY_A }, { origin: 'http://evil.example' })).status).toBe(403)
+    const runs = await post(run, { csrf }, { cookie, origin: server.url })
+    expect(runs.status).toBe(303)
+    expect(runs.headers.get('location')).toMatch(/^\/dashboard\/sessions\/[\w-]+$/)
+
+    const out = await post('/dashboard/logout', { csrf }, { cookie })
+    expect(out.status).toBe(303)
+    expect(out.headers.get('set-cookie')).toMatch(/^monitors_session=; Path=\/; HttpOnly; SameSite=Strict; Max-Age=0$/)
+    expect(await (await fetch(`${server.url}/`, { headers: { cookie } })).text()).toContain('action="/dashboard/login"')
+    const after = await fetch(`${server.url}/dashboard/checks/${check.json.id}`, { headers: { cookie }, redirect: 'manual' })
+    expect(after.status).toBe(303)
+  })
+
+  it('refuses every log-in from an address after 10 failed ones in a minute', async () => {
+    const own = await startTestServer()
+    try {
+      const attempt = (apiKey: string) => fetch(`${own.url}/dashboard/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form({ apiKey }) })
+      for (let i = 0; i < 10; i++) expect((await attempt(`guess-${i}`)).status).toBe(401)
+      const refused = await attempt(KEY_A)
+      expect(refused.status).toBe(429)
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
+      expect(refused.headers.get('set-cookie')).toBeNull()
+      expect(await refused.text()).toMatch(/Too many failed log-ins from this address: try again in \d+ s\./)
+    } finally {
+      await own.close()
+    }
+  })
+
+  it('asks the analytics of a check once a minute, not on every view, sparing the rate limit of the key', async () => {
+    const own = await startTestServer({ rateLimit: { max: 12, timeWindowMs: 60_000 } })
+    try {
+      const api = caller(own)
+      for (const name of ['one', 'two', 'three']) expect((await api('POST', '/v1/checks/dns', dnsBody({ name, activated: false }))).status).toBe(201)
+      const login = await fetch(`${own.url}/dashboard/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form({ apiKey: KEY_A }) })
+      const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]
+      // 3 creates, then views: the first asks the list, the statuses and 3 analytics (5), the second 2
+      // (asking the analytics again would spend 5 and end above the limit)
+      for (let view = 0; view < 2; view++) {
+        const html = await (await fetch(`${own.url}/`, { headers: { cookie } })).text()
+        expect(html, `view ${view + 1}`).toContain('3 of 3 checks')
+      }
+      const check = await api('GET', '/v1/checks')
+      expect(check.status).toBe(200)
+      expect(check.headers.get('x-ratelimit-remaining')).toBe(String(12 - 3 - 5 - 2 - 1))
+    } finally {
+      await own.close()
+    }
+  })
+
+  it('ships uPlot and its own assets with the package; pages carry a content policy without inline script', async () => {
+    const uplot = await fetch(`${server.url}/dashboard/assets/uplot.js`)
+    expect(uplot.status).toBe(200)
+    expect(uplot.headers.get('content-type')).toMatch(/javascript/)
+    expect(await uplot.text()).toContain('uPlot')
+    expect((await fetch(`${server.url}/dashboard/assets/uplot.css`)).status).toBe(200)
+    expect((await fetch(`${server.url}/dashboard/assets/..%2Fpackage.json`)).status).toBe(404)
+    const home = await fetch(`${server.url}/`)
+    expect(home.headers.get('content-security-policy')).toContain("script-src 'self'")
+    expect(home.headers.get('x-frame-options')).toBe('DENY')
+  })
+})
