@@ -5,7 +5,7 @@ import { backoffDelay, sleep } from '../api/backoff.js'
 import { createResource, ENDPOINTS, fetchRemoteState, updateResource, type RemoteRecord } from '../api/resources.js'
 import type { PlanChange } from '../plan/types.js'
 import { appliedHash } from '../resources/hashes.js'
-import { lockKey, type PendingCreate } from '../state/lock.js'
+import type { PendingCreate } from '../state/lock.js'
 import { findCreated, pendingCreate } from '../state/pending.js'
 import type { ApplyContext } from './context.js'
 
@@ -21,11 +21,9 @@ export async function createSafely(
   change: PlanChange,
   payload: Record<string, unknown>,
 ): Promise<{ remoteId: string; recovered: boolean }> {
-  const { client, lock } = ctx
-  const key = lockKey(change.kind, change.logicalId)
+  const { client } = ctx
   const pending = pendingCreate(change.kind, change.logicalId, payload)
-  ;(lock.pending ??= {})[key] = pending
-  ctx.save()
+  await ctx.addPending(pending)
   let uncertain = false
   for (let attempt = 0; ; attempt++) {
     let failure: unknown
@@ -45,8 +43,7 @@ export async function createSafely(
     if (!isOutcomeUnknown(failure)) {
       if (!uncertain) {
         // refused outright: nothing was made, nothing is pending
-        delete lock.pending?.[key]
-        ctx.save()
+        await ctx.dropPending(change.kind, change.logicalId)
       }
       throw failure
     }

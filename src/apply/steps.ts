@@ -32,7 +32,7 @@ export abstract class Step {
   }
 
   async run(ctx: ApplyContext): Promise<void> {
-    if (this.change.movedFrom) ctx.move(this.change, this.change.movedFrom)
+    if (this.change.movedFrom) await ctx.move(this.change, this.change.movedFrom)
     await this.apply(ctx)
   }
 
@@ -55,7 +55,7 @@ export class MoveStep extends Step {
 export class ForgetStep extends Step {
   protected async apply(ctx: ApplyContext): Promise<void> {
     this.done('forgotten', this.change.remoteId)
-    ctx.forget(this.change)
+    await ctx.forget(this.change)
   }
 }
 
@@ -74,7 +74,7 @@ export class DeleteStep extends Step {
       this.outcome.verb = 'deleted'
     }
     this.outcome.remoteId = this.change.remoteId
-    ctx.forget(this.change)
+    await ctx.forget(this.change)
   }
 }
 
@@ -83,7 +83,7 @@ export class CreateStep extends Step {
   protected async apply(ctx: ApplyContext): Promise<void> {
     const payload = ctx.payloadFor(this.change)
     const result = await createSafely(ctx, this.change, payload)
-    ctx.record(this.change, result.remoteId, payload)
+    await ctx.record(this.change, result.remoteId, payload)
     this.done('created', result.remoteId)
     if (result.recovered) this.outcome.recovered = true
   }
@@ -94,7 +94,7 @@ export class UpdateStep extends Step {
   protected async apply(ctx: ApplyContext): Promise<void> {
     const payload = ctx.payloadFor(this.change)
     await updateResource(ctx.client, this.change.kind, this.change.remoteId!, payload)
-    ctx.record(this.change, this.change.remoteId!, payload)
+    await ctx.record(this.change, this.change.remoteId!, payload)
     this.done('updated', this.change.remoteId)
   }
 }
@@ -106,7 +106,7 @@ export class UpdateStep extends Step {
 export class RecordStep extends Step {
   protected async apply(ctx: ApplyContext): Promise<void> {
     const payload = ctx.payloadFor(this.change)
-    ctx.record(this.change, this.change.remoteId!, payload)
+    await ctx.record(this.change, this.change.remoteId!, payload)
     this.done('updated', this.change.remoteId)
   }
 }
@@ -120,9 +120,9 @@ export class ReplaceStep extends Step {
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error
     }
-    ctx.forget(this.change)
+    await ctx.forget(this.change)
     const result = await createSafely(ctx, this.change, payload)
-    ctx.record(this.change, result.remoteId, payload)
+    await ctx.record(this.change, result.remoteId, payload)
     this.done('replaced', result.remoteId)
   }
 }
