@@ -83,13 +83,18 @@ export class ApplyContext {
     return payload
   }
 
-  /** Records `payload` as applied to `remoteId`; its pending create, if any, is settled. */
-  record(change: PlanChange, remoteId: string, payload: Record<string, unknown>): Promise<void> {
+  /**
+   * Records `payload` as applied to `remoteId`; its pending create, if any, is settled. After a
+   * create, `appliedHash` is the pending create's (the same payload) and `wait: false` goes on
+   * without waiting for the line to reach the disk: should it be lost, the pending create on disk
+   * finds the resource again, and any later line (the next tier's pending creates) is written after it.
+   */
+  record(change: PlanChange, remoteId: string, payload: Record<string, unknown>, options: { appliedHash?: string; wait?: boolean } = {}): Promise<void> {
     const entry: LockEntry = {
       kind: change.kind,
       logicalId: change.logicalId,
       remoteId,
-      appliedHash: appliedHash(change.kind, payload),
+      appliedHash: options.appliedHash ?? appliedHash(change.kind, payload),
     }
     const name = displayName(change.kind, payload)
     if (name !== undefined) entry.name = name
@@ -99,7 +104,12 @@ export class ApplyContext {
     this.lock.resources[key] = entry
     if (this.lock.pending) delete this.lock.pending[key]
     this.claimed.delete(remoteId)
-    return this.log({ k: key, r: entry, p: null })
+    const line: JournalLine = { k: key, r: entry, p: null }
+    if (options.wait === false && this.journal) {
+      this.journal.appendLater(line)
+      return Promise.resolve()
+    }
+    return this.log(line)
   }
 
   /** Drops the resource from the lock; a lost create deleted after its construct left the code is settled too. */

@@ -20,7 +20,7 @@ export async function createSafely(
   ctx: ApplyContext,
   change: PlanChange,
   payload: Record<string, unknown>,
-): Promise<{ remoteId: string; recovered: boolean }> {
+): Promise<{ remoteId: string; recovered: boolean; appliedHash: string }> {
   const { client } = ctx
   const pending = pendingCreate(change.kind, change.logicalId, payload)
   await ctx.addPending(pending)
@@ -30,7 +30,7 @@ export async function createSafely(
     try {
       const result = await createResource(client, change.kind, payload)
       ctx.claimed.add(result.remoteId)
-      return { remoteId: result.remoteId, recovered: false }
+      return { remoteId: result.remoteId, recovered: false, appliedHash: pending.appliedHash }
     } catch (error) {
       failure = error
     }
@@ -38,7 +38,7 @@ export async function createSafely(
       // an earlier attempt did create it: make sure it holds what was sent
       await updateResource(client, change.kind, payload.key, payload)
       ctx.claimed.add(payload.key)
-      return { remoteId: payload.key, recovered: true }
+      return { remoteId: payload.key, recovered: true, appliedHash: pending.appliedHash }
     }
     if (!isOutcomeUnknown(failure)) {
       if (!uncertain) {
@@ -54,7 +54,7 @@ export async function createSafely(
       if (appliedHash(change.kind, found.record) !== pending.appliedHash || pending.secretHash) {
         await updateResource(client, change.kind, found.remoteId, payload)
       }
-      return { remoteId: found.remoteId, recovered: true }
+      return { remoteId: found.remoteId, recovered: true, appliedHash: pending.appliedHash }
     }
     if (attempt >= ctx.createBackoff.retries) {
       const error = failure as Error

@@ -83,7 +83,7 @@ export class CreateStep extends Step {
   protected async apply(ctx: ApplyContext): Promise<void> {
     const payload = ctx.payloadFor(this.change)
     const result = await createSafely(ctx, this.change, payload)
-    await ctx.record(this.change, result.remoteId, payload)
+    await ctx.record(this.change, result.remoteId, payload, { appliedHash: result.appliedHash, wait: false })
     this.done('created', result.remoteId)
     if (result.recovered) this.outcome.recovered = true
   }

@@ -121,6 +121,7 @@ export class JournalWriter {
   private flushing = false
   /** Flushes to disk so far (for tests and reports). */
   flushes = 0
+  private failure: Error | undefined
 
   /** Starts an empty journal beside `lockPath` (one left by a crash must have been folded first). */
   constructor(readonly lockPath: string) {
@@ -132,6 +133,18 @@ export class JournalWriter {
     } catch (error) {
       throw new JournalError(`Cannot write the lock journal ${path}: ${(error as Error).message}`)
     }
+  }
+
+  /**
+   * Queues a line without waiting for it: it goes to disk with the next flush, before any line
+   * appended after it (one file, written in order). For a change that a line already on disk
+   * covers should this one be lost (a create's result: its pending create finds it again). A
+   * failure to write it is thrown by `close`.
+   */
+  appendLater(line: JournalLine): void {
+    this.append(line).catch((error: Error) => {
+      this.failure ??= error
+    })
   }
 
   append(...lines: JournalLine[]): Promise<void> {
@@ -169,6 +182,7 @@ export class JournalWriter {
       closeSync(this.fd)
       this.fd = undefined
     }
+    if (this.failure) throw this.failure
   }
 }
 
