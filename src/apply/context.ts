@@ -3,7 +3,7 @@ import type { ApiClient } from '../api/client.js'
 import type { BackoffOptions } from '../api/backoff.js'
 import type { PlanChange } from '../plan/types.js'
 import { resolveRefs } from '../resources/refs.js'
-import { appliedHash, secretHashOf } from '../resources/hashes.js'
+import { appliedHashOfParsed, secretHashOf } from '../resources/hashes.js'
 import { displayName } from '../resources/registry.js'
 import { lockKey, writeLock, type LockEntry, type LockFile, type PendingCreate } from '../state/lock.js'
 import { JournalWriter, removeJournal, type JournalLine } from '../state/journal.js'
@@ -94,7 +94,8 @@ export class ApplyContext {
       kind: change.kind,
       logicalId: change.logicalId,
       remoteId,
-      appliedHash: options.appliedHash ?? appliedHash(change.kind, payload),
+      // payloads here are the desired state's (schema output, references resolved)
+      appliedHash: options.appliedHash ?? appliedHashOfParsed(change.kind, payload),
     }
     const name = displayName(change.kind, payload)
     if (name !== undefined) entry.name = name

@@ -4,7 +4,7 @@ import { ConflictError } from '../api/errors.js'
 import { backoffDelay, sleep } from '../api/backoff.js'
 import { createResource, ENDPOINTS, fetchRemoteState, updateResource, type RemoteRecord } from '../api/resources.js'
 import type { PlanChange } from '../plan/types.js'
-import { appliedHash } from '../resources/hashes.js'
+import { appliedHash, appliedHashOfParsed } from '../resources/hashes.js'
 import type { PendingCreate } from '../state/lock.js'
 import { findCreated, pendingCreate } from '../state/pending.js'
 import type { ApplyContext } from './context.js'
@@ -22,7 +22,8 @@ export async function createSafely(
   payload: Record<string, unknown>,
 ): Promise<{ remoteId: string; recovered: boolean; appliedHash: string }> {
   const { client } = ctx
-  const pending = pendingCreate(change.kind, change.logicalId, payload)
+  // the payload is the desired state's (schema output, references resolved): no second schema pass
+  const pending = pendingCreate(change.kind, change.logicalId, payload, appliedHashOfParsed(change.kind, payload))
   await ctx.addPending(pending)
   let uncertain = false
   for (let attempt = 0; ; attempt++) {
