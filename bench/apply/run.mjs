@@ -85,10 +85,10 @@ const server = spawn(process.execPath, [...serverArgs, '--input-type=module', '-
     runner: false,
   })
   process.stdout.write(server.url + '\\n')
-  // the CPU time this process has used so far, on demand (SIGUSR2)
-  process.on('SIGUSR2', () => { const u = process.cpuUsage(); process.stdout.write('cpu ' + (u.user + u.system) / 1000 + '\\n') })
+  // the CPU time this process has used so far, for each line read on stdin
+  process.stdin.setEncoding('utf8').on('data', () => { const u = process.cpuUsage(); process.stdout.write('cpu ' + (u.user + u.system) / 1000 + '\\n') })
   process.on('SIGTERM', () => server.close().then(() => process.exit(0)))
-`], { stdio: ['ignore', 'pipe', 'inherit'] })
+`], { stdio: ['pipe', 'pipe', 'inherit'] })
 let serverOut = ''
 server.stdout.setEncoding('utf8').on('data', (chunk) => (serverOut += chunk))
 const url = await new Promise((done, fail) => {
@@ -102,10 +102,11 @@ const url = await new Promise((done, fail) => {
 /** CPU milliseconds the server process has used so far. */
 async function serverCpuMs() {
   const seen = serverOut.length
-  server.kill('SIGUSR2')
-  for (;;) {
+  server.stdin.write('cpu?\n')
+  for (let waited = 0; ; waited += 10) {
     const match = /cpu ([\d.]+)\n/.exec(serverOut.slice(seen))
     if (match) return Number(match[1])
+    if (server.exitCode !== null || server.signalCode !== null || waited > 30_000) throw new Error('the server process did not answer (it exited?)')
     await new Promise((r) => setTimeout(r, 10))
   }
 }
@@ -190,7 +191,9 @@ try {
   figure('target.list_reads', `${met(readRate >= 3000)} (>= 3000/s)`)
   figure('target.creates', `${met(createRate >= 1000)} (>= 1000/s)`)
 } finally {
-  server.kill('SIGTERM')
-  await new Promise((done) => server.once('exit', done))
+  if (server.exitCode === null && server.signalCode === null) {
+    server.kill('SIGTERM')
+    await new Promise((done) => server.once('exit', done))
+  }
   rmSync(dir, { recursive: true, force: true })
 }
