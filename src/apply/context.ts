@@ -20,6 +20,8 @@ export class ApplyContext {
   readonly claimed = new Set<string>()
   private readonly desired: Map<string, DesiredResource>
   private journal: JournalWriter | undefined
+  /** Pending creates written ahead of their step (see `preparePending`) and not yet taken by it. */
+  private readonly prepared = new Map<string, PendingCreate>()
 
   constructor(
     readonly client: ApiClient,
@@ -40,6 +42,10 @@ export class ApplyContext {
   /** The lock written whole with every change, and the journal removed. */
   async finish(): Promise<void> {
     if (!this.journal) return
+    // written ahead for creates that never started (a failure or an interrupt stopped the apply): nothing was sent
+    for (const key of this.prepared.keys()) if (this.lock.pending) delete this.lock.pending[key]
+    if (this.lock.pending && Object.keys(this.lock.pending).length === 0) delete this.lock.pending
+    this.prepared.clear()
     await this.journal.close()
     this.journal = undefined
     writeLock(this.lockPath, this.lock)
@@ -61,6 +67,32 @@ export class ApplyContext {
     const key = lockKey(pending.kind, pending.logicalId)
     ;(this.lock.pending ??= {})[key] = pending
     return this.log({ k: key, p: pending })
+  }
+
+  /**
+   * The pending creates of several creates about to be sent, written in one flush: a create
+   * whose pending create is on disk already sends its POST without waiting for the disk. One
+   * that is never sent only makes the next plan look for it and find nothing (as for a POST
+   * that never arrived); `finish` drops those of creates that never started.
+   */
+  preparePending(pendings: readonly PendingCreate[]): Promise<void> {
+    if (!this.journal) return Promise.reject(new Error('the apply changed the lock before begin() or after finish()'))
+    const lines: JournalLine[] = []
+    for (const pending of pendings) {
+      const key = lockKey(pending.kind, pending.logicalId)
+      ;(this.lock.pending ??= {})[key] = pending
+      this.prepared.set(key, pending)
+      lines.push({ k: key, p: pending })
+    }
+    return this.journal.append(...lines)
+  }
+
+  /** The pending create written ahead for this resource, if any; taken once. */
+  takePrepared(kind: ResourceKind, logicalId: string): PendingCreate | undefined {
+    const key = lockKey(kind, logicalId)
+    const pending = this.prepared.get(key)
+    this.prepared.delete(key)
+    return pending
   }
 
   /** A create refused outright: nothing was made, nothing is pending. */

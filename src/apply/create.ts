@@ -22,9 +22,9 @@ export async function createSafely(
   payload: Record<string, unknown>,
 ): Promise<{ remoteId: string; recovered: boolean; appliedHash: string }> {
   const { client } = ctx
-  // the payload is the desired state's (schema output, references resolved): no second schema pass
-  const pending = pendingCreate(change.kind, change.logicalId, payload, appliedHashOfParsed(change.kind, payload))
-  await ctx.addPending(pending)
+  const prepared = ctx.takePrepared(change.kind, change.logicalId)
+  const pending = prepared ?? intentOf(change, payload)
+  if (!prepared) await ctx.addPending(pending)
   let uncertain = false
   for (let attempt = 0; ; attempt++) {
     let failure: unknown
@@ -64,6 +64,11 @@ export async function createSafely(
     }
     await sleep(backoffDelay(attempt, ctx.createBackoff))
   }
+}
+
+/** The pending create of a POST of `payload`: the desired state's (schema output, references resolved), so no second schema pass. */
+export function intentOf(change: PlanChange, payload: Record<string, unknown>): PendingCreate {
+  return pendingCreate(change.kind, change.logicalId, payload, appliedHashOfParsed(change.kind, payload))
 }
 
 /** The record a POST whose answer was lost made, if any: one of its kind nobody manages or claimed. */

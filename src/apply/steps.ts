@@ -2,7 +2,8 @@ import { NotFoundError } from '../api/errors.js'
 import { deleteResource, updateResource } from '../api/resources.js'
 import type { PlanChange } from '../plan/types.js'
 import type { ApplyContext } from './context.js'
-import { createSafely } from './create.js'
+import { createSafely, intentOf } from './create.js'
+import type { PendingCreate } from '../state/lock.js'
 
 export type OperationVerb = 'created' | 'updated' | 'replaced' | 'deleted' | 'forgotten' | 'moved'
 
@@ -31,9 +32,18 @@ export abstract class Step {
     this.outcome = { change, ok: false, ms: 0 }
   }
 
+  /** Set when this step's pending create is being written ahead with others' (see executor.ts). */
+  ready: Promise<void> | undefined
+
   async run(ctx: ApplyContext): Promise<void> {
+    if (this.ready) await this.ready
     if (this.change.movedFrom) await ctx.move(this.change, this.change.movedFrom)
     await this.apply(ctx)
+  }
+
+  /** The pending create this step will write before its POST, when it is a create (written ahead with others'). */
+  intent(_ctx: ApplyContext): PendingCreate | undefined {
+    return undefined
   }
 
   protected abstract apply(ctx: ApplyContext): Promise<void>
@@ -80,8 +90,19 @@ export class DeleteStep extends Step {
 
 /** POST through a pending create (see createSafely), then recorded. */
 export class CreateStep extends Step {
+  private payload: Record<string, unknown> | undefined
+
+  intent(ctx: ApplyContext): PendingCreate | undefined {
+    try {
+      this.payload = ctx.payloadFor(this.change)
+    } catch {
+      return undefined // its own run reports why
+    }
+    return intentOf(this.change, this.payload)
+  }
+
   protected async apply(ctx: ApplyContext): Promise<void> {
-    const payload = ctx.payloadFor(this.change)
+    const payload = this.payload ?? ctx.payloadFor(this.change)
     const result = await createSafely(ctx, this.change, payload)
     await ctx.record(this.change, result.remoteId, payload, { appliedHash: result.appliedHash, wait: false })
     this.done('created', result.remoteId)
