@@ -4,8 +4,8 @@ import { ConflictError } from '../api/errors.js'
 import { backoffDelay, sleep } from '../api/backoff.js'
 import { createResource, ENDPOINTS, fetchRemoteState, updateResource, type RemoteRecord } from '../api/resources.js'
 import type { PlanChange } from '../plan/types.js'
-import { appliedHash } from '../resources/hashes.js'
-import { lockKey, type PendingCreate } from '../state/lock.js'
+import { appliedHash, appliedHashOfParsed } from '../resources/hashes.js'
+import type { PendingCreate } from '../state/lock.js'
 import { findCreated, pendingCreate } from '../state/pending.js'
 import type { ApplyContext } from './context.js'
 
@@ -20,19 +20,18 @@ export async function createSafely(
   ctx: ApplyContext,
   change: PlanChange,
   payload: Record<string, unknown>,
-): Promise<{ remoteId: string; recovered: boolean }> {
-  const { client, lock } = ctx
-  const key = lockKey(change.kind, change.logicalId)
-  const pending = pendingCreate(change.kind, change.logicalId, payload)
-  ;(lock.pending ??= {})[key] = pending
-  ctx.save()
+): Promise<{ remoteId: string; recovered: boolean; appliedHash: string }> {
+  const { client } = ctx
+  const prepared = ctx.takePrepared(change.kind, change.logicalId)
+  const pending = prepared ?? intentOf(change, payload)
+  if (!prepared) await ctx.addPending(pending)
   let uncertain = false
   for (let attempt = 0; ; attempt++) {
     let failure: unknown
     try {
       const result = await createResource(client, change.kind, payload)
       ctx.claimed.add(result.remoteId)
-      return { remoteId: result.remoteId, recovered: false }
+      return { remoteId: result.remoteId, recovered: false, appliedHash: pending.appliedHash }
     } catch (error) {
       failure = error
     }
@@ -40,13 +39,12 @@ export async function createSafely(
       // an earlier attempt did create it: make sure it holds what was sent
       await updateResource(client, change.kind, payload.key, payload)
       ctx.claimed.add(payload.key)
-      return { remoteId: payload.key, recovered: true }
+      return { remoteId: payload.key, recovered: true, appliedHash: pending.appliedHash }
     }
     if (!isOutcomeUnknown(failure)) {
       if (!uncertain) {
         // refused outright: nothing was made, nothing is pending
-        delete lock.pending?.[key]
-        ctx.save()
+        await ctx.dropPending(change.kind, change.logicalId)
       }
       throw failure
     }
@@ -57,7 +55,7 @@ export async function createSafely(
       if (appliedHash(change.kind, found.record) !== pending.appliedHash || pending.secretHash) {
         await updateResource(client, change.kind, found.remoteId, payload)
       }
-      return { remoteId: found.remoteId, recovered: true }
+      return { remoteId: found.remoteId, recovered: true, appliedHash: pending.appliedHash }
     }
     if (attempt >= ctx.createBackoff.retries) {
       const error = failure as Error
@@ -66,6 +64,11 @@ export async function createSafely(
     }
     await sleep(backoffDelay(attempt, ctx.createBackoff))
   }
+}
+
+/** The pending create of a POST of `payload`: the desired state's (schema output, references resolved), so no second schema pass. */
+export function intentOf(change: PlanChange, payload: Record<string, unknown>): PendingCreate {
+  return pendingCreate(change.kind, change.logicalId, payload, appliedHashOfParsed(change.kind, payload))
 }
 
 /** The record a POST whose answer was lost made, if any: one of its kind nobody manages or claimed. */

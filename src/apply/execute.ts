@@ -21,7 +21,7 @@ export interface ApplyOptions {
   /** The desired resources the plan was computed from: the real payloads (with secrets). */
   desired: readonly DesiredResource[]
   client: ApiClient
-  /** The lock to update (mutated) and where to write it after every success. */
+  /** The lock to update (mutated) and where it is written: whole at the start and the end, each change in between as a journal line. */
   lock: LockFile
   lockPath: string
   /** Operations in flight at once. Default 4. */
@@ -61,11 +61,18 @@ export function orderSteps(changes: readonly PlanChange[]): Step[][] {
 export async function executePlan(options: ApplyOptions): Promise<ApplyResult> {
   const ctx = new ApplyContext(options.client, options.lock, options.lockPath, options.desired, { ...DEFAULT_BACKOFF, ...options.createRetry })
   ctx.settlePending(options.plan.changes.filter((c) => c.action !== 'noop'))
-  const { outcomes, notStarted } = await runSteps(ctx, orderSteps(options.plan.changes), {
-    concurrency: Math.max(1, Math.floor(options.concurrency ?? 4)),
-    onOutcome: options.onOutcome,
-    signal: options.signal,
-  })
+  ctx.begin()
+  let ran: Awaited<ReturnType<typeof runSteps>>
+  try {
+    ran = await runSteps(ctx, orderSteps(options.plan.changes), {
+      concurrency: Math.max(1, Math.floor(options.concurrency ?? 4)),
+      onOutcome: options.onOutcome,
+      signal: options.signal,
+    })
+  } finally {
+    await ctx.finish()
+  }
+  const { outcomes, notStarted } = ran
   return {
     outcomes,
     failed: outcomes.filter((o) => !o.ok),

@@ -33,10 +33,13 @@ export async function runSteps(ctx: ApplyContext, batches: readonly Step[][], op
       continue
     }
     let next = 0
+    const ahead = Math.max(16, options.concurrency * 4)
     const worker = async () => {
       while (next < batch.length) {
         if (stopped) return
-        const outcome = await runStep(ctx, batch[next++])
+        const at = next++
+        if (batch[at].ready === undefined) writeAhead(ctx, batch, at, ahead)
+        const outcome = await runStep(ctx, batch[at])
         outcomes.push(outcome)
         if (!outcome.ok) stopped = true
         options.onOutcome?.(outcome)
@@ -47,6 +50,33 @@ export async function runSteps(ctx: ApplyContext, batches: readonly Step[][], op
   }
   options.signal?.removeEventListener('abort', onAbort)
   return { outcomes, notStarted }
+}
+
+const NOTHING_TO_WRITE = Promise.resolve()
+
+/**
+ * The pending creates of the next `count` steps from `from` that are creates, written in one
+ * flush: their POSTs then wait for no disk write of their own.
+ */
+function writeAhead(ctx: ApplyContext, batch: readonly Step[], from: number, count: number): void {
+  const steps: Step[] = []
+  const intents = []
+  for (let i = from; i < batch.length && i < from + count; i++) {
+    const step = batch[i]
+    if (step.ready !== undefined) continue
+    const intent = step.intent(ctx)
+    if (!intent) {
+      step.ready = NOTHING_TO_WRITE
+      continue
+    }
+    steps.push(step)
+    intents.push(intent)
+  }
+  if (intents.length === 0) return
+  const written = ctx.preparePending(intents)
+  // a failed write fails each of these steps when it runs
+  written.catch(() => undefined)
+  for (const step of steps) step.ready = written
 }
 
 /** One step, timed; a failure is its outcome's error, never a throw. */

@@ -2,7 +2,8 @@ import { NotFoundError } from '../api/errors.js'
 import { deleteResource, updateResource } from '../api/resources.js'
 import type { PlanChange } from '../plan/types.js'
 import type { ApplyContext } from './context.js'
-import { createSafely } from './create.js'
+import { createSafely, intentOf } from './create.js'
+import type { PendingCreate } from '../state/lock.js'
 
 export type OperationVerb = 'created' | 'updated' | 'replaced' | 'deleted' | 'forgotten' | 'moved'
 
@@ -31,9 +32,18 @@ export abstract class Step {
     this.outcome = { change, ok: false, ms: 0 }
   }
 
+  /** Set when this step's pending create is being written ahead with others' (see executor.ts). */
+  ready: Promise<void> | undefined
+
   async run(ctx: ApplyContext): Promise<void> {
-    if (this.change.movedFrom) ctx.move(this.change, this.change.movedFrom)
+    if (this.ready) await this.ready
+    if (this.change.movedFrom) await ctx.move(this.change, this.change.movedFrom)
     await this.apply(ctx)
+  }
+
+  /** The pending create this step will write before its POST, when it is a create (written ahead with others'). */
+  intent(_ctx: ApplyContext): PendingCreate | undefined {
+    return undefined
   }
 
   protected abstract apply(ctx: ApplyContext): Promise<void>
@@ -55,7 +65,7 @@ export class MoveStep extends Step {
 export class ForgetStep extends Step {
   protected async apply(ctx: ApplyContext): Promise<void> {
     this.done('forgotten', this.change.remoteId)
-    ctx.forget(this.change)
+    await ctx.forget(this.change)
   }
 }
 
@@ -74,16 +84,27 @@ export class DeleteStep extends Step {
       this.outcome.verb = 'deleted'
     }
     this.outcome.remoteId = this.change.remoteId
-    ctx.forget(this.change)
+    await ctx.forget(this.change)
   }
 }
 
 /** POST through a pending create (see createSafely), then recorded. */
 export class CreateStep extends Step {
+  private payload: Record<string, unknown> | undefined
+
+  intent(ctx: ApplyContext): PendingCreate | undefined {
+    try {
+      this.payload = ctx.payloadFor(this.change)
+    } catch {
+      return undefined // its own run reports why
+    }
+    return intentOf(this.change, this.payload)
+  }
+
   protected async apply(ctx: ApplyContext): Promise<void> {
-    const payload = ctx.payloadFor(this.change)
+    const payload = this.payload ?? ctx.payloadFor(this.change)
     const result = await createSafely(ctx, this.change, payload)
-    ctx.record(this.change, result.remoteId, payload)
+    await ctx.record(this.change, result.remoteId, payload, { appliedHash: result.appliedHash, wait: false })
     this.done('created', result.remoteId)
     if (result.recovered) this.outcome.recovered = true
   }
@@ -94,7 +115,7 @@ export class UpdateStep extends Step {
   protected async apply(ctx: ApplyContext): Promise<void> {
     const payload = ctx.payloadFor(this.change)
     await updateResource(ctx.client, this.change.kind, this.change.remoteId!, payload)
-    ctx.record(this.change, this.change.remoteId!, payload)
+    await ctx.record(this.change, this.change.remoteId!, payload)
     this.done('updated', this.change.remoteId)
   }
 }
@@ -106,7 +127,7 @@ export class UpdateStep extends Step {
 export class RecordStep extends Step {
   protected async apply(ctx: ApplyContext): Promise<void> {
     const payload = ctx.payloadFor(this.change)
-    ctx.record(this.change, this.change.remoteId!, payload)
+    await ctx.record(this.change, this.change.remoteId!, payload)
     this.done('updated', this.change.remoteId)
   }
 }
@@ -120,9 +141,9 @@ export class ReplaceStep extends Step {
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error
     }
-    ctx.forget(this.change)
+    await ctx.forget(this.change)
     const result = await createSafely(ctx, this.change, payload)
-    ctx.record(this.change, result.remoteId, payload)
+    await ctx.record(this.change, result.remoteId, payload)
     this.done('replaced', result.remoteId)
   }
 }

@@ -4,8 +4,8 @@ import type { Argv } from 'yargs'
 import { paint, useColor } from './color.js'
 import { loadProject, ProjectError, type LoadedProject } from '../project/index.js'
 import type { DesiredResource } from '../resources/types.js'
-import { assertLockTarget, emptyLock, readLock, type LockFile } from '../state/lock.js'
-import { acquireApplyLock, parseDuration, type HeldApplyLock } from '../state/process-lock.js'
+import { assertLockTarget, emptyLock, foldJournal, hasJournal, readLock, type LockFile } from '../state/lock.js'
+import { acquireApplyLock, ApplyLockError, parseDuration, type HeldApplyLock } from '../state/process-lock.js'
 import type { OperationOutcome, ApplyResult } from '../apply/execute.js'
 import { openTarget, type OpenTarget, type TargetFlags } from './target.js'
 import { io } from './io.js'
@@ -154,12 +154,33 @@ export interface Session {
 export async function openSession(project: LoadedProject, args: EngineArgs): Promise<Session> {
   const open = await openTarget(project, args, (line) => err(`${paint().dim(line)}\n`), io().env)
   try {
-    const lock = readLock(open.lockPath)
+    const lock = await readLockFolding(open)
     assertLockTarget(lock, open.target, open.lockPath)
     return { project, open, lock, close: () => open.close() }
   } catch (error) {
     await open.close()
     throw error
+  }
+}
+
+/**
+ * The lock with the journal of an apply that was killed folded into the file (src/state/journal.ts),
+ * when no apply runs now: taking the apply lock for a moment says so. While one runs, its journal
+ * is only read (the lock as it is at this moment), never folded under it.
+ */
+async function readLockFolding(open: OpenTarget): Promise<LockFile | undefined> {
+  if (!hasJournal(open.lockPath)) return readLock(open.lockPath)
+  let held: HeldApplyLock
+  try {
+    held = await acquireApplyLock(join(open.stateDir, 'apply.lock'), { timeoutMs: 0, command: 'monitors (folding the lock journal)' })
+  } catch (error) {
+    if (error instanceof ApplyLockError) return readLock(open.lockPath)
+    throw error
+  }
+  try {
+    return foldJournal(open.lockPath)
+  } finally {
+    held.release()
   }
 }
 
@@ -179,8 +200,9 @@ export async function holdApplyLock(session: Session, command: string, lockTimeo
   }
   const held = await acquireApplyLock(join(session.open.stateDir, 'apply.lock'), { timeoutMs, command })
   try {
-    // read again now that no other apply runs: one that held the lock may have changed it
-    session.lock = readLock(session.open.lockPath)
+    // read again now that no other apply runs: one that held the lock may have changed it, or
+    // been killed, leaving its journal to fold
+    session.lock = foldJournal(session.open.lockPath)
     assertLockTarget(session.lock, session.open.target, session.open.lockPath)
   } catch (error) {
     held.release()

@@ -21,6 +21,8 @@ export interface TargetFlags {
   insecureHttp?: boolean
   /** Use the embedded local server on purpose (required in CI, where a missing URL is refused). */
   local?: boolean
+  /** Operations in flight at once (apply, destroy): the client keeps up to as many connections. */
+  concurrency?: number
 }
 
 export interface ProjectLocation {
@@ -67,6 +69,8 @@ export async function openTarget(
     throw new TargetError(`--retries must be a whole number from 0 to 20 (got ${flags.retries}).`)
   }
   const retry = flags.retries !== undefined ? { retries: flags.retries } : undefined
+  // one connection per operation in flight (undici opens them as needed), else they queue
+  const connections = Math.max(8, flags.concurrency ?? 0)
   const stateDir = join(project.rootDir, STATE_DIR)
   const explicitLock = flags.lock ? resolve(flags.lock) : undefined
 
@@ -74,7 +78,7 @@ export async function openTarget(
     if (!apiKey) {
       throw new TargetError(`No API key for ${redactUrl(baseUrl)}: set MONITORING_API_KEY or pass --api-key.`)
     }
-    const client = new ApiClient({ baseUrl, apiKey, accountId, timeoutMs, retry, insecureHttp: flags.insecureHttp })
+    const client = new ApiClient({ baseUrl, apiKey, accountId, timeoutMs, retry, connections, insecureHttp: flags.insecureHttp })
     return {
       target: { id: targetId(baseUrl), baseUrl: client.baseUrl, ...(accountId ? { accountId } : {}), embedded: false },
       client,
@@ -96,7 +100,7 @@ export async function openTarget(
   }
   const shown = relative(process.cwd(), dbPath) || dbPath
   notify(`Using the embedded local server (${shown}); set MONITORING_API_URL to use a remote service.`)
-  const client = new ApiClient({ baseUrl: server.url, apiKey: key, accountId: 'local', timeoutMs, retry })
+  const client = new ApiClient({ baseUrl: server.url, apiKey: key, accountId: 'local', timeoutMs, retry, connections })
   return {
     target: { id: 'local', baseUrl: `embedded:${STATE_DIR}/local.db`, accountId: 'local', embedded: true },
     client,

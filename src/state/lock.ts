@@ -1,8 +1,9 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs'
 import { dirname, basename, join } from 'node:path'
 import type { ResourceKind } from '../resources/types.js'
 import { stableStringify } from '../resources/stable-json.js'
 import { UserError } from '../errors.js'
+import { journalPath, removeJournal, replayJournal } from './journal.js'
 
 /** Identity of the service a lock file belongs to. */
 export interface LockTarget {
@@ -63,7 +64,11 @@ export function emptyLock(target: LockTarget): LockFile {
 
 class LockError extends UserError {}
 
-/** Reads a lock file; undefined when there is none. */
+/**
+ * Reads a lock file, with the journal an apply killed mid-way left beside it replayed onto it
+ * (see journal.ts; the file itself is not changed: `foldJournal` does that); undefined when there
+ * is no lock file.
+ */
 export function readLock(path: string): LockFile | undefined {
   let text: string
   try {
@@ -90,7 +95,26 @@ export function readLock(path: string): LockFile | undefined {
       throw new LockError(`The lock file ${path} has a broken entry "${key}" (kind, logicalId and remoteId are required).`)
     }
   }
+  replayJournal(lock as LockFile, path)
   return lock as LockFile
+}
+
+/** Whether an apply left a journal beside the lock (one is running, or one was killed). */
+export function hasJournal(path: string): boolean {
+  return existsSync(journalPath(path))
+}
+
+/**
+ * Writes the journal beside the lock into the lock file and removes it; only while no apply
+ * runs (the caller holds the apply lock). Returns the lock as it is now. A journal without a
+ * lock file (the lock was deleted on purpose) is removed.
+ */
+export function foldJournal(path: string): LockFile | undefined {
+  if (!hasJournal(path)) return readLock(path)
+  const lock = readLock(path)
+  if (lock) writeLock(path, lock)
+  removeJournal(path)
+  return lock
 }
 
 /** The lock file's text: sorted keys, two-space indent, trailing newline, so diffs stay small. */

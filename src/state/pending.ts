@@ -12,11 +12,11 @@ export const IDENTITY_FIELDS: Record<ResourceKind, readonly string[]> = Object.f
   RESOURCE_KINDS.map((kind) => [kind, descriptorOf(kind).identity.fields]),
 ) as Record<ResourceKind, readonly string[]>
 
-/** The pending-create record written before a POST of `payload`. */
-export function pendingCreate(kind: ResourceKind, logicalId: string, payload: Record<string, unknown>): PendingCreate {
+/** The pending-create record written before a POST of `payload`; `hash`: its `appliedHash` when known already. */
+export function pendingCreate(kind: ResourceKind, logicalId: string, payload: Record<string, unknown>, hash?: string): PendingCreate {
   const match: Record<string, string> = {}
   for (const field of IDENTITY_FIELDS[kind]) if (payload[field] !== undefined && payload[field] !== null) match[field] = String(payload[field])
-  const pending: PendingCreate = { kind, logicalId, appliedHash: appliedHash(kind, payload), match }
+  const pending: PendingCreate = { kind, logicalId, appliedHash: hash ?? appliedHash(kind, payload), match }
   const secretHash = secretHashOf(kind, payload)
   if (secretHash) pending.secretHash = secretHash
   return pending

@@ -3,6 +3,7 @@ import type { Db } from './migrations.js'
 import type { CheckData, CheckPage, CheckRecord, CheckStore, CheckType } from '../index.js'
 import type { Exec } from './index.js'
 import type { PageCache } from './page-cache.js'
+import { groupCommit } from './batch.js'
 
 type Statement = ReturnType<Db['prepare']>
 type CachedPage = CheckPage & { bytes: number }
@@ -11,15 +12,24 @@ type CachedPage = CheckPage & { bytes: number }
  * A check is stored as the text GET answers (the validated body plus id, checkType,
  * created_at and updated_at), so reads never re-serialize; tags are indexed beside it.
  */
-export function checkRepository(db: Db, exec: Exec, cache?: PageCache<CachedPage>): CheckStore {
+export function checkRepository(
+  db: Db,
+  exec: Exec,
+  cache?: PageCache<CachedPage>,
+  options: { groupCommit?: boolean; writes?: { count: number } } = {},
+): CheckStore {
+  // writes of checks by this connection (shared by the store's repositories, inside and outside transactions)
+  const writes = options.writes ?? { count: 0 }
   const insert = db.prepare(`INSERT INTO checks (id, account_id, check_type, body) VALUES (?, ?, ?, ?)`)
   const insertTag = db.prepare(`INSERT OR IGNORE INTO check_tags (check_seq, account_id, tag) VALUES (?, ?, ?)`)
   const deleteTags = db.prepare(`DELETE FROM check_tags WHERE check_seq = ?`)
   const byId = db.prepare(`SELECT seq, check_type, body FROM checks WHERE id = ? AND account_id = ?`)
   const update = db.prepare(`UPDATE checks SET body = ? WHERE seq = ?`)
   const remove = db.prepare(`DELETE FROM checks WHERE id = ? AND account_id = ?`)
-  // moves when another connection commits (data_version) or this one changes rows (total_changes)
-  const version = db.prepare(`SELECT (SELECT data_version FROM pragma_data_version) || ':' || total_changes()`).pluck()
+  // moves when another connection commits (data_version) or this one writes checks (not when it
+  // records results: a server running checks keeps its list pages)
+  const dataVersion = db.prepare(`SELECT data_version FROM pragma_data_version`).pluck()
+  const version = () => `${dataVersion.get() as number}:${writes.count}`
 
   const lists = new Map<string, { page: Statement; count: Statement }>()
   function listStatement(byType: boolean, byTag: boolean) {
@@ -45,17 +55,21 @@ export function checkRepository(db: Db, exec: Exec, cache?: PageCache<CachedPage
     return { id, checkType, json }
   }
 
-  const create = db.transaction((account: string, type: CheckType, data: CheckData) => {
+  const create = (account: string, type: CheckType, data: CheckData) => {
+    writes.count++
     const id = randomUUID()
     const json = JSON.stringify({ id, ...data, created_at: new Date().toISOString(), updated_at: null })
     const seq = insert.run(id, account, type, json).lastInsertRowid
     for (const tag of data.tags) insertTag.run(seq, account, tag)
     return record(id, type, json)
-  })
+  }
+  // creates arriving together commit together; inside a caller's transaction, at once
+  const write = options.groupCommit ? groupCommit(db, exec) : <T>(fn: () => T) => exec(() => db.transaction(fn).immediate())
 
   const replace = db.transaction((account: string, id: string, type: CheckType, data: CheckData) => {
     const row = byId.get(id, account) as { seq: number; check_type: string; body: string } | undefined
     if (!row || row.check_type !== type) return undefined
+    writes.count++
     const previous = JSON.parse(row.body) as { created_at: string }
     const json = JSON.stringify({ id, ...data, created_at: previous.created_at, updated_at: new Date().toISOString() })
     update.run(json, row.seq)
@@ -67,7 +81,7 @@ export function checkRepository(db: Db, exec: Exec, cache?: PageCache<CachedPage
   return {
     list: (account, query) => exec(() => {
       const key = cache ? JSON.stringify([account, query.checkType, query.tags, query.limit, query.offset]) : ''
-      const at = cache ? (version.get() as string) : ''
+      const at = cache ? version() : ''
       const cached = cache?.get(at, key)
       if (cached) return cached
       const statement = listStatement(query.checkType !== undefined, query.tags !== undefined)
@@ -82,8 +96,11 @@ export function checkRepository(db: Db, exec: Exec, cache?: PageCache<CachedPage
       const row = byId.get(id, account) as { check_type: string; body: string } | undefined
       return row && record(id, row.check_type, row.body)
     }),
-    create: (account, type, data) => exec(() => create.immediate(account, type, data)),
+    create: (account, type, data) => write(() => create(account, type, data)),
     replace: (account, id, type, data) => exec(() => replace.immediate(account, id, type, data)),
-    delete: (account, id) => exec(() => remove.run(id, account).changes > 0),
+    delete: (account, id) => exec(() => {
+      writes.count++
+      return remove.run(id, account).changes > 0
+    }),
   }
 }

@@ -74,7 +74,8 @@ export class SqliteStore implements Store {
   constructor(readonly db: Db) {
     const run = this.gate.run
     const cache = new PageCache<{ bytes: number; json: string; count: number; total: number }>(LIST_CACHE.maxBytes, LIST_CACHE.maxEntryBytes)
-    this.checks = checkRepository(db, run, cache)
+    const checkWrites = { count: 0 }
+    this.checks = checkRepository(db, run, cache, { groupCommit: true, writes: checkWrites })
     this.variables = variableRepository(db, run)
     this.services = serviceRepository(db, run)
     this.statusPages = statusPageRepository(db, run)
@@ -94,7 +95,7 @@ export class SqliteStore implements Store {
     this.analytics = analyticsRepository(db, run)
     // inside a transaction: the same statements, run at once, and no cached pages
     this.tx = {
-      checks: checkRepository(db, direct),
+      checks: checkRepository(db, direct, undefined, { writes: checkWrites }),
       variables: variableRepository(db, direct),
       services: serviceRepository(db, direct),
       statusPages: statusPageRepository(db, direct),
