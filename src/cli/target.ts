@@ -7,6 +7,9 @@ import { LOCK_FILE_NAME, type LockTarget } from '../state/lock.js'
 import { UserError } from '../errors.js'
 
 /** Where the CLI sends requests, resolved from flags, the config and the environment. */
+/** Requests per minute the embedded server allows its one client: far above anything it sends. */
+const EMBEDDED_RATE_LIMIT = { max: 10_000_000, timeWindowMs: 60_000 }
+
 export interface TargetFlags {
   apiUrl?: string
   apiKey?: string
@@ -94,7 +97,9 @@ export async function openTarget(
   try {
     // Loaded only when needed: a remote target never pays for the server's start-up.
     const { startLocalServer } = await import('../server/index.js')
-    server = await startLocalServer({ dbPath, apiKeys: [{ key, accountId: 'local' }], log: false })
+    // The embedded server serves this process alone: no rate limit to pace against (a remote
+    // server's limit still applies there), so an apply of thousands of checks is not throttled.
+    server = await startLocalServer({ dbPath, apiKeys: [{ key, accountId: 'local' }], log: false, rateLimit: EMBEDDED_RATE_LIMIT })
   } catch (error) {
     throw nativeLoadError(error) ?? error
   }
