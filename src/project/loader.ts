@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createJiti, type Jiti } from 'jiti'
+import type { Jiti } from 'jiti'
 import { LOADING_KEY, type AnyConstruct, type LoadingRegistry } from '../../constructs/construct.js'
 import type { Problem } from './errors.js'
 import { callSites, isInternalFrame, parseStack, type Frame } from './stack.js'
@@ -43,6 +43,8 @@ type TransformOptions = Parameters<Jiti['transform']>[0]
 type SucraseTransform = (code: string, options: Record<string, unknown>) => { code: string }
 
 const require = createRequire(import.meta.url)
+/** jiti, loaded when a file is first imported: commands that load no project never pay for it. */
+const createJiti: typeof import('jiti').createJiti = (...args) => (require('jiti') as typeof import('jiti')).createJiti(...args)
 let sucrase: SucraseTransform | undefined
 let babelJiti: Jiti | undefined
 
