@@ -168,8 +168,12 @@ function planResource(resource: DesiredResource, input: PlanInput, matching: Mat
   if (dependsOn.length > 0) base.dependsOn = dependsOn
   const record = entry ? input.remote.records[resource.kind][entry.remoteId] : undefined
   const want = normalizeParsed(resource.kind, payload)
-  base.desiredHash = desiredHash(resource.kind, payload === resource.payload ? want : normalizeParsed(resource.kind, resource.payload))
-  if (!entry || !record) return createChange(base, payload, entry, matching.duplicates.get(key))
+  // a change to run carries the hash a saved plan is checked with; a no-op (most of a plan) does not need one
+  const hashed = (change: PlanChange): PlanChange => {
+    if (change.action !== 'noop') change.desiredHash = desiredHash(resource.kind, payload === resource.payload ? want : normalizeParsed(resource.kind, resource.payload))
+    return change
+  }
+  if (!entry || !record) return hashed(createChange(base, payload, entry, matching.duplicates.get(key)))
   const change = compareExisting(base, resource.kind, payload, want, record, entry)
   addOptionChanges(change, resource.options, entry)
   if (change.action === 'noop' && change.movedFrom) change.action = 'move'
@@ -179,7 +183,7 @@ function planResource(resource: DesiredResource, input: PlanInput, matching: Mat
     delete change.lockOnly
     if (change.action === 'noop') change.action = 'update'
   }
-  return change
+  return hashed(change)
 }
 
 /** A create: the lock knows no live resource for it. `entry`: it was deleted outside monitors; `duplicate`: it exists unmanaged. */
