@@ -44,7 +44,7 @@ describe('normalizedEqual', () => {
 
   it('ignores what the service adds and the order of sets, and sees a changed field', () => {
     const check = dns('a', { tags: ['x', 'y'], locations: ['us-east-1', 'eu-west-1'] })
-    const record = { ...check.payload, id: 'id-a', created_at: '2026-01-01', updated_at: null, groupId: null, tags: ['y', 'x'], locations: ['eu-west-1', 'us-east-1'] }
+    const record: Record<string, unknown> = { ...check.payload, id: 'id-a', created_at: '2026-01-01', updated_at: null, groupId: null, tags: ['y', 'x'], locations: ['eu-west-1', 'us-east-1'] }
     expect(normalizedEqual('dns-check', check.payload, record)).toBe(true)
     expect(normalizedEqual('dns-check', check.payload, { ...record, request: { ...(record.request as object), query: 'b.example.com' } })).toBe(false)
   })
