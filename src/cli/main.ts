@@ -72,6 +72,7 @@ async function run(argv: string[]): Promise<number> {
       // yargs may report several problems (a suggestion, then the unknown arguments): keep all
       usageProblems.push(message)
     })
+  skipHelpRendering(parser)
   for (const command of COMMANDS) {
     parser = parser.command({
       command: command.command,
@@ -109,4 +110,16 @@ async function run(argv: string[]): Promise<number> {
     return 1
   }
   return exitCode
+}
+
+/**
+ * yargs renders a command's whole help text as the command starts, to show it should the command
+ * fail later. monitors never shows it then (`.fail` above collects the message alone), and the
+ * rendering (cliui, string widths) cost a plan more CPU than comparing 1,000 checks. `--help`
+ * still renders it when asked.
+ */
+function skipHelpRendering(parser: Argv): void {
+  const internal = (parser as unknown as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } } }).getInternalMethods?.()
+  const usage = internal?.getUsageInstance?.()
+  if (usage && typeof usage.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => {}
 }
