@@ -142,7 +142,8 @@ export class LoadingSession implements LoadingRegistry {
     const frames = callSites(constructor, 2)
     const site = frames[0]
     if (site && this.matched.has(site.file)) {
-      this.registrations.push({ construct, file: site.file, line: site.line, loadingFile: this.current, outside: false })
+      // the line only when a problem names it (see callSites)
+      this.registrations.push({ construct, file: site.file, get line() { return site.line }, loadingFile: this.current, outside: false })
       return
     }
     this.registrations.push(placeRegistration(construct, site ? callSites(constructor, 16) : [], this.current, this.matched))
