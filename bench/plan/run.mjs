@@ -78,7 +78,11 @@ try {
   const seed = await cliRun(['apply', '--yes', '--concurrency', '16'])
   console.log(`seeded with apply in ${(seed.ms / 1000).toFixed(2)} s`)
 
-  const coldEnv = () => ({ TMPDIR: mkdtempSync(join(tmpdir(), 'monitors-bench-cold-')) })
+  // an empty compile cache (node_modules/.cache/monitors-as-code, see src/project/loader.ts)
+  const coldEnv = () => {
+    rmSync(join(dir, 'node_modules', '.cache'), { recursive: true, force: true })
+    return {}
+  }
   const measure = async (label, command, cold) => {
     const times = []
     for (let r = 0; r < runs; r++) times.push((await cliRun(command, cold ? coldEnv() : {})).ms)

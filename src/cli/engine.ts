@@ -308,14 +308,19 @@ export function reportResult(result: ApplyResult, lockPath: string, what: 'Apply
   return 1
 }
 
-/** With MONITORS_TIMING=1, prints how long each phase took (stderr). */
+/** With MONITORS_TIMING=1, prints how long each phase took and the memory after it (stderr). */
 export function phaseTimer(): (phase: string) => void {
   if (!io().env.MONITORS_TIMING) return () => {}
+  const mib = (bytes: number) => `${Math.round(bytes / 1048576)}MiB`
+  const memory = () => {
+    const { rss, heapUsed } = process.memoryUsage()
+    return `rss ${mib(rss)} heap ${mib(heapUsed)}`
+  }
   let last = performance.now()
-  err(`timing: start ${Math.round(last)}ms after process start\n`)
+  err(`timing: start ${Math.round(last)}ms after process start (${memory()})\n`)
   return (phase) => {
     const now = performance.now()
-    err(`timing: ${phase} ${Math.round(now - last)}ms\n`)
+    err(`timing: ${phase} ${Math.round(now - last)}ms (${memory()})\n`)
     last = now
   }
 }

@@ -1,23 +1,36 @@
 import yargs, { type Argv, type CommandModule } from 'yargs'
-import { serverCommand } from './commands/server.js'
-import { validateCommand } from './commands/validate.js'
-import { planCommand } from './commands/plan.js'
-import { applyCommand } from './commands/apply.js'
-import { destroyCommand } from './commands/destroy.js'
-import { initCommand } from './commands/init.js'
-import { importCommand } from './commands/import.js'
-import { testCommand } from './commands/test.js'
-import { agentCommand } from './commands/agent.js'
-import { statusCommand } from './commands/status.js'
 import { reportError } from './output.js'
-import { emptyTargetProblem, setStdoutFormat } from './engine.js'
 import { addSecret, redact } from '../api/redact.js'
 import { colorFlag, colorWanted, setColor } from './color.js'
 import { toolVersion } from './version.js'
 import { io, withIo, type CliIo } from './io.js'
 
-// Handlers may resolve to an exit code (see ./command.ts) or set nothing (exit 0).
-const COMMANDS = [initCommand, validateCommand, planCommand, applyCommand, destroyCommand, importCommand, testCommand, statusCommand, serverCommand, agentCommand] as unknown as Array<CommandModule<any, any>>
+/**
+ * The commands, each imported only when it runs (or shows its --help): a plan never loads the
+ * runner, the agent or the server, and `monitors --help` loads none of them. `command` and
+ * `describe` are the module's own (test/cli/lazy-commands.test.ts keeps them equal). Handlers
+ * may resolve to an exit code (see ./command.ts) or set nothing (exit 0).
+ */
+export interface LazyCommand {
+  command: string
+  describe: string
+  load: () => Promise<CommandModule<any, any>>
+}
+
+const lazy = (command: string, describe: string, load: () => Promise<unknown>): LazyCommand => ({ command, describe, load: load as LazyCommand['load'] })
+
+export const COMMANDS: LazyCommand[] = [
+  lazy('init [dir]', 'Scaffold a config, an example check file, a tsconfig.json and the .gitignore lines', async () => (await import('./commands/init.js')).initCommand),
+  lazy('validate', 'Load the project and check every construct against the API rules, without sending anything', async () => (await import('./commands/validate.js')).validateCommand),
+  lazy('plan', 'Show what apply would create, update and delete, without changing anything', async () => (await import('./commands/plan.js')).planCommand),
+  lazy('apply [plan]', 'Plan, confirm, then create, update and delete remote resources to match the code (or run a saved plan)', async () => (await import('./commands/apply.js')).applyCommand),
+  lazy('destroy', 'Delete every resource recorded in the lock file', async () => (await import('./commands/destroy.js')).destroyCommand),
+  lazy('import [resources..]', 'List remote resources the lock does not know; write constructs for them (--all, or kind:id...), or adopt them (--adopt)', async () => (await import('./commands/import.js')).importCommand),
+  lazy('test', 'Run every check of the project once from this machine and show the results, without deploying anything', async () => (await import('./commands/test.js')).testCommand),
+  lazy('status', "Show the target's check statuses for the project's checks, with badge URLs", async () => (await import('./commands/status.js')).statusCommand),
+  lazy('server', 'Run the local Monitoring API (SQLite storage) until Ctrl-C', async () => (await import('./commands/server.js')).serverCommand),
+  lazy('agent', 'Run checks for a Monitoring API server from this machine, for the locations given (a self-hosted agent)', async () => (await import('./commands/agent.js')).agentCommand),
+]
 
 export type { CliIo } from './io.js'
 
@@ -33,8 +46,6 @@ export async function main(argv: string[], given: Partial<CliIo> = {}): Promise<
 
 async function run(argv: string[]): Promise<number> {
   const { env, stdout, stderr } = io()
-  // a run starts from the defaults (one process may run the CLI several times)
-  setStdoutFormat(undefined)
   // masked in every message from the start, even one about the arguments themselves
   addSecret(env.MONITORING_API_KEY)
   argv.forEach((arg, i) => {
@@ -61,16 +72,25 @@ async function run(argv: string[]): Promise<number> {
       // yargs may report several problems (a suggestion, then the unknown arguments): keep all
       usageProblems.push(message)
     })
-  const emptyTarget = emptyTargetProblem(argv)
-  if (emptyTarget) usageProblems.push(emptyTarget)
+  skipHelpRendering(parser)
   for (const command of COMMANDS) {
-    const handler = command.handler
     parser = parser.command({
-      ...command,
+      command: command.command,
+      describe: command.describe,
+      builder: async (inner: Argv) => {
+        // the engine (projects, targets, output) comes with the command: --help alone never loads it
+        const [{ builder }, engine] = await Promise.all([command.load(), import('./engine.js')])
+        // a run starts from the defaults (one process may run the CLI several times)
+        engine.setStdoutFormat(undefined)
+        const emptyTarget = engine.emptyTargetProblem(argv)
+        if (emptyTarget) usageProblems.push(emptyTarget)
+        if (typeof builder === 'function') return builder(inner)
+        return builder ? inner.options(builder) : inner
+      },
       handler: async (args) => {
         // a command with bad arguments must not run
         if (usageProblems.length > 0) return
-        const code: unknown = await handler(args)
+        const code: unknown = await (await command.load()).handler(args)
         if (typeof code === 'number') exitCode = code
       },
     })
@@ -81,11 +101,25 @@ async function run(argv: string[]): Promise<number> {
       if (output) stdout.write(`${output}\n`)
     })
   } catch (error) {
-    exitCode = reportError(error)
+    // a usage problem found while a command's (asynchronous) builder parsed its options
+    if (error instanceof Error && error.name === 'YError') usageProblems.push(error.message)
+    else exitCode = reportError(error)
   }
   if (usageProblems.length > 0) {
     stderr.write(redact(`${[...new Set(usageProblems)].map((m) => `monitors: ${m}`).join('\n')}\nRun "monitors --help" for usage.\n`))
     return 1
   }
   return exitCode
+}
+
+/**
+ * yargs renders a command's whole help text as the command starts, to show it should the command
+ * fail later. monitors never shows it then (`.fail` above collects the message alone), and the
+ * rendering (cliui, string widths) cost a plan more CPU than comparing 1,000 checks. `--help`
+ * still renders it when asked.
+ */
+function skipHelpRendering(parser: Argv): void {
+  const internal = (parser as unknown as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } } }).getInternalMethods?.()
+  const usage = internal?.getUsageInstance?.()
+  if (usage && typeof usage.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => {}
 }

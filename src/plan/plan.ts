@@ -5,7 +5,7 @@ import { CHECK_KINDS, descriptorOf, displayName, kindsReferring, RESOURCE_KINDS 
 const CHECKS_REFERRING_SERVICES = kindsReferring('status-page-service').filter((kind) => CHECK_KINDS.has(kind))
 import type { RemoteRecord, RemoteState } from '../api/resources.js'
 import { lockKey, type LockEntry, type LockFile } from '../state/lock.js'
-import { normalize, normalizeParsed } from '../resources/normalize.js'
+import { normalize, normalizedEqual, normalizeParsed } from '../resources/normalize.js'
 import { fieldDiffs } from './diff.js'
 import { resolveRefs, placeholder } from '../resources/refs.js'
 import { appliedHash, desiredHash, maskSecrets } from '../resources/hashes.js'
@@ -167,10 +167,13 @@ function planResource(resource: DesiredResource, input: PlanInput, matching: Mat
   const dependsOn = [...new Set(resource.refs.map((ref) => placeholder(ref.kind, ref.logicalId)))].sort()
   if (dependsOn.length > 0) base.dependsOn = dependsOn
   const record = entry ? input.remote.records[resource.kind][entry.remoteId] : undefined
-  const want = normalizeParsed(resource.kind, payload)
-  base.desiredHash = desiredHash(resource.kind, payload === resource.payload ? want : normalizeParsed(resource.kind, resource.payload))
-  if (!entry || !record) return createChange(base, payload, entry, matching.duplicates.get(key))
-  const change = compareExisting(base, resource.kind, payload, want, record, entry)
+  // a change to run carries the hash a saved plan is checked with; a no-op (most of a plan) does not need one
+  const hashed = (change: PlanChange): PlanChange => {
+    if (change.action !== 'noop') change.desiredHash = desiredHash(resource.kind, normalizeParsed(resource.kind, resource.payload))
+    return change
+  }
+  if (!entry || !record) return hashed(createChange(base, payload, entry, matching.duplicates.get(key)))
+  const change = compareExisting(base, resource.kind, payload, record, entry)
   addOptionChanges(change, resource.options, entry)
   if (change.action === 'noop' && change.movedFrom) change.action = 'move'
   if (matching.adopted.has(key) || matching.adoptedExisting.has(key)) {
@@ -179,7 +182,7 @@ function planResource(resource: DesiredResource, input: PlanInput, matching: Mat
     delete change.lockOnly
     if (change.action === 'noop') change.action = 'update'
   }
-  return change
+  return hashed(change)
 }
 
 /** A create: the lock knows no live resource for it. `entry`: it was deleted outside monitors; `duplicate`: it exists unmanaged. */
@@ -363,18 +366,17 @@ function compareExisting(
   base: PlanChange,
   kind: ResourceKind,
   payload: Record<string, unknown>,
-  want: Record<string, unknown>,
   record: RemoteRecord,
   entry: LockEntry,
 ): PlanChange {
   // Cheap first: most records equal the desired payload once read-only fields are dropped.
-  let have = normalizeParsed(kind, record)
-  const secret = kind === 'variable' && (want.secret === true || have.secret === true)
+  const secret = kind === 'variable' && (payload.secret === true || record.secret === true)
   // Secrets the service reads back as "" compare equal; the lock's fingerprint tells a change.
   const blanked = descriptorOf(kind).blankedSecrets?.(payload)
   const blankedChanged = blanked !== undefined && !secretMatches(blanked.text, entry.secretHash)
-  if (!secret && !blankedChanged && jsonEqual(want, have)) return { ...base, remoteId: entry.remoteId }
-  have = normalize(kind, record)
+  if (!secret && !blankedChanged && normalizedEqual(kind, payload, record)) return { ...base, remoteId: entry.remoteId }
+  const want = normalizeParsed(kind, payload)
+  const have = normalize(kind, record)
   let secretPaths: Set<string> | undefined
   let secretChanged = false
   if (secret) {

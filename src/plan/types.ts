@@ -60,7 +60,7 @@ export interface PlanChange {
   fieldDiffs?: FieldDiff[]
   /** The payload to send (create, update, replace), secret values masked, unresolved refs as placeholders. */
   payload?: Record<string, unknown>
-  /** `sha256:` of the desired payload as written in code (placeholders, real secrets): detects stale saved plans. */
+  /** `sha256:` of the desired payload as written in code (placeholders, real secrets): detects stale saved plans. Absent on a no-op. */
   desiredHash?: string
   /** Display name (`name`, or a variable's key). */
   name?: string

@@ -29,7 +29,9 @@ export interface BuildContext {
  * references replaced by placeholders, every construct checked with the shared schemas.
  * Returns the resources and every problem found.
  */
-export function buildResources(registrations: Registration[], ctx: BuildContext): { resources: DesiredResource[]; problems: Problem[] } {
+export function buildResources(registrations: Registration[], given: BuildContext): { resources: DesiredResource[]; problems: Problem[] } {
+  // thousands of constructs share a few files: each file's relative paths are worked out once
+  const ctx: BuildContext = { ...given, rootRel: memo(given.rootRel), cwdRel: memo(given.cwdRel) }
   const problems: Problem[] = []
   const resources: DesiredResource[] = []
   const byObject = new Map<AnyConstruct, Registration>()
@@ -125,6 +127,15 @@ export function buildResources(registrations: Registration[], ctx: BuildContext)
   projectRules(resources, inProject, ctx, problems)
   resources.sort((a, b) => RESOURCE_KINDS.indexOf(a.kind) - RESOURCE_KINDS.indexOf(b.kind) || (a.logicalId < b.logicalId ? -1 : a.logicalId > b.logicalId ? 1 : 0))
   return { resources, problems }
+}
+
+function memo(f: (abs: string) => string): (abs: string) => string {
+  const known = new Map<string, string>()
+  return (abs) => {
+    let out = known.get(abs)
+    if (out === undefined) known.set(abs, (out = f(abs)))
+    return out
+  }
 }
 
 function constructName(c: AnyConstruct): string {

@@ -1,8 +1,9 @@
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createJiti, type Jiti } from 'jiti'
+import type { Jiti } from 'jiti'
 import { LOADING_KEY, type AnyConstruct, type LoadingRegistry } from '../../constructs/construct.js'
 import type { Problem } from './errors.js'
 import { callSites, isInternalFrame, parseStack, type Frame } from './stack.js'
@@ -43,6 +44,8 @@ type TransformOptions = Parameters<Jiti['transform']>[0]
 type SucraseTransform = (code: string, options: Record<string, unknown>) => { code: string }
 
 const require = createRequire(import.meta.url)
+/** jiti, loaded when a file is first imported: commands that load no project never pay for it. */
+const createJiti: typeof import('jiti').createJiti = (...args) => (require('jiti') as typeof import('jiti')).createJiti(...args)
 let sucrase: SucraseTransform | undefined
 let babelJiti: Jiti | undefined
 
@@ -87,12 +90,36 @@ function locateSyntaxError(file: string): { line: number; column: number; messag
   }
 }
 
+/** This package's version: part of the compile cache's folder, so an upgrade never reuses another version's output. */
+const PACKAGE_VERSION = (() => {
+  try {
+    return String((JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version?: string }).version ?? 'unknown')
+  } catch {
+    return 'unknown'
+  }
+})()
+
+/**
+ * Where transpiled check files are kept between runs: `node_modules/.cache/monitors-as-code/<version>/`
+ * in the nearest node_modules at or above `from` (the config's folder; node_modules is never
+ * committed), else the same folder under the system's temporary directory. A file's entry is
+ * found by its path and used only while its content hash matches (jiti writes it into the entry).
+ */
+export function compileCacheDir(from: string): string {
+  for (let dir = path.resolve(from); ; dir = path.dirname(dir)) {
+    const modules = path.join(dir, 'node_modules')
+    if (existsSync(modules)) return path.join(modules, '.cache', 'monitors-as-code', PACKAGE_VERSION)
+    if (path.dirname(dir) === dir) return path.join(tmpdir(), 'monitors-as-code-cache', PACKAGE_VERSION)
+  }
+}
+
 /**
  * One jiti instance for the process: its file cache keeps transpiled TypeScript between runs
- * and its module cache lets check files share imported modules.
+ * (in `compileCacheDir` of the first file loaded) and its module cache lets check files share
+ * imported modules.
  */
-function getJiti(): Jiti {
-  sharedJiti ??= createJiti(import.meta.url, { fsCache: true, moduleCache: true, interopDefault: true, transform })
+function getJiti(firstFile: string): Jiti {
+  sharedJiti ??= createJiti(import.meta.url, { fsCache: compileCacheDir(path.dirname(firstFile)), moduleCache: true, interopDefault: true, transform })
   return sharedJiti
 }
 
@@ -115,7 +142,8 @@ export class LoadingSession implements LoadingRegistry {
     const frames = callSites(constructor, 2)
     const site = frames[0]
     if (site && this.matched.has(site.file)) {
-      this.registrations.push({ construct, file: site.file, line: site.line, loadingFile: this.current, outside: false })
+      // the line only when a problem names it (see callSites)
+      this.registrations.push({ construct, file: site.file, get line() { return site.line }, loadingFile: this.current, outside: false })
       return
     }
     this.registrations.push(placeRegistration(construct, site ? callSites(constructor, 16) : [], this.current, this.matched))
@@ -140,16 +168,17 @@ export async function withSession<T>(session: LoadingSession, body: () => Promis
   const slot = globalThis as unknown as Record<symbol, LoadingRegistry | undefined>
   const previous = slot[LOADING_KEY]
   slot[LOADING_KEY] = session
-  const jiti = getJiti()
-  const before = new Set(Object.keys(jiti.cache))
+  // jiti is made by the first import (it learns the cache folder from that file)
+  const before = new Set(Object.keys(sharedJiti?.cache ?? {}))
   try {
     return await body()
   } finally {
     slot[LOADING_KEY] = previous
     // forget the project's own modules so that loading again (watch, tests) runs them again
-    for (const key of Object.keys(jiti.cache)) {
+    const cache = sharedJiti?.cache ?? {}
+    for (const key of Object.keys(cache)) {
       if (before.has(key) || key.includes(`${path.sep}node_modules${path.sep}`) || key.startsWith(`${PACKAGE_ROOT}${path.sep}dist${path.sep}`)) continue
-      delete jiti.cache[key]
+      delete cache[key]
     }
   }
 }
@@ -157,7 +186,7 @@ export async function withSession<T>(session: LoadingSession, body: () => Promis
 /** Imports one file with jiti; resolves to its module namespace or to the problem. */
 export async function importFile(file: string, rel: (abs: string) => string): Promise<{ module: Record<string, unknown> } | { problem: Problem }> {
   try {
-    const module = (await getJiti().import(file)) as Record<string, unknown>
+    const module = (await getJiti(file).import(file)) as Record<string, unknown>
     return { module }
   } catch (error) {
     return { problem: importProblem(error, file, rel) }

@@ -1,5 +1,6 @@
 import { DESCRIPTORS, descriptorOf, KEYED_ARRAYS, SET_ARRAYS, UNORDERED_KEYED } from './registry.js'
 import type { ResourceKind } from './types.js'
+import { jsonEqual } from './stable-json.js'
 
 /**
  * Normalization: both sides of a comparison (the desired payload and the remote record) are
@@ -34,6 +35,47 @@ export function normalizeParsed(kind: ResourceKind, base: Record<string, unknown
   const out = clean(base, '') as Record<string, unknown>
   const own = descriptorOf(kind).normalize
   return own ? own(out) : out
+}
+
+/**
+ * Whether two payloads are equal once normalized without the schema pass:
+ * `jsonEqual(normalizeParsed(kind, a), normalizeParsed(kind, b))`, computed by walking both
+ * instead of copying them (the plan compares every resource in the code this way: at 10,000
+ * checks the copies were most of the plan's garbage). Kinds with their own `normalize` compare
+ * the copies.
+ */
+export function normalizedEqual(kind: ResourceKind, a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  if (descriptorOf(kind).normalize) return jsonEqual(normalizeParsed(kind, a), normalizeParsed(kind, b))
+  return cleanEqual(a, b, '')
+}
+
+/** `jsonEqual(clean(a, path), clean(b, path))` without the copies. */
+function cleanEqual(a: unknown, b: unknown, path: string): boolean {
+  if (a === b) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false
+    // arrays whose order means nothing: compare them sorted (they are short: tags, locations)
+    if (SET_FIELDS.has(path) || UNORDERED_KEYED.has(path)) return jsonEqual(clean(a, path), clean(b, path))
+    for (let i = 0; i < a.length; i++) if (!cleanEqual(a[i], b[i], path)) return false
+    return true
+  }
+  if (Array.isArray(b)) return false
+  const x = a as Record<string, unknown>
+  const y = b as Record<string, unknown>
+  const top = path === ''
+  const kept = (key: string, v: unknown) => v !== null && v !== undefined && !(top ? READ_ONLY.has(key) : key === 'created_at' || key === 'updated_at')
+  let count = 0
+  for (const key in x) {
+    const v = x[key]
+    if (!kept(key, v)) continue
+    count++
+    const w = y[key]
+    if (!kept(key, w)) return false
+    if (typeof v === 'object' ? !cleanEqual(v, w, top ? key : `${path}.${key}`) : v !== w) return false
+  }
+  for (const key in y) if (kept(key, y[key])) count--
+  return count === 0
 }
 
 function clean(value: unknown, path: string): unknown {

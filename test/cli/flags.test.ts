@@ -1,5 +1,6 @@
 /** Flags a pipeline or a new user gets wrong: colour, --version, validate -c, numbers out of range. */
-import { readFileSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
@@ -53,6 +54,18 @@ describe('--version (A11)', () => {
     const result = await monitorsProcess(dir, ['--version'])
     expect(result.code).toBe(0)
     expect(result.stdout.trim()).toBe(own)
+  })
+
+  it('answers from package.json alone, without loading the CLI (a fast version check)', async () => {
+    // an installed package with a bin and a package.json but no built CLI: only --version can work
+    const pkg = mkdtempSync(join(tmpdir(), 'monitors-version-'))
+    mkdirSync(join(pkg, 'bin'))
+    copyFileSync(join(repo, 'bin/monitors.js'), join(pkg, 'bin/monitors.js'))
+    writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'monitors-as-code', version: '9.8.7', type: 'module' }))
+    const result = await monitorsProcess(pkg, ['--version'], {}, join(pkg, 'bin/monitors.js'))
+    expect(result.code, result.output).toBe(0)
+    expect(result.stdout).toBe('9.8.7\n')
+    expect(result.stderr).toBe('')
   })
 })
 

@@ -43,6 +43,22 @@ describe('computePlan', () => {
     expect(renderPlanText(plan)).toMatch(/^No changes\./)
   })
 
+  it('hashes the desired payload of the changes to run only, not of the unchanged resources', () => {
+    const same = dns('same')
+    const changed = dns('changed', { frequency: 5 })
+    const plan = computePlan({
+      desired: [same, changed, dns('new')],
+      lock: lockWith({ kind: 'dns-check', logicalId: 'same', remoteId: 'id-s' }, { kind: 'dns-check', logicalId: 'changed', remoteId: 'id-c' }),
+      remote: remote({ 'dns-check': { 'id-s': { ...same.payload, id: 'id-s' }, 'id-c': { ...changed.payload, frequency: 10, id: 'id-c' } } }),
+      target,
+    })
+    const byId = Object.fromEntries(plan.changes.map((c) => [c.logicalId, c]))
+    expect(byId.same).toMatchObject({ action: 'noop' })
+    expect(byId.same.desiredHash).toBeUndefined()
+    expect(byId.changed).toMatchObject({ action: 'update', desiredHash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) })
+    expect(byId.new).toMatchObject({ action: 'create', desiredHash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) })
+  })
+
   it('fills defaults a remote record leaves out before comparing', () => {
     const check = dns('a')
     const { activated: _a, muted: _m, doubleCheck: _d, ...sparse } = check.payload

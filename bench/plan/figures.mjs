@@ -1,0 +1,114 @@
+#!/usr/bin/env node
+/**
+ * bench/plan/figures: the CLI's own figures at one size, as `name: value` lines (bench/run.mjs
+ * reads them; notes go to stderr). N DNS checks in 10 files are created on a local server in
+ * this process (rate limit out of the way) and recorded in the lock file, then each command runs
+ * as its own process, as a user runs it:
+ *   plan.seconds / plan.peak_mib   `monitors plan` with no changes, warm compile cache: median wall time, peak RSS
+ *   plan.cold_seconds              the same with an empty compile cache
+ *   validate.seconds               `monitors validate`, warm
+ *   version.seconds                `monitors --version`; node.seconds: `node -e 0` on this machine, the floor
+ *   help.seconds                   `monitors --help`
+ * and `*.cpu_seconds` beside each: the CPU time (user + system) the process used, the figure to
+ * compare on a machine other work shares.
+ *
+ *   npm run build && node bench/plan/figures.mjs [--checks N] [--quick] [--runs R]
+ */
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { seed, writeProject, FILES } from './fixture.mjs'
+
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+const cli = join(repo, 'bin/monitors.js')
+const args = process.argv.slice(2)
+const value = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback)
+const n = Number(value('--checks', args.includes('--quick') ? 1000 : 10000))
+const runs = Number(value('--runs', 3))
+if (!Number.isInteger(n) || n < 1 || !Number.isInteger(runs) || runs < 1) {
+  console.error('--checks and --runs take whole numbers above 0')
+  process.exit(1)
+}
+if (!existsSync(join(repo, 'dist/cli/main.js'))) {
+  console.error('dist/ is missing: run "npm run build" first')
+  process.exit(1)
+}
+const figure = (name, text) => console.log(`${name}: ${text}`)
+const note = (text) => console.error(`bench/plan: ${text}`)
+
+const { startLocalServer } = await import(pathToFileURL(join(repo, 'dist/src/server/index.js')).href)
+const dir = mkdtempSync(join(tmpdir(), 'monitors-bench-figures-'))
+const project = join(dir, 'project')
+writeProject(repo, project, n)
+const server = await startLocalServer({
+  apiKeys: [{ key: 'bench-key', accountId: 'bench' }],
+  rateLimit: { max: 1_000_000, timeWindowMs: 60_000 },
+  log: false,
+})
+const env = {
+  ...process.env, NO_COLOR: '1', MONITORING_API_URL: server.url, MONITORING_API_KEY: 'bench-key', MONITORING_ACCOUNT_ID: 'bench',
+}
+delete env.MONITORS_TIMING
+
+const PROBE = ['--import', pathToFileURL(join(repo, 'bench/plan/probe.mjs')).href]
+
+/** One process, asynchronously (the server answers from this one): wall ms, CPU ms, peak RSS KiB, output. */
+async function timed(command, { extraEnv = {} } = {}) {
+  const probeFile = join(dir, `probe-${process.hrtime.bigint()}`)
+  const started = process.hrtime.bigint()
+  const child = spawn(process.execPath, [...PROBE, ...command], { cwd: project, env: { ...env, MONITORS_BENCH_PROBE: probeFile, ...extraEnv } })
+  let output = ''
+  child.stdout.setEncoding('utf8').on('data', (d) => (output += d))
+  child.stderr.setEncoding('utf8').on('data', (d) => (output += d))
+  const status = await new Promise((done) => child.on('close', done))
+  const ms = Number(process.hrtime.bigint() - started) / 1e6
+  if (status !== 0) throw new Error(`${command.join(' ')} exited ${status}:\n${output.slice(0, 2000)}`)
+  const probe = existsSync(probeFile) ? JSON.parse(readFileSync(probeFile, 'utf8')) : {}
+  return { ms, cpuMs: probe.cpuMs, rss: probe.maxRssKiB, output }
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+const seconds = (ms) => (ms / 1000).toFixed(3)
+
+/** Medians of `runs` runs: wall time, CPU time, peak RSS. */
+async function measure(command, options = {}) {
+  const all = []
+  for (let r = 0; r < runs; r++) all.push(await timed(command, options))
+  return { ms: median(all.map((r) => r.ms)), cpuMs: median(all.map((r) => r.cpuMs)), rss: median(all.map((r) => r.rss)), times: all.map((r) => r.ms) }
+}
+
+/** `name.seconds` (wall) and `name.cpu_seconds` of a measure. */
+function report(name, m) {
+  figure(`${name}.seconds`, seconds(m.ms))
+  figure(`${name}.cpu_seconds`, seconds(m.cpuMs))
+}
+
+try {
+  note(`${n} checks in ${FILES} files, node ${process.version}, ${runs} runs each (median)`)
+  const started = Date.now()
+  await seed(repo, project, { baseUrl: server.url, apiKey: 'bench-key', accountId: 'bench' })
+  note(`seeded the server and the lock in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+
+  const first = await timed([cli, 'plan'])
+  if (!/^No changes\./m.test(first.output)) throw new Error(`the plan was expected to say "No changes.":\n${first.output.slice(0, 2000)}`)
+  const plan = await measure([cli, 'plan'])
+  report('plan', plan)
+  figure('plan.peak_mib', Math.round(plan.rss / 1024))
+  const cold = []
+  for (let r = 0; r < runs; r++) {
+    // the compile cache (src/project/loader.ts) emptied
+    rmSync(join(project, 'node_modules', '.cache'), { recursive: true, force: true })
+    cold.push((await timed([cli, 'plan'])).ms)
+  }
+  figure('plan.cold_seconds', seconds(median(cold)))
+  report('validate', await measure([cli, 'validate']))
+  report('version', await measure([cli, '--version']))
+  report('node', await measure(['-e', '0']))
+  report('help', await measure([cli, '--help']))
+  note(`plan runs: ${plan.times.map(seconds).join(', ')} s; cold: ${cold.map(seconds).join(', ')} s`)
+} finally {
+  await server.close()
+  rmSync(dir, { recursive: true, force: true })
+}
