@@ -309,9 +309,11 @@ export function agentRepository(db: Db, exec: Exec): AgentStore {
 export function scheduleRepository(db: Db, exec: Exec): ScheduleStore {
   const checks = db.prepare(`SELECT account_id AS account, id, body AS json FROM checks ORDER BY seq`)
   const windows = db.prepare(`SELECT account_id, body FROM maintenance_windows`)
+  const version = db.prepare(`SELECT n FROM schedule_version`).pluck()
   return {
     allChecks: () => exec(() => checks.all() as Array<{ account: string; id: string; json: string }>),
     allMaintenanceWindows: () => exec(() => (windows.all() as Array<{ account_id: string; body: string }>)
       .map((row) => ({ account: row.account_id, window: JSON.parse(row.body) as MaintenanceWindow }))),
+    scheduleVersion: () => exec(() => String(version.get())),
   }
 }
