@@ -9,7 +9,8 @@
 //      with the runs due in the last minute (the start-up backlog) and drains them first.
 //      Measured: runs per second sustained, the scheduler's lag (run start − due time)
 //      p50 / p99 / max, runs skipped (nobody claimed them within their grace), the server
-//      process's CPU (100 % = one core), results stored per second, and the database's growth.
+//      process's CPU (100 % = one core; and CPU ms per run, which does not depend on what else
+//      the machine runs), results stored per second, and the database's growth.
 //   2. capacity: the same checks with the clock --speed times faster: the runs
 //      fall due far faster than one runner can run them; the runs per second it sustains.
 //      Default speed: runs due about 3,000 per second (x60 up to 1,000 checks in 2 locations).
@@ -212,6 +213,7 @@ print('due runs/s', fixed(due))
   print('start-up backlog runs', s.backlog)
   print('backlog drained s', fixed(s.backlogDrainedAfter))
   print('server cpu %', fixed(s.cpuPercent, 0))
+  print('server cpu ms per run', fixed(s.cpuMsPerRun, 2))
   print('server rss MiB', fixed(s.rssMiB, 0))
   print('results stored/s', fixed(resultsPerSecond))
   print('db bytes per result', fixed(bytesPerResult, 0))
@@ -229,6 +231,7 @@ if (CAPACITY > 0) {
   const s = await server.stop()
   print(`capacity runs/s (clock x${SPEED})`, fixed(s.completed / s.elapsed))
   print('capacity server cpu %', fixed(s.cpuPercent, 0))
+  print('capacity server cpu ms per run', fixed(s.cpuMsPerRun, 2))
 }
 
 if (PROFILE) note(`CPU profiles of the server process: ${PROFILE}`)

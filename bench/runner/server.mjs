@@ -84,6 +84,7 @@ process.on('message', async (message) => {
       backlog,
       backlogDrainedAfter: lastBacklogStart === 0 ? 0 : (lastBacklogStart - realStart) / 1000,
       cpuPercent: ((cpu.user + cpu.system) / 1000 / (elapsed * 1000)) * 100,
+      cpuMsPerRun: completed === 0 ? NaN : (cpu.user + cpu.system) / 1000 / completed,
       lagCount,
       lagP50: percentile(sorted, lagCount, 50),
       lagP99: percentile(sorted, lagCount, 99),

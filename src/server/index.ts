@@ -3,7 +3,7 @@ import { buildApp } from './app.js'
 import { openSqliteStore } from './store/sqlite/index.js'
 import { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 import { DEFAULT_RETENTION_DAYS, Scheduler, type FinalResultHook, type SchedulerOptions } from './scheduler/index.js'
-import { recordResult } from './results/index.js'
+import { recordResult, type RecordableCheck } from './results/index.js'
 import { UserError } from '../errors.js'
 
 export { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
@@ -79,7 +79,9 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     if (!(retentionDays > 0)) throw new UserError(`The retention must be more than 0 days, got ${retentionDays}`)
     // every FINAL result feeds the check's status, error groups and alert state, then the caller's hook
     const onFinalResult: FinalResultHook = async (tx, check, result, recorded) => {
-      await recordResult(tx, { id: check.id, checkType: String(check.checkType), json: recorded.run.checkJson }, { ...result, id: recorded.final.id })
+      // the store gave the result its id in this transaction: nothing to remember it by
+      // (the check as parsed once by completeRun)
+      await recordResult(tx, check as unknown as RecordableCheck, { ...result, id: recorded.final.id }, { fresh: true })
       await options.onFinalResult?.(tx, check, result, recorded)
     }
     const services = { now: options.clock ?? Date.now, onFinalResult }

@@ -36,7 +36,7 @@ export interface SchedulerOptions {
   leaseMs?: number
   /** results older than this are pruned, ms (default 30 days) */
   retentionMs?: number
-  /** ms between prunes (default 1 hour) */
+  /** ms between prunes (default 1 minute; each prune deletes in small batches) */
   pruneEveryMs?: number
   /** options given to every run (tests shorten the waits) */
   runOptions?: Partial<RunOptions>
@@ -106,7 +106,7 @@ export class Scheduler {
       concurrency: 32,
       leaseMs: 60_000,
       retentionMs: DEFAULT_RETENTION_DAYS * 86_400_000,
-      pruneEveryMs: 3_600_000,
+      pruneEveryMs: 60_000,
       ...options,
     }
   }
@@ -287,7 +287,9 @@ export class Scheduler {
   }
 
   private async runOne(run: ClaimedRun, signal: AbortSignal): Promise<void> {
-    const check = JSON.parse(run.checkJson) as RunnableCheck
+    // the planner's parse of the same body, when it has it (the runner does not change a check)
+    const planned = this.parsed.get(run.checkId)
+    const check = (planned?.json === run.checkJson ? planned.check : JSON.parse(run.checkJson)) as RunnableCheck
     this.options.onRunStart?.(run, this.services.now())
     // a long run (retries, slow pings) keeps its lease
     const every = Math.max(1000, Math.floor(this.options.leaseMs / 3))
