@@ -4,9 +4,12 @@
 // against a local DNS server (its own process, UDP on 127.0.0.1), on a temporary SQLite file.
 // The server runs in its own process (bench/runner/server.mjs) so that its CPU is measured
 // alone (and profiled with --profile).
-//   1. steady: the real clock for --minutes M (default 3; 1 with --quick). The first
-//      --warmup seconds (default 60 s, 20 s with --quick) are not measured: the server starts
-//      with the runs due in the last minute (the start-up backlog) and drains them first.
+//   1. steady: the real clock for --minutes M (default 5; 1 with --quick). The server starts
+//      with the runs due in the last minute (the start-up backlog: every check, since their due
+//      times spread over the minute) and runs them first, oldest first. The window measured
+//      starts once it has caught up (a run due after the start began within 1 s of its due
+//      time) and --warmup seconds (default 30, 20 with --quick) have passed; when it has not
+//      caught up with a minute (or a third of the time) left, the rest is measured anyway.
 //      Measured: runs per second sustained, the scheduler's lag (run start − due time)
 //      p50 / p99 / max, runs skipped (nobody claimed them within their grace), the server
 //      process's CPU (100 % = one core; and CPU ms per run, which does not depend on what else
@@ -18,7 +21,8 @@
 //
 // Flags: --checks N, --locations L (1-4), --minutes M, --warmup S, --quick (1,000 checks,
 // 1 minute), --capacity-seconds S (0 skips the phase), --speed X, --concurrency C,
-// --retention DAYS, --profile DIR (CPU profile of the server process into DIR).
+// --retention DAYS, --profile DIR (CPU profile of the server process into DIR), --keep (the
+// database file is left, for a look at where its bytes go).
 // Needs dist/ (npm run build).
 import { fork, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
@@ -49,6 +53,7 @@ const { values: args } = parseArgs({
     concurrency: { type: 'string' },
     retention: { type: 'string' },
     profile: { type: 'string' },
+    keep: { type: 'boolean', default: false },
   },
 })
 const number = (name, value, min, max) => {
@@ -61,8 +66,8 @@ const number = (name, value, min, max) => {
 }
 const CHECKS = Math.round(number('checks', args.checks ?? process.env.BENCH_CHECKS ?? (args.quick ? 1000 : 10_000), 1, 1e6))
 const LOCATIONS = Math.round(number('locations', args.locations, 1, 4))
-const MINUTES = number('minutes', args.minutes ?? (args.quick ? 1 : 3), 0.25, 24 * 60)
-const WARMUP = number('warmup', args.warmup ?? (args.quick ? 20 : 60), 0, MINUTES * 60 - 5)
+const MINUTES = number('minutes', args.minutes ?? (args.quick ? 1 : 5), 0.25, 24 * 60)
+const WARMUP = number('warmup', args.warmup ?? (args.quick ? 20 : 30), 0, MINUTES * 60 - 5)
 const CAPACITY = number('capacity-seconds', args['capacity-seconds'] ?? (args.quick ? 10 : 20), 0, 3600)
 // the capacity phase's clock: runs due about 3,000 per second (x60 at 1,000 checks in 2 locations)
 const SPEED = number('speed', args.speed ?? Math.min(60, Math.max(2, Math.round(3000 / ((CHECKS * LOCATIONS) / 60)))), 2, 1000)
@@ -138,14 +143,25 @@ async function serverProcess(speed) {
       waiting.delete(name)
     }
   })
+  const failed = new Map()
+  child.once('exit', (code) => {
+    for (const [name, reject] of failed) reject(new Error(`the server process exited (${code}) before "${name}"`))
+  })
   const answer = (name) => new Promise((resolve, reject) => {
-    waiting.set(name, resolve)
-    child.once('exit', (code) => reject(new Error(`the server process exited (${code}) before "${name}"`)))
+    waiting.set(name, (value) => {
+      failed.delete(name)
+      resolve(value)
+    })
+    failed.set(name, reject)
   })
   await answer('loaded')
   child.send({ start: { dbPath, key, speed, concurrency: CONCURRENCY, retentionDays: RETENTION } })
   await answer('ready')
   return {
+    status: () => {
+      child.send({ status: true })
+      return answer('status')
+    },
     mark: () => {
       child.send({ mark: true })
       return answer('marked')
@@ -188,11 +204,18 @@ print('due runs/s', fixed(due))
 {
   const server = await serverProcess(1)
   const reader = new Database(dbPath, { readonly: true, fileMustExist: true })
-  await sleep(WARMUP * 1000)
+  const begun = Date.now()
+  const latest = begun + Math.max(WARMUP * 1000, MINUTES * 60_000 - Math.max(60_000, MINUTES * 20_000))
+  for (;;) {
+    await sleep(1000)
+    const { caughtUp } = await server.status()
+    const now = Date.now()
+    if (now >= latest || (caughtUp !== null && now - begun >= Math.max(WARMUP, caughtUp + 5) * 1000)) break
+  }
   const before = measureDb(reader)
   const markedAt = Date.now()
   await server.mark()
-  await sleep((MINUTES * 60 - WARMUP) * 1000)
+  await sleep(Math.max(5000, begun + MINUTES * 60_000 - Date.now()))
   const after = measureDb(reader)
   const window = (Date.now() - markedAt) / 1000
   reader.close()
@@ -212,6 +235,7 @@ print('due runs/s', fixed(due))
   print('skipped runs', after.skipped - before.skipped)
   print('start-up backlog runs', s.backlog)
   print('backlog drained s', fixed(s.backlogDrainedAfter))
+  print('caught up after s', s.caughtUpAfter === null ? 'never' : fixed(s.caughtUpAfter))
   print('server cpu %', fixed(s.cpuPercent, 0))
   print('server cpu ms per run', fixed(s.cpuMsPerRun, 2))
   print('server rss MiB', fixed(s.rssMiB, 0))
@@ -237,4 +261,5 @@ if (CAPACITY > 0) {
 if (PROFILE) note(`CPU profiles of the server process: ${PROFILE}`)
 dns.kill('SIGTERM')
 await new Promise((resolve) => dns.on('exit', resolve))
-rmSync(dir, { recursive: true, force: true })
+if (args.keep) note(`database kept: ${dbPath}`)
+else rmSync(dir, { recursive: true, force: true })

@@ -1,6 +1,7 @@
 // The server under test of bench/runner/run.mjs, in its own process (so its CPU is its own, and
 // `--profile` can run it under node --cpu-prof). Driven over IPC:
 //   { start: { dbPath, key, speed, concurrency, warmupMs, retentionDays } } → { ready: true }
+//   { status: true } → { status: { caughtUp } }   (seconds until the start-up backlog was behind it, or null)
 //   { mark: true }  → { marked: {...} }   (the start of the measured window)
 //   { stop: true }  → { stopped: {...} }  then exits
 import { pathToFileURL } from 'node:url'
@@ -21,6 +22,7 @@ let speed = 1
 let markCompleted = 0
 let markCpu
 let markTime = 0
+let caughtUpAt = 0
 
 function pushLag(value) {
   if (lagCount === lags.length) {
@@ -58,6 +60,8 @@ process.on('message', async (message) => {
             lastBacklogStart = Date.now()
           } else {
             started++
+            // the start-up backlog is behind it once a run due after the start begins within 1 s of its due time
+            if (caughtUpAt === 0 && (startedAt - run.dueAt) / speed < 1000) caughtUpAt = Date.now()
             // the lag of runs due inside the measured window (after the warm-up)
             if (measuring) pushLag((startedAt - run.dueAt) / speed)
           }
@@ -65,6 +69,8 @@ process.on('message', async (message) => {
       },
     })
     process.send({ ready: true })
+  } else if (message.status) {
+    process.send({ status: { caughtUp: caughtUpAt === 0 ? null : (caughtUpAt - realStart) / 1000 } })
   } else if (message.mark) {
     measuring = true
     markCompleted = server.completedRuns()
@@ -83,6 +89,7 @@ process.on('message', async (message) => {
       started,
       backlog,
       backlogDrainedAfter: lastBacklogStart === 0 ? 0 : (lastBacklogStart - realStart) / 1000,
+      caughtUpAfter: caughtUpAt === 0 ? null : (caughtUpAt - realStart) / 1000,
       cpuPercent: ((cpu.user + cpu.system) / 1000 / (elapsed * 1000)) * 100,
       cpuMsPerRun: completed === 0 ? NaN : (cpu.user + cpu.system) / 1000 / completed,
       lagCount,
