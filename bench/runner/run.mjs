@@ -1,18 +1,36 @@
 #!/usr/bin/env node
-// The server's own runner: 1,000 DNS checks at frequency 1 (one run a minute each) against a
-// local DNS server (its own process, UDP on 127.0.0.1), on a temporary SQLite file.
-//   1. steady: the real clock for BENCH_STEADY_SECONDS (default 70, more than one full minute):
-//      runs per second and the scheduler's lag (run start − due time), p50 / p99;
-//   2. capacity: the same checks with the clock BENCH_SPEED (default 60) times faster, so the
-//      runs are due far faster than one runner can run them: the runs per second it sustains.
-// Runs due before a phase starts (the backlog planned at start-up) are counted apart, and the
-// lag is measured on runs due after the first BENCH_WARMUP_SECONDS (default 10) of a phase.
+// The server's own runner at scale: N DNS checks (default 10,000) at frequency 1, each run in L
+// locations in parallel (default 2): N × L / 60 runs due per second (333 at the defaults),
+// against a local DNS server (its own process, UDP on 127.0.0.1), on a temporary SQLite file.
+// The server runs in its own process (bench/runner/server.mjs) so that its CPU is measured
+// alone (and profiled with --profile).
+//   1. steady: the real clock for --minutes M (default 5; 1 with --quick). The server starts
+//      with the runs due in the last minute (the start-up backlog: every check, since their due
+//      times spread over the minute) and runs them first, oldest first. The window measured
+//      starts once it has caught up (a run due after the start began within 1 s of its due
+//      time) and --warmup seconds (default 30, 20 with --quick) have passed; when it has not
+//      caught up with a minute (or a third of the time) left, the rest is measured anyway.
+//      Measured: runs per second sustained, the scheduler's lag (run start − due time)
+//      p50 / p99 / max, runs skipped (nobody claimed them within their grace), the server
+//      process's CPU (100 % = one core; and CPU ms per run, which does not depend on what else
+//      the machine runs), results stored per second, and the database's growth.
+//   2. capacity: the same checks with the clock --speed times faster: the runs
+//      fall due far faster than one runner can run them; the runs per second it sustains.
+//      Default speed: runs due about 1,000 per second.
+// Prints one `name: value` line per figure (other tools parse them); notes go to stderr.
+//
+// Flags: --checks N, --locations L (1-4), --minutes M, --warmup S, --quick (1,000 checks,
+// 1 minute), --capacity-seconds S (0 skips the phase), --speed X, --concurrency C,
+// --retention DAYS, --profile DIR (CPU profile of the server process into DIR), --keep (the
+// database file is left, for a look at where its bytes go).
 // Needs dist/ (npm run build).
-import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { fork, spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { parseArgs } from 'node:util'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const entry = join(root, 'dist', 'src', 'server', 'index.js')
@@ -20,15 +38,49 @@ if (!existsSync(entry)) {
   console.error('dist/ is missing: run "npm run build" first')
   process.exit(1)
 }
-const CHECKS = Number(process.env.BENCH_CHECKS ?? 1000)
-const STEADY = Number(process.env.BENCH_STEADY_SECONDS ?? 70)
-const CAPACITY = Number(process.env.BENCH_CAPACITY_SECONDS ?? 20)
-const SPEED = Number(process.env.BENCH_SPEED ?? 60)
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32)
-const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 10)
+const require = createRequire(join(root, 'package.json'))
+const Database = require('better-sqlite3')
+
+const { values: args } = parseArgs({
+  options: {
+    checks: { type: 'string' },
+    locations: { type: 'string', default: '2' },
+    minutes: { type: 'string' },
+    warmup: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    'capacity-seconds': { type: 'string' },
+    speed: { type: 'string' },
+    concurrency: { type: 'string' },
+    retention: { type: 'string' },
+    profile: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+  },
+})
+const number = (name, value, min, max) => {
+  const n = Number(value)
+  if (!Number.isFinite(n) || n < min || n > max) {
+    console.error(`--${name} must be a number from ${min} to ${max}, got ${value}`)
+    process.exit(2)
+  }
+  return n
+}
+const CHECKS = Math.round(number('checks', args.checks ?? process.env.BENCH_CHECKS ?? (args.quick ? 1000 : 10_000), 1, 1e6))
+const LOCATIONS = Math.round(number('locations', args.locations, 1, 4))
+const MINUTES = number('minutes', args.minutes ?? (args.quick ? 1 : 5), 0.25, 24 * 60)
+const WARMUP = number('warmup', args.warmup ?? (args.quick ? 20 : 30), 0, MINUTES * 60 - 5)
+const CAPACITY = number('capacity-seconds', args['capacity-seconds'] ?? (args.quick ? 10 : 20), 0, 3600)
+// the capacity phase's clock: runs due about 1,000 per second (x30 at 1,000 checks in 2 locations, x3 at 10,000)
+const SPEED = number('speed', args.speed ?? Math.min(60, Math.max(2, Math.round(1000 / ((CHECKS * LOCATIONS) / 60)))), 2, 1000)
+const CONCURRENCY = args.concurrency === undefined ? undefined : Math.round(number('concurrency', args.concurrency, 1, 1024))
+const RETENTION = args.retention === undefined ? undefined : number('retention', args.retention, 0.0001, 10_000)
+const PROFILE = args.profile === undefined ? undefined : resolve(args.profile)
+const REGIONS = ['eu-west-1', 'us-east-1', 'ap-south-1', 'sa-east-1'].slice(0, LOCATIONS)
+
 const key = 'bench-key-0123456789abcdef0123456789abcdef'
 const dir = mkdtempSync(join(tmpdir(), 'monitors-bench-runner-'))
 const dbPath = join(dir, 'bench.db')
+const note = (line) => process.stderr.write(`${line}\n`)
+const print = (name, value) => console.log(`${name}: ${value}`)
 
 // the DNS server: every A question answered with one record
 const dns = spawn(process.execPath, ['--input-type=module', '-e', `
@@ -47,7 +99,7 @@ const dns = spawn(process.execPath, ['--input-type=module', '-e', `
     socket.send(response, remote.port, remote.address)
   })
   socket.bind(0, '127.0.0.1', () => process.stdout.write(socket.address().port + '\\n'))
-  process.on('SIGTERM', () => { process.stderr.write('dns answered ' + answered + '\\n'); process.exit(0) })
+  process.on('SIGTERM', () => { process.stderr.write('dns server answered ' + answered + ' queries\\n'); process.exit(0) })
 `], { stdio: ['ignore', 'pipe', 'inherit'] })
 const dnsPort = await new Promise((resolve) => {
   let out = ''
@@ -57,70 +109,157 @@ const dnsPort = await new Promise((resolve) => {
   })
 })
 
-const { startLocalServer } = await import(pathToFileURL(entry).href)
-const server = { apiKeys: [{ key, accountId: 'bench' }], rateLimit: { max: 1e9, timeWindowMs: 60_000 }, dbPath }
-
 // the checks, written by a server that runs nothing
 {
-  const writer = await startLocalServer(server)
-  for (let i = 0; i < CHECKS; i++) {
-    const response = await fetch(`${writer.url}/v1/checks/dns`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        name: `bench ${i}`, frequency: 1, doubleCheck: false,
-        request: { query: `host-${i}.bench.test`, recordType: 'A', nameServer: '127.0.0.1', port: dnsPort },
-      }),
-    })
-    if (response.status !== 201) throw new Error(`POST /v1/checks/dns: ${response.status} ${await response.text()}`)
-  }
+  const { startLocalServer } = await import(pathToFileURL(entry).href)
+  const writer = await startLocalServer({ apiKeys: [{ key, accountId: 'bench' }], rateLimit: { max: 1e9, timeWindowMs: 60_000 }, dbPath })
+  const started = Date.now()
+  let next = 0
+  await Promise.all(Array.from({ length: 16 }, async () => {
+    for (let i = next++; i < CHECKS; i = next++) {
+      const response = await fetch(`${writer.url}/v1/checks/dns`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          name: `bench ${i}`, frequency: 1, doubleCheck: false, locations: REGIONS, runParallel: true,
+          request: { query: `host-${i}.bench.test`, recordType: 'A', nameServer: '127.0.0.1', port: dnsPort },
+        }),
+      })
+      if (response.status !== 201) throw new Error(`POST /v1/checks/dns: ${response.status} ${await response.text()}`)
+    }
+  }))
   await writer.close()
+  note(`${CHECKS} checks created in ${((Date.now() - started) / 1000).toFixed(1)} s`)
 }
 
-function percentile(sorted, p) {
-  if (sorted.length === 0) return NaN
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
-}
-
-async function phase(name, seconds, speed) {
-  const realStart = Date.now()
-  const virtualStart = realStart
-  const clock = speed === 1 ? Date.now : () => virtualStart + (Date.now() - realStart) * speed
-  const lags = []
-  let backlog = 0
-  let started = 0
-  const runner = await startLocalServer({
-    ...server,
-    runner: true,
-    clock,
-    schedulerOptions: {
-      concurrency: CONCURRENCY,
-      tickMs: 200,
-      onRunStart: (run, startedAt) => {
-        if (run.dueAt < virtualStart) backlog++
-        else {
-          started++
-          // the lag once the start-up backlog has drained (runs due after the phase's first WARMUP seconds)
-          if (run.dueAt >= virtualStart + WARMUP * 1000 * speed) lags.push((startedAt - run.dueAt) / speed)
-        }
-      },
-    },
+/** The server process: started, then marked (the measured window begins), then stopped. */
+async function serverProcess(speed) {
+  const execArgv = PROFILE ? ['--cpu-prof', '--cpu-prof-dir', PROFILE] : []
+  const child = fork(join(root, 'bench', 'runner', 'server.mjs'), [entry], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const waiting = new Map()
+  child.on('message', (message) => {
+    for (const name of Object.keys(message)) {
+      waiting.get(name)?.(message[name])
+      waiting.delete(name)
+    }
   })
-  await new Promise((resolve) => setTimeout(resolve, seconds * 1000))
-  const elapsed = (Date.now() - realStart) / 1000
-  const completed = runner.completedRuns()
-  await runner.close()
-  lags.sort((a, b) => a - b)
-  const due = Math.floor((elapsed * speed / 60) * CHECKS)
-  console.log(`${name}: ${completed} runs completed in ${elapsed.toFixed(1)} s = ${(completed / elapsed).toFixed(1)} runs/s, ` +
-    `${started} of them due during the phase (${(started / elapsed).toFixed(1)}/s; about ${due} were due, ${(due / elapsed).toFixed(1)}/s), ` +
-    `${backlog} from the start-up backlog; ` +
-    `lag (start − due, after ${WARMUP} s) p50 ${percentile(lags, 50).toFixed(0)} ms, p99 ${percentile(lags, 99).toFixed(0)} ms over ${lags.length} runs`)
+  const failed = new Map()
+  child.once('exit', (code) => {
+    for (const [name, reject] of failed) reject(new Error(`the server process exited (${code}) before "${name}"`))
+  })
+  const answer = (name) => new Promise((resolve, reject) => {
+    waiting.set(name, (value) => {
+      failed.delete(name)
+      resolve(value)
+    })
+    failed.set(name, reject)
+  })
+  await answer('loaded')
+  child.send({ start: { dbPath, key, speed, concurrency: CONCURRENCY, retentionDays: RETENTION } })
+  await answer('ready')
+  return {
+    status: () => {
+      child.send({ status: true })
+      return answer('status')
+    },
+    mark: () => {
+      child.send({ mark: true })
+      return answer('marked')
+    },
+    stop: async () => {
+      child.send({ stop: true })
+      const summary = await answer('stopped')
+      await new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve()))
+      return summary
+    },
+  }
 }
 
-console.log(`${CHECKS} DNS checks at frequency 1, one server runner (concurrency ${CONCURRENCY}), node ${process.version}`)
-await phase('steady (real clock)', STEADY, 1)
-await phase(`capacity (clock x${SPEED})`, CAPACITY, SPEED)
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** What the database holds: bytes in use (pages not free), of which check_runs (bounded: done runs are kept 10 minutes). */
+function measureDb(reader) {
+  const pageSize = reader.pragma('page_size', { simple: true })
+  const used = (reader.pragma('page_count', { simple: true }) - reader.pragma('freelist_count', { simple: true })) * pageSize
+  const names = reader.prepare(`SELECT name FROM sqlite_schema WHERE tbl_name = 'check_runs' AND type IN ('table', 'index')`).pluck().all()
+  const runBytes = reader.prepare(`SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN (SELECT value FROM json_each(?))`).pluck().get(JSON.stringify(names))
+  const runRows = reader.prepare(`SELECT count(*) FROM check_runs`).pluck().get()
+  const results = reader.prepare(`SELECT coalesce(max(seq), 0) FROM check_results`).pluck().get()
+  const skipped = reader.prepare(`SELECT count(*) FROM check_runs WHERE state = 'skipped'`).pluck().get()
+  return { used, runBytes, runRows, results, skipped }
+}
+
+const fileSize = () => [dbPath, `${dbPath}-wal`].reduce((sum, f) => sum + (existsSync(f) ? statSync(f).size : 0), 0)
+const MiB = 1024 * 1024
+const fixed = (n, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a')
+
+const due = (CHECKS * LOCATIONS) / 60
+note(`${CHECKS} DNS checks at frequency 1 in ${LOCATIONS} location(s), ${fixed(due)} runs due per second; one server runner ` +
+  `(concurrency ${CONCURRENCY ?? 'the default'}), node ${process.version}; steady ${MINUTES} min (warm-up ${WARMUP} s), capacity ${CAPACITY} s at x${SPEED}`)
+print('checks', CHECKS)
+print('locations', LOCATIONS)
+print('due runs/s', fixed(due))
+
+// 1. steady, real clock
+{
+  const server = await serverProcess(1)
+  const reader = new Database(dbPath, { readonly: true, fileMustExist: true })
+  const begun = Date.now()
+  const latest = begun + Math.max(WARMUP * 1000, MINUTES * 60_000 - Math.max(60_000, MINUTES * 20_000))
+  for (;;) {
+    await sleep(1000)
+    const { caughtUp } = await server.status()
+    const now = Date.now()
+    if (now >= latest || (caughtUp !== null && now - begun >= Math.max(WARMUP, caughtUp + 5) * 1000)) break
+  }
+  const before = measureDb(reader)
+  const markedAt = Date.now()
+  await server.mark()
+  await sleep(Math.max(5000, begun + MINUTES * 60_000 - Date.now()))
+  const after = measureDb(reader)
+  const window = (Date.now() - markedAt) / 1000
+  reader.close()
+  const s = await server.stop()
+  const resultsPerSecond = (after.results - before.results) / window
+  // check_runs holds the runs of the last 10 minutes (pruned): bounded, so left out of the growth
+  const growth = ((after.used - after.runBytes) - (before.used - before.runBytes)) / window
+  const bytesPerResult = (after.results - before.results) > 0 ? growth * window / (after.results - before.results) : NaN
+  const runsSteady = after.runRows > 0 ? (after.runBytes / after.runRows) * due * 600 : 0
+  const day = before.used - before.runBytes + growth * 86_400 + runsSteady
+  print('steady seconds', fixed(window))
+  print('sustained runs/s', fixed(s.completed / s.elapsed))
+  print('lag p50 ms', fixed(s.lagP50, 0))
+  print('lag p99 ms', fixed(s.lagP99, 0))
+  print('lag max ms', fixed(s.lagMax, 0))
+  print('lag runs', s.lagCount)
+  print('skipped runs', after.skipped - before.skipped)
+  print('start-up backlog runs', s.backlog)
+  print('backlog drained s', fixed(s.backlogDrainedAfter))
+  print('caught up after s', s.caughtUpAfter === null ? 'never' : fixed(s.caughtUpAfter))
+  print('server cpu %', fixed(s.cpuPercent, 0))
+  print('server cpu ms per run', fixed(s.cpuMsPerRun, 2))
+  print('server rss MiB', fixed(s.rssMiB, 0))
+  print('results stored/s', fixed(resultsPerSecond))
+  print('db bytes per result', fixed(bytesPerResult, 0))
+  print('db growth per hour MiB', fixed((growth * 3600) / MiB, 0))
+  print('db size after a day GiB', fixed(day / (MiB * 1024), 2))
+  print('db file MiB', fixed(fileSize() / MiB, 0))
+}
+
+// 2. capacity, fast clock
+if (CAPACITY > 0) {
+  const server = await serverProcess(SPEED)
+  await sleep(3000)
+  await server.mark()
+  await sleep(CAPACITY * 1000)
+  const s = await server.stop()
+  print(`capacity runs/s (clock x${SPEED})`, fixed(s.completed / s.elapsed))
+  print('capacity server cpu %', fixed(s.cpuPercent, 0))
+  print('capacity server cpu ms per run', fixed(s.cpuMsPerRun, 2))
+}
+
+if (PROFILE) note(`CPU profiles of the server process: ${PROFILE}`)
 dns.kill('SIGTERM')
 await new Promise((resolve) => dns.on('exit', resolve))
-rmSync(dir, { recursive: true, force: true })
+if (args.keep) note(`database kept: ${dbPath}`)
+else rmSync(dir, { recursive: true, force: true })

@@ -3,7 +3,7 @@ import { buildApp } from './app.js'
 import { openSqliteStore } from './store/sqlite/index.js'
 import { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 import { DEFAULT_RETENTION_DAYS, Scheduler, type FinalResultHook, type SchedulerOptions } from './scheduler/index.js'
-import { recordResult } from './results/index.js'
+import { recordResult, type RecordableCheck } from './results/index.js'
 import { UserError } from '../errors.js'
 import { AlertDeliveryWorker, type AlertDeliveryOptions } from './alerts/worker.js'
 
@@ -91,7 +91,9 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
       : undefined
     // every FINAL result feeds the check's status, error groups and alert state, then the caller's hook
     const onFinalResult: FinalResultHook = async (tx, check, result, recorded) => {
-      const outcome = await recordResult(tx, { id: check.id, checkType: String(check.checkType), json: recorded.run.checkJson }, { ...result, id: recorded.final.id })
+      // the store gave the result its id in this transaction: nothing to remember it by
+      // (the check as parsed once by completeRun)
+      const outcome = await recordResult(tx, check as unknown as RecordableCheck, { ...result, id: recorded.final.id }, { fresh: true })
       // the deliveries are written with this transaction: the worker's next claim waits for its commit
       if (outcome.notifications.length > 0) alerts?.wake()
       await options.onFinalResult?.(tx, check, result, recorded)

@@ -57,19 +57,27 @@ function isStore(store: Store | Repositories): store is Store {
  * result id: a result whose id was recorded before (by any process) changes nothing. A result
  * without an id gets a new one (and cannot be recognised again).
  */
-export async function recordResult(store: Store | Repositories, check: RecordableCheck, result: RecordableResult): Promise<RecordOutcome> {
+export async function recordResult(store: Store | Repositories, check: RecordableCheck, result: RecordableResult, options: RecordOptions = {}): Promise<RecordOutcome> {
   const checkRunId = result.id ?? result.checkResultId ?? randomUUID()
   const body = bodyOf(check)
   const skipped: RecordOutcome = { recorded: false, checkRunId, notifications: [] }
   if (result.resultType !== 'FINAL') return skipped
-  const write = (tx: Repositories) => recordIn(tx, body, result, checkRunId)
+  const write = (tx: Repositories) => recordIn(tx, body, result, checkRunId, options)
   return (await (isStore(store) ? store.transaction(write) : write(store))) ?? skipped
 }
 
-async function recordIn(tx: Repositories, check: CheckBody, result: RecordableResult, checkRunId: string): Promise<RecordOutcome | undefined> {
+export interface RecordOptions {
+  /**
+   * The result's id was made by the store in this same transaction (a run's result): it cannot
+   * have been recorded before, so it is not remembered for idempotency (one row less per result).
+   */
+  fresh?: boolean
+}
+
+async function recordIn(tx: Repositories, check: CheckBody, result: RecordableResult, checkRunId: string, options: RecordOptions): Promise<RecordOutcome | undefined> {
   const account = await tx.checkStatuses.accountOf(check.id)
   if (account === undefined) return undefined
-  if (!(await tx.checkStatuses.claimResult(checkRunId, check.id))) return undefined
+  if (!options.fresh && !(await tx.checkStatuses.claimResult(checkRunId, check.id))) return undefined
 
   await tx.checkStatuses.record(account, check.id, {
     hasFailures: result.hasFailures,
@@ -97,7 +105,8 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
     })
   }
 
-  const step = applyRun(await tx.alerts.state(check.id), check, {
+  const previous = await tx.alerts.state(check.id)
+  const step = applyRun(previous, check, {
     failed,
     degraded: result.isDegraded,
     location: result.runLocation,
@@ -131,7 +140,8 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
     outcome.resolvedIncidentId = step.state.incidentId
     step.state.incidentId = null
   }
-  await tx.alerts.save(account, check.id, step.state)
+  // a state that did not move (a passing check passing again) is not written again
+  if (previous === undefined || JSON.stringify(previous) !== JSON.stringify(step.state)) await tx.alerts.save(account, check.id, step.state)
 
   // every notification goes to the check's alert channels: written to the outbox here, in this
   // transaction, and sent by the server's delivery worker (never while the run is recorded)

@@ -50,6 +50,22 @@ export function phaseMs(check: ScheduleFields): number {
   return (hash.readUInt32BE(0) % (period / 1000)) * 1000
 }
 
+/** Period and phase of a check: fixed by its fields, so the planner works them out once per version of the check. */
+export interface Timing {
+  period: number
+  phase: number
+}
+
+export function timingOf(check: ScheduleFields): Timing {
+  return { period: periodMs(check), phase: phaseMs(check) }
+}
+
+/** latestDue from a check's timing (no hashing). */
+export function latestDueOf(timing: Timing, at: number): { index: number; dueAt: number } {
+  const index = Math.floor((at - timing.phase) / timing.period)
+  return { index, dueAt: index * timing.period + timing.phase }
+}
+
 /** The due index k of the latest due time at or before `at`. */
 export function dueIndexAt(check: ScheduleFields, at: number): number {
   return Math.floor((at - phaseMs(check)) / periodMs(check))

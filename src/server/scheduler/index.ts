@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 import { runCheck, type CheckRunResult, type RunnableCheck, type RunOptions } from '../../runner/index.js'
 import type { MaintenanceWindow } from '../../schema/index.js'
-import type { ClaimedRun, PlannedRun, Store } from '../store/index.js'
-import { graceMs, latestDue, locationsFor, type ScheduleFields } from './due.js'
+import type { ClaimedRun, CompleteOutcome, PlannedRun, Store } from '../store/index.js'
+import { graceMs, latestDueOf, locationsFor, timingOf, type ScheduleFields, type Timing } from './due.js'
 import { inMaintenance } from './maintenance.js'
-import { completeRun, type RunServices } from './runs.js'
+import { completeRun, completeRuns, type RunServices } from './runs.js'
 import { sweepHeartbeats } from '../heartbeats/index.js'
 
-export { completeRun, type FinalResultHook, type RunServices } from './runs.js'
+export { completeRun, completeRuns, type FinalResultHook, type RunServices } from './runs.js'
 
 /*
  * The scheduler of one server process, two independent parts:
@@ -30,13 +30,13 @@ export interface SchedulerOptions {
   run?: boolean
   /** ms between ticks (default 1000) */
   tickMs?: number
-  /** runs in flight at most (default 32) */
+  /** runs in flight at most (default 64: 10,000 checks in 2 locations keep about 20 in flight, more while a restart's backlog drains) */
   concurrency?: number
   /** lease of a claimed run, ms (default 60000); extended while the run lasts */
   leaseMs?: number
   /** results older than this are pruned, ms (default 30 days) */
   retentionMs?: number
-  /** ms between prunes (default 1 hour) */
+  /** ms between prunes (default 1 minute; each prune deletes in small batches) */
   pruneEveryMs?: number
   /** options given to every run (tests shorten the waits) */
   runOptions?: Partial<RunOptions>
@@ -62,9 +62,18 @@ export async function accountVariables(store: Store, account: string): Promise<R
 
 const RUNNABLE = new Set(['DNS', 'ICMP', 'API'])
 
+/** Results finishing within this many ms of the first are recorded in one transaction. */
+const GROUP_COMMIT_MS = 10
+const MAX_GROUP_COMMIT = 256
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
 interface Parsed {
   json: string
   check: ScheduleFields & { activated?: boolean; checkType?: string; tags?: string[] }
+  timing: Timing
+  grace: number
+  runnable: boolean
 }
 
 export const DEFAULT_RETENTION_DAYS = 30
@@ -94,10 +103,10 @@ export class Scheduler {
       plan: true,
       run: true,
       tickMs: 1000,
-      concurrency: 32,
+      concurrency: 64,
       leaseMs: 60_000,
       retentionMs: DEFAULT_RETENTION_DAYS * 86_400_000,
-      pruneEveryMs: 3_600_000,
+      pruneEveryMs: 60_000,
       ...options,
     }
   }
@@ -158,8 +167,14 @@ export class Scheduler {
     }
   }
 
-  /** Writes the due runs of every activated check at `now` (see due.ts for the times). */
-  async planDue(now: number): Promise<number> {
+  /** The checks and windows of the schedule's last version read (re-read only when it moves). */
+  private scheduleVersion: string | undefined
+  private checks: Array<{ id: string; account: string; entry: Parsed }> = []
+  private windowsOf = new Map<string, MaintenanceWindow[]>()
+
+  private async readSchedule(): Promise<void> {
+    const version = await this.store.schedule.scheduleVersion()
+    if (version === this.scheduleVersion) return
     const [checks, windows] = await Promise.all([this.store.schedule.allChecks(), this.store.schedule.allMaintenanceWindows()])
     const windowsOf = new Map<string, MaintenanceWindow[]>()
     for (const { account, window } of windows) {
@@ -167,35 +182,47 @@ export class Scheduler {
       list.push(window)
       windowsOf.set(account, list)
     }
-    const runs: PlannedRun[] = []
+    const list: Array<{ id: string; account: string; entry: Parsed }> = []
     const seen = new Set<string>()
-    // with a runner here, runs due before the next tick are planned now and started on time
-    const horizon = now + (this.options.run ? this.options.tickMs : 0)
-    const wakeups = new Set<number>()
-    const planned = new Map<string, number>()
     for (const row of checks) {
       seen.add(row.id)
       let entry = this.parsed.get(row.id)
       if (!entry || entry.json !== row.json) {
-        entry = { json: row.json, check: JSON.parse(row.json) as Parsed['check'] }
+        const check = JSON.parse(row.json) as Parsed['check']
+        entry = { json: row.json, check, timing: timingOf(check), grace: graceMs(check), runnable: check.activated !== false && RUNNABLE.has(check.checkType ?? '') }
         this.parsed.set(row.id, entry)
       }
-      const check = entry.check
-      if (check.activated === false || !RUNNABLE.has(check.checkType ?? '')) continue
-      const { index, dueAt } = latestDue(check, horizon)
-      const grace = graceMs(check)
-      if (dueAt <= now - grace || this.planned.get(row.id) === dueAt) continue
-      planned.set(row.id, dueAt)
-      if (inMaintenance(check.tags ?? [], windowsOf.get(row.account) ?? [], dueAt)) continue
-      if (dueAt > now) wakeups.add(Math.ceil(dueAt / 10) * 10)
-      for (const location of locationsFor(check, index)) {
-        runs.push({ key: `schedule:${row.id}:${location}:${dueAt}`, account: row.account, checkId: row.id, location, dueAt, sessionId: null, staleAt: dueAt + grace })
-      }
+      list.push({ id: row.id, account: row.account, entry })
     }
     for (const id of this.parsed.keys()) {
       if (!seen.has(id)) {
         this.parsed.delete(id)
         this.planned.delete(id)
+      }
+    }
+    this.checks = list
+    this.windowsOf = windowsOf
+    this.scheduleVersion = version
+  }
+
+  /** Writes the due runs of every activated check at `now` (see due.ts for the times). */
+  async planDue(now: number): Promise<number> {
+    await this.readSchedule()
+    const runs: PlannedRun[] = []
+    // with a runner here, runs due before the next tick are planned now and started on time
+    const horizon = now + (this.options.run ? this.options.tickMs : 0)
+    const wakeups = new Set<number>()
+    const planned = new Map<string, number>()
+    for (const { id, account, entry } of this.checks) {
+      if (!entry.runnable) continue
+      const { index, dueAt } = latestDueOf(entry.timing, horizon)
+      if (dueAt <= now - entry.grace || this.planned.get(id) === dueAt) continue
+      planned.set(id, dueAt)
+      const check = entry.check
+      if (inMaintenance(check.tags ?? [], this.windowsOf.get(account) ?? [], dueAt)) continue
+      if (dueAt > now) wakeups.add(Math.ceil(dueAt / 10) * 10)
+      for (const location of locationsFor(check, index)) {
+        runs.push({ key: `schedule:${id}:${location}:${dueAt}`, account, checkId: id, location, dueAt, sessionId: null, staleAt: dueAt + entry.grace })
       }
     }
     const added = await this.store.runs.plan(runs)
@@ -252,15 +279,17 @@ export class Scheduler {
       })
       .finally(() => {
         this.inFlight.delete(run.runId)
-        // claim again once a quarter of the slots are free: one claim statement per batch, not per run
+        // claim again once half of the slots are free: one claim statement per batch, not per run
         // (ticks and planned wake-ups claim too, so a light load does not wait for it)
-        if (!this.stopped && this.options.run && this.inFlight.size <= this.options.concurrency * 0.75) void this.fill().catch(() => undefined)
+        if (!this.stopped && this.options.run && this.inFlight.size <= this.options.concurrency * 0.5) void this.fill().catch(() => undefined)
       })
     this.inFlight.set(run.runId, { done, abort })
   }
 
   private async runOne(run: ClaimedRun, signal: AbortSignal): Promise<void> {
-    const check = JSON.parse(run.checkJson) as RunnableCheck
+    // the planner's parse of the same body, when it has it (the runner does not change a check)
+    const planned = this.parsed.get(run.checkId)
+    const check = (planned?.json === run.checkJson ? planned.check : JSON.parse(run.checkJson)) as RunnableCheck
     this.options.onRunStart?.(run, this.services.now())
     // a long run (retries, slow pings) keeps its lease
     const every = Math.max(1000, Math.floor(this.options.leaseMs / 3))
@@ -276,8 +305,43 @@ export class Scheduler {
     }
     // stopped mid-run: nothing made up is recorded; the lease expires and another runner runs it
     if (signal.aborted) return
-    const outcome = await completeRun(this.store, this.services, undefined, run.runId, result)
+    const outcome = await this.record(run.runId, result)
     if (outcome.outcome === 'completed') this.completed++
+  }
+
+  /** Results waiting for the next group commit. */
+  private pending: Array<{ runId: string; result: CheckRunResult; resolve: (o: CompleteOutcome) => void; reject: (e: unknown) => void }> = []
+  private committing: Promise<void> | undefined
+
+  /**
+   * Records a run's result. Results that finish while a commit is under way, or within
+   * GROUP_COMMIT_MS of each other, are recorded together in one transaction.
+   */
+  private record(runId: string, result: CheckRunResult): Promise<CompleteOutcome> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ runId, result, resolve, reject })
+      if (this.pending.length === 1 && !this.committing) this.committing = delay(GROUP_COMMIT_MS).then(() => this.commit())
+    })
+  }
+
+  private async commit(): Promise<void> {
+    try {
+      while (this.pending.length > 0) {
+        const batch = this.pending.splice(0, MAX_GROUP_COMMIT)
+        let outcomes: CompleteOutcome[] | undefined
+        try {
+          outcomes = batch.length === 1 ? undefined : await completeRuns(this.store, this.services, batch.map((p) => ({ account: undefined, runId: p.runId, result: p.result })))
+        } catch {
+          // one result the store refuses must not take the others with it: one transaction each
+        }
+        if (outcomes) batch.forEach((p, i) => p.resolve((outcomes as CompleteOutcome[])[i]))
+        else {
+          for (const p of batch) await completeRun(this.store, this.services, undefined, p.runId, p.result).then(p.resolve, p.reject)
+        }
+      }
+    } finally {
+      this.committing = undefined
+    }
   }
 
   private async prune(now: number): Promise<void> {

@@ -29,12 +29,27 @@ function stored(result: object): StoredResultInput {
  * place every result goes through, whether the server's runner or an agent ran it.
  */
 export function completeRun(store: Store, services: RunServices, account: string | undefined, runId: string, result: CheckRunResult): Promise<CompleteOutcome> {
+  return store.transaction((tx) => completeIn(tx, services, account, runId, result))
+}
+
+async function completeIn(tx: Repositories, services: RunServices, account: string | undefined, runId: string, result: CheckRunResult): Promise<CompleteOutcome> {
+  const outcome = await tx.runs.complete(account, runId, stored(result), result.attempts.map(stored), services.now())
+  if (outcome.outcome === 'completed' && services.onFinalResult) {
+    const check = JSON.parse(outcome.run.checkJson) as Record<string, unknown> & { id: string }
+    await services.onFinalResult(tx, check, result, outcome)
+  }
+  return outcome
+}
+
+/**
+ * Records several runs' results in one transaction (a group commit: one write of the pages
+ * they share instead of one per run), each exactly as completeRun does. All or nothing: when
+ * one fails, none is recorded and the caller records them one by one.
+ */
+export function completeRuns(store: Store, services: RunServices, runs: ReadonlyArray<{ account: string | undefined; runId: string; result: CheckRunResult }>): Promise<CompleteOutcome[]> {
   return store.transaction(async (tx) => {
-    const outcome = await tx.runs.complete(account, runId, stored(result), result.attempts.map(stored), services.now())
-    if (outcome.outcome === 'completed' && services.onFinalResult) {
-      const check = JSON.parse(outcome.run.checkJson) as Record<string, unknown> & { id: string }
-      await services.onFinalResult(tx, check, result, outcome)
-    }
-    return outcome
+    const outcomes: CompleteOutcome[] = []
+    for (const run of runs) outcomes.push(await completeIn(tx, services, run.account, run.runId, run.result))
+    return outcomes
   })
 }

@@ -361,6 +361,12 @@ export interface ScheduleStore {
   allChecks(): Promise<SchedulableCheck[]>
   /** every maintenance window of every account */
   allMaintenanceWindows(): Promise<Array<{ account: string; window: MaintenanceWindow }>>
+  /**
+   * A token that moves whenever a check or a maintenance window is created, changed or deleted
+   * (by any process on the database): the planner re-reads both only when it moved. A store
+   * without one answers a new token each time.
+   */
+  scheduleVersion(): Promise<string>
 }
 
 export interface RunRepositories {

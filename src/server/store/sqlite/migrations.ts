@@ -265,7 +265,7 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX heartbeat_events_check ON heartbeat_events (check_id, at);
   CREATE INDEX heartbeat_events_at ON heartbeat_events (at);
   `,
-  // alert deliveries: the outbox of each notification's deliveries to the check's alert
+  // 5: alert deliveries: the outbox of each notification's deliveries to the check's alert
   // channels (written with the notification), claimed by a sender with a lease, and every attempt
   `
   CREATE TABLE alert_deliveries (
@@ -324,6 +324,21 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (check_id, hour_start, run_location, status_code, status)
   ) WITHOUT ROWID;                        -- stored in key order: a check's hours are read from adjacent pages
   CREATE INDEX analytics_rollups_hour ON analytics_rollups (hour_start);
+  `,
+  // 7: the schedule's version: moves with every write to checks or maintenance windows, so the
+  // planner re-reads every check only when one changed (not on every tick)
+  `
+  CREATE TABLE schedule_version (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    n  INTEGER NOT NULL
+  );
+  INSERT INTO schedule_version (id, n) VALUES (1, 0);
+  CREATE TRIGGER checks_insert_schedule AFTER INSERT ON checks BEGIN UPDATE schedule_version SET n = n + 1; END;
+  CREATE TRIGGER checks_update_schedule AFTER UPDATE ON checks BEGIN UPDATE schedule_version SET n = n + 1; END;
+  CREATE TRIGGER checks_delete_schedule AFTER DELETE ON checks BEGIN UPDATE schedule_version SET n = n + 1; END;
+  CREATE TRIGGER windows_insert_schedule AFTER INSERT ON maintenance_windows BEGIN UPDATE schedule_version SET n = n + 1; END;
+  CREATE TRIGGER windows_update_schedule AFTER UPDATE ON maintenance_windows BEGIN UPDATE schedule_version SET n = n + 1; END;
+  CREATE TRIGGER windows_delete_schedule AFTER DELETE ON maintenance_windows BEGIN UPDATE schedule_version SET n = n + 1; END;
   `,
 ]
 

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import type { Db } from './migrations.js'
 import type {
   AgentStore, CheckResultRecord, ClaimedRun, CompleteOutcome, ResultStore, RunStore, ScheduleStore, SessionRecord,
@@ -47,6 +47,20 @@ interface ResultRow {
   created_at: string
 }
 
+/**
+ * A UUID (version 7 layout) whose first 48 bits are the time in ms: rows written one after the
+ * other get ids that sort together, so their unique index grows at its end (a write of the
+ * last page) instead of at a random page per row.
+ */
+export function timeOrderedId(time: number): string {
+  const bytes = randomBytes(16)
+  bytes.writeUIntBE(Math.max(0, Math.floor(time)) % 2 ** 48, 0, 6)
+  bytes[6] = (bytes[6] & 0x0f) | 0x70
+  bytes[8] = (bytes[8] & 0x3f) | 0x80
+  const hex = bytes.toString('hex')
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}
+
 /** "<row id>.<claim>" → its parts; undefined when it is not a run id. */
 export function parseRunId(runId: string): { id: string; claim: number } | undefined {
   const dot = runId.lastIndexOf('.')
@@ -55,6 +69,49 @@ export function parseRunId(runId: string): { id: string; claim: number } | undef
   if (!Number.isInteger(claim) || claim < 1) return undefined
   return { id: runId.slice(0, dot), claim }
 }
+
+/**
+ * The runner's result is stored as JSON without the fields its row already holds in columns
+ * (when equal to the column): a result is stored once, not twice. Reading puts them back.
+ */
+const COLUMN_FIELDS = ['checkId', 'runLocation', 'resultType', 'startedAt', 'stoppedAt', 'responseTime', 'hasFailures', 'hasErrors', 'isDegraded', 'status', 'error'] as const
+type ColumnField = (typeof COLUMN_FIELDS)[number]
+
+function columnValues(row: ResultRow): Record<ColumnField, unknown> {
+  return {
+    checkId: row.check_id, runLocation: row.run_location, resultType: row.result_type, startedAt: row.started_at,
+    stoppedAt: row.stopped_at, responseTime: row.response_time, hasFailures: row.has_failures === 1, hasErrors: row.has_errors === 1,
+    isDegraded: row.is_degraded === 1, status: row.status, error: row.error,
+  }
+}
+
+/** The stored JSON of a result: without the fields equal to its columns'. */
+export function leanDetails(details: Record<string, unknown>, columns: Record<ColumnField, unknown>): string {
+  const lean: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(details)) {
+    if (key in columns && columns[key as ColumnField] === value) continue
+    lean[key] = value
+  }
+  return JSON.stringify(lean)
+}
+
+/** Details as stored before (every field), or lean: the runner's order of fields, columns filled in. */
+function fullDetails(row: ResultRow): Record<string, unknown> {
+  const stored = JSON.parse(row.details) as Record<string, unknown>
+  if ('startedAt' in stored && 'status' in stored) return stored
+  const columns = columnValues(row)
+  const out: Record<string, unknown> = {}
+  for (const key of RESULT_ORDER) {
+    if (key in stored) out[key] = stored[key]
+    else if (key in columns) out[key] = columns[key as ColumnField]
+  }
+  for (const [key, value] of Object.entries(stored)) if (!(key in out)) out[key] = value
+  return out
+}
+
+/** The fields of a runner's result (src/runner RunResult), in its order. */
+const RESULT_ORDER = ['checkId', 'name', 'checkType', 'runLocation', 'resultType', 'attempt', 'startedAt', 'stoppedAt', 'responseTime',
+  'hasFailures', 'hasErrors', 'isDegraded', 'timedOut', 'aborted', 'status', 'failureKind', 'error', 'assertions', 'details']
 
 function resultRecord(row: ResultRow): CheckResultRecord {
   return {
@@ -72,8 +129,34 @@ function resultRecord(row: ResultRow): CheckResultRecord {
     startedAt: row.started_at,
     stoppedAt: row.stopped_at,
     error: row.error,
-    details: JSON.parse(row.details) as Record<string, unknown>,
+    details: fullDetails(row),
     created_at: row.created_at,
+  }
+}
+
+/**
+ * Whether a stored check body says `activated: false`. Inside a JSON string a quote is escaped,
+ * so the text `"activated":false` appears only as a key and its value: parsed to be sure only then.
+ */
+function deactivated(body: string): boolean {
+  return body.includes('"activated":false') && (JSON.parse(body) as { activated?: boolean }).activated === false
+}
+
+/** Rows one prune statement deletes at most: a few ms of the write lock. */
+export const PRUNE_BATCH = 1000
+
+/**
+ * Runs a batch delete until it deletes less than a batch, letting the event loop run between
+ * batches (runs in flight record their results, due runs are claimed): a large prune never
+ * holds the database, nor the process, for long.
+ */
+async function inBatches(batch: () => Promise<number>): Promise<number> {
+  let total = 0
+  for (;;) {
+    const removed = await batch()
+    total += removed
+    if (removed < PRUNE_BATCH) return total
+    await new Promise((resolve) => setImmediate(resolve))
   }
 }
 
@@ -84,14 +167,13 @@ export function runRepository(db: Db, exec: Exec): RunStore {
   const claim = db.prepare(`UPDATE check_runs
     SET claim_seq = claim_seq + 1, lease_owner = @owner, lease_expires_at = @until
     WHERE seq IN (
-      SELECT r.seq FROM check_runs r JOIN checks c ON c.id = r.check_id
+      SELECT r.seq FROM check_runs r
       WHERE r.state = 'due' AND r.due_at <= @now
         AND (r.lease_expires_at IS NULL OR r.lease_expires_at <= @now)
         AND (@account IS NULL OR r.account_id = @account)
         AND (@anyLocation = 1 OR r.location IN (SELECT value FROM json_each(@locations)))
         AND (@skipAgents = 0 OR NOT EXISTS (
           SELECT 1 FROM agent_locations a WHERE a.account_id = r.account_id AND a.location = r.location AND a.expires_at > @now))
-        AND (r.session_id IS NOT NULL OR json_extract(c.body, '$.activated') IS NOT 0)
       ORDER BY r.due_at, r.seq
       LIMIT @max)
     RETURNING id, account_id, check_id, location, due_at, session_id, claim_seq, lease_expires_at`)
@@ -99,6 +181,8 @@ export function runRepository(db: Db, exec: Exec): RunStore {
   const skipStale = db.prepare(`UPDATE check_runs SET state = 'skipped', done_at = @now
     WHERE state = 'due' AND claim_seq = 0 AND stale_at <= @now`)
   const checkBody = db.prepare(`SELECT body FROM checks WHERE id = ?`).pluck()
+  // a scheduled run of a check deactivated since it was planned: not run
+  const skipRun = db.prepare(`UPDATE check_runs SET state = 'skipped', done_at = @now, lease_expires_at = NULL WHERE id = @id`)
   const runById = db.prepare(`SELECT * FROM check_runs WHERE id = ?`)
   const extend = db.prepare(`UPDATE check_runs SET lease_expires_at = @until WHERE id = @id AND claim_seq = @claim AND state = 'due'`)
   const finish = db.prepare(`UPDATE check_runs SET state = 'done', done_claim = @claim, done_at = @now, lease_expires_at = NULL WHERE id = @id`)
@@ -107,16 +191,17 @@ export function runRepository(db: Db, exec: Exec): RunStore {
      response_time, started_at, stopped_at, error, details, created_at)
     VALUES (@id, @account, @checkId, @sessionId, @runId, @runLocation, @resultType, @status, @hasFailures, @hasErrors, @isDegraded,
      @responseTime, @startedAt, @stoppedAt, @error, @details, @createdAt)`)
+  // in batches (see PRUNE_BATCH); the (state, due_at) index finds the oldest first
   const pruneRuns = db.prepare(`DELETE FROM check_runs
-    WHERE (state IN ('done', 'skipped') AND done_at < @before)
-       OR (state = 'due' AND due_at < @oldest)`)
+    WHERE seq IN (SELECT seq FROM check_runs WHERE state IN ('done', 'skipped') AND due_at < @before AND done_at < @before LIMIT ${PRUNE_BATCH})
+       OR seq IN (SELECT seq FROM check_runs WHERE state = 'due' AND due_at < @oldest LIMIT ${PRUNE_BATCH})`)
   const pruneAgents = db.prepare(`DELETE FROM agent_locations WHERE expires_at < @now`)
 
   const plan = db.transaction((runs: Parameters<RunStore['plan']>[0]) => {
     let added = 0
     for (const run of runs) {
       added += insertRun.run({
-        id: randomUUID(), key: run.key, account: run.account, checkId: run.checkId, location: run.location,
+        id: timeOrderedId(run.dueAt), key: run.key, account: run.account, checkId: run.checkId, location: run.location,
         dueAt: run.dueAt, staleAt: run.staleAt, sessionId: run.sessionId,
       }).changes
     }
@@ -139,6 +224,10 @@ export function runRepository(db: Db, exec: Exec): RunStore {
     for (const row of rows.sort((a, b) => a.due_at - b.due_at)) {
       const body = checkBody.get(row.check_id) as string | undefined
       if (body === undefined) continue
+      if (row.session_id === null && deactivated(body)) {
+        skipRun.run({ now: q.now, id: row.id })
+        continue
+      }
       runs.push({
         runId: `${row.id}.${row.claim_seq}`,
         account: row.account_id,
@@ -176,9 +265,9 @@ export function runRepository(db: Db, exec: Exec): RunStore {
     if (row.claim_seq !== claim) return { outcome: 'lost' }
     const createdAt = new Date(now).toISOString()
     const write = (result: StoredResultInput, resultType: 'FINAL' | 'ATTEMPT'): CheckResultRecord => {
-      const details = JSON.stringify({ ...result, resultType })
+      const full = { ...result, resultType }
       const record: CheckResultRecord = {
-        id: randomUUID(),
+        id: timeOrderedId(now),
         checkId: row.check_id,
         sessionId: row.session_id,
         runId,
@@ -192,9 +281,14 @@ export function runRepository(db: Db, exec: Exec): RunStore {
         startedAt: result.startedAt,
         stoppedAt: result.stoppedAt,
         error: result.error,
-        details: JSON.parse(details) as Record<string, unknown>,
+        details: full,
         created_at: createdAt,
       }
+      const details = leanDetails(full, {
+        checkId: record.checkId, runLocation: record.runLocation, resultType, startedAt: record.startedAt, stoppedAt: record.stoppedAt,
+        responseTime: record.responseTime, hasFailures: record.hasFailures, hasErrors: record.hasErrors, isDegraded: record.isDegraded,
+        status: record.status, error: record.error,
+      })
       insertResult.run({
         id: record.id, account: row.account_id, checkId: record.checkId, sessionId: record.sessionId, runId,
         runLocation: record.runLocation, resultType, status: record.status, hasFailures: record.hasFailures ? 1 : 0,
@@ -223,11 +317,11 @@ export function runRepository(db: Db, exec: Exec): RunStore {
     claim: (query) => exec(() => claimRuns.immediate(query)),
     extend: (account, runId, leaseMs, now) => exec(() => extendRun.immediate(account, runId, leaseMs, now)),
     complete: (account, runId, final, attempts, now) => exec(() => complete.immediate(account, runId, final, attempts, now)),
-    prune: (before, now) => exec(() => {
-      pruneAgents.run({ now })
+    prune: async (before, now) => {
+      await exec(() => pruneAgents.run({ now }))
       // a due run older than a day was never going to run (no runner serves its location)
-      return pruneRuns.run({ before, now, oldest: now - 86_400_000 }).changes
-    }),
+      return inBatches(() => exec(() => pruneRuns.run({ before, now, oldest: now - 86_400_000 }).changes))
+    },
   }
 }
 
@@ -241,7 +335,7 @@ export function resultRepository(db: Db, exec: Exec): ResultStore {
     WHERE account_id = @account AND check_id = @checkId AND (@type IS NULL OR result_type = @type)`).pluck()
   const byId = db.prepare(`SELECT ${columns} FROM check_results WHERE id = ? AND account_id = ?`)
   const ofSession = db.prepare(`SELECT ${columns} FROM check_results WHERE session_id = ? AND account_id = ? ORDER BY seq`)
-  const prune = db.prepare(`DELETE FROM check_results WHERE seq IN (SELECT seq FROM check_results WHERE stopped_at < ? LIMIT 5000)`)
+  const prune = db.prepare(`DELETE FROM check_results WHERE seq IN (SELECT seq FROM check_results WHERE stopped_at < ? LIMIT ${PRUNE_BATCH})`)
   const pruneSessions = db.prepare(`DELETE FROM check_sessions WHERE started_at < ?`)
   return {
     list: (account, query) => exec(() => {
@@ -254,13 +348,7 @@ export function resultRepository(db: Db, exec: Exec): ResultStore {
     }),
     ofSession: (account, sessionId) => exec(() => (ofSession.all(sessionId, account) as ResultRow[]).map(resultRecord)),
     prune: async (before) => {
-      // in batches, so a large prune never holds the write lock for long
-      let total = 0
-      for (;;) {
-        const removed = await exec(() => prune.run(before).changes)
-        total += removed
-        if (removed < 5000) break
-      }
+      const total = await inBatches(() => exec(() => prune.run(before).changes))
       await exec(() => pruneSessions.run(before))
       return total
     },
@@ -309,9 +397,11 @@ export function agentRepository(db: Db, exec: Exec): AgentStore {
 export function scheduleRepository(db: Db, exec: Exec): ScheduleStore {
   const checks = db.prepare(`SELECT account_id AS account, id, body AS json FROM checks ORDER BY seq`)
   const windows = db.prepare(`SELECT account_id, body FROM maintenance_windows`)
+  const version = db.prepare(`SELECT n FROM schedule_version`).pluck()
   return {
     allChecks: () => exec(() => checks.all() as Array<{ account: string; id: string; json: string }>),
     allMaintenanceWindows: () => exec(() => (windows.all() as Array<{ account_id: string; body: string }>)
       .map((row) => ({ account: row.account_id, window: JSON.parse(row.body) as MaintenanceWindow }))),
+    scheduleVersion: () => exec(() => String(version.get())),
   }
 }
