@@ -558,6 +558,16 @@ export interface Store extends Repositories {
    */
   transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T>
   close(): Promise<void>
+  /**
+   * The rate limit's windows kept in the database, for a limit per key across every server on
+   * it (PostgreSQL); absent, each server counts its own requests (SQLite).
+   */
+  rateWindows?: RateWindowStore
+}
+
+export interface RateWindowStore {
+  /** counts one request of the key when `spend`, and answers its window (count and end, ms) as it now stands */
+  hit(keyHash: string, max: number, windowMs: number, now: number, spend: boolean): Promise<{ count: number; resetAt: number }>
 }
 
 /** Cards as stored: a card sent with the id of a card of the previous version keeps its id and created_at. */
