@@ -28,13 +28,14 @@ function urlOf(database: string): string {
 }
 
 /** The database standing for a SQLite location, created from the template; `drop` forgets a private one. */
-export async function databaseFor(location: string | undefined): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function databaseFor(location: string | undefined, options: { empty?: boolean } = {}): Promise<{ url: string; drop: () => Promise<void> }> {
   if (location && /^postgres(ql)?:\/\//.test(location)) return { url: location, drop: async () => undefined }
   const memory = !location || location === ':memory:'
   const name = memory ? `m_${randomUUID().replace(/-/g, '')}` : `f_${createHash('sha256').update(location).digest('hex').slice(0, 24)}`
   const client = await adminClient()
   try {
-    await client.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE}`)
+    // empty: no schema yet (a first start migrates it); else a copy of the migrated template
+    await client.query(`CREATE DATABASE ${name} TEMPLATE ${options.empty ? 'template0' : TEMPLATE}`)
   } catch (error) {
     // a path opened before: its database is there already
     if ((error as { code?: string }).code !== '42P04') throw error
