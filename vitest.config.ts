@@ -8,7 +8,8 @@ import { postgresBinDir } from './test/helpers/postgres-cluster.js'
  * The test matrix: every test file that starts the local server in-process (startLocalServer,
  * directly or through the helpers) runs a second time with the server on PostgreSQL
  * (test/setup/postgres-store.ts). Without PostgreSQL on the machine that half is skipped with
- * a note, except under CI, where it runs (and fails to start) instead.
+ * a note, except under CI (CI or MONITORS_REQUIRE_POSTGRES set, as .ci/run does), where it
+ * runs (and fails to start) instead.
  */
 function serverTestFiles(dir = 'test'): string[] {
   const out: string[] = []
@@ -23,7 +24,7 @@ function serverTestFiles(dir = 'test'): string[] {
   return out.sort()
 }
 
-const postgres = postgresBinDir() !== undefined || Boolean(process.env.CI)
+const postgres = postgresBinDir() !== undefined || Boolean(process.env.CI) || Boolean(process.env.MONITORS_REQUIRE_POSTGRES)
 if (!postgres) {
   process.stderr.write('\nNote: PostgreSQL is not installed (no initdb): the PostgreSQL half of the test matrix is SKIPPED. Debian: apt-get install postgresql\n\n')
 }
