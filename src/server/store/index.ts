@@ -1,8 +1,9 @@
 /**
  * The storage seam of the local server. Routes validate a request (shared zod schemas), call
  * a Store and present its records; they hold no SQL and no data of their own. A Store is
- * asynchronous and transactional so that any database can sit behind it: today SQLite
- * (./sqlite), next PostgreSQL, with several server processes on one database.
+ * asynchronous and transactional so that any database can sit behind it: SQLite (./sqlite,
+ * the embedded default) and PostgreSQL (./postgres, the same files one for one), with several
+ * server processes on one database.
  *
  * Rules every implementation keeps:
  * - Nothing is assumed about other processes: a record read may change before the next call

@@ -98,8 +98,10 @@ export function serviceRepository(sql: Sql): ServiceStore {
       return { items: rows.map(service), total: rows.length > 0 ? rows[0].total : await count(sql, 'services', account) }
     },
     byId: async (account) => new Map((await sql.rows<ServiceRow>(`SELECT ${columns} FROM services WHERE account_id = $1`, [account])).map((row) => [row.id, service(row)])),
+    // in a transaction the services found stay until it ends (FOR SHARE): a delete of one waits,
+    // then sees the card that uses it (usedBy locks the service first)
     existing: async (account, ids) => new Set(ids.length === 0 ? [] : (await sql.rows<{ id: string }>(
-      `SELECT id FROM services WHERE account_id = $1 AND id = ANY($2::text[])`, [account, ids])).map((r) => r.id)),
+      `SELECT id FROM services WHERE account_id = $1 AND id = ANY($2::text[]) ORDER BY id FOR SHARE`, [account, ids])).map((r) => r.id)),
     get,
     create: async (account, name) => {
       const [row] = await sql.rows<ServiceRow>(`INSERT INTO services (id, account_id, name, created_at, updated_at) VALUES ($1, $2, $3, $4, NULL) RETURNING ${columns}`,
@@ -112,6 +114,8 @@ export function serviceRepository(sql: Sql): ServiceStore {
     },
     delete: async (account, id) => (await sql.run(`DELETE FROM services WHERE id = $1 AND account_id = $2`, [id, account])) > 0,
     usedBy: async (account, id) => {
+      // the service is locked first: a page being written with it commits before the cards are read
+      await sql.rows(`SELECT 1 FROM services WHERE id = $1 AND account_id = $2 FOR UPDATE`, [id, account])
       const [row] = await sql.rows<{ id: string; url: string }>(
         `SELECT p.id, p.url FROM status_page_services u JOIN status_pages p ON p.seq = u.page_seq WHERE u.service_id = $1 AND p.account_id = $2 LIMIT 1`, [id, account])
       return row
