@@ -131,7 +131,7 @@ try {
     }
   }
   const agentArgs = (id, locations) => ['agent', '--api-url', lb, '--api-key', KEY, '--account-id', ACCOUNT, '--locations', locations.join(','),
-    '--agent-id', id, '--lease', `${LEASE_S}s`, '--health-port', '0', '--concurrency', '20', '--poll-interval', '500ms']
+    '--agent-id', id, '--lease', `${LEASE_S}s`, '--health-port', '0', '--concurrency', '50', '--poll-interval', '500ms']
   const agents = [start('agent eu', agentArgs('agent-eu', ['eu-west-1'])), start('agent us', agentArgs('agent-us', ['us-east-1'])),
     start('agent both', agentArgs('agent-both', LOCATIONS))]
   const startedAt = Date.now()

@@ -34,7 +34,7 @@ export function checkRepository(sql: Sql): CheckStore {
     create: (account: string, type: CheckType, data: CheckData) => sql.atomic(async (tx) => {
       const id = randomUUID()
       const json = JSON.stringify({ id, ...data, created_at: new Date().toISOString(), updated_at: null })
-      const [{ seq }] = await tx.rows<{ seq: number }>(`INSERT INTO checks (id, account_id, check_type, body) VALUES ($1, $2, $3, $4) RETURNING seq`, [id, account, type, json])
+      const [{ seq }] = await tx.rows<{ seq: number }>(`INSERT INTO checks (id, account_id, check_type, activated, body) VALUES ($1, $2, $3, $4, $5) RETURNING seq`, [id, account, type, data.activated !== false, json])
       if (data.tags.length > 0) await tx.run(insertTags, [seq, account, data.tags])
       return record(id, type, json)
     }),
@@ -44,7 +44,7 @@ export function checkRepository(sql: Sql): CheckStore {
       if (!row || row.check_type !== type) return undefined
       const previous = JSON.parse(row.body) as { created_at: string }
       const json = JSON.stringify({ id, ...data, created_at: previous.created_at, updated_at: new Date().toISOString() })
-      await tx.run(`UPDATE checks SET body = $1 WHERE seq = $2`, [json, row.seq])
+      await tx.run(`UPDATE checks SET body = $1, activated = $2 WHERE seq = $3`, [json, data.activated !== false, row.seq])
       await tx.run(`DELETE FROM check_tags WHERE check_seq = $1`, [row.seq])
       if (data.tags.length > 0) await tx.run(insertTags, [row.seq, account, data.tags])
       return record(id, type, json)

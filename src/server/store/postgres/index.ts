@@ -26,10 +26,36 @@ export interface Sql {
 /** Errors the database answers when two transactions got in each other's way: the whole transaction may be tried again. */
 const RETRYABLE = new Set(['40001', '40P01'])
 
+/*
+ * PostgreSQL's text cannot hold U+0000, which the API accepts in any string (SQLite keeps it).
+ * Strings go in and come out through an escape that keeps equality and uniqueness: U+0000 is
+ * stored as U+E000 U+E002, and U+E000 itself as U+E000 U+E001. JSON bodies are stored as
+ * JSON.stringify writes them, where U+0000 is already the six characters "\u0000".
+ */
+const ESCAPE = '\uE000'
+const encode = (value: string): string =>
+  value.includes('\0') || value.includes(ESCAPE) ? value.replaceAll(ESCAPE, '\uE000\uE001').replaceAll('\0', '\uE000\uE002') : value
+const decode = (value: string): string =>
+  value.includes(ESCAPE) ? value.replace(/\uE000([\uE001\uE002])/g, (_, c: string) => (c === '\uE001' ? ESCAPE : '\0')) : value
+
+function encodeParam(value: unknown): unknown {
+  if (typeof value === 'string') return encode(value)
+  if (Array.isArray(value)) return value.map((v) => (typeof v === 'string' ? encode(v) : v))
+  return value
+}
+
+function decodeRow<R>(row: Record<string, unknown>): R {
+  for (const key in row) {
+    const value = row[key]
+    if (typeof value === 'string' && value.includes(ESCAPE)) row[key] = decode(value)
+  }
+  return row as R
+}
+
 function clientSql(client: pg.PoolClient | pg.Pool, atomic: Sql['atomic']): Sql {
   return {
-    rows: async <R>(text: string, values?: unknown[]) => (await client.query(text, values)).rows as R[],
-    run: async (text, values) => (await client.query(text, values)).rowCount ?? 0,
+    rows: async <R>(text: string, values?: unknown[]) => (await client.query(text, values?.map(encodeParam))).rows.map((row) => decodeRow<R>(row)),
+    run: async (text, values) => (await client.query(text, values?.map(encodeParam))).rowCount ?? 0,
     atomic,
   }
 }

@@ -24,6 +24,7 @@ export const MIGRATIONS: readonly string[] = [
     id         TEXT NOT NULL UNIQUE,
     account_id TEXT NOT NULL,
     check_type TEXT NOT NULL,
+    activated  BOOLEAN NOT NULL,        -- the body's activated (claims read it without parsing the body)
     body       TEXT NOT NULL            -- the check exactly as GET answers it
   );
   CREATE INDEX checks_account ON checks (account_id, seq);

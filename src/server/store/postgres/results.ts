@@ -15,7 +15,7 @@ import type { Sql } from './index.js'
 const now = () => new Date().toISOString()
 
 interface StatusRow {
-  name: string
+  body: string
   check_id: string
   has_failures: boolean
   has_errors: boolean
@@ -31,7 +31,7 @@ interface StatusRow {
 }
 
 const status = (row: StatusRow): CheckStatusRecord => ({
-  name: row.name,
+  name: (JSON.parse(row.body) as { name: string }).name,
   checkId: row.check_id,
   hasFailures: row.has_failures,
   hasErrors: row.has_errors,
@@ -65,7 +65,8 @@ export function checkStatusRepository(sql: Sql): CheckStatusStore {
       longest_run        = GREATEST(check_statuses.longest_run, excluded.longest_run),
       shortest_run       = LEAST(check_statuses.shortest_run, excluded.shortest_run),
       updated_at         = excluded.updated_at`
-  const columns = `c.body::jsonb ->> 'name' AS name, s.check_id, s.has_failures, s.has_errors, s.is_degraded, s.longest_run,
+  // the name is read from the body here, not by the database: a body may hold "\u0000", which jsonb refuses
+  const columns = `c.body, s.check_id, s.has_failures, s.has_errors, s.is_degraded, s.longest_run,
     s.shortest_run, s.last_run_location, s.last_check_run_id, s.ssl_days_remaining, s.last_response_time, s.created_at, s.updated_at`
 
   return {

@@ -79,7 +79,7 @@ const CLAIM = `
       AND ($3::text[] IS NULL OR r.location = ANY($3::text[]))
       AND (NOT $4::boolean OR NOT EXISTS (
         SELECT 1 FROM agent_locations a WHERE a.account_id = r.account_id AND a.location = r.location AND a.expires_at > $1))
-      AND (r.session_id IS NOT NULL OR (c.body::jsonb -> 'activated') IS DISTINCT FROM 'false'::jsonb)
+      AND (r.session_id IS NOT NULL OR c.activated)
     ORDER BY r.due_at, r.seq
     LIMIT $5
     FOR UPDATE OF r SKIP LOCKED)
