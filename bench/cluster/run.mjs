@@ -192,10 +192,12 @@ try {
   const q = async (text, values) => (await client.query(text, values)).rows
   const { dueIndexAt, dueTime, locationsFor } = await jiti.import(join(root, 'src', 'server', 'scheduler', 'due.ts'))
   const checks = (await q('SELECT id, body FROM checks')).map((r) => JSON.parse(r.body))
+  // a result's run id is "<run row id>.<claim>"
+  const finalsOf = `SELECT split_part(run_id, '.', 1) AS run, count(*)::int AS finals, min(started_at) AS started_at
+    FROM check_results WHERE result_type = 'FINAL' GROUP BY 1`
   const runs = await q(`SELECT r.id, r.check_id, r.location, r.due_at::float8 AS due_at, r.state, r.claim_seq,
-      (SELECT count(*)::int FROM check_results c WHERE c.result_type = 'FINAL' AND c.run_id LIKE r.id || '.%') AS finals,
-      (SELECT min(c.started_at) FROM check_results c WHERE c.result_type = 'FINAL' AND c.run_id LIKE r.id || '.%') AS started_at
-    FROM check_runs r WHERE r.session_id IS NULL`)
+      coalesce(f.finals, 0) AS finals, f.started_at
+    FROM check_runs r LEFT JOIN (${finalsOf}) f ON f.run = r.id WHERE r.session_id IS NULL`)
   const byKey = new Map(runs.map((r) => [`${r.check_id}|${r.location}|${r.due_at}`, r]))
   let expected = 0
   let exactlyOnce = 0
@@ -226,7 +228,7 @@ try {
     }
   }
   const [orphans] = await q(`SELECT count(*)::int AS n FROM check_results c WHERE c.result_type = 'FINAL'
-    AND NOT EXISTS (SELECT 1 FROM check_runs r WHERE c.run_id LIKE r.id || '.%' AND r.state = 'done')`)
+    AND NOT EXISTS (SELECT 1 FROM check_runs r WHERE r.id = split_part(c.run_id, '.', 1) AND r.state = 'done')`)
   const [doubles] = await q(`SELECT count(*)::int AS n FROM (SELECT split_part(run_id, '.', 1) FROM check_results WHERE result_type = 'FINAL'
     GROUP BY 1 HAVING count(*) > 1) d`)
   const [reclaimed] = await q(`SELECT count(*)::int AS n FROM check_runs WHERE claim_seq > 1`)
