@@ -25,7 +25,9 @@ function serverTestFiles(dir = 'test'): string[] {
 }
 
 const postgres = postgresBinDir() !== undefined || Boolean(process.env.CI) || Boolean(process.env.MONITORS_REQUIRE_POSTGRES)
-if (!postgres) {
+// (the config is read more than once per run: one note)
+if (!postgres && !process.env.MONITORS_PG_NOTE_SHOWN) {
+  process.env.MONITORS_PG_NOTE_SHOWN = '1'
   process.stderr.write('\nNote: PostgreSQL is not installed (no initdb): the PostgreSQL half of the test matrix is SKIPPED. Debian: apt-get install postgresql\n\n')
 }
 
