@@ -4,6 +4,7 @@
  * afterwards (integrity check, and the rows agree with what the clients saw succeed).
  */
 import Database from 'better-sqlite3'
+import { onPostgres } from '../helpers/postgres-databases.js'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -91,11 +92,15 @@ describe('load', () => {
     await pool.close()
     await server.close()
 
-    const db = new Database(dbPath, { readonly: true })
-    expect(db.pragma('integrity_check', { simple: true })).toBe('ok')
-    const total = db.prepare('SELECT count(*) FROM checks').pluck().get() as number
-    db.close()
-    expect(total).toBe([...created.values()].reduce((sum, ids) => sum + ids.size, 0))
+    // the SQLite file itself (in the PostgreSQL half of the matrix the lists above are the proof)
+    let total = [...created.values()].reduce((sum, ids) => sum + ids.size, 0)
+    if (!onPostgres) {
+      const db = new Database(dbPath, { readonly: true })
+      expect(db.pragma('integrity_check', { simple: true })).toBe('ok')
+      total = db.prepare('SELECT count(*) FROM checks').pluck().get() as number
+      db.close()
+      expect(total).toBe([...created.values()].reduce((sum, ids) => sum + ids.size, 0))
+    }
 
     console.log(`load: ${requests} requests in ${DURATION_MS / 1000} s (${Math.round(requests / (DURATION_MS / 1000))}/s), statuses ${JSON.stringify(Object.fromEntries([...counts].sort()))}, ${total} checks stored`)
     expect(failures.slice(0, 5)).toEqual([])
