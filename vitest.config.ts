@@ -1,9 +1,36 @@
+import { readdirSync, readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
+import { join } from 'node:path'
 import { defineConfig } from 'vitest/config'
+import { postgresBinDir } from './test/helpers/postgres-cluster.js'
+
+/**
+ * The test matrix: every test file that starts the local server in-process (startLocalServer,
+ * directly or through the helpers) runs a second time with the server on PostgreSQL
+ * (test/setup/postgres-store.ts). Without PostgreSQL on the machine that half is skipped with
+ * a note, except under CI (CI or MONITORS_REQUIRE_POSTGRES set, as .ci/run does), where it
+ * runs (and fails to start) instead.
+ */
+function serverTestFiles(dir = 'test'): string[] {
+  const out: string[] = []
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) {
+      if (entry.name !== 'fixtures') out.push(...serverTestFiles(path))
+    } else if (entry.name.endsWith('.test.ts') && /startLocalServer|startTestServer|useServer\(|startResultsBench/.test(readFileSync(path, 'utf8'))) {
+      out.push(path)
+    }
+  }
+  return out.sort()
+}
+
+const postgres = postgresBinDir() !== undefined || Boolean(process.env.CI) || Boolean(process.env.MONITORS_REQUIRE_POSTGRES)
+if (!postgres) {
+  process.stderr.write('\nNote: PostgreSQL is not installed (no initdb): the PostgreSQL half of the test matrix is SKIPPED. Debian: apt-get install postgresql\n\n')
+}
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
@@ -15,5 +42,20 @@ export default defineConfig({
     globalSetup: ['test/setup/fresh-build.ts'],
     // the CLI bundle runs in-process as Node loads it for bin/monitors.js, not transformed
     server: { deps: { external: [/\/dist\//] } },
+    projects: [
+      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } },
+      ...(postgres
+        ? [{
+            extends: true as const,
+            test: {
+              name: 'postgres',
+              include: serverTestFiles(),
+              globalSetup: ['test/setup/postgres.ts'],
+              setupFiles: ['test/setup/postgres-store.ts'],
+              env: { MONITORS_TEST_STORE: 'postgres' },
+            },
+          }]
+        : []),
+    ],
   },
 })

@@ -37,6 +37,7 @@ const ALLOWED: Record<Layer, readonly string[]> = {
 /** Packages only some folders may use. */
 const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   'better-sqlite3': ['src/server/store/sqlite/'],
+  pg: ['src/server/store/postgres/'],
 }
 
 /** SQL in a string literal: only the store may speak it. */
@@ -115,6 +116,9 @@ function violations(imports: readonly ImportRecord[], strings: ReadonlyMap<strin
       // inside the server: routes, results and the scheduler reach the store through its interface only
       if (from === 'server' && r.target.startsWith('src/server/store/sqlite/') && !r.file.startsWith('src/server/store/') && r.file !== 'src/server/index.ts') {
         bad(r, 'only the store and src/server/index.ts may use the SQLite store; go through the Store interface (src/server/store/index.ts)')
+      }
+      if (from === 'server' && r.target.startsWith('src/server/store/postgres/') && !r.file.startsWith('src/server/store/') && r.file !== 'src/server/index.ts') {
+        bad(r, 'only the store and src/server/index.ts may use the PostgreSQL store; go through the Store interface (src/server/store/index.ts)')
       }
       continue
     }

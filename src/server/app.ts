@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Store } from './store/index.js'
 import { authHook } from './auth.js'
-import { RateLimiter } from './rate-limit.js'
+import { RateLimiter, SharedRateLimiter } from './rate-limit.js'
 import { HttpError, errorHandler, routeNotFound, sendHttpError } from './errors.js'
 import { checkRoutes } from './routes/checks.js'
 import { variableRoutes } from './routes/variables.js'
@@ -77,12 +77,20 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
     })
   }
 
+  // an answer sent once closing has begun ends its connection: close() waits for open
+  // connections, and a keep-alive client would hold one for the whole keep-alive timeout
+  app.addHook('onSend', async (_request, reply) => {
+    if (options.closing?.aborted) reply.header('connection', 'close')
+  })
+
   // faults come first, so an injected 500 or 429 never reaches the routes
   const faults = options.faults ? installFaults(app, options.faults.spec, options.faults.seed) : undefined
 
   // authentication, then the key's rate limit (see rate-limit.ts)
   // except pings (/ping/:pingToken): the token is their secret, and they spend no key's quota
-  const auth = authHook(store, new RateLimiter(options.rateLimit.max, options.rateLimit.timeWindowMs))
+  // one count per key in the database when the store keeps one (PostgreSQL: every server shares it)
+  const { max, timeWindowMs } = options.rateLimit
+  const auth = authHook(store, store.rateWindows ? new SharedRateLimiter(max, timeWindowMs, store.rateWindows) : new RateLimiter(max, timeWindowMs))
   // and the web pages (status pages, the dashboard): public, or behind their own session cookie
   app.addHook('onRequest', async (request, reply) => (isPing(request) || isWeb(request) ? undefined : auth(request, reply)))
 

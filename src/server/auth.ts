@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { HttpError } from './errors.js'
 import { hashKey } from './keys.js'
-import { type RateLimiter, type RateWindow, rateHeaders, setRateHeaders, tooManyRequests } from './rate-limit.js'
+import { type Limiter, type RateWindow, rateHeaders, setRateHeaders, tooManyRequests } from './rate-limit.js'
 import type { Store } from './store/index.js'
 
 declare module 'fastify' {
@@ -23,7 +23,7 @@ function badToken(window: RateWindow): HttpError {
  * Keys are looked up in the store on every request: another server process on the same
  * database may have registered or replaced them.
  */
-export function authHook(store: Store, limiter: RateLimiter) {
+export function authHook(store: Store, limiter: Limiter) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const header = request.headers.authorization
     const match = typeof header === 'string' ? /^Bearer[ ]+(\S+)\s*$/i.exec(header) : null
@@ -33,8 +33,8 @@ export function authHook(store: Store, limiter: RateLimiter) {
     // the lookup is by hash; the comparison of the hashes themselves takes constant time
     if (!key || !timingSafeEqual(Buffer.from(key.keyHash, 'hex'), Buffer.from(hash, 'hex'))) throw badToken(limiter.unspent())
     const account = request.headers['x-service-account']
-    if (account !== undefined && account !== key.accountId) throw new HttpError(403, 'Forbidden', undefined, rateHeaders(limiter.peek(hash)))
-    const window = limiter.consume(hash)
+    if (account !== undefined && account !== key.accountId) throw new HttpError(403, 'Forbidden', undefined, rateHeaders(await limiter.peek(hash)))
+    const window = await limiter.consume(hash)
     if (!window.allowed) throw tooManyRequests(window)
     setRateHeaders(reply, window)
     request.accountId = key.accountId

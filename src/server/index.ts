@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net'
 import { buildApp } from './app.js'
 import { openSqliteStore } from './store/sqlite/index.js'
+import type { Store } from './store/index.js'
 import { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 import { DEFAULT_RETENTION_DAYS, Scheduler, type FinalResultHook, type SchedulerOptions } from './scheduler/index.js'
 import { recordResult } from './results/index.js'
@@ -15,7 +16,10 @@ export interface LocalServerOptions {
   host?: string
   /** default 0 (a free port); the CLI command defaults to 4010 */
   port?: number
-  /** default ':memory:'; a file path creates its parent directories */
+  /**
+   * default ':memory:'; a file path creates its parent directories; a postgres:// (or
+   * postgresql://) URL uses that PostgreSQL database, which several servers may share
+   */
   dbPath?: string
   /** registered (hashed) on start; an account id defaults to 'acc_' and a short hash of the key */
   apiKeys?: Array<{ key: string; accountId?: string }>
@@ -72,8 +76,21 @@ export interface LocalServer {
 
 export const DEFAULT_RATE_LIMIT = { max: 600, timeWindowMs: 60_000 } as const
 
+/** True for a postgres:// or postgresql:// URL (the PostgreSQL store), false for a SQLite path. */
+export function isPostgresUrl(location: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(location)
+}
+
+/** The store at `location`: a PostgreSQL URL, or a SQLite file (':memory:' keeps nothing). */
+export async function openStore(location: string): Promise<Store> {
+  if (!isPostgresUrl(location)) return openSqliteStore(location)
+  // loaded only for PostgreSQL, so an embedded server never loads the driver
+  const { openPostgresStore } = await import('./store/postgres/index.js')
+  return openPostgresStore(location)
+}
+
 export async function startLocalServer(options: LocalServerOptions = {}): Promise<LocalServer> {
-  const store = openSqliteStore(options.dbPath ?? ':memory:')
+  const store = await openStore(options.dbPath ?? ':memory:')
   try {
     const keys = await store.keys.setUp(options.apiKeys ?? [])
     const log = options.log === true ? (line: string) => process.stderr.write(`${line}\n`) : options.log || undefined

@@ -13,10 +13,11 @@ export interface RateWindow {
  * only once authenticated, so a 401 or 403 costs nothing; every answer still carries the
  * headers (see `unspent` and `peek`).
  *
- * The counts live in this process: several servers on one database each count their own
- * requests, so a key gets the limit from each. A shared limit would need the store.
+ * The counts live in this process: several servers on one SQLite file each count their own
+ * requests, so a key gets the limit from each. On PostgreSQL the servers share one count
+ * (`SharedRateLimiter`).
  */
-export class RateLimiter {
+export class RateLimiter implements Limiter {
   private readonly windows = new Map<string, { count: number; resetAt: number }>()
   private nextSweep = 0
 
@@ -56,6 +57,43 @@ export class RateLimiter {
   }
 
   /** For a request without a known key (401): the whole limit of a fresh window, nothing spent. */
+  unspent(now = Date.now()): RateWindow {
+    return this.figures(0, now + this.windowMs, now)
+  }
+}
+
+/** What the auth hook needs of a limiter: this process's counts, or the database's. */
+export interface Limiter {
+  consume(key: string): (RateWindow & { allowed: boolean }) | Promise<RateWindow & { allowed: boolean }>
+  peek(key: string): RateWindow | Promise<RateWindow>
+  unspent(): RateWindow
+}
+
+/**
+ * The same fixed window per key, counted in the database (`Store.rateWindows`): with several
+ * servers on one PostgreSQL database a key gets the limit once in all, not once per server.
+ */
+export class SharedRateLimiter implements Limiter {
+  constructor(
+    readonly max: number,
+    readonly windowMs: number,
+    private readonly windows: { hit(keyHash: string, max: number, windowMs: number, now: number, spend: boolean): Promise<{ count: number; resetAt: number }> },
+  ) {}
+
+  private figures(count: number, resetAt: number, now: number): RateWindow {
+    return { limit: this.max, remaining: Math.max(0, this.max - count), resetSeconds: Math.max(1, Math.ceil((resetAt - now) / 1000)) }
+  }
+
+  async consume(key: string, now = Date.now()): Promise<RateWindow & { allowed: boolean }> {
+    const window = await this.windows.hit(key, this.max, this.windowMs, now, true)
+    return { ...this.figures(Math.min(window.count, this.max), window.resetAt, now), allowed: window.count <= this.max }
+  }
+
+  async peek(key: string, now = Date.now()): Promise<RateWindow> {
+    const window = await this.windows.hit(key, this.max, this.windowMs, now, false)
+    return this.figures(window.count, window.resetAt, now)
+  }
+
   unspent(now = Date.now()): RateWindow {
     return this.figures(0, now + this.windowMs, now)
   }

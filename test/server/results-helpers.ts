@@ -3,21 +3,25 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
-import { openSqliteStore, type SqliteStore } from '../../src/server/store/sqlite/index.js'
+import { openStore } from '../../src/server/index.js'
+import type { Store } from '../../src/server/store/index.js'
+import { databaseFor, onPostgres } from '../helpers/postgres-databases.js'
 import { recordResult, type RecordOutcome } from '../../src/server/results/index.js'
 import { runCheck, type CheckRunResult, type RunnableCheck } from '../../src/runner/index.js'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
 import { KEY_A, KEY_B, caller, type Call } from './helpers.js'
 
 /**
- * The real server on a temporary SQLite file, a second store on the same file (as the
+ * The real server on a temporary SQLite file (in the PostgreSQL half of the test matrix, a
+ * database of its own), a second store on the same database (as the
  * scheduler of another process would hold), and a DNS server on 127.0.0.1 to run checks
  * against. Results are real runs of src/runner, recorded with recordResult.
  */
 export interface ResultsBench {
   server: LocalServer
+  /** the SQLite file, or the PostgreSQL URL */
   dbPath: string
-  store: SqliteStore
+  store: Store
   dns: DnsServerHandle
   call: Call
   /** creates a DNS check through the API, asking the test DNS server for `query`; answers its id */
@@ -31,7 +35,7 @@ export interface ResultsBench {
 
 export async function startResultsBench(): Promise<ResultsBench> {
   const dir = mkdtempSync(join(tmpdir(), 'monitors-results-'))
-  const dbPath = join(dir, 'monitors.db')
+  const dbPath = onPostgres ? (await databaseFor(join(dir, 'monitors.db'))).url : join(dir, 'monitors.db')
   const server = await startLocalServer({
     host: '127.0.0.1',
     port: 0,
@@ -39,7 +43,7 @@ export async function startResultsBench(): Promise<ResultsBench> {
     apiKeys: [{ key: KEY_A, accountId: 'acc-a' }, { key: KEY_B, accountId: 'acc-b' }],
     rateLimit: { max: 1_000_000, timeWindowMs: 60_000 },
   })
-  const store = openSqliteStore(dbPath)
+  const store = await openStore(dbPath)
   const dns = await startDnsServer()
   const call = caller(server)
 

@@ -53,6 +53,19 @@ describe('two servers, one database', () => {
     expect((await a('GET', '/v1/status-pages')).json.entries).toHaveLength(1)
   })
 
+  it('a page written with a service and a delete of that service at the same moment: never both', async () => {
+    for (let round = 0; round < 15; round++) {
+      const service = (await a('POST', '/v1/status-pages/services', { name: `race ${round}` })).json
+      const [page, removed] = await Promise.all([
+        b('POST', '/v1/status-pages', { name: 'race', url: `race-${round}`, cards: [{ name: 'c', services: [{ id: service.id }] }] }),
+        a('DELETE', `/v1/status-pages/services/${service.id}`),
+      ])
+      // either the page won (the delete is refused) or the delete won (the page is refused)
+      expect([page.status, removed.status].sort(), `round ${round}`).toSatisfy(
+        (s: number[]) => (s[0] === 201 && s[1] === 409) || (s[0] === 204 && s[1] === 400))
+    }
+  })
+
   it('a service in use cannot be deleted through the other server', async () => {
     const service = (await a('POST', '/v1/status-pages/services', { name: 's' })).json
     expect((await b('POST', '/v1/status-pages', { name: 'q', url: 'uses-s', cards: [{ name: 'c', services: [{ id: service.id }] }] })).status).toBe(201)

@@ -7,7 +7,7 @@ import { UserError } from '../../errors.js'
 interface ServerArgs {
   host: string
   port: number
-  db: string
+  db?: string
   'api-key'?: string[]
   'rate-limit'?: string
   ipv6?: string[]
@@ -47,17 +47,34 @@ export function parseRateLimit(spec: string): { max: number; timeWindowMs: numbe
  */
 export function restartKeyHint(db: string, accountId: string): string {
   return `Keys already stored in ${db} are in use; only their hashes are kept, so the key printed at its first start cannot be shown again. ` +
-    `Lost it? Restart with --api-key KEY:${accountId} (or MONITORING_SERVER_API_KEYS=KEY:${accountId}) to choose a key for account ${accountId}, or delete ${db} to start empty with a new generated key.`
+    `Lost it? Restart with --api-key KEY:${accountId} (or MONITORING_SERVER_API_KEYS=KEY:${accountId}) to choose a key for account ${accountId}, or ${/^postgres(ql)?:\/\//i.test(db) ? `empty the database ${db}` : `delete ${db}`} to start empty with a new generated key.`
+}
+
+export const DEFAULT_DB = '.monitors/server.db'
+
+/** A PostgreSQL URL with its password replaced by "***" (a SQLite path as it is): what is printed. */
+export function shownDb(db: string): string {
+  if (!/^postgres(ql)?:\/\//i.test(db)) return db
+  try {
+    const url = new URL(db)
+    if (url.password) url.password = '***'
+    return url.toString()
+  } catch {
+    return db.replace(/\/\/([^:/@]*):[^@]*@/, '//$1:***@')
+  }
 }
 
 export const serverCommand: CommandModule<object, ServerArgs> = {
   command: 'server',
-  describe: 'Run the local Monitoring API (SQLite storage) until Ctrl-C',
+  describe: 'Run the local Monitoring API (SQLite, or PostgreSQL for several servers) until Ctrl-C',
   builder: (yargs) =>
     yargs
       .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on' })
       .option('port', { type: 'number', default: 4010, describe: 'Port to listen on (0 picks a free one)' })
-      .option('db', { type: 'string', default: '.monitors/server.db', describe: 'SQLite file (":memory:" keeps nothing)' })
+      .option('db', {
+        type: 'string',
+        describe: `SQLite file (":memory:" keeps nothing), or postgres://user:pass@host:5432/db shared by several servers; default from MONITORING_SERVER_DB, else ${DEFAULT_DB}`,
+      })
       .option('api-key', {
         type: 'string',
         array: true,
@@ -89,6 +106,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
     const smtpUrl = args['smtp-url'] || io().env.MONITORING_SMTP_URL || undefined
     const smtpFrom = args['smtp-from'] || io().env.MONITORING_SMTP_FROM || undefined
     const out = (line: string) => io().stdout.write(`${line}\n`)
+    const db = args.db || io().env.MONITORING_SERVER_DB || DEFAULT_DB
     let server
     try {
       // loaded here, so the other commands start without fastify and SQLite
@@ -96,7 +114,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
       server = await startLocalServer({
         host: args.host,
         port: args.port,
-        dbPath: args.db,
+        dbPath: db,
         apiKeys,
         rateLimit,
         ipv6s: args.ipv6 && args.ipv6.length > 0 ? args.ipv6 : undefined,
@@ -112,7 +130,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
       throw nativeLoadError(error, 'server') ?? error
     }
 
-    out(`Monitoring API listening on ${server.url} (database ${args.db}, account ${server.accountId})`)
+    out(`Monitoring API listening on ${server.url} (database ${shownDb(db)}, account ${server.accountId})`)
     out(`Dashboard at ${server.url}/ (log in with one of its keys); status pages at ${server.url}/status/{url}`)
     out(args.runner
       ? `Running the activated checks (results kept ${args.retention} days); agents may serve locations too`
@@ -126,7 +144,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
       out(`${paint().bold('API key')} (shown once, only its hash is kept): ${server.apiKey}`)
     } else if (apiKeys.length === 0) {
       // a restart on an existing database: the key printed at the first start cannot be shown again
-      out(restartKeyHint(args.db, server.accountId))
+      out(restartKeyHint(shownDb(db), server.accountId))
     }
 
     await new Promise<void>((resolve) => {

@@ -1,8 +1,9 @@
 /**
  * The storage seam of the local server. Routes validate a request (shared zod schemas), call
  * a Store and present its records; they hold no SQL and no data of their own. A Store is
- * asynchronous and transactional so that any database can sit behind it: today SQLite
- * (./sqlite), next PostgreSQL, with several server processes on one database.
+ * asynchronous and transactional so that any database can sit behind it: SQLite (./sqlite,
+ * the embedded default) and PostgreSQL (./postgres, the same files one for one), with several
+ * server processes on one database.
  *
  * Rules every implementation keeps:
  * - Nothing is assumed about other processes: a record read may change before the next call
@@ -628,6 +629,16 @@ export interface Store extends Repositories {
    */
   transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T>
   close(): Promise<void>
+  /**
+   * The rate limit's windows kept in the database, for a limit per key across every server on
+   * it (PostgreSQL); absent, each server counts its own requests (SQLite).
+   */
+  rateWindows?: RateWindowStore
+}
+
+export interface RateWindowStore {
+  /** counts one request of the key when `spend`, and answers its window (count and end, ms) as it now stands */
+  hit(keyHash: string, max: number, windowMs: number, now: number, spend: boolean): Promise<{ count: number; resetAt: number }>
 }
 
 /** Cards as stored: a card sent with the id of a card of the previous version keeps its id and created_at. */

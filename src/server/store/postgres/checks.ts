@@ -1,0 +1,54 @@
+import { randomUUID } from 'node:crypto'
+import type { CheckData, CheckPage, CheckRecord, CheckStore, CheckType } from '../index.js'
+import type { Sql } from './index.js'
+
+/*
+ * A check is stored as the text GET answers (the validated body plus id, checkType,
+ * created_at and updated_at), so reads never re-serialize; tags are indexed beside it.
+ * A list page is one statement (one snapshot): the page's answers joined by the database,
+ * their count and the total. Nothing is cached: another server may have written since.
+ */
+export function checkRepository(sql: Sql): CheckStore {
+  const record = (id: string, checkType: string, json: string): CheckRecord => ({ id, checkType, json })
+  const insertTags = `INSERT INTO check_tags (check_seq, account_id, tag) SELECT DISTINCT $1::bigint, $2::text, t FROM unnest($3::text[]) AS t
+    ON CONFLICT DO NOTHING`
+
+  return {
+    list: async (account, query): Promise<CheckPage> => {
+      // a check matches when it carries any of the tags asked for
+      const where = `account_id = $1 AND ($4::text IS NULL OR check_type = $4)
+        AND ($5::text[] IS NULL OR seq IN (SELECT check_seq FROM check_tags WHERE account_id = $1 AND tag = ANY($5::text[])))`
+      const [row] = await sql.rows<{ total: number; count: number; json: string | null }>(
+        `WITH matching AS (SELECT seq, body FROM checks WHERE ${where}),
+              page AS (SELECT seq, body FROM matching ORDER BY seq LIMIT $2 OFFSET $3)
+         SELECT (SELECT count(*) FROM matching) AS total, (SELECT count(*) FROM page) AS count,
+                (SELECT string_agg(body, ',' ORDER BY seq) FROM page) AS json`,
+        [account, query.limit, query.offset, query.checkType ?? null, query.tags ?? null],
+      )
+      return { json: Buffer.from(`[${row.json ?? ''}]`), count: row.count, total: row.total }
+    },
+    get: async (account, id) => {
+      const [row] = await sql.rows<{ check_type: string; body: string }>(`SELECT check_type, body FROM checks WHERE id = $1 AND account_id = $2`, [id, account])
+      return row && record(id, row.check_type, row.body)
+    },
+    create: (account: string, type: CheckType, data: CheckData) => sql.atomic(async (tx) => {
+      const id = randomUUID()
+      const json = JSON.stringify({ id, ...data, created_at: new Date().toISOString(), updated_at: null })
+      const [{ seq }] = await tx.rows<{ seq: number }>(`INSERT INTO checks (id, account_id, check_type, body) VALUES ($1, $2, $3, $4) RETURNING seq`, [id, account, type, json])
+      if (data.tags.length > 0) await tx.run(insertTags, [seq, account, data.tags])
+      return record(id, type, json)
+    }),
+    replace: (account, id, type, data) => sql.atomic(async (tx) => {
+      const [row] = await tx.rows<{ seq: number; check_type: string; body: string }>(
+        `SELECT seq, check_type, body FROM checks WHERE id = $1 AND account_id = $2 FOR UPDATE`, [id, account])
+      if (!row || row.check_type !== type) return undefined
+      const previous = JSON.parse(row.body) as { created_at: string }
+      const json = JSON.stringify({ id, ...data, created_at: previous.created_at, updated_at: new Date().toISOString() })
+      await tx.run(`UPDATE checks SET body = $1 WHERE seq = $2`, [json, row.seq])
+      await tx.run(`DELETE FROM check_tags WHERE check_seq = $1`, [row.seq])
+      if (data.tags.length > 0) await tx.run(insertTags, [row.seq, account, data.tags])
+      return record(id, type, json)
+    }),
+    delete: async (account, id) => (await sql.run(`DELETE FROM checks WHERE id = $1 AND account_id = $2`, [id, account])) > 0,
+  }
+}

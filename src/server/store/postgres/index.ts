@@ -1,0 +1,164 @@
+import pg from 'pg'
+import type { Repositories, Store } from '../index.js'
+import { UserError } from '../../../errors.js'
+import { TYPES, migrate, redactUrl } from './migrations.js'
+import { checkRepository } from './checks.js'
+import { keyRepository } from './keys.js'
+import { incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
+import { alertRepository, checkStatusRepository, errorGroupRepository } from './results.js'
+import { heartbeatRepository } from './heartbeats.js'
+import { agentRepository, resultRepository, runRepository, scheduleRepository, sessionRepository } from './runs.js'
+import { rateWindowRepository } from './rate-windows.js'
+
+/**
+ * Where the repositories send their statements: the pool (each statement on any free
+ * connection) or the one connection of a transaction. `atomic` runs several statements as
+ * one: in a transaction of its own on the pool, as part of the open one on a transaction's
+ * connection.
+ */
+export interface Sql {
+  rows<R>(text: string, values?: unknown[]): Promise<R[]>
+  /** rows changed */
+  run(text: string, values?: unknown[]): Promise<number>
+  atomic<T>(fn: (sql: Sql) => Promise<T>): Promise<T>
+}
+
+/** Errors the database answers when two transactions got in each other's way: the whole transaction may be tried again. */
+const RETRYABLE = new Set(['40001', '40P01'])
+
+function clientSql(client: pg.PoolClient | pg.Pool, atomic: Sql['atomic']): Sql {
+  return {
+    rows: async <R>(text: string, values?: unknown[]) => (await client.query(text, values)).rows as R[],
+    run: async (text, values) => (await client.query(text, values)).rowCount ?? 0,
+    atomic,
+  }
+}
+
+async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const client = await pool.connect()
+    let broken = false
+    try {
+      await client.query('BEGIN')
+      const result = await fn(client)
+      await client.query('COMMIT')
+      return result
+    } catch (error) {
+      try {
+        await client.query('ROLLBACK')
+      } catch {
+        broken = true
+      }
+      if (attempt < 3 && RETRYABLE.has((error as { code?: string }).code ?? '')) continue
+      throw error
+    } finally {
+      client.release(broken)
+    }
+  }
+}
+
+function repositories(sql: Sql): Repositories {
+  return {
+    checks: checkRepository(sql),
+    variables: variableRepository(sql),
+    services: serviceRepository(sql),
+    statusPages: statusPageRepository(sql),
+    maintenanceWindows: maintenanceWindowRepository(sql),
+    incidents: incidentRepository(sql),
+    keys: keyRepository(sql),
+    checkStatuses: checkStatusRepository(sql),
+    errorGroups: errorGroupRepository(sql),
+    alerts: alertRepository(sql),
+    heartbeats: heartbeatRepository(sql),
+    runs: runRepository(sql),
+    results: resultRepository(sql),
+    sessions: sessionRepository(sql),
+    agents: agentRepository(sql),
+    schedule: scheduleRepository(sql),
+  }
+}
+
+/**
+ * The Store on PostgreSQL, for several server processes on one database. Statements go to a
+ * pool of connections; a transaction checks one connection out for its whole length, so other
+ * requests of the process go on meanwhile. Nothing is kept in memory: every answer is read
+ * from the database, so what another server writes is seen at once.
+ */
+export class PostgresStore implements Store {
+  readonly checks
+  readonly variables
+  readonly services
+  readonly statusPages
+  readonly maintenanceWindows
+  readonly incidents
+  readonly keys
+  readonly checkStatuses
+  readonly errorGroups
+  readonly alerts
+  readonly heartbeats
+  readonly runs
+  readonly results
+  readonly sessions
+  readonly agents
+  readonly schedule
+  /** the rate limit's windows, shared by every server on the database */
+  readonly rateWindows
+  private closed = false
+
+  constructor(readonly pool: pg.Pool) {
+    const sql = clientSql(pool, (fn) => inTransaction(pool, (client) => fn(transactionSql(client))))
+    const repos = repositories(sql)
+    this.checks = repos.checks
+    this.variables = repos.variables
+    this.services = repos.services
+    this.statusPages = repos.statusPages
+    this.maintenanceWindows = repos.maintenanceWindows
+    this.incidents = repos.incidents
+    this.keys = repos.keys
+    this.checkStatuses = repos.checkStatuses
+    this.errorGroups = repos.errorGroups
+    this.alerts = repos.alerts
+    this.heartbeats = repos.heartbeats
+    this.runs = repos.runs
+    this.results = repos.results
+    this.sessions = repos.sessions
+    this.agents = repos.agents
+    this.schedule = repos.schedule
+    this.rateWindows = rateWindowRepository(sql)
+  }
+
+  /** One connection for the whole of fn (READ COMMITTED, rows locked as the repositories read them). */
+  transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, (client) => fn(repositories(transactionSql(client))))
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    await this.pool.end()
+  }
+}
+
+function transactionSql(client: pg.PoolClient): Sql {
+  const sql: Sql = clientSql(client, (fn) => fn(sql))
+  return sql
+}
+
+/** Connects to the database at `url`, and brings its schema up to date. */
+export async function openPostgresStore(url: string, options: { max?: number } = {}): Promise<PostgresStore> {
+  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, types: TYPES, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 10_000 })
+  // a connection that breaks while idle (the database restarted) is dropped, not thrown at the process
+  pool.on('error', () => undefined)
+  try {
+    await migrate(pool)
+  } catch (error) {
+    await pool.end().catch(() => undefined)
+    if (error instanceof UserError) throw error
+    const code = (error as { code?: string }).code
+    const message = (error as Error).message
+    throw new UserError(`Cannot open the PostgreSQL database ${redactUrl(url)}: ${code && !/^\d/.test(code) ? `${code} ` : ''}${message}`)
+  }
+  return new PostgresStore(pool)
+}
+
+export { MIGRATIONS, redactUrl } from './migrations.js'

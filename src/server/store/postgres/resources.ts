@@ -1,0 +1,324 @@
+import { randomUUID } from 'node:crypto'
+import {
+  UniqueViolation, storedCards,
+  type IncidentData, type IncidentRecord, type IncidentStore, type IncidentUpdateRecord, type MaintenanceWindowRecord,
+  type MaintenanceWindowStore, type Page, type Paging, type ServiceRecord, type ServiceStore, type StatusPageRecord,
+  type StatusPageStore, type StoredPage, type VariableRecord, type VariableStore,
+} from '../index.js'
+import type { MaintenanceWindow, StatusPage } from '../../../schema/index.js'
+import type { Sql } from './index.js'
+
+const now = () => new Date().toISOString()
+/** LIMIT NULL is "no limit" */
+const limitOf = (paging: Paging) => paging.limit ?? null
+
+function isUnique(error: unknown): boolean {
+  return (error as { code?: string }).code === '23505'
+}
+
+// --- variables
+
+interface VariableRow {
+  key: string
+  value: string
+  locked: boolean
+  secret: boolean
+  created_at: string
+  updated_at: string | null
+}
+
+const variable = (row: VariableRow): VariableRecord =>
+  ({ key: row.key, value: row.value, locked: row.locked, secret: row.secret, created_at: row.created_at, updated_at: row.updated_at })
+
+export function variableRepository(sql: Sql): VariableStore {
+  const columns = 'key, value, locked, secret, created_at, updated_at'
+  const get = async (account: string, key: string) => {
+    const [row] = await sql.rows<VariableRow>(`SELECT ${columns} FROM variables WHERE account_id = $1 AND key = $2`, [account, key])
+    return row && variable(row)
+  }
+  return {
+    list: async (account, paging) => {
+      const rows = await sql.rows<VariableRow & { total: number }>(
+        `SELECT ${columns}, count(*) OVER () AS total FROM variables WHERE account_id = $1 ORDER BY seq LIMIT $2 OFFSET $3`,
+        [account, limitOf(paging), paging.offset])
+      return { items: rows.map(variable), total: rows.length > 0 ? rows[0].total : await count(sql, 'variables', account) }
+    },
+    get,
+    create: async (account, data) => {
+      try {
+        const [row] = await sql.rows<VariableRow>(
+          `INSERT INTO variables (account_id, key, value, locked, secret, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, NULL) RETURNING ${columns}`,
+          [account, data.key, data.value, data.locked, data.secret, now()])
+        return variable(row)
+      } catch (error) {
+        if (isUnique(error)) throw new UniqueViolation('variable.key', data.key)
+        throw error
+      }
+    },
+    update: async (account, key, data) => {
+      const [row] = await sql.rows<VariableRow>(
+        `UPDATE variables SET value = $1, locked = $2, secret = $3, updated_at = $4 WHERE account_id = $5 AND key = $6 RETURNING ${columns}`,
+        [data.value, data.locked, data.secret, now(), account, key])
+      return row && variable(row)
+    },
+    delete: async (account, key) => (await sql.run(`DELETE FROM variables WHERE account_id = $1 AND key = $2`, [account, key])) > 0,
+  }
+}
+
+/** All rows of the account (for a page past the end, which has no row to carry the total). */
+async function count(sql: Sql, table: string, account: string): Promise<number> {
+  const [row] = await sql.rows<{ n: number }>(`SELECT count(*) AS n FROM ${table} WHERE account_id = $1`, [account])
+  return row.n
+}
+
+// --- status-page services
+
+interface ServiceRow {
+  id: string
+  account_id: string
+  name: string
+  created_at: string
+  updated_at: string | null
+}
+
+const service = (row: ServiceRow): ServiceRecord =>
+  ({ id: row.id, name: row.name, accountId: row.account_id, created_at: row.created_at, updated_at: row.updated_at })
+
+export function serviceRepository(sql: Sql): ServiceStore {
+  const columns = 'id, account_id, name, created_at, updated_at'
+  const get = async (account: string, id: string) => {
+    const [row] = await sql.rows<ServiceRow>(`SELECT ${columns} FROM services WHERE id = $1 AND account_id = $2`, [id, account])
+    return row && service(row)
+  }
+  return {
+    list: async (account, paging) => {
+      const rows = await sql.rows<ServiceRow & { total: number }>(
+        `SELECT ${columns}, count(*) OVER () AS total FROM services WHERE account_id = $1 ORDER BY seq LIMIT $2 OFFSET $3`,
+        [account, limitOf(paging), paging.offset])
+      return { items: rows.map(service), total: rows.length > 0 ? rows[0].total : await count(sql, 'services', account) }
+    },
+    byId: async (account) => new Map((await sql.rows<ServiceRow>(`SELECT ${columns} FROM services WHERE account_id = $1`, [account])).map((row) => [row.id, service(row)])),
+    // in a transaction the services found stay until it ends (FOR SHARE): a delete of one waits,
+    // then sees the card that uses it (usedBy locks the service first)
+    existing: async (account, ids) => new Set(ids.length === 0 ? [] : (await sql.rows<{ id: string }>(
+      `SELECT id FROM services WHERE account_id = $1 AND id = ANY($2::text[]) ORDER BY id FOR SHARE`, [account, ids])).map((r) => r.id)),
+    get,
+    create: async (account, name) => {
+      const [row] = await sql.rows<ServiceRow>(`INSERT INTO services (id, account_id, name, created_at, updated_at) VALUES ($1, $2, $3, $4, NULL) RETURNING ${columns}`,
+        [randomUUID(), account, name, now()])
+      return service(row)
+    },
+    update: async (account, id, name) => {
+      const [row] = await sql.rows<ServiceRow>(`UPDATE services SET name = $1, updated_at = $2 WHERE id = $3 AND account_id = $4 RETURNING ${columns}`, [name, now(), id, account])
+      return row && service(row)
+    },
+    delete: async (account, id) => (await sql.run(`DELETE FROM services WHERE id = $1 AND account_id = $2`, [id, account])) > 0,
+    usedBy: async (account, id) => {
+      // the service is locked first: a page being written with it commits before the cards are read
+      await sql.rows(`SELECT 1 FROM services WHERE id = $1 AND account_id = $2 FOR UPDATE`, [id, account])
+      const [row] = await sql.rows<{ id: string; url: string }>(
+        `SELECT p.id, p.url FROM status_page_services u JOIN status_pages p ON p.seq = u.page_seq WHERE u.service_id = $1 AND p.account_id = $2 LIMIT 1`, [id, account])
+      return row
+    },
+  }
+}
+
+// --- status pages
+
+interface PageRow {
+  seq: number
+  id: string
+  body: string
+  created_at: string
+  updated_at: string | null
+}
+
+const statusPage = (row: PageRow): StatusPageRecord =>
+  ({ id: row.id, page: JSON.parse(row.body) as StoredPage, created_at: row.created_at, updated_at: row.updated_at })
+
+export function statusPageRepository(sql: Sql): StatusPageStore {
+  const columns = 'seq, id, body, created_at, updated_at'
+
+  async function recordUses(tx: Sql, seq: number, page: StoredPage): Promise<void> {
+    await tx.run(`DELETE FROM status_page_services WHERE page_seq = $1`, [seq])
+    const ids = [...new Set(page.cards.flatMap((c) => c.services.map((s) => s.id)))]
+    if (ids.length > 0) await tx.run(`INSERT INTO status_page_services (page_seq, service_id) SELECT $1, unnest($2::text[])`, [seq, ids])
+  }
+
+  /** the url is unique per server: the constraint decides, whoever writes */
+  async function unique<T>(url: string, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write()
+    } catch (error) {
+      if (isUnique(error)) throw new UniqueViolation('statusPage.url', url)
+      throw error
+    }
+  }
+
+  return {
+    list: async (account, query) => {
+      let from = 0
+      if (query.nextId !== undefined) {
+        const [row] = await sql.rows<{ seq: number }>(`SELECT seq FROM status_pages WHERE id = $1 AND account_id = $2`, [query.nextId, account])
+        if (row === undefined) return null
+        from = row.seq
+      }
+      const rows = await sql.rows<PageRow>(`SELECT ${columns} FROM status_pages WHERE account_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3`, [account, from, query.limit + 1])
+      return { entries: rows.slice(0, query.limit).map(statusPage), nextId: rows.length > query.limit ? rows[query.limit].id : null }
+    },
+    get: async (account, id) => {
+      const [row] = await sql.rows<PageRow>(`SELECT ${columns} FROM status_pages WHERE id = $1 AND account_id = $2`, [id, account])
+      return row && statusPage(row)
+    },
+    create: (account, data: StatusPage) => unique(data.url, () => sql.atomic(async (tx) => {
+      const time = now()
+      const page: StoredPage = { ...data, cards: storedCards(data, [], time, randomUUID) }
+      const [row] = await tx.rows<PageRow>(
+        `INSERT INTO status_pages (id, account_id, url, body, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, NULL) RETURNING ${columns}`,
+        [randomUUID(), account, data.url, JSON.stringify(page), time])
+      await recordUses(tx, row.seq, page)
+      return statusPage(row)
+    })),
+    update: (account, id, data) => unique(data.url, () => sql.atomic(async (tx) => {
+      const [old] = await tx.rows<PageRow>(`SELECT ${columns} FROM status_pages WHERE id = $1 AND account_id = $2 FOR UPDATE`, [id, account])
+      if (!old) return undefined
+      const time = now()
+      const page: StoredPage = { ...data, cards: storedCards(data, (JSON.parse(old.body) as StoredPage).cards, time, randomUUID) }
+      const [row] = await tx.rows<PageRow>(`UPDATE status_pages SET url = $1, body = $2, updated_at = $3 WHERE seq = $4 RETURNING ${columns}`,
+        [data.url, JSON.stringify(page), time, old.seq])
+      await recordUses(tx, row.seq, page)
+      return statusPage(row)
+    })),
+    delete: async (account, id) => (await sql.run(`DELETE FROM status_pages WHERE id = $1 AND account_id = $2`, [id, account])) > 0,
+  }
+}
+
+// --- maintenance windows
+
+interface WindowRow {
+  id: number
+  body: string
+  created_at: string
+  updated_at: string | null
+}
+
+const maintenanceWindow = (row: WindowRow): MaintenanceWindowRecord =>
+  ({ id: row.id, window: JSON.parse(row.body) as MaintenanceWindow, created_at: row.created_at, updated_at: row.updated_at })
+
+export function maintenanceWindowRepository(sql: Sql): MaintenanceWindowStore {
+  const columns = 'id, body, created_at, updated_at'
+  return {
+    list: async (account, paging) => {
+      const rows = await sql.rows<WindowRow & { total: number }>(
+        `SELECT ${columns}, count(*) OVER () AS total FROM maintenance_windows WHERE account_id = $1 ORDER BY id LIMIT $2 OFFSET $3`,
+        [account, limitOf(paging), paging.offset])
+      return { items: rows.map(maintenanceWindow), total: rows.length > 0 ? rows[0].total : await count(sql, 'maintenance_windows', account) }
+    },
+    get: async (account, id) => {
+      const [row] = await sql.rows<WindowRow>(`SELECT ${columns} FROM maintenance_windows WHERE id = $1 AND account_id = $2`, [id, account])
+      return row && maintenanceWindow(row)
+    },
+    create: async (account, data) => {
+      const [row] = await sql.rows<WindowRow>(`INSERT INTO maintenance_windows (account_id, body, created_at, updated_at) VALUES ($1, $2, $3, NULL) RETURNING ${columns}`,
+        [account, JSON.stringify(data), now()])
+      return maintenanceWindow(row)
+    },
+    update: async (account, id, data) => {
+      const [row] = await sql.rows<WindowRow>(`UPDATE maintenance_windows SET body = $1, updated_at = $2 WHERE id = $3 AND account_id = $4 RETURNING ${columns}`,
+        [JSON.stringify(data), now(), id, account])
+      return row && maintenanceWindow(row)
+    },
+    delete: async (account, id) => (await sql.run(`DELETE FROM maintenance_windows WHERE id = $1 AND account_id = $2`, [id, account])) > 0,
+  }
+}
+
+// --- incidents and their updates
+
+interface IncidentRow {
+  seq: number
+  id: string
+  body: string
+  created_at: string
+  updated_at: string | null
+}
+interface UpdateRow {
+  incident_seq: number
+  id: string
+  body: string
+  created_at: string
+  updated_at: string | null
+}
+
+const incidentUpdate = (row: UpdateRow): IncidentUpdateRecord =>
+  ({ id: row.id, update: JSON.parse(row.body) as Record<string, unknown>, created_at: row.created_at, updated_at: row.updated_at })
+
+export function incidentRepository(sql: Sql): IncidentStore {
+  const columns = 'seq, id, body, created_at, updated_at'
+  const updateColumns = 'incident_seq, id, body, created_at, updated_at'
+
+  /** the incidents with their updates, newest first (one statement for the updates of all of them) */
+  async function withUpdates(db: Sql, rows: IncidentRow[]): Promise<IncidentRecord[]> {
+    if (rows.length === 0) return []
+    const updates = await db.rows<UpdateRow>(`SELECT ${updateColumns} FROM incident_updates WHERE incident_seq = ANY($1::bigint[]) ORDER BY seq DESC`, [rows.map((r) => r.seq)])
+    return rows.map((row) => ({
+      id: row.id,
+      incident: JSON.parse(row.body) as IncidentData,
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+      updates: updates.filter((u) => u.incident_seq === row.seq).map(incidentUpdate),
+    }))
+  }
+  const get = async (db: Sql, account: string, id: string) => {
+    const rows = await db.rows<IncidentRow>(`SELECT ${columns} FROM incidents WHERE id = $1 AND account_id = $2`, [id, account])
+    return (await withUpdates(db, rows))[0]
+  }
+  const seqOf = async (db: Sql, account: string, incidentId: string, lock = false) => {
+    const [row] = await db.rows<{ seq: number }>(`SELECT seq FROM incidents WHERE id = $1 AND account_id = $2${lock ? ' FOR SHARE' : ''}`, [incidentId, account])
+    return row?.seq
+  }
+  const getUpdate = async (db: Sql, seq: number, id: string) => {
+    const [row] = await db.rows<UpdateRow>(`SELECT ${updateColumns} FROM incident_updates WHERE id = $1 AND incident_seq = $2`, [id, seq])
+    return row && incidentUpdate(row)
+  }
+
+  return {
+    list: (account, paging): Promise<Page<IncidentRecord>> => sql.atomic(async (tx) => {
+      const rows = await tx.rows<IncidentRow & { total: number }>(
+        `SELECT ${columns}, count(*) OVER () AS total FROM incidents WHERE account_id = $1 ORDER BY seq LIMIT $2 OFFSET $3`,
+        [account, limitOf(paging), paging.offset])
+      return { items: await withUpdates(tx, rows), total: rows.length > 0 ? rows[0].total : await count(tx, 'incidents', account) }
+    }),
+    get: (account, id) => sql.atomic((tx) => get(tx, account, id)),
+    create: (account, data) => sql.atomic(async (tx) => {
+      const id = randomUUID()
+      await tx.run(`INSERT INTO incidents (id, account_id, body, created_at, updated_at) VALUES ($1, $2, $3, $4, NULL)`, [id, account, JSON.stringify(data), now()])
+      return (await get(tx, account, id))!
+    }),
+    update: (account, id, data) => sql.atomic(async (tx) => {
+      const changed = await tx.run(`UPDATE incidents SET body = $1, updated_at = $2 WHERE id = $3 AND account_id = $4`, [JSON.stringify(data), now(), id, account])
+      return changed === 0 ? undefined : get(tx, account, id)
+    }),
+    delete: async (account, id) => (await sql.run(`DELETE FROM incidents WHERE id = $1 AND account_id = $2`, [id, account])) > 0,
+    addUpdate: (account, incidentId, data) => sql.atomic(async (tx) => {
+      const seq = await seqOf(tx, account, incidentId, true)
+      if (seq === undefined) return undefined
+      const [row] = await tx.rows<UpdateRow>(
+        `INSERT INTO incident_updates (id, incident_seq, body, created_at, updated_at) VALUES ($1, $2, $3, $4, NULL) RETURNING ${updateColumns}`,
+        [randomUUID(), seq, JSON.stringify(data), now()])
+      return incidentUpdate(row)
+    }),
+    getUpdate: async (account, incidentId, id) => {
+      const seq = await seqOf(sql, account, incidentId)
+      return seq === undefined ? undefined : getUpdate(sql, seq, id)
+    },
+    replaceUpdate: (account, incidentId, id, data) => sql.atomic(async (tx) => {
+      const seq = await seqOf(tx, account, incidentId)
+      if (seq === undefined) return undefined
+      const [row] = await tx.rows<UpdateRow>(`UPDATE incident_updates SET body = $1, updated_at = $2 WHERE id = $3 AND incident_seq = $4 RETURNING ${updateColumns}`,
+        [JSON.stringify(data), now(), id, seq])
+      return row && incidentUpdate(row)
+    }),
+    deleteUpdate: async (account, incidentId, id) => (await sql.run(
+      `DELETE FROM incident_updates WHERE id = $1 AND incident_seq = (SELECT seq FROM incidents WHERE id = $2 AND account_id = $3)`, [id, incidentId, account])) > 0,
+  }
+}

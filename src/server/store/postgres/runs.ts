@@ -1,0 +1,286 @@
+import { randomUUID } from 'node:crypto'
+import type {
+  AgentStore, CheckResultRecord, ClaimedRun, CompleteOutcome, ResultStore, RunStore, ScheduleStore, SessionStore, StoredResultInput,
+} from '../index.js'
+import type { MaintenanceWindow } from '../../../schema/index.js'
+import type { Sql } from './index.js'
+import { parseRunId } from '../sqlite/runs.js'
+
+/*
+ * Due runs are rows of check_runs, shared by every server and agent on the database.
+ * - Planning inserts with ON CONFLICT (run_key) DO NOTHING: one row per check, location and
+ *   due time, however many servers plan the same due time.
+ * - A claim is one statement: the due rows are picked with FOR UPDATE SKIP LOCKED (a row
+ *   another claimer is taking is passed over, never waited for or taken twice) and leased in
+ *   the same UPDATE. Each claim bumps `claim_seq`; the run id handed out is
+ *   "<row id>.<claim_seq>", so a runner whose lease expired and was claimed again can no longer
+ *   complete the run.
+ * - Completing locks the run's row (FOR UPDATE) in the caller's transaction: of two posts of
+ *   the same run, the second sees it done.
+ */
+
+interface RunRow {
+  id: string
+  account_id: string
+  check_id: string
+  location: string
+  due_at: number
+  session_id: string | null
+  state: string
+  claim_seq: number
+  lease_expires_at: number | null
+  done_claim: number | null
+}
+
+interface ResultRow {
+  id: string
+  check_id: string
+  session_id: string | null
+  run_id: string
+  run_location: string
+  result_type: 'FINAL' | 'ATTEMPT'
+  status: string
+  has_failures: boolean
+  has_errors: boolean
+  is_degraded: boolean
+  response_time: number | null
+  started_at: string
+  stopped_at: string
+  error: string | null
+  details: string
+  created_at: string
+}
+
+const resultRecord = (row: ResultRow): CheckResultRecord => ({
+  id: row.id,
+  checkId: row.check_id,
+  sessionId: row.session_id,
+  runId: row.run_id,
+  runLocation: row.run_location,
+  resultType: row.result_type,
+  status: row.status,
+  hasFailures: row.has_failures,
+  hasErrors: row.has_errors,
+  isDegraded: row.is_degraded,
+  responseTime: row.response_time,
+  startedAt: row.started_at,
+  stoppedAt: row.stopped_at,
+  error: row.error,
+  details: JSON.parse(row.details) as Record<string, unknown>,
+  created_at: row.created_at,
+})
+
+const CLAIM = `
+  WITH picked AS (
+    SELECT r.seq FROM check_runs r JOIN checks c ON c.id = r.check_id
+    WHERE r.state = 'due' AND r.due_at <= $1
+      AND (r.lease_expires_at IS NULL OR r.lease_expires_at <= $1)
+      AND ($2::text IS NULL OR r.account_id = $2)
+      AND ($3::text[] IS NULL OR r.location = ANY($3::text[]))
+      AND (NOT $4::boolean OR NOT EXISTS (
+        SELECT 1 FROM agent_locations a WHERE a.account_id = r.account_id AND a.location = r.location AND a.expires_at > $1))
+      AND (r.session_id IS NOT NULL OR (c.body::jsonb -> 'activated') IS DISTINCT FROM 'false'::jsonb)
+    ORDER BY r.due_at, r.seq
+    LIMIT $5
+    FOR UPDATE OF r SKIP LOCKED)
+  UPDATE check_runs r SET claim_seq = r.claim_seq + 1, lease_owner = $6, lease_expires_at = $7
+  FROM picked, checks c
+  WHERE r.seq = picked.seq AND c.id = r.check_id
+  RETURNING r.id, r.account_id, r.check_id, r.location, r.due_at, r.session_id, r.claim_seq, r.lease_expires_at, c.body`
+
+/** runs nobody claimed in time leave the claim's way (rows being claimed right now are left alone) */
+const SKIP_STALE = `
+  UPDATE check_runs SET state = 'skipped', done_at = $1
+  WHERE seq IN (SELECT seq FROM check_runs WHERE state = 'due' AND claim_seq = 0 AND stale_at <= $1 FOR UPDATE SKIP LOCKED)`
+
+export function runRepository(sql: Sql): RunStore {
+  async function find(db: Sql, account: string | undefined, runId: string): Promise<{ row: RunRow; claim: number } | undefined> {
+    const parsed = parseRunId(runId)
+    if (!parsed) return undefined
+    const [row] = await db.rows<RunRow>(`SELECT * FROM check_runs WHERE id = $1 FOR UPDATE`, [parsed.id])
+    if (!row || (account !== undefined && row.account_id !== account) || parsed.claim > row.claim_seq) return undefined
+    return { row, claim: parsed.claim }
+  }
+
+  return {
+    plan: async (runs) => {
+      if (runs.length === 0) return 0
+      // in key order, so two servers planning the same runs take their keys in the same order
+      return sql.run(`
+        INSERT INTO check_runs (id, run_key, account_id, check_id, location, due_at, stale_at, session_id)
+        SELECT u.* FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::text[])
+          AS u(id, run_key, account_id, check_id, location, due_at, stale_at, session_id)
+        WHERE EXISTS (SELECT 1 FROM checks c WHERE c.id = u.check_id AND c.account_id = u.account_id)
+        ORDER BY u.run_key
+        ON CONFLICT (run_key) DO NOTHING`, [
+        runs.map(() => randomUUID()), runs.map((r) => r.key), runs.map((r) => r.account), runs.map((r) => r.checkId),
+        runs.map((r) => r.location), runs.map((r) => r.dueAt), runs.map((r) => r.staleAt), runs.map((r) => r.sessionId),
+      ])
+    },
+    claim: async (q) => {
+      await sql.run(SKIP_STALE, [q.now])
+      const rows = await sql.rows<RunRow & { body: string }>(CLAIM, [
+        q.now, q.account ?? null, q.locations ?? null, q.skipAgentLocations === true, q.max, q.owner, q.now + q.leaseMs,
+      ])
+      return rows.sort((a, b) => a.due_at - b.due_at).map((row): ClaimedRun => ({
+        runId: `${row.id}.${row.claim_seq}`,
+        account: row.account_id,
+        checkId: row.check_id,
+        location: row.location,
+        dueAt: row.due_at,
+        leaseExpiresAt: row.lease_expires_at as number,
+        sessionId: row.session_id,
+        checkJson: row.body,
+      }))
+    },
+    extend: (account, runId, leaseMs, now) => sql.atomic(async (tx) => {
+      const found = await find(tx, account, runId)
+      if (!found) return 'unknown'
+      const until = now + leaseMs
+      const changed = await tx.run(`UPDATE check_runs SET lease_expires_at = $1 WHERE id = $2 AND claim_seq = $3 AND state = 'due'`, [until, found.row.id, found.claim])
+      return changed > 0 ? until : 'lost'
+    }),
+    complete: (account, runId, final, attempts, now) => sql.atomic(async (tx): Promise<CompleteOutcome> => {
+      const found = await find(tx, account, runId)
+      if (!found) return { outcome: 'unknown' }
+      const { row, claim } = found
+      if (row.state === 'done') return row.done_claim === claim ? { outcome: 'duplicate' } : { outcome: 'lost' }
+      if (row.claim_seq !== claim) return { outcome: 'lost' }
+      const createdAt = new Date(now).toISOString()
+      const records: Array<CheckResultRecord & { detailsText: string }> = []
+      const make = (result: StoredResultInput, resultType: 'FINAL' | 'ATTEMPT') => {
+        const detailsText = JSON.stringify({ ...result, resultType })
+        const record = {
+          id: randomUUID(),
+          checkId: row.check_id,
+          sessionId: row.session_id,
+          runId,
+          runLocation: typeof result.runLocation === 'string' ? result.runLocation : row.location,
+          resultType,
+          status: result.status,
+          hasFailures: result.hasFailures,
+          hasErrors: result.hasErrors,
+          isDegraded: result.isDegraded,
+          responseTime: result.responseTime,
+          startedAt: result.startedAt,
+          stoppedAt: result.stoppedAt,
+          error: result.error,
+          details: JSON.parse(detailsText) as Record<string, unknown>,
+          created_at: createdAt,
+          detailsText,
+        }
+        records.push(record)
+        return record
+      }
+      const written = attempts.map((a) => make(a, 'ATTEMPT'))
+      const finalRecord = make(final, 'FINAL')
+      // oldest first: the attempts, then the FINAL result (one statement, in this order)
+      await tx.run(`
+        INSERT INTO check_results (id, account_id, check_id, session_id, run_id, run_location, result_type, status, has_failures, has_errors,
+          is_degraded, response_time, started_at, stopped_at, error, details, created_at)
+        SELECT u.id, $1, $2, $3, $4, u.run_location, u.result_type, u.status, u.has_failures, u.has_errors, u.is_degraded, u.response_time,
+          u.started_at, u.stopped_at, u.error, u.details, $5
+        FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::boolean[], $11::boolean[], $12::boolean[], $13::float8[],
+          $14::text[], $15::text[], $16::text[], $17::text[]) WITH ORDINALITY
+          AS u(id, run_location, result_type, status, has_failures, has_errors, is_degraded, response_time, started_at, stopped_at, error, details, n)
+        ORDER BY u.n`, [
+        row.account_id, row.check_id, row.session_id, runId, createdAt,
+        records.map((r) => r.id), records.map((r) => r.runLocation), records.map((r) => r.resultType), records.map((r) => r.status),
+        records.map((r) => r.hasFailures), records.map((r) => r.hasErrors), records.map((r) => r.isDegraded), records.map((r) => r.responseTime),
+        records.map((r) => r.startedAt), records.map((r) => r.stoppedAt), records.map((r) => r.error), records.map((r) => r.detailsText),
+      ])
+      await tx.run(`UPDATE check_runs SET state = 'done', done_claim = $1, done_at = $2, lease_expires_at = NULL WHERE id = $3`, [claim, now, row.id])
+      const [check] = await tx.rows<{ body: string }>(`SELECT body FROM checks WHERE id = $1`, [row.check_id])
+      const strip = ({ detailsText: _text, ...record }: CheckResultRecord & { detailsText: string }): CheckResultRecord => record
+      return {
+        outcome: 'completed',
+        final: strip(finalRecord),
+        attempts: written.map(strip),
+        run: {
+          runId, account: row.account_id, checkId: row.check_id, location: row.location, dueAt: row.due_at,
+          leaseExpiresAt: row.lease_expires_at ?? now, sessionId: row.session_id, checkJson: check?.body ?? '{}',
+        },
+      }
+    }),
+    prune: async (before, now) => {
+      await sql.run(`DELETE FROM agent_locations WHERE expires_at < $1`, [now])
+      // a due run older than a day was never going to run (no runner serves its location)
+      return sql.run(`DELETE FROM check_runs WHERE (state IN ('done', 'skipped') AND done_at < $1) OR (state = 'due' AND due_at < $2)`,
+        [before, now - 86_400_000])
+    },
+  }
+}
+
+export function resultRepository(sql: Sql): ResultStore {
+  const columns = `id, check_id, session_id, run_id, run_location, result_type, status, has_failures, has_errors, is_degraded,
+    response_time, started_at, stopped_at, error, details, created_at`
+  const where = `account_id = $1 AND check_id = $2 AND ($3::text IS NULL OR result_type = $3)`
+  return {
+    list: async (account, query) => {
+      const params = [account, query.checkId, query.resultType ?? null]
+      const rows = await sql.rows<ResultRow & { total: number }>(
+        `SELECT ${columns}, count(*) OVER () AS total FROM check_results WHERE ${where} ORDER BY seq DESC LIMIT $4 OFFSET $5`, [...params, query.limit, query.offset])
+      const total = rows.length > 0 ? rows[0].total : (await sql.rows<{ n: number }>(`SELECT count(*) AS n FROM check_results WHERE ${where}`, params))[0].n
+      return { items: rows.map(resultRecord), total }
+    },
+    get: async (account, id) => {
+      const [row] = await sql.rows<ResultRow>(`SELECT ${columns} FROM check_results WHERE id = $1 AND account_id = $2`, [id, account])
+      return row && resultRecord(row)
+    },
+    ofSession: async (account, sessionId) => (await sql.rows<ResultRow>(
+      `SELECT ${columns} FROM check_results WHERE session_id = $1 AND account_id = $2 ORDER BY seq`, [sessionId, account])).map(resultRecord),
+    prune: async (before) => {
+      // in batches, so a large prune never holds many rows locked for long
+      let total = 0
+      for (;;) {
+        const removed = await sql.run(`DELETE FROM check_results WHERE seq IN (SELECT seq FROM check_results WHERE stopped_at < $1 LIMIT 5000)`, [before])
+        total += removed
+        if (removed < 5000) break
+      }
+      await sql.run(`DELETE FROM check_sessions WHERE started_at < $1`, [before])
+      return total
+    },
+  }
+}
+
+export function sessionRepository(sql: Sql): SessionStore {
+  return {
+    create: (account, check, locations, now) => sql.atomic(async (tx) => {
+      const id = randomUUID()
+      const startedAt = new Date(now).toISOString()
+      await tx.run(`INSERT INTO check_sessions (id, account_id, check_id, check_type, name, run_locations, started_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+        [id, account, check.id, check.checkType, check.name, JSON.stringify(locations), startedAt])
+      await tx.run(`INSERT INTO check_runs (id, run_key, account_id, check_id, location, due_at, stale_at, session_id)
+        SELECT u.id, u.run_key, $1, $2, u.location, $3, NULL, $4 FROM unnest($5::text[], $6::text[], $7::text[]) AS u(id, run_key, location)`,
+      [account, check.id, now, id, locations.map(() => randomUUID()), locations.map((l) => `session:${id}:${l}`), locations])
+      return { id, checkId: check.id, checkType: check.checkType, name: check.name, runLocations: locations, startedAt }
+    }),
+    get: async (account, id) => {
+      const [row] = await sql.rows<{ id: string; check_id: string; check_type: string; name: string; run_locations: string; started_at: string }>(
+        `SELECT id, check_id, check_type, name, run_locations, started_at FROM check_sessions WHERE id = $1 AND account_id = $2`, [id, account])
+      return row && {
+        id: row.id, checkId: row.check_id, checkType: row.check_type, name: row.name,
+        runLocations: JSON.parse(row.run_locations) as string[], startedAt: row.started_at,
+      }
+    },
+  }
+}
+
+export function agentRepository(sql: Sql): AgentStore {
+  return {
+    heartbeat: (account, agentId, locations, until) => sql.atomic(async (tx) => {
+      const unique = [...new Set(locations)].sort()
+      await tx.run(`DELETE FROM agent_locations WHERE account_id = $1 AND agent_id = $2 AND NOT (location = ANY($3::text[]))`, [account, agentId, unique])
+      await tx.run(`INSERT INTO agent_locations (account_id, location, agent_id, expires_at) SELECT $1, l, $2, $3 FROM unnest($4::text[]) AS l
+        ON CONFLICT (account_id, location, agent_id) DO UPDATE SET expires_at = excluded.expires_at`, [account, agentId, until, unique])
+    }),
+  }
+}
+
+export function scheduleRepository(sql: Sql): ScheduleStore {
+  return {
+    allChecks: () => sql.rows<{ account: string; id: string; json: string }>(`SELECT account_id AS account, id, body AS json FROM checks ORDER BY seq`),
+    allMaintenanceWindows: async () => (await sql.rows<{ account_id: string; body: string }>(`SELECT account_id, body FROM maintenance_windows`))
+      .map((row) => ({ account: row.account_id, window: JSON.parse(row.body) as MaintenanceWindow })),
+  }
+}
