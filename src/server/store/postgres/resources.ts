@@ -291,7 +291,7 @@ export function incidentRepository(sql: Sql): IncidentStore {
   return {
     list: (account, paging): Promise<Page<IncidentRecord>> => sql.atomic(async (tx) => {
       const rows = await tx.rows<IncidentRow & { total: number }>(
-        `SELECT ${columns}, count(*) OVER () AS total FROM incidents WHERE account_id = $1 ORDER BY seq LIMIT $2 OFFSET $3`,
+        `SELECT ${columns}, count(*) OVER () AS total FROM incidents WHERE account_id = $1 ORDER BY seq DESC LIMIT $2 OFFSET $3`,
         [account, limitOf(paging), paging.offset])
       return { items: await withUpdates(tx, rows), total: rows.length > 0 ? rows[0].total : await count(tx, 'incidents', account) }
     }),
