@@ -17,7 +17,7 @@ function serverTestFiles(dir = 'test'): string[] {
     const path = join(dir, entry.name)
     if (entry.isDirectory()) {
       if (entry.name !== 'fixtures') out.push(...serverTestFiles(path))
-    } else if (entry.name.endsWith('.test.ts') && /startLocalServer|startTestServer|useServer\(|startResultsBench/.test(readFileSync(path, 'utf8'))) {
+    } else if (entry.name.endsWith('.test.ts') && /startLocalServer|startTestServer|useServer\(|startResultsBench|startAlertsBench/.test(readFileSync(path, 'utf8'))) {
       out.push(path)
     }
   }

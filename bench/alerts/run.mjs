@@ -4,6 +4,7 @@
 // as another process would), and a webhook receiver in its own process answers 200 after
 // BENCH_RECEIVER_DELAY_MS (default 0, then 50). Prints deliveries per second for each delay,
 // with the worker's default concurrency (8) unless BENCH_CONCURRENCY says otherwise.
+// BENCH_DB=postgres://… runs it on that PostgreSQL database instead of a temporary SQLite file.
 // Needs dist/ (npm run build).
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
@@ -23,8 +24,7 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8)
 const DELAYS = process.env.BENCH_RECEIVER_DELAY_MS ? [Number(process.env.BENCH_RECEIVER_DELAY_MS)] : [0, 50]
 const key = 'bench-key-0123456789abcdef0123456789abcdef'
 
-const { startLocalServer } = await import(pathToFileURL(entry).href)
-const { openSqliteStore } = await import(pathToFileURL(join(root, 'dist', 'src', 'server', 'store', 'sqlite', 'index.js')).href)
+const { startLocalServer, openStore } = await import(pathToFileURL(entry).href)
 
 function startReceiver(delayMs) {
   const child = spawn(process.execPath, ['--input-type=module', '-e', `
@@ -45,7 +45,7 @@ function startReceiver(delayMs) {
 
 for (const delay of DELAYS) {
   const dir = mkdtempSync(join(tmpdir(), 'monitors-bench-alerts-'))
-  const dbPath = join(dir, 'bench.db')
+  const dbPath = process.env.BENCH_DB ?? join(dir, 'bench.db')
   const receiver = await startReceiver(delay)
   const server = await startLocalServer({ dbPath, apiKeys: [{ key, accountId: 'bench' }], rateLimit: { max: 1e9, timeWindowMs: 60_000 }, alerts: { concurrency: CONCURRENCY } })
   try {
@@ -54,7 +54,7 @@ for (const delay of DELAYS) {
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'bench', activated: false, request: { query: 'bench.test' } }),
     }).then((r) => r.json())
-    const store = openSqliteStore(dbPath)
+    const store = await openStore(dbPath)
     const event = { id: randomUUID(), alertType: 'ALERT_FAILURE', checkId: created.id, checkName: 'bench' }
     const deliveries = Array.from({ length: N }, () => ({
       notificationId: randomUUID(), checkId: created.id, alertType: 'ALERT_FAILURE', channelType: 'WEBHOOK',

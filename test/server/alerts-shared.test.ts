@@ -1,6 +1,6 @@
 /**
  * Alert deliveries with several processes on one database: a notification recorded by another
- * process (here a second store on the file, as an agent's server or a second server would hold)
+ * process (here a second store on the database, as an agent's server or a second server would hold)
  * is sent by the server's worker, and two servers sending from one outbox send each delivery once.
  */
 import { randomUUID } from 'node:crypto'
@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openSqliteStore } from '../../src/server/store/sqlite/index.js'
+import { openStore } from '../../src/server/index.js'
 import { recordResult } from '../../src/server/results/index.js'
 import { runCheck } from '../../src/runner/index.js'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
@@ -41,7 +41,7 @@ describe('one outbox, several processes', () => {
     dns.set('elsewhere.test', 'A', { rcode: 'SERVFAIL' })
     const id = await first.createCheck('elsewhere.test', { alertChannels: { webhook: [{ name: 'w', url: `${hooks.url}/elsewhere` }] } })
     const check = (await first.call('GET', `/v1/checks/${id}`)).json
-    const store = openSqliteStore(join(dir, 'shared.db'))
+    const store = await openStore(join(dir, 'shared.db'))
     try {
       const result = await runCheck(check, { location: 'eu-west-1', retries: false })
       const outcome = await recordResult(store, check, { ...result, id: randomUUID() })

@@ -9,6 +9,8 @@ import { alertRepository, checkStatusRepository, errorGroupRepository } from './
 import { heartbeatRepository } from './heartbeats.js'
 import { agentRepository, resultRepository, runRepository, scheduleRepository, sessionRepository } from './runs.js'
 import { rateWindowRepository } from './rate-windows.js'
+import { alertDeliveryRepository } from './alerts-deliveries.js'
+import { analyticsRepository } from './analytics.js'
 
 /**
  * Where the repositories send their statements: the pool (each statement on any free
@@ -101,6 +103,8 @@ function repositories(sql: Sql): Repositories {
     sessions: sessionRepository(sql),
     agents: agentRepository(sql),
     schedule: scheduleRepository(sql),
+    alertDeliveries: alertDeliveryRepository(sql),
+    analytics: analyticsRepository(sql),
   }
 }
 
@@ -127,6 +131,8 @@ export class PostgresStore implements Store {
   readonly sessions
   readonly agents
   readonly schedule
+  readonly alertDeliveries
+  readonly analytics
   /** the rate limit's windows, shared by every server on the database */
   readonly rateWindows
   private closed = false
@@ -150,6 +156,8 @@ export class PostgresStore implements Store {
     this.sessions = repos.sessions
     this.agents = repos.agents
     this.schedule = repos.schedule
+    this.alertDeliveries = repos.alertDeliveries
+    this.analytics = repos.analytics
     this.rateWindows = rateWindowRepository(sql)
   }
 

@@ -269,6 +269,85 @@ export const MIGRATIONS: readonly string[] = [
     count      INTEGER NOT NULL
   );
   `,
+  // 6: alert deliveries: the outbox of each notification's deliveries to the check's alert
+  //    channels (written with the notification), claimed by a sender with a lease, and every attempt
+  `
+  CREATE TABLE alert_deliveries (
+    seq              BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id               TEXT NOT NULL UNIQUE,
+    account_id       TEXT NOT NULL,
+    check_id         TEXT NOT NULL REFERENCES checks (id) ON DELETE CASCADE,
+    notification_id  TEXT NOT NULL,
+    alert_type       TEXT NOT NULL,
+    channel_type     TEXT NOT NULL,         -- EMAIL, WEBHOOK, SLACK, SMS
+    channel          TEXT NOT NULL,         -- JSON: the channel as the check had it
+    event            TEXT NOT NULL,         -- JSON: what is delivered
+    status           TEXT NOT NULL,         -- PENDING, DELIVERED, FAILED, NOT_DELIVERED
+    reason           TEXT,
+    attempts         INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at  BIGINT,                -- ms; PENDING only
+    lease_owner      TEXT,
+    lease_expires_at BIGINT,                -- ms
+    created_at       TEXT NOT NULL,
+    updated_at       TEXT
+  );
+  CREATE INDEX alert_deliveries_due ON alert_deliveries (status, next_attempt_at);
+  CREATE INDEX alert_deliveries_check ON alert_deliveries (account_id, check_id, seq);
+  CREATE INDEX alert_deliveries_notification ON alert_deliveries (notification_id, seq);
+  CREATE INDEX alert_deliveries_created ON alert_deliveries (created_at);
+
+  CREATE TABLE alert_delivery_attempts (
+    seq          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    delivery_seq BIGINT NOT NULL REFERENCES alert_deliveries (seq) ON DELETE CASCADE,
+    attempt      INTEGER NOT NULL,
+    started_at   TEXT NOT NULL,
+    duration_ms  DOUBLE PRECISION NOT NULL,
+    status_code  INTEGER,
+    error        TEXT,
+    outcome      TEXT NOT NULL              -- DELIVERED, RETRY, FAILED
+  );
+  CREATE INDEX alert_delivery_attempts_delivery ON alert_delivery_attempts (delivery_seq, seq);
+  CREATE INDEX alert_notifications_account ON alert_notifications (account_id, seq);
+  CREATE INDEX alert_notifications_created ON alert_notifications (created_at);
+  `,
+  // 7: analytics rollups: per check, UTC hour, location, status code and status, the count,
+  //    retries, per metric count / sum / sum of squares / min / max, and the runs themselves
+  //    (seconds into the hour and values) for exact percentiles and sub-hour buckets
+  `
+  CREATE TABLE analytics_rollups (
+    check_id     TEXT NOT NULL REFERENCES checks (id) ON DELETE CASCADE,
+    account_id   TEXT NOT NULL,
+    hour_start   BIGINT NOT NULL,         -- ms, a whole UTC hour
+    run_location TEXT NOT NULL,
+    status_code  INTEGER NOT NULL,        -- -1: none (not an API check, or no response)
+    status       TEXT NOT NULL,           -- success, failure, or a heartbeat event state
+    runs         INTEGER NOT NULL,
+    retries      INTEGER NOT NULL,
+    totals       TEXT NOT NULL,           -- JSON {metric: [n, sum, sumOfSquares, min, max]}
+    samples      TEXT NOT NULL,           -- JSON {seconds: [...], retries: [...], values: {metric: [value or null, ...]}}, oldest run first
+    PRIMARY KEY (check_id, hour_start, run_location, status_code, status)
+  );
+  CREATE INDEX analytics_rollups_hour ON analytics_rollups (hour_start);
+  `,
+  // 8: the schedule's version: moves with every write to checks or maintenance windows (a
+  //    statement-level trigger, in the writer's transaction), so planners re-read every check
+  //    only when one changed, whichever server wrote it
+  `
+  CREATE TABLE schedule_version (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    n  BIGINT NOT NULL
+  );
+  INSERT INTO schedule_version (id, n) VALUES (1, 0);
+  CREATE FUNCTION bump_schedule_version() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    UPDATE schedule_version SET n = n + 1 WHERE id = 1;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER checks_schedule AFTER INSERT OR UPDATE OR DELETE ON checks
+    FOR EACH STATEMENT EXECUTE FUNCTION bump_schedule_version();
+  CREATE TRIGGER windows_schedule AFTER INSERT OR UPDATE OR DELETE ON maintenance_windows
+    FOR EACH STATEMENT EXECUTE FUNCTION bump_schedule_version();
+  `,
 ]
 
 /** Any number that is ours: the advisory lock two starting servers queue on to migrate once. */

@@ -190,6 +190,13 @@ export function statusPageRepository(sql: Sql): StatusPageStore {
       return statusPage(row)
     })),
     delete: async (account, id) => (await sql.run(`DELETE FROM status_pages WHERE id = $1 AND account_id = $2`, [id, account])) > 0,
+    findPublic: async (by) => {
+      const [row] = 'url' in by
+        ? await sql.rows<PageRow & { account_id: string }>(`SELECT account_id, ${columns} FROM status_pages WHERE url = $1`, [by.url])
+        : await sql.rows<PageRow & { account_id: string }>(
+          `SELECT account_id, ${columns} FROM status_pages WHERE lower(body::jsonb ->> 'customDomain') = lower($1::text) ORDER BY seq LIMIT 1`, [by.customDomain])
+      return row && { account: row.account_id, record: statusPage(row) }
+    },
   }
 }
 
@@ -284,7 +291,7 @@ export function incidentRepository(sql: Sql): IncidentStore {
   return {
     list: (account, paging): Promise<Page<IncidentRecord>> => sql.atomic(async (tx) => {
       const rows = await tx.rows<IncidentRow & { total: number }>(
-        `SELECT ${columns}, count(*) OVER () AS total FROM incidents WHERE account_id = $1 ORDER BY seq LIMIT $2 OFFSET $3`,
+        `SELECT ${columns}, count(*) OVER () AS total FROM incidents WHERE account_id = $1 ORDER BY seq DESC LIMIT $2 OFFSET $3`,
         [account, limitOf(paging), paging.offset])
       return { items: await withUpdates(tx, rows), total: rows.length > 0 ? rows[0].total : await count(tx, 'incidents', account) }
     }),

@@ -282,5 +282,6 @@ export function scheduleRepository(sql: Sql): ScheduleStore {
     allChecks: () => sql.rows<{ account: string; id: string; json: string }>(`SELECT account_id AS account, id, body AS json FROM checks ORDER BY seq`),
     allMaintenanceWindows: async () => (await sql.rows<{ account_id: string; body: string }>(`SELECT account_id, body FROM maintenance_windows`))
       .map((row) => ({ account: row.account_id, window: JSON.parse(row.body) as MaintenanceWindow })),
+    scheduleVersion: async () => String((await sql.rows<{ n: string }>(`SELECT n FROM schedule_version WHERE id = 1`))[0]?.n ?? randomUUID()),
   }
 }

@@ -14,14 +14,14 @@ const HOUR = 3_600_000
 /** hour_start, run_location, status_code, status, runs, retries, totals (and samples) */
 type RollupRowData = [number, string, number, string, number, number, string, string?]
 
-interface Key {
+export interface Key {
   hourStart: number
   runLocation: string
   statusCode: number
   status: string
 }
 
-const keyOf = (s: AnalyticsSample): Key => ({
+export const keyOf = (s: AnalyticsSample): Key => ({
   hourStart: Math.floor(s.at / HOUR) * HOUR,
   runLocation: s.runLocation,
   statusCode: s.statusCode ?? -1,
@@ -29,7 +29,7 @@ const keyOf = (s: AnalyticsSample): Key => ({
 })
 
 /** Adds samples (oldest first) to a row's values; the runs stay in time order. */
-function merge(
+export function merge(
   row: { runs: number; retries: number; totals: Record<string, MetricTotals>; samples: RollupRuns },
   hourStart: number,
   added: AnalyticsSample[],

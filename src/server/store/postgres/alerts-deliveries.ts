@@ -1,0 +1,206 @@
+import { randomUUID } from 'node:crypto'
+import type {
+  AlertDeliveryAttempt, AlertDeliveryRecord, AlertDeliveryStore, AlertNotificationRecord, ClaimedAlertDelivery,
+} from '../index.js'
+import type { Sql } from './index.js'
+
+/*
+ * The outbox of alert deliveries, shared by every server on the database. Rows are written in
+ * the transaction that records their notification. A claim is one statement: due PENDING rows
+ * are picked with FOR UPDATE SKIP LOCKED (a row another server is claiming is passed over,
+ * never waited for or taken twice; a row it has just leased is seen leased) and leased in the
+ * same UPDATE. Attempts, finishing and releasing act only while the owner still holds the
+ * lease row (lease_owner); a sender that died leaves its lease to expire and the row is
+ * claimed again.
+ */
+
+const isoNow = () => new Date().toISOString()
+
+interface DeliveryRow {
+  seq: number
+  id: string
+  account_id: string
+  check_id: string
+  notification_id: string
+  alert_type: AlertDeliveryRecord['alertType']
+  channel_type: AlertDeliveryRecord['channelType']
+  channel: string
+  event: string
+  status: AlertDeliveryRecord['status']
+  reason: string | null
+  attempts: number
+  next_attempt_at: number | null
+  lease_expires_at: number | null
+  created_at: string
+  updated_at: string | null
+}
+
+interface AttemptRow {
+  delivery_seq: number
+  attempt: number
+  started_at: string
+  duration_ms: number
+  status_code: number | null
+  error: string | null
+  outcome: AlertDeliveryAttempt['outcome']
+}
+
+interface NotificationRow {
+  id: string
+  check_id: string
+  kind: AlertNotificationRecord['kind']
+  check_run_id: string | null
+  created_at: string
+}
+
+const attempt = (row: AttemptRow): AlertDeliveryAttempt => ({
+  attempt: row.attempt,
+  startedAt: row.started_at,
+  durationMs: row.duration_ms,
+  statusCode: row.status_code,
+  error: row.error,
+  outcome: row.outcome,
+})
+
+const COLUMNS = `seq, id, account_id, check_id, notification_id, alert_type, channel_type, channel, event, status, reason, attempts,
+  next_attempt_at, lease_expires_at, created_at, updated_at`
+
+const CLAIM = `
+  WITH picked AS (
+    SELECT seq FROM alert_deliveries
+    WHERE status = 'PENDING' AND next_attempt_at <= $1 AND (lease_expires_at IS NULL OR lease_expires_at <= $1)
+    ORDER BY next_attempt_at, seq
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED)
+  UPDATE alert_deliveries d SET lease_owner = $3, lease_expires_at = $4
+  FROM picked
+  WHERE d.seq = picked.seq
+  RETURNING d.seq, d.id, d.account_id, d.check_id, d.alert_type, d.channel_type, d.channel, d.event, d.attempts, d.next_attempt_at, d.lease_expires_at`
+
+const FILTER = `account_id = $1 AND ($2::text IS NULL OR check_id = $2) AND ($3::text IS NULL OR notification_id = $3)`
+
+export function alertDeliveryRepository(sql: Sql): AlertDeliveryStore {
+  /** the records of rows, with their attempts (read in one statement) */
+  async function records(rows: DeliveryRow[]): Promise<AlertDeliveryRecord[]> {
+    const attempts = new Map<number, AlertDeliveryAttempt[]>()
+    if (rows.length > 0) {
+      const found = await sql.rows<AttemptRow>(`SELECT delivery_seq, attempt, started_at, duration_ms, status_code, error, outcome
+        FROM alert_delivery_attempts WHERE delivery_seq = ANY($1::bigint[]) ORDER BY seq`, [rows.map((r) => r.seq)])
+      for (const row of found) {
+        const list = attempts.get(row.delivery_seq)
+        if (list) list.push(attempt(row))
+        else attempts.set(row.delivery_seq, [attempt(row)])
+      }
+    }
+    return rows.map((row) => ({
+      id: row.id,
+      notificationId: row.notification_id,
+      checkId: row.check_id,
+      alertType: row.alert_type,
+      channelType: row.channel_type,
+      channel: JSON.parse(row.channel) as Record<string, unknown>,
+      event: JSON.parse(row.event) as Record<string, unknown>,
+      status: row.status,
+      reason: row.reason,
+      nextAttemptAt: row.status === 'PENDING' ? row.next_attempt_at : null,
+      attempts: attempts.get(row.seq) ?? [],
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+    }))
+  }
+
+  return {
+    enqueue: async (account, deliveries) => {
+      if (deliveries.length === 0) return
+      const createdAt = isoNow()
+      await sql.run(`
+        INSERT INTO alert_deliveries
+          (id, account_id, check_id, notification_id, alert_type, channel_type, channel, event, status, reason, next_attempt_at, created_at)
+        SELECT u.id, $1, u.check_id, u.notification_id, u.alert_type, u.channel_type, u.channel, u.event, u.status, u.reason, u.next_attempt_at, $2
+        FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[])
+          WITH ORDINALITY AS u(id, check_id, notification_id, alert_type, channel_type, channel, event, status, reason, next_attempt_at, n)
+        ORDER BY u.n`, [
+        account, createdAt,
+        deliveries.map(() => randomUUID()), deliveries.map((d) => d.checkId), deliveries.map((d) => d.notificationId),
+        deliveries.map((d) => d.alertType), deliveries.map((d) => d.channelType), deliveries.map((d) => JSON.stringify(d.channel)),
+        deliveries.map((d) => JSON.stringify(d.event)), deliveries.map((d) => d.status), deliveries.map((d) => d.reason),
+        deliveries.map((d) => (d.status === 'PENDING' ? d.dueAt : null)),
+      ])
+    },
+    claim: async (q) => {
+      const rows = await sql.rows<DeliveryRow>(CLAIM, [q.now, q.max, q.owner, q.now + q.leaseMs])
+      return rows
+        .sort((a, b) => (a.next_attempt_at ?? 0) - (b.next_attempt_at ?? 0) || a.seq - b.seq)
+        .map((row): ClaimedAlertDelivery => ({
+          id: row.id,
+          account: row.account_id,
+          checkId: row.check_id,
+          alertType: row.alert_type,
+          channelType: row.channel_type,
+          channel: JSON.parse(row.channel) as Record<string, unknown>,
+          event: JSON.parse(row.event) as Record<string, unknown>,
+          attempts: row.attempts,
+          leaseExpiresAt: row.lease_expires_at as number,
+        }))
+    },
+    recordAttempt: (owner, id, tried, next) => sql.atomic(async (tx) => {
+      const [moved] = await tx.rows<{ seq: number }>(`UPDATE alert_deliveries
+        SET status = $1, attempts = attempts + 1, next_attempt_at = $2, lease_owner = NULL, lease_expires_at = NULL, updated_at = $3
+        WHERE id = $4 AND lease_owner = $5
+        RETURNING seq`, [next.status, next.status === 'PENDING' ? next.nextAttemptAt : null, isoNow(), id, owner])
+      if (!moved) return false
+      await tx.run(`INSERT INTO alert_delivery_attempts (delivery_seq, attempt, started_at, duration_ms, status_code, error, outcome)
+        VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [moved.seq, tried.attempt, tried.startedAt, tried.durationMs, tried.statusCode, tried.error, tried.outcome])
+      return true
+    }),
+    finish: async (owner, id, status, reason) => (await sql.run(`UPDATE alert_deliveries
+      SET status = $1, reason = $2, next_attempt_at = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = $3
+      WHERE id = $4 AND lease_owner = $5`, [status, reason, isoNow(), id, owner])) > 0,
+    release: async (owner, id) => {
+      await sql.run(`UPDATE alert_deliveries SET lease_owner = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_owner = $2`, [id, owner])
+    },
+    list: async (account, query) => {
+      const params = [account, query.checkId ?? null, query.notificationId ?? null]
+      const rows = await sql.rows<DeliveryRow>(`SELECT ${COLUMNS} FROM alert_deliveries WHERE ${FILTER} ORDER BY seq DESC LIMIT $4 OFFSET $5`,
+        [...params, query.limit, query.offset])
+      const [{ count }] = await sql.rows<{ count: number }>(`SELECT count(*) AS count FROM alert_deliveries WHERE ${FILTER}`, params)
+      return { items: await records(rows), total: count }
+    },
+    get: async (account, id) => {
+      const rows = await sql.rows<DeliveryRow>(`SELECT ${COLUMNS} FROM alert_deliveries WHERE account_id = $1 AND id = $2`, [account, id])
+      const [record] = await records(rows)
+      return record
+    },
+    notifications: async (account, query) => {
+      const rows = await sql.rows<NotificationRow>(`SELECT id, check_id, kind, check_run_id, created_at FROM alert_notifications
+        WHERE account_id = $1 AND ($2::text IS NULL OR check_id = $2) ORDER BY seq DESC LIMIT $3 OFFSET $4`,
+      [account, query.checkId ?? null, query.limit, query.offset])
+      const [{ count }] = await sql.rows<{ count: number }>(`SELECT count(*) AS count FROM alert_notifications
+        WHERE account_id = $1 AND ($2::text IS NULL OR check_id = $2)`, [account, query.checkId ?? null])
+      return {
+        items: rows.map((row) => ({ id: row.id, checkId: row.check_id, kind: row.kind, checkRunId: row.check_run_id, created_at: row.created_at })),
+        total: count,
+      }
+    },
+    ofNotifications: async (account, ids) => {
+      if (ids.length === 0) return []
+      const rows = await sql.rows<DeliveryRow>(`SELECT ${COLUMNS} FROM alert_deliveries WHERE account_id = $1 AND notification_id = ANY($2::text[]) ORDER BY seq`,
+        [account, ids])
+      // in the order of the ids asked for, each notification's oldest first (as one read per id would answer)
+      const byNotification = new Map<string, AlertDeliveryRecord[]>()
+      for (const record of await records(rows)) {
+        const list = byNotification.get(record.notificationId)
+        if (list) list.push(record)
+        else byNotification.set(record.notificationId, [record])
+      }
+      return ids.flatMap((id) => byNotification.get(id) ?? [])
+    },
+    prune: (before) => sql.atomic(async (tx) => {
+      const deliveries = await tx.run(`DELETE FROM alert_deliveries WHERE created_at < $1 AND status <> 'PENDING'`, [before])
+      await tx.run(`DELETE FROM alert_notifications n WHERE n.created_at < $1
+        AND NOT EXISTS (SELECT 1 FROM alert_deliveries d WHERE d.notification_id = n.id)`, [before])
+      return deliveries
+    }),
+  }
+}
