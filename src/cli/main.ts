@@ -28,7 +28,7 @@ export const COMMANDS: LazyCommand[] = [
   lazy('import [resources..]', 'List remote resources the lock does not know; write constructs for them (--all, or kind:id...), or adopt them (--adopt)', async () => (await import('./commands/import.js')).importCommand),
   lazy('test', 'Run every check of the project once from this machine and show the results, without deploying anything', async () => (await import('./commands/test.js')).testCommand),
   lazy('status', "Show the target's check statuses for the project's checks, with badge URLs", async () => (await import('./commands/status.js')).statusCommand),
-  lazy('server', 'Run the local Monitoring API (SQLite storage) until Ctrl-C', async () => (await import('./commands/server.js')).serverCommand),
+  lazy('server', 'Run the local Monitoring API (SQLite, or PostgreSQL for several servers) until Ctrl-C', async () => (await import('./commands/server.js')).serverCommand),
   lazy('agent', 'Run checks for a Monitoring API server from this machine, for the locations given (a self-hosted agent)', async () => (await import('./commands/agent.js')).agentCommand),
 ]
 

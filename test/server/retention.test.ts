@@ -12,6 +12,29 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer, type LocalServerOptions } from '../../src/server/index.js'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
 import { KEY_A, caller, type Call } from './helpers.js'
+import { databaseFor, onPostgres } from '../helpers/postgres-databases.js'
+
+/** The number of check runs kept and the oldest one's due time, read from the database itself. */
+async function doneRuns(dbPath: string): Promise<{ n: number; oldest: number }> {
+  const sql = `SELECT count(*) AS n, min(due_at) AS oldest FROM check_runs`
+  if (onPostgres) {
+    const { default: pg } = await import('pg')
+    const client = new pg.Client({ connectionString: (await databaseFor(dbPath)).url })
+    await client.connect()
+    try {
+      const row = (await client.query(sql)).rows[0] as { n: string; oldest: string }
+      return { n: Number(row.n), oldest: Number(row.oldest) }
+    } finally {
+      await client.end()
+    }
+  }
+  const raw = new Database(dbPath, { readonly: true })
+  try {
+    return raw.prepare(sql).get() as { n: number; oldest: number }
+  } finally {
+    raw.close()
+  }
+}
 
 let dir: string
 let dns: DnsServerHandle
@@ -100,9 +123,7 @@ describe('retention of results', () => {
     await second.close()
 
     // done runs are kept 10 minutes (an agent's repeated post is still known), then deleted
-    const raw = new Database(join(dir, 'retention.db'), { readonly: true })
-    const runs = raw.prepare(`SELECT count(*) AS n, min(due_at) AS oldest FROM check_runs`).get() as { n: number; oldest: number }
-    raw.close()
+    const runs = await doneRuns(join(dir, 'retention.db'))
     expect(runs.n).toBeLessThanOrEqual(12 * CHECKS * LOCATIONS.length)
     expect(runs.oldest).toBeGreaterThanOrEqual(clock.now - 12 * 60_000)
   }, 120_000)
