@@ -38,7 +38,7 @@ const SOURCES = {
   plan: { script: 'bench/plan/figures.mjs', args: (n) => ['--checks', String(n), ...(runs ? ['--runs', runs] : [])] },
   reference: { script: 'bench/reference/checkly.mjs', args: (n) => ['--checks', String(n), ...(runs ? ['--runs', runs] : [])] },
   apply: { script: 'bench/apply/run.mjs', args: (n) => ['--checks', String(n), ...(quick ? ['--quick'] : [])] },
-  runner: { script: 'bench/runner/run.mjs', args: (n) => ['--checks', String(n), ...(quick ? ['--quick'] : ['--minutes', '1'])] },
+  runner: { script: 'bench/runner/run.mjs', args: (n) => ['--checks', String(n), ...(quick ? ['--quick'] : ['--minutes', '3'])] },
 }
 
 const num = (text) => (text === undefined ? undefined : Number.parseFloat(text))
