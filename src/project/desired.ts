@@ -190,7 +190,9 @@ function projectRules(resources: DesiredResource[], registrations: Registration[
 function splitOptions(props: Record<string, unknown>, add: (field: string | undefined, message: string) => void): { options: ResourceOptions; input: Record<string, unknown> } {
   const input: Record<string, unknown> = {}
   const options: ResourceOptions = {}
-  for (const [key, value] of Object.entries(props)) {
+  for (const key in props) {
+    if (!Object.hasOwn(props, key)) continue
+    const value = props[key]
     if (!(OPTION_KEYS as readonly string[]).includes(key)) {
       if (value !== undefined) input[key] = value
       continue
