@@ -164,8 +164,7 @@ function planResource(resource: DesiredResource, input: PlanInput, matching: Mat
     file: resource.file,
   }
   if (found?.movedFrom) base.movedFrom = found.movedFrom
-  const dependsOn = [...new Set(resource.refs.map((ref) => placeholder(ref.kind, ref.logicalId)))].sort()
-  if (dependsOn.length > 0) base.dependsOn = dependsOn
+  if (resource.refs.length > 0) base.dependsOn = [...new Set(resource.refs.map((ref) => placeholder(ref.kind, ref.logicalId)))].sort()
   const record = entry ? input.remote.records[resource.kind][entry.remoteId] : undefined
   // a change to run carries the hash a saved plan is checked with; a no-op (most of a plan) does not need one
   const hashed = (change: PlanChange): PlanChange => {
@@ -374,7 +373,11 @@ function compareExisting(
   // Secrets the service reads back as "" compare equal; the lock's fingerprint tells a change.
   const blanked = descriptorOf(kind).blankedSecrets?.(payload)
   const blankedChanged = blanked !== undefined && !secretMatches(blanked.text, entry.secretHash)
-  if (!secret && !blankedChanged && normalizedEqual(kind, payload, record)) return { ...base, remoteId: entry.remoteId }
+  if (!secret && !blankedChanged && normalizedEqual(kind, payload, record)) {
+    // most of a plan: the change made for this resource is completed, not copied
+    base.remoteId = entry.remoteId
+    return base
+  }
   const want = normalizeParsed(kind, payload)
   const have = normalize(kind, record)
   let secretPaths: Set<string> | undefined

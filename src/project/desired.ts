@@ -190,7 +190,9 @@ function projectRules(resources: DesiredResource[], registrations: Registration[
 function splitOptions(props: Record<string, unknown>, add: (field: string | undefined, message: string) => void): { options: ResourceOptions; input: Record<string, unknown> } {
   const input: Record<string, unknown> = {}
   const options: ResourceOptions = {}
-  for (const [key, value] of Object.entries(props)) {
+  for (const key in props) {
+    if (!Object.hasOwn(props, key)) continue
+    const value = props[key]
     if (!(OPTION_KEYS as readonly string[]).includes(key)) {
       if (value !== undefined) input[key] = value
       continue
@@ -224,12 +226,14 @@ export const NONE_CHECK_FIELDS = ['alertSettings', 'retryStrategy', 'alertChanne
 export function mergeDefaults(props: Record<string, unknown>, defaults: ResolvedConfig['defaults'], fromDefaults = new Set<string>()): Record<string, unknown> {
   const out: Record<string, unknown> = { ...props }
   const ownTagsOnly = props.defaultTags === false
-  delete out.defaultTags
-  for (const [key, value] of Object.entries(defaults)) {
+  if ('defaultTags' in out) delete out.defaultTags
+  for (const key in defaults) {
+    if (!Object.hasOwn(defaults, key)) continue
+    const value = (defaults as Record<string, unknown>)[key]
     if (value === undefined) continue
     if (key === 'tags' && Array.isArray(value)) {
       if (ownTagsOnly) continue
-      if (Array.isArray(props.tags)) out.tags = [...new Set([...value, ...props.tags])]
+      if (Array.isArray(props.tags)) out.tags = mergeTags(value, props.tags)
       else if (props.tags === undefined) {
         out.tags = [...value]
         fromDefaults.add(key)
@@ -242,6 +246,16 @@ export function mergeDefaults(props: Record<string, unknown>, defaults: Resolved
     }
   }
   for (const key of NONE_CHECK_FIELDS) if (out[key] === null) delete out[key]
+  return out
+}
+
+/** The default tags, then the check's own that are not among them (each once), without the intermediate copies of a Set of spreads. */
+function mergeTags(defaults: readonly unknown[], own: readonly unknown[]): unknown[] {
+  if (defaults.length + own.length > 32) return [...new Set([...defaults, ...own])]
+  const out: unknown[] = []
+  for (const list of [defaults, own]) {
+    for (const tag of list) if (!out.includes(tag)) out.push(tag)
+  }
   return out
 }
 
@@ -329,41 +343,65 @@ function describe(value: unknown): string {
   return typeof value
 }
 
-/** Fields of `value` that the schema does not know, at any depth, with a suggestion when close. */
+/**
+ * Fields of `value` that the schema does not know, at any depth, with a suggestion when close.
+ * Walks with one list and builds a field's path only for a field it reports: this runs for every
+ * construct of a project, and nearly all of them have no unknown field.
+ */
 export function unknownFields(schema: z.ZodType, value: unknown, path: string[] = []): { path: string; message: string }[] {
   const out: { path: string; message: string }[] = []
-  const def = schema.def as unknown as Record<string, unknown>
-  switch (def.type) {
-    case 'pipe':
-      return unknownFields(def.in as z.ZodType, value, path)
-    case 'optional':
-    case 'nullable':
-    case 'default':
-    case 'prefault':
-    case 'readonly':
-    case 'nonoptional':
-    case 'catch':
-      return unknownFields(def.innerType as z.ZodType, value, path)
-    case 'array':
-      if (Array.isArray(value)) value.forEach((item, i) => out.push(...unknownFields(def.element as z.ZodType, item, [...path, String(i)])))
-      return out
-    case 'object': {
-      if (!value || typeof value !== 'object' || Array.isArray(value)) return out
-      const shape = def.shape as Record<string, z.ZodType>
-      if (def.catchall) return out
-      for (const [key, v] of Object.entries(value)) {
-        if (Object.hasOwn(shape, key) && (path.length > 0 || !READ_ONLY_FIELDS.has(key))) {
-          if (typeof v === 'object' && v !== null) out.push(...unknownFields(shape[key], v, [...path, key]))
-        } else if (v !== undefined) {
-          const known = Object.keys(shape).filter((k) => path.length > 0 || !READ_ONLY_FIELDS.has(k))
-          const close = closest(key, known)
-          out.push({ path: [...path, key].join('.'), message: `is not a known field${close ? ` (did you mean ${close}?)` : ''}` })
-        }
-      }
-      return out
+  walkUnknown(schema, value, path, out)
+  return out
+}
+
+function walkUnknown(schema: z.ZodType, value: unknown, path: string[], out: { path: string; message: string }[]): void {
+  let def = schema.def as unknown as Record<string, unknown>
+  for (;;) {
+    switch (def.type) {
+      case 'pipe':
+        def = (def.in as z.ZodType).def as unknown as Record<string, unknown>
+        continue
+      case 'optional':
+      case 'nullable':
+      case 'default':
+      case 'prefault':
+      case 'readonly':
+      case 'nonoptional':
+      case 'catch':
+        def = (def.innerType as z.ZodType).def as unknown as Record<string, unknown>
+        continue
     }
-    default:
-      return out
+    break
+  }
+  if (def.type === 'array') {
+    if (!Array.isArray(value)) return
+    const element = def.element as z.ZodType
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i]
+      if (typeof item !== 'object' || item === null) continue
+      path.push(String(i))
+      walkUnknown(element, item, path, out)
+      path.pop()
+    }
+    return
+  }
+  if (def.type !== 'object' || !value || typeof value !== 'object' || Array.isArray(value) || def.catchall) return
+  const shape = def.shape as Record<string, z.ZodType>
+  const top = path.length === 0
+  for (const key in value as Record<string, unknown>) {
+    if (!Object.hasOwn(value, key)) continue
+    const v = (value as Record<string, unknown>)[key]
+    if (Object.hasOwn(shape, key) && (!top || !READ_ONLY_FIELDS.has(key))) {
+      if (typeof v === 'object' && v !== null) {
+        path.push(key)
+        walkUnknown(shape[key], v, path, out)
+        path.pop()
+      }
+    } else if (v !== undefined) {
+      const known = Object.keys(shape).filter((k) => !top || !READ_ONLY_FIELDS.has(k))
+      const close = closest(key, known)
+      out.push({ path: [...path, key].join('.'), message: `is not a known field${close ? ` (did you mean ${close}?)` : ''}` })
+    }
   }
 }
 

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import type { Jiti } from 'jiti'
 import { LOADING_KEY, type AnyConstruct, type LoadingRegistry } from '../../constructs/construct.js'
 import type { Problem } from './errors.js'
-import { callSites, isInternalFrame, parseStack, type Frame } from './stack.js'
+import { callerSite, callSites, isInternalFrame, parseStack, type CallSite, type Frame } from './stack.js'
 
 /** A construct created while the project was loading, and where. */
 export interface Registration {
@@ -138,15 +138,38 @@ export class LoadingSession implements LoadingRegistry {
   readonly registrations: Registration[] = []
 
   register(construct: AnyConstruct, constructor: Function): void {
-    // most constructs are created right in a check file: two frames tell
-    const frames = callSites(constructor, 2)
-    const site = frames[0]
-    if (site && this.matched.has(site.file)) {
-      // the line only when a problem names it (see callSites)
-      this.registrations.push({ construct, file: site.file, get line() { return site.line }, loadingFile: this.current, outside: false })
+    // most constructs are created right in a check file: the caller's frame tells
+    const caller = callerSite(constructor)
+    if (caller && this.matched.has(caller.file)) {
+      this.registrations.push(new DirectRegistration(construct, caller.file, caller.site, this.current))
       return
     }
-    this.registrations.push(placeRegistration(construct, site ? callSites(constructor, 16) : [], this.current, this.matched))
+    this.registrations.push(placeRegistration(construct, caller ? callSites(constructor, 16) : [], this.current, this.matched))
+  }
+}
+
+/**
+ * A construct created right in a check file. Its line is worked out only when a problem names it
+ * (see callSites); a class keeps that getter on its prototype, not a closure per construct.
+ */
+class DirectRegistration implements Registration {
+  readonly outside = false
+  #site: CallSite | undefined
+  #line: number | undefined
+  constructor(
+    readonly construct: AnyConstruct,
+    readonly file: string,
+    site: CallSite,
+    readonly loadingFile: string,
+  ) {
+    this.#site = site
+  }
+  get line(): number {
+    if (this.#site) {
+      this.#line = this.#site.getLineNumber() ?? 0
+      this.#site = undefined
+    }
+    return this.#line ?? 0
   }
 }
 

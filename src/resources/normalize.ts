@@ -55,10 +55,12 @@ function cleanEqual(a: unknown, b: unknown, path: string): boolean {
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false
-    // arrays whose order means nothing: compare them sorted (they are short: tags, locations)
+    let inOrder = true
+    for (let i = 0; i < a.length && inOrder; i++) inOrder = cleanEqual(a[i], b[i], path)
+    if (inOrder) return true
+    // arrays whose order means nothing: equal item by item (the usual case, no copies), else compared sorted (they are short: tags, locations)
     if (SET_FIELDS.has(path) || UNORDERED_KEYED.has(path)) return jsonEqual(clean(a, path), clean(b, path))
-    for (let i = 0; i < a.length; i++) if (!cleanEqual(a[i], b[i], path)) return false
-    return true
+    return false
   }
   if (Array.isArray(b)) return false
   const x = a as Record<string, unknown>

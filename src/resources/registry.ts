@@ -100,6 +100,9 @@ export interface ReferenceSite {
   field: import('./types.js').ReferenceField
 }
 
+/** A pattern's steps, worked out once per pattern (sitesOf runs for every reference field of every resource). */
+const STEPS = new Map<string, string[]>()
+
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /**
@@ -107,8 +110,11 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * objects on the way must be plain objects holding the key, arrays must be arrays.
  */
 export function sitesOf(payload: unknown, pattern: string): Array<{ path: string; value: unknown }> {
-  const steps = pattern.split('.').flatMap((part) => (part.endsWith('[]') ? [part.slice(0, -2), '[]'] : [part]))
+  let steps = STEPS.get(pattern)
+  if (!steps) STEPS.set(pattern, (steps = pattern.split('.').flatMap((part) => (part.endsWith('[]') ? [part.slice(0, -2), '[]'] : [part]))))
   const out: Array<{ path: string; value: unknown }> = []
+  // most payloads hold none of a pattern's fields: nothing to walk
+  if (steps[0] !== '[]' && (!isObject(payload) || !(steps[0] in payload))) return out
   const walk = (node: unknown, i: number, at: string) => {
     if (i === steps.length) {
       out.push({ path: at, value: node })
