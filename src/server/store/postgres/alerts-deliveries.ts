@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import type {
-  AlertDeliveryAttempt, AlertDeliveryRecord, AlertDeliveryStore, AlertNotificationRecord, ClaimedAlertDelivery,
-} from '../index.js'
+import type { AlertDeliveryAttempt, AlertDeliveryRecord, AlertDeliveryStore } from '../index.js'
+import { attemptOf, claimedOf, deliveryOf, notificationOf, type AttemptRow, type DeliveryRow, type NotificationRow } from '../alert-delivery-rows.js'
 import type { Sql } from './index.js'
 
 /*
@@ -15,52 +14,6 @@ import type { Sql } from './index.js'
  */
 
 const isoNow = () => new Date().toISOString()
-
-interface DeliveryRow {
-  seq: number
-  id: string
-  account_id: string
-  check_id: string
-  notification_id: string
-  alert_type: AlertDeliveryRecord['alertType']
-  channel_type: AlertDeliveryRecord['channelType']
-  channel: string
-  event: string
-  status: AlertDeliveryRecord['status']
-  reason: string | null
-  attempts: number
-  next_attempt_at: number | null
-  lease_expires_at: number | null
-  created_at: string
-  updated_at: string | null
-}
-
-interface AttemptRow {
-  delivery_seq: number
-  attempt: number
-  started_at: string
-  duration_ms: number
-  status_code: number | null
-  error: string | null
-  outcome: AlertDeliveryAttempt['outcome']
-}
-
-interface NotificationRow {
-  id: string
-  check_id: string
-  kind: AlertNotificationRecord['kind']
-  check_run_id: string | null
-  created_at: string
-}
-
-const attempt = (row: AttemptRow): AlertDeliveryAttempt => ({
-  attempt: row.attempt,
-  startedAt: row.started_at,
-  durationMs: row.duration_ms,
-  statusCode: row.status_code,
-  error: row.error,
-  outcome: row.outcome,
-})
 
 const COLUMNS = `seq, id, account_id, check_id, notification_id, alert_type, channel_type, channel, event, status, reason, attempts,
   next_attempt_at, lease_expires_at, created_at, updated_at`
@@ -84,29 +37,15 @@ export function alertDeliveryRepository(sql: Sql): AlertDeliveryStore {
   async function records(rows: DeliveryRow[]): Promise<AlertDeliveryRecord[]> {
     const attempts = new Map<number, AlertDeliveryAttempt[]>()
     if (rows.length > 0) {
-      const found = await sql.rows<AttemptRow>(`SELECT delivery_seq, attempt, started_at, duration_ms, status_code, error, outcome
+      const found = await sql.rows<AttemptRow & { delivery_seq: number }>(`SELECT delivery_seq, attempt, started_at, duration_ms, status_code, error, outcome
         FROM alert_delivery_attempts WHERE delivery_seq = ANY($1::bigint[]) ORDER BY seq`, [rows.map((r) => r.seq)])
       for (const row of found) {
         const list = attempts.get(row.delivery_seq)
-        if (list) list.push(attempt(row))
-        else attempts.set(row.delivery_seq, [attempt(row)])
+        if (list) list.push(attemptOf(row))
+        else attempts.set(row.delivery_seq, [attemptOf(row)])
       }
     }
-    return rows.map((row) => ({
-      id: row.id,
-      notificationId: row.notification_id,
-      checkId: row.check_id,
-      alertType: row.alert_type,
-      channelType: row.channel_type,
-      channel: JSON.parse(row.channel) as Record<string, unknown>,
-      event: JSON.parse(row.event) as Record<string, unknown>,
-      status: row.status,
-      reason: row.reason,
-      nextAttemptAt: row.status === 'PENDING' ? row.next_attempt_at : null,
-      attempts: attempts.get(row.seq) ?? [],
-      created_at: row.created_at,
-      updated_at: row.updated_at,
-    }))
+    return rows.map((row) => deliveryOf(row, attempts.get(row.seq) ?? []))
   }
 
   return {
@@ -129,19 +68,7 @@ export function alertDeliveryRepository(sql: Sql): AlertDeliveryStore {
     },
     claim: async (q) => {
       const rows = await sql.rows<DeliveryRow>(CLAIM, [q.now, q.max, q.owner, q.now + q.leaseMs])
-      return rows
-        .sort((a, b) => (a.next_attempt_at ?? 0) - (b.next_attempt_at ?? 0) || a.seq - b.seq)
-        .map((row): ClaimedAlertDelivery => ({
-          id: row.id,
-          account: row.account_id,
-          checkId: row.check_id,
-          alertType: row.alert_type,
-          channelType: row.channel_type,
-          channel: JSON.parse(row.channel) as Record<string, unknown>,
-          event: JSON.parse(row.event) as Record<string, unknown>,
-          attempts: row.attempts,
-          leaseExpiresAt: row.lease_expires_at as number,
-        }))
+      return claimedOf(rows)
     },
     recordAttempt: (owner, id, tried, next) => sql.atomic(async (tx) => {
       const [moved] = await tx.rows<{ seq: number }>(`UPDATE alert_deliveries
@@ -179,7 +106,7 @@ export function alertDeliveryRepository(sql: Sql): AlertDeliveryStore {
       const [{ count }] = await sql.rows<{ count: number }>(`SELECT count(*) AS count FROM alert_notifications
         WHERE account_id = $1 AND ($2::text IS NULL OR check_id = $2)`, [account, query.checkId ?? null])
       return {
-        items: rows.map((row) => ({ id: row.id, checkId: row.check_id, kind: row.kind, checkRunId: row.check_run_id, created_at: row.created_at })),
+        items: rows.map(notificationOf),
         total: count,
       }
     },

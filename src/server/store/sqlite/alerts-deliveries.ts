@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Db } from './migrations.js'
-import type {
-  AlertDeliveryAttempt, AlertDeliveryRecord, AlertDeliveryStore, AlertNotificationRecord, ClaimedAlertDelivery,
-} from '../index.js'
+import type { AlertDeliveryAttempt, AlertDeliveryRecord, AlertDeliveryStore } from '../index.js'
+import { attemptOf, claimedOf, deliveryOf, notificationOf, type AttemptRow, type DeliveryRow, type NotificationRow } from '../alert-delivery-rows.js'
 import type { Exec } from './index.js'
 
 /*
@@ -13,51 +12,6 @@ import type { Exec } from './index.js'
  */
 
 const isoNow = () => new Date().toISOString()
-
-interface DeliveryRow {
-  seq: number
-  id: string
-  account_id: string
-  check_id: string
-  notification_id: string
-  alert_type: AlertDeliveryRecord['alertType']
-  channel_type: AlertDeliveryRecord['channelType']
-  channel: string
-  event: string
-  status: AlertDeliveryRecord['status']
-  reason: string | null
-  attempts: number
-  next_attempt_at: number | null
-  lease_expires_at: number | null
-  created_at: string
-  updated_at: string | null
-}
-
-interface AttemptRow {
-  attempt: number
-  started_at: string
-  duration_ms: number
-  status_code: number | null
-  error: string | null
-  outcome: AlertDeliveryAttempt['outcome']
-}
-
-interface NotificationRow {
-  id: string
-  check_id: string
-  kind: AlertNotificationRecord['kind']
-  check_run_id: string | null
-  created_at: string
-}
-
-const attempt = (row: AttemptRow): AlertDeliveryAttempt => ({
-  attempt: row.attempt,
-  startedAt: row.started_at,
-  durationMs: row.duration_ms,
-  statusCode: row.status_code,
-  error: row.error,
-  outcome: row.outcome,
-})
 
 export function alertDeliveryRepository(db: Db, exec: Exec): AlertDeliveryStore {
   const insert = db.prepare(`INSERT INTO alert_deliveries
@@ -100,21 +54,7 @@ export function alertDeliveryRepository(db: Db, exec: Exec): AlertDeliveryStore 
   const pruneNotifications = db.prepare(`DELETE FROM alert_notifications WHERE created_at < @before
     AND NOT EXISTS (SELECT 1 FROM alert_deliveries d WHERE d.notification_id = alert_notifications.id)`)
 
-  const record = (row: DeliveryRow): AlertDeliveryRecord => ({
-    id: row.id,
-    notificationId: row.notification_id,
-    checkId: row.check_id,
-    alertType: row.alert_type,
-    channelType: row.channel_type,
-    channel: JSON.parse(row.channel) as Record<string, unknown>,
-    event: JSON.parse(row.event) as Record<string, unknown>,
-    status: row.status,
-    reason: row.reason,
-    nextAttemptAt: row.status === 'PENDING' ? row.next_attempt_at : null,
-    attempts: (attemptsOf.all(row.seq) as AttemptRow[]).map(attempt),
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  })
+  const record = (row: DeliveryRow): AlertDeliveryRecord => deliveryOf(row, (attemptsOf.all(row.seq) as AttemptRow[]).map(attemptOf))
 
   const enqueue = db.transaction((account: string, deliveries: Parameters<AlertDeliveryStore['enqueue']>[1]) => {
     const createdAt = isoNow()
@@ -143,19 +83,7 @@ export function alertDeliveryRepository(db: Db, exec: Exec): AlertDeliveryStore 
     }),
     claim: (q) => exec(() => {
       const rows = claim.all({ owner: q.owner, until: q.now + q.leaseMs, now: q.now, max: q.max }) as DeliveryRow[]
-      return rows
-        .sort((a, b) => (a.next_attempt_at ?? 0) - (b.next_attempt_at ?? 0) || a.seq - b.seq)
-        .map((row): ClaimedAlertDelivery => ({
-          id: row.id,
-          account: row.account_id,
-          checkId: row.check_id,
-          alertType: row.alert_type,
-          channelType: row.channel_type,
-          channel: JSON.parse(row.channel) as Record<string, unknown>,
-          event: JSON.parse(row.event) as Record<string, unknown>,
-          attempts: row.attempts,
-          leaseExpiresAt: row.lease_expires_at as number,
-        }))
+      return claimedOf(rows)
     }),
     recordAttempt: (owner, id, tried, next) => exec(() => recordAttempt(owner, id, tried, next)),
     finish: (owner, id, status, reason) => exec(() => finish.run({ status, reason, time: isoNow(), id, owner }).changes > 0),
@@ -173,7 +101,7 @@ export function alertDeliveryRepository(db: Db, exec: Exec): AlertDeliveryStore 
       const params = { account, checkId: query.checkId ?? null }
       const rows = notifications.all({ ...params, limit: query.limit, offset: query.offset }) as NotificationRow[]
       return {
-        items: rows.map((row) => ({ id: row.id, checkId: row.check_id, kind: row.kind, checkRunId: row.check_run_id, created_at: row.created_at })),
+        items: rows.map(notificationOf),
         total: notificationCount.get(params) as number,
       }
     }),
