@@ -2,45 +2,18 @@
  * `monitors server --smtp-url` (built CLI): a bad URL is one clear line; MONITORING_SMTP_URL and
  * --smtp-from reach the delivery worker, and a failing check's alert arrives at a real SMTP server.
  */
-import { spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
-import { join } from 'node:path'
 import { SMTPServer } from 'smtp-server'
 import { describe, expect, it } from 'vitest'
 import { startDnsServer } from '../helpers/dns-server.js'
 import { caller } from './helpers.js'
 import { eventually } from './alerts-helpers.js'
+import { serverBuilt, startServerProcess } from '../helpers/server-process.js'
 
-const bin = join(import.meta.dirname, '..', '..', 'bin', 'monitors.js')
-const built = existsSync(join(import.meta.dirname, '..', '..', 'dist', 'src', 'cli', 'commands', 'server.js'))
 
-function startCli(args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, [bin, 'server', '--port', '0', '--db', ':memory:', ...args], {
-    env: { ...process.env, NO_COLOR: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  child.stdout.on('data', (chunk) => (output += chunk))
-  child.stderr.on('data', (chunk) => (output += chunk))
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  const ready = new Promise<string>((resolve, reject) => {
-    const timer = setInterval(() => {
-      const url = /listening on (http:\/\/\S+)/.exec(output)?.[1]
-      if (url) {
-        clearInterval(timer)
-        setTimeout(() => resolve(url), 50)
-      }
-    }, 20)
-    void exited.then((code) => {
-      clearInterval(timer)
-      reject(new Error(`monitors server exited with ${code}: ${output}`))
-    })
-  })
-  return { child, ready, exited, output: () => output }
-}
+const startCli = (args: string[], env: Record<string, string> = {}) => startServerProcess(['--db', ':memory:', ...args], { env })
 
-describe.skipIf(!built)('monitors server --smtp-url', () => {
+describe.skipIf(!serverBuilt)('monitors server --smtp-url', () => {
   it('refuses a URL that is not smtp:// or smtps:// with one line and exit code 1', async () => {
     const bad = startCli(['--smtp-url', 'ftp://user:hunter2@mail.example.test'])
     await expect(bad.ready).rejects.toThrow(/The SMTP URL must start with smtp:\/\/ or smtps:\/\/, got ftp:\/\/mail\.example\.test/)

@@ -2,15 +2,11 @@
  * `monitors server` runs checks by default; `--no-runner` leaves them to agents; `--retention`
  * must be a positive number of days. The server started for one plan/apply runs nothing.
  */
-import { spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
 import { KEY_A, caller, startTestServer, type Call } from './helpers.js'
+import { serverBuilt, startServerProcess } from '../helpers/server-process.js'
 
-const bin = join(import.meta.dirname, '..', '..', 'bin', 'monitors.js')
-const built = existsSync(join(import.meta.dirname, '..', '..', 'dist', 'src', 'cli', 'commands', 'server.js'))
 
 let dns: DnsServerHandle
 beforeAll(async () => {
@@ -19,30 +15,10 @@ beforeAll(async () => {
 })
 afterAll(() => dns.close())
 
-function startCli(args: string[]) {
-  const child = spawn(process.execPath, [bin, 'server', '--port', '0', '--db', ':memory:', '--api-key', `${KEY_A}:acc-a`, '--quiet', ...args], {
-    env: { ...process.env, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  child.stdout.on('data', (chunk) => (output += chunk))
-  child.stderr.on('data', (chunk) => (output += chunk))
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  const ready = new Promise<string>((resolve, reject) => {
-    const timer = setInterval(() => {
-      const url = /listening on (http:\/\/\S+)/.exec(output)?.[1]
-      if (url && /checks/.test(output.split('\n').slice(1).join('\n'))) {
-        clearInterval(timer)
-        resolve(url)
-      }
-    }, 20)
-    void exited.then((code) => {
-      clearInterval(timer)
-      reject(new Error(`monitors server exited with ${code}: ${output}`))
-    })
-  })
-  return { child, ready, exited, output: () => output }
-}
+const startCli = (args: string[]) => startServerProcess(['--db', ':memory:', '--api-key', `${KEY_A}:acc-a`, '--quiet', ...args], {
+  until: (output) => /checks/.test(output.split('\n').slice(1).join('\n')),
+  settleMs: 0,
+})
 
 async function triggerSession(call: Call): Promise<string> {
   const check = await call('POST', '/v1/checks/dns', {
@@ -53,7 +29,7 @@ async function triggerSession(call: Call): Promise<string> {
   return trigger.json.sessions[0].checkSessionId
 }
 
-describe.skipIf(!built)('monitors server runner flags (built CLI)', () => {
+describe.skipIf(!serverBuilt)('monitors server runner flags (built CLI)', () => {
   it('runs checks by default', async () => {
     const server = startCli([])
     const call = caller({ url: await server.ready })

@@ -1,42 +1,16 @@
-import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parseApiKey, parseRateLimit } from '../../src/cli/commands/server.js'
 import { caller, dnsBody } from './helpers.js'
+import { serverBuilt, startServerProcess } from '../helpers/server-process.js'
 
-const bin = join(import.meta.dirname, '..', '..', 'bin', 'monitors.js')
-const built = existsSync(join(import.meta.dirname, '..', '..', 'dist', 'src', 'cli', 'commands', 'server.js'))
 
 /** Starts `monitors server` and resolves once it printed its URL (and, on a first start, its key). */
-function startCli(args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, [bin, 'server', '--port', '0', ...args], {
-    env: { ...process.env, NO_COLOR: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  child.stdout.on('data', (chunk) => (output += chunk))
-  child.stderr.on('data', (chunk) => (output += chunk))
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  const ready = new Promise<string>((resolve, reject) => {
-    const timer = setInterval(() => {
-      const url = /listening on (http:\/\/\S+)/.exec(output)?.[1]
-      if (url) {
-        clearInterval(timer)
-        // the key line follows the URL line in the same write burst
-        setTimeout(() => resolve(url), 50)
-      }
-    }, 20)
-    void exited.then((code) => {
-      clearInterval(timer)
-      reject(new Error(`monitors server exited with ${code}: ${output}`))
-    })
-  })
-  return { child, ready, exited, output: () => output }
-}
+const startCli = (args: string[], env: Record<string, string> = {}) => startServerProcess(args, { env })
 
-describe.skipIf(!built)('monitors server (built CLI)', () => {
+describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
   it('prints its URL and a generated key once, logs requests, keeps data across a restart, and stops on SIGTERM', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'monitors-cli-server-'))
     try {
