@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { checkBody } from './omit.js'
 import { COMPARISONS } from './enums.js'
 import { checkCommonShape, readOnlyShape } from './check.js'
 import { crossField } from './cross-field.js'
@@ -131,7 +132,7 @@ export const apiCheckSchema = z
     localTearDownScript: z.string().nullish(),
   })
   .check(apiCheckRules)
-  .transform(({ id: _id, created_at: _c, updated_at: _u, ...rest }) => ({ ...rest, checkType: 'API' as const }))
+  .transform((value) => checkBody(value, 'API' as const))
 
 export type ApiCheckInput = z.input<typeof apiCheckSchema>
 export type ApiCheck = z.output<typeof apiCheckSchema>

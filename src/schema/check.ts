@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { checkBody } from './omit.js'
 import {
   CHECK_TYPES, COMPARISONS, DNS_ASSERTION_SOURCES, DNS_PROTOCOLS, DNS_RECORD_TYPES, ESCALATION_TYPES, FREQUENCIES,
   ICMP_ASSERTION_SOURCES, ICMP_IP_FAMILIES, ICMP_LATENCY_PROPERTIES, LOCATIONS, RETRY_ONLY_ON,
@@ -132,7 +133,7 @@ export const dnsCheckSchema = z
     request: dnsRequestSchema,
   })
   .check(checkRules)
-  .transform(({ id: _id, created_at: _c, updated_at: _u, ...rest }) => ({ ...rest, checkType: 'DNS' as const }))
+  .transform((value) => checkBody(value, 'DNS' as const))
 
 const icmpAssertionSchema = z
   .object({
@@ -189,7 +190,7 @@ export const icmpCheckSchema = z
     maxPacketLossThreshold: z.number().int().min(0).max(100).nullable().default(20),
   })
   .check(checkRules)
-  .transform(({ id: _id, created_at: _c, updated_at: _u, ...rest }) => ({ ...rest, checkType: 'ICMP' as const }))
+  .transform((value) => checkBody(value, 'ICMP' as const))
 
 export type DnsCheckInput = z.input<typeof dnsCheckSchema>
 export type DnsCheck = z.output<typeof dnsCheckSchema>

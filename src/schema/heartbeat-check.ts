@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { checkBody, omitKeys } from './omit.js'
 import { checkCommonShape, readOnlyShape } from './check.js'
 import { crossField } from './cross-field.js'
 
@@ -45,7 +46,7 @@ export const heartbeatSettingsSchema = z
       }
     }),
   )
-  .transform(({ pingToken: _t, pingUrl: _u, ...rest }) => rest)
+  .transform((value) => omitKeys(value, ['pingToken', 'pingUrl']))
 
 /**
  * Body of POST /v1/checks/heartbeat and PUT /v1/checks/heartbeat/{id} (reference:
@@ -60,7 +61,7 @@ export const heartbeatCheckSchema = z
     checkType: z.literal('HEARTBEAT').optional(),
     heartbeat: heartbeatSettingsSchema,
   })
-  .transform(({ id: _id, created_at: _c, updated_at: _u, ...rest }) => ({ ...rest, checkType: 'HEARTBEAT' as const }))
+  .transform((value) => checkBody(value, 'HEARTBEAT' as const))
 
 export type HeartbeatCheckInput = z.input<typeof heartbeatCheckSchema>
 export type HeartbeatCheck = z.output<typeof heartbeatCheckSchema>

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { omitKeys } from './omit.js'
 import { crossField } from './cross-field.js'
 import { REPEAT_UNITS } from './enums.js'
 
@@ -38,7 +39,7 @@ export const maintenanceWindowSchema = z
     }
     }),
   )
-  .transform(({ id: _id, ...rest }) => rest)
+  .transform((value) => omitKeys(value, ['id']))
 
 export type MaintenanceWindowInput = z.input<typeof maintenanceWindowSchema>
 export type MaintenanceWindow = z.output<typeof maintenanceWindowSchema>

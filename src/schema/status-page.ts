@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { omitKeys } from './omit.js'
 import { THEMES, THEME_COLOR_FIELDS } from './enums.js'
 
 export const STATUS_PAGE_URL_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
@@ -38,7 +39,7 @@ export const statusPageSchema = z
     favicon: z.string().nullish(),
     defaultTheme: z.enum(THEMES).default('AUTO'),
   })
-  .transform(({ id: _id, ...rest }) => rest)
+  .transform((value) => omitKeys(value, ['id']))
 
 export type StatusPageServiceInput = z.input<typeof statusPageServiceSchema>
 export type StatusPageInput = z.input<typeof statusPageSchema>
