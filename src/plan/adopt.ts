@@ -82,6 +82,7 @@ export function findDuplicates(
   lock: LockFile | undefined,
   remote: RemoteState,
   taken: ReadonlySet<string>,
+  keyOf: (resource: DesiredResource) => string = (resource) => lockKey(resource.kind, resource.logicalId),
 ): Map<string, { remoteId: string; record: RemoteRecord }> {
   const found = new Map<string, { remoteId: string; record: RemoteRecord }>()
   // remote ids spoken for, per kind
@@ -98,9 +99,10 @@ export function findDuplicates(
   for (const entry of Object.values(lock?.resources ?? {})) use(entry.kind, entry.remoteId)
   const nonEmpty = new Set(Object.entries(remote.records).filter(([, records]) => Object.keys(records).length > 0).map(([kind]) => kind))
   for (const resource of desired) {
-    const key = lockKey(resource.kind, resource.logicalId)
+    if (!nonEmpty.has(resource.kind)) continue
+    const key = keyOf(resource)
+    if (hasLiveEntry(key)) continue
     const records = remote.records[resource.kind] as Record<string, RemoteRecord>
-    if (!nonEmpty.has(resource.kind) || hasLiveEntry(key)) continue
     const match = findCreated(pendingCreate(resource.kind, resource.logicalId, resource.payload), records, used.get(resource.kind) ?? new Set(), (record) => remoteIdOf(resource.kind, record))
     if (!match) continue
     use(resource.kind, match.remoteId)

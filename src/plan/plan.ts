@@ -56,7 +56,7 @@ export function computePlan(input: PlanInput): Plan {
   adoptLostCreates(input, matching)
   findDuplicateCreates(input, matching)
   const lookup = referenceLookup(input, matching)
-  const changes = [...input.desired].sort(byKindThenId).map((resource) => planResource(resource, input, matching, lookup))
+  const changes = sortedByKindThenId(input.desired).map((resource) => planResource(resource, input, matching, lookup))
   const removals = planRemovals(input, matching)
   const protectedChanges = [...protectedReplaces(changes, input, matching), ...protectedRemovals(input, matching)]
   return assemblePlan(input, [...changes, ...removals], protectedChanges)
@@ -64,6 +64,8 @@ export function computePlan(input: PlanInput): Plan {
 
 /** Which lock entry each desired resource has (keyed `kind:logicalId`), and how it got it. */
 interface Matching {
+  /** Each desired resource's lock key, made once: a plan of 10,000 resources looks them up in every phase. */
+  keyOf: Map<DesiredResource, string>
   desiredKeys: Set<string>
   /** Its own entry, an alias's (`movedFrom`: a rename), a lost create's, or an existing remote's (--adopt-existing). */
   entryOf: Map<string, { entry: LockEntry; movedFrom?: string }>
@@ -75,17 +77,25 @@ interface Matching {
   adoptedExisting: Set<string>
   /** Creates of what already exists remotely, unmanaged, with the same identity. */
   duplicates: Map<string, { remoteId: string; record: RemoteRecord }>
+  /** The lock entries no desired resource holds (see removedEntries), found once. */
+  removed?: RemovedEntry[]
 }
 
 type Lookup = (kind: ResourceKind, logicalId: string) => string | undefined
 
 /** Phase 1: each desired resource's lock entry: its own, or else the entry of one of its aliases (a rename). */
 function matchLock(desired: readonly DesiredResource[], lockEntries: Record<string, LockEntry>): Matching {
-  const desiredKeys = new Set(desired.map((r) => lockKey(r.kind, r.logicalId)))
+  const keyOf = new Map<DesiredResource, string>()
+  const desiredKeys = new Set<string>()
+  for (const resource of desired) {
+    const key = lockKey(resource.kind, resource.logicalId)
+    keyOf.set(resource, key)
+    desiredKeys.add(key)
+  }
   const entryOf: Matching['entryOf'] = new Map()
   const claimed = new Set<string>()
   for (const resource of desired) {
-    const key = lockKey(resource.kind, resource.logicalId)
+    const key = keyOf.get(resource)!
     const own = lockEntries[key]
     if (own) {
       entryOf.set(key, { entry: own })
@@ -93,8 +103,9 @@ function matchLock(desired: readonly DesiredResource[], lockEntries: Record<stri
     }
   }
   for (const resource of desired) {
-    const key = lockKey(resource.kind, resource.logicalId)
-    if (entryOf.has(key) || !resource.options.aliases) continue
+    if (!resource.options.aliases) continue
+    const key = keyOf.get(resource)!
+    if (entryOf.has(key)) continue
     for (const alias of resource.options.aliases) {
       const old = lockKey(resource.kind, alias)
       if (!lockEntries[old] || desiredKeys.has(old) || claimed.has(old)) continue
@@ -103,7 +114,7 @@ function matchLock(desired: readonly DesiredResource[], lockEntries: Record<stri
       break
     }
   }
-  return { desiredKeys, entryOf, claimed, adopted: new Map(), adoptedExisting: new Set(), duplicates: new Map() }
+  return { keyOf, desiredKeys, entryOf, claimed, adopted: new Map(), adoptedExisting: new Set(), duplicates: new Map() }
 }
 
 /** Phase 2: a create whose answer was lost (a timeout, a killed apply): what it made is adopted, not made twice. */
@@ -123,10 +134,10 @@ function findDuplicateCreates(input: PlanInput, matching: Matching): void {
     return entry !== undefined && remote.records[entry.kind][entry.remoteId] !== undefined
   }
   const taken = new Set([...matching.adopted.values()].map((e) => lockKey(e.kind, e.remoteId)))
-  matching.duplicates = findDuplicates(input.desired, liveEntry, input.lock, remote, taken)
+  matching.duplicates = findDuplicates(input.desired, liveEntry, input.lock, remote, taken, (resource) => matching.keyOf.get(resource)!)
   if (!input.adoptExisting) return
   for (const resource of input.desired) {
-    const key = lockKey(resource.kind, resource.logicalId)
+    const key = matching.keyOf.get(resource)!
     const found = matching.duplicates.get(key)
     if (!found) continue
     const entry: LockEntry = { kind: resource.kind, logicalId: resource.logicalId, remoteId: found.remoteId, appliedHash: appliedHash(resource.kind, found.record) }
@@ -139,7 +150,7 @@ function findDuplicateCreates(input: PlanInput, matching: Matching): void {
 function referenceLookup(input: PlanInput, matching: Matching): Lookup {
   const willCreate = new Set<string>()
   for (const resource of input.desired) {
-    const key = lockKey(resource.kind, resource.logicalId)
+    const key = matching.keyOf.get(resource)!
     const entry = matching.entryOf.get(key)?.entry
     if (!entry || !input.remote.records[resource.kind][entry.remoteId]) willCreate.add(key)
   }
@@ -151,7 +162,7 @@ function referenceLookup(input: PlanInput, matching: Matching): Lookup {
 
 /** Phase 5: one desired resource's change: a create, or the difference from its remote record. */
 function planResource(resource: DesiredResource, input: PlanInput, matching: Matching, lookup: Lookup): PlanChange {
-  const key = lockKey(resource.kind, resource.logicalId)
+  const key = matching.keyOf.get(resource)!
   const found = matching.entryOf.get(key)
   const entry = found?.entry
   const { payload } = resolveRefs(resource, lookup)
@@ -166,12 +177,7 @@ function planResource(resource: DesiredResource, input: PlanInput, matching: Mat
   if (found?.movedFrom) base.movedFrom = found.movedFrom
   if (resource.refs.length > 0) base.dependsOn = [...new Set(resource.refs.map((ref) => placeholder(ref.kind, ref.logicalId)))].sort()
   const record = entry ? input.remote.records[resource.kind][entry.remoteId] : undefined
-  // a change to run carries the hash a saved plan is checked with; a no-op (most of a plan) does not need one
-  const hashed = (change: PlanChange): PlanChange => {
-    if (change.action !== 'noop') change.desiredHash = desiredHash(resource.kind, normalizeParsed(resource.kind, resource.payload))
-    return change
-  }
-  if (!entry || !record) return hashed(createChange(base, payload, entry, matching.duplicates.get(key)))
+  if (!entry || !record) return hashed(resource, createChange(base, payload, entry, matching.duplicates.get(key)))
   const change = compareExisting(base, resource.kind, payload, record, entry)
   addOptionChanges(change, resource.options, entry)
   if (change.action === 'noop' && change.movedFrom) change.action = 'move'
@@ -181,7 +187,19 @@ function planResource(resource: DesiredResource, input: PlanInput, matching: Mat
     delete change.lockOnly
     if (change.action === 'noop') change.action = 'update'
   }
-  return hashed(change)
+  return hashed(resource, change)
+}
+
+/** A change to run carries the hash a saved plan is checked with; a no-op (most of a plan) does not need one. */
+function hashed(resource: DesiredResource, change: PlanChange): PlanChange {
+  if (change.action !== 'noop') change.desiredHash = desiredHash(resource.kind, normalizeParsed(resource.kind, resource.payload))
+  return change
+}
+
+/** The resources in kind-then-id order; the loader already gives them so, which is checked in one pass before copying to sort. */
+function sortedByKindThenId(desired: readonly DesiredResource[]): DesiredResource[] {
+  for (let i = 1; i < desired.length; i++) if (byKindThenId(desired[i - 1], desired[i]) > 0) return [...desired].sort(byKindThenId)
+  return desired as DesiredResource[]
 }
 
 /** A create: the lock knows no live resource for it. `entry`: it was deleted outside monitors; `duplicate`: it exists unmanaged. */
@@ -220,11 +238,23 @@ function addOptionChanges(change: PlanChange, options: ResourceOptions, entry: L
   }
 }
 
+interface RemovedEntry {
+  entry: LockEntry
+  record: RemoteRecord | undefined
+  options: ResourceOptions | undefined
+}
+
 /** The lock entries no desired resource holds, with the code's options for them and their remote record. */
-function removedEntries(input: PlanInput, matching: Matching) {
-  return Object.entries(input.lock?.resources ?? {})
-    .filter(([key]) => !matching.desiredKeys.has(key) && !matching.claimed.has(key))
-    .map(([key, entry]) => ({ entry, record: input.remote.records[entry.kind]?.[entry.remoteId], options: input.codeOptions?.get(key) }))
+function removedEntries(input: PlanInput, matching: Matching): RemovedEntry[] {
+  if (matching.removed) return matching.removed
+  const removed: RemovedEntry[] = []
+  const entries = input.lock?.resources ?? {}
+  for (const key in entries) {
+    if (!Object.hasOwn(entries, key) || matching.desiredKeys.has(key) || matching.claimed.has(key)) continue
+    const entry = entries[key]
+    removed.push({ entry, record: input.remote.records[entry.kind]?.[entry.remoteId], options: input.codeOptions?.get(key) })
+  }
+  return (matching.removed = removed)
 }
 
 /**
@@ -267,7 +297,8 @@ function planRemovals(input: PlanInput, matching: Matching): PlanChange[] {
 
 /** Phase 7a: replaces of resources the code or the lock protects. */
 function protectedReplaces(changes: readonly PlanChange[], input: PlanInput, matching: Matching): ProtectedChange[] {
-  const options = new Map(input.desired.map((r) => [lockKey(r.kind, r.logicalId), r.options]))
+  if (!changes.some((change) => change.action === 'replace')) return []
+  const options = new Map(input.desired.map((r) => [matching.keyOf.get(r)!, r.options]))
   const out: ProtectedChange[] = []
   for (const change of changes) {
     if (change.action !== 'replace') continue
@@ -456,11 +487,21 @@ function maskDiff(d: FieldDiff, secretPaths: Set<string> | undefined, want: Reco
 }
 
 function countUnmanaged(input: PlanInput): Record<string, number> {
-  const known = new Set(Object.values(input.lock?.resources ?? {}).map((entry) => lockKey(entry.kind, entry.remoteId)))
+  // remote ids the lock knows, per kind
+  const known = new Map<ResourceKind, Set<string>>()
+  const entries = input.lock?.resources ?? {}
+  for (const key in entries) {
+    if (!Object.hasOwn(entries, key)) continue
+    const entry = entries[key]
+    let ids = known.get(entry.kind)
+    if (!ids) known.set(entry.kind, (ids = new Set()))
+    ids.add(entry.remoteId)
+  }
   const counts: Record<string, number> = {}
   for (const kind of RESOURCE_KINDS) {
+    const ids = known.get(kind)
     let n = 0
-    for (const id of Object.keys(input.remote.records[kind])) if (!known.has(lockKey(kind, id))) n++
+    for (const id in input.remote.records[kind]) if (!ids?.has(id)) n++
     if (n > 0) counts[kind] = n
   }
   for (const [label, n] of Object.entries(input.remote.foreign)) counts[label] = (counts[label] ?? 0) + n

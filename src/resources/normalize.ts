@@ -66,18 +66,22 @@ function cleanEqual(a: unknown, b: unknown, path: string): boolean {
   const x = a as Record<string, unknown>
   const y = b as Record<string, unknown>
   const top = path === ''
-  const kept = (key: string, v: unknown) => v !== null && v !== undefined && !(top ? READ_ONLY.has(key) : key === 'created_at' || key === 'updated_at')
   let count = 0
   for (const key in x) {
     const v = x[key]
-    if (!kept(key, v)) continue
+    if (!kept(top, key, v)) continue
     count++
     const w = y[key]
-    if (!kept(key, w)) return false
+    if (!kept(top, key, w)) return false
     if (typeof v === 'object' ? !cleanEqual(v, w, top ? key : `${path}.${key}`) : v !== w) return false
   }
-  for (const key in y) if (kept(key, y[key])) count--
+  for (const key in y) if (kept(top, key, y[key])) count--
   return count === 0
+}
+
+/** Whether a field counts in a comparison: set, and not read-only (at the top level, or a timestamp below it). */
+function kept(top: boolean, key: string, v: unknown): boolean {
+  return v !== null && v !== undefined && !(top ? READ_ONLY.has(key) : key === 'created_at' || key === 'updated_at')
 }
 
 function clean(value: unknown, path: string): unknown {
