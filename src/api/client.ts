@@ -1,5 +1,4 @@
-import type { Dispatcher, Pool } from 'undici'
-import { undici } from './undici.js'
+import { isTimeoutError, Transport, CONNECT_TIMEOUT, type TransportResponse } from './http.js'
 import { apiErrorFor, NetworkError, NotFoundError, RateLimitError, ServerError, type ApiErrorBody, type RequestInfo } from './errors.js'
 import { Pacer, rateLimitFigures } from './pacing.js'
 import { backoffDelay, DEFAULT_BACKOFF, sleep, type BackoffOptions } from './backoff.js'
@@ -60,7 +59,7 @@ export interface ApiResponse<T = unknown> {
 }
 
 /**
- * The HTTP client of the Monitoring API, on an undici keep-alive pool. Every request goes
+ * The HTTP client of the Monitoring API, on keep-alive connections (http.ts). Every request goes
  * through `send()`: authentication headers, timeout, error mapping and counting live there, and
  * so will pacing and retries. Redirects are never followed (a redirect is an error naming its
  * target): an API key must not travel to another origin.
@@ -68,7 +67,7 @@ export interface ApiResponse<T = unknown> {
 export class ApiClient {
   readonly baseUrl: string
   readonly accountId: string | undefined
-  private readonly pool: Pool
+  private readonly pool: Transport
   private readonly basePath: string
   private readonly headers: Record<string, string>
   private readonly timeoutMs: number
@@ -105,12 +104,8 @@ export class ApiClient {
     this.rateLimitRetries = options.rateLimitRetries ?? 6
     this.backoff = { ...DEFAULT_BACKOFF, ...options.retry }
     // connections to this origin only: a redirect is never followed, so the key never leaves it
-    this.pool = new (undici().Pool)(url.origin, {
-      connections: options.connections ?? 8,
-      pipelining: 1,
-      // connecting is bounded by the same timeout as waiting for an answer
-      connectTimeout: this.timeoutMs,
-    })
+    // connecting is bounded by the same timeout as waiting for an answer
+    this.pool = new Transport(url.origin, { connections: options.connections ?? 8, timeoutMs: this.timeoutMs })
     this.headers = { accept: 'application/json', 'user-agent': 'monitors-as-code' }
     if (options.apiKey) this.headers.authorization = `Bearer ${options.apiKey}`
     if (options.accountId) this.headers['x-service-account'] = options.accountId
@@ -206,25 +201,13 @@ export class ApiClient {
       headers['content-type'] = 'application/json'
     }
     this.counters.requests++
-    let response: Dispatcher.ResponseData
+    let response: TransportResponse
     try {
-      response = await undici().request(this.pool, {
-        method: request.method,
-        path: this.basePath + request.path + queryString(request.query),
-        headers,
-        body,
-        headersTimeout: this.timeoutMs,
-        bodyTimeout: this.timeoutMs,
-      })
+      response = await this.pool.send({ method: request.method, path: this.basePath + request.path + queryString(request.query), headers, body })
     } catch (error) {
       throw networkError(error, info, this.baseUrl, this.timeoutMs)
     }
-    let text: string
-    try {
-      text = await response.body.text()
-    } catch (error) {
-      throw networkError(error, info, this.baseUrl, this.timeoutMs)
-    }
+    const text = response.text
     const contentType = String(response.headers['content-type'] ?? '')
     let parsed: unknown = text
     if (text.length > 0 && contentType.includes('json')) {
@@ -269,17 +252,17 @@ function queryString(query: Query | undefined): string {
 }
 
 /** Codes meaning the request never left this machine: resending it cannot do anything twice. */
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT'])
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', CONNECT_TIMEOUT])
 
 function networkError(error: unknown, request: RequestInfo, baseUrl: string, timeoutMs: number): NetworkError {
   const code = (error as { code?: string })?.code
   const where = `${request.method} ${request.path}`
   const shown = redactUrl(baseUrl)
   const maybeSent = !NOT_SENT.has(code ?? '')
-  if (undici().isTimeout(error)) {
+  if (isTimeoutError(error)) {
     return new NetworkError(`${where} timed out after ${timeoutMs / 1000} s (${shown}); raise --timeout to wait longer.`, request, code, maybeSent)
   }
-  if (code === 'UND_ERR_CONNECT_TIMEOUT') {
+  if (code === CONNECT_TIMEOUT) {
     return new NetworkError(`Cannot reach ${shown}: no connection within ${timeoutMs / 1000} s (${where}); raise --timeout to wait longer.`, request, code, false)
   }
   if (code === 'ECONNREFUSED') return new NetworkError(`Cannot reach ${shown}: connection refused (${where}).`, request, code, false)

@@ -72,7 +72,7 @@ export async function openTarget(
     throw new TargetError(`--retries must be a whole number from 0 to 20 (got ${flags.retries}).`)
   }
   const retry = flags.retries !== undefined ? { retries: flags.retries } : undefined
-  // one connection per operation in flight (undici opens them as needed), else they queue
+  // one connection per operation in flight (opened as needed), else they queue
   const connections = Math.max(8, flags.concurrency ?? 0)
   const stateDir = join(project.rootDir, STATE_DIR)
   const explicitLock = flags.lock ? resolve(flags.lock) : undefined

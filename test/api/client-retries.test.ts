@@ -128,6 +128,96 @@ describe('timeouts', () => {
   })
 })
 
+describe('the connection under the client', () => {
+  /** A plain HTTP server answering with `handler`, on 127.0.0.1; closed after the tests. */
+  async function raw(handler: Parameters<typeof createServer>[1], keepAliveTimeout?: number): Promise<{ url: string; server: Server }> {
+    const server = createServer(handler)
+    if (keepAliveTimeout !== undefined) server.keepAliveTimeout = keepAliveTimeout
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
+    rawServers.push(server)
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server }
+  }
+
+  it('an answer that stalls half-way times out, and a read is tried again', async () => {
+    let calls = 0
+    const { url } = await raw((_req, res) => {
+      calls++
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.write('[{"id":')
+      // the rest never comes
+    })
+    const client = new ApiClient({ baseUrl: url, apiKey: KEY, timeoutMs: 200, retry: { retries: 1, baseMs: 1, maxMs: 5 } })
+    await expect(client.get('/v1/checks')).rejects.toThrow(/^GET \/v1\/checks timed out after 0\.2 s \(http:\/\/127\.0\.0\.1:\d+\); raise --timeout to wait longer\. \(gave up after 2 attempts\)$/)
+    expect(calls).toBe(2)
+    await client.close()
+  })
+
+  it('an answer cut short by a closed connection is a lost answer, not a short body', async () => {
+    let calls = 0
+    const { url } = await raw((_req, res) => {
+      calls++
+      if (calls === 1) {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' })
+        res.write('[{"id":"1"')
+        setTimeout(() => res.socket?.destroy(), 20)
+        return
+      }
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end('[{"id":"1"}]')
+    })
+    const client = new ApiClient({ baseUrl: url, apiKey: KEY, retry: fast })
+    const response = await client.get('/v1/checks')
+    expect(response.body).toEqual([{ id: '1' }])
+    expect(calls).toBe(2)
+    expect(client.stats().retries).toBe(1)
+    await client.close()
+  })
+
+  it('a connection the server closed while idle is not used again: a POST after the pause is sent once, without error', async () => {
+    let posts = 0
+    const { url } = await raw((req, res) => {
+      if (req.method === 'POST') posts++
+      req.resume()
+      req.on('end', () => {
+        res.writeHead(201, { 'content-type': 'application/json' })
+        res.end('{"id":"1"}')
+      })
+    }, 150)
+    const client = new ApiClient({ baseUrl: url, apiKey: KEY, retry: fast })
+    await client.get('/v1/checks')
+    await new Promise((done) => setTimeout(done, 400))
+    const created = await client.post('/v1/checks/dns', { name: 'x' })
+    expect(created.status).toBe(201)
+    expect(posts).toBe(1)
+    await client.close()
+  })
+
+  it('close waits for the requests in flight', async () => {
+    let arrived!: () => void
+    const reached = new Promise<void>((done) => (arrived = done))
+    const { url } = await raw((_req, res) => {
+      arrived()
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end('{"ok":true}')
+      }, 100)
+    })
+    const client = new ApiClient({ baseUrl: url, apiKey: KEY, retry: fast })
+    const pending = client.get('/v1/slow')
+    await reached
+    await client.close()
+    await expect(pending).resolves.toMatchObject({ status: 200, body: { ok: true } })
+  })
+})
+
+const rawServers: Server[] = []
+afterAll(async () => {
+  for (const server of rawServers) {
+    server.closeAllConnections()
+    await new Promise((done) => server.close(done))
+  }
+})
+
 describe('the key stays with its origin', () => {
   it('a redirect to another origin is not followed: the other origin never sees the key', async () => {
     const seen: Array<string | undefined> = []
