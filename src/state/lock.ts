@@ -90,7 +90,9 @@ export function readLock(path: string): LockFile | undefined {
   if (!lock || typeof lock !== 'object' || lock.version !== 1 || !lock.target || typeof lock.target.id !== 'string' || typeof lock.resources !== 'object') {
     throw new LockError(`The lock file ${path} is not a monitors lock file (version 1) this version understands.`)
   }
-  for (const [key, entry] of Object.entries(lock.resources ?? {})) {
+  const resources = lock.resources ?? {}
+  for (const key in resources) {
+    const entry = resources[key]
     if (!entry || typeof entry.remoteId !== 'string' || typeof entry.kind !== 'string' || typeof entry.logicalId !== 'string') {
       throw new LockError(`The lock file ${path} has a broken entry "${key}" (kind, logicalId and remoteId are required).`)
     }
