@@ -65,8 +65,13 @@ export abstract class Construct<Props extends object = object> implements AnyCon
   readonly props: Readonly<Props>
 
   protected constructor(kind: ResourceKind, constructName: string, logicalId: string, props: Props) {
-    Object.defineProperty(this, KIND_BRAND, { value: kind, enumerable: false })
-    Object.defineProperty(this, '__monitorsConstruct', { value: constructName, enumerable: false })
+    // the brand lives on the class's prototype, set by its first instance: a project of 10,000
+    // constructs defined two properties on every one of them
+    const proto = Object.getPrototypeOf(this) as Record<string, unknown>
+    if (proto[KIND_BRAND] !== kind || proto.__monitorsConstruct !== constructName) {
+      Object.defineProperty(proto, KIND_BRAND, { value: kind, enumerable: false, configurable: true })
+      Object.defineProperty(proto, '__monitorsConstruct', { value: constructName, enumerable: false, configurable: true })
+    }
     this.logicalId = logicalId
     this.props = props
     const registry = (globalThis as Record<symbol, LoadingRegistry | undefined>)[LOADING_KEY]
