@@ -1,7 +1,17 @@
 #!/usr/bin/env node
-import { readFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Script, constants as vmConstants } from 'node:vm'
 
 const argv = process.argv.slice(2)
+const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..')
+const debug = (line) => {
+  if (process.env.MONITORS_DEBUG) process.stderr.write(`monitors: ${line}\n`)
+}
 
 /**
  * `monitors --version` answers from the package.json beside this file without loading the CLI
@@ -10,7 +20,7 @@ const argv = process.argv.slice(2)
  */
 function ownVersion() {
   try {
-    const version = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version
+    const version = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')).version
     return typeof version === 'string' && version !== '' ? version : undefined
   } catch {
     return undefined
@@ -22,10 +32,19 @@ if (version !== undefined) process.stdout.write(`${version}\n`)
 else runCli()
 
 async function runCli() {
-  const { main } = await import('../dist/cli/main.js')
+  let main
+  let afterRun = () => {}
+  try {
+    ;({ main, afterRun } = loadScript())
+  } catch (error) {
+    // no CommonJS bundle (an older build), or it would not compile: the ES module bundle
+    debug(`code cache: not used (${error instanceof Error ? error.message : String(error)})`)
+    ;({ main } = await import('../dist/cli/main.js'))
+  }
   return main(argv).then(
     (code) => {
       process.exitCode = code
+      afterRun()
     },
     (error) => {
       process.stderr.write(`monitors: internal error: ${error instanceof Error ? error.message : String(error)}\n`)
@@ -33,4 +52,125 @@ async function runCli() {
       process.exitCode = 1
     },
   )
+}
+
+/**
+ * Runs the CLI from dist/cli/main.cjs, one CommonJS script, through vm.Script with a V8 code
+ * cache: compiling the bundle is most of what a command costs before it starts, and Node 20
+ * caches compiled code for scripts only (not for ES modules, nor on its own). The cache holds the
+ * functions the command compiled, so it is written after the command ran, once per command name
+ * (a `--help` run compiles other functions than a `plan`). It is keyed by the bundle's content
+ * and Node's version; V8 rejects one that does not fit (another V8, other flags), and a corrupt,
+ * rejected, missing or unwritable cache only means the script compiles as it would without one.
+ */
+function loadScript() {
+  const filename = join(packageRoot, 'dist/cli/main.cjs')
+  const bytes = readFileSync(filename)
+  const source = bytes.toString('utf8')
+  const command = /^[a-z][a-z-]*$/.test(argv[0] ?? '') ? argv[0] : 'other'
+  // V8 flags change the code V8 makes (and make it reject a cache made without them)
+  const flags = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' ').trim()
+  const flagsKey = flags ? `-${createHash('sha256').update(flags).digest('hex').slice(0, 8)}` : ''
+  const key = `${createHash('sha256').update(bytes).digest('hex').slice(0, 16)}-${process.version}-${process.arch}${flagsKey}`
+  const dir = cacheDir()
+  const file = dir && join(dir, `cli-${key}-${command}.bin`)
+  const cachedData = file ? readCache(file) : undefined
+  const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+    filename,
+    cachedData,
+    // the bundle imports nothing dynamically today; should it, Node's own loader answers
+    importModuleDynamically: vmConstants?.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+  })
+  const used = cachedData !== undefined && !script.cachedDataRejected
+  if (cachedData !== undefined) debug(used ? `code cache: used ${file}` : `code cache: rejected by V8, replaced after this run: ${file}`)
+  const module = { exports: {} }
+  script.runInThisContext()(module.exports, createRequire(filename), module, filename, dirname(filename))
+  return {
+    main: module.exports.main,
+    afterRun: () => {
+      // one cache per command, not one per word a user may type
+      const known = command === 'other' || (module.exports.COMMANDS ?? []).some((c) => c.command.split(' ')[0] === command)
+      if (file && !used && known) writeCache(dir, file, key, script)
+    },
+  }
+}
+
+/**
+ * The folder for code caches: .code-cache in the package when this user may write there, else
+ * monitors-code-cache-<uid> in the system's temporary folder. A code cache is code this process
+ * runs, so the folder must be this user's own and writable by nobody else (0700), and not a
+ * symbolic link; a folder that is not is not used. MONITORS_CODE_CACHE_DIR names another folder;
+ * MONITORS_CODE_CACHE=0 turns the cache off.
+ */
+function cacheDir() {
+  if (process.env.MONITORS_CODE_CACHE === '0') return undefined
+  const uid = typeof process.getuid === 'function' ? process.getuid() : undefined
+  const candidates = process.env.MONITORS_CODE_CACHE_DIR
+    ? [process.env.MONITORS_CODE_CACHE_DIR]
+    : [join(packageRoot, '.code-cache'), join(tmpdir(), `monitors-code-cache-${uid ?? 'user'}`)]
+  for (const dir of candidates) {
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 })
+      const stat = lstatSync(dir)
+      if (!stat.isDirectory()) continue
+      if (uid !== undefined && (stat.uid !== uid || (stat.mode & 0o022) !== 0)) {
+        debug(`code cache: ${dir} is not this user's own folder, or others may write to it: not used`)
+        continue
+      }
+      return dir
+    } catch {
+      // not creatable here (a read-only install): try the next
+    }
+  }
+  debug(`code cache: no folder this user may write to (${candidates.join(', ')}): not used`)
+  return undefined
+}
+
+/**
+ * A cache file is the SHA-256 of the V8 data, then the data: V8 checks that a cache fits its
+ * version, flags and source, but not (in release builds) that the data is intact, and damaged
+ * data must never reach it.
+ */
+function readCache(file) {
+  let bytes
+  try {
+    bytes = readFileSync(file)
+  } catch {
+    return undefined // none yet
+  }
+  const data = bytes.subarray(32)
+  if (bytes.length > 32 && createHash('sha256').update(data).digest().equals(bytes.subarray(0, 32))) return data
+  debug(`code cache: corrupt, replaced after this run: ${file}`)
+  return undefined
+}
+
+/**
+ * Writes the cache atomically (a temporary file, then a rename), then removes stale caches: in
+ * the package's own folder those of other builds of the bundle; in the shared temporary folder,
+ * which other installs use too, those not written for 30 days.
+ */
+function writeCache(dir, file, key, script) {
+  const temporary = `${file}.${process.pid}.tmp`
+  try {
+    const data = script.createCachedData()
+    const fd = openSync(temporary, 'wx', 0o600)
+    try {
+      writeSync(fd, createHash('sha256').update(data).digest())
+      writeSync(fd, data)
+    } finally {
+      closeSync(fd)
+    }
+    renameSync(temporary, file)
+    debug(`code cache: written ${file}`)
+    const own = dir === join(packageRoot, '.code-cache')
+    const bundle = `cli-${key.slice(0, key.indexOf('-'))}-`
+    for (const name of readdirSync(dir)) {
+      if (!name.startsWith('cli-') || name.startsWith(bundle) || !name.endsWith('.bin')) continue
+      const path = join(dir, name)
+      if (own || Date.now() - lstatSync(path).mtimeMs > 30 * 24 * 3600 * 1000) rmSync(path, { force: true })
+    }
+  } catch (error) {
+    rmSync(temporary, { force: true })
+    debug(`code cache: not written (${error instanceof Error ? error.message : String(error)})`)
+  }
 }
