@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-import { createHash } from 'node:crypto'
 import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Script, constants as vmConstants } from 'node:vm'
+
+/** Node's modules that only running the CLI needs, loaded then: `--version` loads none of them. */
+const builtin = (name) => process.getBuiltinModule(name)
+const sha256 = (data) => builtin('node:crypto').createHash('sha256').update(data)
 
 const argv = process.argv.slice(2)
 const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -70,21 +70,21 @@ function loadScript() {
   const command = /^[a-z][a-z-]*$/.test(argv[0] ?? '') ? argv[0] : 'other'
   // V8 flags change the code V8 makes (and make it reject a cache made without them)
   const flags = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' ').trim()
-  const flagsKey = flags ? `-${createHash('sha256').update(flags).digest('hex').slice(0, 8)}` : ''
-  const key = `${createHash('sha256').update(bytes).digest('hex').slice(0, 16)}-${process.version}-${process.arch}${flagsKey}`
+  const flagsKey = flags ? `-${sha256(flags).digest('hex').slice(0, 8)}` : ''
+  const key = `${sha256(bytes).digest('hex').slice(0, 16)}-${process.version}-${process.arch}${flagsKey}`
   const dir = cacheDir()
   const file = dir && join(dir, `cli-${key}-${command}.bin`)
   const cachedData = file ? readCache(file) : undefined
-  const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+  const script = new (builtin('node:vm').Script)(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
     filename,
     cachedData,
     // the bundle imports nothing dynamically today; should it, Node's own loader answers
-    importModuleDynamically: vmConstants?.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+    importModuleDynamically: builtin('node:vm').constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   })
   const used = cachedData !== undefined && !script.cachedDataRejected
   if (cachedData !== undefined) debug(used ? `code cache: used ${file}` : `code cache: rejected by V8, replaced after this run: ${file}`)
   const module = { exports: {} }
-  script.runInThisContext()(module.exports, createRequire(filename), module, filename, dirname(filename))
+  script.runInThisContext()(module.exports, builtin('node:module').createRequire(filename), module, filename, dirname(filename))
   return {
     main: module.exports.main,
     afterRun: () => {
@@ -107,7 +107,7 @@ function cacheDir() {
   const uid = typeof process.getuid === 'function' ? process.getuid() : undefined
   const candidates = process.env.MONITORS_CODE_CACHE_DIR
     ? [process.env.MONITORS_CODE_CACHE_DIR]
-    : [join(packageRoot, '.code-cache'), join(tmpdir(), `monitors-code-cache-${uid ?? 'user'}`)]
+    : [join(packageRoot, '.code-cache'), join(builtin('node:os').tmpdir(), `monitors-code-cache-${uid ?? 'user'}`)]
   for (const dir of candidates) {
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 })
@@ -139,7 +139,7 @@ function readCache(file) {
     return undefined // none yet
   }
   const data = bytes.subarray(32)
-  if (bytes.length > 32 && createHash('sha256').update(data).digest().equals(bytes.subarray(0, 32))) return data
+  if (bytes.length > 32 && sha256(data).digest().equals(bytes.subarray(0, 32))) return data
   debug(`code cache: corrupt, replaced after this run: ${file}`)
   return undefined
 }
@@ -155,7 +155,7 @@ function writeCache(dir, file, key, script) {
     const data = script.createCachedData()
     const fd = openSync(temporary, 'wx', 0o600)
     try {
-      writeSync(fd, createHash('sha256').update(data).digest())
+      writeSync(fd, sha256(data).digest())
       writeSync(fd, data)
     } finally {
       closeSync(fd)
