@@ -72,6 +72,31 @@ const lazyStringWidth = {
   },
 }
 
+/**
+ * yargs imports node:assert for two checks of its own arguments; loading assert costs 5 to 15 ms
+ * of every start (it loads util's inspection and colours). Both compare with Object.is, as
+ * assert's do, and load assert only to throw its own error when the check fails.
+ */
+const lazyAssert = {
+  name: 'lazy-assert',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?assert$/ }, (args) =>
+      /[\\/]yargs[\\/]lib[\\/]platform-shims[\\/]/.test(args.importer) ? { path: 'assert', namespace: 'lazy-assert' } : undefined,
+    )
+    b.onLoad({ filter: /.*/, namespace: 'lazy-assert' }, () => ({
+      contents: [
+        'export function notStrictEqual(actual, expected, message) {',
+        '  if (Object.is(actual, expected)) require("node:assert").notStrictEqual(actual, expected, message)',
+        '}',
+        'export function strictEqual(actual, expected, message) {',
+        '  if (!Object.is(actual, expected)) require("node:assert").strictEqual(actual, expected, message)',
+        '}',
+      ].join('\n'),
+      loader: 'js',
+    }))
+  },
+}
+
 const common = {
   entryPoints: [join(repo, 'dist/src/cli/main.js')],
   bundle: true,
@@ -80,7 +105,7 @@ const common = {
   packages: 'bundle',
   external: ['jiti', 'sucrase', 'fastify', 'better-sqlite3', 'pg', 'badge-maker', 'undici'],
   logLevel: 'warning',
-  plugins: [englishOnly, lazyStringWidth],
+  plugins: [englishOnly, lazyStringWidth, lazyAssert],
   metafile,
 }
 
