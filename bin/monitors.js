@@ -85,6 +85,7 @@ function loadScript() {
   if (cachedData !== undefined) debug(used ? `code cache: used ${file}` : `code cache: rejected by V8, replaced after this run: ${file}`)
   const module = { exports: {} }
   script.runInThisContext()(module.exports, builtin('node:module').createRequire(filename), module, filename, dirname(filename))
+  if (typeof module.exports.main !== 'function') throw new Error(`${filename} exports no main()`)
   return {
     main: module.exports.main,
     afterRun: () => {
@@ -153,6 +154,7 @@ function writeCache(dir, file, key, script) {
   const temporary = `${file}.${process.pid}.tmp`
   try {
     const data = script.createCachedData()
+    rmSync(temporary, { force: true }) // left by a process of the same id that died writing
     const fd = openSync(temporary, 'wx', 0o600)
     try {
       writeSync(fd, sha256(data).digest())
