@@ -8,9 +8,11 @@
  *                                offers for scripts only, not for ES modules
  * Both leave out zod's 40-odd translations of its messages: see `englishOnly`.
  *
- *   node scripts/bundle.mjs [--metafile]   (--metafile: dist/cli/meta.*.json, for esbuild --analyze)
+ *   node scripts/bundle.mjs [--metafile] [--analyze]
+ * --metafile writes dist/cli/meta.esm.json and meta.cjs.json (what each output holds, for
+ * https://esbuild.github.io/analyze/); --analyze prints what each ES module output holds.
  */
-import { build } from 'esbuild'
+import { analyzeMetafile, build } from 'esbuild'
 import { createRequire } from 'node:module'
 import { rmSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
@@ -18,7 +20,8 @@ import { fileURLToPath } from 'node:url'
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const out = join(repo, 'dist/cli')
-const metafile = process.argv.includes('--metafile')
+const analyze = process.argv.includes('--analyze')
+const metafile = analyze || process.argv.includes('--metafile')
 
 /**
  * zod's index re-exports every locale (`z.locales.de()` ...): 360 KB of messages we never use,
@@ -134,3 +137,4 @@ if (metafile) {
   writeFileSync(join(out, 'meta.esm.json'), JSON.stringify(results[0].metafile))
   writeFileSync(join(out, 'meta.cjs.json'), JSON.stringify(results[1].metafile))
 }
+if (analyze) console.log(await analyzeMetafile(results[0].metafile))
