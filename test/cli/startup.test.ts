@@ -86,6 +86,25 @@ describe('the CLI code cache', () => {
     expect(next.stdout).toBe(first.stdout)
   })
 
+  it('keeps caches made under other V8 flags apart, and replaces one V8 rejects', async () => {
+    const dir = freshDir()
+    // NODE_OPTIONS' V8 flags (a heap size, say) change the code V8 makes: their own cache
+    const flagged = await monitorsProcess(repo, ['--help'], { MONITORS_DEBUG: '1', MONITORS_CODE_CACHE_DIR: dir, NODE_OPTIONS: '--stack-trace-limit=50' })
+    expect(flagged.code).toBe(0)
+    const [name] = cacheFiles(dir)
+    expect(name).toMatch(/-[0-9a-f]{8}-other\.bin$/)
+
+    // the same data under the name of a run without flags: intact, but V8 refuses it
+    const plain = name.replace(/-[0-9a-f]{8}-other\.bin$/, '-other.bin')
+    writeFileSync(join(dir, plain), readFileSync(join(dir, name)))
+    const rejected = await run(['--help'], dir)
+    expect(rejected.code).toBe(0)
+    expect(rejected.stdout).toBe(flagged.stdout)
+    expect(rejected.stderr).toMatch(/code cache: rejected by V8, replaced after this run/)
+    const next = await run(['--help'], dir)
+    expect(next.stderr).toMatch(/code cache: used .*-other\.bin/)
+  })
+
   it('runs the command when the cache folder cannot be created', async () => {
     const blocker = join(freshDir(), 'a-file')
     writeFileSync(blocker, '')
