@@ -149,6 +149,29 @@ describe('the CLI code cache', () => {
     expect(statSync(join(dir, cacheFiles(dir)[0])).mode & 0o777).toBe(0o600)
   })
 
+  it('loads, through the bin, only what the command uses', async () => {
+    // lists the npm packages the process required, as it exits
+    const probe = join(freshDir(), 'probe.cjs')
+    writeFileSync(probe, `process.on('exit', () => {
+      const files = Object.keys(require('node:module')._cache)
+      const packages = [...new Set(files.map((f) => /node_modules[\\\\/]((?:@[^\\\\/]+[\\\\/])?[^\\\\/]+)/.exec(f)?.[1]).filter(Boolean))]
+      process.stderr.write('packages: ' + JSON.stringify(packages) + '\\n')
+    })\n`)
+    const packages = (stderr: string) => JSON.parse(/^packages: (.*)$/m.exec(stderr)?.[1] ?? 'null') as string[]
+    const dir = freshDir()
+    const project = makeProject({ 'a.check.ts': "import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com', recordType: 'A' } })\n" })
+    for (let i = 0; i < 2; i++) {
+      const env = { MONITORS_DEBUG: '1', MONITORS_CODE_CACHE_DIR: dir, NODE_OPTIONS: `--require ${probe}` }
+      const help = await monitorsProcess(repo, ['--help'], env)
+      expect(help.code).toBe(0)
+      expect(packages(help.stderr)).toEqual([])
+      const validate = await monitorsProcess(project, ['validate'], env)
+      expect(validate.code).toBe(0)
+      expect(packages(validate.stderr)).toContain('jiti')
+      for (const heavy of ['undici', 'fastify', 'better-sqlite3', 'pg']) expect(packages(validate.stderr)).not.toContain(heavy)
+    }
+  })
+
   it('answers --version without loading the CLI bundle', async () => {
     const dir = freshDir()
     const result = await run(['--version'], dir)
