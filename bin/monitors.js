@@ -148,7 +148,8 @@ function readCache(file) {
 /**
  * Writes the cache atomically (a temporary file, then a rename), then removes stale caches: in
  * the package's own folder those of other builds of the bundle; in the shared temporary folder,
- * which other installs use too, those not written for 30 days.
+ * which other installs use too, those not written for 30 days; and temporary files of processes
+ * killed while they wrote.
  */
 function writeCache(dir, file, key, script) {
   const temporary = `${file}.${process.pid}.tmp`
@@ -166,10 +167,14 @@ function writeCache(dir, file, key, script) {
     debug(`code cache: written ${file}`)
     const own = dir === join(packageRoot, '.code-cache')
     const bundle = `cli-${key.slice(0, key.indexOf('-'))}-`
+    const age = (path) => Date.now() - lstatSync(path).mtimeMs
     for (const name of readdirSync(dir)) {
-      if (!name.startsWith('cli-') || name.startsWith(bundle) || !name.endsWith('.bin')) continue
       const path = join(dir, name)
-      if (own || Date.now() - lstatSync(path).mtimeMs > 30 * 24 * 3600 * 1000) rmSync(path, { force: true })
+      if (!name.startsWith('cli-')) continue
+      // a temporary file of a process killed while it wrote
+      if (name.endsWith('.tmp') && age(path) > 3600 * 1000) rmSync(path, { force: true })
+      if (!name.endsWith('.bin') || name.startsWith(bundle)) continue
+      if (own || age(path) > 30 * 24 * 3600 * 1000) rmSync(path, { force: true })
     }
   } catch (error) {
     rmSync(temporary, { force: true })

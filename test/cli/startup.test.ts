@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -103,6 +103,27 @@ describe('the CLI code cache', () => {
     expect(rejected.stderr).toMatch(/code cache: rejected by V8, replaced after this run/)
     const next = await run(['--help'], dir)
     expect(next.stderr).toMatch(/code cache: used .*-other\.bin/)
+  })
+
+  it('removes, in a shared folder, caches unused for 30 days and files of killed writers, and keeps the rest', async () => {
+    const dir = freshDir()
+    const longAgo = new Date(Date.now() - 40 * 24 * 3600 * 1000)
+    const files = {
+      'cli-0000000000000000-v20.0.0-x64-plan.bin': longAgo, // another install's, unused for 40 days
+      'cli-1111111111111111-v20.0.0-x64-plan.bin': new Date(), // another install's, in use
+      'cli-2222222222222222-v20.0.0-x64-plan.bin.123.tmp': longAgo, // a writer killed long ago
+      'notes.txt': longAgo, // not the cache's
+    }
+    for (const [name, time] of Object.entries(files)) {
+      writeFileSync(join(dir, name), 'x')
+      utimesSync(join(dir, name), time, time)
+    }
+    const result = await run(['--help'], dir)
+    expect(result.code).toBe(0)
+    expect(result.stderr).toMatch(/code cache: written/)
+    const left = readdirSync(dir)
+    expect(left).toHaveLength(3)
+    expect(left).toEqual(expect.arrayContaining(['cli-1111111111111111-v20.0.0-x64-plan.bin', 'notes.txt', expect.stringMatching(/-other\.bin$/)]))
   })
 
   it('runs the command when the cache folder cannot be created', async () => {
