@@ -182,6 +182,33 @@ describe('V8 code cache', () => {
     expect(after.stale - before.stale).toBe(1)
     expect(after.hit - before.hit).toBe(3)
   })
+
+  it("keeps jiti's module behaviour: default and namespace imports, import.meta, a helper importing a check file back", async () => {
+    const dir = tempProject({
+      'monitoring.config.ts': `import { defineConfig } from 'monitors-as-code'\nexport default defineConfig({ projectName: 'interop' })\n`,
+      'lib/def.ts': `export default { id: 'from-default' }\nexport const other = 'named'\n`,
+      'lib/shared.ts': `import { first } from '../a.check.js'\nexport const seen = () => first?.logicalId ?? 'nothing yet'\n`,
+      'a.check.ts':
+        `import { DnsCheck } from 'monitors-as-code'\nimport { seen } from './lib/shared.js'\n` +
+        `export const first = new DnsCheck('first', { name: 'First ' + import.meta.url.split('/').pop(), request: { query: 'a.example.com' } })\n` +
+        `new DnsCheck('second', { name: 'Second saw ' + seen(), request: { query: 'b.example.com' } })\n`,
+      'b.check.ts':
+        `import def from './lib/def.js'\nimport * as ns from './lib/def.js'\nimport { DnsCheck } from 'monitors-as-code'\n` +
+        `new DnsCheck(def.id, { name: ns.default.id + ' ' + ns.other, request: { query: 'c.example.com' } })\n`,
+      'c.check.ts': `import { DnsCheck } from 'monitors-as-code'\nimport { seen } from './lib/shared.js'\nnew DnsCheck('third', { name: 'Third saw ' + seen(), request: { query: 'd.example.com' } })\n`,
+    })
+    const before = codeCacheCounts()
+    for (let load = 0; load < 2; load++) {
+      const project = await loadProject({ cwd: dir })
+      expect(project.resources.map((r) => `${r.logicalId}: ${String(r.payload.name)} (${r.file})`)).toEqual([
+        'first: First a.check.ts (a.check.ts)',
+        'from-default: from-default named (b.check.ts)',
+        'second: Second saw first (a.check.ts)',
+        'third: Third saw first (c.check.ts)',
+      ])
+    }
+    expect(codeCacheCounts().hit - before.hit).toBe(4) // the second load: the config and three check files
+  })
 })
 
 describe('V8 code cache without node_modules', () => {
