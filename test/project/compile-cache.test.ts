@@ -103,6 +103,16 @@ describe('V8 code cache', () => {
     }
   })
 
+  it('replaces an entry V8 refuses: one made by a Node.js run with other V8 flags', async () => {
+    const dir = makeProject({ 'shop.check.ts': check('') })
+    const plain = await validate(dir, { NODE_OPTIONS: '' })
+    const flagged = await validate(dir, { NODE_OPTIONS: '--max-old-space-size=1000' })
+    expect(flagged.code, flagged.output).toBe(0)
+    expect(shown(flagged)).toBe(shown(plain))
+    expect(events(flagged)).toEqual(['rejected monitoring.config.ts', 'stored monitoring.config.ts', 'rejected shop.check.ts', 'stored shop.check.ts'])
+    expect(events(await validate(dir, { NODE_OPTIONS: '--max-old-space-size=1000' }))).toEqual(['hit monitoring.config.ts', 'hit shop.check.ts'])
+  })
+
   it('goes on when an entry cannot be written, or there is no cache folder at all', async () => {
     const dir = makeProject({ 'shop.check.ts': check('') })
     const first = await validate(dir)
