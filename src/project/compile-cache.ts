@@ -124,7 +124,7 @@ async function evaluate(jiti: Jiti, file: string, script: vm.Script): Promise<vo
   // Marked loaded while it runs: a module it imports that imports it back gets its exports so
   // far, as jiti's own parent cache gives them, instead of running it a second time.
   mod.loaded = true
-  jiti.cache[file] = mod as unknown as Jiti["cache"][string]
+  jiti.cache[file] = mod as unknown as Jiti['cache'][string]
   try {
     await run.call(undefined, mod.exports, child, mod, file, dirname, child.import, child.esmResolve)
   } catch (error) {
