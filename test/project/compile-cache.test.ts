@@ -82,25 +82,22 @@ describe('V8 code cache', () => {
     expect(events(back)).toContain('stale shop.check.ts')
   })
 
-  it('ignores and replaces a corrupt or truncated entry, which V8 itself could crash on', async () => {
+  const damage: Array<[string, (whole: Buffer) => Buffer]> = [
+    ['with bytes flipped in its data', (whole) => Buffer.from(whole).map((byte, i) => (i > whole.length / 2 && i % 7 === 0 ? byte ^ 0xff : byte)) as Buffer],
+    ['cut in half', (whole) => whole.subarray(0, Math.floor(whole.length / 2))],
+    ['without its header', () => Buffer.from('not a cache at all')],
+    ['that is empty', () => Buffer.alloc(0)],
+  ]
+  it.each(damage)('ignores and replaces an entry %s, which V8 itself could crash on', async (_what, damaged) => {
     const dir = makeProject({ 'shop.check.ts': check('') })
     const first = await validate(dir)
     const entry = entryOf(dir, 'shop.check.ts')
-    const whole = readFileSync(entry)
-    const damaged: Array<[string, Buffer]> = [
-      ['flipped bytes', Buffer.from(whole).map((byte, i) => (i > whole.length / 2 && i % 7 === 0 ? byte ^ 0xff : byte)) as Buffer],
-      ['truncated', whole.subarray(0, Math.floor(whole.length / 2))],
-      ['no header', Buffer.from('not a cache at all')],
-      ['empty', Buffer.alloc(0)],
-    ]
-    for (const [what, bytes] of damaged) {
-      writeFileSync(entry, bytes)
-      const run = await validate(dir)
-      expect(run.code, `${what}: ${run.output}`).toBe(0)
-      expect(shown(run), what).toBe(shown(first))
-      expect(events(run), what).toEqual(['hit monitoring.config.ts', 'invalid shop.check.ts', 'stored shop.check.ts'])
-      expect(events(await validate(dir)), what).toEqual(['hit monitoring.config.ts', 'hit shop.check.ts'])
-    }
+    writeFileSync(entry, damaged(readFileSync(entry)))
+    const run = await validate(dir)
+    expect(run.code, run.output).toBe(0)
+    expect(shown(run)).toBe(shown(first))
+    expect(events(run)).toEqual(['hit monitoring.config.ts', 'invalid shop.check.ts', 'stored shop.check.ts'])
+    expect(events(await validate(dir))).toEqual(['hit monitoring.config.ts', 'hit shop.check.ts'])
   })
 
   it('replaces an entry V8 refuses: one made by a Node.js run with other V8 flags', async () => {
@@ -146,31 +143,42 @@ describe('V8 code cache', () => {
     expect(events(await validate(dir))).toEqual(['hit monitoring.config.ts', 'hit a.check.ts', 'hit b.check.ts'])
   })
 
-  it('reports syntax errors, throws and where constructs are created exactly as without it', async () => {
-    const syntax = makeProject({
-      // sucrase gives up: babel's location
-      'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\n\nnew DnsCheck('a', {\n  name: 'A',,\n})\n`,
-      // sucrase lets it through, V8 refuses it
-      'b.check.ts': `const twice = 1\nconst twice = 2\n`,
-      'c.check.ts': check(''),
-    })
-    const cases: Array<[string, RegExp[]]> = [
-      [syntax, [/^✖ a\.check\.ts:4:\d+ › syntax error: .+/m, /^✖ b\.check\.ts:2:\d+ › syntax error: .*twice.*/m]],
-      [copyFixture('throws'), [/^✖ a\.check\.ts:5 › threw an error: NO_SUCH_VARIABLE_FOR_TESTS is not set$/m, /^✖ b\.check\.ts:3 › cannot find module "\.\/no-such-module\.js"$/m]],
-      [copyFixture('duplicates'), [/^✖ b\.check\.ts › DnsCheck "shop-dns" › duplicate logical id: DnsCheck "shop-dns" is also declared at a\.check\.ts:3;/m]],
-      [copyFixture('references'), [/^✖ lib\/services\.ts › StatusPageService "search" › is created at lib\/services\.ts:3, /m, /^✖ monitoring\.config\.ts › StatusPageService "from-config" › is created at monitoring\.config\.ts:4, /m]],
-      [helperProject(), [/^✖ b\.check\.ts › DnsCheck "made" › duplicate logical id: DnsCheck "made" is also declared at a\.check\.ts:4;/m, /^✖ lib\/make\.ts › DnsCheck "top" › is created at lib\/make\.ts:3, /m]],
-    ]
-    for (const [dir, expected] of cases) {
-      const cold = await validate(dir)
-      const warm = await validate(dir)
-      expect(cold.code, cold.output).toBe(1)
-      expect(warm.code).toBe(1)
-      expect(events(warm).some((e) => e.startsWith('hit ')), warm.stderr).toBe(true)
-      expect(shown(warm)).toBe(shown(cold))
-      expect(warm.output).not.toMatch(STACK_LINE)
-      for (const line of expected) expect(warm.output).toMatch(line)
-    }
+  const located: Array<[string, () => string, RegExp[]]> = [
+    [
+      'syntax errors',
+      () =>
+        makeProject({
+          // sucrase gives up: babel's location
+          'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\n\nnew DnsCheck('a', {\n  name: 'A',,\n})\n`,
+          // sucrase lets it through, V8 refuses it
+          'b.check.ts': `const twice = 1\nconst twice = 2\n`,
+          'c.check.ts': check(''),
+        }),
+      [/^✖ a\.check\.ts:4:\d+ › syntax error: .+/m, /^✖ b\.check\.ts:2:\d+ › syntax error: .*twice.*/m],
+    ],
+    ['throws and missing modules', () => copyFixture('throws'), [/^✖ a\.check\.ts:5 › threw an error: NO_SUCH_VARIABLE_FOR_TESTS is not set$/m, /^✖ b\.check\.ts:3 › cannot find module "\.\/no-such-module\.js"$/m]],
+    ['lines of duplicates', () => copyFixture('duplicates'), [/^✖ b\.check\.ts › DnsCheck "shop-dns" › duplicate logical id: DnsCheck "shop-dns" is also declared at a\.check\.ts:3;/m]],
+    [
+      'constructs made in the config or at the top of a helper',
+      () => copyFixture('references'),
+      [/^✖ lib\/services\.ts › StatusPageService "search" › is created at lib\/services\.ts:3, /m, /^✖ monitoring\.config\.ts › StatusPageService "from-config" › is created at monitoring\.config\.ts:4, /m],
+    ],
+    [
+      "constructs made by a helper's function",
+      helperProject,
+      [/^✖ b\.check\.ts › DnsCheck "made" › duplicate logical id: DnsCheck "made" is also declared at a\.check\.ts:4;/m, /^✖ lib\/make\.ts › DnsCheck "top" › is created at lib\/make\.ts:3, /m],
+    ],
+  ]
+  it.each(located)('reports %s exactly as without it', async (_what, project, expected) => {
+    const dir = project()
+    const cold = await validate(dir)
+    const warm = await validate(dir)
+    expect(cold.code, cold.output).toBe(1)
+    expect(warm.code).toBe(1)
+    expect(events(warm).some((e) => e.startsWith('hit ')), warm.stderr).toBe(true)
+    expect(shown(warm)).toBe(shown(cold))
+    expect(warm.output).not.toMatch(STACK_LINE)
+    for (const line of expected) expect(warm.output).toMatch(line)
   })
 
   it('sees an edit when a project is loaded twice in one process', async () => {
