@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Jiti } from 'jiti'
 import { LOADING_KEY, type AnyConstruct, type LoadingRegistry } from '../../constructs/construct.js'
+import { importCompiled, privateTempDir } from './compile-cache.js'
 import type { Problem } from './errors.js'
 import { callerSite, callSites, isInternalFrame, parseStack, type CallSite, type Frame } from './stack.js'
 
@@ -100,16 +100,20 @@ const PACKAGE_VERSION = (() => {
 })()
 
 /**
- * Where transpiled check files are kept between runs: `node_modules/.cache/monitors-as-code/<version>/`
- * in the nearest node_modules at or above `from` (the config's folder; node_modules is never
- * committed), else the same folder under the system's temporary directory. A file's entry is
- * found by its path and used only while its content hash matches (jiti writes it into the entry).
+ * Where transpiled check files (and their V8 code cache, see compile-cache.ts) are kept between
+ * runs: `node_modules/.cache/monitors-as-code/<version>/` in the nearest node_modules at or above
+ * `from` (the config's folder; node_modules is never committed), else `<version>/` in a folder of
+ * the user's own (mode 0700) under the system's temporary directory; false when there is none. A
+ * file's entry is found by its path and used only while its content hash matches.
  */
-export function compileCacheDir(from: string): string {
+export function compileCacheDir(from: string): string | false {
   for (let dir = path.resolve(from); ; dir = path.dirname(dir)) {
     const modules = path.join(dir, 'node_modules')
     if (existsSync(modules)) return path.join(modules, '.cache', 'monitors-as-code', PACKAGE_VERSION)
-    if (path.dirname(dir) === dir) return path.join(tmpdir(), 'monitors-as-code-cache', PACKAGE_VERSION)
+    if (path.dirname(dir) === dir) {
+      const own = privateTempDir('monitors-as-code-cache')
+      return own ? path.join(own, PACKAGE_VERSION) : false
+    }
   }
 }
 
@@ -209,7 +213,7 @@ export async function withSession<T>(session: LoadingSession, body: () => Promis
 /** Imports one file with jiti; resolves to its module namespace or to the problem. */
 export async function importFile(file: string, rel: (abs: string) => string): Promise<{ module: Record<string, unknown> } | { problem: Problem }> {
   try {
-    const module = (await getJiti(file).import(file)) as Record<string, unknown>
+    const module = (await importCompiled(getJiti(file), file)) as Record<string, unknown>
     return { module }
   } catch (error) {
     return { problem: importProblem(error, file, rel) }
