@@ -1,5 +1,6 @@
 import type { z } from 'zod'
-import { validate } from '../schema/issues.js'
+import { validate, type Validation } from '../schema/issues.js'
+import { compileFast, type FastResult } from '../schema/fast.js'
 import { isConstruct, OPTION_KEYS, type AnyConstruct } from '../../constructs/construct.js'
 import type { ResolvedConfig } from './config.js'
 import type { Problem } from './errors.js'
@@ -102,7 +103,7 @@ export function buildResources(registrations: Registration[], given: BuildContex
       if (idField && field.path === idField) continue
       add(field.path, field.message)
     }
-    const result = validate(schema, body)
+    const result = validateBody(schema, body)
     if (!result.ok) {
       for (const issue of result.issues) {
         const top = issue.path.split('.')[0]
@@ -127,6 +128,26 @@ export function buildResources(registrations: Registration[], given: BuildContex
   projectRules(resources, inProject, ctx, problems)
   resources.sort((a, b) => RESOURCE_KINDS.indexOf(a.kind) - RESOURCE_KINDS.indexOf(b.kind) || (a.logicalId < b.logicalId ? -1 : a.logicalId > b.logicalId ? 1 : 0))
   return { resources, problems }
+}
+
+/** Each schema's fast path, compiled on first use; null when the schema has a part it does not mirror. */
+const fastValidators = new WeakMap<z.ZodType, ((input: unknown) => FastResult) | null>()
+
+/**
+ * zod's result for a construct's body: the fast path when it is sure (a valid body, the common
+ * case, without zod's per-field allocations), else zod itself, so every message is zod's.
+ */
+function validateBody(schema: z.ZodType, body: unknown): Validation<unknown> {
+  let fast = fastValidators.get(schema)
+  if (fast === undefined) {
+    fast = compileFast(schema) ?? null
+    fastValidators.set(schema, fast)
+  }
+  if (fast) {
+    const result = fast(body)
+    if (result.ok) return result
+  }
+  return validate(schema, body)
 }
 
 function memo(f: (abs: string) => string): (abs: string) => string {
