@@ -250,10 +250,13 @@ function compileObject(def: Internals['def'], seen: Map<SchemaLike, Node | null>
 }
 
 /**
- * The parser of one object shape, generated like zod's own object parser: property reads and
- * writes with literal keys, so V8 keeps one inline cache per field instead of a megamorphic
- * keyed access in a loop. Same steps as zod: `key in input`, one read of `input[key]` per field,
- * the output built in shape order.
+ * The parser of one object shape, generated like zod's own object parser: property reads with
+ * literal keys, so V8 keeps one inline cache per field instead of a megamorphic keyed access in
+ * a loop. Same steps as zod: `key in input`, one read of `input[key]` per field. The output has
+ * zod's keys in zod's order (shape order, each key by zod's rule for its kind of field); it is
+ * made by an object literal of exactly the keys this input gets (one per combination of the
+ * optional keys, made when first met), so V8 allocates it once at its full size instead of
+ * growing it key by key.
  */
 function objectParser(fields: Field[]): Node {
   const lines: string[] = [
@@ -262,6 +265,8 @@ function objectParser(fields: Field[]): Node {
     'if (proto !== OBJECT_PROTOTYPE && proto !== null) return FAIL',
   ]
   const writes: string[] = ['const out = {}']
+  const included: string[] = []
+  let bit = 0
   fields.forEach((field, i) => {
     const k = JSON.stringify(field.key)
     lines.push(
@@ -273,12 +278,34 @@ function objectParser(fields: Field[]): Node {
     // zod's object parser, case by case (schemas.js, $ZodObjectJIT)
     if (field.mode === 'required') lines.push(`if (!p${i}) return FAIL`)
     const write = `out[${k}] = r${i}`
-    if (field.mode === 'present') writes.push(`if (p${i}) ${write}`)
-    else if (field.mode === 'defined-or-present') writes.push(`if (r${i} !== undefined || p${i}) ${write}`)
-    else writes.push(write)
+    let condition: string | undefined
+    if (field.mode === 'present') condition = `p${i}`
+    else if (field.mode === 'defined-or-present') condition = `r${i} !== undefined || p${i}`
+    if (condition === undefined) writes.push(write)
+    else {
+      writes.push(`if (${condition}) ${write}`)
+      included.push(`if (${condition}) mask += ${2 ** bit}`)
+      bit++
+    }
   })
-  const body = [...lines, ...writes, 'return out'].join('\n')
-  const make = new Function('nodes', 'FAIL', 'isArray', 'getPrototypeOf', 'OBJECT_PROTOTYPE', 'lookupGetter', `return function parseObject(v) {\n${body}\n}`)
+  const args = fields.map((_, i) => `r${i}`).join(', ')
+  // up to 2^30 combinations fit a small integer; past that (or past the cache) key by key
+  const literal = bit <= 30 ? ['let mask = 0', ...included, 'const build = builders.get(mask) ?? builderFor(mask)', `if (build !== undefined) return build(${args})`] : []
+  const body = [...lines, ...literal, ...writes, 'return out'].join('\n')
+  const builders = new Map<number, Node>()
+  const builderFor = (mask: number): Node | undefined => {
+    if (builders.size >= MAX_BUILDERS) return undefined
+    let b = 0
+    const entries: string[] = []
+    fields.forEach((field, i) => {
+      const conditional = field.mode === 'present' || field.mode === 'defined-or-present'
+      if (!conditional || (mask & (2 ** b++)) !== 0) entries.push(`${JSON.stringify(field.key)}: r${i}`)
+    })
+    const build = new Function(...fields.map((_, i) => `r${i}`), `return { ${entries.join(', ')} }`) as Node
+    builders.set(mask, build)
+    return build
+  }
+  const make = new Function('nodes', 'FAIL', 'isArray', 'getPrototypeOf', 'OBJECT_PROTOTYPE', 'lookupGetter', 'builders', 'builderFor', `return function parseObject(v) {\n${body}\n}`)
   return make(
     fields.map((f) => f.node),
     FAIL,
@@ -286,8 +313,13 @@ function objectParser(fields: Field[]): Node {
     getPrototypeOf,
     OBJECT_PROTOTYPE,
     lookupGetter,
+    builders,
+    builderFor,
   ) as Node
 }
+
+/** Output literals kept per object shape; inputs with more combinations of optional keys are built key by key. */
+const MAX_BUILDERS = 64
 
 function compileRecord(def: Internals['def'], seen: Map<SchemaLike, Node | null>): Node | undefined {
   const keyType = def.keyType as SchemaLike

@@ -326,8 +326,9 @@ describe('fast validation path', () => {
   }
 
   it('accepts the checks of examples/ and of the plan bench, with the config defaults merged in as the loader does', () => {
-    const shopDefaults = { frequency: 5, locations: ['eu-west-1', 'us-east-1'], tags: ['shop'] }
-    const benchDefaults = { locations: ['eu-west-1', 'us-east-1'], tags: ['bench'] }
+    type Defaults = Parameters<typeof mergeDefaults>[1]
+    const shopDefaults = { frequency: 5, locations: ['eu-west-1', 'us-east-1'], tags: ['shop'] } as Defaults
+    const benchDefaults = { locations: ['eu-west-1', 'us-east-1'], tags: ['bench'] } as Defaults
     // the props as the constructs hold them (IcmpCheck fills in heartbeat and script)
     const bodies: Array<[ResourceKind, Record<string, unknown>]> = [
       ['dns-check', mergeDefaults({ name: 'Site DNS', request: { query: 'example.com' }, locations: ['eu-west-1'] }, {})],
