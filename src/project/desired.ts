@@ -51,12 +51,14 @@ export function buildResources(registrations: Registration[], given: BuildContex
 
   const inProject = registrations.filter((r) => !r.outside)
   const seen = new Map<string, Registration>()
+  // the fields a construct's body took from the config's defaults; one set, emptied per construct
+  const fromDefaults = new Set<string>()
   for (const r of inProject) {
     const c = r.construct
     const kind = c.__monitorsKind
     const name = constructName(c)
-    const where = { file: ctx.cwdRel(r.file), construct: name, logicalId: String(c.logicalId) }
-    const add = (field: string | undefined, message: string) => problems.push({ ...where, field, message })
+    // where a problem is, worked out only when there is one: nearly every construct has none
+    const add = (field: string | undefined, message: string) => problems.push({ file: ctx.cwdRel(r.file), construct: name, logicalId: String(c.logicalId), field, message })
 
     if (!isResourceKind(kind)) {
       add(undefined, `is not a construct this version of monitors knows (kind ${JSON.stringify(kind)})`)
@@ -84,12 +86,13 @@ export function buildResources(registrations: Registration[], given: BuildContex
     const { options, input } = splitOptions(props as Record<string, unknown>, add)
     const refs: ResourceRef[] = []
     const before = problems.length
-    const fromDefaults = new Set<string>()
+    fromDefaults.clear()
     let body: Record<string, unknown> = input
     const descriptor = descriptorOf(kind)
     if (descriptor.check) {
       if ('defaultTags' in input && typeof input.defaultTags !== 'boolean') add('defaultTags', `must be a boolean: false leaves out the config's default tags (got ${typeof input.defaultTags})`)
-      body = mergeDefaults(input, ctx.config.defaults, fromDefaults)
+      // `input` is splitOptions' own copy of the props: merged into in place, not copied again
+      body = mergeDefaultsInto(input, input.defaultTags === false, input.tags, ctx.config.defaults, fromDefaults)
     }
     body = resolveReferences(kind, body, (value, field, wanted, refPath) => resolveRef(value, field, wanted, refs, byObject, ctx, add, refPath))
     const idField = descriptor.logicalIdField
@@ -245,8 +248,11 @@ export const NONE_CHECK_FIELDS = ['alertSettings', 'retryStrategy', 'alertChanne
  * has none.
  */
 export function mergeDefaults(props: Record<string, unknown>, defaults: ResolvedConfig['defaults'], fromDefaults = new Set<string>()): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...props }
-  const ownTagsOnly = props.defaultTags === false
+  return mergeDefaultsInto({ ...props }, props.defaultTags === false, props.tags, defaults, fromDefaults)
+}
+
+/** mergeDefaults on a copy of the props the caller owns (`out`): changed in place and returned. */
+function mergeDefaultsInto(out: Record<string, unknown>, ownTagsOnly: boolean, ownTags: unknown, defaults: ResolvedConfig['defaults'], fromDefaults: Set<string>): Record<string, unknown> {
   if ('defaultTags' in out) delete out.defaultTags
   for (const key in defaults) {
     if (!Object.hasOwn(defaults, key)) continue
@@ -254,8 +260,8 @@ export function mergeDefaults(props: Record<string, unknown>, defaults: Resolved
     if (value === undefined) continue
     if (key === 'tags' && Array.isArray(value)) {
       if (ownTagsOnly) continue
-      if (Array.isArray(props.tags)) out.tags = mergeTags(value, props.tags)
-      else if (props.tags === undefined) {
+      if (Array.isArray(ownTags)) out.tags = mergeTags(value, ownTags)
+      else if (ownTags === undefined) {
         out.tags = [...value]
         fromDefaults.add(key)
       }
@@ -274,9 +280,8 @@ export function mergeDefaults(props: Record<string, unknown>, defaults: Resolved
 function mergeTags(defaults: readonly unknown[], own: readonly unknown[]): unknown[] {
   if (defaults.length + own.length > 32) return [...new Set([...defaults, ...own])]
   const out: unknown[] = []
-  for (const list of [defaults, own]) {
-    for (const tag of list) if (!out.includes(tag)) out.push(tag)
-  }
+  for (const tag of defaults) if (!out.includes(tag)) out.push(tag)
+  for (const tag of own) if (!out.includes(tag)) out.push(tag)
   return out
 }
 
