@@ -221,7 +221,8 @@ function compileArray(def: Internals['def'], seen: Map<SchemaLike, Node | null>)
 
 interface Field {
   key: string
-  node: Node
+  /** Statements that check `r<i>` (the field's value) and set it to zod's output for it, or return FAIL. */
+  code: string
   /** How zod's object parser places the key in its output (its JIT's three cases). */
   mode: 'present' | 'defined-or-present' | 'always' | 'required'
 }
@@ -232,21 +233,22 @@ function compileObject(def: Internals['def'], seen: Map<SchemaLike, Node | null>
   const shape = def.shape as Record<string, SchemaLike>
   if (!shape || typeof shape !== 'object' || Object.getOwnPropertySymbols(shape).length > 0) return undefined
   const fields: Field[] = []
+  const emit: Emitter = { consts: [], seen, names: 0 }
   for (const key of Object.keys(shape)) {
     // zod skips __proto__; a key Object.prototype has would be "present" in every plain object
     if (key === '__proto__' || key in OBJECT_PROTOTYPE) return undefined
     const child = shape[key]
-    const node = compile(child, seen)
-    if (!node) return undefined
+    const code = inline(child, `r${fields.length}`, emit)
+    if (code === undefined) return undefined
     const optin = child._zod.optin
     const optout = child._zod.optout
     let mode: Field['mode']
     if (optin !== undefined && optout === 'optional') mode = optin === 'optional' ? 'present' : 'defined-or-present'
     else if (optin === undefined) mode = 'required'
     else mode = optin === 'defaulted' ? 'always' : 'defined-or-present'
-    fields.push({ key, node, mode })
+    fields.push({ key, code, mode })
   }
-  return objectParser(fields)
+  return objectParser(fields, emit.consts)
 }
 
 /**
@@ -258,7 +260,7 @@ function compileObject(def: Internals['def'], seen: Map<SchemaLike, Node | null>
  * optional keys, made when first met), so V8 allocates it once at its full size instead of
  * growing it key by key.
  */
-function objectParser(fields: Field[]): Node {
+function objectParser(fields: Field[], consts: unknown[]): Node {
   const lines: string[] = [
     "if (typeof v !== 'object' || v === null || isArray(v)) return FAIL",
     'const proto = getPrototypeOf(v)',
@@ -272,8 +274,8 @@ function objectParser(fields: Field[]): Node {
     lines.push(
       `const p${i} = ${k} in v`,
       `if (p${i} && lookupGetter.call(v, ${k}) !== undefined) return FAIL`,
-      `const r${i} = nodes[${i}](v[${k}])`,
-      `if (r${i} === FAIL) return FAIL`,
+      `let r${i} = v[${k}]`,
+      field.code,
     )
     // zod's object parser, case by case (schemas.js, $ZodObjectJIT)
     if (field.mode === 'required') lines.push(`if (!p${i}) return FAIL`)
@@ -305,17 +307,175 @@ function objectParser(fields: Field[]): Node {
     builders.set(mask, build)
     return build
   }
-  const make = new Function('nodes', 'FAIL', 'isArray', 'getPrototypeOf', 'OBJECT_PROTOTYPE', 'lookupGetter', 'builders', 'builderFor', `return function parseObject(v) {\n${body}\n}`)
-  return make(
-    fields.map((f) => f.node),
-    FAIL,
-    isArray,
-    getPrototypeOf,
-    OBJECT_PROTOTYPE,
-    lookupGetter,
-    builders,
-    builderFor,
-  ) as Node
+  const make = new Function('c', 'builders', 'builderFor', ...Object.keys(SCOPE), `return function parseObject(v) {\n${body}\n}`)
+  return make(consts, builders, builderFor, ...Object.values(SCOPE)) as Node
+}
+
+/** What generated code may use besides its constants. */
+const SCOPE = {
+  FAIL,
+  isArray,
+  getPrototypeOf,
+  OBJECT_PROTOTYPE,
+  ARRAY_PROTOTYPE,
+  lookupGetter,
+  numberIsFinite: Number.isFinite,
+  numberIsSafeInteger: Number.isSafeInteger,
+  codePointLength: util.codePointLength,
+}
+
+interface Emitter {
+  /** Values the generated code reads as `c[i]`: value sets, definitions (for defaults), patterns, compiled nodes. */
+  consts: unknown[]
+  seen: Map<SchemaLike, Node | null>
+  /** For fresh variable names. */
+  names: number
+}
+
+const constant = (e: Emitter, value: unknown): string => `c[${e.consts.push(value) - 1}]`
+const literal = (e: Emitter, n: number): string => (Number.isFinite(n) && !Object.is(n, -0) ? String(n) : constant(e, n))
+
+/**
+ * zod's `when` of its length checks (`_whenHasLength`): a value with a length. Shared by every
+ * length check, so comparing with it tells a default `when` (always true on a string or an
+ * array) from one given by hand.
+ */
+const LENGTH_WHEN = (z.string().min(1) as unknown as { _zod: { def: { checks: CheckLike[] } } })._zod.def.checks[0]._zod.def.when
+
+/**
+ * The statements that check the value in variable `x` against `schema` and leave zod's output
+ * for it in `x` (or return FAIL): leaves and their wrappers written out in place, so a check's
+ * twenty fields cost no call each; objects, records, pipes and transforms through their own
+ * compiled node. Undefined when the schema has a part this module does not mirror.
+ */
+function inline(schema: SchemaLike, x: string, e: Emitter): string | undefined {
+  const zod = schema._zod
+  if (!zod || !zod.def || !(zod.traits instanceof Set)) return undefined
+  const def = zod.def
+  const checks: CheckLike[] = zod.traits.has('$ZodCheck') ? [schema as unknown as CheckLike, ...(def.checks ?? [])] : (def.checks ?? [])
+  let base: string | undefined
+  switch (def.type) {
+    case 'string':
+      if (!def.coerce) base = `if (typeof ${x} !== 'string') return FAIL`
+      break
+    case 'number':
+      if (!def.coerce) base = `if (typeof ${x} !== 'number' || !numberIsFinite(${x})) return FAIL`
+      break
+    case 'boolean':
+      if (!def.coerce) base = `if (typeof ${x} !== 'boolean') return FAIL`
+      break
+    case 'unknown':
+    case 'any':
+      base = ''
+      break
+    case 'enum':
+    case 'literal':
+      if (zod.values instanceof Set) base = `if (!${constant(e, zod.values)}.has(${x})) return FAIL`
+      break
+    case 'optional': {
+      if (checks.length > 0 || zod.traits.has('$ZodExactOptional')) break
+      const innerSchema = def.innerType as SchemaLike
+      const inner = inline(innerSchema, x, e)
+      if (inner === undefined) return undefined
+      base = innerSchema._zod.optin === 'defaulted' ? inner : `if (${x} !== undefined) {\n${inner}\n}`
+      break
+    }
+    case 'nullable': {
+      if (checks.length > 0) break
+      const inner = inline(def.innerType as SchemaLike, x, e)
+      if (inner === undefined) return undefined
+      base = `if (${x} !== null) {\n${inner}\n}`
+      break
+    }
+    case 'default': {
+      if (checks.length > 0 || !zod.traits.has('$ZodDefault')) break
+      const inner = inline(def.innerType as SchemaLike, x, e)
+      if (inner === undefined) return undefined
+      // read on every parse: classic `.default()` answers a fresh shallow clone of an array or object each time
+      const d = constant(e, def)
+      base = `if (${x} === undefined) ${x} = ${d}.defaultValue\nelse {\n${inner}\nif (${x} === undefined) ${x} = ${d}.defaultValue\n}`
+      break
+    }
+    case 'array': {
+      const item = `i${e.names++}`
+      const index = `j${e.names++}`
+      const out = `a${e.names++}`
+      const element = inline(def.element as SchemaLike, item, e)
+      if (element === undefined) return undefined
+      base = [
+        `if (!isArray(${x}) || getPrototypeOf(${x}) !== ARRAY_PROTOTYPE) return FAIL`,
+        `const ${out} = new Array(${x}.length)`,
+        `for (let ${index} = 0; ${index} < ${x}.length; ${index}++) {`,
+        `if (lookupGetter.call(${x}, ${index}) !== undefined) return FAIL`,
+        `let ${item} = ${x}[${index}]`,
+        element,
+        `${out}[${index}] = ${item}`,
+        '}',
+        `${x} = ${out}`,
+      ].join('\n')
+      break
+    }
+  }
+  if (base === undefined) {
+    const node = compile(schema, e.seen)
+    if (!node) return undefined
+    return `${x} = ${constant(e, node)}(${x})\nif (${x} === FAIL) return FAIL`
+  }
+  const lines = [base]
+  for (const ch of checks) {
+    const code = inlineCheck(ch, def.type, x, e)
+    if (code === undefined) return undefined
+    lines.push(code)
+  }
+  return lines.join('\n')
+}
+
+function inlineCheck(ch: CheckLike, type: string, x: string, e: Emitter): string | undefined {
+  const cdef = ch?._zod?.def
+  if (!cdef || typeof ch._zod.check !== 'function') return undefined
+  const sized = type === 'string' || type === 'array'
+  // a check with a `when` of its own, or of a kind not written out here: zod's check, compiled
+  const byCall = () => {
+    const check = compileCheck(ch, type)
+    return check ? `if (!${constant(e, check)}(${x})) return FAIL` : undefined
+  }
+  if (cdef.when !== undefined && !(cdef.when === LENGTH_WHEN && sized)) return byCall()
+  switch (cdef.check) {
+    case 'min_length': {
+      if (!sized || typeof cdef.minimum !== 'number') return undefined
+      const min = literal(e, cdef.minimum)
+      if (type === 'array') return `if (${x}.length < ${min}) return FAIL`
+      // strings are measured in code points; only a length between min and 2·min units is in doubt
+      return `if (${x}.length < ${min} || (${x}.length < ${min} * 2 && codePointLength(${x}) < ${min})) return FAIL`
+    }
+    case 'max_length': {
+      if (!sized || typeof cdef.maximum !== 'number') return undefined
+      const max = literal(e, cdef.maximum)
+      if (type === 'array') return `if (${x}.length > ${max}) return FAIL`
+      return `if (${x}.length > ${max} && codePointLength(${x}) > ${max}) return FAIL`
+    }
+    case 'greater_than':
+      if (type !== 'number' || typeof cdef.value !== 'number') return undefined
+      return `if (!(${x} ${cdef.inclusive ? '>=' : '>'} ${literal(e, cdef.value)})) return FAIL`
+    case 'less_than':
+      if (type !== 'number' || typeof cdef.value !== 'number') return undefined
+      return `if (!(${x} ${cdef.inclusive ? '<=' : '<'} ${literal(e, cdef.value)})) return FAIL`
+    case 'number_format': {
+      const format = cdef.format as keyof typeof util.NUMBER_FORMAT_RANGES
+      const range = util.NUMBER_FORMAT_RANGES[format]
+      if (type !== 'number' || !range) return undefined
+      const int = format.includes('int') ? `!numberIsSafeInteger(${x}) || ` : ''
+      return `if (${int}${x} < ${literal(e, range[0])} || ${x} > ${literal(e, range[1])}) return FAIL`
+    }
+    case 'string_format':
+      if (type === 'string' && cdef.format === 'regex' && cdef.pattern instanceof RegExp) {
+        const p = constant(e, cdef.pattern)
+        return `${p}.lastIndex = 0\nif (!${p}.test(${x})) return FAIL`
+      }
+      return byCall()
+    default:
+      return byCall()
+  }
 }
 
 /** Output literals kept per object shape; inputs with more combinations of optional keys are built key by key. */
