@@ -66,7 +66,13 @@ const propertyIsEnumerable = Object.prototype.propertyIsEnumerable
  * holds a part this module does not mirror.
  */
 export function compileFast(schema: z.ZodType): ((input: unknown) => FastResult) | undefined {
-  const node = compile(schema as unknown as SchemaLike, new Map())
+  let node: Node | undefined
+  try {
+    node = compile(schema as unknown as SchemaLike, new Map())
+  } catch {
+    // e.g. code generation from strings disallowed (--disallow-code-generation-from-strings): zod it is
+    return undefined
+  }
   if (!node) return undefined
   return (input) => {
     let out: unknown
