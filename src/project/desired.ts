@@ -301,9 +301,12 @@ function resolveReferences(
   let out = body
   for (const reference of descriptorOf(kind).references) {
     const inCode = reference.inCode ?? reference.path
+    const sites = sitesOf(out, inCode)
+    // most bodies hold no reference: nothing to work out for them
+    if (sites.length === 0) continue
     // what the API path adds below the construct's place: `cards[].services[].id` after `cards[].services[]` is `id`
     const below = reference.path.slice(inCode.length).split('.').filter(Boolean)
-    for (const site of sitesOf(out, inCode)) {
+    for (const site of sites) {
       const refPath = [site.path, ...below].join('.')
       const id = resolve(site.value, site.path, reference.kind, refPath)
       const value = below.reduceRight<unknown>((inner, key) => ({ [key]: inner }), id)
