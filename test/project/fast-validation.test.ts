@@ -10,6 +10,8 @@ import { z } from 'zod'
 import { compileFast } from '../../src/schema/fast.js'
 import { DESCRIPTORS, descriptorOf, RESOURCE_KINDS } from '../../src/resources/registry.js'
 import { mergeDefaults } from '../../src/project/desired.js'
+import { loadProject, ProjectError } from '../../src/project/index.js'
+import { tempProject } from './helpers.js'
 import type { ResourceKind } from '../../src/resources/types.js'
 
 type Def = Record<string, unknown> & { type: string; checks?: Array<{ _zod: { def: Record<string, unknown> } }> }
@@ -347,6 +349,38 @@ describe('fast validation path', () => {
       expect(result.ok, `${kind} ${JSON.stringify(body)}`).toBe(true)
       if (result.ok && zodResult.success) expect(same(result.data, zodResult.data)).toBeUndefined()
     }
+  })
+
+  it('loads a project into the payloads zod gives, and a project with mistakes into zod\'s messages', async () => {
+    const config = `export default { projectName: 'p', defaults: { frequency: 5, locations: ['eu-west-1'], tags: ['shop'] } }\n`
+    const dir = tempProject({
+      'monitoring.config.ts': config,
+      'a.check.ts': `import { DnsCheck, IcmpCheck } from 'monitors-as-code'
+new DnsCheck('dns', { name: 'DNS', request: { query: 'a.example.com', port: 53, assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] }, tags: ['dns'], maxResponseTime: null })
+new IcmpCheck('ping', { name: 'Ping', request: { hostname: 'a.example.com', pingCount: 5 }, frequency: 10 })
+`,
+    })
+    const project = await loadProject({ cwd: dir })
+    const payload = (id: string) => project.resources.find((r) => r.logicalId === id)?.payload
+    const defaults = { frequency: 5, locations: ['eu-west-1'], tags: ['shop'] } as Parameters<typeof mergeDefaults>[1]
+    const dns = descriptorOf('dns-check').schema.parse(mergeDefaults({ name: 'DNS', request: { query: 'a.example.com', port: 53, assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] }, tags: ['dns'], maxResponseTime: null }, defaults))
+    const icmp = descriptorOf('icmp-check').schema.parse(mergeDefaults({ name: 'Ping', request: { hostname: 'a.example.com', pingCount: 5 }, frequency: 10, heartbeat: {}, script: '' }, defaults))
+    expect(same(payload('dns'), dns)).toBeUndefined()
+    expect(same(payload('ping'), icmp)).toBeUndefined()
+
+    const bad = tempProject({
+      'monitoring.config.ts': config,
+      'a.check.ts': `// @ts-nocheck
+import { DnsCheck } from 'monitors-as-code'
+new DnsCheck('sub-minute', { name: 'DNS', request: { query: 'a.example.com' }, frequency: 0 })
+new DnsCheck('port', { name: 'DNS', request: { query: 'a.example.com', port: 1.5 } })
+`,
+    })
+    const error = await loadProject({ cwd: bad }).then(() => undefined, (e: unknown) => e)
+    expect(error).toBeInstanceOf(ProjectError)
+    const message = (error as ProjectError).message
+    expect(message).toContain('DnsCheck "sub-minute" › frequency: must not be 0: sub-minute frequencies are only for API and TCP checks')
+    expect(message).toContain('DnsCheck "port" › request.port: must be an integer (got number)')
   })
 
   it('gives every result its own copy of an array default', () => {
