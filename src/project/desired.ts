@@ -1,5 +1,6 @@
 import type { z } from 'zod'
-import { validate } from '../schema/issues.js'
+import { validate, type Validation } from '../schema/issues.js'
+import { compileFast, type FastResult } from '../schema/fast.js'
 import { isConstruct, OPTION_KEYS, type AnyConstruct } from '../../constructs/construct.js'
 import type { ResolvedConfig } from './config.js'
 import type { Problem } from './errors.js'
@@ -50,12 +51,14 @@ export function buildResources(registrations: Registration[], given: BuildContex
 
   const inProject = registrations.filter((r) => !r.outside)
   const seen = new Map<string, Registration>()
+  // the fields a construct's body took from the config's defaults; one set, emptied per construct
+  const fromDefaults = new Set<string>()
   for (const r of inProject) {
     const c = r.construct
     const kind = c.__monitorsKind
     const name = constructName(c)
-    const where = { file: ctx.cwdRel(r.file), construct: name, logicalId: String(c.logicalId) }
-    const add = (field: string | undefined, message: string) => problems.push({ ...where, field, message })
+    // where a problem is, worked out only when there is one: nearly every construct has none
+    const add = (field: string | undefined, message: string) => problems.push({ file: ctx.cwdRel(r.file), construct: name, logicalId: String(c.logicalId), field, message })
 
     if (!isResourceKind(kind)) {
       add(undefined, `is not a construct this version of monitors knows (kind ${JSON.stringify(kind)})`)
@@ -83,12 +86,13 @@ export function buildResources(registrations: Registration[], given: BuildContex
     const { options, input } = splitOptions(props as Record<string, unknown>, add)
     const refs: ResourceRef[] = []
     const before = problems.length
-    const fromDefaults = new Set<string>()
+    fromDefaults.clear()
     let body: Record<string, unknown> = input
     const descriptor = descriptorOf(kind)
     if (descriptor.check) {
       if ('defaultTags' in input && typeof input.defaultTags !== 'boolean') add('defaultTags', `must be a boolean: false leaves out the config's default tags (got ${typeof input.defaultTags})`)
-      body = mergeDefaults(input, ctx.config.defaults, fromDefaults)
+      // `input` is splitOptions' own copy of the props: merged into in place, not copied again
+      body = mergeDefaultsInto(input, input.defaultTags === false, input.tags, ctx.config.defaults, fromDefaults)
     }
     body = resolveReferences(kind, body, (value, field, wanted, refPath) => resolveRef(value, field, wanted, refs, byObject, ctx, add, refPath))
     const idField = descriptor.logicalIdField
@@ -102,7 +106,7 @@ export function buildResources(registrations: Registration[], given: BuildContex
       if (idField && field.path === idField) continue
       add(field.path, field.message)
     }
-    const result = validate(schema, body)
+    const result = validateBody(schema, body)
     if (!result.ok) {
       for (const issue of result.issues) {
         const top = issue.path.split('.')[0]
@@ -127,6 +131,26 @@ export function buildResources(registrations: Registration[], given: BuildContex
   projectRules(resources, inProject, ctx, problems)
   resources.sort((a, b) => RESOURCE_KINDS.indexOf(a.kind) - RESOURCE_KINDS.indexOf(b.kind) || (a.logicalId < b.logicalId ? -1 : a.logicalId > b.logicalId ? 1 : 0))
   return { resources, problems }
+}
+
+/** Each schema's fast path, compiled on first use; null when the schema has a part it does not mirror. */
+const fastValidators = new WeakMap<z.ZodType, ((input: unknown) => FastResult) | null>()
+
+/**
+ * zod's result for a construct's body: the fast path when it is sure (a valid body, the common
+ * case, without zod's per-field allocations), else zod itself, so every message is zod's.
+ */
+function validateBody(schema: z.ZodType, body: unknown): Validation<unknown> {
+  let fast = fastValidators.get(schema)
+  if (fast === undefined) {
+    fast = compileFast(schema) ?? null
+    fastValidators.set(schema, fast)
+  }
+  if (fast) {
+    const result = fast(body)
+    if (result.ok) return result
+  }
+  return validate(schema, body)
 }
 
 function memo(f: (abs: string) => string): (abs: string) => string {
@@ -224,8 +248,11 @@ export const NONE_CHECK_FIELDS = ['alertSettings', 'retryStrategy', 'alertChanne
  * has none.
  */
 export function mergeDefaults(props: Record<string, unknown>, defaults: ResolvedConfig['defaults'], fromDefaults = new Set<string>()): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...props }
-  const ownTagsOnly = props.defaultTags === false
+  return mergeDefaultsInto({ ...props }, props.defaultTags === false, props.tags, defaults, fromDefaults)
+}
+
+/** mergeDefaults on a copy of the props the caller owns (`out`): changed in place and returned. */
+function mergeDefaultsInto(out: Record<string, unknown>, ownTagsOnly: boolean, ownTags: unknown, defaults: ResolvedConfig['defaults'], fromDefaults: Set<string>): Record<string, unknown> {
   if ('defaultTags' in out) delete out.defaultTags
   for (const key in defaults) {
     if (!Object.hasOwn(defaults, key)) continue
@@ -233,8 +260,8 @@ export function mergeDefaults(props: Record<string, unknown>, defaults: Resolved
     if (value === undefined) continue
     if (key === 'tags' && Array.isArray(value)) {
       if (ownTagsOnly) continue
-      if (Array.isArray(props.tags)) out.tags = mergeTags(value, props.tags)
-      else if (props.tags === undefined) {
+      if (Array.isArray(ownTags)) out.tags = mergeTags(value, ownTags)
+      else if (ownTags === undefined) {
         out.tags = [...value]
         fromDefaults.add(key)
       }
@@ -253,9 +280,8 @@ export function mergeDefaults(props: Record<string, unknown>, defaults: Resolved
 function mergeTags(defaults: readonly unknown[], own: readonly unknown[]): unknown[] {
   if (defaults.length + own.length > 32) return [...new Set([...defaults, ...own])]
   const out: unknown[] = []
-  for (const list of [defaults, own]) {
-    for (const tag of list) if (!out.includes(tag)) out.push(tag)
-  }
+  for (const tag of defaults) if (!out.includes(tag)) out.push(tag)
+  for (const tag of own) if (!out.includes(tag)) out.push(tag)
   return out
 }
 
@@ -275,9 +301,12 @@ function resolveReferences(
   let out = body
   for (const reference of descriptorOf(kind).references) {
     const inCode = reference.inCode ?? reference.path
+    const sites = sitesOf(out, inCode)
+    // most bodies hold no reference: nothing to work out for them
+    if (sites.length === 0) continue
     // what the API path adds below the construct's place: `cards[].services[].id` after `cards[].services[]` is `id`
     const below = reference.path.slice(inCode.length).split('.').filter(Boolean)
-    for (const site of sitesOf(out, inCode)) {
+    for (const site of sites) {
       const refPath = [site.path, ...below].join('.')
       const id = resolve(site.value, site.path, reference.kind, refPath)
       const value = below.reduceRight<unknown>((inner, key) => ({ [key]: inner }), id)
