@@ -50,12 +50,10 @@ export async function fetchRemoteState(client: ApiClient, kinds: readonly Resour
       const { list } = descriptorOf(members[0])
       const items = list.paging === 'cursor'
         ? await listAllByCursor<RemoteRecord>(counted, list.path)
-        : await listAllByPage<RemoteRecord>(counted, list.path, { idOf: (record) => remoteIdOf(members[0], record) })
+        : await listAllByPage<RemoteRecord>(counted, list.path, { idOf: (record) => remoteIdOf(members[0], record), parallel: 8 })
+      const kindOf = recordKind(members)
       for (const item of items) {
-        const kind = members.find((k) => {
-          const where = descriptorOf(k).list.where
-          return !where || String(item[where.field]) === where.equals
-        })
+        const kind = kindOf(item)
         if (kind) state.records[kind][remoteIdOf(kind, item)] = item
         else if (list.where) {
           const label = `${String(item[list.where.field] ?? 'unknown').toLowerCase()}${list.othersAs ? `-${list.othersAs}` : ''}`
@@ -65,6 +63,28 @@ export async function fetchRemoteState(client: ApiClient, kinds: readonly Resour
     }),
   )
   return state
+}
+
+/**
+ * The kind of a record of a collection: the first member whose filter it passes. A collection
+ * its kinds share by one field's value (checks by checkType) is sorted with a map, not a search
+ * per record.
+ */
+function recordKind(members: readonly ResourceKind[]): (item: RemoteRecord) => ResourceKind | undefined {
+  const wheres = members.map((k) => descriptorOf(k).list.where)
+  const field = wheres[0]?.field
+  if (field !== undefined && wheres.every((w) => w?.field === field)) {
+    const byValue = new Map<string, ResourceKind>()
+    members.forEach((k, i) => {
+      if (!byValue.has(wheres[i]!.equals)) byValue.set(wheres[i]!.equals, k)
+    })
+    return (item) => byValue.get(String(item[field]))
+  }
+  return (item) =>
+    members.find((k, i) => {
+      const where = wheres[i]
+      return !where || String(item[where.field]) === where.equals
+    })
 }
 
 /** A view of the client that reports each request it sends (for per-collection counts). */
