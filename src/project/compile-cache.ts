@@ -78,7 +78,7 @@ const require = createRequire(import.meta.url)
  * file), when there is no cache folder, and when the file does not compile (so syntax errors
  * are reported exactly as before).
  */
-export async function importCompiled(jiti: Jiti, file: string): Promise<unknown> {
+export async function importCompiled(jiti: Jiti, file: string, scope?: RunningScope): Promise<unknown> {
   const dir = jiti.options.fsCache
   if (!TRANSPILED.test(file) || typeof dir !== 'string' || !jiti.options.moduleCache || jiti.cache[file]) return jiti.import(file)
   // jiti's transpile cache, as its evalModule asks it (same entry)
@@ -100,7 +100,7 @@ export async function importCompiled(jiti: Jiti, file: string): Promise<unknown>
   const event = typeof cached === 'string' ? cached : script.cachedDataRejected ? 'rejected' : 'hit'
   note(event, file)
   try {
-    await evaluate(jiti, file, script)
+    await evaluate(jiti, file, script, scope)
   } finally {
     // after running, so functions compiled lazily are in the entry too; a file that throws is kept as well
     if (event !== 'hit') store(entry, key, script, file)
@@ -109,10 +109,46 @@ export async function importCompiled(jiti: Jiti, file: string): Promise<unknown>
 }
 
 /**
+ * Which check file's own code is running (see LoadingSession in loader.ts): set while the
+ * synchronous part of a check file's top level runs, cleared while a module it imports runs,
+ * and for the rest of the file once it imports another check file (a function of that file
+ * then places the constructs it makes there, which only a stack tells).
+ */
+export interface RunningScope {
+  running: string | undefined
+  readonly matched: ReadonlySet<string>
+}
+
+/** `child` as the file's `require` and `import`, clearing `scope.running` while what they load runs. */
+function guarded(child: Jiti, scope: RunningScope): { require: Jiti; import: Jiti['import'] } {
+  let ownCodeOnly = true
+  const around = <T>(id: unknown, load: () => T): T => {
+    if (ownCodeOnly && typeof id === 'string' && !id.startsWith('node:') && id !== 'monitors-as-code') {
+      try {
+        if (scope.matched.has(child.resolve(id))) ownCodeOnly = false
+      } catch {
+        // not found: the load below reports it
+      }
+    }
+    const was = scope.running
+    scope.running = undefined
+    try {
+      return load()
+    } finally {
+      scope.running = ownCodeOnly ? was : undefined
+    }
+  }
+  const require = Object.assign((id: string) => around(id, () => child(id)), child) as Jiti
+  const load = ((id: string, options?: object) => around(id, () => child.import(id, options as never))) as Jiti['import']
+  require.import = load
+  return { require, import: load }
+}
+
+/**
  * Runs the compiled wrapper as jiti's evalModule would: a Module in jiti's module cache
  * (withSession clears it after a load), with a jiti of its own for what the file imports.
  */
-async function evaluate(jiti: Jiti, file: string, script: vm.Script): Promise<void> {
+async function evaluate(jiti: Jiti, file: string, script: vm.Script, scope?: RunningScope): Promise<void> {
   const run = script.runInThisContext({ displayErrors: false }) as WrappedModule
   const dirname = path.dirname(file)
   const mod = new Module(file)
@@ -125,11 +161,18 @@ async function evaluate(jiti: Jiti, file: string, script: vm.Script): Promise<vo
   // far, as jiti's own parent cache gives them, instead of running it a second time.
   mod.loaded = true
   jiti.cache[file] = mod as unknown as Jiti['cache'][string]
+  const own = scope?.matched.has(file) ? guarded(child, scope) : undefined
   try {
-    await run.call(undefined, mod.exports, child, mod, file, dirname, child.import, child.esmResolve)
+    if (own && scope) scope.running = file
+    // only the synchronous part: after its first await, other code may run before the file's
+    const done = run.call(undefined, mod.exports, own?.require ?? child, mod, file, dirname, own?.import ?? child.import, child.esmResolve)
+    if (scope) scope.running = undefined
+    await done
   } catch (error) {
     delete jiti.cache[file]
     throw error
+  } finally {
+    if (scope) scope.running = undefined
   }
 }
 

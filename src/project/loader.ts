@@ -4,7 +4,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Jiti } from 'jiti'
 import { LOADING_KEY, type AnyConstruct, type LoadingRegistry } from '../../constructs/construct.js'
-import { importCompiled, privateTempDir } from './compile-cache.js'
+import { importCompiled, privateTempDir, type RunningScope } from './compile-cache.js'
 import type { Problem } from './errors.js'
 import { callerSite, callSites, isInternalFrame, parseStack, type CallSite, type Frame } from './stack.js'
 
@@ -39,6 +39,16 @@ function findPackageRoot(from: string): string {
 }
 
 let sharedJiti: Jiti | undefined
+
+const placements = { withoutStack: 0, fromStack: 0 }
+
+/** This module's own file (in the CLI bundle, the bundle): its frames are never a project's code. */
+const LOADER_FILE = fileURLToPath(import.meta.url)
+
+/** How constructs were placed in this process: by the running check file, or from the stack. */
+export function placementCounts(): Readonly<typeof placements> {
+  return { ...placements }
+}
 
 type TransformOptions = Parameters<Jiti['transform']>[0]
 type SucraseTransform = (code: string, options: Record<string, unknown>) => { code: string }
@@ -134,21 +144,98 @@ function getJiti(firstFile: string): Jiti {
  * another file (a helper module, the config) is outside the project, even when a check file
  * imports that file.
  */
-export class LoadingSession implements LoadingRegistry {
+export class LoadingSession implements LoadingRegistry, RunningScope {
   /** Absolute path of the file being imported. */
   current = ''
   /** Absolute paths of the files checkMatch matches; set before they are imported. */
   matched: ReadonlySet<string> = new Set()
+  /**
+   * The check file whose own top-level code runs right now, outside any module it imports (set
+   * by compile-cache.ts while it runs one): a construct made then belongs to that file, which
+   * the stack would only confirm at about 8 µs a construct.
+   */
+  running: string | undefined = undefined
   readonly registrations: Registration[] = []
+  /** The first construct of each kind and logical id, to notice a duplicate as it is made. */
+  readonly #first = new Map<string, Registration>()
+  /** Lines of files, read when a construct placed without a stack needs its line. */
+  readonly #lines = new Map<string, string[] | undefined>()
 
   register(construct: AnyConstruct, constructor: Function): void {
-    // most constructs are created right in a check file: the caller's frame tells
-    const caller = callerSite(constructor)
-    if (caller && this.matched.has(caller.file)) {
-      this.registrations.push(new DirectRegistration(construct, caller.file, caller.site, this.current))
+    const key = typeof construct.logicalId === 'string' ? `${construct.__monitorsKind}\u0000${construct.logicalId}` : undefined
+    const first = key !== undefined ? this.#first.get(key) : undefined
+    if (this.running !== undefined && first === undefined) {
+      const registration = new PlacedRegistration(construct, this.running, this.current, this)
+      placements.withoutStack++
+      this.registrations.push(registration)
+      if (key !== undefined) this.#first.set(key, registration)
       return
     }
-    this.registrations.push(placeRegistration(construct, caller ? callSites(constructor, 16) : [], this.current, this.matched))
+    // a duplicate, or code the running file did not make itself: the stack tells where
+    const registration = this.#placeFromStack(construct, constructor)
+    placements.fromStack++
+    this.registrations.push(registration)
+    if (key !== undefined && first === undefined) this.#first.set(key, registration)
+  }
+
+  /**
+   * The line of `file` holding `logicalId` as a string literal, for a construct placed without a
+   * stack; lines where other constructs with that id are known to be made do not count.
+   * Undefined unless exactly one line is left.
+   */
+  lineOf(file: string, construct: AnyConstruct, self: Registration): number | undefined {
+    if (!this.#lines.has(file)) {
+      let text: string | undefined
+      try {
+        text = readFileSync(file, 'utf8')
+      } catch {
+        text = undefined
+      }
+      this.#lines.set(file, text?.split('\n'))
+    }
+    const lines = this.#lines.get(file)
+    if (!lines) return undefined
+    const id = construct.logicalId
+    const others = new Set<number>()
+    for (const r of this.registrations) {
+      if (r === self || r.file !== file || r instanceof PlacedRegistration || r.construct.logicalId !== id || r.construct.__monitorsKind !== construct.__monitorsKind) continue
+      if (r.line) others.add(r.line)
+    }
+    const literals = [`'${id}'`, `"${id}"`, `\`${id}\``]
+    let found: number | undefined
+    for (let i = 0; i < lines.length; i++) {
+      if (others.has(i + 1) || !literals.some((literal) => lines[i].includes(literal))) continue
+      if (found !== undefined) return undefined
+      found = i + 1
+    }
+    return found
+  }
+
+  #placeFromStack(construct: AnyConstruct, constructor: Function): Registration {
+    // most constructs are created right in a check file: the caller's frame tells
+    const caller = callerSite(constructor)
+    if (caller && this.matched.has(caller.file)) return new DirectRegistration(construct, caller.file, caller.site, this.current)
+    return placeRegistration(construct, caller ? callSites(constructor, 16) : [], this.current, this.matched)
+  }
+}
+
+/**
+ * A construct made by a check file's own top-level code (see LoadingSession.running), placed
+ * without a stack. Its line, wanted only when a problem names it, is the one line of the file
+ * that holds its logical id as a string literal, when there is exactly one.
+ */
+class PlacedRegistration implements Registration {
+  readonly outside = false
+  #line: number | undefined | null = null
+  constructor(
+    readonly construct: AnyConstruct,
+    readonly file: string,
+    readonly loadingFile: string,
+    private readonly session: LoadingSession,
+  ) {}
+  get line(): number | undefined {
+    if (this.#line === null) this.#line = this.session.lineOf(this.file, this.construct, this)
+    return this.#line
   }
 }
 
@@ -182,12 +269,40 @@ function placeRegistration(construct: AnyConstruct, frames: Frame[], loadingFile
   if (!site) return { construct, file: loadingFile, loadingFile, outside: !matched.has(loadingFile) }
   if (matched.has(site.file)) return { construct, file: site.file, line: site.line, loadingFile, outside: false }
   const caller = frames[1]
-  const topLevel = !caller || isInternalFrame(caller)
+  // run by jiti, or by the wrapper watchModuleRuns puts around what jiti runs: a module's top level
+  const topLevel = !caller || isInternalFrame(caller) || caller.file === LOADER_FILE
   if (!topLevel) {
     const inProject = frames.find((f) => matched.has(f.file))
     if (inProject) return { construct, file: inProject.file, line: inProject.line, loadingFile, outside: false }
   }
   return { construct, file: site.file, line: site.line, loadingFile, outside: true }
+}
+
+/**
+ * While a project loads, every module jiti runs (it compiles each with `vm.runInThisContext`)
+ * clears `session.running` while its top level runs, whoever imports it (a check file, or a
+ * helper's function that loads one lazily): constructs made there are placed from the stack,
+ * which reports those at the top of a file checkMatch does not match. Returns the undo.
+ */
+function watchModuleRuns(session: LoadingSession): () => void {
+  const vm = require('node:vm') as { runInThisContext: (code: string, options?: unknown) => unknown }
+  const original = vm.runInThisContext
+  vm.runInThisContext = function runInThisContext(this: unknown, code: string, options?: unknown) {
+    const compiled = original.call(this, code, options)
+    if (typeof compiled !== 'function') return compiled
+    return function (this: unknown, ...args: unknown[]) {
+      const was = session.running
+      session.running = undefined
+      try {
+        return (compiled as (...a: unknown[]) => unknown).apply(this, args)
+      } finally {
+        session.running = was
+      }
+    }
+  }
+  return () => {
+    vm.runInThisContext = original
+  }
 }
 
 /** Runs `body` with `session` published for constructs to find; loads are sequential. */
@@ -197,9 +312,11 @@ export async function withSession<T>(session: LoadingSession, body: () => Promis
   slot[LOADING_KEY] = session
   // jiti is made by the first import (it learns the cache folder from that file)
   const before = new Set(Object.keys(sharedJiti?.cache ?? {}))
+  const restoreVm = watchModuleRuns(session)
   try {
     return await body()
   } finally {
+    restoreVm()
     slot[LOADING_KEY] = previous
     // forget the project's own modules so that loading again (watch, tests) runs them again
     const cache = sharedJiti?.cache ?? {}
@@ -213,7 +330,8 @@ export async function withSession<T>(session: LoadingSession, body: () => Promis
 /** Imports one file with jiti; resolves to its module namespace or to the problem. */
 export async function importFile(file: string, rel: (abs: string) => string): Promise<{ module: Record<string, unknown> } | { problem: Problem }> {
   try {
-    const module = (await importCompiled(getJiti(file), file)) as Record<string, unknown>
+    const session = (globalThis as unknown as Record<symbol, unknown>)[LOADING_KEY]
+    const module = (await importCompiled(getJiti(file), file, session instanceof LoadingSession ? session : undefined)) as Record<string, unknown>
     return { module }
   } catch (error) {
     return { problem: importProblem(error, file, rel) }

@@ -1,6 +1,7 @@
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadProject } from '../../src/project/index.js'
+import { placementCounts } from '../../src/project/loader.js'
 import type { DesiredResource } from '../../src/resources/types.js'
 import { RESOURCE_KINDS } from '../../src/resources/registry.js'
 import { DnsCheck } from '../../constructs/index.js'
@@ -172,5 +173,52 @@ describe('constructs outside loading', () => {
     expect(check.props.name).toBe('Solo')
     expect(check.options).toEqual({ protect: true })
     expect((check as unknown as { __monitorsKind: string }).__monitorsKind).toBe('dns-check')
+  })
+})
+
+describe('placing constructs without a stack', () => {
+  const check = (id: string) => `new DnsCheck('${id}', { name: '${id}', request: { query: 'example.com' } })`
+  const config = `export default { projectName: 'p', checkMatch: '**/*.check.ts' }\n`
+
+  it("places what a check file's own code makes without asking V8 for a stack, in that file", async () => {
+    const dir = tempProject({
+      'monitoring.config.ts': config,
+      'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\n${check('one')}\n${check('two')}\n`,
+      'b.check.ts': `import { DnsCheck } from 'monitors-as-code'\nfor (const id of ['three', 'four']) ${check('${id}').replace(`'\${id}'`, 'id')}\n`,
+    })
+    const before = placementCounts()
+    const { resources } = await loadProject({ cwd: dir })
+    const after = placementCounts()
+    expect(resources.map((r) => [r.logicalId, r.file])).toEqual([['four', 'b.check.ts'], ['one', 'a.check.ts'], ['three', 'b.check.ts'], ['two', 'a.check.ts']])
+    expect(after.withoutStack - before.withoutStack).toBe(4)
+    expect(after.fromStack - before.fromStack).toBe(0)
+  })
+
+  it('names the line of the first of two constructs with one id in one file', async () => {
+    const dir = tempProject({
+      'monitoring.config.ts': config,
+      'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\n\n${check('twice')}\n// another\n${check('twice')}\n`,
+    })
+    await expect(loadProject({ cwd: dir })).rejects.toThrow('a.check.ts › DnsCheck "twice" › duplicate logical id: DnsCheck "twice" is also declared at a.check.ts:3; logical ids must be unique per kind')
+  })
+
+  it('places a construct made by a function of another check file in that file, as the stack says', async () => {
+    const dir = tempProject({
+      'monitoring.config.ts': config,
+      'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\nimport { make } from './b.check'\n${check('own')}\nmake('made')\n${check('after')}\n`,
+      'b.check.ts': `import { DnsCheck } from 'monitors-as-code'\nexport function make(id: string) {\n  return new DnsCheck(id, { name: id, request: { query: 'example.com' } })\n}\n${check('bs-own')}\n`,
+    })
+    const { resources } = await loadProject({ cwd: dir })
+    expect(Object.fromEntries(resources.map((r) => [r.logicalId, r.file]))).toEqual({ own: 'a.check.ts', made: 'b.check.ts', after: 'a.check.ts', 'bs-own': 'b.check.ts' })
+  })
+
+  it("reports a construct made at the top of a helper module a check file's function loads lazily as outside the project", async () => {
+    const dir = tempProject({
+      'monitoring.config.ts': config,
+      'lib/late.ts': `import { DnsCheck } from 'monitors-as-code'\n${check('late')}\n`,
+      'lib/load.ts': `export function loadLate() {\n  require('./late')\n}\n`,
+      'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\nimport { loadLate } from './lib/load'\n${check('own')}\nloadLate()\n`,
+    })
+    await expect(loadProject({ cwd: dir })).rejects.toThrow(/lib\/late\.ts › DnsCheck "late" › is created at lib\/late\.ts:2, a file that checkMatch/)
   })
 })
