@@ -92,16 +92,30 @@ export function findDuplicates(
     if (!set) used.set(kind, (set = new Set()))
     set.add(remoteId)
   }
-  for (const key of taken) {
-    const at = key.indexOf(':')
-    use(key.slice(0, at), key.slice(at + 1))
+  // the remote ids spoken for are gathered at the first create that could be a duplicate: a plan
+  // of resources that all exist has none
+  let gathered = false
+  const gather = () => {
+    gathered = true
+    for (const key of taken) {
+      const at = key.indexOf(':')
+      use(key.slice(0, at), key.slice(at + 1))
+    }
+    const entries = lock?.resources ?? {}
+    for (const key in entries) if (Object.hasOwn(entries, key)) use(entries[key].kind, entries[key].remoteId)
   }
-  for (const entry of Object.values(lock?.resources ?? {})) use(entry.kind, entry.remoteId)
-  const nonEmpty = new Set(Object.entries(remote.records).filter(([, records]) => Object.keys(records).length > 0).map(([kind]) => kind))
+  const nonEmpty = new Set<string>()
+  for (const [kind, records] of Object.entries(remote.records)) {
+    for (const _ in records) {
+      nonEmpty.add(kind)
+      break
+    }
+  }
   for (const resource of desired) {
     if (!nonEmpty.has(resource.kind)) continue
     const key = keyOf(resource)
     if (hasLiveEntry(key)) continue
+    if (!gathered) gather()
     const records = remote.records[resource.kind] as Record<string, RemoteRecord>
     const match = findCreated(pendingCreate(resource.kind, resource.logicalId, resource.payload), records, used.get(resource.kind) ?? new Set(), (record) => remoteIdOf(resource.kind, record))
     if (!match) continue

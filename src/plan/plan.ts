@@ -148,13 +148,19 @@ function findDuplicateCreates(input: PlanInput, matching: Matching): void {
 
 /** Phase 4: remote ids for references; what will be created (not in the lock, or gone remotely) stays unresolved. */
 function referenceLookup(input: PlanInput, matching: Matching): Lookup {
-  const willCreate = new Set<string>()
-  for (const resource of input.desired) {
-    const key = matching.keyOf.get(resource)!
-    const entry = matching.entryOf.get(key)?.entry
-    if (!entry || !input.remote.records[resource.kind][entry.remoteId]) willCreate.add(key)
+  // made on the first lookup: most projects hold few references, many none
+  let willCreate: Set<string> | undefined
+  const creates = () => {
+    const out = new Set<string>()
+    for (const resource of input.desired) {
+      const key = matching.keyOf.get(resource)!
+      const entry = matching.entryOf.get(key)?.entry
+      if (!entry || !input.remote.records[resource.kind][entry.remoteId]) out.add(key)
+    }
+    return out
   }
   return (kind, logicalId) => {
+    willCreate ??= creates()
     const key = lockKey(kind, logicalId)
     return willCreate.has(key) ? undefined : matching.entryOf.get(key)?.entry.remoteId
   }
@@ -328,7 +334,7 @@ function assemblePlan(input: PlanInput, changes: PlanChange[], protectedChanges:
   if (protectedChanges.length > 0) plan.protected = protectedChanges
   const blocked = blockedDeletes(changes, input)
   if (blocked.length > 0) plan.blocked = blocked
-  const references = referenceIndex(input)
+  const references = referenceIndex(input, lockByKind(input.lock))
   if (references) plan.references = references
   return plan
 }
@@ -486,23 +492,42 @@ function maskDiff(d: FieldDiff, secretPaths: Set<string> | undefined, want: Reco
   return masked
 }
 
-function countUnmanaged(input: PlanInput): Record<string, number> {
-  // remote ids the lock knows, per kind
-  const known = new Map<ResourceKind, Set<string>>()
-  const entries = input.lock?.resources ?? {}
+/** The lock's entries per kind, made once per lock (several phases read the entries of a few kinds). */
+const lockIndexes = new WeakMap<LockFile, Map<ResourceKind, LockEntry[]>>()
+function lockByKind(lock: LockFile | undefined): Map<ResourceKind, LockEntry[]> {
+  if (!lock) return new Map()
+  let index = lockIndexes.get(lock)
+  if (index) return index
+  index = new Map()
+  const entries = lock.resources
   for (const key in entries) {
     if (!Object.hasOwn(entries, key)) continue
     const entry = entries[key]
-    let ids = known.get(entry.kind)
-    if (!ids) known.set(entry.kind, (ids = new Set()))
-    ids.add(entry.remoteId)
+    let list = index.get(entry.kind)
+    if (!list) index.set(entry.kind, (list = []))
+    list.push(entry)
   }
+  lockIndexes.set(lock, index)
+  return index
+}
+
+function countUnmanaged(input: PlanInput): Record<string, number> {
+  const byKind = lockByKind(input.lock)
   const counts: Record<string, number> = {}
   for (const kind of RESOURCE_KINDS) {
-    const ids = known.get(kind)
-    let n = 0
-    for (const id in input.remote.records[kind]) if (!ids?.has(id)) n++
-    if (n > 0) counts[kind] = n
+    const records = input.remote.records[kind]
+    const entries = byKind.get(kind) ?? []
+    // every record the lock knows of is one of its entries: count only when some may not be
+    let total = 0
+    for (const _ in records) total++
+    if (total === 0) continue
+    let known = 0
+    const seen = new Set<string>()
+    for (const entry of entries) if (Object.hasOwn(records, entry.remoteId) && !seen.has(entry.remoteId)) {
+      seen.add(entry.remoteId)
+      known++
+    }
+    if (total - known > 0) counts[kind] = total - known
   }
   for (const [label, n] of Object.entries(input.remote.foreign)) counts[label] = (counts[label] ?? 0) + n
   return counts

@@ -1,4 +1,4 @@
-import { lockKey } from '../../state/lock.js'
+import { lockKey, type LockEntry } from '../../state/lock.js'
 import type { ResourceKind } from '../../resources/types.js'
 // kinds other resources refer to by id (a check's `triggerIncident.serviceId`, a card's services)
 import { REFERENCED_KINDS } from '../../resources/registry.js'
@@ -14,7 +14,7 @@ const nameOf = (payload: Record<string, unknown> | undefined) => (typeof payload
  * logical id, with the code's name), and remote resources the lock does not know (by their
  * remote name). Undefined when there is nothing to name.
  */
-export function referenceIndex(input: PlanInput): Record<string, PlanReference> | undefined {
+export function referenceIndex(input: PlanInput, lockByKind?: ReadonlyMap<ResourceKind, readonly LockEntry[]>): Record<string, PlanReference> | undefined {
   const out: Record<string, PlanReference> = {}
   const kinds = new Set<ResourceKind>(REFERENCED_KINDS)
   for (const resource of input.desired) for (const ref of resource.refs) kinds.add(ref.kind)
@@ -29,7 +29,9 @@ export function referenceIndex(input: PlanInput): Record<string, PlanReference> 
       out[id] = { kind, ...(name !== undefined ? { name } : {}) }
     }
   }
-  for (const entry of Object.values(input.lock?.resources ?? {})) {
+  // the lock's entries in its own order, read only when it holds some of these kinds
+  const holds = !lockByKind || [...kinds].some((kind) => (lockByKind.get(kind)?.length ?? 0) > 0)
+  for (const entry of holds ? Object.values(input.lock?.resources ?? {}) : []) {
     if (!kinds.has(entry.kind)) continue
     const key = lockKey(entry.kind, entry.logicalId)
     const name = desiredNames.get(key) ?? entry.name ?? out[entry.remoteId]?.name
