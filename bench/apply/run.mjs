@@ -15,11 +15,12 @@
  * <= 20 s at 10,000 (>= 500 creates/s), >= 3,000 list reads/s and >= 1,000 creates/s.
  */
 import { spawn } from 'node:child_process'
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import autocannon from 'autocannon'
+import { writeProject } from '../plan/fixture.mjs'
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const cli = join(repo, 'bin/monitors.js')
@@ -50,28 +51,7 @@ const account = 'bench'
 const dir = mkdtempSync(join(tmpdir(), 'monitors-bench-apply-'))
 
 // --- the project: N DNS and ICMP checks (one in five) in 10 files
-mkdirSync(join(dir, 'node_modules'))
-symlinkSync(repo, join(dir, 'node_modules', 'monitors-as-code'), 'dir')
-writeFileSync(join(dir, 'monitoring.config.ts'), `import { defineConfig } from 'monitors-as-code'
-export default defineConfig({ projectName: 'bench-apply', checkMatch: 'checks/**/*.check.ts', defaults: { locations: ['eu-west-1', 'us-east-1'], tags: ['bench'] } })
-`)
-mkdirSync(join(dir, 'checks'))
-for (let f = 0; f < FILES; f++) {
-  const lines = [`import { DnsCheck, IcmpCheck } from 'monitors-as-code'`, '']
-  for (let i = f; i < n; i += FILES) {
-    if (i % 5 === 4) {
-      lines.push(`new IcmpCheck('ping-${i}', { name: 'Ping ${i}', request: { hostname: 'host-${i}.example.com' }, frequency: ${[5, 10, 15][i % 3]}, tags: ['team-${i % 7}'] })`)
-    } else {
-      lines.push(`new DnsCheck('dns-${i}', {
-  name: 'DNS ${i}',
-  request: { query: 'host-${i}.example.com', assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] },
-  frequency: ${[1, 5, 10, 15, 30][i % 5]},
-  tags: ['team-${i % 7}'],
-})`)
-    }
-  }
-  writeFileSync(join(dir, 'checks', `batch-${f}.check.ts`), `${lines.join('\n')}\n`)
-}
+writeProject(repo, dir, n, { files: FILES, projectName: 'bench-apply', icmpEvery: 5 })
 
 // --- the server: its own process, so that the CLI and the server each have their CPU
 const serverArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', resolve(profileDir), '--cpu-prof-name', 'server.cpuprofile'] : []

@@ -10,10 +10,11 @@
  * ceil(N/100) list requests per resource type.
  */
 import { spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { FILES, writeProject } from './fixture.mjs'
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const cli = join(repo, 'bin/monitors.js')
@@ -21,30 +22,12 @@ const args = process.argv.slice(2)
 const runsAt = args.indexOf('--runs')
 const runs = runsAt >= 0 ? Number(args[runsAt + 1]) : 3
 const n = Number(args.find((a, i) => /^\d+$/.test(a) && args[i - 1] !== '--runs') ?? 1000)
-const FILES = 10
 
 const { startLocalServer } = await import(join(repo, 'dist/src/server/index.js'))
 
 // --- the project
 const dir = mkdtempSync(join(tmpdir(), 'monitors-bench-plan-'))
-mkdirSync(join(dir, 'node_modules'))
-symlinkSync(repo, join(dir, 'node_modules', 'monitors-as-code'), 'dir')
-writeFileSync(join(dir, 'monitoring.config.ts'), `import { defineConfig } from 'monitors-as-code'
-export default defineConfig({ projectName: 'bench', checkMatch: 'checks/**/*.check.ts', defaults: { locations: ['eu-west-1', 'us-east-1'], tags: ['bench'] } })
-`)
-mkdirSync(join(dir, 'checks'))
-for (let f = 0; f < FILES; f++) {
-  const lines = [`import { DnsCheck } from 'monitors-as-code'`, '']
-  for (let i = f; i < n; i += FILES) {
-    lines.push(`new DnsCheck('dns-${i}', {
-  name: 'DNS ${i}',
-  request: { query: 'host-${i}.example.com', assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] },
-  frequency: ${[1, 5, 10, 15, 30][i % 5]},
-  tags: ['team-${i % 7}'],
-})`)
-  }
-  writeFileSync(join(dir, 'checks', `batch-${f}.check.ts`), `${lines.join('\n')}\n`)
-}
+writeProject(repo, dir, n)
 
 // --- the server (no rate limit in the way of seeding)
 const requests = []

@@ -1,4 +1,4 @@
-import type { Agent as HttpAgent, IncomingHttpHeaders, IncomingMessage } from 'node:http'
+import type { Agent as HttpAgent, IncomingMessage } from 'node:http'
 import { createRequire } from 'node:module'
 
 /**
@@ -134,7 +134,7 @@ export class Transport {
             return
           }
           settled = true
-          resolve({ statusCode: response.statusCode ?? 0, headers: plainHeaders(response.headers), text: Buffer.concat(chunks).toString('utf8') })
+          resolve({ statusCode: response.statusCode ?? 0, headers: response.headers as TransportResponse['headers'], text: Buffer.concat(chunks).toString('utf8') })
         })
       })
       req.end(request.body)
@@ -147,8 +147,4 @@ export class Transport {
     if (this.#inFlight > 0) await new Promise<void>((done) => this.#drained.push(done))
     this.#agent.destroy()
   }
-}
-
-function plainHeaders(headers: IncomingHttpHeaders): Record<string, string | string[] | undefined> {
-  return headers as Record<string, string | string[] | undefined>
 }

@@ -45,31 +45,10 @@ export type CallSite = { getFileName(): string | undefined | null; getLineNumber
  * construct's loading, and they are only needed for the few problems that name a line.
  */
 export function callSites(fn: Function, limit: number): Frame[] {
-  const holder: { stack?: unknown } = {}
-  const prepare = Error.prepareStackTrace
-  const stackLimit = Error.stackTraceLimit
-  let sites: CallSite[] = []
-  try {
-    Error.prepareStackTrace = (_error, callSites) => callSites
-    Error.stackTraceLimit = limit
-    Error.captureStackTrace(holder, fn)
-    sites = (holder.stack as CallSite[] | undefined) ?? []
-  } finally {
-    Error.prepareStackTrace = prepare
-    Error.stackTraceLimit = stackLimit
-  }
   const frames: Frame[] = []
-  for (const site of sites) {
-    let file = site.getFileName()
-    if (!file) continue
-    if (file.startsWith('file://')) {
-      try {
-        file = fileURLToPath(file)
-      } catch {
-        /* keep as is */
-      }
-    }
-    frames.push(lazyFrame(site, file))
+  for (const site of capture(fn, limit)) {
+    const file = fileOf(site)
+    if (file) frames.push(lazyFrame(site, file))
   }
   return frames
 }
@@ -97,36 +76,42 @@ function lazyFrame(site: CallSite, file: string): Frame {
 
 /**
  * The first frame above `fn` that has a file, as V8's own call site (no frame object, no
- * getters: a project of 10,000 constructs asks this 10,000 times); its file as a path.
+ * getters), with its file as a path.
  */
 export function callerSite(fn: Function): { site: CallSite; file: string } | undefined {
+  for (const site of capture(fn, 2)) {
+    const file = fileOf(site)
+    if (file) return { site, file }
+  }
+  return undefined
+}
+
+/** V8's call sites of the `limit` frames above `fn`. */
+function capture(fn: Function, limit: number): CallSite[] {
   const holder: { stack?: unknown } = {}
   const prepare = Error.prepareStackTrace
   const stackLimit = Error.stackTraceLimit
-  let sites: CallSite[] | undefined
   try {
     Error.prepareStackTrace = returnSites
-    Error.stackTraceLimit = 2
+    Error.stackTraceLimit = limit
     Error.captureStackTrace(holder, fn)
-    sites = holder.stack as CallSite[] | undefined
+    return (holder.stack as CallSite[] | undefined) ?? []
   } finally {
     Error.prepareStackTrace = prepare
     Error.stackTraceLimit = stackLimit
   }
-  if (!sites) return undefined
-  for (const site of sites) {
-    let file = site.getFileName()
-    if (!file) continue
-    if (file.startsWith('file://')) {
-      try {
-        file = fileURLToPath(file)
-      } catch {
-        /* keep as is */
-      }
-    }
-    return { site, file }
+}
+
+/** A call site's file as a path (a `file://` URL converted); undefined when it has none. */
+function fileOf(site: CallSite): string | undefined {
+  const file = site.getFileName()
+  if (!file) return undefined
+  if (!file.startsWith('file://')) return file
+  try {
+    return fileURLToPath(file)
+  } catch {
+    return file
   }
-  return undefined
 }
 
 const returnSites = (_error: Error, sites: CallSite[]) => sites

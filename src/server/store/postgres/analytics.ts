@@ -1,6 +1,6 @@
 import type { AnalyticsRollupRow, AnalyticsSample, AnalyticsStore, MetricTotals, RollupRuns } from '../index.js'
 import type { Sql } from './index.js'
-import { keyOf, merge, type Key } from '../sqlite/analytics.js'
+import { groupByRow, merge, type Key } from '../analytics-rows.js'
 
 /*
  * Analytics rollups: one row per check, UTC hour, location, status code and status, as in
@@ -47,15 +47,7 @@ const ORDER = `hour_start, run_location COLLATE "C", status_code, status COLLATE
 export function analyticsRepository(sql: Sql): AnalyticsStore {
   /** Adds samples (of one check) to their rows: one upsert (which locks) and one update per row. */
   async function add(tx: Sql, account: string, checkId: string, samples: AnalyticsSample[]): Promise<void> {
-    const groups = new Map<string, { key: Key; samples: AnalyticsSample[] }>()
-    for (const sample of samples) {
-      const key = keyOf(sample)
-      const id = `${key.hourStart}\u0000${key.runLocation}\u0000${key.statusCode}\u0000${key.status}`
-      const group = groups.get(id)
-      if (group) group.samples.push(sample)
-      else groups.set(id, { key, samples: [sample] })
-    }
-    for (const { key, samples: added } of [...groups.values()].sort((a, b) => compare(a.key, b.key))) {
+    for (const { key, samples: added } of groupByRow(samples).sort((a, b) => compare(a.key, b.key))) {
       const [old] = await tx.rows<{ runs: number; retries: number; totals: string; samples: string }>(TAKE,
         [checkId, account, key.hourStart, key.runLocation, key.statusCode, key.status, EMPTY_RUNS])
       const row = { runs: old.runs, retries: old.retries, totals: JSON.parse(old.totals) as Record<string, MetricTotals>, samples: JSON.parse(old.samples) as RollupRuns }

@@ -4,7 +4,7 @@ import type {
 } from '../index.js'
 import type { MaintenanceWindow } from '../../../schema/index.js'
 import type { Sql } from './index.js'
-import { parseRunId } from '../sqlite/runs.js'
+import { parseRunId, type RunRow } from '../run-rows.js'
 
 /*
  * Due runs are rows of check_runs, shared by every server and agent on the database.
@@ -18,19 +18,6 @@ import { parseRunId } from '../sqlite/runs.js'
  * - Completing locks the run's row (FOR UPDATE) in the caller's transaction: of two posts of
  *   the same run, the second sees it done.
  */
-
-interface RunRow {
-  id: string
-  account_id: string
-  check_id: string
-  location: string
-  due_at: number
-  session_id: string | null
-  state: string
-  claim_seq: number
-  lease_expires_at: number | null
-  done_claim: number | null
-}
 
 interface ResultRow {
   id: string

@@ -1,6 +1,7 @@
 import type { Db } from './migrations.js'
 import type { AnalyticsRollupRow, AnalyticsSample, AnalyticsStore, MetricTotals, RollupRuns } from '../index.js'
 import type { Exec } from './index.js'
+import { groupByRow, merge } from '../analytics-rows.js'
 
 /*
  * Analytics rollups: one row per check, UTC hour, location, status code and status. A result
@@ -13,58 +14,6 @@ const HOUR = 3_600_000
 
 /** hour_start, run_location, status_code, status, runs, retries, totals (and samples) */
 type RollupRowData = [number, string, number, string, number, number, string, string?]
-
-export interface Key {
-  hourStart: number
-  runLocation: string
-  statusCode: number
-  status: string
-}
-
-export const keyOf = (s: AnalyticsSample): Key => ({
-  hourStart: Math.floor(s.at / HOUR) * HOUR,
-  runLocation: s.runLocation,
-  statusCode: s.statusCode ?? -1,
-  status: s.status,
-})
-
-/** Adds samples (oldest first) to a row's values; the runs stay in time order. */
-export function merge(
-  row: { runs: number; retries: number; totals: Record<string, MetricTotals>; samples: RollupRuns },
-  hourStart: number,
-  added: AnalyticsSample[],
-): void {
-  const runs = row.samples
-  for (const s of added) {
-    row.runs++
-    row.retries += s.retries
-    const second = Math.floor((s.at - hourStart) / 1000)
-    let at = runs.seconds.length
-    while (at > 0 && runs.seconds[at - 1] > second) at--
-    const count = runs.seconds.length
-    runs.seconds.splice(at, 0, second)
-    runs.retries.splice(at, 0, s.retries)
-    for (const name of Object.keys(s.values)) {
-      if (!Number.isFinite(s.values[name])) continue
-      runs.values[name] ??= new Array<number | null>(count).fill(null)
-    }
-    for (const [name, column] of Object.entries(runs.values)) {
-      const value = s.values[name]
-      const measured = value !== undefined && Number.isFinite(value)
-      column.splice(at, 0, measured ? value : null)
-      if (!measured) continue
-      const t = row.totals[name]
-      if (t === undefined) row.totals[name] = [1, value, value * value, value, value]
-      else {
-        t[0]++
-        t[1] += value
-        t[2] += value * value
-        t[3] = Math.min(t[3], value)
-        t[4] = Math.max(t[4], value)
-      }
-    }
-  }
-}
 
 export function analyticsRepository(db: Db, exec: Exec): AnalyticsStore {
   const read = db.prepare(`SELECT runs, retries, totals, samples FROM analytics_rollups
@@ -84,15 +33,7 @@ export function analyticsRepository(db: Db, exec: Exec): AnalyticsStore {
 
   /** Adds samples (of one check) to their rows: one read and one write per row. */
   function add(account: string, checkId: string, samples: AnalyticsSample[]): void {
-    const groups = new Map<string, { key: Key; samples: AnalyticsSample[] }>()
-    for (const sample of samples) {
-      const key = keyOf(sample)
-      const id = `${key.hourStart}\u0000${key.runLocation}\u0000${key.statusCode}\u0000${key.status}`
-      const group = groups.get(id)
-      if (group) group.samples.push(sample)
-      else groups.set(id, { key, samples: [sample] })
-    }
-    for (const { key, samples: added } of groups.values()) {
+    for (const { key, samples: added } of groupByRow(samples)) {
       const params = { checkId, ...key }
       const old = read.get(params) as { runs: number; retries: number; totals: string; samples: string } | undefined
       const row = old

@@ -6,6 +6,7 @@ import type {
 } from '../index.js'
 import type { MaintenanceWindow } from '../../../schema/index.js'
 import type { Exec } from './index.js'
+import { parseRunId, type RunRow } from '../run-rows.js'
 
 /*
  * Due runs are rows of check_runs. A claim is one UPDATE … WHERE (due, lease free) … RETURNING
@@ -14,19 +15,6 @@ import type { Exec } from './index.js'
  * `claim_seq`; the run id handed out is "<row id>.<claim_seq>", so a runner whose lease expired
  * and was claimed again can no longer complete the run (its claim number is old).
  */
-
-interface RunRow {
-  id: string
-  account_id: string
-  check_id: string
-  location: string
-  due_at: number
-  session_id: string | null
-  state: string
-  claim_seq: number
-  lease_expires_at: number | null
-  done_claim: number | null
-}
 
 interface ResultRow {
   id: string
@@ -61,14 +49,6 @@ export function timeOrderedId(time: number): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
 }
 
-/** "<row id>.<claim>" → its parts; undefined when it is not a run id. */
-export function parseRunId(runId: string): { id: string; claim: number } | undefined {
-  const dot = runId.lastIndexOf('.')
-  if (dot <= 0) return undefined
-  const claim = Number(runId.slice(dot + 1))
-  if (!Number.isInteger(claim) || claim < 1) return undefined
-  return { id: runId.slice(0, dot), claim }
-}
 
 /**
  * The runner's result is stored as JSON without the fields its row already holds in columns
