@@ -1,7 +1,7 @@
 import type { DesiredResource, ResourceKind } from '../resources/types.js'
 import type { ApiClient } from '../api/client.js'
 import { fetchRemoteState, type RemoteState } from '../api/resources.js'
-import type { LockFile } from '../state/lock.js'
+import { entriesByKind, lockKey, type LockFile } from '../state/lock.js'
 import { kindsReferring, REFERENCED_KINDS } from '../resources/registry.js'
 import { computePlan, type PlanInput } from './plan.js'
 import type { Plan } from './types.js'
@@ -14,8 +14,9 @@ export { fieldDiffs } from './diff.js'
 
 /** The kinds whose collections a plan must read: those in the code and those in the lock (pending creates too). */
 export function kindsToRead(desired: readonly DesiredResource[], lock: LockFile | undefined): ResourceKind[] {
-  const kinds = new Set<ResourceKind>(desired.map((r) => r.kind))
-  for (const entry of Object.values(lock?.resources ?? {})) kinds.add(entry.kind)
+  const kinds = new Set<ResourceKind>()
+  for (const resource of desired) kinds.add(resource.kind)
+  for (const kind of entriesByKind(lock).keys()) kinds.add(kind)
   for (const intent of Object.values(lock?.pending ?? {})) kinds.add(intent.kind)
   return [...kinds]
 }
@@ -33,14 +34,22 @@ export async function planAgainst(options: {
   const remote = await fetchRemoteState(options.client, kinds)
   // A referenced resource (a status page service) leaving the code: whatever still uses it must be known to foresee a 409.
   let users: PlanInput['users']
-  const desiredKeys = new Set(options.desired.map((r) => `${r.kind}:${r.logicalId}`))
-  const deletesService = Object.entries(options.lock?.resources ?? {}).some(([key, entry]) => REFERENCED_KINDS.includes(entry.kind) && !desiredKeys.has(key))
   const missing = REFERRING_KINDS.filter((kind) => !kinds.includes(kind))
-  if (deletesService && missing.length > 0) users = (await fetchRemoteState(options.client, missing)).records
+  if (missing.length > 0 && deletesReferenced(options.desired, options.lock)) users = (await fetchRemoteState(options.client, missing)).records
   const plan = computePlan({
     desired: options.desired, lock: options.lock, remote, target: options.target, codeOptions: options.codeOptions, adoptExisting: options.adoptExisting, users,
   })
   return { plan, remote }
+}
+
+/** Whether the lock holds a resource of a kind others refer to (a status page service) that the code no longer has. */
+function deletesReferenced(desired: readonly DesiredResource[], lock: LockFile | undefined): boolean {
+  const byKind = entriesByKind(lock)
+  const held = REFERENCED_KINDS.filter((kind) => (byKind.get(kind)?.length ?? 0) > 0)
+  if (held.length === 0) return false
+  const inCode = new Set<string>()
+  for (const resource of desired) if (held.includes(resource.kind)) inCode.add(lockKey(resource.kind, resource.logicalId))
+  return held.some((kind) => byKind.get(kind)!.some((entry) => !inCode.has(lockKey(entry.kind, entry.logicalId))))
 }
 
 /** Kinds that can refer to another resource (a status page's cards, a check's triggerIncident). */

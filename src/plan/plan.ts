@@ -4,7 +4,7 @@ import { CHECK_KINDS, descriptorOf, displayName, kindsReferring, RESOURCE_KINDS 
 /** Checks that can name a status page service (in their triggerIncident). */
 const CHECKS_REFERRING_SERVICES = kindsReferring('status-page-service').filter((kind) => CHECK_KINDS.has(kind))
 import type { RemoteRecord, RemoteState } from '../api/resources.js'
-import { lockKey, type LockEntry, type LockFile } from '../state/lock.js'
+import { entriesByKind, lockKey, type LockEntry, type LockFile } from '../state/lock.js'
 import { normalize, normalizedEqual, normalizeParsed } from '../resources/normalize.js'
 import { fieldDiffs } from './diff.js'
 import { resolveRefs, placeholder } from '../resources/refs.js'
@@ -334,7 +334,7 @@ function assemblePlan(input: PlanInput, changes: PlanChange[], protectedChanges:
   if (protectedChanges.length > 0) plan.protected = protectedChanges
   const blocked = blockedDeletes(changes, input)
   if (blocked.length > 0) plan.blocked = blocked
-  const references = referenceIndex(input, lockByKind(input.lock))
+  const references = referenceIndex(input, entriesByKind(input.lock))
   if (references) plan.references = references
   return plan
 }
@@ -492,27 +492,8 @@ function maskDiff(d: FieldDiff, secretPaths: Set<string> | undefined, want: Reco
   return masked
 }
 
-/** The lock's entries per kind, made once per lock (several phases read the entries of a few kinds). */
-const lockIndexes = new WeakMap<LockFile, Map<ResourceKind, LockEntry[]>>()
-function lockByKind(lock: LockFile | undefined): Map<ResourceKind, LockEntry[]> {
-  if (!lock) return new Map()
-  let index = lockIndexes.get(lock)
-  if (index) return index
-  index = new Map()
-  const entries = lock.resources
-  for (const key in entries) {
-    if (!Object.hasOwn(entries, key)) continue
-    const entry = entries[key]
-    let list = index.get(entry.kind)
-    if (!list) index.set(entry.kind, (list = []))
-    list.push(entry)
-  }
-  lockIndexes.set(lock, index)
-  return index
-}
-
 function countUnmanaged(input: PlanInput): Record<string, number> {
-  const byKind = lockByKind(input.lock)
+  const byKind = entriesByKind(input.lock)
   const counts: Record<string, number> = {}
   for (const kind of RESOURCE_KINDS) {
     const records = input.remote.records[kind]

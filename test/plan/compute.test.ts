@@ -7,7 +7,8 @@ import { renderPlanText } from '../../src/plan/render/text.js'
 import type { RemoteState } from '../../src/api/resources.js'
 import { RESOURCE_KINDS } from '../../src/resources/registry.js'
 import { appliedHash, secretHashOf } from '../../src/resources/hashes.js'
-import { emptyLock, readLock, writeLock, assertLockTarget, type LockFile } from '../../src/state/lock.js'
+import { emptyLock, entriesByKind, readLock, writeLock, assertLockTarget, type LockFile } from '../../src/state/lock.js'
+import { kindsToRead } from '../../src/plan/index.js'
 import { desired, dns, tempDir } from './helpers.js'
 
 const target = { id: 'https://api.example.com', baseUrl: 'https://api.example.com', accountId: 'acc' }
@@ -147,5 +148,22 @@ describe('the lock file', () => {
     expect(() => assertLockTarget(lock, { id: 'local', baseUrl: 'embedded:.monitors/local.db', accountId: 'local' }, 'x.json')).toThrow(
       /belongs to https:\/\/api.example.com \(account acc\), but the target is the embedded local server/,
     )
+  })
+})
+
+describe('the kinds a plan reads', () => {
+  it('reads the kinds in the code, in the lock and in its pending creates; the lock is indexed once per lock object', () => {
+    const lock = lockWith(
+      { kind: 'icmp-check', logicalId: 'ping', remoteId: 'r1' },
+      { kind: 'variable', logicalId: 'KEY', remoteId: 'KEY' },
+      { kind: 'icmp-check', logicalId: 'ping-2', remoteId: 'r2' },
+    )
+    lock.pending = { 'status-page:home': { kind: 'status-page', logicalId: 'home', appliedHash: 'sha256:x', identity: { url: 'home' } } } as unknown as LockFile['pending']
+    expect(kindsToRead([dns('homepage-dns')], lock).sort()).toEqual(['dns-check', 'icmp-check', 'status-page', 'variable'])
+    const index = entriesByKind(lock)
+    expect(index.get('icmp-check')?.map((e) => e.logicalId)).toEqual(['ping', 'ping-2'])
+    expect(index.get('dns-check')).toBeUndefined()
+    expect(entriesByKind(lock)).toBe(index)
+    expect(entriesByKind(undefined).size).toBe(0)
   })
 })
