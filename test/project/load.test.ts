@@ -166,6 +166,48 @@ describe('loadProject on a valid project', () => {
   })
 })
 
+describe("the package's own constructs", () => {
+  const config = `export default { projectName: 'p', checkMatch: '**/*.check.ts' }\n`
+  const check = `import * as api from 'monitors-as-code'\nexport const constructs = api\nnew api.EnvVar('A_KEY', { value: 'v' })\n`
+
+  it('are handed to a project that resolves monitors-as-code to this package, without loading the package again', async () => {
+    const dir = tempProject({ 'monitoring.config.ts': config, 'a.check.ts': check })
+    const { resources } = await loadProject({ cwd: dir })
+    expect(resources.map((r) => r.logicalId)).toEqual(['A_KEY'])
+    const loaded = (await import('../../src/project/loader.js')).importFile
+    const result = await loaded(path.join(dir, 'a.check.ts'), (abs) => abs)
+    expect('module' in result && (result.module.constructs as { DnsCheck: unknown }).DnsCheck).toBe(DnsCheck)
+  })
+
+  it('are not handed to a project whose monitors-as-code is another copy: that copy is loaded', async () => {
+    const dir = tempProject(
+      {
+        'monitoring.config.ts': config,
+        'a.check.ts': check,
+        'node_modules/monitors-as-code/package.json': JSON.stringify({ name: 'monitors-as-code', version: '0.0.1', main: 'index.cjs' }),
+        // another copy: its constructs register the same way, and are its own classes
+        'node_modules/monitors-as-code/index.cjs': [
+          "const slot = Symbol.for('monitors-as-code.loading')",
+          'class EnvVar { constructor(id, props) { this.logicalId = id; this.props = props; globalThis[slot]?.register(this, EnvVar) } }',
+          "Object.defineProperty(EnvVar.prototype, '__monitorsKind', { value: 'variable' })",
+          "Object.defineProperty(EnvVar.prototype, '__monitorsConstruct', { value: 'EnvVar' })",
+          'module.exports = { EnvVar, copy: true }',
+        ].join('\n'),
+      },
+      { link: false },
+    )
+    const { resources } = await loadProject({ cwd: dir })
+    expect(resources.map((r) => r.logicalId)).toEqual(['A_KEY'])
+    const result = await (await import('../../src/project/loader.js')).importFile(path.join(dir, 'a.check.ts'), (abs) => abs)
+    expect('module' in result && (result.module.constructs as { copy?: boolean }).copy).toBe(true)
+  })
+
+  it('are not handed to a project where monitors-as-code cannot be found: the import fails as before', async () => {
+    const dir = tempProject({ 'monitoring.config.ts': config, 'a.check.ts': check }, { link: false })
+    await expect(loadProject({ cwd: dir })).rejects.toThrow(/cannot find module "monitors-as-code"/)
+  })
+})
+
 describe('constructs outside loading', () => {
   it('keep their props and logical id and register nowhere', () => {
     const check = new DnsCheck('solo', { name: 'Solo', request: { query: 'x.example.com' }, protect: true })
