@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import { validate, type Validation } from '../schema/issues.js'
+import { validate } from '../schema/issues.js'
 import { compileFast, type FastResult } from '../schema/fast.js'
 import { isConstruct, OPTION_KEYS, type AnyConstruct } from '../../constructs/construct.js'
 import type { ResolvedConfig } from './config.js'
@@ -102,11 +102,16 @@ export function buildResources(registrations: Registration[], given: BuildContex
     }
 
     const schema = descriptor.schema
-    for (const field of unknownFields(schema, body)) {
-      if (idField && field.path === idField) continue
-      add(field.path, field.message)
+    const fast = fastValidation(schema, body)
+    // the walk for unknown fields finds nothing when the fast path met only its shapes' keys
+    // (the service's read-only fields at the top are known to the schema, but not props)
+    if (!(fast?.ok && fast.exact && !hasReadOnlyField(body))) {
+      for (const field of unknownFields(schema, body)) {
+        if (idField && field.path === idField) continue
+        add(field.path, field.message)
+      }
     }
-    const result = validateBody(schema, body)
+    const result = fast?.ok ? fast : validate(schema, body)
     if (!result.ok) {
       for (const issue of result.issues) {
         const top = issue.path.split('.')[0]
@@ -137,20 +142,23 @@ export function buildResources(registrations: Registration[], given: BuildContex
 const fastValidators = new WeakMap<z.ZodType, ((input: unknown) => FastResult) | null>()
 
 /**
- * zod's result for a construct's body: the fast path when it is sure (a valid body, the common
- * case, without zod's per-field allocations), else zod itself, so every message is zod's.
+ * The fast path's answer for a construct's body (a valid body, the common case, without zod's
+ * per-field allocations), or undefined when the schema has no fast path. When it is not sure,
+ * the loader asks zod itself, so every message is zod's.
  */
-function validateBody(schema: z.ZodType, body: unknown): Validation<unknown> {
+function fastValidation(schema: z.ZodType, body: unknown): FastResult | undefined {
   let fast = fastValidators.get(schema)
   if (fast === undefined) {
     fast = compileFast(schema) ?? null
     fastValidators.set(schema, fast)
   }
-  if (fast) {
-    const result = fast(body)
-    if (result.ok) return result
-  }
-  return validate(schema, body)
+  return fast?.(body)
+}
+
+/** Whether the body sets a field only the service sets (reported by unknownFields at the top level). */
+function hasReadOnlyField(body: Record<string, unknown>): boolean {
+  for (const field of READ_ONLY_FIELDS) if (body[field] !== undefined) return true
+  return false
 }
 
 function memo(f: (abs: string) => string): (abs: string) => string {

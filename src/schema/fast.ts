@@ -19,13 +19,20 @@ import { z } from 'zod'
  * (`superRefine`, `refine`) are zod's own functions, run on the value zod would give them: an
  * issue added means "not sure".
  */
-export type FastResult = { ok: true; data: unknown } | { ok: false }
+export type FastResult = { ok: true; data: unknown; exact: boolean } | { ok: false }
 
 /** The answer "not sure": one shared object, nothing allocated. */
 const NOT_SURE: FastResult = Object.freeze({ ok: false })
 
 /** What a compiled node returns when it is not sure; never a value of the input. */
 const FAIL: unique symbol = Symbol('not sure')
+
+/**
+ * Set by an object's parser that met an own key its shape does not name (which zod strips):
+ * `exact` in the result is false then. With `exact` true, every object of the input the parsers
+ * went through held only keys of its shape, so a walk for unknown fields has nothing to find.
+ */
+const EXTRA = { found: false }
 type Node = (value: unknown) => unknown
 
 /** A check over a node's parsed value: true when it passes (or zod would skip it). */
@@ -75,14 +82,19 @@ export function compileFast(schema: z.ZodType): ((input: unknown) => FastResult)
   }
   if (!node) return undefined
   return (input) => {
+    // a transform may validate something else with a fast path of its own: its keys are not this input's
+    const outer = EXTRA.found
+    EXTRA.found = false
     let out: unknown
     try {
       out = node(input)
     } catch {
       // a transform or check that throws: zod throws the same way, from its own stack
-      return NOT_SURE
+      out = FAIL
     }
-    return out === FAIL ? NOT_SURE : { ok: true, data: out }
+    const extra = EXTRA.found
+    EXTRA.found = outer
+    return out === FAIL ? NOT_SURE : { ok: true, data: out, exact: !extra }
   }
 }
 
@@ -296,6 +308,9 @@ function objectParser(fields: Field[], consts: unknown[]): Node {
       bit++
     }
   })
+  // the object's own enumerable keys are all named by the shape when as many of the shape's keys are its own enumerable keys
+  const named = fields.map((field, i) => `(p${i} && propertyIsEnumerable.call(v, ${JSON.stringify(field.key)}) ? 1 : 0)`)
+  lines.push(`if (${named.join(' + ') || '0'} !== objectKeys(v).length) EXTRA.found = true`)
   const args = fields.map((_, i) => `r${i}`).join(', ')
   // up to 2^30 combinations fit a small integer; past that (or past the cache) key by key
   const literal = bit <= 30 ? ['let mask = 0', ...included, 'const build = builders.get(mask) ?? builderFor(mask)', `if (build !== undefined) return build(${args})`] : []
@@ -320,6 +335,9 @@ function objectParser(fields: Field[], consts: unknown[]): Node {
 /** What generated code may use besides its constants. */
 const SCOPE = {
   FAIL,
+  EXTRA,
+  objectKeys: Object.keys,
+  propertyIsEnumerable,
   isArray,
   getPrototypeOf,
   OBJECT_PROTOTYPE,

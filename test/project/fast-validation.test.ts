@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { compileFast } from '../../src/schema/fast.js'
 import { DESCRIPTORS, descriptorOf, RESOURCE_KINDS } from '../../src/resources/registry.js'
-import { mergeDefaults } from '../../src/project/desired.js'
+import { mergeDefaults, unknownFields } from '../../src/project/desired.js'
 import { loadProject, ProjectError } from '../../src/project/index.js'
 import { tempProject } from './helpers.js'
 import type { ResourceKind } from '../../src/resources/types.js'
@@ -298,12 +298,21 @@ describe('fast validation path', () => {
       let fastAccepted = 0
       let zodAccepted = 0
       let missedPlain = 0
+      let exact = 0
+      let inexact = 0
       const compare = (input: unknown, plain: boolean, what: string) => {
         const zodResult = schema.safeParse(input)
         const fastResult = fast(input)
         if (zodResult.success) zodAccepted++
         if (fastResult.ok) {
           fastAccepted++
+          // "exact" lets the loader skip its walk for unknown fields: that walk must find none then
+          if (fastResult.exact) exact++
+          else inexact++
+          const body = input as Record<string, unknown>
+          const readOnlyAtTop = ['id', 'created_at', 'updated_at'].some((field) => body[field] !== undefined)
+          const unknown = unknownFields(schema, body).filter((field) => field.path !== descriptorOf(kind).logicalIdField)
+          if (fastResult.exact && !readOnlyAtTop && unknown.length > 0) wrong.push(`${what}: exact, yet unknown fields ${unknown.map((f) => f.path).join(', ')}`)
           if (!zodResult.success) wrong.push(`${what}: fast accepts, zod refuses (${zodResult.error.issues[0]?.message})`)
           else {
             const diff = same(fastResult.data, zodResult.data)
@@ -324,6 +333,9 @@ describe('fast validation path', () => {
       expect(missedPlain).toBe(0)
       expect(fastAccepted).toBeGreaterThan(100)
       expect(zodAccepted).toBeGreaterThanOrEqual(fastAccepted)
+      // both answers are given: the extra keys of the mutations are noticed, plain bodies are exact
+      expect(exact).toBeGreaterThan(100)
+      expect(inexact).toBeGreaterThan(0)
     })
   }
 
@@ -411,14 +423,29 @@ new DnsCheck('port', { name: 'DNS', request: { query: 'a.example.com', port: 1.5
     const refined = compileFast(z.object({ a: z.string() }).superRefine((v, ctx) => {
       if (v.a === 'no') ctx.addIssue({ code: 'custom', message: 'no' })
     }))
-    expect(refined?.({ a: 'yes' })).toEqual({ ok: true, data: { a: 'yes' } })
+    expect(refined?.({ a: 'yes' })).toEqual({ ok: true, data: { a: 'yes' }, exact: true })
     expect(refined?.({ a: 'no' }).ok).toBe(false)
     const transformed = compileFast(z.object({ a: z.string() }).transform((v, ctx) => {
       if (v.a === 'no') ctx.addIssue({ code: 'custom', message: 'no' })
       return { ...v, b: 1 }
     }))
-    expect(transformed?.({ a: 'yes', c: 2 })).toEqual({ ok: true, data: { a: 'yes', b: 1 } })
+    expect(transformed?.({ a: 'yes', c: 2 })).toEqual({ ok: true, data: { a: 'yes', b: 1 }, exact: false })
     expect(transformed?.({ a: 'no' }).ok).toBe(false)
+  })
+
+  it('says exact only when every object it went through held nothing but keys of its shape', () => {
+    const fast = fastOf('dns-check')
+    const body = { name: 'A', request: { query: 'a.example.com' } }
+    expect(fast(body)).toMatchObject({ ok: true, exact: true })
+    expect(fast({ ...body, nmae: 'typo' })).toMatchObject({ ok: true, exact: false })
+    expect(fast({ ...body, request: { query: 'a.example.com', prot: 53 } })).toMatchObject({ ok: true, exact: false })
+    expect(fast({ ...body, request: { query: 'a.example.com', assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR', x: 1 }] } })).toMatchObject({ ok: true, exact: false })
+    // an own key of the shape that is not enumerable does not stand in for an unknown one
+    const hidden = { request: { query: 'a.example.com' }, bogus: 1 }
+    Object.defineProperty(hidden, 'name', { value: 'A', enumerable: false })
+    expect(fast(hidden)).toMatchObject({ ok: true, exact: false })
+    // the answer is this input's alone
+    expect(fast(body)).toMatchObject({ ok: true, exact: true })
   })
 
   it('does not compile a schema with a part it does not mirror', () => {
