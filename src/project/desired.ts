@@ -35,8 +35,15 @@ export function buildResources(registrations: Registration[], given: BuildContex
   const ctx: BuildContext = { ...given, rootRel: memo(given.rootRel), cwdRel: memo(given.cwdRel) }
   const problems: Problem[] = []
   const resources: DesiredResource[] = []
-  const byObject = new Map<AnyConstruct, Registration>()
-  for (const r of registrations) byObject.set(r.construct, r)
+  // each construct's registration, made at the first reference to a construct: most bodies hold none
+  let byObject: Map<AnyConstruct, Registration> | undefined
+  const registrationOf = (construct: AnyConstruct) => {
+    if (!byObject) {
+      byObject = new Map()
+      for (const r of registrations) byObject.set(r.construct, r)
+    }
+    return byObject.get(construct)
+  }
 
   // constructs created outside check files are not part of the project
   for (const r of registrations) {
@@ -94,7 +101,7 @@ export function buildResources(registrations: Registration[], given: BuildContex
       // `input` is splitOptions' own copy of the props: merged into in place, not copied again
       body = mergeDefaultsInto(input, input.defaultTags === false, input.tags, ctx.config.defaults, fromDefaults)
     }
-    body = resolveReferences(kind, body, (value, field, wanted, refPath) => resolveRef(value, field, wanted, refs, byObject, ctx, add, refPath))
+    body = resolveReferences(kind, body, (value, field, wanted, refPath) => resolveRef(value, field, wanted, refs, registrationOf, ctx, add, refPath))
     const idField = descriptor.logicalIdField
     if (idField) {
       if (idField in body) add(idField, `is not a prop: the ${idField} is the logical id, new ${descriptor.construct}(${idField}, { value })`)
@@ -182,10 +189,13 @@ function projectRules(resources: DesiredResource[], registrations: Registration[
     const r = fileOf(res)
     return r ? ctx.cwdRel(r.file) : res.file
   }
-  const live = new Map(resources.map((res) => [`${res.kind}\u0000${res.logicalId}`, res]))
+  // made when the first alias is met: most projects have none
+  let live: Map<string, DesiredResource> | undefined
   const claims = new Map<string, DesiredResource>()
   for (const res of resources) {
-    for (const [i, alias] of (res.options.aliases ?? []).entries()) {
+    if (!res.options.aliases) continue
+    live ??= new Map(resources.map((r) => [`${r.kind}\u0000${r.logicalId}`, r]))
+    for (const [i, alias] of res.options.aliases.entries()) {
       if (alias === res.logicalId) continue
       const key = `${res.kind}\u0000${alias}`
       const problem = (message: string) => problems.push({ file: where(res), construct: res.construct, logicalId: res.logicalId, field: `aliases.${i}`, message })
@@ -343,7 +353,7 @@ function resolveRef(
   field: string,
   wanted: ResourceKind,
   refs: ResourceRef[],
-  byObject: Map<AnyConstruct, Registration>,
+  registrationOf: (construct: AnyConstruct) => Registration | undefined,
   ctx: BuildContext,
   add: (field: string | undefined, message: string) => void,
   refPath = field,
@@ -358,7 +368,7 @@ function resolveRef(
     add(field, `must be a ${construct} (got ${target})`)
     return UNRESOLVED
   }
-  const registration = byObject.get(value)
+  const registration = registrationOf(value)
   if (!registration) {
     add(field, `refers to ${target}, which is not part of this project: it was not created while the project's check files were loading`)
     return UNRESOLVED
