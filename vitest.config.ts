@@ -42,7 +42,7 @@ export default defineConfig({
     reporters: ['default'],
     // most tests run the built CLI: refuse a dist/ older than the sources
     globalSetup: ['test/setup/fresh-build.ts'],
-    // the CLI bundle runs in-process as Node loads it for bin/monitors.js, not transformed
+    // the CLI bundle runs in-process as Node loads it for bin/monitors.cjs, not transformed
     server: { deps: { external: [/\/dist\//] } },
     projects: [
       { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } },

@@ -3,7 +3,7 @@
  * Bundles the compiled CLI (dist/src/cli/main.js, from tsc) into dist/cli, from scratch:
  *   dist/cli/main.js (+ chunks)  ES modules, one chunk per command, for whatever imports the CLI
  *                                (the tests run it in-process, the benches)
- *   dist/cli/main.cjs            the same CLI as one CommonJS script: bin/monitors.js runs it
+ *   dist/cli/main.cjs            the same CLI as one CommonJS script: bin/monitors.cjs runs it
  *                                through vm.Script with a V8 code cache (see there), which Node 20
  *                                offers for scripts only, not for ES modules
  * Both leave out zod's 40-odd translations of its messages: see `englishOnly`.
@@ -128,7 +128,7 @@ const results = await Promise.all([
     outfile: join(out, 'main.cjs'),
     // a third smaller to read from disk at every start; names stay, for stack traces
     minifyWhitespace: true,
-    // `require`, `__filename` come from the CommonJS wrapper bin/monitors.js gives the script
+    // `require`, `__filename` come from the CommonJS wrapper bin/monitors.cjs gives the script
     define: { 'import.meta.url': '__monitorsImportMetaUrl' },
     banner: { js: "const __monitorsImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
   }),

@@ -23,7 +23,7 @@ import autocannon from 'autocannon'
 import { writeProject } from '../plan/fixture.mjs'
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
-const cli = join(repo, 'bin/monitors.js')
+const cli = join(repo, 'bin/monitors.cjs')
 const entry = join(repo, 'dist', 'src', 'server', 'index.js')
 if (!existsSync(entry)) {
   console.error('dist/ is missing: run "npm run build" first')

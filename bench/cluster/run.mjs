@@ -19,7 +19,7 @@ import { createJiti } from 'jiti'
 import pg from 'pg'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
-const bin = join(root, 'bin', 'monitors.js')
+const bin = join(root, 'bin', 'monitors.cjs')
 if (!existsSync(join(root, 'dist', 'cli', 'main.js'))) {
   console.error('dist/ is missing: run "npm run build" first')
   process.exit(1)

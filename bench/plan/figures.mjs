@@ -22,7 +22,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { seed, writeProject, FILES } from './fixture.mjs'
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
-const cli = join(repo, 'bin/monitors.js')
+const cli = join(repo, 'bin/monitors.cjs')
 const args = process.argv.slice(2)
 const value = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback)
 const n = Number(value('--checks', args.includes('--quick') ? 1000 : 10000))

@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url'
 import { FILES, writeProject } from './fixture.mjs'
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
-const cli = join(repo, 'bin/monitors.js')
+const cli = join(repo, 'bin/monitors.cjs')
 const args = process.argv.slice(2)
 const runsAt = args.indexOf('--runs')
 const runs = runsAt >= 0 ? Number(args[runsAt + 1]) : 3

@@ -10,10 +10,10 @@
  * and, with --project DIR (a project whose target is set in the environment, e.g. by its env.sh):
  *   plan_start    `monitors plan`'s "timing: start" (MONITORS_TIMING=1): ms from process start to the command
  *   plan          the whole `monitors plan`
- * With --cli given more than once (another build's bin/monitors.js), the runs of each CLI
+ * With --cli given more than once (another build's bin/monitors.cjs), the runs of each CLI
  * alternate, so that the others' figures see the same load; one block of figures per CLI.
  *
- *   npm run build && node bench/startup/run.mjs [--runs R] [--project DIR] [--cli bin/monitors.js]...
+ *   npm run build && node bench/startup/run.mjs [--runs R] [--project DIR] [--cli bin/monitors.cjs]...
  */
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -27,7 +27,7 @@ const value = (name, fallback) => (args.includes(name) ? args[args.indexOf(name)
 const runs = Number(value('--runs', 5))
 const project = value('--project', undefined)
 const clis = args.flatMap((arg, i) => (arg === '--cli' ? [resolve(args[i + 1])] : []))
-if (clis.length === 0) clis.push(join(repo, 'bin/monitors.js'))
+if (clis.length === 0) clis.push(join(repo, 'bin/monitors.cjs'))
 const dir = mkdtempSync(join(tmpdir(), 'monitors-bench-startup-'))
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 

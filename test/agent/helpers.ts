@@ -25,7 +25,7 @@ export function spawnAgent(args: string[], env: Record<string, string | undefine
 /** `monitors …` in the background; MONITORING_* and AGENT_HEALTH_PORT come only from `env`. */
 export function spawnMonitors(args: string[], env: Record<string, string | undefined> = {}): AgentProcess {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MONITORING_') && k !== 'AGENT_HEALTH_PORT'))
-  const child = spawn(process.execPath, [join(repo, 'bin/monitors.js'), ...args], {
+  const child = spawn(process.execPath, [join(repo, 'bin/monitors.cjs'), ...args], {
     env: { ...base, NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

@@ -21,7 +21,7 @@ describe('an interrupted apply', () => {
     const checks = Array.from({ length: 16 }, (_, i) => `new DnsCheck('int-${i}', { name: 'I${i}', request: { query: 'i${i}.example.com' } })`)
     const dir = makeProject({ 'i.check.ts': `import { DnsCheck } from 'monitors-as-code'\n${checks.join('\n')}\n` })
     const env = { ...process.env, NO_COLOR: '1', MONITORING_API_URL: server.url, MONITORING_API_KEY: 'int-key', MONITORING_ACCOUNT_ID: 'int' }
-    const child = spawn(process.execPath, [join(repo, 'bin/monitors.js'), 'apply', '--yes', '--concurrency', '2'], { cwd: dir, env })
+    const child = spawn(process.execPath, [join(repo, 'bin/monitors.cjs'), 'apply', '--yes', '--concurrency', '2'], { cwd: dir, env })
     let stdout = ''
     let stderr = ''
     child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d))

@@ -60,9 +60,9 @@ describe('--version (A11)', () => {
     // an installed package with a bin and a package.json but no built CLI: only --version can work
     const pkg = mkdtempSync(join(tmpdir(), 'monitors-version-'))
     mkdirSync(join(pkg, 'bin'))
-    copyFileSync(join(repo, 'bin/monitors.js'), join(pkg, 'bin/monitors.js'))
+    copyFileSync(join(repo, 'bin/monitors.cjs'), join(pkg, 'bin/monitors.cjs'))
     writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'monitors-as-code', version: '9.8.7', type: 'module' }))
-    const result = await monitorsProcess(pkg, ['--version'], {}, join(pkg, 'bin/monitors.js'))
+    const result = await monitorsProcess(pkg, ['--version'], {}, join(pkg, 'bin/monitors.cjs'))
     expect(result.code, result.output).toBe(0)
     expect(result.stdout).toBe('9.8.7\n')
     expect(result.stderr).toBe('')

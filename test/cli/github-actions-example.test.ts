@@ -67,7 +67,7 @@ describe('the GitHub Actions example', () => {
   it('plans with exit code 1 (never against a throwaway server) when the URL secret is unset', async () => {
     const dir = makeProject({ 'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com' } })\n` })
     for (const [name, step] of [['pr-plan', 'Plan'], ['plan', 'Plan']]) {
-      const plan = await runStep(script(job(name), step).replaceAll('npx monitors', `node ${join(repo, 'bin/monitors.js')}`), dir, unsetSecrets)
+      const plan = await runStep(script(job(name), step).replaceAll('npx monitors', `node ${join(repo, 'bin/monitors.cjs')}`), dir, unsetSecrets)
       expect(plan.github, plan.output).toContain('exitcode=1')
       expect(plan.output).toContain('MONITORING_API_URL is set but empty')
       expect(plan.output).not.toContain('embedded local server (')

@@ -29,7 +29,7 @@ function installWithoutNativeBuild(): string {
   mkdirSync(driver)
   cpSync(join(modules, 'better-sqlite3', 'package.json'), join(driver, 'package.json'))
   cpSync(join(modules, 'better-sqlite3', 'lib'), join(driver, 'lib'), { recursive: true })
-  return join(root, 'bin', 'monitors.js')
+  return join(root, 'bin', 'monitors.cjs')
 }
 
 describe('a missing native SQLite build', () => {

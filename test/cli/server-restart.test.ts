@@ -12,7 +12,7 @@ import { repo } from '../helpers/cli.js'
 /** Runs `monitors server` until it listens, then stops it; resolves to everything it printed. */
 function serverRun(args: string[], env: Record<string, string | undefined> = {}): Promise<string> {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MONITORING_')))
-  const child = spawn(process.execPath, [join(repo, 'bin/monitors.js'), 'server', '--port', '0', '--quiet', ...args], {
+  const child = spawn(process.execPath, [join(repo, 'bin/monitors.cjs'), 'server', '--port', '0', '--quiet', ...args], {
     env: { ...base, NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { makeProject, monitorsProcess, repo, STACK_LINE, writeFiles } from '../helpers/cli.js'
 
 /**
- * bin/monitors.js runs the CLI bundle through a V8 code cache (one file per command, written
+ * bin/monitors.cjs runs the CLI bundle through a V8 code cache (one file per command, written
  * after the first run). The cache must only ever make a command faster: these run the real bin
  * as a process, with MONITORS_DEBUG=1, which names what the cache did on stderr.
  */

@@ -208,7 +208,7 @@ describe('monitors test', () => {
 
   it('Ctrl-C stops the runs in flight and still reports them, as errors', async () => {
     const dir = project(dnsCheck('silent-dns', 'silent.shop.test', 'maxResponseTime: 5000,'))
-    const child = spawn(process.execPath, [join(repo, 'bin/monitors.js'), 'test'], { cwd: dir, env: { ...process.env, NO_COLOR: '1' } })
+    const child = spawn(process.execPath, [join(repo, 'bin/monitors.cjs'), 'test'], { cwd: dir, env: { ...process.env, NO_COLOR: '1' } })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })

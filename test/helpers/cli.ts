@@ -7,7 +7,7 @@ import { promisify } from 'node:util'
 
 const run = promisify(execFile)
 export const repo = resolve(import.meta.dirname, '../..')
-const cli = join(repo, 'bin/monitors.js')
+const cli = join(repo, 'bin/monitors.cjs')
 
 /** A project in a fresh folder; `monitors-as-code` resolves to this repository (built). */
 export function makeProject(files: Record<string, string>): string {
@@ -47,7 +47,7 @@ let bundle: Promise<{ main: Main }> | undefined
 let queue: Promise<unknown> = Promise.resolve()
 
 /**
- * Runs the built CLI (dist/cli/main.js, the bundle bin/monitors.js loads) in `cwd`, in this
+ * Runs the built CLI (dist/cli/main.js, the bundle bin/monitors.cjs loads) in `cwd`, in this
  * process through `main(argv, io)`. MONITORING_* and CI come only from `env`: the suite itself
  * runs with CI=true in the pipeline, where the CLI refuses the embedded server unless asked for
  * it, and a test of a developer's machine must not inherit that. `bin`: another installed copy
@@ -61,7 +61,7 @@ export async function monitors(cwd: string, args: string[], env: Record<string, 
 }
 
 async function inProcess(cwd: string, args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
-  // externalized in vitest.config.ts: Node loads the bundle as bin/monitors.js does
+  // externalized in vitest.config.ts: Node loads the bundle as bin/monitors.cjs does
   bundle ??= import(/* @vite-ignore */ pathToFileURL(join(repo, 'dist/cli/main.js')).href) as Promise<{ main: Main }>
   const { main } = await bundle
   let stdout = ''
@@ -77,14 +77,14 @@ async function inProcess(cwd: string, args: string[], env: Record<string, string
   try {
     code = await main(args, io)
   } catch (error) {
-    // what bin/monitors.js prints for a rejection
+    // what bin/monitors.cjs prints for a rejection
     stderr += `monitors: internal error: ${error instanceof Error ? error.message : String(error)}\n`
     code = 1
   }
   return { code, stdout, stderr, output: stdout + stderr }
 }
 
-/** Runs the CLI as its own process (`node bin/monitors.js ...`), as a user or a pipeline does. */
+/** Runs the CLI as its own process (`node bin/monitors.cjs ...`), as a user or a pipeline does. */
 export async function monitorsProcess(cwd: string, args: string[], env: Record<string, string | undefined> = {}, bin = cli): Promise<CliResult> {
   try {
     const out = await run(process.execPath, [bin, ...args], { cwd, env: runEnv(env) })

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 
 const root = join(import.meta.dirname, '..', '..')
-const bin = join(root, 'bin', 'monitors.js')
+const bin = join(root, 'bin', 'monitors.cjs')
 
 /** Whether the CLI is built (the tests of the server command need dist/). */
 export const serverBuilt = existsSync(join(root, 'dist', 'src', 'cli', 'commands', 'server.js'))

@@ -15,7 +15,7 @@ afterAll(() => server?.close())
 
 /** Starts the CLI; resolves when it exits. */
 function start(dir: string, args: string[]): { done: Promise<CliResult>; started: Promise<void> } {
-  const child = spawn(process.execPath, [join(repo, 'bin/monitors.js'), ...args], {
+  const child = spawn(process.execPath, [join(repo, 'bin/monitors.cjs'), ...args], {
     cwd: dir,
     env: { ...process.env, NO_COLOR: '1', MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY, MONITORING_ACCOUNT_ID: 'twin' },
   })

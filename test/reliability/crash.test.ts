@@ -26,7 +26,7 @@ const OPERATION = /^[+~±-] \S+ \S+ (created|updated|replaced|deleted|forgotten|
 /** Runs apply and SIGKILLs it after `lines` operation lines, or `delayMs` after start. */
 function applyAndKill(dir: string, when: { lines?: number; delayMs?: number }): Promise<{ done: number; killed: boolean }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(repo, 'bin/monitors.js'), 'apply', '--yes', '--concurrency', '4'], {
+    const child = spawn(process.execPath, [join(repo, 'bin/monitors.cjs'), 'apply', '--yes', '--concurrency', '4'], {
       cwd: dir,
       env: { ...process.env, NO_COLOR: '1', ...env() },
     })

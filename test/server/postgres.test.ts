@@ -14,7 +14,7 @@ import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
 import { databaseFor, onPostgres } from '../helpers/postgres-databases.js'
 import { KEY_A, KEY_B, caller } from './helpers.js'
 
-const bin = join(import.meta.dirname, '..', '..', 'bin', 'monitors.js')
+const bin = join(import.meta.dirname, '..', '..', 'bin', 'monitors.cjs')
 
 async function rows<R>(url: string, text: string, values: unknown[] = []): Promise<R[]> {
   const client = new pg.Client({ connectionString: url })

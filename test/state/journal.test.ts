@@ -147,7 +147,7 @@ describe('the lock journal after a crash', () => {
     const before = readFileSync(lockPath(dir), 'utf8')
     writeFiles(dir, { 'journal.check.ts': checks(ids) })
     // killed once the journal holds some operations (polled: no timing assumption)
-    const child = spawn(process.execPath, [join(repo, 'bin/monitors.js'), 'apply', '--yes', '--concurrency', '4'], {
+    const child = spawn(process.execPath, [join(repo, 'bin/monitors.cjs'), 'apply', '--yes', '--concurrency', '4'], {
       cwd: dir,
       env: { ...process.env, NO_COLOR: '1', CI: '', ...env() },
       stdio: 'ignore',

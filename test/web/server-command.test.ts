@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
-const bin = join(import.meta.dirname, '..', '..', 'bin', 'monitors.js')
+const bin = join(import.meta.dirname, '..', '..', 'bin', 'monitors.cjs')
 
 describe('monitors server', () => {
   it('prints the dashboard address, which answers the log-in form', async () => {

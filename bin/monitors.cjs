@@ -1,14 +1,14 @@
 #!/usr/bin/env node
-import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+// CommonJS: a script Node runs without starting its ES module loader (10 to 20 ms of every command)
+const { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } = require('node:fs')
+const { dirname, join } = require('node:path')
 
 /** Node's modules that only running the CLI needs, loaded then: `--version` loads none of them. */
 const builtin = (name) => process.getBuiltinModule(name)
 const sha256 = (data) => builtin('node:crypto').createHash('sha256').update(data)
 
 const argv = process.argv.slice(2)
-const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..')
+const packageRoot = join(__dirname, '..')
 const debug = (line) => {
   if (process.env.MONITORS_DEBUG) process.stderr.write(`monitors: ${line}\n`)
 }
