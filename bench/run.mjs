@@ -12,7 +12,9 @@
  * A script that is missing or fails leaves its cells empty and a note under the table; the
  * figures no row shows are listed after it.
  *
- *   npm run build && npm run bench [-- --quick] [--only plan,reference,apply,runner] [--runs R]
+ *   npm run build && npm run bench [-- --quick] [--only plan,reference,apply,runner] [--runs R] [--no-paired]
+ * With both plan and reference, the plan script also times the plan and the reference's parse in
+ * alternated pairs (its --paired): the ratio row then has a second line, the median over the pairs.
  */
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
@@ -27,6 +29,8 @@ const quick = args.includes('--quick')
 const SIZES = quick ? [1000] : [1000, 10000]
 const runs = value('--runs')
 const only = value('--only')?.split(',').map((s) => s.trim())
+// the plan and the reference's parse in alternated pairs too, for the ratio (see bench/plan/figures.mjs)
+const paired = (!only || (only.includes('plan') && only.includes('reference'))) && !args.includes('--no-paired')
 
 if (!existsSync(join(repo, 'dist/cli/main.js'))) {
   console.error('dist/ is missing: run "npm run build" first')
@@ -35,7 +39,7 @@ if (!existsSync(join(repo, 'dist/cli/main.js'))) {
 
 /** The bench scripts, and their arguments at one size. */
 const SOURCES = {
-  plan: { script: 'bench/plan/figures.mjs', args: (n) => ['--checks', String(n), ...(runs ? ['--runs', runs] : [])] },
+  plan: { script: 'bench/plan/figures.mjs', args: (n) => ['--checks', String(n), ...(runs ? ['--runs', runs] : []), ...(paired ? ['--paired'] : [])] },
   reference: { script: 'bench/reference/checkly.mjs', args: (n) => ['--checks', String(n), ...(runs ? ['--runs', runs] : [])] },
   apply: { script: 'bench/apply/run.mjs', args: (n) => ['--checks', String(n), ...(quick ? ['--quick'] : [])] },
   runner: { script: 'bench/runner/run.mjs', args: (n) => ['--checks', String(n), ...(quick ? ['--quick'] : ['--minutes', '3'])] },
@@ -60,6 +64,8 @@ const ROWS = [
     cell: (f) => f['reference.parse_seconds'] && `${timeCell(f, '', 'reference.parse_seconds', 'reference.parse_cpu_seconds')}, ${f['reference.parse_peak_mib']} MiB`, goal: '' },
   { what: '`plan` ÷ reference parse, wall (cpu)', names: [],
     cell: (f) => ratio(f['plan.seconds'], f['reference.parse_seconds']) && `${ratio(f['plan.seconds'], f['reference.parse_seconds'])} (${ratio(f['plan.cpu_seconds'], f['reference.parse_cpu_seconds']) ?? '?'})`, goal: '≤ 0.50' },
+  { what: 'the same, median of paired runs', names: ['paired.ratio', 'paired.cpu_ratio'],
+    cell: (f) => f['paired.ratio'] && `${f['paired.ratio']} (${f['paired.cpu_ratio'] ?? '?'})`, goal: '≤ 0.50' },
   { what: '`monitors --version`', names: ['version.seconds', 'version.cpu_seconds'], cell: (f) => timeCell(f, 'version'), goal: '≤ 0.12 s' },
   { what: '`node -e 0` on this machine (the floor)', names: ['node.seconds', 'node.cpu_seconds'], cell: (f) => timeCell(f, 'node'), goal: '' },
   { what: '`monitors --help`', names: ['help.seconds', 'help.cpu_seconds'], cell: (f) => timeCell(f, 'help'), goal: '' },

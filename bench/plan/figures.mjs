@@ -10,9 +10,12 @@
  *   version.seconds                `monitors --version`; node.seconds: `node -e 0` on this machine, the floor
  *   help.seconds                   `monitors --help`
  * and `*.cpu_seconds` beside each: the CPU time (user + system) the process used, the figure to
- * compare on a machine other work shares.
+ * compare on a machine other work shares. With --paired, also the plan against the reference's
+ * parse (bench/reference/checkly.mjs) in alternated runs, one right after the other, so that a
+ * slow spell of the machine weighs on both sides of a pair:
+ *   paired.ratio / paired.cpu_ratio   median over the pairs of plan ÷ parse, wall and CPU time
  *
- *   npm run build && node bench/plan/figures.mjs [--checks N] [--quick] [--runs R]
+ *   npm run build && node bench/plan/figures.mjs [--checks N] [--quick] [--runs R] [--paired [--paired-runs P]]
  */
 import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -27,6 +30,7 @@ const args = process.argv.slice(2)
 const value = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback)
 const n = Number(value('--checks', args.includes('--quick') ? 1000 : 10000))
 const runs = Number(value('--runs', 3))
+const pairedRuns = args.includes('--paired') ? Number(value('--paired-runs', 5)) : 0
 if (!Number.isInteger(n) || n < 1 || !Number.isInteger(runs) || runs < 1) {
   console.error('--checks and --runs take whole numbers above 0')
   process.exit(1)
@@ -108,7 +112,39 @@ try {
   report('node', await measure(['-e', '0']))
   report('help', await measure([cli, '--help']))
   note(`plan runs: ${plan.times.map(seconds).join(', ')} s; cold: ${cold.map(seconds).join(', ')} s`)
+  if (pairedRuns > 0) await paired()
 } finally {
   await server.close()
   rmSync(dir, { recursive: true, force: true })
+}
+
+/** The plan and the reference's parse in alternated pairs (which one goes first alternates too). */
+async function paired() {
+  const { prepareReference, ReferenceSkipped } = await import(pathToFileURL(join(repo, 'bench/reference/checkly.mjs')).href)
+  let reference
+  try {
+    reference = await prepareReference(n)
+  } catch (error) {
+    if (!(error instanceof ReferenceSkipped)) throw error
+    note(`no paired runs: ${error.message}`)
+    return
+  }
+  try {
+    // the first parse fills what checkly caches between runs, as the plan's cache is warm
+    const warm = await reference.timed()
+    if (warm.error) return note(`no paired runs: ${warm.error}`)
+    const pairs = []
+    for (let r = 0; r < pairedRuns; r++) {
+      const first = r % 2 === 0 ? await timed([cli, 'plan']) : await reference.timed()
+      const second = r % 2 === 0 ? await reference.timed() : await timed([cli, 'plan'])
+      const [plan, parse] = r % 2 === 0 ? [first, second] : [second, first]
+      if (parse.error) return note(`paired runs stopped: ${parse.error}`)
+      pairs.push({ plan, parse })
+    }
+    figure('paired.ratio', median(pairs.map((p) => p.plan.ms / p.parse.ms)).toFixed(2))
+    figure('paired.cpu_ratio', median(pairs.map((p) => p.plan.cpuMs / p.parse.cpuMs)).toFixed(2))
+    note(`paired runs, plan / parse: ${pairs.map((p) => `${seconds(p.plan.ms)} / ${seconds(p.parse.ms)} s`).join(', ')}`)
+  } finally {
+    reference.cleanup()
+  }
 }

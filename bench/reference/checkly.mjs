@@ -12,6 +12,10 @@
  * own. When the package cannot be installed or run, prints `reference.skipped: <why>` and exits 0.
  *
  *   node bench/reference/checkly.mjs [--checks N] [--quick] [--runs R]
+ *
+ * `prepareReference(n)` does the same set-up for another bench script (bench/plan/figures.mjs
+ * times the plan and this parse in alternation, for a ratio a slow spell of the machine does
+ * not skew).
  */
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
@@ -20,54 +24,57 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
-const args = process.argv.slice(2)
-const value = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback)
-const n = Number(value('--checks', args.includes('--quick') ? 1000 : 10000))
-const runs = Number(value('--runs', 3))
 const FILES = 10
-const figure = (name, text) => console.log(`${name}: ${text}`)
 const note = (text) => console.error(`bench/reference: ${text}`)
-const skip = (why) => {
-  figure('reference.skipped', why.replace(/\s+/g, ' ').trim().slice(0, 300))
-  process.exit(0)
-}
 
-// --- the package, installed once into a folder of its own
-const home = process.env.MONITORS_BENCH_CHECKLY_DIR ?? join(tmpdir(), 'monitors-bench-checkly')
-const dist = join(home, 'node_modules/checkly/dist')
-if (!existsSync(join(dist, 'services/project-parser.js'))) {
-  mkdirSync(home, { recursive: true })
-  if (!existsSync(join(home, 'package.json'))) writeFileSync(join(home, 'package.json'), '{ "name": "monitors-bench-reference", "private": true }\n')
-  note(`installing checkly into ${home} (npm install --no-save checkly)`)
-  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
-  const install = spawnSync(npm, ['install', '--no-save', '--no-audit', '--no-fund', '--loglevel=error', 'checkly'], { cwd: home, encoding: 'utf8', timeout: 600_000 })
-  if (install.error || install.status !== 0) skip(`npm install checkly failed: ${install.error?.message ?? install.stderr ?? `exit ${install.status}`}`)
-  if (!existsSync(join(dist, 'services/project-parser.js'))) skip('the installed checkly has no services/project-parser.js (another layout)')
-}
-const version = JSON.parse(readFileSync(join(home, 'node_modules/checkly/package.json'), 'utf8')).version
+/** Why the reference cannot be measured here (printed as `reference.skipped`). */
+export class ReferenceSkipped extends Error {}
 
-// --- the project: the same checks as bench/plan/fixture.mjs, as DnsMonitor constructs
-const dir = mkdtempSync(join(tmpdir(), 'monitors-bench-reference-'))
-symlinkSync(join(home, 'node_modules'), join(dir, 'node_modules'), 'dir')
-writeFileSync(join(dir, 'checkly.config.ts'), `import { defineConfig } from 'checkly'
+/**
+ * Installs checkly when it is missing and writes the project of `n` checks. Resolves to its
+ * version, `timed()` (one parse in a process of its own: wall ms, CPU ms, peak RSS KiB) and
+ * `cleanup()`; throws ReferenceSkipped when the package cannot be installed.
+ */
+export async function prepareReference(n) {
+  const skip = (why) => {
+    throw new ReferenceSkipped(why.replace(/\s+/g, ' ').trim().slice(0, 300))
+  }
+  // --- the package, installed once into a folder of its own
+  const home = process.env.MONITORS_BENCH_CHECKLY_DIR ?? join(tmpdir(), 'monitors-bench-checkly')
+  const dist = join(home, 'node_modules/checkly/dist')
+  if (!existsSync(join(dist, 'services/project-parser.js'))) {
+    mkdirSync(home, { recursive: true })
+    if (!existsSync(join(home, 'package.json'))) writeFileSync(join(home, 'package.json'), '{ "name": "monitors-bench-reference", "private": true }\n')
+    note(`installing checkly into ${home} (npm install --no-save checkly)`)
+    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
+    const install = spawnSync(npm, ['install', '--no-save', '--no-audit', '--no-fund', '--loglevel=error', 'checkly'], { cwd: home, encoding: 'utf8', timeout: 600_000 })
+    if (install.error || install.status !== 0) skip(`npm install checkly failed: ${install.error?.message ?? install.stderr ?? `exit ${install.status}`}`)
+    if (!existsSync(join(dist, 'services/project-parser.js'))) skip('the installed checkly has no services/project-parser.js (another layout)')
+  }
+  const version = JSON.parse(readFileSync(join(home, 'node_modules/checkly/package.json'), 'utf8')).version
+
+  // --- the project: the same checks as bench/plan/fixture.mjs, as DnsMonitor constructs
+  const dir = mkdtempSync(join(tmpdir(), 'monitors-bench-reference-'))
+  symlinkSync(join(home, 'node_modules'), join(dir, 'node_modules'), 'dir')
+  writeFileSync(join(dir, 'checkly.config.ts'), `import { defineConfig } from 'checkly'
 export default defineConfig({ projectName: 'bench', logicalId: 'bench', checks: { checkMatch: '**/__checks__/**/*.check.ts', locations: ['eu-west-1', 'us-east-1'], tags: ['bench'] } })
 `)
-mkdirSync(join(dir, '__checks__'))
-for (let f = 0; f < FILES; f++) {
-  const lines = [`import { DnsMonitor, DnsAssertionBuilder } from 'checkly/constructs'`, '']
-  for (let i = f; i < n; i += FILES) {
-    lines.push(`new DnsMonitor('dns-${i}', {
+  mkdirSync(join(dir, '__checks__'))
+  for (let f = 0; f < FILES; f++) {
+    const lines = [`import { DnsMonitor, DnsAssertionBuilder } from 'checkly/constructs'`, '']
+    for (let i = f; i < n; i += FILES) {
+      lines.push(`new DnsMonitor('dns-${i}', {
   name: 'DNS ${i}',
   request: { recordType: 'A', query: 'host-${i}.example.com', assertions: [DnsAssertionBuilder.responseCode().equals('NOERROR')] },
   frequency: ${[1, 5, 10, 15, 30][i % 5]},
   tags: ['team-${i % 7}'],
 })`)
+    }
+    writeFileSync(join(dir, '__checks__', `batch-${f}.check.ts`), `${lines.join('\n')}\n`)
   }
-  writeFileSync(join(dir, '__checks__', `batch-${f}.check.ts`), `${lines.join('\n')}\n`)
-}
-// what `checkly test` does before its first request for a session: load the config, parse, validate
-const parse = join(dir, 'parse.mjs')
-writeFileSync(parse, `
+  // what `checkly test` does before its first request for a session: load the config, parse, validate
+  const parse = join(dir, 'parse.mjs')
+  writeFileSync(parse, `
 const at = (path) => import(${JSON.stringify(pathToFileURL(dist).href)} + '/' + path)
 const { loadChecklyConfig } = await at('services/checkly-config-loader.js')
 const { parseProject } = await at('services/project-parser.js')
@@ -84,38 +91,59 @@ if (diagnostics.isFatal()) { console.error(diagnostics.observations.map((o) => o
 console.log(Object.keys(project.data.check ?? {}).length)
 `)
 
-async function timed() {
-  const probeFile = join(dir, `probe-${process.hrtime.bigint()}`)
-  const node = ['--import', pathToFileURL(join(repo, 'bench/plan/probe.mjs')).href]
-  const started = process.hrtime.bigint()
-  const child = spawn(process.execPath, [...node, parse], { cwd: dir, env: { ...process.env, MONITORS_BENCH_PROBE: probeFile } })
-  let out = ''
-  child.stdout.setEncoding('utf8').on('data', (d) => (out += d))
-  child.stderr.setEncoding('utf8').on('data', (d) => (out += d))
-  const status = await new Promise((done) => child.on('close', done))
-  const ms = Number(process.hrtime.bigint() - started) / 1e6
-  if (status !== 0) return { error: `the parse exited ${status}: ${out.slice(0, 300)}` }
-  if (Number(out.trim()) !== n) return { error: `the parse found ${out.trim()} checks, not ${n}` }
-  const probe = existsSync(probeFile) ? JSON.parse(readFileSync(probeFile, 'utf8')) : {}
-  return { ms, cpuMs: probe.cpuMs, rss: probe.maxRssKiB }
+  async function timed() {
+    const probeFile = join(dir, `probe-${process.hrtime.bigint()}`)
+    const node = ['--import', pathToFileURL(join(repo, 'bench/plan/probe.mjs')).href]
+    const started = process.hrtime.bigint()
+    const child = spawn(process.execPath, [...node, parse], { cwd: dir, env: { ...process.env, MONITORS_BENCH_PROBE: probeFile } })
+    let out = ''
+    child.stdout.setEncoding('utf8').on('data', (d) => (out += d))
+    child.stderr.setEncoding('utf8').on('data', (d) => (out += d))
+    const status = await new Promise((done) => child.on('close', done))
+    const ms = Number(process.hrtime.bigint() - started) / 1e6
+    if (status !== 0) return { error: `the parse exited ${status}: ${out.slice(0, 300)}` }
+    if (Number(out.trim()) !== n) return { error: `the parse found ${out.trim()} checks, not ${n}` }
+    const probe = existsSync(probeFile) ? JSON.parse(readFileSync(probeFile, 'utf8')) : {}
+    return { ms, cpuMs: probe.cpuMs, rss: probe.maxRssKiB }
+  }
+
+  return { version, timed, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
-try {
-  note(`checkly ${version}: ${n} DnsMonitor checks in ${FILES} files, ${runs} runs (median)`)
-  const all = []
-  for (let r = 0; r < runs + 1; r++) {
-    const run = await timed()
-    if (run.error) skip(run.error)
-    // the first run fills what checkly caches between runs, as the plan's figures are warm
-    if (r > 0) all.push(run)
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  const args = process.argv.slice(2)
+  const value = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback)
+  const n = Number(value('--checks', args.includes('--quick') ? 1000 : 10000))
+  const runs = Number(value('--runs', 3))
+  const figure = (name, text) => console.log(`${name}: ${text}`)
+  let reference
+  try {
+    reference = await prepareReference(n)
+  } catch (error) {
+    if (!(error instanceof ReferenceSkipped)) throw error
+    figure('reference.skipped', error.message)
+    process.exit(0)
   }
-  figure('reference.version', `checkly ${version}`)
-  figure('reference.parse_seconds', (median(all.map((r) => r.ms)) / 1000).toFixed(3))
-  figure('reference.parse_cpu_seconds', (median(all.map((r) => r.cpuMs)) / 1000).toFixed(3))
-  figure('reference.parse_peak_mib', Math.round(median(all.map((r) => r.rss)) / 1024))
-  note(`parse runs: ${all.map((r) => (r.ms / 1000).toFixed(3)).join(', ')} s`)
-} finally {
-  rmSync(dir, { recursive: true, force: true })
+  try {
+    note(`checkly ${reference.version}: ${n} DnsMonitor checks in ${FILES} files, ${runs} runs (median)`)
+    const all = []
+    for (let r = 0; r < runs + 1; r++) {
+      const run = await reference.timed()
+      if (run.error) {
+        figure('reference.skipped', run.error.replace(/\s+/g, ' ').trim().slice(0, 300))
+        process.exit(0)
+      }
+      // the first run fills what checkly caches between runs, as the plan's figures are warm
+      if (r > 0) all.push(run)
+    }
+    figure('reference.version', `checkly ${reference.version}`)
+    figure('reference.parse_seconds', (median(all.map((r) => r.ms)) / 1000).toFixed(3))
+    figure('reference.parse_cpu_seconds', (median(all.map((r) => r.cpuMs)) / 1000).toFixed(3))
+    figure('reference.parse_peak_mib', Math.round(median(all.map((r) => r.rss)) / 1024))
+    note(`parse runs: ${all.map((r) => (r.ms / 1000).toFixed(3)).join(', ')} s`)
+  } finally {
+    reference.cleanup()
+  }
 }
