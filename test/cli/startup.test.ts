@@ -202,6 +202,21 @@ describe('the CLI code cache', () => {
     expect(cacheFiles(dir)).toEqual([])
   })
 
+  it("still runs from the command's former path, bin/monitors.js, with the same output and exit codes", async () => {
+    const dir = freshDir()
+    const former = join(repo, 'bin', 'monitors.js')
+    const versionRun = await monitorsProcess(repo, ['--version'], { MONITORS_CODE_CACHE_DIR: dir }, former)
+    expect(versionRun).toMatchObject({ code: 0, stdout: `${version}\n`, stderr: '' })
+    const project = makeProject({ 'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com' } })\n` })
+    const now = await monitorsProcess(project, ['validate'], { MONITORS_CODE_CACHE_DIR: dir })
+    const before = await monitorsProcess(project, ['validate'], { MONITORS_CODE_CACHE_DIR: dir }, former)
+    expect(before.code).toBe(0)
+    expect(before.stdout).toBe(now.stdout)
+    const unknown = await monitorsProcess(repo, ['no-such-command'], { MONITORS_CODE_CACHE_DIR: dir }, former)
+    expect(unknown.code).not.toBe(0)
+    expect(unknown.output).not.toMatch(STACK_LINE)
+  })
+
   it('is off with MONITORS_CODE_CACHE=0', async () => {
     const dir = freshDir()
     const result = await monitorsProcess(repo, ['--help'], { MONITORS_DEBUG: '1', MONITORS_CODE_CACHE: '0', MONITORS_CODE_CACHE_DIR: dir })
