@@ -135,9 +135,15 @@ async function paired() {
     if (warm.error) return note(`no paired runs: ${warm.error}`)
     const pairs = []
     for (let r = 0; r < pairedRuns; r++) {
-      const first = r % 2 === 0 ? await timed([cli, 'plan']) : await reference.timed()
-      const second = r % 2 === 0 ? await reference.timed() : await timed([cli, 'plan'])
-      const [plan, parse] = r % 2 === 0 ? [first, second] : [second, first]
+      let plan
+      let parse
+      if (r % 2 === 0) {
+        plan = await timed([cli, 'plan'])
+        parse = await reference.timed()
+      } else {
+        parse = await reference.timed()
+        plan = await timed([cli, 'plan'])
+      }
       if (parse.error) return note(`paired runs stopped: ${parse.error}`)
       pairs.push({ plan, parse })
     }

@@ -334,7 +334,7 @@ function assemblePlan(input: PlanInput, changes: PlanChange[], protectedChanges:
   if (protectedChanges.length > 0) plan.protected = protectedChanges
   const blocked = blockedDeletes(changes, input)
   if (blocked.length > 0) plan.blocked = blocked
-  const references = referenceIndex(input, entriesByKind(input.lock))
+  const references = referenceIndex(input)
   if (references) plan.references = references
   return plan
 }

@@ -26,12 +26,13 @@ export interface Registration {
  * The package's own root: constructs loaded from here stay cached between loads. Found by
  * walking up to our package.json, so it holds from src/, from dist/ and from the CLI bundle.
  */
+const PACKAGE_NAME = 'monitors-as-code'
 const PACKAGE_ROOT = findPackageRoot(path.dirname(fileURLToPath(import.meta.url)))
 
 function findPackageRoot(from: string): string {
   for (let dir = from; ; dir = path.dirname(dir)) {
     try {
-      if ((JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string }).name === 'monitors-as-code') return dir
+      if ((JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string }).name === PACKAGE_NAME) return dir
     } catch {
       /* no package.json here */
     }
@@ -120,7 +121,7 @@ const PACKAGE_VERSION = (() => {
 export function compileCacheDir(from: string): string | false {
   for (let dir = path.resolve(from); ; dir = path.dirname(dir)) {
     const modules = path.join(dir, 'node_modules')
-    if (existsSync(modules)) return path.join(modules, '.cache', 'monitors-as-code', PACKAGE_VERSION)
+    if (existsSync(modules)) return path.join(modules, '.cache', PACKAGE_NAME, PACKAGE_VERSION)
     if (path.dirname(dir) === dir) {
       const own = privateTempDir('monitors-as-code-cache')
       return own ? path.join(own, PACKAGE_VERSION) : false
@@ -159,7 +160,6 @@ function shareOwnConstructs(file: string): void {
   else delete virtualModules[PACKAGE_NAME]
 }
 
-const PACKAGE_NAME = 'monitors-as-code'
 const ownPackageFrom = new Map<string, boolean>()
 let ownRoot: string | undefined
 

@@ -1,4 +1,4 @@
-import { lockKey, type LockEntry } from '../../state/lock.js'
+import { entriesByKind, lockKey } from '../../state/lock.js'
 import type { ResourceKind } from '../../resources/types.js'
 // kinds other resources refer to by id (a check's `triggerIncident.serviceId`, a card's services)
 import { REFERENCED_KINDS } from '../../resources/registry.js'
@@ -14,7 +14,7 @@ const nameOf = (payload: Record<string, unknown> | undefined) => (typeof payload
  * logical id, with the code's name), and remote resources the lock does not know (by their
  * remote name). Undefined when there is nothing to name.
  */
-export function referenceIndex(input: PlanInput, lockByKind?: ReadonlyMap<ResourceKind, readonly LockEntry[]>): Record<string, PlanReference> | undefined {
+export function referenceIndex(input: PlanInput): Record<string, PlanReference> | undefined {
   const out: Record<string, PlanReference> = {}
   const kinds = new Set<ResourceKind>(REFERENCED_KINDS)
   for (const resource of input.desired) for (const ref of resource.refs) kinds.add(ref.kind)
@@ -30,7 +30,8 @@ export function referenceIndex(input: PlanInput, lockByKind?: ReadonlyMap<Resour
     }
   }
   // the lock's entries in its own order, read only when it holds some of these kinds
-  const holds = !lockByKind || [...kinds].some((kind) => (lockByKind.get(kind)?.length ?? 0) > 0)
+  const byKind = entriesByKind(input.lock)
+  const holds = [...kinds].some((kind) => (byKind.get(kind)?.length ?? 0) > 0)
   for (const entry of holds ? Object.values(input.lock?.resources ?? {}) : []) {
     if (!kinds.has(entry.kind)) continue
     const key = lockKey(entry.kind, entry.logicalId)
