@@ -308,7 +308,7 @@ export function reportResult(result: ApplyResult, lockPath: string, what: 'Apply
   return 1
 }
 
-/** With MONITORS_TIMING=1, prints how long each phase took and the memory after it (stderr). */
+/** With MONITORS_TIMING=1, prints how long each phase took, its CPU time and the memory after it (stderr). */
 export function phaseTimer(): (phase: string) => void {
   if (!io().env.MONITORS_TIMING) return () => {}
   const mib = (bytes: number) => `${Math.round(bytes / 1048576)}MiB`
@@ -316,12 +316,20 @@ export function phaseTimer(): (phase: string) => void {
     const { rss, heapUsed } = process.memoryUsage()
     return `rss ${mib(rss)} heap ${mib(heapUsed)}`
   }
+  // CPU time too: on a busy machine the wall time says more about the neighbours than the phase
+  const cpu = () => {
+    const { user, system } = process.cpuUsage()
+    return (user + system) / 1000
+  }
   let last = performance.now()
-  err(`timing: start ${Math.round(last)}ms after process start (${memory()})\n`)
+  let lastCpu = cpu()
+  err(`timing: start ${Math.round(last)}ms after process start (cpu ${Math.round(lastCpu)}ms, ${memory()})\n`)
   return (phase) => {
     const now = performance.now()
-    err(`timing: ${phase} ${Math.round(now - last)}ms (${memory()})\n`)
+    const nowCpu = cpu()
+    err(`timing: ${phase} ${Math.round(now - last)}ms (cpu ${Math.round(nowCpu - lastCpu)}ms, ${memory()})\n`)
     last = now
+    lastCpu = nowCpu
   }
 }
 
