@@ -7,12 +7,13 @@ import { z } from 'zod'
  * that checks a value and builds zod's output, or answers "not sure". It answers `{ ok: true,
  * data }` only when zod accepts the same input with a deep-equal output whose keys are in the
  * same order at every depth; for anything else (a failed rule, an input shape it does not
- * handle: a non-plain object, an inherited key, a getter, ...) it answers `{ ok: false }` and the
- * caller asks zod, so every message stays zod's. A schema holding a part this module does not
- * understand does not compile (`undefined`): it always goes through zod.
+ * handle: an object with another prototype, a getter in a record, ...) it answers `{ ok: false }`
+ * and the caller asks zod, so every message stays zod's. A schema holding a part this module does
+ * not understand does not compile (`undefined`): it always goes through zod.
  *
  * Mirrors zod 4's core (node_modules/zod/v4/core: schemas.js, checks.js, util.js): object keys
- * are tested with `key in input` and the output is built in shape order with zod's rules for
+ * are tested with `key in input` and each field and array item is read once, as zod reads it (a
+ * getter gives the value it would give zod); the output is built in shape order with zod's rules for
  * optional, defaulted and required keys; numbers are finite; `.int()` means a safe integer;
  * string lengths count code points; defaults are read from the definition on every parse (a
  * fresh shallow clone of an array or object default each time); transforms and custom checks
@@ -228,7 +229,6 @@ function compileArray(def: Internals['def'], seen: Map<SchemaLike, Node | null>)
     const n = v.length
     const out = new Array(n)
     for (let i = 0; i < n; i++) {
-      if (lookupGetter.call(v, i) !== undefined) return FAIL
       const item = element(v[i])
       if (item === FAIL) return FAIL
       out[i] = item
@@ -291,7 +291,6 @@ function objectParser(fields: Field[], consts: unknown[]): Node {
     const k = JSON.stringify(field.key)
     lines.push(
       `const p${i} = ${k} in v`,
-      `if (p${i} && lookupGetter.call(v, ${k}) !== undefined) return FAIL`,
       `let r${i} = v[${k}]`,
       field.code,
     )
@@ -308,9 +307,12 @@ function objectParser(fields: Field[], consts: unknown[]): Node {
       bit++
     }
   })
-  // the object's own enumerable keys are all named by the shape when as many of the shape's keys are its own enumerable keys
-  const named = fields.map((field, i) => `(p${i} && propertyIsEnumerable.call(v, ${JSON.stringify(field.key)}) ? 1 : 0)`)
-  lines.push(`if (${named.join(' + ') || '0'} !== objectKeys(v).length) EXTRA.found = true`)
+  // every own enumerable key (what the walk for unknown fields goes through) is a key of the shape
+  const shapeKeys = `c[${consts.push(new Set(fields.map((field) => field.key))) - 1}]`
+  lines.push(
+    'const keys = objectKeys(v)',
+    `for (let k = 0; k < keys.length; k++) if (!${shapeKeys}.has(keys[k])) {\nEXTRA.found = true\nbreak\n}`,
+  )
   const args = fields.map((_, i) => `r${i}`).join(', ')
   // up to 2^30 combinations fit a small integer; past that (or past the cache) key by key
   const literal = bit <= 30 ? ['let mask = 0', ...included, 'const build = builders.get(mask) ?? builderFor(mask)', `if (build !== undefined) return build(${args})`] : []
@@ -337,12 +339,10 @@ const SCOPE = {
   FAIL,
   EXTRA,
   objectKeys: Object.keys,
-  propertyIsEnumerable,
   isArray,
   getPrototypeOf,
   OBJECT_PROTOTYPE,
   ARRAY_PROTOTYPE,
-  lookupGetter,
   numberIsFinite: Number.isFinite,
   numberIsSafeInteger: Number.isSafeInteger,
   codePointLength: util.codePointLength,
@@ -430,7 +430,6 @@ function inline(schema: SchemaLike, x: string, e: Emitter): string | undefined {
         `if (!isArray(${x}) || getPrototypeOf(${x}) !== ARRAY_PROTOTYPE) return FAIL`,
         `const ${out} = new Array(${x}.length)`,
         `for (let ${index} = 0; ${index} < ${x}.length; ${index}++) {`,
-        `if (lookupGetter.call(${x}, ${index}) !== undefined) return FAIL`,
         `let ${item} = ${x}[${index}]`,
         element,
         `${out}[${index}] = ${item}`,
