@@ -8,6 +8,9 @@
  *   plan.cold_seconds              the same with an empty compile cache
  *   validate.seconds               `monitors validate`, warm
  *   version.seconds                `monitors --version`; node.seconds: `node -e 0` on this machine, the floor
+ *   version_without_extra_ca.seconds, node_without_extra_ca.seconds
+ *                                  the same two with NODE_EXTRA_CA_CERTS unset, when it is set (Node
+ *                                  reads that file as it starts: 70 to 100 ms of every process here)
  *   help.seconds                   `monitors --help`
  * and `*.cpu_seconds` beside each: the CPU time (user + system) the process used, the figure to
  * compare on a machine other work shares. With --paired, also the plan against the reference's
@@ -56,13 +59,15 @@ const env = {
 }
 delete env.MONITORS_TIMING
 
-const PROBE = ['--import', pathToFileURL(join(repo, 'bench/plan/probe.mjs')).href]
+const PROBE = ['--require', join(repo, 'bench/plan/probe.cjs')]
 
 /** One process, asynchronously (the server answers from this one): wall ms, CPU ms, peak RSS KiB, output. */
-async function timed(command, { extraEnv = {} } = {}) {
+async function timed(command, { extraEnv = {}, unset = [] } = {}) {
   const probeFile = join(dir, `probe-${process.hrtime.bigint()}`)
+  const childEnv = { ...env, MONITORS_BENCH_PROBE: probeFile, ...extraEnv }
+  for (const name of unset) delete childEnv[name]
   const started = process.hrtime.bigint()
-  const child = spawn(process.execPath, [...PROBE, ...command], { cwd: project, env: { ...env, MONITORS_BENCH_PROBE: probeFile, ...extraEnv } })
+  const child = spawn(process.execPath, [...PROBE, ...command], { cwd: project, env: childEnv })
   let output = ''
   child.stdout.setEncoding('utf8').on('data', (d) => (output += d))
   child.stderr.setEncoding('utf8').on('data', (d) => (output += d))
@@ -110,6 +115,13 @@ try {
   report('validate', await measure([cli, 'validate']))
   report('version', await measure([cli, '--version']))
   report('node', await measure(['-e', '0']))
+  if (process.env.NODE_EXTRA_CA_CERTS) {
+    // Node reads that file of certificates as it starts, before any code runs: on a machine that
+    // sets it, every command pays for it, `--version` most visibly
+    const unset = ['NODE_EXTRA_CA_CERTS']
+    report('version_without_extra_ca', await measure([cli, '--version'], { unset }))
+    report('node_without_extra_ca', await measure(['-e', '0'], { unset }))
+  }
   report('help', await measure([cli, '--help']))
   note(`plan runs: ${plan.times.map(seconds).join(', ')} s; cold: ${cold.map(seconds).join(', ')} s`)
   if (pairedRuns > 0) await paired()

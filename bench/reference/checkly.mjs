@@ -93,7 +93,7 @@ console.log(Object.keys(project.data.check ?? {}).length)
 
   async function timed() {
     const probeFile = join(dir, `probe-${process.hrtime.bigint()}`)
-    const node = ['--import', pathToFileURL(join(repo, 'bench/plan/probe.mjs')).href]
+    const node = ['--require', join(repo, 'bench/plan/probe.cjs')]
     const started = process.hrtime.bigint()
     const child = spawn(process.execPath, [...node, parse], { cwd: dir, env: { ...process.env, MONITORS_BENCH_PROBE: probeFile } })
     let out = ''
