@@ -13,8 +13,8 @@ import { z } from 'zod'
  *
  * Mirrors zod 4's core (node_modules/zod/v4/core: schemas.js, checks.js, util.js): object keys
  * are tested with `key in input` and each field and array item is read once, as zod reads it (a
- * getter gives the value it would give zod); the output is built in shape order with zod's rules for
- * optional, defaulted and required keys; numbers are finite; `.int()` means a safe integer;
+ * getter gives the value it would give zod); the output is built in shape order with zod's
+ * rules for optional, defaulted and required keys; numbers are finite; `.int()` means a safe integer;
  * string lengths count code points; defaults are read from the definition on every parse (a
  * fresh shallow clone of an array or object default each time); transforms and custom checks
  * (`superRefine`, `refine`) are zod's own functions, run on the value zod would give them: an
