@@ -20,12 +20,12 @@
  *
  *   npm run build && node bench/plan/figures.mjs [--checks N] [--quick] [--runs R] [--paired [--paired-runs P]]
  */
-import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { seed, writeProject, FILES } from './fixture.mjs'
+import { runProbed } from './probed.mjs'
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const cli = join(repo, 'bin/monitors.cjs')
@@ -59,23 +59,13 @@ const env = {
 }
 delete env.MONITORS_TIMING
 
-const PROBE = ['--require', join(repo, 'bench/plan/probe.cjs')]
-
 /** One process, asynchronously (the server answers from this one): wall ms, CPU ms, peak RSS KiB, output. */
 async function timed(command, { extraEnv = {}, unset = [] } = {}) {
-  const probeFile = join(dir, `probe-${process.hrtime.bigint()}`)
-  const childEnv = { ...env, MONITORS_BENCH_PROBE: probeFile, ...extraEnv }
+  const childEnv = { ...env, ...extraEnv }
   for (const name of unset) delete childEnv[name]
-  const started = process.hrtime.bigint()
-  const child = spawn(process.execPath, [...PROBE, ...command], { cwd: project, env: childEnv })
-  let output = ''
-  child.stdout.setEncoding('utf8').on('data', (d) => (output += d))
-  child.stderr.setEncoding('utf8').on('data', (d) => (output += d))
-  const status = await new Promise((done) => child.on('close', done))
-  const ms = Number(process.hrtime.bigint() - started) / 1e6
-  if (status !== 0) throw new Error(`${command.join(' ')} exited ${status}:\n${output.slice(0, 2000)}`)
-  const probe = existsSync(probeFile) ? JSON.parse(readFileSync(probeFile, 'utf8')) : {}
-  return { ms, cpuMs: probe.cpuMs, rss: probe.maxRssKiB, output }
+  const run = await runProbed(command, { cwd: project, env: childEnv, probeDir: dir })
+  if (run.status !== 0) throw new Error(`${command.join(' ')} exited ${run.status}:\n${run.output.slice(0, 2000)}`)
+  return run
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]

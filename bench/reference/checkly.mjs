@@ -17,13 +17,13 @@
  * times the plan and this parse in alternation, for a ratio a slow spell of the machine does
  * not skew).
  */
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { join, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { runProbed } from '../plan/probed.mjs'
 
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const FILES = 10
 const note = (text) => console.error(`bench/reference: ${text}`)
 
@@ -92,19 +92,11 @@ console.log(Object.keys(project.data.check ?? {}).length)
 `)
 
   async function timed() {
-    const probeFile = join(dir, `probe-${process.hrtime.bigint()}`)
-    const node = ['--require', join(repo, 'bench/plan/probe.cjs')]
-    const started = process.hrtime.bigint()
-    const child = spawn(process.execPath, [...node, parse], { cwd: dir, env: { ...process.env, MONITORS_BENCH_PROBE: probeFile } })
-    let out = ''
-    child.stdout.setEncoding('utf8').on('data', (d) => (out += d))
-    child.stderr.setEncoding('utf8').on('data', (d) => (out += d))
-    const status = await new Promise((done) => child.on('close', done))
-    const ms = Number(process.hrtime.bigint() - started) / 1e6
-    if (status !== 0) return { error: `the parse exited ${status}: ${out.slice(0, 300)}` }
+    const run = await runProbed([parse], { cwd: dir, env: process.env, probeDir: dir })
+    const out = run.output
+    if (run.status !== 0) return { error: `the parse exited ${run.status}: ${out.slice(0, 300)}` }
     if (Number(out.trim()) !== n) return { error: `the parse found ${out.trim()} checks, not ${n}` }
-    const probe = existsSync(probeFile) ? JSON.parse(readFileSync(probeFile, 'utf8')) : {}
-    return { ms, cpuMs: probe.cpuMs, rss: probe.maxRssKiB }
+    return { ms: run.ms, cpuMs: run.cpuMs, rss: run.rss }
   }
 
   return { version, timed, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
