@@ -74,6 +74,8 @@ interface Parsed {
   timing: Timing
   grace: number
   runnable: boolean
+  /** resumed (activated again) at this time: due times before it fell while it was paused and are not run */
+  notBefore: number
 }
 
 export const DEFAULT_RETENTION_DAYS = 30
@@ -84,7 +86,10 @@ export class Scheduler {
   private readonly services: RunServices
   private readonly options: Required<Pick<SchedulerOptions, 'plan' | 'run' | 'tickMs' | 'concurrency' | 'leaseMs' | 'retentionMs' | 'pruneEveryMs'>> & SchedulerOptions
   private timer: NodeJS.Timeout | undefined
-  private stopped = true
+  /** ticking on its own timer (start) */
+  private started = false
+  /** stop() was called: nothing new is claimed or started (a tick called directly works before start) */
+  private stopped = false
   private ticking: Promise<void> | undefined
   private readonly inFlight = new Map<string, { done: Promise<void>; abort: AbortController }>()
   private filling = false
@@ -112,7 +117,8 @@ export class Scheduler {
   }
 
   start(): void {
-    if (!this.stopped) return
+    if (this.started) return
+    this.started = true
     this.stopped = false
     this.schedule(0)
   }
@@ -120,6 +126,7 @@ export class Scheduler {
   /** Stops ticking; runs in flight finish and are recorded (after 5 s they are aborted, and left to expire). */
   async stop(): Promise<void> {
     this.stopped = true
+    this.started = false
     if (this.timer) clearTimeout(this.timer)
     this.timer = undefined
     for (const timer of this.wakeups) clearTimeout(timer)
@@ -172,7 +179,7 @@ export class Scheduler {
   private checks: Array<{ id: string; account: string; entry: Parsed }> = []
   private windowsOf = new Map<string, MaintenanceWindow[]>()
 
-  private async readSchedule(): Promise<void> {
+  private async readSchedule(now: number): Promise<void> {
     const version = await this.store.schedule.scheduleVersion()
     if (version === this.scheduleVersion) return
     const [checks, windows] = await Promise.all([this.store.schedule.allChecks(), this.store.schedule.allMaintenanceWindows()])
@@ -189,7 +196,11 @@ export class Scheduler {
       let entry = this.parsed.get(row.id)
       if (!entry || entry.json !== row.json) {
         const check = JSON.parse(row.json) as Parsed['check']
-        entry = { json: row.json, check, timing: timingOf(check), grace: graceMs(check), runnable: check.activated !== false && RUNNABLE.has(check.checkType ?? '') }
+        const runnable = check.activated !== false && RUNNABLE.has(check.checkType ?? '')
+        // seen paused and now resumed: no catching up on the due times it was paused for
+        const resumed = entry !== undefined && entry.check.activated === false && check.activated !== false
+        const notBefore = resumed ? now : (entry?.notBefore ?? -Infinity)
+        entry = { json: row.json, check, timing: timingOf(check), grace: graceMs(check), runnable, notBefore }
         this.parsed.set(row.id, entry)
       }
       list.push({ id: row.id, account: row.account, entry })
@@ -207,7 +218,7 @@ export class Scheduler {
 
   /** Writes the due runs of every activated check at `now` (see due.ts for the times). */
   async planDue(now: number): Promise<number> {
-    await this.readSchedule()
+    await this.readSchedule(now)
     const runs: PlannedRun[] = []
     // with a runner here, runs due before the next tick are planned now and started on time
     const horizon = now + (this.options.run ? this.options.tickMs : 0)
@@ -216,7 +227,7 @@ export class Scheduler {
     for (const { id, account, entry } of this.checks) {
       if (!entry.runnable) continue
       const { index, dueAt } = latestDueOf(entry.timing, horizon)
-      if (dueAt <= now - entry.grace || this.planned.get(id) === dueAt) continue
+      if (dueAt <= now - entry.grace || dueAt < entry.notBefore || this.planned.get(id) === dueAt) continue
       planned.set(id, dueAt)
       const check = entry.check
       if (inMaintenance(check.tags ?? [], this.windowsOf.get(account) ?? [], dueAt)) continue

@@ -42,9 +42,14 @@ export function checkRepository(sql: Sql): CheckStore {
       const [row] = await tx.rows<{ seq: number; check_type: string; body: string }>(
         `SELECT seq, check_type, body FROM checks WHERE id = $1 AND account_id = $2 FOR UPDATE`, [id, account])
       if (!row || row.check_type !== type) return undefined
-      const previous = JSON.parse(row.body) as { created_at: string }
+      const previous = JSON.parse(row.body) as { created_at: string; activated?: boolean }
       const json = JSON.stringify({ id, ...data, created_at: previous.created_at, updated_at: new Date().toISOString() })
       await tx.run(`UPDATE checks SET body = $1, activated = $2 WHERE seq = $3`, [json, data.activated !== false, row.seq])
+      // a check paused or resumed: the scheduled runs planned before (and never claimed) are skipped
+      if ((previous.activated !== false) !== (data.activated !== false)) {
+        await tx.run(`UPDATE check_runs SET state = 'skipped', done_at = $1
+          WHERE check_id = $2 AND state = 'due' AND session_id IS NULL AND claim_seq = 0`, [Date.now(), id])
+      }
       await tx.run(`DELETE FROM check_tags WHERE check_seq = $1`, [row.seq])
       if (data.tags.length > 0) await tx.run(insertTags, [row.seq, account, data.tags])
       return record(id, type, json)

@@ -26,6 +26,9 @@ export function checkRepository(
   const byId = db.prepare(`SELECT seq, check_type, body FROM checks WHERE id = ? AND account_id = ?`)
   const update = db.prepare(`UPDATE checks SET body = ? WHERE seq = ?`)
   const remove = db.prepare(`DELETE FROM checks WHERE id = ? AND account_id = ?`)
+  // a check paused or resumed: the scheduled runs planned before (and never claimed) are skipped
+  const skipPlanned = db.prepare(`UPDATE check_runs SET state = 'skipped', done_at = ?
+    WHERE check_id = ? AND state = 'due' AND session_id IS NULL AND claim_seq = 0`)
   // moves when another connection commits (data_version) or this one writes checks (not when it
   // records results: a server running checks keeps its list pages)
   const dataVersion = db.prepare(`SELECT data_version FROM pragma_data_version`).pluck()
@@ -70,9 +73,10 @@ export function checkRepository(
     const row = byId.get(id, account) as { seq: number; check_type: string; body: string } | undefined
     if (!row || row.check_type !== type) return undefined
     writes.count++
-    const previous = JSON.parse(row.body) as { created_at: string }
+    const previous = JSON.parse(row.body) as { created_at: string; activated?: boolean }
     const json = JSON.stringify({ id, ...data, created_at: previous.created_at, updated_at: new Date().toISOString() })
     update.run(json, row.seq)
+    if ((previous.activated !== false) !== (data.activated !== false)) skipPlanned.run(Date.now(), id)
     deleteTags.run(row.seq)
     for (const tag of data.tags) insertTag.run(row.seq, account, tag)
     return record(id, type, json)
