@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
@@ -197,5 +197,44 @@ describe('architecture', () => {
       const made = new Construct('x', {})
       expect([made.__monitorsKind, made.__monitorsConstruct]).toEqual([kind, descriptor.construct])
     }
+  })
+
+  describe('docs/architecture.md is the one folder map, and it is true', () => {
+    const doc = readFileSync(join(root, 'docs/architecture.md'), 'utf8')
+    const section = (title: string) => {
+      const start = doc.indexOf(`## ${title}\n`)
+      expect(start, `docs/architecture.md has a section "${title}"`).toBeGreaterThanOrEqual(0)
+      const end = doc.indexOf('\n## ', start + 1)
+      return doc.slice(start, end < 0 ? undefined : end)
+    }
+    /** The first cell of each row of a section's table, and the rest of the row. */
+    const rows = (title: string) => [...section(title).matchAll(/^\| ([^|]+) \| (.*) \|$/gm)]
+      .map((m) => ({ first: m[1].trim(), rest: m[2] }))
+      .filter((r) => r.first !== 'Folder' && !/^-+$/.test(r.first))
+
+    it('the folder map names every folder of src/ and src/server/, and only folders that exist', () => {
+      const mapped = rows('Folder map').map((r) => r.first.replace(/`/g, ''))
+      const folders = (dir: string) => readdirSync(join(root, dir), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => `${dir}/${e.name}/`)
+      const wanted = [...folders('src'), ...folders('src/server')]
+      expect(wanted.filter((f) => !mapped.includes(f)), 'folders missing from the map').toEqual([])
+      expect(mapped.filter((f) => !existsSync(join(root, f))), 'rows naming nothing that exists').toEqual([])
+    })
+
+    it('its import rules are the ones this test enforces', () => {
+      const layers = Object.keys(ALLOWED) as Layer[]
+      for (const { first, rest } of rows('Import rules')) {
+        const m = /^`(?:src\/)?([a-z]+)\/`$/.exec(first)
+        if (!m) continue // the rows about any folder and the store's packages
+        const layer = m[1] as Layer
+        expect(layers, `${first} is a layer`).toContain(layer)
+        const named = [...rest.matchAll(/`([^`]+)`/g)].map((n) => n[1].replace(/^src\//, '').replace(/\.ts$/, ''))
+        const expected = rest.startsWith('everything above')
+          ? layers.filter((l) => l !== layer)
+          : ALLOWED[layer].map((rule) => rule.replace(/^type:/, ''))
+        const shown = rest.startsWith('everything above') ? layers.filter((l) => l !== layer) : named.filter((n) => n !== 'import type')
+        expect(shown.sort(), `the import rule of ${first}`).toEqual([...expected].sort())
+        for (const rule of ALLOWED[layer]) if (rule.startsWith('type:')) expect(rest, `${first}: ${rule.slice(5)} through import type only`).toContain('through `import type` only')
+      }
+    })
   })
 })
