@@ -113,6 +113,10 @@ function violations(imports: readonly ImportRecord[], strings: ReadonlyMap<strin
     }
     const to = layerOf(r.target)
     if (!to || to === from) {
+      // inside plan: the plan is data; its renderers read it, the computation never reads them
+      if (from === 'plan' && r.target.startsWith('src/plan/render/') && !r.file.startsWith('src/plan/render/') && r.file !== 'src/plan/index.ts' && r.file !== 'src/plan/saved.ts') {
+        bad(r, 'the plan is data: only src/plan/render/, its index and saved plans use the renderers')
+      }
       // inside the server: routes, results and the scheduler reach the store through its interface only
       if (from === 'server' && r.target.startsWith('src/server/store/sqlite/') && !r.file.startsWith('src/server/store/') && r.file !== 'src/server/index.ts') {
         bad(r, 'only the store and src/server/index.ts may use the SQLite store; go through the Store interface (src/server/store/index.ts)')
@@ -172,6 +176,7 @@ describe('architecture', () => {
       { file: 'src/runner/x.ts', specifier: '../resources/index.js', target: 'src/resources/index.ts', typeOnly: false },
       { file: 'src/server/routes/x.ts', specifier: '../store/sqlite/index.js', target: 'src/server/store/sqlite/index.ts', typeOnly: false },
       { file: 'src/server/routes/y.ts', specifier: 'better-sqlite3', typeOnly: false },
+      { file: 'src/plan/plan.ts', specifier: './render/view.js', target: 'src/plan/render/view.ts', typeOnly: false },
     ]
     const found = violations(sample, new Map([['src/server/routes/z.ts', ['SELECT * FROM checks WHERE id = ?']]]))
     expect(found).toEqual([
@@ -183,6 +188,7 @@ describe('architecture', () => {
       "src/runner/x.ts: import '../resources/index.js' (runner may import schema; see docs/architecture.md)",
       "src/server/routes/x.ts: import '../store/sqlite/index.js' (only the store and src/server/index.ts may use the SQLite store; go through the Store interface (src/server/store/index.ts))",
       "src/server/routes/y.ts: import 'better-sqlite3' (only src/server/store/sqlite/ may use better-sqlite3)",
+      "src/plan/plan.ts: import './render/view.js' (the plan is data: only src/plan/render/, its index and saved plans use the renderers)",
       'src/server/routes/z.ts: SQL outside src/server/store: "SELECT * FROM checks WHERE id = ?"',
     ])
   })

@@ -12,7 +12,7 @@ import { appliedHash, desiredHash, maskSecrets } from '../resources/hashes.js'
 import { secretMatches, SECRET_CHANGED, SECRET_MASK } from '../resources/secrets.js'
 import { jsonEqual } from '../resources/stable-json.js'
 import { ORPHAN_REASON, adoptPendingCreates, orphanedPendingCreates, ADOPTED_REASON, ADOPTED_EXISTING_REASON, findDuplicates } from './adopt.js'
-import { referenceIndex } from './render/references.js'
+import { referenceIndex } from './references.js'
 import type { BlockedDelete, FieldDiff, Plan, PlanChange, PlanSummary, ProtectedChange } from './types.js'
 
 export interface PlanInput {

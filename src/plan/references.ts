@@ -1,9 +1,9 @@
-import { entriesByKind, lockKey } from '../../state/lock.js'
-import type { ResourceKind } from '../../resources/types.js'
+import { entriesByKind, lockKey } from '../state/lock.js'
+import type { ResourceKind } from '../resources/types.js'
 // kinds other resources refer to by id (a check's `triggerIncident.serviceId`, a card's services)
-import { REFERENCED_KINDS } from '../../resources/registry.js'
-import type { PlanInput } from '../plan.js'
-import type { PlanReference } from '../types.js'
+import { REFERENCED_KINDS } from '../resources/registry.js'
+import type { PlanInput } from './plan.js'
+import type { PlanReference } from './types.js'
 
 
 const nameOf = (payload: Record<string, unknown> | undefined) => (typeof payload?.name === 'string' ? payload.name : undefined)
