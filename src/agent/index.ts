@@ -10,6 +10,7 @@
 import { hostname } from 'node:os'
 import { ApiClient, ApiError, NetworkError, RateLimitError, ServerError, backoffDelay, redact } from '../api/index.js'
 import { runCheck, type CheckRunResult, type RunnableCheck } from '../runner/index.js'
+import { LeaseLost, RunLoop, type WorkSource } from '../runner/run-loop.js'
 import { LOCATIONS } from '../schema/enums.js'
 import { startHealthServer, type HealthServer } from './health.js'
 import { UserError } from '../errors.js'
@@ -152,20 +153,161 @@ export function runLine(run: ClaimedRun, result: CheckRunResult, elapsedMs: numb
   return `${JSON.stringify(run.check.name)} ${run.location} ${status} ${time}${retries}${why} (run ${run.runId})`
 }
 
+/** What the parts of a running agent share. */
+interface AgentContext {
+  client: ApiClient
+  agentId: string
+  locations: string[]
+  leaseSeconds: number
+  info: (line: string) => void
+  problem: (line: string) => void
+  stats: Omit<AgentStats, 'inFlight'>
+  /** a forced stop (a second Ctrl-C): results in flight are not posted */
+  forced: AbortSignal
+}
+
+const described = (run: ClaimedRun) => `run ${run.runId} (${JSON.stringify(run.check.name)} ${run.location})`
+
+/** Waits without keeping a forced stop waiting. */
+function delay(ms: number, forced: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (forced.aborted) return resolve()
+    const timer = setTimeout(finish, ms)
+    forced.addEventListener('abort', finish, { once: true })
+    function finish() {
+      clearTimeout(timer)
+      forced.removeEventListener('abort', finish)
+      resolve()
+    }
+  })
+}
+
+/**
+ * Posts a run's result: a network error, a lost answer or a 5xx sends it again with backoff (the
+ * server records a result posted twice under one claim once); a 409 or 404 drops it.
+ */
+async function postResult(ctx: AgentContext, run: ClaimedRun, result: CheckRunResult): Promise<void> {
+  const path = `/v1/agent/runs/${encodeURIComponent(run.runId)}/result`
+  let failures = 0
+  let uncertain = false
+  for (;;) {
+    if (ctx.forced.aborted) {
+      ctx.stats.lost++
+      ctx.problem(`The result of ${described(run)} was not posted: stopped before it could be delivered; the server runs it again when its lease expires.`)
+      return
+    }
+    try {
+      await ctx.client.post(path, { result })
+      ctx.stats.posted++
+      if (failures > 0) ctx.info(`Posted the result of run ${run.runId} after ${failures + 1} attempts.`)
+      return
+    } catch (error) {
+      if (error instanceof ApiError && (error.status === 409 || error.status === 404)) {
+        ctx.stats.dropped++
+        const why = error.status === 409 ? 'its lease was lost (another runner has the run)' : 'the server does not know the run'
+        const note = uncertain ? '; an earlier attempt whose answer was lost may have delivered it' : ''
+        ctx.info(`Result of ${described(run)} dropped: ${why}${note}.`)
+        return
+      }
+      const transient = error instanceof NetworkError || error instanceof ServerError || error instanceof RateLimitError
+      if (!transient) {
+        ctx.stats.lost++
+        ctx.problem(`The result of ${described(run)} was refused: ${(error as Error).message}`)
+        return
+      }
+      if (!(error instanceof NetworkError) || error.maybeSent) uncertain = true
+      if (failures === 0 || failures % 10 === 0) ctx.problem(`Posting the result of run ${run.runId} failed (${(error as Error).message}); trying again.`)
+      await delay(backoffDelay(Math.min(failures, 8), { retries: 0, baseMs: 250, maxMs: 10_000 }) + 100, ctx.forced)
+      failures++
+    }
+  }
+}
+
+/** Runs one claimed run and posts its result (not when its lease was lost meanwhile). */
+async function executeRun(ctx: AgentContext, run: ClaimedRun, signal: AbortSignal): Promise<void> {
+  const started = performance.now()
+  if (!SUPPORTED.has(run.check.checkType)) {
+    // not ours to run: the lease runs out and the server decides what to do with it
+    ctx.stats.skipped++
+    ctx.problem(`Run ${run.runId}: ${run.check.checkType} checks are not run by this agent (DNS, ICMP and API are); skipped.`)
+    return
+  }
+  const result = await runCheck(run.check, { location: run.location, signal, variables: run.variables })
+  ctx.stats.ran++
+  if (signal.reason instanceof LeaseLost) {
+    ctx.stats.dropped++
+    ctx.info(`${runLine(run, result, performance.now() - started)}: not posted, the lease was lost`)
+    return
+  }
+  ctx.info(runLine(run, result, performance.now() - started))
+  await postResult(ctx, run, result)
+}
+
+/** The server's agent routes as the run loop's source of work. */
+function agentRuns(ctx: AgentContext): WorkSource<ClaimedRun> {
+  const { client, agentId, locations, leaseSeconds } = ctx
+  return {
+    claim: async (max) => {
+      const response = await client.post<{ runs?: ClaimedRun[] }>('/v1/agent/claim', { agentId, locations, max, leaseSeconds })
+      const runs = response.body?.runs
+      const claimed = Array.isArray(runs) ? runs : []
+      ctx.stats.claimed += claimed.length
+      return claimed
+    },
+    extend: async (run) => {
+      try {
+        await client.post(`/v1/agent/runs/${encodeURIComponent(run.runId)}/extend`, { leaseSeconds })
+        return true
+      } catch (error) {
+        if (error instanceof ApiError && (error.status === 409 || error.status === 404)) {
+          ctx.problem(`Lost the lease of ${described(run)}: another runner has it; stopping this run.`)
+          return false
+        }
+        throw error
+      }
+    },
+    // no release: runs claimed while shutting down are leased to this agent, so they are run
+  }
+}
+
+/** The run loop of an agent: `onFatal` is told of a claim refusal that will not change. */
+function agentLoop(ctx: AgentContext, concurrency: number, pollIntervalMs: number, onFatal: () => void): RunLoop<ClaimedRun> {
+  return new RunLoop<ClaimedRun>({
+    source: agentRuns(ctx),
+    key: (run) => run.runId,
+    concurrency,
+    maxClaim: MAX_CLAIM,
+    pollMs: pollIntervalMs,
+    // renewed at a third of the lease, so two renewals may fail before it runs out
+    extendEveryMs: Math.max(1000, (ctx.leaseSeconds * 1000) / 3),
+    backoffMs: (failures) => Math.min(30_000, pollIntervalMs * 2 ** Math.min(failures - 1, 5)),
+    work: (run, signal) => executeRun(ctx, run, signal),
+    onClaimError: (error, failures) => {
+      if (error instanceof ApiError && [400, 401, 403, 404].includes(error.status)) {
+        const hint = error.status === 404 ? ' Does this server serve the agent routes (/v1/agent/*)?' : ''
+        ctx.problem(`Claiming runs was refused: ${sentence(error.message)}${hint} Stopping.`)
+        onFatal()
+        return 'stop'
+      }
+      if (failures === 1 || (failures - 1) % 30 === 0) ctx.problem(`Claiming runs failed: ${sentence((error as Error).message)} Trying again.`)
+      return 'retry'
+    },
+    onRecovered: (failures) => ctx.info(`Claiming works again after ${failures} failed ${failures === 1 ? 'attempt' : 'attempts'}.`),
+    onExtendError: (run, error) => ctx.problem(`Extending the lease of run ${run.runId} failed (${(error as Error).message}); trying again.`),
+    // runCheck does not throw; anything here is a bug, and must not stop the other runs
+    onWorkError: (run, error) => {
+      ctx.stats.lost++
+      ctx.problem(`Run ${run.runId} failed inside the agent: ${(error as Error).message}`)
+    },
+  })
+}
+
 export async function startAgent(options: AgentOptions): Promise<Agent> {
   checkAgentOptions(options)
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`))
   const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}\n`))
   const stamp = (line: string) => `${new Date().toISOString()} ${redact(line)}`
-  const info = (line: string) => log(stamp(line))
-  const problem = (line: string) => warn(stamp(line))
-
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY
-  const pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS
-  const leaseSeconds = options.leaseSeconds ?? DEFAULT_LEASE_SECONDS
-  const agentId = options.agentId ?? `${hostname()}-${process.pid}`
-  const locations = [...options.locations]
-
   const client = new ApiClient({
     baseUrl: options.apiUrl,
     apiKey: options.apiKey,
@@ -176,34 +318,19 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     retry: { retries: 2 },
     connections: Math.min(16, concurrency + 2),
   })
-
+  const forced = new AbortController()
+  const ctx: AgentContext = {
+    client,
+    agentId: options.agentId ?? `${hostname()}-${process.pid}`,
+    locations: [...options.locations],
+    leaseSeconds: options.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
+    info: (line) => log(stamp(line)),
+    problem: (line) => warn(stamp(line)),
+    stats: { claimed: 0, ran: 0, posted: 0, dropped: 0, lost: 0, skipped: 0 },
+    forced: forced.signal,
+  }
   let stopping = false
   let exitCode = 0
-  const forced = new AbortController()
-  const inFlight = new Map<string, Promise<void>>()
-  const stats = { claimed: 0, ran: 0, posted: 0, dropped: 0, lost: 0, skipped: 0 }
-
-  // The loop sleeps until its timer or the shutdown; when every slot is busy, until one frees.
-  // (A run that ends while slots are free does not trigger a claim: the next poll will.)
-  let wake: (() => void) | undefined
-  let waitingForSlot = false
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      waitingForSlot = !Number.isFinite(ms)
-      const timer = Number.isFinite(ms) ? setTimeout(done, ms) : undefined
-      function done() {
-        if (timer) clearTimeout(timer)
-        wake = undefined
-        waitingForSlot = false
-        resolve()
-      }
-      wake = done
-    })
-  const wakeUp = () => wake?.()
-  const slotFreed = () => {
-    if (waitingForSlot) wakeUp()
-  }
-
   let health: HealthServer
   try {
     health = await startHealthServer({ port: options.healthPort ?? DEFAULT_HEALTH_PORT, host: options.healthHost, ready: () => !stopping })
@@ -211,171 +338,17 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     await client.close()
     throw error
   }
+  const loop = agentLoop(ctx, concurrency, options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, () => {
+    exitCode = 1
+    stopping = true
+  })
+  loop.start()
 
-  /** Waits without keeping a forced stop waiting. */
-  const delay = (ms: number) =>
-    new Promise<void>((resolve) => {
-      if (forced.signal.aborted) return resolve()
-      const timer = setTimeout(finish, ms)
-      forced.signal.addEventListener('abort', finish, { once: true })
-      function finish() {
-        clearTimeout(timer)
-        forced.signal.removeEventListener('abort', finish)
-        resolve()
-      }
-    })
-
-  async function postResult(run: ClaimedRun, result: CheckRunResult, lease: { lost: boolean }): Promise<void> {
-    const path = `/v1/agent/runs/${encodeURIComponent(run.runId)}/result`
-    let failures = 0
-    let uncertain = false
-    for (;;) {
-      if (forced.signal.aborted) {
-        stats.lost++
-        problem(`The result of run ${run.runId} (${JSON.stringify(run.check.name)} ${run.location}) was not posted: stopped before it could be delivered; the server runs it again when its lease expires.`)
-        return
-      }
-      try {
-        await client.post(path, { result })
-        stats.posted++
-        if (failures > 0) info(`Posted the result of run ${run.runId} after ${failures + 1} attempts.`)
-        return
-      } catch (error) {
-        if (error instanceof ApiError && (error.status === 409 || error.status === 404)) {
-          stats.dropped++
-          const why = error.status === 409
-            ? lease.lost ? 'its lease was lost' : 'its lease was lost (another runner has the run)'
-            : 'the server does not know the run'
-          const note = uncertain ? '; an earlier attempt whose answer was lost may have delivered it' : ''
-          info(`Result of run ${run.runId} (${JSON.stringify(run.check.name)} ${run.location}) dropped: ${why}${note}.`)
-          return
-        }
-        const transient = error instanceof NetworkError || error instanceof ServerError || error instanceof RateLimitError
-        if (!transient) {
-          stats.lost++
-          problem(`The result of run ${run.runId} (${JSON.stringify(run.check.name)} ${run.location}) was refused: ${(error as Error).message}`)
-          return
-        }
-        if (!(error instanceof NetworkError) || error.maybeSent) uncertain = true
-        if (failures === 0 || failures % 10 === 0) {
-          problem(`Posting the result of run ${run.runId} failed (${(error as Error).message}); trying again.`)
-        }
-        await delay(backoffDelay(Math.min(failures, 8), { retries: 0, baseMs: 250, maxMs: 10_000 }) + 100)
-        failures++
-      }
-    }
-  }
-
-  async function execute(run: ClaimedRun): Promise<void> {
-    const started = performance.now()
-    const controller = new AbortController()
-    const onForced = () => controller.abort()
-    forced.signal.addEventListener('abort', onForced, { once: true })
-    const lease = { lost: false }
-    let extending = false
-    // renewed at a third of the lease, so two renewals may fail before it runs out
-    const extender = setInterval(async () => {
-      if (extending || lease.lost) return
-      extending = true
-      try {
-        await client.post(`/v1/agent/runs/${encodeURIComponent(run.runId)}/extend`, { leaseSeconds })
-      } catch (error) {
-        if (error instanceof ApiError && (error.status === 409 || error.status === 404)) {
-          lease.lost = true
-          problem(`Lost the lease of run ${run.runId} (${JSON.stringify(run.check.name)} ${run.location}): another runner has it; stopping this run.`)
-          controller.abort()
-        } else {
-          problem(`Extending the lease of run ${run.runId} failed (${(error as Error).message}); trying again.`)
-        }
-      } finally {
-        extending = false
-      }
-    }, Math.max(1000, (leaseSeconds * 1000) / 3))
-    try {
-      if (!SUPPORTED.has(run.check.checkType)) {
-        // not ours to run: the lease runs out and the server decides what to do with it
-        stats.skipped++
-        problem(`Run ${run.runId}: ${run.check.checkType} checks are not run by this agent (DNS, ICMP and API are); skipped.`)
-        return
-      }
-      const result = await runCheck(run.check, { location: run.location, signal: controller.signal, variables: run.variables })
-      stats.ran++
-      if (lease.lost) {
-        stats.dropped++
-        info(`${runLine(run, result, performance.now() - started)}: not posted, the lease was lost`)
-        return
-      }
-      info(runLine(run, result, performance.now() - started))
-      await postResult(run, result, lease)
-    } catch (error) {
-      // runCheck does not throw; anything here is a bug, and must not stop the other runs
-      stats.lost++
-      problem(`Run ${run.runId} failed inside the agent: ${(error as Error).message}`)
-    } finally {
-      clearInterval(extender)
-      forced.signal.removeEventListener('abort', onForced)
-    }
-  }
-
-  function start(run: ClaimedRun): void {
-    const task = execute(run).finally(() => {
-      inFlight.delete(run.runId)
-      slotFreed()
-    })
-    inFlight.set(run.runId, task)
-  }
-
-  async function claim(max: number): Promise<ClaimedRun[]> {
-    const response = await client.post<{ runs?: ClaimedRun[] }>('/v1/agent/claim', { agentId, locations, max, leaseSeconds })
-    const runs = response.body?.runs
-    return Array.isArray(runs) ? runs : []
-  }
-
-  async function loop(): Promise<void> {
-    let failures = 0
-    while (!stopping) {
-      const free = concurrency - inFlight.size
-      if (free <= 0) {
-        await pause(Infinity)
-        continue
-      }
-      const max = Math.min(free, MAX_CLAIM)
-      let runs: ClaimedRun[]
-      try {
-        runs = await claim(max)
-        if (failures > 0) info(`Claiming works again after ${failures} failed ${failures === 1 ? 'attempt' : 'attempts'}.`)
-        failures = 0
-      } catch (error) {
-        if (error instanceof ApiError && [400, 401, 403, 404].includes(error.status)) {
-          const hint = error.status === 404 ? ' Does this server serve the agent routes (/v1/agent/*)?' : ''
-          problem(`Claiming runs was refused: ${sentence(error.message)}${hint} Stopping.`)
-          exitCode = 1
-          stopping = true
-          break
-        }
-        if (failures === 0 || failures % 30 === 0) problem(`Claiming runs failed: ${sentence((error as Error).message)} Trying again.`)
-        failures++
-        await pause(Math.min(30_000, pollIntervalMs * 2 ** Math.min(failures - 1, 5)))
-        continue
-      }
-      // runs claimed, even while shutdown began, are leased to this agent: they are run
-      for (const run of runs) {
-        stats.claimed++
-        start(run)
-      }
-      if (stopping) break
-      // a full batch: more may be due, claim again at once (or when a slot frees)
-      if (runs.length < max) await pause(pollIntervalMs)
-    }
-  }
-
-  const looping = loop()
   let finished: Promise<number> | undefined
   const finish = (): Promise<number> => {
     finished ??= (async () => {
-      await looping
       stopping = true
-      while (inFlight.size > 0) await Promise.all([...inFlight.values()])
+      await loop.stop()
       await health.close()
       await client.close()
       return exitCode
@@ -383,28 +356,27 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     return finished
   }
   // a fatal refusal ends the loop by itself
-  const done = looping.then(() => finish())
-
-  info(`Agent ${agentId} serving ${locations.join(', ')} from ${redact(client.baseUrl)} (${concurrency} at once, lease ${leaseSeconds} s); health probes on port ${health.port}.`)
+  const done = loop.done.then(() => finish())
+  ctx.info(`Agent ${ctx.agentId} serving ${ctx.locations.join(', ')} from ${redact(client.baseUrl)} (${concurrency} at once, lease ${ctx.leaseSeconds} s); health probes on port ${health.port}.`)
 
   return {
-    agentId,
+    agentId: ctx.agentId,
     healthPort: health.port,
     ready: () => !stopping,
-    stats: () => ({ ...stats, inFlight: inFlight.size }),
+    stats: () => ({ ...ctx.stats, inFlight: loop.size }),
     stop(reason?: string) {
       if (!stopping) {
         stopping = true
-        const n = inFlight.size
-        info(`${reason ? `${reason}: ` : ''}shutting down: no more claims, readiness 503; finishing ${n} ${n === 1 ? 'run' : 'runs'} in flight.`)
-        wakeUp()
+        const n = loop.size
+        ctx.info(`${reason ? `${reason}: ` : ''}shutting down: no more claims, readiness 503; finishing ${n} ${n === 1 ? 'run' : 'runs'} in flight.`)
       }
-      return done
+      return finish()
     },
     abort() {
       stopping = true
       forced.abort()
-      wakeUp()
+      loop.abort()
+      void finish()
     },
     done,
   }

@@ -17,6 +17,22 @@
  *   given back through `release` when the source has it, else worked like the others.
  */
 
+/** The reason an item's signal aborts when another claimer took its lease. */
+export class LeaseLost extends Error {
+  constructor() {
+    super('the lease was lost: another runner has the work')
+    this.name = 'LeaseLost'
+  }
+}
+
+/** The reason an item's signal aborts when the loop stops (its grace ended, or abort()). */
+export class Stopped extends Error {
+  constructor() {
+    super('stopped')
+    this.name = 'Stopped'
+  }
+}
+
 export interface WorkSource<W> {
   /** Claims up to `max` items, each leased to this loop; an empty array when nothing is due. */
   claim(max: number): Promise<W[]>
@@ -137,7 +153,7 @@ export class RunLoop<W> {
   abort(): void {
     this.stopping = true
     this.wake()
-    for (const item of this.inFlight.values()) item.abort.abort(new Error('stopped'))
+    for (const item of this.inFlight.values()) item.abort.abort(new Stopped())
   }
 
   get size(): number {
@@ -257,7 +273,7 @@ export class RunLoop<W> {
     try {
       if (!(await extend(item))) {
         this.counts.lost++
-        entry.abort.abort(new Error('lease lost'))
+        entry.abort.abort(new LeaseLost())
       }
     } catch (error) {
       this.options.onExtendError?.(item, error)
