@@ -319,7 +319,7 @@ describe('monitors agent beside the server\'s own runner', () => {
       // its first claim is its first heartbeat: from then on the server leaves eu-west-1 to it
       await new Promise((resolve) => setTimeout(resolve, 1000))
       const created = await call('POST', '/v1/checks/dns', {
-        name: 'mixed', activated: false, locations: ['eu-west-1', 'us-east-1'],
+        name: 'mixed', activated: false, locations: ['eu-west-1', 'us-east-1'], degradedResponseTime: 5000, maxResponseTime: 5000,
         request: { query: 'mixed.agent.test', nameServer: dns.address, port: dns.port },
       })
       expect(created.status, created.text).toBe(201)
@@ -353,7 +353,7 @@ describe('monitors agent against a server that fails', () => {
       dns.set('flaky.agent.test', 'A', { records: [{ type: 'A', data: '192.0.2.40' }] })
       const locations = ['us-west-1', 'us-west-2', 'ca-central-1', 'me-south-1', 'af-south-1', 'ap-east-1']
       const created = await call('POST', '/v1/checks/dns', {
-        name: 'flaky server', activated: false, locations,
+        name: 'flaky server', activated: false, locations, degradedResponseTime: 5000, maxResponseTime: 5000,
         request: { query: 'flaky.agent.test', nameServer: dns.address, port: dns.port },
       })
       expect(created.status, created.text).toBe(201)
