@@ -1,0 +1,166 @@
+/**
+ * The check types this service runs and reports, in ONE table: everything the service side
+ * knows of a type besides its request schema (src/schema/<type>) and its prober
+ * (src/runner/probers.ts). Every other list of check types is derived from it; a type missing
+ * here does not compile (`satisfies Record<ServiceCheckType, …>`), and
+ * test/architecture.test.ts fails when a set of check type names is written anywhere else.
+ *
+ * The spec's whole vocabulary of types (nine, also those not served yet) is `CHECK_TYPES` in
+ * enums.ts: it is what a query parameter `checkType` accepts.
+ */
+
+/** A measured value of each run (a base metric; its suffixed forms are `<name>_<aggregation>`). */
+export interface MeasuredMetric {
+  name: string
+  unit: 'milliseconds' | 'percentage' | 'count'
+  label: string
+}
+
+/** What a result gives the analytics of its type: the runner's fields, as stored. */
+export interface ResultFigures {
+  responseTime: number | null
+  details: Record<string, unknown>
+}
+
+export interface CheckTypeEntry {
+  /** The path segment of its routes: POST /v1/checks/<route>, PUT /v1/checks/<route>/{id}. */
+  route: string
+  /** GET /v1/analytics/<analyticsRoute>/{id}. */
+  analyticsRoute: string
+  /** Its measured metrics, in the order of the reference. */
+  metrics: readonly MeasuredMetric[]
+  /** The measured values of one result, by metric name (a value that is not a finite number is left out). */
+  values(result: ResultFigures): Record<string, number>
+  /** The metric dashboards and `monitors status` show as its response time (none: null). */
+  timeMetric: string | null
+  /**
+   * How it runs: `probe` — from locations, by a prober (src/runner/probers.ts) on the server's
+   * runner, on agents and in `monitors test`, triggered by sessions; `pings` — it waits for
+   * pings (heartbeat): never run, never triggered.
+   */
+  runs: 'probe' | 'pings'
+  /** The values of analytics' `filterByStatus`. */
+  statusFilters: readonly string[]
+  /** The values of analytics' `groupBy` (none: it is not grouped). */
+  groupBy: readonly ('runLocation' | 'statusCode')[]
+  /** Whether `sslDaysRemaining` of its status can be other than null (it may talk TLS). */
+  certificates: boolean
+}
+
+const finite = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value)
+const round3 = (value: number): number => Math.round(value * 1000) / 1000
+
+const RUN_STATUSES = ['success', 'failure'] as const
+const HEARTBEAT_STATES = ['FAILING', 'EARLY', 'RECEIVED', 'GRACE', 'LATE'] as const
+
+const API = {
+  route: 'api',
+  analyticsRoute: 'api-checks',
+  metrics: [
+    { name: 'responseTime', unit: 'milliseconds', label: 'Response time' },
+    { name: 'wait', unit: 'milliseconds', label: 'Wait (TLS handshake and sending the request)' },
+    { name: 'dns', unit: 'milliseconds', label: 'DNS lookup' },
+    { name: 'tcp', unit: 'milliseconds', label: 'TCP connect' },
+    { name: 'firstByte', unit: 'milliseconds', label: 'Time to first byte' },
+    { name: 'download', unit: 'milliseconds', label: 'Download' },
+  ],
+  values: ({ responseTime, details }) => {
+    const values: Record<string, number> = {}
+    if (finite(responseTime)) values.responseTime = responseTime
+    const t = (details.timings ?? null) as Record<string, unknown> | null
+    if (t) {
+      for (const name of ['dns', 'tcp', 'firstByte', 'download'] as const) if (finite(t[name])) values[name] = t[name]
+      // wait: what the response time holds besides the other phases (TLS handshake, sending the request, redirects)
+      if (finite(t.total) && finite(t.dns) && finite(t.tcp) && finite(t.firstByte) && finite(t.download)) {
+        values.wait = Math.max(0, round3(t.total - t.dns - t.tcp - t.firstByte - t.download))
+      }
+    }
+    return values
+  },
+  timeMetric: 'responseTime',
+  runs: 'probe',
+  statusFilters: RUN_STATUSES,
+  groupBy: ['runLocation', 'statusCode'],
+  certificates: true,
+} as const satisfies CheckTypeEntry
+
+const DNS = {
+  route: 'dns',
+  analyticsRoute: 'dns',
+  metrics: [{ name: 'total', unit: 'milliseconds', label: 'DNS query time' }],
+  values: ({ responseTime }): Record<string, number> => (finite(responseTime) ? { total: responseTime } : {}),
+  timeMetric: 'total',
+  runs: 'probe',
+  statusFilters: RUN_STATUSES,
+  groupBy: ['runLocation'],
+  certificates: false,
+} as const satisfies CheckTypeEntry
+
+const ICMP = {
+  route: 'icmp',
+  analyticsRoute: 'icmp',
+  metrics: [
+    { name: 'packetLoss', unit: 'percentage', label: 'Packet loss' },
+    { name: 'latencyMin', unit: 'milliseconds', label: 'Latency (min)' },
+    { name: 'latencyMax', unit: 'milliseconds', label: 'Latency (max)' },
+    { name: 'latencyAvg', unit: 'milliseconds', label: 'Latency (avg)' },
+    { name: 'latencyStdDev', unit: 'milliseconds', label: 'Latency (standard deviation)' },
+  ],
+  values: ({ details }) => {
+    const values: Record<string, number> = {}
+    if (finite(details.packetLoss)) values.packetLoss = details.packetLoss
+    const latency = (details.latency ?? null) as Record<string, unknown> | null
+    if (latency) {
+      if (finite(latency.min)) values.latencyMin = latency.min
+      if (finite(latency.max)) values.latencyMax = latency.max
+      if (finite(latency.avg)) values.latencyAvg = latency.avg
+      if (finite(latency.stddev)) values.latencyStdDev = latency.stddev
+    }
+    return values
+  },
+  timeMetric: 'latencyAvg',
+  runs: 'probe',
+  statusFilters: RUN_STATUSES,
+  groupBy: ['runLocation'],
+  certificates: false,
+} as const satisfies CheckTypeEntry
+
+const HEARTBEAT = {
+  route: 'heartbeat',
+  analyticsRoute: 'heartbeat-checks',
+  metrics: [],
+  values: () => ({}),
+  timeMetric: null,
+  runs: 'pings',
+  statusFilters: HEARTBEAT_STATES,
+  groupBy: [],
+  certificates: false,
+} as const satisfies CheckTypeEntry
+
+/** The table: one entry per check type this service serves, in the order lists show them. */
+export const CHECK_TYPE_TABLE = { DNS, ICMP, API, HEARTBEAT } satisfies Record<string, CheckTypeEntry>
+
+/** A check type this service serves. */
+export type ServiceCheckType = keyof typeof CHECK_TYPE_TABLE
+/** A check type that runs from locations (through a prober). */
+export type RunnableCheckType = { [K in ServiceCheckType]: (typeof CHECK_TYPE_TABLE)[K]['runs'] extends 'probe' ? K : never }[ServiceCheckType]
+
+export const SERVICE_CHECK_TYPES = Object.keys(CHECK_TYPE_TABLE) as ServiceCheckType[]
+export const RUNNABLE_CHECK_TYPES = SERVICE_CHECK_TYPES.filter((t): t is RunnableCheckType => CHECK_TYPE_TABLE[t].runs === 'probe')
+
+const RUNNABLE = new Set<string>(RUNNABLE_CHECK_TYPES)
+const SERVED = new Set<string>(SERVICE_CHECK_TYPES)
+
+export function isServiceCheckType(type: unknown): type is ServiceCheckType {
+  return typeof type === 'string' && SERVED.has(type)
+}
+
+/** Whether checks of this type run from locations (the scheduler, agents, sessions, `monitors test`). */
+export function isRunnableCheckType(type: unknown): type is RunnableCheckType {
+  return typeof type === 'string' && RUNNABLE.has(type)
+}
+
+/** The entry of a type, or undefined for a type this service does not serve. */
+export function checkTypeEntry(type: string): CheckTypeEntry | undefined {
+  return isServiceCheckType(type) ? CHECK_TYPE_TABLE[type] : undefined
+}
