@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { CHECK_TYPES } from './enums.js'
+import { CHECK_TYPE_TABLE, SERVICE_CHECK_TYPES, type MeasuredMetric, type ServiceCheckType } from './check-types.js'
 
 /*
  * Analytics of the Monitoring API: the metric names of each check type (the spec's list for
@@ -7,42 +8,17 @@ import { CHECK_TYPES } from './enums.js'
  * the query of GET /v1/analytics/<type>/{id}. README "Analytics" says how each is computed.
  */
 
-/** The check types with analytics, and the path segment of their route. */
-export const ANALYTICS_ROUTES = { API: 'api-checks', DNS: 'dns', ICMP: 'icmp', HEARTBEAT: 'heartbeat-checks' } as const
-export type AnalyticsCheckType = keyof typeof ANALYTICS_ROUTES
+/** The check types with analytics (every type the service serves: check-types.ts), and the path segment of their route. */
+export const ANALYTICS_ROUTES = Object.fromEntries(SERVICE_CHECK_TYPES.map((t) => [t, CHECK_TYPE_TABLE[t].analyticsRoute])) as { [K in ServiceCheckType]: (typeof CHECK_TYPE_TABLE)[K]['analyticsRoute'] }
+export type AnalyticsCheckType = ServiceCheckType
 
 export const AGGREGATIONS = ['avg', 'max', 'median', 'min', 'p50', 'p90', 'p95', 'p99', 'stddev', 'sum'] as const
 export type Aggregation = (typeof AGGREGATIONS)[number]
 
-export type MetricUnit = 'milliseconds' | 'percentage' | 'count'
+export type MetricUnit = MeasuredMetric['unit']
 
-/** A measured value of each run (a base metric with suffixed forms). */
-interface MeasuredMetric {
-  name: string
-  unit: MetricUnit
-  label: string
-}
-
-/** Measured metrics of each type, in the order of the reference. */
-export const MEASURED_METRICS: Record<AnalyticsCheckType, readonly MeasuredMetric[]> = {
-  API: [
-    { name: 'responseTime', unit: 'milliseconds', label: 'Response time' },
-    { name: 'wait', unit: 'milliseconds', label: 'Wait (TLS handshake and sending the request)' },
-    { name: 'dns', unit: 'milliseconds', label: 'DNS lookup' },
-    { name: 'tcp', unit: 'milliseconds', label: 'TCP connect' },
-    { name: 'firstByte', unit: 'milliseconds', label: 'Time to first byte' },
-    { name: 'download', unit: 'milliseconds', label: 'Download' },
-  ],
-  DNS: [{ name: 'total', unit: 'milliseconds', label: 'DNS query time' }],
-  ICMP: [
-    { name: 'packetLoss', unit: 'percentage', label: 'Packet loss' },
-    { name: 'latencyMin', unit: 'milliseconds', label: 'Latency (min)' },
-    { name: 'latencyMax', unit: 'milliseconds', label: 'Latency (max)' },
-    { name: 'latencyAvg', unit: 'milliseconds', label: 'Latency (avg)' },
-    { name: 'latencyStdDev', unit: 'milliseconds', label: 'Latency (standard deviation)' },
-  ],
-  HEARTBEAT: [],
-}
+/** Measured metrics of each type, in the order of the reference (check-types.ts). */
+export const MEASURED_METRICS: Record<AnalyticsCheckType, readonly MeasuredMetric[]> = Object.fromEntries(SERVICE_CHECK_TYPES.map((t) => [t, CHECK_TYPE_TABLE[t].metrics as readonly MeasuredMetric[]])) as Record<AnalyticsCheckType, readonly MeasuredMetric[]>
 
 /** What a requested metric is: a measured metric with its aggregation, availability or retries. */
 export type MetricSpec =
@@ -79,8 +55,6 @@ export const metricsQuerySchema = z.object({ checkType: z.enum(CHECK_TYPES) })
 export const QUICK_RANGES = ['last24Hours', 'last7Days', 'last30Days', 'thisWeek', 'thisMonth', 'lastWeek', 'lastMonth'] as const
 export type QuickRange = (typeof QUICK_RANGES)[number]
 
-export const API_STATUS_FILTERS = ['success', 'failure'] as const
-export const HEARTBEAT_STATUS_FILTERS = ['FAILING', 'EARLY', 'RECEIVED', 'GRACE', 'LATE'] as const
 
 /** A comma-separated list (or a repeated parameter): its items, trimmed, without empties. */
 const list = (value: unknown): unknown => {
@@ -113,8 +87,9 @@ export function analyticsQuerySchema(type: AnalyticsCheckType) {
   const allowed = bases.length > 0
     ? `${bases.join(', ')}, availability or retries, or one of ${bases.join(', ')} with a suffix ${AGGREGATIONS.map((a) => `_${a}`).join(', ')}`
     : 'availability or retries'
-  const statuses = type === 'HEARTBEAT' ? HEARTBEAT_STATUS_FILTERS : API_STATUS_FILTERS
-  const groups = type === 'API' ? (['runLocation', 'statusCode'] as const) : (['runLocation'] as const)
+  const entry = CHECK_TYPE_TABLE[type]
+  const statuses = entry.statusFilters as readonly [string, ...string[]]
+  const groups = entry.groupBy as readonly ['runLocation' | 'statusCode', ...Array<'runLocation' | 'statusCode'>]
   return z.object({
     from: time.optional(),
     to: time.optional(),
@@ -128,9 +103,9 @@ export function analyticsQuerySchema(type: AnalyticsCheckType) {
       return n
     }).optional(),
     filterByStatus: z.preprocess(list, z.array(z.enum(statuses)).min(1)).optional(),
-    groupBy: type === 'HEARTBEAT'
+    groupBy: groups.length === 0
       ? z.unknown().superRefine((value, ctx) => {
-        if (value !== undefined) ctx.addIssue({ code: 'custom', message: 'heartbeat analytics are not grouped: leave groupBy out' })
+        if (value !== undefined) ctx.addIssue({ code: 'custom', message: `${type.toLowerCase()} analytics are not grouped: leave groupBy out` })
       }).transform(() => undefined).optional()
       : z.enum(groups).optional(),
     metrics: z.preprocess((v) => list(v) ?? [], z.array(z.string()).superRefine((items, ctx) => {

@@ -23,6 +23,8 @@ export interface ResultFigures {
 }
 
 export interface CheckTypeEntry {
+  /** How messages name a check of this type (`API check not found`). */
+  label: string
   /** The path segment of its routes: POST /v1/checks/<route>, PUT /v1/checks/<route>/{id}. */
   route: string
   /** GET /v1/analytics/<analyticsRoute>/{id}. */
@@ -54,6 +56,7 @@ const RUN_STATUSES = ['success', 'failure'] as const
 const HEARTBEAT_STATES = ['FAILING', 'EARLY', 'RECEIVED', 'GRACE', 'LATE'] as const
 
 const API = {
+  label: 'API check',
   route: 'api',
   analyticsRoute: 'api-checks',
   metrics: [
@@ -85,6 +88,7 @@ const API = {
 } as const satisfies CheckTypeEntry
 
 const DNS = {
+  label: 'DNS check',
   route: 'dns',
   analyticsRoute: 'dns',
   metrics: [{ name: 'total', unit: 'milliseconds', label: 'DNS query time' }],
@@ -97,6 +101,7 @@ const DNS = {
 } as const satisfies CheckTypeEntry
 
 const ICMP = {
+  label: 'ICMP check',
   route: 'icmp',
   analyticsRoute: 'icmp',
   metrics: [
@@ -126,6 +131,7 @@ const ICMP = {
 } as const satisfies CheckTypeEntry
 
 const HEARTBEAT = {
+  label: 'Heartbeat check',
   route: 'heartbeat',
   analyticsRoute: 'heartbeat-checks',
   metrics: [],

@@ -12,7 +12,7 @@
  */
 import type { RunResult } from '../../runner/types.js'
 import {
-  metricSpecs, type AnalyticsCheckType, type AnalyticsQuery, type MetricSpec, type QuickRange,
+  checkTypeEntry, metricSpecs, type AnalyticsCheckType, type AnalyticsQuery, type MetricSpec, type QuickRange,
 } from '../../schema/index.js'
 import type { AnalyticsRollupRow, AnalyticsSample, MetricTotals, Repositories } from '../store/index.js'
 
@@ -26,33 +26,10 @@ type SampledResult = RunResult & { attempts?: unknown[]; heartbeatState?: string
 const finite = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value)
 const round3 = (value: number): number => Math.round(value * 1000) / 1000
 
-/** The measured values of a result, by the metric names of its check type. */
+/** The measured values of a result, by the metric names of its check type (check-types.ts). */
 function valuesOf(type: string, result: SampledResult): Record<string, number> {
-  const values: Record<string, number> = {}
-  const details = (result.details ?? {}) as unknown as Record<string, unknown>
-  if (type === 'API') {
-    if (finite(result.responseTime)) values.responseTime = result.responseTime
-    const t = (details.timings ?? null) as Record<string, unknown> | null
-    if (t) {
-      for (const name of ['dns', 'tcp', 'firstByte', 'download'] as const) if (finite(t[name])) values[name] = t[name]
-      // wait: what the response time holds besides the other phases (TLS handshake, sending the request, redirects)
-      if (finite(t.total) && finite(t.dns) && finite(t.tcp) && finite(t.firstByte) && finite(t.download)) {
-        values.wait = Math.max(0, round3(t.total - t.dns - t.tcp - t.firstByte - t.download))
-      }
-    }
-  } else if (type === 'DNS') {
-    if (finite(result.responseTime)) values.total = result.responseTime
-  } else if (type === 'ICMP') {
-    if (finite(details.packetLoss)) values.packetLoss = details.packetLoss
-    const latency = (details.latency ?? null) as Record<string, unknown> | null
-    if (latency) {
-      if (finite(latency.min)) values.latencyMin = latency.min
-      if (finite(latency.max)) values.latencyMax = latency.max
-      if (finite(latency.avg)) values.latencyAvg = latency.avg
-      if (finite(latency.stddev)) values.latencyStdDev = latency.stddev
-    }
-  }
-  return values
+  const entry = checkTypeEntry(type)
+  return entry ? entry.values({ responseTime: result.responseTime, details: (result.details ?? {}) as unknown as Record<string, unknown> }) : {}
 }
 
 /** One FINAL result as a sample of its check's analytics. */
@@ -60,10 +37,12 @@ export function analyticsSample(checkType: string, result: SampledResult): Analy
   const at = Date.parse(result.startedAt)
   if (!Number.isFinite(at)) return undefined
   const failed = result.hasFailures || result.hasErrors
-  const status = checkType === 'HEARTBEAT' ? (result.heartbeatState ?? (failed ? 'FAILING' : 'RECEIVED')) : failed ? 'failure' : 'success'
+  const entry = checkTypeEntry(checkType)
+  // a heartbeat check's statuses are its events' states; a run's, success or failure
+  const status = entry?.runs === 'pings' ? (result.heartbeatState ?? (failed ? 'FAILING' : 'RECEIVED')) : failed ? 'failure' : 'success'
   const retries = Array.isArray(result.attempts) ? result.attempts.length : Math.max(0, (finite(result.attempt) ? result.attempt : 1) - 1)
   const details = (result.details ?? {}) as unknown as Record<string, unknown>
-  const statusCode = checkType === 'API' && finite(details.statusCode) ? details.statusCode : null
+  const statusCode = entry?.groupBy.includes('statusCode') && finite(details.statusCode) ? details.statusCode : null
   return { at, runLocation: String(result.runLocation ?? 'unknown'), statusCode, status, retries, values: valuesOf(checkType, result) }
 }
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import {
-  ANALYTICS_ROUTES, analyticsQuerySchema, metricNames, metricsQuerySchema, type AnalyticsCheckType,
+  ANALYTICS_ROUTES, CHECK_TYPE_TABLE, analyticsQuerySchema, metricNames, metricsQuerySchema, type AnalyticsCheckType,
 } from '../../schema/index.js'
 import { HttpError, notFound, parseOr400 } from '../errors.js'
 import { analyticsAnswer, analyticsWindow } from '../results/analytics.js'
@@ -14,8 +14,6 @@ import { contentRange, sendJson } from './util.js'
  * GET /v1/analytics/metrics?checkType= listing a type's metric names. README "Analytics".
  */
 
-const TYPE_NAMES: Record<AnalyticsCheckType, string> = { API: 'API check', DNS: 'DNS check', ICMP: 'ICMP check', HEARTBEAT: 'Heartbeat check' }
-
 export function analyticsRoutes(app: FastifyInstance, store: Store, services: RunServices): void {
   app.get('/v1/analytics/metrics', async (request) => {
     const { checkType } = parseOr400(metricsQuerySchema, request.query, 'query')
@@ -27,7 +25,7 @@ export function analyticsRoutes(app: FastifyInstance, store: Store, services: Ru
     app.get<{ Params: { id: string } }>(`/v1/analytics/${segment}/:id`, async (request, reply) => {
       const query = parseOr400(schema, request.query, 'query')
       const check = await store.checks.get(request.accountId, request.params.id)
-      if (!check || check.checkType !== type) throw notFound(TYPE_NAMES[type])
+      if (!check || check.checkType !== type) throw notFound(CHECK_TYPE_TABLE[type].label)
       const window = analyticsWindow(query, services.now())
       if ('error' in window) throw new HttpError(400, `Query ${window.error}`, { source: 'query', keys: ['from', 'to'], issues: [{ path: 'from', message: window.error }] })
       const answer = await analyticsAnswer(store, request.accountId, check.id, type, query, window)
