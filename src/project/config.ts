@@ -102,7 +102,7 @@ export function findConfigFile(cwd: string, explicit?: string): { file: string }
   return {
     problem: {
       file: '',
-      message: `no monitoring.config.ts found in ${path.resolve(cwd)} or any parent directory; create one (export default defineConfig({ projectName: '...' })) or pass --config <file>`,
+      message: `no monitoring.config.ts found in ${path.resolve(cwd)} or any parent directory: run "npx monitors init" to create one (with an example check file and a tsconfig.json), or pass --config <file>`,
     },
   }
 }
