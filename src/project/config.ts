@@ -1,10 +1,11 @@
 import { existsSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { z } from 'zod'
-import { dnsCheckSchema } from '../schema/check.js'
+import { dnsCheckSchema, runFrequencySchema } from '../schema/check.js'
 import { crossField } from '../schema/cross-field.js'
 import { validate } from '../schema/issues.js'
-import { frequencyOffsetProblem, subMinuteFrequencyProblem } from '../schema/rules.js'
+import { frequencyOffsetProblem } from '../schema/rules.js'
+import { RUN_FREQUENCIES } from '../schema/enums.js'
 import type { CheckDefaults, ProjectConfig } from '../../constructs/index.js'
 import type { Problem } from './errors.js'
 
@@ -31,7 +32,8 @@ export const DEFAULTABLE_CHECK_FIELDS = [
   'retryStrategy', 'runParallel', 'frequency', 'frequencyOffset', 'alertChannels',
 ] as const satisfies readonly (keyof CheckDefaults)[]
 
-const checkShape = dnsCheckSchema.in.shape
+// a default frequency is never sub-minute (nor 0 for the API checks it also applies to)
+const checkShape = { ...dnsCheckSchema.in.shape, frequency: runFrequencySchema(false) }
 
 const defaultsSchema = z
   .strictObject(
@@ -41,12 +43,8 @@ const defaultsSchema = z
   )
   .check(
     crossField((v, add) => {
-      const subMinute = subMinuteFrequencyProblem(v.frequency)
-      if (subMinute) {
-        add({ path: ['frequency'], message: subMinute, input: 0 })
-        return
-      }
-      if (v.frequency !== undefined) {
+      // a frequency the field refuses (0 among them, see runFrequencySchema) is reported once, by the field
+      if (v.frequency !== undefined && (RUN_FREQUENCIES as readonly unknown[]).includes(v.frequency)) {
         const problem = frequencyOffsetProblem(v.frequency, v.frequencyOffset)
         if (problem) add({ path: ['frequencyOffset'], message: problem, input: v.frequencyOffset })
       }

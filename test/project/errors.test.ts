@@ -40,8 +40,8 @@ describe('problems are reported as file › construct › field: message', () =>
       'shop.check.ts › DnsCheck "types" › activated: must be a boolean (got string)',
       expect.stringMatching(/^shop\.check\.ts › DnsCheck "types" › locations\.0: must be one of us-east-1, .*\(got "mars-1"\)$/),
       'shop.check.ts › DnsCheck "no-props" › props must be an object (got undefined): new DnsCheck("no-props", { ... })',
-      'shop.check.ts › IcmpCheck "zero" › request.pingCount: must be at most 50 (got 99)',
       'shop.check.ts › IcmpCheck "zero" › frequency: must not be 0: sub-minute frequencies are only for API and TCP checks (allowed: 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440)',
+      'shop.check.ts › IcmpCheck "zero" › request.pingCount: must be at most 50 (got 99)',
       'shop.check.ts › IcmpCheck "slow" › frequencyOffset: must be 1-2 when frequency is 120 (got 3)',
       'shop.check.ts › EnvVar "SECRET_THING" › value: must be a string (got number)',
       'shop.check.ts › EnvVar "SECRET_THING" › secret: must be a boolean (got string)',
@@ -51,6 +51,22 @@ describe('problems are reported as file › construct › field: message', () =>
       'shop.check.ts › MaintenanceWindow "mw" › repeatUnit: is required when repeatInterval is set (DAY, WEEK or MONTH)',
       'shop.check.ts › DnsCheck "opts" › aliases: must be an array of logical ids (got string)',
       'shop.check.ts › DnsCheck "opts" › protect: must be a boolean (got string)',
+    ])
+  })
+
+  it('lists only the frequencies a DNS or ICMP check allows (no 0), and 0 for an API check', async () => {
+    const dir = tempProject({
+      'monitoring.config.ts': `export default { projectName: 'p' }\n`,
+      'a.check.ts': `// @ts-nocheck\nimport { ApiCheck, DnsCheck, IcmpCheck } from 'monitors-as-code'
+new DnsCheck('three', { name: 'D', request: { query: 'a.example.com' }, frequency: 3 })
+new IcmpCheck('seven', { name: 'I', request: { hostname: 'a.example.com' }, frequency: 7 })
+new ApiCheck('four', { name: 'A', request: { method: 'GET', url: 'https://a.example.com' }, frequency: 4 })
+`,
+    })
+    expect(await failingLines({ cwd: dir })).toEqual([
+      'a.check.ts › DnsCheck "three" › frequency: must be one of 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440 (got 3)',
+      'a.check.ts › IcmpCheck "seven" › frequency: must be one of 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440 (got 7)',
+      'a.check.ts › ApiCheck "four" › frequency: must be one of 0, 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440 (got 4)',
     ])
   })
 
@@ -171,9 +187,9 @@ describe('config problems', () => {
     const allowed = 'activated, muted, doubleCheck, shouldFail, locations, tags, alertSettings, useGlobalAlertSettings, groupId, groupOrder, runtimeId, alertChannelSubscriptions, retryStrategy, runParallel, frequency, frequencyOffset, alertChannels'
     expect(lines).toEqual([
       expect.stringMatching(/^monitoring\.config\.ts › defaults\.locations\.0: must be one of .*\(got "eu-west-9"\)$/),
+      'monitoring.config.ts › defaults.frequency: must not be 0: sub-minute frequencies are only for API and TCP checks',
       `monitoring.config.ts › defaults.frequncy: is not a check default (allowed: ${allowed})`,
       `monitoring.config.ts › defaults.name: is not a check default (allowed: ${allowed})`,
-      'monitoring.config.ts › defaults.frequency: must not be 0: sub-minute frequencies are only for API and TCP checks',
       "monitoring.config.ts › api.baseUrl: must be an http(s) URL, e.g. https://api.example.com, or 'local' for the embedded local server",
       'monitoring.config.ts › checkMach: is not a config setting (allowed: projectName, checkMatch, ignore, defaults, api)',
     ])
