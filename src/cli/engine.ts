@@ -38,14 +38,37 @@ function usageError(message: string): Error {
   return new UserError(message)
 }
 
-/** A yargs coerce that refuses a number flag outside `allowed` (yargs turns `abc` into NaN). */
-function checkNumber(flag: string, allowed: string, ok: (n: number) => boolean) {
+/** The arguments of this run, as given: a refused number flag names the text it was given. */
+let rawArgv: readonly string[] = []
+export function rememberArgv(argv: readonly string[]): void {
+  rawArgv = argv
+}
+
+/** The text given to `flag` (`--port abc` or `--port=abc`, the last one), undefined when none. */
+function givenText(flag: string): string | undefined {
+  let found: string | undefined
+  for (let i = 0; i < rawArgv.length; i++) {
+    const arg = rawArgv[i]
+    if (arg === '--') break
+    if (arg === flag) found = rawArgv[i + 1]
+    else if (arg.startsWith(`${flag}=`)) found = arg.slice(flag.length + 1)
+  }
+  return found
+}
+
+/**
+ * A yargs coerce that refuses a number flag outside `allowed`, naming what was given: yargs
+ * turns `--port abc` into NaN, which a user never typed.
+ */
+export function checkNumber(flag: string, allowed: string, ok: (n: number) => boolean) {
   return (value: unknown): number => {
     const values = Array.isArray(value) ? value : [value]
     if (values.length !== 1) throw usageError(`${flag} is given ${values.length} times: pass it once, as ${allowed}.`)
     const n = values[0] as number
     if (typeof n !== 'number' || !Number.isFinite(n) || !ok(n)) {
-      throw usageError(`${flag} must be ${allowed} (got ${typeof n === 'number' && !Number.isNaN(n) ? n : 'something that is not a number'}).`)
+      const text = givenText(flag)
+      const got = typeof n === 'number' && Number.isFinite(n) ? String(n) : text !== undefined ? JSON.stringify(text) : 'something that is not a number'
+      throw usageError(`${flag} must be ${allowed} (got ${got}).`)
     }
     return n
   }

@@ -248,7 +248,7 @@ describe('monitors test', () => {
     for (let i = 1; i < serial.length; i += 1) expect(serial[i][0]).toBeGreaterThanOrEqual(serial[i - 1][1])
     const refused = await monitors(dir, ['test', '--concurrency', '0'])
     expect(refused.code).toBe(1)
-    expect(refused.stderr).toContain('Error: --concurrency must be a whole number of at least 1, not 0.')
+    expect(refused.stderr).toContain('--concurrency must be a whole number of at least 1 (got 0).')
   })
 
   it('a heartbeat check has a NOT RUN row saying why, and does not fail the test', async () => {

@@ -6,7 +6,7 @@ import { CHECK_KINDS } from '../../resources/registry.js'
 import { matchTargets } from '../../plan/select.js'
 import { LOCATIONS } from '../../schema/enums.js'
 import { DEFAULT_LOCATION, runCheck, type CheckRunResult, type IcmpDetails, type RunnableCheck } from '../../runner/index.js'
-import { data, err, loadOrReport, out, setStdoutFormat, useColor } from '../engine.js'
+import { checkNumber, data, err, loadOrReport, out, setStdoutFormat, useColor } from '../engine.js'
 import { UserError } from '../../errors.js'
 
 interface TestArgs {
@@ -213,14 +213,11 @@ export const testCommand = {
       })
       .option('location', { type: 'string', describe: "Location each run is labelled with (default: the check's first location, or local). Runs always go out from this machine" })
       .option('retries', { type: 'boolean', default: false, describe: "Retry a failed run as the check's retryStrategy (or doubleCheck) says, waiting its backoff; off by default for fast feedback" })
-      .option('concurrency', { type: 'number', default: 8, describe: 'Checks running at once' }),
+      .option('concurrency', { type: 'number', default: 8, requiresArg: true, coerce: checkNumber('--concurrency', 'a whole number of at least 1', (n) => Number.isInteger(n) && n >= 1), describe: 'Checks running at once' }),
   handler: async (args: ArgumentsCamelCase<TestArgs>): Promise<number> => {
     setStdoutFormat(args.format)
     if (args.location !== undefined && !LOCATION_NAMES.includes(args.location)) {
       throw new TestRefusal(`--location "${args.location}" is not a location. Write one of ${LOCATION_NAMES.join(', ')}.`)
-    }
-    if (args.concurrency !== undefined && !(Number.isInteger(args.concurrency) && args.concurrency >= 1)) {
-      throw new TestRefusal(`--concurrency must be a whole number of at least 1, not ${String(args.concurrency)}.`)
     }
     const project = await loadOrReport({ config: args.config })
     if (!project) return 1
