@@ -104,6 +104,20 @@ describe('import failures', () => {
     expect(lines[1]).toBe('b.check.ts › DnsCheck "b" › request.query: must be at least 1 character long')
   })
 
+  it('names a misspelt construct import and the nearest export, not the transpiler\'s internals', async () => {
+    const dir = tempProject({
+      'monitoring.config.ts': `export default { projectName: 'p' }\n`,
+      'a.check.ts': `// @ts-nocheck\nimport {\n  DnsCheck,\n  DnsChek,\n} from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com' } })\nnew DnsChek('b', { name: 'B', request: { query: 'b.example.com' } })\n`,
+      'b.check.ts': `// @ts-nocheck\nimport { StatusPageServce as Service } from "monitors-as-code"\nconst s = new Service('svc', { name: 'S' })\n`,
+    })
+    const lines = await failingLines({ cwd: dir })
+    expect(lines).toEqual([
+      'a.check.ts:4 › imports DnsChek from "monitors-as-code", which exports no such name (did you mean DnsCheck?); its constructs are DnsCheck, IcmpCheck, ApiCheck, HeartbeatCheck, EnvVar, StatusPageService, StatusPage, MaintenanceWindow',
+      'b.check.ts:2 › imports StatusPageServce from "monitors-as-code", which exports no such name (did you mean StatusPageService?); its constructs are DnsCheck, IcmpCheck, ApiCheck, HeartbeatCheck, EnvVar, StatusPageService, StatusPage, MaintenanceWindow',
+    ])
+    expect(lines.join('\n')).not.toMatch(/_monitorsascode|is not a constructor/)
+  })
+
   it('reports a throw with the line of the throw, a missing module with the import line', async () => {
     const lines = await failingLines({ cwd: fixture('throws') })
     expect(lines).toEqual([
