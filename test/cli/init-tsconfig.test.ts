@@ -83,6 +83,22 @@ describe('monitors init for a team repository', () => {
     }, 120_000)
   }
 
+  it('names the next steps by what the folder lacks, never the npm registry package that does not exist', async () => {
+    const team = teamRepo()
+    const linked = await monitors(team, ['init', '.'])
+    expect(linked.code, linked.output).toBe(0)
+    const next = linked.stderr.slice(linked.stderr.indexOf('Next:'))
+    expect(next).toContain('npm install --save-dev typescript   (for tsc --noEmit; not installed here yet)')
+    expect(next).not.toContain('monitors-as-code')
+
+    const bare = mkdtempSync(join(tmpdir(), 'monitors-bare-'))
+    const fresh = await monitors(bare, ['init', '.'])
+    expect(fresh.code, fresh.output).toBe(0)
+    const version = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')).version
+    expect(fresh.stderr).toContain(`npm install --save-dev ./vendor/monitors-as-code-${version}.tgz typescript @types/node   (monitors-as-code is not installed here`)
+    expect(fresh.stderr).not.toMatch(/npm install --save-dev monitors-as-code\b/)
+  })
+
   it('never overwrites an existing tsconfig.json or .gitignore, and says what it skipped', async () => {
     const dir = teamRepo()
     writeFileSync(join(dir, 'tsconfig.json'), '{ "compilerOptions": { "strict": false } }\n')
