@@ -25,6 +25,7 @@ export function engineOptions<T>(yargs: Argv<T>) {
     .option('local', { type: 'boolean', describe: "Use the embedded local server on purpose (.monitors/local.db); required in CI, where a missing URL is refused (config: api.baseUrl: 'local')" })
     .option('api-key', { type: 'string', describe: 'API key (env MONITORING_API_KEY); never printed' })
     .option('account-id', { type: 'string', describe: 'Account id, sent as x-service-account (env MONITORING_ACCOUNT_ID)' })
+    .option('target-id', { type: 'string', describe: "The target's identity in the lock file (env MONITORING_TARGET_ID, config api.targetId; default: the base URL): one name for the servers of one service" })
     .option('lock', { type: 'string', describe: `Lock file (default: monitoring.lock.json beside the config; .monitors/local.lock.json for the embedded server)` })
     .option('timeout', { type: 'number', default: 30, requiresArg: true, coerce: checkNumber('--timeout', 'a number of seconds above 0 and at most 3600, e.g. 30', (n) => n > 0 && n <= 3600), describe: 'Seconds to wait for each API answer' })
     .option('retries', { type: 'number', default: 4, requiresArg: true, coerce: checkNumber('--retries', 'a whole number from 0 to 20', (n) => Number.isInteger(n) && n >= 0 && n <= 20), describe: 'Times a request is sent again after a 5xx, a timeout or a lost connection (backoff with jitter)' })
@@ -212,6 +213,8 @@ export function workingLock(session: Session): LockFile {
   const { target } = session.open
   const lock = session.lock ? structuredClone(session.lock) : emptyLock({ id: target.id, baseUrl: target.baseUrl, ...(target.accountId ? { accountId: target.accountId } : {}) })
   if (!lock.target.accountId && target.accountId) lock.target.accountId = target.accountId
+  // a lock written through this URL before the target was named (MONITORING_TARGET_ID) takes the name
+  if (lock.target.id !== target.id) lock.target.id = target.id
   return lock
 }
 

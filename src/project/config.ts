@@ -22,7 +22,7 @@ export interface ResolvedConfig {
   checkMatch: string[]
   ignore: string[]
   defaults: CheckDefaults
-  api: { baseUrl?: string; accountId?: string; apiKey?: string }
+  api: { baseUrl?: string; accountId?: string; apiKey?: string; targetId?: string }
 }
 
 /** Check props a config's `defaults` may set: the common fields except `name` and `triggerIncident`. */
@@ -51,6 +51,11 @@ const defaultsSchema = z
     }),
   )
 
+/** A target's identity in the lock: a name of a few characters, not `local` (the embedded server's). */
+const targetIdSchema = z.string().refine((s) => s === '' || (/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/.test(s) && s !== 'local'), {
+  message: "must be a name of letters, digits and . _ : / - (at most 200 characters), e.g. 'production'; not 'local', the embedded server's",
+})
+
 // 'local': the embedded local server, chosen on purpose (the only way to use it in CI)
 const httpUrl = z.string().refine((s) => s === '' || s === 'local' || /^https?:\/\/[^\s/]+/.test(s), {
   message: "must be an http(s) URL, e.g. https://api.example.com, or 'local' for the embedded local server",
@@ -66,6 +71,7 @@ const configSchema = z.strictObject({
       baseUrl: httpUrl.optional(),
       accountId: z.string().optional(),
       apiKey: z.string().optional(),
+      targetId: targetIdSchema.optional(),
     })
     .optional(),
 })
@@ -141,6 +147,7 @@ export function resolveConfig(exported: unknown, file: string): { config: Resolv
   if (data.api?.baseUrl) api.baseUrl = data.api.baseUrl
   if (data.api?.accountId) api.accountId = data.api.accountId
   if (data.api?.apiKey) api.apiKey = data.api.apiKey
+  if (data.api?.targetId) api.targetId = data.api.targetId
   return {
     config: {
       projectName: data.projectName,
