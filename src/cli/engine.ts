@@ -2,7 +2,7 @@ import { createInterface } from 'node:readline/promises'
 import { join } from 'node:path'
 import type { Argv } from 'yargs'
 import { paint, useColor } from './color.js'
-import { loadProject, ProjectError, type LoadedProject } from '../project/index.js'
+import { formatProblem, loadProject, ProjectError, type LoadedProject } from '../project/index.js'
 import type { DesiredResource } from '../resources/types.js'
 import { assertLockTarget, emptyLock, foldJournal, hasJournal, readLock, type LockFile } from '../state/lock.js'
 import { acquireApplyLock, ApplyLockError, parseDuration, type HeldApplyLock } from '../state/process-lock.js'
@@ -151,10 +151,25 @@ export function warnEmptySecrets(resources: readonly DesiredResource[]): void {
   if (lines.length > 0) err(`${lines.map((l) => paint().yellow(l)).join('\n')}\n`)
 }
 
+export interface LoadOptions {
+  /** Warn of empty secret values (not for destroy, which sends none). */
+  warn?: boolean
+  /**
+   * What the problems of the check files do not stop (destroy: it needs the config, the target
+   * and the lock, not the check files): they are printed as warnings, followed by this line.
+   */
+  despiteCheckProblems?: string
+}
+
 /** Loads the project; problems print one per line and resolve to undefined (exit 1). */
-export async function loadOrReport(args: EngineArgs, options: { warn?: boolean } = {}): Promise<LoadedProject | undefined> {
+export async function loadOrReport(args: EngineArgs, options: LoadOptions = {}): Promise<LoadedProject | undefined> {
   try {
-    const project = await loadProject({ config: args.config })
+    const project = await loadProject({ config: args.config, tolerateCheckProblems: options.despiteCheckProblems !== undefined })
+    if (project.problems.length > 0) {
+      const pc = paint()
+      const count = `${project.problems.length} problem${project.problems.length === 1 ? '' : 's'} in the check files`
+      err(`${project.problems.map((p) => `${pc.yellow('⚠')} ${formatProblem(p)}`).join('\n')}\n${pc.yellow(`${count}: ${options.despiteCheckProblems}`)}\n`)
+    }
     if (options.warn !== false) warnEmptySecrets(project.resources)
     return project
   } catch (error) {
@@ -246,7 +261,7 @@ export async function withApplySession(
   args: EngineArgs & { lockTimeout?: string },
   command: string,
   work: (project: LoadedProject, session: Session) => Promise<number>,
-  options: { warn?: boolean } = {},
+  options: LoadOptions = {},
 ): Promise<number> {
   const project = await loadOrReport(args, options)
   if (!project) return 1
