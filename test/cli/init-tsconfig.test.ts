@@ -64,7 +64,7 @@ describe('monitors init for a team repository', () => {
     expect(broken.code).not.toBe(0)
     expect(broken.output).toMatch(/checks\/broken\.check\.ts\(3,\d+\): error TS\d+/)
     expect(broken.output).not.toContain('names')
-  })
+  }, 120_000)
 
   for (const compiler of COMPILERS) {
     it(`the tsconfig.json init writes type-checks the config and the example with ${compiler.name} (process.env needs types: ["node"])`, async () => {
