@@ -18,6 +18,13 @@ export interface ApiConfig {
    * API key. Prefer the environment (`MONITORING_API_KEY`) to writing it here.
    */
   apiKey?: string
+  /**
+   * The target's identity in the lock file (default: the base URL). Name one service reached
+   * through several URLs (servers of a cluster sharing a database) once, so that a lock written
+   * through one is accepted through the others. Env `MONITORING_TARGET_ID`.
+   * @example targetId: 'production'
+   */
+  targetId?: string
 }
 
 /** The project's settings: the default export of `monitoring.config.ts`. */

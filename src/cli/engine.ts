@@ -2,7 +2,7 @@ import { createInterface } from 'node:readline/promises'
 import { join } from 'node:path'
 import type { Argv } from 'yargs'
 import { paint, useColor } from './color.js'
-import { loadProject, ProjectError, type LoadedProject } from '../project/index.js'
+import { formatProblem, loadProject, ProjectError, type LoadedProject } from '../project/index.js'
 import type { DesiredResource } from '../resources/types.js'
 import { assertLockTarget, emptyLock, foldJournal, hasJournal, readLock, type LockFile } from '../state/lock.js'
 import { acquireApplyLock, ApplyLockError, parseDuration, type HeldApplyLock } from '../state/process-lock.js'
@@ -25,6 +25,7 @@ export function engineOptions<T>(yargs: Argv<T>) {
     .option('local', { type: 'boolean', describe: "Use the embedded local server on purpose (.monitors/local.db); required in CI, where a missing URL is refused (config: api.baseUrl: 'local')" })
     .option('api-key', { type: 'string', describe: 'API key (env MONITORING_API_KEY); never printed' })
     .option('account-id', { type: 'string', describe: 'Account id, sent as x-service-account (env MONITORING_ACCOUNT_ID)' })
+    .option('target-id', { type: 'string', describe: "The target's identity in the lock file (env MONITORING_TARGET_ID, config api.targetId; default: the base URL): one name for the servers of one service" })
     .option('lock', { type: 'string', describe: `Lock file (default: monitoring.lock.json beside the config; .monitors/local.lock.json for the embedded server)` })
     .option('timeout', { type: 'number', default: 30, requiresArg: true, coerce: checkNumber('--timeout', 'a number of seconds above 0 and at most 3600, e.g. 30', (n) => n > 0 && n <= 3600), describe: 'Seconds to wait for each API answer' })
     .option('retries', { type: 'number', default: 4, requiresArg: true, coerce: checkNumber('--retries', 'a whole number from 0 to 20', (n) => Number.isInteger(n) && n >= 0 && n <= 20), describe: 'Times a request is sent again after a 5xx, a timeout or a lost connection (backoff with jitter)' })
@@ -38,14 +39,37 @@ function usageError(message: string): Error {
   return new UserError(message)
 }
 
-/** A yargs coerce that refuses a number flag outside `allowed` (yargs turns `abc` into NaN). */
-function checkNumber(flag: string, allowed: string, ok: (n: number) => boolean) {
+/** The arguments of this run, as given: a refused number flag names the text it was given. */
+let rawArgv: readonly string[] = []
+export function rememberArgv(argv: readonly string[]): void {
+  rawArgv = argv
+}
+
+/** The text given to `flag` (`--port abc` or `--port=abc`, the last one), undefined when none. */
+function givenText(flag: string): string | undefined {
+  let found: string | undefined
+  for (let i = 0; i < rawArgv.length; i++) {
+    const arg = rawArgv[i]
+    if (arg === '--') break
+    if (arg === flag) found = rawArgv[i + 1]
+    else if (arg.startsWith(`${flag}=`)) found = arg.slice(flag.length + 1)
+  }
+  return found
+}
+
+/**
+ * A yargs coerce that refuses a number flag outside `allowed`, naming what was given: yargs
+ * turns `--port abc` into NaN, which a user never typed.
+ */
+export function checkNumber(flag: string, allowed: string, ok: (n: number) => boolean) {
   return (value: unknown): number => {
     const values = Array.isArray(value) ? value : [value]
     if (values.length !== 1) throw usageError(`${flag} is given ${values.length} times: pass it once, as ${allowed}.`)
     const n = values[0] as number
     if (typeof n !== 'number' || !Number.isFinite(n) || !ok(n)) {
-      throw usageError(`${flag} must be ${allowed} (got ${typeof n === 'number' && !Number.isNaN(n) ? n : 'something that is not a number'}).`)
+      const text = givenText(flag)
+      const got = typeof n === 'number' && Number.isFinite(n) ? String(n) : text !== undefined ? JSON.stringify(text) : 'something that is not a number'
+      throw usageError(`${flag} must be ${allowed} (got ${got}).`)
     }
     return n
   }
@@ -127,10 +151,25 @@ export function warnEmptySecrets(resources: readonly DesiredResource[]): void {
   if (lines.length > 0) err(`${lines.map((l) => paint().yellow(l)).join('\n')}\n`)
 }
 
+export interface LoadOptions {
+  /** Warn of empty secret values (not for destroy, which sends none). */
+  warn?: boolean
+  /**
+   * What the problems of the check files do not stop (destroy: it needs the config, the target
+   * and the lock, not the check files): they are printed as warnings, followed by this line.
+   */
+  despiteCheckProblems?: string
+}
+
 /** Loads the project; problems print one per line and resolve to undefined (exit 1). */
-export async function loadOrReport(args: EngineArgs, options: { warn?: boolean } = {}): Promise<LoadedProject | undefined> {
+export async function loadOrReport(args: EngineArgs, options: LoadOptions = {}): Promise<LoadedProject | undefined> {
   try {
-    const project = await loadProject({ config: args.config })
+    const project = await loadProject({ config: args.config, tolerateCheckProblems: options.despiteCheckProblems !== undefined })
+    if (project.problems.length > 0) {
+      const pc = paint()
+      const count = `${project.problems.length} problem${project.problems.length === 1 ? '' : 's'} in the check files`
+      err(`${project.problems.map((p) => `${pc.yellow('⚠')} ${formatProblem(p)}`).join('\n')}\n${pc.yellow(`${count}: ${options.despiteCheckProblems}`)}\n`)
+    }
     if (options.warn !== false) warnEmptySecrets(project.resources)
     return project
   } catch (error) {
@@ -189,6 +228,8 @@ export function workingLock(session: Session): LockFile {
   const { target } = session.open
   const lock = session.lock ? structuredClone(session.lock) : emptyLock({ id: target.id, baseUrl: target.baseUrl, ...(target.accountId ? { accountId: target.accountId } : {}) })
   if (!lock.target.accountId && target.accountId) lock.target.accountId = target.accountId
+  // a lock written through this URL before the target was named (MONITORING_TARGET_ID) takes the name
+  if (lock.target.id !== target.id) lock.target.id = target.id
   return lock
 }
 
@@ -220,7 +261,7 @@ export async function withApplySession(
   args: EngineArgs & { lockTimeout?: string },
   command: string,
   work: (project: LoadedProject, session: Session) => Promise<number>,
-  options: { warn?: boolean } = {},
+  options: LoadOptions = {},
 ): Promise<number> {
   const project = await loadOrReport(args, options)
   if (!project) return 1

@@ -82,6 +82,7 @@ async function run(argv: string[]): Promise<number> {
         const [{ builder }, engine] = await Promise.all([command.load(), import('./engine.js')])
         // a run starts from the defaults (one process may run the CLI several times)
         engine.setStdoutFormat(undefined)
+        engine.rememberArgv(argv)
         const emptyTarget = engine.emptyTargetProblem(argv)
         if (emptyTarget) usageProblems.push(emptyTarget)
         if (typeof builder === 'function') return builder(inner)

@@ -14,6 +14,8 @@ export interface TargetFlags {
   apiUrl?: string
   apiKey?: string
   accountId?: string
+  /** The target's identity in the lock file (default: the base URL). */
+  targetId?: string
   /** Lock file path (relative to the working directory). */
   lock?: string
   /** Per-request timeout in seconds. */
@@ -31,11 +33,16 @@ export interface TargetFlags {
 export interface ProjectLocation {
   configFile: string
   rootDir: string
-  config: { api?: { baseUrl?: string; accountId?: string; apiKey?: string } }
+  config: { api?: { baseUrl?: string; accountId?: string; apiKey?: string; targetId?: string } }
 }
 
 export interface OpenTarget {
-  target: LockTarget & { embedded: boolean }
+  /**
+   * `id` is the configured identity (--target-id, api.targetId, MONITORING_TARGET_ID), else the
+   * base URL's; with a configured one, `urlId` is the URL's, which a lock written through this
+   * URL before the identity was configured still carries (see assertLockTarget).
+   */
+  target: LockTarget & { embedded: boolean; urlId?: string }
   client: ApiClient
   lockPath: string
   /** Folder for local state (`.monitors/` beside the config). */
@@ -82,8 +89,17 @@ export async function openTarget(
       throw new TargetError(`No API key for ${redactUrl(baseUrl)}: set MONITORING_API_KEY or pass --api-key.`)
     }
     const client = new ApiClient({ baseUrl, apiKey, accountId, timeoutMs, retry, connections, insecureHttp: flags.insecureHttp })
+    const configuredId = pick(flags.targetId, api.targetId, env.MONITORING_TARGET_ID)
+    if (configuredId !== undefined) checkTargetId(configuredId)
+    const urlId = targetId(baseUrl)
     return {
-      target: { id: targetId(baseUrl), baseUrl: client.baseUrl, ...(accountId ? { accountId } : {}), embedded: false },
+      target: {
+        id: configuredId ?? urlId,
+        baseUrl: client.baseUrl,
+        ...(accountId ? { accountId } : {}),
+        embedded: false,
+        ...(configuredId !== undefined && configuredId !== urlId ? { urlId } : {}),
+      },
       client,
       lockPath: explicitLock ?? join(dirname(project.configFile), LOCK_FILE_NAME),
       stateDir,
@@ -181,6 +197,15 @@ export function nativeLoadError(error: unknown, command: 'embedded' | 'server' =
   return new TargetError(command === 'server'
     ? `The local server could not load its SQLite driver (better-sqlite3: ${first}). ${fix}.`
     : `The embedded local server could not load its SQLite driver (better-sqlite3: ${first}). ${fix}, or set MONITORING_API_URL to use a remote service.`)
+}
+
+/** A configured target identity (the flag and the environment; the config's is checked when it loads). */
+function checkTargetId(id: string): void {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/.test(id) || id === 'local') {
+    throw new TargetError(
+      `The target id ${JSON.stringify(id)} (--target-id, api.targetId or MONITORING_TARGET_ID) must be a name of letters, digits and . _ : / - (at most 200 characters), e.g. production; not "local", the embedded server's.`,
+    )
+  }
 }
 
 /** A base URL's identity: origin and path, without a trailing slash. */

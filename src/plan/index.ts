@@ -4,6 +4,7 @@ import { fetchRemoteState, type RemoteState } from '../api/resources.js'
 import { entriesByKind, lockKey, type LockFile } from '../state/lock.js'
 import { kindsReferring, REFERENCED_KINDS } from '../resources/registry.js'
 import { computePlan, type PlanInput } from './plan.js'
+import { selectTargets } from './select.js'
 import type { Plan } from './types.js'
 
 export * from './types.js'
@@ -28,7 +29,10 @@ export async function planAgainst(options: {
   lock: LockFile | undefined
   target: Plan['target']
   codeOptions?: PlanInput['codeOptions']
+  codeFiles?: PlanInput['codeFiles']
   adoptExisting?: boolean
+  /** `--target`: the plan limited to these resources and what they depend on (see selectTargets). */
+  targets?: readonly string[]
 }): Promise<{ plan: Plan; remote: RemoteState }> {
   const kinds = kindsToRead(options.desired, options.lock)
   const remote = await fetchRemoteState(options.client, kinds)
@@ -36,10 +40,11 @@ export async function planAgainst(options: {
   let users: PlanInput['users']
   const missing = REFERRING_KINDS.filter((kind) => !kinds.includes(kind))
   if (missing.length > 0 && deletesReferenced(options.desired, options.lock)) users = (await fetchRemoteState(options.client, missing)).records
-  const plan = computePlan({
-    desired: options.desired, lock: options.lock, remote, target: options.target, codeOptions: options.codeOptions, adoptExisting: options.adoptExisting, users,
-  })
-  return { plan, remote }
+  const input: PlanInput = {
+    desired: options.desired, lock: options.lock, remote, target: options.target, codeOptions: options.codeOptions, codeFiles: options.codeFiles, adoptExisting: options.adoptExisting, users,
+  }
+  const plan = computePlan(input)
+  return { plan: options.targets && options.targets.length > 0 ? selectTargets(plan, options.targets, input) : plan, remote }
 }
 
 /** Whether the lock holds a resource of a kind others refer to (a status page service) that the code no longer has. */

@@ -1,5 +1,7 @@
 import type { DesiredResource, ResourceKind, ResourceOptions } from '../resources/types.js'
-import { CHECK_KINDS, descriptorOf, displayName, kindsReferring, RESOURCE_KINDS } from '../resources/registry.js'
+import { CHECK_KINDS, descriptorOf, displayName, kindsReferring, RESOURCE_KINDS, SET_ARRAYS, UNIQUE_IDENTITY_KINDS } from '../resources/registry.js'
+
+const SET_FIELDS: ReadonlySet<string> = new Set(SET_ARRAYS)
 
 /** Checks that can name a status page service (in their triggerIncident). */
 const CHECKS_REFERRING_SERVICES = kindsReferring('status-page-service').filter((kind) => CHECK_KINDS.has(kind))
@@ -26,6 +28,8 @@ export interface PlanInput {
    * `kind:logicalId`.
    */
   codeOptions?: ReadonlyMap<string, ResourceOptions>
+  /** The files of the resources of the code that are not desired (destroy), keyed as `codeOptions`: a refusal says where they are. */
+  codeFiles?: ReadonlyMap<string, string>
   /**
    * A create whose identity (name, key, url) an unmanaged remote resource already has is
    * recorded against that resource and planned as an update (`--adopt-existing`), instead of
@@ -225,7 +229,9 @@ function createChange(
     const name = displayName(base.kind, duplicate.record)
     if (name !== undefined) change.duplicateOf.name = name
     const what = `already exists remotely as id ${duplicate.remoteId}${name !== undefined ? ` "${name}"` : ''}, unmanaged (duplicate): ` +
-      'apply refuses this create; --adopt-existing records the existing one, --allow-duplicates creates another'
+      (UNIQUE_IDENTITY_KINDS.has(base.kind)
+        ? `apply refuses this create; --adopt-existing records the existing one (a ${descriptorOf(base.kind).identity.fields.join(' and ')} cannot exist twice)`
+        : 'apply refuses this create; --adopt-existing records the existing one, --allow-duplicates creates another')
     change.reason = change.reason ? `${change.reason}; ${what}` : what
   }
   return change
@@ -322,6 +328,8 @@ function protectedRemovals(input: PlanInput, matching: Matching): ProtectedChang
   for (const { entry, record, options } of removedEntries(input, matching)) {
     if (!record || (options?.retainOnDelete ?? entry.retainOnDelete)) continue
     const change: ProtectedChange = { kind: entry.kind, logicalId: entry.logicalId, action: 'delete' }
+    const file = input.codeFiles?.get(lockKey(entry.kind, entry.logicalId))
+    if (file) change.file = file
     if (entry.protect && options && options.protect !== true) out.push({ ...change, unrecorded: true })
     else if (options?.protect ?? entry.protect) out.push(change)
   }
@@ -356,7 +364,7 @@ function optionChanges(options: ResourceOptions, entry: LockEntry): FieldDiff[] 
  * Deletes of status page services that a resource staying after the apply still uses (a card
  * of a status page, a check's triggerIncident): the service answers 409 to them.
  */
-function blockedDeletes(changes: readonly PlanChange[], input: PlanInput): BlockedDelete[] {
+export function blockedDeletes(changes: readonly PlanChange[], input: PlanInput): BlockedDelete[] {
   const deleting = changes.filter((c) => c.kind === 'status-page-service' && c.action === 'delete' && !c.drift && c.remoteId)
   if (deleting.length === 0) return []
   // records that change or go away in this plan no longer hold their current references
@@ -366,10 +374,20 @@ function blockedDeletes(changes: readonly PlanChange[], input: PlanInput): Block
   const records = (kind: ResourceKind): Array<[string, RemoteRecord]> =>
     Object.entries({ ...(input.users?.[kind] ?? {}), ...input.remote.records[kind] }).filter(([id]) => !changing.has(lockKey(kind, id)))
   const logicalOf = new Map(changes.filter((c) => c.remoteId).map((c) => [lockKey(c.kind, c.remoteId!), c]))
+  // a resource of the lock the changes leave out: a plan limited by --target leaves it as it is
+  let lockedOf: Map<string, LockEntry> | undefined
+  const inLock = (kind: ResourceKind, id: string) => {
+    lockedOf ??= new Map(Object.values(input.lock?.resources ?? {}).map((e) => [lockKey(e.kind, e.remoteId), e]))
+    return lockedOf.get(lockKey(kind, id))
+  }
   const who = (kind: ResourceKind, id: string, name: unknown, detail = '') => {
     const managed = logicalOf.get(lockKey(kind, id))
-    const label = `${kind} ${managed ? managed.logicalId : id}${typeof name === 'string' ? ` "${name}"` : ''}${detail}`
-    return `${label}${managed ? (managed.action === 'forget' ? ' (retainOnDelete: it stays)' : '') : ' (not managed by this project)'}`
+    const locked = managed ? undefined : inLock(kind, id)
+    const label = `${kind} ${managed ? managed.logicalId : locked ? locked.logicalId : id}${typeof name === 'string' ? ` "${name}"` : ''}${detail}`
+    const note = managed
+      ? (managed.action === 'forget' ? ' (retainOnDelete: it stays)' : '')
+      : locked ? ' (not in the --target selection: it stays)' : ' (not managed by this project)'
+    return `${label}${note}`
   }
   const blocked: BlockedDelete[] = []
   for (const change of deleting) {
@@ -430,7 +448,7 @@ function compareExisting(
   const change: PlanChange = { ...base, remoteId: entry.remoteId }
   if (!blankedChanged && jsonEqual(want, have)) return change
 
-  const diffs = fieldDiffs(have, want).map((d) => maskDiff(d, secretPaths, want, have, secretChanged))
+  const diffs = fieldDiffs(have, want).map((d) => maskDiff(asSent(d, payload, record), secretPaths, want, have, secretChanged))
   if (blankedChanged && blanked) {
     // One fingerprint covers them all: a single secret is named, several are named together.
     diffs.push(blanked.paths.length === 1
@@ -460,6 +478,18 @@ function compareExisting(
   }
   if (inCode || !outside) change.changedInCode = true
   return change
+}
+
+/**
+ * A set-like field (tags, locations) is compared sorted, but shown as it is: the new value in
+ * the order apply sends it, the old one in the order the service holds it.
+ */
+function asSent(d: FieldDiff, payload: Record<string, unknown>, record: RemoteRecord): FieldDiff {
+  if (!SET_FIELDS.has(d.path)) return d
+  const out: FieldDiff = { ...d }
+  if ('new' in d && Array.isArray(payload[d.path])) out.new = payload[d.path]
+  if ('old' in d && Array.isArray(record[d.path])) out.old = record[d.path]
+  return out
 }
 
 function maskDiff(d: FieldDiff, secretPaths: Set<string> | undefined, want: Record<string, unknown>, have: Record<string, unknown>, secretChanged = false): FieldDiff {

@@ -4,7 +4,7 @@ import type { DesiredResource, ResourceKind } from '../resources/types.js'
 import type { RemoteState } from '../api/resources.js'
 import type { LockFile } from '../state/lock.js'
 import { descriptorOf } from '../resources/registry.js'
-import { maskSecrets } from '../resources/hashes.js'
+import { appliedHash, maskSecrets } from '../resources/hashes.js'
 import { normalizeParsed } from '../resources/normalize.js'
 import { hashValue, stableStringify } from '../resources/stable-json.js'
 import { planToJson, PLAN_FORMAT_VERSION, type JsonPlan } from './render/json.js'
@@ -133,25 +133,55 @@ export function readSavedPlan(path: string): SavedPlan {
   return saved as SavedPlan
 }
 
-/**
- * What changed since the plan was saved, one line each; empty when the saved plan still holds.
- */
-export function staleReasons(saved: SavedPlan, now: Fingerprints, desired: readonly DesiredResource[]): string[] {
-  const reasons: string[] = []
+/** Whether the code (and its secret values) is as when the plan was saved. */
+export function codeUnchanged(saved: SavedPlan, now: Fingerprints, desired: readonly DesiredResource[]): boolean {
   const then = saved.fingerprints
   const secretsNow = then.secrets ? secretsFingerprint(desired, then.secrets.salt) : undefined
-  if (then.code !== now.code || (then.secrets ? secretsNow !== then.secrets.hash : now.secrets !== undefined)) {
-    reasons.push('the code changed (a check file, the config or a secret value)')
-  }
+  return then.code === now.code && (then.secrets ? secretsNow === then.secrets.hash : now.secrets === undefined)
+}
+
+/**
+ * What changed since the plan was saved, one line each; empty when the saved plan still holds.
+ * With the lock and the remote state of now, a remote change the lock records (an apply made
+ * it: the record is what the lock says was last applied) is told from one made outside monitors.
+ */
+export function staleReasons(
+  saved: SavedPlan,
+  now: Fingerprints,
+  desired: readonly DesiredResource[],
+  state?: { lock: LockFile | undefined; remote: RemoteState },
+): string[] {
+  const reasons: string[] = []
+  const then = saved.fingerprints
+  if (!codeUnchanged(saved, now, desired)) reasons.push('the code changed (a check file, the config or a secret value)')
   if (then.lock !== now.lock) reasons.push('the lock file changed (another apply ran, or it was edited)')
   for (const [key, before] of Object.entries(then.remote)) {
     const after = now.remote[key]
     if (!after) continue // gone from the lock: reported as a lock change
     if (after.hash !== before.hash) {
-      reasons.push(`remote ${key} (id ${before.remoteId}) ${after.hash === 'absent' ? 'was deleted' : before.hash === 'absent' ? 'appeared again' : 'was changed'} outside monitors`)
+      const what = after.hash === 'absent' ? 'was deleted' : before.hash === 'absent' ? 'appeared again' : 'was changed'
+      const entry = state?.lock?.resources[key]
+      const record = entry ? state?.remote.records[entry.kind]?.[entry.remoteId] : undefined
+      const byApply = entry !== undefined && record !== undefined && appliedHash(entry.kind, record) === entry.appliedHash
+      reasons.push(`remote ${key} (id ${before.remoteId}) ${what} ${byApply ? 'by an apply since (the lock records it)' : 'outside monitors'}`)
     }
   }
   return reasons
+}
+
+/**
+ * Whether every operation of the saved plan is done already: the code is as when it was saved,
+ * and a plan made now (`fresh`) has nothing left to do for any of its resources. So it is an
+ * earlier apply of this very plan that made the lock and the remote resources differ.
+ */
+export function appliedAlready(saved: SavedPlan, fresh: Plan, unchangedCode: boolean): boolean {
+  if (!unchangedCode || saved.operations.length === 0) return false
+  const now = new Map(fresh.changes.map((c) => [`${c.kind}:${c.logicalId}`, c]))
+  return saved.operations.every((op) => {
+    const change = now.get(`${op.kind}:${op.logicalId}`)
+    if (op.action === 'delete' || op.action === 'forget') return change === undefined
+    return change !== undefined && change.action === 'noop'
+  })
 }
 
 export function savedTargetMismatch(saved: SavedPlan, target: Plan['target']): string | undefined {

@@ -1,5 +1,5 @@
 import { descriptorOf, isResourceKind, kindOfConstruct, RESOURCE_KINDS, UNIQUE_IDENTITY_KINDS } from '../resources/registry.js'
-import { summarize } from './plan.js'
+import { blockedDeletes, summarize, type PlanInput } from './plan.js'
 import type { Plan, PlanChange } from './types.js'
 import { UserError } from '../errors.js'
 
@@ -29,9 +29,11 @@ export function matchTargets(targets: readonly string[], known: { has(key: strin
 /**
  * The plan limited to the targeted resources and, transitively, what they depend on
  * (`--target`). A target that names nothing in the code or the lock is refused, naming the
- * allowed forms.
+ * allowed forms. With the plan's `input`, the deletes the service would refuse are found again
+ * for the selection: what the full plan deleted with them (a status page using a service) may
+ * be left out of it, and stay.
  */
-export function selectTargets(plan: Plan, targets: readonly string[]): Plan {
+export function selectTargets(plan: Plan, targets: readonly string[], input?: PlanInput): Plan {
   if (targets.length === 0) return plan
   const byKey = new Map<string, PlanChange>()
   for (const change of plan.changes) byKey.set(`${change.kind}:${change.logicalId}`, change)
@@ -57,7 +59,7 @@ export function selectTargets(plan: Plan, targets: readonly string[]): Plan {
   const prot = plan.protected?.filter((p) => wanted.has(`${p.kind}:${p.logicalId}`))
   if (prot && prot.length > 0) selected.protected = prot
   else delete selected.protected
-  const blocked = plan.blocked?.filter((b) => wanted.has(`${b.kind}:${b.logicalId}`))
+  const blocked = input ? blockedDeletes(changes, input) : plan.blocked?.filter((b) => wanted.has(`${b.kind}:${b.logicalId}`))
   if (blocked && blocked.length > 0) selected.blocked = blocked
   else delete selected.blocked
   return selected
@@ -103,7 +105,9 @@ export function assertNotBlocked(plan: Plan): void {
   const lines = plan.blocked.map((b) => `  ${b.kind} ${b.logicalId} (id ${b.remoteId}) is still used by ${b.usedBy.join('; ')}`)
   throw new PlanRefusal(
     `This plan would delete ${lines.length === 1 ? 'a resource' : `${lines.length} resources`} the service refuses to delete while ${lines.length === 1 ? 'it is' : 'they are'} in use; nothing was changed:\n${lines.join('\n')}\n` +
-      'Remove the service from what uses it first (keep it in the code until then), or delete what uses it too.',
+      (plan.targets && plan.targets.length > 0
+        ? 'Add what uses it to the --target list (it is deleted first), or remove the service from what uses it first.'
+        : 'Remove the service from what uses it first (keep it in the code until then), or delete what uses it too.'),
   )
 }
 
@@ -121,10 +125,17 @@ export function assertNoDuplicates(plan: Plan, options: { allowDuplicates?: bool
       ? ` (a ${descriptorOf(c.kind).identity.fields.join(' and ')} cannot exist twice: the service answers 409, so only --adopt-existing helps)` : ''
     return `  ${c.kind} ${c.logicalId}${c.file ? ` (${c.file})` : ''} already exists remotely as id ${d.remoteId}${d.name !== undefined ? ` "${d.name}"` : ''}, which the lock does not record${unique}`
   })
+  // --allow-duplicates is named only when it can help: some refused create is of a kind that may exist twice
+  const copiable = refused.filter((c) => !UNIQUE_IDENTITY_KINDS.has(c.kind))
+  const copies = copiable.length === 0
+    ? ''
+    : copiable.length === refused.length
+      ? ', or with --allow-duplicates to create second copies anyway'
+      : `, or with --allow-duplicates to create second copies anyway of ${copiable.map((c) => `${c.kind} ${c.logicalId}`).join(', ')}`
   throw new PlanRefusal(
     `This plan would create ${lines.length === 1 ? 'a resource that already exists' : `${lines.length} resources that already exist`}; nothing was changed:\n${lines.join('\n')}\n` +
       'Most often an earlier apply made them and its lock update was lost. Run again with --adopt-existing to record the existing ones ' +
-      'in the lock and update them to the code, or with --allow-duplicates to create second copies anyway ' +
+      `in the lock and update them to the code${copies} ` +
         '(for a saved plan: make it again with plan --adopt-existing --out <file>).',
   )
 }

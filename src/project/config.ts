@@ -1,10 +1,11 @@
 import { existsSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { z } from 'zod'
-import { dnsCheckSchema } from '../schema/check.js'
+import { dnsCheckSchema, runFrequencySchema } from '../schema/check.js'
 import { crossField } from '../schema/cross-field.js'
 import { validate } from '../schema/issues.js'
-import { frequencyOffsetProblem, subMinuteFrequencyProblem } from '../schema/rules.js'
+import { frequencyOffsetProblem } from '../schema/rules.js'
+import { RUN_FREQUENCIES } from '../schema/enums.js'
 import type { CheckDefaults, ProjectConfig } from '../../constructs/index.js'
 import type { Problem } from './errors.js'
 
@@ -21,7 +22,7 @@ export interface ResolvedConfig {
   checkMatch: string[]
   ignore: string[]
   defaults: CheckDefaults
-  api: { baseUrl?: string; accountId?: string; apiKey?: string }
+  api: { baseUrl?: string; accountId?: string; apiKey?: string; targetId?: string }
 }
 
 /** Check props a config's `defaults` may set: the common fields except `name` and `triggerIncident`. */
@@ -31,7 +32,8 @@ export const DEFAULTABLE_CHECK_FIELDS = [
   'retryStrategy', 'runParallel', 'frequency', 'frequencyOffset', 'alertChannels',
 ] as const satisfies readonly (keyof CheckDefaults)[]
 
-const checkShape = dnsCheckSchema.in.shape
+// a default frequency is never sub-minute (nor 0 for the API checks it also applies to)
+const checkShape = { ...dnsCheckSchema.in.shape, frequency: runFrequencySchema(false) }
 
 const defaultsSchema = z
   .strictObject(
@@ -41,17 +43,18 @@ const defaultsSchema = z
   )
   .check(
     crossField((v, add) => {
-      const subMinute = subMinuteFrequencyProblem(v.frequency)
-      if (subMinute) {
-        add({ path: ['frequency'], message: subMinute, input: 0 })
-        return
-      }
-      if (v.frequency !== undefined) {
+      // a frequency the field refuses (0 among them, see runFrequencySchema) is reported once, by the field
+      if (v.frequency !== undefined && (RUN_FREQUENCIES as readonly unknown[]).includes(v.frequency)) {
         const problem = frequencyOffsetProblem(v.frequency, v.frequencyOffset)
         if (problem) add({ path: ['frequencyOffset'], message: problem, input: v.frequencyOffset })
       }
     }),
   )
+
+/** A target's identity in the lock: a name of a few characters, not `local` (the embedded server's). */
+const targetIdSchema = z.string().refine((s) => s === '' || (/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/.test(s) && s !== 'local'), {
+  message: "must be a name of letters, digits and . _ : / - (at most 200 characters), e.g. 'production'; not 'local', the embedded server's",
+})
 
 // 'local': the embedded local server, chosen on purpose (the only way to use it in CI)
 const httpUrl = z.string().refine((s) => s === '' || s === 'local' || /^https?:\/\/[^\s/]+/.test(s), {
@@ -68,6 +71,7 @@ const configSchema = z.strictObject({
       baseUrl: httpUrl.optional(),
       accountId: z.string().optional(),
       apiKey: z.string().optional(),
+      targetId: targetIdSchema.optional(),
     })
     .optional(),
 })
@@ -102,7 +106,7 @@ export function findConfigFile(cwd: string, explicit?: string): { file: string }
   return {
     problem: {
       file: '',
-      message: `no monitoring.config.ts found in ${path.resolve(cwd)} or any parent directory; create one (export default defineConfig({ projectName: '...' })) or pass --config <file>`,
+      message: `no monitoring.config.ts found in ${path.resolve(cwd)} or any parent directory: run "npx monitors init" to create one (with an example check file and a tsconfig.json), or pass --config <file>`,
     },
   }
 }
@@ -143,6 +147,7 @@ export function resolveConfig(exported: unknown, file: string): { config: Resolv
   if (data.api?.baseUrl) api.baseUrl = data.api.baseUrl
   if (data.api?.accountId) api.accountId = data.api.accountId
   if (data.api?.apiKey) api.apiKey = data.api.apiKey
+  if (data.api?.targetId) api.targetId = data.api.targetId
   return {
     config: {
       projectName: data.projectName,

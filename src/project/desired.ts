@@ -452,7 +452,8 @@ function walkUnknown(schema: z.ZodType, value: unknown, path: string[], out: { p
   }
 }
 
-function closest(word: string, candidates: string[]): string | undefined {
+/** The candidate nearest to a misspelt word, when one is near enough. */
+export function closest(word: string, candidates: string[]): string | undefined {
   let best: string | undefined
   let bestDistance = Math.max(2, Math.floor(word.length / 4)) + 1
   for (const c of candidates) {

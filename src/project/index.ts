@@ -26,6 +26,8 @@ export interface LoadedProject {
   resources: DesiredResource[]
   /** Lints (see lints.ts): valid, but probably not what was meant; files relative to the working directory. */
   warnings: Problem[]
+  /** With `tolerateCheckProblems`: the problems of the check files; otherwise always empty (they throw). */
+  problems: Problem[]
 }
 
 export interface LoadProjectOptions {
@@ -33,6 +35,12 @@ export interface LoadProjectOptions {
   config?: string
   /** Working directory; problems name files relative to it. Defaults to process.cwd(). */
   cwd?: string
+  /**
+   * Once the config loads, problems of the check files (a file that does not load, a construct
+   * that does not validate, no file at all) do not throw: they are returned in `problems`, and
+   * `resources` holds the constructs that are valid. For what needs only the config (destroy).
+   */
+  tolerateCheckProblems?: boolean
 }
 
 /**
@@ -94,9 +102,9 @@ export async function loadProject(options: LoadProjectOptions = {}): Promise<Loa
   const registrations = session.registrations
   const built = buildResources(registrations, { config, rootRel, cwdRel, configFile: configShown })
   problems.push(...built.problems)
-  if (problems.length > 0) throw new ProjectError(problems)
+  if (problems.length > 0 && !options.tolerateCheckProblems) throw new ProjectError(problems)
   const warnings = lintResources(built.resources).map((w) => ({ ...w, file: cwdRel(path.join(rootDir, w.file)) }))
-  return { configFile, rootDir, config, files, resources: built.resources, warnings }
+  return { configFile, rootDir, config, files, resources: built.resources, warnings, problems }
 }
 
 /** Counts of resources per construct, in RESOURCE_KINDS order: `2 DnsCheck, 1 IcmpCheck`. */

@@ -7,6 +7,7 @@ import { LOADING_KEY, type AnyConstruct, type LoadingRegistry } from '../../cons
 import * as ownConstructs from '../../constructs/index.js'
 import { importCompiled, privateTempDir, type RunningScope } from './compile-cache.js'
 import type { Problem } from './errors.js'
+import { closest } from './desired.js'
 import { callerSite, callSites, isInternalFrame, parseStack, type CallSite, type Frame } from './stack.js'
 
 /** A construct created while the project was loading, and where. */
@@ -400,12 +401,46 @@ function importProblem(error: unknown, file: string, rel: (abs: string) => strin
   }
   const inFile = frames.find((f) => f.file === file)
   const where = inFile ?? frames.find((f) => !f.file.startsWith(PACKAGE_ROOT + path.sep + 'dist'))
+  const misspelt = missingExportProblem(error, where?.file ?? file, rel)
+  if (misspelt) return misspelt
   const name = error.name && error.name !== 'Error' ? `${error.name}: ` : 'an error: '
   return {
     file: rel(where?.file ?? file),
     line: where?.line,
     message: `threw ${name}${firstLine(message)}${inFile || !where ? '' : ` (while loading ${rel(file)})`}`,
   }
+}
+
+/**
+ * `import { DnsChek } from 'monitors-as-code'`: the name is not exported, so the transpiled file
+ * fails with `(0 , _monitorsascode.DnsChek) is not a constructor`, which names the transpiler's
+ * internals. Read from the file's imports instead: the name, and the export nearest to it.
+ */
+function missingExportProblem(error: Error, file: string, rel: (abs: string) => string): Problem | undefined {
+  const used = /(?:^|[\s(])_[\w$]+\.([\w$]+)\)? is not a (?:constructor|function)/.exec(error.message)?.[1]
+  if (!used || Object.hasOwn(ownConstructs, used)) return undefined
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch {
+    return undefined
+  }
+  for (const match of text.matchAll(/import\s*\{([^}]*)\}\s*from\s*(['"])monitors-as-code\2/g)) {
+    for (const specifier of match[1].split(',')) {
+      const imported = specifier.trim().replace(/^type\s+/, '').split(/\s+as\s+/)[0]?.trim()
+      if (imported !== used) continue
+      const at = (match.index ?? 0) + match[0].indexOf(specifier)
+      const line = text.slice(0, at + specifier.length - specifier.trimStart().length).split('\n').length
+      const exported = Object.keys(ownConstructs).filter((k) => /^[A-Z]/.test(k) || k === 'defineConfig')
+      const near = closest(used, exported)
+      return {
+        file: rel(file),
+        line,
+        message: `imports ${used} from "monitors-as-code", which exports no such name${near ? ` (did you mean ${near}?)` : ''}; its constructs are ${exported.filter((k) => k !== 'Construct' && k !== 'defineConfig').join(', ')}`,
+      }
+    }
+  }
+  return undefined
 }
 
 function firstLine(s: string): string {

@@ -20,6 +20,8 @@ const GITIGNORE_LINES = ['node_modules/', '.monitors/']
  * So that `npx tsc --noEmit` type-checks the config and the check files (helper modules come
  * along through their imports). Bundler resolution: imports need no `.js` extension and the
  * project's package.json needs no `"type": "module"`; nothing is emitted (jiti runs the files).
+ * `types: ["node"]`: TypeScript 7 no longer loads every `@types` package by default, and the
+ * config reads `process.env` (TypeScript 5 reads the same list the same way).
  */
 export const TSCONFIG_TEXT = `${JSON.stringify({
   compilerOptions: {
@@ -32,6 +34,7 @@ export const TSCONFIG_TEXT = `${JSON.stringify({
     strict: true,
     noEmit: true,
     skipLibCheck: true,
+    types: ['node'],
   },
   include: ['monitoring.config.ts', '**/*.check.ts'],
 }, null, 2)}\n`

@@ -3,7 +3,7 @@ import { checkBody } from './omit.js'
 import {
   CHECK_TYPES, COMPARISONS, DNS_ASSERTION_SOURCES, DNS_PROTOCOLS, DNS_RECORD_TYPES, ESCALATION_TYPES, FREQUENCIES,
   ICMP_ASSERTION_SOURCES, ICMP_IP_FAMILIES, ICMP_LATENCY_PROPERTIES, LOCATIONS, RETRY_ONLY_ON,
-  RETRY_STRATEGY_TYPES, RUNTIME_IDS, SEVERITIES, WEBHOOK_METHODS,
+  RETRY_STRATEGY_TYPES, RUN_FREQUENCIES, RUNTIME_IDS, SEVERITIES, WEBHOOK_METHODS,
 } from './enums.js'
 import { crossField } from './cross-field.js'
 import { pageQuerySchema } from './paging.js'
@@ -88,6 +88,14 @@ export const checkCommonShape = {
   alertChannels: alertChannelsSchema.optional(),
 }
 
+/**
+ * `frequency` where sub-minute runs are not allowed (DNS and ICMP checks, the config's check
+ * defaults): a refused value lists only the frequencies allowed there (never 0), and 0 says why.
+ */
+export function runFrequencySchema(listAllowed = true) {
+  return z.literal(RUN_FREQUENCIES, { error: (issue) => (issue.input === 0 ? subMinuteFrequencyProblem(0, listAllowed) : undefined) }).default(10)
+}
+
 /** Read-only fields a client may send back; they are accepted and ignored. */
 export const readOnlyShape = {
   id: z.unknown().optional(),
@@ -95,13 +103,10 @@ export const readOnlyShape = {
   updated_at: z.unknown().optional(),
 }
 
-/** Cross-field rules shared by DNS and ICMP checks. */
+/** Cross-field rules shared by DNS and ICMP checks (their frequency is never 0: see runFrequencySchema). */
 const checkRules = crossField((value, add) => {
-  const subMinute = subMinuteFrequencyProblem(value.frequency, true)
-  if (subMinute) {
-    add({ path: ['frequency'], message: subMinute, input: value.frequency })
-    return
-  }
+  // a frequency the field refuses is reported once, by the field
+  if (!(RUN_FREQUENCIES as readonly unknown[]).includes(value.frequency ?? 10)) return
   const problem = frequencyOffsetProblem(value.frequency ?? 10, value.frequencyOffset)
   if (problem) add({ path: ['frequencyOffset'], message: problem, input: value.frequencyOffset })
 })
@@ -128,6 +133,7 @@ export const dnsCheckSchema = z
     ...checkCommonShape,
     ...readOnlyShape,
     checkType: z.literal('DNS').optional(),
+    frequency: runFrequencySchema(),
     degradedResponseTime: z.number().min(0).max(5000).nullable().default(500),
     maxResponseTime: z.number().min(0).max(5000).nullable().default(1000),
     request: dnsRequestSchema,
@@ -174,6 +180,7 @@ export const icmpCheckSchema = z
     ...checkCommonShape,
     ...readOnlyShape,
     checkType: z.literal('ICMP').optional(),
+    frequency: runFrequencySchema(),
     request: icmpRequestSchema,
     heartbeat: z.record(z.string(), z.unknown()),
     script: z.string(),

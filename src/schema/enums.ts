@@ -14,6 +14,8 @@ export type RuntimeId = (typeof RUNTIME_IDS)[number]
 /** Minutes between runs. 0 means sub-minute and is only for API and TCP checks. */
 export const FREQUENCIES = [0, 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440] as const
 export type Frequency = (typeof FREQUENCIES)[number]
+/** The frequencies of the checks that may not run sub-minute (DNS, ICMP), and of the config's check defaults. */
+export const RUN_FREQUENCIES = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440] as const satisfies readonly Frequency[]
 
 export const CHECK_TYPES = ['API', 'BROWSER', 'HEARTBEAT', 'ICMP', 'MULTI_STEP', 'TCP', 'PLAYWRIGHT', 'URL', 'DNS'] as const
 export type CheckType = (typeof CHECK_TYPES)[number]

@@ -34,6 +34,8 @@ export function issueMessage(issue: z.core.$ZodIssue): string {
       if (input === undefined) return 'is required'
       return `must be ${issue.expected === 'int' ? 'an integer' : `${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}`} (got ${typeName(input)})`
     case 'invalid_value':
+      // a schema's own message (see runFrequencySchema) says more than the list of values
+      if (issue.message && !/^Invalid (input|option)/.test(issue.message)) return issue.message
       return `must be one of ${issue.values.map((v) => (typeof v === 'string' ? v : String(v))).join(', ')} (got ${show(input)})`
     case 'too_small': {
       const min = Number(issue.minimum)

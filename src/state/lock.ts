@@ -207,23 +207,34 @@ function sameTarget(a: LockTarget, b: LockTarget): boolean {
   return true
 }
 
+/** Whether a target's id is a configured name (MONITORING_TARGET_ID) rather than its URL. */
+const namedTarget = (target: LockTarget) => target.id !== 'local' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(target.id)
+
 export function describeTarget(target: LockTarget): string {
-  const where = target.id === 'local' ? 'the embedded local server' : target.baseUrl
+  const where = target.id === 'local' ? 'the embedded local server' : namedTarget(target) ? `target "${target.id}" (${target.baseUrl})` : target.baseUrl
   return target.accountId ? `${where} (account ${target.accountId})` : where
 }
 
 /**
  * Refuses a lock file written for another target, saying how to proceed: the lock's ids mean
- * nothing on another service, and acting on them could delete the wrong resources.
+ * nothing on another service, and acting on them could delete the wrong resources. A target
+ * whose identity is configured (`urlId` set: MONITORING_TARGET_ID) also accepts a lock written
+ * through its own URL before it was named; the next write records the name.
  */
-export function assertLockTarget(lock: LockFile | undefined, target: LockTarget, path: string): void {
+export function assertLockTarget(lock: LockFile | undefined, target: LockTarget & { urlId?: string }, path: string): void {
   if (!lock || sameTarget(lock.target, target)) return
+  if (target.urlId !== undefined && sameTarget(lock.target, { ...target, id: target.urlId })) return
   const count = Object.keys(lock.resources).length
+  const oneService = lock.target.id !== 'local' && target.id !== 'local'
+    ? ' If both are servers of one service (a cluster sharing one database), name that service once: set MONITORING_TARGET_ID ' +
+      `(or api.targetId in the config, or --target-id) to one name everywhere${namedTarget(lock.target) ? ` ("${lock.target.id}", the lock's)` : `, run once through ${lock.target.baseUrl} so the lock records it (or set "target.id" in ${path} to that name)`}.`
+    : ''
   throw new LockError(
     `The lock file ${path} belongs to ${describeTarget(lock.target)}, but the target is ${describeTarget(target)}. ` +
       `Point the CLI at the lock's target (MONITORING_API_URL / --api-url, MONITORING_ACCOUNT_ID / --account-id), ` +
       `or pass --lock <file> to keep a separate lock file for this target` +
-      (count > 0 ? ` (the ${count} resources in ${path} stay where they are).` : '.'),
+      (count > 0 ? ` (the ${count} resources in ${path} stay where they are).` : '.') +
+      oneService,
   )
 }
 

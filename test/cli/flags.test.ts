@@ -109,6 +109,24 @@ describe('numbers out of range (A11)', () => {
     expect(Object.keys((await fetchRemoteState(client, ['dns-check'])).records['dns-check'])).toEqual([])
   })
 
+  it.each([
+    [['server', '--port', 'abc'], '--port must be a port number from 0 to 65535, or 0 for a free one (got "abc").'],
+    [['server', '--retention=ten'], '--retention must be a number of days above 0 (got "ten").'],
+    [['server', '--seed', 'x'], '--seed must be a whole number (got "x").'],
+    [['agent', '--locations', 'eu-west-1', '--health-port', 'eighty'], '--health-port must be a port number from 0 to 65535, or 0 for a free one (got "eighty").'],
+    [['agent', '--locations', 'eu-west-1', '--timeout', 'soon'], '--timeout must be a number of seconds above 0 and at most 3600 (got "soon").'],
+    [['agent', '--locations', 'eu-west-1', '--concurrency', 'all'], '--concurrency must be a whole number from 1 to 1000 (got "all").'],
+    [['test', '--concurrency', 'many'], '--concurrency must be a whole number of at least 1 (got "many").'],
+    [['plan', '--timeout', 'abc'], '--timeout must be a number of seconds above 0 and at most 3600, e.g. 30 (got "abc").'],
+    [['apply', '--yes', '--concurrency=lots'], '--concurrency must be a whole number from 1 to 64 (got "lots").'],
+  ])('%j names the text it was given, never NaN', async (args, message) => {
+    const result = await monitors(project(), args, { MONITORING_API_URL: 'http://127.0.0.1:9', MONITORING_API_KEY: 'k' })
+    expect(result.code, result.output).toBe(1)
+    expect(result.stderr).toContain(message)
+    expect(result.output).not.toContain('NaN')
+    expect(result.output).not.toMatch(STACK_LINE)
+  })
+
   it('refuses a number flag without a value', async () => {
     const result = await monitors(project(), ['apply', '--yes', '--concurrency'], { MONITORING_API_URL: server.url, MONITORING_API_KEY: 'flags-key' })
     expect(result.code).toBe(1)

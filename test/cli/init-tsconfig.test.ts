@@ -22,9 +22,19 @@ function teamRepo(): string {
   return dir
 }
 
-async function tsc(dir: string): Promise<{ code: number; output: string }> {
+/**
+ * The compilers a team gets: the project's own TypeScript 5 (`typescript`), and TypeScript 7, what
+ * `npm install typescript` brings today (the native port: its `bin/tsc` starts a platform binary),
+ * installed by `npm ci` as the devDependency alias `typescript-7`.
+ */
+const COMPILERS = [
+  { name: 'TypeScript 5', bin: join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), major: '5' },
+  { name: 'TypeScript 7', bin: join(repo, 'node_modules', 'typescript-7', 'bin', 'tsc'), major: '7' },
+]
+
+async function tsc(dir: string, bin = COMPILERS[0].bin, args = ['--noEmit', '-p', dir]): Promise<{ code: number; output: string }> {
   try {
-    const out = await run(process.execPath, [join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '-p', dir], { cwd: dir })
+    const out = await run(process.execPath, [bin, ...args], { cwd: dir })
     return { code: 0, output: out.stdout + out.stderr }
   } catch (error) {
     const e = error as { code?: number; stdout?: string; stderr?: string }
@@ -54,6 +64,39 @@ describe('monitors init for a team repository', () => {
     expect(broken.code).not.toBe(0)
     expect(broken.output).toMatch(/checks\/broken\.check\.ts\(3,\d+\): error TS\d+/)
     expect(broken.output).not.toContain('names')
+  }, 120_000)
+
+  for (const compiler of COMPILERS) {
+    it(`the tsconfig.json init writes type-checks the config and the example with ${compiler.name} (process.env needs types: ["node"])`, async () => {
+      const version = await tsc(repo, compiler.bin, ['--version'])
+      expect(version.output, `${compiler.name} is installed by npm ci (package.json devDependencies)`).toMatch(new RegExp(`Version ${compiler.major}\\.`))
+      const dir = teamRepo()
+      const init = await monitors(dir, ['init', '.', '--project-name', 'team'])
+      expect(init.code, init.output).toBe(0)
+      const clean = await tsc(dir, compiler.bin)
+      expect(clean.output).not.toContain("Cannot find name 'process'")
+      expect(clean.code, clean.output).toBe(0)
+      writeFileSync(join(dir, 'checks', 'broken.check.ts'), `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('broken', { name: 'b', request: { query: 'a.example.com' }, frequency: 'ten' })\n`)
+      const broken = await tsc(dir, compiler.bin)
+      expect(broken.code).not.toBe(0)
+      expect(broken.output).toMatch(/checks\/broken\.check\.ts\(2,\d+\): error TS\d+/)
+    }, 120_000)
+  }
+
+  it('names the next steps by what the folder lacks, never the npm registry package that does not exist', async () => {
+    const team = teamRepo()
+    const linked = await monitors(team, ['init', '.'])
+    expect(linked.code, linked.output).toBe(0)
+    const next = linked.stderr.slice(linked.stderr.indexOf('Next:'))
+    expect(next).toContain('npm install --save-dev typescript   (for tsc --noEmit; not installed here yet)')
+    expect(next).not.toContain('monitors-as-code')
+
+    const bare = mkdtempSync(join(tmpdir(), 'monitors-bare-'))
+    const fresh = await monitors(bare, ['init', '.'])
+    expect(fresh.code, fresh.output).toBe(0)
+    const version = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')).version
+    expect(fresh.stderr).toContain(`npm install --save-dev ./vendor/monitors-as-code-${version}.tgz typescript @types/node   (monitors-as-code is not installed here`)
+    expect(fresh.stderr).not.toMatch(/npm install --save-dev monitors-as-code\b/)
   })
 
   it('never overwrites an existing tsconfig.json or .gitignore, and says what it skipped', async () => {

@@ -133,6 +133,40 @@ describe('monitors status', () => {
     expect(JSON.parse(gone.stdout).checks[0]).toMatchObject({ state: 'not-deployed', checkId: idOf('shop-dns'), reason: expect.stringContaining('gone from the target') })
   })
 
+  it('a check in an active maintenance window reads maintenance, with the window and its end, and --fail-on-failing lets it pass', async () => {
+    const env = { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_A }
+    const check = dnsCheck('maint-dns', 'Maintained DNS', 'broken.shop.test', "tags: ['maint-db'],") + dnsCheck('other-dns', 'Other DNS', 'broken.shop.test', "tags: ['maint-other'],")
+    const project = makeProject({ 'checks/maint.check.ts': `import { DnsCheck, MaintenanceWindow } from 'monitors-as-code'\n${check}` })
+    expect((await monitors(project, ['apply', '--yes'], env)).code).toBe(0)
+    const lock = JSON.parse(readFileSync(join(project, 'monitoring.lock.json'), 'utf8')) as { resources: Record<string, { remoteId: string }> }
+    await runToCompletion([lock.resources['dns-check:maint-dns'].remoteId, lock.resources['dns-check:other-dns'].remoteId])
+    const failing = JSON.parse((await monitors(project, ['status', '--format', 'json'], env)).stdout) as StatusDoc
+    expect(failing.checks.map((c) => c.state)).toEqual(['failing', 'failing'])
+
+    // a window sharing the tag of one check, active now (started an hour ago, ends in an hour)
+    const startsAt = new Date(Date.now() - 3_600_000).toISOString().replace(/\.\d+Z$/, 'Z')
+    const endsAt = new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d+Z$/, 'Z')
+    writeFiles(project, {
+      'checks/maint.check.ts': `import { DnsCheck, MaintenanceWindow } from 'monitors-as-code'\n${check}` +
+        `new MaintenanceWindow('db-upgrade', { name: 'DB upgrade', tags: ['maint-db'], startsAt: '${startsAt}', endsAt: '${endsAt}' })\n`,
+    })
+    expect((await monitors(project, ['apply', '--yes'], env)).code).toBe(0)
+    const windowId = String((JSON.parse(readFileSync(join(project, 'monitoring.lock.json'), 'utf8')) as { resources: Record<string, { remoteId: string }> }).resources['maintenance-window:db-upgrade'].remoteId)
+
+    const text = await monitors(project, ['status'], env)
+    expect(text.code, text.output).toBe(0)
+    expect(text.stdout.split('\n').find((l) => l.includes('dns-check:maint-dns '))).toMatch(/"Maintained DNS"\s+maintenance\s+eu-west-1/)
+    expect(text.stdout.split('\n').find((l) => l.includes('dns-check:other-dns '))).toMatch(/\s+failing\s+/)
+    expect(text.stdout).toContain(`dns-check:maint-dns "Maintained DNS"  window "DB upgrade" (id ${windowId}) until ${endsAt.replace('Z', '.000Z')}`)
+    expect(text.stdout).toContain('Status: 0 passing, 0 degraded, 1 failing, 0 paused, 1 in maintenance, 0 never ran, 0 not deployed.')
+
+    const json = await monitors(project, ['status', '--format', 'json', '--target', 'dns-check:maint-dns', '--fail-on-failing'], env)
+    expect(json.code, json.output).toBe(0)
+    const doc = JSON.parse(json.stdout) as StatusDoc & { checks: Array<{ maintenanceWindow: unknown }> }
+    expect(doc.summary).toMatchObject({ failing: 0, maintenance: 1 })
+    expect(doc.checks[0]).toMatchObject({ state: 'maintenance', hasFailures: true, maintenanceWindow: { id: windowId, name: 'DB upgrade', until: endsAt.replace('Z', '.000Z') } })
+  })
+
   it('a bad --target, or CI without a URL, is one clear line and exit 1', async () => {
     const project = makeProject({ 'checks/a.check.ts': `import { DnsCheck } from 'monitors-as-code'\n${dnsCheck('a-dns', 'A', 'www.shop.test')}` })
     const bad = await monitors(project, ['status', '--target', 'dns-check:nope'], { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_A })

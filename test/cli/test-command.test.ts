@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
 import { makeProject, monitors, repo, STACK_LINE } from '../helpers/cli.js'
+import { resolverNotes } from '../../src/cli/commands/test.js'
 
 const pingWorks = spawnSync('ping', ['-n', '-4', '-c', '1', '-W', '1', '127.0.0.1']).status === 0
 if (!pingWorks) console.warn('monitors test: the ICMP case is skipped: this machine cannot ping 127.0.0.1 (apt-get install iputils-ping)')
@@ -248,7 +249,44 @@ describe('monitors test', () => {
     for (let i = 1; i < serial.length; i += 1) expect(serial[i][0]).toBeGreaterThanOrEqual(serial[i - 1][1])
     const refused = await monitors(dir, ['test', '--concurrency', '0'])
     expect(refused.code).toBe(1)
-    expect(refused.stderr).toContain('Error: --concurrency must be a whole number of at least 1, not 0.')
+    expect(refused.stderr).toContain('--concurrency must be a whole number of at least 1 (got 0).')
+  })
+
+  it('says which resolver a DNS check without request.nameServer asked; --name-server chooses it', async () => {
+    const dir = project(`new DnsCheck('own-ns', { name: 'Own', request: { query: 'www.shop.test', nameServer: '127.0.0.1', port: ${dns.port} } })
+new DnsCheck('no-ns-a', { name: 'A', request: { query: 'www.shop.test' } })
+new DnsCheck('no-ns-b', { name: 'B', request: { query: 'www.shop.test' } })
+`)
+    const asked = dns.queries.length
+    const result = await monitors(dir, ['test', '--name-server', `127.0.0.1:${dns.port}`])
+    expect(result.code, result.output).toBe(0)
+    expect(result.stdout).toContain(`Without request.nameServer, these 2 DNS checks asked 127.0.0.1 port ${dns.port} (--name-server): dns-check:no-ns-a, dns-check:no-ns-b`)
+    expect(result.stdout).not.toMatch(/asked[^\n]*own-ns/)
+    // all three asked the test server, none the machine's resolver
+    expect(dns.queries.length - asked).toBe(3)
+
+    const json = await monitors(dir, ['test', '--name-server', `127.0.0.1:${dns.port}`, '--format', 'json'])
+    const results = (JSON.parse(json.stdout) as { results: Array<{ logicalId: string; resolver?: unknown }> }).results
+    expect(Object.fromEntries(results.map((r) => [r.logicalId, r.resolver ?? null]))).toEqual({
+      'own-ns': null,
+      'no-ns-a': { nameServer: '127.0.0.1', port: dns.port, from: '--name-server' },
+      'no-ns-b': { nameServer: '127.0.0.1', port: dns.port, from: '--name-server' },
+    })
+
+    const bad = await monitors(dir, ['test', '--name-server', '127.0.0.1:99999'])
+    expect(bad.code).toBe(1)
+    expect(bad.stderr).toContain('--name-server "127.0.0.1:99999" is not a name server')
+  })
+
+  it('names this machine\'s resolver when the check names none and no --name-server is given', () => {
+    const resource = (logicalId: string) => ({ kind: 'dns-check', logicalId, construct: 'DnsCheck', file: 'a.check.ts', payload: {}, refs: [], options: {} }) as never
+    const tested = (logicalId: string, nameServer: string | null) => ({ resource: resource(logicalId), resolver: { nameServer, port: 53, from: 'system' as const } }) as never
+    expect(resolverNotes([tested('a', '10.0.0.2')])).toEqual([
+      "Without request.nameServer, this DNS check asked 10.0.0.2 port 53, this machine's resolver (/etc/resolv.conf; --name-server HOST[:PORT] asks another): dns-check:a",
+    ])
+    expect(resolverNotes([tested('b', null)])).toEqual([
+      'Without request.nameServer, this DNS check asked no resolver: this machine has none configured (/etc/resolv.conf); pass --name-server HOST[:PORT]: dns-check:b',
+    ])
   })
 
   it('a heartbeat check has a NOT RUN row saying why, and does not fail the test', async () => {

@@ -40,8 +40,8 @@ describe('problems are reported as file › construct › field: message', () =>
       'shop.check.ts › DnsCheck "types" › activated: must be a boolean (got string)',
       expect.stringMatching(/^shop\.check\.ts › DnsCheck "types" › locations\.0: must be one of us-east-1, .*\(got "mars-1"\)$/),
       'shop.check.ts › DnsCheck "no-props" › props must be an object (got undefined): new DnsCheck("no-props", { ... })',
-      'shop.check.ts › IcmpCheck "zero" › request.pingCount: must be at most 50 (got 99)',
       'shop.check.ts › IcmpCheck "zero" › frequency: must not be 0: sub-minute frequencies are only for API and TCP checks (allowed: 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440)',
+      'shop.check.ts › IcmpCheck "zero" › request.pingCount: must be at most 50 (got 99)',
       'shop.check.ts › IcmpCheck "slow" › frequencyOffset: must be 1-2 when frequency is 120 (got 3)',
       'shop.check.ts › EnvVar "SECRET_THING" › value: must be a string (got number)',
       'shop.check.ts › EnvVar "SECRET_THING" › secret: must be a boolean (got string)',
@@ -51,6 +51,22 @@ describe('problems are reported as file › construct › field: message', () =>
       'shop.check.ts › MaintenanceWindow "mw" › repeatUnit: is required when repeatInterval is set (DAY, WEEK or MONTH)',
       'shop.check.ts › DnsCheck "opts" › aliases: must be an array of logical ids (got string)',
       'shop.check.ts › DnsCheck "opts" › protect: must be a boolean (got string)',
+    ])
+  })
+
+  it('lists only the frequencies a DNS or ICMP check allows (no 0), and 0 for an API check', async () => {
+    const dir = tempProject({
+      'monitoring.config.ts': `export default { projectName: 'p' }\n`,
+      'a.check.ts': `// @ts-nocheck\nimport { ApiCheck, DnsCheck, IcmpCheck } from 'monitors-as-code'
+new DnsCheck('three', { name: 'D', request: { query: 'a.example.com' }, frequency: 3 })
+new IcmpCheck('seven', { name: 'I', request: { hostname: 'a.example.com' }, frequency: 7 })
+new ApiCheck('four', { name: 'A', request: { method: 'GET', url: 'https://a.example.com' }, frequency: 4 })
+`,
+    })
+    expect(await failingLines({ cwd: dir })).toEqual([
+      'a.check.ts › DnsCheck "three" › frequency: must be one of 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440 (got 3)',
+      'a.check.ts › IcmpCheck "seven" › frequency: must be one of 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440 (got 7)',
+      'a.check.ts › ApiCheck "four" › frequency: must be one of 0, 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440 (got 4)',
     ])
   })
 
@@ -86,6 +102,20 @@ describe('import failures', () => {
     expect(lines).toHaveLength(2)
     expect(lines[0]).toMatch(/^a\.check\.ts:4:\d+ › syntax error: .+/)
     expect(lines[1]).toBe('b.check.ts › DnsCheck "b" › request.query: must be at least 1 character long')
+  })
+
+  it('names a misspelt construct import and the nearest export, not the transpiler\'s internals', async () => {
+    const dir = tempProject({
+      'monitoring.config.ts': `export default { projectName: 'p' }\n`,
+      'a.check.ts': `// @ts-nocheck\nimport {\n  DnsCheck,\n  DnsChek,\n} from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com' } })\nnew DnsChek('b', { name: 'B', request: { query: 'b.example.com' } })\n`,
+      'b.check.ts': `// @ts-nocheck\nimport { StatusPageServce as Service } from "monitors-as-code"\nconst s = new Service('svc', { name: 'S' })\n`,
+    })
+    const lines = await failingLines({ cwd: dir })
+    expect(lines).toEqual([
+      'a.check.ts:4 › imports DnsChek from "monitors-as-code", which exports no such name (did you mean DnsCheck?); its constructs are DnsCheck, IcmpCheck, ApiCheck, HeartbeatCheck, EnvVar, StatusPageService, StatusPage, MaintenanceWindow',
+      'b.check.ts:2 › imports StatusPageServce from "monitors-as-code", which exports no such name (did you mean StatusPageService?); its constructs are DnsCheck, IcmpCheck, ApiCheck, HeartbeatCheck, EnvVar, StatusPageService, StatusPage, MaintenanceWindow',
+    ])
+    expect(lines.join('\n')).not.toMatch(/_monitorsascode|is not a constructor/)
   })
 
   it('reports a throw with the line of the throw, a missing module with the import line', async () => {
@@ -161,7 +191,7 @@ describe('config problems', () => {
     const dir = tempProject({}, { link: false })
     const lines = await failingLines({ cwd: dir })
     expect(lines).toEqual([
-      `no monitoring.config.ts found in ${dir} or any parent directory; create one (export default defineConfig({ projectName: '...' })) or pass --config <file>`,
+      `no monitoring.config.ts found in ${dir} or any parent directory: run "npx monitors init" to create one (with an example check file and a tsconfig.json), or pass --config <file>`,
     ])
     expect(await failingLines({ cwd: dir, config: 'nope.config.ts' })).toEqual(['config file nope.config.ts does not exist (given by --config)'])
   })
@@ -171,9 +201,9 @@ describe('config problems', () => {
     const allowed = 'activated, muted, doubleCheck, shouldFail, locations, tags, alertSettings, useGlobalAlertSettings, groupId, groupOrder, runtimeId, alertChannelSubscriptions, retryStrategy, runParallel, frequency, frequencyOffset, alertChannels'
     expect(lines).toEqual([
       expect.stringMatching(/^monitoring\.config\.ts › defaults\.locations\.0: must be one of .*\(got "eu-west-9"\)$/),
+      'monitoring.config.ts › defaults.frequency: must not be 0: sub-minute frequencies are only for API and TCP checks',
       `monitoring.config.ts › defaults.frequncy: is not a check default (allowed: ${allowed})`,
       `monitoring.config.ts › defaults.name: is not a check default (allowed: ${allowed})`,
-      'monitoring.config.ts › defaults.frequency: must not be 0: sub-minute frequencies are only for API and TCP checks',
       "monitoring.config.ts › api.baseUrl: must be an http(s) URL, e.g. https://api.example.com, or 'local' for the embedded local server",
       'monitoring.config.ts › checkMach: is not a config setting (allowed: projectName, checkMatch, ignore, defaults, api)',
     ])

@@ -5,6 +5,7 @@ import {
   DEFAULT_CONCURRENCY, DEFAULT_HEALTH_PORT, DEFAULT_LEASE_SECONDS, parseLocations, startAgent, type Agent,
 } from '../../agent/index.js'
 import { UserError } from '../../errors.js'
+import { checkNumber } from '../engine.js'
 
 interface AgentArgs {
   locations?: string[]
@@ -48,8 +49,8 @@ export const agentCommand = {
   builder: (yargs: Argv) =>
     yargs
       .option('locations', { type: 'string', array: true, describe: 'Locations this agent serves, comma-separated (e.g. eu-west-1,us-east-1)' })
-      .option('concurrency', { type: 'number', describe: `Runs at once (default ${DEFAULT_CONCURRENCY})` })
-      .option('health-port', { type: 'number', describe: `Port of the health probes (env AGENT_HEALTH_PORT, default ${DEFAULT_HEALTH_PORT}; 0 picks a free one)` })
+      .option('concurrency', { type: 'number', requiresArg: true, coerce: checkNumber('--concurrency', 'a whole number from 1 to 1000', Number.isFinite), describe: `Runs at once (default ${DEFAULT_CONCURRENCY})` })
+      .option('health-port', { type: 'number', requiresArg: true, coerce: checkNumber('--health-port', 'a port number from 0 to 65535, or 0 for a free one', Number.isFinite), describe: `Port of the health probes (env AGENT_HEALTH_PORT, default ${DEFAULT_HEALTH_PORT}; 0 picks a free one)` })
       .option('health-host', { type: 'string', describe: 'Address the health probes listen on (default: every interface)' })
       .option('poll-interval', { type: 'string', default: '1s', describe: 'Wait between claims when nothing is due (e.g. 1s, 500ms)' })
       .option('lease', { type: 'string', default: `${DEFAULT_LEASE_SECONDS}s`, describe: 'Lease of each claimed run, 10s to 10m; renewed while the run lasts' })
@@ -58,7 +59,7 @@ export const agentCommand = {
       .option('api-key', { type: 'string', describe: 'API key (env MONITORING_API_KEY); never printed' })
       .option('account-id', { type: 'string', describe: 'Account id, sent as x-service-account (env MONITORING_ACCOUNT_ID)' })
       .option('insecure-http', { type: 'boolean', default: false, describe: 'Allow a plain http:// API URL to a host other than this machine (the key travels in clear)' })
-      .option('timeout', { type: 'number', default: 30, describe: 'Seconds to wait for each API answer' }),
+      .option('timeout', { type: 'number', default: 30, requiresArg: true, coerce: checkNumber('--timeout', 'a number of seconds above 0 and at most 3600', (n) => n > 0 && n <= 3600), describe: 'Seconds to wait for each API answer' }),
   handler: async (args: ArgumentsCamelCase<AgentArgs>): Promise<number> => {
     const env = io().env
     const apiUrl = args.apiUrl ?? env.MONITORING_API_URL
@@ -68,9 +69,6 @@ export const agentCommand = {
     }
     if (apiKey === undefined || apiKey.trim() === '') throw new UserError(`No API key for ${apiUrl}: set MONITORING_API_KEY or pass --api-key.`)
     const locations = parseLocations(args.locations ?? [])
-    if (args.timeout !== undefined && !(Number.isFinite(args.timeout) && args.timeout > 0 && args.timeout <= 3600)) {
-      throw new UserError(`--timeout must be a number of seconds above 0 and at most 3600 (got ${args.timeout}).`)
-    }
     const leaseMs = duration('--lease', args.lease ?? `${DEFAULT_LEASE_SECONDS}s`)
     if (leaseMs % 1000 !== 0) throw new UserError(`--lease must be whole seconds, from 10s to 10m (got "${args.lease}").`)
     // handled from the start: a signal during start-up stops the agent as soon as it runs

@@ -1,14 +1,14 @@
 import { resolve } from 'node:path'
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
-import { planAgainst, hasChanges, summarize, kindsToRead, type Plan } from '../../plan/index.js'
-import { assertNoDuplicates, assertNotBlocked, assertUnprotected, selectTargets } from '../../plan/select.js'
+import { computePlan, planAgainst, hasChanges, summarize, kindsToRead, type Plan } from '../../plan/index.js'
+import { assertNoDuplicates, assertNotBlocked, assertUnprotected } from '../../plan/select.js'
 import { executePlan, type ApplyResult } from '../../apply/execute.js'
 import { syncLockOptions, writeLock } from '../../state/lock.js'
 import type { DesiredResource } from '../../resources/types.js'
 import {
   applyOptions, confirm, data, interruptible, err, formatOption, out, outcomeLine, reportResult, setStdoutFormat, workingLock, type EngineArgs, type OutputFormat, type Session, withApplySession,
 } from '../engine.js'
-import { printPlan, printWarnings, readLockText } from './plan.js'
+import { printPlan, printUnlessRefused, printWarnings, readLockText } from './plan.js'
 import { UserError } from '../../errors.js'
 
 export interface ApplyArgs extends EngineArgs {
@@ -111,7 +111,7 @@ function batched() {
 
 /** `apply plan.json`: runs exactly the saved plan, or refuses it as stale naming what changed. */
 async function applySaved(args: ArgumentsCamelCase<ApplyArgs>, session: Session, desired: readonly DesiredResource[]): Promise<number> {
-  const { readSavedPlan, fingerprint, staleReasons, savedTargetMismatch } = await import('../../plan/saved.js')
+  const { readSavedPlan, fingerprint, staleReasons, savedTargetMismatch, appliedAlready, codeUnchanged } = await import('../../plan/saved.js')
   const { fetchRemoteState } = await import('../../api/resources.js')
   const file = args.plan!
   const saved = readSavedPlan(resolve(file))
@@ -119,8 +119,18 @@ async function applySaved(args: ArgumentsCamelCase<ApplyArgs>, session: Session,
   if (mismatch) throw new StalePlanError(`The saved plan ${file} cannot be applied: ${mismatch}.`)
   const remote = await fetchRemoteState(session.open.client, kindsToRead(desired, session.lock))
   const now = fingerprint({ desired, lock: session.lock, lockText: readLockText(session.open.lockPath), remote, salt: saved.fingerprints.secrets?.salt })
-  const reasons = staleReasons(saved, now, desired)
+  const reasons = staleReasons(saved, now, desired, { lock: session.lock, remote })
   if (reasons.length > 0) {
+    // run again after it succeeded (a retried pipeline job): its changes are all there already
+    const fresh = computePlan({ desired, lock: session.lock, remote, target: session.open.target })
+    if (appliedAlready(saved, fresh, codeUnchanged(saved, now, desired))) {
+      out(`The saved plan ${file} has already been applied: the lock and the target are as it leaves them. Nothing to do.\n`)
+      if (args.format === 'json') {
+        const { PLAN_FORMAT_VERSION } = await import('../../plan/render/json.js')
+        data(`${JSON.stringify({ formatVersion: PLAN_FORMAT_VERSION, ok: true, alreadyApplied: true, operations: [], notStarted: [], interrupted: false }, null, 2)}\n`)
+      }
+      return 0
+    }
     throw new StalePlanError(
       `The saved plan ${file} is stale; nothing was changed. Since it was made:\n${reasons.map((r) => `  - ${r}`).join('\n')}\n` +
         `Make a new one with: monitors plan --out ${file}`,
@@ -133,10 +143,13 @@ async function applySaved(args: ArgumentsCamelCase<ApplyArgs>, session: Session,
     unmanaged: saved.plan.unmanaged,
     summary: summarize(saved.operations),
   }
-  assertUnprotected(plan)
-  assertNotBlocked(plan)
-  assertNoDuplicates(plan, { allowDuplicates: args.allowDuplicates })
-  await printPlan(plan, args.format === 'markdown' ? 'markdown' : args.format === 'json' ? undefined : 'text')
+  const format = args.format === 'markdown' ? 'markdown' : args.format === 'json' ? undefined : 'text'
+  await printUnlessRefused(plan, format, () => {
+    assertUnprotected(plan)
+    assertNotBlocked(plan)
+    assertNoDuplicates(plan, { allowDuplicates: args.allowDuplicates })
+  })
+  await printPlan(plan, format)
   return runPlan({ session, plan, desired, args, what: 'Apply' })
 }
 
@@ -167,14 +180,16 @@ export const applyCommand = {
     return withApplySession(args, 'monitors apply', async (project, session) => {
       printWarnings(project.warnings)
       if (args.plan) return applySaved(args, session, project.resources)
-      const { plan: full } = await planAgainst({
-        client: session.open.client, desired: project.resources, lock: session.lock, target: session.open.target, adoptExisting: args.adoptExisting,
+      const { plan } = await planAgainst({
+        client: session.open.client, desired: project.resources, lock: session.lock, target: session.open.target, adoptExisting: args.adoptExisting, targets: args.target,
       })
-      const plan = selectTargets(full, args.target ?? [])
-      assertUnprotected(plan)
-      assertNotBlocked(plan)
-      assertNoDuplicates(plan, { allowDuplicates: args.allowDuplicates })
-      await printPlan(plan, args.format === 'json' ? undefined : args.format as OutputFormat)
+      const format = args.format === 'json' ? undefined : args.format as OutputFormat
+      await printUnlessRefused(plan, format, () => {
+        assertUnprotected(plan)
+        assertNotBlocked(plan)
+        assertNoDuplicates(plan, { allowDuplicates: args.allowDuplicates })
+      })
+      await printPlan(plan, format)
       if (hasChanges(plan) && !(await confirm('\nDo you want to apply these changes?', args.yes ?? false, 'apply'))) {
         err('Apply cancelled; nothing was changed.\n')
         return 1

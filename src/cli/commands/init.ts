@@ -1,7 +1,37 @@
-import { relative, resolve } from 'node:path'
+import { createRequire } from 'node:module'
+import { join, relative, resolve } from 'node:path'
 import { scaffoldProject } from '../../project/scaffold.js'
 import { io } from '../io.js'
 import type { Command } from '../command.js'
+import { toolVersion } from '../version.js'
+
+/** Whether `name` resolves from `dir` (installed there or in a parent's node_modules). */
+function installed(dir: string, name: string): boolean {
+  try {
+    createRequire(join(dir, 'noop.js')).resolve(`${name}/package.json`)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The next steps, naming only what `dir` is missing: monitors-as-code itself is not on the npm
+ * registry (docs/install.md: a tarball made with npm run tarball), typescript and @types/node
+ * are what tsc --noEmit needs.
+ */
+export function nextSteps(dir: string): string {
+  const lines: string[] = []
+  if (!installed(dir, 'monitors-as-code')) {
+    lines.push(`  npm install --save-dev ./vendor/monitors-as-code-${toolVersion()}.tgz typescript @types/node   (monitors-as-code is not installed here; the tarball comes from "npm run tarball" in a checkout of monitors: see its docs/install.md)`)
+  } else {
+    const missing = ['typescript', '@types/node'].filter((name) => !installed(dir, name))
+    if (missing.length > 0) lines.push(`  npm install --save-dev ${missing.join(' ')}   (for tsc --noEmit; not installed here yet)`)
+  }
+  lines.push('  npx monitors plan        (the embedded local server; in CI set MONITORING_API_URL or pass --local)')
+  lines.push('  npx tsc --noEmit         (type-checks the config and the check files)')
+  return `\nNext:\n${lines.join('\n')}\n`
+}
 
 interface InitArgs {
   dir: string
@@ -24,9 +54,7 @@ export const initCommand: Command<InitArgs> = {
     const gitignore = show(resolve(dir, '.gitignore'))
     if (result.gitignore !== 'unchanged') io().stderr.write(`${result.gitignore === 'created' ? 'created' : 'updated'} ${gitignore} (${result.gitignoreLines.join(', ')})\n`)
     else io().stderr.write(`skipped ${gitignore} (it already ignores node_modules/ and .monitors/)\n`)
-    io().stderr.write(
-      '\nNext:\n  npm install --save-dev monitors-as-code typescript @types/node   (what the project does not have yet)\n  npx monitors plan        (the embedded local server; in CI set MONITORING_API_URL or pass --local)\n  npx tsc --noEmit         (type-checks the config and the check files)\n',
-    )
+    io().stderr.write(nextSteps(dir))
     return 0
   },
 }

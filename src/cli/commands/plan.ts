@@ -3,7 +3,7 @@ import { resolve } from 'node:path'
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import pc from 'picocolors'
 import { planAgainst, renderPlanText, hasChanges, type Plan } from '../../plan/index.js'
-import { assertNotBlocked, assertUnprotected, driftOnly, selectTargets } from '../../plan/select.js'
+import { assertNotBlocked, assertUnprotected, driftOnly } from '../../plan/select.js'
 import { formatProblem, loadProject, ProjectError, type LoadedProject, type Problem } from '../../project/index.js'
 import { redact } from '../../api/redact.js'
 import {
@@ -58,6 +58,21 @@ const escapeMarkdown = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&l
 function markdownWarnings(warnings: readonly Problem[]): string {
   if (warnings.length === 0) return ''
   return `**${warnings.length} warning${warnings.length === 1 ? '' : 's'}:**\n\n${warnings.map((w) => `- ${escapeMarkdown(formatProblem(w))}`).join('\n')}\n\n`
+}
+
+/**
+ * Runs the refusals of a plan (protected or blocked deletes, duplicates); when one refuses, the
+ * plan is printed first (a reader sees what would have happened, in text as in a document,
+ * where the refusal is written too), then the refusal is thrown.
+ */
+export async function printUnlessRefused(plan: Plan, format: OutputFormat | undefined, checks: () => void, extras: PlanDocumentExtras = {}): Promise<void> {
+  try {
+    checks()
+  } catch (error) {
+    if (!(error instanceof Error)) throw error
+    await printPlan(plan, format, undefined, { ...extras, refused: error.message })
+    throw error
+  }
 }
 
 /** Lints on stderr, one a line: they never fail a command. */
@@ -152,15 +167,17 @@ export const planCommand = {
       timing('target')
       try {
         const lockText = args.out ? readLockText(session.open.lockPath) : undefined
-        const { plan: full, remote } = await planAgainst({
+        const planned = await planAgainst({
           client: session.open.client,
           desired: project.resources,
           lock: session.lock,
           target: session.open.target,
           adoptExisting: args.adoptExisting,
+          targets: args.target,
         })
+        const { remote } = planned
+        let { plan } = planned
         timing('plan')
-        let plan = selectTargets(full, args.target ?? [])
         let refusal: Error | undefined
         if (args.refreshOnly) {
           plan = driftOnly(plan)
@@ -174,11 +191,9 @@ export const planCommand = {
           }
         }
         if (refusal) {
-          // the document says why (protected, blocked); text output stays the error alone
-          if (args.format === 'json' || args.format === 'markdown') {
-            await printPlan(plan, args.format, undefined, { warnings: project.warnings, refused: refusal.message, verbose: args.verbose })
-            written = true
-          }
+          // the plan is shown, then why it is refused (protected, blocked): in text on stderr, in a document inside it
+          await printPlan(plan, args.format, undefined, { warnings: project.warnings, refused: refusal.message, verbose: args.verbose })
+          written = true
           throw refusal
         }
         await printPlan(plan, args.format, args.refreshOnly ? 'Nothing was changed outside monitors since the last apply.' : undefined, { warnings: project.warnings, verbose: args.verbose })

@@ -2,6 +2,7 @@ import type { CommandModule } from 'yargs'
 import { io } from '../io.js'
 import { paint } from '../color.js'
 import { nativeLoadError } from '../target.js'
+import { checkNumber } from '../engine.js'
 import { UserError } from '../../errors.js'
 
 interface ServerArgs {
@@ -70,7 +71,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
   builder: (yargs) =>
     yargs
       .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on' })
-      .option('port', { type: 'number', default: 4010, describe: 'Port to listen on (0 picks a free one)' })
+      .option('port', { type: 'number', default: 4010, requiresArg: true, coerce: checkNumber('--port', 'a port number from 0 to 65535, or 0 for a free one', (n) => Number.isInteger(n) && n >= 0 && n <= 65535), describe: 'Port to listen on (0 picks a free one)' })
       .option('db', {
         type: 'string',
         describe: `SQLite file (":memory:" keeps nothing), or postgres://user:pass@host:5432/db shared by several servers; default from MONITORING_SERVER_DB, else ${DEFAULT_DB}`,
@@ -87,21 +88,19 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         type: 'string',
         describe: 'Inject faults reproducibly, e.g. "500:0.1,429:0.05,reset:0.05,hang:0.01,latency:0-200ms"',
       })
-      .option('seed', { type: 'number', default: 1, describe: 'Seed of the fault generator (same seed, same faults)' })
+      .option('seed', { type: 'number', default: 1, requiresArg: true, coerce: checkNumber('--seed', 'a whole number', Number.isSafeInteger), describe: 'Seed of the fault generator (same seed, same faults)' })
       .option('runner', {
         type: 'boolean',
         default: true,
         describe: 'Run the checks in this process (--no-runner leaves every run to agents: monitors agent)',
       })
-      .option('retention', { type: 'number', default: 30, describe: 'Days check results are kept; older ones are pruned' })
+      .option('retention', { type: 'number', default: 30, requiresArg: true, coerce: checkNumber('--retention', 'a number of days above 0', (n) => n > 0), describe: 'Days check results are kept; older ones are pruned' })
       .option('smtp-url', { type: 'string', describe: 'SMTP server for alert email, e.g. smtp://user:pass@mail.example.com:587; default from MONITORING_SMTP_URL' })
       .option('smtp-from', { type: 'string', describe: 'From address of alert email; default from MONITORING_SMTP_FROM, else monitors@<host name>' }) as never,
   handler: async (args) => {
-    if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw new UserError(`--port must be 0-65535, got ${args.port}`)
     const fromEnv = (io().env.MONITORING_SERVER_API_KEYS ?? '').split(/[\s,]+/).filter(Boolean)
     const keySpecs = args['api-key'] && args['api-key'].length > 0 ? args['api-key'] : fromEnv
     const apiKeys = keySpecs.map(parseApiKey)
-    if (!Number.isFinite(args.retention) || args.retention <= 0) throw new UserError(`--retention must be a number of days above 0, got ${args.retention}`)
     const rateLimit = args['rate-limit'] !== undefined ? parseRateLimit(args['rate-limit']) : undefined
     const smtpUrl = args['smtp-url'] || io().env.MONITORING_SMTP_URL || undefined
     const smtpFrom = args['smtp-from'] || io().env.MONITORING_SMTP_FROM || undefined

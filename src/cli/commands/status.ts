@@ -8,6 +8,7 @@ import { NotFoundError } from '../../api/errors.js'
 import type { ApiClient } from '../../api/client.js'
 import { data, engineOptions, err, loadOrReport, openSession, out, setStdoutFormat, useColor, type EngineArgs } from '../engine.js'
 import { selectChecks } from './test.js'
+import { isWindowActive } from '../../server/scheduler/maintenance.js'
 
 interface StatusArgs extends Omit<EngineArgs, 'format'> {
   format?: 'text' | 'json'
@@ -15,7 +16,27 @@ interface StatusArgs extends Omit<EngineArgs, 'format'> {
 }
 
 /** What the target says of one check of the project. */
-export type CheckState = 'passing' | 'degraded' | 'failing' | 'paused' | 'never-ran' | 'not-deployed'
+export type CheckState = 'passing' | 'degraded' | 'failing' | 'paused' | 'maintenance' | 'never-ran' | 'not-deployed'
+
+/** A maintenance window as GET /v1/maintenance-windows answers it. */
+interface RemoteWindow {
+  id: string | number
+  name: string
+  tags: string[]
+  startsAt: string
+  endsAt: string
+  repeatInterval?: number | null
+  repeatUnit?: 'DAY' | 'WEEK' | 'MONTH' | null
+  repeatEndsAt?: string | null
+}
+
+/** The window that keeps a check from running now, and when its current occurrence ends. */
+export interface ActiveWindow {
+  id: string
+  name: string
+  /** ISO time the current occurrence ends. */
+  until: string
+}
 
 /** A check status as GET /v1/check-statuses answers it. */
 interface RemoteStatus {
@@ -43,6 +64,8 @@ export interface CheckStatusRow {
   pingUrl?: string
   /** The last 24 hours from the target's analytics: percent of passing runs and p95 response time (ms); null when there is no data. */
   last24h?: Last24h
+  /** State `maintenance`: the active window sharing a tag with the check (on the target). */
+  maintenance?: ActiveWindow
 }
 
 /** Availability (percent) and p95 response time (ms) of the last 24 hours; null where the target has no data. */
@@ -99,12 +122,37 @@ async function addLast24h(client: ApiClient, rows: CheckStatusRow[], remoteCheck
 }
 
 const STATE_TEXT: Record<CheckState, string> = {
-  passing: 'passing', degraded: 'degraded', failing: 'failing', paused: 'paused', 'never-ran': 'never ran', 'not-deployed': 'not deployed',
+  passing: 'passing', degraded: 'degraded', failing: 'failing', paused: 'paused', maintenance: 'maintenance', 'never-ran': 'never ran', 'not-deployed': 'not deployed',
+}
+
+/**
+ * The first window of `windows` active at `now` that shares a tag with `tags` (the scheduler's
+ * rule: such a check is not run), with the end of its current occurrence: the first millisecond
+ * at which the window is no longer active, found by halving (an occurrence lasts endsAt − startsAt).
+ */
+export function activeWindow(tags: readonly string[], windows: readonly RemoteWindow[], now: number): ActiveWindow | undefined {
+  for (const window of windows) {
+    if (!Array.isArray(window.tags) || !window.tags.some((tag) => tags.includes(tag)) || !isWindowActive(window, now)) continue
+    const length = Math.max(1000, Date.parse(window.endsAt) - Date.parse(window.startsAt))
+    let active = now
+    let inactive = now + length
+    // occurrences that overlap (a repeat shorter than the window) chain: step over them, a bounded number of times
+    for (let steps = 0; steps < 1000 && isWindowActive(window, inactive); steps++) inactive += length
+    while (inactive - active > 1) {
+      const middle = active + Math.floor((inactive - active) / 2)
+      if (isWindowActive(window, middle)) active = middle
+      else inactive = middle
+    }
+    return { id: String(window.id), name: window.name, until: new Date(inactive).toISOString() }
+  }
+  return undefined
 }
 
 /**
  * The state of each check: not deployed (not in the lock, or gone remotely), paused
- * (`activated: false` on the target), never ran (no status), else from the newest run's flags.
+ * (`activated: false` on the target), maintenance (a window sharing one of its tags on the
+ * target is active: it is not run now, whatever its last run said), never ran (no status), else
+ * from the newest run's flags.
  */
 export function checkStates(
   checks: readonly DesiredResource[],
@@ -112,6 +160,8 @@ export function checkStates(
   remoteChecks: ReadonlyMap<string, Record<string, unknown>>,
   statuses: ReadonlyMap<string, RemoteStatus>,
   badgeBase: string | undefined,
+  windows: readonly RemoteWindow[] = [],
+  now = Date.now(),
 ): CheckStatusRow[] {
   return checks.map((resource) => {
     const id = remoteIdOf(resource)
@@ -120,14 +170,16 @@ export function checkStates(
     if (!remote) return { resource, checkId: id, state: 'not-deployed', reason: 'in the lock file but gone from the target: run monitors plan', badgeUrl: null }
     const status = statuses.get(id)
     const badgeUrl = badgeBase ? `${badgeBase}/v1/badges/checks/${encodeURIComponent(id)}` : null
+    const maintenance = remote.activated === false ? undefined : activeWindow(Array.isArray(remote.tags) ? (remote.tags as string[]) : [], windows, now)
     const state: CheckState = remote.activated === false
       ? 'paused'
-      : !status ? 'never-ran'
-        : status.hasFailures || status.hasErrors ? 'failing'
-          : status.isDegraded ? 'degraded' : 'passing'
+      : maintenance ? 'maintenance'
+        : !status ? 'never-ran'
+          : status.hasFailures || status.hasErrors ? 'failing'
+            : status.isDegraded ? 'degraded' : 'passing'
     const heartbeat = remote.heartbeat as { pingUrl?: unknown } | undefined
     const pingUrl = typeof heartbeat?.pingUrl === 'string' ? heartbeat.pingUrl : undefined
-    return { resource, checkId: id, state, ...(status ? { status } : {}), badgeUrl, ...(pingUrl ? { pingUrl } : {}) }
+    return { resource, checkId: id, state, ...(status ? { status } : {}), badgeUrl, ...(pingUrl ? { pingUrl } : {}), ...(maintenance ? { maintenance } : {}) }
   })
 }
 
@@ -160,7 +212,7 @@ const label = (r: DesiredResource) => `${r.kind}:${r.logicalId} "${String(r.payl
 export function renderStatusTable(rows: readonly CheckStatusRow[], color: boolean): string {
   const c = pc.createColors(color)
   const paintOf: Record<CheckState, (s: string) => string> = {
-    passing: c.green, degraded: c.yellow, failing: c.red, paused: c.dim, 'never-ran': c.dim, 'not-deployed': c.dim,
+    passing: c.green, degraded: c.yellow, failing: c.red, paused: c.dim, maintenance: c.cyan, 'never-ran': c.dim, 'not-deployed': c.dim,
   }
   const cells = rows.map((row) => [
     label(row.resource),
@@ -180,7 +232,9 @@ export function renderStatusTable(rows: readonly CheckStatusRow[], color: boolea
     }).join('  ').trimEnd()
   const pings = rows.filter((r) => r.pingUrl).map((r) => `  ${label(r.resource)}  ${r.pingUrl}`)
   const pingText = pings.length > 0 ? `\nPing URLs (GET or POST, no key):\n${pings.join('\n')}\n` : ''
-  return `${[c.bold(line(head)), ...cells.map((r, i) => line(r, paintOf[rows[i].state]))].join('\n')}\n${pingText}`
+  const held = rows.filter((r) => r.maintenance).map((r) => `  ${label(r.resource)}  window "${r.maintenance!.name}" (id ${r.maintenance!.id}) until ${r.maintenance!.until}`)
+  const heldText = held.length > 0 ? `\nIn a maintenance window now (not run until it ends; the last run is as shown):\n${held.join('\n')}\n` : ''
+  return `${[c.bold(line(head)), ...cells.map((r, i) => line(r, paintOf[rows[i].state]))].join('\n')}\n${heldText}${pingText}`
 }
 
 function summaryOf(rows: readonly CheckStatusRow[]) {
@@ -191,6 +245,7 @@ function summaryOf(rows: readonly CheckStatusRow[]) {
     degraded: count('degraded'),
     failing: count('failing'),
     paused: count('paused'),
+    maintenance: count('maintenance'),
     neverRan: count('never-ran'),
     notDeployed: count('not-deployed'),
   }
@@ -223,6 +278,7 @@ export function statusToJson(rows: readonly CheckStatusRow[], target: { id: stri
       p95ResponseTime24h: row.last24h?.p95 ?? null,
       badgeUrl: row.badgeUrl,
       ...(row.pingUrl ? { pingUrl: row.pingUrl } : {}),
+      maintenanceWindow: row.maintenance ?? null,
     })),
   }
 }
@@ -258,12 +314,13 @@ export const statusCommand = {
         const { client, target } = session.open
         const remoteIdOf = (r: DesiredResource) => session.lock?.resources[lockKey(r.kind, r.logicalId)]?.remoteId
         const deployed = checks.some((r) => remoteIdOf(r) !== undefined)
-        const [remoteChecks, statuses] = deployed
+        const [remoteChecks, statuses, windows] = deployed
           ? await Promise.all([
             listAllByPage<Record<string, unknown>>(client, '/v1/checks', { idOf: (r) => String(r.id) }),
             listAllByPage<RemoteStatus>(client, '/v1/check-statuses', { idOf: (s) => String(s.checkId) }),
+            listAllByPage<RemoteWindow>(client, '/v1/maintenance-windows', { idOf: (w) => String(w.id) }),
           ])
-          : [[], []]
+          : [[], [], []]
         // the embedded server lives only while this command runs: its badge URLs would answer nothing
         const badgeBase = target.embedded ? undefined : client.baseUrl
         const remoteById = new Map(remoteChecks.map((r) => [String(r.id), r]))
@@ -273,13 +330,14 @@ export const statusCommand = {
           remoteById,
           new Map(statuses.map((s) => [String(s.checkId), s])),
           badgeBase,
+          windows,
         )
         await addLast24h(client, rows, remoteById)
         const c = pc.createColors(useColor())
         if (rows.length === 0) out('No checks: the project has no check (DnsCheck, IcmpCheck, HeartbeatCheck, ...).\n')
         else out(renderStatusTable(rows, useColor()))
         const s = summaryOf(rows)
-        const parts = [`${s.passing} passing`, `${s.degraded} degraded`, `${s.failing} failing`, `${s.paused} paused`, `${s.neverRan} never ran`, `${s.notDeployed} not deployed`]
+        const parts = [`${s.passing} passing`, `${s.degraded} degraded`, `${s.failing} failing`, `${s.paused} paused`, ...(s.maintenance > 0 ? [`${s.maintenance} in maintenance`] : []), `${s.neverRan} never ran`, `${s.notDeployed} not deployed`]
         if (rows.length > 0) out(`\n${s.failing > 0 ? c.red('Status:') : c.green('Status:')} ${parts.join(', ')}.\n`)
         if (target.embedded && rows.length > 0) {
           out(c.dim('The embedded server never runs checks, so its checks never ran: runs happen on a "monitors server" or a hosted service (set MONITORING_API_URL).\n'))

@@ -5,8 +5,9 @@ import type { DesiredResource } from '../../resources/types.js'
 import { CHECK_KINDS } from '../../resources/registry.js'
 import { matchTargets } from '../../plan/select.js'
 import { LOCATIONS } from '../../schema/enums.js'
-import { DEFAULT_LOCATION, runCheck, type CheckRunResult, type IcmpDetails, type RunnableCheck } from '../../runner/index.js'
-import { data, err, loadOrReport, out, setStdoutFormat, useColor } from '../engine.js'
+import { DEFAULT_LOCATION, runCheck, type CheckRunResult, type DnsDetails, type IcmpDetails, type RunnableCheck } from '../../runner/index.js'
+import { splitServer } from '../../runner/dns.js'
+import { checkNumber, data, err, loadOrReport, out, setStdoutFormat, useColor } from '../engine.js'
 import { UserError } from '../../errors.js'
 
 interface TestArgs {
@@ -16,6 +17,7 @@ interface TestArgs {
   location?: string
   retries?: boolean
   concurrency?: number
+  nameServer?: string
 }
 
 class TestRefusal extends UserError {}
@@ -26,6 +28,39 @@ export interface TestedCheck {
   check: RunnableCheck
   location: string
   result: CheckRunResult
+  /** A DNS check's resolver when the check names none: this machine's, or --name-server's. */
+  resolver?: Resolver
+}
+
+/** The name server a DNS check without `request.nameServer` asked, and where it came from. */
+export interface Resolver {
+  /** null: this machine has none configured (the run is an error). */
+  nameServer: string | null
+  port: number
+  from: 'system' | '--name-server'
+}
+
+/**
+ * The line under the table naming the resolver the DNS checks without `request.nameServer`
+ * asked: on the service each location has its own, here it is this machine's (or --name-server's).
+ */
+export function resolverNotes(tested: readonly TestedCheck[]): string[] {
+  const groups = new Map<string, { resolver: Resolver; checks: string[] }>()
+  for (const t of tested) {
+    if (!t.resolver) continue
+    const key = `${t.resolver.from} ${t.resolver.nameServer} ${t.resolver.port}`
+    const group = groups.get(key) ?? { resolver: t.resolver, checks: [] }
+    group.checks.push(label(t.resource))
+    groups.set(key, group)
+  }
+  return [...groups.values()].map(({ resolver, checks }) => {
+    const which = resolver.nameServer === null
+      ? 'no resolver: this machine has none configured (/etc/resolv.conf); pass --name-server HOST[:PORT]'
+      : resolver.from === '--name-server'
+        ? `${resolver.nameServer} port ${resolver.port} (--name-server)`
+        : `${resolver.nameServer} port ${resolver.port}, this machine's resolver (/etc/resolv.conf; --name-server HOST[:PORT] asks another)`
+    return `Without request.nameServer, ${checks.length === 1 ? 'this DNS check asked' : `these ${checks.length} DNS checks asked`} ${which}: ${checks.join(', ')}`
+  })
 }
 
 const CHECK_KIND_LIST = [...CHECK_KINDS].join(', ')
@@ -79,6 +114,13 @@ async function mapBounded<T, R>(items: readonly T[], limit: number, work: (item:
   }
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
   return results
+}
+
+/** `host`, `host:port` or `[v6]:port` with a port from 1 to 65535, or a bare IPv6 address. */
+function validNameServer(text: string): boolean {
+  if (text.trim() === '' || /\s/.test(text)) return false
+  const { host, port } = splitServer(text)
+  return host !== '' && (port === null || (port >= 1 && port <= 65535))
 }
 
 function label(resource: DesiredResource): string {
@@ -155,13 +197,14 @@ export function testToJson(tested: readonly TestedCheck[], notRun: readonly Desi
       timedOut: tested.filter((t) => t.result.status === 'TIMED_OUT').length,
       notRun: notRun.length,
     },
-    results: tested.map(({ resource, check, result }) => ({
+    results: tested.map(({ resource, check, result, resolver }) => ({
       kind: resource.kind,
       logicalId: resource.logicalId,
       construct: resource.construct,
       file: resource.file,
       activated: check.activated,
       ...result,
+      ...(resolver ? { resolver } : {}),
     })),
     notRun: notRun.map((resource) => ({
       kind: resource.kind,
@@ -178,7 +221,7 @@ const LOCATION_NAMES: readonly string[] = [DEFAULT_LOCATION, ...LOCATIONS]
 /** Runs every selected check once, in parallel (at most `concurrency` at once). */
 export async function testChecks(
   project: LoadedProject,
-  options: { targets?: readonly string[]; location?: string; retries?: boolean; concurrency?: number; signal?: AbortSignal },
+  options: { targets?: readonly string[]; location?: string; retries?: boolean; concurrency?: number; signal?: AbortSignal; nameServer?: string },
 ): Promise<TestedCheck[]> {
   const selected = selectChecks(project.resources, options.targets ?? []).filter(isRunnable)
   // an API check's {{KEY}} references are resolved from the project's EnvVar constructs
@@ -187,10 +230,16 @@ export async function testChecks(
     if (r.kind === 'variable' && typeof r.payload.key === 'string') variables[r.payload.key] = { value: String(r.payload.value ?? ''), secret: r.payload.secret === true }
   }
   return mapBounded(selected, Math.max(1, options.concurrency ?? 8), async (resource) => {
-    const check = resource.payload as unknown as RunnableCheck
+    let check = resource.payload as unknown as RunnableCheck
+    const ownResolver = check.checkType !== 'DNS' || Boolean(check.request.nameServer)
+    if (!ownResolver && options.nameServer && check.checkType === 'DNS') check = { ...check, request: { ...check.request, nameServer: options.nameServer } }
     const location = options.location ?? check.locations?.[0] ?? DEFAULT_LOCATION
     const result = await runCheck(check, { location, retries: options.retries === true, signal: options.signal, variables })
-    return { resource, check, location, result }
+    const details = result.details as Partial<DnsDetails>
+    const resolver: Resolver | undefined = ownResolver || details.kind !== 'DNS'
+      ? undefined
+      : { nameServer: details.nameServer ?? null, port: details.port ?? 53, from: options.nameServer ? '--name-server' : 'system' }
+    return { resource, check, location, result, ...(resolver ? { resolver } : {}) }
   })
 }
 
@@ -213,14 +262,15 @@ export const testCommand = {
       })
       .option('location', { type: 'string', describe: "Location each run is labelled with (default: the check's first location, or local). Runs always go out from this machine" })
       .option('retries', { type: 'boolean', default: false, describe: "Retry a failed run as the check's retryStrategy (or doubleCheck) says, waiting its backoff; off by default for fast feedback" })
-      .option('concurrency', { type: 'number', default: 8, describe: 'Checks running at once' }),
+      .option('name-server', { type: 'string', requiresArg: true, describe: "Resolver for the DNS checks that name no request.nameServer, as HOST or HOST:PORT (default: this machine's, from /etc/resolv.conf)" })
+      .option('concurrency', { type: 'number', default: 8, requiresArg: true, coerce: checkNumber('--concurrency', 'a whole number of at least 1', (n) => Number.isInteger(n) && n >= 1), describe: 'Checks running at once' }),
   handler: async (args: ArgumentsCamelCase<TestArgs>): Promise<number> => {
     setStdoutFormat(args.format)
     if (args.location !== undefined && !LOCATION_NAMES.includes(args.location)) {
       throw new TestRefusal(`--location "${args.location}" is not a location. Write one of ${LOCATION_NAMES.join(', ')}.`)
     }
-    if (args.concurrency !== undefined && !(Number.isInteger(args.concurrency) && args.concurrency >= 1)) {
-      throw new TestRefusal(`--concurrency must be a whole number of at least 1, not ${String(args.concurrency)}.`)
+    if (args.nameServer !== undefined && !validNameServer(args.nameServer)) {
+      throw new TestRefusal(`--name-server "${args.nameServer}" is not a name server: write HOST or HOST:PORT (an IPv6 address with a port in brackets, [::1]:53).`)
     }
     const project = await loadOrReport({ config: args.config })
     if (!project) return 1
@@ -247,7 +297,7 @@ export const testCommand = {
     let tested: TestedCheck[]
     try {
       tested = await testChecks(project, {
-        targets: args.target, location: args.location, retries: args.retries, concurrency: args.concurrency, signal: controller.signal,
+        targets: args.target, location: args.location, retries: args.retries, concurrency: args.concurrency, signal: controller.signal, nameServer: args.nameServer,
       })
     } finally {
       process.removeListener('SIGINT', onSignal)
@@ -257,6 +307,8 @@ export const testCommand = {
     const c = pc.createColors(useColor())
     const failed = tested.some((t) => isFailure(t.result))
     out(renderTable(tested, useColor(), notRun))
+    const notes = resolverNotes(tested)
+    if (notes.length > 0) out(c.dim(`${notes.join('\n')}\n`))
     const notRunNote = notRun.length > 0 ? `, ${notRun.length} not run` : ''
     out(`\n${failed ? c.red('Test failed:') : c.green('Test passed:')} ${summaryLine(tested)}${notRunNote}.\n`)
     if (args.format === 'json') data(`${JSON.stringify(testToJson(tested, notRun), null, 2)}\n`)

@@ -117,6 +117,16 @@ const ALWAYS_SHOWN = new Set([
 ])
 /** Never shown outside --verbose: implied by the kind. */
 const NEVER_SHOWN = new Set(['checkType'])
+/**
+ * Per kind, fields a create shows only with --verbose, whatever their value: an ICMP check's
+ * `script` and `heartbeat`, which the construct fills because the API requires them and the check
+ * does not use; a heartbeat check's run settings, which it is sent (often from the config's
+ * defaults) but never runs by (it is judged by its pings).
+ */
+const IMPLIED_BY_KIND: Partial<Record<ResourceKind, ReadonlySet<string>>> = {
+  'icmp-check': new Set(['script', 'heartbeat']),
+  'heartbeat-check': new Set(['locations', 'frequency', 'frequencyOffset', 'runParallel']),
+}
 
 interface DefaultsNode {
   hasDefault?: boolean
@@ -165,27 +175,46 @@ function defaultsFor(kind: ResourceKind): DefaultsNode {
  * were left out.
  */
 export function reviewPayload(kind: ResourceKind, payload: Record<string, unknown>): { payload: Record<string, unknown>; hidden: number } {
+  const implied = IMPLIED_BY_KIND[kind]
   let hidden = 0
-  const walk = (value: unknown, node: DefaultsNode | undefined, path: string): unknown => {
-    if (Array.isArray(value)) return value.map((item) => walk(item, node?.element, path))
-    if (!isObject(value)) return value
-    const out: Record<string, unknown> = {}
-    for (const [key, v] of Object.entries(value)) {
-      if (v === undefined || v === null) continue
-      const here = path ? `${path}.${key}` : key
-      const child = node?.fields?.[key]
-      const atDefault = child?.hasDefault && stableStringify(v) === stableStringify(child.value)
-      const empty = isObject(v) && Object.keys(v).length === 0
-      if (NEVER_SHOWN.has(here) || (!ALWAYS_SHOWN.has(here) && (atDefault || empty))) {
-        hidden++
-        continue
-      }
-      out[key] = walk(v, child, here)
-    }
-    return out
-  }
-  const out = walk(payload, defaultsFor(kind), '') as Record<string, unknown>
+  const out = withoutDefaults(payload, defaultsFor(kind), '', (here, atDefault, empty) => {
+    const hide = NEVER_SHOWN.has(here) || implied?.has(here) === true || (!ALWAYS_SHOWN.has(here) && (atDefault || empty))
+    if (hide) hidden++
+    return hide
+  }) as Record<string, unknown>
   return { payload: out, hidden }
+}
+
+/** `value` (at `path` of its payload) without the fields `hide` says a reader does not need. */
+function withoutDefaults(value: unknown, node: DefaultsNode | undefined, path: string, hide: (path: string, atDefault: boolean, empty: boolean) => boolean): unknown {
+  if (Array.isArray(value)) return value.map((item) => withoutDefaults(item, node?.element, path, hide))
+  if (!isObject(value)) return value
+  const out: Record<string, unknown> = {}
+  for (const [key, v] of Object.entries(value)) {
+    if (v === undefined || v === null) continue
+    const here = path ? `${path}.${key}` : key
+    const child = node?.fields?.[key]
+    const atDefault = child?.hasDefault === true && stableStringify(v) === stableStringify(child.value)
+    const empty = isObject(v) && Object.keys(v).length === 0
+    if (hide(here, atDefault, empty)) continue
+    out[key] = withoutDefaults(v, child, here, hide)
+  }
+  return out
+}
+
+/**
+ * An update's added or removed item (`+ request.assertions[2] { ... }`) without its fields at
+ * their schema defaults (an assertion's `regex: ""`): a reviewer sees what the item says.
+ */
+function reviewDiff(kind: ResourceKind, d: FieldDiff): FieldDiff {
+  if ('old' in d && 'new' in d) return d
+  const value = 'new' in d ? d.new : d.old
+  if (!isObject(value) && !(Array.isArray(value) && value.some(isObject))) return d
+  let node: DefaultsNode | undefined = defaultsFor(kind)
+  for (const part of pathParts(d.path)) node = part.bracket ? node?.element : node?.fields?.[part.name]
+  if (!node) return d
+  const trimmed = withoutDefaults(value, node, '', (_here, atDefault, empty) => atDefault || empty)
+  return 'new' in d ? { ...d, new: trimmed } : { ...d, old: trimmed }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -300,7 +329,10 @@ export function changeBody(change: PlanChange, options: ViewOptions): Line[] {
   }
   if (change.action === 'update' || change.action === 'replace') {
     const swap = options.refreshOnly && change.changedOutside && !change.changedInCode
-    for (const d of masked.fieldDiffs ?? []) out.push(...view.diff(swap ? swapDiff(d) : d, 0))
+    for (const d of masked.fieldDiffs ?? []) {
+      const shown = options.verbose ? d : reviewDiff(change.kind, d)
+      out.push(...view.diff(swap ? swapDiff(shown) : shown, 0))
+    }
   }
   return out
 }
