@@ -475,8 +475,8 @@ export interface ErrorEvent {
 export interface ErrorGroupStore {
   /** one upsert per (check, hash): a known hash moves lastSeen and clears archivedUntilNextEvent */
   record(account: string, checkId: string, event: ErrorEvent): Promise<void>
-  /** oldest first */
-  list(account: string, checkId?: string): Promise<ErrorGroupRecord[]>
+  /** oldest first, one page; `checkId`: the groups of that check only */
+  list(account: string, query: { checkId?: string; limit: number; offset: number }): Promise<Page<ErrorGroupRecord>>
   get(account: string, id: string): Promise<ErrorGroupRecord | undefined>
   /** sets the flags given; undefined when the group is not the account's */
   update(account: string, id: string, flags: { archiveForEver?: boolean; archivedUntilNextEvent?: boolean }): Promise<ErrorGroupRecord | undefined>

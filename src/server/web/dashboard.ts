@@ -288,7 +288,7 @@ export async function checkPage(api: Api, session: WebSession, id: string): Prom
   const [status, results, groups, f] = await Promise.all([
     api('GET', `/v1/check-statuses/${encodeURIComponent(id)}`),
     api('GET', `/v1/check-results/${encodeURIComponent(id)}?limit=100&resultType=FINAL`),
-    api('GET', `/v1/error-groups/checks/${encodeURIComponent(id)}`),
+    api('GET', `/v1/error-groups/checks/${encodeURIComponent(id)}?limit=100`),
     figures(api, c),
   ])
   const state = stateOf(status.status === 200 ? status.json : undefined)
