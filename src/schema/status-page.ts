@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { omitKeys } from './omit.js'
 import { THEMES, THEME_COLOR_FIELDS } from './enums.js'
+import { queryNumber } from './paging.js'
 
 export const STATUS_PAGE_URL_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
 
@@ -47,6 +48,6 @@ export type StatusPage = z.output<typeof statusPageSchema>
 
 /** Query of GET /v1/status-pages (cursor paging). */
 export const statusPageListQuerySchema = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: queryNumber(z.number().int().min(1).max(100)).default(20),
   nextId: z.string().min(1).optional(),
 })

@@ -80,3 +80,113 @@ describe('error groups are paged as the reference pages them', () => {
     }
   })
 })
+
+describe('every 400 names its field', () => {
+  let server: LocalServer
+  let call: Call
+
+  beforeAll(async () => {
+    server = await startTestServer()
+    call = caller(server)
+  })
+  afterAll(async () => {
+    await server.close()
+  })
+
+  it('heartbeat availability and events: a bad startTime or endTime, or an inverted window', async () => {
+    const id = (await call('POST', '/v1/checks/heartbeat', heartbeatBody())).json.id
+    for (const route of ['availability', 'events']) {
+      const base = `/v1/checks/heartbeats/${id}/${route}`
+      const start = await call('GET', `${base}?startTime=yesterday`)
+      expect(expect400(start, 'query')).toEqual(['startTime'])
+      expect(start.json.message).toBe('startTime: must be an ISO date, date-time or epoch milliseconds (got "yesterday")')
+      expect(start.json.attributes.issues).toEqual([{ path: 'startTime', message: 'must be an ISO date, date-time or epoch milliseconds (got "yesterday")' }])
+      expect(expect400(await call('GET', `${base}?endTime=2026-13-45`), 'query')).toEqual(['endTime'])
+      const inverted = await call('GET', `${base}?startTime=2026-03-02T00:00:00Z&endTime=2026-03-01T00:00:00Z`)
+      expect(expect400(inverted, 'query')).toEqual(['startTime', 'endTime'])
+      expect(inverted.json.message).toBe('startTime: must be before endTime (got startTime 2026-03-02T00:00:00.000Z, endTime 2026-03-01T00:00:00.000Z)')
+      // a time out of the range of dates is refused, not a 500
+      expect(expect400(await call('GET', `${base}?startTime=99999999999999999999`), 'query')).toEqual(['startTime'])
+    }
+  })
+})
+
+describe('messages agree with their rule', () => {
+  let server: LocalServer
+  let call: Call
+
+  beforeAll(async () => {
+    server = await startTestServer()
+    call = caller(server)
+  })
+  afterAll(async () => {
+    await server.close()
+  })
+
+  const message = async (path: string, key: string, source: 'query' | 'payload' = 'query', method = 'GET', body?: unknown) => {
+    const answer = await call(method, path, body)
+    expect(expect400(answer, source)).toEqual([key])
+    return answer.json.message as string
+  }
+
+  it('a repeated or infinite number says so, never "must be a number (got number)"', async () => {
+    expect(await message('/v1/checks?limit=1&limit=2', 'limit')).toBe('limit: must be given once (got 2 values)')
+    expect(await message('/v1/variables?page=2&page=3&page=4', 'page')).toBe('page: must be given once (got 3 values)')
+    expect(await message('/v1/checks?limit=Infinity', 'limit')).toBe('limit: must be a number (got "Infinity")')
+    expect(await message('/v1/checks?limit=1e999', 'limit')).toBe('limit: must be a finite number (got "1e999")')
+    // JSON reads 1e999 as Infinity
+    const infinite = await message('/v1/checks/dns', 'degradedResponseTime', 'payload', 'POST', '{"name":"n","request":{"query":"example.com"},"degradedResponseTime":1e999}')
+    expect(infinite).toBe('degradedResponseTime: must be a finite number (got Infinity)')
+    const id = (await call('POST', '/v1/checks/heartbeat', heartbeatBody())).json.id
+    expect(await message(`/v1/checks/heartbeats/${id}/events?startTime=1&startTime=2`, 'startTime')).toBe('startTime: must be given once (got 2 values)')
+  })
+
+  it('an empty value is no number (not "must be at least 1 (got 0)")', async () => {
+    expect(await message('/v1/checks?limit=', 'limit')).toBe('limit: must be a number (got "")')
+    expect(await message('/v1/incidents?page=', 'page')).toBe('page: must be a number (got "")')
+    expect(await message('/v1/status-pages?limit=', 'limit')).toBe('limit: must be a number (got "")')
+  })
+
+  it('a limit of 1-10 says 1-10, never the safe-integer bound', async () => {
+    const id = (await call('POST', '/v1/checks/heartbeat', heartbeatBody())).json.id
+    const text = await message(`/v1/checks/heartbeats/${id}/events?limit=-1e20`, 'limit')
+    expect(text).toBe('limit: must be at least 1 (got "-1e20")')
+    expect(text).not.toContain('9007199254740991')
+    expect(await message(`/v1/checks/heartbeats/${id}/events?limit=1e20`, 'limit')).toBe('limit: must be at most 10 (got "1e20")')
+  })
+
+  it('aggregationInterval=1.0 is taken as limit=1.0 is', async () => {
+    const id = (await call('POST', '/v1/checks/dns', dnsBody({ activated: false }))).json.id
+    const both = await call('GET', `/v1/analytics/dns/${id}?metrics=availability&aggregationInterval=60.0&limit=1.0`)
+    expect(both.status, both.text).toBe(200)
+    expect(both.json.pagination).toEqual({ page: 1, limit: 1 })
+    expect(await message(`/v1/analytics/dns/${id}?metrics=availability&aggregationInterval=1.5`, 'aggregationInterval'))
+      .toBe('aggregationInterval: must be a whole number of minutes from 1 to 43200 (got "1.5")')
+  })
+
+  it('a field with an empty name is named, not called the body', async () => {
+    // the PATCH body of an error group is strict: the body is read before the group is looked up
+    const patched = await call('PATCH', `/v1/error-groups/${randomUUID()}`, { '': true })
+    expect(expect400(patched, 'payload')).toEqual(['""'])
+    expect(patched.json.message).toBe('"": is not a known field (a field name cannot be empty)')
+    expect(patched.json.message).not.toMatch(/^body/)
+  })
+})
+
+describe('the 408 of an unfinished completion', () => {
+  it('says Request Time-out, as API.md and the reference do', async () => {
+    // no runner: the session's runs wait, so the completion times out
+    const server = await startTestServer()
+    try {
+      const call = caller(server)
+      const id = (await call('POST', '/v1/checks/dns', dnsBody({ activated: false }))).json.id
+      const { sessions } = (await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [id] } })).json
+      const waiting = await call('GET', `/v1/check-sessions/${sessions[0].checkSessionId}/completion?maxWaitSeconds=1`)
+      expect(waiting.status).toBe(408)
+      expect(waiting.json).toMatchObject({ statusCode: 408, error: 'Request Time-out' })
+      expect(waiting.headers.get('retry-after')).toBe('1')
+    } finally {
+      await server.close()
+    }
+  })
+})
