@@ -109,6 +109,14 @@ describe('every 400 names its field', () => {
       expect(expect400(await call('GET', `${base}?startTime=99999999999999999999`), 'query')).toEqual(['startTime'])
     }
   })
+
+  it('a session trigger naming a heartbeat check: the checkId item, and why', async () => {
+    const dns = (await call('POST', '/v1/checks/dns', dnsBody({ activated: false }))).json.id
+    const heartbeat = (await call('POST', '/v1/checks/heartbeat', heartbeatBody())).json.id
+    const answer = await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [dns, heartbeat] } })
+    expect(expect400(answer, 'payload')).toEqual(['target.checkId.1'])
+    expect(answer.json.message).toBe(`target.checkId.1: is a HEARTBEAT check (${heartbeat}): a heartbeat check is judged by the pings it receives and cannot be triggered; sessions run DNS, ICMP and API checks`)
+  })
 })
 
 describe('messages agree with their rule', () => {
@@ -188,5 +196,135 @@ describe('the 408 of an unfinished completion', () => {
     } finally {
       await server.close()
     }
+  })
+})
+
+describe('check sessions, as the reference has them', () => {
+  let dns: DnsServerHandle
+  let server: LocalServer
+  let call: Call
+
+  beforeAll(async () => {
+    dns = await startDnsServer()
+    dns.set('up.test', 'A', { records: [{ type: 'A', data: '192.0.2.1' }] })
+    server = await startTestServer({ runner: true, schedulerOptions: { tickMs: 50 } })
+    call = caller(server)
+  })
+  afterAll(async () => {
+    await server.close()
+    await dns.close()
+  })
+
+  const check = (name: string, extra: Record<string, unknown> = {}) => ({
+    name,
+    request: { query: 'up.test', nameServer: '127.0.0.1', port: dns.port },
+    // far apart: the schedule does not run it during the test
+    frequency: 1440,
+    ...extra,
+  })
+
+  it('a trigger without a filter runs every activated DNS, ICMP and API check of the account; none: 404', async () => {
+    const b = caller(server, KEY_B)
+    // nothing to run yet: the reference's 404
+    const none = await b('POST', '/v1/check-sessions/trigger', {})
+    expect(none.status).toBe(404)
+    expect(none.json).toEqual({ statusCode: 404, error: 'Not Found', message: 'No matching checks were found.' })
+    const on = (await b('POST', '/v1/checks/dns', check('on'))).json.id
+    expect((await b('POST', '/v1/checks/dns', check('paused', { activated: false }))).status).toBe(201)
+    expect((await b('POST', '/v1/checks/heartbeat', heartbeatBody())).status).toBe(201)
+    for (const body of [undefined, {}, { target: {} }, { target: { checkId: [], tags: [] } }]) {
+      const answer = await b('POST', '/v1/check-sessions/trigger', body)
+      expect(answer.status, JSON.stringify(body)).toBe(201)
+      expect(answer.json.sessions.map((s: { checkId: string }) => s.checkId)).toEqual([on])
+    }
+  })
+
+  it('the reference\'s matchTags: OR of ANDs, !tag for a check without it; deactivated checks too', async () => {
+    const make = async (name: string, tags: string[], extra: Record<string, unknown> = {}) => (await call('POST', '/v1/checks/dns', check(name, { tags, ...extra }))).json.id
+    const web = await make('prod web', ['prod', 'web'])
+    await make('prod skipped', ['prod', 'skip-e2e'])
+    const staging = await make('staging', ['staging'], { activated: false })
+    await make('other', ['dev'])
+    const answer = await call('POST', '/v1/check-sessions/trigger', { target: { matchTags: [['prod', '!skip-e2e'], ['staging']] } })
+    expect(answer.status, answer.text).toBe(201)
+    expect(answer.json.sessions.map((s: { checkId: string }) => s.checkId).sort()).toEqual([web, staging].sort())
+    const none = await call('POST', '/v1/check-sessions/trigger', { target: { matchTags: [['prod', 'dev']] } })
+    expect(none.status).toBe(404)
+    expect(expect400(await call('POST', '/v1/check-sessions/trigger', { target: { matchTags: ['prod'] } }), 'payload')).toEqual(['target.matchTags.0'])
+  })
+
+  it('session results carry isCancelled, always false here', async () => {
+    const id = (await call('POST', '/v1/checks/dns', check('cancellable', { activated: false }))).json.id
+    const { sessions } = (await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [id] } })).json
+    const done = await call('GET', `/v1/check-sessions/${sessions[0].checkSessionId}/completion?maxWaitSeconds=20`)
+    expect(done.status).toBe(200)
+    expect(done.json.results).toHaveLength(1)
+    expect(done.json.results[0]).toMatchObject({ aborted: false, isCancelled: false })
+    const read = await call('GET', `/v1/check-sessions/${sessions[0].checkSessionId}`)
+    expect(read.json.results[0].isCancelled).toBe(false)
+  })
+})
+
+describe('a trigger is bounded', () => {
+  let bench: ResultsBench
+
+  beforeAll(async () => {
+    bench = await startResultsBench()
+  })
+  afterAll(async () => {
+    await bench.close()
+  })
+
+  it('more than 1000 matching checks is a 400 naming target, and no session is made', async () => {
+    const data = dnsCheckSchema.parse({ name: 'many', tags: ['many'], request: { query: 'many.example.test' } })
+    for (let i = 0; i < 1001; i++) await bench.store.checks.create('acc-a', 'DNS', { ...data, name: `many ${i}` })
+    for (const body of [{}, { target: { tags: ['many'] } }]) {
+      const answer = await bench.call('POST', '/v1/check-sessions/trigger', body)
+      expect(expect400(answer, 'payload')).toEqual(['target'])
+      expect(answer.json.message).toMatch(/^target: matches more than 1000 checks.*one trigger starts at most 1000: name fewer with checkId or tags$/)
+    }
+    // nothing half-made: no due run waits for a runner
+    const claim = () => bench.store.runs.claim({ owner: 'test', max: 100, leaseMs: 60_000, now: Date.now() + 1000 })
+    expect(await claim()).toEqual([])
+    const page = await bench.store.checks.list('acc-a', { tags: ['many'], limit: 1, offset: 0 })
+    const one = (JSON.parse(page.json.toString()) as Array<{ id: string }>)[0].id
+    const fine = await bench.call('POST', '/v1/check-sessions/trigger', { target: { checkId: [one] } })
+    expect(fine.status).toBe(201)
+    expect(fine.json.sessions).toHaveLength(1)
+    expect((await claim()).map((r) => r.checkId)).toEqual([one])
+  }, 120_000)
+})
+
+describe('triggerIncident: null, and results of checks that are not yours', () => {
+  let server: LocalServer
+  let call: Call
+
+  beforeAll(async () => {
+    server = await startTestServer()
+    call = caller(server)
+  })
+  afterAll(async () => {
+    await server.close()
+  })
+
+  it('triggerIncident: null is taken (the reference makes it nullable) and answered as sent', async () => {
+    const dns = await call('POST', '/v1/checks/dns', dnsBody({ triggerIncident: null }))
+    expect(dns.status, dns.text).toBe(201)
+    expect(dns.json.triggerIncident).toBeNull()
+    expect((await call('GET', `/v1/checks/${dns.json.id}`)).json.triggerIncident).toBeNull()
+    expect((await call('PUT', `/v1/checks/dns/${dns.json.id}`, dnsBody({ triggerIncident: null }))).status).toBe(200)
+    expect((await call('POST', '/v1/checks/heartbeat', heartbeatBody({ triggerIncident: null }))).status).toBe(201)
+    expect((await call('POST', '/v1/checks/api', { name: 'api', request: { url: 'http://127.0.0.1:9/', method: 'GET' }, triggerIncident: null })).status).toBe(201)
+  })
+
+  it('GET /v1/check-results/{checkId}: 404 for an unknown check and for another account\'s, as every per-check route', async () => {
+    const unknown = await call('GET', `/v1/check-results/${randomUUID()}`)
+    expect(unknown.status).toBe(404)
+    expect(unknown.json).toEqual({ statusCode: 404, error: 'Not Found', message: 'Check not found' })
+    const mine = (await call('POST', '/v1/checks/dns', dnsBody({ activated: false }))).json.id
+    expect((await call('GET', `/v1/check-results/${mine}`)).status).toBe(200)
+    const theirs = await caller(server, KEY_B)('GET', `/v1/check-results/${mine}`)
+    expect(theirs.status).toBe(404)
+    expect(theirs.json).toEqual(unknown.json)
   })
 })
