@@ -265,4 +265,33 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
       await context.close()
     }
   }, 180_000)
+
+  it('a heartbeat check\'s page: its ping URL to copy, its pings, no Run now', async () => {
+    const check = await created('/v1/checks/heartbeat', { name: 'Nightly export', heartbeat: { period: 1, periodUnit: 'days', grace: 1, graceUnit: 'hours' } })
+    expect((await fetch(check.heartbeat.pingUrl, { method: 'POST' })).status).toBe(200)
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+    try {
+      const page = await context.newPage()
+      const errors = watchErrors(page)
+      await page.goto(`${server.url}/`)
+      await page.locator('#apiKey').fill(KEY_A)
+      await page.keyboard.press('Enter')
+      await page.locator('h1', { hasText: 'Checks' }).waitFor()
+      await page.getByRole('link', { name: 'Nightly export' }).click()
+      await page.locator('h1', { hasText: 'Nightly export' }).waitFor()
+      expect(await page.locator('[data-ping-url]').textContent()).toBe(check.heartbeat.pingUrl)
+      expect(await page.getByRole('button', { name: 'Run now' }).count()).toBe(0)
+      expect(await page.getByText('Run now').count()).toBe(0)
+      const rows = await page.locator('table', { has: page.locator('caption', { hasText: 'a ping is RECEIVED' }) }).locator('tbody tr').allTextContents()
+      expect(rows).toHaveLength(1)
+      expect(rows[0]).toContain('RECEIVED')
+      expect(rows[0]).toContain('PASSED')
+      expect(await landmarks(page)).toEqual(['banner', 'navigation', 'main'])
+      expect(await unreachableByKeyboard(page)).toEqual([])
+      await screenshot(page, 'dashboard-heartbeat')
+      expect(errors).toEqual([])
+    } finally {
+      await context.close()
+    }
+  }, 120_000)
 })

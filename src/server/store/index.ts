@@ -326,6 +326,11 @@ export interface ResultStore {
   get(account: string, id: string): Promise<CheckResultRecord | undefined>
   /** results of a session, oldest first */
   ofSession(account: string, sessionId: string): Promise<CheckResultRecord[]>
+  /**
+   * Stores a FINAL result that no run made (a heartbeat check's ping or missed period) under
+   * the id it was recorded with (its run id is the same); false when that id is stored already.
+   */
+  add(account: string, checkId: string, id: string, result: StoredResultInput): Promise<boolean>
   /** deletes results that stopped before `before` (ISO date-time); answers how many */
   prune(before: string): Promise<number>
 }
