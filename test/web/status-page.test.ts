@@ -171,14 +171,16 @@ describe('a status page at /status/{url}', () => {
     expect(auto).toContain(`:root{color-scheme:light dark;${vars(LIGHT)}}@media (prefers-color-scheme: dark){:root{color-scheme:dark;${vars(DARK)}}}`)
     expect((await anonymous()('GET', '/status/theme-auto/summary.json')).json.accessibility).toEqual({ contrast: [], ignoredColors: [] })
 
-    // a value that would end the style block is not a colour: the default stands in and the summary says which
-    const hostile = { ...LIGHT, bodyBackgroundColor: 'red}</style><script>alert(1)</script>', bodyFontColorMuted: '#bbbbbb' }
-    await page({ name: 'Bad', url: 'theme-bad', cards: [{ name: 'c', services: [{ id }] }], themeColors: { light: hostile, dark: DARK }, defaultTheme: 'LIGHT' })
-    const bad = await anonymous()('GET', '/status/theme-bad')
-    expect(bad.text).not.toContain('<script>')
-    expect(bad.text).not.toContain('red}')
-    const report = (await anonymous()('GET', '/status/theme-bad/summary.json')).json.accessibility
-    expect(report.ignoredColors).toEqual(['light.bodyBackgroundColor'])
+    // a value that would end the style block is not a colour: refused, naming the field
+    const hostile = { ...LIGHT, bodyBackgroundColor: 'red}</style><script>alert(1)</script>' }
+    const refused = await api('POST', '/v1/status-pages', { name: 'Bad', url: 'theme-bad', cards: [{ name: 'c', services: [{ id }] }], themeColors: { light: hostile, dark: DARK } })
+    expect(refused.status).toBe(400)
+    expect(refused.json.attributes.keys).toEqual(['themeColors.light.bodyBackgroundColor'])
+    expect((await anonymous()('GET', '/status/theme-bad')).status).toBe(404)
+    const low = { ...LIGHT, bodyFontColorMuted: '#bbbbbb' }
+    await page({ name: 'Low', url: 'theme-low', cards: [{ name: 'c', services: [{ id }] }], themeColors: { light: low, dark: DARK }, defaultTheme: 'LIGHT' })
+    const report = (await anonymous()('GET', '/status/theme-low/summary.json')).json.accessibility
+    expect(report.ignoredColors).toEqual([])
     // #bbbbbb on white is 1.92:1
     expect(report.contrast).toEqual([{ theme: 'light', foreground: 'bodyFontColorMuted', background: 'cardBackgroundColor', ratio: 1.92, required: 4.5 }])
   })
