@@ -85,6 +85,13 @@ describe.skipIf(!hasChromium)('status page in Chromium', () => {
     const incident = await created('/v1/incidents', { name: 'Card payments failing', severity: 'MAJOR', services: [{ id: checkout.id }] })
     await created(`/v1/incidents/${incident.id}/updates`, { status: 'INVESTIGATING', description: 'Some card payments are declined; we are on it.' })
     await created(`/v1/incidents/${incident.id}/updates`, { status: 'IDENTIFIED', description: 'A certificate expired at the payment provider.' })
+    // the windows concern the page through checks of its services (their triggerIncident), by tag
+    const linked = (name: string, serviceId: string, tags: string[]) => created('/v1/checks/dns', {
+      name, activated: false, tags, request: { query: 'shop.test' },
+      triggerIncident: { serviceId, severity: 'MAJOR', name: `${name} fails`, description: '' },
+    })
+    await linked('Checkout database', checkout.id, ['db'])
+    await linked('Search index', search.id, ['search'])
     const now = Date.now()
     await created('/v1/maintenance-windows', { name: 'Database upgrade', tags: ['db'], startsAt: iso(now - HOUR), endsAt: iso(now + HOUR) })
     await created('/v1/maintenance-windows', { name: 'Search index rebuild', tags: ['search'], startsAt: iso(now + 24 * HOUR), endsAt: iso(now + 26 * HOUR) })
