@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { CHECK_TYPES } from './enums.js'
 import { CHECK_TYPE_TABLE, SERVICE_CHECK_TYPES, type MeasuredMetric, type ServiceCheckType } from './check-types.js'
+import { DECIMAL_TEXT, pageQuerySchema } from './paging.js'
 
 /*
  * Analytics of the Monitoring API: the metric names of each check type (the spec's list for
@@ -95,8 +96,9 @@ export function analyticsQuerySchema(type: AnalyticsCheckType) {
     to: time.optional(),
     quickRange: z.enum(QUICK_RANGES).default('last24Hours'),
     aggregationInterval: z.string().transform((text, ctx) => {
+      // a whole number however it is written (`60`, `60.0`, `6e1`), as for limit and page
       const n = Number(text)
-      if (!/^\s*\d+\s*$/.test(text) || !(n >= 1 && n <= 43200)) {
+      if (!DECIMAL_TEXT.test(text) || !Number.isInteger(n) || !(n >= 1 && n <= 43200)) {
         ctx.addIssue({ code: 'custom', message: `must be a whole number of minutes from 1 to 43200 (got ${JSON.stringify(text.slice(0, 40))})` })
         return z.NEVER
       }
@@ -120,8 +122,8 @@ export function analyticsQuerySchema(type: AnalyticsCheckType) {
         }
       }
     })).transform((items) => [...new Set(items)]),
-    limit: z.coerce.number().int().min(1).max(100).default(10),
-    page: z.coerce.number().int().min(1).default(1),
+    limit: pageQuerySchema.shape.limit,
+    page: pageQuerySchema.shape.page,
   })
 }
 

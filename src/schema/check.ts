@@ -81,7 +81,7 @@ export const checkCommonShape = {
   runtimeId: z.enum(RUNTIME_IDS).nullish(),
   alertChannelSubscriptions: z.array(alertChannelSubscriptionSchema).optional(),
   retryStrategy: retryStrategySchema.optional(),
-  triggerIncident: triggerIncidentSchema.optional(),
+  triggerIncident: triggerIncidentSchema.nullish(),
   runParallel: z.boolean().default(false),
   frequency: z.literal(FREQUENCIES).default(10),
   frequencyOffset: z.number().int().min(1).optional(),

@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { checkBody, omitKeys } from './omit.js'
 import { checkCommonShape, readOnlyShape } from './check.js'
 import { crossField } from './cross-field.js'
+import { queryNumber } from './paging.js'
 
 /** Units of a heartbeat's period and grace (reference: ChecksV1HeartbeatRequest). */
 export const HEARTBEAT_UNITS = ['seconds', 'minutes', 'hours', 'days'] as const
@@ -75,5 +76,5 @@ export type HeartbeatEventState = (typeof HEARTBEAT_EVENT_STATES)[number]
 export const heartbeatRangeQuerySchema = z.object({
   startTime: z.string().optional(),
   endTime: z.string().optional(),
-  limit: z.coerce.number().int().min(1).max(10).default(10),
+  limit: queryNumber(z.number().int().min(1).max(10)).default(10),
 })

@@ -6,9 +6,12 @@ export interface FieldIssue {
   message: string
 }
 
-/** Dotted path of a zod issue, `request.assertions.0.source`; the empty path is the body itself. */
+/**
+ * Dotted path of a zod issue, `request.assertions.0.source`; the empty path is the body itself.
+ * A key that is the empty string is written `""`, so that it is still a name.
+ */
 export function issuePath(path: readonly PropertyKey[]): string {
-  return path.map((p) => String(p)).join('.')
+  return path.map((p) => (p === '' ? '""' : String(p))).join('.')
 }
 
 function show(value: unknown): string {
@@ -22,6 +25,8 @@ function show(value: unknown): string {
 
 function typeName(value: unknown): string {
   if (value === null) return 'null'
+  // NaN and ±Infinity are numbers to JavaScript; saying so would contradict "must be a number"
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value)
   if (Array.isArray(value)) return 'array'
   return typeof value
 }
@@ -32,6 +37,9 @@ export function issueMessage(issue: z.core.$ZodIssue): string {
   switch (issue.code) {
     case 'invalid_type':
       if (input === undefined) return 'is required'
+      if (typeof input === 'number' && !Number.isFinite(input) && issue.expected === 'number') return `must be a finite number (got ${input})`
+      // "must be an integer (got number)" would not say what is wrong with it
+      if (typeof input === 'number' && Number.isFinite(input) && issue.expected === 'int') return `must be an integer (got ${input})`
       return `must be ${issue.expected === 'int' ? 'an integer' : `${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}`} (got ${typeName(input)})`
     case 'invalid_value':
       // a schema's own message (see runFrequencySchema) says more than the list of values
@@ -58,12 +66,29 @@ export function issueMessage(issue: z.core.$ZodIssue): string {
   }
 }
 
+/**
+ * zod's own bound of `.int()`: a whole number outside ±(2^53 − 1). Beside a rule of the
+ * schema's own (`min(1)`) it only repeats that the number is out of range, with a bound nobody
+ * wrote: it is left out then.
+ */
+function isSafeIntegerBound(issue: z.core.$ZodIssue): boolean {
+  return (issue.code === 'too_small' || issue.code === 'too_big') && issue.origin === 'int'
+    && Math.abs(Number(issue.code === 'too_small' ? issue.minimum : issue.maximum)) === Number.MAX_SAFE_INTEGER
+}
+
 /** Flattens a zod error into field issues, in order. */
 export function fieldIssues(error: z.ZodError): FieldIssue[] {
   const out: FieldIssue[] = []
   for (const issue of error.issues) {
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) out.push({ path: issuePath([...issue.path, key]), message: 'is not a known field' })
+      for (const key of issue.keys) out.push({ path: issuePath([...issue.path, key]), message: key === '' ? 'is not a known field (a field name cannot be empty)' : 'is not a known field' })
+      continue
+    }
+    if (isSafeIntegerBound(issue)) {
+      const same = issuePath(issue.path)
+      if (error.issues.some((other) => other !== issue && issuePath(other.path) === same && (other.code === 'too_small' || other.code === 'too_big'))) continue
+      const input = (issue as { input?: unknown }).input
+      out.push({ path: same, message: `must be a whole number from ${Number.MIN_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER} (got ${show(input)})` })
       continue
     }
     if (issue.code === 'invalid_union' && issue.errors.length > 0) {

@@ -1,6 +1,8 @@
 import { z } from 'zod'
 import { omitKeys } from './omit.js'
 import { THEMES, THEME_COLOR_FIELDS } from './enums.js'
+import { queryNumber } from './paging.js'
+import { cssColorSchema } from './colors.js'
 
 export const STATUS_PAGE_URL_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
 
@@ -9,10 +11,11 @@ export const statusPageServiceSchema = z.object({
   name: z.string().min(1).max(200),
 })
 
+/** One theme of `themeColors`: the 12 fields, each a CSS colour (see colors.ts for the notations allowed). */
 const themeSchema = z.object(
-  Object.fromEntries(THEME_COLOR_FIELDS.map((f) => [f, z.string().min(1)])) as Record<
+  Object.fromEntries(THEME_COLOR_FIELDS.map((f) => [f, cssColorSchema])) as Record<
     (typeof THEME_COLOR_FIELDS)[number],
-    z.ZodString
+    typeof cssColorSchema
   >,
 )
 
@@ -47,6 +50,6 @@ export type StatusPage = z.output<typeof statusPageSchema>
 
 /** Query of GET /v1/status-pages (cursor paging). */
 export const statusPageListQuerySchema = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: queryNumber(z.number().int().min(1).max(100)).default(20),
   nextId: z.string().min(1).optional(),
 })

@@ -6,6 +6,9 @@ import type { z } from 'zod'
 /** Where a 400 found the problem (API.md: error bodies). */
 export type IssueSource = 'payload' | 'query' | 'params'
 
+/** `error` of a status whose name in API.md and the reference differs from Node's (`Request Timeout`). */
+const ERROR_NAMES: Record<number, string> = { 408: 'Request Time-out' }
+
 /** An answer other than 2xx: status, body (API.md's error shape) and extra headers. */
 export class HttpError extends Error {
   readonly statusCode: number
@@ -14,7 +17,7 @@ export class HttpError extends Error {
   constructor(statusCode: number, message: string, attributes?: Record<string, unknown>, headers: Record<string, string> = {}) {
     super(message)
     this.statusCode = statusCode
-    this.body = { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message, ...(attributes ? { attributes } : {}) }
+    this.body = { statusCode, error: ERROR_NAMES[statusCode] ?? STATUS_CODES[statusCode] ?? 'Error', message, ...(attributes ? { attributes } : {}) }
     this.headers = headers
   }
 }
@@ -48,14 +51,21 @@ function sentAt(input: unknown, path: string): unknown {
 }
 
 /**
- * Says what the client sent where a schema only saw its conversion: a query `limit=abc`
- * becomes NaN on the way, and "must be a number (got number)" would contradict itself.
+ * Says what the client sent where a schema only saw its conversion: a query `limit=1e999`
+ * becomes Infinity on the way, `limit=-1e20` a long number, and a message must quote what
+ * the client wrote. A repeated parameter (`limit=1&limit=2`) arrives as an array: the
+ * parameter must be given once.
  */
 function showSent(input: unknown, issue: FieldIssue): FieldIssue {
   const sent = sentAt(input, issue.path)
-  if (typeof sent !== 'string' || !/ \(got number\)$/.test(issue.message)) return issue
+  if (Array.isArray(sent) && / \(got array\)$/.test(issue.message)) {
+    return { path: issue.path, message: `must be given once (got ${sent.length} values)` }
+  }
+  if (typeof sent !== 'string') return issue
+  const got = / \(got ([^()]*)\)$/.exec(issue.message)
   const shown = JSON.stringify(sent.length > 60 ? `${sent.slice(0, 57)}...` : sent)
-  return { path: issue.path, message: issue.message.replace(/ \(got number\)$/, ` (got ${shown})`) }
+  if (!got || got[1] === shown) return issue
+  return { path: issue.path, message: `${issue.message.slice(0, got.index)} (got ${shown})` }
 }
 
 /**
@@ -74,7 +84,7 @@ export function schemaIssues<S extends z.ZodType>(schema: S, input: unknown, sou
       return { issues: [{ path: '', message: `${name} is required, with the field${required.length === 1 ? '' : 's'} ${required.join(', ')}` }, ...required.map((path) => ({ path, message: 'is required' }))] }
     }
   }
-  return { issues: result.issues.map((i) => (i.path === '' ? { path: '', message: `${name} ${i.message}` } : showSent(input, i))) }
+  return { issues: result.issues.map((i) => (i.path === '' ? { path: '', message: `${name} ${i.message}` } : source === 'payload' ? i : showSent(input, i))) }
 }
 
 /** Parses input with a shared schema, or throws the 400 naming every offending field. */

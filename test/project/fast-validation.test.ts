@@ -392,7 +392,7 @@ new DnsCheck('port', { name: 'DNS', request: { query: 'a.example.com', port: 1.5
     expect(error).toBeInstanceOf(ProjectError)
     const message = (error as ProjectError).message
     expect(message).toContain('DnsCheck "sub-minute" › frequency: must not be 0: sub-minute frequencies are only for API and TCP checks')
-    expect(message).toContain('DnsCheck "port" › request.port: must be an integer (got number)')
+    expect(message).toContain('DnsCheck "port" › request.port: must be an integer (got 1.5)')
   })
 
   it('gives every result its own copy of an array default', () => {

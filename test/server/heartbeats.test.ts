@@ -122,6 +122,28 @@ describe('heartbeat checks', () => {
     expect(defaults.json.totalEntitiesCurrentPeriod).toBe(4)
   })
 
+  it('answers its pings and missed periods as its check results, newest first; the status links to the newest', async () => {
+    const listed = await call('GET', `/v1/check-results/${id}?limit=100`)
+    expect(listed.status).toBe(200)
+    expect(listed.headers.get('content-range')).toBe('0-4/5')
+    const seen = listed.json.map((r: { status: string; startedAt: string; resultType: string; runLocation: string; result: { details: { kind: string; state: string } } }) =>
+      [r.result.details.state, r.status, r.startedAt, r.resultType, r.runLocation, r.result.details.kind])
+    expect(seen).toEqual([
+      ['FAILING', 'FAILED', new Date(T0 + 285 * S).toISOString(), 'FINAL', 'heartbeat', 'HEARTBEAT'],
+      ['LATE', 'PASSED', new Date(T0 + 195 * S).toISOString(), 'FINAL', 'heartbeat', 'HEARTBEAT'],
+      ['FAILING', 'FAILED', new Date(T0 + 190 * S).toISOString(), 'FINAL', 'heartbeat', 'HEARTBEAT'],
+      ['GRACE', 'PASSED', new Date(T0 + 100 * S).toISOString(), 'FINAL', 'heartbeat', 'HEARTBEAT'],
+      ['RECEIVED', 'PASSED', new Date(T0 + 30 * S).toISOString(), 'FINAL', 'heartbeat', 'HEARTBEAT'],
+    ])
+    expect(listed.json[0].error).toBe('No ping received within the period and grace')
+    expect(listed.json[3].result.details.userAgent).toBe('cron/1.0')
+    const status = await call('GET', `/v1/check-statuses/${id}`)
+    const newest = await call('GET', `/v1/check-results/${id}/${status.json.lastCheckRunId}`)
+    expect(newest.status).toBe(200)
+    expect(newest.json).toMatchObject({ id: status.json.lastCheckRunId, checkId: id, status: 'FAILED', checkSessionId: null })
+    expect((await call('GET', `/v1/check-results/${id}?resultType=FINAL&limit=2&page=2`)).json.map((r: { id: string }) => r.id)).toEqual([listed.json[2].id, listed.json[3].id])
+  })
+
   it('answers 404 to an unknown token and to a check that is not a heartbeat', async () => {
     const unknown = await anonymous('GET', '/ping/00000000-0000-0000-0000-000000000000')
     expect(unknown.status).toBe(404)

@@ -85,6 +85,13 @@ describe.skipIf(!hasChromium)('status page in Chromium', () => {
     const incident = await created('/v1/incidents', { name: 'Card payments failing', severity: 'MAJOR', services: [{ id: checkout.id }] })
     await created(`/v1/incidents/${incident.id}/updates`, { status: 'INVESTIGATING', description: 'Some card payments are declined; we are on it.' })
     await created(`/v1/incidents/${incident.id}/updates`, { status: 'IDENTIFIED', description: 'A certificate expired at the payment provider.' })
+    // the windows concern the page through checks of its services (their triggerIncident), by tag
+    const linked = (name: string, serviceId: string, tags: string[]) => created('/v1/checks/dns', {
+      name, activated: false, tags, request: { query: 'shop.test' },
+      triggerIncident: { serviceId, severity: 'MAJOR', name: `${name} fails`, description: '' },
+    })
+    await linked('Checkout database', checkout.id, ['db'])
+    await linked('Search index', search.id, ['search'])
     const now = Date.now()
     await created('/v1/maintenance-windows', { name: 'Database upgrade', tags: ['db'], startsAt: iso(now - HOUR), endsAt: iso(now + HOUR) })
     await created('/v1/maintenance-windows', { name: 'Search index rebuild', tags: ['search'], startsAt: iso(now + 24 * HOUR), endsAt: iso(now + 26 * HOUR) })
@@ -265,4 +272,33 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
       await context.close()
     }
   }, 180_000)
+
+  it('a heartbeat check\'s page: its ping URL to copy, its pings, no Run now', async () => {
+    const check = await created('/v1/checks/heartbeat', { name: 'Nightly export', heartbeat: { period: 1, periodUnit: 'days', grace: 1, graceUnit: 'hours' } })
+    expect((await fetch(check.heartbeat.pingUrl, { method: 'POST' })).status).toBe(200)
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+    try {
+      const page = await context.newPage()
+      const errors = watchErrors(page)
+      await page.goto(`${server.url}/`)
+      await page.locator('#apiKey').fill(KEY_A)
+      await page.keyboard.press('Enter')
+      await page.locator('h1', { hasText: 'Checks' }).waitFor()
+      await page.getByRole('link', { name: 'Nightly export' }).click()
+      await page.locator('h1', { hasText: 'Nightly export' }).waitFor()
+      expect(await page.locator('[data-ping-url]').textContent()).toBe(check.heartbeat.pingUrl)
+      expect(await page.getByRole('button', { name: 'Run now' }).count()).toBe(0)
+      expect(await page.getByText('Run now').count()).toBe(0)
+      const rows = await page.locator('table', { has: page.locator('caption', { hasText: 'a ping is RECEIVED' }) }).locator('tbody tr').allTextContents()
+      expect(rows).toHaveLength(1)
+      expect(rows[0]).toContain('RECEIVED')
+      expect(rows[0]).toContain('PASSED')
+      expect(await landmarks(page)).toEqual(['banner', 'navigation', 'main'])
+      expect(await unreachableByKeyboard(page)).toEqual([])
+      await screenshot(page, 'dashboard-heartbeat')
+      expect(errors).toEqual([])
+    } finally {
+      await context.close()
+    }
+  }, 120_000)
 })

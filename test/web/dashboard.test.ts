@@ -101,6 +101,22 @@ describe('dashboard log-in', () => {
     expect(after.status).toBe(303)
   })
 
+  it('a heartbeat check\'s page shows its ping URL and its pings, and offers no Run now', async () => {
+    const api = caller(server)
+    const created = await api('POST', '/v1/checks/heartbeat', { name: 'nightly backup', heartbeat: { period: 1, periodUnit: 'days', grace: 2, graceUnit: 'hours' } })
+    expect(created.status).toBe(201)
+    const { pingUrl } = created.json.heartbeat
+    expect((await fetch(pingUrl, { headers: { 'user-agent': 'cron/1.0' } })).status).toBe(200)
+    const { cookie } = await logIn()
+    const html = await (await fetch(`${server.url}/dashboard/checks/${created.json.id}`, { headers: { cookie } })).text()
+    expect(html).toContain(`<code data-ping-url>${pingUrl}</code>`)
+    expect(html).toContain('at least every 1 day; a ping up to 2 hours later still counts')
+    expect(html).not.toContain('Run now')
+    expect(html).not.toContain('/run"')
+    // the ping, read from GET /v1/check-results/{checkId}
+    expect(html).toMatch(/<tr><td><time datetime="[^"]+">[^<]+<\/time><\/td><td>RECEIVED<\/td><td>PASSED<\/td><td><\/td><\/tr>/)
+  })
+
   it('refuses every log-in from an address after 10 failed ones in a minute', async () => {
     const own = await startTestServer()
     try {

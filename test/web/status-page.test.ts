@@ -48,6 +48,16 @@ async function incident(name: string, severity: string, services: string[], upda
   return created.json.id
 }
 
+/** A check that never runs here, tied to a service by its triggerIncident and carrying `tags`. */
+async function linkedCheck(name: string, serviceId: string | undefined, tags: string[]): Promise<string> {
+  const answer = await api('POST', '/v1/checks/dns', {
+    name, activated: false, tags, request: { query: 'up.test' },
+    ...(serviceId ? { triggerIncident: { serviceId, severity: 'MINOR', name: `${name} fails`, description: '' } } : {}),
+  })
+  expect(answer.status, answer.text).toBe(201)
+  return answer.json.id
+}
+
 /** GET with another Host header (fetch does not let a caller set it). */
 function getWithHost(path: string, host: string): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
   const { port } = new URL(server.url)
@@ -83,6 +93,9 @@ describe('a status page at /status/{url}', () => {
     await incident('Payments fail', 'MAJOR', [checkout], [['INVESTIGATING', 'We are looking into failed payments'], ['IDENTIFIED', 'A bad deploy']])
     await incident('Slow search', 'MINOR', [search], [['INVESTIGATING', 'Search is slow'], ['RESOLVED', 'Search is fast again']])
     await incident('Other page only', 'CRITICAL', [], [])
+    // the windows below concern the page through these checks of its services (tags db, web, os)
+    await linkedCheck('checkout dns', checkout, ['db', 'web'])
+    await linkedCheck('mail dns', mail, ['os'])
     const now = Date.now()
     expect((await api('POST', '/v1/maintenance-windows', { name: 'Database upgrade', tags: ['db'], startsAt: iso(now - HOUR), endsAt: iso(now + HOUR) })).status).toBe(201)
     expect((await api('POST', '/v1/maintenance-windows', { name: 'Weekly restart', tags: ['web'], startsAt: iso(now - 7 * 24 * HOUR + 2 * HOUR), endsAt: iso(now - 7 * 24 * HOUR + 3 * HOUR), repeatInterval: 1, repeatUnit: 'WEEK' })).status).toBe(201)
@@ -122,6 +135,34 @@ describe('a status page at /status/{url}', () => {
     expect(summary.json.maintenance.upcoming.find((w: any) => w.name === 'Monthly patching')).toMatchObject({ startsAt: nextMonthly.toISOString(), endsAt: iso(nextMonthly.getTime() + HOUR) })
     expect(summary.json.incidents.map((i: any) => [i.name, i.open])).toEqual([['Slow search', false], ['Payments fail', true]])
     expect(summary.json.incidents[1].updates.map((u: any) => u.status)).toEqual(['IDENTIFIED', 'INVESTIGATING'])
+  })
+
+  it('lists the maintenance windows of its services\' checks only, not every window of the account', async () => {
+    const alpha = await service('Alpha service')
+    const beta = await service('Beta service')
+    await page({ name: 'Alpha', url: 'windows-alpha', cards: [{ name: 'c', services: [{ id: alpha }] }] })
+    await page({ name: 'Beta', url: 'windows-beta', cards: [{ name: 'c', services: [{ id: beta }] }] })
+    await page({ name: 'Nobody', url: 'windows-none', cards: [{ name: 'c', services: [] }] })
+    await linkedCheck('alpha dns', alpha, ['alpha-tag', 'shared-tag'])
+    await linkedCheck('beta dns', beta, ['beta-tag'])
+    await linkedCheck('unlinked dns', undefined, ['gamma-tag'])
+    const now = Date.now()
+    const window = async (name: string, tags: string[]) => {
+      const answer = await api('POST', '/v1/maintenance-windows', { name, tags, startsAt: iso(now - HOUR), endsAt: iso(now + HOUR) })
+      expect(answer.status).toBe(201)
+    }
+    await window('Alpha window', ['alpha-tag'])
+    await window('Shared window', ['shared-tag', 'nobody-tag'])
+    await window('Beta window', ['beta-tag'])
+    await window('Gamma window', ['gamma-tag'])
+    await window('Untagged window', [])
+    const names = async (url: string) => (await anonymous()('GET', `/status/${url}/summary.json`)).json.maintenance.active.map((w: { name: string }) => w.name).sort()
+    expect(await names('windows-alpha')).toEqual(['Alpha window', 'Shared window'])
+    expect(await names('windows-beta')).toEqual(['Beta window'])
+    expect(await names('windows-none')).toEqual([])
+    const html = (await anonymous()('GET', '/status/windows-beta')).text
+    expect(html).toContain('Beta window')
+    for (const other of ['Alpha window', 'Shared window', 'Gamma window', 'Untagged window']) expect(html).not.toContain(other)
   })
 
   it('an incident opened by a failing check with triggerIncident marks its service; recovery resolves it', async () => {
@@ -171,14 +212,16 @@ describe('a status page at /status/{url}', () => {
     expect(auto).toContain(`:root{color-scheme:light dark;${vars(LIGHT)}}@media (prefers-color-scheme: dark){:root{color-scheme:dark;${vars(DARK)}}}`)
     expect((await anonymous()('GET', '/status/theme-auto/summary.json')).json.accessibility).toEqual({ contrast: [], ignoredColors: [] })
 
-    // a value that would end the style block is not a colour: the default stands in and the summary says which
-    const hostile = { ...LIGHT, bodyBackgroundColor: 'red}</style><script>alert(1)</script>', bodyFontColorMuted: '#bbbbbb' }
-    await page({ name: 'Bad', url: 'theme-bad', cards: [{ name: 'c', services: [{ id }] }], themeColors: { light: hostile, dark: DARK }, defaultTheme: 'LIGHT' })
-    const bad = await anonymous()('GET', '/status/theme-bad')
-    expect(bad.text).not.toContain('<script>')
-    expect(bad.text).not.toContain('red}')
-    const report = (await anonymous()('GET', '/status/theme-bad/summary.json')).json.accessibility
-    expect(report.ignoredColors).toEqual(['light.bodyBackgroundColor'])
+    // a value that would end the style block is not a colour: refused, naming the field
+    const hostile = { ...LIGHT, bodyBackgroundColor: 'red}</style><script>alert(1)</script>' }
+    const refused = await api('POST', '/v1/status-pages', { name: 'Bad', url: 'theme-bad', cards: [{ name: 'c', services: [{ id }] }], themeColors: { light: hostile, dark: DARK } })
+    expect(refused.status).toBe(400)
+    expect(refused.json.attributes.keys).toEqual(['themeColors.light.bodyBackgroundColor'])
+    expect((await anonymous()('GET', '/status/theme-bad')).status).toBe(404)
+    const low = { ...LIGHT, bodyFontColorMuted: '#bbbbbb' }
+    await page({ name: 'Low', url: 'theme-low', cards: [{ name: 'c', services: [{ id }] }], themeColors: { light: low, dark: DARK }, defaultTheme: 'LIGHT' })
+    const report = (await anonymous()('GET', '/status/theme-low/summary.json')).json.accessibility
+    expect(report.ignoredColors).toEqual([])
     // #bbbbbb on white is 1.92:1
     expect(report.contrast).toEqual([{ theme: 'light', foreground: 'bodyFontColorMuted', background: 'cardBackgroundColor', ratio: 1.92, required: 4.5 }])
   })

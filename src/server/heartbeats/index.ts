@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto'
 import { heartbeatMs, type HeartbeatSettings } from '../../schema/index.js'
 import type { RunResult } from '../../runner/types.js'
 import { recordResult } from '../results/index.js'
-import type { HeartbeatEventRecord, HeartbeatRecord, Repositories, Store } from '../store/index.js'
+import type { CheckRecord, HeartbeatEventRecord, HeartbeatRecord, Repositories, StoredResultInput, Store } from '../store/index.js'
 
 export type PingState = 'RECEIVED' | 'GRACE' | 'LATE'
 
@@ -68,6 +68,17 @@ async function checkOf(tx: Repositories, account: string, checkId: string) {
   return record ? { record, body: JSON.parse(record.json) as { id: string; name?: string; activated?: boolean } } : undefined
 }
 
+/**
+ * A heartbeat check's FINAL result: stored as the check's result (GET /v1/check-results/{checkId}
+ * lists its pings and missed periods) and recorded (status, error groups, analytics, alerts),
+ * both under one id, so a second recording of it changes nothing.
+ */
+async function record(tx: Repositories, account: string, check: { record: CheckRecord }, id: string, run: RunResult & { heartbeatState: string }, event: Record<string, unknown>): Promise<void> {
+  const { assertions: _assertions, ...rest } = run
+  await tx.results.add(account, check.record.id, id, { ...rest, details: { kind: 'HEARTBEAT', state: run.heartbeatState, ...event } } as unknown as StoredResultInput)
+  await recordResult(tx, check.record, { ...run, id })
+}
+
 /** Records FAILING for the period starting at `hb.since`, once; false when it was recorded before. */
 async function fail(tx: Repositories, hb: HeartbeatRecord): Promise<boolean> {
   if (!(await tx.heartbeats.markFailing(hb.checkId, hb.since))) return false
@@ -75,7 +86,8 @@ async function fail(tx: Repositories, hb: HeartbeatRecord): Promise<boolean> {
   await tx.heartbeats.addEvent(hb.account, { checkId: hb.checkId, state: 'FAILING', at, source: null, userAgent: null })
   const check = await checkOf(tx, hb.account, hb.checkId)
   if (check && check.body.activated !== false) {
-    await recordResult(tx, check.record, { ...result(check.body, at, true, 'No ping received within the period and grace'), id: `heartbeat:${hb.checkId}:${hb.since}`, heartbeatState: 'FAILING' })
+    await record(tx, hb.account, check, `heartbeat:${hb.checkId}:${hb.since}`, { ...result(check.body, at, true, 'No ping received within the period and grace'), heartbeatState: 'FAILING' },
+      { periodStartedAt: new Date(hb.since).toISOString() })
   }
   return true
 }
@@ -93,7 +105,10 @@ export async function receivePing(store: Store, token: string, now: number, from
     const event = await tx.heartbeats.addEvent(hb.account, { checkId: hb.checkId, state, at: now, ...from })
     await tx.heartbeats.ping(hb.checkId, now)
     const check = await checkOf(tx, hb.account, hb.checkId)
-    if (check && check.body.activated !== false) await recordResult(tx, check.record, { ...result(check.body, now, false, null), id: `heartbeat-ping:${event.id}`, heartbeatState: state })
+    if (check && check.body.activated !== false) {
+      await record(tx, hb.account, check, `heartbeat-ping:${event.id}`, { ...result(check.body, now, false, null), heartbeatState: state },
+        { eventId: event.id, source: from.source, userAgent: from.userAgent })
+    }
     return event
   })
 }

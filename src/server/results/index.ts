@@ -19,7 +19,7 @@ export { renderBadge, badgeMessage, BADGE_STYLES, BADGE_THEMES, type BadgeStyle,
 export type RecordableResult = RunResult & { id?: string; checkResultId?: string; sslDaysRemaining?: number | null; heartbeatState?: string }
 
 /** The check as GET answers it: its parsed body, or the store's record of it. */
-export type RecordableCheck = CheckRecord | (AlertingCheck & { id: string; triggerIncident?: TriggerIncident })
+export type RecordableCheck = CheckRecord | (AlertingCheck & { id: string; triggerIncident?: TriggerIncident | null })
 
 interface TriggerIncident {
   serviceId: string
@@ -40,7 +40,7 @@ export interface RecordOutcome {
   resolvedIncidentId?: string
 }
 
-type CheckBody = AlertingCheck & { id: string; triggerIncident?: TriggerIncident; checkType?: unknown; tags?: unknown; alertChannels?: unknown }
+type CheckBody = AlertingCheck & { id: string; triggerIncident?: TriggerIncident | null; checkType?: unknown; tags?: unknown; alertChannels?: unknown }
 
 function bodyOf(check: RecordableCheck): CheckBody {
   if ('json' in check && typeof check.json === 'string') return JSON.parse(check.json) as CheckBody

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { heartbeatRangeQuerySchema, type HeartbeatCheck } from '../../schema/index.js'
-import { HttpError, notFound, parseOr400 } from '../errors.js'
+import { HttpError, badRequest, notFound, parseOr400 } from '../errors.js'
 import { availability, newPingToken, periodsOf, pingUrlOf, receivePing } from '../heartbeats/index.js'
 import type { CheckRecord, HeartbeatEventRecord, Repositories, Store } from '../store/index.js'
 import type { RunServices } from '../scheduler/runs.js'
@@ -47,7 +47,8 @@ const nowOf = (request: FastifyRequest): number => ((request.server as unknown a
 function timeOf(text: string | undefined, name: string): number | undefined {
   if (text === undefined || text === '') return undefined
   const ms = /^\d+$/.test(text) ? Number(text) : Date.parse(text)
-  if (!Number.isFinite(ms)) throw new HttpError(400, `Query ${name} must be an ISO date, date-time or epoch milliseconds (got "${text.slice(0, 40)}")`)
+  // a date is within ±8.64e15 ms of the epoch (ECMAScript's time range)
+  if (!Number.isFinite(ms) || Math.abs(ms) > 8.64e15) throw badRequest('query', [{ path: name, message: `must be an ISO date, date-time or epoch milliseconds (got ${JSON.stringify(text.slice(0, 40))})` }])
   return ms
 }
 
@@ -92,7 +93,13 @@ export function heartbeatRoutes(app: FastifyInstance, store: Store, services: Ru
   const rangeOf = (query: { startTime?: string; endTime?: string }) => {
     const to = timeOf(query.endTime, 'endTime') ?? services.now()
     const from = timeOf(query.startTime, 'startTime') ?? to - DAY
-    if (!(from < to)) throw new HttpError(400, 'Query startTime must be before endTime')
+    if (!(from < to)) {
+      const shown = `startTime ${new Date(from).toISOString()}, endTime ${new Date(to).toISOString()}`
+      throw badRequest('query', [
+        { path: 'startTime', message: `must be before endTime (got ${shown})` },
+        { path: 'endTime', message: `must be after startTime (got ${shown})` },
+      ])
+    }
     return { from, to }
   }
 

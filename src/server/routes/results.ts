@@ -1,8 +1,10 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { pageQuerySchema } from '../../schema/index.js'
 import { z } from 'zod'
 import { notFound, parseOr400 } from '../errors.js'
 import { BADGE_STYLES, BADGE_THEMES, renderBadge } from '../results/badge.js'
 import type { CheckStatusRecord, ErrorGroupRecord, Store } from '../store/index.js'
+import { contentRange } from './util.js'
 
 /*
  * Reads served from recorded results: check statuses, error groups (and their archive flags)
@@ -72,14 +74,19 @@ export function resultRoutes(app: FastifyInstance, store: Store): void {
     return presentStatus(status)
   })
 
-  app.get('/v1/error-groups', async (request) => {
-    return (await store.errorGroups.list(request.accountId)).map(presentErrorGroup)
-  })
+  // paged as the reference pages them (limit 1–100, default 10; page from 1), oldest first
+  const errorGroupPage = async (request: FastifyRequest, reply: FastifyReply, checkId?: string) => {
+    const { limit, page } = parseOr400(pageQuerySchema, request.query, 'query')
+    if (checkId !== undefined) await checkOf(request.accountId, checkId)
+    const offset = (page - 1) * limit
+    const groups = await store.errorGroups.list(request.accountId, { checkId, limit, offset })
+    reply.header('content-range', contentRange(offset, groups.items.length, groups.total))
+    return groups.items.map(presentErrorGroup)
+  }
 
-  app.get<{ Params: { checkId: string } }>('/v1/error-groups/checks/:checkId', async (request) => {
-    await checkOf(request.accountId, request.params.checkId)
-    return (await store.errorGroups.list(request.accountId, request.params.checkId)).map(presentErrorGroup)
-  })
+  app.get('/v1/error-groups', async (request, reply) => errorGroupPage(request, reply))
+
+  app.get<{ Params: { checkId: string } }>('/v1/error-groups/checks/:checkId', async (request, reply) => errorGroupPage(request, reply, request.params.checkId))
 
   app.get<{ Params: { id: string } }>('/v1/error-groups/:id', async (request) => {
     const group = await store.errorGroups.get(request.accountId, request.params.id)

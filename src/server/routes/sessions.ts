@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { z } from 'zod'
-import { HttpError, notFound, parseOr400 } from '../errors.js'
+import { pageQuerySchema, queryNumber } from '../../schema/index.js'
+import { HttpError, badRequest, notFound, parseOr400 } from '../errors.js'
 import type { CheckResultRecord, SessionRecord, Store } from '../store/index.js'
 import { checkLocations } from '../scheduler/due.js'
 import type { RunServices } from '../scheduler/runs.js'
@@ -8,28 +9,48 @@ import { contentRange } from './util.js'
 
 /*
  * Check sessions: a trigger runs each targeted check once in each of its locations, now,
- * whatever its schedule (a deactivated check too). The runs are due runs like the scheduled
- * ones, so the server's runner or an agent serving the location takes them. Completion is read
- * from the recorded FINAL results, one per location, so any server on the database answers it.
+ * whatever its schedule (a deactivated check named by id or tag too). The runs are due runs
+ * like the scheduled ones, so the server's runner or an agent serving the location takes them.
+ * Completion is read from the recorded FINAL results, one per location, so any server on the
+ * database answers it.
  */
 
 const RUNNABLE = new Set(['DNS', 'ICMP', 'API'])
 
+/**
+ * Most checks one trigger starts: a trigger without a filter runs every eligible check of the
+ * account, and one request must not make unbounded work (each session is a row and one due
+ * run per location, written in one transaction). More is a 400 asking to narrow the target.
+ */
+export const MAX_TRIGGERED_CHECKS = 1000
+
+/**
+ * Body of POST /v1/check-sessions/trigger (reference: TriggerCheckSessionRequestPayload); every
+ * part optional. `tags` is API.md's (a check carrying any of them); `matchTags` the reference's
+ * (OR of ANDs, `!tag`: a check without it).
+ */
 const triggerBody = z.object({
   target: z.object({
     checkId: z.array(z.string().min(1).max(200)).max(100).optional(),
     tags: z.array(z.string().min(1)).max(100).optional(),
-  }).refine((t) => (t.checkId?.length ?? 0) + (t.tags?.length ?? 0) > 0, { message: 'needs checkId or tags (at least one of them, not empty)' }),
-})
+    matchTags: z.array(z.array(z.string().min(1).max(200)).min(1).max(100)).max(100).optional(),
+  }).optional(),
+}).optional()
+
+/** Whether a check's tags satisfy the reference's matchTags: one inner list all of whose terms hold. */
+function matchesTags(checkTags: readonly string[] | undefined, matchTags: string[][]): boolean {
+  const carried = new Set(checkTags ?? [])
+  return matchTags.some((all) => all.every((term) => (term.startsWith('!') ? !carried.has(term.slice(1)) : carried.has(term))))
+}
 
 const sessionParams = z.object({ id: z.string().min(1).max(200) })
-const completionQuery = z.object({ maxWaitSeconds: z.coerce.number().min(1).max(30).default(30) })
+const completionQuery = z.object({ maxWaitSeconds: queryNumber(z.number().min(1).max(30)).default(30) })
 const resultParams = z.object({ checkId: z.string().min(1).max(200), id: z.string().min(1).max(200) })
-const resultListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(10),
-  page: z.coerce.number().int().min(1).default(1),
+const resultListQuery = pageQuerySchema.extend({
   resultType: z.enum(['FINAL', 'ATTEMPT']).optional(),
 })
+
+type TriggeredCheck = { id: string; checkType: string; name: string; activated?: boolean; locations?: string[] | null }
 
 /** How often a waiting completion reads the store (the results may come from another process). */
 const POLL_MS = 100
@@ -60,6 +81,8 @@ function presentResult(link: string, session: SessionRecord, result: CheckResult
     hasFailures: result.hasFailures,
     isDegraded: result.isDegraded,
     aborted: details.aborted === true,
+    // the reference's flag of a run cancelled before completion: sessions here are never cancelled
+    isCancelled: false,
     name: session.name,
     status: result.status,
     responseTime: result.responseTime,
@@ -118,23 +141,52 @@ function presentStored(result: CheckResultRecord) {
 
 export function sessionRoutes(app: FastifyInstance, store: Store, services: RunServices, closing: AbortSignal): void {
   app.post('/v1/check-sessions/trigger', async (request, reply) => {
-    const { target } = parseOr400(triggerBody, request.body, 'payload')
+    const target = parseOr400(triggerBody, request.body, 'payload')?.target ?? {}
     const account = request.accountId
-    const checks = new Map<string, { id: string; checkType: string; name: string; locations?: string[] | null }>()
-    for (const id of target.checkId ?? []) {
+    const checks = new Map<string, TriggeredCheck>()
+    const tooMany = (more: string) => badRequest('payload', [{
+      path: 'target',
+      message: `matches more than ${MAX_TRIGGERED_CHECKS} checks${more}; one trigger starts at most ${MAX_TRIGGERED_CHECKS}: name fewer with checkId or tags`,
+    }])
+    const ids = target.checkId ?? []
+    for (const [index, id] of ids.entries()) {
       const record = await store.checks.get(account, id)
       if (!record) throw new HttpError(404, `Check not found: ${id}`)
-      if (!RUNNABLE.has(record.checkType)) throw new HttpError(400, `Check ${id} is a ${record.checkType} check; sessions run DNS, ICMP and API checks`)
+      if (!RUNNABLE.has(record.checkType)) {
+        throw badRequest('payload', [{
+          path: `target.checkId.${index}`,
+          message: `is a ${record.checkType} check (${id}): a heartbeat check is judged by the pings it receives and cannot be triggered; sessions run DNS, ICMP and API checks`,
+        }])
+      }
       checks.set(id, JSON.parse(record.json))
     }
-    if (target.tags && target.tags.length > 0) {
-      for (let offset = 0; ; offset += 1000) {
-        const page = await store.checks.list(account, { tags: target.tags, limit: 1000, offset })
-        const items = JSON.parse(page.json.toString()) as Array<{ id: string; checkType: string; name: string; locations?: string[] | null }>
-        for (const check of items) if (RUNNABLE.has(check.checkType)) checks.set(check.id, check)
-        if (page.count < 1000) break
+    // tags and matchTags: every DNS, ICMP and API check they match (heartbeat checks are left out);
+    // no filter at all: every activated one of the account, as the reference's "all eligible checks"
+    const tags = target.tags ?? []
+    const matchTags = target.matchTags ?? []
+    const everything = ids.length === 0 && tags.length === 0 && matchTags.length === 0
+    if (tags.length > 0 || matchTags.length > 0 || everything) {
+      const PAGE = 1000
+      // matchTags can ask for checks without a tag: then every check is read (1,000 at a time)
+      const byTag = matchTags.length === 0 && tags.length > 0
+      const wanted = new Set(tags)
+      for (let offset = 0; ; offset += PAGE) {
+        const page = await store.checks.list(account, { tags: byTag ? tags : undefined, limit: PAGE, offset })
+        const items = JSON.parse(page.json.toString()) as Array<TriggeredCheck & { tags?: string[] }>
+        for (const check of items) {
+          if (!RUNNABLE.has(check.checkType)) continue
+          const matched = everything ? check.activated !== false
+            : (check.tags ?? []).some((t) => wanted.has(t)) || (matchTags.length > 0 && matchesTags(check.tags, matchTags))
+          if (!matched) continue
+          checks.set(check.id, check)
+          if (checks.size > MAX_TRIGGERED_CHECKS) throw tooMany(everything ? ' (every activated DNS, ICMP and API check of the account)' : '')
+        }
+        if (page.count < PAGE) break
       }
     }
+    if (checks.size > MAX_TRIGGERED_CHECKS) throw tooMany('')
+    // the reference: 404 when there are no matching checks
+    if (checks.size === 0) throw new HttpError(404, 'No matching checks were found.')
     const now = services.now()
     const sessions = await store.transaction(async (tx) => {
       const made: SessionRecord[] = []
@@ -185,6 +237,8 @@ export function sessionRoutes(app: FastifyInstance, store: Store, services: RunS
   app.get('/v1/check-results/:checkId', async (request, reply) => {
     const { checkId } = parseOr400(sessionParams.extend({ checkId: z.string().min(1).max(200) }).omit({ id: true }), request.params, 'params')
     const query = parseOr400(resultListQuery, request.query, 'query')
+    // an unknown check, or another account's, is a 404 as on every other per-check route
+    if (!(await store.checks.get(request.accountId, checkId))) throw notFound('Check')
     const offset = (query.page - 1) * query.limit
     const page = await store.results.list(request.accountId, { checkId, resultType: query.resultType, limit: query.limit, offset })
     reply.header('content-range', contentRange(offset, page.items.length, page.total))

@@ -326,6 +326,11 @@ export interface ResultStore {
   get(account: string, id: string): Promise<CheckResultRecord | undefined>
   /** results of a session, oldest first */
   ofSession(account: string, sessionId: string): Promise<CheckResultRecord[]>
+  /**
+   * Stores a FINAL result that no run made (a heartbeat check's ping or missed period) under
+   * the id it was recorded with (its run id is the same); false when that id is stored already.
+   */
+  add(account: string, checkId: string, id: string, result: StoredResultInput): Promise<boolean>
   /** deletes results that stopped before `before` (ISO date-time); answers how many */
   prune(before: string): Promise<number>
 }
@@ -475,8 +480,8 @@ export interface ErrorEvent {
 export interface ErrorGroupStore {
   /** one upsert per (check, hash): a known hash moves lastSeen and clears archivedUntilNextEvent */
   record(account: string, checkId: string, event: ErrorEvent): Promise<void>
-  /** oldest first */
-  list(account: string, checkId?: string): Promise<ErrorGroupRecord[]>
+  /** oldest first, one page; `checkId`: the groups of that check only */
+  list(account: string, query: { checkId?: string; limit: number; offset: number }): Promise<Page<ErrorGroupRecord>>
   get(account: string, id: string): Promise<ErrorGroupRecord | undefined>
   /** sets the flags given; undefined when the group is not the account's */
   update(account: string, id: string, flags: { archiveForEver?: boolean; archivedUntilNextEvent?: boolean }): Promise<ErrorGroupRecord | undefined>

@@ -255,7 +255,17 @@ interface ResultJson {
   responseTime: number | null
   startedAt: string
   error: string | null
+  /** the stored result; a heartbeat check's says which event made it (`details.state`) */
+  result?: { details?: { state?: unknown } }
 }
+
+/** A heartbeat check's body as GET answers it. */
+interface HeartbeatJson {
+  heartbeat?: { period?: number; periodUnit?: string; grace?: number; graceUnit?: string; pingUrl?: string }
+}
+
+/** `1 hours` → `1 hour`. */
+const amount = (n: unknown, unit: unknown) => `${String(n)} ${typeof unit === 'string' && n === 1 ? unit.replace(/s$/, '') : String(unit)}`
 
 interface ErrorGroupJson {
   id: string
@@ -288,7 +298,7 @@ export async function checkPage(api: Api, session: WebSession, id: string): Prom
   const [status, results, groups, f] = await Promise.all([
     api('GET', `/v1/check-statuses/${encodeURIComponent(id)}`),
     api('GET', `/v1/check-results/${encodeURIComponent(id)}?limit=100&resultType=FINAL`),
-    api('GET', `/v1/error-groups/checks/${encodeURIComponent(id)}`),
+    api('GET', `/v1/error-groups/checks/${encodeURIComponent(id)}?limit=100`),
     figures(api, c),
   ])
   const state = stateOf(status.status === 200 ? status.json : undefined)
@@ -304,9 +314,30 @@ export async function checkPage(api: Api, session: WebSession, id: string): Prom
       ? 'Archived'
       : `<form class="inline" method="post" action="/dashboard/error-groups/${encodeURIComponent(g.id)}/archive">${csrf}<input type="hidden" name="checkId" value="${esc(id)}"><button type="submit" aria-label="Archive error: ${esc(g.cleanedErrorMessage)}">Archive</button></form>`}</td></tr>`
   }
-  const body = `<h1>${esc(c.name)}</h1>
-<p><span class="state-${state}">${state}</span>${paused(c)} · ${esc(c.checkType)} · ${badgeImg(c)}</p>
-${RUNNABLE.has(c.checkType) ? `<form method="post" action="/dashboard/checks/${encodeURIComponent(id)}/run">${csrf}<button type="submit">Run now</button></form>` : '<p class="muted">Heartbeat checks are judged by their pings; they are not run from here.</p>'}
+  const errorGroupSection = `<h2>Error groups</h2>
+${errorGroups.length === 0 ? '<p class="muted">No errors recorded.</p>' : `<div class="scroll"><table><thead><tr><th scope="col">Error</th><th scope="col">First seen</th><th scope="col">Last seen</th><th scope="col">Archive</th></tr></thead><tbody>${errorGroups.map(groupRow).join('')}</tbody></table></div>`}`
+  const head = `<h1>${esc(c.name)}</h1>
+<p><span class="state-${state}">${state}</span>${paused(c)} · ${esc(c.checkType)} · ${badgeImg(c)}</p>`
+  if (!RUNNABLE.has(c.checkType)) {
+    // a heartbeat check is not run: it waits for pings, so its page says where to send them and what came
+    const hb = (c as CheckJson & HeartbeatJson).heartbeat ?? {}
+    const eventOf = (r: ResultJson) => (typeof r.result?.details?.state === 'string' ? r.result.details.state : r.status)
+    const pingRow = (r: ResultJson) => `<tr><td><time datetime="${esc(r.startedAt)}">${esc(formatTime(r.startedAt))}</time></td><td>${esc(eventOf(r))}</td><td>${esc(r.status)}</td><td>${esc(r.error ?? '')}</td></tr>`
+    const body = `${head}
+<h2>Ping URL</h2>
+${hb.pingUrl ? `<p><code data-ping-url>${esc(hb.pingUrl)}</code></p>
+<p class="muted">Send a GET or POST there (no API key) at least every ${esc(amount(hb.period, hb.periodUnit))}; a ping up to ${esc(amount(hb.grace, hb.graceUnit))} later still counts. In a job: <code>curl -fsS -m 10 --retry 3 ${esc(hb.pingUrl)}</code></p>` : '<p class="muted">The API answered no ping URL for this check.</p>'}
+<h2>Last 24 hours</h2>
+<ul class="figures">
+<li>Availability<strong data-metric="availability">${esc(f.availability)}</strong></li>
+</ul>
+<h2 id="recent-pings-title">Recent pings and missed periods</h2>
+<div class="scroll"><table><caption class="muted">Newest first: a ping is RECEIVED, GRACE or LATE, a period that passed without one FAILING</caption><thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Error</th></tr></thead><tbody>${finals.slice(0, 20).map(pingRow).join('') || `<tr><td colspan="4">No ping yet${c.activated === false ? ' (a paused check records none)' : ''}.</td></tr>`}</tbody></table></div>
+${errorGroupSection}`
+    return { status: 200, html: layout(c.name, body, session) }
+  }
+  const body = `${head}
+<form method="post" action="/dashboard/checks/${encodeURIComponent(id)}/run">${csrf}<button type="submit">Run now</button></form>
 <h2>Last 24 hours</h2>
 <ul class="figures">
 <li>Availability<strong data-metric="availability">${esc(f.availability)}</strong></li>
@@ -320,8 +351,7 @@ ${RUNNABLE.has(c.checkType) ? `<form method="post" action="/dashboard/checks/${e
 ${sessions.length === 0 ? '<p class="muted">No session has run this check yet: use Run now.</p>' : sessions.map((s) => resultTable(finals.filter((r) => r.checkSessionId === s), `<a href="/dashboard/sessions/${encodeURIComponent(s)}">Session ${esc(s)}</a>`)).join('')}
 <h2 id="recent-runs-title">Recent runs</h2>
 ${resultTable(finals.slice(0, 20), 'Newest first, final results')}
-<h2>Error groups</h2>
-${errorGroups.length === 0 ? '<p class="muted">No errors recorded.</p>' : `<div class="scroll"><table><thead><tr><th scope="col">Error</th><th scope="col">First seen</th><th scope="col">Last seen</th><th scope="col">Archive</th></tr></thead><tbody>${errorGroups.map(groupRow).join('')}</tbody></table></div>`}`
+${errorGroupSection}`
   return {
     status: 200,
     html: layout(c.name, body, session, '<link rel="stylesheet" href="/dashboard/assets/uplot.css"><script src="/dashboard/assets/uplot.js" defer></script><script src="/dashboard/assets/dashboard.js" defer></script>'),

@@ -5,8 +5,8 @@ import { windowTimes } from './windows.js'
 
 /*
  * A status page as people read it: built from the stored page, the account's incidents (those
- * the API created and those triggerIncident opened and resolved) and its maintenance windows.
- * HTML without any script, and the same content as JSON for other tools.
+ * the API created and those triggerIncident opened and resolved) and the maintenance windows
+ * of its services' checks. HTML without any script, and the same content as JSON for other tools.
  */
 
 export type ServiceState = 'operational' | 'degraded' | 'partial_outage' | 'major_outage'
@@ -113,7 +113,7 @@ export async function loadStatusPage(store: Store, account: string, record: Stat
     status,
     statusLabel: OVERALL_LABEL[status],
     cards,
-    maintenance: maintenanceOf(windows.items, now),
+    maintenance: maintenanceOf(await windowsOfServices(store, account, onPage, windows.items), now),
     incidents: relevant.slice(0, HISTORY_LIMIT).map((i) => ({
       id: i.id,
       name: i.incident.name,
@@ -126,6 +126,28 @@ export async function loadStatusPage(store: Store, account: string, record: Stat
     accessibility: { contrast: contrastProblems(themes, shown), ignoredColors: themes.ignored },
     generatedAt: new Date(now).toISOString(),
   }
+}
+
+/**
+ * The windows that concern the page: a service's checks are the checks whose triggerIncident
+ * names it, and a window applies to the checks carrying one of its tags (as the scheduler reads
+ * it). A window of other checks of the account is not the page's business.
+ */
+async function windowsOfServices(store: Store, account: string, services: Set<string>, windows: MaintenanceWindowRecord[]): Promise<MaintenanceWindowRecord[]> {
+  const windowTags = [...new Set(windows.flatMap((w) => w.window.tags ?? []))]
+  if (windowTags.length === 0 || services.size === 0) return []
+  const tagsOfPage = new Set<string>()
+  const PAGE = 1000
+  for (let offset = 0; ; offset += PAGE) {
+    const page = await store.checks.list(account, { tags: windowTags, limit: PAGE, offset })
+    const checks = JSON.parse(page.json.toString()) as Array<{ tags?: string[]; triggerIncident?: { serviceId?: unknown } | null }>
+    for (const check of checks) {
+      const serviceId = check.triggerIncident?.serviceId
+      if (typeof serviceId === 'string' && services.has(serviceId)) for (const tag of check.tags ?? []) tagsOfPage.add(tag)
+    }
+    if (page.count < PAGE) break
+  }
+  return windows.filter((w) => (w.window.tags ?? []).some((tag) => tagsOfPage.has(tag)))
 }
 
 function maintenanceOf(windows: MaintenanceWindowRecord[], now: number): StatusPageModel['maintenance'] {

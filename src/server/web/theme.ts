@@ -1,4 +1,4 @@
-import { THEME_COLOR_FIELDS } from '../../schema/index.js'
+import { THEME_COLOR_FIELDS, parseCssColor } from '../../schema/index.js'
 
 /*
  * A status page's colours: the page's `themeColors` applied exactly (each of the 12 fields is
@@ -23,14 +23,16 @@ export const DEFAULT_THEMES: { light: Theme; dark: Theme } = {
 }
 
 /**
- * A value that can sit in a CSS declaration as it is: colour notations only (hex, named,
- * rgb()/hsl()…), so that a page's colours cannot end the style block or add rules.
+ * A value that can sit in a CSS declaration as it is: one of the colour notations a page's
+ * themeColors accept (src/schema/colors.ts; validated on every write), so that a page's colours
+ * cannot end the style block or add rules. A page stored before colours were validated may
+ * hold something else: that field falls back to the built-in palette.
  */
-const SAFE_COLOR = /^(#[0-9a-fA-F]{3,8}|[a-zA-Z]{1,30}|(rgb|rgba|hsl|hsla|hwb|lab|lch|oklab|oklch)\([0-9a-zA-Z.,%\s/+-]{1,80}\))$/
+const SAFE_COLOR = /^(#[0-9a-fA-F]{3,8}|[a-zA-Z]{1,30}|(rgb|rgba|hsl|hsla)\([0-9a-zA-Z.,%\s/+-]{1,80}\))$/
 
 export function safeColor(value: string | undefined): string | undefined {
   const v = value?.trim()
-  return v && SAFE_COLOR.test(v) ? v : undefined
+  return v && SAFE_COLOR.test(v) && parseCssColor(v) !== undefined ? v : undefined
 }
 
 /** The page's colours, field by field; a field that is not a colour notation falls back to the built-in palette. */
@@ -53,26 +55,10 @@ export function cssVariables(theme: Theme): string {
   return THEME_COLOR_FIELDS.map((field) => `--${field}:${theme[field]}`).join(';')
 }
 
-const NAMED: Record<string, [number, number, number]> = {
-  black: [0, 0, 0], white: [255, 255, 255], red: [255, 0, 0], green: [0, 128, 0], blue: [0, 0, 255], yellow: [255, 255, 0],
-  gray: [128, 128, 128], grey: [128, 128, 128], silver: [192, 192, 192], navy: [0, 0, 128], orange: [255, 165, 0],
-  purple: [128, 0, 128], maroon: [128, 0, 0], teal: [0, 128, 128], olive: [128, 128, 0], lime: [0, 255, 0], aqua: [0, 255, 255],
-  fuchsia: [255, 0, 255], lightgray: [211, 211, 211], lightgrey: [211, 211, 211], darkgray: [169, 169, 169], darkgrey: [169, 169, 169],
-}
-
-/** sRGB of a hex, rgb() or common named colour; undefined for what this does not read (the pair is then not judged). */
+/** sRGB of a colour of the notations themeColors accept (alpha left aside); undefined for anything else (the pair is then not judged). */
 export function parseColor(value: string): [number, number, number] | undefined {
-  const v = value.trim().toLowerCase()
-  const hex = /^#([0-9a-f]{3,8})$/.exec(v)
-  if (hex) {
-    const h = hex[1]
-    if (h.length === 3 || h.length === 4) return [0, 1, 2].map((i) => parseInt(h[i] + h[i], 16)) as [number, number, number]
-    if (h.length === 6 || h.length === 8) return [0, 2, 4].map((i) => parseInt(h.slice(i, i + 2), 16)) as [number, number, number]
-    return undefined
-  }
-  const rgb = /^rgba?\(\s*([\d.]+)[\s,]+([\d.]+)[\s,]+([\d.]+)/.exec(v)
-  if (rgb) return [Number(rgb[1]), Number(rgb[2]), Number(rgb[3])].map((n) => Math.max(0, Math.min(255, n))) as [number, number, number]
-  return NAMED[v]
+  const c = parseCssColor(value)
+  return c ? [c.r, c.g, c.b] : undefined
 }
 
 function luminance([r, g, b]: [number, number, number]): number {

@@ -132,8 +132,15 @@ export function errorGroupRepository(sql: Sql): ErrorGroupStore {
           archived_until_next_event = false`,
       [randomUUID(), account, checkId, event.errorHash, event.rawErrorMessage, event.cleanedErrorMessage, event.seenAt])
     },
-    list: async (account, checkId) => (await sql.rows<ErrorGroupRow>(
-      `SELECT ${columns} FROM error_groups WHERE account_id = $1 AND ($2::text IS NULL OR check_id = $2) ORDER BY seq`, [account, checkId ?? null])).map(errorGroup),
+    list: async (account, query) => {
+      const where = `account_id = $1 AND ($2::text IS NULL OR check_id = $2)`
+      const params = [account, query.checkId ?? null]
+      const rows = await sql.rows<ErrorGroupRow & { total: number }>(
+        `SELECT ${columns}, count(*) OVER () AS total FROM error_groups WHERE ${where} ORDER BY seq LIMIT $3 OFFSET $4`, [...params, query.limit, query.offset])
+      // past the last page the window count is not there: counted apart
+      const total = rows.length > 0 ? Number(rows[0].total) : Number((await sql.rows<{ n: number }>(`SELECT count(*) AS n FROM error_groups WHERE ${where}`, params))[0].n)
+      return { items: rows.map(errorGroup), total }
+    },
     get,
     update: async (account, id, flags) => {
       const [row] = await sql.rows<ErrorGroupRow>(`

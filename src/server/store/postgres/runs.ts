@@ -216,6 +216,14 @@ export function resultRepository(sql: Sql): ResultStore {
     },
     ofSession: async (account, sessionId) => (await sql.rows<ResultRow>(
       `SELECT ${columns} FROM check_results WHERE session_id = $1 AND account_id = $2 ORDER BY seq`, [sessionId, account])).map(resultRecord),
+    add: async (account, checkId, id, result) => (await sql.run(`
+      INSERT INTO check_results (id, account_id, check_id, session_id, run_id, run_location, result_type, status, has_failures, has_errors,
+        is_degraded, response_time, started_at, stopped_at, error, details, created_at)
+      VALUES ($1, $2, $3, NULL, $1, $4, 'FINAL', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+      ON CONFLICT (id) DO NOTHING`, [
+      id, account, checkId, result.runLocation, result.status, result.hasFailures, result.hasErrors, result.isDegraded,
+      result.responseTime, result.startedAt, result.stoppedAt, result.error, JSON.stringify({ ...result, resultType: 'FINAL' }), new Date().toISOString(),
+    ])) === 1,
     prune: async (before) => {
       // in batches, so a large prune never holds many rows locked for long
       let total = 0

@@ -148,8 +148,9 @@ export function errorGroupRepository(db: Db, exec: Exec): ErrorGroupStore {
       last_seen  = MAX(error_groups.last_seen, excluded.last_seen),
       archived_until_next_event = 0
   `)
-  const list = db.prepare(`SELECT ${columns} FROM error_groups WHERE account_id = ? ORDER BY seq`)
-  const listByCheck = db.prepare(`SELECT ${columns} FROM error_groups WHERE account_id = ? AND check_id = ? ORDER BY seq`)
+  const where = `account_id = @account AND (@checkId IS NULL OR check_id = @checkId)`
+  const page = db.prepare(`SELECT ${columns} FROM error_groups WHERE ${where} ORDER BY seq LIMIT @limit OFFSET @offset`)
+  const count = db.prepare(`SELECT count(*) FROM error_groups WHERE ${where}`).pluck()
   const byId = db.prepare(`SELECT ${columns} FROM error_groups WHERE account_id = ? AND id = ?`)
   const update = db.prepare(`
     UPDATE error_groups SET
@@ -167,7 +168,10 @@ export function errorGroupRepository(db: Db, exec: Exec): ErrorGroupStore {
     record: (account, checkId, event) => exec(() => {
       upsert.run({ id: randomUUID(), account, checkId, errorHash: event.errorHash, raw: event.rawErrorMessage, cleaned: event.cleanedErrorMessage, seenAt: event.seenAt })
     }),
-    list: (account, checkId) => exec(() => ((checkId === undefined ? list.all(account) : listByCheck.all(account, checkId)) as ErrorGroupRow[]).map(errorGroup)),
+    list: (account, query) => exec(() => {
+      const params = { account, checkId: query.checkId ?? null, limit: query.limit, offset: query.offset }
+      return { items: (page.all(params) as ErrorGroupRow[]).map(errorGroup), total: count.get(params) as number }
+    }),
     get: (account, id) => exec(() => get(account, id)),
     update: (account, id, flags) => exec(() => {
       const changes = update.run({ account, id, archiveForEver: flag(flags.archiveForEver), archivedUntilNextEvent: flag(flags.archivedUntilNextEvent) }).changes

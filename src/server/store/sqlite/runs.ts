@@ -315,6 +315,12 @@ export function resultRepository(db: Db, exec: Exec): ResultStore {
     WHERE account_id = @account AND check_id = @checkId AND (@type IS NULL OR result_type = @type)`).pluck()
   const byId = db.prepare(`SELECT ${columns} FROM check_results WHERE id = ? AND account_id = ?`)
   const ofSession = db.prepare(`SELECT ${columns} FROM check_results WHERE session_id = ? AND account_id = ? ORDER BY seq`)
+  const add = db.prepare(`INSERT INTO check_results
+    (id, account_id, check_id, session_id, run_id, run_location, result_type, status, has_failures, has_errors, is_degraded,
+     response_time, started_at, stopped_at, error, details, created_at)
+    VALUES (@id, @account, @checkId, NULL, @id, @runLocation, 'FINAL', @status, @hasFailures, @hasErrors, @isDegraded,
+     @responseTime, @startedAt, @stoppedAt, @error, @details, @createdAt)
+    ON CONFLICT (id) DO NOTHING`)
   const prune = db.prepare(`DELETE FROM check_results WHERE seq IN (SELECT seq FROM check_results WHERE stopped_at < ? LIMIT ${PRUNE_BATCH})`)
   const pruneSessions = db.prepare(`DELETE FROM check_sessions WHERE started_at < ?`)
   return {
@@ -327,6 +333,13 @@ export function resultRepository(db: Db, exec: Exec): ResultStore {
       return row && resultRecord(row)
     }),
     ofSession: (account, sessionId) => exec(() => (ofSession.all(sessionId, account) as ResultRow[]).map(resultRecord)),
+    add: (account, checkId, id, result) => exec(() => add.run({
+      id, account, checkId, runLocation: result.runLocation, status: result.status, hasFailures: result.hasFailures ? 1 : 0,
+      hasErrors: result.hasErrors ? 1 : 0, isDegraded: result.isDegraded ? 1 : 0, responseTime: result.responseTime,
+      startedAt: result.startedAt, stoppedAt: result.stoppedAt, error: result.error,
+      // every field kept (not lean): read back as it is
+      details: JSON.stringify({ ...result, resultType: 'FINAL' }), createdAt: new Date().toISOString(),
+    }).changes === 1),
     prune: async (before) => {
       const total = await inBatches(() => exec(() => prune.run(before).changes))
       await exec(() => pruneSessions.run(before))
