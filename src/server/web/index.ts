@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { analyticsQuerySchema, metricSpecs, type AnalyticsCheckType } from '../../schema/index.js'
+import { analyticsQuerySchema, metricSpecs, type AnalyticsCheckType, type AnalyticsQuery } from '../../schema/index.js'
 import { failureKey } from '../auth.js'
 import { hashKey } from '../keys.js'
 import type { Limiter } from '../rate-limit.js'
@@ -61,7 +61,7 @@ function listFigures(store: Store, options: WebOptions, cache: AnalyticsCache<Fi
   return async (checks: CheckJson[]) => {
     const now = Date.now()
     const out = new Map<string, Figures>()
-    const asked: Array<{ checkId: string; type: AnalyticsCheckType; query: ReturnType<ReturnType<typeof analyticsQuerySchema>['parse']>; names: ReturnType<typeof figureNames> }> = []
+    const asked: Array<{ checkId: string; type: AnalyticsCheckType; query: AnalyticsQuery; names: ReturnType<typeof figureNames> }> = []
     for (const check of checks) {
       const kept = cache.get(`${accountId} ${check.id}`, now)
       if (kept) out.set(check.id, kept)
