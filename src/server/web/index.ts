@@ -57,23 +57,32 @@ function hostName(request: FastifyRequest): string {
  * The 24-hour figures of a list of checks, as the analytics routes compute them, from one read
  * of the account's rollups; each check's are kept a minute (they cover a day).
  */
+/** The analytics query of a type's figures, and the names of its metrics; undefined when the type has none. */
+function figuresQuery(type: AnalyticsCheckType): { query: AnalyticsQuery; names: ReturnType<typeof figureNames> } | undefined {
+  // the type's own time metric, else responseTime (as the check page asks the route)
+  const known = new Set(metricSpecs(type).map((m) => m.name))
+  const base = [TIME_METRIC[type], 'responseTime'].find((b) => b !== null && known.has(`${b}_p50`) && known.has(`${b}_p95`)) ?? null
+  const names = figureNames(base)
+  const metrics = METRICS.map((m) => names[m]).filter((n): n is string => n !== null)
+  const query = analyticsQuerySchema(type).safeParse({ quickRange: 'last24Hours', metrics: metrics.join(',') })
+  return query.success ? { query: query.data, names } : undefined
+}
+
 function listFigures(store: Store, options: WebOptions, cache: AnalyticsCache<Figures>, accountId: string): ListFigures {
   return async (checks: CheckJson[]) => {
     const now = Date.now()
     const out = new Map<string, Figures>()
     const asked: Array<{ checkId: string; type: AnalyticsCheckType; query: AnalyticsQuery; names: ReturnType<typeof figureNames> }> = []
+    // one query per type (a schema is built for it), not per check
+    const byType = new Map<string, ReturnType<typeof figuresQuery>>()
     for (const check of checks) {
       const kept = cache.get(`${accountId} ${check.id}`, now)
       if (kept) out.set(check.id, kept)
       else if (check.checkType in TIME_METRIC) {
         const type = check.checkType as AnalyticsCheckType
-        // the type's own time metric, else responseTime (as the check page asks the route)
-        const known = new Set(metricSpecs(type).map((m) => m.name))
-        const base = [TIME_METRIC[type], 'responseTime'].find((b) => b !== null && known.has(`${b}_p50`) && known.has(`${b}_p95`)) ?? null
-        const names = figureNames(base)
-        const metrics = METRICS.map((m) => names[m]).filter((n): n is string => n !== null)
-        const query = analyticsQuerySchema(type).safeParse({ quickRange: 'last24Hours', metrics: metrics.join(',') })
-        if (query.success) asked.push({ checkId: check.id, type, query: query.data, names })
+        if (!byType.has(type)) byType.set(type, figuresQuery(type))
+        const figures = byType.get(type)
+        if (figures) asked.push({ checkId: check.id, type, ...figures })
       }
     }
     if (asked.length === 0) return out
