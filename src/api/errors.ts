@@ -47,8 +47,9 @@ export class UnauthorizedError extends ApiError {
 export class ForbiddenError extends ApiError {
   constructor(request: RequestInfo, body?: ApiErrorBody) {
     super(
-      `${where(request)} was refused (403 Forbidden): the API key does not belong to the account ` +
-        'given in MONITORING_ACCOUNT_ID / --account-id, or may not do this.',
+      `${where(request)} was refused (403 Forbidden): the API key's role does not allow this request ` +
+        '(a read key may only read, an agent key only claim runs), or the key does not belong to the account ' +
+        'given in MONITORING_ACCOUNT_ID / --account-id.',
       403, request, body,
     )
   }

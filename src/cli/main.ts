@@ -29,6 +29,7 @@ export const COMMANDS: LazyCommand[] = [
   lazy('test', 'Run every check of the project once from this machine and show the results, without deploying anything', async () => (await import('./commands/test.js')).testCommand),
   lazy('status', "Show the target's check statuses for the project's checks, with badge URLs", async () => (await import('./commands/status.js')).statusCommand),
   lazy('server', 'Run the local Monitoring API (SQLite, or PostgreSQL for several servers) until Ctrl-C', async () => (await import('./commands/server.js')).serverCommand),
+  lazy('keys <action> [id]', "Create, list or revoke the API keys of a server's database (roles read, write, agent, admin)", async () => (await import('./commands/keys.js')).keysCommand),
   lazy('agent', 'Run checks for a Monitoring API server from this machine, for the locations given (a self-hosted agent)', async () => (await import('./commands/agent.js')).agentCommand),
 ]
 
@@ -59,7 +60,7 @@ async function run(argv: string[]): Promise<number> {
     .scriptName('monitors')
     .usage('$0 <command> [options]\n\nMonitoring as code: validate, plan and apply monitors written in TypeScript.')
     .strict()
-    .demandCommand(1, 'Name a command: init, validate, test, plan, apply, destroy, import, status, server or agent.')
+    .demandCommand(1, 'Name a command: init, validate, test, plan, apply, destroy, import, status, server, keys or agent.')
     .recommendCommands()
     .help()
     .alias('h', 'help')

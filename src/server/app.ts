@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Store } from './store/index.js'
 import { authHook } from './auth.js'
-import { RateLimiter, SharedRateLimiter } from './rate-limit.js'
+import { RateLimiter, SharedRateLimiter, type Limiter } from './rate-limit.js'
 import { HttpError, errorHandler, routeNotFound, sendHttpError } from './errors.js'
 import { checkRoutes } from './routes/checks.js'
 import { variableRoutes } from './routes/variables.js'
@@ -18,6 +18,7 @@ import { heartbeatRoutes, isPing } from './routes/heartbeats.js'
 import type { RunServices } from './scheduler/runs.js'
 import { alertRoutes } from './routes/alerts.js'
 import { analyticsRoutes } from './routes/analytics.js'
+import { keyRoutes } from './routes/keys.js'
 import { isWeb, webRoutes } from './web/index.js'
 
 export const BODY_LIMIT = 1024 * 1024
@@ -34,16 +35,31 @@ export interface AppOptions {
   runs?: RunServices
   /** aborted when the server starts closing: waiting requests (session completion) answer at once */
   closing?: AbortSignal
+  /**
+   * Which peers are trusted to say who the client is (X-Forwarded-For, -Proto, -Host): the
+   * balancer's addresses or subnets (comma-separated, or `loopback`, `uniquelocal`…), or the
+   * number of balancers in front; default none (the peer is the client). docs/security.md.
+   */
+  trustProxy?: string | string[] | number
+  /** failed authentications allowed per client address and window (/v1 and the dashboard's log-in); default 10 per 60 s */
+  authFailureLimit?: { max: number; timeWindowMs: number }
 }
 
+export const DEFAULT_AUTH_FAILURE_LIMIT = { max: 10, timeWindowMs: 60_000 } as const
+
+const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops
+
 /**
- * The Monitoring API as a fastify instance: bearer-key auth, rate limit per key, JSON bodies
+ * The Monitoring API as a fastify instance: bearer-key auth with roles, rate limit per key,
+ * failed authentications throttled per client address, JSON bodies
  * up to 1 MiB, API.md's error bodies for every failure, and the resource routes.
  */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance & { faultCounts?: FaultCounts }> {
   const { store, log } = options
   const app = Fastify({
     logger: false,
+    // a number of balancers: the hops from this server that are trusted (as proxy-addr counts them)
+    ...(options.trustProxy === undefined ? {} : { trustProxy: typeof options.trustProxy === 'number' ? trustHops(options.trustProxy) : options.trustProxy }),
     bodyLimit: BODY_LIMIT,
     forceCloseConnections: 'idle',
     return503OnClosing: true,
@@ -89,8 +105,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   // authentication, then the key's rate limit (see rate-limit.ts)
   // except pings (/ping/:pingToken): the token is their secret, and they spend no key's quota
   // one count per key in the database when the store keeps one (PostgreSQL: every server shares it)
-  const { max, timeWindowMs } = options.rateLimit
-  const auth = authHook(store, store.rateWindows ? new SharedRateLimiter(max, timeWindowMs, store.rateWindows) : new RateLimiter(max, timeWindowMs))
+  // failed authentications are counted per client address the same way (see auth.ts)
+  const limiter = (limit: { max: number; timeWindowMs: number }): Limiter =>
+    store.rateWindows ? new SharedRateLimiter(limit.max, limit.timeWindowMs, store.rateWindows) : new RateLimiter(limit.max, limit.timeWindowMs)
+  const failures = limiter(options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT)
+  const auth = authHook({ store, limiter: limiter(options.rateLimit), failures })
   // and the web pages (status pages, the dashboard): public, or behind their own session cookie
   app.addHook('onRequest', async (request, reply) => (isPing(request) || isWeb(request) ? undefined : auth(request, reply)))
 
@@ -108,7 +127,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   heartbeatRoutes(app, store, runs)
   alertRoutes(app, store)
   analyticsRoutes(app, store, runs)
-  webRoutes(app, store, { now: runs.now })
+  keyRoutes(app, store)
+  webRoutes(app, store, { now: runs.now, failures })
 
   return Object.assign(app, { faultCounts: faults?.counts })
 }

@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net'
+import { isIP, type AddressInfo } from 'node:net'
 import { buildApp } from './app.js'
 import { openSqliteStore } from './store/sqlite/index.js'
 import type { Store } from './store/index.js'
@@ -6,6 +6,7 @@ import { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 import { DEFAULT_RETENTION_DAYS, Scheduler, type FinalResultHook, type SchedulerOptions } from './scheduler/index.js'
 import { recordResult, type RecordableCheck } from './results/index.js'
 import { UserError } from '../errors.js'
+import type { KeyRole } from './keys.js'
 import { AlertDeliveryWorker, type AlertDeliveryOptions } from './alerts/worker.js'
 
 export { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
@@ -21,10 +22,22 @@ export interface LocalServerOptions {
    * postgresql://) URL uses that PostgreSQL database, which several servers may share
    */
   dbPath?: string
-  /** registered (hashed) on start; an account id defaults to 'acc_' and a short hash of the key */
-  apiKeys?: Array<{ key: string; accountId?: string }>
+  /**
+   * registered (hashed) on start, added to the keys already stored (none is revoked); an account
+   * id defaults to 'acc_' and a short hash of the key, a role to admin (a key already stored
+   * keeps what is not given)
+   */
+  apiKeys?: Array<{ key: string; accountId?: string; role?: KeyRole }>
   /** default 600 per 60000 ms, per key */
   rateLimit?: { max: number; timeWindowMs: number }
+  /** failed authentications per client address and window before it gets 429 (default 10 per 60000 ms) */
+  authFailureLimit?: { max: number; timeWindowMs: number }
+  /**
+   * the balancers trusted to name the client (X-Forwarded-For, -Proto, -Host): addresses or
+   * subnets (a comma-separated string or a list; `loopback`, `linklocal`, `uniquelocal` too), or
+   * the number of balancers in front; default none
+   */
+  trustProxy?: string | string[] | number
   /** served by /v1/static-ipv6s.txt instead of this machine's global addresses */
   ipv6s?: string[]
   /** one line per request (method, url, status, ms); default false */
@@ -89,6 +102,29 @@ export async function openStore(location: string): Promise<Store> {
   return openPostgresStore(location)
 }
 
+/**
+ * A trusted-proxy setting as fastify takes it, or a UserError naming what is wrong: a hop count
+ * (a whole number from 1), or addresses and subnets (IPv4, IPv6, CIDR, or proxy-addr's names).
+ */
+export function checkTrustProxy(value: string | string[] | number): string | string[] | number {
+  if (typeof value === 'number') {
+    if (!Number.isInteger(value) || value < 1) throw new UserError(`The trusted proxy count must be a whole number from 1, got ${value}`)
+    return value
+  }
+  const entries = (Array.isArray(value) ? value : value.split(',')).map((e) => e.trim()).filter(Boolean)
+  if (entries.length === 0) throw new UserError('The trusted proxies cannot be empty: give addresses or subnets (10.0.0.5,10.0.1.0/24), loopback, or a number of balancers')
+  const named = new Set(['loopback', 'linklocal', 'uniquelocal'])
+  for (const entry of entries) {
+    const [address, bits, ...rest] = entry.split('/')
+    const family = isIP(address)
+    const bitsOk = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32))
+    if (!named.has(entry) && (family === 0 || !bitsOk || rest.length > 0)) {
+      throw new UserError(`"${entry}" is not an address, a subnet or one of loopback, linklocal, uniquelocal (trusted proxies: e.g. 10.0.0.5,10.0.1.0/24)`)
+    }
+  }
+  return entries
+}
+
 export async function startLocalServer(options: LocalServerOptions = {}): Promise<LocalServer> {
   const store = await openStore(options.dbPath ?? ':memory:')
   try {
@@ -98,6 +134,11 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     if (!(rateLimit.max >= 1) || !(rateLimit.timeWindowMs >= 1)) {
       throw new UserError('The rate limit needs at least 1 request per window of at least 1 ms')
     }
+    const authFailureLimit = options.authFailureLimit
+    if (authFailureLimit && (!(authFailureLimit.max >= 1) || !(authFailureLimit.timeWindowMs >= 1))) {
+      throw new UserError('The failed-authentication limit needs at least 1 failure per window of at least 1 ms')
+    }
+    const trustProxy = options.trustProxy === undefined ? undefined : checkTrustProxy(options.trustProxy)
     const faults = options.faults === undefined ? undefined : { spec: typeof options.faults === 'string' ? parseFaults(options.faults) : options.faults, seed: options.seed ?? 1 }
     const retentionDays = options.retentionDays ?? DEFAULT_RETENTION_DAYS
     if (!(retentionDays > 0)) throw new UserError(`The retention must be more than 0 days, got ${retentionDays}`)
@@ -117,7 +158,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     }
     const services = { now: options.clock ?? Date.now, onFinalResult }
     const closing = new AbortController()
-    const app = await buildApp({ store, rateLimit, ipv6s: options.ipv6s, log, faults, runs: services, closing: closing.signal })
+    const app = await buildApp({ store, rateLimit, authFailureLimit, trustProxy, ipv6s: options.ipv6s, log, faults, runs: services, closing: closing.signal })
     let requests = 0
     app.server.on('request', () => {
       requests++

@@ -3,11 +3,17 @@
  * run them (bash, the workflow's env with secrets unset turned into empty strings, CI=true).
  */
 import { execFile } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { makeProject, repo } from '../helpers/cli.js'
+import { startLocalServer } from '../../src/server/index.js'
+import { caller } from '../server/helpers.js'
+
+const READ_KEY = 'read-key-0123456789abcdef0123456789'
+const WRITE_KEY = 'write-key-0123456789abcdef012345678'
 
 const exec = promisify(execFile)
 const workflow = readFileSync(join(repo, 'examples/github-actions/.github/workflows/monitors.yml'), 'utf8')
@@ -54,12 +60,30 @@ async function runStep(text: string, cwd: string, env: Record<string, string>) {
 
 const unsetSecrets = { MONITORING_API_URL: '', MONITORING_API_KEY: '', MONITORING_ACCOUNT_ID: '', API_TOKEN: '' }
 
+/** The repository or environment secret a job passes as MONITORING_API_KEY. */
+function keySecret(jobText: string): string {
+  const name = /^\s+MONITORING_API_KEY: \$\{\{ secrets\.([A-Z_]+) \}\}$/m.exec(jobText)?.[1]
+  expect(name, jobText).toBeDefined()
+  return name as string
+}
+
+/** The one-line `run:` of the step named `step` in `jobText`. */
+function runLine(jobText: string, step: string): string {
+  const lines = jobText.split('\n')
+  const at = lines.findIndex((l) => l.trim() === `- name: ${step}`)
+  expect(at, `step ${step}`).toBeGreaterThan(-1)
+  const run = lines.slice(at).find((l) => /^\s+run: \S/.test(l)) as string
+  return run.replace(/^\s+run: /, '')
+}
+
+const cli = (text: string) => text.replaceAll('npx monitors', `node ${join(repo, 'bin/monitors.cjs')}`)
+
 describe('the GitHub Actions example', () => {
   it('fails on missing secrets, naming each', async () => {
     const dir = makeProject({})
     const check = await runStep(script(job('pr-plan'), 'Check the secrets'), dir, unsetSecrets)
     expect(check.code).toBe(1)
-    expect(check.output).toContain('MONITORING_API_URL MONITORING_API_KEY API_TOKEN')
+    expect(check.output).toContain('MONITORING_API_URL MONITORING_READ_KEY API_TOKEN')
     const ok = await runStep(script(job('pr-plan'), 'Check the secrets'), dir, { MONITORING_API_URL: 'https://api.example.com', MONITORING_API_KEY: 'k', API_TOKEN: 't' })
     expect(ok.code, ok.output).toBe(0)
   })
@@ -75,12 +99,60 @@ describe('the GitHub Actions example', () => {
   })
 
   it('passes the secrets and the values EnvVars read, and runs on changes to packages, the lock and helper modules', () => {
-    for (const name of ['MONITORING_API_URL', 'MONITORING_API_KEY', 'MONITORING_ACCOUNT_ID', 'API_TOKEN']) {
+    for (const name of ['MONITORING_API_URL', 'MONITORING_ACCOUNT_ID', 'API_TOKEN']) {
       expect(workflow).toContain(`${name}: \${{ secrets.${name} }}`)
     }
     for (const path of ["'**/*.ts'", "'monitoring.lock.json'", "'package.json'", "'package-lock.json'"]) {
       expect(workflow.split(path).length - 1, path).toBe(2)
     }
+  })
+
+  it('plans pull requests and main with a read key, and applies on main with a write key that only the apply job gets', async () => {
+    expect(keySecret(job('pr-plan'))).toBe('MONITORING_READ_KEY')
+    expect(keySecret(job('plan'))).toBe('MONITORING_READ_KEY')
+    expect(keySecret(job('apply'))).toBe('MONITORING_WRITE_KEY')
+    expect(job('apply')).toContain('environment: monitors')
+    expect(workflow.match(/MONITORING_WRITE_KEY \}\}/g)).toHaveLength(1)
+
+    const server = await startLocalServer({ apiKeys: [
+      { key: READ_KEY, accountId: 'ci', role: 'read' },
+      { key: WRITE_KEY, accountId: 'ci', role: 'write' },
+    ] })
+    try {
+      const secrets: Record<string, string> = { MONITORING_READ_KEY: READ_KEY, MONITORING_WRITE_KEY: WRITE_KEY }
+      const env = (name: string) => ({ MONITORING_API_URL: server.url, MONITORING_ACCOUNT_ID: 'ci', MONITORING_API_KEY: secrets[keySecret(job(name))], API_TOKEN: 't' })
+      const dir = makeProject({ 'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('a', { name: 'From the pipeline', request: { query: 'a.example.com' } })\n` })
+
+      const pr = await runStep(cli(script(job('pr-plan'), 'Plan')), dir, env('pr-plan'))
+      expect(pr.github, pr.output).toContain('exitcode=2')
+      expect(readFileSync(join(dir, 'plan.md'), 'utf8')).toContain('From the pipeline')
+
+      const plan = await runStep(cli(script(job('plan'), 'Plan')), dir, env('plan'))
+      expect(plan.github, plan.output).toContain('exitcode=2')
+      // the read key could not have applied it (tried on a copy of the checkout: the apply job's own is fresh)
+      const copy = mkdtempSync(join(tmpdir(), 'monitors-apply-read-'))
+      cpSync(dir, copy, { recursive: true, verbatimSymlinks: true })
+      const refused = await runStep(cli(runLine(job('apply'), 'Apply the reviewed plan')), copy, env('plan'))
+      expect(refused.code).toBe(1)
+      expect(refused.output).toContain('403 Forbidden')
+      expect(refused.output).not.toContain(READ_KEY)
+      const list = async () => (await caller(server, READ_KEY)('GET', '/v1/checks')).json.map((c: { name: string }) => c.name)
+      expect(await list()).toEqual([])
+
+      const check = await runStep(script(job('apply'), 'Check the secrets'), dir, env('apply'))
+      expect(check.code, check.output).toBe(0)
+      const apply = await runStep(cli(runLine(job('apply'), 'Apply the reviewed plan')), dir, env('apply'))
+      expect(apply.code, apply.output).toBe(0)
+      expect(await list()).toEqual(['From the pipeline'])
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('says so when the apply job has no write key', async () => {
+    const check = await runStep(script(job('apply'), 'Check the secrets'), makeProject({}), unsetSecrets)
+    expect(check.code).toBe(1)
+    expect(check.output).toContain('The secret MONITORING_WRITE_KEY is not set in the environment monitors')
   })
 
   it('applies exactly the saved plan, from the commit it was made from', () => {

@@ -59,7 +59,30 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
     await fromEnv.exited
   })
 
+  it('takes a role with a key, warns of a short key without printing it, and trusts the balancer it is told of', async () => {
+    const server = startServerProcess(['--db', ':memory:', '--api-key', 'tiny-key:team:read', '--api-key', 'long-enough-key-0123456789:team', '--trust-proxy', '127.0.0.1,10.0.0.0/8'], {
+      until: (output) => output.includes('Warning:') && output.includes('Trusting'),
+    })
+    const url = await server.ready
+    const output = server.output()
+    expect(output).toContain('Warning: an API key given for account team is 8 characters long')
+    expect(output.match(/Warning:/g)).toHaveLength(1)
+    expect(output).not.toContain('tiny-key')
+    expect(output).toContain('Trusting X-Forwarded-For from 127.0.0.1,10.0.0.0/8')
+    const read = caller({ url }, 'tiny-key')
+    expect((await read('GET', '/v1/checks')).status).toBe(200)
+    expect((await read('POST', '/v1/checks/dns', dnsBody())).status).toBe(403)
+    expect((await caller({ url }, 'long-enough-key-0123456789')('POST', '/v1/checks/dns', dnsBody())).status).toBe(201)
+    server.child.kill('SIGTERM')
+    expect(await server.exited).toBe(0)
+  })
+
   it('refuses bad flags with one clear line and exit code 1', async () => {
+    const proxy = startCli(['--db', ':memory:', '--trust-proxy', 'the-balancer'])
+    await expect(proxy.ready).rejects.toThrow(/"the-balancer" is not an address, a subnet or one of loopback/)
+    expect(await proxy.exited).toBe(1)
+    expect(proxy.output()).not.toMatch(/\n\s+at /)
+
     const bad = startCli(['--db', ':memory:', '--rate-limit', 'lots'])
     await expect(bad.ready).rejects.toThrow(/--rate-limit must look like 600\/60s/)
     expect(await bad.exited).toBe(1)
@@ -68,11 +91,15 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
 })
 
 describe('server flag parsing', () => {
-  it('parses KEY[:ACCOUNT]', () => {
+  it('parses KEY[:ACCOUNT[:ROLE]]', () => {
     expect(parseApiKey('abc')).toEqual({ key: 'abc' })
     expect(parseApiKey('abc:team')).toEqual({ key: 'abc', accountId: 'team' })
     expect(() => parseApiKey(':team')).toThrow(/cannot be empty/)
     expect(() => parseApiKey('abc:')).toThrow(/cannot be empty/)
+    expect(parseApiKey('abc:team:read')).toEqual({ key: 'abc', accountId: 'team', role: 'read' })
+    expect(parseApiKey('abc:team:admin')).toEqual({ key: 'abc', accountId: 'team', role: 'admin' })
+    expect(() => parseApiKey('abc:team:owner')).toThrow(/role of an API key must be one of read, write, agent, admin/)
+    expect(() => parseApiKey('abc::read')).toThrow(/cannot be empty/)
   })
 
   it('parses N/W rate limits', () => {

@@ -4,6 +4,7 @@ import { paint } from '../color.js'
 import { nativeLoadError } from '../target.js'
 import { checkNumber } from '../engine.js'
 import { UserError } from '../../errors.js'
+import { KEY_ROLES, MIN_KEY_LENGTH, isKeyRole, type KeyRole } from '../../server/keys.js'
 
 interface ServerArgs {
   host: string
@@ -19,26 +20,42 @@ interface ServerArgs {
   retention: number
   'smtp-url'?: string
   'smtp-from'?: string
+  'trust-proxy'?: string
+  'auth-failure-limit'?: string
 }
 
-/** `KEY` or `KEY:ACCOUNT`. */
-export function parseApiKey(spec: string): { key: string; accountId?: string } {
+/** `KEY`, `KEY:ACCOUNT` or `KEY:ACCOUNT:ROLE` (read, write, agent or admin). */
+export function parseApiKey(spec: string): { key: string; accountId?: string; role?: KeyRole } {
   const at = spec.indexOf(':')
   const key = at === -1 ? spec : spec.slice(0, at)
-  const accountId = at === -1 ? undefined : spec.slice(at + 1)
-  if (!key) throw new UserError(`An API key cannot be empty (got "${spec.includes(':') ? ':' + (accountId ?? '') : spec}")`)
+  let accountId = at === -1 ? undefined : spec.slice(at + 1)
+  let role: KeyRole | undefined
+  const last = accountId?.lastIndexOf(':') ?? -1
+  if (accountId !== undefined && last !== -1) {
+    const named = accountId.slice(last + 1)
+    if (!isKeyRole(named)) throw new UserError(`The role of an API key must be one of ${KEY_ROLES.join(', ')} (KEY:ACCOUNT:ROLE), got "${named}"`)
+    role = named
+    accountId = accountId.slice(0, last)
+  }
+  if (!key) throw new UserError(`An API key cannot be empty (got "${spec.includes(':') ? ':' + (spec.slice(at + 1)) : spec}")`)
   if (accountId !== undefined && !accountId) throw new UserError('An account id after ":" cannot be empty')
-  return accountId ? { key, accountId } : { key }
+  return { key, ...(accountId ? { accountId } : {}), ...(role ? { role } : {}) }
+}
+
+/** A warning for each key given shorter than MIN_KEY_LENGTH (never the key itself). */
+export function shortKeyWarnings(keys: Array<{ key: string; accountId?: string }>): string[] {
+  return keys.filter((k) => k.key.length < MIN_KEY_LENGTH).map((k) =>
+    `Warning: an API key given${k.accountId ? ` for account ${k.accountId}` : ''} is ${k.key.length} characters long; a short key can be guessed: use at least ${MIN_KEY_LENGTH} random characters (monitors keys create makes them).`)
 }
 
 /** `N/W` with W in ms, s (default) or m: `600/60s`, `100/1m`, `10/500ms`. */
-export function parseRateLimit(spec: string): { max: number; timeWindowMs: number } {
+export function parseRateLimit(spec: string, flag = '--rate-limit'): { max: number; timeWindowMs: number } {
   const match = /^\s*(\d+)\s*\/\s*(\d+)\s*(ms|s|m)?\s*$/.exec(spec)
-  if (!match) throw new UserError(`--rate-limit must look like 600/60s (requests per window; ms, s or m), got "${spec}"`)
+  if (!match) throw new UserError(`${flag} must look like ${flag === '--rate-limit' ? '600/60s (requests' : '10/60s (failures'} per window; ms, s or m), got "${spec}"`)
   const max = Number(match[1])
   const unit = match[3] ?? 's'
   const timeWindowMs = Number(match[2]) * (unit === 'ms' ? 1 : unit === 'm' ? 60_000 : 1000)
-  if (max < 1 || timeWindowMs < 1) throw new UserError(`--rate-limit needs at least 1 request per window of at least 1 ms, got "${spec}"`)
+  if (max < 1 || timeWindowMs < 1) throw new UserError(`${flag} needs at least 1 per window of at least 1 ms, got "${spec}"`)
   return { max, timeWindowMs }
 }
 
@@ -48,7 +65,8 @@ export function parseRateLimit(spec: string): { max: number; timeWindowMs: numbe
  */
 export function restartKeyHint(db: string, accountId: string): string {
   return `Keys already stored in ${db} are in use; only their hashes are kept, so the key printed at its first start cannot be shown again. ` +
-    `Lost it? Restart with --api-key KEY:${accountId} (or MONITORING_SERVER_API_KEYS=KEY:${accountId}) to choose a key for account ${accountId}, or ${/^postgres(ql)?:\/\//i.test(db) ? `empty the database ${db}` : `delete ${db}`} to start empty with a new generated key.`
+    `Lost it? Make a new one with: monitors keys create --db ${db} --account ${accountId} --role admin (every server on the database accepts it at once), ` +
+    `or restart with --api-key KEY:${accountId} (or MONITORING_SERVER_API_KEYS=KEY:${accountId}) to add a key of your choice for account ${accountId}, or ${/^postgres(ql)?:\/\//i.test(db) ? `empty the database ${db}` : `delete ${db}`} to start empty with a new generated key.`
 }
 
 export const DEFAULT_DB = '.monitors/server.db'
@@ -79,9 +97,14 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
       .option('api-key', {
         type: 'string',
         array: true,
-        describe: 'KEY[:ACCOUNT] accepted as a bearer key (repeatable); default from MONITORING_SERVER_API_KEYS',
+        describe: 'KEY[:ACCOUNT[:ROLE]] added to the accepted keys (repeatable; role admin unless given; never revokes another key); default from MONITORING_SERVER_API_KEYS',
       })
       .option('rate-limit', { type: 'string', describe: 'Requests per window and key, e.g. 600/60s (the default)' })
+      .option('auth-failure-limit', { type: 'string', describe: 'Failed authentications per client address and window before 429, e.g. 10/60s (the default)' })
+      .option('trust-proxy', {
+        type: 'string',
+        describe: 'Balancers trusted to name the client (X-Forwarded-For): addresses or subnets, comma-separated (10.0.0.5,10.0.1.0/24, loopback), or their number; default from MONITORING_SERVER_TRUST_PROXY, else none',
+      })
       .option('ipv6', { type: 'string', array: true, describe: 'Address listed by /v1/static-ipv6s.txt (repeatable)' })
       .option('quiet', { type: 'boolean', default: false, describe: 'No log line per request' })
       .option('faults', {
@@ -101,6 +124,9 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
     const fromEnv = (io().env.MONITORING_SERVER_API_KEYS ?? '').split(/[\s,]+/).filter(Boolean)
     const keySpecs = args['api-key'] && args['api-key'].length > 0 ? args['api-key'] : fromEnv
     const apiKeys = keySpecs.map(parseApiKey)
+    const authFailureLimit = args['auth-failure-limit'] !== undefined ? parseRateLimit(args['auth-failure-limit'], '--auth-failure-limit') : undefined
+    const trustSpec = args['trust-proxy'] ?? io().env.MONITORING_SERVER_TRUST_PROXY
+    const trustProxy = trustSpec === undefined || trustSpec === '' ? undefined : /^\s*\d+\s*$/.test(trustSpec) ? Number(trustSpec) : trustSpec
     const rateLimit = args['rate-limit'] !== undefined ? parseRateLimit(args['rate-limit']) : undefined
     const smtpUrl = args['smtp-url'] || io().env.MONITORING_SMTP_URL || undefined
     const smtpFrom = args['smtp-from'] || io().env.MONITORING_SMTP_FROM || undefined
@@ -116,6 +142,8 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         dbPath: db,
         apiKeys,
         rateLimit,
+        authFailureLimit,
+        trustProxy,
         ipv6s: args.ipv6 && args.ipv6.length > 0 ? args.ipv6 : undefined,
         log: args.quiet ? false : out,
         faults: args.faults,
@@ -139,6 +167,8 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
       out(`Alert email through ${smtp.protocol}//${smtp.host}${smtpFrom ? ` from ${smtpFrom}` : ''}`)
     }
     if (args.faults) out(`Injecting faults: ${args.faults} (seed ${args.seed})`)
+    for (const warning of shortKeyWarnings(apiKeys)) io().stderr.write(`${warning}\n`)
+    if (trustProxy !== undefined) out(`Trusting X-Forwarded-For from ${String(trustProxy)}`)
     if (server.keyGenerated && server.apiKey) {
       out(`${paint().bold('API key')} (shown once, only its hash is kept): ${server.apiKey}`)
     } else if (apiKeys.length === 0) {

@@ -362,5 +362,6 @@ export class Scheduler {
     await this.store.runs.prune(now - 10 * 60_000, now)
     await this.store.heartbeats.pruneEvents(now - this.options.retentionMs)
     await this.store.analytics.prune(now - this.options.retentionMs)
+    await this.store.webSessions.prune(Date.now())
   }
 }

@@ -15,6 +15,9 @@
  * - Ids and timestamps are assigned by the store. Records are plain JSON values.
  */
 import type { MaintenanceWindow, StatusPage } from '../../schema/index.js'
+import type { KeyRole } from '../keys.js'
+
+export type { KeyRole }
 
 export type CheckType = 'DNS' | 'ICMP' | 'API' | 'HEARTBEAT'
 
@@ -201,15 +204,59 @@ export interface IncidentStore {
   deleteUpdate(account: string, incidentId: string, id: string): Promise<boolean>
 }
 
+/** A key as lists show it: never the key itself, nor its hash. */
+export interface KeyRecord {
+  id: string
+  /** the first characters of the key ('' for keys stored before they had an id) */
+  prefix: string
+  accountId: string
+  role: KeyRole
+  name: string | null
+  /** 'generated' (a first start), 'option' (given on a start), 'created' (monitors keys create, POST /v1/keys) */
+  source: string
+  created_at: string
+  /** to the minute: written at most once a minute per key */
+  lastUsedAt: string | null
+}
+
 export interface KeyStore {
   /**
-   * Registers the keys given on start (hashed). Keys given on an earlier start and not given
-   * now stop working; a key the server generated itself stays valid. With no key given and
-   * none stored, a key is made, its hash kept, and the key handed back once.
+   * Registers the keys given on start (hashed): a new key is added (role admin unless given),
+   * a known one gets the account and role given with it. No other key is touched: keys are
+   * revoked only by `revoke`. With no key given and none stored, a key is made, its hash kept,
+   * and the key handed back once.
    */
-  setUp(given: Array<{ key: string; accountId?: string }>): Promise<KeySetup>
-  /** the account of a key's hash */
-  find(keyHash: string): Promise<{ keyHash: string; accountId: string } | undefined>
+  setUp(given: Array<{ key: string; accountId?: string; role?: KeyRole }>): Promise<KeySetup>
+  /** the key of a hash */
+  find(keyHash: string): Promise<(KeyRecord & { keyHash: string }) | undefined>
+  /** stores a new key (made by the caller, kept hashed) */
+  create(key: string, data: { accountId: string; role: KeyRole; name?: string | null }): Promise<KeyRecord>
+  /** every key, or an account's, oldest first */
+  list(accountId?: string): Promise<KeyRecord[]>
+  /** deletes a key (of the account, when given) and its dashboard sessions; the key as it was, or undefined */
+  revoke(id: string, accountId?: string): Promise<KeyRecord | undefined>
+  /** records that the key was used at `at` (ISO) */
+  touch(id: string, at: string): Promise<void>
+}
+
+/** A dashboard log-in, as stored: the browser holds the session id, the database its hash. */
+export interface WebSessionRecord {
+  keyId: string
+  accountId: string
+  role: KeyRole
+  csrf: string
+  /** ms */
+  expiresAt: number
+}
+
+export interface WebSessionStore {
+  /** a new session of a key; expired sessions are deleted on the way */
+  create(idHash: string, data: { keyId: string; csrf: string; expiresAt: number }, now: number): Promise<void>
+  /** a session that has not expired and whose key still exists, with the key's account and role as they are now */
+  find(idHash: string, now: number): Promise<WebSessionRecord | undefined>
+  delete(idHash: string): Promise<void>
+  /** deletes expired sessions; answers how many */
+  prune(now: number): Promise<number>
 }
 
 
@@ -392,6 +439,7 @@ export interface Repositories extends RunRepositories {
   maintenanceWindows: MaintenanceWindowStore
   incidents: IncidentStore
   keys: KeyStore
+  webSessions: WebSessionStore
   // --- results of check runs: statuses, error groups, alert state (see ../results)
   checkStatuses: CheckStatusStore
   errorGroups: ErrorGroupStore
@@ -625,6 +673,8 @@ export interface AnalyticsStore {
   recordMany(account: string, checkId: string, samples: AnalyticsSample[]): Promise<void>
   /** Rows of a check with fromHour <= hourStart < toHour (ms), oldest first; `samples` filled when withSamples. */
   rows(account: string, checkId: string, fromHour: number, toHour: number, withSamples: boolean): Promise<AnalyticsRollupRow[]>
+  /** The rows of every check of the account with fromHour <= hourStart < toHour, by check id, each check's oldest first (one query). */
+  rowsOfAccount(account: string, fromHour: number, toHour: number, withSamples: boolean): Promise<Map<string, AnalyticsRollupRow[]>>
   /** Deletes rows of hours that ended before `before` (ms), with the results' retention; answers how many. */
   prune(before: number): Promise<number>
 }

@@ -1,11 +1,18 @@
 import type { FastifyInstance } from 'fastify'
+import { asDashboard } from '../auth.js'
+import { renderBadge } from '../results/badge.js'
+import type { CheckStatusRecord } from '../store/index.js'
 import { esc, formatTime, jsonInHtml } from './html.js'
 import type { WebSession } from './sessions.js'
 
 /*
- * The dashboard's pages. Every figure comes from the server's own API routes, called with the
- * logged-in key (app.inject), so what the dashboard shows is what the API answers; where a
- * route answers nothing (404, no data), the page shows –.
+ * The dashboard's pages. Every figure comes from the server's own API routes, called on behalf
+ * of the logged-in key (app.inject, see auth.ts `asDashboard`: the key's role applies, its
+ * rate limit is not spent), so what the dashboard shows is what the API answers; where a route
+ * answers nothing (404, no data), the page shows –. The list of checks costs a bounded number
+ * of calls: its pages of 100, the statuses, and the 24-hour figures of every check at once
+ * (`ListFigures`, the analytics routes' own computation over one read); badges are drawn in
+ * the page from the statuses, as the badge route draws them.
  */
 
 export const DASHBOARD_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
@@ -18,47 +25,35 @@ export interface ApiAnswer {
 
 export type Api = (method: 'GET' | 'POST' | 'PATCH', url: string, body?: unknown) => Promise<ApiAnswer>
 
-/**
- * Answers of the analytics routes, kept a minute per account and URL: their figures cover 24
- * hours, and a check list asks one per check, which would spend the key's rate limit quickly.
- */
-export class AnalyticsCache {
-  private readonly answers = new Map<string, { answer: ApiAnswer; until: number }>()
+/** The 24-hour figures of checks, by id (see web/index.ts: computed at once, kept a minute). */
+export type ListFigures = (checks: CheckJson[]) => Promise<Map<string, Figures>>
+
+/** Values kept a while per key (an account's figures: they cover 24 hours, a minute old is fine). */
+export class AnalyticsCache<T = Figures> {
+  private readonly answers = new Map<string, { answer: T; until: number }>()
   constructor(private readonly ttlMs = 60_000) {}
-  get(key: string, now: number): ApiAnswer | undefined {
+  get(key: string, now: number): T | undefined {
     const hit = this.answers.get(key)
     if (hit && hit.until > now) return hit.answer
     this.answers.delete(key)
     return undefined
   }
-  set(key: string, answer: ApiAnswer, now: number): void {
+  set(key: string, answer: T, now: number): void {
     if (this.answers.size > 50_000) this.answers.clear()
     this.answers.set(key, { answer, until: now + this.ttlMs })
   }
 }
 
-export function apiFor(app: FastifyInstance, session: WebSession, cache?: AnalyticsCache): Api {
-  const call = inject(app, session)
+/** The API routes, called on behalf of the session's key. */
+export function apiFor(app: FastifyInstance, session: WebSession): Api {
+  const caller = { accountId: session.accountId, keyId: session.keyId, role: session.role }
   return async (method, url, body) => {
-    if (!cache || method !== 'GET' || !url.startsWith('/v1/analytics/')) return call(method, url, body)
-    const key = `${session.accountId} ${url}`
-    const kept = cache.get(key, Date.now())
-    if (kept) return kept
-    const answer = await call(method, url, body)
-    // a refusal of the moment (429, 5xx) is asked again next time
-    if (answer.status === 200 || answer.status === 404) cache.set(key, answer, Date.now())
-    return answer
-  }
-}
-
-function inject(app: FastifyInstance, session: WebSession): Api {
-  return async (method, url, body) => {
-    const answer = await app.inject({
+    const answer = await asDashboard(caller, () => app.inject({
       method,
       url,
-      headers: { authorization: `Bearer ${session.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
       ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
-    })
+    }))
     let json: unknown
     try {
       json = JSON.parse(answer.body)
@@ -69,6 +64,9 @@ function inject(app: FastifyInstance, session: WebSession): Api {
   }
 }
 
+/** Whether the session's key may change things (Run now, Archive): write and admin keys. */
+export const canWrite = (session: WebSession): boolean => session.role === 'write' || session.role === 'admin'
+
 const RUNNABLE = new Set(['DNS', 'ICMP', 'API'])
 export const CHECK_TYPES = ['DNS', 'ICMP', 'API', 'HEARTBEAT'] as const
 const ANALYTICS_PATH: Record<string, string> = { API: 'api-checks', DNS: 'dns', ICMP: 'icmp', HEARTBEAT: 'heartbeat-checks' }
@@ -77,10 +75,12 @@ const ANALYTICS_PATH: Record<string, string> = { API: 'api-checks', DNS: 'dns', 
  * its query time, an ICMP check its latency; a heartbeat check has none); `responseTime` is
  * asked when a route refuses the type's own name.
  */
-const TIME_METRIC: Record<string, string | null> = { API: 'responseTime', DNS: 'total', ICMP: 'latencyAvg', HEARTBEAT: null }
-const METRICS = ['availability', 'p50', 'p95'] as const
+export const TIME_METRIC: Record<string, string | null> = { API: 'responseTime', DNS: 'total', ICMP: 'latencyAvg', HEARTBEAT: null }
+export const METRICS = ['availability', 'p50', 'p95'] as const
 type Metric = (typeof METRICS)[number]
+export type Figures = Record<Metric, string>
 const UNITS: Record<string, string> = { percentage: '%', milliseconds: 'ms' }
+export const NO_FIGURES: Figures = { availability: '–', p50: '–', p95: '–' }
 
 export interface CheckJson {
   id: string
@@ -109,36 +109,44 @@ function stateOf(status: StatusJson | undefined): 'passing' | 'degraded' | 'fail
   return 'passing'
 }
 
+/** The metric names the figures of a type ask for, with `base` as the time metric. */
+export function figureNames(base: string | null): Record<Metric, string | null> {
+  return { availability: 'availability', p50: base && `${base}_p50`, p95: base && `${base}_p95` }
+}
+
+/** One analytics entry (the whole window) shown with its units; – where it has no value. */
+export function formatFigures(entry: Record<string, unknown> | undefined, names: Record<Metric, string | null>, metadata: Record<string, { unit?: string } | undefined> | undefined): Figures {
+  const out: Figures = { ...NO_FIGURES }
+  for (const metric of METRICS) {
+    const name = names[metric]
+    const value = name ? entry?.[name] : undefined
+    if (typeof value !== 'number' || !Number.isFinite(value)) continue
+    const unit = metadata?.[name as string]?.unit
+    const shown = typeof unit === 'string' ? (UNITS[unit] ?? unit) : ''
+    out[metric] = `${Math.round(value * 100) / 100}${shown === '%' ? '' : ' '}${shown}`.trim()
+  }
+  return out
+}
+
 /** The 24-hour figures as the analytics route answers them (one entry for the whole window): its values with their units; – where it answers nothing. */
-async function figures(api: Api, check: CheckJson): Promise<Record<Metric, string>> {
-  const out: Record<Metric, string> = { availability: '–', p50: '–', p95: '–' }
+async function figures(api: Api, check: CheckJson): Promise<Figures> {
   const path = ANALYTICS_PATH[check.checkType]
-  if (!path) return out
+  if (!path) return { ...NO_FIGURES }
   const time = TIME_METRIC[check.checkType]
   for (const base of [...new Set(time ? [time, 'responseTime'] : [null])]) {
-    const names: Record<Metric, string | null> = { availability: 'availability', p50: base && `${base}_p50`, p95: base && `${base}_p95` }
+    const names = figureNames(base)
     const asked = METRICS.map((m) => names[m]).filter((n): n is string => n !== null)
     const answer = await api('GET', `/v1/analytics/${path}/${encodeURIComponent(check.id)}?quickRange=last24Hours&metrics=${asked.join(',')}`)
     if (answer.status === 400) continue
-    if (answer.status !== 200 || !Array.isArray(answer.json?.series) || answer.json.series.length !== 1) return out
-    let entry: Record<string, unknown>
+    if (answer.status !== 200 || !Array.isArray(answer.json?.series) || answer.json.series.length !== 1) return { ...NO_FIGURES }
     try {
       const raw = answer.json.series[0]
-      entry = typeof raw === 'string' ? JSON.parse(raw) : raw
+      return formatFigures(typeof raw === 'string' ? JSON.parse(raw) : raw, names, answer.json.metadata)
     } catch {
-      return out
+      return { ...NO_FIGURES }
     }
-    for (const metric of METRICS) {
-      const name = names[metric]
-      const value = name ? entry?.[name] : undefined
-      if (typeof value !== 'number' || !Number.isFinite(value)) continue
-      const unit = answer.json.metadata?.[name as string]?.unit
-      const shown = typeof unit === 'string' ? (UNITS[unit] ?? unit) : ''
-      out[metric] = `${Math.round(value * 100) / 100}${shown === '%' ? '' : ' '}${shown}`.trim()
-    }
-    return out
   }
-  return out
+  return { ...NO_FIGURES }
 }
 
 function layout(title: string, body: string, session: WebSession | undefined, extraHead = ''): string {
@@ -156,6 +164,7 @@ ${extraHead}
 <header><div class="wrap">
 <a class="brand" href="/">monitors dashboard</a>
 ${session ? `<nav aria-label="Main"><ul><li><a href="/">Checks</a></li></ul></nav>
+${canWrite(session) ? '' : '<span class="muted" data-role="read">read-only key</span>'}
 <form class="inline" method="post" action="/dashboard/logout"><input type="hidden" name="csrf" value="${esc(session.csrf)}"><button class="secondary" type="submit">Log out</button></form>` : ''}
 </div></header>
 <main><div class="wrap">
@@ -206,7 +215,24 @@ function badgeImg(check: CheckJson): string {
   return `<img src="/dashboard/badges/${encodeURIComponent(check.id)}" alt="badge of ${esc(check.name)}" height="20">`
 }
 
-export async function checkListPage(api: Api, session: WebSession, query: { type?: string; tag?: string }): Promise<string> {
+/** Badges drawn, by name and state: drawing one takes about a millisecond, and they rarely change. */
+const drawnBadges = new Map<string, string>()
+
+/** The badge the badge route answers (its defaults), drawn in the page from the status already read: no request per check. */
+function inlineBadge(check: CheckJson, status: StatusJson | undefined): string {
+  const activated = check.activated !== false
+  const key = `${activated ? stateOf(status) : 'paused'}\u0000${check.name}`
+  let data = drawnBadges.get(key)
+  if (data === undefined) {
+    const svg = renderBadge({ name: check.name, activated, status: status as unknown as CheckStatusRecord | undefined, style: 'flat', theme: 'default', responseTime: false })
+    data = Buffer.from(svg).toString('base64')
+    if (drawnBadges.size >= 20_000) drawnBadges.clear()
+    drawnBadges.set(key, data)
+  }
+  return `<img src="data:image/svg+xml;base64,${data}" alt="badge of ${esc(check.name)}" height="20">`
+}
+
+export async function checkListPage(api: Api, session: WebSession, query: { type?: string; tag?: string }, listFigures: ListFigures): Promise<string> {
   const type = CHECK_TYPES.includes(query.type as (typeof CHECK_TYPES)[number]) ? query.type : undefined
   const tag = query.tag ? query.tag.slice(0, 200) : undefined
   const [every, statuses] = await Promise.all([allChecks(api), api('GET', '/v1/check-statuses')])
@@ -214,15 +240,16 @@ export async function checkListPage(api: Api, session: WebSession, query: { type
   if (!every || !shown) return layout('Checks', '<h1>Checks</h1><p class="error" role="alert">The API did not answer the list of checks.</p>', session)
   const byId = new Map<string, StatusJson>((Array.isArray(statuses.json) ? statuses.json : []).filter(Boolean).map((s: StatusJson) => [s.checkId, s]))
   const tags = [...new Set(every.flatMap((c) => c.tags ?? []))].sort()
-  const rows = await Promise.all(shown.map(async (check) => {
+  const allFigures = await listFigures(shown)
+  const rows = shown.map((check) => {
     const status = byId.get(check.id)
     const state = stateOf(status)
-    const f = await figures(api, check)
+    const f = allFigures.get(check.id) ?? NO_FIGURES
     return `<tr data-check-id="${esc(check.id)}">
 <td><a href="/dashboard/checks/${encodeURIComponent(check.id)}">${esc(check.name)}</a></td>
 <td>${esc(check.checkType)}</td>
 <td class="state-${state}">${state}${paused(check)}</td>
-<td>${badgeImg(check)}</td>
+<td>${inlineBadge(check, status)}</td>
 <td>${status ? `<time datetime="${esc(status.updated_at ?? status.created_at)}">${esc(formatTime(status.updated_at ?? status.created_at))}</time>` : '–'}</td>
 <td>${esc((check.locations ?? []).join(', ') || '–')}</td>
 <td data-metric="availability">${esc(f.availability)}</td>
@@ -230,7 +257,7 @@ export async function checkListPage(api: Api, session: WebSession, query: { type
 <td data-metric="p95">${esc(f.p95)}</td>
 <td>${esc((check.tags ?? []).join(', '))}</td>
 </tr>`
-  }))
+  })
   const option = (value: string, label: string, selected: boolean) => `<option value="${esc(value)}"${selected ? ' selected' : ''}>${esc(label)}</option>`
   return layout('Checks', `<h1>Checks</h1>
 <form class="filters" method="get" action="/" role="search" aria-label="Filter checks">
@@ -312,7 +339,7 @@ export async function checkPage(api: Api, session: WebSession, id: string): Prom
     const archived = g.archiveForEver === true || g.archivedUntilNextEvent
     return `<tr data-error-group-id="${esc(g.id)}" data-archived="${archived}"><td>${esc(g.cleanedErrorMessage)}</td><td><time datetime="${esc(g.firstSeen)}">${esc(formatTime(g.firstSeen))}</time></td><td><time datetime="${esc(g.lastSeen)}">${esc(formatTime(g.lastSeen))}</time></td><td>${archived
       ? 'Archived'
-      : `<form class="inline" method="post" action="/dashboard/error-groups/${encodeURIComponent(g.id)}/archive">${csrf}<input type="hidden" name="checkId" value="${esc(id)}"><button type="submit" aria-label="Archive error: ${esc(g.cleanedErrorMessage)}">Archive</button></form>`}</td></tr>`
+      : !canWrite(session) ? 'Not archived' : `<form class="inline" method="post" action="/dashboard/error-groups/${encodeURIComponent(g.id)}/archive">${csrf}<input type="hidden" name="checkId" value="${esc(id)}"><button type="submit" aria-label="Archive error: ${esc(g.cleanedErrorMessage)}">Archive</button></form>`}</td></tr>`
   }
   const errorGroupSection = `<h2>Error groups</h2>
 ${errorGroups.length === 0 ? '<p class="muted">No errors recorded.</p>' : `<div class="scroll"><table><thead><tr><th scope="col">Error</th><th scope="col">First seen</th><th scope="col">Last seen</th><th scope="col">Archive</th></tr></thead><tbody>${errorGroups.map(groupRow).join('')}</tbody></table></div>`}`
@@ -337,7 +364,8 @@ ${errorGroupSection}`
     return { status: 200, html: layout(c.name, body, session) }
   }
   const body = `${head}
-<form method="post" action="/dashboard/checks/${encodeURIComponent(id)}/run">${csrf}<button type="submit">Run now</button></form>
+${!canWrite(session) ? '<p class="muted">This key is read-only: Run now and Archive need a write or admin key.</p>'
+    : `<form method="post" action="/dashboard/checks/${encodeURIComponent(id)}/run">${csrf}<button type="submit">Run now</button></form>`}
 <h2>Last 24 hours</h2>
 <ul class="figures">
 <li>Availability<strong data-metric="availability">${esc(f.availability)}</strong></li>

@@ -1,10 +1,17 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { analyticsQuerySchema, metricSpecs, type AnalyticsCheckType, type AnalyticsQuery } from '../../schema/index.js'
+import { failureKey } from '../auth.js'
 import { hashKey } from '../keys.js'
+import type { Limiter } from '../rate-limit.js'
+import { analyticsAnswers, analyticsWindow } from '../results/analytics.js'
 import type { StatusPageRecord, Store } from '../store/index.js'
 import { ASSETS } from './assets.js'
-import { AnalyticsCache, DASHBOARD_CSP, apiFor, checkListPage, checkPage, loginPage, messagePage, sessionPage } from './dashboard.js'
+import {
+  AnalyticsCache, DASHBOARD_CSP, METRICS, NO_FIGURES, TIME_METRIC, apiFor, checkListPage, checkPage, figureNames, formatFigures,
+  loginPage, messagePage, sessionPage, type CheckJson, type Figures, type ListFigures,
+} from './dashboard.js'
 import { sendHtml } from './html.js'
-import { COOKIE, LoginThrottle, WebSessions, readCookie, sameToken, sessionCookie, type WebSession } from './sessions.js'
+import { COOKIE, WebSessions, readCookie, sameToken, sessionCookie, type WebSession } from './sessions.js'
 import { STATUS_PAGE_CSP, loadStatusPage, renderStatusPage, statusPageSummary } from './status-page.js'
 
 /*
@@ -12,8 +19,8 @@ import { STATUS_PAGE_CSP, loadStatusPage, renderStatusPage, statusPageSummary } 
  * - status pages, public: /status/{url} (HTML, no script) and /status/{url}/summary.json; a
  *   page whose customDomain is the request's host is also served at / and /summary.json;
  *   a page with redirectTo answers its HTML address with a redirect there;
- * - the dashboard at /, behind a log-in with the account's API key (see ./sessions.ts), its
- *   pages and form posts under /dashboard/.
+ * - the dashboard at /, behind a log-in with an API key of the account (read, write or admin;
+ *   see ./sessions.ts), its pages and form posts under /dashboard/.
  * These routes carry `config.web` and are left alone by the API's key check (app.ts); they
  * check their own session.
  */
@@ -27,10 +34,13 @@ declare module 'fastify' {
 export const isWeb = (request: FastifyRequest): boolean => request.routeOptions.config?.web === true
 
 const web = { config: { web: true } }
+const READ_ONLY = 'This key is read-only: log in with a write or admin key of the account to change anything.'
 const FORM_LIMIT = 16 * 1024
 
 export interface WebOptions {
   now: () => number
+  /** failed authentications per client address, shared with the API's (see auth.ts) */
+  failures: Limiter
 }
 
 function origin(request: FastifyRequest): string {
@@ -43,10 +53,56 @@ function hostName(request: FastifyRequest): string {
   return host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, '')
 }
 
+/**
+ * The 24-hour figures of a list of checks, as the analytics routes compute them, from one read
+ * of the account's rollups; each check's are kept a minute (they cover a day).
+ */
+/** The analytics query of a type's figures, and the names of its metrics; undefined when the type has none. */
+function figuresQuery(type: AnalyticsCheckType): { query: AnalyticsQuery; names: ReturnType<typeof figureNames> } | undefined {
+  // the type's own time metric, else responseTime (as the check page asks the route)
+  const known = new Set(metricSpecs(type).map((m) => m.name))
+  const base = [TIME_METRIC[type], 'responseTime'].find((b) => b !== null && known.has(`${b}_p50`) && known.has(`${b}_p95`)) ?? null
+  const names = figureNames(base)
+  const metrics = METRICS.map((m) => names[m]).filter((n): n is string => n !== null)
+  const query = analyticsQuerySchema(type).safeParse({ quickRange: 'last24Hours', metrics: metrics.join(',') })
+  return query.success ? { query: query.data, names } : undefined
+}
+
+function listFigures(store: Store, options: WebOptions, cache: AnalyticsCache<Figures>, accountId: string): ListFigures {
+  return async (checks: CheckJson[]) => {
+    const now = Date.now()
+    const out = new Map<string, Figures>()
+    const asked: Array<{ checkId: string; type: AnalyticsCheckType; query: AnalyticsQuery; names: ReturnType<typeof figureNames> }> = []
+    // one query per type (a schema is built for it), not per check
+    const byType = new Map<string, ReturnType<typeof figuresQuery>>()
+    for (const check of checks) {
+      const kept = cache.get(`${accountId} ${check.id}`, now)
+      if (kept) out.set(check.id, kept)
+      else if (check.checkType in TIME_METRIC) {
+        const type = check.checkType as AnalyticsCheckType
+        if (!byType.has(type)) byType.set(type, figuresQuery(type))
+        const figures = byType.get(type)
+        if (figures) asked.push({ checkId: check.id, type, ...figures })
+      }
+    }
+    if (asked.length === 0) return out
+    const window = analyticsWindow({ quickRange: 'last24Hours' }, options.now())
+    if ('error' in window) return out
+    const answers = await analyticsAnswers(store, accountId, asked, window)
+    for (const { checkId, names } of asked) {
+      const answer = answers.get(checkId)
+      const figures = answer && answer.entries.length === 1 ? formatFigures(answer.entries[0], names, answer.metadata) : { ...NO_FIGURES }
+      cache.set(`${accountId} ${checkId}`, figures, now)
+      out.set(checkId, figures)
+    }
+    return out
+  }
+}
+
 export function webRoutes(app: FastifyInstance, store: Store, options: WebOptions): void {
-  const sessions = new WebSessions()
-  const throttle = new LoginThrottle()
-  const analytics = new AnalyticsCache()
+  const sessions = new WebSessions(store.webSessions)
+  const { failures } = options
+  const analytics = new AnalyticsCache<Figures>()
 
   app.register(async (scope) => {
     // form posts of the dashboard (only in this scope; the API stays JSON only)
@@ -88,13 +144,13 @@ export function webRoutes(app: FastifyInstance, store: Store, options: WebOption
 
     // ---- the dashboard
 
-    const sessionOf = (request: FastifyRequest): WebSession | undefined => sessions.get(readCookie(request.headers.cookie, COOKIE))
+    const sessionOf = (request: FastifyRequest): Promise<WebSession | undefined> => sessions.get(readCookie(request.headers.cookie, COOKIE))
     const html = (reply: FastifyReply, status: number, text: string, extra: Record<string, string> = {}) =>
       sendHtml(reply, status, text, DASHBOARD_CSP, { 'cache-control': 'no-store', ...extra })
 
     /** A form post of a logged-in user: same origin (when the browser says), and the session's token. */
-    function postingSession(request: FastifyRequest, reply: FastifyReply): WebSession | undefined {
-      const session = sessionOf(request)
+    async function postingSession(request: FastifyRequest, reply: FastifyReply): Promise<WebSession | undefined> {
+      const session = await sessionOf(request)
       const from = request.headers.origin
       const body = (request.body ?? {}) as Record<string, unknown>
       if (!session) {
@@ -111,66 +167,73 @@ export function webRoutes(app: FastifyInstance, store: Store, options: WebOption
     scope.get<{ Querystring: { type?: string; tag?: string } }>('/', web, async (request, reply) => {
       const page = await store.statusPages.findPublic({ customDomain: hostName(request) })
       if (page) return servePage(reply, page, { html: '/', summary: '/summary.json' }, 'html')
-      const session = sessionOf(request)
+      const session = await sessionOf(request)
       if (!session) return html(reply, 200, loginPage())
-      return html(reply, 200, await checkListPage(apiFor(app, session, analytics), session, request.query ?? {}))
+      return html(reply, 200, await checkListPage(apiFor(app, session), session, request.query ?? {}, listFigures(store, options, analytics, session.accountId)))
     })
 
     scope.post('/dashboard/login', web, async (request, reply) => {
       const from = request.headers.origin
       if (from !== undefined && from !== origin(request)) return html(reply, 403, loginPage('This log-in was not sent from this dashboard.'))
-      const wait = throttle.waitSeconds(request.ip)
-      if (wait > 0) return html(reply, 429, loginPage(`Too many failed log-ins from this address: try again in ${wait} s.`), { 'retry-after': String(wait) })
+      // failed log-ins count with the API's failed keys, per client address (--trust-proxy: the one behind the balancer)
+      const address = failureKey(request.ip)
+      const throttled = (seconds: number) => html(reply, 429, loginPage(`Too many failed log-ins from this address: try again in ${seconds} s.`), { 'retry-after': String(seconds) })
+      const counted = await failures.peek(address)
+      if (counted.remaining === 0) return throttled(counted.resetSeconds)
       const key = (request.body as Record<string, unknown> | undefined)?.apiKey
       const known = typeof key === 'string' && key.length > 0 && key.length <= 512 ? await store.keys.find(hashKey(key.trim())) : undefined
       if (!known) {
-        throttle.failed(request.ip)
+        const failed = await failures.consume(address)
+        if (!failed.allowed) return throttled(failed.resetSeconds)
         return html(reply, 401, loginPage('That API key is not known to this server.'))
       }
-      const session = sessions.create((key as string).trim(), known.accountId)
-      return reply.code(303).header('location', '/').header('set-cookie', sessionCookie(session.id, request.protocol === 'https')).header('cache-control', 'no-store').send()
+      if (known.role === 'agent') return html(reply, 403, loginPage('An agent key cannot log in: use a read, write or admin key of the account.'))
+      const { id } = await sessions.create(known)
+      return reply.code(303).header('location', '/').header('set-cookie', sessionCookie(id, request.protocol === 'https')).header('cache-control', 'no-store').send()
     })
 
     scope.post('/dashboard/logout', web, async (request, reply) => {
-      const session = postingSession(request, reply)
+      const session = await postingSession(request, reply)
       if (!session) return reply
-      sessions.delete(session.id)
+      await sessions.delete(session)
       return reply.code(303).header('location', '/').header('set-cookie', sessionCookie('', request.protocol === 'https', 0)).send()
     })
 
     scope.get<{ Params: { id: string } }>('/dashboard/checks/:id', web, async (request, reply) => {
-      const session = sessionOf(request)
+      const session = await sessionOf(request)
       if (!session) return reply.code(303).header('location', '/').send()
-      const page = await checkPage(apiFor(app, session, analytics), session, request.params.id)
+      const page = await checkPage(apiFor(app, session), session, request.params.id)
       return html(reply, page.status, page.html)
     })
 
     scope.post<{ Params: { id: string } }>('/dashboard/checks/:id/run', web, async (request, reply) => {
-      const session = postingSession(request, reply)
+      const session = await postingSession(request, reply)
       if (!session) return reply
       const answer = await apiFor(app, session)('POST', '/v1/check-sessions/trigger', { target: { checkId: [request.params.id] } })
       const started = answer.status === 201 ? answer.json?.sessions?.[0]?.checkSessionId : undefined
+      if (answer.status === 403) return html(reply, 403, messagePage(session, 'Not run', READ_ONLY))
       if (typeof started !== 'string') return html(reply, answer.status === 404 ? 404 : 400, messagePage(session, 'Not run', String(answer.json?.message ?? 'The API did not start a session.')))
       return reply.code(303).header('location', `/dashboard/sessions/${encodeURIComponent(started)}`).send()
     })
 
     scope.get<{ Params: { id: string } }>('/dashboard/sessions/:id', web, async (request, reply) => {
-      const session = sessionOf(request)
+      const session = await sessionOf(request)
       if (!session) return reply.code(303).header('location', '/').send()
       const page = await sessionPage(apiFor(app, session), session, request.params.id)
       return html(reply, page.status, page.html)
     })
 
     scope.post<{ Params: { id: string } }>('/dashboard/error-groups/:id/archive', web, async (request, reply) => {
-      const session = postingSession(request, reply)
+      const session = await postingSession(request, reply)
       if (!session) return reply
       const answer = await apiFor(app, session)('PATCH', `/v1/error-groups/${encodeURIComponent(request.params.id)}`, { archiveForEver: true })
+      if (answer.status === 403) return html(reply, 403, messagePage(session, 'Not archived', READ_ONLY))
       if (answer.status !== 200) return html(reply, 404, messagePage(session, 'Not archived', String(answer.json?.message ?? 'The API did not archive the error group.')))
       return reply.code(303).header('location', `/dashboard/checks/${encodeURIComponent(answer.json.checkId)}`).send()
     })
 
     scope.get<{ Params: { id: string } }>('/dashboard/badges/:id', web, async (request, reply) => {
-      const session = sessionOf(request)
+      const session = await sessionOf(request)
       if (!session) return reply.code(401).type('text/plain').send('Log in first')
       const answer = await apiFor(app, session)('GET', `/v1/badges/checks/${encodeURIComponent(request.params.id)}`)
       if (answer.status !== 200) return reply.code(answer.status).type('text/plain').send('No badge')

@@ -1,50 +1,54 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import type { KeyRole, WebSessionStore } from '../store/index.js'
 
 /*
- * Dashboard log-ins, kept in this process's memory: the browser holds only a random session
- * id (an HttpOnly, SameSite=Strict cookie); the API key it logged in with stays here, so the
- * dashboard can call the API routes on the user's behalf. A restart logs everybody out.
+ * Dashboard log-ins, kept in the database (web_sessions), so that every server on it knows
+ * them (several servers behind a balancer) and a log-out ends the session on all of them. The
+ * browser holds only a random session id (an HttpOnly, SameSite=Strict cookie); the database
+ * holds its hash, the key's id (never the key) and the form token. A session ends when it
+ * expires, at log-out, or when its key is revoked; it has the key's account and role as they
+ * are at each request.
  */
 
 export const COOKIE = 'monitors_session'
-const TTL_MS = 12 * 3600_000
-const MAX_SESSIONS = 10_000
+export const SESSION_TTL_MS = 12 * 3600_000
+/** 32 random bytes, base64url */
+const SESSION_ID = /^[A-Za-z0-9_-]{43}$/
 
 export interface WebSession {
-  id: string
-  apiKey: string
+  /** sha256 of the cookie's id: what the database knows the session by */
+  idHash: string
+  keyId: string
   accountId: string
+  role: KeyRole
   /** sent back in every form; a POST without it is refused */
   csrf: string
   expiresAt: number
 }
 
+const hashId = (id: string) => createHash('sha256').update(id, 'utf8').digest('hex')
+
 export class WebSessions {
-  private readonly sessions = new Map<string, WebSession>()
+  constructor(private readonly store: WebSessionStore) {}
 
-  create(apiKey: string, accountId: string, now = Date.now()): WebSession {
-    if (this.sessions.size >= MAX_SESSIONS) {
-      for (const [id, s] of this.sessions) if (s.expiresAt <= now) this.sessions.delete(id)
-      // still full: the oldest goes
-      if (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value as string)
-    }
-    const session: WebSession = { id: randomBytes(32).toString('base64url'), apiKey, accountId, csrf: randomBytes(32).toString('base64url'), expiresAt: now + TTL_MS }
-    this.sessions.set(session.id, session)
-    return session
+  /** A new session of a key: the id for the cookie (shown to nobody else) and the session. */
+  async create(key: { id: string; accountId: string; role: KeyRole }, now = Date.now()): Promise<{ id: string; session: WebSession }> {
+    const id = randomBytes(32).toString('base64url')
+    const session: WebSession = { idHash: hashId(id), keyId: key.id, accountId: key.accountId, role: key.role, csrf: randomBytes(32).toString('base64url'), expiresAt: now + SESSION_TTL_MS }
+    await this.store.create(session.idHash, { keyId: session.keyId, csrf: session.csrf, expiresAt: session.expiresAt }, now)
+    return { id, session }
   }
 
-  get(id: string | undefined, now = Date.now()): WebSession | undefined {
-    if (!id) return undefined
-    const session = this.sessions.get(id)
-    if (session && session.expiresAt <= now) {
-      this.sessions.delete(id)
-      return undefined
-    }
-    return session
+  async get(id: string | undefined, now = Date.now()): Promise<WebSession | undefined> {
+    // a cookie that cannot be one of ours costs no query
+    if (!id || !SESSION_ID.test(id)) return undefined
+    const idHash = hashId(id)
+    const found = await this.store.find(idHash, now)
+    return found && { idHash, ...found }
   }
 
-  delete(id: string): void {
-    this.sessions.delete(id)
+  async delete(session: WebSession): Promise<void> {
+    await this.store.delete(session.idHash)
   }
 }
 
@@ -61,30 +65,6 @@ export function readCookie(header: string | undefined, name: string): string | u
   return undefined
 }
 
-export function sessionCookie(value: string, secure: boolean, maxAgeSeconds = TTL_MS / 1000): string {
+export function sessionCookie(value: string, secure: boolean, maxAgeSeconds = SESSION_TTL_MS / 1000): string {
   return `${COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`
-}
-
-/**
- * Failed log-ins per client address: after `max` in a window, every log-in from there is
- * refused until the window ends, so keys cannot be guessed through the form.
- */
-export class LoginThrottle {
-  private readonly failures = new Map<string, { count: number; until: number }>()
-
-  constructor(private readonly max = 10, private readonly windowMs = 60_000) {}
-
-  /** seconds to wait, or 0 when a log-in may be tried */
-  waitSeconds(address: string, now = Date.now()): number {
-    const entry = this.failures.get(address)
-    if (!entry || entry.until <= now) return 0
-    return entry.count >= this.max ? Math.ceil((entry.until - now) / 1000) : 0
-  }
-
-  failed(address: string, now = Date.now()): void {
-    if (this.failures.size > 10_000) for (const [key, e] of this.failures) if (e.until <= now) this.failures.delete(key)
-    const entry = this.failures.get(address)
-    if (!entry || entry.until <= now) this.failures.set(address, { count: 1, until: now + this.windowMs })
-    else entry.count++
-  }
 }

@@ -64,17 +64,33 @@ export function analyticsRepository(sql: Sql): AnalyticsStore {
       const rows = await sql.rows<Row>(`SELECT hour_start, run_location, status_code, status, runs, retries, totals${withSamples ? ', samples' : ''}
         FROM analytics_rollups WHERE check_id = $1 AND account_id = $2 AND hour_start >= $3 AND hour_start < $4 ORDER BY ${ORDER}`,
       [checkId, account, fromHour, toHour])
-      return rows.map((row): AnalyticsRollupRow => ({
-        hourStart: row.hour_start,
-        runLocation: row.run_location,
-        statusCode: row.status_code === -1 ? null : row.status_code,
-        status: row.status,
-        runs: row.runs,
-        retries: row.retries,
-        totals: JSON.parse(row.totals) as Record<string, MetricTotals>,
-        ...(row.samples !== undefined ? { samples: JSON.parse(row.samples) as RollupRuns } : {}),
-      }))
+      return rows.map(rollupRow)
+    },
+    rowsOfAccount: async (account, fromHour, toHour, withSamples) => {
+      const rows = await sql.rows<Row & { check_id: string }>(`SELECT check_id, hour_start, run_location, status_code, status, runs, retries, totals${withSamples ? ', samples' : ''}
+        FROM analytics_rollups WHERE account_id = $1 AND hour_start >= $2 AND hour_start < $3 ORDER BY check_id COLLATE "C", ${ORDER}`,
+      [account, fromHour, toHour])
+      const byCheck = new Map<string, AnalyticsRollupRow[]>()
+      for (const row of rows) {
+        let list = byCheck.get(row.check_id)
+        if (!list) byCheck.set(row.check_id, (list = []))
+        list.push(rollupRow(row))
+      }
+      return byCheck
     },
     prune: (before) => sql.run(`DELETE FROM analytics_rollups WHERE hour_start < $1`, [before - HOUR + 1]),
+  }
+}
+
+function rollupRow(row: Row): AnalyticsRollupRow {
+  return {
+    hourStart: row.hour_start,
+    runLocation: row.run_location,
+    statusCode: row.status_code === -1 ? null : row.status_code,
+    status: row.status,
+    runs: row.runs,
+    retries: row.retries,
+    totals: JSON.parse(row.totals) as Record<string, MetricTotals>,
+    ...(row.samples !== undefined ? { samples: JSON.parse(row.samples) as RollupRuns } : {}),
   }
 }

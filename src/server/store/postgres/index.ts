@@ -3,7 +3,7 @@ import type { Repositories, Store } from '../index.js'
 import { UserError } from '../../../errors.js'
 import { TYPES, migrate, redactUrl } from './migrations.js'
 import { checkRepository } from './checks.js'
-import { keyRepository } from './keys.js'
+import { keyRepository, webSessionRepository } from './keys.js'
 import { incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
 import { alertRepository, checkStatusRepository, errorGroupRepository } from './results.js'
 import { heartbeatRepository } from './heartbeats.js'
@@ -94,6 +94,7 @@ function repositories(sql: Sql): Repositories {
     maintenanceWindows: maintenanceWindowRepository(sql),
     incidents: incidentRepository(sql),
     keys: keyRepository(sql),
+    webSessions: webSessionRepository(sql),
     checkStatuses: checkStatusRepository(sql),
     errorGroups: errorGroupRepository(sql),
     alerts: alertRepository(sql),
@@ -122,6 +123,7 @@ export class PostgresStore implements Store {
   readonly maintenanceWindows
   readonly incidents
   readonly keys
+  readonly webSessions
   readonly checkStatuses
   readonly errorGroups
   readonly alerts
@@ -147,6 +149,7 @@ export class PostgresStore implements Store {
     this.maintenanceWindows = repos.maintenanceWindows
     this.incidents = repos.incidents
     this.keys = repos.keys
+    this.webSessions = repos.webSessions
     this.checkStatuses = repos.checkStatuses
     this.errorGroups = repos.errorGroups
     this.alerts = repos.alerts

@@ -348,6 +348,32 @@ export const MIGRATIONS: readonly string[] = [
   CREATE TRIGGER windows_schedule AFTER INSERT OR UPDATE OR DELETE ON maintenance_windows
     FOR EACH STATEMENT EXECUTE FUNCTION bump_schedule_version();
   `,
+  // 9: keys get an id (what lists show and revoke names), the start of the key, a role, an
+  //    optional name and when they were last used; keys stored before are admin (they could do
+  //    everything). Dashboard log-ins live here, so that every server knows them; a session
+  //    ends with its key.
+  `
+  ALTER TABLE api_keys
+    ADD COLUMN id TEXT,
+    ADD COLUMN prefix TEXT NOT NULL DEFAULT '',
+    ADD COLUMN role TEXT NOT NULL DEFAULT 'admin',
+    ADD COLUMN name TEXT,
+    ADD COLUMN last_used_at TEXT;
+  UPDATE api_keys SET id = 'key_' || substr(md5(random()::text || key_hash), 1, 16);
+  ALTER TABLE api_keys ALTER COLUMN id SET NOT NULL;
+  CREATE UNIQUE INDEX api_keys_id ON api_keys (id);
+  CREATE INDEX api_keys_account ON api_keys (account_id, created_at);
+
+  CREATE TABLE web_sessions (
+    id_hash    TEXT PRIMARY KEY,         -- sha256 of the cookie's session id
+    key_id     TEXT NOT NULL REFERENCES api_keys (id) ON DELETE CASCADE,
+    csrf       TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at BIGINT NOT NULL           -- ms
+  );
+  CREATE INDEX web_sessions_key ON web_sessions (key_id);
+  CREATE INDEX web_sessions_expires ON web_sessions (expires_at);
+  `,
 ]
 
 /** Any number that is ours: the advisory lock two starting servers queue on to migrate once. */

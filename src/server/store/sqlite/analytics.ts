@@ -29,6 +29,10 @@ export function analyticsRepository(db: Db, exec: Exec): AnalyticsStore {
     WHERE check_id = ? AND account_id = ? AND hour_start >= ? AND hour_start < ? ORDER BY hour_start`).raw(true)
   const rangeWithSamples = db.prepare(`SELECT ${columns}, samples FROM analytics_rollups
     WHERE check_id = ? AND account_id = ? AND hour_start >= ? AND hour_start < ? ORDER BY hour_start`).raw(true)
+  const accountRange = db.prepare(`SELECT check_id, ${columns} FROM analytics_rollups
+    WHERE account_id = ? AND hour_start >= ? AND hour_start < ? ORDER BY check_id, hour_start, run_location, status_code, status`).raw(true)
+  const accountRangeWithSamples = db.prepare(`SELECT check_id, ${columns}, samples FROM analytics_rollups
+    WHERE account_id = ? AND hour_start >= ? AND hour_start < ? ORDER BY check_id, hour_start, run_location, status_code, status`).raw(true)
   const prune = db.prepare(`DELETE FROM analytics_rollups WHERE hour_start < ?`)
 
   /** Adds samples (of one check) to their rows: one read and one write per row. */
@@ -51,17 +55,31 @@ export function analyticsRepository(db: Db, exec: Exec): AnalyticsStore {
     recordMany: (account, checkId, samples) => exec(() => (db.inTransaction ? add(account, checkId, samples) : addMany.immediate(account, checkId, samples))),
     rows: (account, checkId, fromHour, toHour, withSamples) => exec(() => {
       const rows = (withSamples ? rangeWithSamples : range).all(checkId, account, fromHour, toHour) as RollupRowData[]
-      return rows.map(([hourStart, runLocation, statusCode, status, runs, retries, totals, samples]): AnalyticsRollupRow => ({
-        hourStart,
-        runLocation,
-        statusCode: statusCode === -1 ? null : statusCode,
-        status,
-        runs,
-        retries,
-        totals: JSON.parse(totals) as Record<string, MetricTotals>,
-        ...(samples !== undefined ? { samples: JSON.parse(samples) as RollupRuns } : {}),
-      }))
+      return rows.map(rollupRow)
+    }),
+    rowsOfAccount: (account, fromHour, toHour, withSamples) => exec(() => {
+      const rows = (withSamples ? accountRangeWithSamples : accountRange).all(account, fromHour, toHour) as Array<[string, ...RollupRowData]>
+      const byCheck = new Map<string, AnalyticsRollupRow[]>()
+      for (const [checkId, ...data] of rows) {
+        let list = byCheck.get(checkId)
+        if (!list) byCheck.set(checkId, (list = []))
+        list.push(rollupRow(data as RollupRowData))
+      }
+      return byCheck
     }),
     prune: (before) => exec(() => prune.run(before - HOUR + 1).changes),
+  }
+}
+
+function rollupRow([hourStart, runLocation, statusCode, status, runs, retries, totals, samples]: RollupRowData): AnalyticsRollupRow {
+  return {
+    hourStart,
+    runLocation,
+    statusCode: statusCode === -1 ? null : statusCode,
+    status,
+    runs,
+    retries,
+    totals: JSON.parse(totals) as Record<string, MetricTotals>,
+    ...(samples !== undefined ? { samples: JSON.parse(samples) as RollupRuns } : {}),
   }
 }

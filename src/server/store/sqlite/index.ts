@@ -2,7 +2,7 @@ import type { Db } from './migrations.js'
 import { openDatabase } from './migrations.js'
 import type { Repositories, Store } from '../index.js'
 import { checkRepository } from './checks.js'
-import { keyRepository } from './keys.js'
+import { keyRepository, webSessionRepository } from './keys.js'
 import { incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
 import { PageCache } from './page-cache.js'
 import { alertRepository, checkStatusRepository, errorGroupRepository } from './results.js'
@@ -57,6 +57,7 @@ export class SqliteStore implements Store {
   readonly maintenanceWindows
   readonly incidents
   readonly keys
+  readonly webSessions
   readonly checkStatuses
   readonly errorGroups
   readonly alerts
@@ -82,6 +83,7 @@ export class SqliteStore implements Store {
     this.maintenanceWindows = maintenanceWindowRepository(db, run)
     this.incidents = incidentRepository(db, run)
     this.keys = keyRepository(db, run)
+    this.webSessions = webSessionRepository(db, run)
     this.checkStatuses = checkStatusRepository(db, run)
     this.errorGroups = errorGroupRepository(db, run)
     this.alerts = alertRepository(db, run)
@@ -102,6 +104,7 @@ export class SqliteStore implements Store {
       maintenanceWindows: maintenanceWindowRepository(db, direct),
       incidents: incidentRepository(db, direct),
       keys: keyRepository(db, direct),
+      webSessions: webSessionRepository(db, direct),
       checkStatuses: checkStatusRepository(db, direct),
       errorGroups: errorGroupRepository(db, direct),
       alerts: alertRepository(db, direct),

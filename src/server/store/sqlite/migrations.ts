@@ -340,6 +340,30 @@ export const MIGRATIONS: readonly string[] = [
   CREATE TRIGGER windows_update_schedule AFTER UPDATE ON maintenance_windows BEGIN UPDATE schedule_version SET n = n + 1; END;
   CREATE TRIGGER windows_delete_schedule AFTER DELETE ON maintenance_windows BEGIN UPDATE schedule_version SET n = n + 1; END;
   `,
+  // 8: keys get an id (what lists show and revoke names), the start of the key, a role, an
+  //    optional name and when they were last used; keys stored before are admin (they could do
+  //    everything). Dashboard log-ins live here, so that every server knows them; a session
+  //    ends with its key.
+  `
+  ALTER TABLE api_keys ADD COLUMN id TEXT;
+  ALTER TABLE api_keys ADD COLUMN prefix TEXT NOT NULL DEFAULT '';
+  ALTER TABLE api_keys ADD COLUMN role TEXT NOT NULL DEFAULT 'admin';
+  ALTER TABLE api_keys ADD COLUMN name TEXT;
+  ALTER TABLE api_keys ADD COLUMN last_used_at TEXT;
+  UPDATE api_keys SET id = 'key_' || lower(hex(randomblob(8)));
+  CREATE UNIQUE INDEX api_keys_id ON api_keys (id);
+  CREATE INDEX api_keys_account ON api_keys (account_id, created_at);
+
+  CREATE TABLE web_sessions (
+    id_hash    TEXT PRIMARY KEY,         -- sha256 of the cookie's session id
+    key_id     TEXT NOT NULL REFERENCES api_keys (id) ON DELETE CASCADE,
+    csrf       TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at INTEGER NOT NULL          -- ms
+  );
+  CREATE INDEX web_sessions_key ON web_sessions (key_id);
+  CREATE INDEX web_sessions_expires ON web_sessions (expires_at);
+  `,
 ]
 
 /** Opens (and creates) the database file and brings its schema up to date. */
