@@ -19,6 +19,7 @@ import type { RunServices } from './scheduler/runs.js'
 import { alertRoutes } from './routes/alerts.js'
 import { analyticsRoutes } from './routes/analytics.js'
 import { isWeb, webRoutes } from './web/index.js'
+import { isProbe, probeRoutes } from './probes.js'
 
 export const BODY_LIMIT = 1024 * 1024
 
@@ -92,7 +93,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   const { max, timeWindowMs } = options.rateLimit
   const auth = authHook(store, store.rateWindows ? new SharedRateLimiter(max, timeWindowMs, store.rateWindows) : new RateLimiter(max, timeWindowMs))
   // and the web pages (status pages, the dashboard): public, or behind their own session cookie
-  app.addHook('onRequest', async (request, reply) => (isPing(request) || isWeb(request) ? undefined : auth(request, reply)))
+  // and the health probes (/-/readiness, /-/liveness): a balancer asks them without a key
+  app.addHook('onRequest', async (request, reply) => (isPing(request) || isWeb(request) || isProbe(request) ? undefined : auth(request, reply)))
 
   checkRoutes(app, store)
   variableRoutes(app, store)
@@ -109,6 +111,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   alertRoutes(app, store)
   analyticsRoutes(app, store, runs)
   webRoutes(app, store, { now: runs.now })
+  probeRoutes(app, store, options.closing ?? new AbortController().signal)
 
   return Object.assign(app, { faultCounts: faults?.counts })
 }

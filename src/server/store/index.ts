@@ -127,6 +127,20 @@ export interface KeySetup {
   generated: boolean
 }
 
+/**
+ * The database cannot take the call now: PostgreSQL is restarting or unreachable, a SQLite file
+ * is locked by another process beyond the busy timeout, its disk is full or it cannot be written.
+ * Nothing of the call was stored, except when the database went away during a commit (then the
+ * outcome is unknown, as for any lost answer). The server answers 503 with Retry-After, and its
+ * background work tries again; nothing needs restarting once the database is back.
+ */
+export class StoreUnavailable extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'StoreUnavailable'
+  }
+}
+
 /** Raised by a write that a unique constraint refuses (another writer may have got there first). */
 export class UniqueViolation extends Error {
   constructor(readonly field: 'variable.key' | 'statusPage.url', readonly value: string) {
@@ -634,6 +648,11 @@ export interface Store extends Repositories {
    * own repositories wait for the transaction to end.
    */
   transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T>
+  /**
+   * Resolves when the database takes work now (PostgreSQL: a statement answers; SQLite: its write
+   * lock can be taken), throws StoreUnavailable when it cannot (the server's readiness).
+   */
+  ping(): Promise<void>
   close(): Promise<void>
   /**
    * The rate limit's windows kept in the database, for a limit per key across every server on

@@ -376,6 +376,9 @@ export function redactUrl(url: string): string {
  */
 export async function migrate(pool: pg.Pool): Promise<void> {
   const client = await pool.connect()
+  // a connection the database ends meanwhile fails the next query (the start fails with it), never the process
+  const ignore = () => undefined
+  client.on('error', ignore)
   try {
     await client.query('BEGIN')
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK])
@@ -394,6 +397,7 @@ export async function migrate(pool: pg.Pool): Promise<void> {
     await client.query('ROLLBACK').catch(() => undefined)
     throw error
   } finally {
+    client.removeListener('error', ignore)
     client.release()
   }
 }
