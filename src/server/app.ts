@@ -20,6 +20,7 @@ import { alertRoutes } from './routes/alerts.js'
 import { analyticsRoutes } from './routes/analytics.js'
 import { isWeb, webRoutes } from './web/index.js'
 import { isProbe, probeRoutes } from './probes.js'
+import { serverNames, type ServerNames } from './names.js'
 
 export const BODY_LIMIT = 1024 * 1024
 
@@ -35,6 +36,8 @@ export interface AppOptions {
   runs?: RunServices
   /** aborted when the server starts closing: waiting requests (session completion) answer at once */
   closing?: AbortSignal
+  /** the host names the server is reached under (see names.ts); default localhost and this machine's name */
+  names?: ServerNames
 }
 
 /**
@@ -98,7 +101,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
 
   checkRoutes(app, store)
   variableRoutes(app, store)
-  statusPageRoutes(app, store)
+  const names = options.names ?? serverNames()
+  statusPageRoutes(app, store, names)
   maintenanceWindowRoutes(app, store)
   incidentRoutes(app, store)
   runtimeRoutes(app)
@@ -110,7 +114,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   heartbeatRoutes(app, store, runs)
   alertRoutes(app, store)
   analyticsRoutes(app, store, runs)
-  webRoutes(app, store, { now: runs.now })
+  webRoutes(app, store, { now: runs.now, names })
   probeRoutes(app, store, options.closing ?? new AbortController().signal)
 
   return Object.assign(app, { faultCounts: faults?.counts })

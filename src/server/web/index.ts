@@ -6,6 +6,7 @@ import { AnalyticsCache, DASHBOARD_CSP, apiFor, checkListPage, checkPage, loginP
 import { sendHtml } from './html.js'
 import { COOKIE, LoginThrottle, WebSessions, readCookie, sameToken, sessionCookie, type WebSession } from './sessions.js'
 import { STATUS_PAGE_CSP, loadStatusPage, renderStatusPage, statusPageSummary } from './status-page.js'
+import type { ServerNames } from '../names.js'
 
 /*
  * What a person sees in a browser, served by the local service beside the API:
@@ -31,6 +32,8 @@ const FORM_LIMIT = 16 * 1024
 
 export interface WebOptions {
   now: () => number
+  /** the server's own host names: never answered with a custom-domain page */
+  names: ServerNames
 }
 
 function origin(request: FastifyRequest): string {
@@ -41,6 +44,16 @@ function origin(request: FastifyRequest): string {
 function hostName(request: FastifyRequest): string {
   const host = (request.host ?? '').toLowerCase()
   return host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, '')
+}
+
+/**
+ * The page whose customDomain the request's host is, if any. Never one for the server's own
+ * names or an IP address: whatever the database holds, the dashboard stays the server's.
+ */
+function customDomainPage(store: Store, names: ServerNames, request: FastifyRequest) {
+  const host = hostName(request)
+  if (host === '' || host.startsWith('[') || /^[\d.]+$/.test(host) || names.has(host)) return Promise.resolve(undefined)
+  return store.statusPages.findPublic({ customDomain: host })
 }
 
 export function webRoutes(app: FastifyInstance, store: Store, options: WebOptions): void {
@@ -83,7 +96,7 @@ export function webRoutes(app: FastifyInstance, store: Store, options: WebOption
       return servePage(reply, await store.statusPages.findPublic({ url: request.params.url }), { html: base, summary: `${base}/summary.json` }, 'json')
     })
     scope.get('/summary.json', web, async (request, reply) => {
-      return servePage(reply, await store.statusPages.findPublic({ customDomain: hostName(request) }), { html: '/', summary: '/summary.json' }, 'json')
+      return servePage(reply, await customDomainPage(store, options.names, request), { html: '/', summary: '/summary.json' }, 'json')
     })
 
     // ---- the dashboard
@@ -109,7 +122,7 @@ export function webRoutes(app: FastifyInstance, store: Store, options: WebOption
     }
 
     scope.get<{ Querystring: { type?: string; tag?: string } }>('/', web, async (request, reply) => {
-      const page = await store.statusPages.findPublic({ customDomain: hostName(request) })
+      const page = await customDomainPage(store, options.names, request)
       if (page) return servePage(reply, page, { html: '/', summary: '/summary.json' }, 'html')
       const session = sessionOf(request)
       if (!session) return html(reply, 200, loginPage())

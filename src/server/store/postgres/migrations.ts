@@ -348,6 +348,20 @@ export const MIGRATIONS: readonly string[] = [
   CREATE TRIGGER windows_schedule AFTER INSERT OR UPDATE OR DELETE ON maintenance_windows
     FOR EACH STATEMENT EXECUTE FUNCTION bump_schedule_version();
   `,
+  // 9: a status page's custom domain (lower case) in a column of its own, unique across
+  //    accounts. Of pages that claimed one domain before, the oldest keeps it (the one that was
+  //    served there); the others lose it (customDomain null), so the constraint can hold. The
+  //    body is read as text (JSON.stringify's output, one top-level customDomain): a body holding
+  //    "\u0000" somewhere cannot be cast to jsonb.
+  `
+  ALTER TABLE status_pages ADD COLUMN custom_domain TEXT;
+  UPDATE status_pages SET custom_domain = lower(substring(body from '"customDomain":"([^"\\\\]+)"'))
+    WHERE body LIKE '%"customDomain":"%';
+  UPDATE status_pages p SET custom_domain = NULL, body = regexp_replace(p.body, '"customDomain":"[^"\\\\]*"', '"customDomain":null')
+    WHERE p.custom_domain IS NOT NULL
+      AND EXISTS (SELECT 1 FROM status_pages o WHERE o.custom_domain = p.custom_domain AND o.seq < p.seq);
+  CREATE UNIQUE INDEX status_pages_custom_domain ON status_pages (custom_domain);
+  `,
 ]
 
 /** Any number that is ours: the advisory lock two starting servers queue on to migrate once. */
