@@ -362,6 +362,11 @@ export const MIGRATIONS: readonly string[] = [
       AND EXISTS (SELECT 1 FROM status_pages o WHERE o.custom_domain = p.custom_domain AND o.seq < p.seq);
   CREATE UNIQUE INDEX status_pages_custom_domain ON status_pages (custom_domain);
   `,
+  // 10: when a run was last claimed (ms): a result is dated inside its claim's window, whatever
+  //     the runner's clock says (runs claimed before have none: their due time stands for it)
+  `
+  ALTER TABLE check_runs ADD COLUMN claimed_at BIGINT;
+  `,
 ]
 
 /** Any number that is ours: the advisory lock two starting servers queue on to migrate once. */

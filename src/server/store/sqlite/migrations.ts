@@ -352,6 +352,11 @@ export const MIGRATIONS: readonly string[] = [
       AND EXISTS (SELECT 1 FROM status_pages o WHERE o.custom_domain = status_pages.custom_domain AND o.seq < status_pages.seq);
   CREATE UNIQUE INDEX status_pages_custom_domain ON status_pages (custom_domain);
   `,
+  // 9: when a run was last claimed (ms): a result is dated inside its claim's window, whatever
+  //    the runner's clock says (runs claimed before have none: their due time stands for it)
+  `
+  ALTER TABLE check_runs ADD COLUMN claimed_at INTEGER;
+  `,
 ]
 
 /** Opens (and creates) the database file and brings its schema up to date. */
