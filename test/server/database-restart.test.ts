@@ -164,6 +164,12 @@ describe.skipIf(!available)('a PostgreSQL restart under load, two servers', () =
       expect(ready.headers.get('retry-after')).toBe('5')
       expect(await ready.text()).toBe('Service Unavailable: the database is unavailable')
       expect((await fetch(`${server.url}/-/liveness`)).status).toBe(200)
+      // a status page a browser asks for: a page that says so, same status
+      const page = await fetch(`${server.url}/status/some-page`)
+      expect(page.status).toBe(503)
+      expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8')
+      expect(page.headers.get('retry-after')).toBe('5')
+      expect(await page.text()).toContain('The database is unavailable; retry in 5 seconds')
     }
     cluster.startServer()
     const acknowledgedBefore = sessions.length

@@ -141,6 +141,8 @@ describe.skipIf(onPostgres || !prlimit)('a SQLite file that cannot grow (a full 
     expect(exit, output).toBeUndefined()
     expect((await call('GET', `/v1/variables/${created[0]}`)).status).toBe(200)
     expect((await fetch(`${url}/-/liveness`)).status).toBe(200)
+    // its lock can be taken and reads work: readiness stays 200 (only writes answer 503)
+    expect((await fetch(`${url}/-/readiness`)).status).toBe(200)
 
     // room again (the limit lifted): the same write is taken, and nothing acknowledged is lost
     expect(spawnSync('prlimit', ['--pid', String(child.pid), '--fsize=unlimited']).status).toBe(0)
