@@ -31,7 +31,12 @@ export interface StatusPageProps extends ConstructOptions {
   url: string
   /** The cards of the page, in order. */
   cards: StatusPageCardProps[]
-  /** A custom domain of yours serving the page. */
+  /**
+   * A domain of yours serving the page at its root (point its DNS at the service): a DNS name
+   * such as status.example.com, without scheme, port or path. One page per domain on the whole
+   * service, compared without case; never a name of the service itself (the service answers 409).
+   * @example customDomain: 'status.example.com'
+   */
   customDomain?: string | null
   /** Colours of the light and dark themes (12 fields each). */
   themeColors?: StatusPageInput['themeColors']

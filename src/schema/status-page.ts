@@ -6,6 +6,14 @@ import { cssColorSchema } from './colors.js'
 
 export const STATUS_PAGE_URL_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
 
+/**
+ * A status page's customDomain: a DNS name of dot-separated labels of letters, digits and -
+ * (not starting or ending with -), at least two labels, at most 253 characters, the last label
+ * not all digits (an IP address is not a domain). No scheme, port, path or trailing dot; an
+ * international name in its xn-- form. Compared without case.
+ */
+export const CUSTOM_DOMAIN_PATTERN = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?![0-9]+$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i
+
 /** Body of POST /v1/status-pages/services and PUT /v1/status-pages/services/{id}. */
 export const statusPageServiceSchema = z.object({
   name: z.string().min(1).max(200),
@@ -35,7 +43,9 @@ export const statusPageSchema = z
       message: 'must be a lower-case slug of a-z, 0-9 and -, 1-63 characters, not starting or ending with -',
     }),
     cards: z.array(statusPageCardSchema),
-    customDomain: z.string().min(1).nullish(),
+    customDomain: z.string().regex(CUSTOM_DOMAIN_PATTERN, {
+      message: 'must be a domain name such as status.example.com: dot-separated labels of letters, digits and - (no scheme, port, path or trailing dot; an international name in its xn-- form)',
+    }).nullish(),
     themeColors: z.object({ light: themeSchema, dark: themeSchema }).optional(),
     logo: z.string().nullish(),
     redirectTo: z.string().nullish(),

@@ -20,6 +20,8 @@ import { alertRoutes } from './routes/alerts.js'
 import { analyticsRoutes } from './routes/analytics.js'
 import { keyRoutes } from './routes/keys.js'
 import { isWeb, webRoutes } from './web/index.js'
+import { isProbe, probeRoutes } from './probes.js'
+import { serverNames, type ServerNames } from './names.js'
 
 export const BODY_LIMIT = 1024 * 1024
 
@@ -43,6 +45,8 @@ export interface AppOptions {
   trustProxy?: string | string[] | number
   /** failed authentications allowed per client address and window (/v1 and the dashboard's log-in); default 10 per 60 s */
   authFailureLimit?: { max: number; timeWindowMs: number }
+  /** the host names the server is reached under (see names.ts); default localhost and this machine's name */
+  names?: ServerNames
 }
 
 export const DEFAULT_AUTH_FAILURE_LIMIT = { max: 10, timeWindowMs: 60_000 } as const
@@ -111,11 +115,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   const failures = limiter(options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT)
   const auth = authHook({ store, limiter: limiter(options.rateLimit), failures })
   // and the web pages (status pages, the dashboard): public, or behind their own session cookie
-  app.addHook('onRequest', async (request, reply) => (isPing(request) || isWeb(request) ? undefined : auth(request, reply)))
+  // and the health probes (/-/readiness, /-/liveness): a balancer asks them without a key
+  app.addHook('onRequest', async (request, reply) => (isPing(request) || isWeb(request) || isProbe(request) ? undefined : auth(request, reply)))
 
   checkRoutes(app, store)
   variableRoutes(app, store)
-  statusPageRoutes(app, store)
+  const names = options.names ?? serverNames()
+  statusPageRoutes(app, store, names)
   maintenanceWindowRoutes(app, store)
   incidentRoutes(app, store)
   runtimeRoutes(app)
@@ -128,7 +134,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   alertRoutes(app, store)
   analyticsRoutes(app, store, runs)
   keyRoutes(app, store)
-  webRoutes(app, store, { now: runs.now, failures })
+  webRoutes(app, store, { now: runs.now, failures, names })
+  probeRoutes(app, store, options.closing ?? new AbortController().signal)
 
   return Object.assign(app, { faultCounts: faults?.counts })
 }

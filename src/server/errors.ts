@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { validate, formatFieldIssue, type FieldIssue } from '../schema/index.js'
 import type { z } from 'zod'
+import { StoreUnavailable } from './store/index.js'
 
 /** Where a 400 found the problem (API.md: error bodies). */
 export type IssueSource = 'payload' | 'query' | 'params'
@@ -94,6 +95,18 @@ export function parseOr400<S extends z.ZodType>(schema: S, input: unknown, sourc
   return data as z.output<S>
 }
 
+/** Seconds a client is asked to wait (Retry-After) while the database is away. */
+export const UNAVAILABLE_RETRY_SECONDS = 5
+
+/** The answer while the database is away: 503, API.md's body, Retry-After. */
+export function serviceUnavailable(): HttpError {
+  const seconds = UNAVAILABLE_RETRY_SECONDS
+  return new HttpError(503, `The database is unavailable; retry in ${seconds} seconds`, undefined, { 'retry-after': String(seconds) })
+}
+
+/** Reports a database outage at most once per this many ms (with the count of 503s meanwhile). */
+const OUTAGE_REPORT_MS = 30_000
+
 export function sendHttpError(reply: FastifyReply, error: HttpError): FastifyReply {
   return reply.code(error.statusCode).headers(error.headers).type('application/json; charset=utf-8').send(JSON.stringify(error.body))
 }
@@ -104,8 +117,27 @@ export function sendHttpError(reply: FastifyReply, error: HttpError): FastifyRep
  * else is a bug and answers a plain 500 without internals.
  */
 export function errorHandler(report: (line: string) => void) {
+  let reportedAt = -Infinity
+  let unreported = 0
   return (error: FastifyError | HttpError | Error, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof HttpError) return sendHttpError(reply, error)
+    if (error instanceof StoreUnavailable) {
+      // the database is restarting, unreachable, locked or full: the client tries again later
+      unreported++
+      const now = Date.now()
+      if (now - reportedAt >= OUTAGE_REPORT_MS) {
+        report(`${error.message}: answering 503 with Retry-After until it is back${unreported > 1 ? ` (${unreported} requests answered 503 since the last report)` : ''}`)
+        reportedAt = now
+        unreported = 0
+      }
+      const answer = serviceUnavailable()
+      // a page of the dashboard or a status page: a page a browser shows (their .json answers stay JSON)
+      if (request.routeOptions.config?.web === true && !request.url.split('?')[0].endsWith('.json')) {
+        return reply.code(503).headers(answer.headers).header('cache-control', 'no-store').type('text/html; charset=utf-8')
+          .send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Temporarily unavailable</title></head><body><main><h1>Temporarily unavailable</h1><p>${answer.message}.</p></main></body></html>`)
+      }
+      return sendHttpError(reply, answer)
+    }
     const status = (error as FastifyError).statusCode
     // a body problem of a route that does not exist (e.g. `QUERY /v1/checks` without a
     // content type) is still an unknown route

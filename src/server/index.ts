@@ -8,6 +8,7 @@ import { recordResult, type RecordableCheck } from './results/index.js'
 import { UserError } from '../errors.js'
 import type { KeyRole } from './keys.js'
 import { AlertDeliveryWorker, type AlertDeliveryOptions } from './alerts/worker.js'
+import { publicUrlProblem, serverNames } from './names.js'
 
 export { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 export { checkSmtpUrl, type AlertDeliveryOptions } from './alerts/worker.js'
@@ -15,6 +16,12 @@ export { checkSmtpUrl, type AlertDeliveryOptions } from './alerts/worker.js'
 export interface LocalServerOptions {
   /** default '127.0.0.1' */
   host?: string
+  /**
+   * URLs the server is reached under besides its address (behind a balancer or a proxy, e.g.
+   * https://monitors.example.com): their host names are the server's own, so no status page may
+   * take one as its customDomain, and the dashboard is always served there (see names.ts)
+   */
+  publicUrls?: string[]
   /** default 0 (a free port); the CLI command defaults to 4010 */
   port?: number
   /**
@@ -126,6 +133,10 @@ export function checkTrustProxy(value: string | string[] | number): string | str
 }
 
 export async function startLocalServer(options: LocalServerOptions = {}): Promise<LocalServer> {
+  for (const url of options.publicUrls ?? []) {
+    const problem = publicUrlProblem(url)
+    if (problem) throw new UserError(`The public URL ${problem}`)
+  }
   const store = await openStore(options.dbPath ?? ':memory:')
   try {
     const keys = await store.keys.setUp(options.apiKeys ?? [])
@@ -158,7 +169,8 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     }
     const services = { now: options.clock ?? Date.now, onFinalResult }
     const closing = new AbortController()
-    const app = await buildApp({ store, rateLimit, authFailureLimit, trustProxy, ipv6s: options.ipv6s, log, faults, runs: services, closing: closing.signal })
+    const names = serverNames({ host: options.host, publicUrls: options.publicUrls })
+    const app = await buildApp({ store, rateLimit, authFailureLimit, trustProxy, ipv6s: options.ipv6s, log, faults, runs: services, closing: closing.signal, names })
     let requests = 0
     app.server.on('request', () => {
       requests++

@@ -13,10 +13,13 @@ import { makeProject, monitors, STACK_LINE } from '../helpers/cli.js'
 
 let server: LocalServer
 let call: Call
+// the server's clock: the real one, moved back while past runs are recorded (a result is dated inside its claim)
+let offset = 0
+const clock = { get: () => Date.now() + offset, set: (ms: number) => void (offset = ms - Date.now()) }
 
 beforeAll(async () => {
   // no runner: the only runs are the ones posted below
-  server = await startTestServer()
+  server = await startTestServer({ clock: clock.get })
   call = caller(server)
 })
 afterAll(async () => {
@@ -44,7 +47,7 @@ new HeartbeatCheck('backup', { name: 'Backup', heartbeat: { period: 1, periodUni
     await recordRuns(call, apiId, [100, 200, 300, 400].map((ms, i) => ({
       at: hourAgo(i), location: 'eu-west-1', passed: i !== 1, responseTime: ms,
       details: { kind: 'API', statusCode: i !== 1 ? 200 : 500, timings: { dns: 1, tcp: 1, tls: 0, firstByte: ms - 3, download: 1, total: ms } },
-    })))
+    })), clock)
     const pingUrl = (await call('GET', `/v1/checks/${heartbeatId}`)).json.heartbeat.pingUrl as string
     expect((await fetch(pingUrl)).status).toBe(200)
 

@@ -15,6 +15,13 @@ export interface PostgresCluster {
   /** e.g. postgres://monitors@127.0.0.1:5599/name */
   url(database: string): string
   port: number
+  /**
+   * Stops the database server and keeps its data (`pg_ctl stop -m fast` by default: clients
+   * are disconnected with 57P01, open transactions roll back), as an operator's restart does.
+   */
+  stopServer(mode?: 'fast' | 'immediate'): void
+  /** Starts it again on the same port, with the same data; answers once it takes connections. */
+  startServer(): void
   stop(): Promise<void>
 }
 
@@ -63,14 +70,15 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
   const data = join(dir, 'data')
   run('initdb', ['-D', data, '-U', 'monitors', '--auth=trust', '-E', 'UTF8', '--no-sync', '--locale=C'])
   let port = 0
+  const settings = () => [
+    `-p ${port}`, `-k ${dir}`, `-c listen_addresses=127.0.0.1`, '-c fsync=off', '-c synchronous_commit=off',
+    '-c full_page_writes=off', '-c max_connections=400', '-c shared_buffers=64MB',
+  ].join(' ')
+  const startServer = () => run('pg_ctl', ['start', '-D', data, '-w', '-t', '60', '-l', join(dir, 'server.log'), '-o', settings()])
   for (let attempt = 1; ; attempt++) {
     port = await freePort()
-    const settings = [
-      `-p ${port}`, `-k ${dir}`, `-c listen_addresses=127.0.0.1`, '-c fsync=off', '-c synchronous_commit=off',
-      '-c full_page_writes=off', '-c max_connections=400', '-c shared_buffers=64MB',
-    ].join(' ')
     try {
-      run('pg_ctl', ['start', '-D', data, '-w', '-t', '60', '-l', join(dir, 'server.log'), '-o', settings])
+      startServer()
       break
     } catch (error) {
       // the port was taken between finding it and binding it: another one
@@ -84,11 +92,14 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
   return {
     port,
     url: (database) => `postgres://monitors@127.0.0.1:${port}/${database}`,
+    stopServer: (mode = 'fast') => run('pg_ctl', ['stop', '-D', data, '-m', mode, '-w', '-t', '60']),
+    startServer,
     async stop() {
       if (stopped) return
       stopped = true
       try {
-        run('pg_ctl', ['stop', '-D', data, '-m', 'immediate', '-w'])
+        // (already stopped by stopServer: nothing to stop)
+        if (existsSync(join(data, 'postmaster.pid'))) run('pg_ctl', ['stop', '-D', data, '-m', 'immediate', '-w'])
       } finally {
         rmSync(dir, { recursive: true, force: true })
       }

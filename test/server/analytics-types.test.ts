@@ -13,6 +13,7 @@ const T0 = Date.parse('2026-03-01T10:00:00Z')
 const S = 1000
 const at = (seconds: number) => new Date(T0 + seconds * S).toISOString()
 let now = T0
+const clock = { get: () => now, set: (ms: number) => void (now = ms) }
 let server: LocalServer
 let call: Call
 const WINDOW = `from=${T0 / 1000}&to=${T0 / 1000 + 3600}`
@@ -36,7 +37,7 @@ describe('analytics of DNS, ICMP and heartbeat checks', () => {
       { at: at(120), location: 'eu-west-1', passed: true, responseTime: 20, details: { kind: 'DNS' } },
       { at: at(180), location: 'us-east-1', passed: true, responseTime: 30, retries: 1, details: { kind: 'DNS' } },
       { at: at(240), location: 'us-east-1', passed: false, responseTime: 40, details: { kind: 'DNS' } },
-    ])
+    ], clock)
     const answer = await call('GET', `/v1/analytics/dns/${id}?${WINDOW}&metrics=total,total_p50,total_p90,total_stddev,total_sum,availability,retries`)
     expect(answer.json).toMatchObject({ checkId: id, checkType: 'DNS', name: 'Shop DNS' })
     expect(answer.json.metadata.total).toEqual({ unit: 'milliseconds', label: 'DNS query time (average)', aggregation: 'avg' })
@@ -64,7 +65,7 @@ describe('analytics of DNS, ICMP and heartbeat checks', () => {
       { at: at(60), location: 'eu-west-1', passed: true, responseTime: 2, details: { kind: 'ICMP', packetLoss: 0, latency: { min: 1, max: 3, avg: 2, stddev: 0.5 } } },
       { at: at(120), location: 'eu-west-1', passed: true, responseTime: 4, details: { kind: 'ICMP', packetLoss: 20, latency: { min: 2, max: 6, avg: 4, stddev: 1.5 } } },
       { at: at(180), location: 'eu-west-1', passed: false, responseTime: null, details: { kind: 'ICMP', packetLoss: 100, latency: null } },
-    ])
+    ], clock)
     const answer = await call('GET', `/v1/analytics/icmp/${id}?${WINDOW}&metrics=packetLoss,packetLoss_max,packetLoss_p50,latencyAvg,latencyMin_min,latencyMax_max,latencyStdDev,latencyAvg_stddev,availability`)
     expect(answer.json.metadata.packetLoss).toEqual({ unit: 'percentage', label: 'Packet loss (average)', aggregation: 'avg' })
     expect(answer.json.metadata.latencyMax_max).toEqual({ unit: 'milliseconds', label: 'Latency (max) (max)', aggregation: 'max' })
@@ -222,7 +223,7 @@ describe('analytics rollups and the results retention', () => {
       await recordRuns(p, check.json.id, [
         { at: new Date(H + 5 * 60 * S).toISOString(), location: 'eu-west-1', passed: true, responseTime: 10, details: { kind: 'DNS' } },
         { at: new Date(H + 2 * 3600 * S).toISOString(), location: 'eu-west-1', passed: true, responseTime: 30, details: { kind: 'DNS' } },
-      ])
+      ], { get: () => clock, set: (ms) => void (clock = ms) })
       const window = `from=${H / 1000}&to=${H / 1000 + 3 * 3600}&metrics=total,availability`
       expect(seriesOf(await p('GET', `/v1/analytics/dns/${check.json.id}?${window}`))).toEqual([{ bucketStart: new Date(H).toISOString(), total: 20, availability: 100 }])
       // a day and an hour later the hour of the first run (10:00-11:00) has left the retention; the hour of the second (12:00) has not

@@ -12,6 +12,7 @@ const H = Date.parse('2026-03-01T10:00:00Z')
 const MIN = 60_000
 const at = (minutes: number) => new Date(H + minutes * MIN).toISOString()
 let now = H + 3 * 60 * MIN
+const clock = { get: () => now, set: (ms: number) => void (now = ms) }
 let server: LocalServer
 let call: Call
 let checkId: string
@@ -52,7 +53,7 @@ beforeAll(async () => {
   })
   expect(created.status, created.text).toBe(201)
   checkId = created.json.id
-  await recordRuns(call, checkId, RUNS)
+  await recordRuns(call, checkId, RUNS, clock)
 })
 afterAll(async () => {
   await server?.close()
@@ -221,6 +222,9 @@ describe('analytics of an API check', () => {
   it('counts a result once when an agent posts it twice', async () => {
     const created = await call('POST', '/v1/checks/api', { name: 'posted twice', locations: ['eu-west-1'], request: { method: 'GET', url: 'http://127.0.0.1:9/' } })
     const id = created.json.id
+    // (the run is claimed and posted at +0:30 on the server's clock: a result is dated inside its claim)
+    const saved = clock.get()
+    clock.set(Date.parse(at(30)))
     await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [id] } })
     const [claimed] = (await call('POST', '/v1/agent/claim', { agentId: 'twice', locations: ['eu-west-1'] })).json.runs
     const result = {
@@ -228,6 +232,7 @@ describe('analytics of an API check', () => {
       responseTime: 120, startedAt: at(30), stoppedAt: at(30), error: null, attempts: [], details: { kind: 'API', statusCode: 200, timings: null },
     }
     for (let i = 0; i < 2; i++) expect((await call('POST', `/v1/agent/runs/${encodeURIComponent(claimed.runId)}/result`, { result })).status).toBe(204)
+    clock.set(saved)
     expect(seriesOf(await call('GET', `/v1/analytics/api-checks/${id}?${WINDOW}&metrics=responseTime_sum,availability`))).toEqual([
       { bucketStart: at(0), responseTime_sum: 120, availability: 100 },
     ])
@@ -235,7 +240,7 @@ describe('analytics of an API check', () => {
 
   it('forgets the rollups of a deleted check', async () => {
     const created = await call('POST', '/v1/checks/api', { name: 'short-lived', locations: ['eu-west-1'], request: { method: 'GET', url: 'http://127.0.0.1:9/' } })
-    await recordRuns(call, created.json.id, [RUNS[0]])
+    await recordRuns(call, created.json.id, [RUNS[0]], clock)
     expect(seriesOf(await call('GET', `/v1/analytics/api-checks/${created.json.id}?${WINDOW}&metrics=responseTime`))).toEqual([{ bucketStart: at(0), responseTime: 100 }])
     expect((await call('DELETE', `/v1/checks/${created.json.id}`)).status).toBe(204)
     expect((await call('GET', `/v1/analytics/api-checks/${created.json.id}?${WINDOW}&metrics=responseTime`)).status).toBe(404)

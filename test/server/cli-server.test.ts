@@ -77,6 +77,22 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
     expect(await server.exited).toBe(0)
   })
 
+  it('keeps the host names of --public-url (or MONITORING_SERVER_PUBLIC_URL) for itself: no status page takes one as its customDomain', async () => {
+    for (const [args, env] of [[['--public-url', 'https://monitors.example.test']], [[], { MONITORING_SERVER_PUBLIC_URL: 'http://other.example.test, https://monitors.example.test:8443' }]] as const) {
+      const server = startCli(['--db', ':memory:', '--api-key', 'flag-key-0123456789:team', ...args], env ?? {})
+      const api = caller({ url: await server.ready }, 'flag-key-0123456789')
+      const taken = await api('POST', '/v1/status-pages', { name: 'p', url: 'p', cards: [], customDomain: 'Monitors.Example.Test' })
+      expect(taken.status).toBe(409)
+      expect(taken.json.message).toMatch(/is a name of this server/)
+      expect((await api('POST', '/v1/status-pages', { name: 'p', url: 'p', cards: [], customDomain: 'status.example.test' })).status).toBe(201)
+      server.child.kill('SIGTERM')
+      await server.exited
+    }
+    const bad = startCli(['--db', ':memory:', '--public-url', 'monitors.example.test'])
+    await expect(bad.ready).rejects.toThrow(/--public-url must be a URL such as https:\/\/monitors.example.com, got "monitors.example.test"/)
+    expect(await bad.exited).toBe(1)
+  })
+
   it('refuses bad flags with one clear line and exit code 1', async () => {
     const proxy = startCli(['--db', ':memory:', '--trust-proxy', 'the-balancer'])
     await expect(proxy.ready).rejects.toThrow(/"the-balancer" is not an address, a subnet or one of loopback/)

@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
 import { KEY_A, caller, dnsBody, type Call } from '../server/helpers.js'
-import { recordRuns, seriesOf } from '../server/analytics-helpers.js'
+import { recordRuns, seriesOf, type TestClock } from '../server/analytics-helpers.js'
 
 let dir: string
 let one: LocalServer
@@ -44,10 +44,14 @@ function roundRobin(targets: string[]): Promise<{ server: Server; url: string }>
   }))
 }
 
+let fixedNow: number | undefined
+const oneClock: TestClock = { get: () => fixedNow ?? Date.now(), set: (ms) => void (fixedNow = ms) }
+
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'monitors-balanced-'))
   const options = { dbPath: join(dir, 'shared.db'), apiKeys: [{ key: KEY_A, accountId: 'acc-a' }, { key: KEY_VIEW, accountId: 'acc-a' }], rateLimit: { max: LIMIT, timeWindowMs: 600_000 } }
-  one = await startLocalServer({ ...options, log: (line) => logs.push(`one ${line}`) })
+  // server one's clock: real time, except while a test records runs at their past times on it
+  one = await startLocalServer({ ...options, clock: () => oneClock.get(), log: (line) => logs.push(`one ${line}`) })
   two = await startLocalServer({ ...options, log: (line) => logs.push(`two ${line}`) })
   ;({ server: balancer, url: front } = await roundRobin([one.url, two.url]))
 })
@@ -125,7 +129,8 @@ describe('the dashboard and the key\'s rate limit', () => {
       { at: new Date(now - 3_600_000).toISOString(), location: 'eu-west-1', passed: true, responseTime: 40 },
       { at: new Date(now - 1_800_000).toISOString(), location: 'eu-west-1', passed: false, responseTime: 80 },
       { at: new Date(now - 600_000).toISOString(), location: 'eu-west-1', passed: true, responseTime: 120 },
-    ])
+    ], oneClock)
+    fixedNow = undefined
   })
 
   it('views spend none of the key\'s quota: with the quota spent by a client, the dashboard still answers', async () => {

@@ -5,9 +5,11 @@ import { nativeLoadError } from '../target.js'
 import { checkNumber } from '../engine.js'
 import { UserError } from '../../errors.js'
 import { KEY_ROLES, MIN_KEY_LENGTH, isKeyRole, type KeyRole } from '../../server/keys.js'
+import { publicUrlProblem } from '../../server/names.js'
 
 interface ServerArgs {
   host: string
+  'public-url'?: string[]
   port: number
   db?: string
   'api-key'?: string[]
@@ -90,6 +92,11 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
     yargs
       .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on' })
       .option('port', { type: 'number', default: 4010, requiresArg: true, coerce: checkNumber('--port', 'a port number from 0 to 65535, or 0 for a free one', (n) => Number.isInteger(n) && n >= 0 && n <= 65535), describe: 'Port to listen on (0 picks a free one)' })
+      .option('public-url', {
+        type: 'string',
+        array: true,
+        describe: 'A URL the server is reached under, e.g. https://monitors.example.com behind a balancer (repeatable): its host name is the server\'s own, never a status page\'s customDomain; default from MONITORING_SERVER_PUBLIC_URL',
+      })
       .option('db', {
         type: 'string',
         describe: `SQLite file (":memory:" keeps nothing), or postgres://user:pass@host:5432/db shared by several servers; default from MONITORING_SERVER_DB, else ${DEFAULT_DB}`,
@@ -132,12 +139,19 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
     const smtpFrom = args['smtp-from'] || io().env.MONITORING_SMTP_FROM || undefined
     const out = (line: string) => io().stdout.write(`${line}\n`)
     const db = args.db || io().env.MONITORING_SERVER_DB || DEFAULT_DB
+    const fromFlag = args['public-url'] !== undefined && args['public-url'].length > 0
+    const publicUrls = fromFlag ? args['public-url'] as string[] : (io().env.MONITORING_SERVER_PUBLIC_URL ?? '').split(/[\s,]+/).filter(Boolean)
+    for (const url of publicUrls) {
+      const problem = publicUrlProblem(url)
+      if (problem) throw new UserError(`${fromFlag ? '--public-url' : 'MONITORING_SERVER_PUBLIC_URL'} ${problem}`)
+    }
     let server
     try {
       // loaded here, so the other commands start without fastify and SQLite
       const { startLocalServer } = await import('../../server/index.js')
       server = await startLocalServer({
         host: args.host,
+        publicUrls,
         port: args.port,
         dbPath: db,
         apiKeys,

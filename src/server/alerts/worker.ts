@@ -5,7 +5,9 @@
  * failed attempt that may succeed later is retried with exponential backoff (1 s, 2 s, 4 s, …)
  * up to `maxAttempts`; a receiver's Retry-After is honoured up to a minute. Runs never wait for
  * it. Any number of server processes may run one on the same database: a delivery is held by one
- * claim at a time, and one whose sender died is claimed again when its lease ends.
+ * claim at a time, and one whose sender died is claimed again when its lease ends. While the
+ * database is away it goes on looking (said once in the log) and resumes by itself; an attempt
+ * made meanwhile waits to be recorded, so that it is not sent twice.
  */
 import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
@@ -13,6 +15,7 @@ import type { Transporter } from 'nodemailer'
 import type { AlertDeliveryStatus, ClaimedAlertDelivery, Store } from '../store/index.js'
 import { UserError } from '../../errors.js'
 import { notDeliverable, send, type SendContext, type SendOutcome } from './send.js'
+import { OutageLog, untilAvailable } from '../outage.js'
 
 export interface AlertDeliveryOptions {
   /** smtp:// or smtps:// URL (user and password in it when the server needs them); no email without it */
@@ -69,6 +72,7 @@ export class AlertDeliveryWorker {
   private lastPrune = -Infinity
   /** attempts recorded by this worker; for figures */
   attempted = 0
+  private readonly outage: OutageLog
 
   constructor(private readonly store: Store, options: AlertDeliveryOptions = {}) {
     this.options = {
@@ -84,6 +88,7 @@ export class AlertDeliveryWorker {
     if (options.smtpUrl) {
       this.smtp = { url: checkSmtpUrl(options.smtpUrl), from: options.smtpFrom ?? `monitors@${hostname() || 'localhost'}` }
     }
+    this.outage = new OutageLog('alert deliveries', (line) => this.log(line))
   }
 
   private loadMailer(): Promise<{ transport: Transporter; from: string }> | undefined {
@@ -144,7 +149,10 @@ export class AlertDeliveryWorker {
     this.timer = setTimeout(() => {
       this.timer = undefined
       this.polling = this.poll()
-        .catch((error: unknown) => this.log(`alert deliveries: ${error instanceof Error ? error.message : String(error)}`))
+        .then(() => this.outage.ok())
+        .catch((error: unknown) => {
+          if (!this.outage.failed(error)) this.log(`alert deliveries: ${error instanceof Error ? error.message : String(error)}`)
+        })
         .finally(() => {
           this.polling = undefined
           const again = this.again
@@ -174,7 +182,9 @@ export class AlertDeliveryWorker {
       }
       const abort = new AbortController()
       const done = this.deliver(delivery, abort.signal)
-        .catch((error: unknown) => this.log(`alert delivery ${delivery.id}: ${error instanceof Error ? error.message : String(error)}`))
+        .catch((error: unknown) => {
+          if (!this.outage.failed(error)) this.log(`alert delivery ${delivery.id}: ${error instanceof Error ? error.message : String(error)}`)
+        })
         .finally(() => {
           this.inFlight.delete(delivery.id)
           // a slot is free: more may be waiting
@@ -213,14 +223,15 @@ export class AlertDeliveryWorker {
       nextAttemptAt = Date.now() + Math.max(backoff, Math.min(outcome.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS))
     } else status = 'FAILED'
     this.attempted++
-    await deliveries.recordAttempt(this.owner, delivery.id, {
+    // sent: recorded once the database takes it, however long it is away (else it would be sent again)
+    await untilAvailable(() => deliveries.recordAttempt(this.owner, delivery.id, {
       attempt,
       startedAt: startedAt.toISOString(),
       durationMs,
       statusCode: outcome.statusCode,
       error: outcome.error,
       outcome: status === 'PENDING' ? 'RETRY' : status === 'DELIVERED' ? 'DELIVERED' : 'FAILED',
-    }, { status, nextAttemptAt })
+    }, { status, nextAttemptAt }), () => this.stopped, { outage: this.outage })
     // the retry is due later: look again then, rather than at the next poll
     if (nextAttemptAt !== null && !this.stopped) {
       const wait = nextAttemptAt - Date.now()

@@ -23,16 +23,33 @@ const claimBody = z.object({
 
 const dateTime = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' })
 
-const resultShape = z.looseObject({
-  runLocation: location,
+/*
+ * A result as the runner makes it (src/runner RunResult). Only these fields are kept: anything
+ * else an agent sends is dropped. What identifies the run is the claim's, never the agent's:
+ * checkId, name, checkType and runLocation are taken from the claimed run and its check (a
+ * runLocation sent is read and ignored), and startedAt / stoppedAt are moved into the claim's
+ * window on the server's clock (see store/run-rows.ts, resultOfClaim).
+ */
+const resultShape = z.object({
+  checkId: z.string().max(200).nullable().optional(),
+  name: z.string().max(10_000).optional(),
+  checkType: z.string().max(64).optional(),
+  runLocation: location.optional(),
+  attempt: z.number().int().min(1).max(1000).optional(),
   status: z.enum(['PASSED', 'DEGRADED', 'FAILED', 'TIMED_OUT']),
   hasFailures: z.boolean(),
   hasErrors: z.boolean(),
   isDegraded: z.boolean(),
+  timedOut: z.boolean().optional(),
+  aborted: z.boolean().optional(),
   responseTime: z.number().min(0).nullable(),
   startedAt: dateTime,
   stoppedAt: dateTime,
+  failureKind: z.enum(['NETWORK_ERROR', 'ASSERTION', 'RUNNER_ERROR']).nullable().optional(),
   error: z.string().max(10_000).nullable(),
+  // what the probe saw: the runner's own shapes, kept as sent
+  assertions: z.array(z.looseObject({})).max(1000).optional(),
+  details: z.looseObject({}).optional(),
 })
 
 const resultBody = z.object({

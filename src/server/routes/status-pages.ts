@@ -3,6 +3,7 @@ import { statusPageListQuerySchema, statusPageSchema, statusPageServiceSchema } 
 import { badRequest, conflict, notFound, parseOr400 } from '../errors.js'
 import { UniqueViolation, type ServiceRecord, type StatusPageRecord, type Store } from '../store/index.js'
 import { parseWithReferences, serviceReferences } from './references.js'
+import type { ServerNames } from '../names.js'
 import { contentRange, optionalPage } from './util.js'
 
 function present(record: StatusPageRecord, known: Map<string, ServiceRecord>) {
@@ -22,13 +23,23 @@ function present(record: StatusPageRecord, known: Map<string, ServiceRecord>) {
   }
 }
 
-/** the url is unique per server; the store's constraint decides */
+/** the url and the custom domain are unique per server; the store's constraints decide */
 async function urlConflict<T>(write: () => Promise<T>): Promise<T> {
   try {
     return await write()
   } catch (error) {
+    if (error instanceof UniqueViolation && error.field === 'statusPage.customDomain') {
+      throw conflict(`customDomain ${error.value} is already the customDomain of another status page`)
+    }
     if (error instanceof UniqueViolation) throw conflict(`Status page with url ${error.value} already exists`)
     throw error
+  }
+}
+
+/** a custom domain is never one of the server's own names (its API and dashboard are served there) */
+function checkDomain(names: ServerNames, data: { customDomain?: string | null }): void {
+  if (data.customDomain && names.has(data.customDomain)) {
+    throw conflict(`customDomain ${data.customDomain} is a name of this server (its API and dashboard are served there); use a domain of your own`)
   }
 }
 
@@ -38,7 +49,7 @@ async function urlConflict<T>(write: () => Promise<T>): Promise<T> {
  * never silently loses a card's service. Incidents naming a deleted service simply stop
  * listing it.
  */
-export function statusPageRoutes(app: FastifyInstance, store: Store): void {
+export function statusPageRoutes(app: FastifyInstance, store: Store, names: ServerNames): void {
   // --- services (registered before /:statusPageId so "services" is never taken for a page id)
 
   app.get('/v1/status-pages/services', async (request, reply) => {
@@ -95,6 +106,7 @@ export function statusPageRoutes(app: FastifyInstance, store: Store): void {
   app.post('/v1/status-pages', async (request, reply) => {
     const [page, known] = await store.transaction(async (tx) => {
       const data = await parseWithReferences(tx, request.accountId, statusPageSchema, request.body, serviceReferences.statusPage)
+      checkDomain(names, data)
       return [await urlConflict(() => tx.statusPages.create(request.accountId, data)), await tx.services.byId(request.accountId)] as const
     })
     return reply.code(201).send(present(page, known))
@@ -111,6 +123,7 @@ export function statusPageRoutes(app: FastifyInstance, store: Store): void {
     const [page, known] = await store.transaction(async (tx) => {
       if (!(await tx.statusPages.get(request.accountId, statusPageId))) throw notFound('Status page')
       const data = await parseWithReferences(tx, request.accountId, statusPageSchema, request.body, serviceReferences.statusPage)
+      checkDomain(names, data)
       return [await urlConflict(() => tx.statusPages.update(request.accountId, statusPageId, data)), await tx.services.byId(request.accountId)] as const
     })
     if (!page) throw notFound('Status page')

@@ -7,6 +7,7 @@ import { graceMs, latestDueOf, locationsFor, timingOf, type ScheduleFields, type
 import { inMaintenance } from './maintenance.js'
 import { completeRun, completeRuns, type RunServices } from './runs.js'
 import { sweepHeartbeats } from '../heartbeats/index.js'
+import { OutageLog, untilAvailable } from '../outage.js'
 
 export { completeRun, completeRuns, type FinalResultHook, type RunServices } from './runs.js'
 
@@ -19,6 +20,9 @@ export { completeRun, completeRuns, type FinalResultHook, type RunServices } fro
  *   runs them through src/runner and records their results. It leaves the locations a live
  *   agent serves to that agent. A run whose lease expires (its runner died) is claimed again.
  * Results older than the retention period are pruned.
+ * While the database is away (restarting, unreachable, locked, full) both go on trying every
+ * tick and resume by themselves; a run that finished meanwhile keeps its result until the
+ * database takes it (recorded once: a claim completes once, see RunStore.complete).
  */
 
 export interface SchedulerOptions {
@@ -100,6 +104,8 @@ export class Scheduler {
   private readonly planned = new Map<string, number>()
   /** runs this runner completed; for figures */
   completed = 0
+  /** the database being away, told once (and its end) */
+  private readonly outage: OutageLog
 
   constructor(options: SchedulerOptions) {
     this.store = options.store
@@ -114,6 +120,7 @@ export class Scheduler {
       pruneEveryMs: 60_000,
       ...options,
     }
+    this.outage = new OutageLog('scheduler', (line) => this.log(line))
   }
 
   start(): void {
@@ -169,8 +176,10 @@ export class Scheduler {
         this.lastPrune = now
         await this.prune(now)
       }
+      this.outage.ok()
     } catch (error) {
-      if (!this.stopped) this.log(`scheduler: ${(error as Error).message}`)
+      // the database away: said once, tried again next tick
+      if (!this.stopped && !this.outage.failed(error)) this.log(`scheduler: ${(error as Error).message}`)
     }
   }
 
@@ -286,7 +295,7 @@ export class Scheduler {
     const abort = new AbortController()
     const done = this.runOne(run, abort.signal)
       .catch((error: unknown) => {
-        if (!this.stopped) this.log(`scheduler: run ${run.runId}: ${(error as Error).message}`)
+        if (!this.stopped && !this.outage.failed(error)) this.log(`scheduler: run ${run.runId}: ${(error as Error).message}`)
       })
       .finally(() => {
         this.inFlight.delete(run.runId)
@@ -340,14 +349,16 @@ export class Scheduler {
       while (this.pending.length > 0) {
         const batch = this.pending.splice(0, MAX_GROUP_COMMIT)
         let outcomes: CompleteOutcome[] | undefined
+        // the database away: the results wait for it (the runs are done; running them again would double them)
+        const stopped = () => this.stopped
         try {
-          outcomes = batch.length === 1 ? undefined : await completeRuns(this.store, this.services, batch.map((p) => ({ account: undefined, runId: p.runId, result: p.result })))
+          outcomes = batch.length === 1 ? undefined : await untilAvailable(() => completeRuns(this.store, this.services, batch.map((p) => ({ account: undefined, runId: p.runId, result: p.result }))), stopped, { outage: this.outage })
         } catch {
           // one result the store refuses must not take the others with it: one transaction each
         }
         if (outcomes) batch.forEach((p, i) => p.resolve((outcomes as CompleteOutcome[])[i]))
         else {
-          for (const p of batch) await completeRun(this.store, this.services, undefined, p.runId, p.result).then(p.resolve, p.reject)
+          for (const p of batch) await untilAvailable(() => completeRun(this.store, this.services, undefined, p.runId, p.result), stopped, { outage: this.outage }).then(p.resolve, p.reject)
         }
       }
     } finally {

@@ -36,7 +36,9 @@ async function completeIn(tx: Repositories, services: RunServices, account: stri
   const outcome = await tx.runs.complete(account, runId, stored(result), result.attempts.map(stored), services.now())
   if (outcome.outcome === 'completed' && services.onFinalResult) {
     const check = JSON.parse(outcome.run.checkJson) as Record<string, unknown> & { id: string }
-    await services.onFinalResult(tx, check, result, outcome)
+    // the result as recorded (the claim's check, location and time window), not as the runner sent it
+    const recorded = { ...(outcome.final.details as unknown as CheckRunResult), resultType: 'FINAL' as const, attempts: outcome.attempts.map((a) => a.details as unknown as CheckRunResult) }
+    await services.onFinalResult(tx, check, recorded, outcome)
   }
   return outcome
 }

@@ -130,9 +130,23 @@ export interface KeySetup {
   generated: boolean
 }
 
+/**
+ * The database cannot take the call now: PostgreSQL is restarting or unreachable, a SQLite file
+ * is locked by another process beyond the busy timeout, its disk is full or it cannot be written.
+ * Nothing of the call was stored, except when the database went away during a commit (then the
+ * outcome is unknown, as for any lost answer). The server answers 503 with Retry-After, and its
+ * background work tries again; nothing needs restarting once the database is back.
+ */
+export class StoreUnavailable extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'StoreUnavailable'
+  }
+}
+
 /** Raised by a write that a unique constraint refuses (another writer may have got there first). */
 export class UniqueViolation extends Error {
-  constructor(readonly field: 'variable.key' | 'statusPage.url', readonly value: string) {
+  constructor(readonly field: 'variable.key' | 'statusPage.url' | 'statusPage.customDomain', readonly value: string) {
     super(`${field} ${value} is taken`)
   }
 }
@@ -173,12 +187,16 @@ export interface StatusPageStore {
   /** cursor paging from the page `nextId` (included); null when the cursor is not a page of the account */
   list(account: string, query: { nextId?: string; limit: number }): Promise<{ entries: StatusPageRecord[]; nextId: string | null } | null>
   get(account: string, id: string): Promise<StatusPageRecord | undefined>
-  /** cards get ids; throws UniqueViolation('statusPage.url') */
+  /** cards get ids; throws UniqueViolation('statusPage.url' or 'statusPage.customDomain') */
   create(account: string, data: StatusPage): Promise<StatusPageRecord>
-  /** cards sent with a known id keep it and its created_at; throws UniqueViolation('statusPage.url') */
+  /** cards sent with a known id keep it and its created_at; throws UniqueViolation('statusPage.url' or 'statusPage.customDomain') */
   update(account: string, id: string, data: StatusPage): Promise<StatusPageRecord | undefined>
   delete(account: string, id: string): Promise<boolean>
-  /** the page served at a public address (its url, or a custom domain, compared without case), of any account; the oldest first when several claim one domain */
+  /**
+   * The page served at a public address (its url, or its custom domain, compared without case),
+   * of any account. A custom domain is unique across accounts (create and update throw
+   * UniqueViolation('statusPage.customDomain')).
+   */
   findPublic(by: { url: string } | { customDomain: string }): Promise<{ account: string; record: StatusPageRecord } | undefined>
 }
 
@@ -689,6 +707,11 @@ export interface Store extends Repositories {
    * own repositories wait for the transaction to end.
    */
   transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T>
+  /**
+   * Resolves when the database takes work now (PostgreSQL: a statement answers; SQLite: its write
+   * lock can be taken), throws StoreUnavailable when it cannot (the server's readiness).
+   */
+  ping(): Promise<void>
   close(): Promise<void>
   /**
    * The rate limit's windows kept in the database, for a limit per key across every server on
@@ -700,6 +723,13 @@ export interface Store extends Repositories {
 export interface RateWindowStore {
   /** counts one request of the key when `spend`, and answers its window (count and end, ms) as it now stands */
   hit(keyHash: string, max: number, windowMs: number, now: number, spend: boolean): Promise<{ count: number; resetAt: number }>
+}
+
+/** A custom domain as stored and looked up: lower case, without a trailing dot; null for none. */
+export function domainKey(domain: string | null | undefined): string | null {
+  if (typeof domain !== 'string') return null
+  const key = domain.toLowerCase().replace(/\.$/, '')
+  return key === '' ? null : key
 }
 
 /** Cards as stored: a card sent with the id of a card of the previous version keeps its id and created_at. */

@@ -1,6 +1,8 @@
+import type { StoredResultInput } from './index.js'
+
 /*
- * What both stores share about due runs besides the SQL: a check_runs row, and the run id a
- * claim hands out ("<row id>.<claim number>").
+ * What both stores share about due runs besides the SQL: a check_runs row, the run id a
+ * claim hands out ("<row id>.<claim number>"), and a result as its claim vouches for it.
  */
 
 /** A row of check_runs. */
@@ -15,6 +17,8 @@ export interface RunRow {
   claim_seq: number
   lease_expires_at: number | null
   done_claim: number | null
+  /** ms; null for a run claimed before the column existed */
+  claimed_at: number | null
 }
 
 /** "<row id>.<claim>" → its parts; undefined when it is not a run id. */
@@ -24,4 +28,34 @@ export function parseRunId(runId: string): { id: string; claim: number } | undef
   const claim = Number(runId.slice(dot + 1))
   if (!Number.isInteger(claim) || claim < 1) return undefined
   return { id: runId.slice(0, dot), claim }
+}
+
+/** A time (ISO text) moved into [from, to] (ms); the text as sent when it was inside already. */
+function clampTime(text: string, from: number, to: number): { ms: number; text: string } {
+  const ms = Date.parse(text)
+  const clamped = Number.isFinite(ms) ? Math.min(Math.max(ms, from), to) : to
+  return { ms: clamped, text: clamped === ms ? text : new Date(clamped).toISOString() }
+}
+
+/**
+ * A runner's result as its claim vouches for it. What identifies the run comes from the claim,
+ * never from the runner: the check (checkId, and name and checkType when the result carries
+ * them, from the check as stored) and the location. Its start and stop are moved into the
+ * claim's window on the server's clock (from the claim to the completion): an agent whose clock
+ * is wrong, or that lies, cannot date a result before its run was handed out or in the future,
+ * where it would outrank every later run of the check.
+ */
+export function resultOfClaim<R extends StoredResultInput>(
+  result: R,
+  claim: { row: RunRow; now: number; check: { name?: unknown; checkType?: unknown } | undefined },
+): R {
+  const { row, now } = claim
+  const from = row.claimed_at ?? row.due_at
+  const to = Math.max(now, from)
+  const started = clampTime(result.startedAt, from, to)
+  const stopped = clampTime(result.stoppedAt, started.ms, to)
+  const out: Record<string, unknown> = { ...result, checkId: row.check_id, runLocation: row.location, startedAt: started.text, stoppedAt: stopped.text }
+  if ('name' in result && typeof claim.check?.name === 'string') out.name = claim.check.name
+  if ('checkType' in result && typeof claim.check?.checkType === 'string') out.checkType = claim.check.checkType
+  return out as R
 }

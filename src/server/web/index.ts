@@ -13,6 +13,7 @@ import {
 import { sendHtml } from './html.js'
 import { COOKIE, WebSessions, readCookie, sameToken, sessionCookie, type WebSession } from './sessions.js'
 import { STATUS_PAGE_CSP, loadStatusPage, renderStatusPage, statusPageSummary } from './status-page.js'
+import type { ServerNames } from '../names.js'
 
 /*
  * What a person sees in a browser, served by the local service beside the API:
@@ -41,6 +42,8 @@ export interface WebOptions {
   now: () => number
   /** failed authentications per client address, shared with the API's (see auth.ts) */
   failures: Limiter
+  /** the server's own host names: never answered with a custom-domain page */
+  names: ServerNames
 }
 
 function origin(request: FastifyRequest): string {
@@ -99,6 +102,16 @@ function listFigures(store: Store, options: WebOptions, cache: AnalyticsCache<Fi
   }
 }
 
+/**
+ * The page whose customDomain the request's host is, if any. Never one for the server's own
+ * names or an IP address: whatever the database holds, the dashboard stays the server's.
+ */
+function customDomainPage(store: Store, names: ServerNames, request: FastifyRequest) {
+  const host = hostName(request)
+  if (host === '' || host.startsWith('[') || /^[\d.]+$/.test(host) || names.has(host)) return Promise.resolve(undefined)
+  return store.statusPages.findPublic({ customDomain: host })
+}
+
 export function webRoutes(app: FastifyInstance, store: Store, options: WebOptions): void {
   const sessions = new WebSessions(store.webSessions)
   const { failures } = options
@@ -139,7 +152,7 @@ export function webRoutes(app: FastifyInstance, store: Store, options: WebOption
       return servePage(reply, await store.statusPages.findPublic({ url: request.params.url }), { html: base, summary: `${base}/summary.json` }, 'json')
     })
     scope.get('/summary.json', web, async (request, reply) => {
-      return servePage(reply, await store.statusPages.findPublic({ customDomain: hostName(request) }), { html: '/', summary: '/summary.json' }, 'json')
+      return servePage(reply, await customDomainPage(store, options.names, request), { html: '/', summary: '/summary.json' }, 'json')
     })
 
     // ---- the dashboard
@@ -165,7 +178,7 @@ export function webRoutes(app: FastifyInstance, store: Store, options: WebOption
     }
 
     scope.get<{ Querystring: { type?: string; tag?: string } }>('/', web, async (request, reply) => {
-      const page = await store.statusPages.findPublic({ customDomain: hostName(request) })
+      const page = await customDomainPage(store, options.names, request)
       if (page) return servePage(reply, page, { html: '/', summary: '/summary.json' }, 'html')
       const session = await sessionOf(request)
       if (!session) return html(reply, 200, loginPage())

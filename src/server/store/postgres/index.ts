@@ -11,6 +11,7 @@ import { agentRepository, resultRepository, runRepository, scheduleRepository, s
 import { rateWindowRepository } from './rate-windows.js'
 import { alertDeliveryRepository } from './alerts-deliveries.js'
 import { analyticsRepository } from './analytics.js'
+import { unavailableOr } from './errors.js'
 
 /**
  * Where the repositories send their statements: the pool (each statement on any free
@@ -54,33 +55,70 @@ function decodeRow<R>(row: Record<string, unknown>): R {
   return row as R
 }
 
+/** A statement's answer; a database that went away is StoreUnavailable (see errors.ts). */
+async function query(client: pg.PoolClient | pg.Pool, text: string, values?: unknown[]): Promise<pg.QueryResult> {
+  try {
+    return await client.query(text, values?.map(encodeParam))
+  } catch (error) {
+    throw unavailableOr(error)
+  }
+}
+
 function clientSql(client: pg.PoolClient | pg.Pool, atomic: Sql['atomic']): Sql {
   return {
-    rows: async <R>(text: string, values?: unknown[]) => (await client.query(text, values?.map(encodeParam))).rows.map((row) => decodeRow<R>(row)),
-    run: async (text, values) => (await client.query(text, values?.map(encodeParam))).rowCount ?? 0,
+    rows: async <R>(text: string, values?: unknown[]) => (await query(client, text, values)).rows.map((row) => decodeRow<R>(row)),
+    run: async (text, values) => (await query(client, text, values)).rowCount ?? 0,
     atomic,
+  }
+}
+
+/**
+ * A connection of the pool for one transaction. While it is checked out the pool no longer
+ * listens for its errors: a connection the database ends meanwhile (a restart: 57P01) would
+ * emit an 'error' nobody handles, and that ends the process. It gets a listener of its own until
+ * it is released, and a connection that failed is released as broken (closed, not reused).
+ */
+async function checkOut(pool: pg.Pool): Promise<{ client: pg.PoolClient; release: (broken: boolean) => void }> {
+  let client: pg.PoolClient
+  try {
+    client = await pool.connect()
+  } catch (error) {
+    throw unavailableOr(error)
+  }
+  let failed: Error | undefined
+  const onError = (error: Error) => {
+    failed = error
+  }
+  client.on('error', onError)
+  return {
+    client,
+    release: (broken) => {
+      client.removeListener('error', onError)
+      client.release(failed ?? broken)
+    },
   }
 }
 
 async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
-    const client = await pool.connect()
+    const { client, release } = await checkOut(pool)
     let broken = false
     try {
-      await client.query('BEGIN')
+      await query(client, 'BEGIN')
       const result = await fn(client)
-      await client.query('COMMIT')
+      await query(client, 'COMMIT')
       return result
     } catch (error) {
       try {
         await client.query('ROLLBACK')
       } catch {
+        // the connection is gone (the database rolls the transaction back itself): not reused
         broken = true
       }
       if (attempt < 3 && RETRYABLE.has((error as { code?: string }).code ?? '')) continue
-      throw error
+      throw unavailableOr(error)
     } finally {
-      client.release(broken)
+      release(broken)
     }
   }
 }
@@ -167,6 +205,10 @@ export class PostgresStore implements Store {
   /** One connection for the whole of fn (READ COMMITTED, rows locked as the repositories read them). */
   transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
     return inTransaction(this.pool, (client) => fn(repositories(transactionSql(client))))
+  }
+
+  async ping(): Promise<void> {
+    await query(this.pool, 'SELECT 1')
   }
 
   async close(): Promise<void> {

@@ -374,6 +374,25 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX web_sessions_key ON web_sessions (key_id);
   CREATE INDEX web_sessions_expires ON web_sessions (expires_at);
   `,
+  // 10: a status page's custom domain (lower case) in a column of its own, unique across
+  //    accounts. Of pages that claimed one domain before, the oldest keeps it (the one that was
+  //    served there); the others lose it (customDomain null), so the constraint can hold. The
+  //    body is read as text (JSON.stringify's output, one top-level customDomain): a body holding
+  //    "\u0000" somewhere cannot be cast to jsonb.
+  `
+  ALTER TABLE status_pages ADD COLUMN custom_domain TEXT;
+  UPDATE status_pages SET custom_domain = lower(substring(body from '"customDomain":"([^"\\\\]+)"'))
+    WHERE body LIKE '%"customDomain":"%';
+  UPDATE status_pages p SET custom_domain = NULL, body = regexp_replace(p.body, '"customDomain":"[^"\\\\]*"', '"customDomain":null')
+    WHERE p.custom_domain IS NOT NULL
+      AND EXISTS (SELECT 1 FROM status_pages o WHERE o.custom_domain = p.custom_domain AND o.seq < p.seq);
+  CREATE UNIQUE INDEX status_pages_custom_domain ON status_pages (custom_domain);
+  `,
+  // 11: when a run was last claimed (ms): a result is dated inside its claim's window, whatever
+  //     the runner's clock says (runs claimed before have none: their due time stands for it)
+  `
+  ALTER TABLE check_runs ADD COLUMN claimed_at BIGINT;
+  `,
 ]
 
 /** Any number that is ours: the advisory lock two starting servers queue on to migrate once. */
@@ -402,6 +421,9 @@ export function redactUrl(url: string): string {
  */
 export async function migrate(pool: pg.Pool): Promise<void> {
   const client = await pool.connect()
+  // a connection the database ends meanwhile fails the next query (the start fails with it), never the process
+  const ignore = () => undefined
+  client.on('error', ignore)
   try {
     await client.query('BEGIN')
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK])
@@ -420,6 +442,7 @@ export async function migrate(pool: pg.Pool): Promise<void> {
     await client.query('ROLLBACK').catch(() => undefined)
     throw error
   } finally {
+    client.removeListener('error', ignore)
     client.release()
   }
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import {
-  UniqueViolation, storedCards,
+  UniqueViolation, domainKey, storedCards,
   type IncidentData, type IncidentRecord, type IncidentStore, type IncidentUpdateRecord, type MaintenanceWindowRecord,
   type MaintenanceWindowStore, type Page, type Paging, type ServiceRecord, type ServiceStore, type StatusPageRecord,
   type StatusPageStore, type StoredPage, type VariableRecord, type VariableStore,
@@ -145,13 +145,14 @@ export function statusPageRepository(sql: Sql): StatusPageStore {
     if (ids.length > 0) await tx.run(`INSERT INTO status_page_services (page_seq, service_id) SELECT $1, unnest($2::text[])`, [seq, ids])
   }
 
-  /** the url is unique per server: the constraint decides, whoever writes */
-  async function unique<T>(url: string, write: () => Promise<T>): Promise<T> {
+  /** the url and the custom domain are unique per server: the constraints decide, whoever writes */
+  async function unique<T>(data: StatusPage, write: () => Promise<T>): Promise<T> {
     try {
       return await write()
     } catch (error) {
-      if (isUnique(error)) throw new UniqueViolation('statusPage.url', url)
-      throw error
+      if (!isUnique(error)) throw error
+      if ((error as { constraint?: string }).constraint === 'status_pages_custom_domain') throw new UniqueViolation('statusPage.customDomain', data.customDomain ?? '')
+      throw new UniqueViolation('statusPage.url', data.url)
     }
   }
 
@@ -170,22 +171,22 @@ export function statusPageRepository(sql: Sql): StatusPageStore {
       const [row] = await sql.rows<PageRow>(`SELECT ${columns} FROM status_pages WHERE id = $1 AND account_id = $2`, [id, account])
       return row && statusPage(row)
     },
-    create: (account, data: StatusPage) => unique(data.url, () => sql.atomic(async (tx) => {
+    create: (account, data: StatusPage) => unique(data, () => sql.atomic(async (tx) => {
       const time = now()
       const page: StoredPage = { ...data, cards: storedCards(data, [], time, randomUUID) }
       const [row] = await tx.rows<PageRow>(
-        `INSERT INTO status_pages (id, account_id, url, body, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, NULL) RETURNING ${columns}`,
-        [randomUUID(), account, data.url, JSON.stringify(page), time])
+        `INSERT INTO status_pages (id, account_id, url, custom_domain, body, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, NULL) RETURNING ${columns}`,
+        [randomUUID(), account, data.url, domainKey(data.customDomain), JSON.stringify(page), time])
       await recordUses(tx, row.seq, page)
       return statusPage(row)
     })),
-    update: (account, id, data) => unique(data.url, () => sql.atomic(async (tx) => {
+    update: (account, id, data) => unique(data, () => sql.atomic(async (tx) => {
       const [old] = await tx.rows<PageRow>(`SELECT ${columns} FROM status_pages WHERE id = $1 AND account_id = $2 FOR UPDATE`, [id, account])
       if (!old) return undefined
       const time = now()
       const page: StoredPage = { ...data, cards: storedCards(data, (JSON.parse(old.body) as StoredPage).cards, time, randomUUID) }
-      const [row] = await tx.rows<PageRow>(`UPDATE status_pages SET url = $1, body = $2, updated_at = $3 WHERE seq = $4 RETURNING ${columns}`,
-        [data.url, JSON.stringify(page), time, old.seq])
+      const [row] = await tx.rows<PageRow>(`UPDATE status_pages SET url = $1, custom_domain = $2, body = $3, updated_at = $4 WHERE seq = $5 RETURNING ${columns}`,
+        [data.url, domainKey(data.customDomain), JSON.stringify(page), time, old.seq])
       await recordUses(tx, row.seq, page)
       return statusPage(row)
     })),
@@ -193,8 +194,7 @@ export function statusPageRepository(sql: Sql): StatusPageStore {
     findPublic: async (by) => {
       const [row] = 'url' in by
         ? await sql.rows<PageRow & { account_id: string }>(`SELECT account_id, ${columns} FROM status_pages WHERE url = $1`, [by.url])
-        : await sql.rows<PageRow & { account_id: string }>(
-          `SELECT account_id, ${columns} FROM status_pages WHERE lower(body::jsonb ->> 'customDomain') = lower($1::text) ORDER BY seq LIMIT 1`, [by.customDomain])
+        : await sql.rows<PageRow & { account_id: string }>(`SELECT account_id, ${columns} FROM status_pages WHERE custom_domain = $1`, [domainKey(by.customDomain)])
       return row && { account: row.account_id, record: statusPage(row) }
     },
   }

@@ -4,7 +4,7 @@ import type {
 } from '../index.js'
 import type { MaintenanceWindow } from '../../../schema/index.js'
 import type { Sql } from './index.js'
-import { parseRunId, type RunRow } from '../run-rows.js'
+import { parseRunId, resultOfClaim, type RunRow } from '../run-rows.js'
 
 /*
  * Due runs are rows of check_runs, shared by every server and agent on the database.
@@ -70,7 +70,7 @@ const CLAIM = `
     ORDER BY r.due_at, r.seq
     LIMIT $5
     FOR UPDATE OF r SKIP LOCKED)
-  UPDATE check_runs r SET claim_seq = r.claim_seq + 1, lease_owner = $6, lease_expires_at = $7
+  UPDATE check_runs r SET claim_seq = r.claim_seq + 1, lease_owner = $6, lease_expires_at = $7, claimed_at = $1
   FROM picked, checks c
   WHERE r.seq = picked.seq AND c.id = r.check_id
   RETURNING r.id, r.account_id, r.check_id, r.location, r.due_at, r.session_id, r.claim_seq, r.lease_expires_at, c.body`
@@ -134,15 +134,19 @@ export function runRepository(sql: Sql): RunStore {
       if (row.state === 'done') return row.done_claim === claim ? { outcome: 'duplicate' } : { outcome: 'lost' }
       if (row.claim_seq !== claim) return { outcome: 'lost' }
       const createdAt = new Date(now).toISOString()
+      const [checkRow] = await tx.rows<{ body: string }>(`SELECT body FROM checks WHERE id = $1`, [row.check_id])
+      const check = checkRow ? JSON.parse(checkRow.body) as { name?: unknown; checkType?: unknown } : undefined
       const records: Array<CheckResultRecord & { detailsText: string }> = []
-      const make = (result: StoredResultInput, resultType: 'FINAL' | 'ATTEMPT') => {
+      const make = (sent: StoredResultInput, resultType: 'FINAL' | 'ATTEMPT') => {
+        // the run's check, location and time window, whatever the runner said
+        const result = resultOfClaim(sent, { row, now, check })
         const detailsText = JSON.stringify({ ...result, resultType })
         const record = {
           id: randomUUID(),
           checkId: row.check_id,
           sessionId: row.session_id,
           runId,
-          runLocation: typeof result.runLocation === 'string' ? result.runLocation : row.location,
+          runLocation: result.runLocation,
           resultType,
           status: result.status,
           hasFailures: result.hasFailures,
@@ -177,7 +181,6 @@ export function runRepository(sql: Sql): RunStore {
         records.map((r) => r.startedAt), records.map((r) => r.stoppedAt), records.map((r) => r.error), records.map((r) => r.detailsText),
       ])
       await tx.run(`UPDATE check_runs SET state = 'done', done_claim = $1, done_at = $2, lease_expires_at = NULL WHERE id = $3`, [claim, now, row.id])
-      const [check] = await tx.rows<{ body: string }>(`SELECT body FROM checks WHERE id = $1`, [row.check_id])
       const strip = ({ detailsText: _text, ...record }: CheckResultRecord & { detailsText: string }): CheckResultRecord => record
       return {
         outcome: 'completed',
@@ -185,7 +188,7 @@ export function runRepository(sql: Sql): RunStore {
         attempts: written.map(strip),
         run: {
           runId, account: row.account_id, checkId: row.check_id, location: row.location, dueAt: row.due_at,
-          leaseExpiresAt: row.lease_expires_at ?? now, sessionId: row.session_id, checkJson: check?.body ?? '{}',
+          leaseExpiresAt: row.lease_expires_at ?? now, sessionId: row.session_id, checkJson: checkRow?.body ?? '{}',
         },
       }
     }),

@@ -1,5 +1,6 @@
 import type { Db } from './migrations.js'
 import type { Exec } from './index.js'
+import { unavailableOr } from './errors.js'
 
 /**
  * Group commit: writes that arrive together (the requests one turn of the event loop has read,
@@ -21,7 +22,7 @@ export function groupCommit(db: Db, exec: Exec): <T>(write: () => T) => Promise<
         try {
           one.resolve(db.transaction(one.write).immediate())
         } catch (error) {
-          one.reject(error)
+          one.reject(unavailableOr(error))
         }
         return
       }
@@ -32,7 +33,7 @@ export function groupCommit(db: Db, exec: Exec): <T>(write: () => T) => Promise<
             // nested: a savepoint, rolled back alone when this write throws
             outcomes.push({ ok: true, value: db.transaction(item.write)() })
           } catch (error) {
-            outcomes.push({ ok: false, error })
+            outcomes.push({ ok: false, error: unavailableOr(error) })
           }
         }
       }).immediate()

@@ -1,6 +1,6 @@
 import type { Db } from './migrations.js'
 import { openDatabase } from './migrations.js'
-import type { Repositories, Store } from '../index.js'
+import { StoreUnavailable, type Repositories, type Store } from '../index.js'
 import { checkRepository } from './checks.js'
 import { keyRepository, webSessionRepository } from './keys.js'
 import { incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
@@ -10,6 +10,7 @@ import { heartbeatRepository } from './heartbeats.js'
 import { alertDeliveryRepository } from './alerts-deliveries.js'
 import { analyticsRepository } from './analytics.js'
 import { agentRepository, resultRepository, runRepository, scheduleRepository, sessionRepository } from './runs.js'
+import { isUnavailable, unavailableOr } from './errors.js'
 
 /** Runs a group of statements; asynchronous to the routes, synchronous underneath. */
 export type Exec = <T>(fn: () => T) => Promise<T>
@@ -27,7 +28,8 @@ class Gate {
     try {
       return Promise.resolve(fn())
     } catch (error) {
-      return Promise.reject(error)
+      // busy beyond the timeout, disk full, not writable: StoreUnavailable (see errors.ts)
+      return Promise.reject(unavailableOr(error))
     }
   }
 
@@ -129,10 +131,41 @@ export class SqliteStore implements Store {
         this.db.exec('COMMIT')
         return result
       } catch (error) {
-        if (this.db.inTransaction) this.db.exec('ROLLBACK')
-        throw error
+        try {
+          if (this.db.inTransaction) this.db.exec('ROLLBACK')
+        } catch (failed) {
+          // a file that cannot be written may refuse the rollback too: SQLite undoes the rest on the next open
+          throw unavailableOr(isUnavailable(error) ? error : failed)
+        }
+        throw unavailableOr(error)
       }
     })
+  }
+
+  /**
+   * Takes the write lock and gives it back, without waiting when another process holds it: a few
+   * tries 200 ms apart (the event loop runs between them), then StoreUnavailable.
+   */
+  async ping(): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.gate.run(() => {
+          if (!this.db.open) throw new StoreUnavailable('The SQLite database is closed')
+          const timeout = this.db.pragma('busy_timeout', { simple: true }) as number
+          this.db.pragma('busy_timeout = 0')
+          try {
+            this.db.exec('BEGIN IMMEDIATE')
+            this.db.exec('ROLLBACK')
+          } finally {
+            this.db.pragma(`busy_timeout = ${timeout}`)
+          }
+        })
+        return
+      } catch (error) {
+        if (attempt >= 5 || !isUnavailable(error)) throw error
+        await new Promise((resolve) => setTimeout(resolve, 200))
+      }
+    }
   }
 
   async close(): Promise<void> {

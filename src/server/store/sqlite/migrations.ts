@@ -364,6 +364,23 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX web_sessions_key ON web_sessions (key_id);
   CREATE INDEX web_sessions_expires ON web_sessions (expires_at);
   `,
+  // 9: a status page's custom domain (lower case) in a column of its own, unique across
+  //    accounts. Of pages that claimed one domain before, the oldest keeps it (the one that was
+  //    served there); the others lose it (customDomain null), so the constraint can hold.
+  `
+  ALTER TABLE status_pages ADD COLUMN custom_domain TEXT;
+  UPDATE status_pages SET custom_domain = lower(json_extract(body, '$.customDomain'))
+    WHERE json_type(body, '$.customDomain') = 'text' AND json_extract(body, '$.customDomain') <> '';
+  UPDATE status_pages SET custom_domain = NULL, body = json_set(body, '$.customDomain', NULL)
+    WHERE custom_domain IS NOT NULL
+      AND EXISTS (SELECT 1 FROM status_pages o WHERE o.custom_domain = status_pages.custom_domain AND o.seq < status_pages.seq);
+  CREATE UNIQUE INDEX status_pages_custom_domain ON status_pages (custom_domain);
+  `,
+  // 10: when a run was last claimed (ms): a result is dated inside its claim's window, whatever
+  //    the runner's clock says (runs claimed before have none: their due time stands for it)
+  `
+  ALTER TABLE check_runs ADD COLUMN claimed_at INTEGER;
+  `,
 ]
 
 /** Opens (and creates) the database file and brings its schema up to date. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Db } from './migrations.js'
 import {
-  UniqueViolation, storedCards,
+  UniqueViolation, domainKey, storedCards,
   type IncidentData, type IncidentRecord, type IncidentStore, type IncidentUpdateRecord, type MaintenanceWindowRecord,
   type MaintenanceWindowStore, type Page, type Paging, type ServiceRecord, type ServiceStore, type StatusPageRecord,
   type StatusPageStore, type StoredPage, type VariableRecord, type VariableStore,
@@ -136,26 +136,27 @@ export function statusPageRepository(db: Db, exec: Exec): StatusPageStore {
   const byId = db.prepare(`SELECT ${columns} FROM status_pages WHERE id = ? AND account_id = ?`)
   const seqById = db.prepare(`SELECT seq FROM status_pages WHERE id = ? AND account_id = ?`).pluck()
   const list = db.prepare(`SELECT ${columns} FROM status_pages WHERE account_id = ? AND seq >= ? ORDER BY seq LIMIT ?`)
-  const insert = db.prepare(`INSERT INTO status_pages (id, account_id, url, body, created_at, updated_at) VALUES (?, ?, ?, ?, ?, NULL)`)
-  const update = db.prepare(`UPDATE status_pages SET url = ?, body = ?, updated_at = ? WHERE seq = ?`)
+  const insert = db.prepare(`INSERT INTO status_pages (id, account_id, url, custom_domain, body, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, NULL)`)
+  const update = db.prepare(`UPDATE status_pages SET url = ?, custom_domain = ?, body = ?, updated_at = ? WHERE seq = ?`)
   const remove = db.prepare(`DELETE FROM status_pages WHERE id = ? AND account_id = ?`)
   const usesInsert = db.prepare(`INSERT INTO status_page_services (page_seq, service_id) VALUES (?, ?)`)
   const usesDelete = db.prepare(`DELETE FROM status_page_services WHERE page_seq = ?`)
   const byUrl = db.prepare(`SELECT account_id, ${columns} FROM status_pages WHERE url = ?`)
-  const byDomain = db.prepare(`SELECT account_id, ${columns} FROM status_pages WHERE lower(json_extract(body, '$.customDomain')) = lower(?) ORDER BY seq LIMIT 1`)
+  const byDomain = db.prepare(`SELECT account_id, ${columns} FROM status_pages WHERE custom_domain = ?`)
 
   function recordUses(seq: number | bigint, page: StoredPage): void {
     usesDelete.run(seq)
     for (const id of new Set(page.cards.flatMap((c) => c.services.map((s) => s.id)))) usesInsert.run(seq, id)
   }
 
-  /** the url is unique per server: the constraint decides, whoever writes */
-  function unique<T>(url: string, write: () => T): T {
+  /** the url and the custom domain are unique per server: the constraints decide, whoever writes */
+  function unique<T>(data: StatusPage, write: () => T): T {
     try {
       return write()
     } catch (error) {
-      if (isUnique(error)) throw new UniqueViolation('statusPage.url', url)
-      throw error
+      if (!isUnique(error)) throw error
+      if (/status_pages\.custom_domain/.test((error as Error).message)) throw new UniqueViolation('statusPage.customDomain', data.customDomain ?? '')
+      throw new UniqueViolation('statusPage.url', data.url)
     }
   }
 
@@ -163,7 +164,7 @@ export function statusPageRepository(db: Db, exec: Exec): StatusPageStore {
     const id = randomUUID()
     const time = now()
     const page: StoredPage = { ...data, cards: storedCards(data, [], time, randomUUID) }
-    const seq = unique(data.url, () => insert.run(id, account, data.url, JSON.stringify(page), time).lastInsertRowid)
+    const seq = unique(data, () => insert.run(id, account, data.url, domainKey(data.customDomain), JSON.stringify(page), time).lastInsertRowid)
     recordUses(seq, page)
     return statusPage(byId.get(id, account) as PageRow)
   })
@@ -173,7 +174,7 @@ export function statusPageRepository(db: Db, exec: Exec): StatusPageStore {
     if (!row) return undefined
     const time = now()
     const page: StoredPage = { ...data, cards: storedCards(data, (JSON.parse(row.body) as StoredPage).cards, time, randomUUID) }
-    unique(data.url, () => update.run(data.url, JSON.stringify(page), time, row.seq))
+    unique(data, () => update.run(data.url, domainKey(data.customDomain), JSON.stringify(page), time, row.seq))
     recordUses(row.seq, page)
     return statusPage(byId.get(id, account) as PageRow)
   })
@@ -197,7 +198,7 @@ export function statusPageRepository(db: Db, exec: Exec): StatusPageStore {
     update: (account, id, data) => exec(() => replace.immediate(account, id, data)),
     delete: (account, id) => exec(() => remove.run(id, account).changes > 0),
     findPublic: (by) => exec(() => {
-      const row = ('url' in by ? byUrl.get(by.url) : byDomain.get(by.customDomain)) as (PageRow & { account_id: string }) | undefined
+      const row = ('url' in by ? byUrl.get(by.url) : byDomain.get(domainKey(by.customDomain))) as (PageRow & { account_id: string }) | undefined
       return row && { account: row.account_id, record: statusPage(row) }
     }),
   }

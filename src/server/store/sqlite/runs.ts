@@ -6,7 +6,7 @@ import type {
 } from '../index.js'
 import type { MaintenanceWindow } from '../../../schema/index.js'
 import type { Exec } from './index.js'
-import { parseRunId, type RunRow } from '../run-rows.js'
+import { parseRunId, resultOfClaim, type RunRow } from '../run-rows.js'
 
 /*
  * Due runs are rows of check_runs. A claim is one UPDATE … WHERE (due, lease free) … RETURNING
@@ -145,7 +145,7 @@ export function runRepository(db: Db, exec: Exec): RunStore {
     SELECT @id, @key, @account, @checkId, @location, @dueAt, @staleAt, @sessionId
     WHERE EXISTS (SELECT 1 FROM checks WHERE id = @checkId AND account_id = @account)`)
   const claim = db.prepare(`UPDATE check_runs
-    SET claim_seq = claim_seq + 1, lease_owner = @owner, lease_expires_at = @until
+    SET claim_seq = claim_seq + 1, lease_owner = @owner, lease_expires_at = @until, claimed_at = @now
     WHERE seq IN (
       SELECT r.seq FROM check_runs r
       WHERE r.state = 'due' AND r.due_at <= @now
@@ -244,14 +244,18 @@ export function runRepository(db: Db, exec: Exec): RunStore {
     if (row.state === 'done') return row.done_claim === claim ? { outcome: 'duplicate' } : { outcome: 'lost' }
     if (row.claim_seq !== claim) return { outcome: 'lost' }
     const createdAt = new Date(now).toISOString()
-    const write = (result: StoredResultInput, resultType: 'FINAL' | 'ATTEMPT'): CheckResultRecord => {
+    const body = checkBody.get(row.check_id) as string
+    const check = body === undefined ? undefined : JSON.parse(body) as { name?: unknown; checkType?: unknown }
+    const write = (sent: StoredResultInput, resultType: 'FINAL' | 'ATTEMPT'): CheckResultRecord => {
+      // the run's check, location and time window, whatever the runner said
+      const result = resultOfClaim(sent, { row, now, check })
       const full = { ...result, resultType }
       const record: CheckResultRecord = {
         id: timeOrderedId(now),
         checkId: row.check_id,
         sessionId: row.session_id,
         runId,
-        runLocation: typeof result.runLocation === 'string' ? result.runLocation : row.location,
+        runLocation: result.runLocation,
         resultType,
         status: result.status,
         hasFailures: result.hasFailures,
@@ -280,7 +284,6 @@ export function runRepository(db: Db, exec: Exec): RunStore {
     const written = attempts.map((a) => write(a, 'ATTEMPT'))
     const finalRecord = write(final, 'FINAL')
     finish.run({ claim, now, id: row.id })
-    const body = checkBody.get(row.check_id) as string
     return {
       outcome: 'completed',
       final: finalRecord,
