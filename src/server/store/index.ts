@@ -210,6 +210,8 @@ export interface KeyStore {
   setUp(given: Array<{ key: string; accountId?: string }>): Promise<KeySetup>
   /** the account of a key's hash */
   find(keyHash: string): Promise<{ keyHash: string; accountId: string } | undefined>
+  /** the accounts that hold at least one key (sorted): a server of one account or of several */
+  accounts(): Promise<string[]>
 }
 
 

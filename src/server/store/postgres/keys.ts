@@ -36,5 +36,6 @@ export function keyRepository(sql: Sql): KeyStore {
       const [row] = await sql.rows<{ key_hash: string; account_id: string }>(`SELECT key_hash, account_id FROM api_keys WHERE key_hash = $1`, [keyHash])
       return row && { keyHash: row.key_hash, accountId: row.account_id }
     },
+    accounts: async () => (await sql.rows<{ account_id: string }>(`SELECT DISTINCT account_id FROM api_keys ORDER BY account_id`)).map((r) => r.account_id),
   }
 }

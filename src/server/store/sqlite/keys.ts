@@ -6,6 +6,7 @@ import { UserError } from '../../../errors.js'
 
 export function keyRepository(db: Db, exec: Exec): KeyStore {
   const find = db.prepare(`SELECT key_hash, account_id FROM api_keys WHERE key_hash = ?`)
+  const accounts = db.prepare(`SELECT DISTINCT account_id FROM api_keys ORDER BY account_id`)
   const setUp = db.transaction((given: Array<{ key: string; accountId?: string }>): KeySetup => {
     const time = new Date().toISOString()
     if (given.length > 0) {
@@ -33,5 +34,6 @@ export function keyRepository(db: Db, exec: Exec): KeyStore {
       const row = find.get(keyHash) as { key_hash: string; account_id: string } | undefined
       return row && { keyHash: row.key_hash, accountId: row.account_id }
     }),
+    accounts: () => exec(() => (accounts.all() as Array<{ account_id: string }>).map((r) => r.account_id)),
   }
 }
