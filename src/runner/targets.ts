@@ -261,11 +261,14 @@ export function connectedRefusal(policy: TargetPolicy | undefined, host: string,
  */
 export function guardedConnector(policy: TargetPolicy | undefined, options: buildConnector.BuildOptions = {}): buildConnector.connector {
   if (policy?.privateTargets !== 'deny') return buildConnector(options)
+  // one connector per port (the lookup checks exceptions by port), kept for its TLS sessions
+  const byPort = new Map<number, buildConnector.connector>()
   return (opts, callback) => {
     const port = Number(opts.port) || (opts.protocol === 'https:' ? 443 : 80)
     const refused = literalRefusal(policy, opts.hostname, port)
     if (refused) return callback(new TargetRefused(refused), null)
-    const base = buildConnector({ ...options, lookup: guardedLookup(policy, port) } as buildConnector.BuildOptions)
+    let base = byPort.get(port)
+    if (!base) byPort.set(port, (base = buildConnector({ ...options, lookup: guardedLookup(policy, port) } as buildConnector.BuildOptions)))
     base(opts, (error, socket) => {
       if (error) return callback(error, null)
       const after = connectedRefusal(policy, opts.hostname, socket as Socket)

@@ -70,18 +70,27 @@ describe('private targets on the server', () => {
     const created = await call('POST', '/v1/checks/dns', {
       name: 'resolver', activated: false, doubleCheck: false,
       request: { query: 'down.test', nameServer: '127.0.0.1', port: dns.port },
-      alertChannels: { webhook: [{ name: 'ops', url: `${hooks.url}/refused-hook` }] },
+      alertChannels: {
+        webhook: [{ name: 'ops', url: `${hooks.url}/refused-hook` }],
+        // a name that resolves to loopback, for the Slack sender
+        slack: [{ url: `${hooks.url.replace('127.0.0.1', 'localhost')}/refused-slack` }],
+      },
     })
     expect(created.status).toBe(201)
     const id = created.json.id
     // the DNS check itself is refused (its name server is on loopback): it fails, and alerts
     await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [id] } })
-    const [delivery] = await eventually(async () => (await call('GET', `/v1/alert-deliveries?checkId=${id}`)).json, (list: any[]) => list.length === 1 && list[0].status !== 'PENDING')
-    expect(delivery.status).toBe('FAILED')
-    expect(delivery.attempts).toHaveLength(1)
-    expect(delivery.attempts[0]).toMatchObject({ statusCode: null, outcome: 'FAILED' })
-    expect(delivery.attempts[0].error).toMatch(/127\.0\.0\.1 is a loopback address .*refused by the private-target policy/)
+    const deliveries = await eventually(async () => (await call('GET', `/v1/alert-deliveries?checkId=${id}`)).json, (list: any[]) => list.length === 2 && list.every((d) => d.status !== 'PENDING'))
+    const byType = Object.fromEntries(deliveries.map((d: any) => [d.channelType, d]))
+    for (const delivery of deliveries) {
+      expect(delivery.status).toBe('FAILED')
+      expect(delivery.attempts).toHaveLength(1)
+      expect(delivery.attempts[0]).toMatchObject({ statusCode: null, outcome: 'FAILED' })
+    }
+    expect(byType.WEBHOOK.attempts[0].error).toMatch(/127\.0\.0\.1 is a loopback address .*refused by the private-target policy/)
+    expect(byType.SLACK.attempts[0].error).toMatch(/localhost resolves to a loopback address .*refused by the private-target policy/)
     expect(hooks.received('/refused-hook')).toHaveLength(0)
+    expect(hooks.received('/refused-slack')).toHaveLength(0)
   })
 
   it('one account holds keys: allow by default; the same API check reads 127.0.0.1', async () => {
