@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiCheckSchema, type ApiCheckInput } from '../../src/schema/api-check.js'
 import { dnsCheckSchema, icmpCheckSchema } from '../../src/schema/check.js'
 import { nonPublicAddress, runCheck, type ApiDetails, type RunOptions } from '../../src/runner/index.js'
-import { startHttpServer, type HttpServerHandle } from '../helpers/http-server.js'
+import { startHttpServer, startTlsServer, type HttpServerHandle } from '../helpers/http-server.js'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
 
 /*
@@ -71,6 +71,21 @@ describe('private targets: API checks', () => {
     expect(details.statusCode).toBeNull()
     expect(details.body).toBe('')
     expect(inner.requests.length).toBe(before)
+  })
+
+  it('deny refuses https the same way (the TLS socket uses the same lookup)', async () => {
+    const tls = await startTlsServer({ validDays: 5 })
+    try {
+      tls.route('/secret', { body: SECRET_BODY })
+      for (const host of ['127.0.0.1', 'localhost']) {
+        const check = api(`https://${host}:${tls.port}/secret`, { skipSSL: true })
+        expectRefused(await runCheck(check, DENY), /loopback address/)
+        expect(tls.requests).toHaveLength(0)
+      }
+      expect((await runCheck(api(`https://localhost:${tls.port}/secret`, { skipSSL: true }), { retries: false })).status).toBe('PASSED')
+    } finally {
+      await tls.close()
+    }
   })
 
   it('deny checks every redirect hop: an allowed first hop may not redirect to a refused one', async () => {
