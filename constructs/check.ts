@@ -125,7 +125,9 @@ export interface CheckProps extends ConstructOptions {
    */
   frequencyOffset?: number | null
   /**
-   * Alert channels defined inline: email, webhook, slack, sms.
+   * Alert channels defined inline: email, webhook, slack, sms. Webhook and Slack URLs are
+   * http(s); a webhook header or query parameter with `secret: true` and a Slack URL (its path
+   * is the token) are never answered in clear: read them from `process.env`.
    * `null`: none, not the config's `defaults.alertChannels`.
    */
   alertChannels?: Common['alertChannels'] | null

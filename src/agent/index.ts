@@ -9,7 +9,7 @@
  */
 import { hostname } from 'node:os'
 import { ApiClient, ApiError, NetworkError, RateLimitError, ServerError, backoffDelay, redact } from '../api/index.js'
-import { runCheck, type CheckRunResult, type RunnableCheck } from '../runner/index.js'
+import { parseAllowedTarget, runCheck, type CheckRunResult, type PrivateTargets, type RunnableCheck } from '../runner/index.js'
 import { LeaseLost, RunLoop, type WorkSource } from '../runner/run-loop.js'
 import { LOCATIONS } from '../schema/enums.js'
 import { startHealthServer, type HealthServer } from './health.js'
@@ -48,6 +48,13 @@ export interface AgentOptions {
   insecureHttp?: boolean
   /** Seconds to wait for each API answer. Default 30. */
   timeoutSeconds?: number
+  /**
+   * The private-target policy of its runs (docs/security.md). Default `allow`: an agent runs
+   * inside the network it watches, for its own account.
+   */
+  privateTargets?: PrivateTargets
+  /** Exceptions to `deny`: an address, a CIDR range or an address:port each. */
+  allowedTargets?: readonly string[]
   /** One line per run and per event (default stdout). */
   log?: (line: string) => void
   /** Problems: claims or posts that failed (default stderr). */
@@ -124,6 +131,13 @@ export function checkAgentOptions(options: AgentOptions): void {
   if (!Number.isInteger(l) || l < MIN_LEASE_SECONDS || l > MAX_LEASE_SECONDS) {
     throw new UserError(`--lease must be a whole number of seconds from ${MIN_LEASE_SECONDS} to ${MAX_LEASE_SECONDS} (got ${l}).`)
   }
+  for (const entry of options.allowedTargets ?? []) {
+    try {
+      parseAllowedTarget(entry)
+    } catch (error) {
+      throw new UserError(`--allow-target ${(error as Error).message}.`)
+    }
+  }
   const h = options.healthPort ?? DEFAULT_HEALTH_PORT
   if (!Number.isInteger(h) || h < 0 || h > 65535) throw new UserError(`--health-port must be 0-65535 (0 picks a free port), got ${h}.`)
 }
@@ -164,6 +178,8 @@ interface AgentContext {
   stats: Omit<AgentStats, 'inFlight'>
   /** a forced stop (a second Ctrl-C): results in flight are not posted */
   forced: AbortSignal
+  /** the private-target policy of the runs (docs/security.md) */
+  targets: Pick<AgentOptions, 'privateTargets' | 'allowedTargets'>
 }
 
 const described = (run: ClaimedRun) => `run ${run.runId} (${JSON.stringify(run.check.name)} ${run.location})`
@@ -232,7 +248,7 @@ async function executeRun(ctx: AgentContext, run: ClaimedRun, signal: AbortSigna
     ctx.problem(`Run ${run.runId}: ${run.check.checkType} checks are not run by this agent (DNS, ICMP and API are); skipped.`)
     return
   }
-  const result = await runCheck(run.check, { location: run.location, signal, variables: run.variables })
+  const result = await runCheck(run.check, { location: run.location, signal, variables: run.variables, ...ctx.targets })
   ctx.stats.ran++
   if (signal.reason instanceof LeaseLost) {
     ctx.stats.dropped++
@@ -328,6 +344,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     problem: (line) => warn(stamp(line)),
     stats: { claimed: 0, ran: 0, posted: 0, dropped: 0, lost: 0, skipped: 0 },
     forced: forced.signal,
+    targets: { privateTargets: options.privateTargets, allowedTargets: options.allowedTargets },
   }
   let stopping = false
   let exitCode = 0

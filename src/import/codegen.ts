@@ -101,9 +101,10 @@ function constructFills(kind: ResourceKind, value: Record<string, unknown>): Rec
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
+/** The value at a path of object keys and array indices (`alertChannels.webhook.0.headers`). */
 function getPath(value: unknown, path: readonly string[]): unknown {
   let node = value
-  for (const part of path) node = isPlainObject(node) ? node[part] : undefined
+  for (const part of path) node = isPlainObject(node) ? node[part] : Array.isArray(node) && /^\d+$/.test(part) ? node[Number(part)] : undefined
   return node
 }
 
@@ -135,7 +136,9 @@ function prune(kind: ResourceKind, full: Record<string, unknown>, path: readonly
 
 function setPath(target: Record<string, unknown>, path: readonly string[], value: unknown): void {
   const parent = getPath(target, path.slice(0, -1))
-  if (isPlainObject(parent)) parent[path[path.length - 1]] = value
+  const last = path[path.length - 1]
+  if (isPlainObject(parent)) parent[last] = value
+  else if (Array.isArray(parent) && /^\d+$/.test(last)) parent[Number(last)] = value
 }
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/
@@ -176,11 +179,92 @@ function variableName(logicalId: string, taken: Set<string>): string {
   return name
 }
 
+/** A secret value the generated code reads from the environment, since the service never returns it. */
+export interface ImportedSecret {
+  /** the environment variable the code reads */
+  name: string
+  kind: ResourceKind
+  logicalId: string
+  /** the field, as plans name it (`environmentVariables[TOKEN].value`, `alertChannels.slack[0].url`) */
+  field: string
+  /** where the value goes in the normalized remote record (object keys and array indices) */
+  steps: string[]
+}
+
+/** What `monitors import` writes: the file's text, and the environment variables it reads secrets from. */
+export interface GeneratedImport {
+  text: string
+  secrets: ImportedSecret[]
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+
+/**
+ * The secret sites of a remote record (normalized): a secret variable's value, and every value
+ * the service masks in a check (the descriptor's `secrets.arrays`: secret items of keyed arrays,
+ * always-secret strings), each with the environment variable the code reads it from. `taken`
+ * keeps the names unique in one file.
+ */
+export function secretSites(kind: ResourceKind, logicalId: string, full: Record<string, unknown>, taken: Set<string>): ImportedSecret[] {
+  const out: ImportedSecret[] = []
+  const name = (...parts: string[]) => {
+    const base = parts.join('_').toUpperCase().replace(/[^A-Z0-9_]+/g, '_').replace(/^([0-9])/, '_$1')
+    let unique = base
+    for (let i = 2; taken.has(unique); i++) unique = `${base}_${i}`
+    taken.add(unique)
+    return unique
+  }
+  const descriptor = descriptorOf(kind)
+  if (descriptor.secrets.self && full.secret === true) {
+    const envName = ENV_NAME.test(logicalId) ? logicalId : 'SECRET_VALUE'
+    out.push({ name: name(envName), kind, logicalId, field: 'value', steps: ['value'] })
+    return out
+  }
+  for (const pattern of descriptor.secrets.arrays) {
+    for (const site of sitesOf(full, pattern)) {
+      const steps = site.path.split('.')
+      // the names of the keyed items on the way (a webhook's name), for the variable's name and the field's
+      const context: string[] = []
+      let field = ''
+      steps.forEach((step, i) => {
+        if (/^\d+$/.test(step)) {
+          const item = getPath(full, steps.slice(0, i + 1))
+          const key = isPlainObject(item) && typeof item.name === 'string' ? item.name : undefined
+          if (key !== undefined) context.push(key)
+          field += `[${key ?? step}]`
+        } else field += field ? `.${step}` : step
+      })
+      if (typeof site.value === 'string') {
+        // an always-secret string: the basic auth password, a Slack URL
+        const last = steps[steps.length - 1]
+        const parts = steps[0] === 'alertChannels' ? [logicalId, ...steps.filter((s) => s !== 'alertChannels' && !/^\d+$/.test(s))] : [logicalId, last]
+        const index = Number(steps[steps.length - 2])
+        if (steps[0] === 'alertChannels' && index > 0) parts.push(String(index + 1))
+        out.push({ name: name(...parts), kind, logicalId, field, steps })
+      } else if (Array.isArray(site.value)) {
+        site.value.forEach((v, i) => {
+          if (!isPlainObject(v) || v.secret !== true) return
+          out.push({ name: name(logicalId, ...context, String(v.key)), kind, logicalId, field: `${field}[${String(v.key)}].value`, steps: [...steps, String(i), 'value'] })
+        })
+      }
+    }
+  }
+  return out
+}
+
 /**
  * A check file declaring one construct per item, services first (as variables, so that status
  * pages and checks refer to them), formatted as a user would write it.
  */
 export function generateChecksFile(items: readonly ImportItem[], checkDefaults: Record<string, unknown>, packageName = 'monitors-as-code'): string {
+  return generateImport(items, checkDefaults, packageName).text
+}
+
+/**
+ * The same, with the secrets the code reads from the environment: the service never returns a
+ * secret value, so the file names an environment variable for each (`process.env.NAME ?? ''`).
+ */
+export function generateImport(items: readonly ImportItem[], checkDefaults: Record<string, unknown>, packageName = 'monitors-as-code'): GeneratedImport {
   const order = RESOURCE_KINDS
   const sorted = [...items].sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind) || (a.logicalId < b.logicalId ? -1 : 1))
   const taken = new Set<string>()
@@ -190,33 +274,27 @@ export function generateChecksFile(items: readonly ImportItem[], checkDefaults: 
 
   const used = new Set<string>()
   const blocks: string[] = []
+  const secrets: ImportedSecret[] = []
+  const envNames = new Set<string>()
   for (const item of sorted) {
     const construct = CONSTRUCT_NAMES[item.kind]
     used.add(construct)
     const props = propsOf(item, checkDefaults)
+    // secrets the service never returns: read from the environment
+    const sites = secretSites(item.kind, item.logicalId, normalize(item.kind, item.record), envNames)
     let comment = ''
-    if (descriptorOf(item.kind).secrets.self && props.secret === true) {
-      const envName = /^[A-Za-z_][A-Za-z0-9_]*$/.test(item.logicalId) ? item.logicalId : 'SECRET_VALUE'
-      comment = `// The service never returns a secret's value: it is read from the environment here.\n`
-      props.value = { __code: `process.env.${envName} ?? ''` }
-    }
-    // nested secrets the service reads back as "" (an API check's password, secret headers): from the environment
     const fromEnv: string[] = []
-    const envOf = (...parts: string[]) => {
-      const name = parts.join('_').toUpperCase().replace(/[^A-Z0-9_]+/g, '_').replace(/^([0-9])/, '_$1')
-      fromEnv.push(name)
-      return { __code: `process.env.${name} ?? ''` }
+    for (const site of sites) {
+      if (getPath(props, site.steps) === undefined) continue
+      setPath(props, site.steps, { __code: `process.env.${site.name} ?? ''` })
+      fromEnv.push(site.name)
+      secrets.push(site)
     }
-    for (const path of descriptorOf(item.kind).secrets.arrays) {
-      for (const site of sitesOf(props, path)) {
-        const steps = site.path.split('.')
-        if (site.value === '') setPath(props, steps, envOf(item.logicalId, steps[steps.length - 1]))
-        else if (Array.isArray(site.value) && site.value.some((v) => isPlainObject(v) && v.secret === true && v.value === '')) {
-          setPath(props, steps, site.value.map((v) => (isPlainObject(v) && v.secret === true && v.value === '' ? { ...v, value: envOf(item.logicalId, String(v.key)) } : v)))
-        }
-      }
+    if (descriptorOf(item.kind).secrets.self && fromEnv.length > 0) {
+      comment = `// The service never returns a secret's value: it is read from the environment here.\n`
+    } else if (fromEnv.length > 0) {
+      comment = `// The service never returns secret values: they are read from the environment (${fromEnv.join(', ')}).\n`
     }
-    if (fromEnv.length > 0) comment += `// The service never returns secret values: they are read from the environment (${fromEnv.join(', ')}).\n`
     // a reference the construct holds as the referenced construct itself (a check's triggerIncident.serviceId)
     for (const site of referenceSites(item.kind, props)) {
       if (site.field.inCode || typeof site.value !== 'string' || !serviceVar.has(site.value)) continue
@@ -228,5 +306,5 @@ export function generateChecksFile(items: readonly ImportItem[], checkDefaults: 
     blocks.push(`${comment}${prefix}${make}\n`)
   }
   const names = [...used].sort()
-  return `// Imported from the Monitoring API by monitors import.\nimport { ${names.join(', ')} } from '${packageName}'\n\n${blocks.join('\n')}`
+  return { text: `// Imported from the Monitoring API by monitors import.\nimport { ${names.join(', ')} } from '${packageName}'\n\n${blocks.join('\n')}`, secrets }
 }

@@ -453,7 +453,7 @@ function compareExisting(
     // One fingerprint covers them all: a single secret is named, several are named together.
     diffs.push(blanked.paths.length === 1
       ? { path: blanked.paths[0], secret: true, new: SECRET_CHANGED }
-      : { path: 'request', secret: true, new: `${SECRET_CHANGED}: one of ${blanked.paths.join(', ')}` })
+      : { path: commonPath(blanked.paths), secret: true, new: `${SECRET_CHANGED}: one of ${blanked.paths.join(', ')}` })
   }
   change.fieldDiffs = diffs
   change.payload = maskSecrets(kind, payload)
@@ -490,6 +490,14 @@ function asSent(d: FieldDiff, payload: Record<string, unknown>, record: RemoteRe
   if ('new' in d && Array.isArray(payload[d.path])) out.new = payload[d.path]
   if ('old' in d && Array.isArray(record[d.path])) out.old = record[d.path]
   return out
+}
+
+/** The field several secret paths share (`request` for an API check's request secrets), else `(secrets)`. */
+function commonPath(paths: readonly string[]): string {
+  const split = paths.map((p) => p.split('.'))
+  const common: string[] = []
+  for (let i = 0; split.every((parts) => i < parts.length - 1 && parts[i] === split[0][i]); i++) common.push(split[0][i])
+  return common.length > 0 ? common.join('.') : '(secrets)'
 }
 
 function maskDiff(d: FieldDiff, secretPaths: Set<string> | undefined, want: Record<string, unknown>, have: Record<string, unknown>, secretChanged = false): FieldDiff {

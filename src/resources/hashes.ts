@@ -21,12 +21,26 @@ export function maskSecrets(
 
 /**
  * `payload` with the secrets at a dotted path masked: an array of `{ secret, value }` items
- * (its secret items' values), or a string (always a secret, e.g. `request.basicAuth.password`).
+ * (its secret items' values), or a string (always a secret, e.g. `request.basicAuth.password`);
+ * a step ending in `[]` goes through every item of an array (`alertChannels.webhook[].headers`).
  * Objects on the way are copied, never changed.
  */
 function maskAt(node: Record<string, unknown>, steps: string[], replace: (value: string) => string): Record<string, unknown> {
-  const [step, ...rest] = steps
+  const [first, ...rest] = steps
+  const each = first.endsWith('[]')
+  const step = each ? first.slice(0, -2) : first
   const value = node[step]
+  if (each) {
+    if (!Array.isArray(value) || rest.length === 0) return node
+    let changed = false
+    const items = value.map((item: unknown) => {
+      if (!item || typeof item !== 'object' || Array.isArray(item)) return item
+      const inner = maskAt(item as Record<string, unknown>, rest, replace)
+      if (inner !== item) changed = true
+      return inner
+    })
+    return changed ? { ...node, [step]: items } : node
+  }
   if (rest.length > 0) {
     if (!value || typeof value !== 'object' || Array.isArray(value)) return node
     const inner = maskAt(value as Record<string, unknown>, rest, replace)

@@ -42,10 +42,13 @@ export function normalizeParsed(kind: ResourceKind, base: Record<string, unknown
  * `jsonEqual(normalizeParsed(kind, a), normalizeParsed(kind, b))`, computed by walking both
  * instead of copying them (the plan compares every resource in the code this way: at 10,000
  * checks the copies were most of the plan's garbage). Kinds with their own `normalize` compare
- * the copies.
+ * the copies unless its `normalizeNeeded` says it has nothing to do on either.
  */
 export function normalizedEqual(kind: ResourceKind, a: Record<string, unknown>, b: Record<string, unknown>): boolean {
-  if (descriptorOf(kind).normalize) return jsonEqual(normalizeParsed(kind, a), normalizeParsed(kind, b))
+  // a kind's own normalization that has nothing to do on either payload (a check holding no
+  // secret) changes nothing in the comparison: compared without the copies
+  const { normalize: own, normalizeNeeded } = descriptorOf(kind)
+  if (own && (!normalizeNeeded || normalizeNeeded(a) || normalizeNeeded(b))) return jsonEqual(normalizeParsed(kind, a), normalizeParsed(kind, b))
   return cleanEqual(a, b, '')
 }
 

@@ -127,16 +127,21 @@ export interface ResourceDescriptor {
   /**
    * Secret values: `self` when the resource itself holds one (`value` when `secret` is true);
    * `arrays` lists dotted paths of arrays of `{ secret, value }` items, or of string fields that
-   * are always secret (`request.basicAuth.password`). Masked in output, hashes and saved plans.
+   * are always secret (`request.basicAuth.password`); `[]` steps into every item of an array
+   * (`alertChannels.webhook[].headers`, `alertChannels.slack[].url`). Masked in output, hashes
+   * and saved plans.
    */
   secrets: { self: boolean; arrays: readonly string[] }
   /** Fields the construct fills in itself when left out (e.g. an ICMP check's heartbeat). */
   filledByConstruct: Readonly<Record<string, unknown>>
   /** Extra normalization of a record after the common one (drop nested read-only fields). */
   normalize?: (record: Record<string, unknown>) => Record<string, unknown>
+  /** Whether `normalize` has anything to do on a payload; false lets a comparison skip the copies. */
+  normalizeNeeded?: (record: Record<string, unknown>) => boolean
   /**
-   * Secret values the service stores but reads back as "" (an API check's password, secret
-   * headers and query values), as one canonical text of their paths and values, or undefined
+   * Secret values the service stores but reads back masked (a check's secret environment
+   * variables, secret webhook headers and query values, Slack URLs; an API check's password,
+   * secret headers and query values), as one canonical text of their paths and values, or undefined
    * when none is set. The lock keeps a salted fingerprint of it (`secretHash`), so that a
    * change of such a value alone is planned although both sides read "".
    */

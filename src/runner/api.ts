@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks'
 import { Client, type Dispatcher, type buildConnector } from 'undici'
 import type { ApiCheck } from '../schema/api-check.js'
 import { evaluateApiAssertion } from './assertions.js'
+import { connectedRefusal, guardedLookup, literalRefusal, refusalIn, TargetRefused, type TargetPolicy } from './targets.js'
 import { emptyOutcome, type ApiDetails, type ApiTimings, type AttemptOutcome, type RunOptions } from './types.js'
 
 /** Runner-side limit of one API run when the check sets no maxResponseTime. */
@@ -86,6 +87,9 @@ interface PreparedRequest {
   url: URL
   headers: Array<[string, string]>
   body: string | null
+  /** names (lower case) of the headers marked secret, and the query parameters marked secret: for the check's own origin only */
+  secretHeaders: Set<string>
+  secretQuery: Array<readonly [string, string]>
 }
 
 function hasHeader(headers: Array<[string, string]>, name: string): boolean {
@@ -106,15 +110,25 @@ function isGraphqlEnvelope(body: string): boolean {
 function prepare(check: ApiCheck, resolver: Resolver): PreparedRequest | string {
   const request = check.request
   const rawUrl = resolver.resolve(request.url, 'request.url')
+  const secretHeaders = new Set<string>()
+  const secretQuery: Array<readonly [string, string]> = []
   const headers: Array<[string, string]> = request.headers.map((h, i) => {
     const value = resolver.resolve(h.value, `request.headers[${i}].value`)
-    if (h.secret) resolver.secret(value)
-    return [resolver.resolve(h.key, `request.headers[${i}].key`), value]
+    const key = resolver.resolve(h.key, `request.headers[${i}].key`)
+    if (h.secret) {
+      resolver.secret(value)
+      secretHeaders.add(key.toLowerCase())
+    }
+    return [key, value]
   })
   const query = request.queryParameters.map((q, i) => {
     const value = resolver.resolve(q.value, `request.queryParameters[${i}].value`)
-    if (q.secret) resolver.secret(value)
-    return [resolver.resolve(q.key, `request.queryParameters[${i}].key`), value] as const
+    const pair = [resolver.resolve(q.key, `request.queryParameters[${i}].key`), value] as const
+    if (q.secret) {
+      resolver.secret(value)
+      secretQuery.push(pair)
+    }
+    return pair
   })
   let body = request.bodyType === 'NONE' || request.method === 'HEAD' ? null : resolver.resolve(request.body, 'request.body')
   let auth: string | null = null
@@ -144,7 +158,7 @@ function prepare(check: ApiCheck, resolver: Resolver): PreparedRequest | string 
     if (contentType && !hasHeader(headers, 'content-type')) headers.push(['content-type', contentType])
   }
   if (!hasHeader(headers, 'user-agent')) headers.push(['user-agent', 'monitors-api-check'])
-  return { method: request.method, url, headers, body }
+  return { method: request.method, url, headers, body, secretHeaders, secretQuery }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -162,7 +176,7 @@ interface Exchange {
 }
 
 class ExchangeError extends Error {
-  constructor(message: string, readonly kind: 'network' | 'tls' | 'timeout' | 'aborted' | 'other', readonly timings: Partial<ApiTimings> = {}) {
+  constructor(message: string, readonly kind: 'network' | 'tls' | 'timeout' | 'aborted' | 'refused' | 'other', readonly timings: Partial<ApiTimings> = {}) {
     super(message)
   }
 }
@@ -201,7 +215,7 @@ const TLS_HINTS: Record<string, string> = {
  */
 async function exchange(
   prepared: PreparedRequest,
-  settings: { skipSSL: boolean; family: 4 | 6; timeoutMs: number; signal: AbortSignal },
+  settings: { skipSSL: boolean; family: 4 | 6; timeoutMs: number; signal: AbortSignal; policy: TargetPolicy },
 ): Promise<Exchange> {
   const { url } = prepared
   const https = url.protocol === 'https:'
@@ -222,7 +236,11 @@ async function exchange(
     }
     const host = options.hostname.replace(/^\[(.*)\]$/, '$1')
     const port = Number(options.port) || (https ? 443 : 80)
-    const base = { host, port, family: settings.family }
+    // the private-target policy: an IP literal now, a name's every address in the lookup, and
+    // the address actually connected to once connected (targets.ts)
+    const literal = literalRefusal(settings.policy, options.hostname, port)
+    if (literal) return settle(new TargetRefused(literal))
+    const base = { host, port, family: settings.family, ...(settings.policy.privateTargets === 'deny' ? { lookup: guardedLookup(settings.policy, port) } : {}) }
     const s: Socket | TLSSocket = https
       ? tlsConnect({ ...base, servername: isIP(host) ? undefined : host, rejectUnauthorized: !settings.skipSSL, ALPNProtocols: ['http/1.1'] })
       : netConnect(base)
@@ -231,6 +249,8 @@ async function exchange(
     s.once('lookup', () => { marks.lookup = performance.now() })
     s.once('connect', () => {
       marks.connect = performance.now()
+      const refused = connectedRefusal(settings.policy, options.hostname, s)
+      if (refused) return settle(new TargetRefused(refused), s)
       if (!https) settle(null, s)
     })
     if (https) {
@@ -343,6 +363,8 @@ function classify(error: Error & { code?: string; cause?: unknown }, signal: Abo
     if (reason?.kind === 'timeout') return new ExchangeError(reason.message ?? 'timed out', 'timeout', timings)
     return new ExchangeError('run aborted before the response was complete', 'aborted', timings)
   }
+  const refused = refusalIn(error)
+  if (refused) return new ExchangeError(refused.message, 'refused', timings)
   const code = error.code ?? (error.cause as { code?: string } | undefined)?.code ?? ''
   if (code in TLS_HINTS || /certificate|self.signed/i.test(error.message)) {
     const hint = TLS_HINTS[code] ?? error.message
@@ -381,9 +403,24 @@ function redirected(previous: PreparedRequest, statusCode: number, location: URL
   const toGet = statusCode === 303 ? previous.method !== 'HEAD' : (statusCode === 301 || statusCode === 302) && previous.method === 'POST'
   let headers = previous.headers
   if (toGet) headers = headers.filter(([k]) => !['content-type', 'content-length'].includes(k.toLowerCase()))
-  // credentials go only to the origin they were written for
-  if (location.origin !== previous.url.origin) headers = headers.filter(([k]) => !['authorization', 'cookie'].includes(k.toLowerCase()))
-  return { method: toGet ? 'GET' : previous.method, url: location, headers, body: toGet ? null : previous.body }
+  // credentials go only to the origin they were written for: the authorization header (basic
+  // auth among them), cookies, the headers marked secret, and the secret query parameters a
+  // redirect carries along in its location
+  let url = location
+  let secretHeaders = previous.secretHeaders
+  let secretQuery = previous.secretQuery
+  if (location.origin !== previous.url.origin) {
+    headers = headers.filter(([k]) => !['authorization', 'cookie', 'proxy-authorization'].includes(k.toLowerCase()) && !previous.secretHeaders.has(k.toLowerCase()))
+    if (previous.secretQuery.length > 0) {
+      url = new URL(location)
+      for (const [key, value] of previous.secretQuery) url.searchParams.delete(key, value)
+      // no "?" left behind when nothing else was there
+      if ([...url.searchParams].length === 0) url.search = ''
+    }
+    secretHeaders = new Set()
+    secretQuery = []
+  }
+  return { method: toGet ? 'GET' : previous.method, url, headers, body: toGet ? null : previous.body, secretHeaders, secretQuery }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -463,6 +500,7 @@ async function attemptApi(check: ApiCheck, options: RunOptions, resolver: Resolv
           family: request.ipFamily === 'IPv6' ? 6 : 4,
           timeoutMs,
           signal: controller.signal,
+          policy: options,
         })
       } catch (error) {
         if (!(error instanceof ExchangeError)) throw error
@@ -471,6 +509,9 @@ async function attemptApi(check: ApiCheck, options: RunOptions, resolver: Resolv
         if (error.kind === 'aborted') {
           outcome.aborted = true
           outcome.runnerError = error.message
+        } else if (error.kind === 'refused') {
+          // never tried: an error of the run (hasErrors), with nothing of the target in it
+          outcome.runnerError = hop > 0 ? `redirect ${hop} to ${prepared.url.origin} not followed: ${error.message}` : error.message
         } else {
           outcome.networkError = error.kind === 'network' || error.kind === 'timeout'
           outcome.timedOut = error.kind === 'timeout'
@@ -503,7 +544,7 @@ async function attemptApi(check: ApiCheck, options: RunOptions, resolver: Resolv
       }
       details.redirects.push({ statusCode: current.statusCode, location: next.toString() })
       prepared = redirected(prepared, current.statusCode, next)
-      details.url = next.toString()
+      details.url = prepared.url.toString()
     }
   } finally {
     clearTimeout(timer)

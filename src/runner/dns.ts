@@ -9,6 +9,7 @@ import * as dnsPacket from 'dns-packet'
 import type { DnsCheck } from '../schema/check.js'
 import { evaluateAssertion, readJsonPath } from './assertions.js'
 import { decodeHttpsRecord, HTTPS_TYPE } from './svcb.js'
+import { resolveTarget } from './targets.js'
 import { emptyOutcome, type AssertionResult, type AttemptOutcome, type DnsAnswerRecord, type DnsDetails, type DnsJsonAnswer, type RunOptions } from './types.js'
 
 /** Runner-side limit of one DNS exchange when the check sets no maxResponseTime. */
@@ -318,7 +319,16 @@ export async function runDnsAttempt(check: DnsCheck, options: RunOptions): Promi
 
   let address: string
   try {
-    address = await resolveAddress(host)
+    // the name server a check names falls under the private-target policy; the system's own
+    // resolver (no nameServer) is the server's, not the check's, and is always used
+    if (configured && options.privateTargets === 'deny') {
+      const target = await resolveTarget(options, host, port)
+      if (target.refused !== undefined) {
+        outcome.runnerError = `request.nameServer ${target.refused}`
+        return outcome
+      }
+      address = target.address
+    } else address = await resolveAddress(host)
   } catch (error) {
     outcome.networkError = true
     outcome.failures.push(`name server ${host} could not be resolved: ${(error as Error).message}`)

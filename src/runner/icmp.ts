@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import type { IcmpCheck } from '../schema/check.js'
 import { evaluateAssertion, readJsonPath } from './assertions.js'
+import { resolveTarget } from './targets.js'
 import { emptyOutcome, type AttemptOutcome, type IcmpDetails, type LatencyStats, type RunOptions } from './types.js'
 
 /**
@@ -66,8 +67,11 @@ export function parsePingOutput(stdout: string): PingOutput | null {
   }
 }
 
-/** Arguments for one ping run; the hostname comes after `--` so it is never read as an option. */
-export function pingArguments(request: IcmpCheck['request'], packetTimeoutMs: number, intervalSeconds: number): string[] {
+/**
+ * Arguments for one ping run; the hostname (or `address`, when the runner resolved it itself)
+ * comes after `--` so it is never read as an option.
+ */
+export function pingArguments(request: IcmpCheck['request'], packetTimeoutMs: number, intervalSeconds: number, address?: string): string[] {
   return [
     '-n',
     request.ipFamily === 'IPv6' ? '-6' : '-4',
@@ -75,7 +79,7 @@ export function pingArguments(request: IcmpCheck['request'], packetTimeoutMs: nu
     '-i', String(intervalSeconds),
     '-W', String(Math.max(0.001, packetTimeoutMs / 1000)),
     '--',
-    request.hostname,
+    address ?? request.hostname,
   ]
 }
 
@@ -163,7 +167,24 @@ export async function runIcmpAttempt(check: IcmpCheck, options: RunOptions): Pro
   const packetTimeoutMs = Math.max(MIN_PACKET_TIMEOUT_MS, check.maxResponseTime ?? DEFAULT_PACKET_TIMEOUT_MS)
   const expectedMs = request.pingCount * interval * 1000 + packetTimeoutMs + 2000
   const limitMs = options.timeoutMs !== undefined ? Math.min(options.timeoutMs, expectedMs) : expectedMs
-  const run = await runPing(pingPath, pingArguments(request, packetTimeoutMs, interval), limitMs, options.signal)
+  // the private-target policy: the host is resolved and checked here, before ping is spawned,
+  // and ping is given the checked address (it never resolves the name again)
+  let address: string | undefined
+  if (options.privateTargets === 'deny') {
+    try {
+      const target = await resolveTarget(options, request.hostname, null, request.ipFamily === 'IPv6' ? 6 : 4)
+      if (target.refused !== undefined) {
+        outcome.runnerError = `request.hostname ${target.refused}`
+        return outcome
+      }
+      address = target.address
+    } catch (error) {
+      outcome.networkError = true
+      outcome.failures.push(`ping ${request.hostname} (${request.ipFamily}) failed: host name not found (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+      return outcome
+    }
+  }
+  const run = await runPing(pingPath, pingArguments(request, packetTimeoutMs, interval, address), limitMs, options.signal)
 
   if (run.spawnError) {
     const code = run.spawnError.code

@@ -17,6 +17,7 @@ export { judge, type Verdict } from './outcome.js'
 export { retryPlan, shouldRetry, retryLocation, type RetryPlan } from './retry.js'
 export { parsePingOutput, PING_INSTALL_HINT } from './icmp.js'
 export { parseResolvConf, systemNameServers } from './dns.js'
+export { guardedConnector, nonPublicAddress, parseAllowedTarget, PRIVATE_TARGETS, refusalIn, type PrivateTargets, type TargetPolicy } from './targets.js'
 
 export const DEFAULT_LOCATION = 'local'
 

@@ -1,6 +1,7 @@
 import type { ApiCheck } from '../schema/api-check.js'
 import type { DnsCheck, IcmpCheck } from '../schema/check.js'
 import type { COMPARISONS } from '../schema/enums.js'
+import type { PrivateTargets } from './targets.js'
 
 /** A check as the runner takes it: the schema's parsed form, with the id the store gave it. */
 export type RunnableCheck = (DnsCheck | IcmpCheck | ApiCheck) & { id?: string | null }
@@ -193,6 +194,13 @@ export interface RunOptions {
    * every result. A reference to a key that is not here is an error of the run.
    */
   variables?: Record<string, string | { value: string; secret?: boolean }>
+  /**
+   * The private-target policy (targets.ts): `deny` refuses loopback, private, link-local and
+   * the machine's own addresses, on the address connected to; default `allow`.
+   */
+  privateTargets?: PrivateTargets
+  /** Exceptions to `deny`: addresses, CIDR ranges or address:port (targets.ts). */
+  allowedTargets?: readonly string[]
 }
 
 /** What one attempt of a type-specific runner found, before retries and shouldFail. */

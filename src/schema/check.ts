@@ -9,12 +9,30 @@ import { crossField } from './cross-field.js'
 import { pageQuerySchema } from './paging.js'
 import { frequencyOffsetProblem, subMinuteFrequencyProblem } from './rules.js'
 
-/** A key/value pair of a webhook's headers or query parameters. */
+/**
+ * A key/value pair of a webhook's headers or query parameters. `secret: true` (as on an API
+ * check) keeps the value out of every answer: it is stored, sent with the alert, and read back
+ * as "".
+ */
 const keyValue = z.object({
   key: z.string(),
   value: z.string(),
   locked: z.boolean().default(false),
+  secret: z.boolean().default(false),
 })
+
+/** Whether a text is an absolute http:// or https:// URL (what an alert channel may call). */
+export function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text)
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== ''
+  } catch {
+    return false
+  }
+}
+
+/** The URL of a webhook or of a Slack incoming webhook: http(s) only, never file: or another scheme. */
+const channelUrl = z.string().min(1).refine(isHttpUrl, { message: 'must be an http:// or https:// URL' })
 
 export const alertSettingsSchema = z.object({
   escalationType: z.enum(ESCALATION_TYPES).default('RUN_BASED'),
@@ -48,7 +66,7 @@ export const alertChannelsSchema = z.object({
   webhook: z
     .array(
       z.object({
-        url: z.string().min(1),
+        url: channelUrl,
         name: z.string().min(1),
         method: z.enum(WEBHOOK_METHODS).default('POST'),
         headers: z.array(keyValue).optional(),
@@ -56,7 +74,8 @@ export const alertChannelsSchema = z.object({
       }),
     )
     .optional(),
-  slack: z.array(z.object({ url: z.string().min(1) })).optional(),
+  /** the URL of a Slack incoming webhook is its token: a secret, read back masked (check-secrets.ts) */
+  slack: z.array(z.object({ url: channelUrl })).optional(),
   sms: z.array(z.object({ number: z.string().min(1), name: z.string().min(1) })).optional(),
 })
 

@@ -9,6 +9,7 @@ import { UserError } from '../errors.js'
 import type { KeyRole } from './keys.js'
 import { AlertDeliveryWorker, type AlertDeliveryOptions } from './alerts/worker.js'
 import { publicUrlProblem, serverNames } from './names.js'
+import { parseAllowedTarget, type PrivateTargets } from '../runner/targets.js'
 
 export { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 export { checkSmtpUrl, type AlertDeliveryOptions } from './alerts/worker.js'
@@ -73,6 +74,14 @@ export interface LocalServerOptions {
    * these settings (SMTP URL, retries); false: never. Default: on when the scheduler is.
    */
   alerts?: AlertDeliveryOptions | false
+  /**
+   * The private-target policy of this server's own runner and alert deliveries (docs/security.md):
+   * `deny` refuses loopback, private, link-local and this machine's own addresses. Default:
+   * `deny` when the store holds keys of more than one account at start, else `allow`.
+   */
+  privateTargets?: PrivateTargets
+  /** exceptions to `deny`: an address, a CIDR range or an address:port each (e.g. 10.0.0.5:8080) */
+  allowedTargets?: string[]
 }
 
 export interface LocalServer {
@@ -84,6 +93,8 @@ export interface LocalServer {
   keyGenerated: boolean
   /** account of apiKey (or of the first account) */
   accountId: string
+  /** the private-target policy in force, and the number of accounts holding keys it was decided from */
+  privateTargets: { policy: PrivateTargets; accounts: number; chosen: boolean }
   /** HTTP requests received since start */
   requestCount(): number
   /** faults injected so far, when faults are on */
@@ -140,6 +151,18 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
   const store = await openStore(options.dbPath ?? ':memory:')
   try {
     const keys = await store.keys.setUp(options.apiKeys ?? [])
+    // decided once, at start: one account is the usual self-hosted server watching its own
+    // internal services; several accounts share it, and none may reach into its network
+    const accounts = (await store.keys.accounts()).length
+    const privateTargets = options.privateTargets ?? (accounts > 1 ? 'deny' : 'allow')
+    const allowedTargets = options.allowedTargets ?? []
+    for (const entry of allowedTargets) {
+      try {
+        parseAllowedTarget(entry)
+      } catch (error) {
+        throw new UserError(`--allow-target ${(error as Error).message}`)
+      }
+    }
     const log = options.log === true ? (line: string) => process.stderr.write(`${line}\n`) : options.log || undefined
     const rateLimit = options.rateLimit ?? DEFAULT_RATE_LIMIT
     if (!(rateLimit.max >= 1) || !(rateLimit.timeWindowMs >= 1)) {
@@ -156,7 +179,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     // the sender of alert deliveries: on with the scheduler (monitors server), or when asked for
     const alertsOn = options.alerts !== false && (options.alerts !== undefined || (options.scheduler ?? options.runner === true))
     const alerts = alertsOn
-      ? new AlertDeliveryWorker(store, { retentionMs: retentionDays * 86_400_000, ...(options.alerts || {}) })
+      ? new AlertDeliveryWorker(store, { retentionMs: retentionDays * 86_400_000, privateTargets, allowedTargets, ...(options.alerts || {}) })
       : undefined
     // every FINAL result feeds the check's status, error groups and alert state, then the caller's hook
     const onFinalResult: FinalResultHook = async (tx, check, result, recorded) => {
@@ -189,7 +212,11 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     const address = app.server.address() as AddressInfo
     const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
     const scheduler = (options.scheduler ?? options.runner === true)
-      ? new Scheduler({ ...options.schedulerOptions, store, services, plan: true, run: options.runner === true, retentionMs: retentionDays * 86_400_000 })
+      ? new Scheduler({
+        ...options.schedulerOptions,
+        runOptions: { privateTargets, allowedTargets, ...options.schedulerOptions?.runOptions },
+        store, services, plan: true, run: options.runner === true, retentionMs: retentionDays * 86_400_000,
+      })
       : undefined
     scheduler?.start()
     alerts?.start()
@@ -199,6 +226,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
       apiKey: keys.apiKey,
       keyGenerated: keys.generated,
       accountId: keys.accountId,
+      privateTargets: { policy: privateTargets, accounts, chosen: options.privateTargets !== undefined },
       requestCount: () => requests,
       faultCounts: () => (app.faultCounts ? { ...app.faultCounts } : undefined),
       completedRuns: () => scheduler?.completed ?? 0,

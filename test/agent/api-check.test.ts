@@ -54,4 +54,29 @@ describe('agent and API checks', () => {
       if (agent.child.exitCode === null && agent.child.signalCode === null) agent.child.kill('SIGKILL')
     }
   })
+
+  it('--private-targets deny refuses a check at 127.0.0.1 before any request: an error of the run naming the policy', async () => {
+    const check = await api('POST', '/v1/checks/api', {
+      name: 'internal', activated: false, doubleCheck: false, locations: ['eu-west-3'],
+      request: { method: 'GET', url: `${http.origin}/orders` },
+    })
+    expect(check.status, check.text).toBe(201)
+    const agent = spawnAgent(['--locations', 'eu-west-3', '--health-port', '0', '--poll-interval', '200ms', '--private-targets', 'deny'], { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY })
+    try {
+      await agent.healthPort()
+      const before = http.requests.length
+      const trigger = await api('POST', '/v1/check-sessions/trigger', { target: { checkId: [check.json.id] } })
+      const done = await api('GET', `/v1/check-sessions/${trigger.json.sessions[0].checkSessionId}/completion?maxWaitSeconds=20`)
+      expect(done.status, done.text).toBe(200)
+      expect(done.json).toMatchObject({ status: 'FAILED' })
+      expect(done.json.results[0]).toMatchObject({ hasErrors: true })
+      const result = await api('GET', `/v1/check-results/${check.json.id}/${done.json.results[0].checkResultId}`)
+      expect(result.text).toMatch(/127\.0\.0\.1 is a loopback address .*: refused by the private-target policy/)
+      expect(http.requests.length).toBe(before)
+      agent.child.kill('SIGTERM')
+      expect((await agent.exited).code).toBe(0)
+    } finally {
+      if (agent.child.exitCode === null && agent.child.signalCode === null) agent.child.kill('SIGKILL')
+    }
+  })
 })

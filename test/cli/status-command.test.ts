@@ -21,7 +21,7 @@ beforeAll(async () => {
   dns = await startDnsServer()
   dns.set('www.shop.test', 'A', { records: [{ type: 'A', data: '192.0.2.10' }] })
   dns.set('broken.shop.test', 'A', { rcode: 'SERVFAIL' })
-  server = await startTestServer({ dbPath: join(dir, 'status.db'), runner: true, schedulerOptions: { tickMs: 50 } })
+  server = await startTestServer({ dbPath: join(dir, 'status.db'), runner: true, privateTargets: 'allow', schedulerOptions: { tickMs: 50 } })
   call = caller(server)
 })
 afterAll(async () => {

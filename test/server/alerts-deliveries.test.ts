@@ -39,11 +39,13 @@ describe('webhook deliveries', () => {
       alertChannels: {
         webhook: [{
           name: 'ops', url: `${hooks.url}/hook`, method: 'PUT',
-          headers: [{ key: 'Authorization', value: 'Bearer s3cret-token', locked: true }],
+          headers: [{ key: 'Authorization', value: 'Bearer s3cret-token', locked: true, secret: true }],
           queryParameters: [{ key: 'team', value: 'shop' }, { key: 'env', value: 'prod' }],
         }],
       },
     })
+    // a secret header is sent with the alert, never answered
+    expect((await bench.call('GET', `/v1/checks/${id}`)).text).not.toContain('s3cret-token')
     fail(query)
     const run = await bench.runOnce(id)
     expect(run.status).toBe('FAILED')
@@ -193,6 +195,8 @@ describe('slack, sms and email without an SMTP server', () => {
     })
     fail(query)
     await bench.runOnce(id)
+    // the Slack URL (its path is the token) is used, never answered
+    expect((await bench.call('GET', `/v1/checks/${id}`)).json.alertChannels.slack).toEqual([{ url: `${hooks.url}/********` }])
     const [message] = await hooks.waitFor('/services/T000/B000/XXXX', 1)
     expect(message.method).toBe('POST')
     expect(message.headers['content-type']).toBe('application/json')

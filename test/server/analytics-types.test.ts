@@ -154,7 +154,7 @@ describe('analytics of API checks run by the server', () => {
     http = await startHttpServer()
     http.route('/slow', { status: 200, body: 'ok', delayBeforeHeadersMs: 150 })
     http.route('/broken', { status: 503, body: 'down' })
-    runner = await startTestServer({ runner: true, schedulerOptions: { tickMs: 50 } })
+    runner = await startTestServer({ runner: true, privateTargets: 'allow', schedulerOptions: { tickMs: 50 } })
     run = caller(runner)
   })
   afterAll(async () => {

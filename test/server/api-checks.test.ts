@@ -20,7 +20,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'monitors-api-checks-'))
   http = await startHttpServer()
   http.route('/health', { status: 200, body: { status: 'ok' } })
-  server = await startTestServer({ dbPath: join(dir, 'api.db'), runner: true, schedulerOptions: { tickMs: 50 } })
+  server = await startTestServer({ dbPath: join(dir, 'api.db'), runner: true, privateTargets: 'allow', schedulerOptions: { tickMs: 50 } })
   call = caller(server)
 })
 afterAll(async () => {

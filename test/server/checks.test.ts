@@ -112,7 +112,7 @@ describe('DNS checks', () => {
     })
     const keys = expect400(bad, 'payload')
     expect(keys.sort()).toEqual([
-      'activated', 'alertChannels.webhook.0.method', 'alertSettings.escalationType', 'degradedResponseTime', 'frequency',
+      'activated', 'alertChannels.webhook.0.method', 'alertChannels.webhook.0.url', 'alertSettings.escalationType', 'degradedResponseTime', 'frequency',
       'groupOrder', 'maxResponseTime', 'name', 'request.assertions.0.comparison', 'request.assertions.0.source',
       'request.assertions.0.target', 'request.protocol', 'request.query', 'request.recordType', 'retryStrategy.onlyOn.0',
       'retryStrategy.type', 'triggerIncident.serviceId', 'triggerIncident.severity',

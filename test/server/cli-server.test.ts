@@ -93,6 +93,30 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
     expect(await bad.exited).toBe(1)
   })
 
+  it('says its private-target policy: deny for keys of two accounts, allow for one, and --private-targets sets it', async () => {
+    const two = startCli(['--db', ':memory:', '--api-key', 'key-one-0123456789:one', '--api-key', 'key-two-0123456789:two', '--quiet'])
+    await two.ready
+    await expect.poll(() => two.output()).toMatch(/Private targets refused: .*keys of 2 accounts are stored; --private-targets allow to change it/)
+    two.child.kill('SIGTERM')
+    await two.exited
+    const one = startCli(['--db', ':memory:', '--api-key', 'key-one-0123456789:one', '--quiet'])
+    await one.ready
+    await expect.poll(() => one.output()).toMatch(/Private targets allowed: .*keys of one account; --private-targets deny to refuse them/)
+    one.child.kill('SIGTERM')
+    await one.exited
+    const chosen = startCli(['--db', ':memory:', '--api-key', 'key-one-0123456789:one', '--private-targets', 'deny', '--allow-target', '10.0.0.0/8', '--quiet'])
+    await chosen.ready
+    await expect.poll(() => chosen.output()).toMatch(/Private targets refused: .*\(--private-targets deny\)/)
+    chosen.child.kill('SIGTERM')
+    await chosen.exited
+    const bad = startCli(['--db', ':memory:', '--private-targets', 'maybe'])
+    await expect(bad.ready).rejects.toThrow(/private-targets/)
+    expect(await bad.exited).toBe(1)
+    const badTarget = startCli(['--db', ':memory:', '--allow-target', 'intranet'])
+    await expect(badTarget.ready).rejects.toThrow(/--allow-target "intranet" is not an address, a CIDR range or an address:port/)
+    expect(await badTarget.exited).toBe(1)
+  })
+
   it('refuses bad flags with one clear line and exit code 1', async () => {
     const proxy = startCli(['--db', ':memory:', '--trust-proxy', 'the-balancer'])
     await expect(proxy.ready).rejects.toThrow(/"the-balancer" is not an address, a subnet or one of loopback/)

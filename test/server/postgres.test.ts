@@ -95,7 +95,7 @@ describe.skipIf(!onPostgres)('the PostgreSQL store', () => {
 
     it('is long-polled to completion through another server that runs nothing', async () => {
       const { url } = await databaseFor(undefined)
-      const runner = await start({ dbPath: url, apiKeys: keys, runner: true, schedulerOptions: { tickMs: 50 } })
+      const runner = await start({ dbPath: url, apiKeys: keys, runner: true, privateTargets: 'allow', schedulerOptions: { tickMs: 50 } })
       const front = await start({ dbPath: url, apiKeys: keys })
       const call = caller(front)
       const check = await call('POST', '/v1/checks/dns', {

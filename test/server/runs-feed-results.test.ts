@@ -20,7 +20,7 @@ beforeAll(async () => {
   dns = await startDnsServer()
   dns.set('up.test', 'A', { records: [{ type: 'A', data: '192.0.2.1' }] })
   dns.set('broken.test', 'A', { rcode: 'SERVFAIL' })
-  server = await startTestServer({ dbPath: join(dir, 'feed.db'), runner: true, schedulerOptions: { tickMs: 50 } })
+  server = await startTestServer({ dbPath: join(dir, 'feed.db'), runner: true, privateTargets: 'allow', schedulerOptions: { tickMs: 50 } })
   call = caller(server)
 })
 afterAll(async () => {

@@ -21,7 +21,7 @@ const DUE = Date.parse('2026-03-01T10:00:30Z')
 describe('runs planned before their check changed', () => {
   it('a check deactivated after its run was planned does not run; activated again, it runs at its next due time', async () => {
     const clock = { now: DUE - 100 }
-    const server = await startTestServer({ runner: true, clock: () => clock.now, schedulerOptions: { tickMs: 200 } })
+    const server = await startTestServer({ runner: true, privateTargets: 'allow', clock: () => clock.now, schedulerOptions: { tickMs: 200 } })
     try {
       const call = caller(server)
       const body = {

@@ -20,7 +20,7 @@ beforeAll(async () => {
   dns = await startDnsServer()
   dns.set('up.test', 'A', { records: [{ type: 'A', data: '192.0.2.1' }] })
   dns.set('slow.test', 'A', { records: [{ type: 'A', data: '192.0.2.2' }], delayMs: 2500 })
-  server = await startTestServer({ dbPath: join(dir, 'sessions.db'), runner: true, schedulerOptions: { tickMs: 50 } })
+  server = await startTestServer({ dbPath: join(dir, 'sessions.db'), runner: true, privateTargets: 'allow', schedulerOptions: { tickMs: 50 } })
   call = caller(server)
 })
 afterAll(async () => {
@@ -131,6 +131,7 @@ describe('every FINAL result goes through onFinalResult', () => {
     const seen: Array<{ checkId: string; status: string; attempts: number; stored: number }> = []
     const hooked = await startTestServer({
       runner: true,
+      privateTargets: 'allow',
       schedulerOptions: { tickMs: 50 },
       onFinalResult: async (tx, check, result, recorded) => {
         // the transaction already holds the result being recorded

@@ -22,7 +22,7 @@ beforeAll(async () => {
   dns = await startDnsServer()
   dns.set('up.test', 'A', { records: [{ type: 'A', data: '192.0.2.1' }] })
   dns.set('down.test', 'A', { rcode: 'SERVFAIL' })
-  server = await startTestServer({ runner: true, schedulerOptions: { tickMs: 50 } })
+  server = await startTestServer({ runner: true, privateTargets: 'allow', schedulerOptions: { tickMs: 50 } })
   api = caller(server)
 })
 afterAll(async () => {

@@ -20,6 +20,8 @@ interface AgentArgs {
   accountId?: string
   insecureHttp?: boolean
   timeout?: number
+  privateTargets?: 'allow' | 'deny'
+  allowTarget?: string[]
 }
 
 
@@ -59,7 +61,18 @@ export const agentCommand = {
       .option('api-key', { type: 'string', describe: 'API key (env MONITORING_API_KEY); never printed' })
       .option('account-id', { type: 'string', describe: 'Account id, sent as x-service-account (env MONITORING_ACCOUNT_ID)' })
       .option('insecure-http', { type: 'boolean', default: false, describe: 'Allow a plain http:// API URL to a host other than this machine (the key travels in clear)' })
-      .option('timeout', { type: 'number', default: 30, requiresArg: true, coerce: checkNumber('--timeout', 'a number of seconds above 0 and at most 3600', (n) => n > 0 && n <= 3600), describe: 'Seconds to wait for each API answer' }),
+      .option('timeout', { type: 'number', default: 30, requiresArg: true, coerce: checkNumber('--timeout', 'a number of seconds above 0 and at most 3600', (n) => n > 0 && n <= 3600), describe: 'Seconds to wait for each API answer' })
+      .option('private-targets', {
+        type: 'string',
+        choices: ['allow', 'deny'],
+        default: 'allow',
+        describe: 'Whether checks may reach loopback, private and link-local addresses and this machine (deny refuses them; docs/security.md)',
+      })
+      .option('allow-target', {
+        type: 'string',
+        array: true,
+        describe: 'An exception to --private-targets deny: an address, a CIDR range or address:port, e.g. 10.0.0.5:8080 (repeatable)',
+      }),
   handler: async (args: ArgumentsCamelCase<AgentArgs>): Promise<number> => {
     const env = io().env
     const apiUrl = args.apiUrl ?? env.MONITORING_API_URL
@@ -103,6 +116,8 @@ export const agentCommand = {
         agentId: args.agentId,
         insecureHttp: args.insecureHttp,
         timeoutSeconds: args.timeout,
+        privateTargets: args.privateTargets,
+        allowedTargets: args.allowTarget,
         log: (line) => io().stdout.write(`${line}\n`),
         warn: (line) => io().stderr.write(`${line}\n`),
       })

@@ -6,9 +6,12 @@ import { descriptorOf, displayName, referenceSites, RESOURCE_KINDS } from '../..
 import { chooseOutFile } from '../../import/out-file.js'
 import { fetchRemoteState, type RemoteState } from '../../api/resources.js'
 import { lockKey, writeLock, type LockEntry } from '../../state/lock.js'
-import { appliedHash } from '../../resources/hashes.js'
+import { appliedHash, secretHashOf } from '../../resources/hashes.js'
+import { normalize } from '../../resources/normalize.js'
+import type { ImportedSecret } from '../../import/codegen.js'
 import { err, engineOptions, out, workingLock, type EngineArgs, withApplySession } from '../engine.js'
 import { UserError } from '../../errors.js'
+import { io } from '../io.js'
 
 interface ImportArgs extends EngineArgs {
   resources?: string[]
@@ -124,26 +127,61 @@ export const importCommand = {
       }
 
       const file = (target as { file: string }).file
-      const { generateChecksFile } = await import('../../import/codegen.js')
+      const { generateImport } = await import('../../import/codegen.js')
       const defaults = (project.config.defaults ?? {}) as Record<string, unknown>
-      const text = generateChecksFile(chosen, defaults)
+      const { text, secrets } = generateImport(chosen, defaults)
       mkdirSync(dirname(file), { recursive: true })
       writeFileSync(file, text, { flag: 'wx' })
+      const env = io().env
       for (const c of chosen) {
         const entry: LockEntry = { kind: c.kind, logicalId: c.logicalId, remoteId: c.remoteId, appliedHash: appliedHash(c.kind, c.record), name: c.name }
+        const secretHash = importedSecretHash(c, secrets, env)
+        if (secretHash) entry.secretHash = secretHash
         lock.resources[lockKey(c.kind, c.logicalId)] = entry
       }
       writeLock(session.open.lockPath, lock)
       const shown = relative(process.cwd(), file) || file
       for (const c of chosen) out(`+ ${c.kind} ${c.logicalId} imported (id ${c.remoteId})\n`)
       out(`Wrote ${chosen.length} construct${chosen.length === 1 ? '' : 's'} to ${shown} and recorded them in the lock.\n`)
-      if (chosen.some((c) => descriptorOf(c.kind).secrets.self && c.record.secret === true)) {
-        err('Note: secret values are never returned by the service; the file reads them from the environment, and the next apply sets them.\n')
-      }
+      if (secrets.length > 0) err(secretsNote(secrets, env))
       return 0
     })
   },
 } as unknown as CommandModule<object, ImportArgs>
+
+/**
+ * The lock's fingerprint of an imported resource's secrets, from the environment variables its
+ * code reads them from: those set now are taken as the values the service holds (the service
+ * never returns them), so the next plan with the same variables says "No changes"; undefined
+ * when none of them is set (the next plan then shows "(secret changed)", and apply sends them).
+ */
+function importedSecretHash(c: Candidate, secrets: readonly ImportedSecret[], env: NodeJS.ProcessEnv): string | undefined {
+  const own = secrets.filter((s) => s.kind === c.kind && s.logicalId === c.logicalId && env[s.name])
+  if (own.length === 0) return undefined
+  const payload = structuredClone(normalize(c.kind, c.record))
+  const setAt = (steps: readonly string[], value: string) => {
+    let node: unknown = payload
+    for (const step of steps.slice(0, -1)) node = Array.isArray(node) ? node[Number(step)] : (node as Record<string, unknown>)?.[step]
+    if (node && typeof node === 'object') (node as Record<string, unknown>)[steps[steps.length - 1]] = value
+  }
+  for (const s of secrets.filter((x) => x.kind === c.kind && x.logicalId === c.logicalId)) setAt(s.steps, env[s.name] ?? '')
+  return secretHashOf(c.kind, payload)
+}
+
+/** Which environment variables the imported code reads secrets from, which are set, and what follows. */
+function secretsNote(secrets: readonly ImportedSecret[], env: NodeJS.ProcessEnv): string {
+  const width = Math.max(...secrets.map((s) => s.name.length))
+  const lines = secrets.map((s) => `  ${s.name.padEnd(width)}  ${s.kind} ${s.logicalId} › ${s.field}${env[s.name] ? '  (set: taken as the service\'s value)' : '  (not set)'}`)
+  const unset = secrets.filter((s) => !env[s.name]).length
+  return [
+    `The service never returns secret values: the file reads ${secrets.length === 1 ? 'this one' : `these ${secrets.length}`} from the environment. Set ${secrets.length === 1 ? 'it' : 'each'} to the value the service holds (in this shell and in the pipeline that applies):`,
+    ...lines,
+    unset === 0
+      ? 'Their values were recorded (as salted fingerprints) in the lock: the next plan with the same values says "No changes".'
+      : `${unset === 1 ? 'The one' : `The ${unset}`} not set now will be planned as "(secret changed)" and sent by the next apply; set ${unset === 1 ? 'it' : 'them'} before importing to keep the service's values untouched.`,
+    '',
+  ].join('\n')
+}
 
 function adopt(
   candidates: Candidate[],

@@ -24,6 +24,8 @@ interface ServerArgs {
   'smtp-from'?: string
   'trust-proxy'?: string
   'auth-failure-limit'?: string
+  'private-targets'?: 'allow' | 'deny'
+  'allow-target'?: string[]
 }
 
 /** `KEY`, `KEY:ACCOUNT` or `KEY:ACCOUNT:ROLE` (read, write, agent or admin). */
@@ -126,7 +128,17 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
       })
       .option('retention', { type: 'number', default: 30, requiresArg: true, coerce: checkNumber('--retention', 'a number of days above 0', (n) => n > 0), describe: 'Days check results are kept; older ones are pruned' })
       .option('smtp-url', { type: 'string', describe: 'SMTP server for alert email, e.g. smtp://user:pass@mail.example.com:587; default from MONITORING_SMTP_URL' })
-      .option('smtp-from', { type: 'string', describe: 'From address of alert email; default from MONITORING_SMTP_FROM, else monitors@<host name>' }) as never,
+      .option('smtp-from', { type: 'string', describe: 'From address of alert email; default from MONITORING_SMTP_FROM, else monitors@<host name>' })
+      .option('private-targets', {
+        type: 'string',
+        choices: ['allow', 'deny'],
+        describe: 'Whether checks and alert webhooks may reach loopback, private and link-local addresses and this machine; default: deny when keys of more than one account are stored, else allow (docs/security.md)',
+      })
+      .option('allow-target', {
+        type: 'string',
+        array: true,
+        describe: 'An exception to --private-targets deny: an address, a CIDR range or address:port, e.g. 10.0.0.5:8080 (repeatable)',
+      }) as never,
   handler: async (args) => {
     const fromEnv = (io().env.MONITORING_SERVER_API_KEYS ?? '').split(/[\s,]+/).filter(Boolean)
     const keySpecs = args['api-key'] && args['api-key'].length > 0 ? args['api-key'] : fromEnv
@@ -166,6 +178,8 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         runner: args.runner,
         retentionDays: args.retention,
         alerts: { smtpUrl, smtpFrom },
+        privateTargets: args['private-targets'],
+        allowedTargets: args['allow-target'],
       })
     } catch (error) {
       throw nativeLoadError(error, 'server') ?? error
@@ -176,6 +190,10 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
     out(args.runner
       ? `Running the activated checks (results kept ${args.retention} days); agents may serve locations too`
       : `Not running checks (--no-runner): agents claim the due runs (results kept ${args.retention} days)`)
+    const targets = server.privateTargets
+    out(targets.policy === 'deny'
+      ? `Private targets refused: checks and alert webhooks reach public addresses only (${targets.chosen ? '--private-targets deny' : `keys of ${targets.accounts} accounts are stored; --private-targets allow to change it`})`
+      : `Private targets allowed: checks and alert webhooks may reach this machine and its networks (${targets.chosen ? '--private-targets allow' : 'keys of one account; --private-targets deny to refuse them'})`)
     if (smtpUrl) {
       const smtp = new URL(smtpUrl)
       out(`Alert email through ${smtp.protocol}//${smtp.host}${smtpFrom ? ` from ${smtpFrom}` : ''}`)

@@ -1,6 +1,6 @@
-import { apiCheckSchema, apiSecretValues, blankApiSecrets } from '../../schema/api-check.js'
+import { apiCheckSchema } from '../../schema/api-check.js'
 import type { ResourceDescriptor } from '../types.js'
-import { checkDescriptor, CHECK_KEYED_ARRAYS } from './common.js'
+import { CHECK_SECRET_PATHS, checkDescriptor, CHECK_KEYED_ARRAYS } from './common.js'
 
 /** An API check (`ApiCheck`). */
 export const apiCheck = {
@@ -10,10 +10,6 @@ export const apiCheck = {
   schema: apiCheckSchema,
   ...checkDescriptor('api', 'API'),
   keyedArrays: { ...CHECK_KEYED_ARRAYS, 'request.headers': 'key', 'request.queryParameters': 'key' },
-  secrets: { self: false, arrays: ['environmentVariables', 'request.headers', 'request.queryParameters', 'request.basicAuth.password'] },
+  secrets: { self: false, arrays: [...CHECK_SECRET_PATHS, 'request.headers', 'request.queryParameters', 'request.basicAuth.password'] },
   filledByConstruct: {},
-  // reads answer secrets as "": both sides compare that way, and the lock's fingerprint of the
-  // secret values tells whether one of them changed in code (README, "ApiCheck")
-  normalize: blankApiSecrets,
-  blankedSecrets: apiSecretValues,
 } satisfies ResourceDescriptor

@@ -1,5 +1,12 @@
+import { blankCheckSecrets, checkSecretValues } from '../../schema/check-secrets.js'
+
 /** Pieces several descriptors share. */
 export const enc = encodeURIComponent
+
+/** Secrets every check may hold: secret environment variables, secret webhook headers and query values, Slack URLs. */
+export const CHECK_SECRET_PATHS = [
+  'environmentVariables', 'alertChannels.webhook[].headers', 'alertChannels.webhook[].queryParameters', 'alertChannels.slack[].url',
+] as const
 
 /** Keyed arrays every check has. */
 export const CHECK_KEYED_ARRAYS = {
@@ -46,4 +53,9 @@ export const checkDescriptor = (type: string, checkType: string) =>
     setArrays: ['locations', 'tags'],
     keyedArrays: CHECK_KEYED_ARRAYS,
     unorderedKeyed: CHECK_UNORDERED_KEYED,
+    // reads mask secrets: both sides compare masked, and the lock's fingerprint of the secret
+    // values tells whether one of them changed in code (docs/security.md)
+    normalize: blankCheckSecrets,
+    normalizeNeeded: (check: Record<string, unknown>) => blankCheckSecrets(check) !== check,
+    blankedSecrets: checkSecretValues,
   }) as const

@@ -2,7 +2,8 @@
  * One attempt to deliver one alert to one channel: a webhook or Slack request (undici), or an
  * email (nodemailer over SMTP). Answers what happened; the worker decides what follows.
  */
-import { request } from 'undici'
+import { request, type Dispatcher } from 'undici'
+import { refusalIn } from '../../runner/targets.js'
 import type { Transporter } from 'nodemailer'
 import type { ClaimedAlertDelivery } from '../store/index.js'
 import { emailMessage, slackMessage, SMS_NOT_DELIVERED, type AlertEvent } from './event.js'
@@ -26,6 +27,8 @@ export interface SendContext {
   /** undefined: no SMTP server configured */
   mailer?: { transport: Transporter; from: string }
   userAgent: string
+  /** connections under the server's private-target policy (default: undici's global one) */
+  dispatcher?: Dispatcher
 }
 
 /** Why a delivery is not attempted at all (NOT_DELIVERED), or undefined. */
@@ -94,6 +97,7 @@ async function http(url: URL, method: string, headers: Record<string, string>, b
       signal: context.signal,
       headersTimeout: context.timeoutMs,
       bodyTimeout: context.timeoutMs,
+      ...(context.dispatcher ? { dispatcher: context.dispatcher } : {}),
     })
     const text = (await response.body.text()).slice(0, 300)
     const status = response.statusCode
@@ -101,6 +105,9 @@ async function http(url: URL, method: string, headers: Record<string, string>, b
     const error = `HTTP ${status}${text.trim() ? `: ${text.trim().replace(/\s+/g, ' ').slice(0, 200)}` : ''}`
     return { delivered: false, retryable: retryableStatus(status), statusCode: status, error, retryAfterMs: retryAfter(response.headers['retry-after']) }
   } catch (error) {
+    // refused by the private-target policy: not sent, and it will not be later either
+    const refused = refusalIn(error)
+    if (refused) return { delivered: false, retryable: false, statusCode: null, error: refused.message }
     // a request that cannot be made (a header name or value HTTP does not allow) will not work later either
     const invalid = (error as { code?: string }).code === 'UND_ERR_INVALID_ARG'
     return { delivered: false, retryable: !invalid, statusCode: null, error: invalid ? `the request cannot be sent: ${(error as Error).message}` : errorText(error, context) }

@@ -16,6 +16,8 @@ import type { AlertDeliveryStatus, ClaimedAlertDelivery, Store } from '../store/
 import { UserError } from '../../errors.js'
 import { notDeliverable, send, type SendContext, type SendOutcome } from './send.js'
 import { OutageLog, untilAvailable } from '../outage.js'
+import { Agent, type Dispatcher } from 'undici'
+import { guardedConnector, type PrivateTargets } from '../../runner/targets.js'
 
 export interface AlertDeliveryOptions {
   /** smtp:// or smtps:// URL (user and password in it when the server needs them); no email without it */
@@ -38,6 +40,10 @@ export interface AlertDeliveryOptions {
   retentionMs?: number
   /** internal errors (default stderr) */
   log?: (line: string) => void
+  /** the private-target policy of webhook and Slack deliveries (default allow; the server decides it at start) */
+  privateTargets?: PrivateTargets
+  /** exceptions to `deny`: addresses, CIDR ranges or address:port */
+  allowedTargets?: readonly string[]
 }
 
 const MAX_RETRY_AFTER_MS = 60_000
@@ -60,7 +66,9 @@ export function checkSmtpUrl(value: string): URL {
 
 export class AlertDeliveryWorker {
   readonly owner = `alerts:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
-  private readonly options: Required<Omit<AlertDeliveryOptions, 'smtpUrl' | 'smtpFrom' | 'log'>> & AlertDeliveryOptions
+  private readonly options: Required<Omit<AlertDeliveryOptions, 'smtpUrl' | 'smtpFrom' | 'log' | 'privateTargets' | 'allowedTargets'>> & AlertDeliveryOptions
+  /** connections of webhook and Slack deliveries, under the private-target policy (made at the first, closed on stop) */
+  private dispatcher: Dispatcher | undefined
   private readonly smtp?: { url: URL; from: string }
   /** loaded at the first email: nodemailer costs a server that sends none its load time */
   private mailer?: Promise<{ transport: Transporter; from: string }>
@@ -141,6 +149,9 @@ export class AlertDeliveryWorker {
     }
     clearTimeout(timeout)
     if (this.mailer) (await this.mailer).transport.close()
+    const dispatcher = this.dispatcher
+    this.dispatcher = undefined
+    await dispatcher?.close().catch(() => undefined)
   }
 
   private schedule(delay: number): void {
@@ -204,7 +215,8 @@ export class AlertDeliveryWorker {
     }
     const attempt = delivery.attempts + 1
     const signal = AbortSignal.any([stopping, AbortSignal.timeout(this.options.timeoutMs)])
-    const context: SendContext = { signal, timeoutMs: this.options.timeoutMs, mailer, userAgent: 'monitors-alerts/1' }
+    this.dispatcher ??= new Agent({ connect: guardedConnector(this.options) })
+    const context: SendContext = { signal, timeoutMs: this.options.timeoutMs, mailer, userAgent: 'monitors-alerts/1', dispatcher: this.dispatcher }
     const startedAt = new Date()
     const began = performance.now()
     const outcome: SendOutcome = await send(delivery, attempt, context)

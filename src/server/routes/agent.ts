@@ -5,6 +5,7 @@ import type { Store } from '../store/index.js'
 import { completeRun, type RunServices } from '../scheduler/runs.js'
 import { accountVariables } from '../scheduler/index.js'
 import type { CheckRunResult } from '../../runner/index.js'
+import { blankCheckSecrets } from '../../schema/index.js'
 
 /*
  * The agent's routes (README, "Agents"): an agent claims due runs of its locations with a
@@ -70,8 +71,9 @@ export function agentRoutes(app: FastifyInstance, store: Store, services: RunSer
     const leaseMs = body.leaseSeconds * 1000
     await store.agents.heartbeat(request.accountId, body.agentId, body.locations, now + 2 * leaseMs)
     const runs = await store.runs.claim({ owner: `agent:${body.agentId}`, account: request.accountId, locations: body.locations, max: body.max, leaseMs, now })
-    // an API check's {{KEY}} references are resolved by the agent, from the account's variables
-    const checks = runs.map((run) => JSON.parse(run.checkJson) as { checkType?: string })
+    // an API check's {{KEY}} references are resolved by the agent, from the account's variables;
+    // its request secrets go with it (the run sends them), no other secret does
+    const checks = runs.map((run) => blankCheckSecrets(JSON.parse(run.checkJson) as { checkType?: string }, { keepRequest: true }))
     const variables = checks.some((check) => check.checkType === 'API') ? await accountVariables(store, request.accountId) : undefined
     return {
       runs: runs.map((run, i) => ({

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { apiCheckSchema, blankApiSecrets, autoAssignAlertsQuerySchema, checkListQuerySchema, dnsCheckSchema, heartbeatCheckSchema, icmpCheckSchema, type HeartbeatCheck } from '../../schema/index.js'
+import { apiCheckSchema, blankCheckSecrets, autoAssignAlertsQuerySchema, checkListQuerySchema, dnsCheckSchema, heartbeatCheckSchema, icmpCheckSchema, type HeartbeatCheck } from '../../schema/index.js'
 import { notFound, parseOr400 } from '../errors.js'
 import type { Store } from '../store/index.js'
 import { serviceReferences, writeWithReferences } from './references.js'
@@ -14,12 +14,16 @@ import { createHeartbeatCheck, replaceHeartbeatCheck } from './heartbeats.js'
 
 const SCHEMAS = { DNS: dnsCheckSchema, ICMP: icmpCheckSchema, API: apiCheckSchema, HEARTBEAT: heartbeatCheckSchema } as const
 
-/** Answers of API checks read their secret values as "" (see blankApiSecrets); others as stored. */
+/**
+ * Answers of checks mask their secret values (see blankCheckSecrets: secret environment
+ * variables, secret webhook headers and query parameters, Slack URLs, an API check's request
+ * secrets); everything else is answered as stored.
+ */
 export function withoutSecrets(json: string | Buffer): string | Buffer {
   const text = json.toString()
-  // most pages hold nothing to blank: answered as stored, without a parse
-  if (!text.includes('"checkType":"API"') || !(text.includes('"basicAuth":{') || text.includes('"secret":true'))) return json
-  const blank = (check: unknown) => ((check as { checkType?: unknown } | null)?.checkType === 'API' ? blankApiSecrets(check) : check)
+  // most pages hold nothing to mask: answered as stored, without a parse
+  if (!(text.includes('"secret":true') || text.includes('"basicAuth":{') || text.includes('"slack":['))) return json
+  const blank = (check: unknown) => blankCheckSecrets(check)
   const parsed = JSON.parse(text) as unknown
   return JSON.stringify(Array.isArray(parsed) ? parsed.map(blank) : blank(parsed))
 }

@@ -255,6 +255,8 @@ export interface KeyStore {
   revoke(id: string, accountId?: string): Promise<KeyRecord | undefined>
   /** records that the key was used at `at` (ISO) */
   touch(id: string, at: string): Promise<void>
+  /** the accounts that hold at least one key (sorted): a server of one account or of several */
+  accounts(): Promise<string[]>
 }
 
 /** A dashboard log-in, as stored: the browser holds the session id, the database its hash. */

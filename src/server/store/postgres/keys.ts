@@ -59,6 +59,7 @@ export function keyRepository(sql: Sql): KeyStore {
     touch: async (id, at) => {
       await sql.run(`UPDATE api_keys SET last_used_at = $2 WHERE id = $1`, [id, at])
     },
+    accounts: async () => (await sql.rows<{ account_id: string }>(`SELECT DISTINCT account_id FROM api_keys ORDER BY account_id`)).map((r) => r.account_id),
   }
 }
 

@@ -9,6 +9,7 @@ const COLUMNS = 'id, prefix, account_id, role, name, source, created_at, last_us
 
 export function keyRepository(db: Db, exec: Exec): KeyStore {
   const find = db.prepare(`SELECT key_hash, ${COLUMNS} FROM api_keys WHERE key_hash = ?`)
+  const accounts = db.prepare(`SELECT DISTINCT account_id FROM api_keys ORDER BY account_id`)
   const insert = db.prepare(`INSERT INTO api_keys (key_hash, id, prefix, account_id, role, name, source, created_at) VALUES (@keyHash, @id, @prefix, @accountId, @role, @name, @source, @createdAt)`)
   const setUp = db.transaction((given: Array<{ key: string; accountId?: string; role?: KeyRecord['role'] }>): KeySetup => {
     const time = new Date().toISOString()
@@ -58,6 +59,7 @@ export function keyRepository(db: Db, exec: Exec): KeyStore {
     touch: (id, at) => exec(() => {
       db.prepare(`UPDATE api_keys SET last_used_at = ? WHERE id = ?`).run(at, id)
     }),
+    accounts: () => exec(() => (accounts.all() as Array<{ account_id: string }>).map((r) => r.account_id)),
   }
 }
 
