@@ -92,7 +92,7 @@ interface BrowserHandle {
   close(): Promise<void>
 }
 
-async function launchBrowser(runtimeDir: string, chromiumPath: string, home: string, timeoutMs: number): Promise<BrowserHandle> {
+async function launchBrowser(runtimeDir: string, chromiumPath: string, home: string, runDir: string, timeoutMs: number): Promise<BrowserHandle> {
   const entry = resolveInRuntime(runtimeDir, 'playwright-core')
   if (!entry) throw new Error(`the runtime in ${runtimeDir} has no playwright-core: prepare it again`)
   const mod = (await import(pathToFileURL(entry).href)) as { chromium?: unknown; default?: { chromium?: unknown } }
@@ -108,7 +108,8 @@ async function launchBrowser(runtimeDir: string, chromiumPath: string, home: str
     handleSIGHUP: false,
     timeout: Math.max(1000, timeoutMs),
     // the browser gets none of the server's environment (its keys, its database URL)
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TMPDIR: home, XDG_CONFIG_HOME: home, XDG_CACHE_HOME: home, LANG: 'C.UTF-8' },
+    // (MONITORS_RUN names the run the browser belongs to, for whoever looks at the process list)
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TMPDIR: home, XDG_CONFIG_HOME: home, XDG_CACHE_HOME: home, LANG: 'C.UTF-8', MONITORS_RUN: runDir },
   })
   const pid = server.process().pid
   let proxy: BrowserProxy
@@ -217,8 +218,9 @@ export async function runScript(check: ScriptCheck, options: ScriptRunOptions = 
   const artifacts = options.artifactsDir ? path.resolve(options.artifactsDir) : realpathSync(mkdtempSync(path.join(workDir, 'monitors-artifacts-')))
   mkdirSync(artifacts, { recursive: true })
   const paths = { bundle: path.join(runDir, 'bundle'), runtimeDir, scratch: path.join(runDir, 'scratch'), artifacts: realpathSync(artifacts) }
-  const home = path.join(runDir, 'browser')
-  for (const d of [paths.bundle, paths.scratch, home]) mkdirSync(d, { recursive: true })
+  // the browser's home and temporary folder: short, as Chromium puts unix sockets there (108 bytes at most)
+  const home = realpathSync(mkdtempSync(path.join(tmpdir(), 'monitors-b-')))
+  for (const d of [paths.bundle, paths.scratch]) mkdirSync(d, { recursive: true })
   const entry = path.join(paths.bundle, 'run.cjs')
   writeFileSync(entry, built.code)
 
@@ -233,7 +235,7 @@ export async function runScript(check: ScriptCheck, options: ScriptRunOptions = 
     await (async () => {
     if (check.checkType === 'BROWSER') {
       try {
-        browser = await launchBrowser(runtimeDir, options.chromiumPath ?? process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', home, Math.min(60_000, deadline - Date.now()))
+        browser = await launchBrowser(runtimeDir, options.chromiumPath ?? process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', home, runDir, Math.min(60_000, deadline - Date.now()))
       } catch (error) {
         outcome.runnerError = `the browser could not be started: ${firstLine((error as Error).message)}`
         return
@@ -353,6 +355,7 @@ export async function runScript(check: ScriptCheck, options: ScriptRunOptions = 
     if (browser) await (browser as BrowserHandle).close()
     details.artifacts = keepArtifacts(paths.artifacts, paths.scratch, details, scrub, limitBytes)
     rmSync(runDir, { recursive: true, force: true })
+    rmSync(home, { recursive: true, force: true })
   }
   return finish()
 }

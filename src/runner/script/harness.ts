@@ -397,7 +397,8 @@ function watchPage(page: Any, testIndex: number): ScriptPage {
 }
 
 function instrumentRequest(request: Any): void {
-  for (const method of ['fetch', 'get', 'post', 'put', 'patch', 'delete', 'head']) {
+  // get(), post() and the others call fetch(): each request is seen once, there
+  for (const method of ['fetch']) {
     const original = request[method]
     if (typeof original !== 'function') continue
     request[method] = async function (this: Any, url: Any, options: Any) {

@@ -116,9 +116,14 @@ export async function prepareRuntime(id: string, options: PrepareOptions = {}): 
     }
     writeFileSync(join(work, MARKER), `${JSON.stringify({ id, dependencies: runtime.dependencies, preparedAt: new Date().toISOString() }, null, 2)}\n`)
     const dir = join(cacheDir, id)
-    const old = `${dir}.old.${process.pid}`
-    if (existsSync(dir)) renameSync(dir, old)
-    renameSync(work, dir)
+    const old = `${dir}.old.${process.pid}.${Date.now()}`
+    try {
+      if (existsSync(dir)) renameSync(dir, old)
+      renameSync(work, dir)
+    } catch (error) {
+      // another process prepared it meanwhile: theirs is as good as ours
+      if (!runtimeState(id, cacheDir).prepared) throw error
+    }
     rmSync(old, { recursive: true, force: true })
     return runtimeState(id, cacheDir)
   } finally {

@@ -37,6 +37,8 @@ export function secretForms(value: string): string[] {
     new URLSearchParams({ v: value }).toString().slice(2),
     JSON.stringify(value).slice(1, -1),
     JSON.stringify(JSON.stringify(value).slice(1, -1)).slice(1, -1),
+    // a query string decoded: `+` read as a space
+    value.replace(/\+/g, ' '),
     ...base64Cores(value),
   ])
   return [...forms].filter((f) => f.length > 0)
