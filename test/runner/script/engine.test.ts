@@ -192,14 +192,20 @@ test('spins', async ({ page }) => {
     const result = await runScript(
       check(`import { test, expect } from '@playwright/test'
 test('peeks', async ({ page }) => {
+  await page.goto(process.env.SITE + '/')
+  await page.evaluate((db) => { location.href = 'file://' + db }, process.env.DB).catch(() => undefined)
+  await page.waitForTimeout(500)
+  console.log('after the page navigated itself: ' + page.url() + ' ' + (await page.content()).includes('the server database'))
   await page.goto('file://' + process.env.DB)
   console.log(await page.content())
 })
-`, { environmentVariables: [{ key: 'DB', value: db }] }),
+`, { environmentVariables: [{ key: 'SITE', value: origin }, { key: 'DB', value: db }] }),
       options(),
     )
     expect(result).toMatchObject({ status: 'FAILED', hasErrors: true, failureKind: 'RUNNER_ERROR' })
     expect(result.error).toContain(`the sandbox refused: navigation to file://${db} refused`)
+    // Chromium itself refuses a web page's navigation to a file: URL
+    expect(result.details.logs).toContain(`after the page navigated itself: ${origin}/ false`)
     expect(JSON.stringify(result)).not.toContain('the server database')
   }, 120_000)
 })
