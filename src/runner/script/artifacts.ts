@@ -33,7 +33,7 @@ function listFiles(dir: string, base = dir): string[] {
 }
 
 function kindOf(name: string): ArtifactEntry['kind'] {
-  if (name.startsWith('traces/')) return 'trace'
+  if (name.startsWith('traces/') || name.endsWith('.zip')) return 'trace'
   if (IMAGE.test(name)) return 'screenshot'
   if (name === 'console.json') return 'console'
   if (name === 'network.json') return 'network'

@@ -298,8 +298,13 @@ export async function runScript(check: ScriptCheck, options: ScriptRunOptions = 
         if (disk > diskLimit) kill({ kind: 'disk', bytes: disk })
       }
     }, 500)
+    // 'close': the process has ended and its output has been read to the end
     const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-      child.on('exit', (code, signal) => resolve({ code, signal }))
+      child.on('close', (code, signal) => resolve({ code, signal }))
+      child.on('error', (error) => {
+        fatal ??= `the script's process could not be started: ${error.message}`
+        resolve({ code: null, signal: null })
+      })
     })
     clearTimeout(hardTimer)
     clearInterval(watchdog)

@@ -10,4 +10,5 @@ export { defaultRuntimeCache, prepareRuntime, resolveInRuntime, RuntimePrepareEr
 export { createScrubber, secretForms, SCRUBBED, type Scrubber } from './scrub.js'
 export { buildRunBundle, type BuildResult } from './build.js'
 export { refusal } from './proxy.js'
+export { runPlaywrightSuite, type PlaywrightSuite } from './suite.js'
 export * from './types.js'

@@ -6,6 +6,8 @@ export type { ErrorCounts, ScriptConsoleEntry, ScriptNetworkEntry, ScriptPage, S
 export type { ScriptFiles } from './build.js'
 
 export type ScriptCheckType = 'BROWSER' | 'MULTI_STEP'
+/** The check types whose runs this folder makes (Playwright check suites: suite.ts). */
+export type ScriptResultType = ScriptCheckType | 'PLAYWRIGHT'
 
 /** One environment variable of the check (the API's `environmentVariables` items) or of the account. */
 export interface ScriptVariable {
@@ -83,7 +85,7 @@ export interface ArtifactManifest {
 }
 
 export interface ScriptDetails {
-  kind: ScriptCheckType
+  kind: ScriptResultType
   runtimeId: string
   playwrightVersion: string | null
   nodeVersion: string
@@ -108,7 +110,7 @@ export interface ScriptDetails {
 export interface ScriptRunResult {
   checkId: string | null
   name: string
-  checkType: ScriptCheckType
+  checkType: ScriptResultType
   runLocation: string
   resultType: ResultType
   attempt: number
