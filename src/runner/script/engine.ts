@@ -79,7 +79,7 @@ function firstLine(text: string): string {
 /** A failed test's reason in one line: the error's first line, with an assertion's expected and received values. */
 function reasonOf(message: string): string {
   const lines = message.split('\n').map((l) => l.trim())
-  const extra = lines.filter((l) => /^(Expected|Received)( string| value)?:/.test(l)).slice(0, 2)
+  const extra = lines.filter((l) => /^(Expected|Received)\b[^:]{0,24}:/.test(l)).slice(0, 2)
   return [firstLine(message), ...extra].join(' ').replace(/\s+/g, ' ')
 }
 

@@ -57,6 +57,8 @@ export interface Scrubber {
 }
 
 const AUTH_HEADERS = /^(authorization|proxy-authorization)$/i
+// `Authorization: value` inside a JSON string: the value runs to the string's end or an escaped newline
+const AUTH_IN_TEXT = /((?:proxy-)?authorization:[ \t]*)(?:[^"\\\n]|\\[^n])+/gi
 
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
@@ -109,11 +111,14 @@ function scrubTraceLines(content: string, text: (t: string) => string): string {
     .split('\n')
     .map((line) => {
       if (!line) return line
+      let out: string
       try {
-        return text(JSON.stringify(dropAuthorization(JSON.parse(line))))
+        out = JSON.stringify(dropAuthorization(JSON.parse(line)))
       } catch {
-        return text(line)
+        out = line
       }
+      // the headers as Playwright's call log prints them ("  Authorization: Bearer …")
+      return text(out.replace(AUTH_IN_TEXT, `$1${SCRUBBED}`))
     })
     .join('\n')
 }

@@ -238,6 +238,28 @@ test('items api', async ({ request }) => {
     expect(result.details.memory.peakBrowserRssBytes).toBe(0)
   }, 60_000)
 
+  it('keep the trace of a failed test, its Authorization headers dropped though the run has no secret', async () => {
+    const result = await runScript(
+      check(
+        `import { test, expect } from '@playwright/test'
+test('items api', async ({ request }) => {
+  const response = await request.get(process.env.SITE + '/api/items', { headers: { Authorization: 'Bearer ' + process.env.PLAIN } })
+  expect((await response.json()).items).toHaveLength(3)
+})
+`,
+        { checkType: 'MULTI_STEP', environmentVariables: [{ key: 'SITE', value: origin }, { key: 'PLAIN', value: 'plain-token-0815' }] },
+      ),
+      options(),
+    )
+    expect(result).toMatchObject({ status: 'FAILED', hasFailures: true, hasErrors: false })
+    expect(result.error).toBe('items api: expect(received).toHaveLength(expected) Expected length: 3 Received length: 2')
+    const trace = result.details.artifacts.files.find((f) => f.kind === 'trace')
+    expect(trace?.name).toBe('traces/1-items-api-api.zip')
+    const texts = Object.values(unzipSync(readFileSync(join(result.details.artifacts.dir as string, trace!.name)))).map((c) => strFromU8(c)).join('\n')
+    expect(texts).toContain(`${origin}/api/items`)
+    expect(texts).not.toContain('plain-token-0815')
+  }, 60_000)
+
   it('see the check\'s variables only, the service variable, and CI=true for a test session', async () => {
     const script = `import { test, expect } from '@playwright/test'
 test('env', async () => {

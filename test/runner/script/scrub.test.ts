@@ -39,6 +39,21 @@ describe('scrubbing secrets', () => {
     expect(strFromU8(out['resources/hunter2.html'])).toBe(`<p>${SCRUBBED}</p>`)
     expect(out['resources/shot.png']).toEqual(png)
   })
+
+  it('drops Authorization headers from a trace even when the run has no secret, in header lists and in call logs', () => {
+    const zip = zipSync({
+      'trace.trace': strToU8(
+        [
+          JSON.stringify({ type: 'before', params: { headers: [{ name: 'Authorization', value: 'Bearer zzz-1' }] } }),
+          JSON.stringify({ type: 'log', message: '  Authorization: Bearer zzz-2' }),
+          JSON.stringify({ type: 'log', message: 'proxy-authorization: Basic zzz-3\nAccept: */*' }),
+        ].join('\n'),
+      ),
+    })
+    const out = strFromU8(unzipSync(createScrubber([]).zip(zip))['trace.trace'])
+    expect(out).not.toMatch(/zzz/)
+    expect(out).toContain(`"message":"proxy-authorization: ${SCRUBBED}\\nAccept: */*"`)
+  })
 })
 
 describe('the browser proxy', () => {
