@@ -93,9 +93,57 @@ export async function prepareRuntime(id: string, options: PrepareOptions = {}): 
   const cacheDir = options.cacheDir ?? defaultRuntimeCache()
   const runtime = findRuntime(id)
   if (!runtime) throw new RuntimePrepareError(`runtime ${id} does not exist (runtimes: ${RUNTIMES.map((r) => r.name).join(', ')})`)
-  const state = runtimeState(id, cacheDir)
-  if (state.prepared && !options.force) return state
+  if (runtimeState(id, cacheDir).prepared && !options.force) return runtimeState(id, cacheDir)
   mkdirSync(cacheDir, { recursive: true })
+  // one preparation at a time per runtime and cache, across processes: a second one waits, then
+  // finds the runtime prepared (and never replaces a folder runs are reading from)
+  return withLock(join(cacheDir, `.${id}.lock`), options.timeoutMs ?? 600_000, async () => {
+    const state = runtimeState(id, cacheDir)
+    if (state.prepared && !options.force) return state
+    return install(id, runtime, cacheDir, options)
+  })
+}
+
+async function withLock<T>(lock: string, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
+  const start = Date.now()
+  for (;;) {
+    try {
+      mkdirSync(lock)
+      writeFileSync(join(lock, 'pid'), String(process.pid))
+      break
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      let holder = 0
+      try {
+        holder = Number(readFileSync(join(lock, 'pid'), 'utf8'))
+      } catch {
+        holder = 0
+      }
+      if (holder > 0 && !alive(holder)) {
+        rmSync(lock, { recursive: true, force: true })
+        continue
+      }
+      if (Date.now() - start > timeoutMs) throw new RuntimePrepareError(`another process has been preparing this runtime for over ${Math.round(timeoutMs / 1000)} s (${lock})`)
+      await new Promise((r) => setTimeout(r, 250))
+    }
+  }
+  try {
+    return await fn()
+  } finally {
+    rmSync(lock, { recursive: true, force: true })
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+async function install(id: string, runtime: Runtime, cacheDir: string, options: PrepareOptions): Promise<RuntimeState> {
   const work = join(cacheDir, `.${id}.${process.pid}.${Date.now()}`)
   mkdirSync(work, { recursive: true })
   try {

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -58,6 +58,23 @@ describe('runtimes', () => {
     }
     expect(TEST_RUNTIME_CACHE).toBe(cache)
   }, 180_000)
+
+  it('are prepared once when two processes ask at the same time: the second waits and finds it prepared', async () => {
+    const cache = mkdtempSync(join(tmpdir(), 'monitors-runtimes-'))
+    try {
+      // an npm that notes each install it runs
+      const npm = join(cache, 'npm.sh')
+      writeFileSync(npm, `#!/bin/sh\n[ "$1" = ci ] && echo ci >> ${join(cache, 'installs')}\nexec npm "$@"\n`)
+      chmodSync(npm, 0o755)
+      const prepare = () => prepareRuntime('2025.04', { cacheDir: cache, offline: true, fromLock: join(repo, 'package-lock.json'), npm })
+      const [a, b] = await Promise.all([prepare(), prepare()])
+      expect([a.prepared, b.prepared]).toEqual([true, true])
+      expect(readFileSync(join(cache, 'installs'), 'utf8')).toBe('ci\n')
+      expect(readdirSync(cache).sort()).toEqual(['2025.04', 'installs', 'npm.sh'])
+    } finally {
+      rmSync(cache, { recursive: true, force: true })
+    }
+  }, 300_000)
 
   it('take from a lock exactly the packages a runtime needs, none of them marked dev', () => {
     const sub = subLock(join(repo, 'package-lock.json'), RUNTIMES[0], 'rt', 'http://registry.invalid/') as { packages: Record<string, Record<string, unknown>> }
