@@ -106,7 +106,7 @@ const common = {
   platform: 'node',
   target: 'node20',
   packages: 'bundle',
-  external: ['jiti', 'sucrase', 'fastify', 'better-sqlite3', 'pg', 'badge-maker', 'undici'],
+  external: ['jiti', 'sucrase', 'fastify', 'better-sqlite3', 'pg', 'badge-maker', 'undici', 'esbuild'],
   logLevel: 'warning',
   plugins: [englishOnly, lazyStringWidth, lazyAssert],
   metafile,

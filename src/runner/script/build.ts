@@ -1,0 +1,154 @@
+/**
+ * Builds what the sandboxed child runs: the check's stored files (`script` at `scriptPath`, and
+ * its `dependencies`, as the API keeps them) bundled with the harness into one CommonJS file.
+ * Imports of the check's own files resolve among the stored files only (never the disk);
+ * `@playwright/test` resolves to the harness; Node's built-ins and the runtime's packages stay
+ * outside the bundle, as absolute paths into the prepared runtime; anything else is refused,
+ * naming the file and the import.
+ */
+import { build, type Plugin } from 'esbuild'
+import { existsSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { classifyImport, importProblem, type Runtime } from '../../schema/runtimes.js'
+import { resolveInRuntime } from './runtimes.js'
+
+export interface ScriptFiles {
+  /** The entry's source. */
+  script: string
+  /** The entry's path in the project (`checks/login.spec.ts`); default `script.spec.ts`. */
+  scriptPath?: string | null
+  /** The other files the entry imports, as the API stores them. */
+  dependencies?: ReadonlyArray<{ path: string; content: string }> | null
+}
+
+const EXTENSIONS = ['', '.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs', '.json']
+const LOADERS: Record<string, 'ts' | 'tsx' | 'js' | 'jsx' | 'json'> = {
+  '.ts': 'ts', '.mts': 'ts', '.cts': 'ts', '.tsx': 'tsx', '.js': 'js', '.mjs': 'js', '.cjs': 'js', '.jsx': 'jsx', '.json': 'json',
+}
+
+/** The harness's source: next to this module (src/ or dist/src/), else in the package's dist (the CLI bundle). */
+export function harnessFile(): string {
+  const here = path.dirname(fileURLToPath(import.meta.url))
+  for (const candidate of [path.join(here, 'harness.js'), path.join(here, 'harness.ts')]) if (existsSync(candidate)) return candidate
+  for (let dir = here; ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, 'dist', 'src', 'runner', 'script', 'harness.js')
+    if (existsSync(candidate)) return candidate
+    if (path.dirname(dir) === dir) break
+  }
+  throw new Error(`the script harness is missing (looked next to ${here} and in dist/src/runner/script/)`)
+}
+
+function normalize(p: string): string {
+  return path.posix.normalize(`/${p.replace(/\\/g, '/')}`)
+}
+
+export type BuildResult = { ok: true; code: string } | { ok: false; problem: string }
+
+/** Bundles `files` with the harness for `runtime`, prepared in `runtimeDir`. */
+export async function buildRunBundle(files: ScriptFiles, runtime: Runtime, runtimeDir: string): Promise<BuildResult> {
+  const entryPath = normalize(files.scriptPath || 'script.spec.ts')
+  const sources = new Map<string, string>([[entryPath, files.script]])
+  for (const d of files.dependencies ?? []) sources.set(normalize(d.path), d.content)
+  const harness = harnessFile()
+  const problems: string[] = []
+  const external = (specifier: string, importer: string): { path: string; external: true } | { errors: Array<{ text: string }> } => {
+    const problem = importProblem(runtime, specifier)
+    if (problem) {
+      problems.push(`${importer.slice(1)}: ${problem}`)
+      return { errors: [{ text: problem }] }
+    }
+    const resolved = resolveInRuntime(runtimeDir, specifier)
+    if (!resolved) {
+      const text = `imports "${specifier}", which runtime ${runtime.name} declares but its prepared folder ${runtimeDir} does not hold: prepare it again`
+      problems.push(`${importer.slice(1)}: ${text}`)
+      return { errors: [{ text }] }
+    }
+    return { path: resolved, external: true }
+  }
+  const runtimeModule = (specifier: string): string => {
+    const resolved = resolveInRuntime(runtimeDir, specifier)
+    if (!resolved) throw new Error(`runtime ${runtime.name} in ${runtimeDir} has no ${specifier}: prepare it again`)
+    return resolved
+  }
+  let testModule: string
+  let coreModule: string
+  try {
+    testModule = runtimeModule('@playwright/test')
+    coreModule = runtimeModule('playwright-core')
+  } catch (error) {
+    return { ok: false, problem: (error as Error).message }
+  }
+  const plugin: Plugin = {
+    name: 'monitors-script',
+    setup(b) {
+      b.onResolve({ filter: /^monitors:entry$/ }, () => ({ path: 'entry', namespace: 'monitors-entry' }))
+      b.onLoad({ filter: /.*/, namespace: 'monitors-entry' }, () => ({
+        loader: 'js',
+        resolveDir: path.dirname(harness),
+        contents: [
+          `const harness = require(${JSON.stringify(harness)});`,
+          'harness.main({',
+          `  loadTest: () => require(${JSON.stringify(testModule)}),`,
+          `  loadCore: () => require(${JSON.stringify(coreModule)}),`,
+          `  loadScript: () => require(${JSON.stringify(`script:${entryPath}`)}),`,
+          '});',
+        ].join('\n'),
+      }))
+      // the runtime's packages, named by their absolute path in the entry: never bundled
+      b.onResolve({ filter: /.*/, namespace: 'monitors-entry' }, (args) => (args.path === testModule || args.path === coreModule ? { path: args.path, external: true } : undefined))
+      b.onResolve({ filter: /^script:/ }, (args) => ({ path: args.path.slice(7), namespace: 'script' }))
+      b.onResolve({ filter: /^@playwright\/test$/, namespace: 'script' }, () => ({ path: 'api', namespace: 'monitors-api' }))
+      b.onLoad({ filter: /.*/, namespace: 'monitors-api' }, () => ({
+        loader: 'js',
+        resolveDir: path.dirname(harness),
+        contents: `module.exports = require(${JSON.stringify(harness)}).api;`,
+      }))
+      b.onResolve({ filter: /.*/, namespace: 'script' }, (args) => {
+        const kind = classifyImport(args.path)
+        if ('builtin' in kind) return { path: args.path, external: true }
+        if ('package' in kind) return external(args.path, args.importer)
+        const base = args.path.startsWith('/') ? normalize(args.path) : path.posix.join(path.posix.dirname(args.importer), args.path)
+        const candidates = [...EXTENSIONS.map((e) => base + e), ...EXTENSIONS.slice(1).map((e) => `${base}/index${e}`)]
+        // TypeScript's own convention: `./util.js` names `util.ts`
+        if (/\.[cm]?js$/.test(base)) candidates.push(base.replace(/\.([cm]?)js$/, '.$1ts'), base.replace(/\.js$/, '.tsx'))
+        const found = candidates.find((c) => sources.has(c))
+        if (found) return { path: found, namespace: 'script' }
+        const text = `imports "${args.path}", which is not among the check's files (${[...sources.keys()].map((s) => s.slice(1)).join(', ')})`
+        problems.push(`${args.importer.slice(1)}: ${text}`)
+        return { errors: [{ text }] }
+      })
+      b.onLoad({ filter: /.*/, namespace: 'script' }, (args) => ({
+        contents: sources.get(args.path) ?? '',
+        loader: LOADERS[path.posix.extname(args.path)] ?? 'ts',
+        resolveDir: path.posix.dirname(args.path),
+      }))
+    },
+  }
+  try {
+    const result = await build({
+      entryPoints: ['monitors:entry'],
+      bundle: true,
+      write: false,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      sourcemap: 'inline',
+      sourcesContent: false,
+      logLevel: 'silent',
+      plugins: [plugin],
+      // the harness's own imports are Node built-ins; nothing else may come from the disk
+      absWorkingDir: path.dirname(harness),
+    })
+    return { ok: true, code: result.outputFiles[0].text }
+  } catch (error) {
+    if (problems.length > 0) return { ok: false, problem: problems.join('; ') }
+    const e = error as { errors?: Array<{ text: string; location?: { file: string; line: number; column: number } | null }> }
+    const first = e.errors?.[0]
+    if (first) {
+      const where = first.location ? `${first.location.file.replace(/^script:\/?/, '')}:${first.location.line}:${first.location.column + 1}: ` : ''
+      return { ok: false, problem: `${where}${first.text}` }
+    }
+    return { ok: false, problem: (error as Error).message }
+  }
+}

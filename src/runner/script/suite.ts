@@ -1,0 +1,246 @@
+/**
+ * Playwright check suites: a whole Playwright project (its config, test files, selected
+ * projects and tags) run by the real `playwright test` of the check's runtime. The test runner
+ * starts worker processes, so Node's permission model cannot hold it; what contains such a run
+ * is written in docs/scripts.md ("Playwright check suites"): its own process group killed at the
+ * wall clock, the memory watchdog over its whole process tree, an environment of the check's
+ * variables only, a copy of the project in a run folder; not file access.
+ */
+import { spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { DEFAULT_RUNTIME_ID, findRuntime } from '../../schema/runtimes.js'
+import { judge } from '../outcome.js'
+import type { AttemptOutcome } from '../types.js'
+import { finishArtifacts, formatBytes } from './artifacts.js'
+import { ARTIFACT_LIMIT_BYTES, CHROMIUM_ARGS, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_SCRIPT_TIMEOUT_MS, SECRET_PREFIX, SERVICE_VARIABLE } from './engine.js'
+import type { ScriptStep, ScriptTest } from './protocol.js'
+import { defaultRuntimeCache, resolveInRuntime, runtimeState } from './runtimes.js'
+import { killTree, processTable, treeMemory } from './sandbox.js'
+import { createScrubber } from './scrub.js'
+import type { ScriptDetails, ScriptRunOptions, ScriptRunResult, ScriptVariable } from './types.js'
+
+export interface PlaywrightSuite {
+  id?: string | null
+  name: string
+  runtimeId?: string | null
+  /** The project's files, paths relative to its root (config, tests, helpers, fixtures). */
+  files: ReadonlyArray<{ path: string; content: string }>
+  /** The config among `files` (default `playwright.config.ts`, `.js` or `.mjs` when there is one). */
+  config?: string | null
+  /** Playwright projects to run (`--project`); default all. */
+  projects?: readonly string[]
+  /** Tags to run (`--grep`, e.g. `@smoke`); default all. */
+  tags?: readonly string[]
+  environmentVariables?: ReadonlyArray<ScriptVariable> | null
+  shouldFail?: boolean
+}
+
+interface JsonResult {
+  status?: string
+  duration?: number
+  errors?: Array<{ message?: string }>
+  steps?: JsonStep[]
+}
+interface JsonStep {
+  title: string
+  duration?: number
+  error?: { message?: string }
+  steps?: JsonStep[]
+}
+interface JsonSuite {
+  title: string
+  specs?: Array<{ title: string; tests?: Array<{ projectName?: string; status?: string; results?: JsonResult[] }> }>
+  suites?: JsonSuite[]
+}
+
+function steps(list: JsonStep[] | undefined): ScriptStep[] {
+  return (list ?? []).map((s) => ({
+    title: s.title,
+    status: s.error ? 'failed' : 'passed',
+    duration: Math.round(s.duration ?? 0),
+    error: s.error ? { message: s.error.message ?? 'failed' } : null,
+    steps: steps(s.steps),
+  }))
+}
+
+function testsOf(suite: JsonSuite, parents: string[]): ScriptTest[] {
+  const here = suite.title ? [...parents, suite.title] : parents
+  const out: ScriptTest[] = []
+  for (const spec of suite.specs ?? []) {
+    for (const t of spec.tests ?? []) {
+      const last = t.results?.[t.results.length - 1]
+      const raw = last?.status ?? (t.status === 'skipped' ? 'skipped' : 'failed')
+      const status: ScriptTest['status'] = raw === 'passed' ? 'passed' : raw === 'skipped' ? 'skipped' : raw === 'timedOut' ? 'timedOut' : 'failed'
+      const message = last?.errors?.[0]?.message
+      out.push({
+        title: spec.title,
+        titlePath: [...(t.projectName ? [t.projectName] : []), ...here, spec.title],
+        status: t.status === 'expected' || t.status === 'flaky' ? (status === 'skipped' ? 'skipped' : 'passed') : status,
+        duration: Math.round(last?.duration ?? 0),
+        error: message && t.status !== 'expected' ? { message: message.replace(/\u001b\[[0-9;]*m/g, ''), kind: raw === 'timedOut' ? 'timeout' : /expect\(/.test(message) ? 'assertion' : 'error' } : null,
+        steps: steps(last?.steps),
+      })
+    }
+  }
+  for (const child of suite.suites ?? []) out.push(...testsOf(child, here))
+  return out
+}
+
+function wrapperConfig(userConfig: string | null, chromiumPath: string, reportFile: string, outputDir: string, tracing: string): string {
+  const trace = tracing === 'on' ? 'on' : tracing === 'off' ? 'off' : 'retain-on-failure'
+  return [
+    userConfig ? `import base from ${JSON.stringify(`./${userConfig.replace(/\.[cm]?[jt]s$/, '')}`)}` : 'const base = {}',
+    `const launch = (use = {}) => ({ ...use, trace: ${JSON.stringify(trace)}, screenshot: 'only-on-failure', video: 'off', launchOptions: { ...(use.launchOptions ?? {}), executablePath: ${JSON.stringify(chromiumPath)}, args: [...(use.launchOptions?.args ?? []), ...${JSON.stringify(CHROMIUM_ARGS)}] } })`,
+    'const config = base.default ?? base',
+    'export default {',
+    '  ...config,',
+    '  use: launch(config.use),',
+    '  projects: config.projects ? config.projects.map((p) => ({ ...p, use: launch(p.use) })) : undefined,',
+    `  reporter: [['json', { outputFile: ${JSON.stringify(reportFile)} }]],`,
+    `  outputDir: ${JSON.stringify(outputDir)},`,
+    '  retries: 0,',
+    '  workers: config.workers ?? 1,',
+    '}',
+    '',
+  ].join('\n')
+}
+
+/** Runs a Playwright check suite once; see the module's comment. Never throws for a run that went wrong. */
+export async function runPlaywrightSuite(suite: PlaywrightSuite, options: ScriptRunOptions = {}): Promise<ScriptRunResult> {
+  const now = options.now ?? Date.now
+  const startedAt = now()
+  const started = performance.now()
+  const timeoutMs = options.timeoutMs ?? DEFAULT_SCRIPT_TIMEOUT_MS
+  const runtimeId = suite.runtimeId ?? DEFAULT_RUNTIME_ID
+  const secrets = [...(options.secrets ?? [])]
+  const env: Record<string, string> = {}
+  for (const v of [...(options.variables ?? []), ...(suite.environmentVariables ?? [])]) {
+    if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(v.key)) env[v.key] = v.value
+    if ((v.secret || v.key.startsWith(SECRET_PREFIX)) && v.value) secrets.push(v.value)
+  }
+  const scrub = createScrubber(secrets)
+  const limitBytes = options.artifactLimitBytes ?? ARTIFACT_LIMIT_BYTES
+  const details: ScriptDetails = {
+    kind: 'PLAYWRIGHT', runtimeId, playwrightVersion: null, nodeVersion: process.version, tests: [], pages: [], webVitals: null,
+    errors: { consoleErrors: 0, networkErrors: 0, userScriptErrors: 0, documentErrors: 0 }, console: [], network: [], logs: '', violations: [],
+    memory: { peakScriptRssBytes: 0, peakBrowserRssBytes: 0 }, artifacts: { dir: null, files: [], totalBytes: 0, limitBytes, dropped: [] },
+  }
+  const outcome: AttemptOutcome = { responseTime: null, assertions: [], failures: [], degraded: [], timedOut: false, networkError: false, runnerError: null, aborted: false, details: null as never }
+  const finish = (): ScriptRunResult => {
+    const verdict = judge(outcome, suite.shouldFail ?? false)
+    return scrub.deep({
+      checkId: suite.id ?? null, name: suite.name, checkType: 'PLAYWRIGHT', runLocation: options.location ?? 'local', resultType: 'FINAL', attempt: 1,
+      startedAt: new Date(startedAt).toISOString(), stoppedAt: new Date(Math.max(now(), startedAt)).toISOString(), responseTime: Math.round(performance.now() - started),
+      hasFailures: verdict.hasFailures, hasErrors: verdict.hasErrors, isDegraded: verdict.isDegraded, timedOut: verdict.timedOut, aborted: verdict.aborted,
+      status: verdict.status, failureKind: verdict.failureKind, error: verdict.error, assertions: [], details,
+    })
+  }
+  const runtime = findRuntime(runtimeId)
+  const state = runtimeState(runtimeId, options.runtimeCache ?? defaultRuntimeCache())
+  if (!runtime || !state.prepared) {
+    outcome.runnerError = state.missing
+    return finish()
+  }
+  const cli = resolveInRuntime(state.dir, '@playwright/test/cli')
+  if (!cli) {
+    outcome.runnerError = `runtime ${runtimeId} has no @playwright/test: prepare it again`
+    return finish()
+  }
+  const workDir = options.workDir ?? tmpdir()
+  mkdirSync(workDir, { recursive: true })
+  const runDir = realpathSync(mkdtempSync(path.join(workDir, 'monitors-suite-')))
+  const artifacts = options.artifactsDir ? path.resolve(options.artifactsDir) : realpathSync(mkdtempSync(path.join(workDir, 'monitors-artifacts-')))
+  mkdirSync(artifacts, { recursive: true })
+  const project = path.join(runDir, 'project')
+  const home = path.join(runDir, 'home')
+  mkdirSync(home, { recursive: true })
+  try {
+    for (const f of suite.files) {
+      const target = path.resolve(project, f.path)
+      if (path.relative(project, target).startsWith('..')) {
+        outcome.runnerError = `the suite's file ${f.path} is outside its project`
+        return finish()
+      }
+      mkdirSync(path.dirname(target), { recursive: true })
+      writeFileSync(target, f.content)
+    }
+    // the project's imports of @playwright/test and the runtime's other packages
+    symlinkSync(path.join(state.dir, 'node_modules'), path.join(project, 'node_modules'), 'dir')
+    const names = new Set(suite.files.map((f) => f.path))
+    const userConfig = suite.config ?? ['playwright.config.ts', 'playwright.config.js', 'playwright.config.mjs'].find((c) => names.has(c)) ?? null
+    const reportFile = path.join(runDir, 'report.json')
+    const wrapper = path.join(project, 'monitors.playwright.config.ts')
+    writeFileSync(wrapper, wrapperConfig(userConfig, options.chromiumPath ?? process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', reportFile, path.join(artifacts, 'test-results'), options.tracing ?? 'retain-on-failure'))
+    const args = [cli, 'test', '--config', wrapper, ...(suite.projects ?? []).flatMap((p) => ['--project', p])]
+    if (suite.tags && suite.tags.length > 0) args.push('--grep', suite.tags.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'))
+    const childEnv: Record<string, string> = { ...env, [SERVICE_VARIABLE]: 'true', PATH: '/usr/bin:/bin', HOME: home, FORCE_COLOR: '0', PW_TEST_HTML_REPORT_OPEN: 'never' }
+    if (options.testSession) childEnv.CI = 'true'
+    else delete childEnv.CI
+    const child = spawn(process.execPath, args, { cwd: project, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+    let logs = ''
+    const keep = (c: Buffer) => (logs = (logs + c.toString('utf8')).slice(-64 * 1024))
+    child.stdout.on('data', keep)
+    child.stderr.on('data', keep)
+    let stop: 'timeout' | 'memory' | 'aborted' | null = null
+    let memory = 0
+    const kill = (why: typeof stop) => {
+      stop ??= why
+      killTree(child.pid)
+    }
+    const memoryLimit = (options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB) * 1024 * 1024
+    const timer = setTimeout(() => kill('timeout'), timeoutMs)
+    const watchdog = setInterval(() => {
+      const used = treeMemory(child.pid, processTable())
+      details.memory.peakScriptRssBytes = Math.max(details.memory.peakScriptRssBytes, used)
+      if (used > memoryLimit) {
+        memory = used
+        kill('memory')
+      }
+    }, 500)
+    const onAbort = () => kill('aborted')
+    options.signal?.addEventListener('abort', onAbort)
+    const exit = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
+    clearTimeout(timer)
+    clearInterval(watchdog)
+    options.signal?.removeEventListener('abort', onAbort)
+    killTree(child.pid)
+    details.logs = logs
+    let report: { suites?: JsonSuite[]; errors?: Array<{ message?: string }>; config?: { version?: string } } | null = null
+    try {
+      report = JSON.parse(readFileSync(reportFile, 'utf8'))
+    } catch {
+      report = null
+    }
+    details.playwrightVersion = report?.config?.version ?? runtime.dependencies['@playwright/test'] ?? null
+    details.tests = (report?.suites ?? []).flatMap((s) => testsOf(s, []))
+    for (const t of details.tests.filter((x) => x.status === 'failed' || x.status === 'timedOut')) {
+      outcome.failures.push(`${t.titlePath.join(' › ')}: ${(t.error?.message ?? t.status).split('\n')[0]}`)
+    }
+    for (const e of report?.errors ?? []) outcome.failures.push((e.message ?? 'error').split('\n')[0])
+    outcome.timedOut = details.tests.some((t) => t.status === 'timedOut')
+    if (stop === 'timeout') {
+      outcome.timedOut = true
+      outcome.failures.push(`the run exceeded its limit of ${Math.round(timeoutMs / 100) / 10} s and was stopped`)
+    } else if (stop === 'memory') {
+      outcome.runnerError = `the suite used ${formatBytes(memory)}, over the memory limit of ${options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB} MB: the run was stopped`
+    } else if (stop === 'aborted') {
+      outcome.aborted = true
+      outcome.runnerError = 'the run was aborted'
+    } else if (!report) {
+      outcome.runnerError = `playwright test ended without a report (exit code ${exit})${logs.trim() ? `: ${logs.trim().split('\n').slice(-3).join(' ')}` : ''}`
+    } else if (details.tests.length === 0 && outcome.failures.length === 0) {
+      outcome.failures.push('the suite ran no test (check its projects and tags)')
+    }
+  } finally {
+    try {
+      if (details.logs) writeFileSync(path.join(artifacts, 'script.log'), scrub.text(details.logs))
+      details.artifacts = finishArtifacts(artifacts, scrub, limitBytes)
+    } catch (error) {
+      details.artifacts.dropped.push({ name: '*', kind: 'other', bytes: 0, reason: `the artifacts could not be kept: ${(error as Error).message}` })
+    }
+    rmSync(runDir, { recursive: true, force: true })
+  }
+  return finish()
+}

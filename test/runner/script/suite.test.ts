@@ -1,0 +1,77 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { strFromU8, unzipSync } from 'fflate'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { runPlaywrightSuite } from '../../../src/runner/script/index.js'
+import { hasChromium } from '../../helpers/browser.js'
+import { prepareTestRuntime } from '../../helpers/runtime.js'
+
+let cache: string
+let work: string
+let site: Server
+let origin: string
+
+beforeAll(async () => {
+  cache = await prepareTestRuntime()
+  work = mkdtempSync(join(tmpdir(), 'monitors-suite-test-'))
+  site = createServer((_req, res) => {
+    res.setHeader('content-type', 'text/html')
+    res.end('<!doctype html><title>Shop</title><h1>Shop</h1>')
+  })
+  await new Promise<void>((r) => site.listen(0, '127.0.0.1', r))
+  origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`
+}, 180_000)
+
+afterAll(async () => {
+  await new Promise((r) => site?.close(r))
+  if (work) rmSync(work, { recursive: true, force: true })
+})
+
+;(hasChromium ? it : it.skip)('a Playwright check suite runs the project\'s selected tests with its config; failures keep their trace, secrets are scrubbed', async () => {
+  const result = await runPlaywrightSuite(
+    {
+      name: 'suite',
+      tags: ['@smoke'],
+      environmentVariables: [{ key: 'SITE', value: origin }, { key: 'TOKEN', value: 'tok-secret-4711', secret: true }],
+      files: [
+        { path: 'playwright.config.ts', content: "import { defineConfig } from '@playwright/test'\nexport default defineConfig({ testDir: './tests', use: { baseURL: process.env.SITE }, projects: [{ name: 'desktop' }] })\n" },
+        { path: 'tests/title.ts', content: "export const title = 'Shop'\n" },
+        {
+          path: 'tests/home.spec.ts',
+          content: `import { test, expect } from '@playwright/test'
+import { title } from './title'
+test('home @smoke', async ({ page }) => {
+  const own = ['BROWSERSLIST_IGNORE_OLD_DATA', 'DEBUG_COLORS', 'FORCE_COLOR', 'PLAYWRIGHT_TEST'] // what Playwright's runner sets for its workers
+  console.log('env', Object.keys(process.env).filter((k) => !own.includes(k) && !k.startsWith('PW') && !k.startsWith('TEST_')).sort().join(','), process.env.TOKEN)
+  await page.goto('/?t=' + process.env.TOKEN)
+  await expect(page).toHaveTitle(title)
+})
+test('broken @smoke', async ({ page }) => {
+  await page.goto('/?t=' + process.env.TOKEN)
+  await expect(page.locator('h1')).toHaveText('Nope', { timeout: 1000 })
+})
+test('not selected', async () => {})
+`,
+        },
+      ],
+    },
+    { runtimeCache: cache, workDir: work, timeoutMs: 120_000 },
+  )
+  expect(result).toMatchObject({ checkType: 'PLAYWRIGHT', status: 'FAILED', hasFailures: true, hasErrors: false, failureKind: 'ASSERTION' })
+  expect(result.details.tests.map((t) => [t.titlePath.join(' › '), t.status])).toEqual([
+    ['desktop › home.spec.ts › home @smoke', 'passed'],
+    ['desktop › home.spec.ts › broken @smoke', 'failed'],
+  ])
+  expect(result.error).toBe('desktop › home.spec.ts › broken @smoke: Error: expect(locator).toHaveText(expected) failed')
+  expect(result.details.logs).toContain('env HOME,MONITORS,PATH,SITE,TOKEN ********')
+  const trace = result.details.artifacts.files.find((f) => f.kind === 'trace')
+  expect(trace?.name).toMatch(/broken.*\/trace\.zip$/)
+  expect(result.details.artifacts.files.some((f) => f.kind === 'screenshot')).toBe(true)
+  const texts = Object.values(unzipSync(readFileSync(join(result.details.artifacts.dir as string, trace!.name)))).map((c) => strFromU8(c)).join('\n')
+  expect(texts).toContain('/?t=********')
+  expect(texts).not.toContain('tok-secret-4711')
+  expect(JSON.stringify(result)).not.toContain('tok-secret-4711')
+}, 180_000)
