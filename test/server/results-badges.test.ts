@@ -48,7 +48,8 @@ describe('badges', () => {
 
   it('passing, degraded and failing from the newest run, with the response time when asked', async () => {
     const query = 'badge.example.test'
-    const id = await bench.createCheck(query, { name: 'DNS <prod> & co', degradedResponseTime: 60, maxResponseTime: 1000 })
+    // thresholds far from a loaded machine's answer times: a passing run answers at once, a degraded one after 1.5 s
+    const id = await bench.createCheck(query, { name: 'DNS <prod> & co', degradedResponseTime: 1000, maxResponseTime: 5000 })
 
     bench.dns.set(query, 'A', { records: [{ type: 'A', data: '192.0.2.1' }] })
     const passing = await bench.runAndRecord(id)
@@ -58,7 +59,7 @@ describe('badges', () => {
     expect(title(await badge(id, '?responseTime=true'))).toBe(`dns <prod> & co: passing | ${ms} ms`)
     expect(title(await badge(id, '?responseTime=false'))).toBe('dns <prod> & co: passing')
 
-    bench.dns.set(query, 'A', { records: [{ type: 'A', data: '192.0.2.1' }], delayMs: 120 })
+    bench.dns.set(query, 'A', { records: [{ type: 'A', data: '192.0.2.1' }], delayMs: 1500 })
     const degraded = await bench.runAndRecord(id)
     expect(degraded.result.status).toBe('DEGRADED')
     for (const style of STYLES) expect(title(await badge(id, `?style=${style}`))).toBe('dns <prod> & co: degraded')
