@@ -183,7 +183,8 @@ describe('DNS queries against a real server on 127.0.0.1', () => {
     it(`times out over ${protocol} at maxResponseTime: TIMED_OUT, a network error`, async () => {
       const started = Date.now()
       const result = await runCheck(dnsCheck({ query: 'slow.example.test', protocol }, { degradedResponseTime: 50, maxResponseTime: 150 }))
-      expect(Date.now() - started).toBeLessThan(1000)
+      // well under the default limits, with room for a loaded machine
+      expect(Date.now() - started).toBeLessThan(3000)
       expect(result.status).toBe('TIMED_OUT')
       expect(result.timedOut).toBe(true)
       expect(result.hasFailures).toBe(true)
