@@ -6,7 +6,8 @@ import { postgresBinDir } from './test/helpers/postgres-cluster.js'
 
 /**
  * The test matrix: every test file that starts the local server in-process (startLocalServer,
- * directly or through the helpers) runs a second time with the server on PostgreSQL
+ * directly or through the helpers), or opens a PostgreSQL database itself (databaseFor), runs
+ * a second time with the server on PostgreSQL
  * (test/setup/postgres-store.ts). Without PostgreSQL on the machine that half is skipped with
  * a note, except under CI (CI or MONITORS_REQUIRE_POSTGRES set, as .ci/run does), where it
  * runs (and fails to start) instead.
@@ -17,7 +18,7 @@ function serverTestFiles(dir = 'test'): string[] {
     const path = join(dir, entry.name)
     if (entry.isDirectory()) {
       if (entry.name !== 'fixtures') out.push(...serverTestFiles(path))
-    } else if (entry.name.endsWith('.test.ts') && /startLocalServer|startTestServer|useServer\(|startResultsBench|startAlertsBench/.test(readFileSync(path, 'utf8'))) {
+    } else if (entry.name.endsWith('.test.ts') && /startLocalServer|startTestServer|useServer\(|startResultsBench|startAlertsBench|databaseFor\(/.test(readFileSync(path, 'utf8'))) {
       out.push(path)
     }
   }

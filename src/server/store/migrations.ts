@@ -1,0 +1,152 @@
+import type { Dialect } from './schema.js'
+
+/**
+ * The schema's history, shared by both stores: migration N of a store is the N-th entry of
+ * this list that applies to it (`only` names the one store an entry is for). A store records
+ * how many it applied (SQLite: `user_version`, PostgreSQL: `schema_migrations`) and runs the
+ * rest in order at start. An entry is appended, never edited once released.
+ *
+ * Steps name elements of the description (schema.ts) and are rendered per dialect (ddl.ts):
+ * - `createTable`: the table with its columns, keys and indexes, except the columns and
+ *   indexes a step of their own creates (`addColumn`, `createIndex`);
+ * - `addColumn` (`table.column`): `fill`, when given, runs right after (UPDATEs of the rows
+ *   there are); a NOT NULL column without a default is added as NULL, filled, then made NOT NULL
+ *   (PostgreSQL; SQLite cannot, so the description marks it `sqlite: { nullable: true }`);
+ * - `createIndex`;
+ * - `dropIndex`, `dropColumn` (`table.column`), `dropTable`: the element stays in the
+ *   description marked `dropped`, so that the migrations before still create it;
+ * - `sql`: what the dialects say differently (data backfills, triggers), one text each.
+ */
+export type Step =
+  | { createTable: string }
+  | { addColumn: `${string}.${string}`; fill?: Record<Dialect, string> }
+  | { createIndex: string }
+  | { dropIndex: string }
+  | { dropColumn: `${string}.${string}` }
+  | { dropTable: string }
+  | { sql: Record<Dialect, string> }
+
+export interface Migration {
+  /** The one store this migration is for (the stores then number their migrations differently). */
+  only?: Dialect
+  steps: readonly Step[]
+}
+
+const tables = (...names: string[]): Step[] => names.map((createTable) => ({ createTable }))
+
+export const MIGRATIONS: readonly Migration[] = [
+  // 1: accounts' keys, checks, variables, status pages and services, maintenance windows,
+  //    incidents and their updates
+  {
+    steps: tables(
+      'api_keys', 'checks', 'check_tags', 'variables', 'services', 'status_pages', 'status_page_services',
+      'maintenance_windows', 'incidents', 'incident_updates',
+    ),
+  },
+  // 2: results of check runs: statuses, error groups, alert state and recorded notifications
+  { steps: tables('recorded_results', 'check_statuses', 'error_groups', 'alert_states', 'alert_notifications') },
+  // 3: check runs (due runs claimed with a lease), their results, check sessions, and the
+  //    locations agents serve (scheduling)
+  { steps: tables('check_runs', 'check_results', 'check_sessions', 'agent_locations') },
+  // 4: heartbeat checks: the ping token and the current period of each, and their events
+  { steps: tables('heartbeats', 'heartbeat_events') },
+  // PostgreSQL 5: the rate limit's windows, shared by every server on the database
+  { only: 'postgres', steps: tables('rate_windows') },
+  // SQLite 5, PostgreSQL 6: alert deliveries: the outbox of each notification's deliveries,
+  //    claimed by a sender with a lease, and every attempt
+  {
+    steps: [
+      ...tables('alert_deliveries', 'alert_delivery_attempts'),
+      { createIndex: 'alert_notifications_account' },
+      { createIndex: 'alert_notifications_created' },
+    ],
+  },
+  // SQLite 6, PostgreSQL 7: analytics rollups
+  { steps: tables('analytics_rollups') },
+  // SQLite 7, PostgreSQL 8: the schedule's version, moved by every write to checks or
+  //    maintenance windows (in the writer's transaction: PostgreSQL's trigger is per statement),
+  //    so planners re-read every check only when one changed, whichever server wrote it
+  {
+    steps: [
+      { createTable: 'schedule_version' },
+      {
+        sql: {
+          sqlite: `
+  INSERT INTO schedule_version (id, n) VALUES (1, 0);
+  CREATE TRIGGER checks_insert_schedule AFTER INSERT ON checks BEGIN UPDATE schedule_version SET n = n + 1; END;
+  CREATE TRIGGER checks_update_schedule AFTER UPDATE ON checks BEGIN UPDATE schedule_version SET n = n + 1; END;
+  CREATE TRIGGER checks_delete_schedule AFTER DELETE ON checks BEGIN UPDATE schedule_version SET n = n + 1; END;
+  CREATE TRIGGER windows_insert_schedule AFTER INSERT ON maintenance_windows BEGIN UPDATE schedule_version SET n = n + 1; END;
+  CREATE TRIGGER windows_update_schedule AFTER UPDATE ON maintenance_windows BEGIN UPDATE schedule_version SET n = n + 1; END;
+  CREATE TRIGGER windows_delete_schedule AFTER DELETE ON maintenance_windows BEGIN UPDATE schedule_version SET n = n + 1; END;
+  `,
+          postgres: `
+  INSERT INTO schedule_version (id, n) VALUES (1, 0);
+  CREATE FUNCTION bump_schedule_version() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    UPDATE schedule_version SET n = n + 1 WHERE id = 1;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER checks_schedule AFTER INSERT OR UPDATE OR DELETE ON checks
+    FOR EACH STATEMENT EXECUTE FUNCTION bump_schedule_version();
+  CREATE TRIGGER windows_schedule AFTER INSERT OR UPDATE OR DELETE ON maintenance_windows
+    FOR EACH STATEMENT EXECUTE FUNCTION bump_schedule_version();
+  `,
+        },
+      },
+    ],
+  },
+  // SQLite 8, PostgreSQL 9: keys get an id (what lists show and revoke names), the start of the
+  //    key, a role, an optional name and when they were last used; keys stored before are admin
+  //    (they could do everything). Dashboard log-ins, so that every server knows them.
+  {
+    steps: [
+      {
+        addColumn: 'api_keys.id',
+        fill: {
+          sqlite: `UPDATE api_keys SET id = 'key_' || lower(hex(randomblob(8)))`,
+          postgres: `UPDATE api_keys SET id = 'key_' || substr(md5(random()::text || key_hash), 1, 16)`,
+        },
+      },
+      { addColumn: 'api_keys.prefix' },
+      { addColumn: 'api_keys.role' },
+      { addColumn: 'api_keys.name' },
+      { addColumn: 'api_keys.last_used_at' },
+      { createIndex: 'api_keys_id' },
+      { createIndex: 'api_keys_account' },
+      { createTable: 'web_sessions' },
+    ],
+  },
+  // SQLite 9, PostgreSQL 10: a status page's custom domain (lower case) in a column of its own,
+  //    unique across accounts. Of pages that claimed one domain before, the oldest keeps it (the
+  //    one that was served there); the others lose it (customDomain null), so the constraint can
+  //    hold. PostgreSQL reads the body as text (JSON.stringify's output, one top-level
+  //    customDomain): a body holding "\u0000" somewhere cannot be cast to jsonb.
+  {
+    steps: [
+      {
+        addColumn: 'status_pages.custom_domain',
+        fill: {
+          sqlite: `
+  UPDATE status_pages SET custom_domain = lower(json_extract(body, '$.customDomain'))
+    WHERE json_type(body, '$.customDomain') = 'text' AND json_extract(body, '$.customDomain') <> '';
+  UPDATE status_pages SET custom_domain = NULL, body = json_set(body, '$.customDomain', NULL)
+    WHERE custom_domain IS NOT NULL
+      AND EXISTS (SELECT 1 FROM status_pages o WHERE o.custom_domain = status_pages.custom_domain AND o.seq < status_pages.seq);
+  `,
+          postgres: `
+  UPDATE status_pages SET custom_domain = lower(substring(body from '"customDomain":"([^"\\\\]+)"'))
+    WHERE body LIKE '%"customDomain":"%';
+  UPDATE status_pages p SET custom_domain = NULL, body = regexp_replace(p.body, '"customDomain":"[^"\\\\]*"', '"customDomain":null')
+    WHERE p.custom_domain IS NOT NULL
+      AND EXISTS (SELECT 1 FROM status_pages o WHERE o.custom_domain = p.custom_domain AND o.seq < p.seq);
+  `,
+        },
+      },
+      { createIndex: 'status_pages_custom_domain' },
+    ],
+  },
+  // SQLite 10, PostgreSQL 11: when a run was last claimed: a result is dated inside its claim's
+  //    window, whatever the runner's clock says
+  { steps: [{ addColumn: 'check_runs.claimed_at' }] },
+]
