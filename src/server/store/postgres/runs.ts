@@ -80,118 +80,137 @@ const SKIP_STALE = `
   UPDATE check_runs SET state = 'skipped', done_at = $1
   WHERE seq IN (SELECT seq FROM check_runs WHERE state = 'due' AND claim_seq = 0 AND stale_at <= $1 FOR UPDATE SKIP LOCKED)`
 
-export function runRepository(sql: Sql): RunStore {
-  async function find(db: Sql, account: string | undefined, runId: string): Promise<{ row: RunRow; claim: number } | undefined> {
-    const parsed = parseRunId(runId)
-    if (!parsed) return undefined
-    const [row] = await db.rows<RunRow>(`SELECT * FROM check_runs WHERE id = $1 FOR UPDATE`, [parsed.id])
-    if (!row || (account !== undefined && row.account_id !== account) || parsed.claim > row.claim_seq) return undefined
-    return { row, claim: parsed.claim }
-  }
+/** The run a run id names, locked for the caller's transaction, with its claim number; none when another account's or of a claim not made yet. */
+async function findRun(db: Sql, account: string | undefined, runId: string): Promise<{ row: RunRow; claim: number } | undefined> {
+  const parsed = parseRunId(runId)
+  if (!parsed) return undefined
+  const [row] = await db.rows<RunRow>(`SELECT * FROM check_runs WHERE id = $1 FOR UPDATE`, [parsed.id])
+  if (!row || (account !== undefined && row.account_id !== account) || parsed.claim > row.claim_seq) return undefined
+  return { row, claim: parsed.claim }
+}
 
+async function planRuns(sql: Sql, runs: Parameters<RunStore['plan']>[0]): Promise<number> {
+  if (runs.length === 0) return 0
+  // in key order, so two servers planning the same runs take their keys in the same order
+  return sql.run(`
+    INSERT INTO check_runs (id, run_key, account_id, check_id, location, due_at, stale_at, session_id)
+    SELECT u.* FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::text[])
+      AS u(id, run_key, account_id, check_id, location, due_at, stale_at, session_id)
+    WHERE EXISTS (SELECT 1 FROM checks c WHERE c.id = u.check_id AND c.account_id = u.account_id)
+    ORDER BY u.run_key
+    ON CONFLICT (run_key) DO NOTHING`, [
+    runs.map(() => randomUUID()), runs.map((r) => r.key), runs.map((r) => r.account), runs.map((r) => r.checkId),
+    runs.map((r) => r.location), runs.map((r) => r.dueAt), runs.map((r) => r.staleAt), runs.map((r) => r.sessionId),
+  ])
+}
+
+async function claimRuns(sql: Sql, q: Parameters<RunStore['claim']>[0]): Promise<ClaimedRun[]> {
+  await sql.run(SKIP_STALE, [q.now])
+  const rows = await sql.rows<RunRow & { body: string }>(CLAIM, [
+    q.now, q.account ?? null, q.locations ?? null, q.skipAgentLocations === true, q.max, q.owner, q.now + q.leaseMs,
+  ])
+  return rows.sort((a, b) => a.due_at - b.due_at).map((row): ClaimedRun => ({
+    runId: `${row.id}.${row.claim_seq}`,
+    account: row.account_id,
+    checkId: row.check_id,
+    location: row.location,
+    dueAt: row.due_at,
+    leaseExpiresAt: row.lease_expires_at as number,
+    sessionId: row.session_id,
+    checkJson: row.body,
+  }))
+}
+
+type ResultToWrite = CheckResultRecord & { detailsText: string }
+
+interface ResultOfRun {
+  row: RunRow
+  runId: string
+  now: number
+  createdAt: string
+  check: { name?: unknown; checkType?: unknown } | undefined
+}
+
+/** One result of a claimed run: the run's check, location and time window, whatever the runner said. */
+function resultOfRun({ row, runId, now, createdAt, check }: ResultOfRun, sent: StoredResultInput, resultType: 'FINAL' | 'ATTEMPT'): ResultToWrite {
+  const result = resultOfClaim(sent, { row, now, check })
+  const detailsText = JSON.stringify({ ...result, resultType })
   return {
-    plan: async (runs) => {
-      if (runs.length === 0) return 0
-      // in key order, so two servers planning the same runs take their keys in the same order
-      return sql.run(`
-        INSERT INTO check_runs (id, run_key, account_id, check_id, location, due_at, stale_at, session_id)
-        SELECT u.* FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::text[])
-          AS u(id, run_key, account_id, check_id, location, due_at, stale_at, session_id)
-        WHERE EXISTS (SELECT 1 FROM checks c WHERE c.id = u.check_id AND c.account_id = u.account_id)
-        ORDER BY u.run_key
-        ON CONFLICT (run_key) DO NOTHING`, [
-        runs.map(() => randomUUID()), runs.map((r) => r.key), runs.map((r) => r.account), runs.map((r) => r.checkId),
-        runs.map((r) => r.location), runs.map((r) => r.dueAt), runs.map((r) => r.staleAt), runs.map((r) => r.sessionId),
-      ])
+    id: randomUUID(),
+    checkId: row.check_id,
+    sessionId: row.session_id,
+    runId,
+    runLocation: result.runLocation,
+    resultType,
+    status: result.status,
+    hasFailures: result.hasFailures,
+    hasErrors: result.hasErrors,
+    isDegraded: result.isDegraded,
+    responseTime: result.responseTime,
+    startedAt: result.startedAt,
+    stoppedAt: result.stoppedAt,
+    error: result.error,
+    details: JSON.parse(detailsText) as Record<string, unknown>,
+    created_at: createdAt,
+    detailsText,
+  }
+}
+
+/** The results of a run, oldest first: the attempts, then the FINAL result (one statement, in this order). */
+async function insertResults(tx: Sql, { row, runId, createdAt }: ResultOfRun, records: readonly ResultToWrite[]): Promise<void> {
+  await tx.run(`
+    INSERT INTO check_results (id, account_id, check_id, session_id, run_id, run_location, result_type, status, has_failures, has_errors,
+      is_degraded, response_time, started_at, stopped_at, error, details, created_at)
+    SELECT u.id, $1, $2, $3, $4, u.run_location, u.result_type, u.status, u.has_failures, u.has_errors, u.is_degraded, u.response_time,
+      u.started_at, u.stopped_at, u.error, u.details, $5
+    FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::boolean[], $11::boolean[], $12::boolean[], $13::float8[],
+      $14::text[], $15::text[], $16::text[], $17::text[]) WITH ORDINALITY
+      AS u(id, run_location, result_type, status, has_failures, has_errors, is_degraded, response_time, started_at, stopped_at, error, details, n)
+    ORDER BY u.n`, [
+    row.account_id, row.check_id, row.session_id, runId, createdAt,
+    records.map((r) => r.id), records.map((r) => r.runLocation), records.map((r) => r.resultType), records.map((r) => r.status),
+    records.map((r) => r.hasFailures), records.map((r) => r.hasErrors), records.map((r) => r.isDegraded), records.map((r) => r.responseTime),
+    records.map((r) => r.startedAt), records.map((r) => r.stoppedAt), records.map((r) => r.error), records.map((r) => r.detailsText),
+  ])
+}
+
+async function completeRun(tx: Sql, account: string | undefined, runId: string, final: StoredResultInput, attempts: StoredResultInput[], now: number): Promise<CompleteOutcome> {
+  const found = await findRun(tx, account, runId)
+  if (!found) return { outcome: 'unknown' }
+  const { row, claim } = found
+  if (row.state === 'done') return row.done_claim === claim ? { outcome: 'duplicate' } : { outcome: 'lost' }
+  if (row.claim_seq !== claim) return { outcome: 'lost' }
+  const [checkRow] = await tx.rows<{ body: string }>(`SELECT body FROM checks WHERE id = $1`, [row.check_id])
+  const check = checkRow ? JSON.parse(checkRow.body) as { name?: unknown; checkType?: unknown } : undefined
+  const run: ResultOfRun = { row, runId, now, createdAt: new Date(now).toISOString(), check }
+  const written = attempts.map((a) => resultOfRun(run, a, 'ATTEMPT'))
+  const finalRecord = resultOfRun(run, final, 'FINAL')
+  await insertResults(tx, run, [...written, finalRecord])
+  await tx.run(`UPDATE check_runs SET state = 'done', done_claim = $1, done_at = $2, lease_expires_at = NULL WHERE id = $3`, [claim, now, row.id])
+  const strip = ({ detailsText: _text, ...record }: ResultToWrite): CheckResultRecord => record
+  return {
+    outcome: 'completed',
+    final: strip(finalRecord),
+    attempts: written.map(strip),
+    run: {
+      runId, account: row.account_id, checkId: row.check_id, location: row.location, dueAt: row.due_at,
+      leaseExpiresAt: row.lease_expires_at ?? now, sessionId: row.session_id, checkJson: checkRow?.body ?? '{}',
     },
-    claim: async (q) => {
-      await sql.run(SKIP_STALE, [q.now])
-      const rows = await sql.rows<RunRow & { body: string }>(CLAIM, [
-        q.now, q.account ?? null, q.locations ?? null, q.skipAgentLocations === true, q.max, q.owner, q.now + q.leaseMs,
-      ])
-      return rows.sort((a, b) => a.due_at - b.due_at).map((row): ClaimedRun => ({
-        runId: `${row.id}.${row.claim_seq}`,
-        account: row.account_id,
-        checkId: row.check_id,
-        location: row.location,
-        dueAt: row.due_at,
-        leaseExpiresAt: row.lease_expires_at as number,
-        sessionId: row.session_id,
-        checkJson: row.body,
-      }))
-    },
+  }
+}
+
+export function runRepository(sql: Sql): RunStore {
+  return {
+    plan: (runs) => planRuns(sql, runs),
+    claim: (q) => claimRuns(sql, q),
     extend: (account, runId, leaseMs, now) => sql.atomic(async (tx) => {
-      const found = await find(tx, account, runId)
+      const found = await findRun(tx, account, runId)
       if (!found) return 'unknown'
       const until = now + leaseMs
       const changed = await tx.run(`UPDATE check_runs SET lease_expires_at = $1 WHERE id = $2 AND claim_seq = $3 AND state = 'due'`, [until, found.row.id, found.claim])
       return changed > 0 ? until : 'lost'
     }),
-    complete: (account, runId, final, attempts, now) => sql.atomic(async (tx): Promise<CompleteOutcome> => {
-      const found = await find(tx, account, runId)
-      if (!found) return { outcome: 'unknown' }
-      const { row, claim } = found
-      if (row.state === 'done') return row.done_claim === claim ? { outcome: 'duplicate' } : { outcome: 'lost' }
-      if (row.claim_seq !== claim) return { outcome: 'lost' }
-      const createdAt = new Date(now).toISOString()
-      const [checkRow] = await tx.rows<{ body: string }>(`SELECT body FROM checks WHERE id = $1`, [row.check_id])
-      const check = checkRow ? JSON.parse(checkRow.body) as { name?: unknown; checkType?: unknown } : undefined
-      const records: Array<CheckResultRecord & { detailsText: string }> = []
-      const make = (sent: StoredResultInput, resultType: 'FINAL' | 'ATTEMPT') => {
-        // the run's check, location and time window, whatever the runner said
-        const result = resultOfClaim(sent, { row, now, check })
-        const detailsText = JSON.stringify({ ...result, resultType })
-        const record = {
-          id: randomUUID(),
-          checkId: row.check_id,
-          sessionId: row.session_id,
-          runId,
-          runLocation: result.runLocation,
-          resultType,
-          status: result.status,
-          hasFailures: result.hasFailures,
-          hasErrors: result.hasErrors,
-          isDegraded: result.isDegraded,
-          responseTime: result.responseTime,
-          startedAt: result.startedAt,
-          stoppedAt: result.stoppedAt,
-          error: result.error,
-          details: JSON.parse(detailsText) as Record<string, unknown>,
-          created_at: createdAt,
-          detailsText,
-        }
-        records.push(record)
-        return record
-      }
-      const written = attempts.map((a) => make(a, 'ATTEMPT'))
-      const finalRecord = make(final, 'FINAL')
-      // oldest first: the attempts, then the FINAL result (one statement, in this order)
-      await tx.run(`
-        INSERT INTO check_results (id, account_id, check_id, session_id, run_id, run_location, result_type, status, has_failures, has_errors,
-          is_degraded, response_time, started_at, stopped_at, error, details, created_at)
-        SELECT u.id, $1, $2, $3, $4, u.run_location, u.result_type, u.status, u.has_failures, u.has_errors, u.is_degraded, u.response_time,
-          u.started_at, u.stopped_at, u.error, u.details, $5
-        FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::boolean[], $11::boolean[], $12::boolean[], $13::float8[],
-          $14::text[], $15::text[], $16::text[], $17::text[]) WITH ORDINALITY
-          AS u(id, run_location, result_type, status, has_failures, has_errors, is_degraded, response_time, started_at, stopped_at, error, details, n)
-        ORDER BY u.n`, [
-        row.account_id, row.check_id, row.session_id, runId, createdAt,
-        records.map((r) => r.id), records.map((r) => r.runLocation), records.map((r) => r.resultType), records.map((r) => r.status),
-        records.map((r) => r.hasFailures), records.map((r) => r.hasErrors), records.map((r) => r.isDegraded), records.map((r) => r.responseTime),
-        records.map((r) => r.startedAt), records.map((r) => r.stoppedAt), records.map((r) => r.error), records.map((r) => r.detailsText),
-      ])
-      await tx.run(`UPDATE check_runs SET state = 'done', done_claim = $1, done_at = $2, lease_expires_at = NULL WHERE id = $3`, [claim, now, row.id])
-      const strip = ({ detailsText: _text, ...record }: CheckResultRecord & { detailsText: string }): CheckResultRecord => record
-      return {
-        outcome: 'completed',
-        final: strip(finalRecord),
-        attempts: written.map(strip),
-        run: {
-          runId, account: row.account_id, checkId: row.check_id, location: row.location, dueAt: row.due_at,
-          leaseExpiresAt: row.lease_expires_at ?? now, sessionId: row.session_id, checkJson: checkRow?.body ?? '{}',
-        },
-      }
-    }),
+    complete: (account, runId, final, attempts, now) => sql.atomic((tx) => completeRun(tx, account, runId, final, attempts, now)),
     prune: async (before, now) => {
       await sql.run(`DELETE FROM agent_locations WHERE expires_at < $1`, [now])
       // a due run older than a day was never going to run (no runner serves its location)

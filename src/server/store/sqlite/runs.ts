@@ -140,10 +140,27 @@ async function inBatches(batch: () => Promise<number>): Promise<number> {
   }
 }
 
-export function runRepository(db: Db, exec: Exec): RunStore {
+type ClaimQuery = Parameters<RunStore['claim']>[0]
+type FindRun = (account: string | undefined, runId: string) => { row: RunRow; claim: number } | undefined
+
+/** Planning is idempotent: a run of a key planned before (or of a check gone) is not added again. */
+function planTransaction(db: Db) {
   const insertRun = db.prepare(`INSERT OR IGNORE INTO check_runs (id, run_key, account_id, check_id, location, due_at, stale_at, session_id)
     SELECT @id, @key, @account, @checkId, @location, @dueAt, @staleAt, @sessionId
     WHERE EXISTS (SELECT 1 FROM checks WHERE id = @checkId AND account_id = @account)`)
+  return db.transaction((runs: Parameters<RunStore['plan']>[0]) => {
+    let added = 0
+    for (const run of runs) {
+      added += insertRun.run({
+        id: timeOrderedId(run.dueAt), key: run.key, account: run.account, checkId: run.checkId, location: run.location,
+        dueAt: run.dueAt, staleAt: run.staleAt, sessionId: run.sessionId,
+      }).changes
+    }
+    return added
+  })
+}
+
+function claimTransaction(db: Db) {
   const claim = db.prepare(`UPDATE check_runs
     SET claim_seq = claim_seq + 1, lease_owner = @owner, lease_expires_at = @until, claimed_at = @now
     WHERE seq IN (
@@ -163,32 +180,7 @@ export function runRepository(db: Db, exec: Exec): RunStore {
   const checkBody = db.prepare(`SELECT body FROM checks WHERE id = ?`).pluck()
   // a scheduled run of a check deactivated since it was planned: not run
   const skipRun = db.prepare(`UPDATE check_runs SET state = 'skipped', done_at = @now, lease_expires_at = NULL WHERE id = @id`)
-  const runById = db.prepare(`SELECT * FROM check_runs WHERE id = ?`)
-  const extend = db.prepare(`UPDATE check_runs SET lease_expires_at = @until WHERE id = @id AND claim_seq = @claim AND state = 'due'`)
-  const finish = db.prepare(`UPDATE check_runs SET state = 'done', done_claim = @claim, done_at = @now, lease_expires_at = NULL WHERE id = @id`)
-  const insertResult = db.prepare(`INSERT INTO check_results
-    (id, account_id, check_id, session_id, run_id, run_location, result_type, status, has_failures, has_errors, is_degraded,
-     response_time, started_at, stopped_at, error, details, created_at)
-    VALUES (@id, @account, @checkId, @sessionId, @runId, @runLocation, @resultType, @status, @hasFailures, @hasErrors, @isDegraded,
-     @responseTime, @startedAt, @stoppedAt, @error, @details, @createdAt)`)
-  // in batches (see PRUNE_BATCH); the (state, due_at) index finds the oldest first
-  const pruneRuns = db.prepare(`DELETE FROM check_runs
-    WHERE seq IN (SELECT seq FROM check_runs WHERE state IN ('done', 'skipped') AND due_at < @before AND done_at < @before LIMIT ${PRUNE_BATCH})
-       OR seq IN (SELECT seq FROM check_runs WHERE state = 'due' AND due_at < @oldest LIMIT ${PRUNE_BATCH})`)
-  const pruneAgents = db.prepare(`DELETE FROM agent_locations WHERE expires_at < @now`)
-
-  const plan = db.transaction((runs: Parameters<RunStore['plan']>[0]) => {
-    let added = 0
-    for (const run of runs) {
-      added += insertRun.run({
-        id: timeOrderedId(run.dueAt), key: run.key, account: run.account, checkId: run.checkId, location: run.location,
-        dueAt: run.dueAt, staleAt: run.staleAt, sessionId: run.sessionId,
-      }).changes
-    }
-    return added
-  })
-
-  const claimRuns = db.transaction((q: Parameters<RunStore['claim']>[0]): ClaimedRun[] => {
+  return db.transaction((q: ClaimQuery): ClaimedRun[] => {
     skipStale.run({ now: q.now })
     const rows = claim.all({
       owner: q.owner,
@@ -221,68 +213,96 @@ export function runRepository(db: Db, exec: Exec): RunStore {
     }
     return runs
   })
+}
 
-  function find(account: string | undefined, runId: string): { row: RunRow; claim: number } | undefined {
+/** The run a run id names, with its claim number; none when another account's or of a claim not made yet. */
+function runFinder(db: Db): FindRun {
+  const runById = db.prepare(`SELECT * FROM check_runs WHERE id = ?`)
+  return (account, runId) => {
     const parsed = parseRunId(runId)
     if (!parsed) return undefined
     const row = runById.get(parsed.id) as RunRow | undefined
     if (!row || (account !== undefined && row.account_id !== account) || parsed.claim > row.claim_seq) return undefined
     return { row, claim: parsed.claim }
   }
+}
 
-  const extendRun = db.transaction((account: string | undefined, runId: string, leaseMs: number, now: number): number | 'lost' | 'unknown' => {
+function extendTransaction(db: Db, find: FindRun) {
+  const extend = db.prepare(`UPDATE check_runs SET lease_expires_at = @until WHERE id = @id AND claim_seq = @claim AND state = 'due'`)
+  return db.transaction((account: string | undefined, runId: string, leaseMs: number, now: number): number | 'lost' | 'unknown' => {
     const found = find(account, runId)
     if (!found) return 'unknown'
     const until = now + leaseMs
     return extend.run({ until, id: found.row.id, claim: found.claim }).changes > 0 ? until : 'lost'
   })
+}
 
-  const complete = db.transaction((account: string | undefined, runId: string, final: StoredResultInput, attempts: StoredResultInput[], now: number): CompleteOutcome => {
+interface ResultOfRun {
+  row: RunRow
+  runId: string
+  now: number
+  createdAt: string
+  check: { name?: unknown; checkType?: unknown } | undefined
+}
+
+/** Writes one result of a claimed run: the run's check, location and time window, whatever the runner said. */
+function resultWriter(db: Db): (run: ResultOfRun, sent: StoredResultInput, resultType: 'FINAL' | 'ATTEMPT') => CheckResultRecord {
+  const insertResult = db.prepare(`INSERT INTO check_results
+    (id, account_id, check_id, session_id, run_id, run_location, result_type, status, has_failures, has_errors, is_degraded,
+     response_time, started_at, stopped_at, error, details, created_at)
+    VALUES (@id, @account, @checkId, @sessionId, @runId, @runLocation, @resultType, @status, @hasFailures, @hasErrors, @isDegraded,
+     @responseTime, @startedAt, @stoppedAt, @error, @details, @createdAt)`)
+  return ({ row, runId, now, createdAt, check }, sent, resultType) => {
+    const result = resultOfClaim(sent, { row, now, check })
+    const full = { ...result, resultType }
+    const record: CheckResultRecord = {
+      id: timeOrderedId(now),
+      checkId: row.check_id,
+      sessionId: row.session_id,
+      runId,
+      runLocation: result.runLocation,
+      resultType,
+      status: result.status,
+      hasFailures: result.hasFailures,
+      hasErrors: result.hasErrors,
+      isDegraded: result.isDegraded,
+      responseTime: result.responseTime,
+      startedAt: result.startedAt,
+      stoppedAt: result.stoppedAt,
+      error: result.error,
+      details: full,
+      created_at: createdAt,
+    }
+    const details = leanDetails(full, {
+      checkId: record.checkId, runLocation: record.runLocation, resultType, startedAt: record.startedAt, stoppedAt: record.stoppedAt,
+      responseTime: record.responseTime, hasFailures: record.hasFailures, hasErrors: record.hasErrors, isDegraded: record.isDegraded,
+      status: record.status, error: record.error,
+    })
+    insertResult.run({
+      id: record.id, account: row.account_id, checkId: record.checkId, sessionId: record.sessionId, runId,
+      runLocation: record.runLocation, resultType, status: record.status, hasFailures: record.hasFailures ? 1 : 0,
+      hasErrors: record.hasErrors ? 1 : 0, isDegraded: record.isDegraded ? 1 : 0, responseTime: record.responseTime,
+      startedAt: record.startedAt, stoppedAt: record.stoppedAt, error: record.error, details, createdAt,
+    })
+    return record
+  }
+}
+
+function completeTransaction(db: Db, find: FindRun) {
+  const checkBody = db.prepare(`SELECT body FROM checks WHERE id = ?`).pluck()
+  const finish = db.prepare(`UPDATE check_runs SET state = 'done', done_claim = @claim, done_at = @now, lease_expires_at = NULL WHERE id = @id`)
+  const write = resultWriter(db)
+  return db.transaction((account: string | undefined, runId: string, final: StoredResultInput, attempts: StoredResultInput[], now: number): CompleteOutcome => {
     const found = find(account, runId)
     if (!found) return { outcome: 'unknown' }
     const { row, claim } = found
     if (row.state === 'done') return row.done_claim === claim ? { outcome: 'duplicate' } : { outcome: 'lost' }
     if (row.claim_seq !== claim) return { outcome: 'lost' }
-    const createdAt = new Date(now).toISOString()
     const body = checkBody.get(row.check_id) as string
     const check = body === undefined ? undefined : JSON.parse(body) as { name?: unknown; checkType?: unknown }
-    const write = (sent: StoredResultInput, resultType: 'FINAL' | 'ATTEMPT'): CheckResultRecord => {
-      // the run's check, location and time window, whatever the runner said
-      const result = resultOfClaim(sent, { row, now, check })
-      const full = { ...result, resultType }
-      const record: CheckResultRecord = {
-        id: timeOrderedId(now),
-        checkId: row.check_id,
-        sessionId: row.session_id,
-        runId,
-        runLocation: result.runLocation,
-        resultType,
-        status: result.status,
-        hasFailures: result.hasFailures,
-        hasErrors: result.hasErrors,
-        isDegraded: result.isDegraded,
-        responseTime: result.responseTime,
-        startedAt: result.startedAt,
-        stoppedAt: result.stoppedAt,
-        error: result.error,
-        details: full,
-        created_at: createdAt,
-      }
-      const details = leanDetails(full, {
-        checkId: record.checkId, runLocation: record.runLocation, resultType, startedAt: record.startedAt, stoppedAt: record.stoppedAt,
-        responseTime: record.responseTime, hasFailures: record.hasFailures, hasErrors: record.hasErrors, isDegraded: record.isDegraded,
-        status: record.status, error: record.error,
-      })
-      insertResult.run({
-        id: record.id, account: row.account_id, checkId: record.checkId, sessionId: record.sessionId, runId,
-        runLocation: record.runLocation, resultType, status: record.status, hasFailures: record.hasFailures ? 1 : 0,
-        hasErrors: record.hasErrors ? 1 : 0, isDegraded: record.isDegraded ? 1 : 0, responseTime: record.responseTime,
-        startedAt: record.startedAt, stoppedAt: record.stoppedAt, error: record.error, details, createdAt,
-      })
-      return record
-    }
-    const written = attempts.map((a) => write(a, 'ATTEMPT'))
-    const finalRecord = write(final, 'FINAL')
+    const run: ResultOfRun = { row, runId, now, createdAt: new Date(now).toISOString(), check }
+    const written = attempts.map((a) => write(run, a, 'ATTEMPT'))
+    const finalRecord = write(run, final, 'FINAL')
     finish.run({ claim, now, id: row.id })
     return {
       outcome: 'completed',
@@ -294,7 +314,19 @@ export function runRepository(db: Db, exec: Exec): RunStore {
       },
     }
   })
+}
 
+export function runRepository(db: Db, exec: Exec): RunStore {
+  // in batches (see PRUNE_BATCH); the (state, due_at) index finds the oldest first
+  const pruneRuns = db.prepare(`DELETE FROM check_runs
+    WHERE seq IN (SELECT seq FROM check_runs WHERE state IN ('done', 'skipped') AND due_at < @before AND done_at < @before LIMIT ${PRUNE_BATCH})
+       OR seq IN (SELECT seq FROM check_runs WHERE state = 'due' AND due_at < @oldest LIMIT ${PRUNE_BATCH})`)
+  const pruneAgents = db.prepare(`DELETE FROM agent_locations WHERE expires_at < @now`)
+  const plan = planTransaction(db)
+  const claimRuns = claimTransaction(db)
+  const find = runFinder(db)
+  const extendRun = extendTransaction(db, find)
+  const complete = completeTransaction(db, find)
   return {
     plan: (runs) => exec(() => (runs.length === 0 ? 0 : plan.immediate(runs))),
     claim: (query) => exec(() => claimRuns.immediate(query)),
