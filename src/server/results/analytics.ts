@@ -152,6 +152,169 @@ function aggregate(acc: MetricAcc | undefined, spec: Extract<MetricSpec, { kind:
 
 const PERCENTILES = new Set(['median', 'p50', 'p90', 'p95', 'p99'])
 
+type MeasuredSpec = Extract<MetricSpec, { kind: 'measured' }>
+
+/** What a query asks of the rows: which metrics, over which buckets, grouped how. */
+interface AnalyticsPlan {
+  from: number
+  to: number
+  asked: MetricSpec[]
+  /** the measured metrics' bases, read from the rows */
+  bases: Set<string>
+  /** a percentile is asked for: every value is kept */
+  runByRun: boolean
+  /** the bucket length in ms; none: one bucket for the whole window */
+  interval: number | undefined
+  statuses: Set<string> | undefined
+  groupBy: AnalyticsQuery['groupBy']
+}
+
+function analyticsPlan(type: AnalyticsCheckType, query: AnalyticsQuery, window: { from: number; to: number }): AnalyticsPlan {
+  const specs = new Map(metricSpecs(type).map((m) => [m.name, m]))
+  const asked = query.metrics.map((name) => specs.get(name) as MetricSpec)
+  const measured = asked.filter((m): m is MeasuredSpec => m.kind === 'measured')
+  return {
+    from: window.from,
+    to: window.to,
+    asked,
+    bases: new Set(measured.map((m) => m.base)),
+    runByRun: measured.some((m) => PERCENTILES.has(m.aggregation)),
+    interval: query.aggregationInterval === undefined ? undefined : query.aggregationInterval * MINUTE,
+    statuses: query.filterByStatus ? new Set<string>(query.filterByStatus) : undefined,
+    groupBy: query.groupBy,
+  }
+}
+
+/**
+ * The rollup rows of a window: run by run for every hour when percentiles or sub-hour buckets
+ * are asked for; else only the hours the window's edges cut, and the whole hours as totals.
+ */
+async function windowRows(
+  repos: { analytics: Pick<AnalyticsStore, 'rows'> }, account: string, checkId: string, plan: AnalyticsPlan,
+): Promise<AnalyticsRollupRow[]> {
+  const { from, to, interval } = plan
+  const read = (start: number, end: number, samples: boolean) => repos.analytics.rows(account, checkId, start, end, samples)
+  const firstHour = Math.floor(from / HOUR) * HOUR
+  const endHour = Math.ceil(to / HOUR) * HOUR
+  const wholeFrom = Math.ceil(from / HOUR) * HOUR
+  const wholeTo = Math.floor(to / HOUR) * HOUR
+  const everyRun = plan.runByRun || (interval !== undefined && interval % HOUR !== 0)
+  if (everyRun || wholeFrom >= wholeTo) return read(firstHour, endHour, true)
+  const rows: AnalyticsRollupRow[] = []
+  if (firstHour < wholeFrom) rows.push(...await read(firstHour, wholeFrom, true))
+  rows.push(...await read(wholeFrom, wholeTo, false))
+  if (wholeTo < endHour) rows.push(...await read(wholeTo, endHour, true))
+  return rows
+}
+
+/** The buckets of a query, filled row by row (whole rows by their totals, cut rows run by run). */
+class Buckets {
+  private readonly buckets = new Map<string, Bucket>()
+
+  constructor(private readonly plan: AnalyticsPlan) {}
+
+  add(row: AnalyticsRollupRow): void {
+    const { from, to, interval, statuses } = this.plan
+    if (statuses && !statuses.has(row.status)) return
+    const rowEnd = row.hourStart + HOUR
+    const whole = row.hourStart >= from && rowEnd <= to &&
+      (interval === undefined || Math.floor(row.hourStart / interval) === Math.floor((rowEnd - 1) / interval))
+    if (whole) this.addWholeRow(row)
+    else this.addRunsOf(row)
+  }
+
+  /** In start order, then group order. */
+  ordered(): Bucket[] {
+    return [...this.buckets.values()].sort((a, b) => a.start - b.start || compareGroups(a.group, b.group))
+  }
+
+  /** The whole row falls in one bucket: its totals, and its values for percentiles. */
+  private addWholeRow(row: AnalyticsRollupRow): void {
+    const bucket = this.bucketAt(row.hourStart, row)
+    count(bucket, row.status, row.runs, row.retries)
+    for (const base of this.plan.bases) {
+      const t = row.totals[base]
+      if (!t) continue
+      addTotals(metricOf(bucket, base), t)
+      if (!this.plan.runByRun) continue
+      const values = (metricOf(bucket, base).values ??= [])
+      for (const value of row.samples?.values[base] ?? []) if (value !== null) values.push(value)
+    }
+  }
+
+  /** A row cut by the window or by the buckets: each of its runs inside the window. */
+  private addRunsOf(row: AnalyticsRollupRow): void {
+    const runs = row.samples
+    if (!runs) return
+    for (let i = 0; i < runs.seconds.length; i++) {
+      const at = row.hourStart + runs.seconds[i] * 1000
+      if (at < this.plan.from || at >= this.plan.to) continue
+      const bucket = this.bucketAt(at, row)
+      count(bucket, row.status, 1, runs.retries[i])
+      for (const base of this.plan.bases) {
+        const value = runs.values[base]?.[i]
+        if (value === null || value === undefined) continue
+        addTotals(metricOf(bucket, base), [1, value, value * value, value, value])
+        if (this.plan.runByRun) (metricOf(bucket, base).values ??= []).push(value)
+      }
+    }
+  }
+
+  private bucketAt(at: number, row: AnalyticsRollupRow): Bucket {
+    const { interval, groupBy } = this.plan
+    const start = interval === undefined ? this.plan.from : Math.floor(at / interval) * interval
+    const group = groupBy === 'runLocation' ? row.runLocation : groupBy === 'statusCode' ? row.statusCode : null
+    const key = `${start}\u0000${String(group)}`
+    let bucket = this.buckets.get(key)
+    if (!bucket) {
+      bucket = { start, group, runs: 0, passed: 0, failed: 0, retries: 0, metrics: new Map() }
+      this.buckets.set(key, bucket)
+    }
+    return bucket
+  }
+}
+
+function metricOf(bucket: Bucket, name: string): MetricAcc {
+  let acc = bucket.metrics.get(name)
+  if (!acc) {
+    acc = { n: 0, sum: 0, sumsq: 0, min: Infinity, max: -Infinity, values: undefined }
+    bucket.metrics.set(name, acc)
+  }
+  return acc
+}
+
+function count(bucket: Bucket, status: string, runs: number, retries: number): void {
+  bucket.runs += runs
+  bucket.retries += retries
+  if (PASSING.has(status)) bucket.passed += runs
+  else if (FAILING.has(status)) bucket.failed += runs
+}
+
+function addTotals(acc: MetricAcc, t: MetricTotals): void {
+  acc.n += t[0]
+  acc.sum += t[1]
+  acc.sumsq += t[2]
+  acc.min = Math.min(acc.min, t[3])
+  acc.max = Math.max(acc.max, t[4])
+}
+
+/** One entry of the answer: a bucket's start, its group, and each metric asked for. */
+function entryOf(bucket: Bucket, plan: AnalyticsPlan): Record<string, unknown> {
+  const entry: Record<string, unknown> = { bucketStart: new Date(bucket.start).toISOString() }
+  if (plan.groupBy === 'runLocation') entry.runLocation = bucket.group
+  if (plan.groupBy === 'statusCode') entry.statusCode = bucket.group
+  for (const spec of plan.asked) {
+    if (spec.kind === 'availability') {
+      const counted = bucket.passed + bucket.failed
+      entry[spec.name] = counted === 0 ? null : round3((bucket.passed / counted) * 100)
+    } else if (spec.kind === 'retries') entry[spec.name] = bucket.retries
+    else {
+      entry[spec.name] = aggregate(bucket.metrics.get(spec.base), spec)
+    }
+  }
+  return entry
+}
+
 /**
  * The analytics of one check over a query's window: reads its rollup rows (run by run only
  * where needed) and aggregates them per bucket and group.
@@ -164,122 +327,12 @@ export async function analyticsAnswer(
   query: AnalyticsQuery,
   window: { from: number; to: number },
 ): Promise<AnalyticsAnswer> {
-  const { from, to } = window
-  const specs = new Map(metricSpecs(type).map((m) => [m.name, m]))
-  const asked = query.metrics.map((name) => specs.get(name) as MetricSpec)
-  const measured = asked.filter((m): m is Extract<MetricSpec, { kind: 'measured' }> => m.kind === 'measured')
-  const bases = new Set(measured.map((m) => m.base))
-  const runByRun = measured.some((m) => PERCENTILES.has(m.aggregation))
-  const interval = query.aggregationInterval === undefined ? undefined : query.aggregationInterval * MINUTE
-  const statuses = query.filterByStatus ? new Set<string>(query.filterByStatus) : undefined
-  const groupBy = query.groupBy
-
-  // which hours to read run by run: all of them for percentiles and sub-hour buckets; else the cut edges
-  const firstHour = Math.floor(from / HOUR) * HOUR
-  const endHour = Math.ceil(to / HOUR) * HOUR
-  const everyRun = runByRun || (interval !== undefined && interval % HOUR !== 0)
-  const rows: AnalyticsRollupRow[] = []
-  if (everyRun) rows.push(...await repos.analytics.rows(account, checkId, firstHour, endHour, true))
-  else {
-    const wholeFrom = Math.ceil(from / HOUR) * HOUR
-    const wholeTo = Math.floor(to / HOUR) * HOUR
-    if (wholeFrom >= wholeTo) rows.push(...await repos.analytics.rows(account, checkId, firstHour, endHour, true))
-    else {
-      if (firstHour < wholeFrom) rows.push(...await repos.analytics.rows(account, checkId, firstHour, wholeFrom, true))
-      rows.push(...await repos.analytics.rows(account, checkId, wholeFrom, wholeTo, false))
-      if (wholeTo < endHour) rows.push(...await repos.analytics.rows(account, checkId, wholeTo, endHour, true))
-    }
-  }
-
-  const buckets = new Map<string, Bucket>()
-  const bucketOf = (start: number, row: AnalyticsRollupRow): Bucket => {
-    const group = groupBy === 'runLocation' ? row.runLocation : groupBy === 'statusCode' ? row.statusCode : null
-    const key = `${start}\u0000${String(group)}`
-    let bucket = buckets.get(key)
-    if (!bucket) {
-      bucket = { start, group, runs: 0, passed: 0, failed: 0, retries: 0, metrics: new Map() }
-      buckets.set(key, bucket)
-    }
-    return bucket
-  }
-  const metricOf = (bucket: Bucket, name: string): MetricAcc => {
-    let acc = bucket.metrics.get(name)
-    if (!acc) {
-      acc = { n: 0, sum: 0, sumsq: 0, min: Infinity, max: -Infinity, values: undefined }
-      bucket.metrics.set(name, acc)
-    }
-    return acc
-  }
-  const count = (bucket: Bucket, status: string, runs: number, retries: number) => {
-    bucket.runs += runs
-    bucket.retries += retries
-    if (PASSING.has(status)) bucket.passed += runs
-    else if (FAILING.has(status)) bucket.failed += runs
-  }
-
-  const addTotals = (bucket: Bucket, base: string, t: MetricTotals) => {
-    const acc = metricOf(bucket, base)
-    acc.n += t[0]
-    acc.sum += t[1]
-    acc.sumsq += t[2]
-    acc.min = Math.min(acc.min, t[3])
-    acc.max = Math.max(acc.max, t[4])
-  }
-
-  for (const row of rows) {
-    if (statuses && !statuses.has(row.status)) continue
-    const rowEnd = row.hourStart + HOUR
-    const whole = row.hourStart >= from && rowEnd <= to &&
-      (interval === undefined || Math.floor(row.hourStart / interval) === Math.floor((rowEnd - 1) / interval))
-    if (whole) {
-      // the whole row falls in one bucket: its totals, and its values for percentiles
-      const bucket = bucketOf(interval === undefined ? from : Math.floor(row.hourStart / interval) * interval, row)
-      count(bucket, row.status, row.runs, row.retries)
-      for (const base of bases) {
-        const t = row.totals[base]
-        if (!t) continue
-        addTotals(bucket, base, t)
-        if (!runByRun) continue
-        const acc = metricOf(bucket, base)
-        const values = (acc.values ??= [])
-        for (const value of row.samples?.values[base] ?? []) if (value !== null) values.push(value)
-      }
-      continue
-    }
-    const runs = row.samples
-    if (!runs) continue
-    for (let i = 0; i < runs.seconds.length; i++) {
-      const at = row.hourStart + runs.seconds[i] * 1000
-      if (at < from || at >= to) continue
-      const bucket = bucketOf(interval === undefined ? from : Math.floor(at / interval) * interval, row)
-      count(bucket, row.status, 1, runs.retries[i])
-      for (const base of bases) {
-        const value = runs.values[base]?.[i]
-        if (value === null || value === undefined) continue
-        addTotals(bucket, base, [1, value, value * value, value, value])
-        if (runByRun) (metricOf(bucket, base).values ??= []).push(value)
-      }
-    }
-  }
-
-  const ordered = [...buckets.values()].sort((a, b) => a.start - b.start || compareGroups(a.group, b.group))
-  const entries = ordered.map((bucket) => {
-    const entry: Record<string, unknown> = { bucketStart: new Date(bucket.start).toISOString() }
-    if (groupBy === 'runLocation') entry.runLocation = bucket.group
-    if (groupBy === 'statusCode') entry.statusCode = bucket.group
-    for (const spec of asked) {
-      if (spec.kind === 'availability') {
-        const counted = bucket.passed + bucket.failed
-        entry[spec.name] = counted === 0 ? null : round3((bucket.passed / counted) * 100)
-      } else if (spec.kind === 'retries') entry[spec.name] = bucket.retries
-      else {
-        entry[spec.name] = aggregate(bucket.metrics.get(spec.base), spec)
-      }
-    }
-    return entry
-  })
-  const metadata = Object.fromEntries(asked.map((m) => [m.name, { unit: m.unit, label: m.label, aggregation: m.aggregation }]))
-  return { from, to, entries, metadata }
+  const plan = analyticsPlan(type, query, window)
+  const buckets = new Buckets(plan)
+  for (const row of await windowRows(repos, account, checkId, plan)) buckets.add(row)
+  const entries = buckets.ordered().map((bucket) => entryOf(bucket, plan))
+  const metadata = Object.fromEntries(plan.asked.map((m) => [m.name, { unit: m.unit, label: m.label, aggregation: m.aggregation }]))
+  return { from: window.from, to: window.to, entries, metadata }
 }
 
 /**
