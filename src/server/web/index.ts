@@ -112,151 +112,182 @@ function customDomainPage(store: Store, names: ServerNames, request: FastifyRequ
   return store.statusPages.findPublic({ customDomain: host })
 }
 
+/** What the web routes share: the app (the dashboard calls the API through it), the store, the sessions and the figures kept. */
+interface WebContext {
+  app: FastifyInstance
+  store: Store
+  options: WebOptions
+  sessions: WebSessions
+  analytics: AnalyticsCache<Figures>
+}
+
 export function webRoutes(app: FastifyInstance, store: Store, options: WebOptions): void {
-  const sessions = new WebSessions(store.webSessions)
-  const { failures } = options
-  const analytics = new AnalyticsCache<Figures>()
+  const context: WebContext = { app, store, options, sessions: new WebSessions(store.webSessions), analytics: new AnalyticsCache<Figures>() }
 
   app.register(async (scope) => {
     // form posts of the dashboard (only in this scope; the API stays JSON only)
     scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_request, body, done) => {
       done(null, Object.fromEntries(new URLSearchParams(body as string)))
     })
+    statusPageRoutes(scope, context)
+    logInRoutes(scope, context)
+    dashboardRoutes(scope, context)
+  })
+}
 
-    // ---- status pages
+// ---- status pages
 
-    async function servePage(reply: FastifyReply, found: { account: string; record: StatusPageRecord } | undefined, links: { html: string; summary: string }, format: 'html' | 'json') {
-      if (!found) {
-        if (format === 'json') return reply.code(404).type('application/json; charset=utf-8').send({ statusCode: 404, error: 'Not Found', message: 'Status page not found' })
-        return sendHtml(reply, 404, '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found</title></head><body><main><h1>No status page here</h1></main></body></html>', STATUS_PAGE_CSP)
-      }
-      const redirect = found.record.page.redirectTo
-      if (format === 'html' && redirect && /^https?:\/\//i.test(redirect)) {
-        try {
-          return reply.code(302).header('location', new URL(redirect).href).send()
-        } catch {
-          // not a URL: the page is served instead
-        }
-      }
-      const model = await loadStatusPage(store, found.account, found.record, options.now())
-      if (format === 'json') return reply.header('cache-control', 'no-cache').header('access-control-allow-origin', '*').send(statusPageSummary(model, links))
-      return sendHtml(reply, 200, renderStatusPage(model, links.summary), STATUS_PAGE_CSP, { 'cache-control': 'no-cache' })
+/** A status page as HTML or as its summary; a page not found answers 404 in the same format. */
+async function servePage(
+  context: WebContext, reply: FastifyReply, found: { account: string; record: StatusPageRecord } | undefined,
+  links: { html: string; summary: string }, format: 'html' | 'json',
+) {
+  if (!found) {
+    if (format === 'json') return reply.code(404).type('application/json; charset=utf-8').send({ statusCode: 404, error: 'Not Found', message: 'Status page not found' })
+    return sendHtml(reply, 404, '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found</title></head><body><main><h1>No status page here</h1></main></body></html>', STATUS_PAGE_CSP)
+  }
+  const redirect = found.record.page.redirectTo
+  if (format === 'html' && redirect && /^https?:\/\//i.test(redirect)) {
+    try {
+      return reply.code(302).header('location', new URL(redirect).href).send()
+    } catch {
+      // not a URL: the page is served instead
     }
+  }
+  const model = await loadStatusPage(context.store, found.account, found.record, context.options.now())
+  if (format === 'json') return reply.header('cache-control', 'no-cache').header('access-control-allow-origin', '*').send(statusPageSummary(model, links))
+  return sendHtml(reply, 200, renderStatusPage(model, links.summary), STATUS_PAGE_CSP, { 'cache-control': 'no-cache' })
+}
 
-    scope.get<{ Params: { url: string } }>('/status/:url', web, async (request, reply) => {
-      const base = `/status/${encodeURIComponent(request.params.url)}`
-      return servePage(reply, await store.statusPages.findPublic({ url: request.params.url }), { html: base, summary: `${base}/summary.json` }, 'html')
-    })
-    scope.get<{ Params: { url: string } }>('/status/:url/summary.json', web, async (request, reply) => {
-      const base = `/status/${encodeURIComponent(request.params.url)}`
-      return servePage(reply, await store.statusPages.findPublic({ url: request.params.url }), { html: base, summary: `${base}/summary.json` }, 'json')
-    })
-    scope.get('/summary.json', web, async (request, reply) => {
-      return servePage(reply, await customDomainPage(store, options.names, request), { html: '/', summary: '/summary.json' }, 'json')
-    })
+/** /status/{url}, its summary.json, and the summary of the page of a custom domain (its HTML is at /, see logInRoutes). */
+function statusPageRoutes(scope: FastifyInstance, context: WebContext): void {
+  const { store, options } = context
+  scope.get<{ Params: { url: string } }>('/status/:url', web, async (request, reply) => {
+    const base = `/status/${encodeURIComponent(request.params.url)}`
+    return servePage(context, reply, await store.statusPages.findPublic({ url: request.params.url }), { html: base, summary: `${base}/summary.json` }, 'html')
+  })
+  scope.get<{ Params: { url: string } }>('/status/:url/summary.json', web, async (request, reply) => {
+    const base = `/status/${encodeURIComponent(request.params.url)}`
+    return servePage(context, reply, await store.statusPages.findPublic({ url: request.params.url }), { html: base, summary: `${base}/summary.json` }, 'json')
+  })
+  scope.get('/summary.json', web, async (request, reply) => {
+    return servePage(context, reply, await customDomainPage(store, options.names, request), { html: '/', summary: '/summary.json' }, 'json')
+  })
+}
 
-    // ---- the dashboard
+// ---- the dashboard
 
-    const sessionOf = (request: FastifyRequest): Promise<WebSession | undefined> => sessions.get(readCookie(request.headers.cookie, COOKIE))
-    const html = (reply: FastifyReply, status: number, text: string, extra: Record<string, string> = {}) =>
-      sendHtml(reply, status, text, DASHBOARD_CSP, { 'cache-control': 'no-store', ...extra })
+function sessionOf(context: WebContext, request: FastifyRequest): Promise<WebSession | undefined> {
+  return context.sessions.get(readCookie(request.headers.cookie, COOKIE))
+}
 
-    /** A form post of a logged-in user: same origin (when the browser says), and the session's token. */
-    async function postingSession(request: FastifyRequest, reply: FastifyReply): Promise<WebSession | undefined> {
-      const session = await sessionOf(request)
-      const from = request.headers.origin
-      const body = (request.body ?? {}) as Record<string, unknown>
-      if (!session) {
-        void reply.code(303).header('location', '/').send()
-        return undefined
-      }
-      if ((from !== undefined && from !== origin(request)) || !sameToken(body.csrf, session.csrf)) {
-        void html(reply, 403, messagePage(session, 'Refused', 'This form was not sent from this dashboard: reload the page and try again.'))
-        return undefined
-      }
-      return session
+/** A page of the dashboard: never cached. */
+function html(reply: FastifyReply, status: number, text: string, extra: Record<string, string> = {}) {
+  return sendHtml(reply, status, text, DASHBOARD_CSP, { 'cache-control': 'no-store', ...extra })
+}
+
+/** A form post of a logged-in user: same origin (when the browser says), and the session's token. */
+async function postingSession(context: WebContext, request: FastifyRequest, reply: FastifyReply): Promise<WebSession | undefined> {
+  const session = await sessionOf(context, request)
+  const from = request.headers.origin
+  const body = (request.body ?? {}) as Record<string, unknown>
+  if (!session) {
+    void reply.code(303).header('location', '/').send()
+    return undefined
+  }
+  if ((from !== undefined && from !== origin(request)) || !sameToken(body.csrf, session.csrf)) {
+    void html(reply, 403, messagePage(session, 'Refused', 'This form was not sent from this dashboard: reload the page and try again.'))
+    return undefined
+  }
+  return session
+}
+
+/** / (a custom domain's status page, else the list of checks or the log-in form), log-in and log-out. */
+function logInRoutes(scope: FastifyInstance, context: WebContext): void {
+  const { app, store, options, sessions } = context
+  scope.get<{ Querystring: { type?: string; tag?: string } }>('/', web, async (request, reply) => {
+    const page = await customDomainPage(store, options.names, request)
+    if (page) return servePage(context, reply, page, { html: '/', summary: '/summary.json' }, 'html')
+    const session = await sessionOf(context, request)
+    if (!session) return html(reply, 200, loginPage())
+    return html(reply, 200, await checkListPage(apiFor(app, session), session, request.query ?? {}, listFigures(store, options, context.analytics, session.accountId)))
+  })
+
+  scope.post('/dashboard/login', web, async (request, reply) => {
+    const from = request.headers.origin
+    if (from !== undefined && from !== origin(request)) return html(reply, 403, loginPage('This log-in was not sent from this dashboard.'))
+    // failed log-ins count with the API's failed keys, per client address (--trust-proxy: the one behind the balancer)
+    const address = failureKey(request.ip)
+    const throttled = (seconds: number) => html(reply, 429, loginPage(`Too many failed log-ins from this address: try again in ${seconds} s.`), { 'retry-after': String(seconds) })
+    const counted = await options.failures.peek(address)
+    if (counted.remaining === 0) return throttled(counted.resetSeconds)
+    const key = (request.body as Record<string, unknown> | undefined)?.apiKey
+    const known = typeof key === 'string' && key.length > 0 && key.length <= 512 ? await store.keys.find(hashKey(key.trim())) : undefined
+    if (!known) {
+      const failed = await options.failures.consume(address)
+      if (!failed.allowed) return throttled(failed.resetSeconds)
+      return html(reply, 401, loginPage('That API key is not known to this server.'))
     }
+    if (known.role === 'agent') return html(reply, 403, loginPage('An agent key cannot log in: use a read, write or admin key of the account.'))
+    const { id } = await sessions.create(known)
+    return reply.code(303).header('location', '/').header('set-cookie', sessionCookie(id, request.protocol === 'https')).header('cache-control', 'no-store').send()
+  })
 
-    scope.get<{ Querystring: { type?: string; tag?: string } }>('/', web, async (request, reply) => {
-      const page = await customDomainPage(store, options.names, request)
-      if (page) return servePage(reply, page, { html: '/', summary: '/summary.json' }, 'html')
-      const session = await sessionOf(request)
-      if (!session) return html(reply, 200, loginPage())
-      return html(reply, 200, await checkListPage(apiFor(app, session), session, request.query ?? {}, listFigures(store, options, analytics, session.accountId)))
-    })
+  scope.post('/dashboard/logout', web, async (request, reply) => {
+    const session = await postingSession(context, request, reply)
+    if (!session) return reply
+    await sessions.delete(session)
+    return reply.code(303).header('location', '/').header('set-cookie', sessionCookie('', request.protocol === 'https', 0)).send()
+  })
+}
 
-    scope.post('/dashboard/login', web, async (request, reply) => {
-      const from = request.headers.origin
-      if (from !== undefined && from !== origin(request)) return html(reply, 403, loginPage('This log-in was not sent from this dashboard.'))
-      // failed log-ins count with the API's failed keys, per client address (--trust-proxy: the one behind the balancer)
-      const address = failureKey(request.ip)
-      const throttled = (seconds: number) => html(reply, 429, loginPage(`Too many failed log-ins from this address: try again in ${seconds} s.`), { 'retry-after': String(seconds) })
-      const counted = await failures.peek(address)
-      if (counted.remaining === 0) return throttled(counted.resetSeconds)
-      const key = (request.body as Record<string, unknown> | undefined)?.apiKey
-      const known = typeof key === 'string' && key.length > 0 && key.length <= 512 ? await store.keys.find(hashKey(key.trim())) : undefined
-      if (!known) {
-        const failed = await failures.consume(address)
-        if (!failed.allowed) return throttled(failed.resetSeconds)
-        return html(reply, 401, loginPage('That API key is not known to this server.'))
-      }
-      if (known.role === 'agent') return html(reply, 403, loginPage('An agent key cannot log in: use a read, write or admin key of the account.'))
-      const { id } = await sessions.create(known)
-      return reply.code(303).header('location', '/').header('set-cookie', sessionCookie(id, request.protocol === 'https')).header('cache-control', 'no-store').send()
-    })
+/** The dashboard's pages and form posts behind the log-in: each goes through the API as the session's key. */
+function dashboardRoutes(scope: FastifyInstance, context: WebContext): void {
+  const { app } = context
+  scope.get<{ Params: { id: string } }>('/dashboard/checks/:id', web, async (request, reply) => {
+    const session = await sessionOf(context, request)
+    if (!session) return reply.code(303).header('location', '/').send()
+    const page = await checkPage(apiFor(app, session), session, request.params.id)
+    return html(reply, page.status, page.html)
+  })
 
-    scope.post('/dashboard/logout', web, async (request, reply) => {
-      const session = await postingSession(request, reply)
-      if (!session) return reply
-      await sessions.delete(session)
-      return reply.code(303).header('location', '/').header('set-cookie', sessionCookie('', request.protocol === 'https', 0)).send()
-    })
+  scope.post<{ Params: { id: string } }>('/dashboard/checks/:id/run', web, async (request, reply) => {
+    const session = await postingSession(context, request, reply)
+    if (!session) return reply
+    const answer = await apiFor(app, session)('POST', '/v1/check-sessions/trigger', { target: { checkId: [request.params.id] } })
+    const started = answer.status === 201 ? answer.json?.sessions?.[0]?.checkSessionId : undefined
+    if (answer.status === 403) return html(reply, 403, messagePage(session, 'Not run', READ_ONLY))
+    if (typeof started !== 'string') return html(reply, answer.status === 404 ? 404 : 400, messagePage(session, 'Not run', String(answer.json?.message ?? 'The API did not start a session.')))
+    return reply.code(303).header('location', `/dashboard/sessions/${encodeURIComponent(started)}`).send()
+  })
 
-    scope.get<{ Params: { id: string } }>('/dashboard/checks/:id', web, async (request, reply) => {
-      const session = await sessionOf(request)
-      if (!session) return reply.code(303).header('location', '/').send()
-      const page = await checkPage(apiFor(app, session), session, request.params.id)
-      return html(reply, page.status, page.html)
-    })
+  scope.get<{ Params: { id: string } }>('/dashboard/sessions/:id', web, async (request, reply) => {
+    const session = await sessionOf(context, request)
+    if (!session) return reply.code(303).header('location', '/').send()
+    const page = await sessionPage(apiFor(app, session), session, request.params.id)
+    return html(reply, page.status, page.html)
+  })
 
-    scope.post<{ Params: { id: string } }>('/dashboard/checks/:id/run', web, async (request, reply) => {
-      const session = await postingSession(request, reply)
-      if (!session) return reply
-      const answer = await apiFor(app, session)('POST', '/v1/check-sessions/trigger', { target: { checkId: [request.params.id] } })
-      const started = answer.status === 201 ? answer.json?.sessions?.[0]?.checkSessionId : undefined
-      if (answer.status === 403) return html(reply, 403, messagePage(session, 'Not run', READ_ONLY))
-      if (typeof started !== 'string') return html(reply, answer.status === 404 ? 404 : 400, messagePage(session, 'Not run', String(answer.json?.message ?? 'The API did not start a session.')))
-      return reply.code(303).header('location', `/dashboard/sessions/${encodeURIComponent(started)}`).send()
-    })
+  scope.post<{ Params: { id: string } }>('/dashboard/error-groups/:id/archive', web, async (request, reply) => {
+    const session = await postingSession(context, request, reply)
+    if (!session) return reply
+    const answer = await apiFor(app, session)('PATCH', `/v1/error-groups/${encodeURIComponent(request.params.id)}`, { archiveForEver: true })
+    if (answer.status === 403) return html(reply, 403, messagePage(session, 'Not archived', READ_ONLY))
+    if (answer.status !== 200) return html(reply, 404, messagePage(session, 'Not archived', String(answer.json?.message ?? 'The API did not archive the error group.')))
+    return reply.code(303).header('location', `/dashboard/checks/${encodeURIComponent(answer.json.checkId)}`).send()
+  })
 
-    scope.get<{ Params: { id: string } }>('/dashboard/sessions/:id', web, async (request, reply) => {
-      const session = await sessionOf(request)
-      if (!session) return reply.code(303).header('location', '/').send()
-      const page = await sessionPage(apiFor(app, session), session, request.params.id)
-      return html(reply, page.status, page.html)
-    })
+  scope.get<{ Params: { id: string } }>('/dashboard/badges/:id', web, async (request, reply) => {
+    const session = await sessionOf(context, request)
+    if (!session) return reply.code(401).type('text/plain').send('Log in first')
+    const answer = await apiFor(app, session)('GET', `/v1/badges/checks/${encodeURIComponent(request.params.id)}`)
+    if (answer.status !== 200) return reply.code(answer.status).type('text/plain').send('No badge')
+    return reply.type('image/svg+xml').header('cache-control', 'no-store').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'").send(answer.text)
+  })
 
-    scope.post<{ Params: { id: string } }>('/dashboard/error-groups/:id/archive', web, async (request, reply) => {
-      const session = await postingSession(request, reply)
-      if (!session) return reply
-      const answer = await apiFor(app, session)('PATCH', `/v1/error-groups/${encodeURIComponent(request.params.id)}`, { archiveForEver: true })
-      if (answer.status === 403) return html(reply, 403, messagePage(session, 'Not archived', READ_ONLY))
-      if (answer.status !== 200) return html(reply, 404, messagePage(session, 'Not archived', String(answer.json?.message ?? 'The API did not archive the error group.')))
-      return reply.code(303).header('location', `/dashboard/checks/${encodeURIComponent(answer.json.checkId)}`).send()
-    })
-
-    scope.get<{ Params: { id: string } }>('/dashboard/badges/:id', web, async (request, reply) => {
-      const session = await sessionOf(request)
-      if (!session) return reply.code(401).type('text/plain').send('Log in first')
-      const answer = await apiFor(app, session)('GET', `/v1/badges/checks/${encodeURIComponent(request.params.id)}`)
-      if (answer.status !== 200) return reply.code(answer.status).type('text/plain').send('No badge')
-      return reply.type('image/svg+xml').header('cache-control', 'no-store').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'").send(answer.text)
-    })
-
-    scope.get<{ Params: { name: string } }>('/dashboard/assets/:name', web, async (request, reply) => {
-      const asset = Object.hasOwn(ASSETS, request.params.name) ? ASSETS[request.params.name] : undefined
-      if (!asset) return reply.code(404).type('text/plain').send('Not found')
-      return reply.type(asset.type).header('cache-control', 'public, max-age=3600').header('x-content-type-options', 'nosniff').send(asset.body())
-    })
+  scope.get<{ Params: { name: string } }>('/dashboard/assets/:name', web, async (request, reply) => {
+    const asset = Object.hasOwn(ASSETS, request.params.name) ? ASSETS[request.params.name] : undefined
+    if (!asset) return reply.code(404).type('text/plain').send('Not found')
+    return reply.type(asset.type).header('cache-control', 'public, max-age=3600').header('x-content-type-options', 'nosniff').send(asset.body())
   })
 }
