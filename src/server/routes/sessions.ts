@@ -139,58 +139,78 @@ function presentStored(result: CheckResultRecord) {
   }
 }
 
+type TriggerTarget = NonNullable<NonNullable<z.infer<typeof triggerBody>>['target']>
+
+function tooManyChecks(more: string): HttpError {
+  return badRequest('payload', [{
+    path: 'target',
+    message: `matches more than ${MAX_TRIGGERED_CHECKS} checks${more}; one trigger starts at most ${MAX_TRIGGERED_CHECKS}: name fewer with checkId or tags`,
+  }])
+}
+
+/** The checks a trigger names by id: each must exist in the account and be one a session runs. */
+async function checksNamed(store: Store, account: string, ids: readonly string[], checks: Map<string, TriggeredCheck>): Promise<void> {
+  for (const [index, id] of ids.entries()) {
+    const record = await store.checks.get(account, id)
+    if (!record) throw new HttpError(404, `Check not found: ${id}`)
+    if (!RUNNABLE.has(record.checkType)) {
+      throw badRequest('payload', [{
+        path: `target.checkId.${index}`,
+        message: `is a ${record.checkType} check (${id}): a heartbeat check is judged by the pings it receives and cannot be triggered; sessions run DNS, ICMP and API checks`,
+      }])
+    }
+    checks.set(id, JSON.parse(record.json))
+  }
+}
+
+/**
+ * tags and matchTags: every DNS, ICMP and API check they match (heartbeat checks are left out);
+ * no filter at all: every activated one of the account, as the reference's "all eligible checks".
+ */
+async function checksMatching(store: Store, account: string, target: TriggerTarget, checks: Map<string, TriggeredCheck>): Promise<void> {
+  const tags = target.tags ?? []
+  const matchTags = target.matchTags ?? []
+  const everything = (target.checkId ?? []).length === 0 && tags.length === 0 && matchTags.length === 0
+  if (tags.length === 0 && matchTags.length === 0 && !everything) return
+  const PAGE = 1000
+  // matchTags can ask for checks without a tag: then every check is read (1,000 at a time)
+  const byTag = matchTags.length === 0 && tags.length > 0
+  const wanted = new Set(tags)
+  for (let offset = 0; ; offset += PAGE) {
+    const page = await store.checks.list(account, { tags: byTag ? tags : undefined, limit: PAGE, offset })
+    const items = JSON.parse(page.json.toString()) as Array<TriggeredCheck & { tags?: string[] }>
+    for (const check of items) {
+      if (!RUNNABLE.has(check.checkType)) continue
+      const matched = everything ? check.activated !== false
+        : (check.tags ?? []).some((t) => wanted.has(t)) || (matchTags.length > 0 && matchesTags(check.tags, matchTags))
+      if (!matched) continue
+      checks.set(check.id, check)
+      if (checks.size > MAX_TRIGGERED_CHECKS) throw tooManyChecks(everything ? ' (every activated DNS, ICMP and API check of the account)' : '')
+    }
+    if (page.count < PAGE) break
+  }
+}
+
+/** The checks a trigger runs: those it names, then those its tags match; at least one, at most MAX_TRIGGERED_CHECKS. */
+async function triggeredChecks(store: Store, account: string, target: TriggerTarget): Promise<TriggeredCheck[]> {
+  const checks = new Map<string, TriggeredCheck>()
+  await checksNamed(store, account, target.checkId ?? [], checks)
+  await checksMatching(store, account, target, checks)
+  if (checks.size > MAX_TRIGGERED_CHECKS) throw tooManyChecks('')
+  // the reference: 404 when there are no matching checks
+  if (checks.size === 0) throw new HttpError(404, 'No matching checks were found.')
+  return [...checks.values()]
+}
+
 export function sessionRoutes(app: FastifyInstance, store: Store, services: RunServices, closing: AbortSignal): void {
   app.post('/v1/check-sessions/trigger', async (request, reply) => {
     const target = parseOr400(triggerBody, request.body, 'payload')?.target ?? {}
     const account = request.accountId
-    const checks = new Map<string, TriggeredCheck>()
-    const tooMany = (more: string) => badRequest('payload', [{
-      path: 'target',
-      message: `matches more than ${MAX_TRIGGERED_CHECKS} checks${more}; one trigger starts at most ${MAX_TRIGGERED_CHECKS}: name fewer with checkId or tags`,
-    }])
-    const ids = target.checkId ?? []
-    for (const [index, id] of ids.entries()) {
-      const record = await store.checks.get(account, id)
-      if (!record) throw new HttpError(404, `Check not found: ${id}`)
-      if (!RUNNABLE.has(record.checkType)) {
-        throw badRequest('payload', [{
-          path: `target.checkId.${index}`,
-          message: `is a ${record.checkType} check (${id}): a heartbeat check is judged by the pings it receives and cannot be triggered; sessions run DNS, ICMP and API checks`,
-        }])
-      }
-      checks.set(id, JSON.parse(record.json))
-    }
-    // tags and matchTags: every DNS, ICMP and API check they match (heartbeat checks are left out);
-    // no filter at all: every activated one of the account, as the reference's "all eligible checks"
-    const tags = target.tags ?? []
-    const matchTags = target.matchTags ?? []
-    const everything = ids.length === 0 && tags.length === 0 && matchTags.length === 0
-    if (tags.length > 0 || matchTags.length > 0 || everything) {
-      const PAGE = 1000
-      // matchTags can ask for checks without a tag: then every check is read (1,000 at a time)
-      const byTag = matchTags.length === 0 && tags.length > 0
-      const wanted = new Set(tags)
-      for (let offset = 0; ; offset += PAGE) {
-        const page = await store.checks.list(account, { tags: byTag ? tags : undefined, limit: PAGE, offset })
-        const items = JSON.parse(page.json.toString()) as Array<TriggeredCheck & { tags?: string[] }>
-        for (const check of items) {
-          if (!RUNNABLE.has(check.checkType)) continue
-          const matched = everything ? check.activated !== false
-            : (check.tags ?? []).some((t) => wanted.has(t)) || (matchTags.length > 0 && matchesTags(check.tags, matchTags))
-          if (!matched) continue
-          checks.set(check.id, check)
-          if (checks.size > MAX_TRIGGERED_CHECKS) throw tooMany(everything ? ' (every activated DNS, ICMP and API check of the account)' : '')
-        }
-        if (page.count < PAGE) break
-      }
-    }
-    if (checks.size > MAX_TRIGGERED_CHECKS) throw tooMany('')
-    // the reference: 404 when there are no matching checks
-    if (checks.size === 0) throw new HttpError(404, 'No matching checks were found.')
+    const checks = await triggeredChecks(store, account, target)
     const now = services.now()
     const sessions = await store.transaction(async (tx) => {
       const made: SessionRecord[] = []
-      for (const check of checks.values()) made.push(await tx.sessions.create(account, check, checkLocations(check), now))
+      for (const check of checks) made.push(await tx.sessions.create(account, check, checkLocations(check), now))
       return made
     })
     const link = base(request)
