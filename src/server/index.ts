@@ -143,6 +143,61 @@ export function checkTrustProxy(value: string | string[] | number): string | str
   return entries
 }
 
+/** The options of a server start, checked (each bad one a UserError naming it), with their defaults. */
+function serverSettings(options: LocalServerOptions) {
+  const allowedTargets = options.allowedTargets ?? []
+  for (const entry of allowedTargets) {
+    try {
+      parseAllowedTarget(entry)
+    } catch (error) {
+      throw new UserError(`--allow-target ${(error as Error).message}`)
+    }
+  }
+  const log = options.log === true ? (line: string) => process.stderr.write(`${line}\n`) : options.log || undefined
+  const rateLimit = options.rateLimit ?? DEFAULT_RATE_LIMIT
+  if (!(rateLimit.max >= 1) || !(rateLimit.timeWindowMs >= 1)) {
+    throw new UserError('The rate limit needs at least 1 request per window of at least 1 ms')
+  }
+  const authFailureLimit = options.authFailureLimit
+  if (authFailureLimit && (!(authFailureLimit.max >= 1) || !(authFailureLimit.timeWindowMs >= 1))) {
+    throw new UserError('The failed-authentication limit needs at least 1 failure per window of at least 1 ms')
+  }
+  const trustProxy = options.trustProxy === undefined ? undefined : checkTrustProxy(options.trustProxy)
+  const faults = options.faults === undefined ? undefined : { spec: typeof options.faults === 'string' ? parseFaults(options.faults) : options.faults, seed: options.seed ?? 1 }
+  const retentionDays = options.retentionDays ?? DEFAULT_RETENTION_DAYS
+  if (!(retentionDays > 0)) throw new UserError(`The retention must be more than 0 days, got ${retentionDays}`)
+  return { allowedTargets, log, rateLimit, authFailureLimit, trustProxy, faults, retentionMs: retentionDays * 86_400_000 }
+}
+
+/** Every FINAL result feeds the check's status, error groups and alert state, then the caller's hook. */
+function finalResultHook(options: LocalServerOptions, alerts: AlertDeliveryWorker | undefined): FinalResultHook {
+  return async (tx, check, result, recorded) => {
+    // the store gave the result its id in this transaction: nothing to remember it by
+    // (the check as parsed once by completeRun)
+    const outcome = await recordResult(tx, check as unknown as RecordableCheck, { ...result, id: recorded.final.id }, { fresh: true })
+    // the deliveries are written with this transaction: the worker's next claim waits for its commit
+    if (outcome.notifications.length > 0) alerts?.wake()
+    await options.onFinalResult?.(tx, check, result, recorded)
+  }
+}
+
+/** Listens on host:port and answers the URL it is reached at; an address it cannot take is a UserError. */
+async function listen(app: Awaited<ReturnType<typeof buildApp>>, host: string, port: number): Promise<string> {
+  try {
+    await app.listen({ host, port })
+  } catch (error) {
+    await app.close().catch(() => undefined)
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+      throw new UserError(`Cannot listen on ${host}:${port}: ${code}`)
+    }
+    throw error
+  }
+  const address = app.server.address() as AddressInfo
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
+  return `http://${shownHost}:${address.port}`
+}
+
 export async function startLocalServer(options: LocalServerOptions = {}): Promise<LocalServer> {
   for (const url of options.publicUrls ?? []) {
     const problem = publicUrlProblem(url)
@@ -155,42 +210,13 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     // internal services; several accounts share it, and none may reach into its network
     const accounts = (await store.keys.accounts()).length
     const privateTargets = options.privateTargets ?? (accounts > 1 ? 'deny' : 'allow')
-    const allowedTargets = options.allowedTargets ?? []
-    for (const entry of allowedTargets) {
-      try {
-        parseAllowedTarget(entry)
-      } catch (error) {
-        throw new UserError(`--allow-target ${(error as Error).message}`)
-      }
-    }
-    const log = options.log === true ? (line: string) => process.stderr.write(`${line}\n`) : options.log || undefined
-    const rateLimit = options.rateLimit ?? DEFAULT_RATE_LIMIT
-    if (!(rateLimit.max >= 1) || !(rateLimit.timeWindowMs >= 1)) {
-      throw new UserError('The rate limit needs at least 1 request per window of at least 1 ms')
-    }
-    const authFailureLimit = options.authFailureLimit
-    if (authFailureLimit && (!(authFailureLimit.max >= 1) || !(authFailureLimit.timeWindowMs >= 1))) {
-      throw new UserError('The failed-authentication limit needs at least 1 failure per window of at least 1 ms')
-    }
-    const trustProxy = options.trustProxy === undefined ? undefined : checkTrustProxy(options.trustProxy)
-    const faults = options.faults === undefined ? undefined : { spec: typeof options.faults === 'string' ? parseFaults(options.faults) : options.faults, seed: options.seed ?? 1 }
-    const retentionDays = options.retentionDays ?? DEFAULT_RETENTION_DAYS
-    if (!(retentionDays > 0)) throw new UserError(`The retention must be more than 0 days, got ${retentionDays}`)
+    const { allowedTargets, log, rateLimit, authFailureLimit, trustProxy, faults, retentionMs } = serverSettings(options)
     // the sender of alert deliveries: on with the scheduler (monitors server), or when asked for
     const alertsOn = options.alerts !== false && (options.alerts !== undefined || (options.scheduler ?? options.runner === true))
     const alerts = alertsOn
-      ? new AlertDeliveryWorker(store, { retentionMs: retentionDays * 86_400_000, privateTargets, allowedTargets, ...(options.alerts || {}) })
+      ? new AlertDeliveryWorker(store, { retentionMs, privateTargets, allowedTargets, ...(options.alerts || {}) })
       : undefined
-    // every FINAL result feeds the check's status, error groups and alert state, then the caller's hook
-    const onFinalResult: FinalResultHook = async (tx, check, result, recorded) => {
-      // the store gave the result its id in this transaction: nothing to remember it by
-      // (the check as parsed once by completeRun)
-      const outcome = await recordResult(tx, check as unknown as RecordableCheck, { ...result, id: recorded.final.id }, { fresh: true })
-      // the deliveries are written with this transaction: the worker's next claim waits for its commit
-      if (outcome.notifications.length > 0) alerts?.wake()
-      await options.onFinalResult?.(tx, check, result, recorded)
-    }
-    const services = { now: options.clock ?? Date.now, onFinalResult }
+    const services = { now: options.clock ?? Date.now, onFinalResult: finalResultHook(options, alerts) }
     const closing = new AbortController()
     const names = serverNames({ host: options.host, publicUrls: options.publicUrls })
     const app = await buildApp({ store, rateLimit, authFailureLimit, trustProxy, ipv6s: options.ipv6s, log, faults, runs: services, closing: closing.signal, names })
@@ -198,31 +224,19 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     app.server.on('request', () => {
       requests++
     })
-    const host = options.host ?? '127.0.0.1'
-    try {
-      await app.listen({ host, port: options.port ?? 0 })
-    } catch (error) {
-      await app.close().catch(() => undefined)
-      const code = (error as NodeJS.ErrnoException).code
-      if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
-        throw new UserError(`Cannot listen on ${host}:${options.port ?? 0}: ${code}`)
-      }
-      throw error
-    }
-    const address = app.server.address() as AddressInfo
-    const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
+    const url = await listen(app, options.host ?? '127.0.0.1', options.port ?? 0)
     const scheduler = (options.scheduler ?? options.runner === true)
       ? new Scheduler({
         ...options.schedulerOptions,
         runOptions: { privateTargets, allowedTargets, ...options.schedulerOptions?.runOptions },
-        store, services, plan: true, run: options.runner === true, retentionMs: retentionDays * 86_400_000,
+        store, services, plan: true, run: options.runner === true, retentionMs,
       })
       : undefined
     scheduler?.start()
     alerts?.start()
     let closed: Promise<void> | undefined
     return {
-      url: `http://${shownHost}:${address.port}`,
+      url,
       apiKey: keys.apiKey,
       keyGenerated: keys.generated,
       accountId: keys.accountId,
