@@ -25,6 +25,19 @@ export interface BuildContext {
   configFile: string
 }
 
+type AddProblem = (field: string | undefined, message: string) => void
+
+/** What the constructs of one build share while each is turned into a resource. */
+interface Build {
+  ctx: BuildContext
+  problems: Problem[]
+  /** the first registration of each kind and logical id */
+  seen: Map<string, Registration>
+  /** the fields a construct's body took from the config's defaults; one set, emptied per construct */
+  fromDefaults: Set<string>
+  registrationOf: (construct: AnyConstruct) => Registration | undefined
+}
+
 /**
  * Turns the placed registrations into desired resources: config defaults merged into checks,
  * references replaced by placeholders, every construct checked with the shared schemas.
@@ -45,7 +58,21 @@ export function buildResources(registrations: Registration[], given: BuildContex
     return byObject.get(construct)
   }
 
-  // constructs created outside check files are not part of the project
+  outsideProblems(registrations, ctx, problems)
+  const inProject = registrations.filter((r) => !r.outside)
+  const build: Build = { ctx, problems, seen: new Map(), fromDefaults: new Set(), registrationOf }
+  for (const r of inProject) {
+    const resource = buildResource(r, build)
+    if (resource) resources.push(resource)
+  }
+
+  projectRules(resources, inProject, ctx, problems)
+  resources.sort((a, b) => RESOURCE_KINDS.indexOf(a.kind) - RESOURCE_KINDS.indexOf(b.kind) || (a.logicalId < b.logicalId ? -1 : a.logicalId > b.logicalId ? 1 : 0))
+  return { resources, problems }
+}
+
+/** Constructs created outside check files are not part of the project: one problem each. */
+function outsideProblems(registrations: Registration[], ctx: BuildContext, problems: Problem[]): void {
   for (const r of registrations) {
     if (!r.outside) continue
     problems.push({
@@ -55,94 +82,93 @@ export function buildResources(registrations: Registration[], given: BuildContex
       message: `is created at ${ctx.cwdRel(r.file)}${r.line ? `:${r.line}` : ''}, a file that checkMatch (${ctx.config.checkMatch.join(', ')}) does not match, so it is not part of the project; create it in a check file, or widen checkMatch to include that file`,
     })
   }
+}
 
-  const inProject = registrations.filter((r) => !r.outside)
-  const seen = new Map<string, Registration>()
-  // the fields a construct's body took from the config's defaults; one set, emptied per construct
-  const fromDefaults = new Set<string>()
-  for (const r of inProject) {
-    const c = r.construct
-    const kind = c.__monitorsKind
-    const name = constructName(c)
-    // where a problem is, worked out only when there is one: nearly every construct has none
-    const add = (field: string | undefined, message: string) => problems.push({ file: ctx.cwdRel(r.file), construct: name, logicalId: String(c.logicalId), field, message })
+/** One construct of the project as a desired resource; undefined when it has a problem (each one added). */
+function buildResource(r: Registration, build: Build): DesiredResource | undefined {
+  const { ctx, problems, fromDefaults } = build
+  const c = r.construct
+  const name = constructName(c)
+  // where a problem is, worked out only when there is one: nearly every construct has none
+  const add: AddProblem = (field, message) => problems.push({ file: ctx.cwdRel(r.file), construct: name, logicalId: String(c.logicalId), field, message })
+  const kind = identifiedKind(r, name, build.seen, ctx, add)
+  if (!kind) return undefined
 
-    if (!isResourceKind(kind)) {
-      add(undefined, `is not a construct this version of monitors knows (kind ${JSON.stringify(kind)})`)
-      continue
-    }
-    if (typeof c.logicalId !== 'string' || !LOGICAL_ID_PATTERN.test(c.logicalId)) {
-      add(undefined, `logical id must be one or more of A-Z, a-z, 0-9 and _ - / # . (got ${typeof c.logicalId === 'string' ? JSON.stringify(c.logicalId) : typeof c.logicalId})`)
-      continue
-    }
-    const dupKey = `${kind}\u0000${c.logicalId}`
-    const first = seen.get(dupKey)
-    if (first) {
-      const what = descriptorOf(kind).logicalIdField ?? 'logical id'
-      add(undefined, `duplicate ${what}: ${name} ${JSON.stringify(c.logicalId)} is also declared at ${ctx.cwdRel(first.file)}${first.line ? `:${first.line}` : ''}; ${what}s must be unique per kind`)
-      continue
-    }
-    seen.set(dupKey, r)
-
-    const props = c.props as unknown
-    if (typeof props !== 'object' || props === null || Array.isArray(props)) {
-      add(undefined, `props must be an object (got ${props === null ? 'null' : Array.isArray(props) ? 'an array' : typeof props}): new ${name}(${JSON.stringify(c.logicalId)}, { ... })`)
-      continue
-    }
-
-    const { options, input } = splitOptions(props as Record<string, unknown>, add)
-    const refs: ResourceRef[] = []
-    const before = problems.length
-    fromDefaults.clear()
-    let body: Record<string, unknown> = input
-    const descriptor = descriptorOf(kind)
-    if (descriptor.check) {
-      if ('defaultTags' in input && typeof input.defaultTags !== 'boolean') add('defaultTags', `must be a boolean: false leaves out the config's default tags (got ${typeof input.defaultTags})`)
-      // `input` is splitOptions' own copy of the props: merged into in place, not copied again
-      body = mergeDefaultsInto(input, input.defaultTags === false, input.tags, ctx.config.defaults, fromDefaults)
-    }
-    body = resolveReferences(kind, body, (value, field, wanted, refPath) => resolveRef(value, field, wanted, refs, registrationOf, ctx, add, refPath))
-    const idField = descriptor.logicalIdField
-    if (idField) {
-      if (idField in body) add(idField, `is not a prop: the ${idField} is the logical id, new ${descriptor.construct}(${idField}, { value })`)
-      body = { ...body, [idField]: c.logicalId }
-    }
-
-    const schema = descriptor.schema
-    const fast = fastValidation(schema, body)
-    // the walk for unknown fields finds nothing when the fast path met only its shapes' keys
-    // (the service's read-only fields at the top are known to the schema, but not props)
-    if (!(fast?.ok && fast.exact && !hasReadOnlyField(body))) {
-      for (const field of unknownFields(schema, body)) {
-        if (idField && field.path === idField) continue
-        add(field.path, field.message)
-      }
-    }
-    const result = fast?.ok ? fast : validate(schema, body)
-    if (!result.ok) {
-      for (const issue of result.issues) {
-        const top = issue.path.split('.')[0]
-        const suffix = fromDefaults.has(top) ? ` (from defaults in ${ctx.configFile})` : ''
-        const ofId = idField !== undefined && issue.path === idField
-        add(ofId ? undefined : issue.path || undefined, (ofId ? `${idField} ` : '') + issue.message + suffix)
-      }
-      continue
-    }
-    if (problems.length > before) continue
-    resources.push({
-      kind,
-      logicalId: c.logicalId,
-      construct: name,
-      file: ctx.rootRel(r.file),
-      payload: result.data as Record<string, unknown>,
-      refs,
-      options,
-    })
+  const { options, input } = splitOptions(c.props as Record<string, unknown>, add)
+  const refs: ResourceRef[] = []
+  const before = problems.length
+  fromDefaults.clear()
+  let body: Record<string, unknown> = input
+  const descriptor = descriptorOf(kind)
+  if (descriptor.check) {
+    if ('defaultTags' in input && typeof input.defaultTags !== 'boolean') add('defaultTags', `must be a boolean: false leaves out the config's default tags (got ${typeof input.defaultTags})`)
+    // `input` is splitOptions' own copy of the props: merged into in place, not copied again
+    body = mergeDefaultsInto(input, input.defaultTags === false, input.tags, ctx.config.defaults, fromDefaults)
+  }
+  body = resolveReferences(kind, body, (value, field, wanted, refPath) => resolveRef(value, field, wanted, refs, build.registrationOf, ctx, add, refPath))
+  const idField = descriptor.logicalIdField
+  if (idField) {
+    if (idField in body) add(idField, `is not a prop: the ${idField} is the logical id, new ${descriptor.construct}(${idField}, { value })`)
+    body = { ...body, [idField]: c.logicalId }
   }
 
-  projectRules(resources, inProject, ctx, problems)
-  resources.sort((a, b) => RESOURCE_KINDS.indexOf(a.kind) - RESOURCE_KINDS.indexOf(b.kind) || (a.logicalId < b.logicalId ? -1 : a.logicalId > b.logicalId ? 1 : 0))
-  return { resources, problems }
+  const payload = validPayload(descriptor.schema, body, idField, build, add)
+  if (payload === undefined || problems.length > before) return undefined
+  return { kind, logicalId: c.logicalId as string, construct: name, file: ctx.rootRel(r.file), payload, refs, options }
+}
+
+/**
+ * The construct's kind when this version knows it, its logical id is well formed and unique in
+ * its kind, and its props are an object; else undefined, its problem added.
+ */
+function identifiedKind(r: Registration, name: string, seen: Map<string, Registration>, ctx: BuildContext, add: AddProblem): ResourceKind | undefined {
+  const c = r.construct
+  const kind = c.__monitorsKind
+  if (!isResourceKind(kind)) {
+    add(undefined, `is not a construct this version of monitors knows (kind ${JSON.stringify(kind)})`)
+    return undefined
+  }
+  if (typeof c.logicalId !== 'string' || !LOGICAL_ID_PATTERN.test(c.logicalId)) {
+    add(undefined, `logical id must be one or more of A-Z, a-z, 0-9 and _ - / # . (got ${typeof c.logicalId === 'string' ? JSON.stringify(c.logicalId) : typeof c.logicalId})`)
+    return undefined
+  }
+  const dupKey = `${kind}\u0000${c.logicalId}`
+  const first = seen.get(dupKey)
+  if (first) {
+    const what = descriptorOf(kind).logicalIdField ?? 'logical id'
+    add(undefined, `duplicate ${what}: ${name} ${JSON.stringify(c.logicalId)} is also declared at ${ctx.cwdRel(first.file)}${first.line ? `:${first.line}` : ''}; ${what}s must be unique per kind`)
+    return undefined
+  }
+  seen.set(dupKey, r)
+
+  const props = c.props as unknown
+  if (typeof props !== 'object' || props === null || Array.isArray(props)) {
+    add(undefined, `props must be an object (got ${props === null ? 'null' : Array.isArray(props) ? 'an array' : typeof props}): new ${name}(${JSON.stringify(c.logicalId)}, { ... })`)
+    return undefined
+  }
+  return kind
+}
+
+/** The body checked with the kind's schema: unknown fields, then the schema's own issues (naming the defaults they came from). */
+function validPayload(schema: z.ZodType, body: Record<string, unknown>, idField: string | undefined, build: Build, add: AddProblem): Record<string, unknown> | undefined {
+  const fast = fastValidation(schema, body)
+  // the walk for unknown fields finds nothing when the fast path met only its shapes' keys
+  // (the service's read-only fields at the top are known to the schema, but not props)
+  if (!(fast?.ok && fast.exact && !hasReadOnlyField(body))) {
+    for (const field of unknownFields(schema, body)) {
+      if (idField && field.path === idField) continue
+      add(field.path, field.message)
+    }
+  }
+  const result = fast?.ok ? fast : validate(schema, body)
+  if (result.ok) return result.data as Record<string, unknown>
+  for (const issue of result.issues) {
+    const top = issue.path.split('.')[0]
+    const suffix = build.fromDefaults.has(top) ? ` (from defaults in ${build.ctx.configFile})` : ''
+    const ofId = idField !== undefined && issue.path === idField
+    add(ofId ? undefined : issue.path || undefined, (ofId ? `${idField} ` : '') + issue.message + suffix)
+  }
+  return undefined
 }
 
 /** Each schema's fast path, compiled on first use; null when the schema has a part it does not mirror. */
