@@ -13,7 +13,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { DEFAULT_RUNTIME_ID, findRuntime, RUNTIMES } from '../../schema/runtimes.js'
+import { DEFAULT_RUNTIME_ID, findRuntime, RUNTIMES, type Runtime } from '../../schema/runtimes.js'
 import { judge } from '../outcome.js'
 import type { AttemptOutcome } from '../types.js'
 import { adoptScratchImages, finishArtifacts, formatBytes } from './artifacts.js'
@@ -21,7 +21,7 @@ import { buildRunBundle } from './build.js'
 import type { HarnessConfig, HarnessMessage } from './protocol.js'
 import { startProxy, type BrowserProxy } from './proxy.js'
 import { defaultRuntimeCache, resolveInRuntime, runtimeState } from './runtimes.js'
-import { folderBytes, killTree, processTable, spawnSandboxed, treeMemory } from './sandbox.js'
+import { folderBytes, killTree, processTable, spawnSandboxed, treeMemory, type SandboxPaths } from './sandbox.js'
 import { createScrubber } from './scrub.js'
 import type { ArtifactManifest, ScriptCheck, ScriptDetails, ScriptRunOptions, ScriptRunResult, ScriptTest, ScriptVariable } from './types.js'
 
@@ -131,20 +131,88 @@ async function launchBrowser(runtimeDir: string, chromiumPath: string, home: str
   }
 }
 
+type ResultMessage = Extract<HarnessMessage, { t: 'result' }>
+
+/** The limits of one run, from its options and their defaults. */
+interface RunLimits {
+  timeoutMs: number
+  /** when the run is stopped, by the clock of the machine (Date.now) */
+  deadline: number
+  heapLimitMb: number
+  memoryLimitMb: number
+  diskLimitBytes: number
+}
+
+/** The folders of one run: its bundle and scratch (removed after the run), its artifacts and the browser's home. */
+interface RunFolders {
+  runDir: string
+  home: string
+  entry: string
+  paths: SandboxPaths
+}
+
+/** What the script's process said and how it ended. */
+interface ChildRun {
+  result: ResultMessage | null
+  /** the tests that ended, as they ended: what is known when no result came */
+  partial: ScriptTest[]
+  violations: string[]
+  logs: string
+  fatal: string | null
+  stop: StopReason | null
+  exit: { code: number | null; signal: NodeJS.Signals | null }
+}
+
 /** Runs `check` once; see the module's comment. */
 export async function runScript(check: ScriptCheck, options: ScriptRunOptions = {}): Promise<ScriptRunResult> {
   const now = options.now ?? Date.now
   const startedAt = now()
   const started = performance.now()
   const timeoutMs = options.timeoutMs ?? DEFAULT_SCRIPT_TIMEOUT_MS
-  const deadline = Date.now() + timeoutMs
+  const limits: RunLimits = {
+    timeoutMs,
+    deadline: Date.now() + timeoutMs,
+    heapLimitMb: options.heapLimitMb ?? DEFAULT_HEAP_LIMIT_MB,
+    memoryLimitMb: options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB,
+    diskLimitBytes: options.diskLimitBytes ?? DEFAULT_DISK_LIMIT_BYTES,
+  }
   const runtimeId = check.runtimeId ?? DEFAULT_RUNTIME_ID
   const scrub = createScrubber(secretsOf(check, options))
   const limitBytes = options.artifactLimitBytes ?? ARTIFACT_LIMIT_BYTES
   const workDir = options.workDir ?? tmpdir()
   mkdirSync(workDir, { recursive: true })
 
-  const details: ScriptDetails = {
+  const details = emptyDetails(check, runtimeId, limitBytes)
+  const outcome: AttemptOutcome = { responseTime: null, assertions: [], failures: [], degraded: [], timedOut: false, networkError: false, runnerError: null, aborted: false, details: null as never }
+  const finish = (): ScriptRunResult => scrub.deep(scriptResult(check, options, outcome, details, { startedAt, stoppedAt: Math.max(now(), startedAt), ms: performance.now() - started }))
+
+  const prepared = preparedRuntime(check, runtimeId, options)
+  if ('problem' in prepared) {
+    outcome.runnerError = prepared.problem
+    return finish()
+  }
+  const { runtime, runtimeDir } = prepared
+  const built = await buildRunBundle(check, runtime, runtimeDir)
+  if (!built.ok) {
+    outcome.runnerError = `the script could not be built: ${built.problem}`
+    return finish()
+  }
+
+  const folders = runFolders(workDir, runtimeDir, options)
+  writeFileSync(folders.entry, built.code)
+  try {
+    const run = await runWithBrowser(check, options, folders, limits, details, outcome)
+    if (run) judgeRun(run, runtime, limits, details, outcome)
+  } finally {
+    details.artifacts = keepArtifacts(folders.paths.artifacts, folders.paths.scratch, details, scrub, limitBytes)
+    rmSync(folders.runDir, { recursive: true, force: true })
+    rmSync(folders.home, { recursive: true, force: true })
+  }
+  return finish()
+}
+
+function emptyDetails(check: ScriptCheck, runtimeId: string, limitBytes: number): ScriptDetails {
+  return {
     kind: check.checkType,
     runtimeId,
     playwrightVersion: null,
@@ -160,60 +228,49 @@ export async function runScript(check: ScriptCheck, options: ScriptRunOptions = 
     memory: { peakScriptRssBytes: 0, peakBrowserRssBytes: 0 },
     artifacts: { dir: null, files: [], totalBytes: 0, limitBytes, dropped: [] },
   }
-  const outcome: AttemptOutcome = { responseTime: null, assertions: [], failures: [], degraded: [], timedOut: false, networkError: false, runnerError: null, aborted: false, details: null as never }
+}
 
-  const finish = (): ScriptRunResult => {
-    const verdict = judge(outcome, check.shouldFail ?? false)
-    const result: ScriptRunResult = {
-      checkId: check.id ?? null,
-      name: check.name,
-      checkType: check.checkType,
-      runLocation: options.location ?? 'local',
-      resultType: 'FINAL',
-      attempt: 1,
-      startedAt: new Date(startedAt).toISOString(),
-      stoppedAt: new Date(Math.max(now(), startedAt)).toISOString(),
-      responseTime: Math.round(performance.now() - started),
-      hasFailures: verdict.hasFailures,
-      hasErrors: verdict.hasErrors,
-      isDegraded: verdict.isDegraded,
-      timedOut: verdict.timedOut,
-      aborted: verdict.aborted,
-      status: verdict.status,
-      failureKind: verdict.failureKind,
-      error: verdict.error,
-      assertions: [],
-      details,
-    }
-    return scrub.deep(result)
+/** The run's result (not scrubbed yet): the verdict of its outcome, its times and its details. */
+function scriptResult(
+  check: ScriptCheck, options: ScriptRunOptions, outcome: AttemptOutcome, details: ScriptDetails,
+  time: { startedAt: number; stoppedAt: number; ms: number },
+): ScriptRunResult {
+  const verdict = judge(outcome, check.shouldFail ?? false)
+  return {
+    checkId: check.id ?? null,
+    name: check.name,
+    checkType: check.checkType,
+    runLocation: options.location ?? 'local',
+    resultType: 'FINAL',
+    attempt: 1,
+    startedAt: new Date(time.startedAt).toISOString(),
+    stoppedAt: new Date(time.stoppedAt).toISOString(),
+    responseTime: Math.round(time.ms),
+    hasFailures: verdict.hasFailures,
+    hasErrors: verdict.hasErrors,
+    isDegraded: verdict.isDegraded,
+    timedOut: verdict.timedOut,
+    aborted: verdict.aborted,
+    status: verdict.status,
+    failureKind: verdict.failureKind,
+    error: verdict.error,
+    assertions: [],
+    details,
   }
+}
 
+/** The check's runtime, when it exists, supports the check and is prepared on this machine; else why not. */
+function preparedRuntime(check: ScriptCheck, runtimeId: string, options: ScriptRunOptions): { runtime: Runtime; runtimeDir: string } | { problem: string | null } {
   const runtime = findRuntime(runtimeId)
-  if (!runtime) {
-    outcome.runnerError = `runtime ${runtimeId} does not exist (runtimes: ${RUNTIMES.map((r) => r.name).join(', ')})`
-    return finish()
-  }
-  if (runtime.stage === 'REMOVED') {
-    outcome.runnerError = `runtime ${runtimeId} was removed on ${runtime.runtimeEndOfLife}: choose runtime ${DEFAULT_RUNTIME_ID}`
-    return finish()
-  }
-  if (check.checkType === 'MULTI_STEP' && !runtime.multiStepSupport) {
-    outcome.runnerError = `runtime ${runtimeId} does not support multi-step checks`
-    return finish()
-  }
+  if (!runtime) return { problem: `runtime ${runtimeId} does not exist (runtimes: ${RUNTIMES.map((r) => r.name).join(', ')})` }
+  if (runtime.stage === 'REMOVED') return { problem: `runtime ${runtimeId} was removed on ${runtime.runtimeEndOfLife}: choose runtime ${DEFAULT_RUNTIME_ID}` }
+  if (check.checkType === 'MULTI_STEP' && !runtime.multiStepSupport) return { problem: `runtime ${runtimeId} does not support multi-step checks` }
   const state = runtimeState(runtimeId, options.runtimeCache ?? defaultRuntimeCache())
-  if (!state.prepared) {
-    outcome.runnerError = state.missing
-    return finish()
-  }
-  const runtimeDir = realpathSync(state.dir)
+  if (!state.prepared) return { problem: state.missing }
+  return { runtime, runtimeDir: realpathSync(state.dir) }
+}
 
-  const built = await buildRunBundle(check, runtime, runtimeDir)
-  if (!built.ok) {
-    outcome.runnerError = `the script could not be built: ${built.problem}`
-    return finish()
-  }
-
+function runFolders(workDir: string, runtimeDir: string, options: ScriptRunOptions): RunFolders {
   const runDir = realpathSync(mkdtempSync(path.join(workDir, 'monitors-run-')))
   const artifacts = options.artifactsDir ? path.resolve(options.artifactsDir) : realpathSync(mkdtempSync(path.join(workDir, 'monitors-artifacts-')))
   mkdirSync(artifacts, { recursive: true })
@@ -221,148 +278,171 @@ export async function runScript(check: ScriptCheck, options: ScriptRunOptions = 
   // the browser's home and temporary folder: short, as Chromium puts unix sockets there (108 bytes at most)
   const home = realpathSync(mkdtempSync(path.join(tmpdir(), 'monitors-b-')))
   for (const d of [paths.bundle, paths.scratch]) mkdirSync(d, { recursive: true })
-  const entry = path.join(paths.bundle, 'run.cjs')
-  writeFileSync(entry, built.code)
+  return { runDir, home, entry: path.join(paths.bundle, 'run.cjs'), paths }
+}
 
+/**
+ * The script's process run to its end, beside a browser for a browser check (closed whatever
+ * happened; what its proxy refused is among the violations). Null when the browser could not
+ * be started (the outcome says why).
+ */
+async function runWithBrowser(
+  check: ScriptCheck, options: ScriptRunOptions, folders: RunFolders, limits: RunLimits, details: ScriptDetails, outcome: AttemptOutcome,
+): Promise<ChildRun | null> {
   let browser: BrowserHandle | null = null
-  let stop: StopReason | null = null
-  let logs = ''
-  let fatal: string | null = null
-  const violations: string[] = []
-  let result: Extract<HarnessMessage, { t: 'result' }> | null = null
-  const partial: ScriptTest[] = []
-  try {
-    await (async () => {
-    if (check.checkType === 'BROWSER') {
-      try {
-        browser = await launchBrowser(runtimeDir, options.chromiumPath ?? process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', home, runDir, Math.min(60_000, deadline - Date.now()))
-      } catch (error) {
-        outcome.runnerError = `the browser could not be started: ${firstLine((error as Error).message)}`
-        return
-      }
+  if (check.checkType === 'BROWSER') {
+    try {
+      browser = await launchBrowser(folders.paths.runtimeDir, options.chromiumPath ?? process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', folders.home, folders.runDir, Math.min(60_000, limits.deadline - Date.now()))
+    } catch (error) {
+      outcome.runnerError = `the browser could not be started: ${firstLine((error as Error).message)}`
+      return null
     }
-    const heapLimitMb = options.heapLimitMb ?? DEFAULT_HEAP_LIMIT_MB
-    const memoryLimit = (options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB) * 1024 * 1024
-    const diskLimit = options.diskLimitBytes ?? DEFAULT_DISK_LIMIT_BYTES
-    const child = spawnSandboxed(entry, paths, heapLimitMb, envFrom(check, options))
-    const margin = Math.min(5000, Math.max(500, Math.round(timeoutMs * 0.1)))
-    const config: HarnessConfig = {
-      checkType: check.checkType,
-      wsEndpoint: browser?.endpoint ?? null,
-      artifactsDir: paths.artifacts,
-      deadline: deadline - margin,
-      testTimeoutMs: options.testTimeoutMs ?? 0,
-      tracing: options.tracing ?? 'retain-on-failure',
-      maxConsoleEntries: MAX_CONSOLE,
-      maxNetworkEntries: MAX_NETWORK,
-    }
-    const keepLog = (chunk: Buffer) => {
-      logs = (logs + chunk.toString('utf8')).slice(-LOG_KEEP)
-    }
-    child.stdout?.on('data', keepLog)
-    child.stderr?.on('data', keepLog)
-    let messageBytes = 0
-    const kill = (reason: StopReason) => {
-      stop ??= reason
-      killTree(child.pid)
-      try {
-        child.kill('SIGKILL')
-      } catch {
-        /* gone */
-      }
-    }
-    child.on('message', (m: HarnessMessage) => {
-      messageBytes += JSON.stringify(m).length
-      if (messageBytes > MESSAGE_LIMIT) return kill({ kind: 'output' })
-      if (m.t === 'result') result = m
-      else if (m.t === 'test-end') partial.push(m.test)
-      else if (m.t === 'violation') violations.push(m.resource ? `${m.permission} ${m.resource}` : m.permission)
-      else if (m.t === 'fatal') fatal = m.message
-    })
-    child.send(config)
-    const onAbort = () => kill({ kind: 'aborted' })
-    options.signal?.addEventListener('abort', onAbort)
-    if (options.signal?.aborted) onAbort()
-    const hardTimer = setTimeout(() => kill({ kind: 'timeout' }), Math.max(0, deadline - Date.now()))
-    let tick = 0
-    const watchdog = setInterval(() => {
-      tick += 1
-      const table = processTable()
-      const script = treeMemory(child.pid, table)
-      const chrome = treeMemory(browser?.pid, table)
-      details.memory.peakScriptRssBytes = Math.max(details.memory.peakScriptRssBytes, script)
-      details.memory.peakBrowserRssBytes = Math.max(details.memory.peakBrowserRssBytes, chrome)
-      if (script + chrome > memoryLimit) kill({ kind: 'memory', bytes: script + chrome })
-      if (tick % 2 === 0) {
-        const disk = folderBytes(paths.scratch, diskLimit) + folderBytes(paths.artifacts, diskLimit)
-        if (disk > diskLimit) kill({ kind: 'disk', bytes: disk })
-      }
-    }, 500)
-    // 'close': the process has ended and its output has been read to the end
-    const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-      child.on('close', (code, signal) => resolve({ code, signal }))
-      child.on('error', (error) => {
-        fatal ??= `the script's process could not be started: ${error.message}`
-        resolve({ code: null, signal: null })
-      })
-    })
-    clearTimeout(hardTimer)
-    clearInterval(watchdog)
-    options.signal?.removeEventListener('abort', onAbort)
-    killTree(child.pid)
-    if (browser) {
-      violations.push(...browser.proxy.violations.map((v) => v.detail))
-      await browser.close()
-      browser = null
-    }
-
-    // --- the verdict -----------------------------------------------------------------------
-    const r = result as Extract<HarnessMessage, { t: 'result' }> | null
-    details.tests = r?.tests ?? partial
-    details.pages = r?.pages ?? []
-    details.webVitals = details.pages.find((p) => p.webVitals)?.webVitals ?? null
-    details.console = r?.console ?? []
-    details.network = r?.network ?? []
-    details.errors = r?.counts ?? details.errors
-    details.playwrightVersion = r?.playwrightVersion ?? runtime.dependencies['@playwright/test'] ?? null
-    details.violations = [...new Set(violations)]
-    const failed = details.tests.filter((t) => t.status === 'failed' || t.status === 'timedOut')
-    for (const t of failed) outcome.failures.push(`${t.titlePath.join(' › ')}: ${reasonOf(t.error?.message ?? t.status)}`)
-    if (r?.loadError) outcome.failures.push(firstLine(r.loadError.message))
-    outcome.timedOut = failed.some((t) => t.status === 'timedOut')
-    outcome.networkError = failed.length > 0 && failed.every((t) => t.error?.kind !== 'assertion' && NETWORK_FAILURE.test(t.error?.message ?? ''))
-    const reason = stop as StopReason | null
-    if (reason?.kind === 'timeout') {
-      outcome.timedOut = true
-      outcome.failures.push(`the run exceeded its limit of ${Math.round(timeoutMs / 100) / 10} s and was stopped`)
-    } else if (reason?.kind === 'memory') {
-      outcome.runnerError = `the script and its browser used ${formatBytes(reason.bytes)}, over the memory limit of ${options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB} MB: the run was stopped`
-    } else if (reason?.kind === 'disk') {
-      outcome.runnerError = `the script wrote ${formatBytes(reason.bytes)}, over the disk limit of ${formatBytes(diskLimit)}: the run was stopped`
-    } else if (reason?.kind === 'output') {
-      outcome.runnerError = 'the script sent more than 64 MB of messages: the run was stopped'
-    } else if (reason?.kind === 'aborted') {
-      outcome.aborted = true
-      outcome.runnerError = 'the run was aborted'
-    } else if (fatal) {
-      outcome.runnerError = fatal
-    } else if (!r) {
-      outcome.runnerError = /heap out of memory|Reached heap limit|Allocation failed/i.test(logs)
-        ? `the script ran out of memory (its heap limit is ${heapLimitMb} MB)`
-        : `the script's process ended without a result (${exit.signal ?? `exit code ${exit.code}`})${logs.trim() ? `: ${firstLine(logs.trim().split('\n').slice(-3).join('\n'))}` : ''}`
-    }
-    if (details.violations.length > 0 && !outcome.runnerError) {
-      outcome.runnerError = `the sandbox refused: ${details.violations.join('; ')}`
-    }
-    details.logs = logs
-    })()
-  } finally {
-    if (browser) await (browser as BrowserHandle).close()
-    details.artifacts = keepArtifacts(paths.artifacts, paths.scratch, details, scrub, limitBytes)
-    rmSync(runDir, { recursive: true, force: true })
-    rmSync(home, { recursive: true, force: true })
   }
-  return finish()
+  try {
+    const run = await superviseChild(check, options, folders, limits, browser, details)
+    if (browser) run.violations.push(...browser.proxy.violations.map((v) => v.detail))
+    return run
+  } finally {
+    await browser?.close()
+  }
+}
+
+/** Spawns the sandboxed script, sends it its config, keeps what it says, and stops it at its limits. */
+async function superviseChild(
+  check: ScriptCheck, options: ScriptRunOptions, folders: RunFolders, limits: RunLimits, browser: BrowserHandle | null, details: ScriptDetails,
+): Promise<ChildRun> {
+  const { paths } = folders
+  const run: ChildRun = { result: null, partial: [], violations: [], logs: '', fatal: null, stop: null, exit: { code: null, signal: null } }
+  const child = spawnSandboxed(folders.entry, paths, limits.heapLimitMb, envFrom(check, options))
+  const margin = Math.min(5000, Math.max(500, Math.round(limits.timeoutMs * 0.1)))
+  const config: HarnessConfig = {
+    checkType: check.checkType,
+    wsEndpoint: browser?.endpoint ?? null,
+    artifactsDir: paths.artifacts,
+    deadline: limits.deadline - margin,
+    testTimeoutMs: options.testTimeoutMs ?? 0,
+    tracing: options.tracing ?? 'retain-on-failure',
+    maxConsoleEntries: MAX_CONSOLE,
+    maxNetworkEntries: MAX_NETWORK,
+  }
+  const keepLog = (chunk: Buffer) => {
+    run.logs = (run.logs + chunk.toString('utf8')).slice(-LOG_KEEP)
+  }
+  child.stdout?.on('data', keepLog)
+  child.stderr?.on('data', keepLog)
+  let messageBytes = 0
+  const kill = (reason: StopReason) => {
+    run.stop ??= reason
+    killTree(child.pid)
+    try {
+      child.kill('SIGKILL')
+    } catch {
+      /* gone */
+    }
+  }
+  child.on('message', (m: HarnessMessage) => {
+    messageBytes += JSON.stringify(m).length
+    if (messageBytes > MESSAGE_LIMIT) return kill({ kind: 'output' })
+    if (m.t === 'result') run.result = m
+    else if (m.t === 'test-end') run.partial.push(m.test)
+    else if (m.t === 'violation') run.violations.push(m.resource ? `${m.permission} ${m.resource}` : m.permission)
+    else if (m.t === 'fatal') run.fatal = m.message
+  })
+  child.send(config)
+  const onAbort = () => kill({ kind: 'aborted' })
+  options.signal?.addEventListener('abort', onAbort)
+  if (options.signal?.aborted) onAbort()
+  const hardTimer = setTimeout(() => kill({ kind: 'timeout' }), Math.max(0, limits.deadline - Date.now()))
+  const watchdog = watchResources(child.pid, browser?.pid, paths, limits, details, kill)
+  // 'close': the process has ended and its output has been read to the end
+  run.exit = await new Promise<ChildRun['exit']>((resolve) => {
+    child.on('close', (code, signal) => resolve({ code, signal }))
+    child.on('error', (error) => {
+      run.fatal ??= `the script's process could not be started: ${error.message}`
+      resolve({ code: null, signal: null })
+    })
+  })
+  clearTimeout(hardTimer)
+  clearInterval(watchdog)
+  options.signal?.removeEventListener('abort', onAbort)
+  killTree(child.pid)
+  return run
+}
+
+/** Every half second: the memory of the script and its browser (peaks kept in the details); every second, the disk they wrote. */
+function watchResources(
+  childPid: number | undefined, browserPid: number | undefined, paths: SandboxPaths, limits: RunLimits, details: ScriptDetails,
+  kill: (reason: StopReason) => void,
+): NodeJS.Timeout {
+  const memoryLimit = limits.memoryLimitMb * 1024 * 1024
+  const diskLimit = limits.diskLimitBytes
+  let tick = 0
+  return setInterval(() => {
+    tick += 1
+    const table = processTable()
+    const script = treeMemory(childPid, table)
+    const chrome = treeMemory(browserPid, table)
+    details.memory.peakScriptRssBytes = Math.max(details.memory.peakScriptRssBytes, script)
+    details.memory.peakBrowserRssBytes = Math.max(details.memory.peakBrowserRssBytes, chrome)
+    if (script + chrome > memoryLimit) kill({ kind: 'memory', bytes: script + chrome })
+    if (tick % 2 === 0) {
+      const disk = folderBytes(paths.scratch, diskLimit) + folderBytes(paths.artifacts, diskLimit)
+      if (disk > diskLimit) kill({ kind: 'disk', bytes: disk })
+    }
+  }, 500)
+}
+
+/** The verdict of a run that ended: its tests and pages in the details, its failures and errors in the outcome. */
+function judgeRun(run: ChildRun, runtime: Runtime, limits: RunLimits, details: ScriptDetails, outcome: AttemptOutcome): void {
+  const r = run.result
+  details.tests = r?.tests ?? run.partial
+  details.pages = r?.pages ?? []
+  details.webVitals = details.pages.find((p) => p.webVitals)?.webVitals ?? null
+  details.console = r?.console ?? []
+  details.network = r?.network ?? []
+  details.errors = r?.counts ?? details.errors
+  details.playwrightVersion = r?.playwrightVersion ?? runtime.dependencies['@playwright/test'] ?? null
+  details.violations = [...new Set(run.violations)]
+  const failed = details.tests.filter((t) => t.status === 'failed' || t.status === 'timedOut')
+  for (const t of failed) outcome.failures.push(`${t.titlePath.join(' › ')}: ${reasonOf(t.error?.message ?? t.status)}`)
+  if (r?.loadError) outcome.failures.push(firstLine(r.loadError.message))
+  outcome.timedOut = failed.some((t) => t.status === 'timedOut')
+  outcome.networkError = failed.length > 0 && failed.every((t) => t.error?.kind !== 'assertion' && NETWORK_FAILURE.test(t.error?.message ?? ''))
+  const reason = run.stop
+  if (reason?.kind === 'timeout') {
+    outcome.timedOut = true
+    outcome.failures.push(`the run exceeded its limit of ${Math.round(limits.timeoutMs / 100) / 10} s and was stopped`)
+  } else if (reason?.kind === 'aborted') {
+    outcome.aborted = true
+    outcome.runnerError = 'the run was aborted'
+  } else if (reason) {
+    outcome.runnerError = stopProblem(reason, limits)
+  } else if (run.fatal) {
+    outcome.runnerError = run.fatal
+  } else if (!r) {
+    outcome.runnerError = noResultProblem(run, limits)
+  }
+  if (details.violations.length > 0 && !outcome.runnerError) {
+    outcome.runnerError = `the sandbox refused: ${details.violations.join('; ')}`
+  }
+  details.logs = run.logs
+}
+
+/** Why the run was stopped at one of its limits. */
+function stopProblem(reason: Exclude<StopReason, { kind: 'timeout' | 'aborted' }>, limits: RunLimits): string {
+  switch (reason.kind) {
+    case 'memory': return `the script and its browser used ${formatBytes(reason.bytes)}, over the memory limit of ${limits.memoryLimitMb} MB: the run was stopped`
+    case 'disk': return `the script wrote ${formatBytes(reason.bytes)}, over the disk limit of ${formatBytes(limits.diskLimitBytes)}: the run was stopped`
+    case 'output': return 'the script sent more than 64 MB of messages: the run was stopped'
+  }
+}
+
+/** Why the script's process ended without a result: out of memory, else its exit and last words. */
+function noResultProblem(run: ChildRun, limits: RunLimits): string {
+  const { logs, exit } = run
+  return /heap out of memory|Reached heap limit|Allocation failed/i.test(logs)
+    ? `the script ran out of memory (its heap limit is ${limits.heapLimitMb} MB)`
+    : `the script's process ended without a result (${exit.signal ?? `exit code ${exit.code}`})${logs.trim() ? `: ${firstLine(logs.trim().split('\n').slice(-3).join('\n'))}` : ''}`
 }
 
 function keepArtifacts(dir: string, scratch: string, details: ScriptDetails, scrub: ReturnType<typeof createScrubber>, limitBytes: number): ArtifactManifest {
