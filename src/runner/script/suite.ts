@@ -107,6 +107,23 @@ function wrapperConfig(userConfig: string | null, chromiumPath: string, reportFi
   ].join('\n')
 }
 
+type SuiteStop = 'timeout' | 'memory' | 'aborted'
+
+/** How `playwright test` ended: its exit code, its last output, and why it was stopped if it was. */
+interface SuiteExit {
+  exit: number | null
+  logs: string
+  stop: SuiteStop | null
+  /** the memory of its process tree when the memory limit stopped it */
+  memory: number
+}
+
+interface SuiteReport {
+  suites?: JsonSuite[]
+  errors?: Array<{ message?: string }>
+  config?: { version?: string }
+}
+
 /** Runs a Playwright check suite once; see the module's comment. Never throws for a run that went wrong. */
 export async function runPlaywrightSuite(suite: PlaywrightSuite, options: ScriptRunOptions = {}): Promise<ScriptRunResult> {
   const now = options.now ?? Date.now
@@ -114,12 +131,7 @@ export async function runPlaywrightSuite(suite: PlaywrightSuite, options: Script
   const started = performance.now()
   const timeoutMs = options.timeoutMs ?? DEFAULT_SCRIPT_TIMEOUT_MS
   const runtimeId = suite.runtimeId ?? DEFAULT_RUNTIME_ID
-  const secrets = [...(options.secrets ?? [])]
-  const env: Record<string, string> = {}
-  for (const v of [...(options.variables ?? []), ...(suite.environmentVariables ?? [])]) {
-    if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(v.key)) env[v.key] = v.value
-    if ((v.secret || v.key.startsWith(SECRET_PREFIX)) && v.value) secrets.push(v.value)
-  }
+  const { env, secrets } = suiteVariables(suite, options)
   const scrub = createScrubber(secrets)
   const limitBytes = options.artifactLimitBytes ?? ARTIFACT_LIMIT_BYTES
   const details: ScriptDetails = {
@@ -157,82 +169,19 @@ export async function runPlaywrightSuite(suite: PlaywrightSuite, options: Script
   const home = path.join(runDir, 'home')
   mkdirSync(home, { recursive: true })
   try {
-    for (const f of suite.files) {
-      const target = path.resolve(project, f.path)
-      if (path.relative(project, target).startsWith('..')) {
-        outcome.runnerError = `the suite's file ${f.path} is outside its project`
-        return finish()
-      }
-      mkdirSync(path.dirname(target), { recursive: true })
-      writeFileSync(target, f.content)
+    const outside = writeProject(suite, project, state.dir)
+    if (outside) {
+      outcome.runnerError = `the suite's file ${outside} is outside its project`
+      return finish()
     }
-    // the project's imports of @playwright/test and the runtime's other packages
-    symlinkSync(path.join(state.dir, 'node_modules'), path.join(project, 'node_modules'), 'dir')
-    const names = new Set(suite.files.map((f) => f.path))
-    const userConfig = suite.config ?? ['playwright.config.ts', 'playwright.config.js', 'playwright.config.mjs'].find((c) => names.has(c)) ?? null
     const reportFile = path.join(runDir, 'report.json')
-    const wrapper = path.join(project, 'monitors.playwright.config.ts')
-    writeFileSync(wrapper, wrapperConfig(userConfig, options.chromiumPath ?? process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', reportFile, path.join(artifacts, 'test-results'), options.tracing ?? 'retain-on-failure'))
-    const args = [cli, 'test', '--config', wrapper, ...(suite.projects ?? []).flatMap((p) => ['--project', p])]
-    if (suite.tags && suite.tags.length > 0) args.push('--grep', suite.tags.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'))
-    const childEnv: Record<string, string> = { ...env, [SERVICE_VARIABLE]: 'true', PATH: '/usr/bin:/bin', HOME: home, FORCE_COLOR: '0', PW_TEST_HTML_REPORT_OPEN: 'never' }
-    if (options.testSession) childEnv.CI = 'true'
-    else delete childEnv.CI
-    const child = spawn(process.execPath, args, { cwd: project, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
-    let logs = ''
-    const keep = (c: Buffer) => (logs = (logs + c.toString('utf8')).slice(-64 * 1024))
-    child.stdout.on('data', keep)
-    child.stderr.on('data', keep)
-    let stop: 'timeout' | 'memory' | 'aborted' | null = null
-    let memory = 0
-    const kill = (why: typeof stop) => {
-      stop ??= why
-      killTree(child.pid)
-    }
-    const memoryLimit = (options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB) * 1024 * 1024
-    const timer = setTimeout(() => kill('timeout'), timeoutMs)
-    const watchdog = setInterval(() => {
-      const used = treeMemory(child.pid, processTable())
-      details.memory.peakScriptRssBytes = Math.max(details.memory.peakScriptRssBytes, used)
-      if (used > memoryLimit) {
-        memory = used
-        kill('memory')
-      }
-    }, 500)
-    const onAbort = () => kill('aborted')
-    options.signal?.addEventListener('abort', onAbort)
-    const exit = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
-    clearTimeout(timer)
-    clearInterval(watchdog)
-    options.signal?.removeEventListener('abort', onAbort)
-    killTree(child.pid)
-    details.logs = logs
-    let report: { suites?: JsonSuite[]; errors?: Array<{ message?: string }>; config?: { version?: string } } | null = null
-    try {
-      report = JSON.parse(readFileSync(reportFile, 'utf8'))
-    } catch {
-      report = null
-    }
+    const args = [cli, ...playwrightArguments(suite, options, project, reportFile, artifacts)]
+    const ended = await runPlaywright(args, project, suiteEnvironment(env, home, options), timeoutMs, options, details)
+    details.logs = ended.logs
+    const report = readReport(reportFile)
     details.playwrightVersion = report?.config?.version ?? runtime.dependencies['@playwright/test'] ?? null
     details.tests = (report?.suites ?? []).flatMap((s) => testsOf(s, []))
-    for (const t of details.tests.filter((x) => x.status === 'failed' || x.status === 'timedOut')) {
-      outcome.failures.push(`${t.titlePath.join(' › ')}: ${(t.error?.message ?? t.status).split('\n')[0]}`)
-    }
-    for (const e of report?.errors ?? []) outcome.failures.push((e.message ?? 'error').split('\n')[0])
-    outcome.timedOut = details.tests.some((t) => t.status === 'timedOut')
-    if (stop === 'timeout') {
-      outcome.timedOut = true
-      outcome.failures.push(`the run exceeded its limit of ${Math.round(timeoutMs / 100) / 10} s and was stopped`)
-    } else if (stop === 'memory') {
-      outcome.runnerError = `the suite used ${formatBytes(memory)}, over the memory limit of ${options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB} MB: the run was stopped`
-    } else if (stop === 'aborted') {
-      outcome.aborted = true
-      outcome.runnerError = 'the run was aborted'
-    } else if (!report) {
-      outcome.runnerError = `playwright test ended without a report (exit code ${exit})${logs.trim() ? `: ${logs.trim().split('\n').slice(-3).join(' ')}` : ''}`
-    } else if (details.tests.length === 0 && outcome.failures.length === 0) {
-      outcome.failures.push('the suite ran no test (check its projects and tags)')
-    }
+    judgeSuite(ended, report, details, timeoutMs, options, outcome)
   } finally {
     try {
       if (details.logs) writeFileSync(path.join(artifacts, 'script.log'), scrub.text(details.logs))
@@ -243,4 +192,115 @@ export async function runPlaywrightSuite(suite: PlaywrightSuite, options: Script
     rmSync(runDir, { recursive: true, force: true })
   }
   return finish()
+}
+
+/** The suite's variables (the account's, then the suite's own) and the secrets among them. */
+function suiteVariables(suite: PlaywrightSuite, options: ScriptRunOptions): { env: Record<string, string>; secrets: string[] } {
+  const secrets = [...(options.secrets ?? [])]
+  const env: Record<string, string> = {}
+  for (const v of [...(options.variables ?? []), ...(suite.environmentVariables ?? [])]) {
+    if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(v.key)) env[v.key] = v.value
+    if ((v.secret || v.key.startsWith(SECRET_PREFIX)) && v.value) secrets.push(v.value)
+  }
+  return { env, secrets }
+}
+
+/** The environment of `playwright test`: the suite's variables, and none of the server's. */
+function suiteEnvironment(env: Record<string, string>, home: string, options: ScriptRunOptions): Record<string, string> {
+  const childEnv: Record<string, string> = { ...env, [SERVICE_VARIABLE]: 'true', PATH: '/usr/bin:/bin', HOME: home, FORCE_COLOR: '0', PW_TEST_HTML_REPORT_OPEN: 'never' }
+  if (options.testSession) childEnv.CI = 'true'
+  else delete childEnv.CI
+  return childEnv
+}
+
+/**
+ * The suite's files written into the project folder, beside the runtime's packages; the path of
+ * the first file that would land outside the folder (nothing more is written then).
+ */
+function writeProject(suite: PlaywrightSuite, project: string, runtimeDir: string): string | undefined {
+  for (const f of suite.files) {
+    const target = path.resolve(project, f.path)
+    if (path.relative(project, target).startsWith('..')) return f.path
+    mkdirSync(path.dirname(target), { recursive: true })
+    writeFileSync(target, f.content)
+  }
+  // the project's imports of @playwright/test and the runtime's other packages
+  symlinkSync(path.join(runtimeDir, 'node_modules'), path.join(project, 'node_modules'), 'dir')
+  return undefined
+}
+
+/** `test` with the wrapper config (written into the project), the projects and the tags asked for. */
+function playwrightArguments(suite: PlaywrightSuite, options: ScriptRunOptions, project: string, reportFile: string, artifacts: string): string[] {
+  const names = new Set(suite.files.map((f) => f.path))
+  const userConfig = suite.config ?? ['playwright.config.ts', 'playwright.config.js', 'playwright.config.mjs'].find((c) => names.has(c)) ?? null
+  const wrapper = path.join(project, 'monitors.playwright.config.ts')
+  writeFileSync(wrapper, wrapperConfig(userConfig, options.chromiumPath ?? process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', reportFile, path.join(artifacts, 'test-results'), options.tracing ?? 'retain-on-failure'))
+  const args = ['test', '--config', wrapper, ...(suite.projects ?? []).flatMap((p) => ['--project', p])]
+  if (suite.tags && suite.tags.length > 0) args.push('--grep', suite.tags.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'))
+  return args
+}
+
+/** Runs `playwright test` in its own process group, killed at the wall clock, over the memory limit or on abort. */
+async function runPlaywright(
+  args: string[], project: string, env: Record<string, string>, timeoutMs: number, options: ScriptRunOptions, details: ScriptDetails,
+): Promise<SuiteExit> {
+  const child = spawn(process.execPath, args, { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  const ended: SuiteExit = { exit: null, logs: '', stop: null, memory: 0 }
+  const keep = (c: Buffer) => (ended.logs = (ended.logs + c.toString('utf8')).slice(-64 * 1024))
+  child.stdout.on('data', keep)
+  child.stderr.on('data', keep)
+  const kill = (why: SuiteStop) => {
+    ended.stop ??= why
+    killTree(child.pid)
+  }
+  const memoryLimit = (options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB) * 1024 * 1024
+  const timer = setTimeout(() => kill('timeout'), timeoutMs)
+  const watchdog = setInterval(() => {
+    const used = treeMemory(child.pid, processTable())
+    details.memory.peakScriptRssBytes = Math.max(details.memory.peakScriptRssBytes, used)
+    if (used > memoryLimit) {
+      ended.memory = used
+      kill('memory')
+    }
+  }, 500)
+  const onAbort = () => kill('aborted')
+  options.signal?.addEventListener('abort', onAbort)
+  ended.exit = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
+  clearTimeout(timer)
+  clearInterval(watchdog)
+  options.signal?.removeEventListener('abort', onAbort)
+  killTree(child.pid)
+  return ended
+}
+
+/** The JSON report, or null when there is none (or not a whole one). */
+function readReport(reportFile: string): SuiteReport | null {
+  try {
+    return JSON.parse(readFileSync(reportFile, 'utf8'))
+  } catch {
+    return null
+  }
+}
+
+/** The verdict of a suite that ended: its failed tests and errors, or why it has no report. */
+function judgeSuite(ended: SuiteExit, report: SuiteReport | null, details: ScriptDetails, timeoutMs: number, options: ScriptRunOptions, outcome: AttemptOutcome): void {
+  for (const t of details.tests.filter((x) => x.status === 'failed' || x.status === 'timedOut')) {
+    outcome.failures.push(`${t.titlePath.join(' › ')}: ${(t.error?.message ?? t.status).split('\n')[0]}`)
+  }
+  for (const e of report?.errors ?? []) outcome.failures.push((e.message ?? 'error').split('\n')[0])
+  outcome.timedOut = details.tests.some((t) => t.status === 'timedOut')
+  const { stop, logs } = ended
+  if (stop === 'timeout') {
+    outcome.timedOut = true
+    outcome.failures.push(`the run exceeded its limit of ${Math.round(timeoutMs / 100) / 10} s and was stopped`)
+  } else if (stop === 'memory') {
+    outcome.runnerError = `the suite used ${formatBytes(ended.memory)}, over the memory limit of ${options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB} MB: the run was stopped`
+  } else if (stop === 'aborted') {
+    outcome.aborted = true
+    outcome.runnerError = 'the run was aborted'
+  } else if (!report) {
+    outcome.runnerError = `playwright test ended without a report (exit code ${ended.exit})${logs.trim() ? `: ${logs.trim().split('\n').slice(-3).join(' ')}` : ''}`
+  } else if (details.tests.length === 0 && outcome.failures.length === 0) {
+    outcome.failures.push('the suite ran no test (check its projects and tags)')
+  }
 }
