@@ -14,7 +14,7 @@
 import { build, type Message, type Plugin } from 'esbuild'
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
-import { classifyImport, DEFAULT_RUNTIME_ID, findRuntime, importProblem } from '../schema/runtimes.js'
+import { classifyImport, DEFAULT_RUNTIME_ID, findRuntime, importProblem, type Runtime } from '../schema/runtimes.js'
 import type { Problem } from './errors.js'
 
 export interface ScriptSourceInput {
@@ -60,6 +60,22 @@ function lineOf(file: string, specifier: string): number | undefined {
   }
 }
 
+/** What the checks of one bundling share: where problems point, and the project's bounds. */
+interface Bundling {
+  input: ScriptSourceInput
+  projectDir: string
+  checkFile: string
+  /** the entry file; null for inline content */
+  entry: string | null
+  where: { construct?: string; logicalId?: string }
+  field: string
+  /** a file as problems name it: relative to cwd */
+  shown: (file: string) => string
+  /** whether a file is outside the project folder */
+  outside: (file: string) => boolean
+  problems: Problem[]
+}
+
 export async function bundleScript(input: ScriptSourceInput): Promise<BundleOutcome> {
   const cwd = input.cwd ?? process.cwd()
   const projectDir = path.resolve(cwd, input.projectDir)
@@ -67,7 +83,6 @@ export async function bundleScript(input: ScriptSourceInput): Promise<BundleOutc
   const where = { construct: input.construct, logicalId: input.logicalId }
   const field = input.field ?? 'code'
   const shown = (file: string) => toPosix(path.relative(cwd, file)) || file
-  const problems: Problem[] = []
   const runtime = findRuntime(input.runtimeId ?? DEFAULT_RUNTIME_ID)
   if (!runtime) return { ok: false, problems: [{ file: shown(checkFile), ...where, field: 'runtimeId', message: `runtime ${input.runtimeId} does not exist` }] }
   if ((input.entrypoint === undefined) === (input.content === undefined)) {
@@ -85,7 +100,20 @@ export async function bundleScript(input: ScriptSourceInput): Promise<BundleOutc
     return { ok: false, problems: [{ file: shown(checkFile), ...where, field: `${field}.entrypoint`, message: `${input.entrypoint} is outside the project folder ${shown(projectDir) || '.'}` }] }
   }
 
-  const plugin: Plugin = {
+  const bundling: Bundling = { input, projectDir, checkFile, entry, where, field, shown, outside, problems: [] }
+  const inputs = await bundledInputs(bundling, importChecker(bundling, runtime))
+  if (!inputs || bundling.problems.length > 0) return { ok: false, problems: bundling.problems }
+  return { ok: true, value: bundledFiles(bundling, inputs) }
+}
+
+/**
+ * Checks each import as esbuild meets it: built-ins and the runtime's packages stay outside;
+ * the project's files are followed (inline content may import none); anything else is a
+ * problem naming the importing file and line.
+ */
+function importChecker(bundling: Bundling, runtime: Runtime): Plugin {
+  const { checkFile, where, shown, outside, problems } = bundling
+  return {
     name: 'monitors-imports',
     setup(b) {
       b.onResolve({ filter: /.*/ }, async (args) => {
@@ -118,7 +146,11 @@ export async function bundleScript(input: ScriptSourceInput): Promise<BundleOutc
       })
     },
   }
-  let inputs: string[]
+}
+
+/** The files esbuild read to bundle the entry (as its metafile names them); undefined when it failed (its errors among the problems). */
+async function bundledInputs(bundling: Bundling, plugin: Plugin): Promise<string[] | undefined> {
+  const { input, projectDir, checkFile, entry, where, field, shown, problems } = bundling
   try {
     const result = await build({
       ...(entry
@@ -134,7 +166,7 @@ export async function bundleScript(input: ScriptSourceInput): Promise<BundleOutc
       absWorkingDir: projectDir,
       plugins: [plugin],
     })
-    inputs = Object.keys(result.metafile.inputs)
+    return Object.keys(result.metafile.inputs)
   } catch (error) {
     const messages = (error as { errors?: Message[] }).errors ?? []
     for (const m of messages) {
@@ -143,9 +175,13 @@ export async function bundleScript(input: ScriptSourceInput): Promise<BundleOutc
       problems.push({ file: m.location?.file === '<inline>' ? shown(checkFile) : shown(file), line: m.location?.line, column: m.location ? m.location.column + 1 : undefined, ...where, message: m.text })
     }
     if (problems.length === 0) problems.push({ file: shown(entry ?? checkFile), ...where, field, message: (error as Error).message })
-    return { ok: false, problems }
+    return undefined
   }
-  if (problems.length > 0) return { ok: false, problems }
+}
+
+/** The entry and the local files it imports, read from the project, as the API stores them. */
+function bundledFiles(bundling: Bundling, inputs: string[]): BundledScript {
+  const { input, projectDir, entry } = bundling
   const files = inputs
     .filter((i) => !i.endsWith('<stdin>') && !i.endsWith('<inline>') && !i.includes(':'))
     .map((i) => path.resolve(projectDir, i))
@@ -154,12 +190,9 @@ export async function bundleScript(input: ScriptSourceInput): Promise<BundleOutc
   const scriptPath = entry ? toPosix(path.relative(projectDir, entry)) : null
   const script = entry ? readFileSync(entry, 'utf8') : (input.content ?? '')
   return {
-    ok: true,
-    value: {
-      script,
-      scriptPath,
-      dependencies: files.filter((f) => f.path !== scriptPath),
-      files: [{ path: scriptPath ?? '(inline)', content: script }, ...files.filter((f) => f.path !== scriptPath)],
-    },
+    script,
+    scriptPath,
+    dependencies: files.filter((f) => f.path !== scriptPath),
+    files: [{ path: scriptPath ?? '(inline)', content: script }, ...files.filter((f) => f.path !== scriptPath)],
   }
 }

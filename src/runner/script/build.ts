@@ -45,6 +45,19 @@ function normalize(p: string): string {
 
 export type BuildResult = { ok: true; code: string } | { ok: false; problem: string }
 
+/** What the bundle's plugin resolves against: the stored files, the harness and the runtime's Playwright modules. */
+interface BundleSources {
+  entryPath: string
+  sources: Map<string, string>
+  harness: string
+  testModule: string
+  coreModule: string
+  runtime: Runtime
+  runtimeDir: string
+  /** the problems found while resolving, named by the importing file */
+  problems: string[]
+}
+
 /** Bundles `files` with the harness for `runtime`, prepared in `runtimeDir`. */
 export async function buildRunBundle(files: ScriptFiles, runtime: Runtime, runtimeDir: string): Promise<BuildResult> {
   const entryPath = normalize(files.scriptPath || 'script.spec.ts')
@@ -52,20 +65,6 @@ export async function buildRunBundle(files: ScriptFiles, runtime: Runtime, runti
   for (const d of files.dependencies ?? []) sources.set(normalize(d.path), d.content)
   const harness = harnessFile()
   const problems: string[] = []
-  const external = (specifier: string, importer: string): { path: string; external: true } | { errors: Array<{ text: string }> } => {
-    const problem = importProblem(runtime, specifier)
-    if (problem) {
-      problems.push(`${importer.slice(1)}: ${problem}`)
-      return { errors: [{ text: problem }] }
-    }
-    const resolved = resolveInRuntime(runtimeDir, specifier)
-    if (!resolved) {
-      const text = `imports "${specifier}", which runtime ${runtime.name} declares but its prepared folder ${runtimeDir} does not hold: prepare it again`
-      problems.push(`${importer.slice(1)}: ${text}`)
-      return { errors: [{ text }] }
-    }
-    return { path: resolved, external: true }
-  }
   const runtimeModule = (specifier: string): string => {
     const resolved = resolveInRuntime(runtimeDir, specifier)
     if (!resolved) throw new Error(`runtime ${runtime.name} in ${runtimeDir} has no ${specifier}: prepare it again`)
@@ -79,7 +78,36 @@ export async function buildRunBundle(files: ScriptFiles, runtime: Runtime, runti
   } catch (error) {
     return { ok: false, problem: (error as Error).message }
   }
-  const plugin: Plugin = {
+  const plugin = scriptPlugin({ entryPath, sources, harness, testModule, coreModule, runtime, runtimeDir, problems })
+  try {
+    const result = await build({
+      entryPoints: ['monitors:entry'],
+      bundle: true,
+      write: false,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      sourcemap: 'inline',
+      sourcesContent: false,
+      logLevel: 'silent',
+      plugins: [plugin],
+      // the harness's own imports are Node built-ins; nothing else may come from the disk
+      absWorkingDir: path.dirname(harness),
+    })
+    return { ok: true, code: result.outputFiles[0].text }
+  } catch (error) {
+    return { ok: false, problem: buildProblem(error, problems) }
+  }
+}
+
+/**
+ * The entry (the harness, given the runtime's Playwright and the check's script), the harness
+ * as `@playwright/test`, and the check's imports: its own files from the stored ones, Node's
+ * built-ins and the runtime's packages left outside.
+ */
+function scriptPlugin(bundle: BundleSources): Plugin {
+  const { entryPath, sources, harness, testModule, coreModule, problems } = bundle
+  return {
     name: 'monitors-script',
     setup(b) {
       b.onResolve({ filter: /^monitors:entry$/ }, () => ({ path: 'entry', namespace: 'monitors-entry' }))
@@ -107,7 +135,7 @@ export async function buildRunBundle(files: ScriptFiles, runtime: Runtime, runti
       b.onResolve({ filter: /.*/, namespace: 'script' }, (args) => {
         const kind = classifyImport(args.path)
         if ('builtin' in kind) return { path: args.path, external: true }
-        if ('package' in kind) return external(args.path, args.importer)
+        if ('package' in kind) return runtimePackage(bundle, args.path, args.importer)
         const base = args.path.startsWith('/') ? normalize(args.path) : path.posix.join(path.posix.dirname(args.importer), args.path)
         const candidates = [...EXTENSIONS.map((e) => base + e), ...EXTENSIONS.slice(1).map((e) => `${base}/index${e}`)]
         // TypeScript's own convention: `./util.js` names `util.ts`
@@ -125,30 +153,33 @@ export async function buildRunBundle(files: ScriptFiles, runtime: Runtime, runti
       }))
     },
   }
-  try {
-    const result = await build({
-      entryPoints: ['monitors:entry'],
-      bundle: true,
-      write: false,
-      platform: 'node',
-      format: 'cjs',
-      target: 'node20',
-      sourcemap: 'inline',
-      sourcesContent: false,
-      logLevel: 'silent',
-      plugins: [plugin],
-      // the harness's own imports are Node built-ins; nothing else may come from the disk
-      absWorkingDir: path.dirname(harness),
-    })
-    return { ok: true, code: result.outputFiles[0].text }
-  } catch (error) {
-    if (problems.length > 0) return { ok: false, problem: problems.join('; ') }
-    const e = error as { errors?: Array<{ text: string; location?: { file: string; line: number; column: number } | null }> }
-    const first = e.errors?.[0]
-    if (first) {
-      const where = first.location ? `${first.location.file.replace(/^script:\/?/, '')}:${first.location.line}:${first.location.column + 1}: ` : ''
-      return { ok: false, problem: `${where}${first.text}` }
-    }
-    return { ok: false, problem: (error as Error).message }
+}
+
+/** A package the script imports: left outside the bundle, at its path in the prepared runtime, when the runtime declares it. */
+function runtimePackage(bundle: BundleSources, specifier: string, importer: string): { path: string; external: true } | { errors: Array<{ text: string }> } {
+  const { runtime, runtimeDir, problems } = bundle
+  const problem = importProblem(runtime, specifier)
+  if (problem) {
+    problems.push(`${importer.slice(1)}: ${problem}`)
+    return { errors: [{ text: problem }] }
   }
+  const resolved = resolveInRuntime(runtimeDir, specifier)
+  if (!resolved) {
+    const text = `imports "${specifier}", which runtime ${runtime.name} declares but its prepared folder ${runtimeDir} does not hold: prepare it again`
+    problems.push(`${importer.slice(1)}: ${text}`)
+    return { errors: [{ text }] }
+  }
+  return { path: resolved, external: true }
+}
+
+/** Why the bundle could not be built: the imports refused, else esbuild's first error with its place. */
+function buildProblem(error: unknown, problems: readonly string[]): string {
+  if (problems.length > 0) return problems.join('; ')
+  const e = error as { errors?: Array<{ text: string; location?: { file: string; line: number; column: number } | null }> }
+  const first = e.errors?.[0]
+  if (first) {
+    const where = first.location ? `${first.location.file.replace(/^script:\/?/, '')}:${first.location.line}:${first.location.column + 1}: ` : ''
+    return `${where}${first.text}`
+  }
+  return (error as Error).message
 }
