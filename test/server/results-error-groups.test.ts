@@ -33,7 +33,7 @@ async function useServer(id: string, query: string, server: DnsServerHandle, max
 describe('error groups', () => {
   it('merges failures whose messages differ by numbers and addresses; a new message is a new group', async () => {
     const query = 'groups.example.test'
-    const id = await bench.createCheck(query, { name: 'grouped' })
+    const id = await bench.createCheck(query, { name: 'grouped', maxResponseTime: 400 })
     expect((await bench.call('GET', `/v1/error-groups/checks/${id}`)).json).toEqual([])
 
     // SERVFAIL from two servers on different ports: one group
