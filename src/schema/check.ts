@@ -61,22 +61,26 @@ export const triggerIncidentSchema = z.object({
   notifySubscribers: z.boolean().default(false),
 })
 
+/** One inline email channel of a check. */
+export const emailChannelSchema = z.object({ address: z.string().min(1) })
+/** One inline webhook channel of a check. */
+export const webhookChannelSchema = z.object({
+  url: channelUrl,
+  name: z.string().min(1),
+  method: z.enum(WEBHOOK_METHODS).default('POST'),
+  headers: z.array(keyValue).optional(),
+  queryParameters: z.array(keyValue).optional(),
+})
+/** One inline Slack channel: the URL of a Slack incoming webhook is its token, a secret, read back masked (check-secrets.ts). */
+export const slackChannelSchema = z.object({ url: channelUrl })
+/** One inline SMS channel of a check. */
+export const smsChannelSchema = z.object({ number: z.string().min(1), name: z.string().min(1) })
+
 export const alertChannelsSchema = z.object({
-  email: z.array(z.object({ address: z.string().min(1) })).optional(),
-  webhook: z
-    .array(
-      z.object({
-        url: channelUrl,
-        name: z.string().min(1),
-        method: z.enum(WEBHOOK_METHODS).default('POST'),
-        headers: z.array(keyValue).optional(),
-        queryParameters: z.array(keyValue).optional(),
-      }),
-    )
-    .optional(),
-  /** the URL of a Slack incoming webhook is its token: a secret, read back masked (check-secrets.ts) */
-  slack: z.array(z.object({ url: channelUrl })).optional(),
-  sms: z.array(z.object({ number: z.string().min(1), name: z.string().min(1) })).optional(),
+  email: z.array(emailChannelSchema).optional(),
+  webhook: z.array(webhookChannelSchema).optional(),
+  slack: z.array(slackChannelSchema).optional(),
+  sms: z.array(smsChannelSchema).optional(),
 })
 
 export const alertChannelSubscriptionSchema = z.object({
