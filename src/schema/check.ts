@@ -14,7 +14,7 @@ import { frequencyOffsetProblem, subMinuteFrequencyProblem } from './rules.js'
  * check) keeps the value out of every answer: it is stored, sent with the alert, and read back
  * as "".
  */
-const keyValue = z.object({
+export const keyValue = z.object({
   key: z.string(),
   value: z.string(),
   locked: z.boolean().default(false),
@@ -32,7 +32,7 @@ export function isHttpUrl(text: string): boolean {
 }
 
 /** The URL of a webhook or of a Slack incoming webhook: http(s) only, never file: or another scheme. */
-const channelUrl = z.string().min(1).refine(isHttpUrl, { message: 'must be an http:// or https:// URL' })
+export const channelUrl = z.string().min(1).refine(isHttpUrl, { message: 'must be an http:// or https:// URL' })
 
 export const alertSettingsSchema = z.object({
   escalationType: z.enum(ESCALATION_TYPES).default('RUN_BASED'),

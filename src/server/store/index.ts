@@ -751,7 +751,7 @@ export function storedCards(data: StatusPage, previous: StoredCard[], time: stri
 
 // --- alert deliveries: the outbox of notifications to send to a check's alert channels (see ../alerts)
 
-export type AlertChannelType = 'EMAIL' | 'WEBHOOK' | 'SLACK' | 'SMS'
+export type AlertChannelType = 'EMAIL' | 'WEBHOOK' | 'SLACK' | 'SMS' | 'PAGERDUTY' | 'OPSGENIE' | 'MSTEAMS'
 /**
  * PENDING: waiting for its next attempt; DELIVERED: the channel accepted it; FAILED: refused
  * for good or out of attempts; NOT_DELIVERED: never attempted (`reason` says why).

@@ -5,6 +5,9 @@
  */
 import type { ClaimedAlertDelivery } from '../../store/index.js'
 import { email } from './email.js'
+import { msTeams } from './msteams.js'
+import { opsgenie } from './opsgenie.js'
+import { pagerDuty } from './pagerduty.js'
 import { slack } from './slack.js'
 import { sms } from './sms.js'
 import { refused, type AlertProvider, type ChannelType, type SendContext, type SendOutcome } from './types.js'
@@ -17,6 +20,9 @@ export const PROVIDERS = {
   SLACK: slack,
   EMAIL: email,
   SMS: sms,
+  PAGERDUTY: pagerDuty,
+  OPSGENIE: opsgenie,
+  MSTEAMS: msTeams,
 } as const satisfies Record<ChannelType, AlertProvider>
 
 /** The provider of a channel type; undefined for a type this server does not know (a row written by a newer version). */
