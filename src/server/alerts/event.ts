@@ -4,7 +4,7 @@
  * `alertChannels` ask for, and the facts the channels read by people show. Pure; each channel
  * type's own message is its provider's (./providers).
  */
-import type { AlertChannelType, AlertNotificationKind, NewAlertDelivery } from '../store/index.js'
+import type { AlertChannelRecord, AlertChannelType, AlertNotificationKind, NewAlertDelivery } from '../store/index.js'
 
 /** The webhook payload: one notification of one check, with the run that caused it. */
 export interface AlertEvent {
@@ -82,6 +82,44 @@ export function deliveriesFor(alertChannels: unknown, event: AlertEvent, now: nu
     }
   }
   return out
+}
+
+/** The ids of the account-level channels a check subscribes to (activated, each once, in order). */
+export function subscribedChannelIds(subscriptions: unknown): number[] {
+  if (!Array.isArray(subscriptions)) return []
+  const ids = subscriptions
+    .filter((s): s is { alertChannelId: number; activated?: boolean } => !!s && typeof s === 'object' && typeof (s as { alertChannelId?: unknown }).alertChannelId === 'number')
+    .filter((s) => s.activated !== false)
+    .map((s) => s.alertChannelId)
+  return [...new Set(ids)]
+}
+
+/** Whether a channel's settings ask for this kind of notification (a reminder is a failure). */
+function wants(channel: AlertChannelRecord['channel'], kind: AlertNotificationKind): boolean {
+  if (kind === 'ALERT_RECOVERY') return channel.sendRecovery
+  if (kind === 'ALERT_DEGRADED') return channel.sendDegraded
+  return channel.sendFailure
+}
+
+/**
+ * One delivery per account-level channel the check subscribes to whose settings ask for this
+ * kind of notification; the channel delivered to is its configuration as it is now, with its id
+ * (`alertChannelId`).
+ */
+export function subscriptionDeliveries(channels: AlertChannelRecord[], event: AlertEvent, now: number): NewAlertDelivery[] {
+  return channels
+    .filter((record) => wants(record.channel, event.alertType))
+    .map((record) => ({
+      notificationId: event.id,
+      checkId: event.checkId,
+      alertType: event.alertType,
+      channelType: record.channel.type,
+      channel: { ...record.channel.config, alertChannelId: record.id },
+      event: event as unknown as Record<string, unknown>,
+      status: 'PENDING',
+      reason: null,
+      dueAt: now,
+    }))
 }
 
 /** Lines of facts about the run, for the messages of the channels that are read by people (Slack, email, ...). */

@@ -19,7 +19,9 @@ const deliveryQuery = pageQuerySchema.extend({ checkId: z.string().min(1).option
 
 /** A channel as its provider shows it (never what may be secret); as stored when its type is unknown here. */
 function presentChannel(record: AlertDeliveryRecord): Record<string, unknown> {
-  return providerOf(record.channelType)?.describe(record.channel).shown ?? {}
+  const shown = providerOf(record.channelType)?.describe(record.channel).shown ?? {}
+  // a delivery to an account-level channel names it
+  return typeof record.channel.alertChannelId === 'number' ? { alertChannelId: record.channel.alertChannelId, ...shown } : shown
 }
 
 export function presentDelivery(record: AlertDeliveryRecord) {

@@ -393,6 +393,18 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE check_runs ADD COLUMN claimed_at BIGINT;
   `,
+  // 12: account-level alert channels (POST /v1/alert-channels); checks subscribe to them by id in
+  //     their own alertChannelSubscriptions
+  `
+  CREATE TABLE alert_channels (
+    id         BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    account_id TEXT NOT NULL,
+    body       TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT
+  );
+  CREATE INDEX alert_channels_account ON alert_channels (account_id, id);
+  `,
 ]
 
 /** Any number that is ours: the advisory lock two starting servers queue on to migrate once. */

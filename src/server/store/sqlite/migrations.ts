@@ -381,6 +381,18 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE check_runs ADD COLUMN claimed_at INTEGER;
   `,
+  // 11: account-level alert channels (POST /v1/alert-channels); checks subscribe to them by id in
+  //     their own alertChannelSubscriptions
+  `
+  CREATE TABLE alert_channels (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    account_id TEXT NOT NULL,
+    body       TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT
+  );
+  CREATE INDEX alert_channels_account ON alert_channels (account_id, id);
+  `,
 ]
 
 /** Opens (and creates) the database file and brings its schema up to date. */
