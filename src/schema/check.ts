@@ -61,6 +61,18 @@ export const triggerIncidentSchema = z.object({
   notifySubscribers: z.boolean().default(false),
 })
 
+/** The variables a webhook's body template may use: each names a field of the alert event. */
+export const WEBHOOK_TEMPLATE_VARIABLES = [
+  'EVENT_ID', 'ALERT_TYPE', 'ALERT_TITLE', 'CHECK_ID', 'CHECK_NAME', 'CHECK_TYPE', 'TAGS', 'CHECK_RESULT_ID', 'RUN_LOCATION',
+  'RESPONSE_TIME', 'STATUS_CODE', 'ERROR_MESSAGE', 'SSL_DAYS_REMAINING', 'STARTED_AT', 'STOPPED_AT', 'NOTIFIED_AT', 'INCIDENT_ID',
+] as const
+
+/** The `{{NAME}}`s of a template that are not variables of an alert. */
+export function unknownTemplateVariables(template: string): string[] {
+  const names = [...template.matchAll(/\{\{\s*([A-Za-z0-9_]+)\s*\}\}/g)].map((m) => m[1])
+  return [...new Set(names.filter((n) => !(WEBHOOK_TEMPLATE_VARIABLES as readonly string[]).includes(n)))]
+}
+
 /** One inline email channel of a check. */
 export const emailChannelSchema = z.object({ address: z.string().min(1) })
 /** One inline webhook channel of a check. */
@@ -70,6 +82,10 @@ export const webhookChannelSchema = z.object({
   method: z.enum(WEBHOOK_METHODS).default('POST'),
   headers: z.array(keyValue).optional(),
   queryParameters: z.array(keyValue).optional(),
+  /** the body instead of the JSON event, with `{{VARIABLE}}`s of the event (WEBHOOK_TEMPLATE_VARIABLES) */
+  template: z.string().max(10_000).refine((t) => unknownTemplateVariables(t).length === 0, {
+    error: (issue) => `uses ${unknownTemplateVariables(String(issue.input)).map((v) => `{{${v}}}`).join(', ')}, which is not a variable of an alert (${WEBHOOK_TEMPLATE_VARIABLES.map((v) => `{{${v}}}`).join(', ')})`,
+  }).optional(),
 })
 /** One inline Slack channel: the URL of a Slack incoming webhook is its token, a secret, read back masked (check-secrets.ts). */
 export const slackChannelSchema = z.object({ url: channelUrl })

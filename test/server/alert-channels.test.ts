@@ -181,4 +181,34 @@ describe('checks subscribed to account-level channels', () => {
     expect(hooks.received('/theirs')).toHaveLength(0)
     expect(hooks.received('/gone')).toHaveLength(0)
   })
+
+  it('a webhook channel\'s body template gets the event\'s variables, escaped inside a JSON body, as they are in a text one; an unknown variable is a 400 naming config.template', async () => {
+    const json = await createChannel({
+      type: 'WEBHOOK',
+      config: { name: 'templated', url: `${hooks.url}/tpl-json`, template: '{"text": "{{ALERT_TITLE}} in {{RUN_LOCATION}}: {{ERROR_MESSAGE}}", "check": "{{CHECK_ID}}", "kind": "{{ALERT_TYPE}}"}' },
+    })
+    const text = await createChannel({
+      type: 'WEBHOOK',
+      config: { name: 'plain', url: `${hooks.url}/tpl-text`, template: '{{CHECK_NAME}} says {{ERROR_MESSAGE}}', headers: [{ key: 'Content-Type', value: 'text/plain' }] },
+    })
+    const query = 'template.test'
+    const id = await bench.createCheck(query, {
+      name: 'Say "hi"',
+      alertChannelSubscriptions: [{ alertChannelId: json.id, activated: true }, { alertChannelId: text.id, activated: true }],
+    })
+    fail(query)
+    await bench.runOnce(id)
+    const [got] = await hooks.waitFor('/tpl-json', 1)
+    expect(got.headers['content-type']).toBe('application/json')
+    // the check's name holds quotes: still one valid JSON document
+    expect(got.json).toMatchObject({ text: expect.stringMatching(/^Say "hi" is failing in local: .+/), check: id, kind: 'ALERT_FAILURE' })
+    const [plain] = await hooks.waitFor('/tpl-text', 1)
+    expect(plain.headers['content-type']).toBe('text/plain')
+    expect(plain.body).toMatch(/^Say "hi" says .+/)
+
+    const unknown = await bench.call('POST', '/v1/alert-channels', { type: 'WEBHOOK', config: { name: 'x', url: `${hooks.url}/x`, template: '{{CHECK_NAME}} {{NOPE}}' } })
+    expect(unknown.status).toBe(400)
+    expect(unknown.json.attributes.keys).toEqual(['config.template'])
+    expect(unknown.json.message).toMatch(/\{\{NOPE\}\}/)
+  })
 })
