@@ -14,7 +14,7 @@ import { frequencyOffsetProblem, subMinuteFrequencyProblem } from './rules.js'
  * check) keeps the value out of every answer: it is stored, sent with the alert, and read back
  * as "".
  */
-const keyValue = z.object({
+export const keyValue = z.object({
   key: z.string(),
   value: z.string(),
   locked: z.boolean().default(false),
@@ -32,7 +32,7 @@ export function isHttpUrl(text: string): boolean {
 }
 
 /** The URL of a webhook or of a Slack incoming webhook: http(s) only, never file: or another scheme. */
-const channelUrl = z.string().min(1).refine(isHttpUrl, { message: 'must be an http:// or https:// URL' })
+export const channelUrl = z.string().min(1).refine(isHttpUrl, { message: 'must be an http:// or https:// URL' })
 
 export const alertSettingsSchema = z.object({
   escalationType: z.enum(ESCALATION_TYPES).default('RUN_BASED'),
@@ -61,22 +61,42 @@ export const triggerIncidentSchema = z.object({
   notifySubscribers: z.boolean().default(false),
 })
 
+/** The variables a webhook's body template may use: each names a field of the alert event. */
+export const WEBHOOK_TEMPLATE_VARIABLES = [
+  'EVENT_ID', 'ALERT_TYPE', 'ALERT_TITLE', 'CHECK_ID', 'CHECK_NAME', 'CHECK_TYPE', 'TAGS', 'CHECK_RESULT_ID', 'RUN_LOCATION',
+  'RESPONSE_TIME', 'STATUS_CODE', 'ERROR_MESSAGE', 'SSL_DAYS_REMAINING', 'STARTED_AT', 'STOPPED_AT', 'NOTIFIED_AT', 'INCIDENT_ID',
+] as const
+
+/** The `{{NAME}}`s of a template that are not variables of an alert. */
+export function unknownTemplateVariables(template: string): string[] {
+  const names = [...template.matchAll(/\{\{\s*([A-Za-z0-9_]+)\s*\}\}/g)].map((m) => m[1])
+  return [...new Set(names.filter((n) => !(WEBHOOK_TEMPLATE_VARIABLES as readonly string[]).includes(n)))]
+}
+
+/** One inline email channel of a check. */
+export const emailChannelSchema = z.object({ address: z.string().min(1) })
+/** One inline webhook channel of a check. */
+export const webhookChannelSchema = z.object({
+  url: channelUrl,
+  name: z.string().min(1),
+  method: z.enum(WEBHOOK_METHODS).default('POST'),
+  headers: z.array(keyValue).optional(),
+  queryParameters: z.array(keyValue).optional(),
+  /** the body instead of the JSON event, with `{{VARIABLE}}`s of the event (WEBHOOK_TEMPLATE_VARIABLES) */
+  template: z.string().max(10_000).refine((t) => unknownTemplateVariables(t).length === 0, {
+    error: (issue) => `uses ${unknownTemplateVariables(String(issue.input)).map((v) => `{{${v}}}`).join(', ')}, which is not a variable of an alert (${WEBHOOK_TEMPLATE_VARIABLES.map((v) => `{{${v}}}`).join(', ')})`,
+  }).optional(),
+})
+/** One inline Slack channel: the URL of a Slack incoming webhook is its token, a secret, read back masked (check-secrets.ts). */
+export const slackChannelSchema = z.object({ url: channelUrl })
+/** One inline SMS channel of a check. */
+export const smsChannelSchema = z.object({ number: z.string().min(1), name: z.string().min(1) })
+
 export const alertChannelsSchema = z.object({
-  email: z.array(z.object({ address: z.string().min(1) })).optional(),
-  webhook: z
-    .array(
-      z.object({
-        url: channelUrl,
-        name: z.string().min(1),
-        method: z.enum(WEBHOOK_METHODS).default('POST'),
-        headers: z.array(keyValue).optional(),
-        queryParameters: z.array(keyValue).optional(),
-      }),
-    )
-    .optional(),
-  /** the URL of a Slack incoming webhook is its token: a secret, read back masked (check-secrets.ts) */
-  slack: z.array(z.object({ url: channelUrl })).optional(),
-  sms: z.array(z.object({ number: z.string().min(1), name: z.string().min(1) })).optional(),
+  email: z.array(emailChannelSchema).optional(),
+  webhook: z.array(webhookChannelSchema).optional(),
+  slack: z.array(slackChannelSchema).optional(),
+  sms: z.array(smsChannelSchema).optional(),
 })
 
 export const alertChannelSubscriptionSchema = z.object({

@@ -5,6 +5,7 @@
 export * from './enums.js'
 export * from './rules.js'
 export * from './check.js'
+export * from './alert-channel.js'
 export * from './variable.js'
 export * from './status-page.js'
 export * from './maintenance-window.js'

@@ -17,6 +17,7 @@ import { sessionRoutes } from './routes/sessions.js'
 import { heartbeatRoutes, isPing } from './routes/heartbeats.js'
 import type { RunServices } from './scheduler/runs.js'
 import { alertRoutes } from './routes/alerts.js'
+import { alertChannelRoutes } from './routes/alert-channels.js'
 import { analyticsRoutes } from './routes/analytics.js'
 import { keyRoutes } from './routes/keys.js'
 import { isWeb, webRoutes } from './web/index.js'
@@ -132,6 +133,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   agentRoutes(app, store, runs)
   heartbeatRoutes(app, store, runs)
   alertRoutes(app, store)
+  alertChannelRoutes(app, store)
   analyticsRoutes(app, store, runs)
   keyRoutes(app, store)
   webRoutes(app, store, { now: runs.now, failures, names })

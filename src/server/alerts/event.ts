@@ -1,9 +1,10 @@
 /**
  * What an alert says, and to whom: the event of one recorded notification (the JSON body a
- * webhook receives, documented in the README), the deliveries a check's inline `alertChannels`
- * ask for, and the text of each channel (Slack message, email). Pure.
+ * webhook receives, documented in docs/server.md), the deliveries a check's inline
+ * `alertChannels` ask for, and the facts the channels read by people show. Pure; each channel
+ * type's own message is its provider's (./providers).
  */
-import type { AlertChannelType, AlertNotificationKind, NewAlertDelivery } from '../store/index.js'
+import type { AlertChannelRecord, AlertChannelType, AlertNotificationKind, NewAlertDelivery } from '../store/index.js'
 
 /** The webhook payload: one notification of one check, with the run that caused it. */
 export interface AlertEvent {
@@ -49,17 +50,14 @@ export function alertTitle(kind: AlertNotificationKind, checkName: string): stri
   return `${checkName} ${TITLES[kind]}`
 }
 
-/** SMS needs a provider the local server does not have: such deliveries are recorded, never attempted. */
-export const SMS_NOT_DELIVERED = 'SMS is not delivered by the local server: it has no SMS provider'
-
 type Channels = Partial<Record<'email' | 'webhook' | 'slack' | 'sms', unknown>>
 
 const CHANNEL_TYPES: Array<[keyof Channels, AlertChannelType]> = [['webhook', 'WEBHOOK'], ['slack', 'SLACK'], ['email', 'EMAIL'], ['sms', 'SMS']]
 
 /**
  * One delivery per channel of the check's inline `alertChannels` (webhooks, Slack, email, SMS,
- * in that order). `alertChannelSubscriptions` name account-level channels of the hosted
- * service, which the local server does not have: they deliver nothing.
+ * in that order), each due now: the sender decides, by the channel type's provider
+ * (./providers), whether and how it is delivered.
  */
 export function deliveriesFor(alertChannels: unknown, event: AlertEvent, now: number): NewAlertDelivery[] {
   if (!alertChannels || typeof alertChannels !== 'object') return []
@@ -70,7 +68,6 @@ export function deliveriesFor(alertChannels: unknown, event: AlertEvent, now: nu
     if (!Array.isArray(list)) continue
     for (const channel of list) {
       if (!channel || typeof channel !== 'object') continue
-      const sms = channelType === 'SMS'
       out.push({
         notificationId: event.id,
         checkId: event.checkId,
@@ -78,8 +75,8 @@ export function deliveriesFor(alertChannels: unknown, event: AlertEvent, now: nu
         channelType,
         channel: channel as Record<string, unknown>,
         event: event as unknown as Record<string, unknown>,
-        status: sms ? 'NOT_DELIVERED' : 'PENDING',
-        reason: sms ? SMS_NOT_DELIVERED : null,
+        status: 'PENDING',
+        reason: null,
         dueAt: now,
       })
     }
@@ -87,8 +84,46 @@ export function deliveriesFor(alertChannels: unknown, event: AlertEvent, now: nu
   return out
 }
 
-/** Lines of facts about the run, for Slack and email. */
-function facts(event: AlertEvent): Array<[string, string]> {
+/** The ids of the account-level channels a check subscribes to (activated, each once, in order). */
+export function subscribedChannelIds(subscriptions: unknown): number[] {
+  if (!Array.isArray(subscriptions)) return []
+  const ids = subscriptions
+    .filter((s): s is { alertChannelId: number; activated?: boolean } => !!s && typeof s === 'object' && typeof (s as { alertChannelId?: unknown }).alertChannelId === 'number')
+    .filter((s) => s.activated !== false)
+    .map((s) => s.alertChannelId)
+  return [...new Set(ids)]
+}
+
+/** Whether a channel's settings ask for this kind of notification (a reminder is a failure). */
+function wants(channel: AlertChannelRecord['channel'], kind: AlertNotificationKind): boolean {
+  if (kind === 'ALERT_RECOVERY') return channel.sendRecovery
+  if (kind === 'ALERT_DEGRADED') return channel.sendDegraded
+  return channel.sendFailure
+}
+
+/**
+ * One delivery per account-level channel the check subscribes to whose settings ask for this
+ * kind of notification; the channel delivered to is its configuration as it is now, with its id
+ * (`alertChannelId`).
+ */
+export function subscriptionDeliveries(channels: AlertChannelRecord[], event: AlertEvent, now: number): NewAlertDelivery[] {
+  return channels
+    .filter((record) => wants(record.channel, event.alertType))
+    .map((record) => ({
+      notificationId: event.id,
+      checkId: event.checkId,
+      alertType: event.alertType,
+      channelType: record.channel.type,
+      channel: { ...record.channel.config, alertChannelId: record.id },
+      event: event as unknown as Record<string, unknown>,
+      status: 'PENDING',
+      reason: null,
+      dueAt: now,
+    }))
+}
+
+/** Lines of facts about the run, for the messages of the channels that are read by people (Slack, email, ...). */
+export function eventFacts(event: AlertEvent): Array<[string, string]> {
   const rows: Array<[string, string]> = [
     ['Check', `${event.checkName} (${event.checkType ?? 'check'} ${event.checkId})`],
     ['Alert', event.alertType],
@@ -101,39 +136,4 @@ function facts(event: AlertEvent): Array<[string, string]> {
   rows.push(['Run', `${event.startedAt} to ${event.stoppedAt}`], ['Result', event.checkResultId])
   if (event.incidentId) rows.push(['Incident', event.incidentId])
   return rows
-}
-
-const SLACK_COLORS: Record<AlertNotificationKind, string> = {
-  ALERT_FAILURE: '#d62728',
-  REMINDER: '#d62728',
-  ALERT_DEGRADED: '#ff9f1c',
-  ALERT_RECOVERY: '#2ca02c',
-}
-const SLACK_ICONS: Record<AlertNotificationKind, string> = {
-  ALERT_FAILURE: ':red_circle:',
-  REMINDER: ':red_circle:',
-  ALERT_DEGRADED: ':large_orange_circle:',
-  ALERT_RECOVERY: ':large_green_circle:',
-}
-
-/** An incoming-webhook message: `text` (shown in notifications) and one attachment with the facts. */
-export function slackMessage(event: AlertEvent): Record<string, unknown> {
-  const detail = event.alertType === 'ALERT_RECOVERY' ? '' : event.errorMessage ? `: ${event.errorMessage}` : ''
-  return {
-    text: `${SLACK_ICONS[event.alertType]} *${event.title}* in ${event.runLocation}${detail}`,
-    attachments: [{
-      color: SLACK_COLORS[event.alertType],
-      fallback: event.title,
-      fields: facts(event).map(([title, value]) => ({ title, value, short: title !== 'Error' && title !== 'Check' })),
-      ts: Math.floor(Date.parse(event.stoppedAt) / 1000),
-    }],
-  }
-}
-
-export function emailMessage(event: AlertEvent): { subject: string; text: string } {
-  const width = Math.max(...facts(event).map(([title]) => title.length))
-  return {
-    subject: `[monitors] ${event.title}`,
-    text: `${event.title}.\n\n${facts(event).map(([title, value]) => `${`${title}:`.padEnd(width + 2)}${value}`).join('\n')}\n`,
-  }
 }

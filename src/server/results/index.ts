@@ -8,7 +8,7 @@ import type { RunResult } from '../../runner/types.js'
 import type { AlertNotificationKind, CheckRecord, Repositories, Store } from '../store/index.js'
 import { applyRun, type AlertingCheck } from './alerts.js'
 import { cleanErrorMessage, errorHash } from './clean.js'
-import { alertTitle, deliveriesFor, type AlertEvent } from '../alerts/event.js'
+import { alertTitle, deliveriesFor, subscribedChannelIds, subscriptionDeliveries, type AlertEvent } from '../alerts/event.js'
 import { recordAnalytics } from './analytics.js'
 
 export { cleanErrorMessage, errorHash } from './clean.js'
@@ -40,7 +40,7 @@ export interface RecordOutcome {
   resolvedIncidentId?: string
 }
 
-type CheckBody = AlertingCheck & { id: string; triggerIncident?: TriggerIncident | null; checkType?: unknown; tags?: unknown; alertChannels?: unknown }
+type CheckBody = AlertingCheck & { id: string; triggerIncident?: TriggerIncident | null; checkType?: unknown; tags?: unknown; alertChannels?: unknown; alertChannelSubscriptions?: unknown }
 
 function bodyOf(check: RecordableCheck): CheckBody {
   if ('json' in check && typeof check.json === 'string') return JSON.parse(check.json) as CheckBody
@@ -143,13 +143,17 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
   // a state that did not move (a passing check passing again) is not written again
   if (previous === undefined || JSON.stringify(previous) !== JSON.stringify(step.state)) await tx.alerts.save(account, check.id, step.state)
 
-  // every notification goes to the check's alert channels: written to the outbox here, in this
-  // transaction, and sent by the server's delivery worker (never while the run is recorded)
+  // every notification goes to the check's alert channels (inline, and the account's channels it
+  // subscribes to): written to the outbox here, in this transaction, and sent by the server's
+  // delivery worker (never while the run is recorded)
   const incidentId = outcome.openedIncidentId ?? outcome.resolvedIncidentId ?? incidentBefore
+  const subscribed = subscribedChannelIds(check.alertChannelSubscriptions)
+  const channels = step.notifications.length > 0 && subscribed.length > 0 ? await tx.alertChannels.byIds(account, subscribed) : []
   for (const kind of step.notifications) {
     const notification = await tx.alerts.notify(account, check.id, kind, checkRunId)
     const event = alertEvent(check, result, notification.id, kind, checkRunId, notification.created_at, incidentId)
-    await tx.alertDeliveries.enqueue(account, deliveriesFor(check.alertChannels, event, Date.now()))
+    const now = Date.now()
+    await tx.alertDeliveries.enqueue(account, [...deliveriesFor(check.alertChannels, event, now), ...subscriptionDeliveries(channels, event, now)])
   }
   return outcome
 }

@@ -4,38 +4,24 @@ import { pageQuerySchema } from '../../schema/index.js'
 import { notFound, parseOr400 } from '../errors.js'
 import type { AlertDeliveryRecord, AlertNotificationRecord, Store } from '../store/index.js'
 import { contentRange } from './util.js'
+import { providerOf } from '../alerts/providers/index.js'
 
 /*
  * Reads of alert notifications and of their deliveries to the checks' alert channels, with
  * every attempt (the project's own routes: the reference names none). Lists are newest first
- * and paged like checks. A channel is shown without what may be secret: a webhook's headers and
- * query parameters, the path of a Slack URL (its token), credentials in a URL.
+ * and paged like checks. A channel is shown as its type's provider describes it, without what
+ * may be secret: a webhook's headers and query parameters, the path of a Slack URL (its token),
+ * credentials in a URL.
  */
 
 const notificationQuery = pageQuerySchema.extend({ checkId: z.string().min(1).optional() })
 const deliveryQuery = pageQuerySchema.extend({ checkId: z.string().min(1).optional(), notificationId: z.string().min(1).optional() })
 
-function withoutSecrets(value: unknown, keepPath: boolean): string {
-  try {
-    const url = new URL(String(value))
-    return keepPath ? `${url.origin}${url.pathname}` : `${url.origin}/…`
-  } catch {
-    return '(not a URL)'
-  }
-}
-
+/** A channel as its provider shows it (never what may be secret); as stored when its type is unknown here. */
 function presentChannel(record: AlertDeliveryRecord): Record<string, unknown> {
-  const c = record.channel
-  switch (record.channelType) {
-    case 'WEBHOOK':
-      return { name: c.name ?? null, method: c.method ?? 'POST', url: withoutSecrets(c.url, true) }
-    case 'SLACK':
-      return { url: withoutSecrets(c.url, false) }
-    case 'EMAIL':
-      return { address: c.address ?? null }
-    default:
-      return { name: c.name ?? null, number: c.number ?? null }
-  }
+  const shown = providerOf(record.channelType)?.describe(record.channel).shown ?? {}
+  // a delivery to an account-level channel names it
+  return typeof record.channel.alertChannelId === 'number' ? { alertChannelId: record.channel.alertChannelId, ...shown } : shown
 }
 
 export function presentDelivery(record: AlertDeliveryRecord) {

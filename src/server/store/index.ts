@@ -14,7 +14,7 @@
  *   database itself (see sqlite/page-cache.ts).
  * - Ids and timestamps are assigned by the store. Records are plain JSON values.
  */
-import type { MaintenanceWindow, StatusPage } from '../../schema/index.js'
+import type { AlertChannelData, MaintenanceWindow, StatusPage } from '../../schema/index.js'
 import type { KeyRole } from '../keys.js'
 
 export type { KeyRole }
@@ -102,6 +102,12 @@ export interface StatusPageRecord extends Timestamps {
 export interface MaintenanceWindowRecord extends Timestamps {
   id: number
   window: MaintenanceWindow
+}
+
+/** An account-level alert channel (its configuration stored in clear: deliveries need it). */
+export interface AlertChannelRecord extends Timestamps {
+  id: number
+  channel: AlertChannelData
 }
 
 export interface IncidentData {
@@ -205,6 +211,16 @@ export interface MaintenanceWindowStore {
   get(account: string, id: number): Promise<MaintenanceWindowRecord | undefined>
   create(account: string, data: MaintenanceWindow): Promise<MaintenanceWindowRecord>
   update(account: string, id: number, data: MaintenanceWindow): Promise<MaintenanceWindowRecord | undefined>
+  delete(account: string, id: number): Promise<boolean>
+}
+
+export interface AlertChannelStore {
+  list(account: string, paging: Paging): Promise<Page<AlertChannelRecord>>
+  get(account: string, id: number): Promise<AlertChannelRecord | undefined>
+  /** the account's channels among these ids (another account's are not found), by id */
+  byIds(account: string, ids: number[]): Promise<AlertChannelRecord[]>
+  create(account: string, data: AlertChannelData): Promise<AlertChannelRecord>
+  update(account: string, id: number, data: AlertChannelData): Promise<AlertChannelRecord | undefined>
   delete(account: string, id: number): Promise<boolean>
 }
 
@@ -457,6 +473,7 @@ export interface Repositories extends RunRepositories {
   services: ServiceStore
   statusPages: StatusPageStore
   maintenanceWindows: MaintenanceWindowStore
+  alertChannels: AlertChannelStore
   incidents: IncidentStore
   keys: KeyStore
   webSessions: WebSessionStore
@@ -751,7 +768,7 @@ export function storedCards(data: StatusPage, previous: StoredCard[], time: stri
 
 // --- alert deliveries: the outbox of notifications to send to a check's alert channels (see ../alerts)
 
-export type AlertChannelType = 'EMAIL' | 'WEBHOOK' | 'SLACK' | 'SMS'
+export type AlertChannelType = 'EMAIL' | 'WEBHOOK' | 'SLACK' | 'SMS' | 'PAGERDUTY' | 'OPSGENIE' | 'MSTEAMS'
 /**
  * PENDING: waiting for its next attempt; DELIVERED: the channel accepted it; FAILED: refused
  * for good or out of attempts; NOT_DELIVERED: never attempted (`reason` says why).

@@ -149,4 +149,7 @@ export const MIGRATIONS: readonly Migration[] = [
   // SQLite 10, PostgreSQL 11: when a run was last claimed: a result is dated inside its claim's
   //    window, whatever the runner's clock says
   { steps: [{ addColumn: 'check_runs.claimed_at' }] },
+  // SQLite 11, PostgreSQL 12: account-level alert channels (POST /v1/alert-channels); checks
+  //    subscribe to them by id in their own alertChannelSubscriptions
+  { steps: [{ createTable: 'alert_channels' }] },
 ]

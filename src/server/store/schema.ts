@@ -268,6 +268,13 @@ export const TABLES: Record<string, Table> = {
     },
   },
 
+  // account-level alert channels (/v1/alert-channels); checks subscribe to them by id in their
+  // own alertChannelSubscriptions
+  alert_channels: {
+    columns: { id: identity, account_id: text, body: text, created_at: text, updated_at: updatedAt },
+    indexes: { alert_channels_account: { columns: ['account_id', 'id'] } },
+  },
+
   // due runs, claimed with a lease
   check_runs: {
     columns: {

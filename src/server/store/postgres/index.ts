@@ -4,7 +4,7 @@ import { UserError } from '../../../errors.js'
 import { TYPES, migrate, redactUrl } from './migrations.js'
 import { checkRepository } from './checks.js'
 import { keyRepository, webSessionRepository } from './keys.js'
-import { incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
+import { alertChannelRepository, incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
 import { alertRepository, checkStatusRepository, errorGroupRepository } from './results.js'
 import { heartbeatRepository } from './heartbeats.js'
 import { agentRepository, resultRepository, runRepository, scheduleRepository, sessionRepository } from './runs.js'
@@ -130,6 +130,7 @@ function repositories(sql: Sql): Repositories {
     services: serviceRepository(sql),
     statusPages: statusPageRepository(sql),
     maintenanceWindows: maintenanceWindowRepository(sql),
+    alertChannels: alertChannelRepository(sql),
     incidents: incidentRepository(sql),
     keys: keyRepository(sql),
     webSessions: webSessionRepository(sql),
@@ -159,6 +160,7 @@ export class PostgresStore implements Store {
   readonly services
   readonly statusPages
   readonly maintenanceWindows
+  readonly alertChannels
   readonly incidents
   readonly keys
   readonly webSessions
@@ -185,6 +187,7 @@ export class PostgresStore implements Store {
     this.services = repos.services
     this.statusPages = repos.statusPages
     this.maintenanceWindows = repos.maintenanceWindows
+    this.alertChannels = repos.alertChannels
     this.incidents = repos.incidents
     this.keys = repos.keys
     this.webSessions = repos.webSessions

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto'
 import {
   UniqueViolation, domainKey, storedCards,
   type IncidentData, type IncidentRecord, type IncidentStore, type IncidentUpdateRecord, type MaintenanceWindowRecord,
-  type MaintenanceWindowStore, type Page, type Paging, type ServiceRecord, type ServiceStore, type StatusPageRecord,
+  type MaintenanceWindowStore, type AlertChannelRecord, type AlertChannelStore, type Page, type Paging, type ServiceRecord, type ServiceStore, type StatusPageRecord,
   type StatusPageStore, type StoredPage, type VariableRecord, type VariableStore,
 } from '../index.js'
-import type { MaintenanceWindow, StatusPage } from '../../../schema/index.js'
+import type { AlertChannelData, MaintenanceWindow, StatusPage } from '../../../schema/index.js'
 import type { Sql } from './index.js'
 
 const now = () => new Date().toISOString()
@@ -236,6 +236,50 @@ export function maintenanceWindowRepository(sql: Sql): MaintenanceWindowStore {
       return row && maintenanceWindow(row)
     },
     delete: async (account, id) => (await sql.run(`DELETE FROM maintenance_windows WHERE id = $1 AND account_id = $2`, [id, account])) > 0,
+  }
+}
+
+// --- account-level alert channels
+
+interface ChannelRow {
+  id: number
+  body: string
+  created_at: string
+  updated_at: string | null
+}
+
+const alertChannel = (row: ChannelRow): AlertChannelRecord =>
+  ({ id: row.id, channel: JSON.parse(row.body) as AlertChannelData, created_at: row.created_at, updated_at: row.updated_at })
+
+export function alertChannelRepository(sql: Sql): AlertChannelStore {
+  const columns = 'id, body, created_at, updated_at'
+  return {
+    list: async (account, paging) => {
+      const rows = await sql.rows<ChannelRow & { total: number }>(
+        `SELECT ${columns}, count(*) OVER () AS total FROM alert_channels WHERE account_id = $1 ORDER BY id LIMIT $2 OFFSET $3`,
+        [account, limitOf(paging), paging.offset])
+      return { items: rows.map(alertChannel), total: rows.length > 0 ? rows[0].total : await count(sql, 'alert_channels', account) }
+    },
+    get: async (account, id) => {
+      const [row] = await sql.rows<ChannelRow>(`SELECT ${columns} FROM alert_channels WHERE id = $1 AND account_id = $2`, [id, account])
+      return row && alertChannel(row)
+    },
+    byIds: async (account, ids) => {
+      if (ids.length === 0) return []
+      const rows = await sql.rows<ChannelRow>(`SELECT ${columns} FROM alert_channels WHERE account_id = $1 AND id = ANY($2::bigint[]) ORDER BY id`, [account, ids])
+      return rows.map(alertChannel)
+    },
+    create: async (account, data) => {
+      const [row] = await sql.rows<ChannelRow>(`INSERT INTO alert_channels (account_id, body, created_at, updated_at) VALUES ($1, $2, $3, NULL) RETURNING ${columns}`,
+        [account, JSON.stringify(data), now()])
+      return alertChannel(row)
+    },
+    update: async (account, id, data) => {
+      const [row] = await sql.rows<ChannelRow>(`UPDATE alert_channels SET body = $1, updated_at = $2 WHERE id = $3 AND account_id = $4 RETURNING ${columns}`,
+        [JSON.stringify(data), now(), id, account])
+      return row && alertChannel(row)
+    },
+    delete: async (account, id) => (await sql.run(`DELETE FROM alert_channels WHERE id = $1 AND account_id = $2`, [id, account])) > 0,
   }
 }
 

@@ -3,7 +3,7 @@ import { openDatabase } from './migrations.js'
 import { StoreUnavailable, type Repositories, type Store } from '../index.js'
 import { checkRepository } from './checks.js'
 import { keyRepository, webSessionRepository } from './keys.js'
-import { incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
+import { alertChannelRepository, incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
 import { PageCache } from './page-cache.js'
 import { alertRepository, checkStatusRepository, errorGroupRepository } from './results.js'
 import { heartbeatRepository } from './heartbeats.js'
@@ -57,6 +57,7 @@ export class SqliteStore implements Store {
   readonly services
   readonly statusPages
   readonly maintenanceWindows
+  readonly alertChannels
   readonly incidents
   readonly keys
   readonly webSessions
@@ -83,6 +84,7 @@ export class SqliteStore implements Store {
     this.services = serviceRepository(db, run)
     this.statusPages = statusPageRepository(db, run)
     this.maintenanceWindows = maintenanceWindowRepository(db, run)
+    this.alertChannels = alertChannelRepository(db, run)
     this.incidents = incidentRepository(db, run)
     this.keys = keyRepository(db, run)
     this.webSessions = webSessionRepository(db, run)
@@ -104,6 +106,7 @@ export class SqliteStore implements Store {
       services: serviceRepository(db, direct),
       statusPages: statusPageRepository(db, direct),
       maintenanceWindows: maintenanceWindowRepository(db, direct),
+      alertChannels: alertChannelRepository(db, direct),
       incidents: incidentRepository(db, direct),
       keys: keyRepository(db, direct),
       webSessions: webSessionRepository(db, direct),

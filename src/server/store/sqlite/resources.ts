@@ -3,10 +3,10 @@ import type { Db } from './migrations.js'
 import {
   UniqueViolation, domainKey, storedCards,
   type IncidentData, type IncidentRecord, type IncidentStore, type IncidentUpdateRecord, type MaintenanceWindowRecord,
-  type MaintenanceWindowStore, type Page, type Paging, type ServiceRecord, type ServiceStore, type StatusPageRecord,
+  type MaintenanceWindowStore, type AlertChannelRecord, type AlertChannelStore, type Page, type Paging, type ServiceRecord, type ServiceStore, type StatusPageRecord,
   type StatusPageStore, type StoredPage, type VariableRecord, type VariableStore,
 } from '../index.js'
-import type { MaintenanceWindow, StatusPage } from '../../../schema/index.js'
+import type { AlertChannelData, MaintenanceWindow, StatusPage } from '../../../schema/index.js'
 import type { Exec } from './index.js'
 
 const now = () => new Date().toISOString()
@@ -235,6 +235,45 @@ export function maintenanceWindowRepository(db: Db, exec: Exec): MaintenanceWind
       total: count.get(account) as number,
     })),
     get: (account, id) => exec(() => get(account, id)),
+    create: (account, data) => exec(() => get(account, insert.run(account, JSON.stringify(data), now()).lastInsertRowid)!),
+    update: (account, id, data) => exec(() => (update.run(JSON.stringify(data), now(), id, account).changes === 0 ? undefined : get(account, id))),
+    delete: (account, id) => exec(() => remove.run(id, account).changes > 0),
+  }
+}
+
+// --- account-level alert channels
+
+interface ChannelRow {
+  id: number
+  body: string
+  created_at: string
+  updated_at: string | null
+}
+
+function alertChannel(row: ChannelRow): AlertChannelRecord {
+  return { id: row.id, channel: JSON.parse(row.body) as AlertChannelData, created_at: row.created_at, updated_at: row.updated_at }
+}
+
+export function alertChannelRepository(db: Db, exec: Exec): AlertChannelStore {
+  const columns = 'id, body, created_at, updated_at'
+  const byId = db.prepare(`SELECT ${columns} FROM alert_channels WHERE id = ? AND account_id = ?`)
+  const byIds = db.prepare(`SELECT ${columns} FROM alert_channels WHERE account_id = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY id`)
+  const list = db.prepare(`SELECT ${columns} FROM alert_channels WHERE account_id = ? ORDER BY id LIMIT ? OFFSET ?`)
+  const count = db.prepare(`SELECT count(*) FROM alert_channels WHERE account_id = ?`).pluck()
+  const insert = db.prepare(`INSERT INTO alert_channels (account_id, body, created_at, updated_at) VALUES (?, ?, ?, NULL)`)
+  const update = db.prepare(`UPDATE alert_channels SET body = ?, updated_at = ? WHERE id = ? AND account_id = ?`)
+  const remove = db.prepare(`DELETE FROM alert_channels WHERE id = ? AND account_id = ?`)
+  const get = (account: string, id: number | bigint) => {
+    const row = byId.get(id, account) as ChannelRow | undefined
+    return row && alertChannel(row)
+  }
+  return {
+    list: (account, paging) => exec(() => ({
+      items: (list.all(account, limitOf(paging), paging.offset) as ChannelRow[]).map(alertChannel),
+      total: count.get(account) as number,
+    })),
+    get: (account, id) => exec(() => get(account, id)),
+    byIds: (account, ids) => exec(() => (ids.length === 0 ? [] : (byIds.all(account, JSON.stringify(ids)) as ChannelRow[]).map(alertChannel))),
     create: (account, data) => exec(() => get(account, insert.run(account, JSON.stringify(data), now()).lastInsertRowid)!),
     update: (account, id, data) => exec(() => (update.run(JSON.stringify(data), now(), id, account).changes === 0 ? undefined : get(account, id))),
     delete: (account, id) => exec(() => remove.run(id, account).changes > 0),
