@@ -8,6 +8,7 @@ import { icmpCheck } from './kinds/icmp-check.js'
 import { heartbeatCheck } from './kinds/heartbeat-check.js'
 import { statusPage } from './kinds/status-page.js'
 import { apiCheck } from './kinds/api-check.js'
+import { tcpCheck } from './kinds/tcp-check.js'
 
 /**
  * Every kind's descriptor, in creation order (tiers ascending). A kind missing here, or a
@@ -20,6 +21,7 @@ export const DESCRIPTORS = {
   'dns-check': dnsCheck,
   'icmp-check': icmpCheck,
   'api-check': apiCheck,
+  'tcp-check': tcpCheck,
   'heartbeat-check': heartbeatCheck,
   'status-page': statusPage,
 } as const satisfies { [K in ResourceKind]: ResourceDescriptor & { kind: K } }

@@ -14,6 +14,7 @@ export type ResourceKind =
   | 'dns-check'
   | 'icmp-check'
   | 'api-check'
+  | 'tcp-check'
   | 'heartbeat-check'
   | 'status-page'
 

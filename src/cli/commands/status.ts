@@ -9,6 +9,7 @@ import type { ApiClient } from '../../api/client.js'
 import { data, engineOptions, err, loadOrReport, openSession, out, setStdoutFormat, useColor, type EngineArgs } from '../engine.js'
 import { selectChecks } from './test.js'
 import { isWindowActive } from '../../server/scheduler/maintenance.js'
+import { CHECK_TYPE_TABLE, SERVICE_CHECK_TYPES } from '../../schema/check-types.js'
 
 interface StatusArgs extends Omit<EngineArgs, 'format'> {
   format?: 'text' | 'json'
@@ -75,12 +76,10 @@ export interface Last24h {
 }
 
 /** The analytics route and p95 metric of each check type (a heartbeat check has no response time). */
-const ANALYTICS_OF: Record<string, { path: string; p95?: string }> = {
-  API: { path: 'api-checks', p95: 'responseTime_p95' },
-  DNS: { path: 'dns', p95: 'total_p95' },
-  ICMP: { path: 'icmp', p95: 'latencyAvg_p95' },
-  HEARTBEAT: { path: 'heartbeat-checks' },
-}
+const ANALYTICS_OF: Record<string, { path: string; p95?: string }> = Object.fromEntries(SERVICE_CHECK_TYPES.map((t) => {
+  const { analyticsRoute, timeMetric } = CHECK_TYPE_TABLE[t]
+  return [t, { path: analyticsRoute, ...(timeMetric ? { p95: `${timeMetric}_p95` } : {}) }]
+}))
 
 /**
  * The last 24 hours of one check from GET /v1/analytics/<type>/{id} (one request per check:

@@ -14,12 +14,12 @@
  *   database itself (see sqlite/page-cache.ts).
  * - Ids and timestamps are assigned by the store. Records are plain JSON values.
  */
-import type { MaintenanceWindow, StatusPage } from '../../schema/index.js'
+import type { MaintenanceWindow, ServiceCheckType, StatusPage } from '../../schema/index.js'
 import type { KeyRole } from '../keys.js'
 
 export type { KeyRole }
 
-export type CheckType = 'DNS' | 'ICMP' | 'API' | 'HEARTBEAT'
+export type CheckType = ServiceCheckType
 
 /** A check as GET answers it: `json` is the answer's text (stored as it is answered). */
 export interface CheckRecord {
