@@ -15,6 +15,7 @@ export type ResourceKind =
   | 'icmp-check'
   | 'api-check'
   | 'tcp-check'
+  | 'url-check'
   | 'heartbeat-check'
   | 'status-page'
 

@@ -7,6 +7,7 @@ import { runApiAttempt } from './api.js'
 import { runDnsAttempt } from './dns.js'
 import { runIcmpAttempt } from './icmp.js'
 import { runTcpAttempt, tcpDetails } from './tcp.js'
+import { runUrlAttempt, urlDetails } from './url.js'
 import { judge } from './outcome.js'
 import { NO_RETRY_PLAN, retryLocation, retryPlan, shouldRetry, sleep as realSleep } from './retry.js'
 import { emptyOutcome, type AttemptOutcome, type CheckRunResult, type RunnableCheck, type RunOptions, type RunResult } from './types.js'
@@ -27,12 +28,15 @@ async function attempt(check: RunnableCheck, options: RunOptions): Promise<Attem
   try {
     if (check.checkType === 'API') return await runApiAttempt(check, options)
     if (check.checkType === 'TCP') return await runTcpAttempt(check, options)
+    if (check.checkType === 'URL') return await runUrlAttempt(check, options)
     return check.checkType === 'DNS' ? await runDnsAttempt(check, options) : await runIcmpAttempt(check, options)
   } catch (error) {
     // A bug of the runner must not take the scheduler down: it becomes an error of this run.
     return emptyOutcome(
       check.checkType === 'TCP'
         ? tcpDetails(check)
+        : check.checkType === 'URL'
+        ? urlDetails(check)
         : check.checkType === 'API'
         ? { kind: 'API', method: check.request.method, url: check.request.url, statusCode: null, headers: {}, body: '', bodySize: 0, bodyTruncated: false, redirects: [], timings: null, sslDaysRemaining: null, remoteAddress: null }
         : check.checkType === 'DNS'

@@ -158,6 +158,14 @@ const TCP = {
   certificates: false,
 } as const satisfies CheckTypeEntry
 
+/** A URL check (the reference's URL monitor): a GET measured as an API check's request, with the same metrics. */
+const URL = {
+  ...API,
+  label: 'URL check',
+  route: 'url',
+  analyticsRoute: 'url-monitors',
+} as const satisfies CheckTypeEntry
+
 const HEARTBEAT = {
   label: 'Heartbeat check',
   route: 'heartbeat',
@@ -172,7 +180,7 @@ const HEARTBEAT = {
 } as const satisfies CheckTypeEntry
 
 /** The table: one entry per check type this service serves, in the order lists show them. */
-export const CHECK_TYPE_TABLE = { DNS, ICMP, API, TCP, HEARTBEAT } satisfies Record<string, CheckTypeEntry>
+export const CHECK_TYPE_TABLE = { DNS, ICMP, API, TCP, URL, HEARTBEAT } satisfies Record<string, CheckTypeEntry>
 
 /** A check type this service serves. */
 export type ServiceCheckType = keyof typeof CHECK_TYPE_TABLE

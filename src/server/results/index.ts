@@ -86,8 +86,8 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
     responseTime: result.responseTime,
     runLocation: result.runLocation,
     checkRunId,
-    // an https API check's certificate, from its run's details; SSL applies to neither DNS nor ICMP
-    sslDaysRemaining: result.sslDaysRemaining ?? (result.details?.kind === 'API' ? result.details.sslDaysRemaining : null) ?? null,
+    // an https API or URL check's certificate, from its run's details; SSL applies to neither DNS, ICMP nor TCP
+    sslDaysRemaining: result.sslDaysRemaining ?? (result.details?.kind === 'API' || result.details?.kind === 'URL' ? result.details.sslDaysRemaining : null) ?? null,
     startedAt: result.startedAt,
   })
 
@@ -157,7 +157,7 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
 function alertEvent(
   check: CheckBody, result: RecordableResult, id: string, kind: AlertNotificationKind, checkRunId: string, notifiedAt: string, incidentId: string | null,
 ): AlertEvent {
-  const api = result.details?.kind === 'API' ? result.details : undefined
+  const api = result.details?.kind === 'API' || result.details?.kind === 'URL' ? result.details : undefined
   return {
     id,
     alertType: kind,
