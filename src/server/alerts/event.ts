@@ -43,6 +43,8 @@ const TITLES: Record<AlertNotificationKind, string> = {
   ALERT_DEGRADED: 'is degraded',
   ALERT_RECOVERY: 'has recovered',
   REMINDER: 'is still failing',
+  ALERT_SSL: 'has a certificate about to expire',
+  ALERT_SSL_RECOVERY: 'has a renewed certificate',
 }
 
 export function alertTitle(kind: AlertNotificationKind, checkName: string): string {
@@ -108,12 +110,16 @@ const SLACK_COLORS: Record<AlertNotificationKind, string> = {
   REMINDER: '#d62728',
   ALERT_DEGRADED: '#ff9f1c',
   ALERT_RECOVERY: '#2ca02c',
+  ALERT_SSL: '#ff9f1c',
+  ALERT_SSL_RECOVERY: '#2ca02c',
 }
 const SLACK_ICONS: Record<AlertNotificationKind, string> = {
   ALERT_FAILURE: ':red_circle:',
   REMINDER: ':red_circle:',
   ALERT_DEGRADED: ':large_orange_circle:',
   ALERT_RECOVERY: ':large_green_circle:',
+  ALERT_SSL: ':lock:',
+  ALERT_SSL_RECOVERY: ':large_green_circle:',
 }
 
 /** An incoming-webhook message: `text` (shown in notifications) and one attachment with the facts. */

@@ -556,7 +556,7 @@ export interface ErrorGroupStore {
 }
 
 export type AlertLevel = 'NONE' | 'DEGRADED' | 'FAILURE'
-export type AlertNotificationKind = 'ALERT_FAILURE' | 'ALERT_DEGRADED' | 'ALERT_RECOVERY' | 'REMINDER'
+export type AlertNotificationKind = 'ALERT_FAILURE' | 'ALERT_DEGRADED' | 'ALERT_RECOVERY' | 'REMINDER' | 'ALERT_SSL' | 'ALERT_SSL_RECOVERY'
 
 /** A check's alerting state, kept between results. */
 export interface AlertState {
@@ -571,6 +571,8 @@ export interface AlertState {
   incidentId: string | null
   /** location -> whether its newest run failed (for parallelRunFailureThreshold) */
   locations: Record<string, boolean>
+  /** the certificate is within the check's sslCertificates threshold and ALERT_SSL was given (absent: no) */
+  sslAlerted?: boolean
 }
 
 export interface AlertNotificationRecord {
