@@ -82,6 +82,10 @@ process.on('message', async (message) => {
     const cpu = process.cpuUsage(markCpu)
     const completed = server.completedRuns() - markCompleted
     measuring = false
+    // drift: the median lag of the window's last tenth of runs against its first tenth (in start order)
+    const tenth = Math.max(1, Math.floor(lagCount / 10))
+    const median = (part) => percentile(Float64Array.from(part).sort(), part.length, 50)
+    const driftMs = lagCount < 20 ? NaN : median(lags.subarray(lagCount - tenth, lagCount)) - median(lags.subarray(0, tenth))
     const sorted = lags.subarray(0, lagCount).sort()
     const summary = {
       elapsed,
@@ -96,6 +100,7 @@ process.on('message', async (message) => {
       lagP50: percentile(sorted, lagCount, 50),
       lagP99: percentile(sorted, lagCount, 99),
       lagMax: lagCount === 0 ? NaN : sorted[lagCount - 1],
+      driftMs,
       rssMiB: process.memoryUsage().rss / 1048576,
     }
     await server.close()

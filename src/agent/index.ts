@@ -12,6 +12,7 @@ import { ApiClient, ApiError, NetworkError, RateLimitError, ServerError, backoff
 import { parseAllowedTarget, runCheck, type CheckRunResult, type PrivateTargets, type RunnableCheck } from '../runner/index.js'
 import { LeaseLost, RunLoop, type WorkSource } from '../runner/run-loop.js'
 import { LOCATIONS } from '../schema/enums.js'
+import { RUNNABLE_CHECK_TYPES } from '../schema/check-types.js'
 import { startHealthServer, type HealthServer } from './health.js'
 import { UserError } from '../errors.js'
 
@@ -147,7 +148,7 @@ export function parseLocations(values: readonly string[]): string[] {
   return [...new Set(values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean))]
 }
 
-const SUPPORTED = new Set(['DNS', 'ICMP', 'API'])
+const SUPPORTED = new Set<string>(RUNNABLE_CHECK_TYPES)
 
 /** Ends a message with a full stop, so another sentence may follow. */
 function sentence(text: string): string {
@@ -245,7 +246,7 @@ async function executeRun(ctx: AgentContext, run: ClaimedRun, signal: AbortSigna
   if (!SUPPORTED.has(run.check.checkType)) {
     // not ours to run: the lease runs out and the server decides what to do with it
     ctx.stats.skipped++
-    ctx.problem(`Run ${run.runId}: ${run.check.checkType} checks are not run by this agent (DNS, ICMP and API are); skipped.`)
+    ctx.problem(`Run ${run.runId}: ${run.check.checkType} checks are not run by this agent (${RUNNABLE_CHECK_TYPES.join(', ')} are); skipped.`)
     return
   }
   const result = await runCheck(run.check, { location: run.location, signal, variables: run.variables, ...ctx.targets })

@@ -8,6 +8,8 @@ import { icmpCheck } from './kinds/icmp-check.js'
 import { heartbeatCheck } from './kinds/heartbeat-check.js'
 import { statusPage } from './kinds/status-page.js'
 import { apiCheck } from './kinds/api-check.js'
+import { tcpCheck } from './kinds/tcp-check.js'
+import { urlCheck } from './kinds/url-check.js'
 
 /**
  * Every kind's descriptor, in creation order (tiers ascending). A kind missing here, or a
@@ -20,6 +22,8 @@ export const DESCRIPTORS = {
   'dns-check': dnsCheck,
   'icmp-check': icmpCheck,
   'api-check': apiCheck,
+  'tcp-check': tcpCheck,
+  'url-check': urlCheck,
   'heartbeat-check': heartbeatCheck,
   'status-page': statusPage,
 } as const satisfies { [K in ResourceKind]: ResourceDescriptor & { kind: K } }

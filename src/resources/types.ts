@@ -14,6 +14,8 @@ export type ResourceKind =
   | 'dns-check'
   | 'icmp-check'
   | 'api-check'
+  | 'tcp-check'
+  | 'url-check'
   | 'heartbeat-check'
   | 'status-page'
 

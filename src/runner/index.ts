@@ -6,6 +6,8 @@
 import { runApiAttempt } from './api.js'
 import { runDnsAttempt } from './dns.js'
 import { runIcmpAttempt } from './icmp.js'
+import { runTcpAttempt, tcpDetails } from './tcp.js'
+import { runUrlAttempt, urlDetails } from './url.js'
 import { judge } from './outcome.js'
 import { NO_RETRY_PLAN, retryLocation, retryPlan, shouldRetry, sleep as realSleep } from './retry.js'
 import { emptyOutcome, type AttemptOutcome, type CheckRunResult, type RunnableCheck, type RunOptions, type RunResult } from './types.js'
@@ -17,6 +19,7 @@ export { judge, type Verdict } from './outcome.js'
 export { retryPlan, shouldRetry, retryLocation, type RetryPlan } from './retry.js'
 export { parsePingOutput, PING_INSTALL_HINT } from './icmp.js'
 export { parseResolvConf, systemNameServers } from './dns.js'
+export { DEFAULT_TCP_TIMEOUT_MS, MAX_TCP_RESPONSE_BYTES, TCP_READ_QUIET_MS } from './tcp.js'
 export { guardedConnector, nonPublicAddress, parseAllowedTarget, PRIVATE_TARGETS, refusalIn, type PrivateTargets, type TargetPolicy } from './targets.js'
 
 export const DEFAULT_LOCATION = 'local'
@@ -24,11 +27,17 @@ export const DEFAULT_LOCATION = 'local'
 async function attempt(check: RunnableCheck, options: RunOptions): Promise<AttemptOutcome> {
   try {
     if (check.checkType === 'API') return await runApiAttempt(check, options)
+    if (check.checkType === 'TCP') return await runTcpAttempt(check, options)
+    if (check.checkType === 'URL') return await runUrlAttempt(check, options)
     return check.checkType === 'DNS' ? await runDnsAttempt(check, options) : await runIcmpAttempt(check, options)
   } catch (error) {
     // A bug of the runner must not take the scheduler down: it becomes an error of this run.
     return emptyOutcome(
-      check.checkType === 'API'
+      check.checkType === 'TCP'
+        ? tcpDetails(check)
+        : check.checkType === 'URL'
+        ? urlDetails(check)
+        : check.checkType === 'API'
         ? { kind: 'API', method: check.request.method, url: check.request.url, statusCode: null, headers: {}, body: '', bodySize: 0, bodyTruncated: false, redirects: [], timings: null, sslDaysRemaining: null, remoteAddress: null }
         : check.checkType === 'DNS'
         ? { kind: 'DNS', query: check.request.query, recordType: check.request.recordType, nameServer: check.request.nameServer ?? null, port: check.request.port ?? 53, protocol: check.request.protocol, rcode: null, answers: [], textAnswer: '', jsonAnswer: null }

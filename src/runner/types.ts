@@ -1,10 +1,12 @@
 import type { ApiCheck } from '../schema/api-check.js'
 import type { DnsCheck, IcmpCheck } from '../schema/check.js'
+import type { TcpCheck } from '../schema/tcp-check.js'
+import type { UrlCheck } from '../schema/url-check.js'
 import type { COMPARISONS } from '../schema/enums.js'
 import type { PrivateTargets } from './targets.js'
 
 /** A check as the runner takes it: the schema's parsed form, with the id the store gave it. */
-export type RunnableCheck = (DnsCheck | IcmpCheck | ApiCheck) & { id?: string | null }
+export type RunnableCheck = (DnsCheck | IcmpCheck | ApiCheck | TcpCheck | UrlCheck) & { id?: string | null }
 
 export type Comparison = (typeof COMPARISONS)[number]
 export type RunStatus = 'PASSED' | 'DEGRADED' | 'FAILED' | 'TIMED_OUT'
@@ -130,10 +132,43 @@ export interface ApiDetails {
   remoteAddress: string | null
 }
 
+/** A URL check's run: an API check's details (a GET, no body sent). */
+export type UrlDetails = Omit<ApiDetails, 'kind'> & { kind: 'URL' }
+
+/** Phases of a TCP run, in ms. */
+export interface TcpTimings {
+  /** Name lookup (0 when the hostname is an IP address). */
+  dns: number
+  /** TCP connect (the handshake). */
+  connect: number
+  /** From the connection to the answer's last byte (sending `data` included); 0 when nothing is read. */
+  data: number
+  /** dns + connect + data: the run's response time. */
+  total: number
+}
+
+export interface TcpDetails {
+  kind: 'TCP'
+  hostname: string
+  port: number
+  ipFamily: 'IPv4' | 'IPv6'
+  /** The address connected to; null when no connection was made. */
+  remoteAddress: string | null
+  /** Whether `request.data` was sent. */
+  dataSent: boolean
+  /** The answer read, as UTF-8 text (at most 64 KiB). */
+  response: string
+  /** Bytes of the answer read. */
+  responseSize: number
+  /** The answer reached 64 KiB: reading stopped there (anything after it was not read). */
+  responseTruncated: boolean
+  timings: TcpTimings | null
+}
+
 export interface RunResult {
   checkId: string | null
   name: string
-  checkType: 'DNS' | 'ICMP' | 'API'
+  checkType: 'DNS' | 'ICMP' | 'API' | 'TCP' | 'URL'
   runLocation: string
   resultType: ResultType
   /** 1 for the first attempt, 2 for the first retry, … */
@@ -153,7 +188,7 @@ export interface RunResult {
   /** The first reason the run did not pass, readable; null when it passed. */
   error: string | null
   assertions: AssertionResult[]
-  details: DnsDetails | IcmpDetails | ApiDetails
+  details: DnsDetails | IcmpDetails | ApiDetails | TcpDetails | UrlDetails
 }
 
 /** An attempt before anything happened: no time, no assertion, no failure yet. */
@@ -216,5 +251,5 @@ export interface AttemptOutcome {
   /** An error outside the check's control; set, the run `hasErrors`. */
   runnerError: string | null
   aborted: boolean
-  details: DnsDetails | IcmpDetails | ApiDetails
+  details: DnsDetails | IcmpDetails | ApiDetails | TcpDetails | UrlDetails
 }

@@ -97,11 +97,11 @@ export const apiRequestSchema = z.object({
 })
 
 /**
- * Frequency and offset of an API check: frequency 0 (sub-minute) is allowed and then needs
- * `frequencyOffset` 10, 20 or 30 (seconds between runs); other frequencies follow the
- * spec's offset ranges, as for every check.
+ * Frequency and offset of an API check (and of a TCP check: the spec's two sub-minute types):
+ * frequency 0 (sub-minute) is allowed and then needs `frequencyOffset` 10, 20 or 30 (seconds
+ * between runs); other frequencies follow the spec's offset ranges, as for every check.
  */
-const apiCheckRules = crossField((value, add) => {
+export const apiCheckRules = crossField((value, add) => {
   if (value.frequency === 0 && (value.frequencyOffset === undefined || value.frequencyOffset === null)) {
     add({
       path: ['frequencyOffset'],

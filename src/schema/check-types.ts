@@ -130,6 +130,42 @@ const ICMP = {
   certificates: false,
 } as const satisfies CheckTypeEntry
 
+const TCP = {
+  label: 'TCP check',
+  route: 'tcp',
+  analyticsRoute: 'tcp-checks',
+  metrics: [
+    { name: 'total', unit: 'milliseconds', label: 'Total time' },
+    { name: 'dns', unit: 'milliseconds', label: 'DNS lookup' },
+    { name: 'connection', unit: 'milliseconds', label: 'TCP connect' },
+    { name: 'data', unit: 'milliseconds', label: 'Data (sending and reading the answer)' },
+  ],
+  values: ({ responseTime, details }) => {
+    const values: Record<string, number> = {}
+    if (finite(responseTime)) values.total = responseTime
+    const t = (details.timings ?? null) as Record<string, unknown> | null
+    if (t) {
+      if (finite(t.dns)) values.dns = t.dns
+      if (finite(t.connect)) values.connection = t.connect
+      if (finite(t.data)) values.data = t.data
+    }
+    return values
+  },
+  timeMetric: 'total',
+  runs: 'probe',
+  statusFilters: RUN_STATUSES,
+  groupBy: ['runLocation'],
+  certificates: false,
+} as const satisfies CheckTypeEntry
+
+/** A URL check (the reference's URL monitor): a GET measured as an API check's request, with the same metrics. */
+const URL = {
+  ...API,
+  label: 'URL check',
+  route: 'url',
+  analyticsRoute: 'url-monitors',
+} as const satisfies CheckTypeEntry
+
 const HEARTBEAT = {
   label: 'Heartbeat check',
   route: 'heartbeat',
@@ -144,7 +180,7 @@ const HEARTBEAT = {
 } as const satisfies CheckTypeEntry
 
 /** The table: one entry per check type this service serves, in the order lists show them. */
-export const CHECK_TYPE_TABLE = { DNS, ICMP, API, HEARTBEAT } satisfies Record<string, CheckTypeEntry>
+export const CHECK_TYPE_TABLE = { DNS, ICMP, API, TCP, URL, HEARTBEAT } satisfies Record<string, CheckTypeEntry>
 
 /** A check type this service serves. */
 export type ServiceCheckType = keyof typeof CHECK_TYPE_TABLE

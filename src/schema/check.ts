@@ -42,6 +42,14 @@ export const alertSettingsSchema = z.object({
   parallelRunFailureThreshold: z
     .object({ enabled: z.boolean(), percentage: z.number().min(0).max(100) })
     .optional(),
+  /**
+   * Certificate alerts (reference: AlertSettingsSSLCertificates) of a check that talks TLS (API
+   * and URL checks): an alert when the certificate has `alertThreshold` days or fewer left, a
+   * recovery when it has more again (renewed).
+   */
+  sslCertificates: z
+    .object({ enabled: z.boolean().default(true), alertThreshold: z.number().int().min(1).max(365).default(30) })
+    .optional(),
 })
 
 export const retryStrategySchema = z.object({

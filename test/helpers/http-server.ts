@@ -42,6 +42,24 @@ export interface TlsServerHandle extends HttpServerHandle {
   validTo: Date
   /** PEM of the certificate. */
   cert: string
+  /** Serves a new certificate from now on (a renewal): valid until `validDays` days from now, for the same names. */
+  renew(validDays: number): Promise<void>
+}
+
+/** A self-signed certificate for `names` (default localhost and 127.0.0.1) valid until `validDays` days (+ `extraHours`) from now; a past end makes an expired one. */
+async function certificate(validDays: number, extraHours = 0, names?: string[]) {
+  const now = Date.now()
+  const validTo = new Date(now + validDays * 86_400_000 + extraHours * 3_600_000)
+  const altNames = names
+    ? names.map((n) => (/^[\d.]+$/.test(n) ? { type: 7 as const, ip: n } : { type: 2 as const, value: n }))
+    : [{ type: 2 as const, value: 'localhost' }, { type: 7 as const, ip: '127.0.0.1' }]
+  const pems = await generate([{ name: 'commonName', value: names?.[0] ?? 'localhost' }], {
+    keySize: 2048,
+    notBeforeDate: new Date(Math.min(now, validTo.getTime()) - 86_400_000),
+    notAfterDate: validTo,
+    extensions: [{ name: 'subjectAltName', altNames }],
+  })
+  return { validTo, key: pems.private, cert: pems.cert }
 }
 
 function handler(routes: Map<string, Route>, requests: RecordedRequest[]) {
@@ -110,18 +128,15 @@ export async function startHttpServer(): Promise<HttpServerHandle> {
  * An HTTPS server on 127.0.0.1 with a self-signed certificate (for 127.0.0.1 and localhost)
  * made in-process, valid from yesterday until `validDays` days (and `extraHours` hours) from now.
  */
-export async function startTlsServer(options: { validDays: number; extraHours?: number }): Promise<TlsServerHandle> {
-  const now = Date.now()
-  const validTo = new Date(now + options.validDays * 86_400_000 + (options.extraHours ?? 0) * 3_600_000)
-  const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
-    keySize: 2048,
-    notBeforeDate: new Date(now - 86_400_000),
-    notAfterDate: validTo,
-    extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }] }],
-  })
+export async function startTlsServer(options: { validDays: number; extraHours?: number; names?: string[] }): Promise<TlsServerHandle> {
+  const first = await certificate(options.validDays, options.extraHours, options.names)
   const routes = new Map<string, Route>()
   const requests: RecordedRequest[] = []
-  const server = createHttpsServer({ key: pems.private, cert: pems.cert }, handler(routes, requests))
+  const server = createHttpsServer({ key: first.key, cert: first.cert }, handler(routes, requests))
   const handle = await listen(server, 'https', routes, requests)
-  return { ...handle, validTo, cert: pems.cert }
+  const renew = async (validDays: number) => {
+    const next = await certificate(validDays, options.extraHours, options.names)
+    server.setSecureContext({ key: next.key, cert: next.cert })
+  }
+  return { ...handle, validTo: first.validTo, cert: first.cert, renew }
 }

@@ -39,9 +39,19 @@ describe('due times', () => {
     expect(phaseMs({ id: 'a', frequency: 10 })).toBe(phases[0])
   })
 
-  it('frequency 0 (API checks): every frequencyOffset seconds', () => {
+  it('frequency 0 (API and TCP checks): every frequencyOffset seconds, at a stable second of the period spread by the id', () => {
     expect(periodMs({ id: 'a', frequency: 0, frequencyOffset: 20 })).toBe(20_000)
-    expect(dueTime({ id: 'a', frequency: 0, frequencyOffset: 20 }, 3)).toBe(60_000)
+    const phases = Array.from({ length: 50 }, (_, i) => phaseMs({ id: `check-${i}`, frequency: 0, frequencyOffset: 10 }))
+    for (const p of phases) {
+      expect(p % 1000).toBe(0)
+      expect(p).toBeGreaterThanOrEqual(0)
+      expect(p).toBeLessThan(10_000)
+    }
+    // 50 checks every 10 s do not all start on the same second
+    expect(new Set(phases).size).toBeGreaterThan(5)
+    const phase = phaseMs({ id: 'a', frequency: 0, frequencyOffset: 20 })
+    expect(dueTime({ id: 'a', frequency: 0, frequencyOffset: 20 }, 3)).toBe(60_000 + phase)
+    expect(dueTime({ id: 'a', frequency: 0, frequencyOffset: 20 }, 4) - dueTime({ id: 'a', frequency: 0, frequencyOffset: 20 }, 3)).toBe(20_000)
   })
 
   it('one location per run in turn, or all of them with runParallel; none: local', () => {

@@ -9,6 +9,7 @@ import type { ApiClient } from '../../api/client.js'
 import { data, engineOptions, err, loadOrReport, openSession, out, setStdoutFormat, useColor, type EngineArgs } from '../engine.js'
 import { selectChecks } from './test.js'
 import { isWindowActive } from '../../server/scheduler/maintenance.js'
+import { CHECK_TYPE_TABLE, SERVICE_CHECK_TYPES } from '../../schema/check-types.js'
 
 interface StatusArgs extends Omit<EngineArgs, 'format'> {
   format?: 'text' | 'json'
@@ -48,8 +49,23 @@ interface RemoteStatus {
   shortestRun: number | null
   lastRunLocation: string | null
   lastCheckRunId: string | null
+  /** Whole days the newest run's certificate has left (API and URL checks on https); null otherwise. */
+  sslDaysRemaining?: number | null
   created_at?: string | null
   updated_at?: string | null
+}
+
+/** The certificate alert threshold of a check in code (`alertSettings.sslCertificates`), or null when it has none. */
+function sslThreshold(resource: DesiredResource): number | null {
+  const setting = (resource.payload.alertSettings as { sslCertificates?: { enabled?: boolean; alertThreshold?: number } } | undefined)?.sslCertificates
+  return setting && setting.enabled !== false ? (setting.alertThreshold ?? 30) : null
+}
+
+/** `5 days left`, `expired 2 days ago`; with the check's threshold, whether it is within it. */
+function certificateText(days: number, threshold: number | null): string {
+  const left = days < 0 ? `expired ${-days} ${-days === 1 ? 'day' : 'days'} ago` : `${days} ${days === 1 ? 'day' : 'days'} left`
+  if (threshold === null) return `certificate ${left}`
+  return `certificate ${left} (${days <= threshold ? 'ALERT: ' : ''}alert at ${threshold} days or fewer)`
 }
 
 export interface CheckStatusRow {
@@ -75,12 +91,10 @@ export interface Last24h {
 }
 
 /** The analytics route and p95 metric of each check type (a heartbeat check has no response time). */
-const ANALYTICS_OF: Record<string, { path: string; p95?: string }> = {
-  API: { path: 'api-checks', p95: 'responseTime_p95' },
-  DNS: { path: 'dns', p95: 'total_p95' },
-  ICMP: { path: 'icmp', p95: 'latencyAvg_p95' },
-  HEARTBEAT: { path: 'heartbeat-checks' },
-}
+const ANALYTICS_OF: Record<string, { path: string; p95?: string }> = Object.fromEntries(SERVICE_CHECK_TYPES.map((t) => {
+  const { analyticsRoute, timeMetric } = CHECK_TYPE_TABLE[t]
+  return [t, { path: analyticsRoute, ...(timeMetric ? { p95: `${timeMetric}_p95` } : {}) }]
+}))
 
 /**
  * The last 24 hours of one check from GET /v1/analytics/<type>/{id} (one request per check:
@@ -234,7 +248,13 @@ export function renderStatusTable(rows: readonly CheckStatusRow[], color: boolea
   const pingText = pings.length > 0 ? `\nPing URLs (GET or POST, no key):\n${pings.join('\n')}\n` : ''
   const held = rows.filter((r) => r.maintenance).map((r) => `  ${label(r.resource)}  window "${r.maintenance!.name}" (id ${r.maintenance!.id}) until ${r.maintenance!.until}`)
   const heldText = held.length > 0 ? `\nIn a maintenance window now (not run until it ends; the last run is as shown):\n${held.join('\n')}\n` : ''
-  return `${[c.bold(line(head)), ...cells.map((r, i) => line(r, paintOf[rows[i].state]))].join('\n')}\n${heldText}${pingText}`
+  const certificates = rows.filter((r) => typeof r.status?.sslDaysRemaining === 'number').map((r) => {
+    const text = `  ${label(r.resource)}  ${certificateText(r.status!.sslDaysRemaining as number, sslThreshold(r.resource))}`
+    const threshold = sslThreshold(r.resource)
+    return threshold !== null && (r.status!.sslDaysRemaining as number) <= threshold ? c.yellow(text) : text
+  })
+  const certificateBlock = certificates.length > 0 ? `\nCertificates (newest run):\n${certificates.join('\n')}\n` : ''
+  return `${[c.bold(line(head)), ...cells.map((r, i) => line(r, paintOf[rows[i].state]))].join('\n')}\n${heldText}${certificateBlock}${pingText}`
 }
 
 function summaryOf(rows: readonly CheckStatusRow[]) {
@@ -276,6 +296,8 @@ export function statusToJson(rows: readonly CheckStatusRow[], target: { id: stri
       updatedAt: row.status?.updated_at ?? null,
       availability24h: row.last24h?.availability ?? null,
       p95ResponseTime24h: row.last24h?.p95 ?? null,
+      sslDaysRemaining: row.status?.sslDaysRemaining ?? null,
+      sslAlertThreshold: sslThreshold(row.resource),
       badgeUrl: row.badgeUrl,
       ...(row.pingUrl ? { pingUrl: row.pingUrl } : {}),
       maintenanceWindow: row.maintenance ?? null,

@@ -244,7 +244,7 @@ export async function testChecks(
 }
 
 /**
- * `monitors test`: runs the project's DNS, ICMP and API checks once, from this machine, through the
+ * `monitors test`: runs the project's DNS, ICMP, API, TCP and URL checks once, from this machine, through the
  * same runners as the server, without deploying anything and without any API. Exit 1 when a
  * run failed, timed out or had an error; a degraded run passes (exit 0).
  */
@@ -280,7 +280,7 @@ export const testCommand = {
     const count = all.filter(isRunnable).length
     if (count === 0) {
       for (const r of notRun) out(`${r.kind}:${r.logicalId} is not run: it passes on pings to its ping URL (see monitors status).\n`)
-      out('No checks to test: the project has no DnsCheck, IcmpCheck or ApiCheck.\n')
+      out('No checks to test: the project has no DnsCheck, IcmpCheck, ApiCheck, TcpCheck or UrlCheck.\n')
       if (args.format === 'json') data(`${JSON.stringify(testToJson([], notRun), null, 2)}\n`)
       return 0
     }

@@ -44,6 +44,8 @@ const TITLES: Record<AlertNotificationKind, string> = {
   ALERT_DEGRADED: 'is degraded',
   ALERT_RECOVERY: 'has recovered',
   REMINDER: 'is still failing',
+  ALERT_SSL: 'has a certificate about to expire',
+  ALERT_SSL_RECOVERY: 'has a renewed certificate',
 }
 
 export function alertTitle(kind: AlertNotificationKind, checkName: string): string {
@@ -94,8 +96,12 @@ export function subscribedChannelIds(subscriptions: unknown): number[] {
   return [...new Set(ids)]
 }
 
-/** Whether a channel's settings ask for this kind of notification (a reminder is a failure). */
+/**
+ * Whether a channel's settings ask for this kind of notification (a reminder is a failure; a
+ * certificate entering the check's threshold, and its renewal, go to channels with sslExpiry).
+ */
 function wants(channel: AlertChannelRecord['channel'], kind: AlertNotificationKind): boolean {
+  if (kind === 'ALERT_SSL' || kind === 'ALERT_SSL_RECOVERY') return channel.sslExpiry === true
   if (kind === 'ALERT_RECOVERY') return channel.sendRecovery
   if (kind === 'ALERT_DEGRADED') return channel.sendDegraded
   return channel.sendFailure

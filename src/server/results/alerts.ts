@@ -29,6 +29,7 @@ export interface AlertSettings {
   timeBasedEscalation?: { minutesFailingThreshold: number }
   reminders?: { amount: number; interval: number }
   parallelRunFailureThreshold?: { enabled: boolean; percentage: number }
+  sslCertificates?: { enabled?: boolean; alertThreshold?: number }
 }
 
 /** The fields of a check alerting reads. */
@@ -174,4 +175,33 @@ export function applyRun(previous: AlertState | undefined, check: AlertingCheck,
   }
 
   return { state, notifications: check.muted ? [] : events, openIncident, resolveIncident }
+}
+
+/** The threshold when `sslCertificates` leaves it out (the reference's account default). */
+export const DEFAULT_SSL_ALERT_THRESHOLD = 30
+
+/**
+ * Certificate alerts, from the days a run found its certificate has left (null: the run saw no
+ * certificate: http, or no TLS handshake; nothing changes then). The check's own
+ * `alertSettings.sslCertificates` applies whenever it is set (the local server has no account
+ * setting for it, and its account default is off), whatever `useGlobalAlertSettings` says:
+ * - days ≤ alertThreshold (an expired certificate too) and not alerted yet: ALERT_SSL;
+ * - days > alertThreshold after ALERT_SSL (renewed): ALERT_SSL_RECOVERY;
+ * - turned off (enabled false, or the setting removed) while alerted: back to not alerted, silently.
+ * `muted`: the state moves, no notification. Changes `state` in place; returns the notifications.
+ */
+export function applyCertificate(state: AlertState, check: AlertingCheck, days: number | null): AlertNotificationKind[] {
+  const setting = check.alertSettings?.sslCertificates
+  const enabled = setting !== undefined && setting.enabled !== false
+  if (!enabled) {
+    if (state.sslAlerted) state.sslAlerted = false
+    return []
+  }
+  if (days === null || !Number.isFinite(days)) return []
+  const threshold = setting.alertThreshold ?? DEFAULT_SSL_ALERT_THRESHOLD
+  const within = days <= threshold
+  if (within === (state.sslAlerted === true)) return []
+  state.sslAlerted = within
+  if (check.muted) return []
+  return [within ? 'ALERT_SSL' : 'ALERT_SSL_RECOVERY']
 }

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import type { RunResult } from '../../runner/types.js'
 import type { AlertNotificationKind, CheckRecord, Repositories, Store } from '../store/index.js'
-import { applyRun, type AlertingCheck } from './alerts.js'
+import { applyCertificate, applyRun, type AlertingCheck } from './alerts.js'
 import { cleanErrorMessage, errorHash } from './clean.js'
 import { alertTitle, deliveriesFor, subscribedChannelIds, subscriptionDeliveries, type AlertEvent } from '../alerts/event.js'
 import { recordAnalytics } from './analytics.js'
@@ -79,6 +79,8 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
   if (account === undefined) return undefined
   if (!options.fresh && !(await tx.checkStatuses.claimResult(checkRunId, check.id))) return undefined
 
+  // an https API or URL check's certificate, from its run's details; SSL applies to neither DNS, ICMP nor TCP
+  const sslDaysRemaining = result.sslDaysRemaining ?? (result.details?.kind === 'API' || result.details?.kind === 'URL' ? result.details.sslDaysRemaining : null) ?? null
   await tx.checkStatuses.record(account, check.id, {
     hasFailures: result.hasFailures,
     hasErrors: result.hasErrors,
@@ -86,8 +88,7 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
     responseTime: result.responseTime,
     runLocation: result.runLocation,
     checkRunId,
-    // an https API check's certificate, from its run's details; SSL applies to neither DNS nor ICMP
-    sslDaysRemaining: result.sslDaysRemaining ?? (result.details?.kind === 'API' ? result.details.sslDaysRemaining : null) ?? null,
+    sslDaysRemaining,
     startedAt: result.startedAt,
   })
 
@@ -113,6 +114,8 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
     startedAt: result.startedAt,
     stoppedAt: result.stoppedAt,
   })
+  // certificate alerts: entering the check's sslCertificates threshold, and leaving it when renewed
+  step.notifications.push(...applyCertificate(step.state, check, sslDaysRemaining))
   const outcome: RecordOutcome = { recorded: true, checkRunId, notifications: step.notifications }
   const incidentBefore = step.state.incidentId
   const trigger = check.triggerIncident
@@ -161,7 +164,7 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
 function alertEvent(
   check: CheckBody, result: RecordableResult, id: string, kind: AlertNotificationKind, checkRunId: string, notifiedAt: string, incidentId: string | null,
 ): AlertEvent {
-  const api = result.details?.kind === 'API' ? result.details : undefined
+  const api = result.details?.kind === 'API' || result.details?.kind === 'URL' ? result.details : undefined
   return {
     id,
     alertType: kind,

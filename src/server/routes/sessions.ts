@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { z } from 'zod'
-import { pageQuerySchema, queryNumber } from '../../schema/index.js'
+import { RUNNABLE_CHECK_TYPES, pageQuerySchema, queryNumber } from '../../schema/index.js'
 import { HttpError, badRequest, notFound, parseOr400 } from '../errors.js'
 import type { CheckResultRecord, SessionRecord, Store } from '../store/index.js'
 import { checkLocations } from '../scheduler/due.js'
@@ -15,7 +15,8 @@ import { contentRange } from './util.js'
  * database answers it.
  */
 
-const RUNNABLE = new Set(['DNS', 'ICMP', 'API'])
+const RUNNABLE = new Set<string>(RUNNABLE_CHECK_TYPES)
+const RUNNABLE_LIST = RUNNABLE_CHECK_TYPES.join(', ')
 
 /**
  * Most checks one trigger starts: a trigger without a filter runs every eligible check of the
@@ -156,7 +157,7 @@ async function checksNamed(store: Store, account: string, ids: readonly string[]
     if (!RUNNABLE.has(record.checkType)) {
       throw badRequest('payload', [{
         path: `target.checkId.${index}`,
-        message: `is a ${record.checkType} check (${id}): a heartbeat check is judged by the pings it receives and cannot be triggered; sessions run DNS, ICMP and API checks`,
+        message: `is a ${record.checkType} check (${id}): a heartbeat check is judged by the pings it receives and cannot be triggered; sessions run ${RUNNABLE_LIST} checks`,
       }])
     }
     checks.set(id, JSON.parse(record.json))
@@ -164,7 +165,7 @@ async function checksNamed(store: Store, account: string, ids: readonly string[]
 }
 
 /**
- * tags and matchTags: every DNS, ICMP and API check they match (heartbeat checks are left out);
+ * tags and matchTags: every runnable check they match (heartbeat checks are left out);
  * no filter at all: every activated one of the account, as the reference's "all eligible checks".
  */
 async function checksMatching(store: Store, account: string, target: TriggerTarget, checks: Map<string, TriggeredCheck>): Promise<void> {
@@ -185,7 +186,7 @@ async function checksMatching(store: Store, account: string, target: TriggerTarg
         : (check.tags ?? []).some((t) => wanted.has(t)) || (matchTags.length > 0 && matchesTags(check.tags, matchTags))
       if (!matched) continue
       checks.set(check.id, check)
-      if (checks.size > MAX_TRIGGERED_CHECKS) throw tooManyChecks(everything ? ' (every activated DNS, ICMP and API check of the account)' : '')
+      if (checks.size > MAX_TRIGGERED_CHECKS) throw tooManyChecks(everything ? ` (every activated ${RUNNABLE_LIST} check of the account)` : '')
     }
     if (page.count < PAGE) break
   }

@@ -4,7 +4,7 @@ import { DEFAULT_LOCATION } from '../../runner/index.js'
 /*
  * When a check is due, and where. Pure functions of the check and the time.
  *
- * Period P: `frequency` minutes (frequency 0, API checks only: `frequencyOffset` seconds).
+ * Period P: `frequency` minutes (frequency 0, API and TCP checks only: `frequencyOffset` seconds).
  *
  * Phase within the period, from `frequencyOffset` (spec: 1..floor(frequency × 10) up to
  * frequency 60, 1..ceil(frequency / 60) above it; in both cases the largest offset spans the
@@ -14,7 +14,10 @@ import { DEFAULT_LOCATION } from '../../runner/index.js'
  * - frequency above 60: one offset step is one hour (frequency 1440: offsets 1..24);
  * - phase = (offset × step) mod P; no offset: a stable spread from the check's id,
  *   sha256(id) mod P in whole seconds, so many checks of one frequency do not all start on
- *   the same second.
+ *   the same second;
+ * - frequency 0: the offset is the period itself (10, 20 or 30 s), so the phase is the stable
+ *   spread from the id (a second from 0 to P − 1): a thousand checks every 10 seconds start
+ *   about a hundred a second, not all a thousand on the same one.
  *
  * Due times are t = k × P + phase (k an integer, counted from the Unix epoch, UTC).
  * Locations: every location at each due time with `runParallel`; otherwise one location per
@@ -41,8 +44,7 @@ export function periodMs(check: ScheduleFields): number {
 export function phaseMs(check: ScheduleFields): number {
   const period = periodMs(check)
   const frequency = check.frequency ?? 10
-  if (frequency === 0) return 0
-  if (check.frequencyOffset !== undefined) {
+  if (frequency !== 0 && check.frequencyOffset !== undefined) {
     const step = frequency <= 60 ? SIX_SECONDS : HOUR
     return (check.frequencyOffset * step) % period
   }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 import { runCheck, type CheckRunResult, type RunnableCheck, type RunOptions } from '../../runner/index.js'
-import type { MaintenanceWindow } from '../../schema/index.js'
+import { RUNNABLE_CHECK_TYPES, type MaintenanceWindow } from '../../schema/index.js'
 import type { ClaimedRun, CompleteOutcome, PlannedRun, Store } from '../store/index.js'
 import { graceMs, latestDueOf, locationsFor, timingOf, type ScheduleFields, type Timing } from './due.js'
 import { inMaintenance } from './maintenance.js'
@@ -64,7 +64,7 @@ export async function accountVariables(store: Store, account: string): Promise<R
   return out
 }
 
-const RUNNABLE = new Set(['DNS', 'ICMP', 'API'])
+const RUNNABLE = new Set<string>(RUNNABLE_CHECK_TYPES)
 
 /** Results finishing within this many ms of the first are recorded in one transaction. */
 const GROUP_COMMIT_MS = 10

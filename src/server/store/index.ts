@@ -14,12 +14,12 @@
  *   database itself (see sqlite/page-cache.ts).
  * - Ids and timestamps are assigned by the store. Records are plain JSON values.
  */
-import type { AlertChannelData, MaintenanceWindow, StatusPage } from '../../schema/index.js'
+import type { AlertChannelData, MaintenanceWindow, ServiceCheckType, StatusPage } from '../../schema/index.js'
 import type { KeyRole } from '../keys.js'
 
 export type { KeyRole }
 
-export type CheckType = 'DNS' | 'ICMP' | 'API' | 'HEARTBEAT'
+export type CheckType = ServiceCheckType
 
 /** A check as GET answers it: `json` is the answer's text (stored as it is answered). */
 export interface CheckRecord {
@@ -573,7 +573,7 @@ export interface ErrorGroupStore {
 }
 
 export type AlertLevel = 'NONE' | 'DEGRADED' | 'FAILURE'
-export type AlertNotificationKind = 'ALERT_FAILURE' | 'ALERT_DEGRADED' | 'ALERT_RECOVERY' | 'REMINDER'
+export type AlertNotificationKind = 'ALERT_FAILURE' | 'ALERT_DEGRADED' | 'ALERT_RECOVERY' | 'REMINDER' | 'ALERT_SSL' | 'ALERT_SSL_RECOVERY'
 
 /** A check's alerting state, kept between results. */
 export interface AlertState {
@@ -588,6 +588,8 @@ export interface AlertState {
   incidentId: string | null
   /** location -> whether its newest run failed (for parallelRunFailureThreshold) */
   locations: Record<string, boolean>
+  /** the certificate is within the check's sslCertificates threshold and ALERT_SSL was given (absent: no) */
+  sslAlerted?: boolean
 }
 
 export interface AlertNotificationRecord {

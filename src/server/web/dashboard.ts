@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import { CHECK_TYPE_TABLE, RUNNABLE_CHECK_TYPES, SERVICE_CHECK_TYPES } from '../../schema/check-types.js'
 import { asDashboard } from '../auth.js'
 import { renderBadge } from '../results/badge.js'
 import type { CheckStatusRecord } from '../store/index.js'
@@ -67,15 +68,15 @@ export function apiFor(app: FastifyInstance, session: WebSession): Api {
 /** Whether the session's key may change things (Run now, Archive): write and admin keys. */
 export const canWrite = (session: WebSession): boolean => session.role === 'write' || session.role === 'admin'
 
-const RUNNABLE = new Set(['DNS', 'ICMP', 'API'])
-export const CHECK_TYPES = ['DNS', 'ICMP', 'API', 'HEARTBEAT'] as const
-const ANALYTICS_PATH: Record<string, string> = { API: 'api-checks', DNS: 'dns', ICMP: 'icmp', HEARTBEAT: 'heartbeat-checks' }
+const RUNNABLE = new Set<string>(RUNNABLE_CHECK_TYPES)
+export const CHECK_TYPES = SERVICE_CHECK_TYPES
+const ANALYTICS_PATH: Record<string, string> = Object.fromEntries(SERVICE_CHECK_TYPES.map((t) => [t, CHECK_TYPE_TABLE[t].analyticsRoute]))
 /**
  * The response-time metric of each type, as the analytics routes name it (a DNS check measures
  * its query time, an ICMP check its latency; a heartbeat check has none); `responseTime` is
  * asked when a route refuses the type's own name.
  */
-export const TIME_METRIC: Record<string, string | null> = { API: 'responseTime', DNS: 'total', ICMP: 'latencyAvg', HEARTBEAT: null }
+export const TIME_METRIC: Record<string, string | null> = Object.fromEntries(SERVICE_CHECK_TYPES.map((t) => [t, CHECK_TYPE_TABLE[t].timeMetric]))
 export const METRICS = ['availability', 'p50', 'p95'] as const
 type Metric = (typeof METRICS)[number]
 export type Figures = Record<Metric, string>
@@ -97,8 +98,24 @@ interface StatusJson {
   hasErrors: boolean
   isDegraded: boolean
   lastRunLocation: string | null
+  sslDaysRemaining?: number | null
   created_at: string
   updated_at: string | null
+}
+
+/**
+ * The certificate line of a check's page (API and URL checks on https): the days its newest run
+ * found left, and its alert threshold (`alertSettings.sslCertificates`) when it has one.
+ */
+function certificateLine(c: CheckJson, status: StatusJson | undefined): string {
+  const days = status?.sslDaysRemaining
+  if (typeof days !== 'number') return ''
+  const setting = (c as CheckJson & { alertSettings?: { sslCertificates?: { enabled?: boolean; alertThreshold?: number } } }).alertSettings?.sslCertificates
+  const threshold = setting && setting.enabled !== false ? (setting.alertThreshold ?? 30) : null
+  const within = threshold !== null && days <= threshold
+  const left = days < 0 ? `expired ${-days} ${-days === 1 ? 'day' : 'days'} ago` : `${days} ${days === 1 ? 'day' : 'days'} left`
+  const alert = threshold === null ? '' : ` · alert at ${threshold} days or fewer${within ? ': <strong>within it</strong>' : ''}`
+  return `\n<p data-certificate="${within ? 'expiring' : 'ok'}">Certificate: ${esc(left)}${alert}</p>`
 }
 
 /** The newest run's state, as the check status route answers it (unknown: never ran). */
@@ -344,7 +361,7 @@ export async function checkPage(api: Api, session: WebSession, id: string): Prom
   const errorGroupSection = `<h2>Error groups</h2>
 ${errorGroups.length === 0 ? '<p class="muted">No errors recorded.</p>' : `<div class="scroll"><table><thead><tr><th scope="col">Error</th><th scope="col">First seen</th><th scope="col">Last seen</th><th scope="col">Archive</th></tr></thead><tbody>${errorGroups.map(groupRow).join('')}</tbody></table></div>`}`
   const head = `<h1>${esc(c.name)}</h1>
-<p><span class="state-${state}">${state}</span>${paused(c)} · ${esc(c.checkType)} · ${badgeImg(c)}</p>`
+<p><span class="state-${state}">${state}</span>${paused(c)} · ${esc(c.checkType)} · ${badgeImg(c)}</p>${certificateLine(c, status.status === 200 ? status.json : undefined)}`
   if (!RUNNABLE.has(c.checkType)) {
     // a heartbeat check is not run: it waits for pings, so its page says where to send them and what came
     const hb = (c as CheckJson & HeartbeatJson).heartbeat ?? {}

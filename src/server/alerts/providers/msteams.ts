@@ -14,6 +14,8 @@ const COLORS: Record<AlertNotificationKind, 'Attention' | 'Warning' | 'Good'> = 
   REMINDER: 'Attention',
   ALERT_DEGRADED: 'Warning',
   ALERT_RECOVERY: 'Good',
+  ALERT_SSL: 'Warning',
+  ALERT_SSL_RECOVERY: 'Good',
 }
 
 /** The message Teams takes: `{type: "message", attachments: [{contentType: adaptive card, content}]}`. */

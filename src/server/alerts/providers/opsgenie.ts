@@ -18,12 +18,14 @@ function baseOf(config: Record<string, unknown>): string {
 }
 
 /** The alias of a check's alert: the same for its failure, its reminders and its recovery. */
-const aliasOf = (event: AlertEvent) => `monitors-check-${event.checkId}`
+const aliasOf = (event: AlertEvent) =>
+  // a check's certificate is an alert of its own: a renewal closes it, not the check's failure alert
+  event.alertType === 'ALERT_SSL' || event.alertType === 'ALERT_SSL_RECOVERY' ? `monitors-check-${event.checkId}-certificate` : `monitors-check-${event.checkId}`
 
 /** The request of one notification: its path under the base URL and its body. */
 export function opsgenieRequest(event: AlertEvent, priority: string): { path: string; body: Record<string, unknown> } {
   const alias = aliasOf(event)
-  if (event.alertType === 'ALERT_RECOVERY') {
+  if (event.alertType === 'ALERT_RECOVERY' || event.alertType === 'ALERT_SSL_RECOVERY') {
     return { path: `/v2/alerts/${encodeURIComponent(alias)}/close?identifierType=alias`, body: { source: 'monitors', note: `${event.title} in ${event.runLocation}` } }
   }
   return {

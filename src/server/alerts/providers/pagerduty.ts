@@ -17,11 +17,20 @@ const SEVERITY: Record<AlertNotificationKind, 'critical' | 'warning' | null> = {
   REMINDER: 'critical',
   ALERT_DEGRADED: 'warning',
   ALERT_RECOVERY: null,
+  ALERT_SSL: 'warning',
+  ALERT_SSL_RECOVERY: null,
 }
+
+/**
+ * A check's failures and its certificate are two incidents: a renewed certificate does not
+ * resolve a failing check's incident, nor a recovery a certificate's.
+ */
+const dedupKeyOf = (event: AlertEvent) =>
+  event.alertType === 'ALERT_SSL' || event.alertType === 'ALERT_SSL_RECOVERY' ? `monitors-check-${event.checkId}-certificate` : `monitors-check-${event.checkId}`
 
 /** The Events API v2 body of one notification: `trigger` with a payload, or `resolve`. */
 export function pagerDutyEvent(event: AlertEvent, routingKey: string): Record<string, unknown> {
-  const dedupKey = `monitors-check-${event.checkId}`
+  const dedupKey = dedupKeyOf(event)
   const severity = SEVERITY[event.alertType]
   if (severity === null) return { routing_key: routingKey, event_action: 'resolve', dedup_key: dedupKey }
   const summary = `${event.title}${event.errorMessage ? `: ${event.errorMessage}` : ''}`.slice(0, 1024)

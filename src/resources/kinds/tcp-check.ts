@@ -1,0 +1,14 @@
+import { tcpCheckSchema } from '../../schema/tcp-check.js'
+import type { ResourceDescriptor } from '../types.js'
+import { CHECK_SECRET_PATHS, checkDescriptor } from './common.js'
+
+/** A TCP check (`TcpCheck`). */
+export const tcpCheck = {
+  kind: 'tcp-check',
+  construct: 'TcpCheck',
+  example: "new TcpCheck('shop-smtp', { name: 'Shop SMTP', request: { hostname: 'mail.example.com', port: 25 } })",
+  schema: tcpCheckSchema,
+  ...checkDescriptor('tcp', 'TCP'),
+  secrets: { self: false, arrays: CHECK_SECRET_PATHS },
+  filledByConstruct: {},
+} satisfies ResourceDescriptor
