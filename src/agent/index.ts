@@ -12,6 +12,7 @@ import { ApiClient, ApiError, NetworkError, RateLimitError, ServerError, backoff
 import { parseAllowedTarget, runCheck, type CheckRunResult, type PrivateTargets, type RunnableCheck } from '../runner/index.js'
 import { LeaseLost, RunLoop, type WorkSource } from '../runner/run-loop.js'
 import { LOCATIONS } from '../schema/enums.js'
+import { CHECK_TYPE_TABLE, isServiceCheckType } from '../schema/check-types.js'
 import { startHealthServer, type HealthServer } from './health.js'
 import { UserError } from '../errors.js'
 
@@ -147,7 +148,8 @@ export function parseLocations(values: readonly string[]): string[] {
   return [...new Set(values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean))]
 }
 
-const SUPPORTED = new Set(['DNS', 'ICMP', 'API'])
+/** The check types an agent runs (their table entries say `agents: true`). */
+const supported = (type: string): boolean => isServiceCheckType(type) && CHECK_TYPE_TABLE[type].agents
 
 /** Ends a message with a full stop, so another sentence may follow. */
 function sentence(text: string): string {
@@ -242,7 +244,7 @@ async function postResult(ctx: AgentContext, run: ClaimedRun, result: CheckRunRe
 /** Runs one claimed run and posts its result (not when its lease was lost meanwhile). */
 async function executeRun(ctx: AgentContext, run: ClaimedRun, signal: AbortSignal): Promise<void> {
   const started = performance.now()
-  if (!SUPPORTED.has(run.check.checkType)) {
+  if (!supported(run.check.checkType)) {
     // not ours to run: the lease runs out and the server decides what to do with it
     ctx.stats.skipped++
     ctx.problem(`Run ${run.runId}: ${run.check.checkType} checks are not run by this agent (DNS, ICMP and API are); skipped.`)

@@ -41,6 +41,8 @@ export interface CheckTypeEntry {
    * pings (heartbeat): never run, never triggered.
    */
   runs: 'probe' | 'pings'
+  /** Whether `monitors agent` runs it at a private location (false: its runs there wait for a server's runner). */
+  agents: boolean
   /** The values of analytics' `filterByStatus`. */
   statusFilters: readonly string[]
   /** The values of analytics' `groupBy` (none: it is not grouped). */
@@ -82,6 +84,7 @@ const API = {
   },
   timeMetric: 'responseTime',
   runs: 'probe',
+  agents: true,
   statusFilters: RUN_STATUSES,
   groupBy: ['runLocation', 'statusCode'],
   certificates: true,
@@ -95,6 +98,7 @@ const DNS = {
   values: ({ responseTime }): Record<string, number> => (finite(responseTime) ? { total: responseTime } : {}),
   timeMetric: 'total',
   runs: 'probe',
+  agents: true,
   statusFilters: RUN_STATUSES,
   groupBy: ['runLocation'],
   certificates: false,
@@ -125,6 +129,7 @@ const ICMP = {
   },
   timeMetric: 'latencyAvg',
   runs: 'probe',
+  agents: true,
   statusFilters: RUN_STATUSES,
   groupBy: ['runLocation'],
   certificates: false,
@@ -138,6 +143,7 @@ const HEARTBEAT = {
   values: () => ({}),
   timeMetric: null,
   runs: 'pings',
+  agents: false,
   statusFilters: HEARTBEAT_STATES,
   groupBy: [],
   certificates: false,
@@ -165,6 +171,12 @@ export function isServiceCheckType(type: unknown): type is ServiceCheckType {
 export function isRunnableCheckType(type: unknown): type is RunnableCheckType {
   return typeof type === 'string' && RUNNABLE.has(type)
 }
+
+/**
+ * The types whose runs the script engine makes (src/runner/script: a sandboxed browser or
+ * multi-step script). Not served yet: each joins the table above when its routes and prober land.
+ */
+export type ScriptCheckType = 'BROWSER' | 'MULTI_STEP'
 
 /** The entry of a type, or undefined for a type this service does not serve. */
 export function checkTypeEntry(type: string): CheckTypeEntry | undefined {

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { apiCheckSchema, blankCheckSecrets, autoAssignAlertsQuerySchema, checkListQuerySchema, dnsCheckSchema, heartbeatCheckSchema, icmpCheckSchema, type HeartbeatCheck } from '../../schema/index.js'
+import { CHECK_TYPE_TABLE, SERVICE_CHECK_TYPES, type ServiceCheckType } from '../../schema/check-types.js'
 import { notFound, parseOr400 } from '../errors.js'
 import type { Store } from '../store/index.js'
 import { serviceReferences, writeWithReferences } from './references.js'
@@ -12,7 +13,8 @@ import { createHeartbeatCheck, replaceHeartbeatCheck } from './heartbeats.js'
  * the client did not send are omitted, never filled with null; a field sent as null stays null.
  */
 
-const SCHEMAS = { DNS: dnsCheckSchema, ICMP: icmpCheckSchema, API: apiCheckSchema, HEARTBEAT: heartbeatCheckSchema } as const
+/** The request body schema of each type (routes: POST /v1/checks/<route>, PUT /v1/checks/<route>/{id}, from the table). */
+const SCHEMAS = { DNS: dnsCheckSchema, ICMP: icmpCheckSchema, API: apiCheckSchema, HEARTBEAT: heartbeatCheckSchema } satisfies Record<ServiceCheckType, unknown>
 
 /**
  * Answers of checks mask their secret values (see blankCheckSecrets: secret environment
@@ -44,8 +46,8 @@ export function checkRoutes(app: FastifyInstance, store: Store): void {
     return sendJson(reply, 200, withoutSecrets(check.json))
   })
 
-  for (const type of ['DNS', 'ICMP', 'API', 'HEARTBEAT'] as const) {
-    const path = `/v1/checks/${type.toLowerCase()}`
+  for (const type of SERVICE_CHECK_TYPES) {
+    const path = `/v1/checks/${CHECK_TYPE_TABLE[type].route}`
     const schema = SCHEMAS[type]
 
     app.post(path, async (request, reply) => {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 import { runCheck, type CheckRunResult, type RunnableCheck, type RunOptions } from '../../runner/index.js'
 import { RunLoop, type WorkSource } from '../../runner/run-loop.js'
+import { isRunnableCheckType } from '../../schema/check-types.js'
 import type { MaintenanceWindow } from '../../schema/index.js'
 import type { ClaimedRun, CompleteOutcome, PlannedRun, Store } from '../store/index.js'
 import { graceMs, latestDueOf, locationsFor, timingOf, type ScheduleFields, type Timing } from './due.js'
@@ -68,7 +69,6 @@ export async function accountVariables(store: Store, account: string): Promise<R
   return out
 }
 
-const RUNNABLE = new Set(['DNS', 'ICMP', 'API'])
 
 /** Results finishing within this many ms of the first are recorded in one transaction. */
 const GROUP_COMMIT_MS = 10
@@ -236,7 +236,7 @@ export class Scheduler {
       let entry = this.parsed.get(row.id)
       if (!entry || entry.json !== row.json) {
         const check = JSON.parse(row.json) as Parsed['check']
-        const runnable = check.activated !== false && RUNNABLE.has(check.checkType ?? '')
+        const runnable = check.activated !== false && isRunnableCheckType(check.checkType)
         // seen paused and now resumed: no catching up on the due times it was paused for
         const resumed = entry !== undefined && entry.check.activated === false && check.activated !== false
         const notBefore = resumed ? now : (entry?.notBefore ?? -Infinity)
