@@ -178,6 +178,11 @@ export function isRunnableCheckType(type: unknown): type is RunnableCheckType {
  */
 export type ScriptCheckType = 'BROWSER' | 'MULTI_STEP'
 
+/** Types as messages list them: `DNS, ICMP and API`. */
+export function typesInProse(types: readonly string[]): string {
+  return types.length <= 1 ? types.join('') : `${types.slice(0, -1).join(', ')} and ${types[types.length - 1]}`
+}
+
 /** The entry of a type, or undefined for a type this service does not serve. */
 export function checkTypeEntry(type: string): CheckTypeEntry | undefined {
   return isServiceCheckType(type) ? CHECK_TYPE_TABLE[type] : undefined

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import { pageQuerySchema, queryNumber } from '../../schema/index.js'
-import { isRunnableCheckType, RUNNABLE_CHECK_TYPES } from '../../schema/check-types.js'
+import { isRunnableCheckType, RUNNABLE_CHECK_TYPES, typesInProse } from '../../schema/check-types.js'
 import { HttpError, badRequest, notFound, parseOr400 } from '../errors.js'
 import type { CheckResultRecord, SessionRecord, Store } from '../store/index.js'
 import { checkLocations } from '../scheduler/due.js'
@@ -17,7 +17,7 @@ import { contentRange } from './util.js'
  */
 
 /** The types a session runs (those that run from locations), as messages name them: `DNS, ICMP and API`. */
-const RUNNABLE_NAMES = `${RUNNABLE_CHECK_TYPES.slice(0, -1).join(', ')} and ${RUNNABLE_CHECK_TYPES[RUNNABLE_CHECK_TYPES.length - 1]}`
+const RUNNABLE_NAMES = typesInProse(RUNNABLE_CHECK_TYPES)
 
 /**
  * Most checks one trigger starts: a trigger without a filter runs every eligible check of the
