@@ -4,6 +4,7 @@ import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 import * as constructs from '../constructs/index.js'
 import { DESCRIPTORS, RESOURCE_KINDS } from '../src/resources/registry.js'
+import { CHECK_TYPES } from '../src/schema/enums.js'
 
 /**
  * The import rules of docs/architecture.md, checked on every .ts file under src/ and
@@ -156,11 +157,7 @@ const MAX_FUNCTION_LINES = 100
  * Functions still over the limit, by `file name`: they are being split on another branch. Each
  * must still exceed the limit (the test fails once one no longer does, so the list only shrinks).
  */
-const LONG_FUNCTIONS_ALLOWED: readonly string[] = [
-  'src/runner/api.ts exchange',
-  'src/runner/api.ts attemptApi',
-  'src/runner/icmp.ts runIcmpAttempt',
-]
+const LONG_FUNCTIONS_ALLOWED: readonly string[] = []
 
 interface LongFunction {
   /** `file name`, as LONG_FUNCTIONS_ALLOWED names it */
@@ -196,6 +193,63 @@ function longFunctions(file: string, text: string, max = MAX_FUNCTION_LINES): Lo
     ts.forEachChild(node, (child) => visit(child, inner))
   }
   visit(source, undefined)
+  return out
+}
+
+/**
+ * Check types are listed once, in src/schema/check-types.ts (and the spec's vocabulary,
+ * `CHECK_TYPES` in src/schema/enums.ts). Anywhere else in src/, a list of two or more check
+ * type names is a second list the compiler cannot keep true: an array or set of them, a union
+ * type of them, an object keyed by them, or a chain of comparisons (`===`, `!==`, `?:`, `||`,
+ * `if … else if`, `switch`) naming them. An object keyed by them may stay when it is pinned with
+ * `satisfies` (a missing type does not compile), as the probers' map is.
+ */
+const TABLE_FILES = ['src/schema/check-types.ts', 'src/schema/enums.ts']
+const TYPE_NAMES = new Set<string>(CHECK_TYPES)
+
+function checkTypeLists(file: string, text: string): string[] {
+  if (TABLE_FILES.includes(file)) return []
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
+  const out: string[] = []
+  const line = (node: ts.Node) => source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1
+  const report = (node: ts.Node, what: string, names: Iterable<string>) => {
+    const distinct = [...new Set(names)]
+    if (distinct.length >= 2) out.push(`${file}:${line(node)}: ${what} of check types (${distinct.join(', ')}); derive it from src/schema/check-types.ts`)
+  }
+  const nameOf = (node: ts.Node | undefined): string | undefined =>
+    node && (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) && TYPE_NAMES.has(node.text) ? node.text : undefined
+  const isComparison = (node: ts.Node): node is ts.BinaryExpression => ts.isBinaryExpression(node) &&
+    [ts.SyntaxKind.EqualsEqualsEqualsToken, ts.SyntaxKind.ExclamationEqualsEqualsToken, ts.SyntaxKind.EqualsEqualsToken, ts.SyntaxKind.ExclamationEqualsToken].includes(node.operatorToken.kind)
+  const isChainLink = (node: ts.Node) => ts.isConditionalExpression(node) || ts.isParenthesizedExpression(node) ||
+    (ts.isBinaryExpression(node) && [ts.SyntaxKind.BarBarToken, ts.SyntaxKind.AmpersandAmpersandToken, ts.SyntaxKind.QuestionQuestionToken].includes(node.operatorToken.kind))
+  /** The names compared in a chain of conditions (not looking into the branches' own chains twice). */
+  const compared = (node: ts.Node, names: string[] = []): string[] => {
+    if (isComparison(node)) {
+      for (const side of [node.left, node.right]) {
+        const name = nameOf(side)
+        if (name) names.push(name)
+      }
+    } else if (isChainLink(node)) ts.forEachChild(node, (child) => void compared(child, names))
+    return names
+  }
+  const visit = (node: ts.Node) => {
+    if (ts.isArrayLiteralExpression(node)) report(node, 'an array', node.elements.map(nameOf).filter((n): n is string => !!n))
+    else if (ts.isUnionTypeNode(node)) {
+      report(node, 'a union', node.types.map((t) => (ts.isLiteralTypeNode(t) ? nameOf(t.literal) : undefined)).filter((n): n is string => !!n))
+    } else if (ts.isObjectLiteralExpression(node) && !ts.isSatisfiesExpression(node.parent)) {
+      const keys = node.properties.map((p) => p.name && (ts.isIdentifier(p.name) || ts.isStringLiteral(p.name)) ? p.name.text : undefined)
+      report(node, 'an object keyed by the names', keys.filter((k): k is string => !!k && TYPE_NAMES.has(k)))
+    } else if ((isComparison(node) || isChainLink(node)) && !isChainLink(node.parent)) report(node, 'a chain of comparisons', compared(node))
+    else if (ts.isIfStatement(node) && !(ts.isIfStatement(node.parent) && node.parent.elseStatement === node)) {
+      const names: string[] = []
+      for (let at: ts.Statement | undefined = node; at && ts.isIfStatement(at); at = at.elseStatement) compared(at.expression, names)
+      report(node, 'an if … else if chain', names)
+    } else if (ts.isSwitchStatement(node)) {
+      report(node, 'a switch', node.caseBlock.clauses.map((c) => (ts.isCaseClause(c) ? nameOf(c.expression) : undefined)).filter((n): n is string => !!n))
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
   return out
 }
 
@@ -241,6 +295,37 @@ describe('architecture', () => {
       "src/plan/plan.ts: import './render/view.js' (the plan is data: only src/plan/render/, its index and saved plans use the renderers)",
       'src/server/routes/z.ts: SQL outside src/server/store: "SELECT * FROM checks WHERE id = ?"',
     ])
+  })
+
+  it('check types are listed once: no array, set, union, map or comparison chain of their names outside src/schema/check-types.ts', () => {
+    const found = files.filter((f) => f.startsWith('src/')).flatMap((file) => checkTypeLists(file, readFileSync(join(root, file), 'utf8')))
+    expect(found).toEqual([])
+  })
+
+  it('reports each kind of check type list, with its file and line', () => {
+    const sample = [
+      "const RUNNABLE = new Set(['DNS', 'ICMP', 'API'])",
+      "type Runnable = 'DNS' | 'ICMP' | 'API'",
+      "const PATH = { API: 'api-checks', DNS: 'dns' }",
+      "const ok = type === 'API' || type === 'DNS'",
+      "const x = type === 'API' ? 1 : type === 'DNS' ? 2 : 3",
+      "if (type === 'API') f()\nelse if (type === 'ICMP') g()",
+      "switch (type) { case 'DNS': break; case 'TCP': break }",
+      // one name, or a map pinned by satisfies: allowed
+      "const api = type === 'API'",
+      "const PROBERS = { DNS: a, ICMP: b } satisfies Record<RunnableCheckType, Prober>",
+      "const single = ['API']",
+    ].join('\n')
+    expect(checkTypeLists('src/x.ts', sample)).toEqual([
+      'src/x.ts:1: an array of check types (DNS, ICMP, API); derive it from src/schema/check-types.ts',
+      'src/x.ts:2: a union of check types (DNS, ICMP, API); derive it from src/schema/check-types.ts',
+      'src/x.ts:3: an object keyed by the names of check types (API, DNS); derive it from src/schema/check-types.ts',
+      'src/x.ts:4: a chain of comparisons of check types (API, DNS); derive it from src/schema/check-types.ts',
+      'src/x.ts:5: a chain of comparisons of check types (API, DNS); derive it from src/schema/check-types.ts',
+      'src/x.ts:6: an if … else if chain of check types (API, ICMP); derive it from src/schema/check-types.ts',
+      'src/x.ts:8: a switch of check types (DNS, TCP); derive it from src/schema/check-types.ts',
+    ])
+    expect(checkTypeLists('src/schema/check-types.ts', sample)).toEqual([])
   })
 
   it('every resource kind has one descriptor and its construct is exported under that name', () => {

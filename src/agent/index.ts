@@ -12,7 +12,7 @@ import { ApiClient, ApiError, NetworkError, RateLimitError, ServerError, backoff
 import { parseAllowedTarget, runCheck, type CheckRunResult, type PrivateTargets, type RunnableCheck } from '../runner/index.js'
 import { LeaseLost, RunLoop, type WorkSource } from '../runner/run-loop.js'
 import { LOCATIONS } from '../schema/enums.js'
-import { RUNNABLE_CHECK_TYPES } from '../schema/check-types.js'
+import { CHECK_TYPE_TABLE, isServiceCheckType, SERVICE_CHECK_TYPES, typesInProse } from '../schema/check-types.js'
 import { startHealthServer, type HealthServer } from './health.js'
 import { UserError } from '../errors.js'
 
@@ -148,7 +148,9 @@ export function parseLocations(values: readonly string[]): string[] {
   return [...new Set(values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean))]
 }
 
-const SUPPORTED = new Set<string>(RUNNABLE_CHECK_TYPES)
+/** The check types an agent runs (their table entries say `agents: true`). */
+const supported = (type: string): boolean => isServiceCheckType(type) && CHECK_TYPE_TABLE[type].agents
+const SUPPORTED_NAMES = typesInProse(SERVICE_CHECK_TYPES.filter((type) => CHECK_TYPE_TABLE[type].agents))
 
 /** Ends a message with a full stop, so another sentence may follow. */
 function sentence(text: string): string {
@@ -243,10 +245,10 @@ async function postResult(ctx: AgentContext, run: ClaimedRun, result: CheckRunRe
 /** Runs one claimed run and posts its result (not when its lease was lost meanwhile). */
 async function executeRun(ctx: AgentContext, run: ClaimedRun, signal: AbortSignal): Promise<void> {
   const started = performance.now()
-  if (!SUPPORTED.has(run.check.checkType)) {
+  if (!supported(run.check.checkType)) {
     // not ours to run: the lease runs out and the server decides what to do with it
     ctx.stats.skipped++
-    ctx.problem(`Run ${run.runId}: ${run.check.checkType} checks are not run by this agent (${RUNNABLE_CHECK_TYPES.join(', ')} are); skipped.`)
+    ctx.problem(`Run ${run.runId}: ${run.check.checkType} checks are not run by this agent (${SUPPORTED_NAMES} are); skipped.`)
     return
   }
   const result = await runCheck(run.check, { location: run.location, signal, variables: run.variables, ...ctx.targets })

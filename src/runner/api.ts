@@ -213,18 +213,81 @@ const TLS_HINTS: Record<string, string> = {
  * - the end of the body stream.
  * All on the monotonic clock (performance.now).
  */
-async function exchange(
-  prepared: PreparedRequest,
-  settings: { skipSSL: boolean; family: 4 | 6; timeoutMs: number; signal: AbortSignal; policy: TargetPolicy },
-): Promise<Exchange> {
-  const { url } = prepared
-  const https = url.protocol === 'https:'
-  const marks: { start: number; lookup?: number; connect?: number; secure?: number; sent?: number; headers?: number; end?: number } = { start: performance.now() }
-  let socket: Socket | TLSSocket | null = null
-  let certificate: PeerCertificate | null = null
-  let undiciRequest: unknown = null
+type Marks = { start: number; lookup?: number; connect?: number; secure?: number; sent?: number; headers?: number; end?: number }
 
-  const connector: buildConnector.connector = (options, callback) => {
+interface ExchangeSettings {
+  skipSSL: boolean
+  family: 4 | 6
+  timeoutMs: number
+  signal: AbortSignal
+  policy: TargetPolicy
+}
+
+/** What one exchange learns as it goes: its times, its socket, the peer's certificate, undici's request. */
+interface ExchangeState {
+  https: boolean
+  marks: Marks
+  socket: Socket | TLSSocket | null
+  certificate: PeerCertificate | null
+  undiciRequest: unknown
+}
+
+async function exchange(prepared: PreparedRequest, settings: ExchangeSettings): Promise<Exchange> {
+  const { url } = prepared
+  const state: ExchangeState = { https: url.protocol === 'https:', marks: { start: performance.now() }, socket: null, certificate: null, undiciRequest: null }
+  const stopWatching = watchRequest(state)
+  const client = new Client(url.origin, {
+    connect: timedConnector(state, settings),
+    pipelining: 1,
+    headersTimeout: settings.timeoutMs + 1000,
+    bodyTimeout: settings.timeoutMs + 1000,
+  })
+  const partial = (): Partial<ApiTimings> => timingsOf(state.marks, state.https)
+  try {
+    let response: Dispatcher.ResponseData
+    try {
+      response = await client.request({
+        path: `${url.pathname}${url.search}`,
+        method: prepared.method as Dispatcher.HttpMethod,
+        headers: prepared.headers.flat(),
+        body: prepared.body,
+        signal: settings.signal,
+      })
+    } catch (error) {
+      throw classify(error as Error & { code?: string }, settings.signal, url, partial())
+    }
+    if (state.marks.headers === undefined) state.marks.headers = performance.now()
+    let body: { kept: Buffer; size: number }
+    try {
+      body = await readBody(response.body)
+    } catch (error) {
+      throw classify(error as Error & { code?: string }, settings.signal, url, partial())
+    }
+    state.marks.end = performance.now()
+    return {
+      statusCode: response.statusCode,
+      headers: headerRecord(response.headers),
+      body: body.kept,
+      bodySize: body.size,
+      truncated: body.size > body.kept.length,
+      timings: timingsOf(state.marks, state.https) as ApiTimings,
+      certificate: state.certificate,
+      remoteAddress: state.socket?.remoteAddress ?? null,
+    }
+  } finally {
+    stopWatching()
+    state.socket?.destroy()
+    client.destroy().catch(() => {})
+  }
+}
+
+/**
+ * undici's `connect`: opens the exchange's own socket with node's net/tls, under the
+ * private-target policy, and marks its lookup, TCP connect and TLS handshake from its events.
+ */
+function timedConnector(state: ExchangeState, settings: ExchangeSettings): buildConnector.connector {
+  const { https, marks } = state
+  return (options, callback) => {
     let settled = false
     const settle = (error: Error | null, s?: Socket) => {
       if (settled) return
@@ -244,7 +307,7 @@ async function exchange(
     const s: Socket | TLSSocket = https
       ? tlsConnect({ ...base, servername: isIP(host) ? undefined : host, rejectUnauthorized: !settings.skipSSL, ALPNProtocols: ['http/1.1'] })
       : netConnect(base)
-    socket = s
+    state.socket = s
     s.setNoDelay(true)
     s.once('lookup', () => { marks.lookup = performance.now() })
     s.once('connect', () => {
@@ -257,92 +320,61 @@ async function exchange(
       s.once('secureConnect', () => {
         marks.secure = performance.now()
         const peer = (s as TLSSocket).getPeerCertificate()
-        certificate = peer && Object.keys(peer).length > 0 ? peer : null
+        state.certificate = peer && Object.keys(peer).length > 0 ? peer : null
         settle(null, s)
       })
     }
     s.once('error', (error) => settle(error, s))
   }
+}
 
+/**
+ * Marks the request fully sent and the response's headers from undici's diagnostics channels,
+ * filtered to the exchange's socket and request; answers the function that stops watching.
+ */
+function watchRequest(state: ExchangeState): () => void {
+  const { marks } = state
   const onSent = (message: unknown) => {
     const m = message as { request: unknown }
-    if (undiciRequest !== null && m.request === undiciRequest) marks.sent = performance.now()
+    if (state.undiciRequest !== null && m.request === state.undiciRequest) marks.sent = performance.now()
   }
   const onSendHeaders = (message: unknown) => {
     const m = message as { request: unknown; socket: unknown }
-    if (socket !== null && m.socket === socket) undiciRequest = m.request
+    if (state.socket !== null && m.socket === state.socket) state.undiciRequest = m.request
   }
   const onHeaders = (message: unknown) => {
     const m = message as { request: unknown }
-    if (undiciRequest !== null && m.request === undiciRequest && marks.headers === undefined) marks.headers = performance.now()
+    if (state.undiciRequest !== null && m.request === state.undiciRequest && marks.headers === undefined) marks.headers = performance.now()
   }
   subscribe('undici:client:sendHeaders', onSendHeaders)
   subscribe('undici:request:bodySent', onSent)
   subscribe('undici:request:headers', onHeaders)
-
-  const client = new Client(url.origin, {
-    connect: connector,
-    pipelining: 1,
-    headersTimeout: settings.timeoutMs + 1000,
-    bodyTimeout: settings.timeoutMs + 1000,
-  })
-  const partial = (): Partial<ApiTimings> => timingsOf(marks, https)
-  try {
-    let response: Dispatcher.ResponseData
-    try {
-      response = await client.request({
-        path: `${url.pathname}${url.search}`,
-        method: prepared.method as Dispatcher.HttpMethod,
-        headers: prepared.headers.flat(),
-        body: prepared.body,
-        signal: settings.signal,
-      })
-    } catch (error) {
-      throw classify(error as Error & { code?: string }, settings.signal, url, partial())
-    }
-    if (marks.headers === undefined) marks.headers = performance.now()
-    const kept: Buffer[] = []
-    let keptBytes = 0
-    let size = 0
-    try {
-      for await (const chunk of response.body) {
-        const buffer = chunk as Buffer
-        size += buffer.length
-        if (keptBytes < MAX_BODY_BYTES) {
-          const part = buffer.subarray(0, MAX_BODY_BYTES - keptBytes)
-          kept.push(part)
-          keptBytes += part.length
-        }
-      }
-    } catch (error) {
-      throw classify(error as Error & { code?: string }, settings.signal, url, partial())
-    }
-    marks.end = performance.now()
-    const remote = socket as Socket | null
-    return {
-      statusCode: response.statusCode,
-      headers: headerRecord(response.headers),
-      body: Buffer.concat(kept),
-      bodySize: size,
-      truncated: size > keptBytes,
-      timings: timingsOf(marks, https) as ApiTimings,
-      certificate,
-      remoteAddress: remote?.remoteAddress ?? null,
-    }
-  } finally {
+  return () => {
     unsubscribe('undici:client:sendHeaders', onSendHeaders)
     unsubscribe('undici:request:bodySent', onSent)
     unsubscribe('undici:request:headers', onHeaders)
-    ;(socket as Socket | null)?.destroy()
-    client.destroy().catch(() => {})
   }
 }
 
+/** Reads a response body to its end, keeping its first MAX_BODY_BYTES; `size` counts every byte. */
+async function readBody(stream: AsyncIterable<unknown>): Promise<{ kept: Buffer; size: number }> {
+  const kept: Buffer[] = []
+  let keptBytes = 0
+  let size = 0
+  for await (const chunk of stream) {
+    const buffer = chunk as Buffer
+    size += buffer.length
+    if (keptBytes < MAX_BODY_BYTES) {
+      const part = buffer.subarray(0, MAX_BODY_BYTES - keptBytes)
+      kept.push(part)
+      keptBytes += part.length
+    }
+  }
+  return { kept: Buffer.concat(kept), size }
+}
+
 /** Phases from the marks that were reached; a phase not reached is left out. */
-function timingsOf(
-  marks: { start: number; lookup?: number; connect?: number; secure?: number; sent?: number; headers?: number; end?: number },
-  https: boolean,
-): Partial<ApiTimings> {
+function timingsOf(marks: Marks, https: boolean): Partial<ApiTimings> {
   const t: Partial<ApiTimings> = {}
   const lookupEnd = marks.lookup ?? (marks.connect !== undefined ? marks.start : undefined)
   if (lookupEnd !== undefined) t.dns = round(lookupEnd - marks.start)
@@ -441,9 +473,9 @@ export async function runApiAttempt(check: ApiCheck, options: RunOptions): Promi
   }
 }
 
-async function attemptApi(check: ApiCheck, options: RunOptions, resolver: Resolver): Promise<AttemptOutcome> {
-  const request = check.request
-  const details: ApiDetails = {
+/** An API check's details before anything was sent. */
+export function blankApiDetails(request: ApiCheck['request']): ApiDetails {
+  return {
     kind: 'API',
     method: request.method,
     url: request.url,
@@ -457,110 +489,168 @@ async function attemptApi(check: ApiCheck, options: RunOptions, resolver: Resolv
     sslDaysRemaining: null,
     remoteAddress: null,
   }
+}
+
+async function attemptApi(check: ApiCheck, options: RunOptions, resolver: Resolver): Promise<AttemptOutcome> {
+  const details = blankApiDetails(check.request)
   const outcome = emptyOutcome(details)
   const finish = () => maskDeep(outcome, resolver)
+  const prepared = prepareOrRecord(check, resolver, outcome)
+  if (!prepared) return finish()
+  details.url = prepared.url.toString()
+  const followed: Followed = { response: null, prepared, timings: null }
+  // a timeout names the host of the hop under way
+  const deadline = attemptDeadline(check, options, () => followed.prepared.url.host)
+  try {
+    await follow(check, followed, { ...deadline, options }, outcome, details)
+  } finally {
+    deadline.dispose()
+  }
+  if (followed.response) judgeResponse(check, followed as Followed & { response: Exchange }, outcome, details)
+  return finish()
+}
 
-  let prepared: PreparedRequest
+/** The request of the check, variables resolved; null when it cannot be sent (the reason is in the outcome). */
+function prepareOrRecord(check: ApiCheck, resolver: Resolver, outcome: AttemptOutcome): PreparedRequest | null {
   try {
     const result = prepare(check, resolver)
-    if (typeof result === 'string') {
-      outcome.failures.push(result)
-      return finish()
-    }
-    prepared = result
+    if (typeof result !== 'string') return result
+    outcome.failures.push(result)
+    return null
   } catch (error) {
-    if (error instanceof MissingVariables) {
-      outcome.runnerError = error.message
-      return finish()
-    }
-    throw error
+    if (!(error instanceof MissingVariables)) throw error
+    outcome.runnerError = error.message
+    return null
   }
-  details.url = prepared.url.toString()
+}
 
+/**
+ * The attempt's limit: the check's maxResponseTime (or the default) and the run's own cap,
+ * whichever is shorter; its signal aborts at the limit (a timeout) or with the run's signal.
+ */
+function attemptDeadline(check: ApiCheck, options: RunOptions, host: () => string): { timeoutMs: number; signal: AbortSignal; dispose(): void } {
   const limits = [check.maxResponseTime ?? DEFAULT_API_TIMEOUT_MS]
   if (options.timeoutMs !== undefined) limits.push(options.timeoutMs)
   const timeoutMs = Math.min(...limits)
   const controller = new AbortController()
   const timer = setTimeout(() => {
-    controller.abort({ kind: 'timeout', message: `no complete response from ${prepared.url.host} within ${timeoutMs} ms` })
+    controller.abort({ kind: 'timeout', message: `no complete response from ${host()} within ${timeoutMs} ms` })
   }, Math.max(0, timeoutMs))
   const onAbort = () => controller.abort({ kind: 'aborted' })
   if (options.signal?.aborted) onAbort()
   options.signal?.addEventListener('abort', onAbort, { once: true })
-  const now = options.now ?? Date.now
-
-  let timings: ApiTimings | null = null
-  let result: Exchange | null = null
-  try {
-    for (let hop = 0; ; hop += 1) {
-      let current: Exchange
-      try {
-        current = await exchange(prepared, {
-          skipSSL: request.skipSSL,
-          family: request.ipFamily === 'IPv6' ? 6 : 4,
-          timeoutMs,
-          signal: controller.signal,
-          policy: options,
-        })
-      } catch (error) {
-        if (!(error instanceof ExchangeError)) throw error
-        timings = addTimings(timings, error.timings)
-        details.timings = timings
-        if (error.kind === 'aborted') {
-          outcome.aborted = true
-          outcome.runnerError = error.message
-        } else if (error.kind === 'refused') {
-          // never tried: an error of the run (hasErrors), with nothing of the target in it
-          outcome.runnerError = hop > 0 ? `redirect ${hop} to ${prepared.url.origin} not followed: ${error.message}` : error.message
-        } else {
-          outcome.networkError = error.kind === 'network' || error.kind === 'timeout'
-          outcome.timedOut = error.kind === 'timeout'
-          outcome.failures.push(error.message)
-        }
-        return finish()
-      }
-      timings = addTimings(timings, current.timings)
-      result = current
-      if (current.certificate && prepared.url.protocol === 'https:' && details.sslDaysRemaining === null) {
-        // the certificate of the first https hop (the URL the check names, when it is https)
-        details.sslDaysRemaining = daysRemaining(current.certificate.valid_to, now())
-      }
-      const location = current.headers.location
-      if (!request.followRedirects || !REDIRECT_STATUSES.has(current.statusCode) || !location) break
-      if (hop >= MAX_REDIRECTS) {
-        outcome.failures.push(`more than ${MAX_REDIRECTS} redirects (last to ${location})`)
-        break
-      }
-      let next: URL
-      try {
-        next = new URL(location, prepared.url)
-      } catch {
-        outcome.failures.push(`redirect to an invalid location "${location}"`)
-        break
-      }
-      if (next.protocol !== 'http:' && next.protocol !== 'https:') {
-        outcome.failures.push(`redirect to a location that is not http(s): "${location}"`)
-        break
-      }
-      details.redirects.push({ statusCode: current.statusCode, location: next.toString() })
-      prepared = redirected(prepared, current.statusCode, next)
-      details.url = prepared.url.toString()
-    }
-  } finally {
-    clearTimeout(timer)
-    options.signal?.removeEventListener('abort', onAbort)
+  return {
+    timeoutMs,
+    signal: controller.signal,
+    dispose: () => {
+      clearTimeout(timer)
+      options.signal?.removeEventListener('abort', onAbort)
+    },
   }
+}
 
-  if (!result) return finish()
-  const final = result
+/** Where the exchanges ended: the last response (none when an exchange failed), the request that got it, the summed timings. */
+interface Followed {
+  response: Exchange | null
+  prepared: PreparedRequest
+  timings: ApiTimings | null
+}
+
+/**
+ * Sends the request and follows its redirects (when the check says so), moving `followed` on
+ * with each hop; failures go into the outcome.
+ */
+async function follow(
+  check: ApiCheck,
+  followed: Followed,
+  limit: { timeoutMs: number; signal: AbortSignal; options: RunOptions },
+  outcome: AttemptOutcome,
+  details: ApiDetails,
+): Promise<void> {
+  const { request } = check
+  const now = limit.options.now ?? Date.now
+  for (let hop = 0; ; hop += 1) {
+    const { prepared } = followed
+    let current: Exchange
+    try {
+      current = await exchange(prepared, {
+        skipSSL: request.skipSSL,
+        family: request.ipFamily === 'IPv6' ? 6 : 4,
+        timeoutMs: limit.timeoutMs,
+        signal: limit.signal,
+        policy: limit.options,
+      })
+    } catch (error) {
+      if (!(error instanceof ExchangeError)) throw error
+      followed.timings = addTimings(followed.timings, error.timings)
+      details.timings = followed.timings
+      recordExchangeError(error, hop, prepared, outcome)
+      followed.response = null
+      return
+    }
+    followed.timings = addTimings(followed.timings, current.timings)
+    followed.response = current
+    if (current.certificate && prepared.url.protocol === 'https:' && details.sslDaysRemaining === null) {
+      // the certificate of the first https hop (the URL the check names, when it is https)
+      details.sslDaysRemaining = daysRemaining(current.certificate.valid_to, now())
+    }
+    const next = redirectTarget(check, current, hop, prepared, outcome)
+    if (!next) return
+    details.redirects.push({ statusCode: current.statusCode, location: next.toString() })
+    followed.prepared = redirected(prepared, current.statusCode, next)
+    details.url = followed.prepared.url.toString()
+  }
+}
+
+/** An exchange that failed, as the outcome says it: aborted, refused by the policy, or a network failure or timeout. */
+function recordExchangeError(error: ExchangeError, hop: number, prepared: PreparedRequest, outcome: AttemptOutcome): void {
+  if (error.kind === 'aborted') {
+    outcome.aborted = true
+    outcome.runnerError = error.message
+  } else if (error.kind === 'refused') {
+    // never tried: an error of the run (hasErrors), with nothing of the target in it
+    outcome.runnerError = hop > 0 ? `redirect ${hop} to ${prepared.url.origin} not followed: ${error.message}` : error.message
+  } else {
+    outcome.networkError = error.kind === 'network' || error.kind === 'timeout'
+    outcome.timedOut = error.kind === 'timeout'
+    outcome.failures.push(error.message)
+  }
+}
+
+/** The URL a response redirects to, when it is followed; undefined when the exchanges end here (a bad redirect fails the outcome). */
+function redirectTarget(check: ApiCheck, current: Exchange, hop: number, prepared: PreparedRequest, outcome: AttemptOutcome): URL | undefined {
+  const location = current.headers.location
+  if (!check.request.followRedirects || !REDIRECT_STATUSES.has(current.statusCode) || !location) return undefined
+  if (hop >= MAX_REDIRECTS) {
+    outcome.failures.push(`more than ${MAX_REDIRECTS} redirects (last to ${location})`)
+    return undefined
+  }
+  let next: URL
+  try {
+    next = new URL(location, prepared.url)
+  } catch {
+    outcome.failures.push(`redirect to an invalid location "${location}"`)
+    return undefined
+  }
+  if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+    outcome.failures.push(`redirect to a location that is not http(s): "${location}"`)
+    return undefined
+  }
+  return next
+}
+
+/** The last response in the details, then its assertions, its status and its response time against the thresholds. */
+function judgeResponse(check: ApiCheck, followed: Followed & { response: Exchange }, outcome: AttemptOutcome, details: ApiDetails): void {
+  const { request } = check
+  const { response: final, timings, prepared } = followed
   const text = final.body.toString('utf8')
-  details.statusCode = result.statusCode
-  details.headers = result.headers
-  details.body = result.body.subarray(0, DETAILS_BODY_BYTES).toString('utf8')
-  details.bodySize = result.bodySize
-  details.bodyTruncated = result.bodySize > DETAILS_BODY_BYTES
+  details.statusCode = final.statusCode
+  details.headers = final.headers
+  details.body = final.body.subarray(0, DETAILS_BODY_BYTES).toString('utf8')
+  details.bodySize = final.bodySize
+  details.bodyTruncated = final.bodySize > DETAILS_BODY_BYTES
   details.timings = timings
-  details.remoteAddress = result.remoteAddress
+  details.remoteAddress = final.remoteAddress
   outcome.responseTime = timings?.total ?? null
   const responseTime = outcome.responseTime ?? 0
 
@@ -568,13 +658,12 @@ async function attemptApi(check: ApiCheck, options: RunOptions, resolver: Resolv
     evaluateApiAssertion(a, { statusCode: final.statusCode, headers: final.headers, body: text, responseTime }),
   )
   // Without a STATUS_CODE assertion, an error status (4xx, 5xx) fails the run.
-  if (!request.assertions.some((a) => a.source === 'STATUS_CODE') && result.statusCode >= 400) {
-    outcome.failures.push(`status code ${result.statusCode} from ${prepared.url.host} (no STATUS_CODE assertion: 4xx and 5xx fail)`)
+  if (!request.assertions.some((a) => a.source === 'STATUS_CODE') && final.statusCode >= 400) {
+    outcome.failures.push(`status code ${final.statusCode} from ${prepared.url.host} (no STATUS_CODE assertion: 4xx and 5xx fail)`)
   }
   if (check.maxResponseTime !== null && responseTime > check.maxResponseTime) {
     outcome.failures.push(`response time ${responseTime} ms is over maxResponseTime ${check.maxResponseTime} ms`)
   } else if (check.degradedResponseTime !== null && responseTime > check.degradedResponseTime) {
     outcome.degraded.push(`response time ${responseTime} ms is over degradedResponseTime ${check.degradedResponseTime} ms`)
   }
-  return finish()
 }

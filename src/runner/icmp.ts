@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process'
 import type { IcmpCheck } from '../schema/check.js'
 import { evaluateAssertion, readJsonPath } from './assertions.js'
 import { resolveTarget } from './targets.js'
-import { emptyOutcome, type AttemptOutcome, type IcmpDetails, type LatencyStats, type RunOptions } from './types.js'
+import { emptyOutcome, type AssertionResult, type AttemptOutcome, type IcmpDetails, type LatencyStats, type RunOptions } from './types.js'
 
 /**
  * ICMP checks send real echo requests through the system ping (Debian's iputils-ping): it
@@ -144,10 +144,9 @@ const MACHINE_PROBLEMS = [
   /usage:/i,
 ]
 
-/** One attempt of an ICMP check. */
-export async function runIcmpAttempt(check: IcmpCheck, options: RunOptions): Promise<AttemptOutcome> {
-  const request = check.request
-  const details: IcmpDetails = {
+/** An ICMP check's details before ping ran. */
+export function blankIcmpDetails(request: IcmpCheck['request']): IcmpDetails {
+  return {
     kind: 'ICMP',
     hostname: request.hostname,
     ipFamily: request.ipFamily,
@@ -159,6 +158,12 @@ export async function runIcmpAttempt(check: IcmpCheck, options: RunOptions): Pro
     latency: null,
     pings: [],
   }
+}
+
+/** One attempt of an ICMP check. */
+export async function runIcmpAttempt(check: IcmpCheck, options: RunOptions): Promise<AttemptOutcome> {
+  const request = check.request
+  const details = blankIcmpDetails(request)
   const outcome = emptyOutcome(details)
   const pingPath = options.pingPath ?? 'ping'
   const interval = options.pingIntervalSeconds ?? DEFAULT_PING_INTERVAL_SECONDS
@@ -167,32 +172,12 @@ export async function runIcmpAttempt(check: IcmpCheck, options: RunOptions): Pro
   const packetTimeoutMs = Math.max(MIN_PACKET_TIMEOUT_MS, check.maxResponseTime ?? DEFAULT_PACKET_TIMEOUT_MS)
   const expectedMs = request.pingCount * interval * 1000 + packetTimeoutMs + 2000
   const limitMs = options.timeoutMs !== undefined ? Math.min(options.timeoutMs, expectedMs) : expectedMs
-  // the private-target policy: the host is resolved and checked here, before ping is spawned,
-  // and ping is given the checked address (it never resolves the name again)
-  let address: string | undefined
-  if (options.privateTargets === 'deny') {
-    try {
-      const target = await resolveTarget(options, request.hostname, null, request.ipFamily === 'IPv6' ? 6 : 4)
-      if (target.refused !== undefined) {
-        outcome.runnerError = `request.hostname ${target.refused}`
-        return outcome
-      }
-      address = target.address
-    } catch (error) {
-      outcome.networkError = true
-      outcome.failures.push(`ping ${request.hostname} (${request.ipFamily}) failed: host name not found (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
-      return outcome
-    }
-  }
-  const run = await runPing(pingPath, pingArguments(request, packetTimeoutMs, interval, address), limitMs, options.signal)
+  const target = await checkedAddress(check, options, outcome)
+  if (target === null) return outcome
+  const run = await runPing(pingPath, pingArguments(request, packetTimeoutMs, interval, target.address), limitMs, options.signal)
 
   if (run.spawnError) {
-    const code = run.spawnError.code
-    outcome.runnerError = code === 'ENOENT'
-      ? `ping is not installed on this machine (${pingPath} not found): ${PING_INSTALL_HINT}`
-      : code === 'EACCES'
-        ? `ping at ${pingPath} cannot be executed (permission denied): ${PING_INSTALL_HINT}`
-        : `ping could not be started (${run.spawnError.message}): ${PING_INSTALL_HINT}`
+    outcome.runnerError = spawnProblem(run.spawnError, pingPath)
     return outcome
   }
   if (run.killedFor === 'abort') {
@@ -202,29 +187,75 @@ export async function runIcmpAttempt(check: IcmpCheck, options: RunOptions): Pro
 
   const parsed = parsePingOutput(run.stdout)
   if (!parsed) {
-    if (outcome.aborted) return outcome
-    const message = (run.stderr.trim().split('\n').pop() ?? '').replace(/^ping:\s*/, '')
-    if (run.killedFor === 'timeout') {
-      outcome.timedOut = true
-      outcome.networkError = true
-      outcome.failures.push(`no answer from ping for ${request.hostname} within ${limitMs} ms`)
-    } else if (MACHINE_PROBLEMS.some((re) => re.test(run.stderr))) {
-      outcome.runnerError = `this machine cannot send ${request.ipFamily} echo requests to ${request.hostname}: ${message || `ping exited with code ${run.code}`}`
-    } else {
-      // Unknown host, network unreachable, …: the target's side.
-      outcome.networkError = true
-      outcome.failures.push(`ping ${request.hostname} (${request.ipFamily}) failed: ${message || `ping exited with code ${run.code}`}`)
-    }
+    if (!outcome.aborted) recordNoOutput(check, run, limitMs, outcome)
     return outcome
   }
 
   Object.assign(details, parsed)
   if (run.killedFor === 'timeout') outcome.timedOut = true
   outcome.responseTime = parsed.latency ? parsed.latency.avg : null
+  outcome.assertions = icmpAssertions(check, details, parsed)
+  judgeReplies(check, parsed, outcome)
+  if (outcome.timedOut && !outcome.aborted) {
+    outcome.failures.push(`ping did not finish within ${limitMs} ms (${parsed.packetsSent} of ${request.pingCount} packets sent)`)
+  }
+  return outcome
+}
 
+/**
+ * The private-target policy: with `deny`, the host is resolved and checked here, before ping is
+ * spawned, and ping is given the checked address (it never resolves the name again). Null when
+ * ping must not run (the reason is in the outcome); `address` undefined: ping resolves the name.
+ */
+async function checkedAddress(check: IcmpCheck, options: RunOptions, outcome: AttemptOutcome): Promise<{ address?: string } | null> {
+  const request = check.request
+  if (options.privateTargets !== 'deny') return {}
+  try {
+    const target = await resolveTarget(options, request.hostname, null, request.ipFamily === 'IPv6' ? 6 : 4)
+    if (target.refused !== undefined) {
+      outcome.runnerError = `request.hostname ${target.refused}`
+      return null
+    }
+    return { address: target.address }
+  } catch (error) {
+    outcome.networkError = true
+    outcome.failures.push(`ping ${request.hostname} (${request.ipFamily}) failed: host name not found (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+    return null
+  }
+}
+
+/** Why ping could not be started, with the hint to install it. */
+function spawnProblem(error: NonNullable<SpawnResult['spawnError']>, pingPath: string): string {
+  const code = error.code
+  return code === 'ENOENT'
+    ? `ping is not installed on this machine (${pingPath} not found): ${PING_INSTALL_HINT}`
+    : code === 'EACCES'
+      ? `ping at ${pingPath} cannot be executed (permission denied): ${PING_INSTALL_HINT}`
+      : `ping could not be started (${error.message}): ${PING_INSTALL_HINT}`
+}
+
+/** Ping printed no summary: it timed out, this machine cannot ping, or the target's side failed (unknown host, unreachable). */
+function recordNoOutput(check: IcmpCheck, run: SpawnResult, limitMs: number, outcome: AttemptOutcome): void {
+  const request = check.request
+  const message = (run.stderr.trim().split('\n').pop() ?? '').replace(/^ping:\s*/, '')
+  if (run.killedFor === 'timeout') {
+    outcome.timedOut = true
+    outcome.networkError = true
+    outcome.failures.push(`no answer from ping for ${request.hostname} within ${limitMs} ms`)
+  } else if (MACHINE_PROBLEMS.some((re) => re.test(run.stderr))) {
+    outcome.runnerError = `this machine cannot send ${request.ipFamily} echo requests to ${request.hostname}: ${message || `ping exited with code ${run.code}`}`
+  } else {
+    // Unknown host, network unreachable, …: the target's side.
+    outcome.networkError = true
+    outcome.failures.push(`ping ${request.hostname} (${request.ipFamily}) failed: ${message || `ping exited with code ${run.code}`}`)
+  }
+}
+
+/** The check's assertions: LATENCY on the parsed statistics, JSON_RESPONSE on the details. */
+function icmpAssertions(check: IcmpCheck, details: IcmpDetails, parsed: PingOutput): AssertionResult[] {
   const jsonResponse = { ...details } as Record<string, unknown>
   delete jsonResponse.kind
-  outcome.assertions = request.assertions.map((a) => {
+  return check.request.assertions.map((a) => {
     if (a.source === 'LATENCY') {
       const value = parsed.latency ? parsed.latency[a.property as keyof LatencyStats] : null
       return evaluateAssertion(a, value ?? null, ' ms')
@@ -233,26 +264,26 @@ export async function runIcmpAttempt(check: IcmpCheck, options: RunOptions): Pro
     const found = readJsonPath(jsonResponse, a.property)
     return evaluateAssertion(a, found.found ? found.value : undefined)
   })
+}
 
+/** No reply at all fails the run; else packet loss and average latency against their thresholds. */
+function judgeReplies(check: IcmpCheck, parsed: PingOutput, outcome: AttemptOutcome): void {
+  const request = check.request
   if (parsed.packetsReceived === 0) {
     outcome.networkError = true
     outcome.failures.push(`no reply from ${request.hostname}${parsed.ipAddress ? ` (${parsed.ipAddress})` : ''}: ${parsed.packetsSent} packets sent, 100% packet loss`)
-  } else {
-    const loss = parsed.packetLoss
-    if (loss !== null && check.maxPacketLossThreshold !== null && loss > check.maxPacketLossThreshold) {
-      outcome.failures.push(`packet loss ${parsed.packetLoss}% is over maxPacketLossThreshold ${check.maxPacketLossThreshold}%`)
-    } else if (loss !== null && check.degradedPacketLossThreshold !== null && loss > check.degradedPacketLossThreshold) {
-      outcome.degraded.push(`packet loss ${parsed.packetLoss}% is over degradedPacketLossThreshold ${check.degradedPacketLossThreshold}%`)
-    }
-    const avg = parsed.latency?.avg ?? 0
-    if (check.maxResponseTime !== null && avg > check.maxResponseTime) {
-      outcome.failures.push(`average latency ${avg} ms is over maxResponseTime ${check.maxResponseTime} ms`)
-    } else if (check.degradedResponseTime !== null && avg > check.degradedResponseTime) {
-      outcome.degraded.push(`average latency ${avg} ms is over degradedResponseTime ${check.degradedResponseTime} ms`)
-    }
+    return
   }
-  if (outcome.timedOut && !outcome.aborted) {
-    outcome.failures.push(`ping did not finish within ${limitMs} ms (${parsed.packetsSent} of ${request.pingCount} packets sent)`)
+  const loss = parsed.packetLoss
+  if (loss !== null && check.maxPacketLossThreshold !== null && loss > check.maxPacketLossThreshold) {
+    outcome.failures.push(`packet loss ${parsed.packetLoss}% is over maxPacketLossThreshold ${check.maxPacketLossThreshold}%`)
+  } else if (loss !== null && check.degradedPacketLossThreshold !== null && loss > check.degradedPacketLossThreshold) {
+    outcome.degraded.push(`packet loss ${parsed.packetLoss}% is over degradedPacketLossThreshold ${check.degradedPacketLossThreshold}%`)
   }
-  return outcome
+  const avg = parsed.latency?.avg ?? 0
+  if (check.maxResponseTime !== null && avg > check.maxResponseTime) {
+    outcome.failures.push(`average latency ${avg} ms is over maxResponseTime ${check.maxResponseTime} ms`)
+  } else if (check.degradedResponseTime !== null && avg > check.degradedResponseTime) {
+    outcome.degraded.push(`average latency ${avg} ms is over degradedResponseTime ${check.degradedResponseTime} ms`)
+  }
 }

@@ -1,16 +1,12 @@
 /**
- * Running one check, once, in one location: the DNS and ICMP runners, their assertions, the
- * outcome of a run and its retries. Shared by the server's scheduler, the agent and
+ * Running one check, once, in one location: through its type's prober (probers.ts: DNS, ICMP,
+ * API), its assertions, the outcome of a run and its retries. Shared by the server's scheduler, the agent and
  * `monitors test`; it depends only on the schemas.
  */
-import { runApiAttempt } from './api.js'
-import { runDnsAttempt } from './dns.js'
-import { runIcmpAttempt } from './icmp.js'
-import { runTcpAttempt, tcpDetails } from './tcp.js'
-import { runUrlAttempt, urlDetails } from './url.js'
 import { judge } from './outcome.js'
+import { probe } from './probers.js'
 import { NO_RETRY_PLAN, retryLocation, retryPlan, shouldRetry, sleep as realSleep } from './retry.js'
-import { emptyOutcome, type AttemptOutcome, type CheckRunResult, type RunnableCheck, type RunOptions, type RunResult } from './types.js'
+import { type CheckRunResult, type RunnableCheck, type RunOptions, type RunResult } from './types.js'
 
 export * from './types.js'
 export { compare, evaluateApiAssertion, evaluateAssertion, readJsonPath } from './assertions.js'
@@ -19,39 +15,18 @@ export { judge, type Verdict } from './outcome.js'
 export { retryPlan, shouldRetry, retryLocation, type RetryPlan } from './retry.js'
 export { parsePingOutput, PING_INSTALL_HINT } from './icmp.js'
 export { parseResolvConf, systemNameServers } from './dns.js'
+export { PROBERS, probe, type Prober, type ProbeContext } from './probers.js'
 export { DEFAULT_TCP_TIMEOUT_MS, MAX_TCP_RESPONSE_BYTES, TCP_READ_QUIET_MS } from './tcp.js'
 export { guardedConnector, nonPublicAddress, parseAllowedTarget, PRIVATE_TARGETS, refusalIn, type PrivateTargets, type TargetPolicy } from './targets.js'
 
 export const DEFAULT_LOCATION = 'local'
 
-async function attempt(check: RunnableCheck, options: RunOptions): Promise<AttemptOutcome> {
-  try {
-    if (check.checkType === 'API') return await runApiAttempt(check, options)
-    if (check.checkType === 'TCP') return await runTcpAttempt(check, options)
-    if (check.checkType === 'URL') return await runUrlAttempt(check, options)
-    return check.checkType === 'DNS' ? await runDnsAttempt(check, options) : await runIcmpAttempt(check, options)
-  } catch (error) {
-    // A bug of the runner must not take the scheduler down: it becomes an error of this run.
-    return emptyOutcome(
-      check.checkType === 'TCP'
-        ? tcpDetails(check)
-        : check.checkType === 'URL'
-        ? urlDetails(check)
-        : check.checkType === 'API'
-        ? { kind: 'API', method: check.request.method, url: check.request.url, statusCode: null, headers: {}, body: '', bodySize: 0, bodyTruncated: false, redirects: [], timings: null, sslDaysRemaining: null, remoteAddress: null }
-        : check.checkType === 'DNS'
-        ? { kind: 'DNS', query: check.request.query, recordType: check.request.recordType, nameServer: check.request.nameServer ?? null, port: check.request.port ?? 53, protocol: check.request.protocol, rcode: null, answers: [], textAnswer: '', jsonAnswer: null }
-        : { kind: 'ICMP', hostname: check.request.hostname, ipFamily: check.request.ipFamily, ipAddress: null, pingCount: check.request.pingCount, packetsSent: 0, packetsReceived: 0, packetLoss: null, latency: null, pings: [] },
-      `the runner failed: ${(error as Error).message}`,
-    )
-  }
-}
-
 /** Runs one attempt and turns it into a result record. */
 export async function runAttempt(check: RunnableCheck, options: RunOptions & { attempt?: number } = {}): Promise<RunResult> {
   const now = options.now ?? Date.now
   const startedAt = now()
-  const outcome = await attempt(check, options)
+  const { location = DEFAULT_LOCATION, ...context } = options
+  const outcome = await probe(check, location, context)
   const stoppedAt = Math.max(now(), startedAt)
   const verdict = judge(outcome, check.shouldFail)
   return {

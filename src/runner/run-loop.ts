@@ -7,6 +7,9 @@
  * - Claims: while slots are free; a claim that found fewer items than it asked for waits
  *   `pollMs` (or a `wake()`); a full one claims again at once. With `refillAt`, a freed slot
  *   claims again only once that share of the slots is free (one claim per batch, not per item).
+ *   `fill()` claims now, for its caller (a planner that just wrote due work, a timer at a due
+ *   time), also before `start()`; claims never overlap, so `concurrency` holds whoever claims.
+ *   `pollMs: Infinity`: the loop claims only when woken, filled or a slot frees.
  * - A failed claim (the database or the server is away) waits with a growing backoff and tries
  *   again; `onClaimError` may answer 'stop' for a failure that will not change (a refused key).
  *   The loop never ends on its own otherwise: when the source is back, work resumes by itself.
@@ -96,6 +99,8 @@ export class RunLoop<W> {
   private running = false
   private stopping = false
   private looping: Promise<void> | undefined
+  /** the claim under way (claims are made one at a time: the loop's and fill()'s) */
+  private claiming: Promise<unknown> = Promise.resolve()
   private wakeUp: (() => void) | undefined
   private woken = false
   private extender: NodeJS.Timeout | undefined
@@ -111,10 +116,19 @@ export class RunLoop<W> {
     this.running = true
     this.stopping = false
     this.looping = this.loop()
-    const every = this.options.extendEveryMs
-    if (every !== undefined && this.options.source.extend) {
-      this.extender = setInterval(() => this.extendAll(), every)
-      this.extender.unref?.()
+  }
+
+  /**
+   * Claims now, until the slots are full or a claim finds fewer items than it asked for, and
+   * begins the items; resolves with how many it claimed (not when they are done). Works before
+   * `start()` too (stop() then waits for them); nothing once stopping. A failed claim throws.
+   */
+  async fill(): Promise<number> {
+    let total = 0
+    for (;;) {
+      const { asked, got } = await this.claimOnce()
+      total += got
+      if (asked === 0 || got < asked) return total
     }
   }
 
@@ -134,6 +148,7 @@ export class RunLoop<W> {
     this.stopping = true
     this.wake()
     await this.looping
+    await this.claiming
     const grace = this.options.graceMs
     if (grace === undefined || !Number.isFinite(grace)) {
       await this.drain()
@@ -200,16 +215,13 @@ export class RunLoop<W> {
         await this.pause(Infinity)
         continue
       }
-      const max = Math.min(free, this.options.maxClaim ?? free)
-      let items: W[]
+      let claimed: { asked: number; got: number }
       try {
-        await this.options.beforeClaim?.()
-        items = await this.options.source.claim(max)
+        claimed = await this.claimOnce()
         if (failures > 0) this.options.onRecovered?.(failures)
         failures = 0
       } catch (error) {
         failures++
-        this.counts.claimFailures++
         if ((this.options.onClaimError?.(error, failures) ?? 'retry') === 'stop') {
           this.stoppedBy = error
           this.stopping = true
@@ -219,19 +231,43 @@ export class RunLoop<W> {
         await this.pause(backoff)
         continue
       }
-      for (const item of items) {
-        this.counts.claimed++
-        if (this.stopping && this.options.source.release) {
-          this.counts.released++
-          await this.options.source.release(item).catch(() => undefined)
-          continue
-        }
-        this.begin(item)
-      }
       if (this.stopping) break
+      // the slots were taken meanwhile (a fill): wait for one to free
+      if (claimed.asked === 0) continue
       // a full batch: more may be due, claim again at once
-      if (items.length < max) await this.pause(this.options.pollMs)
+      if (claimed.got < claimed.asked) await this.pause(this.options.pollMs)
     }
+  }
+
+  /** One claim for the free slots, after the claim under way; begins what it brought. */
+  private claimOnce(): Promise<{ asked: number; got: number }> {
+    const next = this.claiming.then(() => this.claimNow())
+    this.claiming = next.catch(() => undefined)
+    return next
+  }
+
+  private async claimNow(): Promise<{ asked: number; got: number }> {
+    const free = this.freeSlots()
+    if (this.stopping || free <= 0) return { asked: 0, got: 0 }
+    const max = Math.min(free, this.options.maxClaim ?? free)
+    let items: W[]
+    try {
+      await this.options.beforeClaim?.()
+      items = await this.options.source.claim(max)
+    } catch (error) {
+      this.counts.claimFailures++
+      throw error
+    }
+    for (const item of items) {
+      this.counts.claimed++
+      if (this.stopping && this.options.source.release) {
+        this.counts.released++
+        await this.options.source.release(item).catch(() => undefined)
+        continue
+      }
+      this.begin(item)
+    }
+    return { asked: max, got: items.length }
   }
 
   private begin(item: W): void {
@@ -254,6 +290,12 @@ export class RunLoop<W> {
     })
     this.items.set(key, item)
     this.inFlight.set(key, { done, abort })
+    // the leases are kept from the first item on (also one a fill() began before start())
+    const every = this.options.extendEveryMs
+    if (every !== undefined && this.options.source.extend && !this.extender) {
+      this.extender = setInterval(() => this.extendAll(), every)
+      this.extender.unref?.()
+    }
   }
 
   private extendAll(): void {

@@ -1,12 +1,28 @@
 import type { ApiCheck } from '../schema/api-check.js'
 import type { DnsCheck, IcmpCheck } from '../schema/check.js'
+import type { RunnableCheckType } from '../schema/check-types.js'
 import type { TcpCheck } from '../schema/tcp-check.js'
 import type { UrlCheck } from '../schema/url-check.js'
 import type { COMPARISONS } from '../schema/enums.js'
 import type { PrivateTargets } from './targets.js'
 
+/**
+ * The parsed request schema of each type that runs (src/schema/check-types.ts, `runs: 'probe'`);
+ * a runnable type missing here does not compile (`CheckOfType` indexes it with every one).
+ */
+interface ChecksByType {
+  DNS: DnsCheck
+  ICMP: IcmpCheck
+  API: ApiCheck
+  TCP: TcpCheck
+  URL: UrlCheck
+}
+
+/** A check of one runnable type, as the runner takes it. */
+export type CheckOfType<T extends RunnableCheckType> = ChecksByType[T] & { id?: string | null }
+
 /** A check as the runner takes it: the schema's parsed form, with the id the store gave it. */
-export type RunnableCheck = (DnsCheck | IcmpCheck | ApiCheck | TcpCheck | UrlCheck) & { id?: string | null }
+export type RunnableCheck = CheckOfType<RunnableCheckType>
 
 export type Comparison = (typeof COMPARISONS)[number]
 export type RunStatus = 'PASSED' | 'DEGRADED' | 'FAILED' | 'TIMED_OUT'
@@ -168,7 +184,7 @@ export interface TcpDetails {
 export interface RunResult {
   checkId: string | null
   name: string
-  checkType: 'DNS' | 'ICMP' | 'API' | 'TCP' | 'URL'
+  checkType: RunnableCheckType
   runLocation: string
   resultType: ResultType
   /** 1 for the first attempt, 2 for the first retry, … */

@@ -41,6 +41,8 @@ export interface CheckTypeEntry {
    * pings (heartbeat): never run, never triggered.
    */
   runs: 'probe' | 'pings'
+  /** Whether `monitors agent` runs it at a private location (false: its runs there wait for a server's runner). */
+  agents: boolean
   /** The values of analytics' `filterByStatus`. */
   statusFilters: readonly string[]
   /** The values of analytics' `groupBy` (none: it is not grouped). */
@@ -82,6 +84,7 @@ const API = {
   },
   timeMetric: 'responseTime',
   runs: 'probe',
+  agents: true,
   statusFilters: RUN_STATUSES,
   groupBy: ['runLocation', 'statusCode'],
   certificates: true,
@@ -95,6 +98,7 @@ const DNS = {
   values: ({ responseTime }): Record<string, number> => (finite(responseTime) ? { total: responseTime } : {}),
   timeMetric: 'total',
   runs: 'probe',
+  agents: true,
   statusFilters: RUN_STATUSES,
   groupBy: ['runLocation'],
   certificates: false,
@@ -125,6 +129,7 @@ const ICMP = {
   },
   timeMetric: 'latencyAvg',
   runs: 'probe',
+  agents: true,
   statusFilters: RUN_STATUSES,
   groupBy: ['runLocation'],
   certificates: false,
@@ -153,6 +158,7 @@ const TCP = {
   },
   timeMetric: 'total',
   runs: 'probe',
+  agents: true,
   statusFilters: RUN_STATUSES,
   groupBy: ['runLocation'],
   certificates: false,
@@ -174,6 +180,7 @@ const HEARTBEAT = {
   values: () => ({}),
   timeMetric: null,
   runs: 'pings',
+  agents: false,
   statusFilters: HEARTBEAT_STATES,
   groupBy: [],
   certificates: false,
@@ -200,6 +207,17 @@ export function isServiceCheckType(type: unknown): type is ServiceCheckType {
 /** Whether checks of this type run from locations (the scheduler, agents, sessions, `monitors test`). */
 export function isRunnableCheckType(type: unknown): type is RunnableCheckType {
   return typeof type === 'string' && RUNNABLE.has(type)
+}
+
+/**
+ * The types whose runs the script engine makes (src/runner/script: a sandboxed browser or
+ * multi-step script). Not served yet: each joins the table above when its routes and prober land.
+ */
+export type ScriptCheckType = 'BROWSER' | 'MULTI_STEP'
+
+/** Types as messages list them: `DNS, ICMP and API`. */
+export function typesInProse(types: readonly string[]): string {
+  return types.length <= 1 ? types.join('') : `${types.slice(0, -1).join(', ')} and ${types[types.length - 1]}`
 }
 
 /** The entry of a type, or undefined for a type this service does not serve. */

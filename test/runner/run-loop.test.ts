@@ -195,4 +195,85 @@ describe('the leased work loop', () => {
     await loop.stop()
     expect(worked).toEqual([7])
   })
+
+  it('fill() claims now, before start() too; the leases of what it began are kept, and stop() waits for it', async () => {
+    const { source, state } = queue(3)
+    const worked: number[] = []
+    let release: () => void = () => undefined
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const loop = new RunLoop<number>({
+      source, key: String, concurrency: 2, pollMs: 60_000, extendEveryMs: 10,
+      work: async (item) => {
+        await gate
+        worked.push(item)
+      },
+    })
+    // the slots are full after one claim: fill() stops there
+    expect(await loop.fill()).toBe(2)
+    expect(state.claims).toBe(1)
+    expect(loop.size).toBe(2)
+    await until(() => state.extended >= 2)
+    const stopping = loop.stop()
+    release()
+    await stopping
+    expect(worked.sort()).toEqual([1, 2])
+    // stopped: a fill claims nothing
+    expect(await loop.fill()).toBe(0)
+    expect(state.claims).toBe(1)
+  })
+
+  it('claims never overlap: a fill() during the loop\'s claim waits for it and keeps to `concurrency`', async () => {
+    const { source, state } = queue(10)
+    let claiming = 0
+    let overlapped = false
+    let release: () => void = () => undefined
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const slow: WorkSource<number> = {
+      ...source,
+      claim: async (max) => {
+        if (++claiming > 1) overlapped = true
+        await gate
+        claiming--
+        return source.claim(max)
+      },
+    }
+    let peak = 0
+    const loop = new RunLoop<number>({
+      source: slow, key: String, concurrency: 3, pollMs: 60_000,
+      work: async () => {
+        peak = Math.max(peak, loop.size)
+        await sleep(30)
+      },
+    })
+    loop.start()
+    await until(() => claiming === 1)
+    const filled = loop.fill()
+    release()
+    // the loop's claim took every slot: the fill asked for none
+    expect(await filled).toBe(0)
+    await until(() => state.claims >= 4 && loop.size === 0)
+    await loop.stop()
+    expect(overlapped).toBe(false)
+    expect(state.maxAsked).toBe(3)
+    expect(peak).toBeLessThanOrEqual(3)
+  })
+
+  it('a fill() whose claim fails throws to its caller; with pollMs Infinity the loop claims only when woken or filled', async () => {
+    const { source, state, waiting } = queue(0)
+    const worked: number[] = []
+    const loop = new RunLoop<number>({ source, key: String, concurrency: 2, pollMs: Infinity, work: async (item) => void worked.push(item) })
+    loop.start()
+    await until(() => state.claims === 1)
+    waiting.push(1)
+    await sleep(100)
+    expect(state.claims).toBe(1)
+    state.failing = true
+    await expect(loop.fill()).rejects.toThrow('the database is away')
+    expect(loop.stats().claimFailures).toBe(1)
+    state.failing = false
+    expect(await loop.fill()).toBe(1)
+    await until(() => worked.length === 1)
+    await loop.stop()
+    expect(worked).toEqual([1])
+  })
 })

@@ -1,6 +1,7 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import pc from 'picocolors'
 import type { DesiredResource } from '../../resources/types.js'
+import { checkTypeEntry } from '../../schema/check-types.js'
 import { lockKey } from '../../state/lock.js'
 import { listAllByPage } from '../../api/paging.js'
 import { redact } from '../../api/redact.js'
@@ -90,18 +91,19 @@ export interface Last24h {
   p95: number | null
 }
 
-/** The analytics route and p95 metric of each check type (a heartbeat check has no response time). */
-const ANALYTICS_OF: Record<string, { path: string; p95?: string }> = Object.fromEntries(SERVICE_CHECK_TYPES.map((t) => {
-  const { analyticsRoute, timeMetric } = CHECK_TYPE_TABLE[t]
-  return [t, { path: analyticsRoute, ...(timeMetric ? { p95: `${timeMetric}_p95` } : {}) }]
-}))
+/** The analytics route and p95 metric of a check type (a heartbeat check has no response time), from the table of check types. */
+function analyticsOf(checkType: unknown): { path: string; p95?: string } | undefined {
+  const entry = checkTypeEntry(String(checkType))
+  if (!entry) return undefined
+  return { path: entry.analyticsRoute, ...(entry.timeMetric ? { p95: `${entry.timeMetric}_p95` } : {}) }
+}
 
 /**
  * The last 24 hours of one check from GET /v1/analytics/<type>/{id} (one request per check:
  * analytics have no list route), or undefined when the target has no analytics for it.
  */
 async function last24hOf(client: ApiClient, checkId: string, checkType: unknown): Promise<Last24h | undefined> {
-  const route = ANALYTICS_OF[String(checkType)]
+  const route = analyticsOf(checkType)
   if (!route) return undefined
   const metrics = ['availability', ...(route.p95 ? [route.p95] : [])].join(',')
   try {

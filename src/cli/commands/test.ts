@@ -5,6 +5,7 @@ import type { DesiredResource } from '../../resources/types.js'
 import { CHECK_KINDS } from '../../resources/registry.js'
 import { matchTargets } from '../../plan/select.js'
 import { LOCATIONS } from '../../schema/enums.js'
+import { isRunnableCheckType } from '../../schema/check-types.js'
 import { DEFAULT_LOCATION, runCheck, type CheckRunResult, type DnsDetails, type IcmpDetails, type RunnableCheck } from '../../runner/index.js'
 import { splitServer } from '../../runner/dns.js'
 import { checkNumber, data, err, loadOrReport, out, setStdoutFormat, useColor } from '../engine.js'
@@ -81,7 +82,7 @@ export function selectChecks(resources: readonly DesiredResource[], targets: rea
 }
 
 /** Checks `monitors test` runs: all but heartbeat checks. */
-const isRunnable = (r: DesiredResource): boolean => r.payload.checkType !== 'HEARTBEAT'
+const isRunnable = (r: DesiredResource): boolean => isRunnableCheckType(r.payload.checkType)
 
 /** A run that did not pass: FAILED, TIMED_OUT, or an error outside the check. DEGRADED is not a failure. */
 export function isFailure(result: CheckRunResult): boolean {

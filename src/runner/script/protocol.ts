@@ -2,9 +2,10 @@
  * What the parent and the sandboxed child (harness.ts) say to each other over the IPC channel,
  * and the per-test records that end up in a run's details. Types only.
  */
+import type { ScriptCheckType } from '../../schema/check-types.js'
 
 export interface HarnessConfig {
-  checkType: 'BROWSER' | 'MULTI_STEP'
+  checkType: ScriptCheckType
   /** The filtering proxy in front of the run's browser; null for multi-step checks. */
   wsEndpoint: string | null
   artifactsDir: string

@@ -1,3 +1,4 @@
+import type { ScriptCheckType } from '../../schema/check-types.js'
 import type { FailureKind, ResultType, RunStatus } from '../types.js'
 import type { ErrorCounts, ScriptConsoleEntry, ScriptNetworkEntry, ScriptPage, ScriptTest, WebVitals } from './protocol.js'
 import type { ScriptFiles } from './build.js'
@@ -5,7 +6,7 @@ import type { ScriptFiles } from './build.js'
 export type { ErrorCounts, ScriptConsoleEntry, ScriptNetworkEntry, ScriptPage, ScriptStep, ScriptTest, WebVitals } from './protocol.js'
 export type { ScriptFiles } from './build.js'
 
-export type ScriptCheckType = 'BROWSER' | 'MULTI_STEP'
+export type { ScriptCheckType }
 /** The check types whose runs this folder makes (Playwright check suites: suite.ts). */
 export type ScriptResultType = ScriptCheckType | 'PLAYWRIGHT'
 

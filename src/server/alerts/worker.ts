@@ -8,6 +8,8 @@
  * claim at a time, and one whose sender died is claimed again when its lease ends. While the
  * database is away it goes on looking (said once in the log) and resumes by itself; an attempt
  * made meanwhile waits to be recorded, so that it is not sent twice.
+ * The claiming, the slots and the stop are the leased work loop's (src/runner/run-loop.ts), with
+ * the outbox as its source of work; this file holds what is the sender's own: one attempt.
  */
 import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
@@ -18,6 +20,7 @@ import { notDeliverable, send, type SendContext, type SendOutcome } from './prov
 import { OutageLog, untilAvailable } from '../outage.js'
 import { Agent, type Dispatcher } from 'undici'
 import { guardedConnector, type PrivateTargets } from '../../runner/targets.js'
+import { RunLoop, type WorkSource } from '../../runner/run-loop.js'
 
 export interface AlertDeliveryOptions {
   /** smtp:// or smtps:// URL (user and password in it when the server needs them); no email without it */
@@ -72,10 +75,8 @@ export class AlertDeliveryWorker {
   private readonly smtp?: { url: URL; from: string }
   /** loaded at the first email: nodemailer costs a server that sends none its load time */
   private mailer?: Promise<{ transport: Transporter; from: string }>
-  private readonly inFlight = new Map<string, { done: Promise<void>; abort: AbortController }>()
-  private timer: NodeJS.Timeout | undefined
-  private polling: Promise<void> | undefined
-  private again = false
+  /** the sender: due deliveries claimed from the outbox with a lease */
+  private readonly loop: RunLoop<ClaimedAlertDelivery>
   private stopped = true
   private lastPrune = -Infinity
   /** attempts recorded by this worker; for figures */
@@ -97,6 +98,46 @@ export class AlertDeliveryWorker {
       this.smtp = { url: checkSmtpUrl(options.smtpUrl), from: options.smtpFrom ?? `monitors@${hostname() || 'localhost'}` }
     }
     this.outage = new OutageLog('alert deliveries', (line) => this.log(line))
+    const describe = (error: unknown) => (error instanceof Error ? error.message : String(error))
+    this.loop = new RunLoop<ClaimedAlertDelivery>({
+      source: this.outbox(),
+      key: (delivery) => delivery.id,
+      concurrency: this.options.concurrency,
+      pollMs: this.options.pollMs,
+      // the database away: looked at again every pollMs, said once
+      backoffMs: () => this.options.pollMs,
+      graceMs: this.options.shutdownGraceMs,
+      beforeClaim: () => this.prune(),
+      work: (delivery, stopping) => this.deliver(delivery, stopping),
+      onClaimError: (error) => {
+        if (!this.outage.failed(error)) this.log(`alert deliveries: ${describe(error)}`)
+        return 'retry'
+      },
+      onWorkError: (delivery, error) => {
+        if (!this.outage.failed(error)) this.log(`alert delivery ${delivery.id}: ${describe(error)}`)
+      },
+    })
+  }
+
+  /** The outbox's due deliveries as the loop's source of work (the lease outlasts an attempt: no extension). */
+  private outbox(): WorkSource<ClaimedAlertDelivery> {
+    const deliveries = this.store.alertDeliveries
+    return {
+      claim: async (max) => {
+        const claimed = await deliveries.claim({ owner: this.owner, max, leaseMs: this.leaseMs, now: Date.now() })
+        this.outage.ok()
+        return claimed
+      },
+      // claimed while stopping: back to the outbox unattempted, for the next start
+      release: (delivery) => deliveries.release(this.owner, delivery.id),
+    }
+  }
+
+  private async prune(): Promise<void> {
+    const now = Date.now()
+    if (now - this.lastPrune < PRUNE_EVERY_MS) return
+    this.lastPrune = now
+    await this.store.alertDeliveries.prune(new Date(now - this.options.retentionMs).toISOString())
   }
 
   private loadMailer(): Promise<{ transport: Transporter; from: string }> | undefined {
@@ -117,17 +158,13 @@ export class AlertDeliveryWorker {
   start(): void {
     if (!this.stopped) return
     this.stopped = false
-    this.schedule(0)
+    this.loop.start()
   }
 
   /** Look at the outbox now (a notification was just recorded). */
   wake(): void {
     if (this.stopped) return
-    if (this.polling) {
-      this.again = true
-      return
-    }
-    this.schedule(0)
+    this.loop.wake()
   }
 
   /**
@@ -136,73 +173,15 @@ export class AlertDeliveryWorker {
    */
   async stop(): Promise<void> {
     this.stopped = true
-    if (this.timer) clearTimeout(this.timer)
-    this.timer = undefined
-    await this.polling
-    const pending = [...this.inFlight.values()]
-    const all = Promise.all(pending.map((p) => p.done))
-    let timeout: NodeJS.Timeout | undefined
-    const late = new Promise<'late'>((resolve) => (timeout = setTimeout(() => resolve('late'), this.options.shutdownGraceMs)))
-    if ((await Promise.race([all, late])) === 'late') {
-      for (const p of pending) p.abort.abort(new Error('stopping'))
-      await all
-    }
-    clearTimeout(timeout)
+    await this.loop.stop()
     if (this.mailer) (await this.mailer).transport.close()
     const dispatcher = this.dispatcher
     this.dispatcher = undefined
     await dispatcher?.close().catch(() => undefined)
   }
 
-  private schedule(delay: number): void {
-    if (this.stopped) return
-    if (this.timer) clearTimeout(this.timer)
-    this.timer = setTimeout(() => {
-      this.timer = undefined
-      this.polling = this.poll()
-        .then(() => this.outage.ok())
-        .catch((error: unknown) => {
-          if (!this.outage.failed(error)) this.log(`alert deliveries: ${error instanceof Error ? error.message : String(error)}`)
-        })
-        .finally(() => {
-          this.polling = undefined
-          const again = this.again
-          this.again = false
-          this.schedule(again ? 0 : this.options.pollMs)
-        })
-    }, delay)
-  }
-
   private log(line: string): void {
     ;(this.options.log ?? ((l: string) => process.stderr.write(`${l}\n`)))(line)
-  }
-
-  private async poll(): Promise<void> {
-    const now = Date.now()
-    if (now - this.lastPrune >= PRUNE_EVERY_MS) {
-      this.lastPrune = now
-      await this.store.alertDeliveries.prune(new Date(now - this.options.retentionMs).toISOString())
-    }
-    const free = this.options.concurrency - this.inFlight.size
-    if (free <= 0 || this.stopped) return
-    const claimed = await this.store.alertDeliveries.claim({ owner: this.owner, max: free, leaseMs: this.leaseMs, now })
-    for (const delivery of claimed) {
-      if (this.stopped) {
-        await this.store.alertDeliveries.release(this.owner, delivery.id)
-        continue
-      }
-      const abort = new AbortController()
-      const done = this.deliver(delivery, abort.signal)
-        .catch((error: unknown) => {
-          if (!this.outage.failed(error)) this.log(`alert delivery ${delivery.id}: ${error instanceof Error ? error.message : String(error)}`)
-        })
-        .finally(() => {
-          this.inFlight.delete(delivery.id)
-          // a slot is free: more may be waiting
-          if (claimed.length === free) this.wake()
-        })
-      this.inFlight.set(delivery.id, { done, abort })
-    }
   }
 
   private async deliver(delivery: ClaimedAlertDelivery, stopping: AbortSignal): Promise<void> {

@@ -10,6 +10,16 @@ import { applyCertificate, applyRun, type AlertingCheck } from './alerts.js'
 import { cleanErrorMessage, errorHash } from './clean.js'
 import { alertTitle, deliveriesFor, subscribedChannelIds, subscriptionDeliveries, type AlertEvent } from '../alerts/event.js'
 import { recordAnalytics } from './analytics.js'
+import { CHECK_TYPE_TABLE, isServiceCheckType } from '../../schema/check-types.js'
+
+/**
+ * What an HTTP run found (status code, certificate days), for the types whose table entry says
+ * `certificates` (an API or a URL check); undefined for the others.
+ */
+function httpDetails(details: RecordableResult['details']): { statusCode?: number | null; sslDaysRemaining?: number | null } | undefined {
+  if (!details || !isServiceCheckType(details.kind) || !CHECK_TYPE_TABLE[details.kind].certificates) return undefined
+  return details as { statusCode?: number | null; sslDaysRemaining?: number | null }
+}
 
 export { cleanErrorMessage, errorHash } from './clean.js'
 export { applyRun, initialAlertState, settingsOf, ACCOUNT_ALERT_SETTINGS, type AlertSettings, type AlertingCheck } from './alerts.js'
@@ -79,8 +89,8 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
   if (account === undefined) return undefined
   if (!options.fresh && !(await tx.checkStatuses.claimResult(checkRunId, check.id))) return undefined
 
-  // an https API or URL check's certificate, from its run's details; SSL applies to neither DNS, ICMP nor TCP
-  const sslDaysRemaining = result.sslDaysRemaining ?? (result.details?.kind === 'API' || result.details?.kind === 'URL' ? result.details.sslDaysRemaining : null) ?? null
+  // an https API or URL check's certificate, from its run's details (the types with `certificates` in the table)
+  const sslDaysRemaining = result.sslDaysRemaining ?? httpDetails(result.details)?.sslDaysRemaining ?? null
   await tx.checkStatuses.record(account, check.id, {
     hasFailures: result.hasFailures,
     hasErrors: result.hasErrors,
@@ -164,7 +174,7 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
 function alertEvent(
   check: CheckBody, result: RecordableResult, id: string, kind: AlertNotificationKind, checkRunId: string, notifiedAt: string, incidentId: string | null,
 ): AlertEvent {
-  const api = result.details?.kind === 'API' || result.details?.kind === 'URL' ? result.details : undefined
+  const api = httpDetails(result.details)
   return {
     id,
     alertType: kind,

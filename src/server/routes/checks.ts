@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
-import { apiCheckSchema, blankCheckSecrets, autoAssignAlertsQuerySchema, CHECK_TYPE_TABLE, checkListQuerySchema, dnsCheckSchema, heartbeatCheckSchema, icmpCheckSchema, SERVICE_CHECK_TYPES, tcpCheckSchema, urlCheckSchema, type HeartbeatCheck } from '../../schema/index.js'
+import { apiCheckSchema, blankCheckSecrets, autoAssignAlertsQuerySchema, checkListQuerySchema, dnsCheckSchema, heartbeatCheckSchema, icmpCheckSchema, tcpCheckSchema, urlCheckSchema, type HeartbeatCheck } from '../../schema/index.js'
+import { CHECK_TYPE_TABLE, SERVICE_CHECK_TYPES, type ServiceCheckType } from '../../schema/check-types.js'
 import { notFound, parseOr400 } from '../errors.js'
 import type { Store } from '../store/index.js'
 import { serviceReferences, writeWithReferences } from './references.js'
@@ -12,7 +13,8 @@ import { createHeartbeatCheck, replaceHeartbeatCheck } from './heartbeats.js'
  * the client did not send are omitted, never filled with null; a field sent as null stays null.
  */
 
-const SCHEMAS = { DNS: dnsCheckSchema, ICMP: icmpCheckSchema, API: apiCheckSchema, TCP: tcpCheckSchema, URL: urlCheckSchema, HEARTBEAT: heartbeatCheckSchema } as const
+/** The request body schema of each type (routes: POST /v1/checks/<route>, PUT /v1/checks/<route>/{id}, from the table). */
+const SCHEMAS = { DNS: dnsCheckSchema, ICMP: icmpCheckSchema, API: apiCheckSchema, TCP: tcpCheckSchema, URL: urlCheckSchema, HEARTBEAT: heartbeatCheckSchema } satisfies Record<ServiceCheckType, unknown>
 
 /**
  * Answers of checks mask their secret values (see blankCheckSecrets: secret environment

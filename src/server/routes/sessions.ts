@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { z } from 'zod'
-import { RUNNABLE_CHECK_TYPES, pageQuerySchema, queryNumber } from '../../schema/index.js'
+import { pageQuerySchema, queryNumber } from '../../schema/index.js'
+import { isRunnableCheckType, RUNNABLE_CHECK_TYPES, typesInProse } from '../../schema/check-types.js'
 import { HttpError, badRequest, notFound, parseOr400 } from '../errors.js'
 import type { CheckResultRecord, SessionRecord, Store } from '../store/index.js'
 import { checkLocations } from '../scheduler/due.js'
@@ -15,8 +16,8 @@ import { contentRange } from './util.js'
  * database answers it.
  */
 
-const RUNNABLE = new Set<string>(RUNNABLE_CHECK_TYPES)
-const RUNNABLE_LIST = RUNNABLE_CHECK_TYPES.join(', ')
+/** The types a session runs (those that run from locations), as messages name them: `DNS, ICMP and API`. */
+const RUNNABLE_NAMES = typesInProse(RUNNABLE_CHECK_TYPES)
 
 /**
  * Most checks one trigger starts: a trigger without a filter runs every eligible check of the
@@ -154,10 +155,10 @@ async function checksNamed(store: Store, account: string, ids: readonly string[]
   for (const [index, id] of ids.entries()) {
     const record = await store.checks.get(account, id)
     if (!record) throw new HttpError(404, `Check not found: ${id}`)
-    if (!RUNNABLE.has(record.checkType)) {
+    if (!isRunnableCheckType(record.checkType)) {
       throw badRequest('payload', [{
         path: `target.checkId.${index}`,
-        message: `is a ${record.checkType} check (${id}): a heartbeat check is judged by the pings it receives and cannot be triggered; sessions run ${RUNNABLE_LIST} checks`,
+        message: `is a ${record.checkType} check (${id}): a heartbeat check is judged by the pings it receives and cannot be triggered; sessions run ${RUNNABLE_NAMES} checks`,
       }])
     }
     checks.set(id, JSON.parse(record.json))
@@ -181,12 +182,12 @@ async function checksMatching(store: Store, account: string, target: TriggerTarg
     const page = await store.checks.list(account, { tags: byTag ? tags : undefined, limit: PAGE, offset })
     const items = JSON.parse(page.json.toString()) as Array<TriggeredCheck & { tags?: string[] }>
     for (const check of items) {
-      if (!RUNNABLE.has(check.checkType)) continue
+      if (!isRunnableCheckType(check.checkType)) continue
       const matched = everything ? check.activated !== false
         : (check.tags ?? []).some((t) => wanted.has(t)) || (matchTags.length > 0 && matchesTags(check.tags, matchTags))
       if (!matched) continue
       checks.set(check.id, check)
-      if (checks.size > MAX_TRIGGERED_CHECKS) throw tooManyChecks(everything ? ` (every activated ${RUNNABLE_LIST} check of the account)` : '')
+      if (checks.size > MAX_TRIGGERED_CHECKS) throw tooManyChecks(everything ? ` (every activated ${RUNNABLE_NAMES} check of the account)` : '')
     }
     if (page.count < PAGE) break
   }

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 import { runCheck, type CheckRunResult, type RunnableCheck, type RunOptions } from '../../runner/index.js'
-import { RUNNABLE_CHECK_TYPES, type MaintenanceWindow } from '../../schema/index.js'
+import { RunLoop, type WorkSource } from '../../runner/run-loop.js'
+import { isRunnableCheckType } from '../../schema/check-types.js'
+import type { MaintenanceWindow } from '../../schema/index.js'
 import type { ClaimedRun, CompleteOutcome, PlannedRun, Store } from '../store/index.js'
 import { graceMs, latestDueOf, locationsFor, timingOf, type ScheduleFields, type Timing } from './due.js'
 import { inMaintenance } from './maintenance.js'
@@ -16,9 +18,12 @@ export { completeRun, completeRuns, type FinalResultHook, type RunServices } fro
  * - the planner (every tick) writes the due runs of every activated check into the store;
  *   planning is idempotent (one row per check, location and due time), so any number of
  *   servers may plan on one database;
- * - the runner (with `run`) claims due runs with a lease, at most `concurrency` at a time,
- *   runs them through src/runner and records their results. It leaves the locations a live
- *   agent serves to that agent. A run whose lease expires (its runner died) is claimed again.
+ * - the runner (with `run`) is the leased work loop (src/runner/run-loop.ts) over the store's
+ *   due runs: it claims them with a lease at every tick, at the due times planned ahead and
+ *   once half of its slots are free, at most `concurrency` at a time, keeps their leases while
+ *   they run, runs them through src/runner and records their results. It leaves the locations
+ *   a live agent serves to that agent. A run whose lease expires (its runner died) is claimed
+ *   again; a run whose lease was taken over is aborted and records nothing.
  * Results older than the retention period are pruned.
  * While the database is away (restarting, unreachable, locked, full) both go on trying every
  * tick and resume by themselves; a run that finished meanwhile keeps its result until the
@@ -64,13 +69,15 @@ export async function accountVariables(store: Store, account: string): Promise<R
   return out
 }
 
-const RUNNABLE = new Set<string>(RUNNABLE_CHECK_TYPES)
 
 /** Results finishing within this many ms of the first are recorded in one transaction. */
 const GROUP_COMMIT_MS = 10
 const MAX_GROUP_COMMIT = 256
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/** How long runs in flight may finish on stop before they are aborted (and left to their leases). */
+const STOP_GRACE_MS = 5000
 
 interface Parsed {
   json: string
@@ -95,9 +102,8 @@ export class Scheduler {
   /** stop() was called: nothing new is claimed or started (a tick called directly works before start) */
   private stopped = false
   private ticking: Promise<void> | undefined
-  private readonly inFlight = new Map<string, { done: Promise<void>; abort: AbortController }>()
-  private filling = false
-  private fillAgain = false
+  /** the runner: due runs claimed from the store with a lease */
+  private readonly runner: RunLoop<ClaimedRun>
   private lastPrune = -Infinity
   private readonly parsed = new Map<string, Parsed>()
   /** the last due time planned per check (saves the store a write that would be ignored) */
@@ -121,12 +127,45 @@ export class Scheduler {
       ...options,
     }
     this.outage = new OutageLog('scheduler', (line) => this.log(line))
+    this.runner = new RunLoop<ClaimedRun>({
+      source: this.dueRuns(),
+      key: (run) => run.runId,
+      concurrency: this.options.concurrency,
+      // claims at ticks (fill), at the due times planned ahead (fill), and when half of the slots are free
+      pollMs: Infinity,
+      // one claim statement per batch, not per run (ticks and planned wake-ups claim too, so a light load does not wait for it)
+      refillAt: 0.5,
+      // a long run (retries, slow pings) keeps its lease
+      extendEveryMs: Math.max(1000, Math.floor(this.options.leaseMs / 3)),
+      graceMs: STOP_GRACE_MS,
+      backoffMs: () => this.options.tickMs,
+      work: (run, signal) => this.runOne(run, signal),
+      onClaimError: (error) => {
+        if (!this.stopped && !this.outage.failed(error)) this.log(`scheduler: ${(error as Error).message}`)
+        return 'retry'
+      },
+      onWorkError: (run, error) => {
+        if (!this.stopped && !this.outage.failed(error)) this.log(`scheduler: run ${run.runId}: ${(error as Error).message}`)
+      },
+      // the database away: tried again at the next interval, said once by the claims
+      onExtendError: () => undefined,
+    })
+  }
+
+  /** The store's due runs (those of locations no live agent serves) as the runner's source of work. */
+  private dueRuns(): WorkSource<ClaimedRun> {
+    return {
+      claim: (max) => this.store.runs.claim({ owner: this.owner, max, leaseMs: this.options.leaseMs, now: this.services.now(), skipAgentLocations: true }),
+      extend: async (run) => typeof (await this.store.runs.extend(undefined, run.runId, this.options.leaseMs, this.services.now())) === 'number',
+      // no release: a run claimed while stopping is run (stop waits for it) or left to its lease
+    }
   }
 
   start(): void {
     if (this.started) return
     this.started = true
     this.stopped = false
+    if (this.options.run) this.runner.start()
     this.schedule(0)
   }
 
@@ -139,15 +178,7 @@ export class Scheduler {
     for (const timer of this.wakeups) clearTimeout(timer)
     this.wakeups.clear()
     await this.ticking
-    const pending = [...this.inFlight.values()]
-    const all = Promise.all(pending.map((p) => p.done))
-    let timeout: NodeJS.Timeout | undefined
-    const late = new Promise<'late'>((resolve) => (timeout = setTimeout(() => resolve('late'), 5000)))
-    if ((await Promise.race([all, late])) === 'late') {
-      for (const p of pending) p.abort.abort()
-      await all
-    }
-    clearTimeout(timeout)
+    await this.runner.stop()
   }
 
   private schedule(delay: number): void {
@@ -205,7 +236,7 @@ export class Scheduler {
       let entry = this.parsed.get(row.id)
       if (!entry || entry.json !== row.json) {
         const check = JSON.parse(row.json) as Parsed['check']
-        const runnable = check.activated !== false && RUNNABLE.has(check.checkType ?? '')
+        const runnable = check.activated !== false && isRunnableCheckType(check.checkType)
         // seen paused and now resumed: no catching up on the due times it was paused for
         const resumed = entry !== undefined && entry.check.activated === false && check.activated !== false
         const notBefore = resumed ? now : (entry?.notBefore ?? -Infinity)
@@ -266,44 +297,7 @@ export class Scheduler {
 
   /** Claims due runs while there is room, and starts them. */
   async fill(): Promise<void> {
-    if (this.filling) {
-      this.fillAgain = true
-      return
-    }
-    this.filling = true
-    try {
-      do {
-        this.fillAgain = false
-        while (!this.stopped && this.inFlight.size < this.options.concurrency) {
-          const claimed = await this.store.runs.claim({
-            owner: this.owner,
-            max: this.options.concurrency - this.inFlight.size,
-            leaseMs: this.options.leaseMs,
-            now: this.services.now(),
-            skipAgentLocations: true,
-          })
-          for (const run of claimed) this.execute(run)
-          if (claimed.length === 0) break
-        }
-      } while (this.fillAgain && !this.stopped)
-    } finally {
-      this.filling = false
-    }
-  }
-
-  private execute(run: ClaimedRun): void {
-    const abort = new AbortController()
-    const done = this.runOne(run, abort.signal)
-      .catch((error: unknown) => {
-        if (!this.stopped && !this.outage.failed(error)) this.log(`scheduler: run ${run.runId}: ${(error as Error).message}`)
-      })
-      .finally(() => {
-        this.inFlight.delete(run.runId)
-        // claim again once half of the slots are free: one claim statement per batch, not per run
-        // (ticks and planned wake-ups claim too, so a light load does not wait for it)
-        if (!this.stopped && this.options.run && this.inFlight.size <= this.options.concurrency * 0.5) void this.fill().catch(() => undefined)
-      })
-    this.inFlight.set(run.runId, { done, abort })
+    await this.runner.fill()
   }
 
   private async runOne(run: ClaimedRun, signal: AbortSignal): Promise<void> {
@@ -311,19 +305,10 @@ export class Scheduler {
     const planned = this.parsed.get(run.checkId)
     const check = (planned?.json === run.checkJson ? planned.check : JSON.parse(run.checkJson)) as RunnableCheck
     this.options.onRunStart?.(run, this.services.now())
-    // a long run (retries, slow pings) keeps its lease
-    const every = Math.max(1000, Math.floor(this.options.leaseMs / 3))
-    const keeper = setInterval(() => {
-      void this.store.runs.extend(undefined, run.runId, this.options.leaseMs, this.services.now()).catch(() => undefined)
-    }, every)
-    let result: CheckRunResult
-    try {
-      const variables = check.checkType === 'API' ? await accountVariables(this.store, run.account) : undefined
-      result = await runCheck(check, { now: this.services.now, ...this.options.runOptions, location: run.location, signal, variables })
-    } finally {
-      clearInterval(keeper)
-    }
+    const variables = check.checkType === 'API' ? await accountVariables(this.store, run.account) : undefined
+    const result: CheckRunResult = await runCheck(check, { now: this.services.now, ...this.options.runOptions, location: run.location, signal, variables })
     // stopped mid-run: nothing made up is recorded; the lease expires and another runner runs it
+    // (its lease taken over: the other runner records it)
     if (signal.aborted) return
     const outcome = await this.record(run.runId, result)
     if (outcome.outcome === 'completed') this.completed++

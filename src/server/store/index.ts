@@ -14,11 +14,13 @@
  *   database itself (see sqlite/page-cache.ts).
  * - Ids and timestamps are assigned by the store. Records are plain JSON values.
  */
-import type { AlertChannelData, MaintenanceWindow, ServiceCheckType, StatusPage } from '../../schema/index.js'
+import type { AlertChannelData, MaintenanceWindow, StatusPage } from '../../schema/index.js'
+import type { ServiceCheckType } from '../../schema/check-types.js'
 import type { KeyRole } from '../keys.js'
 
 export type { KeyRole }
 
+/** A check type this service serves (src/schema/check-types.ts). */
 export type CheckType = ServiceCheckType
 
 /** A check as GET answers it: `json` is the answer's text (stored as it is answered). */

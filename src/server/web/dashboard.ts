@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { CHECK_TYPE_TABLE, RUNNABLE_CHECK_TYPES, SERVICE_CHECK_TYPES } from '../../schema/check-types.js'
+import { CHECK_TYPE_TABLE, isRunnableCheckType, SERVICE_CHECK_TYPES } from '../../schema/check-types.js'
 import { asDashboard } from '../auth.js'
 import { renderBadge } from '../results/badge.js'
 import type { CheckStatusRecord } from '../store/index.js'
@@ -68,7 +68,7 @@ export function apiFor(app: FastifyInstance, session: WebSession): Api {
 /** Whether the session's key may change things (Run now, Archive): write and admin keys. */
 export const canWrite = (session: WebSession): boolean => session.role === 'write' || session.role === 'admin'
 
-const RUNNABLE = new Set<string>(RUNNABLE_CHECK_TYPES)
+/** The type filter's options, in the table's order (src/schema/check-types.ts). */
 export const CHECK_TYPES = SERVICE_CHECK_TYPES
 const ANALYTICS_PATH: Record<string, string> = Object.fromEntries(SERVICE_CHECK_TYPES.map((t) => [t, CHECK_TYPE_TABLE[t].analyticsRoute]))
 /**
@@ -362,7 +362,7 @@ export async function checkPage(api: Api, session: WebSession, id: string): Prom
 ${errorGroups.length === 0 ? '<p class="muted">No errors recorded.</p>' : `<div class="scroll"><table><thead><tr><th scope="col">Error</th><th scope="col">First seen</th><th scope="col">Last seen</th><th scope="col">Archive</th></tr></thead><tbody>${errorGroups.map(groupRow).join('')}</tbody></table></div>`}`
   const head = `<h1>${esc(c.name)}</h1>
 <p><span class="state-${state}">${state}</span>${paused(c)} · ${esc(c.checkType)} · ${badgeImg(c)}</p>${certificateLine(c, status.status === 200 ? status.json : undefined)}`
-  if (!RUNNABLE.has(c.checkType)) {
+  if (!isRunnableCheckType(c.checkType)) {
     // a heartbeat check is not run: it waits for pings, so its page says where to send them and what came
     const hb = (c as CheckJson & HeartbeatJson).heartbeat ?? {}
     const eventOf = (r: ResultJson) => (typeof r.result?.details?.state === 'string' ? r.result.details.state : r.status)
