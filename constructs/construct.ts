@@ -14,6 +14,8 @@ export interface LoadingRegistry {
    * where the `new` expression is (the stack frames above that constructor).
    */
   register(construct: AnyConstruct, constructor: Function): void
+  /** The environment the project is loaded for (`--env`), while its check files are imported. */
+  readonly environment?: string
 }
 
 /** Options every construct accepts besides its API fields (Pulumi-style resource options). */

@@ -2,8 +2,8 @@
  * The public API of monitors-as-code: the constructs users write their monitors with, and
  * `defineConfig` for `monitoring.config.ts`.
  */
-export { defineConfig } from './config.js'
-export type { ProjectConfig, ApiConfig } from './config.js'
+export { defineConfig, currentEnvironment } from './config.js'
+export type { ProjectConfig, ApiConfig, EnvironmentConfig } from './config.js'
 export { DnsCheck } from './dns-check.js'
 export type { DnsCheckProps, DnsRequestProps } from './dns-check.js'
 export { IcmpCheck } from './icmp-check.js'

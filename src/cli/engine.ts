@@ -2,9 +2,9 @@ import { createInterface } from 'node:readline/promises'
 import { join } from 'node:path'
 import type { Argv } from 'yargs'
 import { paint, useColor } from './color.js'
-import { formatProblem, loadProject, ProjectError, type LoadedProject } from '../project/index.js'
+import { formatProblem, loadProject, ProjectError, type EnvironmentRequest, type LoadedProject } from '../project/index.js'
 import type { DesiredResource } from '../resources/types.js'
-import { assertLockTarget, emptyLock, foldJournal, hasJournal, readLock, type LockFile } from '../state/lock.js'
+import { assertLockEnvironment, assertLockTarget, emptyLock, foldJournal, hasJournal, readLock, type LockFile } from '../state/lock.js'
 import { acquireApplyLock, ApplyLockError, parseDuration, type HeldApplyLock } from '../state/process-lock.js'
 import type { OperationOutcome, ApplyResult } from '../apply/execute.js'
 import { openTarget, type OpenTarget, type TargetFlags } from './target.js'
@@ -14,19 +14,47 @@ import { UserError } from '../errors.js'
 /** Flags shared by plan, apply and destroy. */
 export interface EngineArgs extends TargetFlags {
   config?: string
+  /** The environment of the config (`--env`); else MONITORS_ENV, else the config's defaultEnvironment. */
+  env?: string
   target?: string[]
   format?: OutputFormat
 }
 
+/** `--env NAME`: every command that loads a project takes it. */
+export function envOption<T>(yargs: Argv<T>) {
+  return yargs.option('env', {
+    type: 'string',
+    requiresArg: true,
+    describe: "The config's environment to use (env MONITORS_ENV; config defaultEnvironment): its target, its lock file (monitoring.<name>.lock.json) and its defaults",
+  })
+}
+
+/**
+ * The environment asked for: `--env`, else MONITORS_ENV (set, even empty: an empty one is
+ * refused by the loader rather than taken as none), else none (the config's defaultEnvironment).
+ */
+export function environmentRequest(args: { env?: string }): EnvironmentRequest | undefined {
+  if (args.env !== undefined) return { name: String(args.env), from: '--env' }
+  const variable = io().env.MONITORS_ENV
+  return variable !== undefined ? { name: variable, from: 'MONITORS_ENV' } : undefined
+}
+
+/** A JSON document with `environment` (when there is one) right after its `formatVersion`. */
+export function withEnvironment<T extends { formatVersion: number }>(doc: T, environment: string | undefined): T & { environment?: string } {
+  if (environment === undefined) return doc
+  const { formatVersion, ...rest } = doc
+  return { formatVersion, environment, ...rest } as T & { environment?: string }
+}
+
 export function engineOptions<T>(yargs: Argv<T>) {
-  return yargs
+  return envOption(yargs)
     .option('config', { alias: 'c', type: 'string', describe: 'Config file (default: monitoring.config.ts in this or a parent directory)' })
     .option('api-url', { type: 'string', describe: 'Base URL of the Monitoring API (env MONITORING_API_URL); without one, the embedded local server is used (in CI only with --local)' })
     .option('local', { type: 'boolean', describe: "Use the embedded local server on purpose (.monitors/local.db); required in CI, where a missing URL is refused (config: api.baseUrl: 'local')" })
     .option('api-key', { type: 'string', describe: 'API key (env MONITORING_API_KEY); never printed' })
     .option('account-id', { type: 'string', describe: 'Account id, sent as x-service-account (env MONITORING_ACCOUNT_ID)' })
     .option('target-id', { type: 'string', describe: "The target's identity in the lock file (env MONITORING_TARGET_ID, config api.targetId; default: the base URL): one name for the servers of one service" })
-    .option('lock', { type: 'string', describe: `Lock file (default: monitoring.lock.json beside the config; .monitors/local.lock.json for the embedded server)` })
+    .option('lock', { type: 'string', describe: `Lock file (default: monitoring.lock.json beside the config, monitoring.<env>.lock.json with --env; .monitors/local.lock.json for the embedded server)` })
     .option('timeout', { type: 'number', default: 30, requiresArg: true, coerce: checkNumber('--timeout', 'a number of seconds above 0 and at most 3600, e.g. 30', (n) => n > 0 && n <= 3600), describe: 'Seconds to wait for each API answer' })
     .option('retries', { type: 'number', default: 4, requiresArg: true, coerce: checkNumber('--retries', 'a whole number from 0 to 20', (n) => Number.isInteger(n) && n >= 0 && n <= 20), describe: 'Times a request is sent again after a 5xx, a timeout or a lost connection (backoff with jitter)' })
     .option('insecure-http', { type: 'boolean', default: false, describe: 'Allow a plain http:// API URL to a host other than this machine (the key travels in clear)' })
@@ -162,9 +190,9 @@ export interface LoadOptions {
 }
 
 /** Loads the project; problems print one per line and resolve to undefined (exit 1). */
-export async function loadOrReport(args: EngineArgs, options: LoadOptions = {}): Promise<LoadedProject | undefined> {
+export async function loadOrReport(args: { config?: string; env?: string }, options: LoadOptions = {}): Promise<LoadedProject | undefined> {
   try {
-    const project = await loadProject({ config: args.config, tolerateCheckProblems: options.despiteCheckProblems !== undefined })
+    const project = await loadProject({ config: args.config, environment: environmentRequest(args), tolerateCheckProblems: options.despiteCheckProblems !== undefined })
     if (project.problems.length > 0) {
       const pc = paint()
       const count = `${project.problems.length} problem${project.problems.length === 1 ? '' : 's'} in the check files`
@@ -194,6 +222,7 @@ export async function openSession(project: LoadedProject, args: EngineArgs): Pro
   const open = await openTarget(project, args, (line) => err(`${paint().dim(line)}\n`), io().env)
   try {
     const lock = await readLockFolding(open)
+    assertLockEnvironment(lock, open.environment, open.lockPath, open.lockNamedByEnvironment)
     assertLockTarget(lock, open.target, open.lockPath)
     return { project, open, lock, close: () => open.close() }
   } catch (error) {
@@ -225,8 +254,10 @@ async function readLockFolding(open: OpenTarget): Promise<LockFile | undefined> 
 
 /** The lock to update during apply: the one on disk, or a new one for this target. */
 export function workingLock(session: Session): LockFile {
-  const { target } = session.open
-  const lock = session.lock ? structuredClone(session.lock) : emptyLock({ id: target.id, baseUrl: target.baseUrl, ...(target.accountId ? { accountId: target.accountId } : {}) })
+  const { target, environment } = session.open
+  const lock = session.lock ? structuredClone(session.lock) : emptyLock({ id: target.id, baseUrl: target.baseUrl, ...(target.accountId ? { accountId: target.accountId } : {}) }, environment)
+  // a lock the environment's own setting names, written before environments were declared, records it now
+  if (environment !== undefined && lock.environment === undefined) lock.environment = environment
   if (!lock.target.accountId && target.accountId) lock.target.accountId = target.accountId
   // a lock written through this URL before the target was named (MONITORING_TARGET_ID) takes the name
   if (lock.target.id !== target.id) lock.target.id = target.id
@@ -244,6 +275,7 @@ export async function holdApplyLock(session: Session, command: string, lockTimeo
     // read again now that no other apply runs: one that held the lock may have changed it, or
     // been killed, leaving its journal to fold
     session.lock = foldJournal(session.open.lockPath)
+    assertLockEnvironment(session.lock, session.open.environment, session.open.lockPath, session.open.lockNamedByEnvironment)
     assertLockTarget(session.lock, session.open.target, session.open.lockPath)
   } catch (error) {
     held.release()

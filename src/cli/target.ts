@@ -4,6 +4,7 @@ import { dirname, join, relative, resolve } from 'node:path'
 import { ApiClient } from '../api/client.js'
 import { redactUrl } from '../api/redact.js'
 import { LOCK_FILE_NAME, type LockTarget } from '../state/lock.js'
+import { environmentLockName } from '../project/config.js'
 import { UserError } from '../errors.js'
 
 /** Where the CLI sends requests, resolved from flags, the config and the environment. */
@@ -33,7 +34,11 @@ export interface TargetFlags {
 export interface ProjectLocation {
   configFile: string
   rootDir: string
-  config: { api?: { baseUrl?: string; accountId?: string; apiKey?: string; targetId?: string } }
+  config: {
+    api?: { baseUrl?: string; accountId?: string; apiKey?: string; targetId?: string }
+    /** The chosen environment: its own lock setting (relative to the config's folder), if any. */
+    environment?: { name: string; lock?: string }
+  }
 }
 
 export interface OpenTarget {
@@ -45,6 +50,14 @@ export interface OpenTarget {
   target: LockTarget & { embedded: boolean; urlId?: string }
   client: ApiClient
   lockPath: string
+  /** The environment this run is for (`--env`): the lock must record it (see assertLockEnvironment). */
+  environment?: string
+  /**
+   * The lock file is the one the environment's own `lock` setting names: a lock there that
+   * records no environment (written before environments were declared) is taken as this
+   * environment's, and records it at the next write.
+   */
+  lockNamedByEnvironment?: boolean
   /** Folder for local state (`.monitors/` beside the config). */
   stateDir: string
   close(): Promise<void>
@@ -83,6 +96,8 @@ export async function openTarget(
   const connections = Math.max(8, flags.concurrency ?? 0)
   const stateDir = join(project.rootDir, STATE_DIR)
   const explicitLock = flags.lock ? resolve(flags.lock) : undefined
+  const environment = project.config.environment
+  const scope = environment ? { environment: environment.name } : {}
 
   if (baseUrl) {
     if (!apiKey) {
@@ -92,6 +107,10 @@ export async function openTarget(
     const configuredId = pick(flags.targetId, api.targetId, env.MONITORING_TARGET_ID)
     if (configuredId !== undefined) checkTargetId(configuredId)
     const urlId = targetId(baseUrl)
+    // an environment's lock: its own setting, else monitoring.<name>.lock.json beside the config
+    const configDir = dirname(project.configFile)
+    const environmentLock = environment?.lock !== undefined ? resolve(configDir, environment.lock) : undefined
+    const lockPath = explicitLock ?? environmentLock ?? join(configDir, environment ? environmentLockName(environment.name) : LOCK_FILE_NAME)
     return {
       target: {
         id: configuredId ?? urlId,
@@ -101,13 +120,18 @@ export async function openTarget(
         ...(configuredId !== undefined && configuredId !== urlId ? { urlId } : {}),
       },
       client,
-      lockPath: explicitLock ?? join(dirname(project.configFile), LOCK_FILE_NAME),
+      lockPath,
+      ...scope,
+      ...(environmentLock !== undefined && lockPath === environmentLock ? { lockNamedByEnvironment: true } : {}),
       stateDir,
       close: () => client.close(),
     }
   }
 
-  const dbPath = join(stateDir, 'local.db')
+  // one embedded service per environment, as two real targets never share one: its own
+  // database and lock (`.monitors/local.<name>.db`, `.monitors/local.<name>.lock.json`)
+  const localName = environment ? `local.${environment.name}` : 'local'
+  const dbPath = join(stateDir, `${localName}.db`)
   const key = localApiKey(stateDir)
   let server
   try {
@@ -123,9 +147,10 @@ export async function openTarget(
   notify(`Using the embedded local server (${shown}); set MONITORING_API_URL to use a remote service.`)
   const client = new ApiClient({ baseUrl: server.url, apiKey: key, accountId: 'local', timeoutMs, retry, connections })
   return {
-    target: { id: 'local', baseUrl: `embedded:${STATE_DIR}/local.db`, accountId: 'local', embedded: true },
+    target: { id: 'local', baseUrl: `embedded:${STATE_DIR}/${localName}.db`, accountId: 'local', embedded: true },
     client,
-    lockPath: explicitLock ?? join(stateDir, 'local.lock.json'),
+    lockPath: explicitLock ?? join(stateDir, `${localName}.lock.json`),
+    ...scope,
     stateDir,
     close: async () => {
       await client.close()

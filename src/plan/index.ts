@@ -28,6 +28,8 @@ export async function planAgainst(options: {
   desired: readonly DesiredResource[]
   lock: LockFile | undefined
   target: Plan['target']
+  /** The config's environment (`--env`), recorded in the plan. */
+  environment?: string
   codeOptions?: PlanInput['codeOptions']
   codeFiles?: PlanInput['codeFiles']
   adoptExisting?: boolean
@@ -41,7 +43,7 @@ export async function planAgainst(options: {
   const missing = REFERRING_KINDS.filter((kind) => !kinds.includes(kind))
   if (missing.length > 0 && deletesReferenced(options.desired, options.lock)) users = (await fetchRemoteState(options.client, missing)).records
   const input: PlanInput = {
-    desired: options.desired, lock: options.lock, remote, target: options.target, codeOptions: options.codeOptions, codeFiles: options.codeFiles, adoptExisting: options.adoptExisting, users,
+    desired: options.desired, lock: options.lock, remote, target: options.target, environment: options.environment, codeOptions: options.codeOptions, codeFiles: options.codeFiles, adoptExisting: options.adoptExisting, users,
   }
   const plan = computePlan(input)
   return { plan: options.targets && options.targets.length > 0 ? selectTargets(plan, options.targets, input) : plan, remote }

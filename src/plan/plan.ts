@@ -22,6 +22,8 @@ export interface PlanInput {
   lock: LockFile | undefined
   remote: RemoteState
   target: Plan['target']
+  /** The config's environment (`--env`), recorded in the plan. */
+  environment?: string
   /**
    * Resource options from the code for resources that are not desired (destroy plans against no
    * desired resources, but `protect` and `retainOnDelete` in the code still hold), keyed by
@@ -339,6 +341,7 @@ function protectedRemovals(input: PlanInput, matching: Matching): ProtectedChang
 /** Phase 8: the plan: changes, protections, deletes the service would refuse, references, unmanaged counts, summary. */
 function assemblePlan(input: PlanInput, changes: PlanChange[], protectedChanges: ProtectedChange[]): Plan {
   const plan: Plan = { version: 1, target: { ...input.target }, changes, unmanaged: countUnmanaged(input), summary: summarize(changes) }
+  if (input.environment !== undefined) plan.environment = input.environment
   if (protectedChanges.length > 0) plan.protected = protectedChanges
   const blocked = blockedDeletes(changes, input)
   if (blocked.length > 0) plan.blocked = blocked

@@ -184,6 +184,20 @@ export function appliedAlready(saved: SavedPlan, fresh: Plan, unchangedCode: boo
   })
 }
 
+/**
+ * Why a saved plan is not for this run's environment (`--env`), or undefined when it is: made
+ * for another environment, or made with one and applied without (or the other way round).
+ */
+export function savedEnvironmentMismatch(saved: SavedPlan, environment: string | undefined, file: string): string | undefined {
+  const then = saved.plan.environment
+  if (then === environment) return undefined
+  if (then !== undefined && environment !== undefined) {
+    return `the plan was made for the environment "${then}", but this run is for the environment "${environment}": a plan for one environment is never applied to another (run: monitors apply ${file} --env ${then})`
+  }
+  if (then !== undefined) return `the plan was made for the environment "${then}", but this run names no environment (run: monitors apply ${file} --env ${then})`
+  return `the plan was made without an environment, but this run is for the environment "${environment}": make the plan with --env ${environment}`
+}
+
 export function savedTargetMismatch(saved: SavedPlan, target: Plan['target']): string | undefined {
   const t = saved.plan.target
   if (t.id !== target.id || (t.accountId ?? '') !== (target.accountId ?? '')) {

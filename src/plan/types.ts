@@ -101,6 +101,8 @@ export interface BlockedDelete {
 
 export interface Plan {
   version: 1
+  /** The config's environment the plan is for (`--env`); absent without environments. */
+  environment?: string
   target: LockTarget & { embedded?: boolean }
   changes: PlanChange[]
   /** Deletes the service would refuse (409): such a plan must not run (see assertNotBlocked). */

@@ -16,14 +16,47 @@ export const CONFIG_FILE_NAMES = ['monitoring.config.ts', 'monitoring.config.mts
 
 export const DEFAULT_CHECK_MATCH = '**/*.check.ts'
 
+export type ResolvedApi = { baseUrl?: string; accountId?: string; apiKey?: string; targetId?: string }
+
+/** One environment of the config, as written (empty strings left out). */
+export interface ResolvedEnvironment {
+  api: ResolvedApi
+  /** The lock file as written, relative to the config's directory; absent: `monitoring.<name>.lock.json`. */
+  lock?: string
+  defaults: CheckDefaults
+}
+
+/** The chosen environment of a loaded project. */
+export interface ChosenEnvironment {
+  name: string
+  /** The environment's own `lock` setting, relative to the config's directory (absent: the default name). */
+  lock?: string
+  /** How it was chosen, for messages: `--env`, `MONITORS_ENV` or `defaultEnvironment`. */
+  from: string
+}
+
 /** The config with every optional setting filled in. */
 export interface ResolvedConfig {
   projectName: string
   checkMatch: string[]
   ignore: string[]
+  /** The check defaults; once an environment is chosen, with its own merged in. */
   defaults: CheckDefaults
-  api: { baseUrl?: string; accountId?: string; apiKey?: string; targetId?: string }
+  /** The target's settings; once an environment is chosen, with its own merged in. */
+  api: ResolvedApi
+  /** The environments the config declares, by name, in its order; empty without any. */
+  environments: Record<string, ResolvedEnvironment>
+  defaultEnvironment?: string
+  /** The environment this load is for (see chooseEnvironment); absent when the config declares none. */
+  environment?: ChosenEnvironment
 }
+
+/** An environment's name: it names its lock file, so lower case (one file on every file system). */
+export const ENVIRONMENT_NAME = /^[a-z0-9][a-z0-9_-]{0,39}$/
+const ENVIRONMENT_NAME_RULE = 'lower-case letters, digits, - and _ (at most 40 characters, starting with a letter or a digit), e.g. staging'
+
+/** The lock file of an environment of a real target, beside the config, when it names none. */
+export const environmentLockName = (name: string) => `monitoring.${name}.lock.json`
 
 /** Check props a config's `defaults` may set: the common fields except `name` and `triggerIncident`. */
 export const DEFAULTABLE_CHECK_FIELDS = [
@@ -61,20 +94,58 @@ const httpUrl = z.string().refine((s) => s === '' || s === 'local' || /^https?:\
   message: "must be an http(s) URL, e.g. https://api.example.com, or 'local' for the embedded local server",
 })
 
-const configSchema = z.strictObject({
-  projectName: z.string().min(1).max(100),
-  checkMatch: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
-  ignore: z.array(z.string().min(1)).optional(),
-  defaults: defaultsSchema.optional(),
-  api: z
-    .strictObject({
-      baseUrl: httpUrl.optional(),
-      accountId: z.string().optional(),
-      apiKey: z.string().optional(),
-      targetId: targetIdSchema.optional(),
-    })
-    .optional(),
+const apiSchema = z.strictObject({
+  baseUrl: httpUrl.optional(),
+  accountId: z.string().optional(),
+  apiKey: z.string().optional(),
+  targetId: targetIdSchema.optional(),
 })
+
+const environmentSchema = z.strictObject({
+  api: apiSchema.optional(),
+  lock: z.string().min(1).optional(),
+  defaults: defaultsSchema.optional(),
+})
+
+const configSchema = z
+  .strictObject({
+    projectName: z.string().min(1).max(100),
+    checkMatch: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
+    ignore: z.array(z.string().min(1)).optional(),
+    defaults: defaultsSchema.optional(),
+    api: apiSchema.optional(),
+    environments: z.record(z.string(), environmentSchema).optional(),
+    defaultEnvironment: z.string().optional(),
+  })
+  .check(
+    crossField((v, add) => {
+      const envs = v.environments
+      const names = envs && typeof envs === 'object' && !Array.isArray(envs) ? Object.keys(envs) : undefined
+      if (names) {
+        if (names.length === 0) add({ path: ['environments'], message: 'declares no environment: name at least one (e.g. { staging: {}, production: {} }), or leave environments out', input: envs })
+        for (const name of names) {
+          if (!ENVIRONMENT_NAME.test(name)) add({ path: ['environments', name], message: `is not an environment name: write ${ENVIRONMENT_NAME_RULE}`, input: name })
+        }
+        // two environments never share a lock file: a lock belongs to one environment
+        const byLock = new Map<string, string>()
+        for (const name of names) {
+          const lock = (envs as Record<string, { lock?: unknown } | undefined>)[name]?.lock
+          const file = path.posix.normalize(typeof lock === 'string' && lock !== '' ? lock.split(path.sep).join('/') : environmentLockName(name))
+          const other = byLock.get(file)
+          if (other !== undefined) add({ path: ['environments', name, 'lock'], message: `is ${file}, the lock file of the environment ${other} too: each environment needs its own lock file`, input: lock })
+          else byLock.set(file, name)
+        }
+      }
+      const chosen = v.defaultEnvironment
+      if (typeof chosen === 'string' && !(names ?? []).includes(chosen)) {
+        add({
+          path: ['defaultEnvironment'],
+          message: names && names.length > 0 ? `is "${chosen}", which is not an environment of this config (environments: ${names.join(', ')})` : 'names an environment, but the config declares no environments',
+          input: chosen,
+        })
+      }
+    }),
+  )
 
 /**
  * The config file to use: `explicit` (relative to `cwd`) or the first `monitoring.config.*`
@@ -133,7 +204,11 @@ export function resolveConfig(exported: unknown, file: string): { config: Resolv
           if (top === 'defaults' && issue.path.split('.').length === 2) {
             message = `is not a check default (allowed: ${DEFAULTABLE_CHECK_FIELDS.join(', ')})`
           } else if (!issue.path.includes('.')) {
-            message = 'is not a config setting (allowed: projectName, checkMatch, ignore, defaults, api)'
+            message = 'is not a config setting (allowed: projectName, checkMatch, ignore, defaults, api, environments, defaultEnvironment)'
+          } else if (top === 'environments' && issue.path.split('.').length === 3) {
+            message = 'is not an environment setting (allowed: api, lock, defaults)'
+          } else if (top === 'environments' && issue.path.split('.')[2] === 'defaults' && issue.path.split('.').length === 4) {
+            message = `is not a check default (allowed: ${DEFAULTABLE_CHECK_FIELDS.join(', ')})`
           }
         }
         return { file, field: issue.path || undefined, message }
@@ -141,13 +216,16 @@ export function resolveConfig(exported: unknown, file: string): { config: Resolv
     }
   }
   const data = result.data
-  const raw = exported as { defaults?: CheckDefaults }
+  const raw = exported as { defaults?: CheckDefaults; environments?: Record<string, { defaults?: CheckDefaults }> }
   const checkMatch = data.checkMatch === undefined ? [DEFAULT_CHECK_MATCH] : Array.isArray(data.checkMatch) ? data.checkMatch : [data.checkMatch]
-  const api: ResolvedConfig['api'] = {}
-  if (data.api?.baseUrl) api.baseUrl = data.api.baseUrl
-  if (data.api?.accountId) api.accountId = data.api.accountId
-  if (data.api?.apiKey) api.apiKey = data.api.apiKey
-  if (data.api?.targetId) api.targetId = data.api.targetId
+  const environments: Record<string, ResolvedEnvironment> = {}
+  for (const [name, env] of Object.entries(data.environments ?? {})) {
+    environments[name] = {
+      api: resolveApi(env.api),
+      ...(env.lock ? { lock: env.lock } : {}),
+      defaults: stripUndefined({ ...(raw.environments?.[name]?.defaults ?? {}) }),
+    }
+  }
   return {
     config: {
       projectName: data.projectName,
@@ -155,7 +233,86 @@ export function resolveConfig(exported: unknown, file: string): { config: Resolv
       ignore: data.ignore ?? [],
       // the defaults as written: schema defaults must not override what a check leaves unset
       defaults: stripUndefined({ ...(raw.defaults ?? {}) }),
-      api,
+      api: resolveApi(data.api),
+      environments,
+      ...(data.defaultEnvironment !== undefined ? { defaultEnvironment: data.defaultEnvironment } : {}),
+    },
+  }
+}
+
+/** The `api` settings given (an empty string, as an unset variable reads, is not given). */
+function resolveApi(given: ResolvedApi | undefined): ResolvedApi {
+  const api: ResolvedApi = {}
+  if (given?.baseUrl) api.baseUrl = given.baseUrl
+  if (given?.accountId) api.accountId = given.accountId
+  if (given?.apiKey) api.apiKey = given.apiKey
+  if (given?.targetId) api.targetId = given.targetId
+  return api
+}
+
+/** The environment asked for: by `--env` (`from: '--env'`) or by MONITORS_ENV. */
+export interface EnvironmentRequest {
+  name: string
+  from: '--env' | 'MONITORS_ENV'
+}
+
+/**
+ * The config for one environment: the one asked for (`--env`, else MONITORS_ENV), else the
+ * config's `defaultEnvironment`. Its `api` fields replace the config's of the same name, its
+ * `defaults` fields the config's defaults of the same name (a check's own props still win over
+ * both, see desired.ts). Without environments in the config the config is returned as it is,
+ * unless one is asked for (refused: it would not be what the user meant). A problem otherwise;
+ * `noneChosen` lists the environments when the config declares some and none was chosen
+ * (validate then checks each).
+ */
+export function chooseEnvironment(
+  config: ResolvedConfig,
+  requested: EnvironmentRequest | undefined,
+  file: string,
+): { config: ResolvedConfig } | { problem: Problem; noneChosen?: string[] } {
+  const names = Object.keys(config.environments)
+  const ways = '--env NAME on the command line, or MONITORS_ENV=NAME'
+  if (requested !== undefined && requested.name.trim() === '') {
+    return { problem: { file, field: 'environments', message: `${requested.from === '--env' ? '--env is empty' : 'MONITORS_ENV is set but empty (an unset variable in CI?)'}: name an environment${names.length > 0 ? ` (${names.join(', ')})` : ''}` } }
+  }
+  if (names.length === 0) {
+    if (requested === undefined) return { config }
+    return {
+      problem: {
+        file,
+        field: 'environments',
+        message: `${requested.from === '--env' ? `--env ${requested.name}` : `MONITORS_ENV=${requested.name}`} names an environment, but the config declares none: declare it (environments: { ${JSON.stringify(requested.name)}: {} }), or ${requested.from === '--env' ? 'leave --env out' : 'unset MONITORS_ENV'}`,
+      },
+    }
+  }
+  let name: string
+  let from: string
+  if (requested !== undefined) {
+    name = requested.name
+    from = requested.from
+  } else if (config.defaultEnvironment !== undefined) {
+    name = config.defaultEnvironment
+    from = 'defaultEnvironment'
+  } else {
+    return {
+      problem: {
+        file,
+        field: 'environments',
+        message: `declares the environments ${names.join(', ')}: choose one with ${ways} (or set defaultEnvironment in the config)`,
+      },
+      noneChosen: names,
+    }
+  }
+  const env = config.environments[name]
+  if (!env) {
+    return { problem: { file, field: 'environments', message: `has no environment "${name}" (given by ${from}): the environments are ${names.join(', ')}` } }
+  }
+  return {
+    config: {
+      ...config,
+      api: { ...config.api, ...env.api },
+      defaults: { ...config.defaults, ...env.defaults },
+      environment: { name, ...(env.lock ? { lock: env.lock } : {}), from },
     },
   }
 }

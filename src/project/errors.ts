@@ -44,3 +44,17 @@ export class ProjectError extends UserError {
     this.name = 'ProjectError'
   }
 }
+
+/**
+ * The config declares environments and none was chosen (no `--env`, MONITORS_ENV or
+ * `defaultEnvironment`): `environments` lists them, for a command that can go through each.
+ */
+export class NoEnvironmentError extends ProjectError {
+  declare readonly environments: string[]
+
+  constructor(problem: Problem, environments: string[]) {
+    super([problem])
+    this.name = 'NoEnvironmentError'
+    Object.defineProperty(this, 'environments', { value: environments, enumerable: false })
+  }
+}

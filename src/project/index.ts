@@ -1,15 +1,15 @@
 import path from 'node:path'
-import { findConfigFile, resolveConfig, type ResolvedConfig } from './config.js'
+import { chooseEnvironment, findConfigFile, resolveConfig, type EnvironmentRequest, type ResolvedConfig } from './config.js'
 import { buildResources } from './desired.js'
-import { ProjectError, type Problem } from './errors.js'
+import { NoEnvironmentError, ProjectError, type Problem } from './errors.js'
 import { findFiles } from './glob.js'
 import { importFile, LoadingSession, withSession } from './loader.js'
 import type { DesiredResource } from '../resources/types.js'
 import { lintResources } from './lints.js'
 
-export type { ProjectConfig, ResolvedConfig, CheckDefaults } from './config.js'
-export { CONFIG_FILE_NAMES, DEFAULT_CHECK_MATCH, DEFAULTABLE_CHECK_FIELDS, findConfigFile } from './config.js'
-export { ProjectError, formatProblem, type Problem } from './errors.js'
+export type { ProjectConfig, ResolvedConfig, CheckDefaults, ChosenEnvironment, EnvironmentRequest } from './config.js'
+export { CONFIG_FILE_NAMES, DEFAULT_CHECK_MATCH, DEFAULTABLE_CHECK_FIELDS, environmentLockName, findConfigFile } from './config.js'
+export { NoEnvironmentError, ProjectError, formatProblem, type Problem } from './errors.js'
 export { LOGICAL_ID_PATTERN } from './desired.js'
 export { findFiles, globToRegExp } from './glob.js'
 
@@ -41,6 +41,11 @@ export interface LoadProjectOptions {
    * `resources` holds the constructs that are valid. For what needs only the config (destroy).
    */
   tolerateCheckProblems?: boolean
+  /**
+   * The environment asked for (`--env`, else MONITORS_ENV); see chooseEnvironment. When the
+   * config declares environments and none is chosen, a NoEnvironmentError names them.
+   */
+  environment?: EnvironmentRequest
 }
 
 /**
@@ -79,7 +84,15 @@ export async function loadProject(options: LoadProjectOptions = {}): Promise<Loa
       problems.push(...resolved.problems)
       return
     }
-    config = resolved.config
+    const chosen = chooseEnvironment(resolved.config, options.environment, configShown)
+    if ('problem' in chosen) {
+      if (chosen.noneChosen) throw new NoEnvironmentError(chosen.problem, chosen.noneChosen)
+      problems.push(chosen.problem)
+      return
+    }
+    config = chosen.config
+    // check files may ask which environment they are loaded for (currentEnvironment())
+    if (config.environment) session.environment = config.environment.name
     files = findFiles(rootDir, config.checkMatch, config.ignore).filter((f) => path.join(rootDir, f) !== configFile)
     if (files.length === 0) {
       problems.push({

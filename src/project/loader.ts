@@ -192,6 +192,8 @@ export class LoadingSession implements LoadingRegistry, RunningScope {
    * the stack would only confirm at about 8 µs a construct.
    */
   running: string | undefined = undefined
+  /** The environment the project is loaded for (`--env`); see currentEnvironment(). */
+  environment: string | undefined = undefined
   readonly registrations: Registration[] = []
   /** The first construct of each kind and logical id, to notice a duplicate as it is made. */
   readonly #first = new Map<string, Registration>()

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join, relative } from 'node:path'
 import { UserError } from '../errors.js'
+import { ENVIRONMENT_NAME } from './config.js'
 
 /** A new project's files: what `monitors init` writes. */
 export interface ScaffoldResult {
@@ -39,7 +40,22 @@ export const TSCONFIG_TEXT = `${JSON.stringify({
   include: ['monitoring.config.ts', '**/*.check.ts'],
 }, null, 2)}\n`
 
-function configText(projectName: string): string {
+/** The `environments` block of a new config: each name with its own lock file, overrides left to the user. */
+function environmentsText(names: readonly string[]): string {
+  if (names.length === 0) return ''
+  const entries = names.map((name) => `    ${/^[a-z_][a-z0-9_]*$/.test(name) ? name : JSON.stringify(name)}: {},`).join('\n')
+  return `  // One target per environment: every command takes --env NAME (or MONITORS_ENV), and each
+  // environment keeps its own lock file (monitoring.<name>.lock.json). An environment may set its
+  // own api (e.g. api: { baseUrl: process.env.STAGING_API_URL }; else the api above, then
+  // MONITORING_API_URL) and override defaults (e.g. defaults: { frequency: 60 }); a check's own
+  // props still win. In a check file, currentEnvironment() says which one is being loaded.
+  environments: {
+${entries}
+  },
+`
+}
+
+function configText(projectName: string, environments: readonly string[] = []): string {
   return `import { defineConfig } from 'monitors-as-code'
 
 export default defineConfig({
@@ -56,7 +72,7 @@ export default defineConfig({
     baseUrl: process.env.MONITORING_API_URL,
     accountId: process.env.MONITORING_ACCOUNT_ID,
   },
-})
+${environmentsText(environments)}})
 `
 }
 
@@ -88,10 +104,15 @@ new IcmpCheck('website-ping', {
  * tsconfig.json is left alone (reported as skipped), an existing .gitignore only gains the
  * missing lines.
  */
-export function scaffoldProject(dir: string, options: { projectName?: string } = {}): ScaffoldResult {
+export function scaffoldProject(dir: string, options: { projectName?: string; environments?: readonly string[] } = {}): ScaffoldResult {
   const projectName = options.projectName ?? (basename(dir).replace(/[^A-Za-z0-9_-]+/g, '-') || 'monitors')
+  const environments = [...new Set(options.environments ?? [])]
+  const bad = environments.filter((name) => !ENVIRONMENT_NAME.test(name))
+  if (bad.length > 0) {
+    throw new ScaffoldError(`--env ${bad.map((b) => JSON.stringify(b)).join(', ')}: an environment's name is lower-case letters, digits, - and _ (at most 40 characters, starting with a letter or a digit), e.g. staging.`)
+  }
   const files: Array<[string, string]> = [
-    [join(dir, 'monitoring.config.ts'), configText(projectName)],
+    [join(dir, 'monitoring.config.ts'), configText(projectName, environments)],
     [join(dir, 'checks', 'website.check.ts'), EXAMPLE_CHECK],
   ]
   for (const existing of ['monitoring.config.ts', 'monitoring.config.mts', 'monitoring.config.js', 'monitoring.config.mjs']) {

@@ -47,6 +47,11 @@ export interface PendingCreate {
 
 export interface LockFile {
   version: 1
+  /**
+   * The environment of the config the lock belongs to (`--env`), absent without environments.
+   * A lock is never used for another environment (assertLockEnvironment).
+   */
+  environment?: string
   target: LockTarget
   /** Keyed by `${kind}:${logicalId}`. */
   resources: Record<string, LockEntry>
@@ -81,8 +86,8 @@ export function entriesByKind(lock: LockFile | undefined): ReadonlyMap<ResourceK
   return index
 }
 
-export function emptyLock(target: LockTarget): LockFile {
-  return { version: 1, target: { ...target }, resources: {} }
+export function emptyLock(target: LockTarget, environment?: string): LockFile {
+  return { version: 1, ...(environment !== undefined ? { environment } : {}), target: { ...target }, resources: {} }
 }
 
 class LockError extends UserError {}
@@ -112,6 +117,9 @@ export function readLock(path: string): LockFile | undefined {
   const lock = data as Partial<LockFile>
   if (!lock || typeof lock !== 'object' || lock.version !== 1 || !lock.target || typeof lock.target.id !== 'string' || typeof lock.resources !== 'object') {
     throw new LockError(`The lock file ${path} is not a monitors lock file (version 1) this version understands.`)
+  }
+  if (lock.environment !== undefined && (typeof lock.environment !== 'string' || lock.environment === '')) {
+    throw new LockError(`The lock file ${path} has a broken "environment" (it must be the name of an environment of the config, e.g. "staging").`)
   }
   const resources = lock.resources ?? {}
   for (const key in resources) {
@@ -235,6 +243,45 @@ export function assertLockTarget(lock: LockFile | undefined, target: LockTarget 
       `or pass --lock <file> to keep a separate lock file for this target` +
       (count > 0 ? ` (the ${count} resources in ${path} stay where they are).` : '.') +
       oneService,
+  )
+}
+
+/**
+ * Refuses a lock file of another environment: a plan for one environment never uses another's
+ * lock (its remote ids are the other environment's resources: applying would change or delete
+ * them). The lock's `environment` must be the run's: both absent (no environments), or the same
+ * name. One exception keeps a lock written before environments were declared: when the lock
+ * file is the one the environment's own `lock` setting names (`namedByEnvironment`), a lock that
+ * records no environment is taken as that environment's (its next write records it).
+ */
+export function assertLockEnvironment(
+  lock: LockFile | undefined,
+  environment: string | undefined,
+  path: string,
+  namedByEnvironment = false,
+): void {
+  if (!lock || lock.environment === environment) return
+  if (lock.environment === undefined && environment !== undefined && namedByEnvironment) return
+  const count = Object.keys(lock.resources).length
+  const keep = count > 0 ? ` (its ${count} resource${count === 1 ? '' : 's'} stay${count === 1 ? 's' : ''} as they are)` : ''
+  if (lock.environment !== undefined && environment !== undefined) {
+    throw new LockError(
+      `The lock file ${path} belongs to the environment "${lock.environment}", but this run is for the environment "${environment}": ` +
+        `a plan for one environment never uses another's lock${keep}. Run with --env ${lock.environment} to use it, ` +
+        `or leave --lock out (or point it at the lock of "${environment}").`,
+    )
+  }
+  if (lock.environment !== undefined) {
+    throw new LockError(
+      `The lock file ${path} belongs to the environment "${lock.environment}", but this run names no environment${keep}. ` +
+        `Run with --env ${lock.environment} (the config must declare it), or use another lock file.`,
+    )
+  }
+  throw new LockError(
+    `The lock file ${path} records no environment (it was written without one), but this run is for the environment "${environment}": ` +
+      `it may be another environment's lock${keep}, so it is not used. If it is the lock of "${environment}" (written before the config ` +
+      `declared environments), name it as that environment's lock in the config (environments: { ${environment}: { lock: '${basename(path)}' } }), ` +
+      `or set "environment": "${environment}" in it (it is a reviewed file); otherwise leave --lock out.`,
   )
 }
 

@@ -205,7 +205,7 @@ describe('config problems', () => {
       `monitoring.config.ts › defaults.frequncy: is not a check default (allowed: ${allowed})`,
       `monitoring.config.ts › defaults.name: is not a check default (allowed: ${allowed})`,
       "monitoring.config.ts › api.baseUrl: must be an http(s) URL, e.g. https://api.example.com, or 'local' for the embedded local server",
-      'monitoring.config.ts › checkMach: is not a config setting (allowed: projectName, checkMatch, ignore, defaults, api)',
+      'monitoring.config.ts › checkMach: is not a config setting (allowed: projectName, checkMatch, ignore, defaults, api, environments, defaultEnvironment)',
     ])
     expect(lines.join('\n')).not.toContain('super-secret-key-value')
   })

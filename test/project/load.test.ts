@@ -27,6 +27,8 @@ describe('loadProject on a valid project', () => {
       ignore: ['**/drafts/**'],
       defaults: { frequency: 5, locations: ['eu-west-1', 'us-east-1'], tags: ['shop'], muted: true },
       api: { baseUrl: 'http://127.0.0.1:9999', accountId: 'acct-1' },
+      // no environments declared: none chosen
+      environments: {},
     })
   })
 

@@ -62,6 +62,7 @@ export async function runPlan(options: {
     const { planToJson, changeToJson, PLAN_FORMAT_VERSION } = await import('../../plan/render/json.js')
     data(`${JSON.stringify({
       formatVersion: PLAN_FORMAT_VERSION,
+      ...environmentField(session),
       ok: code === 0,
       plan: planToJson(plan),
       operations: (result?.outcomes ?? []).map((o) => ({
@@ -78,6 +79,9 @@ export async function runPlan(options: {
   }
   return code
 }
+
+/** `environment` of a document, when the run is for one (`--env`). */
+export const environmentField = (session: Session) => (session.open.environment !== undefined ? { environment: session.open.environment } : {})
 
 /**
  * Outcome lines of operations finishing together, written together: one write per turn of the
@@ -111,23 +115,24 @@ function batched() {
 
 /** `apply plan.json`: runs exactly the saved plan, or refuses it as stale naming what changed. */
 async function applySaved(args: ArgumentsCamelCase<ApplyArgs>, session: Session, desired: readonly DesiredResource[]): Promise<number> {
-  const { readSavedPlan, fingerprint, staleReasons, savedTargetMismatch, appliedAlready, codeUnchanged } = await import('../../plan/saved.js')
+  const { readSavedPlan, fingerprint, staleReasons, savedEnvironmentMismatch, savedTargetMismatch, appliedAlready, codeUnchanged } = await import('../../plan/saved.js')
   const { fetchRemoteState } = await import('../../api/resources.js')
   const file = args.plan!
   const saved = readSavedPlan(resolve(file))
-  const mismatch = savedTargetMismatch(saved, session.open.target)
+  // before anything is read or sent: a plan of one environment never runs against another's lock and target
+  const mismatch = savedEnvironmentMismatch(saved, session.open.environment, file) ?? savedTargetMismatch(saved, session.open.target)
   if (mismatch) throw new StalePlanError(`The saved plan ${file} cannot be applied: ${mismatch}.`)
   const remote = await fetchRemoteState(session.open.client, kindsToRead(desired, session.lock))
   const now = fingerprint({ desired, lock: session.lock, lockText: readLockText(session.open.lockPath), remote, salt: saved.fingerprints.secrets?.salt })
   const reasons = staleReasons(saved, now, desired, { lock: session.lock, remote })
   if (reasons.length > 0) {
     // run again after it succeeded (a retried pipeline job): its changes are all there already
-    const fresh = computePlan({ desired, lock: session.lock, remote, target: session.open.target })
+    const fresh = computePlan({ desired, lock: session.lock, remote, target: session.open.target, environment: session.open.environment })
     if (appliedAlready(saved, fresh, codeUnchanged(saved, now, desired))) {
       out(`The saved plan ${file} has already been applied: the lock and the target are as it leaves them. Nothing to do.\n`)
       if (args.format === 'json') {
         const { PLAN_FORMAT_VERSION } = await import('../../plan/render/json.js')
-        data(`${JSON.stringify({ formatVersion: PLAN_FORMAT_VERSION, ok: true, alreadyApplied: true, operations: [], notStarted: [], interrupted: false }, null, 2)}\n`)
+        data(`${JSON.stringify({ formatVersion: PLAN_FORMAT_VERSION, ...environmentField(session), ok: true, alreadyApplied: true, operations: [], notStarted: [], interrupted: false }, null, 2)}\n`)
       }
       return 0
     }
@@ -138,6 +143,7 @@ async function applySaved(args: ArgumentsCamelCase<ApplyArgs>, session: Session,
   }
   const plan: Plan = {
     version: 1,
+    ...(saved.plan.environment !== undefined ? { environment: saved.plan.environment } : {}),
     target: saved.plan.target,
     changes: saved.operations,
     unmanaged: saved.plan.unmanaged,
@@ -181,7 +187,7 @@ export const applyCommand = {
       printWarnings(project.warnings)
       if (args.plan) return applySaved(args, session, project.resources)
       const { plan } = await planAgainst({
-        client: session.open.client, desired: project.resources, lock: session.lock, target: session.open.target, adoptExisting: args.adoptExisting, targets: args.target,
+        client: session.open.client, desired: project.resources, lock: session.lock, target: session.open.target, environment: session.open.environment, adoptExisting: args.adoptExisting, targets: args.target,
       })
       const format = args.format === 'json' ? undefined : args.format as OutputFormat
       await printUnlessRefused(plan, format, () => {

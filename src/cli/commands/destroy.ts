@@ -22,7 +22,7 @@ export const destroyCommand = {
       // resource options still hold.
       const codeOptions = new Map(project.resources.map((r) => [lockKey(r.kind, r.logicalId), r.options]))
       const codeFiles = new Map(project.resources.map((r) => [lockKey(r.kind, r.logicalId), r.file]))
-      const { plan } = await planAgainst({ client: session.open.client, desired: [], lock: session.lock, target: session.open.target, codeOptions, codeFiles, targets: args.target })
+      const { plan } = await planAgainst({ client: session.open.client, desired: [], lock: session.lock, target: session.open.target, environment: session.open.environment, codeOptions, codeFiles, targets: args.target })
       const format = args.format === 'json' ? undefined : args.format
       await printUnlessRefused(plan, format, () => {
         assertUnprotected(plan)

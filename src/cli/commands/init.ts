@@ -20,7 +20,7 @@ function installed(dir: string, name: string): boolean {
  * registry (docs/install.md: a tarball made with npm run tarball), typescript and @types/node
  * are what tsc --noEmit needs.
  */
-export function nextSteps(dir: string): string {
+export function nextSteps(dir: string, environments: readonly string[] = []): string {
   const lines: string[] = []
   if (!installed(dir, 'monitors-as-code')) {
     lines.push(`  npm install --save-dev ./vendor/monitors-as-code-${toolVersion()}.tgz typescript @types/node   (monitors-as-code is not installed here; the tarball comes from "npm run tarball" in a checkout of monitors: see its docs/install.md)`)
@@ -28,7 +28,8 @@ export function nextSteps(dir: string): string {
     const missing = ['typescript', '@types/node'].filter((name) => !installed(dir, name))
     if (missing.length > 0) lines.push(`  npm install --save-dev ${missing.join(' ')}   (for tsc --noEmit; not installed here yet)`)
   }
-  lines.push('  npx monitors plan        (the embedded local server; in CI set MONITORING_API_URL or pass --local)')
+  const env = environments.length > 0 ? ` --env ${environments[0]}` : ''
+  lines.push(`  npx monitors plan${env}${' '.repeat(Math.max(1, 8 - env.length))}(the embedded local server; in CI set MONITORING_API_URL or pass --local)`)
   lines.push('  npx tsc --noEmit         (type-checks the config and the check files)')
   return `\nNext:\n${lines.join('\n')}\n`
 }
@@ -36,6 +37,7 @@ export function nextSteps(dir: string): string {
 interface InitArgs {
   dir: string
   'project-name'?: string
+  env?: string[]
 }
 
 export const initCommand: Command<InitArgs> = {
@@ -44,17 +46,19 @@ export const initCommand: Command<InitArgs> = {
   builder: (y) =>
     y
       .positional('dir', { type: 'string', default: '.', describe: 'Directory of the new project' })
-      .option('project-name', { type: 'string', describe: 'Project name (default: the directory name)' }),
+      .option('project-name', { type: 'string', describe: 'Project name (default: the directory name)' })
+      .option('env', { type: 'string', array: true, requiresArg: true, describe: 'Declare this environment in the config (repeatable: --env staging --env production); each gets its own lock file' }),
   handler: (args) => {
     const dir = resolve(args.dir)
-    const result = scaffoldProject(dir, { projectName: args['project-name'] })
+    const environments = (args.env ?? []).map(String)
+    const result = scaffoldProject(dir, { projectName: args['project-name'], environments })
     const show = (f: string) => relative(process.cwd(), f) || f
     for (const file of result.written) io().stderr.write(`created ${show(file)}\n`)
     for (const file of result.skipped) io().stderr.write(`skipped ${show(file)} (it exists and is never overwritten; for "tsc --noEmit" it should include monitoring.config.ts and the check files)\n`)
     const gitignore = show(resolve(dir, '.gitignore'))
     if (result.gitignore !== 'unchanged') io().stderr.write(`${result.gitignore === 'created' ? 'created' : 'updated'} ${gitignore} (${result.gitignoreLines.join(', ')})\n`)
     else io().stderr.write(`skipped ${gitignore} (it already ignores node_modules/ and .monitors/)\n`)
-    io().stderr.write(nextSteps(dir))
+    io().stderr.write(nextSteps(dir, environments))
     return 0
   },
 }

@@ -7,7 +7,7 @@ import { assertNotBlocked, assertUnprotected, driftOnly } from '../../plan/selec
 import { formatProblem, loadProject, ProjectError, type LoadedProject, type Problem } from '../../project/index.js'
 import { redact } from '../../api/redact.js'
 import {
-  data, engineOptions, err, warnEmptySecrets, formatOption, phaseTimer, loadOrReport, openSession, out, setStdoutFormat, useColor, type EngineArgs, type OutputFormat,
+  data, engineOptions, environmentRequest, err, warnEmptySecrets, formatOption, phaseTimer, loadOrReport, openSession, out, setStdoutFormat, useColor, type EngineArgs, type OutputFormat,
 } from '../engine.js'
 
 interface PlanArgs extends EngineArgs {
@@ -87,14 +87,15 @@ export function printWarnings(warnings: readonly Problem[] | undefined): void {
  * load or validate, or the target or the API fails. A pull-request comment is then replaced
  * with the problems instead of keeping a stale plan.
  */
-export function printErrorDocument(format: OutputFormat | undefined, problems: readonly Problem[], warnings: readonly Problem[] = []): void {
+export function printErrorDocument(format: OutputFormat | undefined, problems: readonly Problem[], warnings: readonly Problem[] = [], environment?: string): void {
   const shown = problems.map((p) => ({ ...p, message: redact(p.message) }))
   if (format === 'json') {
-    data(`${JSON.stringify({ formatVersion: 1, ok: false, hasChanges: false, problems: shown, warnings }, null, 2)}\n`)
+    data(`${JSON.stringify({ formatVersion: 1, ...(environment !== undefined ? { environment } : {}), ok: false, hasChanges: false, problems: shown, warnings }, null, 2)}\n`)
   } else if (format === 'markdown') {
     const cell = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\|/g, '&#124;').replace(/`/g, '&#96;').replace(/\r?\n/g, '<br>')
     const rows = shown.map((p) => `| ${cell(p.file + (p.line ? `:${p.line}` : ''))} | ${cell(p.construct ? `${p.construct}${p.logicalId !== undefined ? ` ${p.logicalId}` : ''}` : '')} | ${cell(p.field ?? '')} | ${cell(p.message)} |`)
-    data(`### monitors plan\n\n**No plan: ${shown.length} problem${shown.length === 1 ? '' : 's'}**; nothing was sent.\n\n| File | Construct | Field | Problem |\n|---|---|---|---|\n${rows.join('\n')}\n\n${markdownWarnings(warnings)}`)
+    const title = `monitors plan${environment !== undefined ? `: ${environment}` : ''}`
+    data(`### ${escapeMarkdown(title)}\n\n**No plan: ${shown.length} problem${shown.length === 1 ? '' : 's'}**; nothing was sent.\n\n| File | Construct | Field | Problem |\n|---|---|---|---|\n${rows.join('\n')}\n\n${markdownWarnings(warnings)}`)
   }
 }
 
@@ -105,7 +106,7 @@ const problemOf = (error: unknown): Problem => ({ file: '', message: error insta
 async function loadForPlan(args: PlanArgs): Promise<{ project?: LoadedProject; problems?: Problem[] }> {
   if (args.format !== 'json' && args.format !== 'markdown') return { project: await loadOrReport(args) }
   try {
-    const project = await loadProject({ config: args.config })
+    const project = await loadProject({ config: args.config, environment: environmentRequest(args) })
     warnEmptySecrets(project.resources)
     return { project }
   } catch (error) {
@@ -156,7 +157,8 @@ export const planCommand = {
     timing('load')
     const project = loaded.project
     if (!project) {
-      if (loaded.problems) printErrorDocument(args.format, loaded.problems)
+      // the environment as asked for: the document of a failed plan still says which one it is
+      if (loaded.problems) printErrorDocument(args.format, loaded.problems, [], environmentRequest(args)?.name || undefined)
       return 1
     }
     printWarnings(project.warnings)
@@ -172,6 +174,7 @@ export const planCommand = {
           desired: project.resources,
           lock: session.lock,
           target: session.open.target,
+          environment: session.open.environment,
           adoptExisting: args.adoptExisting,
           targets: args.target,
         })
@@ -211,7 +214,7 @@ export const planCommand = {
         timing('close')
       }
     } catch (error) {
-      if (!written) printErrorDocument(args.format, [problemOf(error)], project.warnings)
+      if (!written) printErrorDocument(args.format, [problemOf(error)], project.warnings, project.config.environment?.name)
       throw error
     }
   },

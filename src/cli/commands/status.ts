@@ -7,7 +7,7 @@ import { listAllByPage } from '../../api/paging.js'
 import { redact } from '../../api/redact.js'
 import { NotFoundError } from '../../api/errors.js'
 import type { ApiClient } from '../../api/client.js'
-import { data, engineOptions, err, loadOrReport, openSession, out, setStdoutFormat, useColor, type EngineArgs } from '../engine.js'
+import { data, engineOptions, environmentRequest, err, loadOrReport, openSession, out, setStdoutFormat, useColor, withEnvironment, type EngineArgs } from '../engine.js'
 import { selectChecks } from './test.js'
 import { isWindowActive } from '../../server/scheduler/maintenance.js'
 import { CHECK_TYPE_TABLE, SERVICE_CHECK_TYPES } from '../../schema/check-types.js'
@@ -326,11 +326,12 @@ export const statusCommand = {
       .option('fail-on-failing', { type: 'boolean', default: false, describe: 'Exit 1 when a check is failing (degraded, paused, never ran and not deployed do not count)' }),
   handler: async (args: ArgumentsCamelCase<StatusArgs>): Promise<number> => {
     setStdoutFormat(args.format)
-    const project = await loadOrReport({ config: args.config }, { warn: false })
+    const project = await loadOrReport({ config: args.config, env: args.env }, { warn: false })
     if (!project) {
-      if (args.format === 'json') data(`${JSON.stringify({ formatVersion: 1, ok: false, error: 'The project has problems (see stderr).' }, null, 2)}\n`)
+      if (args.format === 'json') data(`${JSON.stringify(withEnvironment({ formatVersion: 1, ok: false, error: 'The project has problems (see stderr).' }, environmentRequest(args)?.name || undefined), null, 2)}\n`)
       return 1
     }
+    const environment = project.config.environment?.name
     try {
       const checks = selectChecks(project.resources, args.target ?? [])
       const session = await openSession(project, args as EngineArgs)
@@ -358,6 +359,7 @@ export const statusCommand = {
         )
         await addLast24h(client, rows, remoteById)
         const c = pc.createColors(useColor())
+        if (environment !== undefined) out(`Environment: ${c.bold(environment)}\n`)
         if (rows.length === 0) out('No checks: the project has no check (DnsCheck, IcmpCheck, HeartbeatCheck, ...).\n')
         else out(renderStatusTable(rows, useColor()))
         const s = summaryOf(rows)
@@ -368,14 +370,14 @@ export const statusCommand = {
         } else if (badgeBase && rows.some((r) => r.badgeUrl)) {
           out(c.dim('Badges are served with authentication: send the API key (Authorization: Bearer) to fetch one.\n'))
         }
-        if (args.format === 'json') data(`${JSON.stringify(statusToJson(rows, { id: target.id, baseUrl: target.baseUrl, embedded: target.embedded }), null, 2)}\n`)
+        if (args.format === 'json') data(`${JSON.stringify(withEnvironment(statusToJson(rows, { id: target.id, baseUrl: target.baseUrl, embedded: target.embedded }), environment), null, 2)}\n`)
         return args.failOnFailing && s.failing > 0 ? 1 : 0
       } finally {
         await session.close()
       }
     } catch (error) {
       if (args.format === 'json') {
-        data(`${JSON.stringify({ formatVersion: 1, ok: false, error: redact(error instanceof Error ? error.message : String(error)) }, null, 2)}\n`)
+        data(`${JSON.stringify(withEnvironment({ formatVersion: 1, ok: false, error: redact(error instanceof Error ? error.message : String(error)) }, environment), null, 2)}\n`)
       }
       throw error
     }

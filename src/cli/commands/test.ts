@@ -8,11 +8,12 @@ import { LOCATIONS } from '../../schema/enums.js'
 import { isRunnableCheckType } from '../../schema/check-types.js'
 import { DEFAULT_LOCATION, runCheck, type CheckRunResult, type DnsDetails, type IcmpDetails, type RunnableCheck } from '../../runner/index.js'
 import { splitServer } from '../../runner/dns.js'
-import { checkNumber, data, err, loadOrReport, out, setStdoutFormat, useColor } from '../engine.js'
+import { checkNumber, data, envOption, err, loadOrReport, out, setStdoutFormat, useColor, withEnvironment } from '../engine.js'
 import { UserError } from '../../errors.js'
 
 interface TestArgs {
   config?: string
+  env?: string
   target?: string[]
   format?: 'text' | 'json'
   location?: string
@@ -253,7 +254,7 @@ export const testCommand = {
   command: 'test',
   describe: 'Run every check of the project once from this machine and show the results, without deploying anything',
   builder: (yargs: Argv) =>
-    yargs
+    envOption(yargs)
       .option('config', { alias: 'c', type: 'string', describe: 'Config file (default: monitoring.config.ts in this or a parent directory)' })
       .option('target', { type: 'string', array: true, describe: 'Test only this check: kind:logicalId (e.g. dns-check:shop-dns or DnsCheck:shop-dns); repeatable' })
       .option('format', {
@@ -273,8 +274,9 @@ export const testCommand = {
     if (args.nameServer !== undefined && !validNameServer(args.nameServer)) {
       throw new TestRefusal(`--name-server "${args.nameServer}" is not a name server: write HOST or HOST:PORT (an IPv6 address with a port in brackets, [::1]:53).`)
     }
-    const project = await loadOrReport({ config: args.config })
+    const project = await loadOrReport({ config: args.config, env: args.env })
     if (!project) return 1
+    const environment = project.config.environment?.name
     const all = selectChecks(project.resources, args.target ?? [])
     // a heartbeat check is not run: it is judged by the pings its job sends (a NOT RUN row says so)
     const notRun = all.filter((c) => !isRunnable(c))
@@ -282,7 +284,7 @@ export const testCommand = {
     if (count === 0) {
       for (const r of notRun) out(`${r.kind}:${r.logicalId} is not run: it passes on pings to its ping URL (see monitors status).\n`)
       out('No checks to test: the project has no DnsCheck, IcmpCheck, ApiCheck, TcpCheck or UrlCheck.\n')
-      if (args.format === 'json') data(`${JSON.stringify(testToJson([], notRun), null, 2)}\n`)
+      if (args.format === 'json') data(`${JSON.stringify(withEnvironment(testToJson([], notRun), environment), null, 2)}\n`)
       return 0
     }
     // Ctrl-C stops the runs in flight: they end as errors (aborted) and are still reported.
@@ -294,7 +296,7 @@ export const testCommand = {
     }
     process.on('SIGINT', onSignal)
     process.on('SIGTERM', onSignal)
-    err(pc.createColors(useColor()).dim(`Testing ${plural(count, 'check')} from this machine; nothing is deployed.\n`))
+    err(pc.createColors(useColor()).dim(`Testing ${plural(count, 'check')}${environment !== undefined ? ` of the environment ${environment}` : ''} from this machine; nothing is deployed.\n`))
     let tested: TestedCheck[]
     try {
       tested = await testChecks(project, {
@@ -312,7 +314,7 @@ export const testCommand = {
     if (notes.length > 0) out(c.dim(`${notes.join('\n')}\n`))
     const notRunNote = notRun.length > 0 ? `, ${notRun.length} not run` : ''
     out(`\n${failed ? c.red('Test failed:') : c.green('Test passed:')} ${summaryLine(tested)}${notRunNote}.\n`)
-    if (args.format === 'json') data(`${JSON.stringify(testToJson(tested, notRun), null, 2)}\n`)
+    if (args.format === 'json') data(`${JSON.stringify(withEnvironment(testToJson(tested, notRun), environment), null, 2)}\n`)
     return failed ? 1 : 0
   },
 } as unknown as CommandModule<object, TestArgs>

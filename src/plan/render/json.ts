@@ -25,6 +25,8 @@ export interface JsonChange {
 
 export interface JsonPlan {
   formatVersion: number
+  /** The config's environment the plan is for (`--env`); absent when the config declares none. */
+  environment?: string
   target: Plan['target']
   hasChanges: boolean
   summary: Plan['summary']
@@ -47,6 +49,7 @@ export function planToJson(plan: Plan): JsonPlan {
   const changes = plan.changes.filter((change) => change.action !== 'noop').map(changeToJson)
   const out: JsonPlan = {
     formatVersion: PLAN_FORMAT_VERSION,
+    ...(plan.environment !== undefined ? { environment: plan.environment } : {}),
     target: plan.target,
     hasChanges: changes.length > 0,
     summary: plan.summary,

@@ -27,7 +27,11 @@ const SIGN: Record<string, string> = { create: '+', update: '~', replace: '-/+',
  */
 export function renderPlanMarkdown(plan: Plan, options: MarkdownRenderOptions = {}): string {
   const limit = options.limit ?? MARKDOWN_LIMIT
-  const head: string[] = [`### ${options.title ?? 'monitors plan'}`, '', `Target: ${escapeText(describeTarget(plan.target))}`, '']
+  // with an environment, the title names it: two environments' comments are told apart at a glance
+  const title = options.title ?? `monitors plan${plan.environment !== undefined ? `: ${plan.environment}` : ''}`
+  const head: string[] = [`### ${escapeText(title)}`, '']
+  if (plan.environment !== undefined) head.push(`Environment: **${escapeText(plan.environment)}**`, '')
+  head.push(`Target: ${escapeText(describeTarget(plan.target))}`, '')
   const partial = partialNote(plan)
   if (partial) head.push(`> **This plan is partial:** ${escapeText(partial.replace(/^This plan is partial: /, ''))}`, '')
   if (plan.refreshOnly) head.push('> **Refresh only:** what was changed outside monitors since the last apply.', '')

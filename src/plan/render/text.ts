@@ -24,6 +24,8 @@ export function renderPlanText(plan: Plan, options: TextRenderOptions = {}): str
   const changes = plan.changes.filter((change) => change.action !== 'noop')
   const partial = partialNote(plan)
   const view: ViewOptions = { verbose: options.verbose, references: plan.references, refreshOnly: plan.refreshOnly }
+  // the environment heads every plan, with or without changes: a reader never guesses which one
+  if (plan.environment !== undefined) lines.push(`Environment: ${c.bold(plan.environment)}`)
   if (changes.length === 0) {
     lines.push(`${c.green('No changes.')} ${options.noChanges ?? `The remote state matches the code (${plural(plan.summary.noop, 'resource')} up to date).`}`)
     if (partial) lines.push(c.yellow(partial))
