@@ -120,6 +120,15 @@ export class ApiClient {
     return { ...this.counters }
   }
 
+  /**
+   * Milliseconds left of a wait for the rate limit under way (a second or more: see
+   * Pacer.waitingUntil), or 0: what a progress display shows as "waiting N s for the rate limit".
+   */
+  rateLimitWaitMs(now = Date.now()): number {
+    const until = this.pacer?.waitingUntil()
+    return until === undefined ? 0 : Math.max(0, until - now)
+  }
+
   async close(): Promise<void> {
     await this.pool.close()
   }

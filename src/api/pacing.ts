@@ -14,6 +14,9 @@ export interface RateLimitFigures {
   resetSeconds?: number
 }
 
+/** A wait from this long on is shown (`waiting N s for the rate limit`). */
+const LONG_WAIT_MS = 1000
+
 export class Pacer {
   private limit: number
   private readonly defaultWindowMs: number
@@ -28,6 +31,8 @@ export class Pacer {
   private queue: Promise<void> = Promise.resolve()
   /** Total time spent waiting, for reports. */
   waitedMs = 0
+  /** When the wait under way ends, while it is one a person would notice (see waitingUntil). */
+  private longWaitUntil = 0
 
   constructor(
     options: { limit?: number; windowMs?: number } = {},
@@ -55,6 +60,15 @@ export class Pacer {
         },
       }
     })
+  }
+
+  /**
+   * While requests are held back by the rate limit for a second or more (the window is spent,
+   * or a 429's Retry-After): when they may go again (ms since the epoch, on this pacer's clock);
+   * undefined otherwise. The short waits that spread a burst over the window do not count.
+   */
+  waitingUntil(): number | undefined {
+    return this.longWaitUntil > this.now() ? this.longWaitUntil : undefined
   }
 
   /** The server said 429: nobody sends before Retry-After has passed. */
@@ -111,6 +125,8 @@ export class Pacer {
         return
       }
       this.waitedMs += waitMs
+      const until = now + waitMs
+      if (waitMs >= LONG_WAIT_MS) this.longWaitUntil = Math.max(this.longWaitUntil, until)
       await new Promise((r) => setTimeout(r, Math.ceil(waitMs)))
     }
   }

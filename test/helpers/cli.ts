@@ -60,7 +60,20 @@ export async function monitors(cwd: string, args: string[], env: Record<string, 
   return run
 }
 
-async function inProcess(cwd: string, args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
+/** Streams of an in-process run: a stderr that says it is a terminal (a fake one: it records what is written). */
+export interface InProcessStreams {
+  stderrTTY?: boolean
+  columns?: number
+}
+
+/** `monitors` in-process with streams of its own (see InProcessStreams). */
+export async function monitorsWithStreams(cwd: string, args: string[], env: Record<string, string | undefined>, streams: InProcessStreams): Promise<CliResult> {
+  const run = queue.then(() => inProcess(cwd, args, env, streams))
+  queue = run.catch(() => undefined)
+  return run
+}
+
+async function inProcess(cwd: string, args: string[], env: Record<string, string | undefined>, streams: InProcessStreams = {}): Promise<CliResult> {
   // externalized in vitest.config.ts: Node loads the bundle as bin/monitors.cjs does
   bundle ??= import(/* @vite-ignore */ pathToFileURL(join(repo, 'dist/cli/main.js')).href) as Promise<{ main: Main }>
   const { main } = await bundle
@@ -68,7 +81,7 @@ async function inProcess(cwd: string, args: string[], env: Record<string, string
   let stderr = ''
   const io = {
     stdout: { write: (text: string) => { stdout += text; return true } },
-    stderr: { write: (text: string) => { stderr += text; return true } },
+    stderr: { write: (text: string) => { stderr += text; return true }, ...(streams.stderrTTY ? { isTTY: true, columns: streams.columns ?? 100 } : {}) },
     isTTY: false,
     env: runEnv(env),
     cwd,

@@ -10,6 +10,8 @@ import {
 } from '../engine.js'
 import { printPlan, printUnlessRefused, printWarnings, readLockText } from './plan.js'
 import { UserError } from '../../errors.js'
+import { io } from '../io.js'
+import { Progress, progressMode } from '../progress.js'
 
 export interface ApplyArgs extends EngineArgs {
   yes?: boolean
@@ -39,7 +41,8 @@ export async function runPlan(options: {
   if (hasChanges(plan)) {
     out('\n')
     const interrupt = interruptible()
-    const lines = batched()
+    const progress = startProgress(plan, what === 'Apply' ? 'Applying' : 'Destroying', args.format, session)
+    const lines = batched((flush) => progress.around(flush))
     result = await executePlan({
       signal: interrupt.signal,
       plan,
@@ -48,9 +51,13 @@ export async function runPlan(options: {
       lock,
       lockPath: session.open.lockPath,
       concurrency: args.concurrency,
-      onOutcome: (outcome) => lines.write(outcome.ok ? out : err, outcomeLine(outcome)),
+      onOutcome: (outcome) => {
+        progress.finished(outcome.change.kind, outcome.ok)
+        lines.write(outcome.ok ? out : err, outcomeLine(outcome))
+      },
     }).finally(() => {
       lines.flush()
+      progress.stop()
       interrupt.dispose()
     })
   }
@@ -84,22 +91,42 @@ export async function runPlan(options: {
 export const environmentField = (session: Session) => (session.open.environment !== undefined ? { environment: session.open.environment } : {})
 
 /**
- * Outcome lines of operations finishing together, written together: one write per turn of the
- * event loop instead of one per operation (10,000 creates print 10,000 lines).
+ * The progress of the operations (src/cli/progress.ts) on stderr: a line rewritten in place on
+ * a terminal, a plain line every few seconds without one, none with --format json unless
+ * stderr is a terminal.
  */
-function batched() {
+function startProgress(plan: Plan, verb: string, format: OutputFormat | undefined, session: Session): Progress {
+  const totals = new Map<string, number>()
+  for (const change of plan.changes) if (change.action !== 'noop') totals.set(change.kind, (totals.get(change.kind) ?? 0) + 1)
+  const { stderr, env } = io()
+  const { mode, intervalMs } = progressMode({ stream: stderr, format, env })
+  const progress = new Progress({ verb, totals: [...totals], stream: stderr, mode, intervalMs, waitMs: () => session.open.client.rateLimitWaitMs() })
+  // a terminal shows the line at once; a plain line first comes after the interval
+  if (mode === 'tty') progress.tick()
+  return progress
+}
+
+/**
+ * Outcome lines of operations finishing together, written together: one write per turn of the
+ * event loop instead of one per operation (10,000 creates print 10,000 lines). `around` wraps
+ * each write (the progress line steps aside for it).
+ */
+function batched(around: (write: () => void) => void = (write) => write()) {
   let pending: Array<[(text: string) => unknown, string]> = []
   let scheduled = false
   const flush = () => {
     scheduled = false
+    if (pending.length === 0) return
     const lines = pending
     pending = []
-    for (let i = 0; i < lines.length; ) {
-      const to = lines[i][0]
-      let text = ''
-      for (; i < lines.length && lines[i][0] === to; i++) text += lines[i][1]
-      to(text)
-    }
+    around(() => {
+      for (let i = 0; i < lines.length; ) {
+        const to = lines[i][0]
+        let text = ''
+        for (; i < lines.length && lines[i][0] === to; i++) text += lines[i][1]
+        to(text)
+      }
+    })
   }
   return {
     write(to: (text: string) => unknown, text: string) {
