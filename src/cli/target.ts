@@ -37,7 +37,7 @@ export interface ProjectLocation {
   config: {
     api?: { baseUrl?: string; accountId?: string; apiKey?: string; targetId?: string }
     /** The chosen environment: its own lock setting (relative to the config's folder), if any. */
-    environment?: { name: string; lock?: string }
+    environment?: { name: string; lock?: string; emptyApi?: string[] }
   }
 }
 
@@ -179,6 +179,7 @@ const CHOOSE_LOCAL = "pass --local (or set api.baseUrl: 'local' in the config) t
  */
 function chooseLocal(project: ProjectLocation, flags: TargetFlags, env: NodeJS.ProcessEnv): boolean {
   const configured = project.config.api?.baseUrl
+  assertEnvironmentApi(project, flags)
   if (flags.local) {
     if (flags.apiUrl !== undefined) throw new TargetError('--local and --api-url name two different targets: pass only one.')
     return true
@@ -201,6 +202,26 @@ function chooseLocal(project: ProjectLocation, flags: TargetFlags, env: NodeJS.P
     )
   }
   return true
+}
+
+/**
+ * An environment's `api` field written but empty (`baseUrl: process.env.STAGING_API_URL` with an
+ * unset secret) is refused rather than filled from the config's `api` or MONITORING_*: that
+ * could be another environment's target (production's URL in a staging job). A flag that gives
+ * the value still wins.
+ */
+function assertEnvironmentApi(project: ProjectLocation, flags: TargetFlags): void {
+  const environment = project.config.environment
+  if (!environment?.emptyApi) return
+  const given: Record<string, unknown> = { baseUrl: flags.local ? 'local' : flags.apiUrl, accountId: flags.accountId, apiKey: flags.apiKey, targetId: flags.targetId }
+  const empty = environment.emptyApi.filter((field) => given[field] === undefined)
+  if (empty.length === 0) return
+  const file = relative(process.cwd(), project.configFile) || project.configFile
+  const fields = empty.map((field) => `environments.${environment.name}.api.${field}`).join(', ')
+  throw new TargetError(
+    `${file}: ${fields} ${empty.length === 1 ? 'is' : 'are'} empty (an unset secret in CI?): set ${empty.length === 1 ? 'it' : 'them'}, or leave ${empty.length === 1 ? 'it' : 'them'} out of the environment ` +
+      `to use the config's api and MONITORING_*; an empty one is never filled from those, which could be another environment's target.`,
+  )
 }
 
 /**

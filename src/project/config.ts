@@ -24,6 +24,8 @@ export interface ResolvedEnvironment {
   /** The lock file as written, relative to the config's directory; absent: `monitoring.<name>.lock.json`. */
   lock?: string
   defaults: CheckDefaults
+  /** The `api` fields written but empty (`baseUrl: process.env.STAGING_API_URL` with an unset secret). */
+  emptyApi: string[]
 }
 
 /** The chosen environment of a loaded project. */
@@ -33,6 +35,11 @@ export interface ChosenEnvironment {
   lock?: string
   /** How it was chosen, for messages: `--env`, `MONITORS_ENV` or `defaultEnvironment`. */
   from: string
+  /**
+   * Its `api` fields written but empty: never filled from the config's `api` or MONITORING_*
+   * (that could be another environment's target); a command that opens the target refuses them.
+   */
+  emptyApi?: string[]
 }
 
 /** The config with every optional setting filled in. */
@@ -223,6 +230,7 @@ export function resolveConfig(exported: unknown, file: string): { config: Resolv
     environments[name] = {
       api: resolveApi(env.api),
       ...(env.lock ? { lock: env.lock } : {}),
+      emptyApi: Object.entries(env.api ?? {}).filter(([, v]) => typeof v === 'string' && v.trim() === '').map(([k]) => k),
       defaults: stripUndefined({ ...(raw.environments?.[name]?.defaults ?? {}) }),
     }
   }
@@ -312,7 +320,7 @@ export function chooseEnvironment(
       ...config,
       api: { ...config.api, ...env.api },
       defaults: { ...config.defaults, ...env.defaults },
-      environment: { name, ...(env.lock ? { lock: env.lock } : {}), from },
+      environment: { name, ...(env.lock ? { lock: env.lock } : {}), from, ...(env.emptyApi.length > 0 ? { emptyApi: env.emptyApi } : {}) },
     },
   }
 }

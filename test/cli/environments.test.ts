@@ -219,6 +219,35 @@ export default defineConfig({
     expect(JSON.parse(flag.stdout)).toMatchObject({ environment: 'production', target: { baseUrl: server.url } })
   })
 
+  it('refuses an environment\'s api field written but empty (an unset secret) instead of using another target', async () => {
+    const { dir, suffix } = project(`import { defineConfig } from 'monitors-as-code'
+export default defineConfig({
+  projectName: 'envs',
+  api: { baseUrl: process.env.MONITORING_API_URL },
+  environments: {
+    staging: { api: { baseUrl: process.env.STAGING_URL, accountId: process.env.STAGING_ACCOUNT } },
+    production: {},
+  },
+})
+`)
+    // in CI an unset secret comes through empty: the config's api (production's URL here) must not stand in for it
+    const env = { CI: 'true', STAGING_URL: '', STAGING_ACCOUNT: '', MONITORING_API_URL: server.url, MONITORING_API_KEY: STAGING_KEY, MONITORING_ACCOUNT_ID: 'stg' }
+    for (const command of [['plan'], ['apply', '--yes'], ['status']]) {
+      const run = await monitors(dir, [...command, '--env', 'staging'], env)
+      expect(run.code, run.output).toBe(1)
+      expect(run.stderr).toContain('environments.staging.api.baseUrl, environments.staging.api.accountId are empty (an unset secret in CI?)')
+      expect(run.output).not.toMatch(STACK_LINE)
+    }
+    expect(existsSync(join(dir, 'monitoring.staging.lock.json'))).toBe(false)
+    expect(await names(STAGING_KEY, 'stg', suffix)).toEqual([])
+    // given by flags, they win; unset (undefined) fields still come from the config's api
+    const flags = await monitors(dir, ['plan', '--env', 'staging', '--format', 'json', '--api-url', server.url, '--account-id', 'stg'], env)
+    expect(flags.code, flags.output).toBe(0)
+    const unset = await monitors(dir, ['plan', '--env', 'staging', '--format', 'json'], { ...env, STAGING_URL: undefined, STAGING_ACCOUNT: undefined })
+    expect(unset.code, unset.output).toBe(0)
+    expect(JSON.parse(unset.stdout)).toMatchObject({ environment: 'staging', target: { baseUrl: server.url } })
+  })
+
   it('the embedded local server keeps one database and one lock per environment', async () => {
     const { dir, suffix } = project(sameTarget())
     const apply = await monitors(dir, ['apply', '--env', 'staging', '--yes'])
