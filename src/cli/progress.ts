@@ -6,7 +6,7 @@ import type { TextSink } from './io.js'
  *   kind, and while the rate limit holds requests back, "waiting N s for the rate limit";
  * - without one (CI), the same as a plain line every few seconds (`MONITORS_PROGRESS_INTERVAL`,
  *   default 10), never a control character;
- * - with `--format json`, on a terminal only (stdout holds the document alone either way).
+ * - with `--format json`, nothing at all, on a terminal too: the run is read by a program.
  */
 export type ProgressMode = 'tty' | 'lines' | 'off'
 
@@ -38,9 +38,10 @@ export function progressMode(options: { stream: TextSink; format: string | undef
   const raw = options.env.MONITORS_PROGRESS_INTERVAL
   const seconds = raw !== undefined && raw.trim() !== '' && Number.isFinite(Number(raw)) && Number(raw) >= 0 ? Number(raw) : DEFAULT_PROGRESS_INTERVAL_S
   const intervalMs = Math.round(seconds * 1000)
+  if (options.format === 'json') return { mode: 'off', intervalMs }
   // a dumb terminal cannot rewrite a line: plain lines there
   if (options.stream.isTTY === true && options.env.TERM !== 'dumb') return { mode: 'tty', intervalMs }
-  if (options.format === 'json' || intervalMs === 0) return { mode: 'off', intervalMs }
+  if (intervalMs === 0) return { mode: 'off', intervalMs }
   return { mode: 'lines', intervalMs }
 }
 

@@ -97,7 +97,8 @@ describe('the progress line on a terminal', () => {
     const tty = { write: () => true, isTTY: true }
     const pipe = { write: () => true }
     expect(progressMode({ stream: tty, format: 'text', env: {} })).toEqual({ mode: 'tty', intervalMs: 10_000 })
-    expect(progressMode({ stream: tty, format: 'json', env: {} }).mode).toBe('tty')
+    // --format json: nothing, on a terminal too (stdout is data, and stderr stays quiet)
+    expect(progressMode({ stream: tty, format: 'json', env: {} }).mode).toBe('off')
     expect(progressMode({ stream: tty, format: 'text', env: { TERM: 'dumb' } }).mode).toBe('lines')
     expect(progressMode({ stream: pipe, format: 'text', env: {} })).toEqual({ mode: 'lines', intervalMs: 10_000 })
     expect(progressMode({ stream: pipe, format: 'markdown', env: { MONITORS_PROGRESS_INTERVAL: '2.5' } })).toEqual({ mode: 'lines', intervalMs: 2500 })
@@ -166,15 +167,21 @@ describe('a paced apply through the CLI', () => {
     expect(result.stderr).not.toContain('Applying: ')
   })
 
-  it('on a terminal (stderr), with --format json: the line rewritten in place on stderr, the document alone on stdout', async () => {
-    const result = await monitorsWithStreams(project(), ['apply', '--yes', '--format', 'json'], env(), { stderrTTY: true, columns: 120 })
+  it('on a terminal (stderr): the line rewritten in place on stderr, never on stdout; with --format json, nothing', async () => {
+    const result = await monitorsWithStreams(project(), ['apply', '--yes'], env(), { stderrTTY: true, columns: 120 })
     expect(result.code, result.output).toBe(0)
-    expect(JSON.parse(result.stdout).operations).toHaveLength(8)
+    expect(result.stdout).toContain('Apply complete: 8 created, 0 updated, 0 deleted.')
     expect(result.stdout).not.toMatch(/[\r\x1b]/)
     expect(result.stderr).toContain('\rApplying: 0/8 done (dns-check 0/5, icmp-check 0/3)\x1b[K')
     expect(result.stderr).toMatch(/\rApplying: \d\/8 done \(dns-check \d\/5, icmp-check \d\/3\); waiting \d+ s for the rate limit\x1b\[K/)
     // the line never scrolls: no progress text is followed by a newline, and it is cleared at the end
     expect(result.stderr).not.toMatch(/Applying: [^\r]*\n/)
     expect(screen(result.stderr)).not.toContain('Applying: ')
+
+    const json = await monitorsWithStreams(project(), ['apply', '--yes', '--format', 'json'], env(), { stderrTTY: true, columns: 120 })
+    expect(json.code, json.output).toBe(0)
+    expect(JSON.parse(json.stdout).operations).toHaveLength(8)
+    expect(json.output).not.toContain('Applying: ')
+    expect(json.output).not.toMatch(/[\r\x1b]/)
   })
 })

@@ -92,8 +92,7 @@ export const environmentField = (session: Session) => (session.open.environment 
 
 /**
  * The progress of the operations (src/cli/progress.ts) on stderr: a line rewritten in place on
- * a terminal, a plain line every few seconds without one, none with --format json unless
- * stderr is a terminal.
+ * a terminal, a plain line every few seconds without one, none with --format json.
  */
 function startProgress(plan: Plan, verb: string, format: OutputFormat | undefined, session: Session): Progress {
   const totals = new Map<string, number>()
