@@ -263,7 +263,7 @@ export function assertLockEnvironment(
   if (!lock || lock.environment === environment) return
   if (lock.environment === undefined && environment !== undefined && namedByEnvironment) return
   const count = Object.keys(lock.resources).length
-  const keep = count > 0 ? ` (its ${count} resource${count === 1 ? '' : 's'} stay${count === 1 ? 's' : ''} as they are)` : ''
+  const keep = count === 0 ? '' : count === 1 ? ' (its 1 resource stays as it is)' : ` (its ${count} resources stay as they are)`
   if (lock.environment !== undefined && environment !== undefined) {
     throw new LockError(
       `The lock file ${path} belongs to the environment "${lock.environment}", but this run is for the environment "${environment}": ` +
