@@ -3,6 +3,7 @@
  * API), its assertions, the outcome of a run and its retries. Shared by the server's scheduler, the agent and
  * `monitors test`; it depends only on the schemas.
  */
+import { checkDomainCertificate } from './certificate.js'
 import { judge } from './outcome.js'
 import { probe } from './probers.js'
 import { NO_RETRY_PLAN, retryLocation, retryPlan, shouldRetry, sleep as realSleep } from './retry.js'
@@ -14,6 +15,7 @@ export { daysRemaining, DEFAULT_API_TIMEOUT_MS, MAX_BODY_BYTES, MAX_REDIRECTS } 
 export { judge, type Verdict } from './outcome.js'
 export { retryPlan, shouldRetry, retryLocation, type RetryPlan } from './retry.js'
 export { parsePingOutput, PING_INSTALL_HINT } from './icmp.js'
+export { checkDomainCertificate, SSL_CHECK_PORT, SSL_CHECK_TIMEOUT_MS } from './certificate.js'
 export { parseResolvConf, systemNameServers } from './dns.js'
 export { PROBERS, probe, type Prober, type ProbeContext } from './probers.js'
 export { DEFAULT_TCP_TIMEOUT_MS, MAX_TCP_RESPONSE_BYTES, TCP_READ_QUIET_MS } from './tcp.js'
@@ -26,7 +28,9 @@ export async function runAttempt(check: RunnableCheck, options: RunOptions & { a
   const now = options.now ?? Date.now
   const startedAt = now()
   const { location = DEFAULT_LOCATION, ...context } = options
-  const outcome = await probe(check, location, context)
+  // the certificate of `sslCheckDomain` is read alongside the check's own work
+  const domain = 'sslCheckDomain' in check && typeof check.sslCheckDomain === 'string' && check.sslCheckDomain !== '' ? check.sslCheckDomain : null
+  const [outcome, sslCheck] = await Promise.all([probe(check, location, context), domain === null ? undefined : checkDomainCertificate(domain, options)])
   const stoppedAt = Math.max(now(), startedAt)
   const verdict = judge(outcome, check.shouldFail)
   return {
@@ -49,6 +53,7 @@ export async function runAttempt(check: RunnableCheck, options: RunOptions & { a
     error: verdict.error,
     assertions: outcome.assertions,
     details: outcome.details,
+    ...(sslCheck ? { sslDaysRemaining: sslCheck.daysRemaining, sslCheck } : {}),
   }
 }
 

@@ -205,6 +205,27 @@ export interface RunResult {
   error: string | null
   assertions: AssertionResult[]
   details: DnsDetails | IcmpDetails | ApiDetails | TcpDetails | UrlDetails
+  /**
+   * Days the certificate of the check's `sslCheckDomain` has left (negative when expired; null
+   * when it could not be read). Present only when the check names a domain; it then is the
+   * run's certificate, over an API or URL check's own (`details.sslDaysRemaining`).
+   */
+  sslDaysRemaining?: number | null
+  /** The certificate of `sslCheckDomain`, as this run read it; present only when the check names one. */
+  sslCheck?: SslCheckResult
+}
+
+/** What a run found of the certificate of its check's `sslCheckDomain`. */
+export interface SslCheckResult {
+  domain: string
+  /** Whole days until the certificate's end (negative when expired); null when none was read. */
+  daysRemaining: number | null
+  /**
+   * The run's certificate error, readable: why no certificate was read (a name that does not
+   * resolve, refused, timed out, no TLS), or why the one read is not trusted (issuer, name,
+   * expired); null when it was read and is trusted. Never a failure of the run itself.
+   */
+  error: string | null
 }
 
 /** An attempt before anything happened: no time, no assertion, no failure yet. */
@@ -252,6 +273,11 @@ export interface RunOptions {
   privateTargets?: PrivateTargets
   /** Exceptions to `deny`: addresses, CIDR ranges or address:port (targets.ts). */
   allowedTargets?: readonly string[]
+  /**
+   * For tests only: the port `sslCheckDomain` is connected to instead of 443 (a test serves its
+   * own certificate for `localhost` on a free port). The product never sets it.
+   */
+  tlsPort?: number
 }
 
 /** What one attempt of a type-specific runner found, before retries and shouldFail. */

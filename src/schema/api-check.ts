@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { checkBody } from './omit.js'
 import { COMPARISONS } from './enums.js'
-import { checkCommonShape, readOnlyShape } from './check.js'
+import { checkCommonShape, readOnlyShape, sslCheckDomainSchema } from './check.js'
 import { crossField } from './cross-field.js'
 import { frequencyOffsetProblem } from './rules.js'
 
@@ -123,6 +123,7 @@ export const apiCheckSchema = z
     ...checkCommonShape,
     ...readOnlyShape,
     checkType: z.literal('API').optional(),
+    sslCheckDomain: sslCheckDomainSchema.optional(),
     degradedResponseTime: z.number().min(0).max(45000).nullable().default(5000),
     maxResponseTime: z.number().min(0).max(45000).nullable().default(20000),
     request: apiRequestSchema,

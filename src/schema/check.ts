@@ -143,6 +143,32 @@ export function runFrequencySchema(listAllowed = true) {
   return z.literal(RUN_FREQUENCIES, { error: (issue) => (issue.input === 0 ? subMinuteFrequencyProblem(0, listAllowed) : undefined) }).default(10)
 }
 
+/**
+ * Why `sslCheckDomain` is not a domain name, or null when it is one: a fully qualified domain
+ * name (labels of letters, digits and hyphens, 1-63 characters, not starting or ending with a
+ * hyphen, 253 characters in all, an optional final dot), without scheme, path or port; an IP
+ * address is not a domain. A single label (`localhost`) is a name too.
+ */
+export function sslCheckDomainProblem(value: string): string | null {
+  const allowed = 'must be a domain name such as example.com (no scheme, path or port)'
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return `${allowed}: remove the scheme (got "${value}")`
+  if (/[/?#]/.test(value)) return `${allowed}: remove the path (got "${value}")`
+  if (/:\d*$/.test(value) && !value.includes('::')) return `${allowed}: remove the port; the certificate is read on port 443 (got "${value}")`
+  const name = value.endsWith('.') ? value.slice(0, -1) : value
+  const labels = name.split('.')
+  const label = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i
+  if (name.length === 0 || name.length > 253 || !labels.every((l) => label.test(l)) || /^\d+$/.test(labels[labels.length - 1])) {
+    return `${allowed} (got "${value}")`
+  }
+  return null
+}
+
+/** `sslCheckDomain`: the domain whose certificate each run reads (see sslCheckDomainProblem). */
+export const sslCheckDomainSchema = z.string().superRefine((value, ctx) => {
+  const problem = sslCheckDomainProblem(value)
+  if (problem) ctx.addIssue({ code: 'custom', message: problem, input: value })
+})
+
 /** Read-only fields a client may send back; they are accepted and ignored. */
 export const readOnlyShape = {
   id: z.unknown().optional(),
@@ -181,6 +207,7 @@ export const dnsCheckSchema = z
     ...readOnlyShape,
     checkType: z.literal('DNS').optional(),
     frequency: runFrequencySchema(),
+    sslCheckDomain: sslCheckDomainSchema.optional(),
     degradedResponseTime: z.number().min(0).max(5000).nullable().default(500),
     maxResponseTime: z.number().min(0).max(5000).nullable().default(1000),
     request: dnsRequestSchema,
@@ -232,7 +259,7 @@ export const icmpCheckSchema = z
     heartbeat: z.record(z.string(), z.unknown()),
     script: z.string(),
     scriptPath: z.string().nullish(),
-    sslCheckDomain: z.string().optional(),
+    sslCheckDomain: sslCheckDomainSchema.optional(),
     environmentVariables: z.array(checkEnvironmentVariableSchema).max(50).nullish(),
     setupSnippetId: z.number().int().nullish(),
     tearDownSnippetId: z.number().int().nullish(),

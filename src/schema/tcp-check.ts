@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { isIP } from 'node:net'
 import { checkBody } from './omit.js'
-import { checkCommonShape, readOnlyShape } from './check.js'
+import { checkCommonShape, readOnlyShape, sslCheckDomainSchema } from './check.js'
 import { apiCheckRules } from './api-check.js'
 import { crossField } from './cross-field.js'
 
@@ -105,6 +105,7 @@ export const tcpCheckSchema = z
     ...checkCommonShape,
     ...readOnlyShape,
     checkType: z.literal('TCP').optional(),
+    sslCheckDomain: sslCheckDomainSchema.optional(),
     degradedResponseTime: z.number().min(0).max(45000).nullable().default(3000),
     maxResponseTime: z.number().min(0).max(45000).nullable().default(5000),
     request: tcpRequestSchema,

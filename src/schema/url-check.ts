@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { checkBody } from './omit.js'
 import { API_URL_MAX_LENGTH } from './api-check.js'
-import { checkCommonShape, readOnlyShape, runFrequencySchema } from './check.js'
+import { checkCommonShape, readOnlyShape, sslCheckDomainSchema, runFrequencySchema } from './check.js'
 import { crossField } from './cross-field.js'
 import { frequencyOffsetProblem } from './rules.js'
 import { RUN_FREQUENCIES } from './enums.js'
@@ -85,6 +85,7 @@ export const urlCheckSchema = z
     ...checkCommonShape,
     ...readOnlyShape,
     checkType: z.literal('URL').optional(),
+    sslCheckDomain: sslCheckDomainSchema.optional(),
     frequency: runFrequencySchema(),
     degradedResponseTime: z.number().min(0).max(45000).nullable().default(3000),
     maxResponseTime: z.number().min(0).max(45000).nullable().default(5000),

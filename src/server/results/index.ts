@@ -89,8 +89,10 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
   if (account === undefined) return undefined
   if (!options.fresh && !(await tx.checkStatuses.claimResult(checkRunId, check.id))) return undefined
 
-  // an https API or URL check's certificate, from its run's details (the types with `certificates` in the table)
-  const sslDaysRemaining = result.sslDaysRemaining ?? httpDetails(result.details)?.sslDaysRemaining ?? null
+  // the certificate of the check's sslCheckDomain when it names one (the run's `sslDaysRemaining`,
+  // null when it could not be read), else an https API or URL check's own, from its run's details
+  // (the types with `certificates` in the table)
+  const sslDaysRemaining = result.sslDaysRemaining !== undefined ? result.sslDaysRemaining : httpDetails(result.details)?.sslDaysRemaining ?? null
   await tx.checkStatuses.record(account, check.id, {
     hasFailures: result.hasFailures,
     hasErrors: result.hasErrors,
@@ -191,7 +193,7 @@ function alertEvent(
     hasErrors: result.hasErrors,
     isDegraded: result.isDegraded,
     errorMessage: result.error,
-    sslDaysRemaining: result.sslDaysRemaining ?? api?.sslDaysRemaining ?? null,
+    sslDaysRemaining: result.sslDaysRemaining !== undefined ? result.sslDaysRemaining : api?.sslDaysRemaining ?? null,
     startedAt: result.startedAt,
     stoppedAt: result.stoppedAt,
     notifiedAt,
