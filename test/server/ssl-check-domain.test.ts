@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LocalServer, LocalServerOptions } from '../../src/server/index.js'
 import { startTlsServer, type TlsServerHandle } from '../helpers/http-server.js'
+import { runCheck } from '../../src/runner/index.js'
 import { caller, expect400, startTestServer, type Call } from './helpers.js'
 
 let dir: string
@@ -121,5 +122,25 @@ describe('sslCheckDomain', () => {
     const icmp = await call('POST', '/v1/checks/icmp', { name: 'Ping', heartbeat: {}, script: '', request: { hostname: '127.0.0.1' }, sslCheckDomain: 'shop.example.com:8443' })
     expect(expect400(icmp, 'payload')).toEqual(['sslCheckDomain'])
     expect((await call('GET', '/v1/checks')).json).toEqual([])
+  })
+})
+
+describe('sslCheckDomain from an agent', () => {
+  it("a result an agent posts keeps the domain's certificate: the status has its days and the certificate alert is given", async () => {
+    const server = await startTestServer({ dbPath: join(dir, 'agent.db') })
+    servers.push(server)
+    const call = caller(server)
+    const check = await call('POST', '/v1/checks/tcp', tcpCheck({ locations: ['eu-west-1'] }))
+    expect(check.status, check.text).toBe(201)
+    const trigger = await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [check.json.id] } })
+    expect(trigger.status, trigger.text).toBe(201)
+    const claim = await call('POST', '/v1/agent/claim', { agentId: 'agent-1', locations: ['eu-west-1'], leaseSeconds: 30 })
+    const [run] = claim.json.runs
+    expect(run.check.sslCheckDomain).toBe('localhost')
+    const result = await runCheck(run.check, { location: run.location, tlsPort: fiveDays.port })
+    expect(result.sslDaysRemaining).toBe(5)
+    expect((await call('POST', `/v1/agent/runs/${run.runId}/result`, { result })).status).toBe(204)
+    expect((await call('GET', `/v1/check-statuses/${check.json.id}`)).json.sslDaysRemaining).toBe(5)
+    expect(await kinds(call, check.json.id)).toEqual(['ALERT_SSL'])
   })
 })

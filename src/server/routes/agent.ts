@@ -51,6 +51,13 @@ const resultShape = z.object({
   // what the probe saw: the runner's own shapes, kept as sent
   assertions: z.array(z.looseObject({})).max(1000).optional(),
   details: z.looseObject({}).optional(),
+  // the certificate of the check's sslCheckDomain (src/runner/certificate.ts), when it names one
+  sslDaysRemaining: z.number().int().min(-1_000_000).max(1_000_000).nullable().optional(),
+  sslCheck: z.object({
+    domain: z.string().max(253),
+    daysRemaining: z.number().int().min(-1_000_000).max(1_000_000).nullable(),
+    error: z.string().max(2000).nullable(),
+  }).optional(),
 })
 
 const resultBody = z.object({
