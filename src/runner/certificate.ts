@@ -72,7 +72,8 @@ export function checkDomainCertificate(domain: string, options: RunOptions = {})
     } catch (error) {
       return done(null, reason(domain, port, error as NodeJS.ErrnoException))
     }
-    socket.once('error', (error: NodeJS.ErrnoException) => done(null, reason(domain, port, error)))
+    // kept for the socket's life: an error after the first must not go unhandled
+    socket.on('error', (error: NodeJS.ErrnoException) => done(null, reason(domain, port, error)))
     socket.once('secureConnect', () => {
       const tls = socket as TLSSocket
       const refused = connectedRefusal(policy, domain, tls)

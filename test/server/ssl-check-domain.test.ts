@@ -142,5 +142,13 @@ describe('sslCheckDomain from an agent', () => {
     expect((await call('POST', `/v1/agent/runs/${run.runId}/result`, { result })).status).toBe(204)
     expect((await call('GET', `/v1/check-statuses/${check.json.id}`)).json.sslDaysRemaining).toBe(5)
     expect(await kinds(call, check.json.id)).toEqual(['ALERT_SSL'])
+    // the certificate of another domain than the check's is dropped, as any field a runner does not make
+    const again = await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [check.json.id] } })
+    expect(again.status, again.text).toBe(201)
+    const [next] = (await call('POST', '/v1/agent/claim', { agentId: 'agent-1', locations: ['eu-west-1'], leaseSeconds: 30 })).json.runs
+    const forged = { ...(await runCheck(next.check, { location: next.location, tlsPort: fiveDays.port })), sslDaysRemaining: 9999, sslCheck: { domain: 'other.example.com', daysRemaining: 9999, error: null } }
+    expect((await call('POST', `/v1/agent/runs/${next.runId}/result`, { result: forged })).status).toBe(204)
+    expect((await call('GET', `/v1/check-statuses/${check.json.id}`)).json.sslDaysRemaining).toBeNull()
+    expect(await kinds(call, check.json.id)).toEqual(['ALERT_SSL'])
   })
 })

@@ -43,7 +43,8 @@ function clampTime(text: string, from: number, to: number): { ms: number; text: 
  * them, from the check as stored) and the location. Its start and stop are moved into the
  * claim's window on the server's clock (from the claim to the completion): an agent whose clock
  * is wrong, or that lies, cannot date a result before its run was handed out or in the future,
- * where it would outrank every later run of the check.
+ * where it would outrank every later run of the check. `sslDaysRemaining` and `sslCheck` are
+ * kept only when the stored check names an `sslCheckDomain` and the result says it is that one.
  */
 export function resultOfClaim<R extends StoredResultInput>(
   result: R,
@@ -57,5 +58,12 @@ export function resultOfClaim<R extends StoredResultInput>(
   const out: Record<string, unknown> = { ...result, checkId: row.check_id, runLocation: row.location, startedAt: started.text, stoppedAt: stopped.text }
   if ('name' in result && typeof claim.check?.name === 'string') out.name = claim.check.name
   if ('checkType' in result && typeof claim.check?.checkType === 'string') out.checkType = claim.check.checkType
+  // a certificate of its own only for a check that names an sslCheckDomain, and for that domain
+  const domain = (claim.check as { sslCheckDomain?: unknown } | undefined)?.sslCheckDomain
+  const sslCheck = out.sslCheck as { domain?: unknown } | undefined
+  if (typeof domain !== 'string' || sslCheck?.domain !== domain) {
+    delete out.sslDaysRemaining
+    delete out.sslCheck
+  }
   return out as R
 }
