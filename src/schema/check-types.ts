@@ -47,7 +47,7 @@ export interface CheckTypeEntry {
   statusFilters: readonly string[]
   /** The values of analytics' `groupBy` (none: it is not grouped). */
   groupBy: readonly ('runLocation' | 'statusCode')[]
-  /** Whether `sslDaysRemaining` of its status can be other than null (it talks TLS, or it runs and may name an `sslCheckDomain`). */
+  /** Whether `sslDaysRemaining` of its status can be other than null (it may talk TLS). */
   certificates: boolean
 }
 
@@ -101,7 +101,7 @@ const DNS = {
   agents: true,
   statusFilters: RUN_STATUSES,
   groupBy: ['runLocation'],
-  certificates: true,
+  certificates: false,
 } as const satisfies CheckTypeEntry
 
 const ICMP = {
@@ -132,7 +132,7 @@ const ICMP = {
   agents: true,
   statusFilters: RUN_STATUSES,
   groupBy: ['runLocation'],
-  certificates: true,
+  certificates: false,
 } as const satisfies CheckTypeEntry
 
 const TCP = {
@@ -161,7 +161,7 @@ const TCP = {
   agents: true,
   statusFilters: RUN_STATUSES,
   groupBy: ['runLocation'],
-  certificates: true,
+  certificates: false,
 } as const satisfies CheckTypeEntry
 
 /** A URL check (the reference's URL monitor): a GET measured as an API check's request, with the same metrics. */
