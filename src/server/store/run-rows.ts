@@ -1,4 +1,4 @@
-import type { StoredResultInput } from './index.js'
+import type { CheckResultRecord, StoredResultInput } from './index.js'
 
 /*
  * What both stores share about due runs besides the SQL: a check_runs row, the run id a
@@ -66,4 +66,32 @@ export function resultOfClaim<R extends StoredResultInput>(
     delete out.sslCheck
   }
   return out as R
+}
+
+/**
+ * The record of one result of a run, from its result as the claim vouches for it: the columns
+ * both stores keep; each store gives the id it makes and the details as it keeps them.
+ */
+export function resultRecord(
+  result: StoredResultInput,
+  run: { id: string; row: RunRow; runId: string; resultType: 'FINAL' | 'ATTEMPT'; createdAt: string; details: Record<string, unknown> },
+): CheckResultRecord {
+  return {
+    id: run.id,
+    checkId: run.row.check_id,
+    sessionId: run.row.session_id,
+    runId: run.runId,
+    runLocation: result.runLocation,
+    resultType: run.resultType,
+    status: result.status,
+    hasFailures: result.hasFailures,
+    hasErrors: result.hasErrors,
+    isDegraded: result.isDegraded,
+    responseTime: result.responseTime,
+    startedAt: result.startedAt,
+    stoppedAt: result.stoppedAt,
+    error: result.error,
+    details: run.details,
+    created_at: run.createdAt,
+  }
 }

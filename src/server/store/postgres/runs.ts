@@ -4,7 +4,7 @@ import type {
 } from '../index.js'
 import type { MaintenanceWindow } from '../../../schema/index.js'
 import type { Sql } from './index.js'
-import { parseRunId, resultOfClaim, type RunRow } from '../run-rows.js'
+import { parseRunId, resultOfClaim, resultRecord as recordOfRun, type RunRow } from '../run-rows.js'
 
 /*
  * Due runs are rows of check_runs, shared by every server and agent on the database.
@@ -135,25 +135,8 @@ interface ResultOfRun {
 function resultOfRun({ row, runId, now, createdAt, check }: ResultOfRun, sent: StoredResultInput, resultType: 'FINAL' | 'ATTEMPT'): ResultToWrite {
   const result = resultOfClaim(sent, { row, now, check })
   const detailsText = JSON.stringify({ ...result, resultType })
-  return {
-    id: randomUUID(),
-    checkId: row.check_id,
-    sessionId: row.session_id,
-    runId,
-    runLocation: result.runLocation,
-    resultType,
-    status: result.status,
-    hasFailures: result.hasFailures,
-    hasErrors: result.hasErrors,
-    isDegraded: result.isDegraded,
-    responseTime: result.responseTime,
-    startedAt: result.startedAt,
-    stoppedAt: result.stoppedAt,
-    error: result.error,
-    details: JSON.parse(detailsText) as Record<string, unknown>,
-    created_at: createdAt,
-    detailsText,
-  }
+  const details = JSON.parse(detailsText) as Record<string, unknown>
+  return { ...recordOfRun(result, { id: randomUUID(), row, runId, resultType, createdAt, details }), detailsText }
 }
 
 /** The results of a run, oldest first: the attempts, then the FINAL result (one statement, in this order). */

@@ -6,7 +6,7 @@ import type {
 } from '../index.js'
 import type { MaintenanceWindow } from '../../../schema/index.js'
 import type { Exec } from './index.js'
-import { parseRunId, resultOfClaim, type RunRow } from '../run-rows.js'
+import { parseRunId, resultOfClaim, resultRecord as recordOfRun, type RunRow } from '../run-rows.js'
 
 /*
  * Due runs are rows of check_runs. A claim is one UPDATE … WHERE (due, lease free) … RETURNING
@@ -255,24 +255,7 @@ function resultWriter(db: Db): (run: ResultOfRun, sent: StoredResultInput, resul
   return ({ row, runId, now, createdAt, check }, sent, resultType) => {
     const result = resultOfClaim(sent, { row, now, check })
     const full = { ...result, resultType }
-    const record: CheckResultRecord = {
-      id: timeOrderedId(now),
-      checkId: row.check_id,
-      sessionId: row.session_id,
-      runId,
-      runLocation: result.runLocation,
-      resultType,
-      status: result.status,
-      hasFailures: result.hasFailures,
-      hasErrors: result.hasErrors,
-      isDegraded: result.isDegraded,
-      responseTime: result.responseTime,
-      startedAt: result.startedAt,
-      stoppedAt: result.stoppedAt,
-      error: result.error,
-      details: full,
-      created_at: createdAt,
-    }
+    const record = recordOfRun(result, { id: timeOrderedId(now), row, runId, resultType, createdAt, details: full })
     const details = leanDetails(full, {
       checkId: record.checkId, runLocation: record.runLocation, resultType, startedAt: record.startedAt, stoppedAt: record.stoppedAt,
       responseTime: record.responseTime, hasFailures: record.hasFailures, hasErrors: record.hasErrors, isDegraded: record.isDegraded,
