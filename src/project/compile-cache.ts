@@ -8,19 +8,25 @@
  * transpile cache. Everything they import still goes through jiti, and the module is left in
  * jiti's module cache for jiti to hand back with its usual interop.
  *
- * An entry is one file per check file (`<dir>-<name>.<path hash>.v8`): a header line with the
- * key (a hash of the exact code compiled and of Node's version and architecture), the data's
- * own hash and its length, then V8's data. An entry is used only when all three match: V8 checks
+ * An entry is one file per check file and Node.js (`<dir>-<name>.<path hash>.<node hash>.v8`,
+ * the node hash covering Node's version, its architecture and V8's cache tag, which changes
+ * with the V8 flags that change compiled code): a checkout used by two Node.js versions, or
+ * with and without such flags (a `NODE_OPTIONS` in CI), keeps an entry for each instead of
+ * replacing one by the other at every command. At most `VARIANTS` entries are kept per file,
+ * the oldest written removed first. An entry starts with a header line with the key (a hash of
+ * the exact code compiled and of the node hash), the data's own hash and its length, then V8's
+ * data. An entry is used only when all three match: V8 checks
  * a cache against the source's length, not its content, and aborts the process on some
  * corrupt data, so a stale, truncated or corrupt entry must never reach it. Entries are written
  * to a temporary file and renamed into place, so two commands writing at once leave one whole
  * entry; any error reading or writing one only costs the compile it would have saved.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { chmodSync, lstatSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs'
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
 import Module, { createRequire } from 'node:module'
 import { tmpdir, userInfo } from 'node:os'
 import path from 'node:path'
+import { cachedDataVersionTag } from 'node:v8'
 import vm from 'node:vm'
 import type { Jiti } from 'jiti'
 
@@ -55,6 +61,10 @@ function note(event: CodeCacheEvent, file: string): void {
 }
 
 const FORMAT = 'monitors-code-cache-1'
+/** Entries kept per check file: one per Node.js (version, V8 flags) that loaded it lately. */
+const VARIANTS = 4
+/** This Node.js, as far as V8's compiled code depends on it. */
+const NODE_KEY = sha256(`${process.version}\0${process.arch}\0${cachedDataVersionTag()}`).slice(0, 8)
 /** The comment jiti ends an entry of its transpile cache with: the code is the same without it. */
 const JITI_CACHE_MARK = /^ \/\* v\d+-[0-9a-f]+ \*\/\n$/
 /** Files jiti always transpiles, and evaluates in its CommonJS wrapper (its `evalModule`). */
@@ -89,7 +99,7 @@ export async function importCompiled(jiti: Jiti, file: string, scope?: RunningSc
   const code = mark >= 0 && JITI_CACHE_MARK.test(transpiled.slice(mark)) ? transpiled.slice(0, mark) : transpiled
   const wrapper = `(async function (exports, require, module, __filename, __dirname, jitiImport, jitiESMResolve) { ${code}\n});`
   const entry = path.join(dir, entryName(file))
-  const key = sha256(`${process.version}\0${process.arch}\0${wrapper}`)
+  const key = sha256(`${NODE_KEY}\0${wrapper}`)
   const cached = readEntry(entry, key)
   let script: vm.Script
   try {
@@ -103,7 +113,7 @@ export async function importCompiled(jiti: Jiti, file: string, scope?: RunningSc
     await evaluate(jiti, file, script, scope)
   } finally {
     // after running, so functions compiled lazily are in the entry too; a file that throws is kept as well
-    if (event !== 'hit') store(entry, key, script, file)
+    if (event !== 'hit') store(entry, key, script, file, event === 'miss')
   }
   return jiti.import(file) // now in jiti's module cache: jiti applies its default-export interop
 }
@@ -176,8 +186,28 @@ async function evaluate(jiti: Jiti, file: string, script: vm.Script, scope?: Run
   }
 }
 
+/** The start of every entry name of `file`, whichever Node.js wrote it. */
+function entryPrefix(file: string): string {
+  return `${path.basename(path.dirname(file))}-${path.basename(file)}.${sha256(file).slice(0, 8)}.`
+}
+
 function entryName(file: string): string {
-  return `${path.basename(path.dirname(file))}-${path.basename(file)}.${sha256(file).slice(0, 8)}.v8`
+  return `${entryPrefix(file)}${NODE_KEY}.v8`
+}
+
+/** Removes the oldest written entries of `file` beyond VARIANTS (other Node.js versions or flags); never throws. */
+function pruneVariants(entry: string, file: string): void {
+  try {
+    const dir = path.dirname(entry)
+    const prefix = entryPrefix(file)
+    const variants = readdirSync(dir)
+      .filter((name) => name.startsWith(prefix) && name.endsWith('.v8'))
+      .map((name) => ({ name, written: statSync(path.join(dir, name)).mtimeMs }))
+      .sort((a, b) => b.written - a.written)
+    for (const { name } of variants.slice(VARIANTS)) unlinkSync(path.join(dir, name))
+  } catch {
+    // another command pruned at once, or the folder went away: nothing is lost but space
+  }
 }
 
 /** The entry's V8 data when it is whole and for this code, else why not. */
@@ -199,13 +229,14 @@ function readEntry(entry: string, key: string): Buffer | 'miss' | 'stale' | 'inv
 }
 
 /** Writes a new entry whole (a temporary file renamed into place); never throws. */
-function store(entry: string, key: string, script: vm.Script, file: string): void {
+function store(entry: string, key: string, script: vm.Script, file: string, added: boolean): void {
   const temporary = `${entry}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`
   try {
     const data = script.createCachedData()
     writeFileSync(temporary, Buffer.concat([Buffer.from(`${FORMAT} ${key} ${sha256(data)} ${data.length}\n`, 'latin1'), data]))
     renameSync(temporary, entry)
     note('stored', file)
+    if (added) pruneVariants(entry, file)
   } catch {
     try {
       unlinkSync(temporary)

@@ -100,14 +100,49 @@ describe('V8 code cache', () => {
     expect(events(await validate(dir))).toEqual(['hit monitoring.config.ts', 'hit shop.check.ts'])
   })
 
-  it('replaces an entry V8 refuses: one made by a Node.js run with other V8 flags', async () => {
+  it('keeps an entry per set of V8 flags: commands alternating them both run stored code', async () => {
     const dir = makeProject({ 'shop.check.ts': check('') })
-    const plain = await validate(dir, { NODE_OPTIONS: '' })
-    const flagged = await validate(dir, { NODE_OPTIONS: '--max-old-space-size=1000' })
-    expect(flagged.code, flagged.output).toBe(0)
-    expect(shown(flagged)).toBe(shown(plain))
-    expect(events(flagged)).toEqual(['rejected monitoring.config.ts', 'stored monitoring.config.ts', 'rejected shop.check.ts', 'stored shop.check.ts'])
-    expect(events(await validate(dir, { NODE_OPTIONS: '--max-old-space-size=1000' }))).toEqual(['hit monitoring.config.ts', 'hit shop.check.ts'])
+    const plain = { NODE_OPTIONS: '' }
+    const flagged = { NODE_OPTIONS: '--max-old-space-size=1000' }
+    const first = await validate(dir, plain)
+    expect(first.code, first.output).toBe(0)
+    const second = await validate(dir, flagged)
+    expect(second.code, second.output).toBe(0)
+    expect(shown(second)).toBe(shown(first))
+    // a Node.js with other flags has entries of its own: it neither uses nor replaces the first ones
+    expect(events(second)).toEqual(['miss monitoring.config.ts', 'stored monitoring.config.ts', 'miss shop.check.ts', 'stored shop.check.ts'])
+    for (let round = 0; round < 2; round++) {
+      expect(events(await validate(dir, plain))).toEqual(['hit monitoring.config.ts', 'hit shop.check.ts'])
+      expect(events(await validate(dir, flagged))).toEqual(['hit monitoring.config.ts', 'hit shop.check.ts'])
+    }
+    expect(readdirSync(cacheDir(dir)).filter((name) => name.includes('-shop.check.ts.') && name.endsWith('.v8'))).toHaveLength(2)
+  })
+
+  it('keeps at most four entries per file, removing the oldest written', async () => {
+    const dir = makeProject({ 'shop.check.ts': check('') })
+    const flags = ['', '--max-old-space-size=1000', '--max-old-space-size=2000', '--max-old-space-size=3000', '--max-old-space-size=4000']
+    for (const flag of flags) expect((await validate(dir, { NODE_OPTIONS: flag })).code).toBe(0)
+    expect(readdirSync(cacheDir(dir)).filter((name) => name.includes('-shop.check.ts.') && name.endsWith('.v8'))).toHaveLength(4)
+    // the newest are kept: the last flags still hit, the first ones compile again
+    expect(events(await validate(dir, { NODE_OPTIONS: '--max-old-space-size=4000' }))).toEqual(['hit monitoring.config.ts', 'hit shop.check.ts'])
+    expect(events(await validate(dir, { NODE_OPTIONS: '' }))).toContain('miss shop.check.ts')
+  })
+
+  it('replaces an entry V8 refuses: V8 data another Node.js made, under this one\'s key', async () => {
+    const dir = makeProject({ 'shop.check.ts': check('') })
+    expect((await validate(dir, { NODE_OPTIONS: '' })).code).toBe(0)
+    const ownEntry = entryOf(dir, 'shop.check.ts')
+    expect((await validate(dir, { NODE_OPTIONS: '--max-old-space-size=1000' })).code).toBe(0)
+    const other = readdirSync(cacheDir(dir)).find((name) => name.includes('-shop.check.ts.') && name.endsWith('.v8') && join(cacheDir(dir), name) !== ownEntry)!
+    const otherBytes = readFileSync(join(cacheDir(dir), other))
+    const own = readFileSync(ownEntry)
+    const [format, key] = own.subarray(0, own.indexOf(10)).toString('latin1').split(' ')
+    const [, , dataHash, length] = otherBytes.subarray(0, otherBytes.indexOf(10)).toString('latin1').split(' ')
+    writeFileSync(ownEntry, Buffer.concat([Buffer.from(`${format} ${key} ${dataHash} ${length}\n`, 'latin1'), otherBytes.subarray(otherBytes.indexOf(10) + 1)]))
+    const refused = await validate(dir, { NODE_OPTIONS: '' })
+    expect(refused.code, refused.output).toBe(0)
+    expect(events(refused)).toEqual(['hit monitoring.config.ts', 'rejected shop.check.ts', 'stored shop.check.ts'])
+    expect(events(await validate(dir, { NODE_OPTIONS: '' }))).toEqual(['hit monitoring.config.ts', 'hit shop.check.ts'])
   })
 
   it('goes on when an entry cannot be written, or there is no cache folder at all', async () => {
