@@ -78,9 +78,11 @@ function loadScript() {
   const script = new (builtin('node:vm').Script)(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
     filename,
     cachedData,
-    // the bundle imports nothing dynamically today; should it, Node's own loader answers
-    importModuleDynamically: builtin('node:vm').constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   })
+  // A script made from cached data loses its dynamic-import callback on Node 20, so the bundle
+  // imports files outside it (a runtime's Playwright) through this function, compiled by Node's
+  // own loader (src/runner/script/native-import.ts)
+  globalThis[Symbol.for('monitors.nativeImport')] = (specifier) => import(specifier)
   const used = cachedData !== undefined && !script.cachedDataRejected
   if (cachedData !== undefined) debug(used ? `code cache: used ${file}` : `code cache: rejected by V8, replaced after this run: ${file}`)
   const module = { exports: {} }

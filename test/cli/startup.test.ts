@@ -1,6 +1,7 @@
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 import { makeProject, monitorsProcess, repo, STACK_LINE, writeFiles } from '../helpers/cli.js'
 
@@ -190,6 +191,34 @@ describe('the CLI code cache', () => {
       expect(validate.code).toBe(0)
       expect(packages(validate.stderr)).toContain('jiti')
       for (const heavy of ['undici', 'fastify', 'better-sqlite3', 'pg']) expect(packages(validate.stderr)).not.toContain(heavy)
+    }
+  })
+
+  it("imports files outside the bundle only through the bin's own import(), which a cached script lacks", async () => {
+    // Node 20 drops a vm.Script's dynamic-import callback when it is built from cached data:
+    // an import() compiled into the bundle fails from a command's second run on
+    const source = readFileSync(join(repo, 'dist/cli/main.cjs'), 'utf8')
+    const file = ts.createSourceFile('main.cjs', source, ts.ScriptTarget.Latest, true, ts.ScriptKind.JS)
+    const imports: string[] = []
+    const visit = (node: ts.Node): void => {
+      if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+        let fn: ts.Node | undefined = node.parent
+        while (fn && !ts.isFunctionDeclaration(fn)) fn = fn.parent
+        imports.push(fn && ts.isFunctionDeclaration(fn) ? (fn.name?.text ?? '(anonymous)') : '(top level)')
+      }
+      ts.forEachChild(node, visit)
+    }
+    visit(file)
+    expect(imports.filter((name) => name !== 'nativeImport')).toEqual([])
+    // and the bin hands its import() to the bundle on every run, cache or not
+    const dir = freshDir()
+    const probe = join(dir, 'probe.cjs')
+    writeFileSync(probe, `process.on('exit', () => process.stderr.write('host import: ' + typeof globalThis[Symbol.for('monitors.nativeImport')] + '\\n'))\n`)
+    for (let i = 0; i < 2; i++) {
+      const result = await monitorsProcess(repo, ['--help'], { MONITORS_DEBUG: '1', MONITORS_CODE_CACHE_DIR: dir, NODE_OPTIONS: `--require ${probe}` })
+      expect(result.code).toBe(0)
+      expect(result.stderr).toContain('host import: function')
+      if (i === 1) expect(result.stderr).toContain('code cache: used')
     }
   })
 

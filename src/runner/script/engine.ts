@@ -18,6 +18,7 @@ import { judge } from '../outcome.js'
 import type { AttemptOutcome } from '../types.js'
 import { adoptScratchImages, finishArtifacts, formatBytes } from './artifacts.js'
 import { buildRunBundle } from './build.js'
+import { nativeImport } from './native-import.js'
 import type { HarnessConfig, HarnessMessage } from './protocol.js'
 import { startProxy, type BrowserProxy } from './proxy.js'
 import { defaultRuntimeCache, resolveInRuntime, runtimeState } from './runtimes.js'
@@ -95,7 +96,7 @@ interface BrowserHandle {
 async function launchBrowser(runtimeDir: string, chromiumPath: string, home: string, runDir: string, timeoutMs: number): Promise<BrowserHandle> {
   const entry = resolveInRuntime(runtimeDir, 'playwright-core')
   if (!entry) throw new Error(`the runtime in ${runtimeDir} has no playwright-core: prepare it again`)
-  const mod = (await import(pathToFileURL(entry).href)) as { chromium?: unknown; default?: { chromium?: unknown } }
+  const mod = (await nativeImport(pathToFileURL(entry).href)) as { chromium?: unknown; default?: { chromium?: unknown } }
   const chromium = (mod.chromium ?? mod.default?.chromium) as {
     launchServer(options: Record<string, unknown>): Promise<{ wsEndpoint(): string; process(): { pid?: number }; kill(): Promise<void>; close(): Promise<void> }>
   }
