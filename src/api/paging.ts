@@ -15,11 +15,21 @@ export async function listAllByPage<T>(
   path: string,
   options: { query?: Query; idOf?: (item: T) => string; parallel?: number } = {},
 ): Promise<T[]> {
-  const fetchPage = async (page: number) => {
-    const response = await client.get<unknown>(path, { ...options.query, limit: PAGE_LIMIT, page })
-    return { items: asArray<T>(response.body, path), total: totalFromContentRange(response.headers['content-range']) }
+  const fetchPage = async (page: number, after?: string) => {
+    const response = await client.get<unknown>(path, { ...options.query, limit: PAGE_LIMIT, ...(after === undefined ? { page } : { after }) })
+    return { items: asArray<T>(response.body, path), total: totalFromContentRange(response.headers['content-range']), after: nextAfter(response.headers.link) }
   }
   const first = await fetchPage(1)
+  if (first.after !== undefined) {
+    // the server offers keyset paging (Link rel="next" with `after`): each next page costs what the first did
+    const all = [...first.items]
+    for (let after: string | undefined = first.after; after !== undefined; ) {
+      const page = await fetchPage(0, after)
+      all.push(...page.items)
+      after = page.after
+    }
+    return all
+  }
   const all: T[] = []
   const seen = new Set<string>()
   /** Adds a page; false when it brought nothing new (paging ignored). */
@@ -65,6 +75,22 @@ export async function listAllByPage<T>(
     const { items } = await fetchPage(page)
     if (!add(items) || items.length < PAGE_LIMIT) return all
   }
+}
+
+/**
+ * The `after` of a `Link: <...after=...>; rel="next"` header (RFC 8288): the local server's keyset
+ * paging of long lists. Undefined without one (the hosted service, an older server).
+ */
+function nextAfter(link: string | string[] | undefined): string | undefined {
+  for (const value of Array.isArray(link) ? link : link === undefined ? [] : [link]) {
+    for (const part of value.split(/,(?=\s*<)/)) {
+      const match = /^\s*<([^>]*)>\s*;(.*)$/.exec(part)
+      if (!match || !/(^|;)\s*rel="?next"?\s*(;|$)/.test(match[2])) continue
+      const after = new URL(match[1], 'http://link.invalid').searchParams.get('after')
+      if (after) return after
+    }
+  }
+  return undefined
 }
 
 /** Cursor paging (`?limit=&nextId=` answering `{length, entries, nextId}`; nextId null at the end). */

@@ -282,6 +282,8 @@ export type IcmpCheck = z.output<typeof icmpCheckSchema>
 export const checkListQuerySchema = pageQuerySchema.extend({
   checkType: z.enum(CHECK_TYPES).optional(),
   tag: z.union([z.string(), z.array(z.string())]).optional(),
+  /** Keyset paging (an extension of the spec): the checks after the one with this id; `page` is then ignored. */
+  after: z.string().min(1).max(100).optional(),
 })
 
 /** Query of POST/PUT check routes. */

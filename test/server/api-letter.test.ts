@@ -288,7 +288,7 @@ describe('a trigger is bounded', () => {
     const claim = () => bench.store.runs.claim({ owner: 'test', max: 100, leaseMs: 60_000, now: Date.now() + 1000 })
     expect(await claim()).toEqual([])
     const page = await bench.store.checks.list('acc-a', { tags: ['many'], limit: 1, offset: 0 })
-    const one = (JSON.parse(page.json.toString()) as Array<{ id: string }>)[0].id
+    const one = (JSON.parse(page!.json.toString()) as Array<{ id: string }>)[0].id
     const fine = await bench.call('POST', '/v1/check-sessions/trigger', { target: { checkId: [one] } })
     expect(fine.status).toBe(201)
     expect(fine.json.sessions).toHaveLength(1)

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { alertChannelSchema, alertChannelSubscriptionBodySchema, blankAlertChannelSecrets } from '../../schema/index.js'
 import { badRequest, notFound, parseOr400 } from '../errors.js'
-import type { AlertChannelRecord, Repositories, Store } from '../store/index.js'
+import { eachCheck, type AlertChannelRecord, type Repositories, type Store } from '../store/index.js'
 import { contentRange, optionalPage } from './util.js'
 
 /*
@@ -29,21 +29,16 @@ interface Subscription { checkId: string; groupId: null; activated: boolean }
 /** The subscriptions of every channel of the account, read from its checks (by channel id). */
 async function subscriptionsOf(store: Pick<Repositories, 'checks'>, account: string): Promise<Map<number, Subscription[]>> {
   const out = new Map<number, Subscription[]>()
-  const limit = 1000
-  for (let offset = 0; ; offset += limit) {
-    const page = await store.checks.list(account, { limit, offset })
-    const checks = JSON.parse(page.json.toString()) as Array<{ id: string; alertChannelSubscriptions?: unknown }>
-    for (const check of checks) {
-      if (!Array.isArray(check.alertChannelSubscriptions)) continue
-      for (const s of check.alertChannelSubscriptions as Array<{ alertChannelId?: unknown; activated?: unknown }>) {
-        if (typeof s?.alertChannelId !== 'number') continue
-        const list = out.get(s.alertChannelId) ?? []
-        if (!list.some((x) => x.checkId === check.id)) list.push({ checkId: check.id, groupId: null, activated: s.activated !== false })
-        out.set(s.alertChannelId, list)
-      }
+  for await (const check of eachCheck<{ id: string; alertChannelSubscriptions?: unknown }>(store.checks, account)) {
+    if (!Array.isArray(check.alertChannelSubscriptions)) continue
+    for (const s of check.alertChannelSubscriptions as Array<{ alertChannelId?: unknown; activated?: unknown }>) {
+      if (typeof s?.alertChannelId !== 'number') continue
+      const list = out.get(s.alertChannelId) ?? []
+      if (!list.some((x) => x.checkId === check.id)) list.push({ checkId: check.id, groupId: null, activated: s.activated !== false })
+      out.set(s.alertChannelId, list)
     }
-    if (page.count < limit || offset + page.count >= page.total) return out
   }
+  return out
 }
 
 function present(record: AlertChannelRecord, subscriptions: Map<number, Subscription[]>) {

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 import { apiCheckSchema, blankCheckSecrets, autoAssignAlertsQuerySchema, checkListQuerySchema, dnsCheckSchema, heartbeatCheckSchema, icmpCheckSchema, tcpCheckSchema, urlCheckSchema, type HeartbeatCheck } from '../../schema/index.js'
 import { CHECK_TYPE_TABLE, SERVICE_CHECK_TYPES, type ServiceCheckType } from '../../schema/check-types.js'
-import { notFound, parseOr400 } from '../errors.js'
+import { badRequest, notFound, parseOr400 } from '../errors.js'
 import type { Store } from '../store/index.js'
 import { serviceReferences, writeWithReferences } from './references.js'
-import { contentRange, sendJson } from './util.js'
+import { contentRange, nextLink, sendJson, sendListPage } from './util.js'
 import { createHeartbeatCheck, replaceHeartbeatCheck } from './heartbeats.js'
 
 /*
@@ -34,10 +34,12 @@ export function checkRoutes(app: FastifyInstance, store: Store): void {
   app.get('/v1/checks', async (request, reply) => {
     const query = parseOr400(checkListQuerySchema, request.query, 'query')
     const tags = query.tag === undefined ? undefined : Array.isArray(query.tag) ? query.tag : [query.tag]
-    const offset = (query.page - 1) * query.limit
-    const page = await store.checks.list(request.accountId, { checkType: query.checkType, tags, limit: query.limit, offset })
-    reply.header('content-range', contentRange(offset, page.count, page.total))
-    return sendJson(reply, 200, withoutSecrets(page.json))
+    const offset = query.after === undefined ? (query.page - 1) * query.limit : 0
+    const page = await store.checks.list(request.accountId, { checkType: query.checkType, tags, limit: query.limit, offset, after: query.after })
+    if (!page) throw badRequest('query', [{ path: 'after', message: `no check ${query.after} in this account (deleted while the list was read?): read the list again from its first page` }])
+    if (page.total !== undefined) reply.header('content-range', contentRange(offset, page.count, page.total))
+    nextLink(request, reply, page.lastId, page.more)
+    return sendListPage(request, reply, withoutSecrets(page.json), page as { etag?: string })
   })
 
   app.get<{ Params: { id: string } }>('/v1/checks/:id', async (request, reply) => {

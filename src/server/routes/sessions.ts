@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { pageQuerySchema, queryNumber } from '../../schema/index.js'
 import { isRunnableCheckType, RUNNABLE_CHECK_TYPES, typesInProse } from '../../schema/check-types.js'
 import { HttpError, badRequest, notFound, parseOr400 } from '../errors.js'
-import type { CheckResultRecord, SessionRecord, Store } from '../store/index.js'
+import { eachCheck, type CheckResultRecord, type SessionRecord, type Store } from '../store/index.js'
 import { checkLocations } from '../scheduler/due.js'
 import type { RunServices } from '../scheduler/runs.js'
 import { contentRange } from './util.js'
@@ -174,22 +174,16 @@ async function checksMatching(store: Store, account: string, target: TriggerTarg
   const matchTags = target.matchTags ?? []
   const everything = (target.checkId ?? []).length === 0 && tags.length === 0 && matchTags.length === 0
   if (tags.length === 0 && matchTags.length === 0 && !everything) return
-  const PAGE = 1000
   // matchTags can ask for checks without a tag: then every check is read (1,000 at a time)
   const byTag = matchTags.length === 0 && tags.length > 0
   const wanted = new Set(tags)
-  for (let offset = 0; ; offset += PAGE) {
-    const page = await store.checks.list(account, { tags: byTag ? tags : undefined, limit: PAGE, offset })
-    const items = JSON.parse(page.json.toString()) as Array<TriggeredCheck & { tags?: string[] }>
-    for (const check of items) {
-      if (!isRunnableCheckType(check.checkType)) continue
-      const matched = everything ? check.activated !== false
-        : (check.tags ?? []).some((t) => wanted.has(t)) || (matchTags.length > 0 && matchesTags(check.tags, matchTags))
-      if (!matched) continue
-      checks.set(check.id, check)
-      if (checks.size > MAX_TRIGGERED_CHECKS) throw tooManyChecks(everything ? ` (every activated ${RUNNABLE_NAMES} check of the account)` : '')
-    }
-    if (page.count < PAGE) break
+  for await (const check of eachCheck<TriggeredCheck & { tags?: string[] }>(store.checks, account, { tags: byTag ? tags : undefined })) {
+    if (!isRunnableCheckType(check.checkType)) continue
+    const matched = everything ? check.activated !== false
+      : (check.tags ?? []).some((t) => wanted.has(t)) || (matchTags.length > 0 && matchesTags(check.tags, matchTags))
+    if (!matched) continue
+    checks.set(check.id, check)
+    if (checks.size > MAX_TRIGGERED_CHECKS) throw tooManyChecks(everything ? ` (every activated ${RUNNABLE_NAMES} check of the account)` : '')
   }
 }
 

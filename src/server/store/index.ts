@@ -39,16 +39,41 @@ export interface CheckListQuery {
   tags?: string[]
   limit: number
   offset: number
+  /**
+   * Keyset paging: the checks after this one (its id), in the list's order; `offset` is then
+   * ignored and no total is counted, so a page costs the same wherever it is in the list.
+   */
+  after?: string
 }
 
 /**
  * One page of checks: `json` is the JSON array of the answers (text, or its UTF-8 bytes so
- * that a kept page is not encoded again per answer), `count` its length, `total` all matches.
+ * that a kept page is not encoded again per answer), `count` its length, `total` all matches
+ * (undefined for a keyset page), `lastId` the id of its last check and `more` whether checks
+ * follow it. Null for a keyset page whose `after` names no check of the account.
  */
 export interface CheckPage {
   json: string | Buffer
   count: number
-  total: number
+  total?: number
+  lastId?: string
+  more: boolean
+}
+
+/**
+ * Every check of the account matching `filter`, page after page by keyset (each page costs the
+ * same wherever it is in the list), as parsed answers. A check deleted while it is the page's
+ * last leaves the rest unread: the list as it was is not needed, only a consistent one.
+ */
+export async function* eachCheck<T>(checks: Pick<CheckStore, 'list'>, account: string, filter: Pick<CheckListQuery, 'checkType' | 'tags'> = {}, pageSize = 1000): AsyncGenerator<T> {
+  let after: string | undefined
+  for (;;) {
+    const page = await checks.list(account, { ...filter, limit: pageSize, offset: 0, after })
+    if (!page) return
+    yield* JSON.parse(page.json.toString()) as T[]
+    if (!page.more || page.lastId === undefined) return
+    after = page.lastId
+  }
 }
 
 /** An offset page; without `limit`, everything from `offset`. */
@@ -160,7 +185,7 @@ export class UniqueViolation extends Error {
 }
 
 export interface CheckStore {
-  list(account: string, query: CheckListQuery): Promise<CheckPage>
+  list(account: string, query: CheckListQuery): Promise<CheckPage | null>
   get(account: string, id: string): Promise<CheckRecord | undefined>
   create(account: string, type: CheckType, data: CheckData): Promise<CheckRecord>
   /** replaces the body of a check of this type; keeps created_at; undefined when there is none */

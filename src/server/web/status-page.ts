@@ -1,4 +1,4 @@
-import type { IncidentRecord, MaintenanceWindowRecord, ServiceRecord, StatusPageRecord, Store } from '../store/index.js'
+import { eachCheck, type IncidentRecord, type MaintenanceWindowRecord, type ServiceRecord, type StatusPageRecord, type Store } from '../store/index.js'
 import { esc, formatTime, safeUrl } from './html.js'
 import { contrastProblems, cssVariables, themesOf, type ContrastProblem, type Theme } from './theme.js'
 import { windowTimes } from './windows.js'
@@ -137,15 +137,9 @@ async function windowsOfServices(store: Store, account: string, services: Set<st
   const windowTags = [...new Set(windows.flatMap((w) => w.window.tags ?? []))]
   if (windowTags.length === 0 || services.size === 0) return []
   const tagsOfPage = new Set<string>()
-  const PAGE = 1000
-  for (let offset = 0; ; offset += PAGE) {
-    const page = await store.checks.list(account, { tags: windowTags, limit: PAGE, offset })
-    const checks = JSON.parse(page.json.toString()) as Array<{ tags?: string[]; triggerIncident?: { serviceId?: unknown } | null }>
-    for (const check of checks) {
-      const serviceId = check.triggerIncident?.serviceId
-      if (typeof serviceId === 'string' && services.has(serviceId)) for (const tag of check.tags ?? []) tagsOfPage.add(tag)
-    }
-    if (page.count < PAGE) break
+  for await (const check of eachCheck<{ tags?: string[]; triggerIncident?: { serviceId?: unknown } | null }>(store.checks, account, { tags: windowTags })) {
+    const serviceId = check.triggerIncident?.serviceId
+    if (typeof serviceId === 'string' && services.has(serviceId)) for (const tag of check.tags ?? []) tagsOfPage.add(tag)
   }
   return windows.filter((w) => (w.window.tags ?? []).some((tag) => tagsOfPage.has(tag)))
 }

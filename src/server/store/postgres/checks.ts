@@ -14,18 +14,32 @@ export function checkRepository(sql: Sql): CheckStore {
     ON CONFLICT DO NOTHING`
 
   return {
-    list: async (account, query): Promise<CheckPage> => {
+    list: async (account, query): Promise<CheckPage | null> => {
       // a check matches when it carries any of the tags asked for
       const where = `account_id = $1 AND ($4::text IS NULL OR check_type = $4)
         AND ($5::text[] IS NULL OR seq IN (SELECT check_seq FROM check_tags WHERE account_id = $1 AND tag = ANY($5::text[])))`
-      const [row] = await sql.rows<{ total: number; count: number; json: string | null }>(
-        `WITH matching AS (SELECT seq, body FROM checks WHERE ${where}),
-              page AS (SELECT seq, body FROM matching ORDER BY seq LIMIT $2 OFFSET $3)
-         SELECT (SELECT count(*) FROM matching) AS total, (SELECT count(*) FROM page) AS count,
-                (SELECT string_agg(body, ',' ORDER BY seq) FROM page) AS json`,
+      if (query.after !== undefined) {
+        // keyset: from the check named, one row more than asked (whether another page follows); no total
+        const [row] = await sql.rows<{ found: boolean; count: number; json: string | null; last_id: string | null }>(
+          `WITH start AS (SELECT seq FROM checks WHERE id = $3 AND account_id = $1),
+                page AS (SELECT seq, id, body FROM checks WHERE ${where} AND seq > (SELECT seq FROM start) ORDER BY seq LIMIT $2 + 1)
+           SELECT EXISTS (SELECT 1 FROM start) AS found, (SELECT count(*) FROM page)::int AS count,
+                  (SELECT string_agg(body, ',' ORDER BY seq) FROM (SELECT seq, body FROM page ORDER BY seq LIMIT $2) AS shown) AS json,
+                  (SELECT id FROM (SELECT seq, id FROM page ORDER BY seq LIMIT $2) AS shown ORDER BY seq DESC LIMIT 1) AS last_id`,
+          [account, query.limit, query.after, query.checkType ?? null, query.tags ?? null],
+        )
+        if (!row.found) return null
+        const more = row.count > query.limit
+        return { json: Buffer.from(`[${row.json ?? ''}]`), count: more ? query.limit : row.count, lastId: row.last_id ?? undefined, more }
+      }
+      const [row] = await sql.rows<{ total: number; count: number; json: string | null; last_id: string | null }>(
+        `WITH page AS (SELECT seq, id, body FROM checks WHERE ${where} ORDER BY seq LIMIT $2 OFFSET $3)
+         SELECT (SELECT count(*) FROM checks WHERE ${where})::int AS total, (SELECT count(*) FROM page)::int AS count,
+                (SELECT string_agg(body, ',' ORDER BY seq) FROM page) AS json,
+                (SELECT id FROM page ORDER BY seq DESC LIMIT 1) AS last_id`,
         [account, query.limit, query.offset, query.checkType ?? null, query.tags ?? null],
       )
-      return { json: Buffer.from(`[${row.json ?? ''}]`), count: row.count, total: row.total }
+      return { json: Buffer.from(`[${row.json ?? ''}]`), count: row.count, total: row.total, lastId: row.last_id ?? undefined, more: query.offset + row.count < row.total }
     },
     get: async (account, id) => {
       const [row] = await sql.rows<{ check_type: string; body: string }>(`SELECT check_type, body FROM checks WHERE id = $1 AND account_id = $2`, [id, account])

@@ -34,7 +34,8 @@ export function checkRepository(
   const dataVersion = db.prepare(`SELECT data_version FROM pragma_data_version`).pluck()
   const version = () => `${dataVersion.get() as number}:${writes.count}`
 
-  const lists = new Map<string, { page: Statement; count: Statement }>()
+  const seqOf = db.prepare(`SELECT seq FROM checks WHERE id = ? AND account_id = ?`).pluck()
+  const lists = new Map<string, { page: Statement; count: Statement; after: Statement }>()
   function listStatement(byType: boolean, byTag: boolean) {
     const name = `${byType}:${byTag}`
     let statement = lists.get(name)
@@ -46,8 +47,10 @@ export function checkRepository(
         byTag ? 'seq IN (SELECT check_seq FROM check_tags WHERE account_id = @account AND tag IN (SELECT value FROM json_each(@tags)))' : '',
       ].filter(Boolean).join(' AND ')
       statement = {
-        page: db.prepare(`SELECT body FROM checks WHERE ${where} ORDER BY seq LIMIT @limit OFFSET @offset`).pluck(),
+        page: db.prepare(`SELECT id, body FROM checks WHERE ${where} ORDER BY seq LIMIT @limit OFFSET @offset`),
         count: db.prepare(`SELECT count(*) FROM checks WHERE ${where}`).pluck(),
+        // one more row than asked: whether another page follows
+        after: db.prepare(`SELECT id, body FROM checks WHERE ${where} AND seq > @after ORDER BY seq LIMIT @limit + 1`),
       }
       lists.set(name, statement)
     }
@@ -84,15 +87,28 @@ export function checkRepository(
 
   return {
     list: (account, query) => exec(() => {
-      const key = cache ? JSON.stringify([account, query.checkType, query.tags, query.limit, query.offset]) : ''
+      const key = cache ? JSON.stringify([account, query.checkType, query.tags, query.limit, query.offset, query.after]) : ''
       const at = cache ? version() : ''
       const cached = cache?.get(at, key)
       if (cached) return cached
       const statement = listStatement(query.checkType !== undefined, query.tags !== undefined)
       const params = { account, type: query.checkType ?? null, tags: JSON.stringify(query.tags ?? []), limit: query.limit, offset: query.offset }
-      const rows = statement.page.all(params) as string[]
-      const json = Buffer.from(`[${rows.join(',')}]`)
-      const page: CachedPage = { json, count: rows.length, total: statement.count.get(params) as number, bytes: json.length }
+      let rows: { id: string; body: string }[]
+      let total: number | undefined
+      let more: boolean
+      if (query.after !== undefined) {
+        const after = seqOf.get(query.after, account) as number | undefined
+        if (after === undefined) return null
+        rows = statement.after.all({ ...params, after }) as typeof rows
+        more = rows.length > query.limit
+        if (more) rows.pop()
+      } else {
+        rows = statement.page.all(params) as typeof rows
+        total = statement.count.get(params) as number
+        more = query.offset + rows.length < total
+      }
+      const json = Buffer.from(`[${rows.map((row) => row.body).join(',')}]`)
+      const page: CachedPage = { json, count: rows.length, total, lastId: rows.at(-1)?.id, more, bytes: json.length }
       cache?.set(at, key, page)
       return page
     }),

@@ -1,6 +1,6 @@
 import type { Db } from './migrations.js'
 import { openDatabase } from './migrations.js'
-import { StoreUnavailable, type Repositories, type Store } from '../index.js'
+import { StoreUnavailable, type CheckPage, type Repositories, type Store } from '../index.js'
 import { checkRepository } from './checks.js'
 import { keyRepository, webSessionRepository } from './keys.js'
 import { alertChannelRepository, incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
@@ -77,7 +77,7 @@ export class SqliteStore implements Store {
 
   constructor(readonly db: Db) {
     const run = this.gate.run
-    const cache = new PageCache<{ bytes: number; json: string; count: number; total: number }>(LIST_CACHE.maxBytes, LIST_CACHE.maxEntryBytes)
+    const cache = new PageCache<CheckPage & { bytes: number }>(LIST_CACHE.maxBytes, LIST_CACHE.maxEntryBytes)
     const checkWrites = { count: 0 }
     this.checks = checkRepository(db, run, cache, { groupCommit: true, writes: checkWrites })
     this.variables = variableRepository(db, run)
