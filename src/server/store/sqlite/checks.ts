@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Db } from './migrations.js'
-import type { CheckData, CheckPage, CheckRecord, CheckStore, CheckType } from '../index.js'
+import type { CheckData, CheckListQuery, CheckPage, CheckRecord, CheckStore, CheckType } from '../index.js'
 import type { Exec } from './index.js'
 import type { PageCache } from './page-cache.js'
 import { groupCommit } from './batch.js'
@@ -34,28 +34,7 @@ export function checkRepository(
   const dataVersion = db.prepare(`SELECT data_version FROM pragma_data_version`).pluck()
   const version = () => `${dataVersion.get() as number}:${writes.count}`
 
-  const seqOf = db.prepare(`SELECT seq FROM checks WHERE id = ? AND account_id = ?`).pluck()
-  const lists = new Map<string, { page: Statement; count: Statement; after: Statement }>()
-  function listStatement(byType: boolean, byTag: boolean) {
-    const name = `${byType}:${byTag}`
-    let statement = lists.get(name)
-    if (!statement) {
-      const where = [
-        'account_id = @account',
-        byType ? 'check_type = @type' : '',
-        // a check matches when it carries any of the tags asked for
-        byTag ? 'seq IN (SELECT check_seq FROM check_tags WHERE account_id = @account AND tag IN (SELECT value FROM json_each(@tags)))' : '',
-      ].filter(Boolean).join(' AND ')
-      statement = {
-        page: db.prepare(`SELECT id, body FROM checks WHERE ${where} ORDER BY seq LIMIT @limit OFFSET @offset`),
-        count: db.prepare(`SELECT count(*) FROM checks WHERE ${where}`).pluck(),
-        // one more row than asked: whether another page follows
-        after: db.prepare(`SELECT id, body FROM checks WHERE ${where} AND seq > @after ORDER BY seq LIMIT @limit + 1`),
-      }
-      lists.set(name, statement)
-    }
-    return statement
-  }
+  const list = checkLister(db, cache, version)
 
   function record(id: string, checkType: string, json: string): CheckRecord {
     return { id, checkType, json }
@@ -86,32 +65,7 @@ export function checkRepository(
   })
 
   return {
-    list: (account, query) => exec(() => {
-      const key = cache ? JSON.stringify([account, query.checkType, query.tags, query.limit, query.offset, query.after]) : ''
-      const at = cache ? version() : ''
-      const cached = cache?.get(at, key)
-      if (cached) return cached
-      const statement = listStatement(query.checkType !== undefined, query.tags !== undefined)
-      const params = { account, type: query.checkType ?? null, tags: JSON.stringify(query.tags ?? []), limit: query.limit, offset: query.offset }
-      let rows: { id: string; body: string }[]
-      let total: number | undefined
-      let more: boolean
-      if (query.after !== undefined) {
-        const after = seqOf.get(query.after, account) as number | undefined
-        if (after === undefined) return null
-        rows = statement.after.all({ ...params, after }) as typeof rows
-        more = rows.length > query.limit
-        if (more) rows.pop()
-      } else {
-        rows = statement.page.all(params) as typeof rows
-        total = statement.count.get(params) as number
-        more = query.offset + rows.length < total
-      }
-      const json = Buffer.from(`[${rows.map((row) => row.body).join(',')}]`)
-      const page: CachedPage = { json, count: rows.length, total, lastId: rows.at(-1)?.id, more, bytes: json.length }
-      cache?.set(at, key, page)
-      return page
-    }),
+    list: (account, query) => exec(() => list(account, query)),
     get: (account, id) => exec(() => {
       const row = byId.get(id, account) as { check_type: string; body: string } | undefined
       return row && record(id, row.check_type, row.body)
@@ -122,5 +76,62 @@ export function checkRepository(
       writes.count++
       return remove.run(id, account).changes > 0
     }),
+  }
+}
+
+/**
+ * The list of checks of an account: a page by offset (with the total) or after a check (keyset,
+ * one row more than asked to tell whether another follows), kept in the cache while the
+ * database's version is the same.
+ */
+function checkLister(db: Db, cache: PageCache<CachedPage> | undefined, version: () => string) {
+  const seqOf = db.prepare(`SELECT seq FROM checks WHERE id = ? AND account_id = ?`).pluck()
+  const lists = new Map<string, { page: Statement; count: Statement; after: Statement }>()
+  function listStatement(byType: boolean, byTag: boolean) {
+    const name = `${byType}:${byTag}`
+    let statement = lists.get(name)
+    if (!statement) {
+      const where = [
+        'account_id = @account',
+        byType ? 'check_type = @type' : '',
+        // a check matches when it carries any of the tags asked for
+        byTag ? 'seq IN (SELECT check_seq FROM check_tags WHERE account_id = @account AND tag IN (SELECT value FROM json_each(@tags)))' : '',
+      ].filter(Boolean).join(' AND ')
+      statement = {
+        page: db.prepare(`SELECT id, body FROM checks WHERE ${where} ORDER BY seq LIMIT @limit OFFSET @offset`),
+        count: db.prepare(`SELECT count(*) FROM checks WHERE ${where}`).pluck(),
+        // one more row than asked: whether another page follows
+        after: db.prepare(`SELECT id, body FROM checks WHERE ${where} AND seq > @after ORDER BY seq LIMIT @limit + 1`),
+      }
+      lists.set(name, statement)
+    }
+    return statement
+  }
+
+  return (account: string, query: CheckListQuery): CachedPage | null => {
+    const key = cache ? JSON.stringify([account, query.checkType, query.tags, query.limit, query.offset, query.after]) : ''
+    const at = cache ? version() : ''
+    const cached = cache?.get(at, key)
+    if (cached) return cached
+    const statement = listStatement(query.checkType !== undefined, query.tags !== undefined)
+    const params = { account, type: query.checkType ?? null, tags: JSON.stringify(query.tags ?? []), limit: query.limit, offset: query.offset }
+    let rows: { id: string; body: string }[]
+    let total: number | undefined
+    let more: boolean
+    if (query.after !== undefined) {
+      const after = seqOf.get(query.after, account) as number | undefined
+      if (after === undefined) return null
+      rows = statement.after.all({ ...params, after }) as typeof rows
+      more = rows.length > query.limit
+      if (more) rows.pop()
+    } else {
+      rows = statement.page.all(params) as typeof rows
+      total = statement.count.get(params) as number
+      more = query.offset + rows.length < total
+    }
+    const json = Buffer.from(`[${rows.map((row) => row.body).join(',')}]`)
+    const page: CachedPage = { json, count: rows.length, total, lastId: rows.at(-1)?.id, more, bytes: json.length }
+    cache?.set(at, key, page)
+    return page
   }
 }
