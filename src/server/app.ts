@@ -48,6 +48,8 @@ export interface AppOptions {
   authFailureLimit?: { max: number; timeWindowMs: number }
   /** the host names the server is reached under (see names.ts); default localhost and this machine's name */
   names?: ServerNames
+  /** email subscriptions to status pages (on when the server sends email): wakes their sender */
+  subscriptions?: { wake(): void }
 }
 
 export const DEFAULT_AUTH_FAILURE_LIMIT = { max: 10, timeWindowMs: 60_000 } as const
@@ -136,7 +138,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   alertChannelRoutes(app, store)
   analyticsRoutes(app, store, runs)
   keyRoutes(app, store)
-  webRoutes(app, store, { now: runs.now, failures, names })
+  webRoutes(app, store, { now: runs.now, failures, names, subscriptions: options.subscriptions })
   probeRoutes(app, store, options.closing ?? new AbortController().signal)
 
   return Object.assign(app, { faultCounts: faults?.counts })

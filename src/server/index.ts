@@ -1,3 +1,4 @@
+import { SubscriberMailer, type SubscriberMailOptions } from './alerts/subscribers.js'
 import { isIP, type AddressInfo } from 'node:net'
 import { buildApp } from './app.js'
 import { openSqliteStore } from './store/sqlite/index.js'
@@ -74,6 +75,8 @@ export interface LocalServerOptions {
    * these settings (SMTP URL, retries); false: never. Default: on when the scheduler is.
    */
   alerts?: AlertDeliveryOptions | false
+  /** the sender of status pages' subscriber emails (on with `alerts` and its SMTP URL): tuning for tests */
+  subscriberMail?: Partial<Omit<SubscriberMailOptions, 'smtpUrl'>>
   /**
    * The private-target policy of this server's own runner and alert deliveries (docs/security.md):
    * `deny` refuses loopback, private, link-local and this machine's own addresses. Default:
@@ -216,10 +219,15 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     const alerts = alertsOn
       ? new AlertDeliveryWorker(store, { retentionMs, privateTargets, allowedTargets, ...(options.alerts || {}) })
       : undefined
+    // status pages' email subscribers: with the alert sender, when it has an SMTP server
+    const smtpUrl = alerts && options.alerts ? options.alerts.smtpUrl : undefined
+    const subscriptions = smtpUrl && options.alerts
+      ? new SubscriberMailer(store, { smtpUrl, smtpFrom: options.alerts.smtpFrom, log: options.alerts.log, ...options.subscriberMail })
+      : undefined
     const services = { now: options.clock ?? Date.now, onFinalResult: finalResultHook(options, alerts) }
     const closing = new AbortController()
     const names = serverNames({ host: options.host, publicUrls: options.publicUrls })
-    const app = await buildApp({ store, rateLimit, authFailureLimit, trustProxy, ipv6s: options.ipv6s, log, faults, runs: services, closing: closing.signal, names })
+    const app = await buildApp({ store, rateLimit, authFailureLimit, trustProxy, ipv6s: options.ipv6s, log, faults, runs: services, closing: closing.signal, names, subscriptions })
     let requests = 0
     app.server.on('request', () => {
       requests++
@@ -234,6 +242,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
       : undefined
     scheduler?.start()
     alerts?.start()
+    subscriptions?.start()
     let closed: Promise<void> | undefined
     return {
       url,
@@ -248,6 +257,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
         closing.abort()
         closed ??= (scheduler ? scheduler.stop() : Promise.resolve())
           .then(() => alerts?.stop())
+          .then(() => subscriptions?.stop())
           .then(() => app.close())
           .then(() => store.close())
         return closed

@@ -3,6 +3,7 @@
  * groups and its alert state (notifications recorded, incidents opened and resolved). The
  * scheduler and the agent routes call `recordResult` once a result is stored.
  */
+import { notifyIncident } from '../alerts/subscribers.js'
 import { randomUUID } from 'node:crypto'
 import type { RunResult } from '../../runner/types.js'
 import type { AlertNotificationKind, CheckRecord, Repositories, Store } from '../store/index.js'
@@ -137,11 +138,10 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
       severity: trigger.severity,
       services: [{ id: trigger.serviceId }],
     })
-    await tx.incidents.addUpdate(account, incident.id, {
-      status: 'INVESTIGATING',
-      description: (trigger.description || `${check.name} is failing: ${result.error ?? 'the check failed'}`).slice(0, 10_000),
-      notifySubscribers: trigger.notifySubscribers ?? false,
-    })
+    const description = (trigger.description || `${check.name} is failing: ${result.error ?? 'the check failed'}`).slice(0, 10_000)
+    await tx.incidents.addUpdate(account, incident.id, { status: 'INVESTIGATING', description, notifySubscribers: trigger.notifySubscribers ?? false })
+    // emailed to the subscribers of the pages showing the service, with the run (same transaction)
+    if (trigger.notifySubscribers) await notifyIncident(tx, account, incident, { status: 'INVESTIGATING', description })
     step.state.incidentId = incident.id
     outcome.openedIncidentId = incident.id
   }
@@ -152,6 +152,10 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
       description: `${check.name} recovered`.slice(0, 10_000),
       notifySubscribers: trigger?.notifySubscribers ?? false,
     })
+    if (trigger?.notifySubscribers) {
+      const incident = await tx.incidents.get(account, step.state.incidentId)
+      if (incident) await notifyIncident(tx, account, incident, { status: 'RESOLVED', description: `${check.name} recovered` })
+    }
     outcome.resolvedIncidentId = step.state.incidentId
     step.state.incidentId = null
   }

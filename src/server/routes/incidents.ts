@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { incidentSchema, incidentUpdateSchema, pageQuerySchema } from '../../schema/index.js'
+import { notifyIncident } from '../alerts/subscribers.js'
 import { notFound, parseOr400 } from '../errors.js'
 import type { IncidentRecord, IncidentUpdateRecord, ServiceRecord, Store } from '../store/index.js'
 import { parseWithReferences, serviceReferences } from './references.js'
-import { contentRange } from './util.js'
+import { contentRange, quietly } from './util.js'
 
 /** Incident and update ids are GUIDs (spec); another shape is a 400 naming the parameter. */
 const guid = z.guid({ message: 'must be a GUID' })
@@ -85,6 +86,13 @@ export function incidentRoutes(app: FastifyInstance, store: Store): void {
       return tx.incidents.addUpdate(request.accountId, incidentId, data)
     })
     if (!update) throw notFound('Incident')
+    // the spec's notifySubscribers: this update is emailed to the subscribers of the pages showing its services
+    if (update.update.notifySubscribers === true) {
+      await quietly(request, async () => {
+        const incident = await store.incidents.get(request.accountId, incidentId)
+        if (incident) await notifyIncident(store, request.accountId, incident, { status: String(update.update.status), description: String(update.update.description ?? '') })
+      })
+    }
     return reply.code(201).send(presentUpdate(update, incidentId))
   })
 

@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { maintenanceWindowSchema } from '../../schema/index.js'
+import { notifyMaintenance } from '../alerts/subscribers.js'
 import { notFound, parseOr400 } from '../errors.js'
 import type { MaintenanceWindowRecord, Store } from '../store/index.js'
-import { contentRange, optionalPage } from './util.js'
+import { contentRange, optionalPage, quietly } from './util.js'
 
 /** The spec types the path id as an integer; anything else is a 400 naming `id`. */
 const idParams = z.object({
@@ -29,7 +30,9 @@ export function maintenanceWindowRoutes(app: FastifyInstance, store: Store): voi
 
   app.post('/v1/maintenance-windows', async (request, reply) => {
     const data = parseOr400(maintenanceWindowSchema, request.body, 'payload')
-    return reply.code(201).send(present(await store.maintenanceWindows.create(request.accountId, data)))
+    const window = await store.maintenanceWindows.create(request.accountId, data)
+    await quietly(request, () => notifyMaintenance(store, request.accountId, window))
+    return reply.code(201).send(present(window))
   })
 
   app.get('/v1/maintenance-windows/:id', async (request) => {

@@ -56,3 +56,16 @@ export function nextLink(request: FastifyRequest, reply: FastifyReply, lastId: s
   url.searchParams.set('after', lastId)
   reply.header('link', `<${url.pathname}${url.search}>; rel="next"`)
 }
+
+/**
+ * Work that follows a write the client's answer does not depend on (queuing subscribers'
+ * emails): awaited, so it is done when the answer leaves, but its failure is logged, never
+ * answered: the write itself succeeded.
+ */
+export async function quietly(request: FastifyRequest, work: () => Promise<unknown>): Promise<void> {
+  try {
+    await work()
+  } catch (error) {
+    request.log.error({ err: error }, 'after the write')
+  }
+}

@@ -152,4 +152,6 @@ export const MIGRATIONS: readonly Migration[] = [
   // SQLite 11, PostgreSQL 12: account-level alert channels (POST /v1/alert-channels); checks
   //    subscribe to them by id in their own alertChannelSubscriptions
   { steps: [{ createTable: 'alert_channels' }] },
+  // status pages' email subscribers and the outbox of their emails
+  { steps: tables('status_page_subscribers', 'status_page_emails') },
 ]

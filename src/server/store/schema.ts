@@ -488,4 +488,47 @@ export const TABLES: Record<string, Table> = {
       web_sessions_expires: { columns: ['expires_at'] },
     },
   },
+
+  // people subscribed by email to a status page (double opt-in: confirmed_at is set by the link
+  // of the confirmation email); the token is the capability of their confirm and unsubscribe
+  // links; base_url the origin they subscribed at (the links of their emails)
+  status_page_subscribers: {
+    columns: {
+      seq: identity,
+      id: idText,
+      account_id: text,
+      page_seq: { type: 'bigint', references: 'status_pages.seq' },
+      email: text, // as given, compared lower case
+      token: { type: 'text', unique: true },
+      base_url: text,
+      confirmed_at: { type: 'bigint', ...nullable },
+      last_sent_at: bigint, // the last confirmation email: another is sent at most every 10 minutes
+      created_at: text,
+    },
+    unique: [['page_seq', 'email']],
+  },
+
+  // the outbox of subscriber emails: confirmations, incidents and maintenance, sent by a
+  // leased loop (subscribers/sender.ts) with retries
+  status_page_emails: {
+    columns: {
+      seq: identity,
+      subscriber_seq: { type: 'bigint', references: 'status_page_subscribers.seq' },
+      kind: text, // CONFIRM, INCIDENT, MAINTENANCE
+      subject: text,
+      body: text,
+      status: text, // PENDING, SENT, FAILED
+      attempts: { type: 'integer', default: 0 },
+      next_attempt_at: { type: 'bigint', ...nullable },
+      lease_owner: { type: 'text', ...nullable },
+      lease_expires_at: { type: 'bigint', ...nullable },
+      error: { type: 'text', ...nullable },
+      created_at: bigint,
+    },
+    indexes: {
+      status_page_emails_due: { columns: ['status', 'next_attempt_at'] },
+      status_page_emails_subscriber: { columns: ['subscriber_seq'] },
+    },
+  },
+
 }

@@ -13,6 +13,7 @@ import {
 import { sendHtml } from './html.js'
 import { COOKIE, WebSessions, readCookie, sameToken, sessionCookie, type WebSession } from './sessions.js'
 import { STATUS_PAGE_CSP, loadStatusPage, renderStatusPage, statusPageSummary } from './status-page.js'
+import { FORM_CSP, subscriptionRoutes } from './subscribers.js'
 import type { ServerNames } from '../names.js'
 
 /*
@@ -44,6 +45,8 @@ export interface WebOptions {
   failures: Limiter
   /** the server's own host names: never answered with a custom-domain page */
   names: ServerNames
+  /** email subscriptions to status pages: on when the server sends email (wakes its sender) */
+  subscriptions?: { wake(): void }
 }
 
 function origin(request: FastifyRequest): string {
@@ -130,6 +133,7 @@ export function webRoutes(app: FastifyInstance, store: Store, options: WebOption
       done(null, Object.fromEntries(new URLSearchParams(body as string)))
     })
     statusPageRoutes(scope, context)
+    subscriptionRoutes(scope, store, { names: options.names, now: options.now, wake: options.subscriptions && (() => options.subscriptions?.wake()) })
     logInRoutes(scope, context)
     dashboardRoutes(scope, context)
   })
@@ -156,7 +160,9 @@ async function servePage(
   }
   const model = await loadStatusPage(context.store, found.account, found.record, context.options.now())
   if (format === 'json') return reply.header('cache-control', 'no-cache').header('access-control-allow-origin', '*').send(statusPageSummary(model, links))
-  return sendHtml(reply, 200, renderStatusPage(model, links.summary), STATUS_PAGE_CSP, { 'cache-control': 'no-cache' })
+  // with email subscriptions, the page's form posts to its own address (also from a custom domain)
+  const subscribe = context.options.subscriptions ? { action: `/status/${encodeURIComponent(found.record.page.url)}/subscribe` } : undefined
+  return sendHtml(reply, 200, renderStatusPage(model, links.summary, subscribe), subscribe ? FORM_CSP : STATUS_PAGE_CSP, { 'cache-control': 'no-cache' })
 }
 
 /** /status/{url}, its summary.json, and the summary of the page of a custom domain (its HTML is at /, see logInRoutes). */

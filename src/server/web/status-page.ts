@@ -133,7 +133,7 @@ export async function loadStatusPage(store: Store, account: string, record: Stat
  * names it, and a window applies to the checks carrying one of its tags (as the scheduler reads
  * it). A window of other checks of the account is not the page's business.
  */
-async function windowsOfServices(store: Store, account: string, services: Set<string>, windows: MaintenanceWindowRecord[]): Promise<MaintenanceWindowRecord[]> {
+export async function windowsOfServices(store: Pick<Store, 'checks'>, account: string, services: Set<string>, windows: MaintenanceWindowRecord[]): Promise<MaintenanceWindowRecord[]> {
   const windowTags = [...new Set(windows.flatMap((w) => w.window.tags ?? []))]
   if (windowTags.length === 0 || services.size === 0) return []
   const tagsOfPage = new Set<string>()
@@ -218,7 +218,7 @@ footer .wrap{display:flex;flex-wrap:wrap;gap:1rem;align-items:center;justify-con
 p,li,h1,h2,h3{overflow-wrap:anywhere}
 `
 
-export function renderStatusPage(model: StatusPageModel, summaryHref: string): string {
+export function renderStatusPage(model: StatusPageModel, summaryHref: string, subscribe?: { action: string }): string {
   const section = (id: string, title: string, body: string) => `<section aria-labelledby="${id}"><h2 id="${id}">${esc(title)}</h2>${body}</section>`
   const windowItem = (w: { name: string; startsAt: string; endsAt: string }) =>
     `<li><span>${esc(w.name)}</span><span class="muted"><time datetime="${esc(w.startsAt)}">${esc(formatTime(w.startsAt))}</time> – <time datetime="${esc(w.endsAt)}">${esc(formatTime(w.endsAt))}</time></span></li>`
@@ -257,6 +257,7 @@ ${i.updates.length ? `<ol class="updates" reversed>${i.updates.map((u) => `<li><
 ${section('services', 'Services', cards || '<p class="muted">No services.</p>')}
 ${section('maintenance', 'Maintenance', maintenance)}
 ${section('history', 'Incident history', incidents)}
+${subscribe ? section('subscribe', 'Get updates by email', `<form class="subscribe" method="post" action="${esc(subscribe.action)}"><p><label for="subscribe-email">Email address</label> <input id="subscribe-email" name="email" type="email" required autocomplete="email"> <button class="button" type="submit">Subscribe</button></p><p class="muted">An email with a confirmation link comes first; every email has a link to unsubscribe.</p></form>`) : ''}
 </div></main>
 <footer><div class="wrap"><span class="muted">Updated <time datetime="${esc(model.generatedAt)}">${esc(formatTime(model.generatedAt))}</time></span><a class="button" href="${esc(summaryHref)}">JSON summary</a></div></footer>
 </body>

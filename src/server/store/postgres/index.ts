@@ -4,6 +4,7 @@ import { UserError } from '../../../errors.js'
 import { TYPES, migrate, redactUrl } from './migrations.js'
 import { checkRepository } from './checks.js'
 import { keyRepository, webSessionRepository } from './keys.js'
+import { subscriberRepository } from './subscribers.js'
 import { alertChannelRepository, incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
 import { alertRepository, checkStatusRepository, errorGroupRepository } from './results.js'
 import { heartbeatRepository } from './heartbeats.js'
@@ -134,6 +135,7 @@ function repositories(sql: Sql): Repositories {
     incidents: incidentRepository(sql),
     keys: keyRepository(sql),
     webSessions: webSessionRepository(sql),
+    subscribers: subscriberRepository(sql),
     checkStatuses: checkStatusRepository(sql),
     errorGroups: errorGroupRepository(sql),
     alerts: alertRepository(sql),
@@ -164,6 +166,7 @@ export class PostgresStore implements Store {
   readonly incidents
   readonly keys
   readonly webSessions
+  readonly subscribers
   readonly checkStatuses
   readonly errorGroups
   readonly alerts
@@ -191,6 +194,7 @@ export class PostgresStore implements Store {
     this.incidents = repos.incidents
     this.keys = repos.keys
     this.webSessions = repos.webSessions
+    this.subscribers = repos.subscribers
     this.checkStatuses = repos.checkStatuses
     this.errorGroups = repos.errorGroups
     this.alerts = repos.alerts

@@ -3,6 +3,7 @@ import { openDatabase } from './migrations.js'
 import { StoreUnavailable, type CheckPage, type Repositories, type Store } from '../index.js'
 import { checkRepository } from './checks.js'
 import { keyRepository, webSessionRepository } from './keys.js'
+import { subscriberRepository } from './subscribers.js'
 import { alertChannelRepository, incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
 import { PageCache } from './page-cache.js'
 import { alertRepository, checkStatusRepository, errorGroupRepository } from './results.js'
@@ -61,6 +62,7 @@ export class SqliteStore implements Store {
   readonly incidents
   readonly keys
   readonly webSessions
+  readonly subscribers
   readonly checkStatuses
   readonly errorGroups
   readonly alerts
@@ -88,6 +90,7 @@ export class SqliteStore implements Store {
     this.incidents = incidentRepository(db, run)
     this.keys = keyRepository(db, run)
     this.webSessions = webSessionRepository(db, run)
+    this.subscribers = subscriberRepository(db, run)
     this.checkStatuses = checkStatusRepository(db, run)
     this.errorGroups = errorGroupRepository(db, run)
     this.alerts = alertRepository(db, run)
@@ -110,6 +113,7 @@ export class SqliteStore implements Store {
       incidents: incidentRepository(db, direct),
       keys: keyRepository(db, direct),
       webSessions: webSessionRepository(db, direct),
+      subscribers: subscriberRepository(db, direct),
       checkStatuses: checkStatusRepository(db, direct),
       errorGroups: errorGroupRepository(db, direct),
       alerts: alertRepository(db, direct),
