@@ -19,6 +19,8 @@ import type { WebSession } from './sessions.js'
 export const DASHBOARD_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
 export interface ApiAnswer {
+  /** the answer's `Link` header (a list's next page, by keyset) */
+  link?: string
   status: number
   json: any
   text: string
@@ -61,7 +63,8 @@ export function apiFor(app: FastifyInstance, session: WebSession): Api {
     } catch {
       json = undefined
     }
-    return { status: answer.statusCode, json, text: answer.body }
+    const link = answer.headers.link
+    return { status: answer.statusCode, json, text: answer.body, ...(typeof link === 'string' ? { link } : {}) }
   }
 }
 
@@ -209,16 +212,18 @@ export function messagePage(session: WebSession | undefined, title: string, mess
   return layout(title, `<h1>${esc(title)}</h1><p>${esc(message)}</p><p><a href="/">Back to the checks</a></p>`, session)
 }
 
+/** The checks of the list (at most 5,000), page after page by keyset: the next page's link of each answer. */
 async function allChecks(api: Api, filter: { checkType?: string; tag?: string } = {}): Promise<CheckJson[] | undefined> {
   const checks: CheckJson[] = []
-  for (let page = 1; page <= 50; page++) {
-    const query = new URLSearchParams({ limit: '100', page: String(page) })
-    if (filter.checkType) query.set('checkType', filter.checkType)
-    if (filter.tag) query.set('tag', filter.tag)
-    const answer = await api('GET', `/v1/checks?${query}`)
+  const query = new URLSearchParams({ limit: '100' })
+  if (filter.checkType) query.set('checkType', filter.checkType)
+  if (filter.tag) query.set('tag', filter.tag)
+  let url: string | undefined = `/v1/checks?${query}`
+  for (let page = 1; page <= 50 && url; page++) {
+    const answer: ApiAnswer = await api('GET', url)
     if (answer.status !== 200 || !Array.isArray(answer.json)) return undefined
     checks.push(...answer.json)
-    if (answer.json.length < 100) break
+    url = /<(\/v1\/checks\?[^>]*)>;\s*rel="next"/.exec(answer.link ?? '')?.[1]
   }
   return checks
 }
