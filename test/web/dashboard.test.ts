@@ -81,6 +81,17 @@ describe('dashboard log-in', () => {
     expect(html).toContain('<td class="state-unknown">unknown<span class="muted"> · paused</span></td>')
   })
 
+  it('lists every check of a list longer than a page, following the list by keyset, filters kept', async () => {
+    const api = caller(server)
+    for (let i = 0; i < 230; i += 10) {
+      await Promise.all(Array.from({ length: 10 }, (_, j) => api('POST', '/v1/checks/dns', dnsBody({ name: `bulk ${String(i + j).padStart(3, '0')}`, tags: ['bulk'], activated: false }))))
+    }
+    const { cookie } = await logIn()
+    const html = await (await fetch(`${server.url}/?tag=bulk`, { headers: { cookie } })).text()
+    const names = [...html.matchAll(/<a href="\/dashboard\/checks\/[^"]+">(bulk \d+)<\/a>/g)].map((m) => m[1]).sort()
+    expect(names).toEqual(Array.from({ length: 230 }, (_, i) => `bulk ${String(i).padStart(3, '0')}`))
+  })
+
   it('refuses a post without the session token or from another origin, and log-out ends the session', async () => {
     const { cookie, csrf } = await logIn()
     const check = await caller(server)('POST', '/v1/checks/dns', dnsBody({ name: 'to run', activated: false }))
