@@ -112,6 +112,21 @@ export const alertChannelSubscriptionSchema = z.object({
   activated: z.boolean().default(true),
 })
 
+/** The most checks one check may depend on. */
+export const MAX_DEPENDS_ON = 20
+
+/**
+ * `dependsOn` (an extension of the spec, docs/api.md): ids of checks of the same account this
+ * check depends on; while one of them fails, this check's failures are recorded but not alerted.
+ */
+export const dependsOnSchema = z.array(z.string().min(1).max(200)).max(MAX_DEPENDS_ON).superRefine((ids, ctx) => {
+  const seen = new Set<string>()
+  ids.forEach((id, i) => {
+    if (seen.has(id)) ctx.addIssue({ code: 'custom', path: [i], message: `names the check ${JSON.stringify(id)} twice`, input: id })
+    seen.add(id)
+  })
+})
+
 /** Fields every check has (spec: "Check (common fields, DNS and ICMP)"). */
 export const checkCommonShape = {
   name: z.string().min(1),
@@ -133,6 +148,7 @@ export const checkCommonShape = {
   frequency: z.literal(FREQUENCIES).default(10),
   frequencyOffset: z.number().int().min(1).optional(),
   alertChannels: alertChannelsSchema.optional(),
+  dependsOn: dependsOnSchema.optional(),
 }
 
 /**
