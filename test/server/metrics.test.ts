@@ -5,6 +5,7 @@
  * checks only; the operator's metrics token sees every account's checks (with their account)
  * and the server's own metrics.
  */
+import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
 import { startHttpServer, type HttpServerHandle } from '../helpers/http-server.js'
@@ -133,6 +134,24 @@ describe('GET /metrics', () => {
     expect(wrong.status).toBe(401)
     expect(JSON.parse(wrong.text)).toMatchObject({ statusCode: 401 })
     expect((await scrape(`Bearer ${AGENT_KEY}`)).status).toBe(403)
+  })
+})
+
+describe('the Grafana dashboard of examples/', () => {
+  it('is a dashboard whose every panel queries metrics the server exports', async () => {
+    const dashboard = JSON.parse(readFileSync(new URL('../../examples/grafana/monitors-dashboard.json', import.meta.url), 'utf8'))
+    expect(dashboard.title).toBeTruthy()
+    expect(dashboard.panels.length).toBeGreaterThan(10)
+    const families = readExposition((await scrape(`Bearer ${TOKEN}`)).text).families
+    const used = new Set<string>()
+    for (const panel of dashboard.panels) {
+      expect(panel.targets.length, panel.title).toBeGreaterThan(0)
+      for (const target of panel.targets) for (const [name] of String(target.expr).matchAll(/monitors_[a-z_]+/g)) used.add(name)
+    }
+    for (const variable of dashboard.templating.list) for (const [name] of String(variable.definition ?? '').matchAll(/monitors_[a-z_]+/g)) used.add(name)
+    const exported = (name: string) => families.has(name) || (/_(bucket|sum|count)$/.test(name) && families.get(name.replace(/_(bucket|sum|count)$/, ''))?.type === 'HISTOGRAM')
+    expect([...used].filter((name) => !exported(name))).toEqual([])
+    expect(used.size).toBeGreaterThan(12)
   })
 })
 
