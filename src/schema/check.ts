@@ -127,6 +127,28 @@ export const dependsOnSchema = z.array(z.string().min(1).max(200)).max(MAX_DEPEN
   })
 })
 
+/**
+ * A cycle through `start` in the graph of dependsOn edges (`edges(id)`: the ids a check depends
+ * on), as the ids on it from `start` back to `start`; undefined when there is none.
+ */
+export function dependencyCycle(start: string, edges: (id: string) => readonly string[]): string[] | undefined {
+  const path: string[] = [start]
+  const done = new Set<string>()
+  const visit = (id: string): string[] | undefined => {
+    for (const next of edges(id)) {
+      if (next === start) return [...path, start]
+      if (done.has(next) || path.includes(next)) continue
+      path.push(next)
+      const found = visit(next)
+      if (found) return found
+      path.pop()
+      done.add(next)
+    }
+    return undefined
+  }
+  return visit(start)
+}
+
 /** Fields every check has (spec: "Check (common fields, DNS and ICMP)"). */
 export const checkCommonShape = {
   name: z.string().min(1),

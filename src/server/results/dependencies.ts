@@ -6,6 +6,8 @@
  * fails, its next failed run alerts.
  */
 
+export { dependencyCycle as cycleFrom } from '../../schema/check.js'
+
 /** A dependency named in an answer: its id and current name. */
 export interface DependencyRef {
   checkId: string
@@ -33,28 +35,6 @@ export async function failingDependencies(
     if (status && isFailing(status)) out.push({ checkId: id, name: status.name })
   }
   return out
-}
-
-/**
- * A cycle through `start` in the graph of dependsOn edges (`edges(id)`: the ids a check depends
- * on), as the ids on it from `start` back to `start`; undefined when there is none.
- */
-export function cycleFrom(start: string, edges: (id: string) => readonly string[]): string[] | undefined {
-  const path: string[] = [start]
-  const done = new Set<string>()
-  const visit = (id: string): string[] | undefined => {
-    for (const next of edges(id)) {
-      if (next === start) return [...path, start]
-      if (done.has(next) || path.includes(next)) continue
-      path.push(next)
-      const found = visit(next)
-      if (found) return found
-      path.pop()
-      done.add(next)
-    }
-    return undefined
-  }
-  return visit(start)
 }
 
 /** The text a dashboard or a status shows: `suppressed: depends on "DB", which is failing`. */
