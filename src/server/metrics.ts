@@ -1,4 +1,5 @@
 import type { Store } from './store/index.js'
+import { dependsOnOf, isFailing } from './results/dependencies.js'
 import { Counter, Gauge, Histogram, SECONDS_BUCKETS, header, runPhases, runStatus, sampleLine, type Labels } from '../runner/metrics.js'
 
 /*
@@ -135,6 +136,7 @@ interface VisibleCheck {
   name: string
   type: string
   activated: boolean
+  dependsOn: string[]
 }
 
 async function visibleChecks(store: Store, scope: MetricsScope): Promise<Map<string, VisibleCheck>> {
@@ -142,7 +144,7 @@ async function visibleChecks(store: Store, scope: MetricsScope): Promise<Map<str
   for (const row of await store.schedule.allChecks()) {
     if (!scope.operator && row.account !== scope.account) continue
     const body = JSON.parse(row.json) as { name?: unknown; checkType?: unknown; activated?: unknown }
-    out.set(row.id, { account: row.account, name: String(body.name ?? ''), type: String(body.checkType ?? ''), activated: body.activated !== false })
+    out.set(row.id, { account: row.account, name: String(body.name ?? ''), type: String(body.checkType ?? ''), activated: body.activated !== false, dependsOn: dependsOnOf(body) })
   }
   return out
 }
@@ -155,23 +157,27 @@ async function statusBlocks(store: Store, scope: MetricsScope, checks: Map<strin
   const response: string[] = [header('monitors_check_response_time_seconds', 'gauge', 'Response time of the check\'s last run.')]
   const last: string[] = [header('monitors_check_last_result_timestamp_seconds', 'gauge', 'When the check\'s status last changed with a result, seconds since the epoch.')]
   const activated: string[] = [header('monitors_check_activated', 'gauge', 'Whether the check is activated (1) or paused (0).')]
+  const suppressed: string[] = [header('monitors_check_alerts_suppressed', 'gauge', 'Whether the check fails (or is degraded) while a check it depends on (dependsOn) fails: its alerts are held back (1), or not (0).')]
+  const records = []
   for (const id of checks.keys()) {
     const labels = labelsOf(id)
     if (labels) activated.push(sampleLine('monitors_check_activated', labels, checks.get(id)?.activated ? 1 : 0))
   }
-  for (const account of accounts) {
-    for (const record of await store.checkStatuses.list(account)) {
-      const labels = labelsOf(record.checkId)
-      if (!labels) continue
-      const state = runStatus(record)
-      status.push(sampleLine('monitors_check_status', labels, STATUS_VALUE[state]))
-      up.push(sampleLine('monitors_check_up', labels, state === 'failed' ? 0 : 1))
-      if (record.lastResponseTime !== null) response.push(sampleLine('monitors_check_response_time_seconds', labels, record.lastResponseTime / 1000))
-      const at = Date.parse(record.updated_at ?? record.created_at)
-      if (Number.isFinite(at)) last.push(sampleLine('monitors_check_last_result_timestamp_seconds', labels, at / 1000))
-    }
+  for (const account of accounts) records.push(...(await store.checkStatuses.list(account)))
+  const failing = new Set(records.filter(isFailing).map((r) => r.checkId))
+  for (const record of records) {
+    const labels = labelsOf(record.checkId)
+    if (!labels) continue
+    const state = runStatus(record)
+    status.push(sampleLine('monitors_check_status', labels, STATUS_VALUE[state]))
+    up.push(sampleLine('monitors_check_up', labels, state === 'failed' ? 0 : 1))
+    if (record.lastResponseTime !== null) response.push(sampleLine('monitors_check_response_time_seconds', labels, record.lastResponseTime / 1000))
+    const at = Date.parse(record.updated_at ?? record.created_at)
+    if (Number.isFinite(at)) last.push(sampleLine('monitors_check_last_result_timestamp_seconds', labels, at / 1000))
+    const held = state !== 'passed' && (checks.get(record.checkId)?.dependsOn ?? []).some((id) => failing.has(id))
+    suppressed.push(sampleLine('monitors_check_alerts_suppressed', labels, held ? 1 : 0))
   }
-  return [activated, status, up, response, last].map((lines) => lines.join('\n'))
+  return [activated, status, up, response, last, suppressed].map((lines) => lines.join('\n'))
 }
 
 /** The outbox's deliveries by status, read from the store (PENDING: its depth; FAILED: given up). */

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
 import { startAlertsBench, startReceiver, type AlertsBench, type Receiver } from './alerts-helpers.js'
 import { KEY_A, KEY_B, caller, expect400 } from './helpers.js'
+import { readExposition } from '../helpers/prometheus.js'
 
 let dns: DnsServerHandle
 let hooks: Receiver
@@ -34,6 +35,11 @@ async function notifications(checkId: string): Promise<string[]> {
   const answer = await bench.call('GET', `/v1/alert-notifications?checkId=${checkId}`)
   expect(answer.status).toBe(200)
   return answer.json.map((n: { alertType?: string; kind?: string }) => n.alertType ?? n.kind)
+}
+
+async function suppressedGauge(checkId: string): Promise<number> {
+  const text = await (await fetch(`${bench.server.url}/metrics`, { headers: { authorization: `Bearer ${KEY_A}` } })).text()
+  return readExposition(text).value('monitors_check_alerts_suppressed', { check_id: checkId })
 }
 
 async function dashboard(path: string): Promise<string> {
@@ -74,6 +80,9 @@ describe('dependsOn', () => {
     const suppressed = 'alerts suppressed: depends on &quot;Database&quot;, which is failing'
     expect(await dashboard('/')).toContain(suppressed)
     expect(await dashboard(`/dashboard/checks/${app}`)).toContain(suppressed)
+    // and the metrics
+    expect(await suppressedGauge(app)).toBe(1)
+    expect(await suppressedGauge(db)).toBe(0)
 
     // the dependency recovers; the dependent still fails: it alerts now
     ok('db.depends.test')
@@ -84,6 +93,7 @@ describe('dependsOn', () => {
     expect(await notifications(app)).toEqual(['ALERT_FAILURE'])
     expect((await bench.call('GET', `/v1/check-statuses/${app}`)).json.alertsSuppressedBy).toBeUndefined()
     expect(await dashboard(`/dashboard/checks/${app}`)).not.toContain('alerts suppressed')
+    expect(await suppressedGauge(app)).toBe(0)
   })
 
   it('without dependsOn, the same failure alongside a failing check delivers', async () => {
