@@ -1,6 +1,15 @@
 import type { DnsCheckInput } from '../src/schema/check.js'
 import type { StatusPageService } from './status-page-service.js'
 import type { ConstructOptions } from './construct.js'
+import type { DnsCheck } from './dns-check.js'
+import type { IcmpCheck } from './icmp-check.js'
+import type { ApiCheck } from './api-check.js'
+import type { TcpCheck } from './tcp-check.js'
+import type { UrlCheck } from './url-check.js'
+import type { HeartbeatCheck } from './heartbeat-check.js'
+
+/** Any check construct: what `dependsOn` lists. */
+export type AnyCheck = DnsCheck | IcmpCheck | ApiCheck | TcpCheck | UrlCheck | HeartbeatCheck
 
 type Common = DnsCheckInput
 
@@ -131,6 +140,15 @@ export interface CheckProps extends ConstructOptions {
    * `null`: none, not the config's `defaults.alertChannels`.
    */
   alertChannels?: Common['alertChannels'] | null
+  /**
+   * Checks of this project this check depends on (a database the app needs): while one of them
+   * is failing, this check's failures are recorded but not alerted, and its status says why.
+   * Each becomes its remote id when the plan is applied (an extension of the API: the local
+   * server has it, the hosted service does not). No cycles: a check cannot depend, directly or
+   * not, on a check that depends on it.
+   * @example dependsOn: [databaseCheck]
+   */
+  dependsOn?: AnyCheck[]
 }
 
 type DefaultableKey =

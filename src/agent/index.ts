@@ -14,6 +14,7 @@ import { LeaseLost, RunLoop, type WorkSource } from '../runner/run-loop.js'
 import { LOCATIONS } from '../schema/enums.js'
 import { CHECK_TYPE_TABLE, isServiceCheckType, SERVICE_CHECK_TYPES, typesInProse } from '../schema/check-types.js'
 import { startHealthServer, type HealthServer } from './health.js'
+import { AgentMetrics } from './metrics.js'
 import { UserError } from '../errors.js'
 
 export { startHealthServer, type HealthServer } from './health.js'
@@ -56,6 +57,8 @@ export interface AgentOptions {
   privateTargets?: PrivateTargets
   /** Exceptions to `deny`: an address, a CIDR range or an address:port each. */
   allowedTargets?: readonly string[]
+  /** The bearer token of GET /metrics on the health port (default: none, open like the probes). */
+  metricsToken?: string
   /** One line per run and per event (default stdout). */
   log?: (line: string) => void
   /** Problems: claims or posts that failed (default stderr). */
@@ -183,6 +186,7 @@ interface AgentContext {
   forced: AbortSignal
   /** the private-target policy of the runs (docs/security.md) */
   targets: Pick<AgentOptions, 'privateTargets' | 'allowedTargets'>
+  metrics: AgentMetrics
 }
 
 const described = (run: ClaimedRun) => `run ${run.runId} (${JSON.stringify(run.check.name)} ${run.location})`
@@ -251,8 +255,11 @@ async function executeRun(ctx: AgentContext, run: ClaimedRun, signal: AbortSigna
     ctx.problem(`Run ${run.runId}: ${run.check.checkType} checks are not run by this agent (${SUPPORTED_NAMES} are); skipped.`)
     return
   }
+  const due = Date.parse(run.dueAt)
+  if (Number.isFinite(due)) ctx.metrics.lag.observe({}, Math.max(0, Date.now() - due) / 1000)
   const result = await runCheck(run.check, { location: run.location, signal, variables: run.variables, ...ctx.targets })
   ctx.stats.ran++
+  if (!signal.aborted) ctx.metrics.recordRun(run.check, run.location, result)
   if (signal.reason instanceof LeaseLost) {
     ctx.stats.dropped++
     ctx.info(`${runLine(run, result, performance.now() - started)}: not posted, the lease was lost`)
@@ -348,17 +355,25 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     stats: { claimed: 0, ran: 0, posted: 0, dropped: 0, lost: 0, skipped: 0 },
     forced: forced.signal,
     targets: { privateTargets: options.privateTargets, allowedTargets: options.allowedTargets },
+    metrics: new AgentMetrics(),
   }
   let stopping = false
   let exitCode = 0
   let health: HealthServer
+  let loop: RunLoop<ClaimedRun> | undefined
   try {
-    health = await startHealthServer({ port: options.healthPort ?? DEFAULT_HEALTH_PORT, host: options.healthHost, ready: () => !stopping })
+    health = await startHealthServer({
+      port: options.healthPort ?? DEFAULT_HEALTH_PORT,
+      host: options.healthHost,
+      ready: () => !stopping,
+      metrics: () => ctx.metrics.render({ ...ctx.stats, inFlight: loop?.size ?? 0 }, !stopping),
+      metricsToken: options.metricsToken,
+    })
   } catch (error) {
     await client.close()
     throw error
   }
-  const loop = agentLoop(ctx, concurrency, options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, () => {
+  loop = agentLoop(ctx, concurrency, options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, () => {
     exitCode = 1
     stopping = true
   })

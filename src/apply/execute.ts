@@ -46,13 +46,35 @@ export interface ApplyResult {
   recovered: number
 }
 
+/**
+ * The steps of one tier in batches, each step after the steps of the tier it references (a
+ * check after the checks of its dependsOn); a tier whose steps reference none of each other is
+ * one batch. A cycle (refused when the project is loaded) would leave its steps in the last batch.
+ */
+function layered(steps: Step[]): Step[][] {
+  const keyOf = (s: Step) => `${s.change.kind}:${s.change.logicalId}`
+  const inBatch = new Set(steps.map(keyOf))
+  if (!steps.some((s) => s.change.dependsOn?.some((d) => inBatch.has(d)))) return [steps]
+  const out: Step[][] = []
+  const done = new Set<string>()
+  let left = steps
+  while (left.length > 0) {
+    const ready = left.filter((s) => !(s.change.dependsOn ?? []).some((d) => inBatch.has(d) && !done.has(d)))
+    const batch = ready.length > 0 ? ready : left
+    out.push(batch)
+    for (const s of batch) done.add(keyOf(s))
+    left = left.filter((s) => !batch.includes(s))
+  }
+  return out
+}
+
 /** The plan's steps in dependency order: creates and updates tier by tier, then removals with the tiers reversed. */
 export function orderSteps(changes: readonly PlanChange[]): Step[][] {
   const steps = changes.map(stepFor).filter((s): s is Step => s !== undefined)
   const tierOf = (kind: ResourceKind) => TIERS.findIndex((tier) => tier.includes(kind))
   const removing = (s: Step) => s.change.action === 'delete' || s.change.action === 'forget'
   const batches: Step[][] = []
-  for (let t = 0; t < TIERS.length; t++) batches.push(steps.filter((s) => !removing(s) && tierOf(s.change.kind) === t))
+  for (let t = 0; t < TIERS.length; t++) batches.push(...layered(steps.filter((s) => !removing(s) && tierOf(s.change.kind) === t)))
   for (let t = TIERS.length - 1; t >= 0; t--) batches.push(steps.filter((s) => removing(s) && tierOf(s.change.kind) === t))
   return batches
 }

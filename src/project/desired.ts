@@ -6,7 +6,8 @@ import type { ResolvedConfig } from './config.js'
 import type { Problem } from './errors.js'
 import type { Registration } from './loader.js'
 import type { DesiredResource, ResourceKind, ResourceOptions, ResourceRef } from '../resources/types.js'
-import { CONSTRUCT_NAMES, descriptorOf, isResourceKind, RESOURCE_KINDS, sitesOf } from '../resources/registry.js'
+import { CHECK_KINDS, CONSTRUCT_NAMES, descriptorOf, isResourceKind, RESOURCE_KINDS, sitesOf } from '../resources/registry.js'
+import { dependencyCycle } from '../schema/check.js'
 import { placeholder } from '../resources/refs.js'
 
 /** Logical ids: letters, digits and `_ - / # .`. */
@@ -67,6 +68,7 @@ export function buildResources(registrations: Registration[], given: BuildContex
   }
 
   projectRules(resources, inProject, ctx, problems)
+  dependencyCycles(resources, problems)
   resources.sort((a, b) => RESOURCE_KINDS.indexOf(a.kind) - RESOURCE_KINDS.indexOf(b.kind) || (a.logicalId < b.logicalId ? -1 : a.logicalId > b.logicalId ? 1 : 0))
   return { resources, problems }
 }
@@ -106,6 +108,7 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
     body = mergeDefaultsInto(input, input.defaultTags === false, input.tags, ctx.config.defaults, fromDefaults)
   }
   body = resolveReferences(kind, body, (value, field, wanted, refPath) => resolveRef(value, field, wanted, refs, build.registrationOf, ctx, add, refPath))
+  if (descriptor.check && body.dependsOn !== undefined) body = resolveDependsOn(body, (value, field, wanted) => resolveRef(value, field, wanted, refs, build.registrationOf, ctx, add), add)
   const idField = descriptor.logicalIdField
   if (idField) {
     if (idField in body) add(idField, `is not a prop: the ${idField} is the logical id, new ${descriptor.construct}(${idField}, { value })`)
@@ -405,6 +408,55 @@ function resolveRef(
   }
   refs.push({ path: refPath, kind: wanted, logicalId: value.logicalId })
   return placeholder(wanted, value.logicalId)
+}
+
+/**
+ * A check's `dependsOn`: a list of check constructs of the project (of any check type), each
+ * the placeholder of its id until the apply gives it one.
+ */
+function resolveDependsOn(
+  body: Record<string, unknown>,
+  resolve: (value: unknown, field: string, wanted: ResourceKind) => unknown,
+  add: (field: string | undefined, message: string) => void,
+): Record<string, unknown> {
+  const list = body.dependsOn
+  if (!Array.isArray(list)) {
+    add('dependsOn', `must be a list of check constructs of this project, e.g. dependsOn: [databaseCheck] (got ${describe(list)})`)
+    return { ...body, dependsOn: [] }
+  }
+  const ids = list.map((value, i) => {
+    const kind = isConstruct(value) ? value.__monitorsKind : undefined
+    if (typeof kind === 'string' && isResourceKind(kind) && CHECK_KINDS.has(kind)) return resolve(value, `dependsOn.${i}`, kind)
+    add(`dependsOn.${i}`, `must be a check construct of this project (a DnsCheck, ApiCheck, TcpCheck, UrlCheck, IcmpCheck or HeartbeatCheck), e.g. dependsOn: [databaseCheck] (got ${isConstruct(value) ? `${constructName(value)} ${JSON.stringify(value.logicalId)}` : describe(value)})`)
+    return UNRESOLVED
+  })
+  return { ...body, dependsOn: ids }
+}
+
+/** A cycle of `dependsOn` among the project's checks is a problem of each check on it (reported once per cycle). */
+function dependencyCycles(resources: DesiredResource[], problems: Problem[]): void {
+  const key = (kind: string, logicalId: string) => placeholder(kind as ResourceKind, logicalId)
+  const edges = new Map<string, string[]>()
+  const byKey = new Map<string, DesiredResource>()
+  for (const res of resources) {
+    const deps = res.refs.filter((ref) => ref.path.startsWith('dependsOn.')).map((ref) => key(ref.kind, ref.logicalId))
+    if (deps.length === 0) continue
+    edges.set(key(res.kind, res.logicalId), deps)
+    byKey.set(key(res.kind, res.logicalId), res)
+  }
+  const reported = new Set<string>()
+  for (const [start, res] of byKey) {
+    if (reported.has(start)) continue
+    const cycle = dependencyCycle(start, (id) => edges.get(id) ?? [])
+    if (!cycle) continue
+    for (const id of cycle) reported.add(id)
+    const shown = cycle.map((id) => {
+      const at = byKey.get(id)
+      return at ? `${at.construct} ${JSON.stringify(at.logicalId)}` : id
+    }).join(' → ')
+    const field = `dependsOn.${edges.get(start)!.indexOf(cycle[1])}`
+    problems.push({ file: res.file, construct: res.construct, logicalId: res.logicalId, field, message: `makes a cycle of dependencies: ${shown}; a check cannot depend, directly or not, on a check that depends on it: remove one of these dependsOn` })
+  }
 }
 
 function describe(value: unknown): string {

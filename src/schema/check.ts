@@ -112,6 +112,43 @@ export const alertChannelSubscriptionSchema = z.object({
   activated: z.boolean().default(true),
 })
 
+/** The most checks one check may depend on. */
+export const MAX_DEPENDS_ON = 20
+
+/**
+ * `dependsOn` (an extension of the spec, docs/api.md): ids of checks of the same account this
+ * check depends on; while one of them fails, this check's failures are recorded but not alerted.
+ */
+export const dependsOnSchema = z.array(z.string().min(1).max(200)).max(MAX_DEPENDS_ON).superRefine((ids, ctx) => {
+  const seen = new Set<string>()
+  ids.forEach((id, i) => {
+    if (seen.has(id)) ctx.addIssue({ code: 'custom', path: [i], message: `names the check ${JSON.stringify(id)} twice`, input: id })
+    seen.add(id)
+  })
+})
+
+/**
+ * A cycle through `start` in the graph of dependsOn edges (`edges(id)`: the ids a check depends
+ * on), as the ids on it from `start` back to `start`; undefined when there is none.
+ */
+export function dependencyCycle(start: string, edges: (id: string) => readonly string[]): string[] | undefined {
+  const path: string[] = [start]
+  const done = new Set<string>()
+  const visit = (id: string): string[] | undefined => {
+    for (const next of edges(id)) {
+      if (next === start) return [...path, start]
+      if (done.has(next) || path.includes(next)) continue
+      path.push(next)
+      const found = visit(next)
+      if (found) return found
+      path.pop()
+      done.add(next)
+    }
+    return undefined
+  }
+  return visit(start)
+}
+
 /** Fields every check has (spec: "Check (common fields, DNS and ICMP)"). */
 export const checkCommonShape = {
   name: z.string().min(1),
@@ -133,6 +170,7 @@ export const checkCommonShape = {
   frequency: z.literal(FREQUENCIES).default(10),
   frequencyOffset: z.number().int().min(1).optional(),
   alertChannels: alertChannelsSchema.optional(),
+  dependsOn: dependsOnSchema.optional(),
 }
 
 /**

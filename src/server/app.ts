@@ -23,6 +23,8 @@ import { keyRoutes } from './routes/keys.js'
 import { isWeb, webRoutes } from './web/index.js'
 import { isProbe, probeRoutes } from './probes.js'
 import { serverNames, type ServerNames } from './names.js'
+import { isMetricsOperator, metricsRoutes } from './routes/metrics.js'
+import type { ServerMetrics } from './metrics.js'
 
 export const BODY_LIMIT = 1024 * 1024
 
@@ -50,6 +52,8 @@ export interface AppOptions {
   names?: ServerNames
   /** email subscriptions to status pages (on when the server sends email): wakes their sender */
   subscriptions?: { wake(): void }
+  /** GET /metrics and what it counts; `token`: the operator's (server-wide) metrics token */
+  metrics?: { registry: ServerMetrics; token?: string }
 }
 
 export const DEFAULT_AUTH_FAILURE_LIMIT = { max: 10, timeWindowMs: 60_000 } as const
@@ -94,6 +98,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   app.setErrorHandler(errorHandler((line) => (log ?? ((l: string) => process.stderr.write(`${l}\n`)))(line)))
   app.setNotFoundHandler((request, reply) => sendHttpError(reply, routeNotFound(request)))
 
+  const metrics = options.metrics
+  if (metrics) {
+    app.addHook('onResponse', async (request, reply) => {
+      const route = request.is404 ? 'unmatched' : (request.routeOptions.url ?? 'unmatched')
+      metrics.registry.recordRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000)
+    })
+  }
+
   if (log) {
     app.addHook('onResponse', async (request, reply) => {
       log(`${request.method} ${request.url} ${reply.statusCode} ${reply.elapsedTime.toFixed(1)}ms`)
@@ -119,7 +131,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   const auth = authHook({ store, limiter: limiter(options.rateLimit), failures })
   // and the web pages (status pages, the dashboard): public, or behind their own session cookie
   // and the health probes (/-/readiness, /-/liveness): a balancer asks them without a key
-  app.addHook('onRequest', async (request, reply) => (isPing(request) || isWeb(request) || isProbe(request) ? undefined : auth(request, reply)))
+  // and GET /metrics with the server's metrics token (the operator's, no account's)
+  app.addHook('onRequest', async (request, reply) => {
+    if (isPing(request) || isWeb(request) || isProbe(request)) return undefined
+    if (isMetricsOperator(request, metrics?.token)) {
+      request.metricsOperator = true
+      return undefined
+    }
+    return auth(request, reply)
+  })
 
   checkRoutes(app, store)
   variableRoutes(app, store)
@@ -140,6 +160,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   keyRoutes(app, store)
   webRoutes(app, store, { now: runs.now, failures, names, subscriptions: options.subscriptions })
   probeRoutes(app, store, options.closing ?? new AbortController().signal)
+  if (metrics) metricsRoutes(app, store, metrics.registry)
 
   return Object.assign(app, { faultCounts: faults?.counts })
 }

@@ -11,6 +11,7 @@ import type { KeyRole } from './keys.js'
 import { AlertDeliveryWorker, type AlertDeliveryOptions } from './alerts/worker.js'
 import { publicUrlProblem, serverNames } from './names.js'
 import { parseAllowedTarget, type PrivateTargets } from '../runner/targets.js'
+import { ServerMetrics } from './metrics.js'
 
 export { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 export { checkSmtpUrl, type AlertDeliveryOptions } from './alerts/worker.js'
@@ -85,6 +86,11 @@ export interface LocalServerOptions {
   privateTargets?: PrivateTargets
   /** exceptions to `deny`: an address, a CIDR range or an address:port each (e.g. 10.0.0.5:8080) */
   allowedTargets?: string[]
+  /**
+   * The operator's token of GET /metrics: with it, the server's own metrics and every account's
+   * checks; without it, an account's key sees its own checks only (docs/metrics.md)
+   */
+  metricsToken?: string
 }
 
 export interface LocalServer {
@@ -173,8 +179,9 @@ function serverSettings(options: LocalServerOptions) {
 }
 
 /** Every FINAL result feeds the check's status, error groups and alert state, then the caller's hook. */
-function finalResultHook(options: LocalServerOptions, alerts: AlertDeliveryWorker | undefined): FinalResultHook {
+function finalResultHook(options: LocalServerOptions, alerts: AlertDeliveryWorker | undefined, metrics: ServerMetrics): FinalResultHook {
   return async (tx, check, result, recorded) => {
+    metrics.recordResult(check.id, result)
     // the store gave the result its id in this transaction: nothing to remember it by
     // (the check as parsed once by completeRun)
     const outcome = await recordResult(tx, check as unknown as RecordableCheck, { ...result, id: recorded.final.id }, { fresh: true })
@@ -206,7 +213,9 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     const problem = publicUrlProblem(url)
     if (problem) throw new UserError(`The public URL ${problem}`)
   }
-  const store = await openStore(options.dbPath ?? ':memory:')
+  const metrics = new ServerMetrics()
+  if (options.metricsToken !== undefined && options.metricsToken.length < 16) throw new UserError('The metrics token must be at least 16 characters (e.g. openssl rand -hex 24)')
+  const store = metrics.instrument(await openStore(options.dbPath ?? ':memory:'))
   try {
     const keys = await store.keys.setUp(options.apiKeys ?? [])
     // decided once, at start: one account is the usual self-hosted server watching its own
@@ -217,17 +226,26 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     // the sender of alert deliveries: on with the scheduler (monitors server), or when asked for
     const alertsOn = options.alerts !== false && (options.alerts !== undefined || (options.scheduler ?? options.runner === true))
     const alerts = alertsOn
-      ? new AlertDeliveryWorker(store, { retentionMs, privateTargets, allowedTargets, ...(options.alerts || {}) })
+      ? new AlertDeliveryWorker(store, {
+        retentionMs, privateTargets, allowedTargets, ...(options.alerts || {}),
+        onAttempt: (channelType, outcome) => {
+          metrics.attempts.inc({ channel_type: channelType, outcome })
+          if (options.alerts) options.alerts.onAttempt?.(channelType, outcome)
+        },
+      })
       : undefined
     // status pages' email subscribers: with the alert sender, when it has an SMTP server
     const smtpUrl = alerts && options.alerts ? options.alerts.smtpUrl : undefined
     const subscriptions = smtpUrl && options.alerts
       ? new SubscriberMailer(store, { smtpUrl, smtpFrom: options.alerts.smtpFrom, log: options.alerts.log, ...options.subscriberMail })
       : undefined
-    const services = { now: options.clock ?? Date.now, onFinalResult: finalResultHook(options, alerts) }
+    const services = { now: options.clock ?? Date.now, onFinalResult: finalResultHook(options, alerts, metrics) }
     const closing = new AbortController()
     const names = serverNames({ host: options.host, publicUrls: options.publicUrls })
-    const app = await buildApp({ store, rateLimit, authFailureLimit, trustProxy, ipv6s: options.ipv6s, log, faults, runs: services, closing: closing.signal, names, subscriptions })
+    const app = await buildApp({
+      store, rateLimit, authFailureLimit, trustProxy, ipv6s: options.ipv6s, log, faults, runs: services, closing: closing.signal, names, subscriptions,
+      metrics: { registry: metrics, token: options.metricsToken },
+    })
     let requests = 0
     app.server.on('request', () => {
       requests++
@@ -237,6 +255,14 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
       ? new Scheduler({
         ...options.schedulerOptions,
         runOptions: { privateTargets, allowedTargets, ...options.schedulerOptions?.runOptions },
+        onRunStart: (run, startedAt) => {
+          metrics.lag.observe({}, Math.max(0, startedAt - run.dueAt) / 1000)
+          options.schedulerOptions?.onRunStart?.(run, startedAt)
+        },
+        onPlanned: (planned, skipped) => {
+          metrics.planned.inc({}, planned)
+          for (const [reason, count] of Object.entries(skipped)) if (count > 0) metrics.skipped.inc({ reason }, count)
+        },
         store, services, plan: true, run: options.runner === true, retentionMs,
       })
       : undefined

@@ -22,6 +22,7 @@ interface AgentArgs {
   timeout?: number
   privateTargets?: 'allow' | 'deny'
   allowTarget?: string[]
+  metricsToken?: string
 }
 
 
@@ -72,7 +73,8 @@ export const agentCommand = {
         type: 'string',
         array: true,
         describe: 'An exception to --private-targets deny: an address, a CIDR range or address:port, e.g. 10.0.0.5:8080 (repeatable)',
-      }),
+      })
+      .option('metrics-token', { type: 'string', describe: 'Bearer token GET /metrics on the health port requires (env AGENT_METRICS_TOKEN; default none: open like the probes)' }),
   handler: async (args: ArgumentsCamelCase<AgentArgs>): Promise<number> => {
     const env = io().env
     const apiUrl = args.apiUrl ?? env.MONITORING_API_URL
@@ -118,6 +120,7 @@ export const agentCommand = {
         timeoutSeconds: args.timeout,
         privateTargets: args.privateTargets,
         allowedTargets: args.allowTarget,
+        metricsToken: args.metricsToken || env.AGENT_METRICS_TOKEN || undefined,
         log: (line) => io().stdout.write(`${line}\n`),
         warn: (line) => io().stderr.write(`${line}\n`),
       })

@@ -26,6 +26,7 @@ interface ServerArgs {
   'auth-failure-limit'?: string
   'private-targets'?: 'allow' | 'deny'
   'allow-target'?: string[]
+  'metrics-token'?: string
 }
 
 /** `KEY`, `KEY:ACCOUNT` or `KEY:ACCOUNT:ROLE` (read, write, agent or admin). */
@@ -138,7 +139,8 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         type: 'string',
         array: true,
         describe: 'An exception to --private-targets deny: an address, a CIDR range or address:port, e.g. 10.0.0.5:8080 (repeatable)',
-      }) as never,
+      })
+      .option('metrics-token', { type: 'string', describe: 'Bearer token of GET /metrics for the operator: server metrics and every account\'s checks (default from MONITORING_SERVER_METRICS_TOKEN; at least 16 characters)' }) as never,
   handler: async (args) => {
     const fromEnv = (io().env.MONITORING_SERVER_API_KEYS ?? '').split(/[\s,]+/).filter(Boolean)
     const keySpecs = args['api-key'] && args['api-key'].length > 0 ? args['api-key'] : fromEnv
@@ -149,6 +151,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
     const rateLimit = args['rate-limit'] !== undefined ? parseRateLimit(args['rate-limit']) : undefined
     const smtpUrl = args['smtp-url'] || io().env.MONITORING_SMTP_URL || undefined
     const smtpFrom = args['smtp-from'] || io().env.MONITORING_SMTP_FROM || undefined
+    const metricsToken = args['metrics-token'] || io().env.MONITORING_SERVER_METRICS_TOKEN || undefined
     const out = (line: string) => io().stdout.write(`${line}\n`)
     const db = args.db || io().env.MONITORING_SERVER_DB || DEFAULT_DB
     const fromFlag = args['public-url'] !== undefined && args['public-url'].length > 0
@@ -180,6 +183,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         alerts: { smtpUrl, smtpFrom },
         privateTargets: args['private-targets'],
         allowedTargets: args['allow-target'],
+        metricsToken,
       })
     } catch (error) {
       throw nativeLoadError(error, 'server') ?? error
@@ -198,6 +202,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
       const smtp = new URL(smtpUrl)
       out(`Alert email through ${smtp.protocol}//${smtp.host}${smtpFrom ? ` from ${smtpFrom}` : ''}`)
     }
+    out(`Prometheus metrics at ${server.url}/metrics (${metricsToken ? 'the metrics token: every account; an API key: its account' : 'an API key: its account\'s checks; --metrics-token for the server\'s own metrics'})`)
     if (args.faults) out(`Injecting faults: ${args.faults} (seed ${args.seed})`)
     for (const warning of shortKeyWarnings(apiKeys)) io().stderr.write(`${warning}\n`)
     if (trustProxy !== undefined) out(`Trusting X-Forwarded-For from ${String(trustProxy)}`)

@@ -47,6 +47,8 @@ export interface AlertDeliveryOptions {
   privateTargets?: PrivateTargets
   /** exceptions to `deny`: addresses, CIDR ranges or address:port */
   allowedTargets?: readonly string[]
+  /** told of every attempt recorded (DELIVERED, RETRY, FAILED) and every delivery finished unattempted (NOT_DELIVERED): the metrics */
+  onAttempt?: (channelType: string, outcome: 'DELIVERED' | 'RETRY' | 'FAILED' | 'NOT_DELIVERED') => void
 }
 
 const MAX_RETRY_AFTER_MS = 60_000
@@ -69,7 +71,7 @@ export function checkSmtpUrl(value: string): URL {
 
 export class AlertDeliveryWorker {
   readonly owner = `alerts:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
-  private readonly options: Required<Omit<AlertDeliveryOptions, 'smtpUrl' | 'smtpFrom' | 'log' | 'privateTargets' | 'allowedTargets'>> & AlertDeliveryOptions
+  private readonly options: Required<Omit<AlertDeliveryOptions, 'smtpUrl' | 'smtpFrom' | 'log' | 'privateTargets' | 'allowedTargets' | 'onAttempt'>> & AlertDeliveryOptions
   /** connections of webhook and Slack deliveries, under the private-target policy (made at the first, closed on stop) */
   private dispatcher: Dispatcher | undefined
   private readonly smtp?: { url: URL; from: string }
@@ -190,6 +192,7 @@ export class AlertDeliveryWorker {
     const reason = notDeliverable(delivery, { mailer })
     if (reason) {
       await deliveries.finish(this.owner, delivery.id, 'NOT_DELIVERED', reason)
+      this.options.onAttempt?.(delivery.channelType, 'NOT_DELIVERED')
       return
     }
     const attempt = delivery.attempts + 1
@@ -214,6 +217,7 @@ export class AlertDeliveryWorker {
       nextAttemptAt = Date.now() + Math.max(backoff, Math.min(outcome.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS))
     } else status = 'FAILED'
     this.attempted++
+    this.options.onAttempt?.(delivery.channelType, status === 'PENDING' ? 'RETRY' : status === 'DELIVERED' ? 'DELIVERED' : 'FAILED')
     // sent: recorded once the database takes it, however long it is away (else it would be sent again)
     await untilAvailable(() => deliveries.recordAttempt(this.owner, delivery.id, {
       attempt,

@@ -53,6 +53,11 @@ const DEFAULT_MINUTES_FAILING = 5
 export interface AlertRun {
   failed: boolean
   degraded: boolean
+  /**
+   * a check it depends on (dependsOn) is failing: the run moves the state as usual, but neither
+   * alerts nor reminds (no notification, no incident); a later failed run alerts once none is
+   */
+  suppressed?: boolean
   location: string
   /** ISO times of the run */
   startedAt: string
@@ -146,7 +151,9 @@ export function applyRun(previous: AlertState | undefined, check: AlertingCheck,
     state.remindersSent = 0
   }
 
-  if (failed) {
+  if (run.suppressed && (failed || degraded)) {
+    // recorded, not alerted: the dependency's own alert says what is wrong
+  } else if (failed) {
     if (state.level !== 'FAILURE') {
       if (escalated(settings, state.consecutiveFailures, state.failingSince, run.stoppedAt)) {
         events.push('ALERT_FAILURE')

@@ -11,6 +11,7 @@ import { applyCertificate, applyRun, type AlertingCheck } from './alerts.js'
 import { cleanErrorMessage, errorHash } from './clean.js'
 import { alertTitle, deliveriesFor, subscribedChannelIds, subscriptionDeliveries, type AlertEvent } from '../alerts/event.js'
 import { recordAnalytics } from './analytics.js'
+import { failingDependencies } from './dependencies.js'
 import { CHECK_TYPE_TABLE, isServiceCheckType } from '../../schema/check-types.js'
 
 /**
@@ -120,9 +121,12 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
   }
 
   const previous = await tx.alerts.state(check.id)
+  // a dependency failing now (its newest result, recorded before this one) holds this check's alerts back
+  const suppressedBy = failed || result.isDegraded ? await failingDependencies(check, (id) => tx.checkStatuses.get(account, id)) : []
   const step = applyRun(previous, check, {
     failed,
     degraded: result.isDegraded,
+    suppressed: suppressedBy.length > 0,
     location: result.runLocation,
     startedAt: result.startedAt,
     stoppedAt: result.stoppedAt,

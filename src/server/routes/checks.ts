@@ -6,6 +6,8 @@ import type { Store } from '../store/index.js'
 import { serviceReferences, writeWithReferences } from './references.js'
 import { contentRange, nextLink, sendJson, sendListPage } from './util.js'
 import { createHeartbeatCheck, replaceHeartbeatCheck } from './heartbeats.js'
+import type { Repositories } from '../store/index.js'
+import { cycleFrom, dependsOnOf } from '../results/dependencies.js'
 
 /*
  * A check is answered as stored: the validated body (the schema's output, defaults applied)
@@ -28,6 +30,38 @@ export function withoutSecrets(json: string | Buffer): string | Buffer {
   const blank = (check: unknown) => blankCheckSecrets(check)
   const parsed = JSON.parse(text) as unknown
   return JSON.stringify(Array.isArray(parsed) ? parsed.map(blank) : blank(parsed))
+}
+
+/**
+ * A check's `dependsOn` as the account's checks allow it: every id a check of the account (not
+ * the check itself), and no cycle through it (A depends on B, B on A). Read in the transaction
+ * that writes, so that two writes cannot make a cycle between them (the account's checks are
+ * read whole only when the body names some).
+ */
+async function checkDependencies(tx: Repositories, account: string, selfId: string | undefined, data: Record<string, unknown>): Promise<void> {
+  const named = dependsOnOf(data)
+  if (named.length === 0) return
+  const edges = new Map<string, string[]>()
+  const names = new Map<string, string>()
+  for (const row of await tx.schedule.allChecks()) {
+    if (row.account !== account) continue
+    const body = JSON.parse(row.json) as { name?: string }
+    edges.set(row.id, dependsOnOf(body))
+    names.set(row.id, String(body.name ?? row.id))
+  }
+  const issues = named.flatMap((id, i) => {
+    if (id === selfId) return [{ path: `dependsOn.${i}`, message: 'names the check itself: a check cannot depend on itself' }]
+    return edges.has(id) ? [] : [{ path: `dependsOn.${i}`, message: `refers to a check that does not exist (got ${JSON.stringify(id)})` }]
+  })
+  if (issues.length > 0) throw badRequest('payload', issues)
+  const self = selfId ?? '(this check)'
+  edges.set(self, named)
+  names.set(self, String(data.name))
+  const cycle = cycleFrom(self, (id) => edges.get(id) ?? [])
+  if (cycle) {
+    const shown = cycle.map((id) => JSON.stringify(names.get(id) ?? id)).join(' → ')
+    throw badRequest('payload', [{ path: `dependsOn.${named.indexOf(cycle[1])}`, message: `makes a cycle of dependencies: ${shown}; a check cannot depend, directly or not, on a check that depends on it` }])
+  }
 }
 
 export function checkRoutes(app: FastifyInstance, store: Store): void {
@@ -54,8 +88,10 @@ export function checkRoutes(app: FastifyInstance, store: Store): void {
 
     app.post(path, async (request, reply) => {
       parseOr400(autoAssignAlertsQuerySchema, request.query, 'query')
-      const check = await writeWithReferences(store, request.accountId, schema, request.body, serviceReferences.check,
-        (tx, data) => type === 'HEARTBEAT' ? createHeartbeatCheck(tx, request, data as HeartbeatCheck) : tx.checks.create(request.accountId, type, data))
+      const check = await writeWithReferences(store, request.accountId, schema, request.body, serviceReferences.check, async (tx, data) => {
+        await checkDependencies(tx, request.accountId, undefined, data)
+        return type === 'HEARTBEAT' ? createHeartbeatCheck(tx, request, data as HeartbeatCheck) : tx.checks.create(request.accountId, type, data)
+      }, dependsOnOf(request.body).length > 0)
       return sendJson(reply, 201, withoutSecrets(check.json))
     })
 
@@ -64,8 +100,10 @@ export function checkRoutes(app: FastifyInstance, store: Store): void {
       if (!existing || existing.checkType !== type) throw notFound('Check')
       parseOr400(autoAssignAlertsQuerySchema, request.query, 'query')
       // replace finds the check again in its own transaction: gone by now is a 404 too
-      const check = await writeWithReferences(store, request.accountId, schema, request.body, serviceReferences.check,
-        (tx, data) => type === 'HEARTBEAT' ? replaceHeartbeatCheck(tx, request, existing, data as HeartbeatCheck) : tx.checks.replace(request.accountId, request.params.id, type, data))
+      const check = await writeWithReferences(store, request.accountId, schema, request.body, serviceReferences.check, async (tx, data) => {
+        await checkDependencies(tx, request.accountId, request.params.id, data)
+        return type === 'HEARTBEAT' ? replaceHeartbeatCheck(tx, request, existing, data as HeartbeatCheck) : tx.checks.replace(request.accountId, request.params.id, type, data)
+      }, dependsOnOf(request.body).length > 0)
       if (!check) throw notFound('Check')
       return sendJson(reply, 200, withoutSecrets(check.json))
     })

@@ -65,7 +65,8 @@ export async function parseWithReferences<S extends z.ZodType>(
 
 /**
  * Validates a body and writes it: in one transaction with the reference check when the body
- * names services (so that none can go in between), else with the store's own atomic write.
+ * names services (so that none can go in between) or `transactional` says so (the write reads
+ * what it depends on), else with the store's own atomic write.
  */
 export async function writeWithReferences<S extends z.ZodType, T>(
   store: Store,
@@ -74,7 +75,8 @@ export async function writeWithReferences<S extends z.ZodType, T>(
   body: unknown,
   references: (body: unknown) => Reference[],
   write: (tx: Repositories, data: z.output<S>) => Promise<T>,
+  transactional = false,
 ): Promise<T> {
-  if (references(body).length === 0) return write(store, await parseWithReferences(store, account, schema, body, references))
+  if (references(body).length === 0 && !transactional) return write(store, await parseWithReferences(store, account, schema, body, references))
   return store.transaction(async (tx) => write(tx, await parseWithReferences(tx, account, schema, body, references)))
 }

@@ -5,6 +5,7 @@ import { notFound, parseOr400 } from '../errors.js'
 import { BADGE_STYLES, BADGE_THEMES, renderBadge } from '../results/badge.js'
 import type { CheckStatusRecord, ErrorGroupRecord, Store } from '../store/index.js'
 import { contentRange } from './util.js'
+import { dependsOnOf, failingDependencies, type DependencyRef } from '../results/dependencies.js'
 
 /*
  * Reads served from recorded results: check statuses, error groups (and their archive flags)
@@ -25,7 +26,11 @@ const badgeQuerySchema = z.object({
   responseTime: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
 })
 
-function presentStatus(record: CheckStatusRecord) {
+/**
+ * A status as answered; `alertsSuppressedBy` (an extension, docs/api.md) only while the check
+ * fails or is degraded and checks it depends on are failing: its alerts are held back.
+ */
+function presentStatus(record: CheckStatusRecord, suppressedBy: DependencyRef[] = []) {
   return {
     name: record.name,
     checkId: record.checkId,
@@ -39,7 +44,27 @@ function presentStatus(record: CheckStatusRecord) {
     sslDaysRemaining: record.sslDaysRemaining,
     created_at: record.created_at,
     updated_at: record.updated_at,
+    ...(suppressedBy.length > 0 ? { alertsSuppressedBy: suppressedBy } : {}),
   }
+}
+
+const troubled = (s: CheckStatusRecord) => s.hasFailures || s.hasErrors || s.isDegraded
+
+/** Every status of the account, each with the failing dependencies that hold its alerts back. */
+async function statusesWithSuppression(store: Store, account: string) {
+  const statuses = await store.checkStatuses.list(account)
+  // nothing failing: no check body to read
+  if (!statuses.some(troubled)) return statuses.map((s) => presentStatus(s))
+  const byId = new Map(statuses.map((s) => [s.checkId, s]))
+  const page = await store.checks.list(account, { limit: Number.MAX_SAFE_INTEGER, offset: 0 })
+  const bodies = new Map((JSON.parse(page?.json.toString() ?? '[]') as Array<{ id: string; dependsOn?: unknown }>).map((c) => [c.id, c]))
+  const out = []
+  for (const status of statuses) {
+    const body = bodies.get(status.checkId)
+    const by = troubled(status) && dependsOnOf(body).length > 0 ? await failingDependencies(body, async (id) => byId.get(id)) : []
+    out.push(presentStatus(status, by))
+  }
+  return out
 }
 
 function presentErrorGroup(record: ErrorGroupRecord) {
@@ -60,18 +85,17 @@ export function resultRoutes(app: FastifyInstance, store: Store): void {
   async function checkOf(account: string, id: string) {
     const check = await store.checks.get(account, id)
     if (!check) throw notFound('Check')
-    return JSON.parse(check.json) as { name: string; activated?: boolean }
+    return JSON.parse(check.json) as { name: string; activated?: boolean; dependsOn?: string[] }
   }
 
-  app.get('/v1/check-statuses', async (request) => {
-    return (await store.checkStatuses.list(request.accountId)).map(presentStatus)
-  })
+  app.get('/v1/check-statuses', async (request) => statusesWithSuppression(store, request.accountId))
 
   app.get<{ Params: { checkId: string } }>('/v1/check-statuses/:checkId', async (request) => {
-    await checkOf(request.accountId, request.params.checkId)
+    const check = await checkOf(request.accountId, request.params.checkId)
     const status = await store.checkStatuses.get(request.accountId, request.params.checkId)
     if (!status) throw notFound('Check status')
-    return presentStatus(status)
+    const by = troubled(status) ? await failingDependencies(check, (id) => store.checkStatuses.get(request.accountId, id)) : []
+    return presentStatus(status, by)
   })
 
   // paged as the reference pages them (limit 1–100, default 10; page from 1), oldest first

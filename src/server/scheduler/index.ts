@@ -51,6 +51,11 @@ export interface SchedulerOptions {
   runOptions?: Partial<RunOptions>
   /** called when a claimed run starts, with the scheduler's clock */
   onRunStart?: (run: ClaimedRun, startedAt: number) => void
+  /**
+   * called after each planning with the runs planned and the due runs not planned (maintenance:
+   * in a maintenance window; missed: found after the check's grace), each due time counted once
+   */
+  onPlanned?: (planned: number, skipped: { maintenance: number; missed: number }) => void
   /** internal errors of the loop (default: stderr) */
   log?: (line: string) => void
 }
@@ -108,6 +113,8 @@ export class Scheduler {
   private readonly parsed = new Map<string, Parsed>()
   /** the last due time planned per check (saves the store a write that would be ignored) */
   private readonly planned = new Map<string, number>()
+  /** the last due time found too late per check (counted once) */
+  private readonly missed = new Map<string, number>()
   /** runs this runner completed; for figures */
   completed = 0
   /** the database being away, told once (and its end) */
@@ -249,6 +256,7 @@ export class Scheduler {
       if (!seen.has(id)) {
         this.parsed.delete(id)
         this.planned.delete(id)
+        this.missed.delete(id)
       }
     }
     this.checks = list
@@ -264,13 +272,23 @@ export class Scheduler {
     const horizon = now + (this.options.run ? this.options.tickMs : 0)
     const wakeups = new Set<number>()
     const planned = new Map<string, number>()
+    const skipped = { maintenance: 0, missed: 0 }
     for (const { id, account, entry } of this.checks) {
       if (!entry.runnable) continue
       const { index, dueAt } = latestDueOf(entry.timing, horizon)
-      if (dueAt <= now - entry.grace || dueAt < entry.notBefore || this.planned.get(id) === dueAt) continue
+      if (dueAt < entry.notBefore || this.planned.get(id) === dueAt) continue
+      if (dueAt <= now - entry.grace) {
+        // found too late to run (the server was down or stalled): counted once, never run
+        if (this.missed.get(id) !== dueAt && this.planned.has(id)) skipped.missed++
+        this.missed.set(id, dueAt)
+        continue
+      }
       planned.set(id, dueAt)
       const check = entry.check
-      if (inMaintenance(check.tags ?? [], this.windowsOf.get(account) ?? [], dueAt)) continue
+      if (inMaintenance(check.tags ?? [], this.windowsOf.get(account) ?? [], dueAt)) {
+        skipped.maintenance++
+        continue
+      }
       if (dueAt > now) wakeups.add(Math.ceil(dueAt / 10) * 10)
       for (const location of locationsFor(check, index)) {
         runs.push({ key: `schedule:${id}:${location}:${dueAt}`, account, checkId: id, location, dueAt, sessionId: null, staleAt: dueAt + entry.grace })
@@ -280,6 +298,7 @@ export class Scheduler {
     // remembered once written: a write that failed (a busy database) is tried again next tick
     for (const [id, dueAt] of planned) this.planned.set(id, dueAt)
     for (const at of wakeups) this.wakeAt(at - now)
+    this.options.onPlanned?.(runs.length, skipped)
     return added
   }
 

@@ -964,6 +964,11 @@ export interface AlertDeliveryStore {
   release(owner: string, id: string): Promise<void>
   /** newest first */
   list(account: string, query: AlertDeliveryQuery): Promise<Page<AlertDeliveryRecord>>
+  /**
+   * The deliveries kept, by account and status (the metrics' outbox depth and failures); only
+   * `account`'s when given
+   */
+  counts(account?: string): Promise<Array<{ account: string; status: AlertDeliveryStatus; count: number }>>
   get(account: string, id: string): Promise<AlertDeliveryRecord | undefined>
   /** notifications, newest first (checkId: of one check) */
   notifications(account: string, query: { checkId?: string; limit: number; offset: number }): Promise<Page<AlertNotificationRecord>>

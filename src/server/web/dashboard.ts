@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { CHECK_TYPE_TABLE, isRunnableCheckType, SERVICE_CHECK_TYPES } from '../../schema/check-types.js'
 import { asDashboard } from '../auth.js'
 import { renderBadge } from '../results/badge.js'
+import { suppressionText, type DependencyRef } from '../results/dependencies.js'
 import type { CheckStatusRecord } from '../store/index.js'
 import { esc, formatTime, jsonInHtml } from './html.js'
 import type { WebSession } from './sessions.js'
@@ -104,6 +105,8 @@ interface StatusJson {
   sslDaysRemaining?: number | null
   created_at: string
   updated_at: string | null
+  /** the failing checks it depends on, while they hold its alerts back */
+  alertsSuppressedBy?: DependencyRef[]
 }
 
 /**
@@ -233,6 +236,12 @@ function paused(check: CheckJson): string {
   return check.activated === false ? '<span class="muted"> · paused</span>' : ''
 }
 
+/** Why a failing check alerts no one: the failing checks it depends on (dependsOn). */
+function suppressed(status: StatusJson | undefined): string {
+  const by = status?.alertsSuppressedBy
+  return by && by.length > 0 ? `<span class="muted" data-alerts-suppressed> · alerts ${esc(suppressionText(by))}</span>` : ''
+}
+
 function badgeImg(check: CheckJson): string {
   return `<img src="/dashboard/badges/${encodeURIComponent(check.id)}" alt="badge of ${esc(check.name)}" height="20">`
 }
@@ -270,7 +279,7 @@ export async function checkListPage(api: Api, session: WebSession, query: { type
     return `<tr data-check-id="${esc(check.id)}">
 <td><a href="/dashboard/checks/${encodeURIComponent(check.id)}">${esc(check.name)}</a></td>
 <td>${esc(check.checkType)}</td>
-<td class="state-${state}">${state}${paused(check)}</td>
+<td class="state-${state}">${state}${paused(check)}${suppressed(status)}</td>
 <td>${inlineBadge(check, status)}</td>
 <td>${status ? `<time datetime="${esc(status.updated_at ?? status.created_at)}">${esc(formatTime(status.updated_at ?? status.created_at))}</time>` : '–'}</td>
 <td>${esc((check.locations ?? []).join(', ') || '–')}</td>
@@ -366,7 +375,7 @@ export async function checkPage(api: Api, session: WebSession, id: string): Prom
   const errorGroupSection = `<h2>Error groups</h2>
 ${errorGroups.length === 0 ? '<p class="muted">No errors recorded.</p>' : `<div class="scroll"><table><thead><tr><th scope="col">Error</th><th scope="col">First seen</th><th scope="col">Last seen</th><th scope="col">Archive</th></tr></thead><tbody>${errorGroups.map(groupRow).join('')}</tbody></table></div>`}`
   const head = `<h1>${esc(c.name)}</h1>
-<p><span class="state-${state}">${state}</span>${paused(c)} · ${esc(c.checkType)} · ${badgeImg(c)}</p>${certificateLine(c, status.status === 200 ? status.json : undefined)}`
+<p><span class="state-${state}">${state}</span>${paused(c)}${suppressed(status.status === 200 ? status.json : undefined)} · ${esc(c.checkType)} · ${badgeImg(c)}</p>${certificateLine(c, status.status === 200 ? status.json : undefined)}`
   if (!isRunnableCheckType(c.checkType)) {
     // a heartbeat check is not run: it waits for pings, so its page says where to send them and what came
     const hb = (c as CheckJson & HeartbeatJson).heartbeat ?? {}

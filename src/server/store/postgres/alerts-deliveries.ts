@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { AlertDeliveryAttempt, AlertDeliveryRecord, AlertDeliveryStore } from '../index.js'
+import type { AlertDeliveryAttempt, AlertDeliveryRecord, AlertDeliveryStatus, AlertDeliveryStore } from '../index.js'
 import { attemptOf, claimedOf, deliveryOf, notificationOf, type AttemptRow, type DeliveryRow, type NotificationRow } from '../alert-delivery-rows.js'
 import type { Sql } from './index.js'
 
@@ -32,7 +32,18 @@ const CLAIM = `
 
 const FILTER = `account_id = $1 AND ($2::text IS NULL OR check_id = $2) AND ($3::text IS NULL OR notification_id = $3)`
 
+/** The deliveries kept, by account and status (the metrics' outbox). */
+async function deliveryCounts(sql: Sql, account: string | undefined): Promise<Array<{ account: string; status: AlertDeliveryStatus; count: number }>> {
+  const rows = await sql.rows<{ account: string; status: AlertDeliveryStatus; count: string | number }>(`SELECT account_id AS account, status, count(*) AS count
+    FROM alert_deliveries WHERE ($1::text IS NULL OR account_id = $1) GROUP BY account_id, status ORDER BY account_id, status`, [account ?? null])
+  return rows.map((row) => ({ account: row.account, status: row.status, count: Number(row.count) }))
+}
+
 export function alertDeliveryRepository(sql: Sql): AlertDeliveryStore {
+  return { ...outboxRepository(sql), counts: (account) => deliveryCounts(sql, account) }
+}
+
+function outboxRepository(sql: Sql): Omit<AlertDeliveryStore, 'counts'> {
   /** the records of rows, with their attempts (read in one statement) */
   async function records(rows: DeliveryRow[]): Promise<AlertDeliveryRecord[]> {
     const attempts = new Map<number, AlertDeliveryAttempt[]>()

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Db } from './migrations.js'
-import type { AlertDeliveryAttempt, AlertDeliveryRecord, AlertDeliveryStore } from '../index.js'
+import type { AlertDeliveryAttempt, AlertDeliveryRecord, AlertDeliveryStatus, AlertDeliveryStore } from '../index.js'
 import { attemptOf, claimedOf, deliveryOf, notificationOf, type AttemptRow, type DeliveryRow, type NotificationRow } from '../alert-delivery-rows.js'
 import type { Exec } from './index.js'
 
@@ -13,7 +13,18 @@ import type { Exec } from './index.js'
 
 const isoNow = () => new Date().toISOString()
 
+/** The deliveries kept, by account and status (the metrics' outbox). */
+function deliveryCounts(db: Db, exec: Exec): AlertDeliveryStore['counts'] {
+  const counts = db.prepare(`SELECT account_id AS account, status, count(*) AS count FROM alert_deliveries
+    WHERE (@account IS NULL OR account_id = @account) GROUP BY account_id, status ORDER BY account_id, status`)
+  return (account) => exec(() => counts.all({ account: account ?? null }) as Array<{ account: string; status: AlertDeliveryStatus; count: number }>)
+}
+
 export function alertDeliveryRepository(db: Db, exec: Exec): AlertDeliveryStore {
+  return { ...outboxRepository(db, exec), counts: deliveryCounts(db, exec) }
+}
+
+function outboxRepository(db: Db, exec: Exec): Omit<AlertDeliveryStore, 'counts'> {
   const insert = db.prepare(`INSERT INTO alert_deliveries
     (id, account_id, check_id, notification_id, alert_type, channel_type, channel, event, status, reason, next_attempt_at, created_at)
     VALUES (@id, @account, @checkId, @notificationId, @alertType, @channelType, @channel, @event, @status, @reason, @nextAttemptAt, @createdAt)`)
