@@ -268,7 +268,7 @@ function dashboardRoutes(scope: FastifyInstance, context: WebContext): void {
   scope.get<{ Params: { id: string } }>('/dashboard/checks/:id', web, async (request, reply) => {
     const session = await sessionOf(context, request)
     if (!session) return reply.code(303).header('location', '/').send()
-    const page = await checkPage(apiFor(app, session), session, request.params.id)
+    const page = await checkPage(apiFor(app, session), session, request.params.id, origin(request))
     return html(reply, page.status, page.html)
   })
 
@@ -280,6 +280,20 @@ function dashboardRoutes(scope: FastifyInstance, context: WebContext): void {
     if (answer.status === 403) return html(reply, 403, messagePage(session, 'Not run', READ_ONLY))
     if (typeof started !== 'string') return html(reply, answer.status === 404 ? 404 : 400, messagePage(session, 'Not run', String(answer.json?.message ?? 'The API did not start a session.')))
     return reply.code(303).header('location', `/dashboard/sessions/${encodeURIComponent(started)}`).send()
+  })
+
+  // the check's public badge: create, rotate or revoke its token (through the API's token routes)
+  scope.post<{ Params: { id: string } }>('/dashboard/checks/:id/badge-token', web, async (request, reply) => {
+    const session = await postingSession(context, request, reply)
+    if (!session) return reply
+    const action = (request.body as Record<string, unknown> | undefined)?.action
+    const path = `/v1/badges/checks/${encodeURIComponent(request.params.id)}/token`
+    const call: ['POST' | 'DELETE', string] | undefined = action === 'create' ? ['POST', path] : action === 'rotate' ? ['POST', `${path}/rotate`] : action === 'revoke' ? ['DELETE', path] : undefined
+    if (!call) return html(reply, 400, messagePage(session, 'Not changed', 'Choose Create, Rotate or Revoke.'))
+    const answer = await apiFor(app, session)(call[0], call[1])
+    if (answer.status === 403) return html(reply, 403, messagePage(session, 'Not changed', READ_ONLY))
+    if (answer.status >= 300) return html(reply, 404, messagePage(session, 'Not changed', String(answer.json?.message ?? 'The API did not change the badge.')))
+    return reply.code(303).header('location', `/dashboard/checks/${encodeURIComponent(request.params.id)}#public-badge`).send()
   })
 
   scope.get<{ Params: { id: string } }>('/dashboard/sessions/:id', web, async (request, reply) => {
