@@ -144,15 +144,10 @@ export async function loadStatusPage(store: Store, account: string, record: Stat
 /** Each service of the page and its checks: those whose triggerIncident names it (every service is there, maybe with none). */
 async function checksOfServices(store: Store, account: string, services: Set<string>): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>([...services].map((id) => [id, []]))
-  const PAGE = 1000
-  for (let offset = 0; services.size > 0; offset += PAGE) {
-    const page = await store.checks.list(account, { limit: PAGE, offset })
-    const checks = JSON.parse(page.json.toString()) as Array<{ id: string; triggerIncident?: { serviceId?: unknown } | null }>
-    for (const check of checks) {
-      const serviceId = check.triggerIncident?.serviceId
-      if (typeof serviceId === 'string') out.get(serviceId)?.push(check.id)
-    }
-    if (page.count < PAGE) break
+  if (services.size === 0) return out
+  for await (const check of eachCheck<{ id: string; triggerIncident?: { serviceId?: unknown } | null }>(store.checks, account)) {
+    const serviceId = check.triggerIncident?.serviceId
+    if (typeof serviceId === 'string') out.get(serviceId)?.push(check.id)
   }
   return out
 }
