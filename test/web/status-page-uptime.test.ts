@@ -14,7 +14,10 @@ import { KEY_B, caller, startTestServer, type Call } from '../server/helpers.js'
 
 const DAY = 86_400_000
 const HOUR = 3_600_000
-// the server's clock is the test's; incidents are dated by the wall clock, so both are today
+// the server's clock is the test's; incidents are dated by the wall clock, so both must be the
+// same UTC day: a run started in the last minutes of a day waits for the next one
+const untilMidnight = DAY - (Date.now() % DAY)
+if (untilMidnight < 180_000) await new Promise((resolve) => setTimeout(resolve, untilMidnight + 1000))
 let now = Date.now()
 const clock = { get: () => now, set: (ms: number) => void (now = ms) }
 const today = Math.floor(now / DAY) * DAY
