@@ -9,6 +9,7 @@ import { statusPageRoutes } from './routes/status-pages.js'
 import { maintenanceWindowRoutes } from './routes/maintenance-windows.js'
 import { incidentRoutes } from './routes/incidents.js'
 import { ipv6Routes, runtimeRoutes } from './routes/runtimes.js'
+import { badgeTokenRoutes } from './routes/badge-tokens.js'
 import { resultRoutes } from './routes/results.js'
 import { parseJsonBody } from './json-body.js'
 import { installFaults, type FaultCounts, type FaultSpec } from './faults.js'
@@ -159,6 +160,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   analyticsRoutes(app, store, runs)
   keyRoutes(app, store)
   webRoutes(app, store, { now: runs.now, failures, names, subscriptions: options.subscriptions })
+  badgeTokenRoutes(app, store, runs.now)
   probeRoutes(app, store, options.closing ?? new AbortController().signal)
   if (metrics) metricsRoutes(app, store, metrics.registry)
 

@@ -133,6 +133,37 @@ describe('monitors status', () => {
     expect(JSON.parse(gone.stdout).checks[0]).toMatchObject({ state: 'not-deployed', checkId: idOf('shop-dns'), reason: expect.stringContaining('gone from the target') })
   })
 
+  it('shows the public badge URL of each check that has a token, in the table and in JSON; a revoked one is gone', async () => {
+    const env = { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_A }
+    const project = makeProject({
+      'checks/readme.check.ts': `import { DnsCheck } from 'monitors-as-code'\n` +
+        dnsCheck('readme-dns', 'Readme DNS', 'www.shop.test', 'activated: false,') +
+        dnsCheck('private-dns', 'Private DNS', 'www.shop.test', 'activated: false,'),
+    })
+    const applied = await monitors(project, ['apply', '--yes'], env)
+    expect(applied.code, applied.output).toBe(0)
+    const lock = JSON.parse(readFileSync(join(project, 'monitoring.lock.json'), 'utf8')) as { resources: Record<string, { remoteId: string }> }
+    const id = lock.resources['dns-check:readme-dns'].remoteId
+    const token = await call('POST', `/v1/badges/checks/${id}/token`)
+    expect(token.status).toBe(201)
+    const url = `${server.url}/badges/${token.json.token}.svg`
+
+    const text = await monitors(project, ['status'], env)
+    expect(text.code, text.output).toBe(0)
+    expect(text.stdout).toContain(`Public badges (no key, for a README):\n  dns-check:readme-dns "Readme DNS"  ${url}\n`)
+    expect(text.stdout).not.toMatch(/Public badges[\s\S]*private-dns/)
+    const doc = JSON.parse((await monitors(project, ['status', '--format', 'json'], env)).stdout)
+    const byId = Object.fromEntries(doc.checks.map((c: any) => [c.logicalId, c]))
+    expect(byId['readme-dns'].publicBadgeUrl).toBe(url)
+    expect(byId['private-dns'].publicBadgeUrl).toBeNull()
+    // the URL answers without a key
+    expect((await fetch(url)).status).toBe(200)
+
+    expect((await call('DELETE', `/v1/badges/checks/${id}/token`)).status).toBe(204)
+    const after = JSON.parse((await monitors(project, ['status', '--format', 'json'], env)).stdout)
+    expect(after.checks.find((c: any) => c.logicalId === 'readme-dns').publicBadgeUrl).toBeNull()
+  })
+
   it('a check in an active maintenance window reads maintenance, with the window and its end, and --fail-on-failing lets it pass', async () => {
     const env = { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_A }
     const check = dnsCheck('maint-dns', 'Maintained DNS', 'broken.shop.test', "tags: ['maint-db'],") + dnsCheck('other-dns', 'Other DNS', 'broken.shop.test', "tags: ['maint-other'],")

@@ -165,6 +165,42 @@ describe.skipIf(!hasChromium)('status page in Chromium', () => {
           expect(low).toEqual([])
           expect(reported.filter((p: any) => p.theme === 'light')).toEqual([])
         }
+        // the 90-day bars: a bar a day per service; today's incident said on hover and on keyboard focus,
+        // inside the card (nothing wider than the screen), readable on the card
+        expect(await page.locator('.service').first().locator('.day').count()).toBe(90)
+        expect(await page.locator('.day').count()).toBe(180)
+        const today = page.locator('.service').first().locator('.day').last()
+        const tip = today.locator('.tip')
+        const shown = async () => tip.evaluate((el: any) => {
+          const box = el.getBoundingClientRect()
+          return { width: box.width, left: box.left, right: box.right, text: el.textContent }
+        })
+        expect((await shown()).width).toBeLessThanOrEqual(1)
+        await today.hover()
+        expect((await shown()).width).toBeGreaterThan(200)
+        expect((await shown()).text).toContain('incidents: Card payments failing (major)')
+        await page.mouse.move(0, 0)
+        expect((await shown()).width).toBeLessThanOrEqual(1)
+        // keyboard: Tab reaches the day (it has something to say), its text shows while it has focus
+        await page.evaluate(() => document.activeElement?.blur())
+        let focused = ''
+        for (let i = 0; i < 30 && focused !== 'today'; i++) {
+          await page.keyboard.press('Tab')
+          focused = await page.evaluate(() => (document.activeElement?.closest('.service') && document.activeElement === document.querySelector('.service .day:last-child') ? 'today' : ''))
+        }
+        expect(focused).toBe('today')
+        const box = await shown()
+        expect(box.width).toBeGreaterThan(200)
+        expect(box.left).toBeGreaterThanOrEqual(0)
+        expect(box.right).toBeLessThanOrEqual(375)
+        expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375)
+        expect(contrast(await tip.evaluate((el: unknown) => getComputedStyle(el).color), await tip.evaluate((el: unknown) => getComputedStyle(el).backgroundColor))).toBeGreaterThanOrEqual(4.5)
+        // quiet days (no runs, no incident) are no tab stops
+        expect(await page.locator('.service').nth(1).locator('.day[tabindex]').count()).toBe(0)
+        expect(await page.locator('.service').first().locator('.figure').textContent()).toBe('No data')
+        expect(await page.locator('head meta[http-equiv="refresh"]').getAttribute('content')).toBe('60')
+        expect(await page.locator('link[rel="alternate"][type="application/atom+xml"]').getAttribute('href')).toBe(`/status/acme-${theme.toLowerCase()}/feed.atom`)
+        await today.focus()
         await screenshot(page, shot)
         expect(errors).toEqual([])
       } finally {

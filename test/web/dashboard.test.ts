@@ -175,3 +175,39 @@ describe('dashboard log-in', () => {
     expect(home.headers.get('x-frame-options')).toBe('DENY')
   })
 })
+
+describe('a check\'s public badge on the dashboard', () => {
+  it('is created, shown with its address, rotated and revoked from the check\'s page; each answer of the public route follows', async () => {
+    const api = caller(server)
+    const made = await api('POST', '/v1/checks/dns', dnsBody({ name: 'Readme badge' }))
+    expect(made.status, made.text).toBe(201)
+    const id = made.json.id
+    const { cookie, csrf } = await logIn()
+    const pageOf = async () => (await fetch(`${server.url}/dashboard/checks/${id}`, { headers: { cookie } })).text()
+    const address = (html: string) => /<code data-public-badge>([^<]+)<\/code>/.exec(html)?.[1]
+    const act = (action: string) => post(`/dashboard/checks/${id}/badge-token`, { csrf, action }, { cookie, origin: server.url })
+
+    expect(await pageOf()).toContain('No public badge')
+    expect(address(await pageOf())).toBeUndefined()
+    const created = await act('create')
+    expect(created.status).toBe(303)
+    expect(created.headers.get('location')).toBe(`/dashboard/checks/${id}#public-badge`)
+    const first = address(await pageOf())
+    expect(first).toMatch(new RegExp(`^${server.url}/badges/[A-Za-z0-9_-]{32}\\.svg$`))
+    expect(first).toBe((await api('GET', `/v1/badges/checks/${id}/token`)).json.url.replace(/^http:\/\/[^/]+/, server.url))
+    expect((await fetch(first as string)).status).toBe(200)
+
+    expect((await act('rotate')).status).toBe(303)
+    const second = address(await pageOf())
+    expect(second).not.toBe(first)
+    expect((await fetch(first as string)).status).toBe(404)
+    expect((await fetch(second as string)).status).toBe(200)
+
+    expect((await act('revoke')).status).toBe(303)
+    expect(address(await pageOf())).toBeUndefined()
+    expect((await fetch(second as string)).status).toBe(404)
+    // without the session's token nothing changes
+    expect((await post(`/dashboard/checks/${id}/badge-token`, { csrf: 'forged', action: 'create' }, { cookie, origin: server.url })).status).toBe(403)
+    expect((await api('GET', `/v1/badges/checks/${id}/token`)).status).toBe(404)
+  })
+})

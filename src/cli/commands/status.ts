@@ -77,6 +77,8 @@ export interface CheckStatusRow {
   reason?: string
   status?: RemoteStatus
   badgeUrl: string | null
+  /** The check's public badge (no key), when it has a token on the target (this server's extension: docs/api.md). */
+  publicBadgeUrl?: string
   /** A heartbeat check's ping URL, as the target answers it. */
   pingUrl?: string
   /** The last 24 hours from the target's analytics: percent of passing runs and p95 response time (ms); null when there is no data. */
@@ -120,6 +122,27 @@ async function last24hOf(client: ApiClient, checkId: string, checkType: unknown)
     // a target without analytics (or a check gone since it was listed) shows no figures
     if (error instanceof NotFoundError) return undefined
     throw error
+  }
+}
+
+/**
+ * Fills `publicBadgeUrl` from GET /v1/badges/tokens (one request): a target without the route
+ * (the hosted service) has no public badges.
+ */
+async function addPublicBadges(client: ApiClient, rows: CheckStatusRow[]): Promise<void> {
+  if (!rows.some((r) => r.state !== 'not-deployed' && r.checkId !== null)) return
+  let tokens: Array<{ checkId?: unknown; path?: unknown }>
+  try {
+    const answer = await client.send<unknown>({ method: 'GET', path: '/v1/badges/tokens' })
+    tokens = Array.isArray(answer.body) ? answer.body : []
+  } catch (error) {
+    if (error instanceof NotFoundError) return
+    throw error
+  }
+  const pathOf = new Map(tokens.filter((t) => typeof t.checkId === 'string' && typeof t.path === 'string').map((t) => [t.checkId as string, t.path as string]))
+  for (const row of rows) {
+    const path = row.state !== 'not-deployed' && row.checkId !== null ? pathOf.get(row.checkId) : undefined
+    if (path) row.publicBadgeUrl = `${client.baseUrl.replace(/\/+$/, '')}${path}`
   }
 }
 
@@ -248,6 +271,8 @@ export function renderStatusTable(rows: readonly CheckStatusRow[], color: boolea
     }).join('  ').trimEnd()
   const pings = rows.filter((r) => r.pingUrl).map((r) => `  ${label(r.resource)}  ${r.pingUrl}`)
   const pingText = pings.length > 0 ? `\nPing URLs (GET or POST, no key):\n${pings.join('\n')}\n` : ''
+  const publicBadges = rows.filter((r) => r.publicBadgeUrl).map((r) => `  ${label(r.resource)}  ${r.publicBadgeUrl}`)
+  const publicText = publicBadges.length > 0 ? `\nPublic badges (no key, for a README):\n${publicBadges.join('\n')}\n` : ''
   const held = rows.filter((r) => r.maintenance).map((r) => `  ${label(r.resource)}  window "${r.maintenance!.name}" (id ${r.maintenance!.id}) until ${r.maintenance!.until}`)
   const heldText = held.length > 0 ? `\nIn a maintenance window now (not run until it ends; the last run is as shown):\n${held.join('\n')}\n` : ''
   const certificates = rows.filter((r) => typeof r.status?.sslDaysRemaining === 'number').map((r) => {
@@ -256,7 +281,7 @@ export function renderStatusTable(rows: readonly CheckStatusRow[], color: boolea
     return threshold !== null && (r.status!.sslDaysRemaining as number) <= threshold ? c.yellow(text) : text
   })
   const certificateBlock = certificates.length > 0 ? `\nCertificates (newest run):\n${certificates.join('\n')}\n` : ''
-  return `${[c.bold(line(head)), ...cells.map((r, i) => line(r, paintOf[rows[i].state]))].join('\n')}\n${heldText}${certificateBlock}${pingText}`
+  return `${[c.bold(line(head)), ...cells.map((r, i) => line(r, paintOf[rows[i].state]))].join('\n')}\n${heldText}${certificateBlock}${pingText}${publicText}`
 }
 
 function summaryOf(rows: readonly CheckStatusRow[]) {
@@ -301,6 +326,7 @@ export function statusToJson(rows: readonly CheckStatusRow[], target: { id: stri
       sslDaysRemaining: row.status?.sslDaysRemaining ?? null,
       sslAlertThreshold: sslThreshold(row.resource),
       badgeUrl: row.badgeUrl,
+      publicBadgeUrl: row.publicBadgeUrl ?? null,
       ...(row.pingUrl ? { pingUrl: row.pingUrl } : {}),
       maintenanceWindow: row.maintenance ?? null,
     })),
@@ -358,6 +384,7 @@ export const statusCommand = {
           windows,
         )
         await addLast24h(client, rows, remoteById)
+        if (badgeBase) await addPublicBadges(client, rows)
         const c = pc.createColors(useColor())
         if (environment !== undefined) out(`Environment: ${c.bold(environment)}\n`)
         if (rows.length === 0) out('No checks: the project has no check (DnsCheck, IcmpCheck, HeartbeatCheck, ...).\n')
@@ -368,7 +395,7 @@ export const statusCommand = {
         if (target.embedded && rows.length > 0) {
           out(c.dim('The embedded server never runs checks, so its checks never ran: runs happen on a "monitors server" or a hosted service (set MONITORING_API_URL).\n'))
         } else if (badgeBase && rows.some((r) => r.badgeUrl)) {
-          out(c.dim('Badges are served with authentication: send the API key (Authorization: Bearer) to fetch one.\n'))
+          out(c.dim(`Badges are served with authentication: send the API key (Authorization: Bearer) to fetch one${rows.some((r) => r.publicBadgeUrl) ? '; a public badge needs none' : '; a public badge (POST /v1/badges/checks/{id}/token, or the dashboard) needs none'}.\n`))
         }
         if (args.format === 'json') data(`${JSON.stringify(withEnvironment(statusToJson(rows, { id: target.id, baseUrl: target.baseUrl, embedded: target.embedded }), environment), null, 2)}\n`)
         return args.failOnFailing && s.failing > 0 ? 1 : 0

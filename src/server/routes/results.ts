@@ -20,7 +20,7 @@ const errorGroupPatchSchema = z.object({
 }).strict()
 
 /** Query of the badge; other parameters (cache busters) are ignored. */
-const badgeQuerySchema = z.object({
+export const badgeQuerySchema = z.object({
   style: z.enum(BADGE_STYLES).default('flat'),
   theme: z.enum(BADGE_THEMES).default('default'),
   responseTime: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),

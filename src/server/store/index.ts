@@ -322,6 +322,32 @@ export interface WebSessionStore {
   prune(now: number): Promise<number>
 }
 
+/** What a public badge token shows: a check now (another kind, a group, later). */
+export type BadgeSubjectKind = 'check'
+
+export interface BadgeTokenRecord {
+  token: string
+  subjectKind: BadgeSubjectKind
+  /** the check's id (subject kind 'check') */
+  subjectId: string
+  created_at: string
+}
+
+/**
+ * Public badge tokens: at most one per subject. The public route finds a token by its SHA-256
+ * (`tokenHash`), never by the token itself; the account's keys read the token to show its URL.
+ */
+export interface BadgeTokenStore {
+  /** the tokens of the account's subjects of a kind, oldest first */
+  list(account: string, kind: BadgeSubjectKind): Promise<BadgeTokenRecord[]>
+  get(account: string, kind: BadgeSubjectKind, subjectId: string): Promise<BadgeTokenRecord | undefined>
+  /** sets the subject's token, replacing the one it had (which then answers nothing) */
+  set(account: string, kind: BadgeSubjectKind, subjectId: string, token: { token: string; tokenHash: string }, now: number): Promise<BadgeTokenRecord>
+  /** revokes the subject's token; false when it had none */
+  delete(account: string, kind: BadgeSubjectKind, subjectId: string): Promise<boolean>
+  /** the token whose SHA-256 this is, with its account */
+  find(tokenHash: string): Promise<(BadgeTokenRecord & { account: string }) | undefined>
+}
 
 // ---------------------------------------------------------------------------------------
 // Check runs, results, sessions and agents (scheduling). A due run is a row that a runner
@@ -579,6 +605,7 @@ export interface Repositories extends RunRepositories {
   keys: KeyStore
   webSessions: WebSessionStore
   subscribers: SubscriberStore
+  badgeTokens: BadgeTokenStore
   // --- results of check runs: statuses, error groups, alert state (see ../results)
   checkStatuses: CheckStatusStore
   errorGroups: ErrorGroupStore

@@ -154,4 +154,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { steps: [{ createTable: 'alert_channels' }] },
   // status pages' email subscribers and the outbox of their emails
   { steps: tables('status_page_subscribers', 'status_page_emails') },
+  // SQLite 13, PostgreSQL 14: public badge tokens (GET /badges/{token}.svg): a check's token, revocable; a subject kind
+  //    column so that a group's token can be added beside
+  { steps: [{ createTable: 'badge_tokens' }] },
 ]

@@ -531,4 +531,21 @@ export const TABLES: Record<string, Table> = {
     },
   },
 
+  // public badge URLs (GET /badges/{token}.svg): one token per subject. subject_kind says what
+  // the token shows ('check' now, its check in check_id); another kind (a group) adds its own
+  // nullable column referring to its table, so that each token still goes with its subject.
+  badge_tokens: {
+    columns: {
+      token_hash: { type: 'text', primaryKey: true }, // sha256 of the token: the public route finds it by this
+      account_id: text,
+      subject_kind: text,
+      check_id: { type: 'text', nullable: true, references: 'checks.id' },
+      token: text, // readable by the account's keys: the URL is meant to be published and shown again
+      created_at: text,
+    },
+    indexes: {
+      badge_tokens_check: { columns: ['check_id'], unique: true },
+      badge_tokens_account: { columns: ['account_id', 'subject_kind'] },
+    },
+  },
 }

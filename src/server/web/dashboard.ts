@@ -27,7 +27,7 @@ export interface ApiAnswer {
   text: string
 }
 
-export type Api = (method: 'GET' | 'POST' | 'PATCH', url: string, body?: unknown) => Promise<ApiAnswer>
+export type Api = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, body?: unknown) => Promise<ApiAnswer>
 
 /** The 24-hour figures of checks, by id (see web/index.ts: computed at once, kept a minute). */
 export type ListFigures = (checks: CheckJson[]) => Promise<Map<string, Figures>>
@@ -349,15 +349,31 @@ export function chartData(results: ResultJson[]): { x: number[]; series: Array<{
   return { x: xs, series }
 }
 
-export async function checkPage(api: Api, session: WebSession, id: string): Promise<{ status: number; html: string }> {
+/**
+ * The check's public badge (GET /badges/{token}.svg, no key): its address and the Markdown for a
+ * README, Rotate and Revoke; or Create when it has none. `origin` is the dashboard's own.
+ */
+function publicBadgeSection(session: WebSession, c: CheckJson, token: { path?: string } | undefined, origin: string, csrf: string): string {
+  const form = (action: string, label: string) =>
+    `<form class="inline" method="post" action="/dashboard/checks/${encodeURIComponent(c.id)}/badge-token">${csrf}<input type="hidden" name="action" value="${action}"><button type="submit">${label}</button></form>`
+  const url = token?.path ? `${origin}${token.path}` : undefined
+  return `<h2 id="public-badge">Public badge</h2>
+${url ? `<p><img src="${esc(token!.path)}" alt="public badge of ${esc(c.name)}" height="20"> <code data-public-badge>${esc(url)}</code></p>
+<p class="muted">Anyone with this address sees the badge, no key needed: for a README, <code>![${esc(c.name)}](${esc(url)})</code>. Rotate gives a new address and ends this one; Revoke ends it.</p>`
+    : '<p class="muted">No public badge: the badge above needs a key. A public badge has an address of its own, for a README.</p>'}
+${!canWrite(session) ? '' : url ? `${form('rotate', 'Rotate')} ${form('revoke', 'Revoke')}` : form('create', 'Create public badge')}`
+}
+
+export async function checkPage(api: Api, session: WebSession, id: string, origin = ''): Promise<{ status: number; html: string }> {
   const check = await api('GET', `/v1/checks/${encodeURIComponent(id)}`)
   if (check.status !== 200) return { status: 404, html: messagePage(session, 'Check not found', `The API has no check ${id}.`) }
   const c = check.json as CheckJson
-  const [status, results, groups, f] = await Promise.all([
+  const [status, results, groups, f, token] = await Promise.all([
     api('GET', `/v1/check-statuses/${encodeURIComponent(id)}`),
     api('GET', `/v1/check-results/${encodeURIComponent(id)}?limit=100&resultType=FINAL`),
     api('GET', `/v1/error-groups/checks/${encodeURIComponent(id)}?limit=100`),
     figures(api, c),
+    api('GET', `/v1/badges/checks/${encodeURIComponent(id)}/token`),
   ])
   const state = stateOf(status.status === 200 ? status.json : undefined)
   const finals: ResultJson[] = Array.isArray(results.json) ? results.json : []
@@ -376,6 +392,7 @@ export async function checkPage(api: Api, session: WebSession, id: string): Prom
 ${errorGroups.length === 0 ? '<p class="muted">No errors recorded.</p>' : `<div class="scroll"><table><thead><tr><th scope="col">Error</th><th scope="col">First seen</th><th scope="col">Last seen</th><th scope="col">Archive</th></tr></thead><tbody>${errorGroups.map(groupRow).join('')}</tbody></table></div>`}`
   const head = `<h1>${esc(c.name)}</h1>
 <p><span class="state-${state}">${state}</span>${paused(c)}${suppressed(status.status === 200 ? status.json : undefined)} · ${esc(c.checkType)} · ${badgeImg(c)}</p>${certificateLine(c, status.status === 200 ? status.json : undefined)}`
+  const publicBadge = publicBadgeSection(session, c, token.status === 200 ? token.json : undefined, origin, csrf)
   if (!isRunnableCheckType(c.checkType)) {
     // a heartbeat check is not run: it waits for pings, so its page says where to send them and what came
     const hb = (c as CheckJson & HeartbeatJson).heartbeat ?? {}
@@ -389,6 +406,7 @@ ${hb.pingUrl ? `<p><code data-ping-url>${esc(hb.pingUrl)}</code></p>
 <ul class="figures">
 <li>Availability<strong data-metric="availability">${esc(f.availability)}</strong></li>
 </ul>
+${publicBadge}
 <h2 id="recent-pings-title">Recent pings and missed periods</h2>
 <div class="scroll"><table><caption class="muted">Newest first: a ping is RECEIVED, GRACE or LATE, a period that passed without one FAILING</caption><thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Error</th></tr></thead><tbody>${finals.slice(0, 20).map(pingRow).join('') || `<tr><td colspan="4">No ping yet${c.activated === false ? ' (a paused check records none)' : ''}.</td></tr>`}</tbody></table></div>
 ${errorGroupSection}`
@@ -410,6 +428,7 @@ ${!canWrite(session) ? '<p class="muted">This key is read-only: Run now and Arch
 ${sessions.length === 0 ? '<p class="muted">No session has run this check yet: use Run now.</p>' : sessions.map((s) => resultTable(finals.filter((r) => r.checkSessionId === s), `<a href="/dashboard/sessions/${encodeURIComponent(s)}">Session ${esc(s)}</a>`)).join('')}
 <h2 id="recent-runs-title">Recent runs</h2>
 ${resultTable(finals.slice(0, 20), 'Newest first, final results')}
+${publicBadge}
 ${errorGroupSection}`
   return {
     status: 200,

@@ -12,6 +12,7 @@ import {
 } from './dashboard.js'
 import { sendHtml } from './html.js'
 import { COOKIE, WebSessions, readCookie, sameToken, sessionCookie, type WebSession } from './sessions.js'
+import { renderFeed } from './feed.js'
 import { STATUS_PAGE_CSP, loadStatusPage, renderStatusPage, statusPageSummary } from './status-page.js'
 import { FORM_CSP, subscriptionRoutes } from './subscribers.js'
 import type { ServerNames } from '../names.js'
@@ -141,13 +142,21 @@ export function webRoutes(app: FastifyInstance, store: Store, options: WebOption
 
 // ---- status pages
 
-/** A status page as HTML or as its summary; a page not found answers 404 in the same format. */
+type PageLinks = { html: string; summary: string; feed: string }
+
+/** The links of the page at `/status/{url}`, or (base '') of a custom domain's page at `/`. */
+function pageLinks(base: string): PageLinks {
+  return { html: base || '/', summary: `${base}/summary.json`, feed: `${base}/feed.atom` }
+}
+
+/** A status page as HTML, as its summary or as its Atom feed; a page not found answers 404 in the same format. */
 async function servePage(
-  context: WebContext, reply: FastifyReply, found: { account: string; record: StatusPageRecord } | undefined,
-  links: { html: string; summary: string }, format: 'html' | 'json',
+  context: WebContext, request: FastifyRequest, reply: FastifyReply, found: { account: string; record: StatusPageRecord } | undefined,
+  links: PageLinks, format: 'html' | 'json' | 'atom',
 ) {
   if (!found) {
     if (format === 'json') return reply.code(404).type('application/json; charset=utf-8').send({ statusCode: 404, error: 'Not Found', message: 'Status page not found' })
+    if (format === 'atom') return reply.code(404).type('text/plain; charset=utf-8').header('x-content-type-options', 'nosniff').send('Status page not found')
     return sendHtml(reply, 404, '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found</title></head><body><main><h1>No status page here</h1></main></body></html>', STATUS_PAGE_CSP)
   }
   const redirect = found.record.page.redirectTo
@@ -158,26 +167,32 @@ async function servePage(
       // not a URL: the page is served instead
     }
   }
-  const model = await loadStatusPage(context.store, found.account, found.record, context.options.now())
+  // ?refresh=off: the page does not reload itself (a reader who needs the time, WCAG 2.2.1)
+  const refresh = (request.query as Record<string, unknown> | undefined)?.refresh !== 'off'
+  const model = await loadStatusPage(context.store, found.account, found.record, context.options.now(), { refresh })
   if (format === 'json') return reply.header('cache-control', 'no-cache').header('access-control-allow-origin', '*').send(statusPageSummary(model, links))
+  if (format === 'atom') {
+    return reply.type('application/atom+xml; charset=utf-8').headers({ 'cache-control': 'no-cache', 'access-control-allow-origin': '*', 'x-content-type-options': 'nosniff' })
+      .send(renderFeed(model, origin(request), { html: links.html, self: links.feed }))
+  }
   // with email subscriptions, the page's form posts to its own address (also from a custom domain)
   const subscribe = context.options.subscriptions ? { action: `/status/${encodeURIComponent(found.record.page.url)}/subscribe` } : undefined
-  return sendHtml(reply, 200, renderStatusPage(model, links.summary, subscribe), subscribe ? FORM_CSP : STATUS_PAGE_CSP, { 'cache-control': 'no-cache' })
+  return sendHtml(reply, 200, renderStatusPage(model, links, subscribe), subscribe ? FORM_CSP : STATUS_PAGE_CSP, { 'cache-control': 'no-cache' })
 }
 
-/** /status/{url}, its summary.json, and the summary of the page of a custom domain (its HTML is at /, see logInRoutes). */
+/** /status/{url}, its summary.json and feed.atom, and those of the page of a custom domain (its HTML is at /, see logInRoutes). */
 function statusPageRoutes(scope: FastifyInstance, context: WebContext): void {
   const { store, options } = context
-  scope.get<{ Params: { url: string } }>('/status/:url', web, async (request, reply) => {
-    const base = `/status/${encodeURIComponent(request.params.url)}`
-    return servePage(context, reply, await store.statusPages.findPublic({ url: request.params.url }), { html: base, summary: `${base}/summary.json` }, 'html')
-  })
-  scope.get<{ Params: { url: string } }>('/status/:url/summary.json', web, async (request, reply) => {
-    const base = `/status/${encodeURIComponent(request.params.url)}`
-    return servePage(context, reply, await store.statusPages.findPublic({ url: request.params.url }), { html: base, summary: `${base}/summary.json` }, 'json')
-  })
+  const byUrl = (format: 'html' | 'json' | 'atom') => async (request: FastifyRequest<{ Params: { url: string } }>, reply: FastifyReply) =>
+    servePage(context, request, reply, await store.statusPages.findPublic({ url: request.params.url }), pageLinks(`/status/${encodeURIComponent(request.params.url)}`), format)
+  scope.get<{ Params: { url: string } }>('/status/:url', web, byUrl('html'))
+  scope.get<{ Params: { url: string } }>('/status/:url/summary.json', web, byUrl('json'))
+  scope.get<{ Params: { url: string } }>('/status/:url/feed.atom', web, byUrl('atom'))
   scope.get('/summary.json', web, async (request, reply) => {
-    return servePage(context, reply, await customDomainPage(store, options.names, request), { html: '/', summary: '/summary.json' }, 'json')
+    return servePage(context, request, reply, await customDomainPage(store, options.names, request), pageLinks(''), 'json')
+  })
+  scope.get('/feed.atom', web, async (request, reply) => {
+    return servePage(context, request, reply, await customDomainPage(store, options.names, request), pageLinks(''), 'atom')
   })
 }
 
@@ -213,7 +228,7 @@ function logInRoutes(scope: FastifyInstance, context: WebContext): void {
   const { app, store, options, sessions } = context
   scope.get<{ Querystring: { type?: string; tag?: string } }>('/', web, async (request, reply) => {
     const page = await customDomainPage(store, options.names, request)
-    if (page) return servePage(context, reply, page, { html: '/', summary: '/summary.json' }, 'html')
+    if (page) return servePage(context, request, reply, page, pageLinks(''), 'html')
     const session = await sessionOf(context, request)
     if (!session) return html(reply, 200, loginPage())
     return html(reply, 200, await checkListPage(apiFor(app, session), session, request.query ?? {}, listFigures(store, options, context.analytics, session.accountId)))
@@ -253,7 +268,7 @@ function dashboardRoutes(scope: FastifyInstance, context: WebContext): void {
   scope.get<{ Params: { id: string } }>('/dashboard/checks/:id', web, async (request, reply) => {
     const session = await sessionOf(context, request)
     if (!session) return reply.code(303).header('location', '/').send()
-    const page = await checkPage(apiFor(app, session), session, request.params.id)
+    const page = await checkPage(apiFor(app, session), session, request.params.id, origin(request))
     return html(reply, page.status, page.html)
   })
 
@@ -265,6 +280,20 @@ function dashboardRoutes(scope: FastifyInstance, context: WebContext): void {
     if (answer.status === 403) return html(reply, 403, messagePage(session, 'Not run', READ_ONLY))
     if (typeof started !== 'string') return html(reply, answer.status === 404 ? 404 : 400, messagePage(session, 'Not run', String(answer.json?.message ?? 'The API did not start a session.')))
     return reply.code(303).header('location', `/dashboard/sessions/${encodeURIComponent(started)}`).send()
+  })
+
+  // the check's public badge: create, rotate or revoke its token (through the API's token routes)
+  scope.post<{ Params: { id: string } }>('/dashboard/checks/:id/badge-token', web, async (request, reply) => {
+    const session = await postingSession(context, request, reply)
+    if (!session) return reply
+    const action = (request.body as Record<string, unknown> | undefined)?.action
+    const path = `/v1/badges/checks/${encodeURIComponent(request.params.id)}/token`
+    const call: ['POST' | 'DELETE', string] | undefined = action === 'create' ? ['POST', path] : action === 'rotate' ? ['POST', `${path}/rotate`] : action === 'revoke' ? ['DELETE', path] : undefined
+    if (!call) return html(reply, 400, messagePage(session, 'Not changed', 'Choose Create, Rotate or Revoke.'))
+    const answer = await apiFor(app, session)(call[0], call[1])
+    if (answer.status === 403) return html(reply, 403, messagePage(session, 'Not changed', READ_ONLY))
+    if (answer.status >= 300) return html(reply, 404, messagePage(session, 'Not changed', String(answer.json?.message ?? 'The API did not change the badge.')))
+    return reply.code(303).header('location', `/dashboard/checks/${encodeURIComponent(request.params.id)}#public-badge`).send()
   })
 
   scope.get<{ Params: { id: string } }>('/dashboard/sessions/:id', web, async (request, reply) => {

@@ -1,6 +1,7 @@
 import { eachCheck, type IncidentRecord, type MaintenanceWindowRecord, type ServiceRecord, type StatusPageRecord, type Store } from '../store/index.js'
 import { esc, formatTime, safeUrl } from './html.js'
 import { contrastProblems, cssVariables, themesOf, type ContrastProblem, type Theme } from './theme.js'
+import { uptimeOf, UPTIME_DAYS, type ServiceUptime } from './uptime.js'
 import { windowTimes } from './windows.js'
 
 /*
@@ -55,10 +56,11 @@ export interface StatusPageModel {
   themes: { light: Theme; dark: Theme }
   status: ServiceState
   statusLabel: string
-  cards: Array<{ id: string; name: string; services: Array<{ id: string; name: string; state: ServiceState; stateLabel: string; openIncidents: string[] }> }>
+  cards: Array<{ id: string; name: string; services: Array<{ id: string; name: string; state: ServiceState; stateLabel: string; openIncidents: string[]; uptime: ServiceUptime }> }>
   maintenance: {
-    active: Array<{ id: number; name: string; startsAt: string; endsAt: string }>
-    upcoming: Array<{ id: number; name: string; startsAt: string; endsAt: string }>
+    /** changedAt: when the window was created or last changed */
+    active: Array<{ id: number; name: string; startsAt: string; endsAt: string; changedAt: string }>
+    upcoming: Array<{ id: number; name: string; startsAt: string; endsAt: string; changedAt: string }>
   }
   incidents: Array<{
     id: string
@@ -71,9 +73,16 @@ export interface StatusPageModel {
   }>
   accessibility: { contrast: ContrastProblem[]; ignoredColors: string[] }
   generatedAt: string
+  /** when the page and its incidents last changed (the feed's updated) */
+  changedAt: string
+  /** seconds between reloads of the HTML (meta refresh); null when the reader turned it off */
+  refreshSeconds: number | null
 }
 
-export async function loadStatusPage(store: Store, account: string, record: StatusPageRecord, now: number): Promise<StatusPageModel> {
+/** How often an open page reloads itself (no script: a meta refresh). */
+export const REFRESH_SECONDS = 60
+
+export async function loadStatusPage(store: Store, account: string, record: StatusPageRecord, now: number, options: { refresh?: boolean } = {}): Promise<StatusPageModel> {
   const page = record.page
   const [services, incidents, windows] = await Promise.all([
     store.services.byId(account),
@@ -85,6 +94,7 @@ export async function loadStatusPage(store: Store, account: string, record: Stat
     .filter((i) => i.incident.services.some((s) => onPage.has(s.id)))
     .sort((a, b) => b.created_at.localeCompare(a.created_at))
   const open = relevant.filter(isOpen)
+  const uptime = await uptimeOf(store, account, await checksOfServices(store, account, onPage), relevant, SEVERITY_STATE, now)
   const stateOf = (serviceId: string) => {
     const naming = open.filter((i) => i.incident.services.some((s) => s.id === serviceId))
     return { state: worst(naming.map((i) => SEVERITY_STATE[i.incident.severity] ?? 'degraded')), openIncidents: naming.map((i) => i.id) }
@@ -97,7 +107,7 @@ export async function loadStatusPage(store: Store, account: string, record: Stat
       .filter((s): s is ServiceRecord => s !== undefined)
       .map((s) => {
         const { state, openIncidents } = stateOf(s.id)
-        return { id: s.id, name: s.name, state, stateLabel: STATE_LABEL[state], openIncidents }
+        return { id: s.id, name: s.name, state, stateLabel: STATE_LABEL[state], openIncidents, uptime: uptime.get(s.id) as ServiceUptime }
       }),
   }))
   const status = worst(cards.flatMap((c) => c.services.map((s) => s.state)))
@@ -125,7 +135,21 @@ export async function loadStatusPage(store: Store, account: string, record: Stat
     })),
     accessibility: { contrast: contrastProblems(themes, shown), ignoredColors: themes.ignored },
     generatedAt: new Date(now).toISOString(),
+    changedAt: [record.updated_at ?? record.created_at, ...relevant.flatMap((i) => [i.updated_at ?? i.created_at, ...i.updates.map((u) => u.created_at)])]
+      .reduce((a, b) => (b > a ? b : a)),
+    refreshSeconds: options.refresh === false ? null : REFRESH_SECONDS,
   }
+}
+
+/** Each service of the page and its checks: those whose triggerIncident names it (every service is there, maybe with none). */
+async function checksOfServices(store: Store, account: string, services: Set<string>): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>([...services].map((id) => [id, []]))
+  if (services.size === 0) return out
+  for await (const check of eachCheck<{ id: string; triggerIncident?: { serviceId?: unknown } | null }>(store.checks, account)) {
+    const serviceId = check.triggerIncident?.serviceId
+    if (typeof serviceId === 'string') out.get(serviceId)?.push(check.id)
+  }
+  return out
 }
 
 /**
@@ -148,17 +172,18 @@ function maintenanceOf(windows: MaintenanceWindowRecord[], now: number): StatusP
   const active: StatusPageModel['maintenance']['active'] = []
   const upcoming: StatusPageModel['maintenance']['upcoming'] = []
   const iso = (ms: number) => new Date(ms).toISOString()
-  for (const { id, window } of windows) {
+  for (const { id, window, created_at, updated_at } of windows) {
     const { current, next } = windowTimes(window, now)
-    if (current) active.push({ id, name: window.name, startsAt: iso(current.start), endsAt: iso(current.end) })
-    if (next) upcoming.push({ id, name: window.name, startsAt: iso(next.start), endsAt: iso(next.end) })
+    const changedAt = updated_at ?? created_at
+    if (current) active.push({ id, name: window.name, startsAt: iso(current.start), endsAt: iso(current.end), changedAt })
+    if (next) upcoming.push({ id, name: window.name, startsAt: iso(next.start), endsAt: iso(next.end), changedAt })
   }
   upcoming.sort((a, b) => a.startsAt.localeCompare(b.startsAt))
   return { active, upcoming: upcoming.slice(0, UPCOMING_LIMIT) }
 }
 
 /** The JSON summary served beside the HTML. */
-export function statusPageSummary(model: StatusPageModel, links: { html: string; summary: string }) {
+export function statusPageSummary(model: StatusPageModel, links: { html: string; summary: string; feed: string }) {
   return {
     name: model.name,
     url: model.url,
@@ -216,15 +241,50 @@ h3{font-size:1.05rem;margin:0 0 .5rem}
 footer{border-top:1px solid var(--borderColor);padding:1rem 0 2rem}
 footer .wrap{display:flex;flex-wrap:wrap;gap:1rem;align-items:center;justify-content:space-between}
 p,li,h1,h2,h3{overflow-wrap:anywhere}
+.updated{margin:.5rem 0 0;font-size:.9rem}
+.uptime{flex-basis:100%;position:relative}
+.card .bars{list-style:none;margin:.25rem 0 0;padding:0;display:flex;gap:1px;height:1.75rem}
+.card .bars li.day{display:block;flex:1 1 0;min-width:0;padding:0;border:0;border-radius:1px}
+.day.operational{background:#1f9d55}.day.degraded{background:#d9a400}.day.partial_outage{background:#e8590c}.day.major_outage{background:#d32f2f}.day.no_data{background:var(--borderColor)}
+.day:focus{outline:2px solid var(--linkFontColor);outline-offset:1px}
+.day .tip{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+.day:hover .tip,.day:focus .tip{clip:auto;width:auto;height:auto;overflow:visible;white-space:normal;left:0;right:0;top:100%;z-index:1;margin-top:.25rem;padding:.5rem .75rem;border:1px solid var(--borderColor);border-radius:.375rem;background:var(--cardBackgroundColor);color:var(--bodyFontColor);box-shadow:0 2px 8px rgba(0,0,0,.25)}
+.uptime-scale{display:flex;justify-content:space-between;gap:.5rem;font-size:.8rem;margin-top:.25rem}
+.uptime-scale .figure{font-weight:600}
 `
 
-export function renderStatusPage(model: StatusPageModel, summaryHref: string, subscribe?: { action: string }): string {
+/** `12.34 %`, or the words for no runs. */
+const uptimeText = (uptime: number | null) => (uptime === null ? 'no data' : `${uptime.toFixed(2)} %`)
+
+/** What a day's bar says, on hover and on focus (and to a screen reader, always). */
+function dayText(day: ServiceUptime['days'][number]): string {
+  const runs = day.uptime === null ? 'no runs recorded' : `${uptimeText(day.uptime)} uptime (${day.passed} of ${day.passed + day.failed} runs passed)`
+  const incidents = day.incidents.length === 0 ? 'no incidents' : `incidents: ${day.incidents.map((i) => `${i.name} (${i.severity.toLowerCase()})`).join('; ')}`
+  return `${day.date}: ${runs}; ${incidents}.`
+}
+
+/**
+ * A service's 90 days, oldest first: one bar a day, coloured by its uptime and its incidents.
+ * Days with something to say (a failed run, an incident) are focusable, so the keyboard reaches
+ * them without a stop per quiet day; every bar's text is in the page for screen readers.
+ */
+function uptimeBar(name: string, uptime: ServiceUptime): string {
+  const days = uptime.days.map((day) => {
+    const notable = day.incidents.length > 0 || (day.uptime !== null && day.uptime < 100)
+    return `<li class="day ${day.state}" data-date="${day.date}" data-state="${day.state}"${notable ? ' tabindex="0"' : ''}><span class="tip">${esc(dayText(day))}</span></li>`
+  }).join('')
+  return `<div class="uptime"><ol class="bars" aria-label="${esc(name)}: uptime by day, last ${UPTIME_DAYS} days">${days}</ol>`
+    + `<p class="uptime-scale muted"><span>${UPTIME_DAYS} days ago</span><span class="figure" data-uptime="${uptime.uptime ?? ''}">${uptime.uptime === null ? 'No data' : `${uptimeText(uptime.uptime)} uptime`}</span><span>Today</span></p></div>`
+}
+
+export function renderStatusPage(model: StatusPageModel, links: { summary: string; feed: string }, subscribe?: { action: string }): string {
+  const summaryHref = links.summary
   const section = (id: string, title: string, body: string) => `<section aria-labelledby="${id}"><h2 id="${id}">${esc(title)}</h2>${body}</section>`
   const windowItem = (w: { name: string; startsAt: string; endsAt: string }) =>
     `<li><span>${esc(w.name)}</span><span class="muted"><time datetime="${esc(w.startsAt)}">${esc(formatTime(w.startsAt))}</time> – <time datetime="${esc(w.endsAt)}">${esc(formatTime(w.endsAt))}</time></span></li>`
   const cards = model.cards.map((card) => `<section class="card" aria-labelledby="card-${esc(card.id)}"><h3 id="card-${esc(card.id)}">${esc(card.name)}</h3>${
     card.services.length === 0 ? '<p class="muted">No services.</p>'
-      : `<ul>${card.services.map((s) => `<li class="service ${s.state}" data-service-id="${esc(s.id)}" data-state="${s.state}"><span>${esc(s.name)}</span><span><span class="dot" aria-hidden="true"></span><span class="status-word">${esc(s.stateLabel)}</span></span></li>`).join('')}</ul>`
+      : `<ul>${card.services.map((s) => `<li class="service ${s.state}" data-service-id="${esc(s.id)}" data-state="${s.state}"><span>${esc(s.name)}</span><span><span class="dot" aria-hidden="true"></span><span class="status-word">${esc(s.stateLabel)}</span></span>${uptimeBar(s.name, s.uptime)}</li>`).join('')}</ul>`
   }</section>`).join('')
   const maintenance = model.maintenance.active.length + model.maintenance.upcoming.length === 0
     ? '<p class="muted">No maintenance is planned.</p>'
@@ -242,9 +302,10 @@ ${i.updates.length ? `<ol class="updates" reversed>${i.updates.map((u) => `<li><
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(model.name)} status</title>
+${model.refreshSeconds === null ? '' : `<meta http-equiv="refresh" content="${model.refreshSeconds}">\n`}<title>${esc(model.name)} status</title>
 <link rel="icon" href="${esc(model.favicon ?? 'data:,')}">
 <link rel="alternate" type="application/json" href="${esc(summaryHref)}">
+<link rel="alternate" type="application/atom+xml" title="${esc(model.name)} incidents and maintenance" href="${esc(links.feed)}">
 <style>${themeCss(model)}${BASE_CSS}</style>
 </head>
 <body>
@@ -254,12 +315,15 @@ ${i.updates.length ? `<ol class="updates" reversed>${i.updates.map((u) => `<li><
 </div></header>
 <main><div class="wrap">
 <div class="overall ${model.status}" data-state="${model.status}"><span class="dot" aria-hidden="true"></span><h1>${esc(model.statusLabel)}</h1></div>
+<p class="updated muted">Last updated <time datetime="${esc(model.generatedAt)}">${esc(formatTime(model.generatedAt))}</time> · ${model.refreshSeconds === null
+    ? 'not refreshing · <a href="?">Refresh automatically</a>'
+    : `refreshes every ${model.refreshSeconds === 60 ? 'minute' : `${model.refreshSeconds} s`} · <a href="?refresh=off">Stop refreshing</a>`}</p>
 ${section('services', 'Services', cards || '<p class="muted">No services.</p>')}
 ${section('maintenance', 'Maintenance', maintenance)}
 ${section('history', 'Incident history', incidents)}
 ${subscribe ? section('subscribe', 'Get updates by email', `<form class="subscribe" method="post" action="${esc(subscribe.action)}"><p><label for="subscribe-email">Email address</label> <input id="subscribe-email" name="email" type="email" required autocomplete="email"> <button class="button" type="submit">Subscribe</button></p><p class="muted">An email with a confirmation link comes first; every email has a link to unsubscribe.</p></form>`) : ''}
 </div></main>
-<footer><div class="wrap"><span class="muted">Updated <time datetime="${esc(model.generatedAt)}">${esc(formatTime(model.generatedAt))}</time></span><a class="button" href="${esc(summaryHref)}">JSON summary</a></div></footer>
+<footer><div class="wrap"><span class="muted">Updated <time datetime="${esc(model.generatedAt)}">${esc(formatTime(model.generatedAt))}</time> · <a href="${esc(links.feed)}">Atom feed</a></span><a class="button" href="${esc(summaryHref)}">JSON summary</a></div></footer>
 </body>
 </html>
 `

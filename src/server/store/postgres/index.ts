@@ -1,3 +1,4 @@
+import { badgeTokenRepository } from './badge-tokens.js'
 import pg from 'pg'
 import type { Repositories, Store } from '../index.js'
 import { UserError } from '../../../errors.js'
@@ -136,6 +137,7 @@ function repositories(sql: Sql): Repositories {
     keys: keyRepository(sql),
     webSessions: webSessionRepository(sql),
     subscribers: subscriberRepository(sql),
+    badgeTokens: badgeTokenRepository(sql),
     checkStatuses: checkStatusRepository(sql),
     errorGroups: errorGroupRepository(sql),
     alerts: alertRepository(sql),
@@ -167,6 +169,7 @@ export class PostgresStore implements Store {
   readonly keys
   readonly webSessions
   readonly subscribers
+  readonly badgeTokens
   readonly checkStatuses
   readonly errorGroups
   readonly alerts
@@ -195,6 +198,7 @@ export class PostgresStore implements Store {
     this.keys = repos.keys
     this.webSessions = repos.webSessions
     this.subscribers = repos.subscribers
+    this.badgeTokens = repos.badgeTokens
     this.checkStatuses = repos.checkStatuses
     this.errorGroups = repos.errorGroups
     this.alerts = repos.alerts

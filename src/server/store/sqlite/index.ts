@@ -1,3 +1,4 @@
+import { badgeTokenRepository } from './badge-tokens.js'
 import type { Db } from './migrations.js'
 import { openDatabase } from './migrations.js'
 import { StoreUnavailable, type CheckPage, type Repositories, type Store } from '../index.js'
@@ -63,6 +64,7 @@ export class SqliteStore implements Store {
   readonly keys
   readonly webSessions
   readonly subscribers
+  readonly badgeTokens
   readonly checkStatuses
   readonly errorGroups
   readonly alerts
@@ -91,6 +93,7 @@ export class SqliteStore implements Store {
     this.keys = keyRepository(db, run)
     this.webSessions = webSessionRepository(db, run)
     this.subscribers = subscriberRepository(db, run)
+    this.badgeTokens = badgeTokenRepository(db, run)
     this.checkStatuses = checkStatusRepository(db, run)
     this.errorGroups = errorGroupRepository(db, run)
     this.alerts = alertRepository(db, run)
@@ -114,6 +117,7 @@ export class SqliteStore implements Store {
       keys: keyRepository(db, direct),
       webSessions: webSessionRepository(db, direct),
       subscribers: subscriberRepository(db, direct),
+      badgeTokens: badgeTokenRepository(db, direct),
       checkStatuses: checkStatusRepository(db, direct),
       errorGroups: errorGroupRepository(db, direct),
       alerts: alertRepository(db, direct),
