@@ -184,7 +184,8 @@ function measureDb(reader) {
   const names = reader.prepare(`SELECT name FROM sqlite_schema WHERE tbl_name = 'check_runs' AND type IN ('table', 'index')`).pluck().all()
   const runBytes = reader.prepare(`SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN (SELECT value FROM json_each(?))`).pluck().get(JSON.stringify(names))
   const runRows = reader.prepare(`SELECT count(*) FROM check_runs`).pluck().get()
-  const results = reader.prepare(`SELECT coalesce(max(seq), 0) FROM check_results`).pluck().get()
+  // full and compact rows draw their seq from check_results' counter
+  const results = reader.prepare(`SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'check_results'), 0)`).pluck().get()
   const skipped = reader.prepare(`SELECT count(*) FROM check_runs WHERE state = 'skipped'`).pluck().get()
   return { used, runBytes, runRows, results, skipped }
 }
