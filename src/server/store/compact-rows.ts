@@ -174,39 +174,9 @@ export function compactRecord(row: CompactValues & { seq: number; checkId: strin
   return record
 }
 
-/**
- * The template a store last wrote or read for a check and location: its seq, its UTC day and
- * the digest of its lean details. A hint only: a compact row refers to its template by seq,
- * and a template lives as long as the rows of its day (see the stores' prune).
- */
+/** The newest template of a check and location: its seq, its UTC day and the digest of its lean details. */
 export interface TemplateHint {
   seq: number
   day: number
   digest: string
-}
-
-/** Templates by check and location, and stored details by template seq: bounded caches. */
-export class TemplateCache {
-  private readonly hints = new Map<string, TemplateHint>()
-  private readonly details = new Map<number, string>()
-
-  constructor(private readonly max = 100_000, private readonly maxDetails = 2_000) {}
-
-  hint(checkId: string, location: string): TemplateHint | undefined {
-    return this.hints.get(`${checkId}\u0000${location}`)
-  }
-
-  setHint(checkId: string, location: string, hint: TemplateHint): void {
-    if (this.hints.size >= this.max) this.hints.clear()
-    this.hints.set(`${checkId}\u0000${location}`, hint)
-  }
-
-  detailsOf(seq: number): string | undefined {
-    return this.details.get(seq)
-  }
-
-  setDetails(seq: number, text: string): void {
-    if (this.details.size >= this.maxDetails) this.details.delete(this.details.keys().next().value as number)
-    this.details.set(seq, text)
-  }
 }

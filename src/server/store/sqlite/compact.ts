@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3'
 import type { Db } from './migrations.js'
 import type { CheckResultRecord } from '../index.js'
 import {
-  compactId, compactRecord, DAY_MS, dayOf, digest, parseCompactId, partitionDay, partitionName, TemplateCache,
+  compactId, compactRecord, DAY_MS, dayOf, digest, parseCompactId, partitionDay, partitionName,
   type CompactValues, type TemplateHint,
 } from '../compact-rows.js'
 
@@ -10,15 +10,18 @@ import {
  * Compact result rows on SQLite (see ../compact-rows.ts): one table per UTC day,
  * result_runs_YYYYMMDD, made by the first row of its day and dropped whole once the day is
  * past the retention. Its rowid is the row's seq (check_results' counter, sqlite_sequence), so
- * a row is its columns and nothing else; one index, (chk, seq), serves a check's list.
- * `created` is the ms into the table's day.
+ * a row is its columns and nothing else; one index, (chk), serves a check's list (an index
+ * entry is its columns and the rowid: (chk, seq)). `created` is the ms into the table's day.
+ *
+ * A row does not name its template: it is the newest template of its check and location
+ * written before it (seq), which the writer reads in its write transaction. SQLite has one
+ * writer at a time, whatever the processes on the file, so no other template can come between.
  */
 
 interface CompactRow {
   seq: number
   chk: number
   loc: number
-  tpl: number
   created: number
   made: number
   dur: number
@@ -35,14 +38,14 @@ export function compactResults(db: Db): CompactResults {
 }
 
 export class CompactResults {
-  readonly templates = new TemplateCache()
   private readonly days = new Set<number>()
   private readonly locations = new Map<string, number>()
   private readonly locationNames = new Map<number, string>()
   private readonly statements = new Map<string, Database.Statement>()
   private readonly nextSeq: Database.Statement
   private readonly latestTemplate: Database.Statement
-  private readonly templateDetails: Database.Statement
+  private readonly templateBefore: Database.Statement
+  private readonly digests = new Map<number, string>()
   private readonly locationId: Database.Statement
   private readonly addLocation: Database.Statement
   private readonly allLocations: Database.Statement
@@ -53,7 +56,8 @@ export class CompactResults {
     this.nextSeq = db.prepare(`UPDATE sqlite_sequence SET seq = seq + 1 WHERE name = 'check_results' RETURNING seq`).pluck()
     this.latestTemplate = db.prepare(`SELECT seq, details, created_at FROM check_results
       WHERE check_id = ? AND run_location = ? AND is_template ORDER BY seq DESC LIMIT 1`)
-    this.templateDetails = db.prepare(`SELECT details FROM check_results WHERE seq = ?`).pluck()
+    this.templateBefore = db.prepare(`SELECT seq, details FROM check_results
+      WHERE check_id = ? AND run_location = ? AND is_template AND seq < ? ORDER BY seq DESC LIMIT 1`)
     this.locationId = db.prepare(`SELECT id FROM result_locations WHERE name = ?`).pluck()
     this.addLocation = db.prepare(`INSERT INTO result_locations (name) VALUES (?) ON CONFLICT (name) DO NOTHING`)
     this.allLocations = db.prepare(`SELECT id, name FROM result_locations`)
@@ -80,15 +84,16 @@ export class CompactResults {
     return (this.tables.all() as string[]).map(partitionDay).filter((d): d is number => d !== undefined).sort((a, b) => a - b)
   }
 
-  /** The template of a check and location: the cache's hint, else the newest template row. */
+  /** The newest template of a check and location: its seq, its UTC day and the digest of its details. */
   template(checkId: string, location: string): TemplateHint | undefined {
-    const hint = this.templates.hint(checkId, location)
-    if (hint) return hint
     const row = this.latestTemplate.get(checkId, location) as { seq: number; details: string; created_at: string } | undefined
     if (!row) return undefined
-    const found = { seq: row.seq, day: dayOf(Date.parse(row.created_at)), digest: digest(row.details) }
-    this.templates.setHint(checkId, location, found)
-    return found
+    let hash = this.digests.get(row.seq)
+    if (hash === undefined) {
+      if (this.digests.size > 100_000) this.digests.clear()
+      this.digests.set(row.seq, (hash = digest(row.details)))
+    }
+    return { seq: row.seq, day: dayOf(Date.parse(row.created_at)), digest: hash }
   }
 
   private location(name: string): number {
@@ -115,22 +120,22 @@ export class CompactResults {
     const name = partitionName(day)
     if (!this.days.has(day)) {
       this.db.exec(`CREATE TABLE IF NOT EXISTS ${name} (
-        seq INTEGER PRIMARY KEY, chk INTEGER NOT NULL, loc INTEGER NOT NULL, tpl INTEGER NOT NULL,
+        seq INTEGER PRIMARY KEY, chk INTEGER NOT NULL, loc INTEGER NOT NULL,
         created INTEGER NOT NULL, made INTEGER NOT NULL, dur INTEGER NOT NULL, rt INTEGER);
-        CREATE INDEX IF NOT EXISTS ${name}_chk ON ${name} (chk, seq);`)
+        CREATE INDEX IF NOT EXISTS ${name}_chk ON ${name} (chk);`)
       this.days.add(day)
     }
     return name
   }
 
   /** Writes a compact row (inside the caller's transaction); answers its record's id. */
-  insert(record: CheckResultRecord, checkSeq: number, template: number, values: CompactValues): string {
+  insert(record: CheckResultRecord, checkSeq: number, values: CompactValues): string {
     const created = values.started + values.dur + values.made
     const day = dayOf(created)
     const name = this.ensure(day)
     const seq = this.nextSeq.get() as number
-    const params = [seq, checkSeq, this.location(record.runLocation), template, created - day * DAY_MS, values.made, values.dur, values.rt]
-    const sql = `INSERT INTO ${name} (seq, chk, loc, tpl, created, made, dur, rt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+    const params = [seq, checkSeq, this.location(record.runLocation), created - day * DAY_MS, values.made, values.dur, values.rt]
+    const sql = `INSERT INTO ${name} (seq, chk, loc, created, made, dur, rt) VALUES (?, ?, ?, ?, ?, ?, ?)`
     try {
       this.statement(sql).run(...params)
     } catch (error) {
@@ -143,21 +148,20 @@ export class CompactResults {
     return compactId(created, seq)
   }
 
-  private detailsOf(tpl: number): string {
-    let text = this.templates.detailsOf(tpl)
-    if (text === undefined) {
-      text = (this.templateDetails.get(tpl) as string | undefined) ?? '{}'
-      this.templates.setDetails(tpl, text)
-    }
-    return text
+  /** The details of a compact row's template: the newest template of its check and location before it. */
+  private detailsOf(checkId: string, location: string, seq: number): string {
+    const row = this.templateBefore.get(checkId, location, seq) as { seq: number; details: string } | undefined
+    if (!row) return '{}'
+    return row.details
   }
 
   private record(row: CompactRow, day: number, checkId: string): CheckResultRecord {
     const created = day * DAY_MS + row.created
     const stopped = created - row.made
+    const location = this.locationName(row.loc)
     return compactRecord({
-      seq: row.seq, checkId, location: this.locationName(row.loc), started: stopped - row.dur, dur: row.dur, made: row.made, rt: row.rt,
-    }, this.detailsOf(row.tpl))
+      seq: row.seq, checkId, location, started: stopped - row.dur, dur: row.dur, made: row.made, rt: row.rt,
+    }, this.detailsOf(checkId, location, row.seq))
   }
 
   /** A compact row by its id, when it is the account's and inside the retention. */

@@ -236,17 +236,16 @@ function resultWriter(db: Db): (run: ResultOfRun, sent: StoredResultInput, resul
       const hash = digest(details)
       const template = compact.template(record.checkId, record.runLocation)
       if (template && template.day === dayOf(now) && template.digest === hash) {
-        const id = compact.insert(record, checkSeq, template.seq, values)
+        const id = compact.insert(record, checkSeq, values)
         return { ...record, id, runId: id }
       }
     }
-    const seq = insertResult.run({
+    insertResult.run({
       id: record.id, account: row.account_id, checkId: record.checkId, sessionId: record.sessionId, runId,
       runLocation: record.runLocation, resultType, status: record.status, hasFailures: record.hasFailures ? 1 : 0,
       hasErrors: record.hasErrors ? 1 : 0, isDegraded: record.isDegraded ? 1 : 0, responseTime: record.responseTime,
       startedAt: record.startedAt, stoppedAt: record.stoppedAt, error: record.error, details, createdAt, template: values ? 1 : 0,
-    }).lastInsertRowid
-    if (values) compact.templates.setHint(record.checkId, record.runLocation, { seq: Number(seq), day: dayOf(now), digest: digest(details) })
+    })
     return record
   }
 }
