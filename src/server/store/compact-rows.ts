@@ -12,9 +12,10 @@ import type { CheckResultRecord } from './index.js'
  * Such a row is a template (`is_template`). Every other run (passing, with the same answer as
  * its template) is a compact row of its day's partition (SQLite: a table per UTC day,
  * PostgreSQL: a partition per UTC day of `result_runs`): integers only (the check's and the
- * location's integer keys, the template's seq, times in ms, the response time in thousandths
- * of a ms), ~30 bytes. Reading a compact row puts its template's details back with its own
- * columns: the same record, field for field, as a full row would answer.
+ * location's integer keys, times in ms, the response time in thousandths of a ms; on
+ * PostgreSQL the template's seq too), ~30 bytes on SQLite. Reading a compact row puts its
+ * template's details back with its own columns: the same record, field for field, as a full
+ * row would answer.
  *
  * Full and compact rows draw their `seq` from one counter (check_results' own), so lists
  * merge them in the order they were written. A compact row's id is a UUID made from its
