@@ -192,11 +192,17 @@ try {
   const q = async (text, values) => (await client.query(text, values)).rows
   const { dueIndexAt, dueTime, locationsFor } = await jiti.import(join(root, 'src', 'server', 'scheduler', 'due.ts'))
   const checks = (await q('SELECT id, body FROM checks')).map((r) => JSON.parse(r.body))
-  // a result's run id is "<run row id>.<claim>"
-  const finalsOf = `SELECT split_part(run_id, '.', 1) AS run, count(*)::int AS finals, min(started_at) AS started_at
-    FROM check_results WHERE result_type = 'FINAL' GROUP BY 1`
+  // a full result's run id is "<run row id>.<claim>"; a compact one (result_runs) is its check's
+  // and location's run done when it was created (a run's done_at is its result's creation time)
+  const everyFinal = `SELECT split_part(run_id, '.', 1) AS run, extract(epoch FROM started_at::timestamptz) * 1000 AS started_ms
+      FROM check_results WHERE result_type = 'FINAL'
+    UNION ALL
+    SELECT r.id, (c.created - c.made - c.dur)::float8 FROM result_runs c JOIN checks k ON k.seq = c.chk
+      JOIN result_locations l ON l.id = c.loc
+      LEFT JOIN check_runs r ON r.check_id = k.id AND r.location = l.name AND r.done_at = c.created AND r.state = 'done'`
+  const finalsOf = `SELECT run, count(*)::int AS finals, min(started_ms)::float8 AS started_ms FROM (${everyFinal}) u GROUP BY 1`
   const runs = await q(`SELECT r.id, r.check_id, r.location, r.due_at::float8 AS due_at, r.state, r.claim_seq,
-      coalesce(f.finals, 0) AS finals, f.started_at
+      coalesce(f.finals, 0) AS finals, f.started_ms
     FROM check_runs r LEFT JOIN (${finalsOf}) f ON f.run = r.id WHERE r.session_id IS NULL`)
   const byKey = new Map(runs.map((r) => [`${r.check_id}|${r.location}|${r.due_at}`, r]))
   let expected = 0
@@ -221,19 +227,18 @@ try {
         else if (run.state === 'done') {
           exactlyOnce++
           counts.ran++
-          lags.push(Date.parse(run.started_at) - run.due_at)
+          lags.push(run.started_ms - run.due_at)
         }
         perCheckLocation.set(key, counts)
       }
     }
   }
-  const [orphans] = await q(`SELECT count(*)::int AS n FROM check_results c WHERE c.result_type = 'FINAL'
-    AND NOT EXISTS (SELECT 1 FROM check_runs r WHERE r.id = split_part(c.run_id, '.', 1) AND r.state = 'done')`)
-  const [doubles] = await q(`SELECT count(*)::int AS n FROM (SELECT split_part(run_id, '.', 1) FROM check_results WHERE result_type = 'FINAL'
-    GROUP BY 1 HAVING count(*) > 1) d`)
+  const [orphans] = await q(`SELECT count(*)::int AS n FROM (${everyFinal}) u
+    WHERE u.run IS NULL OR NOT EXISTS (SELECT 1 FROM check_runs r WHERE r.id = u.run AND r.state = 'done')`)
+  const [doubles] = await q(`SELECT count(*)::int AS n FROM (SELECT run FROM (${everyFinal}) u WHERE run IS NOT NULL GROUP BY 1 HAVING count(*) > 1) d`)
   const [reclaimed] = await q(`SELECT count(*)::int AS n FROM check_runs WHERE claim_seq > 1`)
   const [totals] = await q(`SELECT count(*)::int AS runs, count(*) FILTER (WHERE state = 'done')::int AS done,
-    (SELECT count(*)::int FROM check_results WHERE result_type = 'FINAL') AS finals FROM check_runs`)
+    (SELECT count(*)::int FROM (${everyFinal}) u) AS finals FROM check_runs`)
   const [migrations] = await q('SELECT count(*)::int AS n, max(version) AS v FROM schema_migrations')
   await client.end()
   const pairsOk = [...perCheckLocation.values()].filter((c) => c.ran === c.expected).length

@@ -14,14 +14,19 @@
 //      p50 / p99 / max, runs skipped (nobody claimed them within their grace), the server
 //      process's CPU (100 % = one core; and CPU ms per run, which does not depend on what else
 //      the machine runs), results stored per second, and the database's growth.
-//   2. capacity: the same checks with the clock --speed times faster: the runs
+//   2. storage: a simulated hour (--storage-minutes, default 60) with the clock faster so that
+//      runs fall due at most ~400 a second (x12 at 1,000 checks in 2 locations; x1 at 10,000,
+//      which then takes an hour; --storage-speed sets it): the bytes the database grew by (its
+//      pages in use, check_runs apart: done runs are kept 10 minutes), per result stored, and
+//      where they went, table by table (bench/runner/storage.mjs).
+//   3. capacity: the same checks with the clock --speed times faster: the runs
 //      fall due far faster than one runner can run them; the runs per second it sustains.
 //      Default speed: runs due about 1,000 per second.
 // Prints one `name: value` line per figure (other tools parse them); notes go to stderr.
 //
 // Flags: --checks N, --locations L (1-4), --minutes M, --warmup S, --quick (1,000 checks,
 // 1 minute), --capacity-seconds S (0 skips the phase), --speed X, --concurrency C,
-// --retention DAYS, --profile DIR (CPU profile of the server process into DIR), --keep (the
+// --storage-minutes M (simulated; 0 skips the phase), --storage-speed X, --retention DAYS, --profile DIR (CPU profile of the server process into DIR), --keep (the
 // database file is left, for a look at where its bytes go).
 // Needs dist/ (npm run build).
 import { fork, spawn } from 'node:child_process'
@@ -31,6 +36,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
+import { breakdown, perResult } from './storage.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const entry = join(root, 'dist', 'src', 'server', 'index.js')
@@ -52,6 +58,8 @@ const { values: args } = parseArgs({
     speed: { type: 'string' },
     concurrency: { type: 'string' },
     retention: { type: 'string' },
+    'storage-minutes': { type: 'string' },
+    'storage-speed': { type: 'string' },
     profile: { type: 'string' },
     keep: { type: 'boolean', default: false },
   },
@@ -72,6 +80,8 @@ const CAPACITY = number('capacity-seconds', args['capacity-seconds'] ?? (args.qu
 // the capacity phase's clock: runs due about 1,000 per second (x30 at 1,000 checks in 2 locations, x3 at 10,000)
 const SPEED = number('speed', args.speed ?? Math.min(60, Math.max(2, Math.round(1000 / ((CHECKS * LOCATIONS) / 60)))), 2, 1000)
 const CONCURRENCY = args.concurrency === undefined ? undefined : Math.round(number('concurrency', args.concurrency, 1, 1024))
+const STORAGE_MINUTES = number('storage-minutes', args['storage-minutes'] ?? 60, 0, 24 * 60)
+const STORAGE_SPEED = number('storage-speed', args['storage-speed'] ?? Math.max(1, Math.floor(400 / ((CHECKS * LOCATIONS) / 60))), 1, 1000)
 const RETENTION = args.retention === undefined ? undefined : number('retention', args.retention, 0.0001, 10_000)
 const PROFILE = args.profile === undefined ? undefined : resolve(args.profile)
 const REGIONS = ['eu-west-1', 'us-east-1', 'ap-south-1', 'sa-east-1'].slice(0, LOCATIONS)
@@ -184,7 +194,8 @@ function measureDb(reader) {
   const names = reader.prepare(`SELECT name FROM sqlite_schema WHERE tbl_name = 'check_runs' AND type IN ('table', 'index')`).pluck().all()
   const runBytes = reader.prepare(`SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN (SELECT value FROM json_each(?))`).pluck().get(JSON.stringify(names))
   const runRows = reader.prepare(`SELECT count(*) FROM check_runs`).pluck().get()
-  const results = reader.prepare(`SELECT coalesce(max(seq), 0) FROM check_results`).pluck().get()
+  // full and compact rows draw their seq from check_results' counter
+  const results = reader.prepare(`SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'check_results'), 0)`).pluck().get()
   const skipped = reader.prepare(`SELECT count(*) FROM check_runs WHERE state = 'skipped'`).pluck().get()
   return { used, runBytes, runRows, results, skipped }
 }
@@ -246,7 +257,29 @@ print('due runs/s', fixed(due))
   print('db file MiB', fixed(fileSize() / MiB, 0))
 }
 
-// 2. capacity, fast clock
+// 2. storage: a simulated hour
+if (STORAGE_MINUTES > 0) {
+  note(`storage: ${STORAGE_MINUTES} simulated minutes at x${STORAGE_SPEED} (${fixed((STORAGE_MINUTES * 60) / STORAGE_SPEED, 0)} s)`)
+  const server = await serverProcess(STORAGE_SPEED)
+  const reader = new Database(dbPath, { readonly: true, fileMustExist: true })
+  const before = breakdown(reader)
+  await server.mark()
+  await sleep((STORAGE_MINUTES * 60_000) / STORAGE_SPEED)
+  const s = await server.stop()
+  const growth = perResult(before, breakdown(reader))
+  reader.close()
+  print('storage simulated minutes', STORAGE_MINUTES)
+  print(`storage runs/s (clock x${STORAGE_SPEED})`, fixed(s.completed / s.elapsed))
+  print('storage results', growth.results)
+  print('storage results kept in full', growth.full)
+  print('storage bytes per result', fixed(growth.perResult, 1))
+  for (const t of growth.tables) {
+    if (Math.abs(t.perResult) >= 0.05) print(`storage bytes per result, ${t.name}${t.bounded ? ' (bounded, not counted)' : ''}`, fixed(t.perResult, 1))
+  }
+  print('storage GiB a day at the steady load', fixed((growth.perResult * due * 86_400) / (MiB * 1024), 2))
+}
+
+// 3. capacity, fast clock
 if (CAPACITY > 0) {
   const server = await serverProcess(SPEED)
   await sleep(3000)

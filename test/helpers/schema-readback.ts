@@ -57,7 +57,7 @@ const BOOKKEEPING = new Set(['schema_migrations'])
 export function readSqliteSchema(db: Database.Database): { tables: ReadSchema; extras: ReadExtras } {
   const tables: ReadSchema = {}
   const extras: ReadExtras = { constraintNames: [], triggers: [], functions: [] }
-  const list = db.prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`).all() as { name: string; sql: string }[]
+  const list = db.prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'result_runs%' ORDER BY name`).all() as { name: string; sql: string }[]
   const rowless = new Set((db.pragma('table_list') as { name: string; wr: number }[]).filter((t) => t.wr === 1).map((t) => t.name))
   for (const { name, sql } of list) {
     const info = db.pragma(`table_info(${name})`) as { name: string; type: string; notnull: number; dflt_value: string | null; pk: number }[]
@@ -98,7 +98,7 @@ export async function readPostgresSchema(client: pg.Client | pg.Pool): Promise<{
   const tables: ReadSchema = {}
   const extras: ReadExtras = { constraintNames: [], triggers: [], functions: [] }
   const { rows: names } = await client.query<{ table_name: string }>(
-    `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name`)
+    `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name NOT LIKE 'result_runs%' ORDER BY table_name`)
   for (const { table_name: name } of names) {
     if (BOOKKEEPING.has(name)) continue
     const { rows } = await client.query<{ column_name: string; data_type: string; is_nullable: string; column_default: string | null; is_identity: string }>(

@@ -157,4 +157,35 @@ export const MIGRATIONS: readonly Migration[] = [
   // SQLite 13, PostgreSQL 14: public badge tokens (GET /badges/{token}.svg): a check's token, revocable; a subject kind
   //    column so that a group's token can be added beside
   { steps: [{ createTable: 'badge_tokens' }] },
+  // SQLite 14, PostgreSQL 15: storage of results: passing runs with an unchanged answer kept as compact rows in day
+  //    partitions (SQLite: a table per day, made by the store; PostgreSQL: result_runs, partitioned
+  //    by day), full rows marked as their templates, the locations' integer keys, the retention cutoff
+  {
+    steps: [
+      { addColumn: 'check_results.is_template' },
+      { createIndex: 'check_results_template' },
+      { createTable: 'result_locations' },
+      { createTable: 'result_retention' },
+      {
+        sql: {
+          sqlite: `INSERT INTO result_retention (id, cutoff_ms) VALUES (1, 0);`,
+          postgres: `
+  INSERT INTO result_retention (id, cutoff_ms) VALUES (1, 0);
+  CREATE TABLE result_runs (
+    seq BIGINT NOT NULL,
+    chk BIGINT NOT NULL,
+    loc INTEGER NOT NULL,
+    tpl BIGINT NOT NULL,
+    created BIGINT NOT NULL,
+    made INTEGER NOT NULL,
+    dur INTEGER NOT NULL,
+    rt INTEGER
+  ) PARTITION BY RANGE (created);
+  CREATE INDEX result_runs_chk ON result_runs (chk, seq);
+  CREATE INDEX result_runs_seq ON result_runs (seq);
+  `,
+        },
+      },
+    ],
+  },
 ]

@@ -325,11 +325,29 @@ export const TABLES: Record<string, Table> = {
       error: { type: 'text', ...nullable },
       details: text, // the runner's result as JSON
       created_at: text,
+      // the row's details stand for the compact rows of its check and location written after it
+      // the same UTC day with the same details (see compact-rows.ts); kept as long as they are
+      is_template: { type: 'boolean', default: false },
     },
     indexes: {
       check_results_check: { columns: ['account_id', 'check_id', 'seq'] },
       check_results_session: { columns: ['session_id', 'seq'], where: 'session_id IS NOT NULL' },
       check_results_stopped: { columns: ['stopped_at'] },
+      check_results_template: { columns: ['check_id', 'run_location', 'seq'], where: 'is_template' },
+    },
+  },
+
+  // the integer keys of run locations, for compact result rows
+  result_locations: {
+    columns: { id: identity, name: idText },
+  },
+
+  // the results' retention: results that stopped before the cutoff are no longer answered
+  // (whole days of them are dropped at once, see compact-rows.ts)
+  result_retention: {
+    columns: {
+      id: { type: 'integer', primaryKey: true, check: 'id = 1' },
+      cutoff_ms: bigint,
     },
   },
 

@@ -5,6 +5,8 @@ import type {
 import type { MaintenanceWindow } from '../../../schema/index.js'
 import type { Sql } from './index.js'
 import { parseRunId, resultOfClaim, resultRecord as recordOfRun, type RunRow } from '../run-rows.js'
+import { columnsOf, compactValues, dayOf, fullDetails, leanDetails, type CompactValues } from '../compact-rows.js'
+import { compactRow, dropPartitions, ensurePartition, getCompact, listResults, retentionCutoff } from './compact.js'
 
 /*
  * Due runs are rows of check_runs, shared by every server and agent on the database.
@@ -19,7 +21,7 @@ import { parseRunId, resultOfClaim, resultRecord as recordOfRun, type RunRow } f
  *   the same run, the second sees it done.
  */
 
-interface ResultRow {
+export interface ResultRow {
   id: string
   check_id: string
   session_id: string | null
@@ -38,7 +40,7 @@ interface ResultRow {
   created_at: string
 }
 
-const resultRecord = (row: ResultRow): CheckResultRecord => ({
+export const resultRecord = (row: ResultRow): CheckResultRecord => withDetails({
   id: row.id,
   checkId: row.check_id,
   sessionId: row.session_id,
@@ -56,6 +58,12 @@ const resultRecord = (row: ResultRow): CheckResultRecord => ({
   details: JSON.parse(row.details) as Record<string, unknown>,
   created_at: row.created_at,
 })
+
+/** Details stored lean (without the columns' fields) or whole (rows written before): whole. */
+function withDetails(record: CheckResultRecord): CheckResultRecord {
+  record.details = fullDetails(record.details, columnsOf(record))
+  return record
+}
 
 const CLAIM = `
   WITH picked AS (
@@ -121,7 +129,7 @@ async function claimRuns(sql: Sql, q: Parameters<RunStore['claim']>[0]): Promise
   }))
 }
 
-type ResultToWrite = CheckResultRecord & { detailsText: string }
+type ResultToWrite = CheckResultRecord & { detailsText: string; template: boolean }
 
 interface ResultOfRun {
   row: RunRow
@@ -131,30 +139,51 @@ interface ResultOfRun {
   check: { name?: unknown; checkType?: unknown } | undefined
 }
 
-/** One result of a claimed run: the run's check, location and time window, whatever the runner said. */
+/** One result of a claimed run: the run's check, location and time window, whatever the runner said; its details lean. */
 function resultOfRun({ row, runId, now, createdAt, check }: ResultOfRun, sent: StoredResultInput, resultType: 'FINAL' | 'ATTEMPT'): ResultToWrite {
   const result = resultOfClaim(sent, { row, now, check })
-  const detailsText = JSON.stringify({ ...result, resultType })
-  const details = JSON.parse(detailsText) as Record<string, unknown>
-  return { ...recordOfRun(result, { id: randomUUID(), row, runId, resultType, createdAt, details }), detailsText }
+  const details = JSON.parse(JSON.stringify({ ...result, resultType })) as Record<string, unknown>
+  const record = recordOfRun(result, { id: randomUUID(), row, runId, resultType, createdAt, details })
+  return { ...record, detailsText: leanDetails(details, columnsOf(record)), template: false }
 }
 
 /** The results of a run, oldest first: the attempts, then the FINAL result (one statement, in this order). */
 async function insertResults(tx: Sql, { row, runId, createdAt }: ResultOfRun, records: readonly ResultToWrite[]): Promise<void> {
+  if (records.length === 0) return
   await tx.run(`
     INSERT INTO check_results (id, account_id, check_id, session_id, run_id, run_location, result_type, status, has_failures, has_errors,
-      is_degraded, response_time, started_at, stopped_at, error, details, created_at)
+      is_degraded, response_time, started_at, stopped_at, error, details, created_at, is_template)
     SELECT u.id, $1, $2, $3, $4, u.run_location, u.result_type, u.status, u.has_failures, u.has_errors, u.is_degraded, u.response_time,
-      u.started_at, u.stopped_at, u.error, u.details, $5
+      u.started_at, u.stopped_at, u.error, u.details, $5, u.template
     FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::boolean[], $11::boolean[], $12::boolean[], $13::float8[],
-      $14::text[], $15::text[], $16::text[], $17::text[]) WITH ORDINALITY
-      AS u(id, run_location, result_type, status, has_failures, has_errors, is_degraded, response_time, started_at, stopped_at, error, details, n)
+      $14::text[], $15::text[], $16::text[], $17::text[], $18::boolean[]) WITH ORDINALITY
+      AS u(id, run_location, result_type, status, has_failures, has_errors, is_degraded, response_time, started_at, stopped_at, error, details, template, n)
     ORDER BY u.n`, [
     row.account_id, row.check_id, row.session_id, runId, createdAt,
     records.map((r) => r.id), records.map((r) => r.runLocation), records.map((r) => r.resultType), records.map((r) => r.status),
     records.map((r) => r.hasFailures), records.map((r) => r.hasErrors), records.map((r) => r.isDegraded), records.map((r) => r.responseTime),
     records.map((r) => r.startedAt), records.map((r) => r.stoppedAt), records.map((r) => r.error), records.map((r) => r.detailsText),
+    records.map((r) => r.template),
   ])
+}
+
+/**
+ * The FINAL result as a compact row when it may be one and its details are those of its check's
+ * and location's newest template of the same UTC day (read here: another server may have written
+ * one); answers its record then, else marks it a template when it could have been compact.
+ */
+async function writeCompact(tx: Sql, checkSeq: number | undefined, now: number, final: ResultToWrite): Promise<CheckResultRecord | undefined> {
+  const values: CompactValues | undefined = checkSeq === undefined ? undefined : compactValues(final)
+  if (!values || checkSeq === undefined) return undefined
+  const [template] = await tx.rows<{ seq: number; details: string; created_at: string }>(`SELECT seq, details, created_at FROM check_results
+    WHERE check_id = $1 AND run_location = $2 AND is_template ORDER BY seq DESC LIMIT 1`, [final.checkId, final.runLocation])
+  if (template && dayOf(Date.parse(template.created_at)) === dayOf(now) && template.details === final.detailsText) {
+    const id = await compactRow(tx, checkSeq, final.runLocation, Number(template.seq), values)
+    const { detailsText: _text, template: _template, ...record } = final
+    return { ...record, id, runId: id }
+  }
+  final.template = true
+  return undefined
 }
 
 async function completeRun(tx: Sql, account: string | undefined, runId: string, final: StoredResultInput, attempts: StoredResultInput[], now: number): Promise<CompleteOutcome> {
@@ -163,17 +192,18 @@ async function completeRun(tx: Sql, account: string | undefined, runId: string, 
   const { row, claim } = found
   if (row.state === 'done') return row.done_claim === claim ? { outcome: 'duplicate' } : { outcome: 'lost' }
   if (row.claim_seq !== claim) return { outcome: 'lost' }
-  const [checkRow] = await tx.rows<{ body: string }>(`SELECT body FROM checks WHERE id = $1`, [row.check_id])
+  const [checkRow] = await tx.rows<{ seq: number; body: string }>(`SELECT seq, body FROM checks WHERE id = $1`, [row.check_id])
   const check = checkRow ? JSON.parse(checkRow.body) as { name?: unknown; checkType?: unknown } : undefined
   const run: ResultOfRun = { row, runId, now, createdAt: new Date(now).toISOString(), check }
   const written = attempts.map((a) => resultOfRun(run, a, 'ATTEMPT'))
   const finalRecord = resultOfRun(run, final, 'FINAL')
-  await insertResults(tx, run, [...written, finalRecord])
+  const compact = await writeCompact(tx, checkRow ? Number(checkRow.seq) : undefined, now, finalRecord)
+  await insertResults(tx, run, compact ? written : [...written, finalRecord])
   await tx.run(`UPDATE check_runs SET state = 'done', done_claim = $1, done_at = $2, lease_expires_at = NULL WHERE id = $3`, [claim, now, row.id])
-  const strip = ({ detailsText: _text, ...record }: ResultToWrite): CheckResultRecord => record
+  const strip = ({ detailsText: _text, template: _template, ...record }: ResultToWrite): CheckResultRecord => withDetails(record)
   return {
     outcome: 'completed',
-    final: strip(finalRecord),
+    final: compact ?? strip(finalRecord),
     attempts: written.map(strip),
     run: {
       runId, account: row.account_id, checkId: row.check_id, location: row.location, dueAt: row.due_at,
@@ -206,18 +236,12 @@ export function runRepository(sql: Sql): RunStore {
 export function resultRepository(sql: Sql): ResultStore {
   const columns = `id, check_id, session_id, run_id, run_location, result_type, status, has_failures, has_errors, is_degraded,
     response_time, started_at, stopped_at, error, details, created_at`
-  const where = `account_id = $1 AND check_id = $2 AND ($3::text IS NULL OR result_type = $3)`
   return {
-    list: async (account, query) => {
-      const params = [account, query.checkId, query.resultType ?? null]
-      const rows = await sql.rows<ResultRow & { total: number }>(
-        `SELECT ${columns}, count(*) OVER () AS total FROM check_results WHERE ${where} ORDER BY seq DESC LIMIT $4 OFFSET $5`, [...params, query.limit, query.offset])
-      const total = rows.length > 0 ? rows[0].total : (await sql.rows<{ n: number }>(`SELECT count(*) AS n FROM check_results WHERE ${where}`, params))[0].n
-      return { items: rows.map(resultRecord), total }
-    },
+    list: (account, query) => listResults(sql, account, query),
     get: async (account, id) => {
-      const [row] = await sql.rows<ResultRow>(`SELECT ${columns} FROM check_results WHERE id = $1 AND account_id = $2`, [id, account])
-      return row && resultRecord(row)
+      const cutoff = new Date(await retentionCutoff(sql)).toISOString()
+      const [row] = await sql.rows<ResultRow>(`SELECT ${columns} FROM check_results WHERE id = $1 AND account_id = $2 AND stopped_at >= $3`, [id, account, cutoff])
+      return row ? resultRecord(row) : getCompact(sql, account, id)
     },
     ofSession: async (account, sessionId) => (await sql.rows<ResultRow>(
       `SELECT ${columns} FROM check_results WHERE session_id = $1 AND account_id = $2 ORDER BY seq`, [sessionId, account])).map(resultRecord),
@@ -230,14 +254,24 @@ export function resultRepository(sql: Sql): ResultStore {
       result.responseTime, result.startedAt, result.stoppedAt, result.error, JSON.stringify({ ...result, resultType: 'FINAL' }), new Date().toISOString(),
     ])) === 1,
     prune: async (before) => {
+      const ms = Date.parse(before)
+      // whole days go at once; the rest of the day the cutoff falls in is no longer answered
+      await dropPartitions(sql, ms)
+      // a template stays while compact rows of its day may name it: until its whole day is past the cutoff
+      const dayStart = new Date(dayOf(ms) * 86_400_000).toISOString()
       // in batches, so a large prune never holds many rows locked for long
       let total = 0
       for (;;) {
-        const removed = await sql.run(`DELETE FROM check_results WHERE seq IN (SELECT seq FROM check_results WHERE stopped_at < $1 LIMIT 5000)`, [before])
+        const removed = await sql.run(`DELETE FROM check_results WHERE seq IN (SELECT seq FROM check_results
+          WHERE stopped_at < $1 AND (NOT is_template OR created_at < $2) LIMIT 5000)`, [before, dayStart])
         total += removed
         if (removed < 5000) break
       }
       await sql.run(`DELETE FROM check_sessions WHERE started_at < $1`, [before])
+      // the partitions of the cutoff's day + retention (today, on a real clock) and the next, ahead
+      // of the rows that go there (a partition made while results are written locks its parent)
+      const today = dayOf(Date.now())
+      for (const day of [today, today + 1]) await ensurePartition(sql, day)
       return total
     },
   }

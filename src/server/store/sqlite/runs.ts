@@ -7,6 +7,8 @@ import type {
 import type { MaintenanceWindow } from '../../../schema/index.js'
 import type { Exec } from './index.js'
 import { parseRunId, resultOfClaim, resultRecord as recordOfRun, type RunRow } from '../run-rows.js'
+import { columnsOf, compactValues, dayOf, digest, fullDetails, leanDetails, type ColumnValues } from '../compact-rows.js'
+import { compactResults } from './compact.js'
 
 /*
  * Due runs are rows of check_runs. A claim is one UPDATE … WHERE (due, lease free) … RETURNING
@@ -50,48 +52,13 @@ export function timeOrderedId(time: number): string {
 }
 
 
-/**
- * The runner's result is stored as JSON without the fields its row already holds in columns
- * (when equal to the column): a result is stored once, not twice. Reading puts them back.
- */
-const COLUMN_FIELDS = ['checkId', 'runLocation', 'resultType', 'startedAt', 'stoppedAt', 'responseTime', 'hasFailures', 'hasErrors', 'isDegraded', 'status', 'error'] as const
-type ColumnField = (typeof COLUMN_FIELDS)[number]
-
-function columnValues(row: ResultRow): Record<ColumnField, unknown> {
+function columnValues(row: ResultRow): ColumnValues {
   return {
     checkId: row.check_id, runLocation: row.run_location, resultType: row.result_type, startedAt: row.started_at,
     stoppedAt: row.stopped_at, responseTime: row.response_time, hasFailures: row.has_failures === 1, hasErrors: row.has_errors === 1,
     isDegraded: row.is_degraded === 1, status: row.status, error: row.error,
   }
 }
-
-/** The stored JSON of a result: without the fields equal to its columns'. */
-export function leanDetails(details: Record<string, unknown>, columns: Record<ColumnField, unknown>): string {
-  const lean: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(details)) {
-    if (key in columns && columns[key as ColumnField] === value) continue
-    lean[key] = value
-  }
-  return JSON.stringify(lean)
-}
-
-/** Details as stored before (every field), or lean: the runner's order of fields, columns filled in. */
-function fullDetails(row: ResultRow): Record<string, unknown> {
-  const stored = JSON.parse(row.details) as Record<string, unknown>
-  if ('startedAt' in stored && 'status' in stored) return stored
-  const columns = columnValues(row)
-  const out: Record<string, unknown> = {}
-  for (const key of RESULT_ORDER) {
-    if (key in stored) out[key] = stored[key]
-    else if (key in columns) out[key] = columns[key as ColumnField]
-  }
-  for (const [key, value] of Object.entries(stored)) if (!(key in out)) out[key] = value
-  return out
-}
-
-/** The fields of a runner's result (src/runner RunResult), in its order. */
-const RESULT_ORDER = ['checkId', 'name', 'checkType', 'runLocation', 'resultType', 'attempt', 'startedAt', 'stoppedAt', 'responseTime',
-  'hasFailures', 'hasErrors', 'isDegraded', 'timedOut', 'aborted', 'status', 'failureKind', 'error', 'assertions', 'details']
 
 function resultRecord(row: ResultRow): CheckResultRecord {
   return {
@@ -109,7 +76,7 @@ function resultRecord(row: ResultRow): CheckResultRecord {
     startedAt: row.started_at,
     stoppedAt: row.stopped_at,
     error: row.error,
-    details: fullDetails(row),
+    details: fullDetails(JSON.parse(row.details) as Record<string, unknown>, columnValues(row)),
     created_at: row.created_at,
   }
 }
@@ -243,36 +210,48 @@ interface ResultOfRun {
   now: number
   createdAt: string
   check: { name?: unknown; checkType?: unknown } | undefined
+  /** the check's integer key (checks.seq) */
+  checkSeq: number
 }
 
-/** Writes one result of a claimed run: the run's check, location and time window, whatever the runner said. */
+/**
+ * Writes one result of a claimed run: the run's check, location and time window, whatever the
+ * runner said. A passing run whose details are its template's (same check, location and UTC
+ * day) is a compact row; any other is a full row, and a template when it could have been compact.
+ */
 function resultWriter(db: Db): (run: ResultOfRun, sent: StoredResultInput, resultType: 'FINAL' | 'ATTEMPT') => CheckResultRecord {
   const insertResult = db.prepare(`INSERT INTO check_results
     (id, account_id, check_id, session_id, run_id, run_location, result_type, status, has_failures, has_errors, is_degraded,
-     response_time, started_at, stopped_at, error, details, created_at)
+     response_time, started_at, stopped_at, error, details, created_at, is_template)
     VALUES (@id, @account, @checkId, @sessionId, @runId, @runLocation, @resultType, @status, @hasFailures, @hasErrors, @isDegraded,
-     @responseTime, @startedAt, @stoppedAt, @error, @details, @createdAt)`)
-  return ({ row, runId, now, createdAt, check }, sent, resultType) => {
+     @responseTime, @startedAt, @stoppedAt, @error, @details, @createdAt, @template)`)
+  const compact = compactResults(db)
+  return ({ row, runId, now, createdAt, check, checkSeq }, sent, resultType) => {
     const result = resultOfClaim(sent, { row, now, check })
     const full = { ...result, resultType }
     const record = recordOfRun(result, { id: timeOrderedId(now), row, runId, resultType, createdAt, details: full })
-    const details = leanDetails(full, {
-      checkId: record.checkId, runLocation: record.runLocation, resultType, startedAt: record.startedAt, stoppedAt: record.stoppedAt,
-      responseTime: record.responseTime, hasFailures: record.hasFailures, hasErrors: record.hasErrors, isDegraded: record.isDegraded,
-      status: record.status, error: record.error,
-    })
+    const details = leanDetails(full, columnsOf(record))
+    const values = compactValues(record)
+    if (values && checkSeq > 0) {
+      const hash = digest(details)
+      const template = compact.template(record.checkId, record.runLocation)
+      if (template && template.day === dayOf(now) && template.digest === hash) {
+        const id = compact.insert(record, checkSeq, values)
+        return { ...record, id, runId: id }
+      }
+    }
     insertResult.run({
       id: record.id, account: row.account_id, checkId: record.checkId, sessionId: record.sessionId, runId,
       runLocation: record.runLocation, resultType, status: record.status, hasFailures: record.hasFailures ? 1 : 0,
       hasErrors: record.hasErrors ? 1 : 0, isDegraded: record.isDegraded ? 1 : 0, responseTime: record.responseTime,
-      startedAt: record.startedAt, stoppedAt: record.stoppedAt, error: record.error, details, createdAt,
+      startedAt: record.startedAt, stoppedAt: record.stoppedAt, error: record.error, details, createdAt, template: values ? 1 : 0,
     })
     return record
   }
 }
 
 function completeTransaction(db: Db, find: FindRun) {
-  const checkBody = db.prepare(`SELECT body FROM checks WHERE id = ?`).pluck()
+  const checkOf = db.prepare(`SELECT seq, body FROM checks WHERE id = ?`)
   const finish = db.prepare(`UPDATE check_runs SET state = 'done', done_claim = @claim, done_at = @now, lease_expires_at = NULL WHERE id = @id`)
   const write = resultWriter(db)
   return db.transaction((account: string | undefined, runId: string, final: StoredResultInput, attempts: StoredResultInput[], now: number): CompleteOutcome => {
@@ -281,9 +260,10 @@ function completeTransaction(db: Db, find: FindRun) {
     const { row, claim } = found
     if (row.state === 'done') return row.done_claim === claim ? { outcome: 'duplicate' } : { outcome: 'lost' }
     if (row.claim_seq !== claim) return { outcome: 'lost' }
-    const body = checkBody.get(row.check_id) as string
+    const ofCheck = checkOf.get(row.check_id) as { seq: number; body: string } | undefined
+    const body = ofCheck?.body as string
     const check = body === undefined ? undefined : JSON.parse(body) as { name?: unknown; checkType?: unknown }
-    const run: ResultOfRun = { row, runId, now, createdAt: new Date(now).toISOString(), check }
+    const run: ResultOfRun = { row, runId, now, createdAt: new Date(now).toISOString(), check, checkSeq: ofCheck?.seq ?? 0 }
     const written = attempts.map((a) => write(run, a, 'ATTEMPT'))
     const finalRecord = write(run, final, 'FINAL')
     finish.run({ claim, now, id: row.id })
@@ -326,12 +306,13 @@ export function runRepository(db: Db, exec: Exec): RunStore {
 export function resultRepository(db: Db, exec: Exec): ResultStore {
   const columns = `id, check_id, session_id, run_id, run_location, result_type, status, has_failures, has_errors, is_degraded,
     response_time, started_at, stopped_at, error, details, created_at`
-  const page = db.prepare(`SELECT ${columns} FROM check_results
-    WHERE account_id = @account AND check_id = @checkId AND (@type IS NULL OR result_type = @type)
-    ORDER BY seq DESC LIMIT @limit OFFSET @offset`)
-  const count = db.prepare(`SELECT count(*) FROM check_results
-    WHERE account_id = @account AND check_id = @checkId AND (@type IS NULL OR result_type = @type)`).pluck()
-  const byId = db.prepare(`SELECT ${columns} FROM check_results WHERE id = ? AND account_id = ?`)
+  const compact = compactResults(db)
+  // full rows inside the retention (a template outlives its own cutoff until its day is dropped)
+  const fullRows = `SELECT seq, -1 AS day FROM check_results
+    WHERE account_id = @account AND check_id = @checkId AND (@type IS NULL OR result_type = @type) AND stopped_at >= @cutoffText`
+  const bySeq = db.prepare(`SELECT ${columns} FROM check_results WHERE seq = ?`)
+  const checkSeq = db.prepare(`SELECT seq FROM checks WHERE id = ? AND account_id = ?`).pluck()
+  const byId = db.prepare(`SELECT ${columns} FROM check_results WHERE id = ? AND account_id = ? AND stopped_at >= ?`)
   const ofSession = db.prepare(`SELECT ${columns} FROM check_results WHERE session_id = ? AND account_id = ? ORDER BY seq`)
   const add = db.prepare(`INSERT INTO check_results
     (id, account_id, check_id, session_id, run_id, run_location, result_type, status, has_failures, has_errors, is_degraded,
@@ -339,16 +320,29 @@ export function resultRepository(db: Db, exec: Exec): ResultStore {
     VALUES (@id, @account, @checkId, NULL, @id, @runLocation, 'FINAL', @status, @hasFailures, @hasErrors, @isDegraded,
      @responseTime, @startedAt, @stoppedAt, @error, @details, @createdAt)
     ON CONFLICT (id) DO NOTHING`)
-  const prune = db.prepare(`DELETE FROM check_results WHERE seq IN (SELECT seq FROM check_results WHERE stopped_at < ? LIMIT ${PRUNE_BATCH})`)
+  // a template stays while compact rows of its day may name it: until its whole day is past the cutoff
+  const prune = db.prepare(`DELETE FROM check_results WHERE seq IN (SELECT seq FROM check_results
+    WHERE stopped_at < @before AND (NOT is_template OR created_at < @dayStart) LIMIT ${PRUNE_BATCH})`)
   const pruneSessions = db.prepare(`DELETE FROM check_sessions WHERE started_at < ?`)
+  const cutoffText = (cutoff: number) => new Date(cutoff).toISOString()
+  /** A check's results, full and compact, newest first: one read transaction (a day dropped meanwhile is not half seen). */
+  const list = db.transaction((account: string, query: Parameters<ResultStore['list']>[1]) => {
+    const cutoff = compact.cutoff()
+    const chk = checkSeq.get(query.checkId, account) as number | undefined
+    const parts = [fullRows, ...(chk !== undefined && query.resultType !== 'ATTEMPT' ? compact.parts(cutoff) : [])]
+    const params = { account, checkId: query.checkId, type: query.resultType ?? null, cutoffText: cutoffText(cutoff), cutoff, chk: chk ?? -1 }
+    const pairs = compact.run<Array<{ seq: number; day: number }>>(
+      `${parts.join(' UNION ALL ')} ORDER BY seq DESC LIMIT ${Math.trunc(query.limit)} OFFSET ${Math.trunc(query.offset)}`, params, 'all')
+    const total = compact.run<{ n: number }>(`SELECT ${parts.map((p) => `(SELECT count(*) FROM (${p}))`).join(' + ')} AS n`, params, 'get').n
+    const compacts = compact.rows(pairs.filter((p) => p.day >= 0), query.checkId)
+    const items = pairs.map((p) => (p.day >= 0 ? compacts.get(p.seq) : resultRecord(bySeq.get(p.seq) as ResultRow)))
+    return { items: items.filter((r): r is CheckResultRecord => r !== undefined), total }
+  })
   return {
-    list: (account, query) => exec(() => {
-      const params = { account, checkId: query.checkId, type: query.resultType ?? null, limit: query.limit, offset: query.offset }
-      return { items: (page.all(params) as ResultRow[]).map(resultRecord), total: count.get(params) as number }
-    }),
+    list: (account, query) => exec(() => list.deferred(account, query)),
     get: (account, id) => exec(() => {
-      const row = byId.get(id, account) as ResultRow | undefined
-      return row && resultRecord(row)
+      const row = byId.get(id, account, cutoffText(compact.cutoff())) as ResultRow | undefined
+      return row ? resultRecord(row) : compact.get(account, id)
     }),
     ofSession: (account, sessionId) => exec(() => (ofSession.all(sessionId, account) as ResultRow[]).map(resultRecord)),
     add: (account, checkId, id, result) => exec(() => add.run({
@@ -359,7 +353,11 @@ export function resultRepository(db: Db, exec: Exec): ResultStore {
       details: JSON.stringify({ ...result, resultType: 'FINAL' }), createdAt: new Date().toISOString(),
     }).changes === 1),
     prune: async (before) => {
-      const total = await inBatches(() => exec(() => prune.run(before).changes))
+      const ms = Date.parse(before)
+      // whole days go at once; the rest of the day the cutoff falls in is no longer answered
+      await exec(() => compact.drop(ms))
+      const dayStart = new Date(dayOf(ms) * 86_400_000).toISOString()
+      const total = await inBatches(() => exec(() => prune.run({ before, dayStart }).changes))
       await exec(() => pruneSessions.run(before))
       return total
     },
