@@ -3,7 +3,7 @@ import { openDatabase } from './migrations.js'
 import { StoreUnavailable, type CheckPage, type Repositories, type Store } from '../index.js'
 import { checkRepository } from './checks.js'
 import { keyRepository, webSessionRepository } from './keys.js'
-import { alertChannelRepository, incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
+import { alertChannelRepository, checkGroupRepository, incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
 import { PageCache } from './page-cache.js'
 import { alertRepository, checkStatusRepository, errorGroupRepository } from './results.js'
 import { heartbeatRepository } from './heartbeats.js'
@@ -58,6 +58,7 @@ export class SqliteStore implements Store {
   readonly statusPages
   readonly maintenanceWindows
   readonly alertChannels
+  readonly checkGroups
   readonly incidents
   readonly keys
   readonly webSessions
@@ -85,6 +86,7 @@ export class SqliteStore implements Store {
     this.statusPages = statusPageRepository(db, run)
     this.maintenanceWindows = maintenanceWindowRepository(db, run)
     this.alertChannels = alertChannelRepository(db, run)
+    this.checkGroups = checkGroupRepository(db, run)
     this.incidents = incidentRepository(db, run)
     this.keys = keyRepository(db, run)
     this.webSessions = webSessionRepository(db, run)
@@ -107,6 +109,7 @@ export class SqliteStore implements Store {
       statusPages: statusPageRepository(db, direct),
       maintenanceWindows: maintenanceWindowRepository(db, direct),
       alertChannels: alertChannelRepository(db, direct),
+      checkGroups: checkGroupRepository(db, direct),
       incidents: incidentRepository(db, direct),
       keys: keyRepository(db, direct),
       webSessions: webSessionRepository(db, direct),
