@@ -138,3 +138,49 @@ export function groupStages<T extends { groupOrder?: unknown; name?: unknown }>(
   }
   return stages
 }
+
+const blankItems = (items: unknown) =>
+  (Array.isArray(items) ? items.map((i: { secret?: boolean; value?: string }) => (i && i.secret === true ? { ...i, value: '' } : i)) : items)
+const hasSecretItem = (items: unknown) => Array.isArray(items) && items.some((i: { secret?: boolean; value?: string }) => i?.secret === true && i.value !== '')
+
+/**
+ * A group as reads answer it: secret environment variables, secret API-default headers and query
+ * values and the API-default basic auth password read back as "" (as a check's). The same
+ * object when there is nothing to mask.
+ */
+export function blankGroupSecrets<T>(group: T): T {
+  const g = group as Json
+  if (!g || typeof g !== 'object') return group
+  const defaults = (g.apiCheckDefaults ?? {}) as Json
+  const auth = defaults.basicAuth as Json | null | undefined
+  const secretDefaults = hasSecretItem(defaults.headers) || hasSecretItem(defaults.queryParameters) || (!!auth && auth.password !== '')
+  if (!hasSecretItem(g.environmentVariables) && !secretDefaults) return group
+  return {
+    ...g,
+    environmentVariables: blankItems(g.environmentVariables),
+    apiCheckDefaults: {
+      ...defaults,
+      headers: blankItems(defaults.headers),
+      queryParameters: blankItems(defaults.queryParameters),
+      ...(auth ? { basicAuth: { ...auth, password: '' } } : {}),
+    },
+  } as T
+}
+
+/** The secret values of a group that reads mask: their paths and one canonical text of paths and values (the lock's fingerprint). */
+export function groupSecretValues(group: Record<string, unknown>): { text: string; paths: string[] } | undefined {
+  const pairs: Array<[string, string]> = []
+  const items = (list: unknown, at: string) => {
+    if (!Array.isArray(list)) return
+    for (const v of list as Json[]) if (v && v.secret === true && typeof v.value === 'string' && v.value !== '') pairs.push([`${at}[${String(v.key)}].value`, v.value])
+  }
+  items(group.environmentVariables, 'environmentVariables')
+  const defaults = (group.apiCheckDefaults ?? {}) as Json
+  items(defaults.headers, 'apiCheckDefaults.headers')
+  items(defaults.queryParameters, 'apiCheckDefaults.queryParameters')
+  const auth = defaults.basicAuth as Json | null | undefined
+  if (auth && typeof auth.password === 'string' && auth.password !== '') pairs.push(['apiCheckDefaults.basicAuth.password', auth.password])
+  if (pairs.length === 0) return undefined
+  pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+  return { text: JSON.stringify(pairs), paths: pairs.map(([path]) => path) }
+}

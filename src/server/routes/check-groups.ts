@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
-import { applyGroup, blankCheckSecrets, checkGroupSchema, type CheckGroup } from '../../schema/index.js'
+import { applyGroup, blankCheckSecrets, blankGroupSecrets, checkGroupSchema, type CheckGroup } from '../../schema/index.js'
 import { badRequest, conflict, notFound, parseOr400 } from '../errors.js'
 import type { CheckGroupRecord, CheckStatusRecord, Repositories, Store } from '../store/index.js'
 import { contentRange, optionalPage } from './util.js'
@@ -50,22 +50,6 @@ export async function groupChecks(store: Pick<Repositories, 'checks'>, account: 
   return (await accountChecks(store, account))
     .filter((c) => c.groupId === groupId)
     .sort((a, b) => order(a) - order(b) || String(a.name ?? '').localeCompare(String(b.name ?? '')))
-}
-
-/** A group's answer masks its secret values, as a check's does (secret variables, headers, query values, the basic auth password). */
-function blankGroupSecrets(group: CheckGroup): CheckGroup {
-  const blank = (items: unknown) => (Array.isArray(items) ? items.map((i: { secret?: boolean; value?: string }) => (i?.secret ? { ...i, value: '' } : i)) : items)
-  const defaults = group.apiCheckDefaults
-  return {
-    ...group,
-    environmentVariables: blank(group.environmentVariables) as CheckGroup['environmentVariables'],
-    apiCheckDefaults: {
-      ...defaults,
-      headers: blank(defaults.headers) as typeof defaults.headers,
-      queryParameters: blank(defaults.queryParameters) as typeof defaults.queryParameters,
-      ...(defaults.basicAuth ? { basicAuth: { ...defaults.basicAuth, password: '' } } : {}),
-    },
-  }
 }
 
 function present(record: CheckGroupRecord, checks: string[]) {
