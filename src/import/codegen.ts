@@ -300,9 +300,10 @@ export function generateImport(items: readonly ImportItem[], checkDefaults: Reco
       const id = typeof site.value === 'number' ? String(site.value) : site.value
       if (typeof id !== 'string' || !serviceVar.has(id)) continue
       // a reference the construct holds under another name (a check's group, its groupId in the API)
-      if (site.field.inCode && !site.field.path.startsWith(site.field.inCode)) {
+      const inCode = site.field.inCode
+      if (inCode && site.field.path !== inCode && !site.field.path.startsWith(`${inCode}.`)) {
         delete props[site.path]
-        props[site.field.inCode] = { __code: serviceVar.get(id)! }
+        props[inCode] = { __code: serviceVar.get(id)! }
         continue
       }
       if (site.field.inCode) continue

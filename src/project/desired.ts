@@ -377,7 +377,7 @@ function resolveReferences(
     if (sites.length === 0) continue
     // a top-level prop the API names otherwise (a check's `group`, its `groupId`): the id goes
     // there, the prop goes; null or nothing is no reference
-    if (!reference.path.startsWith(inCode)) {
+    if (reference.path !== inCode && !reference.path.startsWith(`${inCode}.`)) {
       const value = out[inCode]
       const { [inCode]: _held, ...rest } = out
       const id = value === undefined || value === null ? UNRESOLVED : resolve(value, inCode, reference.kind, reference.path)

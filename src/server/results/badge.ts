@@ -36,13 +36,13 @@ export function badgeMessage(state: BadgeState, status: CheckStatusRecord | unde
 }
 
 /**
- * A group's state from its checks' (a check paused by its own activated is left out): paused when
- * the group is deactivated; failing when one is, else degraded when one is, else passing when
- * one ran; unknown when none ran.
+ * A group's state from its checks' newest runs (a paused check's too: a triggered run counts):
+ * paused when the group is deactivated; failing when one is, else degraded when one is, else
+ * passing when one ran; unknown when none ran.
  */
-export function groupBadgeState(activated: boolean, members: ReadonlyArray<{ activated: boolean; status: CheckStatusRecord | undefined }>): BadgeState {
+export function groupBadgeState(activated: boolean, members: ReadonlyArray<{ status: CheckStatusRecord | undefined }>): BadgeState {
   if (!activated) return 'paused'
-  const states = members.filter((m) => m.activated).map((m) => badgeState(true, m.status))
+  const states = members.map((m) => badgeState(true, m.status))
   for (const state of ['failing', 'degraded', 'passing'] as const) if (states.includes(state)) return state
   return 'unknown'
 }
