@@ -59,6 +59,12 @@ describe('monitors trigger', () => {
   it('apply creates the group and its checks; trigger --group runs them in groupOrder, in the group\'s locations, and exits 1 on the failure; import brings the group back as code', async () => {
     const env = { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_A }
     const project = makeProject(projectFiles())
+    // the plan says where a value comes from when the group gives it
+    const planned = await monitors(project, ['plan'], env)
+    expect(planned.code, planned.output).toBe(0)
+    expect(planned.stdout).toContain('# from group check-group:smoke "Smoke": locations ap-south-1, us-west-1')
+    const looseBlock = planned.stdout.slice(planned.stdout.indexOf('dns-check loose'))
+    expect(looseBlock.split('\n+ ')[0]).not.toContain('from group')
     const applied = await monitors(project, ['apply', '--yes'], env)
     expect(applied.code, applied.output).toBe(0)
     const lock = JSON.parse(readFileSync(join(project, 'monitoring.lock.json'), 'utf8')) as { resources: Record<string, { remoteId: string }> }
