@@ -125,6 +125,14 @@ describe('monitors trigger', () => {
     expect(badWait.stderr).toContain('--max-wait must be')
     expect(dns.queries.length).toBe(quiet)
 
+    // monitors status shows the group with its checks' worst state
+    const status = await monitors(project, ['status', '--format', 'json'], env)
+    expect(status.code, status.output).toBe(0)
+    expect(JSON.parse(status.stdout).groups).toEqual([
+      { logicalId: 'smoke', name: 'Smoke', groupId: String(groupId), state: 'failing', checks: 3, badgeUrl: `${server.url}/v1/badges/groups/${groupId}` },
+    ])
+    expect(status.stderr).toContain('Group smoke "Smoke": failing (3 checks)')
+
     // the group badge answers for the group, failing
     const badge = await call('GET', `/v1/badges/groups/${groupId}`)
     expect(badge.status).toBe(200)
