@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
 import { eventually, startAlertsBench, startReceiver, type AlertsBench, type Receiver } from './alerts-helpers.js'
-import { caller, KEY_B } from './helpers.js'
+import { caller, KEY_A, KEY_B } from './helpers.js'
 
 let dns: DnsServerHandle
 let hooks: Receiver
@@ -175,5 +175,26 @@ describe('group settings applied', () => {
     expect((await bench.call('GET', `/v1/badges/groups/${group.id}`)).text).toContain('failing')
     expect((await bench.call('PUT', `/v1/check-groups/${group.id}`, { name: 'Badge group', activated: false })).status).toBe(200)
     expect((await bench.call('GET', `/v1/badges/groups/${group.id}`)).text).toContain('paused')
+  })
+})
+
+describe('the dashboard', () => {
+  it('lists each check group with its checks\' worst state', async () => {
+    const group = await createGroup({ name: 'Dashboard group', locations: ['eu-west-1'] })
+    fail('dashboard-member.test')
+    const member = await bench.createCheck('dashboard-member.test', { name: 'Dashboard member', groupId: group.id })
+    await bench.runOnce(member)
+    const paused = await createGroup({ name: 'Dashboard paused', activated: false })
+    const login = await fetch(`${bench.server.url}/dashboard/login`, {
+      method: 'POST', redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: bench.server.url },
+      body: new URLSearchParams({ apiKey: KEY_A }).toString(),
+    })
+    expect(login.status).toBe(303)
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]
+    const html = await (await fetch(`${bench.server.url}/`, { headers: { cookie } })).text()
+    expect(html).toContain('<h2>Check groups</h2>')
+    expect(html).toMatch(new RegExp(`<tr data-group-id="${group.id}"><td>Dashboard group</td><td class="state-failing">failing</td><td>1</td><td>eu-west-1</td></tr>`))
+    expect(html).toMatch(new RegExp(`<tr data-group-id="${paused.id}"><td>Dashboard paused</td><td class="state-paused">paused</td><td>0</td>`))
   })
 })
