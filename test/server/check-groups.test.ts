@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
+import { startHttpServer, type HttpServerHandle } from '../helpers/http-server.js'
 import { eventually, startAlertsBench, startReceiver, type AlertsBench, type Receiver } from './alerts-helpers.js'
 import { caller, KEY_A, KEY_B } from './helpers.js'
 
@@ -175,6 +176,41 @@ describe('group settings applied', () => {
     expect((await bench.call('GET', `/v1/badges/groups/${group.id}`)).text).toContain('failing')
     expect((await bench.call('PUT', `/v1/check-groups/${group.id}`, { name: 'Badge group', activated: false })).status).toBe(200)
     expect((await bench.call('GET', `/v1/badges/groups/${group.id}`)).text).toContain('paused')
+  })
+})
+
+describe('API-check defaults of a group', () => {
+  it('an API check runs with the group\'s base URL ({{GROUP_BASE_URL}}), its headers and query parameters (the check\'s win by key), its variables and its assertions', async () => {
+    const http: HttpServerHandle = await startHttpServer()
+    try {
+      http.route('/v1/health', { status: 200, body: { ok: true } })
+      const group = await createGroup({
+        name: 'API defaults',
+        environmentVariables: [{ key: 'TENANT', value: 'acme' }],
+        apiCheckDefaults: {
+          url: `${http.origin}/v1`,
+          headers: [{ key: 'X-Group', value: 'group' }, { key: 'X-Both', value: 'group' }],
+          queryParameters: [{ key: 'tenant', value: '{{TENANT}}' }],
+          assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '201' }],
+        },
+      })
+      const check = await bench.call('POST', '/v1/checks/api', {
+        name: 'Group API', activated: false, groupId: group.id,
+        request: { method: 'GET', url: '{{GROUP_BASE_URL}}/health', headers: [{ key: 'X-Both', value: 'check' }], assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' }] },
+      })
+      expect(check.status, check.text).toBe(201)
+      const done = await bench.runOnce(check.json.id) as any
+      const seen = http.requests.filter((r) => r.path.startsWith('/v1/health'))
+      expect(seen.length).toBeGreaterThanOrEqual(1)
+      expect(seen[0].path).toBe('/v1/health?tenant=acme')
+      expect(seen[0].headers['x-group']).toBe('group')
+      expect(seen[0].headers['x-both']).toBe('check')
+      // the group's assertion (201) is added to the check's (200): the run fails on it
+      expect(done.status).toBe('FAILED')
+      expect(done.results.find((r: any) => r.resultType === 'FINAL').error).toContain('201')
+    } finally {
+      await http.close()
+    }
   })
 })
 
