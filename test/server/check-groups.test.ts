@@ -58,7 +58,7 @@ describe('/v1/check-groups', () => {
     expect((await bench.call('GET', `/v1/check-groups/${group.id}`)).status).toBe(404)
   })
 
-  it('bad bodies are 400s naming the field; a check naming a group that is not the account\'s is a 400 naming groupId', async () => {
+  it('bad bodies are 400s naming the field; a check naming another account\'s group gets nothing from it', async () => {
     const noName = await bench.call('POST', '/v1/check-groups', { locations: ['eu-west-1'] })
     expect(noName.status).toBe(400)
     expect(noName.json.attributes.keys).toEqual(['name'])
@@ -69,13 +69,17 @@ describe('/v1/check-groups', () => {
     expect(badChannel.json.attributes.keys).toEqual(['alertChannelSubscriptions.0.alertChannelId'])
     expect((await bench.call('GET', '/v1/check-groups/abc')).status).toBe(400)
 
-    const theirs = await caller(bench.server, KEY_B)('POST', '/v1/check-groups', { name: 'Theirs' })
+    // a groupId is kept as sent (as an alertChannelId is); only a group of the check's own account applies
+    const other = caller(bench.server, KEY_B)
+    const theirs = await other('POST', '/v1/check-groups', { name: 'Theirs', locations: ['ap-south-1'], activated: false })
     expect(theirs.status).toBe(201)
-    const named = await bench.call('POST', '/v1/checks/dns', {
-      name: 'Into theirs', activated: false, groupId: theirs.json.id, request: { query: 'x.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
-    })
-    expect(named.status).toBe(400)
-    expect(named.json.attributes.keys).toEqual(['groupId'])
+    ok('into-theirs.test')
+    const id = await bench.createCheck('into-theirs.test', { name: 'Into theirs', groupId: theirs.json.id, locations: ['eu-west-1'] })
+    const done = await bench.runOnce(id) as any
+    expect(done.runLocations).toEqual(['eu-west-1'])
+    expect((await other('GET', `/v1/check-groups/${theirs.json.id}`)).json.checks).toEqual([])
+    const noLocations = await bench.createCheck('into-theirs.test', { name: 'Into theirs, no locations', groupId: theirs.json.id })
+    expect((await bench.runOnce(noLocations) as any).runLocations).not.toContain('ap-south-1')
   })
 
   it('another account\'s group answers 404 to read, update, delete, its checks and its badge, exactly like a missing one', async () => {

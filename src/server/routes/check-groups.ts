@@ -160,15 +160,6 @@ export function checkGroupRoutes(app: FastifyInstance, store: Store): void {
   })
 }
 
-/** A check naming a group that is not the account's: a 400 naming groupId. */
-export async function knownGroup(tx: Pick<Repositories, 'checkGroups'>, account: string, groupId: unknown): Promise<void> {
-  if (typeof groupId !== 'number') return
-  if (!(await tx.checkGroups.get(account, groupId))) {
-    throw badRequest('payload', [{ path: 'groupId', message: `refers to a check group that does not exist (got ${groupId})` }])
-  }
-}
-
-
 /** The checks of a group with their own activated and their statuses (a group's badge and status). */
 export async function groupMemberStatuses(store: Store, account: string, groupId: number): Promise<Array<{ checkId: string; activated: boolean; status: CheckStatusRecord | undefined }>> {
   const [members, statuses] = await Promise.all([groupChecks(store, account, groupId), store.checkStatuses.list(account)])

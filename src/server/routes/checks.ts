@@ -6,7 +6,6 @@ import type { Store } from '../store/index.js'
 import { serviceReferences, writeWithReferences } from './references.js'
 import { contentRange, nextLink, sendJson, sendListPage } from './util.js'
 import { createHeartbeatCheck, replaceHeartbeatCheck } from './heartbeats.js'
-import { knownGroup } from './check-groups.js'
 
 /*
  * A check is answered as stored: the validated body (the schema's output, defaults applied)
@@ -56,10 +55,7 @@ export function checkRoutes(app: FastifyInstance, store: Store): void {
     app.post(path, async (request, reply) => {
       parseOr400(autoAssignAlertsQuerySchema, request.query, 'query')
       const check = await writeWithReferences(store, request.accountId, schema, request.body, serviceReferences.check,
-        async (tx, data) => {
-          await knownGroup(tx, request.accountId, (data as { groupId?: unknown }).groupId)
-          return type === 'HEARTBEAT' ? createHeartbeatCheck(tx, request, data as HeartbeatCheck) : tx.checks.create(request.accountId, type, data)
-        })
+        (tx, data) => type === 'HEARTBEAT' ? createHeartbeatCheck(tx, request, data as HeartbeatCheck) : tx.checks.create(request.accountId, type, data))
       return sendJson(reply, 201, withoutSecrets(check.json))
     })
 
@@ -69,10 +65,7 @@ export function checkRoutes(app: FastifyInstance, store: Store): void {
       parseOr400(autoAssignAlertsQuerySchema, request.query, 'query')
       // replace finds the check again in its own transaction: gone by now is a 404 too
       const check = await writeWithReferences(store, request.accountId, schema, request.body, serviceReferences.check,
-        async (tx, data) => {
-          await knownGroup(tx, request.accountId, (data as { groupId?: unknown }).groupId)
-          return type === 'HEARTBEAT' ? replaceHeartbeatCheck(tx, request, existing, data as HeartbeatCheck) : tx.checks.replace(request.accountId, request.params.id, type, data)
-        })
+        (tx, data) => type === 'HEARTBEAT' ? replaceHeartbeatCheck(tx, request, existing, data as HeartbeatCheck) : tx.checks.replace(request.accountId, request.params.id, type, data))
       if (!check) throw notFound('Check')
       return sendJson(reply, 200, withoutSecrets(check.json))
     })
