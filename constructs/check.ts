@@ -1,5 +1,6 @@
 import type { DnsCheckInput } from '../src/schema/check.js'
 import type { StatusPageService } from './status-page-service.js'
+import type { CheckGroup } from './check-group.js'
 import type { ConstructOptions } from './construct.js'
 import type { DnsCheck } from './dns-check.js'
 import type { IcmpCheck } from './icmp-check.js'
@@ -95,7 +96,14 @@ export interface CheckProps extends ConstructOptions {
    * @defaultValue true
    */
   useGlobalAlertSettings?: boolean
-  /** Id of the check group the check belongs to. */
+  /**
+   * The check group the check belongs to: a `CheckGroup` construct of this project (its
+   * `groupId` once applied). What the group sets applies to the check when it runs: see
+   * docs/constructs.md#checkgroup.
+   * @example group: apiGroup
+   */
+  group?: CheckGroup | null
+  /** Id of a check group not managed in this project (prefer `group`). */
   groupId?: number | null
   /** Position in the group (0 or more); the order of runs when the group is triggered. */
   groupOrder?: number | null

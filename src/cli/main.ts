@@ -28,6 +28,7 @@ export const COMMANDS: LazyCommand[] = [
   lazy('import [resources..]', 'List remote resources the lock does not know; write constructs for them (--all, or kind:id...), or adopt them (--adopt)', async () => (await import('./commands/import.js')).importCommand),
   lazy('test', 'Run every check of the project once from this machine and show the results, without deploying anything', async () => (await import('./commands/test.js')).testCommand),
   lazy('status', "Show the target's check statuses for the project's checks, with badge URLs", async () => (await import('./commands/status.js')).statusCommand),
+  lazy('trigger [checks..]', 'Run deployed checks on the target now (by logical id, --group or --tag), wait for their results, exit 1 when one fails', async () => (await import('./commands/trigger.js')).triggerCommand),
   lazy('server', 'Run the local Monitoring API (SQLite, or PostgreSQL for several servers) until Ctrl-C', async () => (await import('./commands/server.js')).serverCommand),
   lazy('keys <action> [id]', "Create, list or revoke the API keys of a server's database (roles read, write, agent, admin)", async () => (await import('./commands/keys.js')).keysCommand),
   lazy('agent', 'Run checks for a Monitoring API server from this machine, for the locations given (a self-hosted agent)', async () => (await import('./commands/agent.js')).agentCommand),
@@ -60,7 +61,7 @@ async function run(argv: string[]): Promise<number> {
     .scriptName('monitors')
     .usage('$0 <command> [options]\n\nMonitoring as code: validate, plan and apply monitors written in TypeScript.')
     .strict()
-    .demandCommand(1, 'Name a command: init, validate, test, plan, apply, destroy, import, status, server, keys or agent.')
+    .demandCommand(1, 'Name a command: init, validate, test, plan, apply, destroy, import, status, trigger, server, keys or agent.')
     .recommendCommands()
     .help()
     .alias('h', 'help')

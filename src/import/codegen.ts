@@ -297,8 +297,17 @@ export function generateImport(items: readonly ImportItem[], checkDefaults: Reco
     }
     // a reference the construct holds as the referenced construct itself (a check's triggerIncident.serviceId)
     for (const site of referenceSites(item.kind, props)) {
-      if (site.field.inCode || typeof site.value !== 'string' || !serviceVar.has(site.value)) continue
-      setPath(props, site.path.split('.'), { __code: serviceVar.get(site.value)! })
+      const id = typeof site.value === 'number' ? String(site.value) : site.value
+      if (typeof id !== 'string' || !serviceVar.has(id)) continue
+      // a reference the construct holds under another name (a check's group, its groupId in the API)
+      const inCode = site.field.inCode
+      if (inCode && site.field.path !== inCode && !site.field.path.startsWith(`${inCode}.`)) {
+        delete props[site.path]
+        props[inCode] = { __code: serviceVar.get(id)! }
+        continue
+      }
+      if (site.field.inCode) continue
+      setPath(props, site.path.split('.'), { __code: serviceVar.get(id)! })
     }
     const body = literal(props, '', (v) => ref(v) ?? (v && typeof v === 'object' && '__code' in v ? String((v as { __code: string }).__code) : undefined))
     const make = `new ${construct}(${quote(item.logicalId)}, ${body})`

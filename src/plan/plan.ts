@@ -15,6 +15,7 @@ import { secretMatches, SECRET_CHANGED, SECRET_MASK } from '../resources/secrets
 import { jsonEqual } from '../resources/stable-json.js'
 import { ORPHAN_REASON, adoptPendingCreates, orphanedPendingCreates, ADOPTED_REASON, ADOPTED_EXISTING_REASON, findDuplicates } from './adopt.js'
 import { referenceIndex } from './references.js'
+import { applyGroup } from '../schema/check-group.js'
 import type { BlockedDelete, FieldDiff, Plan, PlanChange, PlanSummary, ProtectedChange } from './types.js'
 
 export interface PlanInput {
@@ -172,6 +173,37 @@ function referenceLookup(input: PlanInput, matching: Matching): Lookup {
   }
 }
 
+/** Fields of a check a group may give it, as plans name them. */
+const GROUP_GIVEN = ['locations', 'activated', 'muted', 'environmentVariables', 'alertChannelSubscriptions', 'alertSettings', 'retryStrategy', 'runtimeId', 'request'] as const
+
+/**
+ * What a check's group of the project gives it (applyGroup, as the service runs it): the fields
+ * that differ from the check's own, and its frequency when the check's is the group's.
+ */
+function groupValues(resource: DesiredResource, desired: readonly DesiredResource[]): PlanChange['fromGroup'] {
+  const ref = resource.refs.find((r) => r.kind === 'check-group')
+  if (!ref) return undefined
+  const group = desired.find((r) => r.kind === 'check-group' && r.logicalId === ref.logicalId)
+  if (!group) return undefined
+  const own = resource.payload
+  const applied = applyGroup(own, group.payload)
+  const fields: Record<string, unknown> = {}
+  for (const field of GROUP_GIVEN) {
+    if (jsonEqual(applied[field] ?? null, own[field] ?? null)) continue
+    // never a value that may be secret: variables by key, the request by the parts the group gives
+    if (field === 'environmentVariables') fields[field] = (applied[field] as Array<{ key: string }>).map((v) => v.key)
+    else if (field === 'request') {
+      const mine = (own.request ?? {}) as Record<string, unknown>
+      const theirs = applied.request as Record<string, unknown>
+      fields['request (API-check defaults)'] = Object.keys(theirs).filter((k) => !jsonEqual(theirs[k] ?? null, mine[k] ?? null))
+    } else fields[field] = applied[field]
+  }
+  if (group.payload.frequency !== undefined && group.payload.frequency !== null && group.payload.frequency === own.frequency) fields.frequency = own.frequency
+  if (Object.keys(fields).length === 0) return undefined
+  const name = displayName('check-group', group.payload)
+  return { group: placeholder('check-group', ref.logicalId), ...(name !== undefined ? { name } : {}), fields }
+}
+
 /** Phase 5: one desired resource's change: a create, or the difference from its remote record. */
 function planResource(resource: DesiredResource, input: PlanInput, matching: Matching, lookup: Lookup): PlanChange {
   const key = matching.keyOf.get(resource)!
@@ -188,6 +220,8 @@ function planResource(resource: DesiredResource, input: PlanInput, matching: Mat
   }
   if (found?.movedFrom) base.movedFrom = found.movedFrom
   if (resource.refs.length > 0) base.dependsOn = [...new Set(resource.refs.map((ref) => placeholder(ref.kind, ref.logicalId)))].sort()
+  const fromGroup = groupValues(resource, input.desired)
+  if (fromGroup) base.fromGroup = fromGroup
   const record = entry ? input.remote.records[resource.kind][entry.remoteId] : undefined
   if (!entry || !record) return hashed(resource, createChange(base, payload, entry, matching.duplicates.get(key)))
   const change = compareExisting(base, resource.kind, payload, record, entry)

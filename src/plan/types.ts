@@ -68,6 +68,11 @@ export interface PlanChange {
   file?: string
   /** Logical ids (`kind:logicalId`) this resource references, created first. */
   dependsOn?: string[]
+  /**
+   * A check in a group of the project: the values its group gives it (the check leaves them out,
+   * or the group's win), as the service runs it. A display aid; apply sends the check's own.
+   */
+  fromGroup?: { group: string; name?: string; fields: Record<string, unknown> }
 }
 
 export interface PlanSummary {

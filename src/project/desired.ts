@@ -104,6 +104,9 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
   const descriptor = descriptorOf(kind)
   if (descriptor.check) {
     if ('defaultTags' in input && typeof input.defaultTags !== 'boolean') add('defaultTags', `must be a boolean: false leaves out the config's default tags (got ${typeof input.defaultTags})`)
+    // a check in a group: the group's frequency when the check sets none, and the group's
+    // locations (applied by the service) rather than the config's defaults
+    groupDefaultsInto(input)
     // `input` is splitOptions' own copy of the props: merged into in place, not copied again
     body = mergeDefaultsInto(input, input.defaultTags === false, input.tags, ctx.config.defaults, fromDefaults)
   }
@@ -115,8 +118,16 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
     body = { ...body, [idField]: c.logicalId }
   }
 
-  const payload = validPayload(descriptor.schema, body, idField, build, add)
+  // a reference to a kind of numeric ids (a check's groupId) is validated as a number and holds
+  // its placeholder until apply resolves it
+  const numeric = refs.filter((ref) => descriptorOf(ref.kind).numericId)
+  for (const ref of numeric) {
+    ref.numeric = true
+    body = setIn(body, ref.path.split('.'), NUMERIC_STAND_IN) as Record<string, unknown>
+  }
+  let payload = validPayload(descriptor.schema, body, idField, build, add)
   if (payload === undefined || problems.length > before) return undefined
+  for (const ref of numeric) payload = setIn(payload, ref.path.split('.'), placeholder(ref.kind, ref.logicalId)) as Record<string, unknown>
   return { kind, logicalId: c.logicalId as string, construct: name, file: ctx.rootRel(r.file), payload, refs, options }
 }
 
@@ -332,6 +343,22 @@ function mergeTags(defaults: readonly unknown[], own: readonly unknown[]): unkno
   return out
 }
 
+/**
+ * What a check's group gives it in code (in place): the group's `frequency` when the check sets
+ * none; `locations` null when the check names none and the group does, so that the config's
+ * default locations do not hide the group's (the service runs the check in the group's).
+ */
+function groupDefaultsInto(input: Record<string, unknown>): void {
+  const group = input.group
+  if (!isConstruct(group) || group.__monitorsKind !== 'check-group') return
+  const props = (group.props ?? {}) as Record<string, unknown>
+  if (input.frequency === undefined && props.frequency !== undefined && props.frequency !== null) input.frequency = props.frequency
+  if (input.locations === undefined && Array.isArray(props.locations) && props.locations.length > 0) input.locations = null
+}
+
+/** Stands in for a numeric reference while the schema checks the body. */
+const NUMERIC_STAND_IN = 1
+
 /** Stands in for a reference already reported as a problem, so the schema does not report it again. */
 const UNRESOLVED = 'unresolved-reference'
 
@@ -351,6 +378,15 @@ function resolveReferences(
     const sites = sitesOf(out, inCode)
     // most bodies hold no reference: nothing to work out for them
     if (sites.length === 0) continue
+    // a top-level prop the API names otherwise (a check's `group`, its `groupId`): the id goes
+    // there, the prop goes; null or nothing is no reference
+    if (reference.path !== inCode && !reference.path.startsWith(`${inCode}.`)) {
+      const value = out[inCode]
+      const { [inCode]: _held, ...rest } = out
+      const id = value === undefined || value === null ? UNRESOLVED : resolve(value, inCode, reference.kind, reference.path)
+      out = id === UNRESOLVED ? rest : { ...rest, [reference.path]: id }
+      continue
+    }
     // what the API path adds below the construct's place: `cards[].services[].id` after `cards[].services[]` is `id`
     const below = reference.path.slice(inCode.length).split('.').filter(Boolean)
     for (const site of sites) {

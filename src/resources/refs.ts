@@ -20,7 +20,7 @@ export function resolveRefs(resource: DesiredResource, lookup: RemoteIdLookup): 
       unresolved.push(placeholder(ref.kind, ref.logicalId))
       continue
     }
-    setPath(payload, ref.path, id)
+    setPath(payload, ref.path, ref.numeric ? Number(id) : id)
   }
   return { payload, unresolved }
 }

@@ -11,6 +11,7 @@ export type ResourceKind =
   | 'variable'
   | 'status-page-service'
   | 'maintenance-window'
+  | 'check-group'
   | 'dns-check'
   | 'icmp-check'
   | 'api-check'
@@ -25,6 +26,8 @@ export interface ResourceRef {
   path: string
   kind: ResourceKind
   logicalId: string
+  /** The id goes in as a number (the referred kind's ids are numbers: a check's `groupId`). */
+  numeric?: boolean
 }
 
 /** Pulumi-style resource options, common to every construct. */
@@ -102,6 +105,8 @@ export interface ResourceDescriptor {
   }
   /** The record field holding the remote id (`id`, or `key` for variables). */
   idField: string
+  /** The remote ids are numbers (a check group's): a reference to one holds a number. */
+  numericId?: boolean
   /** How the kind's records are listed. */
   list: {
     /** Name of the collection (several kinds may share one), as counted in `requests`. */

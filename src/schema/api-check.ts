@@ -69,6 +69,8 @@ const apiUrlSchema = z
   .max(API_URL_MAX_LENGTH)
   .check(
     z.superRefine((url, ctx) => {
+      // a URL that starts with a variable ({{GROUP_BASE_URL}}/health, a group's base URL) is checked once resolved, at run time
+      if (/^\{\{\s*[A-Za-z_][A-Za-z0-9_]*\s*\}\}/.test(url)) return
       if (!/^https?:\/\//i.test(url)) {
         ctx.addIssue({ code: 'custom', message: `must start with http:// or https:// (got "${url.slice(0, 80)}")`, input: url })
         return

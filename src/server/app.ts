@@ -7,6 +7,7 @@ import { checkRoutes } from './routes/checks.js'
 import { variableRoutes } from './routes/variables.js'
 import { statusPageRoutes } from './routes/status-pages.js'
 import { maintenanceWindowRoutes } from './routes/maintenance-windows.js'
+import { checkGroupRoutes } from './routes/check-groups.js'
 import { incidentRoutes } from './routes/incidents.js'
 import { ipv6Routes, runtimeRoutes } from './routes/runtimes.js'
 import { badgeTokenRoutes } from './routes/badge-tokens.js'
@@ -142,11 +143,21 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
     return auth(request, reply)
   })
 
+  registerRoutes(app, options, failures)
+
+  return Object.assign(app, { faultCounts: faults?.counts })
+}
+
+/** Every route of the API, the web pages and the probes (after the hooks above). */
+function registerRoutes(app: FastifyInstance, options: AppOptions, failures: Limiter): void {
+  const { store } = options
+  const metrics = options.metrics
   checkRoutes(app, store)
   variableRoutes(app, store)
   const names = options.names ?? serverNames()
   statusPageRoutes(app, store, names)
   maintenanceWindowRoutes(app, store)
+  checkGroupRoutes(app, store)
   incidentRoutes(app, store)
   runtimeRoutes(app)
   ipv6Routes(app, options.ipv6s)
@@ -163,6 +174,4 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   badgeTokenRoutes(app, store, runs.now)
   probeRoutes(app, store, options.closing ?? new AbortController().signal)
   if (metrics) metricsRoutes(app, store, metrics.registry)
-
-  return Object.assign(app, { faultCounts: faults?.counts })
 }

@@ -115,6 +115,12 @@ export const importCommand = {
       // a status page or check shows services: those come along (a construct must refer to a construct)
       for (const c of [...chosen]) {
         for (const { value: id, field } of referenceSites(c.kind, c.record)) {
+          // a check's group comes along when it is not in the lock; one managed in code stays a groupId
+          if (typeof id === 'number') {
+            const group = candidates.find((s) => s.kind === field.kind && s.remoteId === String(id))
+            if (group && !chosen.includes(group)) chosen.push(group)
+            continue
+          }
           if (typeof id !== 'string') continue
           const service = candidates.find((s) => s.kind === field.kind && s.remoteId === id)
           if (service && !chosen.includes(service)) chosen.push(service)

@@ -333,6 +333,46 @@ export function statusToJson(rows: readonly CheckStatusRow[], target: { id: stri
   }
 }
 
+/** A check group of the project as `monitors status` shows it: its checks' worst state (paused when the group is deactivated). */
+export interface GroupStatusRow {
+  logicalId: string
+  name: string
+  groupId: string | null
+  state: 'passing' | 'degraded' | 'failing' | 'paused' | 'never-ran' | 'not-deployed'
+  checks: number
+  badgeUrl: string | null
+}
+
+/** The project's groups: each from its remote record (activated, its checks' ids) and its checks' statuses. */
+export function groupStates(
+  groups: readonly DesiredResource[],
+  remoteIdOf: (resource: DesiredResource) => string | undefined,
+  remoteGroups: ReadonlyMap<string, { activated?: boolean; checks?: unknown }>,
+  statuses: ReadonlyMap<string, RemoteStatus>,
+  badgeBase: string | undefined,
+): GroupStatusRow[] {
+  return groups.map((resource) => {
+    const id = remoteIdOf(resource)
+    const remote = id === undefined ? undefined : remoteGroups.get(id)
+    const base = { logicalId: resource.logicalId, name: String(resource.payload.name) }
+    if (id === undefined || !remote) return { ...base, groupId: id ?? null, state: 'not-deployed', checks: 0, badgeUrl: null }
+    const members = Array.isArray(remote.checks) ? remote.checks.map(String) : []
+    const ran = members.map((m) => statuses.get(m)).filter((st): st is RemoteStatus => st !== undefined)
+    const state: GroupStatusRow['state'] = remote.activated === false ? 'paused'
+      : ran.some((st) => st.hasFailures || st.hasErrors) ? 'failing'
+        : ran.some((st) => st.isDegraded) ? 'degraded'
+          : ran.length > 0 ? 'passing' : 'never-ran'
+    return { ...base, groupId: id, state, checks: members.length, badgeUrl: badgeBase ? `${badgeBase}/v1/badges/groups/${encodeURIComponent(id)}` : null }
+  })
+}
+
+/** `Group smoke "Smoke": failing (3 checks)`, one line a group. */
+export function renderGroupLines(rows: readonly GroupStatusRow[], color: boolean): string {
+  const c = pc.createColors(color)
+  const paint = { passing: c.green, degraded: c.yellow, failing: c.red, paused: c.dim, 'never-ran': c.dim, 'not-deployed': c.dim } as const
+  return rows.map((g) => `Group ${g.logicalId} "${g.name}": ${paint[g.state](g.state)} (${g.checks} ${g.checks === 1 ? 'check' : 'checks'})${g.badgeUrl ? c.dim(` ${g.badgeUrl}`) : ''}\n`).join('')
+}
+
 /**
  * `monitors status`: the target's check statuses for the project's checks (a heartbeat check's ping URL too), read
  * from the list endpoints (checks and check statuses), with each check's badge URL and its last
@@ -365,13 +405,17 @@ export const statusCommand = {
         const { client, target } = session.open
         const remoteIdOf = (r: DesiredResource) => session.lock?.resources[lockKey(r.kind, r.logicalId)]?.remoteId
         const deployed = checks.some((r) => remoteIdOf(r) !== undefined)
-        const [remoteChecks, statuses, windows] = deployed
+        const groups = (args.target ?? []).length === 0 ? project.resources.filter((r) => r.kind === 'check-group') : []
+        const [remoteChecks, statuses, windows, remoteGroups] = deployed
           ? await Promise.all([
             listAllByPage<Record<string, unknown>>(client, '/v1/checks', { idOf: (r) => String(r.id) }),
             listAllByPage<RemoteStatus>(client, '/v1/check-statuses', { idOf: (s) => String(s.checkId) }),
             listAllByPage<RemoteWindow>(client, '/v1/maintenance-windows', { idOf: (w) => String(w.id) }),
+            groups.some((g) => remoteIdOf(g) !== undefined)
+              ? listAllByPage<{ id: number; activated?: boolean; checks?: unknown }>(client, '/v1/check-groups', { idOf: (g) => String(g.id) })
+              : Promise.resolve([]),
           ])
-          : [[], [], []]
+          : [[], [], [], []]
         // the embedded server lives only while this command runs: its badge URLs would answer nothing
         const badgeBase = target.embedded ? undefined : client.baseUrl
         const remoteById = new Map(remoteChecks.map((r) => [String(r.id), r]))
@@ -389,6 +433,8 @@ export const statusCommand = {
         if (environment !== undefined) out(`Environment: ${c.bold(environment)}\n`)
         if (rows.length === 0) out('No checks: the project has no check (DnsCheck, IcmpCheck, HeartbeatCheck, ...).\n')
         else out(renderStatusTable(rows, useColor()))
+        const groupRows = groupStates(groups, remoteIdOf, new Map(remoteGroups.map((g) => [String(g.id), g])), new Map(statuses.map((st) => [String(st.checkId), st])), badgeBase)
+        if (groupRows.length > 0) out(`\n${renderGroupLines(groupRows, useColor())}`)
         const s = summaryOf(rows)
         const parts = [`${s.passing} passing`, `${s.degraded} degraded`, `${s.failing} failing`, `${s.paused} paused`, ...(s.maintenance > 0 ? [`${s.maintenance} in maintenance`] : []), `${s.neverRan} never ran`, `${s.notDeployed} not deployed`]
         if (rows.length > 0) out(`\n${s.failing > 0 ? c.red('Status:') : c.green('Status:')} ${parts.join(', ')}.\n`)
@@ -397,7 +443,10 @@ export const statusCommand = {
         } else if (badgeBase && rows.some((r) => r.badgeUrl)) {
           out(c.dim(`Badges are served with authentication: send the API key (Authorization: Bearer) to fetch one${rows.some((r) => r.publicBadgeUrl) ? '; a public badge needs none' : '; a public badge (POST /v1/badges/checks/{id}/token, or the dashboard) needs none'}.\n`))
         }
-        if (args.format === 'json') data(`${JSON.stringify(withEnvironment(statusToJson(rows, { id: target.id, baseUrl: target.baseUrl, embedded: target.embedded }), environment), null, 2)}\n`)
+        if (args.format === 'json') {
+          const doc = statusToJson(rows, { id: target.id, baseUrl: target.baseUrl, embedded: target.embedded })
+          data(`${JSON.stringify(withEnvironment(groupRows.length > 0 ? { ...doc, groups: groupRows } : doc, environment), null, 2)}\n`)
+        }
         return args.failOnFailing && s.failing > 0 ? 1 : 0
       } finally {
         await session.close()

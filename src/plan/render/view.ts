@@ -325,6 +325,7 @@ export function changeBody(change: PlanChange, options: ViewOptions): Line[] {
     const { payload, hidden } = options.verbose ? { payload: full, hidden: 0 } : reviewPayload(change.kind, full)
     for (const [key, value] of Object.entries(payload)) out.push(...view.lines(key, value, '+', 0))
     if (hidden > 0) out.push({ sign: '', depth: 0, text: `# ${hidden} ${hidden === 1 ? 'field' : 'fields'} at ${hidden === 1 ? 'its default' : 'their defaults'} not shown (plan --verbose shows every field)`, comment: true })
+    out.push(...groupLines(change))
     return out
   }
   if (change.action === 'update' || change.action === 'replace') {
@@ -333,8 +334,26 @@ export function changeBody(change: PlanChange, options: ViewOptions): Line[] {
       const shown = options.verbose ? d : reviewDiff(change.kind, d)
       out.push(...view.diff(swap ? swapDiff(shown) : shown, 0))
     }
+    out.push(...groupLines(change))
   }
   return out
+}
+
+/** `# from group check-group:smoke "Smoke": locations ap-south-1, us-west-1`: what the check's group gives it. */
+function groupLines(change: PlanChange): Line[] {
+  const given = change.fromGroup
+  if (!given) return []
+  const text = (value: unknown): string => {
+    if (Array.isArray(value) && value.every((v) => typeof v === 'string' || typeof v === 'number')) return value.join(', ')
+    if (Array.isArray(value) && value.every((v) => v && typeof v === 'object' && 'alertChannelId' in v)) return value.map((v) => `channel ${String((v as { alertChannelId: unknown }).alertChannelId)}`).join(', ')
+    if (value && typeof value === 'object') return JSON.stringify(maskLockedValues(value)).slice(0, 120)
+    return String(value)
+  }
+  const who = `${given.group}${given.name !== undefined ? ` "${given.name}"` : ''}`
+  return Object.entries(given.fields).map(([field, value]) => ({
+    sign: '', depth: 0, comment: true,
+    text: `# from group ${who}: ${field} ${text(value)}`,
+  }))
 }
 
 /** remote → code becomes last applied → remote (the code is as last applied). */

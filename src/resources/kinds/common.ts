@@ -24,6 +24,9 @@ export const CHECK_UNORDERED_KEYED = [
 /** A check's reference to the status page service its incidents go to. */
 export const TRIGGER_INCIDENT_REFERENCE = { path: 'triggerIncident.serviceId', kind: 'status-page-service', where: ' in its triggerIncident' } as const
 
+/** A check's group (`group: g` in code, `groupId` in the API): its id is a number. */
+export const GROUP_REFERENCE = { path: 'groupId', inCode: 'group', kind: 'check-group', where: ' as its group' } as const
+
 /** Where checks are listed: one collection for every check type. */
 export const checksList = (checkType: string) =>
   ({ collection: 'checks', path: '/v1/checks', paging: 'page', where: { field: 'checkType', equals: checkType }, othersAs: 'check' }) as const
@@ -49,7 +52,7 @@ export const checkDescriptor = (type: string, checkType: string) =>
     idField: 'id',
     list: checksList(checkType),
     identity: { fields: ['name'], unique: false },
-    references: [TRIGGER_INCIDENT_REFERENCE],
+    references: [TRIGGER_INCIDENT_REFERENCE, GROUP_REFERENCE],
     setArrays: ['locations', 'tags'],
     keyedArrays: CHECK_KEYED_ARRAYS,
     unorderedKeyed: CHECK_UNORDERED_KEYED,

@@ -35,8 +35,20 @@ export function badgeMessage(state: BadgeState, status: CheckStatusRecord | unde
   return `${state} | ${Math.round(ms)} ms`
 }
 
-export function renderBadge(options: { name: string; activated: boolean; status: CheckStatusRecord | undefined; style: BadgeStyle; theme: BadgeTheme; responseTime: boolean }): string {
-  const state = badgeState(options.activated, options.status)
+/**
+ * A group's state from its checks' newest runs (a paused check's too: a triggered run counts):
+ * paused when the group is deactivated; failing when one is, else degraded when one is, else
+ * passing when one ran; unknown when none ran.
+ */
+export function groupBadgeState(activated: boolean, members: ReadonlyArray<{ status: CheckStatusRecord | undefined }>): BadgeState {
+  if (!activated) return 'paused'
+  const states = members.map((m) => badgeState(true, m.status))
+  for (const state of ['failing', 'degraded', 'passing'] as const) if (states.includes(state)) return state
+  return 'unknown'
+}
+
+export function renderBadge(options: { name: string; activated: boolean; status: CheckStatusRecord | undefined; style: BadgeStyle; theme: BadgeTheme; responseTime: boolean; state?: BadgeState }): string {
+  const state = options.state ?? badgeState(options.activated, options.status)
   const palette = PALETTES[options.theme]
   return makeBadge({
     label: options.name,

@@ -25,7 +25,7 @@ function httpDetails(details: RecordableResult['details']): { statusCode?: numbe
 
 export { cleanErrorMessage, errorHash } from './clean.js'
 export { applyRun, initialAlertState, settingsOf, ACCOUNT_ALERT_SETTINGS, type AlertSettings, type AlertingCheck } from './alerts.js'
-export { renderBadge, badgeMessage, BADGE_STYLES, BADGE_THEMES, type BadgeStyle, type BadgeTheme } from './badge.js'
+export { renderBadge, badgeMessage, groupBadgeState, BADGE_STYLES, BADGE_THEMES, type BadgeStyle, type BadgeTheme } from './badge.js'
 
 /** A FINAL result, with the id its store gave it (`id` or `checkResultId`) when there is one. */
 export type RecordableResult = RunResult & { id?: string; checkResultId?: string; sslDaysRemaining?: number | null; heartbeatState?: string }

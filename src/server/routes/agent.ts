@@ -1,3 +1,4 @@
+import { runVariables, withGroup } from '../scheduler/groups.js'
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { conflict, notFound, parseOr400 } from '../errors.js'
@@ -80,7 +81,9 @@ export function agentRoutes(app: FastifyInstance, store: Store, services: RunSer
     const runs = await store.runs.claim({ owner: `agent:${body.agentId}`, account: request.accountId, locations: body.locations, max: body.max, leaseMs, now })
     // an API check's {{KEY}} references are resolved by the agent, from the account's variables;
     // its request secrets go with it (the run sends them), no other secret does
-    const checks = runs.map((run) => blankCheckSecrets(JSON.parse(run.checkJson) as { checkType?: string }, { keepRequest: true }))
+    // a check in a group runs with the group's settings (its variables go with the account's)
+    const grouped = await Promise.all(runs.map((run) => withGroup(store, request.accountId, JSON.parse(run.checkJson) as Record<string, unknown> & { checkType?: string })))
+    const checks = grouped.map((check) => blankCheckSecrets(check, { keepRequest: true }))
     const variables = checks.some((check) => check.checkType === 'API') ? await accountVariables(store, request.accountId) : undefined
     return {
       runs: runs.map((run, i) => ({
@@ -90,7 +93,7 @@ export function agentRoutes(app: FastifyInstance, store: Store, services: RunSer
         leaseExpiresAt: new Date(run.leaseExpiresAt).toISOString(),
         sessionId: run.sessionId,
         check: checks[i],
-        ...(variables && checks[i].checkType === 'API' ? { variables } : {}),
+        ...(variables && checks[i].checkType === 'API' ? { variables: runVariables(variables, grouped[i] as { environmentVariables?: unknown }) } : {}),
       })),
     }
   })

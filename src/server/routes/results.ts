@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { pageQuerySchema } from '../../schema/index.js'
 import { z } from 'zod'
 import { notFound, parseOr400 } from '../errors.js'
-import { BADGE_STYLES, BADGE_THEMES, renderBadge } from '../results/badge.js'
+import { BADGE_STYLES, BADGE_THEMES, groupBadgeState, renderBadge } from '../results/badge.js'
+import { groupMemberStatuses } from './check-groups.js'
 import type { CheckStatusRecord, ErrorGroupRecord, Store } from '../store/index.js'
 import { contentRange } from './util.js'
 import { dependsOnOf, failingDependencies, type DependencyRef } from '../results/dependencies.js'
@@ -130,6 +131,21 @@ export function resultRoutes(app: FastifyInstance, store: Store): void {
     const check = await checkOf(request.accountId, request.params.checkId)
     const status = await store.checkStatuses.get(request.accountId, request.params.checkId)
     const svg = renderBadge({ name: check.name, activated: check.activated !== false, status, style: query.style, theme: query.theme, responseTime: query.responseTime })
+    return reply.code(200).type('image/svg+xml').header('cache-control', 'no-cache').send(svg)
+  })
+
+  // a group's badge: its checks' worst state (groupBadgeState); the response time is the slowest
+  // newest run of its checks
+  app.get<{ Params: { groupId: string } }>('/v1/badges/groups/:groupId', async (request, reply) => {
+    const query = parseOr400(badgeQuerySchema, request.query, 'query')
+    const { groupId } = request.params
+    const group = /^[1-9][0-9]{0,15}$/.test(groupId) ? await store.checkGroups.get(request.accountId, Number(groupId)) : undefined
+    if (!group) throw notFound('Check group')
+    const members = await groupMemberStatuses(store, request.accountId, group.id)
+    const state = groupBadgeState(group.group.activated, members)
+    const times = members.map((m) => m.status?.lastResponseTime).filter((t): t is number => typeof t === 'number')
+    const slowest = members.find((m) => m.status?.lastResponseTime === Math.max(...times))?.status
+    const svg = renderBadge({ name: group.group.name, activated: group.group.activated, status: slowest, state, style: query.style, theme: query.theme, responseTime: query.responseTime })
     return reply.code(200).type('image/svg+xml').header('cache-control', 'no-cache').send(svg)
   })
 }

@@ -5,6 +5,7 @@ import { isRunnableCheckType, RUNNABLE_CHECK_TYPES, typesInProse } from '../../s
 import { HttpError, badRequest, notFound, parseOr400 } from '../errors.js'
 import { eachCheck, type CheckResultRecord, type SessionRecord, type Store } from '../store/index.js'
 import { checkLocations } from '../scheduler/due.js'
+import { withGroup } from '../scheduler/groups.js'
 import type { RunServices } from '../scheduler/runs.js'
 import { contentRange } from './util.js'
 
@@ -206,7 +207,8 @@ export function sessionRoutes(app: FastifyInstance, store: Store, services: RunS
     const now = services.now()
     const sessions = await store.transaction(async (tx) => {
       const made: SessionRecord[] = []
-      for (const check of checks) made.push(await tx.sessions.create(account, check, checkLocations(check), now))
+      // a check in a group runs in the group's locations when it names none of its own
+      for (const check of checks) made.push(await tx.sessions.create(account, check, checkLocations(await withGroup(tx, account, check)), now))
       return made
     })
     const link = base(request)

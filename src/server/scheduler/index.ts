@@ -3,11 +3,12 @@ import { hostname } from 'node:os'
 import { runCheck, type CheckRunResult, type RunnableCheck, type RunOptions } from '../../runner/index.js'
 import { RunLoop, type WorkSource } from '../../runner/run-loop.js'
 import { isRunnableCheckType } from '../../schema/check-types.js'
-import type { MaintenanceWindow } from '../../schema/index.js'
+import { applyGroup, type CheckGroup, type MaintenanceWindow } from '../../schema/index.js'
 import type { ClaimedRun, CompleteOutcome, PlannedRun, Store } from '../store/index.js'
 import { graceMs, latestDueOf, locationsFor, timingOf, type ScheduleFields, type Timing } from './due.js'
 import { inMaintenance } from './maintenance.js'
 import { completeRun, completeRuns, type RunServices } from './runs.js'
+import { runVariables, withGroup } from './groups.js'
 import { sweepHeartbeats } from '../heartbeats/index.js'
 import { OutageLog, untilAvailable } from '../outage.js'
 
@@ -86,12 +87,20 @@ const STOP_GRACE_MS = 5000
 
 interface Parsed {
   json: string
+  /** the check's group as it was read (its settings are applied to `check`) */
+  groupJson?: string
   check: ScheduleFields & { activated?: boolean; checkType?: string; tags?: string[] }
   timing: Timing
   grace: number
   runnable: boolean
   /** resumed (activated again) at this time: due times before it fell while it was paused and are not run */
   notBefore: number
+}
+
+/** The group of a check that names one of its account's. */
+function groupIn(groups: Map<string, { group: CheckGroup; json: string }>, row: { account: string; json: string }): { group: CheckGroup; json: string } | undefined {
+  const groupId = (JSON.parse(row.json) as { groupId?: unknown }).groupId
+  return typeof groupId === 'number' ? groups.get(`${row.account}\u0000${groupId}`) : undefined
 }
 
 export const DEFAULT_RETENTION_DAYS = 30
@@ -229,7 +238,10 @@ export class Scheduler {
   private async readSchedule(now: number): Promise<void> {
     const version = await this.store.schedule.scheduleVersion()
     if (version === this.scheduleVersion) return
-    const [checks, windows] = await Promise.all([this.store.schedule.allChecks(), this.store.schedule.allMaintenanceWindows()])
+    const [checks, windows, groups] = await Promise.all([this.store.schedule.allChecks(), this.store.schedule.allMaintenanceWindows(), this.store.schedule.allCheckGroups()])
+    // a check in a group is planned with the group's locations, activated and muted
+    const groupOf = new Map<string, { group: CheckGroup; json: string }>()
+    for (const { account, id, group } of groups) groupOf.set(`${account}\u0000${id}`, { group, json: JSON.stringify(group) })
     const windowsOf = new Map<string, MaintenanceWindow[]>()
     for (const { account, window } of windows) {
       const list = windowsOf.get(account) ?? []
@@ -241,13 +253,15 @@ export class Scheduler {
     for (const row of checks) {
       seen.add(row.id)
       let entry = this.parsed.get(row.id)
-      if (!entry || entry.json !== row.json) {
-        const check = JSON.parse(row.json) as Parsed['check']
+      const grouped = row.json.includes('"groupId":') ? groupIn(groupOf, row) : undefined
+      if (!entry || entry.json !== row.json || entry.groupJson !== grouped?.json) {
+        const own = JSON.parse(row.json) as Parsed['check']
+        const check = grouped ? applyGroup(own as unknown as Record<string, unknown>, grouped.group) as unknown as Parsed['check'] : own
         const runnable = check.activated !== false && isRunnableCheckType(check.checkType)
         // seen paused and now resumed: no catching up on the due times it was paused for
         const resumed = entry !== undefined && entry.check.activated === false && check.activated !== false
         const notBefore = resumed ? now : (entry?.notBefore ?? -Infinity)
-        entry = { json: row.json, check, timing: timingOf(check), grace: graceMs(check), runnable, notBefore }
+        entry = { json: row.json, groupJson: grouped?.json, check, timing: timingOf(check), grace: graceMs(check), runnable, notBefore }
         this.parsed.set(row.id, entry)
       }
       list.push({ id: row.id, account: row.account, entry })
@@ -322,9 +336,11 @@ export class Scheduler {
   private async runOne(run: ClaimedRun, signal: AbortSignal): Promise<void> {
     // the planner's parse of the same body, when it has it (the runner does not change a check)
     const planned = this.parsed.get(run.checkId)
-    const check = (planned?.json === run.checkJson ? planned.check : JSON.parse(run.checkJson)) as RunnableCheck
+    const own = (planned?.json === run.checkJson && planned.groupJson === undefined ? planned.check : JSON.parse(run.checkJson)) as RunnableCheck
+    // a check in a group runs with the group's settings (read now: a group changed applies to this run)
+    const check = (await withGroup(this.store, run.account, own as unknown as Record<string, unknown>)) as unknown as RunnableCheck
     this.options.onRunStart?.(run, this.services.now())
-    const variables = check.checkType === 'API' ? await accountVariables(this.store, run.account) : undefined
+    const variables = check.checkType === 'API' ? runVariables(await accountVariables(this.store, run.account), check as { environmentVariables?: unknown }) : undefined
     const result: CheckRunResult = await runCheck(check, { now: this.services.now, ...this.options.runOptions, location: run.location, signal, variables })
     // stopped mid-run: nothing made up is recorded; the lease expires and another runner runs it
     // (its lease taken over: the other runner records it)

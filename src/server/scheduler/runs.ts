@@ -1,3 +1,4 @@
+import { withGroup } from './groups.js'
 import type { CheckRunResult } from '../../runner/index.js'
 import type { CheckResultRecord, ClaimedRun, CompleteOutcome, Repositories, Store, StoredResultInput } from '../store/index.js'
 
@@ -35,7 +36,8 @@ export function completeRun(store: Store, services: RunServices, account: string
 async function completeIn(tx: Repositories, services: RunServices, account: string | undefined, runId: string, result: CheckRunResult): Promise<CompleteOutcome> {
   const outcome = await tx.runs.complete(account, runId, stored(result), result.attempts.map(stored), services.now())
   if (outcome.outcome === 'completed' && services.onFinalResult) {
-    const check = JSON.parse(outcome.run.checkJson) as Record<string, unknown> & { id: string }
+    // a check in a group: its alert settings, channels and muted as the group makes them
+    const check = await withGroup(tx, outcome.run.account, JSON.parse(outcome.run.checkJson) as Record<string, unknown> & { id: string })
     // the result as recorded (the claim's check, location and time window), not as the runner sent it
     const recorded = { ...(outcome.final.details as unknown as CheckRunResult), resultType: 'FINAL' as const, attempts: outcome.attempts.map((a) => a.details as unknown as CheckRunResult) }
     await services.onFinalResult(tx, check, recorded, outcome)

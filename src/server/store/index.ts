@@ -14,7 +14,7 @@
  *   database itself (see sqlite/page-cache.ts).
  * - Ids and timestamps are assigned by the store. Records are plain JSON values.
  */
-import type { AlertChannelData, MaintenanceWindow, StatusPage } from '../../schema/index.js'
+import type { AlertChannelData, CheckGroup, MaintenanceWindow, StatusPage } from '../../schema/index.js'
 import type { ServiceCheckType } from '../../schema/check-types.js'
 import type { KeyRole } from '../keys.js'
 
@@ -137,6 +137,12 @@ export interface AlertChannelRecord extends Timestamps {
   channel: AlertChannelData
 }
 
+/** A check group (reference: CheckGroup); its checks name it by their own groupId. */
+export interface CheckGroupRecord extends Timestamps {
+  id: number
+  group: CheckGroup
+}
+
 export interface IncidentData {
   name: string
   severity: string
@@ -248,6 +254,14 @@ export interface AlertChannelStore {
   byIds(account: string, ids: number[]): Promise<AlertChannelRecord[]>
   create(account: string, data: AlertChannelData): Promise<AlertChannelRecord>
   update(account: string, id: number, data: AlertChannelData): Promise<AlertChannelRecord | undefined>
+  delete(account: string, id: number): Promise<boolean>
+}
+
+export interface CheckGroupStore {
+  list(account: string, paging: Paging): Promise<Page<CheckGroupRecord>>
+  get(account: string, id: number): Promise<CheckGroupRecord | undefined>
+  create(account: string, data: CheckGroup): Promise<CheckGroupRecord>
+  update(account: string, id: number, data: CheckGroup): Promise<CheckGroupRecord | undefined>
   delete(account: string, id: number): Promise<boolean>
 }
 
@@ -503,6 +517,8 @@ export interface ScheduleStore {
   allChecks(): Promise<SchedulableCheck[]>
   /** every maintenance window of every account */
   allMaintenanceWindows(): Promise<Array<{ account: string; window: MaintenanceWindow }>>
+  /** every check group of every account */
+  allCheckGroups(): Promise<Array<{ account: string; id: number; group: CheckGroup }>>
   /**
    * A token that moves whenever a check or a maintenance window is created, changed or deleted
    * (by any process on the database): the planner re-reads both only when it moved. A store
@@ -601,6 +617,7 @@ export interface Repositories extends RunRepositories {
   statusPages: StatusPageStore
   maintenanceWindows: MaintenanceWindowStore
   alertChannels: AlertChannelStore
+  checkGroups: CheckGroupStore
   incidents: IncidentStore
   keys: KeyStore
   webSessions: WebSessionStore

@@ -188,4 +188,24 @@ export const MIGRATIONS: readonly Migration[] = [
       },
     ],
   },
+  // SQLite 15, PostgreSQL 16: check groups (POST /v1/check-groups): their table, and the schedule's version moves with
+  //    every write to it (a group's locations, activated and muted change when its checks run)
+  {
+    steps: [
+      { createTable: 'check_groups' },
+      {
+        sql: {
+          sqlite: `
+  CREATE TRIGGER groups_insert_schedule AFTER INSERT ON check_groups BEGIN UPDATE schedule_version SET n = n + 1; END;
+  CREATE TRIGGER groups_update_schedule AFTER UPDATE ON check_groups BEGIN UPDATE schedule_version SET n = n + 1; END;
+  CREATE TRIGGER groups_delete_schedule AFTER DELETE ON check_groups BEGIN UPDATE schedule_version SET n = n + 1; END;
+  `,
+          postgres: `
+  CREATE TRIGGER groups_schedule AFTER INSERT OR UPDATE OR DELETE ON check_groups
+    FOR EACH STATEMENT EXECUTE FUNCTION bump_schedule_version();
+  `,
+        },
+      },
+    ],
+  },
 ]

@@ -275,6 +275,13 @@ export const TABLES: Record<string, Table> = {
     indexes: { alert_channels_account: { columns: ['account_id', 'id'] } },
   },
 
+  // check groups (POST /v1/check-groups): settings their checks share; a check joins by the
+  // groupId of its own body
+  check_groups: {
+    columns: { id: identity, account_id: text, body: text, created_at: text, updated_at: updatedAt },
+    indexes: { check_groups_account: { columns: ['account_id', 'id'] } },
+  },
+
   // due runs, claimed with a lease
   check_runs: {
     columns: {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { CHECK_TYPE_TABLE, isRunnableCheckType, SERVICE_CHECK_TYPES } from '../../schema/check-types.js'
 import { asDashboard } from '../auth.js'
-import { renderBadge } from '../results/badge.js'
+import { groupBadgeState, renderBadge } from '../results/badge.js'
 import { suppressionText, type DependencyRef } from '../results/dependencies.js'
 import type { CheckStatusRecord } from '../store/index.js'
 import { esc, formatTime, jsonInHtml } from './html.js'
@@ -266,7 +266,7 @@ function inlineBadge(check: CheckJson, status: StatusJson | undefined): string {
 export async function checkListPage(api: Api, session: WebSession, query: { type?: string; tag?: string }, listFigures: ListFigures): Promise<string> {
   const type = CHECK_TYPES.includes(query.type as (typeof CHECK_TYPES)[number]) ? query.type : undefined
   const tag = query.tag ? query.tag.slice(0, 200) : undefined
-  const [every, statuses] = await Promise.all([allChecks(api), api('GET', '/v1/check-statuses')])
+  const [every, statuses, groups] = await Promise.all([allChecks(api), api('GET', '/v1/check-statuses'), api('GET', '/v1/check-groups')])
   const shown = type || tag ? await allChecks(api, { checkType: type, tag }) : every
   if (!every || !shown) return layout('Checks', '<h1>Checks</h1><p class="error" role="alert">The API did not answer the list of checks.</p>', session)
   const byId = new Map<string, StatusJson>((Array.isArray(statuses.json) ? statuses.json : []).filter(Boolean).map((s: StatusJson) => [s.checkId, s]))
@@ -289,6 +289,18 @@ export async function checkListPage(api: Api, session: WebSession, query: { type
 <td>${esc((check.tags ?? []).join(', '))}</td>
 </tr>`
   })
+  // each check group with its checks' worst state (paused when the group is deactivated)
+  const groupRows = (Array.isArray(groups.json) ? groups.json as Array<{ id: number; name: string; activated?: boolean; checks?: string[]; locations?: string[] }> : []).map((g) => {
+    const members = Array.isArray(g.checks) ? g.checks : []
+    const state = groupBadgeState(g.activated !== false, members.map((id) => ({ status: byId.get(id) as unknown as CheckStatusRecord | undefined })))
+    return `<tr data-group-id="${esc(String(g.id))}"><td>${esc(g.name)}</td><td class="state-${state}">${state}</td><td>${members.length}</td><td>${esc((g.locations ?? []).join(', ') || '–')}</td></tr>`
+  })
+  const groupTable = groupRows.length === 0 ? '' : `<h2>Check groups</h2>
+<div class="scroll"><table>
+<caption class="muted">Check groups of account ${esc(session.accountId)}: each with its checks' worst state</caption>
+<thead><tr><th scope="col">Group</th><th scope="col">Status</th><th scope="col">Checks</th><th scope="col">Locations</th></tr></thead>
+<tbody>${groupRows.join('')}</tbody>
+</table></div>`
   const option = (value: string, label: string, selected: boolean) => `<option value="${esc(value)}"${selected ? ' selected' : ''}>${esc(label)}</option>`
   return layout('Checks', `<h1>Checks</h1>
 <form class="filters" method="get" action="/" role="search" aria-label="Filter checks">
@@ -301,7 +313,7 @@ export async function checkListPage(api: Api, session: WebSession, query: { type
 <caption class="muted">Checks of account ${esc(session.accountId)}</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Status</th><th scope="col">Badge</th><th scope="col">Last run</th><th scope="col">Locations</th><th scope="col">Availability (24 h)</th><th scope="col">p50 (24 h)</th><th scope="col">p95 (24 h)</th><th scope="col">Tags</th></tr></thead>
 <tbody>${rows.join('') || '<tr><td colspan="10">No checks.</td></tr>'}</tbody>
-</table></div>`, session)
+</table></div>${groupTable}`, session)
 }
 
 interface ResultJson {

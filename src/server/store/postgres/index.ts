@@ -6,7 +6,7 @@ import { TYPES, migrate, redactUrl } from './migrations.js'
 import { checkRepository } from './checks.js'
 import { keyRepository, webSessionRepository } from './keys.js'
 import { subscriberRepository } from './subscribers.js'
-import { alertChannelRepository, incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
+import { alertChannelRepository, checkGroupRepository, incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
 import { alertRepository, checkStatusRepository, errorGroupRepository } from './results.js'
 import { heartbeatRepository } from './heartbeats.js'
 import { agentRepository, resultRepository, runRepository, scheduleRepository, sessionRepository } from './runs.js'
@@ -133,6 +133,7 @@ function repositories(sql: Sql): Repositories {
     statusPages: statusPageRepository(sql),
     maintenanceWindows: maintenanceWindowRepository(sql),
     alertChannels: alertChannelRepository(sql),
+    checkGroups: checkGroupRepository(sql),
     incidents: incidentRepository(sql),
     keys: keyRepository(sql),
     webSessions: webSessionRepository(sql),
@@ -165,6 +166,7 @@ export class PostgresStore implements Store {
   readonly statusPages
   readonly maintenanceWindows
   readonly alertChannels
+  readonly checkGroups
   readonly incidents
   readonly keys
   readonly webSessions
@@ -194,6 +196,7 @@ export class PostgresStore implements Store {
     this.statusPages = repos.statusPages
     this.maintenanceWindows = repos.maintenanceWindows
     this.alertChannels = repos.alertChannels
+    this.checkGroups = repos.checkGroups
     this.incidents = repos.incidents
     this.keys = repos.keys
     this.webSessions = repos.webSessions

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto'
 import {
   UniqueViolation, domainKey, storedCards,
   type IncidentData, type IncidentRecord, type IncidentStore, type IncidentUpdateRecord, type MaintenanceWindowRecord,
-  type MaintenanceWindowStore, type AlertChannelRecord, type AlertChannelStore, type Page, type Paging, type ServiceRecord, type ServiceStore, type StatusPageRecord,
+  type MaintenanceWindowStore, type AlertChannelRecord, type AlertChannelStore, type CheckGroupRecord, type CheckGroupStore, type Page, type Paging, type ServiceRecord, type ServiceStore, type StatusPageRecord,
   type StatusPageStore, type StoredPage, type VariableRecord, type VariableStore,
 } from '../index.js'
-import type { AlertChannelData, MaintenanceWindow, StatusPage } from '../../../schema/index.js'
+import type { AlertChannelData, CheckGroup, MaintenanceWindow, StatusPage } from '../../../schema/index.js'
 import type { Sql } from './index.js'
 
 const now = () => new Date().toISOString()
@@ -236,6 +236,38 @@ export function maintenanceWindowRepository(sql: Sql): MaintenanceWindowStore {
       return row && maintenanceWindow(row)
     },
     delete: async (account, id) => (await sql.run(`DELETE FROM maintenance_windows WHERE id = $1 AND account_id = $2`, [id, account])) > 0,
+  }
+}
+
+// --- check groups
+
+const checkGroup = (row: WindowRow): CheckGroupRecord =>
+  ({ id: Number(row.id), group: JSON.parse(row.body) as CheckGroup, created_at: row.created_at, updated_at: row.updated_at })
+
+export function checkGroupRepository(sql: Sql): CheckGroupStore {
+  const columns = 'id, body, created_at, updated_at'
+  return {
+    list: async (account, paging) => {
+      const rows = await sql.rows<WindowRow & { total: number }>(
+        `SELECT ${columns}, count(*) OVER () AS total FROM check_groups WHERE account_id = $1 ORDER BY id LIMIT $2 OFFSET $3`,
+        [account, limitOf(paging), paging.offset])
+      return { items: rows.map(checkGroup), total: rows.length > 0 ? rows[0].total : await count(sql, 'check_groups', account) }
+    },
+    get: async (account, id) => {
+      const [row] = await sql.rows<WindowRow>(`SELECT ${columns} FROM check_groups WHERE id = $1 AND account_id = $2`, [id, account])
+      return row && checkGroup(row)
+    },
+    create: async (account, data) => {
+      const [row] = await sql.rows<WindowRow>(`INSERT INTO check_groups (account_id, body, created_at, updated_at) VALUES ($1, $2, $3, NULL) RETURNING ${columns}`,
+        [account, JSON.stringify(data), now()])
+      return checkGroup(row)
+    },
+    update: async (account, id, data) => {
+      const [row] = await sql.rows<WindowRow>(`UPDATE check_groups SET body = $1, updated_at = $2 WHERE id = $3 AND account_id = $4 RETURNING ${columns}`,
+        [JSON.stringify(data), now(), id, account])
+      return row && checkGroup(row)
+    },
+    delete: async (account, id) => (await sql.run(`DELETE FROM check_groups WHERE id = $1 AND account_id = $2`, [id, account])) > 0,
   }
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type {
   AgentStore, CheckResultRecord, ClaimedRun, CompleteOutcome, ResultStore, RunStore, ScheduleStore, SessionStore, StoredResultInput,
 } from '../index.js'
-import type { MaintenanceWindow } from '../../../schema/index.js'
+import type { CheckGroup, MaintenanceWindow } from '../../../schema/index.js'
 import type { Sql } from './index.js'
 import { parseRunId, resultOfClaim, resultRecord as recordOfRun, type RunRow } from '../run-rows.js'
 import { columnsOf, compactValues, dayOf, fullDetails, leanDetails, type CompactValues } from '../compact-rows.js'
@@ -316,6 +316,8 @@ export function scheduleRepository(sql: Sql): ScheduleStore {
     allChecks: () => sql.rows<{ account: string; id: string; json: string }>(`SELECT account_id AS account, id, body AS json FROM checks ORDER BY seq`),
     allMaintenanceWindows: async () => (await sql.rows<{ account_id: string; body: string }>(`SELECT account_id, body FROM maintenance_windows`))
       .map((row) => ({ account: row.account_id, window: JSON.parse(row.body) as MaintenanceWindow })),
+    allCheckGroups: async () => (await sql.rows<{ account_id: string; id: number; body: string }>(`SELECT account_id, id, body FROM check_groups`))
+      .map((row) => ({ account: row.account_id, id: Number(row.id), group: JSON.parse(row.body) as CheckGroup })),
     scheduleVersion: async () => String((await sql.rows<{ n: string }>(`SELECT n FROM schedule_version WHERE id = 1`))[0]?.n ?? randomUUID()),
   }
 }

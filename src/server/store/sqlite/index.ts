@@ -5,7 +5,7 @@ import { StoreUnavailable, type CheckPage, type Repositories, type Store } from 
 import { checkRepository } from './checks.js'
 import { keyRepository, webSessionRepository } from './keys.js'
 import { subscriberRepository } from './subscribers.js'
-import { alertChannelRepository, incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
+import { alertChannelRepository, checkGroupRepository, incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
 import { PageCache } from './page-cache.js'
 import { alertRepository, checkStatusRepository, errorGroupRepository } from './results.js'
 import { heartbeatRepository } from './heartbeats.js'
@@ -60,6 +60,7 @@ export class SqliteStore implements Store {
   readonly statusPages
   readonly maintenanceWindows
   readonly alertChannels
+  readonly checkGroups
   readonly incidents
   readonly keys
   readonly webSessions
@@ -89,6 +90,7 @@ export class SqliteStore implements Store {
     this.statusPages = statusPageRepository(db, run)
     this.maintenanceWindows = maintenanceWindowRepository(db, run)
     this.alertChannels = alertChannelRepository(db, run)
+    this.checkGroups = checkGroupRepository(db, run)
     this.incidents = incidentRepository(db, run)
     this.keys = keyRepository(db, run)
     this.webSessions = webSessionRepository(db, run)
@@ -113,6 +115,7 @@ export class SqliteStore implements Store {
       statusPages: statusPageRepository(db, direct),
       maintenanceWindows: maintenanceWindowRepository(db, direct),
       alertChannels: alertChannelRepository(db, direct),
+      checkGroups: checkGroupRepository(db, direct),
       incidents: incidentRepository(db, direct),
       keys: keyRepository(db, direct),
       webSessions: webSessionRepository(db, direct),

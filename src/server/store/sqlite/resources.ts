@@ -3,10 +3,10 @@ import type { Db } from './migrations.js'
 import {
   UniqueViolation, domainKey, storedCards,
   type IncidentData, type IncidentRecord, type IncidentStore, type IncidentUpdateRecord, type MaintenanceWindowRecord,
-  type MaintenanceWindowStore, type AlertChannelRecord, type AlertChannelStore, type Page, type Paging, type ServiceRecord, type ServiceStore, type StatusPageRecord,
+  type MaintenanceWindowStore, type AlertChannelRecord, type AlertChannelStore, type CheckGroupRecord, type CheckGroupStore, type Page, type Paging, type ServiceRecord, type ServiceStore, type StatusPageRecord,
   type StatusPageStore, type StoredPage, type VariableRecord, type VariableStore,
 } from '../index.js'
-import type { AlertChannelData, MaintenanceWindow, StatusPage } from '../../../schema/index.js'
+import type { AlertChannelData, CheckGroup, MaintenanceWindow, StatusPage } from '../../../schema/index.js'
 import type { Exec } from './index.js'
 
 const now = () => new Date().toISOString()
@@ -232,6 +232,36 @@ export function maintenanceWindowRepository(db: Db, exec: Exec): MaintenanceWind
   return {
     list: (account, paging) => exec(() => ({
       items: (list.all(account, limitOf(paging), paging.offset) as WindowRow[]).map(maintenanceWindow),
+      total: count.get(account) as number,
+    })),
+    get: (account, id) => exec(() => get(account, id)),
+    create: (account, data) => exec(() => get(account, insert.run(account, JSON.stringify(data), now()).lastInsertRowid)!),
+    update: (account, id, data) => exec(() => (update.run(JSON.stringify(data), now(), id, account).changes === 0 ? undefined : get(account, id))),
+    delete: (account, id) => exec(() => remove.run(id, account).changes > 0),
+  }
+}
+
+// --- check groups
+
+function checkGroup(row: WindowRow): CheckGroupRecord {
+  return { id: row.id, group: JSON.parse(row.body) as CheckGroup, created_at: row.created_at, updated_at: row.updated_at }
+}
+
+export function checkGroupRepository(db: Db, exec: Exec): CheckGroupStore {
+  const columns = 'id, body, created_at, updated_at'
+  const byId = db.prepare(`SELECT ${columns} FROM check_groups WHERE id = ? AND account_id = ?`)
+  const list = db.prepare(`SELECT ${columns} FROM check_groups WHERE account_id = ? ORDER BY id LIMIT ? OFFSET ?`)
+  const count = db.prepare(`SELECT count(*) FROM check_groups WHERE account_id = ?`).pluck()
+  const insert = db.prepare(`INSERT INTO check_groups (account_id, body, created_at, updated_at) VALUES (?, ?, ?, NULL)`)
+  const update = db.prepare(`UPDATE check_groups SET body = ?, updated_at = ? WHERE id = ? AND account_id = ?`)
+  const remove = db.prepare(`DELETE FROM check_groups WHERE id = ? AND account_id = ?`)
+  const get = (account: string, id: number | bigint) => {
+    const row = byId.get(id, account) as WindowRow | undefined
+    return row && checkGroup(row)
+  }
+  return {
+    list: (account, paging) => exec(() => ({
+      items: (list.all(account, limitOf(paging), paging.offset) as WindowRow[]).map(checkGroup),
       total: count.get(account) as number,
     })),
     get: (account, id) => exec(() => get(account, id)),

@@ -4,7 +4,7 @@ import type {
   AgentStore, CheckResultRecord, ClaimedRun, CompleteOutcome, ResultStore, RunStore, ScheduleStore, SessionRecord,
   SessionStore, StoredResultInput,
 } from '../index.js'
-import type { MaintenanceWindow } from '../../../schema/index.js'
+import type { CheckGroup, MaintenanceWindow } from '../../../schema/index.js'
 import type { Exec } from './index.js'
 import { parseRunId, resultOfClaim, resultRecord as recordOfRun, type RunRow } from '../run-rows.js'
 import { columnsOf, compactValues, dayOf, digest, fullDetails, leanDetails, type ColumnValues } from '../compact-rows.js'
@@ -406,11 +406,14 @@ export function agentRepository(db: Db, exec: Exec): AgentStore {
 export function scheduleRepository(db: Db, exec: Exec): ScheduleStore {
   const checks = db.prepare(`SELECT account_id AS account, id, body AS json FROM checks ORDER BY seq`)
   const windows = db.prepare(`SELECT account_id, body FROM maintenance_windows`)
+  const groups = db.prepare(`SELECT account_id, id, body FROM check_groups`)
   const version = db.prepare(`SELECT n FROM schedule_version`).pluck()
   return {
     allChecks: () => exec(() => checks.all() as Array<{ account: string; id: string; json: string }>),
     allMaintenanceWindows: () => exec(() => (windows.all() as Array<{ account_id: string; body: string }>)
       .map((row) => ({ account: row.account_id, window: JSON.parse(row.body) as MaintenanceWindow }))),
+    allCheckGroups: () => exec(() => (groups.all() as Array<{ account_id: string; id: number; body: string }>)
+      .map((row) => ({ account: row.account_id, id: row.id, group: JSON.parse(row.body) as CheckGroup }))),
     scheduleVersion: () => exec(() => String(version.get())),
   }
 }
