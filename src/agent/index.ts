@@ -72,6 +72,8 @@ export interface ClaimedRun {
   check: RunnableCheck & { id: string; name: string; checkType: string }
   /** For an API check: the account's variables its `{{KEY}}` references are resolved from. */
   variables?: Record<string, { value: string; secret?: boolean }>
+  /** For an API check: the snippets it runs as its setup and teardown scripts, by id. */
+  snippets?: Record<string, { name: string; script: string }>
 }
 
 export interface AgentStats {
@@ -251,7 +253,7 @@ async function executeRun(ctx: AgentContext, run: ClaimedRun, signal: AbortSigna
     ctx.problem(`Run ${run.runId}: ${run.check.checkType} checks are not run by this agent (${SUPPORTED_NAMES} are); skipped.`)
     return
   }
-  const result = await runCheck(run.check, { location: run.location, signal, variables: run.variables, ...ctx.targets })
+  const result = await runCheck(run.check, { location: run.location, signal, variables: run.variables, snippets: run.snippets, ...ctx.targets })
   ctx.stats.ran++
   if (signal.reason instanceof LeaseLost) {
     ctx.stats.dropped++

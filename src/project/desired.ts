@@ -8,6 +8,7 @@ import type { Registration } from './loader.js'
 import type { DesiredResource, ResourceKind, ResourceOptions, ResourceRef } from '../resources/types.js'
 import { CONSTRUCT_NAMES, descriptorOf, isResourceKind, RESOURCE_KINDS, sitesOf } from '../resources/registry.js'
 import { placeholder } from '../resources/refs.js'
+import { codeIntoField } from './code-field.js'
 
 /** Logical ids: letters, digits and `_ - / # .`. */
 export const LOGICAL_ID_PATTERN = /^[A-Za-z0-9_\-/#.]+$/
@@ -105,6 +106,7 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
     // `input` is splitOptions' own copy of the props: merged into in place, not copied again
     body = mergeDefaultsInto(input, input.defaultTags === false, input.tags, ctx.config.defaults, fromDefaults)
   }
+  if (descriptor.code) body = codeIntoField(body, descriptor.code.field, r.file, ctx.rootRel, add)
   body = resolveReferences(kind, body, (value, field, wanted, refPath) => resolveRef(value, field, wanted, refs, build.registrationOf, ctx, add, refPath))
   const idField = descriptor.logicalIdField
   if (idField) {
@@ -112,8 +114,12 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
     body = { ...body, [idField]: c.logicalId }
   }
 
-  const payload = validPayload(descriptor.schema, body, idField, build, add)
+  const numeric = refs.filter((ref) => descriptorOf(ref.kind).numericId)
+  // a reference to a numeric id (a snippet's) is validated as a number, and keeps its placeholder
+  for (const ref of numeric) body = setIn(body, ref.path.split('.'), 1) as Record<string, unknown>
+  let payload = validPayload(descriptor.schema, body, idField, build, add)
   if (payload === undefined || problems.length > before) return undefined
+  for (const ref of numeric) payload = setIn(payload, ref.path.split('.'), placeholder(ref.kind, ref.logicalId)) as Record<string, unknown>
   return { kind, logicalId: c.logicalId as string, construct: name, file: ctx.rootRel(r.file), payload, refs, options }
 }
 
@@ -351,6 +357,8 @@ function resolveReferences(
     // what the API path adds below the construct's place: `cards[].services[].id` after `cards[].services[]` is `id`
     const below = reference.path.slice(inCode.length).split('.').filter(Boolean)
     for (const site of sites) {
+      // none (an API check's setupSnippetId: null): nothing to refer to
+      if (site.value === null || site.value === undefined) continue
       const refPath = [site.path, ...below].join('.')
       const id = resolve(site.value, site.path, reference.kind, refPath)
       const value = below.reduceRight<unknown>((inner, key) => ({ [key]: inner }), id)

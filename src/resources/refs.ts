@@ -1,4 +1,5 @@
 import type { DesiredResource, ResourceKind } from './types.js'
+import { descriptorOf } from './registry.js'
 
 /** The placeholder a reference holds until it is resolved: `${kind}:${logicalId}`. */
 export const placeholder = (kind: ResourceKind, logicalId: string) => `${kind}:${logicalId}`
@@ -20,7 +21,8 @@ export function resolveRefs(resource: DesiredResource, lookup: RemoteIdLookup): 
       unresolved.push(placeholder(ref.kind, ref.logicalId))
       continue
     }
-    setPath(payload, ref.path, id)
+    // a snippet's id is sent as the number it is
+    setPath(payload, ref.path, descriptorOf(ref.kind).numericId ? Number(id) : id)
   }
   return { payload, unresolved }
 }

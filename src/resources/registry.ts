@@ -3,6 +3,7 @@ import type { RemoteRecord, ResourceDescriptor, ResourceKind } from './types.js'
 import { variable } from './kinds/variable.js'
 import { statusPageService } from './kinds/status-page-service.js'
 import { maintenanceWindow } from './kinds/maintenance-window.js'
+import { snippet } from './kinds/snippet.js'
 import { dnsCheck } from './kinds/dns-check.js'
 import { icmpCheck } from './kinds/icmp-check.js'
 import { heartbeatCheck } from './kinds/heartbeat-check.js'
@@ -19,6 +20,7 @@ export const DESCRIPTORS = {
   variable,
   'status-page-service': statusPageService,
   'maintenance-window': maintenanceWindow,
+  snippet,
   'dns-check': dnsCheck,
   'icmp-check': icmpCheck,
   'api-check': apiCheck,

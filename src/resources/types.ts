@@ -11,6 +11,7 @@ export type ResourceKind =
   | 'variable'
   | 'status-page-service'
   | 'maintenance-window'
+  | 'snippet'
   | 'dns-check'
   | 'icmp-check'
   | 'api-check'
@@ -102,6 +103,17 @@ export interface ResourceDescriptor {
   }
   /** The record field holding the remote id (`id`, or `key` for variables). */
   idField: string
+  /**
+   * The remote id is a number (a snippet's): a reference to this kind is sent as a number
+   * (`setupSnippetId: 12`), although plans and the lock hold ids as text.
+   */
+  numericId?: boolean
+  /**
+   * The construct may give this text field as a file: `code: { entrypoint: './file.ts' }` (a path
+   * relative to the file declaring the construct) or `code: { content }`; the loader reads the
+   * file into the field (a snippet's `script`).
+   */
+  code?: { field: string }
   /** How the kind's records are listed. */
   list: {
     /** Name of the collection (several kinds may share one), as counted in `requests`. */

@@ -7,6 +7,7 @@ import { checkRoutes } from './routes/checks.js'
 import { variableRoutes } from './routes/variables.js'
 import { statusPageRoutes } from './routes/status-pages.js'
 import { maintenanceWindowRoutes } from './routes/maintenance-windows.js'
+import { snippetRoutes } from './routes/snippets.js'
 import { incidentRoutes } from './routes/incidents.js'
 import { ipv6Routes, runtimeRoutes } from './routes/runtimes.js'
 import { resultRoutes } from './routes/results.js'
@@ -124,6 +125,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   const names = options.names ?? serverNames()
   statusPageRoutes(app, store, names)
   maintenanceWindowRoutes(app, store)
+  snippetRoutes(app, store)
   incidentRoutes(app, store)
   runtimeRoutes(app)
   ipv6Routes(app, options.ipv6s)

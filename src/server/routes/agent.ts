@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { conflict, notFound, parseOr400 } from '../errors.js'
 import type { Store } from '../store/index.js'
 import { completeRun, type RunServices } from '../scheduler/runs.js'
-import { accountVariables } from '../scheduler/index.js'
+import { accountVariables, checkSnippets } from '../scheduler/index.js'
 import type { CheckRunResult } from '../../runner/index.js'
 import { blankCheckSecrets } from '../../schema/index.js'
 
@@ -82,6 +82,8 @@ export function agentRoutes(app: FastifyInstance, store: Store, services: RunSer
     // its request secrets go with it (the run sends them), no other secret does
     const checks = runs.map((run) => blankCheckSecrets(JSON.parse(run.checkJson) as { checkType?: string }, { keepRequest: true }))
     const variables = checks.some((check) => check.checkType === 'API') ? await accountVariables(store, request.accountId) : undefined
+    // and the snippets it runs as its setup and teardown scripts
+    const snippets = await Promise.all(checks.map((check) => (check.checkType === 'API' ? checkSnippets(store, request.accountId, check) : undefined)))
     return {
       runs: runs.map((run, i) => ({
         runId: run.runId,
@@ -91,6 +93,7 @@ export function agentRoutes(app: FastifyInstance, store: Store, services: RunSer
         sessionId: run.sessionId,
         check: checks[i],
         ...(variables && checks[i].checkType === 'API' ? { variables } : {}),
+        ...(snippets[i] ? { snippets: snippets[i] } : {}),
       })),
     }
   })

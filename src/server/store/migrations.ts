@@ -152,4 +152,7 @@ export const MIGRATIONS: readonly Migration[] = [
   // SQLite 11, PostgreSQL 12: account-level alert channels (POST /v1/alert-channels); checks
   //    subscribe to them by id in their own alertChannelSubscriptions
   { steps: [{ createTable: 'alert_channels' }] },
+  // snippets: named setup and teardown scripts of API checks (POST /v1/snippets), referred to
+  //    by checks' setupSnippetId and tearDownSnippetId
+  { steps: [{ createTable: 'snippets' }] },
 ]

@@ -5,6 +5,7 @@ import { TYPES, migrate, redactUrl } from './migrations.js'
 import { checkRepository } from './checks.js'
 import { keyRepository, webSessionRepository } from './keys.js'
 import { alertChannelRepository, incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
+import { snippetRepository } from './snippets.js'
 import { alertRepository, checkStatusRepository, errorGroupRepository } from './results.js'
 import { heartbeatRepository } from './heartbeats.js'
 import { agentRepository, resultRepository, runRepository, scheduleRepository, sessionRepository } from './runs.js'
@@ -130,6 +131,7 @@ function repositories(sql: Sql): Repositories {
     services: serviceRepository(sql),
     statusPages: statusPageRepository(sql),
     maintenanceWindows: maintenanceWindowRepository(sql),
+    snippets: snippetRepository(sql),
     alertChannels: alertChannelRepository(sql),
     incidents: incidentRepository(sql),
     keys: keyRepository(sql),
@@ -160,6 +162,7 @@ export class PostgresStore implements Store {
   readonly services
   readonly statusPages
   readonly maintenanceWindows
+  readonly snippets
   readonly alertChannels
   readonly incidents
   readonly keys
@@ -187,6 +190,7 @@ export class PostgresStore implements Store {
     this.services = repos.services
     this.statusPages = repos.statusPages
     this.maintenanceWindows = repos.maintenanceWindows
+    this.snippets = repos.snippets
     this.alertChannels = repos.alertChannels
     this.incidents = repos.incidents
     this.keys = repos.keys

@@ -4,6 +4,7 @@ import { StoreUnavailable, type CheckPage, type Repositories, type Store } from 
 import { checkRepository } from './checks.js'
 import { keyRepository, webSessionRepository } from './keys.js'
 import { alertChannelRepository, incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
+import { snippetRepository } from './snippets.js'
 import { PageCache } from './page-cache.js'
 import { alertRepository, checkStatusRepository, errorGroupRepository } from './results.js'
 import { heartbeatRepository } from './heartbeats.js'
@@ -57,6 +58,7 @@ export class SqliteStore implements Store {
   readonly services
   readonly statusPages
   readonly maintenanceWindows
+  readonly snippets
   readonly alertChannels
   readonly incidents
   readonly keys
@@ -84,6 +86,7 @@ export class SqliteStore implements Store {
     this.services = serviceRepository(db, run)
     this.statusPages = statusPageRepository(db, run)
     this.maintenanceWindows = maintenanceWindowRepository(db, run)
+    this.snippets = snippetRepository(db, run)
     this.alertChannels = alertChannelRepository(db, run)
     this.incidents = incidentRepository(db, run)
     this.keys = keyRepository(db, run)
@@ -106,6 +109,7 @@ export class SqliteStore implements Store {
       services: serviceRepository(db, direct),
       statusPages: statusPageRepository(db, direct),
       maintenanceWindows: maintenanceWindowRepository(db, direct),
+      snippets: snippetRepository(db, direct),
       alertChannels: alertChannelRepository(db, direct),
       incidents: incidentRepository(db, direct),
       keys: keyRepository(db, direct),
