@@ -11,6 +11,7 @@ import { API_METHODS } from '../schema/api-check.js'
 import { ApiScriptSandbox, type PhaseOutcome, type ScriptRequest, type ScriptResponse } from './script/api-scripts.js'
 import { defaultRuntimeCache, runtimeState } from './script/runtimes.js'
 import { createScrubber, type Scrubber } from './script/scrub.js'
+import { NON_PUBLIC_RANGES } from './targets.js'
 import type { ApiScriptReport, RunOptions } from './types.js'
 
 /** The variable set on every run, as for browser checks (spec: agent 6.1.6). */
@@ -95,6 +96,8 @@ export class ApiScripts {
     const state = runtimeState(runtimeId, options.runtimeCache ?? defaultRuntimeCache())
     const sandbox = ApiScriptSandbox.open({
       env, runtimeDir: state.prepared ? state.dir : null, runtimeMissing: state.missing, workDir: options.workDir, signal: options.signal, ...options.scriptLimits,
+      // the scripts' own connections follow the check's private-target policy
+      guard: options.privateTargets === 'deny' ? { ...NON_PUBLIC_RANGES, allowed: options.allowedTargets ?? [] } : null,
     })
     return new ApiScripts(scripts, sandbox, env, new Set(secrets))
   }

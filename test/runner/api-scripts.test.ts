@@ -186,6 +186,32 @@ describe('the sandbox', () => {
     expect(readdirSync(workDir)).toEqual([])
   })
 
+  it('with privateTargets deny, a script\'s own connections follow the policy: the allowed target is reached, another loopback port is refused', async () => {
+    const other = await startHttpServer()
+    other.route('/admin', { body: 'admin secrets' })
+    try {
+      const policy: RunOptions = { privateTargets: 'deny', allowedTargets: [`127.0.0.1:${new URL(http.origin).port}`] }
+      const allowed = await run(check({ localSetupScript: `request.headers['x-fetched'] = String((await fetch(${JSON.stringify(`${http.origin}/created`)})).status)` }), policy)
+      expect(allowed.error).toBeNull()
+      expect(allowed.status).toBe('PASSED')
+      const before = other.requests.length
+      const refused = await run(check({ localSetupScript: `request.body = await (await fetch(${JSON.stringify(`${other.origin}/admin`)})).text()` }), policy)
+      expect(refused.hasErrors).toBe(true)
+      expect(JSON.stringify(refused)).toContain('refused by the private-target policy')
+      expect(JSON.stringify(refused)).not.toContain('admin secrets')
+      const http1 = await run(check({ localSetupScript: `await new Promise((resolve, reject) => require('node:http').get(${JSON.stringify(`${other.origin}/admin`)}, resolve).on('error', reject))` }), policy)
+      expect(http1.hasErrors).toBe(true)
+      expect(http1.error).toContain('refused by the private-target policy')
+      // a name is checked on every address it resolves to
+      const byName = await run(check({ localSetupScript: `await fetch(${JSON.stringify(`http://localhost:${new URL(other.origin).port}/admin`)})` }), policy)
+      expect(byName.hasErrors).toBe(true)
+      expect(byName.error).toContain('refused by the private-target policy')
+      expect(other.requests.length).toBe(before)
+    } finally {
+      await other.close()
+    }
+  })
+
   it('secret values are scrubbed from the logs and errors of the scripts', async () => {
     const result = await run(check({
       localSetupScript: `console.log('token is', process.env.API_TOKEN, Buffer.from('u:' + process.env.API_TOKEN).toString('base64')); throw new Error('bad ' + process.env.API_TOKEN)`,

@@ -58,6 +58,16 @@ export interface ApiScriptSandboxOptions extends ApiScriptLimits {
   runtimeMissing: string | null
   workDir?: string
   signal?: AbortSignal
+  /** The private-target policy `deny`, for the scripts' own connections (null: `allow`). */
+  guard?: TargetGuard | null
+}
+
+/** What the scripts' process needs to refuse non-public addresses itself (targets.ts's ranges, the exceptions). */
+export interface TargetGuard {
+  v4: ReadonlyArray<readonly [string, number, string]>
+  v6: ReadonlyArray<readonly [string, number, string]>
+  /** `allowedTargets`: address, CIDR range, or address:port */
+  allowed: readonly string[]
 }
 
 /** What one script did: the request and response as it left them, the environment, its output. */
@@ -81,16 +91,103 @@ function describe(error) {
   if (error && typeof error === 'object') {
     const name = error.name && error.name !== 'Error' ? error.name + ': ' : ''
     const code = error.code === 'ERR_ACCESS_DENIED' ? ' (the sandbox refused: ' + [error.permission, error.resource].filter(Boolean).join(' ') + ')' : ''
-    return name + String(error.message) + code
+    const cause = error.cause && typeof error.cause === 'object' && error.cause.message ? ': ' + String(error.cause.message) : ''
+    return name + String(error.message) + cause + code
   }
   return 'threw ' + String(error)
 }
 function fail(error) {
   if (current) { current = null; process.send({ t: 'error', message: describe(error) }) }
 }
+let guarded = false
+// the private-target policy on every TCP connection the scripts open (http, https, fetch, net,
+// tls all connect through net.Socket): an IP address is checked before the socket connects, a
+// name's every address by the lookup the socket uses; local (unix) sockets are refused; the
+// patched method cannot be replaced
+function guard(g) {
+  if (!g || guarded) return
+  guarded = true
+  const net = require('node:net')
+  const lists = []
+  for (const [family, ranges] of [['ipv4', g.v4], ['ipv6', g.v6]]) {
+    for (const [address, prefix, what] of ranges) { const l = new net.BlockList(); l.addSubnet(address, prefix, family); lists.push([l, family, what]) }
+  }
+  const own = new Set()
+  for (const list of Object.values(require('node:os').networkInterfaces())) for (const i of list || []) own.add(i.address.toLowerCase().replace(/%.*$/, ''))
+  const allowed = g.allowed.map((text) => {
+    let host = text.trim()
+    let port = null
+    const b = /^\[([^\]]+)\](?::(\d+))?$/.exec(host)
+    const p = /^(\d+\.\d+\.\d+\.\d+):(\d+)$/.exec(host)
+    if (b) { host = b[1]; port = b[2] === undefined ? null : Number(b[2]) } else if (p) { host = p[1]; port = Number(p[2]) }
+    const [address, prefix] = host.split('/')
+    const family = net.isIP(address) === 6 ? 'ipv6' : 'ipv4'
+    const l = new net.BlockList()
+    if (prefix === undefined) l.addAddress(address, family); else l.addSubnet(address, Number(prefix), family)
+    return { l, port }
+  })
+  const refusal = (address, port) => {
+    let bare = String(address || '').replace(/%.*$/, '').toLowerCase()
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(bare)
+    if (mapped) bare = mapped[1]
+    const family = net.isIP(bare) === 6 ? 'ipv6' : net.isIP(bare) === 4 ? 'ipv4' : null
+    if (!family) return 'an address that cannot be read'
+    if (allowed.some((a) => (a.port === null || a.port === port) && a.l.check(bare, family))) return null
+    for (const [l, f, what] of lists) if (f === family && l.check(bare, f)) return what
+    if (bare === '255.255.255.255') return 'broadcast address'
+    if (own.has(bare)) return 'address of this server'
+    return null
+  }
+  const refused = (address, port, why) => {
+    const error = new Error('connection to ' + address + ':' + port + ' refused by the private-target policy (--private-targets deny): ' + why)
+    error.code = 'ERR_TARGET_REFUSED'
+    return error
+  }
+  const dnsLookup = require('node:dns').lookup
+  const original = net.Socket.prototype.connect
+  Object.defineProperty(net.Socket.prototype, 'connect', {
+    value: function connect(...args) {
+      // net.connect() passes its normalized [options, callback]; a socket's own connect(options | port, host)
+      let opts = Array.isArray(args[0]) ? args[0][0] : args[0]
+      if (opts === null || typeof opts !== 'object') {
+        opts = { port: Number(args[0]), host: typeof args[1] === 'string' ? args[1] : 'localhost' }
+        args = [opts, ...args.slice(1).filter((a) => typeof a === 'function')]
+      }
+      const port = Number(opts.port)
+      if (opts.path !== undefined) {
+        process.nextTick(() => this.destroy(refused(opts.path, 'unix', 'a local socket')))
+        return this
+      }
+      const host = opts.host || 'localhost'
+      if (net.isIP(host)) {
+        const why = refusal(host, port)
+        if (why) {
+          process.nextTick(() => this.destroy(refused(host, port, why)))
+          return this
+        }
+      } else {
+        // every address the name resolves to is checked before the socket connects to one
+        const lookup = typeof opts.lookup === 'function' ? opts.lookup : dnsLookup
+        opts.lookup = (hostname, options, callback) => lookup(hostname, options, (error, address, family) => {
+          if (error) return callback(error)
+          const list = Array.isArray(address) ? address : [{ address, family }]
+          for (const a of list) {
+            const why = refusal(a.address, port)
+            if (why) return callback(refused(a.address, port, why))
+          }
+          callback(null, address, family)
+        })
+      }
+      return original.apply(this, args)
+    },
+    writable: false,
+    configurable: false,
+  })
+}
 process.on('uncaughtException', fail)
 process.on('unhandledRejection', fail)
 process.on('message', async (m) => {
+  guard(m.guard)
   if (m.runtimeDir && !runtimeRequire) runtimeRequire = createRequire(path.join(m.runtimeDir, 'package.json'))
   const load = (id) => {
     if (typeof id === 'string' && (id.startsWith('node:') || builtins.has(id))) return require(id)
@@ -236,7 +333,7 @@ export class ApiScriptSandbox {
     const answer = new Promise<ChildMessage | { t: 'gone'; why: string }>((resolve) => { this.pending = resolve })
     const timer = setTimeout(() => this.stop(`it did not finish within its limit of ${timeoutMs / 1000} s and was stopped`), timeoutMs)
     try {
-      this.child.send({ code: compiled.code, request, response, runtimeDir: this.options.runtimeDir, runtimeMissing: this.options.runtimeMissing ?? 'no runtime is prepared here' })
+      this.child.send({ code: compiled.code, request, response, runtimeDir: this.options.runtimeDir, runtimeMissing: this.options.runtimeMissing ?? 'no runtime is prepared here', guard: this.options.guard ?? null })
     } catch (error) {
       this.settle({ t: 'gone', why: `its process could not be reached: ${(error as Error).message}` })
     }
