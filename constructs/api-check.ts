@@ -1,6 +1,7 @@
 import type { ApiCheckInput } from '../src/schema/api-check.js'
 import { Construct } from './construct.js'
 import type { CheckProps } from './check.js'
+import type { Snippet } from './snippet.js'
 
 type Request = ApiCheckInput['request']
 
@@ -126,6 +127,33 @@ export interface ApiCheckProps extends Omit<CheckProps, 'frequency'> {
    * @example maxResponseTime: 3000
    */
   maxResponseTime?: number | null
+  /**
+   * A snippet run before the request, as its setup script: a `Snippet` construct of this project
+   * (it becomes the snippet's id when the plan is applied). It may change `request` (url,
+   * headers, queryParameters, body) and `process.env`. See docs/scripts.md.
+   * @defaultValue null (none)
+   * @example setupSnippetId: authHelper
+   */
+  setupSnippetId?: Snippet | null
+  /**
+   * A snippet run after the response, before the assertions, as its teardown script: a `Snippet`
+   * construct of this project. It sees `response` (statusCode, headers, body) and may change it.
+   * @defaultValue null (none)
+   * @example tearDownSnippetId: cleanUp
+   */
+  tearDownSnippetId?: Snippet | null
+  /**
+   * Node.js code run before the request (after the setup snippet, when both are given).
+   * @defaultValue null (none)
+   * @example localSetupScript: "request.headers['X-Request-Id'] = crypto.randomUUID()"
+   */
+  localSetupScript?: string | null
+  /**
+   * Node.js code run after the response, before the assertions (after the teardown snippet).
+   * @defaultValue null (none)
+   * @example localTearDownScript: "if (response.statusCode === 204) response.body = '{}'"
+   */
+  localTearDownScript?: string | null
 }
 
 /**

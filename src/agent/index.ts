@@ -75,6 +75,8 @@ export interface ClaimedRun {
   check: RunnableCheck & { id: string; name: string; checkType: string }
   /** For an API check: the account's variables its `{{KEY}}` references are resolved from. */
   variables?: Record<string, { value: string; secret?: boolean }>
+  /** For an API check: the snippets it runs as its setup and teardown scripts, by id. */
+  snippets?: Record<string, { name: string; script: string }>
 }
 
 export interface AgentStats {
@@ -257,7 +259,7 @@ async function executeRun(ctx: AgentContext, run: ClaimedRun, signal: AbortSigna
   }
   const due = Date.parse(run.dueAt)
   if (Number.isFinite(due)) ctx.metrics.lag.observe({}, Math.max(0, Date.now() - due) / 1000)
-  const result = await runCheck(run.check, { location: run.location, signal, variables: run.variables, ...ctx.targets })
+  const result = await runCheck(run.check, { location: run.location, signal, variables: run.variables, snippets: run.snippets, ...ctx.targets })
   ctx.stats.ran++
   if (!signal.aborted) ctx.metrics.recordRun(run.check, run.location, result)
   if (signal.reason instanceof LeaseLost) {

@@ -269,8 +269,9 @@ export function generateImport(items: readonly ImportItem[], checkDefaults: Reco
   const sorted = [...items].sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind) || (a.logicalId < b.logicalId ? -1 : 1))
   const taken = new Set<string>()
   const serviceVar = new Map<string, string>()
-  for (const item of sorted) if (REFERENCED_KINDS.includes(item.kind)) serviceVar.set(item.remoteId, variableName(item.logicalId, taken))
-  const ref = (value: unknown) => (value && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 1 && typeof (value as { id?: unknown }).id === 'string' ? serviceVar.get((value as { id: string }).id) : undefined)
+  // by kind and remote id (a snippet's id is a number, sent as one)
+  for (const item of sorted) if (REFERENCED_KINDS.includes(item.kind)) serviceVar.set(`${item.kind}:${item.remoteId}`, variableName(item.logicalId, taken))
+  const ref = (value: unknown) => (value && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 1 && typeof (value as { id?: unknown }).id === 'string' ? serviceVar.get(`status-page-service:${(value as { id: string }).id}`) : undefined)
 
   const used = new Set<string>()
   const blocks: string[] = []
@@ -297,21 +298,22 @@ export function generateImport(items: readonly ImportItem[], checkDefaults: Reco
     }
     // a reference the construct holds as the referenced construct itself (a check's triggerIncident.serviceId)
     for (const site of referenceSites(item.kind, props)) {
-      const id = typeof site.value === 'number' ? String(site.value) : site.value
-      if (typeof id !== 'string' || !serviceVar.has(id)) continue
+      if (typeof site.value !== 'string' && typeof site.value !== 'number') continue
+      const key = `${site.field.kind}:${String(site.value)}`
+      if (!serviceVar.has(key)) continue
       // a reference the construct holds under another name (a check's group, its groupId in the API)
       const inCode = site.field.inCode
       if (inCode && site.field.path !== inCode && !site.field.path.startsWith(`${inCode}.`)) {
         delete props[site.path]
-        props[inCode] = { __code: serviceVar.get(id)! }
+        props[inCode] = { __code: serviceVar.get(key)! }
         continue
       }
       if (site.field.inCode) continue
-      setPath(props, site.path.split('.'), { __code: serviceVar.get(id)! })
+      setPath(props, site.path.split('.'), { __code: serviceVar.get(key)! })
     }
     const body = literal(props, '', (v) => ref(v) ?? (v && typeof v === 'object' && '__code' in v ? String((v as { __code: string }).__code) : undefined))
     const make = `new ${construct}(${quote(item.logicalId)}, ${body})`
-    const prefix = REFERENCED_KINDS.includes(item.kind) ? `const ${serviceVar.get(item.remoteId)} = ` : ''
+    const prefix = REFERENCED_KINDS.includes(item.kind) ? `const ${serviceVar.get(`${item.kind}:${item.remoteId}`)} = ` : ''
     blocks.push(`${comment}${prefix}${make}\n`)
   }
   const names = [...used].sort()

@@ -9,6 +9,7 @@ import type { DesiredResource, ResourceKind, ResourceOptions, ResourceRef } from
 import { CHECK_KINDS, CONSTRUCT_NAMES, descriptorOf, isResourceKind, RESOURCE_KINDS, sitesOf } from '../resources/registry.js'
 import { dependencyCycle } from '../schema/check.js'
 import { placeholder } from '../resources/refs.js'
+import { codeIntoField } from './code-field.js'
 
 /** Logical ids: letters, digits and `_ - / # .`. */
 export const LOGICAL_ID_PATTERN = /^[A-Za-z0-9_\-/#.]+$/
@@ -110,6 +111,7 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
     // `input` is splitOptions' own copy of the props: merged into in place, not copied again
     body = mergeDefaultsInto(input, input.defaultTags === false, input.tags, ctx.config.defaults, fromDefaults)
   }
+  if (descriptor.code) body = codeIntoField(body, descriptor.code.field, r.file, ctx.rootRel, add)
   body = resolveReferences(kind, body, (value, field, wanted, refPath) => resolveRef(value, field, wanted, refs, build.registrationOf, ctx, add, refPath))
   if (descriptor.check && body.dependsOn !== undefined) body = resolveDependsOn(body, (value, field, wanted) => resolveRef(value, field, wanted, refs, build.registrationOf, ctx, add), add)
   const idField = descriptor.logicalIdField
@@ -390,6 +392,8 @@ function resolveReferences(
     // what the API path adds below the construct's place: `cards[].services[].id` after `cards[].services[]` is `id`
     const below = reference.path.slice(inCode.length).split('.').filter(Boolean)
     for (const site of sites) {
+      // none (an API check's setupSnippetId: null): nothing to refer to
+      if (site.value === null || site.value === undefined) continue
       const refPath = [site.path, ...below].join('.')
       const id = resolve(site.value, site.path, reference.kind, refPath)
       const value = below.reduceRight<unknown>((inner, key) => ({ [key]: inner }), id)

@@ -1,4 +1,5 @@
 import type { DesiredResource, ResourceKind } from './types.js'
+import { descriptorOf } from './registry.js'
 
 /** The placeholder a reference holds until it is resolved: `${kind}:${logicalId}`. */
 export const placeholder = (kind: ResourceKind, logicalId: string) => `${kind}:${logicalId}`

@@ -4,6 +4,7 @@ import { variable } from './kinds/variable.js'
 import { statusPageService } from './kinds/status-page-service.js'
 import { maintenanceWindow } from './kinds/maintenance-window.js'
 import { checkGroup } from './kinds/check-group.js'
+import { snippet } from './kinds/snippet.js'
 import { dnsCheck } from './kinds/dns-check.js'
 import { icmpCheck } from './kinds/icmp-check.js'
 import { heartbeatCheck } from './kinds/heartbeat-check.js'
@@ -21,6 +22,7 @@ export const DESCRIPTORS = {
   'status-page-service': statusPageService,
   'maintenance-window': maintenanceWindow,
   'check-group': checkGroup,
+  snippet,
   'dns-check': dnsCheck,
   'icmp-check': icmpCheck,
   'api-check': apiCheck,

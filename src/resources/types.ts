@@ -12,6 +12,7 @@ export type ResourceKind =
   | 'status-page-service'
   | 'maintenance-window'
   | 'check-group'
+  | 'snippet'
   | 'dns-check'
   | 'icmp-check'
   | 'api-check'
@@ -105,8 +106,14 @@ export interface ResourceDescriptor {
   }
   /** The record field holding the remote id (`id`, or `key` for variables). */
   idField: string
-  /** The remote ids are numbers (a check group's): a reference to one holds a number. */
+  /** The remote ids are numbers (a check group's, a snippet's): a reference to one holds a number, sent as one. */
   numericId?: boolean
+  /**
+   * The construct may give this text field as a file: `code: { entrypoint: './file.ts' }` (a path
+   * relative to the file declaring the construct) or `code: { content }`; the loader reads the
+   * file into the field (a snippet's `script`).
+   */
+  code?: { field: string }
   /** How the kind's records are listed. */
   list: {
     /** Name of the collection (several kinds may share one), as counted in `requests`. */

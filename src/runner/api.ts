@@ -4,7 +4,10 @@ import { connect as tlsConnect, type PeerCertificate, type TLSSocket } from 'nod
 import { performance } from 'node:perf_hooks'
 import { Client, type Dispatcher, type buildConnector } from 'undici'
 import type { ApiCheck } from '../schema/api-check.js'
+import { STATUS_CODES } from 'node:http'
 import { evaluateApiAssertion } from './assertions.js'
+import { ApiScripts, hasApiScripts } from './api-scripts.js'
+import type { ScriptRequest, ScriptResponse } from './script/api-scripts.js'
 import { connectedRefusal, guardedLookup, literalRefusal, refusalIn, TargetRefused, type TargetPolicy } from './targets.js'
 import { emptyOutcome, type ApiDetails, type ApiTimings, type AttemptOutcome, type RunOptions } from './types.js'
 
@@ -38,7 +41,7 @@ class MissingVariables extends Error {}
 class Resolver {
   readonly secrets = new Set<string>()
   readonly missing: Array<{ key: string; field: string }> = []
-  constructor(private readonly variables: NonNullable<RunOptions['variables']> = {}) {}
+  constructor(private variables: NonNullable<RunOptions['variables']> = {}) {}
 
   resolve(text: string, field: string): string {
     return text.replace(VARIABLE_REFERENCE, (whole, key: string) => {
@@ -51,6 +54,25 @@ class Resolver {
       if (typeof entry !== 'string' && entry.secret) this.secret(value)
       return value
     })
+  }
+
+  /** Resolves the references to variables that exist, leaving the others as written (what a setup script sees). */
+  known(text: string): string {
+    return text.replace(VARIABLE_REFERENCE, (whole, key: string) => {
+      const entry = Object.prototype.hasOwnProperty.call(this.variables, key) ? this.variables[key] : undefined
+      if (entry === undefined) return whole
+      const value = typeof entry === 'string' ? entry : entry.value
+      if (typeof entry !== 'string' && entry.secret) this.secret(value)
+      return value
+    })
+  }
+
+  /** A variable a setup script set (`process.env.KEY = …`), for the references resolved after it. */
+  define(key: string, value: string): void {
+    const entry = Object.prototype.hasOwnProperty.call(this.variables, key) ? this.variables[key] : undefined
+    const secret = typeof entry === 'object' && entry.secret === true
+    if (secret) this.secret(value)
+    this.variables = { ...this.variables, [key]: { value, secret } }
   }
 
   /** Marks a value as secret, with the encoded forms it may take in a URL. */
@@ -494,20 +516,113 @@ export function blankApiDetails(request: ApiCheck['request']): ApiDetails {
 async function attemptApi(check: ApiCheck, options: RunOptions, resolver: Resolver): Promise<AttemptOutcome> {
   const details = blankApiDetails(check.request)
   const outcome = emptyOutcome(details)
-  const finish = () => maskDeep(outcome, resolver)
-  const prepared = prepareOrRecord(check, resolver, outcome)
-  if (!prepared) return finish()
-  details.url = prepared.url.toString()
-  const followed: Followed = { response: null, prepared, timings: null }
-  // a timeout names the host of the hop under way
-  const deadline = attemptDeadline(check, options, () => followed.prepared.url.host)
-  try {
-    await follow(check, followed, { ...deadline, options }, outcome, details)
-  } finally {
-    deadline.dispose()
+  // the setup and teardown scripts (api-scripts.ts), in a process of their own for this attempt
+  const scripts = hasApiScripts(check) ? ApiScripts.open(check, options) : null
+  const finish = () => {
+    if (scripts && !('problem' in scripts)) details.scripts = scripts.reports
+    return maskDeep(outcome, resolver)
   }
-  if (followed.response) judgeResponse(check, followed as Followed & { response: Exchange }, outcome, details)
-  return finish()
+  if (scripts && 'problem' in scripts) {
+    outcome.runnerError = scripts.problem
+    return finish()
+  }
+  try {
+    const effective = scripts ? await setUp(check, scripts, resolver, outcome) : check
+    if (!effective) return finish()
+    const prepared = prepareOrRecord(effective, resolver, outcome)
+    if (!prepared) return finish()
+    details.url = prepared.url.toString()
+    const followed: Followed = { response: null, prepared, timings: null }
+    // a timeout names the host of the hop under way
+    const deadline = attemptDeadline(effective, options, () => followed.prepared.url.host)
+    try {
+      await follow(effective, followed, { ...deadline, options }, outcome, details)
+    } finally {
+      deadline.dispose()
+    }
+    if (followed.response && scripts?.hasTearDown && !(await tearDown(followed as Followed & { response: Exchange }, scripts, resolver, outcome))) return finish()
+    if (followed.response) judgeResponse(effective, followed as Followed & { response: Exchange }, outcome, details)
+    return finish()
+  } finally {
+    scripts?.close()
+  }
+}
+
+/**
+ * The setup scripts run on the request as written (variables that exist resolved); answers the
+ * check with the request they left (the variables they set resolved from then on), or null when
+ * one failed (an error of the run, naming the script).
+ */
+async function setUp(check: ApiCheck, scripts: ApiScripts, resolver: Resolver, outcome: AttemptOutcome): Promise<ApiCheck | null> {
+  const r = check.request
+  const pairs = (items: ApiCheck['request']['headers']) => Object.fromEntries(items.map((h) => {
+    const value = resolver.known(h.value)
+    if (h.secret) resolver.secret(value)
+    return [resolver.known(h.key), value]
+  }))
+  const view: ScriptRequest = { method: r.method, url: resolver.known(r.url), body: resolver.known(r.body), headers: pairs(r.headers), queryParameters: pairs(r.queryParameters) }
+  scripts.addSecrets(resolver.secrets)
+  const done = await scripts.setup(view)
+  if ('error' in done) {
+    outcome.runnerError = done.error
+    return null
+  }
+  for (const [key, value] of Object.entries(done.variables)) resolver.define(key, value)
+  const secretOf = (items: ApiCheck['request']['headers']) => new Set(items.filter((h) => h.secret).map((h) => h.key.toLowerCase()))
+  const items = (given: Record<string, string>, secret: Set<string>) =>
+    Object.entries(given).map(([key, value]) => ({ key, value: String(value), locked: false, secret: secret.has(key.toLowerCase()) }))
+  const { request } = done
+  return {
+    ...check,
+    request: {
+      ...r,
+      method: request.method.toUpperCase() as ApiCheck['request']['method'],
+      url: request.url,
+      body: request.body,
+      // a body the script gave a check that sends none is sent as it is
+      bodyType: r.bodyType === 'NONE' && request.body !== view.body ? 'RAW' : r.bodyType,
+      headers: items(request.headers, secretOf(r.headers)),
+      queryParameters: items(request.queryParameters, secretOf(r.queryParameters)),
+    },
+  }
+}
+
+/**
+ * The teardown scripts run on the last response, which they may change before the assertions;
+ * false when one failed (an assertion it made fails the run, anything else is an error of the run).
+ */
+async function tearDown(followed: Followed & { response: Exchange }, scripts: ApiScripts, resolver: Resolver, outcome: AttemptOutcome): Promise<boolean> {
+  const { response: final, prepared } = followed
+  const request: ScriptRequest = {
+    method: prepared.method,
+    url: prepared.url.toString(),
+    body: prepared.body ?? '',
+    headers: Object.fromEntries(prepared.headers),
+    queryParameters: Object.fromEntries(prepared.url.searchParams),
+  }
+  const view: ScriptResponse = {
+    statusCode: final.statusCode,
+    statusText: STATUS_CODES[final.statusCode] ?? '',
+    headers: { ...final.headers },
+    body: final.body.toString('utf8'),
+    timings: final.timings ? { ...final.timings } : null,
+  }
+  scripts.addSecrets(resolver.secrets)
+  const done = await scripts.tearDown(request, view)
+  if ('error' in done) {
+    if (done.assertion) outcome.failures.push(done.error)
+    else outcome.runnerError = done.error
+    return false
+  }
+  const left = done.response
+  final.statusCode = left.statusCode
+  final.headers = Object.fromEntries(Object.entries(left.headers).map(([k, v]) => [k.toLowerCase(), String(v)]))
+  if (left.body !== view.body) {
+    final.body = Buffer.from(left.body, 'utf8')
+    final.bodySize = final.body.length
+    final.truncated = false
+  }
+  return true
 }
 
 /** The request of the check, variables resolved; null when it cannot be sent (the reason is in the outcome). */

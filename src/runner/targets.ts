@@ -66,6 +66,9 @@ const V6_RANGES: Array<[string, number, string]> = [
   ['ff00::', 8, 'multicast address (ff00::/8)'],
 ]
 
+/** The ranges `deny` refuses, as data (for a process that checks them itself: the scripts' sandbox). */
+export const NON_PUBLIC_RANGES: { v4: ReadonlyArray<readonly [string, number, string]>; v6: ReadonlyArray<readonly [string, number, string]> } = { v4: V4_RANGES, v6: V6_RANGES }
+
 function blockList(ranges: Array<[string, number, string]>, family: 'ipv4' | 'ipv6'): Array<[BlockList, string]> {
   return ranges.map(([net, prefix, what]) => {
     const list = new BlockList()

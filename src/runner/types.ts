@@ -146,6 +146,20 @@ export interface ApiDetails {
   /** Whole days until the TLS certificate's `valid_to` (negative when expired); null for http. */
   sslDaysRemaining: number | null
   remoteAddress: string | null
+  /** The setup and teardown scripts the run ran, in order (absent when the check has none). */
+  scripts?: ApiScriptReport[]
+}
+
+/** One setup or teardown script of an API check's run (docs/scripts.md). */
+export interface ApiScriptReport {
+  phase: 'setup' | 'teardown'
+  /** `snippet 12 "Auth helper"`, `localSetupScript` or `localTearDownScript` */
+  script: string
+  durationMs: number
+  /** Why it failed (secrets scrubbed); null when it finished. */
+  error: string | null
+  /** What it printed (the last 16 KiB, secrets scrubbed). */
+  logs: string
 }
 
 /** A URL check's run: an API check's details (a GET, no body sent). */
@@ -278,6 +292,20 @@ export interface RunOptions {
    * own certificate for `localhost` on a free port). The product never sets it.
    */
   tlsPort?: number
+  /**
+   * The snippets an API check's `setupSnippetId` / `tearDownSnippetId` may name, by id as text
+   * (the server's and agent's: the account's snippets the check names; `monitors test`: the
+   * project's, by reference placeholder). A check naming one not here fails with `hasErrors`.
+   */
+  snippets?: Record<string, { name: string; script: string }>
+  /** Limits of an API check's setup and teardown scripts (default 10 s each, 128 MB heap, 256 MB memory). */
+  scriptLimits?: { timeoutMs?: number; heapLimitMb?: number; memoryLimitMb?: number }
+  /** Where the scripts' runtimes are prepared (default `defaultRuntimeCache()`). */
+  runtimeCache?: string
+  /** Where the scripts' temporary folders are made (default the OS's temporary folder). */
+  workDir?: string
+  /** A run of `monitors test`: `CI=true` in the scripts' environment. */
+  testSession?: boolean
 }
 
 /** What one attempt of a type-specific runner found, before retries and shouldFail. */

@@ -8,6 +8,7 @@ import { variableRoutes } from './routes/variables.js'
 import { statusPageRoutes } from './routes/status-pages.js'
 import { maintenanceWindowRoutes } from './routes/maintenance-windows.js'
 import { checkGroupRoutes } from './routes/check-groups.js'
+import { snippetRoutes } from './routes/snippets.js'
 import { incidentRoutes } from './routes/incidents.js'
 import { ipv6Routes, runtimeRoutes } from './routes/runtimes.js'
 import { badgeTokenRoutes } from './routes/badge-tokens.js'
@@ -158,6 +159,7 @@ function registerRoutes(app: FastifyInstance, options: AppOptions, failures: Lim
   statusPageRoutes(app, store, names)
   maintenanceWindowRoutes(app, store)
   checkGroupRoutes(app, store)
+  snippetRoutes(app, store)
   incidentRoutes(app, store)
   runtimeRoutes(app)
   ipv6Routes(app, options.ipv6s)

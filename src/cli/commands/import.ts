@@ -114,17 +114,21 @@ export const importCommand = {
       }
       // a status page or check shows services: those come along (a construct must refer to a construct)
       for (const c of [...chosen]) {
-        for (const { value: id, field } of referenceSites(c.kind, c.record)) {
+        for (const { value, field } of referenceSites(c.kind, c.record)) {
+          // a snippet's and a group's ids are numbers
+          if (typeof value !== 'string' && typeof value !== 'number') continue
+          const id = String(value)
           // a check's group comes along when it is not in the lock; one managed in code stays a groupId
-          if (typeof id === 'number') {
-            const group = candidates.find((s) => s.kind === field.kind && s.remoteId === String(id))
+          if (field.kind === 'check-group') {
+            const group = candidates.find((s) => s.kind === field.kind && s.remoteId === id)
             if (group && !chosen.includes(group)) chosen.push(group)
             continue
           }
-          if (typeof id !== 'string') continue
           const service = candidates.find((s) => s.kind === field.kind && s.remoteId === id)
           if (service && !chosen.includes(service)) chosen.push(service)
-          else if (!service) throw new ImportError(`${c.kind} "${c.name}" shows the status page service ${id}, which is already managed in code; import the page by hand, referring to that service's construct.`)
+          else if (!service && field.kind === 'snippet') {
+            throw new ImportError(`${c.kind} "${c.name}" runs the snippet ${id}${field.where ?? ''}, which is already managed in code or no longer exists; import the check by hand, referring to that snippet's construct.`)
+          } else if (!service) throw new ImportError(`${c.kind} "${c.name}" shows the status page service ${id}, which is already managed in code; import the page by hand, referring to that service's construct.`)
         }
       }
       if (chosen.length === 0) {

@@ -3,6 +3,7 @@ import pc from 'picocolors'
 import type { LoadedProject } from '../../project/index.js'
 import type { DesiredResource } from '../../resources/types.js'
 import { CHECK_KINDS } from '../../resources/registry.js'
+import { placeholder } from '../../resources/refs.js'
 import { matchTargets } from '../../plan/select.js'
 import { LOCATIONS } from '../../schema/enums.js'
 import { isRunnableCheckType } from '../../schema/check-types.js'
@@ -231,12 +232,18 @@ export async function testChecks(
   for (const r of project.resources) {
     if (r.kind === 'variable' && typeof r.payload.key === 'string') variables[r.payload.key] = { value: String(r.payload.value ?? ''), secret: r.payload.secret === true }
   }
+  // an API check's setup and teardown snippets are the project's Snippet constructs (its
+  // setupSnippetId holds the reference until apply makes it an id)
+  const snippets: Record<string, { name: string; script: string }> = {}
+  for (const r of project.resources) {
+    if (r.kind === 'snippet') snippets[placeholder('snippet', r.logicalId)] = { name: String(r.payload.name ?? ''), script: String(r.payload.script ?? '') }
+  }
   return mapBounded(selected, Math.max(1, options.concurrency ?? 8), async (resource) => {
     let check = resource.payload as unknown as RunnableCheck
     const ownResolver = check.checkType !== 'DNS' || Boolean(check.request.nameServer)
     if (!ownResolver && options.nameServer && check.checkType === 'DNS') check = { ...check, request: { ...check.request, nameServer: options.nameServer } }
     const location = options.location ?? check.locations?.[0] ?? DEFAULT_LOCATION
-    const result = await runCheck(check, { location, retries: options.retries === true, signal: options.signal, variables })
+    const result = await runCheck(check, { location, retries: options.retries === true, signal: options.signal, variables, snippets, testSession: true })
     const details = result.details as Partial<DnsDetails>
     const resolver: Resolver | undefined = ownResolver || details.kind !== 'DNS'
       ? undefined

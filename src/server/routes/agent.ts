@@ -4,7 +4,7 @@ import { z } from 'zod'
 import { conflict, notFound, parseOr400 } from '../errors.js'
 import type { Store } from '../store/index.js'
 import { completeRun, type RunServices } from '../scheduler/runs.js'
-import { accountVariables } from '../scheduler/index.js'
+import { accountVariables, checkSnippets } from '../scheduler/index.js'
 import type { CheckRunResult } from '../../runner/index.js'
 import { blankCheckSecrets } from '../../schema/index.js'
 
@@ -85,6 +85,8 @@ export function agentRoutes(app: FastifyInstance, store: Store, services: RunSer
     const grouped = await Promise.all(runs.map((run) => withGroup(store, request.accountId, JSON.parse(run.checkJson) as Record<string, unknown> & { checkType?: string })))
     const checks = grouped.map((check) => blankCheckSecrets(check, { keepRequest: true }))
     const variables = checks.some((check) => check.checkType === 'API') ? await accountVariables(store, request.accountId) : undefined
+    // and the snippets it runs as its setup and teardown scripts
+    const snippets = await Promise.all(checks.map((check) => (check.checkType === 'API' ? checkSnippets(store, request.accountId, check) : undefined)))
     return {
       runs: runs.map((run, i) => ({
         runId: run.runId,
@@ -94,6 +96,7 @@ export function agentRoutes(app: FastifyInstance, store: Store, services: RunSer
         sessionId: run.sessionId,
         check: checks[i],
         ...(variables && checks[i].checkType === 'API' ? { variables: runVariables(variables, grouped[i] as { environmentVariables?: unknown }) } : {}),
+        ...(snippets[i] ? { snippets: snippets[i] } : {}),
       })),
     }
   })

@@ -3,10 +3,11 @@ import type { FieldIssue } from '../../schema/index.js'
 import { badRequest, schemaIssues } from '../errors.js'
 import type { Repositories, Store } from '../store/index.js'
 
-/** Where a body names a status-page service: the dotted path and the id sent there. */
+/** Where a body names a status-page service (or, `kind: 'snippet'`, a snippet): the dotted path and the id sent there. */
 export interface Reference {
   path: string
   id: string
+  kind?: 'snippet'
 }
 
 type Raw = Record<string, unknown> | null | undefined
@@ -24,7 +25,13 @@ const idOf = (value: unknown): string | undefined => {
 export const serviceReferences = {
   check(body: unknown): Reference[] {
     const id = asObject(asObject(body)?.triggerIncident)?.serviceId
-    return typeof id === 'string' && id !== '' ? [{ path: 'triggerIncident.serviceId', id }] : []
+    const out: Reference[] = typeof id === 'string' && id !== '' ? [{ path: 'triggerIncident.serviceId', id }] : []
+    // an API check's setup and teardown snippets
+    for (const path of ['setupSnippetId', 'tearDownSnippetId']) {
+      const snippet = asObject(body)?.[path]
+      if (typeof snippet === 'number' && Number.isSafeInteger(snippet)) out.push({ path, id: String(snippet), kind: 'snippet' })
+    }
+    return out
   },
   statusPage(body: unknown): Reference[] {
     return asArray(asObject(body)?.cards).flatMap((card, i) =>
@@ -42,23 +49,29 @@ export const serviceReferences = {
 }
 
 /**
- * Validates a body with its schema and checks the status-page services it names exist in
+ * Validates a body with its schema and checks the status-page services (and snippets) it names exist in
  * the account; every problem of both kinds is one 400. Call it inside the transaction that
  * writes, so that a service cannot go between the check and the write.
  */
 export async function parseWithReferences<S extends z.ZodType>(
-  tx: Pick<Repositories, 'services'>,
+  tx: Pick<Repositories, 'services' | 'snippets'>,
   account: string,
   schema: S,
   body: unknown,
   references: (body: unknown) => Reference[],
 ): Promise<z.output<S>> {
   const { data, issues } = schemaIssues(schema, body, 'payload')
-  const named = references(body)
+  const all = references(body)
+  const named = all.filter((r) => r.kind === undefined)
   const known = named.length === 0 ? new Set<string>() : await tx.services.existing(account, [...new Set(named.map((r) => r.id))])
   const unknown: FieldIssue[] = named
     .filter((r) => !known.has(r.id))
     .map((r) => ({ path: r.path, message: `refers to a status page service that does not exist (got ${JSON.stringify(r.id)})` }))
+  const snippets = all.filter((r) => r.kind === 'snippet')
+  const knownSnippets = snippets.length === 0 ? new Set<string>() : new Set((await tx.snippets.byIds(account, snippets.map((r) => Number(r.id)))).map((s) => String(s.id)))
+  for (const r of snippets) {
+    if (!knownSnippets.has(r.id)) unknown.push({ path: r.path, message: `refers to a snippet that does not exist (got ${r.id}): create it with POST /v1/snippets` })
+  }
   if (issues.length > 0 || unknown.length > 0) throw badRequest('payload', [...issues, ...unknown])
   return data as z.output<S>
 }

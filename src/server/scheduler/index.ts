@@ -76,6 +76,20 @@ export async function accountVariables(store: Store, account: string): Promise<R
 }
 
 
+/**
+ * The account's snippets an API check names as its setup and teardown scripts, by id (a
+ * snippet deleted since, or another account's, is not there: the run says so). Undefined when
+ * it names none.
+ */
+export async function checkSnippets(store: Store, account: string, check: unknown): Promise<Record<string, { name: string; script: string }> | undefined> {
+  const c = check as { setupSnippetId?: unknown; tearDownSnippetId?: unknown }
+  const ids = [c.setupSnippetId, c.tearDownSnippetId].filter((id): id is number => typeof id === 'number' && Number.isSafeInteger(id))
+  if (ids.length === 0) return undefined
+  const out: Record<string, { name: string; script: string }> = {}
+  for (const record of await store.snippets.byIds(account, [...new Set(ids)])) out[String(record.id)] = { name: record.snippet.name, script: record.snippet.script }
+  return out
+}
+
 /** Results finishing within this many ms of the first are recorded in one transaction. */
 const GROUP_COMMIT_MS = 10
 const MAX_GROUP_COMMIT = 256
@@ -341,7 +355,8 @@ export class Scheduler {
     const check = (await withGroup(this.store, run.account, own as unknown as Record<string, unknown>)) as unknown as RunnableCheck
     this.options.onRunStart?.(run, this.services.now())
     const variables = check.checkType === 'API' ? runVariables(await accountVariables(this.store, run.account), check as { environmentVariables?: unknown }) : undefined
-    const result: CheckRunResult = await runCheck(check, { now: this.services.now, ...this.options.runOptions, location: run.location, signal, variables })
+    const snippets = check.checkType === 'API' ? await checkSnippets(this.store, run.account, check) : undefined
+    const result: CheckRunResult = await runCheck(check, { now: this.services.now, ...this.options.runOptions, location: run.location, signal, variables, snippets })
     // stopped mid-run: nothing made up is recorded; the lease expires and another runner runs it
     // (its lease taken over: the other runner records it)
     if (signal.aborted) return

@@ -14,7 +14,7 @@
  *   database itself (see sqlite/page-cache.ts).
  * - Ids and timestamps are assigned by the store. Records are plain JSON values.
  */
-import type { AlertChannelData, CheckGroup, MaintenanceWindow, StatusPage } from '../../schema/index.js'
+import type { AlertChannelData, CheckGroup, MaintenanceWindow, Snippet, StatusPage } from '../../schema/index.js'
 import type { ServiceCheckType } from '../../schema/check-types.js'
 import type { KeyRole } from '../keys.js'
 
@@ -124,6 +124,12 @@ export type StoredPage = Omit<StatusPage, 'cards'> & { cards: StoredCard[] }
 export interface StatusPageRecord extends Timestamps {
   id: string
   page: StoredPage
+}
+
+/** A snippet: a named setup or teardown script of API checks. */
+export interface SnippetRecord extends Timestamps {
+  id: number
+  snippet: Snippet
 }
 
 export interface MaintenanceWindowRecord extends Timestamps {
@@ -244,6 +250,16 @@ export interface MaintenanceWindowStore {
   get(account: string, id: number): Promise<MaintenanceWindowRecord | undefined>
   create(account: string, data: MaintenanceWindow): Promise<MaintenanceWindowRecord>
   update(account: string, id: number, data: MaintenanceWindow): Promise<MaintenanceWindowRecord | undefined>
+  delete(account: string, id: number): Promise<boolean>
+}
+
+export interface SnippetStore {
+  list(account: string, paging: Paging): Promise<Page<SnippetRecord>>
+  get(account: string, id: number): Promise<SnippetRecord | undefined>
+  /** the account's snippets among these ids (another account's are not found) */
+  byIds(account: string, ids: number[]): Promise<SnippetRecord[]>
+  create(account: string, data: Snippet): Promise<SnippetRecord>
+  update(account: string, id: number, data: Snippet): Promise<SnippetRecord | undefined>
   delete(account: string, id: number): Promise<boolean>
 }
 
@@ -616,6 +632,7 @@ export interface Repositories extends RunRepositories {
   services: ServiceStore
   statusPages: StatusPageStore
   maintenanceWindows: MaintenanceWindowStore
+  snippets: SnippetStore
   alertChannels: AlertChannelStore
   checkGroups: CheckGroupStore
   incidents: IncidentStore

@@ -208,4 +208,7 @@ export const MIGRATIONS: readonly Migration[] = [
       },
     ],
   },
+  // SQLite 16, PostgreSQL 17: snippets: named setup and teardown scripts of API checks (POST /v1/snippets), referred to
+  //    by checks' setupSnippetId and tearDownSnippetId
+  { steps: [{ createTable: 'snippets' }] },
 ]

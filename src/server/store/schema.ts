@@ -178,6 +178,12 @@ export const TABLES: Record<string, Table> = {
     indexes: { maintenance_windows_account: { columns: ['account_id', 'id'] } },
   },
 
+  // named setup and teardown scripts of API checks (POST /v1/snippets)
+  snippets: {
+    columns: { id: identity, account_id: text, body: text, created_at: text, updated_at: updatedAt },
+    indexes: { snippets_account: { columns: ['account_id', 'id'] } },
+  },
+
   incidents: {
     columns: { seq: identity, id: idText, account_id: text, body: text, created_at: text, updated_at: updatedAt },
     indexes: { incidents_account: { columns: ['account_id', 'seq'] } },

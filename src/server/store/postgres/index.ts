@@ -7,6 +7,7 @@ import { checkRepository } from './checks.js'
 import { keyRepository, webSessionRepository } from './keys.js'
 import { subscriberRepository } from './subscribers.js'
 import { alertChannelRepository, checkGroupRepository, incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
+import { snippetRepository } from './snippets.js'
 import { alertRepository, checkStatusRepository, errorGroupRepository } from './results.js'
 import { heartbeatRepository } from './heartbeats.js'
 import { agentRepository, resultRepository, runRepository, scheduleRepository, sessionRepository } from './runs.js'
@@ -132,6 +133,7 @@ function repositories(sql: Sql): Repositories {
     services: serviceRepository(sql),
     statusPages: statusPageRepository(sql),
     maintenanceWindows: maintenanceWindowRepository(sql),
+    snippets: snippetRepository(sql),
     alertChannels: alertChannelRepository(sql),
     checkGroups: checkGroupRepository(sql),
     incidents: incidentRepository(sql),
@@ -165,6 +167,7 @@ export class PostgresStore implements Store {
   readonly services
   readonly statusPages
   readonly maintenanceWindows
+  readonly snippets
   readonly alertChannels
   readonly checkGroups
   readonly incidents
@@ -195,6 +198,7 @@ export class PostgresStore implements Store {
     this.services = repos.services
     this.statusPages = repos.statusPages
     this.maintenanceWindows = repos.maintenanceWindows
+    this.snippets = repos.snippets
     this.alertChannels = repos.alertChannels
     this.checkGroups = repos.checkGroups
     this.incidents = repos.incidents

@@ -6,6 +6,7 @@ import { checkRepository } from './checks.js'
 import { keyRepository, webSessionRepository } from './keys.js'
 import { subscriberRepository } from './subscribers.js'
 import { alertChannelRepository, checkGroupRepository, incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
+import { snippetRepository } from './snippets.js'
 import { PageCache } from './page-cache.js'
 import { alertRepository, checkStatusRepository, errorGroupRepository } from './results.js'
 import { heartbeatRepository } from './heartbeats.js'
@@ -59,6 +60,7 @@ export class SqliteStore implements Store {
   readonly services
   readonly statusPages
   readonly maintenanceWindows
+  readonly snippets
   readonly alertChannels
   readonly checkGroups
   readonly incidents
@@ -89,6 +91,7 @@ export class SqliteStore implements Store {
     this.services = serviceRepository(db, run)
     this.statusPages = statusPageRepository(db, run)
     this.maintenanceWindows = maintenanceWindowRepository(db, run)
+    this.snippets = snippetRepository(db, run)
     this.alertChannels = alertChannelRepository(db, run)
     this.checkGroups = checkGroupRepository(db, run)
     this.incidents = incidentRepository(db, run)
@@ -114,6 +117,7 @@ export class SqliteStore implements Store {
       services: serviceRepository(db, direct),
       statusPages: statusPageRepository(db, direct),
       maintenanceWindows: maintenanceWindowRepository(db, direct),
+      snippets: snippetRepository(db, direct),
       alertChannels: alertChannelRepository(db, direct),
       checkGroups: checkGroupRepository(db, direct),
       incidents: incidentRepository(db, direct),
