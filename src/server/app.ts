@@ -10,6 +10,8 @@ import { maintenanceWindowRoutes } from './routes/maintenance-windows.js'
 import { incidentRoutes } from './routes/incidents.js'
 import { ipv6Routes, runtimeRoutes } from './routes/runtimes.js'
 import { resultRoutes } from './routes/results.js'
+import { assetRoutes } from './routes/assets.js'
+import type { ArtifactStore } from './artifacts.js'
 import { parseJsonBody } from './json-body.js'
 import { installFaults, type FaultCounts, type FaultSpec } from './faults.js'
 import { agentRoutes } from './routes/agent.js'
@@ -48,6 +50,8 @@ export interface AppOptions {
   authFailureLimit?: { max: number; timeWindowMs: number }
   /** the host names the server is reached under (see names.ts); default localhost and this machine's name */
   names?: ServerNames
+  /** where the artifacts of browser and multi-step runs are (none: their routes answer 404) */
+  artifacts?: ArtifactStore
 }
 
 export const DEFAULT_AUTH_FAILURE_LIMIT = { max: 10, timeWindowMs: 60_000 } as const
@@ -128,6 +132,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   runtimeRoutes(app)
   ipv6Routes(app, options.ipv6s)
   resultRoutes(app, store)
+  assetRoutes(app, store, options.artifacts)
   const runs = options.runs ?? { now: Date.now }
   sessionRoutes(app, store, runs, options.closing ?? new AbortController().signal)
   agentRoutes(app, store, runs)

@@ -99,7 +99,7 @@ function degradedReason(check: RunnableCheck, result: CheckRunResult): string {
     if (loss !== null && max !== null && loss > max) reasons.push(`packet loss ${loss}% is over degradedPacketLossThreshold ${max}%`)
   }
   const time = result.responseTime
-  const limit = check.degradedResponseTime
+  const limit = 'degradedResponseTime' in check ? check.degradedResponseTime : null
   if (time !== null && limit !== null && time > limit) reasons.push(`response time ${time} ms is over degradedResponseTime ${limit} ms`)
   return reasons.join('; ')
 }
