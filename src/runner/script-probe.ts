@@ -5,10 +5,16 @@
  * for the other types. The run's artifacts stay in the folder `details.artifacts.dir` names: the
  * caller (the scheduler, the agent, `monitors test`) keeps, uploads or shows them, then removes it.
  */
+import { availableParallelism } from 'node:os'
 import { runScript } from './script/engine.js'
 import type { ScriptCheck, ScriptDetails, ScriptVariable } from './script/types.js'
 import type { AttemptOutcome, RunOptions } from './types.js'
 import type { BrowserCheck, MultiStepCheck } from '../schema/script-check.js'
+
+/** Script runs at a time by default: one per two cores (a browser needs about one core while it renders), at least 1. */
+export function defaultScriptConcurrency(): number {
+  return Math.max(1, Math.floor(availableParallelism() / 2))
+}
 
 /**
  * At most `size` works at a time; the others wait in order. A waiting work whose signal aborts

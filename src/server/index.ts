@@ -10,9 +10,8 @@ import type { KeyRole } from './keys.js'
 import { AlertDeliveryWorker, type AlertDeliveryOptions } from './alerts/worker.js'
 import { publicUrlProblem, serverNames } from './names.js'
 import { parseAllowedTarget, type PrivateTargets } from '../runner/targets.js'
-import { Semaphore } from '../runner/script-probe.js'
+import { defaultScriptConcurrency, Semaphore } from '../runner/script-probe.js'
 import { ArtifactStore } from './artifacts.js'
-import { availableParallelism } from 'node:os'
 
 export { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 export { checkSmtpUrl, type AlertDeliveryOptions } from './alerts/worker.js'
@@ -99,11 +98,6 @@ export interface LocalServerOptions {
    * default `<SQLite file>.artifacts` beside the database, else a temporary folder removed at close.
    */
   artifactsDir?: string
-}
-
-/** Script runs at a time by default: one per two cores (a browser needs about one core while it renders). */
-export function defaultScriptConcurrency(): number {
-  return Math.max(1, Math.floor(availableParallelism() / 2))
 }
 
 export interface LocalServer {
