@@ -5,7 +5,7 @@
  * file it imports), the server running them, a failing one's screenshot and trace served by the
  * asset route (404 for another account), a plan's per-file diff, and `monitors test`.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -190,6 +190,34 @@ new BrowserCheck('home', { name: 'Home page', code: { entrypoint: './home.spec.t
     const trace = /show-trace (\S+)/.exec(failed.stdout)![1]
     expect(readFileSync(join(project, trace)).subarray(0, 2).toString()).toBe('PK')
   }, 240_000)
+})
+
+describe('import of script checks', () => {
+  it('writes the scripts back as files beside the check file; the next plan is No changes.', async () => {
+    const env = { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_B, MONITORING_ACCOUNT_ID: 'acc-b' }
+    const project = makeProject({
+      'checks/shop.check.ts': `import { BrowserCheck, MultiStepCheck } from 'monitors-as-code'
+new BrowserCheck('home', { name: 'Home page', activated: false, code: { entrypoint: './home.spec.ts' } })
+new MultiStepCheck('inline', { name: 'Inline', activated: false, code: { content: "import { test } from '@playwright/test'\\ntest('x', async () => {})\\n" } })
+`,
+      'checks/home.spec.ts': `import { test } from '@playwright/test'\nimport { heading } from './lib/expected'\ntest('home', async () => { heading })\n`,
+      'checks/lib/expected.ts': `export const heading = 'Shop'\n`,
+    })
+    const applied = await monitors(project, ['apply', '--yes'], env)
+    expect(applied.code, applied.output).toBe(0)
+    const other = makeProject({ 'keep.check.ts': `import { EnvVar } from 'monitors-as-code'\nnew EnvVar('KEEP', { value: 'x' })\n` })
+    expect((await monitors(other, ['apply', '--yes'], env)).code).toBe(0)
+    const imported = await monitors(other, ['import', '--all'], env)
+    expect(imported.code, imported.output).toBe(0)
+    expect(imported.stdout).toContain('Wrote the scripts of its browser and multi-step checks: checks/home.spec.ts, checks/lib/expected.ts.')
+    expect(readFileSync(join(other, 'checks/home.spec.ts'), 'utf8')).toBe(readFileSync(join(project, 'checks/home.spec.ts'), 'utf8'))
+    expect(readFileSync(join(other, 'checks/lib/expected.ts'), 'utf8')).toBe(`export const heading = 'Shop'\n`)
+    const code = readFileSync(join(other, readdirSync(other).find((f) => f.startsWith('imported'))!), 'utf8')
+    expect(code).toContain("code: { entrypoint: './checks/home.spec.ts' }")
+    expect(code).toContain('new MultiStepCheck(')
+    const plan = await monitors(other, ['plan', '--detailed-exitcode'], env)
+    expect(plan.code, plan.output).toBe(0)
+  }, 120_000)
 })
 
 describe('a script construct with a problem', () => {

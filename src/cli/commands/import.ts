@@ -1,5 +1,5 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
-import { dirname, relative } from 'node:path'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname, join, relative, sep } from 'node:path'
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import type { ResourceKind } from '../../resources/types.js'
 import { descriptorOf, displayName, referenceSites, RESOURCE_KINDS } from '../../resources/registry.js'
@@ -129,9 +129,19 @@ export const importCommand = {
       const file = (target as { file: string }).file
       const { generateImport } = await import('../../import/codegen.js')
       const defaults = (project.config.defaults ?? {}) as Record<string, unknown>
-      const { text, secrets } = generateImport(chosen, defaults)
+      const checkFileDir = relative(project.rootDir, dirname(file)).split(sep).join('/')
+      const { text, secrets, files } = generateImport(chosen, defaults, undefined, { checkFileDir })
+      // the scripts of browser and multi-step checks, at their paths in the project: never over a different file
+      const clashes = files.filter((f) => existsSync(join(project.rootDir, f.path)) && readFileSync(join(project.rootDir, f.path), 'utf8') !== f.content)
+      if (clashes.length > 0) {
+        throw new ImportError(`${clashes.map((f) => f.path).join(', ')} already ${clashes.length === 1 ? 'exists' : 'exist'} with other content: the imported scripts would replace ${clashes.length === 1 ? 'it' : 'them'}. Move ${clashes.length === 1 ? 'it' : 'them'} away, then import again.`)
+      }
       mkdirSync(dirname(file), { recursive: true })
       writeFileSync(file, text, { flag: 'wx' })
+      for (const f of files) {
+        mkdirSync(dirname(join(project.rootDir, f.path)), { recursive: true })
+        writeFileSync(join(project.rootDir, f.path), f.content)
+      }
       const env = io().env
       for (const c of chosen) {
         const entry: LockEntry = { kind: c.kind, logicalId: c.logicalId, remoteId: c.remoteId, appliedHash: appliedHash(c.kind, c.record), name: c.name }
@@ -143,6 +153,7 @@ export const importCommand = {
       const shown = relative(process.cwd(), file) || file
       for (const c of chosen) out(`+ ${c.kind} ${c.logicalId} imported (id ${c.remoteId})\n`)
       out(`Wrote ${chosen.length} construct${chosen.length === 1 ? '' : 's'} to ${shown} and recorded them in the lock.\n`)
+      if (files.length > 0) out(`Wrote the scripts of its browser and multi-step checks: ${files.map((f) => relative(process.cwd(), join(project.rootDir, f.path))).join(', ')}.\n`)
       if (secrets.length > 0) err(secretsNote(secrets, env))
       return 0
     })
