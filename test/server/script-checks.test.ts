@@ -66,6 +66,12 @@ async function triggerAndWait(id: string, c: Call = call) {
   }
 }
 
+async function logIn(key: string): Promise<string> {
+  const answer = await fetch(`${server.url}/dashboard/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url }, body: new URLSearchParams({ apiKey: key }).toString() })
+  expect(answer.status).toBe(303)
+  return (answer.headers.get('set-cookie') ?? '').split(';')[0]
+}
+
 async function finalResult(checkId: string) {
   const results = await call('GET', `/v1/check-results/${checkId}?resultType=FINAL`)
   expect(results.status, results.text).toBe(200)
@@ -111,6 +117,9 @@ describe.skipIf(!hasChromium)('browser and multi-step checks run by the server (
     expect(good.status, good.error).toBe('PASSED')
     expect(good.result.details.kind).toBe('BROWSER')
     expect(good.result.details.artifacts.dir).toBeNull()
+    expect(good.result.details.webVitals?.TTFB).toEqual(expect.any(Number))
+    const analytics = await call('GET', `/v1/analytics/browser-checks/${ok.json.id}?metrics=responseTime,TTFB,consoleErrors`)
+    expect(analytics.status, analytics.text).toBe(200)
 
     const bad = await call('POST', '/v1/checks/browser', browserBody('Shop!', { name: 'Shop home (wrong heading)' }))
     const failed = await triggerAndWait(bad.json.id)
@@ -136,6 +145,21 @@ describe.skipIf(!hasChromium)('browser and multi-step checks run by the server (
     // another account: the result, its manifest and its files are 404 as missing ones
     expect((await callB('GET', `/v1/check-results/${bad.json.id}/${result.id}/assets`)).status).toBe(404)
     expect((await fetch(shot!.url, { headers: { authorization: `Bearer ${KEY_B}` } })).status).toBe(404)
+    // the dashboard's result page: the screenshot inline, the trace offered for show-trace; another account's 404
+    const cookieA = await logIn(KEY_A)
+    const page = await fetch(`${server.url}/dashboard/results/${bad.json.id}/${result.id}`, { headers: { cookie: cookieA } })
+    expect(page.status).toBe(200)
+    const html = await page.text()
+    const img = /<img src="([^"]+)"/.exec(html)?.[1]
+    expect(img, html).toMatch(/^\/dashboard\/results\/.+\/assets\/screenshots\//)
+    expect(html).toMatch(/<a href="[^"]+\/assets\/traces\/[^"]+\.zip" download data-trace>/)
+    expect(html).toContain('npx playwright show-trace')
+    const shown = await fetch(`${server.url}${img!.replace(/&amp;/g, '&')}`, { headers: { cookie: cookieA } })
+    expect(shown.status).toBe(200)
+    expect(shown.headers.get('content-type')).toBe('image/png')
+    const cookieB = await logIn(KEY_B)
+    expect((await fetch(`${server.url}/dashboard/results/${bad.json.id}/${result.id}`, { headers: { cookie: cookieB } })).status).toBe(404)
+    expect((await fetch(`${server.url}${img!}`, { headers: { cookie: cookieB } })).status).toBe(404)
     // a name the manifest does not hold, or a way out of the folder
     expect((await call('GET', `/v1/check-results/${bad.json.id}/${result.id}/assets/scripts.db`)).status).toBe(404)
     expect((await call('GET', `/v1/check-results/${bad.json.id}/${result.id}/assets/..%2F..%2Fscripts.db`)).status).toBe(404)
