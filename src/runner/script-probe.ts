@@ -5,6 +5,7 @@
  * for the other types. The run's artifacts stay in the folder `details.artifacts.dir` names: the
  * caller (the scheduler, the agent, `monitors test`) keeps, uploads or shows them, then removes it.
  */
+import { rmSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { runScript } from './script/engine.js'
 import type { ScriptCheck, ScriptDetails, ScriptVariable } from './script/types.js'
@@ -133,4 +134,31 @@ export async function runScriptAttempt(check: (BrowserCheck | MultiStepCheck) & 
     aborted: result.aborted,
     details: result.details,
   }
+}
+
+/** A result with details (a run's or an attempt's). */
+interface WithDetails {
+  details: unknown
+}
+
+/**
+ * Takes the artifact folder out of a result's details (in place): a stored result never names a
+ * path of the machine that ran it. Answers the folder, or null when the run kept none.
+ */
+export function detachArtifactFolder(result: WithDetails): string | null {
+  const details = result.details as { artifacts?: { dir?: string | null } } | null
+  const dir = details?.artifacts?.dir
+  if (!details?.artifacts || typeof dir !== 'string') return null
+  result.details = { ...details, artifacts: { ...details.artifacts, dir: null } }
+  return dir
+}
+
+/** The artifact folders of a run (its final result, then each retried attempt), detached from their details. */
+export function detachRunArtifacts(result: WithDetails & { attempts?: WithDetails[] }): { final: string | null; attempts: Array<string | null> } {
+  return { final: detachArtifactFolder(result), attempts: (result.attempts ?? []).map(detachArtifactFolder) }
+}
+
+/** Removes folders a run left that were not kept (a run lost, a duplicate). */
+export function discardFolders(folders: { final: string | null; attempts: Array<string | null> }): void {
+  for (const dir of [folders.final, ...folders.attempts]) if (dir) rmSync(dir, { recursive: true, force: true })
 }

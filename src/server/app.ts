@@ -135,7 +135,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   assetRoutes(app, store, options.artifacts)
   const runs = options.runs ?? { now: Date.now }
   sessionRoutes(app, store, runs, options.closing ?? new AbortController().signal)
-  agentRoutes(app, store, runs)
+  agentRoutes(app, store, runs, options.artifacts)
   heartbeatRoutes(app, store, runs)
   alertRoutes(app, store)
   alertChannelRoutes(app, store)

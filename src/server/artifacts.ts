@@ -101,28 +101,53 @@ export class ArtifactStore {
   }
 }
 
-interface WithDetails {
-  details: unknown
-}
+/** Folder of the files agents upload before posting a run's result (kept a day at most). */
+const STAGING = '.staging'
 
-/**
- * Takes the artifact folder out of a result's details (in place): a stored result never names a
- * path of the machine that ran it. Answers the folder, or null when the run kept none.
- */
-export function detachArtifactFolder(result: WithDetails): string | null {
-  const details = result.details as { artifacts?: { dir?: string | null } } | null
-  const dir = details?.artifacts?.dir
-  if (!details?.artifacts || typeof dir !== 'string') return null
-  result.details = { ...details, artifacts: { ...details.artifacts, dir: null } }
-  return dir
-}
+export class StagedUploads {
+  constructor(private readonly store: ArtifactStore) {}
 
-/** The artifact folders of a run (its final result, then each retried attempt), detached from their details. */
-export function detachRunArtifacts(result: WithDetails & { attempts?: WithDetails[] }): { final: string | null; attempts: Array<string | null> } {
-  return { final: detachArtifactFolder(result), attempts: (result.attempts ?? []).map(detachArtifactFolder) }
-}
+  private dir(account: string, runId: string): string {
+    return path.join(this.store.root, STAGING, encodeURIComponent(account), encodeURIComponent(runId))
+  }
 
-/** Removes folders a run left that were not kept (a run lost, a duplicate). */
-export function discardFolders(folders: { final: string | null; attempts: Array<string | null> }): void {
-  for (const dir of [folders.final, ...folders.attempts]) if (dir) rmSync(dir, { recursive: true, force: true })
+  /** Bytes already uploaded for a run. */
+  bytes(account: string, runId: string): number {
+    const walk = (dir: string): number => {
+      let total = 0
+      for (const entry of existsSync(dir) ? readdirSync(dir, { withFileTypes: true }) : []) {
+        const p = path.join(dir, entry.name)
+        total += entry.isDirectory() ? walk(p) : statSync(p).size
+      }
+      return total
+    }
+    return walk(this.dir(account, runId))
+  }
+
+  /** Keeps one uploaded file of a run's result (`index` 0) or of its n-th retried attempt (`index` n). */
+  put(account: string, runId: string, index: number, name: string, content: Buffer): void {
+    const target = path.join(this.dir(account, runId), String(index), ...name.split('/'))
+    mkdirSync(path.dirname(target), { recursive: true })
+    writeFileSync(target, content)
+  }
+
+  /** Moves what was uploaded for a result (its index) to the result's place. */
+  adopt(account: string, runId: string, index: number, resultId: string, stoppedAt: string): void {
+    this.store.keepFolder(account, resultId, stoppedAt, path.join(this.dir(account, runId), String(index)))
+  }
+
+  discard(account: string, runId: string): void {
+    rmSync(this.dir(account, runId), { recursive: true, force: true })
+  }
+
+  /** Removes uploads of runs whose result never came, older than `maxAgeMs`. */
+  prune(now: number, maxAgeMs = 86_400_000): void {
+    const root = path.join(this.store.root, STAGING)
+    for (const account of existsSync(root) ? readdirSync(root) : []) {
+      for (const run of readdirSync(path.join(root, account))) {
+        const dir = path.join(root, account, run)
+        if (now - statSync(dir).mtimeMs > maxAgeMs) rmSync(dir, { recursive: true, force: true })
+      }
+    }
+  }
 }

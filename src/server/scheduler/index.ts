@@ -3,7 +3,8 @@ import { hostname } from 'node:os'
 import { runCheck, type CheckRunResult, type RunnableCheck, type RunOptions } from '../../runner/index.js'
 import { RunLoop, type WorkSource } from '../../runner/run-loop.js'
 import { isRunnableCheckType, isScriptCheckType } from '../../schema/check-types.js'
-import { detachRunArtifacts, discardFolders, type ArtifactStore } from '../artifacts.js'
+import { StagedUploads, type ArtifactStore } from '../artifacts.js'
+import { detachRunArtifacts, discardFolders } from '../../runner/script-probe.js'
 import type { MaintenanceWindow } from '../../schema/index.js'
 import type { ClaimedRun, CompleteOutcome, PlannedRun, Store } from '../store/index.js'
 import { graceMs, latestDueOf, locationsFor, timingOf, type ScheduleFields, type Timing } from './due.js'
@@ -371,6 +372,7 @@ export class Scheduler {
     const before = new Date(now - this.options.retentionMs).toISOString()
     await this.store.results.prune(before)
     this.options.artifacts?.prune(before)
+    if (this.options.artifacts) new StagedUploads(this.options.artifacts).prune(Date.now())
     await this.store.checkStatuses.forgetResultsBefore(before)
     await this.store.runs.prune(now - 10 * 60_000, now)
     await this.store.heartbeats.pruneEvents(now - this.options.retentionMs)
