@@ -6,8 +6,8 @@ import { frequencyOffsetProblem } from './rules.js'
 import { RUN_FREQUENCIES } from './enums.js'
 import { findRuntime } from './runtimes.js'
 
-/** Largest `script` and dependency `content`, in characters (a script is source code, not a bundle). */
-export const SCRIPT_MAX_LENGTH = 1_000_000
+/** Most characters of a script's files together (`script` and every dependency's `content`): source code, not a bundle. */
+export const SCRIPT_MAX_LENGTH = 5_000_000
 /** Most local files a script may import (its `dependencies`). */
 export const SCRIPT_MAX_DEPENDENCIES = 100
 /** Longest dependency path (the reference's limit). */
@@ -36,7 +36,7 @@ export const scriptDependencySchema = z.object({
       const problem = dependencyPathProblem(p)
       if (problem) ctx.addIssue({ code: 'custom', message: problem, input: p })
     }),
-  content: z.string().min(1).max(SCRIPT_MAX_LENGTH),
+  content: z.string().min(1),
 })
 
 /** The rules every script check shares: frequencyOffset, unique dependency paths, the runtime's multi-step support. */
@@ -46,7 +46,9 @@ function scriptRules(checkType: 'BROWSER' | 'MULTI_STEP') {
       const problem = frequencyOffsetProblem(value.frequency ?? 10, value.frequencyOffset)
       if (problem) add({ path: ['frequencyOffset'], message: problem, input: value.frequencyOffset })
     }
-    const deps = Array.isArray(value.dependencies) ? (value.dependencies as Array<{ path?: unknown }>) : []
+    const deps = Array.isArray(value.dependencies) ? (value.dependencies as Array<{ path?: unknown; content?: unknown }>) : []
+    const size = (typeof value.script === 'string' ? value.script.length : 0) + deps.reduce((n, d) => n + (typeof d?.content === 'string' ? d.content.length : 0), 0)
+    if (size > SCRIPT_MAX_LENGTH) add({ path: ['script'], message: `and its dependencies hold ${size} characters together: at most ${SCRIPT_MAX_LENGTH}`, input: value.script })
     const seen = new Set<unknown>()
     deps.forEach((d, i) => {
       if (seen.has(d?.path)) add({ path: ['dependencies', i, 'path'], message: `${JSON.stringify(d.path)} is listed twice: each file once`, input: d.path })
@@ -65,7 +67,7 @@ const scriptShape = {
   ...checkCommonShape,
   ...readOnlyShape,
   frequency: runFrequencySchema(),
-  script: z.string().min(1).max(SCRIPT_MAX_LENGTH),
+  script: z.string().min(1),
   scriptPath: z
     .string()
     .min(1)
