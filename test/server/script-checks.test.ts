@@ -5,13 +5,13 @@
  * file it imports), the server running them, a failing one's screenshot and trace served by the
  * asset route (404 for another account), a plan's per-file diff, and `monitors test`.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LocalServer } from '../../src/server/index.js'
 import { hasChromium } from '../helpers/browser.js'
-import { makeProject, monitors, STACK_LINE, writeFiles } from '../helpers/cli.js'
+import { makeProject, monitors, repo, STACK_LINE, writeFiles } from '../helpers/cli.js'
 import { startHttpServer, type HttpServerHandle } from '../helpers/http-server.js'
 import { prepareTestRuntime } from '../helpers/runtime.js'
 import { KEY_A, KEY_B, caller, expect400, startTestServer, type Call } from './helpers.js'
@@ -29,6 +29,8 @@ beforeAll(async () => {
   site = await startHttpServer()
   site.route('/', { status: 200, headers: { 'content-type': 'text/html' }, body: PAGE })
   site.route('/api/orders', { status: 200, body: { orders: [{ id: 1 }] } })
+  site.route('/api/orders/1', { status: 200, body: { id: 1 } })
+  site.route('/cart', { status: 200, headers: { 'content-type': 'text/html' }, body: '<!doctype html><title>Cart</title><h1>Your cart</h1>' })
   const runtimeCache = await prepareTestRuntime()
   process.env.MONITORS_RUNTIME_CACHE = runtimeCache
   server = await startTestServer({ dbPath: join(dir, 'scripts.db'), runner: true, privateTargets: 'allow', runtimeCache, scriptConcurrency: 1, schedulerOptions: { tickMs: 50 } })
@@ -214,6 +216,35 @@ new BrowserCheck('home', { name: 'Home page', code: { entrypoint: './home.spec.t
     const trace = /show-trace (\S+)/.exec(failed.stdout)![1]
     expect(readFileSync(join(project, trace)).subarray(0, 2).toString()).toBe('PK')
   }, 240_000)
+})
+
+describe.skipIf(!hasChromium)('examples/browser', () => {
+  it('monitors test passes against the small shop; apply creates both checks and the server runs them', async () => {
+    const project = mkdtempSync(join(tmpdir(), 'monitors-example-browser-'))
+    cpSync(join(repo, 'examples', 'browser'), project, { recursive: true })
+    mkdirSync(join(project, 'node_modules'))
+    symlinkSync(repo, join(project, 'node_modules', 'monitors-as-code'), 'dir')
+    process.env.SHOP_URL = site.origin
+    try {
+      const tested = await monitors(project, ['test'])
+      expect(tested.code, tested.output).toBe(0)
+      expect(tested.stdout).toMatch(/browser-check:shop-home "Shop home page".*PASSED/)
+      expect(tested.stdout).toMatch(/multistep-check:orders-api "Orders API".*PASSED/)
+      const env = { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_A, MONITORING_ACCOUNT_ID: 'acc-a' }
+      const applied = await monitors(project, ['apply', '--yes'], env)
+      expect(applied.code, applied.output).toBe(0)
+      const checks = (await call('GET', '/v1/checks?limit=100')).json as Array<Record<string, any>>
+      for (const name of ['Shop home page', 'Orders API']) {
+        const check = checks.find((c) => c.name === name)
+        expect(check, name).toBeDefined()
+        expect((await triggerAndWait(check!.id)).status, name).toBe('PASSED')
+      }
+      expect((await monitors(project, ['destroy', '--yes'], env)).code).toBe(0)
+    } finally {
+      delete process.env.SHOP_URL
+      rmSync(project, { recursive: true, force: true })
+    }
+  }, 300_000)
 })
 
 describe('import of script checks', () => {
