@@ -1,5 +1,5 @@
 import { test, expect } from '@playwright/test'
-import { HEADING } from './lib/expected'
+import { HEADING } from './lib/expected.js'
 
 test('home page shows the shop and its cart', async ({ page }) => {
   await page.goto(`${process.env.SHOP_URL}/`)
