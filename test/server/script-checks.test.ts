@@ -220,7 +220,8 @@ new BrowserCheck('home', { name: 'Home page', code: { entrypoint: './home.spec.t
 
 describe.skipIf(!hasChromium)('examples/browser', () => {
   it('monitors test passes against the small shop; apply creates both checks and the server runs them', async () => {
-    const project = mkdtempSync(join(tmpdir(), 'monitors-example-browser-'))
+    // under the test's folder, removed after the file: the in-process CLI remembers its compile cache there
+    const project = mkdtempSync(join(dir, 'example-browser-'))
     cpSync(join(repo, 'examples', 'browser'), project, { recursive: true })
     mkdirSync(join(project, 'node_modules'))
     symlinkSync(repo, join(project, 'node_modules', 'monitors-as-code'), 'dir')
@@ -230,19 +231,19 @@ describe.skipIf(!hasChromium)('examples/browser', () => {
       expect(tested.code, tested.output).toBe(0)
       expect(tested.stdout).toMatch(/browser-check:shop-home "Shop home page".*PASSED/)
       expect(tested.stdout).toMatch(/multistep-check:orders-api "Orders API".*PASSED/)
-      const env = { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_A, MONITORING_ACCOUNT_ID: 'acc-a' }
+      // another account than the tests above, whose checks have the same names
+      const env = { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_B, MONITORING_ACCOUNT_ID: 'acc-b' }
       const applied = await monitors(project, ['apply', '--yes'], env)
       expect(applied.code, applied.output).toBe(0)
-      const checks = (await call('GET', '/v1/checks?limit=100')).json as Array<Record<string, any>>
+      const checks = (await callB('GET', '/v1/checks?limit=100')).json as Array<Record<string, any>>
       for (const name of ['Shop home page', 'Orders API']) {
         const check = checks.find((c) => c.name === name)
         expect(check, name).toBeDefined()
-        expect((await triggerAndWait(check!.id)).status, name).toBe('PASSED')
+        expect((await triggerAndWait(check!.id, callB)).status, name).toBe('PASSED')
       }
       expect((await monitors(project, ['destroy', '--yes'], env)).code).toBe(0)
     } finally {
       delete process.env.SHOP_URL
-      rmSync(project, { recursive: true, force: true })
     }
   }, 300_000)
 })
