@@ -5,6 +5,7 @@ import { crossField } from './cross-field.js'
 import { frequencyOffsetProblem } from './rules.js'
 import { RUN_FREQUENCIES } from './enums.js'
 import { findRuntime } from './runtimes.js'
+import type { ScriptCheckType } from './check-types.js'
 
 /** Most characters of a script's files together (`script` and every dependency's `content`): source code, not a bundle. */
 export const SCRIPT_MAX_LENGTH = 5_000_000
@@ -40,7 +41,7 @@ export const scriptDependencySchema = z.object({
 })
 
 /** The rules every script check shares: frequencyOffset, unique dependency paths, the runtime's multi-step support. */
-function scriptRules(checkType: 'BROWSER' | 'MULTI_STEP') {
+function scriptRules(checkType: ScriptCheckType) {
   return crossField((value, add) => {
     if ((RUN_FREQUENCIES as readonly unknown[]).includes(value.frequency ?? 10)) {
       const problem = frequencyOffsetProblem(value.frequency ?? 10, value.frequencyOffset)
