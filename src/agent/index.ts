@@ -9,7 +9,9 @@
  */
 import { hostname } from 'node:os'
 import { ApiClient, ApiError, NetworkError, RateLimitError, ServerError, backoffDelay, redact } from '../api/index.js'
-import { parseAllowedTarget, runCheck, type CheckRunResult, type PrivateTargets, type RunnableCheck } from '../runner/index.js'
+import { defaultScriptConcurrency, detachRunArtifacts, discardFolders, parseAllowedTarget, Semaphore, type ScriptProbeOptions, runCheck, type CheckRunResult, type PrivateTargets, type RunnableCheck } from '../runner/index.js'
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
 import { LeaseLost, RunLoop, type WorkSource } from '../runner/run-loop.js'
 import { LOCATIONS } from '../schema/enums.js'
 import { CHECK_TYPE_TABLE, isServiceCheckType, SERVICE_CHECK_TYPES, typesInProse } from '../schema/check-types.js'
@@ -189,6 +191,8 @@ interface AgentContext {
   /** the private-target policy of the runs (docs/security.md) */
   targets: Pick<AgentOptions, 'privateTargets' | 'allowedTargets'>
   metrics: AgentMetrics
+  /** how browser and multi-step checks run here: a few at a time */
+  script: ScriptProbeOptions
 }
 
 const described = (run: ClaimedRun) => `run ${run.runId} (${JSON.stringify(run.check.name)} ${run.location})`
@@ -259,7 +263,7 @@ async function executeRun(ctx: AgentContext, run: ClaimedRun, signal: AbortSigna
   }
   const due = Date.parse(run.dueAt)
   if (Number.isFinite(due)) ctx.metrics.lag.observe({}, Math.max(0, Date.now() - due) / 1000)
-  const result = await runCheck(run.check, { location: run.location, signal, variables: run.variables, snippets: run.snippets, ...ctx.targets })
+  const result = await runCheck(run.check, { location: run.location, signal, variables: run.variables, snippets: run.snippets, ...ctx.targets, script: ctx.script })
   ctx.stats.ran++
   if (!signal.aborted) ctx.metrics.recordRun(run.check, run.location, result)
   if (signal.reason instanceof LeaseLost) {
@@ -268,7 +272,30 @@ async function executeRun(ctx: AgentContext, run: ClaimedRun, signal: AbortSigna
     return
   }
   ctx.info(runLine(run, result, performance.now() - started))
-  await postResult(ctx, run, result)
+  // a browser or multi-step run's artifacts: uploaded first, then the result that names them
+  const folders = detachRunArtifacts(result)
+  try {
+    await uploadArtifacts(ctx, run, [folders.final, ...folders.attempts], [result, ...result.attempts])
+    await postResult(ctx, run, result)
+  } finally {
+    discardFolders(folders)
+  }
+}
+
+/** Uploads the files each result's manifest names (index 0 the result's, n its n-th attempt's); a failed upload leaves the result without them. */
+async function uploadArtifacts(ctx: AgentContext, run: ClaimedRun, folders: Array<string | null>, results: Array<{ details: unknown }>): Promise<void> {
+  for (const [index, dir] of folders.entries()) {
+    if (!dir) continue
+    const files = ((results[index].details as { artifacts?: { files?: Array<{ name: string }> } }).artifacts?.files ?? [])
+    for (const file of files) {
+      try {
+        const content = readFileSync(path.join(dir, ...file.name.split('/')))
+        await ctx.client.post(`/v1/agent/runs/${encodeURIComponent(run.runId)}/artifacts`, { index, name: file.name, contentBase64: content.toString('base64') })
+      } catch (error) {
+        ctx.problem(`Artifact ${file.name} of ${described(run)} was not uploaded: ${(error as Error).message}`)
+      }
+    }
+  }
 }
 
 /** The server's agent routes as the run loop's source of work. */
@@ -358,6 +385,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     forced: forced.signal,
     targets: { privateTargets: options.privateTargets, allowedTargets: options.allowedTargets },
     metrics: new AgentMetrics(),
+    script: { limiter: new Semaphore(defaultScriptConcurrency()) },
   }
   let stopping = false
   let exitCode = 0

@@ -195,6 +195,49 @@ export interface ImportedSecret {
 export interface GeneratedImport {
   text: string
   secrets: ImportedSecret[]
+  /** The scripts of browser and multi-step checks, to write beside the code: paths relative to the project. */
+  files: Array<{ path: string; content: string }>
+}
+
+/** Where the generated file goes, for the entrypoints of the scripts it refers to. */
+export interface ScriptPlacement {
+  /** the folder of the generated check file, relative to the project (posix; '' for the project's own) */
+  checkFileDir: string
+}
+
+const SCRIPT_KINDS = new Set<ResourceKind>(['browser-check', 'multistep-check'])
+
+/**
+ * A script check's props as code: its script written back as files (`scriptPath` and
+ * `dependencies`, at their paths in the project) and `code: { entrypoint }` relative to the
+ * generated file; an inline script (no scriptPath) stays inline, `code: { content }`.
+ */
+function scriptAsCode(logicalId: string, props: Record<string, unknown>, placement: ScriptPlacement, files: GeneratedImport['files']): void {
+  const script = props.script
+  if (typeof script !== 'string') return
+  const scriptPath = typeof props.scriptPath === 'string' ? props.scriptPath : null
+  const dependencies = Array.isArray(props.dependencies) ? (props.dependencies as Array<{ path: string; content: string }>) : []
+  delete props.script
+  delete props.scriptPath
+  delete props.dependencies
+  const rest = { ...props }
+  for (const key of Object.keys(props)) delete props[key]
+  if (scriptPath === null) {
+    Object.assign(props, { name: rest.name, code: { content: script } }, rest)
+    return
+  }
+  let own = [{ path: scriptPath, content: script }, ...dependencies.map((d) => ({ path: d.path, content: d.content }))]
+  // another imported check has a different file at one of these paths: this check's files go
+  // together into a folder of its own (their relative imports hold); its next plan updates the paths
+  const clash = own.some((f) => files.some((g) => g.path === f.path && g.content !== f.content))
+  if (clash) own = own.map((f) => ({ ...f, path: `${slug(logicalId)}/${f.path}` }))
+  for (const f of own) if (!files.some((g) => g.path === f.path)) files.push(f)
+  const from = placement.checkFileDir === '' ? [] : placement.checkFileDir.split('/')
+  const to = own[0].path.split('/')
+  let common = 0
+  while (common < from.length && common < to.length - 1 && from[common] === to[common]) common++
+  const relative = [...from.slice(common).map(() => '..'), ...to.slice(common)].join('/')
+  Object.assign(props, { name: rest.name, code: { entrypoint: relative.startsWith('.') ? relative : `./${relative}` } }, rest)
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
@@ -264,7 +307,7 @@ export function generateChecksFile(items: readonly ImportItem[], checkDefaults: 
  * The same, with the secrets the code reads from the environment: the service never returns a
  * secret value, so the file names an environment variable for each (`process.env.NAME ?? ''`).
  */
-export function generateImport(items: readonly ImportItem[], checkDefaults: Record<string, unknown>, packageName = 'monitors-as-code'): GeneratedImport {
+export function generateImport(items: readonly ImportItem[], checkDefaults: Record<string, unknown>, packageName = 'monitors-as-code', placement: ScriptPlacement = { checkFileDir: '' }): GeneratedImport {
   const order = RESOURCE_KINDS
   const sorted = [...items].sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind) || (a.logicalId < b.logicalId ? -1 : 1))
   const taken = new Set<string>()
@@ -277,10 +320,12 @@ export function generateImport(items: readonly ImportItem[], checkDefaults: Reco
   const blocks: string[] = []
   const secrets: ImportedSecret[] = []
   const envNames = new Set<string>()
+  const files: GeneratedImport['files'] = []
   for (const item of sorted) {
     const construct = CONSTRUCT_NAMES[item.kind]
     used.add(construct)
     const props = propsOf(item, checkDefaults)
+    if (SCRIPT_KINDS.has(item.kind)) scriptAsCode(item.logicalId, props, placement, files)
     // secrets the service never returns: read from the environment
     const sites = secretSites(item.kind, item.logicalId, normalize(item.kind, item.record), envNames)
     let comment = ''
@@ -317,5 +362,5 @@ export function generateImport(items: readonly ImportItem[], checkDefaults: Reco
     blocks.push(`${comment}${prefix}${make}\n`)
   }
   const names = [...used].sort()
-  return { text: `// Imported from the Monitoring API by monitors import.\nimport { ${names.join(', ')} } from '${packageName}'\n\n${blocks.join('\n')}`, secrets }
+  return { text: `// Imported from the Monitoring API by monitors import.\nimport { ${names.join(', ')} } from '${packageName}'\n\n${blocks.join('\n')}`, secrets, files }
 }

@@ -6,6 +6,7 @@ import { findFiles } from './glob.js'
 import { importFile, LoadingSession, withSession } from './loader.js'
 import type { DesiredResource } from '../resources/types.js'
 import { lintResources } from './lints.js'
+import { bundleScripts } from './scripts.js'
 
 export type { ProjectConfig, ResolvedConfig, CheckDefaults, ChosenEnvironment, EnvironmentRequest } from './config.js'
 export { CONFIG_FILE_NAMES, DEFAULT_CHECK_MATCH, DEFAULTABLE_CHECK_FIELDS, environmentLockName, findConfigFile } from './config.js'
@@ -112,7 +113,9 @@ export async function loadProject(options: LoadProjectOptions = {}): Promise<Loa
   })
   if (!config) throw new ProjectError(problems)
 
-  const registrations = session.registrations
+  // browser and multi-step checks: their code bundled into the API's script fields first
+  const unbundled = await bundleScripts(session.registrations, { rootDir, cwd, cwdRel }, problems)
+  const registrations = unbundled.size === 0 ? session.registrations : session.registrations.filter((r) => !unbundled.has(r))
   const built = buildResources(registrations, { config, rootRel, cwdRel, configFile: configShown })
   problems.push(...built.problems)
   if (problems.length > 0 && !options.tolerateCheckProblems) throw new ProjectError(problems)

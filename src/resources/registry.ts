@@ -12,6 +12,7 @@ import { statusPage } from './kinds/status-page.js'
 import { apiCheck } from './kinds/api-check.js'
 import { tcpCheck } from './kinds/tcp-check.js'
 import { urlCheck } from './kinds/url-check.js'
+import { browserCheck, multiStepCheck } from './kinds/script-check.js'
 
 /**
  * Every kind's descriptor, in creation order (tiers ascending). A kind missing here, or a
@@ -28,6 +29,8 @@ export const DESCRIPTORS = {
   'api-check': apiCheck,
   'tcp-check': tcpCheck,
   'url-check': urlCheck,
+  'browser-check': browserCheck,
+  'multistep-check': multiStepCheck,
   'heartbeat-check': heartbeatCheck,
   'status-page': statusPage,
 } as const satisfies { [K in ResourceKind]: ResourceDescriptor & { kind: K } }

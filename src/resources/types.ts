@@ -18,6 +18,8 @@ export type ResourceKind =
   | 'api-check'
   | 'tcp-check'
   | 'url-check'
+  | 'browser-check'
+  | 'multistep-check'
   | 'heartbeat-check'
   | 'status-page'
 

@@ -21,6 +21,8 @@ export { PROBERS, probe, type Prober, type ProbeContext } from './probers.js'
 export { DEFAULT_TCP_TIMEOUT_MS, MAX_TCP_RESPONSE_BYTES, TCP_READ_QUIET_MS } from './tcp.js'
 export { guardedConnector, nonPublicAddress, parseAllowedTarget, PRIVATE_TARGETS, refusalIn, type PrivateTargets, type TargetPolicy } from './targets.js'
 
+export { defaultScriptConcurrency, detachRunArtifacts, discardFolders, Semaphore, runScriptAttempt } from './script-probe.js'
+
 export const DEFAULT_LOCATION = 'local'
 
 /** Runs one attempt and turns it into a result record. */

@@ -16,6 +16,7 @@ import { runDnsAttempt } from './dns.js'
 import { blankIcmpDetails, runIcmpAttempt } from './icmp.js'
 import { runTcpAttempt, tcpDetails } from './tcp.js'
 import { runUrlAttempt, urlDetails } from './url.js'
+import { blankScriptDetails, runScriptAttempt } from './script-probe.js'
 import { emptyOutcome, type AttemptOutcome, type CheckOfType, type RunnableCheck, type RunOptions } from './types.js'
 
 /** What a prober is given besides its check and location: the run's signal, clock, limits, variables and target policy. */
@@ -54,6 +55,14 @@ export const PROBERS = {
   URL: {
     probe: (check, location, context) => runUrlAttempt(check, { ...context, location }),
     blank: (check) => urlDetails(check),
+  },
+  BROWSER: {
+    probe: (check, location, context) => runScriptAttempt(check, location, context),
+    blank: (check) => blankScriptDetails(check),
+  },
+  MULTI_STEP: {
+    probe: (check, location, context) => runScriptAttempt(check, location, context),
+    blank: (check) => blankScriptDetails(check),
   },
 } satisfies { [T in RunnableCheckType]: ProberEntry<T> }
 

@@ -3,6 +3,8 @@ import type { DnsCheck, IcmpCheck } from '../schema/check.js'
 import type { RunnableCheckType } from '../schema/check-types.js'
 import type { TcpCheck } from '../schema/tcp-check.js'
 import type { UrlCheck } from '../schema/url-check.js'
+import type { BrowserCheck, MultiStepCheck } from '../schema/script-check.js'
+import type { ScriptDetails } from './script/types.js'
 import type { COMPARISONS } from '../schema/enums.js'
 import type { PrivateTargets } from './targets.js'
 
@@ -16,6 +18,8 @@ interface ChecksByType {
   API: ApiCheck
   TCP: TcpCheck
   URL: UrlCheck
+  BROWSER: BrowserCheck
+  MULTI_STEP: MultiStepCheck
 }
 
 /** A check of one runnable type, as the runner takes it. */
@@ -218,7 +222,7 @@ export interface RunResult {
   /** The first reason the run did not pass, readable; null when it passed. */
   error: string | null
   assertions: AssertionResult[]
-  details: DnsDetails | IcmpDetails | ApiDetails | TcpDetails | UrlDetails
+  details: DnsDetails | IcmpDetails | ApiDetails | TcpDetails | UrlDetails | ScriptDetails
   /**
    * Days the certificate of the check's `sslCheckDomain` has left (negative when expired; null
    * when it could not be read). Present only when the check names a domain; it then is the
@@ -306,6 +310,24 @@ export interface RunOptions {
   workDir?: string
   /** A run of `monitors test`: `CI=true` in the scripts' environment. */
   testSession?: boolean
+  /** How browser and multi-step checks run here (src/runner/script-probe.ts). */
+  script?: ScriptProbeOptions
+}
+
+/** What a browser or multi-step check's run needs besides the check: see runScript's options (docs/scripts.md). */
+export interface ScriptProbeOptions {
+  runtimeCache?: string
+  chromiumPath?: string
+  /** Where each run's temporary folder and artifact folder are made (default the OS's temporary folder). */
+  workDir?: string
+  /** Wall-clock limit of one run, ms (default 120 000). */
+  timeoutMs?: number
+  memoryLimitMb?: number
+  tracing?: 'on' | 'retain-on-failure' | 'off'
+  /** A run of a test session (`monitors test`, a triggered session): CI=true in the script's environment. */
+  testSession?: boolean
+  /** Script runs at a time in this process: a run waits for a free place before it starts (see Semaphore). */
+  limiter?: { run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> }
 }
 
 /** What one attempt of a type-specific runner found, before retries and shouldFail. */
@@ -321,5 +343,5 @@ export interface AttemptOutcome {
   /** An error outside the check's control; set, the run `hasErrors`. */
   runnerError: string | null
   aborted: boolean
-  details: DnsDetails | IcmpDetails | ApiDetails | TcpDetails | UrlDetails
+  details: DnsDetails | IcmpDetails | ApiDetails | TcpDetails | UrlDetails | ScriptDetails
 }

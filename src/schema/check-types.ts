@@ -12,7 +12,7 @@
 /** A measured value of each run (a base metric; its suffixed forms are `<name>_<aggregation>`). */
 export interface MeasuredMetric {
   name: string
-  unit: 'milliseconds' | 'percentage' | 'count'
+  unit: 'milliseconds' | 'percentage' | 'count' | 'score'
   label: string
 }
 
@@ -186,8 +186,61 @@ const HEARTBEAT = {
   certificates: false,
 } as const satisfies CheckTypeEntry
 
+/** A script check's figures: the run's duration, and for a browser check the first page's web vitals and the run's error counts. */
+function scriptValues({ responseTime, details }: ResultFigures, withVitals: boolean): Record<string, number> {
+  const values: Record<string, number> = {}
+  if (finite(responseTime)) values.responseTime = responseTime
+  if (!withVitals) return values
+  const vitals = (details.webVitals ?? null) as Record<string, unknown> | null
+  if (vitals) for (const name of ['TTFB', 'FCP', 'LCP', 'CLS', 'TBT'] as const) if (finite(vitals[name])) values[name] = vitals[name]
+  const errors = (details.errors ?? null) as Record<string, unknown> | null
+  if (errors) for (const name of ['consoleErrors', 'networkErrors', 'userScriptErrors', 'documentErrors'] as const) if (finite(errors[name])) values[name] = errors[name]
+  return values
+}
+
+/** A browser check: a Playwright script run in Chromium (src/runner/script), its web vitals and error counts measured (reference: analytics of browser checks). */
+const BROWSER = {
+  label: 'Browser check',
+  route: 'browser',
+  analyticsRoute: 'browser-checks',
+  metrics: [
+    { name: 'responseTime', unit: 'milliseconds', label: 'Run time' },
+    { name: 'TTFB', unit: 'milliseconds', label: 'Time to first byte' },
+    { name: 'FCP', unit: 'milliseconds', label: 'First contentful paint' },
+    { name: 'LCP', unit: 'milliseconds', label: 'Largest contentful paint' },
+    { name: 'CLS', unit: 'score', label: 'Cumulative layout shift' },
+    { name: 'TBT', unit: 'milliseconds', label: 'Total blocking time' },
+    { name: 'consoleErrors', unit: 'count', label: 'Console errors' },
+    { name: 'networkErrors', unit: 'count', label: 'Network errors' },
+    { name: 'userScriptErrors', unit: 'count', label: 'Script errors' },
+    { name: 'documentErrors', unit: 'count', label: 'Document errors' },
+  ],
+  values: (result) => scriptValues(result, true),
+  timeMetric: 'responseTime',
+  runs: 'probe',
+  agents: true,
+  statusFilters: RUN_STATUSES,
+  groupBy: ['runLocation'],
+  certificates: false,
+} as const satisfies CheckTypeEntry
+
+/** A multi-step check: a Playwright script of API requests, without a browser; its run time measured. */
+const MULTI_STEP = {
+  label: 'Multi-step check',
+  route: 'multistep',
+  analyticsRoute: 'multistep-checks',
+  metrics: [{ name: 'responseTime', unit: 'milliseconds', label: 'Run time' }],
+  values: (result) => scriptValues(result, false),
+  timeMetric: 'responseTime',
+  runs: 'probe',
+  agents: true,
+  statusFilters: RUN_STATUSES,
+  groupBy: ['runLocation'],
+  certificates: false,
+} as const satisfies CheckTypeEntry
+
 /** The table: one entry per check type this service serves, in the order lists show them. */
-export const CHECK_TYPE_TABLE = { DNS, ICMP, API, TCP, URL, HEARTBEAT } satisfies Record<string, CheckTypeEntry>
+export const CHECK_TYPE_TABLE = { DNS, ICMP, API, TCP, URL, BROWSER, MULTI_STEP, HEARTBEAT } satisfies Record<string, CheckTypeEntry>
 
 /** A check type this service serves. */
 export type ServiceCheckType = keyof typeof CHECK_TYPE_TABLE
@@ -209,11 +262,14 @@ export function isRunnableCheckType(type: unknown): type is RunnableCheckType {
   return typeof type === 'string' && RUNNABLE.has(type)
 }
 
-/**
- * The types whose runs the script engine makes (src/runner/script: a sandboxed browser or
- * multi-step script). Not served yet: each joins the table above when its routes and prober land.
- */
-export type ScriptCheckType = 'BROWSER' | 'MULTI_STEP'
+/** The types whose runs the script engine makes (src/runner/script: a sandboxed browser or multi-step script). */
+export type ScriptCheckType = Extract<ServiceCheckType, 'BROWSER' | 'MULTI_STEP'>
+const SCRIPT_TYPES = new Set<string>(['BROWSER', 'MULTI_STEP'] satisfies ScriptCheckType[])
+
+/** Whether a check of this type is a script (its runs keep artifacts; the runner's script concurrency limits them). */
+export function isScriptCheckType(type: unknown): type is ScriptCheckType {
+  return typeof type === 'string' && SCRIPT_TYPES.has(type)
+}
 
 /** Types as messages list them: `DNS, ICMP and API`. */
 export function typesInProse(types: readonly string[]): string {

@@ -13,6 +13,8 @@ import { incidentRoutes } from './routes/incidents.js'
 import { ipv6Routes, runtimeRoutes } from './routes/runtimes.js'
 import { badgeTokenRoutes } from './routes/badge-tokens.js'
 import { resultRoutes } from './routes/results.js'
+import { assetRoutes } from './routes/assets.js'
+import type { ArtifactStore } from './artifacts.js'
 import { parseJsonBody } from './json-body.js'
 import { installFaults, type FaultCounts, type FaultSpec } from './faults.js'
 import { agentRoutes } from './routes/agent.js'
@@ -57,6 +59,8 @@ export interface AppOptions {
   subscriptions?: { wake(): void }
   /** GET /metrics and what it counts; `token`: the operator's (server-wide) metrics token */
   metrics?: { registry: ServerMetrics; token?: string }
+  /** where the artifacts of browser and multi-step runs are (none: their routes answer 404) */
+  artifacts?: ArtifactStore
 }
 
 export const DEFAULT_AUTH_FAILURE_LIMIT = { max: 10, timeWindowMs: 60_000 } as const
@@ -164,9 +168,10 @@ function registerRoutes(app: FastifyInstance, options: AppOptions, failures: Lim
   runtimeRoutes(app)
   ipv6Routes(app, options.ipv6s)
   resultRoutes(app, store)
+  assetRoutes(app, store, options.artifacts)
   const runs = options.runs ?? { now: Date.now }
   sessionRoutes(app, store, runs, options.closing ?? new AbortController().signal)
-  agentRoutes(app, store, runs)
+  agentRoutes(app, store, runs, options.artifacts)
   heartbeatRoutes(app, store, runs)
   alertRoutes(app, store)
   alertChannelRoutes(app, store)

@@ -12,6 +12,8 @@ import { AlertDeliveryWorker, type AlertDeliveryOptions } from './alerts/worker.
 import { publicUrlProblem, serverNames } from './names.js'
 import { parseAllowedTarget, type PrivateTargets } from '../runner/targets.js'
 import { ServerMetrics } from './metrics.js'
+import { defaultScriptConcurrency, Semaphore } from '../runner/script-probe.js'
+import { ArtifactStore } from './artifacts.js'
 
 export { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 export { checkSmtpUrl, type AlertDeliveryOptions } from './alerts/worker.js'
@@ -91,6 +93,20 @@ export interface LocalServerOptions {
    * checks; without it, an account's key sees its own checks only (docs/metrics.md)
    */
   metricsToken?: string
+  /**
+   * Browser and multi-step runs at a time on this server's runner (default: one per two cores,
+   * at least 1); the others wait for a place, so the other check types keep their schedule.
+   */
+  scriptConcurrency?: number
+  /** Where the runtimes of scripts are prepared (default $MONITORS_RUNTIME_CACHE, else ~/.cache/monitors/runtimes). */
+  runtimeCache?: string
+  /** Chromium of browser checks (default /usr/bin/chromium, or $CHROMIUM_PATH). */
+  chromiumPath?: string
+  /**
+   * Where the artifacts of browser and multi-step runs are kept (src/server/artifacts.ts);
+   * default `<SQLite file>.artifacts` beside the database, else a temporary folder removed at close.
+   */
+  artifactsDir?: string
 }
 
 export interface LocalServer {
@@ -175,7 +191,9 @@ function serverSettings(options: LocalServerOptions) {
   const faults = options.faults === undefined ? undefined : { spec: typeof options.faults === 'string' ? parseFaults(options.faults) : options.faults, seed: options.seed ?? 1 }
   const retentionDays = options.retentionDays ?? DEFAULT_RETENTION_DAYS
   if (!(retentionDays > 0)) throw new UserError(`The retention must be more than 0 days, got ${retentionDays}`)
-  return { allowedTargets, log, rateLimit, authFailureLimit, trustProxy, faults, retentionMs: retentionDays * 86_400_000 }
+  const scriptConcurrency = options.scriptConcurrency ?? defaultScriptConcurrency()
+  if (!Number.isInteger(scriptConcurrency) || scriptConcurrency < 1) throw new UserError(`The script concurrency must be a whole number from 1, got ${scriptConcurrency}`)
+  return { allowedTargets, log, rateLimit, authFailureLimit, trustProxy, faults, retentionMs: retentionDays * 86_400_000, scriptConcurrency }
 }
 
 /** Every FINAL result feeds the check's status, error groups and alert state, then the caller's hook. */
@@ -189,6 +207,14 @@ function finalResultHook(options: LocalServerOptions, alerts: AlertDeliveryWorke
     if (outcome.notifications.length > 0) alerts?.wake()
     await options.onFinalResult?.(tx, check, result, recorded)
   }
+}
+
+/** The artifact folder of a server: given, beside a SQLite file, or temporary. */
+function artifactStoreFor(options: LocalServerOptions): ArtifactStore {
+  if (options.artifactsDir) return new ArtifactStore(options.artifactsDir)
+  const db = options.dbPath ?? ':memory:'
+  if (db !== ':memory:' && !isPostgresUrl(db)) return new ArtifactStore(`${db}.artifacts`)
+  return ArtifactStore.temporary()
 }
 
 /** Listens on host:port and answers the URL it is reached at; an address it cannot take is a UserError. */
@@ -222,7 +248,8 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     // internal services; several accounts share it, and none may reach into its network
     const accounts = (await store.keys.accounts()).length
     const privateTargets = options.privateTargets ?? (accounts > 1 ? 'deny' : 'allow')
-    const { allowedTargets, log, rateLimit, authFailureLimit, trustProxy, faults, retentionMs } = serverSettings(options)
+    const { allowedTargets, log, rateLimit, authFailureLimit, trustProxy, faults, retentionMs, scriptConcurrency } = serverSettings(options)
+    const artifacts = artifactStoreFor(options)
     // the sender of alert deliveries: on with the scheduler (monitors server), or when asked for
     const alertsOn = options.alerts !== false && (options.alerts !== undefined || (options.scheduler ?? options.runner === true))
     const alerts = alertsOn
@@ -243,7 +270,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     const closing = new AbortController()
     const names = serverNames({ host: options.host, publicUrls: options.publicUrls })
     const app = await buildApp({
-      store, rateLimit, authFailureLimit, trustProxy, ipv6s: options.ipv6s, log, faults, runs: services, closing: closing.signal, names, subscriptions,
+      store, rateLimit, authFailureLimit, trustProxy, ipv6s: options.ipv6s, log, faults, runs: services, closing: closing.signal, names, subscriptions, artifacts,
       metrics: { registry: metrics, token: options.metricsToken },
     })
     let requests = 0
@@ -254,7 +281,12 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     const scheduler = (options.scheduler ?? options.runner === true)
       ? new Scheduler({
         ...options.schedulerOptions,
-        runOptions: { privateTargets, allowedTargets, ...options.schedulerOptions?.runOptions },
+        runOptions: {
+          privateTargets, allowedTargets,
+          script: { runtimeCache: options.runtimeCache, chromiumPath: options.chromiumPath, limiter: new Semaphore(scriptConcurrency) },
+          ...options.schedulerOptions?.runOptions,
+        },
+        artifacts,
         onRunStart: (run, startedAt) => {
           metrics.lag.observe({}, Math.max(0, startedAt - run.dueAt) / 1000)
           options.schedulerOptions?.onRunStart?.(run, startedAt)
@@ -286,6 +318,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
           .then(() => subscriptions?.stop())
           .then(() => app.close())
           .then(() => store.close())
+          .then(() => artifacts.close())
         return closed
       },
     }

@@ -1,5 +1,5 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
-import { dirname, relative } from 'node:path'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname, join, relative, sep } from 'node:path'
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import type { ResourceKind } from '../../resources/types.js'
 import { descriptorOf, displayName, referenceSites, RESOURCE_KINDS } from '../../resources/registry.js'
@@ -97,40 +97,7 @@ export const importCommand = {
         return 0
       }
 
-      let chosen = args.all ? candidates : []
-      if (!args.all) {
-        const bad: string[] = []
-        for (const text of wanted) {
-          const at = text.indexOf(':')
-          const kind = text.slice(0, at)
-          const id = text.slice(at + 1)
-          const found = candidates.find((c) => c.kind === kind && (c.remoteId === id || c.logicalId === id))
-          if (at <= 0 || !found) bad.push(text)
-          else if (!chosen.includes(found)) chosen.push(found)
-        }
-        if (bad.length > 0) {
-          throw new ImportError(`${bad.map((b) => JSON.stringify(b)).join(', ')}: not a remote resource missing from the lock. Write kind:id (kind one of ${RESOURCE_KINDS.join(', ')}); run "monitors import" to list them.`)
-        }
-      }
-      // a status page or check shows services: those come along (a construct must refer to a construct)
-      for (const c of [...chosen]) {
-        for (const { value, field } of referenceSites(c.kind, c.record)) {
-          // a snippet's and a group's ids are numbers
-          if (typeof value !== 'string' && typeof value !== 'number') continue
-          const id = String(value)
-          // a check's group comes along when it is not in the lock; one managed in code stays a groupId
-          if (field.kind === 'check-group') {
-            const group = candidates.find((s) => s.kind === field.kind && s.remoteId === id)
-            if (group && !chosen.includes(group)) chosen.push(group)
-            continue
-          }
-          const service = candidates.find((s) => s.kind === field.kind && s.remoteId === id)
-          if (service && !chosen.includes(service)) chosen.push(service)
-          else if (!service && field.kind === 'snippet') {
-            throw new ImportError(`${c.kind} "${c.name}" runs the snippet ${id}${field.where ?? ''}, which is already managed in code or no longer exists; import the check by hand, referring to that snippet's construct.`)
-          } else if (!service) throw new ImportError(`${c.kind} "${c.name}" shows the status page service ${id}, which is already managed in code; import the page by hand, referring to that service's construct.`)
-        }
-      }
+      const chosen = chooseImports(args, candidates)
       if (chosen.length === 0) {
         out('Every remote resource is in the lock: nothing to import.\n')
         return 0
@@ -139,9 +106,19 @@ export const importCommand = {
       const file = (target as { file: string }).file
       const { generateImport } = await import('../../import/codegen.js')
       const defaults = (project.config.defaults ?? {}) as Record<string, unknown>
-      const { text, secrets } = generateImport(chosen, defaults)
+      const checkFileDir = relative(project.rootDir, dirname(file)).split(sep).join('/')
+      const { text, secrets, files } = generateImport(chosen, defaults, undefined, { checkFileDir })
+      // the scripts of browser and multi-step checks, at their paths in the project: never over a different file
+      const clashes = files.filter((f) => existsSync(join(project.rootDir, f.path)) && readFileSync(join(project.rootDir, f.path), 'utf8') !== f.content)
+      if (clashes.length > 0) {
+        throw new ImportError(`${clashes.map((f) => f.path).join(', ')} already ${clashes.length === 1 ? 'exists' : 'exist'} with other content: the imported scripts would replace ${clashes.length === 1 ? 'it' : 'them'}. Move ${clashes.length === 1 ? 'it' : 'them'} away, then import again.`)
+      }
       mkdirSync(dirname(file), { recursive: true })
       writeFileSync(file, text, { flag: 'wx' })
+      for (const f of files) {
+        mkdirSync(dirname(join(project.rootDir, f.path)), { recursive: true })
+        writeFileSync(join(project.rootDir, f.path), f.content)
+      }
       const env = io().env
       for (const c of chosen) {
         const entry: LockEntry = { kind: c.kind, logicalId: c.logicalId, remoteId: c.remoteId, appliedHash: appliedHash(c.kind, c.record), name: c.name }
@@ -153,11 +130,55 @@ export const importCommand = {
       const shown = relative(process.cwd(), file) || file
       for (const c of chosen) out(`+ ${c.kind} ${c.logicalId} imported (id ${c.remoteId})\n`)
       out(`Wrote ${chosen.length} construct${chosen.length === 1 ? '' : 's'} to ${shown} and recorded them in the lock.\n`)
+      if (files.length > 0) out(`Wrote the scripts of its browser and multi-step checks: ${files.map((f) => relative(process.cwd(), join(project.rootDir, f.path))).join(', ')}.\n`)
       if (secrets.length > 0) err(secretsNote(secrets, env))
       return 0
     })
   },
 } as unknown as CommandModule<object, ImportArgs>
+
+/**
+ * The remote resources an import writes: all, or those named (kind:id); with the services,
+ * snippets and groups they refer to that the lock does not know.
+ */
+function chooseImports(args: ArgumentsCamelCase<ImportArgs>, candidates: ReturnType<typeof unmanaged>): ReturnType<typeof unmanaged> {
+  const wanted = args.resources ?? []
+  const chosen = args.all ? [...candidates] : []
+  if (!args.all) {
+    const bad: string[] = []
+    for (const text of wanted) {
+      const at = text.indexOf(':')
+      const kind = text.slice(0, at)
+      const id = text.slice(at + 1)
+      const found = candidates.find((c) => c.kind === kind && (c.remoteId === id || c.logicalId === id))
+      if (at <= 0 || !found) bad.push(text)
+      else if (!chosen.includes(found)) chosen.push(found)
+    }
+    if (bad.length > 0) {
+      throw new ImportError(`${bad.map((b) => JSON.stringify(b)).join(', ')}: not a remote resource missing from the lock. Write kind:id (kind one of ${RESOURCE_KINDS.join(', ')}); run "monitors import" to list them.`)
+    }
+  }
+  // a status page or check shows services: those come along (a construct must refer to a construct)
+  for (const c of [...chosen]) {
+    for (const { value, field } of referenceSites(c.kind, c.record)) {
+      // a snippet's and a group's ids are numbers
+      if (typeof value !== 'string' && typeof value !== 'number') continue
+      const id = String(value)
+      // a check's group comes along when it is not in the lock; one managed in code stays a groupId
+      if (field.kind === 'check-group') {
+        const group = candidates.find((s) => s.kind === field.kind && s.remoteId === id)
+        if (group && !chosen.includes(group)) chosen.push(group)
+        continue
+      }
+      const service = candidates.find((s) => s.kind === field.kind && s.remoteId === id)
+      if (service && !chosen.includes(service)) chosen.push(service)
+      else if (!service && field.kind === 'snippet') {
+        throw new ImportError(`${c.kind} "${c.name}" runs the snippet ${id}${field.where ?? ''}, which is already managed in code or no longer exists; import the check by hand, referring to that snippet's construct.`)
+      } else if (!service) throw new ImportError(`${c.kind} "${c.name}" shows the status page service ${id}, which is already managed in code; import the page by hand, referring to that service's construct.`)
+    }
+  }
+  return chosen
+}
 
 /**
  * The lock's fingerprint of an imported resource's secrets, from the environment variables its

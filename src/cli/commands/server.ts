@@ -27,6 +27,9 @@ interface ServerArgs {
   'private-targets'?: 'allow' | 'deny'
   'allow-target'?: string[]
   'metrics-token'?: string
+  'script-concurrency'?: number
+  'artifacts-dir'?: string
+  'runtime-cache'?: string
 }
 
 /** `KEY`, `KEY:ACCOUNT` or `KEY:ACCOUNT:ROLE` (read, write, agent or admin). */
@@ -140,7 +143,15 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         array: true,
         describe: 'An exception to --private-targets deny: an address, a CIDR range or address:port, e.g. 10.0.0.5:8080 (repeatable)',
       })
-      .option('metrics-token', { type: 'string', describe: 'Bearer token of GET /metrics for the operator: server metrics and every account\'s checks (default from MONITORING_SERVER_METRICS_TOKEN; at least 16 characters)' }) as never,
+      .option('metrics-token', { type: 'string', describe: 'Bearer token of GET /metrics for the operator: server metrics and every account\'s checks (default from MONITORING_SERVER_METRICS_TOKEN; at least 16 characters)' })
+      .option('script-concurrency', {
+        type: 'number',
+        requiresArg: true,
+        coerce: checkNumber('--script-concurrency', 'a whole number from 1', (n) => Number.isInteger(n) && n >= 1),
+        describe: 'Browser and multi-step runs at a time; the others wait, so other check types keep their schedule (default: one per two cores, at least 1)',
+      })
+      .option('artifacts-dir', { type: 'string', requiresArg: true, describe: 'Folder of the screenshots, traces and logs of browser and multi-step runs (default: <database file>.artifacts; with PostgreSQL, give a folder every server shares)' })
+      .option('runtime-cache', { type: 'string', requiresArg: true, describe: 'Folder of the prepared script runtimes (default $MONITORS_RUNTIME_CACHE, else ~/.cache/monitors/runtimes)' }) as never,
   handler: async (args) => {
     const fromEnv = (io().env.MONITORING_SERVER_API_KEYS ?? '').split(/[\s,]+/).filter(Boolean)
     const keySpecs = args['api-key'] && args['api-key'].length > 0 ? args['api-key'] : fromEnv
@@ -184,6 +195,9 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         privateTargets: args['private-targets'],
         allowedTargets: args['allow-target'],
         metricsToken,
+        scriptConcurrency: args['script-concurrency'],
+        artifactsDir: args['artifacts-dir'] || io().env.MONITORING_SERVER_ARTIFACTS_DIR || undefined,
+        runtimeCache: args['runtime-cache'],
       })
     } catch (error) {
       throw nativeLoadError(error, 'server') ?? error

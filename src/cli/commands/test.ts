@@ -6,8 +6,11 @@ import { CHECK_KINDS } from '../../resources/registry.js'
 import { placeholder } from '../../resources/refs.js'
 import { matchTargets } from '../../plan/select.js'
 import { LOCATIONS } from '../../schema/enums.js'
-import { isRunnableCheckType } from '../../schema/check-types.js'
-import { DEFAULT_LOCATION, runCheck, type CheckRunResult, type DnsDetails, type IcmpDetails, type RunnableCheck } from '../../runner/index.js'
+import { isRunnableCheckType, isScriptCheckType } from '../../schema/check-types.js'
+import { DEFAULT_LOCATION, defaultScriptConcurrency, runCheck, Semaphore, type CheckRunResult, type DnsDetails, type IcmpDetails, type RunnableCheck } from '../../runner/index.js'
+import type { ScriptDetails } from '../../runner/script/types.js'
+import { mkdirSync, renameSync, rmSync } from 'node:fs'
+import path from 'node:path'
 import { splitServer } from '../../runner/dns.js'
 import { checkNumber, data, envOption, err, loadOrReport, out, setStdoutFormat, useColor, withEnvironment } from '../engine.js'
 import { UserError } from '../../errors.js'
@@ -100,7 +103,7 @@ function degradedReason(check: RunnableCheck, result: CheckRunResult): string {
     if (loss !== null && max !== null && loss > max) reasons.push(`packet loss ${loss}% is over degradedPacketLossThreshold ${max}%`)
   }
   const time = result.responseTime
-  const limit = check.degradedResponseTime
+  const limit = 'degradedResponseTime' in check ? check.degradedResponseTime : null
   if (time !== null && limit !== null && time > limit) reasons.push(`response time ${time} ms is over degradedResponseTime ${limit} ms`)
   return reasons.join('; ')
 }
@@ -238,18 +241,55 @@ export async function testChecks(
   for (const r of project.resources) {
     if (r.kind === 'snippet') snippets[placeholder('snippet', r.logicalId)] = { name: String(r.payload.name ?? ''), script: String(r.payload.script ?? '') }
   }
+  // browser and multi-step runs: their artifacts in the project's .monitors/test-results, a few at a time
+  const resultsDir = path.join(project.rootDir, '.monitors', 'test-results')
+  const script = { testSession: true, workDir: resultsDir, limiter: new Semaphore(defaultScriptConcurrency()) }
+  if (selected.some((r) => isScriptCheckType(r.payload.checkType))) mkdirSync(resultsDir, { recursive: true })
   return mapBounded(selected, Math.max(1, options.concurrency ?? 8), async (resource) => {
     let check = resource.payload as unknown as RunnableCheck
     const ownResolver = check.checkType !== 'DNS' || Boolean(check.request.nameServer)
     if (!ownResolver && options.nameServer && check.checkType === 'DNS') check = { ...check, request: { ...check.request, nameServer: options.nameServer } }
     const location = options.location ?? check.locations?.[0] ?? DEFAULT_LOCATION
-    const result = await runCheck(check, { location, retries: options.retries === true, signal: options.signal, variables, snippets, testSession: true })
+    const result = await runCheck(check, { location, retries: options.retries === true, signal: options.signal, variables, snippets, testSession: true, script })
+    keepTestArtifacts(result, path.join(resultsDir, `${resource.kind}-${resource.logicalId.replace(/[^\w.-]/g, '_')}`))
     const details = result.details as Partial<DnsDetails>
     const resolver: Resolver | undefined = ownResolver || details.kind !== 'DNS'
       ? undefined
       : { nameServer: details.nameServer ?? null, port: details.port ?? 53, from: options.nameServer ? '--name-server' : 'system' }
     return { resource, check, location, result, ...(resolver ? { resolver } : {}) }
   })
+}
+
+/**
+ * Moves a script run's artifacts to the check's own folder (the last run's replace the one
+ * before), its attempts' folders removed; the result's manifest then names that folder.
+ */
+function keepTestArtifacts(result: CheckRunResult, to: string): void {
+  for (const attempt of result.attempts) {
+    const dir = (attempt.details as Partial<ScriptDetails>).artifacts?.dir
+    if (dir) rmSync(dir, { recursive: true, force: true })
+  }
+  const manifest = (result.details as Partial<ScriptDetails>).artifacts
+  if (!manifest?.dir) return
+  rmSync(to, { recursive: true, force: true })
+  renameSync(manifest.dir, to)
+  manifest.dir = to
+}
+
+/** Where each browser or multi-step run left its artifacts, and how to open its traces. */
+export function artifactNotes(tested: readonly TestedCheck[], cwd: string): string[] {
+  const notes: string[] = []
+  for (const { resource, result } of tested) {
+    const manifest = (result.details as Partial<ScriptDetails>).artifacts
+    if (!manifest?.dir || manifest.files.length === 0) continue
+    const shown = path.relative(cwd, manifest.dir) || '.'
+    const count = (kind: string) => manifest.files.filter((f) => f.kind === kind).length
+    const parts = [plural(count('screenshot'), 'screenshot'), plural(count('trace'), 'trace')].filter((p) => !p.startsWith('0 '))
+    notes.push(`Artifacts of ${label(resource)}: ${shown}${parts.length > 0 ? ` (${parts.join(', ')})` : ''}`)
+    for (const trace of manifest.files.filter((f) => f.kind === 'trace')) notes.push(`  npx playwright show-trace ${path.join(shown, trace.name)}`)
+    if (manifest.dropped.length > 0) notes.push(`  dropped over the run's limit: ${manifest.dropped.map((d) => d.name).join(', ')}`)
+  }
+  return notes
 }
 
 /**
@@ -290,7 +330,7 @@ export const testCommand = {
     const count = all.filter(isRunnable).length
     if (count === 0) {
       for (const r of notRun) out(`${r.kind}:${r.logicalId} is not run: it passes on pings to its ping URL (see monitors status).\n`)
-      out('No checks to test: the project has no DnsCheck, IcmpCheck, ApiCheck, TcpCheck or UrlCheck.\n')
+      out('No checks to test: the project has no DnsCheck, IcmpCheck, ApiCheck, TcpCheck, UrlCheck, BrowserCheck or MultiStepCheck.\n')
       if (args.format === 'json') data(`${JSON.stringify(withEnvironment(testToJson([], notRun), environment), null, 2)}\n`)
       return 0
     }
@@ -319,6 +359,8 @@ export const testCommand = {
     out(renderTable(tested, useColor(), notRun))
     const notes = resolverNotes(tested)
     if (notes.length > 0) out(c.dim(`${notes.join('\n')}\n`))
+    const artifacts = artifactNotes(tested, process.cwd())
+    if (artifacts.length > 0) out(`${artifacts.join('\n')}\n`)
     const notRunNote = notRun.length > 0 ? `, ${notRun.length} not run` : ''
     out(`\n${failed ? c.red('Test failed:') : c.green('Test passed:')} ${summaryLine(tested)}${notRunNote}.\n`)
     if (args.format === 'json') data(`${JSON.stringify(withEnvironment(testToJson(tested, notRun), environment), null, 2)}\n`)

@@ -4,6 +4,7 @@ import { RESOURCE_KINDS, RESOURCE_SCHEMAS } from '../../resources/registry.js'
 import { SECRET_CHANGED, SECRET_MASK } from '../../resources/secrets.js'
 import { stableStringify } from '../../resources/stable-json.js'
 import type { FieldDiff, Plan, PlanChange, PlanReference } from '../types.js'
+import { isMultiline, textDiff, textLines } from './text-diff.js'
 
 /**
  * What the text and markdown renderers share: a change's fields as lines of nested blocks
@@ -276,6 +277,11 @@ export class ValueView {
   /** `label: value`, or `label {` / `label [` with one field or item a line, each signed. */
   lines(label: string, value: unknown, sign: Sign, depth: number): Line[] {
     const head = label ? `${label}: ` : ''
+    // a script or another text of several lines: its lines, one a line
+    if (isMultiline(value)) {
+      const lines = textLines(value)
+      return [{ sign, depth, text: `${head}<<${lines.length} ${lines.length === 1 ? 'line' : 'lines'}` }, ...lines.map((text) => ({ sign, depth: depth + 1, text: `| ${text}` }))]
+    }
     const ref = this.asReference(value)
     if (ref !== undefined) return [{ sign, depth, text: `${head}${this.scalar(ref)}` }]
     if (Array.isArray(value)) {
@@ -304,6 +310,10 @@ export class ValueView {
       return this.lines(path, d.new, '+', depth)
     }
     if (!('new' in d)) return this.lines(path, d.old, '-', depth)
+    // a script (or a file of one) that changed: the lines that changed, as a unified diff
+    if ((isMultiline(d.old) || isMultiline(d.new)) && typeof d.old === 'string' && typeof d.new === 'string') {
+      return [{ sign: '~', depth, text: `${path}:` }, ...textDiff(d.old, d.new).map((l) => ({ sign: l.sign, depth: depth + 1, text: l.sign === '' && l.text.startsWith('@@') ? l.text : `| ${l.text}` }))]
+    }
     const before = this.oneLine(d.old)
     const after = this.oneLine(d.new)
     if (before !== undefined && after !== undefined) return [{ sign: '~', depth, text: `${path}: ${before} → ${after}` }]

@@ -1,12 +1,14 @@
 import { runVariables, withGroup } from '../scheduler/groups.js'
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
-import { conflict, notFound, parseOr400 } from '../errors.js'
+import { conflict, HttpError, notFound, parseOr400 } from '../errors.js'
 import type { Store } from '../store/index.js'
 import { completeRun, type RunServices } from '../scheduler/runs.js'
 import { accountVariables, checkSnippets } from '../scheduler/index.js'
 import type { CheckRunResult } from '../../runner/index.js'
 import { blankCheckSecrets } from '../../schema/index.js'
+import { isScriptCheckType } from '../../schema/check-types.js'
+import { artifactNameProblem, RUN_ARTIFACT_LIMIT_BYTES, StagedUploads, type ArtifactStore } from '../artifacts.js'
 
 /*
  * The agent's routes (README, "Agents"): an agent claims due runs of its locations with a
@@ -70,9 +72,20 @@ const resultBody = z.object({
 
 const extendBody = z.object({ leaseSeconds: z.number().int().min(10).max(600) })
 
+/** One artifact file of a browser or multi-step run, uploaded before its result: index 0 the result's, n its n-th retried attempt's. */
+const artifactBody = z.object({
+  index: z.number().int().min(0).max(20),
+  name: z.string().min(1).max(500).superRefine((name, ctx) => {
+    const problem = artifactNameProblem(name)
+    if (problem) ctx.addIssue({ code: 'custom', message: problem, input: name })
+  }),
+  contentBase64: z.string().max(Math.ceil(RUN_ARTIFACT_LIMIT_BYTES / 3) * 4),
+})
+
 const runParams = z.object({ runId: z.string().min(1).max(200) })
 
-export function agentRoutes(app: FastifyInstance, store: Store, services: RunServices): void {
+export function agentRoutes(app: FastifyInstance, store: Store, services: RunServices, artifacts?: ArtifactStore): void {
+  const staged = artifacts ? new StagedUploads(artifacts) : undefined
   app.post('/v1/agent/claim', async (request) => {
     const body = parseOr400(claimBody, request.body, 'payload')
     const now = services.now()
@@ -83,9 +96,11 @@ export function agentRoutes(app: FastifyInstance, store: Store, services: RunSer
     // its request secrets go with it (the run sends them), no other secret does
     // a check in a group runs with the group's settings (its variables go with the account's)
     const grouped = await Promise.all(runs.map((run) => withGroup(store, request.accountId, JSON.parse(run.checkJson) as Record<string, unknown> & { checkType?: string })))
-    const checks = grouped.map((check) => blankCheckSecrets(check, { keepRequest: true }))
-    const variables = checks.some((check) => check.checkType === 'API') ? await accountVariables(store, request.accountId) : undefined
-    // and the snippets it runs as its setup and teardown scripts
+    // a browser or multi-step check's secret variables go with it too: its script reads them
+    const checks = grouped.map((check) => (isScriptCheckType(check.checkType) ? check : blankCheckSecrets(check, { keepRequest: true })))
+    const wantsVariables = (check: { checkType?: string }) => check.checkType === 'API' || isScriptCheckType(check.checkType)
+    const variables = checks.some(wantsVariables) ? await accountVariables(store, request.accountId) : undefined
+    // and the snippets an API check runs as its setup and teardown scripts
     const snippets = await Promise.all(checks.map((check) => (check.checkType === 'API' ? checkSnippets(store, request.accountId, check) : undefined)))
     return {
       runs: runs.map((run, i) => ({
@@ -95,16 +110,34 @@ export function agentRoutes(app: FastifyInstance, store: Store, services: RunSer
         leaseExpiresAt: new Date(run.leaseExpiresAt).toISOString(),
         sessionId: run.sessionId,
         check: checks[i],
-        ...(variables && checks[i].checkType === 'API' ? { variables: runVariables(variables, grouped[i] as { environmentVariables?: unknown }) } : {}),
+        ...(variables && wantsVariables(checks[i]) ? { variables: runVariables(variables, grouped[i] as { environmentVariables?: unknown }) } : {}),
         ...(snippets[i] ? { snippets: snippets[i] } : {}),
       })),
     }
+  })
+
+  // the artifacts of a browser or multi-step run, before its result: at most 150 MB a run
+  app.post('/v1/agent/runs/:runId/artifacts', { bodyLimit: Math.ceil(RUN_ARTIFACT_LIMIT_BYTES / 3) * 4 + 64 * 1024 }, async (request, reply) => {
+    const { runId } = parseOr400(runParams, request.params, 'params')
+    const body = parseOr400(artifactBody, request.body, 'payload')
+    if (!staged) throw notFound('Artifact store')
+    const content = Buffer.from(body.contentBase64, 'base64')
+    if (staged.bytes(request.accountId, runId) + content.length > RUN_ARTIFACT_LIMIT_BYTES) {
+      throw new HttpError(413, `The artifacts of run ${runId} would weigh more than the ${RUN_ARTIFACT_LIMIT_BYTES / 1e6} MB a run may keep`)
+    }
+    staged.put(request.accountId, runId, body.index, body.name, content)
+    return reply.code(204).send()
   })
 
   app.post('/v1/agent/runs/:runId/result', async (request, reply) => {
     const { runId } = parseOr400(runParams, request.params, 'params')
     const { result } = parseOr400(resultBody, request.body, 'payload')
     const outcome = await completeRun(store, services, request.accountId, runId, result as unknown as CheckRunResult)
+    if (staged && outcome.outcome === 'completed') {
+      staged.adopt(request.accountId, runId, 0, outcome.final.id, outcome.final.stoppedAt)
+      outcome.attempts.forEach((a, i) => staged.adopt(request.accountId, runId, i + 1, a.id, a.stoppedAt))
+    }
+    if (staged && outcome.outcome !== 'duplicate') staged.discard(request.accountId, runId)
     if (outcome.outcome === 'unknown') throw notFound('Run')
     if (outcome.outcome === 'lost') throw conflict(`The lease of run ${runId} was lost: another runner claimed the run after the lease expired`)
     return reply.code(204).send()

@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 import { runCheck, type CheckRunResult, type RunnableCheck, type RunOptions } from '../../runner/index.js'
 import { RunLoop, type WorkSource } from '../../runner/run-loop.js'
-import { isRunnableCheckType } from '../../schema/check-types.js'
+import { isRunnableCheckType, isScriptCheckType } from '../../schema/check-types.js'
 import { applyGroup, type CheckGroup, type MaintenanceWindow } from '../../schema/index.js'
+import { StagedUploads, type ArtifactStore } from '../artifacts.js'
+import { detachRunArtifacts, discardFolders } from '../../runner/script-probe.js'
 import type { ClaimedRun, CompleteOutcome, PlannedRun, Store } from '../store/index.js'
 import { graceMs, latestDueOf, locationsFor, timingOf, type ScheduleFields, type Timing } from './due.js'
 import { inMaintenance } from './maintenance.js'
@@ -50,6 +52,8 @@ export interface SchedulerOptions {
   pruneEveryMs?: number
   /** options given to every run (tests shorten the waits) */
   runOptions?: Partial<RunOptions>
+  /** where the artifacts of browser and multi-step runs are kept (none: they are discarded) */
+  artifacts?: ArtifactStore
   /** called when a claimed run starts, with the scheduler's clock */
   onRunStart?: (run: ClaimedRun, startedAt: number) => void
   /**
@@ -354,14 +358,27 @@ export class Scheduler {
     // a check in a group runs with the group's settings (read now: a group changed applies to this run)
     const check = (await withGroup(this.store, run.account, own as unknown as Record<string, unknown>)) as unknown as RunnableCheck
     this.options.onRunStart?.(run, this.services.now())
-    const variables = check.checkType === 'API' ? runVariables(await accountVariables(this.store, run.account), check as { environmentVariables?: unknown }) : undefined
+    const variables = check.checkType === 'API' || isScriptCheckType(check.checkType) ? runVariables(await accountVariables(this.store, run.account), check as { environmentVariables?: unknown }) : undefined
     const snippets = check.checkType === 'API' ? await checkSnippets(this.store, run.account, check) : undefined
     const result: CheckRunResult = await runCheck(check, { now: this.services.now, ...this.options.runOptions, location: run.location, signal, variables, snippets })
-    // stopped mid-run: nothing made up is recorded; the lease expires and another runner runs it
-    // (its lease taken over: the other runner records it)
-    if (signal.aborted) return
-    const outcome = await this.record(run.runId, result)
-    if (outcome.outcome === 'completed') this.completed++
+    const folders = detachRunArtifacts(result)
+    try {
+      // stopped mid-run: nothing made up is recorded; the lease expires and another runner runs it
+      // (its lease taken over: the other runner records it)
+      if (signal.aborted) return
+      const outcome = await this.record(run.runId, result)
+      if (outcome.outcome !== 'completed') return
+      this.completed++
+      const artifacts = this.options.artifacts
+      if (!artifacts) return
+      if (folders.final) artifacts.keepFolder(run.account, outcome.final.id, outcome.final.stoppedAt, folders.final)
+      outcome.attempts.forEach((a, i) => {
+        const dir = folders.attempts[i]
+        if (dir) artifacts.keepFolder(run.account, a.id, a.stoppedAt, dir)
+      })
+    } finally {
+      discardFolders(folders)
+    }
   }
 
   /** Results waiting for the next group commit. */
@@ -404,6 +421,8 @@ export class Scheduler {
   private async prune(now: number): Promise<void> {
     const before = new Date(now - this.options.retentionMs).toISOString()
     await this.store.results.prune(before)
+    this.options.artifacts?.prune(before)
+    if (this.options.artifacts) new StagedUploads(this.options.artifacts).prune(Date.now())
     await this.store.checkStatuses.forgetResultsBefore(before)
     await this.store.runs.prune(now - 10 * 60_000, now)
     await this.store.heartbeats.pruneEvents(now - this.options.retentionMs)

@@ -172,7 +172,7 @@ async function figures(api: Api, check: CheckJson): Promise<Figures> {
   return { ...NO_FIGURES }
 }
 
-function layout(title: string, body: string, session: WebSession | undefined, extraHead = ''): string {
+export function layout(title: string, body: string, session: WebSession | undefined, extraHead = ''): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -392,7 +392,7 @@ export async function checkPage(api: Api, session: WebSession, id: string, origi
   const sessions = [...new Set(finals.map((r) => r.checkSessionId).filter((s): s is string => !!s))].slice(0, 10)
   const errorGroups: ErrorGroupJson[] = Array.isArray(groups.json) ? groups.json : []
   const csrf = `<input type="hidden" name="csrf" value="${esc(session.csrf)}">`
-  const resultRow = (r: ResultJson) => `<tr><td><time datetime="${esc(r.startedAt)}">${esc(formatTime(r.startedAt))}</time></td><td>${esc(r.runLocation)}</td><td>${esc(r.status)}</td><td>${r.responseTime === null ? '–' : `${Math.round(r.responseTime)} ms`}</td><td>${esc(r.error ?? '')}</td></tr>`
+  const resultRow = (r: ResultJson) => `<tr><td><time datetime="${esc(r.startedAt)}">${esc(formatTime(r.startedAt))}</time></td><td>${esc(r.runLocation)}</td><td><a href="/dashboard/results/${encodeURIComponent(id)}/${encodeURIComponent(r.id)}">${esc(r.status)}</a></td><td>${r.responseTime === null ? '–' : `${Math.round(r.responseTime)} ms`}</td><td>${esc(r.error ?? '')}</td></tr>`
   const resultTable = (rows: ResultJson[], caption: string) => `<div class="scroll"><table><caption class="muted">${caption}</caption><thead><tr><th scope="col">Started</th><th scope="col">Location</th><th scope="col">Status</th><th scope="col">Response time</th><th scope="col">Error</th></tr></thead><tbody>${rows.map(resultRow).join('') || '<tr><td colspan="5">No results yet.</td></tr>'}</tbody></table></div>`
   const groupRow = (g: ErrorGroupJson) => {
     const archived = g.archiveForEver === true || g.archivedUntilNextEvent
@@ -453,7 +453,7 @@ export async function sessionPage(api: Api, session: WebSession, id: string): Pr
   if (answer.status !== 200) return { status: 404, html: messagePage(session, 'Session not found', `The API has no check session ${id}.`) }
   const s = answer.json as { checkId: string; name: string; status: string; startedAt: string; stoppedAt: string | null; timeElapsed: number; runLocations: string[]; results: Array<ResultJson & { resultType: string }> }
   const running = s.status === 'RUNNING'
-  const rows = s.results.map((r) => `<tr><td>${esc(r.runLocation)}</td><td>${esc(r.resultType)}</td><td>${esc(r.status)}</td><td>${r.responseTime === null ? '–' : `${Math.round(r.responseTime)} ms`}</td><td>${esc(r.error ?? '')}</td></tr>`).join('')
+  const rows = s.results.map((r) => `<tr><td>${esc(r.runLocation)}</td><td>${esc(r.resultType)}</td><td><a href="/dashboard/results/${encodeURIComponent(s.checkId)}/${encodeURIComponent(r.id)}">${esc(r.status)}</a></td><td>${r.responseTime === null ? '–' : `${Math.round(r.responseTime)} ms`}</td><td>${esc(r.error ?? '')}</td></tr>`).join('')
   const body = `<h1>Session of <a href="/dashboard/checks/${encodeURIComponent(s.checkId)}">${esc(s.name)}</a></h1>
 <p role="status" data-session-status="${esc(s.status)}"${running ? '' : ' data-session-done="true"'}>${running ? `Running in ${esc(s.runLocations.join(', '))}… (this page reloads until it completes)` : `Completed: <strong>${esc(s.status)}</strong> in ${Math.round(s.timeElapsed)} ms`}</p>
 <p class="muted">Started <time datetime="${esc(s.startedAt)}">${esc(formatTime(s.startedAt))}</time>${s.stoppedAt ? `, stopped <time datetime="${esc(s.stoppedAt)}">${esc(formatTime(s.stoppedAt))}</time>` : ''}</p>

@@ -6,6 +6,7 @@ import type { Limiter } from '../rate-limit.js'
 import { analyticsAnswers, analyticsWindow } from '../results/analytics.js'
 import type { StatusPageRecord, Store } from '../store/index.js'
 import { ASSETS } from './assets.js'
+import { assetFor, resultPage } from './result-page.js'
 import {
   AnalyticsCache, DASHBOARD_CSP, METRICS, NO_FIGURES, TIME_METRIC, apiFor, checkListPage, checkPage, figureNames, formatFigures,
   loginPage, messagePage, sessionPage, type CheckJson, type Figures, type ListFigures,
@@ -294,6 +295,27 @@ function dashboardRoutes(scope: FastifyInstance, context: WebContext): void {
     if (answer.status === 403) return html(reply, 403, messagePage(session, 'Not changed', READ_ONLY))
     if (answer.status >= 300) return html(reply, 404, messagePage(session, 'Not changed', String(answer.json?.message ?? 'The API did not change the badge.')))
     return reply.code(303).header('location', `/dashboard/checks/${encodeURIComponent(request.params.id)}#public-badge`).send()
+  })
+
+  scope.get<{ Params: { checkId: string; resultId: string } }>('/dashboard/results/:checkId/:resultId', web, async (request, reply) => {
+    const session = await sessionOf(context, request)
+    if (!session) return reply.code(303).header('location', '/').send()
+    const page = await resultPage(apiFor(app, session), session, request.params.checkId, request.params.resultId)
+    return html(reply, page.status, page.html)
+  })
+
+  // a result's screenshot, trace or log, from the API's asset route as the session's key
+  scope.get<{ Params: { checkId: string; resultId: string; '*': string } }>('/dashboard/results/:checkId/:resultId/assets/*', web, async (request, reply) => {
+    const session = await sessionOf(context, request)
+    if (!session) return reply.code(303).header('location', '/').send()
+    const { checkId, resultId } = request.params
+    const name = request.params['*'].split('/').map(encodeURIComponent).join('/')
+    const answer = await assetFor(app, session, `/v1/check-results/${encodeURIComponent(checkId)}/${encodeURIComponent(resultId)}/assets/${name}`)
+    if (answer.status !== 200) return html(reply, 404, messagePage(session, 'Not found', 'This result has no such file.'))
+    const download = request.params['*'].split('/').pop() ?? 'asset'
+    const inline = answer.contentType.startsWith('image/')
+    return reply.code(200).type(answer.contentType).header('x-content-type-options', 'nosniff')
+      .header('content-disposition', `${inline ? 'inline' : 'attachment'}; filename="${download.replace(/[^\w.-]/g, '_')}"`).send(answer.body)
   })
 
   scope.get<{ Params: { id: string } }>('/dashboard/sessions/:id', web, async (request, reply) => {

@@ -1,0 +1,72 @@
+/**
+ * The scripts of browser and multi-step checks, bundled when the project loads: a construct's
+ * `code` (`{ entrypoint }` or `{ content }`) becomes the API's `script`, `scriptPath` and
+ * `dependencies` (src/project/bundle.ts), before the constructs are validated. A problem (a
+ * missing file, an import the runtime does not provide) is a problem of the load, naming the
+ * file, the construct and the import.
+ */
+import type { Registration } from './loader.js'
+import type { Problem } from './errors.js'
+import { bundleScript } from './bundle.js'
+import { descriptorOf, isResourceKind } from '../resources/registry.js'
+
+const SCRIPT_KINDS = new Set<string>(['browser-check', 'multistep-check'])
+
+export interface ScriptBundling {
+  rootDir: string
+  cwd: string
+  /** a file as problems name it */
+  cwdRel: (abs: string) => string
+}
+
+/**
+ * Bundles the `code` of every script construct in place (its props get `script`, `scriptPath`
+ * and `dependencies` instead); answers the registrations whose script has a problem (each
+ * problem added), to be left out of validation.
+ */
+export async function bundleScripts(registrations: readonly Registration[], at: ScriptBundling, problems: Problem[]): Promise<Set<Registration>> {
+  const failed = new Set<Registration>()
+  const work = registrations.filter((r) => !r.outside && isResourceKind(r.construct.__monitorsKind) && SCRIPT_KINDS.has(r.construct.__monitorsKind))
+  await Promise.all(
+    work.map(async (r) => {
+      const c = r.construct
+      const props = (c.props ?? {}) as Record<string, unknown>
+      const where = { file: at.cwdRel(r.file), construct: descriptorOf(c.__monitorsKind).construct, logicalId: String(c.logicalId) }
+      const code = props.code
+      if (code === undefined && typeof props.script === 'string') return
+      if (!code || typeof code !== 'object' || Array.isArray(code)) {
+        problems.push({ ...where, field: 'code', message: `is required: code: { entrypoint: './login.spec.ts' } (a Playwright test file, relative to this file) or code: { content: '…' } (got ${code === undefined ? 'nothing' : JSON.stringify(code).slice(0, 60)})` })
+        failed.add(r)
+        return
+      }
+      const { entrypoint, content, ...extra } = code as Record<string, unknown>
+      const unknown = Object.keys(extra)
+      if (unknown.length > 0 || (entrypoint !== undefined && typeof entrypoint !== 'string') || (content !== undefined && typeof content !== 'string')) {
+        problems.push({ ...where, field: 'code', message: `holds entrypoint (a file path) or content (the script), as strings${unknown.length > 0 ? ` (unknown: ${unknown.join(', ')})` : ''}` })
+        failed.add(r)
+        return
+      }
+      const outcome = await bundleScript({
+        entrypoint: entrypoint as string | undefined,
+        content: content as string | undefined,
+        checkFile: r.file,
+        projectDir: at.rootDir,
+        runtimeId: typeof props.runtimeId === 'string' ? props.runtimeId : null,
+        construct: where.construct,
+        logicalId: where.logicalId,
+        cwd: at.cwd,
+      })
+      if (!outcome.ok) {
+        problems.push(...outcome.problems)
+        failed.add(r)
+        return
+      }
+      const rest = { ...props }
+      delete rest.code
+      const bundled: Record<string, unknown> = { ...rest, script: outcome.value.script, scriptPath: outcome.value.scriptPath }
+      if (outcome.value.dependencies.length > 0) bundled.dependencies = outcome.value.dependencies
+      ;(c as { props: unknown }).props = bundled
+    }),
+  )
+  return failed
+}

@@ -1,0 +1,36 @@
+import { browserCheckSchema, multiStepCheckSchema } from '../../schema/script-check.js'
+import type { ResourceDescriptor } from '../types.js'
+import { CHECK_KEYED_ARRAYS, CHECK_SECRET_PATHS, checkDescriptor } from './common.js'
+
+/**
+ * What browser and multi-step checks share: the script's local files (`dependencies`) are
+ * diffed by path, so a plan names each file that changed (src/plan/render shows the lines).
+ */
+const scriptCheckParts = {
+  secrets: { self: false, arrays: CHECK_SECRET_PATHS },
+  filledByConstruct: {},
+} as const
+
+/** A browser check (`BrowserCheck`): a Playwright script run in Chromium. */
+export const browserCheck = {
+  kind: 'browser-check',
+  construct: 'BrowserCheck',
+  example: "new BrowserCheck('shop-home', { name: 'Shop home', code: { entrypoint: './home.spec.ts' } })",
+  schema: browserCheckSchema,
+  ...checkDescriptor('browser', 'BROWSER'),
+  keyedArrays: { ...CHECK_KEYED_ARRAYS, dependencies: 'path' },
+  unorderedKeyed: ['dependencies', ...checkDescriptor('browser', 'BROWSER').unorderedKeyed],
+  ...scriptCheckParts,
+} satisfies ResourceDescriptor
+
+/** A multi-step check (`MultiStepCheck`): a Playwright script of API requests, without a browser. */
+export const multiStepCheck = {
+  kind: 'multistep-check',
+  construct: 'MultiStepCheck',
+  example: "new MultiStepCheck('orders-api', { name: 'Orders API', code: { entrypoint: './orders.spec.ts' } })",
+  schema: multiStepCheckSchema,
+  ...checkDescriptor('multistep', 'MULTI_STEP'),
+  keyedArrays: { ...CHECK_KEYED_ARRAYS, dependencies: 'path' },
+  unorderedKeyed: ['dependencies', ...checkDescriptor('multistep', 'MULTI_STEP').unorderedKeyed],
+  ...scriptCheckParts,
+} satisfies ResourceDescriptor

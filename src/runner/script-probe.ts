@@ -1,0 +1,164 @@
+/**
+ * The prober of browser and multi-step checks: one attempt is one run of the script engine
+ * (src/runner/script: a sandboxed child process, Chromium for a browser check), turned into the
+ * outcome every prober answers, so that retries, `shouldFail` and the verdict are runCheck's as
+ * for the other types. The run's artifacts stay in the folder `details.artifacts.dir` names: the
+ * caller (the scheduler, the agent, `monitors test`) keeps, uploads or shows them, then removes it.
+ */
+import { rmSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
+import { runScript } from './script/engine.js'
+import type { ScriptCheck, ScriptDetails, ScriptVariable } from './script/types.js'
+import type { AttemptOutcome, RunOptions } from './types.js'
+import type { BrowserCheck, MultiStepCheck } from '../schema/script-check.js'
+
+/** Script runs at a time by default: one per two cores (a browser needs about one core while it renders), at least 1. */
+export function defaultScriptConcurrency(): number {
+  return Math.max(1, Math.floor(availableParallelism() / 2))
+}
+
+/**
+ * At most `size` works at a time; the others wait in order. A waiting work whose signal aborts
+ * leaves the queue (it never started).
+ */
+export class Semaphore {
+  private active = 0
+  private readonly queue: Array<() => void> = []
+
+  constructor(readonly size: number) {
+    if (!(size >= 1)) throw new Error(`a semaphore needs a size of 1 or more (got ${size})`)
+  }
+
+  /** Works running and waiting. */
+  get load(): { active: number; waiting: number } {
+    return { active: this.active, waiting: this.queue.length }
+  }
+
+  async run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    if (this.active >= this.size) {
+      await new Promise<void>((resolve, reject) => {
+        const go = () => {
+          signal?.removeEventListener('abort', leave)
+          resolve()
+        }
+        const leave = () => {
+          const at = this.queue.indexOf(go)
+          if (at >= 0) this.queue.splice(at, 1)
+          reject(signal?.reason ?? new Error('aborted'))
+        }
+        if (signal?.aborted) return leave()
+        signal?.addEventListener('abort', leave, { once: true })
+        this.queue.push(go)
+      })
+    }
+    this.active++
+    try {
+      return await work()
+    } finally {
+      this.active--
+      this.queue.shift()?.()
+    }
+  }
+}
+
+/** The account's variables as the script engine takes them. */
+function scriptVariables(variables: RunOptions['variables']): ScriptVariable[] {
+  return Object.entries(variables ?? {}).map(([key, v]) => (typeof v === 'string' ? { key, value: v } : { key, value: v.value, secret: v.secret }))
+}
+
+/** The details of a script run of which nothing is known (the prober failed before the engine answered). */
+export function blankScriptDetails(check: BrowserCheck | MultiStepCheck): ScriptDetails {
+  return {
+    kind: check.checkType,
+    runtimeId: check.runtimeId ?? '',
+    playwrightVersion: null,
+    nodeVersion: process.version,
+    tests: [],
+    pages: [],
+    webVitals: null,
+    errors: { consoleErrors: 0, networkErrors: 0, userScriptErrors: 0, documentErrors: 0 },
+    console: [],
+    network: [],
+    logs: '',
+    violations: [],
+    memory: { peakScriptRssBytes: 0, peakBrowserRssBytes: 0 },
+    artifacts: { dir: null, files: [], totalBytes: 0, limitBytes: 0, dropped: [] },
+  }
+}
+
+/** One run of a browser or multi-step check's script, as a prober's outcome. */
+export async function runScriptAttempt(check: (BrowserCheck | MultiStepCheck) & { id?: string | null }, location: string, context: Omit<RunOptions, 'location'>): Promise<AttemptOutcome> {
+  const options = context.script ?? {}
+  const scriptCheck: ScriptCheck = {
+    id: check.id ?? null,
+    name: check.name,
+    checkType: check.checkType,
+    runtimeId: check.runtimeId ?? null,
+    script: check.script,
+    scriptPath: check.scriptPath ?? null,
+    dependencies: check.dependencies ?? [],
+    environmentVariables: (check.environmentVariables ?? []).map((v) => ({ key: v.key, value: v.value, secret: v.secret })),
+    // the verdict (shouldFail included) is runCheck's, as for every type
+    shouldFail: false,
+  }
+  const timeoutMs = Math.min(options.timeoutMs ?? 120_000, context.timeoutMs ?? Infinity)
+  const run = () =>
+    runScript(scriptCheck, {
+      runtimeCache: options.runtimeCache,
+      chromiumPath: options.chromiumPath,
+      workDir: options.workDir,
+      timeoutMs,
+      memoryLimitMb: options.memoryLimitMb,
+      tracing: options.tracing,
+      testSession: options.testSession,
+      variables: scriptVariables(context.variables),
+      location,
+      signal: context.signal,
+      now: context.now,
+    })
+  let result
+  try {
+    result = options.limiter ? await options.limiter.run(run, context.signal) : await run()
+  } catch (error) {
+    const outcome: AttemptOutcome = { responseTime: null, assertions: [], failures: [], degraded: [], timedOut: false, networkError: false, runnerError: `the run did not start: ${(error as Error).message}`, aborted: context.signal?.aborted ?? false, details: blankScriptDetails(check) }
+    return outcome
+  }
+  return {
+    responseTime: result.responseTime,
+    assertions: [],
+    failures: result.hasFailures && !result.hasErrors ? [result.error ?? 'the script failed'] : [],
+    degraded: [],
+    timedOut: result.timedOut,
+    networkError: result.failureKind === 'NETWORK_ERROR',
+    runnerError: result.hasErrors ? (result.error ?? 'the run failed') : null,
+    aborted: result.aborted,
+    details: result.details,
+  }
+}
+
+/** A result with details (a run's or an attempt's). */
+interface WithDetails {
+  details: unknown
+}
+
+/**
+ * Takes the artifact folder out of a result's details (in place): a stored result never names a
+ * path of the machine that ran it. Answers the folder, or null when the run kept none.
+ */
+export function detachArtifactFolder(result: WithDetails): string | null {
+  const details = result.details as { artifacts?: { dir?: string | null } } | null
+  const dir = details?.artifacts?.dir
+  if (!details?.artifacts || typeof dir !== 'string') return null
+  result.details = { ...details, artifacts: { ...details.artifacts, dir: null } }
+  return dir
+}
+
+/** The artifact folders of a run (its final result, then each retried attempt), detached from their details. */
+export function detachRunArtifacts(result: WithDetails & { attempts?: WithDetails[] }): { final: string | null; attempts: Array<string | null> } {
+  return { final: detachArtifactFolder(result), attempts: (result.attempts ?? []).map(detachArtifactFolder) }
+}
+
+/** Removes folders a run left that were not kept (a run lost, a duplicate). */
+export function discardFolders(folders: { final: string | null; attempts: Array<string | null> }): void {
+  for (const dir of [folders.final, ...folders.attempts]) if (dir) rmSync(dir, { recursive: true, force: true })
+}
