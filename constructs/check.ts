@@ -1,6 +1,7 @@
 import type { DnsCheckInput } from '../src/schema/check.js'
 import type { StatusPageService } from './status-page-service.js'
 import type { ConstructOptions } from './construct.js'
+import type { AlertChannel } from './alert-channel.js'
 
 type Common = DnsCheckInput
 
@@ -125,12 +126,17 @@ export interface CheckProps extends ConstructOptions {
    */
   frequencyOffset?: number | null
   /**
-   * Alert channels defined inline: email, webhook, slack, sms. Webhook and Slack URLs are
+   * Where the check's alerts go. Either an array of account-level channel constructs
+   * (`EmailAlertChannel`, `SlackAlertChannel`, …) of this project, which the check subscribes
+   * to (`alertChannelSubscriptions`, ids filled in at apply time) and which may also hold inline
+   * channels (`[oncall, { email: [{ address: 'me@example.com' }] }]`); or the inline channels
+   * alone: email, webhook, slack, sms, defined in the check itself. Webhook and Slack URLs are
    * http(s); a webhook header or query parameter with `secret: true` and a Slack URL (its path
    * is the token) are never answered in clear: read them from `process.env`.
    * `null`: none, not the config's `defaults.alertChannels`.
+   * @example alertChannels: [oncall, opsSlack]
    */
-  alertChannels?: Common['alertChannels'] | null
+  alertChannels?: Common['alertChannels'] | Array<AlertChannel<any> | NonNullable<Common['alertChannels']>> | null
 }
 
 type DefaultableKey =

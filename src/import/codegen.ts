@@ -141,6 +141,29 @@ function setPath(target: Record<string, unknown>, path: readonly string[], value
   else if (Array.isArray(parent) && /^\d+$/.test(last)) parent[Number(last)] = value
 }
 
+/**
+ * A check's subscriptions to channels imported with it written as the code writes them:
+ * `alertChannels: [oncall, …]`, the inline channels (if any) last in the array. A subscription
+ * that is not active, or to a channel not imported (already in code), stays by id.
+ */
+function channelsAsConstructs(props: Record<string, unknown>, vars: ReadonlyMap<string, string>): void {
+  const list = props.alertChannelSubscriptions
+  if (!Array.isArray(list)) return
+  const constructs: unknown[] = []
+  const kept = list.filter((s) => {
+    const id = isPlainObject(s) ? String(s.alertChannelId) : undefined
+    const name = id === undefined ? undefined : vars.get(id)
+    if (name === undefined || (s as { activated?: unknown }).activated === false) return true
+    constructs.push({ __code: name })
+    return false
+  })
+  if (constructs.length === 0) return
+  if (kept.length > 0) props.alertChannelSubscriptions = kept
+  else delete props.alertChannelSubscriptions
+  const inline = props.alertChannels
+  props.alertChannels = isPlainObject(inline) && Object.keys(inline).length > 0 ? [...constructs, inline] : constructs
+}
+
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/
 
 /** A JavaScript literal, 2-space indent, single quotes; `refs` maps remote service ids to variable names. */
@@ -295,12 +318,15 @@ export function generateImport(items: readonly ImportItem[], checkDefaults: Reco
     } else if (fromEnv.length > 0) {
       comment = `// The service never returns secret values: they are read from the environment (${fromEnv.join(', ')}).\n`
     }
+    if (CHECK_KINDS.has(item.kind)) channelsAsConstructs(props, serviceVar)
     // a reference the construct holds as the referenced construct itself (a check's triggerIncident.serviceId)
     for (const site of referenceSites(item.kind, props)) {
       if (site.field.inCode || typeof site.value !== 'string' || !serviceVar.has(site.value)) continue
       setPath(props, site.path.split('.'), { __code: serviceVar.get(site.value)! })
     }
-    const body = literal(props, '', (v) => ref(v) ?? (v && typeof v === 'object' && '__code' in v ? String((v as { __code: string }).__code) : undefined))
+    const shape = descriptorOf(item.kind).codeShape
+    const written = shape ? shape.fromPayload(props) : props
+    const body = literal(written, '', (v) => ref(v) ?? (v && typeof v === 'object' && '__code' in v ? String((v as { __code: string }).__code) : undefined))
     const make = `new ${construct}(${quote(item.logicalId)}, ${body})`
     const prefix = REFERENCED_KINDS.includes(item.kind) ? `const ${serviceVar.get(item.remoteId)} = ` : ''
     blocks.push(`${comment}${prefix}${make}\n`)

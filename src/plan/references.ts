@@ -1,7 +1,7 @@
 import { entriesByKind, lockKey } from '../state/lock.js'
 import type { ResourceKind } from '../resources/types.js'
 // kinds other resources refer to by id (a check's `triggerIncident.serviceId`, a card's services)
-import { REFERENCED_KINDS } from '../resources/registry.js'
+import { NUMERIC_ID_KINDS, REFERENCED_KINDS } from '../resources/registry.js'
 import type { PlanInput } from './plan.js'
 import type { PlanReference } from './types.js'
 
@@ -23,7 +23,9 @@ export function referenceIndex(input: PlanInput): Record<string, PlanReference> 
     if (!kinds.has(resource.kind)) continue
     desiredNames.set(lockKey(resource.kind, resource.logicalId), nameOf(resource.payload))
   }
-  for (const kind of kinds) {
+  // ids of the service's numbering (alert channels) are not named: see NUMERIC_ID_KINDS
+  const byId = [...kinds].filter((kind) => !NUMERIC_ID_KINDS.has(kind))
+  for (const kind of byId) {
     for (const [id, record] of Object.entries(input.remote.records[kind] ?? {})) {
       const name = nameOf(record as Record<string, unknown>)
       out[id] = { kind, ...(name !== undefined ? { name } : {}) }
@@ -33,7 +35,7 @@ export function referenceIndex(input: PlanInput): Record<string, PlanReference> 
   const byKind = entriesByKind(input.lock)
   const holds = [...kinds].some((kind) => (byKind.get(kind)?.length ?? 0) > 0)
   for (const entry of holds ? Object.values(input.lock?.resources ?? {}) : []) {
-    if (!kinds.has(entry.kind)) continue
+    if (!kinds.has(entry.kind) || NUMERIC_ID_KINDS.has(entry.kind)) continue
     const key = lockKey(entry.kind, entry.logicalId)
     const name = desiredNames.get(key) ?? entry.name ?? out[entry.remoteId]?.name
     out[entry.remoteId] = { kind: entry.kind, logicalId: entry.logicalId, ...(name !== undefined ? { name } : {}) }

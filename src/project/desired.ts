@@ -5,8 +5,8 @@ import { isConstruct, OPTION_KEYS, type AnyConstruct } from '../../constructs/co
 import type { ResolvedConfig } from './config.js'
 import type { Problem } from './errors.js'
 import type { Registration } from './loader.js'
-import type { DesiredResource, ResourceKind, ResourceOptions, ResourceRef } from '../resources/types.js'
-import { CONSTRUCT_NAMES, descriptorOf, isResourceKind, RESOURCE_KINDS, sitesOf } from '../resources/registry.js'
+import type { DesiredResource, ReferenceField, ResourceKind, ResourceOptions, ResourceRef } from '../resources/types.js'
+import { CONSTRUCT_NAMES, descriptorOf, isResourceKind, referredKinds, RESOURCE_KINDS, sitesOf } from '../resources/registry.js'
 import { placeholder } from '../resources/refs.js'
 
 /** Logical ids: letters, digits and `_ - / # .`. */
@@ -94,27 +94,77 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
   const kind = identifiedKind(r, name, build.seen, ctx, add)
   if (!kind) return undefined
 
+  const descriptor = descriptorOf(kind)
+  const shape = descriptor.codeShape
+  // a problem of the body is named as the props name it (an alert channel's `config.url` is its `url`)
+  const addInCode: AddProblem = shape ? (field, message) => add(field === undefined ? field : shape.fieldInCode(field), message) : add
   const { options, input } = splitOptions(c.props as Record<string, unknown>, add)
   const refs: ResourceRef[] = []
   const before = problems.length
   fromDefaults.clear()
-  let body: Record<string, unknown> = input
-  const descriptor = descriptorOf(kind)
+  let body: Record<string, unknown> = shape ? shape.toPayload(input) : input
+  let addRef = addInCode
   if (descriptor.check) {
     if ('defaultTags' in input && typeof input.defaultTags !== 'boolean') add('defaultTags', `must be a boolean: false leaves out the config's default tags (got ${typeof input.defaultTags})`)
     // `input` is splitOptions' own copy of the props: merged into in place, not copied again
     body = mergeDefaultsInto(input, input.defaultTags === false, input.tags, ctx.config.defaults, fromDefaults)
+    const split = splitAlertChannels(body, add)
+    body = split.body
+    addRef = split.addRef
   }
-  body = resolveReferences(kind, body, (value, field, wanted, refPath) => resolveRef(value, field, wanted, refs, build.registrationOf, ctx, add, refPath))
+  body = resolveReferences(kind, body, (value, field, reference, refPath) => resolveRef(value, field, reference, refs, build.registrationOf, ctx, addRef, refPath))
   const idField = descriptor.logicalIdField
   if (idField) {
     if (idField in body) add(idField, `is not a prop: the ${idField} is the logical id, new ${descriptor.construct}(${idField}, { value })`)
     body = { ...body, [idField]: c.logicalId }
   }
 
-  const payload = validPayload(descriptor.schema, body, idField, build, add)
+  let payload = validPayload(descriptor.schema, body, idField, build, addInCode)
   if (payload === undefined || problems.length > before) return undefined
+  // a numeric reference was validated as a number: its placeholder goes in now
+  for (const ref of refs) if (ref.numeric) payload = setIn(payload, ref.path.split('.'), placeholder(ref.kind, ref.logicalId)) as Record<string, unknown>
   return { kind, logicalId: c.logicalId as string, construct: name, file: ctx.rootRel(r.file), payload, refs, options }
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !isConstruct(v)
+
+/**
+ * A check's `alertChannels` written as an array: the channel constructs in it become the
+ * check's subscriptions (`alertChannelSubscriptions`, after any it lists by id), its plain
+ * objects the inline channels (`{ email: [...] }`, merged by type). The object form is the
+ * inline channels as they are. `addRef` names a subscription's problem where the code has it
+ * (`alertChannels.1`).
+ */
+function splitAlertChannels(body: Record<string, unknown>, add: AddProblem): { body: Record<string, unknown>; addRef: AddProblem } {
+  const list = body.alertChannels
+  if (!Array.isArray(list)) return { body, addRef: add }
+  const subscriptions: unknown[] = Array.isArray(body.alertChannelSubscriptions) ? [...body.alertChannelSubscriptions] : []
+  const inCode = new Map<number, number>()
+  const inline: Record<string, unknown[]> = {}
+  list.forEach((item, i) => {
+    if (isConstruct(item)) {
+      inCode.set(subscriptions.length, i)
+      subscriptions.push({ alertChannelId: item, activated: true })
+    } else if (isPlainObject(item)) {
+      for (const [type, channels] of Object.entries(item)) {
+        if (channels === undefined) continue
+        if (!Array.isArray(channels)) add(`alertChannels.${i}.${type}`, `must be an array of ${type} channels (got ${describe(channels)})`)
+        else (inline[type] ??= []).push(...channels)
+      }
+    } else {
+      add(`alertChannels.${i}`, `must be an alert channel construct of this project (e.g. ${descriptorOf('email-alert-channel').example}) or inline channels ({ email: [{ address }] }) (got ${describe(item)})`)
+    }
+  })
+  const out: Record<string, unknown> = { ...body }
+  delete out.alertChannels
+  if (Object.keys(inline).length > 0) out.alertChannels = inline
+  if (subscriptions.length > 0) out.alertChannelSubscriptions = subscriptions
+  const addRef: AddProblem = (field, message) => {
+    const at = field === undefined ? undefined : /^alertChannelSubscriptions\.(\d+)\.alertChannelId$/.exec(field)
+    const index = at ? inCode.get(Number(at[1])) : undefined
+    add(index === undefined ? field : `alertChannels.${index}`, message)
+  }
+  return { body: out, addRef }
 }
 
 /**
@@ -340,7 +390,7 @@ const UNRESOLVED = 'unresolved-reference'
 function resolveReferences(
   kind: ResourceKind,
   body: Record<string, unknown>,
-  resolve: (value: unknown, field: string, wanted: ResourceKind, refPath: string) => unknown,
+  resolve: (value: unknown, field: string, reference: ReferenceField, refPath: string) => unknown,
 ): Record<string, unknown> {
   let out = body
   for (const reference of descriptorOf(kind).references) {
@@ -352,7 +402,7 @@ function resolveReferences(
     const below = reference.path.slice(inCode.length).split('.').filter(Boolean)
     for (const site of sites) {
       const refPath = [site.path, ...below].join('.')
-      const id = resolve(site.value, site.path, reference.kind, refPath)
+      const id = resolve(site.value, site.path, reference, refPath)
       const value = below.reduceRight<unknown>((inner, key) => ({ [key]: inner }), id)
       out = setIn(out, site.path.split('.'), value) as Record<string, unknown>
     }
@@ -377,34 +427,38 @@ function setIn(node: unknown, path: readonly string[], value: unknown): unknown 
 function resolveRef(
   value: unknown,
   field: string,
-  wanted: ResourceKind,
+  reference: ReferenceField,
   refs: ResourceRef[],
   registrationOf: (construct: AnyConstruct) => Registration | undefined,
   ctx: BuildContext,
   add: (field: string | undefined, message: string) => void,
   refPath = field,
 ): unknown {
-  const construct = descriptorOf(wanted).construct
+  const accepted = referredKinds(reference)
+  const construct = accepted.map((k) => descriptorOf(k).construct).join(' or ')
+  // a numeric reference is validated as a number: its placeholder goes in after (buildResource)
+  const unresolved = reference.numeric ? 0 : UNRESOLVED
   if (!isConstruct(value)) {
-    add(field, `must be a ${construct} construct of this project, e.g. ${descriptorOf(wanted).example} (got ${describe(value)})`)
-    return UNRESOLVED
+    add(field, `must be a ${construct} construct of this project, e.g. ${descriptorOf(reference.kind).example} (got ${describe(value)})`)
+    return unresolved
   }
   const target = `${constructName(value)} ${JSON.stringify(value.logicalId)}`
-  if (value.__monitorsKind !== wanted) {
+  const wanted = value.__monitorsKind
+  if (!accepted.includes(wanted)) {
     add(field, `must be a ${construct} (got ${target})`)
-    return UNRESOLVED
+    return unresolved
   }
   const registration = registrationOf(value)
   if (!registration) {
     add(field, `refers to ${target}, which is not part of this project: it was not created while the project's check files were loading`)
-    return UNRESOLVED
+    return unresolved
   }
   if (registration.outside) {
     add(field, `refers to ${target}, which is not part of this project: it is created in ${ctx.cwdRel(registration.file)}, which checkMatch does not match`)
-    return UNRESOLVED
+    return unresolved
   }
-  refs.push({ path: refPath, kind: wanted, logicalId: value.logicalId })
-  return placeholder(wanted, value.logicalId)
+  refs.push({ path: refPath, kind: wanted, logicalId: value.logicalId, ...(reference.numeric ? { numeric: true } : {}) })
+  return reference.numeric ? 0 : placeholder(wanted, value.logicalId)
 }
 
 function describe(value: unknown): string {

@@ -1,0 +1,184 @@
+/**
+ * Alert channels as code, end to end with the built CLI against the real server (runner and
+ * alert sender on): two account-level channels and a check subscribing to both by passing the
+ * constructs. Apply creates them (channels first), a failing check is delivered to both real
+ * local receivers, the next plan is empty, secrets never appear, removing a channel updates
+ * the check before deleting it, and import writes the channels as code that the check refers
+ * to by variable.
+ */
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { makeProject, monitors, STACK_LINE, writeFiles } from '../helpers/cli.js'
+import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
+import { startAlertsBench, startReceiver, type AlertsBench, type Receiver } from '../server/alerts-helpers.js'
+import { KEY_A } from '../server/helpers.js'
+
+let dns: DnsServerHandle
+let hooks: Receiver
+let bench: AlertsBench
+
+beforeAll(async () => {
+  dns = await startDnsServer()
+  hooks = await startReceiver()
+  bench = await startAlertsBench(dns, { alerts: { pollMs: 50, backoffMs: 50, timeoutMs: 5000 } })
+})
+afterAll(async () => {
+  await bench?.close()
+  await hooks?.close()
+  await dns?.close()
+})
+
+const HOOK_TOKEN = 'HOOK-SECRET-TOKEN-1'
+const PD_KEY = 'PD-ROUTING-SECRET-1'
+const env = (extra: Record<string, string> = {}) => ({
+  MONITORING_API_URL: bench.server.url, MONITORING_API_KEY: KEY_A, MONITORING_ACCOUNT_ID: 'acc-a', HOOK_TOKEN, PD_KEY, ...extra,
+})
+const cli = (dir: string, args: string[], extra: Record<string, string> = {}) => monitors(dir, args, env(extra))
+const lockOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'monitoring.lock.json'), 'utf8'))
+
+const hookChannel = () => `export const hook = new WebhookAlertChannel('ops-hook', {
+  name: 'Ops hook',
+  url: '${hooks.url}/hook',
+  method: 'PUT',
+  headers: [{ key: 'Authorization', value: process.env.HOOK_TOKEN ?? '', secret: true }],
+  queryParameters: [{ key: 'team', value: 'shop' }],
+  template: '{"check":"{{CHECK_NAME}}","type":"{{ALERT_TYPE}}"}',
+  sendDegraded: true,
+})
+`
+const pdChannel = () => `export const pager = new PagerDutyAlertChannel('pager', { serviceKey: process.env.PD_KEY ?? '', serviceName: 'Shop', url: '${hooks.url}/pd' })
+`
+const check = (channels: string) => `new DnsCheck('shop-dns', {
+  name: 'Shop DNS',
+  activated: false,
+  doubleCheck: false,
+  request: { query: 'channels.test', nameServer: '127.0.0.1', port: ${dns.port} },
+  alertChannels: [${channels}],
+})
+`
+const imports = `import { DnsCheck, PagerDutyAlertChannel, WebhookAlertChannel } from 'monitors-as-code'\n`
+
+describe('alert channels as code', () => {
+  let dir: string
+  let hookId: number
+  let pagerId: number
+  let checkId: string
+
+  it('apply creates both channels before the check that subscribes to them; the lock maps them to the numeric ids', async () => {
+    dir = makeProject({
+      'channels.check.ts': imports + hookChannel() + pdChannel(),
+      'shop.check.ts': `${imports}import { hook, pager } from './channels.check'\n${check(`hook, pager, { webhook: [{ name: 'inline', url: '${hooks.url}/inline' }] }`)}`,
+    })
+    const plan = await cli(dir, ['plan'])
+    expect(plan.code, plan.output).toBe(0)
+    expect(plan.stdout).toContain('+ webhook-alert-channel ops-hook')
+    expect(plan.stdout).toContain('+ pagerduty-alert-channel pager')
+    expect(plan.stdout).toContain('webhook-alert-channel:ops-hook')
+    expect(plan.output).not.toContain(HOOK_TOKEN)
+    expect(plan.output).not.toContain(PD_KEY)
+
+    const apply = await cli(dir, ['apply', '--yes'])
+    expect(apply.code, apply.output).toBe(0)
+    expect(apply.output).not.toContain(HOOK_TOKEN)
+    expect(apply.output).not.toContain(PD_KEY)
+    const out = apply.stdout
+    expect(out.indexOf('webhook-alert-channel ops-hook')).toBeLessThan(out.indexOf('dns-check shop-dns'))
+    expect(out.indexOf('pagerduty-alert-channel pager')).toBeLessThan(out.indexOf('dns-check shop-dns'))
+
+    const lock = lockOf(dir).resources
+    hookId = Number(lock['webhook-alert-channel:ops-hook'].remoteId)
+    pagerId = Number(lock['pagerduty-alert-channel:pager'].remoteId)
+    checkId = lock['dns-check:shop-dns'].remoteId
+    expect(Number.isInteger(hookId) && Number.isInteger(pagerId)).toBe(true)
+    expect(readFileSync(join(dir, 'monitoring.lock.json'), 'utf8')).not.toContain(HOOK_TOKEN)
+
+    const channels = await bench.call('GET', '/v1/alert-channels')
+    expect(channels.text).not.toContain(HOOK_TOKEN)
+    expect(channels.json).toEqual(expect.arrayContaining([
+      expect.objectContaining({ id: hookId, type: 'WEBHOOK', sendDegraded: true, config: expect.objectContaining({ name: 'Ops hook', method: 'PUT' }) }),
+      expect.objectContaining({ id: pagerId, type: 'PAGERDUTY', config: expect.objectContaining({ serviceKey: '', serviceName: 'Shop' }) }),
+    ]))
+    const remote = await bench.call('GET', `/v1/checks/${checkId}`)
+    expect(remote.json.alertChannelSubscriptions).toEqual([{ alertChannelId: hookId, activated: true }, { alertChannelId: pagerId, activated: true }])
+    expect(remote.json.alertChannels.webhook).toEqual([expect.objectContaining({ name: 'inline' })])
+  })
+
+  it('a failing check is delivered to both subscribed channels (and its inline one) with their secrets', async () => {
+    dns.set('channels.test', 'A', { rcode: 'SERVFAIL' })
+    expect((await bench.runOnce(checkId)).status).toBe('FAILED')
+    const [put] = await hooks.waitFor('/hook', 1)
+    expect(put.method).toBe('PUT')
+    expect(put.headers.authorization).toBe(HOOK_TOKEN)
+    expect(put.url).toBe('/hook?team=shop')
+    expect(JSON.parse(put.body)).toEqual({ check: 'Shop DNS', type: 'ALERT_FAILURE' })
+    const [pd] = await hooks.waitFor('/pd', 1)
+    expect(pd.json).toMatchObject({ routing_key: PD_KEY, event_action: 'trigger' })
+    await hooks.waitFor('/inline', 1)
+  })
+
+  it('the next plan is empty: masked secrets compare equal, and a changed secret alone is planned, masked', async () => {
+    const plan = await cli(dir, ['plan', '--detailed-exitcode'])
+    expect(plan.code, plan.output).toBe(0)
+    expect(plan.stdout).toMatch(/^No changes\./)
+
+    const changed = await cli(dir, ['plan', '--detailed-exitcode'], { PD_KEY: 'PD-ROUTING-SECRET-2' })
+    expect(changed.code, changed.output).toBe(2)
+    expect(changed.stdout).toContain('~ pagerduty-alert-channel pager')
+    expect(changed.stdout).toContain('config.serviceKey')
+    expect(changed.stdout).toContain('(secret changed)')
+    expect(changed.output).not.toContain('PD-ROUTING-SECRET')
+    expect(changed.stdout).not.toContain('webhook-alert-channel ops-hook')
+  })
+
+  it('removing a channel from the code updates the check first, then deletes the channel', async () => {
+    writeFiles(dir, {
+      'channels.check.ts': imports + hookChannel(),
+      'shop.check.ts': `${imports}import { hook } from './channels.check'\n${check(`hook, { webhook: [{ name: 'inline', url: '${hooks.url}/inline' }] }`)}`,
+    })
+    const plan = await cli(dir, ['plan', '--detailed-exitcode'])
+    expect(plan.code, plan.output).toBe(2)
+    expect(plan.stdout).toContain('~ dns-check shop-dns')
+    expect(plan.stdout).toContain('- pagerduty-alert-channel pager')
+    const apply = await cli(dir, ['apply', '--yes'])
+    expect(apply.code, apply.output).toBe(0)
+    const out = apply.stdout
+    expect(out.indexOf('dns-check shop-dns')).toBeGreaterThanOrEqual(0)
+    expect(out.indexOf('dns-check shop-dns')).toBeLessThan(out.indexOf('pagerduty-alert-channel pager'))
+    expect((await bench.call('GET', `/v1/alert-channels/${pagerId}`)).status).toBe(404)
+    expect((await bench.call('GET', `/v1/checks/${checkId}`)).json.alertChannelSubscriptions).toEqual([{ alertChannelId: hookId, activated: true }])
+    expect((await cli(dir, ['plan', '--detailed-exitcode'])).code).toBe(0)
+  })
+
+  it('a check naming something that is not a channel is refused, naming the file, the construct and alertChannels.N', async () => {
+    const bad = makeProject({ 'bad.check.ts': `${imports}import { DnsCheck as D } from 'monitors-as-code'\nconst other = new D('other', { name: 'x', request: { query: 'x.test' } })\n${check('other')}` })
+    const plan = await cli(bad, ['plan'])
+    expect(plan.code).toBe(1)
+    expect(plan.stderr).toMatch(/bad\.check\.ts.*DnsCheck "shop-dns".*alertChannels\.0/s)
+    expect(plan.stderr).toContain('must be a EmailAlertChannel or SlackAlertChannel')
+    expect(plan.output).not.toMatch(STACK_LINE)
+  })
+
+  it('import writes the channels as code and the check refers to them by variable; the next plan is empty', async () => {
+    const fresh = makeProject({ 'empty.check.ts': 'export {}\n' })
+    // the service never returns the header's value: import reads it from the environment, taking the value set now as the service's
+    const imported = await cli(fresh, ['import', '--all', '--out', 'imported.check.ts'], { OPS_HOOK_AUTHORIZATION: HOOK_TOKEN })
+    expect(imported.code, imported.output).toBe(0)
+    expect(imported.output).not.toContain(HOOK_TOKEN)
+    const code = readFileSync(join(fresh, 'imported.check.ts'), 'utf8')
+    expect(code).toContain("import { DnsCheck, WebhookAlertChannel } from 'monitors-as-code'")
+    expect(code).toMatch(/const opsHook = new WebhookAlertChannel\('ops-hook', \{/)
+    expect(code).toContain("name: 'Ops hook'")
+    expect(code).toContain("method: 'PUT'")
+    expect(code).toContain('sendDegraded: true')
+    expect(code).toContain("value: process.env.OPS_HOOK_AUTHORIZATION ?? ''")
+    expect(code).not.toContain('config')
+    expect(code).toMatch(/alertChannels: \[\s*opsHook,\s*\{/)
+    expect(code).not.toContain('alertChannelSubscriptions')
+    expect(code).not.toContain(HOOK_TOKEN)
+    expect(Object.keys(lockOf(fresh).resources).sort()).toEqual(['dns-check:shop-dns', 'webhook-alert-channel:ops-hook'])
+    const plan = await cli(fresh, ['plan', '--detailed-exitcode'], { OPS_HOOK_AUTHORIZATION: HOOK_TOKEN })
+    expect(plan.stdout).toMatch(/^No changes\./)
+    expect(plan.code, plan.output).toBe(0)
+  })
+})
