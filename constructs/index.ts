@@ -18,15 +18,15 @@ export { StatusPageService } from './status-page-service.js'
 export type { StatusPageServiceProps } from './status-page-service.js'
 export { StatusPage } from './status-page.js'
 export type { StatusPageProps, StatusPageCardProps } from './status-page.js'
-export {
-  AlertChannel, EmailAlertChannel, SlackAlertChannel, WebhookAlertChannel, SmsAlertChannel, PagerDutyAlertChannel, OpsgenieAlertChannel, MSTeamsAlertChannel,
-} from './alert-channel.js'
-export type {
-  AlertChannelSettings, EmailAlertChannelProps, SlackAlertChannelProps, WebhookAlertChannelProps, SmsAlertChannelProps,
-  PagerDutyAlertChannelProps, OpsgenieAlertChannelProps, MSTeamsAlertChannelProps,
-} from './alert-channel.js'
 export { MaintenanceWindow } from './maintenance-window.js'
 export type { MaintenanceWindowProps } from './maintenance-window.js'
+export {
+  EmailAlertChannel, SlackAlertChannel, WebhookAlertChannel, SmsAlertChannel, PagerDutyAlertChannel, OpsgenieAlertChannel, MSTeamsAlertChannel,
+} from './alert-channel.js'
+export type {
+  AlertChannel, AlertChannelSettings, EmailAlertChannelProps, SlackAlertChannelProps, WebhookAlertChannelProps, SmsAlertChannelProps,
+  PagerDutyAlertChannelProps, OpsgenieAlertChannelProps, MSTeamsAlertChannelProps,
+} from './alert-channel.js'
 export type { CheckProps, CheckDefaults, TriggerIncidentProps } from './check.js'
 export { Construct, isConstruct } from './construct.js'
 export type { ConstructOptions, AnyConstruct } from './construct.js'

@@ -438,6 +438,8 @@ function resolveRef(
   const construct = accepted.map((k) => descriptorOf(k).construct).join(' or ')
   // a numeric reference is validated as a number: its placeholder goes in after (buildResource)
   const unresolved = reference.numeric ? 0 : UNRESOLVED
+  // an id written as a number (a channel not managed in code) stays as it is
+  if (reference.numeric && typeof value === 'number') return value
   if (!isConstruct(value)) {
     add(field, `must be a ${construct} construct of this project, e.g. ${descriptorOf(reference.kind).example} (got ${describe(value)})`)
     return unresolved
