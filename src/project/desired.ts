@@ -435,7 +435,8 @@ function resolveRef(
   refPath = field,
 ): unknown {
   const accepted = referredKinds(reference)
-  const construct = accepted.map((k) => descriptorOf(k).construct).join(' or ')
+  const names = accepted.map((k) => descriptorOf(k).construct)
+  const construct = names.length === 1 ? names[0] : `channel construct (${names.join(', ')})`
   // a numeric reference is validated as a number: its placeholder goes in after (buildResource)
   const unresolved = reference.numeric ? 0 : UNRESOLVED
   // an id written as a number (a channel not managed in code) stays as it is

@@ -155,7 +155,25 @@ describe('alert channels as code', () => {
     const plan = await cli(bad, ['plan'])
     expect(plan.code).toBe(1)
     expect(plan.stderr).toMatch(/bad\.check\.ts.*DnsCheck "shop-dns".*alertChannels\.0/s)
-    expect(plan.stderr).toContain('must be a EmailAlertChannel or SlackAlertChannel')
+    expect(plan.stderr).toContain('must be a channel construct (EmailAlertChannel, SlackAlertChannel, WebhookAlertChannel')
+    expect(plan.stderr).toContain('(got DnsCheck "other")')
+    expect(plan.output).not.toMatch(STACK_LINE)
+  })
+
+  it('a channel\'s bad props are named as the code writes them (url, not config.url), with every problem at once', async () => {
+    const bad = makeProject({
+      'bad.check.ts': `${imports}new WebhookAlertChannel('hook', { name: 'x', url: 'ftp://example.test', adress: 'y', sendFailure: 'yes' })\n` +
+        `new PagerDutyAlertChannel('pd', { serviceKey: process.env.NOT_SET_ANYWHERE ?? '' })\n` +
+        `${check("'oncall'")}`,
+    })
+    const plan = await cli(bad, ['plan'])
+    expect(plan.code).toBe(1)
+    expect(plan.stderr).toMatch(/WebhookAlertChannel "hook" › url: must be an http:\/\/ or https:\/\/ URL/)
+    expect(plan.stderr).toMatch(/WebhookAlertChannel "hook" › adress: is not a known field/)
+    expect(plan.stderr).toMatch(/WebhookAlertChannel "hook" › sendFailure:/)
+    expect(plan.stderr).toMatch(/PagerDutyAlertChannel "pd" › serviceKey:/)
+    expect(plan.stderr).toMatch(/DnsCheck "shop-dns" › alertChannels\.0: must be an alert channel construct of this project/)
+    expect(plan.stderr).not.toContain('config.')
     expect(plan.output).not.toMatch(STACK_LINE)
   })
 
@@ -179,6 +197,13 @@ describe('alert channels as code', () => {
     expect(Object.keys(lockOf(fresh).resources).sort()).toEqual(['dns-check:shop-dns', 'webhook-alert-channel:ops-hook'])
     const plan = await cli(fresh, ['plan', '--detailed-exitcode'], { OPS_HOOK_AUTHORIZATION: HOOK_TOKEN })
     expect(plan.stdout).toMatch(/^No changes\./)
+
+    // destroy deletes the check before the channel it subscribes to
+    const destroy = await cli(fresh, ['destroy', '--yes'], { OPS_HOOK_AUTHORIZATION: HOOK_TOKEN })
+    expect(destroy.code, destroy.output).toBe(0)
+    expect(destroy.stdout.indexOf('dns-check shop-dns deleted')).toBeGreaterThanOrEqual(0)
+    expect(destroy.stdout.indexOf('dns-check shop-dns deleted')).toBeLessThan(destroy.stdout.indexOf('webhook-alert-channel ops-hook deleted'))
+    expect((await bench.call('GET', '/v1/alert-channels')).json).toEqual([])
     expect(plan.code, plan.output).toBe(0)
   })
 })
