@@ -28,7 +28,7 @@ export function slug(name: string): string {
  * `defaultTags: false`), so that the code with the defaults merged in is the remote check.
  */
 export function propsOf(item: ImportItem, checkDefaults: Record<string, unknown>): Record<string, unknown> {
-  const full = normalize(item.kind, item.record)
+  const full = withStandIns(item.kind, normalize(item.kind, item.record))
   const props: Record<string, unknown> = {}
   for (const key of Object.keys(full)) {
     if (key === descriptorOf(item.kind).logicalIdField) continue
@@ -37,6 +37,25 @@ export function propsOf(item: ImportItem, checkDefaults: Record<string, unknown>
   }
   if (!CHECK_KINDS.has(item.kind)) return props
   return order(withDefaults(item.kind, full, props, checkDefaults))
+}
+
+/**
+ * The record with a stand-in for each always-secret string the service answers blank, when the
+ * schema refuses it blank (a PagerDuty routing key, an Opsgenie API key): without one the
+ * schema could not say which fields are at their defaults. The code reads those values from
+ * the environment anyway (secretSites).
+ */
+function withStandIns(kind: ResourceKind, full: Record<string, unknown>): Record<string, unknown> {
+  if (RESOURCE_SCHEMAS[kind].safeParse(full).success) return full
+  let out: Record<string, unknown> | undefined
+  for (const pattern of descriptorOf(kind).secrets.arrays) {
+    for (const site of sitesOf(full, pattern)) {
+      if (site.value !== '') continue
+      out ??= structuredClone(full)
+      setPath(out, site.path.split('.'), 'secret')
+    }
+  }
+  return out && RESOURCE_SCHEMAS[kind].safeParse(out).success ? out : full
 }
 
 /** What the code of a check gives once the construct and the config's defaults filled it in. */

@@ -206,4 +206,52 @@ describe('alert channels as code', () => {
     expect((await bench.call('GET', '/v1/alert-channels')).json).toEqual([])
     expect(plan.code, plan.output).toBe(0)
   })
+
+  it('every channel type applies, plans empty again (secrets compared by fingerprint), and imports back to code that plans empty', async () => {
+    const all = makeProject({
+      'all.check.ts': `import { EmailAlertChannel, SlackAlertChannel, SmsAlertChannel, OpsgenieAlertChannel, MSTeamsAlertChannel, PagerDutyAlertChannel } from 'monitors-as-code'
+new EmailAlertChannel('mail', { address: 'oncall@example.test', sslExpiry: true, sslExpiryThreshold: 14 })
+new SlackAlertChannel('slack', { url: process.env.SLACK_URL ?? '', sendRecovery: false })
+new SmsAlertChannel('sms', { name: 'Pager', number: '+15550100' })
+new OpsgenieAlertChannel('genie', { name: 'Ops', apiKey: process.env.GENIE_KEY ?? '', region: 'EU', priority: 'P2' })
+new MSTeamsAlertChannel('teams', { name: 'Ops room', url: process.env.TEAMS_URL ?? '' })
+new PagerDutyAlertChannel('pd2', { serviceKey: process.env.PD_KEY ?? '', serviceName: 'Shop EU' })
+`,
+    })
+    const secrets = { SLACK_URL: 'https://hooks.slack.test/services/T0/B0/SLACK-SECRET', GENIE_KEY: 'GENIE-SECRET', TEAMS_URL: 'https://teams.test/webhook/TEAMS-SECRET' }
+    const apply = await cli(all, ['apply', '--yes'], secrets)
+    expect(apply.code, apply.output).toBe(0)
+    for (const secret of ['SLACK-SECRET', 'GENIE-SECRET', 'TEAMS-SECRET', PD_KEY]) expect(apply.output).not.toContain(secret)
+    const again = await cli(all, ['plan', '--detailed-exitcode'], secrets)
+    expect(again.code, again.output).toBe(0)
+    const changed = await cli(all, ['plan', '--detailed-exitcode'], { ...secrets, TEAMS_URL: 'https://teams.test/webhook/TEAMS-OTHER' })
+    expect(changed.code, changed.output).toBe(2)
+    expect(changed.stdout).toContain('~ msteams-alert-channel teams')
+    expect(changed.stdout).toContain('Plan: 0 to create, 1 to update, 0 to delete.')
+    expect(changed.output).not.toContain('TEAMS-OTHER')
+
+    const fresh = makeProject({ 'empty.check.ts': 'export {}\n' })
+    const listed = await cli(fresh, ['import'])
+    expect(listed.stdout).toContain('email-alert-channel:oncall-example-test  "oncall@example.test"')
+    // the variables the file reads the secrets from, set to the service's values when importing: recorded, nothing to change
+    const envs = { SLACK_URL: secrets.SLACK_URL, SHOP_EU_SERVICEKEY: PD_KEY, OPS_APIKEY: secrets.GENIE_KEY, OPS_ROOM_URL: secrets.TEAMS_URL }
+    const imported = await cli(fresh, ['import', '--all', '--out', 'imported.check.ts'], envs)
+    expect(imported.code, imported.output).toBe(0)
+    const code = readFileSync(join(fresh, 'imported.check.ts'), 'utf8')
+    for (const construct of ['EmailAlertChannel', 'SlackAlertChannel', 'SmsAlertChannel', 'OpsgenieAlertChannel', 'MSTeamsAlertChannel', 'PagerDutyAlertChannel']) {
+      expect(code).toContain(`new ${construct}(`)
+    }
+    expect(code).toContain("new EmailAlertChannel('oncall-example-test', { address: 'oncall@example.test', sslExpiry: true, sslExpiryThreshold: 14 })")
+    expect(code).toContain("new PagerDutyAlertChannel('shop-eu', { serviceKey: process.env.SHOP_EU_SERVICEKEY ?? '', serviceName: 'Shop EU' })")
+    expect(code).toContain("apiKey: process.env.OPS_APIKEY ?? ''")
+    expect(code).not.toContain('sendFailure')
+    expect(code).not.toContain('config')
+    for (const secret of ['SLACK-SECRET', 'GENIE-SECRET', 'TEAMS-SECRET', PD_KEY]) expect(code).not.toContain(secret)
+    expect([...code.matchAll(/process\.env\.([A-Z0-9_]+)/g)].map((m) => m[1]).sort()).toEqual(Object.keys(envs).sort())
+    const plan = await cli(fresh, ['plan', '--detailed-exitcode'], envs)
+    expect(plan.code, plan.output).toBe(0)
+    const destroyAll = await cli(all, ['destroy', '--yes'], secrets)
+    expect(destroyAll.code, destroyAll.output).toBe(0)
+    expect(destroyAll.stdout).toContain('6 deleted')
+  })
 })
