@@ -140,6 +140,8 @@ describe('alert channels as code', () => {
     expect(plan.code, plan.output).toBe(2)
     expect(plan.stdout).toContain('~ dns-check shop-dns')
     expect(plan.stdout).toContain('- pagerduty-alert-channel pager')
+    // the subscription that goes is named by the channel's construct, not by its number
+    expect(plan.stdout).toContain('- alertChannelSubscriptions[pagerduty-alert-channel:pager]')
     const apply = await cli(dir, ['apply', '--yes'])
     expect(apply.code, apply.output).toBe(0)
     const out = apply.stdout
