@@ -1,6 +1,7 @@
 import type { RemoteRecord, ResourceKind } from '../resources/types.js'
 import { CHECK_KINDS, CONSTRUCT_NAMES, descriptorOf, REFERENCED_KINDS, referenceSites, RESOURCE_KINDS, RESOURCE_SCHEMAS, sitesOf } from '../resources/registry.js'
 import { normalize } from '../resources/normalize.js'
+import { subscribesToChannels } from '../resources/kinds/alert-channel.js'
 import { stableStringify } from '../resources/stable-json.js'
 import { DEFAULTABLE_CHECK_FIELDS, type ResolvedConfig } from '../project/config.js'
 import { mergeDefaults } from '../project/desired.js'
@@ -337,7 +338,7 @@ export function generateImport(items: readonly ImportItem[], checkDefaults: Reco
     } else if (fromEnv.length > 0) {
       comment = `// The service never returns secret values: they are read from the environment (${fromEnv.join(', ')}).\n`
     }
-    if (CHECK_KINDS.has(item.kind)) channelsAsConstructs(props, serviceVar)
+    if (subscribesToChannels(descriptorOf(item.kind))) channelsAsConstructs(props, serviceVar)
     // a reference the construct holds as the referenced construct itself (a check's triggerIncident.serviceId)
     for (const site of referenceSites(item.kind, props)) {
       if (site.field.inCode || typeof site.value !== 'string' || !serviceVar.has(site.value)) continue

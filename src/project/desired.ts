@@ -8,6 +8,7 @@ import type { Registration } from './loader.js'
 import type { DesiredResource, ReferenceField, ResourceKind, ResourceOptions, ResourceRef } from '../resources/types.js'
 import { CONSTRUCT_NAMES, descriptorOf, isResourceKind, referredKinds, RESOURCE_KINDS, sitesOf } from '../resources/registry.js'
 import { placeholder } from '../resources/refs.js'
+import { subscribesToChannels } from '../resources/kinds/alert-channel.js'
 
 /** Logical ids: letters, digits and `_ - / # .`. */
 export const LOGICAL_ID_PATTERN = /^[A-Za-z0-9_\-/#.]+$/
@@ -108,6 +109,8 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
     if ('defaultTags' in input && typeof input.defaultTags !== 'boolean') add('defaultTags', `must be a boolean: false leaves out the config's default tags (got ${typeof input.defaultTags})`)
     // `input` is splitOptions' own copy of the props: merged into in place, not copied again
     body = mergeDefaultsInto(input, input.defaultTags === false, input.tags, ctx.config.defaults, fromDefaults)
+  }
+  if (subscribesToChannels(descriptor)) {
     const split = splitAlertChannels(body, add)
     body = split.body
     addRef = split.addRef
@@ -129,7 +132,7 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !isConstruct(v)
 
 /**
- * A check's `alertChannels` written as an array: the channel constructs in it become the
+ * The `alertChannels` of a check (or of any kind subscribing to channels) written as an array: the channel constructs in it become the
  * check's subscriptions (`alertChannelSubscriptions`, after any it lists by id), its plain
  * objects the inline channels (`{ email: [...] }`, merged by type). The object form is the
  * inline channels as they are. `addRef` names a subscription's problem where the code has it

@@ -112,3 +112,12 @@ export const ALERT_CHANNEL_REFERENCE = {
   numeric: true,
   where: ' in its alertChannels',
 } as const
+
+/**
+ * Whether a kind subscribes to alert channels (its descriptor has ALERT_CHANNEL_REFERENCE): its
+ * construct's `alertChannels` may then be an array of channel constructs (src/project/desired.ts)
+ * and import writes its subscriptions so (src/import/codegen.ts).
+ */
+export function subscribesToChannels(descriptor: Pick<ResourceDescriptor, 'references'>): boolean {
+  return descriptor.references.some((r) => r.path === ALERT_CHANNEL_REFERENCE.path)
+}
