@@ -11,6 +11,7 @@ import type { HeartbeatCheck } from './heartbeat-check.js'
 
 /** Any check construct: what `dependsOn` lists. */
 export type AnyCheck = DnsCheck | IcmpCheck | ApiCheck | TcpCheck | UrlCheck | HeartbeatCheck
+import type { AlertChannel } from './alert-channel.js'
 
 type Common = DnsCheckInput
 
@@ -142,12 +143,17 @@ export interface CheckProps extends ConstructOptions {
    */
   frequencyOffset?: number | null
   /**
-   * Alert channels defined inline: email, webhook, slack, sms. Webhook and Slack URLs are
+   * Where the check's alerts go. Either an array of account-level channel constructs
+   * (`EmailAlertChannel`, `SlackAlertChannel`, …) of this project, which the check subscribes
+   * to (`alertChannelSubscriptions`, ids filled in at apply time) and which may also hold inline
+   * channels (`[oncall, { email: [{ address: 'me@example.com' }] }]`); or the inline channels
+   * alone: email, webhook, slack, sms, defined in the check itself. Webhook and Slack URLs are
    * http(s); a webhook header or query parameter with `secret: true` and a Slack URL (its path
    * is the token) are never answered in clear: read them from `process.env`.
    * `null`: none, not the config's `defaults.alertChannels`.
+   * @example alertChannels: [oncall, opsSlack]
    */
-  alertChannels?: Common['alertChannels'] | null
+  alertChannels?: Common['alertChannels'] | Array<AlertChannel<any> | NonNullable<Common['alertChannels']>> | null
   /**
    * Checks of this project this check depends on (a database the app needs): while one of them
    * is failing, this check's failures are recorded but not alerted, and its status says why.

@@ -1,6 +1,7 @@
 import type { RemoteRecord, ResourceKind } from '../resources/types.js'
 import { CHECK_KINDS, CONSTRUCT_NAMES, descriptorOf, REFERENCED_KINDS, referenceSites, RESOURCE_KINDS, RESOURCE_SCHEMAS, sitesOf } from '../resources/registry.js'
 import { normalize } from '../resources/normalize.js'
+import { ALERT_CHANNEL_KINDS, subscribesToChannels } from '../resources/kinds/alert-channel.js'
 import { stableStringify } from '../resources/stable-json.js'
 import { DEFAULTABLE_CHECK_FIELDS, type ResolvedConfig } from '../project/config.js'
 import { mergeDefaults } from '../project/desired.js'
@@ -28,7 +29,7 @@ export function slug(name: string): string {
  * `defaultTags: false`), so that the code with the defaults merged in is the remote check.
  */
 export function propsOf(item: ImportItem, checkDefaults: Record<string, unknown>): Record<string, unknown> {
-  const full = normalize(item.kind, item.record)
+  const full = withStandIns(item.kind, normalize(item.kind, item.record))
   const props: Record<string, unknown> = {}
   for (const key of Object.keys(full)) {
     if (key === descriptorOf(item.kind).logicalIdField) continue
@@ -37,6 +38,25 @@ export function propsOf(item: ImportItem, checkDefaults: Record<string, unknown>
   }
   if (!CHECK_KINDS.has(item.kind)) return props
   return order(withDefaults(item.kind, full, props, checkDefaults))
+}
+
+/**
+ * The record with a stand-in for each always-secret string the service answers blank, when the
+ * schema refuses it blank (a PagerDuty routing key, an Opsgenie API key): without one the
+ * schema could not say which fields are at their defaults. The code reads those values from
+ * the environment anyway (secretSites).
+ */
+function withStandIns(kind: ResourceKind, full: Record<string, unknown>): Record<string, unknown> {
+  if (RESOURCE_SCHEMAS[kind].safeParse(full).success) return full
+  let out: Record<string, unknown> | undefined
+  for (const pattern of descriptorOf(kind).secrets.arrays) {
+    for (const site of sitesOf(full, pattern)) {
+      if (site.value !== '') continue
+      out ??= structuredClone(full)
+      setPath(out, site.path.split('.'), 'secret')
+    }
+  }
+  return out && RESOURCE_SCHEMAS[kind].safeParse(out).success ? out : full
 }
 
 /** What the code of a check gives once the construct and the config's defaults filled it in. */
@@ -139,6 +159,30 @@ function setPath(target: Record<string, unknown>, path: readonly string[], value
   const last = path[path.length - 1]
   if (isPlainObject(parent)) parent[last] = value
   else if (Array.isArray(parent) && /^\d+$/.test(last)) parent[Number(last)] = value
+}
+
+/**
+ * A check's subscriptions to channels imported with it written as the code writes them:
+ * `alertChannels: [oncall, …]`, the inline channels (if any) last in the array. A subscription
+ * that is not active, or to a channel not imported (already in code), stays by id.
+ */
+function channelsAsConstructs(props: Record<string, unknown>, vars: ReadonlyMap<string, string>): void {
+  const list = props.alertChannelSubscriptions
+  if (!Array.isArray(list)) return
+  const constructs: unknown[] = []
+  const kept = list.filter((s) => {
+    const id = isPlainObject(s) ? String(s.alertChannelId) : undefined
+    // the variables are by kind and id: a channel's id is one of the channel kinds'
+    const name = id === undefined ? undefined : ALERT_CHANNEL_KINDS.map((kind) => vars.get(`${kind}:${id}`)).find((v) => v !== undefined)
+    if (name === undefined || (s as { activated?: unknown }).activated === false) return true
+    constructs.push({ __code: name })
+    return false
+  })
+  if (constructs.length === 0) return
+  if (kept.length > 0) props.alertChannelSubscriptions = kept
+  else delete props.alertChannelSubscriptions
+  const inline = props.alertChannels
+  props.alertChannels = isPlainObject(inline) && Object.keys(inline).length > 0 ? [...constructs, inline] : constructs
 }
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/
@@ -341,6 +385,7 @@ export function generateImport(items: readonly ImportItem[], checkDefaults: Reco
     } else if (fromEnv.length > 0) {
       comment = `// The service never returns secret values: they are read from the environment (${fromEnv.join(', ')}).\n`
     }
+    if (subscribesToChannels(descriptorOf(item.kind))) channelsAsConstructs(props, serviceVar)
     // a reference the construct holds as the referenced construct itself (a check's triggerIncident.serviceId)
     for (const site of referenceSites(item.kind, props)) {
       if (typeof site.value !== 'string' && typeof site.value !== 'number') continue
@@ -356,7 +401,9 @@ export function generateImport(items: readonly ImportItem[], checkDefaults: Reco
       if (site.field.inCode) continue
       setPath(props, site.path.split('.'), { __code: serviceVar.get(key)! })
     }
-    const body = literal(props, '', (v) => ref(v) ?? (v && typeof v === 'object' && '__code' in v ? String((v as { __code: string }).__code) : undefined))
+    const shape = descriptorOf(item.kind).codeShape
+    const written = shape ? shape.fromPayload(props) : props
+    const body = literal(written, '', (v) => ref(v) ?? (v && typeof v === 'object' && '__code' in v ? String((v as { __code: string }).__code) : undefined))
     const make = `new ${construct}(${quote(item.logicalId)}, ${body})`
     const prefix = REFERENCED_KINDS.includes(item.kind) ? `const ${serviceVar.get(`${item.kind}:${item.remoteId}`)} = ` : ''
     blocks.push(`${comment}${prefix}${make}\n`)

@@ -1,10 +1,17 @@
 import { entriesByKind, lockKey } from '../state/lock.js'
 import type { ResourceKind } from '../resources/types.js'
 // kinds other resources refer to by id (a check's `triggerIncident.serviceId`, a card's services)
-import { REFERENCED_KINDS } from '../resources/registry.js'
+import { NUMERIC_ID_KINDS, REFERENCED_KINDS } from '../resources/registry.js'
 import type { PlanInput } from './plan.js'
 import type { PlanReference } from './types.js'
 
+
+/**
+ * Where an id is in the index: the id itself, or `#<id>` for a kind the service numbers (alert
+ * channels), whose ids cannot be told apart from any other number of a plan's text: those are
+ * named only as the key of a keyed array (`alertChannelSubscriptions[#2]` read as `[2]`).
+ */
+const indexKey = (kind: ResourceKind, id: string) => (NUMERIC_ID_KINDS.has(kind) ? `#${id}` : id)
 
 const nameOf = (payload: Record<string, unknown> | undefined) => (typeof payload?.name === 'string' ? payload.name : undefined)
 
@@ -26,7 +33,7 @@ export function referenceIndex(input: PlanInput): Record<string, PlanReference> 
   for (const kind of kinds) {
     for (const [id, record] of Object.entries(input.remote.records[kind] ?? {})) {
       const name = nameOf(record as Record<string, unknown>)
-      out[id] = { kind, ...(name !== undefined ? { name } : {}) }
+      out[indexKey(kind, id)] = { kind, ...(name !== undefined ? { name } : {}) }
     }
   }
   // the lock's entries in its own order, read only when it holds some of these kinds
@@ -35,8 +42,9 @@ export function referenceIndex(input: PlanInput): Record<string, PlanReference> 
   for (const entry of holds ? Object.values(input.lock?.resources ?? {}) : []) {
     if (!kinds.has(entry.kind)) continue
     const key = lockKey(entry.kind, entry.logicalId)
-    const name = desiredNames.get(key) ?? entry.name ?? out[entry.remoteId]?.name
-    out[entry.remoteId] = { kind: entry.kind, logicalId: entry.logicalId, ...(name !== undefined ? { name } : {}) }
+    const at = indexKey(entry.kind, entry.remoteId)
+    const name = desiredNames.get(key) ?? entry.name ?? out[at]?.name
+    out[at] = { kind: entry.kind, logicalId: entry.logicalId, ...(name !== undefined ? { name } : {}) }
   }
   for (const [key, name] of desiredNames) {
     const [kind, ...rest] = key.split(':')

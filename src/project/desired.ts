@@ -5,10 +5,11 @@ import { isConstruct, OPTION_KEYS, type AnyConstruct } from '../../constructs/co
 import type { ResolvedConfig } from './config.js'
 import type { Problem } from './errors.js'
 import type { Registration } from './loader.js'
-import type { DesiredResource, ResourceKind, ResourceOptions, ResourceRef } from '../resources/types.js'
-import { CHECK_KINDS, CONSTRUCT_NAMES, descriptorOf, isResourceKind, RESOURCE_KINDS, sitesOf } from '../resources/registry.js'
+import type { DesiredResource, ReferenceField, ResourceKind, ResourceOptions, ResourceRef } from '../resources/types.js'
+import { CHECK_KINDS, CONSTRUCT_NAMES, descriptorOf, isResourceKind, referredKinds, RESOURCE_KINDS, sitesOf } from '../resources/registry.js'
 import { dependencyCycle } from '../schema/check.js'
 import { placeholder } from '../resources/refs.js'
+import { subscribesToChannels } from '../resources/kinds/alert-channel.js'
 import { codeIntoField } from './code-field.js'
 
 /** Logical ids: letters, digits and `_ - / # .`. */
@@ -97,12 +98,16 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
   const kind = identifiedKind(r, name, build.seen, ctx, add)
   if (!kind) return undefined
 
+  const descriptor = descriptorOf(kind)
+  const shape = descriptor.codeShape
+  // a problem of the body is named as the props name it (an alert channel's `config.url` is its `url`)
+  const addInCode: AddProblem = shape ? (field, message) => add(field === undefined ? field : shape.fieldInCode(field), message) : add
   const { options, input } = splitOptions(c.props as Record<string, unknown>, add)
   const refs: ResourceRef[] = []
   const before = problems.length
   fromDefaults.clear()
-  let body: Record<string, unknown> = input
-  const descriptor = descriptorOf(kind)
+  let body: Record<string, unknown> = shape ? shape.toPayload(input) : input
+  let addRef = addInCode
   if (descriptor.check) {
     if ('defaultTags' in input && typeof input.defaultTags !== 'boolean') add('defaultTags', `must be a boolean: false leaves out the config's default tags (got ${typeof input.defaultTags})`)
     // a check in a group: the group's frequency when the check sets none, and the group's
@@ -112,25 +117,67 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
     body = mergeDefaultsInto(input, input.defaultTags === false, input.tags, ctx.config.defaults, fromDefaults)
   }
   if (descriptor.code) body = codeIntoField(body, descriptor.code.field, r.file, ctx.rootRel, add)
-  body = resolveReferences(kind, body, (value, field, wanted, refPath) => resolveRef(value, field, wanted, refs, build.registrationOf, ctx, add, refPath))
-  if (descriptor.check && body.dependsOn !== undefined) body = resolveDependsOn(body, (value, field, wanted) => resolveRef(value, field, wanted, refs, build.registrationOf, ctx, add), add)
+  if (subscribesToChannels(descriptor)) {
+    const split = splitAlertChannels(body, add)
+    body = split.body
+    addRef = split.addRef
+  }
+  body = resolveReferences(kind, body, (value, field, reference, refPath) => resolveRef(value, field, reference, refs, build.registrationOf, ctx, addRef, refPath))
+  if (descriptor.check && body.dependsOn !== undefined) {
+    body = resolveDependsOn(body, (value, field, wanted) => resolveRef(value, field, { path: field, kind: wanted }, refs, build.registrationOf, ctx, add), add)
+  }
   const idField = descriptor.logicalIdField
   if (idField) {
     if (idField in body) add(idField, `is not a prop: the ${idField} is the logical id, new ${descriptor.construct}(${idField}, { value })`)
     body = { ...body, [idField]: c.logicalId }
   }
 
-  // a reference to a kind of numeric ids (a check's groupId) is validated as a number and holds
-  // its placeholder until apply resolves it
-  const numeric = refs.filter((ref) => descriptorOf(ref.kind).numericId)
-  for (const ref of numeric) {
-    ref.numeric = true
-    body = setIn(body, ref.path.split('.'), NUMERIC_STAND_IN) as Record<string, unknown>
-  }
-  let payload = validPayload(descriptor.schema, body, idField, build, add)
+  let payload = validPayload(descriptor.schema, body, idField, build, addInCode)
   if (payload === undefined || problems.length > before) return undefined
-  for (const ref of numeric) payload = setIn(payload, ref.path.split('.'), placeholder(ref.kind, ref.logicalId)) as Record<string, unknown>
+  // a numeric reference was validated as a number: its placeholder goes in now
+  for (const ref of refs) if (ref.numeric) payload = setIn(payload, ref.path.split('.'), placeholder(ref.kind, ref.logicalId)) as Record<string, unknown>
   return { kind, logicalId: c.logicalId as string, construct: name, file: ctx.rootRel(r.file), payload, refs, options }
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !isConstruct(v)
+
+/**
+ * The `alertChannels` of a check (or of any kind subscribing to channels) written as an array: the channel constructs in it become the
+ * check's subscriptions (`alertChannelSubscriptions`, after any it lists by id), its plain
+ * objects the inline channels (`{ email: [...] }`, merged by type). The object form is the
+ * inline channels as they are. `addRef` names a subscription's problem where the code has it
+ * (`alertChannels.1`).
+ */
+function splitAlertChannels(body: Record<string, unknown>, add: AddProblem): { body: Record<string, unknown>; addRef: AddProblem } {
+  const list = body.alertChannels
+  if (!Array.isArray(list)) return { body, addRef: add }
+  const subscriptions: unknown[] = Array.isArray(body.alertChannelSubscriptions) ? [...body.alertChannelSubscriptions] : []
+  const inCode = new Map<number, number>()
+  const inline: Record<string, unknown[]> = {}
+  list.forEach((item, i) => {
+    if (isConstruct(item)) {
+      inCode.set(subscriptions.length, i)
+      subscriptions.push({ alertChannelId: item, activated: true })
+    } else if (isPlainObject(item)) {
+      for (const [type, channels] of Object.entries(item)) {
+        if (channels === undefined) continue
+        if (!Array.isArray(channels)) add(`alertChannels.${i}.${type}`, `must be an array of ${type} channels (got ${describe(channels)})`)
+        else (inline[type] ??= []).push(...channels)
+      }
+    } else {
+      add(`alertChannels.${i}`, `must be an alert channel construct of this project (e.g. ${descriptorOf('email-alert-channel').example}) or inline channels ({ email: [{ address }] }) (got ${describe(item)})`)
+    }
+  })
+  const out: Record<string, unknown> = { ...body }
+  delete out.alertChannels
+  if (Object.keys(inline).length > 0) out.alertChannels = inline
+  if (subscriptions.length > 0) out.alertChannelSubscriptions = subscriptions
+  const addRef: AddProblem = (field, message) => {
+    const at = field === undefined ? undefined : /^alertChannelSubscriptions\.(\d+)\.alertChannelId$/.exec(field)
+    const index = at ? inCode.get(Number(at[1])) : undefined
+    add(index === undefined ? field : `alertChannels.${index}`, message)
+  }
+  return { body: out, addRef }
 }
 
 /**
@@ -359,7 +406,6 @@ function groupDefaultsInto(input: Record<string, unknown>): void {
 }
 
 /** Stands in for a numeric reference while the schema checks the body. */
-const NUMERIC_STAND_IN = 1
 
 /** Stands in for a reference already reported as a problem, so the schema does not report it again. */
 const UNRESOLVED = 'unresolved-reference'
@@ -372,7 +418,7 @@ const UNRESOLVED = 'unresolved-reference'
 function resolveReferences(
   kind: ResourceKind,
   body: Record<string, unknown>,
-  resolve: (value: unknown, field: string, wanted: ResourceKind, refPath: string) => unknown,
+  resolve: (value: unknown, field: string, reference: ReferenceField, refPath: string) => unknown,
 ): Record<string, unknown> {
   let out = body
   for (const reference of descriptorOf(kind).references) {
@@ -385,7 +431,7 @@ function resolveReferences(
     if (reference.path !== inCode && !reference.path.startsWith(`${inCode}.`)) {
       const value = out[inCode]
       const { [inCode]: _held, ...rest } = out
-      const id = value === undefined || value === null ? UNRESOLVED : resolve(value, inCode, reference.kind, reference.path)
+      const id = value === undefined || value === null ? UNRESOLVED : resolve(value, inCode, reference, reference.path)
       out = id === UNRESOLVED ? rest : { ...rest, [reference.path]: id }
       continue
     }
@@ -395,7 +441,7 @@ function resolveReferences(
       // none (an API check's setupSnippetId: null): nothing to refer to
       if (site.value === null || site.value === undefined) continue
       const refPath = [site.path, ...below].join('.')
-      const id = resolve(site.value, site.path, reference.kind, refPath)
+      const id = resolve(site.value, site.path, reference, refPath)
       const value = below.reduceRight<unknown>((inner, key) => ({ [key]: inner }), id)
       out = setIn(out, site.path.split('.'), value) as Record<string, unknown>
     }
@@ -420,34 +466,43 @@ function setIn(node: unknown, path: readonly string[], value: unknown): unknown 
 function resolveRef(
   value: unknown,
   field: string,
-  wanted: ResourceKind,
+  reference: ReferenceField,
   refs: ResourceRef[],
   registrationOf: (construct: AnyConstruct) => Registration | undefined,
   ctx: BuildContext,
   add: (field: string | undefined, message: string) => void,
   refPath = field,
 ): unknown {
-  const construct = descriptorOf(wanted).construct
+  const accepted = referredKinds(reference)
+  const names = accepted.map((k) => descriptorOf(k).construct)
+  const construct = names.length === 1 ? names[0] : `channel construct (${names.join(', ')})`
+  // a numeric reference (an alert channel's, a check group's, a snippet's id) is validated as a
+  // number: its placeholder goes in after (buildResource)
+  const numeric = reference.numeric === true || accepted.some((k) => descriptorOf(k).numericId === true)
+  const unresolved = numeric ? 0 : UNRESOLVED
+  // an id written as a number (a channel not managed in code) stays as it is
+  if (reference.numeric && typeof value === 'number') return value
   if (!isConstruct(value)) {
-    add(field, `must be a ${construct} construct of this project, e.g. ${descriptorOf(wanted).example} (got ${describe(value)})`)
-    return UNRESOLVED
+    add(field, `must be a ${construct} construct of this project, e.g. ${descriptorOf(reference.kind).example} (got ${describe(value)})`)
+    return unresolved
   }
   const target = `${constructName(value)} ${JSON.stringify(value.logicalId)}`
-  if (value.__monitorsKind !== wanted) {
+  const wanted = value.__monitorsKind
+  if (!accepted.includes(wanted)) {
     add(field, `must be a ${construct} (got ${target})`)
-    return UNRESOLVED
+    return unresolved
   }
   const registration = registrationOf(value)
   if (!registration) {
     add(field, `refers to ${target}, which is not part of this project: it was not created while the project's check files were loading`)
-    return UNRESOLVED
+    return unresolved
   }
   if (registration.outside) {
     add(field, `refers to ${target}, which is not part of this project: it is created in ${ctx.cwdRel(registration.file)}, which checkMatch does not match`)
-    return UNRESOLVED
+    return unresolved
   }
-  refs.push({ path: refPath, kind: wanted, logicalId: value.logicalId })
-  return placeholder(wanted, value.logicalId)
+  refs.push({ path: refPath, kind: wanted, logicalId: value.logicalId, ...(numeric ? { numeric: true } : {}) })
+  return numeric ? 0 : placeholder(wanted, value.logicalId)
 }
 
 /**

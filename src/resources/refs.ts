@@ -9,7 +9,8 @@ export type RemoteIdLookup = (kind: ResourceKind, logicalId: string) => string |
 
 /**
  * A copy of the resource's payload with every reference whose target has a remote id replaced
- * by that id. Unresolved references keep their placeholder; `unresolved` lists them.
+ * by that id (a number where the API wants one: an alert channel's). Unresolved references keep
+ * their placeholder; `unresolved` lists them.
  */
 export function resolveRefs(resource: DesiredResource, lookup: RemoteIdLookup): { payload: Record<string, unknown>; unresolved: string[] } {
   if (resource.refs.length === 0) return { payload: resource.payload, unresolved: [] }

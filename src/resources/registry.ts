@@ -2,6 +2,9 @@ import type { z } from 'zod'
 import type { RemoteRecord, ResourceDescriptor, ResourceKind } from './types.js'
 import { variable } from './kinds/variable.js'
 import { statusPageService } from './kinds/status-page-service.js'
+import {
+  emailAlertChannel, msTeamsAlertChannel, opsgenieAlertChannel, pagerDutyAlertChannel, slackAlertChannel, smsAlertChannel, webhookAlertChannel,
+} from './kinds/alert-channel.js'
 import { maintenanceWindow } from './kinds/maintenance-window.js'
 import { checkGroup } from './kinds/check-group.js'
 import { snippet } from './kinds/snippet.js'
@@ -21,6 +24,13 @@ import { browserCheck, multiStepCheck } from './kinds/script-check.js'
 export const DESCRIPTORS = {
   variable,
   'status-page-service': statusPageService,
+  'email-alert-channel': emailAlertChannel,
+  'slack-alert-channel': slackAlertChannel,
+  'webhook-alert-channel': webhookAlertChannel,
+  'sms-alert-channel': smsAlertChannel,
+  'pagerduty-alert-channel': pagerDutyAlertChannel,
+  'opsgenie-alert-channel': opsgenieAlertChannel,
+  'msteams-alert-channel': msTeamsAlertChannel,
   'maintenance-window': maintenanceWindow,
   'check-group': checkGroup,
   snippet,
@@ -82,7 +92,9 @@ export function remoteIdOf(kind: ResourceKind, record: RemoteRecord): string {
 
 /** The name a resource is shown by (a variable's key, everything else's name). */
 export function displayName(kind: ResourceKind, payload: Record<string, unknown>): string | undefined {
-  const name = payload[DESCRIPTORS[kind].displayField]
+  const field = DESCRIPTORS[kind].displayField
+  let name: unknown = payload[field]
+  if (name === undefined && field.includes('.')) name = field.split('.').reduce<unknown>((node, key) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), payload)
   return typeof name === 'string' ? name : undefined
 }
 
@@ -90,11 +102,22 @@ export function displayName(kind: ResourceKind, payload: Record<string, unknown>
 export const UNIQUE_IDENTITY_KINDS: ReadonlySet<ResourceKind> = new Set(ALL.filter((d) => d.identity.unique).map((d) => d.kind))
 
 /** Kinds other resources refer to by id. */
-export const REFERENCED_KINDS: readonly ResourceKind[] = [...new Set(ALL.flatMap((d) => d.references.map((r) => r.kind)))]
+export const REFERENCED_KINDS: readonly ResourceKind[] = [...new Set(ALL.flatMap((d) => d.references.flatMap(referredKinds)))]
+
+/**
+ * Kinds referred to by a number (alert channels): a plan names them from the placeholders of the
+ * code, never by their ids, which cannot be told apart from any other number in its text.
+ */
+export const NUMERIC_ID_KINDS: ReadonlySet<ResourceKind> = new Set(ALL.flatMap((d) => d.references.filter((r) => r.numeric).flatMap((r) => r.anyOf ?? [r.kind])))
+
+/** The kinds a reference field may refer to: its `anyOf`, else its one kind. */
+export function referredKinds(field: import('./types.js').ReferenceField): readonly ResourceKind[] {
+  return field.anyOf ?? [field.kind]
+}
 
 /** Kinds with a reference field to `target`. */
 export function kindsReferring(target: ResourceKind): ResourceKind[] {
-  return ALL.filter((d) => d.references.some((r) => r.kind === target)).map((d) => d.kind)
+  return ALL.filter((d) => d.references.some((r) => referredKinds(r).includes(target))).map((d) => d.kind)
 }
 
 /** Keyed arrays of every kind (dotted path → key field). */

@@ -10,6 +10,13 @@ import type { z } from 'zod'
 export type ResourceKind =
   | 'variable'
   | 'status-page-service'
+  | 'email-alert-channel'
+  | 'slack-alert-channel'
+  | 'webhook-alert-channel'
+  | 'sms-alert-channel'
+  | 'pagerduty-alert-channel'
+  | 'opsgenie-alert-channel'
+  | 'msteams-alert-channel'
   | 'maintenance-window'
   | 'check-group'
   | 'snippet'
@@ -29,7 +36,7 @@ export interface ResourceRef {
   path: string
   kind: ResourceKind
   logicalId: string
-  /** The id goes in as a number (the referred kind's ids are numbers: a check's `groupId`). */
+  /** The id goes in as a number (the referred kind's ids are numbers: a check's `groupId`, an alert channel's, a snippet's). */
   numeric?: boolean
 }
 
@@ -71,8 +78,12 @@ export interface ReferenceField {
   path: string
   /** Where the construct holds the referenced construct, when not at `path` (a card lists services, the API wants `{ id }`). */
   inCode?: string
-  /** The kind referred to. */
+  /** The kind referred to (the first of `anyOf` when several are accepted: named in messages). */
   kind: ResourceKind
+  /** Every kind the field may refer to, when more than one (a subscription names a channel of any type). */
+  anyOf?: readonly ResourceKind[]
+  /** The API holds the remote id as a number (alert channel ids), not as a string. */
+  numeric?: boolean
   /** How a plan says where the reference is, after the referring resource's name (e.g. ` in its triggerIncident`). */
   where?: string
 }
@@ -93,7 +104,7 @@ export interface ResourceDescriptor {
    * first); deletes run descending. Kinds are declared in the registry in creation order.
    */
   tier: number
-  /** The payload field that names a resource in output: `name`, or `key` for variables. */
+  /** The payload field that names a resource in output: `name`, or `key` for variables; dotted for a nested one (`config.address`). */
   displayField: string
   /** The payload field the construct's logical id fills in (a variable's key), if any. */
   logicalIdField?: string
@@ -162,4 +173,15 @@ export interface ResourceDescriptor {
    * change of such a value alone is planned although both sides read "".
    */
   blankedSecrets?: (payload: Record<string, unknown>) => { text: string; paths: string[] } | undefined
+  /**
+   * When the construct's props are not the API's body (an alert channel's props are its
+   * configuration's fields and its settings side by side; the API nests the configuration in
+   * `config`): the body the props make, the props a body is written as (import), and the
+   * field a problem of the body names in code.
+   */
+  codeShape?: {
+    toPayload: (props: Record<string, unknown>) => Record<string, unknown>
+    fromPayload: (payload: Record<string, unknown>) => Record<string, unknown>
+    fieldInCode: (path: string) => string
+  }
 }

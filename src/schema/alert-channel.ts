@@ -122,3 +122,71 @@ export function blankAlertChannelSecrets(type: string, config: Record<string, un
       return config
   }
 }
+
+/** The settings of a channel besides its configuration: which events it gets. */
+export const ALERT_CHANNEL_SETTINGS = ['sendRecovery', 'sendFailure', 'sendDegraded', 'sslExpiry', 'sslExpiryThreshold', 'autoSubscribe'] as const
+
+/**
+ * The body of one type of channel, as the client's resource kinds describe it (one kind per
+ * type, `EmailAlertChannel` …): the type fixed, its configuration's schema, the settings with
+ * the service's defaults. The answer-only fields are accepted and dropped, as the route does.
+ */
+export function alertChannelTypeSchema<T extends AlertChannelKind>(type: T) {
+  return z.object({
+    type: z.literal(type).default(type as never),
+    config: ALERT_CHANNEL_CONFIGS[type],
+    sendRecovery: z.boolean().default(true),
+    sendFailure: z.boolean().default(true),
+    sendDegraded: z.boolean().default(false),
+    sslExpiry: z.boolean().default(false),
+    sslExpiryThreshold: z.number().int().min(1).max(30).default(30),
+    autoSubscribe: z.boolean().default(false),
+  })
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/** A channel body (`{ type, config, … }`) with its secrets masked as answers show them, or the same object when it holds none. */
+export function blankAlertChannelPayload<T>(payload: T): T {
+  if (!isRecord(payload) || !isRecord(payload.config) || typeof payload.type !== 'string') return payload
+  if (alertChannelSecretValues(payload) === undefined) return payload
+  return { ...payload, config: blankAlertChannelSecrets(payload.type, payload.config) } as T
+}
+
+/**
+ * The secret values of a channel body that answers mask (blankAlertChannelSecrets): their paths
+ * as plans name them and one canonical text of paths and values, or undefined when none is set.
+ */
+export function alertChannelSecretValues(payload: Record<string, unknown>): { text: string; paths: string[] } | undefined {
+  const config = payload.config
+  if (!isRecord(config)) return undefined
+  const pairs: Array<[string, string]> = []
+  const text = (field: string) => {
+    const value = config[field]
+    if (typeof value === 'string' && value !== '' && !(field === 'url' && value === maskUrl(value))) pairs.push([`config.${field}`, value])
+  }
+  const items = (field: string) => {
+    const list = config[field]
+    if (!Array.isArray(list)) return
+    for (const v of list) if (isRecord(v) && v.secret === true && typeof v.value === 'string' && v.value !== '') pairs.push([`config.${field}[${String(v.key)}].value`, v.value])
+  }
+  switch (payload.type) {
+    case 'SLACK':
+    case 'MSTEAMS':
+      text('url')
+      break
+    case 'PAGERDUTY':
+      text('serviceKey')
+      break
+    case 'OPSGENIE':
+      text('apiKey')
+      break
+    case 'WEBHOOK':
+      items('headers')
+      items('queryParameters')
+      break
+  }
+  if (pairs.length === 0) return undefined
+  pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+  return { text: JSON.stringify(pairs), paths: pairs.map(([path]) => path) }
+}

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, sep } from 'node:path'
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import type { ResourceKind } from '../../resources/types.js'
-import { descriptorOf, displayName, referenceSites, RESOURCE_KINDS } from '../../resources/registry.js'
+import { descriptorOf, displayName, referenceSites, referredKinds, RESOURCE_KINDS } from '../../resources/registry.js'
 import { chooseOutFile } from '../../import/out-file.js'
 import { fetchRemoteState, type RemoteState } from '../../api/resources.js'
 import { lockKey, writeLock, type LockEntry } from '../../state/lock.js'
@@ -158,7 +158,7 @@ function chooseImports(args: ArgumentsCamelCase<ImportArgs>, candidates: ReturnT
       throw new ImportError(`${bad.map((b) => JSON.stringify(b)).join(', ')}: not a remote resource missing from the lock. Write kind:id (kind one of ${RESOURCE_KINDS.join(', ')}); run "monitors import" to list them.`)
     }
   }
-  // a status page or check shows services: those come along (a construct must refer to a construct)
+  // a status page or check shows services, a check its alert channels: those come along (a construct must refer to a construct)
   for (const c of [...chosen]) {
     for (const { value, field } of referenceSites(c.kind, c.record)) {
       // a snippet's and a group's ids are numbers
@@ -170,11 +170,13 @@ function chooseImports(args: ArgumentsCamelCase<ImportArgs>, candidates: ReturnT
         if (group && !chosen.includes(group)) chosen.push(group)
         continue
       }
-      const service = candidates.find((s) => s.kind === field.kind && s.remoteId === id)
+      const kinds = referredKinds(field)
+      const service = candidates.find((s) => kinds.includes(s.kind) && s.remoteId === id)
       if (service && !chosen.includes(service)) chosen.push(service)
       else if (!service && field.kind === 'snippet') {
         throw new ImportError(`${c.kind} "${c.name}" runs the snippet ${id}${field.where ?? ''}, which is already managed in code or no longer exists; import the check by hand, referring to that snippet's construct.`)
-      } else if (!service) throw new ImportError(`${c.kind} "${c.name}" shows the status page service ${id}, which is already managed in code; import the page by hand, referring to that service's construct.`)
+      // a channel already in code (or gone) stays a subscription by id: the import still runs as it is
+      } else if (!service && !field.numeric) throw new ImportError(`${c.kind} "${c.name}" shows the status page service ${id}, which is already managed in code; import the page by hand, referring to that service's construct.`)
     }
   }
   return chosen

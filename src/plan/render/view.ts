@@ -246,7 +246,8 @@ export class ValueView {
   /** A path whose brackets hold a referenced id names the construct instead. */
   path(path: string): string {
     return path.replace(/\[([^\]]+)\]/g, (whole, inner: string) => {
-      const ref = this.references?.[inner]
+      // an alert channel's numeric id is indexed as `#<id>` (src/plan/references.ts)
+      const ref = this.references?.[inner] ?? (/^\d+$/.test(inner) ? this.references?.[`#${inner}`] : undefined)
       return ref?.logicalId ? `[${ref.kind}:${ref.logicalId}]` : whole
     })
   }

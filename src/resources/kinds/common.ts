@@ -1,4 +1,5 @@
 import { blankCheckSecrets, checkSecretValues } from '../../schema/check-secrets.js'
+import { ALERT_CHANNEL_REFERENCE } from './alert-channel.js'
 
 /** Pieces several descriptors share. */
 export const enc = encodeURIComponent
@@ -41,7 +42,7 @@ export const checkEndpoints = (type: string) => ({
 /**
  * What every check kind's descriptor shares: created under its type, listed among all checks by
  * `checkType`, identified by name, ordered set-like `locations` and `tags`, the keyed arrays of
- * every check, and its incidents' service as a reference.
+ * every check, and its incidents' service and its alert channels as references.
  */
 export const checkDescriptor = (type: string, checkType: string) =>
   ({
@@ -52,7 +53,7 @@ export const checkDescriptor = (type: string, checkType: string) =>
     idField: 'id',
     list: checksList(checkType),
     identity: { fields: ['name'], unique: false },
-    references: [TRIGGER_INCIDENT_REFERENCE, GROUP_REFERENCE],
+    references: [TRIGGER_INCIDENT_REFERENCE, GROUP_REFERENCE, ALERT_CHANNEL_REFERENCE],
     setArrays: ['locations', 'tags'],
     keyedArrays: CHECK_KEYED_ARRAYS,
     unorderedKeyed: CHECK_UNORDERED_KEYED,

@@ -1,0 +1,123 @@
+import { ALERT_CHANNEL_SETTINGS, alertChannelSecretValues, alertChannelTypeSchema, blankAlertChannelPayload, type AlertChannelKind } from '../../schema/alert-channel.js'
+import type { ResourceDescriptor, ResourceKind } from '../types.js'
+
+/**
+ * Account-level alert channels, one kind per type (`EmailAlertChannel`, `SlackAlertChannel` …),
+ * all in one collection (`/v1/alert-channels`, told apart by `type`), with numeric ids. Checks
+ * subscribe to them by id (`alertChannelSubscriptions`), which their constructs write as
+ * `alertChannels: [channel]`.
+ *
+ * A construct's props are the configuration's fields and the settings side by side
+ * (`{ address, sendRecovery }`); the API nests the configuration (`{ type, config: { address },
+ * sendRecovery }`): `codeShape` turns one into the other.
+ */
+
+const enc = encodeURIComponent
+const SETTINGS = new Set<string>(ALERT_CHANNEL_SETTINGS)
+
+const codeShape = (type: AlertChannelKind) => ({
+  toPayload: (props: Record<string, unknown>) => {
+    const config: Record<string, unknown> = {}
+    const out: Record<string, unknown> = { type, config }
+    for (const [key, value] of Object.entries(props)) {
+      if (SETTINGS.has(key)) out[key] = value
+      else config[key] = value
+    }
+    return out
+  },
+  fromPayload: (payload: Record<string, unknown>) => {
+    const { type: _type, config, ...settings } = payload
+    return { ...(config && typeof config === 'object' ? (config as Record<string, unknown>) : {}), ...settings }
+  },
+  fieldInCode: (path: string) => (path.startsWith('config.') ? path.slice('config.'.length) : path),
+})
+
+/** Secret fields of each type's configuration (masked in output, fingerprinted in the lock). */
+const SECRET_PATHS: Record<AlertChannelKind, readonly string[]> = {
+  EMAIL: [],
+  SMS: [],
+  SLACK: ['config.url'],
+  MSTEAMS: ['config.url'],
+  PAGERDUTY: ['config.serviceKey'],
+  OPSGENIE: ['config.apiKey'],
+  WEBHOOK: ['config.headers', 'config.queryParameters'],
+}
+
+function channelDescriptor<K extends ResourceKind>(kind: K, construct: string, type: AlertChannelKind, example: string, displayField: string): ResourceDescriptor & { kind: K } {
+  const keyedArrays: Record<string, string> = type === 'WEBHOOK' ? { 'config.headers': 'key', 'config.queryParameters': 'key' } : {}
+  return {
+    kind,
+    construct,
+    example,
+    schema: alertChannelTypeSchema(type),
+    check: false,
+    tier: 0,
+    displayField,
+    endpoints: {
+      create: '/v1/alert-channels',
+      update: (id: string) => `/v1/alert-channels/${enc(id)}`,
+      remove: (id: string) => `/v1/alert-channels/${enc(id)}`,
+    },
+    idField: 'id',
+    list: { collection: 'alert-channels', path: '/v1/alert-channels', paging: 'page', where: { field: 'type', equals: type }, othersAs: 'alert-channel' },
+    // a lost create is found again by type (and by content, among several of one type)
+    identity: { fields: ['type'], unique: false },
+    references: [],
+    setArrays: [],
+    keyedArrays,
+    unorderedKeyed: [],
+    secrets: { self: false, arrays: SECRET_PATHS[type] },
+    filledByConstruct: {},
+    // reads mask secrets: both sides compare masked, the lock's fingerprint tells a change; the
+    // subscriptions a read lists are the checks' (their alertChannelSubscriptions), not the channel's
+    normalize: (payload: Record<string, unknown>) => {
+      const { subscriptions: _s, ...rest } = blankAlertChannelPayload(payload)
+      return rest
+    },
+    normalizeNeeded: (payload: Record<string, unknown>) => 'subscriptions' in payload || blankAlertChannelPayload(payload) !== payload,
+    blankedSecrets: alertChannelSecretValues,
+    codeShape: codeShape(type),
+  }
+}
+
+export const emailAlertChannel = channelDescriptor('email-alert-channel', 'EmailAlertChannel', 'EMAIL',
+  "const oncall = new EmailAlertChannel('oncall', { address: 'oncall@example.com' })", 'config.address')
+export const slackAlertChannel = channelDescriptor('slack-alert-channel', 'SlackAlertChannel', 'SLACK',
+  "const ops = new SlackAlertChannel('ops', { url: process.env.SLACK_URL ?? '' })", 'type')
+export const webhookAlertChannel = channelDescriptor('webhook-alert-channel', 'WebhookAlertChannel', 'WEBHOOK',
+  "const hook = new WebhookAlertChannel('hook', { name: 'Ops hook', url: 'https://hooks.example.com/alerts' })", 'config.name')
+export const smsAlertChannel = channelDescriptor('sms-alert-channel', 'SmsAlertChannel', 'SMS',
+  "const pager = new SmsAlertChannel('pager', { name: 'Pager', number: '+15550100' })", 'config.name')
+export const pagerDutyAlertChannel = channelDescriptor('pagerduty-alert-channel', 'PagerDutyAlertChannel', 'PAGERDUTY',
+  "const pd = new PagerDutyAlertChannel('pd', { serviceKey: process.env.PD_ROUTING_KEY ?? '' })", 'config.serviceName')
+export const opsgenieAlertChannel = channelDescriptor('opsgenie-alert-channel', 'OpsgenieAlertChannel', 'OPSGENIE',
+  "const genie = new OpsgenieAlertChannel('genie', { name: 'Ops', apiKey: process.env.OPSGENIE_KEY ?? '' })", 'config.name')
+export const msTeamsAlertChannel = channelDescriptor('msteams-alert-channel', 'MSTeamsAlertChannel', 'MSTEAMS',
+  "const teams = new MSTeamsAlertChannel('teams', { name: 'Ops', url: process.env.TEAMS_URL ?? '' })", 'config.name')
+
+/** Every alert channel kind: what a check's `alertChannels: [channel]` may name. */
+export const ALERT_CHANNEL_KINDS = [
+  'email-alert-channel', 'slack-alert-channel', 'webhook-alert-channel', 'sms-alert-channel',
+  'pagerduty-alert-channel', 'opsgenie-alert-channel', 'msteams-alert-channel',
+] as const satisfies readonly ResourceKind[]
+
+/**
+ * A check's (or a group's) subscriptions to alert channels: `alertChannelSubscriptions[].alertChannelId`
+ * holds a channel's numeric id, written in code as the channel construct (`alertChannels: [oncall]`).
+ */
+export const ALERT_CHANNEL_REFERENCE = {
+  path: 'alertChannelSubscriptions[].alertChannelId',
+  kind: 'email-alert-channel',
+  anyOf: ALERT_CHANNEL_KINDS,
+  numeric: true,
+  where: ' in its alertChannels',
+} as const
+
+/**
+ * Whether a kind subscribes to alert channels (its descriptor has ALERT_CHANNEL_REFERENCE): its
+ * construct's `alertChannels` may then be an array of channel constructs (src/project/desired.ts)
+ * and import writes its subscriptions so (src/import/codegen.ts).
+ */
+export function subscribesToChannels(descriptor: Pick<ResourceDescriptor, 'references'>): boolean {
+  return descriptor.references.some((r) => r.path === ALERT_CHANNEL_REFERENCE.path)
+}
