@@ -1,4 +1,5 @@
 import type { CheckGroupInput } from '../src/schema/check-group.js'
+import type { AlertChannel } from './alert-channel.js'
 import { Construct, type ConstructOptions } from './construct.js'
 
 type Input = CheckGroupInput
@@ -54,6 +55,13 @@ export interface CheckGroupProps extends ConstructOptions {
    * @example alertChannelSubscriptions: [{ alertChannelId: 12, activated: true }]
    */
   alertChannelSubscriptions?: Input['alertChannelSubscriptions']
+  /**
+   * Account-level alert channels of this project every check of the group alerts (each becomes a
+   * subscription by its id when the plan is applied); a channel the check names as well is
+   * alerted once.
+   * @example alertChannels: [oncall, pager]
+   */
+  alertChannels?: AlertChannel<any>[]
   /** How failed runs of the group's checks that set none are retried. */
   retryStrategy?: Input['retryStrategy']
   /** Runtime of the group's checks that set none. */

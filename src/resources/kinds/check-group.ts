@@ -1,11 +1,13 @@
 import { blankGroupSecrets, checkGroupSchema, groupSecretValues } from '../../schema/check-group.js'
 import type { ResourceDescriptor } from '../types.js'
+import { ALERT_CHANNEL_REFERENCE } from './alert-channel.js'
 import { enc } from './common.js'
 
 /**
  * A check group (`CheckGroup`): settings its checks share; a check joins with `group: g` (its
- * `groupId`). Created before checks (tier 0), deleted after them: the service refuses to delete
- * a group that still has checks.
+ * `groupId`). Created after the alert channels it subscribes to (`alertChannels: [oncall]`) and
+ * before its checks (tier 0.5), deleted after them: the service refuses to delete a group that
+ * still has checks.
  */
 export const checkGroup = {
   kind: 'check-group',
@@ -13,7 +15,7 @@ export const checkGroup = {
   example: "const api = new CheckGroup('api', { name: 'API', locations: ['eu-west-1'] })",
   schema: checkGroupSchema,
   check: false,
-  tier: 0,
+  tier: 0.5,
   displayField: 'name',
   endpoints: {
     create: '/v1/check-groups',
@@ -24,7 +26,8 @@ export const checkGroup = {
   numericId: true,
   list: { collection: 'check-groups', path: '/v1/check-groups', paging: 'page' },
   identity: { fields: ['name'], unique: false },
-  references: [],
+  // the channels it alerts, by construct (`alertChannels: [oncall]`) or by id
+  references: [ALERT_CHANNEL_REFERENCE],
   setArrays: ['locations', 'tags'],
   keyedArrays: {
     environmentVariables: 'key',
