@@ -137,8 +137,11 @@ describe('analytics of DNS, ICMP and heartbeat checks', () => {
     expect(icmp).toHaveLength(57)
     expect(icmp.slice(0, 7)).toEqual(['packetLoss', 'latencyMin', 'latencyMax', 'latencyAvg', 'latencyStdDev', 'availability', 'retries'])
     expect(icmp).toContain('latencyStdDev_p99')
+    // browser checks: web vitals and error counts, as the reference names them
+    const browser = await list('BROWSER')
+    expect(browser).toEqual(expect.arrayContaining(['consoleErrors', 'networkErrors', 'userScriptErrors', 'documentErrors', 'availability']))
     // a type of the spec this server does not run has no metric
-    expect(await list('BROWSER')).toEqual([])
+    expect(await list('PLAYWRIGHT')).toEqual([])
     const unknown = await call('GET', '/v1/analytics/metrics?checkType=SMOKE')
     expect(expect400(unknown, 'query')).toEqual(['checkType'])
     expect(unknown.json.message).toContain('checkType: must be one of API, BROWSER, HEARTBEAT, ICMP, MULTI_STEP, TCP, PLAYWRIGHT, URL, DNS')
