@@ -339,6 +339,30 @@ export function secretSites(kind: ResourceKind, logicalId: string, full: Record<
   return out
 }
 
+/** The check ids a remote check depends on (`dependsOn`). */
+export function dependsOnIds(record: Record<string, unknown>): string[] {
+  return Array.isArray(record.dependsOn) ? record.dependsOn.filter((id): id is string => typeof id === 'string') : []
+}
+
+/** The items in their order, but each check after the imported checks it depends on (the service refuses cycles). */
+function dependenciesFirst<T extends { kind: ResourceKind; remoteId: string; record: Record<string, unknown> }>(items: readonly T[]): T[] {
+  const checks = new Map(items.filter((i) => CHECK_KINDS.has(i.kind)).map((i) => [i.remoteId, i]))
+  const out: T[] = []
+  const placed = new Set<T>()
+  const place = (item: T, path: Set<T>) => {
+    if (placed.has(item) || path.has(item)) return
+    path.add(item)
+    for (const id of dependsOnIds(item.record)) {
+      const dependency = checks.get(id)
+      if (dependency) place(dependency, path)
+    }
+    placed.add(item)
+    out.push(item)
+  }
+  for (const item of items) place(item, new Set())
+  return out
+}
+
 /**
  * A check file declaring one construct per item, services first (as variables, so that status
  * pages and checks refer to them), formatted as a user would write it.
@@ -360,12 +384,17 @@ export function generateImport(items: readonly ImportItem[], checkDefaults: Reco
   for (const item of sorted) if (REFERENCED_KINDS.includes(item.kind)) serviceVar.set(`${item.kind}:${item.remoteId}`, variableName(item.logicalId, taken))
   const ref = (value: unknown) => (value && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 1 && typeof (value as { id?: unknown }).id === 'string' ? serviceVar.get(`status-page-service:${(value as { id: string }).id}`) : undefined)
 
+  // checks other imported checks depend on (dependsOn): variables, declared before their dependents
+  const checkVar = new Map<string, string>()
+  const dependedOn = new Set(sorted.flatMap((item) => dependsOnIds(item.record)))
+  for (const item of sorted) if (CHECK_KINDS.has(item.kind) && dependedOn.has(item.remoteId)) checkVar.set(item.remoteId, variableName(item.logicalId, taken))
+
   const used = new Set<string>()
   const blocks: string[] = []
   const secrets: ImportedSecret[] = []
   const envNames = new Set<string>()
   const files: GeneratedImport['files'] = []
-  for (const item of sorted) {
+  for (const item of dependenciesFirst(sorted)) {
     const construct = CONSTRUCT_NAMES[item.kind]
     used.add(construct)
     const props = propsOf(item, checkDefaults)
@@ -386,6 +415,7 @@ export function generateImport(items: readonly ImportItem[], checkDefaults: Reco
       comment = `// The service never returns secret values: they are read from the environment (${fromEnv.join(', ')}).\n`
     }
     if (subscribesToChannels(descriptorOf(item.kind))) channelsAsConstructs(props, serviceVar)
+    if (Array.isArray(props.dependsOn)) props.dependsOn = props.dependsOn.map((id) => (checkVar.has(String(id)) ? { __code: checkVar.get(String(id))! } : id))
     // a reference the construct holds as the referenced construct itself (a check's triggerIncident.serviceId)
     for (const site of referenceSites(item.kind, props)) {
       if (typeof site.value !== 'string' && typeof site.value !== 'number') continue
@@ -405,7 +435,8 @@ export function generateImport(items: readonly ImportItem[], checkDefaults: Reco
     const written = shape ? shape.fromPayload(props) : props
     const body = literal(written, '', (v) => ref(v) ?? (v && typeof v === 'object' && '__code' in v ? String((v as { __code: string }).__code) : undefined))
     const make = `new ${construct}(${quote(item.logicalId)}, ${body})`
-    const prefix = REFERENCED_KINDS.includes(item.kind) ? `const ${serviceVar.get(`${item.kind}:${item.remoteId}`)} = ` : ''
+    const prefix = REFERENCED_KINDS.includes(item.kind) ? `const ${serviceVar.get(`${item.kind}:${item.remoteId}`)} = `
+      : checkVar.has(item.remoteId) && CHECK_KINDS.has(item.kind) ? `const ${checkVar.get(item.remoteId)} = ` : ''
     blocks.push(`${comment}${prefix}${make}\n`)
   }
   const names = [...used].sort()

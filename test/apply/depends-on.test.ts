@@ -3,6 +3,8 @@
  * type); the apply creates the dependency first and sends its remote id; a plan after it has
  * nothing to do. A cycle is a validation error naming the file, the construct and the field.
  */
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
 import { ApiClient } from '../../src/api/client.js'
@@ -46,6 +48,24 @@ new ApiCheck('aaa-shop', { name: 'Shop', dependsOn: [database, resolver], reques
     const again = await monitors(dir, ['plan', '--detailed-exitcode'], env())
     expect(again.code, again.output).toBe(0)
     expect(again.stdout).toContain('No changes')
+  })
+
+  it('import writes dependsOn as the constructs, each declared before the checks that depend on it; the next plan has nothing to do', async () => {
+    // the checks the test before applied: a fresh project imports them
+    const fresh = makeProject({ 'checks/other.check.ts': 'export {}\n' })
+    const imported = await monitors(fresh, ['import', '--all', '--out', 'checks/back.check.ts'], env())
+    expect(imported.code, imported.output).toBe(0)
+    const code = readFileSync(join(fresh, 'checks', 'back.check.ts'), 'utf8')
+    const database = /const (\w+) = new TcpCheck\('database'/.exec(code)?.[1]
+    const resolver = /const (\w+) = new DnsCheck\('resolver'/.exec(code)?.[1]
+    expect(database, code).toBeDefined()
+    expect(resolver, code).toBeDefined()
+    const shop = code.indexOf("new ApiCheck('shop'")
+    expect(shop, code).toBeGreaterThan(code.indexOf(`const ${database} =`))
+    expect(code.slice(shop)).toMatch(new RegExp(`dependsOn: \\[\\s*${database},\\s*${resolver}\\s*\\]`))
+    const plan = await monitors(fresh, ['plan', '--detailed-exitcode'], env())
+    expect(plan.code, plan.output).toBe(0)
+    expect(plan.stdout).toContain('No changes')
   })
 
   it('refuses a cycle with a validation error naming the file, the construct and dependsOn', async () => {

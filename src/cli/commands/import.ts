@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, sep } from 'node:path'
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import type { ResourceKind } from '../../resources/types.js'
-import { descriptorOf, displayName, referenceSites, referredKinds, RESOURCE_KINDS } from '../../resources/registry.js'
+import { CHECK_KINDS, descriptorOf, displayName, referenceSites, referredKinds, RESOURCE_KINDS } from '../../resources/registry.js'
 import { chooseOutFile } from '../../import/out-file.js'
 import { fetchRemoteState, type RemoteState } from '../../api/resources.js'
 import { lockKey, writeLock, type LockEntry } from '../../state/lock.js'
@@ -137,6 +137,10 @@ export const importCommand = {
   },
 } as unknown as CommandModule<object, ImportArgs>
 
+/** The check ids a remote check depends on (`dependsOn`). */
+const dependsOnIds = (record: Record<string, unknown>): string[] =>
+  Array.isArray(record.dependsOn) ? record.dependsOn.filter((id): id is string => typeof id === 'string') : []
+
 /**
  * The remote resources an import writes: all, or those named (kind:id); with the services,
  * snippets and groups they refer to that the lock does not know.
@@ -177,6 +181,12 @@ function chooseImports(args: ArgumentsCamelCase<ImportArgs>, candidates: ReturnT
         throw new ImportError(`${c.kind} "${c.name}" runs the snippet ${id}${field.where ?? ''}, which is already managed in code or no longer exists; import the check by hand, referring to that snippet's construct.`)
       // a channel already in code (or gone) stays a subscription by id: the import still runs as it is
       } else if (!service && !field.numeric) throw new ImportError(`${c.kind} "${c.name}" shows the status page service ${id}, which is already managed in code; import the page by hand, referring to that service's construct.`)
+    }
+    // the checks it depends on come along too; one in code already cannot be named by the import
+    for (const id of dependsOnIds(c.record)) {
+      const dependency = candidates.find((s) => CHECK_KINDS.has(s.kind) && s.remoteId === id)
+      if (dependency && !chosen.includes(dependency)) chosen.push(dependency)
+      else if (!dependency) throw new ImportError(`${c.kind} "${c.name}" depends on the check ${id}, which is already managed in code or no longer exists; import the check by hand, with dependsOn naming that check's construct.`)
     }
   }
   return chosen
