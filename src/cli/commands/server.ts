@@ -216,7 +216,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
       const smtp = new URL(smtpUrl)
       out(`Alert email through ${smtp.protocol}//${smtp.host}${smtpFrom ? ` from ${smtpFrom}` : ''}`)
     }
-    out(`Prometheus metrics at ${server.url}/metrics (${metricsToken ? 'the metrics token: every account; an API key: its account' : 'an API key: its account\'s checks; --metrics-token for the server\'s own metrics'})`)
+    out(`Prometheus metrics at ${server.url}/metrics (${metricsToken ? 'the metrics token: every account; a key of an account: its checks' : 'a key of an account: its checks; --metrics-token for the server\'s own metrics'})`)
     if (args.faults) out(`Injecting faults: ${args.faults} (seed ${args.seed})`)
     for (const warning of shortKeyWarnings(apiKeys)) io().stderr.write(`${warning}\n`)
     if (trustProxy !== undefined) out(`Trusting X-Forwarded-For from ${String(trustProxy)}`)
