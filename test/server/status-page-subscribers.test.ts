@@ -23,8 +23,12 @@ const mails: Mail[] = []
 let serviceId: string
 let otherServiceId: string
 
-/** The text of a message: quoted-printable soft breaks and escapes undone. */
-const decoded = (raw: string) => raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+/** The text of a message: its headers as sent, its body's quoted-printable soft breaks and escapes undone. */
+function decoded(raw: string): string {
+  const end = raw.search(/\r?\n\r?\n/)
+  const body = raw.slice(end).replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+  return raw.slice(0, end) + body
+}
 const mailsTo = (address: string) => mails.filter((m) => m.to.some((to) => to.toLowerCase() === address.toLowerCase())).map((m) => decoded(m.raw))
 const subjectOf = (text: string) => /^Subject: (.*)$/m.exec(text)?.[1]?.trim()
 const linkIn = (text: string, kind: 'subscribe/confirm' | 'unsubscribe') => new RegExp(`(http://[^\\s]+/${kind}\\?token=[\\w-]+)`).exec(text)?.[1]
