@@ -51,6 +51,14 @@ export interface StatusPageProps extends ConstructOptions {
    * @defaultValue 'AUTO'
    */
   defaultTheme?: StatusPageInput['defaultTheme']
+  /**
+   * Show each service's response time on the page: the average over the last 24 hours of its
+   * checks' runs (the checks whose `triggerIncident` names the service), in ms. An extension of
+   * the API, served by `monitors server`.
+   * @defaultValue false
+   * @example showResponseTime: true
+   */
+  showResponseTime?: boolean
 }
 
 /**

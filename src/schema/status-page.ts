@@ -51,6 +51,8 @@ export const statusPageSchema = z
     redirectTo: z.string().nullish(),
     favicon: z.string().nullish(),
     defaultTheme: z.enum(THEMES).default('AUTO'),
+    // an extension (docs/api.md, "Status pages"): each service's average response time over the last 24 hours; off when left out
+    showResponseTime: z.boolean().optional(),
   })
   .transform((value) => omitKeys(value, ['id']))
 

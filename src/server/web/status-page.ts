@@ -3,6 +3,7 @@ import { esc, formatTime, safeUrl } from './html.js'
 import { contrastProblems, cssVariables, themesOf, type ContrastProblem, type Theme } from './theme.js'
 import { uptimeOf, UPTIME_DAYS, type ServiceUptime } from './uptime.js'
 import { windowTimes } from './windows.js'
+import { affectedServices, affectedText, pageChecks, responseTimes, type AffectedBy, type ResponseTime } from './service-notes.js'
 
 /*
  * A status page as people read it: built from the stored page, the account's incidents (those
@@ -47,6 +48,19 @@ function worst(states: ServiceState[]): ServiceState {
 const HISTORY_LIMIT = 50
 const UPCOMING_LIMIT = 10
 
+export interface ServiceModel {
+  id: string
+  name: string
+  state: ServiceState
+  stateLabel: string
+  openIncidents: string[]
+  uptime: ServiceUptime
+  /** a check of the service fails while one it depends on fails (its alerts are held back): by what, named publicly; null otherwise */
+  affectedBy: (AffectedBy & { text: string }) | null
+  /** only when the page shows response times: the last 24 hours' average; null without runs */
+  responseTime?: ResponseTime | null
+}
+
 export interface StatusPageModel {
   name: string
   url: string
@@ -56,7 +70,9 @@ export interface StatusPageModel {
   themes: { light: Theme; dark: Theme }
   status: ServiceState
   statusLabel: string
-  cards: Array<{ id: string; name: string; services: Array<{ id: string; name: string; state: ServiceState; stateLabel: string; openIncidents: string[]; uptime: ServiceUptime }> }>
+  cards: Array<{ id: string; name: string; services: ServiceModel[] }>
+  /** the page's showResponseTime: each service carries its responseTime */
+  showResponseTime: boolean
   maintenance: {
     /** changedAt: when the window was created or last changed */
     active: Array<{ id: number; name: string; startsAt: string; endsAt: string; changedAt: string }>
@@ -94,21 +110,30 @@ export async function loadStatusPage(store: Store, account: string, record: Stat
     .filter((i) => i.incident.services.some((s) => onPage.has(s.id)))
     .sort((a, b) => b.created_at.localeCompare(a.created_at))
   const open = relevant.filter(isOpen)
-  const uptime = await uptimeOf(store, account, await checksOfServices(store, account, onPage), relevant, SEVERITY_STATE, now)
+  const checks = await pageChecks(store, account, onPage)
+  const showResponseTime = (page as { showResponseTime?: boolean }).showResponseTime === true
+  const [uptime, affected, times] = await Promise.all([
+    uptimeOf(store, account, checks.byService, relevant, SEVERITY_STATE, now),
+    affectedServices(store, account, checks, (id) => services.get(id)?.name),
+    showResponseTime ? responseTimes(store, account, checks, now) : undefined,
+  ])
   const stateOf = (serviceId: string) => {
     const naming = open.filter((i) => i.incident.services.some((s) => s.id === serviceId))
     return { state: worst(naming.map((i) => SEVERITY_STATE[i.incident.severity] ?? 'degraded')), openIncidents: naming.map((i) => i.id) }
   }
+  const serviceModel = (s: ServiceRecord): ServiceModel => {
+    const { state, openIncidents } = stateOf(s.id)
+    const by = affected.get(s.id)
+    return {
+      id: s.id, name: s.name, state, stateLabel: STATE_LABEL[state], openIncidents, uptime: uptime.get(s.id) as ServiceUptime,
+      affectedBy: by ? { ...by, text: affectedText(by) } : null,
+      ...(times ? { responseTime: times.get(s.id) ?? null } : {}),
+    }
+  }
   const cards = page.cards.map((card) => ({
     id: card.id,
     name: card.name,
-    services: card.services
-      .map((s) => services.get(s.id))
-      .filter((s): s is ServiceRecord => s !== undefined)
-      .map((s) => {
-        const { state, openIncidents } = stateOf(s.id)
-        return { id: s.id, name: s.name, state, stateLabel: STATE_LABEL[state], openIncidents, uptime: uptime.get(s.id) as ServiceUptime }
-      }),
+    services: card.services.map((s) => services.get(s.id)).filter((s): s is ServiceRecord => s !== undefined).map(serviceModel),
   }))
   const status = worst(cards.flatMap((c) => c.services.map((s) => s.state)))
   const themes = themesOf(page.themeColors)
@@ -123,6 +148,7 @@ export async function loadStatusPage(store: Store, account: string, record: Stat
     status,
     statusLabel: OVERALL_LABEL[status],
     cards,
+    showResponseTime,
     maintenance: maintenanceOf(await windowsOfServices(store, account, onPage, windows.items), now),
     incidents: relevant.slice(0, HISTORY_LIMIT).map((i) => ({
       id: i.id,
@@ -139,17 +165,6 @@ export async function loadStatusPage(store: Store, account: string, record: Stat
       .reduce((a, b) => (b > a ? b : a)),
     refreshSeconds: options.refresh === false ? null : REFRESH_SECONDS,
   }
-}
-
-/** Each service of the page and its checks: those whose triggerIncident names it (every service is there, maybe with none). */
-async function checksOfServices(store: Store, account: string, services: Set<string>): Promise<Map<string, string[]>> {
-  const out = new Map<string, string[]>([...services].map((id) => [id, []]))
-  if (services.size === 0) return out
-  for await (const check of eachCheck<{ id: string; triggerIncident?: { serviceId?: unknown } | null }>(store.checks, account)) {
-    const serviceId = check.triggerIncident?.serviceId
-    if (typeof serviceId === 'string') out.get(serviceId)?.push(check.id)
-  }
-  return out
 }
 
 /**
@@ -191,6 +206,7 @@ export function statusPageSummary(model: StatusPageModel, links: { html: string;
     status: model.status,
     statusLabel: model.statusLabel,
     cards: model.cards,
+    showResponseTime: model.showResponseTime,
     maintenance: model.maintenance,
     incidents: model.incidents,
     theme: { defaultTheme: model.defaultTheme, light: model.themes.light, dark: model.themes.dark },
@@ -243,6 +259,8 @@ footer .wrap{display:flex;flex-wrap:wrap;gap:1rem;align-items:center;justify-con
 p,li,h1,h2,h3{overflow-wrap:anywhere}
 .updated{margin:.5rem 0 0;font-size:.9rem}
 .uptime{flex-basis:100%;position:relative}
+.note{flex-basis:100%;margin:0;font-size:.9rem}
+.note.affected{font-weight:600;border-left:3px solid #d9a400;padding-left:.5rem}
 .card .bars{list-style:none;margin:.25rem 0 0;padding:0;display:flex;gap:1px;height:1.75rem}
 .card .bars li.day{display:block;flex:1 1 0;min-width:0;padding:0;border:0;border-radius:1px}
 .day.operational{background:#1f9d55}.day.degraded{background:#d9a400}.day.partial_outage{background:#e8590c}.day.major_outage{background:#d32f2f}.day.no_data{background:var(--borderColor)}
@@ -277,6 +295,21 @@ function uptimeBar(name: string, uptime: ServiceUptime): string {
     + `<p class="uptime-scale muted"><span>${UPTIME_DAYS} days ago</span><span class="figure" data-uptime="${uptime.uptime ?? ''}">${uptime.uptime === null ? 'No data' : `${uptimeText(uptime.uptime)} uptime`}</span><span>Today</span></p></div>`
 }
 
+/** `123 ms`, `1.25 s`. */
+function duration(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(2)} s`
+}
+
+/** Under a service's name: why it is affected (a failing dependency), and its response time when the page shows it. */
+function serviceNotes(s: ServiceModel): string {
+  const affected = s.affectedBy ? `<p class="note affected" data-affected-by>${esc(s.affectedBy.text)}</p>` : ''
+  if (s.responseTime === undefined) return affected
+  const time = s.responseTime === null
+    ? '<p class="note response-time" data-response-time="">Response time: no runs in the last 24 hours</p>'
+    : `<p class="note response-time" data-response-time="${s.responseTime.averageMs}">Response time: <strong>${duration(s.responseTime.averageMs)}</strong> average over the last 24 hours</p>`
+  return affected + time
+}
+
 export function renderStatusPage(model: StatusPageModel, links: { summary: string; feed: string }, subscribe?: { action: string }): string {
   const summaryHref = links.summary
   const section = (id: string, title: string, body: string) => `<section aria-labelledby="${id}"><h2 id="${id}">${esc(title)}</h2>${body}</section>`
@@ -284,7 +317,7 @@ export function renderStatusPage(model: StatusPageModel, links: { summary: strin
     `<li><span>${esc(w.name)}</span><span class="muted"><time datetime="${esc(w.startsAt)}">${esc(formatTime(w.startsAt))}</time> – <time datetime="${esc(w.endsAt)}">${esc(formatTime(w.endsAt))}</time></span></li>`
   const cards = model.cards.map((card) => `<section class="card" aria-labelledby="card-${esc(card.id)}"><h3 id="card-${esc(card.id)}">${esc(card.name)}</h3>${
     card.services.length === 0 ? '<p class="muted">No services.</p>'
-      : `<ul>${card.services.map((s) => `<li class="service ${s.state}" data-service-id="${esc(s.id)}" data-state="${s.state}"><span>${esc(s.name)}</span><span><span class="dot" aria-hidden="true"></span><span class="status-word">${esc(s.stateLabel)}</span></span>${uptimeBar(s.name, s.uptime)}</li>`).join('')}</ul>`
+      : `<ul>${card.services.map((s) => `<li class="service ${s.state}" data-service-id="${esc(s.id)}" data-state="${s.state}"><span>${esc(s.name)}</span><span><span class="dot" aria-hidden="true"></span><span class="status-word">${esc(s.stateLabel)}</span></span>${serviceNotes(s)}${uptimeBar(s.name, s.uptime)}</li>`).join('')}</ul>`
   }</section>`).join('')
   const maintenance = model.maintenance.active.length + model.maintenance.upcoming.length === 0
     ? '<p class="muted">No maintenance is planned.</p>'
