@@ -338,3 +338,66 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
     }
   }, 120_000)
 })
+
+describe.skipIf(!hasChromium)('status page of dependent services in Chromium', () => {
+  beforeAll(async () => {
+    const database = await created('/v1/status-pages/services', { name: 'Orders database' })
+    const storefront = await created('/v1/status-pages/services', { name: 'Storefront API' })
+    const dnsCheck = (name: string, serviceId: string, extra: Record<string, unknown> = {}) => created('/v1/checks/dns', {
+      name, activated: false, locations: ['eu-west-1'], ...extra,
+      request: { query: 'broken.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port, assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] },
+      triggerIncident: { serviceId, severity: 'MAJOR', name: `${name} down`, description: '' },
+    })
+    const db = await dnsCheck('orders-db-primary', database.id)
+    const app = await dnsCheck('storefront-api-probe', storefront.id, { dependsOn: [db.id] })
+    await created('/v1/status-pages', {
+      name: 'Acme orders', url: 'acme-orders', defaultTheme: 'AUTO', themeColors: { light: LIGHT, dark: DARK }, showResponseTime: true,
+      cards: [{ name: 'Orders', services: [{ id: database.id }, { id: storefront.id }] }],
+    })
+    // real runs: the database fails, then the storefront (its alerts held back: no incident)
+    for (const id of [db.id, app.id]) {
+      const trigger = await api('POST', '/v1/check-sessions/trigger', { target: { checkId: [id] } })
+      expect((await api('GET', `/v1/check-sessions/${trigger.json.sessions[0].checkSessionId}/completion?maxWaitSeconds=20`)).status).toBe(200)
+    }
+  }, 120_000)
+
+  for (const scheme of ['light', 'dark'] as const) {
+    it(`says which service of the page a failing one is affected by, and each response time (${scheme}, 375 px, no script)`, async () => {
+      const context = await browser.newContext({ viewport: { width: 375, height: 812 }, colorScheme: scheme, javaScriptEnabled: false })
+      try {
+        const page = await context.newPage()
+        const errors = watchErrors(page)
+        expect((await page.goto(`${server.url}/status/acme-orders`))?.status()).toBe(200)
+        // in the card's order
+        const database = page.locator('.service').nth(0)
+        const storefront = page.locator('.service').nth(1)
+        expect(await database.locator('> span').first().textContent()).toBe('Orders database')
+        expect(await storefront.locator('> span').first().textContent()).toBe('Storefront API')
+        expect(await storefront.locator('.affected').textContent()).toBe('Affected by Orders database')
+        expect(await database.locator('.affected').count()).toBe(0)
+        expect(await database.locator('.status-word').textContent()).toBe('Major outage')
+        for (const service of [storefront, database]) {
+          expect(await service.locator('.response-time').textContent()).toMatch(/^Response time: \d+ ms average over the last 24 hours$/)
+        }
+        // no check's name on the public page
+        expect(await page.content()).not.toContain('storefront-api-probe')
+        // readable: the notes are body text on the card, at least 4.5:1 in this theme
+        const colour = (el: any) => getComputedStyle(el).color
+        const background = (el: any) => getComputedStyle(el.closest('.card')).backgroundColor
+        for (const note of [storefront.locator('.affected'), storefront.locator('.response-time')]) {
+          expect(contrast(await note.evaluate(colour), await note.evaluate(background))).toBeGreaterThanOrEqual(4.5)
+          const box = await note.boundingBox()
+          expect(box && box.x + box.width).toBeLessThanOrEqual(375)
+        }
+        expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375)
+        expect(await landmarks(page)).toEqual(['banner', 'navigation', 'main', 'contentinfo'])
+        expect(await unreachableByKeyboard(page)).toEqual([])
+        await storefront.scrollIntoViewIfNeeded()
+        await screenshot(page, `status-page-affected-${scheme}`)
+        expect(errors).toEqual([])
+      } finally {
+        await context.close()
+      }
+    }, 120_000)
+  }
+})
