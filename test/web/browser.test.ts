@@ -374,6 +374,7 @@ describe.skipIf(!hasChromium)('status page of dependent services in Chromium', (
         expect(await database.locator('> span').first().textContent()).toBe('Orders database')
         expect(await storefront.locator('> span').first().textContent()).toBe('Storefront API')
         expect(await storefront.locator('.affected').textContent()).toBe('Affected by Orders database')
+        expect(await storefront.locator('.status-word').textContent()).toBe('Partial outage')
         expect(await database.locator('.affected').count()).toBe(0)
         expect(await database.locator('.status-word').textContent()).toBe('Major outage')
         for (const service of [storefront, database]) {

@@ -70,8 +70,11 @@ describe('a status page and dependsOn', () => {
     // the alerts are held back, so the dependents opened no incident: the page would say nothing without it
     expect((await api('GET', `/v1/check-statuses/${ids.shop}`)).json.alertsSuppressedBy).toEqual([{ checkId: ids.db, name: 'db primary' }])
     const services = await summary()
-    expect(services.Shop.affectedBy).toEqual({ services: ['Database'], upstream: false, text: 'Affected by Database' })
-    expect(services.Reports.affectedBy).toEqual({ services: [], upstream: true, text: 'Affected by an upstream dependency' })
+    expect(services.Shop.affectedBy).toEqual({ services: ['Database'], upstream: false, state: 'partial_outage', text: 'Affected by Database' })
+    expect(services.Reports.affectedBy).toEqual({ services: [], upstream: true, state: 'partial_outage', text: 'Affected by an upstream dependency' })
+    // no incident of their own, yet not "operational": their checks fail
+    expect([services.Shop.state, services.Shop.openIncidents]).toEqual(['partial_outage', []])
+    expect(services.Reports.state).toBe('partial_outage')
     expect(services.Database.affectedBy).toBeNull()
     expect(services.Database.state).toBe('major_outage')
 

@@ -48,6 +48,8 @@ export async function pageChecks(store: Pick<Store, 'checks'>, account: string, 
 export interface AffectedBy {
   services: string[]
   upstream: boolean
+  /** what the failing checks make the service at least: a failure a partial outage, a degraded run degraded */
+  state: 'degraded' | 'partial_outage'
 }
 
 const troubled = (s: { hasFailures: boolean; hasErrors: boolean; isDegraded: boolean }) => s.hasFailures || s.hasErrors || s.isDegraded
@@ -62,18 +64,21 @@ export async function affectedServices(
   for (const [serviceId, ids] of checks.byService) {
     const names = new Set<string>()
     let upstream = false
+    let failing = false
     for (const id of ids) {
       const deps = checks.dependsOn.get(id)
       const status = statuses.get(id)
       if (!deps || !status || !troubled(status)) continue
-      for (const dep of await failingDependencies({ dependsOn: deps }, async (d) => statuses.get(d))) {
+      const by = await failingDependencies({ dependsOn: deps }, async (d) => statuses.get(d))
+      if (by.length > 0 && (status.hasFailures || status.hasErrors)) failing = true
+      for (const dep of by) {
         const depService = checks.serviceOf.get(dep.checkId)
         const name = depService !== undefined && depService !== serviceId && checks.byService.has(depService) ? nameOf(depService) : undefined
         if (name === undefined) upstream = true
         else names.add(name)
       }
     }
-    if (names.size > 0 || upstream) out.set(serviceId, { services: [...names].sort(), upstream })
+    if (names.size > 0 || upstream) out.set(serviceId, { services: [...names].sort(), upstream, state: failing ? 'partial_outage' : 'degraded' })
   }
   return out
 }

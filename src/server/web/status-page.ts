@@ -122,8 +122,10 @@ export async function loadStatusPage(store: Store, account: string, record: Stat
     return { state: worst(naming.map((i) => SEVERITY_STATE[i.incident.severity] ?? 'degraded')), openIncidents: naming.map((i) => i.id) }
   }
   const serviceModel = (s: ServiceRecord): ServiceModel => {
-    const { state, openIncidents } = stateOf(s.id)
     const by = affected.get(s.id)
+    const { state: fromIncidents, openIncidents } = stateOf(s.id)
+    // its own alerts (and incident) are held back while a dependency fails: its checks still say how it is
+    const state = worst([fromIncidents, by?.state ?? 'operational'])
     return {
       id: s.id, name: s.name, state, stateLabel: STATE_LABEL[state], openIncidents, uptime: uptime.get(s.id) as ServiceUptime,
       affectedBy: by ? { ...by, text: affectedText(by) } : null,
