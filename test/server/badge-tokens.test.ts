@@ -104,3 +104,71 @@ describe('public badges', () => {
     expect((await bench.call('GET', '/v1/badges/tokens')).json).not.toContainEqual(expect.objectContaining({ checkId: id }))
   })
 })
+
+describe('public badges of check groups', () => {
+  async function group(name: string, call = bench.call): Promise<number> {
+    const answer = await call('POST', '/v1/check-groups', { name, locations: ['eu-west-1'] })
+    expect(answer.status, answer.text).toBe(201)
+    return answer.json.id
+  }
+
+  it('a group\'s token gives its badge without a key (its checks\' worst state), the same as the keyed group route; asking again gives the same token', async () => {
+    const id = await group('Public <group>')
+    const member = await bench.createCheck('group-badge.example.test', { name: 'Member', groupId: id })
+    expect((await bench.call('GET', `/v1/badges/groups/${id}/token`)).status).toBe(404)
+    const made = await bench.call('POST', `/v1/badges/groups/${id}/token`)
+    expect(made.status, made.text).toBe(201)
+    expect(made.json).toMatchObject({ groupId: id, subjectKind: 'group', path: `/badges/${made.json.token}.svg`, url: `${bench.server.url}/badges/${made.json.token}.svg` })
+    expect(made.json.checkId).toBeUndefined()
+    expect(made.json.token).toMatch(/^[A-Za-z0-9_-]{32}$/)
+    const again = await bench.call('POST', `/v1/badges/groups/${id}/token`)
+    expect([again.status, again.json.token]).toEqual([200, made.json.token])
+    expect((await bench.call('GET', `/v1/badges/groups/${id}/token`)).json).toEqual(made.json)
+    expect((await bench.call('GET', '/v1/badges/tokens')).json).toContainEqual(made.json)
+
+    bench.dns.set('group-badge.example.test', 'A', { rcode: 'SERVFAIL' })
+    expect((await bench.runAndRecord(member)).result.status).toBe('FAILED')
+    for (const query of ['', '?style=for-the-badge', '?theme=dark', '?responseTime=true']) {
+      const open = await anonymous()('GET', `${made.json.path}${query}`)
+      const keyed = await bench.call('GET', `/v1/badges/groups/${id}${query}`)
+      expect(open.status).toBe(200)
+      expect(open.headers.get('access-control-allow-origin')).toBe('*')
+      expect(open.text).toBe(keyed.text)
+    }
+    expect(title(await anonymous()('GET', made.json.path))).toBe('public <group>: failing')
+  })
+
+  it('rotate, revoke, another account\'s group and deleting the group answer as for a check', async () => {
+    const id = await group('Rotate group')
+    const first = (await bench.call('POST', `/v1/badges/groups/${id}/token`)).json
+    const rotated = await bench.call('POST', `/v1/badges/groups/${id}/token/rotate`)
+    expect(rotated.status).toBe(200)
+    expect(rotated.json.token).not.toBe(first.token)
+    const unknown = seen(await anonymous()('GET', `/badges/${'B'.repeat(32)}.svg`))
+    expect(seen(await anonymous()('GET', first.path))).toEqual(unknown)
+    expect((await anonymous()('GET', rotated.json.path)).status).toBe(200)
+
+    const other = caller(bench.server, KEY_B)
+    const theirsMissing = 999_999_999
+    for (const [method, path] of [['GET', '/token'], ['POST', '/token'], ['POST', '/token/rotate'], ['DELETE', '/token']] as const) {
+      const theirs = await other(method, `/v1/badges/groups/${id}${path}`)
+      const none = await other(method, `/v1/badges/groups/${theirsMissing}${path}`)
+      expect(theirs.status).toBe(404)
+      expect(theirs.json).toEqual(none.json)
+      expect((await other(method, `/v1/badges/groups/not-a-number${path}`)).json).toEqual(none.json)
+    }
+    expect((await other('GET', '/v1/badges/tokens')).json).not.toContainEqual(expect.objectContaining({ groupId: id }))
+    expect((await bench.call('GET', `/v1/badges/groups/${id}/token`)).json.token).toBe(rotated.json.token)
+
+    expect((await bench.call('DELETE', `/v1/badges/groups/${id}/token`)).status).toBe(204)
+    expect(seen(await anonymous()('GET', rotated.json.path))).toEqual(unknown)
+    expect((await bench.call('DELETE', `/v1/badges/groups/${id}/token`)).status).toBe(404)
+
+    // deleting the group ends its token
+    const last = (await bench.call('POST', `/v1/badges/groups/${id}/token`)).json
+    expect((await anonymous()('GET', last.path)).status).toBe(200)
+    expect((await bench.call('DELETE', `/v1/check-groups/${id}`)).status).toBe(204)
+    expect(seen(await anonymous()('GET', last.path))).toEqual(unknown)
+    expect((await bench.call('GET', '/v1/badges/tokens')).json).not.toContainEqual(expect.objectContaining({ groupId: id }))
+  })
+})

@@ -134,18 +134,24 @@ export function resultRoutes(app: FastifyInstance, store: Store): void {
     return reply.code(200).type('image/svg+xml').header('cache-control', 'no-cache').send(svg)
   })
 
-  // a group's badge: its checks' worst state (groupBadgeState); the response time is the slowest
-  // newest run of its checks
+  // a group's badge (groupBadge)
   app.get<{ Params: { groupId: string } }>('/v1/badges/groups/:groupId', async (request, reply) => {
     const query = parseOr400(badgeQuerySchema, request.query, 'query')
     const { groupId } = request.params
     const group = /^[1-9][0-9]{0,15}$/.test(groupId) ? await store.checkGroups.get(request.accountId, Number(groupId)) : undefined
     if (!group) throw notFound('Check group')
-    const members = await groupMemberStatuses(store, request.accountId, group.id)
-    const state = groupBadgeState(group.group.activated, members)
-    const times = members.map((m) => m.status?.lastResponseTime).filter((t): t is number => typeof t === 'number')
-    const slowest = members.find((m) => m.status?.lastResponseTime === Math.max(...times))?.status
-    const svg = renderBadge({ name: group.group.name, activated: group.group.activated, status: slowest, state, style: query.style, theme: query.theme, responseTime: query.responseTime })
+    const svg = await groupBadge(store, request.accountId, group, query)
     return reply.code(200).type('image/svg+xml').header('cache-control', 'no-cache').send(svg)
   })
+}
+
+/** A group's badge: its checks' worst state (groupBadgeState); the response time is the slowest newest run of its checks. */
+export async function groupBadge(
+  store: Store, account: string, group: { id: number; group: { name: string; activated: boolean } }, query: z.output<typeof badgeQuerySchema>,
+): Promise<string> {
+  const members = await groupMemberStatuses(store, account, group.id)
+  const state = groupBadgeState(group.group.activated, members)
+  const times = members.map((m) => m.status?.lastResponseTime).filter((t): t is number => typeof t === 'number')
+  const slowest = members.find((m) => m.status?.lastResponseTime === Math.max(...times))?.status
+  return renderBadge({ name: group.group.name, activated: group.group.activated, status: slowest, state, style: query.style, theme: query.theme, responseTime: query.responseTime })
 }

@@ -353,12 +353,12 @@ export interface WebSessionStore {
 }
 
 /** What a public badge token shows: a check now (another kind, a group, later). */
-export type BadgeSubjectKind = 'check'
+export type BadgeSubjectKind = 'check' | 'group'
 
 export interface BadgeTokenRecord {
   token: string
   subjectKind: BadgeSubjectKind
-  /** the check's id (subject kind 'check') */
+  /** the check's id (subject kind 'check'), the group's id as text (subject kind 'group') */
   subjectId: string
   created_at: string
 }

@@ -211,4 +211,7 @@ export const MIGRATIONS: readonly Migration[] = [
   // SQLite 16, PostgreSQL 17: snippets: named setup and teardown scripts of API checks (POST /v1/snippets), referred to
   //    by checks' setupSnippetId and tearDownSnippetId
   { steps: [{ createTable: 'snippets' }] },
+  // public badge tokens of check groups (POST /v1/badges/groups/{groupId}/token): the group's
+  //    column beside the check's, one token per group, deleted with its group
+  { steps: [{ addColumn: 'badge_tokens.group_id' }, { createIndex: 'badge_tokens_group' }] },
 ]

@@ -563,8 +563,8 @@ export const TABLES: Record<string, Table> = {
   },
 
   // public badge URLs (GET /badges/{token}.svg): one token per subject. subject_kind says what
-  // the token shows ('check' now, its check in check_id); another kind (a group) adds its own
-  // nullable column referring to its table, so that each token still goes with its subject.
+  // the token shows ('check': its check in check_id; 'group': its check group in group_id), each
+  // kind a nullable column referring to its table, so that each token goes with its subject.
   badge_tokens: {
     columns: {
       token_hash: { type: 'text', primaryKey: true }, // sha256 of the token: the public route finds it by this
@@ -573,9 +573,11 @@ export const TABLES: Record<string, Table> = {
       check_id: { type: 'text', nullable: true, references: 'checks.id' },
       token: text, // readable by the account's keys: the URL is meant to be published and shown again
       created_at: text,
+      group_id: { type: 'bigint', nullable: true, references: 'check_groups.id' }, // subject kind 'group' (added after check_id's kind)
     },
     indexes: {
       badge_tokens_check: { columns: ['check_id'], unique: true },
+      badge_tokens_group: { columns: ['group_id'], unique: true },
       badge_tokens_account: { columns: ['account_id', 'subject_kind'] },
     },
   },
