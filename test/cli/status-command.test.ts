@@ -164,6 +164,30 @@ describe('monitors status', () => {
     expect(after.checks.find((c: any) => c.logicalId === 'readme-dns').publicBadgeUrl).toBeNull()
   })
 
+  it('shows a check group\'s public badge URL under its line and in JSON', async () => {
+    const env = { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_A }
+    const project = makeProject({
+      'checks/grouped.check.ts': `import { CheckGroup, DnsCheck } from 'monitors-as-code'\nconst team = new CheckGroup('team', { name: 'Team', locations: ['eu-west-1'] })\n` +
+        dnsCheck('grouped-dns', 'Grouped DNS', 'www.shop.test', 'activated: false, group: team,'),
+    })
+    const applied = await monitors(project, ['apply', '--yes'], env)
+    expect(applied.code, applied.output).toBe(0)
+    const lock = JSON.parse(readFileSync(join(project, 'monitoring.lock.json'), 'utf8')) as { resources: Record<string, { remoteId: string }> }
+    const groupId = lock.resources['check-group:team'].remoteId
+    const before = JSON.parse((await monitors(project, ['status', '--format', 'json'], env)).stdout)
+    expect(before.groups).toEqual([expect.objectContaining({ logicalId: 'team', publicBadgeUrl: null })])
+    const token = await call('POST', `/v1/badges/groups/${groupId}/token`)
+    expect(token.status, token.text).toBe(201)
+    const url = `${server.url}/badges/${token.json.token}.svg`
+
+    const text = await monitors(project, ['status'], env)
+    expect(text.code, text.output).toBe(0)
+    expect(text.stdout).toMatch(new RegExp(`Group team "Team": [^\\n]*\\n  public badge \\(no key, for a README\\): ${url.replace(/[.?]/g, '\\$&')}\\n`))
+    const doc = JSON.parse((await monitors(project, ['status', '--format', 'json'], env)).stdout)
+    expect(doc.groups).toEqual([expect.objectContaining({ logicalId: 'team', groupId, publicBadgeUrl: url })])
+    expect((await fetch(url)).status).toBe(200)
+  })
+
   it('a check in an active maintenance window reads maintenance, with the window and its end, and --fail-on-failing lets it pass', async () => {
     const env = { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_A }
     const check = dnsCheck('maint-dns', 'Maintained DNS', 'broken.shop.test', "tags: ['maint-db'],") + dnsCheck('other-dns', 'Other DNS', 'broken.shop.test', "tags: ['maint-other'],")

@@ -129,7 +129,7 @@ describe('monitors trigger', () => {
     const status = await monitors(project, ['status', '--format', 'json'], env)
     expect(status.code, status.output).toBe(0)
     expect(JSON.parse(status.stdout).groups).toEqual([
-      { logicalId: 'smoke', name: 'Smoke', groupId: String(groupId), state: 'failing', checks: 3, badgeUrl: `${server.url}/v1/badges/groups/${groupId}` },
+      { logicalId: 'smoke', name: 'Smoke', groupId: String(groupId), state: 'failing', checks: 3, badgeUrl: `${server.url}/v1/badges/groups/${groupId}`, publicBadgeUrl: null },
     ])
     expect(status.stderr).toContain('Group smoke "Smoke": failing (3 checks)')
 

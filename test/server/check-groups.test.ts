@@ -219,7 +219,7 @@ describe('API-check defaults of a group', () => {
 })
 
 describe('the dashboard', () => {
-  it('lists each check group with its checks\' worst state', async () => {
+  it('lists each check group with its checks\' worst state, linking to its page', async () => {
     const group = await createGroup({ name: 'Dashboard group', locations: ['eu-west-1'] })
     fail('dashboard-member.test')
     const member = await bench.createCheck('dashboard-member.test', { name: 'Dashboard member', groupId: group.id })
@@ -234,7 +234,7 @@ describe('the dashboard', () => {
     const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]
     const html = await (await fetch(`${bench.server.url}/`, { headers: { cookie } })).text()
     expect(html).toContain('<h2>Check groups</h2>')
-    expect(html).toMatch(new RegExp(`<tr data-group-id="${group.id}"><td>Dashboard group</td><td class="state-failing">failing</td><td>1</td><td>eu-west-1</td></tr>`))
-    expect(html).toMatch(new RegExp(`<tr data-group-id="${paused.id}"><td>Dashboard paused</td><td class="state-paused">paused</td><td>0</td>`))
+    expect(html).toMatch(new RegExp(`<tr data-group-id="${group.id}"><td><a href="/dashboard/groups/${group.id}">Dashboard group</a></td><td class="state-failing">failing</td><td>1</td><td>eu-west-1</td></tr>`))
+    expect(html).toMatch(new RegExp(`<tr data-group-id="${paused.id}"><td><a href="/dashboard/groups/${paused.id}">Dashboard paused</a></td><td class="state-paused">paused</td><td>0</td>`))
   })
 })

@@ -211,3 +211,49 @@ describe('a check\'s public badge on the dashboard', () => {
     expect((await api('GET', `/v1/badges/checks/${id}/token`)).status).toBe(404)
   })
 })
+
+describe('a check group\'s page on the dashboard', () => {
+  it('shows its checks and state, and makes, shows (with the Markdown for a README), rotates and revokes its public badge', async () => {
+    const api = caller(server)
+    const group = await api('POST', '/v1/check-groups', { name: 'Readme <group>', locations: ['eu-west-1'] })
+    expect(group.status, group.text).toBe(201)
+    const id = group.json.id
+    const member = await api('POST', '/v1/checks/dns', dnsBody({ name: 'Grouped check', groupId: id }))
+    expect(member.status, member.text).toBe(201)
+    const { cookie, csrf } = await logIn()
+    // the list links the group to its page
+    expect(await (await fetch(`${server.url}/`, { headers: { cookie } })).text()).toContain(`<a href="/dashboard/groups/${id}">Readme &lt;group&gt;</a>`)
+    const pageOf = async () => (await fetch(`${server.url}/dashboard/groups/${id}`, { headers: { cookie } })).text()
+    const address = (html: string) => /<code data-public-badge>([^<]+)<\/code>/.exec(html)?.[1]
+    const act = (action: string) => post(`/dashboard/groups/${id}/badge-token`, { csrf, action }, { cookie, origin: server.url })
+
+    const first = await pageOf()
+    expect(first).toContain('<h1>Readme &lt;group&gt;</h1>')
+    expect(first).toContain(`<a href="/dashboard/checks/${member.json.id}">Grouped check</a>`)
+    expect(first).toContain('alt="badge of Readme &lt;group&gt;"')
+    expect(first).toContain('No public badge')
+    const created = await act('create')
+    expect(created.status).toBe(303)
+    expect(created.headers.get('location')).toBe(`/dashboard/groups/${id}#public-badge`)
+    const html = await pageOf()
+    const url = address(html)
+    expect(url).toMatch(new RegExp(`^${server.url}/badges/[A-Za-z0-9_-]{32}\\.svg$`))
+    expect(html).toContain(`<code data-markdown>![Readme &lt;group&gt;](${url})</code>`)
+    expect(url).toBe((await api('GET', `/v1/badges/groups/${id}/token`)).json.url.replace(/^http:\/\/[^/]+/, server.url))
+    expect((await fetch(url as string)).status).toBe(200)
+
+    expect((await act('rotate')).status).toBe(303)
+    const second = address(await pageOf())
+    expect(second).not.toBe(url)
+    expect((await fetch(url as string)).status).toBe(404)
+    expect((await act('revoke')).status).toBe(303)
+    expect(address(await pageOf())).toBeUndefined()
+    expect((await fetch(second as string)).status).toBe(404)
+    expect((await post(`/dashboard/groups/${id}/badge-token`, { csrf: 'forged', action: 'create' }, { cookie, origin: server.url })).status).toBe(403)
+    // a group that is not the account's, or no group at all, is not found
+    expect((await fetch(`${server.url}/dashboard/groups/999999`, { headers: { cookie } })).status).toBe(404)
+    expect((await fetch(`${server.url}/dashboard/groups/x`, { headers: { cookie } })).status).toBe(404)
+    expect((await act('create')).status).toBe(303)
+    expect((await post(`/dashboard/groups/999999/badge-token`, { csrf, action: 'create' }, { cookie, origin: server.url })).status).toBe(404)
+  })
+})

@@ -126,12 +126,12 @@ async function last24hOf(client: ApiClient, checkId: string, checkType: unknown)
 }
 
 /**
- * Fills `publicBadgeUrl` from GET /v1/badges/tokens (one request): a target without the route
- * (the hosted service) has no public badges.
+ * Fills `publicBadgeUrl` of checks and groups from GET /v1/badges/tokens (one request): a target
+ * without the route (the hosted service) has no public badges.
  */
-async function addPublicBadges(client: ApiClient, rows: CheckStatusRow[]): Promise<void> {
-  if (!rows.some((r) => r.state !== 'not-deployed' && r.checkId !== null)) return
-  let tokens: Array<{ checkId?: unknown; path?: unknown }>
+async function addPublicBadges(client: ApiClient, rows: CheckStatusRow[], groups: GroupStatusRow[] = []): Promise<void> {
+  if (!rows.some((r) => r.state !== 'not-deployed' && r.checkId !== null) && !groups.some((g) => g.groupId !== null)) return
+  let tokens: Array<{ checkId?: unknown; groupId?: unknown; path?: unknown }>
   try {
     const answer = await client.send<unknown>({ method: 'GET', path: '/v1/badges/tokens' })
     tokens = Array.isArray(answer.body) ? answer.body : []
@@ -139,10 +139,16 @@ async function addPublicBadges(client: ApiClient, rows: CheckStatusRow[]): Promi
     if (error instanceof NotFoundError) return
     throw error
   }
+  const base = client.baseUrl.replace(/\/+$/, '')
   const pathOf = new Map(tokens.filter((t) => typeof t.checkId === 'string' && typeof t.path === 'string').map((t) => [t.checkId as string, t.path as string]))
   for (const row of rows) {
     const path = row.state !== 'not-deployed' && row.checkId !== null ? pathOf.get(row.checkId) : undefined
-    if (path) row.publicBadgeUrl = `${client.baseUrl.replace(/\/+$/, '')}${path}`
+    if (path) row.publicBadgeUrl = `${base}${path}`
+  }
+  const groupPathOf = new Map(tokens.filter((t) => typeof t.groupId === 'number' && typeof t.path === 'string').map((t) => [String(t.groupId), t.path as string]))
+  for (const group of groups) {
+    const path = group.state !== 'not-deployed' && group.groupId !== null ? groupPathOf.get(group.groupId) : undefined
+    if (path) group.publicBadgeUrl = `${base}${path}`
   }
 }
 
@@ -341,6 +347,8 @@ export interface GroupStatusRow {
   state: 'passing' | 'degraded' | 'failing' | 'paused' | 'never-ran' | 'not-deployed'
   checks: number
   badgeUrl: string | null
+  /** the group's public badge (no key), when it has a token on the target (this server's extension: docs/api.md) */
+  publicBadgeUrl?: string
 }
 
 /** The project's groups: each from its remote record (activated, its checks' ids) and its checks' statuses. */
@@ -370,7 +378,8 @@ export function groupStates(
 export function renderGroupLines(rows: readonly GroupStatusRow[], color: boolean): string {
   const c = pc.createColors(color)
   const paint = { passing: c.green, degraded: c.yellow, failing: c.red, paused: c.dim, 'never-ran': c.dim, 'not-deployed': c.dim } as const
-  return rows.map((g) => `Group ${g.logicalId} "${g.name}": ${paint[g.state](g.state)} (${g.checks} ${g.checks === 1 ? 'check' : 'checks'})${g.badgeUrl ? c.dim(` ${g.badgeUrl}`) : ''}\n`).join('')
+  return rows.map((g) => `Group ${g.logicalId} "${g.name}": ${paint[g.state](g.state)} (${g.checks} ${g.checks === 1 ? 'check' : 'checks'})${g.badgeUrl ? c.dim(` ${g.badgeUrl}`) : ''}\n${
+    g.publicBadgeUrl ? `  public badge (no key, for a README): ${g.publicBadgeUrl}\n` : ''}`).join('')
 }
 
 /**
@@ -428,12 +437,12 @@ export const statusCommand = {
           windows,
         )
         await addLast24h(client, rows, remoteById)
-        if (badgeBase) await addPublicBadges(client, rows)
+        const groupRows = groupStates(groups, remoteIdOf, new Map(remoteGroups.map((g) => [String(g.id), g])), new Map(statuses.map((st) => [String(st.checkId), st])), badgeBase)
+        if (badgeBase) await addPublicBadges(client, rows, groupRows)
         const c = pc.createColors(useColor())
         if (environment !== undefined) out(`Environment: ${c.bold(environment)}\n`)
         if (rows.length === 0) out('No checks: the project has no check (DnsCheck, IcmpCheck, HeartbeatCheck, ...).\n')
         else out(renderStatusTable(rows, useColor()))
-        const groupRows = groupStates(groups, remoteIdOf, new Map(remoteGroups.map((g) => [String(g.id), g])), new Map(statuses.map((st) => [String(st.checkId), st])), badgeBase)
         if (groupRows.length > 0) out(`\n${renderGroupLines(groupRows, useColor())}`)
         const s = summaryOf(rows)
         const parts = [`${s.passing} passing`, `${s.degraded} degraded`, `${s.failing} failing`, `${s.paused} paused`, ...(s.maintenance > 0 ? [`${s.maintenance} in maintenance`] : []), `${s.neverRan} never ran`, `${s.notDeployed} not deployed`]
@@ -445,7 +454,7 @@ export const statusCommand = {
         }
         if (args.format === 'json') {
           const doc = statusToJson(rows, { id: target.id, baseUrl: target.baseUrl, embedded: target.embedded })
-          data(`${JSON.stringify(withEnvironment(groupRows.length > 0 ? { ...doc, groups: groupRows } : doc, environment), null, 2)}\n`)
+          data(`${JSON.stringify(withEnvironment(groupRows.length > 0 ? { ...doc, groups: groupRows.map((g) => ({ ...g, publicBadgeUrl: g.publicBadgeUrl ?? null })) } : doc, environment), null, 2)}\n`)
         }
         return args.failOnFailing && s.failing > 0 ? 1 : 0
       } finally {

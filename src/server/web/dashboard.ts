@@ -293,7 +293,7 @@ export async function checkListPage(api: Api, session: WebSession, query: { type
   const groupRows = (Array.isArray(groups.json) ? groups.json as Array<{ id: number; name: string; activated?: boolean; checks?: string[]; locations?: string[] }> : []).map((g) => {
     const members = Array.isArray(g.checks) ? g.checks : []
     const state = groupBadgeState(g.activated !== false, members.map((id) => ({ status: byId.get(id) as unknown as CheckStatusRecord | undefined })))
-    return `<tr data-group-id="${esc(String(g.id))}"><td>${esc(g.name)}</td><td class="state-${state}">${state}</td><td>${members.length}</td><td>${esc((g.locations ?? []).join(', ') || '–')}</td></tr>`
+    return `<tr data-group-id="${esc(String(g.id))}"><td><a href="/dashboard/groups/${encodeURIComponent(String(g.id))}">${esc(g.name)}</a></td><td class="state-${state}">${state}</td><td>${members.length}</td><td>${esc((g.locations ?? []).join(', ') || '–')}</td></tr>`
   })
   const groupTable = groupRows.length === 0 ? '' : `<h2>Check groups</h2>
 <div class="scroll"><table>
@@ -362,16 +362,17 @@ export function chartData(results: ResultJson[]): { x: number[]; series: Array<{
 }
 
 /**
- * The check's public badge (GET /badges/{token}.svg, no key): its address and the Markdown for a
- * README, Rotate and Revoke; or Create when it has none. `origin` is the dashboard's own.
+ * A check's or a group's public badge (GET /badges/{token}.svg, no key): its address and the
+ * Markdown for a README, Rotate and Revoke; or Create when it has none. `origin` is the
+ * dashboard's own; the forms post to /dashboard/{checks|groups}/{id}/badge-token.
  */
-function publicBadgeSection(session: WebSession, c: CheckJson, token: { path?: string } | undefined, origin: string, csrf: string): string {
+export function publicBadgeSection(session: WebSession, subject: { kind: 'checks' | 'groups'; id: string; name: string }, token: { path?: string } | undefined, origin: string, csrf: string): string {
   const form = (action: string, label: string) =>
-    `<form class="inline" method="post" action="/dashboard/checks/${encodeURIComponent(c.id)}/badge-token">${csrf}<input type="hidden" name="action" value="${action}"><button type="submit">${label}</button></form>`
+    `<form class="inline" method="post" action="/dashboard/${subject.kind}/${encodeURIComponent(subject.id)}/badge-token">${csrf}<input type="hidden" name="action" value="${action}"><button type="submit">${label}</button></form>`
   const url = token?.path ? `${origin}${token.path}` : undefined
   return `<h2 id="public-badge">Public badge</h2>
-${url ? `<p><img src="${esc(token!.path)}" alt="public badge of ${esc(c.name)}" height="20"> <code data-public-badge>${esc(url)}</code></p>
-<p class="muted">Anyone with this address sees the badge, no key needed: for a README, <code>![${esc(c.name)}](${esc(url)})</code>. Rotate gives a new address and ends this one; Revoke ends it.</p>`
+${url ? `<p><img src="${esc(token!.path)}" alt="public badge of ${esc(subject.name)}" height="20"> <code data-public-badge>${esc(url)}</code></p>
+<p class="muted">Anyone with this address sees the badge, no key needed: for a README, <code data-markdown>![${esc(subject.name)}](${esc(url)})</code>. Rotate gives a new address and ends this one; Revoke ends it.</p>`
     : '<p class="muted">No public badge: the badge above needs a key. A public badge has an address of its own, for a README.</p>'}
 ${!canWrite(session) ? '' : url ? `${form('rotate', 'Rotate')} ${form('revoke', 'Revoke')}` : form('create', 'Create public badge')}`
 }
@@ -404,7 +405,7 @@ export async function checkPage(api: Api, session: WebSession, id: string, origi
 ${errorGroups.length === 0 ? '<p class="muted">No errors recorded.</p>' : `<div class="scroll"><table><thead><tr><th scope="col">Error</th><th scope="col">First seen</th><th scope="col">Last seen</th><th scope="col">Archive</th></tr></thead><tbody>${errorGroups.map(groupRow).join('')}</tbody></table></div>`}`
   const head = `<h1>${esc(c.name)}</h1>
 <p><span class="state-${state}">${state}</span>${paused(c)}${suppressed(status.status === 200 ? status.json : undefined)} · ${esc(c.checkType)} · ${badgeImg(c)}</p>${certificateLine(c, status.status === 200 ? status.json : undefined)}`
-  const publicBadge = publicBadgeSection(session, c, token.status === 200 ? token.json : undefined, origin, csrf)
+  const publicBadge = publicBadgeSection(session, { kind: 'checks', id: c.id, name: c.name }, token.status === 200 ? token.json : undefined, origin, csrf)
   if (!isRunnableCheckType(c.checkType)) {
     // a heartbeat check is not run: it waits for pings, so its page says where to send them and what came
     const hb = (c as CheckJson & HeartbeatJson).heartbeat ?? {}

@@ -7,6 +7,7 @@ import { analyticsAnswers, analyticsWindow } from '../results/analytics.js'
 import type { StatusPageRecord, Store } from '../store/index.js'
 import { ASSETS } from './assets.js'
 import { assetFor, resultPage } from './result-page.js'
+import { groupPage } from './group-page.js'
 import {
   AnalyticsCache, DASHBOARD_CSP, METRICS, NO_FIGURES, TIME_METRIC, apiFor, checkListPage, checkPage, figureNames, formatFigures,
   loginPage, messagePage, sessionPage, type CheckJson, type Figures, type ListFigures,
@@ -263,6 +264,22 @@ function logInRoutes(scope: FastifyInstance, context: WebContext): void {
   })
 }
 
+/** A check's or a group's public badge: create, rotate or revoke its token (through the API's token routes). */
+function badgeTokenForms(scope: FastifyInstance, context: WebContext, kind: 'checks' | 'groups'): void {
+  scope.post<{ Params: { id: string } }>(`/dashboard/${kind}/:id/badge-token`, web, async (request, reply) => {
+    const session = await postingSession(context, request, reply)
+    if (!session) return reply
+    const action = (request.body as Record<string, unknown> | undefined)?.action
+    const path = `/v1/badges/${kind}/${encodeURIComponent(request.params.id)}/token`
+    const call: ['POST' | 'DELETE', string] | undefined = action === 'create' ? ['POST', path] : action === 'rotate' ? ['POST', `${path}/rotate`] : action === 'revoke' ? ['DELETE', path] : undefined
+    if (!call) return html(reply, 400, messagePage(session, 'Not changed', 'Choose Create, Rotate or Revoke.'))
+    const answer = await apiFor(context.app, session)(call[0], call[1])
+    if (answer.status === 403) return html(reply, 403, messagePage(session, 'Not changed', READ_ONLY))
+    if (answer.status >= 300) return html(reply, 404, messagePage(session, 'Not changed', String(answer.json?.message ?? 'The API did not change the badge.')))
+    return reply.code(303).header('location', `/dashboard/${kind}/${encodeURIComponent(request.params.id)}#public-badge`).send()
+  })
+}
+
 /** The dashboard's pages and form posts behind the log-in: each goes through the API as the session's key. */
 function dashboardRoutes(scope: FastifyInstance, context: WebContext): void {
   const { app } = context
@@ -283,18 +300,14 @@ function dashboardRoutes(scope: FastifyInstance, context: WebContext): void {
     return reply.code(303).header('location', `/dashboard/sessions/${encodeURIComponent(started)}`).send()
   })
 
-  // the check's public badge: create, rotate or revoke its token (through the API's token routes)
-  scope.post<{ Params: { id: string } }>('/dashboard/checks/:id/badge-token', web, async (request, reply) => {
-    const session = await postingSession(context, request, reply)
-    if (!session) return reply
-    const action = (request.body as Record<string, unknown> | undefined)?.action
-    const path = `/v1/badges/checks/${encodeURIComponent(request.params.id)}/token`
-    const call: ['POST' | 'DELETE', string] | undefined = action === 'create' ? ['POST', path] : action === 'rotate' ? ['POST', `${path}/rotate`] : action === 'revoke' ? ['DELETE', path] : undefined
-    if (!call) return html(reply, 400, messagePage(session, 'Not changed', 'Choose Create, Rotate or Revoke.'))
-    const answer = await apiFor(app, session)(call[0], call[1])
-    if (answer.status === 403) return html(reply, 403, messagePage(session, 'Not changed', READ_ONLY))
-    if (answer.status >= 300) return html(reply, 404, messagePage(session, 'Not changed', String(answer.json?.message ?? 'The API did not change the badge.')))
-    return reply.code(303).header('location', `/dashboard/checks/${encodeURIComponent(request.params.id)}#public-badge`).send()
+  badgeTokenForms(scope, context, 'checks')
+  badgeTokenForms(scope, context, 'groups')
+
+  scope.get<{ Params: { id: string } }>('/dashboard/groups/:id', web, async (request, reply) => {
+    const session = await sessionOf(context, request)
+    if (!session) return reply.code(303).header('location', '/').send()
+    const page = await groupPage(apiFor(app, session), session, request.params.id, origin(request))
+    return html(reply, page.status, page.html)
   })
 
   scope.get<{ Params: { checkId: string; resultId: string } }>('/dashboard/results/:checkId/:resultId', web, async (request, reply) => {
