@@ -17,7 +17,8 @@
 import { randomUUID } from 'node:crypto'
 import { heartbeatMs, type HeartbeatSettings } from '../../schema/index.js'
 import type { RunResult } from '../../runner/types.js'
-import { recordResult } from '../results/index.js'
+import { recordResult, type RecordableCheck } from '../results/index.js'
+import { withGroup } from '../scheduler/groups.js'
 import type { CheckRecord, HeartbeatEventRecord, HeartbeatRecord, Repositories, StoredResultInput, Store } from '../store/index.js'
 
 export type PingState = 'RECEIVED' | 'GRACE' | 'LATE'
@@ -63,9 +64,12 @@ function result(check: { id: string; name?: string }, at: number, failed: boolea
   }
 }
 
+/** The check as its results are recorded: in a group, with the group's activated, muted, alert settings and channels (withGroup). */
 async function checkOf(tx: Repositories, account: string, checkId: string) {
   const record = await tx.checks.get(account, checkId)
-  return record ? { record, body: JSON.parse(record.json) as { id: string; name?: string; activated?: boolean } } : undefined
+  if (!record) return undefined
+  const body = await withGroup(tx, account, JSON.parse(record.json) as Record<string, unknown> & { id: string; name?: string; activated?: boolean })
+  return { record, body }
 }
 
 /**
@@ -73,10 +77,11 @@ async function checkOf(tx: Repositories, account: string, checkId: string) {
  * lists its pings and missed periods) and recorded (status, error groups, analytics, alerts),
  * both under one id, so a second recording of it changes nothing.
  */
-async function record(tx: Repositories, account: string, check: { record: CheckRecord }, id: string, run: RunResult & { heartbeatState: string }, event: Record<string, unknown>): Promise<void> {
+async function record(tx: Repositories, account: string, check: { record: CheckRecord; body: Record<string, unknown> & { id: string } }, id: string, run: RunResult & { heartbeatState: string }, event: Record<string, unknown>): Promise<void> {
   const { assertions: _assertions, ...rest } = run
   await tx.results.add(account, check.record.id, id, { ...rest, details: { kind: 'HEARTBEAT', state: run.heartbeatState, ...event } } as unknown as StoredResultInput)
-  await recordResult(tx, check.record, { ...run, id })
+  // recorded as the check is in its group (alert settings, channels, muted)
+  await recordResult(tx, check.body as unknown as RecordableCheck, { ...run, id })
 }
 
 /** Records FAILING for the period starting at `hb.since`, once; false when it was recorded before. */
