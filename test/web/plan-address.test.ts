@@ -41,4 +41,26 @@ describe('status page address in plan and apply output', () => {
     expect(plan.code, plan.output).toBe(0)
     expect(plan.stdout).toContain('# seen at /status/shop-status (on `monitors server`)')
   })
+
+  it('a StatusPage with showResponseTime applies it (the page shows response times), plans No changes after, and a wrong type is the loader\'s error naming the field', async () => {
+    const timed = (value: string) => file(
+      `const search = new StatusPageService('search', { name: 'Search' })\n`,
+      `new StatusPage('timed', { name: 'Timed', url: 'timed-status', showResponseTime: ${value}, cards: [{ name: 'Shop', services: [search] }] })\n`,
+    )
+    const dir = makeProject({ 'status.check.ts': timed('true') })
+    const apply = await ctx.cli(dir, ['apply', '--yes'])
+    expect(apply.code, apply.output).toBe(0)
+    const summary = await (await fetch(`${ctx.server.url}/status/timed-status/summary.json`)).json() as any
+    expect(summary.showResponseTime).toBe(true)
+    expect(summary.cards[0].services[0].responseTime).toBeNull()
+    expect(await (await fetch(`${ctx.server.url}/status/timed-status`)).text()).toContain('Response time: no runs in the last 24 hours')
+    const same = await ctx.cli(dir, ['plan'])
+    expect(same.code, same.output).toBe(0)
+    expect(same.stdout).toContain('No changes.')
+
+    writeFiles(dir, { 'status.check.ts': timed("'yes'") })
+    const bad = await ctx.cli(dir, ['plan'])
+    expect(bad.code).not.toBe(0)
+    expect(bad.output).toMatch(/status\.check\.ts[^\n]*StatusPage "timed"[^\n]*showResponseTime/)
+  })
 })
