@@ -90,7 +90,7 @@ export function affectedText(by: AffectedBy): string {
   return `Affected by ${list}`
 }
 
-/** A service's response time: the average of its checks' runs over the last 24 hours, in milliseconds. */
+/** A service's response time: the average of its checks' runs over the last 24 hours, in milliseconds (a tenth below 10 ms). */
 export interface ResponseTime {
   averageMs: number
   runs: number
@@ -130,7 +130,9 @@ export async function responseTimes(store: Pick<Store, 'analytics'>, account: st
       const s = sums.get(id)
       if (s) [n, sum] = [n + s[0], sum + s[1]]
     }
-    out.set(serviceId, n === 0 ? null : { averageMs: Math.round(sum / n), runs: n, hours: RESPONSE_TIME_HOURS })
+    const mean = sum / n
+    // a tenth of a millisecond below 10 ms (a DNS answer on the same network takes less than one), else whole ones
+    out.set(serviceId, n === 0 ? null : { averageMs: mean < 10 ? Math.round(mean * 10) / 10 : Math.round(mean), runs: n, hours: RESPONSE_TIME_HOURS })
   }
   return out
 }
