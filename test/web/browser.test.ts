@@ -337,6 +337,39 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
       await context.close()
     }
   }, 120_000)
+
+  it('a check group\'s page: its checks, and a public badge made with the keyboard, its address and Markdown for a README', async () => {
+    const group = await created('/v1/check-groups', { name: 'Storefront group', locations: ['eu-west-1'] })
+    await created('/v1/checks/dns', { name: 'Storefront member', activated: false, groupId: group.id, request: { query: 'shop.test', nameServer: '127.0.0.1', port: dns.port } })
+    const context = await browser.newContext({ viewport: { width: 375, height: 812 } })
+    try {
+      const page = await context.newPage()
+      const errors = watchErrors(page)
+      await page.goto(`${server.url}/`)
+      await page.locator('#apiKey').fill(KEY_A)
+      await page.keyboard.press('Enter')
+      await page.locator('h1', { hasText: 'Checks' }).waitFor()
+      await page.getByRole('link', { name: 'Storefront group' }).click()
+      await page.locator('h1', { hasText: 'Storefront group' }).waitFor()
+      expect(await page.getByRole('link', { name: 'Storefront member' }).count()).toBe(1)
+      expect(await page.locator('img[alt="badge of Storefront group"]').evaluate((img: any) => img.naturalWidth)).toBeGreaterThan(0)
+      await page.getByRole('button', { name: 'Create public badge' }).focus()
+      await page.keyboard.press('Enter')
+      await page.locator('[data-public-badge]').waitFor()
+      const url = await page.locator('[data-public-badge]').textContent()
+      expect(url).toMatch(new RegExp(`^${server.url}/badges/[A-Za-z0-9_-]{32}\\.svg$`))
+      expect(await page.locator('[data-markdown]').textContent()).toBe(`![Storefront group](${url})`)
+      expect(await page.locator('img[alt="public badge of Storefront group"]').evaluate((img: any) => img.naturalWidth)).toBeGreaterThan(0)
+      // the long address and Markdown wrap: nothing wider than the phone's screen
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375)
+      expect(await landmarks(page)).toEqual(['banner', 'navigation', 'main'])
+      expect(await unreachableByKeyboard(page)).toEqual([])
+      await screenshot(page, 'dashboard-group')
+      expect(errors).toEqual([])
+    } finally {
+      await context.close()
+    }
+  }, 120_000)
 })
 
 describe.skipIf(!hasChromium)('status page of dependent services in Chromium', () => {

@@ -56,6 +56,7 @@ th,td{text-align:left;padding:.4rem .6rem;border-bottom:1px solid #e5e7eb;vertic
 th{background:#f3f4f6;font-weight:600}
 caption{text-align:left;padding:.3rem .6rem}
 .scroll{overflow-x:auto}
+code{overflow-wrap:anywhere}
 button,.button,input,select{font:inherit}
 button,.button{background:#1d4ed8;color:#fff;border:0;border-radius:.3rem;padding:.4rem .8rem;cursor:pointer;text-decoration:none;display:inline-block}
 button.secondary{background:#374151}
