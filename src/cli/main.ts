@@ -31,6 +31,7 @@ export const COMMANDS: LazyCommand[] = [
   lazy('trigger [checks..]', 'Run deployed checks on the target now (by logical id, --group or --tag), wait for their results, exit 1 when one fails', async () => (await import('./commands/trigger.js')).triggerCommand),
   lazy('server', 'Run the local Monitoring API (SQLite, or PostgreSQL for several servers) until Ctrl-C', async () => (await import('./commands/server.js')).serverCommand),
   lazy('keys <action> [id]', "Create, list or revoke the API keys of a server's database (roles read, write, agent, admin)", async () => (await import('./commands/keys.js')).keysCommand),
+  lazy('runtimes [action] [ids..]', 'List the script runtimes and whether each is prepared here; prepare one (runtimes prepare [ids..]: its npm packages installed)', async () => (await import('./commands/runtimes.js')).runtimesCommand),
   lazy('agent', 'Run checks for a Monitoring API server from this machine, for the locations given (a self-hosted agent)', async () => (await import('./commands/agent.js')).agentCommand),
 ]
 
@@ -61,7 +62,7 @@ async function run(argv: string[]): Promise<number> {
     .scriptName('monitors')
     .usage('$0 <command> [options]\n\nMonitoring as code: validate, plan and apply monitors written in TypeScript.')
     .strict()
-    .demandCommand(1, 'Name a command: init, validate, test, plan, apply, destroy, import, status, trigger, server, keys or agent.')
+    .demandCommand(1, 'Name a command: init, validate, test, plan, apply, destroy, import, status, trigger, server, keys, runtimes or agent.')
     .recommendCommands()
     .help()
     .alias('h', 'help')

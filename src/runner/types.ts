@@ -327,7 +327,7 @@ export interface ScriptProbeOptions {
   /** A run of a test session (`monitors test`, a triggered session): CI=true in the script's environment. */
   testSession?: boolean
   /** Script runs at a time in this process: a run waits for a free place before it starts (see Semaphore). */
-  limiter?: { run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> }
+  limiter?: { run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T>; readonly size?: number }
 }
 
 /** What one attempt of a type-specific runner found, before retries and shouldFail. */

@@ -264,7 +264,8 @@ export function isRunnableCheckType(type: unknown): type is RunnableCheckType {
 
 /** The types whose runs the script engine makes (src/runner/script: a sandboxed browser or multi-step script). */
 export type ScriptCheckType = Extract<ServiceCheckType, 'BROWSER' | 'MULTI_STEP'>
-const SCRIPT_TYPES = new Set<string>(['BROWSER', 'MULTI_STEP'] satisfies ScriptCheckType[])
+export const SCRIPT_CHECK_TYPES: readonly ScriptCheckType[] = ['BROWSER', 'MULTI_STEP']
+const SCRIPT_TYPES = new Set<string>(SCRIPT_CHECK_TYPES)
 
 /** Whether a check of this type is a script (its runs keep artifacts; the runner's script concurrency limits them). */
 export function isScriptCheckType(type: unknown): type is ScriptCheckType {

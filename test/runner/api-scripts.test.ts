@@ -212,6 +212,51 @@ describe('the sandbox', () => {
     }
   })
 
+  it('with privateTargets deny, a script\'s UDP datagrams and DNS servers follow the policy too: the allowed target is reached, another loopback port is refused', async () => {
+    const { createSocket } = await import('node:dgram')
+    const listen = async () => {
+      const socket = createSocket('udp4')
+      const got: string[] = []
+      socket.on('message', (m) => got.push(m.toString()))
+      await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve))
+      return { socket, got, port: socket.address().port }
+    }
+    const [open, closed] = await Promise.all([listen(), listen()])
+    try {
+      // the check's own request goes to the HTTP server of these tests, allowed too
+      const policy: RunOptions = { privateTargets: 'deny', allowedTargets: [`127.0.0.1:${new URL(http.origin).port}`, `127.0.0.1:${open.port}`] }
+      const send = (port: number, host = '127.0.0.1') => `const s = require('node:dgram').createSocket('udp4')
+        await new Promise((resolve, reject) => s.send('hello ' + ${port}, ${port}, ${JSON.stringify(host)}, (e) => (e ? reject(e) : resolve())))
+        s.close()`
+      const allowed = await run(check({ localSetupScript: send(open.port) }), policy)
+      expect(allowed.error).toBeNull()
+      const refused = await run(check({ localSetupScript: send(closed.port) }), policy)
+      expect(refused.hasErrors).toBe(true)
+      expect(refused.error).toContain(`connection to 127.0.0.1:${closed.port} refused by the private-target policy`)
+      // by name, with offset and length, and on a connected socket
+      const byName = await run(check({ localSetupScript: send(closed.port, 'localhost') }), policy)
+      expect(byName.error).toContain('refused by the private-target policy')
+      const withLength = await run(check({ localSetupScript: `const s = require('node:dgram').createSocket('udp4')
+        await new Promise((resolve, reject) => s.send(Buffer.from('hello'), 0, 5, ${closed.port}, '127.0.0.1', (e) => (e ? reject(e) : resolve())))` }), policy)
+      expect(withLength.error).toContain('refused by the private-target policy')
+      const connected = await run(check({ localSetupScript: `const s = require('node:dgram').createSocket('udp4')
+        await new Promise((resolve, reject) => { s.on('error', reject); s.connect(${closed.port}, '127.0.0.1', () => s.send('hello', (e) => (e ? reject(e) : resolve()))) })` }), policy)
+      expect(connected.error).toContain('refused by the private-target policy')
+      // a DNS server of the script's choosing is a UDP target too
+      const resolver = await run(check({ localSetupScript: `const { Resolver } = require('node:dns').promises
+        const r = new Resolver(); r.setServers(['127.0.0.1:${closed.port}']); await r.resolve4('shop.example')` }), policy)
+      expect(resolver.error).toContain('refused by the private-target policy')
+      const global = await run(check({ localSetupScript: `require('node:dns').setServers(['127.0.0.1:${closed.port}'])` }), policy)
+      expect(global.error).toContain('refused by the private-target policy')
+      await new Promise((r) => setTimeout(r, 200))
+      expect(open.got).toEqual([`hello ${open.port}`])
+      expect(closed.got).toEqual([])
+    } finally {
+      open.socket.close()
+      closed.socket.close()
+    }
+  })
+
   it('secret values are scrubbed from the logs and errors of the scripts', async () => {
     const result = await run(check({
       localSetupScript: `console.log('token is', process.env.API_TOKEN, Buffer.from('u:' + process.env.API_TOKEN).toString('base64')); throw new Error('bad ' + process.env.API_TOKEN)`,

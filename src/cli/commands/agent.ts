@@ -124,6 +124,8 @@ export const agentCommand = {
         log: (line) => io().stdout.write(`${line}\n`),
         warn: (line) => io().stderr.write(`${line}\n`),
       })
+      const { runtimesSummary } = await import('../../runner/script/runtimes.js')
+      io().stdout.write(`${runtimesSummary()}\n`)
       if (early) void agent.stop(early)
       const code = await agent.done
       const s = agent.stats()

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path'
 import type { CommandModule } from 'yargs'
 import { io } from '../io.js'
 import { paint } from '../color.js'
@@ -208,6 +209,10 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
     out(args.runner
       ? `Running the activated checks (results kept ${args.retention} days); agents may serve locations too`
       : `Not running checks (--no-runner): agents claim the due runs (results kept ${args.retention} days)`)
+    if (args.runner) {
+      const { defaultRuntimeCache, runtimesSummary } = await import('../../runner/script/runtimes.js')
+      out(runtimesSummary(args['runtime-cache'] ? resolve(args['runtime-cache']) : defaultRuntimeCache()))
+    }
     const targets = server.privateTargets
     out(targets.policy === 'deny'
       ? `Private targets refused: checks and alert webhooks reach public addresses only (${targets.chosen ? '--private-targets deny' : `keys of ${targets.accounts} accounts are stored; --private-targets allow to change it`})`

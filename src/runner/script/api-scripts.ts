@@ -183,6 +183,79 @@ function guard(g) {
     writable: false,
     configurable: false,
   })
+  guardUdp(refusal, refused, dnsLookup)
+}
+// UDP follows the same policy: a datagram's destination (send, or connect of a socket) is checked
+// before it leaves, a name's every address first resolved; and a DNS server a script names
+// (dns.setServers, a Resolver's setServers) is checked as it is set, since c-ares queries it
+// over UDP outside dgram. The system's own resolvers are left as they are (names are looked up
+// through them for every connection).
+function guardUdp(refusal, refused, dnsLookup) {
+  const dgram = require('node:dgram')
+  const net = require('node:net')
+  const check = (host, port, done) => {
+    const target = host === undefined || host === null || typeof host === 'function' ? '127.0.0.1' : String(host)
+    if (net.isIP(target)) {
+      const why = refusal(target, port)
+      return done(why ? refused(target, port, why) : null, target)
+    }
+    dnsLookup(target, { all: true }, (error, list) => {
+      if (error) return done(error)
+      for (const a of list) {
+        const why = refusal(a.address, port)
+        if (why) return done(refused(a.address, port, why))
+      }
+      done(null, list[0].address)
+    })
+  }
+  const fail = (socket, callback, error) => process.nextTick(() => (typeof callback === 'function' ? callback(error) : socket.emit('error', error)))
+  const send = dgram.Socket.prototype.send
+  Object.defineProperty(dgram.Socket.prototype, 'send', {
+    value: function (...args) {
+      // send(msg, [offset, length,] port, [address,] [callback]); a connected socket: send(msg, [offset, length,] [callback])
+      const at = typeof args[1] === 'number' && typeof args[2] === 'number' && typeof args[3] === 'number' ? 3 : typeof args[1] === 'number' && typeof args[2] !== 'number' ? 1 : -1
+      if (at < 0) return send.apply(this, args)
+      const callback = args.find((a) => typeof a === 'function')
+      const host = typeof args[at + 1] === 'string' ? args[at + 1] : undefined
+      check(host, Number(args[at]), (error, address) => {
+        if (error) return fail(this, callback, error)
+        const rest = args.slice(0, at + 1)
+        send.apply(this, [...rest, address, ...(callback ? [callback] : [])])
+      })
+    },
+    writable: false,
+    configurable: false,
+  })
+  const connect = dgram.Socket.prototype.connect
+  Object.defineProperty(dgram.Socket.prototype, 'connect', {
+    value: function (port, host, callback) {
+      const done = typeof host === 'function' ? host : callback
+      check(typeof host === 'string' ? host : undefined, Number(port), (error, address) => {
+        if (error) return fail(this, undefined, error)
+        connect.call(this, port, address, done)
+      })
+    },
+    writable: false,
+    configurable: false,
+  })
+  const dns = require('node:dns')
+  const base = Object.getPrototypeOf(dns.Resolver.prototype)
+  const owner = Object.prototype.hasOwnProperty.call(base, 'setServers') ? base : dns.Resolver.prototype
+  const setServers = owner.setServers
+  Object.defineProperty(owner, 'setServers', {
+    value: function (servers) {
+      for (const server of Array.isArray(servers) ? servers : []) {
+        const text = String(server)
+        const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(text) || /^(\d+\.\d+\.\d+\.\d+)(?::(\d+))?$/.exec(text) || [text, text, undefined]
+        const port = m[2] === undefined ? 53 : Number(m[2])
+        const why = refusal(m[1], port)
+        if (why) throw refused(m[1], port, why)
+      }
+      return setServers.call(this, servers)
+    },
+    writable: false,
+    configurable: false,
+  })
 }
 process.on('uncaughtException', fail)
 process.on('unhandledRejection', fail)

@@ -9,7 +9,8 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { createRequire } from 'node:module'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { findRuntime, RUNTIMES, type Runtime } from '../../schema/runtimes.js'
+import { DEFAULT_RUNTIME_ID, findRuntime, RUNTIMES, type Runtime } from '../../schema/runtimes.js'
+import { UserError } from '../../errors.js'
 
 const MARKER = '.monitors-runtime.json'
 
@@ -37,16 +38,34 @@ function markerMatches(dir: string, runtime: Runtime): boolean {
   }
 }
 
+/** A word of a shell command as typed: quoted when it holds anything but plain path characters. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`
+}
+
+/** The command that prepares runtime `id` in `cacheDir`: what a message about a runtime not prepared tells to run. */
+export function prepareCommand(id: string, cacheDir: string = defaultRuntimeCache()): string {
+  return `monitors runtimes prepare ${shellWord(id)} --cache-dir ${shellWord(cacheDir)}`
+}
+
+/** Why runtime `id` can never be prepared or run (unknown, or removed); null when it can. */
+export function runtimeRefusal(id: string): string | null {
+  const runtime = findRuntime(id)
+  if (!runtime) return `runtime ${id} does not exist (runtimes: ${RUNTIMES.map((r) => r.name).join(', ')})`
+  if (runtime.stage === 'REMOVED') return `runtime ${id} was removed on ${runtime.runtimeEndOfLife}: choose runtime ${DEFAULT_RUNTIME_ID}`
+  return null
+}
+
 /** Whether `id` is prepared in `cacheDir`, and if not, why. */
 export function runtimeState(id: string, cacheDir: string = defaultRuntimeCache()): RuntimeState {
   const runtime = findRuntime(id)
   const dir = join(cacheDir, id)
   if (!runtime) return { id, stage: 'REMOVED', prepared: false, dir, missing: `runtime ${id} does not exist (runtimes: ${RUNTIMES.map((r) => r.name).join(', ')})` }
   if (!existsSync(join(dir, MARKER))) {
-    return { id, stage: runtime.stage, prepared: false, dir, missing: `runtime ${id} is not prepared here: its packages are not in ${dir}` }
+    return { id, stage: runtime.stage, prepared: false, dir, missing: `runtime ${id} is not prepared here: its packages are not in ${dir}; prepare it with: ${prepareCommand(id, cacheDir)}` }
   }
   if (!markerMatches(dir, runtime)) {
-    return { id, stage: runtime.stage, prepared: false, dir, missing: `runtime ${id} in ${dir} was prepared with other packages than it declares now: prepare it again` }
+    return { id, stage: runtime.stage, prepared: false, dir, missing: `runtime ${id} in ${dir} was prepared with other packages than it declares now; prepare it again with: ${prepareCommand(id, cacheDir)} --force` }
   }
   return { id, stage: runtime.stage, prepared: true, dir, missing: null }
 }
@@ -54,6 +73,22 @@ export function runtimeState(id: string, cacheDir: string = defaultRuntimeCache(
 /** Every runtime and whether it is prepared, newest first (what a server says when it starts). */
 export function runtimeStates(cacheDir: string = defaultRuntimeCache()): RuntimeState[] {
   return RUNTIMES.map((r) => runtimeState(r.name, cacheDir))
+}
+
+/**
+ * One line for a server's or agent's start-up: which runtimes are prepared in `cacheDir`, and
+ * the command that prepares the others (browser and multi-step runs on them fail until then).
+ */
+export function runtimesSummary(cacheDir: string = defaultRuntimeCache()): string {
+  const states = runtimeStates(cacheDir).filter((s) => s.stage !== 'REMOVED')
+  const prepared = states.filter((s) => s.prepared).map((s) => s.id)
+  const missing = states.filter((s) => !s.prepared)
+  const head = `Script runtimes in ${cacheDir}`
+  if (missing.length === 0) return `${head}: ${prepared.join(', ')} prepared`
+  const first = missing.find((s) => s.id === DEFAULT_RUNTIME_ID) ?? missing[0]
+  const stale = first.missing?.includes('other packages') ? ' --force' : ''
+  const which = prepared.length === 0 ? 'none prepared' : `${prepared.join(', ')} prepared, ${missing.map((s) => s.id).join(', ')} not`
+  return `${head}: ${which}; browser and multi-step checks on a runtime not prepared fail until it is: ${prepareCommand(first.id, cacheDir)}${stale}`
 }
 
 export interface PrepareOptions {
@@ -75,9 +110,12 @@ export interface PrepareOptions {
   force?: boolean
   /** Gives up after this long (default 10 minutes). */
   timeoutMs?: number
+  /** Told each step as a line (waiting for another process, running npm). */
+  progress?: (line: string) => void
 }
 
-export class RuntimePrepareError extends Error {
+/** A runtime that cannot be prepared, and why (npm's own words when npm failed): a user's problem, never shown with a stack. */
+export class RuntimePrepareError extends UserError {
   constructor(message: string) {
     super(message)
     this.name = 'RuntimePrepareError'
@@ -92,21 +130,24 @@ export class RuntimePrepareError extends Error {
 export async function prepareRuntime(id: string, options: PrepareOptions = {}): Promise<RuntimeState> {
   const cacheDir = options.cacheDir ?? defaultRuntimeCache()
   const runtime = findRuntime(id)
-  if (!runtime) throw new RuntimePrepareError(`runtime ${id} does not exist (runtimes: ${RUNTIMES.map((r) => r.name).join(', ')})`)
+  const refusal = runtimeRefusal(id)
+  if (!runtime || refusal) throw new RuntimePrepareError(refusal ?? `runtime ${id} does not exist`)
   if (runtimeState(id, cacheDir).prepared && !options.force) return runtimeState(id, cacheDir)
   mkdirSync(cacheDir, { recursive: true })
   // one preparation at a time per runtime and cache, across processes: a second one waits, then
   // finds the runtime prepared (and never replaces a folder runs are reading from)
-  return withLock(join(cacheDir, `.${id}.lock`), options.timeoutMs ?? 600_000, async () => {
+  const lock = join(cacheDir, `.${id}.lock`)
+  const waiting = () => options.progress?.(`another process is preparing runtime ${id} in ${cacheDir} (${lock}): waiting for it`)
+  return withLock(lock, options.timeoutMs ?? 600_000, waiting, async () => {
     const state = runtimeState(id, cacheDir)
     if (state.prepared && !options.force) return state
     return install(id, runtime, cacheDir, options)
   })
 }
 
-async function withLock<T>(lock: string, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
+async function withLock<T>(lock: string, timeoutMs: number, waiting: () => void, fn: () => Promise<T>): Promise<T> {
   const start = Date.now()
-  for (;;) {
+  for (let round = 0; ; round++) {
     try {
       mkdirSync(lock)
       writeFileSync(join(lock, 'pid'), String(process.pid))
@@ -123,6 +164,7 @@ async function withLock<T>(lock: string, timeoutMs: number, fn: () => Promise<T>
         rmSync(lock, { recursive: true, force: true })
         continue
       }
+      if (round === 0) waiting()
       if (Date.now() - start > timeoutMs) throw new RuntimePrepareError(`another process has been preparing this runtime for over ${Math.round(timeoutMs / 1000)} s (${lock})`)
       await new Promise((r) => setTimeout(r, 250))
     }
@@ -153,6 +195,7 @@ async function install(id: string, runtime: Runtime, cacheDir: string, options: 
       writeFileSync(join(work, 'package-lock.json'), `${JSON.stringify(subLock(options.fromLock, runtime, `monitors-runtime-${id.replace('.', '-')}`, registry), null, 2)}\n`)
     }
     const args = [options.fromLock ? 'ci' : 'install', '--no-audit', '--no-fund', '--ignore-scripts', '--omit=dev', '--no-save', '--loglevel=error', ...(options.offline ? ['--offline'] : []), ...(options.npmArgs ?? [])]
+    options.progress?.(`npm ${args.join(' ')} (${Object.keys(runtime.dependencies).length} packages${options.fromLock ? `, versions from ${options.fromLock}` : ''})`)
     await runNpm(options.npm ?? 'npm', args, work, options.timeoutMs ?? 600_000, id)
     const require = createRequire(join(work, 'package.json'))
     for (const name of Object.keys(runtime.dependencies)) {
@@ -191,8 +234,13 @@ interface LockEntry {
  * declared versions, and everything they depend on, at the same places in node_modules.
  */
 export function subLock(lockPath: string, runtime: Runtime, name: string, registry: string): unknown {
-  const lock = JSON.parse(readFileSync(lockPath, 'utf8')) as { lockfileVersion?: number; packages?: Record<string, LockEntry> }
-  const packages = lock.packages
+  let lock: { lockfileVersion?: number; packages?: Record<string, LockEntry> }
+  try {
+    lock = JSON.parse(readFileSync(lockPath, 'utf8'))
+  } catch (error) {
+    throw new RuntimePrepareError(`cannot read the lock ${lockPath}: ${(error as Error).message}`)
+  }
+  const packages = lock?.packages
   if (!packages) throw new RuntimePrepareError(`${lockPath} is not a package-lock.json of version 2 or 3`)
   const out: Record<string, LockEntry> = { '': { name, dependencies: runtime.dependencies } }
   const locate = (from: string, dep: string): string | null => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 import { runCheck, type CheckRunResult, type RunnableCheck, type RunOptions } from '../../runner/index.js'
 import { RunLoop, type WorkSource } from '../../runner/run-loop.js'
-import { isRunnableCheckType, isScriptCheckType } from '../../schema/check-types.js'
+import { isRunnableCheckType, isScriptCheckType, SCRIPT_CHECK_TYPES } from '../../schema/check-types.js'
 import { applyGroup, type CheckGroup, type MaintenanceWindow } from '../../schema/index.js'
 import { StagedUploads, type ArtifactStore } from '../artifacts.js'
 import { detachRunArtifacts, discardFolders } from '../../runner/script-probe.js'
@@ -189,10 +189,30 @@ export class Scheduler {
   /** The store's due runs (those of locations no live agent serves) as the runner's source of work. */
   private dueRuns(): WorkSource<ClaimedRun> {
     return {
-      claim: (max) => this.store.runs.claim({ owner: this.owner, max, leaseMs: this.options.leaseMs, now: this.services.now(), skipAgentLocations: true }),
+      claim: (max) => this.claimDue(max),
       extend: async (run) => typeof (await this.store.runs.extend(undefined, run.runId, this.options.leaseMs, this.services.now())) === 'number',
       // no release: a run claimed while stopping is run (stop waits for it) or left to its lease
     }
+  }
+
+  /** Script runs this runner holds (running, or waiting for a place of the script concurrency). */
+  private heldScripts = 0
+
+  /**
+   * Claims up to `max` due runs, script runs among them only while fewer than twice the script
+   * concurrency are held: runs waiting for a script place would otherwise take the runner's
+   * slots one by one, and the runs of every other type would wait behind them (a server with
+   * more browser checks due than it can run fell behind on its DNS checks). The script runs left
+   * are claimed once places free up, or skipped as stale like any run nobody claimed in time.
+   */
+  private async claimDue(max: number): Promise<ClaimedRun[]> {
+    const query = { owner: this.owner, leaseMs: this.options.leaseMs, now: this.services.now(), skipAgentLocations: true }
+    const limiter = this.options.runOptions?.script?.limiter
+    const room = limiter?.size ? Math.max(0, 2 * limiter.size - this.heldScripts) : Infinity
+    if (room >= max) return this.store.runs.claim({ ...query, max })
+    const others = await this.store.runs.claim({ ...query, max: max - room, skipCheckTypes: SCRIPT_CHECK_TYPES })
+    const scripts = room > 0 ? await this.store.runs.claim({ ...query, max: room, onlyCheckTypes: SCRIPT_CHECK_TYPES }) : []
+    return [...others, ...scripts].sort((a, b) => a.dueAt - b.dueAt)
   }
 
   start(): void {
@@ -355,6 +375,16 @@ export class Scheduler {
     // the planner's parse of the same body, when it has it (the runner does not change a check)
     const planned = this.parsed.get(run.checkId)
     const own = (planned?.json === run.checkJson && planned.groupJson === undefined ? planned.check : JSON.parse(run.checkJson)) as RunnableCheck
+    if (!isScriptCheckType(own.checkType)) return this.runChecked(run, own, signal)
+    this.heldScripts++
+    try {
+      return await this.runChecked(run, own, signal)
+    } finally {
+      this.heldScripts--
+    }
+  }
+
+  private async runChecked(run: ClaimedRun, own: RunnableCheck, signal: AbortSignal): Promise<void> {
     // a check in a group runs with the group's settings (read now: a group changed applies to this run)
     const check = (await withGroup(this.store, run.account, own as unknown as Record<string, unknown>)) as unknown as RunnableCheck
     this.options.onRunStart?.(run, this.services.now())

@@ -406,6 +406,10 @@ export interface ClaimQuery {
   locations?: string[]
   /** leave the (account, location) pairs a live agent serves (the server's runner) */
   skipAgentLocations?: boolean
+  /** leave the runs of checks of these types (the runner's script places are taken) */
+  skipCheckTypes?: readonly string[]
+  /** only runs of checks of these types */
+  onlyCheckTypes?: readonly string[]
   max: number
   leaseMs: number
   now: number

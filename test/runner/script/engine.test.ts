@@ -333,7 +333,7 @@ test('shots', async () => { for (const n of [1, 2, 3]) writeFileSync('shot-' + n
     const script = `import { test } from '@playwright/test'\ntest('x', async () => {})`
     const unprepared = await runScript(check(script, { runtimeId: '2024.09' }), options())
     expect(unprepared).toMatchObject({ status: 'FAILED', hasErrors: true, failureKind: 'RUNNER_ERROR' })
-    expect(unprepared.error).toBe(`runtime 2024.09 is not prepared here: its packages are not in ${join(cache, '2024.09')}`)
+    expect(unprepared.error).toBe(`runtime 2024.09 is not prepared here: its packages are not in ${join(cache, '2024.09')}; prepare it with: monitors runtimes prepare 2024.09 --cache-dir ${cache}`)
     const removed = await runScript(check(script, { runtimeId: '2022.10' }), options())
     expect(removed.error).toBe('runtime 2022.10 was removed on 2024-10-31: choose runtime 2025.04')
   })

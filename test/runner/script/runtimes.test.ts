@@ -47,7 +47,7 @@ describe('runtimes', () => {
     const empty = mkdtempSync(join(tmpdir(), 'monitors-runtimes-'))
     try {
       expect(runtimeStates(empty).map((s) => [s.id, s.prepared])).toEqual(RUNTIME_IDS.map((id) => [id, false]))
-      expect(runtimeState('2024.09', empty).missing).toBe(`runtime 2024.09 is not prepared here: its packages are not in ${join(empty, '2024.09')}`)
+      expect(runtimeState('2024.09', empty).missing).toBe(`runtime 2024.09 is not prepared here: its packages are not in ${join(empty, '2024.09')}; prepare it with: monitors runtimes prepare 2024.09 --cache-dir ${empty}`)
       // a lock without the runtime's versions cannot prepare it offline, and says which package
       await expect(prepareRuntime('2024.09', { cacheDir: empty, offline: true, fromLock: join(repo, 'package-lock.json') })).rejects.toThrow(
         new RuntimePrepareError(`runtime 2024.09 needs @playwright/test@1.47.2, which ${join(repo, 'package-lock.json')} does not hold (it has 1.65.1): prepare it from the registry`),

@@ -75,6 +75,8 @@ const CLAIM = `
       AND (NOT $4::boolean OR NOT EXISTS (
         SELECT 1 FROM agent_locations a WHERE a.account_id = r.account_id AND a.location = r.location AND a.expires_at > $1))
       AND (r.session_id IS NOT NULL OR c.activated)
+      AND ($8::text[] IS NULL OR NOT (c.check_type = ANY($8::text[])))
+      AND ($9::text[] IS NULL OR c.check_type = ANY($9::text[]))
     ORDER BY r.due_at, r.seq
     LIMIT $5
     FOR UPDATE OF r SKIP LOCKED)
@@ -116,6 +118,7 @@ async function claimRuns(sql: Sql, q: Parameters<RunStore['claim']>[0]): Promise
   await sql.run(SKIP_STALE, [q.now])
   const rows = await sql.rows<RunRow & { body: string }>(CLAIM, [
     q.now, q.account ?? null, q.locations ?? null, q.skipAgentLocations === true, q.max, q.owner, q.now + q.leaseMs,
+    q.skipCheckTypes ? [...q.skipCheckTypes] : null, q.onlyCheckTypes ? [...q.onlyCheckTypes] : null,
   ])
   return rows.sort((a, b) => a.due_at - b.due_at).map((row): ClaimedRun => ({
     runId: `${row.id}.${row.claim_seq}`,

@@ -138,6 +138,10 @@ function claimTransaction(db: Db) {
         AND (@anyLocation = 1 OR r.location IN (SELECT value FROM json_each(@locations)))
         AND (@skipAgents = 0 OR NOT EXISTS (
           SELECT 1 FROM agent_locations a WHERE a.account_id = r.account_id AND a.location = r.location AND a.expires_at > @now))
+        AND (@skipTypes IS NULL OR NOT EXISTS (
+          SELECT 1 FROM checks c WHERE c.id = r.check_id AND c.check_type IN (SELECT value FROM json_each(@skipTypes))))
+        AND (@onlyTypes IS NULL OR EXISTS (
+          SELECT 1 FROM checks c WHERE c.id = r.check_id AND c.check_type IN (SELECT value FROM json_each(@onlyTypes))))
       ORDER BY r.due_at, r.seq
       LIMIT @max)
     RETURNING id, account_id, check_id, location, due_at, session_id, claim_seq, lease_expires_at`)
@@ -157,6 +161,8 @@ function claimTransaction(db: Db) {
       anyLocation: q.locations === undefined ? 1 : 0,
       locations: JSON.stringify(q.locations ?? []),
       skipAgents: q.skipAgentLocations ? 1 : 0,
+      skipTypes: q.skipCheckTypes ? JSON.stringify(q.skipCheckTypes) : null,
+      onlyTypes: q.onlyCheckTypes ? JSON.stringify(q.onlyCheckTypes) : null,
       max: q.max,
     }) as Array<RunRow>
     const runs: ClaimedRun[] = []
