@@ -211,4 +211,7 @@ export const MIGRATIONS: readonly Migration[] = [
   // SQLite 16, PostgreSQL 17: snippets: named setup and teardown scripts of API checks (POST /v1/snippets), referred to
   //    by checks' setupSnippetId and tearDownSnippetId
   { steps: [{ createTable: 'snippets' }] },
+  // variables' list order per account (account_id, seq): keyset pages of GET /v1/variables (after=<key>) read
+  //    from it instead of sorting the account's variables
+  { steps: [{ createIndex: 'variables_account' }] },
 ]
