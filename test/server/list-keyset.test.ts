@@ -158,7 +158,10 @@ describe.each(LISTS)('keyset paging of $path', (list) => {
 describe('keyset paging with filters and of a group\'s checks', () => {
   it('keeps the check groups\' filters in the next link', async () => {
     const pages = await byKeyset(api, '/v1/check-groups?tag=even&limit=20', (g) => String(g.name), (g) => String(g.id))
-    expect(pages.map((p) => p.length)).toEqual([20, 20, 12])
+    // 53 even groups (an earlier test of the file may have deleted the first)
+    const even = ((await api('GET', '/v1/check-groups')).json as Item[]).filter((g) => (g.tags as string[]).includes('even')).length
+    expect(even).toBeGreaterThan(50)
+    expect(pages.map((p) => p.length)).toEqual([20, 20, even - 40])
     expect(pages.flat().every((name) => Number(name.split(' ').at(-1)) % 2 === 0)).toBe(true)
     const byPage = await byNumber(api, '/v1/check-groups?tag=even&limit=20', 3, (g) => String(g.name))
     expect(pages).toEqual(byPage)
