@@ -1,8 +1,8 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import { applyGroup, blankCheckSecrets, blankGroupSecrets, checkGroupSchema, type CheckGroup } from '../../schema/index.js'
 import { badRequest, conflict, notFound, parseOr400 } from '../errors.js'
-import { eachCheck, integerAfter, type CheckGroupRecord, type CheckStatusRecord, type KeysetPage, type Repositories, type Store } from '../store/index.js'
+import { eachCheck, type CheckGroupRecord, type CheckStatusRecord, type KeysetPage, type Repositories, type Store } from '../store/index.js'
 import { contentRange, optionalPage, sendPaged } from './util.js'
 
 /*
@@ -72,42 +72,44 @@ async function knownChannels(tx: Pick<Repositories, 'alertChannels'>, account: s
   if (issues.length > 0) throw badRequest('payload', issues)
 }
 
-export function checkGroupRoutes(app: FastifyInstance, store: Store): void {
-  app.get('/v1/check-groups', async (request, reply) => {
-    const query = parseOr400(listQuery, request.query, 'query')
-    const tags = query.tag === undefined ? [] : Array.isArray(query.tag) ? query.tag : [query.tag]
-    const filtered = tags.length > 0 || query.name !== undefined
-    const account = request.accountId
-    const present = async (items: CheckGroupRecord[]) => {
-      const checks = items.length > 0 ? await accountChecks(store, account) : []
-      return items.map((g) => presentGroup(g, checks.filter((c) => c.groupId === g.id).map((c) => c.id)))
-    }
-    if (!filtered) {
-      return sendPaged(request, reply, optionalPage(request.query), {
-        what: 'check group', keyOf: (g) => g.id, present,
-        byPage: (paging) => store.checkGroups.list(account, paging),
-        byKeyset: (after, n) => store.checkGroups.listAfter(account, after, n),
-      })
-    }
-    // filters are applied to the account's groups (few), in the list's order (by id)
-    const matches = (g: CheckGroupRecord) => (tags.length === 0 || g.group.tags.some((t) => tags.includes(t)))
-      && (query.name === undefined || g.group.name.toLowerCase().includes(query.name.toLowerCase()))
-    const limit = query.limit ?? 100
-    return sendPaged(request, reply, { limit, offset: ((query.page ?? 1) - 1) * limit }, {
+/** GET /v1/check-groups: by page number or keyset, optionally filtered by tag and name. */
+async function listGroups(store: Store, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const query = parseOr400(listQuery, request.query, 'query')
+  const tags = query.tag === undefined ? [] : Array.isArray(query.tag) ? query.tag : [query.tag]
+  const filtered = tags.length > 0 || query.name !== undefined
+  const account = request.accountId
+  const present = async (items: CheckGroupRecord[]) => {
+    const checks = items.length > 0 ? await accountChecks(store, account) : []
+    return items.map((g) => presentGroup(g, checks.filter((c) => c.groupId === g.id).map((c) => c.id)))
+  }
+  if (!filtered) {
+    return sendPaged(request, reply, optionalPage(request.query), {
       what: 'check group', keyOf: (g) => g.id, present,
-      byPage: async (paging) => {
-        const shown = (await store.checkGroups.list(account, { offset: 0 })).items.filter(matches)
-        return { items: shown.slice(paging.offset, paging.offset + limit), total: shown.length }
-      },
-      byKeyset: async (after, n) => {
-        const id = integerAfter(after)
-        if (id === undefined || !(await store.checkGroups.get(account, id))) return null
-        const page = await store.checkGroups.listAfter(account, after, undefined)
-        const shown = page ? page.items.filter(matches) : []
-        return { items: shown.slice(0, n), more: n !== undefined && shown.length > n }
-      },
+      byPage: (paging) => store.checkGroups.list(account, paging),
+      byKeyset: (after, n) => store.checkGroups.listAfter(account, after, n),
     })
+  }
+  // filters are applied to the account's groups (few), in the list's order (by id)
+  const matches = (g: CheckGroupRecord) => (tags.length === 0 || g.group.tags.some((t) => tags.includes(t)))
+    && (query.name === undefined || g.group.name.toLowerCase().includes(query.name.toLowerCase()))
+  const limit = query.limit ?? 100
+  return sendPaged(request, reply, { limit, offset: ((query.page ?? 1) - 1) * limit }, {
+    what: 'check group', keyOf: (g) => g.id, present,
+    byPage: async (paging) => {
+      const shown = (await store.checkGroups.list(account, { offset: 0 })).items.filter(matches)
+      return { items: shown.slice(paging.offset, paging.offset + limit), total: shown.length }
+    },
+    byKeyset: async (after, n) => {
+      const page = await store.checkGroups.listAfter(account, after, undefined)
+      if (!page) return null
+      const shown = page.items.filter(matches)
+      return { items: shown.slice(0, n), more: n !== undefined && shown.length > n }
+    },
   })
+}
+
+export function checkGroupRoutes(app: FastifyInstance, store: Store): void {
+  app.get('/v1/check-groups', (request, reply) => listGroups(store, request, reply))
 
   for (const version of ['v1', 'v2']) {
     app.post(`/${version}/check-groups`, async (request, reply) => {
