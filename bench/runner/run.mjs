@@ -18,7 +18,10 @@
 //      runs fall due at most ~400 a second (x12 at 1,000 checks in 2 locations; x1 at 10,000,
 //      which then takes an hour; --storage-speed sets it): the bytes the database grew by (its
 //      pages in use, check_runs apart: done runs are kept 10 minutes), per result stored, and
-//      where they went, table by table (bench/runner/storage.mjs).
+//      where they went, table by table (bench/runner/storage.mjs). Then the same on PostgreSQL
+//      (bench/runner/storage-postgres.mjs: a throwaway cluster, the same checks, the server run
+//      until it has caught up, then the same simulated time; --skip-postgres leaves it out),
+//      and both figures side by side.
 //   3. capacity: the same checks with the clock --speed times faster: the runs
 //      fall due far faster than one runner can run them; the runs per second it sustains.
 //      Default speed: runs due about 1,000 per second.
@@ -26,7 +29,7 @@
 //
 // Flags: --checks N, --locations L (1-4), --minutes M, --warmup S, --quick (1,000 checks,
 // 1 minute), --capacity-seconds S (0 skips the phase), --speed X, --concurrency C,
-// --storage-minutes M (simulated; 0 skips the phase), --storage-speed X, --retention DAYS, --profile DIR (CPU profile of the server process into DIR), --keep (the
+// --storage-minutes M (simulated; 0 skips the phase), --storage-speed X, --skip-postgres, --retention DAYS, --profile DIR (CPU profile of the server process into DIR), --keep (the
 // database file is left, for a look at where its bytes go).
 // Needs dist/ (npm run build).
 import { fork, spawn } from 'node:child_process'
