@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { applyGroup, blankCheckSecrets, blankGroupSecrets, checkGroupSchema, type CheckGroup } from '../../schema/index.js'
 import { badRequest, conflict, notFound, parseOr400 } from '../errors.js'
 import { eachCheck, type CheckGroupRecord, type CheckStatusRecord, type KeysetPage, type Repositories, type Store } from '../store/index.js'
-import { contentRange, optionalPage, sendPaged } from './util.js'
+import { optionalPage, sendPaged } from './util.js'
 
 /*
  * Check groups (reference: "Check groups v1", and the v2 paths it has: create, update and the
