@@ -18,7 +18,10 @@
 //      runs fall due at most ~400 a second (x12 at 1,000 checks in 2 locations; x1 at 10,000,
 //      which then takes an hour; --storage-speed sets it): the bytes the database grew by (its
 //      pages in use, check_runs apart: done runs are kept 10 minutes), per result stored, and
-//      where they went, table by table (bench/runner/storage.mjs).
+//      where they went, table by table (bench/runner/storage.mjs). Then the same on PostgreSQL
+//      (bench/runner/storage-postgres.mjs: a throwaway cluster, the same checks, the server run
+//      until it has caught up, then the same simulated time; --skip-postgres leaves it out),
+//      and both figures side by side.
 //   3. capacity: the same checks with the clock --speed times faster: the runs
 //      fall due far faster than one runner can run them; the runs per second it sustains.
 //      Default speed: runs due about 1,000 per second.
@@ -26,7 +29,7 @@
 //
 // Flags: --checks N, --locations L (1-4), --minutes M, --warmup S, --quick (1,000 checks,
 // 1 minute), --capacity-seconds S (0 skips the phase), --speed X, --concurrency C,
-// --storage-minutes M (simulated; 0 skips the phase), --storage-speed X, --retention DAYS, --profile DIR (CPU profile of the server process into DIR), --keep (the
+// --storage-minutes M (simulated; 0 skips the phase), --storage-speed X, --skip-postgres, --retention DAYS, --profile DIR (CPU profile of the server process into DIR), --keep (the
 // database file is left, for a look at where its bytes go).
 // Needs dist/ (npm run build).
 import { fork, spawn } from 'node:child_process'
@@ -37,6 +40,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { breakdown, perResult } from './storage.mjs'
+import { benchCluster, postgresReader } from './storage-postgres.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const entry = join(root, 'dist', 'src', 'server', 'index.js')
@@ -62,6 +66,7 @@ const { values: args } = parseArgs({
     'storage-speed': { type: 'string' },
     profile: { type: 'string' },
     keep: { type: 'boolean', default: false },
+    'skip-postgres': { type: 'boolean', default: false },
   },
 })
 const number = (name, value, min, max) => {
@@ -119,10 +124,10 @@ const dnsPort = await new Promise((resolve) => {
   })
 })
 
-// the checks, written by a server that runs nothing
-{
+/** The checks, written into the database at `location` by a server that runs nothing. */
+async function writeChecks(location) {
   const { startLocalServer } = await import(pathToFileURL(entry).href)
-  const writer = await startLocalServer({ apiKeys: [{ key, accountId: 'bench' }], rateLimit: { max: 1e9, timeWindowMs: 60_000 }, dbPath })
+  const writer = await startLocalServer({ apiKeys: [{ key, accountId: 'bench' }], rateLimit: { max: 1e9, timeWindowMs: 60_000 }, dbPath: location })
   const started = Date.now()
   let next = 0
   await Promise.all(Array.from({ length: 16 }, async () => {
@@ -141,9 +146,10 @@ const dnsPort = await new Promise((resolve) => {
   await writer.close()
   note(`${CHECKS} checks created in ${((Date.now() - started) / 1000).toFixed(1)} s`)
 }
+await writeChecks(dbPath)
 
 /** The server process: started, then marked (the measured window begins), then stopped. */
-async function serverProcess(speed) {
+async function serverProcess(speed, location = dbPath) {
   const execArgv = PROFILE ? ['--cpu-prof', '--cpu-prof-dir', PROFILE] : []
   const child = fork(join(root, 'bench', 'runner', 'server.mjs'), [entry], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const waiting = new Map()
@@ -165,7 +171,7 @@ async function serverProcess(speed) {
     failed.set(name, reject)
   })
   await answer('loaded')
-  child.send({ start: { dbPath, key, speed, concurrency: CONCURRENCY, retentionDays: RETENTION } })
+  child.send({ start: { dbPath: location, key, speed, concurrency: CONCURRENCY, retentionDays: RETENTION } })
   await answer('ready')
   return {
     status: () => {
@@ -277,6 +283,48 @@ if (STORAGE_MINUTES > 0) {
     if (Math.abs(t.perResult) >= 0.05) print(`storage bytes per result, ${t.name}${t.bounded ? ' (bounded, not counted)' : ''}`, fixed(t.perResult, 1))
   }
   print('storage GiB a day at the steady load', fixed((growth.perResult * due * 86_400) / (MiB * 1024), 2))
+  const onPostgres = args['skip-postgres'] ? undefined : await postgresStorage()
+  print('storage bytes per result, sqlite | postgres', `${fixed(growth.perResult, 1)} | ${onPostgres === undefined ? 'n/a' : fixed(onPostgres, 1)}`)
+}
+
+/**
+ * The storage phase on PostgreSQL: the same checks in a throwaway cluster's database, the
+ * server run until it has caught up with its start-up backlog (as the SQLite database had its
+ * steady phase first), then the same simulated time measured. Bytes per result, or undefined.
+ */
+async function postgresStorage() {
+  const cluster = await benchCluster()
+  if (!cluster.url) {
+    note(`storage on PostgreSQL skipped: ${cluster.why}`)
+    return undefined
+  }
+  try {
+    await writeChecks(cluster.url)
+    const server = await serverProcess(STORAGE_SPEED, cluster.url)
+    const begun = Date.now()
+    for (let caughtUp = null; caughtUp === null && Date.now() - begun < 120_000; ) {
+      await sleep(1000)
+      caughtUp = (await server.status()).caughtUp
+    }
+    await sleep(10_000)
+    const reader = await postgresReader(cluster.url)
+    const before = await reader.read()
+    await server.mark()
+    await sleep((STORAGE_MINUTES * 60_000) / STORAGE_SPEED)
+    const s = await server.stop()
+    const growth = perResult(before, await reader.read())
+    await reader.close()
+    print(`storage postgres runs/s (clock x${STORAGE_SPEED})`, fixed(s.completed / s.elapsed))
+    print('storage postgres results', growth.results)
+    print('storage postgres results kept in full', growth.full)
+    print('storage postgres bytes per result', fixed(growth.perResult, 1))
+    for (const t of growth.tables) {
+      if (Math.abs(t.perResult) >= 0.05) print(`storage postgres bytes per result, ${t.name}${t.bounded ? ' (bounded, not counted)' : ''}`, fixed(t.perResult, 1))
+    }
+    return growth.perResult
+  } finally {
+    await cluster.stop()
+  }
 }
 
 // 3. capacity, fast clock

@@ -28,7 +28,7 @@ export function perResult(before, after) {
   const names = new Set([...Object.keys(before.bytes), ...Object.keys(after.bytes)])
   const tables = [...names].map((name) => ({ name, bytes: (after.bytes[name] ?? 0) - (before.bytes[name] ?? 0) }))
     .filter((t) => t.bytes !== 0).sort((a, b) => b.bytes - a.bytes)
-  const runs = (name) => name === 'check_runs' || name.startsWith('sqlite_autoindex_check_runs') || name.startsWith('check_runs_')
+  const runs = (name) => name === 'check_runs' || name.startsWith('sqlite_autoindex_check_runs') || name.startsWith('check_runs_') || name.startsWith('check_runs ')
   const total = tables.filter((t) => !runs(t.name)).reduce((sum, t) => sum + t.bytes, 0)
   return { results: n, full: after.full - before.full, perResult: n > 0 ? total / n : NaN, tables: tables.map((t) => ({ ...t, perResult: n > 0 ? t.bytes / n : NaN, bounded: runs(t.name) })) }
 }

@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { alertChannelSchema, alertChannelSubscriptionBodySchema, blankAlertChannelSecrets } from '../../schema/index.js'
 import { badRequest, notFound, parseOr400 } from '../errors.js'
 import { eachCheck, type AlertChannelRecord, type Repositories, type Store } from '../store/index.js'
-import { contentRange, optionalPage } from './util.js'
+import { optionalPage, sendPaged } from './util.js'
 
 /*
  * Account-level alert channels (the reference's /v1/alert-channels): a channel is its type, its
@@ -56,11 +56,16 @@ function present(record: AlertChannelRecord, subscriptions: Map<number, Subscrip
 
 export function alertChannelRoutes(app: FastifyInstance, store: Store): void {
   app.get('/v1/alert-channels', async (request, reply) => {
-    const paging = optionalPage(request.query)
-    const { items, total } = await store.alertChannels.list(request.accountId, paging)
-    reply.header('content-range', contentRange(paging.offset, items.length, total))
-    const subscriptions = items.length > 0 ? await subscriptionsOf(store, request.accountId) : new Map()
-    return items.map((item) => present(item, subscriptions))
+    return sendPaged(request, reply, optionalPage(request.query), {
+      what: 'alert channel',
+      byPage: (paging) => store.alertChannels.list(request.accountId, paging),
+      byKeyset: (after, n) => store.alertChannels.listAfter(request.accountId, after, n),
+      keyOf: (c) => c.id,
+      present: async (items) => {
+        const subscriptions = items.length > 0 ? await subscriptionsOf(store, request.accountId) : new Map()
+        return items.map((item) => present(item, subscriptions))
+      },
+    })
   })
 
   app.post('/v1/alert-channels', async (request, reply) => {

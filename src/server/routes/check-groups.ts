@@ -1,9 +1,9 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import { applyGroup, blankCheckSecrets, blankGroupSecrets, checkGroupSchema, type CheckGroup } from '../../schema/index.js'
 import { badRequest, conflict, notFound, parseOr400 } from '../errors.js'
-import type { CheckGroupRecord, CheckStatusRecord, Repositories, Store } from '../store/index.js'
-import { contentRange, optionalPage } from './util.js'
+import { eachCheck, type CheckGroupRecord, type CheckStatusRecord, type KeysetPage, type Repositories, type Store } from '../store/index.js'
+import { optionalPage, sendPaged } from './util.js'
 
 /*
  * Check groups (reference: "Check groups v1", and the v2 paths it has: create, update and the
@@ -30,18 +30,19 @@ const listQuery = z.object({
 
 type CheckJson = Record<string, unknown> & { id: string; groupId?: unknown; groupOrder?: unknown; name?: unknown }
 
-/** Every check of the account, as stored (the group's members are found by their groupId). */
+/** Every check of the account, as stored, read by keyset (the group's members are found by their groupId). */
 export async function accountChecks(store: Pick<Repositories, 'checks'>, account: string): Promise<CheckJson[]> {
-  const PAGE = 1000
   const out: CheckJson[] = []
-  for (let offset = 0; ; offset += PAGE) {
-    // without `after` a page is always answered
-    const page = await store.checks.list(account, { limit: PAGE, offset })
-    if (!page) break
-    out.push(...(JSON.parse(page.json.toString()) as CheckJson[]))
-    if (page.count < PAGE) break
-  }
+  for await (const check of eachCheck<CheckJson>(store.checks, account)) out.push(check)
   return out
+}
+
+/** The keyset page of a list held whole (a group's checks) after the item `after` names: null when the list has no such item. */
+function keysetOfList<T>(items: T[], after: string, limit: number | undefined, keyOf: (item: T) => string): KeysetPage<T> | null {
+  const at = items.findIndex((item) => keyOf(item) === after)
+  if (at < 0) return null
+  const rest = items.slice(at + 1)
+  return { items: limit === undefined ? rest : rest.slice(0, limit), more: limit !== undefined && rest.length > limit }
 }
 
 /** The checks of a group, by groupOrder (checks without one last), then name. */
@@ -52,7 +53,7 @@ export async function groupChecks(store: Pick<Repositories, 'checks'>, account: 
     .sort((a, b) => order(a) - order(b) || String(a.name ?? '').localeCompare(String(b.name ?? '')))
 }
 
-function present(record: CheckGroupRecord, checks: string[]) {
+function presentGroup(record: CheckGroupRecord, checks: string[]) {
   return { id: record.id, ...blankGroupSecrets(record.group), checks, created_at: record.created_at, updated_at: record.updated_at }
 }
 
@@ -71,28 +72,44 @@ async function knownChannels(tx: Pick<Repositories, 'alertChannels'>, account: s
   if (issues.length > 0) throw badRequest('payload', issues)
 }
 
-export function checkGroupRoutes(app: FastifyInstance, store: Store): void {
-  app.get('/v1/check-groups', async (request, reply) => {
-    const query = parseOr400(listQuery, request.query, 'query')
-    const tags = query.tag === undefined ? [] : Array.isArray(query.tag) ? query.tag : [query.tag]
-    const filtered = tags.length > 0 || query.name !== undefined
-    const paging = filtered ? { offset: 0 } : optionalPage(request.query)
-    const [{ items, total }, checks] = await Promise.all([store.checkGroups.list(request.accountId, paging), accountChecks(store, request.accountId)])
-    let shown = items
-    if (filtered) {
-      shown = items.filter((g) => (tags.length === 0 || g.group.tags.some((t) => tags.includes(t)))
-        && (query.name === undefined || g.group.name.toLowerCase().includes(query.name.toLowerCase())))
-    }
-    const members = (id: number) => checks.filter((c) => c.groupId === id).map((c) => c.id)
-    if (filtered) {
-      const limit = query.limit ?? 100
-      const offset = ((query.page ?? 1) - 1) * limit
-      reply.header('content-range', contentRange(offset, Math.min(limit, Math.max(0, shown.length - offset)), shown.length))
-      return shown.slice(offset, offset + limit).map((g) => present(g, members(g.id)))
-    }
-    reply.header('content-range', contentRange(paging.offset, shown.length, total))
-    return shown.map((g) => present(g, members(g.id)))
+/** GET /v1/check-groups: by page number or keyset, optionally filtered by tag and name. */
+async function listGroups(store: Store, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const query = parseOr400(listQuery, request.query, 'query')
+  const tags = query.tag === undefined ? [] : Array.isArray(query.tag) ? query.tag : [query.tag]
+  const filtered = tags.length > 0 || query.name !== undefined
+  const account = request.accountId
+  const present = async (items: CheckGroupRecord[]) => {
+    const checks = items.length > 0 ? await accountChecks(store, account) : []
+    return items.map((g) => presentGroup(g, checks.filter((c) => c.groupId === g.id).map((c) => c.id)))
+  }
+  if (!filtered) {
+    return sendPaged(request, reply, optionalPage(request.query), {
+      what: 'check group', keyOf: (g) => g.id, present,
+      byPage: (paging) => store.checkGroups.list(account, paging),
+      byKeyset: (after, n) => store.checkGroups.listAfter(account, after, n),
+    })
+  }
+  // filters are applied to the account's groups (few), in the list's order (by id)
+  const matches = (g: CheckGroupRecord) => (tags.length === 0 || g.group.tags.some((t) => tags.includes(t)))
+    && (query.name === undefined || g.group.name.toLowerCase().includes(query.name.toLowerCase()))
+  const limit = query.limit ?? 100
+  return sendPaged(request, reply, { limit, offset: ((query.page ?? 1) - 1) * limit }, {
+    what: 'check group', keyOf: (g) => g.id, present,
+    byPage: async (paging) => {
+      const shown = (await store.checkGroups.list(account, { offset: 0 })).items.filter(matches)
+      return { items: shown.slice(paging.offset, paging.offset + limit), total: shown.length }
+    },
+    byKeyset: async (after, n) => {
+      const page = await store.checkGroups.listAfter(account, after, undefined)
+      if (!page) return null
+      const shown = page.items.filter(matches)
+      return { items: shown.slice(0, n), more: n !== undefined && shown.length > n }
+    },
   })
+}
+
+export function checkGroupRoutes(app: FastifyInstance, store: Store): void {
+  app.get('/v1/check-groups', (request, reply) => listGroups(store, request, reply))
 
   for (const version of ['v1', 'v2']) {
     app.post(`/${version}/check-groups`, async (request, reply) => {
@@ -101,7 +118,7 @@ export function checkGroupRoutes(app: FastifyInstance, store: Store): void {
         await knownChannels(tx, request.accountId, data)
         return tx.checkGroups.create(request.accountId, data)
       })
-      return reply.code(201).send(present(record, []))
+      return reply.code(201).send(presentGroup(record, []))
     })
 
     app.put(`/${version}/check-groups/:id`, async (request) => {
@@ -113,7 +130,7 @@ export function checkGroupRoutes(app: FastifyInstance, store: Store): void {
         return tx.checkGroups.update(request.accountId, id, data)
       })
       if (!record) throw notFound('Check group')
-      return present(record, (await groupChecks(store, request.accountId, id)).map((c) => c.id))
+      return presentGroup(record, (await groupChecks(store, request.accountId, id)).map((c) => c.id))
     })
 
     app.get(`/${version}/check-groups/:id/checks`, async (request, reply) => {
@@ -121,10 +138,13 @@ export function checkGroupRoutes(app: FastifyInstance, store: Store): void {
       const group = await store.checkGroups.get(request.accountId, id)
       if (!group) throw notFound('Check group')
       const checks = await groupChecks(store, request.accountId, id)
-      const paging = optionalPage(request.query)
-      const page = checks.slice(paging.offset, paging.limit === undefined ? undefined : paging.offset + paging.limit)
-      reply.header('content-range', contentRange(paging.offset, page.length, checks.length))
-      return page.map((c) => applied(c, group.group))
+      // the group's checks are read whole (by keyset) and ordered by groupOrder: `after` names one of them
+      return sendPaged<CheckJson>(request, reply, optionalPage(request.query), {
+        what: 'check of the group', keyOf: (c) => c.id,
+        present: (items) => items.map((c) => applied(c, group.group)),
+        byPage: async (paging) => ({ items: checks.slice(paging.offset, paging.limit === undefined ? undefined : paging.offset + paging.limit), total: checks.length }),
+        byKeyset: async (after, n) => keysetOfList(checks, after, n, (c) => c.id),
+      })
     })
 
     app.get(`/${version}/check-groups/:groupId/checks/:checkId`, async (request) => {
@@ -142,7 +162,7 @@ export function checkGroupRoutes(app: FastifyInstance, store: Store): void {
     const { id } = parseOr400(idParams, request.params, 'params')
     const group = await store.checkGroups.get(request.accountId, id)
     if (!group) throw notFound('Check group')
-    return present(group, (await groupChecks(store, request.accountId, id)).map((c) => c.id))
+    return presentGroup(group, (await groupChecks(store, request.accountId, id)).map((c) => c.id))
   })
 
   app.delete('/v1/check-groups/:id', async (request, reply) => {

@@ -5,7 +5,7 @@ import { notifyIncident } from '../alerts/subscribers.js'
 import { notFound, parseOr400 } from '../errors.js'
 import type { IncidentRecord, IncidentUpdateRecord, ServiceRecord, Store } from '../store/index.js'
 import { parseWithReferences, serviceReferences } from './references.js'
-import { contentRange, quietly } from './util.js'
+import { quietly, sendPaged } from './util.js'
 
 /** Incident and update ids are GUIDs (spec); another shape is a 400 naming the parameter. */
 const guid = z.guid({ message: 'must be a GUID' })
@@ -39,11 +39,16 @@ export function incidentRoutes(app: FastifyInstance, store: Store): void {
   // API.md "Incidents list": newest first, paged like checks (limit 1-100, default 10; page from 1)
   app.get('/v1/incidents', async (request, reply) => {
     const { limit, page } = parseOr400(pageQuerySchema, request.query, 'query')
-    const paging = { limit, offset: (page - 1) * limit }
-    const { items, total } = await store.incidents.list(request.accountId, paging)
-    reply.header('content-range', contentRange(paging.offset, items.length, total))
-    const known = await store.services.byId(request.accountId)
-    return items.map((record) => present(record, known))
+    return sendPaged(request, reply, { limit, offset: (page - 1) * limit }, {
+      what: 'incident',
+      byPage: (paging) => store.incidents.list(request.accountId, paging),
+      byKeyset: (after, n) => store.incidents.listAfter(request.accountId, after, n),
+      keyOf: (i) => i.id,
+      present: async (items) => {
+        const known = await store.services.byId(request.accountId)
+        return items.map((record) => present(record, known))
+      },
+    })
   })
 
   app.post('/v1/incidents', async (request, reply) => {

@@ -4,7 +4,7 @@ import { maintenanceWindowSchema } from '../../schema/index.js'
 import { notifyMaintenance } from '../alerts/subscribers.js'
 import { notFound, parseOr400 } from '../errors.js'
 import type { MaintenanceWindowRecord, Store } from '../store/index.js'
-import { contentRange, optionalPage, quietly } from './util.js'
+import { optionalPage, quietly, sendPaged } from './util.js'
 
 /** The spec types the path id as an integer; anything else is a 400 naming `id`. */
 const idParams = z.object({
@@ -22,10 +22,13 @@ function present(record: MaintenanceWindowRecord) {
 
 export function maintenanceWindowRoutes(app: FastifyInstance, store: Store): void {
   app.get('/v1/maintenance-windows', async (request, reply) => {
-    const paging = optionalPage(request.query)
-    const { items, total } = await store.maintenanceWindows.list(request.accountId, paging)
-    reply.header('content-range', contentRange(paging.offset, items.length, total))
-    return items.map(present)
+    return sendPaged(request, reply, optionalPage(request.query), {
+      what: 'maintenance window',
+      byPage: (paging) => store.maintenanceWindows.list(request.accountId, paging),
+      byKeyset: (after, n) => store.maintenanceWindows.listAfter(request.accountId, after, n),
+      keyOf: (w) => w.id,
+      present: (items) => items.map(present),
+    })
   })
 
   app.post('/v1/maintenance-windows', async (request, reply) => {

@@ -4,7 +4,7 @@ import { z } from 'zod'
 import { notFound, parseOr400 } from '../errors.js'
 import { BADGE_STYLES, BADGE_THEMES, groupBadgeState, renderBadge } from '../results/badge.js'
 import { groupMemberStatuses } from './check-groups.js'
-import type { CheckStatusRecord, ErrorGroupRecord, Store } from '../store/index.js'
+import { eachCheck, type CheckStatusRecord, type ErrorGroupRecord, type Store } from '../store/index.js'
 import { contentRange } from './util.js'
 import { dependsOnOf, failingDependencies, type DependencyRef } from '../results/dependencies.js'
 
@@ -57,8 +57,8 @@ async function statusesWithSuppression(store: Store, account: string) {
   // nothing failing: no check body to read
   if (!statuses.some(troubled)) return statuses.map((s) => presentStatus(s))
   const byId = new Map(statuses.map((s) => [s.checkId, s]))
-  const page = await store.checks.list(account, { limit: Number.MAX_SAFE_INTEGER, offset: 0 })
-  const bodies = new Map((JSON.parse(page?.json.toString() ?? '[]') as Array<{ id: string; dependsOn?: unknown }>).map((c) => [c.id, c]))
+  const bodies = new Map<string, { id: string; dependsOn?: unknown }>()
+  for await (const check of eachCheck<{ id: string; dependsOn?: unknown }>(store.checks, account)) bodies.set(check.id, check)
   const out = []
   for (const status of statuses) {
     const body = bodies.get(status.checkId)

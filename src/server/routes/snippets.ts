@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { snippetSchema } from '../../schema/index.js'
 import { notFound, parseOr400 } from '../errors.js'
 import type { SnippetRecord, Store } from '../store/index.js'
-import { contentRange, optionalPage } from './util.js'
+import { optionalPage, sendPaged } from './util.js'
 
 /** The reference types the path id as a positive integer; anything else is a 400 naming `id`. */
 const idParams = z.object({
@@ -23,10 +23,13 @@ function present(record: SnippetRecord) {
 /** GET/POST /v1/snippets, GET/PUT/DELETE /v1/snippets/{id}: the account's snippets (another account's answer 404). */
 export function snippetRoutes(app: FastifyInstance, store: Store): void {
   app.get('/v1/snippets', async (request, reply) => {
-    const paging = optionalPage(request.query)
-    const { items, total } = await store.snippets.list(request.accountId, paging)
-    reply.header('content-range', contentRange(paging.offset, items.length, total))
-    return items.map(present)
+    return sendPaged(request, reply, optionalPage(request.query), {
+      what: 'snippet',
+      byPage: (paging) => store.snippets.list(request.accountId, paging),
+      byKeyset: (after, n) => store.snippets.listAfter(request.accountId, after, n),
+      keyOf: (s) => s.id,
+      present: (items) => items.map(present),
+    })
   })
 
   app.post('/v1/snippets', async (request, reply) => {

@@ -4,7 +4,7 @@ import { badRequest, conflict, notFound, parseOr400 } from '../errors.js'
 import { UniqueViolation, type ServiceRecord, type StatusPageRecord, type Store } from '../store/index.js'
 import { parseWithReferences, serviceReferences } from './references.js'
 import type { ServerNames } from '../names.js'
-import { contentRange, optionalPage } from './util.js'
+import { optionalPage, sendListPage, sendPaged } from './util.js'
 
 function present(record: StatusPageRecord, known: Map<string, ServiceRecord>) {
   const { cards, ...rest } = record.page
@@ -53,10 +53,13 @@ export function statusPageRoutes(app: FastifyInstance, store: Store, names: Serv
   // --- services (registered before /:statusPageId so "services" is never taken for a page id)
 
   app.get('/v1/status-pages/services', async (request, reply) => {
-    const paging = optionalPage(request.query)
-    const { items, total } = await store.services.list(request.accountId, paging)
-    reply.header('content-range', contentRange(paging.offset, items.length, total))
-    return items
+    return sendPaged(request, reply, optionalPage(request.query), {
+      what: 'service',
+      byPage: (paging) => store.services.list(request.accountId, paging),
+      byKeyset: (after, n) => store.services.listAfter(request.accountId, after, n),
+      keyOf: (s) => s.id,
+      present: (items) => items,
+    })
   })
 
   app.post('/v1/status-pages/services', async (request, reply) => {
@@ -94,13 +97,14 @@ export function statusPageRoutes(app: FastifyInstance, store: Store, names: Serv
 
   // --- status pages
 
-  app.get('/v1/status-pages', async (request) => {
+  app.get('/v1/status-pages', async (request, reply) => {
     const query = parseOr400(statusPageListQuerySchema, request.query, 'query')
     const list = await store.statusPages.list(request.accountId, { nextId: query.nextId, limit: query.limit })
     if (!list) throw badRequest('query', [{ path: 'nextId', message: `is not a cursor this list gave (got "${query.nextId}")` }])
     const known = await store.services.byId(request.accountId)
     const entries = list.entries.map((record) => present(record, known))
-    return { length: entries.length, entries, nextId: list.nextId }
+    // nextId is the list's keyset (the spec's cursor); each page has an ETag too
+    return sendListPage(request, reply, JSON.stringify({ length: entries.length, entries, nextId: list.nextId }))
   })
 
   app.post('/v1/status-pages', async (request, reply) => {

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { z } from 'zod'
 import { pageQuerySchema } from '../../schema/index.js'
-import { parseOr400 } from '../errors.js'
+import { badRequest, parseOr400 } from '../errors.js'
+import type { KeysetPage, Page, Paging } from '../store/index.js'
 
 /** Sends JSON text as it is (stored answers are already serialized). */
 export function sendJson(reply: FastifyReply, status: number, json: string | Buffer): FastifyReply {
@@ -55,6 +57,47 @@ export function nextLink(request: FastifyRequest, reply: FastifyReply, lastId: s
   url.searchParams.delete('page')
   url.searchParams.set('after', lastId)
   reply.header('link', `<${url.pathname}${url.search}>; rel="next"`)
+}
+
+/** `after` of a list's query (keyset paging, an extension of the spec; docs/api.md "Reading long lists"). */
+const afterQuerySchema = z.object({ after: z.string().min(1).max(200).optional() })
+
+/** How a route reads one of its lists by page number and by keyset, and presents its items. */
+export interface PagedList<T> {
+  /** what the list holds, for the 400 of an `after` naming none ("variable") */
+  what: string
+  /** the page by number (offset) */
+  byPage: (paging: Paging) => Promise<Page<T>>
+  /** the items after the one `after` names; null when it names none of the account's */
+  byKeyset: (after: string, limit?: number) => Promise<KeysetPage<T> | null>
+  /** what `after` names an item by (its id, a variable's key) */
+  keyOf: (item: T) => string | number
+  present: (items: T[]) => unknown[] | Promise<unknown[]>
+}
+
+/**
+ * Answers a list page read by page number (`paging`, as the route reads `limit` and `page`;
+ * `content-range` with the total) or, when the query names `after`, by keyset (the items after
+ * that one, `limit` of them; no total counted). Either way: `Link: <…after=<last>>; rel="next"`
+ * when items follow, and an ETag (304 to a matching If-None-Match). An `after` naming nothing
+ * of the account's (another account's, a deleted one) is a 400 naming `after`.
+ */
+export async function sendPaged<T>(request: FastifyRequest, reply: FastifyReply, paging: Paging, list: PagedList<T>): Promise<FastifyReply> {
+  const { after } = parseOr400(afterQuerySchema, request.query, 'query')
+  let items: T[]
+  let more: boolean
+  if (after !== undefined) {
+    const page = await list.byKeyset(after, paging.limit)
+    if (!page) throw badRequest('query', [{ path: 'after', message: `no ${list.what} ${JSON.stringify(after)} in this account (deleted while the list was read?): read the list again from its first page` }])
+    ;({ items, more } = page)
+  } else {
+    const page = await list.byPage(paging)
+    reply.header('content-range', contentRange(paging.offset, page.items.length, page.total))
+    items = page.items
+    more = paging.offset + items.length < page.total
+  }
+  nextLink(request, reply, items.length > 0 ? String(list.keyOf(items[items.length - 1])) : undefined, more)
+  return sendListPage(request, reply, JSON.stringify(await list.present(items)))
 }
 
 /**

@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { pageQuerySchema, variableKeySchema, variableSchema, variableUpdateSchema } from '../../schema/index.js'
 import { badRequest, conflict, notFound, parseOr400 } from '../errors.js'
 import { UniqueViolation, type Store, type VariableRecord } from '../store/index.js'
-import { contentRange } from './util.js'
+import { sendPaged } from './util.js'
 
 /** A variable as every read answers it: a secret's value is always "". */
 function present(record: VariableRecord) {
@@ -19,10 +19,13 @@ const keyParams = z.object({ key: variableKeySchema })
 export function variableRoutes(app: FastifyInstance, store: Store): void {
   app.get('/v1/variables', async (request, reply) => {
     const { limit, page } = parseOr400(pageQuerySchema, request.query, 'query')
-    const offset = (page - 1) * limit
-    const { items, total } = await store.variables.list(request.accountId, { limit, offset })
-    reply.header('content-range', contentRange(offset, items.length, total))
-    return items.map(present)
+    return sendPaged(request, reply, { limit, offset: (page - 1) * limit }, {
+      what: 'variable',
+      byPage: (paging) => store.variables.list(request.accountId, paging),
+      byKeyset: (after, n) => store.variables.listAfter(request.accountId, after, n),
+      keyOf: (v) => v.key,
+      present: (items) => items.map(present),
+    })
   })
 
   app.post('/v1/variables', async (request, reply) => {

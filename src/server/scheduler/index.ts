@@ -6,7 +6,7 @@ import { isRunnableCheckType, isScriptCheckType, SCRIPT_CHECK_TYPES } from '../.
 import { applyGroup, type CheckGroup, type MaintenanceWindow } from '../../schema/index.js'
 import { StagedUploads, type ArtifactStore } from '../artifacts.js'
 import { detachRunArtifacts, discardFolders } from '../../runner/script-probe.js'
-import type { ClaimedRun, CompleteOutcome, PlannedRun, Store } from '../store/index.js'
+import type { ClaimedRun, CompleteOutcome, PlannedRun, Store, VariableRecord } from '../store/index.js'
 import { graceMs, latestDueOf, locationsFor, timingOf, type ScheduleFields, type Timing } from './due.js'
 import { inMaintenance } from './maintenance.js'
 import { completeRun, completeRuns, type RunServices } from './runs.js'
@@ -71,10 +71,12 @@ export interface SchedulerOptions {
  */
 export async function accountVariables(store: Store, account: string): Promise<Record<string, { value: string; secret: boolean }>> {
   const out: Record<string, { value: string; secret: boolean }> = {}
-  for (let offset = 0; ; offset += 1000) {
-    const page = await store.variables.list(account, { limit: 1000, offset })
+  // read by keyset: each page costs what the first did (a variable deleted while it is a page's last ends the read)
+  let page: { items: VariableRecord[]; more: boolean } | null = { ...(await store.variables.list(account, { limit: 1000, offset: 0 })), more: true }
+  while (page) {
     for (const v of page.items) out[v.key] = { value: v.value, secret: v.secret }
-    if (page.items.length < 1000) break
+    if (page.items.length < 1000 || !page.more) break
+    page = await store.variables.listAfter(account, page.items[page.items.length - 1].key, 1000)
   }
   return out
 }

@@ -87,6 +87,42 @@ export interface Page<T> {
   total: number
 }
 
+/**
+ * A keyset page: the items that follow the one `after` names (its id; a variable's key) in the
+ * list's order, at most `limit` (all of them without one), and whether items follow the page.
+ * It costs what the first page costs wherever it is in the list, and counts no total. A list
+ * answers null for an `after` that names none of the account's items (a foreign or unknown one).
+ */
+export interface KeysetPage<T> {
+  items: T[]
+  more: boolean
+}
+
+/** An `after` naming an integer id (a snippet, a group, a channel, a window), or undefined for any other text. */
+export function integerAfter(after: string): number | undefined {
+  return /^[1-9][0-9]{0,15}$/.test(after) && Number(after) <= Number.MAX_SAFE_INTEGER ? Number(after) : undefined
+}
+
+/**
+ * How a table is read by keyset (sqlite/keyset.ts, postgres/keyset.ts): `after` names a row of
+ * the account by `key`; the list's order is `order` (a unique integer column), ascending unless
+ * `descending`.
+ */
+export interface KeysetTable {
+  table: string
+  columns: string
+  key: string
+  order: string
+  descending?: boolean
+  /** the key is an integer id: an `after` of other text names nothing */
+  integerKey?: boolean
+}
+
+/** The keyset reading of a list (see KeysetPage), beside its offset reading `list`. */
+export interface KeysetList<T> {
+  listAfter(account: string, after: string, limit?: number): Promise<KeysetPage<T> | null>
+}
+
 export interface Timestamps {
   created_at: string
   updated_at: string | null
@@ -205,7 +241,7 @@ export interface CheckStore {
   delete(account: string, id: string): Promise<boolean>
 }
 
-export interface VariableStore {
+export interface VariableStore extends KeysetList<VariableRecord> {
   list(account: string, paging: Paging): Promise<Page<VariableRecord>>
   get(account: string, key: string): Promise<VariableRecord | undefined>
   /** throws UniqueViolation('variable.key') when the account has the key */
@@ -214,7 +250,7 @@ export interface VariableStore {
   delete(account: string, key: string): Promise<boolean>
 }
 
-export interface ServiceStore {
+export interface ServiceStore extends KeysetList<ServiceRecord> {
   list(account: string, paging: Paging): Promise<Page<ServiceRecord>>
   /** every service of the account, by id (an account has few) */
   byId(account: string): Promise<Map<string, ServiceRecord>>
@@ -245,7 +281,7 @@ export interface StatusPageStore {
   findPublic(by: { url: string } | { customDomain: string }): Promise<{ account: string; record: StatusPageRecord } | undefined>
 }
 
-export interface MaintenanceWindowStore {
+export interface MaintenanceWindowStore extends KeysetList<MaintenanceWindowRecord> {
   list(account: string, paging: Paging): Promise<Page<MaintenanceWindowRecord>>
   get(account: string, id: number): Promise<MaintenanceWindowRecord | undefined>
   create(account: string, data: MaintenanceWindow): Promise<MaintenanceWindowRecord>
@@ -253,7 +289,7 @@ export interface MaintenanceWindowStore {
   delete(account: string, id: number): Promise<boolean>
 }
 
-export interface SnippetStore {
+export interface SnippetStore extends KeysetList<SnippetRecord> {
   list(account: string, paging: Paging): Promise<Page<SnippetRecord>>
   get(account: string, id: number): Promise<SnippetRecord | undefined>
   /** the account's snippets among these ids (another account's are not found) */
@@ -263,7 +299,7 @@ export interface SnippetStore {
   delete(account: string, id: number): Promise<boolean>
 }
 
-export interface AlertChannelStore {
+export interface AlertChannelStore extends KeysetList<AlertChannelRecord> {
   list(account: string, paging: Paging): Promise<Page<AlertChannelRecord>>
   get(account: string, id: number): Promise<AlertChannelRecord | undefined>
   /** the account's channels among these ids (another account's are not found), by id */
@@ -273,7 +309,7 @@ export interface AlertChannelStore {
   delete(account: string, id: number): Promise<boolean>
 }
 
-export interface CheckGroupStore {
+export interface CheckGroupStore extends KeysetList<CheckGroupRecord> {
   list(account: string, paging: Paging): Promise<Page<CheckGroupRecord>>
   get(account: string, id: number): Promise<CheckGroupRecord | undefined>
   create(account: string, data: CheckGroup): Promise<CheckGroupRecord>
@@ -281,7 +317,7 @@ export interface CheckGroupStore {
   delete(account: string, id: number): Promise<boolean>
 }
 
-export interface IncidentStore {
+export interface IncidentStore extends KeysetList<IncidentRecord> {
   /** newest first */
   list(account: string, paging: Paging): Promise<Page<IncidentRecord>>
   get(account: string, id: string): Promise<IncidentRecord | undefined>

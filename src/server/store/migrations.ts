@@ -214,4 +214,7 @@ export const MIGRATIONS: readonly Migration[] = [
   // public badge tokens of check groups (POST /v1/badges/groups/{groupId}/token): the group's
   //    column beside the check's, one token per group, deleted with its group
   { steps: [{ addColumn: 'badge_tokens.group_id' }, { createIndex: 'badge_tokens_group' }] },
+  // variables' list order per account (account_id, seq): keyset pages of GET /v1/variables (after=<key>) read
+  //    from it instead of sorting the account's variables
+  { steps: [{ createIndex: 'variables_account' }] },
 ]

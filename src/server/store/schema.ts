@@ -140,6 +140,8 @@ export const TABLES: Record<string, Table> = {
       updated_at: updatedAt,
     },
     unique: [['account_id', 'key']],
+    // the list's order within an account: keyset pages (after=<key>) read from it
+    indexes: { variables_account: { columns: ['account_id', 'seq'] } },
   },
 
   services: {

@@ -2,15 +2,21 @@ import { randomUUID } from 'node:crypto'
 import {
   UniqueViolation, domainKey, storedCards,
   type IncidentData, type IncidentRecord, type IncidentStore, type IncidentUpdateRecord, type MaintenanceWindowRecord,
-  type MaintenanceWindowStore, type AlertChannelRecord, type AlertChannelStore, type CheckGroupRecord, type CheckGroupStore, type Page, type Paging, type ServiceRecord, type ServiceStore, type StatusPageRecord,
+  type MaintenanceWindowStore, type AlertChannelRecord, type AlertChannelStore, type CheckGroupRecord, type CheckGroupStore, type KeysetPage, type Page, type Paging, type ServiceRecord, type ServiceStore, type StatusPageRecord,
   type StatusPageStore, type StoredPage, type VariableRecord, type VariableStore,
 } from '../index.js'
 import type { AlertChannelData, CheckGroup, MaintenanceWindow, StatusPage } from '../../../schema/index.js'
 import type { Sql } from './index.js'
+import { keysetReader } from './keyset.js'
 
 const now = () => new Date().toISOString()
 /** LIMIT NULL is "no limit" */
 const limitOf = (paging: Paging) => paging.limit ?? null
+
+/** A keyset page of rows as one of records (null stays null: `after` named nothing). */
+function mapPage<Row, T>(page: KeysetPage<Row> | null, record: (row: Row) => T): KeysetPage<T> | null {
+  return page && { items: page.items.map(record), more: page.more }
+}
 
 function isUnique(error: unknown): boolean {
   return (error as { code?: string }).code === '23505'
@@ -36,6 +42,7 @@ export function variableRepository(sql: Sql): VariableStore {
     const [row] = await sql.rows<VariableRow>(`SELECT ${columns} FROM variables WHERE account_id = $1 AND key = $2`, [account, key])
     return row && variable(row)
   }
+  const after = keysetReader<VariableRow>({ table: 'variables', columns, key: 'key', order: 'seq' })
   return {
     list: async (account, paging) => {
       const rows = await sql.rows<VariableRow & { total: number }>(
@@ -43,6 +50,7 @@ export function variableRepository(sql: Sql): VariableStore {
         [account, limitOf(paging), paging.offset])
       return { items: rows.map(variable), total: rows.length > 0 ? rows[0].total : await count(sql, 'variables', account) }
     },
+    listAfter: async (account, key, limit) => mapPage(await after(sql, account, key, limit), variable),
     get,
     create: async (account, data) => {
       try {
@@ -90,6 +98,7 @@ export function serviceRepository(sql: Sql): ServiceStore {
     const [row] = await sql.rows<ServiceRow>(`SELECT ${columns} FROM services WHERE id = $1 AND account_id = $2`, [id, account])
     return row && service(row)
   }
+  const after = keysetReader<ServiceRow>({ table: 'services', columns, key: 'id', order: 'seq' })
   return {
     list: async (account, paging) => {
       const rows = await sql.rows<ServiceRow & { total: number }>(
@@ -102,6 +111,7 @@ export function serviceRepository(sql: Sql): ServiceStore {
     // then sees the card that uses it (usedBy locks the service first)
     existing: async (account, ids) => new Set(ids.length === 0 ? [] : (await sql.rows<{ id: string }>(
       `SELECT id FROM services WHERE account_id = $1 AND id = ANY($2::text[]) ORDER BY id FOR SHARE`, [account, ids])).map((r) => r.id)),
+    listAfter: async (account, key, limit) => mapPage(await after(sql, account, key, limit), service),
     get,
     create: async (account, name) => {
       const [row] = await sql.rows<ServiceRow>(`INSERT INTO services (id, account_id, name, created_at, updated_at) VALUES ($1, $2, $3, $4, NULL) RETURNING ${columns}`,
@@ -214,6 +224,7 @@ const maintenanceWindow = (row: WindowRow): MaintenanceWindowRecord =>
 
 export function maintenanceWindowRepository(sql: Sql): MaintenanceWindowStore {
   const columns = 'id, body, created_at, updated_at'
+  const after = keysetReader<WindowRow>({ table: 'maintenance_windows', columns, key: 'id', order: 'id', integerKey: true })
   return {
     list: async (account, paging) => {
       const rows = await sql.rows<WindowRow & { total: number }>(
@@ -221,6 +232,7 @@ export function maintenanceWindowRepository(sql: Sql): MaintenanceWindowStore {
         [account, limitOf(paging), paging.offset])
       return { items: rows.map(maintenanceWindow), total: rows.length > 0 ? rows[0].total : await count(sql, 'maintenance_windows', account) }
     },
+    listAfter: async (account, key, limit) => mapPage(await after(sql, account, key, limit), maintenanceWindow),
     get: async (account, id) => {
       const [row] = await sql.rows<WindowRow>(`SELECT ${columns} FROM maintenance_windows WHERE id = $1 AND account_id = $2`, [id, account])
       return row && maintenanceWindow(row)
@@ -246,6 +258,7 @@ const checkGroup = (row: WindowRow): CheckGroupRecord =>
 
 export function checkGroupRepository(sql: Sql): CheckGroupStore {
   const columns = 'id, body, created_at, updated_at'
+  const after = keysetReader<WindowRow>({ table: 'check_groups', columns, key: 'id', order: 'id', integerKey: true })
   return {
     list: async (account, paging) => {
       const rows = await sql.rows<WindowRow & { total: number }>(
@@ -253,6 +266,7 @@ export function checkGroupRepository(sql: Sql): CheckGroupStore {
         [account, limitOf(paging), paging.offset])
       return { items: rows.map(checkGroup), total: rows.length > 0 ? rows[0].total : await count(sql, 'check_groups', account) }
     },
+    listAfter: async (account, key, limit) => mapPage(await after(sql, account, key, limit), checkGroup),
     get: async (account, id) => {
       const [row] = await sql.rows<WindowRow>(`SELECT ${columns} FROM check_groups WHERE id = $1 AND account_id = $2`, [id, account])
       return row && checkGroup(row)
@@ -285,6 +299,7 @@ const alertChannel = (row: ChannelRow): AlertChannelRecord =>
 
 export function alertChannelRepository(sql: Sql): AlertChannelStore {
   const columns = 'id, body, created_at, updated_at'
+  const after = keysetReader<ChannelRow>({ table: 'alert_channels', columns, key: 'id', order: 'id', integerKey: true })
   return {
     list: async (account, paging) => {
       const rows = await sql.rows<ChannelRow & { total: number }>(
@@ -292,6 +307,7 @@ export function alertChannelRepository(sql: Sql): AlertChannelStore {
         [account, limitOf(paging), paging.offset])
       return { items: rows.map(alertChannel), total: rows.length > 0 ? rows[0].total : await count(sql, 'alert_channels', account) }
     },
+    listAfter: async (account, key, limit) => mapPage(await after(sql, account, key, limit), alertChannel),
     get: async (account, id) => {
       const [row] = await sql.rows<ChannelRow>(`SELECT ${columns} FROM alert_channels WHERE id = $1 AND account_id = $2`, [id, account])
       return row && alertChannel(row)
@@ -359,6 +375,8 @@ export function incidentRepository(sql: Sql): IncidentStore {
     const [row] = await db.rows<{ seq: number }>(`SELECT seq FROM incidents WHERE id = $1 AND account_id = $2${lock ? ' FOR SHARE' : ''}`, [incidentId, account])
     return row?.seq
   }
+  // newest first, as the list
+  const after = keysetReader<IncidentRow>({ table: 'incidents', columns, key: 'id', order: 'seq', descending: true })
   const getUpdate = async (db: Sql, seq: number, id: string) => {
     const [row] = await db.rows<UpdateRow>(`SELECT ${updateColumns} FROM incident_updates WHERE id = $1 AND incident_seq = $2`, [id, seq])
     return row && incidentUpdate(row)
@@ -370,6 +388,10 @@ export function incidentRepository(sql: Sql): IncidentStore {
         `SELECT ${columns}, count(*) OVER () AS total FROM incidents WHERE account_id = $1 ORDER BY seq DESC LIMIT $2 OFFSET $3`,
         [account, limitOf(paging), paging.offset])
       return { items: await withUpdates(tx, rows), total: rows.length > 0 ? rows[0].total : await count(tx, 'incidents', account) }
+    }),
+    listAfter: (account, id, limit) => sql.atomic(async (tx) => {
+      const page = await after(tx, account, id, limit)
+      return page && { items: await withUpdates(tx, page.items), more: page.more }
     }),
     get: (account, id) => sql.atomic((tx) => get(tx, account, id)),
     create: (account, data) => sql.atomic(async (tx) => {

@@ -1,6 +1,7 @@
 import type { SnippetRecord, SnippetStore } from '../index.js'
 import type { Snippet } from '../../../schema/index.js'
 import type { Sql } from './index.js'
+import { keysetReader } from './keyset.js'
 
 const now = () => new Date().toISOString()
 
@@ -16,6 +17,7 @@ const snippet = (row: SnippetRow): SnippetRecord => ({ id: Number(row.id), snipp
 /** Snippets: named setup and teardown scripts of API checks, owned by an account. */
 export function snippetRepository(sql: Sql): SnippetStore {
   const columns = 'id, body, created_at, updated_at'
+  const after = keysetReader<SnippetRow>({ table: 'snippets', columns, key: 'id', order: 'id', integerKey: true })
   return {
     list: async (account, paging) => {
       const rows = await sql.rows<SnippetRow & { total: number }>(
@@ -24,6 +26,10 @@ export function snippetRepository(sql: Sql): SnippetStore {
       if (rows.length > 0) return { items: rows.map(snippet), total: Number(rows[0].total) }
       const [row] = await sql.rows<{ n: number }>(`SELECT count(*) AS n FROM snippets WHERE account_id = $1`, [account])
       return { items: [], total: Number(row.n) }
+    },
+    listAfter: async (account, id, limit) => {
+      const page = await after(sql, account, id, limit)
+      return page && { items: page.items.map(snippet), more: page.more }
     },
     get: async (account, id) => {
       const [row] = await sql.rows<SnippetRow>(`SELECT ${columns} FROM snippets WHERE id = $1 AND account_id = $2`, [id, account])

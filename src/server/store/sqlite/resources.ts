@@ -3,15 +3,21 @@ import type { Db } from './migrations.js'
 import {
   UniqueViolation, domainKey, storedCards,
   type IncidentData, type IncidentRecord, type IncidentStore, type IncidentUpdateRecord, type MaintenanceWindowRecord,
-  type MaintenanceWindowStore, type AlertChannelRecord, type AlertChannelStore, type CheckGroupRecord, type CheckGroupStore, type Page, type Paging, type ServiceRecord, type ServiceStore, type StatusPageRecord,
+  type MaintenanceWindowStore, type AlertChannelRecord, type AlertChannelStore, type CheckGroupRecord, type CheckGroupStore, type KeysetPage, type Page, type Paging, type ServiceRecord, type ServiceStore, type StatusPageRecord,
   type StatusPageStore, type StoredPage, type VariableRecord, type VariableStore,
 } from '../index.js'
 import type { AlertChannelData, CheckGroup, MaintenanceWindow, StatusPage } from '../../../schema/index.js'
 import type { Exec } from './index.js'
+import { keysetReader } from './keyset.js'
 
 const now = () => new Date().toISOString()
 /** SQLite's LIMIT -1 is "no limit" */
 const limitOf = (paging: Paging) => paging.limit ?? -1
+
+/** A keyset page of rows as one of records (null stays null: `after` named nothing). */
+function mapPage<Row, T>(page: KeysetPage<Row> | null, record: (row: Row) => T): KeysetPage<T> | null {
+  return page && { items: page.items.map(record), more: page.more }
+}
 
 function isUnique(error: unknown): boolean {
   return (error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE'
@@ -40,6 +46,7 @@ export function variableRepository(db: Db, exec: Exec): VariableStore {
   const insert = db.prepare(`INSERT INTO variables (account_id, key, value, locked, secret, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, NULL)`)
   const update = db.prepare(`UPDATE variables SET value = ?, locked = ?, secret = ?, updated_at = ? WHERE account_id = ? AND key = ?`)
   const remove = db.prepare(`DELETE FROM variables WHERE account_id = ? AND key = ?`)
+  const after = keysetReader<VariableRow>(db, { table: 'variables', columns, key: 'key', order: 'seq' })
   const get = (account: string, key: string) => {
     const row = byKey.get(account, key) as VariableRow | undefined
     return row && variable(row)
@@ -49,6 +56,7 @@ export function variableRepository(db: Db, exec: Exec): VariableStore {
       items: (list.all(account, limitOf(paging), paging.offset) as VariableRow[]).map(variable),
       total: count.get(account) as number,
     })),
+    listAfter: (account, key, limit) => exec(() => mapPage(after(account, key, limit), variable)),
     get: (account, key) => exec(() => get(account, key)),
     create: (account, data) => exec(() => {
       try {
@@ -91,6 +99,7 @@ export function serviceRepository(db: Db, exec: Exec): ServiceStore {
   const insert = db.prepare(`INSERT INTO services (id, account_id, name, created_at, updated_at) VALUES (?, ?, ?, ?, NULL)`)
   const update = db.prepare(`UPDATE services SET name = ?, updated_at = ? WHERE id = ? AND account_id = ?`)
   const remove = db.prepare(`DELETE FROM services WHERE id = ? AND account_id = ?`)
+  const after = keysetReader<ServiceRow>(db, { table: 'services', columns, key: 'id', order: 'seq' })
   const usedBy = db.prepare(
     `SELECT p.id, p.url FROM status_page_services u JOIN status_pages p ON p.seq = u.page_seq WHERE u.service_id = ? AND p.account_id = ? LIMIT 1`,
   )
@@ -103,6 +112,7 @@ export function serviceRepository(db: Db, exec: Exec): ServiceStore {
       items: (list.all(account, limitOf(paging), paging.offset) as ServiceRow[]).map(service),
       total: count.get(account) as number,
     })),
+    listAfter: (account, id, limit) => exec(() => mapPage(after(account, id, limit), service)),
     byId: (account) => exec(() => new Map((all.all(account) as ServiceRow[]).map((row) => [row.id, service(row)]))),
     existing: (account, ids) => exec(() => new Set(ids.length === 0 ? [] : (existing.all(account, JSON.stringify(ids)) as string[]))),
     get: (account, id) => exec(() => get(account, id)),
@@ -225,6 +235,7 @@ export function maintenanceWindowRepository(db: Db, exec: Exec): MaintenanceWind
   const insert = db.prepare(`INSERT INTO maintenance_windows (account_id, body, created_at, updated_at) VALUES (?, ?, ?, NULL)`)
   const update = db.prepare(`UPDATE maintenance_windows SET body = ?, updated_at = ? WHERE id = ? AND account_id = ?`)
   const remove = db.prepare(`DELETE FROM maintenance_windows WHERE id = ? AND account_id = ?`)
+  const after = keysetReader<WindowRow>(db, { table: 'maintenance_windows', columns, key: 'id', order: 'id', integerKey: true })
   const get = (account: string, id: number | bigint) => {
     const row = byId.get(id, account) as WindowRow | undefined
     return row && maintenanceWindow(row)
@@ -234,6 +245,7 @@ export function maintenanceWindowRepository(db: Db, exec: Exec): MaintenanceWind
       items: (list.all(account, limitOf(paging), paging.offset) as WindowRow[]).map(maintenanceWindow),
       total: count.get(account) as number,
     })),
+    listAfter: (account, id, limit) => exec(() => mapPage(after(account, id, limit), maintenanceWindow)),
     get: (account, id) => exec(() => get(account, id)),
     create: (account, data) => exec(() => get(account, insert.run(account, JSON.stringify(data), now()).lastInsertRowid)!),
     update: (account, id, data) => exec(() => (update.run(JSON.stringify(data), now(), id, account).changes === 0 ? undefined : get(account, id))),
@@ -255,6 +267,7 @@ export function checkGroupRepository(db: Db, exec: Exec): CheckGroupStore {
   const insert = db.prepare(`INSERT INTO check_groups (account_id, body, created_at, updated_at) VALUES (?, ?, ?, NULL)`)
   const update = db.prepare(`UPDATE check_groups SET body = ?, updated_at = ? WHERE id = ? AND account_id = ?`)
   const remove = db.prepare(`DELETE FROM check_groups WHERE id = ? AND account_id = ?`)
+  const after = keysetReader<WindowRow>(db, { table: 'check_groups', columns, key: 'id', order: 'id', integerKey: true })
   const get = (account: string, id: number | bigint) => {
     const row = byId.get(id, account) as WindowRow | undefined
     return row && checkGroup(row)
@@ -264,6 +277,7 @@ export function checkGroupRepository(db: Db, exec: Exec): CheckGroupStore {
       items: (list.all(account, limitOf(paging), paging.offset) as WindowRow[]).map(checkGroup),
       total: count.get(account) as number,
     })),
+    listAfter: (account, id, limit) => exec(() => mapPage(after(account, id, limit), checkGroup)),
     get: (account, id) => exec(() => get(account, id)),
     create: (account, data) => exec(() => get(account, insert.run(account, JSON.stringify(data), now()).lastInsertRowid)!),
     update: (account, id, data) => exec(() => (update.run(JSON.stringify(data), now(), id, account).changes === 0 ? undefined : get(account, id))),
@@ -293,6 +307,7 @@ export function alertChannelRepository(db: Db, exec: Exec): AlertChannelStore {
   const insert = db.prepare(`INSERT INTO alert_channels (account_id, body, created_at, updated_at) VALUES (?, ?, ?, NULL)`)
   const update = db.prepare(`UPDATE alert_channels SET body = ?, updated_at = ? WHERE id = ? AND account_id = ?`)
   const remove = db.prepare(`DELETE FROM alert_channels WHERE id = ? AND account_id = ?`)
+  const after = keysetReader<ChannelRow>(db, { table: 'alert_channels', columns, key: 'id', order: 'id', integerKey: true })
   const get = (account: string, id: number | bigint) => {
     const row = byId.get(id, account) as ChannelRow | undefined
     return row && alertChannel(row)
@@ -302,6 +317,7 @@ export function alertChannelRepository(db: Db, exec: Exec): AlertChannelStore {
       items: (list.all(account, limitOf(paging), paging.offset) as ChannelRow[]).map(alertChannel),
       total: count.get(account) as number,
     })),
+    listAfter: (account, id, limit) => exec(() => mapPage(after(account, id, limit), alertChannel)),
     get: (account, id) => exec(() => get(account, id)),
     byIds: (account, ids) => exec(() => (ids.length === 0 ? [] : (byIds.all(account, JSON.stringify(ids)) as ChannelRow[]).map(alertChannel))),
     create: (account, data) => exec(() => get(account, insert.run(account, JSON.stringify(data), now()).lastInsertRowid)!),
@@ -340,6 +356,8 @@ export function incidentRepository(db: Db, exec: Exec): IncidentStore {
   const insert = db.prepare(`INSERT INTO incidents (id, account_id, body, created_at, updated_at) VALUES (?, ?, ?, ?, NULL)`)
   const update = db.prepare(`UPDATE incidents SET body = ?, updated_at = ? WHERE id = ? AND account_id = ?`)
   const remove = db.prepare(`DELETE FROM incidents WHERE id = ? AND account_id = ?`)
+  // newest first, as the list
+  const after = keysetReader<IncidentRow>(db, { table: 'incidents', columns, key: 'id', order: 'seq', descending: true })
 
   const updateColumns = 'id, body, created_at, updated_at'
   const updatesOf = db.prepare(`SELECT ${updateColumns} FROM incident_updates WHERE incident_seq = ? ORDER BY seq DESC`)
@@ -372,6 +390,7 @@ export function incidentRepository(db: Db, exec: Exec): IncidentStore {
       items: (list.all(account, limitOf(paging), paging.offset) as IncidentRow[]).map(incident),
       total: count.get(account) as number,
     }))()),
+    listAfter: (account, id, limit) => exec(() => db.transaction(() => mapPage(after(account, id, limit), incident))()),
     get: (account, id) => exec(() => db.transaction(() => get(account, id))()),
     create: (account, data) => exec(() => {
       const id = randomUUID()

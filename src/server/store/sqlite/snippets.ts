@@ -2,6 +2,7 @@ import type { Db } from './migrations.js'
 import type { Page, Paging, SnippetRecord, SnippetStore } from '../index.js'
 import type { Snippet } from '../../../schema/index.js'
 import type { Exec } from './index.js'
+import { keysetReader } from './keyset.js'
 
 const now = () => new Date().toISOString()
 
@@ -24,6 +25,7 @@ export function snippetRepository(db: Db, exec: Exec): SnippetStore {
   const insert = db.prepare(`INSERT INTO snippets (account_id, body, created_at, updated_at) VALUES (?, ?, ?, NULL)`)
   const update = db.prepare(`UPDATE snippets SET body = ?, updated_at = ? WHERE id = ? AND account_id = ?`)
   const remove = db.prepare(`DELETE FROM snippets WHERE id = ? AND account_id = ?`)
+  const after = keysetReader<SnippetRow>(db, { table: 'snippets', columns, key: 'id', order: 'id', integerKey: true })
   const get = (account: string, id: number | bigint) => {
     const row = byId.get(id, account) as SnippetRow | undefined
     return row && snippet(row)
@@ -33,6 +35,10 @@ export function snippetRepository(db: Db, exec: Exec): SnippetStore {
       items: (list.all(account, paging.limit ?? -1, paging.offset) as SnippetRow[]).map(snippet),
       total: count.get(account) as number,
     })),
+    listAfter: (account, id, limit) => exec(() => {
+      const page = after(account, id, limit)
+      return page && { items: page.items.map(snippet), more: page.more }
+    }),
     get: (account, id) => exec(() => get(account, id)),
     byIds: (account, ids) => exec(() => (ids.length === 0 ? [] : (byIds.all(account, JSON.stringify(ids)) as SnippetRow[]).map(snippet))),
     create: (account, data) => exec(() => get(account, insert.run(account, JSON.stringify(data), now()).lastInsertRowid)!),
