@@ -15,10 +15,40 @@ export async function listAllByPage<T>(
   path: string,
   options: { query?: Query; idOf?: (item: T) => string; parallel?: number } = {},
 ): Promise<T[]> {
-  const fetchPage = async (page: number, after?: string) => {
-    const response = await client.get<unknown>(path, { ...options.query, limit: PAGE_LIMIT, ...(after === undefined ? { page } : { after }) })
-    return { items: asArray<T>(response.body, path), total: totalFromContentRange(response.headers['content-range']), after: nextAfter(response.headers.link) }
+  const cache = client.pageCache(path)
+  const fetchPage = async (page: number, after?: string): Promise<{ items: T[]; total?: number; after?: string }> => {
+    const query = { ...options.query, limit: PAGE_LIMIT, ...(after === undefined ? { page } : { after }) }
+    const url = pageUrl(path, query)
+    const stored = cache?.get(url)
+    const response = await client.get<unknown>(path, query, stored ? { 'if-none-match': stored.etag } : undefined)
+    if (response.status === 304 && stored) {
+      // unchanged since the last read: its records as kept
+      cache!.reuse(url, stored)
+      return { items: stored.items as T[], total: stored.total, after: stored.after }
+    }
+    const read = { items: asArray<T>(response.body, path), total: totalFromContentRange(response.headers['content-range']), after: nextAfter(response.headers.link) }
+    const etag = response.headers.etag
+    if (cache && typeof etag === 'string' && etag !== '') {
+      cache.set(url, { etag, items: read.items, ...(read.after !== undefined ? { after: read.after } : {}), ...(read.total !== undefined ? { total: read.total } : {}) })
+    }
+    return read
   }
+  const all = await readPages(fetchPage, options)
+  cache?.save()
+  return all
+}
+
+/** A page's path and query as the page cache finds it: the parameters in name order. */
+function pageUrl(path: string, query: Query): string {
+  const names = Object.keys(query).filter((name) => query[name] !== undefined).sort()
+  return `${path}?${names.map((name) => `${encodeURIComponent(name)}=${encodeURIComponent(String(query[name]))}`).join('&')}`
+}
+
+/** Every page, from the first: by keyset when the server offers it, else by number (see listAllByPage). */
+async function readPages<T>(
+  fetchPage: (page: number, after?: string) => Promise<{ items: T[]; total?: number; after?: string }>,
+  options: { idOf?: (item: T) => string; parallel?: number },
+): Promise<T[]> {
   const first = await fetchPage(1)
   if (first.after !== undefined) {
     // the server offers keyset paging (Link rel="next" with `after`): each next page costs what the first did
