@@ -59,23 +59,27 @@ export interface PageCache {
 export function openPageCache(dir: string, target: { baseUrl: string; accountId?: string; apiKey?: string }, list: string): PageCache {
   const identity = sha256(`${target.baseUrl}\0${target.accountId ?? ''}\0${sha256(target.apiKey ?? '')}\0${list}`)
   const file = path.join(dir, `pages.${identity.slice(0, 24)}.cache`)
+  const invalidBefore = counts.invalid
   const old = readPages(file, identity)
   const fresh: Record<string, StoredPage> = {}
-  let changed = false
+  let reused = 0
+  let read = 0
   return {
     get: (url) => (old && Object.hasOwn(old, url) ? old[url] : undefined),
     reuse(url, page) {
       counts.reused++
+      reused++
       fresh[url] = page
     },
     set(url, page) {
       counts.read++
+      read++
       fresh[url] = page
-      changed = true
     },
     save() {
-      if (!changed && old !== undefined && Object.keys(old).length === Object.keys(fresh).length) return
-      write(file, identity, fresh, old === undefined)
+      if (read > 0 || old === undefined || Object.keys(old).length !== reused) write(file, identity, fresh, old === undefined)
+      const damaged = counts.invalid > invalidBefore ? ' (the file was damaged: ignored)' : ''
+      if (process.env.MONITORS_DEBUG_CACHE) process.stderr.write(`page cache: GET ${list}: ${reused} pages reused (304), ${read} read${damaged}\n`)
     },
   }
 }
@@ -90,6 +94,8 @@ function readPages(file: string, identity: string): Record<string, StoredPage> |
   const end = bytes.indexOf(10)
   const header = end > 0 && end < 512 ? bytes.subarray(0, end).toString('latin1').split(' ') : []
   const data = bytes.subarray(end + 1)
+  // another target's or list's file of the same name prefix is not damage: it is only not this one
+  if (header.length === 4 && header[0] === FORMAT && header[1] !== identity) return undefined
   if (header.length !== 4 || header[0] !== FORMAT || header[1] !== identity || String(data.length) !== header[3] || sha256(data) !== header[2]) {
     counts.invalid++
     return undefined

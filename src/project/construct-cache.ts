@@ -3,7 +3,7 @@
  * kept between commands beside the compile cache. A check file is a program, so it always runs;
  * what is kept is the pure work done on what it made: splitting the options off the props,
  * merging the config's defaults, checking every field with the kind's schema and building the
- * payload. An entry is found by a hash of its inputs:
+ * payload. An entry is found by its inputs, written out whole:
  * - the construct's kind, name and logical id, and its props written out exactly (key order,
  *   `undefined` values), when they are plain data: objects, arrays, strings, finite numbers,
  *   booleans and null. Props holding anything else (another construct, a Date, a function, a
@@ -23,7 +23,7 @@
  * renamed into place, so two commands at once leave one whole file; any error reading or writing
  * it only costs the validation it would have saved.
  */
-import crypto, { createHash, randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { isConstruct } from '../../constructs/construct.js'
@@ -61,30 +61,48 @@ export interface ConstructCache {
   save(): void
 }
 
+/** What every entry of a file is for: one project, its defaults, this build, this Node.js. */
+export interface CacheScope {
+  configFile: string
+  environment?: string
+  defaults: unknown
+  /** dist/build-id (loader.ts buildId): no cache without one. */
+  buildId: string | undefined
+  /** This package's version. */
+  version: string
+  /** Node.js's version: process.version unless told. */
+  node?: string
+}
+
 /**
  * The cache of one project (config file and environment) in `dir`, for constructs built with
  * these `defaults`; undefined when it cannot be used (no folder, no build id, defaults that are
  * not plain data).
  */
-export function openConstructCache(dir: string | false, scope: { configFile: string; environment?: string; defaults: unknown; buildId: string | undefined; version: string }): ConstructCache | undefined {
+export function openConstructCache(dir: string | false, scope: CacheScope): ConstructCache | undefined {
   if (!dir || !scope.buildId) return undefined
   const defaults = plainJson(scope.defaults, true)
   if (defaults === undefined) return undefined
-  const scopeKey = sha256(`${FORMAT}\0${scope.version}\0${scope.buildId}\0${process.version}\0${process.arch}\0${defaults}`)
+  const scopeKey = sha256(`${FORMAT}\0${scope.version}\0${scope.buildId}\0${scope.node ?? process.version}\0${process.arch}\0${defaults}`)
   const file = path.join(dir, `constructs.${sha256(`${scope.configFile}\0${scope.environment ?? ''}`).slice(0, 16)}.cache`)
+  const invalidBefore = counts.invalid
   const old = readEntries(file, scopeKey)
   const fresh: Record<string, Entry> = {}
   let added = 0
   let used = 0
+  let uncacheable = 0
+  let missed = 0
   return {
     get(key) {
       if (key === undefined) {
         counts.uncacheable++
+        uncacheable++
         return undefined
       }
       const entry = old?.[key]
       if (entry === undefined || !Object.hasOwn(old!, key)) {
         counts.miss++
+        missed++
         return undefined
       }
       counts.hit++
@@ -99,21 +117,23 @@ export function openConstructCache(dir: string | false, scope: { configFile: str
     },
     save() {
       const before = old ? Object.keys(old).length : 0
-      if (added === 0 && used === before && old !== undefined) return
-      write(file, scopeKey, fresh, old === undefined)
+      const damaged = counts.invalid > invalidBefore ? ' (the file was damaged: ignored)' : ''
+      if (added > 0 || used !== before || old === undefined) write(file, scopeKey, fresh, old === undefined)
+      if (process.env.MONITORS_DEBUG_CACHE) process.stderr.write(`construct cache: ${used} reused, ${missed} validated (${added} kept), ${uncacheable} not cacheable${damaged}\n`)
     },
   }
 }
 
 /**
- * The key of a construct's entry: a hash of its kind, name, logical id and props written out
- * exactly; undefined when the props are not plain data.
+ * The key of a construct's entry: its kind, name, logical id and props written out exactly;
+ * undefined when the props are not plain data.
  */
 export function constructKey(kind: string, name: string, logicalId: string, props: unknown): string | undefined {
   const plain = plainness(props, 0)
   // JSON.stringify writes plain data without undefined values exactly, and natively
   const text = plain === PLAIN ? JSON.stringify(props) : plain === WITH_UNDEFINED ? plainJson(props, true) : undefined
-  return text === undefined ? undefined : keyHash(`${kind}\0${name}\0${logicalId}\0${text}`)
+  // the text itself, not a hash of it: hashing 10,000 of them cost more than reading them back
+  return text === undefined ? undefined : `${kind} ${name} ${JSON.stringify(logicalId)} ${text}`
 }
 
 const NOT_PLAIN = 0
@@ -276,14 +296,6 @@ function prune(dir: string): void {
   }
 }
 
-/** crypto.hash (Node 20.12 and later) where there is one: a key per construct, made thousands of times. */
-const oneShot = (crypto as { hash?: (algorithm: string, data: string | Buffer, encoding: 'hex' | 'base64') => string }).hash
-
-/** A construct's key: SHA-1 is enough to tell props apart (whoever writes them runs code here anyway), and half the cost. */
-function keyHash(text: string): string {
-  return oneShot ? oneShot('sha1', text, 'base64') : createHash('sha1').update(text).digest('base64')
-}
-
 function sha256(data: string | Buffer): string {
-  return oneShot ? oneShot('sha256', data, 'hex') : createHash('sha256').update(data).digest('hex')
+  return createHash('sha256').update(data).digest('hex')
 }
