@@ -1,4 +1,5 @@
 import type { ApiClient, Query } from './client.js'
+import type { StoredPage } from './page-cache.js'
 import { UserError } from '../errors.js'
 
 /** Page size used for every list: the API's maximum. */
@@ -20,11 +21,14 @@ export async function listAllByPage<T>(
     const query = { ...options.query, limit: PAGE_LIMIT, ...(after === undefined ? { page } : { after }) }
     const url = pageUrl(path, query)
     const stored = cache?.get(url)
-    const response = await client.get<unknown>(path, query, stored ? { 'if-none-match': stored.etag } : undefined)
+    let response = await client.get<unknown>(path, query, stored ? { 'if-none-match': stored.etag } : undefined)
     if (response.status === 304 && stored) {
-      // unchanged since the last read: its records as kept
-      cache!.reuse(url, stored)
-      return { items: stored.items as T[], total: stored.total, after: stored.after }
+      const reused = reusedPage(stored, response.headers, after !== undefined)
+      if (reused) {
+        cache!.reuse(url, reused)
+        return { items: reused.items as T[], total: reused.total, after: reused.after }
+      }
+      response = await client.get<unknown>(path, query)
     }
     const read = { items: asArray<T>(response.body, path), total: totalFromContentRange(response.headers['content-range']), after: nextAfter(response.headers.link) }
     const etag = response.headers.etag
@@ -36,6 +40,23 @@ export async function listAllByPage<T>(
   const all = await readPages(fetchPage, options)
   cache?.save()
   return all
+}
+
+/**
+ * A page answered 304: its kept records, with what the answer's own headers say of the pages
+ * after it (the body is the same, but the list may have grown past it: a full last page gains a
+ * next link, the total changes). Without a `Link` header the kept next link stands (the page ends
+ * with the same record); without a `content-range` the total is unknown, and the rest is read
+ * page after page until one is not full. Undefined when a full page read by keyset has neither
+ * a next link nor a `Link` header on the 304: whether the list goes on is not known, so the page
+ * is read whole.
+ */
+function reusedPage(stored: StoredPage, headers: Record<string, string | string[] | undefined>, keyset: boolean): StoredPage | undefined {
+  const link = headers.link
+  const after = link !== undefined ? nextAfter(link) : stored.after
+  if (keyset && link === undefined && after === undefined && stored.items.length >= PAGE_LIMIT) return undefined
+  const total = totalFromContentRange(headers['content-range'])
+  return { etag: stored.etag, items: stored.items, ...(after !== undefined ? { after } : {}), ...(total !== undefined ? { total } : {}) }
 }
 
 /** A page's path and query as the page cache finds it: the parameters in name order. */

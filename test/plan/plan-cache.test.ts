@@ -55,6 +55,9 @@ async function plans(dir: string): Promise<{ cached: unknown; uncached: unknown;
   return { cached: JSON.parse(cached.stdout), uncached: JSON.parse(uncached.stdout), debug: cached.stderr }
 }
 
+/** Each test runs the CLI as a process many times, on a machine other work shares. */
+const SLOW = 300_000
+
 const changed = (plan: unknown) => (plan as { changes: Array<{ logicalId: string; action: string }> }).changes.filter((c) => c.action !== 'noop').map((c) => `${c.action} ${c.logicalId}`).sort()
 
 describe('the construct cache', () => {
@@ -89,7 +92,7 @@ describe('the construct cache', () => {
     expect(debug).toMatch(/construct cache: 0 reused, 5 validated \(4 kept\)/)
     expect(cached).toEqual(uncached)
     expect(changed(cached)).toEqual(['update a', 'update b', 'update c', 'update d'])
-  })
+  }, SLOW)
 
   it('ignores a truncated or altered file, and two commands at once leave a whole one', async () => {
     const dir = makeProject({ 'monitoring.config.ts': configWith(['base'], 10), 'checks/all.check.ts': checks(5, 'S') })
@@ -121,7 +124,7 @@ describe('the construct cache', () => {
     run = await cli(dir, ['plan', '--format', 'json'])
     expect(run.stderr).toMatch(/construct cache: 4 reused, 1 validated \(0 kept\)/)
     expect(readdirSync(cacheDir(dir)).filter((n) => n.endsWith('.tmp'))).toEqual([])
-  })
+  }, SLOW)
 
   it('keeps no entry across builds, versions, Node.js versions or defaults, and keeps a bounded number of files', () => {
     const dir = mkdtempSync(join(tmpdir(), 'monitors-construct-cache-'))
@@ -197,5 +200,32 @@ describe('the page cache', () => {
     const fifth = await cli(dir, ['plan', '--no-cache'])
     expect(fifth.stdout).toBe(third.stdout)
     expect(requests.filter((line) => line.startsWith('GET /v1/checks?')).map((line) => line.split(' ')[2])).toEqual(['200', '200'])
-  })
+  }, SLOW)
+
+  it('sees records added past a full last page, whose body a 304 says is unchanged', async () => {
+    const dir = makeProject({ 'checks/one.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('only', { name: 'Only managed', request: { query: 'only.example.com' } })\n` })
+    // an account of its own: exactly two full pages with the managed check
+    const key = 'grow-key'
+    const grow = await startLocalServer({ apiKeys: [{ key, accountId: 'grow' }], rateLimit: { max: 1_000_000, timeWindowMs: 60_000 }, log: (line) => requests.push(line) })
+    const api = new ApiClient({ baseUrl: grow.url, apiKey: key, accountId: 'grow' })
+    const run = (args: string[]) => monitorsProcess(dir, args, { MONITORING_API_URL: grow.url, MONITORING_API_KEY: key, MONITORING_ACCOUNT_ID: 'grow', MONITORS_DEBUG_CACHE: '1' })
+    const unmanaged = async (i: number) => api.post('/v1/checks/dns', { name: `Unmanaged ${i}`, request: { query: `u${i}.example.com` } })
+    try {
+      expect((await run(['apply', '--yes'])).code).toBe(0)
+      for (let i = 0; i < 199; i++) await unmanaged(i)
+      const first = await run(['plan', '--format', 'json'])
+      expect(first.code, first.output).toBe(0)
+      expect(JSON.parse(first.stdout).unmanaged).toEqual({ 'dns-check': 199 })
+      await unmanaged(199)
+      requests.length = 0
+      const second = await run(['plan', '--format', 'json'])
+      expect(second.code, second.output).toBe(0)
+      expect(JSON.parse(second.stdout).unmanaged).toEqual({ 'dns-check': 200 })
+      // both full pages unchanged (304), the third read
+      expect(requests.filter((line) => line.startsWith('GET /v1/checks?')).map((line) => line.split(' ')[2])).toEqual(['304', '304', '200'])
+    } finally {
+      await api.close()
+      await grow.close()
+    }
+  }, SLOW)
 })
