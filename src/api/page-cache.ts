@@ -49,6 +49,8 @@ export interface PageCache {
   get(url: string): StoredPage | undefined
   /** A page answered 304: its stored records are used (and kept). */
   reuse(url: string, page: StoredPage): void
+  /** A page read whole (not asked conditionally) that is the same as kept: kept, nothing to write. */
+  same(url: string, page: StoredPage): void
   /** A page answered 200 with an ETag: stored. */
   set(url: string, page: StoredPage): void
   /** Writes the file when a page changed or went; never throws. */
@@ -63,12 +65,18 @@ export function openPageCache(dir: string, target: { baseUrl: string; accountId?
   const old = readPages(file, identity)
   const fresh: Record<string, StoredPage> = {}
   let reused = 0
+  let unchanged = 0
   let read = 0
   return {
     get: (url) => (old && Object.hasOwn(old, url) ? old[url] : undefined),
     reuse(url, page) {
       counts.reused++
       reused++
+      fresh[url] = page
+    },
+    same(url, page) {
+      reused++
+      unchanged++
       fresh[url] = page
     },
     set(url, page) {
@@ -79,7 +87,7 @@ export function openPageCache(dir: string, target: { baseUrl: string; accountId?
     save() {
       if (read > 0 || old === undefined || Object.keys(old).length !== reused) write(file, identity, fresh, old === undefined)
       const damaged = counts.invalid > invalidBefore ? ' (the file was damaged: ignored)' : ''
-      if (process.env.MONITORS_DEBUG_CACHE) process.stderr.write(`page cache: GET ${list}: ${reused} pages reused (304), ${read} read${damaged}\n`)
+      if (process.env.MONITORS_DEBUG_CACHE) process.stderr.write(`page cache: GET ${list}: ${reused - unchanged} pages reused (304), ${unchanged ? `${unchanged} read again unchanged, ` : ''}${read} read${damaged}\n`)
     },
   }
 }

@@ -33,7 +33,10 @@ export async function listAllByPage<T>(
     const read = { items: asArray<T>(response.body, path), total: totalFromContentRange(response.headers['content-range']), after: nextAfter(response.headers.link) }
     const etag = response.headers.etag
     if (cache && typeof etag === 'string' && etag !== '') {
-      cache.set(url, { etag, items: read.items, ...(read.after !== undefined ? { after: read.after } : {}), ...(read.total !== undefined ? { total: read.total } : {}) })
+      const page: StoredPage = { etag, items: read.items, ...(read.after !== undefined ? { after: read.after } : {}), ...(read.total !== undefined ? { total: read.total } : {}) }
+      // read whole but the same as kept (a full last page, see reusedPage): the file needs no rewrite
+      if (stored && stored.etag === etag && stored.after === page.after && stored.total === page.total) cache.same(url, page)
+      else cache.set(url, page)
     }
     return read
   }
