@@ -65,7 +65,7 @@ const ROWS = [
   { what: '`plan` ÷ reference parse, wall (cpu)', names: [],
     cell: (f) => ratio(f['plan.seconds'], f['reference.parse_seconds']) && `${ratio(f['plan.seconds'], f['reference.parse_seconds'])} (${ratio(f['plan.cpu_seconds'], f['reference.parse_cpu_seconds']) ?? '?'})`, goal: '≤ 0.50' },
   { what: 'the same, median of paired runs', names: ['paired.ratio', 'paired.cpu_ratio'],
-    cell: (f) => f['paired.ratio'] && `${f['paired.ratio']} (${f['paired.cpu_ratio'] ?? '?'})`, goal: '≤ 0.50' },
+    cell: (f) => f['paired.ratio'] && `${f['paired.ratio']} (${f['paired.cpu_ratio'] ?? '?'})`, goal: '≤ 0.50; cpu ≤ 0.40 at 10,000 (issue 27)' },
   { what: '`monitors --version`', names: ['version.seconds', 'version.cpu_seconds'], cell: (f) => timeCell(f, 'version'), goal: '≤ 0.12 s' },
   { what: '`node -e 0` on this machine (the floor)', names: ['node.seconds', 'node.cpu_seconds'], cell: (f) => timeCell(f, 'node'), goal: '' },
   { what: '`monitors --version`, NODE_EXTRA_CA_CERTS unset', names: ['version_without_extra_ca.seconds', 'version_without_extra_ca.cpu_seconds'],

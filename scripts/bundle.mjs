@@ -14,7 +14,8 @@
  */
 import { analyzeMetafile, build } from 'esbuild'
 import { createRequire } from 'node:module'
-import { rmSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -138,3 +139,22 @@ if (metafile) {
   writeFileSync(join(out, 'meta.cjs.json'), JSON.stringify(results[1].metafile))
 }
 if (analyze) console.log(await analyzeMetafile(results[0].metafile))
+
+/**
+ * dist/build-id: a hash of the compiled code (dist/src, dist/constructs, and these bundles, which
+ * hold zod and every other bundled package). What the CLI caches of validated constructs is for
+ * one build only (src/project/construct-cache.ts): a changed schema never reuses an entry.
+ */
+function buildId() {
+  const hash = createHash('sha256')
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const file = join(dir, entry.name)
+      if (entry.isDirectory()) walk(file)
+      else if (/\.(c?js|json)$/.test(entry.name) && !/^meta\./.test(entry.name)) hash.update(`${file.slice(repo.length)}\0`).update(readFileSync(file)).update('\0')
+    }
+  }
+  for (const dir of ['dist/src', 'dist/constructs', 'dist/cli']) walk(join(repo, dir))
+  return hash.digest('hex')
+}
+writeFileSync(join(repo, 'dist/build-id'), `${buildId()}\n`)

@@ -4,6 +4,7 @@ import { Pacer, rateLimitFigures } from './pacing.js'
 import { backoffDelay, DEFAULT_BACKOFF, sleep, type BackoffOptions } from './backoff.js'
 import { addSecret, redact, redactUrl } from './redact.js'
 import { UserError } from '../errors.js'
+import { openPageCache, type PageCache } from './page-cache.js'
 
 export interface ApiClientOptions {
   /** Base URL of the service, e.g. `https://api.example.com` or `http://127.0.0.1:4000`. */
@@ -28,6 +29,11 @@ export interface ApiClientOptions {
   retry?: Partial<BackoffOptions>
   /** Allows a plain http:// URL to a host that is not this machine (the key travels in clear). */
   insecureHttp?: boolean
+  /**
+   * A folder where list pages are kept between commands and read again with `If-None-Match`
+   * (page-cache.ts); none: every page is read whole.
+   */
+  pageCacheDir?: string
 }
 
 /** What the client went through, for reports. */
@@ -48,6 +54,8 @@ export interface ApiRequest {
   path: string
   query?: Query
   body?: unknown
+  /** Headers of this request alone (`If-None-Match`: a 304 is then an answer, not an error). */
+  headers?: Record<string, string>
 }
 
 export interface ApiResponse<T = unknown> {
@@ -75,6 +83,8 @@ export class ApiClient {
   private readonly rateLimitRetries: number
   private readonly backoff: BackoffOptions
   private readonly counters: ClientStats = { requests: 0, retries: 0, rateLimited: 0 }
+  private readonly pageCacheDir: string | undefined
+  private readonly apiKey: string | undefined
 
   constructor(options: ApiClientOptions) {
     let url: URL
@@ -106,6 +116,8 @@ export class ApiClient {
     // connections to this origin only: a redirect is never followed, so the key never leaves it
     // connecting is bounded by the same timeout as waiting for an answer
     this.pool = new Transport(url.origin, { connections: options.connections ?? 8, timeoutMs: this.timeoutMs })
+    this.pageCacheDir = options.pageCacheDir
+    this.apiKey = options.apiKey
     this.headers = { accept: 'application/json', 'user-agent': 'monitors-as-code' }
     if (options.apiKey) this.headers.authorization = `Bearer ${options.apiKey}`
     if (options.accountId) this.headers['x-service-account'] = options.accountId
@@ -133,8 +145,13 @@ export class ApiClient {
     await this.pool.close()
   }
 
-  get<T>(path: string, query?: Query) {
-    return this.send<T>({ method: 'GET', path, query })
+  get<T>(path: string, query?: Query, headers?: Record<string, string>) {
+    return this.send<T>({ method: 'GET', path, query, headers })
+  }
+
+  /** The kept pages of the list at `path` of this target, when pages are kept (pageCacheDir). */
+  pageCache(path: string): PageCache | undefined {
+    return this.pageCacheDir === undefined ? undefined : openPageCache(this.pageCacheDir, { baseUrl: this.baseUrl, accountId: this.accountId, apiKey: this.apiKey }, path)
   }
   post<T>(path: string, body: unknown, query?: Query) {
     return this.send<T>({ method: 'POST', path, body, query })
@@ -167,7 +184,7 @@ export class ApiClient {
       try {
         const response = await this.sendOnce<T>(request)
         slot?.done(rateLimitFigures(response.headers))
-        if (response.status < 300) return response
+        if (response.status < 300 || (response.status === 304 && request.headers?.['if-none-match'] !== undefined)) return response
         error = apiErrorFor(response.status, { method: request.method, path: request.path }, redactBody(response.body), response.headers)
       } catch (caught) {
         slot?.done()
@@ -203,7 +220,7 @@ export class ApiClient {
   /** One attempt: the answer whatever its status, or a NetworkError when none came. */
   private async sendOnce<T>(request: ApiRequest): Promise<ApiResponse<T>> {
     const info: RequestInfo = { method: request.method, path: request.path }
-    const headers = { ...this.headers }
+    const headers = request.headers ? { ...this.headers, ...request.headers } : { ...this.headers }
     let body: string | undefined
     if (request.body !== undefined) {
       body = JSON.stringify(request.body)

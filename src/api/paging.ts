@@ -1,4 +1,5 @@
 import type { ApiClient, Query } from './client.js'
+import type { StoredPage } from './page-cache.js'
 import { UserError } from '../errors.js'
 
 /** Page size used for every list: the API's maximum. */
@@ -15,10 +16,63 @@ export async function listAllByPage<T>(
   path: string,
   options: { query?: Query; idOf?: (item: T) => string; parallel?: number } = {},
 ): Promise<T[]> {
-  const fetchPage = async (page: number, after?: string) => {
-    const response = await client.get<unknown>(path, { ...options.query, limit: PAGE_LIMIT, ...(after === undefined ? { page } : { after }) })
-    return { items: asArray<T>(response.body, path), total: totalFromContentRange(response.headers['content-range']), after: nextAfter(response.headers.link) }
+  const cache = client.pageCache(path)
+  const fetchPage = async (page: number, after?: string): Promise<{ items: T[]; total?: number; after?: string }> => {
+    const query = { ...options.query, limit: PAGE_LIMIT, ...(after === undefined ? { page } : { after }) }
+    const url = pageUrl(path, query)
+    const stored = cache?.get(url)
+    let response = await client.get<unknown>(path, query, stored ? { 'if-none-match': stored.etag } : undefined)
+    if (response.status === 304 && stored) {
+      const reused = reusedPage(stored, response.headers, after !== undefined)
+      if (reused) {
+        cache!.reuse(url, reused)
+        return { items: reused.items as T[], total: reused.total, after: reused.after }
+      }
+      response = await client.get<unknown>(path, query)
+    }
+    const read = { items: asArray<T>(response.body, path), total: totalFromContentRange(response.headers['content-range']), after: nextAfter(response.headers.link) }
+    const etag = response.headers.etag
+    if (cache && typeof etag === 'string' && etag !== '') {
+      const page: StoredPage = { etag, items: read.items, ...(read.after !== undefined ? { after: read.after } : {}), ...(read.total !== undefined ? { total: read.total } : {}) }
+      // read whole but the same as kept (a full last page, see reusedPage): the file needs no rewrite
+      if (stored && stored.etag === etag && stored.after === page.after && stored.total === page.total) cache.same(url, page)
+      else cache.set(url, page)
+    }
+    return read
   }
+  const all = await readPages(fetchPage, options)
+  cache?.save()
+  return all
+}
+
+/**
+ * A page answered 304: its kept records, with what the answer's own headers say of the pages
+ * after it (the body is the same, but the list may have grown past it: a full last page gains a
+ * next link, the total changes). Without a `Link` header the kept next link stands (the page ends
+ * with the same record); without a `content-range` the total is unknown, and the rest is read
+ * page after page until one is not full. Undefined when a full page read by keyset has neither
+ * a next link nor a `Link` header on the 304: whether the list goes on is not known, so the page
+ * is read whole.
+ */
+function reusedPage(stored: StoredPage, headers: Record<string, string | string[] | undefined>, keyset: boolean): StoredPage | undefined {
+  const link = headers.link
+  const after = link !== undefined ? nextAfter(link) : stored.after
+  if (keyset && link === undefined && after === undefined && stored.items.length >= PAGE_LIMIT) return undefined
+  const total = totalFromContentRange(headers['content-range'])
+  return { etag: stored.etag, items: stored.items, ...(after !== undefined ? { after } : {}), ...(total !== undefined ? { total } : {}) }
+}
+
+/** A page's path and query as the page cache finds it: the parameters in name order. */
+function pageUrl(path: string, query: Query): string {
+  const names = Object.keys(query).filter((name) => query[name] !== undefined).sort()
+  return `${path}?${names.map((name) => `${encodeURIComponent(name)}=${encodeURIComponent(String(query[name]))}`).join('&')}`
+}
+
+/** Every page, from the first: by keyset when the server offers it, else by number (see listAllByPage). */
+async function readPages<T>(
+  fetchPage: (page: number, after?: string) => Promise<{ items: T[]; total?: number; after?: string }>,
+  options: { idOf?: (item: T) => string; parallel?: number },
+): Promise<T[]> {
   const first = await fetchPage(1)
   if (first.after !== undefined) {
     // the server offers keyset paging (Link rel="next" with `after`): each next page costs what the first did

@@ -92,9 +92,9 @@ function countingClient(client: ApiClient, add: (n: number) => void): ApiClient 
   return new Proxy(client, {
     get(target, property, receiver) {
       if (property === 'get') {
-        return (path: string, query?: Parameters<ApiClient['get']>[1]) => {
+        return (...args: Parameters<ApiClient['get']>) => {
           add(1)
-          return target.get(path, query)
+          return target.get(...args)
         }
       }
       const value = Reflect.get(target, property, receiver)

@@ -58,6 +58,7 @@ export function engineOptions<T>(yargs: Argv<T>) {
     .option('timeout', { type: 'number', default: 30, requiresArg: true, coerce: checkNumber('--timeout', 'a number of seconds above 0 and at most 3600, e.g. 30', (n) => n > 0 && n <= 3600), describe: 'Seconds to wait for each API answer' })
     .option('retries', { type: 'number', default: 4, requiresArg: true, coerce: checkNumber('--retries', 'a whole number from 0 to 20', (n) => Number.isInteger(n) && n >= 0 && n <= 20), describe: 'Times a request is sent again after a 5xx, a timeout or a lost connection (backoff with jitter)' })
     .option('insecure-http', { type: 'boolean', default: false, describe: 'Allow a plain http:// API URL to a host other than this machine (the key travels in clear)' })
+    .option('cache', { type: 'boolean', default: true, describe: 'Keep validated constructs and list pages between commands (--no-cache: neither read nor write them; env MONITORS_CACHE=0)' })
     .option('target', { type: 'string', array: true, coerce: checkTargets, describe: 'Limit to this resource and what it depends on: kind:logicalId (e.g. dns-check:shop-dns or DnsCheck:shop-dns); repeatable' })
 }
 
@@ -190,9 +191,9 @@ export interface LoadOptions {
 }
 
 /** Loads the project; problems print one per line and resolve to undefined (exit 1). */
-export async function loadOrReport(args: { config?: string; env?: string }, options: LoadOptions = {}): Promise<LoadedProject | undefined> {
+export async function loadOrReport(args: { config?: string; env?: string; cache?: boolean }, options: LoadOptions = {}): Promise<LoadedProject | undefined> {
   try {
-    const project = await loadProject({ config: args.config, environment: environmentRequest(args), tolerateCheckProblems: options.despiteCheckProblems !== undefined })
+    const project = await loadProject({ config: args.config, environment: environmentRequest(args), tolerateCheckProblems: options.despiteCheckProblems !== undefined, cache: args.cache })
     if (project.problems.length > 0) {
       const pc = paint()
       const count = `${project.problems.length} problem${project.problems.length === 1 ? '' : 's'} in the check files`

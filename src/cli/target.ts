@@ -5,6 +5,7 @@ import { ApiClient } from '../api/client.js'
 import { redactUrl } from '../api/redact.js'
 import { LOCK_FILE_NAME, type LockTarget } from '../state/lock.js'
 import { environmentLockName } from '../project/config.js'
+import { compileCacheDir } from '../project/loader.js'
 import { UserError } from '../errors.js'
 
 /** Where the CLI sends requests, resolved from flags, the config and the environment. */
@@ -29,6 +30,8 @@ export interface TargetFlags {
   local?: boolean
   /** Operations in flight at once (apply, destroy): the client keeps up to as many connections. */
   concurrency?: number
+  /** false (`--no-cache`): list pages are not kept between commands (src/api/page-cache.ts). */
+  cache?: boolean
 }
 
 export interface ProjectLocation {
@@ -103,7 +106,10 @@ export async function openTarget(
     if (!apiKey) {
       throw new TargetError(`No API key for ${redactUrl(baseUrl)}: set MONITORING_API_KEY or pass --api-key.`)
     }
-    const client = new ApiClient({ baseUrl, apiKey, accountId, timeoutMs, retry, connections, insecureHttp: flags.insecureHttp })
+    // list pages kept beside the compile cache, read again with If-None-Match (a remote target's only:
+    // the embedded server's address changes at every start)
+    const pageCacheDir = flags.cache === false || env.MONITORS_CACHE === '0' ? undefined : compileCacheDir(project.rootDir) || undefined
+    const client = new ApiClient({ baseUrl, apiKey, accountId, timeoutMs, retry, connections, insecureHttp: flags.insecureHttp, pageCacheDir })
     const configuredId = pick(flags.targetId, api.targetId, env.MONITORING_TARGET_ID)
     if (configuredId !== undefined) checkTargetId(configuredId)
     const urlId = targetId(baseUrl)

@@ -49,7 +49,8 @@ export interface PlanInput {
 const KIND_ORDER = new Map(RESOURCE_KINDS.map((kind, index) => [kind, index]))
 
 export const byKindThenId = (a: { kind: ResourceKind; logicalId: string }, b: { kind: ResourceKind; logicalId: string }) =>
-  KIND_ORDER.get(a.kind)! - KIND_ORDER.get(b.kind)! || (a.logicalId < b.logicalId ? -1 : a.logicalId > b.logicalId ? 1 : 0)
+  // nearly every pair a plan compares is of one kind: no lookup of the kinds' order for it
+  (a.kind === b.kind ? 0 : KIND_ORDER.get(a.kind)! - KIND_ORDER.get(b.kind)!) || (a.logicalId < b.logicalId ? -1 : a.logicalId > b.logicalId ? 1 : 0)
 
 /**
  * desired + lock + remote → plan. Pure: no I/O, no clock; the same inputs give the same plan.
@@ -209,7 +210,8 @@ function planResource(resource: DesiredResource, input: PlanInput, matching: Mat
   const key = matching.keyOf.get(resource)!
   const found = matching.entryOf.get(key)
   const entry = found?.entry
-  const { payload } = resolveRefs(resource, lookup)
+  // most resources hold no reference: their payload as it is, without resolveRefs' answer object
+  const payload = resource.refs.length === 0 ? resource.payload : resolveRefs(resource, lookup).payload
   const base: PlanChange = {
     kind: resource.kind,
     logicalId: resource.logicalId,
@@ -385,9 +387,12 @@ function assemblePlan(input: PlanInput, changes: PlanChange[], protectedChanges:
 }
 
 const OPTIONS = ['protect', 'retainOnDelete'] as const
+const NO_DIFFS: readonly FieldDiff[] = Object.freeze([]) as readonly FieldDiff[]
 
 /** Resource options whose value in the code differs from what the lock recorded. */
 function optionChanges(options: ResourceOptions, entry: LockEntry): FieldDiff[] {
+  // the usual resource: no option in the code nor in the lock, nothing to compare or allocate
+  if (options.protect !== true && options.retainOnDelete !== true && entry.protect !== true && entry.retainOnDelete !== true) return NO_DIFFS as FieldDiff[]
   const out: FieldDiff[] = []
   for (const option of OPTIONS) {
     const was = entry[option] === true

@@ -11,6 +11,7 @@ import { dependencyCycle } from '../schema/check.js'
 import { placeholder } from '../resources/refs.js'
 import { subscribesToChannels } from '../resources/kinds/alert-channel.js'
 import { codeIntoField } from './code-field.js'
+import { constructKey, type ConstructCache } from './construct-cache.js'
 
 /** Logical ids: letters, digits and `_ - / # .`. */
 export const LOGICAL_ID_PATTERN = /^[A-Za-z0-9_\-/#.]+$/
@@ -26,6 +27,8 @@ export interface BuildContext {
   cwdRel: (abs: string) => string
   /** Config file as shown in problems. */
   configFile: string
+  /** What validating constructs produced in earlier loads (construct-cache.ts), when it is used. */
+  cache?: ConstructCache
 }
 
 type AddProblem = (field: string | undefined, message: string) => void
@@ -99,6 +102,11 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
   if (!kind) return undefined
 
   const descriptor = descriptorOf(kind)
+  // the pure work on plain props (no construct in them, no file read into a field) is kept between commands
+  const cacheKey = ctx.cache && !descriptor.code ? constructKey(kind, name, c.logicalId as string, c.props) : undefined
+  const hit = ctx.cache?.get(cacheKey)
+  if (hit) return { kind, logicalId: c.logicalId as string, construct: name, file: ctx.rootRel(r.file), payload: hit.payload, refs: [], options: hit.options }
+  const start = problems.length
   const shape = descriptor.codeShape
   // a problem of the body is named as the props name it (an alert channel's `config.url` is its `url`)
   const addInCode: AddProblem = shape ? (field, message) => add(field === undefined ? field : shape.fieldInCode(field), message) : add
@@ -136,6 +144,7 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
   if (payload === undefined || problems.length > before) return undefined
   // a numeric reference was validated as a number: its placeholder goes in now
   for (const ref of refs) if (ref.numeric) payload = setIn(payload, ref.path.split('.'), placeholder(ref.kind, ref.logicalId)) as Record<string, unknown>
+  if (cacheKey !== undefined && refs.length === 0 && problems.length === start) ctx.cache!.set(cacheKey, { payload, options })
   return { kind, logicalId: c.logicalId as string, construct: name, file: ctx.rootRel(r.file), payload, refs, options }
 }
 

@@ -3,7 +3,8 @@ import { chooseEnvironment, findConfigFile, resolveConfig, type EnvironmentReque
 import { buildResources } from './desired.js'
 import { NoEnvironmentError, ProjectError, type Problem } from './errors.js'
 import { findFiles } from './glob.js'
-import { importFile, LoadingSession, withSession } from './loader.js'
+import { buildId, compileCacheDir, importFile, LoadingSession, PACKAGE_VERSION, withSession } from './loader.js'
+import { openConstructCache } from './construct-cache.js'
 import type { DesiredResource } from '../resources/types.js'
 import { lintResources } from './lints.js'
 import { bundleScripts } from './scripts.js'
@@ -47,6 +48,11 @@ export interface LoadProjectOptions {
    * config declares environments and none is chosen, a NoEnvironmentError names them.
    */
   environment?: EnvironmentRequest
+  /**
+   * false: the construct cache (construct-cache.ts) is neither read nor written (`--no-cache`);
+   * MONITORS_CACHE=0 in the environment does the same.
+   */
+  cache?: boolean
 }
 
 /**
@@ -116,7 +122,12 @@ export async function loadProject(options: LoadProjectOptions = {}): Promise<Loa
   // browser and multi-step checks: their code bundled into the API's script fields first
   const unbundled = await bundleScripts(session.registrations, { rootDir, cwd, cwdRel }, problems)
   const registrations = unbundled.size === 0 ? session.registrations : session.registrations.filter((r) => !unbundled.has(r))
-  const built = buildResources(registrations, { config, rootRel, cwdRel, configFile: configShown })
+  const useCache = options.cache !== false && process.env.MONITORS_CACHE !== '0'
+  const cache = useCache
+    ? openConstructCache(compileCacheDir(rootDir), { configFile, environment: config.environment?.name, defaults: config.defaults, buildId: buildId(), version: PACKAGE_VERSION })
+    : undefined
+  const built = buildResources(registrations, { config, rootRel, cwdRel, configFile: configShown, cache })
+  cache?.save()
   problems.push(...built.problems)
   if (problems.length > 0 && !options.tolerateCheckProblems) throw new ProjectError(problems)
   const warnings = lintResources(built.resources).map((w) => ({ ...w, file: cwdRel(path.join(rootDir, w.file)) }))

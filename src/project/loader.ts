@@ -104,13 +104,27 @@ function locateSyntaxError(file: string): { line: number; column: number; messag
 }
 
 /** This package's version: part of the compile cache's folder, so an upgrade never reuses another version's output. */
-const PACKAGE_VERSION = (() => {
+export const PACKAGE_VERSION = (() => {
   try {
     return String((JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version?: string }).version ?? 'unknown')
   } catch {
     return 'unknown'
   }
 })()
+
+/**
+ * This build of monitors: `dist/build-id`, a hash of the compiled code the build writes
+ * (scripts/bundle.mjs); undefined when there is none. What is cached of validated constructs
+ * (construct-cache.ts) is for one build only, so a changed schema never reuses an entry.
+ */
+export function buildId(): string | undefined {
+  try {
+    const id = readFileSync(path.join(PACKAGE_ROOT, 'dist', 'build-id'), 'utf8').trim()
+    return /^[0-9a-f]{16,64}$/.test(id) ? id : undefined
+  } catch {
+    return undefined
+  }
+}
 
 /**
  * Where transpiled check files (and their V8 code cache, see compile-cache.ts) are kept between

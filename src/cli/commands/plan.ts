@@ -106,7 +106,7 @@ const problemOf = (error: unknown): Problem => ({ file: '', message: error insta
 async function loadForPlan(args: PlanArgs): Promise<{ project?: LoadedProject; problems?: Problem[] }> {
   if (args.format !== 'json' && args.format !== 'markdown') return { project: await loadOrReport(args) }
   try {
-    const project = await loadProject({ config: args.config, environment: environmentRequest(args) })
+    const project = await loadProject({ config: args.config, environment: environmentRequest(args), cache: args.cache })
     warnEmptySecrets(project.resources)
     return { project }
   } catch (error) {

@@ -7,6 +7,8 @@ import { printWarnings } from './plan.js'
 
 interface ValidateArgs {
   config?: string
+  /** false: `--no-cache` */
+  cache?: boolean
   env?: string
   format?: 'text' | 'markdown' | 'json'
 }
@@ -24,7 +26,7 @@ interface Validation {
 /** Loads and validates the project for `request`; problems are printed (text) and returned. */
 async function validateFor(args: ValidateArgs, request: EnvironmentRequest | undefined, label: string | undefined): Promise<Validation> {
   try {
-    const project = await loadProject({ config: args.config, environment: request })
+    const project = await loadProject({ config: args.config, environment: request, cache: args.cache })
     warnEmptySecrets(project.resources)
     printWarnings(project.warnings)
     return { environment: project.config.environment?.name, project, problems: [] }
@@ -100,6 +102,7 @@ export const validateCommand = {
   describe: 'Load the project and check every construct against the API rules, without sending anything',
   builder: (yargs: Argv) =>
     envOption(yargs)
+      .option('cache', { type: 'boolean', default: true, describe: 'Keep validated constructs between commands (--no-cache: neither read nor write them; env MONITORS_CACHE=0)' })
       .option('config', {
         alias: 'c',
         type: 'string',

@@ -1,0 +1,301 @@
+/**
+ * The construct cache: what validating a construct produced (its payload and resource options),
+ * kept between commands beside the compile cache. A check file is a program, so it always runs;
+ * what is kept is the pure work done on what it made: splitting the options off the props,
+ * merging the config's defaults, checking every field with the kind's schema and building the
+ * payload. An entry is found by its inputs, written out whole:
+ * - the construct's kind, name and logical id, and its props written out exactly (key order,
+ *   `undefined` values), when they are plain data: objects, arrays, strings, finite numbers,
+ *   booleans and null. Props holding anything else (another construct, a Date, a function, a
+ *   class instance, -0, NaN, a cycle) are never cached: they are validated every time;
+ * and the file of entries is for one set of everything else:
+ * - the config's defaults written out the same way (none cached when they are not plain data),
+ * - this build of monitors (`dist/build-id`, a hash of the compiled code written by the build,
+ *   so a changed schema never reuses an entry; no cache without it) and its version,
+ * - the Node.js version and architecture.
+ * Only constructs that validated without a problem are kept, and only payloads that are plain
+ * data themselves, so an entry read back is exactly what validating would have produced.
+ *
+ * The file starts with a header line (format, scope hash, the data's SHA-256 and length); one
+ * that does not match whole (truncated, corrupt, another scope) is ignored and written again.
+ * It holds the entries of the last load only (a construct removed from the code leaves it at the
+ * next write), and a file larger than MAX_BYTES is not written. Written to a temporary file and
+ * renamed into place, so two commands at once leave one whole file; any error reading or writing
+ * it only costs the validation it would have saved.
+ */
+import { createHash, randomBytes } from 'node:crypto'
+import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { isConstruct } from '../../constructs/construct.js'
+import type { ResourceOptions } from '../resources/types.js'
+
+const FORMAT = 'monitors-construct-cache-1'
+/** A file above this size is not written (about 150,000 checks). */
+const MAX_BYTES = 128 * 1024 * 1024
+/** Files kept per cache folder (one per config file and environment): the oldest written go first. */
+const MAX_FILES = 16
+/** Deeper props than this are not cached (and a cycle ends here). */
+const MAX_DEPTH = 64
+
+/** What validating one construct produced. */
+export interface CachedConstruct {
+  payload: Record<string, unknown>
+  options: ResourceOptions
+}
+
+/** An entry in the file: the payload, and the options when there are any. */
+type Entry = [Record<string, unknown>, ResourceOptions?]
+
+/** How often each thing happened in this process (tests and MONITORS_TIMING read them). */
+const counts = { hit: 0, miss: 0, uncacheable: 0, invalid: 0, written: 0, unwritten: 0 }
+export function constructCacheCounts(): Readonly<typeof counts> {
+  return { ...counts }
+}
+
+export interface ConstructCache {
+  /** The entry of a construct, or undefined (its props are not plain data, or it is not there). */
+  get(key: string | undefined): CachedConstruct | undefined
+  /** Records what validating a construct gave (not kept when the payload is not plain data). */
+  set(key: string | undefined, value: CachedConstruct): void
+  /** Writes the file when it changed; never throws. */
+  save(): void
+}
+
+/** What every entry of a file is for: one project, its defaults, this build, this Node.js. */
+export interface CacheScope {
+  configFile: string
+  environment?: string
+  defaults: unknown
+  /** dist/build-id (loader.ts buildId): no cache without one. */
+  buildId: string | undefined
+  /** This package's version. */
+  version: string
+  /** Node.js's version: process.version unless told. */
+  node?: string
+}
+
+/**
+ * The cache of one project (config file and environment) in `dir`, for constructs built with
+ * these `defaults`; undefined when it cannot be used (no folder, no build id, defaults that are
+ * not plain data).
+ */
+export function openConstructCache(dir: string | false, scope: CacheScope): ConstructCache | undefined {
+  if (!dir || !scope.buildId) return undefined
+  const defaults = plainJson(scope.defaults, true)
+  if (defaults === undefined) return undefined
+  const scopeKey = sha256(`${FORMAT}\0${scope.version}\0${scope.buildId}\0${scope.node ?? process.version}\0${process.arch}\0${defaults}`)
+  const file = path.join(dir, `constructs.${sha256(`${scope.configFile}\0${scope.environment ?? ''}`).slice(0, 16)}.cache`)
+  const invalidBefore = counts.invalid
+  const old = readEntries(file, scopeKey)
+  const fresh: Record<string, Entry> = {}
+  let added = 0
+  let used = 0
+  let uncacheable = 0
+  let missed = 0
+  return {
+    get(key) {
+      if (key === undefined) {
+        counts.uncacheable++
+        uncacheable++
+        return undefined
+      }
+      const entry = old?.[key]
+      if (entry === undefined || !Object.hasOwn(old!, key)) {
+        counts.miss++
+        missed++
+        return undefined
+      }
+      counts.hit++
+      used++
+      fresh[key] = entry
+      return { payload: entry[0], options: entry[1] ?? {} }
+    },
+    set(key, value) {
+      if (key === undefined || plainness(value.payload, 0) !== PLAIN || plainness(value.options, 0) !== PLAIN) return
+      fresh[key] = Object.keys(value.options).length === 0 ? [value.payload] : [value.payload, value.options]
+      added++
+    },
+    save() {
+      const before = old ? Object.keys(old).length : 0
+      const damaged = counts.invalid > invalidBefore ? ' (the file was damaged: ignored)' : ''
+      if (added > 0 || used !== before || old === undefined) write(file, scopeKey, fresh, old === undefined)
+      if (process.env.MONITORS_DEBUG_CACHE) process.stderr.write(`construct cache: ${used} reused, ${missed} validated (${added} kept), ${uncacheable} not cacheable${damaged}\n`)
+    },
+  }
+}
+
+/**
+ * The key of a construct's entry: its kind, name, logical id and props written out exactly;
+ * undefined when the props are not plain data.
+ */
+export function constructKey(kind: string, name: string, logicalId: string, props: unknown): string | undefined {
+  const plain = plainness(props, 0)
+  // JSON.stringify writes plain data without undefined values exactly, and natively
+  const text = plain === PLAIN ? JSON.stringify(props) : plain === WITH_UNDEFINED ? plainJson(props, true) : undefined
+  // the text itself, not a hash of it: hashing 10,000 of them cost more than reading them back
+  return text === undefined ? undefined : `${kind} ${name} ${JSON.stringify(logicalId)} ${text}`
+}
+
+const NOT_PLAIN = 0
+const PLAIN = 1
+const WITH_UNDEFINED = 2
+
+/** Whether `value` is plain data (see plainJson), and whether an object of it holds an `undefined` value; builds no string. */
+function plainness(value: unknown, depth: number): number {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return PLAIN
+    case 'number':
+      return Number.isFinite(value) && !Object.is(value, -0) ? PLAIN : NOT_PLAIN
+    case 'object':
+      break
+    default:
+      return NOT_PLAIN
+  }
+  if (value === null) return PLAIN
+  if (depth > MAX_DEPTH) return NOT_PLAIN
+  let out = PLAIN
+  if (Array.isArray(value)) {
+    if (Object.getPrototypeOf(value) !== Array.prototype) return NOT_PLAIN
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i] === undefined ? NOT_PLAIN : plainness(value[i], depth + 1)
+      if (item === NOT_PLAIN) return NOT_PLAIN
+      if (item === WITH_UNDEFINED) out = WITH_UNDEFINED
+    }
+    return out
+  }
+  const proto = Object.getPrototypeOf(value)
+  if ((proto !== Object.prototype && proto !== null) || isConstruct(value)) return NOT_PLAIN
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue
+    const v = (value as Record<string, unknown>)[key]
+    const item = v === undefined ? WITH_UNDEFINED : plainness(v, depth + 1)
+    if (item === NOT_PLAIN) return NOT_PLAIN
+    if (item === WITH_UNDEFINED) out = WITH_UNDEFINED
+  }
+  return out
+}
+
+/**
+ * `value` written out exactly when it is plain data (JSON's values, with `undefined` values of
+ * object keys written as `~u` when `undefinedValues`); undefined for anything else.
+ */
+export function plainJson(value: unknown, undefinedValues: boolean, depth = 0): string | undefined {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value)
+    case 'boolean':
+      return value ? 'true' : 'false'
+    case 'number':
+      return Number.isFinite(value) && !Object.is(value, -0) ? String(value) : undefined
+    case 'object':
+      break
+    default:
+      return undefined
+  }
+  if (value === null) return 'null'
+  if (depth > MAX_DEPTH) return undefined
+  if (Array.isArray(value)) {
+    if (Object.getPrototypeOf(value) !== Array.prototype) return undefined
+    let out = '['
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i] === undefined ? undefined : plainJson(value[i], undefinedValues, depth + 1)
+      if (item === undefined) return undefined
+      out += i === 0 ? item : `,${item}`
+    }
+    return `${out}]`
+  }
+  const proto = Object.getPrototypeOf(value)
+  if ((proto !== Object.prototype && proto !== null) || isConstruct(value)) return undefined
+  let out = '{'
+  let first = true
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue
+    const v = (value as Record<string, unknown>)[key]
+    let text: string | undefined
+    if (v === undefined) {
+      if (!undefinedValues) return undefined
+      text = '~u'
+    } else {
+      text = plainJson(v, undefinedValues, depth + 1)
+      if (text === undefined) return undefined
+    }
+    out += `${first ? '' : ','}${JSON.stringify(key)}:${text}`
+    first = false
+  }
+  return `${out}}`
+}
+
+/** The entries of the file when it is whole and of this scope; else undefined (counted as invalid when damaged). */
+function readEntries(file: string, scopeKey: string): Record<string, Entry> | undefined {
+  let bytes: Buffer
+  try {
+    bytes = readFileSync(file)
+  } catch {
+    return undefined
+  }
+  const end = bytes.indexOf(10)
+  const header = end > 0 && end < 512 ? bytes.subarray(0, end).toString('latin1').split(' ') : []
+  if (header.length !== 4 || header[0] !== FORMAT) {
+    counts.invalid++
+    return undefined
+  }
+  if (header[1] !== scopeKey) return undefined
+  const data = bytes.subarray(end + 1)
+  if (String(data.length) !== header[3] || sha256(data) !== header[2]) {
+    counts.invalid++
+    return undefined
+  }
+  try {
+    const parsed = JSON.parse(data.toString('utf8')) as unknown
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, Entry>
+  } catch {
+    // not JSON after all: as damaged
+  }
+  counts.invalid++
+  return undefined
+}
+
+/** The file written whole (temporary file, rename); never throws. A new file prunes the folder to MAX_FILES. */
+function write(file: string, scopeKey: string, entries: object, added: boolean): void {
+  const temporary = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`
+  try {
+    const data = Buffer.from(JSON.stringify(entries), 'utf8')
+    if (data.length > MAX_BYTES) {
+      counts.unwritten++
+      return
+    }
+    mkdirSync(path.dirname(file), { recursive: true })
+    writeFileSync(temporary, Buffer.concat([Buffer.from(`${FORMAT} ${scopeKey} ${sha256(data)} ${data.length}\n`, 'latin1'), data]), { mode: 0o600 })
+    renameSync(temporary, file)
+    counts.written++
+    if (added) prune(path.dirname(file))
+  } catch {
+    try {
+      unlinkSync(temporary)
+    } catch {
+      /* never written */
+    }
+    counts.unwritten++
+  }
+}
+
+/** Removes the oldest written construct caches beyond MAX_FILES, and temporary files older than an hour; never throws. */
+function prune(dir: string): void {
+  try {
+    const files = readdirSync(dir)
+      .filter((name) => name.startsWith('constructs.'))
+      .map((name) => ({ name, written: statSync(path.join(dir, name)).mtimeMs }))
+      .sort((a, b) => b.written - a.written)
+    const caches = files.filter((f) => f.name.endsWith('.cache'))
+    for (const { name } of caches.slice(MAX_FILES)) unlinkSync(path.join(dir, name))
+    for (const { name, written } of files) if (name.endsWith('.tmp') && Date.now() - written > 3_600_000) unlinkSync(path.join(dir, name))
+  } catch {
+    // another command pruned at once: nothing is lost but space
+  }
+}
+
+function sha256(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex')
+}

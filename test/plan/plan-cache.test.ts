@@ -1,0 +1,231 @@
+import { readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startLocalServer, type LocalServer } from '../../src/server/index.js'
+import { ApiClient } from '../../src/api/client.js'
+import { openConstructCache } from '../../src/project/construct-cache.js'
+import { makeProject, monitorsProcess, writeFiles } from '../helpers/cli.js'
+
+// The construct cache and the page cache (docs/writing-monitors.md "Caches"): a plan with them
+// is the plan without them, whatever changed; damaged files and commands at once are harmless;
+// a page the server says is unchanged (304) is reused, a changed one read again.
+
+const ACCOUNT = 'plan-cache'
+const KEY = 'plan-cache-key'
+let server: LocalServer
+let client: ApiClient
+const requests: string[] = []
+
+beforeAll(async () => {
+  server = await startLocalServer({ apiKeys: [{ key: KEY, accountId: ACCOUNT }], rateLimit: { max: 1_000_000, timeWindowMs: 60_000 }, log: (line) => requests.push(line) })
+  client = new ApiClient({ baseUrl: server.url, apiKey: KEY, accountId: ACCOUNT })
+})
+afterAll(async () => {
+  await client?.close()
+  await server?.close()
+})
+
+const env = () => ({ MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY, MONITORING_ACCOUNT_ID: ACCOUNT, MONITORS_DEBUG_CACHE: '1' })
+const cli = (dir: string, args: string[]) => monitorsProcess(dir, args, env())
+const cacheDir = (dir: string) => join(dir, 'node_modules/.cache/monitors-as-code/0.1.0')
+const cacheFiles = (dir: string, prefix: string) => readdirSync(cacheDir(dir)).filter((n) => n.startsWith(prefix) && n.endsWith('.cache'))
+
+const configWith = (tags: string[], frequency: number) =>
+  `import { defineConfig } from 'monitors-as-code'\nexport default defineConfig({ projectName: 'plan-cache', defaults: { tags: ${JSON.stringify(tags)}, frequency: ${frequency}, locations: ['eu-west-1'] } })\n`
+
+/** Checks of every sort the cache meets: plain ones, options, an `undefined` prop, and a reference to a group (never cached). */
+const checks = (frequencyOfA: number, p = '') => `import { DnsCheck, CheckGroup, EnvVar } from 'monitors-as-code'
+new DnsCheck('a', { name: '${p}A', request: { query: 'a.example.com' }, frequency: ${frequencyOfA}, tags: ['a'] })
+new DnsCheck('b', { name: '${p}B', request: { query: 'b.example.com', port: undefined }, protect: true })
+new DnsCheck('c', { name: '${p}C', request: { query: 'c.example.com' }, defaultTags: false, aliases: ['c-old'] })
+const group = new CheckGroup('g', { name: '${p}G', locations: ['us-east-1'] })
+new DnsCheck('d', { name: '${p}D', request: { query: 'd.example.com' }, group })
+new EnvVar('${p}REGION', { value: 'eu' })
+`
+
+/** The plan as a document, the same with and without the caches (compared as data). */
+async function plans(dir: string): Promise<{ cached: unknown; uncached: unknown; debug: string }> {
+  const cached = await cli(dir, ['plan', '--format', 'json'])
+  const uncached = await cli(dir, ['plan', '--format', 'json', '--no-cache'])
+  expect(cached.code, cached.output).toBe(0)
+  expect(uncached.code, uncached.output).toBe(0)
+  expect(uncached.stderr).not.toMatch(/construct cache:|page cache:/)
+  return { cached: JSON.parse(cached.stdout), uncached: JSON.parse(uncached.stdout), debug: cached.stderr }
+}
+
+/** Each test runs the CLI as a process many times, on a machine other work shares. */
+const SLOW = 300_000
+
+const changed = (plan: unknown) => (plan as { changes: Array<{ logicalId: string; action: string }> }).changes.filter((c) => c.action !== 'noop').map((c) => `${c.action} ${c.logicalId}`).sort()
+
+describe('the construct cache', () => {
+  it('gives the plan validation gives, after a change of props, of the config\'s defaults, and of nothing', async () => {
+    const dir = makeProject({ 'monitoring.config.ts': configWith(['base'], 10), 'checks/all.check.ts': checks(5) })
+    const applied = await cli(dir, ['apply', '--yes'])
+    expect(applied.code, applied.output).toBe(0)
+    // the apply kept the valid constructs; the one holding a construct is validated every time
+    // (b's payload holds its `port: undefined`: not plain data, so validated every time too)
+    expect(applied.stderr).toMatch(/construct cache: 0 reused, 5 validated \(4 kept\), 1 not cacheable/)
+
+    let { cached, uncached, debug } = await plans(dir)
+    expect(debug).toMatch(/construct cache: 4 reused, 1 validated \(0 kept\), 1 not cacheable/)
+    expect(cached).toEqual(uncached)
+    expect(changed(cached)).toEqual([])
+
+    // the props of one check
+    writeFiles(dir, { 'checks/all.check.ts': checks(15) })
+    ;({ cached, uncached, debug } = await plans(dir))
+    expect(debug).toMatch(/construct cache: 3 reused, 2 validated \(1 kept\)/)
+    expect(cached).toEqual(uncached)
+    expect(changed(cached)).toEqual(['update a'])
+
+    // the config's defaults: no entry is for them
+    writeFiles(dir, { 'monitoring.config.ts': configWith(['base', 'more'], 10) })
+    ;({ cached, uncached, debug } = await plans(dir))
+    expect(debug).toMatch(/construct cache: 0 reused, 5 validated \(4 kept\)/)
+    expect(cached).toEqual(uncached)
+    expect(changed(cached)).toEqual(['update a', 'update b', 'update d'])
+    writeFiles(dir, { 'monitoring.config.ts': configWith(['base', 'more'], 30) })
+    ;({ cached, uncached, debug } = await plans(dir))
+    expect(debug).toMatch(/construct cache: 0 reused, 5 validated \(4 kept\)/)
+    expect(cached).toEqual(uncached)
+    expect(changed(cached)).toEqual(['update a', 'update b', 'update c', 'update d'])
+  }, SLOW)
+
+  it('ignores a truncated or altered file, and two commands at once leave a whole one', async () => {
+    const dir = makeProject({ 'monitoring.config.ts': configWith(['base'], 10), 'checks/all.check.ts': checks(5, 'S') })
+    const applied = await cli(dir, ['apply', '--yes'])
+    expect(applied.code, applied.output).toBe(0)
+    const [file] = cacheFiles(dir, 'constructs.')
+    const whole = readFileSync(join(cacheDir(dir), file))
+    const expected = (await cli(dir, ['plan', '--format', 'json', '--no-cache'])).stdout
+
+    truncateSync(join(cacheDir(dir), file), Math.floor(whole.length / 2))
+    let run = await cli(dir, ['plan', '--format', 'json'])
+    expect(run.code, run.output).toBe(0)
+    expect(run.stderr).toMatch(/construct cache: 0 reused, 5 validated \(4 kept\), 1 not cacheable \(the file was damaged: ignored\)/)
+    expect(run.stdout).toBe(expected)
+
+    // a payload changed inside an intact-looking file: its hash no longer matches
+    const altered = Buffer.from(whole.toString('latin1').replace('"a.example.com"', '"z.example.com"'), 'latin1')
+    expect(altered.equals(whole)).toBe(false)
+    writeFileSync(join(cacheDir(dir), file), altered)
+    run = await cli(dir, ['plan', '--format', 'json'])
+    expect(run.stderr).toMatch(/the file was damaged: ignored/)
+    expect(run.stdout).toBe(expected)
+
+    writeFiles(dir, { 'checks/all.check.ts': checks(15, 'S') })
+    const together = await Promise.all([cli(dir, ['plan', '--format', 'json']), cli(dir, ['plan', '--format', 'json']), cli(dir, ['plan', '--format', 'json', '--no-cache'])])
+    for (const r of together) expect(r.code, r.output).toBe(0)
+    expect(together[0].stdout).toBe(together[2].stdout)
+    expect(together[1].stdout).toBe(together[2].stdout)
+    run = await cli(dir, ['plan', '--format', 'json'])
+    expect(run.stderr).toMatch(/construct cache: 4 reused, 1 validated \(0 kept\)/)
+    expect(readdirSync(cacheDir(dir)).filter((n) => n.endsWith('.tmp'))).toEqual([])
+  }, SLOW)
+
+  it('keeps no entry across builds, versions, Node.js versions or defaults, and keeps a bounded number of files', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'monitors-construct-cache-'))
+    const scope = { configFile: '/p/monitoring.config.ts', defaults: { tags: ['x'] }, buildId: 'a'.repeat(64), version: '1.0.0', node: 'v20.0.0' }
+    const value = { payload: { name: 'A', tags: ['x'] }, options: {} }
+    const first = openConstructCache(dir, scope)!
+    expect(first.get('k')).toBeUndefined()
+    first.set('k', value)
+    first.save()
+    expect(openConstructCache(dir, scope)!.get('k')).toEqual(value)
+    for (const other of [{ buildId: 'b'.repeat(64) }, { version: '1.0.1' }, { node: 'v22.0.0' }, { defaults: { tags: ['y'] } }]) {
+      expect(openConstructCache(dir, { ...scope, ...other })!.get('k'), JSON.stringify(other)).toBeUndefined()
+    }
+    // defaults that are not plain data, or no build id: no cache at all
+    expect(openConstructCache(dir, { ...scope, defaults: { tags: [new Date()] } })).toBeUndefined()
+    expect(openConstructCache(dir, { ...scope, buildId: undefined })).toBeUndefined()
+    // a payload that is not plain data is not kept
+    const c = openConstructCache(dir, scope)!
+    c.set('d', { payload: { when: new Date() }, options: {} })
+    c.save()
+    expect(openConstructCache(dir, scope)!.get('d')).toBeUndefined()
+    for (let i = 0; i < 40; i++) {
+      const cache = openConstructCache(dir, { ...scope, configFile: `/p${i}/monitoring.config.ts` })!
+      cache.set('k', value)
+      cache.save()
+    }
+    expect(readdirSync(dir).filter((n) => n.startsWith('constructs.')).length).toBeLessThanOrEqual(16)
+  })
+})
+
+describe('the page cache', () => {
+  it('reads unchanged pages with If-None-Match (304, records reused) and sees a change made on the server', async () => {
+    const many = Array.from({ length: 150 }, (_, i) => `new DnsCheck('p${i}', { name: 'P ${i}', request: { query: 'p${i}.example.com' } })`).join('\n')
+    const dir = makeProject({ 'checks/many.check.ts': `import { DnsCheck } from 'monitors-as-code'\n${many}\n` })
+    const applied = await cli(dir, ['apply', '--yes', '--concurrency', '16'])
+    expect(applied.code, applied.output).toBe(0)
+    const first = await cli(dir, ['plan'])
+    expect(first.stdout).toMatch(/^No changes\./m)
+    expect(cacheFiles(dir, 'pages.')).toHaveLength(1)
+
+    requests.length = 0
+    const second = await cli(dir, ['plan'])
+    expect(second.stdout).toMatch(/^No changes\./m)
+    const lists = requests.filter((line) => line.startsWith('GET /v1/checks?'))
+    // page 1 by number, page 2 by its keyset link, both answered 304
+    expect(lists).toHaveLength(2)
+    for (const line of lists) expect(line).toMatch(/ 304 /)
+    expect(second.stderr).toMatch(/page cache: GET \/v1\/checks: 2 pages reused \(304\), 0 read/)
+
+    // changed outside monitors: the page holding it is read again, and the plan says so
+    const lock = JSON.parse(readFileSync(join(dir, 'monitoring.lock.json'), 'utf8'))
+    const remoteId = lock.resources['dns-check:p120'].remoteId as string
+    const record = (await client.get<Record<string, unknown>>(`/v1/checks/${remoteId}`)).body
+    await client.put(`/v1/checks/dns/${remoteId}`, { ...record, name: 'Renamed outside' })
+    requests.length = 0
+    const third = await cli(dir, ['plan'])
+    expect(third.stdout).toMatch(/p120/)
+    expect(third.stdout).toMatch(/Renamed outside/)
+    expect(third.stdout).not.toMatch(/^No changes\./m)
+    const statuses = requests.filter((line) => line.startsWith('GET /v1/checks?')).map((line) => line.split(' ')[2])
+    expect(statuses.sort()).toEqual(['200', '304'])
+
+    // a damaged page cache is ignored: every page read whole, the same plan
+    const [file] = cacheFiles(dir, 'pages.')
+    truncateSync(join(cacheDir(dir), file), 100)
+    requests.length = 0
+    const fourth = await cli(dir, ['plan'])
+    expect(fourth.code, fourth.output).toBe(0)
+    expect(fourth.stdout).toBe(third.stdout)
+    expect(fourth.stderr).toMatch(/page cache: GET \/v1\/checks: 0 pages reused \(304\), 2 read \(the file was damaged: ignored\)/)
+    // --no-cache sends no If-None-Match: every page answered whole
+    requests.length = 0
+    const fifth = await cli(dir, ['plan', '--no-cache'])
+    expect(fifth.stdout).toBe(third.stdout)
+    expect(requests.filter((line) => line.startsWith('GET /v1/checks?')).map((line) => line.split(' ')[2])).toEqual(['200', '200'])
+  }, SLOW)
+
+  it('sees records added past a full last page, whose body a 304 says is unchanged', async () => {
+    const dir = makeProject({ 'checks/one.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('only', { name: 'Only managed', request: { query: 'only.example.com' } })\n` })
+    // an account of its own: exactly two full pages with the managed check
+    const key = 'grow-key'
+    const grow = await startLocalServer({ apiKeys: [{ key, accountId: 'grow' }], rateLimit: { max: 1_000_000, timeWindowMs: 60_000 }, log: (line) => requests.push(line) })
+    const api = new ApiClient({ baseUrl: grow.url, apiKey: key, accountId: 'grow' })
+    const run = (args: string[]) => monitorsProcess(dir, args, { MONITORING_API_URL: grow.url, MONITORING_API_KEY: key, MONITORING_ACCOUNT_ID: 'grow', MONITORS_DEBUG_CACHE: '1' })
+    const unmanaged = async (i: number) => api.post('/v1/checks/dns', { name: `Unmanaged ${i}`, request: { query: `u${i}.example.com` } })
+    try {
+      expect((await run(['apply', '--yes'])).code).toBe(0)
+      for (let i = 0; i < 199; i++) await unmanaged(i)
+      const first = await run(['plan', '--format', 'json'])
+      expect(first.code, first.output).toBe(0)
+      expect(JSON.parse(first.stdout).unmanaged).toEqual({ 'dns-check': 199 })
+      await unmanaged(199)
+      requests.length = 0
+      const second = await run(['plan', '--format', 'json'])
+      expect(second.code, second.output).toBe(0)
+      expect(JSON.parse(second.stdout).unmanaged).toEqual({ 'dns-check': 200 })
+      // both full pages unchanged (304), the third read
+      expect(requests.filter((line) => line.startsWith('GET /v1/checks?')).map((line) => line.split(' ')[2])).toEqual(['304', '304', '200'])
+    } finally {
+      await api.close()
+      await grow.close()
+    }
+  }, SLOW)
+})
