@@ -138,6 +138,38 @@ function cannon(options) {
   })
 }
 
+
+/**
+ * Issue 27's second figure: the server's CPU for a full read of the check list, page after page
+ * (100 a page) following its `Link: rel="next"` (keyset) and by page numbers, right after the
+ * apply (the checks stored are the n applied). Linear in the checks means the CPU ÷ checks stays
+ * the same from 1,000 to 10,000 (OFFSET paging grew with exponent ~1.27). Each page is read
+ * once: the server's page cache answers only a page read again.
+ */
+async function listReads() {
+  const readAll = async (byKeyset) => {
+    const before = await serverCpuMs()
+    let path = '/v1/checks?limit=100&page=1'
+    let pages = 0
+    while (path) {
+      const res = await fetch(`${url}${path}`, { headers })
+      if (!res.ok) throw new Error(`GET ${path}: ${res.status}`)
+      const items = await res.json()
+      pages++
+      const next = res.headers.get('link')?.match(/<([^>]+)>;\s*rel="next"/)?.[1]
+      path = byKeyset ? next : items.length === 100 ? `/v1/checks?limit=100&page=${pages + 1}` : undefined
+    }
+    return { ms: (await serverCpuMs()) - before, pages }
+  }
+  const keyset = await readAll(true)
+  const offset = await readAll(false)
+  figure('list.pages', keyset.pages)
+  figure('list.keyset_full_read_cpu_ms', keyset.ms.toFixed(0))
+  figure('list.keyset_cpu_us_per_check', ((keyset.ms * 1000) / n).toFixed(1))
+  figure('list.offset_full_read_cpu_ms', offset.ms.toFixed(0))
+  figure('list.offset_cpu_us_per_check', ((offset.ms * 1000) / n).toFixed(1))
+}
+
 const figure = (name, text) => console.log(`${name}: ${text}`)
 
 try {
@@ -156,6 +188,7 @@ try {
   figure('apply.server_cpu_ms_per_create', (serverApply / n).toFixed(3))
   figure('apply.lock_bytes', statSync(join(dir, 'monitoring.lock.json')).size)
 
+  await listReads()
   const reads = await cannon({ path: '/v1/checks?limit=100', method: 'GET' })
   const readsStored = await fetch(`${url}/v1/checks?limit=1`, { headers }).then((r) => r.headers.get('content-range'))
   const creates = await cannon({ path: '/v1/checks/dns', method: 'POST', body: dnsBody })
