@@ -4,6 +4,7 @@ import type { RunnableCheckType } from '../schema/check-types.js'
 import type { TcpCheck } from '../schema/tcp-check.js'
 import type { UrlCheck } from '../schema/url-check.js'
 import type { BrowserCheck, MultiStepCheck } from '../schema/script-check.js'
+import type { PlaywrightCheck } from '../schema/playwright-check.js'
 import type { ScriptDetails } from './script/types.js'
 import type { COMPARISONS } from '../schema/enums.js'
 import type { PrivateTargets } from './targets.js'
@@ -20,6 +21,7 @@ interface ChecksByType {
   URL: UrlCheck
   BROWSER: BrowserCheck
   MULTI_STEP: MultiStepCheck
+  PLAYWRIGHT: PlaywrightCheck
 }
 
 /** A check of one runnable type, as the runner takes it. */
