@@ -130,7 +130,7 @@ export const importCommand = {
       const shown = relative(process.cwd(), file) || file
       for (const c of chosen) out(`+ ${c.kind} ${c.logicalId} imported (id ${c.remoteId})\n`)
       out(`Wrote ${chosen.length} construct${chosen.length === 1 ? '' : 's'} to ${shown} and recorded them in the lock.\n`)
-      if (files.length > 0) out(`Wrote the scripts of its browser and multi-step checks: ${files.map((f) => relative(process.cwd(), join(project.rootDir, f.path))).join(', ')}.\n`)
+      if (files.length > 0) out(`Wrote the scripts of its browser, multi-step and Playwright checks: ${files.map((f) => relative(process.cwd(), join(project.rootDir, f.path))).join(', ')}.\n`)
       if (secrets.length > 0) err(secretsNote(secrets, env))
       return 0
     })
