@@ -146,8 +146,14 @@ export async function runScriptAttempt(check: (BrowserCheck | MultiStepCheck) & 
   return outcomeOf(() => runScript(scriptCheck, runOptions(location, context)), () => blankScriptDetails(check), context)
 }
 
+/** Why a suite's run failed where suites do not run (the server without --playwright-suites). */
+export const SUITES_OFF = 'this server does not run Playwright check suites: their `playwright test` is not held to its files; its operator enables them with --playwright-suites, or run the check at a private location (monitors agent)'
+
 /** One run of a Playwright check suite (`playwright test` of its runtime: src/runner/script/suite.ts), as a prober's outcome. */
 export async function runSuiteAttempt(check: PlaywrightCheck & { id?: string | null }, location: string, context: Omit<RunOptions, 'location'>): Promise<AttemptOutcome> {
+  if (context.script?.suites === false) {
+    return { responseTime: null, assertions: [], failures: [], degraded: [], timedOut: false, networkError: false, runnerError: SUITES_OFF, aborted: false, details: blankScriptDetails(check) }
+  }
   const suite = {
     id: check.id ?? null,
     name: check.name,

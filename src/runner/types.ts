@@ -328,6 +328,12 @@ export interface ScriptProbeOptions {
   tracing?: 'on' | 'retain-on-failure' | 'off'
   /** A run of a test session (`monitors test`, a triggered session): CI=true in the script's environment. */
   testSession?: boolean
+  /**
+   * Whether Playwright check suites run here (default true: agents, `monitors test`). The
+   * server's runner sets it from --playwright-suites: a suite's `playwright test` is not held to
+   * its files (docs/scripts.md), so a server that runs many accounts' suites says so.
+   */
+  suites?: boolean
   /** Script runs at a time in this process: a run waits for a free place before it starts (see Semaphore). */
   limiter?: { run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> }
 }

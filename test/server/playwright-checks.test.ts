@@ -32,7 +32,7 @@ beforeAll(async () => {
   site.route('/cart', { status: 200, headers: { 'content-type': 'text/html' }, body: '<!doctype html><title>Cart</title><h1>Your cart</h1>' })
   const runtimeCache = await prepareTestRuntime()
   process.env.MONITORS_RUNTIME_CACHE = runtimeCache
-  server = await startTestServer({ dbPath: join(dir, 'suites.db'), runner: true, privateTargets: 'allow', runtimeCache, scriptConcurrency: 1, schedulerOptions: { tickMs: 50 } })
+  server = await startTestServer({ dbPath: join(dir, 'suites.db'), runner: true, playwrightSuites: true, privateTargets: 'allow', runtimeCache, scriptConcurrency: 1, schedulerOptions: { tickMs: 50 } })
   call = caller(server)
   callB = caller(server, KEY_B)
 }, 180_000)
@@ -103,6 +103,26 @@ describe('Playwright checks: routes and rules', () => {
     expect(firefox.text).toContain('only chromium runs here')
     expect(expect400(await call('POST', '/v1/checks/playwright', suiteBody({ files: [] })), 'payload')).toEqual(['files'])
   })
+})
+
+describe('a server without --playwright-suites', () => {
+  it('fails a suite\'s run with hasErrors saying so, and runs nothing', async () => {
+    const plain = await startTestServer({ dbPath: join(dir, 'plain.db'), runner: true, privateTargets: 'allow', runtimeCache: process.env.MONITORS_RUNTIME_CACHE, schedulerOptions: { tickMs: 50 } })
+    try {
+      const c = caller(plain)
+      const created = await c('POST', '/v1/checks/playwright', suiteBody())
+      expect(created.status, created.text).toBe(201)
+      const trigger = await c('POST', '/v1/check-sessions/trigger', { target: { checkId: [created.json.id] } })
+      const done = await c('GET', `/v1/check-sessions/${trigger.json.sessions[0].checkSessionId}/completion?maxWaitSeconds=30`)
+      expect(done.status, done.text).toBe(200)
+      const [result] = (await c('GET', `/v1/check-results/${created.json.id}?resultType=FINAL`)).json
+      expect(result).toMatchObject({ hasErrors: true, status: 'FAILED' })
+      expect(result.error).toContain('this server does not run Playwright check suites')
+      expect(result.result.details.tests).toEqual([])
+    } finally {
+      await plain.close()
+    }
+  }, 120_000)
 })
 
 /** examples/browser in a folder of its own, `monitors-as-code` resolving to this repository. */
