@@ -108,7 +108,7 @@ export const importCommand = {
       const defaults = (project.config.defaults ?? {}) as Record<string, unknown>
       const checkFileDir = relative(project.rootDir, dirname(file)).split(sep).join('/')
       const { text, secrets, files } = generateImport(chosen, defaults, undefined, { checkFileDir })
-      // the scripts of browser and multi-step checks, at their paths in the project: never over a different file
+      // the scripts of browser and multi-step checks, the projects of Playwright checks: never over a different file
       const clashes = files.filter((f) => existsSync(join(project.rootDir, f.path)) && readFileSync(join(project.rootDir, f.path), 'utf8') !== f.content)
       if (clashes.length > 0) {
         throw new ImportError(`${clashes.map((f) => f.path).join(', ')} already ${clashes.length === 1 ? 'exists' : 'exist'} with other content: the imported scripts would replace ${clashes.length === 1 ? 'it' : 'them'}. Move ${clashes.length === 1 ? 'it' : 'them'} away, then import again.`)
