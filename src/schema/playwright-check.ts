@@ -23,9 +23,6 @@ const projectPath = z
 /** One file of a suite's project, its path relative to the project's root (where its config is). */
 export const suiteFileSchema = z.object({ path: projectPath, content: z.string() })
 
-/** The config files a suite without `playwrightConfigPath` may hold, in the order they are looked for. */
-export const DEFAULT_PLAYWRIGHT_CONFIGS = ['playwright.config.ts', 'playwright.config.js', 'playwright.config.mjs'] as const
-
 /**
  * The command the runner runs for a suite (the read model's `testCommand`): the runtime's
  * `playwright test` with the config, projects and tags selected. Answered, never taken: a
@@ -39,7 +36,7 @@ export function suiteTestCommand(suite: { playwrightConfigPath?: string | null; 
   return parts.join(' ')
 }
 
-/** The rules of a suite: frequencyOffset, its files (unique, not too many characters), its config among them. */
+/** The rules of a suite: frequencyOffset, its files (unique, not too many characters), its config (when named) among them. */
 const suiteRules = crossField((value, add) => {
   if ((RUN_FREQUENCIES as readonly unknown[]).includes(value.frequency ?? 10)) {
     const problem = frequencyOffsetProblem(value.frequency ?? 10, value.frequencyOffset)
@@ -53,12 +50,9 @@ const suiteRules = crossField((value, add) => {
     if (seen.has(f?.path)) add({ path: ['files', i, 'path'], message: `${JSON.stringify(f.path)} is listed twice: each file once`, input: f.path })
     seen.add(f?.path)
   })
+  // without one, the config is the default one among the files, or none (Playwright's defaults)
   const config = value.playwrightConfigPath
-  if (typeof config === 'string') {
-    if (!seen.has(config)) add({ path: ['playwrightConfigPath'], message: `names no file of the suite: add ${JSON.stringify(config)} to files`, input: config })
-  } else if (files.length > 0 && !DEFAULT_PLAYWRIGHT_CONFIGS.some((c) => seen.has(c))) {
-    add({ path: ['playwrightConfigPath'], message: `is required when files hold none of ${DEFAULT_PLAYWRIGHT_CONFIGS.join(', ')}`, input: config })
-  }
+  if (typeof config === 'string' && !seen.has(config)) add({ path: ['playwrightConfigPath'], message: `names no file of the suite: add ${JSON.stringify(config)} to files`, input: config })
 })
 
 /**

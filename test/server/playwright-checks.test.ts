@@ -94,10 +94,11 @@ describe('Playwright checks: routes and rules', () => {
     expect((await call('GET', `/v1/checks/${id}`)).status).toBe(404)
   })
 
-  it('refuses a config that is not among the files, a path out of the project, another browser and no files (400 naming the field)', async () => {
+  it('refuses a config that is not among the files, a path out of the project, a file twice, another browser and no files (400 naming the field)', async () => {
     expect(expect400(await call('POST', '/v1/checks/playwright', suiteBody({ playwrightConfigPath: 'pw.config.ts' })), 'payload')).toEqual(['playwrightConfigPath'])
-    expect(expect400(await call('POST', '/v1/checks/playwright', suiteBody({ files: [{ path: 'tests/a.spec.ts', content: 'x' }] })), 'payload')).toEqual(['playwrightConfigPath'])
+    expect(expect400(await call('POST', '/v1/checks/playwright', suiteBody({ playwrightConfigPath: 'tests/pw.config.ts', files: [{ path: 'tests/a.spec.ts', content: 'x' }] })), 'payload')).toEqual(['playwrightConfigPath'])
     expect(expect400(await call('POST', '/v1/checks/playwright', suiteBody({ files: [{ path: 'playwright.config.ts', content: CONFIG }, { path: '../etc/passwd', content: 'x' }] })), 'payload')).toEqual(['files.1.path'])
+    expect(expect400(await call('POST', '/v1/checks/playwright', suiteBody({ files: [{ path: 'playwright.config.ts', content: CONFIG }, { path: 'playwright.config.ts', content: CONFIG }] })), 'payload')).toEqual(['files.1.path'])
     const firefox = await call('POST', '/v1/checks/playwright', suiteBody({ browsers: ['firefox'] }))
     expect(expect400(firefox, 'payload')).toEqual(['browsers.0'])
     expect(firefox.text).toContain('only chromium runs here')
