@@ -94,7 +94,7 @@ export interface LocalServerOptions {
    */
   metricsToken?: string
   /**
-   * Browser and multi-step runs at a time on this server's runner (default: one per two cores,
+   * Browser, multi-step and Playwright suite runs at a time on this server's runner (default: one per two cores,
    * at least 1); the others wait for a place, so the other check types keep their schedule.
    */
   scriptConcurrency?: number

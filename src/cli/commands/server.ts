@@ -149,7 +149,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         type: 'number',
         requiresArg: true,
         coerce: checkNumber('--script-concurrency', 'a whole number from 1', (n) => Number.isInteger(n) && n >= 1),
-        describe: 'Browser and multi-step runs at a time; the others wait, so other check types keep their schedule (default: one per two cores, at least 1)',
+        describe: 'Browser, multi-step and Playwright suite runs at a time; the others wait, so other check types keep their schedule (default: one per two cores, at least 1)',
       })
       .option('playwright-suites', {
         type: 'boolean',
