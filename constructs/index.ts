@@ -12,6 +12,7 @@ export { ApiCheck, type ApiCheckProps, type ApiRequestProps, type ApiKeyValuePro
 export { TcpCheck, type TcpCheckProps, type TcpRequestProps } from './tcp-check.js'
 export { UrlCheck, type UrlCheckProps, type UrlRequestProps } from './url-check.js'
 export { BrowserCheck, MultiStepCheck, type BrowserCheckProps, type MultiStepCheckProps, type ScriptCheckProps, type ScriptCodeProps } from './script-check.js'
+export { PlaywrightCheck, type PlaywrightCheckProps } from './playwright-check.js'
 export { HeartbeatCheck, type HeartbeatCheckProps, type HeartbeatProps } from './heartbeat-check.js'
 export { EnvVar } from './env-var.js'
 export type { EnvVarProps } from './env-var.js'

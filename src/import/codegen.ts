@@ -284,6 +284,30 @@ function scriptAsCode(logicalId: string, props: Record<string, unknown>, placeme
   Object.assign(props, { name: rest.name, code: { entrypoint: relative.startsWith('.') ? relative : `./${relative}` } }, rest)
 }
 
+/**
+ * A Playwright check suite's props as code: its project written back into a folder of its own
+ * (`<logical id>/`, its paths under it), `playwrightConfigPath` relative to the generated file,
+ * and `include: ['**\/*']` so that the folder's every file is the suite's again (a file the
+ * config finds no test in, a fixture, stays in it); `testCommand` is the service's answer.
+ */
+function suiteAsCode(logicalId: string, props: Record<string, unknown>, placement: ScriptPlacement, files: GeneratedImport['files']): void {
+  if (!Array.isArray(props.files)) return
+  const own = (props.files as Array<{ path: string; content: string }>).map((f) => ({ path: `${slug(logicalId)}/${f.path}`, content: f.content }))
+  const config = `${slug(logicalId)}/${typeof props.playwrightConfigPath === 'string' ? props.playwrightConfigPath : 'playwright.config.ts'}`
+  for (const f of own) if (!files.some((g) => g.path === f.path)) files.push(f)
+  const rest = { ...props }
+  delete rest.files
+  delete rest.testCommand
+  delete rest.playwrightConfigPath
+  for (const key of Object.keys(props)) delete props[key]
+  const from = placement.checkFileDir === '' ? [] : placement.checkFileDir.split('/')
+  const to = config.split('/')
+  let common = 0
+  while (common < from.length && common < to.length - 1 && from[common] === to[common]) common++
+  const relative = [...from.slice(common).map(() => '..'), ...to.slice(common)].join('/')
+  Object.assign(props, { name: rest.name, playwrightConfigPath: relative.startsWith('.') ? relative : `./${relative}`, include: ['**/*'] }, rest)
+}
+
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
 /**
@@ -399,6 +423,7 @@ export function generateImport(items: readonly ImportItem[], checkDefaults: Reco
     used.add(construct)
     const props = propsOf(item, checkDefaults)
     if (SCRIPT_KINDS.has(item.kind)) scriptAsCode(item.logicalId, props, placement, files)
+    if (item.kind === 'playwright-check') suiteAsCode(item.logicalId, props, placement, files)
     // secrets the service never returns: read from the environment
     const sites = secretSites(item.kind, item.logicalId, normalize(item.kind, item.record), envNames)
     let comment = ''

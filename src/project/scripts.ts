@@ -3,14 +3,16 @@
  * `code` (`{ entrypoint }` or `{ content }`) becomes the API's `script`, `scriptPath` and
  * `dependencies` (src/project/bundle.ts), before the constructs are validated. A problem (a
  * missing file, an import the runtime does not provide) is a problem of the load, naming the
- * file, the construct and the import.
+ * file, the construct and the import. A `PlaywrightCheck`'s project is gathered the same way
+ * (src/project/suites.ts): its props' `playwrightConfigPath` and `include` become `files`.
  */
 import type { Registration } from './loader.js'
 import type { Problem } from './errors.js'
 import { bundleScript } from './bundle.js'
+import { gatherSuite } from './suites.js'
 import { descriptorOf, isResourceKind } from '../resources/registry.js'
 
-const SCRIPT_KINDS = new Set<string>(['browser-check', 'multistep-check'])
+const SCRIPT_KINDS = new Set<string>(['browser-check', 'multistep-check', 'playwright-check'])
 
 export interface ScriptBundling {
   rootDir: string
@@ -32,6 +34,10 @@ export async function bundleScripts(registrations: readonly Registration[], at: 
       const c = r.construct
       const props = (c.props ?? {}) as Record<string, unknown>
       const where = { file: at.cwdRel(r.file), construct: descriptorOf(c.__monitorsKind).construct, logicalId: String(c.logicalId) }
+      if (c.__monitorsKind === 'playwright-check') {
+        if (!(await gatherSuiteProps(r, props, where, at, problems))) failed.add(r)
+        return
+      }
       const code = props.code
       if (code === undefined && typeof props.script === 'string') return
       if (!code || typeof code !== 'object' || Array.isArray(code)) {
@@ -69,4 +75,35 @@ export async function bundleScripts(registrations: readonly Registration[], at: 
     }),
   )
   return failed
+}
+
+/**
+ * A `PlaywrightCheck`'s props with its project gathered (`files`, `playwrightConfigPath` relative
+ * to the config's folder, `include` gone), in place; false when it has a problem (added).
+ */
+async function gatherSuiteProps(r: Registration, props: Record<string, unknown>, where: { file: string; construct: string; logicalId: string }, at: ScriptBundling, problems: Problem[]): Promise<boolean> {
+  const { playwrightConfigPath, include } = props
+  if (playwrightConfigPath === undefined && Array.isArray(props.files)) return true
+  if (typeof playwrightConfigPath !== 'string' || playwrightConfigPath === '') {
+    problems.push({ ...where, field: 'playwrightConfigPath', message: `is required: the Playwright config of the suite, relative to this file, e.g. playwrightConfigPath: './playwright.config.ts' (got ${JSON.stringify(playwrightConfigPath) ?? 'nothing'})` })
+    return false
+  }
+  const includes = include === undefined ? [] : Array.isArray(include) ? include : [include]
+  if (!includes.every((g): g is string => typeof g === 'string' && g !== '')) {
+    problems.push({ ...where, field: 'include', message: `holds globs relative to the config's folder, as strings, e.g. include: ['fixtures/**'] (got ${JSON.stringify(include).slice(0, 60)})` })
+    return false
+  }
+  const pwProjects = Array.isArray(props.pwProjects) ? props.pwProjects.filter((p): p is string => typeof p === 'string') : undefined
+  const outcome = await gatherSuite({
+    checkFile: r.file, playwrightConfigPath, include: includes, pwProjects, runtimeId: typeof props.runtimeId === 'string' ? props.runtimeId : null,
+    construct: where.construct, logicalId: where.logicalId, cwd: at.cwd,
+  })
+  if (!outcome.ok) {
+    problems.push(...outcome.problems)
+    return false
+  }
+  const gathered: Record<string, unknown> = { ...props, playwrightConfigPath: outcome.configPath, files: outcome.files }
+  delete gathered.include
+  ;(r.construct as { props: unknown }).props = gathered
+  return true
 }

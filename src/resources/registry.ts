@@ -15,7 +15,7 @@ import { statusPage } from './kinds/status-page.js'
 import { apiCheck } from './kinds/api-check.js'
 import { tcpCheck } from './kinds/tcp-check.js'
 import { urlCheck } from './kinds/url-check.js'
-import { browserCheck, multiStepCheck } from './kinds/script-check.js'
+import { browserCheck, multiStepCheck, playwrightCheck } from './kinds/script-check.js'
 
 /**
  * Every kind's descriptor, in creation order (tiers ascending). A kind missing here, or a
@@ -41,6 +41,7 @@ export const DESCRIPTORS = {
   'url-check': urlCheck,
   'browser-check': browserCheck,
   'multistep-check': multiStepCheck,
+  'playwright-check': playwrightCheck,
   'heartbeat-check': heartbeatCheck,
   'status-page': statusPage,
 } as const satisfies { [K in ResourceKind]: ResourceDescriptor & { kind: K } }

@@ -27,6 +27,7 @@ export type ResourceKind =
   | 'url-check'
   | 'browser-check'
   | 'multistep-check'
+  | 'playwright-check'
   | 'heartbeat-check'
   | 'status-page'
 

@@ -16,7 +16,7 @@ import { runDnsAttempt } from './dns.js'
 import { blankIcmpDetails, runIcmpAttempt } from './icmp.js'
 import { runTcpAttempt, tcpDetails } from './tcp.js'
 import { runUrlAttempt, urlDetails } from './url.js'
-import { blankScriptDetails, runScriptAttempt } from './script-probe.js'
+import { blankScriptDetails, runScriptAttempt, runSuiteAttempt } from './script-probe.js'
 import { emptyOutcome, type AttemptOutcome, type CheckOfType, type RunnableCheck, type RunOptions } from './types.js'
 
 /** What a prober is given besides its check and location: the run's signal, clock, limits, variables and target policy. */
@@ -62,6 +62,10 @@ export const PROBERS = {
   },
   MULTI_STEP: {
     probe: (check, location, context) => runScriptAttempt(check, location, context),
+    blank: (check) => blankScriptDetails(check),
+  },
+  PLAYWRIGHT: {
+    probe: (check, location, context) => runSuiteAttempt(check, location, context),
     blank: (check) => blankScriptDetails(check),
   },
 } satisfies { [T in RunnableCheckType]: ProberEntry<T> }

@@ -8,9 +8,11 @@
 import { rmSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { runScript } from './script/engine.js'
-import type { ScriptCheck, ScriptDetails, ScriptVariable } from './script/types.js'
+import { runPlaywrightSuite } from './script/suite.js'
+import type { ScriptCheck, ScriptDetails, ScriptRunOptions, ScriptRunResult, ScriptVariable } from './script/types.js'
 import type { AttemptOutcome, RunOptions } from './types.js'
 import type { BrowserCheck, MultiStepCheck } from '../schema/script-check.js'
+import type { PlaywrightCheck } from '../schema/playwright-check.js'
 
 /** Script runs at a time by default: one per two cores (a browser needs about one core while it renders), at least 1. */
 export function defaultScriptConcurrency(): number {
@@ -67,7 +69,7 @@ function scriptVariables(variables: RunOptions['variables']): ScriptVariable[] {
 }
 
 /** The details of a script run of which nothing is known (the prober failed before the engine answered). */
-export function blankScriptDetails(check: BrowserCheck | MultiStepCheck): ScriptDetails {
+export function blankScriptDetails(check: BrowserCheck | MultiStepCheck | PlaywrightCheck): ScriptDetails {
   return {
     kind: check.checkType,
     runtimeId: check.runtimeId ?? '',
@@ -86,41 +88,32 @@ export function blankScriptDetails(check: BrowserCheck | MultiStepCheck): Script
   }
 }
 
-/** One run of a browser or multi-step check's script, as a prober's outcome. */
-export async function runScriptAttempt(check: (BrowserCheck | MultiStepCheck) & { id?: string | null }, location: string, context: Omit<RunOptions, 'location'>): Promise<AttemptOutcome> {
+/** The engine's options of one run: the prober's (context.script), the account's variables, the location. */
+function runOptions(location: string, context: Omit<RunOptions, 'location'>): ScriptRunOptions {
   const options = context.script ?? {}
-  const scriptCheck: ScriptCheck = {
-    id: check.id ?? null,
-    name: check.name,
-    checkType: check.checkType,
-    runtimeId: check.runtimeId ?? null,
-    script: check.script,
-    scriptPath: check.scriptPath ?? null,
-    dependencies: check.dependencies ?? [],
-    environmentVariables: (check.environmentVariables ?? []).map((v) => ({ key: v.key, value: v.value, secret: v.secret })),
-    // the verdict (shouldFail included) is runCheck's, as for every type
-    shouldFail: false,
+  return {
+    runtimeCache: options.runtimeCache,
+    chromiumPath: options.chromiumPath,
+    workDir: options.workDir,
+    timeoutMs: Math.min(options.timeoutMs ?? 120_000, context.timeoutMs ?? Infinity),
+    memoryLimitMb: options.memoryLimitMb,
+    tracing: options.tracing,
+    testSession: options.testSession,
+    variables: scriptVariables(context.variables),
+    location,
+    signal: context.signal,
+    now: context.now,
   }
-  const timeoutMs = Math.min(options.timeoutMs ?? 120_000, context.timeoutMs ?? Infinity)
-  const run = () =>
-    runScript(scriptCheck, {
-      runtimeCache: options.runtimeCache,
-      chromiumPath: options.chromiumPath,
-      workDir: options.workDir,
-      timeoutMs,
-      memoryLimitMb: options.memoryLimitMb,
-      tracing: options.tracing,
-      testSession: options.testSession,
-      variables: scriptVariables(context.variables),
-      location,
-      signal: context.signal,
-      now: context.now,
-    })
+}
+
+/** A run of the engine or of a suite, through the limiter when there is one, as a prober's outcome. */
+async function outcomeOf(run: () => Promise<ScriptRunResult>, blank: () => ScriptDetails, context: Omit<RunOptions, 'location'>): Promise<AttemptOutcome> {
+  const limiter = context.script?.limiter
   let result
   try {
-    result = options.limiter ? await options.limiter.run(run, context.signal) : await run()
+    result = limiter ? await limiter.run(run, context.signal) : await run()
   } catch (error) {
-    const outcome: AttemptOutcome = { responseTime: null, assertions: [], failures: [], degraded: [], timedOut: false, networkError: false, runnerError: `the run did not start: ${(error as Error).message}`, aborted: context.signal?.aborted ?? false, details: blankScriptDetails(check) }
+    const outcome: AttemptOutcome = { responseTime: null, assertions: [], failures: [], degraded: [], timedOut: false, networkError: false, runnerError: `the run did not start: ${(error as Error).message}`, aborted: context.signal?.aborted ?? false, details: blank() }
     return outcome
   }
   return {
@@ -134,6 +127,46 @@ export async function runScriptAttempt(check: (BrowserCheck | MultiStepCheck) & 
     aborted: result.aborted,
     details: result.details,
   }
+}
+
+/** One run of a browser or multi-step check's script, as a prober's outcome. */
+export async function runScriptAttempt(check: (BrowserCheck | MultiStepCheck) & { id?: string | null }, location: string, context: Omit<RunOptions, 'location'>): Promise<AttemptOutcome> {
+  const scriptCheck: ScriptCheck = {
+    id: check.id ?? null,
+    name: check.name,
+    checkType: check.checkType,
+    runtimeId: check.runtimeId ?? null,
+    script: check.script,
+    scriptPath: check.scriptPath ?? null,
+    dependencies: check.dependencies ?? [],
+    environmentVariables: (check.environmentVariables ?? []).map((v) => ({ key: v.key, value: v.value, secret: v.secret })),
+    // the verdict (shouldFail included) is runCheck's, as for every type
+    shouldFail: false,
+  }
+  return outcomeOf(() => runScript(scriptCheck, runOptions(location, context)), () => blankScriptDetails(check), context)
+}
+
+/** Why a suite's run failed where suites do not run (the server without --playwright-suites). */
+export const SUITES_OFF = 'this server does not run Playwright check suites: their `playwright test` is not held to its files; its operator enables them with --playwright-suites, or run the check at a private location (monitors agent)'
+
+/** One run of a Playwright check suite (`playwright test` of its runtime: src/runner/script/suite.ts), as a prober's outcome. */
+export async function runSuiteAttempt(check: PlaywrightCheck & { id?: string | null }, location: string, context: Omit<RunOptions, 'location'>): Promise<AttemptOutcome> {
+  if (context.script?.suites === false) {
+    return { responseTime: null, assertions: [], failures: [], degraded: [], timedOut: false, networkError: false, runnerError: SUITES_OFF, aborted: false, details: blankScriptDetails(check) }
+  }
+  const suite = {
+    id: check.id ?? null,
+    name: check.name,
+    runtimeId: check.runtimeId ?? null,
+    files: check.files,
+    config: check.playwrightConfigPath ?? null,
+    projects: check.pwProjects ?? [],
+    tags: check.pwTags ?? [],
+    environmentVariables: (check.environmentVariables ?? []).map((v) => ({ key: v.key, value: v.value, secret: v.secret })),
+    // the verdict (shouldFail included) is runCheck's, as for every type
+    shouldFail: false,
+  }
+  return outcomeOf(() => runPlaywrightSuite(suite, runOptions(location, context)), () => blankScriptDetails(check), context)
 }
 
 /** A result with details (a run's or an attempt's). */

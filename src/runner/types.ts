@@ -4,6 +4,7 @@ import type { RunnableCheckType } from '../schema/check-types.js'
 import type { TcpCheck } from '../schema/tcp-check.js'
 import type { UrlCheck } from '../schema/url-check.js'
 import type { BrowserCheck, MultiStepCheck } from '../schema/script-check.js'
+import type { PlaywrightCheck } from '../schema/playwright-check.js'
 import type { ScriptDetails } from './script/types.js'
 import type { COMPARISONS } from '../schema/enums.js'
 import type { PrivateTargets } from './targets.js'
@@ -20,6 +21,7 @@ interface ChecksByType {
   URL: UrlCheck
   BROWSER: BrowserCheck
   MULTI_STEP: MultiStepCheck
+  PLAYWRIGHT: PlaywrightCheck
 }
 
 /** A check of one runnable type, as the runner takes it. */
@@ -326,6 +328,12 @@ export interface ScriptProbeOptions {
   tracing?: 'on' | 'retain-on-failure' | 'off'
   /** A run of a test session (`monitors test`, a triggered session): CI=true in the script's environment. */
   testSession?: boolean
+  /**
+   * Whether Playwright check suites run here (default true: agents, `monitors test`). The
+   * server's runner sets it from --playwright-suites: a suite's `playwright test` is not held to
+   * its files (docs/scripts.md), so a server that runs many accounts' suites says so.
+   */
+  suites?: boolean
   /** Script runs at a time in this process: a run waits for a free place before it starts (see Semaphore). */
   limiter?: { run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T>; readonly size?: number }
 }

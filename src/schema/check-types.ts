@@ -239,8 +239,16 @@ const MULTI_STEP = {
   certificates: false,
 } as const satisfies CheckTypeEntry
 
+/** A Playwright check suite: a whole Playwright project run by the runtime's `playwright test` (src/runner/script/suite.ts); its run time measured (reference: analytics of Playwright checks). */
+const PLAYWRIGHT = {
+  ...MULTI_STEP,
+  label: 'Playwright check',
+  route: 'playwright',
+  analyticsRoute: 'playwright-checks',
+} as const satisfies CheckTypeEntry
+
 /** The table: one entry per check type this service serves, in the order lists show them. */
-export const CHECK_TYPE_TABLE = { DNS, ICMP, API, TCP, URL, BROWSER, MULTI_STEP, HEARTBEAT } satisfies Record<string, CheckTypeEntry>
+export const CHECK_TYPE_TABLE = { DNS, ICMP, API, TCP, URL, BROWSER, MULTI_STEP, PLAYWRIGHT, HEARTBEAT } satisfies Record<string, CheckTypeEntry>
 
 /** A check type this service serves. */
 export type ServiceCheckType = keyof typeof CHECK_TYPE_TABLE
@@ -262,9 +270,9 @@ export function isRunnableCheckType(type: unknown): type is RunnableCheckType {
   return typeof type === 'string' && RUNNABLE.has(type)
 }
 
-/** The types whose runs the script engine makes (src/runner/script: a sandboxed browser or multi-step script). */
-export type ScriptCheckType = Extract<ServiceCheckType, 'BROWSER' | 'MULTI_STEP'>
-export const SCRIPT_CHECK_TYPES: readonly ScriptCheckType[] = ['BROWSER', 'MULTI_STEP']
+/** The types whose runs the script engine makes (src/runner/script: a sandboxed browser or multi-step script, a Playwright suite). */
+export type ScriptCheckType = Extract<ServiceCheckType, 'BROWSER' | 'MULTI_STEP' | 'PLAYWRIGHT'>
+export const SCRIPT_CHECK_TYPES: readonly ScriptCheckType[] = ['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT']
 const SCRIPT_TYPES = new Set<string>(SCRIPT_CHECK_TYPES)
 
 /** Whether a check of this type is a script (its runs keep artifacts; the runner's script concurrency limits them). */

@@ -94,10 +94,15 @@ export interface LocalServerOptions {
    */
   metricsToken?: string
   /**
-   * Browser and multi-step runs at a time on this server's runner (default: one per two cores,
+   * Browser, multi-step and Playwright suite runs at a time on this server's runner (default: one per two cores,
    * at least 1); the others wait for a place, so the other check types keep their schedule.
    */
   scriptConcurrency?: number
+  /**
+   * Whether this server's runner runs Playwright check suites (default false: their runs fail
+   * with hasErrors saying so). `playwright test` is not held to its files (docs/scripts.md).
+   */
+  playwrightSuites?: boolean
   /** Where the runtimes of scripts are prepared (default $MONITORS_RUNTIME_CACHE, else ~/.cache/monitors/runtimes). */
   runtimeCache?: string
   /** Chromium of browser checks (default /usr/bin/chromium, or $CHROMIUM_PATH). */
@@ -283,7 +288,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
         ...options.schedulerOptions,
         runOptions: {
           privateTargets, allowedTargets,
-          script: { runtimeCache: options.runtimeCache, chromiumPath: options.chromiumPath, limiter: new Semaphore(scriptConcurrency) },
+          script: { runtimeCache: options.runtimeCache, chromiumPath: options.chromiumPath, limiter: new Semaphore(scriptConcurrency), suites: options.playwrightSuites === true },
           ...options.schedulerOptions?.runOptions,
         },
         artifacts,

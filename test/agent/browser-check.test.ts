@@ -76,4 +76,40 @@ test('home', async ({ page }) => {
       await agent.exited
     }
   }, 240_000)
+
+  it('runs a failing Playwright check suite and uploads its screenshot and trace with the result', async () => {
+    const check = await api('POST', '/v1/checks/playwright', {
+      name: 'Shop suite', activated: false, doubleCheck: false, locations: ['eu-west-2'],
+      files: [
+        { path: 'playwright.config.ts', content: "import { defineConfig } from '@playwright/test'\nexport default defineConfig({ testDir: './tests', use: { baseURL: process.env.SITE } })\n" },
+        { path: 'tests/home.spec.ts', content: "import { test, expect } from '@playwright/test'\ntest('home', async ({ page }) => {\n  await page.goto('/')\n  await expect(page.locator('h1')).toHaveText('Shop!', { timeout: 2000 })\n})\n" },
+      ],
+      environmentVariables: [{ key: 'SITE', value: site.origin }],
+    })
+    expect(check.status, check.text).toBe(201)
+    const agent = spawnAgent(['--locations', 'eu-west-2', '--health-port', '0', '--poll-interval', '200ms'], { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY, MONITORS_RUNTIME_CACHE: runtimeCache })
+    try {
+      await agent.healthPort()
+      const trigger = await api('POST', '/v1/check-sessions/trigger', { target: { checkId: [check.json.id] } })
+      let done
+      for (const deadline = Date.now() + 180_000; ;) {
+        done = await api('GET', `/v1/check-sessions/${trigger.json.sessions[0].checkSessionId}/completion?maxWaitSeconds=30`)
+        if (done.status !== 408 || Date.now() > deadline) break
+      }
+      expect(done.status, done.text).toBe(200)
+      expect(done.json.status).toBe('FAILED')
+      const result = (await api('GET', `/v1/check-results/${check.json.id}?resultType=FINAL`)).json[0]
+      expect(result.error).toContain('home.spec.ts › home')
+      const [trace] = result.playwrightCheckResult.playwrightTraceFiles as Array<{ url: string }>
+      const zip = await fetch(trace.url, { headers: { authorization: `Bearer ${KEY}` } })
+      expect(zip.status).toBe(200)
+      expect(Buffer.from(await zip.arrayBuffer()).subarray(0, 2).toString()).toBe('PK')
+      const manifest = await api('GET', `/v1/check-results/${check.json.id}/${result.id}/assets`)
+      expect((manifest.json.assets as Array<{ type: string }>).map((a) => a.type)).toContain('screenshot')
+      expect(agent.output()).not.toContain('was not uploaded')
+    } finally {
+      agent.child.kill('SIGTERM')
+      await agent.exited
+    }
+  }, 240_000)
 })

@@ -312,6 +312,6 @@ ${dnsCheck('shop-dns', 'www.shop.test')}new HeartbeatCheck('backup', { name: 'Ba
     const dir = makeProject({ 'checks/vars.check.ts': `import { EnvVar } from 'monitors-as-code'\nnew EnvVar('TOKEN', { value: 'x' })\n` })
     const result = await monitors(dir, ['test'])
     expect(result.code).toBe(0)
-    expect(result.stdout).toContain('No checks to test: the project has no DnsCheck, IcmpCheck, ApiCheck, TcpCheck, UrlCheck, BrowserCheck or MultiStepCheck.')
+    expect(result.stdout).toContain('No checks to test: the project has no DnsCheck, IcmpCheck, ApiCheck, TcpCheck, UrlCheck, BrowserCheck, MultiStepCheck or PlaywrightCheck.')
   })
 })

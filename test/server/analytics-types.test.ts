@@ -140,8 +140,11 @@ describe('analytics of DNS, ICMP and heartbeat checks', () => {
     // browser checks: web vitals and error counts, as the reference names them
     const browser = await list('BROWSER')
     expect(browser).toEqual(expect.arrayContaining(['consoleErrors', 'networkErrors', 'userScriptErrors', 'documentErrors', 'availability']))
-    // a type of the spec this server does not run has no metric
-    expect(await list('PLAYWRIGHT')).toEqual([])
+    // Playwright checks: the reference's list for GET /v1/analytics/playwright-checks/{id}, in its order
+    expect(await list('PLAYWRIGHT')).toEqual([
+      'responseTime', 'availability', 'retries', 'responseTime_avg', 'responseTime_max', 'responseTime_median', 'responseTime_min',
+      'responseTime_p50', 'responseTime_p90', 'responseTime_p95', 'responseTime_p99', 'responseTime_stddev', 'responseTime_sum',
+    ])
     const unknown = await call('GET', '/v1/analytics/metrics?checkType=SMOKE')
     expect(expect400(unknown, 'query')).toEqual(['checkType'])
     expect(unknown.json.message).toContain('checkType: must be one of API, BROWSER, HEARTBEAT, ICMP, MULTI_STEP, TCP, PLAYWRIGHT, URL, DNS')

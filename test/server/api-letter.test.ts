@@ -115,7 +115,7 @@ describe('every 400 names its field', () => {
     const heartbeat = (await call('POST', '/v1/checks/heartbeat', heartbeatBody())).json.id
     const answer = await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [dns, heartbeat] } })
     expect(expect400(answer, 'payload')).toEqual(['target.checkId.1'])
-    expect(answer.json.message).toBe(`target.checkId.1: is a HEARTBEAT check (${heartbeat}): a heartbeat check is judged by the pings it receives and cannot be triggered; sessions run DNS, ICMP, API, TCP, URL, BROWSER and MULTI_STEP checks`)
+    expect(answer.json.message).toBe(`target.checkId.1: is a HEARTBEAT check (${heartbeat}): a heartbeat check is judged by the pings it receives and cannot be triggered; sessions run DNS, ICMP, API, TCP, URL, BROWSER, MULTI_STEP and PLAYWRIGHT checks`)
   })
 })
 

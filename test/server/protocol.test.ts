@@ -126,7 +126,7 @@ describe('errors never leak and never answer 500', () => {
 
   it('unknown routes and methods answer 404 JSON', async () => {
     // GET / is the dashboard (test/web); any other path outside the API is still unknown
-    for (const [method, path] of [['GET', '/v1/nothing'], ['GET', '/nothing'], ['PATCH', '/v1/checks/abc'], ['POST', '/v1/checks/playwright']]) {
+    for (const [method, path] of [['GET', '/v1/nothing'], ['GET', '/nothing'], ['PATCH', '/v1/checks/abc'], ['POST', '/v1/checks/traceroute']]) {
       const answer = await api(method, path, method === 'GET' ? undefined : {})
       expect(answer.status, `${method} ${path}`).toBe(404)
       expect(answer.headers.get('content-type')).toMatch(/^application\/json/)

@@ -231,6 +231,7 @@ describe.skipIf(!hasChromium)('examples/browser', () => {
       expect(tested.code, tested.output).toBe(0)
       expect(tested.stdout).toMatch(/browser-check:shop-home "Shop home page".*PASSED/)
       expect(tested.stdout).toMatch(/multistep-check:orders-api "Orders API".*PASSED/)
+      expect(tested.stdout).toMatch(/playwright-check:shop-suite "Shop smoke suite".*PASSED/)
       // another account than the tests above, whose checks have the same names
       const env = { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_B, MONITORING_ACCOUNT_ID: 'acc-b' }
       const applied = await monitors(project, ['apply', '--yes'], env)
@@ -265,7 +266,7 @@ new MultiStepCheck('inline', { name: 'Inline', activated: false, code: { content
     expect((await monitors(other, ['apply', '--yes'], env)).code).toBe(0)
     const imported = await monitors(other, ['import', '--all'], env)
     expect(imported.code, imported.output).toBe(0)
-    expect(imported.stdout).toContain('Wrote the scripts of its browser and multi-step checks: checks/home.spec.ts, checks/lib/expected.ts.')
+    expect(imported.stdout).toContain('Wrote the scripts of its browser, multi-step and Playwright checks: checks/home.spec.ts, checks/lib/expected.ts.')
     expect(readFileSync(join(other, 'checks/home.spec.ts'), 'utf8')).toBe(readFileSync(join(project, 'checks/home.spec.ts'), 'utf8'))
     expect(readFileSync(join(other, 'checks/lib/expected.ts'), 'utf8')).toBe(`export const heading = 'Shop'\n`)
     const code = readFileSync(join(other, readdirSync(other).find((f) => f.startsWith('imported'))!), 'utf8')

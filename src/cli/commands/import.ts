@@ -108,7 +108,7 @@ export const importCommand = {
       const defaults = (project.config.defaults ?? {}) as Record<string, unknown>
       const checkFileDir = relative(project.rootDir, dirname(file)).split(sep).join('/')
       const { text, secrets, files } = generateImport(chosen, defaults, undefined, { checkFileDir })
-      // the scripts of browser and multi-step checks, at their paths in the project: never over a different file
+      // the scripts of browser and multi-step checks, the projects of Playwright checks: never over a different file
       const clashes = files.filter((f) => existsSync(join(project.rootDir, f.path)) && readFileSync(join(project.rootDir, f.path), 'utf8') !== f.content)
       if (clashes.length > 0) {
         throw new ImportError(`${clashes.map((f) => f.path).join(', ')} already ${clashes.length === 1 ? 'exists' : 'exist'} with other content: the imported scripts would replace ${clashes.length === 1 ? 'it' : 'them'}. Move ${clashes.length === 1 ? 'it' : 'them'} away, then import again.`)
@@ -130,7 +130,7 @@ export const importCommand = {
       const shown = relative(process.cwd(), file) || file
       for (const c of chosen) out(`+ ${c.kind} ${c.logicalId} imported (id ${c.remoteId})\n`)
       out(`Wrote ${chosen.length} construct${chosen.length === 1 ? '' : 's'} to ${shown} and recorded them in the lock.\n`)
-      if (files.length > 0) out(`Wrote the scripts of its browser and multi-step checks: ${files.map((f) => relative(process.cwd(), join(project.rootDir, f.path))).join(', ')}.\n`)
+      if (files.length > 0) out(`Wrote the scripts of its browser, multi-step and Playwright checks: ${files.map((f) => relative(process.cwd(), join(project.rootDir, f.path))).join(', ')}.\n`)
       if (secrets.length > 0) err(secretsNote(secrets, env))
       return 0
     })

@@ -29,6 +29,7 @@ interface ServerArgs {
   'allow-target'?: string[]
   'metrics-token'?: string
   'script-concurrency'?: number
+  'playwright-suites'?: boolean
   'artifacts-dir'?: string
   'runtime-cache'?: string
 }
@@ -149,7 +150,11 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         type: 'number',
         requiresArg: true,
         coerce: checkNumber('--script-concurrency', 'a whole number from 1', (n) => Number.isInteger(n) && n >= 1),
-        describe: 'Browser and multi-step runs at a time; the others wait, so other check types keep their schedule (default: one per two cores, at least 1)',
+        describe: 'Browser, multi-step and Playwright suite runs at a time; the others wait, so other check types keep their schedule (default: one per two cores, at least 1)',
+      })
+      .option('playwright-suites', {
+        type: 'boolean',
+        describe: 'Run Playwright check suites on this server\'s runner: `playwright test` is not held to its files, so a suite can read what the server\'s user can (docs/scripts.md); without it their runs fail with hasErrors and agents run them (default from MONITORING_SERVER_PLAYWRIGHT_SUITES=1)',
       })
       .option('artifacts-dir', { type: 'string', requiresArg: true, describe: 'Folder of the screenshots, traces and logs of browser and multi-step runs (default: <database file>.artifacts; with PostgreSQL, give a folder every server shares)' })
       .option('runtime-cache', { type: 'string', requiresArg: true, describe: 'Folder of the prepared script runtimes (default $MONITORS_RUNTIME_CACHE, else ~/.cache/monitors/runtimes)' }) as never,
@@ -197,6 +202,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         allowedTargets: args['allow-target'],
         metricsToken,
         scriptConcurrency: args['script-concurrency'],
+        playwrightSuites: args['playwright-suites'] ?? io().env.MONITORING_SERVER_PLAYWRIGHT_SUITES === '1',
         artifactsDir: args['artifacts-dir'] || io().env.MONITORING_SERVER_ARTIFACTS_DIR || undefined,
         runtimeCache: args['runtime-cache'],
       })

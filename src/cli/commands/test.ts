@@ -241,7 +241,7 @@ export async function testChecks(
   for (const r of project.resources) {
     if (r.kind === 'snippet') snippets[placeholder('snippet', r.logicalId)] = { name: String(r.payload.name ?? ''), script: String(r.payload.script ?? '') }
   }
-  // browser and multi-step runs: their artifacts in the project's .monitors/test-results, a few at a time
+  // browser, multi-step and Playwright suite runs: their artifacts in the project's .monitors/test-results, a few at a time
   const resultsDir = path.join(project.rootDir, '.monitors', 'test-results')
   const script = { testSession: true, workDir: resultsDir, limiter: new Semaphore(defaultScriptConcurrency()) }
   if (selected.some((r) => isScriptCheckType(r.payload.checkType))) mkdirSync(resultsDir, { recursive: true })
@@ -276,7 +276,7 @@ function keepTestArtifacts(result: CheckRunResult, to: string): void {
   manifest.dir = to
 }
 
-/** Where each browser or multi-step run left its artifacts, and how to open its traces. */
+/** Where each browser, multi-step or Playwright suite run left its artifacts, and how to open its traces. */
 export function artifactNotes(tested: readonly TestedCheck[], cwd: string): string[] {
   const notes: string[] = []
   for (const { resource, result } of tested) {
@@ -330,7 +330,7 @@ export const testCommand = {
     const count = all.filter(isRunnable).length
     if (count === 0) {
       for (const r of notRun) out(`${r.kind}:${r.logicalId} is not run: it passes on pings to its ping URL (see monitors status).\n`)
-      out('No checks to test: the project has no DnsCheck, IcmpCheck, ApiCheck, TcpCheck, UrlCheck, BrowserCheck or MultiStepCheck.\n')
+      out('No checks to test: the project has no DnsCheck, IcmpCheck, ApiCheck, TcpCheck, UrlCheck, BrowserCheck, MultiStepCheck or PlaywrightCheck.\n')
       if (args.format === 'json') data(`${JSON.stringify(withEnvironment(testToJson([], notRun), environment), null, 2)}\n`)
       return 0
     }

@@ -1,4 +1,5 @@
 import { browserCheckSchema, multiStepCheckSchema } from '../../schema/script-check.js'
+import { playwrightCheckSchema } from '../../schema/playwright-check.js'
 import type { ResourceDescriptor } from '../types.js'
 import { CHECK_KEYED_ARRAYS, CHECK_SECRET_PATHS, checkDescriptor } from './common.js'
 
@@ -32,5 +33,22 @@ export const multiStepCheck = {
   ...checkDescriptor('multistep', 'MULTI_STEP'),
   keyedArrays: { ...CHECK_KEYED_ARRAYS, dependencies: 'path' },
   unorderedKeyed: ['dependencies', ...checkDescriptor('multistep', 'MULTI_STEP').unorderedKeyed],
+  ...scriptCheckParts,
+} satisfies ResourceDescriptor
+
+/**
+ * A Playwright check suite (`PlaywrightCheck`): a whole Playwright project; its `files` are
+ * diffed by path (a plan shows the lines of each file that changed); `testCommand` is the
+ * service's answer, derived from the selection (never compared).
+ */
+export const playwrightCheck = {
+  kind: 'playwright-check',
+  construct: 'PlaywrightCheck',
+  example: "new PlaywrightCheck('shop-suite', { name: 'Shop suite', playwrightConfigPath: './playwright.config.ts' })",
+  schema: playwrightCheckSchema,
+  ...checkDescriptor('playwright', 'PLAYWRIGHT'),
+  setArrays: [...checkDescriptor('playwright', 'PLAYWRIGHT').setArrays, 'pwProjects', 'pwTags'],
+  keyedArrays: { ...CHECK_KEYED_ARRAYS, files: 'path' },
+  unorderedKeyed: ['files', ...checkDescriptor('playwright', 'PLAYWRIGHT').unorderedKeyed],
   ...scriptCheckParts,
 } satisfies ResourceDescriptor

@@ -7,7 +7,7 @@
  * variables only, a copy of the project in a run folder; not file access.
  */
 import { spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { DEFAULT_RUNTIME_ID, findRuntime } from '../../schema/runtimes.js'
@@ -270,7 +270,31 @@ async function runPlaywright(
   clearInterval(watchdog)
   options.signal?.removeEventListener('abort', onAbort)
   killTree(child.pid)
+  killLeftBehind(env.HOME)
   return ended
+}
+
+/**
+ * Kills the processes a run left behind outside its tree (a test that spawned one `detached`
+ * and returned: it was re-parented when its worker ended): every process of this user whose
+ * environment still holds the run's own HOME (a folder made for this run alone).
+ */
+function killLeftBehind(home: string): void {
+  const entry = Buffer.from(`HOME=${home}\0`)
+  let names: string[]
+  try {
+    names = readdirSync('/proc')
+  } catch {
+    return
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue
+    try {
+      if (readFileSync(`/proc/${name}/environ`).includes(entry)) process.kill(Number(name), 'SIGKILL')
+    } catch {
+      /* gone, or not ours */
+    }
+  }
 }
 
 /** The JSON report, or null when there is none (or not a whole one). */

@@ -8,7 +8,9 @@ export type { ScriptFiles } from './build.js'
 
 export type { ScriptCheckType }
 /** The check types whose runs this folder makes (Playwright check suites: suite.ts). */
-export type ScriptResultType = ScriptCheckType | 'PLAYWRIGHT'
+export type ScriptResultType = ScriptCheckType
+/** The types the script engine runs (engine.ts: one script in a sandboxed child); a Playwright suite runs through suite.ts. */
+export type EngineCheckType = Exclude<ScriptCheckType, 'PLAYWRIGHT'>
 
 /** One environment variable of the check (the API's `environmentVariables` items) or of the account. */
 export interface ScriptVariable {
@@ -21,7 +23,7 @@ export interface ScriptVariable {
 export interface ScriptCheck extends ScriptFiles {
   id?: string | null
   name: string
-  checkType: ScriptCheckType
+  checkType: EngineCheckType
   /** null or absent: the newest runtime. */
   runtimeId?: string | null
   environmentVariables?: ReadonlyArray<ScriptVariable> | null

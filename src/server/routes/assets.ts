@@ -41,6 +41,34 @@ export function manifestOf(result: CheckResultRecord): ManifestFile[] {
   return Array.isArray(files) ? (files.filter((f) => f && typeof f.name === 'string') as ManifestFile[]) : []
 }
 
+/** The URL that serves one file of a result's manifest (GET /v1/check-results/{checkId}/{id}/assets/{name}). */
+export function assetUrl(origin: string, result: Pick<CheckResultRecord, 'checkId' | 'id'>, name: string): string {
+  return `${origin}/v1/check-results/${encodeURIComponent(result.checkId)}/${encodeURIComponent(result.id)}/assets/${name.split('/').map(encodeURIComponent).join('/')}`
+}
+
+/**
+ * A Playwright check suite's result in the reference's shape (CheckResultPlaywright), from its
+ * run's details: the failed tests' errors, its traces (files and URLs), its log lines and every
+ * file it kept; undefined for a result of another type. Videos are not recorded; the JSON report
+ * is read into `details.tests`, not kept (`playwrightTestJsonReportFile` null).
+ */
+export function playwrightCheckResult(origin: string, result: CheckResultRecord): Record<string, unknown> | undefined {
+  const details = (result.details as { details?: { kind?: string; logs?: unknown; tests?: unknown } }).details
+  if (details?.kind !== 'PLAYWRIGHT') return undefined
+  const tests = Array.isArray(details.tests) ? (details.tests as Array<{ titlePath?: string[]; status?: string; error?: { message?: string } | null }>) : []
+  const files = manifestOf(result).map((f) => ({ ...f, url: assetUrl(origin, result, f.name) }))
+  const traces = files.filter((f) => f.kind === 'trace')
+  return {
+    errors: tests.filter((t) => t.error).map((t) => ({ test: (t.titlePath ?? []).join(' › '), status: t.status, message: t.error?.message ?? '' })),
+    playwrightTraceFiles: traces.map((f) => ({ url: f.url, name: f.name.split('/').slice(-2, -1)[0] ?? f.name, filename: f.name.split('/').pop() })),
+    jobLog: typeof details.logs === 'string' ? details.logs.split('\n').filter((l) => l.trim() !== '') : [],
+    jobAssets: files.map((f) => ({ type: ASSET_TYPE[f.kind] ?? 'file', name: f.name, url: f.url, contentType: f.contentType, bytes: f.bytes })),
+    playwrightTestVideos: [],
+    playwrightTestTraces: traces.map((f) => f.url),
+    playwrightTestJsonReportFile: null,
+  }
+}
+
 function base(request: FastifyRequest): string {
   return `${request.protocol}://${request.host}`
 }
@@ -57,13 +85,12 @@ export function assetRoutes(app: FastifyInstance, store: Store, artifacts: Artif
     const result = await resultOf(request)
     const check = await store.checks.get(request.accountId, result.checkId)
     const body = check ? (JSON.parse(check.json) as { name?: string; checkType?: string }) : {}
-    const path = `/v1/check-results/${encodeURIComponent(result.checkId)}/${encodeURIComponent(result.id)}/assets/`
     const files = manifestOf(result).filter((f) => artifacts?.file(request.accountId, result.id, result.stoppedAt, f.name) !== undefined)
     return {
       assets: files.map((f) => ({
         type: ASSET_TYPE[f.kind] ?? 'file',
         name: f.name,
-        url: `${base(request)}${path}${f.name.split('/').map(encodeURIComponent).join('/')}`,
+        url: assetUrl(base(request), result, f.name),
         contentType: f.contentType,
         bytes: f.bytes,
         source: { type: 'check-result', checkId: result.checkId, checkName: body.name, checkType: body.checkType, resultId: result.id },

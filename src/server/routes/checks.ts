@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { apiCheckSchema, blankCheckSecrets, autoAssignAlertsQuerySchema, checkListQuerySchema, dnsCheckSchema, heartbeatCheckSchema, icmpCheckSchema, tcpCheckSchema, urlCheckSchema, browserCheckSchema, multiStepCheckSchema, type HeartbeatCheck } from '../../schema/index.js'
+import { apiCheckSchema, blankCheckSecrets, autoAssignAlertsQuerySchema, checkListQuerySchema, dnsCheckSchema, heartbeatCheckSchema, icmpCheckSchema, tcpCheckSchema, urlCheckSchema, browserCheckSchema, multiStepCheckSchema, playwrightCheckSchema, type HeartbeatCheck } from '../../schema/index.js'
 import { CHECK_TYPE_TABLE, SERVICE_CHECK_TYPES, type ServiceCheckType } from '../../schema/check-types.js'
 import { badRequest, notFound, parseOr400 } from '../errors.js'
 import type { Store } from '../store/index.js'
@@ -16,7 +16,7 @@ import { cycleFrom, dependsOnOf } from '../results/dependencies.js'
  */
 
 /** The request body schema of each type (routes: POST /v1/checks/<route>, PUT /v1/checks/<route>/{id}, from the table). */
-const SCHEMAS = { DNS: dnsCheckSchema, ICMP: icmpCheckSchema, API: apiCheckSchema, TCP: tcpCheckSchema, URL: urlCheckSchema, BROWSER: browserCheckSchema, MULTI_STEP: multiStepCheckSchema, HEARTBEAT: heartbeatCheckSchema } satisfies Record<ServiceCheckType, unknown>
+const SCHEMAS = { DNS: dnsCheckSchema, ICMP: icmpCheckSchema, API: apiCheckSchema, TCP: tcpCheckSchema, URL: urlCheckSchema, BROWSER: browserCheckSchema, MULTI_STEP: multiStepCheckSchema, PLAYWRIGHT: playwrightCheckSchema, HEARTBEAT: heartbeatCheckSchema } satisfies Record<ServiceCheckType, unknown>
 
 /**
  * Answers of checks mask their secret values (see blankCheckSecrets: secret environment

@@ -8,6 +8,7 @@ import { checkLocations } from '../scheduler/due.js'
 import { withGroup } from '../scheduler/groups.js'
 import type { RunServices } from '../scheduler/runs.js'
 import { contentRange } from './util.js'
+import { playwrightCheckResult } from './assets.js'
 
 /*
  * Check sessions: a trigger runs each targeted check once in each of its locations, now,
@@ -122,7 +123,9 @@ async function sessionState(store: Store, account: string, link: string, session
   }
 }
 
-function presentStored(result: CheckResultRecord) {
+/** A stored result as answered; a Playwright check suite's also in the reference's shape (`playwrightCheckResult`, asset URLs on `origin`). */
+function presentStored(result: CheckResultRecord, origin: string) {
+  const playwright = playwrightCheckResult(origin, result)
   return {
     id: result.id,
     checkId: result.checkId,
@@ -138,6 +141,7 @@ function presentStored(result: CheckResultRecord) {
     stoppedAt: result.stoppedAt,
     error: result.error,
     result: result.details,
+    ...(playwright ? { playwrightCheckResult: playwright } : {}),
     created_at: result.created_at,
   }
 }
@@ -249,7 +253,7 @@ export function sessionRoutes(app: FastifyInstance, store: Store, services: RunS
     const { checkId, id } = parseOr400(resultParams, request.params, 'params')
     const result = await store.results.get(request.accountId, id)
     if (!result || result.checkId !== checkId) throw notFound('Check result')
-    return presentStored(result)
+    return presentStored(result, base(request))
   })
 
   app.get('/v1/check-results/:checkId', async (request, reply) => {
@@ -260,6 +264,6 @@ export function sessionRoutes(app: FastifyInstance, store: Store, services: RunS
     const offset = (query.page - 1) * query.limit
     const page = await store.results.list(request.accountId, { checkId, resultType: query.resultType, limit: query.limit, offset })
     reply.header('content-range', contentRange(offset, page.items.length, page.total))
-    return page.items.map(presentStored)
+    return page.items.map((r) => presentStored(r, base(request)))
   })
 }

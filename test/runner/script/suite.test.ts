@@ -1,10 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { strFromU8, unzipSync } from 'fflate'
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runPlaywrightSuite } from '../../../src/runner/script/index.js'
 import { hasChromium } from '../../helpers/browser.js'
 import { prepareTestRuntime } from '../../helpers/runtime.js'
@@ -75,3 +75,62 @@ test('not selected', async () => {})
   expect(texts).not.toContain('tok-secret-4711')
   expect(JSON.stringify(result)).not.toContain('tok-secret-4711')
 }, 180_000)
+
+/** Processes of this machine whose command line holds `marker` (read from /proc). */
+function processesWith(marker: string): number[] {
+  const pids: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(marker)) pids.push(Number(name))
+    } catch {
+      /* gone */
+    }
+  }
+  return pids
+}
+
+/** A one-project suite whose single test is `body`. */
+const oneTest = (body: string) => ({
+  name: 'contained',
+  files: [
+    { path: 'playwright.config.ts', content: "import { defineConfig } from '@playwright/test'\nexport default defineConfig({ testDir: './tests', timeout: 0 })\n" },
+    { path: 'tests/t.spec.ts', content: `import { test } from '@playwright/test'\nimport { spawn } from 'node:child_process'\ntest('t', async () => {\n${body}\n})\n` },
+  ],
+})
+
+describe('a suite that misbehaves fails its run and leaves nothing behind', () => {
+  it('a test that loops is stopped at the wall clock with its workers', async () => {
+    const started = Date.now()
+    const result = await runPlaywrightSuite(oneTest("  const marker = 'loop-marker-4711'\n  for (;;) { marker.length }"), { runtimeCache: cache, workDir: work, timeoutMs: 8_000 })
+    expect(result).toMatchObject({ status: 'TIMED_OUT', timedOut: true })
+    expect(result.error).toContain('exceeded its limit of 8 s')
+    // generous: the machine is shared; a loop never stopped would take the whole minute of the test's deadline
+    expect(Date.now() - started).toBeLessThan(50_000)
+    expect(processesWith(work)).toEqual([])
+  }, 90_000)
+
+  it('processes a test spawns, even in a session of their own, are killed with the run', async () => {
+    const marker = `spawn-marker-${process.pid}`
+    const body = `  spawn('/bin/sh', ['-c', 'sleep 600; echo ${marker}'], { stdio: 'ignore' })\n  spawn('/bin/sh', ['-c', 'sleep 600; echo ${marker}'], { stdio: 'ignore', detached: true }).unref()\n  await new Promise((r) => setTimeout(r, 600_000))`
+    const result = await runPlaywrightSuite(oneTest(body), { runtimeCache: cache, workDir: work, timeoutMs: 8_000 })
+    expect(result).toMatchObject({ status: 'TIMED_OUT', timedOut: true })
+    expect(processesWith(marker)).toEqual([])
+  }, 90_000)
+
+  it('a process a passing test leaves behind in a session of its own is killed when the run ends', async () => {
+    const marker = `left-marker-${process.pid}`
+    const body = `  spawn('/bin/sh', ['-c', 'sleep 600; echo ${marker}'], { stdio: 'ignore', detached: true }).unref()\n  await new Promise((r) => setTimeout(r, 1000))`
+    const result = await runPlaywrightSuite(oneTest(body), { runtimeCache: cache, workDir: work, timeoutMs: 60_000 })
+    expect(result.status, result.error ?? '').toBe('PASSED')
+    expect(processesWith(marker)).toEqual([])
+  }, 90_000)
+
+  it('a test whose memory grows is stopped over the memory limit: the run hasErrors naming it', async () => {
+    const body = "  const kept: string[] = []\n  for (;;) { kept.push('x'.repeat(1 << 20) + kept.length); if (kept.length % 16 === 0) await new Promise((r) => setTimeout(r, 1)) }"
+    const result = await runPlaywrightSuite(oneTest(body), { runtimeCache: cache, workDir: work, timeoutMs: 60_000, memoryLimitMb: 400 })
+    expect(result).toMatchObject({ hasErrors: true, status: 'FAILED' })
+    expect(result.error).toMatch(/over the memory limit of 400 MB: the run was stopped/)
+    expect(processesWith(work)).toEqual([])
+  }, 90_000)
+})

@@ -1,0 +1,258 @@
+/**
+ * Playwright check suites end to end: the real server (runner on, SQLite file or PostgreSQL) with
+ * Debian's Chromium, the small shop of examples/browser on 127.0.0.1, the built CLI. The routes
+ * and rules of POST/PUT /v1/checks/playwright, the PlaywrightCheck of examples/browser applied
+ * and run by the server, a failing variant's per-file plan, its screenshot and trace served and
+ * shown on the dashboard, import writing the project back, and the loader's problems.
+ */
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { LocalServer } from '../../src/server/index.js'
+import { hasChromium } from '../helpers/browser.js'
+import { makeProject, monitors, repo, STACK_LINE, writeFiles } from '../helpers/cli.js'
+import { startHttpServer, type HttpServerHandle } from '../helpers/http-server.js'
+import { prepareTestRuntime } from '../helpers/runtime.js'
+import { KEY_A, KEY_B, caller, expect400, startTestServer, type Call } from './helpers.js'
+
+let dir: string
+let site: HttpServerHandle
+let server: LocalServer
+let call: Call
+let callB: Call
+
+const PAGE = '<!doctype html><html><head><title>Shop</title></head><body><h1>Shop</h1><a href="/cart">Cart</a></body></html>'
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'monitors-playwright-checks-'))
+  site = await startHttpServer()
+  site.route('/', { status: 200, headers: { 'content-type': 'text/html' }, body: PAGE })
+  site.route('/api/orders', { status: 200, body: { orders: [{ id: 1 }] } })
+  site.route('/cart', { status: 200, headers: { 'content-type': 'text/html' }, body: '<!doctype html><title>Cart</title><h1>Your cart</h1>' })
+  const runtimeCache = await prepareTestRuntime()
+  process.env.MONITORS_RUNTIME_CACHE = runtimeCache
+  server = await startTestServer({ dbPath: join(dir, 'suites.db'), runner: true, playwrightSuites: true, privateTargets: 'allow', runtimeCache, scriptConcurrency: 1, schedulerOptions: { tickMs: 50 } })
+  call = caller(server)
+  callB = caller(server, KEY_B)
+}, 180_000)
+afterAll(async () => {
+  await server?.close()
+  await site?.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+async function triggerAndWait(id: string, c: Call = call) {
+  const trigger = await c('POST', '/v1/check-sessions/trigger', { target: { checkId: [id] } })
+  expect(trigger.status, trigger.text).toBe(201)
+  // a suite's run takes seconds, longer on a loaded machine: asked again until it is done (408), for up to 4 minutes
+  const deadline = Date.now() + 240_000
+  for (;;) {
+    const done = await c('GET', `/v1/check-sessions/${trigger.json.sessions[0].checkSessionId}/completion?maxWaitSeconds=30`)
+    if (done.status === 408 && Date.now() < deadline) continue
+    expect(done.status, done.text).toBe(200)
+    return done.json
+  }
+}
+
+async function finalResult(checkId: string, c: Call = call) {
+  const results = await c('GET', `/v1/check-results/${checkId}?resultType=FINAL&limit=1`)
+  expect(results.status, results.text).toBe(200)
+  return results.json[0]
+}
+
+async function logIn(key: string): Promise<string> {
+  const answer = await fetch(`${server.url}/dashboard/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url }, body: new URLSearchParams({ apiKey: key }).toString() })
+  expect(answer.status).toBe(303)
+  return (answer.headers.get('set-cookie') ?? '').split(';')[0]
+}
+
+const CONFIG = "import { defineConfig } from '@playwright/test'\nexport default defineConfig({ testDir: './tests', projects: [{ name: 'desktop' }] })\n"
+const suiteBody = (extra: Record<string, unknown> = {}) => ({
+  name: 'Suite', activated: false, doubleCheck: false,
+  files: [{ path: 'playwright.config.ts', content: CONFIG }, { path: 'tests/a.spec.ts', content: "import { test } from '@playwright/test'\ntest('a @smoke', async () => {})\n" }],
+  pwProjects: ['desktop'], pwTags: ['@smoke'], ...extra,
+})
+
+describe('Playwright checks: routes and rules', () => {
+  it('POST /v1/checks/playwright creates (201) with its files and answers testCommand; PUT replaces; GET, list and DELETE as any check; another account is 404', async () => {
+    const created = await call('POST', '/v1/checks/playwright', suiteBody())
+    expect(created.status, created.text).toBe(201)
+    expect(created.json).toMatchObject({ checkType: 'PLAYWRIGHT', pwProjects: ['desktop'], pwTags: ['@smoke'], testCommand: 'npx playwright test --project "desktop" --grep "@smoke"' })
+    expect(created.json.files).toHaveLength(2)
+    const id = created.json.id
+    expect((await call('GET', `/v1/checks/${id}`)).json).toMatchObject({ checkType: 'PLAYWRIGHT', name: 'Suite' })
+    expect(((await call('GET', '/v1/checks?checkType=PLAYWRIGHT')).json as Array<{ id: string }>).map((c) => c.id)).toContain(id)
+    const replaced = await call('PUT', `/v1/checks/playwright/${id}`, { ...created.json, name: 'Suite 2', pwTags: [] })
+    expect(replaced.status, replaced.text).toBe(200)
+    expect(replaced.json).toMatchObject({ name: 'Suite 2', testCommand: 'npx playwright test --project "desktop"' })
+    expect((await callB('GET', `/v1/checks/${id}`)).status).toBe(404)
+    expect((await callB('PUT', `/v1/checks/playwright/${id}`, suiteBody())).status).toBe(404)
+    expect((await call('GET', `/v1/analytics/playwright-checks/${id}?metrics=responseTime,availability`)).status).toBe(200)
+    expect((await callB('GET', `/v1/analytics/playwright-checks/${id}?metrics=responseTime`)).status).toBe(404)
+    expect((await call('DELETE', `/v1/checks/${id}`)).status).toBe(204)
+    expect((await call('GET', `/v1/checks/${id}`)).status).toBe(404)
+  })
+
+  it('refuses a config that is not among the files, a path out of the project, a file twice, another browser and no files (400 naming the field)', async () => {
+    expect(expect400(await call('POST', '/v1/checks/playwright', suiteBody({ playwrightConfigPath: 'pw.config.ts' })), 'payload')).toEqual(['playwrightConfigPath'])
+    expect(expect400(await call('POST', '/v1/checks/playwright', suiteBody({ playwrightConfigPath: 'tests/pw.config.ts', files: [{ path: 'tests/a.spec.ts', content: 'x' }] })), 'payload')).toEqual(['playwrightConfigPath'])
+    expect(expect400(await call('POST', '/v1/checks/playwright', suiteBody({ files: [{ path: 'playwright.config.ts', content: CONFIG }, { path: '../etc/passwd', content: 'x' }] })), 'payload')).toEqual(['files.1.path'])
+    expect(expect400(await call('POST', '/v1/checks/playwright', suiteBody({ files: [{ path: 'playwright.config.ts', content: CONFIG }, { path: 'playwright.config.ts', content: CONFIG }] })), 'payload')).toEqual(['files.1.path'])
+    const firefox = await call('POST', '/v1/checks/playwright', suiteBody({ browsers: ['firefox'] }))
+    expect(expect400(firefox, 'payload')).toEqual(['browsers.0'])
+    expect(firefox.text).toContain('only chromium runs here')
+    expect(expect400(await call('POST', '/v1/checks/playwright', suiteBody({ files: [] })), 'payload')).toEqual(['files'])
+  })
+})
+
+describe('a server without --playwright-suites', () => {
+  it('fails a suite\'s run with hasErrors saying so, and runs nothing', async () => {
+    const plain = await startTestServer({ dbPath: join(dir, 'plain.db'), runner: true, privateTargets: 'allow', runtimeCache: process.env.MONITORS_RUNTIME_CACHE, schedulerOptions: { tickMs: 50 } })
+    try {
+      const c = caller(plain)
+      const created = await c('POST', '/v1/checks/playwright', suiteBody())
+      expect(created.status, created.text).toBe(201)
+      const trigger = await c('POST', '/v1/check-sessions/trigger', { target: { checkId: [created.json.id] } })
+      const done = await c('GET', `/v1/check-sessions/${trigger.json.sessions[0].checkSessionId}/completion?maxWaitSeconds=30`)
+      expect(done.status, done.text).toBe(200)
+      const [result] = (await c('GET', `/v1/check-results/${created.json.id}?resultType=FINAL`)).json
+      expect(result).toMatchObject({ hasErrors: true, status: 'FAILED' })
+      expect(result.error).toContain('this server does not run Playwright check suites')
+      expect(result.result.details.tests).toEqual([])
+    } finally {
+      await plain.close()
+    }
+  }, 120_000)
+})
+
+/** examples/browser in a folder of its own, `monitors-as-code` resolving to this repository. */
+function exampleProject(): string {
+  const project = mkdtempSync(join(dir, 'example-'))
+  cpSync(join(repo, 'examples', 'browser'), project, { recursive: true })
+  mkdirSync(join(project, 'node_modules'))
+  symlinkSync(repo, join(project, 'node_modules', 'monitors-as-code'), 'dir')
+  return project
+}
+
+describe.skipIf(!hasChromium)('the PlaywrightCheck of examples/browser run by the server (Debian Chromium)', () => {
+  it('apply creates it with its project; the server runs the selected tests; a failing variant is a per-file plan, FAILED, its screenshot and trace served and shown on the dashboard', async () => {
+    const project = exampleProject()
+    const env = { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_A, MONITORING_ACCOUNT_ID: 'acc-a', SHOP_URL: site.origin }
+    const applied = await monitors(project, ['apply', '--yes'], env)
+    expect(applied.code, applied.output).toBe(0)
+    const checks = (await call('GET', '/v1/checks?checkType=PLAYWRIGHT&limit=100')).json as Array<Record<string, any>>
+    const suite = checks.find((c) => c.name === 'Shop smoke suite')
+    expect(suite).toMatchObject({ playwrightConfigPath: 'playwright.config.ts', pwProjects: ['desktop'], pwTags: ['@smoke'] })
+    expect((suite!.files as Array<{ path: string }>).map((f) => f.path)).toEqual(['playwright.config.ts', 'tests/cart.spec.ts', 'tests/orders.spec.ts', 'tests/shop.ts'])
+
+    const passed = await triggerAndWait(suite!.id)
+    expect(passed.status, JSON.stringify(passed)).toBe('PASSED')
+    const good = await finalResult(suite!.id)
+    // the desktop project's tests tagged @smoke: two of the three
+    expect((good.result.details.tests as Array<{ titlePath: string[]; status: string }>).map((t) => [t.titlePath.join(' › '), t.status])).toEqual([
+      ['desktop › cart.spec.ts › the cart opens from the home page @smoke', 'passed'],
+      ['desktop › orders.spec.ts › the orders API lists orders @smoke', 'passed'],
+    ])
+    expect(good.playwrightCheckResult).toMatchObject({ errors: [], playwrightTraceFiles: [], playwrightTestVideos: [] })
+    const analytics = await call('GET', `/v1/analytics/playwright-checks/${suite!.id}?metrics=responseTime,availability`)
+    expect(analytics.status, analytics.text).toBe(200)
+    expect(analytics.json.checkType).toBe('PLAYWRIGHT')
+
+    writeFiles(project, { 'suite/tests/shop.ts': "/** What the shop's pages say: shared by the suite's tests. */\nexport const CART_HEADING = 'Your basket'\n" })
+    const plan = await monitors(project, ['plan', '--detailed-exitcode'], env)
+    expect(plan.code, plan.output).toBe(2)
+    expect(plan.stdout).toContain('files[tests/shop.ts].content:')
+    expect(plan.stdout).toMatch(/- +\| export const CART_HEADING = 'Your cart'/)
+    expect(plan.stdout).toMatch(/\+ +\| export const CART_HEADING = 'Your basket'/)
+    expect(plan.stdout).not.toContain('files[tests/orders.spec.ts]')
+    expect((await monitors(project, ['apply', '--yes'], env)).code).toBe(0)
+
+    const failed = await triggerAndWait(suite!.id)
+    expect(failed.status).toBe('FAILED')
+    const bad = await finalResult(suite!.id)
+    expect(bad.hasFailures).toBe(true)
+    expect(bad.error).toContain('desktop › cart.spec.ts › the cart opens from the home page @smoke')
+    expect(bad.playwrightCheckResult.errors).toEqual([expect.objectContaining({ test: 'desktop › cart.spec.ts › the cart opens from the home page @smoke', status: 'failed' })])
+    const [traceFile] = bad.playwrightCheckResult.playwrightTraceFiles as Array<{ url: string; filename: string }>
+    expect(traceFile.filename).toBe('trace.zip')
+    const zip = await fetch(traceFile.url, { headers: { authorization: `Bearer ${KEY_A}` } })
+    expect(zip.status).toBe(200)
+    expect(Buffer.from(await zip.arrayBuffer()).subarray(0, 2).toString()).toBe('PK')
+    expect((await fetch(traceFile.url, { headers: { authorization: `Bearer ${KEY_B}` } })).status).toBe(404)
+    const manifest = await call('GET', `/v1/check-results/${suite!.id}/${bad.id}/assets`)
+    const assets = manifest.json.assets as Array<{ type: string; source: Record<string, unknown> }>
+    expect(assets.find((a) => a.type === 'screenshot')?.source, manifest.text).toMatchObject({ checkType: 'PLAYWRIGHT' })
+
+    // the dashboard's result page: the screenshot inline, the trace offered for show-trace; another account's 404
+    const page = await fetch(`${server.url}/dashboard/results/${suite!.id}/${bad.id}`, { headers: { cookie: await logIn(KEY_A) } })
+    expect(page.status).toBe(200)
+    const html = await page.text()
+    const img = /<img src="([^"]+)"/.exec(html)?.[1]
+    expect(img, html).toMatch(/^\/dashboard\/results\/.+\/assets\/test-results\/.+\.png/)
+    expect(html).toMatch(/<a href="[^"]+\/assets\/test-results\/[^"]+\/trace\.zip" download data-trace>/)
+    expect(html).toContain('npx playwright show-trace')
+    const shown = await fetch(`${server.url}${img!.replace(/&amp;/g, '&')}`, { headers: { cookie: await logIn(KEY_A) } })
+    expect(shown.headers.get('content-type')).toBe('image/png')
+    expect((await fetch(`${server.url}/dashboard/results/${suite!.id}/${bad.id}`, { headers: { cookie: await logIn(KEY_B) } })).status).toBe(404)
+
+    const destroyed = await monitors(project, ['destroy', '--yes'], env)
+    expect(destroyed.code, destroyed.output).toBe(0)
+    expect((await call('GET', `/v1/checks/${suite!.id}`)).status).toBe(404)
+  }, 600_000)
+})
+
+describe('import of a Playwright check', () => {
+  it('writes its project back into a folder of its own, never over a different file; the next plan is No changes.', async () => {
+    const env = { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_B, MONITORING_ACCOUNT_ID: 'acc-b' }
+    const source = exampleProject()
+    expect((await monitors(source, ['apply', '--yes'], { ...env, SHOP_URL: site.origin })).code).toBe(0)
+    const other = makeProject({ 'keep.check.ts': `import { EnvVar } from 'monitors-as-code'\nnew EnvVar('KEEP', { value: 'x' })\n` })
+    expect((await monitors(other, ['apply', '--yes'], env)).code).toBe(0)
+    // a different file where the suite's config would go: nothing is written
+    writeFiles(other, { 'shop-smoke-suite/playwright.config.ts': '// mine\n' })
+    const refused = await monitors(other, ['import', '--all'], env)
+    expect(refused.code, refused.output).not.toBe(0)
+    expect(refused.output).toContain('shop-smoke-suite/playwright.config.ts already exists with other content')
+    expect(readFileSync(join(other, 'shop-smoke-suite/playwright.config.ts'), 'utf8')).toBe('// mine\n')
+    rmSync(join(other, 'shop-smoke-suite'), { recursive: true })
+
+    const imported = await monitors(other, ['import', '--all'], env)
+    expect(imported.code, imported.output).toBe(0)
+    expect(imported.stdout).toContain('shop-smoke-suite/tests/cart.spec.ts')
+    for (const f of ['playwright.config.ts', 'tests/cart.spec.ts', 'tests/orders.spec.ts', 'tests/shop.ts']) {
+      expect(readFileSync(join(other, 'shop-smoke-suite', f), 'utf8'), f).toBe(readFileSync(join(source, 'suite', f), 'utf8'))
+    }
+    const code = readFileSync(join(other, readdirSync(other).find((f) => f.startsWith('imported'))!), 'utf8')
+    expect(code).toContain('new PlaywrightCheck(')
+    expect(code).toContain("playwrightConfigPath: './shop-smoke-suite/playwright.config.ts'")
+    const plan = await monitors(other, ['plan', '--detailed-exitcode'], env)
+    expect(plan.code, plan.output).toBe(0)
+  }, 180_000)
+})
+
+describe('a PlaywrightCheck with a problem', () => {
+  it('is reported by the loader naming the file, the construct and the field or the import; nothing is sent', async () => {
+    const project = makeProject({
+      'bad.check.ts': `import { PlaywrightCheck } from 'monitors-as-code'
+new PlaywrightCheck('noconfig', { name: 'A', playwrightConfigPath: './nope.config.ts' })
+new PlaywrightCheck('project', { name: 'B', playwrightConfigPath: './suite/playwright.config.ts', pwProjects: ['mobile'] })
+new PlaywrightCheck('pkg', { name: 'C', playwrightConfigPath: './pkg/playwright.config.ts' })
+new PlaywrightCheck('empty', { name: 'D', playwrightConfigPath: './empty/playwright.config.ts' })
+`,
+      'suite/playwright.config.ts': CONFIG,
+      'suite/tests/a.spec.ts': "import { test } from '@playwright/test'\ntest('a', async () => {})\n",
+      'pkg/playwright.config.ts': CONFIG,
+      'pkg/tests/a.spec.ts': "import { test } from '@playwright/test'\nimport pad from 'left-pad'\ntest('a', async () => { pad })\n",
+      'empty/playwright.config.ts': CONFIG,
+    })
+    const result = await monitors(project, ['validate'])
+    expect(result.code).toBe(1)
+    expect(result.output).not.toMatch(STACK_LINE)
+    expect(result.output).toContain('bad.check.ts › PlaywrightCheck "noconfig" › playwrightConfigPath: file ./nope.config.ts does not exist')
+    expect(result.output).toContain('bad.check.ts › PlaywrightCheck "project" › pwProjects.0: names no project of suite/playwright.config.ts (got "mobile"; its projects: "desktop")')
+    expect(result.output).toMatch(/pkg\/tests\/a\.spec\.ts:2 › PlaywrightCheck "pkg" › imports "left-pad", a package runtime 2025\.04 does not provide/)
+    expect(result.output).toContain('bad.check.ts › PlaywrightCheck "empty" › playwrightConfigPath: empty/playwright.config.ts finds no test file')
+    expect(existsSync(join(project, 'monitoring.lock.json'))).toBe(false)
+  })
+})
