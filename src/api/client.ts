@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { isTimeoutError, Transport, CONNECT_TIMEOUT, type TransportResponse } from './http.js'
 import { apiErrorFor, NetworkError, NotFoundError, RateLimitError, ServerError, type ApiErrorBody, type RequestInfo } from './errors.js'
 import { Pacer, rateLimitFigures } from './pacing.js'
@@ -5,6 +6,7 @@ import { backoffDelay, DEFAULT_BACKOFF, sleep, type BackoffOptions } from './bac
 import { addSecret, redact, redactUrl } from './redact.js'
 import { UserError } from '../errors.js'
 import { openPageCache, type PageCache } from './page-cache.js'
+import type { ReadLog } from './paging.js'
 
 export interface ApiClientOptions {
   /** Base URL of the service, e.g. `https://api.example.com` or `http://127.0.0.1:4000`. */
@@ -145,8 +147,20 @@ export class ApiClient {
     await this.pool.close()
   }
 
+  /**
+   * When set, every request sent is counted in it and every list page read is recorded
+   * (paging.ts): what a plan read, so that it can be memoized (src/plan/memo.ts).
+   */
+  readLog: ReadLog | undefined
+
   get<T>(path: string, query?: Query, headers?: Record<string, string>) {
+    if (this.readLog) this.readLog.requests++
     return this.send<T>({ method: 'GET', path, query, headers })
+  }
+
+  /** A hash of the API key (never the key): what a cache of this target's answers is kept for. */
+  get apiKeyHash(): string {
+    return createHash('sha256').update(this.apiKey ?? '').digest('hex')
   }
 
   /** The kept pages of the list at `path` of this target, when pages are kept (pageCacheDir). */
@@ -154,9 +168,11 @@ export class ApiClient {
     return this.pageCacheDir === undefined ? undefined : openPageCache(this.pageCacheDir, { baseUrl: this.baseUrl, accountId: this.accountId, apiKey: this.apiKey }, path)
   }
   post<T>(path: string, body: unknown, query?: Query) {
+    if (this.readLog) this.readLog.requests++
     return this.send<T>({ method: 'POST', path, body, query })
   }
   put<T>(path: string, body: unknown, query?: Query) {
+    if (this.readLog) this.readLog.requests++
     return this.send<T>({ method: 'PUT', path, body, query })
   }
   delete(path: string) {

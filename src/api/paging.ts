@@ -2,6 +2,25 @@ import type { ApiClient, Query } from './client.js'
 import type { StoredPage } from './page-cache.js'
 import { UserError } from '../errors.js'
 
+/** One list page as a read resolved it: its ETag, and what its headers said of the pages after it. */
+export interface ListPageRead {
+  path: string
+  query: Query
+  etag: string
+  after?: string
+  total?: number
+  /** Asked by keyset (`after`) rather than by number. */
+  keyset: boolean
+  /** It held PAGE_LIMIT records. */
+  full: boolean
+}
+
+/** What a client read (ApiClient.readLog): every request counted, every list page with an ETag recorded. */
+export interface ReadLog {
+  requests: number
+  pages: ListPageRead[]
+}
+
 /** Page size used for every list: the API's maximum. */
 export const PAGE_LIMIT = 100
 
@@ -26,12 +45,14 @@ export async function listAllByPage<T>(
       const reused = reusedPage(stored, response.headers, after !== undefined)
       if (reused) {
         cache!.reuse(url, reused)
+        logRead(client, path, query, reused, after !== undefined, reused.items.length)
         return { items: reused.items as T[], total: reused.total, after: reused.after }
       }
       response = await client.get<unknown>(path, query)
     }
     const read = { items: asArray<T>(response.body, path), total: totalFromContentRange(response.headers['content-range']), after: nextAfter(response.headers.link) }
     const etag = response.headers.etag
+    if (typeof etag === 'string' && etag !== '') logRead(client, path, query, { etag, after: read.after, total: read.total }, after !== undefined, read.items.length)
     if (cache && typeof etag === 'string' && etag !== '') {
       const page: StoredPage = { etag, items: read.items, ...(read.after !== undefined ? { after: read.after } : {}), ...(read.total !== undefined ? { total: read.total } : {}) }
       // read whole but the same as kept (a full last page, see reusedPage): the file needs no rewrite
@@ -45,6 +66,35 @@ export async function listAllByPage<T>(
   return all
 }
 
+function logRead(client: ApiClient, path: string, query: Query, page: { etag: string; after?: string; total?: number }, keyset: boolean, items: number): void {
+  client.readLog?.pages.push({ path, query, etag: page.etag, ...(page.after !== undefined ? { after: page.after } : {}), ...(page.total !== undefined ? { total: page.total } : {}), keyset, full: items >= PAGE_LIMIT })
+}
+
+/**
+ * Whether every page of `pages` is unchanged: each asked again with its ETag, all at once (at
+ * most `parallel`), must answer 304 and say of the pages after it what it said before (the same
+ * next link and total, as listAllByPage would resolve them). Any other answer, or an error, is a
+ * no: a full read then sees what changed.
+ */
+export async function pagesUnchanged(client: ApiClient, pages: readonly ListPageRead[], parallel = 8): Promise<boolean> {
+  let next = 0
+  let same = true
+  const worker = async () => {
+    while (same && next < pages.length) {
+      const page = pages[next++]
+      try {
+        const response = await client.get<unknown>(page.path, page.query, { 'if-none-match': page.etag })
+        const resolved = response.status === 304 ? reusedPage({ etag: page.etag, items: [], ...(page.after !== undefined ? { after: page.after } : {}) }, response.headers, page.keyset, page.full) : undefined
+        if (!resolved || resolved.after !== page.after || resolved.total !== page.total) same = false
+      } catch {
+        same = false
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(parallel, pages.length) }, worker))
+  return same
+}
+
 /**
  * A page answered 304: its kept records, with what the answer's own headers say of the pages
  * after it (the body is the same, but the list may have grown past it: a full last page gains a
@@ -54,10 +104,10 @@ export async function listAllByPage<T>(
  * a next link nor a `Link` header on the 304: whether the list goes on is not known, so the page
  * is read whole.
  */
-function reusedPage(stored: StoredPage, headers: Record<string, string | string[] | undefined>, keyset: boolean): StoredPage | undefined {
+function reusedPage(stored: StoredPage, headers: Record<string, string | string[] | undefined>, keyset: boolean, full = stored.items.length >= PAGE_LIMIT): StoredPage | undefined {
   const link = headers.link
   const after = link !== undefined ? nextAfter(link) : stored.after
-  if (keyset && link === undefined && after === undefined && stored.items.length >= PAGE_LIMIT) return undefined
+  if (keyset && link === undefined && after === undefined && full) return undefined
   const total = totalFromContentRange(headers['content-range'])
   return { etag: stored.etag, items: stored.items, ...(after !== undefined ? { after } : {}), ...(total !== undefined ? { total } : {}) }
 }
@@ -149,6 +199,8 @@ function nextAfter(link: string | string[] | undefined): string | undefined {
 
 /** Cursor paging (`?limit=&nextId=` answering `{length, entries, nextId}`; nextId null at the end). */
 export async function listAllByCursor<T>(client: ApiClient, path: string): Promise<T[]> {
+  // not read conditionally: a plan that reads a cursor list is never memoized (one request more than pages recorded)
+  if (client.readLog) client.readLog.requests++
   const all: T[] = []
   let nextId: string | undefined
   for (;;) {

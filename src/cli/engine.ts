@@ -176,7 +176,11 @@ export function emptySecretWarnings(resources: readonly DesiredResource[]): stri
 }
 
 export function warnEmptySecrets(resources: readonly DesiredResource[]): void {
-  const lines = emptySecretWarnings(resources)
+  printSecretWarnings(emptySecretWarnings(resources))
+}
+
+/** The lines of emptySecretWarnings, in yellow on stderr. */
+export function printSecretWarnings(lines: readonly string[]): void {
   if (lines.length > 0) err(`${lines.map((l) => paint().yellow(l)).join('\n')}\n`)
 }
 
@@ -188,12 +192,16 @@ export interface LoadOptions {
    * and the lock, not the check files): they are printed as warnings, followed by this line.
    */
   despiteCheckProblems?: string
+  /** How the project is loaded (default: loadProject with the arguments' config, environment and cache). */
+  load?: () => Promise<LoadedProject>
 }
 
 /** Loads the project; problems print one per line and resolve to undefined (exit 1). */
 export async function loadOrReport(args: { config?: string; env?: string; cache?: boolean }, options: LoadOptions = {}): Promise<LoadedProject | undefined> {
   try {
-    const project = await loadProject({ config: args.config, environment: environmentRequest(args), tolerateCheckProblems: options.despiteCheckProblems !== undefined, cache: args.cache })
+    const project = options.load
+      ? await options.load()
+      : await loadProject({ config: args.config, environment: environmentRequest(args), tolerateCheckProblems: options.despiteCheckProblems !== undefined, cache: args.cache })
     if (project.problems.length > 0) {
       const pc = paint()
       const count = `${project.problems.length} problem${project.problems.length === 1 ? '' : 's'} in the check files`

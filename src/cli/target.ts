@@ -183,6 +183,15 @@ const CHOOSE_LOCAL = "pass --local (or set api.baseUrl: 'local' in the config) t
  * (or --api-url) is refused, and so is no URL at all while CI is set, unless --local or
  * `api.baseUrl: 'local'` asks for the local server.
  */
+/** Whether these flags and this environment name a remote target (not the embedded server); false when they name none or are refused. */
+export function isRemoteTarget(project: ProjectLocation, flags: TargetFlags, env: NodeJS.ProcessEnv = process.env): boolean {
+  try {
+    return !chooseLocal(project, flags, env)
+  } catch {
+    return false
+  }
+}
+
 function chooseLocal(project: ProjectLocation, flags: TargetFlags, env: NodeJS.ProcessEnv): boolean {
   const configured = project.config.api?.baseUrl
   assertEnvironmentApi(project, flags)

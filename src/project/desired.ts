@@ -11,7 +11,8 @@ import { dependencyCycle } from '../schema/check.js'
 import { placeholder } from '../resources/refs.js'
 import { subscribesToChannels } from '../resources/kinds/alert-channel.js'
 import { codeIntoField } from './code-field.js'
-import { constructKey, type ConstructCache } from './construct-cache.js'
+import { createHash } from 'node:crypto'
+import { constructKey, plainJson, type ConstructCache } from './construct-cache.js'
 
 /** Logical ids: letters, digits and `_ - / # .`. */
 export const LOGICAL_ID_PATTERN = /^[A-Za-z0-9_\-/#.]+$/
@@ -29,6 +30,8 @@ export interface BuildContext {
   configFile: string
   /** What validating constructs produced in earlier loads (construct-cache.ts), when it is used. */
   cache?: ConstructCache
+  /** Each construct's cache key when constructsKey made them already. */
+  keys?: ReadonlyMap<Registration, string>
 }
 
 type AddProblem = (field: string | undefined, message: string) => void
@@ -103,7 +106,7 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
 
   const descriptor = descriptorOf(kind)
   // the pure work on plain props (no construct in them, no file read into a field) is kept between commands
-  const cacheKey = ctx.cache && !descriptor.code ? constructKey(kind, name, c.logicalId as string, c.props) : undefined
+  const cacheKey = ctx.cache && !descriptor.code ? (ctx.keys?.get(r) ?? constructKey(kind, name, c.logicalId as string, c.props)) : undefined
   const hit = ctx.cache?.get(cacheKey)
   if (hit) return { kind, logicalId: c.logicalId as string, construct: name, file: ctx.rootRel(r.file), payload: hit.payload, refs: [], options: hit.options }
   const start = problems.length
@@ -660,4 +663,35 @@ function distance(a: string, b: string): number {
     }
   }
   return row[b.length]
+}
+
+/**
+ * A hash of everything the resources built from `registrations` are a function of: the format,
+ * this build and version, Node.js, the working directory (problems and lints name files from
+ * it), the config written out, and each construct's file and construct cache key, in order.
+ * Undefined when any construct is not plain data (it refers to another construct, reads a file
+ * into a field, is outside the project, is of a kind this version does not know) or the config
+ * is not plain data: those are never memoized.
+ */
+export function constructsKey(
+  registrations: readonly Registration[],
+  scope: { buildId: string | undefined; version: string; configFile: string; environment?: string },
+  config: ResolvedConfig,
+  rootRel: (abs: string) => string,
+): { hash: string; keys: Map<Registration, string> } | undefined {
+  if (!scope.buildId) return undefined
+  const configText = plainJson(config, true)
+  if (configText === undefined) return undefined
+  const keys = new Map<Registration, string>()
+  const parts = ['monitors-constructs-key-1', scope.version, scope.buildId, process.version, process.arch, process.cwd(), scope.configFile, scope.environment ?? '', configText]
+  for (const r of registrations) {
+    const c = r.construct
+    const kind = c.__monitorsKind
+    if (r.outside || !isResourceKind(kind) || descriptorOf(kind).code || typeof c.logicalId !== 'string') return undefined
+    const key = constructKey(kind, constructName(c), c.logicalId, c.props)
+    if (key === undefined) return undefined
+    keys.set(r, key)
+    parts.push(JSON.stringify(rootRel(r.file)), key)
+  }
+  return { hash: createHash('sha256').update(parts.join('\n')).digest('hex'), keys }
 }

@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { chooseEnvironment, findConfigFile, resolveConfig, type EnvironmentRequest, type ResolvedConfig } from './config.js'
-import { buildResources } from './desired.js'
+import { buildResources, constructsKey } from './desired.js'
 import { NoEnvironmentError, ProjectError, type Problem } from './errors.js'
 import { findFiles } from './glob.js'
 import { buildId, compileCacheDir, importFile, LoadingSession, PACKAGE_VERSION, withSession } from './loader.js'
@@ -61,6 +61,31 @@ export interface LoadProjectOptions {
  * problem (file › construct › field: message) when there is any.
  */
 export async function loadProject(options: LoadProjectOptions = {}): Promise<LoadedProject> {
+  return (await loadProjectDeferred(options)).finish()
+}
+
+/**
+ * A project whose check files ran but whose constructs are not validated yet: what a command
+ * needs to decide whether it can reuse what it computed before (the plan memo,
+ * src/plan/memo.ts) without reading the construct cache. `finish()` validates (the rest of
+ * loadProject: it throws a ProjectError as loadProject does).
+ */
+export interface DeferredProject {
+  configFile: string
+  rootDir: string
+  config: ResolvedConfig
+  /**
+   * A hash of everything the loaded resources are a function of (this build, Node.js, the
+   * config written out, each construct's file and construct cache key, in order); undefined
+   * when any of it is not plain data (a construct referring to another, a code field) or a
+   * check file had a problem.
+   */
+  constructsKey: string | undefined
+  finish(): Promise<LoadedProject>
+}
+
+/** loadProject up to the validation of the constructs, which `finish()` does (see DeferredProject). */
+export async function loadProjectDeferred(options: LoadProjectOptions = {}): Promise<DeferredProject> {
   const cwd = path.resolve(options.cwd ?? process.cwd())
   const found = findConfigFile(cwd, options.config)
   if ('problem' in found) throw new ProjectError([found.problem])
@@ -118,20 +143,24 @@ export async function loadProject(options: LoadProjectOptions = {}): Promise<Loa
     }
   })
   if (!config) throw new ProjectError(problems)
+  const resolved: ResolvedConfig = config
 
   // browser and multi-step checks: their code bundled into the API's script fields first
   const unbundled = await bundleScripts(session.registrations, { rootDir, cwd, cwdRel }, problems)
   const registrations = unbundled.size === 0 ? session.registrations : session.registrations.filter((r) => !unbundled.has(r))
   const useCache = options.cache !== false && process.env.MONITORS_CACHE !== '0'
-  const cache = useCache
-    ? openConstructCache(compileCacheDir(rootDir), { configFile, environment: config.environment?.name, defaults: config.defaults, buildId: buildId(), version: PACKAGE_VERSION })
-    : undefined
-  const built = buildResources(registrations, { config, rootRel, cwdRel, configFile: configShown, cache })
-  cache?.save()
-  problems.push(...built.problems)
-  if (problems.length > 0 && !options.tolerateCheckProblems) throw new ProjectError(problems)
-  const warnings = lintResources(built.resources).map((w) => ({ ...w, file: cwdRel(path.join(rootDir, w.file)) }))
-  return { configFile, rootDir, config, files, resources: built.resources, warnings, problems }
+  const scope = { configFile, environment: resolved.environment?.name, defaults: resolved.defaults, buildId: buildId(), version: PACKAGE_VERSION }
+  const keys = useCache && problems.length === 0 ? constructsKey(registrations, scope, resolved, rootRel) : undefined
+  const finish = async (): Promise<LoadedProject> => {
+    const cache = useCache ? openConstructCache(compileCacheDir(rootDir), scope) : undefined
+    const built = buildResources(registrations, { config: resolved, rootRel, cwdRel, configFile: configShown, cache, keys: keys?.keys })
+    cache?.save()
+    problems.push(...built.problems)
+    if (problems.length > 0 && !options.tolerateCheckProblems) throw new ProjectError(problems)
+    const warnings = lintResources(built.resources).map((w) => ({ ...w, file: cwdRel(path.join(rootDir, w.file)) }))
+    return { configFile, rootDir, config: resolved, files, resources: built.resources, warnings, problems }
+  }
+  return { configFile, rootDir, config: resolved, constructsKey: keys?.hash, finish }
 }
 
 /** Counts of resources per construct, in RESOURCE_KINDS order: `2 DnsCheck, 1 IcmpCheck`. */

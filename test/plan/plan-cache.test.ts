@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -31,6 +31,10 @@ const env = () => ({ MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY, MO
 const cli = (dir: string, args: string[]) => monitorsProcess(dir, args, env())
 const cacheDir = (dir: string) => join(dir, 'node_modules/.cache/monitors-as-code/0.1.0')
 const cacheFiles = (dir: string, prefix: string) => readdirSync(cacheDir(dir)).filter((n) => n.startsWith(prefix) && n.endsWith('.cache'))
+/** The plan memo removed: the next plan reads the lists through the page cache. */
+const dropMemo = (dir: string) => {
+  for (const name of cacheFiles(dir, 'plan.')) unlinkSync(join(cacheDir(dir), name))
+}
 
 const configWith = (tags: string[], frequency: number) =>
   `import { defineConfig } from 'monitors-as-code'\nexport default defineConfig({ projectName: 'plan-cache', defaults: { tags: ${JSON.stringify(tags)}, frequency: ${frequency}, locations: ['eu-west-1'] } })\n`
@@ -166,6 +170,7 @@ describe('the page cache', () => {
     expect(cacheFiles(dir, 'pages.')).toHaveLength(1)
 
     requests.length = 0
+    dropMemo(dir)
     const second = await cli(dir, ['plan'])
     expect(second.stdout).toMatch(/^No changes\./m)
     const lists = requests.filter((line) => line.startsWith('GET /v1/checks?'))
@@ -180,6 +185,7 @@ describe('the page cache', () => {
     const record = (await client.get<Record<string, unknown>>(`/v1/checks/${remoteId}`)).body
     await client.put(`/v1/checks/dns/${remoteId}`, { ...record, name: 'Renamed outside' })
     requests.length = 0
+    dropMemo(dir)
     const third = await cli(dir, ['plan'])
     expect(third.stdout).toMatch(/p120/)
     expect(third.stdout).toMatch(/Renamed outside/)
@@ -191,6 +197,7 @@ describe('the page cache', () => {
     const [file] = cacheFiles(dir, 'pages.')
     truncateSync(join(cacheDir(dir), file), 100)
     requests.length = 0
+    dropMemo(dir)
     const fourth = await cli(dir, ['plan'])
     expect(fourth.code, fourth.output).toBe(0)
     expect(fourth.stdout).toBe(third.stdout)
@@ -218,6 +225,7 @@ describe('the page cache', () => {
       expect(JSON.parse(first.stdout).unmanaged).toEqual({ 'dns-check': 199 })
       await unmanaged(199)
       requests.length = 0
+      dropMemo(dir)
       const second = await run(['plan', '--format', 'json'])
       expect(second.code, second.output).toBe(0)
       expect(JSON.parse(second.stdout).unmanaged).toEqual({ 'dns-check': 200 })
@@ -227,5 +235,101 @@ describe('the page cache', () => {
       await api.close()
       await grow.close()
     }
+  }, SLOW)
+})
+
+describe('the plan memo', () => {
+  /** The same plan with the caches and with none: stdout byte for byte, and what the memo did. */
+  const both = async (dir: string, args: string[]) => {
+    const cached = await cli(dir, ['plan', ...args])
+    const uncached = await cli(dir, ['plan', ...args, '--no-cache'])
+    expect(cached.code, cached.output).toBe(uncached.code)
+    expect(uncached.stderr).not.toMatch(/plan memo:/)
+    expect(cached.stdout).toBe(uncached.stdout)
+    return { stdout: cached.stdout, memo: /plan memo: (.*)/.exec(cached.stderr)?.[1] ?? '(no line)', stderr: cached.stderr }
+  }
+  const USED = /^used /
+
+  it('shows the kept plan when nothing changed, and the plan without it after any change of code, config, lock, server or options', async () => {
+    const many = (n: number, p = '') => `import { DnsCheck } from 'monitors-as-code'\n${Array.from({ length: n }, (_, i) => `new DnsCheck('m${i}', { name: '${p}M ${i}', request: { query: 'm${i}.example.com' }${i === 3 ? ', protect: true' : ''} })`).join('\n')}\n`
+    const dir = makeProject({ 'monitoring.config.ts': configWith(['base'], 10), 'checks/many.check.ts': many(120) })
+    const applied = await cli(dir, ['apply', '--yes', '--concurrency', '16'])
+    expect(applied.code, applied.output).toBe(0)
+
+    let run = await both(dir, [])
+    expect(run.memo).toBe('not used (none kept)')
+    expect(run.stdout).toMatch(/^No changes\./m)
+    // the memo's plan: no construct validated, no record read, every list page answered 304
+    requests.length = 0
+    const hit = await cli(dir, ['plan'])
+    expect(hit.stderr).toMatch(/plan memo: used/)
+    expect(hit.stderr).not.toMatch(/construct cache:|page cache:/)
+    expect(hit.stdout).toBe(run.stdout)
+    // the list's two pages asked with their ETags only: both 304
+    const lists = requests.filter((line) => line.startsWith('GET /v1/'))
+    expect(lists.length).toBe(2)
+    for (const line of lists) expect(line).toMatch(/ 304 /)
+    for (const format of [['--format', 'json'], ['--format', 'markdown'], ['--detailed-exitcode'], ['--refresh-only'], ['--verbose']]) {
+      run = await both(dir, format)
+      expect(run.memo, format.join(' ')).toMatch(USED)
+    }
+
+    // a construct's props
+    writeFiles(dir, { 'checks/many.check.ts': many(120).replace("name: 'M 7'", "name: 'M seven'") })
+    run = await both(dir, ['--format', 'json'])
+    expect(run.memo).toBe('not used (the code, config, lock, target or options changed)')
+    expect(changed(JSON.parse(run.stdout))).toEqual(['update m7'])
+    expect((await both(dir, ['--format', 'json'])).memo).toMatch(USED)
+
+    // the config's defaults
+    writeFiles(dir, { 'monitoring.config.ts': configWith(['base', 'more'], 10) })
+    run = await both(dir, ['--format', 'json'])
+    expect(run.memo).toBe('not used (the code, config, lock, target or options changed)')
+    expect(changed(JSON.parse(run.stdout))).toHaveLength(120)
+    expect((await both(dir, [])).memo).toMatch(USED)
+
+    // the lock file's bytes (the same entries, written otherwise; then one entry gone)
+    const lockFile = join(dir, 'monitoring.lock.json')
+    const lock = JSON.parse(readFileSync(lockFile, 'utf8'))
+    writeFileSync(lockFile, JSON.stringify(lock, null, 4))
+    run = await both(dir, [])
+    expect(run.memo).toBe('not used (the code, config, lock, target or options changed)')
+    const before = run.stdout
+    delete lock.resources['dns-check:m5']
+    writeFileSync(lockFile, JSON.stringify(lock, null, 2))
+    run = await both(dir, [])
+    expect(run.memo).toBe('not used (the code, config, lock, target or options changed)')
+    expect(run.stdout).not.toBe(before)
+    expect(run.stdout).toMatch(/m5/)
+    expect((await both(dir, [])).memo).toMatch(USED)
+
+    // a record changed on the server by another client
+    const record = (await client.get<Record<string, unknown>>(`/v1/checks/${lock.resources['dns-check:m100'].remoteId}`)).body
+    await client.put(`/v1/checks/dns/${record.id}`, { ...record, name: 'Renamed outside' })
+    run = await both(dir, [])
+    expect(run.memo).toBe('not used (a list changed on the server)')
+    expect(run.stdout).toMatch(/Renamed outside/)
+
+    // the options that change the plan
+    for (const options of [['--target', 'dns-check:m1'], ['--adopt-existing']]) {
+      run = await both(dir, options)
+      expect(run.memo, options.join(' ')).toBe('not used (the code, config, lock, target or options changed)')
+      expect((await both(dir, options)).memo, options.join(' ')).toMatch(USED)
+    }
+
+    // a damaged memo is ignored
+    const [file] = cacheFiles(dir, 'plan.')
+    const whole = readFileSync(join(cacheDir(dir), file))
+    truncateSync(join(cacheDir(dir), file), Math.floor(whole.length / 2))
+    run = await both(dir, ['--adopt-existing'])
+    expect(run.memo).toBe('not used (the file was damaged: ignored)')
+    writeFileSync(join(cacheDir(dir), file), Buffer.from(whole.toString('latin1').replace('"M 1"', '"M 9"'), 'latin1'))
+    run = await both(dir, ['--adopt-existing'])
+    expect(run.memo).toBe('not used (the file was damaged: ignored)')
+    // MONITORS_CACHE=0 and --out: not used
+    const off = await monitorsProcess(dir, ['plan'], { ...env(), MONITORS_CACHE: '0' })
+    expect(off.stderr).not.toMatch(/plan memo: used/)
+    const saved = await cli(dir, ['plan', '--out', join(dir, 'saved.plan')])
+    expect(saved.stderr).toMatch(/plan memo: not used \(--out/)
   }, SLOW)
 })

@@ -4,10 +4,11 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import pc from 'picocolors'
 import { planAgainst, renderPlanText, hasChanges, type Plan } from '../../plan/index.js'
 import { assertNotBlocked, assertUnprotected, driftOnly } from '../../plan/select.js'
-import { formatProblem, loadProject, ProjectError, type LoadedProject, type Problem } from '../../project/index.js'
+import { formatProblem, ProjectError, type LoadedProject, type Problem } from '../../project/index.js'
+import { planFromMemo } from '../plan-memo.js'
 import { redact } from '../../api/redact.js'
 import {
-  data, engineOptions, environmentRequest, err, warnEmptySecrets, formatOption, phaseTimer, loadOrReport, openSession, out, setStdoutFormat, useColor, type EngineArgs, type OutputFormat,
+  data, engineOptions, environmentRequest, err, printSecretWarnings, warnEmptySecrets, formatOption, phaseTimer, loadOrReport, openSession, out, setStdoutFormat, useColor, type EngineArgs, type OutputFormat,
 } from '../engine.js'
 
 interface PlanArgs extends EngineArgs {
@@ -103,10 +104,10 @@ export function printErrorDocument(format: OutputFormat | undefined, problems: r
 const problemOf = (error: unknown): Problem => ({ file: '', message: error instanceof Error ? error.message : String(error) })
 
 /** Loads the project; for a document format, problems are also returned to be written as one. */
-async function loadForPlan(args: PlanArgs): Promise<{ project?: LoadedProject; problems?: Problem[] }> {
-  if (args.format !== 'json' && args.format !== 'markdown') return { project: await loadOrReport(args) }
+async function loadForPlan(args: PlanArgs, load: () => Promise<LoadedProject>): Promise<{ project?: LoadedProject; problems?: Problem[] }> {
+  if (args.format !== 'json' && args.format !== 'markdown') return { project: await loadOrReport(args, { load }) }
   try {
-    const project = await loadProject({ config: args.config, environment: environmentRequest(args), cache: args.cache })
+    const project = await load()
     warnEmptySecrets(project.resources)
     return { project }
   } catch (error) {
@@ -126,6 +127,36 @@ export function readLockText(path: string): string | undefined {
   } catch {
     return undefined
   }
+}
+
+/**
+ * A plan as `monitors plan` shows it: only drift with `--refresh-only`, else refused (shown,
+ * then thrown) when it deletes what is protected or blocked; the exit code of a shown plan.
+ * `written` is called once the document is written.
+ */
+async function showPlan(planned: Plan, args: PlanArgs, warnings: readonly Problem[], written: () => void): Promise<number> {
+  let plan = planned
+  let refusal: Error | undefined
+  if (args.refreshOnly) {
+    plan = driftOnly(plan)
+    delete plan.blocked
+  } else {
+    try {
+      assertUnprotected(plan)
+      assertNotBlocked(plan)
+    } catch (error) {
+      refusal = error as Error
+    }
+  }
+  if (refusal) {
+    // the plan is shown, then why it is refused (protected, blocked): in text on stderr, in a document inside it
+    await printPlan(plan, args.format, undefined, { warnings, refused: refusal.message, verbose: args.verbose })
+    written()
+    throw refusal
+  }
+  await printPlan(plan, args.format, args.refreshOnly ? 'Nothing was changed outside monitors since the last apply.' : undefined, { warnings, verbose: args.verbose })
+  written()
+  return args.detailedExitcode && hasChanges(plan) ? 2 : 0
 }
 
 /**
@@ -153,10 +184,28 @@ export const planCommand = {
   handler: async (args: ArgumentsCamelCase<PlanArgs>): Promise<number> => {
     setStdoutFormat(args.format)
     const timing = phaseTimer()
-    const loaded = await loadForPlan(args)
+    const memo = await planFromMemo(args)
+    if ('plan' in memo) {
+      timing('memo')
+      printSecretWarnings(memo.printed.secretWarnings)
+      printWarnings(memo.printed.warnings)
+      try {
+        return await showPlan(memo.plan, args, memo.printed.warnings, () => {})
+      } finally {
+        await memo.session.close()
+      }
+    }
+    let loaded: Awaited<ReturnType<typeof loadForPlan>>
+    try {
+      loaded = await loadForPlan(args, memo.load)
+    } catch (error) {
+      await memo.session?.close()
+      throw error
+    }
     timing('load')
     const project = loaded.project
     if (!project) {
+      await memo.session?.close()
       // the environment as asked for: the document of a failed plan still says which one it is
       if (loaded.problems) printErrorDocument(args.format, loaded.problems, [], environmentRequest(args)?.name || undefined)
       return 1
@@ -165,11 +214,12 @@ export const planCommand = {
     // with --format json|markdown a document is written whatever fails: never an empty stdout
     let written = false
     try {
-      const session = await openSession(project, args)
+      const session = memo.session ?? (await openSession(project, args))
+      session.project = project
       timing('target')
       try {
         const lockText = args.out ? readLockText(session.open.lockPath) : undefined
-        const planned = await planAgainst({
+        const { plan, remote } = await planAgainst({
           client: session.open.client,
           desired: project.resources,
           lock: session.lock,
@@ -178,29 +228,9 @@ export const planCommand = {
           adoptExisting: args.adoptExisting,
           targets: args.target,
         })
-        const { remote } = planned
-        let { plan } = planned
+        memo.remember?.(plan, project)
         timing('plan')
-        let refusal: Error | undefined
-        if (args.refreshOnly) {
-          plan = driftOnly(plan)
-          delete plan.blocked
-        } else {
-          try {
-            assertUnprotected(plan)
-            assertNotBlocked(plan)
-          } catch (error) {
-            refusal = error as Error
-          }
-        }
-        if (refusal) {
-          // the plan is shown, then why it is refused (protected, blocked): in text on stderr, in a document inside it
-          await printPlan(plan, args.format, undefined, { warnings: project.warnings, refused: refusal.message, verbose: args.verbose })
-          written = true
-          throw refusal
-        }
-        await printPlan(plan, args.format, args.refreshOnly ? 'Nothing was changed outside monitors since the last apply.' : undefined, { warnings: project.warnings, verbose: args.verbose })
-        written = true
+        const code = await showPlan(plan, args, project.warnings, () => (written = true))
         timing('render')
         if (args.out) {
           const { fingerprint, makeSavedPlan, writeSavedPlan } = await import('../../plan/saved.js')
@@ -208,7 +238,7 @@ export const planCommand = {
           writeSavedPlan(resolve(args.out), makeSavedPlan(plan, prints))
           err(`Saved the plan to ${args.out}; run it with: monitors apply ${args.out}\n`)
         }
-        return args.detailedExitcode && hasChanges(plan) ? 2 : 0
+        return code
       } finally {
         await session.close()
         timing('close')

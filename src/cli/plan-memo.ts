@@ -1,0 +1,112 @@
+import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { loadProjectDeferred, type LoadedProject, type Problem } from '../project/index.js'
+import { compileCacheDir } from '../project/loader.js'
+import { pagesUnchanged } from '../api/paging.js'
+import { planMemoFile, planMemoKey, readPlanMemo, writePlanMemo } from '../plan/memo.js'
+import type { Plan } from '../plan/index.js'
+import { emptySecretWarnings, environmentRequest, err, openSession, type EngineArgs, type Session } from './engine.js'
+import { isRemoteTarget } from './target.js'
+import { io } from './io.js'
+
+/** The options of `plan` that change the plan data (the rest only change how it is shown). */
+export interface MemoArgs extends EngineArgs {
+  adoptExisting?: boolean
+  out?: string
+  cache?: boolean
+}
+
+/** What the command printed from the project before the plan, kept with the memo. */
+export interface MemoPrinted {
+  secretWarnings: string[]
+  warnings: Problem[]
+}
+
+/** A plan shown again: the plan, what to print before it, and the open session. */
+export interface MemoHit {
+  plan: Plan
+  printed: MemoPrinted
+  session: Session
+}
+
+/** No memo to use: how to load the project (its check files already ran), the session when it was opened, and how to keep the plan made. */
+export interface MemoMiss {
+  load: () => Promise<LoadedProject>
+  session?: Session
+  remember?: (plan: Plan, project: LoadedProject) => void
+}
+
+/**
+ * The plan memo (src/plan/memo.ts) of `monitors plan`: the check files run, the constructs'
+ * keys, the lock and the options are hashed, and when a plan of those inputs is kept and every
+ * list page it read answers 304, it is the plan, without validating a construct or reading a
+ * record. Anything else is a miss, and the command goes on as without the memo, with the project
+ * loaded once and the session opened once. `--no-cache`, MONITORS_CACHE=0, `--out` (a saved plan
+ * fingerprints the records) and the embedded server turn it off; MONITORS_DEBUG_CACHE=1 says
+ * whether it was used.
+ */
+export async function planFromMemo(args: MemoArgs): Promise<MemoHit | MemoMiss> {
+  const env = io().env
+  const debug = (line: string) => {
+    if (env.MONITORS_DEBUG_CACHE) err(`plan memo: ${line}\n`)
+  }
+  let deferred: Awaited<ReturnType<typeof loadProjectDeferred>>
+  try {
+    deferred = await loadProjectDeferred({ config: args.config, environment: environmentRequest(args), cache: args.cache })
+  } catch (error) {
+    return { load: () => Promise.reject(error) }
+  }
+  const load = () => deferred.finish()
+  if (args.cache === false || env.MONITORS_CACHE === '0') return { load }
+  if (args.out !== undefined) return debugged(debug, 'not used (--out saves the records read)', { load })
+  if (deferred.constructsKey === undefined) return debugged(debug, 'not used (a construct or the config is not plain data, or a check file has a problem)', { load })
+  if (!isRemoteTarget(deferred, args, env)) return debugged(debug, 'not used (the embedded server)', { load })
+  let session: Session
+  try {
+    session = await openSession(deferred as unknown as LoadedProject, args)
+  } catch {
+    // the same error comes again where the command opens the target
+    return { load }
+  }
+  const { client, lockPath, target, environment } = session.open
+  const lockText = readText(lockPath)
+  const key = planMemoKey({
+    constructs: deferred.constructsKey, lockPath, lock: lockText === undefined ? null : sha256(lockText), target, environment: environment ?? null, apiKey: client.apiKeyHash,
+    targets: args.target ?? null, adoptExisting: args.adoptExisting === true,
+  })
+  const file = planMemoFile(compileCacheDir(deferred.rootDir) || '', deferred.configFile, environment)
+  const remember = (plan: Plan, project: LoadedProject) => {
+    const log = client.readLog
+    client.readLog = undefined
+    if (log && log.requests === log.pages.length) {
+      writePlanMemo(file, key, { pages: log.pages, plan, printed: { secretWarnings: emptySecretWarnings(project.resources), warnings: project.warnings } satisfies MemoPrinted })
+    }
+  }
+  const miss = (reason: string): MemoMiss => {
+    client.readLog = { requests: 0, pages: [] }
+    return debugged(debug, `not used (${reason})`, { load, session, remember })
+  }
+  if (!compileCacheDir(deferred.rootDir)) return miss('no cache folder')
+  const found = readPlanMemo(file, key)
+  if ('miss' in found) return miss(found.miss)
+  if (!(await pagesUnchanged(client, found.memo.pages))) return miss('a list changed on the server')
+  debug(`used (${found.memo.pages.length} list pages unchanged)`)
+  return { plan: found.memo.plan, printed: found.memo.printed as MemoPrinted, session }
+}
+
+function debugged<T>(debug: (line: string) => void, line: string, value: T): T {
+  debug(line)
+  return value
+}
+
+function readText(file: string): Buffer | undefined {
+  try {
+    return readFileSync(file)
+  } catch {
+    return undefined
+  }
+}
+
+function sha256(text: string | Buffer): string {
+  return createHash('sha256').update(text).digest('hex')
+}
