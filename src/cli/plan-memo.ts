@@ -7,6 +7,7 @@ import { planMemoFile, planMemoKey, readPlanMemo, writePlanMemo } from '../plan/
 import type { Plan } from '../plan/index.js'
 import { emptySecretWarnings, environmentRequest, err, openSession, type EngineArgs, type Session } from './engine.js'
 import { isRemoteTarget } from './target.js'
+import { hasJournal } from '../state/lock.js'
 import { io } from './io.js'
 
 /** The options of `plan` that change the plan data (the rest only change how it is shown). */
@@ -87,6 +88,8 @@ export async function planFromMemo(args: MemoArgs): Promise<MemoHit | MemoMiss> 
     return debugged(debug, `not used (${reason})`, { load, session, remember })
   }
   if (!compileCacheDir(deferred.rootDir)) return miss('no cache folder')
+  // an apply running now: the lock is read with its journal, which the key does not cover
+  if (hasJournal(lockPath)) return debugged(debug, 'not used (the lock has the journal of an apply)', { load, session })
   const found = readPlanMemo(file, key)
   if ('miss' in found) return miss(found.miss)
   if (!(await pagesUnchanged(client, found.memo.pages))) return miss('a list changed on the server')
