@@ -48,6 +48,8 @@ export async function listAllByPage<T>(
         logRead(client, path, query, reused, after !== undefined, reused.items.length)
         return { items: reused.items as T[], total: reused.total, after: reused.after }
       }
+      // the same page asked again whole: still one page of the read (ReadLog)
+      if (client.readLog) client.readLog.requests--
       response = await client.get<unknown>(path, query)
     }
     const read = { items: asArray<T>(response.body, path), total: totalFromContentRange(response.headers['content-range']), after: nextAfter(response.headers.link) }
@@ -84,7 +86,14 @@ export async function pagesUnchanged(client: ApiClient, pages: readonly ListPage
       const page = pages[next++]
       try {
         const response = await client.get<unknown>(page.path, page.query, { 'if-none-match': page.etag })
-        const resolved = response.status === 304 ? reusedPage({ etag: page.etag, items: [], ...(page.after !== undefined ? { after: page.after } : {}) }, response.headers, page.keyset, page.full) : undefined
+        let resolved = response.status === 304 ? reusedPage({ etag: page.etag, items: [], ...(page.after !== undefined ? { after: page.after } : {}) }, response.headers, page.keyset, page.full) : undefined
+        if (response.status === 304 && !resolved) {
+          // a full page by keyset whose 304 does not say whether the list goes on: read whole, as listAllByPage does
+          const whole = await client.get<unknown>(page.path, page.query)
+          const etag = whole.headers.etag
+          resolved = { etag: typeof etag === 'string' ? etag : '', items: [], after: nextAfter(whole.headers.link), total: totalFromContentRange(whole.headers['content-range']) }
+          if (resolved.etag !== page.etag) same = false
+        }
         if (!resolved || resolved.after !== page.after || resolved.total !== page.total) same = false
       } catch {
         same = false

@@ -333,4 +333,31 @@ describe('the plan memo', () => {
     const saved = await cli(dir, ['plan', '--out', join(dir, 'saved.plan')])
     expect(saved.stderr).toMatch(/plan memo: not used \(--out/)
   }, SLOW)
+
+  it('is not used when records are added past a full last page (a 304 without a Link header is read whole, as a plan reads it)', async () => {
+    const dir = makeProject({ 'checks/one.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('only', { name: 'Only managed', request: { query: 'only.example.com' } })\n` })
+    const key = 'grow-memo-key'
+    const grow = await startLocalServer({ apiKeys: [{ key, accountId: 'grow-memo' }], rateLimit: { max: 1_000_000, timeWindowMs: 60_000 } })
+    const api = new ApiClient({ baseUrl: grow.url, apiKey: key, accountId: 'grow-memo' })
+    const run = (args: string[]) => monitorsProcess(dir, args, { MONITORING_API_URL: grow.url, MONITORING_API_KEY: key, MONITORING_ACCOUNT_ID: 'grow-memo', MONITORS_DEBUG_CACHE: '1' })
+    const unmanaged = async (i: number) => api.post('/v1/checks/dns', { name: `Unmanaged ${i}`, request: { query: `u${i}.example.com` } })
+    try {
+      expect((await run(['apply', '--yes'])).code).toBe(0)
+      for (let i = 0; i < 199; i++) await unmanaged(i)
+      expect((await run(['plan', '--format', 'json'])).code).toBe(0)
+      // two full pages, the second the last: the memo is used
+      const same = await run(['plan', '--format', 'json'])
+      expect(same.stderr).toMatch(/plan memo: used \(2 list pages unchanged\)/)
+      expect(JSON.parse(same.stdout).unmanaged).toEqual({ 'dns-check': 199 })
+      await unmanaged(199)
+      const grown = await run(['plan', '--format', 'json'])
+      expect(grown.code, grown.output).toBe(0)
+      expect(grown.stderr).toMatch(/plan memo: not used \(a list changed on the server\)/)
+      expect(JSON.parse(grown.stdout).unmanaged).toEqual({ 'dns-check': 200 })
+      expect(grown.stdout).toBe((await run(['plan', '--format', 'json', '--no-cache'])).stdout)
+    } finally {
+      await api.close()
+      await grow.close()
+    }
+  }, SLOW)
 })
