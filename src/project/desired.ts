@@ -683,6 +683,8 @@ export function constructsKey(
   const configText = plainJson(config, true)
   if (configText === undefined) return undefined
   const keys = new Map<Registration, string>()
+  // thousands of constructs share a few files: each file's path is written out once
+  const fileOf = memo((abs: string) => JSON.stringify(rootRel(abs)))
   const parts = ['monitors-constructs-key-1', scope.version, scope.buildId, process.version, process.arch, process.cwd(), scope.configFile, scope.environment ?? '', configText]
   for (const r of registrations) {
     const c = r.construct
@@ -691,7 +693,7 @@ export function constructsKey(
     const key = constructKey(kind, constructName(c), c.logicalId, c.props)
     if (key === undefined) return undefined
     keys.set(r, key)
-    parts.push(JSON.stringify(rootRel(r.file)), key)
+    parts.push(fileOf(r.file), key)
   }
   return { hash: createHash('sha256').update(parts.join('\n')).digest('hex'), keys }
 }
