@@ -60,7 +60,8 @@ export async function planFromMemo(args: MemoArgs): Promise<MemoHit | MemoMiss> 
   const load = () => deferred.finish()
   if (args.cache === false || env.MONITORS_CACHE === '0') return { load }
   if (args.out !== undefined) return debugged(debug, 'not used (--out saves the records read)', { load })
-  if (deferred.constructsKey === undefined) return debugged(debug, 'not used (a construct or the config is not plain data, or a check file has a problem)', { load })
+  const constructs = deferred.constructsKey()
+  if (constructs === undefined) return debugged(debug, 'not used (a construct or the config is not plain data, or a check file has a problem)', { load })
   if (!isRemoteTarget(deferred, args, env)) return debugged(debug, 'not used (the embedded server)', { load })
   let session: Session
   try {
@@ -72,7 +73,7 @@ export async function planFromMemo(args: MemoArgs): Promise<MemoHit | MemoMiss> 
   const { client, lockPath, target, environment } = session.open
   const lockText = readText(lockPath)
   const key = planMemoKey({
-    constructs: deferred.constructsKey, lockPath, lock: lockText === undefined ? null : sha256(lockText), target, environment: environment ?? null, apiKey: client.apiKeyHash,
+    constructs, lockPath, lock: lockText === undefined ? null : sha256(lockText), target, environment: environment ?? null, apiKey: client.apiKeyHash,
     targets: args.target ?? null, adoptExisting: args.adoptExisting === true,
   })
   const file = planMemoFile(compileCacheDir(deferred.rootDir) || '', deferred.configFile, environment)

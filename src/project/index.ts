@@ -80,7 +80,7 @@ export interface DeferredProject {
    * when any of it is not plain data (a construct referring to another, a code field) or a
    * check file had a problem.
    */
-  constructsKey: string | undefined
+  constructsKey(): string | undefined
   finish(): Promise<LoadedProject>
 }
 
@@ -150,7 +150,14 @@ export async function loadProjectDeferred(options: LoadProjectOptions = {}): Pro
   const registrations = unbundled.size === 0 ? session.registrations : session.registrations.filter((r) => !unbundled.has(r))
   const useCache = options.cache !== false && process.env.MONITORS_CACHE !== '0'
   const scope = { configFile, environment: resolved.environment?.name, defaults: resolved.defaults, buildId: buildId(), version: PACKAGE_VERSION }
-  const keys = useCache && problems.length === 0 ? constructsKey(registrations, scope, resolved, rootRel) : undefined
+  // made only when asked (plan): other commands key each construct as they validate it
+  let keys: ReturnType<typeof constructsKey>
+  let keyed = false
+  const key = () => {
+    if (!keyed) keys = useCache && problems.length === 0 ? constructsKey(registrations, scope, resolved, rootRel) : undefined
+    keyed = true
+    return keys?.hash
+  }
   const finish = async (): Promise<LoadedProject> => {
     const cache = useCache ? openConstructCache(compileCacheDir(rootDir), scope) : undefined
     const built = buildResources(registrations, { config: resolved, rootRel, cwdRel, configFile: configShown, cache, keys: keys?.keys })
@@ -160,7 +167,7 @@ export async function loadProjectDeferred(options: LoadProjectOptions = {}): Pro
     const warnings = lintResources(built.resources).map((w) => ({ ...w, file: cwdRel(path.join(rootDir, w.file)) }))
     return { configFile, rootDir, config: resolved, files, resources: built.resources, warnings, problems }
   }
-  return { configFile, rootDir, config: resolved, constructsKey: keys?.hash, finish }
+  return { configFile, rootDir, config: resolved, constructsKey: key, finish }
 }
 
 /** Counts of resources per construct, in RESOURCE_KINDS order: `2 DnsCheck, 1 IcmpCheck`. */
