@@ -14,9 +14,8 @@
  * with mode 0600: records hold no secret value (the service masks them) but are the account's.
  * Any error reading or writing it only costs the read it would have saved.
  */
-import { createHash, randomBytes } from 'node:crypto'
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
+import { readCacheFile, sha256, writeCacheFile } from '../resources/cache-file.js'
 
 const FORMAT = 'monitors-page-cache-1'
 const MAX_BYTES = 256 * 1024 * 1024
@@ -93,68 +92,14 @@ export function openPageCache(dir: string, target: { baseUrl: string; accountId?
 }
 
 function readPages(file: string, identity: string): Record<string, StoredPage> | undefined {
-  let bytes: Buffer
-  try {
-    bytes = readFileSync(file)
-  } catch {
-    return undefined
-  }
-  const end = bytes.indexOf(10)
-  const header = end > 0 && end < 512 ? bytes.subarray(0, end).toString('latin1').split(' ') : []
-  const data = bytes.subarray(end + 1)
+  const read = readCacheFile(file, FORMAT, identity)
   // another target's or list's file of the same name prefix is not damage: it is only not this one
-  if (header.length === 4 && header[0] === FORMAT && header[1] !== identity) return undefined
-  if (header.length !== 4 || header[0] !== FORMAT || header[1] !== identity || String(data.length) !== header[3] || sha256(data) !== header[2]) {
-    counts.invalid++
-    return undefined
-  }
-  try {
-    const parsed = JSON.parse(data.toString('utf8')) as unknown
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, StoredPage>
-  } catch {
-    // not JSON after all: as damaged
-  }
-  counts.invalid++
+  if ('data' in read && read.data && typeof read.data === 'object' && !Array.isArray(read.data)) return read.data as Record<string, StoredPage>
+  if (!('miss' in read) || read.miss === 'damaged') counts.invalid++
   return undefined
 }
 
 function write(file: string, identity: string, pages: Record<string, StoredPage>, added: boolean): void {
-  const temporary = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`
-  try {
-    const data = Buffer.from(JSON.stringify(pages), 'utf8')
-    if (data.length > MAX_BYTES) {
-      counts.unwritten++
-      return
-    }
-    mkdirSync(path.dirname(file), { recursive: true })
-    writeFileSync(temporary, Buffer.concat([Buffer.from(`${FORMAT} ${identity} ${sha256(data)} ${data.length}\n`, 'latin1'), data]), { mode: 0o600 })
-    renameSync(temporary, file)
-    counts.written++
-    if (added) prune(path.dirname(file))
-  } catch {
-    try {
-      unlinkSync(temporary)
-    } catch {
-      /* never written */
-    }
-    counts.unwritten++
-  }
-}
-
-/** Removes the oldest written page caches beyond MAX_FILES, and temporary files older than an hour; never throws. */
-function prune(dir: string): void {
-  try {
-    const files = readdirSync(dir)
-      .filter((name) => name.startsWith('pages.'))
-      .map((name) => ({ name, written: statSync(path.join(dir, name)).mtimeMs }))
-      .sort((a, b) => b.written - a.written)
-    for (const { name } of files.filter((f) => f.name.endsWith('.cache')).slice(MAX_FILES)) unlinkSync(path.join(dir, name))
-    for (const { name, written } of files) if (name.endsWith('.tmp') && Date.now() - written > 3_600_000) unlinkSync(path.join(dir, name))
-  } catch {
-    // another command pruned at once: nothing is lost but space
-  }
-}
-
-function sha256(data: string | Buffer): string {
-  return createHash('sha256').update(data).digest('hex')
+  if (writeCacheFile(file, FORMAT, identity, pages, { maxBytes: MAX_BYTES, prefix: 'pages.', maxFiles: MAX_FILES }, added)) counts.written++
+  else counts.unwritten++
 }

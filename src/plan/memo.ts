@@ -20,10 +20,10 @@
  * renamed into place, mode 0600, not above MAX_BYTES; any error only costs the plan it would
  * have saved.
  */
-import { createHash, randomBytes } from 'node:crypto'
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import path from 'node:path'
 import type { ListPageRead } from '../api/paging.js'
+import { sha256, readCacheFile, writeCacheFile } from '../resources/cache-file.js'
 import type { Plan } from './types.js'
 
 const FORMAT = 'monitors-plan-memo-1'
@@ -52,67 +52,18 @@ export function planMemoKey(parts: Record<string, unknown>): string {
 
 /** The memo of `file` when it is whole and of this key; else why not. */
 export function readPlanMemo(file: string, key: string): { memo: PlanMemo } | { miss: string } {
-  let bytes: Buffer
-  try {
-    bytes = readFileSync(file)
-  } catch {
-    return { miss: 'none kept' }
+  const read = readCacheFile(file, FORMAT, key)
+  if ('miss' in read) {
+    if (read.miss === 'none') return { miss: 'none kept' }
+    if (read.miss === 'other') return { miss: 'the code, config, lock, target or options changed' }
+    return { miss: 'the file was damaged: ignored' }
   }
-  const end = bytes.indexOf(10)
-  const header = end > 0 && end < 512 ? bytes.subarray(0, end).toString('latin1').split(' ') : []
-  if (header.length !== 4 || header[0] !== FORMAT) return { miss: 'the file was damaged: ignored' }
-  if (header[1] !== key) return { miss: 'the code, config, lock, target or options changed' }
-  const data = bytes.subarray(end + 1)
-  if (String(data.length) !== header[3] || sha256(data) !== header[2]) return { miss: 'the file was damaged: ignored' }
-  try {
-    const memo = JSON.parse(data.toString('utf8')) as PlanMemo
-    if (memo && Array.isArray(memo.pages) && memo.plan && typeof memo.plan === 'object') return { memo }
-  } catch {
-    // not JSON after all: as damaged
-  }
+  const memo = read.data as PlanMemo
+  if (memo && Array.isArray(memo.pages) && memo.plan && typeof memo.plan === 'object') return { memo }
   return { miss: 'the file was damaged: ignored' }
 }
 
 /** Writes the memo whole (temporary file, rename); never throws. A new file prunes the folder to MAX_FILES. */
 export function writePlanMemo(file: string, key: string, memo: PlanMemo): void {
-  const temporary = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`
-  try {
-    const data = Buffer.from(JSON.stringify(memo), 'utf8')
-    if (data.length > MAX_BYTES) return
-    const dir = path.dirname(file)
-    mkdirSync(dir, { recursive: true })
-    let existed = true
-    try {
-      statSync(file)
-    } catch {
-      existed = false
-    }
-    writeFileSync(temporary, Buffer.concat([Buffer.from(`${FORMAT} ${key} ${sha256(data)} ${data.length}\n`, 'latin1'), data]), { mode: 0o600 })
-    renameSync(temporary, file)
-    if (!existed) prune(dir)
-  } catch {
-    try {
-      unlinkSync(temporary)
-    } catch {
-      /* never written */
-    }
-  }
-}
-
-/** Removes the oldest written memos beyond MAX_FILES, and temporary files older than an hour; never throws. */
-function prune(dir: string): void {
-  try {
-    const files = readdirSync(dir)
-      .filter((name) => name.startsWith('plan.'))
-      .map((name) => ({ name, written: statSync(path.join(dir, name)).mtimeMs }))
-      .sort((a, b) => b.written - a.written)
-    for (const { name } of files.filter((f) => f.name.endsWith('.cache')).slice(MAX_FILES)) unlinkSync(path.join(dir, name))
-    for (const { name, written } of files) if (name.endsWith('.tmp') && Date.now() - written > 3_600_000) unlinkSync(path.join(dir, name))
-  } catch {
-    // another command pruned at once: nothing is lost but space
-  }
-}
-
-function sha256(data: string | Buffer): string {
-  return createHash('sha256').update(data).digest('hex')
+  writeCacheFile(file, FORMAT, key, memo, { maxBytes: MAX_BYTES, prefix: 'plan.', maxFiles: MAX_FILES }, !existsSync(file))
 }

@@ -23,10 +23,9 @@
  * renamed into place, so two commands at once leave one whole file; any error reading or writing
  * it only costs the validation it would have saved.
  */
-import { createHash, randomBytes } from 'node:crypto'
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { isConstruct } from '../../constructs/construct.js'
+import { readCacheFile, sha256, writeCacheFile } from '../resources/cache-file.js'
 import type { ResourceOptions } from '../resources/types.js'
 
 const FORMAT = 'monitors-construct-cache-1'
@@ -229,73 +228,14 @@ export function plainJson(value: unknown, undefinedValues: boolean, depth = 0): 
 
 /** The entries of the file when it is whole and of this scope; else undefined (counted as invalid when damaged). */
 function readEntries(file: string, scopeKey: string): Record<string, Entry> | undefined {
-  let bytes: Buffer
-  try {
-    bytes = readFileSync(file)
-  } catch {
-    return undefined
-  }
-  const end = bytes.indexOf(10)
-  const header = end > 0 && end < 512 ? bytes.subarray(0, end).toString('latin1').split(' ') : []
-  if (header.length !== 4 || header[0] !== FORMAT) {
-    counts.invalid++
-    return undefined
-  }
-  if (header[1] !== scopeKey) return undefined
-  const data = bytes.subarray(end + 1)
-  if (String(data.length) !== header[3] || sha256(data) !== header[2]) {
-    counts.invalid++
-    return undefined
-  }
-  try {
-    const parsed = JSON.parse(data.toString('utf8')) as unknown
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, Entry>
-  } catch {
-    // not JSON after all: as damaged
-  }
-  counts.invalid++
+  const read = readCacheFile(file, FORMAT, scopeKey)
+  if ('data' in read && read.data && typeof read.data === 'object' && !Array.isArray(read.data)) return read.data as Record<string, Entry>
+  if (!('miss' in read) || read.miss === 'damaged') counts.invalid++
   return undefined
 }
 
 /** The file written whole (temporary file, rename); never throws. A new file prunes the folder to MAX_FILES. */
 function write(file: string, scopeKey: string, entries: object, added: boolean): void {
-  const temporary = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`
-  try {
-    const data = Buffer.from(JSON.stringify(entries), 'utf8')
-    if (data.length > MAX_BYTES) {
-      counts.unwritten++
-      return
-    }
-    mkdirSync(path.dirname(file), { recursive: true })
-    writeFileSync(temporary, Buffer.concat([Buffer.from(`${FORMAT} ${scopeKey} ${sha256(data)} ${data.length}\n`, 'latin1'), data]), { mode: 0o600 })
-    renameSync(temporary, file)
-    counts.written++
-    if (added) prune(path.dirname(file))
-  } catch {
-    try {
-      unlinkSync(temporary)
-    } catch {
-      /* never written */
-    }
-    counts.unwritten++
-  }
-}
-
-/** Removes the oldest written construct caches beyond MAX_FILES, and temporary files older than an hour; never throws. */
-function prune(dir: string): void {
-  try {
-    const files = readdirSync(dir)
-      .filter((name) => name.startsWith('constructs.'))
-      .map((name) => ({ name, written: statSync(path.join(dir, name)).mtimeMs }))
-      .sort((a, b) => b.written - a.written)
-    const caches = files.filter((f) => f.name.endsWith('.cache'))
-    for (const { name } of caches.slice(MAX_FILES)) unlinkSync(path.join(dir, name))
-    for (const { name, written } of files) if (name.endsWith('.tmp') && Date.now() - written > 3_600_000) unlinkSync(path.join(dir, name))
-  } catch {
-    // another command pruned at once: nothing is lost but space
-  }
-}
-
-function sha256(data: string | Buffer): string {
-  return createHash('sha256').update(data).digest('hex')
+  if (writeCacheFile(file, FORMAT, scopeKey, entries, { maxBytes: MAX_BYTES, prefix: 'constructs.', maxFiles: MAX_FILES }, added)) counts.written++
+  else counts.unwritten++
 }
