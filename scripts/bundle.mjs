@@ -101,6 +101,25 @@ const lazyAssert = {
   },
 }
 
+/**
+ * yargs reads a package.json as it starts, for a version we then set ourselves: from the folder
+ * above the `node_modules` it sits in, else from the working directory upwards, listing every
+ * folder on the way (a project under a crowded /tmp, or a CLI reached through a symlink, paid
+ * 20 ms for it). The bundle lives in dist/cli of this package, so that search starts at the
+ * package's own root and ends there, at its package.json.
+ */
+const yargsOwnPackage = {
+  name: 'yargs-own-package',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]yargs[\\/]lib[\\/]platform-shims[\\/]esm\.mjs$/ }, (args) => {
+      const source = readFileSync(args.path, 'utf8')
+      const from = "const mainFilename = __dirname.substring(0, __dirname.lastIndexOf('node_modules'));"
+      if (!source.includes(from)) throw new Error(`yargs' platform shim changed: ${args.path} no longer sets mainFilename as expected`)
+      return { contents: source.replace(from, 'const mainFilename = dirname(dirname(dirname(__dirname)));'), resolveDir: dirname(args.path), loader: 'js' }
+    })
+  },
+}
+
 const common = {
   entryPoints: [join(repo, 'dist/src/cli/main.js')],
   bundle: true,
@@ -109,7 +128,7 @@ const common = {
   packages: 'bundle',
   external: ['jiti', 'sucrase', 'fastify', 'better-sqlite3', 'pg', 'badge-maker', 'undici', 'esbuild'],
   logLevel: 'warning',
-  plugins: [englishOnly, lazyStringWidth, lazyAssert],
+  plugins: [englishOnly, lazyStringWidth, lazyAssert, yargsOwnPackage],
   metafile,
 }
 

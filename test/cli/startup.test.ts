@@ -254,3 +254,24 @@ describe('the CLI code cache', () => {
     expect(cacheFiles(dir)).toEqual([])
   })
 })
+
+describe('the CLI start', () => {
+  it('lists no folder above the project (yargs looks for a package.json at the package root only)', async () => {
+    // a preload records every folder the process lists; a project under a crowded folder (as
+    // /tmp often is) paid for listing it on every command
+    const probe = freshDir()
+    const log = join(probe, 'listed.txt')
+    writeFileSync(join(probe, 'preload.cjs'), `const fs = require('node:fs')
+const real = fs.readdirSync
+fs.readdirSync = function (dir, ...rest) { fs.appendFileSync(${JSON.stringify(log)}, String(dir) + '\\n'); return real.call(this, dir, ...rest) }
+`)
+    writeFileSync(log, '')
+    const project = makeProject({ 'a.check.ts': "import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com', recordType: 'A' } })\n" })
+    const result = await monitorsProcess(project, ['validate'], { NODE_OPTIONS: `--require ${join(probe, 'preload.cjs')}` })
+    expect(result.code).toBe(0)
+    expect(result.stdout).toContain('Valid: 1 resource')
+    const listed = readFileSync(log, 'utf8').split('\n').filter(Boolean)
+    expect(listed.length).toBeGreaterThan(0)
+    expect(listed.filter((dir) => !dir.startsWith(project) && !dir.startsWith(repo))).toEqual([])
+  })
+})
