@@ -17,7 +17,8 @@
 //   2. storage: a simulated hour (--storage-minutes, default 60) with the clock faster so that
 //      runs fall due at most ~400 a second (x12 at 1,000 checks in 2 locations; x1 at 10,000,
 //      which then takes an hour; --storage-speed sets it): the bytes the database grew by (its
-//      pages in use, check_runs apart: done runs are kept 10 minutes), per result stored, and
+//      pages in use, check_runs apart: done runs are kept 10 minutes), per result stored, once
+//      the server has caught up and in a window within one UTC day (see storageClockStart), and
 //      where they went, table by table (bench/runner/storage.mjs). Then the same on PostgreSQL
 //      (bench/runner/storage-postgres.mjs: a throwaway cluster, the same checks, the server run
 //      until it has caught up, then the same simulated time; --skip-postgres leaves it out),
@@ -149,7 +150,7 @@ async function writeChecks(location) {
 await writeChecks(dbPath)
 
 /** The server process: started, then marked (the measured window begins), then stopped. */
-async function serverProcess(speed, location = dbPath) {
+async function serverProcess(speed, location = dbPath, virtualStart = undefined) {
   const execArgv = PROFILE ? ['--cpu-prof', '--cpu-prof-dir', PROFILE] : []
   const child = fork(join(root, 'bench', 'runner', 'server.mjs'), [entry], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const waiting = new Map()
@@ -171,7 +172,7 @@ async function serverProcess(speed, location = dbPath) {
     failed.set(name, reject)
   })
   await answer('loaded')
-  child.send({ start: { dbPath: location, key, speed, concurrency: CONCURRENCY, retentionDays: RETENTION } })
+  child.send({ start: { dbPath: location, key, speed, concurrency: CONCURRENCY, retentionDays: RETENTION, virtualStart } })
   await answer('ready')
   return {
     status: () => {
@@ -266,7 +267,8 @@ print('due runs/s', fixed(due))
 // 2. storage: a simulated hour
 if (STORAGE_MINUTES > 0) {
   note(`storage: ${STORAGE_MINUTES} simulated minutes at x${STORAGE_SPEED} (${fixed((STORAGE_MINUTES * 60) / STORAGE_SPEED, 0)} s)`)
-  const server = await serverProcess(STORAGE_SPEED)
+  const server = await serverProcess(STORAGE_SPEED, dbPath, storageClockStart())
+  await caughtUp(server)
   const reader = new Database(dbPath, { readonly: true, fileMustExist: true })
   const before = breakdown(reader)
   await server.mark()
@@ -288,6 +290,30 @@ if (STORAGE_MINUTES > 0) {
 }
 
 /**
+ * Where the storage phase's clock starts. The first result of a UTC day of each check and
+ * location is kept in full and opens the day's table: a day's cost, which a measured window
+ * that crosses midnight would charge to one simulated hour (24 times over). Now when the window
+ * (and a minute of catching up) ends before midnight; else just after the next midnight, the
+ * day's first rows then written while the server catches up, before the window is measured.
+ */
+function storageClockStart() {
+  const day = 86_400_000
+  const now = Date.now()
+  const end = now + STORAGE_MINUTES * 60_000 + 60_000 * STORAGE_SPEED
+  return Math.floor(end / day) === Math.floor(now / day) ? now : (Math.floor(now / day) + 1) * day + 60_000
+}
+
+/** Waits until the server has run its start-up backlog (at most two minutes), then ten seconds more. */
+async function caughtUp(server) {
+  const begun = Date.now()
+  for (let done = null; done === null && Date.now() - begun < 120_000; ) {
+    await sleep(1000)
+    done = (await server.status()).caughtUp
+  }
+  await sleep(10_000)
+}
+
+/**
  * The storage phase on PostgreSQL: the same checks in a throwaway cluster's database, the
  * server run until it has caught up with its start-up backlog (as the SQLite database had its
  * steady phase first), then the same simulated time measured. Bytes per result, or undefined.
@@ -300,13 +326,8 @@ async function postgresStorage() {
   }
   try {
     await writeChecks(cluster.url)
-    const server = await serverProcess(STORAGE_SPEED, cluster.url)
-    const begun = Date.now()
-    for (let caughtUp = null; caughtUp === null && Date.now() - begun < 120_000; ) {
-      await sleep(1000)
-      caughtUp = (await server.status()).caughtUp
-    }
-    await sleep(10_000)
+    const server = await serverProcess(STORAGE_SPEED, cluster.url, storageClockStart())
+    await caughtUp(server)
     const reader = await postgresReader(cluster.url)
     const before = await reader.read()
     await server.mark()

@@ -43,7 +43,8 @@ process.on('message', async (message) => {
     const o = message.start
     speed = o.speed
     realStart = Date.now()
-    virtualStart = realStart
+    // a storage phase may start the clock later (never earlier: the runs already stored would not be due)
+    virtualStart = Math.max(realStart, o.virtualStart ?? 0)
     const clock = speed === 1 ? Date.now : () => virtualStart + (Date.now() - realStart) * speed
     server = await startLocalServer({
       apiKeys: [{ key: o.key, accountId: 'bench' }],
