@@ -128,3 +128,30 @@ describe('conditional reads of the check list', () => {
     expect(theirs.json.map((c: { name: string }) => c.name)).toEqual(['theirs'])
   })
 })
+
+describe('a list the server answers whole', () => {
+  it('is read once by the engine, however long (GET /v1/check-statuses has no pages)', { timeout: 120_000 }, async () => {
+    const anonymous = caller(server, null)
+    // a ping records a result, so each heartbeat check has a status: more than a page of them
+    for (let i = 0; i < 120; i += 20) {
+      const batch = await Promise.all(Array.from({ length: 20 }, (_, j) => api('POST', '/v1/checks/heartbeat', {
+        name: `heartbeat ${i + j}`, heartbeat: { period: 1, periodUnit: 'hours', grace: 30, graceUnit: 'minutes' },
+      })))
+      expect(batch.every((answer) => answer.status === 201)).toBe(true)
+      for (const created of batch) expect((await anonymous('GET', `/ping/${created.json.heartbeat.pingToken}`)).status).toBe(200)
+    }
+    const whole = await api('GET', '/v1/check-statuses')
+    expect(whole.json.length).toBeGreaterThanOrEqual(120)
+    const client = new ApiClient({ baseUrl: server.url, apiKey: KEY_A })
+    const queries: Query[] = []
+    const get = client.get.bind(client)
+    client.get = ((path: string, query?: Query) => {
+      queries.push({ ...query })
+      return get(path, query)
+    }) as typeof client.get
+    const all = await listAllByPage<{ checkId: string }>(client, '/v1/check-statuses', { idOf: (s) => s.checkId })
+    expect(all.map((s) => s.checkId).sort()).toEqual(whole.json.map((s: { checkId: string }) => s.checkId).sort())
+    expect(queries).toHaveLength(1)
+    await client.close()
+  })
+})
