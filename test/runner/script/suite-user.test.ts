@@ -128,11 +128,17 @@ describe.skipIf(!root)('a Playwright check suite run by root runs as a user of i
     expect(result.error).toContain('--runtime-cache or MONITORS_RUNTIME_CACHE')
   }, 60_000)
 
-  it('Chromium runs as the run\'s user: a page opens', async () => {
-    const body = "  await page.setContent('<title>ok</title>')\n  console.log('title=' + await page.title() + ' uid=' + process.getuid())"
+  it('Chromium runs as the run\'s user: a page opens, a file of the server\'s does not', async () => {
+    const body = `  await page.setContent('<title>ok</title>')
+  console.log('title=' + await page.title())
+  const opened = await page.goto('file://${secret}').then(() => page.content(), (e) => 'refused ' + String(e.message).split('\\n')[0])
+  console.log('file=' + opened)`
     const result = await runPlaywrightSuite(oneTest(body, 't', '{ page }'), { runtimeCache: cache, workDir: work, timeoutMs: 120_000 })
     expect(result.status, `${result.error}\n${result.details.logs}`).toBe('PASSED')
     expect(result.details.logs).toContain('title=ok')
+    // its Chromium is the run's user's too: a file of the server's stays closed to it
+    expect(result.details.logs).toMatch(/file=refused page\.goto: net::ERR_ACCESS_DENIED/)
+    expect(JSON.stringify(result)).not.toContain('secret-4711')
   }, 180_000)
 })
 
