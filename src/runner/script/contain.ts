@@ -226,10 +226,11 @@ export function giveTree(dir: string, uid: number, gid: number): void {
 
 /**
  * Copies the regular files and folders under `from` into `to` as this process's (root's) own
- * files; symbolic links, devices, pipes and sockets are left out (a link the run made to a
- * server's file is never followed). Called once no process of the run is left.
+ * files; only files `uid` owns with one link, so a symbolic link the run made (to a server's
+ * file) is never followed and a hard link to a file not its own is left out; devices, pipes and
+ * sockets too. Called once no process of the run is left (nothing changes under it meanwhile).
  */
-export function copyBack(from: string, to: string): void {
+export function copyBack(from: string, to: string, uid: number): void {
   mkdirSync(to, { recursive: true })
   let names: string[]
   try {
@@ -240,8 +241,8 @@ export function copyBack(from: string, to: string): void {
   for (const name of names) {
     const source = path.join(from, name)
     const s = lstatSync(source)
-    if (s.isDirectory()) copyBack(source, path.join(to, name))
-    else if (s.isFile()) copyRegular(source, path.join(to, name))
+    if (s.isDirectory()) copyBack(source, path.join(to, name), uid)
+    else if (s.isFile() && s.uid === uid && s.nlink === 1) copyRegular(source, path.join(to, name))
   }
 }
 

@@ -232,7 +232,7 @@ function keepSuiteArtifacts(folders: SuiteFolders, user: RunUser | null, details
   try {
     if (user) {
       killUser(user.uid)
-      copyBack(folders.output, folders.artifacts)
+      copyBack(folders.output, folders.artifacts, user.uid)
     }
     if (details.logs) writeFileSync(path.join(folders.artifacts, 'script.log'), scrub.text(details.logs))
     details.artifacts = finishArtifacts(folders.artifacts, scrub, limitBytes)
@@ -346,7 +346,14 @@ async function runPlaywright(
   }, 500)
   const onAbort = () => kill('aborted')
   options.signal?.addEventListener('abort', onAbort)
-  ended.exit = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
+  ended.exit = await new Promise<number | null>((resolve) => {
+    child.on('close', (code) => resolve(code))
+    // not started (the user could not be changed to, say): its reason in the logs
+    child.on('error', (error) => {
+      keep(Buffer.from(`${error.message}\n`))
+      resolve(null)
+    })
+  })
   clearTimeout(timer)
   clearInterval(watchdog)
   options.signal?.removeEventListener('abort', onAbort)
