@@ -173,7 +173,13 @@ export async function runPlaywrightSuite(suite: PlaywrightSuite, options: Script
       return finish()
     }
   }
-  const folders = suiteFolders(options, user)
+  let folders: SuiteFolders
+  try {
+    folders = suiteFolders(options, user)
+  } catch (error) {
+    user?.release()
+    throw error
+  }
   try {
     const outside = writeProject(suite, folders.project, state.dir)
     if (outside) {
