@@ -18,6 +18,7 @@ import { CHECK_TYPE_TABLE, isServiceCheckType, SERVICE_CHECK_TYPES, typesInProse
 import { startHealthServer, type HealthServer } from './health.js'
 import { AgentMetrics } from './metrics.js'
 import { UserError } from '../errors.js'
+import type { UidRange } from '../runner/script/contain.js'
 
 export { startHealthServer, type HealthServer } from './health.js'
 
@@ -61,6 +62,8 @@ export interface AgentOptions {
   allowedTargets?: readonly string[]
   /** The bearer token of GET /metrics on the health port (default: none, open like the probes). */
   metricsToken?: string
+  /** The uids Playwright suite runs are given when the agent is root (src/runner/script/contain.ts; 'off': none). */
+  scriptUidRange?: UidRange | 'off'
   /** One line per run and per event (default stdout). */
   log?: (line: string) => void
   /** Problems: claims or posts that failed (default stderr). */
@@ -385,7 +388,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     forced: forced.signal,
     targets: { privateTargets: options.privateTargets, allowedTargets: options.allowedTargets },
     metrics: new AgentMetrics(),
-    script: { limiter: new Semaphore(defaultScriptConcurrency()) },
+    script: { limiter: new Semaphore(defaultScriptConcurrency()), uidRange: options.scriptUidRange },
   }
   let stopping = false
   let exitCode = 0

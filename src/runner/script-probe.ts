@@ -95,6 +95,7 @@ function runOptions(location: string, context: Omit<RunOptions, 'location'>): Sc
     runtimeCache: options.runtimeCache,
     chromiumPath: options.chromiumPath,
     workDir: options.workDir,
+    uidRange: options.uidRange,
     timeoutMs: Math.min(options.timeoutMs ?? 120_000, context.timeoutMs ?? Infinity),
     memoryLimitMb: options.memoryLimitMb,
     tracing: options.tracing,
@@ -146,8 +147,8 @@ export async function runScriptAttempt(check: (BrowserCheck | MultiStepCheck) & 
   return outcomeOf(() => runScript(scriptCheck, runOptions(location, context)), () => blankScriptDetails(check), context)
 }
 
-/** Why a suite's run failed where suites do not run (the server without --playwright-suites). */
-export const SUITES_OFF = 'this server does not run Playwright check suites: their `playwright test` is not held to its files; its operator enables them with --playwright-suites, or run the check at a private location (monitors agent)'
+/** Why a suite's run failed where suites do not run (a server not root without --playwright-suites, or with --no-playwright-suites). */
+export const SUITES_OFF = 'this server does not run Playwright check suites: it runs them by default only when it can give each run a user of its own (as root), where `playwright test` is held to its files; its operator enables them with --playwright-suites, or run the check at a private location (monitors agent)'
 
 /** One run of a Playwright check suite (`playwright test` of its runtime: src/runner/script/suite.ts), as a prober's outcome. */
 export async function runSuiteAttempt(check: PlaywrightCheck & { id?: string | null }, location: string, context: Omit<RunOptions, 'location'>): Promise<AttemptOutcome> {

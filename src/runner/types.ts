@@ -6,6 +6,7 @@ import type { UrlCheck } from '../schema/url-check.js'
 import type { BrowserCheck, MultiStepCheck } from '../schema/script-check.js'
 import type { PlaywrightCheck } from '../schema/playwright-check.js'
 import type { ScriptDetails } from './script/types.js'
+import type { UidRange } from './script/contain.js'
 import type { COMPARISONS } from '../schema/enums.js'
 import type { PrivateTargets } from './targets.js'
 
@@ -330,10 +331,12 @@ export interface ScriptProbeOptions {
   testSession?: boolean
   /**
    * Whether Playwright check suites run here (default true: agents, `monitors test`). The
-   * server's runner sets it from --playwright-suites: a suite's `playwright test` is not held to
-   * its files (docs/scripts.md), so a server that runs many accounts' suites says so.
+   * server's runner sets it from --playwright-suites, by default only where each run gets a user
+   * of its own (root): without one a suite's `playwright test` is not held to its files.
    */
   suites?: boolean
+  /** The uids a suite's run is given when this process is root (src/runner/script/contain.ts; 'off': none). */
+  uidRange?: UidRange | 'off'
   /** Script runs at a time in this process: a run waits for a free place before it starts (see Semaphore). */
   limiter?: { run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T>; readonly size?: number }
 }

@@ -9,7 +9,7 @@
  * Several servers sharing a PostgreSQL database must share this folder too (a network volume),
  * or a result recorded by one is served without its files by the other.
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 
@@ -36,7 +36,10 @@ export class ArtifactStore {
     readonly root: string,
     private readonly owned = false,
   ) {
-    mkdirSync(root, { recursive: true })
+    // the results' files are the accounts' own: closed to the machine's other users (a suite's run among them)
+    mkdirSync(root, { recursive: true, mode: 0o700 })
+    const mode = statSync(root).mode & 0o777
+    if (mode & 0o007) chmodSync(root, mode & ~0o007)
   }
 
   /** The folder of one result's artifacts. */

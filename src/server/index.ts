@@ -14,6 +14,7 @@ import { parseAllowedTarget, type PrivateTargets } from '../runner/targets.js'
 import { ServerMetrics } from './metrics.js'
 import { defaultScriptConcurrency, Semaphore } from '../runner/script-probe.js'
 import { ArtifactStore } from './artifacts.js'
+import { effectiveUidRange, type UidRange } from '../runner/script/contain.js'
 
 export { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 export { checkSmtpUrl, type AlertDeliveryOptions } from './alerts/worker.js'
@@ -99,10 +100,14 @@ export interface LocalServerOptions {
    */
   scriptConcurrency?: number
   /**
-   * Whether this server's runner runs Playwright check suites (default false: their runs fail
-   * with hasErrors saying so). `playwright test` is not held to its files (docs/scripts.md).
+   * Whether this server's runner runs Playwright check suites. Default: yes when each run can be
+   * given a user of its own (the server runs as root, `scriptUidRange` is not 'off'), else no
+   * (their runs fail with hasErrors saying so). `true` runs them without that user too, where
+   * `playwright test` is not held to its files (docs/scripts.md); `false` never runs them.
    */
   playwrightSuites?: boolean
+  /** The uids suite runs are given when the server is root (default $MONITORS_SCRIPT_UID_RANGE, else 200000-200999; 'off': none). */
+  scriptUidRange?: UidRange | 'off'
   /** Where the runtimes of scripts are prepared (default $MONITORS_RUNTIME_CACHE, else ~/.cache/monitors/runtimes). */
   runtimeCache?: string
   /** Chromium of browser checks (default /usr/bin/chromium, or $CHROMIUM_PATH). */
@@ -125,6 +130,8 @@ export interface LocalServer {
   accountId: string
   /** the private-target policy in force, and the number of accounts holding keys it was decided from */
   privateTargets: { policy: PrivateTargets; accounts: number; chosen: boolean }
+  /** whether this server's runner runs Playwright check suites, and the uids their runs get (null: they run as the server's user) */
+  playwrightSuites: SuitesPolicy
   /** HTTP requests received since start */
   requestCount(): number
   /** faults injected so far, when faults are on */
@@ -239,6 +246,19 @@ async function listen(app: Awaited<ReturnType<typeof buildApp>>, host: string, p
   return `http://${shownHost}:${address.port}`
 }
 
+/** Whether the runner runs Playwright check suites, how they are contained, and whether the operator chose it. */
+export interface SuitesPolicy {
+  run: boolean
+  uidRange: UidRange | null
+  chosen: boolean
+}
+
+/** See LocalServerOptions.playwrightSuites. */
+function suitesPolicy(options: LocalServerOptions): SuitesPolicy {
+  const uidRange = effectiveUidRange(options.scriptUidRange)
+  return { run: options.playwrightSuites ?? uidRange !== null, uidRange, chosen: options.playwrightSuites !== undefined }
+}
+
 export async function startLocalServer(options: LocalServerOptions = {}): Promise<LocalServer> {
   for (const url of options.publicUrls ?? []) {
     const problem = publicUrlProblem(url)
@@ -255,6 +275,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     const privateTargets = options.privateTargets ?? (accounts > 1 ? 'deny' : 'allow')
     const { allowedTargets, log, rateLimit, authFailureLimit, trustProxy, faults, retentionMs, scriptConcurrency } = serverSettings(options)
     const artifacts = artifactStoreFor(options)
+    const suites = suitesPolicy(options)
     // the sender of alert deliveries: on with the scheduler (monitors server), or when asked for
     const alertsOn = options.alerts !== false && (options.alerts !== undefined || (options.scheduler ?? options.runner === true))
     const alerts = alertsOn
@@ -288,7 +309,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
         ...options.schedulerOptions,
         runOptions: {
           privateTargets, allowedTargets,
-          script: { runtimeCache: options.runtimeCache, chromiumPath: options.chromiumPath, limiter: new Semaphore(scriptConcurrency), suites: options.playwrightSuites === true },
+          script: { runtimeCache: options.runtimeCache, chromiumPath: options.chromiumPath, limiter: new Semaphore(scriptConcurrency), suites: suites.run, uidRange: options.scriptUidRange },
           ...options.schedulerOptions?.runOptions,
         },
         artifacts,
@@ -313,6 +334,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
       keyGenerated: keys.generated,
       accountId: keys.accountId,
       privateTargets: { policy: privateTargets, accounts, chosen: options.privateTargets !== undefined },
+      playwrightSuites: suites,
       requestCount: () => requests,
       faultCounts: () => (app.faultCounts ? { ...app.faultCounts } : undefined),
       completedRuns: () => scheduler?.completed ?? 0,

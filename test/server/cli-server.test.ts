@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -91,6 +91,55 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
     const bad = startCli(['--db', ':memory:', '--public-url', 'monitors.example.test'])
     await expect(bad.ready).rejects.toThrow(/--public-url must be a URL such as https:\/\/monitors.example.com, got "monitors.example.test"/)
     expect(await bad.exited).toBe(1)
+  })
+
+  it('says whether it runs Playwright check suites and how they are contained; --script-uid-range is checked', async () => {
+    const root = process.getuid?.() === 0
+    const plain = startCli(['--db', ':memory:', '--quiet'])
+    await plain.ready
+    await expect.poll(() => plain.output()).toMatch(root
+      ? /^Playwright check suites run each as a user of its own \(uids 200000-200999\): held to their run's files$/m
+      : /^Playwright check suites are not run here \(not root, so no user of their own for their runs; --playwright-suites runs them anyway\): agents run them$/m)
+    plain.child.kill('SIGTERM')
+    await plain.exited
+    const ranged = startCli(['--db', ':memory:', '--quiet', '--script-uid-range', '300000-300009'], { MONITORING_SERVER_PLAYWRIGHT_SUITES: '1' })
+    await ranged.ready
+    await expect.poll(() => ranged.output()).toMatch(root ? /run each as a user of its own \(uids 300000-300009\)/ : /run as this server's user \(--playwright-suites; not root/)
+    ranged.child.kill('SIGTERM')
+    await ranged.exited
+    const off = startCli(['--db', ':memory:', '--quiet', '--no-playwright-suites'])
+    await off.ready
+    await expect.poll(() => off.output()).toMatch(/^Playwright check suites are not run here \(--no-playwright-suites\): agents run them$/m)
+    off.child.kill('SIGTERM')
+    await off.exited
+    const bad = startCli(['--db', ':memory:', '--script-uid-range', '5-1'])
+    await expect(bad.ready).rejects.toThrow(/--script-uid-range must be a range of uids from 1000 up to 4294967294, its first below its last, got "5-1"/)
+    expect(await bad.exited).toBe(1)
+    const badEnv = startCli(['--db', ':memory:'], { MONITORS_SCRIPT_UID_RANGE: 'many' })
+    await expect(badEnv.ready).rejects.toThrow(/MONITORS_SCRIPT_UID_RANGE must be FIRST-LAST \(e\.g\. 200000-200999\) or off, got "many"/)
+    expect(await badEnv.exited).toBe(1)
+  })
+
+  it('keeps its database, its -wal and -shm, their folder and the artifacts folder closed to the machine\'s other users', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'monitors-cli-modes-'))
+    try {
+      const db = join(dir, 'data', 'server.db')
+      const server = startCli(['--db', db, '--quiet'])
+      await server.ready
+      const modes = Object.fromEntries(['data', 'data/server.db', 'data/server.db-wal', 'data/server.db-shm', 'data/server.db.artifacts'].map((f) => [f, (statSync(join(dir, f)).mode & 0o777).toString(8)]))
+      expect(modes).toEqual({ 'data': '700', 'data/server.db': '600', 'data/server.db-wal': '600', 'data/server.db-shm': '600', 'data/server.db.artifacts': '700' })
+      server.child.kill('SIGTERM')
+      expect(await server.exited).toBe(0)
+      // a database another version left open to others is closed at the next start
+      chmodSync(db, 0o644)
+      const again = startCli(['--db', db, '--quiet'])
+      await again.ready
+      expect((statSync(db).mode & 0o777).toString(8)).toBe('640')
+      again.child.kill('SIGTERM')
+      expect(await again.exited).toBe(0)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it('says its private-target policy: deny for keys of two accounts, allow for one, and --private-targets sets it', async () => {

@@ -5,7 +5,7 @@
  * and run by the server, a failing variant's per-file plan, its screenshot and trace served and
  * shown on the dashboard, import writing the project back, and the loader's problems.
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -106,9 +106,43 @@ describe('Playwright checks: routes and rules', () => {
   })
 })
 
+const root = process.getuid?.() === 0
+if (!root) console.warn('playwright-checks.test.ts: a server that is not root runs no suite without --playwright-suites; the test of a suite\'s own user is skipped')
+
 describe('a server without --playwright-suites', () => {
-  it('fails a suite\'s run with hasErrors saying so, and runs nothing', async () => {
-    const plain = await startTestServer({ dbPath: join(dir, 'plain.db'), runner: true, privateTargets: 'allow', runtimeCache: process.env.MONITORS_RUNTIME_CACHE, schedulerOptions: { tickMs: 50 } })
+  it.skipIf(!root)('run by root, runs a suite as a user of its own: its test cannot read the server\'s database nor its environment', async () => {
+    // a folder other users may pass: what keeps the database from them is its own mode
+    const open = mkdtempSync(join(dir, 'open-'))
+    chmodSync(dir, 0o755)
+    chmodSync(open, 0o755)
+    const db = join(open, 'contained.db')
+    // on PostgreSQL the server has no database file: a file of root's alone stands for it
+    if (process.env.MONITORS_TEST_STORE === 'postgres') writeFileSync(db, 'secret', { mode: 0o600 })
+    const plain = await startTestServer({ dbPath: db, runner: true, privateTargets: 'allow', runtimeCache: process.env.MONITORS_RUNTIME_CACHE, schedulerOptions: { tickMs: 50 } })
+    try {
+      const c = caller(plain)
+      const test = `import { test } from '@playwright/test'
+import { readFileSync } from 'node:fs'
+test('environ @smoke', async () => { readFileSync('/proc/${process.pid}/environ') })
+test('database @smoke', async () => { readFileSync(${JSON.stringify(db)}) })
+`
+      const created = await c('POST', '/v1/checks/playwright', suiteBody({ files: [{ path: 'playwright.config.ts', content: CONFIG }, { path: 'tests/a.spec.ts', content: test }] }))
+      expect(created.status, created.text).toBe(201)
+      const done = await triggerAndWait(created.json.id, c)
+      expect(done.status, JSON.stringify(done)).toBe('FAILED')
+      const [result] = (await c('GET', `/v1/check-results/${created.json.id}?resultType=FINAL`)).json
+      expect(result, result.error).toMatchObject({ hasFailures: true, hasErrors: false })
+      const tests = result.result.details.tests as Array<{ title: string; status: string; error: { message: string } | null }>
+      expect(tests.map((t) => [t.title, t.status])).toEqual([['environ @smoke', 'failed'], ['database @smoke', 'failed']])
+      expect(tests[0].error?.message).toContain(`EACCES: permission denied, open '/proc/${process.pid}/environ'`)
+      expect(tests[1].error?.message).toContain(`EACCES: permission denied, open '${db}'`)
+    } finally {
+      await plain.close()
+    }
+  }, 300_000)
+
+  it('with --no-playwright-suites (or not root), fails a suite\'s run with hasErrors saying so, and runs nothing', async () => {
+    const plain = await startTestServer({ dbPath: join(dir, 'plain.db'), runner: true, privateTargets: 'allow', runtimeCache: process.env.MONITORS_RUNTIME_CACHE, schedulerOptions: { tickMs: 50 }, ...(root ? { playwrightSuites: false } : {}) })
     try {
       const c = caller(plain)
       const created = await c('POST', '/v1/checks/playwright', suiteBody())

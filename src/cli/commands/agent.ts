@@ -6,6 +6,8 @@ import {
 } from '../../agent/index.js'
 import { UserError } from '../../errors.js'
 import { checkNumber } from '../engine.js'
+import type { UidRange } from '../../runner/script/contain.js'
+import { uidRangeFromEnv, uidRangeOption } from '../uid-range.js'
 
 interface AgentArgs {
   locations?: string[]
@@ -23,6 +25,7 @@ interface AgentArgs {
   privateTargets?: 'allow' | 'deny'
   allowTarget?: string[]
   metricsToken?: string
+  scriptUidRange?: UidRange | 'off'
 }
 
 
@@ -74,7 +77,13 @@ export const agentCommand = {
         array: true,
         describe: 'An exception to --private-targets deny: an address, a CIDR range or address:port, e.g. 10.0.0.5:8080 (repeatable)',
       })
-      .option('metrics-token', { type: 'string', describe: 'Bearer token GET /metrics on the health port requires (env AGENT_METRICS_TOKEN; default none: open like the probes)' }),
+      .option('metrics-token', { type: 'string', describe: 'Bearer token GET /metrics on the health port requires (env AGENT_METRICS_TOKEN; default none: open like the probes)' })
+      .option('script-uid-range', {
+        type: 'string',
+        requiresArg: true,
+        coerce: uidRangeOption('--script-uid-range'),
+        describe: 'Uids (and gids) given to Playwright suite runs when the agent is root, one per run at a time, e.g. 200000-200999 (the default); accounts of /etc/passwd are skipped; off runs suites as root (env MONITORS_SCRIPT_UID_RANGE)',
+      }),
   handler: async (args: ArgumentsCamelCase<AgentArgs>): Promise<number> => {
     const env = io().env
     const apiUrl = args.apiUrl ?? env.MONITORING_API_URL
@@ -121,6 +130,7 @@ export const agentCommand = {
         privateTargets: args.privateTargets,
         allowedTargets: args.allowTarget,
         metricsToken: args.metricsToken || env.AGENT_METRICS_TOKEN || undefined,
+        scriptUidRange: args.scriptUidRange ?? uidRangeFromEnv(),
         log: (line) => io().stdout.write(`${line}\n`),
         warn: (line) => io().stderr.write(`${line}\n`),
       })

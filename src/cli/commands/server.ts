@@ -7,6 +7,9 @@ import { checkNumber } from '../engine.js'
 import { UserError } from '../../errors.js'
 import { KEY_ROLES, MIN_KEY_LENGTH, isKeyRole, type KeyRole } from '../../server/keys.js'
 import { publicUrlProblem } from '../../server/names.js'
+import type { SuitesPolicy } from '../../server/index.js'
+import type { UidRange } from '../../runner/script/contain.js'
+import { uidRangeFromEnv, uidRangeOption } from '../uid-range.js'
 
 interface ServerArgs {
   host: string
@@ -30,6 +33,7 @@ interface ServerArgs {
   'metrics-token'?: string
   'script-concurrency'?: number
   'playwright-suites'?: boolean
+  'script-uid-range'?: UidRange | 'off'
   'artifacts-dir'?: string
   'runtime-cache'?: string
 }
@@ -80,6 +84,18 @@ export function restartKeyHint(db: string, accountId: string): string {
 }
 
 export const DEFAULT_DB = '.monitors/server.db'
+
+/** `1` or `0` of an environment variable; undefined when unset (or anything else). */
+function envSwitch(value: string | undefined): boolean | undefined {
+  return value === '1' ? true : value === '0' ? false : undefined
+}
+
+/** The start-up line saying whether Playwright check suites run here and how they are contained. */
+export function suitesLine(suites: SuitesPolicy): string {
+  if (suites.run && suites.uidRange) return `Playwright check suites run each as a user of its own (uids ${suites.uidRange.first}-${suites.uidRange.last}): held to their run's files`
+  if (suites.run) return 'Playwright check suites run as this server\'s user (--playwright-suites; not root, so no user of their own): a suite can read what this user can (docs/scripts.md)'
+  return `Playwright check suites are not run here (${suites.chosen ? '--no-playwright-suites' : 'not root, so no user of their own for their runs; --playwright-suites runs them anyway'}): agents run them`
+}
 
 /** A PostgreSQL URL with its password replaced by "***" (a SQLite path as it is): what is printed. */
 export function shownDb(db: string): string {
@@ -154,7 +170,13 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
       })
       .option('playwright-suites', {
         type: 'boolean',
-        describe: 'Run Playwright check suites on this server\'s runner: `playwright test` is not held to its files, so a suite can read what the server\'s user can (docs/scripts.md); without it their runs fail with hasErrors and agents run them (default from MONITORING_SERVER_PLAYWRIGHT_SUITES=1)',
+        describe: 'Run Playwright check suites on this server\'s runner. Default: yes when the server is root, each run as a user of its own (--script-uid-range) held to its files; else no (their runs fail with hasErrors and agents run them). --playwright-suites runs them on a server that is not root too, where a suite can read what the server\'s user can; --no-playwright-suites never (default from MONITORING_SERVER_PLAYWRIGHT_SUITES=1 or 0; docs/scripts.md)',
+      })
+      .option('script-uid-range', {
+        type: 'string',
+        requiresArg: true,
+        coerce: uidRangeOption('--script-uid-range'),
+        describe: 'Uids (and gids) given to Playwright suite runs when the server is root, one per run at a time, e.g. 200000-200999 (the default); accounts of /etc/passwd are skipped; off runs suites as root (default from MONITORS_SCRIPT_UID_RANGE)',
       })
       .option('artifacts-dir', { type: 'string', requiresArg: true, describe: 'Folder of the screenshots, traces and logs of browser and multi-step runs (default: <database file>.artifacts; with PostgreSQL, give a folder every server shares)' })
       .option('runtime-cache', { type: 'string', requiresArg: true, describe: 'Folder of the prepared script runtimes (default $MONITORS_RUNTIME_CACHE, else ~/.cache/monitors/runtimes)' }) as never,
@@ -202,7 +224,8 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         allowedTargets: args['allow-target'],
         metricsToken,
         scriptConcurrency: args['script-concurrency'],
-        playwrightSuites: args['playwright-suites'] ?? io().env.MONITORING_SERVER_PLAYWRIGHT_SUITES === '1',
+        playwrightSuites: args['playwright-suites'] ?? envSwitch(io().env.MONITORING_SERVER_PLAYWRIGHT_SUITES),
+        scriptUidRange: args['script-uid-range'] ?? uidRangeFromEnv(),
         artifactsDir: args['artifacts-dir'] || io().env.MONITORING_SERVER_ARTIFACTS_DIR || undefined,
         runtimeCache: args['runtime-cache'],
       })
@@ -218,6 +241,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
     if (args.runner) {
       const { defaultRuntimeCache, runtimesSummary } = await import('../../runner/script/runtimes.js')
       out(runtimesSummary(args['runtime-cache'] ? resolve(args['runtime-cache']) : defaultRuntimeCache()))
+      out(suitesLine(server.playwrightSuites))
     }
     const targets = server.privateTargets
     out(targets.policy === 'deny'

@@ -4,7 +4,8 @@
  * starts worker processes, so Node's permission model cannot hold it; what contains such a run
  * is written in docs/scripts.md ("Playwright check suites"): its own process group killed at the
  * wall clock, the memory watchdog over its whole process tree, an environment of the check's
- * variables only, a copy of the project in a run folder; not file access.
+ * variables only, a copy of the project in a run folder; and, when the process running it is
+ * root, a user of its own (contain.ts) that holds it to its files. Without root, not file access.
  */
 import { spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
@@ -17,6 +18,7 @@ import { finishArtifacts, formatBytes } from './artifacts.js'
 import { ARTIFACT_LIMIT_BYTES, CHROMIUM_ARGS, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_SCRIPT_TIMEOUT_MS, SECRET_PREFIX, SERVICE_VARIABLE } from './engine.js'
 import type { ScriptStep, ScriptTest } from './protocol.js'
 import { defaultRuntimeCache, resolveInRuntime, runtimeState } from './runtimes.js'
+import { allocateRunUser, closedToOthers, copyBack, effectiveUidRange, giveTree, killUser, readRunFile, removeLeftFiles, userMemory, type RunUser } from './contain.js'
 import { killTree, processTable, treeMemory } from './sandbox.js'
 import { createScrubber } from './scrub.js'
 import type { ScriptDetails, ScriptRunOptions, ScriptRunResult, ScriptVariable } from './types.js'
@@ -160,38 +162,119 @@ export async function runPlaywrightSuite(suite: PlaywrightSuite, options: Script
     outcome.runnerError = `runtime ${runtimeId} has no @playwright/test: prepare it again`
     return finish()
   }
-  const workDir = options.workDir ?? tmpdir()
-  mkdirSync(workDir, { recursive: true })
-  const runDir = realpathSync(mkdtempSync(path.join(workDir, 'monitors-suite-')))
-  const artifacts = options.artifactsDir ? path.resolve(options.artifactsDir) : realpathSync(mkdtempSync(path.join(workDir, 'monitors-artifacts-')))
-  mkdirSync(artifacts, { recursive: true })
-  const project = path.join(runDir, 'project')
-  const home = path.join(runDir, 'home')
-  mkdirSync(home, { recursive: true })
+  let user: RunUser | null = null
+  const range = effectiveUidRange(options.uidRange)
+  if (range) {
+    outcome.runnerError = containmentProblem(state.dir, options)
+    if (outcome.runnerError) return finish()
+    user = allocateRunUser(range)
+    if (!user) {
+      outcome.runnerError = `every uid of ${range.first}-${range.last} is in use by another run: the run did not start (--script-uid-range sets a larger range)`
+      return finish()
+    }
+  }
+  let folders: SuiteFolders
   try {
-    const outside = writeProject(suite, project, state.dir)
+    folders = suiteFolders(options, user)
+  } catch (error) {
+    user?.release()
+    throw error
+  }
+  try {
+    const outside = writeProject(suite, folders.project, state.dir)
     if (outside) {
       outcome.runnerError = `the suite's file ${outside} is outside its project`
       return finish()
     }
-    const reportFile = path.join(runDir, 'report.json')
-    const args = [cli, ...playwrightArguments(suite, options, project, reportFile, artifacts)]
-    const ended = await runPlaywright(args, project, suiteEnvironment(env, home, options), timeoutMs, options, details)
+    const args = [cli, ...playwrightArguments(suite, options, folders.project, folders.reportFile, folders.output)]
+    if (user) giveTree(folders.runDir, user.uid, user.gid)
+    const ended = await runPlaywright(args, folders.project, suiteEnvironment(env, folders.home, options), timeoutMs, options, details, user)
     details.logs = ended.logs
-    const report = readReport(reportFile)
+    const report = readReport(folders.reportFile)
     details.playwrightVersion = report?.config?.version ?? runtime.dependencies['@playwright/test'] ?? null
     details.tests = (report?.suites ?? []).flatMap((s) => testsOf(s, []))
     judgeSuite(ended, report, details, timeoutMs, options, outcome)
   } finally {
-    try {
-      if (details.logs) writeFileSync(path.join(artifacts, 'script.log'), scrub.text(details.logs))
-      details.artifacts = finishArtifacts(artifacts, scrub, limitBytes)
-    } catch (error) {
-      details.artifacts.dropped.push({ name: '*', kind: 'other', bytes: 0, reason: `the artifacts could not be kept: ${(error as Error).message}` })
-    }
-    rmSync(runDir, { recursive: true, force: true })
+    keepSuiteArtifacts(folders, user, details, scrub, limitBytes)
   }
   return finish()
+}
+
+/** The folders of one run: its own (project, home, report), and where its artifacts are kept. */
+interface SuiteFolders {
+  runDir: string
+  project: string
+  home: string
+  reportFile: string
+  /** Where `playwright test` writes its results: the kept folder, or one in the run's folder when the run has a user of its own. */
+  output: string
+  /** The folder the caller keeps. */
+  artifacts: string
+}
+
+/**
+ * A run's folders. With a user of its own, the run's folder is made in the temporary folder
+ * (which every user can pass; given to the run's user once written) and its results are
+ * written there, copied into the kept folder at the end.
+ */
+function suiteFolders(options: ScriptRunOptions, user: RunUser | null): SuiteFolders {
+  const workDir = options.workDir ?? tmpdir()
+  mkdirSync(workDir, { recursive: true })
+  const runDir = realpathSync(mkdtempSync(path.join(user ? tmpdir() : workDir, 'monitors-suite-')))
+  const artifacts = options.artifactsDir ? path.resolve(options.artifactsDir) : realpathSync(mkdtempSync(path.join(workDir, 'monitors-artifacts-')))
+  mkdirSync(artifacts, { recursive: true })
+  const folders = { runDir, project: path.join(runDir, 'project'), home: path.join(runDir, 'home'), reportFile: path.join(runDir, 'report.json'), output: user ? path.join(runDir, 'results') : artifacts, artifacts }
+  mkdirSync(folders.home, { recursive: true })
+  mkdirSync(folders.output, { recursive: true })
+  return folders
+}
+
+/**
+ * The run's results kept (copied back as root's own files when the run had a user, whose
+ * processes are all gone by then), scrubbed and capped; the run's folder removed, with what the
+ * run's user left in the shared temporary folders.
+ */
+function keepSuiteArtifacts(folders: SuiteFolders, user: RunUser | null, details: ScriptDetails, scrub: ReturnType<typeof createScrubber>, limitBytes: number): void {
+  try {
+    if (user) {
+      killUser(user.uid)
+      copyBack(folders.output, folders.artifacts, user.uid)
+    }
+    if (details.logs) writeFileSync(path.join(folders.artifacts, 'script.log'), scrub.text(details.logs))
+    details.artifacts = finishArtifacts(folders.artifacts, scrub, limitBytes)
+  } catch (error) {
+    details.artifacts.dropped.push({ name: '*', kind: 'other', bytes: 0, reason: `the artifacts could not be kept: ${(error as Error).message}` })
+  }
+  rmSync(folders.runDir, { recursive: true, force: true })
+  if (user) {
+    removeLeftFiles(user.uid)
+    user.release()
+  }
+}
+
+/**
+ * Why a run with a user of its own cannot start here (null: it can): the runtime, Node and the
+ * temporary folder must be open to other users; a cache under root's home (0700) is not.
+ */
+function containmentProblem(runtimeDir: string, options: ScriptRunOptions): string | null {
+  const cache = path.dirname(runtimeDir)
+  for (const target of [runtimeDir, path.join(runtimeDir, 'node_modules')]) {
+    const closed = closedToOthers(target)
+    if (closed) {
+      return `the runtime cache ${cache} cannot be read by the run's own user: ${closed.path} is closed to other users (mode ${closed.mode}). ` +
+        'A Playwright check suite run by root runs as a user of its own (docs/scripts.md): prepare the runtimes in a folder other users can read ' +
+        `(--runtime-cache or MONITORS_RUNTIME_CACHE, e.g. /var/cache/monitors/runtimes), or open ${closed.path} to them (chmod o+rx)`
+    }
+  }
+  for (const [what, target] of [['Node', process.execPath], ['Chromium', chromiumOf(options)], ['the temporary folder', tmpdir()]]) {
+    const closed = closedToOthers(target)
+    if (closed) return `${what} (${target}) cannot be used by the run's own user: ${closed.path} is closed to other users (mode ${closed.mode}); a Playwright check suite run by root runs as a user of its own (docs/scripts.md)`
+  }
+  return null
+}
+
+function chromiumOf(options: ScriptRunOptions): string {
+  return options.chromiumPath ?? process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 }
 
 /** The suite's variables (the account's, then the suite's own) and the secrets among them. */
@@ -234,7 +317,7 @@ function playwrightArguments(suite: PlaywrightSuite, options: ScriptRunOptions, 
   const names = new Set(suite.files.map((f) => f.path))
   const userConfig = suite.config ?? ['playwright.config.ts', 'playwright.config.js', 'playwright.config.mjs'].find((c) => names.has(c)) ?? null
   const wrapper = path.join(project, 'monitors.playwright.config.ts')
-  writeFileSync(wrapper, wrapperConfig(userConfig, options.chromiumPath ?? process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', reportFile, path.join(artifacts, 'test-results'), options.tracing ?? 'retain-on-failure'))
+  writeFileSync(wrapper, wrapperConfig(userConfig, chromiumOf(options), reportFile, path.join(artifacts, 'test-results'), options.tracing ?? 'retain-on-failure'))
   const args = ['test', '--config', wrapper, ...(suite.projects ?? []).flatMap((p) => ['--project', p])]
   if (suite.tags && suite.tags.length > 0) args.push('--grep', suite.tags.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'))
   return args
@@ -242,9 +325,11 @@ function playwrightArguments(suite: PlaywrightSuite, options: ScriptRunOptions, 
 
 /** Runs `playwright test` in its own process group, killed at the wall clock, over the memory limit or on abort. */
 async function runPlaywright(
-  args: string[], project: string, env: Record<string, string>, timeoutMs: number, options: ScriptRunOptions, details: ScriptDetails,
+  args: string[], project: string, env: Record<string, string>, timeoutMs: number, options: ScriptRunOptions, details: ScriptDetails, user: RunUser | null,
 ): Promise<SuiteExit> {
-  const child = spawn(process.execPath, args, { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  // a user of its own: its uid and gid, no supplementary group (Node drops them when it changes the ids)
+  const ids = user ? { uid: user.uid, gid: user.gid } : {}
+  const child = spawn(process.execPath, args, { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...ids })
   const ended: SuiteExit = { exit: null, logs: '', stop: null, memory: 0 }
   const keep = (c: Buffer) => (ended.logs = (ended.logs + c.toString('utf8')).slice(-64 * 1024))
   child.stdout.on('data', keep)
@@ -252,11 +337,13 @@ async function runPlaywright(
   const kill = (why: SuiteStop) => {
     ended.stop ??= why
     killTree(child.pid)
+    if (user) killUser(user.uid)
   }
   const memoryLimit = (options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB) * 1024 * 1024
   const timer = setTimeout(() => kill('timeout'), timeoutMs)
   const watchdog = setInterval(() => {
-    const used = treeMemory(child.pid, processTable())
+    // with a user of its own: every process of that user (a detached one too)
+    const used = user ? userMemory(user.uid) : treeMemory(child.pid, processTable())
     details.memory.peakScriptRssBytes = Math.max(details.memory.peakScriptRssBytes, used)
     if (used > memoryLimit) {
       ended.memory = used
@@ -265,12 +352,20 @@ async function runPlaywright(
   }, 500)
   const onAbort = () => kill('aborted')
   options.signal?.addEventListener('abort', onAbort)
-  ended.exit = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
+  ended.exit = await new Promise<number | null>((resolve) => {
+    child.on('close', (code) => resolve(code))
+    // not started (the user could not be changed to, say): its reason in the logs
+    child.on('error', (error) => {
+      keep(Buffer.from(`${error.message}\n`))
+      resolve(null)
+    })
+  })
   clearTimeout(timer)
   clearInterval(watchdog)
   options.signal?.removeEventListener('abort', onAbort)
   killTree(child.pid)
-  killLeftBehind(env.HOME)
+  if (user) killUser(user.uid)
+  else killLeftBehind(env.HOME)
   return ended
 }
 
@@ -279,6 +374,7 @@ async function runPlaywright(
  * and returned: it was re-parented when its worker ended): every process of this user whose
  * environment still holds the run's own HOME (a folder made for this run alone).
  */
+/** (A run with a user of its own is cleaned up by that user instead: contain.ts's killUser.) */
 function killLeftBehind(home: string): void {
   const entry = Buffer.from(`HOME=${home}\0`)
   let names: string[]
@@ -300,7 +396,8 @@ function killLeftBehind(home: string): void {
 /** The JSON report, or null when there is none (or not a whole one). */
 function readReport(reportFile: string): SuiteReport | null {
   try {
-    return JSON.parse(readFileSync(reportFile, 'utf8'))
+    // never through a link: the run's user may have made one to a file of root's
+    return JSON.parse(readRunFile(reportFile) ?? '')
   } catch {
     return null
   }

@@ -2,6 +2,7 @@ import type { ScriptCheckType } from '../../schema/check-types.js'
 import type { FailureKind, ResultType, RunStatus } from '../types.js'
 import type { ErrorCounts, ScriptConsoleEntry, ScriptNetworkEntry, ScriptPage, ScriptTest, WebVitals } from './protocol.js'
 import type { ScriptFiles } from './build.js'
+import type { UidRange } from './contain.js'
 
 export type { ErrorCounts, ScriptConsoleEntry, ScriptNetworkEntry, ScriptPage, ScriptStep, ScriptTest, WebVitals } from './protocol.js'
 export type { ScriptFiles } from './build.js'
@@ -63,6 +64,11 @@ export interface ScriptRunOptions {
   location?: string
   /** Chromium binary (default `/usr/bin/chromium`, or `$CHROMIUM_PATH`). */
   chromiumPath?: string
+  /**
+   * The uids a Playwright check suite's run is given when this process is root (contain.ts):
+   * default `$MONITORS_SCRIPT_UID_RANGE`, else 200000-200999; 'off' runs suites as root.
+   */
+  uidRange?: UidRange | 'off'
   signal?: AbortSignal
   /** Wall clock (default Date.now). */
   now?: () => number

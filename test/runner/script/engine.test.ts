@@ -289,6 +289,47 @@ test('reads', async () => { console.log(readFileSync(process.env.DB, 'utf8')) })
     expect(JSON.stringify(result)).not.toContain('secret rows')
   }, 60_000)
 
+  browserIt('a browser check cannot read a file of the server through its browser: no file: page, frame, fetch, request or window (Chromium refuses them from web pages; the proxy refuses file: navigations)', async () => {
+    const db = join(work, 'browser-secret.db')
+    writeFileSync(db, 'secret-rows-4711')
+    const file = `file://${db}`
+    const script = `import { test } from '@playwright/test'
+const FILE = ${JSON.stringify(file)}
+test('reads', async ({ context }) => {
+  const found: Record<string, string> = {}
+  // each on a page of its own (a page whose frame was refused a file may be closed by the browser)
+  const attempt = async (name: string, f: (page: import('@playwright/test').Page) => Promise<unknown>) => {
+    const page = await context.newPage()
+    await page.goto(process.env.SITE + '/')
+    const limit = new Promise((_, ko) => setTimeout(() => ko(new Error('no answer in 5 s')), 5000))
+    try { found[name] = String(await Promise.race([f(page), limit])) } catch (e) { found[name] = 'refused: ' + String((e as Error).message).split('\\n')[0] }
+  }
+  const frames = (page: import('@playwright/test').Page) => Promise.all(page.frames().map((f) => f.content().catch((e) => String(e).split('\\n')[0]))).then((c) => c.join(' '))
+  await attempt('fetch', (page) => page.evaluate((u) => fetch(u).then((r) => r.text()), FILE))
+  await attempt('xhr', (page) => page.evaluate((u) => new Promise((ok, ko) => { const x = new XMLHttpRequest(); x.open('GET', u); x.onload = () => ok(x.responseText); x.onerror = () => ko(new Error('xhr failed')); x.send() }), FILE))
+  await attempt('iframe', async (page) => { await page.setContent('<iframe src="' + FILE + '"></iframe>'); await page.waitForTimeout(500); return frames(page) })
+  await attempt('location', async (page) => { await page.evaluate((u) => { location.href = u }, FILE).catch(() => undefined); await page.waitForTimeout(500); return page.url() + ' ' + await page.content() })
+  await attempt('window', async (page) => { const [popup] = await Promise.all([context.waitForEvent('page', { timeout: 2000 }).catch(() => null), page.evaluate((u) => { window.open(u) }, FILE)]); await page.waitForTimeout(500); return popup ? popup.url() + ' ' + await popup.content() : 'no window' })
+  await attempt('data-iframe', async (page) => { await page.goto('data:text/html,<iframe src="' + FILE + '"></iframe>'); await page.waitForTimeout(500); return frames(page) })
+  await attempt('goto', (page) => page.goto(FILE).then(() => page.content()))
+  await attempt('view-source', (page) => page.goto('view-source:' + FILE).then(() => page.content()))
+  console.log('FOUND ' + JSON.stringify(found))
+})
+`
+    const result = await runScript(check(script), options())
+    const found = JSON.parse(/FOUND (.*)/.exec(result.details.logs)?.[1] ?? '{}') as Record<string, string>
+    expect(Object.keys(found), result.details.logs).toEqual(['fetch', 'xhr', 'iframe', 'location', 'window', 'data-iframe', 'goto', 'view-source'])
+    expect(JSON.stringify(result)).not.toContain('secret-rows-4711')
+    expect(found.fetch).toMatch(/^refused: .*Failed to fetch/)
+    expect(found.xhr).toMatch(/^refused: .*xhr failed/)
+    // a refused frame stays empty (Chromium: "Not allowed to load local resource"); a page stays on its own origin
+    expect(found.location).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/ /)
+    expect(found.window).not.toMatch(/^file:/)
+    expect(found.goto).toMatch(/^refused: .*navigation to file:.* refused/)
+    expect(found['view-source']).toMatch(/^refused: .*navigation to view-source:file:.* refused/)
+    expect(result.details.violations).toHaveLength(2)
+  }, 120_000)
+
   it('denies starting a process', async () => {
     const marker = join(work, 'spawned')
     const result = await runScript(multiStep(`import { execSync } from 'node:child_process'

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs'
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import { UserError } from '../../../errors.js'
@@ -16,7 +16,7 @@ export const MIGRATIONS: readonly string[] = renderMigrations('sqlite')
 /** Opens (and creates) the database file and brings its schema up to date. */
 export function openDatabase(path: string): Db {
   const memory = path === ':memory:' || path === ''
-  if (!memory) mkdirSync(dirname(path), { recursive: true })
+  if (!memory) closeToOthers(path)
   const db = new Database(memory ? ':memory:' : path)
   if (!memory) {
     db.pragma('journal_mode = WAL')
@@ -26,6 +26,25 @@ export function openDatabase(path: string): Db {
   db.pragma('busy_timeout = 5000')
   migrate(db)
   return db
+}
+
+/**
+ * The database file made readable by its owner alone (0600; SQLite gives its -wal and -shm the
+ * file's mode), its folder too when it is made here (0700): a Playwright suite's run, as a user of
+ * its own, or any other user of the machine cannot read it. A file that exists loses what others
+ * could do with it (its owner's and group's rights stay as the operator set them).
+ */
+function closeToOthers(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+  if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600))
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      const mode = statSync(file).mode & 0o777
+      if (mode & 0o007) chmodSync(file, mode & ~0o007)
+    } catch {
+      /* none */
+    }
+  }
 }
 
 export function migrate(db: Db, migrations: readonly string[] = MIGRATIONS): void {

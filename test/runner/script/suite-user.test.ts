@@ -1,0 +1,147 @@
+/**
+ * A Playwright check suite run by root runs as a user of its own (src/runner/script/contain.ts):
+ * the server's files and processes are closed to it, everything it started is killed by its uid
+ * when it ends, two runs at once get two users, and what it leaves is read back without
+ * following its links. These tests need root (CI runs as root); elsewhere they are skipped,
+ * saying so.
+ */
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runPlaywrightSuite } from '../../../src/runner/script/index.js'
+import { DEFAULT_RUNTIME_ID } from '../../../src/schema/index.js'
+import { prepareTestRuntime } from '../../helpers/runtime.js'
+
+const root = process.getuid?.() === 0
+if (!root) console.warn('suite-user.test.ts: skipped, not root: a suite gets a user of its own only when the runner is root')
+
+let cache: string
+let work: string
+let secret: string
+
+beforeAll(async () => {
+  if (!root) return
+  cache = await prepareTestRuntime()
+  work = mkdtempSync(join(tmpdir(), 'monitors-suite-user-'))
+  // what a server's database looks like: root's own, mode 0600, in a folder others may pass
+  chmodSync(work, 0o755)
+  secret = join(work, 'server.db')
+  writeFileSync(secret, 'SQLite format 3 secret-4711', { mode: 0o600 })
+}, 180_000)
+
+afterAll(() => {
+  if (work) rmSync(work, { recursive: true, force: true })
+})
+
+/** A one-project suite whose single test is `body` (`fs`, `spawn` and `test` in scope). */
+const oneTest = (body: string, title = 't', fixtures = '{}') => ({
+  name: 'contained',
+  files: [
+    { path: 'playwright.config.ts', content: "import { defineConfig } from '@playwright/test'\nexport default defineConfig({ testDir: './tests', timeout: 0 })\n" },
+    { path: 'tests/t.spec.ts', content: `import { test } from '@playwright/test'\nimport * as fs from 'node:fs'\nimport { spawn } from 'node:child_process'\ntest(${JSON.stringify(title)}, async (${fixtures}, testInfo) => {\n${body}\n})\n` },
+  ],
+})
+
+/** Processes of this machine whose command line holds `marker`. */
+function processesWith(marker: string): number[] {
+  const pids: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(marker)) pids.push(Number(name))
+    } catch {
+      /* gone */
+    }
+  }
+  return pids
+}
+
+describe.skipIf(!root)('a Playwright check suite run by root runs as a user of its own', () => {
+  it('its test cannot read the server\'s database file nor the environment of the server\'s process (permission denied)', async () => {
+    const body = `  const id = fs.readFileSync('/proc/self/status', 'utf8').split('\\n').filter((l) => /^(Uid|Gid|Groups):/.test(l)).join(' | ')
+  console.log('ids', id)
+  let environ = 'read'
+  try { fs.readFileSync('/proc/${process.pid}/environ') } catch (e) { environ = (e as Error).message }
+  console.log('environ', environ)
+  fs.readFileSync(${JSON.stringify(secret)}, 'utf8')`
+    const result = await runPlaywrightSuite(oneTest(body, 'reads the database'), { runtimeCache: cache, workDir: work, timeoutMs: 120_000 })
+    expect(result.status, result.error ?? '').toBe('FAILED')
+    expect(result.hasErrors, result.error ?? '').toBe(false)
+    expect(result.error).toMatch(/reads the database: Error: EACCES: permission denied, open '.*server\.db'/)
+    expect(JSON.stringify(result)).not.toContain('secret-4711')
+    expect(result.details.logs).toMatch(/environ EACCES: permission denied, open '\/proc\/\d+\/environ'/)
+    const ids = /ids Uid:\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+) \| Gid:\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+) \| Groups:(.*)/.exec(result.details.logs)
+    expect(ids, result.details.logs).not.toBeNull()
+    // real, effective, saved and file-system uid and gid all the run's; no supplementary group (root's 0 least of all)
+    expect(new Set(ids!.slice(1, 9)).size).toBe(1)
+    expect(Number(ids![1])).toBeGreaterThanOrEqual(200000)
+    expect(ids![9].trim()).toBe('')
+  }, 180_000)
+
+  it('a detached process that cleared its environment is killed when the run ends; files it left in /tmp are removed', async () => {
+    const marker = `31${process.pid}`
+    const left = join(tmpdir(), `monitors-left-${process.pid}`)
+    const body = `  spawn('/bin/sh', ['-c', 'exec env -i /bin/sleep ${marker}'], { detached: true, stdio: 'ignore' }).unref()
+  fs.writeFileSync(${JSON.stringify(left)}, 'left behind')
+  await new Promise((r) => setTimeout(r, 1000))`
+    const result = await runPlaywrightSuite(oneTest(body), { runtimeCache: cache, workDir: work, timeoutMs: 120_000 })
+    expect(result.status, result.error ?? result.details.logs).toBe('PASSED')
+    expect(processesWith(`sleep\0${marker}`)).toEqual([])
+    expect(existsSync(left)).toBe(false)
+  }, 180_000)
+
+  it('two runs at once get two different users', async () => {
+    const body = "  console.log('uid=' + process.getuid() + ';')\n  await new Promise((r) => setTimeout(r, 1500))"
+    const [a, b] = await Promise.all([0, 1].map(() => runPlaywrightSuite(oneTest(body), { runtimeCache: cache, workDir: work, timeoutMs: 120_000 })))
+    const uidOf = (logs: string) => Number(/uid=(\d+);/.exec(logs)?.[1])
+    expect(a.status, a.error ?? '').toBe('PASSED')
+    expect(b.status, b.error ?? '').toBe('PASSED')
+    expect(uidOf(a.details.logs)).toBeGreaterThanOrEqual(200000)
+    expect(uidOf(b.details.logs)).toBeGreaterThanOrEqual(200000)
+    expect(uidOf(a.details.logs)).not.toBe(uidOf(b.details.logs))
+  }, 180_000)
+
+  it('a link the run left among its results to a file of the server is not kept as an artifact', async () => {
+    const body = `  fs.mkdirSync(testInfo.outputDir, { recursive: true })
+  fs.symlinkSync(${JSON.stringify(secret)}, testInfo.outputPath('leak.txt'))
+  fs.writeFileSync(testInfo.outputPath('note.txt'), 'mine')
+  await testInfo.attach('leak', { path: testInfo.outputPath('leak.txt') }).catch(() => undefined)`
+    const result = await runPlaywrightSuite(oneTest(body), { runtimeCache: cache, workDir: work, timeoutMs: 120_000 })
+    expect(result.status, result.error ?? '').toBe('PASSED')
+    const dir = result.details.artifacts.dir as string
+    expect(result.details.artifacts.files.map((f) => f.name)).toContainEqual(expect.stringMatching(/note\.txt$/))
+    expect(result.details.artifacts.files.map((f) => f.name)).not.toContainEqual(expect.stringMatching(/leak\.txt$/))
+    const texts = result.details.artifacts.files.map((f) => readFileSync(join(dir, f.name), 'latin1')).join('\n')
+    expect(texts).not.toContain('secret-4711')
+    rmSync(dir, { recursive: true, force: true })
+  }, 180_000)
+
+  it('a runtime cache other users cannot read fails the run with hasErrors naming the folder and what to do', async () => {
+    const closed = join(work, 'closed')
+    mkdirSync(closed, { mode: 0o700 })
+    chmodSync(closed, 0o700)
+    symlinkSync(join(cache, DEFAULT_RUNTIME_ID), join(closed, DEFAULT_RUNTIME_ID), 'dir')
+    const result = await runPlaywrightSuite(oneTest('  console.log(1)'), { runtimeCache: closed, workDir: work, timeoutMs: 60_000 })
+    expect(result).toMatchObject({ hasErrors: true, status: 'FAILED' })
+    expect(result.error).toContain(`the runtime cache ${closed} cannot be read by the run's own user: ${closed} is closed to other users (mode 0700)`)
+    expect(result.error).toContain('--runtime-cache or MONITORS_RUNTIME_CACHE')
+  }, 60_000)
+
+  it('Chromium runs as the run\'s user: a page opens, a file of the server\'s does not', async () => {
+    const body = `  await page.setContent('<title>ok</title>')
+  console.log('title=' + await page.title())
+  const opened = await page.goto('file://${secret}').then(() => page.content(), (e) => 'refused ' + String(e.message).split('\\n')[0])
+  console.log('file=' + opened)`
+    const result = await runPlaywrightSuite(oneTest(body, 't', '{ page }'), { runtimeCache: cache, workDir: work, timeoutMs: 120_000 })
+    expect(result.status, `${result.error}\n${result.details.logs}`).toBe('PASSED')
+    expect(result.details.logs).toContain('title=ok')
+    // its Chromium is the run's user's too: a file of the server's stays closed to it
+    expect(result.details.logs).toMatch(/file=refused page\.goto: net::ERR_ACCESS_DENIED/)
+    expect(JSON.stringify(result)).not.toContain('secret-4711')
+  }, 180_000)
+})
+
+it.runIf(!root)('(skipped: the per-run user of Playwright check suites needs root)', () => {
+  expect(root).toBe(false)
+})
