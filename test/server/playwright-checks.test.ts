@@ -290,3 +290,23 @@ new PlaywrightCheck('empty', { name: 'D', playwrightConfigPath: './empty/playwri
     expect(existsSync(join(project, 'monitoring.lock.json'))).toBe(false)
   })
 })
+
+const asRoot = process.getuid?.() === 0
+if (!asRoot) console.warn('test/server/playwright-checks.test.ts: not root, so `monitors test` of a suite as a user of its own is not tested here (CI runs as root)')
+
+describe.skipIf(!hasChromium || !asRoot)('monitors test of a PlaywrightCheck, run by root', () => {
+  const project = () => makeProject({
+    'uid.check.ts': "import { PlaywrightCheck } from 'monitors-as-code'\nnew PlaywrightCheck('uid', { name: 'Uid', playwrightConfigPath: './suite/playwright.config.ts' })\n",
+    'suite/playwright.config.ts': CONFIG,
+    'suite/tests/uid.spec.ts': "import { test, expect } from '@playwright/test'\ntest('runs as root', async () => { expect(process.getuid?.()).toBe(0) })\n",
+  })
+
+  it('runs the project\'s own suite as the user running it (a CI container\'s root), unless MONITORS_SCRIPT_UID_RANGE names a range', { timeout: 180_000 }, async () => {
+    const dir = project()
+    const own = await monitors(dir, ['test'], { MONITORS_RUNTIME_CACHE: process.env.MONITORS_RUNTIME_CACHE })
+    expect(own.code, own.output).toBe(0)
+    const contained = await monitors(dir, ['test'], { MONITORS_RUNTIME_CACHE: process.env.MONITORS_RUNTIME_CACHE, MONITORS_SCRIPT_UID_RANGE: '200000-200999' })
+    expect(contained.code, contained.output).toBe(1)
+    expect(contained.output).toContain('runs as root')
+  })
+})

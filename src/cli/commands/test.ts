@@ -14,6 +14,7 @@ import path from 'node:path'
 import { splitServer } from '../../runner/dns.js'
 import { checkNumber, data, envOption, err, loadOrReport, out, setStdoutFormat, useColor, withEnvironment } from '../engine.js'
 import { UserError } from '../../errors.js'
+import { uidRangeFromEnv } from '../uid-range.js'
 
 interface TestArgs {
   config?: string
@@ -243,7 +244,9 @@ export async function testChecks(
   }
   // browser, multi-step and Playwright suite runs: their artifacts in the project's .monitors/test-results, a few at a time
   const resultsDir = path.join(project.rootDir, '.monitors', 'test-results')
-  const script = { testSession: true, workDir: resultsDir, limiter: new Semaphore(defaultScriptConcurrency()) }
+  // a suite runs as a user of its own only when MONITORS_SCRIPT_UID_RANGE asks for it: here it is the
+  // project's own code on its own machine (often a CI container's root, whose ~/.cache others cannot read)
+  const script = { testSession: true, workDir: resultsDir, limiter: new Semaphore(defaultScriptConcurrency()), uidRange: uidRangeFromEnv() ?? ('off' as const) }
   if (selected.some((r) => isScriptCheckType(r.payload.checkType))) mkdirSync(resultsDir, { recursive: true })
   return mapBounded(selected, Math.max(1, options.concurrency ?? 8), async (resource) => {
     let check = resource.payload as unknown as RunnableCheck
