@@ -77,6 +77,30 @@ interface Bundling {
 }
 
 export async function bundleScript(input: ScriptSourceInput): Promise<BundleOutcome> {
+  const opened = openBundling(input)
+  if ('problems' in opened) return { ok: false, problems: opened.problems }
+  const { bundling, runtime } = opened
+  const built = await bundledInputs(bundling, importChecker(bundling, runtime))
+  if (!built || bundling.problems.length > 0) return { ok: false, problems: bundling.problems }
+  return { ok: true, value: bundledFiles(bundling, built.inputs) }
+}
+
+/**
+ * A snippet's entry file with the local files it imports, as one script (esbuild's bundle, ES
+ * module syntax: packages stay imports, the project's files are inlined): a snippet is one
+ * `script` in the API, with no dependencies beside it. The same problems as bundleScript.
+ */
+export async function bundleIntoOne(input: ScriptSourceInput): Promise<{ ok: true; script: string } | { ok: false; problems: Problem[] }> {
+  const opened = openBundling(input)
+  if ('problems' in opened) return { ok: false, problems: opened.problems }
+  const { bundling, runtime } = opened
+  const built = await bundledInputs(bundling, importChecker(bundling, runtime))
+  if (!built || bundling.problems.length > 0) return { ok: false, problems: bundling.problems }
+  return { ok: true, script: built.text }
+}
+
+/** What a bundling of `input` shares, or the problems that keep it from starting (no runtime, no entry file, one outside the project). */
+function openBundling(input: ScriptSourceInput): { bundling: Bundling; runtime: Runtime } | { problems: Problem[] } {
   const cwd = input.cwd ?? process.cwd()
   const projectDir = path.resolve(cwd, input.projectDir)
   const checkFile = path.resolve(cwd, input.checkFile)
@@ -84,26 +108,22 @@ export async function bundleScript(input: ScriptSourceInput): Promise<BundleOutc
   const field = input.field ?? 'code'
   const shown = (file: string) => toPosix(path.relative(cwd, file)) || file
   const runtime = findRuntime(input.runtimeId ?? DEFAULT_RUNTIME_ID)
-  if (!runtime) return { ok: false, problems: [{ file: shown(checkFile), ...where, field: 'runtimeId', message: `runtime ${input.runtimeId} does not exist` }] }
+  if (!runtime) return { problems: [{ file: shown(checkFile), ...where, field: 'runtimeId', message: `runtime ${input.runtimeId} does not exist` }] }
   if ((input.entrypoint === undefined) === (input.content === undefined)) {
-    return { ok: false, problems: [{ file: shown(checkFile), ...where, field, message: 'give either entrypoint (a file) or content (the script inline), not both and not neither' }] }
+    return { problems: [{ file: shown(checkFile), ...where, field, message: 'give either entrypoint (a file) or content (the script inline), not both and not neither' }] }
   }
   let entry: string | null = null
   if (input.entrypoint !== undefined) {
     entry = path.resolve(path.dirname(checkFile), input.entrypoint)
     if (!existsSync(entry) || !statSync(entry).isFile()) {
-      return { ok: false, problems: [{ file: shown(checkFile), ...where, field: `${field}.entrypoint`, message: `file ${input.entrypoint} does not exist (looked for ${shown(entry)})` }] }
+      return { problems: [{ file: shown(checkFile), ...where, field: `${field}.entrypoint`, message: `file ${input.entrypoint} does not exist (looked for ${shown(entry)})` }] }
     }
   }
   const outside = (file: string) => path.relative(projectDir, file).startsWith('..') || path.isAbsolute(path.relative(projectDir, file))
   if (entry && outside(entry)) {
-    return { ok: false, problems: [{ file: shown(checkFile), ...where, field: `${field}.entrypoint`, message: `${input.entrypoint} is outside the project folder ${shown(projectDir) || '.'}` }] }
+    return { problems: [{ file: shown(checkFile), ...where, field: `${field}.entrypoint`, message: `${input.entrypoint} is outside the project folder ${shown(projectDir) || '.'}` }] }
   }
-
-  const bundling: Bundling = { input, projectDir, checkFile, entry, where, field, shown, outside, problems: [] }
-  const inputs = await bundledInputs(bundling, importChecker(bundling, runtime))
-  if (!inputs || bundling.problems.length > 0) return { ok: false, problems: bundling.problems }
-  return { ok: true, value: bundledFiles(bundling, inputs) }
+  return { bundling: { input, projectDir, checkFile, entry, where, field, shown, outside, problems: [] }, runtime }
 }
 
 /**
@@ -148,8 +168,8 @@ function importChecker(bundling: Bundling, runtime: Runtime): Plugin {
   }
 }
 
-/** The files esbuild read to bundle the entry (as its metafile names them); undefined when it failed (its errors among the problems). */
-async function bundledInputs(bundling: Bundling, plugin: Plugin): Promise<string[] | undefined> {
+/** The files esbuild read to bundle the entry (as its metafile names them) and the bundle; undefined when it failed (its errors among the problems). */
+async function bundledInputs(bundling: Bundling, plugin: Plugin): Promise<{ inputs: string[]; text: string } | undefined> {
   const { input, projectDir, checkFile, entry, where, field, shown, problems } = bundling
   try {
     const result = await build({
@@ -166,7 +186,7 @@ async function bundledInputs(bundling: Bundling, plugin: Plugin): Promise<string
       absWorkingDir: projectDir,
       plugins: [plugin],
     })
-    return Object.keys(result.metafile.inputs)
+    return { inputs: Object.keys(result.metafile.inputs), text: result.outputFiles[0]?.text ?? '' }
   } catch (error) {
     const messages = (error as { errors?: Message[] }).errors ?? []
     for (const m of messages) {

@@ -8,7 +8,9 @@
  */
 import type { Registration } from './loader.js'
 import type { Problem } from './errors.js'
-import { bundleScript } from './bundle.js'
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import { bundleIntoOne, bundleScript } from './bundle.js'
 import { gatherSuite } from './suites.js'
 import { descriptorOf, isResourceKind } from '../resources/registry.js'
 
@@ -28,12 +30,16 @@ export interface ScriptBundling {
  */
 export async function bundleScripts(registrations: readonly Registration[], at: ScriptBundling, problems: Problem[]): Promise<Set<Registration>> {
   const failed = new Set<Registration>()
-  const work = registrations.filter((r) => !r.outside && isResourceKind(r.construct.__monitorsKind) && SCRIPT_KINDS.has(r.construct.__monitorsKind))
+  const work = registrations.filter((r) => !r.outside && isResourceKind(r.construct.__monitorsKind) && (SCRIPT_KINDS.has(r.construct.__monitorsKind) || r.construct.__monitorsKind === 'snippet'))
   await Promise.all(
     work.map(async (r) => {
       const c = r.construct
       const props = (c.props ?? {}) as Record<string, unknown>
       const where = { file: at.cwdRel(r.file), construct: descriptorOf(c.__monitorsKind).construct, logicalId: String(c.logicalId) }
+      if (c.__monitorsKind === 'snippet') {
+        if (!(await bundleSnippetImports(r, props, where, at, problems))) failed.add(r)
+        return
+      }
       if (c.__monitorsKind === 'playwright-check') {
         if (!(await gatherSuiteProps(r, props, where, at, problems))) failed.add(r)
         return
@@ -75,6 +81,37 @@ export async function bundleScripts(registrations: readonly Registration[], at: 
     }),
   )
   return failed
+}
+
+/** An import or require of a file by a relative path (`./`, `../`). */
+const LOCAL_IMPORT = /(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)['"]\.\.?\//
+
+/**
+ * A `Snippet` whose entry file imports the project's files: the entry and those files bundled
+ * into one script (a snippet is one `script` in the API), in place of its `code` (as content);
+ * false when that has a problem (added). An entry importing no local file is left as it is: its
+ * text is the snippet's script (src/project/code-field.ts), which also reports a `code` that is
+ * not `{ entrypoint }`.
+ */
+async function bundleSnippetImports(r: Registration, props: Record<string, unknown>, where: { file: string; construct: string; logicalId: string }, at: ScriptBundling, problems: Problem[]): Promise<boolean> {
+  const code = props.code
+  if (!code || typeof code !== 'object' || Array.isArray(code) || Object.keys(code).length !== 1) return true
+  const entrypoint = (code as { entrypoint?: unknown }).entrypoint
+  if (typeof entrypoint !== 'string' || entrypoint === '') return true
+  let text: string
+  try {
+    text = readFileSync(path.resolve(path.dirname(r.file), entrypoint), 'utf8')
+  } catch {
+    return true
+  }
+  if (!LOCAL_IMPORT.test(text)) return true
+  const outcome = await bundleIntoOne({ entrypoint, checkFile: r.file, projectDir: at.rootDir, construct: where.construct, logicalId: where.logicalId, cwd: at.cwd })
+  if (!outcome.ok) {
+    problems.push(...outcome.problems)
+    return false
+  }
+  ;(r.construct as { props: unknown }).props = { ...props, code: { content: outcome.script } }
+  return true
 }
 
 /**

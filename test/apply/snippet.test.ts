@@ -86,6 +86,38 @@ describe('Snippet', () => {
     expect(http.requests.slice(before).map((r) => r.headers['x-signature'])).toEqual(['signed-acme'])
   })
 
+  it('a snippet file importing the project\'s files is bundled into one script: monitors test and the server run it; a missing import names the file and line', async () => {
+    const sign = "import { signature } from './lib/sign-helpers'\nrequest.headers['X-Signature'] = signature(process.env.TENANT ?? 'none')\n"
+    const helpers = "import { PREFIX } from './prefix'\nexport function signature(tenant: string): string { return PREFIX + tenant }\n"
+    const dir = makeProject({
+      'orders.check.ts': checkFile('Bundled API').replace("'monitors-as-code'\n", "'monitors-as-code'\nimport { EnvVar } from 'monitors-as-code'\nnew EnvVar('TENANT', { value: 'acme' })\n"),
+      'snippets/sign.ts': sign,
+      'snippets/lib/sign-helpers.ts': helpers,
+      'snippets/lib/prefix.ts': "export const PREFIX = 'bundled-'\n",
+    })
+    const before = http.requests.length
+    const tested = await api.cli(dir, ['test'])
+    expect(tested.code, tested.output).toBe(0)
+    expect(http.requests.slice(before).map((r) => r.headers['x-signature'])).toEqual(['bundled-acme'])
+    const applied = await api.cli(dir, ['apply', '--yes'])
+    expect(applied.code, applied.output).toBe(0)
+    const stored = (await api.client.get<Array<Record<string, any>>>('/v1/snippets')).body.filter((s) => s.name === 'Sign requests').at(-1)!
+    // one script: the helpers inlined, no import of a local file left
+    expect(stored.script).toContain("PREFIX = \"bundled-\"")
+    expect(stored.script).not.toMatch(/from ['"]\.\//)
+    expect((await api.cli(dir, ['plan', '--detailed-exitcode'])).code).toBe(0)
+    // a helper changed: the snippet's script changes with it
+    writeFiles(dir, { 'snippets/lib/prefix.ts': "export const PREFIX = 'v2-'\n" })
+    const plan = await api.cli(dir, ['plan', '--format', 'json'])
+    expect(JSON.parse(plan.stdout).changes.filter((c: Record<string, any>) => c.action !== 'noop').map((c: Record<string, any>) => `${c.kind}:${c.logicalId}:${c.action}`)).toEqual(['snippet:sign:update'])
+    writeFiles(dir, { 'snippets/lib/sign-helpers.ts': `import { gone } from './missing'\nexport const unused = gone\n${helpers}` })
+    const broken = await api.cli(dir, ['validate'])
+    expect(broken.code).toBe(1)
+    expect(broken.output).toMatch(/snippets\/lib\/sign-helpers\.ts:1 › Snippet "sign" › imports "\.\/missing", which does not exist/)
+    expect(broken.output).not.toMatch(STACK_LINE)
+    expect((await api.cli(dir, ['destroy', '--yes'])).code).toBe(0)
+  })
+
   it('a missing snippet file, or a reference that is not a Snippet construct, is a clear error naming the file, construct and field', async () => {
     const dir = makeProject({ 'orders.check.ts': checkFile() })
     const missing = await api.cli(dir, ['plan'])
