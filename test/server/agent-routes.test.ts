@@ -116,4 +116,26 @@ describe('agent routes', () => {
     expect((await call('POST', '/v1/agent/claim', { agentId: 'a', locations: [], leaseSeconds: 5 })).json.attributes.keys.sort()).toEqual(['leaseSeconds', 'locations'])
     expect((await caller(server, null)('POST', '/v1/agent/claim', { agentId: 'a', locations: ['x'] })).status).toBe(401)
   })
+
+  it('claims only the check types asked for, or none of those skipped; a claim without them gets every type', async () => {
+    const dns1 = (await call('POST', '/v1/checks/dns', dnsCheck('typed dns', { locations: ['ap-south-1'] }))).json
+    const script = "import { test } from '@playwright/test'\ntest('x', async () => {})\n"
+    const multi = await call('POST', '/v1/checks/multistep', { name: 'typed multi', locations: ['ap-south-1'], script })
+    expect(multi.status, multi.text).toBe(201)
+    await trigger(dns1.id)
+    await trigger(multi.json.id)
+    const claim = (body: Record<string, unknown>) => call('POST', '/v1/agent/claim', { agentId: 'typed', locations: ['ap-south-1'], leaseSeconds: 10, ...body })
+    const others = await claim({ skipCheckTypes: ['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT'] })
+    expect(others.json.runs.map((r: { check: { checkType: string } }) => r.check.checkType)).toEqual(['DNS'])
+    expect((await claim({ skipCheckTypes: ['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT'] })).json.runs).toEqual([])
+    const scripts = await claim({ onlyCheckTypes: ['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT'] })
+    expect(scripts.json.runs.map((r: { check: { checkType: string } }) => r.check.checkType)).toEqual(['MULTI_STEP'])
+    // both leases run out: a claim as older agents make it gets both types
+    clock += 11_000
+    const all = await claim({})
+    expect(all.json.runs.map((r: { check: { checkType: string } }) => r.check.checkType).sort()).toEqual(['DNS', 'MULTI_STEP'])
+    const bad = await claim({ onlyCheckTypes: ['BROWSR'] })
+    expect(bad.status).toBe(400)
+    expect(bad.json.attributes.keys).toEqual(['onlyCheckTypes.0'])
+  })
 })

@@ -7,7 +7,7 @@ import { completeRun, type RunServices } from '../scheduler/runs.js'
 import { accountVariables, checkSnippets } from '../scheduler/index.js'
 import type { CheckRunResult } from '../../runner/index.js'
 import { blankCheckSecrets } from '../../schema/index.js'
-import { isScriptCheckType } from '../../schema/check-types.js'
+import { isScriptCheckType, SERVICE_CHECK_TYPES } from '../../schema/check-types.js'
 import { artifactNameProblem, RUN_ARTIFACT_LIMIT_BYTES, StagedUploads, type ArtifactStore } from '../artifacts.js'
 
 /*
@@ -23,6 +23,10 @@ const claimBody = z.object({
   locations: z.array(location).min(1).max(100),
   max: z.number().int().min(1).max(50).default(10),
   leaseSeconds: z.number().int().min(10).max(600).default(60),
+  // optional (agents before them send neither): claim only these check types, or none of these
+  // (an agent holding twice its script concurrency of script runs claims only other types)
+  onlyCheckTypes: z.array(z.enum(SERVICE_CHECK_TYPES)).min(1).max(SERVICE_CHECK_TYPES.length).optional(),
+  skipCheckTypes: z.array(z.enum(SERVICE_CHECK_TYPES)).max(SERVICE_CHECK_TYPES.length).optional(),
 })
 
 const dateTime = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' })
@@ -91,7 +95,8 @@ export function agentRoutes(app: FastifyInstance, store: Store, services: RunSer
     const now = services.now()
     const leaseMs = body.leaseSeconds * 1000
     await store.agents.heartbeat(request.accountId, body.agentId, body.locations, now + 2 * leaseMs)
-    const runs = await store.runs.claim({ owner: `agent:${body.agentId}`, account: request.accountId, locations: body.locations, max: body.max, leaseMs, now })
+    const types = { onlyCheckTypes: body.onlyCheckTypes, skipCheckTypes: body.skipCheckTypes?.length ? body.skipCheckTypes : undefined }
+    const runs = await store.runs.claim({ owner: `agent:${body.agentId}`, account: request.accountId, locations: body.locations, max: body.max, leaseMs, now, ...types })
     // an API check's {{KEY}} references are resolved by the agent, from the account's variables;
     // its request secrets go with it (the run sends them), no other secret does
     // a check in a group runs with the group's settings (its variables go with the account's)
