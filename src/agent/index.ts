@@ -316,20 +316,14 @@ async function uploadArtifacts(ctx: AgentContext, run: ClaimedRun, folders: Arra
  * concurrency are held (as the server's runner does): runs waiting for a script place would
  * otherwise take the agent's slots one by one, and its DNS, API and other checks would wait
  * behind them. The script runs left stay due: claimed once places free up, by this agent or
- * another one serving the location.
+ * another one serving the location. One request (`maxOfCheckTypes`, which a server older than
+ * it ignores: it then hands out every type, as before).
  */
 async function claimRuns(ctx: AgentContext, max: number): Promise<ClaimedRun[]> {
-  const room = Math.max(0, 2 * ctx.script.limiter.size - ctx.heldScripts)
-  if (room >= max) return claimFiltered(ctx, max, {})
-  const others = await claimFiltered(ctx, max - room, { skipCheckTypes: SCRIPT_CHECK_TYPES })
-  const scripts = room > 0 ? await claimFiltered(ctx, room, { onlyCheckTypes: SCRIPT_CHECK_TYPES }) : []
-  return [...others, ...scripts].sort((a, b) => Date.parse(a.dueAt) - Date.parse(b.dueAt))
-}
-
-/** One POST /v1/agent/claim (the check-type filters are ignored by a server older than them). */
-async function claimFiltered(ctx: AgentContext, max: number, types: { skipCheckTypes?: readonly string[]; onlyCheckTypes?: readonly string[] }): Promise<ClaimedRun[]> {
   const { client, agentId, locations, leaseSeconds } = ctx
-  const response = await client.post<{ runs?: ClaimedRun[] }>('/v1/agent/claim', { agentId, locations, max, leaseSeconds, ...types })
+  const room = Math.max(0, 2 * ctx.script.limiter.size - ctx.heldScripts)
+  const limit = room < max ? { maxOfCheckTypes: { checkTypes: SCRIPT_CHECK_TYPES, max: room } } : {}
+  const response = await client.post<{ runs?: ClaimedRun[] }>('/v1/agent/claim', { agentId, locations, max, leaseSeconds, ...limit })
   const runs = response.body?.runs
   const claimed = Array.isArray(runs) ? runs : []
   ctx.stats.claimed += claimed.length

@@ -117,25 +117,28 @@ describe('agent routes', () => {
     expect((await caller(server, null)('POST', '/v1/agent/claim', { agentId: 'a', locations: ['x'] })).status).toBe(401)
   })
 
-  it('claims only the check types asked for, or none of those skipped; a claim without them gets every type', async () => {
+  it('maxOfCheckTypes: at most that many runs of those types in a claim, the other slots for other types; without it, every type', async () => {
     const dns1 = (await call('POST', '/v1/checks/dns', dnsCheck('typed dns', { locations: ['ap-south-1'] }))).json
     const script = "import { test } from '@playwright/test'\ntest('x', async () => {})\n"
-    const multi = await call('POST', '/v1/checks/multistep', { name: 'typed multi', locations: ['ap-south-1'], script })
-    expect(multi.status, multi.text).toBe(201)
-    await trigger(dns1.id)
-    await trigger(multi.json.id)
+    const multi: string[] = []
+    for (const name of ['typed multi 1', 'typed multi 2']) {
+      const created = await call('POST', '/v1/checks/multistep', { name, locations: ['ap-south-1'], script })
+      expect(created.status, created.text).toBe(201)
+      multi.push(created.json.id)
+    }
+    for (const id of [...multi, dns1.id]) await trigger(id)
+    const scripts = ['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT']
+    const types = (answer: { json: { runs: Array<{ check: { checkType: string } }> } }) => answer.json.runs.map((r) => r.check.checkType).sort()
     const claim = (body: Record<string, unknown>) => call('POST', '/v1/agent/claim', { agentId: 'typed', locations: ['ap-south-1'], leaseSeconds: 10, ...body })
-    const others = await claim({ skipCheckTypes: ['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT'] })
-    expect(others.json.runs.map((r: { check: { checkType: string } }) => r.check.checkType)).toEqual(['DNS'])
-    expect((await claim({ skipCheckTypes: ['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT'] })).json.runs).toEqual([])
-    const scripts = await claim({ onlyCheckTypes: ['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT'] })
-    expect(scripts.json.runs.map((r: { check: { checkType: string } }) => r.check.checkType)).toEqual(['MULTI_STEP'])
-    // both leases run out: a claim as older agents make it gets both types
+    // three due, one multi-step run allowed: the DNS run (due last) and one of them
+    expect(types(await claim({ max: 10, maxOfCheckTypes: { checkTypes: scripts, max: 1 } }))).toEqual(['DNS', 'MULTI_STEP'])
+    expect((await claim({ max: 10, maxOfCheckTypes: { checkTypes: scripts, max: 0 } })).json.runs).toEqual([])
+    expect(types(await claim({ max: 10 }))).toEqual(['MULTI_STEP'])
+    // the leases run out: a claim as older agents make it gets every type
     clock += 11_000
-    const all = await claim({})
-    expect(all.json.runs.map((r: { check: { checkType: string } }) => r.check.checkType).sort()).toEqual(['DNS', 'MULTI_STEP'])
-    const bad = await claim({ onlyCheckTypes: ['BROWSR'] })
+    expect(types(await claim({}))).toEqual(['DNS', 'MULTI_STEP', 'MULTI_STEP'])
+    const bad = await claim({ maxOfCheckTypes: { checkTypes: ['BROWSR'], max: 1 } })
     expect(bad.status).toBe(400)
-    expect(bad.json.attributes.keys).toEqual(['onlyCheckTypes.0'])
+    expect(bad.json.attributes.keys).toEqual(['maxOfCheckTypes.checkTypes.0'])
   })
 })
