@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { LeaseLost, RunLoop, type WorkSource } from '../runner/run-loop.js'
 import { LOCATIONS } from '../schema/enums.js'
-import { CHECK_TYPE_TABLE, isServiceCheckType, SERVICE_CHECK_TYPES, typesInProse } from '../schema/check-types.js'
+import { CHECK_TYPE_TABLE, isScriptCheckType, isServiceCheckType, SCRIPT_CHECK_TYPES, SERVICE_CHECK_TYPES, typesInProse } from '../schema/check-types.js'
 import { startHealthServer, type HealthServer } from './health.js'
 import { AgentMetrics } from './metrics.js'
 import { UserError } from '../errors.js'
@@ -39,6 +39,12 @@ export interface AgentOptions {
   locations: readonly string[]
   /** Runs at once. Default 10. */
   concurrency?: number
+  /**
+   * Browser, multi-step and Playwright suite runs at once (default: one per two cores, at least
+   * 1). The agent holds at most twice as many of them (running or waiting for a place) and claims
+   * only other check types past that, so its other checks keep their schedule.
+   */
+  scriptConcurrency?: number
   /** Wait between claims when nothing was due. Default 1000 ms. */
   pollIntervalMs?: number
   /** Lease asked for each run (10–600 s), extended while the run lasts. Default 60. */
@@ -136,6 +142,8 @@ export function checkAgentOptions(options: AgentOptions): void {
   }
   const c = options.concurrency ?? DEFAULT_CONCURRENCY
   if (!Number.isInteger(c) || c < 1 || c > 1000) throw new UserError(`--concurrency must be a whole number from 1 to 1000 (got ${c}).`)
+  const s = options.scriptConcurrency ?? 1
+  if (!Number.isInteger(s) || s < 1 || s > 1000) throw new UserError(`--script-concurrency must be a whole number from 1 to 1000 (got ${s}).`)
   const p = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS
   if (!Number.isFinite(p) || p < 50 || p > 600_000) throw new UserError(`--poll-interval must be from 50ms to 10m (got ${p} ms).`)
   const l = options.leaseSeconds ?? DEFAULT_LEASE_SECONDS
@@ -195,7 +203,9 @@ interface AgentContext {
   targets: Pick<AgentOptions, 'privateTargets' | 'allowedTargets'>
   metrics: AgentMetrics
   /** how browser and multi-step checks run here: a few at a time */
-  script: ScriptProbeOptions
+  script: ScriptProbeOptions & { limiter: Semaphore }
+  /** script runs this agent holds (running, or waiting for a place of the script concurrency) */
+  heldScripts: number
 }
 
 const described = (run: ClaimedRun) => `run ${run.runId} (${JSON.stringify(run.check.name)} ${run.location})`
@@ -301,17 +311,41 @@ async function uploadArtifacts(ctx: AgentContext, run: ClaimedRun, folders: Arra
   }
 }
 
+/**
+ * Claims up to `max` runs, script runs among them only while fewer than twice the script
+ * concurrency are held (as the server's runner does): runs waiting for a script place would
+ * otherwise take the agent's slots one by one, and its DNS, API and other checks would wait
+ * behind them. The script runs left stay due: claimed once places free up, by this agent or
+ * another one serving the location. One request (`maxOfCheckTypes`, which a server older than
+ * it ignores: it then hands out every type, as before).
+ */
+async function claimRuns(ctx: AgentContext, max: number): Promise<ClaimedRun[]> {
+  const { client, agentId, locations, leaseSeconds } = ctx
+  const room = Math.max(0, 2 * ctx.script.limiter.size - ctx.heldScripts)
+  const limit = room < max ? { maxOfCheckTypes: { checkTypes: SCRIPT_CHECK_TYPES, max: room } } : {}
+  const response = await client.post<{ runs?: ClaimedRun[] }>('/v1/agent/claim', { agentId, locations, max, leaseSeconds, ...limit })
+  const runs = response.body?.runs
+  const claimed = Array.isArray(runs) ? runs : []
+  ctx.stats.claimed += claimed.length
+  return claimed
+}
+
+/** Runs one claimed run, counted among the script runs held while it lasts when it is one. */
+async function heldRun(ctx: AgentContext, run: ClaimedRun, signal: AbortSignal): Promise<void> {
+  if (!isScriptCheckType(run.check.checkType)) return executeRun(ctx, run, signal)
+  ctx.heldScripts++
+  try {
+    return await executeRun(ctx, run, signal)
+  } finally {
+    ctx.heldScripts--
+  }
+}
+
 /** The server's agent routes as the run loop's source of work. */
 function agentRuns(ctx: AgentContext): WorkSource<ClaimedRun> {
-  const { client, agentId, locations, leaseSeconds } = ctx
+  const { client, leaseSeconds } = ctx
   return {
-    claim: async (max) => {
-      const response = await client.post<{ runs?: ClaimedRun[] }>('/v1/agent/claim', { agentId, locations, max, leaseSeconds })
-      const runs = response.body?.runs
-      const claimed = Array.isArray(runs) ? runs : []
-      ctx.stats.claimed += claimed.length
-      return claimed
-    },
+    claim: (max) => claimRuns(ctx, max),
     extend: async (run) => {
       try {
         await client.post(`/v1/agent/runs/${encodeURIComponent(run.runId)}/extend`, { leaseSeconds })
@@ -339,7 +373,7 @@ function agentLoop(ctx: AgentContext, concurrency: number, pollIntervalMs: numbe
     // renewed at a third of the lease, so two renewals may fail before it runs out
     extendEveryMs: Math.max(1000, (ctx.leaseSeconds * 1000) / 3),
     backoffMs: (failures) => Math.min(30_000, pollIntervalMs * 2 ** Math.min(failures - 1, 5)),
-    work: (run, signal) => executeRun(ctx, run, signal),
+    work: (run, signal) => heldRun(ctx, run, signal),
     onClaimError: (error, failures) => {
       if (error instanceof ApiError && [400, 401, 403, 404].includes(error.status)) {
         const hint = error.status === 404 ? ' Does this server serve the agent routes (/v1/agent/*)?' : ''
@@ -388,7 +422,8 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     forced: forced.signal,
     targets: { privateTargets: options.privateTargets, allowedTargets: options.allowedTargets },
     metrics: new AgentMetrics(),
-    script: { limiter: new Semaphore(defaultScriptConcurrency()), uidRange: options.scriptUidRange },
+    script: { limiter: new Semaphore(options.scriptConcurrency ?? defaultScriptConcurrency()), uidRange: options.scriptUidRange },
+    heldScripts: 0,
   }
   let stopping = false
   let exitCode = 0
@@ -425,7 +460,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
   }
   // a fatal refusal ends the loop by itself
   const done = loop.done.then(() => finish())
-  ctx.info(`Agent ${ctx.agentId} serving ${ctx.locations.join(', ')} from ${redact(client.baseUrl)} (${concurrency} at once, lease ${ctx.leaseSeconds} s); health probes on port ${health.port}.`)
+  ctx.info(`Agent ${ctx.agentId} serving ${ctx.locations.join(', ')} from ${redact(client.baseUrl)} (${concurrency} at once, ${ctx.script.limiter.size} of them browser, multi-step or Playwright, lease ${ctx.leaseSeconds} s); health probes on port ${health.port}.`)
 
   return {
     agentId: ctx.agentId,

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { CHECK_TYPES } from './enums.js'
-import { CHECK_TYPE_TABLE, SERVICE_CHECK_TYPES, type MeasuredMetric, type ServiceCheckType } from './check-types.js'
+import { CHECK_TYPE_TABLE, SERVICE_CHECK_TYPES, type AnalyticsGroup, type MeasuredMetric, type ServiceCheckType } from './check-types.js'
 import { DECIMAL_TEXT, pageQuerySchema } from './paging.js'
 
 /*
@@ -90,7 +90,7 @@ export function analyticsQuerySchema(type: AnalyticsCheckType) {
     : 'availability or retries'
   const entry = CHECK_TYPE_TABLE[type]
   const statuses = entry.statusFilters as readonly [string, ...string[]]
-  const groups = entry.groupBy as readonly ['runLocation' | 'statusCode', ...Array<'runLocation' | 'statusCode'>]
+  const groups = entry.groupBy as readonly [AnalyticsGroup, ...AnalyticsGroup[]]
   return z.object({
     from: time.optional(),
     to: time.optional(),

@@ -45,11 +45,14 @@ export interface CheckTypeEntry {
   agents: boolean
   /** The values of analytics' `filterByStatus`. */
   statusFilters: readonly string[]
-  /** The values of analytics' `groupBy` (none: it is not grouped). */
-  groupBy: readonly ('runLocation' | 'statusCode')[]
+  /** The values of analytics' `groupBy` (none: it is not grouped); `pageIndex`: by the page a run opened, in order. */
+  groupBy: readonly AnalyticsGroup[]
   /** Whether `sslDaysRemaining` of its status can be other than null (it may talk TLS). */
   certificates: boolean
 }
+
+/** What analytics' series may be grouped by. */
+export type AnalyticsGroup = 'runLocation' | 'statusCode' | 'pageIndex'
 
 const finite = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value)
 const round3 = (value: number): number => Math.round(value * 1000) / 1000
@@ -220,7 +223,7 @@ const BROWSER = {
   runs: 'probe',
   agents: true,
   statusFilters: RUN_STATUSES,
-  groupBy: ['runLocation'],
+  groupBy: ['runLocation', 'pageIndex'],
   certificates: false,
 } as const satisfies CheckTypeEntry
 

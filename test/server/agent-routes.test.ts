@@ -116,4 +116,29 @@ describe('agent routes', () => {
     expect((await call('POST', '/v1/agent/claim', { agentId: 'a', locations: [], leaseSeconds: 5 })).json.attributes.keys.sort()).toEqual(['leaseSeconds', 'locations'])
     expect((await caller(server, null)('POST', '/v1/agent/claim', { agentId: 'a', locations: ['x'] })).status).toBe(401)
   })
+
+  it('maxOfCheckTypes: at most that many runs of those types in a claim, the other slots for other types; without it, every type', async () => {
+    const dns1 = (await call('POST', '/v1/checks/dns', dnsCheck('typed dns', { locations: ['ap-south-1'] }))).json
+    const script = "import { test } from '@playwright/test'\ntest('x', async () => {})\n"
+    const multi: string[] = []
+    for (const name of ['typed multi 1', 'typed multi 2']) {
+      const created = await call('POST', '/v1/checks/multistep', { name, locations: ['ap-south-1'], script })
+      expect(created.status, created.text).toBe(201)
+      multi.push(created.json.id)
+    }
+    for (const id of [...multi, dns1.id]) await trigger(id)
+    const scripts = ['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT']
+    const types = (answer: { json: { runs: Array<{ check: { checkType: string } }> } }) => answer.json.runs.map((r) => r.check.checkType).sort()
+    const claim = (body: Record<string, unknown>) => call('POST', '/v1/agent/claim', { agentId: 'typed', locations: ['ap-south-1'], leaseSeconds: 10, ...body })
+    // three due, one multi-step run allowed: the DNS run (due last) and one of them
+    expect(types(await claim({ max: 10, maxOfCheckTypes: { checkTypes: scripts, max: 1 } }))).toEqual(['DNS', 'MULTI_STEP'])
+    expect((await claim({ max: 10, maxOfCheckTypes: { checkTypes: scripts, max: 0 } })).json.runs).toEqual([])
+    expect(types(await claim({ max: 10 }))).toEqual(['MULTI_STEP'])
+    // the leases run out: a claim as older agents make it gets every type
+    clock += 11_000
+    expect(types(await claim({}))).toEqual(['DNS', 'MULTI_STEP', 'MULTI_STEP'])
+    const bad = await claim({ maxOfCheckTypes: { checkTypes: ['BROWSR'], max: 1 } })
+    expect(bad.status).toBe(400)
+    expect(bad.json.attributes.keys).toEqual(['maxOfCheckTypes.checkTypes.0'])
+  })
 })

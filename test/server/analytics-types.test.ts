@@ -152,6 +152,58 @@ describe('analytics of DNS, ICMP and heartbeat checks', () => {
   })
 })
 
+describe('browser check analytics grouped by page, from known runs', () => {
+  const vitals = (TTFB: number) => ({ TTFB, FCP: TTFB + 50, LCP: TTFB + 80, CLS: 0, TBT: 0 })
+  const browserRun = (seconds: number, passed: boolean, responseTime: number, ttfbs: number[], retries = 0) => ({
+    at: at(seconds), location: 'eu-west-1', passed, responseTime, retries,
+    details: {
+      kind: 'BROWSER', webVitals: vitals(ttfbs[0]), errors: { consoleErrors: 2, networkErrors: 0, userScriptErrors: 0, documentErrors: 0 },
+      pages: ttfbs.map((ttfb, index) => ({ index, testIndex: 0, url: `http://shop.test/${index}`, webVitals: vitals(ttfb) })),
+    },
+  })
+
+  it('one series per page, exactly, whether rows are read whole, run by run or cut by the window; other types answer 400', async () => {
+    const script = "import { test } from '@playwright/test'\ntest('x', async () => {})\n"
+    const check = await call('POST', '/v1/checks/browser', { name: 'Shop pages', locations: ['eu-west-1'], script })
+    expect(check.status, check.text).toBe(201)
+    const id = check.json.id
+    await recordRuns(call, id, [
+      browserRun(60, true, 1000, [100, 500]),
+      browserRun(120, true, 2000, [200]),
+      browserRun(1900, false, 4000, [300, 700], 1),
+    ], clock)
+    const get = async (query: string) => seriesOf(await call('GET', `/v1/analytics/browser-checks/${id}?${query}`))
+    // whole rows (their totals): page 0 of three runs, page 1 of the two that opened it
+    expect(await get(`${WINDOW}&groupBy=pageIndex&metrics=TTFB,TTFB_max,FCP_min,availability,retries,responseTime,consoleErrors_sum`)).toEqual([
+      { bucketStart: at(0), pageIndex: 0, TTFB: 200, TTFB_max: 300, FCP_min: 150, availability: 66.667, retries: 1, responseTime: 2333.333, consoleErrors_sum: null },
+      { bucketStart: at(0), pageIndex: 1, TTFB: 600, TTFB_max: 700, FCP_min: 550, availability: 50, retries: 1, responseTime: 2500, consoleErrors_sum: null },
+    ])
+    // run by run (a percentile): nearest rank over each page's runs
+    expect(await get(`${WINDOW}&groupBy=pageIndex&metrics=TTFB_p50,LCP_p90`)).toEqual([
+      { bucketStart: at(0), pageIndex: 0, TTFB_p50: 200, LCP_p90: 380 },
+      { bucketStart: at(0), pageIndex: 1, TTFB_p50: 500, LCP_p90: 780 },
+    ])
+    // half-hour buckets, in start order then page order
+    expect(await get(`${WINDOW}&aggregationInterval=30&groupBy=pageIndex&metrics=TTFB,availability`)).toEqual([
+      { bucketStart: at(0), pageIndex: 0, TTFB: 150, availability: 100 },
+      { bucketStart: at(0), pageIndex: 1, TTFB: 500, availability: 100 },
+      { bucketStart: at(1800), pageIndex: 0, TTFB: 300, availability: 0 },
+      { bucketStart: at(1800), pageIndex: 1, TTFB: 700, availability: 0 },
+    ])
+    // a window that cuts the hour: only the third run
+    expect(await get(`from=${T0 / 1000 + 1000}&to=${T0 / 1000 + 3600}&groupBy=pageIndex&metrics=TTFB,retries`)).toEqual([
+      { bucketStart: at(1000), pageIndex: 0, TTFB: 300, retries: 1 },
+      { bucketStart: at(1000), pageIndex: 1, TTFB: 700, retries: 1 },
+    ])
+    // ungrouped: the runs' first pages, their error counts
+    expect(await get(`${WINDOW}&metrics=TTFB,consoleErrors_sum,availability`)).toEqual([{ bucketStart: at(0), TTFB: 200, consoleErrors_sum: 6, availability: 66.667 }])
+    const multi = await call('POST', '/v1/checks/multistep', { name: 'No pages', locations: ['eu-west-1'], script })
+    const refused = await call('GET', `/v1/analytics/multistep-checks/${multi.json.id}?metrics=responseTime&groupBy=pageIndex`)
+    expect(expect400(refused, 'query')).toEqual(['groupBy'])
+    expect(refused.json.message).toContain('groupBy: must be one of runLocation')
+  })
+})
+
 describe('analytics of API checks run by the server', () => {
   let http: HttpServerHandle
   let runner: LocalServer

@@ -189,6 +189,17 @@ describe.skipIf(!hasChromium)('the PlaywrightCheck of examples/browser run by th
       ['desktop › orders.spec.ts › the orders API lists orders @smoke', 'passed'],
     ])
     expect(good.playwrightCheckResult).toMatchObject({ errors: [], playwrightTraceFiles: [], playwrightTestVideos: [] })
+    // the JSON report is kept: listed with the result's assets, served to its account only, and on the dashboard
+    const reportUrl = good.playwrightCheckResult.playwrightTestJsonReportFile as string
+    expect(reportUrl).toMatch(new RegExp(`/v1/check-results/${suite!.id}/${good.id}/assets/report\\.json$`))
+    const listed = (await call('GET', `/v1/check-results/${suite!.id}/${good.id}/assets`)).json.assets as Array<{ name: string; type: string; contentType: string }>
+    expect(listed.find((a) => a.name === 'report.json')).toMatchObject({ type: 'file', contentType: 'application/json' })
+    const report = await fetch(reportUrl, { headers: { authorization: `Bearer ${KEY_A}` } })
+    expect(report.status).toBe(200)
+    expect(((await report.json()) as { suites: unknown[] }).suites.length).toBeGreaterThan(0)
+    expect((await fetch(reportUrl, { headers: { authorization: `Bearer ${KEY_B}` } })).status).toBe(404)
+    const goodPage = await (await fetch(`${server.url}/dashboard/results/${suite!.id}/${good.id}`, { headers: { cookie: await logIn(KEY_A) } })).text()
+    expect(goodPage).toMatch(/href="[^"]+\/assets\/report\.json"/)
     const analytics = await call('GET', `/v1/analytics/playwright-checks/${suite!.id}?metrics=responseTime,availability`)
     expect(analytics.status, analytics.text).toBe(200)
     expect(analytics.json.checkType).toBe('PLAYWRIGHT')

@@ -14,7 +14,7 @@ import { hasChromium } from '../helpers/browser.js'
 import { startHttpServer, type HttpServerHandle } from '../helpers/http-server.js'
 import { prepareTestRuntime } from '../helpers/runtime.js'
 import { seriesOf } from './analytics-helpers.js'
-import { caller, startTestServer, type Call } from './helpers.js'
+import { caller, expect400, startTestServer, type Call } from './helpers.js'
 
 let dir: string
 let site: HttpServerHandle
@@ -38,6 +38,8 @@ beforeAll(async () => {
   site.route('/broken', { status: 200, headers: html, body: BROKEN })
   site.route('/api/missing', { status: 404, body: { error: 'missing' } })
   site.route('/api/slow', { status: 200, body: { ok: true }, delayBeforeHeadersMs: 300 })
+  site.route('/first', { status: 200, headers: html, body: '<!doctype html><title>First</title><h1>First page</h1>' })
+  site.route('/second', { status: 200, headers: html, body: '<!doctype html><title>Second</title><h1>Second page</h1>', delayBeforeHeadersMs: 1000 })
   const runtimeCache = await prepareTestRuntime()
   server = await startTestServer({ dbPath: join(dir, 'analytics.db'), runner: true, privateTargets: 'allow', runtimeCache, scriptConcurrency: 1, schedulerOptions: { tickMs: 50 } })
   call = caller(server)
@@ -147,6 +149,50 @@ describe.skipIf(!hasChromium)('browser check analytics from real runs (Debian Ch
     // a failing run's page still has its vitals
     expect(f.TTFB_max).toBeGreaterThan(0)
   }, 420_000)
+})
+
+describe.skipIf(!hasChromium)('browser check analytics grouped by page (groupBy=pageIndex)', () => {
+  it('a run opening two pages gives a series per page: the second page\'s first byte held back 1000 ms, the first\'s not', async () => {
+    const id = await createCheck('browser', 'Two pages', `test('two pages', async ({ page, context }) => {
+  await page.goto(process.env.SITE + '/first')
+  await expect(page.locator('h1')).toHaveText('First page')
+  const second = await context.newPage()
+  await second.goto(process.env.SITE + '/second')
+  await expect(second.locator('h1')).toHaveText('Second page')
+  await page.waitForTimeout(200)
+})`)
+    await runOnce(id)
+    await runOnce(id)
+    const from = Math.floor(Date.now() / 1000) - 3600
+    const metrics = ['TTFB_min', 'TTFB_max', 'FCP_min', 'availability', 'retries', 'responseTime_min', 'consoleErrors_sum']
+    const answer = await call('GET', `/v1/analytics/browser-checks/${id}?from=${from}&to=${from + 7200}&aggregationInterval=43200&groupBy=pageIndex&metrics=${metrics.join(',')}`)
+    const series = seriesOf(answer)
+    expect(series.map((s) => s.pageIndex), answer.text).toEqual([0, 1])
+    const [first, second] = series
+    expect(second.TTFB_min, answer.text).toBeGreaterThanOrEqual(1000)
+    expect(first.TTFB_max, answer.text).toBeLessThan(second.TTFB_min as number)
+    expect(second.FCP_min).toBeGreaterThanOrEqual(second.TTFB_min as number)
+    // both runs opened both pages: each page's runs are the check's, error counts are not per page
+    const whole = await figures('browser-checks', id, ['TTFB_min', 'TTFB_max', 'responseTime_min'])
+    for (const page of series) expect(page).toMatchObject({ availability: 100, retries: 0, responseTime_min: whole.responseTime_min, consoleErrors_sum: null })
+    // without groupBy, a run's vitals are its first page's
+    expect(whole).toMatchObject({ TTFB_min: first.TTFB_min, TTFB_max: first.TTFB_max })
+    // run by run (a percentile, sub-hour buckets): the same pages, the same figures
+    const exact = await call('GET', `/v1/analytics/browser-checks/${id}?from=${from}&to=${from + 7200}&aggregationInterval=5&groupBy=pageIndex&metrics=TTFB_p99,TTFB_min`)
+    const buckets = seriesOf(exact)
+    for (const [index, page] of [first, second].entries()) {
+      const mins = buckets.filter((b) => b.pageIndex === index).map((b) => b.TTFB_min as number)
+      expect(Math.min(...mins), exact.text).toBe(page.TTFB_min)
+    }
+    expect(buckets.filter((b) => b.pageIndex === 1).every((b) => (b.TTFB_p99 as number) >= 1000)).toBe(true)
+  }, 420_000)
+
+  it('other check types answer groupBy=pageIndex with a 400 naming groupBy', async () => {
+    const id = await createCheck('multistep', 'No pages', `test('x', async () => {})`)
+    const answer = await call('GET', `/v1/analytics/multistep-checks/${id}?metrics=responseTime&groupBy=pageIndex`)
+    expect(expect400(answer, 'query')).toEqual(['groupBy'])
+    expect(answer.json.message).toContain('runLocation')
+  })
 })
 
 describe.skipIf(!hasChromium)('multi-step check analytics from real runs', () => {

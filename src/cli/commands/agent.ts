@@ -12,6 +12,7 @@ import { uidRangeFromEnv, uidRangeOption } from '../uid-range.js'
 interface AgentArgs {
   locations?: string[]
   concurrency?: number
+  scriptConcurrency?: number
   healthPort?: number
   healthHost?: string
   pollInterval?: string
@@ -56,6 +57,12 @@ export const agentCommand = {
     yargs
       .option('locations', { type: 'string', array: true, describe: 'Locations this agent serves, comma-separated (e.g. eu-west-1,us-east-1)' })
       .option('concurrency', { type: 'number', requiresArg: true, coerce: checkNumber('--concurrency', 'a whole number from 1 to 1000', Number.isFinite), describe: `Runs at once (default ${DEFAULT_CONCURRENCY})` })
+      .option('script-concurrency', {
+        type: 'number',
+        requiresArg: true,
+        coerce: checkNumber('--script-concurrency', 'a whole number from 1 to 1000', Number.isFinite),
+        describe: 'Browser, multi-step and Playwright suite runs at once; the agent holds at most twice as many and claims only other check types past that, so they keep their schedule (default: one per two cores, at least 1)',
+      })
       .option('health-port', { type: 'number', requiresArg: true, coerce: checkNumber('--health-port', 'a port number from 0 to 65535, or 0 for a free one', Number.isFinite), describe: `Port of the health probes (env AGENT_HEALTH_PORT, default ${DEFAULT_HEALTH_PORT}; 0 picks a free one)` })
       .option('health-host', { type: 'string', describe: 'Address the health probes listen on (default: every interface)' })
       .option('poll-interval', { type: 'string', default: '1s', describe: 'Wait between claims when nothing is due (e.g. 1s, 500ms)' })
@@ -120,6 +127,7 @@ export const agentCommand = {
         accountId: args.accountId ?? (env.MONITORING_ACCOUNT_ID || undefined),
         locations,
         concurrency: args.concurrency ?? DEFAULT_CONCURRENCY,
+        scriptConcurrency: args.scriptConcurrency,
         pollIntervalMs: duration('--poll-interval', args.pollInterval ?? '1s'),
         leaseSeconds: leaseMs / 1000,
         healthPort: args.healthPort ?? healthPortFromEnv(env),

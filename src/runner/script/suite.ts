@@ -8,7 +8,7 @@
  * root, a user of its own (contain.ts) that holds it to its files. Without root, not file access.
  */
 import { spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { DEFAULT_RUNTIME_ID, findRuntime } from '../../schema/runtimes.js'
@@ -241,6 +241,7 @@ function keepSuiteArtifacts(folders: SuiteFolders, user: RunUser | null, details
       copyBack(folders.output, folders.artifacts, user.uid)
     }
     if (details.logs) writeFileSync(path.join(folders.artifacts, 'script.log'), scrub.text(details.logs))
+    keepReport(folders, user)
     details.artifacts = finishArtifacts(folders.artifacts, scrub, limitBytes)
   } catch (error) {
     details.artifacts.dropped.push({ name: '*', kind: 'other', bytes: 0, reason: `the artifacts could not be kept: ${(error as Error).message}` })
@@ -250,6 +251,22 @@ function keepSuiteArtifacts(folders: SuiteFolders, user: RunUser | null, details
     removeLeftFiles(user.uid)
     user.release()
   }
+}
+
+/**
+ * Playwright's JSON report kept as report.json among the artifacts, scrubbed and counted against
+ * the limit with them; with a user of its own, only a file of that user with one link, read
+ * without following a link (as copyBack keeps the other results).
+ */
+function keepReport(folders: SuiteFolders, user: RunUser | null): void {
+  try {
+    const s = lstatSync(folders.reportFile)
+    if (!s.isFile() || (user && (s.uid !== user.uid || s.nlink !== 1))) return
+  } catch {
+    return
+  }
+  const text = readRunFile(folders.reportFile)
+  if (text !== null) writeFileSync(path.join(folders.artifacts, 'report.json'), text)
 }
 
 /**

@@ -32,6 +32,30 @@ function valuesOf(type: string, result: SampledResult): Record<string, number> {
   return entry ? entry.values({ responseTime: result.responseTime, details: (result.details ?? {}) as unknown as Record<string, unknown> }) : {}
 }
 
+/** Pages of a browser run its analytics keep apart (groupBy=pageIndex): the first 20 it opened. */
+export const ANALYTICS_PAGES = 20
+const VITALS = ['TTFB', 'FCP', 'LCP', 'CLS', 'TBT'] as const
+/** `retries@<page>`: the marker of a run that opened the page (its count) and the run's retries (its sum). */
+const PAGE_MARKER = /^retries@(\d+)$/
+
+/**
+ * The values a run keeps per page it opened, as `<metric>@<pageIndex>`: the page's web vitals,
+ * the run's time, and `retries@<pageIndex>` (every run that opened the page has it). They ride
+ * in the run's own rollup row, so grouping by page reads the same rows (pageRows).
+ */
+function pageValues(details: Record<string, unknown>, values: Record<string, number>, retries: number): Record<string, number> {
+  const out: Record<string, number> = {}
+  const pages = Array.isArray(details.pages) ? (details.pages as Array<{ index?: unknown; webVitals?: Record<string, unknown> | null }>) : []
+  for (const page of pages) {
+    const p = page?.index
+    if (typeof p !== 'number' || !Number.isInteger(p) || p < 0 || p >= ANALYTICS_PAGES) continue
+    out[`retries@${p}`] = retries
+    if (finite(values.responseTime)) out[`responseTime@${p}`] = values.responseTime
+    for (const name of VITALS) if (finite(page.webVitals?.[name])) out[`${name}@${p}`] = page.webVitals[name] as number
+  }
+  return out
+}
+
 /** One FINAL result as a sample of its check's analytics. */
 export function analyticsSample(checkType: string, result: SampledResult): AnalyticsSample | undefined {
   const at = Date.parse(result.startedAt)
@@ -43,7 +67,9 @@ export function analyticsSample(checkType: string, result: SampledResult): Analy
   const retries = Array.isArray(result.attempts) ? result.attempts.length : Math.max(0, (finite(result.attempt) ? result.attempt : 1) - 1)
   const details = (result.details ?? {}) as unknown as Record<string, unknown>
   const statusCode = entry?.groupBy.includes('statusCode') && finite(details.statusCode) ? details.statusCode : null
-  return { at, runLocation: String(result.runLocation ?? 'unknown'), statusCode, status, retries, values: valuesOf(checkType, result) }
+  const values = valuesOf(checkType, result)
+  const pages = entry?.groupBy.includes('pageIndex') ? pageValues(details, values, retries) : {}
+  return { at, runLocation: String(result.runLocation ?? 'unknown'), statusCode, status, retries, values: { ...values, ...pages } }
 }
 
 /** Adds a FINAL result to its check's rollup: inside the transaction that records the result. */
@@ -207,6 +233,38 @@ async function windowRows(
   return rows
 }
 
+/** A rollup row, or the part of one about a page (pageRows). */
+type GroupedRow = AnalyticsRollupRow & { pageIndex?: number }
+
+/**
+ * The page parts of a rollup row, one per page its runs opened: the runs that opened the page
+ * (`retries@<page>` counts them and sums their retries) with the values kept for the page, by
+ * their metric names (the run's other metrics, its error counts, are not told apart by page).
+ */
+export function pageRows(row: AnalyticsRollupRow): GroupedRow[] {
+  const out: GroupedRow[] = []
+  for (const [marker, counted] of Object.entries(row.totals)) {
+    const page = PAGE_MARKER.exec(marker)?.[1]
+    if (page === undefined) continue
+    const suffix = `@${page}`
+    const ofPage = <T>(entries: Array<[string, T]>) =>
+      Object.fromEntries(entries.filter(([name]) => name.endsWith(suffix) && name !== marker).map(([name, v]) => [name.slice(0, -suffix.length), v]))
+    const part: GroupedRow = { ...row, runs: counted[0], retries: counted[1], totals: ofPage(Object.entries(row.totals)), pageIndex: Number(page) }
+    if (row.samples) {
+      const runs = row.samples
+      const kept = (runs.values[marker] ?? []).flatMap((value, i) => (value === null ? [] : [i]))
+      const values = ofPage(Object.entries(runs.values)) as Record<string, Array<number | null>>
+      part.samples = {
+        seconds: kept.map((i) => runs.seconds[i]),
+        retries: kept.map((i) => runs.retries[i]),
+        values: Object.fromEntries(Object.entries(values).map(([name, column]) => [name, kept.map((i) => column[i])])),
+      }
+    }
+    out.push(part)
+  }
+  return out
+}
+
 /** The buckets of a query, filled row by row (whole rows by their totals, cut rows run by run). */
 class Buckets {
   private readonly buckets = new Map<string, Bucket>()
@@ -214,6 +272,11 @@ class Buckets {
   constructor(private readonly plan: AnalyticsPlan) {}
 
   add(row: AnalyticsRollupRow): void {
+    if (this.plan.groupBy === 'pageIndex') for (const part of pageRows(row)) this.addRow(part)
+    else this.addRow(row)
+  }
+
+  private addRow(row: GroupedRow): void {
     const { from, to, interval, statuses } = this.plan
     if (statuses && !statuses.has(row.status)) return
     const rowEnd = row.hourStart + HOUR
@@ -229,7 +292,7 @@ class Buckets {
   }
 
   /** The whole row falls in one bucket: its totals, and its values for percentiles. */
-  private addWholeRow(row: AnalyticsRollupRow): void {
+  private addWholeRow(row: GroupedRow): void {
     const bucket = this.bucketAt(row.hourStart, row)
     count(bucket, row.status, row.runs, row.retries)
     for (const base of this.plan.bases) {
@@ -243,7 +306,7 @@ class Buckets {
   }
 
   /** A row cut by the window or by the buckets: each of its runs inside the window. */
-  private addRunsOf(row: AnalyticsRollupRow): void {
+  private addRunsOf(row: GroupedRow): void {
     const runs = row.samples
     if (!runs) return
     for (let i = 0; i < runs.seconds.length; i++) {
@@ -260,10 +323,10 @@ class Buckets {
     }
   }
 
-  private bucketAt(at: number, row: AnalyticsRollupRow): Bucket {
+  private bucketAt(at: number, row: GroupedRow): Bucket {
     const { interval, groupBy } = this.plan
     const start = interval === undefined ? this.plan.from : Math.floor(at / interval) * interval
-    const group = groupBy === 'runLocation' ? row.runLocation : groupBy === 'statusCode' ? row.statusCode : null
+    const group = groupBy === 'runLocation' ? row.runLocation : groupBy === 'statusCode' ? row.statusCode : groupBy === 'pageIndex' ? (row.pageIndex ?? null) : null
     const key = `${start}\u0000${String(group)}`
     let bucket = this.buckets.get(key)
     if (!bucket) {
@@ -303,6 +366,7 @@ function entryOf(bucket: Bucket, plan: AnalyticsPlan): Record<string, unknown> {
   const entry: Record<string, unknown> = { bucketStart: new Date(bucket.start).toISOString() }
   if (plan.groupBy === 'runLocation') entry.runLocation = bucket.group
   if (plan.groupBy === 'statusCode') entry.statusCode = bucket.group
+  if (plan.groupBy === 'pageIndex') entry.pageIndex = bucket.group
   for (const spec of plan.asked) {
     if (spec.kind === 'availability') {
       const counted = bucket.passed + bucket.failed

@@ -2,12 +2,12 @@ import { runVariables, withGroup } from '../scheduler/groups.js'
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { conflict, HttpError, notFound, parseOr400 } from '../errors.js'
-import type { Store } from '../store/index.js'
+import type { ClaimedRun, ClaimQuery, Store } from '../store/index.js'
 import { completeRun, type RunServices } from '../scheduler/runs.js'
 import { accountVariables, checkSnippets } from '../scheduler/index.js'
 import type { CheckRunResult } from '../../runner/index.js'
 import { blankCheckSecrets } from '../../schema/index.js'
-import { isScriptCheckType } from '../../schema/check-types.js'
+import { isScriptCheckType, SERVICE_CHECK_TYPES } from '../../schema/check-types.js'
 import { artifactNameProblem, RUN_ARTIFACT_LIMIT_BYTES, StagedUploads, type ArtifactStore } from '../artifacts.js'
 
 /*
@@ -23,7 +23,24 @@ const claimBody = z.object({
   locations: z.array(location).min(1).max(100),
   max: z.number().int().min(1).max(50).default(10),
   leaseSeconds: z.number().int().min(10).max(600).default(60),
+  // optional (agents before it do not send it): at most `max` of the runs claimed are of these
+  // check types (an agent holding twice its script concurrency of script runs asks for 0 of them)
+  maxOfCheckTypes: z.object({
+    checkTypes: z.array(z.enum(SERVICE_CHECK_TYPES)).min(1).max(SERVICE_CHECK_TYPES.length),
+    max: z.number().int().min(0).max(50),
+  }).optional(),
 })
+
+/**
+ * The runs of one claim: with `maxOfCheckTypes`, the runs of other types for the slots past its
+ * `max`, then at most `max` runs of its types (in due order together); else any type.
+ */
+async function claimRuns(store: Store, query: ClaimQuery, limit: z.infer<typeof claimBody>['maxOfCheckTypes']): Promise<ClaimedRun[]> {
+  if (!limit || limit.max >= query.max) return store.runs.claim(query)
+  const others = await store.runs.claim({ ...query, max: query.max - limit.max, skipCheckTypes: limit.checkTypes })
+  const limited = limit.max > 0 ? await store.runs.claim({ ...query, max: limit.max, onlyCheckTypes: limit.checkTypes }) : []
+  return [...others, ...limited].sort((a, b) => a.dueAt - b.dueAt)
+}
 
 const dateTime = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' })
 
@@ -91,7 +108,7 @@ export function agentRoutes(app: FastifyInstance, store: Store, services: RunSer
     const now = services.now()
     const leaseMs = body.leaseSeconds * 1000
     await store.agents.heartbeat(request.accountId, body.agentId, body.locations, now + 2 * leaseMs)
-    const runs = await store.runs.claim({ owner: `agent:${body.agentId}`, account: request.accountId, locations: body.locations, max: body.max, leaseMs, now })
+    const runs = await claimRuns(store, { owner: `agent:${body.agentId}`, account: request.accountId, locations: body.locations, max: body.max, leaseMs, now }, body.maxOfCheckTypes)
     // an API check's {{KEY}} references are resolved by the agent, from the account's variables;
     // its request secrets go with it (the run sends them), no other secret does
     // a check in a group runs with the group's settings (its variables go with the account's)

@@ -50,7 +50,8 @@ export function assetUrl(origin: string, result: Pick<CheckResultRecord, 'checkI
  * A Playwright check suite's result in the reference's shape (CheckResultPlaywright), from its
  * run's details: the failed tests' errors, its traces (files and URLs), its log lines and every
  * file it kept; undefined for a result of another type. Videos are not recorded; the JSON report
- * is read into `details.tests`, not kept (`playwrightTestJsonReportFile` null).
+ * is read into `details.tests` and kept as the file report.json (`playwrightTestJsonReportFile`
+ * its URL; null when it was not kept: no report, or over the run's artifact limit).
  */
 export function playwrightCheckResult(origin: string, result: CheckResultRecord): Record<string, unknown> | undefined {
   const details = (result.details as { details?: { kind?: string; logs?: unknown; tests?: unknown } }).details
@@ -65,7 +66,7 @@ export function playwrightCheckResult(origin: string, result: CheckResultRecord)
     jobAssets: files.map((f) => ({ type: ASSET_TYPE[f.kind] ?? 'file', name: f.name, url: f.url, contentType: f.contentType, bytes: f.bytes })),
     playwrightTestVideos: [],
     playwrightTestTraces: traces.map((f) => f.url),
-    playwrightTestJsonReportFile: null,
+    playwrightTestJsonReportFile: files.find((f) => f.name === 'report.json')?.url ?? null,
   }
 }
 

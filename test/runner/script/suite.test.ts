@@ -134,3 +134,36 @@ describe('a suite that misbehaves fails its run and leaves nothing behind', () =
     expect(processesWith(work)).toEqual([])
   }, 90_000)
 })
+
+describe('the JSON report of a suite', () => {
+  const reporting = {
+    name: 'reporting',
+    environmentVariables: [{ key: 'TOKEN', value: 'rep-secret-9031', secret: true }],
+    files: [
+      { path: 'playwright.config.ts', content: "import { defineConfig } from '@playwright/test'\nexport default defineConfig({ testDir: './tests' })\n" },
+      {
+        path: 'tests/t.spec.ts',
+        content: "import { test, expect } from '@playwright/test'\ntest('says the token', async () => {\n  console.log('token is', process.env.TOKEN)\n  expect(process.env.TOKEN).toBe('another')\n})\ntest('passes', async () => {})\n",
+      },
+    ],
+  }
+
+  it('is kept as report.json among the run\'s artifacts, scrubbed of the run\'s secrets', async () => {
+    const result = await runPlaywrightSuite(reporting, { runtimeCache: cache, workDir: work, timeoutMs: 120_000 })
+    expect(result).toMatchObject({ status: 'FAILED', hasFailures: true })
+    const entry = result.details.artifacts.files.find((f) => f.name === 'report.json')
+    expect(entry, JSON.stringify(result.details.artifacts)).toMatchObject({ kind: 'other', contentType: 'application/json' })
+    const text = readFileSync(join(result.details.artifacts.dir as string, 'report.json'), 'utf8')
+    expect(entry!.bytes).toBe(Buffer.byteLength(text))
+    const report = JSON.parse(text) as { suites: Array<{ specs: Array<{ title: string }> }> }
+    expect(report.suites[0].specs.map((s) => s.title)).toEqual(['says the token', 'passes'])
+    expect(text).toContain('token is ********')
+    expect(text).not.toContain('rep-secret-9031')
+  }, 150_000)
+
+  it('counts against the artifact limit: over it, it is dropped and listed as such', async () => {
+    const result = await runPlaywrightSuite(reporting, { runtimeCache: cache, workDir: work, timeoutMs: 120_000, artifactLimitBytes: 200 })
+    expect(result.details.artifacts.files.map((f) => f.name)).not.toContain('report.json')
+    expect(result.details.artifacts.dropped.find((d) => d.name === 'report.json')?.reason).toMatch(/over the run's artifact limit/)
+  }, 150_000)
+})
