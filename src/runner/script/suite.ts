@@ -8,7 +8,7 @@
  * root, a user of its own (contain.ts) that holds it to its files. Without root, not file access.
  */
 import { spawn } from 'node:child_process'
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { DEFAULT_RUNTIME_ID, findRuntime } from '../../schema/runtimes.js'
@@ -340,13 +340,29 @@ function playwrightArguments(suite: PlaywrightSuite, options: ScriptRunOptions, 
   return args
 }
 
+/** util-linux's setpriv (in every Debian): changes the ids and sets no_new_privs before it runs Node. */
+const SETPRIV = '/usr/bin/setpriv'
+
+/**
+ * How `playwright test` is started. As a user of its own: through setpriv with its uid and gid,
+ * no supplementary group and no_new_privs (a setuid program it runs gains nothing); without
+ * setpriv, by Node's spawn with the uid and gid (Node drops the supplementary groups), without
+ * no_new_privs. Otherwise as this process's user.
+ */
+function startAs(user: RunUser | null, args: string[]): [string, string[], { uid?: number; gid?: number }] {
+  if (!user) return [process.execPath, args, {}]
+  if (existsSync(SETPRIV)) {
+    return [SETPRIV, ['--no-new-privs', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--', process.execPath, ...args], {}]
+  }
+  return [process.execPath, args, { uid: user.uid, gid: user.gid }]
+}
+
 /** Runs `playwright test` in its own process group, killed at the wall clock, over the memory limit or on abort. */
 async function runPlaywright(
   args: string[], project: string, env: Record<string, string>, timeoutMs: number, options: ScriptRunOptions, details: ScriptDetails, user: RunUser | null,
 ): Promise<SuiteExit> {
-  // a user of its own: its uid and gid, no supplementary group (Node drops them when it changes the ids)
-  const ids = user ? { uid: user.uid, gid: user.gid } : {}
-  const child = spawn(process.execPath, args, { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...ids })
+  const [command, commandArgs, ids] = startAs(user, args)
+  const child = spawn(command, commandArgs, { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...ids })
   const ended: SuiteExit = { exit: null, logs: '', stop: null, memory: 0 }
   const keep = (c: Buffer) => (ended.logs = (ended.logs + c.toString('utf8')).slice(-64 * 1024))
   child.stdout.on('data', keep)
