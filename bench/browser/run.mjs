@@ -22,7 +22,9 @@
 // Flags: --browsers B (default 40: more runs due a minute than 2 cores run, at either concurrency), --dns D (default 6), --minutes M (window, default 3),
 // --warmup S (default 45), --raised C (default 4; 0 measures the default only),
 // --cache DIR (a prepared runtime cache; default test-results/runtimes, prepared offline from
-// package-lock.json when missing). Needs dist/ (npm run build) and Chromium.
+// package-lock.json when missing), --suites (Playwright check suites in place of the browser
+// checks: each a project of one config and the same test, run by `playwright test`; the figures'
+// names say "suite"; as root each run is a user of its own). Needs dist/ (npm run build) and Chromium.
 import { spawn } from 'node:child_process'
 import { createSocket } from 'node:dgram'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
@@ -47,8 +49,11 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: '45' },
     raised: { type: 'string', default: '4' },
     cache: { type: 'string', default: join(root, 'test-results', 'runtimes') },
+    suites: { type: 'boolean', default: false },
   },
 })
+const SUITES = values.suites
+const KIND = SUITES ? 'suite' : 'browser'
 const BROWSERS = Number(values.browsers)
 const DNS_CHECKS = Math.min(10, Number(values.dns))
 const WINDOW_MS = Number(values.minutes) * 60_000
@@ -178,9 +183,13 @@ async function createChecks(call) {
   const browserIds = []
   const dnsChecks = []
   for (let i = 0; i < BROWSERS; i++) {
-    const check = await call('POST', '/v1/checks/browser', {
-      name: `bench browser ${i}`, frequency: 1, doubleCheck: false, script, scriptPath: 'bench.spec.ts', environmentVariables: [{ key: 'SITE', value: origin }],
-    })
+    const common = { name: `bench ${KIND} ${i}`, frequency: 1, doubleCheck: false, environmentVariables: [{ key: 'SITE', value: origin }] }
+    const check = SUITES
+      ? await call('POST', '/v1/checks/playwright', { ...common, files: [
+        { path: 'playwright.config.ts', content: "import { defineConfig } from '@playwright/test'\nexport default defineConfig({ testDir: './tests' })\n" },
+        { path: 'tests/bench.spec.ts', content: script },
+      ] })
+      : await call('POST', '/v1/checks/browser', { ...common, script, scriptPath: 'bench.spec.ts' })
     browserIds.push(check.id)
   }
   for (const offset of DNS_OFFSETS) {
@@ -214,7 +223,7 @@ async function measure(label, concurrency) {
   const server = await startServer(dir, concurrency)
   try {
     const { browserIds, dnsChecks } = await createChecks(server.call)
-    note(`${label}: ${browserIds.length} browser and ${dnsChecks.length} DNS checks created on ${server.url}; warming up ${WARMUP_MS / 1000} s`)
+    note(`${label}: ${browserIds.length} ${KIND} and ${dnsChecks.length} DNS checks created on ${server.url}; warming up ${WARMUP_MS / 1000} s`)
     await new Promise((r) => setTimeout(r, WARMUP_MS))
     const from = Date.now()
     const loadStart = loadavg()
@@ -250,9 +259,9 @@ function report(m) {
   const serverRss = stats(m.samples.map((s) => s.server))
   const lag = stats(m.lags)
   console.log(`\n${m.label} (--script-concurrency ${m.concurrency ?? `default: ${Math.max(1, Math.floor(availableParallelism() / 2))}`}), ${minutes.toFixed(1)} min window`)
-  print('browser runs/minute', (m.browserRuns.length / minutes).toFixed(1))
-  print('browser runs due/minute', BROWSERS)
-  print('browser runs passed', `${passed} of ${m.browserRuns.length}`)
+  print(`${KIND} runs/minute`, (m.browserRuns.length / minutes).toFixed(1))
+  print(`${KIND} runs due/minute`, BROWSERS)
+  print(`${KIND} runs passed`, `${passed} of ${m.browserRuns.length}`)
   print('concurrent browsers (peak)', Math.max(0, ...m.samples.map((s) => s.browsers.length)))
   print('memory per concurrent browser, RSS mean / peak', `${mib(perBrowser.mean)} / ${mib(perBrowser.max)}`)
   print('script process RSS mean / peak', `${mib(perScript.mean)} / ${mib(perScript.max)}`)

@@ -1,4 +1,5 @@
 import { startLocalServer, type LocalServer, type LocalServerOptions } from '../../src/server/index.js'
+import { ApiClient, type Query } from '../../src/api/index.js'
 
 export const KEY_A = 'key-a-0123456789abcdef0123456789abcdef'
 export const KEY_B = 'key-b-0123456789abcdef0123456789abcdef'
@@ -75,4 +76,16 @@ export function expect400(answer: Answer, source: 'payload' | 'query' | 'params'
   if (body.statusCode !== 400 || body.error !== 'Bad Request' || typeof body.message !== 'string') throw new Error(`bad 400 body: ${answer.text}`)
   if (body.attributes.source !== source) throw new Error(`expected source ${source}: ${answer.text}`)
   return body.attributes.keys
+}
+
+/** The engine's API client for `key`, with the query of every GET it sends recorded in `queries`. */
+export function countingClient(server: LocalServer, key: string): { client: ApiClient; queries: Query[] } {
+  const client = new ApiClient({ baseUrl: server.url, apiKey: key })
+  const queries: Query[] = []
+  const get = client.get.bind(client)
+  client.get = ((path: string, query?: Query) => {
+    queries.push({ ...query })
+    return get(path, query)
+  }) as typeof client.get
+  return { client, queries }
 }

@@ -5,9 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LocalServer } from '../../src/server/index.js'
-import { ApiClient, type Query } from '../../src/api/index.js'
 import { listAllByPage } from '../../src/api/paging.js'
-import { caller, dnsBody, expect400, KEY_A, KEY_B, startTestServer, type Call } from './helpers.js'
+import { caller, countingClient, dnsBody, expect400, KEY_A, KEY_B, startTestServer, type Call } from './helpers.js'
 
 type Item = Record<string, unknown>
 
@@ -96,13 +95,7 @@ describe.each(LISTS)('keyset paging of $path', (list) => {
   })
 
   it('is what the engine reads it with: the first page by number, then by keyset', async () => {
-    const client = new ApiClient({ baseUrl: server.url, apiKey: KEY_A })
-    const queries: Query[] = []
-    const get = client.get.bind(client)
-    client.get = ((path: string, query?: Query) => {
-      queries.push({ ...query })
-      return get(path, query)
-    }) as typeof client.get
+    const { client, queries } = countingClient(server, KEY_A)
     const all = await listAllByPage<Item>(client, list.path, { idOf: list.keyOf })
     await client.close()
     expect(queries.map((q) => (q.after === undefined ? `page ${q.page}` : 'after'))).toEqual(['page 1', 'after'])

@@ -4,9 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LocalServer } from '../../src/server/index.js'
-import { ApiClient, type Query } from '../../src/api/index.js'
 import { listAllByPage } from '../../src/api/paging.js'
-import { caller, dnsBody, expect400, KEY_A, KEY_B, startTestServer, type Call } from './helpers.js'
+import { caller, countingClient, dnsBody, expect400, KEY_A, KEY_B, startTestServer, type Call } from './helpers.js'
 
 let server: LocalServer
 let api: Call
@@ -75,13 +74,7 @@ describe('keyset paging of checks', () => {
   })
 
   it('is what the engine reads lists with: every check once, in order', { timeout: 120_000 }, async () => {
-    const client = new ApiClient({ baseUrl: server.url, apiKey: KEY_A })
-    const queries: Query[] = []
-    const get = client.get.bind(client)
-    client.get = ((path: string, query?: Query) => {
-      queries.push({ ...query })
-      return get(path, query)
-    }) as typeof client.get
+    const { client, queries } = countingClient(server, KEY_A)
     // pages of 100: five pages' worth of checks
     for (let i = 0; i < 475; i += 25) {
       const batch = await Promise.all(Array.from({ length: Math.min(25, 475 - i) }, (_, j) => api('POST', '/v1/checks/dns', dnsBody({ name: `more ${i + j}` }))))
@@ -142,13 +135,7 @@ describe('a list the server answers whole', () => {
     }
     const whole = await api('GET', '/v1/check-statuses')
     expect(whole.json.length).toBeGreaterThanOrEqual(120)
-    const client = new ApiClient({ baseUrl: server.url, apiKey: KEY_A })
-    const queries: Query[] = []
-    const get = client.get.bind(client)
-    client.get = ((path: string, query?: Query) => {
-      queries.push({ ...query })
-      return get(path, query)
-    }) as typeof client.get
+    const { client, queries } = countingClient(server, KEY_A)
     const all = await listAllByPage<{ checkId: string }>(client, '/v1/check-statuses', { idOf: (s) => s.checkId })
     expect(all.map((s) => s.checkId).sort()).toEqual(whole.json.map((s: { checkId: string }) => s.checkId).sort())
     expect(queries).toHaveLength(1)

@@ -15,6 +15,7 @@ import {
 } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { alive } from './sandbox.js'
 
 /** A range of uids (and the gids of the same numbers) runs are given, both ends included. */
 export interface UidRange {
@@ -99,15 +100,6 @@ function statSafe(p: string) {
     return statSync(p)
   } catch {
     return null
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
 }
 

@@ -11,6 +11,7 @@ import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { DEFAULT_RUNTIME_ID, findRuntime, RUNTIMES, type Runtime } from '../../schema/runtimes.js'
 import { UserError } from '../../errors.js'
+import { alive } from './sandbox.js'
 
 const MARKER = '.monitors-runtime.json'
 
@@ -173,15 +174,6 @@ async function withLock<T>(lock: string, timeoutMs: number, waiting: () => void,
     return await fn()
   } finally {
     rmSync(lock, { recursive: true, force: true })
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
 }
 

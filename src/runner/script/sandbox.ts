@@ -153,3 +153,13 @@ export function folderBytes(dir: string, stopAt = Number.POSITIVE_INFINITY): num
   walk(dir)
   return total
 }
+
+/** Whether a process of that pid exists (one of another user answers EPERM: it exists). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
