@@ -232,20 +232,31 @@ export function copyBack(from: string, to: string, uid: number): void {
   }
   for (const name of names) {
     const source = path.join(from, name)
-    const s = lstatSync(source)
-    if (s.isDirectory()) copyBack(source, path.join(to, name), uid)
-    else if (s.isFile() && s.uid === uid && s.nlink === 1) copyRegular(source, path.join(to, name))
+    if (lstatSync(source).isDirectory()) copyBack(source, path.join(to, name), uid)
+    else copyRunFile(source, path.join(to, name), uid)
   }
 }
 
-function copyRegular(source: string, target: string): void {
+/**
+ * Copies one file of a run's folder: a regular file (of `uid`, with one link, when the run had a
+ * user of its own; null: any), never through a link; false when it is not one (or is gone).
+ */
+export function copyRunFile(source: string, target: string, uid: number | null): boolean {
+  let s
+  try {
+    s = lstatSync(source)
+  } catch {
+    return false
+  }
+  if (!s.isFile() || (uid !== null && (s.uid !== uid || s.nlink !== 1))) return false
   const fd = openSync(source, constants.O_RDONLY | constants.O_NOFOLLOW)
   try {
-    if (!fstatSync(fd).isFile()) return
+    if (!fstatSync(fd).isFile()) return false
   } finally {
     closeSync(fd)
   }
   copyFileSync(source, target)
+  return true
 }
 
 /** A file of the run's folder read as root without following a link (null: none, or not a regular file). */

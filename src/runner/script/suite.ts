@@ -8,7 +8,7 @@
  * root, a user of its own (contain.ts) that holds it to its files. Without root, not file access.
  */
 import { spawn } from 'node:child_process'
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { DEFAULT_RUNTIME_ID, findRuntime } from '../../schema/runtimes.js'
@@ -18,7 +18,7 @@ import { finishArtifacts, formatBytes } from './artifacts.js'
 import { ARTIFACT_LIMIT_BYTES, CHROMIUM_ARGS, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_SCRIPT_TIMEOUT_MS, SECRET_PREFIX, SERVICE_VARIABLE } from './engine.js'
 import type { ScriptStep, ScriptTest } from './protocol.js'
 import { defaultRuntimeCache, resolveInRuntime, runtimeState } from './runtimes.js'
-import { allocateRunUser, closedToOthers, copyBack, effectiveUidRange, giveTree, killUser, readRunFile, removeLeftFiles, userMemory, type RunUser } from './contain.js'
+import { allocateRunUser, closedToOthers, copyBack, copyRunFile, effectiveUidRange, giveTree, killUser, readRunFile, removeLeftFiles, userMemory, type RunUser } from './contain.js'
 import { killTree, processTable, treeMemory } from './sandbox.js'
 import { createScrubber } from './scrub.js'
 import type { ScriptDetails, ScriptRunOptions, ScriptRunResult, ScriptVariable } from './types.js'
@@ -241,7 +241,8 @@ function keepSuiteArtifacts(folders: SuiteFolders, user: RunUser | null, details
       copyBack(folders.output, folders.artifacts, user.uid)
     }
     if (details.logs) writeFileSync(path.join(folders.artifacts, 'script.log'), scrub.text(details.logs))
-    keepReport(folders, user)
+    // Playwright's JSON report too, under the same rule as the other results
+    copyRunFile(folders.reportFile, path.join(folders.artifacts, 'report.json'), user?.uid ?? null)
     details.artifacts = finishArtifacts(folders.artifacts, scrub, limitBytes)
   } catch (error) {
     details.artifacts.dropped.push({ name: '*', kind: 'other', bytes: 0, reason: `the artifacts could not be kept: ${(error as Error).message}` })
@@ -251,22 +252,6 @@ function keepSuiteArtifacts(folders: SuiteFolders, user: RunUser | null, details
     removeLeftFiles(user.uid)
     user.release()
   }
-}
-
-/**
- * Playwright's JSON report kept as report.json among the artifacts, scrubbed and counted against
- * the limit with them; with a user of its own, only a file of that user with one link, read
- * without following a link (as copyBack keeps the other results).
- */
-function keepReport(folders: SuiteFolders, user: RunUser | null): void {
-  try {
-    const s = lstatSync(folders.reportFile)
-    if (!s.isFile() || (user && (s.uid !== user.uid || s.nlink !== 1))) return
-  } catch {
-    return
-  }
-  const text = readRunFile(folders.reportFile)
-  if (text !== null) writeFileSync(path.join(folders.artifacts, 'report.json'), text)
 }
 
 /**

@@ -2,9 +2,9 @@ import { runVariables, withGroup } from '../scheduler/groups.js'
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { conflict, HttpError, notFound, parseOr400 } from '../errors.js'
-import type { ClaimedRun, ClaimQuery, Store } from '../store/index.js'
+import type { Store } from '../store/index.js'
 import { completeRun, type RunServices } from '../scheduler/runs.js'
-import { accountVariables, checkSnippets } from '../scheduler/index.js'
+import { accountVariables, checkSnippets, claimWithLimit } from '../scheduler/index.js'
 import type { CheckRunResult } from '../../runner/index.js'
 import { blankCheckSecrets } from '../../schema/index.js'
 import { isScriptCheckType, SERVICE_CHECK_TYPES } from '../../schema/check-types.js'
@@ -30,17 +30,6 @@ const claimBody = z.object({
     max: z.number().int().min(0).max(50),
   }).optional(),
 })
-
-/**
- * The runs of one claim: with `maxOfCheckTypes`, the runs of other types for the slots past its
- * `max`, then at most `max` runs of its types (in due order together); else any type.
- */
-async function claimRuns(store: Store, query: ClaimQuery, limit: z.infer<typeof claimBody>['maxOfCheckTypes']): Promise<ClaimedRun[]> {
-  if (!limit || limit.max >= query.max) return store.runs.claim(query)
-  const others = await store.runs.claim({ ...query, max: query.max - limit.max, skipCheckTypes: limit.checkTypes })
-  const limited = limit.max > 0 ? await store.runs.claim({ ...query, max: limit.max, onlyCheckTypes: limit.checkTypes }) : []
-  return [...others, ...limited].sort((a, b) => a.dueAt - b.dueAt)
-}
 
 const dateTime = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' })
 
@@ -108,7 +97,7 @@ export function agentRoutes(app: FastifyInstance, store: Store, services: RunSer
     const now = services.now()
     const leaseMs = body.leaseSeconds * 1000
     await store.agents.heartbeat(request.accountId, body.agentId, body.locations, now + 2 * leaseMs)
-    const runs = await claimRuns(store, { owner: `agent:${body.agentId}`, account: request.accountId, locations: body.locations, max: body.max, leaseMs, now }, body.maxOfCheckTypes)
+    const runs = await claimWithLimit(store, { owner: `agent:${body.agentId}`, account: request.accountId, locations: body.locations, max: body.max, leaseMs, now }, body.maxOfCheckTypes)
     // an API check's {{KEY}} references are resolved by the agent, from the account's variables;
     // its request secrets go with it (the run sends them), no other secret does
     // a check in a group runs with the group's settings (its variables go with the account's)

@@ -6,7 +6,7 @@ import { isRunnableCheckType, isScriptCheckType, SCRIPT_CHECK_TYPES } from '../.
 import { applyGroup, type CheckGroup, type MaintenanceWindow } from '../../schema/index.js'
 import { StagedUploads, type ArtifactStore } from '../artifacts.js'
 import { detachRunArtifacts, discardFolders } from '../../runner/script-probe.js'
-import type { ClaimedRun, CompleteOutcome, PlannedRun, Store, VariableRecord } from '../store/index.js'
+import type { ClaimedRun, ClaimQuery, CompleteOutcome, PlannedRun, Store, VariableRecord } from '../store/index.js'
 import { graceMs, latestDueOf, locationsFor, timingOf, type ScheduleFields, type Timing } from './due.js'
 import { inMaintenance } from './maintenance.js'
 import { completeRun, completeRuns, type RunServices } from './runs.js'
@@ -210,11 +210,8 @@ export class Scheduler {
   private async claimDue(max: number): Promise<ClaimedRun[]> {
     const query = { owner: this.owner, leaseMs: this.options.leaseMs, now: this.services.now(), skipAgentLocations: true }
     const limiter = this.options.runOptions?.script?.limiter
-    const room = limiter?.size ? Math.max(0, 2 * limiter.size - this.heldScripts) : Infinity
-    if (room >= max) return this.store.runs.claim({ ...query, max })
-    const others = await this.store.runs.claim({ ...query, max: max - room, skipCheckTypes: SCRIPT_CHECK_TYPES })
-    const scripts = room > 0 ? await this.store.runs.claim({ ...query, max: room, onlyCheckTypes: SCRIPT_CHECK_TYPES }) : []
-    return [...others, ...scripts].sort((a, b) => a.dueAt - b.dueAt)
+    const room = limiter?.size ? Math.max(0, 2 * limiter.size - this.heldScripts) : undefined
+    return claimWithLimit(this.store, { ...query, max }, room === undefined ? undefined : { checkTypes: SCRIPT_CHECK_TYPES, max: room })
   }
 
   start(): void {
@@ -461,4 +458,16 @@ export class Scheduler {
     await this.store.analytics.prune(now - this.options.retentionMs)
     await this.store.webSessions.prune(Date.now())
   }
+}
+
+/**
+ * Claims up to `query.max` due runs, at most `limit.max` of them of `limit.checkTypes`: the runs
+ * of other types for the slots past that, then those, in due order together. The runner's room
+ * for script runs, and the one an agent asks for in its claim (`maxOfCheckTypes`).
+ */
+export async function claimWithLimit(store: Store, query: ClaimQuery, limit?: { checkTypes: readonly string[]; max: number }): Promise<ClaimedRun[]> {
+  if (!limit || limit.max >= query.max) return store.runs.claim(query)
+  const others = await store.runs.claim({ ...query, max: query.max - limit.max, skipCheckTypes: limit.checkTypes })
+  const limited = limit.max > 0 ? await store.runs.claim({ ...query, max: limit.max, onlyCheckTypes: limit.checkTypes }) : []
+  return [...others, ...limited].sort((a, b) => a.dueAt - b.dueAt)
 }
