@@ -79,6 +79,18 @@ async function start(dbPath: string, clock: { now: number }, options: LocalServe
   })
 }
 
+/**
+ * Waits for the runs a check makes when it is created (one per location). Until they are done, a
+ * minute's wait would count them and end one minute early, leaving that minute's runs in flight.
+ */
+async function firstRuns(server: LocalServer): Promise<void> {
+  const deadline = Date.now() + 30_000
+  while (server.completedRuns() < LOCATIONS.length) {
+    if (Date.now() > deadline) throw new Error(`only ${server.completedRuns()} first runs`)
+    await sleep(10)
+  }
+}
+
 /** Moves the clock one minute and waits until the check has run in both locations. */
 async function minute(server: LocalServer, clock: { now: number }): Promise<void> {
   const before = server.completedRuns()
@@ -138,6 +150,7 @@ describe('results kept compact', () => {
     })
     expect(created.status).toBe(201)
     const id = created.json.id as string
+    await firstRuns(server)
     // 23:57, 23:58, 23:59: one template per location, then compact rows
     for (let m = 0; m < 3; m++) await minute(server, clock)
     let rows = await stored(dbPath)
@@ -211,6 +224,7 @@ describe('results kept compact', () => {
       request: { query: 'days.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
     })
     const id = created.json.id as string
+    await firstRuns(first)
     for (let m = 0; m < 10; m++) await minute(first, clock)
     expect(Object.keys((await stored(dbPath)).compact)).toEqual(['result_runs_20260510', 'result_runs_20260511'])
     const before = await results(call, id)
