@@ -11,7 +11,7 @@ import { API_METHODS } from '../schema/api-check.js'
 import { ApiScriptSandbox, type PhaseOutcome, type ScriptRequest, type ScriptResponse } from './script/api-scripts.js'
 import { defaultRuntimeCache, runtimeState } from './script/runtimes.js'
 import { createScrubber, type Scrubber } from './script/scrub.js'
-import { NON_PUBLIC_RANGES } from './targets.js'
+import { targetGuard } from './script/net-guard.js'
 import type { ApiScriptReport, RunOptions } from './types.js'
 
 /** The variable set on every run, as for browser checks (spec: agent 6.1.6). */
@@ -97,7 +97,7 @@ export class ApiScripts {
     const sandbox = ApiScriptSandbox.open({
       env, runtimeDir: state.prepared ? state.dir : null, runtimeMissing: state.missing, workDir: options.workDir, signal: options.signal, ...options.scriptLimits,
       // the scripts' own connections follow the check's private-target policy
-      guard: options.privateTargets === 'deny' ? { ...NON_PUBLIC_RANGES, allowed: options.allowedTargets ?? [] } : null,
+      guard: targetGuard(options),
     })
     return new ApiScripts(scripts, sandbox, env, new Set(secrets))
   }
