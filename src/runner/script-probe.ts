@@ -101,6 +101,8 @@ function runOptions(location: string, context: Omit<RunOptions, 'location'>): Sc
     tracing: options.tracing,
     testSession: options.testSession,
     variables: scriptVariables(context.variables),
+    privateTargets: context.privateTargets,
+    allowedTargets: context.allowedTargets,
     location,
     signal: context.signal,
     now: context.now,
@@ -147,8 +149,8 @@ export async function runScriptAttempt(check: (BrowserCheck | MultiStepCheck) & 
   return outcomeOf(() => runScript(scriptCheck, runOptions(location, context)), () => blankScriptDetails(check), context)
 }
 
-/** Why a suite's run failed where suites do not run (a server not root without --playwright-suites, or with --no-playwright-suites). */
-export const SUITES_OFF = 'this server does not run Playwright check suites: it runs them by default only when it can give each run a user of its own (as root), where `playwright test` is held to its files; its operator enables them with --playwright-suites, or run the check at a private location (monitors agent)'
+/** Why a suite's run failed where suites do not run (a server not root or under --private-targets deny without --playwright-suites, or with --no-playwright-suites). */
+export const SUITES_OFF = 'this server does not run Playwright check suites: it runs them by default only when it can give each run a user of its own (as root), where `playwright test` is held to its files, and its private-target policy is allow (a suite\'s own connections are not held to it); its operator enables them with --playwright-suites, or run the check at a private location (monitors agent)'
 
 /** One run of a Playwright check suite (`playwright test` of its runtime: src/runner/script/suite.ts), as a prober's outcome. */
 export async function runSuiteAttempt(check: PlaywrightCheck & { id?: string | null }, location: string, context: Omit<RunOptions, 'location'>): Promise<AttemptOutcome> {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LocalServer, LocalServerOptions } from '../../src/server/index.js'
 import { startHttpServer, type HttpServerHandle } from '../helpers/http-server.js'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
+import { prepareTestRuntime } from '../helpers/runtime.js'
 import { caller, KEY_A, startTestServer, type Call } from './helpers.js'
 import { eventually, startReceiver, type Receiver } from './alerts-helpers.js'
 
@@ -51,7 +52,33 @@ async function runApiCheck(call: Call): Promise<any> {
   return result.json
 }
 
+/** Triggers a check once and answers its FINAL result as the API reads it. */
+async function runOnce(call: Call, checkId: string): Promise<any> {
+  const trigger = await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [checkId] } })
+  expect(trigger.status).toBe(201)
+  const done = await call('GET', `/v1/check-sessions/${trigger.json.sessions[0].checkSessionId}/completion?maxWaitSeconds=20`)
+  expect(done.status).toBe(200)
+  const result = await call('GET', `/v1/check-results/${checkId}/${done.json.results[0].checkResultId}`)
+  expect(result.status).toBe(200)
+  return result.json
+}
+
 describe('private targets on the server', () => {
+  it('deny: a multi-step check\'s own request to 127.0.0.1 is refused in its process; the target never sees it', async () => {
+    const { call } = await start({ runtimeCache: await prepareTestRuntime() })
+    const created = await call('POST', '/v1/checks/multistep', {
+      name: 'internal steps', activated: false, doubleCheck: false,
+      script: `import { test, expect } from '@playwright/test'\ntest('reads', async ({ request }) => {\n  const answer = await request.get('${http.origin}/internal')\n  console.log(await answer.text())\n})\n`,
+    })
+    expect(created.status).toBe(201)
+    const before = http.requests.length
+    const result = await runOnce(call, created.json.id)
+    expect(result).toMatchObject({ status: 'FAILED' })
+    expect(result.error).toContain(`connection to 127.0.0.1:${http.port} refused by the private-target policy (--private-targets deny): loopback address (127.0.0.0/8)`)
+    expect(JSON.stringify(result)).not.toContain(SECRET_BODY)
+    expect(http.requests.length).toBe(before)
+  }, 90_000)
+
   it('two accounts hold keys: deny by default; an API check at 127.0.0.1 is a FAILED result with hasErrors naming the policy', async () => {
     const { server, call } = await start({})
     expect(server.privateTargets).toEqual({ policy: 'deny', accounts: 2, chosen: false })

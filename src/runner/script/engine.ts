@@ -15,10 +15,13 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { DEFAULT_RUNTIME_ID, findRuntime, RUNTIMES, type Runtime } from '../../schema/runtimes.js'
 import { judge } from '../outcome.js'
+import type { TargetPolicy } from '../targets.js'
 import type { AttemptOutcome } from '../types.js'
 import { adoptScratchImages, finishArtifacts, formatBytes } from './artifacts.js'
 import { buildRunBundle } from './build.js'
+import { startEgress, type EgressProxy } from './egress.js'
 import { nativeImport } from './native-import.js'
+import { guardPreload, targetGuard } from './net-guard.js'
 import type { HarnessConfig, HarnessMessage } from './protocol.js'
 import { startProxy, type BrowserProxy } from './proxy.js'
 import { defaultRuntimeCache, resolveInRuntime, runtimeState } from './runtimes.js'
@@ -90,19 +93,25 @@ interface BrowserHandle {
   endpoint: string
   pid: number | undefined
   proxy: BrowserProxy
+  /** The browser's way out under `deny` (egress.ts); null under `allow`. */
+  egress: EgressProxy | null
   close(): Promise<void>
 }
 
-async function launchBrowser(runtimeDir: string, chromiumPath: string, home: string, runDir: string, timeoutMs: number): Promise<BrowserHandle> {
+async function launchBrowser(runtimeDir: string, chromiumPath: string, home: string, runDir: string, timeoutMs: number, policy: TargetPolicy): Promise<BrowserHandle> {
   const entry = resolveInRuntime(runtimeDir, 'playwright-core')
   if (!entry) throw new Error(`the runtime in ${runtimeDir} has no playwright-core: prepare it again`)
   const mod = (await nativeImport(pathToFileURL(entry).href)) as { chromium?: unknown; default?: { chromium?: unknown } }
   const chromium = (mod.chromium ?? mod.default?.chromium) as {
     launchServer(options: Record<string, unknown>): Promise<{ wsEndpoint(): string; process(): { pid?: number }; kill(): Promise<void>; close(): Promise<void> }>
   }
+  // under `deny`, every connection of the browser (and of its API requests) goes out through
+  // the egress proxy, which applies the policy; WebRTC's UDP is off, so it cannot go around it
+  const egress = policy.privateTargets === 'deny' ? await startEgress(policy) : null
   const server = await chromium.launchServer({
     executablePath: chromiumPath,
-    args: CHROMIUM_ARGS,
+    args: egress ? [...CHROMIUM_ARGS, '--force-webrtc-ip-handling-policy=disable_non_proxied_udp'] : CHROMIUM_ARGS,
+    ...(egress ? { proxy: { server: egress.url } } : {}),
     headless: true,
     handleSIGINT: false,
     handleSIGTERM: false,
@@ -111,23 +120,29 @@ async function launchBrowser(runtimeDir: string, chromiumPath: string, home: str
     // the browser gets none of the server's environment (its keys, its database URL)
     // (MONITORS_RUN names the run the browser belongs to, for whoever looks at the process list)
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TMPDIR: home, XDG_CONFIG_HOME: home, XDG_CACHE_HOME: home, LANG: 'C.UTF-8', MONITORS_RUN: runDir },
+  }).catch(async (error: unknown) => {
+    await egress?.close()
+    throw error
   })
   const pid = server.process().pid
   let proxy: BrowserProxy
   try {
-    proxy = await startProxy(server.wsEndpoint())
+    proxy = await startProxy(server.wsEndpoint(), { contextProxies: !egress })
   } catch (error) {
     await server.kill().catch(() => undefined)
+    await egress?.close()
     throw error
   }
   return {
     endpoint: proxy.endpoint,
     pid,
     proxy,
+    egress,
     close: async () => {
       await proxy.close().catch(() => undefined)
       await server.kill().catch(() => undefined)
       killTree(pid)
+      await egress?.close()
     },
   }
 }
@@ -293,7 +308,7 @@ async function runWithBrowser(
   let browser: BrowserHandle | null = null
   if (check.checkType === 'BROWSER') {
     try {
-      browser = await launchBrowser(folders.paths.runtimeDir, options.chromiumPath ?? process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', folders.home, folders.runDir, Math.min(60_000, limits.deadline - Date.now()))
+      browser = await launchBrowser(folders.paths.runtimeDir, options.chromiumPath ?? process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', folders.home, folders.runDir, Math.min(60_000, limits.deadline - Date.now()), options)
     } catch (error) {
       outcome.runnerError = `the browser could not be started: ${firstLine((error as Error).message)}`
       return null
@@ -301,7 +316,7 @@ async function runWithBrowser(
   }
   try {
     const run = await superviseChild(check, options, folders, limits, browser, details)
-    if (browser) run.violations.push(...browser.proxy.violations.map((v) => v.detail))
+    if (browser) run.violations.push(...browser.proxy.violations.map((v) => v.detail), ...(browser.egress?.refusals ?? []))
     return run
   } finally {
     await browser?.close()
@@ -314,7 +329,11 @@ async function superviseChild(
 ): Promise<ChildRun> {
   const { paths } = folders
   const run: ChildRun = { result: null, partial: [], violations: [], logs: '', fatal: null, stop: null, exit: { code: null, signal: null } }
-  const child = spawnSandboxed(folders.entry, paths, limits.heapLimitMb, envFrom(check, options))
+  // under `deny`, the script's own connections are checked in its process (its browser's endpoint excepted)
+  const guard = targetGuard(options, browser ? [`127.0.0.1:${new URL(browser.endpoint).port}`] : [])
+  const preload = guard ? path.join(paths.bundle, 'guard.cjs') : undefined
+  if (preload && guard) writeFileSync(preload, guardPreload(guard))
+  const child = spawnSandboxed(folders.entry, paths, limits.heapLimitMb, envFrom(check, options), preload)
   const margin = Math.min(5000, Math.max(500, Math.round(limits.timeoutMs * 0.1)))
   const config: HarnessConfig = {
     checkType: check.checkType,

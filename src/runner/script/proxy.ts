@@ -25,11 +25,22 @@ const REFUSED_METHODS = new Set([
 
 const WEB_URL = /^(https?:|about:|data:)/i
 
+export interface ProxyRules {
+  /**
+   * Whether a context may name its own proxy (`browser.newContext({ proxy })`); not under the
+   * private-target policy `deny`, where the browser's connections must go out through the egress proxy.
+   */
+  contextProxies?: boolean
+}
+
 /** Why the proxy refuses a message of the script (null: forward it). */
-export function refusal(message: { method?: unknown; params?: unknown; guid?: unknown }): string | null {
+export function refusal(message: { method?: unknown; params?: unknown; guid?: unknown }, rules: ProxyRules = {}): string | null {
   const method = typeof message.method === 'string' ? message.method : ''
   const params = (message.params ?? {}) as Record<string, unknown>
   if (REFUSED_METHODS.has(method)) return `${method} is not available to scripts`
+  if (rules.contextProxies === false && params.proxy !== undefined && params.proxy !== null) {
+    return `${method} with a proxy of its own is refused: the browser's connections go out under the private-target policy (--private-targets deny)`
+  }
   if (typeof message.guid === 'string' && message.guid.startsWith('localUtils')) return `${method} is not available to scripts`
   if (method === 'goto' && typeof params.url === 'string' && !WEB_URL.test(params.url.trim())) {
     return `navigation to ${params.url.slice(0, 200)} refused: scripts may open http(s):, about: and data: URLs only`
@@ -47,7 +58,7 @@ export interface BrowserProxy {
 }
 
 /** Starts a proxy to the browser server at `upstream` (a Playwright `launchServer` endpoint). */
-export async function startProxy(upstream: string): Promise<BrowserProxy> {
+export async function startProxy(upstream: string, rules: ProxyRules = {}): Promise<BrowserProxy> {
   const path = `/${randomBytes(16).toString('hex')}`
   const server = new WebSocketServer({ host: '127.0.0.1', port: 0, path, maxPayload: 512 * 1024 * 1024 })
   await new Promise<void>((resolve, reject) => {
@@ -89,7 +100,7 @@ export async function startProxy(upstream: string): Promise<BrowserProxy> {
         client.close(1008, 'not a protocol message')
         return
       }
-      const why = refusal(message)
+      const why = refusal(message, rules)
       if (!why) {
         toUpstream(data)
         return

@@ -32,8 +32,9 @@ export function sandboxFlags(paths: SandboxPaths, heapLimitMb: number): string[]
   ]
 }
 
-export function spawnSandboxed(entry: string, paths: SandboxPaths, heapLimitMb: number, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [...sandboxFlags(paths, heapLimitMb), entry], {
+/** `preload`: a file of the bundle run before the entry (`--require`), such as the network guard. */
+export function spawnSandboxed(entry: string, paths: SandboxPaths, heapLimitMb: number, env: Record<string, string>, preload?: string): ChildProcess {
+  return spawn(process.execPath, [...sandboxFlags(paths, heapLimitMb), ...(preload ? ['--require', preload] : []), entry], {
     cwd: paths.scratch,
     env,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],

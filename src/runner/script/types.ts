@@ -1,5 +1,6 @@
 import type { ScriptCheckType } from '../../schema/check-types.js'
 import type { FailureKind, ResultType, RunStatus } from '../types.js'
+import type { PrivateTargets } from '../targets.js'
 import type { ErrorCounts, ScriptConsoleEntry, ScriptNetworkEntry, ScriptPage, ScriptTest, WebVitals } from './protocol.js'
 import type { ScriptFiles } from './build.js'
 import type { UidRange } from './contain.js'
@@ -69,6 +70,12 @@ export interface ScriptRunOptions {
    * default `$MONITORS_SCRIPT_UID_RANGE`, else 200000-200999; 'off' runs suites as root.
    */
   uidRange?: UidRange | 'off'
+  /**
+   * The private-target policy (targets.ts) and its exceptions: under `deny`, the script's own
+   * connections are checked in its process, the browser's go out through the egress proxy.
+   */
+  privateTargets?: PrivateTargets
+  allowedTargets?: readonly string[]
   signal?: AbortSignal
   /** Wall clock (default Date.now). */
   now?: () => number
