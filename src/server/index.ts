@@ -101,9 +101,10 @@ export interface LocalServerOptions {
   scriptConcurrency?: number
   /**
    * Whether this server's runner runs Playwright check suites. Default: yes when each run can be
-   * given a user of its own (the server runs as root, `scriptUidRange` is not 'off'), else no
-   * (their runs fail with hasErrors saying so). `true` runs them without that user too, where
-   * `playwright test` is not held to its files (docs/scripts.md); `false` never runs them.
+   * given a user of its own (the server runs as root, `scriptUidRange` is not 'off') and the
+   * private-target policy is `allow`, else no (their runs fail with hasErrors saying so). `true`
+   * runs them without that user too, where `playwright test` is not held to its files, and under
+   * `deny`, to which a suite's own connections are not held (docs/scripts.md); `false` never runs them.
    */
   playwrightSuites?: boolean
   /** The uids suite runs are given when the server is root (default $MONITORS_SCRIPT_UID_RANGE, else 200000-200999; 'off': none). */
@@ -246,17 +247,23 @@ async function listen(app: Awaited<ReturnType<typeof buildApp>>, host: string, p
   return `http://${shownHost}:${address.port}`
 }
 
-/** Whether the runner runs Playwright check suites, how they are contained, and whether the operator chose it. */
+/**
+ * Whether the runner runs Playwright check suites, how they are contained, whether the operator
+ * chose it, and the private-target policy they are not held to (a suite's browsers and
+ * connections are its own: under `deny` they run only when the operator says so).
+ */
 export interface SuitesPolicy {
   run: boolean
   uidRange: UidRange | null
   chosen: boolean
+  privateTargets: PrivateTargets
 }
 
 /** See LocalServerOptions.playwrightSuites. */
-function suitesPolicy(options: LocalServerOptions): SuitesPolicy {
+function suitesPolicy(options: LocalServerOptions, privateTargets: PrivateTargets): SuitesPolicy {
   const uidRange = effectiveUidRange(options.scriptUidRange)
-  return { run: options.playwrightSuites ?? uidRange !== null, uidRange, chosen: options.playwrightSuites !== undefined }
+  const byDefault = uidRange !== null && privateTargets !== 'deny'
+  return { run: options.playwrightSuites ?? byDefault, uidRange, chosen: options.playwrightSuites !== undefined, privateTargets }
 }
 
 export async function startLocalServer(options: LocalServerOptions = {}): Promise<LocalServer> {
@@ -275,7 +282,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     const privateTargets = options.privateTargets ?? (accounts > 1 ? 'deny' : 'allow')
     const { allowedTargets, log, rateLimit, authFailureLimit, trustProxy, faults, retentionMs, scriptConcurrency } = serverSettings(options)
     const artifacts = artifactStoreFor(options)
-    const suites = suitesPolicy(options)
+    const suites = suitesPolicy(options, privateTargets)
     // the sender of alert deliveries: on with the scheduler (monitors server), or when asked for
     const alertsOn = options.alerts !== false && (options.alerts !== undefined || (options.scheduler ?? options.runner === true))
     const alerts = alertsOn

@@ -92,9 +92,14 @@ function envSwitch(value: string | undefined): boolean | undefined {
 
 /** The start-up line saying whether Playwright check suites run here and how they are contained. */
 export function suitesLine(suites: SuitesPolicy): string {
-  if (suites.run && suites.uidRange) return `Playwright check suites run each as a user of its own (uids ${suites.uidRange.first}-${suites.uidRange.last}): held to their run's files`
-  if (suites.run) return 'Playwright check suites run as this server\'s user (--playwright-suites; not root, so no user of their own): a suite can read what this user can (docs/scripts.md)'
-  return `Playwright check suites are not run here (${suites.chosen ? '--no-playwright-suites' : 'not root, so no user of their own for their runs; --playwright-suites runs them anyway'}): agents run them`
+  const deny = suites.privateTargets === 'deny'
+  const network = deny ? '; their own connections are not held to the private-target policy' : ''
+  if (suites.run && suites.uidRange) return `Playwright check suites run each as a user of its own (uids ${suites.uidRange.first}-${suites.uidRange.last}): held to their run's files${network}${deny ? ' (--playwright-suites)' : ''}`
+  if (suites.run) return `Playwright check suites run as this server's user (--playwright-suites; not root, so no user of their own): a suite can read what this user can${network} (docs/scripts.md)`
+  const why = suites.chosen ? '--no-playwright-suites'
+    : suites.uidRange ? 'the private-target policy is deny, and a suite\'s browsers and connections are its own, not held to it; --playwright-suites runs them anyway'
+    : 'not root, so no user of their own for their runs; --playwright-suites runs them anyway'
+  return `Playwright check suites are not run here (${why}): agents run them`
 }
 
 /** A PostgreSQL URL with its password replaced by "***" (a SQLite path as it is): what is printed. */
@@ -170,7 +175,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
       })
       .option('playwright-suites', {
         type: 'boolean',
-        describe: 'Run Playwright check suites on this server\'s runner. Default: yes when the server is root, each run as a user of its own (--script-uid-range) held to its files; else no (their runs fail with hasErrors and agents run them). --playwright-suites runs them on a server that is not root too, where a suite can read what the server\'s user can; --no-playwright-suites never (default from MONITORING_SERVER_PLAYWRIGHT_SUITES=1 or 0; docs/scripts.md)',
+        describe: 'Run Playwright check suites on this server\'s runner. Default: yes when the server is root, each run as a user of its own (--script-uid-range) held to its files, and the private-target policy is allow; else no (their runs fail with hasErrors and agents run them). --playwright-suites runs them on a server that is not root too, where a suite can read what the server\'s user can, and under --private-targets deny, to which a suite\'s own connections are not held; --no-playwright-suites never (default from MONITORING_SERVER_PLAYWRIGHT_SUITES=1 or 0; docs/scripts.md)',
       })
       .option('script-uid-range', {
         type: 'string',
