@@ -150,7 +150,7 @@ export async function runScriptAttempt(check: (BrowserCheck | MultiStepCheck) & 
 }
 
 /** Why a suite's run failed where suites do not run (a server not root or under --private-targets deny without --playwright-suites, or with --no-playwright-suites). */
-export const SUITES_OFF = 'this server does not run Playwright check suites: it runs them by default only when it can give each run a user of its own (as root), where `playwright test` is held to its files, and its private-target policy is allow (a suite\'s own connections are not held to it); its operator enables them with --playwright-suites, or run the check at a private location (monitors agent)'
+export const SUITES_OFF = 'this server does not run Playwright check suites: it runs them by default only when it can give each run a user of its own (as root), where `playwright test` is held to its files, and under the private-target policy deny a network of its own (a network namespace, where the policy holds its connections); its operator enables them with --playwright-suites, or run the check at a private location (monitors agent)'
 
 /** One run of a Playwright check suite (`playwright test` of its runtime: src/runner/script/suite.ts), as a prober's outcome. */
 export async function runSuiteAttempt(check: PlaywrightCheck & { id?: string | null }, location: string, context: Omit<RunOptions, 'location'>): Promise<AttemptOutcome> {

@@ -15,6 +15,7 @@ import { ServerMetrics } from './metrics.js'
 import { defaultScriptConcurrency, Semaphore } from '../runner/script-probe.js'
 import { ArtifactStore } from './artifacts.js'
 import { effectiveUidRange, type UidRange } from '../runner/script/contain.js'
+import { networkNamespaces } from '../runner/script/netns.js'
 
 export { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 export { checkSmtpUrl, type AlertDeliveryOptions } from './alerts/worker.js'
@@ -101,10 +102,11 @@ export interface LocalServerOptions {
   scriptConcurrency?: number
   /**
    * Whether this server's runner runs Playwright check suites. Default: yes when each run can be
-   * given a user of its own (the server runs as root, `scriptUidRange` is not 'off') and the
-   * private-target policy is `allow`, else no (their runs fail with hasErrors saying so). `true`
-   * runs them without that user too, where `playwright test` is not held to its files, and under
-   * `deny`, to which a suite's own connections are not held (docs/scripts.md); `false` never runs them.
+   * given a user of its own (the server runs as root, `scriptUidRange` is not 'off') and, under
+   * the private-target policy `deny`, a network of its own (netns.ts), else no (their runs fail
+   * with hasErrors saying so). `true` runs them without that user too, where `playwright test` is
+   * not held to its files, and under `deny` without that network, where a suite's own connections
+   * are not held to the policy (docs/scripts.md); `false` never runs them.
    */
   playwrightSuites?: boolean
   /** The uids suite runs are given when the server is root (default $MONITORS_SCRIPT_UID_RANGE, else 200000-200999; 'off': none). */
@@ -249,21 +251,25 @@ async function listen(app: Awaited<ReturnType<typeof buildApp>>, host: string, p
 
 /**
  * Whether the runner runs Playwright check suites, how they are contained, whether the operator
- * chose it, and the private-target policy they are not held to (a suite's browsers and
- * connections are its own: under `deny` they run only when the operator says so).
+ * chose it, and the private-target policy: under `deny` a run with a user of its own also gets a
+ * network of its own (`network`: this machine lets root make network namespaces), whose one way
+ * out is the egress proxy; without one, a suite's browsers and connections are its own, not held
+ * to the policy, and suites run only when the operator says so.
  */
 export interface SuitesPolicy {
   run: boolean
   uidRange: UidRange | null
   chosen: boolean
   privateTargets: PrivateTargets
+  network: boolean
 }
 
 /** See LocalServerOptions.playwrightSuites. */
 function suitesPolicy(options: LocalServerOptions, privateTargets: PrivateTargets): SuitesPolicy {
   const uidRange = effectiveUidRange(options.scriptUidRange)
-  const byDefault = uidRange !== null && privateTargets !== 'deny'
-  return { run: options.playwrightSuites ?? byDefault, uidRange, chosen: options.playwrightSuites !== undefined, privateTargets }
+  const network = uidRange !== null && privateTargets === 'deny' && networkNamespaces()
+  const byDefault = uidRange !== null && (privateTargets !== 'deny' || network)
+  return { run: options.playwrightSuites ?? byDefault, uidRange, chosen: options.playwrightSuites !== undefined, privateTargets, network }
 }
 
 export async function startLocalServer(options: LocalServerOptions = {}): Promise<LocalServer> {

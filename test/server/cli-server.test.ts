@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { parseApiKey, parseRateLimit } from '../../src/cli/commands/server.js'
+import { parseApiKey, parseRateLimit, suitesLine } from '../../src/cli/commands/server.js'
 import { caller, dnsBody } from './helpers.js'
 import { serverBuilt, startServerProcess } from '../helpers/server-process.js'
 
@@ -112,21 +112,27 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
     await expect.poll(() => off.output()).toMatch(/^Playwright check suites are not run here \(--no-playwright-suites\): agents run them$/m)
     off.child.kill('SIGTERM')
     await off.exited
-    // under deny a suite's own connections are not held to the policy: run only when the operator says so
+    // under deny, a run with a user of its own gets a network of its own too (root may make network namespaces here)
     const denied = startCli(['--db', ':memory:', '--quiet', '--private-targets', 'deny'])
     await denied.ready
     await expect.poll(() => denied.output()).toMatch(root
-      ? /^Playwright check suites are not run here \(the private-target policy is deny, and a suite's browsers and connections are its own, not held to it; --playwright-suites runs them anyway\): agents run them$/m
+      ? /^Playwright check suites run each as a user of its own \(uids 200000-200999\): held to their run's files, and to a network of their own whose one way out is the private-target policy's egress proxy$/m
       : /^Playwright check suites are not run here \(not root, so no user of their own for their runs; --playwright-suites runs them anyway\): agents run them$/m)
     denied.child.kill('SIGTERM')
     await denied.exited
     const deniedOn = startCli(['--db', ':memory:', '--quiet', '--private-targets', 'deny', '--playwright-suites'])
     await deniedOn.ready
     await expect.poll(() => deniedOn.output()).toMatch(root
-      ? /^Playwright check suites run each as a user of its own \(uids 200000-200999\): held to their run's files; their own connections are not held to the private-target policy \(--playwright-suites\)$/m
+      ? /^Playwright check suites run each as a user of its own \(uids 200000-200999\): held to their run's files, and to a network of their own whose one way out is the private-target policy's egress proxy$/m
       : /^Playwright check suites run as this server's user \(--playwright-suites; not root, so no user of their own\): a suite can read what this user can; their own connections are not held to the private-target policy \(docs\/scripts\.md\)$/m)
     deniedOn.child.kill('SIGTERM')
     await deniedOn.exited
+    // a machine where root may not make network namespaces (a container without CAP_SYS_ADMIN)
+    const range = { first: 200000, last: 200999 }
+    expect(suitesLine({ run: false, uidRange: range, chosen: false, privateTargets: 'deny', network: false }))
+      .toBe('Playwright check suites are not run here (the private-target policy is deny and this machine gives runs no network of their own (a network namespace), so a suite\'s browsers and connections would not be held to it; --playwright-suites runs them anyway): agents run them')
+    expect(suitesLine({ run: true, uidRange: range, chosen: true, privateTargets: 'deny', network: false }))
+      .toBe('Playwright check suites run each as a user of its own (uids 200000-200999): held to their run\'s files; their own connections are not held to the private-target policy (--playwright-suites)')
     const bad = startCli(['--db', ':memory:', '--script-uid-range', '5-1'])
     await expect(bad.ready).rejects.toThrow(/--script-uid-range must be a range of uids from 1000 up to 4294967294, its first below its last, got "5-1"/)
     expect(await bad.exited).toBe(1)

@@ -93,11 +93,14 @@ function envSwitch(value: string | undefined): boolean | undefined {
 /** The start-up line saying whether Playwright check suites run here and how they are contained. */
 export function suitesLine(suites: SuitesPolicy): string {
   const deny = suites.privateTargets === 'deny'
-  const network = deny ? '; their own connections are not held to the private-target policy' : ''
-  if (suites.run && suites.uidRange) return `Playwright check suites run each as a user of its own (uids ${suites.uidRange.first}-${suites.uidRange.last}): held to their run's files${network}${deny ? ' (--playwright-suites)' : ''}`
-  if (suites.run) return `Playwright check suites run as this server's user (--playwright-suites; not root, so no user of their own): a suite can read what this user can${network} (docs/scripts.md)`
+  const loose = deny && !suites.network ? '; their own connections are not held to the private-target policy' : ''
+  if (suites.run && suites.uidRange) {
+    const held = deny && suites.network ? ', and to a network of their own whose one way out is the private-target policy\'s egress proxy' : `${loose}${loose ? ' (--playwright-suites)' : ''}`
+    return `Playwright check suites run each as a user of its own (uids ${suites.uidRange.first}-${suites.uidRange.last}): held to their run's files${held}`
+  }
+  if (suites.run) return `Playwright check suites run as this server's user (--playwright-suites; not root, so no user of their own): a suite can read what this user can${loose} (docs/scripts.md)`
   const why = suites.chosen ? '--no-playwright-suites'
-    : suites.uidRange ? 'the private-target policy is deny, and a suite\'s browsers and connections are its own, not held to it; --playwright-suites runs them anyway'
+    : suites.uidRange ? 'the private-target policy is deny and this machine gives runs no network of their own (a network namespace), so a suite\'s browsers and connections would not be held to it; --playwright-suites runs them anyway'
     : 'not root, so no user of their own for their runs; --playwright-suites runs them anyway'
   return `Playwright check suites are not run here (${why}): agents run them`
 }
@@ -175,7 +178,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
       })
       .option('playwright-suites', {
         type: 'boolean',
-        describe: 'Run Playwright check suites on this server\'s runner. Default: yes when the server is root, each run as a user of its own (--script-uid-range) held to its files, and the private-target policy is allow; else no (their runs fail with hasErrors and agents run them). --playwright-suites runs them on a server that is not root too, where a suite can read what the server\'s user can, and under --private-targets deny, to which a suite\'s own connections are not held; --no-playwright-suites never (default from MONITORING_SERVER_PLAYWRIGHT_SUITES=1 or 0; docs/scripts.md)',
+        describe: 'Run Playwright check suites on this server\'s runner. Default: yes when the server is root, each run as a user of its own (--script-uid-range) held to its files, and under --private-targets deny in a network of its own (a network namespace) whose one way out is the policy\'s egress proxy; else no (their runs fail with hasErrors and agents run them). --playwright-suites runs them on a server that is not root too, where a suite can read what the server\'s user can, and under deny without a network namespace, where a suite\'s own connections are not held to the policy; --no-playwright-suites never (default from MONITORING_SERVER_PLAYWRIGHT_SUITES=1 or 0; docs/scripts.md)',
       })
       .option('script-uid-range', {
         type: 'string',

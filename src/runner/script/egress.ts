@@ -15,7 +15,7 @@ import net, { type AddressInfo, type Socket } from 'node:net'
 import { connectedRefusal, guardedLookup, literalRefusal, refusalIn, type TargetPolicy } from '../targets.js'
 
 export interface EgressProxy {
-  /** `http://127.0.0.1:PORT`, for the browser's launch options. */
+  /** `http://127.0.0.1:PORT`, for the browser's launch options (`unix:PATH` on a unix socket). */
   url: string
   /** What the policy refused, each once, in order (at most 20). */
   refusals: string[]
@@ -107,7 +107,11 @@ function tunnel(egress: Egress, req: http.IncomingMessage, client: Socket, head:
   client.on('close', () => opened.destroy())
 }
 
-export async function startEgress(policy: TargetPolicy): Promise<EgressProxy> {
+/**
+ * Starts the proxy on 127.0.0.1 (a free port), or on the unix socket `at.path` (a suite's
+ * network bridge: netns.ts; its `url` is then `unix:PATH`).
+ */
+export async function startEgress(policy: TargetPolicy, at: { path?: string } = {}): Promise<EgressProxy> {
   const refusals: string[] = []
   const sockets = new Set<Socket>()
   const track = (socket: Socket) => {
@@ -132,11 +136,11 @@ export async function startEgress(policy: TargetPolicy): Promise<EgressProxy> {
   server.on('connect', (req: http.IncomingMessage, client: Socket, head: Buffer) => tunnel(egress, req, client, head))
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => resolve())
+    if (at.path) server.listen(at.path, () => resolve())
+    else server.listen(0, '127.0.0.1', () => resolve())
   })
-  const { port } = server.address() as AddressInfo
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: at.path ? `unix:${at.path}` : `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     refusals,
     close: () => new Promise<void>((resolve) => {
       for (const s of sockets) s.destroy()

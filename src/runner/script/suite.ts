@@ -5,10 +5,12 @@
  * is written in docs/scripts.md ("Playwright check suites"): its own process group killed at the
  * wall clock, the memory watchdog over its whole process tree, an environment of the check's
  * variables only, a copy of the project in a run folder; and, when the process running it is
- * root, a user of its own (contain.ts) that holds it to its files. Without root, not file access.
+ * root, a user of its own (contain.ts) that holds it to its files, and under the private-target
+ * policy `deny` a network of its own whose one way out is the egress proxy (netns.ts). Without
+ * root, neither file access nor the network.
  */
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { DEFAULT_RUNTIME_ID, findRuntime } from '../../schema/runtimes.js'
@@ -19,6 +21,8 @@ import { ARTIFACT_LIMIT_BYTES, CHROMIUM_ARGS, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_S
 import type { ScriptStep, ScriptTest } from './protocol.js'
 import { defaultRuntimeCache, resolveInRuntime, runtimeState } from './runtimes.js'
 import { allocateRunUser, closedToOthers, copyBack, copyRunFile, effectiveUidRange, giveTree, killUser, readRunFile, removeLeftFiles, userMemory, type RunUser } from './contain.js'
+import { startEgress, type EgressProxy } from './egress.js'
+import { BRIDGE_PROXY, BRIDGE_SOURCE, inNetworkNamespace, networkNamespaces } from './netns.js'
 import { killTree, processTable, treeMemory } from './sandbox.js'
 import { createScrubber } from './scrub.js'
 import type { ScriptDetails, ScriptRunOptions, ScriptRunResult, ScriptVariable } from './types.js'
@@ -90,11 +94,13 @@ function testsOf(suite: JsonSuite, parents: string[]): ScriptTest[] {
   return out
 }
 
-function wrapperConfig(userConfig: string | null, chromiumPath: string, reportFile: string, outputDir: string, tracing: string): string {
+/** The config `playwright test` runs with: the suite's own, with the runner's browser, report, output and (in a network of its own) proxy. */
+function wrapperConfig(userConfig: string | null, chromiumPath: string, reportFile: string, outputDir: string, tracing: string, proxy: string | null): string {
   const trace = tracing === 'on' ? 'on' : tracing === 'off' ? 'off' : 'retain-on-failure'
+  const proxied = proxy ? `, proxy: { server: ${JSON.stringify(proxy)} }` : ''
   return [
     userConfig ? `import base from ${JSON.stringify(`./${userConfig.replace(/\.[cm]?[jt]s$/, '')}`)}` : 'const base = {}',
-    `const launch = (use = {}) => ({ ...use, trace: ${JSON.stringify(trace)}, screenshot: 'only-on-failure', video: 'off', launchOptions: { ...(use.launchOptions ?? {}), executablePath: ${JSON.stringify(chromiumPath)}, args: [...(use.launchOptions?.args ?? []), ...${JSON.stringify(CHROMIUM_ARGS)}] } })`,
+    `const launch = (use = {}) => ({ ...use, trace: ${JSON.stringify(trace)}, screenshot: 'only-on-failure', video: 'off'${proxied}, launchOptions: { ...(use.launchOptions ?? {}), executablePath: ${JSON.stringify(chromiumPath)}, args: [...(use.launchOptions?.args ?? []), ...${JSON.stringify(CHROMIUM_ARGS)}] } })`,
     'const config = base.default ?? base',
     'export default {',
     '  ...config,',
@@ -174,6 +180,7 @@ export async function runPlaywrightSuite(suite: PlaywrightSuite, options: Script
     }
   }
   let folders: SuiteFolders
+  let egress: EgressProxy | null = null
   try {
     folders = suiteFolders(options, user)
   } catch (error) {
@@ -186,18 +193,46 @@ export async function runPlaywrightSuite(suite: PlaywrightSuite, options: Script
       outcome.runnerError = `the suite's file ${outside} is outside its project`
       return finish()
     }
-    const args = [cli, ...playwrightArguments(suite, options, folders.project, folders.reportFile, folders.output)]
+    // under deny, a run with a user of its own gets a network of its own whose one way out is the egress proxy
+    const network = user && options.privateTargets === 'deny' && existsSync(SETPRIV) && networkNamespaces()
+      ? { bridge: path.join(folders.runDir, 'bridge.cjs'), socket: path.join(folders.runDir, 'egress.sock') } : null
+    if (network) writeFileSync(network.bridge, BRIDGE_SOURCE)
+    const args = [cli, ...playwrightArguments(suite, options, folders.project, folders.reportFile, folders.output, network ? BRIDGE_PROXY : null)]
     if (user) giveTree(folders.runDir, user.uid, user.gid)
-    const ended = await runPlaywright(args, folders.project, suiteEnvironment(env, folders.home, options), timeoutMs, options, details, user)
+    if (network && user) {
+      try {
+        egress = await egressFor(network, user, options)
+      } catch (error) {
+        outcome.runnerError = `the run's network could not be made: ${(error as Error).message}`
+        return finish()
+      }
+    }
+    const ended = await runPlaywright(args, folders.project, suiteEnvironment(env, folders.home, options), timeoutMs, options, details, user, network)
     details.logs = ended.logs
     const report = readReport(folders.reportFile)
     details.playwrightVersion = report?.config?.version ?? runtime.dependencies['@playwright/test'] ?? null
     details.tests = (report?.suites ?? []).flatMap((s) => testsOf(s, []))
     judgeSuite(ended, report, details, timeoutMs, options, outcome)
+    if (egress) held(egress.refusals, details, outcome)
   } finally {
+    await egress?.close()
     keepSuiteArtifacts(folders, user, details, scrub, limitBytes)
   }
   return finish()
+}
+
+/** The egress proxy of a run's network, on its socket, which only the run's user may connect to. */
+async function egressFor(network: RunNetwork, user: RunUser, options: ScriptRunOptions): Promise<EgressProxy> {
+  const egress = await startEgress(options, { path: network.socket })
+  chownSync(network.socket, user.uid, user.gid)
+  chmodSync(network.socket, 0o600)
+  return egress
+}
+
+/** What the egress proxy refused: the run's violations, and its error (hasErrors) when it has no other. */
+function held(refusals: string[], details: ScriptDetails, outcome: AttemptOutcome): void {
+  details.violations = [...refusals]
+  if (refusals.length > 0 && !outcome.runnerError) outcome.runnerError = `the sandbox refused: ${refusals.join('; ')}`
 }
 
 /** The folders of one run: its own (project, home, report), and where its artifacts are kept. */
@@ -315,11 +350,11 @@ function writeProject(suite: PlaywrightSuite, project: string, runtimeDir: strin
 }
 
 /** `test` with the wrapper config (written into the project), the projects and the tags asked for. */
-function playwrightArguments(suite: PlaywrightSuite, options: ScriptRunOptions, project: string, reportFile: string, artifacts: string): string[] {
+function playwrightArguments(suite: PlaywrightSuite, options: ScriptRunOptions, project: string, reportFile: string, artifacts: string, proxy: string | null): string[] {
   const names = new Set(suite.files.map((f) => f.path))
   const userConfig = suite.config ?? ['playwright.config.ts', 'playwright.config.js', 'playwright.config.mjs'].find((c) => names.has(c)) ?? null
   const wrapper = path.join(project, 'monitors.playwright.config.ts')
-  writeFileSync(wrapper, wrapperConfig(userConfig, chromiumOf(options), reportFile, path.join(artifacts, 'test-results'), options.tracing ?? 'retain-on-failure'))
+  writeFileSync(wrapper, wrapperConfig(userConfig, chromiumOf(options), reportFile, path.join(artifacts, 'test-results'), options.tracing ?? 'retain-on-failure', proxy))
   const args = ['test', '--config', wrapper, ...(suite.projects ?? []).flatMap((p) => ['--project', p])]
   if (suite.tags && suite.tags.length > 0) args.push('--grep', suite.tags.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'))
   return args
@@ -328,16 +363,25 @@ function playwrightArguments(suite: PlaywrightSuite, options: ScriptRunOptions, 
 /** util-linux's setpriv (in every Debian): changes the ids and sets no_new_privs before it runs Node. */
 const SETPRIV = '/usr/bin/setpriv'
 
+/** A run's network of its own (netns.ts): the bridge's file and the egress proxy's socket, both in the run's folder. */
+interface RunNetwork {
+  bridge: string
+  socket: string
+}
+
 /**
  * How `playwright test` is started. As a user of its own: through setpriv with its uid and gid,
  * no supplementary group and no_new_privs (a setuid program it runs gains nothing); without
  * setpriv, by Node's spawn with the uid and gid (Node drops the supplementary groups), without
- * no_new_privs. Otherwise as this process's user.
+ * no_new_privs. With a network of its own: in a new network namespace, behind its bridge (run
+ * as the run's user too). Otherwise as this process's user.
  */
-function startAs(user: RunUser | null, args: string[]): [string, string[], { uid?: number; gid?: number }] {
+function startAs(user: RunUser | null, args: string[], network: RunNetwork | null): [string, string[], { uid?: number; gid?: number }] {
   if (!user) return [process.execPath, args, {}]
   if (existsSync(SETPRIV)) {
-    return [SETPRIV, ['--no-new-privs', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--', process.execPath, ...args], {}]
+    const bridged = network ? [network.bridge, network.socket, '--', process.execPath, ...args] : args
+    const dropped = ['--no-new-privs', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--', process.execPath, ...bridged]
+    return network ? [...inNetworkNamespace(SETPRIV, dropped), {}] : [SETPRIV, dropped, {}]
   }
   return [process.execPath, args, { uid: user.uid, gid: user.gid }]
 }
@@ -345,8 +389,9 @@ function startAs(user: RunUser | null, args: string[]): [string, string[], { uid
 /** Runs `playwright test` in its own process group, killed at the wall clock, over the memory limit or on abort. */
 async function runPlaywright(
   args: string[], project: string, env: Record<string, string>, timeoutMs: number, options: ScriptRunOptions, details: ScriptDetails, user: RunUser | null,
+  network: RunNetwork | null,
 ): Promise<SuiteExit> {
-  const [command, commandArgs, ids] = startAs(user, args)
+  const [command, commandArgs, ids] = startAs(user, args, network)
   const child = spawn(command, commandArgs, { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...ids })
   const ended: SuiteExit = { exit: null, logs: '', stop: null, memory: 0 }
   const keep = (c: Buffer) => (ended.logs = (ended.logs + c.toString('utf8')).slice(-64 * 1024))

@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runPlaywrightSuite } from '../../../src/runner/script/index.js'
 import { DEFAULT_RUNTIME_ID } from '../../../src/schema/index.js'
+import { startHttpServer, type HttpServerHandle } from '../../helpers/http-server.js'
 import { prepareTestRuntime } from '../../helpers/runtime.js'
 
 const root = process.getuid?.() === 0
@@ -141,6 +142,46 @@ describe.skipIf(!root)('a Playwright check suite run by root runs as a user of i
     // its Chromium is the run's user's too: a file of the server's stays closed to it
     expect(result.details.logs).toMatch(/file=refused page\.goto: net::ERR_ACCESS_DENIED/)
     expect(JSON.stringify(result)).not.toContain('secret-4711')
+  }, 180_000)
+})
+
+describe.skipIf(!root)('under the private-target policy deny, a network of its own', () => {
+  let site: HttpServerHandle
+  beforeAll(async () => {
+    site = await startHttpServer()
+    site.route('/page', { headers: { 'content-type': 'text/html' }, body: '<!doctype html><title>inside</title><p id="p">internal page</p>' })
+    site.route('/api', { body: { ok: true } })
+    site.route('/node', { body: { ok: true } })
+  })
+  afterAll(async () => {
+    await site?.close()
+  })
+  const body = `  const page1 = await page.goto(process.env.SITE + '/page').then((r) => String(r?.status()), (e) => 'failed')
+  console.log('page=' + page1 + ' ' + (await page.locator('#p').textContent({ timeout: 1000 }).catch(() => 'none')))
+  console.log('api=' + await request.get(process.env.SITE + '/api').then((r) => String(r.status()), () => 'failed'))
+  console.log('node=' + await fetch(process.env.SITE + '/node').then((r) => String(r.status), (e) => 'failed ' + (e.cause?.code ?? e.message)))`
+  const suite = () => ({ ...oneTest(body, 'inside', '{ page, request }'), environmentVariables: [{ key: 'SITE', value: site.origin }] })
+
+  it('its browser and API requests go out through the egress proxy, which refuses loopback; its own fetch reaches nothing; the run fails with hasErrors', async () => {
+    const result = await runPlaywrightSuite(suite(), { runtimeCache: cache, workDir: work, timeoutMs: 120_000, privateTargets: 'deny' })
+    expect(result.hasErrors, `${result.error}\n${result.details.logs}`).toBe(true)
+    expect(result.error).toContain('the sandbox refused: 127.0.0.1 is a loopback address (127.0.0.0/8): refused by the private-target policy (--private-targets deny)')
+    expect(result.details.logs).toContain('page=403 none')
+    expect(result.details.logs).toMatch(/api=(403|failed)/)
+    // not through the proxy: 127.0.0.1 is the namespace's own loopback, where nothing of the machine listens
+    expect(result.details.logs).toMatch(/node=failed ECONNREFUSED/)
+    expect(site.requests).toEqual([])
+  }, 180_000)
+
+  it('an exception lets the browser and the API requests through the proxy; the run\'s own fetch still reaches nothing', async () => {
+    const result = await runPlaywrightSuite(suite(), { runtimeCache: cache, workDir: work, timeoutMs: 120_000, privateTargets: 'deny', allowedTargets: [`127.0.0.1:${site.port}`] })
+    expect(result.status, `${result.error}\n${result.details.logs}`).toBe('PASSED')
+    expect(result.details.logs).toContain('page=200 internal page')
+    expect(result.details.logs).toContain('api=200')
+    expect(result.details.logs).toMatch(/node=failed ECONNREFUSED/)
+    const paths = site.requests.map((r) => r.path)
+    expect(paths).toEqual(expect.arrayContaining(['/api', '/page']))
+    expect(paths).not.toContain('/node')
   }, 180_000)
 })
 
