@@ -75,6 +75,10 @@ function forward(egress: Egress, req: http.IncomingMessage, res: http.ServerResp
     if (!res.headersSent) res.writeHead(why ? 403 : 502, { 'content-type': 'text/plain' }).end(`${why?.message ?? error.message}\n`)
     else res.destroy()
   })
+  // the browser gave up (a page closed mid-download): the target's connection goes too
+  res.on('close', () => {
+    if (!res.writableFinished) upstream.destroy()
+  })
   req.pipe(upstream)
 }
 
