@@ -6,7 +6,7 @@
  * writes and the wall clock.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { lstatSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 export interface SandboxPaths {
@@ -129,7 +129,11 @@ export function killTree(root: number | undefined): void {
   }
 }
 
-/** Bytes of the files under `dir` (stops counting past `stopAt`). */
+/**
+ * Bytes of the files under `dir` (stops counting past `stopAt`). A symbolic link is not
+ * followed (what it points to is not written there: a suite's `node_modules`, a link a script
+ * made to `/`).
+ */
 export function folderBytes(dir: string, stopAt = Number.POSITIVE_INFINITY): number {
   let total = 0
   const walk = (d: string) => {
@@ -143,9 +147,9 @@ export function folderBytes(dir: string, stopAt = Number.POSITIVE_INFINITY): num
       if (total > stopAt) return
       const p = join(d, n)
       try {
-        const s = statSync(p)
+        const s = lstatSync(p)
         if (s.isDirectory()) walk(p)
-        else total += s.size
+        else if (s.isFile()) total += s.size
       } catch {
         /* gone */
       }

@@ -17,13 +17,13 @@ import { DEFAULT_RUNTIME_ID, findRuntime } from '../../schema/runtimes.js'
 import { judge } from '../outcome.js'
 import type { AttemptOutcome } from '../types.js'
 import { finishArtifacts, formatBytes } from './artifacts.js'
-import { ARTIFACT_LIMIT_BYTES, CHROMIUM_ARGS, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_SCRIPT_TIMEOUT_MS, SECRET_PREFIX, SERVICE_VARIABLE } from './engine.js'
+import { ARTIFACT_LIMIT_BYTES, CHROMIUM_ARGS, DEFAULT_DISK_LIMIT_BYTES, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_SCRIPT_TIMEOUT_MS, SECRET_PREFIX, SERVICE_VARIABLE } from './engine.js'
 import type { ScriptStep, ScriptTest } from './protocol.js'
 import { defaultRuntimeCache, resolveInRuntime, runtimeState } from './runtimes.js'
 import { allocateRunUser, closedToOthers, copyBack, copyRunFile, effectiveUidRange, giveTree, killUser, readRunFile, removeLeftFiles, userMemory, type RunUser } from './contain.js'
 import { startEgress, type EgressProxy } from './egress.js'
 import { BRIDGE_PROXY, BRIDGE_SOURCE, inNetworkNamespace, networkNamespaces } from './netns.js'
-import { killTree, processTable, treeMemory } from './sandbox.js'
+import { folderBytes, killTree, processTable, treeMemory } from './sandbox.js'
 import { createScrubber } from './scrub.js'
 import type { ScriptDetails, ScriptRunOptions, ScriptRunResult, ScriptVariable } from './types.js'
 
@@ -115,7 +115,7 @@ function wrapperConfig(userConfig: string | null, chromiumPath: string, reportFi
   ].join('\n')
 }
 
-type SuiteStop = 'timeout' | 'memory' | 'aborted'
+type SuiteStop = 'timeout' | 'memory' | 'disk' | 'aborted'
 
 /** How `playwright test` ended: its exit code, its last output, and why it was stopped if it was. */
 interface SuiteExit {
@@ -124,6 +124,8 @@ interface SuiteExit {
   stop: SuiteStop | null
   /** the memory of its process tree when the memory limit stopped it */
   memory: number
+  /** what its folders held when the disk limit stopped it */
+  disk: number
 }
 
 interface SuiteReport {
@@ -207,7 +209,8 @@ export async function runPlaywrightSuite(suite: PlaywrightSuite, options: Script
         return finish()
       }
     }
-    const ended = await runPlaywright(args, folders.project, suiteEnvironment(env, folders.home, options), timeoutMs, options, details, user, network)
+    const written = folders.output === folders.artifacts ? [folders.runDir, folders.artifacts] : [folders.runDir]
+    const ended = await runPlaywright(args, folders.project, suiteEnvironment(env, folders.home, options), timeoutMs, options, details, user, network, written)
     details.logs = ended.logs
     const report = readReport(folders.reportFile)
     details.playwrightVersion = report?.config?.version ?? runtime.dependencies['@playwright/test'] ?? null
@@ -386,14 +389,14 @@ function startAs(user: RunUser | null, args: string[], network: RunNetwork | nul
   return [process.execPath, args, { uid: user.uid, gid: user.gid }]
 }
 
-/** Runs `playwright test` in its own process group, killed at the wall clock, over the memory limit or on abort. */
+/** Runs `playwright test` in its own process group, killed at the wall clock, over the memory or disk limit (of `folders`) or on abort. */
 async function runPlaywright(
   args: string[], project: string, env: Record<string, string>, timeoutMs: number, options: ScriptRunOptions, details: ScriptDetails, user: RunUser | null,
-  network: RunNetwork | null,
+  network: RunNetwork | null, folders: string[],
 ): Promise<SuiteExit> {
   const [command, commandArgs, ids] = startAs(user, args, network)
   const child = spawn(command, commandArgs, { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...ids })
-  const ended: SuiteExit = { exit: null, logs: '', stop: null, memory: 0 }
+  const ended: SuiteExit = { exit: null, logs: '', stop: null, memory: 0, disk: 0 }
   const keep = (c: Buffer) => (ended.logs = (ended.logs + c.toString('utf8')).slice(-64 * 1024))
   child.stdout.on('data', keep)
   child.stderr.on('data', keep)
@@ -403,7 +406,9 @@ async function runPlaywright(
     if (user) killUser(user.uid)
   }
   const memoryLimit = (options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB) * 1024 * 1024
+  const diskLimit = options.diskLimitBytes ?? DEFAULT_DISK_LIMIT_BYTES
   const timer = setTimeout(() => kill('timeout'), timeoutMs)
+  let ticks = 0
   const watchdog = setInterval(() => {
     // with a user of its own: every process of that user (a detached one too)
     const used = user ? userMemory(user.uid) : treeMemory(child.pid, processTable())
@@ -411,6 +416,14 @@ async function runPlaywright(
     if (used > memoryLimit) {
       ended.memory = used
       kill('memory')
+    }
+    // every second: what the run wrote in its folders (its project, home, report and results)
+    if (++ticks % 2 === 0) {
+      const disk = folders.reduce((sum, dir) => sum + folderBytes(dir, diskLimit), 0)
+      if (disk > diskLimit) {
+        ended.disk = disk
+        kill('disk')
+      }
     }
   }, 500)
   const onAbort = () => kill('aborted')
@@ -479,6 +492,8 @@ function judgeSuite(ended: SuiteExit, report: SuiteReport | null, details: Scrip
     outcome.failures.push(`the run exceeded its limit of ${Math.round(timeoutMs / 100) / 10} s and was stopped`)
   } else if (stop === 'memory') {
     outcome.runnerError = `the suite used ${formatBytes(ended.memory)}, over the memory limit of ${options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB} MB: the run was stopped`
+  } else if (stop === 'disk') {
+    outcome.runnerError = `the suite wrote ${formatBytes(ended.disk)}, over the disk limit of ${formatBytes(options.diskLimitBytes ?? DEFAULT_DISK_LIMIT_BYTES)}: the run was stopped`
   } else if (stop === 'aborted') {
     outcome.aborted = true
     outcome.runnerError = 'the run was aborted'

@@ -50,7 +50,7 @@ export interface ScriptRunOptions {
   heapLimitMb?: number
   /** Resident memory of the script's process and its browser together, MB (default 2048). */
   memoryLimitMb?: number
-  /** Bytes written to the run's scratch and artifact folders (default 512 MiB). */
+  /** Bytes written to the run's scratch and artifact folders; a suite's: its run folder and results (default 512 MiB). */
   diskLimitBytes?: number
   /** What the artifacts of one run may weigh (default 150 MB, the spec's limit). */
   artifactLimitBytes?: number

@@ -133,6 +133,20 @@ describe('a suite that misbehaves fails its run and leaves nothing behind', () =
     expect(result.error).toMatch(/over the memory limit of 400 MB: the run was stopped/)
     expect(processesWith(work)).toEqual([])
   }, 90_000)
+
+  it('a test that writes without end is stopped over the disk limit: the run hasErrors naming it', async () => {
+    const body = `  const fs = await import('node:fs')
+  const path = await import('node:path')
+  const file = test.info().outputPath('big.bin')
+  fs.mkdirSync(path.dirname(file), { recursive: true })
+  for (;;) { fs.appendFileSync(file, Buffer.alloc(1 << 20)); await new Promise((r) => setTimeout(r, 5)) }`
+    const result = await runPlaywrightSuite(oneTest(body), { runtimeCache: cache, workDir: work, timeoutMs: 60_000, diskLimitBytes: 16 * 1024 * 1024 })
+    expect(result).toMatchObject({ hasErrors: true, status: 'FAILED' })
+    expect(result.error).toMatch(/^the suite wrote [\d.]+ MB, over the disk limit of 16\.8 MB: the run was stopped$/)
+    // stopped within a few seconds, not at the wall clock
+    expect(result.responseTime).toBeLessThan(30_000)
+    expect(processesWith(work)).toEqual([])
+  }, 90_000)
 })
 
 describe('the JSON report of a suite', () => {
