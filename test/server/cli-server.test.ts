@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parseApiKey, parseRateLimit, suitesLine } from '../../src/cli/commands/server.js'
+import { networkNamespaces } from '../../src/runner/script/netns.js'
 import { caller, dnsBody } from './helpers.js'
 import { serverBuilt, startServerProcess } from '../helpers/server-process.js'
 
@@ -112,18 +113,21 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
     await expect.poll(() => off.output()).toMatch(/^Playwright check suites are not run here \(--no-playwright-suites\): agents run them$/m)
     off.child.kill('SIGTERM')
     await off.exited
-    // under deny, a run with a user of its own gets a network of its own too (root may make network namespaces here)
+    // under deny, a run with a user of its own gets a network of its own too, where root may make network namespaces
+    const namespaces = root && networkNamespaces()
     const denied = startCli(['--db', ':memory:', '--quiet', '--private-targets', 'deny'])
     await denied.ready
-    await expect.poll(() => denied.output()).toMatch(root
+    await expect.poll(() => denied.output()).toMatch(namespaces
       ? /^Playwright check suites run each as a user of its own \(uids 200000-200999\): held to their run's files, and to a network of their own whose one way out is the private-target policy's egress proxy$/m
+      : root ? /^Playwright check suites are not run here \(the private-target policy is deny and this machine gives runs no network of their own/m
       : /^Playwright check suites are not run here \(not root, so no user of their own for their runs; --playwright-suites runs them anyway\): agents run them$/m)
     denied.child.kill('SIGTERM')
     await denied.exited
     const deniedOn = startCli(['--db', ':memory:', '--quiet', '--private-targets', 'deny', '--playwright-suites'])
     await deniedOn.ready
-    await expect.poll(() => deniedOn.output()).toMatch(root
+    await expect.poll(() => deniedOn.output()).toMatch(namespaces
       ? /^Playwright check suites run each as a user of its own \(uids 200000-200999\): held to their run's files, and to a network of their own whose one way out is the private-target policy's egress proxy$/m
+      : root ? /^Playwright check suites run each as a user of its own \(uids 200000-200999\): held to their run's files; their own connections are not held to the private-target policy \(--playwright-suites\)$/m
       : /^Playwright check suites run as this server's user \(--playwright-suites; not root, so no user of their own\): a suite can read what this user can; their own connections are not held to the private-target policy \(docs\/scripts\.md\)$/m)
     deniedOn.child.kill('SIGTERM')
     await deniedOn.exited
