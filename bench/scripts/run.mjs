@@ -12,7 +12,9 @@
 //   memory per run (peak): the two together
 // Flags: --runs N, --concurrency C, --tracing on|retain-on-failure|off (default
 // retain-on-failure, what a scheduled run does), --cache DIR (a prepared runtime cache;
-// default test-results/runtimes, prepared offline from package-lock.json when missing).
+// default test-results/runtimes, prepared offline from package-lock.json when missing),
+// --deny (the runs under the private-target policy deny, the site an allowed target: the
+// script's process loads the network guard and Chromium goes out through the egress proxy).
 // Needs dist/ (npm run build) and Chromium (/usr/bin/chromium or $CHROMIUM_PATH).
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:http'
@@ -33,6 +35,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '2' },
     tracing: { type: 'string', default: 'retain-on-failure' },
     cache: { type: 'string', default: join(root, 'test-results', 'runtimes') },
+    deny: { type: 'boolean', default: false },
   },
 })
 const runs = Number(values.runs)
@@ -54,6 +57,7 @@ const site = createServer((req, res) => {
 await new Promise((r) => site.listen(0, '127.0.0.1', r))
 const origin = `http://127.0.0.1:${site.address().port}`
 
+const policy = values.deny ? { privateTargets: 'deny', allowedTargets: [`127.0.0.1:${site.address().port}`] } : {}
 const script = `import { test, expect } from '@playwright/test'
 test('buy', async ({ page }) => {
   await page.goto(process.env.SITE + '/')
@@ -77,7 +81,7 @@ async function worker() {
     const t = performance.now()
     const result = await runScript(
       { name: 'bench', checkType: 'BROWSER', script, scriptPath: 'bench.spec.ts', environmentVariables: [{ key: 'SITE', value: origin }] },
-      { runtimeCache: values.cache, workDir: work, timeoutMs: 120_000, tracing: values.tracing },
+      { runtimeCache: values.cache, workDir: work, timeoutMs: 120_000, tracing: values.tracing, ...policy },
     )
     durations.push(performance.now() - t)
     if (result.status === 'PASSED') passed += 1
@@ -97,7 +101,7 @@ durations.sort((a, b) => a - b)
 const q = (p) => durations[Math.min(durations.length - 1, Math.floor(p * durations.length))] / 1000
 const mb = (b) => `${Math.round(b / 1024 / 1024)} MiB`
 if (failures.length > 0) console.error(`failed runs: ${[...new Set(failures)].join(' | ')}`)
-console.log(`runs: ${durations.length} (${passed} passed), concurrency ${concurrency}`)
+console.log(`runs: ${durations.length} (${passed} passed), concurrency ${concurrency}${values.deny ? ', private targets denied (the site an exception)' : ''}`)
 console.log(`runs/minute: ${Math.round((durations.length / wall) * 60 * 10) / 10}`)
 console.log(`run seconds p50 / p95: ${q(0.5).toFixed(1)} / ${q(0.95).toFixed(1)}`)
 console.log(`memory per concurrent browser (peak): ${mb(peakBrowser)} browser, ${mb(peakScript)} script process`)
