@@ -6,15 +6,20 @@
  * payload. An entry is found by its inputs, written out whole:
  * - the construct's kind, name and logical id, and its props written out exactly (key order,
  *   `undefined` values), when they are plain data: objects, arrays, strings, finite numbers,
- *   booleans and null. Props holding anything else (another construct, a Date, a function, a
- *   class instance, -0, NaN, a cycle) are never cached: they are validated every time;
+ *   booleans and null, and constructs of the project they refer to (a group, an alert channel,
+ *   a check it depends on), each written as a reference token (`@ref(…)`, which no plain data
+ *   writes): that construct's kind, name, logical id, whether it is part of the project, and for
+ *   a check group the frequency and locations a check in it takes. Props holding anything else
+ *   (a Date, a function, a class instance, -0, NaN, a cycle) are never cached: they are
+ *   validated every time;
  * and the file of entries is for one set of everything else:
  * - the config's defaults written out the same way (none cached when they are not plain data),
  * - this build of monitors (`dist/build-id`, a hash of the compiled code written by the build,
  *   so a changed schema never reuses an entry; no cache without it) and its version,
  * - the Node.js version and architecture.
  * Only constructs that validated without a problem are kept, and only payloads that are plain
- * data themselves, so an entry read back is exactly what validating would have produced.
+ * data themselves, with the references the payload holds (where each referred construct's id
+ * goes), so an entry read back is exactly what validating would have produced.
  *
  * The file starts with a header line (format, scope hash, the data's SHA-256 and length); one
  * that does not match whole (truncated, corrupt, another scope) is ignored and written again.
@@ -26,9 +31,9 @@
 import path from 'node:path'
 import { isConstruct } from '../../constructs/construct.js'
 import { readCacheFile, sha256, writeCacheFile } from '../resources/cache-file.js'
-import type { ResourceOptions } from '../resources/types.js'
+import type { ResourceOptions, ResourceRef } from '../resources/types.js'
 
-const FORMAT = 'monitors-construct-cache-1'
+const FORMAT = 'monitors-construct-cache-2'
 /** A file above this size is not written (about 150,000 checks). */
 const MAX_BYTES = 128 * 1024 * 1024
 /** Files kept per cache folder (one per config file and environment): the oldest written go first. */
@@ -40,10 +45,18 @@ const MAX_DEPTH = 64
 export interface CachedConstruct {
   payload: Record<string, unknown>
   options: ResourceOptions
+  /** Where the ids of the constructs it refers to go in the payload (always there in an entry read). */
+  refs?: ResourceRef[]
 }
 
-/** An entry in the file: the payload, and the options when there are any. */
-type Entry = [Record<string, unknown>, ResourceOptions?]
+/** An entry in the file: the payload, then the options and the references when there are any. */
+type Entry = [Record<string, unknown>, ResourceOptions?, ResourceRef[]?]
+
+/**
+ * How a construct held in props is written in a key (see the module's comment): its reference
+ * token, or undefined when it cannot be (no cache for the props holding it).
+ */
+export type RefToken = (construct: unknown) => string | undefined
 
 /** How often each thing happened in this process (tests and MONITORS_TIMING read them). */
 const counts = { hit: 0, miss: 0, uncacheable: 0, invalid: 0, written: 0, unwritten: 0 }
@@ -107,11 +120,13 @@ export function openConstructCache(dir: string | false, scope: CacheScope): Cons
       counts.hit++
       used++
       fresh[key] = entry
-      return { payload: entry[0], options: entry[1] ?? {} }
+      return { payload: entry[0], options: entry[1] ?? {}, refs: entry[2] ?? [] }
     },
     set(key, value) {
-      if (key === undefined || plainness(value.payload, 0) !== PLAIN || plainness(value.options, 0) !== PLAIN) return
-      fresh[key] = Object.keys(value.options).length === 0 ? [value.payload] : [value.payload, value.options]
+      const refs = value.refs ?? []
+      if (key === undefined || plainness(value.payload, 0) !== PLAIN || plainness(value.options, 0) !== PLAIN || plainness(refs, 0) !== PLAIN) return
+      const options = Object.keys(value.options).length === 0 ? undefined : value.options
+      fresh[key] = refs.length > 0 ? [value.payload, options ?? {}, refs] : options ? [value.payload, options] : [value.payload]
       added++
     },
     save() {
@@ -124,13 +139,14 @@ export function openConstructCache(dir: string | false, scope: CacheScope): Cons
 }
 
 /**
- * The key of a construct's entry: its kind, name, logical id and props written out exactly;
- * undefined when the props are not plain data.
+ * The key of a construct's entry: its kind, name, logical id and props written out exactly, the
+ * constructs in them as `ref` writes them; undefined when the props are not plain data (or hold
+ * a construct and there is no `ref`).
  */
-export function constructKey(kind: string, name: string, logicalId: string, props: unknown): string | undefined {
+export function constructKey(kind: string, name: string, logicalId: string, props: unknown, ref?: RefToken): string | undefined {
   const plain = plainness(props, 0)
   // JSON.stringify writes plain data without undefined values exactly, and natively
-  const text = plain === PLAIN ? JSON.stringify(props) : plain === WITH_UNDEFINED ? plainJson(props, true) : undefined
+  const text = plain === PLAIN ? JSON.stringify(props) : plain === WITH_UNDEFINED || ref ? plainJson(props, true, 0, ref) : undefined
   // the text itself, not a hash of it: hashing 10,000 of them cost more than reading them back
   return text === undefined ? undefined : `${kind} ${name} ${JSON.stringify(logicalId)} ${text}`
 }
@@ -178,9 +194,10 @@ function plainness(value: unknown, depth: number): number {
 
 /**
  * `value` written out exactly when it is plain data (JSON's values, with `undefined` values of
- * object keys written as `~u` when `undefinedValues`); undefined for anything else.
+ * object keys written as `~u` when `undefinedValues`; a construct as `ref` writes it, when there
+ * is one); undefined for anything else.
  */
-export function plainJson(value: unknown, undefinedValues: boolean, depth = 0): string | undefined {
+export function plainJson(value: unknown, undefinedValues: boolean, depth = 0, ref?: RefToken): string | undefined {
   switch (typeof value) {
     case 'string':
       return JSON.stringify(value)
@@ -199,14 +216,15 @@ export function plainJson(value: unknown, undefinedValues: boolean, depth = 0): 
     if (Object.getPrototypeOf(value) !== Array.prototype) return undefined
     let out = '['
     for (let i = 0; i < value.length; i++) {
-      const item = value[i] === undefined ? undefined : plainJson(value[i], undefinedValues, depth + 1)
+      const item = value[i] === undefined ? undefined : plainJson(value[i], undefinedValues, depth + 1, ref)
       if (item === undefined) return undefined
       out += i === 0 ? item : `,${item}`
     }
     return `${out}]`
   }
+  if (isConstruct(value)) return ref?.(value)
   const proto = Object.getPrototypeOf(value)
-  if ((proto !== Object.prototype && proto !== null) || isConstruct(value)) return undefined
+  if (proto !== Object.prototype && proto !== null) return undefined
   let out = '{'
   let first = true
   for (const key in value) {
@@ -217,7 +235,7 @@ export function plainJson(value: unknown, undefinedValues: boolean, depth = 0): 
       if (!undefinedValues) return undefined
       text = '~u'
     } else {
-      text = plainJson(v, undefinedValues, depth + 1)
+      text = plainJson(v, undefinedValues, depth + 1, ref)
       if (text === undefined) return undefined
     }
     out += `${first ? '' : ','}${JSON.stringify(key)}:${text}`

@@ -12,7 +12,7 @@ import { placeholder } from '../resources/refs.js'
 import { subscribesToChannels } from '../resources/kinds/alert-channel.js'
 import { codeIntoField } from './code-field.js'
 import { createHash } from 'node:crypto'
-import { constructKey, plainJson, type ConstructCache } from './construct-cache.js'
+import { constructKey, plainJson, type ConstructCache, type RefToken } from './construct-cache.js'
 
 /** Logical ids: letters, digits and `_ - / # .`. */
 export const LOGICAL_ID_PATTERN = /^[A-Za-z0-9_\-/#.]+$/
@@ -106,9 +106,9 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
 
   const descriptor = descriptorOf(kind)
   // the pure work on plain props (no construct in them, no file read into a field) is kept between commands
-  const cacheKey = ctx.cache && !descriptor.code ? (ctx.keys?.get(r) ?? constructKey(kind, name, c.logicalId as string, c.props)) : undefined
+  const cacheKey = ctx.cache && !descriptor.code ? (ctx.keys?.get(r) ?? constructKey(kind, name, c.logicalId as string, c.props, refTokens(build.registrationOf))) : undefined
   const hit = ctx.cache?.get(cacheKey)
-  if (hit) return { kind, logicalId: c.logicalId as string, construct: name, file: ctx.rootRel(r.file), payload: hit.payload, refs: [], options: hit.options }
+  if (hit) return { kind, logicalId: c.logicalId as string, construct: name, file: ctx.rootRel(r.file), payload: hit.payload, refs: hit.refs ?? [], options: hit.options }
   const start = problems.length
   const shape = descriptor.codeShape
   // a problem of the body is named as the props name it (an alert channel's `config.url` is its `url`)
@@ -147,7 +147,7 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
   if (payload === undefined || problems.length > before) return undefined
   // a numeric reference was validated as a number: its placeholder goes in now
   for (const ref of refs) if (ref.numeric) payload = setIn(payload, ref.path.split('.'), placeholder(ref.kind, ref.logicalId)) as Record<string, unknown>
-  if (cacheKey !== undefined && refs.length === 0 && problems.length === start) ctx.cache!.set(cacheKey, { payload, options })
+  if (cacheKey !== undefined && problems.length === start) ctx.cache!.set(cacheKey, { payload, options, refs })
   return { kind, logicalId: c.logicalId as string, construct: name, file: ctx.rootRel(r.file), payload, refs, options }
 }
 
@@ -666,12 +666,37 @@ function distance(a: string, b: string): number {
 }
 
 /**
+ * How a construct held in another's props is written in that one's cache key (construct-cache.ts):
+ * everything building the other reads of it (resolveRef, groupDefaultsInto): its kind, name and
+ * logical id, whether it is registered and part of the project, and a check group's frequency
+ * and locations. Undefined (no cache) when its logical id is not a string or those two fields
+ * are not plain data.
+ */
+function refTokens(registrationOf: (construct: AnyConstruct) => Registration | undefined): RefToken {
+  return (value) => {
+    const c = value as AnyConstruct
+    if (typeof c.logicalId !== 'string' || typeof c.__monitorsKind !== 'string') return undefined
+    const r = registrationOf(c)
+    const where = !r ? 'unregistered' : r.outside ? 'outside' : 'project'
+    let group = ''
+    if (c.__monitorsKind === 'check-group') {
+      const props = (c.props ?? {}) as Record<string, unknown>
+      const fields = typeof props === 'object' ? plainJson([props.frequency ?? null, props.locations ?? null], false) : undefined
+      if (fields === undefined) return undefined
+      group = `,${fields}`
+    }
+    return `@ref(${JSON.stringify(c.__monitorsKind)},${JSON.stringify(constructName(c))},${JSON.stringify(c.logicalId)},${where}${group})`
+  }
+}
+
+/**
  * A hash of everything the resources built from `registrations` are a function of: the format,
  * this build and version, Node.js, the working directory (problems and lints name files from
- * it), the config written out, and each construct's file and construct cache key, in order.
- * Undefined when any construct is not plain data (it refers to another construct, reads a file
- * into a field, is outside the project, is of a kind this version does not know) or the config
- * is not plain data: those are never memoized.
+ * it), the config written out, and each construct's file and construct cache key (the
+ * constructs it refers to written as refTokens says), in order. Undefined when any construct
+ * is not plain data (a Date in its props, it reads a file into a field, is outside the
+ * project, is of a kind this version does not know) or the config is not plain data: those are
+ * never memoized.
  */
 export function constructsKey(
   registrations: readonly Registration[],
@@ -683,6 +708,11 @@ export function constructsKey(
   const configText = plainJson(config, true)
   if (configText === undefined) return undefined
   const keys = new Map<Registration, string>()
+  let byObject: Map<AnyConstruct, Registration> | undefined
+  const ref = refTokens((construct) => {
+    if (!byObject) byObject = new Map(registrations.map((r) => [r.construct, r]))
+    return byObject.get(construct)
+  })
   // thousands of constructs share a few files: each file's path is written out once
   const fileOf = memo((abs: string) => JSON.stringify(rootRel(abs)))
   const parts = ['monitors-constructs-key-1', scope.version, scope.buildId, process.version, process.arch, process.cwd(), scope.configFile, scope.environment ?? '', configText]
@@ -690,7 +720,7 @@ export function constructsKey(
     const c = r.construct
     const kind = c.__monitorsKind
     if (r.outside || !isResourceKind(kind) || descriptorOf(kind).code || typeof c.logicalId !== 'string') return undefined
-    const key = constructKey(kind, constructName(c), c.logicalId, c.props)
+    const key = constructKey(kind, constructName(c), c.logicalId, c.props, ref)
     if (key === undefined) return undefined
     keys.set(r, key)
     parts.push(fileOf(r.file), key)

@@ -39,7 +39,7 @@ const dropMemo = (dir: string) => {
 const configWith = (tags: string[], frequency: number) =>
   `import { defineConfig } from 'monitors-as-code'\nexport default defineConfig({ projectName: 'plan-cache', defaults: { tags: ${JSON.stringify(tags)}, frequency: ${frequency}, locations: ['eu-west-1'] } })\n`
 
-/** Checks of every sort the cache meets: plain ones, options, an `undefined` prop, and a reference to a group (never cached). */
+/** Checks of every sort the cache meets: plain ones, options, an `undefined` prop, and a reference to a group. */
 const checks = (frequencyOfA: number, p = '') => `import { DnsCheck, CheckGroup, EnvVar } from 'monitors-as-code'
 new DnsCheck('a', { name: '${p}A', request: { query: 'a.example.com' }, frequency: ${frequencyOfA}, tags: ['a'] })
 new DnsCheck('b', { name: '${p}B', request: { query: 'b.example.com', port: undefined }, protect: true })
@@ -64,38 +64,83 @@ const SLOW = 300_000
 
 const changed = (plan: unknown) => (plan as { changes: Array<{ logicalId: string; action: string }> }).changes.filter((c) => c.action !== 'noop').map((c) => `${c.action} ${c.logicalId}`).sort()
 
+/** Applies the project (the construct cache's counts: `kept`), then plans it with and without the caches: the same plan, no change (counts: `reused`). */
+async function appliedAndPlanned(dir: string, kept: RegExp, reused: RegExp): Promise<{ cached: unknown; uncached: unknown; debug: string }> {
+  const applied = await cli(dir, ['apply', '--yes'])
+  expect(applied.code, applied.output).toBe(0)
+  expect(applied.stderr).toMatch(kept)
+  const planned = await plans(dir)
+  expect(planned.debug).toMatch(reused)
+  expect(planned.cached).toEqual(planned.uncached)
+  expect(changed(planned.cached)).toEqual([])
+  return planned
+}
+
 describe('the construct cache', () => {
   it('gives the plan validation gives, after a change of props, of the config\'s defaults, and of nothing', async () => {
     const dir = makeProject({ 'monitoring.config.ts': configWith(['base'], 10), 'checks/all.check.ts': checks(5) })
-    const applied = await cli(dir, ['apply', '--yes'])
-    expect(applied.code, applied.output).toBe(0)
-    // the apply kept the valid constructs; the one holding a construct is validated every time
-    // (b's payload holds its `port: undefined`: not plain data, so validated every time too)
-    expect(applied.stderr).toMatch(/construct cache: 0 reused, 5 validated \(4 kept\), 1 not cacheable/)
-
-    let { cached, uncached, debug } = await plans(dir)
-    expect(debug).toMatch(/construct cache: 4 reused, 1 validated \(0 kept\), 1 not cacheable/)
-    expect(cached).toEqual(uncached)
-    expect(changed(cached)).toEqual([])
+    // the apply keeps the valid constructs, the one referring to the group too; b's payload holds
+    // its `port: undefined`: not plain data, so it is validated every time
+    let { cached, uncached, debug } = await appliedAndPlanned(dir, /construct cache: 0 reused, 6 validated \(5 kept\), 0 not cacheable/,
+      /construct cache: 5 reused, 1 validated \(0 kept\), 0 not cacheable/)
 
     // the props of one check
     writeFiles(dir, { 'checks/all.check.ts': checks(15) })
     ;({ cached, uncached, debug } = await plans(dir))
-    expect(debug).toMatch(/construct cache: 3 reused, 2 validated \(1 kept\)/)
+    expect(debug).toMatch(/construct cache: 4 reused, 2 validated \(1 kept\)/)
     expect(cached).toEqual(uncached)
     expect(changed(cached)).toEqual(['update a'])
 
     // the config's defaults: no entry is for them
     writeFiles(dir, { 'monitoring.config.ts': configWith(['base', 'more'], 10) })
     ;({ cached, uncached, debug } = await plans(dir))
-    expect(debug).toMatch(/construct cache: 0 reused, 5 validated \(4 kept\)/)
+    expect(debug).toMatch(/construct cache: 0 reused, 6 validated \(5 kept\)/)
     expect(cached).toEqual(uncached)
     expect(changed(cached)).toEqual(['update a', 'update b', 'update d'])
     writeFiles(dir, { 'monitoring.config.ts': configWith(['base', 'more'], 30) })
     ;({ cached, uncached, debug } = await plans(dir))
-    expect(debug).toMatch(/construct cache: 0 reused, 5 validated \(4 kept\)/)
+    expect(debug).toMatch(/construct cache: 0 reused, 6 validated \(5 kept\)/)
     expect(cached).toEqual(uncached)
     expect(changed(cached)).toEqual(['update a', 'update b', 'update c', 'update d'])
+  }, SLOW)
+
+  it('reuses constructs that refer to others, and validates them again when what they read of those changes', async () => {
+    const project = (groupProps: string, channelFile = 'checks/all.check.ts') => {
+      const channel = `export const ops = new WebhookAlertChannel('ops', { name: 'referred ops', url: 'https://hooks.example.com/ops' })\n`
+      const checksText = `import { DnsCheck, CheckGroup, WebhookAlertChannel } from 'monitors-as-code'
+${channelFile === 'checks/all.check.ts' ? channel : "import { ops } from '../lib/channel.js'\n"}export const group = new CheckGroup('g', { name: 'Referred G', ${groupProps} })
+const db = new DnsCheck('db', { name: 'Referred DB', request: { query: 'db.example.com' }, group, alertChannels: [ops] })
+new DnsCheck('web', { name: 'Referred Web', request: { query: 'web.example.com' }, group, dependsOn: [db], alertChannels: [ops] })
+`
+      return channelFile === 'checks/all.check.ts'
+        ? { 'checks/all.check.ts': checksText }
+        : { 'checks/all.check.ts': checksText, 'lib/channel.ts': `import { WebhookAlertChannel } from 'monitors-as-code'\n${channel}` }
+    }
+    const dir = makeProject({ 'monitoring.config.ts': configWith(['base'], 10), ...project("locations: ['us-east-1']") })
+    let { cached, uncached, debug } = await appliedAndPlanned(dir, /construct cache: 0 reused, 4 validated \(4 kept\), 0 not cacheable/,
+      /construct cache: 4 reused, 0 validated \(0 kept\), 0 not cacheable/)
+
+    // the group's frequency is the frequency of the checks in it that set none: they are validated again
+    writeFiles(dir, project("locations: ['us-east-1'], frequency: 30"))
+    ;({ cached, uncached, debug } = await plans(dir))
+    expect(debug).toMatch(/construct cache: 1 reused, 3 validated \(3 kept\), 0 not cacheable/)
+    expect(cached).toEqual(uncached)
+    expect(changed(cached)).toEqual(['update db', 'update g', 'update web'])
+    // the group's name is not read by the checks in it: they are reused
+    writeFiles(dir, project("locations: ['us-east-1'], frequency: 30, tags: ['x']"))
+    ;({ cached, uncached, debug } = await plans(dir))
+    expect(debug).toMatch(/construct cache: 3 reused, 1 validated \(1 kept\), 0 not cacheable/)
+    expect(cached).toEqual(uncached)
+
+    // the channel created outside the check files: the checks referring to it say so, as without the cache
+    writeFiles(dir, project("locations: ['us-east-1'], frequency: 30, tags: ['x']", 'lib/channel.ts'))
+    const withCache = await cli(dir, ['plan'])
+    const without = await cli(dir, ['plan', '--no-cache'])
+    expect(withCache.code).toBe(1)
+    expect(without.code).toBe(1)
+    expect(withCache.stdout).toBe(without.stdout)
+    expect(withCache.stderr.replace(/^(construct cache|plan memo|page cache):.*\n/gm, '')).toBe(without.stderr)
+    expect(without.stderr).toMatch(/alertChannels\.0.*refers to WebhookAlertChannel "ops", which is not part of this project/)
   }, SLOW)
 
   it('ignores a truncated or altered file, and two commands at once leave a whole one', async () => {
@@ -109,13 +154,15 @@ describe('the construct cache', () => {
     truncateSync(join(cacheDir(dir), file), Math.floor(whole.length / 2))
     let run = await cli(dir, ['plan', '--format', 'json'])
     expect(run.code, run.output).toBe(0)
-    expect(run.stderr).toMatch(/construct cache: 0 reused, 5 validated \(4 kept\), 1 not cacheable \(the file was damaged: ignored\)/)
+    expect(run.stderr).toMatch(/construct cache: 0 reused, 6 validated \(5 kept\), 0 not cacheable \(the file was damaged: ignored\)/)
     expect(run.stdout).toBe(expected)
 
     // a payload changed inside an intact-looking file: its hash no longer matches
     const altered = Buffer.from(whole.toString('latin1').replace('"a.example.com"', '"z.example.com"'), 'latin1')
     expect(altered.equals(whole)).toBe(false)
     writeFileSync(join(cacheDir(dir), file), altered)
+    // the plan memo the last plan kept would spare the construct cache: gone, so the cache is read
+    dropMemo(dir)
     run = await cli(dir, ['plan', '--format', 'json'])
     expect(run.stderr).toMatch(/the file was damaged: ignored/)
     expect(run.stdout).toBe(expected)
@@ -125,15 +172,16 @@ describe('the construct cache', () => {
     for (const r of together) expect(r.code, r.output).toBe(0)
     expect(together[0].stdout).toBe(together[2].stdout)
     expect(together[1].stdout).toBe(together[2].stdout)
+    dropMemo(dir)
     run = await cli(dir, ['plan', '--format', 'json'])
-    expect(run.stderr).toMatch(/construct cache: 4 reused, 1 validated \(0 kept\)/)
+    expect(run.stderr).toMatch(/construct cache: 5 reused, 1 validated \(0 kept\)/)
     expect(readdirSync(cacheDir(dir)).filter((n) => n.endsWith('.tmp'))).toEqual([])
   }, SLOW)
 
   it('keeps no entry across builds, versions, Node.js versions or defaults, and keeps a bounded number of files', () => {
     const dir = mkdtempSync(join(tmpdir(), 'monitors-construct-cache-'))
     const scope = { configFile: '/p/monitoring.config.ts', defaults: { tags: ['x'] }, buildId: 'a'.repeat(64), version: '1.0.0', node: 'v20.0.0' }
-    const value = { payload: { name: 'A', tags: ['x'] }, options: {} }
+    const value = { payload: { name: 'A', tags: ['x'] }, options: {}, refs: [] }
     const first = openConstructCache(dir, scope)!
     expect(first.get('k')).toBeUndefined()
     first.set('k', value)
