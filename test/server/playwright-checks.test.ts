@@ -14,6 +14,7 @@ import { hasChromium } from '../helpers/browser.js'
 import { makeProject, monitors, repo, STACK_LINE, writeFiles } from '../helpers/cli.js'
 import { startHttpServer, type HttpServerHandle } from '../helpers/http-server.js'
 import { prepareTestRuntime } from '../helpers/runtime.js'
+import { networkNamespaces } from '../../src/runner/script/netns.js'
 import { KEY_A, KEY_B, caller, expect400, startTestServer, type Call } from './helpers.js'
 
 let dir: string
@@ -138,6 +139,29 @@ test('database @smoke', async () => { readFileSync(${JSON.stringify(db)}) })
       expect(tests[1].error?.message).toContain(`EACCES: permission denied, open '${db}'`)
     } finally {
       await plain.close()
+    }
+  }, 300_000)
+
+  it.skipIf(!root || !networkNamespaces())('run by root under --private-targets deny, runs a suite in a network of its own: its page to 127.0.0.1 is refused, the run hasErrors naming the policy', async () => {
+    // two accounts' keys: deny by default, and suites still run (each in a network namespace)
+    const shared = await startTestServer({ dbPath: join(dir, 'shared.db'), runner: true, runtimeCache: process.env.MONITORS_RUNTIME_CACHE, schedulerOptions: { tickMs: 50 } })
+    try {
+      expect(shared.privateTargets.policy).toBe('deny')
+      expect(shared.playwrightSuites).toMatchObject({ run: true, network: true })
+      const c = caller(shared)
+      const test = `import { test } from '@playwright/test'
+test('inside @smoke', async ({ page }) => { await page.goto(${JSON.stringify(`${site.origin}/cart?from=deny`)}) })
+`
+      const created = await c('POST', '/v1/checks/playwright', suiteBody({ files: [{ path: 'playwright.config.ts', content: CONFIG }, { path: 'tests/a.spec.ts', content: test }] }))
+      expect(created.status, created.text).toBe(201)
+      const done = await triggerAndWait(created.json.id, c)
+      expect(done.status, JSON.stringify(done)).toBe('FAILED')
+      const [result] = (await c('GET', `/v1/check-results/${created.json.id}?resultType=FINAL`)).json
+      expect(result, result.error).toMatchObject({ hasErrors: true })
+      expect(result.error).toContain('the sandbox refused: 127.0.0.1 is a loopback address (127.0.0.0/8): refused by the private-target policy (--private-targets deny)')
+      expect(site.requests.map((r) => r.path)).not.toContain('/cart?from=deny')
+    } finally {
+      await shared.close()
     }
   }, 300_000)
 
