@@ -45,6 +45,17 @@ interface Build {
   /** the fields a construct's body took from the config's defaults; one set, emptied per construct */
   fromDefaults: Set<string>
   registrationOf: (construct: AnyConstruct) => Registration | undefined
+  /** how a construct held in props is written in a cache key (refTokens) */
+  refToken: RefToken
+}
+
+/** Each construct's registration, the map made at the first question: most bodies hold no construct. */
+function registrationLookup(registrations: readonly Registration[]): (construct: AnyConstruct) => Registration | undefined {
+  let byObject: Map<AnyConstruct, Registration> | undefined
+  return (construct) => {
+    byObject ??= new Map(registrations.map((r) => [r.construct, r]))
+    return byObject.get(construct)
+  }
 }
 
 /**
@@ -57,19 +68,11 @@ export function buildResources(registrations: Registration[], given: BuildContex
   const ctx: BuildContext = { ...given, rootRel: memo(given.rootRel), cwdRel: memo(given.cwdRel) }
   const problems: Problem[] = []
   const resources: DesiredResource[] = []
-  // each construct's registration, made at the first reference to a construct: most bodies hold none
-  let byObject: Map<AnyConstruct, Registration> | undefined
-  const registrationOf = (construct: AnyConstruct) => {
-    if (!byObject) {
-      byObject = new Map()
-      for (const r of registrations) byObject.set(r.construct, r)
-    }
-    return byObject.get(construct)
-  }
+  const registrationOf = registrationLookup(registrations)
 
   outsideProblems(registrations, ctx, problems)
   const inProject = registrations.filter((r) => !r.outside)
-  const build: Build = { ctx, problems, seen: new Map(), fromDefaults: new Set(), registrationOf }
+  const build: Build = { ctx, problems, seen: new Map(), fromDefaults: new Set(), registrationOf, refToken: refTokens(registrationOf) }
   for (const r of inProject) {
     const resource = buildResource(r, build)
     if (resource) resources.push(resource)
@@ -106,7 +109,7 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
 
   const descriptor = descriptorOf(kind)
   // the pure work on plain props (no construct in them, no file read into a field) is kept between commands
-  const cacheKey = ctx.cache && !descriptor.code ? (ctx.keys?.get(r) ?? constructKey(kind, name, c.logicalId as string, c.props, refTokens(build.registrationOf))) : undefined
+  const cacheKey = ctx.cache && !descriptor.code ? (ctx.keys?.get(r) ?? constructKey(kind, name, c.logicalId as string, c.props, build.refToken)) : undefined
   const hit = ctx.cache?.get(cacheKey)
   if (hit) return { kind, logicalId: c.logicalId as string, construct: name, file: ctx.rootRel(r.file), payload: hit.payload, refs: hit.refs ?? [], options: hit.options }
   const start = problems.length
@@ -670,23 +673,29 @@ function distance(a: string, b: string): number {
  * everything building the other reads of it (resolveRef, groupDefaultsInto): its kind, name and
  * logical id, whether it is registered and part of the project, and a check group's frequency
  * and locations. Undefined (no cache) when its logical id is not a string or those two fields
- * are not plain data.
+ * are not plain data. Each construct's token is written once per load (a group is referred to by
+ * thousands of checks).
  */
 function refTokens(registrationOf: (construct: AnyConstruct) => Registration | undefined): RefToken {
+  const tokens = new Map<unknown, string | undefined>()
   return (value) => {
-    const c = value as AnyConstruct
-    if (typeof c.logicalId !== 'string' || typeof c.__monitorsKind !== 'string') return undefined
-    const r = registrationOf(c)
-    const where = !r ? 'unregistered' : r.outside ? 'outside' : 'project'
-    let group = ''
-    if (c.__monitorsKind === 'check-group') {
-      const props = (c.props ?? {}) as Record<string, unknown>
-      const fields = typeof props === 'object' ? plainJson([props.frequency ?? null, props.locations ?? null], false) : undefined
-      if (fields === undefined) return undefined
-      group = `,${fields}`
-    }
-    return `@ref(${JSON.stringify(c.__monitorsKind)},${JSON.stringify(constructName(c))},${JSON.stringify(c.logicalId)},${where}${group})`
+    if (!tokens.has(value)) tokens.set(value, refToken(value as AnyConstruct, registrationOf))
+    return tokens.get(value)
   }
+}
+
+function refToken(c: AnyConstruct, registrationOf: (construct: AnyConstruct) => Registration | undefined): string | undefined {
+  if (typeof c.logicalId !== 'string' || typeof c.__monitorsKind !== 'string') return undefined
+  const r = registrationOf(c)
+  const where = !r ? 'unregistered' : r.outside ? 'outside' : 'project'
+  let group = ''
+  if (c.__monitorsKind === 'check-group') {
+    const props = (c.props ?? {}) as Record<string, unknown>
+    const fields = typeof props === 'object' ? plainJson([props.frequency ?? null, props.locations ?? null], false) : undefined
+    if (fields === undefined) return undefined
+    group = `,${fields}`
+  }
+  return `@ref(${JSON.stringify(c.__monitorsKind)},${JSON.stringify(constructName(c))},${JSON.stringify(c.logicalId)},${where}${group})`
 }
 
 /**
@@ -708,11 +717,7 @@ export function constructsKey(
   const configText = plainJson(config, true)
   if (configText === undefined) return undefined
   const keys = new Map<Registration, string>()
-  let byObject: Map<AnyConstruct, Registration> | undefined
-  const ref = refTokens((construct) => {
-    if (!byObject) byObject = new Map(registrations.map((r) => [r.construct, r]))
-    return byObject.get(construct)
-  })
+  const ref = refTokens(registrationLookup(registrations))
   // thousands of constructs share a few files: each file's path is written out once
   const fileOf = memo((abs: string) => JSON.stringify(rootRel(abs)))
   const parts = ['monitors-constructs-key-1', scope.version, scope.buildId, process.version, process.arch, process.cwd(), scope.configFile, scope.environment ?? '', configText]

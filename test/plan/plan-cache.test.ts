@@ -105,7 +105,7 @@ describe('the construct cache', () => {
   }, SLOW)
 
   it('reuses constructs that refer to others, and validates them again when what they read of those changes', async () => {
-    const project = (groupProps: string, channelFile = 'checks/all.check.ts') => {
+    const project = (groupProps: string, channelFile = 'checks/all.check.ts'): Record<string, string> => {
       const channel = `export const ops = new WebhookAlertChannel('ops', { name: 'referred ops', url: 'https://hooks.example.com/ops' })\n`
       const checksText = `import { DnsCheck, CheckGroup, WebhookAlertChannel } from 'monitors-as-code'
 ${channelFile === 'checks/all.check.ts' ? channel : "import { ops } from '../lib/channel.js'\n"}export const group = new CheckGroup('g', { name: 'Referred G', ${groupProps} })

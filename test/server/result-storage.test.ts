@@ -79,27 +79,28 @@ async function start(dbPath: string, clock: { now: number }, options: LocalServe
   })
 }
 
+/** Waits until the server has completed `n` runs since it started. */
+async function runsDone(server: LocalServer, n: number): Promise<void> {
+  const deadline = Date.now() + 30_000
+  while (server.completedRuns() < n) {
+    if (Date.now() > deadline) throw new Error(`only ${server.completedRuns()} of ${n} runs`)
+    await sleep(10)
+  }
+}
+
 /**
  * Waits for the runs a check makes when it is created (one per location). Until they are done, a
  * minute's wait would count them and end one minute early, leaving that minute's runs in flight.
  */
 async function firstRuns(server: LocalServer): Promise<void> {
-  const deadline = Date.now() + 30_000
-  while (server.completedRuns() < LOCATIONS.length) {
-    if (Date.now() > deadline) throw new Error(`only ${server.completedRuns()} first runs`)
-    await sleep(10)
-  }
+  await runsDone(server, LOCATIONS.length)
 }
 
 /** Moves the clock one minute and waits until the check has run in both locations. */
 async function minute(server: LocalServer, clock: { now: number }): Promise<void> {
   const before = server.completedRuns()
   clock.now += 60_000
-  const deadline = Date.now() + 30_000
-  while (server.completedRuns() < before + LOCATIONS.length) {
-    if (Date.now() > deadline) throw new Error(`only ${server.completedRuns() - before} runs in the minute`)
-    await sleep(10)
-  }
+  await runsDone(server, before + LOCATIONS.length)
 }
 
 type Result = { id: string; checkId: string; runLocation: string; status: string; startedAt: string; stoppedAt: string; result: Record<string, any> } & Record<string, any>

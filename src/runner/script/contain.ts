@@ -17,6 +17,9 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { alive } from './sandbox.js'
 
+/** util-linux's setpriv (in every Debian): changes the ids and sets no_new_privs before it runs Node. */
+export const SETPRIV = '/usr/bin/setpriv'
+
 /** A range of uids (and the gids of the same numbers) runs are given, both ends included. */
 export interface UidRange {
   first: number

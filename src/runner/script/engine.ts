@@ -442,10 +442,13 @@ function judgeRun(run: ChildRun, runtime: Runtime, limits: RunLimits, details: S
   } else if (!r) {
     outcome.runnerError = noResultProblem(run, limits)
   }
-  if (details.violations.length > 0 && !outcome.runnerError) {
-    outcome.runnerError = `the sandbox refused: ${details.violations.join('; ')}`
-  }
+  refusedBySandbox(details, outcome)
   details.logs = run.logs
+}
+
+/** What the sandbox refused (a browser check's, a suite's) fails the run with hasErrors, when nothing else did. */
+export function refusedBySandbox(details: ScriptDetails, outcome: AttemptOutcome): void {
+  if (details.violations.length > 0 && !outcome.runnerError) outcome.runnerError = `the sandbox refused: ${details.violations.join('; ')}`
 }
 
 /** Why the run was stopped at one of its limits. */

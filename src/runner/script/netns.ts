@@ -12,6 +12,7 @@
  */
 import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { SETPRIV } from './contain.js'
 
 const UNSHARE = '/usr/bin/unshare'
 const IP = ['/usr/sbin/ip', '/sbin/ip', '/usr/bin/ip', '/bin/ip'].find((p) => existsSync(p)) ?? '/usr/sbin/ip'
@@ -25,13 +26,14 @@ export const BRIDGE_PROXY = `http://127.0.0.1:${BRIDGE_PORT}`
 let probed: boolean | undefined
 
 /**
- * Whether runs can get a network of their own here: this process is root, `unshare` (util-linux)
- * and `ip` (iproute2) are there, and the kernel lets this process make a network namespace (a
- * container without CAP_SYS_ADMIN does not). Tried once, then remembered.
+ * Whether runs can get a network of their own here: this process is root, `unshare` and `setpriv`
+ * (util-linux: the run enters the namespace as root, then becomes its user) and `ip` (iproute2)
+ * are there, and the kernel lets this process make a network namespace (a container without
+ * CAP_SYS_ADMIN does not). Tried once, then remembered.
  */
 export function networkNamespaces(): boolean {
   if (probed === undefined) {
-    probed = process.getuid?.() === 0 && existsSync(UNSHARE) && existsSync(IP) &&
+    probed = process.getuid?.() === 0 && existsSync(UNSHARE) && existsSync(SETPRIV) && existsSync(IP) &&
       spawnSync(UNSHARE, ['--net', '--', IP, 'link', 'set', 'lo', 'up'], { stdio: 'ignore', timeout: 10_000 }).status === 0
   }
   return probed

@@ -17,10 +17,10 @@ import { DEFAULT_RUNTIME_ID, findRuntime } from '../../schema/runtimes.js'
 import { judge } from '../outcome.js'
 import type { AttemptOutcome } from '../types.js'
 import { finishArtifacts, formatBytes } from './artifacts.js'
-import { ARTIFACT_LIMIT_BYTES, CHROMIUM_ARGS, DEFAULT_DISK_LIMIT_BYTES, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_SCRIPT_TIMEOUT_MS, SECRET_PREFIX, SERVICE_VARIABLE } from './engine.js'
+import { ARTIFACT_LIMIT_BYTES, CHROMIUM_ARGS, DEFAULT_DISK_LIMIT_BYTES, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_SCRIPT_TIMEOUT_MS, refusedBySandbox, SECRET_PREFIX, SERVICE_VARIABLE } from './engine.js'
 import type { ScriptStep, ScriptTest } from './protocol.js'
 import { defaultRuntimeCache, resolveInRuntime, runtimeState } from './runtimes.js'
-import { allocateRunUser, closedToOthers, copyBack, copyRunFile, effectiveUidRange, giveTree, killUser, readRunFile, removeLeftFiles, userMemory, type RunUser } from './contain.js'
+import { allocateRunUser, closedToOthers, copyBack, copyRunFile, effectiveUidRange, giveTree, killUser, readRunFile, removeLeftFiles, SETPRIV, userMemory, type RunUser } from './contain.js'
 import { startEgress, type EgressProxy } from './egress.js'
 import { BRIDGE_PROXY, BRIDGE_SOURCE, inNetworkNamespace, networkNamespaces } from './netns.js'
 import { folderBytes, killTree, processTable, treeMemory } from './sandbox.js'
@@ -196,7 +196,7 @@ export async function runPlaywrightSuite(suite: PlaywrightSuite, options: Script
       return finish()
     }
     // under deny, a run with a user of its own gets a network of its own whose one way out is the egress proxy
-    const network = user && options.privateTargets === 'deny' && existsSync(SETPRIV) && networkNamespaces()
+    const network = user && options.privateTargets === 'deny' && networkNamespaces()
       ? { bridge: path.join(folders.runDir, 'bridge.cjs'), socket: path.join(folders.runDir, 'egress.sock') } : null
     if (network) writeFileSync(network.bridge, BRIDGE_SOURCE)
     const args = [cli, ...playwrightArguments(suite, options, folders.project, folders.reportFile, folders.output, network ? BRIDGE_PROXY : null)]
@@ -216,7 +216,10 @@ export async function runPlaywrightSuite(suite: PlaywrightSuite, options: Script
     details.playwrightVersion = report?.config?.version ?? runtime.dependencies['@playwright/test'] ?? null
     details.tests = (report?.suites ?? []).flatMap((s) => testsOf(s, []))
     judgeSuite(ended, report, details, timeoutMs, options, outcome)
-    if (egress) held(egress.refusals, details, outcome)
+    if (egress) {
+      details.violations = [...egress.refusals]
+      refusedBySandbox(details, outcome)
+    }
   } finally {
     await egress?.close()
     keepSuiteArtifacts(folders, user, details, scrub, limitBytes)
@@ -230,12 +233,6 @@ async function egressFor(network: RunNetwork, user: RunUser, options: ScriptRunO
   chownSync(network.socket, user.uid, user.gid)
   chmodSync(network.socket, 0o600)
   return egress
-}
-
-/** What the egress proxy refused: the run's violations, and its error (hasErrors) when it has no other. */
-function held(refusals: string[], details: ScriptDetails, outcome: AttemptOutcome): void {
-  details.violations = [...refusals]
-  if (refusals.length > 0 && !outcome.runnerError) outcome.runnerError = `the sandbox refused: ${refusals.join('; ')}`
 }
 
 /** The folders of one run: its own (project, home, report), and where its artifacts are kept. */
@@ -362,9 +359,6 @@ function playwrightArguments(suite: PlaywrightSuite, options: ScriptRunOptions, 
   if (suite.tags && suite.tags.length > 0) args.push('--grep', suite.tags.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'))
   return args
 }
-
-/** util-linux's setpriv (in every Debian): changes the ids and sets no_new_privs before it runs Node. */
-const SETPRIV = '/usr/bin/setpriv'
 
 /** A run's network of its own (netns.ts): the bridge's file and the egress proxy's socket, both in the run's folder. */
 interface RunNetwork {
