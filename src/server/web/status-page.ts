@@ -1,6 +1,6 @@
 import { eachCheck, type IncidentRecord, type MaintenanceWindowRecord, type ServiceRecord, type StatusPageRecord, type Store } from '../store/index.js'
 import { esc, formatTime, safeUrl } from './html.js'
-import { contrastProblems, cssVariables, themesOf, type ContrastProblem, type Theme } from './theme.js'
+import { BANNER_COLORS, contrastProblems, cssVariables, themesOf, type BannerState, type ContrastProblem, type Theme } from './theme.js'
 import { uptimeOf, UPTIME_DAYS, type ServiceUptime } from './uptime.js'
 import { windowTimes } from './windows.js'
 import { affectedServices, affectedText, pageChecks, responseTimes, type AffectedBy, type ResponseTime } from './service-notes.js'
@@ -243,8 +243,9 @@ main{padding:1.5rem 0 2rem}
 h1,h2,h3{color:var(--titleFontColor);line-height:1.25}
 h2{font-size:1.25rem;margin:2rem 0 .75rem}
 h3{font-size:1.05rem;margin:0 0 .5rem}
-.overall{border:1px solid var(--borderColor);background:var(--cardBackgroundColor);border-radius:.5rem;padding:1rem;display:flex;gap:.75rem;align-items:center}
-.overall h1{font-size:1.3rem;margin:0}
+.overall{border-radius:.5rem;padding:1.1rem 1.25rem;display:flex;gap:.75rem;align-items:center}
+.overall h1{font-size:1.3rem;margin:0;color:inherit}
+${Object.entries(BANNER_COLORS).map(([state, c]) => `.overall.${state}{background:${c.background};color:${c.text}}`).join('\n')}
 .card{border:1px solid var(--borderColor);background:var(--cardBackgroundColor);border-radius:.5rem;padding:1rem;margin:0 0 1rem}
 .card ul{list-style:none;margin:0;padding:0}
 .card li{display:flex;flex-wrap:wrap;justify-content:space-between;gap:.25rem 1rem;padding:.5rem 0;border-top:1px solid var(--borderColor)}
@@ -312,7 +313,17 @@ function serviceNotes(s: ServiceModel): string {
   return affected + time
 }
 
+/**
+ * The overall banner: the page's state, coloured whole (theme.ts BANNER_COLORS); maintenance
+ * when a window of the page's services is in progress and nothing is worse.
+ */
+export function bannerOf(model: Pick<StatusPageModel, 'status' | 'statusLabel' | 'maintenance'>): { state: BannerState; label: string } {
+  if (model.status === 'operational' && model.maintenance.active.length > 0) return { state: 'maintenance', label: 'Maintenance in progress' }
+  return { state: model.status, label: model.statusLabel }
+}
+
 export function renderStatusPage(model: StatusPageModel, links: { summary: string; feed: string }, subscribe?: { action: string }): string {
+  const banner = bannerOf(model)
   const summaryHref = links.summary
   const section = (id: string, title: string, body: string) => `<section aria-labelledby="${id}"><h2 id="${id}">${esc(title)}</h2>${body}</section>`
   const windowItem = (w: { name: string; startsAt: string; endsAt: string }) =>
@@ -349,7 +360,7 @@ ${model.refreshSeconds === null ? '' : `<meta http-equiv="refresh" content="${mo
 <nav aria-label="Sections"><ul><li><a href="#services">Services</a></li><li><a href="#maintenance">Maintenance</a></li><li><a href="#history">Incident history</a></li></ul></nav>
 </div></header>
 <main><div class="wrap">
-<div class="overall ${model.status}" data-state="${model.status}"><span class="dot" aria-hidden="true"></span><h1>${esc(model.statusLabel)}</h1></div>
+<div class="overall ${banner.state}" data-state="${banner.state}"><h1>${esc(banner.label)}</h1></div>
 <p class="updated muted">Last updated <time datetime="${esc(model.generatedAt)}">${esc(formatTime(model.generatedAt))}</time> · ${model.refreshSeconds === null
     ? 'not refreshing · <a href="?">Refresh automatically</a>'
     : `refreshes every ${model.refreshSeconds === 60 ? 'minute' : `${model.refreshSeconds} s`} · <a href="?refresh=off">Stop refreshing</a>`}</p>
