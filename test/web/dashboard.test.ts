@@ -124,8 +124,29 @@ describe('dashboard log-in', () => {
     expect(html).toContain('at least every 1 day; a ping up to 2 hours later still counts')
     expect(html).not.toContain('Run now')
     expect(html).not.toContain('/run"')
-    // the ping, read from GET /v1/check-results/{checkId}
-    expect(html).toMatch(/<tr><td><time datetime="[^"]+">[^<]+<\/time><\/td><td>RECEIVED<\/td><td>PASSED<\/td><td><\/td><\/tr>/)
+    // the ping, read from GET /v1/check-results/{checkId}, at its time to the second
+    expect(html).toMatch(/<tr><td><time datetime="[^"]+">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/time><\/td><td>RECEIVED<\/td><td>PASSED<\/td><td><\/td><\/tr>/)
+  })
+
+  it('refreshes its pages every 30 s by default (with a meta refresh for a browser without JavaScript), ?refresh=N from 2 to 3600 s, ?refresh=off pauses; the filter keeps it', async () => {
+    const { cookie } = await logIn()
+    const page = async (query: string) => (await fetch(`${server.url}/${query}`, { headers: { cookie } })).text()
+    const bar = (html: string) => /<p class="refresh muted" data-refresh="[^"]*">[\s\S]*?<\/p>/.exec(html)?.[0]
+    const usual = await page('')
+    expect(bar(usual)).toMatch(/^<p class="refresh muted" data-refresh="30">Updated <time data-updated datetime="[^"]+">\d\d:\d\d:\d\d UTC<\/time> · <span data-refresh-note>refreshes every 30 s<\/span> · <a href="\/\?refresh=off">Pause<\/a><\/p>$/)
+    expect(usual).toContain('<script src="/dashboard/assets/dashboard.js" defer></script>\n<noscript><meta http-equiv="refresh" content="30"></noscript>')
+    expect(usual).not.toContain('name="refresh"')
+    expect(bar(await page('?refresh=1'))).toContain('data-refresh="2"')
+    expect(bar(await page('?refresh=99999'))).toContain('data-refresh="3600"')
+    expect(bar(await page('?refresh=soon'))).toContain('data-refresh="30"')
+    const fast = await page('?tag=web&refresh=5')
+    expect(fast).toContain('<noscript><meta http-equiv="refresh" content="5"></noscript>')
+    expect(fast).toContain('<input type="hidden" name="refresh" value="5">')
+    expect(bar(fast)).toContain('<a href="/?tag=web&amp;refresh=off">Pause</a>')
+    const paused = await page('?tag=web&refresh=off')
+    expect(bar(paused)).toMatch(/ · paused · <a href="\/\?tag=web">Resume refreshing<\/a><\/p>$/)
+    expect(paused).not.toContain('http-equiv="refresh"')
+    expect(paused).toContain('<input type="hidden" name="refresh" value="off">')
   })
 
   it('refuses every log-in from an address after 10 failed ones in a minute', async () => {
