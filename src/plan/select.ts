@@ -121,10 +121,17 @@ export function assertNoDuplicates(plan: Plan, options: { allowDuplicates?: bool
   if (refused.length === 0) return
   const lines = refused.map((c) => {
     const d = c.duplicateOf!
+    const descriptor = descriptorOf(c.kind)
+    const fields = descriptor.identity.fields.map((f) => descriptor.codeShape?.fieldInCode(f) ?? f)
     const unique = UNIQUE_IDENTITY_KINDS.has(c.kind)
-      ? ` (a ${descriptorOf(c.kind).identity.fields.join(' and ')} cannot exist twice: the service answers 409, so only --adopt-existing helps)` : ''
-    return `  ${c.kind} ${c.logicalId}${c.file ? ` (${c.file})` : ''} already exists remotely as id ${d.remoteId}${d.name !== undefined ? ` "${d.name}"` : ''}, which the lock does not record${unique}`
+      ? ` (a ${fields.join(' and ')} cannot exist twice: the service answers 409, so only --adopt-existing helps)` : ''
+    // as a problem of the code is named: file › construct › field
+    const where = `${c.file ? `${c.file} › ` : ''}${c.construct ?? c.kind} ${JSON.stringify(c.logicalId)} › ${fields.join(', ')}`
+    return `  ${where}: already exists remotely as id ${d.remoteId}${d.name !== undefined ? ` "${d.name}"` : ''}, which this project's lock does not record${unique}`
   })
+  const them = lines.length === 1 ? 'it' : 'them'
+  const they = lines.length === 1 ? 'it is' : 'they are'
+  const one = lines.length === 1 ? 'one' : 'ones'
   // --allow-duplicates is named only when it can help: some refused create is of a kind that may exist twice
   const copiable = refused.filter((c) => !UNIQUE_IDENTITY_KINDS.has(c.kind))
   const copies = copiable.length === 0
@@ -134,8 +141,10 @@ export function assertNoDuplicates(plan: Plan, options: { allowDuplicates?: bool
       : `, or with --allow-duplicates to create second copies anyway of ${copiable.map((c) => `${c.kind} ${c.logicalId}`).join(', ')}`
   throw new PlanRefusal(
     `This plan would create ${lines.length === 1 ? 'a resource that already exists' : `${lines.length} resources that already exist`}; nothing was changed:\n${lines.join('\n')}\n` +
-      'Most often an earlier apply made them and its lock update was lost. Run again with --adopt-existing to record the existing ones ' +
-      `in the lock and update them to the code${copies} ` +
-        '(for a saved plan: make it again with plan --adopt-existing --out <file>).',
+      `Most often an earlier apply of this project made ${them} and its lock update was lost, but another project of the account may manage ${them}. ` +
+      `If ${they} this project's, run again with --adopt-existing to record the existing ${one} in the lock and update ${them} to the code${copies} ` +
+      '(for a saved plan: make it again with plan --adopt-existing --out <file>). ' +
+      `If another project manages ${them}, adopting takes ${them} over (both projects would then change ${them}): give this project's ${one} ${lines.length === 1 ? 'its' : 'their'} own ` +
+      `${[...new Set(refused.map((c) => descriptorOf(c.kind).identity.fields.map((f) => descriptorOf(c.kind).codeShape?.fieldInCode(f) ?? f).join(' and ')))].join(', ')} instead.`,
   )
 }

@@ -50,9 +50,10 @@ export interface PlanChange {
    * A create of a resource that already exists remotely, unmanaged, with the same identity (a
    * check's or a service's or a window's name, a variable's key, a status page's url): most often
    * made by an apply whose lock update was lost. Apply refuses it unless told to adopt the
-   * existing one (`--adopt-existing`) or to create a second one (`--allow-duplicates`).
+   * existing one (`--adopt-existing`) or to create a second one (`--allow-duplicates`: then
+   * `copy`, and it counts as a create). Without `copy` it is counted as `duplicate`, not `create`.
    */
-  duplicateOf?: { remoteId: string; name?: string }
+  duplicateOf?: { remoteId: string; name?: string; copy?: true }
   /** Only resource options changed (protect, retainOnDelete): the lock records them, no request is sent. */
   lockOnly?: boolean
   /** Why the action was chosen when it is not obvious (replace, drift). */
@@ -83,6 +84,8 @@ export interface PlanSummary {
   forget: number
   noop: number
   drift: number
+  /** Creates apply refuses: they exist already, unmanaged (`duplicateOf`); not counted in `create`. */
+  duplicate: number
 }
 
 /** A delete (or replace) of a resource marked `protect: true`: the plan is refused. */

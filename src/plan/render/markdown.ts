@@ -43,6 +43,7 @@ export function renderPlanMarkdown(plan: Plan, options: MarkdownRenderOptions = 
   } else {
     const columns: Array<[string, number]> = [['Create', s.create], ['Update', s.update], ['Delete', s.delete], ['Move', s.move], ['Drift', s.drift]]
     if (s.forget) columns.push(['Forget', s.forget])
+    if (s.duplicate) columns.push(['Refused (duplicate)', s.duplicate])
     head.push(`| ${columns.map(([name]) => name).join(' | ')} |`, `|${columns.map(() => '---:').join('|')}|`, `| ${columns.map(([, n]) => n).join(' | ')} |`, '')
   }
   const tail: string[] = []

@@ -55,7 +55,9 @@ export function summaryLine(plan: Plan, c: Colors = pc.createColors(false)): str
   const s = plan.summary
   const extra = [...(s.move ? [`${s.move} to move`] : []), ...(s.forget ? [`${s.forget} to forget`] : [])]
   const drift = s.drift ? ` ${s.drift} changed outside monitors (drift).` : ''
-  return `${c.bold('Plan:')} ${s.create} to create, ${s.update} to update, ${s.delete} to delete${extra.length ? `, ${extra.join(', ')}` : ''}.${drift}`
+  // creates apply refuses are no creates: counted apart
+  const duplicates = s.duplicate ? ` ${c.red(`${s.duplicate} refused: already ${s.duplicate === 1 ? 'exists' : 'exist'} (duplicate).`)}` : ''
+  return `${c.bold('Plan:')} ${s.create} to create, ${s.update} to update, ${s.delete} to delete${extra.length ? `, ${extra.join(', ')}` : ''}.${drift}${duplicates}`
 }
 
 function renderChange(change: PlanChange, c: Colors, view: ViewOptions): string[] {
