@@ -16,7 +16,7 @@ import { jsonEqual } from '../resources/stable-json.js'
 import { ORPHAN_REASON, adoptPendingCreates, orphanedPendingCreates, ADOPTED_REASON, ADOPTED_EXISTING_REASON, findDuplicates } from './adopt.js'
 import { referenceIndex } from './references.js'
 import { applyGroup } from '../schema/check-group.js'
-import type { BlockedDelete, FieldDiff, Plan, PlanChange, PlanSummary, ProtectedChange } from './types.js'
+import type { BlockedDelete, FieldDiff, Plan, PlanChange, PlanSummary, ProtectedChange, RenameHint } from './types.js'
 
 export interface PlanInput {
   desired: readonly DesiredResource[]
@@ -413,7 +413,37 @@ function assemblePlan(input: PlanInput, changes: PlanChange[], protectedChanges:
   if (blocked.length > 0) plan.blocked = blocked
   const references = referenceIndex(input)
   if (references) plan.references = references
+  const renames = renameHints(changes)
+  if (renames.length > 0) plan.renames = renames
   return plan
+}
+
+/**
+ * Deletes and creates of one kind with the same name: a logical id renamed without `aliases`
+ * (Pulumi's word), which deletes the resource and makes a new one. Each delete pairs with one
+ * create at most, in the plan's order. Only real deletes: one already gone (drift) or left
+ * running (forget) loses nothing.
+ */
+export function renameHints(changes: readonly PlanChange[]): RenameHint[] {
+  const deleted = new Map<string, PlanChange[]>()
+  for (const change of changes) {
+    if (change.action !== 'delete' || change.drift || change.adopted || change.name === undefined) continue
+    const key = `${change.kind}\0${change.name}`
+    const list = deleted.get(key)
+    if (list) list.push(change)
+    else deleted.set(key, [change])
+  }
+  if (deleted.size === 0) return []
+  const hints: RenameHint[] = []
+  for (const change of changes) {
+    if (change.action !== 'create' || change.name === undefined || change.duplicateOf) continue
+    const old = deleted.get(`${change.kind}\0${change.name}`)?.shift()
+    if (!old) continue
+    const hint: RenameHint = { kind: change.kind, from: old.logicalId, to: change.logicalId, name: change.name }
+    if (change.file) hint.file = change.file
+    hints.push(hint)
+  }
+  return hints
 }
 
 const OPTIONS = ['protect', 'retainOnDelete'] as const

@@ -1,5 +1,5 @@
 import { descriptorOf, isResourceKind, kindOfConstruct, RESOURCE_KINDS, UNIQUE_IDENTITY_KINDS } from '../resources/registry.js'
-import { blockedDeletes, summarize, type PlanInput } from './plan.js'
+import { blockedDeletes, renameHints, summarize, type PlanInput } from './plan.js'
 import type { Plan, PlanChange } from './types.js'
 import { UserError } from '../errors.js'
 
@@ -62,13 +62,16 @@ export function selectTargets(plan: Plan, targets: readonly string[], input?: Pl
   const blocked = input ? blockedDeletes(changes, input) : plan.blocked?.filter((b) => wanted.has(`${b.kind}:${b.logicalId}`))
   if (blocked && blocked.length > 0) selected.blocked = blocked
   else delete selected.blocked
+  const renames = renameHints(changes)
+  if (renames.length > 0) selected.renames = renames
+  else delete selected.renames
   return selected
 }
 
 /** Only the drift: what changed outside monitors (`plan --refresh-only`). */
 export function driftOnly(plan: Plan): Plan {
   const changes = plan.changes.filter((change) => change.changedOutside || change.drift)
-  const { protected: _p, ...rest } = plan
+  const { protected: _p, renames: _r, ...rest } = plan
   return { ...rest, changes, summary: summarize(changes), refreshOnly: true }
 }
 

@@ -127,6 +127,24 @@ export interface Plan {
   targets?: string[]
   /** Only the drift (`plan --refresh-only`). */
   refreshOnly?: boolean
+  /** Deletes and creates that look like a rename without `aliases` (see RenameHint). */
+  renames?: RenameHint[]
+}
+
+/**
+ * A delete and a create of one kind with the same name (display field) in one plan: most likely
+ * a rename of the logical id without `aliases`, which would delete the resource (and its
+ * history) and make a new one. A display aid: the plan runs as it is.
+ */
+export interface RenameHint {
+  kind: ResourceKind
+  /** The logical id deleted (the lock's). */
+  from: string
+  /** The logical id created (the code's). */
+  to: string
+  name: string
+  /** The file of the created construct. */
+  file?: string
 }
 
 /** A resource a reference can point at: lets a plan show `status-page-service:payments "Payments API"` instead of an id. */

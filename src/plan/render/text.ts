@@ -1,7 +1,7 @@
 import pc from 'picocolors'
 import type { Plan, PlanChange } from '../types.js'
 import { describeTarget } from '../../state/lock.js'
-import { changeBody, driftNote, partialNote, type Line, type ViewOptions } from './view.js'
+import { changeBody, driftNote, partialNote, renameHintText, type Line, type ViewOptions } from './view.js'
 
 export interface TextRenderOptions {
   color?: boolean
@@ -40,6 +40,7 @@ export function renderPlanText(plan: Plan, options: TextRenderOptions = {}): str
       if (address) out.splice(1, 0, `    ${c.cyan(`# seen at ${address}`)}`)
       lines.push(...out, '')
     }
+    for (const hint of plan.renames ?? []) lines.push(c.yellow(`Hint: ${renameHintText(hint)}.`), '')
     lines.push(summaryLine(plan, c))
   }
   const unmanaged = Object.entries(plan.unmanaged)
