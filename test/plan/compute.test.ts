@@ -111,15 +111,15 @@ describe('computePlan', () => {
     const sentence = 'dns-check shop-dns is deleted and dns-check shop-dns-v2 created, both named "Shop DNS": ' +
       "if it is a rename, add aliases: ['shop-dns'] to shop-dns-v2 (checks/shop.check.ts) to keep the resource (its id and history) instead"
     expect(renderPlanText(plan)).toContain(`Hint: ${sentence}.`)
-    expect(renderPlanMarkdown(plan)).toContain("> **Hint:** dns-check shop-dns is deleted and dns-check shop-dns-v2 created, both named "Shop DNS": if it is a rename, add aliases: \\['shop-dns'\\] to shop-dns-v2")
+    expect(renderPlanMarkdown(plan)).toContain(`> **Hint:** dns-check shop-dns is deleted and dns-check shop-dns-v2 created, both named "Shop DNS": if it is a rename, add aliases: \\['shop-dns'\\] to shop-dns-v2`)
     expect(planToJson(plan).renames).toEqual([{ kind: 'dns-check', from: 'shop-dns', to: 'shop-dns-v2', name: 'Shop DNS', file: 'checks/shop.check.ts', hint: sentence }])
     // a --target selection keeps the hint only with both sides in it
     expect(selectTargets(plan, ['dns-check:shop-dns-v2']).renames).toBeUndefined()
     expect(selectTargets(plan, ['dns-check:shop-dns-v2', 'dns-check:shop-dns']).renames).toHaveLength(1)
 
-    // with the alias, a move and no hint
+    // with the alias, a rename (an update: the query differs) and no hint
     const moved = computePlan({ desired: [{ ...renamed, options: { aliases: ['shop-dns'] } }], lock, remote: remote(records), target })
-    expect(moved.changes.find((c) => c.logicalId === 'shop-dns-v2')).toMatchObject({ action: 'move', movedFrom: 'shop-dns' })
+    expect(moved.changes.find((c) => c.logicalId === 'shop-dns-v2')).toMatchObject({ action: 'update', movedFrom: 'shop-dns' })
     expect(moved.renames).toBeUndefined()
     expect(planToJson(moved).renames).toEqual([])
     expect(renderPlanText(moved)).not.toContain('Hint:')
