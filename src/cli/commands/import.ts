@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { dirname, join, relative, sep } from 'node:path'
+import { basename, dirname, join, relative, sep } from 'node:path'
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import type { ResourceKind } from '../../resources/types.js'
 import { CHECK_KINDS, descriptorOf, displayName, referenceSites, referredKinds, RESOURCE_KINDS } from '../../resources/registry.js'
@@ -309,5 +309,7 @@ function adopt(
   }
   writeLock(lockPath, lock)
   out(`Adopted ${adopted} remote resource${adopted === 1 ? '' : 's'} into the lock; run "monitors plan" to see how they differ from the code.\n`)
+  // the service does not tell one project's resources from another's: adopting is taking over
+  out(`The lock did not record ${adopted === 1 ? 'it' : 'them'}: if one belongs to another project, remove its entry from ${basename(lockPath)} before applying, or both projects change it.\n`)
   return 0
 }
