@@ -194,6 +194,8 @@ export interface LoadOptions {
   despiteCheckProblems?: string
   /** How the project is loaded (default: loadProject with the arguments' config, environment and cache). */
   load?: () => Promise<LoadedProject>
+  /** A project with a config and no check file yet is loaded, with no resources (import writes the first one). */
+  allowNoCheckFiles?: boolean
 }
 
 /** Loads the project; problems print one per line and resolve to undefined (exit 1). */
@@ -201,7 +203,7 @@ export async function loadOrReport(args: { config?: string; env?: string; cache?
   try {
     const project = options.load
       ? await options.load()
-      : await loadProject({ config: args.config, environment: environmentRequest(args), tolerateCheckProblems: options.despiteCheckProblems !== undefined, cache: args.cache })
+      : await loadProject({ config: args.config, environment: environmentRequest(args), tolerateCheckProblems: options.despiteCheckProblems !== undefined, allowNoCheckFiles: options.allowNoCheckFiles, cache: args.cache })
     if (project.problems.length > 0) {
       const pc = paint()
       const count = `${project.problems.length} problem${project.problems.length === 1 ? '' : 's'} in the check files`

@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import { validate } from '../schema/issues.js'
+import { closest, validate } from '../schema/issues.js'
 import { compileFast, type FastResult } from '../schema/fast.js'
 import { isConstruct, OPTION_KEYS, type AnyConstruct } from '../../constructs/construct.js'
 import type { ResolvedConfig } from './config.js'
@@ -638,34 +638,6 @@ function walkUnknown(schema: z.ZodType, value: unknown, path: string[], out: { p
       out.push({ path: [...path, key].join('.'), message: `is not a known field${close ? ` (did you mean ${close}?)` : ''}` })
     }
   }
-}
-
-/** The candidate nearest to a misspelt word, when one is near enough. */
-export function closest(word: string, candidates: string[]): string | undefined {
-  let best: string | undefined
-  let bestDistance = Math.max(2, Math.floor(word.length / 4)) + 1
-  for (const c of candidates) {
-    const d = distance(word.toLowerCase(), c.toLowerCase())
-    if (d < bestDistance) {
-      best = c
-      bestDistance = d
-    }
-  }
-  return best
-}
-
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i)
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0]
-    row[0] = i
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = row[j]
-      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1))
-      prev = tmp
-    }
-  }
-  return row[b.length]
 }
 
 /**

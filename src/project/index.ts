@@ -44,6 +44,11 @@ export interface LoadProjectOptions {
    */
   tolerateCheckProblems?: boolean
   /**
+   * A checkMatch that matches no file is no problem: the project has no resources yet (import,
+   * which writes the first check file).
+   */
+  allowNoCheckFiles?: boolean
+  /**
    * The environment asked for (`--env`, else MONITORS_ENV); see chooseEnvironment. When the
    * config declares environments and none is chosen, a NoEnvironmentError names them.
    */
@@ -126,7 +131,7 @@ export async function loadProjectDeferred(options: LoadProjectOptions = {}): Pro
     // check files may ask which environment they are loaded for (currentEnvironment())
     if (config.environment) session.environment = config.environment.name
     files = findFiles(rootDir, config.checkMatch, config.ignore).filter((f) => path.join(rootDir, f) !== configFile)
-    if (files.length === 0) {
+    if (files.length === 0 && !options.allowNoCheckFiles) {
       problems.push({
         file: configShown,
         field: 'checkMatch',

@@ -7,7 +7,7 @@ import { LOADING_KEY, type AnyConstruct, type LoadingRegistry } from '../../cons
 import * as ownConstructs from '../../constructs/index.js'
 import { importCompiled, privateTempDir, type RunningScope } from './compile-cache.js'
 import type { Problem } from './errors.js'
-import { closest } from './desired.js'
+import { closest } from '../schema/issues.js'
 import { callerSite, callSites, isInternalFrame, parseStack, type CallSite, type Frame } from './stack.js'
 
 /** A construct created while the project was loading, and where. */
@@ -393,6 +393,17 @@ export async function importFile(file: string, rel: (abs: string) => string): Pr
   }
 }
 
+/**
+ * A bare module name near this package's own (`monitors`, `monitor-as-code`): the constructs
+ * come from `monitors-as-code`. A relative path or another package gets no hint.
+ */
+function packageHint(module: string): string {
+  if (module.startsWith('.') || module.startsWith('/')) return ''
+  const name = module.startsWith('@') ? module : module.split('/')[0]
+  if (name === PACKAGE_NAME) return ''
+  return closest(name, [PACKAGE_NAME]) !== undefined ? ` (did you mean '${PACKAGE_NAME}'? the constructs are imported from '${PACKAGE_NAME}')` : ''
+}
+
 /** A failed import as a problem: syntax errors with line and column, throws with the line. */
 function importProblem(error: unknown, file: string, rel: (abs: string) => string): Problem {
   if (!(error instanceof Error)) return { file: rel(file), message: `threw ${describeThrown(error)} while loading` }
@@ -407,7 +418,7 @@ function importProblem(error: unknown, file: string, rel: (abs: string) => strin
   if (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') {
     const where = frames.find((f) => f.file === file)
     const what = /Cannot find (?:module|package) ['"]([^'"]+)['"]/.exec(message)?.[1]
-    return { file: rel(file), line: where?.line, message: what ? `cannot find module "${what}"` : firstLine(message) }
+    return { file: rel(file), line: where?.line, message: what ? `cannot find module "${what}"${packageHint(what)}` : firstLine(message) }
   }
   if (error.name === 'SyntaxError') {
     // sucrase let it through and V8 refused it without a location: ask babel where it is

@@ -99,6 +99,13 @@ export function displayName(kind: ResourceKind, payload: Record<string, unknown>
   return typeof name === 'string' ? name : undefined
 }
 
+/** The value of an identity field (a dotted path: `config.address`) in a payload or record, as text; undefined when unset. */
+export function identityValue(payload: Record<string, unknown>, field: string): string | undefined {
+  let value: unknown = payload[field]
+  if (value === undefined && field.includes('.')) value = field.split('.').reduce<unknown>((node, key) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), payload)
+  return value === undefined || value === null ? undefined : String(value)
+}
+
 /** Kinds whose identity is unique on the service: a duplicate create is answered 409. */
 export const UNIQUE_IDENTITY_KINDS: ReadonlySet<ResourceKind> = new Set(ALL.filter((d) => d.identity.unique).map((d) => d.kind))
 

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { dirname, join, relative, sep } from 'node:path'
+import { basename, dirname, join, relative, sep } from 'node:path'
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import type { ResourceKind } from '../../resources/types.js'
 import { CHECK_KINDS, descriptorOf, displayName, referenceSites, referredKinds, RESOURCE_KINDS } from '../../resources/registry.js'
@@ -9,7 +9,9 @@ import { lockKey, writeLock, type LockEntry } from '../../state/lock.js'
 import { appliedHash, secretHashOf } from '../../resources/hashes.js'
 import { normalize } from '../../resources/normalize.js'
 import type { ImportedSecret } from '../../import/codegen.js'
-import { err, engineOptions, out, workingLock, type EngineArgs, withApplySession } from '../engine.js'
+import { environmentRequest, err, engineOptions, out, workingLock, type EngineArgs, type Session, withApplySession } from '../engine.js'
+import type { LockFile } from '../../state/lock.js'
+import type { PlanChange } from '../../plan/types.js'
 import { UserError } from '../../errors.js'
 import { io } from '../io.js'
 
@@ -61,6 +63,7 @@ export const importCommand = {
       .option('adopt', { type: 'boolean', default: false, describe: 'Record remote resources of the same kind and name as constructs that have no lock entry, instead of creating duplicates' })
       .option('lock-timeout', { type: 'string', default: '0', describe: 'How long to wait for an apply in this checkout to finish' }),
   handler: async (args: ArgumentsCamelCase<ImportArgs>): Promise<number> => {
+    // a project with a config and no check file yet: import writes its first one
     return withApplySession(args, 'monitors import', async (project, session) => {
       const remote = await fetchRemoteState(session.open.client, RESOURCE_KINDS)
       const lock = workingLock(session)
@@ -131,11 +134,37 @@ export const importCommand = {
       for (const c of chosen) out(`+ ${c.kind} ${c.logicalId} imported (id ${c.remoteId})\n`)
       out(`Wrote ${chosen.length} construct${chosen.length === 1 ? '' : 's'} to ${shown} and recorded them in the lock.\n`)
       if (files.length > 0) out(`Wrote the scripts of its browser, multi-step and Playwright checks: ${files.map((f) => relative(process.cwd(), join(project.rootDir, f.path))).join(', ')}.\n`)
-      if (secrets.length > 0) err(secretsNote(secrets, env))
+      // what the next plan does with them, from that plan itself: the note promises nothing else
+      const next = await nextPlanOf(args, session, lock, remote, new Set(chosen.map((c) => lockKey(c.kind, c.logicalId))))
+      if (secrets.length > 0 || 'problems' in next || next.changes.length > 0) err(secretsNote(secrets, env, next))
       return 0
-    })
+    }, { allowNoCheckFiles: true })
   },
 } as unknown as CommandModule<object, ImportArgs>
+
+/** What the next plan (with the environment as it is now) does with the imported resources: its changes, or the problems that stop it. */
+type NextPlan = { changes: PlanChange[] } | { problems: string[] }
+
+async function nextPlanOf(args: ImportArgs, session: Session, lock: LockFile, remote: RemoteState, imported: ReadonlySet<string>): Promise<NextPlan> {
+  const { loadProject, ProjectError, formatProblem } = await import('../../project/index.js')
+  const { computePlan } = await import('../../plan/plan.js')
+  let project
+  try {
+    project = await loadProject({ config: args.config, environment: environmentRequest(args), cache: args.cache })
+  } catch (error) {
+    if (error instanceof ProjectError) return { problems: error.problems.map(formatProblem) }
+    throw error
+  }
+  const plan = computePlan({ desired: project.resources, lock, remote, target: session.open.target, environment: session.open.environment })
+  return { changes: plan.changes.filter((c) => c.action !== 'noop' && imported.has(lockKey(c.kind, c.logicalId))) }
+}
+
+/** One change of the next plan as the summary names it: `~ variable TOKEN › value (secret changed)`. */
+function changeLine(change: PlanChange): string {
+  const sign = change.action === 'create' ? '+' : change.action === 'delete' ? '-' : change.action === 'replace' ? '-/+' : '~'
+  const fields = (change.fieldDiffs ?? []).map((d) => (d.secret && typeof d.new === 'string' ? `${d.path} ${d.new}` : d.path))
+  return `  ${sign} ${change.kind} ${change.logicalId}${fields.length > 0 ? ` › ${fields.join(', ')}` : ''}`
+}
 
 /** The check ids a remote check depends on (`dependsOn`). */
 const dependsOnIds = (record: Record<string, unknown>): string[] =>
@@ -211,19 +240,42 @@ function importedSecretHash(c: Candidate, secrets: readonly ImportedSecret[], en
   return secretHashOf(c.kind, payload)
 }
 
-/** Which environment variables the imported code reads secrets from, which are set, and what follows. */
-function secretsNote(secrets: readonly ImportedSecret[], env: NodeJS.ProcessEnv): string {
-  const width = Math.max(...secrets.map((s) => s.name.length))
-  const lines = secrets.map((s) => `  ${s.name.padEnd(width)}  ${s.kind} ${s.logicalId} › ${s.field}${env[s.name] ? '  (set: taken as the service\'s value)' : '  (not set)'}`)
-  const unset = secrets.filter((s) => !env[s.name]).length
-  return [
-    `The service never returns secret values: the file reads ${secrets.length === 1 ? 'this one' : `these ${secrets.length}`} from the environment. Set ${secrets.length === 1 ? 'it' : 'each'} to the value the service holds (in this shell and in the pipeline that applies):`,
-    ...lines,
-    unset === 0
-      ? 'Their values were recorded (as salted fingerprints) in the lock: the next plan with the same values says "No changes".'
-      : `${unset === 1 ? 'The one' : `The ${unset}`} not set now will be planned as "(secret changed)" and sent by the next apply; set ${unset === 1 ? 'it' : 'them'} before importing to keep the service's values untouched.`,
-    '',
-  ].join('\n')
+/**
+ * Which environment variables the imported code reads secrets from and which are set, then what
+ * the next plan does with the imported resources, as that plan says it (`next`): nothing, its
+ * changes, or the problems that stop it.
+ */
+function secretsNote(secrets: readonly ImportedSecret[], env: NodeJS.ProcessEnv, next: NextPlan): string {
+  const out: string[] = []
+  if (secrets.length > 0) {
+    const width = Math.max(...secrets.map((s) => s.name.length))
+    out.push(
+      `The service never returns secret values: the file reads ${secrets.length === 1 ? 'this one' : `these ${secrets.length}`} from the environment. Set ${secrets.length === 1 ? 'it' : 'each'} to the value the service holds (in this shell and in the pipeline that applies):`,
+      ...secrets.map((s) => `  ${s.name.padEnd(width)}  ${s.kind} ${s.logicalId} › ${s.field}${env[s.name] ? '  (set: taken as the service\'s value)' : '  (not set)'}`),
+    )
+  }
+  const unset = secrets.some((s) => !env[s.name])
+  if ('problems' in next) {
+    out.push(
+      'With the environment as it is now, the next plan refuses the imported code:',
+      ...next.problems.map((p) => `  ✖ ${p}`),
+      unset ? 'Nothing is planned until then: set the ones not set to the values the service holds.' : 'Nothing is planned until then: fix the imported file.',
+    )
+  } else if (next.changes.length > 0) {
+    out.push(
+      `With the environment as it is now, the next plan changes ${next.changes.length === 1 ? 'this imported resource' : `these ${next.changes.length} imported resources`}, and its apply sends the code's values:`,
+      ...next.changes.map(changeLine),
+      unset
+        ? 'Set the ones not set to the values the service holds before applying: unset, they are sent as "" over the service\'s.'
+        : 'Edit the file to match the service, or apply to make the service match it.',
+    )
+  } else {
+    out.push(unset
+      ? 'The next plan with the environment as it is now says "No changes" for them: an empty secret of a channel or a check is not compared.'
+      : 'Their values were recorded (as salted fingerprints) in the lock: the next plan with the same values says "No changes".')
+  }
+  out.push('')
+  return out.join('\n')
 }
 
 function adopt(
@@ -257,5 +309,7 @@ function adopt(
   }
   writeLock(lockPath, lock)
   out(`Adopted ${adopted} remote resource${adopted === 1 ? '' : 's'} into the lock; run "monitors plan" to see how they differ from the code.\n`)
+  // the service does not tell one project's resources from another's: adopting is taking over
+  out(`The lock did not record ${adopted === 1 ? 'it' : 'them'}: if one belongs to another project, remove its entry from ${basename(lockPath)} before applying, or both projects change it.\n`)
   return 0
 }

@@ -3,7 +3,7 @@ import type { ResourceKind } from '../../resources/types.js'
 import { RESOURCE_KINDS, RESOURCE_SCHEMAS } from '../../resources/registry.js'
 import { SECRET_CHANGED, SECRET_MASK } from '../../resources/secrets.js'
 import { stableStringify } from '../../resources/stable-json.js'
-import type { FieldDiff, Plan, PlanChange, PlanReference } from '../types.js'
+import type { FieldDiff, Plan, PlanChange, PlanReference, RenameHint } from '../types.js'
 import { isMultiline, textDiff, textLines } from './text-diff.js'
 
 /**
@@ -385,6 +385,12 @@ export function driftNote(change: PlanChange, options: ViewOptions): string | un
 }
 
 /** `dns-check:a, dns-check:b`: what a targeted plan was limited to. */
+/** One rename hint as a sentence: what is deleted and created, and the alias that keeps the resource. */
+export function renameHintText(hint: RenameHint): string {
+  return `${hint.kind} ${hint.from} is deleted and ${hint.kind} ${hint.to} created, both named ${JSON.stringify(hint.name)}: ` +
+    `if it is a rename, add aliases: ['${hint.from}'] to ${hint.to}${hint.file ? ` (${hint.file})` : ''} to keep the resource (its id and history) instead`
+}
+
 export function partialNote(plan: Plan): string | undefined {
   if (!plan.targets || plan.targets.length === 0) return undefined
   return `This plan is partial: only ${plan.targets.join(', ')} and what ${plan.targets.length === 1 ? 'it depends' : 'they depend'} on (--target).`

@@ -60,8 +60,10 @@ function channelDescriptor<K extends ResourceKind>(kind: K, construct: string, t
     },
     idField: 'id',
     list: { collection: 'alert-channels', path: '/v1/alert-channels', paging: 'page', where: { field: 'type', equals: type }, othersAs: 'alert-channel' },
-    // a lost create is found again by type (and by content, among several of one type)
-    identity: { fields: ['type'], unique: false },
+    // a lost create is found again by type and its address or name (and by content, among several
+    // alike). Several channels alike are usual (two projects of one account, each with its own
+    // channel to one address; the service allows it): an unmanaged one is no duplicate (alike)
+    identity: { fields: displayField === 'type' ? ['type'] : ['type', displayField], unique: false, alike: true },
     references: [],
     setArrays: [],
     keyedArrays,
