@@ -245,7 +245,7 @@ function startProgress(stages: Awaited<ReturnType<typeof selectTargets>>, format
  * The table of runs, each error whole: its first line in the table, and an error of several
  * lines in full under it.
  */
-function renderTable(rows: TriggerRow[], color: boolean): string {
+export function renderTable(rows: TriggerRow[], color: boolean): string {
   const c = pc.createColors(color)
   const paint = (status: string) => (status === 'PASSED' ? c.green(status) : status === 'DEGRADED' ? c.yellow(status) : c.red(status))
   const head = ['#', 'Check', 'Type', 'Status', 'Locations', 'Time', 'Error']
