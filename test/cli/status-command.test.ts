@@ -244,7 +244,7 @@ describe('monitors status', () => {
     expect(text.stdout).toContain('Status: 0 passing, 0 degraded, 3 failing, 1 with alerts held back (dependsOn), 0 paused, 0 never ran, 0 not deployed.')
 
     const json = await monitors(project, ['status', '--format', 'json'], env)
-    const doc = JSON.parse(json.stdout) as StatusDoc & { summary: { alertsHeldBack: number }; checks: Array<{ alertsSuppressedBy: unknown }> }
+    const doc = JSON.parse(json.stdout) as { summary: { alertsHeldBack: number }; checks: Array<{ logicalId: string; alertsSuppressedBy: unknown }> }
     expect(doc.summary.alertsHeldBack).toBe(1)
     expect(Object.fromEntries(doc.checks.map((c) => [c.logicalId, c.alertsSuppressedBy]))).toEqual({
       'db-dns': [], 'app-dns': [{ checkId: idOf('db-dns'), name: 'Database', resource: 'dns-check:db-dns' }], 'lone-dns': [],
