@@ -58,6 +58,12 @@ export interface ApiRequest {
   body?: unknown
   /** Headers of this request alone (`If-None-Match`: a 304 is then an answer, not an error). */
   headers?: Record<string, string>
+  /**
+   * How long this request may wait for its answer, instead of the client's timeout: a long poll
+   * the server holds open (a session's completion, up to `maxWaitSeconds`) needs that long and
+   * the client's own timeout beyond it.
+   */
+  timeoutMs?: number
 }
 
 export interface ApiResponse<T = unknown> {
@@ -145,6 +151,11 @@ export class ApiClient {
 
   async close(): Promise<void> {
     await this.pool.close()
+  }
+
+  /** How long a request waits for its answer (--timeout), in milliseconds. */
+  get requestTimeoutMs(): number {
+    return this.timeoutMs
   }
 
   /**
@@ -245,9 +256,9 @@ export class ApiClient {
     this.counters.requests++
     let response: TransportResponse
     try {
-      response = await this.pool.send({ method: request.method, path: this.basePath + request.path + queryString(request.query), headers, body })
+      response = await this.pool.send({ method: request.method, path: this.basePath + request.path + queryString(request.query), headers, body, timeoutMs: request.timeoutMs })
     } catch (error) {
-      throw networkError(error, info, this.baseUrl, this.timeoutMs)
+      throw networkError(error, info, this.baseUrl, request.timeoutMs ?? this.timeoutMs)
     }
     const text = response.text
     const contentType = String(response.headers['content-type'] ?? '')

@@ -24,6 +24,8 @@ export interface TransportRequest {
   path: string
   headers: Record<string, string>
   body?: string
+  /** This request's timeouts instead of the transport's (a long poll the server holds open). */
+  timeoutMs?: number
 }
 
 export interface TransportResponse {
@@ -96,9 +98,10 @@ export class Transport {
       })
       let timer: NodeJS.Timeout | undefined
       let settled = false
+      const timeoutMs = request.timeoutMs ?? this.#timeoutMs
       const arm = (code: string, message: string) => {
         clearTimeout(timer)
-        timer = setTimeout(() => req.destroy(transportError(message, code)), this.#timeoutMs)
+        timer = setTimeout(() => req.destroy(transportError(message, code)), timeoutMs)
       }
       const fail = (error: Error) => {
         clearTimeout(timer)
@@ -109,18 +112,18 @@ export class Transport {
       req.on('error', fail)
       req.on('socket', (socket) => {
         if (socket.connecting) {
-          arm(CONNECT_TIMEOUT, `no connection within ${this.#timeoutMs} ms`)
-          socket.once('connect', () => arm(HEADERS_TIMEOUT, `no answer within ${this.#timeoutMs} ms`))
+          arm(CONNECT_TIMEOUT, `no connection within ${timeoutMs} ms`)
+          socket.once('connect', () => arm(HEADERS_TIMEOUT, `no answer within ${timeoutMs} ms`))
         } else {
-          arm(HEADERS_TIMEOUT, `no answer within ${this.#timeoutMs} ms`)
+          arm(HEADERS_TIMEOUT, `no answer within ${timeoutMs} ms`)
         }
       })
       req.on('response', (response: IncomingMessage) => {
-        arm(BODY_TIMEOUT, `the answer stalled for ${this.#timeoutMs} ms`)
+        arm(BODY_TIMEOUT, `the answer stalled for ${timeoutMs} ms`)
         const chunks: Buffer[] = []
         response.on('data', (chunk: Buffer) => {
           chunks.push(chunk)
-          arm(BODY_TIMEOUT, `the answer stalled for ${this.#timeoutMs} ms`)
+          arm(BODY_TIMEOUT, `the answer stalled for ${timeoutMs} ms`)
         })
         response.on('error', fail)
         response.on('close', () => {
