@@ -793,6 +793,8 @@ export interface AlertState {
   locations: Record<string, boolean>
   /** the certificate is within the check's sslCertificates threshold and ALERT_SSL was given (absent: no) */
   sslAlerted?: boolean
+  /** the subscribed channels (sslExpiry) whose sslExpiryThreshold the certificate is within, ALERT_SSL given (absent: none) */
+  sslAlertedChannels?: number[]
 }
 
 export interface AlertNotificationRecord {
