@@ -239,8 +239,8 @@ export interface ImportedSecret {
 export interface GeneratedImport {
   text: string
   secrets: ImportedSecret[]
-  /** The scripts of browser and multi-step checks, to write beside the code: paths relative to the project. */
-  files: Array<{ path: string; content: string }>
+  /** The scripts of browser and multi-step checks and the projects of suites, to write beside the code: paths relative to the project; a binary file's content in base64 (`encoding`). */
+  files: Array<{ path: string; content: string; encoding?: 'base64' }>
 }
 
 /** Where the generated file goes, for the entrypoints of the scripts it refers to. */
@@ -292,7 +292,7 @@ function scriptAsCode(logicalId: string, props: Record<string, unknown>, placeme
  */
 function suiteAsCode(logicalId: string, props: Record<string, unknown>, placement: ScriptPlacement, files: GeneratedImport['files']): void {
   if (!Array.isArray(props.files)) return
-  const own = (props.files as Array<{ path: string; content: string }>).map((f) => ({ path: `${slug(logicalId)}/${f.path}`, content: f.content }))
+  const own = (props.files as Array<{ path: string; content: string; encoding?: 'base64' }>).map((f) => ({ ...f, path: `${slug(logicalId)}/${f.path}` }))
   const config = `${slug(logicalId)}/${typeof props.playwrightConfigPath === 'string' ? props.playwrightConfigPath : 'playwright.config.ts'}`
   for (const f of own) if (!files.some((g) => g.path === f.path)) files.push(f)
   const rest = { ...props }

@@ -18,6 +18,11 @@ export interface FieldDiff {
   secret?: boolean
   /** A resource option (`protect`, `retainOnDelete`): only the lock records it, nothing is sent. */
   lockOnly?: boolean
+  /**
+   * A suite's binary file (`encoding: "base64"` on either side) or its `content`: its size in
+   * bytes on each side, so that a plan says "binary file changed (N bytes)" rather than print it.
+   */
+  binary?: { oldBytes?: number; newBytes?: number }
 }
 
 export interface PlanChange {

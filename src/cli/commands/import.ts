@@ -8,6 +8,7 @@ import { fetchRemoteState, type RemoteState } from '../../api/resources.js'
 import { lockKey, writeLock, type LockEntry } from '../../state/lock.js'
 import { appliedHash, secretHashOf } from '../../resources/hashes.js'
 import { normalize } from '../../resources/normalize.js'
+import { suiteFileBytes } from '../../schema/playwright-check.js'
 import type { ImportedSecret } from '../../import/codegen.js'
 import { environmentRequest, err, engineOptions, out, workingLock, type EngineArgs, type Session, withApplySession } from '../engine.js'
 import type { LockFile } from '../../state/lock.js'
@@ -112,7 +113,7 @@ export const importCommand = {
       const checkFileDir = relative(project.rootDir, dirname(file)).split(sep).join('/')
       const { text, secrets, files } = generateImport(chosen, defaults, undefined, { checkFileDir })
       // the scripts of browser and multi-step checks, the projects of Playwright checks: never over a different file
-      const clashes = files.filter((f) => existsSync(join(project.rootDir, f.path)) && readFileSync(join(project.rootDir, f.path), 'utf8') !== f.content)
+      const clashes = files.filter((f) => existsSync(join(project.rootDir, f.path)) && !readFileSync(join(project.rootDir, f.path)).equals(suiteFileBytes(f)))
       if (clashes.length > 0) {
         throw new ImportError(`${clashes.map((f) => f.path).join(', ')} already ${clashes.length === 1 ? 'exists' : 'exist'} with other content: the imported scripts would replace ${clashes.length === 1 ? 'it' : 'them'}. Move ${clashes.length === 1 ? 'it' : 'them'} away, then import again.`)
       }
@@ -120,7 +121,7 @@ export const importCommand = {
       writeFileSync(file, text, { flag: 'wx' })
       for (const f of files) {
         mkdirSync(dirname(join(project.rootDir, f.path)), { recursive: true })
-        writeFileSync(join(project.rootDir, f.path), f.content)
+        writeFileSync(join(project.rootDir, f.path), suiteFileBytes(f))
       }
       const env = io().env
       for (const c of chosen) {

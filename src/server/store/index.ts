@@ -793,6 +793,8 @@ export interface AlertState {
   locations: Record<string, boolean>
   /** the certificate is within the check's sslCertificates threshold and ALERT_SSL was given (absent: no) */
   sslAlerted?: boolean
+  /** the subscribed channels (sslExpiry) whose sslExpiryThreshold the certificate is within, ALERT_SSL given (absent: none) */
+  sslAlertedChannels?: number[]
 }
 
 export interface AlertNotificationRecord {
@@ -825,7 +827,12 @@ export interface HeartbeatRecord {
   graceMs: number
   /** start of the current period: the last ping, or when the check was created */
   since: number
-  /** the `since` whose missed ping was recorded as FAILING, if any */
+  /**
+   * the start of the last period recorded as FAILING (`since + k × periodMs`, k from 0: every
+   * period that passes without a ping is one), if any; null or before `since` when none of the
+   * current silence was recorded. The next period to record starts at `since` then, else at
+   * `failedSince + periodMs`.
+   */
   failedSince: number | null
 }
 
@@ -846,10 +853,13 @@ export interface HeartbeatStore {
   get(account: string, checkId: string): Promise<HeartbeatRecord | undefined>
   /** A ping at `at`: the next period starts there. */
   ping(checkId: string, at: number): Promise<void>
-  /** Activated or not, every heartbeat whose period and grace ended before `now` without a ping and without a FAILING recorded. */
+  /** Activated or not, every heartbeat whose next period to record (see failedSince) ended, grace included, before `now` without a ping. */
   overdue(now: number): Promise<HeartbeatRecord[]>
-  /** Marks the period starting at `since` as failed; false when it was marked before (by any process) or a ping came since. */
-  markFailing(checkId: string, since: number): Promise<boolean>
+  /**
+   * Marks the period starting at `start` as failed when it is the next one to record (see
+   * failedSince); false when it is not: marked before (by any process), or a ping came since.
+   */
+  markFailing(checkId: string, start: number): Promise<boolean>
   addEvent(account: string, event: Omit<HeartbeatEventRecord, 'id'>): Promise<HeartbeatEventRecord>
   /** Events of a check with from <= at < to, oldest first (the newest `limit` when given). */
   events(account: string, checkId: string, from: number, to: number, limit?: number): Promise<HeartbeatEventRecord[]>

@@ -400,7 +400,7 @@ export const TABLES: Record<string, Table> = {
       period_ms: bigint,
       grace_ms: bigint,
       since: bigint, // start of the current period (last ping, or creation)
-      failed_since: { type: 'bigint', ...nullable }, // the since whose missed ping was recorded as FAILING
+      failed_since: { type: 'bigint', ...nullable }, // the start of the last period recorded as FAILING (since + k × period)
     },
   },
 
