@@ -1,6 +1,6 @@
 import { dnsCheckSchema } from '../../schema/check.js'
 import type { ResourceDescriptor } from '../types.js'
-import { CHECK_SECRET_PATHS, checkDescriptor } from './common.js'
+import { checkDescriptor } from './common.js'
 
 /** A DNS check (`DnsCheck`). */
 export const dnsCheck = {
@@ -9,6 +9,5 @@ export const dnsCheck = {
   example: "new DnsCheck('shop-dns', { name: 'Shop DNS', request: { hostname: 'shop.example.com', recordType: 'A' } })",
   schema: dnsCheckSchema,
   ...checkDescriptor('dns', 'DNS'),
-  secrets: { self: false, arrays: CHECK_SECRET_PATHS },
   filledByConstruct: {},
 } satisfies ResourceDescriptor
