@@ -6,7 +6,7 @@ import { checkDescriptor } from './common.js'
 export const dnsCheck = {
   kind: 'dns-check',
   construct: 'DnsCheck',
-  example: "new DnsCheck('shop-dns', { name: 'Shop DNS', request: { hostname: 'shop.example.com', recordType: 'A' } })",
+  example: "new DnsCheck('shop-dns', { name: 'Shop DNS', request: { query: 'shop.example.com', recordType: 'A' } })",
   schema: dnsCheckSchema,
   ...checkDescriptor('dns', 'DNS'),
   filledByConstruct: {},
