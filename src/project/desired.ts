@@ -520,6 +520,12 @@ function resolveRef(
   return numeric ? 0 : placeholder(wanted, value.logicalId)
 }
 
+/** The check constructs, as a message lists them: `a DnsCheck, …, or HeartbeatCheck`. */
+const CHECK_CONSTRUCTS = (() => {
+  const names = [...CHECK_KINDS].map((kind) => CONSTRUCT_NAMES[kind])
+  return `a ${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`
+})()
+
 /**
  * A check's `dependsOn`: a list of check constructs of the project (of any check type), each
  * the placeholder of its id until the apply gives it one.
@@ -537,7 +543,7 @@ function resolveDependsOn(
   const ids = list.map((value, i) => {
     const kind = isConstruct(value) ? value.__monitorsKind : undefined
     if (typeof kind === 'string' && isResourceKind(kind) && CHECK_KINDS.has(kind)) return resolve(value, `dependsOn.${i}`, kind)
-    add(`dependsOn.${i}`, `must be a check construct of this project (a DnsCheck, ApiCheck, TcpCheck, UrlCheck, IcmpCheck or HeartbeatCheck), e.g. dependsOn: [databaseCheck] (got ${isConstruct(value) ? `${constructName(value)} ${JSON.stringify(value.logicalId)}` : describe(value)})`)
+    add(`dependsOn.${i}`, `must be a check construct of this project (${CHECK_CONSTRUCTS}), e.g. dependsOn: [databaseCheck] (got ${isConstruct(value) ? `${constructName(value)} ${JSON.stringify(value.logicalId)}` : describe(value)})`)
     return UNRESOLVED
   })
   return { ...body, dependsOn: ids }

@@ -3,7 +3,8 @@ import { chooseEnvironment, findConfigFile, resolveConfig, type EnvironmentReque
 import { buildResources, constructsKey } from './desired.js'
 import { NoEnvironmentError, ProjectError, type Problem } from './errors.js'
 import { findFiles } from './glob.js'
-import { buildId, compileCacheDir, importFile, LoadingSession, PACKAGE_VERSION, withSession } from './loader.js'
+import { buildId, compileCacheDir, importFile, LoadingSession, PACKAGE_VERSION, withSession, type Registration } from './loader.js'
+import { isConstruct, type AnyConstruct } from '../../constructs/construct.js'
 import { openConstructCache } from './construct-cache.js'
 import type { DesiredResource } from '../resources/types.js'
 import { lintResources } from './lints.js'
@@ -30,6 +31,18 @@ export interface LoadedProject {
   warnings: Problem[]
   /** With `tolerateCheckProblems`: the problems of the check files; otherwise always empty (they throw). */
   problems: Problem[]
+  /**
+   * Where the code exports each construct a check file exports, by `kind:logicalId`: the file
+   * (relative to `rootDir`) and the export's name (`default` for a default export). What
+   * `monitors import` names when imported code refers to a construct already in code.
+   */
+  exported: ReadonlyMap<string, ExportedConstruct>
+}
+
+/** A construct a check file exports: the file (relative to the project root) and the export's name. */
+export interface ExportedConstruct {
+  file: string
+  name: string
 }
 
 export interface LoadProjectOptions {
@@ -107,6 +120,7 @@ export async function loadProjectDeferred(options: LoadProjectOptions = {}): Pro
   const problems: Problem[] = []
   let config: ResolvedConfig | undefined
   let files: string[] = []
+  const exports = new Map<AnyConstruct, ExportedConstruct[]>()
   await withSession(session, async () => {
     session.current = configFile
     const loaded = await importFile(configFile, cwdRel)
@@ -145,6 +159,7 @@ export async function loadProjectDeferred(options: LoadProjectOptions = {}): Pro
       session.current = abs
       const result = await importFile(abs, cwdRel)
       if ('problem' in result) problems.push(result.problem)
+      else noteExports(result.module, file, exports)
     }
   })
   if (!config) throw new ProjectError(problems)
@@ -170,9 +185,35 @@ export async function loadProjectDeferred(options: LoadProjectOptions = {}): Pro
     problems.push(...built.problems)
     if (problems.length > 0 && !options.tolerateCheckProblems) throw new ProjectError(problems)
     const warnings = lintResources(built.resources).map((w) => ({ ...w, file: cwdRel(path.join(rootDir, w.file)) }))
-    return { configFile, rootDir, config: resolved, files, resources: built.resources, warnings, problems }
+    return { configFile, rootDir, config: resolved, files, resources: built.resources, warnings, problems, exported: exportedConstructs(registrations, exports, rootRel) }
   }
   return { configFile, rootDir, config: resolved, constructsKey: key, finish }
+}
+
+/** Records the constructs a check file's module exports (any construct value among its exports). */
+function noteExports(module: Record<string, unknown>, file: string, into: Map<AnyConstruct, ExportedConstruct[]>): void {
+  if (!module || typeof module !== 'object') return
+  for (const name of Object.keys(module)) {
+    const value = module[name]
+    if (!isConstruct(value)) continue
+    const list = into.get(value)
+    if (list) list.push({ file, name })
+    else into.set(value, [{ file, name }])
+  }
+}
+
+/** Each exported construct of the project by `kind:logicalId`: the export of the file that makes it, else the first. */
+function exportedConstructs(registrations: readonly Registration[], exports: ReadonlyMap<AnyConstruct, ExportedConstruct[]>, rootRel: (abs: string) => string): Map<string, ExportedConstruct> {
+  const out = new Map<string, ExportedConstruct>()
+  if (exports.size === 0) return out
+  for (const r of registrations) {
+    const found = r.outside ? undefined : exports.get(r.construct)
+    if (!found || typeof r.construct.logicalId !== 'string') continue
+    const own = rootRel(r.file)
+    const key = `${r.construct.__monitorsKind}:${r.construct.logicalId}`
+    if (!out.has(key)) out.set(key, found.find((e) => e.file === own) ?? found[0])
+  }
+  return out
 }
 
 /** Counts of resources per construct, in RESOURCE_KINDS order: `2 DnsCheck, 1 IcmpCheck`. */

@@ -16,6 +16,7 @@ import { apiCheck } from './kinds/api-check.js'
 import { tcpCheck } from './kinds/tcp-check.js'
 import { urlCheck } from './kinds/url-check.js'
 import { browserCheck, multiStepCheck, playwrightCheck } from './kinds/script-check.js'
+import { checkKindProblems } from './kinds/common.js'
 
 /**
  * Every kind's descriptor, in creation order (tiers ascending). A kind missing here, or a
@@ -54,6 +55,9 @@ const ALL: readonly ResourceDescriptor[] = Object.values(DESCRIPTORS)
 for (let i = 1; i < ALL.length; i++) {
   if (ALL[i].tier < ALL[i - 1].tier) throw new Error(`descriptor ${ALL[i].kind} is declared after a kind of a later tier`)
 }
+// a check kind has every check's references, keyed arrays and secrets (checkDescriptor adds its own to them)
+const slips = ALL.flatMap(checkKindProblems)
+if (slips.length > 0) throw new Error(`check descriptors without what every check has: ${slips.join('; ')}`)
 
 /** Kinds of resources the engine manages, in the order they are created. */
 export const RESOURCE_KINDS = Object.keys(DESCRIPTORS) as readonly ResourceKind[]

@@ -149,9 +149,12 @@ describe('monitors import with every default set', () => {
     })
     expect((await api.cli(dir, ['apply', '--yes'])).code).toBe(0)
     await api.client.post('/v1/checks/dns', { name: 'All bare', request: { query: 'all-bare.example.com' } })
+    // a group and a channel of the account, which the import brings along as constructs
+    const group = await api.client.post<{ id: number }>('/v1/check-groups', { name: 'All group' })
+    const channel = await api.client.post<{ id: number }>('/v1/alert-channels', { type: 'EMAIL', config: { address: 'all@example.com' } })
     await api.client.post('/v1/checks/icmp', {
       name: 'All custom', request: { hostname: 'all.example.com', pingCount: 3 }, heartbeat: { interval: 5 }, script: 'noop',
-      activated: true, tags: ['all', 'edge'], groupId: 8, runtimeId: '2025.04', alertChannelSubscriptions: [{ alertChannelId: 4, activated: false }],
+      activated: true, tags: ['all', 'edge'], groupId: group.body.id, runtimeId: '2025.04', alertChannelSubscriptions: [{ alertChannelId: channel.body.id, activated: false }],
       frequency: 60, frequencyOffset: 2, locations: ['eu-north-1', 'us-west-2'],
     })
     const svc = await api.client.post<{ id: string }>('/v1/status-pages/services', { name: 'All service' })
@@ -166,6 +169,8 @@ describe('monitors import with every default set', () => {
     expect(code).toContain("heartbeat: { interval: 5 }")
     expect(code).toContain("script: 'noop'")
     expect(code).toContain('serviceId: allService')
+    expect(code).toContain('group: allGroup')
+    expect(code).toContain('alertChannelSubscriptions: [{ alertChannelId: allExampleCom, activated: false }]')
     const plan = await api.cli(dir, ['plan', '--detailed-exitcode'])
     expect(plan.code, plan.output).toBe(0)
     expect(plan.stdout).toMatch(/^No changes\./)

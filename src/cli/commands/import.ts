@@ -9,7 +9,8 @@ import { lockKey, writeLock, type LockEntry } from '../../state/lock.js'
 import { appliedHash, secretHashOf } from '../../resources/hashes.js'
 import { normalize } from '../../resources/normalize.js'
 import { suiteFileBytes } from '../../schema/playwright-check.js'
-import type { ImportedSecret } from '../../import/codegen.js'
+import type { CodeConstruct, ImportedSecret } from '../../import/codegen.js'
+import type { LoadedProject } from '../../project/index.js'
 import { environmentRequest, err, engineOptions, out, workingLock, type EngineArgs, type Session, withApplySession } from '../engine.js'
 import type { LockFile } from '../../state/lock.js'
 import type { PlanChange } from '../../plan/types.js'
@@ -101,7 +102,7 @@ export const importCommand = {
         return 0
       }
 
-      const chosen = chooseImports(args, candidates)
+      const { chosen, code } = chooseImports(args, candidates, { lock, project })
       if (chosen.length === 0) {
         out('Every remote resource is in the lock: nothing to import.\n')
         return 0
@@ -111,7 +112,7 @@ export const importCommand = {
       const { generateImport } = await import('../../import/codegen.js')
       const defaults = (project.config.defaults ?? {}) as Record<string, unknown>
       const checkFileDir = relative(project.rootDir, dirname(file)).split(sep).join('/')
-      const { text, secrets, files } = generateImport(chosen, defaults, undefined, { checkFileDir })
+      const { text, secrets, files } = generateImport(chosen, defaults, undefined, { checkFileDir }, code)
       // the scripts of browser and multi-step checks, the projects of Playwright checks: never over a different file
       const clashes = files.filter((f) => existsSync(join(project.rootDir, f.path)) && !readFileSync(join(project.rootDir, f.path)).equals(suiteFileBytes(f)))
       if (clashes.length > 0) {
@@ -171,11 +172,24 @@ function changeLine(change: PlanChange): string {
 const dependsOnIds = (record: Record<string, unknown>): string[] =>
   Array.isArray(record.dependsOn) ? record.dependsOn.filter((id): id is string => typeof id === 'string') : []
 
+/** What the imported code may refer to besides what it imports: the lock and the code, with what each check file exports. */
+interface InCode {
+  lock: ReturnType<typeof workingLock>
+  project: Pick<LoadedProject, 'resources' | 'exported'>
+  /** the lock's entries by `kind:remoteId`, made at the first question */
+  byRemoteId?: Map<string, LockEntry>
+}
+
 /**
- * The remote resources an import writes: all, or those named (kind:id); with the services,
- * snippets and groups they refer to that the lock does not know.
+ * The remote resources an import writes, and the constructs in code they refer to: all, or those
+ * named (kind:id); with every resource they refer to that the lock does not know (the services of
+ * a page or of a check's triggerIncident, a check's group, alert channels, snippets and the checks
+ * it depends on). A reference to a resource already in code is to its construct, imported from the
+ * check file that exports it; the imported code never holds an id of the service it was read from,
+ * which another environment does not have (or has for something else). One that cannot be a
+ * reference (not exported, not in code, not on the service) stops the import, nothing written.
  */
-function chooseImports(args: ArgumentsCamelCase<ImportArgs>, candidates: ReturnType<typeof unmanaged>): ReturnType<typeof unmanaged> {
+function chooseImports(args: ArgumentsCamelCase<ImportArgs>, candidates: ReturnType<typeof unmanaged>, inCode: InCode): { chosen: Candidate[]; code: CodeConstruct[] } {
   const wanted = args.resources ?? []
   const chosen = args.all ? [...candidates] : []
   if (!args.all) {
@@ -192,34 +206,53 @@ function chooseImports(args: ArgumentsCamelCase<ImportArgs>, candidates: ReturnT
       throw new ImportError(`${bad.map((b) => JSON.stringify(b)).join(', ')}: not a remote resource missing from the lock. Write kind:id (kind one of ${RESOURCE_KINDS.join(', ')}); run "monitors import" to list them.`)
     }
   }
-  // a status page or check shows services, a check its alert channels: those come along (a construct must refer to a construct)
-  for (const c of [...chosen]) {
-    for (const { value, field } of referenceSites(c.kind, c.record)) {
-      // a snippet's and a group's ids are numbers
-      if (typeof value !== 'string' && typeof value !== 'number') continue
-      const id = String(value)
-      // a check's group comes along when it is not in the lock; one managed in code stays a groupId
-      if (field.kind === 'check-group') {
-        const group = candidates.find((s) => s.kind === field.kind && s.remoteId === id)
-        if (group && !chosen.includes(group)) chosen.push(group)
-        continue
-      }
-      const kinds = referredKinds(field)
-      const service = candidates.find((s) => kinds.includes(s.kind) && s.remoteId === id)
-      if (service && !chosen.includes(service)) chosen.push(service)
-      else if (!service && field.kind === 'snippet') {
-        throw new ImportError(`${c.kind} "${c.name}" runs the snippet ${id}${field.where ?? ''}, which is already managed in code or no longer exists; import the check by hand, referring to that snippet's construct.`)
-      // a channel already in code (or gone) stays a subscription by id: the import still runs as it is
-      } else if (!service && !field.numeric) throw new ImportError(`${c.kind} "${c.name}" shows the status page service ${id}, which is already managed in code; import the page by hand, referring to that service's construct.`)
+  const code = new Map<string, CodeConstruct>()
+  // what a resource refers to comes along (a construct must refer to a construct), or is named from the code
+  const follow = (c: Candidate, kinds: readonly ResourceKind[], id: string, where: string) => {
+    const along = candidates.find((s) => kinds.includes(s.kind) && s.remoteId === id)
+    if (along) {
+      if (!chosen.includes(along)) chosen.push(along)
+      return
     }
-    // the checks it depends on come along too; one in code already cannot be named by the import
-    for (const id of dependsOnIds(c.record)) {
-      const dependency = candidates.find((s) => CHECK_KINDS.has(s.kind) && s.remoteId === id)
-      if (dependency && !chosen.includes(dependency)) chosen.push(dependency)
-      else if (!dependency) throw new ImportError(`${c.kind} "${c.name}" depends on the check ${id}, which is already managed in code or no longer exists; import the check by hand, with dependsOn naming that check's construct.`)
-    }
+    if (kinds.some((kind) => code.has(`${kind}:${id}`))) return
+    const construct = constructInCode(c, kinds, id, where, inCode)
+    code.set(`${construct.kind}:${construct.remoteId}`, construct)
   }
-  return chosen
+  for (let i = 0; i < chosen.length; i++) {
+    const c = chosen[i]
+    for (const { value, field } of referenceSites(c.kind, c.record)) {
+      // a snippet's, a group's and a channel's ids are numbers; null is no reference
+      if (typeof value !== 'string' && typeof value !== 'number') continue
+      follow(c, referredKinds(field), String(value), field.where ?? ' on one of its cards')
+    }
+    for (const id of dependsOnIds(c.record)) follow(c, [...CHECK_KINDS], id, ' in its dependsOn')
+  }
+  return { chosen, code: [...code.values()] }
+}
+
+/**
+ * The construct in code a resource being imported refers to (by its id on the service read): the
+ * lock's entry of that id, its construct in the code, and the check file exporting it. Throws an
+ * ImportError saying what to do when one of them is missing.
+ */
+function constructInCode(c: Candidate, kinds: readonly ResourceKind[], id: string, where: string, inCode: InCode): CodeConstruct {
+  const referrer = `${c.kind} "${c.name}"`
+  inCode.byRemoteId ??= new Map(Object.values(inCode.lock.resources).map((e) => [`${e.kind}:${e.remoteId}`, e]))
+  const entry = kinds.map((kind) => inCode.byRemoteId!.get(`${kind}:${id}`)).find((e) => e !== undefined)
+  const kindShown = kinds.length === 1 ? kinds[0] : kinds.some((k) => CHECK_KINDS.has(k)) ? 'check' : 'alert channel'
+  if (!entry) {
+    throw new ImportError(`${referrer} refers to the ${kindShown} ${id}${where}, which the service does not list and the lock does not know, so the imported code could not refer to it; nothing was imported. Fix that reference on the service (or import the other resources by kind:id), then import again.`)
+  }
+  const construct = `${descriptorOf(entry.kind).construct} "${entry.logicalId}"`
+  const inProject = inCode.project.resources.find((r) => r.kind === entry.kind && r.logicalId === entry.logicalId)
+  if (!inProject) {
+    throw new ImportError(`${referrer} refers to ${construct} (id ${id})${where}, which the lock records but no check file declares any more (the next apply deletes it); nothing was imported. Put that construct back in code and export it, then import again.`)
+  }
+  const exported = inCode.project.exported.get(lockKey(entry.kind, entry.logicalId))
+  if (!exported) {
+    throw new ImportError(`${referrer} refers to ${construct} (id ${id})${where}, which ${inProject.file} declares without exporting it; nothing was imported. Export it (export const … = new ${descriptorOf(entry.kind).construct}('${entry.logicalId}', …)) so that the imported code can refer to it, then import again.`)
+  }
+  return { kind: entry.kind, remoteId: id, logicalId: entry.logicalId, file: exported.file, name: exported.name }
 }
 
 /**
