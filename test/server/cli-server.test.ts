@@ -43,6 +43,7 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
     const fromFlags = startCli(['--db', ':memory:', '--api-key', 'flag-key-0123456789:team', '--rate-limit', '2/60s', '--ipv6', '2001:db8::7'])
     const url = await fromFlags.ready
     expect(fromFlags.output()).toContain('account team')
+    expect(fromFlags.output()).toContain('Warning: --api-key puts a secret in this process\'s arguments')
     const api = caller({ url }, 'flag-key-0123456789')
     const ips = await api('GET', '/v1/static-ipv6s.txt')
     expect(ips.text).toBe('2001:db8::7\n')
@@ -61,7 +62,8 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
   })
 
   it('takes a role with a key, warns of a short key without printing it, and trusts the balancer it is told of', async () => {
-    const server = startServerProcess(['--db', ':memory:', '--api-key', 'tiny-key:team:read', '--api-key', 'long-enough-key-0123456789:team', '--trust-proxy', '127.0.0.1,10.0.0.0/8'], {
+    const server = startServerProcess(['--db', ':memory:', '--trust-proxy', '127.0.0.1,10.0.0.0/8'], {
+      env: { MONITORING_SERVER_API_KEYS: 'tiny-key:team:read long-enough-key-0123456789:team' },
       until: (output) => output.includes('Warning:') && output.includes('Trusting'),
     })
     const url = await server.ready
@@ -80,7 +82,7 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
 
   it('keeps the host names of --public-url (or MONITORING_SERVER_PUBLIC_URL) for itself: no status page takes one as its customDomain', async () => {
     for (const [args, env] of [[['--public-url', 'https://monitors.example.test']], [[], { MONITORING_SERVER_PUBLIC_URL: 'http://other.example.test, https://monitors.example.test:8443' }]] as const) {
-      const server = startCli(['--db', ':memory:', '--api-key', 'flag-key-0123456789:team', ...args], env ?? {})
+      const server = startCli(['--db', ':memory:', ...args], { MONITORING_SERVER_API_KEYS: 'flag-key-0123456789:team', ...env })
       const api = caller({ url: await server.ready }, 'flag-key-0123456789')
       const taken = await api('POST', '/v1/status-pages', { name: 'p', url: 'p', cards: [], customDomain: 'Monitors.Example.Test' })
       expect(taken.status).toBe(409)
