@@ -170,19 +170,24 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
   })
 
   it('says its private-target policy: deny for keys of two accounts, allow for one, and --private-targets sets it', async () => {
-    const two = startCli(['--db', ':memory:', '--api-key', 'key-one-0123456789:one', '--api-key', 'key-two-0123456789:two', '--quiet'])
+    const twoKeys = { MONITORING_SERVER_API_KEYS: 'key-one-0123456789:one,key-two-0123456789:two' }
+    const two = startCli(['--db', ':memory:', '--quiet'], twoKeys)
     await two.ready
     await expect.poll(() => two.output()).toMatch(/Private targets refused: .*keys of 2 accounts are stored; --private-targets allow to change it/)
+    // and, without --public-url, that a status page's customDomain may take a name the server is reached under
+    await expect.poll(() => two.output()).toContain('Warning: keys of 2 accounts are stored and no --public-url is given: this server knows only its own host names, so a status page of any account may take another name the server is reached under (behind a balancer, a proxy or DNS) as its customDomain and be served there in place of the dashboard. Give every URL the server is reached under with --public-url (or MONITORING_SERVER_PUBLIC_URL) (docs/server.md, "Status pages on a shared server")')
     two.child.kill('SIGTERM')
     await two.exited
-    const one = startCli(['--db', ':memory:', '--api-key', 'key-one-0123456789:one', '--quiet'])
+    const one = startCli(['--db', ':memory:', '--quiet'], { MONITORING_SERVER_API_KEYS: 'key-one-0123456789:one' })
     await one.ready
     await expect.poll(() => one.output()).toMatch(/Private targets allowed: .*keys of one account; --private-targets deny to refuse them/)
+    expect(one.output()).not.toContain('customDomain')
     one.child.kill('SIGTERM')
     await one.exited
-    const chosen = startCli(['--db', ':memory:', '--api-key', 'key-one-0123456789:one', '--private-targets', 'deny', '--allow-target', '10.0.0.0/8', '--quiet'])
+    const chosen = startCli(['--db', ':memory:', '--private-targets', 'deny', '--allow-target', '10.0.0.0/8', '--public-url', 'https://monitors.example.test', '--quiet'], twoKeys)
     await chosen.ready
     await expect.poll(() => chosen.output()).toMatch(/Private targets refused: .*\(--private-targets deny\)/)
+    expect(chosen.output()).not.toMatch(/Warning/)
     chosen.child.kill('SIGTERM')
     await chosen.exited
     const bad = startCli(['--db', ':memory:', '--private-targets', 'maybe'])

@@ -110,6 +110,17 @@ export function suitesLine(suites: SuitesPolicy): string {
   return `Playwright check suites are not run here (${why}): agents run them`
 }
 
+/**
+ * On a server several accounts share, a status page's customDomain is a claim on the whole
+ * server: without --public-url the server does not know the names it is reached under, so an
+ * account could take one of them and be served there in place of the dashboard. Said at start.
+ */
+export function sharedNamesWarning(accounts: number, publicUrls: readonly string[]): string | undefined {
+  if (accounts < 2 || publicUrls.length > 0) return undefined
+  return `Warning: keys of ${accounts} accounts are stored and no --public-url is given: this server knows only its own host names, so a status page of any account may take another name the server is reached under (behind a balancer, a proxy or DNS) as its customDomain and be served there in place of the dashboard. ` +
+    'Give every URL the server is reached under with --public-url (or MONITORING_SERVER_PUBLIC_URL) (docs/server.md, "Status pages on a shared server")'
+}
+
 /** A PostgreSQL URL with its password replaced by "***" (a SQLite path as it is): what is printed. */
 export function shownDb(db: string): string {
   if (!/^postgres(ql)?:\/\//i.test(db)) return db
@@ -292,6 +303,8 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
     out(targets.policy === 'deny'
       ? `Private targets refused: checks and alert webhooks reach public addresses only (${targets.chosen ? '--private-targets deny' : `keys of ${targets.accounts} accounts are stored; --private-targets allow to change it`})`
       : `Private targets allowed: checks and alert webhooks may reach this machine and its networks (${targets.chosen ? '--private-targets allow' : 'keys of one account; --private-targets deny to refuse them'})`)
+    const shared = sharedNamesWarning(targets.accounts, publicUrls)
+    if (shared) io().stderr.write(`${shared}\n`)
     if (smtpUrl) {
       const smtp = new URL(smtpUrl)
       out(`Alert email through ${smtp.protocol}//${smtp.host}${smtpFrom ? ` from ${smtpFrom}` : ''}`)
