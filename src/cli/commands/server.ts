@@ -41,6 +41,7 @@ interface ServerArgs {
   'script-uid-range'?: UidRange | 'off'
   'artifacts-dir'?: string
   'runtime-cache'?: string
+  'max-status-pages'?: number
 }
 
 /** `KEY`, `KEY:ACCOUNT` or `KEY:ACCOUNT:ROLE` (read, write, agent or admin). */
@@ -238,6 +239,12 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         coerce: uidRangeOption('--script-uid-range'),
         describe: 'Uids (and gids) given to Playwright suite runs when the server is root, one per run at a time, e.g. 200000-200999 (the default); accounts of /etc/passwd are skipped; off runs suites as root (default from MONITORS_SCRIPT_UID_RANGE)',
       })
+      .option('max-status-pages', {
+        type: 'number',
+        requiresArg: true,
+        coerce: checkNumber('--max-status-pages', 'a whole number from 1', (n) => Number.isInteger(n) && n >= 1),
+        describe: 'Status pages one account may have (default 100); a create past it answers 409',
+      })
       .option('artifacts-dir', { type: 'string', requiresArg: true, describe: 'Folder of the screenshots, traces and logs of browser and multi-step runs (default: <database file>.artifacts; with PostgreSQL, give a folder every server shares)' })
       .option('runtime-cache', { type: 'string', requiresArg: true, describe: 'Folder of the prepared script runtimes (default $MONITORS_RUNTIME_CACHE, else ~/.cache/monitors/runtimes)' }) as never,
   handler: async (args) => {
@@ -284,6 +291,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         scriptUidRange: args['script-uid-range'] ?? uidRangeFromEnv(),
         artifactsDir: args['artifacts-dir'] || io().env.MONITORING_SERVER_ARTIFACTS_DIR || undefined,
         runtimeCache: args['runtime-cache'],
+        limits: { statusPagesPerAccount: args['max-status-pages'] },
       })
     } catch (error) {
       throw nativeLoadError(error, 'server') ?? error

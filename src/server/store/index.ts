@@ -268,6 +268,12 @@ export interface StatusPageStore {
   /** cursor paging from the page `nextId` (included); null when the cursor is not a page of the account */
   list(account: string, query: { nextId?: string; limit: number }): Promise<{ entries: StatusPageRecord[]; nextId: string | null } | null>
   get(account: string, id: string): Promise<StatusPageRecord | undefined>
+  /**
+   * The account's pages, counted for a create in the same transaction: until it ends, another
+   * transaction counting them for the account waits (SQLite: one writer; PostgreSQL: a lock of
+   * the account's pages), so two creates at once cannot both pass a limit.
+   */
+  countForCreate(account: string): Promise<number>
   /** cards get ids; throws UniqueViolation('statusPage.url' or 'statusPage.customDomain') */
   create(account: string, data: StatusPage): Promise<StatusPageRecord>
   /** cards sent with a known id keep it and its created_at; throws UniqueViolation('statusPage.url' or 'statusPage.customDomain') */
