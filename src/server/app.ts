@@ -176,7 +176,7 @@ function registerRoutes(app: FastifyInstance, options: AppOptions, counts: { fai
   assetRoutes(app, store, options.artifacts)
   const runs = options.runs ?? { now: Date.now }
   sessionRoutes(app, store, runs, options.closing ?? new AbortController().signal)
-  agentRoutes(app, store, runs, options.artifacts)
+  agentRoutes(app, store, runs, options.artifacts, limits.stagedArtifactBytesPerAccount)
   heartbeatRoutes(app, store, runs)
   alertRoutes(app, store)
   alertChannelRoutes(app, store)
