@@ -232,7 +232,7 @@ describe('secrets kept out of the server\'s arguments', () => {
     const token = 'argv-metrics-token-0123456789'
     const password = 'argv-db-password-0123456789'
     const secrets = join(dir, 'secrets')
-    mkdirSync(secrets, { mode: 0o700 })
+    mkdirSync(secrets, { recursive: true, mode: 0o700 })
     writeFileSync(join(secrets, 'keys'), `# the keys of the team\n${fileKey}:acc-argv:read\n`, { mode: 0o600 })
     writeFileSync(join(secrets, 'metrics-token'), `${token}\n`, { mode: 0o600 })
     const env = { MONITORING_SERVER_DB: onPostgres ? withPassword(password) : db, MONITORING_SERVER_API_KEYS: `${key}:acc-argv` }
@@ -250,6 +250,22 @@ describe('secrets kept out of the server\'s arguments', () => {
     } finally {
       server.child.kill('SIGTERM')
       await server.exited
+    }
+  })
+
+  it('monitors keys takes the database from --db-file too; a --db with a password gets the warning', async () => {
+    mkdirSync(join(dir, 'secrets'), { recursive: true, mode: 0o700 })
+    const file = join(dir, 'secrets', 'db-url')
+    writeFileSync(file, onPostgres ? withPassword('keys-db-password-0123') : db, { mode: 0o600 })
+    const fromFile = await monitors(dir, ['keys', 'list', '--db-file', file, '--format', 'json'])
+    expect(fromFile.code, fromFile.output).toBe(0)
+    expect(JSON.parse(fromFile.stdout).length).toBeGreaterThan(0)
+    expect(fromFile.stderr).not.toMatch(/Warning/)
+    if (onPostgres) {
+      const inline = await monitors(dir, ['keys', 'list', '--db', withPassword('keys-db-password-0123')])
+      expect(inline.code, inline.output).toBe(0)
+      expect(inline.stderr).toContain('Warning: --db puts a secret in this process\'s arguments')
+      expect(inline.output).not.toContain('keys-db-password-0123')
     }
   })
 
