@@ -56,6 +56,8 @@ export interface ApiRequest {
   path: string
   query?: Query
   body?: unknown
+  /** A file sent as the body, as it is read (`application/octet-stream`), instead of a JSON body. */
+  file?: { path: string; length: number }
   /** Headers of this request alone (`If-None-Match`: a 304 is then an answer, not an error). */
   headers?: Record<string, string>
   /**
@@ -189,6 +191,10 @@ export class ApiClient {
   delete(path: string) {
     return this.send<unknown>({ method: 'DELETE', path })
   }
+  /** PUTs a file's bytes as they are read (sent again, read again, after a transient failure). */
+  putFile<T>(path: string, file: { path: string; length: number }, query?: Query) {
+    return this.send<T>({ method: 'PUT', path, file, query })
+  }
 
   /**
    * The single choke point of every request:
@@ -248,8 +254,11 @@ export class ApiClient {
   private async sendOnce<T>(request: ApiRequest): Promise<ApiResponse<T>> {
     const info: RequestInfo = { method: request.method, path: request.path }
     const headers = request.headers ? { ...this.headers, ...request.headers } : { ...this.headers }
-    let body: string | undefined
-    if (request.body !== undefined) {
+    let body: string | { file: string; length: number } | undefined
+    if (request.file) {
+      body = { file: request.file.path, length: request.file.length }
+      headers['content-type'] = 'application/octet-stream'
+    } else if (request.body !== undefined) {
       body = JSON.stringify(request.body)
       headers['content-type'] = 'application/json'
     }

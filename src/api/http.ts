@@ -1,3 +1,4 @@
+import { createReadStream } from 'node:fs'
 import type { Agent as HttpAgent, IncomingMessage } from 'node:http'
 import { createRequire } from 'node:module'
 
@@ -23,7 +24,8 @@ export interface TransportRequest {
   /** Path and query string. */
   path: string
   headers: Record<string, string>
-  body?: string
+  /** text, or a file sent as it is read (its size as the content length) */
+  body?: string | { file: string; length: number }
   /** This request's timeouts instead of the transport's (a long poll the server holds open). */
   timeoutMs?: number
 }
@@ -86,7 +88,8 @@ export class Transport {
         return
       }
       const headers: Record<string, string> = { ...request.headers }
-      if (request.body !== undefined) headers['content-length'] = String(Buffer.byteLength(request.body))
+      const body = request.body
+      if (body !== undefined) headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.length)
       const req = this.#request({
         protocol: this.#origin.protocol,
         hostname: this.#origin.hostname.replace(/^\[|\]$/g, ''),
@@ -140,7 +143,15 @@ export class Transport {
           resolve({ statusCode: response.statusCode ?? 0, headers: response.headers as TransportResponse['headers'], text: Buffer.concat(chunks).toString('utf8') })
         })
       })
-      req.end(request.body)
+      if (typeof body !== 'object') {
+        req.end(body)
+        return
+      }
+      // a file: the wait for the answer starts again with each piece sent
+      const file = createReadStream(body.file)
+      file.on('data', () => arm(HEADERS_TIMEOUT, `no answer within ${this.#timeoutMs} ms`))
+      file.on('error', (error) => req.destroy(error))
+      file.pipe(req)
     })
   }
 

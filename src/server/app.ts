@@ -30,6 +30,7 @@ import { isProbe, probeRoutes } from './probes.js'
 import { serverNames, type ServerNames } from './names.js'
 import { isMetricsOperator, metricsRoutes } from './routes/metrics.js'
 import type { ServerMetrics } from './metrics.js'
+import { DEFAULT_LIMITS, type ServerLimits } from './limits.js'
 
 export const BODY_LIMIT = 1024 * 1024
 
@@ -61,6 +62,8 @@ export interface AppOptions {
   metrics?: { registry: ServerMetrics; token?: string }
   /** where the artifacts of browser and multi-step runs are (none: their routes answer 404) */
   artifacts?: ArtifactStore
+  /** what one account or client may make the server hold or send (limits.ts); default DEFAULT_LIMITS */
+  limits?: ServerLimits
 }
 
 export const DEFAULT_AUTH_FAILURE_LIMIT = { max: 10, timeWindowMs: 60_000 } as const
@@ -148,19 +151,21 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
     return auth(request, reply)
   })
 
-  registerRoutes(app, options, failures)
+  registerRoutes(app, options, { failures, limiter })
 
   return Object.assign(app, { faultCounts: faults?.counts })
 }
 
 /** Every route of the API, the web pages and the probes (after the hooks above). */
-function registerRoutes(app: FastifyInstance, options: AppOptions, failures: Limiter): void {
+function registerRoutes(app: FastifyInstance, options: AppOptions, counts: { failures: Limiter; limiter: (limit: { max: number; timeWindowMs: number }) => Limiter }): void {
   const { store } = options
+  const { failures } = counts
   const metrics = options.metrics
+  const limits = options.limits ?? DEFAULT_LIMITS
   checkRoutes(app, store)
   variableRoutes(app, store)
   const names = options.names ?? serverNames()
-  statusPageRoutes(app, store, names)
+  statusPageRoutes(app, store, names, limits.statusPagesPerAccount)
   maintenanceWindowRoutes(app, store)
   checkGroupRoutes(app, store)
   snippetRoutes(app, store)
@@ -171,13 +176,18 @@ function registerRoutes(app: FastifyInstance, options: AppOptions, failures: Lim
   assetRoutes(app, store, options.artifacts)
   const runs = options.runs ?? { now: Date.now }
   sessionRoutes(app, store, runs, options.closing ?? new AbortController().signal)
-  agentRoutes(app, store, runs, options.artifacts)
+  agentRoutes(app, store, runs, options.artifacts, limits.stagedArtifactBytesPerAccount)
   heartbeatRoutes(app, store, runs)
   alertRoutes(app, store)
   alertChannelRoutes(app, store)
   analyticsRoutes(app, store, runs)
   keyRoutes(app, store)
-  webRoutes(app, store, { now: runs.now, failures, names, subscriptions: options.subscriptions })
+  const subscriptions = options.subscriptions && {
+    wake: () => options.subscriptions?.wake(),
+    perAddress: counts.limiter(limits.confirmationsPerAddress),
+    perClient: counts.limiter(limits.subscriptionsPerClient),
+  }
+  webRoutes(app, store, { now: runs.now, failures, names, subscriptions })
   badgeTokenRoutes(app, store, runs.now)
   probeRoutes(app, store, options.closing ?? new AbortController().signal)
   if (metrics) metricsRoutes(app, store, metrics.registry)

@@ -16,6 +16,7 @@ import { defaultScriptConcurrency, Semaphore } from '../runner/script-probe.js'
 import { ArtifactStore } from './artifacts.js'
 import { effectiveUidRange, type UidRange } from '../runner/script/contain.js'
 import { networkNamespaces } from '../runner/script/netns.js'
+import { serverLimits, type ServerLimits } from './limits.js'
 
 export { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 export { checkSmtpUrl, type AlertDeliveryOptions } from './alerts/worker.js'
@@ -120,6 +121,12 @@ export interface LocalServerOptions {
    * default `<SQLite file>.artifacts` beside the database, else a temporary folder removed at close.
    */
   artifactsDir?: string
+  /**
+   * What one account or client may make the server hold or send (limits.ts): status pages per
+   * account (default 100), subscription confirmations per email address (5 an hour) and
+   * subscriptions per client address (20 an hour), bytes of agents' artifacts staged per account (1 GB)
+   */
+  limits?: Partial<ServerLimits>
 }
 
 export interface LocalServer {
@@ -310,7 +317,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     const names = serverNames({ host: options.host, publicUrls: options.publicUrls })
     const app = await buildApp({
       store, rateLimit, authFailureLimit, trustProxy, ipv6s: options.ipv6s, log, faults, runs: services, closing: closing.signal, names, subscriptions, artifacts,
-      metrics: { registry: metrics, token: options.metricsToken },
+      metrics: { registry: metrics, token: options.metricsToken }, limits: serverLimits(options.limits),
     })
     let requests = 0
     app.server.on('request', () => {

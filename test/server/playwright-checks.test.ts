@@ -10,12 +10,14 @@ import { tmpdir } from 'node:os'
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import { deflateSync } from 'node:zlib'
+import { Worker } from 'node:worker_threads'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LocalServer } from '../../src/server/index.js'
 import { hasChromium } from '../helpers/browser.js'
 import { makeProject, monitors, repo, STACK_LINE, writeFiles } from '../helpers/cli.js'
 import { startHttpServer, type HttpServerHandle } from '../helpers/http-server.js'
 import { prepareTestRuntime } from '../helpers/runtime.js'
+import { zipBomb } from '../helpers/zip-bomb.js'
 import { networkNamespaces } from '../../src/runner/script/netns.js'
 import { KEY_A, KEY_B, caller, expect400, startTestServer, type Call } from './helpers.js'
 
@@ -274,6 +276,65 @@ describe.skipIf(!hasChromium)('the PlaywrightCheck of examples/browser run by th
     expect(destroyed.code, destroyed.output).toBe(0)
     expect((await call('GET', `/v1/checks/${suite!.id}`)).status).toBe(404)
   }, 600_000)
+})
+
+describe('an archive a run leaves', () => {
+  it('a 1 MB zip that inflates to 1 GiB is dropped off the server\'s thread: its memory stays put, its probes answer, the result says why', async () => {
+    const test = `import { test } from '@playwright/test'
+import { writeFileSync } from 'node:fs'
+import zlib from 'node:zlib'
+const zipBomb = ${zipBomb.toString()}
+test('leaves a zip bomb @smoke', async ({}, testInfo) => { writeFileSync(testInfo.outputPath('bomb.zip'), zipBomb(zlib, 1024, 'trace.trace')) })
+`
+    const created = await call('POST', '/v1/checks/playwright', suiteBody({ name: 'Bomb', files: [{ path: 'playwright.config.ts', content: CONFIG }, { path: 'tests/a.spec.ts', content: test }] }))
+    expect(created.status, created.text).toBe(201)
+    // the server is this process: its memory and the stalls of its thread, sampled all along, and its
+    // health probe asked again and again by a thread of its own (which a stalled server keeps waiting)
+    const baseline = process.memoryUsage().rss
+    let peak = baseline
+    let last = performance.now()
+    let stall = 0
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage().rss)
+      stall = Math.max(stall, performance.now() - last)
+      last = performance.now()
+    }, 20)
+    const prober = new Worker(`const { parentPort, workerData } = require('node:worker_threads')
+let stop = false
+parentPort.on('message', () => { stop = true })
+;(async () => {
+  let slowest = 0, probes = 0
+  while (!stop) {
+    const started = performance.now()
+    await (await fetch(workerData)).text()
+    slowest = Math.max(slowest, performance.now() - started)
+    probes++
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  parentPort.postMessage({ slowest, probes })
+})()`, { eval: true, workerData: `${server.url}/-/liveness` })
+    const probed = new Promise<{ slowest: number; probes: number }>((resolve) => prober.once('message', resolve))
+    try {
+      const done = await triggerAndWait(created.json.id)
+      expect(done.status, JSON.stringify(done)).toBe('PASSED')
+    } finally {
+      clearInterval(sampler)
+      prober.postMessage('stop')
+    }
+    const { slowest, probes } = await probed
+    await prober.terminate()
+    console.log(`zip bomb run: RSS ${Math.round(baseline / 1e6)} MB before, ${Math.round(peak / 1e6)} MB at most (+${Math.round((peak - baseline) / 1e6)} MB); the longest stall of the server's thread ${Math.round(stall)} ms; ${probes} liveness probes, the slowest ${Math.round(slowest)} ms`)
+    const result = await finalResult(created.json.id)
+    const dropped = result.result.details.artifacts.dropped as Array<{ name: string; reason: string; bytes: number }>
+    expect(dropped).toEqual([{ name: expect.stringMatching(/^test-results\/.+\/bomb\.zip$/), kind: 'trace', bytes: expect.any(Number), reason: 'an archive past the limits of unpacking is not kept: its entry trace.trace inflates to more than 200 times its compressed size (a zip bomb?)' }])
+    expect(dropped[0].bytes).toBeGreaterThan(1_000_000)
+    expect(dropped[0].bytes).toBeLessThan(1_200_000)
+    expect(peak - baseline).toBeLessThan(200 * 1e6)
+    // before, the archive was unpacked on this thread: +1.1 GB, a 6 s stall and a probe kept waiting as long
+    expect(stall).toBeLessThan(1500)
+    expect(slowest).toBeLessThan(1500)
+    expect(probes).toBeGreaterThan(10)
+  }, 300_000)
 })
 
 describe('import of a Playwright check', () => {

@@ -223,7 +223,7 @@ export async function runPlaywrightSuite(suite: PlaywrightSuite, options: Script
     }
   } finally {
     await egress?.close()
-    keepSuiteArtifacts(folders, user, details, scrub, limitBytes)
+    await keepSuiteArtifacts(folders, user, details, scrub, limitBytes)
   }
   return finish()
 }
@@ -270,7 +270,7 @@ function suiteFolders(options: ScriptRunOptions, user: RunUser | null): SuiteFol
  * processes are all gone by then), scrubbed and capped; the run's folder removed, with what the
  * run's user left in the shared temporary folders.
  */
-function keepSuiteArtifacts(folders: SuiteFolders, user: RunUser | null, details: ScriptDetails, scrub: ReturnType<typeof createScrubber>, limitBytes: number): void {
+async function keepSuiteArtifacts(folders: SuiteFolders, user: RunUser | null, details: ScriptDetails, scrub: ReturnType<typeof createScrubber>, limitBytes: number): Promise<void> {
   try {
     if (user) {
       killUser(user.uid)
@@ -279,7 +279,7 @@ function keepSuiteArtifacts(folders: SuiteFolders, user: RunUser | null, details
     if (details.logs) writeFileSync(path.join(folders.artifacts, 'script.log'), scrub.text(details.logs))
     // Playwright's JSON report too, under the same rule as the other results
     copyRunFile(folders.reportFile, path.join(folders.artifacts, 'report.json'), user?.uid ?? null)
-    details.artifacts = finishArtifacts(folders.artifacts, scrub, limitBytes)
+    details.artifacts = await finishArtifacts(folders.artifacts, scrub, limitBytes)
   } catch (error) {
     details.artifacts.dropped.push({ name: '*', kind: 'other', bytes: 0, reason: `the artifacts could not be kept: ${(error as Error).message}` })
   }

@@ -4,7 +4,7 @@ import { runCheck, type CheckRunResult, type RunnableCheck, type RunOptions } fr
 import { RunLoop, type WorkSource } from '../../runner/run-loop.js'
 import { isRunnableCheckType, isScriptCheckType, SCRIPT_CHECK_TYPES } from '../../schema/check-types.js'
 import { applyGroup, type CheckGroup, type MaintenanceWindow } from '../../schema/index.js'
-import { StagedUploads, type ArtifactStore } from '../artifacts.js'
+import { leaseHeld, StagedUploads, type ArtifactStore } from '../artifacts.js'
 import { detachRunArtifacts, discardFolders } from '../../runner/script-probe.js'
 import type { ClaimedRun, ClaimQuery, CompleteOutcome, PlannedRun, Store, VariableRecord } from '../store/index.js'
 import { graceMs, latestDueOf, locationsFor, timingOf, type ScheduleFields, type Timing } from './due.js'
@@ -451,7 +451,8 @@ export class Scheduler {
     const before = new Date(now - this.options.retentionMs).toISOString()
     await this.store.results.prune(before)
     this.options.artifacts?.prune(before)
-    if (this.options.artifacts) new StagedUploads(this.options.artifacts).prune(Date.now())
+    // what agents staged for runs whose lease is no longer held (an agent that died mid-run)
+    if (this.options.artifacts) await new StagedUploads(this.options.artifacts).sweep(leaseHeld(this.store, now), { now: Date.now() })
     await this.store.checkStatuses.forgetResultsBefore(before)
     await this.store.runs.prune(now - 10 * 60_000, now)
     await this.store.heartbeats.pruneEvents(now - this.options.retentionMs)

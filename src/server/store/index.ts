@@ -268,6 +268,12 @@ export interface StatusPageStore {
   /** cursor paging from the page `nextId` (included); null when the cursor is not a page of the account */
   list(account: string, query: { nextId?: string; limit: number }): Promise<{ entries: StatusPageRecord[]; nextId: string | null } | null>
   get(account: string, id: string): Promise<StatusPageRecord | undefined>
+  /**
+   * The account's pages, counted for a create in the same transaction: until it ends, another
+   * transaction counting them for the account waits (SQLite: one writer; PostgreSQL: a lock of
+   * the account's pages), so two creates at once cannot both pass a limit.
+   */
+  countForCreate(account: string): Promise<number>
   /** cards get ids; throws UniqueViolation('statusPage.url' or 'statusPage.customDomain') */
   create(account: string, data: StatusPage): Promise<StatusPageRecord>
   /** cards sent with a known id keep it and its created_at; throws UniqueViolation('statusPage.url' or 'statusPage.customDomain') */
@@ -506,6 +512,12 @@ export type CompleteOutcome =
   | { outcome: 'lost' }
   | { outcome: 'unknown' }
 
+/** The lease of a run held now: who holds it (the claim's owner) and until when (ms). */
+export interface RunLease {
+  owner: string | null
+  until: number
+}
+
 export interface RunStore {
   /** inserts the runs not planned yet (by key); answers how many were new */
   plan(runs: PlannedRun[]): Promise<number>
@@ -513,6 +525,12 @@ export interface RunStore {
   claim(query: ClaimQuery): Promise<ClaimedRun[]>
   /** new lease end (ms), or 'lost' / 'unknown' */
   extend(account: string | undefined, runId: string, leaseMs: number, now: number): Promise<number | 'lost' | 'unknown'>
+  /**
+   * The lease `runId` names, when it is held at `now`; 'done' when the run is complete (by this
+   * claim or another); 'lost' when that claim is not the run's current one, the run was skipped
+   * or the lease ran out; 'unknown' when the account has no such run (or no longer: done runs are pruned)
+   */
+  lease(account: string, runId: string, now: number): Promise<RunLease | 'lost' | 'done' | 'unknown'>
   /** records the final result and its attempts (oldest first) and marks the run done */
   complete(account: string | undefined, runId: string, final: StoredResultInput, attempts: StoredResultInput[], now: number): Promise<CompleteOutcome>
   /** deletes runs done or skipped before `before` (ms); answers how many */

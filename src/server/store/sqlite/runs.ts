@@ -6,7 +6,7 @@ import type {
 } from '../index.js'
 import type { CheckGroup, MaintenanceWindow } from '../../../schema/index.js'
 import type { Exec } from './index.js'
-import { parseRunId, resultOfClaim, resultRecord as recordOfRun, type RunRow } from '../run-rows.js'
+import { leaseOf, parseRunId, resultOfClaim, resultRecord as recordOfRun, type RunRow } from '../run-rows.js'
 import { columnsOf, compactValues, dayOf, digest, fullDetails, leanDetails, type ColumnValues } from '../compact-rows.js'
 import { compactResults } from './compact.js'
 
@@ -300,6 +300,10 @@ export function runRepository(db: Db, exec: Exec): RunStore {
     plan: (runs) => exec(() => (runs.length === 0 ? 0 : plan.immediate(runs))),
     claim: (query) => exec(() => claimRuns.immediate(query)),
     extend: (account, runId, leaseMs, now) => exec(() => extendRun.immediate(account, runId, leaseMs, now)),
+    lease: (account, runId, now) => exec(() => {
+      const found = find(account, runId)
+      return found ? leaseOf(found.row, found.claim, now) : 'unknown'
+    }),
     complete: (account, runId, final, attempts, now) => exec(() => complete.immediate(account, runId, final, attempts, now)),
     prune: async (before, now) => {
       await exec(() => pruneAgents.run({ now }))
