@@ -122,3 +122,34 @@ describe('messages say what is wrong, without contradicting themselves', () => {
     expect(page.json.message).toMatch(/^body is required, with the fields name, url/)
   })
 })
+
+describe('null items in the files of script checks', () => {
+  const script = "import { test } from '@playwright/test'\ntest('x', async () => {})\n"
+  const file = { path: 'lib/helper.ts', content: 'export const x = 1\n' }
+  const bodies: Array<[string, (list: unknown[]) => Record<string, unknown>, string]> = [
+    ['browser', (dependencies) => ({ name: 'nulls', activated: false, script, dependencies }), 'dependencies'],
+    ['multistep', (dependencies) => ({ name: 'nulls', activated: false, script, dependencies }), 'dependencies'],
+    ['playwright', (files) => ({ name: 'nulls', activated: false, files }), 'files'],
+  ]
+
+  it('POST and PUT of browser, multi-step and Playwright checks answer 400 naming each null item, never 500', async () => {
+    for (const [route, body, field] of bodies) {
+      const check = await api('POST', `/v1/checks/${route}`, body([{ path: 'tests/a.spec.ts', content: script }]))
+      expect(check.status, check.text).toBe(201)
+      for (const [list, keys] of [
+        [[null], [`${field}.0`]],
+        [[null, null], [`${field}.0`, `${field}.1`]],
+        [[file, null, { ...file }], [`${field}.1`, `${field}.2.path`]],
+      ] as Array<[unknown[], string[]]>) {
+        for (const [method, path] of [['POST', `/v1/checks/${route}`], ['PUT', `/v1/checks/${route}/${check.json.id}`]]) {
+          const answer = await api(method, path, body(list))
+          expect(expect400(answer, 'payload'), `${method} ${path} ${JSON.stringify(list)}`).toEqual(keys)
+        }
+      }
+      expect(expect400(await api('POST', `/v1/checks/${route}`, body([null])), 'payload')).toEqual([`${field}.0`])
+      expect((await api('POST', `/v1/checks/${route}`, body([null]))).json.message).toBe(`${field}.0: must be an object (got null)`)
+      // the check is as it was
+      expect((await api('GET', `/v1/checks/${check.json.id}`)).json).toEqual(check.json)
+    }
+  })
+})
