@@ -2,6 +2,7 @@
  * The local server under hostile input (issue 8, part B): deep nesting, prototype keys,
  * rate-limit headers on every /v1 answer, unknown methods, and messages that say what is wrong.
  */
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LocalServer } from '../../src/server/index.js'
 import { KEY_A, caller, dnsBody, expect400, icmpBody, startTestServer, type Call } from './helpers.js'
@@ -151,5 +152,75 @@ describe('null items in the files of script checks', () => {
       // the check is as it was
       expect((await api('GET', `/v1/checks/${check.json.id}`)).json).toEqual(check.json)
     }
+  })
+})
+
+describe('request bodies with a Content-Encoding', () => {
+  const post = (body: Buffer | string, headers: Record<string, string>) =>
+    fetch(`${server.url}/v1/checks/dns`, { method: 'POST', headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json', ...headers }, body })
+  const json = JSON.stringify(dnsBody({ name: 'compressed' }))
+  const printable = (text: string) => expect(text).toMatch(/^[\x20-\x7e]*$/)
+
+  it('gzip, deflate and br bodies are decoded (the hosted CLI gzips its bodies)', async () => {
+    for (const [encoding, bytes] of [['gzip', gzipSync(json)], ['GZip', gzipSync(json)], ['x-gzip', gzipSync(json)], ['deflate', deflateSync(json)], ['br', brotliCompressSync(json)], ['identity', Buffer.from(json)]] as const) {
+      const answer = await post(bytes, { 'content-encoding': encoding })
+      expect(answer.status, `${encoding}: ${await answer.clone().text()}`).toBe(201)
+      expect((await answer.json()).name).toBe('compressed')
+    }
+    // a PUT too
+    const check = (await api('POST', '/v1/checks/dns', dnsBody())).json
+    const put = await fetch(`${server.url}/v1/checks/dns/${check.id}`, { method: 'PUT', headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipSync(JSON.stringify(dnsBody({ name: 'replaced' }))) })
+    expect(put.status).toBe(200)
+    expect((await put.json()).name).toBe('replaced')
+  })
+
+  it('what is not what it says is a 400 that never echoes the bytes; an unknown encoding is a 415 naming the accepted ones', async () => {
+    const garbage = Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0xff, 0xfe, 0x00, 0x01, 0x9c, 0x7f, 0x03])
+    const bad = await post(garbage, { 'content-encoding': 'gzip' })
+    expect(bad.status).toBe(400)
+    const badBody = await bad.json()
+    expect(badBody).toMatchObject({ statusCode: 400, error: 'Bad Request', attributes: { source: 'payload', keys: [] } })
+    expect(badBody.message).toMatch(/^Body is not valid gzip data, as its Content-Encoding says \(Z_[A-Z_]+\)$/)
+
+    // gzip sent without its header: the bytes are not text, and are not quoted
+    const unlabelled = await post(gzipSync(json), {})
+    expect(unlabelled.status).toBe(400)
+    const text = await unlabelled.text()
+    printable(text)
+    expect(JSON.parse(text).message).toBe('Body is not valid JSON: it is not text (a compressed body needs its Content-Encoding header: gzip, deflate or br)')
+    // a text that is not JSON still says where
+    const notJson = await post(gzipSync('{"name": tru'), { 'content-encoding': 'gzip' })
+    expect((await notJson.json()).message).toMatch(/^Body is not valid JSON: /)
+
+    for (const encoding of ['compress', 'zstd', 'gzip, br']) {
+      const refused = await post(Buffer.from(json), { 'content-encoding': encoding })
+      expect(refused.status, encoding).toBe(415)
+      const body = await refused.json()
+      expect(body).toEqual({
+        statusCode: 415, error: 'Unsupported Media Type',
+        message: `Content-Encoding ${JSON.stringify(encoding)} is not accepted: send the body as it is, or encoded with one of gzip, deflate, br`,
+        attributes: { header: 'content-encoding', accepted: ['gzip', 'deflate', 'br'] },
+      })
+    }
+  })
+
+  it('the 1 MiB limit counts the decoded body: a zip bomb is a 413 as soon as it passes it, a large decoded body within it is taken', async () => {
+    const member = gzipSync(Buffer.alloc(16 * 1024 * 1024), { level: 9 })
+    const within = gzipSync(`${json.slice(0, -1)}${' '.repeat(1000 * 1000)}}`)
+    const taken = await post(within, { 'content-encoding': 'gzip' })
+    expect(taken.status).toBe(201)
+
+    // 256 MiB of zeros in about 250 KiB (16 gzip members of 16 MiB): refused once 1 MiB is decoded, never inflated whole
+    const bomb = Buffer.concat(Array.from({ length: 16 }, () => member), 16 * member.length)
+    expect(bomb.length).toBeLessThan(1024 * 1024)
+    const before = process.memoryUsage().rss
+    const started = Date.now()
+    const refused = await post(bomb, { 'content-encoding': 'gzip' })
+    expect(refused.status).toBe(413)
+    expect((await refused.json()).message).toBe('Request body is larger than 1 MiB once decoded')
+    expect(Date.now() - started).toBeLessThan(5000)
+    expect(process.memoryUsage().rss - before).toBeLessThan(128 * 1024 * 1024)
+    // the server still answers
+    expect((await api('GET', '/v1/runtimes')).status).toBe(200)
   })
 })
