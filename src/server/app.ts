@@ -17,6 +17,7 @@ import { assetRoutes } from './routes/assets.js'
 import type { ArtifactStore } from './artifacts.js'
 import { parseJsonBody } from './json-body.js'
 import { decodedBody } from './body-encoding.js'
+import { strictQueries } from './query-parameters.js'
 import { installFaults, type FaultCounts, type FaultSpec } from './faults.js'
 import { agentRoutes } from './routes/agent.js'
 import { sessionRoutes } from './routes/sessions.js'
@@ -156,6 +157,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
     return auth(request, reply)
   })
 
+  // every API route's query parameters, declared in one table: another name is a 400 (query-parameters.ts)
+  strictQueries(app)
   registerRoutes(app, options, failures)
 
   return Object.assign(app, { faultCounts: faults?.counts })

@@ -165,20 +165,20 @@ describe('request bodies with a Content-Encoding', () => {
     for (const [encoding, bytes] of [['gzip', gzipSync(json)], ['GZip', gzipSync(json)], ['x-gzip', gzipSync(json)], ['deflate', deflateSync(json)], ['br', brotliCompressSync(json)], ['identity', Buffer.from(json)]] as const) {
       const answer = await post(bytes, { 'content-encoding': encoding })
       expect(answer.status, `${encoding}: ${await answer.clone().text()}`).toBe(201)
-      expect((await answer.json()).name).toBe('compressed')
+      expect(((await answer.json()) as any).name).toBe('compressed')
     }
     // a PUT too
     const check = (await api('POST', '/v1/checks/dns', dnsBody())).json
     const put = await fetch(`${server.url}/v1/checks/dns/${check.id}`, { method: 'PUT', headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipSync(JSON.stringify(dnsBody({ name: 'replaced' }))) })
     expect(put.status).toBe(200)
-    expect((await put.json()).name).toBe('replaced')
+    expect(((await put.json()) as any).name).toBe('replaced')
   })
 
   it('what is not what it says is a 400 that never echoes the bytes; an unknown encoding is a 415 naming the accepted ones', async () => {
     const garbage = Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0xff, 0xfe, 0x00, 0x01, 0x9c, 0x7f, 0x03])
     const bad = await post(garbage, { 'content-encoding': 'gzip' })
     expect(bad.status).toBe(400)
-    const badBody = await bad.json()
+    const badBody = (await bad.json()) as any
     expect(badBody).toMatchObject({ statusCode: 400, error: 'Bad Request', attributes: { source: 'payload', keys: [] } })
     expect(badBody.message).toMatch(/^Body is not valid gzip data, as its Content-Encoding says \(Z_[A-Z_]+\)$/)
 
@@ -190,12 +190,12 @@ describe('request bodies with a Content-Encoding', () => {
     expect(JSON.parse(text).message).toBe('Body is not valid JSON: it is not text (a compressed body needs its Content-Encoding header: gzip, deflate or br)')
     // a text that is not JSON still says where
     const notJson = await post(gzipSync('{"name": tru'), { 'content-encoding': 'gzip' })
-    expect((await notJson.json()).message).toMatch(/^Body is not valid JSON: /)
+    expect(((await notJson.json()) as any).message).toMatch(/^Body is not valid JSON: /)
 
     for (const encoding of ['compress', 'zstd', 'gzip, br']) {
       const refused = await post(Buffer.from(json), { 'content-encoding': encoding })
       expect(refused.status, encoding).toBe(415)
-      const body = await refused.json()
+      const body = (await refused.json()) as any
       expect(body).toEqual({
         statusCode: 415, error: 'Unsupported Media Type',
         message: `Content-Encoding ${JSON.stringify(encoding)} is not accepted: send the body as it is, or encoded with one of gzip, deflate, br`,
@@ -217,10 +217,54 @@ describe('request bodies with a Content-Encoding', () => {
     const started = Date.now()
     const refused = await post(bomb, { 'content-encoding': 'gzip' })
     expect(refused.status).toBe(413)
-    expect((await refused.json()).message).toBe('Request body is larger than 1 MiB once decoded')
+    expect(((await refused.json()) as any).message).toBe('Request body is larger than 1 MiB once decoded')
     expect(Date.now() - started).toBeLessThan(5000)
     expect(process.memoryUsage().rss - before).toBeLessThan(128 * 1024 * 1024)
     // the server still answers
     expect((await api('GET', '/v1/runtimes')).status).toBe(200)
+  })
+})
+
+describe('query parameters a route does not take', () => {
+  it('are a 400 naming each one and the parameters the route takes, on every /v1 route: never ignored', async () => {
+    const typo = await api('GET', '/v1/checks?serach=shop&limit=5')
+    expect(expect400(typo, 'query')).toEqual(['serach'])
+    expect(typo.json.message).toBe('serach: is not a parameter of GET /v1/checks: it takes limit, page, after, checkType, tag, search, status, apiCheckUrlFilterPattern, applyGroupSettings')
+    const check = (await api('POST', '/v1/checks/dns', dnsBody())).json
+    for (const [method, path, keys, takes] of [
+      ['GET', `/v1/checks/${check.id}?includeDependencies=true`, ['includeDependencies'], 'applyGroupSettings'],
+      ['PUT', `/v1/checks/dns/${check.id}?dryRun=1&force=yes`, ['dryRun', 'force'], 'autoAssignAlerts'],
+      ['DELETE', `/v1/checks/${check.id}?cascade=true`, ['cascade'], 'none'],
+      ['GET', '/v1/check-statuses?status=failing', ['status'], 'limit, page'],
+      ['GET', `/v1/check-results/${check.id}?region=eu-west-1`, ['region'], 'limit, page, resultType, from, to, hasFailures, location, checkType'],
+      ['GET', '/v1/alert-notifications?channelId=1', ['channelId'], 'limit, page, checkId, from, to, alertChannelId, hasFailures'],
+      ['GET', '/v1/variables?search=x', ['search'], 'limit, page, after'],
+      ['GET', '/v1/runtimes?=x', ['""'], 'none'],
+      ['POST', '/v1/check-sessions/trigger?wait=true', ['wait'], 'none'],
+      ['GET', `/v1/checks/heartbeats/${check.id}/availability?limit=5`, ['limit'], 'startTime, endTime'],
+    ] as const) {
+      const answer = await api(method, path, method === 'PUT' ? dnsBody() : undefined)
+      expect(expect400(answer, 'query'), `${method} ${path}`).toEqual(keys)
+      expect(answer.json.attributes.issues[0].message, path).toMatch(new RegExp(`: it takes ${takes.replace(/[()]/g, '\\$&')}$`))
+    }
+    // nothing was done: the check is as it was
+    expect((await api('GET', `/v1/checks/${check.id}`)).json).toEqual(check)
+    // what the routes take is taken, in both spellings of a repeated one
+    expect((await api('GET', '/v1/check-groups?tag[]=a&tag=b&name=x&limit=5')).status).toBe(200)
+    expect((await api('GET', `/v1/checks?tag[]=${check.tags[0] ?? 'none'}&checkType=DNS&limit=1`)).status).toBe(200)
+    // `[]` marks repeated parameters only
+    expect(expect400(await api('GET', '/v1/checks?limit[]=5'), 'query')).toEqual(['limit[]'])
+  })
+
+  it('a route registered without its parameters in the table does not start', async () => {
+    const { buildApp } = await import('../../src/server/app.js')
+    const { openStore } = await import('../../src/server/index.js')
+    const store = await openStore(':memory:')
+    const app = await buildApp({ store, rateLimit: { max: 10, timeWindowMs: 1000 } })
+    expect(() => app.get('/v1/undeclared', async () => 'x')).toThrow('GET /v1/undeclared: the route\'s query parameters are not declared (src/server/query-parameters.ts)')
+    // a page of the dashboard or a ping is not an API route: not in the table
+    expect(() => app.get('/elsewhere', async () => 'x')).not.toThrow()
+    await app.close()
+    await store.close()
   })
 })
