@@ -7,9 +7,9 @@ import { HttpError } from './errors.js'
  */
 export const MAX_BODY_DEPTH = 64
 
-/** Characters no JSON text holds outside strings and no client means to send: control bytes, and what undecodable bytes became. */
+/** What no JSON text holds: control characters other than whitespace (not even in strings), and what undecodable bytes became. */
 // eslint-disable-next-line no-control-regex
-const BINARY = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ufffd]/
+const BINARY = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffd]/
 
 function payload400(path: string, message: string): HttpError {
   const line = path ? `${path}: ${message}` : message
