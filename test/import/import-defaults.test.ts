@@ -137,11 +137,13 @@ describe('monitors import: where the file goes', () => {
 
 describe('monitors import with every default set', () => {
   it('cancels each default a remote check does not have; the next plan says No changes.', async () => {
+    // a check's groupId names a group of its account
+    const [seven, eight] = await Promise.all(['Seven', 'Eight'].map(async (name) => (await api.client.post<{ id: number }>('/v1/check-groups', { name })).body.id))
     const dir = makeProject({
       'monitoring.config.ts': configWith(`defaults: {
     activated: false, muted: true, doubleCheck: false, shouldFail: true, locations: ['eu-north-1'], tags: ['all'],
     alertSettings: { escalationType: 'TIME_BASED', timeBasedEscalation: { minutesFailingThreshold: 5 } },
-    useGlobalAlertSettings: false, groupId: 7, groupOrder: 2, runtimeId: '2024.09',
+    useGlobalAlertSettings: false, groupId: ${seven}, groupOrder: 2, runtimeId: '2024.09',
     alertChannelSubscriptions: [{ alertChannelId: 3 }], retryStrategy: { type: 'LINEAR', maxRetries: 3 },
     runParallel: true, frequency: 5, frequencyOffset: 20, alertChannels: { slack: [{ url: 'https://hooks.example.com/x' }] },
   },`),
@@ -151,7 +153,7 @@ describe('monitors import with every default set', () => {
     await api.client.post('/v1/checks/dns', { name: 'All bare', request: { query: 'all-bare.example.com' } })
     await api.client.post('/v1/checks/icmp', {
       name: 'All custom', request: { hostname: 'all.example.com', pingCount: 3 }, heartbeat: { interval: 5 }, script: 'noop',
-      activated: true, tags: ['all', 'edge'], groupId: 8, runtimeId: '2025.04', alertChannelSubscriptions: [{ alertChannelId: 4, activated: false }],
+      activated: true, tags: ['all', 'edge'], groupId: eight, runtimeId: '2025.04', alertChannelSubscriptions: [{ alertChannelId: 4, activated: false }],
       frequency: 60, frequencyOffset: 2, locations: ['eu-north-1', 'us-west-2'],
     })
     const svc = await api.client.post<{ id: string }>('/v1/status-pages/services', { name: 'All service' })
