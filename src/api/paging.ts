@@ -162,8 +162,8 @@ async function readPages<T>(
     return items.length === 0 || fresh > 0
   }
   add(first.items)
-  // fewer than a page: the last one; more than a page: the route does not page (GET /v1/check-statuses
-  // answers every status at once), and asking for page 2 would read the whole list again
+  // fewer than a page: the last one; more than a page: the route does not page (the hosted service's
+  // GET /v1/check-statuses answers every status at once), and asking for page 2 would read the whole list again
   if (first.items.length !== PAGE_LIMIT) return all
   if (first.total !== undefined && first.items.length > 0) {
     const pages = Math.ceil(first.total / PAGE_LIMIT)
