@@ -25,6 +25,7 @@ import { alertRoutes } from './routes/alerts.js'
 import { alertChannelRoutes } from './routes/alert-channels.js'
 import { analyticsRoutes } from './routes/analytics.js'
 import { keyRoutes } from './routes/keys.js'
+import { accountRoutes } from './routes/accounts.js'
 import { isWeb, webRoutes } from './web/index.js'
 import { isProbe, probeRoutes } from './probes.js'
 import { serverNames, type ServerNames } from './names.js'
@@ -177,6 +178,7 @@ function registerRoutes(app: FastifyInstance, options: AppOptions, failures: Lim
   alertChannelRoutes(app, store)
   analyticsRoutes(app, store, runs)
   keyRoutes(app, store)
+  accountRoutes(app, store)
   webRoutes(app, store, { now: runs.now, failures, names, subscriptions: options.subscriptions })
   badgeTokenRoutes(app, store, runs.now)
   probeRoutes(app, store, options.closing ?? new AbortController().signal)
