@@ -67,6 +67,12 @@ export interface LoadProjectOptions {
    */
   environment?: EnvironmentRequest
   /**
+   * Only the config is loaded (its target, environments and lock settings): no check file is
+   * searched or run, and the project has no resources (the operator's commands: checks, results,
+   * incidents, …).
+   */
+  configOnly?: boolean
+  /**
    * false: the construct cache (construct-cache.ts) is neither read nor written (`--no-cache`);
    * MONITORS_CACHE=0 in the environment does the same.
    */
@@ -144,6 +150,7 @@ export async function loadProjectDeferred(options: LoadProjectOptions = {}): Pro
     config = chosen.config
     // check files may ask which environment they are loaded for (currentEnvironment())
     if (config.environment) session.environment = config.environment.name
+    if (options.configOnly) return
     files = findFiles(rootDir, config.checkMatch, config.ignore).filter((f) => path.join(rootDir, f) !== configFile)
     if (files.length === 0 && !options.allowNoCheckFiles) {
       problems.push({

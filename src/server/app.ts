@@ -27,6 +27,7 @@ import { alertRoutes } from './routes/alerts.js'
 import { alertChannelRoutes } from './routes/alert-channels.js'
 import { analyticsRoutes } from './routes/analytics.js'
 import { keyRoutes } from './routes/keys.js'
+import { accountRoutes } from './routes/accounts.js'
 import { isWeb, webRoutes } from './web/index.js'
 import { isProbe, probeRoutes } from './probes.js'
 import { serverNames, type ServerNames } from './names.js'
@@ -198,6 +199,7 @@ function registerRoutes(app: FastifyInstance, options: AppOptions, counts: { fai
     perAddress: counts.limiter(limits.confirmationsPerAddress),
     perClient: counts.limiter(limits.subscriptionsPerClient),
   }
+  accountRoutes(app, store)
   webRoutes(app, store, { now: runs.now, failures, names, subscriptions })
   badgeTokenRoutes(app, store, runs.now)
   probeRoutes(app, store, options.closing ?? new AbortController().signal)

@@ -69,6 +69,7 @@ function routeTable(): Map<string, readonly string[]> {
     'GET /v1/incidents': KEYSET,
     'POST /v1/incidents': [],
     'POST /v1/incidents/:incidentId/updates': [],
+    'GET /v1/accounts/me': [],
     'GET /v1/keys': [],
     'POST /v1/keys': [],
     'DELETE /v1/keys/:id': [],
