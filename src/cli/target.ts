@@ -249,7 +249,8 @@ export const SQLITE_DRIVER = 'better-sqlite3@^12.6.2'
 
 /**
  * The local server (embedded or `monitors server` on a SQLite file) needs better-sqlite3 and its
- * native build. When it is not installed, say what to install; when its build does not load (a
+ * native build, or Node.js's own SQLite (src/server/store/sqlite/driver.ts). When neither is
+ * there, say what to install; when its build does not load (a
  * build for another Node.js version, a broken one), how to rebuild it; either instead of
  * reporting a bug in monitors. Undefined for any other error.
  */
@@ -268,7 +269,8 @@ export function nativeLoadError(error: unknown, command: 'embedded' | 'server' =
   if (missing) {
     return new TargetError(
       `${server} needs the SQLite driver better-sqlite3, which is not installed (an optional dependency of monitors-as-code: its install failed or was left out). ` +
-        `Install it with "npm install --save-dev ${SQLITE_DRIVER}" (it fetches a prebuilt binary, or compiles with python3, make and a C++ compiler where none fits)${remote}` +
+        `Install it with "npm install --save-dev ${SQLITE_DRIVER}" (it fetches a prebuilt binary, or compiles with python3, make and a C++ compiler where none fits), ` +
+        `or run on Node.js 22.16 or newer, whose built-in SQLite is used without it${remote}` +
         `${command === 'server' ? '; or give --db a PostgreSQL URL, which needs no SQLite driver' : ''}.`,
     )
   }

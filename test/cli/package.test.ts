@@ -44,7 +44,7 @@ describe('the published package', () => {
       /^(test|bench|scripts|src|constructs|\.ci|\.github|node_modules)\//.test(path) ||
       /\.test\.[cm]?[jt]s$/.test(path) ||
       /^dist\/cli\/meta\./.test(path) ||
-      /^(Containerfile|compose\.yaml|action\.yml|tsconfig.*\.json|vitest\.config\.ts)$/.test(path),
+      /^(containers\/|tsconfig.*\.json|vitest\.config\.ts|\.containerignore)/.test(path),
     )
     expect(stray).toEqual([])
     expect(existsSync(join(repo, 'test'))).toBe(true)
