@@ -95,7 +95,8 @@ describe('monitors init for a team repository', () => {
     const fresh = await monitors(bare, ['init', '.'])
     expect(fresh.code, fresh.output).toBe(0)
     const version = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')).version
-    expect(fresh.stderr).toContain(`npm install --save-dev ./vendor/monitors-as-code-${version}.tgz typescript @types/node   (monitors-as-code is not installed here`)
+    expect(fresh.stderr).toContain('npm install --save-dev monitors-as-code typescript @types/node   (monitors-as-code is not installed here')
+    expect(fresh.stderr).toContain(`./vendor/monitors-as-code-${version}.tgz made by "npm run tarball"`)
     expect(fresh.stderr).not.toMatch(/npm install --save-dev monitors-as-code\b/)
   })
 

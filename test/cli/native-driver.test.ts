@@ -15,6 +15,14 @@ import { startLocalServer, type LocalServer } from '../../src/server/index.js'
 import { makeProject, monitors, repo, STACK_LINE } from '../helpers/cli.js'
 import { databaseFor, onPostgres } from '../helpers/postgres-databases.js'
 
+/** Node.js's own SQLite as the store takes it (src/server/store/sqlite/driver.ts): Node.js 22.16 and newer. */
+const builtinSqlite = (() => {
+  const [major, minor] = process.versions.node.split('.').map(Number)
+  return major > 22 || (major === 22 && minor >= 16)
+})()
+/** Without the fallback to Node.js's own SQLite, so that a missing better-sqlite3 shows on any Node.js. */
+const onlyBetterSqlite = { MONITORS_SQLITE_DRIVER: 'better-sqlite3' }
+
 /**
  * An installed copy of the CLI (bin, bundle, package.json) whose node_modules has every
  * dependency of this repository, except that better-sqlite3 lacks its compiled build/ folder:
@@ -49,7 +57,7 @@ describe('a missing native SQLite build', () => {
 
   it('plan on the embedded server says to run npm rebuild better-sqlite3 or set MONITORING_API_URL', async () => {
     const dir = makeProject({ 'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com' } })\n` })
-    const result = await monitors(dir, ['plan'], {}, cli)
+    const result = await monitors(dir, ['plan'], onlyBetterSqlite, cli)
     expect(result.code).toBe(1)
     const lines = result.stderr.trim().split('\n')
     expect(lines).toHaveLength(1)
@@ -60,7 +68,7 @@ describe('a missing native SQLite build', () => {
   })
 
   it('monitors server says to run npm rebuild better-sqlite3', async () => {
-    const result = await monitors(tmpdir(), ['server', '--port', '0', '--db', ':memory:'], {}, cli)
+    const result = await monitors(tmpdir(), ['server', '--port', '0', '--db', ':memory:'], onlyBetterSqlite, cli)
     expect(result.code).toBe(1)
     expect(result.stderr.trim().split('\n')).toHaveLength(1)
     expect(result.stderr).toContain('npm rebuild better-sqlite3')
@@ -95,7 +103,7 @@ describe('no SQLite driver installed', () => {
   })
 
   it('plan on the embedded server says what to install, or to set MONITORING_API_URL', async () => {
-    const result = await monitors(makeProject({ 'a.check.ts': check }), ['plan'], {}, cli)
+    const result = await monitors(makeProject({ 'a.check.ts': check }), ['plan'], onlyBetterSqlite, cli)
     expect(result.code).toBe(1)
     const lines = result.stderr.trim().split('\n')
     expect(lines).toHaveLength(1)
@@ -106,13 +114,24 @@ describe('no SQLite driver installed', () => {
   })
 
   it('monitors server on a SQLite file says what to install', async () => {
-    const result = await monitors(tmpdir(), ['server', '--port', '0', '--db', ':memory:'], {}, cli)
+    const result = await monitors(tmpdir(), ['server', '--port', '0', '--db', ':memory:'], onlyBetterSqlite, cli)
     expect(result.code).toBe(1)
     expect(result.stderr.trim().split('\n')).toHaveLength(1)
     expect(result.stderr).toContain(`npm install --save-dev ${SQLITE_DRIVER}`)
     expect(result.stderr).toContain('PostgreSQL')
     expect(result.output).not.toContain('bug in monitors')
   })
+
+  it.runIf(builtinSqlite)('on a Node.js with a built-in SQLite, the embedded server plans and applies without better-sqlite3, and says nothing of it', async () => {
+    const dir = makeProject({ 'a.check.ts': check })
+    const plan = await monitors(dir, ['plan'], {}, cli)
+    expect(plan.code, plan.output).toBe(0)
+    expect(plan.stdout).toContain('Plan: 1 to create, 0 to update, 0 to delete.')
+    expect(plan.output).not.toMatch(/better-sqlite3|ExperimentalWarning/)
+    expect((await monitors(dir, ['apply', '--yes'], {}, cli)).code).toBe(0)
+    expect((await monitors(dir, ['plan'], {}, cli)).stdout).toContain('No changes.')
+    // three CLI processes, each starting the embedded server
+  }, 60_000)
 
   it.runIf(onPostgres)('monitors server on PostgreSQL needs no SQLite driver', async () => {
     const database = await databaseFor(':memory:')
