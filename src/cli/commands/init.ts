@@ -18,14 +18,14 @@ function installed(dir: string, name: string): boolean {
 }
 
 /**
- * The next steps, naming only what `dir` is missing: monitors-as-code itself is not on the npm
- * registry (docs/install.md: a tarball made with npm run tarball), typescript and @types/node
- * are what tsc --noEmit needs.
+ * The next steps, naming only what `dir` is missing: monitors-as-code itself comes from the
+ * registry the team publishes it to, or as a tarball made with npm run tarball (docs/install.md);
+ * typescript and @types/node are what tsc --noEmit needs.
  */
 export function nextSteps(dir: string, environments: readonly string[] = []): string {
   const lines: string[] = []
   if (!installed(dir, 'monitors-as-code')) {
-    lines.push(`  npm install --save-dev ./vendor/monitors-as-code-${toolVersion()}.tgz typescript @types/node   (monitors-as-code is not installed here; the tarball comes from "npm run tarball" in a checkout of monitors: see its docs/install.md)`)
+    lines.push(`  npm install --save-dev monitors-as-code typescript @types/node   (monitors-as-code is not installed here; from your npm registry, or ./vendor/monitors-as-code-${toolVersion()}.tgz made by "npm run tarball" in a checkout of monitors: see its docs/install.md)`)
   } else {
     const missing = ['typescript', '@types/node'].filter((name) => !installed(dir, name))
     if (missing.length > 0) lines.push(`  npm install --save-dev ${missing.join(' ')}   (for tsc --noEmit; not installed here yet)`)
