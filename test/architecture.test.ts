@@ -4,7 +4,9 @@ import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 import * as constructs from '../constructs/index.js'
 import { DESCRIPTORS, RESOURCE_KINDS } from '../src/resources/registry.js'
-import { CHECK_TYPES } from '../src/schema/enums.js'
+import { CHECK_TYPE_TABLE, SERVICE_CHECK_TYPES, type CheckTypeTable, type ServiceCheckType } from '../src/schema/check-types.js'
+import { CHECK_TYPES, type CheckType } from '../src/schema/enums.js'
+import { checkListQuerySchema, metricsQuerySchema } from '../src/schema/index.js'
 
 /**
  * The import rules of docs/architecture.md, checked on every .ts file under src/ and
@@ -300,6 +302,19 @@ describe('architecture', () => {
   it('check types are listed once: no array, set, union, map or comparison chain of their names outside src/schema/check-types.ts', () => {
     const found = files.filter((f) => f.startsWith('src/')).flatMap((file) => checkTypeLists(file, readFileSync(join(root, file), 'utf8')))
     expect(found).toEqual([])
+  })
+
+  it('every type of the check-type table is one of the spec\'s, so every checkType query accepts it', () => {
+    // the table is declared against the spec's list: a type it does not name does not compile (npm run typecheck)
+    // @ts-expect-error 'SSL' is not one of CHECK_TYPES (src/schema/enums.ts)
+    const copy = { ...CHECK_TYPE_TABLE, SSL: CHECK_TYPE_TABLE.TCP } satisfies CheckTypeTable
+    const linked: ServiceCheckType extends CheckType ? true : never = true
+    expect([linked, Object.keys(copy)]).toEqual([true, [...SERVICE_CHECK_TYPES, 'SSL']])
+    for (const type of SERVICE_CHECK_TYPES) {
+      expect(CHECK_TYPES, type).toContain(type)
+      expect(checkListQuerySchema.safeParse({ checkType: type }).success, `GET /v1/checks?checkType=${type}`).toBe(true)
+      expect(metricsQuerySchema.safeParse({ checkType: type }).success, `GET /v1/analytics/metrics?checkType=${type}`).toBe(true)
+    }
   })
 
   it('reports each kind of check type list, with its file and line', () => {
