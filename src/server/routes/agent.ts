@@ -1,4 +1,4 @@
-import { runVariables, withGroup } from '../scheduler/groups.js'
+import { runVariables, withGroup } from '../groups.js'
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { conflict, HttpError, notFound, parseOr400 } from '../errors.js'

@@ -10,7 +10,7 @@ import type { ClaimedRun, ClaimQuery, CompleteOutcome, PlannedRun, Store, Variab
 import { graceMs, latestDueOf, locationsFor, timingOf, type ScheduleFields, type Timing } from './due.js'
 import { inMaintenance } from './maintenance.js'
 import { completeRun, completeRuns, type RunServices } from './runs.js'
-import { runVariables, withGroup } from './groups.js'
+import { runVariables, withGroup } from '../groups.js'
 import { sweepHeartbeats } from '../heartbeats/index.js'
 import { OutageLog, untilAvailable } from '../outage.js'
 
