@@ -400,19 +400,22 @@ describe('architecture', () => {
   })
 
   it('reports an import between parts of src/server/ against the rules, and a cycle between them, naming the parts', () => {
-    const sample: ImportRecord[] = [
-      { file: 'src/server/alerts/subscribers.ts', specifier: '../web/status-page.js', target: 'src/server/web/status-page.ts', typeOnly: false },
-      { file: 'src/server/web/subscribers.ts', specifier: '../alerts/subscribers.js', target: 'src/server/alerts/subscribers.ts', typeOnly: false },
-      { file: 'src/server/heartbeats/index.ts', specifier: '../scheduler/groups.js', target: 'src/server/scheduler/groups.ts', typeOnly: false },
-      { file: 'src/server/scheduler/index.ts', specifier: '../heartbeats/index.js', target: 'src/server/heartbeats/index.ts', typeOnly: false },
-      { file: 'src/server/store/sqlite/checks.ts', specifier: '../../errors.js', target: 'src/server/errors.ts', typeOnly: true },
-      { file: 'src/server/errors.ts', specifier: './results/index.js', target: 'src/server/results/index.ts', typeOnly: false },
-      { file: 'src/server/routes/checks.ts', specifier: '../app.js', target: 'src/server/app.ts', typeOnly: false },
+    /** An import of `specifier` by `file`, resolved as importsOf does. */
+    const imp = (file: string, specifier: string, typeOnly = false): ImportRecord =>
+      ({ file, specifier, target: relative(root, resolve(dirname(join(root, file)), specifier)).replace(/\.js$/, '.ts'), typeOnly })
+    const sample = [
+      imp('src/server/alerts/subscribers.ts', '../web/status-page.js'),
+      imp('src/server/web/subscribers.ts', '../alerts/subscribers.js'),
+      imp('src/server/heartbeats/index.ts', '../scheduler/groups.js'),
+      imp('src/server/scheduler/index.ts', '../heartbeats/index.js'),
+      imp('src/server/store/sqlite/checks.ts', '../../errors.js', true),
+      imp('src/server/errors.ts', './results/index.js'),
+      imp('src/server/routes/checks.ts', '../app.js'),
       // allowed: down the table, a shared module, keys.ts from the store, the wiring
-      { file: 'src/server/routes/checks.ts', specifier: '../scheduler/index.js', target: 'src/server/scheduler/index.ts', typeOnly: false },
-      { file: 'src/server/alerts/worker.ts', specifier: '../outage.js', target: 'src/server/outage.ts', typeOnly: false },
-      { file: 'src/server/store/index.ts', specifier: '../keys.js', target: 'src/server/keys.ts', typeOnly: true },
-      { file: 'src/server/index.ts', specifier: './app.js', target: 'src/server/app.ts', typeOnly: false },
+      imp('src/server/routes/checks.ts', '../scheduler/index.js'),
+      imp('src/server/alerts/worker.ts', '../outage.js'),
+      imp('src/server/store/index.ts', '../keys.js', true),
+      imp('src/server/index.ts', './app.js'),
     ]
     expect(violations(sample)).toEqual([
       "src/server/alerts/subscribers.ts: import '../web/status-page.js' (src/server/alerts/ may import store/, status-pages/, keys.ts, the shared modules; see docs/architecture.md)",
