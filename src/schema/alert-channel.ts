@@ -58,6 +58,16 @@ const subscriptionItem = z.object({
   activated: z.boolean().default(true),
 })
 
+/** A channel's settings besides its configuration (which events it gets), with the service's defaults. */
+const settingsShape = {
+  sendRecovery: z.boolean().default(true),
+  sendFailure: z.boolean().default(true),
+  sendDegraded: z.boolean().default(false),
+  sslExpiry: z.boolean().default(false),
+  sslExpiryThreshold: z.number().int().min(1).max(30).default(30),
+  autoSubscribe: z.boolean().default(false),
+}
+
 /**
  * Body of POST /v1/alert-channels and PUT /v1/alert-channels/{id}: the type, its configuration
  * (validated by the type's schema, problems named `config.<field>`), and which events the channel
@@ -72,12 +82,7 @@ export const alertChannelSchema = z
     subscriptions: z.array(subscriptionItem).optional(),
     type: z.enum(ALERT_CHANNEL_TYPES),
     config: z.record(z.string(), z.unknown()),
-    sendRecovery: z.boolean().default(true),
-    sendFailure: z.boolean().default(true),
-    sendDegraded: z.boolean().default(false),
-    sslExpiry: z.boolean().default(false),
-    sslExpiryThreshold: z.number().int().min(1).max(30).default(30),
-    autoSubscribe: z.boolean().default(false),
+    ...settingsShape,
   })
   .transform((value, ctx) => {
     const parsed = ALERT_CHANNEL_CONFIGS[value.type].safeParse(value.config)
@@ -163,7 +168,7 @@ export function blankAlertChannelSecrets(type: string, config: Record<string, un
 }
 
 /** The settings of a channel besides its configuration: which events it gets. */
-export const ALERT_CHANNEL_SETTINGS = ['sendRecovery', 'sendFailure', 'sendDegraded', 'sslExpiry', 'sslExpiryThreshold', 'autoSubscribe'] as const
+export const ALERT_CHANNEL_SETTINGS = Object.keys(settingsShape) as ReadonlyArray<keyof typeof settingsShape>
 
 /**
  * The body of one type of channel, as the client's resource kinds describe it (one kind per
@@ -179,12 +184,7 @@ export function channelBodySchema<T extends string, C extends z.ZodType>(type: T
   return z.object({
     type: z.literal(type).default(type as never),
     config,
-    sendRecovery: z.boolean().default(true),
-    sendFailure: z.boolean().default(true),
-    sendDegraded: z.boolean().default(false),
-    sslExpiry: z.boolean().default(false),
-    sslExpiryThreshold: z.number().int().min(1).max(30).default(30),
-    autoSubscribe: z.boolean().default(false),
+    ...settingsShape,
   })
 }
 
