@@ -4,7 +4,7 @@ import { pageQuerySchema, queryBoolean, queryNumber, queryTime, rangeProblem } f
 import { notFound, parseOr400 } from '../errors.js'
 import type { AlertDeliveryRecord, AlertNotificationRecord, Store } from '../store/index.js'
 import { contentRange } from './util.js'
-import { providerOf } from '../alerts/providers/index.js'
+import { describeChannel } from '../alerts/providers/index.js'
 
 /*
  * Reads of alert notifications and of their deliveries to the checks' alert channels, with
@@ -26,9 +26,9 @@ const notificationQuery = pageQuerySchema.extend({
 })
 const deliveryQuery = pageQuerySchema.extend({ checkId: z.string().min(1).optional(), notificationId: z.string().min(1).optional() })
 
-/** A channel as its provider shows it (never what may be secret); as stored when its type is unknown here. */
+/** A channel as its provider shows it (never what may be secret); nothing of it when its type is unknown here. */
 function presentChannel(record: AlertDeliveryRecord): Record<string, unknown> {
-  const shown = providerOf(record.channelType)?.describe(record.channel).shown ?? {}
+  const { shown } = describeChannel(record.channelType, record.channel)
   // a delivery to an account-level channel names it
   return typeof record.channel.alertChannelId === 'number' ? { alertChannelId: record.channel.alertChannelId, ...shown } : shown
 }

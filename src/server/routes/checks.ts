@@ -7,7 +7,7 @@ import { serviceReferences, writeWithReferences } from './references.js'
 import { contentRange, nextLink, sendJson, sendListPage } from './util.js'
 import { createHeartbeatCheck, replaceHeartbeatCheck } from './heartbeats.js'
 import type { Repositories } from '../store/index.js'
-import { cycleFrom, dependsOnOf } from '../results/dependencies.js'
+import { cycleFrom, dependsOnOf } from '../dependencies.js'
 
 /*
  * A check is answered as stored: the validated body (the schema's output, defaults applied)

@@ -6,7 +6,7 @@ import { BADGE_STYLES, BADGE_THEMES, groupBadgeState, renderBadge } from '../res
 import { groupMemberStatuses } from './check-groups.js'
 import { eachCheck, type CheckStatusRecord, type ErrorGroupRecord, type Store } from '../store/index.js'
 import { contentRange, wantsPage } from './util.js'
-import { dependsOnOf, failingDependencies, type DependencyRef } from '../results/dependencies.js'
+import { dependsOnOf, failingDependencies, type DependencyRef } from '../dependencies.js'
 
 /*
  * Reads served from recorded results: check statuses, error groups (and their archive flags)

@@ -5,7 +5,7 @@ import { isRunnableCheckType, RUNNABLE_CHECK_TYPES, typesInProse } from '../../s
 import { HttpError, badRequest, notFound, parseOr400 } from '../errors.js'
 import { eachCheck, type CheckResultRecord, type SessionRecord, type Store } from '../store/index.js'
 import { checkLocations } from '../scheduler/due.js'
-import { withGroup } from '../scheduler/groups.js'
+import { withGroup } from '../groups.js'
 import type { RunServices } from '../scheduler/runs.js'
 import { contentRange } from './util.js'
 import { playwrightCheckResult } from './assets.js'

@@ -14,7 +14,7 @@
  *   database itself (see sqlite/page-cache.ts).
  * - Ids and timestamps are assigned by the store. Records are plain JSON values.
  */
-import type { AlertChannelData, CheckGroup, MaintenanceWindow, Snippet, StatusPage } from '../../schema/index.js'
+import type { AlertChannelData, AlertChannelKind, CheckGroup, MaintenanceWindow, Snippet, StatusPage } from '../../schema/index.js'
 import type { ServiceCheckType } from '../../schema/check-types.js'
 import type { KeyRole } from '../keys.js'
 
@@ -1021,7 +1021,8 @@ export function storedCards(data: StatusPage, previous: StoredCard[], time: stri
 
 // --- alert deliveries: the outbox of notifications to send to a check's alert channels (see ../alerts)
 
-export type AlertChannelType = 'EMAIL' | 'WEBHOOK' | 'SLACK' | 'SMS' | 'PAGERDUTY' | 'OPSGENIE' | 'MSTEAMS'
+/** The types of channel a delivery goes to: the account-level channel types (an inline channel of a check is one of them). */
+export type AlertChannelType = AlertChannelKind
 /**
  * PENDING: waiting for its next attempt; DELIVERED: the channel accepted it; FAILED: refused
  * for good or out of attempts; NOT_DELIVERED: never attempted (`reason` says why).
