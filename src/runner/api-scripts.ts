@@ -119,7 +119,7 @@ export class ApiScripts {
     for (const script of this.scripts.setup) {
       const outcome = await this.sandbox.run(script.source, current, null)
       this.report('setup', script, outcome)
-      if (!outcome.ok) return { error: this.failure('setup', script, outcome) }
+      if (!outcome.ok || outcome.refused.length > 0) return { error: this.failure('setup', script, outcome) }
       const problem = requestProblem(outcome.request)
       if (problem) return { error: `setup script (${script.label}) left an invalid request: ${problem}` }
       current = outcome.request
@@ -134,7 +134,9 @@ export class ApiScripts {
     for (const script of this.scripts.tearDown) {
       const outcome = await this.sandbox.run(script.source, request, current)
       this.report('teardown', script, outcome)
-      // an assertion the script made (node:assert, chai, expect) fails the check; anything else is an error of the run
+      // an assertion the script made (node:assert, chai, expect) fails the check; anything else (a refusal of
+      // the sandbox among them, even one the script caught) is an error of the run
+      if (outcome.refused.length > 0) return { error: this.failure('teardown', script, outcome), assertion: false }
       if (!outcome.ok) return { error: this.failure('teardown', script, outcome), assertion: /^(AssertionError|JestAssertionError)\b/.test(outcome.error) }
       const problem = responseProblem(outcome.response)
       if (problem) return { error: `teardown script (${script.label}) left an invalid response: ${problem}`, assertion: false }
@@ -161,8 +163,10 @@ export class ApiScripts {
     return out
   }
 
-  private failure(phase: 'setup' | 'teardown', script: NamedScript, outcome: Extract<PhaseOutcome, { ok: false }>): string {
-    return this.scrub.text(`${phase} script (${script.label}) failed: ${outcome.error}`)
+  /** Why a script fails its run: what the sandbox refused it (caught by the script or not), else its error. */
+  private failure(phase: 'setup' | 'teardown', script: NamedScript, outcome: PhaseOutcome): string {
+    if (outcome.refused.length > 0) return this.scrub.text(`${phase} script (${script.label}) failed: the sandbox refused: ${outcome.refused.join('; ')}`)
+    return this.scrub.text(`${phase} script (${script.label}) failed: ${outcome.ok ? 'no error' : outcome.error}`)
   }
 
   private report(phase: 'setup' | 'teardown', script: NamedScript, outcome: PhaseOutcome): void {
@@ -170,7 +174,7 @@ export class ApiScripts {
       phase,
       script: script.label,
       durationMs: outcome.durationMs,
-      error: outcome.ok ? null : this.scrub.text(outcome.error),
+      error: outcome.refused.length > 0 ? this.failure(phase, script, outcome) : outcome.ok ? null : this.scrub.text(outcome.error),
       logs: this.scrub.text(outcome.logs),
     })
   }

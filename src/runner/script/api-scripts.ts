@@ -65,13 +65,23 @@ export interface ApiScriptSandboxOptions extends ApiScriptLimits {
 
 
 /** What one script did: the request and response as it left them, the environment, its output. */
-export type PhaseOutcome =
+export type PhaseOutcome = (
   | { ok: true; request: ScriptRequest; response: ScriptResponse | null; env: Record<string, string>; logs: string; durationMs: number }
   | { ok: false; error: string; logs: string; durationMs: number }
+) & {
+  /** What the sandbox refused the script while it ran (a connection, ...), caught by the script or not. */
+  refused: string[]
+}
 
 type ChildMessage =
   | { t: 'done'; request: ScriptRequest; response: ScriptResponse | null; env: Record<string, string> }
   | { t: 'error'; message: string }
+
+/** What the sandbox refused a script, said by the child as it happens (not an answer to a run). */
+interface RefusedMessage {
+  t: 'refused'
+  message: string
+}
 
 /** The child's side: runs each script it is sent, in order, and answers what it left. */
 const HARNESS = String.raw`'use strict'
@@ -81,6 +91,9 @@ const AsyncFunction = (async () => {}).constructor
 const builtins = new Set(builtinModules)
 let runtimeRequire = null
 let current = null
+// what the sandbox refuses is told to the parent at once, by a channel taken before any script runs
+const tell = process.send.bind(process)
+const reportRefusal = (message) => tell({ t: 'refused', message })
 function describe(error) {
   if (error && typeof error === 'object') {
     const name = error.name && error.name !== 'Error' ? error.name + ': ' : ''
@@ -91,13 +104,14 @@ function describe(error) {
   return 'threw ' + String(error)
 }
 function fail(error) {
-  if (current) { current = null; process.send({ t: 'error', message: describe(error) }) }
+  if (current) { current = null; tell({ t: 'error', message: describe(error) }) }
 }
 ${NET_GUARD_SOURCE}
+reportFileRefusals(reportRefusal)
 process.on('uncaughtException', fail)
 process.on('unhandledRejection', fail)
 process.on('message', async (m) => {
-  guard(m.guard)
+  guard(m.guard, reportRefusal)
   if (m.runtimeDir && !runtimeRequire) runtimeRequire = createRequire(path.join(m.runtimeDir, 'package.json'))
   const load = (id) => {
     if (typeof id === 'string' && (id.startsWith('node:') || builtins.has(id))) return require(id)
@@ -114,7 +128,7 @@ process.on('message', async (m) => {
     await fn(request, response === null ? undefined : response, load, module, module.exports, (x) => (x && x.__esModule ? x.default : x))
     if (current !== token) return
     current = null
-    process.send({ t: 'done', request, response, env: { ...process.env } })
+    tell({ t: 'done', request, response, env: { ...process.env } })
   } catch (error) {
     if (current === token) fail(error)
   }
@@ -171,6 +185,7 @@ function importsToRequires(code: string): string {
 /** One attempt's scripts: a child process that runs them in turn, and is stopped at the end. */
 export class ApiScriptSandbox {
   private logs = ''
+  private refused: string[] = []
   private pending: ((m: ChildMessage | { t: 'gone'; why: string }) => void) | null = null
   private stopped: string | null = null
   private readonly watchdog: NodeJS.Timeout
@@ -184,7 +199,13 @@ export class ApiScriptSandbox {
     const keep = (chunk: Buffer) => { this.logs = (this.logs + chunk.toString('utf8')).slice(-LOG_KEEP) }
     child.stdout?.on('data', keep)
     child.stderr?.on('data', keep)
-    child.on('message', (m: ChildMessage) => this.settle(m))
+    child.on('message', (m: ChildMessage | RefusedMessage) => {
+      if (m.t === 'refused') {
+        if (this.refused.length < 20 && !this.refused.includes(String(m.message))) this.refused.push(String(m.message))
+      } else {
+        this.settle(m)
+      }
+    })
     child.on('exit', (code, signal) => {
       const why = this.stopped ?? (/heap out of memory|Reached heap limit|Allocation failed/i.test(this.logs)
         ? `it ran out of memory (its heap limit is ${this.heapMb} MB)`
@@ -236,9 +257,10 @@ export class ApiScriptSandbox {
     const logsBefore = this.logs.length
     const took = () => Math.round(performance.now() - started)
     const output = () => this.logs.slice(Math.min(logsBefore, this.logs.length))
-    if (this.stopped) return { ok: false, error: `the scripts' process was stopped: ${this.stopped}`, logs: '', durationMs: 0 }
+    if (this.stopped) return { ok: false, error: `the scripts' process was stopped: ${this.stopped}`, logs: '', durationMs: 0, refused: [] }
     const compiled = await compileScript(source)
-    if ('error' in compiled) return { ok: false, error: `it does not compile: ${compiled.error}`, logs: '', durationMs: took() }
+    if ('error' in compiled) return { ok: false, error: `it does not compile: ${compiled.error}`, logs: '', durationMs: took(), refused: [] }
+    this.refused = []
     const timeoutMs = this.options.timeoutMs ?? DEFAULT_API_SCRIPT_TIMEOUT_MS
     const answer = new Promise<ChildMessage | { t: 'gone'; why: string }>((resolve) => { this.pending = resolve })
     const timer = setTimeout(() => this.stop(`it did not finish within its limit of ${timeoutMs / 1000} s and was stopped`), timeoutMs)
@@ -251,8 +273,9 @@ export class ApiScriptSandbox {
     clearTimeout(timer)
     // what the script printed reaches the pipe a moment after its answer
     await new Promise((resolve) => setImmediate(resolve))
-    if (m.t === 'done') return { ok: true, request: m.request, response: m.response, env: m.env, logs: output(), durationMs: took() }
-    return { ok: false, error: m.t === 'error' ? m.message : m.why, logs: output(), durationMs: took() }
+    const refused = this.refused.splice(0)
+    if (m.t === 'done') return { ok: true, request: m.request, response: m.response, env: m.env, logs: output(), durationMs: took(), refused }
+    return { ok: false, error: m.t === 'error' ? m.message : m.why, logs: output(), durationMs: took(), refused }
   }
 
   private settle(m: ChildMessage | { t: 'gone'; why: string }): void {

@@ -365,7 +365,8 @@ async function superviseChild(
     if (messageBytes > MESSAGE_LIMIT) return kill({ kind: 'output' })
     if (m.t === 'result') run.result = m
     else if (m.t === 'test-end') run.partial.push(m.test)
-    else if (m.t === 'violation') run.violations.push(m.resource ? `${m.permission} ${m.resource}` : m.permission)
+    // a refusal of the network guard says itself what it refused; the permission model's names the permission and the path
+    else if (m.t === 'violation') run.violations.push(m.permission === 'Network' ? m.resource : m.resource ? `${m.permission} ${m.resource}` : m.permission)
     else if (m.t === 'fatal') run.fatal = m.message
   })
   child.send(config)
