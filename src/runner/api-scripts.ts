@@ -87,18 +87,21 @@ export class ApiScripts {
     return this.scrubber
   }
 
-  /** The check's scripts, their process started; a problem (a missing snippet) instead when one cannot be run. */
-  static open(check: ApiCheck, options: RunOptions): ApiScripts | { problem: string } {
+  /** The check's scripts, their process started; a problem (a missing snippet, a run that cannot be contained) instead when one cannot be run. */
+  static async open(check: ApiCheck, options: RunOptions): Promise<ApiScripts | { problem: string }> {
     const scripts = scriptsOf(check, options)
     if ('problem' in scripts) return scripts
     const { env, secrets } = environment(options)
     const runtimeId = (check as { runtimeId?: string | null }).runtimeId ?? DEFAULT_RUNTIME_ID
     const state = runtimeState(runtimeId, options.runtimeCache ?? defaultRuntimeCache())
-    const sandbox = ApiScriptSandbox.open({
+    const sandbox = await ApiScriptSandbox.open({
       env, runtimeDir: state.prepared ? state.dir : null, runtimeMissing: state.missing, workDir: options.workDir, signal: options.signal, ...options.scriptLimits,
-      // the scripts' own connections follow the check's private-target policy
+      // the scripts' own connections follow the check's private-target policy, in their process and at the egress proxy
       guard: targetGuard(options),
+      policy: { privateTargets: options.privateTargets, allowedTargets: options.allowedTargets },
+      uidRange: options.script?.uidRange,
     })
+    if ('problem' in sandbox) return sandbox
     return new ApiScripts(scripts, sandbox, env, new Set(secrets))
   }
 

@@ -306,7 +306,7 @@ export interface RunOptions {
    */
   snippets?: Record<string, { name: string; script: string }>
   /** Limits of an API check's setup and teardown scripts (default 10 s each, 128 MB heap, 256 MB memory). */
-  scriptLimits?: { timeoutMs?: number; heapLimitMb?: number; memoryLimitMb?: number }
+  scriptLimits?: { timeoutMs?: number; heapLimitMb?: number; memoryLimitMb?: number; diskLimitBytes?: number }
   /** Where the scripts' runtimes are prepared (default `defaultRuntimeCache()`). */
   runtimeCache?: string
   /** Where the scripts' temporary folders are made (default the OS's temporary folder). */

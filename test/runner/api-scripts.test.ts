@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { apiCheckSchema, type ApiCheckInput } from '../../src/schema/api-check.js'
 import { runCheck, type ApiDetails, type RunOptions } from '../../src/runner/index.js'
+import { containment } from '../../src/runner/script/jail.js'
 import { startHttpServer, type HttpServerHandle } from '../helpers/http-server.js'
 import { startDnsServer } from '../helpers/dns-server.js'
 
@@ -154,6 +155,18 @@ describe('the sandbox', () => {
     expect(result.error).toMatch(/setup script \(localSetupScript\) failed: .*(ran out of memory|over the memory limit)/)
   })
 
+  it('a script that writes without end is stopped at its disk limit, in its scratch folder as in /tmp and /dev/shm', async () => {
+    for (const where of ["require('node:os').tmpdir()", "'/tmp'", "'/dev/shm'"]) {
+      const result = await run(check({
+        localSetupScript: `const fs = require('node:fs'); const block = Buffer.alloc(1 << 20, 120)
+          for (let i = 0; i < 64; i++) fs.writeFileSync(require('node:path').join(${where}, 'fill-' + i), block)`,
+      }), { scriptLimits: { diskLimitBytes: 4 * 1024 * 1024 } })
+      expect(result.hasErrors, where).toBe(true)
+      expect(result.error, where).toMatch(/ENOSPC|disk limit|the sandbox refused: FileSystemWrite/)
+    }
+    expect(readdirSync(workDir)).toEqual([])
+  })
+
   it('a script reading /etc/passwd or the server database is refused and fails its run', async () => {
     for (const file of ['/etc/passwd', secretFile]) {
       const result = await run(check({ localSetupScript: `request.headers.leak = require('node:fs').readFileSync(${JSON.stringify(file)}, 'utf8').slice(0, 40)` }))
@@ -250,7 +263,8 @@ describe('the sandbox', () => {
       const global = await run(check({ localSetupScript: `require('node:dns').setServers(['127.0.0.1:${closed.port}'])` }), policy)
       expect(global.error).toContain('refused by the private-target policy')
       await new Promise((r) => setTimeout(r, 200))
-      expect(open.got).toEqual([`hello ${open.port}`])
+      // contained, the run's network is its own: a datagram it may send reaches nothing outside it
+      expect(open.got).toEqual(containment().available ? [] : [`hello ${open.port}`])
       expect(closed.got).toEqual([])
     } finally {
       open.socket.close()

@@ -83,6 +83,12 @@ function forward(egress: Egress, req: http.IncomingMessage, res: http.ServerResp
   req.pipe(upstream)
 }
 
+/** The answer to a CONNECT the policy refuses: a 403 whose body names the refusal (the scripts' tunnels show it). */
+function refusedAnswer(why: string): string {
+  const body = `${why}\n`
+  return `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+}
+
 /** `CONNECT host:port`: a tunnel to a connection opened under the policy (HTTPS, WebSockets). */
 function tunnel(egress: Egress, req: http.IncomingMessage, client: Socket, head: Buffer): void {
   const target = authority(req.url ?? '')
@@ -93,7 +99,7 @@ function tunnel(egress: Egress, req: http.IncomingMessage, client: Socket, head:
   const opened = egress.open(target.host, target.port)
   if (typeof opened === 'string') {
     egress.refused(opened)
-    client.end('HTTP/1.1 403 Forbidden\r\n\r\n')
+    client.end(refusedAnswer(opened))
     return
   }
   opened.once('connect', () => {
@@ -106,7 +112,7 @@ function tunnel(egress: Egress, req: http.IncomingMessage, client: Socket, head:
   opened.on('error', (error) => {
     const why = refusalIn(error)
     if (why) egress.refused(why.message)
-    if (!client.destroyed) client.end(why ? 'HTTP/1.1 403 Forbidden\r\n\r\n' : 'HTTP/1.1 502 Bad Gateway\r\n\r\n')
+    if (!client.destroyed) client.end(why ? refusedAnswer(why.message) : 'HTTP/1.1 502 Bad Gateway\r\n\r\n')
   })
   client.on('error', () => opened.destroy())
   client.on('close', () => opened.destroy())
