@@ -12,6 +12,7 @@ import { ApiScriptSandbox, type PhaseOutcome, type ScriptRequest, type ScriptRes
 import { defaultRuntimeCache, runtimeState } from './script/runtimes.js'
 import { createScrubber, type Scrubber } from './script/scrub.js'
 import { targetGuard } from './script/net-guard.js'
+import { SCRIPTS_OFF } from './script-probe.js'
 import type { ApiScriptReport, RunOptions } from './types.js'
 
 /** The variable set on every run, as for browser checks (spec: agent 6.1.6). */
@@ -91,6 +92,7 @@ export class ApiScripts {
   static async open(check: ApiCheck, options: RunOptions): Promise<ApiScripts | { problem: string }> {
     const scripts = scriptsOf(check, options)
     if ('problem' in scripts) return scripts
+    if (options.script?.scripts === false) return { problem: SCRIPTS_OFF }
     const { env, secrets } = environment(options)
     const runtimeId = (check as { runtimeId?: string | null }).runtimeId ?? DEFAULT_RUNTIME_ID
     const state = runtimeState(runtimeId, options.runtimeCache ?? defaultRuntimeCache())

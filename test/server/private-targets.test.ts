@@ -10,6 +10,7 @@ import type { LocalServer, LocalServerOptions } from '../../src/server/index.js'
 import { startHttpServer, type HttpServerHandle } from '../helpers/http-server.js'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
 import { prepareTestRuntime } from '../helpers/runtime.js'
+import { containment } from '../../src/runner/script/jail.js'
 import { caller, KEY_A, startTestServer, type Call } from './helpers.js'
 import { eventually, startReceiver, type Receiver } from './alerts-helpers.js'
 
@@ -64,7 +65,7 @@ async function runOnce(call: Call, checkId: string): Promise<any> {
 }
 
 describe('private targets on the server', () => {
-  it('deny: a multi-step check\'s own request to 127.0.0.1 is refused in its process; the target never sees it', async () => {
+  it('deny: a multi-step check\'s own request to 127.0.0.1 is refused (at the egress proxy, its one way out, where contained; else in its process); the target never sees it', async () => {
     const { call } = await start({ runtimeCache: await prepareTestRuntime() })
     const created = await call('POST', '/v1/checks/multistep', {
       name: 'internal steps', activated: false, doubleCheck: false,
@@ -74,7 +75,9 @@ describe('private targets on the server', () => {
     const before = http.requests.length
     const result = await runOnce(call, created.json.id)
     expect(result).toMatchObject({ status: 'FAILED' })
-    expect(result.error).toContain(`connection to 127.0.0.1:${http.port} refused by the private-target policy (--private-targets deny): loopback address (127.0.0.0/8)`)
+    expect(result.error).toContain(containment().available
+      ? 'the sandbox refused: 127.0.0.1 is a loopback address (127.0.0.0/8): refused by the private-target policy (--private-targets deny)'
+      : `connection to 127.0.0.1:${http.port} refused by the private-target policy (--private-targets deny): loopback address (127.0.0.0/8)`)
     expect(JSON.stringify(result)).not.toContain(SECRET_BODY)
     expect(http.requests.length).toBe(before)
   }, 90_000)

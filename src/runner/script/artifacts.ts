@@ -4,8 +4,9 @@
  * scrubbed of the run's secrets (text files, trace zips, file names), then kept up to the limit
  * (150 MB by default, the spec's); what does not fit is deleted and listed as dropped.
  */
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
+import { copyRunFile } from './contain.js'
 import type { Scrubber } from './scrub.js'
 import type { ArtifactEntry, ArtifactManifest } from './types.js'
 
@@ -22,7 +23,8 @@ function listFiles(dir: string, base = dir): string[] {
   for (const n of names.sort()) {
     const p = path.join(dir, n)
     try {
-      const s = statSync(p)
+      // a link is never followed (one a run made may point anywhere)
+      const s = lstatSync(p)
       if (s.isDirectory()) out.push(...listFiles(p, base))
       else if (s.isFile()) out.push(path.relative(base, p))
     } catch {
@@ -59,14 +61,19 @@ function priority(name: string): number {
   return 4
 }
 
-/** Moves the images the script saved in its scratch folder into `artifacts/screenshots/script/`. */
-export function adoptScratchImages(scratch: string, artifacts: string): void {
+/**
+ * Moves the images the script saved in its scratch folder into `artifacts/screenshots/script/`;
+ * those of a contained run are copied instead, regular files of `owner` only (the run's user,
+ * gone by then), never through a link.
+ */
+export function adoptScratchImages(scratch: string, artifacts: string, owner?: number): void {
   for (const rel of listFiles(scratch)) {
     if (!IMAGE.test(rel)) continue
     const target = path.join(artifacts, 'screenshots', 'script', rel)
     mkdirSync(path.dirname(target), { recursive: true })
     try {
-      renameSync(path.join(scratch, rel), target)
+      if (owner === undefined) renameSync(path.join(scratch, rel), target)
+      else copyRunFile(path.join(scratch, rel), target, owner)
     } catch {
       /* moved or gone */
     }

@@ -16,8 +16,10 @@ import net, { type AddressInfo, type Socket } from 'node:net'
 import { connectedRefusal, guardedLookup, literalRefusal, refusalIn, type TargetPolicy } from '../targets.js'
 
 export interface EgressProxy {
-  /** `http://127.0.0.1:PORT`, for the browser's launch options (`unix:PATH` on a unix socket). */
+  /** `http://127.0.0.1:PORT`, for the browser's launch options (`unix:PATH` on a unix socket alone). */
   url: string
+  /** The port on 127.0.0.1, when it listens there (null: on its unix socket alone). */
+  port: number | null
   /** What the policy refused, each once, in order (at most 20). */
   refusals: string[]
   close(): Promise<void>
@@ -119,10 +121,12 @@ function tunnel(egress: Egress, req: http.IncomingMessage, client: Socket, head:
 }
 
 /**
- * Starts the proxy on 127.0.0.1 (a free port), or on the unix socket `at.path` (a suite's
- * network bridge: netns.ts; its `url` is then `unix:PATH`).
+ * Starts the proxy on 127.0.0.1 (a free port), or on the unix socket `at.path` (a contained run's
+ * way out: its bridges reach it there; its `url` is then `unix:PATH`), or on both (`at.tcp`: the
+ * contained browser's proxy is then one address, 127.0.0.1:PORT, for Chromium in its sandbox
+ * through a bridge on that port and for Playwright's API requests in this process).
  */
-export async function startEgress(policy: TargetPolicy, at: { path?: string } = {}): Promise<EgressProxy> {
+export async function startEgress(policy: TargetPolicy, at: { path?: string; tcp?: boolean } = {}): Promise<EgressProxy> {
   const refusals: string[] = []
   const sockets = new Set<Socket>()
   const track = (socket: Socket) => {
@@ -142,20 +146,29 @@ export async function startEgress(policy: TargetPolicy, at: { path?: string } = 
       return socket
     },
   }
-  const server = http.createServer((req, res) => forward(egress, req, res))
-  server.on('connection', track)
-  server.on('connect', (req: http.IncomingMessage, client: Socket, head: Buffer) => tunnel(egress, req, client, head))
-  await new Promise<void>((resolve, reject) => {
+  const serve = () => {
+    const server = http.createServer((req, res) => forward(egress, req, res))
+    server.on('connection', track)
+    server.on('connect', (req: http.IncomingMessage, client: Socket, head: Buffer) => tunnel(egress, req, client, head))
+    return server
+  }
+  const servers: http.Server[] = []
+  const listen = (server: http.Server, ...where: [string] | [number, string]) => new Promise<void>((resolve, reject) => {
+    servers.push(server)
     server.once('error', reject)
-    if (at.path) server.listen(at.path, () => resolve())
-    else server.listen(0, '127.0.0.1', () => resolve())
+    server.listen(...(where as [number, string]), () => resolve())
   })
+  if (at.path) await listen(serve(), at.path)
+  const onTcp = at.tcp || !at.path ? serve() : null
+  if (onTcp) await listen(onTcp, 0, '127.0.0.1')
+  const port = onTcp ? (onTcp.address() as AddressInfo).port : null
   return {
-    url: at.path ? `unix:${at.path}` : `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: port !== null ? `http://127.0.0.1:${port}` : `unix:${at.path}`,
+    port,
     refusals,
-    close: () => new Promise<void>((resolve) => {
+    close: async () => {
       for (const s of sockets) s.destroy()
-      server.close(() => resolve())
-    }),
+      await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))))
+    },
   }
 }

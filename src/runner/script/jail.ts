@@ -28,7 +28,7 @@
  * operator says otherwise (--uncontained-scripts).
  */
 import { spawnSync } from 'node:child_process'
-import { existsSync, lstatSync, readFileSync, readlinkSync } from 'node:fs'
+import { existsSync, lstatSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { closedToOthers, SETPRIV } from './contain.js'
 
@@ -69,6 +69,8 @@ export interface JailSpec {
   processes?: number
   /** RLIMIT_FSIZE: the largest file the run may write */
   fileBytes?: number
+  /** The run's own /etc/passwd and /etc/group, naming its user (identityFiles): its home is found */
+  identity?: { passwd: string; group: string }
 }
 
 /** The files of /etc a run may read (what Node, Chromium and TLS need; no file of the server's). */
@@ -81,7 +83,7 @@ const ETC = [
 /** The top folders of a merged /usr (links to usr/...) or, on an older layout, folders of their own. */
 const TOP = ['bin', 'lib', 'lib32', 'lib64', 'libx32', 'sbin']
 
-function systemView(): string[] {
+function systemView(identity: JailSpec['identity']): string[] {
   const args = ['--ro-bind', '/usr', '/usr']
   for (const name of TOP) {
     const at = `/${name}`
@@ -95,8 +97,30 @@ function systemView(): string[] {
     }
     args.push(...(link !== null ? ['--symlink', link, at] : ['--ro-bind', at, at]))
   }
-  for (const name of ETC) args.push('--ro-bind-try', `/etc/${name}`, `/etc/${name}`)
+  for (const name of ETC) {
+    const own = identity && (name === 'passwd' || name === 'group') ? identity[name] : null
+    args.push(own ? '--ro-bind' : '--ro-bind-try', own ?? `/etc/${name}`, `/etc/${name}`)
+  }
   return args
+}
+
+/**
+ * The machine's /etc/passwd and /etc/group with the run's user added (`monitors-run`, its home
+ * `home`), written in `dir`: a uid of a range no account names has no entry otherwise, and what
+ * asks for its home (Node's os.homedir(), Chromium) would find none.
+ */
+export function identityFiles(dir: string, user: { uid: number; gid: number }, home: string): { passwd: string; group: string } {
+  const read = (file: string) => {
+    try {
+      return readFileSync(file, 'utf8').replace(/\n?$/, '\n')
+    } catch {
+      return ''
+    }
+  }
+  const files = { passwd: path.join(dir, 'passwd'), group: path.join(dir, 'group') }
+  writeFileSync(files.passwd, `${read('/etc/passwd')}monitors-run:x:${user.uid}:${user.gid}:a script run:${home}:/usr/sbin/nologin\n`, { mode: 0o644 })
+  writeFileSync(files.group, `${read('/etc/group')}monitors-run:x:${user.gid}:\n`, { mode: 0o644 })
+  return files
 }
 
 /** What is bound besides the spec's: Node itself, when it is not under /usr. */
@@ -115,7 +139,7 @@ function nodeView(): string[] {
 export function jailCommand(command: string, args: readonly string[], spec: JailSpec): [string, string[]] {
   const bwrap = [
     BWRAP, '--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--hostname', 'monitors-run',
-    ...systemView(), ...nodeView(),
+    ...systemView(spec.identity), ...nodeView(),
     '--proc', '/proc', '--dev', '/dev', '--size', String(spec.shmBytes), '--tmpfs', '/dev/shm',
     '--size', String(spec.tmpBytes), '--tmpfs', '/tmp', '--dir', '/var', '--symlink', '../tmp', '/var/tmp', '--dir', '/run', '--symlink', '../tmp', '/run/lock',
   ]

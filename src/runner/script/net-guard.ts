@@ -344,22 +344,40 @@ function egressTunnel(path, host, port, report, callback) {
       return settle(null)
     }
     // a refusal names its reason in the body, read to its end
-    let body = head.subarray(end + 4).toString('utf8')
+    refusal = { status, body: head.subarray(end + 4).toString('utf8') }
     socket.removeListener('data', onData)
-    socket.on('data', (more) => { body += more.toString('utf8') })
-    socket.once('close', () => {
-      const reason = body.trim() || 'the egress proxy answered ' + status
-      if (status === 403) {
-        try { report(reason) } catch (e) { /* the run's channel is gone */ }
-        return settle(targetError(reason))
-      }
-      settle(new Error(reason))
-    })
+    socket.on('data', (more) => { refusal.body += more.toString('utf8') })
   }
+  let refusal = null
   socket.on('data', onData)
   socket.once('error', (error) => settle(error))
-  socket.once('close', () => settle(new Error('the egress proxy closed the connection to ' + target)))
+  socket.once('close', () => {
+    if (!refusal) return settle(new Error('the egress proxy closed the connection to ' + target))
+    const reason = refusal.body.trim() || 'the egress proxy answered ' + refusal.status
+    if (refusal.status !== 403) return settle(new Error(reason))
+    try { report(reason) } catch (e) { /* the run's channel is gone */ }
+    settle(targetError(reason))
+  })
   netOriginalConnect.call(socket, { path }, () => socket.write('CONNECT ' + target + ' HTTP/1.1\r\nHost: ' + target + '\r\n\r\n'))
+}
+// a listener on 127.0.0.1:port of the run's own network that carries each connection to the unix
+// socket path (the runner's egress proxy, the browser's filtering proxy): how clients that speak
+// to a proxy by address (Playwright's) reach the runner from inside
+function bridgeTo(port, path) {
+  const net = require('node:net')
+  const server = net.createServer((client) => {
+    const up = new net.Socket()
+    netOriginalConnect.call(up, { path })
+    client.pipe(up)
+    up.pipe(client)
+    const end = () => { client.destroy(); up.destroy() }
+    client.on('error', end)
+    up.on('error', end)
+    client.on('close', end)
+    up.on('close', end)
+  })
+  server.listen(port, '127.0.0.1')
+  server.unref()
 }
 // Node's HTTP(S) clients tunnel every connection through the egress proxy on path
 function routeThrough(path, report) {
@@ -418,16 +436,20 @@ function routeThrough(path, report) {
 
 /**
  * A preload (`node --require`) that installs the guard (and, in a network of the run's own, the
- * route through the egress proxy on `egress`) before any other code of the process runs. What
- * it refuses is sent to the parent as a violation (when there is an IPC channel).
+ * route through the egress proxy on `egress` and the `bridges`, each `[port, unix socket]`)
+ * before any other code of the process runs. What it refuses is sent to the parent as a
+ * violation (when there is an IPC channel).
  */
-export function guardPreload(g: TargetGuard | null, egress: string | null = null): string {
+export function guardPreload(g: TargetGuard | null, egress: string | null = null, bridges: ReadonlyArray<readonly [number, string]> = []): string {
   return [
     "'use strict'",
     NET_GUARD_SOURCE,
     'const reportRefusal = ((send) => (message) => { if (send) send({ t: \'violation\', permission: \'Network\', resource: message }) })(typeof process.send === \'function\' ? process.send.bind(process) : null)',
     g ? `guard(${JSON.stringify(g)}, reportRefusal)` : '',
+    // the containment's working directory is not one of the check's variables
+    egress ? 'if (process.env.PWD === process.cwd()) delete process.env.PWD' : '',
     egress ? `routeThrough(${JSON.stringify(egress)}, reportRefusal)` : '',
+    ...bridges.map(([port, socket]) => `bridgeTo(${port}, ${JSON.stringify(socket)})`),
     '',
   ].join('\n')
 }
