@@ -10,7 +10,7 @@ import type { LocalServer, LocalServerOptions } from '../../src/server/index.js'
 import { startHttpServer, type HttpServerHandle } from '../helpers/http-server.js'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
 import { prepareTestRuntime } from '../helpers/runtime.js'
-import { containment } from '../../src/runner/script/jail.js'
+import { containment, CONTAINMENT_VARIABLE, forgetContainment } from '../../src/runner/script/jail.js'
 import { caller, KEY_A, KEY_B, startTestServer, type Call } from './helpers.js'
 import { hasChromium } from '../helpers/browser.js'
 import { eventually, startReceiver, type Receiver } from './alerts-helpers.js'
@@ -365,4 +365,39 @@ describe.skipIf(!SQLITE)('a hostile tenant of a server of two accounts under den
     // a suite's result names the egress proxy's refusal of its fetch
     expect(run.result.error).toContain('127.0.0.1 is a loopback address (127.0.0.0/8): refused by the private-target policy (--private-targets deny)')
   }, 240_000)
+})
+
+describe('a server under deny on a machine that cannot contain scripts (simulated: MONITORS_CONTAINMENT=off)', () => {
+  it('runs no script it cannot hold: an API check\'s setup script and a multi-step check fail with hasErrors saying so, nothing is sent; --uncontained-scripts runs them, held by the in-process walls', async () => {
+    const before = process.env[CONTAINMENT_VARIABLE]
+    process.env[CONTAINMENT_VARIABLE] = 'off'
+    forgetContainment()
+    try {
+      const runtimeCache = await prepareTestRuntime()
+      const { server, call } = await start({ runtimeCache })
+      expect(server.scripts).toMatchObject({ scripts: false, containment: { available: false, problem: 'MONITORS_CONTAINMENT=off turns it off' } })
+      const sent = http.requests.length
+      const api = await call('POST', '/v1/checks/api', { name: 'scripted', activated: false, doubleCheck: false, request: { method: 'GET', url: `${http.origin}/internal` }, localSetupScript: "request.headers['x-ran'] = 'yes'" })
+      expect(api.status, api.text).toBe(201)
+      const refused = await runOnce(call, api.json.id)
+      expect(refused).toMatchObject({ hasErrors: true })
+      expect(refused.error).toContain('this server does not run scripts it cannot contain under --private-targets deny')
+      const steps = await call('POST', '/v1/checks/multistep', { name: 'steps', activated: false, doubleCheck: false, script: "import { test } from '@playwright/test'\ntest('t', async () => {})\n" })
+      const stepsRun = await runOnce(call, steps.json.id)
+      expect(stepsRun).toMatchObject({ hasErrors: true })
+      expect(stepsRun.error).toContain('--uncontained-scripts')
+      expect(http.requests.length).toBe(sent)
+      // the operator's choice: the same setup script runs, uncontained
+      const loose = await start({ runtimeCache, uncontainedScripts: true, allowedTargets: [`127.0.0.1:${http.port}`] })
+      expect(loose.server.scripts).toMatchObject({ scripts: true, uncontained: true })
+      const created = await loose.call('POST', '/v1/checks/api', { name: 'scripted', activated: false, doubleCheck: false, request: { method: 'GET', url: `${http.origin}/internal` }, localSetupScript: "request.headers['x-ran'] = 'yes'" })
+      const ran = await runOnce(loose.call, created.json.id)
+      expect(ran, ran.error).toMatchObject({ hasErrors: false })
+      expect(http.requests.at(-1)?.headers['x-ran']).toBe('yes')
+    } finally {
+      if (before === undefined) delete process.env[CONTAINMENT_VARIABLE]
+      else process.env[CONTAINMENT_VARIABLE] = before
+      forgetContainment()
+    }
+  }, 120_000)
 })

@@ -275,8 +275,13 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
       : `Not running checks (--no-runner): agents claim the due runs (results kept ${args.retention} days)`)
     if (args.runner) {
       const { defaultRuntimeCache, runtimesSummary } = await import('../../runner/script/runtimes.js')
-      out(runtimesSummary(args['runtime-cache'] ? resolve(args['runtime-cache']) : defaultRuntimeCache()))
+      const cache = args['runtime-cache'] ? resolve(args['runtime-cache']) : defaultRuntimeCache()
+      out(runtimesSummary(cache))
       for (const line of scriptsLines(server.scripts)) out(line)
+      // runs as users of their own read the runtimes as any other user does
+      const { closedToOthers } = await import('../../runner/script/contain.js')
+      const closed = server.scripts.uidRange && (server.scripts.containment.available || server.scripts.suites) ? closedToOthers(cache) : null
+      if (closed) out(`Note: the runs' own users cannot read the runtime cache ${cache}: ${closed.path} is closed to other users (mode ${closed.mode}), so their runs fail saying so; prepare the runtimes in a folder other users can read (--runtime-cache or MONITORS_RUNTIME_CACHE, e.g. /var/cache/monitors/runtimes)`)
     }
     const targets = server.privateTargets
     out(targets.policy === 'deny'

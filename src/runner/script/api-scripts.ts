@@ -319,6 +319,7 @@ export class ApiScriptSandbox {
       command = jailCommand(process.execPath, [...flags, entry], {
         user: held.user, readOnly: [runDir, ...(options.runtimeDir ? [options.runtimeDir] : [])], writable: [],
         tmpfs: [{ path: scratch, bytes: disk }], tmpBytes: API_TMP_BYTES, shmBytes: API_TMP_BYTES, cwd: scratch, processes: 256, fileBytes: disk,
+        dataBytes: (options.memoryLimitMb ?? DEFAULT_API_SCRIPT_MEMORY_MB) * 1024 * 1024,
       })
     }
     return spawn(command[0], command[1], {

@@ -48,6 +48,8 @@ const MAX_NETWORK = 2000
 type StopReason =
   | { kind: 'timeout' }
   | { kind: 'memory'; bytes: number }
+  /** the kernel refused a process of the run memory past its limit (RLIMIT_DATA) */
+  | { kind: 'allocation' }
   | { kind: 'disk'; bytes: number }
   | { kind: 'output' }
   | { kind: 'aborted' }
@@ -84,6 +86,8 @@ function reasonOf(message: string): string {
   return [firstLine(message), ...extra].join(' ').replace(/\s+/g, ' ')
 }
 
+/** What Node says when the kernel refuses it memory (an allocation past RLIMIT_DATA). */
+export const OUT_OF_MEMORY = /Array buffer allocation failed|Cannot allocate memory|\bENOMEM\b/
 const NETWORK_FAILURE = /net::ERR_|ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|EAI_AGAIN|socket hang up/
 
 type ResultMessage = Extract<HarnessMessage, { t: 'result' }>
@@ -366,7 +370,10 @@ async function runWithBrowser(
 /** The user and limits of a contained run's sandboxes (the script's, its browser's). */
 function jailLimits(jail: RunJail, limits: RunLimits) {
   const tmp = Math.min(JAIL_TMP_MAX, limits.diskLimitBytes)
-  return { user: jail.user, identity: jail.identity, tmpBytes: tmp, shmBytes: tmp, processes: JAIL_PROCESSES, fileBytes: limits.diskLimitBytes }
+  return {
+    user: jail.user, identity: jail.identity, tmpBytes: tmp, shmBytes: tmp, processes: JAIL_PROCESSES, fileBytes: limits.diskLimitBytes,
+    dataBytes: limits.memoryLimitMb * 1024 * 1024,
+  }
 }
 
 /**
@@ -499,8 +506,11 @@ function judgeRun(run: ChildRun, runtime: Runtime, limits: RunLimits, details: S
   outcome.timedOut = failed.some((t) => t.status === 'timedOut')
   outcome.networkError = failed.length > 0 && failed.every((t) => t.error?.kind !== 'assertion' && NETWORK_FAILURE.test(t.error?.message ?? ''))
   // a write the kernel refused at the file size limit (RLIMIT_FSIZE, the disk limit) went over the disk limit
-  const overFileSize = [run.logs, ...details.tests.map((t) => t.error?.message ?? '')].some((text) => /\bEFBIG\b|SIGXFSZ/.test(text)) || run.exit.signal === 'SIGXFSZ'
-  const reason = run.stop ?? (overFileSize ? { kind: 'disk' as const, bytes: limits.diskLimitBytes } : null)
+  // and one it refused memory at the limit of a process (RLIMIT_DATA, the memory limit), over the memory limit
+  const said = [run.logs, ...details.tests.map((t) => t.error?.message ?? '')]
+  const overFileSize = said.some((text) => /\bEFBIG\b|SIGXFSZ/.test(text)) || run.exit.signal === 'SIGXFSZ'
+  const overData = said.some((text) => OUT_OF_MEMORY.test(text))
+  const reason = run.stop ?? (overFileSize ? { kind: 'disk' as const, bytes: limits.diskLimitBytes } : overData ? { kind: 'allocation' as const } : null)
   if (reason?.kind === 'timeout') {
     outcome.timedOut = true
     outcome.failures.push(`the run exceeded its limit of ${Math.round(limits.timeoutMs / 100) / 10} s and was stopped`)
@@ -527,6 +537,7 @@ export function refusedBySandbox(details: ScriptDetails, outcome: AttemptOutcome
 function stopProblem(reason: Exclude<StopReason, { kind: 'timeout' | 'aborted' }>, limits: RunLimits): string {
   switch (reason.kind) {
     case 'memory': return `the script and its browser used ${formatBytes(reason.bytes)}, over the memory limit of ${limits.memoryLimitMb} MB: the run was stopped`
+    case 'allocation': return `a process of the run was refused memory, over the memory limit of ${limits.memoryLimitMb} MB: the run was stopped`
     case 'disk': return `the script wrote ${formatBytes(reason.bytes)}, over the disk limit of ${formatBytes(limits.diskLimitBytes)}: the run was stopped`
     case 'output': return 'the script sent more than 64 MB of messages: the run was stopped'
   }

@@ -19,8 +19,9 @@
  * - a network namespace with a loopback interface and nothing else: its one way out is the
  *   runner's egress proxy on a unix socket bound into the sandbox (egress.ts), which applies the
  *   private-target policy; UDP, WebRTC and listening sockets reach nothing outside;
- * - processes and file sizes bounded by rlimits set by util-linux's `prlimit` (RLIMIT_NPROC counts
- *   the run's own uid, RLIMIT_FSIZE every file it writes).
+ * - processes, file sizes and each process's memory bounded by rlimits set by util-linux's
+ *   `prlimit` (RLIMIT_NPROC counts the run's own uid, RLIMIT_FSIZE every file it writes,
+ *   RLIMIT_DATA what each process allocates); the runner's watchdog bounds the sum of their memory.
  *
  * Where this cannot be made (no bwrap, a kernel or container that refuses the namespaces, or
  * MONITORS_CONTAINMENT=off), `containment()` says so and why; the server says it at start and,
@@ -69,6 +70,8 @@ export interface JailSpec {
   processes?: number
   /** RLIMIT_FSIZE: the largest file the run may write */
   fileBytes?: number
+  /** RLIMIT_DATA: the memory each of its processes may allocate (its heap and private mappings) */
+  dataBytes?: number
   /** The run's own /etc/passwd and /etc/group, naming its user (identityFiles): its home is found */
   identity?: { passwd: string; group: string }
 }
@@ -153,6 +156,7 @@ export function jailCommand(command: string, args: readonly string[], spec: Jail
   const limits = [
     ...(spec.user && spec.processes ? [`--nproc=${spec.processes}`] : []),
     ...(spec.fileBytes ? [`--fsize=${spec.fileBytes}`] : []),
+    ...(spec.dataBytes ? [`--data=${spec.dataBytes}`] : []),
   ]
   const full = limits.length > 0 && existsSync(PRLIMIT) ? [PRLIMIT, ...limits, '--', ...dropped] : dropped
   return [full[0], full.slice(1)]

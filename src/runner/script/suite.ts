@@ -17,7 +17,7 @@ import { DEFAULT_RUNTIME_ID, findRuntime } from '../../schema/runtimes.js'
 import { judge } from '../outcome.js'
 import type { AttemptOutcome } from '../types.js'
 import { finishArtifacts, formatBytes } from './artifacts.js'
-import { ARTIFACT_LIMIT_BYTES, CHROMIUM_ARGS, DEFAULT_DISK_LIMIT_BYTES, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_SCRIPT_TIMEOUT_MS, refusedBySandbox, SECRET_PREFIX, SERVICE_VARIABLE } from './engine.js'
+import { ARTIFACT_LIMIT_BYTES, CHROMIUM_ARGS, DEFAULT_DISK_LIMIT_BYTES, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_SCRIPT_TIMEOUT_MS, OUT_OF_MEMORY, refusedBySandbox, SECRET_PREFIX, SERVICE_VARIABLE } from './engine.js'
 import type { ScriptStep, ScriptTest } from './protocol.js'
 import { defaultRuntimeCache, resolveInRuntime, runtimeState } from './runtimes.js'
 import { allocateRunUser, closedToOthers, copyBack, copyRunFile, effectiveUidRange, giveTree, killUser, readRunFile, removeLeftFiles, SETPRIV, userMemory, type RunUser } from './contain.js'
@@ -399,7 +399,7 @@ function startAs(user: RunUser | null, args: string[], network: RunNetwork | nul
     const tmp = Math.min(limit, 256 * 1024 * 1024)
     const [command, commandArgs] = jailCommand(process.execPath, [network.bridge, `${EGRESS_PORT}=${network.socket}`, '--', process.execPath, ...args], {
       user, identity: network.identity, readOnly: [...readOnly, runtimeOf(folders)], writable: [folders.runDir], cwd: folders.project,
-      tmpBytes: tmp, shmBytes: tmp, processes: 4096, fileBytes: limit,
+      tmpBytes: tmp, shmBytes: tmp, processes: 4096, fileBytes: limit, dataBytes: (options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB) * 1024 * 1024,
     })
     return [command, commandArgs, {}]
   }
@@ -513,7 +513,10 @@ function judgeSuite(ended: SuiteExit, report: SuiteReport | null, details: Scrip
   const { logs } = ended
   // a write the kernel refused at the file size limit (RLIMIT_FSIZE, the disk limit: EFBIG, or SIGXFSZ where it is not ignored) went over the disk limit
   const overFileSize = [logs, ...details.tests.map((t) => t.error?.message ?? '')].some((text) => /\bEFBIG\b|SIGXFSZ/.test(text))
-  const stop = ended.stop ?? (overFileSize ? 'disk' : null)
+  // and one it refused memory at the limit of a process (RLIMIT_DATA, the memory limit), over the memory limit
+  const overData = !overFileSize && [logs, ...details.tests.map((t) => t.error?.message ?? '')].some((text) => OUT_OF_MEMORY.test(text) || /heap out of memory/i.test(text))
+  const stop = ended.stop ?? (overFileSize ? 'disk' : overData ? 'memory' : null)
+  if (overData && !ended.stop) ended.memory = Math.max(ended.memory, (options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB) * 1024 * 1024)
   if (overFileSize && !ended.stop) ended.disk = Math.max(ended.disk, options.diskLimitBytes ?? DEFAULT_DISK_LIMIT_BYTES)
   if (stop === 'timeout') {
     outcome.timedOut = true
