@@ -17,7 +17,7 @@ import path from 'node:path'
 import { transform } from 'esbuild'
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { TargetPolicy } from '../targets.js'
-import { allocateRunUser, closedToOthers, effectiveUidRange, killUser, type RunUser, type UidRange } from './contain.js'
+import { allocateRunUser, closedToOthers, effectiveUidRange, reapUser, type RunUser, type UidRange } from './contain.js'
 import { startEgress, type EgressProxy } from './egress.js'
 import { containment, jailCommand } from './jail.js'
 import { folderBytes, killTree, processTable, sandboxFlags, treeMemory } from './sandbox.js'
@@ -378,16 +378,17 @@ export class ApiScriptSandbox {
     }
   }
 
-  /** Stops the process (every process of the run's user) and its egress proxy, and removes its folders. */
+  /**
+   * Stops the process and its egress proxy, and removes its folders; the run's uid is given back
+   * once no process of it is left (killed meanwhile, without holding the attempt).
+   */
   close(): void {
     clearInterval(this.watchdog)
     this.options.signal?.removeEventListener('abort', this.onAbort)
     this.stop('the attempt ended')
     void this.held.egress?.close()
     rmSync(this.runDir, { recursive: true, force: true })
-    if (this.held.user) {
-      killUser(this.held.user.uid)
-      this.held.user.release()
-    }
+    const user = this.held.user
+    if (user) void reapUser(user.uid).then((left) => { if (left === 0) user.release() })
   }
 }

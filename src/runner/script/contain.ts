@@ -196,6 +196,27 @@ export function killUser(uid: number): number {
   return processesOf(uid).length
 }
 
+/**
+ * killUser without holding the event loop: a round of SIGKILL to every process whose real uid is
+ * `uid`, then a pause while they die, until none is left (at most `withinMs`). Answers how many
+ * were left.
+ */
+export async function reapUser(uid: number, withinMs = 10_000): Promise<number> {
+  const until = Date.now() + withinMs
+  for (;;) {
+    const pids = processesOf(uid)
+    if (pids.length === 0 || Date.now() > until) return pids.length
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {
+        /* gone */
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
 /** The memory of every process of `uid`: their proportional set size, else their resident size. */
 export function userMemory(uid: number): number {
   let total = 0

@@ -19,7 +19,7 @@ import type { AttemptOutcome } from '../types.js'
 import { adoptScratchImages, finishArtifacts, formatBytes } from './artifacts.js'
 import { BROWSER_BRIDGE_PORT, CHROMIUM_ARGS, launchBrowser, type BrowserHandle } from './browser.js'
 import { buildRunBundle } from './build.js'
-import { allocateRunUser, closedToOthers, copyBack, effectiveUidRange, giveTree, killUser, type RunUser } from './contain.js'
+import { allocateRunUser, closedToOthers, copyBack, effectiveUidRange, giveTree, reapUser, type RunUser } from './contain.js'
 import { startEgress, type EgressProxy } from './egress.js'
 import { containment, EGRESS_PORT, EGRESS_PROXY, identityFiles, jailCommand } from './jail.js'
 import { guardPreload, targetGuard } from './net-guard.js'
@@ -250,7 +250,7 @@ async function holdRun(folders: RunFolders, user: RunUser | null, options: Scrip
  * images its script saved in its scratch folder taken too.
  */
 async function releaseRun(folders: RunFolders, jail: RunJail | null, user: RunUser | null): Promise<void> {
-  if (user) killUser(user.uid)
+  if (user) await reapUser(user.uid)
   await jail?.egress.close()
   if (folders.kept === folders.paths.artifacts) return adoptScratchImages(folders.paths.scratch, folders.kept)
   const owner = user?.uid ?? process.getuid?.() ?? 0

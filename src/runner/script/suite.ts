@@ -4,10 +4,11 @@
  * starts worker processes, so Node's permission model cannot hold it; what contains such a run
  * is written in docs/scripts.md ("Playwright check suites"): its own process group killed at the
  * wall clock, the memory watchdog over its whole process tree, an environment of the check's
- * variables only, a copy of the project in a run folder; and, when the process running it is
- * root, a user of its own (contain.ts) that holds it to its files, and under the private-target
- * policy `deny` a network of its own whose one way out is the egress proxy (netns.ts). Without
- * root, neither file access nor the network.
+ * variables only, a copy of the project in a run folder; where the machine can contain runs,
+ * the run's sandbox (jail.ts: its uid when the process running it is root, its namespaces, its
+ * view, a network whose one way out is the egress proxy, under every policy); where it cannot,
+ * when that process is root, a user of its own (contain.ts) that holds it to its files. Else
+ * neither file access nor the network.
  */
 import { spawn } from 'node:child_process'
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
@@ -20,7 +21,7 @@ import { finishArtifacts, formatBytes } from './artifacts.js'
 import { ARTIFACT_LIMIT_BYTES, CHROMIUM_ARGS, DEFAULT_DISK_LIMIT_BYTES, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_SCRIPT_TIMEOUT_MS, OUT_OF_MEMORY, refusedBySandbox, SECRET_PREFIX, SERVICE_VARIABLE } from './engine.js'
 import type { ScriptStep, ScriptTest } from './protocol.js'
 import { defaultRuntimeCache, resolveInRuntime, runtimeState } from './runtimes.js'
-import { allocateRunUser, closedToOthers, copyBack, copyRunFile, effectiveUidRange, giveTree, killUser, readRunFile, removeLeftFiles, SETPRIV, userMemory, type RunUser } from './contain.js'
+import { allocateRunUser, closedToOthers, copyBack, copyRunFile, effectiveUidRange, giveTree, killUser, readRunFile, reapUser, removeLeftFiles, SETPRIV, userMemory, type RunUser } from './contain.js'
 import { startEgress, type EgressProxy } from './egress.js'
 import { BRIDGE_SOURCE, containment, EGRESS_PORT, EGRESS_PROXY, identityFiles, jailCommand } from './jail.js'
 import { NET_GUARD_SOURCE } from './net-guard.js'
@@ -464,7 +465,7 @@ async function runPlaywright(
   clearInterval(watchdog)
   options.signal?.removeEventListener('abort', onAbort)
   killTree(child.pid)
-  if (user) killUser(user.uid)
+  if (user) await reapUser(user.uid)
   else killLeftBehind(env.HOME)
   return ended
 }
