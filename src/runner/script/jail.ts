@@ -31,7 +31,7 @@
 import { spawnSync } from 'node:child_process'
 import { existsSync, lstatSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { closedToOthers, SETPRIV } from './contain.js'
+import { SETPRIV } from './contain.js'
 
 export const BWRAP = '/usr/bin/bwrap'
 export const PRLIMIT = '/usr/bin/prlimit'
@@ -104,6 +104,8 @@ function systemView(identity: JailSpec['identity']): string[] {
     const own = identity && (name === 'passwd' || name === 'group') ? identity[name] : null
     args.push(own ? '--ro-bind' : '--ro-bind-try', own ?? `/etc/${name}`, `/etc/${name}`)
   }
+  // the system's font cache: Chromium would otherwise scan the fonts again at every launch
+  args.push('--ro-bind-try', '/var/cache/fontconfig', '/var/cache/fontconfig')
   return args
 }
 
@@ -162,18 +164,6 @@ export function jailCommand(command: string, args: readonly string[], spec: Jail
   return [full[0], full.slice(1)]
 }
 
-/**
- * Why a run with a user of its own cannot have `paths` in its sandbox (null: it can): bwrap runs
- * as that user, so each path must be reachable by other users (every folder on the way passable).
- */
-export function unreachablePath(paths: readonly string[]): string | null {
-  for (const p of paths) {
-    const closed = closedToOthers(path.dirname(p))
-    if (closed) return `${p} cannot be reached by the run's own user: ${closed.path} is closed to other users (mode ${closed.mode})`
-  }
-  return null
-}
-
 let probed: Containment | undefined
 
 /**
@@ -203,15 +193,6 @@ export function containment(uid: number | null = null): Containment {
 /** Forgets what was probed (tests that change MONITORS_CONTAINMENT). */
 export function forgetContainment(): void {
   probed = undefined
-}
-
-/** The kernel's release, for the start-up line. */
-export function kernelRelease(): string {
-  try {
-    return readFileSync('/proc/sys/kernel/osrelease', 'utf8').trim()
-  } catch {
-    return 'unknown'
-  }
 }
 
 /** The port a run's bridge to the egress proxy listens on inside its network namespace (the namespace is the run's alone). */

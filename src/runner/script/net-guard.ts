@@ -410,27 +410,37 @@ function routeThrough(path, report) {
     writable: false,
     configurable: false,
   })
-  // fetch: undici's global dispatcher, made (synchronously) by the first fetch, replaced by one that tunnels
+  // fetch: undici's global dispatcher, made (synchronously) by the first fetch, replaced then by
+  // one that tunnels (on the first call: loading undici before a script fetches costs every run)
   const key = Symbol.for('undici.globalDispatcher.1')
-  fetch('data:,').catch(() => undefined)
-  const current = globalThis[key]
-  if (!current) return
-  const Agent = current.constructor
-  const agent = new Agent({
-    connect: (options, callback) => {
-      const host = String(options.hostname).replace(/^\[(.*)\]$/, '$1')
-      const secure = options.protocol === 'https:'
-      tunnel(host, Number(options.port) || (secure ? 443 : 80), (error, socket) => {
-        if (error) return callback(error, null)
-        if (!secure) return callback(null, socket)
-        const servername = options.servername || (net.isIP(host) ? undefined : host)
-        const wrapped = tls.connect({ socket, servername, ALPNProtocols: ['http/1.1'] })
-        wrapped.once('secureConnect', () => callback(null, wrapped))
-        wrapped.once('error', (e) => callback(e, null))
-      })
-    },
-  })
-  Object.defineProperty(globalThis, key, { value: agent, writable: false, configurable: false, enumerable: false })
+  const fetchOf = globalThis.fetch
+  let installed = false
+  const install = () => {
+    installed = true
+    fetchOf('data:,').catch(() => undefined)
+    const current = globalThis[key]
+    if (!current) return
+    const Agent = current.constructor
+    const agent = new Agent({
+      connect: (options, callback) => {
+        const host = String(options.hostname).replace(/^\[(.*)\]$/, '$1')
+        const secure = options.protocol === 'https:'
+        tunnel(host, Number(options.port) || (secure ? 443 : 80), (error, socket) => {
+          if (error) return callback(error, null)
+          if (!secure) return callback(null, socket)
+          const servername = options.servername || (net.isIP(host) ? undefined : host)
+          const wrapped = tls.connect({ socket, servername, ALPNProtocols: ['http/1.1'] })
+          wrapped.once('secureConnect', () => callback(null, wrapped))
+          wrapped.once('error', (e) => callback(e, null))
+        })
+      },
+    })
+    Object.defineProperty(globalThis, key, { value: agent, writable: false, configurable: false, enumerable: false })
+  }
+  globalThis.fetch = function fetch(...args) {
+    if (!installed) install()
+    return fetchOf.apply(this, args)
+  }
 }
 `
 
