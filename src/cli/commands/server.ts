@@ -115,6 +115,18 @@ export function scriptsLines(policy: ScriptsPolicy): string[] {
   return lines
 }
 
+/** What a server that runs checks says of its scripts at start: its runtimes, how it holds scripts, a runtime cache its runs cannot read. */
+async function runnerLines(runtimeCache: string | undefined, policy: ScriptsPolicy): Promise<string[]> {
+  const { defaultRuntimeCache, runtimesSummary } = await import('../../runner/script/runtimes.js')
+  const cache = runtimeCache ? resolve(runtimeCache) : defaultRuntimeCache()
+  const lines = [runtimesSummary(cache), ...scriptsLines(policy)]
+  // runs as users of their own read the runtimes as any other user does
+  const { closedToOthers } = await import('../../runner/script/contain.js')
+  const closed = policy.uidRange && (policy.containment.available || policy.suites) ? closedToOthers(cache) : null
+  if (closed) lines.push(`Note: the runs' own users cannot read the runtime cache ${cache}: ${closed.path} is closed to other users (mode ${closed.mode}), so their runs fail saying so; prepare the runtimes in a folder other users can read (--runtime-cache or MONITORS_RUNTIME_CACHE, e.g. /var/cache/monitors/runtimes)`)
+  return lines
+}
+
 /** The start-up line saying whether Playwright check suites run here and how they are contained. */
 function suitesLine(policy: ScriptsPolicy): string {
   const { containment: held, uidRange } = policy
@@ -273,16 +285,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
     out(args.runner
       ? `Running the activated checks (results kept ${args.retention} days); agents may serve locations too`
       : `Not running checks (--no-runner): agents claim the due runs (results kept ${args.retention} days)`)
-    if (args.runner) {
-      const { defaultRuntimeCache, runtimesSummary } = await import('../../runner/script/runtimes.js')
-      const cache = args['runtime-cache'] ? resolve(args['runtime-cache']) : defaultRuntimeCache()
-      out(runtimesSummary(cache))
-      for (const line of scriptsLines(server.scripts)) out(line)
-      // runs as users of their own read the runtimes as any other user does
-      const { closedToOthers } = await import('../../runner/script/contain.js')
-      const closed = server.scripts.uidRange && (server.scripts.containment.available || server.scripts.suites) ? closedToOthers(cache) : null
-      if (closed) out(`Note: the runs' own users cannot read the runtime cache ${cache}: ${closed.path} is closed to other users (mode ${closed.mode}), so their runs fail saying so; prepare the runtimes in a folder other users can read (--runtime-cache or MONITORS_RUNTIME_CACHE, e.g. /var/cache/monitors/runtimes)`)
-    }
+    if (args.runner) for (const line of await runnerLines(args['runtime-cache'], server.scripts)) out(line)
     const targets = server.privateTargets
     out(targets.policy === 'deny'
       ? `Private targets refused: checks and alert webhooks reach public addresses only (${targets.chosen ? '--private-targets deny' : `keys of ${targets.accounts} accounts are stored; --private-targets allow to change it`})`
