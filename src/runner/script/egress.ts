@@ -1,9 +1,10 @@
 /**
- * The way out of a browser check's Chromium under the private-target policy `deny`: an HTTP
- * proxy on 127.0.0.1 that the browser is launched with (Playwright's launch `proxy`, which also
- * sends loopback through it and which the browser's API requests, `page.request` and
- * `route.fetch`, use as well); and of a Playwright check suite's network namespace, on a unix
- * socket its bridge reaches (netns.ts). It opens every connection as a probe does (targets.ts): an IP
+ * The one way out of a contained run's network (jail.ts), on a unix socket in the run's folder
+ * that its bridges and its Node clients' tunnels reach, under the run's policy (`allow` opens
+ * anything); and the way out of an uncontained browser check's Chromium under the private-target
+ * policy `deny`: an HTTP proxy on 127.0.0.1 that the browser is launched with (Playwright's
+ * launch `proxy`, which also sends loopback through it and which the browser's API requests,
+ * `page.request` and `route.fetch`, use as well; a contained browser's proxy listens on both). It opens every connection as a probe does (targets.ts): an IP
  * literal is checked before connecting, a name by a lookup that checks every address it
  * resolves to, and the address connected to once more. A refused target gets a 403 and is kept
  * in `refusals`, which fails the run with `hasErrors` as any sandbox refusal does.
