@@ -1,7 +1,6 @@
 import { SubscriberMailer, type SubscriberMailOptions } from './alerts/subscribers.js'
 import { isIP, type AddressInfo } from 'node:net'
 import { buildApp } from './app.js'
-import { openSqliteStore } from './store/sqlite/index.js'
 import type { Store } from './store/index.js'
 import { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 import { DEFAULT_RETENTION_DAYS, Scheduler, type FinalResultHook, type SchedulerOptions } from './scheduler/index.js'
@@ -16,6 +15,7 @@ import { defaultScriptConcurrency, Semaphore } from '../runner/script-probe.js'
 import { ArtifactStore } from './artifacts.js'
 import { effectiveUidRange, type UidRange } from '../runner/script/contain.js'
 import { containment, type Containment } from '../runner/script/jail.js'
+import { serverLimits, type ServerLimits } from './limits.js'
 
 export { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 export { checkSmtpUrl, type AlertDeliveryOptions } from './alerts/worker.js'
@@ -127,6 +127,12 @@ export interface LocalServerOptions {
    * default `<SQLite file>.artifacts` beside the database, else a temporary folder removed at close.
    */
   artifactsDir?: string
+  /**
+   * What one account or client may make the server hold or send (limits.ts): status pages per
+   * account (default 100), subscription confirmations per email address (5 an hour) and
+   * subscriptions per client address (20 an hour), bytes of agents' artifacts staged per account (1 GB)
+   */
+  limits?: Partial<ServerLimits>
 }
 
 export interface LocalServer {
@@ -161,8 +167,13 @@ export function isPostgresUrl(location: string): boolean {
 
 /** The store at `location`: a PostgreSQL URL, or a SQLite file (':memory:' keeps nothing). */
 export async function openStore(location: string): Promise<Store> {
-  if (!isPostgresUrl(location)) return openSqliteStore(location)
-  // loaded only for PostgreSQL, so an embedded server never loads the driver
+  // each store's driver is loaded only for its own kind of database: a server on PostgreSQL runs
+  // without better-sqlite3 (an optional dependency, whose native build may be missing), and an
+  // embedded server never loads pg
+  if (!isPostgresUrl(location)) {
+    const { openSqliteStore } = await import('./store/sqlite/index.js')
+    return openSqliteStore(location)
+  }
   const { openPostgresStore } = await import('./store/postgres/index.js')
   return openPostgresStore(location)
 }
@@ -324,7 +335,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     const names = serverNames({ host: options.host, publicUrls: options.publicUrls })
     const app = await buildApp({
       store, rateLimit, authFailureLimit, trustProxy, ipv6s: options.ipv6s, log, faults, runs: services, closing: closing.signal, names, subscriptions, artifacts,
-      metrics: { registry: metrics, token: options.metricsToken },
+      metrics: { registry: metrics, token: options.metricsToken }, limits: serverLimits(options.limits),
     })
     let requests = 0
     app.server.on('request', () => {

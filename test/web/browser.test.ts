@@ -14,7 +14,7 @@ import { KEY_A, caller, startTestServer, type Call } from '../server/helpers.js'
 
 // evaluated in the page, not in Node (the project's TypeScript has no DOM library)
 declare const document: any
-declare function getComputedStyle(element: unknown): any
+declare function getComputedStyle(element: unknown, pseudo?: string): any
 
 const HOUR = 3600_000
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -31,6 +31,8 @@ const DARK = {
   bodyFontColor: '#c9d1d9', bodyFontColorMuted: '#4d5560', navigationFontColor: '#c9d1d9', linkFontColor: '#79c0ff',
   cardBackgroundColor: '#1c2128', borderColor: '#30363d', primaryButtonBackgroundColor: '#79c0ff', primaryButtonFontColor: '#0d1117',
 }
+/** The overall banner's colour of each state (as Statuspage, Instatus, Better Stack colour it) */
+const BANNER = { operational: '#15803d', maintenance: '#1d4ed8', major_outage: '#b91c1c' }
 const LOGO = `data:image/svg+xml;base64,${Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40"><circle cx="20" cy="20" r="18" fill="#f5a623"/></svg>').toString('base64')}`
 
 let server: LocalServer
@@ -70,6 +72,65 @@ async function created(path: string, body: unknown): Promise<any> {
   return answer.json
 }
 
+/** One real run of a check in each of its locations, waited for. */
+async function runOnce(id: string): Promise<void> {
+  const trigger = await api('POST', '/v1/check-sessions/trigger', { target: { checkId: [id] } })
+  expect(trigger.status, trigger.text).toBe(201)
+  const done = await api('GET', `/v1/check-sessions/${trigger.json.sessions[0].checkSessionId}/completion?maxWaitSeconds=20`)
+  expect(done.status).toBe(200)
+}
+
+/** Logs the page's context in with the account's key. */
+async function logIn(page: Page): Promise<void> {
+  await page.goto(`${server.url}/`)
+  await page.locator('#apiKey').fill(KEY_A)
+  await page.keyboard.press('Enter')
+  await page.locator('h1', { hasText: 'Checks' }).waitFor()
+}
+
+/** Whether anything is wider than the screen (sideways scrolling). */
+const pageWidth = (page: Page): Promise<number> => page.evaluate(() => document.documentElement.scrollWidth)
+
+/** Each element's rendered lines: its height against its line height, and its boxes (a wrapped inline element has several). */
+function lineBoxes(page: Page, selector: string): Promise<Array<{ height: number; lineHeight: number; boxes: number; text: string }>> {
+  return page.locator(selector).evaluateAll((els: any[]) => els.map((el) => ({
+    height: el.getBoundingClientRect().height,
+    lineHeight: parseFloat(getComputedStyle(el).lineHeight),
+    boxes: el.getClientRects().length,
+    text: el.textContent,
+  })))
+}
+
+/** Pixels of the chart's canvas painted in the failed-run red (#dc2626). */
+function redPixels(page: Page): Promise<number> {
+  return page.locator('#chart canvas').first().evaluate((canvas: any) => {
+    const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data
+    let n = 0
+    for (let i = 0; i < data.length; i += 4) if (Math.abs(data[i] - 0xdc) < 6 && Math.abs(data[i + 1] - 0x26) < 6 && Math.abs(data[i + 2] - 0x26) < 6) n++
+    return n
+  })
+}
+
+/** Watches a page for reloads (a refresh must swap its content in place) and for requests to a path. */
+function watchTraffic(page: Page, prefix: string): { navigations: () => number; asked: number[] } {
+  let navigations = 0
+  const asked: number[] = []
+  page.on('framenavigated', (frame) => {
+    if (frame === page.mainFrame()) navigations++
+  })
+  page.on('request', (request) => {
+    if (request.url().startsWith(prefix)) asked.push(Date.now())
+  })
+  return { navigations: () => navigations, asked }
+}
+
+/** No two requests closer than most of an interval, and about one per interval. */
+function expectOnePerInterval(asked: number[], intervalMs: number, elapsedMs: number): void {
+  expect(asked.length).toBeGreaterThanOrEqual(1)
+  expect(asked.length).toBeLessThanOrEqual(Math.ceil(elapsedMs / intervalMs) + 1)
+  for (let i = 1; i < asked.length; i++) expect(asked[i] - asked[i - 1]).toBeGreaterThan(intervalMs * 0.8)
+}
+
 describe.skipIf(!hasChromium)('status page in Chromium', () => {
   const pages = ['LIGHT', 'DARK', 'AUTO'] as const
 
@@ -95,7 +156,42 @@ describe.skipIf(!hasChromium)('status page in Chromium', () => {
     const now = Date.now()
     await created('/v1/maintenance-windows', { name: 'Database upgrade', tags: ['db'], startsAt: iso(now - HOUR), endsAt: iso(now + HOUR) })
     await created('/v1/maintenance-windows', { name: 'Search index rebuild', tags: ['search'], startsAt: iso(now + 24 * HOUR), endsAt: iso(now + 26 * HOUR) })
+    // a page whose services are all fine (Search: its window is only upcoming), and one under maintenance
+    const billing = await created('/v1/status-pages/services', { name: 'Billing' })
+    await linked('Billing ledger', billing.id, ['billing'])
+    await created('/v1/maintenance-windows', { name: 'Ledger migration', tags: ['billing'], startsAt: iso(now - HOUR), endsAt: iso(now + HOUR) })
+    for (const [url, service] of [['acme-calm', search.id], ['acme-works', billing.id]]) {
+      await created('/v1/status-pages', { name: 'Acme Shop', url, defaultTheme: 'AUTO', themeColors: { light: LIGHT, dark: DARK }, cards: [{ name: 'Storefront', services: [{ id: service }] }] })
+    }
   })
+
+  for (const [url, state, label] of [['acme-calm', 'operational', 'All systems operational'], ['acme-works', 'maintenance', 'Maintenance in progress']] as const) {
+    it(`the ${state} banner is coloured whole, readable in light and dark, at 1920 and 375 px`, async () => {
+      for (const scheme of ['light', 'dark'] as const) {
+        const context = await browser.newContext({ colorScheme: scheme, javaScriptEnabled: false })
+        try {
+          const page = await context.newPage()
+          for (const width of [1920, 375]) {
+            await page.setViewportSize({ width, height: width === 375 ? 812 : 1080 })
+            expect((await page.goto(`${server.url}/status/${url}`))?.status()).toBe(200)
+            const banner = page.locator('.overall')
+            expect(await banner.getAttribute('data-state')).toBe(state)
+            expect(await banner.locator('h1').textContent()).toBe(label)
+            const background = await banner.evaluate((el: unknown) => getComputedStyle(el).backgroundColor)
+            expect(background).toBe(rgb(BANNER[state]))
+            expect(contrast(await banner.locator('h1').evaluate((el: unknown) => getComputedStyle(el).color), background)).toBeGreaterThanOrEqual(4.5)
+            // the banner spans the page's column (not a dot in a white box)
+            const [bannerBox, mainBox] = [await banner.boundingBox(), await page.locator('main .wrap').boundingBox()]
+            expect(bannerBox!.width).toBeGreaterThan(mainBox!.width - 40)
+            expect(await pageWidth(page)).toBeLessThanOrEqual(width)
+            await screenshot(page, `status-page-banner-${state}-${width}-${scheme}`)
+          }
+        } finally {
+          await context.close()
+        }
+      }
+    }, 120_000)
+  }
 
   const cases: Array<{ theme: (typeof pages)[number]; scheme: 'light' | 'dark'; expected: typeof LIGHT; shot: string }> = [
     { theme: 'LIGHT', scheme: 'dark', expected: LIGHT, shot: 'status-page-light' },
@@ -137,6 +233,9 @@ describe.skipIf(!hasChromium)('status page in Chromium', () => {
         expect(await style('.button', 'background-color')).toBe(rgb(expected.primaryButtonBackgroundColor))
         expect(await style('.button', 'color')).toBe(rgb(expected.primaryButtonFontColor))
         expect(await page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue('--linkFontColor').trim())).toBe(expected.linkFontColor)
+        // the overall banner: all of it in the state's colour (major outage: red), its text readable on it
+        expect(await style('.overall', 'background-color')).toBe(rgb(BANNER.major_outage))
+        expect(contrast(await style('.overall h1', 'color'), await style('.overall', 'background-color'))).toBeGreaterThanOrEqual(4.5)
 
         // readable on a phone: nothing wider than the screen
         expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375)
@@ -274,6 +373,10 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
       expect(legend).toContain('us-east-1')
       const chartData = JSON.parse((await page.locator('#chart-data').textContent()) as string)
       expect(chartData.series.map((s: any) => s.values.filter((v: unknown) => v !== null).length)).toEqual([3, 3])
+      // no failed run: nothing marked, and no location drawn in the failed runs' red
+      expect(chartData.failed).toEqual([])
+      expect(await page.locator('#chart').getAttribute('data-failed-marks')).toBe('0')
+      expect(await redPixels(page)).toBe(0)
       expect(await page.locator('caption a', { hasText: 'Session' }).count()).toBe(3)
       expect(await landmarks(page)).toEqual(['banner', 'navigation', 'main'])
       expect(await unreachableByKeyboard(page)).toEqual([])
@@ -370,6 +473,176 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
       await context.close()
     }
   }, 120_000)
+})
+
+describe.skipIf(!hasChromium)('dashboard as a wall screen in Chromium', () => {
+  let wallId: string
+  let memberId: string
+  let groupId: number
+  const exact = (iso: string) => `${new Date(iso).toISOString().replace('T', ' ').slice(0, 19)} UTC`
+
+  beforeAll(async () => {
+    dns.set('wall.test', 'A', { records: [{ type: 'A', data: '192.0.2.7' }] })
+    const request = (query: string) => ({ query, recordType: 'A', nameServer: '127.0.0.1', port: dns.port, assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] })
+    wallId = (await created('/v1/checks/dns', { name: 'Wall DNS', activated: false, locations: ['eu-west-1'], request: request('wall.test') })).id
+    const group = await created('/v1/check-groups', { name: 'Wall group', locations: ['ap-south-1', 'us-west-1'] })
+    groupId = group.id
+    // no locations of its own: it runs in its group's
+    memberId = (await created('/v1/checks/dns', { name: 'Wall member', activated: false, groupId, request: request('shop.test') })).id
+    await runOnce(wallId)
+    await runOnce(memberId)
+  }, 60_000)
+
+  it('the checks at 1920 px: the width used, Last run on one line, a group\'s locations; a failed run shows up by itself, without a reload, one request per interval', async () => {
+    const context = await browser.newContext({ viewport: { width: 1920, height: 1080 } })
+    try {
+      const page = await context.newPage()
+      const errors = watchErrors(page)
+      await logIn(page)
+      await page.goto(`${server.url}/?refresh=2`)
+      expect(await page.locator('[data-refresh]').textContent()).toMatch(/^Updated \d\d:\d\d:\d\d UTC · refreshes every 2 s · Pause$/)
+
+      // the width: the main column and the table span the screen, not a column in its middle
+      expect(await page.locator('main .wrap').evaluate((el: any) => el.getBoundingClientRect().width)).toBeGreaterThan(0.95 * 1920)
+      expect(await page.locator('table.checks').evaluate((el: any) => el.getBoundingClientRect().width)).toBeGreaterThan(0.9 * 1920)
+      // Last run: one line each, relative, the exact time to the second in its tooltip
+      const lines = await lineBoxes(page, 'td[data-last-run] time')
+      expect(lines.length).toBeGreaterThanOrEqual(3)
+      for (const line of lines) {
+        expect(line.boxes, line.text).toBe(1)
+        expect(line.height, line.text).toBeLessThan(line.lineHeight * 1.3)
+      }
+      const row = page.locator(`tr[data-check-id="${wallId}"]`)
+      const status = (await api('GET', `/v1/check-statuses/${wallId}`)).json
+      expect(await row.locator('td[data-last-run] time').textContent()).toMatch(/^(just now|\d+ s ago)$/)
+      expect(await row.locator('td[data-last-run] time').getAttribute('title')).toBe(exact(status.updated_at ?? status.created_at))
+      // a check of a group without locations of its own runs in the group's, and says so
+      expect(await page.locator(`tr[data-check-id="${memberId}"] td[data-locations]`).textContent()).toBe('ap-south-1, us-west-1 (group)')
+      expect(await row.locator('td[data-locations]').textContent()).toBe('eu-west-1')
+      await screenshot(page, 'dashboard-wall-1920')
+
+      // a failed run arrives: the page shows it by itself, its content swapped in place
+      expect(await row.locator('td').nth(2).textContent()).toBe('passing · paused')
+      const updated = await page.locator('[data-updated]').getAttribute('datetime') as string
+      await page.evaluate(() => { (globalThis as any).keptAcrossRefreshes = true })
+      const traffic = watchTraffic(page, `${server.url}/?refresh=2`)
+      const started = Date.now()
+      dns.set('wall.test', 'A', { rcode: 'SERVFAIL' })
+      await runOnce(wallId)
+      await row.locator('td.state-failing').waitFor({ timeout: 10_000 })
+      expect(await row.locator('td').nth(2).textContent()).toBe('failing · paused')
+      expect(Date.parse(await page.locator('[data-updated]').getAttribute('datetime') as string)).toBeGreaterThan(Date.parse(updated))
+      expect(await page.evaluate(() => (globalThis as any).keptAcrossRefreshes)).toBe(true)
+      expect(traffic.navigations()).toBe(0)
+      await page.waitForTimeout(2200)
+      expectOnePerInterval(traffic.asked, 2000, Date.now() - started)
+      // Pause: no request after it
+      await page.getByRole('link', { name: 'Pause' }).click()
+      await page.waitForURL(/refresh=off/)
+      expect(await page.locator('[data-refresh]').textContent()).toMatch(/^Updated \d\d:\d\d:\d\d UTC · paused · Resume refreshing$/)
+      expect(await page.locator('noscript').count()).toBe(0)
+      const asked = traffic.asked.length
+      await page.waitForTimeout(2200)
+      expect(traffic.asked.length).toBe(asked)
+      expect(errors).toEqual([])
+    } finally {
+      await context.close()
+    }
+  }, 120_000)
+
+  it('a check\'s chart at 1920 px marks its failed runs in red, and takes a new one in by itself', async () => {
+    const context = await browser.newContext({ viewport: { width: 1920, height: 1080 } })
+    try {
+      const page = await context.newPage()
+      const errors = watchErrors(page)
+      await logIn(page)
+      await page.goto(`${server.url}/dashboard/checks/${wallId}?refresh=2`)
+      await page.locator('#chart[data-drawn="true"] canvas').waitFor()
+      const failedOf = async () => ((await api('GET', `/v1/check-results/${wallId}?limit=100&resultType=FINAL`)).json as any[]).filter((r) => r.status === 'FAILED')
+      const failed = await failedOf()
+      expect(failed).toHaveLength(1)
+      const chart = JSON.parse((await page.locator('#chart-data').textContent()) as string)
+      expect(chart.failed).toEqual([{ x: Date.parse(failed[0].startedAt) / 1000, location: 'eu-west-1', status: 'FAILED', responseTime: failed[0].responseTime }])
+      expect(await page.locator('#chart').getAttribute('data-failed-marks')).toBe('1')
+      expect(await redPixels(page)).toBeGreaterThan(20)
+      expect(await page.locator('#chart-failed').textContent()).toContain('1 failed run among the last 100')
+      expect(await page.locator('#chart').evaluate((el: any) => el.getBoundingClientRect().width)).toBeGreaterThan(0.9 * 1920)
+      // the runs' times to the second
+      expect(await page.locator('tr.failed-run time').first().textContent()).toBe(exact(failed[0].startedAt))
+
+      const traffic = watchTraffic(page, `${server.url}/dashboard/checks/${wallId}?refresh=2`)
+      await runOnce(wallId)
+      await page.locator('#chart[data-failed-marks="2"]').waitFor({ timeout: 10_000 })
+      expect(JSON.parse((await page.locator('#chart-data').textContent()) as string).failed).toHaveLength(2)
+      expect(traffic.navigations()).toBe(0)
+      await page.mouse.move(0, 0)
+      await screenshot(page, 'dashboard-chart-failed-1920')
+      expect(errors).toEqual([])
+    } finally {
+      await context.close()
+    }
+  }, 120_000)
+
+  it('on a phone, 375 px: the checks as cards, Last run on one line, a group and its locations, a check\'s page, nothing wider than the screen', async () => {
+    const context = await browser.newContext({ viewport: { width: 375, height: 812 } })
+    try {
+      const page = await context.newPage()
+      const errors = watchErrors(page)
+      await logIn(page)
+      expect(await pageWidth(page)).toBeLessThanOrEqual(375)
+      // each row a card: label beside value, no table wider than the screen
+      const row = page.locator(`tr[data-check-id="${wallId}"]`)
+      expect(await row.evaluate((el: any) => getComputedStyle(el).display)).toBe('block')
+      const box = await row.boundingBox()
+      expect(box && box.x + box.width).toBeLessThanOrEqual(375)
+      expect(await row.locator('td[data-last-run]').evaluate((el: any) => getComputedStyle(el, '::before').content)).toBe('"Last run"')
+      for (const line of await lineBoxes(page, 'td[data-last-run] time')) {
+        expect(line.boxes, line.text).toBe(1)
+        expect(line.height, line.text).toBeLessThan(line.lineHeight * 1.3)
+      }
+      expect(await page.locator(`tr[data-check-id="${memberId}"] td[data-locations]`).textContent()).toBe('ap-south-1, us-west-1 (group)')
+      expect(await unreachableByKeyboard(page)).toEqual([])
+      await screenshot(page, 'dashboard-wall-375')
+
+      // the group's page: its own locations, and each check's where it runs
+      await page.goto(`${server.url}/dashboard/groups/${groupId}`)
+      expect(await page.locator('[data-group-locations]').textContent()).toBe('Locations: ap-south-1, us-west-1')
+      expect(await page.locator(`tr[data-check-id="${memberId}"] td[data-locations]`).textContent()).toBe('ap-south-1, us-west-1')
+      expect(await page.locator(`tr[data-check-id="${memberId}"] td[data-last-run] time`).textContent()).toMatch(/ ago$|^just now$/)
+      expect(await pageWidth(page)).toBeLessThanOrEqual(375)
+      await screenshot(page, 'dashboard-group-375')
+
+      // a check of the group: its locations, the group's
+      await page.goto(`${server.url}/dashboard/checks/${memberId}`)
+      expect(await page.locator('[data-locations]').textContent()).toMatch(/^Locations: ap-south-1, us-west-1 \(group\) · in check group Wall group · last run /)
+      await page.goto(`${server.url}/dashboard/checks/${wallId}`)
+      await page.locator('#chart[data-drawn="true"] canvas').waitFor()
+      expect(await page.locator('#chart').getAttribute('data-failed-marks')).toBe('2')
+      expect(await pageWidth(page)).toBeLessThanOrEqual(375)
+      await screenshot(page, 'dashboard-check-375')
+      expect(errors).toEqual([])
+    } finally {
+      await context.close()
+    }
+  }, 120_000)
+
+  it('without JavaScript the list reloads itself at the interval (a meta refresh in noscript)', async () => {
+    const context = await browser.newContext({ viewport: { width: 1920, height: 1080 }, javaScriptEnabled: false })
+    try {
+      const page = await context.newPage()
+      await page.goto(`${server.url}/`)
+      await page.locator('#apiKey').fill(KEY_A)
+      await page.locator('button[type="submit"]', { hasText: 'Log in' }).click()
+      await page.locator('h1', { hasText: 'Checks' }).waitFor()
+      await page.goto(`${server.url}/?refresh=2`)
+      const traffic = watchTraffic(page, `${server.url}/?refresh=2`)
+      await page.waitForEvent('framenavigated', { timeout: 6000 })
+      expect(traffic.navigations()).toBe(1)
+      expect(page.url()).toBe(`${server.url}/?refresh=2`)
+    } finally {
+      await context.close()
+    }
+  }, 60_000)
 })
 
 describe.skipIf(!hasChromium)('status page of dependent services in Chromium', () => {

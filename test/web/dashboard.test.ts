@@ -5,6 +5,7 @@
  * session. A real browser using it: browser.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { SERVICE_CHECK_TYPES } from '../../src/schema/check-types.js'
 import type { LocalServer } from '../../src/server/index.js'
 import { KEY_A, caller, dnsBody, icmpBody, startTestServer } from '../server/helpers.js'
 
@@ -75,6 +76,15 @@ describe('dashboard log-in', () => {
     expect(await names('?tag=web')).toEqual(['web dns', 'web ping'])
     expect(await names('?type=DNS&tag=web')).toEqual(['web dns'])
     expect(await names('?type=ICMP')).toEqual(['web ping'])
+    // the filter offers every type of the check-type table, and the list the API answers for each is shown
+    const home = await (await fetch(`${server.url}/`, { headers: { cookie } })).text()
+    const offered = [...home.matchAll(/<option value="([A-Z_]+)"/g)].map((m) => m[1])
+    expect(offered).toEqual(SERVICE_CHECK_TYPES)
+    for (const type of SERVICE_CHECK_TYPES) {
+      const page = await (await fetch(`${server.url}/?type=${type}`, { headers: { cookie } })).text()
+      expect(page, type).toContain(`<option value="${type}" selected>`)
+      expect(page, type).not.toContain('The API did not answer the list of checks.')
+    }
     // no analytics answer here (404): the figures are –, not invented
     const html = await (await fetch(`${server.url}/`, { headers: { cookie } })).text()
     expect(html).toMatch(/<td data-metric="availability">–<\/td>/)
@@ -124,8 +134,29 @@ describe('dashboard log-in', () => {
     expect(html).toContain('at least every 1 day; a ping up to 2 hours later still counts')
     expect(html).not.toContain('Run now')
     expect(html).not.toContain('/run"')
-    // the ping, read from GET /v1/check-results/{checkId}
-    expect(html).toMatch(/<tr><td><time datetime="[^"]+">[^<]+<\/time><\/td><td>RECEIVED<\/td><td>PASSED<\/td><td><\/td><\/tr>/)
+    // the ping, read from GET /v1/check-results/{checkId}, at its time to the second
+    expect(html).toMatch(/<tr><td><time datetime="[^"]+">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/time><\/td><td>RECEIVED<\/td><td>PASSED<\/td><td><\/td><\/tr>/)
+  })
+
+  it('refreshes its pages every 30 s by default (with a meta refresh for a browser without JavaScript), ?refresh=N from 2 to 3600 s, ?refresh=off pauses; the filter keeps it', async () => {
+    const { cookie } = await logIn()
+    const page = async (query: string) => (await fetch(`${server.url}/${query}`, { headers: { cookie } })).text()
+    const bar = (html: string) => /<p class="refresh muted" data-refresh="[^"]*">[\s\S]*?<\/p>/.exec(html)?.[0]
+    const usual = await page('')
+    expect(bar(usual)).toMatch(/^<p class="refresh muted" data-refresh="30">Updated <time data-updated datetime="[^"]+">\d\d:\d\d:\d\d UTC<\/time> · <span data-refresh-note>refreshes every 30 s<\/span> · <a href="\/\?refresh=off">Pause<\/a><\/p>$/)
+    expect(usual).toContain('<script src="/dashboard/assets/dashboard.js" defer></script>\n<noscript><meta http-equiv="refresh" content="30"></noscript>')
+    expect(usual).not.toContain('name="refresh"')
+    expect(bar(await page('?refresh=1'))).toContain('data-refresh="2"')
+    expect(bar(await page('?refresh=99999'))).toContain('data-refresh="3600"')
+    expect(bar(await page('?refresh=soon'))).toContain('data-refresh="30"')
+    const fast = await page('?tag=web&refresh=5')
+    expect(fast).toContain('<noscript><meta http-equiv="refresh" content="5"></noscript>')
+    expect(fast).toContain('<input type="hidden" name="refresh" value="5">')
+    expect(bar(fast)).toContain('<a href="/?tag=web&amp;refresh=off">Pause</a>')
+    const paused = await page('?tag=web&refresh=off')
+    expect(bar(paused)).toMatch(/ · paused · <a href="\/\?tag=web">Resume refreshing<\/a><\/p>$/)
+    expect(paused).not.toContain('http-equiv="refresh"')
+    expect(paused).toContain('<input type="hidden" name="refresh" value="off">')
   })
 
   it('refuses every log-in from an address after 10 failed ones in a minute', async () => {

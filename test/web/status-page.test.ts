@@ -118,7 +118,7 @@ describe('a status page at /status/{url}', () => {
     expect(html.text).toContain('<img src="https://example.com/logo.png" alt="Shop &lt;status&gt; logo">')
     expect(html.text).not.toContain('javascript:')
     expect(html.text).toMatch(/<header>[\s\S]*<nav aria-label="Sections">[\s\S]*<main>[\s\S]*<footer>/)
-    expect(html.text).toMatch(/data-state="major_outage"><span class="dot" aria-hidden="true"><\/span><h1>Major outage<\/h1>/)
+    expect(html.text).toMatch(/<div class="overall major_outage" data-state="major_outage"><h1>Major outage<\/h1><\/div>/)
     expect(html.text).toContain('We are looking into failed payments')
     expect(html.text).toContain('Search is fast again')
     expect(html.text).toContain('Database upgrade')
@@ -224,6 +224,32 @@ describe('a status page at /status/{url}', () => {
     expect(report.ignoredColors).toEqual([])
     // #bbbbbb on white is 1.92:1
     expect(report.contrast).toEqual([{ theme: 'light', foreground: 'bodyFontColorMuted', background: 'cardBackgroundColor', ratio: 1.92, required: 4.5 }])
+  })
+
+  it('colours the whole overall banner by state, its text at least 4.5:1 on it, the same in the light and dark themes', async () => {
+    const id = await service('Bannered')
+    await page({ name: 'Banner light', url: 'banner-light', cards: [{ name: 'c', services: [{ id }] }], themeColors: { light: LIGHT, dark: DARK }, defaultTheme: 'LIGHT' })
+    await page({ name: 'Banner dark', url: 'banner-dark', cards: [{ name: 'c', services: [{ id }] }], themeColors: { light: LIGHT, dark: DARK }, defaultTheme: 'DARK' })
+    // WCAG 2 contrast of two #rrggbb colours
+    const luminance = (h: string) => {
+      const [r, g, b] = [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16) / 255).map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4))
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b
+    }
+    const contrast = (a: string, b: string) => {
+      const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x)
+      return (hi + 0.05) / (lo + 0.05)
+    }
+    for (const url of ['banner-light', 'banner-dark']) {
+      const html = (await anonymous()('GET', `/status/${url}`)).text
+      expect(html).toContain('<div class="overall operational" data-state="operational"><h1>All systems operational</h1></div>')
+      const rules = Object.fromEntries([...html.matchAll(/\.overall\.(\w+)\{background:(#[0-9a-f]{6});color:(#[0-9a-f]{6})\}/g)].map((m) => [m[1], { background: m[2], text: m[3] }]))
+      expect(Object.keys(rules).sort()).toEqual(['degraded', 'maintenance', 'major_outage', 'operational', 'partial_outage'])
+      for (const [state, { background, text }] of Object.entries(rules)) {
+        expect(contrast(text, background), state).toBeGreaterThanOrEqual(4.5)
+        // never a theme's card or body colour: the banner is coloured, not white
+        expect([LIGHT.cardBackgroundColor, LIGHT.bodyBackgroundColor, DARK.cardBackgroundColor, DARK.bodyBackgroundColor]).not.toContain(background)
+      }
+    }
   })
 
   it('is served at / and /summary.json for a request to its customDomain; redirectTo redirects the HTML address', async () => {

@@ -196,7 +196,7 @@ export async function runScript(check: ScriptCheck, options: ScriptRunOptions = 
     outcome.runnerError ??= `the run could not be contained: ${firstLine((error as Error).message)}`
   } finally {
     await releaseRun(folders, jail, user)
-    details.artifacts = keepArtifacts(folders.kept, details, scrub, limitBytes)
+    details.artifacts = await keepArtifacts(folders.kept, details, scrub, limitBytes)
     rmSync(folders.runDir, { recursive: true, force: true })
     rmSync(folders.home, { recursive: true, force: true })
     user?.release()
@@ -551,12 +551,12 @@ function noResultProblem(run: ChildRun, limits: RunLimits): string {
     : `the script's process ended without a result (${exit.signal ?? `exit code ${exit.code}`})${logs.trim() ? `: ${firstLine(logs.trim().split('\n').slice(-3).join('\n'))}` : ''}`
 }
 
-function keepArtifacts(dir: string, details: ScriptDetails, scrub: ReturnType<typeof createScrubber>, limitBytes: number): ArtifactManifest {
+async function keepArtifacts(dir: string, details: ScriptDetails, scrub: ReturnType<typeof createScrubber>, limitBytes: number): Promise<ArtifactManifest> {
   try {
     if (details.console.length > 0) writeFileSync(path.join(dir, 'console.json'), JSON.stringify(scrub.deep(details.console), null, 1))
     if (details.network.length > 0) writeFileSync(path.join(dir, 'network.json'), JSON.stringify(scrub.deep(details.network), null, 1))
     if (details.logs) writeFileSync(path.join(dir, 'script.log'), scrub.text(details.logs))
-    return finishArtifacts(dir, scrub, limitBytes)
+    return await finishArtifacts(dir, scrub, limitBytes)
   } catch (error) {
     return { dir: null, files: [], totalBytes: 0, limitBytes, dropped: [{ name: '*', kind: 'other', bytes: 0, reason: `the artifacts could not be kept: ${(error as Error).message}` }] }
   }

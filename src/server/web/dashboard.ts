@@ -1,10 +1,12 @@
 import type { FastifyInstance } from 'fastify'
 import { CHECK_TYPE_TABLE, isRunnableCheckType, SERVICE_CHECK_TYPES } from '../../schema/check-types.js'
+import { applyGroup } from '../../schema/check-group.js'
 import { asDashboard } from '../auth.js'
 import { groupBadgeState, renderBadge } from '../results/badge.js'
-import { suppressionText, type DependencyRef } from '../results/dependencies.js'
+import { suppressionText, type DependencyRef } from '../dependencies.js'
 import type { CheckStatusRecord } from '../store/index.js'
 import { esc, formatTime, jsonInHtml } from './html.js'
+import { agoElement, refreshBar, refreshHead, refreshSeconds } from './refresh.js'
 import type { WebSession } from './sessions.js'
 
 /*
@@ -94,6 +96,8 @@ export interface CheckJson {
   activated?: boolean
   locations?: string[] | null
   tags?: string[]
+  /** the check group it is in, whose settings apply when it runs */
+  groupId?: number | null
 }
 
 interface StatusJson {
@@ -263,57 +267,92 @@ function inlineBadge(check: CheckJson, status: StatusJson | undefined): string {
   return `<img src="data:image/svg+xml;base64,${data}" alt="badge of ${esc(check.name)}" height="20">`
 }
 
-export async function checkListPage(api: Api, session: WebSession, query: { type?: string; tag?: string }, listFigures: ListFigures): Promise<string> {
-  const type = CHECK_TYPES.includes(query.type as (typeof CHECK_TYPES)[number]) ? query.type : undefined
-  const tag = query.tag ? query.tag.slice(0, 200) : undefined
-  const [every, statuses, groups] = await Promise.all([allChecks(api), api('GET', '/v1/check-statuses'), api('GET', '/v1/check-groups')])
-  const shown = type || tag ? await allChecks(api, { checkType: type, tag }) : every
-  if (!every || !shown) return layout('Checks', '<h1>Checks</h1><p class="error" role="alert">The API did not answer the list of checks.</p>', session)
-  const byId = new Map<string, StatusJson>((Array.isArray(statuses.json) ? statuses.json : []).filter(Boolean).map((s: StatusJson) => [s.checkId, s]))
-  const tags = [...new Set(every.flatMap((c) => c.tags ?? []))].sort()
-  const allFigures = await listFigures(shown)
-  const rows = shown.map((check) => {
-    const status = byId.get(check.id)
-    const state = stateOf(status)
-    const f = allFigures.get(check.id) ?? NO_FIGURES
-    return `<tr data-check-id="${esc(check.id)}">
+/** The list's columns (also the labels of a row's cells when the table is stacked on a narrow screen: assets.ts). */
+export const CHECK_COLUMNS = ['Name', 'Type', 'Status', 'Badge', 'Last run', 'Locations', 'Availability (24 h)', 'p50 (24 h)', 'p95 (24 h)', 'Tags']
+export const GROUP_COLUMNS = ['Group', 'Status', 'Checks', 'Locations']
+export const MEMBER_COLUMNS = ['Name', 'Type', 'Status', 'Last run', 'Locations']
+
+/** A table head from its columns. */
+export const headOf = (columns: string[]): string => `<thead><tr>${columns.map((c) => `<th scope="col">${esc(c)}</th>`).join('')}</tr></thead>`
+
+export interface GroupJson {
+  id: number
+  name: string
+  activated?: boolean
+  muted?: boolean
+  checks?: string[]
+  locations?: string[]
+}
+
+/**
+ * Where a check runs, as its group's settings apply (applyGroup, as the scheduler plans it): its
+ * own locations, else its group's (said so). `applied`: the check as its group's route answers it.
+ */
+export function locationsCell(check: CheckJson, group: GroupJson | undefined, applied?: CheckJson): string {
+  const runs = (applied ?? (group ? applyGroup({ ...check }, { ...group }) : check)).locations ?? []
+  if (runs.length === 0) return '–'
+  const fromGroup = group !== undefined && (check.locations ?? []).length === 0
+  return `${esc(runs.join(', '))}${fromGroup ? `<span class="muted" title="the locations of check group ${esc(group.name)}"> (group)</span>` : ''}`
+}
+
+function checkRow(check: CheckJson, status: StatusJson | undefined, f: Figures, group: GroupJson | undefined, now: number): string {
+  const state = stateOf(status)
+  return `<tr data-check-id="${esc(check.id)}">
 <td><a href="/dashboard/checks/${encodeURIComponent(check.id)}">${esc(check.name)}</a></td>
 <td>${esc(check.checkType)}</td>
 <td class="state-${state}">${state}${paused(check)}${suppressed(status)}</td>
 <td>${inlineBadge(check, status)}</td>
-<td>${status ? `<time datetime="${esc(status.updated_at ?? status.created_at)}">${esc(formatTime(status.updated_at ?? status.created_at))}</time>` : '–'}</td>
-<td>${esc((check.locations ?? []).join(', ') || '–')}</td>
+<td data-last-run>${status ? agoElement(status.updated_at ?? status.created_at, now) : '–'}</td>
+<td data-locations>${locationsCell(check, group)}</td>
 <td data-metric="availability">${esc(f.availability)}</td>
 <td data-metric="p50">${esc(f.p50)}</td>
 <td data-metric="p95">${esc(f.p95)}</td>
 <td>${esc((check.tags ?? []).join(', '))}</td>
 </tr>`
-  })
-  // each check group with its checks' worst state (paused when the group is deactivated)
-  const groupRows = (Array.isArray(groups.json) ? groups.json as Array<{ id: number; name: string; activated?: boolean; checks?: string[]; locations?: string[] }> : []).map((g) => {
+}
+
+/** Each check group with its checks' worst state (paused when the group is deactivated). */
+function groupTable(session: WebSession, groups: GroupJson[], byId: Map<string, StatusJson>): string {
+  const rows = groups.map((g) => {
     const members = Array.isArray(g.checks) ? g.checks : []
     const state = groupBadgeState(g.activated !== false, members.map((id) => ({ status: byId.get(id) as unknown as CheckStatusRecord | undefined })))
     return `<tr data-group-id="${esc(String(g.id))}"><td><a href="/dashboard/groups/${encodeURIComponent(String(g.id))}">${esc(g.name)}</a></td><td class="state-${state}">${state}</td><td>${members.length}</td><td>${esc((g.locations ?? []).join(', ') || '–')}</td></tr>`
   })
-  const groupTable = groupRows.length === 0 ? '' : `<h2>Check groups</h2>
-<div class="scroll"><table>
+  return rows.length === 0 ? '' : `<h2>Check groups</h2>
+<div class="scroll"><table class="groups stack">
 <caption class="muted">Check groups of account ${esc(session.accountId)}: each with its checks' worst state</caption>
-<thead><tr><th scope="col">Group</th><th scope="col">Status</th><th scope="col">Checks</th><th scope="col">Locations</th></tr></thead>
-<tbody>${groupRows.join('')}</tbody>
+${headOf(GROUP_COLUMNS)}
+<tbody>${rows.join('')}</tbody>
 </table></div>`
+}
+
+export async function checkListPage(api: Api, session: WebSession, query: { type?: string; tag?: string; refresh?: string }, listFigures: ListFigures, now: number): Promise<string> {
+  const type = CHECK_TYPES.includes(query.type as (typeof CHECK_TYPES)[number]) ? query.type : undefined
+  const tag = query.tag ? query.tag.slice(0, 200) : undefined
+  const refresh = refreshSeconds(query.refresh)
+  const [every, statuses, groups] = await Promise.all([allChecks(api), api('GET', '/v1/check-statuses'), api('GET', '/v1/check-groups')])
+  const shown = type || tag ? await allChecks(api, { checkType: type, tag }) : every
+  if (!every || !shown) return layout('Checks', '<h1>Checks</h1><p class="error" role="alert">The API did not answer the list of checks.</p>', session)
+  const byId = new Map<string, StatusJson>((Array.isArray(statuses.json) ? statuses.json : []).filter(Boolean).map((s: StatusJson) => [s.checkId, s]))
+  const groupList: GroupJson[] = Array.isArray(groups.json) ? groups.json : []
+  const groupById = new Map(groupList.map((g) => [g.id, g]))
+  const tags = [...new Set(every.flatMap((c) => c.tags ?? []))].sort()
+  const allFigures = await listFigures(shown)
+  const rows = shown.map((check) => checkRow(check, byId.get(check.id), allFigures.get(check.id) ?? NO_FIGURES, typeof check.groupId === 'number' ? groupById.get(check.groupId) : undefined, now))
   const option = (value: string, label: string, selected: boolean) => `<option value="${esc(value)}"${selected ? ' selected' : ''}>${esc(label)}</option>`
   return layout('Checks', `<h1>Checks</h1>
+${refreshBar(refresh, now, '/', query)}
 <form class="filters" method="get" action="/" role="search" aria-label="Filter checks">
 <label for="filter-type">Type<select id="filter-type" name="type">${option('', 'All types', !type)}${CHECK_TYPES.map((t) => option(t, t, t === type)).join('')}</select></label>
 <label for="filter-tag">Tag<select id="filter-tag" name="tag">${option('', 'All tags', !tag)}${tags.map((t) => option(t, t, t === tag)).join('')}</select></label>
-<button type="submit">Filter</button>
+${query.refresh === undefined ? '' : `<input type="hidden" name="refresh" value="${esc(refresh === null ? 'off' : String(refresh))}">`}<button type="submit">Filter</button>
 </form>
 <p class="muted">${shown.length} of ${every.length} checks. Availability and response times over the last 24 hours, as the analytics routes answer them.</p>
-<div class="scroll"><table>
+<div class="scroll"><table class="checks stack">
 <caption class="muted">Checks of account ${esc(session.accountId)}</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Status</th><th scope="col">Badge</th><th scope="col">Last run</th><th scope="col">Locations</th><th scope="col">Availability (24 h)</th><th scope="col">p50 (24 h)</th><th scope="col">p95 (24 h)</th><th scope="col">Tags</th></tr></thead>
-<tbody>${rows.join('') || '<tr><td colspan="10">No checks.</td></tr>'}</tbody>
-</table></div>${groupTable}`, session)
+${headOf(CHECK_COLUMNS)}
+<tbody>${rows.join('') || `<tr><td colspan="${CHECK_COLUMNS.length}">No checks.</td></tr>`}</tbody>
+</table></div>${groupTable(session, groupList, byId)}`, session, refreshHead(refresh))
 }
 
 interface ResultJson {
@@ -347,18 +386,35 @@ interface ErrorGroupJson {
   archiveForEver?: boolean
 }
 
-/** The chart's data, reshaped from the results the API answered: one x per run start, one series per location. */
-export function chartData(results: ResultJson[]): { x: number[]; series: Array<{ label: string; values: Array<number | null> }> } {
-  const timed = results.filter((r) => typeof r.responseTime === 'number' && !Number.isNaN(Date.parse(r.startedAt)))
-  const xs = [...new Set(timed.map((r) => Date.parse(r.startedAt) / 1000))].sort((a, b) => a - b)
+/** A run the chart marks as failed. */
+const FAILED_STATUSES = new Set(['FAILED', 'TIMED_OUT'])
+
+export interface ChartData {
+  /** run starts, seconds since the epoch */
+  x: number[]
+  series: Array<{ label: string; values: Array<number | null> }>
+  /** the failed runs (FAILED, TIMED_OUT), oldest first: the chart marks each at its x (its time when it has one) */
+  failed: Array<{ x: number; location: string; status: string; responseTime: number | null }>
+}
+
+/** The chart's data, reshaped from the results the API answered: one x per run start, one series per location, the failed runs apart. */
+export function chartData(results: ResultJson[]): ChartData {
+  const dated = results.filter((r) => !Number.isNaN(Date.parse(r.startedAt)))
+  const xOf = (r: ResultJson) => Date.parse(r.startedAt) / 1000
+  const timed = dated.filter((r) => typeof r.responseTime === 'number')
+  const failedRuns = dated.filter((r) => FAILED_STATUSES.has(r.status))
+  const xs = [...new Set([...timed, ...failedRuns].map(xOf))].sort((a, b) => a - b)
   const index = new Map(xs.map((x, i) => [x, i]))
   const locations = [...new Set(timed.map((r) => r.runLocation))].sort()
   const series = locations.map((label) => {
     const values: Array<number | null> = xs.map(() => null)
-    for (const r of timed) if (r.runLocation === label) values[index.get(Date.parse(r.startedAt) / 1000) as number] = r.responseTime
+    for (const r of timed) if (r.runLocation === label) values[index.get(xOf(r)) as number] = r.responseTime
     return { label, values }
   })
-  return { x: xs, series }
+  const failed = failedRuns
+    .map((r) => ({ x: xOf(r), location: r.runLocation, status: r.status, responseTime: typeof r.responseTime === 'number' ? r.responseTime : null }))
+    .sort((a, b) => a.x - b.x)
+  return { x: xs, series, failed }
 }
 
 /**
@@ -377,41 +433,15 @@ ${url ? `<p><img src="${esc(token!.path)}" alt="public badge of ${esc(subject.na
 ${!canWrite(session) ? '' : url ? `${form('rotate', 'Rotate')} ${form('revoke', 'Revoke')}` : form('create', 'Create public badge')}`
 }
 
-export async function checkPage(api: Api, session: WebSession, id: string, origin = ''): Promise<{ status: number; html: string }> {
-  const check = await api('GET', `/v1/checks/${encodeURIComponent(id)}`)
-  if (check.status !== 200) return { status: 404, html: messagePage(session, 'Check not found', `The API has no check ${id}.`) }
-  const c = check.json as CheckJson
-  const [status, results, groups, f, token] = await Promise.all([
-    api('GET', `/v1/check-statuses/${encodeURIComponent(id)}`),
-    api('GET', `/v1/check-results/${encodeURIComponent(id)}?limit=100&resultType=FINAL`),
-    api('GET', `/v1/error-groups/checks/${encodeURIComponent(id)}?limit=100`),
-    figures(api, c),
-    api('GET', `/v1/badges/checks/${encodeURIComponent(id)}/token`),
-  ])
-  const state = stateOf(status.status === 200 ? status.json : undefined)
-  const finals: ResultJson[] = Array.isArray(results.json) ? results.json : []
-  const sessions = [...new Set(finals.map((r) => r.checkSessionId).filter((s): s is string => !!s))].slice(0, 10)
-  const errorGroups: ErrorGroupJson[] = Array.isArray(groups.json) ? groups.json : []
-  const csrf = `<input type="hidden" name="csrf" value="${esc(session.csrf)}">`
-  const resultRow = (r: ResultJson) => `<tr><td><time datetime="${esc(r.startedAt)}">${esc(formatTime(r.startedAt))}</time></td><td>${esc(r.runLocation)}</td><td><a href="/dashboard/results/${encodeURIComponent(id)}/${encodeURIComponent(r.id)}">${esc(r.status)}</a></td><td>${r.responseTime === null ? '–' : `${Math.round(r.responseTime)} ms`}</td><td>${esc(r.error ?? '')}</td></tr>`
-  const resultTable = (rows: ResultJson[], caption: string) => `<div class="scroll"><table><caption class="muted">${caption}</caption><thead><tr><th scope="col">Started</th><th scope="col">Location</th><th scope="col">Status</th><th scope="col">Response time</th><th scope="col">Error</th></tr></thead><tbody>${rows.map(resultRow).join('') || '<tr><td colspan="5">No results yet.</td></tr>'}</tbody></table></div>`
-  const groupRow = (g: ErrorGroupJson) => {
-    const archived = g.archiveForEver === true || g.archivedUntilNextEvent
-    return `<tr data-error-group-id="${esc(g.id)}" data-archived="${archived}"><td>${esc(g.cleanedErrorMessage)}</td><td><time datetime="${esc(g.firstSeen)}">${esc(formatTime(g.firstSeen))}</time></td><td><time datetime="${esc(g.lastSeen)}">${esc(formatTime(g.lastSeen))}</time></td><td>${archived
-      ? 'Archived'
-      : !canWrite(session) ? 'Not archived' : `<form class="inline" method="post" action="/dashboard/error-groups/${encodeURIComponent(g.id)}/archive">${csrf}<input type="hidden" name="checkId" value="${esc(id)}"><button type="submit" aria-label="Archive error: ${esc(g.cleanedErrorMessage)}">Archive</button></form>`}</td></tr>`
-  }
-  const errorGroupSection = `<h2>Error groups</h2>
-${errorGroups.length === 0 ? '<p class="muted">No errors recorded.</p>' : `<div class="scroll"><table><thead><tr><th scope="col">Error</th><th scope="col">First seen</th><th scope="col">Last seen</th><th scope="col">Archive</th></tr></thead><tbody>${errorGroups.map(groupRow).join('')}</tbody></table></div>`}`
-  const head = `<h1>${esc(c.name)}</h1>
-<p><span class="state-${state}">${state}</span>${paused(c)}${suppressed(status.status === 200 ? status.json : undefined)} · ${esc(c.checkType)} · ${badgeImg(c)}</p>${certificateLine(c, status.status === 200 ? status.json : undefined)}`
-  const publicBadge = publicBadgeSection(session, { kind: 'checks', id: c.id, name: c.name }, token.status === 200 ? token.json : undefined, origin, csrf)
-  if (!isRunnableCheckType(c.checkType)) {
-    // a heartbeat check is not run: it waits for pings, so its page says where to send them and what came
-    const hb = (c as CheckJson & HeartbeatJson).heartbeat ?? {}
-    const eventOf = (r: ResultJson) => (typeof r.result?.details?.state === 'string' ? r.result.details.state : r.status)
-    const pingRow = (r: ResultJson) => `<tr><td><time datetime="${esc(r.startedAt)}">${esc(formatTime(r.startedAt))}</time></td><td>${esc(eventOf(r))}</td><td>${esc(r.status)}</td><td>${esc(r.error ?? '')}</td></tr>`
-    const body = `${head}
+/** A time of a run, to the second. */
+const runTime = (iso: string) => `<time datetime="${esc(iso)}">${esc(formatTime(iso, { seconds: true }))}</time>`
+
+/** A heartbeat check is not run: it waits for pings, so its page says where to send them and what came. */
+function heartbeatBody(c: CheckJson, finals: ResultJson[], f: Figures, head: string, publicBadge: string, errorGroups: string): string {
+  const hb = (c as CheckJson & HeartbeatJson).heartbeat ?? {}
+  const eventOf = (r: ResultJson) => (typeof r.result?.details?.state === 'string' ? r.result.details.state : r.status)
+  const pingRow = (r: ResultJson) => `<tr><td>${runTime(r.startedAt)}</td><td>${esc(eventOf(r))}</td><td>${esc(r.status)}</td><td>${esc(r.error ?? '')}</td></tr>`
+  return `${head}
 <h2>Ping URL</h2>
 ${hb.pingUrl ? `<p><code data-ping-url>${esc(hb.pingUrl)}</code></p>
 <p class="muted">Send a GET or POST there (no API key) at least every ${esc(amount(hb.period, hb.periodUnit))}; a ping up to ${esc(amount(hb.grace, hb.graceUnit))} later still counts. In a job: <code>curl -fsS -m 10 --retry 3 ${esc(hb.pingUrl)}</code></p>` : '<p class="muted">The API answered no ping URL for this check.</p>'}
@@ -422,9 +452,56 @@ ${hb.pingUrl ? `<p><code data-ping-url>${esc(hb.pingUrl)}</code></p>
 ${publicBadge}
 <h2 id="recent-pings-title">Recent pings and missed periods</h2>
 <div class="scroll"><table><caption class="muted">Newest first: a ping is RECEIVED, GRACE or LATE, a period that passed without one FAILING</caption><thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Error</th></tr></thead><tbody>${finals.slice(0, 20).map(pingRow).join('') || `<tr><td colspan="4">No ping yet${c.activated === false ? ' (a paused check records none)' : ''}.</td></tr>`}</tbody></table></div>
-${errorGroupSection}`
-    return { status: 200, html: layout(c.name, body, session) }
+${errorGroups}`
+}
+
+function errorGroupsSection(session: WebSession, checkId: string, errorGroups: ErrorGroupJson[], csrf: string): string {
+  const groupRow = (g: ErrorGroupJson) => {
+    const archived = g.archiveForEver === true || g.archivedUntilNextEvent
+    return `<tr data-error-group-id="${esc(g.id)}" data-archived="${archived}"><td>${esc(g.cleanedErrorMessage)}</td><td>${runTime(g.firstSeen)}</td><td>${runTime(g.lastSeen)}</td><td>${archived
+      ? 'Archived'
+      : !canWrite(session) ? 'Not archived' : `<form class="inline" method="post" action="/dashboard/error-groups/${encodeURIComponent(g.id)}/archive">${csrf}<input type="hidden" name="checkId" value="${esc(checkId)}"><button type="submit" aria-label="Archive error: ${esc(g.cleanedErrorMessage)}">Archive</button></form>`}</td></tr>`
   }
+  return `<h2>Error groups</h2>
+${errorGroups.length === 0 ? '<p class="muted">No errors recorded.</p>' : `<div class="scroll"><table><thead><tr><th scope="col">Error</th><th scope="col">First seen</th><th scope="col">Last seen</th><th scope="col">Archive</th></tr></thead><tbody>${errorGroups.map(groupRow).join('')}</tbody></table></div>`}`
+}
+
+/** What a page that refreshes itself is given: the clock and its address's query (`refresh`). */
+export interface PageContext {
+  now: number
+  query: Record<string, unknown>
+  origin?: string
+}
+
+export async function checkPage(api: Api, session: WebSession, id: string, page: PageContext): Promise<{ status: number; html: string }> {
+  const check = await api('GET', `/v1/checks/${encodeURIComponent(id)}`)
+  if (check.status !== 200) return { status: 404, html: messagePage(session, 'Check not found', `The API has no check ${id}.`) }
+  const c = check.json as CheckJson
+  const refresh = refreshSeconds(page.query.refresh)
+  const [status, results, groups, f, token, group] = await Promise.all([
+    api('GET', `/v1/check-statuses/${encodeURIComponent(id)}`),
+    api('GET', `/v1/check-results/${encodeURIComponent(id)}?limit=100&resultType=FINAL`),
+    api('GET', `/v1/error-groups/checks/${encodeURIComponent(id)}?limit=100`),
+    figures(api, c),
+    api('GET', `/v1/badges/checks/${encodeURIComponent(id)}/token`),
+    typeof c.groupId === 'number' ? api('GET', `/v1/check-groups/${c.groupId}`) : undefined,
+  ])
+  const statusJson: StatusJson | undefined = status.status === 200 ? status.json : undefined
+  const state = stateOf(statusJson)
+  const finals: ResultJson[] = Array.isArray(results.json) ? results.json : []
+  const sessions = [...new Set(finals.map((r) => r.checkSessionId).filter((s): s is string => !!s))].slice(0, 10)
+  const csrf = `<input type="hidden" name="csrf" value="${esc(session.csrf)}">`
+  const resultRow = (r: ResultJson) => `<tr${FAILED_STATUSES.has(r.status) ? ' class="failed-run"' : ''}><td>${runTime(r.startedAt)}</td><td>${esc(r.runLocation)}</td><td><a href="/dashboard/results/${encodeURIComponent(id)}/${encodeURIComponent(r.id)}">${esc(r.status)}</a></td><td>${r.responseTime === null ? '–' : `${Math.round(r.responseTime)} ms`}</td><td>${esc(r.error ?? '')}</td></tr>`
+  const resultTable = (rows: ResultJson[], caption: string) => `<div class="scroll"><table><caption class="muted">${caption}</caption><thead><tr><th scope="col">Started</th><th scope="col">Location</th><th scope="col">Status</th><th scope="col">Response time</th><th scope="col">Error</th></tr></thead><tbody>${rows.map(resultRow).join('') || '<tr><td colspan="5">No results yet.</td></tr>'}</tbody></table></div>`
+  const groupJson: GroupJson | undefined = group?.status === 200 ? group.json : undefined
+  const head = `<h1>${esc(c.name)}</h1>
+${refreshBar(refresh, page.now, `/dashboard/checks/${encodeURIComponent(id)}`, page.query)}
+<p><span class="state-${state}">${state}</span>${paused(c)}${suppressed(statusJson)} · ${esc(c.checkType)} · ${badgeImg(c)}</p>
+<p class="muted" data-locations>Locations: ${locationsCell(c, groupJson)}${groupJson ? ` · in check group <a href="/dashboard/groups/${encodeURIComponent(String(groupJson.id))}">${esc(groupJson.name)}</a>` : ''}${statusJson ? ` · last run ${agoElement(statusJson.updated_at ?? statusJson.created_at, page.now)}` : ''}</p>${certificateLine(c, statusJson)}`
+  const publicBadge = publicBadgeSection(session, { kind: 'checks', id: c.id, name: c.name }, token.status === 200 ? token.json : undefined, page.origin ?? '', csrf)
+  const errorGroups = errorGroupsSection(session, id, Array.isArray(groups.json) ? groups.json : [], csrf)
+  if (!isRunnableCheckType(c.checkType)) return { status: 200, html: layout(c.name, heartbeatBody(c, finals, f, head, publicBadge, errorGroups), session, refreshHead(refresh)) }
+  const chart = chartData(finals)
   const body = `${head}
 ${!canWrite(session) ? '<p class="muted">This key is read-only: Run now and Archive need a write or admin key.</p>'
     : `<form method="post" action="/dashboard/checks/${encodeURIComponent(id)}/run">${csrf}<button type="submit">Run now</button></form>`}
@@ -435,18 +512,16 @@ ${!canWrite(session) ? '<p class="muted">This key is read-only: Run now and Arch
 <li>p95 response time<strong data-metric="p95">${esc(f.p95)}</strong></li>
 </ul>
 <h2 id="chart-title">Response time per location</h2>
-<div id="chart" role="img" aria-labelledby="chart-title" aria-describedby="recent-runs-title"></div>
-<script type="application/json" id="chart-data">${jsonInHtml(chartData(finals))}</script>
+<div id="chart" role="img" aria-labelledby="chart-title" aria-describedby="chart-failed recent-runs-title"></div>
+<p class="muted" id="chart-failed" data-failed-runs="${chart.failed.length}">${chart.failed.length === 0 ? 'No failed run among the last 100.' : `<span class="failed-key" aria-hidden="true"></span> Red marks: ${chart.failed.length} failed ${chart.failed.length === 1 ? 'run' : 'runs'} among the last 100.`}</p>
+<script type="application/json" id="chart-data">${jsonInHtml(chart)}</script>
 <h2 id="recent-sessions-title">Recent sessions</h2>
 ${sessions.length === 0 ? '<p class="muted">No session has run this check yet: use Run now.</p>' : sessions.map((s) => resultTable(finals.filter((r) => r.checkSessionId === s), `<a href="/dashboard/sessions/${encodeURIComponent(s)}">Session ${esc(s)}</a>`)).join('')}
 <h2 id="recent-runs-title">Recent runs</h2>
 ${resultTable(finals.slice(0, 20), 'Newest first, final results')}
 ${publicBadge}
-${errorGroupSection}`
-  return {
-    status: 200,
-    html: layout(c.name, body, session, '<link rel="stylesheet" href="/dashboard/assets/uplot.css"><script src="/dashboard/assets/uplot.js" defer></script><script src="/dashboard/assets/dashboard.js" defer></script>'),
-  }
+${errorGroups}`
+  return { status: 200, html: layout(c.name, body, session, `<link rel="stylesheet" href="/dashboard/assets/uplot.css"><script src="/dashboard/assets/uplot.js" defer></script>${refreshHead(refresh)}`) }
 }
 
 export async function sessionPage(api: Api, session: WebSession, id: string): Promise<{ status: number; html: string }> {
@@ -457,7 +532,7 @@ export async function sessionPage(api: Api, session: WebSession, id: string): Pr
   const rows = s.results.map((r) => `<tr><td>${esc(r.runLocation)}</td><td>${esc(r.resultType)}</td><td><a href="/dashboard/results/${encodeURIComponent(s.checkId)}/${encodeURIComponent(r.id)}">${esc(r.status)}</a></td><td>${r.responseTime === null ? '–' : `${Math.round(r.responseTime)} ms`}</td><td>${esc(r.error ?? '')}</td></tr>`).join('')
   const body = `<h1>Session of <a href="/dashboard/checks/${encodeURIComponent(s.checkId)}">${esc(s.name)}</a></h1>
 <p role="status" data-session-status="${esc(s.status)}"${running ? '' : ' data-session-done="true"'}>${running ? `Running in ${esc(s.runLocations.join(', '))}… (this page reloads until it completes)` : `Completed: <strong>${esc(s.status)}</strong> in ${Math.round(s.timeElapsed)} ms`}</p>
-<p class="muted">Started <time datetime="${esc(s.startedAt)}">${esc(formatTime(s.startedAt))}</time>${s.stoppedAt ? `, stopped <time datetime="${esc(s.stoppedAt)}">${esc(formatTime(s.stoppedAt))}</time>` : ''}</p>
+<p class="muted">Started ${runTime(s.startedAt)}${s.stoppedAt ? `, stopped ${runTime(s.stoppedAt)}` : ''}</p>
 <div class="scroll"><table><thead><tr><th scope="col">Location</th><th scope="col">Result</th><th scope="col">Status</th><th scope="col">Response time</th><th scope="col">Error</th></tr></thead><tbody>${rows || '<tr><td colspan="5">No results yet.</td></tr>'}</tbody></table></div>`
   return { status: 200, html: layout(`Session ${s.name}`, body, session, running ? '<meta http-equiv="refresh" content="1">' : '') }
 }

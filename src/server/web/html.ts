@@ -22,10 +22,13 @@ export function jsonInHtml(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c')
 }
 
-export function formatTime(iso: string | null | undefined): string {
+/** `2026-05-01 12:03 UTC`; with `seconds`, `2026-05-01 12:03:07 UTC` (a run's time, where seconds matter). */
+export function formatTime(iso: string | null | undefined, options: { seconds?: boolean } = {}): string {
   if (!iso) return '–'
   const time = Date.parse(iso)
-  return Number.isNaN(time) ? '–' : new Date(time).toISOString().replace('T', ' ').replace(/:\d\d\.\d+Z$/, ' UTC').replace(/:\d\dZ$/, ' UTC')
+  if (Number.isNaN(time)) return '–'
+  const text = new Date(time).toISOString().replace('T', ' ')
+  return `${text.slice(0, options.seconds ? 19 : 16)} UTC`
 }
 
 /**

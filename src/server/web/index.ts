@@ -10,7 +10,7 @@ import { assetFor, resultPage } from './result-page.js'
 import { groupPage } from './group-page.js'
 import {
   AnalyticsCache, DASHBOARD_CSP, METRICS, NO_FIGURES, TIME_METRIC, apiFor, checkListPage, checkPage, figureNames, formatFigures,
-  loginPage, messagePage, sessionPage, type CheckJson, type Figures, type ListFigures,
+  loginPage, messagePage, sessionPage, type CheckJson, type Figures, type ListFigures, type PageContext,
 } from './dashboard.js'
 import { sendHtml } from './html.js'
 import { COOKIE, WebSessions, readCookie, sameToken, sessionCookie, type WebSession } from './sessions.js'
@@ -48,8 +48,11 @@ export interface WebOptions {
   failures: Limiter
   /** the server's own host names: never answered with a custom-domain page */
   names: ServerNames
-  /** email subscriptions to status pages: on when the server sends email (wakes its sender) */
-  subscriptions?: { wake(): void }
+  /**
+   * email subscriptions to status pages: on when the server sends email (wakes its sender), with
+   * the counts of confirmations per email address and of subscriptions per client address
+   */
+  subscriptions?: { wake(): void; perAddress: Limiter; perClient: Limiter }
 }
 
 function origin(request: FastifyRequest): string {
@@ -136,7 +139,7 @@ export function webRoutes(app: FastifyInstance, store: Store, options: WebOption
       done(null, Object.fromEntries(new URLSearchParams(body as string)))
     })
     statusPageRoutes(scope, context)
-    subscriptionRoutes(scope, store, { names: options.names, now: options.now, wake: options.subscriptions && (() => options.subscriptions?.wake()) })
+    subscriptionRoutes(scope, store, { names: options.names, now: options.now, sending: options.subscriptions })
     logInRoutes(scope, context)
     dashboardRoutes(scope, context)
   })
@@ -228,12 +231,12 @@ async function postingSession(context: WebContext, request: FastifyRequest, repl
 /** / (a custom domain's status page, else the list of checks or the log-in form), log-in and log-out. */
 function logInRoutes(scope: FastifyInstance, context: WebContext): void {
   const { app, store, options, sessions } = context
-  scope.get<{ Querystring: { type?: string; tag?: string } }>('/', web, async (request, reply) => {
+  scope.get<{ Querystring: { type?: string; tag?: string; refresh?: string } }>('/', web, async (request, reply) => {
     const page = await customDomainPage(store, options.names, request)
     if (page) return servePage(context, request, reply, page, pageLinks(''), 'html')
     const session = await sessionOf(context, request)
     if (!session) return html(reply, 200, loginPage())
-    return html(reply, 200, await checkListPage(apiFor(app, session), session, request.query ?? {}, listFigures(store, options, context.analytics, session.accountId)))
+    return html(reply, 200, await checkListPage(apiFor(app, session), session, request.query ?? {}, listFigures(store, options, context.analytics, session.accountId), options.now()))
   })
 
   scope.post('/dashboard/login', web, async (request, reply) => {
@@ -280,13 +283,18 @@ function badgeTokenForms(scope: FastifyInstance, context: WebContext, kind: 'che
   })
 }
 
+/** A page's clock, its query (its `refresh`) and the dashboard's origin. */
+function pageContext(context: WebContext, request: FastifyRequest): PageContext {
+  return { now: context.options.now(), query: (request.query ?? {}) as Record<string, unknown>, origin: origin(request) }
+}
+
 /** The dashboard's pages and form posts behind the log-in: each goes through the API as the session's key. */
 function dashboardRoutes(scope: FastifyInstance, context: WebContext): void {
   const { app } = context
   scope.get<{ Params: { id: string } }>('/dashboard/checks/:id', web, async (request, reply) => {
     const session = await sessionOf(context, request)
     if (!session) return reply.code(303).header('location', '/').send()
-    const page = await checkPage(apiFor(app, session), session, request.params.id, origin(request))
+    const page = await checkPage(apiFor(app, session), session, request.params.id, pageContext(context, request))
     return html(reply, page.status, page.html)
   })
 
@@ -306,7 +314,7 @@ function dashboardRoutes(scope: FastifyInstance, context: WebContext): void {
   scope.get<{ Params: { id: string } }>('/dashboard/groups/:id', web, async (request, reply) => {
     const session = await sessionOf(context, request)
     if (!session) return reply.code(303).header('location', '/').send()
-    const page = await groupPage(apiFor(app, session), session, request.params.id, origin(request))
+    const page = await groupPage(apiFor(app, session), session, request.params.id, pageContext(context, request))
     return html(reply, page.status, page.html)
   })
 

@@ -52,7 +52,7 @@ export async function resultPage(api: Api, session: WebSession, checkId: string,
   const traces = files.filter((f) => f.type === 'trace')
   const others = files.filter((f) => f.type !== 'screenshot' && f.type !== 'trace')
   const body = `<h1>Result of <a href="/dashboard/checks/${encodeURIComponent(checkId)}">${esc(name)}</a></h1>
-<p><strong data-result-status="${esc(r.status)}">${esc(r.status)}</strong> · ${esc(r.runLocation)} · <time datetime="${esc(r.startedAt)}">${esc(formatTime(r.startedAt))}</time>${r.responseTime === null ? '' : ` · ${Math.round(r.responseTime)} ms`}</p>
+<p><strong data-result-status="${esc(r.status)}">${esc(r.status)}</strong> · ${esc(r.runLocation)} · <time datetime="${esc(r.startedAt)}">${esc(formatTime(r.startedAt, { seconds: true }))}</time>${r.responseTime === null ? '' : ` · ${Math.round(r.responseTime)} ms`}</p>
 ${r.error ? `<p data-result-error>${esc(r.error)}</p>` : ''}
 ${tests.length === 0 ? '' : `<h2>Tests</h2><div class="scroll"><table><thead><tr><th scope="col">Test</th><th scope="col">Status</th><th scope="col">Duration</th><th scope="col">Error</th></tr></thead><tbody>${tests.map(testRow).join('')}</tbody></table></div>`}
 ${shots.length === 0 ? '' : `<h2>Screenshots</h2>${shots.map((f) => `<figure><img src="${esc(here + pathOf(f.name))}" alt="Screenshot ${esc(f.name)}"><figcaption class="muted">${esc(f.name)}</figcaption></figure>`).join('')}`}

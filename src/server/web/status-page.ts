@@ -1,96 +1,25 @@
-import { eachCheck, type IncidentRecord, type MaintenanceWindowRecord, type ServiceRecord, type StatusPageRecord, type Store } from '../store/index.js'
+import type { StatusPageRecord, Store } from '../store/index.js'
+import { statusPageState, type ServiceModel, type StatusPageState } from '../status-pages/state.js'
+import { UPTIME_DAYS, type ServiceUptime } from '../status-pages/uptime.js'
 import { esc, formatTime, safeUrl } from './html.js'
-import { contrastProblems, cssVariables, themesOf, type ContrastProblem, type Theme } from './theme.js'
-import { uptimeOf, UPTIME_DAYS, type ServiceUptime } from './uptime.js'
-import { windowTimes } from './windows.js'
-import { affectedServices, affectedText, pageChecks, responseTimes, type AffectedBy, type ResponseTime } from './service-notes.js'
+import { BANNER_COLORS, contrastProblems, cssVariables, themesOf, type BannerState, type ContrastProblem, type Theme } from './theme.js'
 
 /*
- * A status page as people read it: built from the stored page, the account's incidents (those
- * the API created and those triggerIncident opened and resolved) and the maintenance windows
- * of its services' checks. HTML without any script, and the same content as JSON for other tools.
+ * A status page as people read it: its state (../status-pages/state.ts: services, maintenance,
+ * incidents) with the page's look (logo, themes). HTML without any script, and the same content
+ * as JSON for other tools.
  */
 
-export type ServiceState = 'operational' | 'degraded' | 'partial_outage' | 'major_outage'
-
-const STATE_LABEL: Record<ServiceState, string> = {
-  operational: 'Operational',
-  degraded: 'Degraded performance',
-  partial_outage: 'Partial outage',
-  major_outage: 'Major outage',
-}
-const OVERALL_LABEL: Record<ServiceState, string> = {
-  operational: 'All systems operational',
-  degraded: 'Some systems degraded',
-  partial_outage: 'Partial outage',
-  major_outage: 'Major outage',
-}
-const RANK: Record<ServiceState, number> = { operational: 0, degraded: 1, partial_outage: 2, major_outage: 3 }
-
-/** What an open incident of a severity does to the services it names. */
-export const SEVERITY_STATE: Record<string, ServiceState> = {
-  MINOR: 'degraded',
-  MEDIUM: 'partial_outage',
-  MAJOR: 'major_outage',
-  CRITICAL: 'major_outage',
-}
-
-/** An incident is open until its newest update says RESOLVED (updates are newest first). */
-export function isOpen(incident: IncidentRecord): boolean {
-  return incident.updates[0]?.update.status !== 'RESOLVED'
-}
-
-function worst(states: ServiceState[]): ServiceState {
-  return states.reduce<ServiceState>((a, b) => (RANK[b] > RANK[a] ? b : a), 'operational')
-}
-
-/** Most incidents and upcoming windows a page lists. */
-const HISTORY_LIMIT = 50
-const UPCOMING_LIMIT = 10
-
-export interface ServiceModel {
-  id: string
-  name: string
-  state: ServiceState
-  stateLabel: string
-  openIncidents: string[]
-  uptime: ServiceUptime
-  /** a check of the service fails while one it depends on fails (its alerts are held back): by what, named publicly; null otherwise */
-  affectedBy: (AffectedBy & { text: string }) | null
-  /** only when the page shows response times: the last 24 hours' average; null without runs */
-  responseTime?: ResponseTime | null
-}
-
-export interface StatusPageModel {
+/** A page as its HTML, JSON summary and feed show it: its state (../status-pages/state.ts) and how it looks. */
+export interface StatusPageModel extends StatusPageState {
   name: string
   url: string
   logo?: string
   favicon?: string
   defaultTheme: 'LIGHT' | 'DARK' | 'AUTO'
   themes: { light: Theme; dark: Theme }
-  status: ServiceState
-  statusLabel: string
-  cards: Array<{ id: string; name: string; services: ServiceModel[] }>
-  /** the page's showResponseTime: each service carries its responseTime */
-  showResponseTime: boolean
-  maintenance: {
-    /** changedAt: when the window was created or last changed */
-    active: Array<{ id: number; name: string; startsAt: string; endsAt: string; changedAt: string }>
-    upcoming: Array<{ id: number; name: string; startsAt: string; endsAt: string; changedAt: string }>
-  }
-  incidents: Array<{
-    id: string
-    name: string
-    severity: string
-    open: boolean
-    services: string[]
-    created_at: string
-    updates: Array<{ id: string; status: string; description: string; created_at: string }>
-  }>
   accessibility: { contrast: ContrastProblem[]; ignoredColors: string[] }
   generatedAt: string
-  /** when the page and its incidents last changed (the feed's updated) */
-  changedAt: string
   /** seconds between reloads of the HTML (meta refresh); null when the reader turned it off */
   refreshSeconds: number | null
 }
@@ -100,44 +29,7 @@ export const REFRESH_SECONDS = 60
 
 export async function loadStatusPage(store: Store, account: string, record: StatusPageRecord, now: number, options: { refresh?: boolean } = {}): Promise<StatusPageModel> {
   const page = record.page
-  const [services, incidents, windows] = await Promise.all([
-    store.services.byId(account),
-    store.incidents.list(account, { offset: 0 }),
-    store.maintenanceWindows.list(account, { offset: 0 }),
-  ])
-  const onPage = new Set(page.cards.flatMap((c) => c.services.map((s) => s.id)))
-  const relevant = incidents.items
-    .filter((i) => i.incident.services.some((s) => onPage.has(s.id)))
-    .sort((a, b) => b.created_at.localeCompare(a.created_at))
-  const open = relevant.filter(isOpen)
-  const checks = await pageChecks(store, account, onPage)
-  const showResponseTime = (page as { showResponseTime?: boolean }).showResponseTime === true
-  const [uptime, affected, times] = await Promise.all([
-    uptimeOf(store, account, checks.byService, relevant, SEVERITY_STATE, now),
-    affectedServices(store, account, checks, (id) => services.get(id)?.name),
-    showResponseTime ? responseTimes(store, account, checks, now) : undefined,
-  ])
-  const stateOf = (serviceId: string) => {
-    const naming = open.filter((i) => i.incident.services.some((s) => s.id === serviceId))
-    return { state: worst(naming.map((i) => SEVERITY_STATE[i.incident.severity] ?? 'degraded')), openIncidents: naming.map((i) => i.id) }
-  }
-  const serviceModel = (s: ServiceRecord): ServiceModel => {
-    const by = affected.get(s.id)
-    const { state: fromIncidents, openIncidents } = stateOf(s.id)
-    // its own alerts (and incident) are held back while a dependency fails: its checks still say how it is
-    const state = worst([fromIncidents, by?.state ?? 'operational'])
-    return {
-      id: s.id, name: s.name, state, stateLabel: STATE_LABEL[state], openIncidents, uptime: uptime.get(s.id) as ServiceUptime,
-      affectedBy: by ? { ...by, text: affectedText(by) } : null,
-      ...(times ? { responseTime: times.get(s.id) ?? null } : {}),
-    }
-  }
-  const cards = page.cards.map((card) => ({
-    id: card.id,
-    name: card.name,
-    services: card.services.map((s) => services.get(s.id)).filter((s): s is ServiceRecord => s !== undefined).map(serviceModel),
-  }))
-  const status = worst(cards.flatMap((c) => c.services.map((s) => s.state)))
+  const state = await statusPageState(store, account, record, now)
   const themes = themesOf(page.themeColors)
   const shown: Array<'light' | 'dark'> = page.defaultTheme === 'LIGHT' ? ['light'] : page.defaultTheme === 'DARK' ? ['dark'] : ['light', 'dark']
   return {
@@ -147,56 +39,11 @@ export async function loadStatusPage(store: Store, account: string, record: Stat
     favicon: safeUrl(page.favicon, { image: true }),
     defaultTheme: page.defaultTheme,
     themes: { light: themes.light, dark: themes.dark },
-    status,
-    statusLabel: OVERALL_LABEL[status],
-    cards,
-    showResponseTime,
-    maintenance: maintenanceOf(await windowsOfServices(store, account, onPage, windows.items), now),
-    incidents: relevant.slice(0, HISTORY_LIMIT).map((i) => ({
-      id: i.id,
-      name: i.incident.name,
-      severity: i.incident.severity,
-      open: isOpen(i),
-      services: i.incident.services.map((s) => services.get(s.id)?.name).filter((n): n is string => n !== undefined),
-      created_at: i.created_at,
-      updates: i.updates.map((u) => ({ id: u.id, status: String(u.update.status), description: String(u.update.description ?? ''), created_at: u.created_at })),
-    })),
+    ...state,
     accessibility: { contrast: contrastProblems(themes, shown), ignoredColors: themes.ignored },
     generatedAt: new Date(now).toISOString(),
-    changedAt: [record.updated_at ?? record.created_at, ...relevant.flatMap((i) => [i.updated_at ?? i.created_at, ...i.updates.map((u) => u.created_at)])]
-      .reduce((a, b) => (b > a ? b : a)),
     refreshSeconds: options.refresh === false ? null : REFRESH_SECONDS,
   }
-}
-
-/**
- * The windows that concern the page: a service's checks are the checks whose triggerIncident
- * names it, and a window applies to the checks carrying one of its tags (as the scheduler reads
- * it). A window of other checks of the account is not the page's business.
- */
-export async function windowsOfServices(store: Pick<Store, 'checks'>, account: string, services: Set<string>, windows: MaintenanceWindowRecord[]): Promise<MaintenanceWindowRecord[]> {
-  const windowTags = [...new Set(windows.flatMap((w) => w.window.tags ?? []))]
-  if (windowTags.length === 0 || services.size === 0) return []
-  const tagsOfPage = new Set<string>()
-  for await (const check of eachCheck<{ tags?: string[]; triggerIncident?: { serviceId?: unknown } | null }>(store.checks, account, { tags: windowTags })) {
-    const serviceId = check.triggerIncident?.serviceId
-    if (typeof serviceId === 'string' && services.has(serviceId)) for (const tag of check.tags ?? []) tagsOfPage.add(tag)
-  }
-  return windows.filter((w) => (w.window.tags ?? []).some((tag) => tagsOfPage.has(tag)))
-}
-
-function maintenanceOf(windows: MaintenanceWindowRecord[], now: number): StatusPageModel['maintenance'] {
-  const active: StatusPageModel['maintenance']['active'] = []
-  const upcoming: StatusPageModel['maintenance']['upcoming'] = []
-  const iso = (ms: number) => new Date(ms).toISOString()
-  for (const { id, window, created_at, updated_at } of windows) {
-    const { current, next } = windowTimes(window, now)
-    const changedAt = updated_at ?? created_at
-    if (current) active.push({ id, name: window.name, startsAt: iso(current.start), endsAt: iso(current.end), changedAt })
-    if (next) upcoming.push({ id, name: window.name, startsAt: iso(next.start), endsAt: iso(next.end), changedAt })
-  }
-  upcoming.sort((a, b) => a.startsAt.localeCompare(b.startsAt))
-  return { active, upcoming: upcoming.slice(0, UPCOMING_LIMIT) }
 }
 
 /** The JSON summary served beside the HTML. */
@@ -243,8 +90,9 @@ main{padding:1.5rem 0 2rem}
 h1,h2,h3{color:var(--titleFontColor);line-height:1.25}
 h2{font-size:1.25rem;margin:2rem 0 .75rem}
 h3{font-size:1.05rem;margin:0 0 .5rem}
-.overall{border:1px solid var(--borderColor);background:var(--cardBackgroundColor);border-radius:.5rem;padding:1rem;display:flex;gap:.75rem;align-items:center}
-.overall h1{font-size:1.3rem;margin:0}
+.overall{border-radius:.5rem;padding:1.1rem 1.25rem;display:flex;gap:.75rem;align-items:center}
+.overall h1{font-size:1.3rem;margin:0;color:inherit}
+${Object.entries(BANNER_COLORS).map(([state, c]) => `.overall.${state}{background:${c.background};color:${c.text}}`).join('\n')}
 .card{border:1px solid var(--borderColor);background:var(--cardBackgroundColor);border-radius:.5rem;padding:1rem;margin:0 0 1rem}
 .card ul{list-style:none;margin:0;padding:0}
 .card li{display:flex;flex-wrap:wrap;justify-content:space-between;gap:.25rem 1rem;padding:.5rem 0;border-top:1px solid var(--borderColor)}
@@ -312,7 +160,17 @@ function serviceNotes(s: ServiceModel): string {
   return affected + time
 }
 
+/**
+ * The overall banner: the page's state, coloured whole (theme.ts BANNER_COLORS); maintenance
+ * when a window of the page's services is in progress and nothing is worse.
+ */
+export function bannerOf(model: Pick<StatusPageModel, 'status' | 'statusLabel' | 'maintenance'>): { state: BannerState; label: string } {
+  if (model.status === 'operational' && model.maintenance.active.length > 0) return { state: 'maintenance', label: 'Maintenance in progress' }
+  return { state: model.status, label: model.statusLabel }
+}
+
 export function renderStatusPage(model: StatusPageModel, links: { summary: string; feed: string }, subscribe?: { action: string }): string {
+  const banner = bannerOf(model)
   const summaryHref = links.summary
   const section = (id: string, title: string, body: string) => `<section aria-labelledby="${id}"><h2 id="${id}">${esc(title)}</h2>${body}</section>`
   const windowItem = (w: { name: string; startsAt: string; endsAt: string }) =>
@@ -349,7 +207,7 @@ ${model.refreshSeconds === null ? '' : `<meta http-equiv="refresh" content="${mo
 <nav aria-label="Sections"><ul><li><a href="#services">Services</a></li><li><a href="#maintenance">Maintenance</a></li><li><a href="#history">Incident history</a></li></ul></nav>
 </div></header>
 <main><div class="wrap">
-<div class="overall ${model.status}" data-state="${model.status}"><span class="dot" aria-hidden="true"></span><h1>${esc(model.statusLabel)}</h1></div>
+<div class="overall ${banner.state}" data-state="${banner.state}"><h1>${esc(banner.label)}</h1></div>
 <p class="updated muted">Last updated <time datetime="${esc(model.generatedAt)}">${esc(formatTime(model.generatedAt))}</time> · ${model.refreshSeconds === null
     ? 'not refreshing · <a href="?">Refresh automatically</a>'
     : `refreshes every ${model.refreshSeconds === 60 ? 'minute' : `${model.refreshSeconds} s`} · <a href="?refresh=off">Stop refreshing</a>`}</p>

@@ -112,3 +112,20 @@ export function contrastProblems(themes: { light: Theme; dark: Theme }, shown: A
   }
   return problems
 }
+
+/** The overall banner's states: a service state, or maintenance (a window in progress while every service is operational). */
+export type BannerState = 'operational' | 'degraded' | 'partial_outage' | 'major_outage' | 'maintenance'
+
+/**
+ * The overall banner's colours: the whole banner in its state's colour, as Statuspage, Instatus
+ * and Better Stack show it. The same in every theme (neither is a themeColors field, so a
+ * page's colours cannot make the banner unreadable); each text colour is at least 4.5:1 on its
+ * background (tested): white on green, orange, red and blue, dark on yellow.
+ */
+export const BANNER_COLORS: Record<BannerState, { background: string; text: string }> = {
+  operational: { background: '#15803d', text: '#ffffff' },
+  degraded: { background: '#fbbf24', text: '#1f2937' },
+  partial_outage: { background: '#c2410c', text: '#ffffff' },
+  major_outage: { background: '#b91c1c', text: '#ffffff' },
+  maintenance: { background: '#1d4ed8', text: '#ffffff' },
+}

@@ -4,7 +4,7 @@ import type {
 } from '../index.js'
 import type { CheckGroup, MaintenanceWindow } from '../../../schema/index.js'
 import type { Sql } from './index.js'
-import { parseRunId, resultOfClaim, resultRecord as recordOfRun, type RunRow } from '../run-rows.js'
+import { leaseOf, parseRunId, resultOfClaim, resultRecord as recordOfRun, type RunRow } from '../run-rows.js'
 import { columnsOf, compactValues, dayOf, fullDetails, leanDetails, type CompactValues } from '../compact-rows.js'
 import { compactRow, dropPartitions, ensurePartition, getCompact, listResults, retentionCutoff } from './compact.js'
 
@@ -226,6 +226,13 @@ export function runRepository(sql: Sql): RunStore {
       const changed = await tx.run(`UPDATE check_runs SET lease_expires_at = $1 WHERE id = $2 AND claim_seq = $3 AND state = 'due'`, [until, found.row.id, found.claim])
       return changed > 0 ? until : 'lost'
     }),
+    lease: async (account, runId, now) => {
+      const parsed = parseRunId(runId)
+      if (!parsed) return 'unknown'
+      const [row] = await sql.rows<RunRow>(`SELECT * FROM check_runs WHERE id = $1 AND account_id = $2`, [parsed.id, account])
+      if (!row || parsed.claim > row.claim_seq) return 'unknown'
+      return leaseOf(row, parsed.claim, now)
+    },
     complete: (account, runId, final, attempts, now) => sql.atomic((tx) => completeRun(tx, account, runId, final, attempts, now)),
     prune: async (before, now) => {
       await sql.run(`DELETE FROM agent_locations WHERE expires_at < $1`, [now])
