@@ -6,10 +6,12 @@
  * saying so.
  */
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runPlaywrightSuite } from '../../../src/runner/script/index.js'
+import { processesOf, reapUser } from '../../../src/runner/script/contain.js'
 import { containment } from '../../../src/runner/script/jail.js'
 import { DEFAULT_RUNTIME_ID } from '../../../src/schema/index.js'
 import { startHttpServer, type HttpServerHandle } from '../../helpers/http-server.js'
@@ -146,6 +148,35 @@ describe.skipIf(!root)('a Playwright check suite run by root runs as a user of i
     expect(result.details.logs).toMatch(containment().available ? /file=refused page\.goto: net::ERR_FILE_NOT_FOUND/ : /file=refused page\.goto: net::ERR_ACCESS_DENIED/)
     expect(JSON.stringify(result)).not.toContain('secret-4711')
   }, 180_000)
+})
+
+describe.skipIf(!root)('a run\'s uid after the run', () => {
+  it('is free once only a zombie of it is left (a dead process its parent, here a sleep of root\'s, never waits for): reaped at once, not after a wait', async () => {
+    const uid = 200998
+    // root's shell starts a process of the uid that exits at once, then becomes a sleep that never waits for it
+    const parent = spawn('/bin/sh', ['-c', `/usr/bin/setpriv --reuid=${uid} --regid=${uid} --clear-groups /bin/true & exec /bin/sleep 5`], { stdio: 'ignore' })
+    try {
+      const zombie = async () => {
+        for (let i = 0; i < 100; i++) {
+          for (const name of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+            try {
+              const status = readFileSync(`/proc/${name}/status`, 'utf8')
+              if (/^State:\s+Z/m.test(status) && new RegExp(`^Uid:\\s+${uid}\\s`, 'm').test(status)) return Number(name)
+            } catch { /* gone */ }
+          }
+          await new Promise((r) => setTimeout(r, 20))
+        }
+        return null
+      }
+      expect(await zombie(), 'a zombie of the uid').not.toBeNull()
+      expect(processesOf(uid)).toEqual([])
+      const started = Date.now()
+      expect(await reapUser(uid, 2_000)).toBe(0)
+      expect(Date.now() - started).toBeLessThan(500)
+    } finally {
+      parent.kill('SIGKILL')
+    }
+  })
 })
 
 // the run's sandbox (jail.ts): bubblewrap, and a kernel that gives it the namespaces (not a container without them)
