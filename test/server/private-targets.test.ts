@@ -278,7 +278,7 @@ describe.skipIf(!SQLITE)('a hostile tenant of a server of two accounts under den
   /** Creates the check of `path` with `body` as account `key`, runs it once while the run's port is probed from outside, and answers its result, its attacks and whether the port answered. */
   async function hostile(key: string, path: string, body: (p: Parameters<typeof attacks>[0]) => Record<string, unknown>, tag: string) {
     const call = caller(server, key)
-    const p = { serverPid: process.pid, db, tag, listenPort: await freePort(), udpPort: udp.address().port, target: `${http.origin}/hostile`, holdMs: 1500, dnsPort: dns.port }
+    const p = { serverPid: process.pid, db, tag, listenPort: await freePort(), udpPort: udp.address().port, target: `${http.origin}/hostile`, holdMs: 800, dnsPort: dns.port }
     const created = await call('POST', path, { name: `hostile ${tag}`, activated: false, doubleCheck: false, ...body(p) })
     expect(created.status, created.text).toBe(201)
     const probe = probePort(p.listenPort)
@@ -344,7 +344,7 @@ describe.skipIf(!SQLITE)('a hostile tenant of a server of two accounts under den
     const pc = new RTCPeerConnection({ iceServers: [{ urls: 'stun:127.0.0.1:' + port }] })
     pc.createDataChannel('leak')
     await pc.setLocalDescription(await pc.createOffer())
-    await new Promise((r) => setTimeout(r, 1500))
+    await new Promise((r) => setTimeout(r, 1000))
     pc.close()
     return 'gathered'
   }, ${p.udpPort}).catch((e) => 'error ' + e.message)
