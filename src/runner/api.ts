@@ -517,7 +517,7 @@ async function attemptApi(check: ApiCheck, options: RunOptions, resolver: Resolv
   const details = blankApiDetails(check.request)
   const outcome = emptyOutcome(details)
   // the setup and teardown scripts (api-scripts.ts), in a process of their own for this attempt
-  const scripts = hasApiScripts(check) ? ApiScripts.open(check, options) : null
+  const scripts = hasApiScripts(check) ? await ApiScripts.open(check, options) : null
   const finish = () => {
     if (scripts && !('problem' in scripts)) details.scripts = scripts.reports
     return maskDeep(outcome, resolver)

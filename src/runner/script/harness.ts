@@ -851,6 +851,12 @@ async function run(io: HarnessIO): Promise<void> {
   let playwrightVersion: string | null = null
   try {
     core = io.loadCore()
+    // contained, the script's API requests (the request fixture, playwright.request) go out through the egress proxy
+    const proxy = config.requestProxy
+    if (proxy) {
+      const newContext = core.request.newContext.bind(core.request)
+      core.request.newContext = (options: Record<string, unknown> = {}) => newContext({ ...options, proxy: { server: proxy } })
+    }
     const real = io.loadTest()
     for (const [k, v] of Object.entries(real)) if (k !== 'test' && k !== 'default' && !(k in api)) api[k] = v
     api.expect = real.expect
