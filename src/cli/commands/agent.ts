@@ -60,7 +60,7 @@ async function containmentLine(option: UidRange | 'off' | null | undefined): Pro
   const held = containment()
   const range = effectiveUidRange(option)
   const user = range ? `a uid of its own (uids ${range.first}-${range.last})` : held.root ? 'uid 0 mapped into a user namespace of its own' : 'this agent\'s uid'
-  if (held.available) return `Scripts run contained by bubblewrap ${held.version ?? ''}`.trimEnd() + `: each run in a sandbox of its own (${user}, its own PID, mount and network namespaces, a read-only view without this agent's files, a network whose one way out is the egress proxy; docs/scripts.md)`
+  if (held.available) return `${`Scripts run contained by bubblewrap ${held.version ?? ''}`.trimEnd()}: each run in a sandbox of its own (${user}, its own PID, mount and network namespaces, a read-only view without this agent's files, a network whose one way out is the egress proxy; docs/scripts.md)`
   return `Scripts are not contained here (${held.problem}): held only by the walls in their own process; Playwright suites run as ${range ? `a user of their own (uids ${range.first}-${range.last})` : 'this agent\'s user, and can read what it can'} (docs/scripts.md)`
 }
 

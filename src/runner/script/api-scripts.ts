@@ -101,7 +101,7 @@ interface RefusedMessage {
 }
 
 /** The child's side: runs each script it is sent, in order, and answers what it left. */
-const HARNESS = String.raw`'use strict'
+const HARNESS = `'use strict'
 const { createRequire, builtinModules } = require('node:module')
 const path = require('node:path')
 const AsyncFunction = (async () => {}).constructor
