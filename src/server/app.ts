@@ -18,6 +18,7 @@ import type { ArtifactStore } from './artifacts.js'
 import { parseJsonBody } from './json-body.js'
 import { installFaults, type FaultCounts, type FaultSpec } from './faults.js'
 import { agentRoutes } from './routes/agent.js'
+import { schedulerRoutes } from './routes/scheduler.js'
 import { sessionRoutes } from './routes/sessions.js'
 import { heartbeatRoutes, isPing } from './routes/heartbeats.js'
 import type { RunServices } from './scheduler/runs.js'
@@ -39,6 +40,8 @@ export interface AppOptions {
   ipv6s?: string[]
   /** one line per request, and internal errors; nothing when undefined */
   log?: (line: string) => void
+  /** internal errors and the database away (default: `log`, else stderr) */
+  warn?: (line: string) => void
   /** reproducible fault injection (see ./faults.ts) */
   faults?: { spec: FaultSpec; seed: number }
   /** the clock and the FINAL-result hook of check runs (default: Date.now, no hook) */
@@ -102,7 +105,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
     }
   })
 
-  app.setErrorHandler(errorHandler((line) => (log ?? ((l: string) => process.stderr.write(`${l}\n`)))(line)))
+  app.setErrorHandler(errorHandler((line) => (options.warn ?? log ?? ((l: string) => process.stderr.write(`${l}\n`)))(line)))
   app.setNotFoundHandler((request, reply) => sendHttpError(reply, routeNotFound(request)))
 
   const metrics = options.metrics
@@ -176,6 +179,7 @@ function registerRoutes(app: FastifyInstance, options: AppOptions, failures: Lim
   alertRoutes(app, store)
   alertChannelRoutes(app, store)
   analyticsRoutes(app, store, runs)
+  schedulerRoutes(app, store, runs)
   keyRoutes(app, store)
   webRoutes(app, store, { now: runs.now, failures, names, subscriptions: options.subscriptions })
   badgeTokenRoutes(app, store, runs.now)

@@ -2,7 +2,7 @@ import { SubscriberMailer, type SubscriberMailOptions } from './alerts/subscribe
 import { isIP, type AddressInfo } from 'node:net'
 import { buildApp } from './app.js'
 import { openSqliteStore } from './store/sqlite/index.js'
-import type { Store } from './store/index.js'
+import type { SkipCount, Store } from './store/index.js'
 import { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 import { DEFAULT_RETENTION_DAYS, Scheduler, type FinalResultHook, type SchedulerOptions } from './scheduler/index.js'
 import { recordResult, type RecordableCheck } from './results/index.js'
@@ -36,6 +36,10 @@ export interface LocalServerOptions {
    * postgresql://) URL uses that PostgreSQL database, which several servers may share
    */
   dbPath?: string
+  /** PostgreSQL: connections of the server's main pool (default 10; see docs/team.md) */
+  dbPoolSize?: number
+  /** PostgreSQL: how long a statement waits for a free connection before answering 503 (ms, default 10,000) */
+  dbPoolWaitMs?: number
   /**
    * registered (hashed) on start, added to the keys already stored (none is revoked); an account
    * id defaults to 'acc_' and a short hash of the key, a role to admin (a key already stored
@@ -56,6 +60,12 @@ export interface LocalServerOptions {
   ipv6s?: string[]
   /** one line per request (method, url, status, ms); default false */
   log?: boolean | ((line: string) => void)
+  /**
+   * where the server tells its problems (internal errors, the database away or its pool
+   * saturated, the scheduler's and the alert sender's troubles); default: `log` when it is a
+   * function for internal errors, else stderr
+   */
+  warn?: (line: string) => void
   /** inject faults reproducibly: a spec such as "500:0.1,reset:0.05,latency:0-200ms" (see faults.ts) */
   faults?: string | FaultSpec
   /** seed of the fault generator; default 1 */
@@ -153,11 +163,11 @@ export function isPostgresUrl(location: string): boolean {
 }
 
 /** The store at `location`: a PostgreSQL URL, or a SQLite file (':memory:' keeps nothing). */
-export async function openStore(location: string): Promise<Store> {
+export async function openStore(location: string, options: { poolSize?: number; poolWaitMs?: number } = {}): Promise<Store> {
   if (!isPostgresUrl(location)) return openSqliteStore(location)
   // loaded only for PostgreSQL, so an embedded server never loads the driver
   const { openPostgresStore } = await import('./store/postgres/index.js')
-  return openPostgresStore(location)
+  return openPostgresStore(location, options)
 }
 
 /**
@@ -208,7 +218,8 @@ function serverSettings(options: LocalServerOptions) {
   if (!(retentionDays > 0)) throw new UserError(`The retention must be more than 0 days, got ${retentionDays}`)
   const scriptConcurrency = options.scriptConcurrency ?? defaultScriptConcurrency()
   if (!Number.isInteger(scriptConcurrency) || scriptConcurrency < 1) throw new UserError(`The script concurrency must be a whole number from 1, got ${scriptConcurrency}`)
-  return { allowedTargets, log, rateLimit, authFailureLimit, trustProxy, faults, retentionMs: retentionDays * 86_400_000, scriptConcurrency }
+  const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}\n`))
+  return { allowedTargets, log, warn, rateLimit, authFailureLimit, trustProxy, faults, retentionMs: retentionDays * 86_400_000, scriptConcurrency }
 }
 
 /** Every FINAL result feeds the check's status, error groups and alert state, then the caller's hook. */
@@ -277,23 +288,23 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     const problem = publicUrlProblem(url)
     if (problem) throw new UserError(`The public URL ${problem}`)
   }
-  const metrics = new ServerMetrics()
+  const metrics = new ServerMetrics(options.clock)
   if (options.metricsToken !== undefined && options.metricsToken.length < 16) throw new UserError('The metrics token must be at least 16 characters (e.g. openssl rand -hex 24)')
-  const store = metrics.instrument(await openStore(options.dbPath ?? ':memory:'))
+  const store = metrics.instrument(await openStore(options.dbPath ?? ':memory:', { poolSize: options.dbPoolSize, poolWaitMs: options.dbPoolWaitMs }))
   try {
     const keys = await store.keys.setUp(options.apiKeys ?? [])
     // decided once, at start: one account is the usual self-hosted server watching its own
     // internal services; several accounts share it, and none may reach into its network
     const accounts = (await store.keys.accounts()).length
     const privateTargets = options.privateTargets ?? (accounts > 1 ? 'deny' : 'allow')
-    const { allowedTargets, log, rateLimit, authFailureLimit, trustProxy, faults, retentionMs, scriptConcurrency } = serverSettings(options)
+    const { allowedTargets, log, warn, rateLimit, authFailureLimit, trustProxy, faults, retentionMs, scriptConcurrency } = serverSettings(options)
     const artifacts = artifactStoreFor(options)
     const suites = suitesPolicy(options, privateTargets)
     // the sender of alert deliveries: on with the scheduler (monitors server), or when asked for
     const alertsOn = options.alerts !== false && (options.alerts !== undefined || (options.scheduler ?? options.runner === true))
     const alerts = alertsOn
       ? new AlertDeliveryWorker(store, {
-        retentionMs, privateTargets, allowedTargets, ...(options.alerts || {}),
+        retentionMs, privateTargets, allowedTargets, log: warn, ...(options.alerts || {}),
         onAttempt: (channelType, outcome) => {
           metrics.attempts.inc({ channel_type: channelType, outcome })
           if (options.alerts) options.alerts.onAttempt?.(channelType, outcome)
@@ -303,13 +314,13 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     // status pages' email subscribers: with the alert sender, when it has an SMTP server
     const smtpUrl = alerts && options.alerts ? options.alerts.smtpUrl : undefined
     const subscriptions = smtpUrl && options.alerts
-      ? new SubscriberMailer(store, { smtpUrl, smtpFrom: options.alerts.smtpFrom, log: options.alerts.log, ...options.subscriberMail })
+      ? new SubscriberMailer(store, { smtpUrl, smtpFrom: options.alerts.smtpFrom, log: options.alerts.log ?? warn, ...options.subscriberMail })
       : undefined
-    const services = { now: options.clock ?? Date.now, onFinalResult: finalResultHook(options, alerts, metrics) }
+    const services = { now: options.clock ?? Date.now, onFinalResult: finalResultHook(options, alerts, metrics), onSkipped: (skipped: SkipCount[]) => metrics.countSkipped(skipped) }
     const closing = new AbortController()
     const names = serverNames({ host: options.host, publicUrls: options.publicUrls })
     const app = await buildApp({
-      store, rateLimit, authFailureLimit, trustProxy, ipv6s: options.ipv6s, log, faults, runs: services, closing: closing.signal, names, subscriptions, artifacts,
+      store, rateLimit, authFailureLimit, trustProxy, ipv6s: options.ipv6s, log, warn: options.warn, faults, runs: services, closing: closing.signal, names, subscriptions, artifacts,
       metrics: { registry: metrics, token: options.metricsToken },
     })
     let requests = 0
@@ -319,6 +330,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     const url = await listen(app, options.host ?? '127.0.0.1', options.port ?? 0)
     const scheduler = (options.scheduler ?? options.runner === true)
       ? new Scheduler({
+        log: warn,
         ...options.schedulerOptions,
         runOptions: {
           privateTargets, allowedTargets,
@@ -332,8 +344,9 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
         },
         onPlanned: (planned, skipped) => {
           metrics.planned.inc({}, planned)
-          for (const [reason, count] of Object.entries(skipped)) if (count > 0) metrics.skipped.inc({ reason }, count)
+          metrics.countSkipped(skipped)
         },
+        onSchedule: (pairs) => metrics.knowSkipSeries(pairs),
         store, services, plan: true, run: options.runner === true, retentionMs,
       })
       : undefined

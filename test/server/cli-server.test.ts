@@ -26,14 +26,30 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
       expect(await first.exited).toBe(0)
       expect(first.output()).toMatch(/POST \/v1\/checks\/dns 201 \d/)
       expect(first.output()).not.toContain(`Bearer`)
+      // every line, the start-up lines, each request and the stop, begins with its time
+      const lines = first.output().trimEnd().split('\n')
+      expect(lines.length).toBeGreaterThan(5)
+      for (const line of lines) expect(line).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (WARN )?\S/)
 
-      const second = startCli(['--db', db, '--quiet'])
+      // --log-format json: one object a line
+      const second = startCli(['--db', db, '--quiet', '--log-format', 'json'])
       const url2 = await second.ready
       expect(second.output()).not.toMatch(/API key/)
       expect((await caller({ url: url2 }, key as string)('GET', `/v1/checks/${check.id}`)).json).toEqual(check)
       second.child.kill('SIGINT')
       expect(await second.exited).toBe(0)
       expect(second.output()).not.toMatch(/GET \/v1\/checks/)
+      const objects = second.output().trimEnd().split('\n').map((line) => JSON.parse(line) as { time: string; level: string; msg: string })
+      for (const entry of objects) {
+        expect(Object.keys(entry)).toEqual(['time', 'level', 'msg'])
+        expect(new Date(entry.time).toISOString()).toBe(entry.time)
+        expect(['info', 'warn']).toContain(entry.level)
+      }
+      expect(objects.map((o) => o.msg)).toContain('SIGINT: finishing requests in flight, closing the database')
+
+      const bad = startCli(['--db', ':memory:', '--log-format', 'xml'])
+      await expect(bad.ready).rejects.toThrow(/--log-format must be one of text, json, got "xml"/)
+      expect(await bad.exited).toBe(1)
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
@@ -99,8 +115,8 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
     const plain = startCli(['--db', ':memory:', '--quiet'])
     await plain.ready
     await expect.poll(() => plain.output()).toMatch(root
-      ? /^Playwright check suites run each as a user of its own \(uids 200000-200999\): held to their run's files$/m
-      : /^Playwright check suites are not run here \(not root, so no user of their own for their runs; --playwright-suites runs them anyway\): agents run them$/m)
+      ? /^[\dT:.-]+Z Playwright check suites run each as a user of its own \(uids 200000-200999\): held to their run's files$/m
+      : /^[\dT:.-]+Z Playwright check suites are not run here \(not root, so no user of their own for their runs; --playwright-suites runs them anyway\): agents run them$/m)
     plain.child.kill('SIGTERM')
     await plain.exited
     const ranged = startCli(['--db', ':memory:', '--quiet', '--script-uid-range', '300000-300009'], { MONITORING_SERVER_PLAYWRIGHT_SUITES: '1' })
@@ -110,7 +126,7 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
     await ranged.exited
     const off = startCli(['--db', ':memory:', '--quiet', '--no-playwright-suites'])
     await off.ready
-    await expect.poll(() => off.output()).toMatch(/^Playwright check suites are not run here \(--no-playwright-suites\): agents run them$/m)
+    await expect.poll(() => off.output()).toMatch(/^[\dT:.-]+Z Playwright check suites are not run here \(--no-playwright-suites\): agents run them$/m)
     off.child.kill('SIGTERM')
     await off.exited
     // under deny, a run with a user of its own gets a network of its own too, where root may make network namespaces
@@ -118,17 +134,17 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
     const denied = startCli(['--db', ':memory:', '--quiet', '--private-targets', 'deny'])
     await denied.ready
     await expect.poll(() => denied.output()).toMatch(namespaces
-      ? /^Playwright check suites run each as a user of its own \(uids 200000-200999\): held to their run's files, and to a network of their own whose one way out is the private-target policy's egress proxy$/m
-      : root ? /^Playwright check suites are not run here \(the private-target policy is deny and this machine gives runs no network of their own/m
-      : /^Playwright check suites are not run here \(not root, so no user of their own for their runs; --playwright-suites runs them anyway\): agents run them$/m)
+      ? /^[\dT:.-]+Z Playwright check suites run each as a user of its own \(uids 200000-200999\): held to their run's files, and to a network of their own whose one way out is the private-target policy's egress proxy$/m
+      : root ? /^[\dT:.-]+Z Playwright check suites are not run here \(the private-target policy is deny and this machine gives runs no network of their own/m
+      : /^[\dT:.-]+Z Playwright check suites are not run here \(not root, so no user of their own for their runs; --playwright-suites runs them anyway\): agents run them$/m)
     denied.child.kill('SIGTERM')
     await denied.exited
     const deniedOn = startCli(['--db', ':memory:', '--quiet', '--private-targets', 'deny', '--playwright-suites'])
     await deniedOn.ready
     await expect.poll(() => deniedOn.output()).toMatch(namespaces
-      ? /^Playwright check suites run each as a user of its own \(uids 200000-200999\): held to their run's files, and to a network of their own whose one way out is the private-target policy's egress proxy$/m
-      : root ? /^Playwright check suites run each as a user of its own \(uids 200000-200999\): held to their run's files; their own connections are not held to the private-target policy \(--playwright-suites\)$/m
-      : /^Playwright check suites run as this server's user \(--playwright-suites; not root, so no user of their own\): a suite can read what this user can; their own connections are not held to the private-target policy \(docs\/scripts\.md\)$/m)
+      ? /^[\dT:.-]+Z Playwright check suites run each as a user of its own \(uids 200000-200999\): held to their run's files, and to a network of their own whose one way out is the private-target policy's egress proxy$/m
+      : root ? /^[\dT:.-]+Z Playwright check suites run each as a user of its own \(uids 200000-200999\): held to their run's files; their own connections are not held to the private-target policy \(--playwright-suites\)$/m
+      : /^[\dT:.-]+Z Playwright check suites run as this server's user \(--playwright-suites; not root, so no user of their own\): a suite can read what this user can; their own connections are not held to the private-target policy \(docs\/scripts\.md\)$/m)
     deniedOn.child.kill('SIGTERM')
     await deniedOn.exited
     // a machine where root may not make network namespaces (a container without CAP_SYS_ADMIN)

@@ -7,6 +7,7 @@ import { checkNumber } from '../engine.js'
 import { UserError } from '../../errors.js'
 import { KEY_ROLES, MIN_KEY_LENGTH, isKeyRole, type KeyRole } from '../../server/keys.js'
 import { publicUrlProblem } from '../../server/names.js'
+import { isLogFormat, LOG_FORMATS, serverLogger, type ServerLogger } from '../../server/log.js'
 import type { SuitesPolicy } from '../../server/index.js'
 import type { UidRange } from '../../runner/script/contain.js'
 import { uidRangeFromEnv, uidRangeOption } from '../uid-range.js'
@@ -36,6 +37,8 @@ interface ServerArgs {
   'script-uid-range'?: UidRange | 'off'
   'artifacts-dir'?: string
   'runtime-cache'?: string
+  'log-format'?: string
+  'db-pool-size'?: number
 }
 
 /** `KEY`, `KEY:ACCOUNT` or `KEY:ACCOUNT:ROLE` (read, write, agent or admin). */
@@ -84,6 +87,22 @@ export function restartKeyHint(db: string, accountId: string): string {
 }
 
 export const DEFAULT_DB = '.monitors/server.db'
+
+/** The server's log lines as --log-format (or MONITORING_SERVER_LOG_FORMAT) says: info to stdout, warnings to stderr. */
+function loggerOf(flag: string | undefined): ServerLogger {
+  const format = flag ?? (io().env.MONITORING_SERVER_LOG_FORMAT || 'text')
+  if (!isLogFormat(format)) throw new UserError(`${flag !== undefined ? '--log-format' : 'MONITORING_SERVER_LOG_FORMAT'} must be one of ${LOG_FORMATS.join(', ')}, got "${format}"`)
+  return serverLogger(format, (text) => io().stdout.write(text), (text) => io().stderr.write(text))
+}
+
+/** MONITORING_SERVER_DB_POOL_SIZE, checked; undefined when unset. */
+function poolSizeFromEnv(): number | undefined {
+  const value = io().env.MONITORING_SERVER_DB_POOL_SIZE
+  if (value === undefined || value === '') return undefined
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new UserError(`MONITORING_SERVER_DB_POOL_SIZE must be a whole number from 1 to 1000, got "${value}"`)
+  return n
+}
 
 /** `1` or `0` of an environment variable; undefined when unset (or anything else). */
 function envSwitch(value: string | undefined): boolean | undefined {
@@ -187,7 +206,14 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         describe: 'Uids (and gids) given to Playwright suite runs when the server is root, one per run at a time, e.g. 200000-200999 (the default); accounts of /etc/passwd are skipped; off runs suites as root (default from MONITORS_SCRIPT_UID_RANGE)',
       })
       .option('artifacts-dir', { type: 'string', requiresArg: true, describe: 'Folder of the screenshots, traces and logs of browser and multi-step runs (default: <database file>.artifacts; with PostgreSQL, give a folder every server shares)' })
-      .option('runtime-cache', { type: 'string', requiresArg: true, describe: 'Folder of the prepared script runtimes (default $MONITORS_RUNTIME_CACHE, else ~/.cache/monitors/runtimes)' }) as never,
+      .option('runtime-cache', { type: 'string', requiresArg: true, describe: 'Folder of the prepared script runtimes (default $MONITORS_RUNTIME_CACHE, else ~/.cache/monitors/runtimes)' })
+      .option('db-pool-size', {
+        type: 'number',
+        requiresArg: true,
+        coerce: checkNumber('--db-pool-size', 'a whole number from 1 to 1000', (n) => Number.isInteger(n) && n >= 1 && n <= 1000),
+        describe: 'PostgreSQL: connections of the server\'s pool (default from MONITORING_SERVER_DB_POOL_SIZE, else 10); lease extensions, key look-ups and readiness have 2 more of their own',
+      })
+      .option('log-format', { type: 'string', requiresArg: true, describe: 'text: each line begins with its ISO time (the default); json: one JSON object a line, {time, level, msg} (default from MONITORING_SERVER_LOG_FORMAT)' }) as never,
   handler: async (args) => {
     const fromEnv = (io().env.MONITORING_SERVER_API_KEYS ?? '').split(/[\s,]+/).filter(Boolean)
     const keySpecs = args['api-key'] && args['api-key'].length > 0 ? args['api-key'] : fromEnv
@@ -199,7 +225,8 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
     const smtpUrl = args['smtp-url'] || io().env.MONITORING_SMTP_URL || undefined
     const smtpFrom = args['smtp-from'] || io().env.MONITORING_SMTP_FROM || undefined
     const metricsToken = args['metrics-token'] || io().env.MONITORING_SERVER_METRICS_TOKEN || undefined
-    const out = (line: string) => io().stdout.write(`${line}\n`)
+    const logger = loggerOf(args['log-format'])
+    const out = logger.info
     const db = args.db || io().env.MONITORING_SERVER_DB || DEFAULT_DB
     const fromFlag = args['public-url'] !== undefined && args['public-url'].length > 0
     const publicUrls = fromFlag ? args['public-url'] as string[] : (io().env.MONITORING_SERVER_PUBLIC_URL ?? '').split(/[\s,]+/).filter(Boolean)
@@ -216,12 +243,14 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         publicUrls,
         port: args.port,
         dbPath: db,
+        dbPoolSize: args['db-pool-size'] ?? poolSizeFromEnv(),
         apiKeys,
         rateLimit,
         authFailureLimit,
         trustProxy,
         ipv6s: args.ipv6 && args.ipv6.length > 0 ? args.ipv6 : undefined,
         log: args.quiet ? false : out,
+        warn: logger.warn,
         faults: args.faults,
         seed: args.seed,
         scheduler: true,
@@ -261,7 +290,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
     }
     out(`Prometheus metrics at ${server.url}/metrics (${metricsToken ? 'the metrics token: every account; a key of an account: its checks' : 'a key of an account: its checks; --metrics-token for the server\'s own metrics'})`)
     if (args.faults) out(`Injecting faults: ${args.faults} (seed ${args.seed})`)
-    for (const warning of shortKeyWarnings(apiKeys)) io().stderr.write(`${warning}\n`)
+    for (const warning of shortKeyWarnings(apiKeys)) logger.warn(warning)
     if (trustProxy !== undefined) out(`Trusting X-Forwarded-For from ${String(trustProxy)}`)
     if (server.keyGenerated && server.apiKey) {
       out(`${paint().bold('API key')} (shown once, only its hash is kept): ${server.apiKey}`)
@@ -276,7 +305,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         process.off('SIGTERM', stop)
         out(`${signal}: finishing requests in flight, closing the database`)
         server.close().then(resolve, (error: unknown) => {
-          io().stderr.write(`Error while closing: ${error instanceof Error ? error.message : String(error)}\n`)
+          logger.warn(`Error while closing: ${error instanceof Error ? error.message : String(error)}`)
           resolve()
         })
       }
