@@ -4,7 +4,8 @@ import { buildApp } from './app.js'
 import { openSqliteStore } from './store/sqlite/index.js'
 import type { SkipCount, Store } from './store/index.js'
 import { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
-import { DEFAULT_RETENTION_DAYS, Scheduler, type FinalResultHook, type SchedulerOptions } from './scheduler/index.js'
+import { DEFAULT_RETENTION_DAYS, Scheduler, type FinalResultHook, type RunServices, type SchedulerOptions } from './scheduler/index.js'
+import type { RunResult } from '../runner/types.js'
 import { recordResult, type RecordableCheck } from './results/index.js'
 import { UserError } from '../errors.js'
 import type { KeyRole } from './keys.js'
@@ -223,9 +224,8 @@ function serverSettings(options: LocalServerOptions) {
 }
 
 /** Every FINAL result feeds the check's status, error groups and alert state, then the caller's hook. */
-function finalResultHook(options: LocalServerOptions, alerts: AlertDeliveryWorker | undefined, metrics: ServerMetrics): FinalResultHook {
+function finalResultHook(options: LocalServerOptions, alerts: AlertDeliveryWorker | undefined): FinalResultHook {
   return async (tx, check, result, recorded) => {
-    metrics.recordResult(check.id, result)
     // the store gave the result its id in this transaction: nothing to remember it by
     // (the check as parsed once by completeRun)
     const outcome = await recordResult(tx, check as unknown as RecordableCheck, { ...result, id: recorded.final.id }, { fresh: true })
@@ -316,7 +316,13 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     const subscriptions = smtpUrl && options.alerts
       ? new SubscriberMailer(store, { smtpUrl, smtpFrom: options.alerts.smtpFrom, log: options.alerts.log ?? warn, ...options.subscriberMail })
       : undefined
-    const services = { now: options.clock ?? Date.now, onFinalResult: finalResultHook(options, alerts, metrics), onSkipped: (skipped: SkipCount[]) => metrics.countSkipped(skipped) }
+    const services: RunServices = {
+      now: options.clock ?? Date.now,
+      onFinalResult: finalResultHook(options, alerts),
+      onSkipped: (skipped: SkipCount[]) => metrics.countSkipped(skipped),
+      // counted once committed: a transaction tried again counts its results once
+      onCommitted: (outcome) => metrics.recordResult(outcome.run.checkId, outcome.final.details as unknown as RunResult),
+    }
     const closing = new AbortController()
     const names = serverNames({ host: options.host, publicUrls: options.publicUrls })
     const app = await buildApp({

@@ -221,7 +221,7 @@ async function outboxBlock(store: Store, scope: MetricsScope): Promise<string> {
 function poolBlocks(store: Store): string[] {
   const stats = store.poolStats?.() ?? []
   if (stats.length === 0) return []
-  const size = [header('monitors_store_pool_size', 'gauge', 'Connections a database pool may hold (main: --db-pool-size; lease: lease extensions, key look-ups, the rate limit, readiness).')]
+  const size = [header('monitors_store_pool_size', 'gauge', 'Connections a database pool may hold (main: --db-pool-size; auth: key look-ups and the rate limit; lease: lease extensions and readiness).')]
   const connections = [header('monitors_store_pool_connections', 'gauge', 'A database pool\'s connections now: busy (in a statement or a transaction), idle, and waiting (statements waiting for one).')]
   const saturated = [header('monitors_store_pool_saturated_total', 'counter', 'Statements that waited for a connection of a pool longer than its wait and were refused (503 with Retry-After): the pool saturated, the database up.')]
   for (const p of stats) {

@@ -298,6 +298,7 @@ describe.skipIf(!onPostgres)('the PostgreSQL store', () => {
       expect(text).toMatch(/^monitors_store_pool_saturated_total\{pool="main"\} [1-9]\d*$/m)
       expect(text).toMatch(/^monitors_store_pool_size\{pool="main"\} 1$/m)
       expect(text).toMatch(/^monitors_store_pool_size\{pool="lease"\} 2$/m)
+      expect(text).toMatch(/^monitors_store_pool_size\{pool="auth"\} 3$/m)
     })
   })
 })

@@ -211,7 +211,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         type: 'number',
         requiresArg: true,
         coerce: checkNumber('--db-pool-size', 'a whole number from 1 to 1000', (n) => Number.isInteger(n) && n >= 1 && n <= 1000),
-        describe: 'PostgreSQL: connections of the server\'s pool (default from MONITORING_SERVER_DB_POOL_SIZE, else 10); lease extensions, key look-ups and readiness have 2 more of their own',
+        describe: 'PostgreSQL: connections of the server\'s pool (default from MONITORING_SERVER_DB_POOL_SIZE, else 10); key look-ups and the rate limit have 3 more of their own, lease extensions and readiness 2',
       })
       .option('log-format', { type: 'string', requiresArg: true, describe: 'text: each line begins with its ISO time (the default); json: one JSON object a line, {time, level, msg} (default from MONITORING_SERVER_LOG_FORMAT)' }) as never,
   handler: async (args) => {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { skippedRunsQuerySchema } from '../../schema/index.js'
 import { HttpError, notFound, parseOr400 } from '../errors.js'
-import { SKIP_REASONS, type SkipReason, type Store } from '../store/index.js'
+import { eachCheck, SKIP_REASONS, type SkipReason, type Store } from '../store/index.js'
 import type { RunServices } from '../scheduler/runs.js'
 
 /*
@@ -25,11 +25,16 @@ export function schedulerRoutes(app: FastifyInstance, store: Store, services: Ru
     const check = query.checkId === undefined ? undefined : await store.checks.get(account, query.checkId)
     if (query.checkId !== undefined && !check) throw notFound('Check')
     const [rows, backlog] = await Promise.all([store.runs.skipped(account, from, to, query.checkId), store.runs.backlog(now, account)])
-    // the checks' names and types, read once each
-    const described = new Map<string, { name: string; checkType: string } | null>()
-    for (const id of new Set(rows.map((r) => r.checkId))) {
-      const record = check && check.id === id ? check : await store.checks.get(account, id)
-      described.set(id, record ? { name: String((JSON.parse(record.json) as { name?: unknown }).name ?? ''), checkType: record.checkType } : null)
+    // the checks' names and types: the one check asked for, or the account's checks read by pages (not one read per check)
+    const described = new Map<string, { name: string; checkType: string }>()
+    const wanted = new Set(rows.map((r) => r.checkId))
+    if (check) described.set(check.id, { name: String((JSON.parse(check.json) as { name?: unknown }).name ?? ''), checkType: check.checkType })
+    else if (wanted.size > 0) {
+      for await (const c of eachCheck<{ id: string; name?: unknown; checkType: string }>(store.checks, account)) {
+        if (!wanted.has(c.id)) continue
+        described.set(c.id, { name: String(c.name ?? ''), checkType: c.checkType })
+        if (described.size === wanted.size) break
+      }
     }
     const byReason = Object.fromEntries(SKIP_REASONS.map((r) => [r, 0])) as Record<SkipReason, number>
     const skipped = []

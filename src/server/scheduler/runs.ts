@@ -19,6 +19,17 @@ export interface RunServices {
   onFinalResult?: FinalResultHook
   /** the runs a claim of this process skipped as late (a newer run of their check was due), counted once */
   onSkipped?: (skipped: SkipCount[]) => void
+  /**
+   * a run's result, once the transaction that recorded it committed (once per result: a group
+   * tried again, or refused and recorded one by one, is told after the commit that held)
+   */
+  onCommitted?: (outcome: Extract<CompleteOutcome, { outcome: 'completed' }>) => void
+}
+
+/** Tells the services of each result recorded, after its commit. */
+function committed<T extends CompleteOutcome | CompleteOutcome[]>(services: RunServices, outcomes: T): T {
+  for (const outcome of Array.isArray(outcomes) ? outcomes : [outcomes]) if (outcome.outcome === 'completed') services.onCommitted?.(outcome)
+  return outcomes
 }
 
 function stored(result: object): StoredResultInput {
@@ -32,12 +43,12 @@ function stored(result: object): StoredResultInput {
  * place every result goes through, whether the server's runner or an agent ran it. The run's
  * row is locked first, its check's rows after (the order completeRuns keeps).
  */
-export function completeRun(store: Store, services: RunServices, account: string | undefined, runId: string, result: CheckRunResult): Promise<CompleteOutcome> {
-  return store.transaction(async (tx) => {
+export async function completeRun(store: Store, services: RunServices, account: string | undefined, runId: string, result: CheckRunResult): Promise<CompleteOutcome> {
+  return committed(services, await store.transaction(async (tx) => {
     const outcome = await tx.runs.complete(account, runId, stored(result), result.attempts.map(stored), services.now())
     await finalHook(tx, services, outcome)
     return outcome
-  })
+  }))
 }
 
 /** The FINAL result of a run just completed, handed to the hook (its statuses, rollups, alert state). */
@@ -76,9 +87,9 @@ const lockOrder = (a: RunToComplete, b: RunToComplete): number =>
  * hook's fixed order (status, analytics rollups, error groups, alert state, outbox). The rows
  * other transactions wait for are thus taken last and held for the shortest time.
  */
-export function completeRuns(store: Store, services: RunServices, runs: ReadonlyArray<RunToComplete>): Promise<CompleteOutcome[]> {
+export async function completeRuns(store: Store, services: RunServices, runs: ReadonlyArray<RunToComplete>): Promise<CompleteOutcome[]> {
   const ordered = runs.map((run, index) => ({ run, index })).sort((a, b) => lockOrder(a.run, b.run))
-  return store.transaction(async (tx) => {
+  return committed(services, await store.transaction(async (tx) => {
     await tx.runs.lock(ordered.map(({ run }) => run.runId))
     const outcomes: CompleteOutcome[] = new Array(runs.length)
     for (const { run, index } of ordered) {
@@ -92,7 +103,7 @@ export function completeRuns(store: Store, services: RunServices, runs: Readonly
     })
     for (const index of byCheck) await finalHook(tx, services, outcomes[index])
     return outcomes
-  })
+  }))
 }
 
 function checkOf(outcome: CompleteOutcome, run: RunToComplete): string {

@@ -241,7 +241,7 @@ export class StorePoolSaturated extends StoreUnavailable {
 
 /** The connections of a pool, now (PostgreSQL; for the metrics). */
 export interface PoolStats {
-  /** `main` (requests, recording) or `lease` (lease extensions, key look-ups, rate limits, readiness) */
+  /** `main` (requests, recording, planning, claims), `auth` (key look-ups, the rate limit) or `lease` (lease extensions, readiness) */
   pool: string
   size: number
   total: number

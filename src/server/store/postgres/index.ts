@@ -168,9 +168,10 @@ function repositories(sql: Sql): Repositories {
  * The Store on PostgreSQL, for several server processes on one database. Statements go to a
  * pool of connections (`--db-pool-size`, default 10); a transaction checks one connection out
  * for its whole length, so other requests of the process go on meanwhile. The statements that
- * must never wait behind those (lease extensions, key look-ups, the rate limit's count, the
- * readiness ping) have a small pool of their own (LEASE_POOL_SIZE), so a server whose main pool
- * is saturated still keeps its leases, authenticates and says it is ready. Nothing is kept in
+ * must never wait behind those have small pools of their own: lease extensions and the
+ * readiness ping (LEASE_POOL_SIZE), key look-ups and the rate limit's count (AUTH_POOL_SIZE),
+ * so a server whose main pool is saturated still keeps its leases, authenticates and says it is
+ * ready, and a burst of requests does not delay a lease. Nothing is kept in
  * memory: every answer is read from the database, so what another server writes is seen at once.
  */
 export class PostgresStore implements Store {
@@ -200,17 +201,23 @@ export class PostgresStore implements Store {
   readonly analytics
   /** the rate limit's windows, shared by every server on the database */
   readonly rateWindows
-  /** a group commit's rows stay locked until its last run is written: small groups */
-  readonly maxGroupCommit = 32
+  /**
+   * a group commit's rows stay locked until its last run is written, and another server's (or
+   * an agent's) result of the same check waits for them: small groups
+   */
+  readonly maxGroupCommit = 8
   private closed = false
-  /** the pool of the lease extensions, key look-ups, rate limit and readiness */
+  /** the pool of the lease extensions and readiness */
   private readonly leaseSql: Sql
 
-  constructor(readonly pool: Pool, readonly leasePool: Pool) {
-    const sql = clientSql(pool, (fn) => inTransaction(pool, (client) => fn(transactionSql(client))))
-    this.leaseSql = clientSql(leasePool, (fn) => inTransaction(leasePool, (client) => fn(transactionSql(client))))
+  constructor(readonly pool: Pool, readonly leasePool: Pool, readonly authPool: Pool) {
+    const onPool = (p: Pool): Sql => clientSql(p, (fn) => inTransaction(p, (client) => fn(transactionSql(client))))
+    const sql = onPool(pool)
+    this.leaseSql = onPool(leasePool)
+    const authSql = onPool(authPool)
     const repos = repositories(sql)
-    const light = repositories(this.leaseSql)
+    const lease = repositories(this.leaseSql)
+    const auth = repositories(authSql)
     this.checks = repos.checks
     this.variables = repos.variables
     this.services = repos.services
@@ -220,7 +227,7 @@ export class PostgresStore implements Store {
     this.alertChannels = repos.alertChannels
     this.checkGroups = repos.checkGroups
     this.incidents = repos.incidents
-    this.keys = { ...repos.keys, find: light.keys.find, touch: light.keys.touch }
+    this.keys = { ...repos.keys, find: auth.keys.find, touch: auth.keys.touch }
     this.webSessions = repos.webSessions
     this.subscribers = repos.subscribers
     this.badgeTokens = repos.badgeTokens
@@ -228,14 +235,14 @@ export class PostgresStore implements Store {
     this.errorGroups = repos.errorGroups
     this.alerts = repos.alerts
     this.heartbeats = repos.heartbeats
-    this.runs = { ...repos.runs, extend: light.runs.extend }
+    this.runs = { ...repos.runs, extend: lease.runs.extend }
     this.results = repos.results
     this.sessions = repos.sessions
     this.agents = repos.agents
     this.schedule = repos.schedule
     this.alertDeliveries = repos.alertDeliveries
     this.analytics = repos.analytics
-    this.rateWindows = rateWindowRepository(this.leaseSql)
+    this.rateWindows = rateWindowRepository(authSql)
   }
 
   /** One connection for the whole of fn (READ COMMITTED, rows locked as the repositories read them). */
@@ -249,7 +256,7 @@ export class PostgresStore implements Store {
   }
 
   poolStats(): PoolStats[] {
-    return [this.pool, this.leasePool].map((p) => ({
+    return [this.pool, this.authPool, this.leasePool].map((p) => ({
       pool: p.name, size: p.size, total: p.pg.totalCount, idle: p.pg.idleCount, waiting: p.pg.waitingCount, saturated: p.saturated,
     }))
   }
@@ -257,7 +264,7 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
-    await Promise.all([this.pool.pg.end(), this.leasePool.pg.end()])
+    await Promise.all([this.pool.pg.end(), this.authPool.pg.end(), this.leasePool.pg.end()])
   }
 }
 
@@ -268,8 +275,10 @@ function transactionSql(client: pg.PoolClient): Sql {
 
 /** Connections of the main pool by default (`--db-pool-size`). */
 export const DEFAULT_POOL_SIZE = 10
-/** Connections of the pool of lease extensions, key look-ups, the rate limit and readiness. */
+/** Connections of the pool of lease extensions and readiness. */
 export const LEASE_POOL_SIZE = 2
+/** Connections of the pool of key look-ups and the rate limit's count (one or two statements a request). */
+export const AUTH_POOL_SIZE = 3
 /** How long a statement waits for a free connection (and a new connection for the database) before the pool counts as saturated, ms. */
 export const DEFAULT_POOL_WAIT_MS = 10_000
 
@@ -302,7 +311,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
     const message = (error as Error).message
     throw new UserError(`Cannot open the PostgreSQL database ${redactUrl(url)}: ${code && !/^\d/.test(code) ? `${code} ` : ''}${message}`)
   }
-  return new PostgresStore(pool, makePool(url, 'lease', LEASE_POOL_SIZE, waitMs))
+  return new PostgresStore(pool, makePool(url, 'lease', LEASE_POOL_SIZE, waitMs), makePool(url, 'auth', AUTH_POOL_SIZE, waitMs))
 }
 
 export { MIGRATIONS, redactUrl } from './migrations.js'
