@@ -228,7 +228,7 @@ function finalResultHook(options: LocalServerOptions, alerts: AlertDeliveryWorke
   return async (tx, check, result, recorded) => {
     // the store gave the result its id in this transaction: nothing to remember it by
     // (the check as parsed once by completeRun)
-    const outcome = await recordResult(tx, check as unknown as RecordableCheck, { ...result, id: recorded.final.id }, { fresh: true })
+    const outcome = await recordResult(tx, check as unknown as RecordableCheck, { ...result, id: recorded.final.id }, { fresh: true, account: recorded.run.account })
     // the deliveries are written with this transaction: the worker's next claim waits for its commit
     if (outcome.notifications.length > 0) alerts?.wake()
     await options.onFinalResult?.(tx, check, result, recorded)

@@ -84,10 +84,15 @@ export interface RecordOptions {
    * have been recorded before, so it is not remembered for idempotency (one row less per result).
    */
   fresh?: boolean
+  /**
+   * The check's account, known to the caller (a run's result: its run's row, locked in this
+   * transaction, is the check's, which cannot be deleted meanwhile): not read again.
+   */
+  account?: string
 }
 
 async function recordIn(tx: Repositories, check: CheckBody, result: RecordableResult, checkRunId: string, options: RecordOptions): Promise<RecordOutcome | undefined> {
-  const account = await tx.checkStatuses.accountOf(check.id)
+  const account = options.account ?? (await tx.checkStatuses.accountOf(check.id))
   if (account === undefined) return undefined
   if (!options.fresh && !(await tx.checkStatuses.claimResult(checkRunId, check.id))) return undefined
 
