@@ -447,38 +447,51 @@ export class Scheduler {
 
   /** Results waiting for the next group commit. */
   private pending: Array<{ runId: string; checkId: string; result: CheckRunResult; resolve: (o: CompleteOutcome) => void; reject: (e: unknown) => void }> = []
-  private committing: Promise<void> | undefined
+  /** group commits under way (at most the store's commitConcurrency: SQLite 1) */
+  private committers = 0
 
   /**
    * Records a run's result. Results that finish while a commit is under way, or within
-   * GROUP_COMMIT_MS of each other, are recorded together in one transaction.
+   * GROUP_COMMIT_MS of each other, are recorded together in one transaction; a store that takes
+   * several writers (PostgreSQL: every group locks its rows in one order) records several
+   * groups at once.
    */
   private record(run: ClaimedRun, result: CheckRunResult): Promise<CompleteOutcome> {
     return new Promise((resolve, reject) => {
       this.pending.push({ runId: run.runId, checkId: run.checkId, result, resolve, reject })
-      if (this.pending.length === 1 && !this.committing) this.committing = delay(GROUP_COMMIT_MS).then(() => this.commit())
+      const size = this.store.maxGroupCommit ?? MAX_GROUP_COMMIT
+      // one committer per group waiting, up to the store's concurrency
+      if (this.committers < (this.store.commitConcurrency ?? 1) && (this.committers === 0 || this.pending.length > this.committers * size)) {
+        this.committers++
+        void delay(GROUP_COMMIT_MS).then(() => this.commit())
+      }
     })
   }
 
+  /** Records groups until none waits: the committer counts itself out in the step that finds none (so no result is left waiting). */
   private async commit(): Promise<void> {
-    try {
-      while (this.pending.length > 0) {
-        const batch = this.pending.splice(0, this.store.maxGroupCommit ?? MAX_GROUP_COMMIT)
-        let outcomes: CompleteOutcome[] | undefined
-        // the database away: the results wait for it (the runs are done; running them again would double them)
-        const stopped = () => this.stopped
-        try {
-          outcomes = batch.length === 1 ? undefined : await untilAvailable(() => completeRuns(this.store, this.services, batch.map((p) => ({ account: undefined, runId: p.runId, checkId: p.checkId, result: p.result }))), stopped, { outage: this.outage })
-        } catch {
-          // one result the store refuses must not take the others with it: one transaction each
-        }
-        if (outcomes) batch.forEach((p, i) => p.resolve((outcomes as CompleteOutcome[])[i]))
-        else {
-          for (const p of batch) await untilAvailable(() => completeRun(this.store, this.services, undefined, p.runId, p.result), stopped, { outage: this.outage }).then(p.resolve, p.reject)
-        }
+    for (;;) {
+      if (this.pending.length === 0) {
+        this.committers--
+        return
       }
-    } finally {
-      this.committing = undefined
+      await this.commitGroup(this.pending.splice(0, this.store.maxGroupCommit ?? MAX_GROUP_COMMIT))
+    }
+  }
+
+  /** One group in one transaction; a group the store refuses is recorded one by one. Settles every result's promise, never throws. */
+  private async commitGroup(batch: typeof this.pending): Promise<void> {
+    let outcomes: CompleteOutcome[] | undefined
+    // the database away: the results wait for it (the runs are done; running them again would double them)
+    const stopped = () => this.stopped
+    try {
+      outcomes = batch.length === 1 ? undefined : await untilAvailable(() => completeRuns(this.store, this.services, batch.map((p) => ({ account: undefined, runId: p.runId, checkId: p.checkId, result: p.result }))), stopped, { outage: this.outage })
+    } catch {
+      // one result the store refuses must not take the others with it: one transaction each
+    }
+    if (outcomes) batch.forEach((p, i) => p.resolve((outcomes as CompleteOutcome[])[i]))
+    else {
+      for (const p of batch) await untilAvailable(() => completeRun(this.store, this.services, undefined, p.runId, p.result), stopped, { outage: this.outage }).then(p.resolve, p.reject)
     }
   }
 

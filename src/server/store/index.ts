@@ -1037,6 +1037,11 @@ export interface Store extends Repositories {
    * groups small, so the rows of a group's first checks are not held while the last ones are written.
    */
   readonly maxGroupCommit?: number
+  /**
+   * Group commits the scheduler runs at once (default 1): PostgreSQL takes several, since every
+   * group locks its rows in one order; SQLite has one writer.
+   */
+  readonly commitConcurrency?: number
   /** The connection pools' state (PostgreSQL); absent for a store without a pool (SQLite). */
   poolStats?(): PoolStats[]
   close(): Promise<void>

@@ -206,6 +206,8 @@ export class PostgresStore implements Store {
    * an agent's) result of the same check waits for them: small groups
    */
   readonly maxGroupCommit = 8
+  /** groups recorded at once: their rows are taken in one order, so they wait on each other briefly, never deadlock */
+  readonly commitConcurrency = 4
   private closed = false
   /** the pool of the lease extensions and readiness */
   private readonly leaseSql: Sql
