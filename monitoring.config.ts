@@ -1,6 +1,6 @@
 import { defineConfig } from 'monitors-as-code'
 
-// The repository's own example project: `npx monitors plan` here plans examples/shop.
+// The repository's own example project: `node bin/monitors.cjs plan` here plans examples/shop.
 // examples/shop has its own monitoring.config.ts too, so it can be copied on its own.
 export default defineConfig({
   projectName: 'shop',

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // CommonJS: a script Node runs without starting its ES module loader (10 to 20 ms of every command)
-const { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } = require('node:fs')
+const { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, utimesSync, writeSync } = require('node:fs')
 const { dirname, join } = require('node:path')
 
 /** Node's modules that only running the CLI needs, loaded then: `--version` loads none of them. */
@@ -59,19 +59,21 @@ async function runCli() {
  * cache: compiling the bundle is most of what a command costs before it starts, and Node 20
  * caches compiled code for scripts only (not for ES modules, nor on its own). The cache holds the
  * functions the command compiled, so it is written after the command ran, once per command name
- * (a `--help` run compiles other functions than a `plan`). It is keyed by the bundle's content
- * and Node's version; V8 rejects one that does not fit (another V8, other flags), and a corrupt,
- * rejected, missing or unwritable cache only means the script compiles as it would without one.
+ * (a `--help` run compiles other functions than a `plan`). It is keyed by what V8 checks before
+ * it accepts cached data: the bundle's content, and V8's version tag (v8.cachedDataVersionTag():
+ * V8's version, the V8 flags that change the code it makes, such as a heap size or
+ * --stack-size, and the CPU's features), with Node's version and the architecture. Node's own
+ * flags (--no-warnings, --enable-source-maps, ...) leave the tag as it is, so they share the
+ * cache. A corrupt, rejected, missing or unwritable cache only means the script compiles as it
+ * would without one.
  */
 function loadScript() {
   const filename = join(packageRoot, 'dist/cli/main.cjs')
   const bytes = readFileSync(filename)
   const source = bytes.toString('utf8')
   const command = /^[a-z][a-z-]*$/.test(argv[0] ?? '') ? argv[0] : 'other'
-  // V8 flags change the code V8 makes (and make it reject a cache made without them)
-  const flags = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' ').trim()
-  const flagsKey = flags ? `-${sha256(flags).digest('hex').slice(0, 8)}` : ''
-  const key = `${sha256(bytes).digest('hex').slice(0, 16)}-${process.version}-${process.arch}${flagsKey}`
+  const tag = builtin('node:v8').cachedDataVersionTag().toString(16).padStart(8, '0')
+  const key = `${sha256(bytes).digest('hex').slice(0, 16)}-${process.version}-${process.arch}-${tag}`
   const dir = cacheDir()
   const file = dir && join(dir, `cli-${key}-${command}.bin`)
   const cachedData = file ? readCache(file) : undefined
@@ -85,6 +87,7 @@ function loadScript() {
   globalThis[Symbol.for('monitors.nativeImport')] = (specifier) => import(specifier)
   const used = cachedData !== undefined && !script.cachedDataRejected
   if (cachedData !== undefined) debug(used ? `code cache: used ${file}` : `code cache: rejected by V8, replaced after this run: ${file}`)
+  if (used) touch(file)
   const module = { exports: {} }
   script.runInThisContext()(module.exports, builtin('node:module').createRequire(filename), module, filename, dirname(filename))
   if (typeof module.exports.main !== 'function') throw new Error(`${filename} exports no main()`)
@@ -148,11 +151,13 @@ function readCache(file) {
 }
 
 /**
- * Writes the cache atomically (a temporary file, then a rename), then removes stale caches: in
- * the package's own folder those of other builds of the bundle; in the shared temporary folder,
- * which other installs use too, those not written for 30 days; and temporary files of processes
- * killed while they wrote.
+ * Caches of this bundle kept under keys other than the current one: another V8 set-up in use
+ * beside it (a heap size set in CI's NODE_OPTIONS, say) keeps its cache too; any more, the
+ * least recently used go.
  */
+const OTHER_KEYS_KEPT = 1
+
+/** Writes the cache atomically (a temporary file, then a rename), then removes stale caches (prune). */
 function writeCache(dir, file, key, script) {
   const temporary = `${file}.${process.pid}.tmp`
   try {
@@ -167,19 +172,56 @@ function writeCache(dir, file, key, script) {
     }
     renameSync(temporary, file)
     debug(`code cache: written ${file}`)
-    const own = dir === join(packageRoot, '.code-cache')
-    const bundle = `cli-${key.slice(0, key.indexOf('-'))}-`
-    const age = (path) => Date.now() - lstatSync(path).mtimeMs
-    for (const name of readdirSync(dir)) {
-      const path = join(dir, name)
-      if (!name.startsWith('cli-')) continue
-      // a temporary file of a process killed while it wrote
-      if (name.endsWith('.tmp') && age(path) > 3600 * 1000) rmSync(path, { force: true })
-      if (!name.endsWith('.bin') || name.startsWith(bundle)) continue
-      if (own || age(path) > 30 * 24 * 3600 * 1000) rmSync(path, { force: true })
-    }
+    prune(dir, key)
   } catch (error) {
     rmSync(temporary, { force: true })
     debug(`code cache: not written (${error instanceof Error ? error.message : String(error)})`)
+  }
+}
+
+/**
+ * Removes stale caches, so that the folder does not grow with each V8 set-up or build: of this
+ * bundle, the caches of keys other than the current one but the OTHER_KEYS_KEPT used most
+ * recently; of other builds of the bundle, every one in the package's own folder, and in the
+ * shared temporary folder, which other installs use too, those unused for 30 days; and
+ * temporary files of processes killed while they wrote. A file's modification time is when it
+ * was last written or used (touch).
+ */
+function prune(dir, key) {
+  const own = dir === join(packageRoot, '.code-cache')
+  const bundle = `cli-${key.slice(0, key.indexOf('-'))}-`
+  const current = `cli-${key}-`
+  const now = Date.now()
+  /** this bundle's caches of other keys: the key, its files and when one was last used */
+  const others = new Map()
+  for (const name of readdirSync(dir)) {
+    if (!name.startsWith('cli-')) continue
+    const path = join(dir, name)
+    const age = now - lstatSync(path).mtimeMs
+    // a temporary file of a process killed while it wrote
+    if (name.endsWith('.tmp') && age > 3600 * 1000) rmSync(path, { force: true })
+    if (!name.endsWith('.bin') || name.startsWith(current)) continue
+    if (!name.startsWith(bundle)) {
+      if (own || age > 30 * 24 * 3600 * 1000) rmSync(path, { force: true })
+      continue
+    }
+    // cli-<key>-<command>.bin: no command name has a dash
+    const other = name.slice(0, name.lastIndexOf('-'))
+    const group = others.get(other) ?? { paths: [], age: Infinity }
+    group.paths.push(path)
+    group.age = Math.min(group.age, age)
+    others.set(other, group)
+  }
+  const stale = [...others.values()].sort((a, b) => a.age - b.age).slice(OTHER_KEYS_KEPT)
+  for (const group of stale) for (const path of group.paths) rmSync(path, { force: true })
+}
+
+/** Marks a cache as used now (prune keeps the caches used most recently); a failure changes nothing. */
+function touch(file) {
+  try {
+    const now = new Date()
+    utimesSync(file, now, now)
+  } catch {
+    // a read-only cache still serves
   }
 }

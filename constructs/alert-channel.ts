@@ -54,6 +54,19 @@ export abstract class AlertChannel<Props extends AlertChannelSettings = AlertCha
   }
 }
 
+/**
+ * A subscription to an account-level channel, as `alertChannelSubscriptions` lists them: the
+ * channel construct of this project (its id filled in when the plan is applied) or the numeric id
+ * of a channel not managed in code; `activated: false` keeps the subscription without alerting
+ * (what `alertChannels: [channel]` cannot say).
+ * @example alertChannelSubscriptions: [{ alertChannelId: oncall, activated: false }]
+ */
+export interface AlertChannelSubscriptionProps {
+  alertChannelId: AlertChannel<any> | number
+  /** @defaultValue true */
+  activated?: boolean
+}
+
 /** An email channel: `address`, the recipient. */
 export type EmailAlertChannelProps = z.input<typeof emailChannelSchema> & AlertChannelSettings
 /** @example const oncall = new EmailAlertChannel('oncall', { address: 'oncall@example.com' }) */

@@ -1,5 +1,5 @@
 import type { CheckGroupInput } from '../src/schema/check-group.js'
-import type { AlertChannel } from './alert-channel.js'
+import type { AlertChannel, AlertChannelSubscriptionProps } from './alert-channel.js'
 import { Construct, type ConstructOptions } from './construct.js'
 
 type Input = CheckGroupInput
@@ -50,11 +50,12 @@ export interface CheckGroupProps extends ConstructOptions {
   useGlobalAlertSettings?: boolean
   alertSettings?: Input['alertSettings']
   /**
-   * Account-level alert channels (by numeric id) every check of the group alerts; a channel the
-   * check subscribes to as well is alerted once.
-   * @example alertChannelSubscriptions: [{ alertChannelId: 12, activated: true }]
+   * Account-level alert channels every check of the group alerts, each by construct or by numeric
+   * id (prefer `alertChannels`; this one also says `activated: false`); a channel the check
+   * subscribes to as well is alerted once.
+   * @example alertChannelSubscriptions: [{ alertChannelId: oncall, activated: false }]
    */
-  alertChannelSubscriptions?: Input['alertChannelSubscriptions']
+  alertChannelSubscriptions?: AlertChannelSubscriptionProps[]
   /**
    * Account-level alert channels of this project every check of the group alerts (each becomes a
    * subscription by its id when the plan is applied); a channel the check names as well is

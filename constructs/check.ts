@@ -8,10 +8,12 @@ import type { ApiCheck } from './api-check.js'
 import type { TcpCheck } from './tcp-check.js'
 import type { UrlCheck } from './url-check.js'
 import type { HeartbeatCheck } from './heartbeat-check.js'
+import type { BrowserCheck, MultiStepCheck } from './script-check.js'
+import type { PlaywrightCheck } from './playwright-check.js'
 
 /** Any check construct: what `dependsOn` lists. */
-export type AnyCheck = DnsCheck | IcmpCheck | ApiCheck | TcpCheck | UrlCheck | HeartbeatCheck
-import type { AlertChannel } from './alert-channel.js'
+export type AnyCheck = DnsCheck | IcmpCheck | ApiCheck | TcpCheck | UrlCheck | BrowserCheck | MultiStepCheck | PlaywrightCheck | HeartbeatCheck
+import type { AlertChannel, AlertChannelSubscriptionProps } from './alert-channel.js'
 
 type Common = DnsCheckInput
 
@@ -114,10 +116,11 @@ export interface CheckProps extends ConstructOptions {
    */
   runtimeId?: Common['runtimeId']
   /**
-   * Alert channels (by numeric id) subscribed to this check.
+   * Subscriptions of this check to account-level channels, each by construct or by numeric id
+   * (prefer `alertChannels: [channel]`; this one also says `activated: false`).
    * `null`: none, not the config's `defaults.alertChannelSubscriptions`.
    */
-  alertChannelSubscriptions?: Common['alertChannelSubscriptions'] | null
+  alertChannelSubscriptions?: AlertChannelSubscriptionProps[] | null
   /**
    * How failed runs are retried. `null`: no retry strategy, not the config's `defaults.retryStrategy`.
    * @example retryStrategy: { type: 'FIXED', baseBackoffSeconds: 60, maxRetries: 2, sameRegion: true }

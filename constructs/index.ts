@@ -29,7 +29,7 @@ export {
   EmailAlertChannel, SlackAlertChannel, WebhookAlertChannel, SmsAlertChannel, PagerDutyAlertChannel, OpsgenieAlertChannel, MSTeamsAlertChannel,
 } from './alert-channel.js'
 export type {
-  AlertChannel, AlertChannelSettings, EmailAlertChannelProps, SlackAlertChannelProps, WebhookAlertChannelProps, SmsAlertChannelProps,
+  AlertChannel, AlertChannelSettings, AlertChannelSubscriptionProps, EmailAlertChannelProps, SlackAlertChannelProps, WebhookAlertChannelProps, SmsAlertChannelProps,
   PagerDutyAlertChannelProps, OpsgenieAlertChannelProps, MSTeamsAlertChannelProps,
 } from './alert-channel.js'
 export type { CheckProps, CheckDefaults, TriggerIncidentProps } from './check.js'

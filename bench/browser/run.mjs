@@ -145,9 +145,9 @@ function sample(serverPid) {
 
 async function startServer(dir, concurrency) {
   const key = 'bench-browser-key-0123456789abcdef'
-  const args = [join(root, 'bin', 'monitors.cjs'), 'server', '--port', '0', '--db', join(dir, 'server.db'), '--quiet', '--api-key', `${key}:bench`,
+  const args = [join(root, 'bin', 'monitors.cjs'), 'server', '--port', '0', '--db', join(dir, 'server.db'), '--quiet',
     '--private-targets', 'allow', '--runtime-cache', values.cache, '--rate-limit', '100000/60s', ...(concurrency ? ['--script-concurrency', String(concurrency)] : [])]
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } })
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', MONITORING_SERVER_API_KEYS: `${key}:bench` } })
   // interrupted, the bench stops its server (which closes its browsers) before it exits
   const stop = () => {
     child.kill('SIGTERM')

@@ -10,7 +10,7 @@
 import { hostname } from 'node:os'
 import { ApiClient, ApiError, NetworkError, RateLimitError, ServerError, backoffDelay, redact } from '../api/index.js'
 import { defaultScriptConcurrency, detachRunArtifacts, discardFolders, parseAllowedTarget, Semaphore, type ScriptProbeOptions, runCheck, type CheckRunResult, type PrivateTargets, type RunnableCheck } from '../runner/index.js'
-import { readFileSync } from 'node:fs'
+import { statSync } from 'node:fs'
 import path from 'node:path'
 import { LeaseLost, RunLoop, type WorkSource } from '../runner/run-loop.js'
 import { LOCATIONS } from '../schema/enums.js'
@@ -302,8 +302,9 @@ async function uploadArtifacts(ctx: AgentContext, run: ClaimedRun, folders: Arra
     const files = ((results[index].details as { artifacts?: { files?: Array<{ name: string }> } }).artifacts?.files ?? [])
     for (const file of files) {
       try {
-        const content = readFileSync(path.join(dir, ...file.name.split('/')))
-        await ctx.client.post(`/v1/agent/runs/${encodeURIComponent(run.runId)}/artifacts`, { index, name: file.name, contentBase64: content.toString('base64') })
+        // streamed from disk: the server writes it as it comes
+        const local = path.join(dir, ...file.name.split('/'))
+        await ctx.client.putFile(`/v1/agent/runs/${encodeURIComponent(run.runId)}/artifacts`, { path: local, length: statSync(local).size }, { index, name: file.name })
       } catch (error) {
         ctx.problem(`Artifact ${file.name} of ${described(run)} was not uploaded: ${(error as Error).message}`)
       }

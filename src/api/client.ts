@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { isTimeoutError, Transport, CONNECT_TIMEOUT, type TransportResponse } from './http.js'
-import { apiErrorFor, NetworkError, NotFoundError, RateLimitError, ServerError, type ApiErrorBody, type RequestInfo } from './errors.js'
+import { ApiError, apiErrorFor, NetworkError, NotFoundError, RateLimitError, ServerError, type ApiErrorBody, type RequestInfo } from './errors.js'
 import { Pacer, rateLimitFigures } from './pacing.js'
 import { backoffDelay, DEFAULT_BACKOFF, sleep, type BackoffOptions } from './backoff.js'
 import { addSecret, redact, redactUrl } from './redact.js'
@@ -48,16 +48,32 @@ export interface ClientStats {
   rateLimited: number
 }
 
-export type Query = Record<string, string | number | boolean | undefined>
+/** A query's parameters; a list is sent as the parameter repeated (`tag=a&tag=b`). */
+export type Query = Record<string, string | number | boolean | readonly string[] | undefined>
 
 export interface ApiRequest {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE'
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
   /** Path below the base URL, starting with `/v1/`. */
   path: string
   query?: Query
   body?: unknown
+  /** A file sent as the body, as it is read (`application/octet-stream`), instead of a JSON body. */
+  file?: { path: string; length: number }
   /** Headers of this request alone (`If-None-Match`: a 304 is then an answer, not an error). */
   headers?: Record<string, string>
+  /**
+   * How long this request may wait for its answer, instead of the client's timeout: a long poll
+   * the server holds open (a session's completion, up to `maxWaitSeconds`) needs that long and
+   * the client's own timeout beyond it.
+   */
+  timeoutMs?: number
+  /** A success's body as the bytes received (a screenshot, a trace), not parsed. */
+  binary?: boolean
+  /**
+   * Every answer is resolved, an error status too (`monitors api` prints it as it came): the
+   * rate limit and the retries still apply, and a request that got no answer still throws.
+   */
+  anyStatus?: boolean
 }
 
 export interface ApiResponse<T = unknown> {
@@ -147,6 +163,11 @@ export class ApiClient {
     await this.pool.close()
   }
 
+  /** How long a request waits for its answer (--timeout), in milliseconds. */
+  get requestTimeoutMs(): number {
+    return this.timeoutMs
+  }
+
   /**
    * When set, every request sent is counted in it and every list page read is recorded
    * (paging.ts): what a plan read, so that it can be memoized (src/plan/memo.ts).
@@ -178,6 +199,10 @@ export class ApiClient {
   delete(path: string) {
     return this.send<unknown>({ method: 'DELETE', path })
   }
+  /** PUTs a file's bytes as they are read (sent again, read again, after a transient failure). */
+  putFile<T>(path: string, file: { path: string; length: number }, query?: Query) {
+    return this.send<T>({ method: 'PUT', path, file, query })
+  }
 
   /**
    * The single choke point of every request:
@@ -194,11 +219,19 @@ export class ApiClient {
     let failures = 0
     let limited = 0
     let uncertain = false
+    let answered: ApiResponse<T> | undefined
+    // an error answer, resolved when the request asks for every answer
+    const refuse = (error: unknown): ApiResponse<T> => {
+      if (request.anyStatus && answered && error instanceof ApiError) return answered
+      throw error
+    }
     for (;;) {
       const slot = await this.pacer?.acquire()
       let error: unknown
+      answered = undefined
       try {
         const response = await this.sendOnce<T>(request)
+        answered = response
         slot?.done(rateLimitFigures(response.headers))
         if (response.status < 300 || (response.status === 304 && request.headers?.['if-none-match'] !== undefined)) return response
         error = apiErrorFor(response.status, { method: request.method, path: request.path }, redactBody(response.body), response.headers)
@@ -216,15 +249,15 @@ export class ApiClient {
         return { status: 404, headers: {}, body: undefined as T, gone: true }
       }
       const transient = error instanceof ServerError || error instanceof NetworkError
-      if (!transient) throw error
+      if (!transient) return refuse(error)
       const maybeSent = !(error instanceof NetworkError) || error.maybeSent
       if (request.method === 'POST' && maybeSent) {
         ;(error as { outcomeUnknown?: boolean }).outcomeUnknown = true
-        throw error
+        return refuse(error)
       }
       if (failures >= this.backoff.retries) {
         if (failures > 0) (error as Error).message += ` (gave up after ${failures + 1} attempts)`
-        throw error
+        return refuse(error)
       }
       if (maybeSent) uncertain = true
       await sleep(backoffDelay(failures, this.backoff))
@@ -237,22 +270,27 @@ export class ApiClient {
   private async sendOnce<T>(request: ApiRequest): Promise<ApiResponse<T>> {
     const info: RequestInfo = { method: request.method, path: request.path }
     const headers = request.headers ? { ...this.headers, ...request.headers } : { ...this.headers }
-    let body: string | undefined
-    if (request.body !== undefined) {
+    let body: string | { file: string; length: number } | undefined
+    if (request.file) {
+      body = { file: request.file.path, length: request.file.length }
+      headers['content-type'] = 'application/octet-stream'
+    } else if (request.body !== undefined) {
       body = JSON.stringify(request.body)
       headers['content-type'] = 'application/json'
     }
     this.counters.requests++
     let response: TransportResponse
     try {
-      response = await this.pool.send({ method: request.method, path: this.basePath + request.path + queryString(request.query), headers, body })
+      response = await this.pool.send({ method: request.method, path: this.basePath + request.path + queryString(request.query), headers, body, timeoutMs: request.timeoutMs })
     } catch (error) {
-      throw networkError(error, info, this.baseUrl, this.timeoutMs)
+      throw networkError(error, info, this.baseUrl, request.timeoutMs ?? this.timeoutMs)
     }
     const text = response.text
     const contentType = String(response.headers['content-type'] ?? '')
     let parsed: unknown = text
-    if (text.length > 0 && contentType.includes('json')) {
+    if (request.binary && response.statusCode < 300) {
+      parsed = response.bytes
+    } else if (text.length > 0 && contentType.includes('json')) {
       try {
         parsed = JSON.parse(text)
       } catch {
@@ -288,7 +326,10 @@ function redactBody(body: unknown): ApiErrorBody | undefined {
 function queryString(query: Query | undefined): string {
   if (!query) return ''
   const params = new URLSearchParams()
-  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value))
+  for (const [key, value] of Object.entries(query)) {
+    if (Array.isArray(value)) for (const item of value) params.append(key, item)
+    else if (value !== undefined) params.set(key, String(value))
+  }
   const text = params.toString()
   return text ? `?${text}` : ''
 }

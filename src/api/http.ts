@@ -1,3 +1,4 @@
+import { createReadStream } from 'node:fs'
 import type { Agent as HttpAgent, IncomingMessage } from 'node:http'
 import { createRequire } from 'node:module'
 
@@ -23,13 +24,18 @@ export interface TransportRequest {
   /** Path and query string. */
   path: string
   headers: Record<string, string>
-  body?: string
+  /** text, or a file sent as it is read (its size as the content length) */
+  body?: string | { file: string; length: number }
+  /** This request's timeouts instead of the transport's (a long poll the server holds open). */
+  timeoutMs?: number
 }
 
 export interface TransportResponse {
   statusCode: number
   headers: Record<string, string | string[] | undefined>
   text: string
+  /** The body as received (a screenshot, a trace: `text` is its UTF-8 reading). */
+  bytes: Buffer
 }
 
 export const CONNECT_TIMEOUT = 'CONNECT_TIMEOUT'
@@ -84,7 +90,8 @@ export class Transport {
         return
       }
       const headers: Record<string, string> = { ...request.headers }
-      if (request.body !== undefined) headers['content-length'] = String(Buffer.byteLength(request.body))
+      const body = request.body
+      if (body !== undefined) headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.length)
       const req = this.#request({
         protocol: this.#origin.protocol,
         hostname: this.#origin.hostname.replace(/^\[|\]$/g, ''),
@@ -96,9 +103,10 @@ export class Transport {
       })
       let timer: NodeJS.Timeout | undefined
       let settled = false
+      const timeoutMs = request.timeoutMs ?? this.#timeoutMs
       const arm = (code: string, message: string) => {
         clearTimeout(timer)
-        timer = setTimeout(() => req.destroy(transportError(message, code)), this.#timeoutMs)
+        timer = setTimeout(() => req.destroy(transportError(message, code)), timeoutMs)
       }
       const fail = (error: Error) => {
         clearTimeout(timer)
@@ -109,18 +117,18 @@ export class Transport {
       req.on('error', fail)
       req.on('socket', (socket) => {
         if (socket.connecting) {
-          arm(CONNECT_TIMEOUT, `no connection within ${this.#timeoutMs} ms`)
-          socket.once('connect', () => arm(HEADERS_TIMEOUT, `no answer within ${this.#timeoutMs} ms`))
+          arm(CONNECT_TIMEOUT, `no connection within ${timeoutMs} ms`)
+          socket.once('connect', () => arm(HEADERS_TIMEOUT, `no answer within ${timeoutMs} ms`))
         } else {
-          arm(HEADERS_TIMEOUT, `no answer within ${this.#timeoutMs} ms`)
+          arm(HEADERS_TIMEOUT, `no answer within ${timeoutMs} ms`)
         }
       })
       req.on('response', (response: IncomingMessage) => {
-        arm(BODY_TIMEOUT, `the answer stalled for ${this.#timeoutMs} ms`)
+        arm(BODY_TIMEOUT, `the answer stalled for ${timeoutMs} ms`)
         const chunks: Buffer[] = []
         response.on('data', (chunk: Buffer) => {
           chunks.push(chunk)
-          arm(BODY_TIMEOUT, `the answer stalled for ${this.#timeoutMs} ms`)
+          arm(BODY_TIMEOUT, `the answer stalled for ${timeoutMs} ms`)
         })
         response.on('error', fail)
         response.on('close', () => {
@@ -134,10 +142,19 @@ export class Transport {
             return
           }
           settled = true
-          resolve({ statusCode: response.statusCode ?? 0, headers: response.headers as TransportResponse['headers'], text: Buffer.concat(chunks).toString('utf8') })
+          const bytes = Buffer.concat(chunks)
+          resolve({ statusCode: response.statusCode ?? 0, headers: response.headers as TransportResponse['headers'], text: bytes.toString('utf8'), bytes })
         })
       })
-      req.end(request.body)
+      if (typeof body !== 'object') {
+        req.end(body)
+        return
+      }
+      // a file: the wait for the answer starts again with each piece sent
+      const file = createReadStream(body.file)
+      file.on('data', () => arm(HEADERS_TIMEOUT, `no answer within ${this.#timeoutMs} ms`))
+      file.on('error', (error) => req.destroy(error))
+      file.pipe(req)
     })
   }
 

@@ -13,6 +13,7 @@ import { io } from './io.js'
 /** The options of `plan` that change the plan data (the rest only change how it is shown). */
 export interface MemoArgs extends EngineArgs {
   adoptExisting?: boolean
+  allowDuplicates?: boolean
   out?: string
   cache?: boolean
 }
@@ -74,7 +75,7 @@ export async function planFromMemo(args: MemoArgs): Promise<MemoHit | MemoMiss> 
   const lockText = readText(lockPath)
   const key = planMemoKey({
     constructs, lockPath, lock: lockText === undefined ? null : sha256(lockText), target, environment: environment ?? null, apiKey: client.apiKeyHash,
-    targets: args.target ?? null, adoptExisting: args.adoptExisting === true,
+    targets: args.target ?? null, adoptExisting: args.adoptExisting === true, allowDuplicates: args.allowDuplicates === true,
   })
   const file = planMemoFile(compileCacheDir(deferred.rootDir) || '', deferred.configFile, environment)
   const remember = (plan: Plan, project: LoadedProject) => {

@@ -1,7 +1,7 @@
 import type { TextSink } from './io.js'
 
 /**
- * What a long apply (or destroy) says while it runs, on stderr:
+ * What a long apply (or destroy, or trigger) says while it runs, on stderr:
  * - on a terminal, one line rewritten in place: the operations done of the total, per resource
  *   kind, and while the rate limit holds requests back, "waiting N s for the rate limit";
  * - without one (CI), the same as a plain line every few seconds (`MONITORS_PROGRESS_INTERVAL`,
@@ -28,6 +28,8 @@ export interface ProgressOptions {
   intervalMs?: number
   /** Milliseconds left of a wait for the rate limit under way, or 0. */
   waitMs?: () => number
+  /** What is under way now, said after the counts (`waiting for Slow API (42 s)`), or ''. */
+  detail?: () => string
   now?: () => number
   /** Start the timers that redraw and print (default true); a test drives `tick()` itself. */
   timers?: boolean
@@ -84,7 +86,8 @@ export class Progress {
     const since = elapsed ? `, ${Math.floor((this.now() - this.started) / 1000)} s elapsed` : ''
     const waitMs = this.options.waitMs?.() ?? 0
     const waiting = waitMs > 0 ? `; waiting ${Math.ceil(waitMs / 1000)} s for the rate limit` : ''
-    return `${this.options.verb}: ${done}/${total} done${kinds}${failed}${since}${waiting}`
+    const detail = this.options.detail?.() ?? ''
+    return `${this.options.verb}: ${done}/${total} done${kinds}${failed}${since}${waiting}${detail ? `; ${detail}` : ''}`
   }
 
   /** The timer's work: on a terminal, redraw when the line changed; without one, print a line. */

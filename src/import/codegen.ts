@@ -1,5 +1,5 @@
-import type { RemoteRecord, ResourceKind } from '../resources/types.js'
-import { CHECK_KINDS, CONSTRUCT_NAMES, descriptorOf, REFERENCED_KINDS, referenceSites, RESOURCE_KINDS, RESOURCE_SCHEMAS, sitesOf } from '../resources/registry.js'
+import type { RemoteRecord, ResourceDescriptor, ResourceKind } from '../resources/types.js'
+import { CHECK_KINDS, CONSTRUCT_NAMES, descriptorOf, REFERENCED_KINDS, referenceSites, referredKinds, RESOURCE_KINDS, RESOURCE_SCHEMAS, sitesOf } from '../resources/registry.js'
 import { normalize } from '../resources/normalize.js'
 import { ALERT_CHANNEL_KINDS, subscribesToChannels } from '../resources/kinds/alert-channel.js'
 import { stableStringify } from '../resources/stable-json.js'
@@ -239,8 +239,8 @@ export interface ImportedSecret {
 export interface GeneratedImport {
   text: string
   secrets: ImportedSecret[]
-  /** The scripts of browser and multi-step checks, to write beside the code: paths relative to the project. */
-  files: Array<{ path: string; content: string }>
+  /** The scripts of browser and multi-step checks and the projects of suites, to write beside the code: paths relative to the project; a binary file's content in base64 (`encoding`). */
+  files: Array<{ path: string; content: string; encoding?: 'base64' }>
 }
 
 /** Where the generated file goes, for the entrypoints of the scripts it refers to. */
@@ -292,7 +292,7 @@ function scriptAsCode(logicalId: string, props: Record<string, unknown>, placeme
  */
 function suiteAsCode(logicalId: string, props: Record<string, unknown>, placement: ScriptPlacement, files: GeneratedImport['files']): void {
   if (!Array.isArray(props.files)) return
-  const own = (props.files as Array<{ path: string; content: string }>).map((f) => ({ path: `${slug(logicalId)}/${f.path}`, content: f.content }))
+  const own = (props.files as Array<{ path: string; content: string; encoding?: 'base64' }>).map((f) => ({ ...f, path: `${slug(logicalId)}/${f.path}` }))
   const config = `${slug(logicalId)}/${typeof props.playwrightConfigPath === 'string' ? props.playwrightConfigPath : 'playwright.config.ts'}`
   for (const f of own) if (!files.some((g) => g.path === f.path)) files.push(f)
   const rest = { ...props }
@@ -316,7 +316,13 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
  * always-secret strings), each with the environment variable the code reads it from. `taken`
  * keeps the names unique in one file.
  */
-export function secretSites(kind: ResourceKind, logicalId: string, full: Record<string, unknown>, taken: Set<string>): ImportedSecret[] {
+export function secretSites(
+  kind: ResourceKind,
+  logicalId: string,
+  full: Record<string, unknown>,
+  taken: Set<string>,
+  descriptor: Pick<ResourceDescriptor, 'secrets'> = descriptorOf(kind),
+): ImportedSecret[] {
   const out: ImportedSecret[] = []
   const name = (...parts: string[]) => {
     const base = parts.join('_').toUpperCase().replace(/[^A-Z0-9_]+/g, '_').replace(/^([0-9])/, '_$1')
@@ -325,7 +331,6 @@ export function secretSites(kind: ResourceKind, logicalId: string, full: Record<
     taken.add(unique)
     return unique
   }
-  const descriptor = descriptorOf(kind)
   if (descriptor.secrets.self && full.secret === true) {
     const envName = ENV_NAME.test(logicalId) ? logicalId : 'SECRET_VALUE'
     out.push({ name: name(envName), kind, logicalId, field: 'value', steps: ['value'] })
@@ -388,6 +393,60 @@ function dependenciesFirst<T extends { kind: ResourceKind; remoteId: string; rec
 }
 
 /**
+ * A construct already in code (recorded in the lock, declared and exported by a check file) that
+ * an imported resource refers to: the import's code imports it from that file, so that the
+ * reference is to the construct, never to the id it has on the service read.
+ */
+export interface CodeConstruct {
+  kind: ResourceKind
+  /** its id on the service read: what the imported records hold */
+  remoteId: string
+  logicalId: string
+  /** the check file exporting it, relative to the project (posix) */
+  file: string
+  /** the export's name; `default` for a default export */
+  name: string
+}
+
+/** How one check file imports another (posix, from the folder of the importing file): `./groups.check.js`, `../shared/channels.check.js`. */
+export function importSpecifier(fromDir: string, file: string): string {
+  const from = fromDir === '' ? [] : fromDir.split('/')
+  const to = file.split('/')
+  let common = 0
+  while (common < from.length && common < to.length - 1 && from[common] === to[common]) common++
+  const relative = [...from.slice(common).map(() => '..'), ...to.slice(common)].join('/')
+  // TypeScript's module resolution (NodeNext) names the emitted file: `.ts` as `.js`
+  const emitted = relative.replace(/\.(m|c)?tsx?$/, (_m, mc: string | undefined) => `.${mc ?? ''}js`)
+  return emitted.startsWith('.') ? emitted : `./${emitted}`
+}
+
+/**
+ * The import declarations of the constructs in code the imported ones refer to, one per file,
+ * each construct under its exported name (another name when that one is taken); fills the
+ * variables references are written with.
+ */
+function importsOfCode(inCode: readonly CodeConstruct[], placement: ScriptPlacement, taken: Set<string>, serviceVar: Map<string, string>, checkVar: Map<string, string>): string {
+  if (inCode.length === 0) return ''
+  const byFile = new Map<string, Array<{ construct: CodeConstruct; local: string }>>()
+  for (const construct of [...inCode].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : a.name < b.name ? -1 : 1))) {
+    const local = construct.name !== 'default' && IDENT.test(construct.name) && !taken.has(construct.name) ? construct.name : variableName(construct.name === 'default' ? construct.logicalId : construct.name, taken)
+    taken.add(local)
+    if (REFERENCED_KINDS.includes(construct.kind)) serviceVar.set(`${construct.kind}:${construct.remoteId}`, local)
+    if (CHECK_KINDS.has(construct.kind)) checkVar.set(construct.remoteId, local)
+    const list = byFile.get(construct.file) ?? []
+    if (!list.some((e) => e.construct.name === construct.name)) list.push({ construct, local })
+    byFile.set(construct.file, list)
+  }
+  const lines = [...byFile].map(([file, list]) => {
+    const named = list.filter((e) => e.construct.name !== 'default').map((e) => (e.local === e.construct.name ? e.local : `${e.construct.name} as ${e.local}`))
+    const byDefault = list.find((e) => e.construct.name === 'default')?.local
+    const clause = [byDefault, named.length > 0 ? `{ ${named.join(', ')} }` : undefined].filter(Boolean).join(', ')
+    return `import ${clause} from '${importSpecifier(placement.checkFileDir, file)}'\n`
+  })
+  return `// constructs already in code that the imported ones refer to\n${lines.join('')}`
+}
+
+/**
  * A check file declaring one construct per item, services first (as variables, so that status
  * pages and checks refer to them), formatted as a user would write it.
  */
@@ -399,17 +458,25 @@ export function generateChecksFile(items: readonly ImportItem[], checkDefaults: 
  * The same, with the secrets the code reads from the environment: the service never returns a
  * secret value, so the file names an environment variable for each (`process.env.NAME ?? ''`).
  */
-export function generateImport(items: readonly ImportItem[], checkDefaults: Record<string, unknown>, packageName = 'monitors-as-code', placement: ScriptPlacement = { checkFileDir: '' }): GeneratedImport {
+export function generateImport(
+  items: readonly ImportItem[],
+  checkDefaults: Record<string, unknown>,
+  packageName = 'monitors-as-code',
+  placement: ScriptPlacement = { checkFileDir: '' },
+  inCode: readonly CodeConstruct[] = [],
+): GeneratedImport {
   const order = RESOURCE_KINDS
   const sorted = [...items].sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind) || (a.logicalId < b.logicalId ? -1 : 1))
   const taken = new Set<string>()
   const serviceVar = new Map<string, string>()
+  const checkVar = new Map<string, string>()
+  // constructs already in code the imported ones refer to: imported from their check files, first (they keep their names)
+  const codeImports = importsOfCode(inCode, placement, taken, serviceVar, checkVar)
   // by kind and remote id (a snippet's id is a number, sent as one)
   for (const item of sorted) if (REFERENCED_KINDS.includes(item.kind)) serviceVar.set(`${item.kind}:${item.remoteId}`, variableName(item.logicalId, taken))
   const ref = (value: unknown) => (value && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 1 && typeof (value as { id?: unknown }).id === 'string' ? serviceVar.get(`status-page-service:${(value as { id: string }).id}`) : undefined)
 
   // checks other imported checks depend on (dependsOn): variables, declared before their dependents
-  const checkVar = new Map<string, string>()
   const dependedOn = new Set(sorted.flatMap((item) => dependsOnIds(item.record)))
   for (const item of sorted) if (CHECK_KINDS.has(item.kind) && dependedOn.has(item.remoteId)) checkVar.set(item.remoteId, variableName(item.logicalId, taken))
 
@@ -444,8 +511,9 @@ export function generateImport(items: readonly ImportItem[], checkDefaults: Reco
     // a reference the construct holds as the referenced construct itself (a check's triggerIncident.serviceId)
     for (const site of referenceSites(item.kind, props)) {
       if (typeof site.value !== 'string' && typeof site.value !== 'number') continue
-      const key = `${site.field.kind}:${String(site.value)}`
-      if (!serviceVar.has(key)) continue
+      // the variables are by kind and id: a subscription's channel is one of the channel kinds'
+      const key = referredKinds(site.field).map((kind) => `${kind}:${String(site.value)}`).find((k) => serviceVar.has(k))
+      if (key === undefined) continue
       // a reference the construct holds under another name (a check's group, its groupId in the API)
       const inCode = site.field.inCode
       if (inCode && site.field.path !== inCode && !site.field.path.startsWith(`${inCode}.`)) {
@@ -465,5 +533,5 @@ export function generateImport(items: readonly ImportItem[], checkDefaults: Reco
     blocks.push(`${comment}${prefix}${make}\n`)
   }
   const names = [...used].sort()
-  return { text: `// Imported from the Monitoring API by monitors import.\nimport { ${names.join(', ')} } from '${packageName}'\n\n${blocks.join('\n')}`, secrets, files }
+  return { text: `// Imported from the Monitoring API by monitors import.\nimport { ${names.join(', ')} } from '${packageName}'\n${codeImports}\n${blocks.join('\n')}`, secrets, files }
 }

@@ -67,12 +67,14 @@ export function orphanedPendingCreates(
   return orphans
 }
 
-export const ADOPTED_EXISTING_REASON = 'already existed remotely with the same identity, unmanaged: recorded in the lock (--adopt-existing), not created again'
+export const ADOPTED_EXISTING_REASON = 'already existed remotely with the same identity, and this project\'s lock did not record it: recorded in the lock (--adopt-existing), not created again; ' +
+  'if another project manages it, this takes it over (both projects would then change it)'
 
 /**
  * Creates of resources that already exist remotely, managed by no lock entry, with the same
  * identity (a check's, service's or window's name, a variable's key, a status page's url): most
- * often made by an apply whose lock update was lost (a failed commit-back). For each such
+ * often made by an apply whose lock update was lost (a failed commit-back), but perhaps another
+ * project's (the service tells no project's resources from another's). For each such
  * desired resource, the remote record. `taken` holds remote ids already spoken for
  * (`kind:remoteId`, adopted pending creates); each record matches one create at most.
  */

@@ -2,6 +2,7 @@ import { atomizeChangeset, diff } from 'json-diff-ts'
 import type { FieldDiff } from './types.js'
 import { KEYED_ARRAYS, SET_ARRAYS, UNORDERED_KEYED } from '../resources/registry.js'
 import { stableStringify } from '../resources/stable-json.js'
+import { suiteFileBytes, type SuiteFile } from '../schema/playwright-check.js'
 
 const SET_FIELDS = SET_ARRAYS
 
@@ -37,7 +38,24 @@ export function fieldDiffs(remote: Record<string, unknown>, desired: Record<stri
   for (const key of new Set([...Object.keys(remote), ...Object.keys(desired)])) {
     if (!covered(key) && stableStringify(remote[key]) !== stableStringify(desired[key])) out.push(entry(key, remote[key], desired[key]))
   }
+  markBinary(out, remote, desired)
   return out.sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0))
+}
+
+/** The size of each side of a diff of a binary file of a suite (`files[<path>]` or its `.content`), where either side is one. */
+function markBinary(out: FieldDiff[], remote: Record<string, unknown>, desired: Record<string, unknown>): void {
+  const itemOf = (payload: Record<string, unknown>, key: string) => (Array.isArray(payload.files) ? (payload.files as Array<Record<string, unknown>>).find((f) => f?.path === key) : undefined)
+  for (const d of out) {
+    const match = /^files\[(.*)\](\.content)?$/.exec(d.path)
+    if (!match) continue
+    const before = itemOf(remote, match[1])
+    const after = itemOf(desired, match[1])
+    if (before?.encoding !== 'base64' && after?.encoding !== 'base64') continue
+    const bytes = (item: Record<string, unknown> | undefined) => (typeof item?.content === 'string' ? suiteFileBytes(item as SuiteFile).length : 0)
+    d.binary = {}
+    if ('old' in d) d.binary.oldBytes = bytes(before)
+    if ('new' in d) d.binary.newBytes = bytes(after)
+  }
 }
 
 /**

@@ -33,6 +33,8 @@ export async function planAgainst(options: {
   codeOptions?: PlanInput['codeOptions']
   codeFiles?: PlanInput['codeFiles']
   adoptExisting?: boolean
+  /** `--allow-duplicates`: duplicates of kinds that may exist twice are planned as second copies. */
+  allowDuplicates?: boolean
   /** `--target`: the plan limited to these resources and what they depend on (see selectTargets). */
   targets?: readonly string[]
 }): Promise<{ plan: Plan; remote: RemoteState }> {
@@ -43,7 +45,7 @@ export async function planAgainst(options: {
   const missing = REFERRING_KINDS.filter((kind) => !kinds.includes(kind))
   if (missing.length > 0 && deletesReferenced(options.desired, options.lock)) users = (await fetchRemoteState(options.client, missing)).records
   const input: PlanInput = {
-    desired: options.desired, lock: options.lock, remote, target: options.target, environment: options.environment, codeOptions: options.codeOptions, codeFiles: options.codeFiles, adoptExisting: options.adoptExisting, users,
+    desired: options.desired, lock: options.lock, remote, target: options.target, environment: options.environment, codeOptions: options.codeOptions, codeFiles: options.codeFiles, adoptExisting: options.adoptExisting, allowDuplicates: options.allowDuplicates, users,
   }
   const plan = computePlan(input)
   return { plan: options.targets && options.targets.length > 0 ? selectTargets(plan, options.targets, input) : plan, remote }

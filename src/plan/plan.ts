@@ -16,7 +16,7 @@ import { jsonEqual } from '../resources/stable-json.js'
 import { ORPHAN_REASON, adoptPendingCreates, orphanedPendingCreates, ADOPTED_REASON, ADOPTED_EXISTING_REASON, findDuplicates } from './adopt.js'
 import { referenceIndex } from './references.js'
 import { applyGroup } from '../schema/check-group.js'
-import type { BlockedDelete, FieldDiff, Plan, PlanChange, PlanSummary, ProtectedChange } from './types.js'
+import type { BlockedDelete, FieldDiff, Plan, PlanChange, PlanSummary, ProtectedChange, RenameHint } from './types.js'
 
 export interface PlanInput {
   desired: readonly DesiredResource[]
@@ -39,6 +39,11 @@ export interface PlanInput {
    * being marked as a duplicate.
    */
   adoptExisting?: boolean
+  /**
+   * Creates marked as duplicates of kinds that may exist twice are made as second copies
+   * (`--allow-duplicates`): counted as creates, not as refused duplicates.
+   */
+  allowDuplicates?: boolean
   /**
    * Remote records of kinds the plan does not manage but that may still use what it deletes
    * (status pages and checks using a status page service), read only to foresee a 409.
@@ -85,6 +90,8 @@ interface Matching {
   adoptedExisting: Set<string>
   /** Creates of what already exists remotely, unmanaged, with the same identity. */
   duplicates: Map<string, { remoteId: string; record: RemoteRecord }>
+  /** Creates of kinds whose alike are usual (alert channels) with an unmanaged one alike: created, the other named. */
+  alike: Map<string, { remoteId: string; record: RemoteRecord }>
   /** The lock entries no desired resource holds (see removedEntries), found once. */
   removed?: RemovedEntry[]
 }
@@ -122,7 +129,7 @@ function matchLock(desired: readonly DesiredResource[], lockEntries: Record<stri
       break
     }
   }
-  return { keyOf, desiredKeys, entryOf, claimed, adopted: new Map(), adoptedExisting: new Set(), duplicates: new Map() }
+  return { keyOf, desiredKeys, entryOf, claimed, adopted: new Map(), adoptedExisting: new Set(), duplicates: new Map(), alike: new Map() }
 }
 
 /** Phase 2: a create whose answer was lost (a timeout, a killed apply): what it made is adopted, not made twice. */
@@ -142,7 +149,15 @@ function findDuplicateCreates(input: PlanInput, matching: Matching): void {
     return entry !== undefined && remote.records[entry.kind][entry.remoteId] !== undefined
   }
   const taken = new Set([...matching.adopted.values()].map((e) => lockKey(e.kind, e.remoteId)))
-  matching.duplicates = findDuplicates(input.desired, liveEntry, input.lock, remote, taken, (resource) => matching.keyOf.get(resource)!)
+  const found = findDuplicates(input.desired, liveEntry, input.lock, remote, taken, (resource) => matching.keyOf.get(resource)!)
+  for (const [key, match] of found) {
+    const kind = key.slice(0, key.indexOf(':')) as ResourceKind
+    if (descriptorOf(kind).identity.alike) {
+      found.delete(key)
+      matching.alike.set(key, match)
+    }
+  }
+  matching.duplicates = found
   if (!input.adoptExisting) return
   for (const resource of input.desired) {
     const key = matching.keyOf.get(resource)!
@@ -225,7 +240,7 @@ function planResource(resource: DesiredResource, input: PlanInput, matching: Mat
   const fromGroup = groupValues(resource, input.desired)
   if (fromGroup) base.fromGroup = fromGroup
   const record = entry ? input.remote.records[resource.kind][entry.remoteId] : undefined
-  if (!entry || !record) return hashed(resource, createChange(base, payload, entry, matching.duplicates.get(key)))
+  if (!entry || !record) return hashed(resource, createChange(base, payload, entry, matching.duplicates.get(key), matching.alike.get(key), input.allowDuplicates))
   const change = compareExisting(base, resource.kind, payload, record, entry)
   addOptionChanges(change, resource.options, entry)
   if (change.action === 'noop' && change.movedFrom) change.action = 'move'
@@ -256,6 +271,8 @@ function createChange(
   payload: Record<string, unknown>,
   entry: LockEntry | undefined,
   duplicate: { remoteId: string; record: RemoteRecord } | undefined,
+  alike: { remoteId: string; record: RemoteRecord } | undefined,
+  allowDuplicates = false,
 ): PlanChange {
   const change: PlanChange = { ...base, action: 'create', payload: maskSecrets(base.kind, payload) }
   if (entry) {
@@ -264,16 +281,29 @@ function createChange(
   }
   if (duplicate) {
     change.duplicateOf = { remoteId: duplicate.remoteId }
+    if (allowDuplicates && !UNIQUE_IDENTITY_KINDS.has(base.kind)) change.duplicateOf.copy = true
     const name = displayName(base.kind, duplicate.record)
     if (name !== undefined) change.duplicateOf.name = name
-    const what = `already exists remotely as id ${duplicate.remoteId}${name !== undefined ? ` "${name}"` : ''}, unmanaged (duplicate): ` +
+    const what = `already exists remotely as id ${duplicate.remoteId}${name !== undefined ? ` "${name}"` : ''}, which this project's lock does not record (duplicate): ` +
+      `${OWNER_UNKNOWN}; ` +
       (UNIQUE_IDENTITY_KINDS.has(base.kind)
-        ? `apply refuses this create; --adopt-existing records the existing one (a ${descriptorOf(base.kind).identity.fields.join(' and ')} cannot exist twice)`
-        : 'apply refuses this create; --adopt-existing records the existing one, --allow-duplicates creates another')
+        ? `apply refuses this create; --adopt-existing records the existing one, taking it over (a ${descriptorOf(base.kind).identity.fields.join(' and ')} cannot exist twice)`
+        : allowDuplicates
+          ? '--allow-duplicates: a second one is created'
+          : 'apply refuses this create; --adopt-existing records the existing one, taking it over, --allow-duplicates creates another')
+    change.reason = change.reason ? `${change.reason}; ${what}` : what
+  }
+  if (alike) {
+    const name = displayName(base.kind, alike.record)
+    const what = `an unmanaged one alike exists as id ${alike.remoteId}${name !== undefined ? ` "${name}"` : ''} (another project's, or made by an apply of this project whose lock update was lost): ` +
+      'this creates one of this project\'s own, and the other is left alone (monitors import --adopt records it instead, if it is this project\'s)'
     change.reason = change.reason ? `${change.reason}; ${what}` : what
   }
   return change
 }
+
+/** Who made an unmanaged resource with a create's identity: the plan cannot tell. */
+export const OWNER_UNKNOWN = 'an earlier apply of this project whose lock update was lost made it, or it belongs to another project'
 
 /** protect / retainOnDelete: only the lock records them, but a change of them is a change. */
 function addOptionChanges(change: PlanChange, options: ResourceOptions, entry: LockEntry): void {
@@ -383,7 +413,37 @@ function assemblePlan(input: PlanInput, changes: PlanChange[], protectedChanges:
   if (blocked.length > 0) plan.blocked = blocked
   const references = referenceIndex(input)
   if (references) plan.references = references
+  const renames = renameHints(changes)
+  if (renames.length > 0) plan.renames = renames
   return plan
+}
+
+/**
+ * Deletes and creates of one kind with the same name: a logical id renamed without `aliases`
+ * (Pulumi's word), which deletes the resource and makes a new one. Each delete pairs with one
+ * create at most, in the plan's order. Only real deletes: one already gone (drift) or left
+ * running (forget) loses nothing.
+ */
+export function renameHints(changes: readonly PlanChange[]): RenameHint[] {
+  const deleted = new Map<string, PlanChange[]>()
+  for (const change of changes) {
+    if (change.action !== 'delete' || change.drift || change.adopted || change.name === undefined) continue
+    const key = `${change.kind}\0${change.name}`
+    const list = deleted.get(key)
+    if (list) list.push(change)
+    else deleted.set(key, [change])
+  }
+  if (deleted.size === 0) return []
+  const hints: RenameHint[] = []
+  for (const change of changes) {
+    if (change.action !== 'create' || change.name === undefined || change.duplicateOf) continue
+    const old = deleted.get(`${change.kind}\0${change.name}`)?.shift()
+    if (!old) continue
+    const hint: RenameHint = { kind: change.kind, from: old.logicalId, to: change.logicalId, name: change.name }
+    if (change.file) hint.file = change.file
+    hints.push(hint)
+  }
+  return hints
 }
 
 const OPTIONS = ['protect', 'retainOnDelete'] as const
@@ -595,10 +655,12 @@ function countUnmanaged(input: PlanInput): Record<string, number> {
 }
 
 export function summarize(changes: readonly PlanChange[]): PlanSummary {
-  const summary: PlanSummary = { create: 0, update: 0, delete: 0, move: 0, forget: 0, noop: 0, drift: 0 }
+  const summary: PlanSummary = { create: 0, update: 0, delete: 0, move: 0, forget: 0, noop: 0, drift: 0, duplicate: 0 }
   for (const change of changes) {
     if (change.drift) summary.drift++
-    if (change.action === 'replace') {
+    // a create apply refuses (it exists already, unmanaged) is no create
+    if (change.action === 'create' && change.duplicateOf && !change.duplicateOf.copy) summary.duplicate++
+    else if (change.action === 'replace') {
       summary.create++
       summary.delete++
     } else summary[change.action]++

@@ -1,5 +1,5 @@
 import { descriptorOf, isResourceKind, kindOfConstruct, RESOURCE_KINDS, UNIQUE_IDENTITY_KINDS } from '../resources/registry.js'
-import { blockedDeletes, summarize, type PlanInput } from './plan.js'
+import { blockedDeletes, renameHints, summarize, type PlanInput } from './plan.js'
 import type { Plan, PlanChange } from './types.js'
 import { UserError } from '../errors.js'
 
@@ -62,13 +62,16 @@ export function selectTargets(plan: Plan, targets: readonly string[], input?: Pl
   const blocked = input ? blockedDeletes(changes, input) : plan.blocked?.filter((b) => wanted.has(`${b.kind}:${b.logicalId}`))
   if (blocked && blocked.length > 0) selected.blocked = blocked
   else delete selected.blocked
+  const renames = renameHints(changes)
+  if (renames.length > 0) selected.renames = renames
+  else delete selected.renames
   return selected
 }
 
 /** Only the drift: what changed outside monitors (`plan --refresh-only`). */
 export function driftOnly(plan: Plan): Plan {
   const changes = plan.changes.filter((change) => change.changedOutside || change.drift)
-  const { protected: _p, ...rest } = plan
+  const { protected: _p, renames: _r, ...rest } = plan
   return { ...rest, changes, summary: summarize(changes), refreshOnly: true }
 }
 
@@ -121,10 +124,17 @@ export function assertNoDuplicates(plan: Plan, options: { allowDuplicates?: bool
   if (refused.length === 0) return
   const lines = refused.map((c) => {
     const d = c.duplicateOf!
+    const descriptor = descriptorOf(c.kind)
+    const fields = descriptor.identity.fields.map((f) => descriptor.codeShape?.fieldInCode(f) ?? f)
     const unique = UNIQUE_IDENTITY_KINDS.has(c.kind)
-      ? ` (a ${descriptorOf(c.kind).identity.fields.join(' and ')} cannot exist twice: the service answers 409, so only --adopt-existing helps)` : ''
-    return `  ${c.kind} ${c.logicalId}${c.file ? ` (${c.file})` : ''} already exists remotely as id ${d.remoteId}${d.name !== undefined ? ` "${d.name}"` : ''}, which the lock does not record${unique}`
+      ? ` (a ${fields.join(' and ')} cannot exist twice: the service answers 409, so only --adopt-existing helps)` : ''
+    // as a problem of the code is named: file › construct › field
+    const where = `${c.file ? `${c.file} › ` : ''}${c.construct ?? c.kind} ${JSON.stringify(c.logicalId)} › ${fields.join(', ')}`
+    return `  ${where}: already exists remotely as id ${d.remoteId}${d.name !== undefined ? ` "${d.name}"` : ''}, which this project's lock does not record${unique}`
   })
+  const them = lines.length === 1 ? 'it' : 'them'
+  const they = lines.length === 1 ? 'it is' : 'they are'
+  const one = lines.length === 1 ? 'one' : 'ones'
   // --allow-duplicates is named only when it can help: some refused create is of a kind that may exist twice
   const copiable = refused.filter((c) => !UNIQUE_IDENTITY_KINDS.has(c.kind))
   const copies = copiable.length === 0
@@ -134,8 +144,10 @@ export function assertNoDuplicates(plan: Plan, options: { allowDuplicates?: bool
       : `, or with --allow-duplicates to create second copies anyway of ${copiable.map((c) => `${c.kind} ${c.logicalId}`).join(', ')}`
   throw new PlanRefusal(
     `This plan would create ${lines.length === 1 ? 'a resource that already exists' : `${lines.length} resources that already exist`}; nothing was changed:\n${lines.join('\n')}\n` +
-      'Most often an earlier apply made them and its lock update was lost. Run again with --adopt-existing to record the existing ones ' +
-      `in the lock and update them to the code${copies} ` +
-        '(for a saved plan: make it again with plan --adopt-existing --out <file>).',
+      `Most often an earlier apply of this project made ${them} and its lock update was lost, but another project of the account may manage ${them}. ` +
+      `If ${they} this project's, run again with --adopt-existing to record the existing ${one} in the lock and update ${them} to the code${copies} ` +
+      '(for a saved plan: make it again with plan --adopt-existing --out <file>). ' +
+      `If another project manages ${them}, adopting takes ${them} over (both projects would then change ${them}): give this project's ${one} ${lines.length === 1 ? 'its' : 'their'} own ` +
+      `${[...new Set(refused.map((c) => descriptorOf(c.kind).identity.fields.map((f) => descriptorOf(c.kind).codeShape?.fieldInCode(f) ?? f).join(' and ')))].join(', ')} instead.`,
   )
 }

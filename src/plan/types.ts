@@ -18,6 +18,11 @@ export interface FieldDiff {
   secret?: boolean
   /** A resource option (`protect`, `retainOnDelete`): only the lock records it, nothing is sent. */
   lockOnly?: boolean
+  /**
+   * A suite's binary file (`encoding: "base64"` on either side) or its `content`: its size in
+   * bytes on each side, so that a plan says "binary file changed (N bytes)" rather than print it.
+   */
+  binary?: { oldBytes?: number; newBytes?: number }
 }
 
 export interface PlanChange {
@@ -50,9 +55,10 @@ export interface PlanChange {
    * A create of a resource that already exists remotely, unmanaged, with the same identity (a
    * check's or a service's or a window's name, a variable's key, a status page's url): most often
    * made by an apply whose lock update was lost. Apply refuses it unless told to adopt the
-   * existing one (`--adopt-existing`) or to create a second one (`--allow-duplicates`).
+   * existing one (`--adopt-existing`) or to create a second one (`--allow-duplicates`: then
+   * `copy`, and it counts as a create). Without `copy` it is counted as `duplicate`, not `create`.
    */
-  duplicateOf?: { remoteId: string; name?: string }
+  duplicateOf?: { remoteId: string; name?: string; copy?: true }
   /** Only resource options changed (protect, retainOnDelete): the lock records them, no request is sent. */
   lockOnly?: boolean
   /** Why the action was chosen when it is not obvious (replace, drift). */
@@ -83,6 +89,8 @@ export interface PlanSummary {
   forget: number
   noop: number
   drift: number
+  /** Creates apply refuses: they exist already, unmanaged (`duplicateOf`); not counted in `create`. */
+  duplicate: number
 }
 
 /** A delete (or replace) of a resource marked `protect: true`: the plan is refused. */
@@ -124,6 +132,24 @@ export interface Plan {
   targets?: string[]
   /** Only the drift (`plan --refresh-only`). */
   refreshOnly?: boolean
+  /** Deletes and creates that look like a rename without `aliases` (see RenameHint). */
+  renames?: RenameHint[]
+}
+
+/**
+ * A delete and a create of one kind with the same name (display field) in one plan: most likely
+ * a rename of the logical id without `aliases`, which would delete the resource (and its
+ * history) and make a new one. A display aid: the plan runs as it is.
+ */
+export interface RenameHint {
+  kind: ResourceKind
+  /** The logical id deleted (the lock's). */
+  from: string
+  /** The logical id created (the code's). */
+  to: string
+  name: string
+  /** The file of the created construct. */
+  file?: string
 }
 
 /** A resource a reference can point at: lets a plan show `status-page-service:payments "Payments API"` instead of an id. */

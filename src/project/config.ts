@@ -3,16 +3,20 @@ import path from 'node:path'
 import { z } from 'zod'
 import { dnsCheckSchema, runFrequencySchema } from '../schema/check.js'
 import { crossField } from '../schema/cross-field.js'
-import { validate } from '../schema/issues.js'
+import { closest, validate } from '../schema/issues.js'
 import { frequencyOffsetProblem } from '../schema/rules.js'
 import { RUN_FREQUENCIES } from '../schema/enums.js'
 import type { CheckDefaults, ProjectConfig } from '../../constructs/index.js'
 import type { Problem } from './errors.js'
+import { CHECKLY_CONFIG_FILE_NAMES, isChecklyConfig, resolveChecklyConfig, type ChecklySettings } from './checkly-config.js'
 
 export type { ProjectConfig, CheckDefaults }
 
-/** Names looked for, in this order, in the working directory and then each parent. */
-export const CONFIG_FILE_NAMES = ['monitoring.config.ts', 'monitoring.config.mts', 'monitoring.config.js', 'monitoring.config.mjs'] as const
+/**
+ * Names looked for, in this order, in the working directory and then each parent: this
+ * project's config, then the hosted service's CLI's (checkly-config.ts), read as it is.
+ */
+export const CONFIG_FILE_NAMES = ['monitoring.config.ts', 'monitoring.config.mts', 'monitoring.config.js', 'monitoring.config.mjs', ...CHECKLY_CONFIG_FILE_NAMES] as const
 
 export const DEFAULT_CHECK_MATCH = '**/*.check.ts'
 
@@ -56,6 +60,8 @@ export interface ResolvedConfig {
   defaultEnvironment?: string
   /** The environment this load is for (see chooseEnvironment); absent when the config declares none. */
   environment?: ChosenEnvironment
+  /** What a `checkly.config.ts` says beyond the above (checkly-config.ts); absent for a `monitoring.config.ts`. */
+  checkly?: ChecklySettings
 }
 
 /** An environment's name: it names its lock file, so lower case (one file on every file system). */
@@ -154,6 +160,27 @@ const configSchema = z
     }),
   )
 
+const CONFIG_SETTINGS = ['projectName', 'checkMatch', 'ignore', 'defaults', 'api', 'environments', 'defaultEnvironment']
+const API_SETTINGS = ['baseUrl', 'accountId', 'apiKey', 'targetId']
+const ENVIRONMENT_SETTINGS = ['api', 'lock', 'defaults']
+
+/** What a misspelt setting of the config is not, what is allowed where it is, and the nearest allowed name. */
+function unknownSetting(dotted: string): string {
+  const parts = dotted.split('.')
+  const key = parts[parts.length - 1]
+  const [what, allowed]: [string, readonly string[]] | [undefined, undefined] =
+    parts.length === 1 ? ['a config setting', CONFIG_SETTINGS]
+      : parts.length === 2 && parts[0] === 'defaults' ? ['a check default', DEFAULTABLE_CHECK_FIELDS]
+        : parts.length === 2 && parts[0] === 'api' ? ['an api setting', API_SETTINGS]
+          : parts.length === 3 && parts[0] === 'environments' ? ['an environment setting', ENVIRONMENT_SETTINGS]
+            : parts.length === 4 && parts[0] === 'environments' && parts[2] === 'defaults' ? ['a check default', DEFAULTABLE_CHECK_FIELDS]
+              : parts.length === 4 && parts[0] === 'environments' && parts[2] === 'api' ? ['an api setting', API_SETTINGS]
+                : [undefined, undefined]
+  if (!what) return 'is not a known field'
+  const near = closest(key, allowed)
+  return `is not ${what}${near ? `: did you mean ${near}?` : ''} (allowed: ${allowed.join(', ')})`
+}
+
 /**
  * The config file to use: `explicit` (relative to `cwd`) or the first `monitoring.config.*`
  * found in `cwd` or a parent directory. Returns a problem when there is none.
@@ -167,7 +194,7 @@ export function findConfigFile(cwd: string, explicit?: string): { file: string }
         const inside = path.join(file, name)
         if (existsSync(inside)) return { file: inside }
       }
-      return { problem: { file: '', message: `${explicit} is a directory without a monitoring.config.ts (given by --config)` } }
+      return { problem: { file: '', message: `${explicit} is a directory without a monitoring.config.ts or checkly.config.ts (given by --config)` } }
     }
     return { file }
   }
@@ -184,13 +211,14 @@ export function findConfigFile(cwd: string, explicit?: string): { file: string }
   return {
     problem: {
       file: '',
-      message: `no monitoring.config.ts found in ${path.resolve(cwd)} or any parent directory: run "npx monitors init" to create one (with an example check file and a tsconfig.json), or pass --config <file>`,
+      message: `no monitoring.config.ts (or checkly.config.ts) found in ${path.resolve(cwd)} or any parent directory: run "npx monitors init" to create one (with an example check file and a tsconfig.json), or pass --config <file>`,
     },
   }
 }
 
 /** Checks the config module's default export; returns the resolved config or the problems. */
 export function resolveConfig(exported: unknown, file: string): { config: ResolvedConfig } | { problems: Problem[] } {
+  if (isChecklyConfig(file)) return resolveChecklyConfig(exported, file)
   if (exported === undefined || exported === null || typeof exported !== 'object' || Array.isArray(exported)) {
     return {
       problems: [
@@ -205,19 +233,7 @@ export function resolveConfig(exported: unknown, file: string): { config: Resolv
   if (!result.ok) {
     return {
       problems: result.issues.map((issue) => {
-        let message = issue.message
-        if (message === 'is not a known field') {
-          const top = issue.path.split('.')[0]
-          if (top === 'defaults' && issue.path.split('.').length === 2) {
-            message = `is not a check default (allowed: ${DEFAULTABLE_CHECK_FIELDS.join(', ')})`
-          } else if (!issue.path.includes('.')) {
-            message = 'is not a config setting (allowed: projectName, checkMatch, ignore, defaults, api, environments, defaultEnvironment)'
-          } else if (top === 'environments' && issue.path.split('.').length === 3) {
-            message = 'is not an environment setting (allowed: api, lock, defaults)'
-          } else if (top === 'environments' && issue.path.split('.')[2] === 'defaults' && issue.path.split('.').length === 4) {
-            message = `is not a check default (allowed: ${DEFAULTABLE_CHECK_FIELDS.join(', ')})`
-          }
-        }
+        const message = issue.message === 'is not a known field' ? unknownSetting(issue.path) : issue.message
         return { file, field: issue.path || undefined, message }
       }),
     }

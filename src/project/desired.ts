@@ -1,7 +1,7 @@
 import type { z } from 'zod'
-import { validate } from '../schema/issues.js'
+import { closest, validate } from '../schema/issues.js'
 import { compileFast, type FastResult } from '../schema/fast.js'
-import { isConstruct, OPTION_KEYS, type AnyConstruct } from '../../constructs/construct.js'
+import { isConstruct, OPTION_KEYS, type AnyConstruct, type ConstructNote } from '../../constructs/construct.js'
 import type { ResolvedConfig } from './config.js'
 import type { Problem } from './errors.js'
 import type { Registration } from './loader.js'
@@ -40,6 +40,8 @@ type AddProblem = (field: string | undefined, message: string) => void
 interface Build {
   ctx: BuildContext
   problems: Problem[]
+  /** what constructs noted of their own props as warnings (constructNotes), files relative to the project */
+  warnings: Problem[]
   /** the first registration of each kind and logical id */
   seen: Map<string, Registration>
   /** the fields a construct's body took from the config's defaults; one set, emptied per construct */
@@ -63,7 +65,7 @@ function registrationLookup(registrations: readonly Registration[]): (construct:
  * references replaced by placeholders, every construct checked with the shared schemas.
  * Returns the resources and every problem found.
  */
-export function buildResources(registrations: Registration[], given: BuildContext): { resources: DesiredResource[]; problems: Problem[] } {
+export function buildResources(registrations: Registration[], given: BuildContext): { resources: DesiredResource[]; problems: Problem[]; warnings: Problem[] } {
   // thousands of constructs share a few files: each file's relative paths are worked out once
   const ctx: BuildContext = { ...given, rootRel: memo(given.rootRel), cwdRel: memo(given.cwdRel) }
   const problems: Problem[] = []
@@ -72,7 +74,8 @@ export function buildResources(registrations: Registration[], given: BuildContex
 
   outsideProblems(registrations, ctx, problems)
   const inProject = registrations.filter((r) => !r.outside)
-  const build: Build = { ctx, problems, seen: new Map(), fromDefaults: new Set(), registrationOf, refToken: refTokens(registrationOf) }
+  const warnings: Problem[] = []
+  const build: Build = { ctx, problems, warnings, seen: new Map(), fromDefaults: new Set(), registrationOf, refToken: refTokens(registrationOf) }
   for (const r of inProject) {
     const resource = buildResource(r, build)
     if (resource) resources.push(resource)
@@ -81,7 +84,7 @@ export function buildResources(registrations: Registration[], given: BuildContex
   projectRules(resources, inProject, ctx, problems)
   dependencyCycles(resources, problems)
   resources.sort((a, b) => RESOURCE_KINDS.indexOf(a.kind) - RESOURCE_KINDS.indexOf(b.kind) || (a.logicalId < b.logicalId ? -1 : a.logicalId > b.logicalId ? 1 : 0))
-  return { resources, problems }
+  return { resources, problems, warnings }
 }
 
 /** Constructs created outside check files are not part of the project: one problem each. */
@@ -104,6 +107,7 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
   const name = constructName(c)
   // where a problem is, worked out only when there is one: nearly every construct has none
   const add: AddProblem = (field, message) => problems.push({ file: ctx.cwdRel(r.file), construct: name, logicalId: String(c.logicalId), field, message })
+  if (c.__monitorsNotes !== undefined && !constructNotes(c.__monitorsNotes, r, name, build, add)) return undefined
   const kind = identifiedKind(r, name, build.seen, ctx, add)
   if (!kind) return undefined
 
@@ -152,6 +156,27 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
   for (const ref of refs) if (ref.numeric) payload = setIn(payload, ref.path.split('.'), placeholder(ref.kind, ref.logicalId)) as Record<string, unknown>
   if (cacheKey !== undefined && problems.length === start) ctx.cache!.set(cacheKey, { payload, options, refs })
   return { kind, logicalId: c.logicalId as string, construct: name, file: ctx.rootRel(r.file), payload, refs, options }
+}
+
+/**
+ * What a construct noted of its own props (constructs/construct.ts, ConstructNote: the hosted
+ * service's constructs say what does not map): problems added, warnings kept for the project's
+ * warnings. False when the construct is not to be built: it has a problem, or a note leaves it
+ * out of the project.
+ */
+function constructNotes(notes: readonly ConstructNote[], r: Registration, name: string, build: Build, add: AddProblem): boolean {
+  if (!Array.isArray(notes) || notes.length === 0) return true
+  let keep = true
+  for (const note of notes) {
+    if (note.level === 'problem') {
+      add(note.field, note.message)
+      keep = false
+    } else {
+      build.warnings.push({ file: build.ctx.rootRel(r.file), construct: name, logicalId: String(r.construct.logicalId), field: note.field, message: note.message })
+      if (note.level === 'skip') keep = false
+    }
+  }
+  return keep
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !isConstruct(v)
@@ -520,6 +545,12 @@ function resolveRef(
   return numeric ? 0 : placeholder(wanted, value.logicalId)
 }
 
+/** The check constructs, as a message lists them: `a DnsCheck, …, or HeartbeatCheck`. */
+const CHECK_CONSTRUCTS = (() => {
+  const names = [...CHECK_KINDS].map((kind) => CONSTRUCT_NAMES[kind])
+  return `a ${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`
+})()
+
 /**
  * A check's `dependsOn`: a list of check constructs of the project (of any check type), each
  * the placeholder of its id until the apply gives it one.
@@ -537,7 +568,7 @@ function resolveDependsOn(
   const ids = list.map((value, i) => {
     const kind = isConstruct(value) ? value.__monitorsKind : undefined
     if (typeof kind === 'string' && isResourceKind(kind) && CHECK_KINDS.has(kind)) return resolve(value, `dependsOn.${i}`, kind)
-    add(`dependsOn.${i}`, `must be a check construct of this project (a DnsCheck, ApiCheck, TcpCheck, UrlCheck, IcmpCheck or HeartbeatCheck), e.g. dependsOn: [databaseCheck] (got ${isConstruct(value) ? `${constructName(value)} ${JSON.stringify(value.logicalId)}` : describe(value)})`)
+    add(`dependsOn.${i}`, `must be a check construct of this project (${CHECK_CONSTRUCTS}), e.g. dependsOn: [databaseCheck] (got ${isConstruct(value) ? `${constructName(value)} ${JSON.stringify(value.logicalId)}` : describe(value)})`)
     return UNRESOLVED
   })
   return { ...body, dependsOn: ids }
@@ -640,34 +671,6 @@ function walkUnknown(schema: z.ZodType, value: unknown, path: string[], out: { p
   }
 }
 
-/** The candidate nearest to a misspelt word, when one is near enough. */
-export function closest(word: string, candidates: string[]): string | undefined {
-  let best: string | undefined
-  let bestDistance = Math.max(2, Math.floor(word.length / 4)) + 1
-  for (const c of candidates) {
-    const d = distance(word.toLowerCase(), c.toLowerCase())
-    if (d < bestDistance) {
-      best = c
-      bestDistance = d
-    }
-  }
-  return best
-}
-
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i)
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0]
-    row[0] = i
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = row[j]
-      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1))
-      prev = tmp
-    }
-  }
-  return row[b.length]
-}
-
 /**
  * How a construct held in another's props is written in that one's cache key (construct-cache.ts):
  * everything building the other reads of it (resolveRef, groupDefaultsInto): its kind, name and
@@ -724,7 +727,8 @@ export function constructsKey(
   for (const r of registrations) {
     const c = r.construct
     const kind = c.__monitorsKind
-    if (r.outside || !isResourceKind(kind) || descriptorOf(kind).code || typeof c.logicalId !== 'string') return undefined
+    // a construct's notes are not in its props: a project with notes is never memoized
+    if (r.outside || !isResourceKind(kind) || descriptorOf(kind).code || typeof c.logicalId !== 'string' || c.__monitorsNotes !== undefined) return undefined
     const key = constructKey(kind, constructName(c), c.logicalId, c.props, ref)
     if (key === undefined) return undefined
     keys.set(r, key)

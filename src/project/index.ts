@@ -3,11 +3,14 @@ import { chooseEnvironment, findConfigFile, resolveConfig, type EnvironmentReque
 import { buildResources, constructsKey } from './desired.js'
 import { NoEnvironmentError, ProjectError, type Problem } from './errors.js'
 import { findFiles } from './glob.js'
-import { buildId, compileCacheDir, importFile, LoadingSession, PACKAGE_VERSION, withSession } from './loader.js'
+import { buildId, compileCacheDir, importFile, LoadingSession, PACKAGE_VERSION, withSession, type Registration } from './loader.js'
+import { isConstruct, type AnyConstruct } from '../../constructs/construct.js'
 import { openConstructCache } from './construct-cache.js'
 import type { DesiredResource } from '../resources/types.js'
 import { lintResources } from './lints.js'
 import { bundleScripts } from './scripts.js'
+import { isChecklyConfig } from './checkly-config.js'
+import { makeChecklyChecks, specFilesOf } from './checkly-checks.js'
 
 export type { ProjectConfig, ResolvedConfig, CheckDefaults, ChosenEnvironment, EnvironmentRequest } from './config.js'
 export { CONFIG_FILE_NAMES, DEFAULT_CHECK_MATCH, DEFAULTABLE_CHECK_FIELDS, environmentLockName, findConfigFile } from './config.js'
@@ -30,6 +33,18 @@ export interface LoadedProject {
   warnings: Problem[]
   /** With `tolerateCheckProblems`: the problems of the check files; otherwise always empty (they throw). */
   problems: Problem[]
+  /**
+   * Where the code exports each construct a check file exports, by `kind:logicalId`: the file
+   * (relative to `rootDir`) and the export's name (`default` for a default export). What
+   * `monitors import` names when imported code refers to a construct already in code.
+   */
+  exported: ReadonlyMap<string, ExportedConstruct>
+}
+
+/** A construct a check file exports: the file (relative to the project root) and the export's name. */
+export interface ExportedConstruct {
+  file: string
+  name: string
 }
 
 export interface LoadProjectOptions {
@@ -44,10 +59,21 @@ export interface LoadProjectOptions {
    */
   tolerateCheckProblems?: boolean
   /**
+   * A checkMatch that matches no file is no problem: the project has no resources yet (import,
+   * which writes the first check file).
+   */
+  allowNoCheckFiles?: boolean
+  /**
    * The environment asked for (`--env`, else MONITORS_ENV); see chooseEnvironment. When the
    * config declares environments and none is chosen, a NoEnvironmentError names them.
    */
   environment?: EnvironmentRequest
+  /**
+   * Only the config is loaded (its target, environments and lock settings): no check file is
+   * searched or run, and the project has no resources (the operator's commands: checks, results,
+   * incidents, …).
+   */
+  configOnly?: boolean
   /**
    * false: the construct cache (construct-cache.ts) is neither read nor written (`--no-cache`);
    * MONITORS_CACHE=0 in the environment does the same.
@@ -99,9 +125,17 @@ export async function loadProjectDeferred(options: LoadProjectOptions = {}): Pro
   const configShown = cwdRel(configFile)
 
   const session = new LoadingSession()
+  session.rootDir = rootDir
+  // a hosted CLI's config may make constructs (its default alert channels): they are the project's
+  const checklyConfig = isChecklyConfig(configFile)
+  if (checklyConfig) {
+    session.matched = new Set([configFile])
+    session.helperModulesInProject = true
+  }
   const problems: Problem[] = []
   let config: ResolvedConfig | undefined
   let files: string[] = []
+  const exports = new Map<AnyConstruct, ExportedConstruct[]>()
   await withSession(session, async () => {
     session.current = configFile
     const loaded = await importFile(configFile, cwdRel)
@@ -125,22 +159,28 @@ export async function loadProjectDeferred(options: LoadProjectOptions = {}): Pro
     config = chosen.config
     // check files may ask which environment they are loaded for (currentEnvironment())
     if (config.environment) session.environment = config.environment.name
+    if (config.checkly) session.checklyDefaults = config.checkly.defaults
+    if (options.configOnly) return
     files = findFiles(rootDir, config.checkMatch, config.ignore).filter((f) => path.join(rootDir, f) !== configFile)
-    if (files.length === 0) {
+    const specs = config.checkly ? specFilesOf(config.checkly, rootDir, config.ignore) : undefined
+    const declared = specs ? specs.browser.length + specs.multiStep.length + config.checkly!.playwrightChecks.length + (config.checkly!.playwrightConfigPath ? 1 : 0) : 0
+    if (files.length === 0 && declared === 0 && !options.allowNoCheckFiles) {
       problems.push({
         file: configShown,
-        field: 'checkMatch',
+        field: config.checkly ? 'checks.checkMatch' : 'checkMatch',
         message: `matches no files in ${rootDir === cwd ? 'this directory' : cwdRel(rootDir)} (${config.checkMatch.join(', ')}); node_modules and .git are never searched`,
       })
       return
     }
-    session.matched = new Set(files.map((f) => path.join(rootDir, f)))
+    session.matched = new Set([...files.map((f) => path.join(rootDir, f)), ...(checklyConfig ? [configFile] : [])])
     for (const file of files) {
       const abs = path.join(rootDir, file)
       session.current = abs
       const result = await importFile(abs, cwdRel)
       if ('problem' in result) problems.push(result.problem)
+      else noteExports(result.module, file, exports)
     }
+    if (config.checkly && specs) makeChecklyChecks(session, config.checkly, rootDir, configFile, specs)
   })
   if (!config) throw new ProjectError(problems)
   const resolved: ResolvedConfig = config
@@ -164,10 +204,36 @@ export async function loadProjectDeferred(options: LoadProjectOptions = {}): Pro
     cache?.save()
     problems.push(...built.problems)
     if (problems.length > 0 && !options.tolerateCheckProblems) throw new ProjectError(problems)
-    const warnings = lintResources(built.resources).map((w) => ({ ...w, file: cwdRel(path.join(rootDir, w.file)) }))
-    return { configFile, rootDir, config: resolved, files, resources: built.resources, warnings, problems }
+    const warnings = [...built.warnings, ...lintResources(built.resources)].map((w) => ({ ...w, file: cwdRel(path.join(rootDir, w.file)) }))
+    return { configFile, rootDir, config: resolved, files, resources: built.resources, warnings, problems, exported: exportedConstructs(registrations, exports, rootRel) }
   }
   return { configFile, rootDir, config: resolved, constructsKey: key, finish }
+}
+
+/** Records the constructs a check file's module exports (any construct value among its exports). */
+function noteExports(module: Record<string, unknown>, file: string, into: Map<AnyConstruct, ExportedConstruct[]>): void {
+  if (!module || typeof module !== 'object') return
+  for (const name of Object.keys(module)) {
+    const value = module[name]
+    if (!isConstruct(value)) continue
+    const list = into.get(value)
+    if (list) list.push({ file, name })
+    else into.set(value, [{ file, name }])
+  }
+}
+
+/** Each exported construct of the project by `kind:logicalId`: the export of the file that makes it, else the first. */
+function exportedConstructs(registrations: readonly Registration[], exports: ReadonlyMap<AnyConstruct, ExportedConstruct[]>, rootRel: (abs: string) => string): Map<string, ExportedConstruct> {
+  const out = new Map<string, ExportedConstruct>()
+  if (exports.size === 0) return out
+  for (const r of registrations) {
+    const found = r.outside ? undefined : exports.get(r.construct)
+    if (!found || typeof r.construct.logicalId !== 'string') continue
+    const own = rootRel(r.file)
+    const key = `${r.construct.__monitorsKind}:${r.construct.logicalId}`
+    if (!out.has(key)) out.set(key, found.find((e) => e.file === own) ?? found[0])
+  }
+  return out
 }
 
 /** Counts of resources per construct, in RESOURCE_KINDS order: `2 DnsCheck, 1 IcmpCheck`. */

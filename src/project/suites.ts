@@ -16,6 +16,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs'
 import { builtinModules, createRequire } from 'node:module'
 import path from 'node:path'
 import { globSync } from 'tinyglobby'
+import { suiteFileOf, type SuiteFile } from '../schema/playwright-check.js'
 import { bundleScript } from './bundle.js'
 import type { Problem } from './errors.js'
 
@@ -31,7 +32,7 @@ export interface SuiteInput {
   cwd: string
 }
 
-export type SuiteOutcome = { ok: true; files: Array<{ path: string; content: string }>; configPath: string } | { ok: false; problems: Problem[] }
+export type SuiteOutcome = { ok: true; files: SuiteFile[]; configPath: string } | { ok: false; problems: Problem[] }
 
 /** Playwright's default `testMatch`. */
 const DEFAULT_TEST_MATCH = '**/*.@(spec|test).?(c|m)[jt]s?(x)'
@@ -132,15 +133,19 @@ export async function gatherSuite(input: SuiteInput): Promise<SuiteOutcome> {
   return collectFiles(input, configFile, [...tests].sort(), where)
 }
 
-/** The config and the tests with the local files they import, and the files `include` adds, relative to the config's folder. */
+/**
+ * The config and the tests with the local files they import, and the files `include` adds
+ * (read as bytes: a screenshot baseline or any file that is not UTF-8 goes in base64), relative to
+ * the config's folder.
+ */
 async function collectFiles(input: SuiteInput, configFile: string, tests: string[], where: { file: string; construct: string; logicalId: string }): Promise<SuiteOutcome> {
   const root = path.dirname(configFile)
-  const files = new Map<string, string>()
+  const files = new Map<string, SuiteFile>()
   const problems: Problem[] = []
   for (const entry of [configFile, ...tests]) {
     const bundled = await bundleScript({ entrypoint: entry, checkFile: input.checkFile, projectDir: root, runtimeId: input.runtimeId, construct: input.construct, logicalId: input.logicalId, field: 'playwrightConfigPath', cwd: input.cwd })
     if (!bundled.ok) problems.push(...bundled.problems)
-    else for (const f of bundled.value.files) files.set(f.path, f.content)
+    else for (const f of bundled.value.files) files.set(f.path, { path: f.path, content: f.content })
   }
   ;(input.include ?? []).forEach((pattern, i) => {
     const found = globSync(pattern, { cwd: root, absolute: true, ignore: ['**/node_modules/**'] })
@@ -148,10 +153,10 @@ async function collectFiles(input: SuiteInput, configFile: string, tests: string
     for (const f of found) {
       const rel = toPosix(path.relative(root, f))
       if (rel.startsWith('..')) problems.push({ ...where, field: `include.${i}`, message: `matches ${rel}, outside the config's folder: a suite holds the files under its config's folder` })
-      else files.set(rel, readFileSync(f, 'utf8'))
+      else files.set(rel, suiteFileOf(rel, readFileSync(f)))
     }
   })
   if (problems.length > 0) return { ok: false, problems }
-  const sorted = [...files].map(([p, content]) => ({ path: p, content })).sort((a, b) => a.path.localeCompare(b.path, 'en'))
+  const sorted = [...files.values()].sort((a, b) => a.path.localeCompare(b.path, 'en'))
   return { ok: true, files: sorted, configPath: toPosix(path.relative(root, configFile)) }
 }

@@ -16,6 +16,7 @@ import { apiCheck } from './kinds/api-check.js'
 import { tcpCheck } from './kinds/tcp-check.js'
 import { urlCheck } from './kinds/url-check.js'
 import { browserCheck, multiStepCheck, playwrightCheck } from './kinds/script-check.js'
+import { checkKindProblems } from './kinds/common.js'
 
 /**
  * Every kind's descriptor, in creation order (tiers ascending). A kind missing here, or a
@@ -54,6 +55,9 @@ const ALL: readonly ResourceDescriptor[] = Object.values(DESCRIPTORS)
 for (let i = 1; i < ALL.length; i++) {
   if (ALL[i].tier < ALL[i - 1].tier) throw new Error(`descriptor ${ALL[i].kind} is declared after a kind of a later tier`)
 }
+// a check kind has every check's references, keyed arrays and secrets (checkDescriptor adds its own to them)
+const slips = ALL.flatMap(checkKindProblems)
+if (slips.length > 0) throw new Error(`check descriptors without what every check has: ${slips.join('; ')}`)
 
 /** Kinds of resources the engine manages, in the order they are created. */
 export const RESOURCE_KINDS = Object.keys(DESCRIPTORS) as readonly ResourceKind[]
@@ -97,6 +101,13 @@ export function displayName(kind: ResourceKind, payload: Record<string, unknown>
   let name: unknown = payload[field]
   if (name === undefined && field.includes('.')) name = field.split('.').reduce<unknown>((node, key) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), payload)
   return typeof name === 'string' ? name : undefined
+}
+
+/** The value of an identity field (a dotted path: `config.address`) in a payload or record, as text; undefined when unset. */
+export function identityValue(payload: Record<string, unknown>, field: string): string | undefined {
+  let value: unknown = payload[field]
+  if (value === undefined && field.includes('.')) value = field.split('.').reduce<unknown>((node, key) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), payload)
+  return value === undefined || value === null ? undefined : String(value)
 }
 
 /** Kinds whose identity is unique on the service: a duplicate create is answered 409. */

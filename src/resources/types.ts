@@ -140,10 +140,13 @@ export interface ResourceDescriptor {
     othersAs?: string
   }
   /**
-   * The fields that find a resource again in its list (lost create answers, duplicates).
-   * `unique`: the service refuses a second one (409), so a duplicate can never be created.
+   * The fields (dotted paths: `config.address`) that find a resource again in its list (lost
+   * create answers, duplicates). `unique`: the service refuses a second one (409), so a
+   * duplicate can never be created. `alike`: several alike are usual (two projects' alert
+   * channels to one address), so an unmanaged one with the same fields is no duplicate: it is
+   * never refused nor adopted (`--adopt-existing`), only named in the create's reason.
    */
-  identity: { fields: readonly string[]; unique: boolean }
+  identity: { fields: readonly string[]; unique: boolean; alike?: boolean }
   /** Fields holding the remote id of another resource. */
   references: readonly ReferenceField[]
   /** Top-level arrays whose order means nothing (sorted when normalized). */

@@ -3,6 +3,7 @@ import type { IcmpCheck } from '../schema/check.js'
 import { evaluateAssertion, readJsonPath } from './assertions.js'
 import { resolveTarget } from './targets.js'
 import { emptyOutcome, type AssertionResult, type AttemptOutcome, type IcmpDetails, type LatencyStats, type RunOptions } from './types.js'
+import { childEnvironment } from './child-env.js'
 
 /**
  * ICMP checks send real echo requests through the system ping (Debian's iputils-ping): it
@@ -96,7 +97,7 @@ function runPing(path: string, args: string[], limitMs: number, signal?: AbortSi
     const result: SpawnResult = { stdout: '', stderr: '', code: null, spawnError: null, killedFor: null }
     let child: ReturnType<typeof spawn>
     try {
-      child = spawn(path, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } })
+      child = spawn(path, args, { stdio: ['ignore', 'pipe', 'pipe'], env: childEnvironment({ LC_ALL: 'C' }) })
     } catch (error) {
       result.spawnError = error as NodeJS.ErrnoException
       resolve(result)

@@ -65,7 +65,7 @@ const list = (value: unknown): unknown => {
 }
 
 /** A time of the query: unix seconds (a value of 1e11 or more is taken as milliseconds) or an ISO date / date-time. */
-export const queryTime = z.string().transform((text, ctx) => {
+const time = z.string().transform((text, ctx) => {
   const trimmed = text.trim()
   let ms: number
   if (/^\d+(\.\d+)?$/.test(trimmed)) {
@@ -92,8 +92,8 @@ export function analyticsQuerySchema(type: AnalyticsCheckType) {
   const statuses = entry.statusFilters as readonly [string, ...string[]]
   const groups = entry.groupBy as readonly [AnalyticsGroup, ...AnalyticsGroup[]]
   return z.object({
-    from: queryTime.optional(),
-    to: queryTime.optional(),
+    from: time.optional(),
+    to: time.optional(),
     quickRange: z.enum(QUICK_RANGES).default('last24Hours'),
     aggregationInterval: z.string().transform((text, ctx) => {
       // a whole number however it is written (`60`, `60.0`, `6e1`), as for limit and page

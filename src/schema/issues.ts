@@ -31,6 +31,56 @@ function typeName(value: unknown): string {
   return typeof value
 }
 
+/**
+ * The candidate nearest to a misspelt word, when one is near enough: the fewest edits (at most
+ * a quarter of the word, and at least 2) when no other is as near, else the one candidate the word starts (before a `-`,
+ * `_`, `.` or `/`: `monitors` → `monitors-as-code`). Case is ignored. The one helper behind
+ * every "did you mean" (fields, config settings, enum values, locations, exports, the package).
+ */
+export function closest(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined
+  let bestDistance = Math.max(2, Math.floor(word.length / 4)) + 1
+  let tied = false
+  const lower = word.toLowerCase()
+  for (const c of candidates) {
+    const d = distance(lower, c.toLowerCase())
+    if (d < bestDistance) {
+      best = c
+      bestDistance = d
+      tied = false
+    } else if (d === bestDistance && best !== undefined && best.toLowerCase() !== c.toLowerCase()) tied = true
+  }
+  // two as near (eu-west-9: eu-west-1, eu-west-2 …): naming one would be a guess
+  if (best !== undefined) return tied ? undefined : best
+  if (lower.length < 3) return undefined
+  const started = candidates.filter((c) => {
+    const other = c.toLowerCase()
+    return other.length > lower.length && other.startsWith(lower) && '-_./'.includes(other[lower.length])
+  })
+  return started.length === 1 ? started[0] : undefined
+}
+
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i)
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]
+    row[0] = i
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = row[j]
+      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1))
+      prev = tmp
+    }
+  }
+  return row[b.length]
+}
+
+/** `; did you mean X?` after a misspelt string value of an enum, or nothing. */
+function didYouMean(input: unknown, values: readonly unknown[]): string {
+  if (typeof input !== 'string' || input === '') return ''
+  const near = closest(input, values.filter((v): v is string => typeof v === 'string'))
+  return near !== undefined && near !== input ? `; did you mean ${near}?` : ''
+}
+
 /** A message for one zod issue, worded for a person: what is allowed and what was given. */
 export function issueMessage(issue: z.core.$ZodIssue): string {
   const input = (issue as { input?: unknown }).input
@@ -44,7 +94,7 @@ export function issueMessage(issue: z.core.$ZodIssue): string {
     case 'invalid_value':
       // a schema's own message (see runFrequencySchema) says more than the list of values
       if (issue.message && !/^Invalid (input|option)/.test(issue.message)) return issue.message
-      return `must be one of ${issue.values.map((v) => (typeof v === 'string' ? v : String(v))).join(', ')} (got ${show(input)})`
+      return `must be one of ${issue.values.map((v) => (typeof v === 'string' ? v : String(v))).join(', ')} (got ${show(input)}${didYouMean(input, issue.values)})`
     case 'too_small': {
       const min = Number(issue.minimum)
       if (issue.origin === 'string') return `must be at least ${min} character${min === 1 ? '' : 's'} long`

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { queryTime } from './analytics.js'
+import { queryTime } from './paging.js'
 
 /**
  * The query of GET /v1/scheduler/skipped-runs (the project's own route, docs/api.md): a window

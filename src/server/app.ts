@@ -16,6 +16,8 @@ import { resultRoutes } from './routes/results.js'
 import { assetRoutes } from './routes/assets.js'
 import type { ArtifactStore } from './artifacts.js'
 import { parseJsonBody } from './json-body.js'
+import { decodedBody } from './body-encoding.js'
+import { strictQueries } from './query-parameters.js'
 import { installFaults, type FaultCounts, type FaultSpec } from './faults.js'
 import { agentRoutes } from './routes/agent.js'
 import { schedulerRoutes } from './routes/scheduler.js'
@@ -26,11 +28,13 @@ import { alertRoutes } from './routes/alerts.js'
 import { alertChannelRoutes } from './routes/alert-channels.js'
 import { analyticsRoutes } from './routes/analytics.js'
 import { keyRoutes } from './routes/keys.js'
+import { accountRoutes } from './routes/accounts.js'
 import { isWeb, webRoutes } from './web/index.js'
 import { isProbe, probeRoutes } from './probes.js'
 import { serverNames, type ServerNames } from './names.js'
 import { isMetricsOperator, metricsRoutes } from './routes/metrics.js'
 import type { ServerMetrics } from './metrics.js'
+import { DEFAULT_LIMITS, type ServerLimits } from './limits.js'
 
 export const BODY_LIMIT = 1024 * 1024
 
@@ -64,6 +68,8 @@ export interface AppOptions {
   metrics?: { registry: ServerMetrics; token?: string }
   /** where the artifacts of browser and multi-step runs are (none: their routes answer 404) */
   artifacts?: ArtifactStore
+  /** what one account or client may make the server hold or send (limits.ts); default DEFAULT_LIMITS */
+  limits?: ServerLimits
 }
 
 export const DEFAULT_AUTH_FAILURE_LIMIT = { max: 10, timeWindowMs: 60_000 } as const
@@ -103,6 +109,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
     } catch (error) {
       done(error as HttpError, undefined)
     }
+  })
+
+  // a body sent with a Content-Encoding (gzip, deflate, br) is decoded as it arrives; the body
+  // limit counts decoded bytes (body-encoding.ts); another encoding is a 415
+  app.addHook('preParsing', async (request, _reply, payload) => {
+    if (request.method === 'GET' || request.method === 'HEAD' || request.is404) return payload
+    return decodedBody(payload, request.headers['content-encoding'], request.routeOptions.bodyLimit ?? BODY_LIMIT)
   })
 
   app.setErrorHandler(errorHandler((line) => (options.warn ?? log ?? ((l: string) => process.stderr.write(`${l}\n`)))(line)))
@@ -151,19 +164,23 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
     return auth(request, reply)
   })
 
-  registerRoutes(app, options, failures)
+  // every API route's query parameters, declared in one table: another name is a 400 (query-parameters.ts)
+  strictQueries(app)
+  registerRoutes(app, options, { failures, limiter })
 
   return Object.assign(app, { faultCounts: faults?.counts })
 }
 
 /** Every route of the API, the web pages and the probes (after the hooks above). */
-function registerRoutes(app: FastifyInstance, options: AppOptions, failures: Limiter): void {
+function registerRoutes(app: FastifyInstance, options: AppOptions, counts: { failures: Limiter; limiter: (limit: { max: number; timeWindowMs: number }) => Limiter }): void {
   const { store } = options
+  const { failures } = counts
   const metrics = options.metrics
+  const limits = options.limits ?? DEFAULT_LIMITS
   checkRoutes(app, store)
   variableRoutes(app, store)
   const names = options.names ?? serverNames()
-  statusPageRoutes(app, store, names)
+  statusPageRoutes(app, store, names, limits.statusPagesPerAccount)
   maintenanceWindowRoutes(app, store)
   checkGroupRoutes(app, store)
   snippetRoutes(app, store)
@@ -174,14 +191,20 @@ function registerRoutes(app: FastifyInstance, options: AppOptions, failures: Lim
   assetRoutes(app, store, options.artifacts)
   const runs = options.runs ?? { now: Date.now }
   sessionRoutes(app, store, runs, options.closing ?? new AbortController().signal)
-  agentRoutes(app, store, runs, options.artifacts)
+  agentRoutes(app, store, runs, options.artifacts, limits.stagedArtifactBytesPerAccount)
   heartbeatRoutes(app, store, runs)
   alertRoutes(app, store)
   alertChannelRoutes(app, store)
   analyticsRoutes(app, store, runs)
   schedulerRoutes(app, store, runs)
   keyRoutes(app, store)
-  webRoutes(app, store, { now: runs.now, failures, names, subscriptions: options.subscriptions })
+  const subscriptions = options.subscriptions && {
+    wake: () => options.subscriptions?.wake(),
+    perAddress: counts.limiter(limits.confirmationsPerAddress),
+    perClient: counts.limiter(limits.subscriptionsPerClient),
+  }
+  accountRoutes(app, store)
+  webRoutes(app, store, { now: runs.now, failures, names, subscriptions })
   badgeTokenRoutes(app, store, runs.now)
   probeRoutes(app, store, options.closing ?? new AbortController().signal)
   if (metrics) metricsRoutes(app, store, metrics.registry)

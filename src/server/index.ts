@@ -1,7 +1,6 @@
 import { SubscriberMailer, type SubscriberMailOptions } from './alerts/subscribers.js'
 import { isIP, type AddressInfo } from 'node:net'
 import { buildApp } from './app.js'
-import { openSqliteStore } from './store/sqlite/index.js'
 import type { SkipCount, Store } from './store/index.js'
 import { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 import { DEFAULT_RETENTION_DAYS, Scheduler, type FinalResultHook, type RunServices, type SchedulerOptions } from './scheduler/index.js'
@@ -17,6 +16,7 @@ import { defaultScriptConcurrency, Semaphore } from '../runner/script-probe.js'
 import { ArtifactStore } from './artifacts.js'
 import { effectiveUidRange, type UidRange } from '../runner/script/contain.js'
 import { networkNamespaces } from '../runner/script/netns.js'
+import { serverLimits, type ServerLimits } from './limits.js'
 
 export { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 export { checkSmtpUrl, type AlertDeliveryOptions } from './alerts/worker.js'
@@ -131,6 +131,12 @@ export interface LocalServerOptions {
    * default `<SQLite file>.artifacts` beside the database, else a temporary folder removed at close.
    */
   artifactsDir?: string
+  /**
+   * What one account or client may make the server hold or send (limits.ts): status pages per
+   * account (default 100), subscription confirmations per email address (5 an hour) and
+   * subscriptions per client address (20 an hour), bytes of agents' artifacts staged per account (1 GB)
+   */
+  limits?: Partial<ServerLimits>
 }
 
 export interface LocalServer {
@@ -165,8 +171,13 @@ export function isPostgresUrl(location: string): boolean {
 
 /** The store at `location`: a PostgreSQL URL, or a SQLite file (':memory:' keeps nothing). */
 export async function openStore(location: string, options: { poolSize?: number; poolWaitMs?: number } = {}): Promise<Store> {
-  if (!isPostgresUrl(location)) return openSqliteStore(location)
-  // loaded only for PostgreSQL, so an embedded server never loads the driver
+  // each store's driver is loaded only for its own kind of database: a server on PostgreSQL runs
+  // without better-sqlite3 (an optional dependency, whose native build may be missing), and an
+  // embedded server never loads pg
+  if (!isPostgresUrl(location)) {
+    const { openSqliteStore } = await import('./store/sqlite/index.js')
+    return openSqliteStore(location)
+  }
   const { openPostgresStore } = await import('./store/postgres/index.js')
   return openPostgresStore(location, options)
 }
@@ -283,6 +294,46 @@ function suitesPolicy(options: LocalServerOptions, privateTargets: PrivateTarget
   return { run: options.playwrightSuites ?? byDefault, uidRange, chosen: options.playwrightSuites !== undefined, privateTargets, network }
 }
 
+/** What the server's scheduler is built with (startLocalServer's settings). */
+interface SchedulerParts {
+  store: Store
+  services: RunServices
+  metrics: ServerMetrics
+  warn: (line: string) => void
+  privateTargets: NonNullable<LocalServerOptions['privateTargets']>
+  allowedTargets: ReturnType<typeof serverSettings>['allowedTargets']
+  scriptConcurrency: number
+  suites: ReturnType<typeof suitesPolicy>
+  artifacts: ReturnType<typeof artifactStoreFor>
+  retentionMs: number
+}
+
+/** The scheduler of `monitors server` (plans; runs with `runner`), its runs and skips counted in the server's metrics; none unless asked for. */
+function serverScheduler(options: LocalServerOptions, parts: SchedulerParts): Scheduler | undefined {
+  const { store, services, metrics, warn, privateTargets, allowedTargets, scriptConcurrency, suites, artifacts, retentionMs } = parts
+  if (!(options.scheduler ?? options.runner === true)) return undefined
+  return new Scheduler({
+    log: warn,
+    ...options.schedulerOptions,
+    runOptions: {
+      privateTargets, allowedTargets,
+      script: { runtimeCache: options.runtimeCache, chromiumPath: options.chromiumPath, limiter: new Semaphore(scriptConcurrency), suites: suites.run, uidRange: options.scriptUidRange },
+      ...options.schedulerOptions?.runOptions,
+    },
+    artifacts,
+    onRunStart: (run, startedAt) => {
+      metrics.lag.observe({}, Math.max(0, startedAt - run.dueAt) / 1000)
+      options.schedulerOptions?.onRunStart?.(run, startedAt)
+    },
+    onPlanned: (planned, skipped) => {
+      metrics.planned.inc({}, planned)
+      metrics.countSkipped(skipped)
+    },
+    onSchedule: (pairs) => metrics.knowSkipSeries(pairs),
+    store, services, plan: true, run: options.runner === true, retentionMs,
+  })
+}
+
 export async function startLocalServer(options: LocalServerOptions = {}): Promise<LocalServer> {
   for (const url of options.publicUrls ?? []) {
     const problem = publicUrlProblem(url)
@@ -327,35 +378,14 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     const names = serverNames({ host: options.host, publicUrls: options.publicUrls })
     const app = await buildApp({
       store, rateLimit, authFailureLimit, trustProxy, ipv6s: options.ipv6s, log, warn: options.warn, faults, runs: services, closing: closing.signal, names, subscriptions, artifacts,
-      metrics: { registry: metrics, token: options.metricsToken },
+      metrics: { registry: metrics, token: options.metricsToken }, limits: serverLimits(options.limits),
     })
     let requests = 0
     app.server.on('request', () => {
       requests++
     })
     const url = await listen(app, options.host ?? '127.0.0.1', options.port ?? 0)
-    const scheduler = (options.scheduler ?? options.runner === true)
-      ? new Scheduler({
-        log: warn,
-        ...options.schedulerOptions,
-        runOptions: {
-          privateTargets, allowedTargets,
-          script: { runtimeCache: options.runtimeCache, chromiumPath: options.chromiumPath, limiter: new Semaphore(scriptConcurrency), suites: suites.run, uidRange: options.scriptUidRange },
-          ...options.schedulerOptions?.runOptions,
-        },
-        artifacts,
-        onRunStart: (run, startedAt) => {
-          metrics.lag.observe({}, Math.max(0, startedAt - run.dueAt) / 1000)
-          options.schedulerOptions?.onRunStart?.(run, startedAt)
-        },
-        onPlanned: (planned, skipped) => {
-          metrics.planned.inc({}, planned)
-          metrics.countSkipped(skipped)
-        },
-        onSchedule: (pairs) => metrics.knowSkipSeries(pairs),
-        store, services, plan: true, run: options.runner === true, retentionMs,
-      })
-      : undefined
+    const scheduler = serverScheduler(options, { store, services, metrics, warn, privateTargets, allowedTargets, scriptConcurrency, suites, artifacts, retentionMs })
     scheduler?.start()
     alerts?.start()
     subscriptions?.start()

@@ -64,8 +64,9 @@ export class RateLimiter implements Limiter {
 
 /** What the auth hook needs of a limiter: this process's counts, or the database's. */
 export interface Limiter {
-  consume(key: string): (RateWindow & { allowed: boolean }) | Promise<RateWindow & { allowed: boolean }>
-  peek(key: string): RateWindow | Promise<RateWindow>
+  /** `now`: the clock of the caller (default Date.now) */
+  consume(key: string, now?: number): (RateWindow & { allowed: boolean }) | Promise<RateWindow & { allowed: boolean }>
+  peek(key: string, now?: number): RateWindow | Promise<RateWindow>
   unspent(): RateWindow
 }
 

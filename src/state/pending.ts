@@ -1,12 +1,13 @@
 import type { RemoteRecord, ResourceKind } from '../resources/types.js'
-import { descriptorOf, remoteIdOf, RESOURCE_KINDS } from '../resources/registry.js'
+import { descriptorOf, identityValue, remoteIdOf, RESOURCE_KINDS } from '../resources/registry.js'
 import { appliedHash, secretHashOf } from '../resources/hashes.js'
 import type { PendingCreate } from './lock.js'
 
 /**
  * The fields that find a resource again in its list when the answer to its POST was lost
  * (the descriptor's identity fields). Checks are listed per kind already (so the check type is
- * implied); a variable's key and a status page's url are unique on the service, the others are names.
+ * implied); a variable's key and a status page's url are unique on the service, the others are
+ * names; an alert channel's are its type and, where a read shows it, its address (email) or name.
  */
 export const IDENTITY_FIELDS: Record<ResourceKind, readonly string[]> = Object.fromEntries(
   RESOURCE_KINDS.map((kind) => [kind, descriptorOf(kind).identity.fields]),
@@ -15,7 +16,10 @@ export const IDENTITY_FIELDS: Record<ResourceKind, readonly string[]> = Object.f
 /** The pending-create record written before a POST of `payload`; `hash`: its `appliedHash` when known already. */
 export function pendingCreate(kind: ResourceKind, logicalId: string, payload: Record<string, unknown>, hash?: string): PendingCreate {
   const match: Record<string, string> = {}
-  for (const field of IDENTITY_FIELDS[kind]) if (payload[field] !== undefined && payload[field] !== null) match[field] = String(payload[field])
+  for (const field of IDENTITY_FIELDS[kind]) {
+    const value = identityValue(payload, field)
+    if (value !== undefined) match[field] = value
+  }
   const pending: PendingCreate = { kind, logicalId, appliedHash: hash ?? appliedHash(kind, payload), match }
   const secretHash = secretHashOf(kind, payload)
   if (secretHash) pending.secretHash = secretHash
@@ -39,7 +43,7 @@ export function findCreated(
   for (const record of Object.values(records)) {
     const remoteId = idOf(record)
     if (taken.has(remoteId)) continue
-    if (fields.every(([field, value]) => record[field] !== undefined && String(record[field]) === value)) candidates.push({ remoteId, record })
+    if (fields.every(([field, value]) => identityValue(record, field) === value)) candidates.push({ remoteId, record })
   }
   if (candidates.length <= 1) return candidates[0]
   const same = candidates.find((c) => appliedHash(pending.kind, c.record) === pending.appliedHash)

@@ -129,7 +129,7 @@ describe('monitors agent: what it refuses', () => {
 
     const noKey = await monitors(dir, ['agent', '--locations', 'eu-west-1', '--api-url', 'http://127.0.0.1:9'])
     expect(noKey.code).toBe(1)
-    expect(noKey.stderr.trim()).toBe('Error: No API key for http://127.0.0.1:9: set MONITORING_API_KEY or pass --api-key.')
+    expect(noKey.stderr.trim()).toBe('Error: No API key for http://127.0.0.1:9: set MONITORING_API_KEY or pass --api-key-file PATH.')
   })
 
   it('refuses a location outside the spec\'s list, and no location at all', async () => {

@@ -3,7 +3,7 @@
  * create duplicates after a lost lock update, hide a reorder, drop protection unseen, print
  * nothing on an error, or plan a delete the service must refuse.
  */
-import { readFileSync, rmSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
@@ -41,13 +41,19 @@ new EnvVar('API_TOKEN', { value: 'token-1' })
     // the commit-back of the lock failed: the old lock (none) comes back
     rmSync(join(dir, 'monitoring.lock.json'))
 
+    // plan refuses what apply refuses: shown, then refused (exit 1), never counted as a create
     const text = await monitors(dir, ['plan'], env('dupvar'))
-    expect(text.code, text.output).toBe(0)
+    expect(text.code, text.output).toBe(1)
     expect(text.stdout).toContain('duplicate')
     expect(text.stdout).toContain(String(remote.id))
+    expect(text.stdout).toContain('Plan: 0 to create, 0 to update, 0 to delete. 2 refused: already exist (duplicate).')
 
     const json = await monitors(dir, ['plan', '--format', 'json'], env('dupvar'))
+    expect(json.code).toBe(1)
     const doc = JSON.parse(json.stdout)
+    expect(doc.ok).toBe(false)
+    expect(doc.refused).toContain('already exist')
+    expect(doc.summary).toMatchObject({ create: 0, duplicate: 2 })
     const change = doc.changes.find((c: { logicalId: string }) => c.logicalId === 'api-dns')
     expect(change.duplicateOf).toEqual({ remoteId: remote.id, name: 'API DNS' })
     expect(doc.changes.find((c: { logicalId: string }) => c.logicalId === 'API_TOKEN').duplicateOf.remoteId).toBe('API_TOKEN')
@@ -107,10 +113,11 @@ describe('a lost lock update in a pipeline that applies saved plans (A4)', () =>
     const dir = makeProject({ 'api.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('api-dns', { name: 'API DNS', request: { query: 'api.example.com' } })\n` })
     expect((await monitors(dir, ['apply', '--yes'], env('dupsaved'))).code).toBe(0)
     rmSync(join(dir, 'monitoring.lock.json'))
-    expect((await monitors(dir, ['plan', '--out', 'plain.json'], env('dupsaved'))).code).toBe(0)
-    const refused = await monitors(dir, ['apply', 'plain.json'], env('dupsaved'))
+    // a plan apply would refuse is refused when it is made: nothing is saved
+    const refused = await monitors(dir, ['plan', '--out', 'plain.json'], env('dupsaved'))
     expect(refused.code).toBe(1)
     expect(refused.stderr).toContain('--adopt-existing')
+    expect(existsSync(join(dir, 'plain.json'))).toBe(false)
     expect((await monitors(dir, ['plan', '--adopt-existing', '--out', 'plan.json'], env('dupsaved'))).code).toBe(0)
     const applied = await monitors(dir, ['apply', 'plan.json'], env('dupsaved'))
     expect(applied.code, applied.output).toBe(0)

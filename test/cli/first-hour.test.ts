@@ -9,9 +9,9 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
 import { ApiClient } from '../../src/api/client.js'
-import { makeProject, monitors, STACK_LINE, writeFiles } from '../helpers/cli.js'
+import { config, makeProject, monitors, STACK_LINE, writeFiles } from '../helpers/cli.js'
 
-const ACCOUNTS = ['targeted', 'protect', 'inCode', 'saved', 'dupvar', 'broken', 'shown', 'tags', 'cluster']
+const ACCOUNTS = ['targeted', 'protect', 'inCode', 'saved', 'dupvar', 'broken', 'shown', 'tags', 'cluster', 'twoProjects']
 let dir: string
 let server: LocalServer
 /** A second server on the same database: another URL of the same service. */
@@ -171,10 +171,27 @@ describe('a duplicate variable', () => {
     // the lock update was lost
     rmSync(join(project, 'monitoring.lock.json'))
     const plan = await monitors(project, ['plan'], env('dupvar'))
-    expect(plan.code, plan.output).toBe(0)
+    expect(plan.code, plan.output).toBe(1)
     expect(plan.stdout).toContain('duplicate')
     expect(plan.stdout).toContain('--adopt-existing')
     expect(plan.stdout).not.toContain('--allow-duplicates')
+    expect(plan.output).not.toContain('--allow-duplicates')
+    expect(plan.output).not.toMatch(STACK_LINE)
+    // never counted as a create, never "changes" (2) for a plan apply refuses: the error, named as a problem of the code
+    expect(plan.stdout).toContain('Plan: 0 to create, 0 to update, 0 to delete. 1 refused: already exists (duplicate).')
+    const named = 'vars.check.ts › EnvVar "DUP_TOKEN" › key: already exists remotely as id DUP_TOKEN'
+    const detailed = await monitors(project, ['plan', '--detailed-exitcode'], env('dupvar'))
+    expect(detailed.code, detailed.output).toBe(1)
+    expect(detailed.stderr).toContain(named)
+    const json = await monitors(project, ['plan', '--detailed-exitcode', '--format', 'json'], env('dupvar'))
+    expect(json.code).toBe(1)
+    const doc = JSON.parse(json.stdout)
+    expect(doc).toMatchObject({ ok: false, summary: { create: 0, duplicate: 1 } })
+    expect(doc.refused).toContain(named)
+    const md = await monitors(project, ['plan', '--detailed-exitcode', '--format', 'markdown'], env('dupvar'))
+    expect(md.code).toBe(1)
+    expect(md.stdout).toContain('**This plan is refused; nothing will be applied.**')
+    expect(md.stdout).toContain('| Refused (duplicate) |')
     const refused = await monitors(project, ['apply', '--yes'], env('dupvar'))
     expect(refused.code).toBe(1)
     expect(refused.stderr).toContain('--adopt-existing')
@@ -182,6 +199,48 @@ describe('a duplicate variable', () => {
     expect(refused.stdout).toContain('+ variable DUP_TOKEN')
     const adopted = await monitors(project, ['apply', '--yes', '--adopt-existing'], env('dupvar'))
     expect(adopted.code, adopted.output).toBe(0)
+  })
+})
+
+describe('a second project in the same account', () => {
+  it('creates and owns its own email channel, even to the same address; --adopt-existing never takes the other project\'s', async () => {
+    const channel = `import { EmailAlertChannel } from 'monitors-as-code'\nnew EmailAlertChannel('oncall', { address: 'oncall@example.com' })\n`
+    const first = makeProject({ 'alerts.check.ts': channel })
+    const second = makeProject({ 'monitoring.config.ts': config('second'), 'alerts.check.ts': channel })
+    expect((await monitors(first, ['apply', '--yes'], env('twoProjects'))).code).toBe(0)
+    const [theirs] = await list('twoProjects', '/v1/alert-channels')
+
+    const plan = await monitors(second, ['plan', '--detailed-exitcode'], env('twoProjects'))
+    expect(plan.code, plan.output).toBe(2)
+    expect(plan.stdout).toContain('+ email-alert-channel oncall (EmailAlertChannel in alerts.check.ts)\n')
+    expect(plan.stdout).not.toContain('(duplicate)')
+    expect(plan.stdout).toContain(`an unmanaged one alike exists as id ${theirs.id} "oncall@example.com" (another project's`)
+    expect(plan.stdout).toContain('Plan: 1 to create, 0 to update, 0 to delete.')
+    // --adopt-existing does not take it over either: a channel of its own is created
+    const applied = await monitors(second, ['apply', '--yes', '--adopt-existing'], env('twoProjects'))
+    expect(applied.code, applied.output).toBe(0)
+    expect(applied.stdout).toMatch(/\+ email-alert-channel oncall created/)
+    const channels = await list('twoProjects', '/v1/alert-channels')
+    expect(channels).toHaveLength(2)
+    expect(lockOf(second).resources['email-alert-channel:oncall'].remoteId).not.toBe(String(theirs.id))
+    expect(channels.find((c) => c.id === theirs.id)).toEqual(theirs)
+    // each project plans no change of its own, and never the other's channel
+    for (const project of [first, second]) expect((await monitors(project, ['plan', '--detailed-exitcode'], env('twoProjects'))).code).toBe(0)
+  })
+
+  it('a check named as the other project\'s is refused saying it may belong to another project, and adopting it says it takes it over', async () => {
+    const check = `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('shop-dns', { name: 'Shop DNS', request: { query: 'shop.example.com' } })\n`
+    const first = makeProject({ 'shop.check.ts': check })
+    const second = makeProject({ 'monitoring.config.ts': config('second'), 'shop.check.ts': check })
+    expect((await monitors(first, ['apply', '--yes'], env('twoProjects'))).code).toBe(0)
+    const refused = await monitors(second, ['plan'], env('twoProjects'))
+    expect(refused.code).toBe(1)
+    expect(refused.stdout).toContain('or it belongs to another project')
+    expect(refused.stderr).toContain('shop.check.ts › DnsCheck "shop-dns" › name: already exists remotely')
+    expect(refused.stderr).toContain('If another project manages it, adopting takes it over')
+    const adopting = await monitors(second, ['plan', '--adopt-existing'], env('twoProjects'))
+    expect(adopting.code, adopting.output).toBe(0)
+    expect(adopting.stdout).toContain('if another project manages it, this takes it over')
   })
 })
 

@@ -46,7 +46,8 @@ describe('monitors server restarted on an existing database', () => {
     expect(second).not.toMatch(/API key \(shown once/)
     const hint = second.split('\n').find((l) => l.includes('cannot be shown again'))
     expect(hint, second).toBeDefined()
-    expect(hint).toContain('--api-key KEY:local')
+    expect(hint).toContain('MONITORING_SERVER_API_KEYS=KEY:local')
+    expect(hint).toContain('--api-keys-file')
     expect(hint).toContain('MONITORING_SERVER_API_KEYS')
     expect(hint).toContain(`delete ${db}`)
 

@@ -1,6 +1,8 @@
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 import { makeProject, monitorsProcess, repo, STACK_LINE, writeFiles } from '../helpers/cli.js'
@@ -10,10 +12,25 @@ import { makeProject, monitorsProcess, repo, STACK_LINE, writeFiles } from '../h
  * after the first run). The cache must only ever make a command faster: these run the real bin
  * as a process, with MONITORS_DEBUG=1, which names what the cache did on stderr.
  */
+const execFileAsync = promisify(execFile)
 const freshDir = () => mkdtempSync(join(tmpdir(), 'monitors-code-cache-test-'))
 const cacheFiles = (dir: string) => readdirSync(dir).filter((name) => name.endsWith('.bin'))
 const run = (args: string[], cacheDir: string, cwd = repo) =>
   monitorsProcess(cwd, args, { MONITORS_DEBUG: '1', MONITORS_CODE_CACHE_DIR: cacheDir })
+const withoutNodeOptions = () => Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== 'NODE_OPTIONS'))
+/** The bin run with Node flags of its own (`node <flags> bin/monitors.cjs <args>`). */
+async function runWithFlags(flags: string[], args: string[], cacheDir: string, env: Record<string, string> = {}) {
+  try {
+    const out = await execFileAsync(process.execPath, [...flags, join(repo, 'bin/monitors.cjs'), ...args], {
+      // NODE_OPTIONS only as given: the runs compared must differ in the flags named alone
+      cwd: repo, env: { ...withoutNodeOptions(), NO_COLOR: '1', MONITORS_DEBUG: '1', MONITORS_CODE_CACHE_DIR: cacheDir, ...env },
+    })
+    return { code: 0, stdout: out.stdout, stderr: out.stderr, output: out.stdout + out.stderr }
+  } catch (error) {
+    const e = error as { code?: number; stdout?: string; stderr?: string }
+    return { code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '', output: `${e.stdout ?? ''}${e.stderr ?? ''}` }
+  }
+}
 const version = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')).version as string
 
 describe('the CLI code cache', () => {
@@ -87,23 +104,63 @@ describe('the CLI code cache', () => {
     expect(next.stdout).toBe(first.stdout)
   })
 
-  it('keeps caches made under other V8 flags apart, and replaces one V8 rejects', async () => {
+  it("shares one cache between runs whose flags leave V8's code as it is, keeps a V8 flag's apart, and replaces one V8 rejects", async () => {
     const dir = freshDir()
-    // NODE_OPTIONS' V8 flags (a heap size, say) change the code V8 makes: their own cache
-    const flagged = await monitorsProcess(repo, ['--help'], { MONITORS_DEBUG: '1', MONITORS_CODE_CACHE_DIR: dir, NODE_OPTIONS: '--stack-trace-limit=50' })
-    expect(flagged.code).toBe(0)
-    const [name] = cacheFiles(dir)
-    expect(name).toMatch(/-[0-9a-f]{8}-other\.bin$/)
+    const plain = await runWithFlags([], ['--help'], dir)
+    expect(plain.stderr).toMatch(/code cache: written .*-other\.bin/)
+    const [shared] = cacheFiles(dir)
+    // Node's own flags, on the command line or in NODE_OPTIONS, change nothing V8 compiles
+    for (const [flags, env] of [[['--no-warnings'], {}], [['--enable-source-maps', '--no-deprecation'], {}], [[], { NODE_OPTIONS: '--no-warnings --trace-uncaught' }]] as const) {
+      const flagged = await runWithFlags([...flags], ['--help'], dir, env)
+      expect(flagged.code, flagged.output).toBe(0)
+      expect(flagged.stderr).toContain(`code cache: used ${join(dir, shared)}`)
+      expect(flagged.stdout).toBe(plain.stdout)
+    }
+    expect(cacheFiles(dir)).toEqual([shared])
+
+    // a V8 flag (a heap size) changes the code V8 makes, and V8 refuses a cache made without it: its own
+    const heap = await runWithFlags(['--max-old-space-size=300'], ['--help'], dir)
+    expect(heap.stderr).toMatch(/code cache: written/)
+    const [own] = cacheFiles(dir).filter((name) => name !== shared)
+    expect(own).toMatch(/-other\.bin$/)
+    expect((await runWithFlags(['--max-old-space-size=300'], ['--help'], dir)).stderr).toContain(`code cache: used ${join(dir, own)}`)
 
     // the same data under the name of a run without flags: intact, but V8 refuses it
-    const plain = name.replace(/-[0-9a-f]{8}-other\.bin$/, '-other.bin')
-    writeFileSync(join(dir, plain), readFileSync(join(dir, name)))
-    const rejected = await run(['--help'], dir)
+    writeFileSync(join(dir, shared), readFileSync(join(dir, own)))
+    const rejected = await runWithFlags([], ['--help'], dir)
     expect(rejected.code).toBe(0)
-    expect(rejected.stdout).toBe(flagged.stdout)
+    expect(rejected.stdout).toBe(plain.stdout)
     expect(rejected.stderr).toMatch(/code cache: rejected by V8, replaced after this run/)
-    const next = await run(['--help'], dir)
-    expect(next.stderr).toMatch(/code cache: used .*-other\.bin/)
+    const next = await runWithFlags([], ['--help'], dir)
+    expect(next.stderr).toContain(`code cache: used ${join(dir, shared)}`)
+  })
+
+  it('does not grow with each V8 set-up: keeps the current one and the one used last before it, and removes stale caches of the bundle', async () => {
+    const dir = freshDir()
+    await runWithFlags([], ['--help'], dir)
+    const [first] = cacheFiles(dir)
+    const bundle = first.split('-')[1]
+    // a cache of this bundle from an older Node, not used for a long time
+    const stale = `cli-${bundle}-v20.0.0-x64-00000000-plan.bin`
+    writeFileSync(join(dir, stale), 'x')
+    const longAgo = new Date(Date.now() - 3600 * 1000)
+    utimesSync(join(dir, stale), longAgo, longAgo)
+    const written: string[] = []
+    for (const size of [200, 210, 220, 230]) {
+      const result = await runWithFlags([`--max-old-space-size=${size}`], ['--help'], dir)
+      expect(result.code, result.output).toBe(0)
+      const name = /code cache: written .*\/(cli-[^/]+\.bin)/.exec(result.stderr)?.[1]
+      expect(name, result.stderr).toBeDefined()
+      written.push(name!)
+      expect(cacheFiles(dir).length).toBeLessThanOrEqual(2)
+    }
+    expect(cacheFiles(dir).sort()).toEqual(written.slice(-2).sort())
+    // the plain set-up again: compiled once more, then kept beside the one used last
+    const back = await runWithFlags([], ['--help'], dir)
+    expect(back.stderr).toMatch(/code cache: written/)
+    expect(cacheFiles(dir).sort()).toEqual([first, written[3]].sort())
+    const sizes = cacheFiles(dir).map((name) => statSync(join(dir, name)).size)
+    expect(Math.max(...sizes)).toBeLessThan(4 * 1024 * 1024)
   })
 
   it('removes, in a shared folder, caches unused for 30 days and files of killed writers, and keeps the rest', async () => {

@@ -222,6 +222,45 @@ describe('monitors status', () => {
     expect(doc.checks[0]).toMatchObject({ state: 'maintenance', hasFailures: true, maintenanceWindow: { id: windowId, name: 'DB upgrade', until: endsAt.replace('Z', '.000Z') } })
   })
 
+  it("says which failing checks have their alerts held back by a failing check they depend on (dependsOn), until it recovers", async () => {
+    const env = { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_A }
+    dns.set('db.held.test', 'A', { rcode: 'SERVFAIL' })
+    const project = makeProject({
+      'checks/held.check.ts': `import { DnsCheck } from 'monitors-as-code'\nconst db = ${dnsCheck('db-dns', 'Database', 'db.held.test')}` +
+        dnsCheck('app-dns', 'Shop app', 'broken.shop.test', 'dependsOn: [db],') +
+        dnsCheck('lone-dns', 'Lone', 'broken.shop.test'),
+    })
+    const applied = await monitors(project, ['apply', '--yes'], env)
+    expect(applied.code, applied.output).toBe(0)
+    const lock = JSON.parse(readFileSync(join(project, 'monitoring.lock.json'), 'utf8')) as { resources: Record<string, { remoteId: string }> }
+    const idOf = (logicalId: string) => lock.resources[`dns-check:${logicalId}`].remoteId
+    await runToCompletion([idOf('db-dns'), idOf('app-dns'), idOf('lone-dns')])
+
+    const text = await monitors(project, ['status'], env)
+    expect(text.code, text.output).toBe(0)
+    expect(text.stdout).toContain('Alerts held back (dependsOn: a check it depends on is failing; its runs are recorded, not alerted):\n' +
+      '  dns-check:app-dns "Shop app"  depends on dns-check:db-dns "Database", which is failing\n')
+    expect(text.stdout).not.toMatch(/dns-check:(db|lone)-dns "[^"]+"  depends on/)
+    expect(text.stdout).toContain('Status: 0 passing, 0 degraded, 3 failing, 1 with alerts held back (dependsOn), 0 paused, 0 never ran, 0 not deployed.')
+
+    const json = await monitors(project, ['status', '--format', 'json'], env)
+    const doc = JSON.parse(json.stdout) as { summary: { alertsHeldBack: number }; checks: Array<{ logicalId: string; alertsSuppressedBy: unknown }> }
+    expect(doc.summary.alertsHeldBack).toBe(1)
+    expect(Object.fromEntries(doc.checks.map((c) => [c.logicalId, c.alertsSuppressedBy]))).toEqual({
+      'db-dns': [], 'app-dns': [{ checkId: idOf('db-dns'), name: 'Database', resource: 'dns-check:db-dns' }], 'lone-dns': [],
+    })
+    // --target one check: its dependency is still named as the project's
+    const one = await monitors(project, ['status', '--target', 'dns-check:app-dns'], env)
+    expect(one.stdout).toContain('  dns-check:app-dns "Shop app"  depends on dns-check:db-dns "Database", which is failing\n')
+
+    // the dependency recovers: the dependent fails on its own, and alerts again
+    dns.set('db.held.test', 'A', { records: [{ type: 'A', data: '192.0.2.10' }] })
+    await runToCompletion([idOf('db-dns')])
+    const after = await monitors(project, ['status'], env)
+    expect(after.stdout).not.toContain('Alerts held back')
+    expect(after.stdout).toContain('Status: 1 passing, 0 degraded, 2 failing, 0 paused, 0 never ran, 0 not deployed.')
+  })
+
   it('a bad --target, or CI without a URL, is one clear line and exit 1', async () => {
     const project = makeProject({ 'checks/a.check.ts': `import { DnsCheck } from 'monitors-as-code'\n${dnsCheck('a-dns', 'A', 'www.shop.test')}` })
     const bad = await monitors(project, ['status', '--target', 'dns-check:nope'], { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_A })

@@ -11,11 +11,14 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LocalServer } from '../../src/server/index.js'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
+import { startHttpServer, type HttpServerHandle } from '../helpers/http-server.js'
 import { caller, KEY_A, startTestServer } from '../server/helpers.js'
-import { makeProject, monitors, STACK_LINE } from '../helpers/cli.js'
+import { makeProject, monitors, monitorsWithStreams, STACK_LINE } from '../helpers/cli.js'
+import { renderTable, type TriggerRow } from '../../src/cli/commands/trigger.js'
 
 let dir: string
 let dns: DnsServerHandle
+let site: HttpServerHandle
 let server: LocalServer
 
 beforeAll(async () => {
@@ -23,11 +26,13 @@ beforeAll(async () => {
   dns = await startDnsServer()
   for (const name of ['first.smoke.test', 'third.smoke.test', 'loose.smoke.test']) dns.set(name, 'A', { records: [{ type: 'A', data: '192.0.2.10' }] })
   dns.set('second.smoke.test', 'A', { rcode: 'SERVFAIL' })
+  site = await startHttpServer()
   server = await startTestServer({ dbPath: join(dir, 'trigger.db'), runner: true, privateTargets: 'allow', schedulerOptions: { tickMs: 50 } })
 })
 afterAll(async () => {
   await server?.close()
   await dns?.close()
+  await site?.close()
   rmSync(dir, { recursive: true, force: true })
 })
 
@@ -152,4 +157,65 @@ describe('monitors trigger', () => {
     expect(plan.code, plan.output).toBe(0)
     expect(plan.stdout, plan.output).toMatch(/^No changes\./m)
   }, 120_000)
+
+  it('waits for a session that outlasts a request timeout, shows its progress on a terminal, and prints errors whole', async () => {
+    const env = { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_A }
+    // a target that answers after 4.5 s (longer than the client's 4 s idle-connection timeout too),
+    // and one whose assertion fails with a message of over 80 characters
+    site.route('/slow', { status: 200, body: 'ready', delayBeforeHeadersMs: 4500 })
+    site.route('/wordy', { status: 200, body: 'ok' })
+    const expected = 'the basket, the delivery options and the total price with taxes included'
+    const api = (id: string, name: string, path: string, assertion: string) => `new ApiCheck('${id}', {
+  name: '${name}', activated: false, frequency: 1440, locations: ['eu-west-1'], degradedResponseTime: 10000, maxResponseTime: 20000,
+  request: { method: 'GET', url: '${site.origin}${path}', assertions: [${assertion}] },
+})\n`
+    const project = makeProject({
+      'checks/api.check.ts': `import { ApiCheck } from 'monitors-as-code'\n` +
+        api('slow', 'Slow API', '/slow', "{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' }") +
+        api('wordy', 'Wordy API', '/wordy', `{ source: 'TEXT_BODY', comparison: 'CONTAINS', target: '${expected}' }`),
+    })
+    const applied = await monitors(project, ['apply', '--yes'], env)
+    expect(applied.code, applied.output).toBe(0)
+
+    // every request may wait 1 s for its answer and is not sent again: the completion, which the
+    // server holds open until the session ends, is waited for that long and the 1 s beyond it (as
+    // the default 30 s must outlast the server's 30 s hold)
+    const started = Date.now()
+    const triggered = await monitorsWithStreams(project, ['trigger', 'slow', 'wordy', '--timeout', '1', '--retries', '0'], env, { stderrTTY: true, columns: 200 })
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4500)
+    expect(triggered.code, triggered.output).toBe(1)
+    expect(triggered.output).not.toContain('timed out')
+    expect(triggered.stdout).toMatch(/Slow API \(slow\)\s+API\s+PASSED\s+eu-west-1/)
+    // the error whole, not cut at 80 characters
+    const wordy = triggered.stdout.split('\n').find((line) => line.includes('Wordy API (wordy)')) ?? ''
+    expect(wordy).toContain(`TEXT_BODY CONTAINS "${expected}" failed: got "ok"`)
+    expect(triggered.stdout).toContain('1 of 2 passed; failing: wordy.')
+    // the progress line on the terminal (stderr): the counts per type, and what it waits for, for how long
+    expect(triggered.stderr).toContain('\rTriggering: 0/2 done (API 0/2); waiting for Slow API, Wordy API (0 s)\x1b[K')
+    expect(triggered.stderr).toMatch(/\rTriggering: 1\/2 done \(API 1\/2\), 1 failed; waiting for Slow API \([1-4] s\)\x1b\[K/)
+    expect(triggered.stderr).toContain('Running Slow API, Wordy API (checks)\n')
+    // the terminal line is cleared before the table
+    expect(triggered.stderr.endsWith('\r\x1b[K')).toBe(true)
+
+    // the command's own limit still holds: a session longer than --max-wait counts as not finished
+    const short = await monitors(project, ['trigger', 'slow', '--max-wait', '1', '--format', 'json'], env)
+    expect(short.code, short.output).toBe(1)
+    const doc = JSON.parse(short.stdout) as TriggerDoc
+    expect(doc.results.map((r) => [r.logicalId, r.status, r.error])).toEqual([['slow', 'NOT_FINISHED', 'did not finish within --max-wait']])
+  }, 60_000)
+
+  it('prints an error of several lines whole under the table, and a long first line whole in it', () => {
+    const row = (name: string, error: string | null): TriggerRow => ({
+      target: { id: name, name, checkType: 'BROWSER', logicalId: name.toLowerCase() }, sessionId: 's', status: error ? 'FAILED' : 'PASSED',
+      runLocations: ['eu-west-1'], timeElapsed: 1200, error, stage: 1,
+    })
+    const first = `page.goto: net::ERR_CONNECTION_REFUSED at http://127.0.0.1:9/checkout/basket?with=delivery-options&and=taxes`
+    const table = renderTable([row('Login', null), row('Checkout', `${first}\nCall log:\n  - navigating to "http://127.0.0.1:9/checkout/basket"\n`)], false)
+    const lines = table.split('\n')
+    expect(lines[0]).toMatch(/^#\s+Check\s+Type\s+Status\s+Locations\s+Time\s+Error$/)
+    expect(lines[2]).toMatch(new RegExp(`^1  Checkout \\(checkout\\)\\s+BROWSER  FAILED  eu-west-1  1200 ms  ${first.replace(/[.?*+()[\]\\/]/g, '\\$&')}$`))
+    expect(table.endsWith('\nCheckout (checkout):\n  ' + first + '\n  Call log:\n    - navigating to "http://127.0.0.1:9/checkout/basket"\n')).toBe(true)
+    // the passing row's columns are as wide as the failing one's: the error does not widen them
+    expect(lines[1].indexOf('PASSED')).toBe(lines[2].indexOf('FAILED'))
+  })
 })

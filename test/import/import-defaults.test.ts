@@ -137,11 +137,13 @@ describe('monitors import: where the file goes', () => {
 
 describe('monitors import with every default set', () => {
   it('cancels each default a remote check does not have; the next plan says No changes.', async () => {
+    // a check's groupId names a group of its account
+    const seven = (await api.client.post<{ id: number }>('/v1/check-groups', { name: 'Seven' })).body.id
     const dir = makeProject({
       'monitoring.config.ts': configWith(`defaults: {
     activated: false, muted: true, doubleCheck: false, shouldFail: true, locations: ['eu-north-1'], tags: ['all'],
     alertSettings: { escalationType: 'TIME_BASED', timeBasedEscalation: { minutesFailingThreshold: 5 } },
-    useGlobalAlertSettings: false, groupId: 7, groupOrder: 2, runtimeId: '2024.09',
+    useGlobalAlertSettings: false, groupId: ${seven}, groupOrder: 2, runtimeId: '2024.09',
     alertChannelSubscriptions: [{ alertChannelId: 3 }], retryStrategy: { type: 'LINEAR', maxRetries: 3 },
     runParallel: true, frequency: 5, frequencyOffset: 20, alertChannels: { slack: [{ url: 'https://hooks.example.com/x' }] },
   },`),
@@ -149,9 +151,12 @@ describe('monitors import with every default set', () => {
     })
     expect((await api.cli(dir, ['apply', '--yes'])).code).toBe(0)
     await api.client.post('/v1/checks/dns', { name: 'All bare', request: { query: 'all-bare.example.com' } })
+    // a group and a channel of the account, which the import brings along as constructs
+    const group = await api.client.post<{ id: number }>('/v1/check-groups', { name: 'All group' })
+    const channel = await api.client.post<{ id: number }>('/v1/alert-channels', { type: 'EMAIL', config: { address: 'all@example.com' } })
     await api.client.post('/v1/checks/icmp', {
       name: 'All custom', request: { hostname: 'all.example.com', pingCount: 3 }, heartbeat: { interval: 5 }, script: 'noop',
-      activated: true, tags: ['all', 'edge'], groupId: 8, runtimeId: '2025.04', alertChannelSubscriptions: [{ alertChannelId: 4, activated: false }],
+      activated: true, tags: ['all', 'edge'], groupId: group.body.id, runtimeId: '2025.04', alertChannelSubscriptions: [{ alertChannelId: channel.body.id, activated: false }],
       frequency: 60, frequencyOffset: 2, locations: ['eu-north-1', 'us-west-2'],
     })
     const svc = await api.client.post<{ id: string }>('/v1/status-pages/services', { name: 'All service' })
@@ -166,6 +171,8 @@ describe('monitors import with every default set', () => {
     expect(code).toContain("heartbeat: { interval: 5 }")
     expect(code).toContain("script: 'noop'")
     expect(code).toContain('serviceId: allService')
+    expect(code).toContain('group: allGroup')
+    expect(code).toContain('alertChannelSubscriptions: [{ alertChannelId: allExampleCom, activated: false }]')
     const plan = await api.cli(dir, ['plan', '--detailed-exitcode'])
     expect(plan.code, plan.output).toBe(0)
     expect(plan.stdout).toMatch(/^No changes\./)

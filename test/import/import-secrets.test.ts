@@ -87,8 +87,70 @@ describe('monitors import of secrets', () => {
     const imported = await cli(dir, ['import', '--all', '--out', 'other.check.ts'], SET)
     expect(imported.code, imported.output).toBe(0)
     expect(imported.stderr).toMatch(/^  OTHER_TOKEN +variable OTHER_TOKEN › value  \(not set\)$/m)
-    expect(imported.stderr).toContain('planned as "(secret changed)" and sent by the next apply')
+    expect(imported.stderr).toContain('the next plan changes this imported resource, and its apply sends the code\'s values:\n  ~ variable OTHER_TOKEN › value (secret changed)\n')
     expect(readFileSync(join(dir, 'other.check.ts'), 'utf8')).not.toContain('other-secret-8888')
+  })
+})
+
+describe('monitors import in a project with a config and no check file yet', () => {
+  /** The lines of the import's summary that name what the next plan changes (`  ~ kind id › fields`). */
+  const summaryChanges = (stderr: string) => {
+    const at = stderr.indexOf('the next plan changes')
+    if (at < 0) return []
+    return stderr.slice(at).split('\n').slice(1).filter((l) => /^  [~+-]/.test(l))
+  }
+  /** The same lines made from the plan's JSON document. */
+  const planChanges = (doc: { changes: Array<{ action: string; kind: string; logicalId: string; fieldDiffs: Array<{ path: string; secret?: boolean; new?: unknown }> }> }, keys: string[]) =>
+    doc.changes.filter((c) => keys.includes(`${c.kind}:${c.logicalId}`)).map((c) => {
+      const fields = c.fieldDiffs.map((d) => (d.secret && typeof d.new === 'string' ? `${d.path} ${d.new}` : d.path))
+      return `  ${c.action === 'create' ? '+' : c.action === 'delete' ? '-' : '~'} ${c.kind} ${c.logicalId}${fields.length > 0 ? ` › ${fields.join(', ')}` : ''}`
+    })
+
+  it('writes the first check file where checkMatch finds it; its summary promises exactly what the next plan does (secrets not set)', async () => {
+    const dir = makeProject({ 'monitoring.config.ts': `import { defineConfig } from 'monitors-as-code'\nexport default defineConfig({ projectName: 'first', checkMatch: 'checks/**/*.check.ts' })\n` })
+    expect((await api.client.post('/v1/variables', { key: 'FIRST_TOKEN', value: 'first-secret-1111', secret: true })).status).toBe(201)
+    const hook = await api.client.post<{ id: number }>('/v1/alert-channels', {
+      type: 'WEBHOOK', config: { name: 'first-hook', url: 'https://hooks.example.com/first', headers: [{ key: 'X-First', value: 'first-header-2222', secret: true }] },
+    })
+    expect(hook.status).toBe(201)
+    const check = await api.client.post<{ id: string }>('/v1/checks/icmp', {
+      name: 'First ping', heartbeat: {}, script: '', request: { hostname: 'first.example.com' },
+      environmentVariables: [{ key: 'FIRST_ENV', value: 'first-env-3333', secret: true }],
+    })
+    expect(check.status).toBe(201)
+    const wanted = ['variable:FIRST_TOKEN', `webhook-alert-channel:${hook.body.id}`, `icmp-check:${check.body.id}`]
+
+    const imported = await cli(dir, ['import', ...wanted])
+    expect(imported.code, imported.output).toBe(0)
+    expect(imported.stdout).toContain('Wrote 3 constructs to checks/imported.check.ts and recorded them in the lock.')
+    expect(imported.stderr).toMatch(/^  FIRST_TOKEN +variable FIRST_TOKEN › value  \(not set\)$/m)
+    const keys = Object.keys(JSON.parse(api.lockText(dir)).resources)
+    expect(keys).toHaveLength(3)
+
+    const plan = await cli(dir, ['plan', '--format', 'json'])
+    expect(plan.code, plan.output).toBe(0)
+    const promised = summaryChanges(imported.stderr)
+    // the variable's empty secret is a change (no fingerprint to compare); a channel's or a check's empty secret is not compared
+    expect(promised).toEqual(['  ~ variable FIRST_TOKEN › value (secret changed)'])
+    expect(planChanges(JSON.parse(plan.stdout), keys)).toEqual(promised)
+    expect(imported.output).not.toMatch(/first-(secret|header|env)-/)
+  })
+
+  it('says the next plan refuses the imported code, with the problems that plan names, when a required secret is not set', async () => {
+    const dir = makeProject({ 'monitoring.config.ts': `import { defineConfig } from 'monitors-as-code'\nexport default defineConfig({ projectName: 'slack' })\n` })
+    const slack = await api.client.post<{ id: number }>('/v1/alert-channels', { type: 'SLACK', config: { url: 'https://hooks.slack.com/services/T7/B7/first-slack-4444' } })
+    expect(slack.status).toBe(201)
+    const imported = await cli(dir, ['import', `slack-alert-channel:${slack.body.id}`])
+    expect(imported.code, imported.output).toBe(0)
+    expect(imported.stdout).toContain('to imported.check.ts and recorded them in the lock.')
+    expect(imported.stderr).toContain('the next plan refuses the imported code:')
+    expect(imported.stderr).not.toContain('(secret changed)')
+    const problems = imported.stderr.split('\n').filter((l) => l.startsWith('  ✖ ')).map((l) => l.slice(4))
+    expect(problems.length).toBeGreaterThan(0)
+    const plan = await cli(dir, ['plan'])
+    expect(plan.code).toBe(1)
+    for (const problem of problems) expect(plan.stderr).toContain(`✖ ${problem}`)
+    expect(plan.stderr.split('\n').filter((l) => l.startsWith('✖ '))).toHaveLength(problems.length)
   })
 })
 

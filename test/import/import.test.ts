@@ -82,6 +82,8 @@ describe('monitors import', () => {
     const adopt = await api.cli(dir, ['import', '--adopt'])
     expect(adopt.code, adopt.output).toBe(0)
     expect(adopt.stdout).toContain('Adopted 7 remote resources into the lock')
+    // never a silent take-over: the service cannot tell this project's resources from another's
+    expect(adopt.stdout).toContain('if one belongs to another project, remove its entry from monitoring.lock.json before applying, or both projects change it')
     const after = api.lock(dir).resources
     for (const key of Object.keys(before)) expect(after[key].remoteId).toBe(before[key].remoteId)
     const plan = await api.cli(dir, ['plan', '--detailed-exitcode'])

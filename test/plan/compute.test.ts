@@ -4,12 +4,15 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { computePlan } from '../../src/plan/plan.js'
 import { renderPlanText } from '../../src/plan/render/text.js'
+import { renderPlanMarkdown } from '../../src/plan/render/markdown.js'
+import { planToJson } from '../../src/plan/render/json.js'
+import { selectTargets } from '../../src/plan/select.js'
 import type { RemoteState } from '../../src/api/resources.js'
 import { RESOURCE_KINDS } from '../../src/resources/registry.js'
 import { appliedHash, secretHashOf } from '../../src/resources/hashes.js'
 import { emptyLock, entriesByKind, readLock, writeLock, assertLockTarget, type LockFile } from '../../src/state/lock.js'
 import { kindsToRead } from '../../src/plan/index.js'
-import { desired, dns, tempDir } from './helpers.js'
+import { desired, dns, icmp, tempDir } from './helpers.js'
 
 const target = { id: 'https://api.example.com', baseUrl: 'https://api.example.com', accountId: 'acc' }
 
@@ -88,6 +91,38 @@ describe('computePlan', () => {
     const plan = computePlan({ desired: [], lock: lockWith({ kind: 'dns-check', logicalId: 'gone', remoteId: 'x' }), remote: remote(), target })
     expect(plan.changes).toMatchObject([{ action: 'delete', drift: true }])
     expect(renderPlanText(plan)).toContain('only forgotten from the lock')
+  })
+
+  it('hints at aliases for a delete and a create of one kind with the same name (a rename without aliases), in text, markdown and JSON', () => {
+    const old = dns('shop-dns', { name: 'Shop DNS' })
+    const renamed = { ...dns('shop-dns-v2', { name: 'Shop DNS' }), file: 'checks/shop.check.ts' }
+    const lock = lockWith(
+      { kind: 'dns-check', logicalId: 'shop-dns', remoteId: 'r1', payload: old.payload },
+      { kind: 'dns-check', logicalId: 'gone', remoteId: 'r2', payload: dns('gone').payload },
+    )
+    lock.resources['dns-check:shop-dns'].name = 'Shop DNS'
+    // another kind of the same name, a create of another name and a delete already gone outside monitors: no hint
+    const records = { 'dns-check': { r1: { ...old.payload, id: 'r1' }, r2: { ...dns('gone').payload, id: 'r2' } } }
+    const plan = computePlan({ desired: [renamed, dns('new-one'), icmp('shop-dns', { name: 'Shop DNS' })], lock, remote: remote(records), target })
+    expect(plan.changes.filter((c) => c.action !== 'noop').map((c) => `${c.action} ${c.kind}:${c.logicalId}`).sort()).toEqual([
+      'create dns-check:new-one', 'create dns-check:shop-dns-v2', 'create icmp-check:shop-dns', 'delete dns-check:gone', 'delete dns-check:shop-dns',
+    ])
+    expect(plan.renames).toEqual([{ kind: 'dns-check', from: 'shop-dns', to: 'shop-dns-v2', name: 'Shop DNS', file: 'checks/shop.check.ts' }])
+    const sentence = 'dns-check shop-dns is deleted and dns-check shop-dns-v2 created, both named "Shop DNS": ' +
+      "if it is a rename, add aliases: ['shop-dns'] to shop-dns-v2 (checks/shop.check.ts) to keep the resource (its id and history) instead"
+    expect(renderPlanText(plan)).toContain(`Hint: ${sentence}.`)
+    expect(renderPlanMarkdown(plan)).toContain(`> **Hint:** dns-check shop-dns is deleted and dns-check shop-dns-v2 created, both named "Shop DNS": if it is a rename, add aliases: \\['shop-dns'\\] to shop-dns-v2`)
+    expect(planToJson(plan).renames).toEqual([{ kind: 'dns-check', from: 'shop-dns', to: 'shop-dns-v2', name: 'Shop DNS', file: 'checks/shop.check.ts', hint: sentence }])
+    // a --target selection keeps the hint only with both sides in it
+    expect(selectTargets(plan, ['dns-check:shop-dns-v2']).renames).toBeUndefined()
+    expect(selectTargets(plan, ['dns-check:shop-dns-v2', 'dns-check:shop-dns']).renames).toHaveLength(1)
+
+    // with the alias, a rename (an update: the query differs) and no hint
+    const moved = computePlan({ desired: [{ ...renamed, options: { aliases: ['shop-dns'] } }], lock, remote: remote(records), target })
+    expect(moved.changes.find((c) => c.logicalId === 'shop-dns-v2')).toMatchObject({ action: 'update', movedFrom: 'shop-dns' })
+    expect(moved.renames).toBeUndefined()
+    expect(planToJson(moved).renames).toEqual([])
+    expect(renderPlanText(moved)).not.toContain('Hint:')
   })
 
   it('replaces a variable whose key changed and one that stops being secret', () => {

@@ -85,6 +85,62 @@ describe('duplicates', () => {
     const adopted = computePlan({ desired: [a], lock: undefined, remote: remote({ 'dns-check': records }), target, adoptExisting: true })
     expect(adopted.changes[0]).toMatchObject({ action: 'update', remoteId: 'r1', adopted: true })
     expect(adopted.changes[0].fieldDiffs ?? []).toEqual([])
+    // adopting says whose it may be: never a silent take-over
+    expect(adopted.changes[0].reason).toMatch(/another project/)
+  })
+
+  it('a duplicate apply refuses is counted apart, not as a create; --allow-duplicates makes it a create (a copy), never for a variable', () => {
+    const a = dns('a')
+    const b = dns('b')
+    const token = desired('variable', 'TOKEN', { key: 'TOKEN', value: 'v' })
+    const records = { 'dns-check': { r1: { ...a.payload, id: 'r1' } }, variable: { TOKEN: { key: 'TOKEN', value: 'x', id: 'TOKEN' } } }
+    const plan = computePlan({ desired: [a, b, token], lock: undefined, remote: remote(records), target })
+    expect(plan.summary).toMatchObject({ create: 1, duplicate: 2 })
+    const byId = Object.fromEntries(plan.changes.map((c) => [c.logicalId, c]))
+    // the hint says it may be another project's, and what adopting it means
+    expect(byId.a.reason).toMatch(/which this project's lock does not record \(duplicate\): .*or it belongs to another project; .*--adopt-existing records the existing one, taking it over/)
+    expect(() => assertNoDuplicates(plan)).toThrow(/a\.check\.ts › dns-check "a" › name: already exists remotely as id r1 "DNS a", which this project's lock does not record/)
+    expect(() => assertNoDuplicates(plan)).toThrow(/TOKEN\.check\.ts › variable "TOKEN" › key: .*cannot exist twice/)
+    expect(() => assertNoDuplicates(plan)).toThrow(/another project .* may manage them/)
+
+    const copies = computePlan({ desired: [a, b, token], lock: undefined, remote: remote(records), target, allowDuplicates: true })
+    expect(copies.summary).toMatchObject({ create: 2, duplicate: 1 })
+    expect(copies.changes.find((c) => c.logicalId === 'a')!.duplicateOf).toEqual({ remoteId: 'r1', name: 'DNS a', copy: true })
+    expect(copies.changes.find((c) => c.logicalId === 'TOKEN')!.duplicateOf).toEqual({ remoteId: 'TOKEN', name: 'TOKEN' })
+  })
+})
+
+describe('alert channels of two projects in one account', () => {
+  const email = (logicalId: string, address: string) => desired('email-alert-channel', logicalId, { type: 'EMAIL', config: { address } })
+  const record = (id: number, address: string) => ({ ...email('x', address).payload, id, created_at: '2026-01-01T00:00:00Z' })
+
+  it("another project's email channel is no duplicate: the create is made, the other named and never adopted, with or without the same address", () => {
+    const mine = email('oncall', 'oncall@example.com')
+    for (const address of ['oncall@example.com', 'other@example.com']) {
+      const records = { 'email-alert-channel': { 7: record(7, address) } }
+      for (const adoptExisting of [false, true]) {
+        const plan = computePlan({ desired: [mine], lock: undefined, remote: remote(records), target, adoptExisting })
+        expect(plan.changes[0]).toMatchObject({ action: 'create', logicalId: 'oncall' })
+        expect(plan.changes[0].duplicateOf).toBeUndefined()
+        expect(plan.changes[0].adopted).toBeUndefined()
+        expect(plan.summary).toMatchObject({ create: 1, duplicate: 0 })
+        expect(() => assertNoDuplicates(plan)).not.toThrow()
+        // only a channel alike (the same address) is named
+        if (address === 'oncall@example.com') expect(plan.changes[0].reason).toMatch(/an unmanaged one alike exists as id 7 "oncall@example.com" \(another project's, .*\): this creates one of this project's own/)
+        else expect(plan.changes[0].reason).toBeUndefined()
+      }
+    }
+  })
+
+  it("a lost create of a channel is found again by type and address, never as another project's channel of another address", () => {
+    const mine = email('oncall', 'oncall@example.com')
+    const lock = emptyLock(target)
+    lock.pending = { 'email-alert-channel:oncall': { kind: 'email-alert-channel', logicalId: 'oncall', appliedHash: appliedHash('email-alert-channel', mine.payload), match: { type: 'EMAIL', 'config.address': 'oncall@example.com' } } }
+    const others = computePlan({ desired: [mine], lock, remote: remote({ 'email-alert-channel': { 7: record(7, 'other@example.com') } }), target })
+    expect(others.changes[0]).toMatchObject({ action: 'create' })
+    expect(others.changes[0].adopted).toBeUndefined()
+    const found = computePlan({ desired: [mine], lock, remote: remote({ 'email-alert-channel': { 7: record(7, 'other@example.com'), 8: record(8, 'oncall@example.com') } }), target })
+    expect(found.changes[0]).toMatchObject({ action: 'update', remoteId: '8', adopted: true })
   })
 })
 

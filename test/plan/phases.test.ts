@@ -62,7 +62,7 @@ describe('computePlan phases', () => {
       { kind: 'dns-check', logicalId: 'gone-protected', action: 'delete' },
       { kind: 'dns-check', logicalId: 'gone-unprotected-in-code', action: 'delete', unrecorded: true },
     ])
-    expect(plan.summary).toMatchObject({ create: 2, delete: 3, forget: 1 })
+    expect(plan.summary).toMatchObject({ create: 1, duplicate: 1, delete: 3, forget: 1 })
     expect(appliedHash('dns-check', record(lost, 'r2'))).toBe(lock.pending['dns-check:lost'].appliedHash)
   })
 })

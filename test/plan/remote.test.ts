@@ -16,6 +16,8 @@ beforeAll(async () => {
   server = await startLocalServer({
     apiKeys: [{ key: 'remote-key', accountId: 'remote' }],
     rateLimit: { max: 100_000, timeWindowMs: 60_000 },
+    // more status pages than one page of the list (and than an account may have by default)
+    limits: { statusPagesPerAccount: 200 },
     log: (line) => lines.push(line),
   })
   client = new ApiClient({ baseUrl: server.url, apiKey: 'remote-key', accountId: 'remote' })

@@ -118,6 +118,21 @@ describe('import failures', () => {
     expect(lines.join('\n')).not.toMatch(/_monitorsascode|is not a constructor/)
   })
 
+  it('says "did you mean \'monitors-as-code\'?" for a package name near it, and nothing for another missing module', async () => {
+    const dir = tempProject({
+      'monitoring.config.ts': `export default { projectName: 'p' }\n`,
+      'a.check.ts': `// @ts-nocheck\nimport { DnsCheck } from 'monitors'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com' } })\n`,
+      'b.check.ts': `// @ts-nocheck\nimport { DnsCheck } from 'monitor-as-code'\nnew DnsCheck('b', { name: 'B', request: { query: 'b.example.com' } })\n`,
+      'c.check.ts': `// @ts-nocheck\nimport { thing } from 'left-pad-of-nowhere'\nthing()\n`,
+    })
+    const lines = await failingLines({ cwd: dir })
+    expect(lines).toEqual([
+      'a.check.ts:2 › cannot find module "monitors" (did you mean \'monitors-as-code\'? the constructs are imported from \'monitors-as-code\')',
+      'b.check.ts:2 › cannot find module "monitor-as-code" (did you mean \'monitors-as-code\'? the constructs are imported from \'monitors-as-code\')',
+      'c.check.ts:2 › cannot find module "left-pad-of-nowhere"',
+    ])
+  })
+
   it('reports a throw with the line of the throw, a missing module with the import line', async () => {
     const lines = await failingLines({ cwd: fixture('throws') })
     expect(lines).toEqual([
@@ -142,6 +157,26 @@ describe('import failures', () => {
     const dir = tempProject({ 'monitoring.config.ts': `const x = process.env.NOPE!.length\nexport default { projectName: 'p' }\n` })
     const lines = await failingLines({ cwd: dir })
     expect(lines).toEqual([expect.stringMatching(/^monitoring\.config\.ts:1 › threw TypeError: Cannot read properties of undefined/)])
+  })
+})
+
+describe('"did you mean" for a misspelt value', () => {
+  it('names the nearest location and enum value (recordType, comparison, method) after what is allowed and what was given', async () => {
+    const dir = tempProject({
+      'monitoring.config.ts': `export default { projectName: 'p' }\n`,
+      'a.check.ts': `// @ts-nocheck\nimport { ApiCheck, DnsCheck } from 'monitors-as-code'
+new DnsCheck('dns', { name: 'D', request: { query: 'a.example.com', recordType: 'AAA' }, locations: ['eu-west1', 'mars-1'] })
+new ApiCheck('api', { name: 'A', request: { url: 'https://a.example.com', method: 'get', assertions: [{ source: 'STATUS_CODE', comparison: 'EQUAL', target: '200' }] } })
+`,
+    })
+    const lines = await failingLines({ cwd: dir })
+    expect(lines).toEqual([
+      expect.stringMatching(/^a\.check\.ts › DnsCheck "dns" › locations\.0: must be one of us-east-1, .*, eu-west-1, .* \(got "eu-west1"; did you mean eu-west-1\?\)$/),
+      expect.stringMatching(/^a\.check\.ts › DnsCheck "dns" › locations\.1: must be one of us-east-1, .* \(got "mars-1"\)$/),
+      'a.check.ts › DnsCheck "dns" › request.recordType: must be one of A, AAAA, CNAME, MX, TXT, SOA, NS, HTTPS (got "AAA"; did you mean AAAA?)',
+      'a.check.ts › ApiCheck "api" › request.method: must be one of GET, POST, PUT, HEAD, DELETE, PATCH (got "get"; did you mean GET?)',
+      expect.stringMatching(/^a\.check\.ts › ApiCheck "api" › request\.assertions\.0\.comparison: must be one of EQUALS, .* \(got "EQUAL"; did you mean EQUALS\?\)$/),
+    ])
   })
 })
 
@@ -191,7 +226,7 @@ describe('config problems', () => {
     const dir = tempProject({}, { link: false })
     const lines = await failingLines({ cwd: dir })
     expect(lines).toEqual([
-      `no monitoring.config.ts found in ${dir} or any parent directory: run "npx monitors init" to create one (with an example check file and a tsconfig.json), or pass --config <file>`,
+      `no monitoring.config.ts (or checkly.config.ts) found in ${dir} or any parent directory: run "npx monitors init" to create one (with an example check file and a tsconfig.json), or pass --config <file>`,
     ])
     expect(await failingLines({ cwd: dir, config: 'nope.config.ts' })).toEqual(['config file nope.config.ts does not exist (given by --config)'])
   })
@@ -202,12 +237,28 @@ describe('config problems', () => {
     expect(lines).toEqual([
       expect.stringMatching(/^monitoring\.config\.ts › defaults\.locations\.0: must be one of .*\(got "eu-west-9"\)$/),
       'monitoring.config.ts › defaults.frequency: must not be 0: sub-minute frequencies are only for API and TCP checks',
-      `monitoring.config.ts › defaults.frequncy: is not a check default (allowed: ${allowed})`,
+      `monitoring.config.ts › defaults.frequncy: is not a check default: did you mean frequency? (allowed: ${allowed})`,
       `monitoring.config.ts › defaults.name: is not a check default (allowed: ${allowed})`,
       "monitoring.config.ts › api.baseUrl: must be an http(s) URL, e.g. https://api.example.com, or 'local' for the embedded local server",
-      'monitoring.config.ts › checkMach: is not a config setting (allowed: projectName, checkMatch, ignore, defaults, api, environments, defaultEnvironment)',
+      'monitoring.config.ts › checkMach: is not a config setting: did you mean checkMatch? (allowed: projectName, checkMatch, ignore, defaults, api, environments, defaultEnvironment)',
     ])
     expect(lines.join('\n')).not.toContain('super-secret-key-value')
+  })
+
+  it('says "did you mean" for a misspelt setting at every level: api, environments and their defaults, naming what is allowed', async () => {
+    const dir = tempProject({
+      'monitoring.config.ts': `export default { projectName: 'p', ignor: ['x'], api: { baseURL: 'https://api.example.com' }, environments: { staging: { lok: 's.lock.json', api: { acountId: 'a' }, defaults: { tag: ['x'] } } } }\n`,
+      'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com' } })\n`,
+    })
+    const lines = await failingLines({ cwd: dir })
+    expect(lines).toEqual(expect.arrayContaining([
+      'monitoring.config.ts › ignor: is not a config setting: did you mean ignore? (allowed: projectName, checkMatch, ignore, defaults, api, environments, defaultEnvironment)',
+      'monitoring.config.ts › api.baseURL: is not an api setting: did you mean baseUrl? (allowed: baseUrl, accountId, apiKey, targetId)',
+      'monitoring.config.ts › environments.staging.lok: is not an environment setting: did you mean lock? (allowed: api, lock, defaults)',
+      'monitoring.config.ts › environments.staging.api.acountId: is not an api setting: did you mean accountId? (allowed: baseUrl, accountId, apiKey, targetId)',
+      expect.stringMatching(/^monitoring\.config\.ts › environments\.staging\.defaults\.tag: is not a check default: did you mean tags\? \(allowed: activated, .*\)$/),
+    ]))
+    expect(lines).toHaveLength(5)
   })
 
   it('reports a config without a default export, and a config matching no files', async () => {

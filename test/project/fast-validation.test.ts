@@ -87,6 +87,8 @@ function valid(schema: z.ZodType, r: Rng, depth = 0): unknown {
         if (v === undefined && r.chance(0.8)) continue
         out[key] = v
       }
+      // a suite's binary file carries base64 (the suite's cross-field rule)
+      if (out.encoding === 'base64' && typeof out.content === 'string') out.content = Buffer.from(out.content).toString('base64')
       return out
     }
     case 'array': {

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { ApiClient } from '../../src/api/client.js'
 import { fetchRemoteState } from '../../src/api/resources.js'
 import type { ResourceKind } from '../../src/resources/types.js'
-import { RESOURCE_KINDS } from '../../src/resources/registry.js'
+import { identityValue, RESOURCE_KINDS } from '../../src/resources/registry.js'
 import { IDENTITY_FIELDS } from '../../src/state/pending.js'
 import type { LockFile } from '../../src/state/lock.js'
 
@@ -66,7 +66,7 @@ export async function census(baseUrl: string, apiKey: string, accountId: string)
       out.total += records.length
       const seen = new Set<string>()
       for (const [, record] of records) {
-        const identity = IDENTITY_FIELDS[kind].map((field) => String(record[field])).join('|')
+        const identity = IDENTITY_FIELDS[kind].map((field) => String(identityValue(record, field))).join('|')
         if (seen.has(identity)) out.duplicates++
         seen.add(identity)
       }

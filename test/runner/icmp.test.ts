@@ -128,6 +128,21 @@ describe('packet loss and latency thresholds (ping output from a stand-in binary
   const run = (hostname: string, rest: Partial<IcmpCheckInput> = {}) =>
     runCheck(icmpCheck({ hostname, pingCount: 5 }, rest), { pingPath: FAKE_PING })
 
+  it('ping is given the process\'s environment without the server\'s and the agent\'s secrets', async () => {
+    const names = ['MONITORING_SERVER_API_KEYS', 'MONITORING_SERVER_METRICS_TOKEN', 'MONITORING_SERVER_DB', 'MONITORING_SMTP_URL', 'MONITORING_API_KEY', 'AGENT_METRICS_TOKEN', 'PGPASSWORD']
+    const saved = Object.fromEntries(names.map((name) => [name, process.env[name]]))
+    for (const name of names) process.env[name] = 'a-secret-0123456789'
+    try {
+      const result = await run('env.test')
+      expect(result.error).toBe('ping env.test (IPv4) failed: env.test: given no secret, LC_ALL=C, PATH set')
+    } finally {
+      for (const name of names) {
+        if (saved[name] === undefined) delete process.env[name]
+        else process.env[name] = saved[name]
+      }
+    }
+  })
+
   it('fails over maxPacketLossThreshold', async () => {
     const result = await run('loss-40.test')
     expect(details(result).packetLoss).toBe(40)

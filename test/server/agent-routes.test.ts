@@ -2,29 +2,36 @@
  * The agent's routes: claim due runs of its locations with a lease, extend it, post the
  * FINAL result; a lease lost to another claim answers 409, an unknown run 404.
  */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LocalServer } from '../../src/server/index.js'
 import { runCheck } from '../../src/runner/index.js'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
-import { KEY_B, caller, startTestServer, type Call } from './helpers.js'
+import { KEY_A, KEY_B, caller, startTestServer, type Call } from './helpers.js'
 
 let dns: DnsServerHandle
 let server: LocalServer
 let call: Call
 let other: Call
 let clock = Date.parse('2026-03-01T10:00:00Z')
+let artifacts: string
 
 beforeAll(async () => {
   dns = await startDnsServer()
   dns.set('agent.test', 'A', { records: [{ type: 'A', data: '192.0.2.7' }] })
-  // no runner here: the runs wait for an agent; the clock is the test's
-  server = await startTestServer({ clock: () => clock })
+  // no runner here: the runs wait for an agent; the clock is the test's; the agents' staged
+  // artifacts are in a folder of the test's, capped at 300 kB an account
+  artifacts = mkdtempSync(join(tmpdir(), 'monitors-agent-routes-'))
+  server = await startTestServer({ clock: () => clock, artifactsDir: artifacts, limits: { stagedArtifactBytesPerAccount: 300_000 } })
   call = caller(server)
   other = caller(server, KEY_B)
 })
 afterAll(async () => {
   await server.close()
   await dns.close()
+  rmSync(artifacts, { recursive: true, force: true })
 })
 
 const dnsCheck = (name: string, extra: Record<string, unknown> = {}) => ({
@@ -145,5 +152,56 @@ describe('agent routes', () => {
     const bad = await claim({ maxOfCheckTypes: { checkTypes: ['BROWSR'], max: 1 } })
     expect(bad.status).toBe(400)
     expect(bad.json.attributes.keys).toEqual(['maxOfCheckTypes.checkTypes.0'])
+  })
+
+  it('artifact uploads: only for a run leased now to the caller\'s key, streamed to disk, capped per account, gone when the lease runs out', async () => {
+    const check = (await call('POST', '/v1/checks/dns', dnsCheck('uploads', { locations: ['sa-east-1'] }))).json
+    await trigger(check.id)
+    const run = (await call('POST', '/v1/agent/claim', { agentId: 'uploader', locations: ['sa-east-1'], leaseSeconds: 10 })).json.runs[0]
+    const put = (runId: string, name: string, body: Buffer | ReadableStream, key = KEY_A, extra: RequestInit = {}) =>
+      fetch(`${server.url}/v1/agent/runs/${encodeURIComponent(runId)}/artifacts?index=0&name=${encodeURIComponent(name)}`, {
+        method: 'PUT', body, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/octet-stream' }, ...extra,
+      })
+    const staged = (runId: string, name: string) => join(artifacts, '.staging', 'acc-a', encodeURIComponent(runId), '0', ...name.split('/'))
+    // the bytes as they come, to the run's folder
+    expect((await put(run.runId, 'screenshots/a.png', Buffer.from('first'))).status).toBe(204)
+    expect(readFileSync(staged(run.runId, 'screenshots/a.png'), 'utf8')).toBe('first')
+    // older agents' JSON still works, bounded per request
+    expect((await call('POST', `/v1/agent/runs/${run.runId}/artifacts`, { index: 0, name: 'console.json', contentBase64: Buffer.from('[]').toString('base64') })).status).toBe(204)
+    expect(existsSync(staged(run.runId, 'console.json'))).toBe(true)
+
+    // no such run, another account's run: 404; a run of the account not claimed by this key: 409
+    expect((await put('00000000-0000-0000-0000-000000000000.1', 'a.png', Buffer.from('x'))).status).toBe(404)
+    expect((await put(run.runId, 'a.png', Buffer.from('x'), KEY_B)).status).toBe(404)
+    const agentKey = (await call('POST', '/v1/keys', { role: 'agent', name: 'second agent' })).json.key
+    const otherKey = await put(run.runId, 'a.png', Buffer.from('x'), agentKey)
+    expect(otherKey.status).toBe(409)
+    expect(((await otherKey.json()) as { message: string }).message).toContain('is leased to another key')
+    expect((await call('POST', `/v1/agent/runs/nope.1/artifacts`, { index: 0, name: 'a.txt', contentBase64: '' })).status).toBe(404)
+
+    // past the account's cap: 413, said up front (content-length) or found as the bytes come (chunked); nothing kept
+    const big = await put(run.runId, 'traces/big.zip', Buffer.alloc(400_000))
+    expect(big.status).toBe(413)
+    expect(((await big.json()) as { message: string }).message).toContain('an account may have staged at once')
+    const chunks = new ReadableStream({ start(controller) { for (let i = 0; i < 8; i++) controller.enqueue(new Uint8Array(50_000)); controller.close() } })
+    const streamed = await put(run.runId, 'traces/streamed.zip', chunks, KEY_A, { duplex: 'half' } as RequestInit)
+    expect(streamed.status).toBe(413)
+    expect(existsSync(staged(run.runId, 'traces/big.zip')) || existsSync(staged(run.runId, 'traces/streamed.zip'))).toBe(false)
+    expect(readdirSync(join(artifacts, '.staging', '.incoming'))).toEqual([])
+    // within it, a file is replaced
+    expect((await put(run.runId, 'screenshots/a.png', Buffer.alloc(200_000, 1))).status).toBe(204)
+    expect((await put(run.runId, 'screenshots/a.png', Buffer.alloc(250_000, 2))).status).toBe(204)
+
+    // the lease runs out: the next claim of the account's agents removes what was staged, and the old claim may upload nothing more
+    clock += 11_000
+    const again = (await call('POST', '/v1/agent/claim', { agentId: 'uploader-2', locations: ['sa-east-1'], leaseSeconds: 10 })).json.runs[0]
+    expect(again.runId).not.toBe(run.runId)
+    expect(existsSync(join(artifacts, '.staging', 'acc-a', encodeURIComponent(run.runId)))).toBe(false)
+    expect((await put(run.runId, 'screenshots/a.png', Buffer.from('late'))).status).toBe(409)
+    expect((await put(again.runId, 'screenshots/a.png', Buffer.from('second'))).status).toBe(204)
+    // the result adopts the files of its claim
+    const result = await runCheck(again.check, { location: again.location })
+    expect((await call('POST', `/v1/agent/runs/${again.runId}/result`, { result })).status).toBe(204)
+    expect(existsSync(join(artifacts, '.staging', 'acc-a', encodeURIComponent(again.runId)))).toBe(false)
   })
 })

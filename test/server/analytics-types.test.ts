@@ -87,7 +87,7 @@ describe('analytics of DNS, ICMP and heartbeat checks', () => {
     }
     await ping(50) // RECEIVED
     await ping(120) // GRACE (50 + 60 < 120 <= 50 + 90)
-    await ping(320) // LATE: FAILING recorded at 120 + 90 = 210, then the late ping
+    await ping(320) // LATE: two periods missed, FAILING recorded at 120 + 90 = 210 and 120 + 150 = 270, then the late ping
     const heartbeat = (query: string) => call('GET', `/v1/analytics/heartbeat-checks/${id}?${WINDOW}&${query}`)
     const answer = await heartbeat('metrics=availability,retries')
     expect(answer.json).toMatchObject({ checkType: 'HEARTBEAT', name: 'Nightly backup' })
@@ -96,18 +96,19 @@ describe('analytics of DNS, ICMP and heartbeat checks', () => {
       retries: { unit: 'count', label: 'Retries (attempts retried before the final result)', aggregation: 'sum' },
     })
     // RECEIVED and GRACE pass, FAILING fails, LATE counts in neither (as in the availability route)
-    expect(seriesOf(answer)).toEqual([{ bucketStart: at(0), availability: 66.667, retries: 0 }])
+    expect(seriesOf(answer)).toEqual([{ bucketStart: at(0), availability: 50, retries: 0 }])
     const route = await call('GET', `/v1/checks/heartbeats/${id}/availability?startTime=${T0}&endTime=${T0 + 3600 * S}`)
-    expect(route.json.successRatio.currentPeriod).toBe(66.67)
+    expect(route.json.successRatio.currentPeriod).toBe(50)
 
     expect(seriesOf(await heartbeat('metrics=availability&filterByStatus=FAILING'))).toEqual([{ bucketStart: at(0), availability: 0 }])
     expect(seriesOf(await heartbeat('metrics=availability&filterByStatus=RECEIVED,GRACE'))).toEqual([{ bucketStart: at(0), availability: 100 }])
     expect(seriesOf(await heartbeat('metrics=availability&filterByStatus=LATE'))).toEqual([{ bucketStart: at(0), availability: null }])
-    // minute buckets: the pings at 50 s, 120 s and 320 s and the FAILING at 210 s
+    // minute buckets: the pings at 50 s, 120 s and 320 s and the FAILING at 210 s and 270 s
     expect(seriesOf(await heartbeat('metrics=availability&aggregationInterval=1'))).toEqual([
       { bucketStart: at(0), availability: 100 },
       { bucketStart: at(120), availability: 100 },
       { bucketStart: at(180), availability: 0 },
+      { bucketStart: at(240), availability: 0 },
       { bucketStart: at(300), availability: null },
     ])
     const grouped = await heartbeat('metrics=availability&groupBy=runLocation')

@@ -2,7 +2,8 @@
  * Certificate alerts on the real server: URL and API checks against HTTPS servers on 127.0.0.1
  * with certificates the test makes (5 days, 90 days, expired), alertSettings.sslCertificates as
  * the threshold: ALERT_SSL when a certificate enters it, once, ALERT_SSL_RECOVERY when it is
- * renewed, the days in the check's status and on the dashboard.
+ * renewed, the days in the check's status and on the dashboard; an account-level channel's
+ * sslExpiry and sslExpiryThreshold alone, with the server's clock moved on.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -19,6 +20,8 @@ let ninetyDays: TlsServerHandle
 let expired: TlsServerHandle
 let server: LocalServer
 let call: Call
+/** ms the server's clock is ahead of this machine's (the certificate's days are counted on it) */
+let shift = 0
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'monitors-certificates-'))
@@ -26,7 +29,7 @@ beforeAll(async () => {
   ninetyDays = await startTlsServer({ validDays: 90, extraHours: 3 })
   expired = await startTlsServer({ validDays: -2, extraHours: -3 })
   for (const s of [fiveDays, ninetyDays, expired]) s.route('/', { status: 200, body: 'ok' })
-  server = await startTestServer({ dbPath: join(dir, 'certs.db'), runner: true, privateTargets: 'allow', schedulerOptions: { tickMs: 50 } })
+  server = await startTestServer({ dbPath: join(dir, 'certs.db'), runner: true, privateTargets: 'allow', clock: () => Date.now() + shift, schedulerOptions: { tickMs: 50 } })
   call = caller(server)
 })
 afterAll(async () => {
@@ -162,6 +165,53 @@ describe('certificate alerts to account-level channels', () => {
       expect(deliveries.filter((d) => d.channel.alertChannelId === quiet)).toEqual([])
       expect(hooks.received('/cert-quiet')).toEqual([])
     } finally {
+      await tls.close()
+    }
+  })
+})
+
+describe("a channel's sslExpiry alone (the hosted service's meaning)", () => {
+  it("alerts the subscribed channels with sslExpiry by their own sslExpiryThreshold, each once, without the check's sslCertificates; renewed, each recovers", async () => {
+    const tls = await startTlsServer({ validDays: 25, extraHours: 3 })
+    const channel = async (name: string, settings: Record<string, unknown>) => {
+      const answer = await call('POST', '/v1/alert-channels', { type: 'WEBHOOK', config: { name, url: `http://127.0.0.1:9/${name}` }, ...settings })
+      expect(answer.status, answer.text).toBe(201)
+      return answer.json.id as number
+    }
+    try {
+      tls.route('/', { status: 200, body: 'ok' })
+      const month = await channel('month', { sslExpiry: true }) // sslExpiryThreshold: 30 by default
+      const fortnight = await channel('fortnight', { sslExpiry: true, sslExpiryThreshold: 20 })
+      const quiet = await channel('quiet', { sslExpiry: false, sslExpiryThreshold: 30 })
+      const check = await call('POST', '/v1/checks/url', {
+        ...urlCheck(tls.origin),
+        alertChannels: { webhook: [{ name: 'inline', url: 'http://127.0.0.1:9/inline', method: 'POST' }] },
+        alertChannelSubscriptions: [month, fortnight, quiet].map((alertChannelId) => ({ alertChannelId, activated: true })),
+      })
+      expect(check.status, check.text).toBe(201)
+      expect(check.json.alertSettings?.sslCertificates).toBeUndefined()
+      const id = check.json.id
+      const delivered = async () => ((await call('GET', `/v1/alert-deliveries?checkId=${id}&limit=100`)).json as Array<{ alertType: string; channel: { alertChannelId?: number; name?: string } }>)
+        .map((d) => `${d.alertType} ${d.channel.alertChannelId ?? d.channel.name}`).sort()
+      // 25 days left: within the 30 days of one channel only
+      await run(id)
+      expect((await call('GET', `/v1/check-statuses/${id}`)).json.sslDaysRemaining).toBe(25)
+      expect(await kinds(id)).toEqual(['ALERT_SSL'])
+      expect(await delivered()).toEqual([`ALERT_SSL ${month}`])
+      // ten days later on the server's clock: 15 days left, within the other's 20 days too; the first is not alerted again
+      shift = 10 * 86_400_000
+      await run(id)
+      expect((await call('GET', `/v1/check-statuses/${id}`)).json.sslDaysRemaining).toBe(15)
+      expect(await kinds(id)).toEqual(['ALERT_SSL', 'ALERT_SSL'])
+      await run(id)
+      expect(await delivered()).toEqual([`ALERT_SSL ${fortnight}`, `ALERT_SSL ${month}`].sort())
+      // renewed: both recover, in one notification; the channel without sslExpiry and the inline channel got nothing
+      await tls.renew(90)
+      await run(id)
+      expect(await kinds(id)).toEqual(['ALERT_SSL', 'ALERT_SSL', 'ALERT_SSL_RECOVERY'])
+      expect(await delivered()).toEqual([`ALERT_SSL ${fortnight}`, `ALERT_SSL ${month}`, `ALERT_SSL_RECOVERY ${fortnight}`, `ALERT_SSL_RECOVERY ${month}`].sort())
+    } finally {
+      shift = 0
       await tls.close()
     }
   })

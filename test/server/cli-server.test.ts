@@ -59,6 +59,7 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
     const fromFlags = startCli(['--db', ':memory:', '--api-key', 'flag-key-0123456789:team', '--rate-limit', '2/60s', '--ipv6', '2001:db8::7'])
     const url = await fromFlags.ready
     expect(fromFlags.output()).toContain('account team')
+    expect(fromFlags.output()).toContain('Warning: --api-key puts a secret in this process\'s arguments')
     const api = caller({ url }, 'flag-key-0123456789')
     const ips = await api('GET', '/v1/static-ipv6s.txt')
     expect(ips.text).toBe('2001:db8::7\n')
@@ -77,7 +78,8 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
   })
 
   it('takes a role with a key, warns of a short key without printing it, and trusts the balancer it is told of', async () => {
-    const server = startServerProcess(['--db', ':memory:', '--api-key', 'tiny-key:team:read', '--api-key', 'long-enough-key-0123456789:team', '--trust-proxy', '127.0.0.1,10.0.0.0/8'], {
+    const server = startServerProcess(['--db', ':memory:', '--trust-proxy', '127.0.0.1,10.0.0.0/8'], {
+      env: { MONITORING_SERVER_API_KEYS: 'tiny-key:team:read long-enough-key-0123456789:team' },
       until: (output) => output.includes('Warning:') && output.includes('Trusting'),
     })
     const url = await server.ready
@@ -96,7 +98,7 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
 
   it('keeps the host names of --public-url (or MONITORING_SERVER_PUBLIC_URL) for itself: no status page takes one as its customDomain', async () => {
     for (const [args, env] of [[['--public-url', 'https://monitors.example.test']], [[], { MONITORING_SERVER_PUBLIC_URL: 'http://other.example.test, https://monitors.example.test:8443' }]] as const) {
-      const server = startCli(['--db', ':memory:', '--api-key', 'flag-key-0123456789:team', ...args], env ?? {})
+      const server = startCli(['--db', ':memory:', ...args], { MONITORING_SERVER_API_KEYS: 'flag-key-0123456789:team', ...env })
       const api = caller({ url: await server.ready }, 'flag-key-0123456789')
       const taken = await api('POST', '/v1/status-pages', { name: 'p', url: 'p', cards: [], customDomain: 'Monitors.Example.Test' })
       expect(taken.status).toBe(409)
@@ -184,19 +186,24 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
   })
 
   it('says its private-target policy: deny for keys of two accounts, allow for one, and --private-targets sets it', async () => {
-    const two = startCli(['--db', ':memory:', '--api-key', 'key-one-0123456789:one', '--api-key', 'key-two-0123456789:two', '--quiet'])
+    const twoKeys = { MONITORING_SERVER_API_KEYS: 'key-one-0123456789:one,key-two-0123456789:two' }
+    const two = startCli(['--db', ':memory:', '--quiet'], twoKeys)
     await two.ready
     await expect.poll(() => two.output()).toMatch(/Private targets refused: .*keys of 2 accounts are stored; --private-targets allow to change it/)
+    // and, without --public-url, that a status page's customDomain may take a name the server is reached under
+    await expect.poll(() => two.output()).toContain('Warning: keys of 2 accounts are stored and no --public-url is given: this server knows only its own host names, so a status page of any account may take another name the server is reached under (behind a balancer, a proxy or DNS) as its customDomain and be served there in place of the dashboard. Give every URL the server is reached under with --public-url (or MONITORING_SERVER_PUBLIC_URL) (docs/server.md, "Status pages on a shared server")')
     two.child.kill('SIGTERM')
     await two.exited
-    const one = startCli(['--db', ':memory:', '--api-key', 'key-one-0123456789:one', '--quiet'])
+    const one = startCli(['--db', ':memory:', '--quiet'], { MONITORING_SERVER_API_KEYS: 'key-one-0123456789:one' })
     await one.ready
     await expect.poll(() => one.output()).toMatch(/Private targets allowed: .*keys of one account; --private-targets deny to refuse them/)
+    expect(one.output()).not.toContain('customDomain')
     one.child.kill('SIGTERM')
     await one.exited
-    const chosen = startCli(['--db', ':memory:', '--api-key', 'key-one-0123456789:one', '--private-targets', 'deny', '--allow-target', '10.0.0.0/8', '--quiet'])
+    const chosen = startCli(['--db', ':memory:', '--private-targets', 'deny', '--allow-target', '10.0.0.0/8', '--public-url', 'https://monitors.example.test', '--quiet'], twoKeys)
     await chosen.ready
     await expect.poll(() => chosen.output()).toMatch(/Private targets refused: .*\(--private-targets deny\)/)
+    expect(chosen.output()).not.toMatch(/Warning/)
     chosen.child.kill('SIGTERM')
     await chosen.exited
     const bad = startCli(['--db', ':memory:', '--private-targets', 'maybe'])

@@ -160,8 +160,48 @@ describe('heartbeat checks', () => {
   })
 })
 
+describe('a heartbeat check that is never pinged', () => {
+  it('fails once for every period that passes without a ping: alerts after the second with failedRunThreshold 2, counts a jump of the clock period by period, recovers at the next ping', async () => {
+    const start = now
+    const created = await call('POST', '/v1/checks/heartbeat', body({
+      name: 'never pinged', useGlobalAlertSettings: false,
+      alertSettings: { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 2 } },
+    }))
+    expect(created.status, created.text).toBe(201)
+    const id = created.json.id
+    const failing = async () => (await events(id)).filter((e) => e.state === 'FAILING')
+    const failedCount = (count: number) => until(async () => ((await failing()).length === count ? true : undefined))
+    const notifications = async () => ((await call('GET', `/v1/alert-notifications?checkId=${id}`)).json as Array<{ alertType: string; created_at: string }>)
+      .sort((a, b) => a.created_at.localeCompare(b.created_at)).map((n) => n.alertType)
+    // period 1 minute, grace 30 s: the k-th period of the silence (k from 0) is missed at start + k × 60 s + 90 s
+    now = start + 91 * S
+    await failedCount(1)
+    expect((await call('GET', `/v1/check-statuses/${id}`)).json.hasFailures).toBe(true)
+    expect(await notifications()).toEqual([]) // one failed run of the two the threshold asks for
+    now = start + 151 * S
+    await failedCount(2)
+    expect(await notifications()).toEqual(['ALERT_FAILURE'])
+    // the clock jumps three periods at once: three more failed runs, one a period
+    now = start + 331 * S
+    await failedCount(5)
+    expect((await failing()).map((e) => e.timestamp)).toEqual([90, 150, 210, 270, 330].map((s) => new Date(start + s * S).toISOString()))
+    const results = (await call('GET', `/v1/check-results/${id}?limit=100`)).json as Array<{ status: string; result: { details: { state: string; periodStartedAt: string } } }>
+    expect(results.map((r) => [r.status, r.result.details.state, r.result.details.periodStartedAt])).toEqual(
+      [240, 180, 120, 60, 0].map((s) => ['FAILED', 'FAILING', new Date(start + s * S).toISOString()]))
+    expect(await notifications()).toEqual(['ALERT_FAILURE']) // still alerting: no second alert, no reminder asked for
+    // a ping ends the silence: LATE, passing, one recovery; the periods before it stay counted once
+    now = start + 335 * S
+    expect((await anonymous('GET', `/ping/${created.json.heartbeat.pingToken}`)).status).toBe(200)
+    expect((await events(id)).map((e) => e.state)).toEqual(['FAILING', 'FAILING', 'FAILING', 'FAILING', 'FAILING', 'LATE'])
+    expect((await call('GET', `/v1/check-statuses/${id}`)).json.hasFailures).toBe(false)
+    expect(await notifications()).toEqual(['ALERT_FAILURE', 'ALERT_RECOVERY'])
+    const availability = await call('GET', `/v1/checks/heartbeats/${id}/availability?startTime=${start}&endTime=${now + S}`)
+    expect(availability.json).toMatchObject({ successRatio: { currentPeriod: 0 }, totalEntitiesCurrentPeriod: 5 })
+  })
+})
+
 describe('heartbeat checks on one database served by two processes', () => {
-  it('records FAILING once per missed period, whichever scheduler sees it first', async () => {
+  it('records FAILING once per missed period, whichever scheduler sees it first, also when the clock jumps several periods', async () => {
     const { mkdtempSync, rmSync } = await import('node:fs')
     const { tmpdir } = await import('node:os')
     const { join } = await import('node:path')
@@ -173,17 +213,21 @@ describe('heartbeat checks on one database served by two processes', () => {
     try {
       const created = await caller(a)('POST', '/v1/checks/heartbeat', body({ name: 'shared' }))
       expect(created.status).toBe(201)
-      clock += 91 * S // past period + grace since the last period started
-      const listed = async () => {
+      const failing = async () => {
         const answer = await caller(b)('GET', `/v1/checks/heartbeats/${created.json.id}/events?startTime=${T0}&endTime=${clock + S}`)
-        const failing = answer.json[0].events.filter((e: { state: string }) => e.state === 'FAILING')
-        return failing.length >= 1 ? failing : undefined
+        return (answer.json[0].events as Array<{ state: string; timestamp: string }>).filter((e) => e.state === 'FAILING')
       }
-      await until(listed)
+      clock += 91 * S // past period + grace since the period started
+      await until(async () => ((await failing()).length >= 1 ? true : undefined))
       await sleep(100) // both schedulers tick many times
-      expect((await listed())!.length).toBe(1) // one silence, one FAILING: no new period starts without a ping
-      // a ping starts the next period
+      expect((await failing()).length).toBe(1) // the clock still: the next period has not passed
+      clock += 4 * 60 * S // four more periods at once, swept by both
+      await until(async () => ((await failing()).length >= 5 ? true : undefined))
+      // a ping ends the silence (recording what no sweep did yet): each period once
       expect((await caller(a, null)('GET', `/ping/${created.json.heartbeat.pingToken}`)).status).toBe(200)
+      expect((await failing()).map((e) => e.timestamp).reverse()).toEqual([90, 150, 210, 270, 330].map((s) => new Date(T0 + s * S).toISOString()))
+      const results = (await caller(b)('GET', `/v1/check-results/${created.json.id}?limit=100`)).json as Array<{ status: string }>
+      expect(results.map((r) => r.status)).toEqual(['PASSED', 'FAILED', 'FAILED', 'FAILED', 'FAILED', 'FAILED'])
       const states = (await caller(b)('GET', `/v1/checks/heartbeats/${created.json.id}/events?startTime=${T0}&endTime=${clock + S}`)).json[0].events.map((e: { state: string }) => e.state)
       expect(states[0]).toBe('LATE')
     } finally {

@@ -7,13 +7,17 @@
  */
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { createHash } from 'node:crypto'
 import { join } from 'node:path'
+import { deflateSync } from 'node:zlib'
+import { Worker } from 'node:worker_threads'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LocalServer } from '../../src/server/index.js'
 import { hasChromium } from '../helpers/browser.js'
 import { makeProject, monitors, repo, STACK_LINE, writeFiles } from '../helpers/cli.js'
 import { startHttpServer, type HttpServerHandle } from '../helpers/http-server.js'
 import { prepareTestRuntime } from '../helpers/runtime.js'
+import { zipBomb } from '../helpers/zip-bomb.js'
 import { networkNamespaces } from '../../src/runner/script/netns.js'
 import { KEY_A, KEY_B, caller, expect400, startTestServer, type Call } from './helpers.js'
 
@@ -95,7 +99,7 @@ describe('Playwright checks: routes and rules', () => {
     expect((await call('GET', `/v1/checks/${id}`)).status).toBe(404)
   })
 
-  it('refuses a config that is not among the files, a path out of the project, a file twice, another browser and no files (400 naming the field)', async () => {
+  it('refuses a config that is not among the files, a path out of the project, a file twice, another browser, no files and a binary file that is not base64 (400 naming the field)', async () => {
     expect(expect400(await call('POST', '/v1/checks/playwright', suiteBody({ playwrightConfigPath: 'pw.config.ts' })), 'payload')).toEqual(['playwrightConfigPath'])
     expect(expect400(await call('POST', '/v1/checks/playwright', suiteBody({ playwrightConfigPath: 'tests/pw.config.ts', files: [{ path: 'tests/a.spec.ts', content: 'x' }] })), 'payload')).toEqual(['playwrightConfigPath'])
     expect(expect400(await call('POST', '/v1/checks/playwright', suiteBody({ files: [{ path: 'playwright.config.ts', content: CONFIG }, { path: '../etc/passwd', content: 'x' }] })), 'payload')).toEqual(['files.1.path'])
@@ -104,6 +108,9 @@ describe('Playwright checks: routes and rules', () => {
     expect(expect400(firefox, 'payload')).toEqual(['browsers.0'])
     expect(firefox.text).toContain('only chromium runs here')
     expect(expect400(await call('POST', '/v1/checks/playwright', suiteBody({ files: [] })), 'payload')).toEqual(['files'])
+    const notBase64 = await call('POST', '/v1/checks/playwright', suiteBody({ files: [{ path: 'playwright.config.ts', content: CONFIG }, { path: 'tests/shot.png', content: 'not base64!', encoding: 'base64' }] }))
+    expect(expect400(notBase64, 'payload')).toEqual(['files.1.content'])
+    expect(notBase64.text).toContain('is not base64')
   })
 })
 
@@ -271,6 +278,65 @@ describe.skipIf(!hasChromium)('the PlaywrightCheck of examples/browser run by th
   }, 600_000)
 })
 
+describe('an archive a run leaves', () => {
+  it('a 1 MB zip that inflates to 1 GiB is dropped off the server\'s thread: its memory stays put, its probes answer, the result says why', async () => {
+    const test = `import { test } from '@playwright/test'
+import { writeFileSync } from 'node:fs'
+import zlib from 'node:zlib'
+const zipBomb = ${zipBomb.toString()}
+test('leaves a zip bomb @smoke', async ({}, testInfo) => { writeFileSync(testInfo.outputPath('bomb.zip'), zipBomb(zlib, 1024, 'trace.trace')) })
+`
+    const created = await call('POST', '/v1/checks/playwright', suiteBody({ name: 'Bomb', files: [{ path: 'playwright.config.ts', content: CONFIG }, { path: 'tests/a.spec.ts', content: test }] }))
+    expect(created.status, created.text).toBe(201)
+    // the server is this process: its memory and the stalls of its thread, sampled all along, and its
+    // health probe asked again and again by a thread of its own (which a stalled server keeps waiting)
+    const baseline = process.memoryUsage().rss
+    let peak = baseline
+    let last = performance.now()
+    let stall = 0
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage().rss)
+      stall = Math.max(stall, performance.now() - last)
+      last = performance.now()
+    }, 20)
+    const prober = new Worker(`const { parentPort, workerData } = require('node:worker_threads')
+let stop = false
+parentPort.on('message', () => { stop = true })
+;(async () => {
+  let slowest = 0, probes = 0
+  while (!stop) {
+    const started = performance.now()
+    await (await fetch(workerData)).text()
+    slowest = Math.max(slowest, performance.now() - started)
+    probes++
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  parentPort.postMessage({ slowest, probes })
+})()`, { eval: true, workerData: `${server.url}/-/liveness` })
+    const probed = new Promise<{ slowest: number; probes: number }>((resolve) => prober.once('message', resolve))
+    try {
+      const done = await triggerAndWait(created.json.id)
+      expect(done.status, JSON.stringify(done)).toBe('PASSED')
+    } finally {
+      clearInterval(sampler)
+      prober.postMessage('stop')
+    }
+    const { slowest, probes } = await probed
+    await prober.terminate()
+    console.log(`zip bomb run: RSS ${Math.round(baseline / 1e6)} MB before, ${Math.round(peak / 1e6)} MB at most (+${Math.round((peak - baseline) / 1e6)} MB); the longest stall of the server's thread ${Math.round(stall)} ms; ${probes} liveness probes, the slowest ${Math.round(slowest)} ms`)
+    const result = await finalResult(created.json.id)
+    const dropped = result.result.details.artifacts.dropped as Array<{ name: string; reason: string; bytes: number }>
+    expect(dropped).toEqual([{ name: expect.stringMatching(/^test-results\/.+\/bomb\.zip$/), kind: 'trace', bytes: expect.any(Number), reason: 'an archive past the limits of unpacking is not kept: its entry trace.trace inflates to more than 200 times its compressed size (a zip bomb?)' }])
+    expect(dropped[0].bytes).toBeGreaterThan(1_000_000)
+    expect(dropped[0].bytes).toBeLessThan(1_200_000)
+    expect(peak - baseline).toBeLessThan(200 * 1e6)
+    // before, the archive was unpacked on this thread: +1.1 GB, a 6 s stall and a probe kept waiting as long
+    expect(stall).toBeLessThan(1500)
+    expect(slowest).toBeLessThan(1500)
+    expect(probes).toBeGreaterThan(10)
+  }, 300_000)
+})
+
 describe('import of a Playwright check', () => {
   it('writes its project back into a folder of its own, never over a different file; the next plan is No changes.', async () => {
     const env = { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_B, MONITORING_ACCOUNT_ID: 'acc-b' }
@@ -298,6 +364,117 @@ describe('import of a Playwright check', () => {
     const plan = await monitors(other, ['plan', '--detailed-exitcode'], env)
     expect(plan.code, plan.output).toBe(0)
   }, 180_000)
+})
+
+/** A PNG of one colour (RGB, 8 bits), made here: a screenshot baseline of a box of that colour. */
+function solidPng(width: number, height: number, rgb: [number, number, number]): Buffer {
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1
+    return c >>> 0
+  })
+  const crc = (data: Buffer) => {
+    let c = 0xffffffff
+    for (const byte of data) c = crcTable[(c ^ byte) & 0xff] ^ (c >>> 8)
+    return (c ^ 0xffffffff) >>> 0
+  }
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data])
+    const out = Buffer.alloc(body.length + 8)
+    out.writeUInt32BE(data.length, 0)
+    body.copy(out, 4)
+    out.writeUInt32BE(crc(body), body.length + 4)
+    return out
+  }
+  const header = Buffer.alloc(13)
+  header.writeUInt32BE(width, 0)
+  header.writeUInt32BE(height, 4)
+  header.set([8, 2, 0, 0, 0], 8)
+  const row = Buffer.concat([Buffer.from([0]), ...Array.from({ length: width }, () => Buffer.from(rgb))])
+  const pixels = deflateSync(Buffer.concat(Array.from({ length: height }, () => row)))
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', pixels), chunk('IEND', Buffer.alloc(0))])
+}
+
+describe.skipIf(!hasChromium)('a suite with binary files (a screenshot baseline, bytes that are not UTF-8)', () => {
+  it('carries them in base64, byte for byte, into the run (toHaveScreenshot against the baseline); a plan says "binary file changed (N bytes)"; import writes the same bytes back; No changes after', async () => {
+    const png = solidPng(40, 40, [0, 170, 0])
+    const raw = Buffer.from([0xff, 0xfe, 0x00, 0x80, 0xc3, 0x28, 0xe2, 0x82, 0x0a, 0x89])
+    const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex')
+    const project = makeProject({
+      'shots.check.ts': "import { PlaywrightCheck } from 'monitors-as-code'\nnew PlaywrightCheck('shots', { name: 'Binary files', activated: false, playwrightConfigPath: './suite/playwright.config.ts', include: ['fixtures/**', 'tests/__screenshots__/**'] })\n",
+      'suite/playwright.config.ts': "import { defineConfig } from '@playwright/test'\nexport default defineConfig({ testDir: './tests', snapshotPathTemplate: '{testDir}/__screenshots__/{arg}{ext}', projects: [{ name: 'desktop' }] })\n",
+      'suite/tests/bytes.spec.ts': `import { test, expect } from '@playwright/test'
+import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+const read = (file: string) => readFileSync(join(test.info().project.testDir, '..', file))
+test('the files are the bytes sent', () => {
+  expect(createHash('sha256').update(read('fixtures/raw.bin')).digest('hex')).toBe(${JSON.stringify(sha(raw))})
+  expect(createHash('sha256').update(read('tests/__screenshots__/box.png')).digest('hex')).toBe(${JSON.stringify(sha(png))})
+  expect(read('fixtures/notes.txt').toString('utf8')).toBe('café ☕\\n')
+})
+test('the box looks like its baseline', async ({ page }) => {
+  await page.setContent('<body style="margin:0"><div id="box" style="width:40px;height:40px;background:#00aa00"></div></body>')
+  await expect(page.locator('#box')).toHaveScreenshot('box.png')
+})
+`,
+      'suite/fixtures/notes.txt': 'café ☕\n',
+    })
+    mkdirSync(join(project, 'suite/tests/__screenshots__'))
+    writeFileSync(join(project, 'suite/tests/__screenshots__/box.png'), png)
+    writeFileSync(join(project, 'suite/fixtures/raw.bin'), raw)
+    const env = { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_A, MONITORING_ACCOUNT_ID: 'acc-a' }
+    const applied = await monitors(project, ['apply', '--yes'], env)
+    expect(applied.code, applied.output).toBe(0)
+    // the create shows a binary file by its size, never its base64
+    expect(applied.stdout).toContain(`content: binary file (${png.length} bytes)`)
+    expect(applied.stdout).not.toContain(png.toString('base64').slice(0, 40))
+
+    const suite = ((await call('GET', '/v1/checks?checkType=PLAYWRIGHT&limit=100')).json as Array<Record<string, any>>).find((c) => c.name === 'Binary files')!
+    const files = new Map((suite.files as Array<{ path: string; content: string; encoding?: string }>).map((f) => [f.path, f]))
+    expect(files.get('tests/__screenshots__/box.png')).toEqual({ path: 'tests/__screenshots__/box.png', content: png.toString('base64'), encoding: 'base64' })
+    expect(files.get('fixtures/raw.bin')).toEqual({ path: 'fixtures/raw.bin', content: raw.toString('base64'), encoding: 'base64' })
+    // a text file stays text (readable diffs)
+    expect(files.get('fixtures/notes.txt')).toEqual({ path: 'fixtures/notes.txt', content: 'café ☕\n' })
+    expect(files.get('tests/bytes.spec.ts')?.encoding).toBeUndefined()
+
+    const done = await triggerAndWait(suite.id)
+    const result = await finalResult(suite.id)
+    expect(done.status, JSON.stringify(result.result.details.tests)).toBe('PASSED')
+    expect((result.result.details.tests as Array<{ title: string; status: string }>).map((t) => [t.title, t.status])).toEqual([
+      ['the files are the bytes sent', 'passed'],
+      ['the box looks like its baseline', 'passed'],
+    ])
+    expect((await monitors(project, ['plan', '--detailed-exitcode'], env)).code).toBe(0)
+
+    // a new baseline and a new binary file: their sizes, not their bytes
+    const wider = solidPng(48, 40, [0, 170, 0])
+    writeFileSync(join(project, 'suite/tests/__screenshots__/box.png'), wider)
+    writeFileSync(join(project, 'suite/fixtures/extra.bin'), Buffer.from([0xff, 0x00, 0xfe]))
+    const plan = await monitors(project, ['plan', '--detailed-exitcode'], env)
+    expect(plan.code, plan.output).toBe(2)
+    expect(plan.stdout).toContain(`files[tests/__screenshots__/box.png].content: binary file changed (${wider.length} bytes)`)
+    expect(plan.stdout).toContain('files[fixtures/extra.bin]: binary file added (3 bytes)')
+    expect(plan.stdout).not.toContain(wider.toString('base64').slice(0, 40))
+
+    // import into another project: the same bytes written back, and its next plan is No changes
+    // and a suite made through the API naming no config (Playwright's default playwright.config.ts):
+    // imported as code, which names its config, it plans No changes as well
+    const bare = await call('POST', '/v1/checks/playwright', suiteBody({ name: 'No config named' }))
+    expect(bare.status, bare.text).toBe(201)
+    expect(bare.json.playwrightConfigPath ?? null).toBeNull()
+    const other = makeProject({ 'keep.check.ts': '// the imported checks go beside this file\n' })
+    const imported = await monitors(other, ['import', '--all'], env)
+    expect(imported.code, imported.output).toBe(0)
+    expect(readFileSync(join(other, 'binary-files/tests/__screenshots__/box.png')).equals(png)).toBe(true)
+    expect(readFileSync(join(other, 'binary-files/fixtures/raw.bin')).equals(raw)).toBe(true)
+    expect(readFileSync(join(other, 'binary-files/fixtures/notes.txt'), 'utf8')).toBe('café ☕\n')
+    expect(readFileSync(join(other, 'imported.check.ts'), 'utf8')).toContain("playwrightConfigPath: './no-config-named/playwright.config.ts'")
+    const again = await monitors(other, ['plan', '--detailed-exitcode'], env)
+    expect(again.code, again.output).toBe(0)
+    expect((await call('DELETE', `/v1/checks/${bare.json.id}`)).status).toBe(204)
+    expect((await monitors(project, ['destroy', '--yes'], env)).code).toBe(0)
+  }, 600_000)
 })
 
 describe('a PlaywrightCheck with a problem', () => {

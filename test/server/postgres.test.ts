@@ -151,8 +151,8 @@ describe.skipIf(!onPostgres)('the PostgreSQL store', () => {
   })
 
   it('a database that cannot be reached is one clear line, without the password', async () => {
-    const child = spawn(process.execPath, [bin, 'server', '--port', '0', '--db', 'postgres://someone:s3cret-pass@127.0.0.1:1/nowhere'], {
-      env: { ...process.env, NO_COLOR: '1' },
+    const child = spawn(process.execPath, [bin, 'server', '--port', '0'], {
+      env: { ...process.env, NO_COLOR: '1', MONITORING_SERVER_DB: 'postgres://someone:s3cret-pass@127.0.0.1:1/nowhere' },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let stderr = ''

@@ -121,7 +121,7 @@ describe('a runner that falls behind', () => {
       expect(body.skipped.filter((s) => s.checkId === id).every((s) => s.checkType === 'DNS' && s.location === 'eu-west-1' && s.reason === 'late')).toBe(true)
     }
     // one check alone, and a check of another account (none) is a 404
-    const one = (await call('GET', `/v1/scheduler/skipped-runs?checkId=${ids[0]}&from=${DUE - 2 * MINUTE}&to=${Math.floor((DUE + MINUTES * MINUTE) / 1000)}`)).json
+    const one = (await call('GET', `/v1/scheduler/skipped-runs?checkId=${ids[0]}&from=${(DUE - 2 * MINUTE) / 1000}&to=${Math.floor((DUE + MINUTES * MINUTE) / 1000)}`)).json
     expect(one.skipped.map((s: { checkId: string }) => s.checkId)).toEqual([ids[0]])
     expect((await call('GET', '/v1/scheduler/skipped-runs?checkId=nope')).status).toBe(404)
     expect((await call('GET', '/v1/scheduler/skipped-runs?from=yesterday')).status).toBe(400)
@@ -152,7 +152,7 @@ describe('a runner that falls behind', () => {
     const after = await metrics(busy)
     const late = after.value('monitors_scheduler_runs_skipped_total', { reason: 'late', check_type: 'DNS', location: 'eu-west-1' })
     expect(late).toBeGreaterThan(0)
-    const api = (await call('GET', `/v1/scheduler/skipped-runs?from=${DUE - 2 * MINUTE}&to=${DUE + 6 * MINUTE}`)).json
+    const api = (await call('GET', `/v1/scheduler/skipped-runs?from=${(DUE - 2 * MINUTE) / 1000}&to=${(DUE + 6 * MINUTE) / 1000}`)).json
     expect(api.byReason.late).toBe(late)
     const ran = after.samples('monitors_check_runs_total').reduce((n, s) => n + s.value, 0)
     const planned = after.value('monitors_scheduler_runs_planned_total')

@@ -38,7 +38,8 @@ describe('customDomain', () => {
   let a: Call
   let b: Call
   beforeAll(async () => {
-    server = await startTestServer({ publicUrls: ['https://Monitors.Example.test:8443/base'] })
+    // at most 3 status pages an account (the default is 100)
+    server = await startTestServer({ publicUrls: ['https://Monitors.Example.test:8443/base'], limits: { statusPagesPerAccount: 3 } })
     a = caller(server, KEY_A)
     b = caller(server, KEY_B)
   })
@@ -81,6 +82,26 @@ describe('customDomain', () => {
     }
     // the dashboard is served there
     expect((await getWithHost(server, '/', 'monitors.example.test:8443')).text).toContain('API key')
+  })
+
+  it('an account\'s pages are bounded: past the server\'s limit a create is a 409 saying so, even several at once; another account is not held to it', async () => {
+    const before = (await b('GET', '/v1/status-pages')).json.entries.length
+    expect(before).toBe(1)
+    expect((await b('POST', '/v1/status-pages', page('B2', 'b2-status'))).status).toBe(201)
+    // two at once for the last place: one is made
+    const racing = await Promise.all([b('POST', '/v1/status-pages', page('B3', 'b3-status')), b('POST', '/v1/status-pages', page('B4', 'b4-status'))])
+    expect(racing.map((r) => r.status).sort()).toEqual([201, 409])
+    const refused = await b('POST', '/v1/status-pages', page('B5', 'b5-status'))
+    expect(refused.status).toBe(409)
+    expect(refused.json).toEqual({ statusCode: 409, error: 'Conflict', message: 'The account has 3 status pages, the most this server allows an account (monitors server --max-status-pages); delete one first' })
+    const pages = (await b('GET', '/v1/status-pages')).json.entries as Array<{ id: string }>
+    expect(pages).toHaveLength(3)
+    // another account has its own
+    expect((await a('POST', '/v1/status-pages', page('A3', 'a3-status'))).status).toBe(201)
+    // one deleted makes room for one; an update of a page is not a create
+    expect((await b('DELETE', `/v1/status-pages/${pages[2].id}`)).status).toBe(204)
+    expect((await b('POST', '/v1/status-pages', page('B5', 'b5-status'))).status).toBe(201)
+    expect((await b('PUT', `/v1/status-pages/${pages[1].id}`, page('B renamed', 'b-renamed'))).status).toBe(200)
   })
 
   it('is a domain name: no scheme, port, path or IP address (400 naming the field)', async () => {

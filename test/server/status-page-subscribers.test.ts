@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LocalServer } from '../../src/server/index.js'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
 import { eventually, startAlertsBench, type AlertsBench } from './alerts-helpers.js'
-import { caller, dnsBody, startTestServer, type Call } from './helpers.js'
+import { KEY_B, caller, dnsBody, startTestServer, type Call } from './helpers.js'
 
 interface Mail { to: string[]; raw: string }
 
@@ -74,7 +74,11 @@ beforeAll(async () => {
   const smtpUrl = `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`
   dns = await startDnsServer()
   // the server runs checks too (a check's triggerIncident notifies subscribers)
-  bench = await startAlertsBench(dns, { alerts: { smtpUrl, smtpFrom: 'status@monitors.test', pollMs: 50 }, subscriberMail: { pollMs: 50, backoffMs: 100 } })
+  // subscriptions from one client address: at most 30 an hour here (20 by default)
+  bench = await startAlertsBench(dns, {
+    alerts: { smtpUrl, smtpFrom: 'status@monitors.test', pollMs: 50 }, subscriberMail: { pollMs: 50, backoffMs: 100 },
+    limits: { subscriptionsPerClient: { max: 30, timeWindowMs: 3_600_000 } },
+  })
   server = bench.server
   api = caller(server)
   serviceId = (await api('POST', '/v1/status-pages/services', { name: 'Checkout' })).json.id
@@ -201,6 +205,46 @@ describe('email subscribers of a status page', () => {
     expect((await fetch(`${server.url}/status/other/subscribe/confirm?token=${token}`)).status).toBe(404)
     await settle()
     expect(mailsTo('victim@example.test')).toEqual([])
+  })
+})
+
+describe('what the subscription forms may send', () => {
+  it('at most 5 confirmations an hour to one address, whatever the page or the account: the sixth page answers the same and sends nothing', async () => {
+    const b = caller(server, KEY_B)
+    const urls: string[] = []
+    for (const [who, n] of [[api, 1], [api, 2], [api, 3], [b, 1], [b, 2], [b, 3]] as const) {
+      const url = `${who === api ? 'a' : 'b'}-flood-${n}`
+      expect((await who('POST', '/v1/status-pages', { name: `Flood ${url}`, url, cards: [] })).status).toBe(201)
+      urls.push(url)
+    }
+    const answers = []
+    for (const url of urls) answers.push(await form(`/status/${url}/subscribe`, { email: 'Victim@Flood.test' }))
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200])
+    // the form tells nobody: the sixth answer is the others' (its page's name and address aside)
+    expect(answers[5].text).toBe(answers[4].text.replaceAll('b-flood-2', 'b-flood-3'))
+    await eventually(async () => mailsTo('victim@flood.test'), (m) => m.length === 5)
+    await settle()
+    expect(mailsTo('victim@flood.test')).toHaveLength(5)
+    // another address is not held to the first one's count
+    await form(`/status/${urls[5]}/subscribe`, { email: 'someone-else@flood.test' })
+    await eventually(async () => mailsTo('someone-else@flood.test'), (m) => m.length === 1)
+  })
+
+  it('subscriptions from one client address are bounded: past it a 429 saying when to try again, and nothing sent', async () => {
+    let refused: { status: number; text: string } | undefined
+    let accepted = 0
+    for (let i = 0; i < 40 && !refused; i++) {
+      const answer = await form('/status/shop/subscribe', { email: `client-${i}@flood.test` })
+      if (answer.status === 429) refused = answer
+      else {
+        expect(answer.status).toBe(200)
+        accepted++
+      }
+    }
+    expect(refused?.text).toMatch(/Too many subscriptions from your address: try again in (60|59) minutes\./)
+    await settle()
+    expect(mails.filter((m) => m.to.some((to) => to.startsWith('client-'))).length).toBe(accepted)
+    expect(mailsTo(`client-${accepted}@flood.test`)).toEqual([])
   })
 })
 

@@ -8,6 +8,7 @@ import { UserError } from '../../errors.js'
 import { checkNumber } from '../engine.js'
 import type { UidRange } from '../../runner/script/contain.js'
 import { uidRangeFromEnv, uidRangeOption } from '../uid-range.js'
+import { hideSecretArguments, secretOf } from '../secrets.js'
 
 interface AgentArgs {
   locations?: string[]
@@ -20,12 +21,14 @@ interface AgentArgs {
   agentId?: string
   apiUrl?: string
   apiKey?: string
+  apiKeyFile?: string
   accountId?: string
   insecureHttp?: boolean
   timeout?: number
   privateTargets?: 'allow' | 'deny'
   allowTarget?: string[]
   metricsToken?: string
+  metricsTokenFile?: string
   scriptUidRange?: UidRange | 'off'
 }
 
@@ -69,7 +72,8 @@ export const agentCommand = {
       .option('lease', { type: 'string', default: `${DEFAULT_LEASE_SECONDS}s`, describe: 'Lease of each claimed run, 10s to 10m; renewed while the run lasts' })
       .option('agent-id', { type: 'string', describe: 'Name of this agent for the server (default: <hostname>-<pid>)' })
       .option('api-url', { type: 'string', describe: 'Base URL of the Monitoring API (env MONITORING_API_URL)' })
-      .option('api-key', { type: 'string', describe: 'API key (env MONITORING_API_KEY); never printed' })
+      .option('api-key', { type: 'string', describe: 'API key; never printed. On the command line it can be read by every user of the machine (a warning says so): prefer the environment (MONITORING_API_KEY) or --api-key-file' })
+      .option('api-key-file', { type: 'string', requiresArg: true, describe: 'A file holding the API key, instead of --api-key' })
       .option('account-id', { type: 'string', describe: 'Account id, sent as x-service-account (env MONITORING_ACCOUNT_ID)' })
       .option('insecure-http', { type: 'boolean', default: false, describe: 'Allow a plain http:// API URL to a host other than this machine (the key travels in clear)' })
       .option('timeout', { type: 'number', default: 30, requiresArg: true, coerce: checkNumber('--timeout', 'a number of seconds above 0 and at most 3600', (n) => n > 0 && n <= 3600), describe: 'Seconds to wait for each API answer' })
@@ -84,7 +88,8 @@ export const agentCommand = {
         array: true,
         describe: 'An exception to --private-targets deny: an address, a CIDR range or address:port, e.g. 10.0.0.5:8080 (repeatable)',
       })
-      .option('metrics-token', { type: 'string', describe: 'Bearer token GET /metrics on the health port requires (env AGENT_METRICS_TOKEN; default none: open like the probes)' })
+      .option('metrics-token', { type: 'string', describe: 'Bearer token GET /metrics on the health port requires (default none: open like the probes); prefer the environment (AGENT_METRICS_TOKEN) or --metrics-token-file: on the command line it can be read by every user of the machine' })
+      .option('metrics-token-file', { type: 'string', requiresArg: true, describe: 'A file holding the metrics token, instead of --metrics-token' })
       .option('script-uid-range', {
         type: 'string',
         requiresArg: true,
@@ -94,11 +99,15 @@ export const agentCommand = {
   handler: async (args: ArgumentsCamelCase<AgentArgs>): Promise<number> => {
     const env = io().env
     const apiUrl = args.apiUrl ?? env.MONITORING_API_URL
-    const apiKey = args.apiKey ?? env.MONITORING_API_KEY
+    const warnings: string[] = []
+    const apiKey = secretOf({ flag: '--api-key', fileFlag: '--api-key-file', env: 'MONITORING_API_KEY' }, { flag: args.apiKey, file: args.apiKeyFile, env: env.MONITORING_API_KEY }, warnings)
+    const metricsToken = secretOf({ flag: '--metrics-token', fileFlag: '--metrics-token-file', env: 'AGENT_METRICS_TOKEN' }, { flag: args.metricsToken, file: args.metricsTokenFile, env: env.AGENT_METRICS_TOKEN }, warnings)
+    hideSecretArguments([args.apiKey, args.metricsToken])
+    for (const warning of warnings) io().stderr.write(`${warning}\n`)
     if (apiUrl === undefined || apiUrl.trim() === '') {
       throw new UserError('No API URL: set MONITORING_API_URL or pass --api-url (the Monitoring API server the agent takes runs from).')
     }
-    if (apiKey === undefined || apiKey.trim() === '') throw new UserError(`No API key for ${apiUrl}: set MONITORING_API_KEY or pass --api-key.`)
+    if (apiKey === undefined || apiKey.trim() === '') throw new UserError(`No API key for ${apiUrl}: set MONITORING_API_KEY or pass --api-key-file PATH.`)
     const locations = parseLocations(args.locations ?? [])
     const leaseMs = duration('--lease', args.lease ?? `${DEFAULT_LEASE_SECONDS}s`)
     if (leaseMs % 1000 !== 0) throw new UserError(`--lease must be whole seconds, from 10s to 10m (got "${args.lease}").`)
@@ -137,7 +146,7 @@ export const agentCommand = {
         timeoutSeconds: args.timeout,
         privateTargets: args.privateTargets,
         allowedTargets: args.allowTarget,
-        metricsToken: args.metricsToken || env.AGENT_METRICS_TOKEN || undefined,
+        metricsToken,
         scriptUidRange: args.scriptUidRange ?? uidRangeFromEnv(),
         log: (line) => io().stdout.write(`${line}\n`),
         warn: (line) => io().stderr.write(`${line}\n`),

@@ -213,7 +213,7 @@ export const applyCommand = {
       printWarnings(project.warnings)
       if (args.plan) return applySaved(args, session, project.resources)
       const { plan } = await planAgainst({
-        client: session.open.client, desired: project.resources, lock: session.lock, target: session.open.target, environment: session.open.environment, adoptExisting: args.adoptExisting, targets: args.target,
+        client: session.open.client, desired: project.resources, lock: session.lock, target: session.open.target, environment: session.open.environment, adoptExisting: args.adoptExisting, allowDuplicates: args.allowDuplicates, targets: args.target,
       })
       const format = args.format === 'json' ? undefined : args.format as OutputFormat
       await printUnlessRefused(plan, format, () => {

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { dirname, join, relative, sep } from 'node:path'
+import { basename, dirname, join, relative, sep } from 'node:path'
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import type { ResourceKind } from '../../resources/types.js'
 import { CHECK_KINDS, descriptorOf, displayName, referenceSites, referredKinds, RESOURCE_KINDS } from '../../resources/registry.js'
@@ -8,8 +8,12 @@ import { fetchRemoteState, type RemoteState } from '../../api/resources.js'
 import { lockKey, writeLock, type LockEntry } from '../../state/lock.js'
 import { appliedHash, secretHashOf } from '../../resources/hashes.js'
 import { normalize } from '../../resources/normalize.js'
-import type { ImportedSecret } from '../../import/codegen.js'
-import { err, engineOptions, out, workingLock, type EngineArgs, withApplySession } from '../engine.js'
+import { suiteFileBytes } from '../../schema/playwright-check.js'
+import type { CodeConstruct, ImportedSecret } from '../../import/codegen.js'
+import type { LoadedProject } from '../../project/index.js'
+import { environmentRequest, err, engineOptions, out, workingLock, type EngineArgs, type Session, withApplySession } from '../engine.js'
+import type { LockFile } from '../../state/lock.js'
+import type { PlanChange } from '../../plan/types.js'
 import { UserError } from '../../errors.js'
 import { io } from '../io.js'
 
@@ -61,6 +65,7 @@ export const importCommand = {
       .option('adopt', { type: 'boolean', default: false, describe: 'Record remote resources of the same kind and name as constructs that have no lock entry, instead of creating duplicates' })
       .option('lock-timeout', { type: 'string', default: '0', describe: 'How long to wait for an apply in this checkout to finish' }),
   handler: async (args: ArgumentsCamelCase<ImportArgs>): Promise<number> => {
+    // a project with a config and no check file yet: import writes its first one
     return withApplySession(args, 'monitors import', async (project, session) => {
       const remote = await fetchRemoteState(session.open.client, RESOURCE_KINDS)
       const lock = workingLock(session)
@@ -97,7 +102,7 @@ export const importCommand = {
         return 0
       }
 
-      const chosen = chooseImports(args, candidates)
+      const { chosen, code } = chooseImports(args, candidates, { lock, project })
       if (chosen.length === 0) {
         out('Every remote resource is in the lock: nothing to import.\n')
         return 0
@@ -107,9 +112,9 @@ export const importCommand = {
       const { generateImport } = await import('../../import/codegen.js')
       const defaults = (project.config.defaults ?? {}) as Record<string, unknown>
       const checkFileDir = relative(project.rootDir, dirname(file)).split(sep).join('/')
-      const { text, secrets, files } = generateImport(chosen, defaults, undefined, { checkFileDir })
+      const { text, secrets, files } = generateImport(chosen, defaults, undefined, { checkFileDir }, code)
       // the scripts of browser and multi-step checks, the projects of Playwright checks: never over a different file
-      const clashes = files.filter((f) => existsSync(join(project.rootDir, f.path)) && readFileSync(join(project.rootDir, f.path), 'utf8') !== f.content)
+      const clashes = files.filter((f) => existsSync(join(project.rootDir, f.path)) && !readFileSync(join(project.rootDir, f.path)).equals(suiteFileBytes(f)))
       if (clashes.length > 0) {
         throw new ImportError(`${clashes.map((f) => f.path).join(', ')} already ${clashes.length === 1 ? 'exists' : 'exist'} with other content: the imported scripts would replace ${clashes.length === 1 ? 'it' : 'them'}. Move ${clashes.length === 1 ? 'it' : 'them'} away, then import again.`)
       }
@@ -117,7 +122,7 @@ export const importCommand = {
       writeFileSync(file, text, { flag: 'wx' })
       for (const f of files) {
         mkdirSync(dirname(join(project.rootDir, f.path)), { recursive: true })
-        writeFileSync(join(project.rootDir, f.path), f.content)
+        writeFileSync(join(project.rootDir, f.path), suiteFileBytes(f))
       }
       const env = io().env
       for (const c of chosen) {
@@ -131,21 +136,60 @@ export const importCommand = {
       for (const c of chosen) out(`+ ${c.kind} ${c.logicalId} imported (id ${c.remoteId})\n`)
       out(`Wrote ${chosen.length} construct${chosen.length === 1 ? '' : 's'} to ${shown} and recorded them in the lock.\n`)
       if (files.length > 0) out(`Wrote the scripts of its browser, multi-step and Playwright checks: ${files.map((f) => relative(process.cwd(), join(project.rootDir, f.path))).join(', ')}.\n`)
-      if (secrets.length > 0) err(secretsNote(secrets, env))
+      // what the next plan does with them, from that plan itself: the note promises nothing else
+      const next = await nextPlanOf(args, session, lock, remote, new Set(chosen.map((c) => lockKey(c.kind, c.logicalId))))
+      if (secrets.length > 0 || 'problems' in next || next.changes.length > 0) err(secretsNote(secrets, env, next))
       return 0
-    })
+    }, { allowNoCheckFiles: true })
   },
 } as unknown as CommandModule<object, ImportArgs>
+
+/** What the next plan (with the environment as it is now) does with the imported resources: its changes, or the problems that stop it. */
+type NextPlan = { changes: PlanChange[] } | { problems: string[] }
+
+async function nextPlanOf(args: ImportArgs, session: Session, lock: LockFile, remote: RemoteState, imported: ReadonlySet<string>): Promise<NextPlan> {
+  const { loadProject, ProjectError, formatProblem } = await import('../../project/index.js')
+  const { computePlan } = await import('../../plan/plan.js')
+  let project
+  try {
+    project = await loadProject({ config: args.config, environment: environmentRequest(args), cache: args.cache })
+  } catch (error) {
+    if (error instanceof ProjectError) return { problems: error.problems.map(formatProblem) }
+    throw error
+  }
+  const plan = computePlan({ desired: project.resources, lock, remote, target: session.open.target, environment: session.open.environment })
+  return { changes: plan.changes.filter((c) => c.action !== 'noop' && imported.has(lockKey(c.kind, c.logicalId))) }
+}
+
+/** One change of the next plan as the summary names it: `~ variable TOKEN › value (secret changed)`. */
+function changeLine(change: PlanChange): string {
+  const sign = change.action === 'create' ? '+' : change.action === 'delete' ? '-' : change.action === 'replace' ? '-/+' : '~'
+  const fields = (change.fieldDiffs ?? []).map((d) => (d.secret && typeof d.new === 'string' ? `${d.path} ${d.new}` : d.path))
+  return `  ${sign} ${change.kind} ${change.logicalId}${fields.length > 0 ? ` › ${fields.join(', ')}` : ''}`
+}
 
 /** The check ids a remote check depends on (`dependsOn`). */
 const dependsOnIds = (record: Record<string, unknown>): string[] =>
   Array.isArray(record.dependsOn) ? record.dependsOn.filter((id): id is string => typeof id === 'string') : []
 
+/** What the imported code may refer to besides what it imports: the lock and the code, with what each check file exports. */
+interface InCode {
+  lock: ReturnType<typeof workingLock>
+  project: Pick<LoadedProject, 'resources' | 'exported'>
+  /** the lock's entries by `kind:remoteId`, made at the first question */
+  byRemoteId?: Map<string, LockEntry>
+}
+
 /**
- * The remote resources an import writes: all, or those named (kind:id); with the services,
- * snippets and groups they refer to that the lock does not know.
+ * The remote resources an import writes, and the constructs in code they refer to: all, or those
+ * named (kind:id); with every resource they refer to that the lock does not know (the services of
+ * a page or of a check's triggerIncident, a check's group, alert channels, snippets and the checks
+ * it depends on). A reference to a resource already in code is to its construct, imported from the
+ * check file that exports it; the imported code never holds an id of the service it was read from,
+ * which another environment does not have (or has for something else). One that cannot be a
+ * reference (not exported, not in code, not on the service) stops the import, nothing written.
  */
-function chooseImports(args: ArgumentsCamelCase<ImportArgs>, candidates: ReturnType<typeof unmanaged>): ReturnType<typeof unmanaged> {
+function chooseImports(args: ArgumentsCamelCase<ImportArgs>, candidates: ReturnType<typeof unmanaged>, inCode: InCode): { chosen: Candidate[]; code: CodeConstruct[] } {
   const wanted = args.resources ?? []
   const chosen = args.all ? [...candidates] : []
   if (!args.all) {
@@ -162,34 +206,53 @@ function chooseImports(args: ArgumentsCamelCase<ImportArgs>, candidates: ReturnT
       throw new ImportError(`${bad.map((b) => JSON.stringify(b)).join(', ')}: not a remote resource missing from the lock. Write kind:id (kind one of ${RESOURCE_KINDS.join(', ')}); run "monitors import" to list them.`)
     }
   }
-  // a status page or check shows services, a check its alert channels: those come along (a construct must refer to a construct)
-  for (const c of [...chosen]) {
-    for (const { value, field } of referenceSites(c.kind, c.record)) {
-      // a snippet's and a group's ids are numbers
-      if (typeof value !== 'string' && typeof value !== 'number') continue
-      const id = String(value)
-      // a check's group comes along when it is not in the lock; one managed in code stays a groupId
-      if (field.kind === 'check-group') {
-        const group = candidates.find((s) => s.kind === field.kind && s.remoteId === id)
-        if (group && !chosen.includes(group)) chosen.push(group)
-        continue
-      }
-      const kinds = referredKinds(field)
-      const service = candidates.find((s) => kinds.includes(s.kind) && s.remoteId === id)
-      if (service && !chosen.includes(service)) chosen.push(service)
-      else if (!service && field.kind === 'snippet') {
-        throw new ImportError(`${c.kind} "${c.name}" runs the snippet ${id}${field.where ?? ''}, which is already managed in code or no longer exists; import the check by hand, referring to that snippet's construct.`)
-      // a channel already in code (or gone) stays a subscription by id: the import still runs as it is
-      } else if (!service && !field.numeric) throw new ImportError(`${c.kind} "${c.name}" shows the status page service ${id}, which is already managed in code; import the page by hand, referring to that service's construct.`)
+  const code = new Map<string, CodeConstruct>()
+  // what a resource refers to comes along (a construct must refer to a construct), or is named from the code
+  const follow = (c: Candidate, kinds: readonly ResourceKind[], id: string, where: string) => {
+    const along = candidates.find((s) => kinds.includes(s.kind) && s.remoteId === id)
+    if (along) {
+      if (!chosen.includes(along)) chosen.push(along)
+      return
     }
-    // the checks it depends on come along too; one in code already cannot be named by the import
-    for (const id of dependsOnIds(c.record)) {
-      const dependency = candidates.find((s) => CHECK_KINDS.has(s.kind) && s.remoteId === id)
-      if (dependency && !chosen.includes(dependency)) chosen.push(dependency)
-      else if (!dependency) throw new ImportError(`${c.kind} "${c.name}" depends on the check ${id}, which is already managed in code or no longer exists; import the check by hand, with dependsOn naming that check's construct.`)
-    }
+    if (kinds.some((kind) => code.has(`${kind}:${id}`))) return
+    const construct = constructInCode(c, kinds, id, where, inCode)
+    code.set(`${construct.kind}:${construct.remoteId}`, construct)
   }
-  return chosen
+  for (let i = 0; i < chosen.length; i++) {
+    const c = chosen[i]
+    for (const { value, field } of referenceSites(c.kind, c.record)) {
+      // a snippet's, a group's and a channel's ids are numbers; null is no reference
+      if (typeof value !== 'string' && typeof value !== 'number') continue
+      follow(c, referredKinds(field), String(value), field.where ?? ' on one of its cards')
+    }
+    for (const id of dependsOnIds(c.record)) follow(c, [...CHECK_KINDS], id, ' in its dependsOn')
+  }
+  return { chosen, code: [...code.values()] }
+}
+
+/**
+ * The construct in code a resource being imported refers to (by its id on the service read): the
+ * lock's entry of that id, its construct in the code, and the check file exporting it. Throws an
+ * ImportError saying what to do when one of them is missing.
+ */
+function constructInCode(c: Candidate, kinds: readonly ResourceKind[], id: string, where: string, inCode: InCode): CodeConstruct {
+  const referrer = `${c.kind} "${c.name}"`
+  inCode.byRemoteId ??= new Map(Object.values(inCode.lock.resources).map((e) => [`${e.kind}:${e.remoteId}`, e]))
+  const entry = kinds.map((kind) => inCode.byRemoteId!.get(`${kind}:${id}`)).find((e) => e !== undefined)
+  const kindShown = kinds.length === 1 ? kinds[0] : kinds.some((k) => CHECK_KINDS.has(k)) ? 'check' : 'alert channel'
+  if (!entry) {
+    throw new ImportError(`${referrer} refers to the ${kindShown} ${id}${where}, which the service does not list and the lock does not know, so the imported code could not refer to it; nothing was imported. Fix that reference on the service (or import the other resources by kind:id), then import again.`)
+  }
+  const construct = `${descriptorOf(entry.kind).construct} "${entry.logicalId}"`
+  const inProject = inCode.project.resources.find((r) => r.kind === entry.kind && r.logicalId === entry.logicalId)
+  if (!inProject) {
+    throw new ImportError(`${referrer} refers to ${construct} (id ${id})${where}, which the lock records but no check file declares any more (the next apply deletes it); nothing was imported. Put that construct back in code and export it, then import again.`)
+  }
+  const exported = inCode.project.exported.get(lockKey(entry.kind, entry.logicalId))
+  if (!exported) {
+    throw new ImportError(`${referrer} refers to ${construct} (id ${id})${where}, which ${inProject.file} declares without exporting it; nothing was imported. Export it (export const … = new ${descriptorOf(entry.kind).construct}('${entry.logicalId}', …)) so that the imported code can refer to it, then import again.`)
+  }
+  return { kind: entry.kind, remoteId: id, logicalId: entry.logicalId, file: exported.file, name: exported.name }
 }
 
 /**
@@ -211,19 +274,42 @@ function importedSecretHash(c: Candidate, secrets: readonly ImportedSecret[], en
   return secretHashOf(c.kind, payload)
 }
 
-/** Which environment variables the imported code reads secrets from, which are set, and what follows. */
-function secretsNote(secrets: readonly ImportedSecret[], env: NodeJS.ProcessEnv): string {
-  const width = Math.max(...secrets.map((s) => s.name.length))
-  const lines = secrets.map((s) => `  ${s.name.padEnd(width)}  ${s.kind} ${s.logicalId} › ${s.field}${env[s.name] ? '  (set: taken as the service\'s value)' : '  (not set)'}`)
-  const unset = secrets.filter((s) => !env[s.name]).length
-  return [
-    `The service never returns secret values: the file reads ${secrets.length === 1 ? 'this one' : `these ${secrets.length}`} from the environment. Set ${secrets.length === 1 ? 'it' : 'each'} to the value the service holds (in this shell and in the pipeline that applies):`,
-    ...lines,
-    unset === 0
-      ? 'Their values were recorded (as salted fingerprints) in the lock: the next plan with the same values says "No changes".'
-      : `${unset === 1 ? 'The one' : `The ${unset}`} not set now will be planned as "(secret changed)" and sent by the next apply; set ${unset === 1 ? 'it' : 'them'} before importing to keep the service's values untouched.`,
-    '',
-  ].join('\n')
+/**
+ * Which environment variables the imported code reads secrets from and which are set, then what
+ * the next plan does with the imported resources, as that plan says it (`next`): nothing, its
+ * changes, or the problems that stop it.
+ */
+function secretsNote(secrets: readonly ImportedSecret[], env: NodeJS.ProcessEnv, next: NextPlan): string {
+  const out: string[] = []
+  if (secrets.length > 0) {
+    const width = Math.max(...secrets.map((s) => s.name.length))
+    out.push(
+      `The service never returns secret values: the file reads ${secrets.length === 1 ? 'this one' : `these ${secrets.length}`} from the environment. Set ${secrets.length === 1 ? 'it' : 'each'} to the value the service holds (in this shell and in the pipeline that applies):`,
+      ...secrets.map((s) => `  ${s.name.padEnd(width)}  ${s.kind} ${s.logicalId} › ${s.field}${env[s.name] ? '  (set: taken as the service\'s value)' : '  (not set)'}`),
+    )
+  }
+  const unset = secrets.some((s) => !env[s.name])
+  if ('problems' in next) {
+    out.push(
+      'With the environment as it is now, the next plan refuses the imported code:',
+      ...next.problems.map((p) => `  ✖ ${p}`),
+      unset ? 'Nothing is planned until then: set the ones not set to the values the service holds.' : 'Nothing is planned until then: fix the imported file.',
+    )
+  } else if (next.changes.length > 0) {
+    out.push(
+      `With the environment as it is now, the next plan changes ${next.changes.length === 1 ? 'this imported resource' : `these ${next.changes.length} imported resources`}, and its apply sends the code's values:`,
+      ...next.changes.map(changeLine),
+      unset
+        ? 'Set the ones not set to the values the service holds before applying: unset, they are sent as "" over the service\'s.'
+        : 'Edit the file to match the service, or apply to make the service match it.',
+    )
+  } else {
+    out.push(unset
+      ? 'The next plan with the environment as it is now says "No changes" for them: an empty secret of a channel or a check is not compared.'
+      : 'Their values were recorded (as salted fingerprints) in the lock: the next plan with the same values says "No changes".')
+  }
+  out.push('')
+  return out.join('\n')
 }
 
 function adopt(
@@ -257,5 +343,7 @@ function adopt(
   }
   writeLock(lockPath, lock)
   out(`Adopted ${adopted} remote resource${adopted === 1 ? '' : 's'} into the lock; run "monitors plan" to see how they differ from the code.\n`)
+  // the service does not tell one project's resources from another's: adopting is taking over
+  out(`The lock did not record ${adopted === 1 ? 'it' : 'them'}: if one belongs to another project, remove its entry from ${basename(lockPath)} before applying, or both projects change it.\n`)
   return 0
 }

@@ -7,11 +7,13 @@ import { UserError } from '../../errors.js'
 import { KEY_ROLES, type KeyRole } from '../../server/keys.js'
 import type { KeyRecord } from '../../server/store/index.js'
 import { DEFAULT_DB, shownDb } from './server.js'
+import { commandLineWarning, hideSecretArguments, readSecretFile, urlPassword } from '../secrets.js'
 
 interface KeysArgs {
   action: 'create' | 'list' | 'revoke'
   id?: string
   db?: string
+  dbFile?: string
   account?: string
   role?: KeyRole
   name?: string
@@ -44,7 +46,8 @@ export const keysCommand: Command<KeysArgs> = {
     yargs
       .positional('action', { choices: ['create', 'list', 'revoke'] as const, describe: 'create a key (shown once), list the keys, or revoke the key <id>' })
       .positional('id', { type: 'string', describe: 'revoke: the id of the key (key_…), as list shows it' })
-      .option('db', { type: 'string', describe: `SQLite file or postgres:// URL of the servers; default from MONITORING_SERVER_DB, else ${DEFAULT_DB}` })
+      .option('db', { type: 'string', describe: `SQLite file or postgres:// URL of the servers (its password from PGPASSWORD or a password file, not the command line); default from MONITORING_SERVER_DB, else ${DEFAULT_DB}` })
+      .option('db-file', { type: 'string', requiresArg: true, describe: 'A file holding the --db location (a postgres:// URL with its password), instead of --db' })
       .option('account', { type: 'string', describe: 'create: the account of the key (required); list: only this account' })
       .option('role', { choices: KEY_ROLES, describe: 'create: read (GET only), write, agent (the agent routes only) or admin (required)' })
       .option('name', { type: 'string', describe: 'create: a name to tell the key by, e.g. github-actions' })
@@ -53,7 +56,11 @@ export const keysCommand: Command<KeysArgs> = {
       .example('$0 keys list --db postgres://monitors@db.internal/monitors', 'every key: id, prefix, account, role, name, created, last used')
       .example('$0 keys revoke key_0123456789abcdef', 'every server refuses the key from its next request') as never,
   handler: async (args) => {
-    const db = args.db || io().env.MONITORING_SERVER_DB || DEFAULT_DB
+    if (args.db && args.dbFile !== undefined) throw new UserError('Give --db or --db-file, not both')
+    const password = args.db ? urlPassword(args.db) : undefined
+    hideSecretArguments([password])
+    if (password) io().stderr.write(`${commandLineWarning('--db', 'give the URL in MONITORING_SERVER_DB or --db-file PATH, or leave the password out of it and give it in PGPASSWORD or a password file (PGPASSFILE, ~/.pgpass)')}\n`)
+    const db = (args.dbFile !== undefined ? readSecretFile(args.dbFile, '--db-file').trim() : args.db) || io().env.MONITORING_SERVER_DB || DEFAULT_DB
     if (args.action === 'create') {
       if (!args.account) throw new UserError('monitors keys create needs --account: the account the key belongs to')
       if (!args.role) throw new UserError(`monitors keys create needs --role: one of ${KEY_ROLES.join(', ')}`)

@@ -3,7 +3,7 @@ import { resolve } from 'node:path'
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import pc from 'picocolors'
 import { planAgainst, renderPlanText, hasChanges, type Plan } from '../../plan/index.js'
-import { assertNotBlocked, assertUnprotected, driftOnly } from '../../plan/select.js'
+import { assertNoDuplicates, assertNotBlocked, assertUnprotected, driftOnly } from '../../plan/select.js'
 import { formatProblem, ProjectError, type LoadedProject, type Problem } from '../../project/index.js'
 import { planFromMemo } from '../plan-memo.js'
 import { redact } from '../../api/redact.js'
@@ -16,13 +16,14 @@ interface PlanArgs extends EngineArgs {
   out?: string
   refreshOnly?: boolean
   adoptExisting?: boolean
+  allowDuplicates?: boolean
   verbose?: boolean
 }
 
 /** Extras of a plan document: the project's lints, and why the plan is refused. */
 export interface PlanDocumentExtras {
   warnings?: readonly Problem[]
-  /** The plan must not run (protected or blocked deletes): the reason, and the document says ok: false. */
+  /** The plan must not run (protected or blocked deletes, duplicates): the reason, and the document says ok: false. */
   refused?: string
   /** Every field of a create, schema defaults too (text and markdown). */
   verbose?: boolean
@@ -131,7 +132,8 @@ export function readLockText(path: string): string | undefined {
 
 /**
  * A plan as `monitors plan` shows it: only drift with `--refresh-only`, else refused (shown,
- * then thrown) when it deletes what is protected or blocked; the exit code of a shown plan.
+ * then thrown) as apply refuses it: when it deletes what is protected or blocked, or creates
+ * what exists already (duplicates); the exit code of a shown plan.
  * `written` is called once the document is written.
  */
 async function showPlan(planned: Plan, args: PlanArgs, warnings: readonly Problem[], written: () => void): Promise<number> {
@@ -144,6 +146,8 @@ async function showPlan(planned: Plan, args: PlanArgs, warnings: readonly Proble
     try {
       assertUnprotected(plan)
       assertNotBlocked(plan)
+      // what apply refuses is no plan of changes: exit 1 (never 2 with --detailed-exitcode)
+      assertNoDuplicates(plan, { allowDuplicates: args.allowDuplicates })
     } catch (error) {
       refusal = error as Error
     }
@@ -180,6 +184,11 @@ export const planCommand = {
         type: 'boolean',
         default: false,
         describe: 'Plan a create of what already exists remotely, unmanaged, with the same name (key, url) as recording the existing resource and updating it',
+      })
+      .option('allow-duplicates', {
+        type: 'boolean',
+        default: false,
+        describe: 'Plan such creates as second copies, as apply --allow-duplicates makes them (never possible for a variable key or a status page url)',
       }),
   handler: async (args: ArgumentsCamelCase<PlanArgs>): Promise<number> => {
     setStdoutFormat(args.format)

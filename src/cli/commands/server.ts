@@ -11,6 +11,7 @@ import { isLogFormat, LOG_FORMATS, serverLogger, type ServerLogger } from '../..
 import type { SuitesPolicy } from '../../server/index.js'
 import type { UidRange } from '../../runner/script/contain.js'
 import { uidRangeFromEnv, uidRangeOption } from '../uid-range.js'
+import { commandLineWarning, hideSecretArguments, readSecretFile, secretOf, urlPassword } from '../secrets.js'
 
 interface ServerArgs {
   host: string
@@ -18,6 +19,10 @@ interface ServerArgs {
   port: number
   db?: string
   'api-key'?: string[]
+  'api-keys-file'?: string
+  'db-file'?: string
+  'metrics-token-file'?: string
+  'smtp-url-file'?: string
   'rate-limit'?: string
   ipv6?: string[]
   quiet: boolean
@@ -39,6 +44,7 @@ interface ServerArgs {
   'runtime-cache'?: string
   'log-format'?: string
   'db-pool-size'?: number
+  'max-status-pages'?: number
 }
 
 /** `KEY`, `KEY:ACCOUNT` or `KEY:ACCOUNT:ROLE` (read, write, agent or admin). */
@@ -83,7 +89,7 @@ export function parseRateLimit(spec: string, flag = '--rate-limit'): { max: numb
 export function restartKeyHint(db: string, accountId: string): string {
   return `Keys already stored in ${db} are in use; only their hashes are kept, so the key printed at its first start cannot be shown again. ` +
     `Lost it? Make a new one with: monitors keys create --db ${db} --account ${accountId} --role admin (every server on the database accepts it at once), ` +
-    `or restart with --api-key KEY:${accountId} (or MONITORING_SERVER_API_KEYS=KEY:${accountId}) to add a key of your choice for account ${accountId}, or ${/^postgres(ql)?:\/\//i.test(db) ? `empty the database ${db}` : `delete ${db}`} to start empty with a new generated key.`
+    `or restart with MONITORING_SERVER_API_KEYS=KEY:${accountId} (or a line KEY:${accountId} in an --api-keys-file) to add a key of your choice for account ${accountId}, or ${/^postgres(ql)?:\/\//i.test(db) ? `empty the database ${db}` : `delete ${db}`} to start empty with a new generated key.`
 }
 
 export const DEFAULT_DB = '.monitors/server.db'
@@ -124,6 +130,17 @@ export function suitesLine(suites: SuitesPolicy): string {
   return `Playwright check suites are not run here (${why}): agents run them`
 }
 
+/**
+ * On a server several accounts share, a status page's customDomain is a claim on the whole
+ * server: without --public-url the server does not know the names it is reached under, so an
+ * account could take one of them and be served there in place of the dashboard. Said at start.
+ */
+export function sharedNamesWarning(accounts: number, publicUrls: readonly string[]): string | undefined {
+  if (accounts < 2 || publicUrls.length > 0) return undefined
+  return `Warning: keys of ${accounts} accounts are stored and no --public-url is given: this server knows only its own host names, so a status page of any account may take another name the server is reached under (behind a balancer, a proxy or DNS) as its customDomain and be served there in place of the dashboard. ` +
+    'Give every URL the server is reached under with --public-url (or MONITORING_SERVER_PUBLIC_URL) (docs/server.md, "Status pages on a shared server")'
+}
+
 /** A PostgreSQL URL with its password replaced by "***" (a SQLite path as it is): what is printed. */
 export function shownDb(db: string): string {
   if (!/^postgres(ql)?:\/\//i.test(db)) return db
@@ -134,6 +151,38 @@ export function shownDb(db: string): string {
   } catch {
     return db.replace(/\/\/([^:/@]*):[^@]*@/, '//$1:***@')
   }
+}
+
+/** Entries of MONITORING_SERVER_API_KEYS or of an --api-keys-file: separated by line breaks, commas or spaces; `#` starts a comment. */
+export function keySpecsOf(text: string): string[] {
+  return text.split('\n').map((line) => line.replace(/#.*$/, '')).join(' ').split(/[\s,]+/).filter(Boolean)
+}
+
+/**
+ * The server's secrets from their flags, files and environment variables, with a warning for each
+ * given on the command line (the process's title is rewritten without them at once).
+ */
+export function serverSecrets(args: ServerArgs) {
+  const env = io().env
+  const warnings: string[] = []
+  const flagKeys = args['api-key'] ?? []
+  if (flagKeys.length > 0 && args['api-keys-file'] !== undefined) throw new UserError('Give --api-key or --api-keys-file, not both')
+  if (flagKeys.length > 0) warnings.push(commandLineWarning('--api-key', 'give the keys in MONITORING_SERVER_API_KEYS or --api-keys-file PATH'))
+  const keySpecs = flagKeys.length > 0 ? flagKeys
+    : keySpecsOf(args['api-keys-file'] !== undefined ? readSecretFile(args['api-keys-file'], '--api-keys-file') : env.MONITORING_SERVER_API_KEYS ?? '')
+  const apiKeys = keySpecs.map(parseApiKey)
+  const metricsToken = secretOf({ flag: '--metrics-token', fileFlag: '--metrics-token-file', env: 'MONITORING_SERVER_METRICS_TOKEN' },
+    { flag: args['metrics-token'], file: args['metrics-token-file'], env: env.MONITORING_SERVER_METRICS_TOKEN }, warnings)
+  if (args.db && args['db-file'] !== undefined) throw new UserError('Give --db or --db-file, not both')
+  const db = (args['db-file'] !== undefined ? readSecretFile(args['db-file'], '--db-file').trim() : args.db) || env.MONITORING_SERVER_DB || DEFAULT_DB
+  const dbPassword = args.db ? urlPassword(args.db) : undefined
+  if (dbPassword) warnings.push(commandLineWarning('--db', 'give the URL in MONITORING_SERVER_DB or --db-file PATH, or leave the password out of it and give it in PGPASSWORD or a password file (PGPASSFILE, ~/.pgpass)'))
+  if (args['smtp-url'] && args['smtp-url-file'] !== undefined) throw new UserError('Give --smtp-url or --smtp-url-file, not both')
+  const smtpUrl = (args['smtp-url-file'] !== undefined ? readSecretFile(args['smtp-url-file'], '--smtp-url-file').trim() : args['smtp-url']) || env.MONITORING_SMTP_URL || undefined
+  const smtpPassword = args['smtp-url'] ? urlPassword(args['smtp-url']) : undefined
+  if (smtpPassword) warnings.push(commandLineWarning('--smtp-url', 'give the URL in MONITORING_SMTP_URL or --smtp-url-file PATH'))
+  hideSecretArguments([...flagKeys.map((spec) => parseApiKey(spec).key), args['metrics-token'], dbPassword, smtpPassword])
+  return { apiKeys, metricsToken, db, smtpUrl, warnings }
 }
 
 export const serverCommand: CommandModule<object, ServerArgs> = {
@@ -150,13 +199,15 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
       })
       .option('db', {
         type: 'string',
-        describe: `SQLite file (":memory:" keeps nothing), or postgres://user:pass@host:5432/db shared by several servers; default from MONITORING_SERVER_DB, else ${DEFAULT_DB}`,
+        describe: `SQLite file (":memory:" keeps nothing), or postgres://user@host:5432/db shared by several servers (its password from PGPASSWORD or a password file, PGPASSFILE or ~/.pgpass; a password in the URL here gets a warning); default from MONITORING_SERVER_DB, else ${DEFAULT_DB}`,
       })
+      .option('db-file', { type: 'string', requiresArg: true, describe: 'A file holding the --db location (a postgres:// URL with its password), instead of --db' })
       .option('api-key', {
         type: 'string',
         array: true,
-        describe: 'KEY[:ACCOUNT[:ROLE]] added to the accepted keys (repeatable; role admin unless given; never revokes another key); default from MONITORING_SERVER_API_KEYS',
+        describe: 'KEY[:ACCOUNT[:ROLE]] added to the accepted keys (repeatable; role admin unless given; never revokes another key). On the command line a key can be read by every user of the machine (a warning says so): prefer MONITORING_SERVER_API_KEYS or --api-keys-file',
       })
+      .option('api-keys-file', { type: 'string', requiresArg: true, describe: 'A file of KEY[:ACCOUNT[:ROLE]] entries, one a line (or separated by commas or spaces; # starts a comment), instead of --api-key' })
       .option('rate-limit', { type: 'string', describe: 'Requests per window and key, e.g. 600/60s (the default)' })
       .option('auth-failure-limit', { type: 'string', describe: 'Failed authentications per client address and window before 429, e.g. 10/60s (the default)' })
       .option('trust-proxy', {
@@ -176,7 +227,8 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         describe: 'Run the checks in this process (--no-runner leaves every run to agents: monitors agent)',
       })
       .option('retention', { type: 'number', default: 30, requiresArg: true, coerce: checkNumber('--retention', 'a number of days above 0', (n) => n > 0), describe: 'Days check results are kept; older ones are pruned' })
-      .option('smtp-url', { type: 'string', describe: 'SMTP server for alert email, e.g. smtp://user:pass@mail.example.com:587; default from MONITORING_SMTP_URL' })
+      .option('smtp-url', { type: 'string', describe: 'SMTP server for alert email, e.g. smtp://user:pass@mail.example.com:587 (a password here gets a warning: prefer MONITORING_SMTP_URL or --smtp-url-file); default from MONITORING_SMTP_URL' })
+      .option('smtp-url-file', { type: 'string', requiresArg: true, describe: 'A file holding the --smtp-url (with its password), instead of --smtp-url' })
       .option('smtp-from', { type: 'string', describe: 'From address of alert email; default from MONITORING_SMTP_FROM, else monitors@<host name>' })
       .option('private-targets', {
         type: 'string',
@@ -188,7 +240,8 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         array: true,
         describe: 'An exception to --private-targets deny: an address, a CIDR range or address:port, e.g. 10.0.0.5:8080 (repeatable)',
       })
-      .option('metrics-token', { type: 'string', describe: 'Bearer token of GET /metrics for the operator: server metrics and every account\'s checks (default from MONITORING_SERVER_METRICS_TOKEN; at least 16 characters)' })
+      .option('metrics-token', { type: 'string', describe: 'Bearer token of GET /metrics for the operator: server metrics and every account\'s checks (at least 16 characters). On the command line it can be read by every user of the machine (a warning says so): prefer MONITORING_SERVER_METRICS_TOKEN or --metrics-token-file' })
+      .option('metrics-token-file', { type: 'string', requiresArg: true, describe: 'A file holding the metrics token, instead of --metrics-token' })
       .option('script-concurrency', {
         type: 'number',
         requiresArg: true,
@@ -205,6 +258,12 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         coerce: uidRangeOption('--script-uid-range'),
         describe: 'Uids (and gids) given to Playwright suite runs when the server is root, one per run at a time, e.g. 200000-200999 (the default); accounts of /etc/passwd are skipped; off runs suites as root (default from MONITORS_SCRIPT_UID_RANGE)',
       })
+      .option('max-status-pages', {
+        type: 'number',
+        requiresArg: true,
+        coerce: checkNumber('--max-status-pages', 'a whole number from 1', (n) => Number.isInteger(n) && n >= 1),
+        describe: 'Status pages one account may have (default 100); a create past it answers 409',
+      })
       .option('artifacts-dir', { type: 'string', requiresArg: true, describe: 'Folder of the screenshots, traces and logs of browser and multi-step runs (default: <database file>.artifacts; with PostgreSQL, give a folder every server shares)' })
       .option('runtime-cache', { type: 'string', requiresArg: true, describe: 'Folder of the prepared script runtimes (default $MONITORS_RUNTIME_CACHE, else ~/.cache/monitors/runtimes)' })
       .option('db-pool-size', {
@@ -215,19 +274,15 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
       })
       .option('log-format', { type: 'string', requiresArg: true, describe: 'text: each line begins with its ISO time (the default); json: one JSON object a line, {time, level, msg} (default from MONITORING_SERVER_LOG_FORMAT)' }) as never,
   handler: async (args) => {
-    const fromEnv = (io().env.MONITORING_SERVER_API_KEYS ?? '').split(/[\s,]+/).filter(Boolean)
-    const keySpecs = args['api-key'] && args['api-key'].length > 0 ? args['api-key'] : fromEnv
-    const apiKeys = keySpecs.map(parseApiKey)
+    const logger = loggerOf(args['log-format'])
+    const out = logger.info
+    const { apiKeys, metricsToken, db, smtpUrl, warnings } = serverSecrets(args)
+    for (const warning of warnings) logger.warn(warning)
     const authFailureLimit = args['auth-failure-limit'] !== undefined ? parseRateLimit(args['auth-failure-limit'], '--auth-failure-limit') : undefined
     const trustSpec = args['trust-proxy'] ?? io().env.MONITORING_SERVER_TRUST_PROXY
     const trustProxy = trustSpec === undefined || trustSpec === '' ? undefined : /^\s*\d+\s*$/.test(trustSpec) ? Number(trustSpec) : trustSpec
     const rateLimit = args['rate-limit'] !== undefined ? parseRateLimit(args['rate-limit']) : undefined
-    const smtpUrl = args['smtp-url'] || io().env.MONITORING_SMTP_URL || undefined
     const smtpFrom = args['smtp-from'] || io().env.MONITORING_SMTP_FROM || undefined
-    const metricsToken = args['metrics-token'] || io().env.MONITORING_SERVER_METRICS_TOKEN || undefined
-    const logger = loggerOf(args['log-format'])
-    const out = logger.info
-    const db = args.db || io().env.MONITORING_SERVER_DB || DEFAULT_DB
     const fromFlag = args['public-url'] !== undefined && args['public-url'].length > 0
     const publicUrls = fromFlag ? args['public-url'] as string[] : (io().env.MONITORING_SERVER_PUBLIC_URL ?? '').split(/[\s,]+/).filter(Boolean)
     for (const url of publicUrls) {
@@ -265,6 +320,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         scriptUidRange: args['script-uid-range'] ?? uidRangeFromEnv(),
         artifactsDir: args['artifacts-dir'] || io().env.MONITORING_SERVER_ARTIFACTS_DIR || undefined,
         runtimeCache: args['runtime-cache'],
+        limits: { statusPagesPerAccount: args['max-status-pages'] },
       })
     } catch (error) {
       throw nativeLoadError(error, 'server') ?? error
@@ -284,6 +340,8 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
     out(targets.policy === 'deny'
       ? `Private targets refused: checks and alert webhooks reach public addresses only (${targets.chosen ? '--private-targets deny' : `keys of ${targets.accounts} accounts are stored; --private-targets allow to change it`})`
       : `Private targets allowed: checks and alert webhooks may reach this machine and its networks (${targets.chosen ? '--private-targets allow' : 'keys of one account; --private-targets deny to refuse them'})`)
+    const shared = sharedNamesWarning(targets.accounts, publicUrls)
+    if (shared) logger.warn(shared)
     if (smtpUrl) {
       const smtp = new URL(smtpUrl)
       out(`Alert email through ${smtp.protocol}//${smtp.host}${smtpFrom ? ` from ${smtpFrom}` : ''}`)

@@ -54,6 +54,19 @@ interface RemoteStatus {
   sslDaysRemaining?: number | null
   created_at?: string | null
   updated_at?: string | null
+  /**
+   * The checks it depends on (dependsOn) that are failing, while it fails or is degraded: its
+   * alerts are held back (this server's extension, docs/api.md; absent otherwise).
+   */
+  alertsSuppressedBy?: Array<{ checkId: string; name: string }>
+}
+
+/** A failing check another one depends on, named as the project names it when it is the project's. */
+export interface HeldBackBy {
+  checkId: string
+  name: string
+  /** `kind:logicalId` of the project's check, when the dependency is one. */
+  resource: string | null
 }
 
 /** The certificate alert threshold of a check in code (`alertSettings.sslCertificates`), or null when it has none. */
@@ -85,6 +98,8 @@ export interface CheckStatusRow {
   last24h?: Last24h
   /** State `maintenance`: the active window sharing a tag with the check (on the target). */
   maintenance?: ActiveWindow
+  /** Failing or degraded while checks it depends on fail: its alerts are held back by them. */
+  heldBackBy?: HeldBackBy[]
 }
 
 /** Availability (percent) and p95 response time (ms) of the last 24 hours; null where the target has no data. */
@@ -224,8 +239,33 @@ export function checkStates(
             : status.isDegraded ? 'degraded' : 'passing'
     const heartbeat = remote.heartbeat as { pingUrl?: unknown } | undefined
     const pingUrl = typeof heartbeat?.pingUrl === 'string' ? heartbeat.pingUrl : undefined
-    return { resource, checkId: id, state, ...(status ? { status } : {}), badgeUrl, ...(pingUrl ? { pingUrl } : {}), ...(maintenance ? { maintenance } : {}) }
+    const heldBackBy = state === 'failing' || state === 'degraded' ? heldBack(status) : []
+    return {
+      resource, checkId: id, state, ...(status ? { status } : {}), badgeUrl, ...(pingUrl ? { pingUrl } : {}), ...(maintenance ? { maintenance } : {}),
+      ...(heldBackBy.length > 0 ? { heldBackBy } : {}),
+    }
   })
+}
+
+/** The failing dependencies a status names (alertsSuppressedBy); `resource` is filled by nameDependencies. */
+function heldBack(status: RemoteStatus | undefined): HeldBackBy[] {
+  const by = Array.isArray(status?.alertsSuppressedBy) ? status.alertsSuppressedBy : []
+  return by.filter((d) => d && typeof d.checkId === 'string').map((d) => ({ checkId: d.checkId, name: String(d.name ?? ''), resource: null }))
+}
+
+/** Names each dependency holding alerts back as the project does (`kind:logicalId`), when it is one of the project's checks. */
+export function nameDependencies(rows: readonly CheckStatusRow[], resources: readonly DesiredResource[], remoteIdOf: (resource: DesiredResource) => string | undefined): void {
+  const resourceOf = new Map<string, DesiredResource>()
+  for (const resource of resources) {
+    const id = remoteIdOf(resource)
+    if (id !== undefined) resourceOf.set(id, resource)
+  }
+  for (const row of rows) {
+    for (const by of row.heldBackBy ?? []) {
+      const resource = resourceOf.get(by.checkId)
+      if (resource) by.resource = `${resource.kind}:${resource.logicalId}`
+    }
+  }
 }
 
 function formatMs(ms: number | null | undefined): string {
@@ -254,6 +294,13 @@ function p95Text(row: CheckStatusRow): string {
 
 const label = (r: DesiredResource) => `${r.kind}:${r.logicalId} "${String(r.payload.name ?? '')}"`
 
+/** `depends on dns-check:db "Database", which is failing`; a dependency outside the project by its name and id. */
+function dependencyText(by: readonly HeldBackBy[]): string {
+  const names = by.map((d) => (d.resource ? `${d.resource} ${JSON.stringify(d.name)}` : `${JSON.stringify(d.name)} (id ${d.checkId})`))
+  const list = names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`
+  return `depends on ${list}, which ${by.length === 1 ? 'is' : 'are'} failing`
+}
+
 export function renderStatusTable(rows: readonly CheckStatusRow[], color: boolean): string {
   const c = pc.createColors(color)
   const paintOf: Record<CheckState, (s: string) => string> = {
@@ -281,13 +328,17 @@ export function renderStatusTable(rows: readonly CheckStatusRow[], color: boolea
   const publicText = publicBadges.length > 0 ? `\nPublic badges (no key, for a README):\n${publicBadges.join('\n')}\n` : ''
   const held = rows.filter((r) => r.maintenance).map((r) => `  ${label(r.resource)}  window "${r.maintenance!.name}" (id ${r.maintenance!.id}) until ${r.maintenance!.until}`)
   const heldText = held.length > 0 ? `\nIn a maintenance window now (not run until it ends; the last run is as shown):\n${held.join('\n')}\n` : ''
+  const suppressed = rows.filter((r) => r.heldBackBy).map((r) => `  ${label(r.resource)}  ${dependencyText(r.heldBackBy!)}`)
+  const suppressedText = suppressed.length > 0
+    ? `\nAlerts held back (dependsOn: a check it depends on is failing; its runs are recorded, not alerted):\n${suppressed.map((l) => c.yellow(l)).join('\n')}\n`
+    : ''
   const certificates = rows.filter((r) => typeof r.status?.sslDaysRemaining === 'number').map((r) => {
     const text = `  ${label(r.resource)}  ${certificateText(r.status!.sslDaysRemaining as number, sslThreshold(r.resource))}`
     const threshold = sslThreshold(r.resource)
     return threshold !== null && (r.status!.sslDaysRemaining as number) <= threshold ? c.yellow(text) : text
   })
   const certificateBlock = certificates.length > 0 ? `\nCertificates (newest run):\n${certificates.join('\n')}\n` : ''
-  return `${[c.bold(line(head)), ...cells.map((r, i) => line(r, paintOf[rows[i].state]))].join('\n')}\n${heldText}${certificateBlock}${pingText}${publicText}`
+  return `${[c.bold(line(head)), ...cells.map((r, i) => line(r, paintOf[rows[i].state]))].join('\n')}\n${heldText}${suppressedText}${certificateBlock}${pingText}${publicText}`
 }
 
 function summaryOf(rows: readonly CheckStatusRow[]) {
@@ -301,6 +352,7 @@ function summaryOf(rows: readonly CheckStatusRow[]) {
     maintenance: count('maintenance'),
     neverRan: count('never-ran'),
     notDeployed: count('not-deployed'),
+    alertsHeldBack: rows.filter((r) => r.heldBackBy).length,
   }
 }
 
@@ -335,6 +387,7 @@ export function statusToJson(rows: readonly CheckStatusRow[], target: { id: stri
       publicBadgeUrl: row.publicBadgeUrl ?? null,
       ...(row.pingUrl ? { pingUrl: row.pingUrl } : {}),
       maintenanceWindow: row.maintenance ?? null,
+      alertsSuppressedBy: row.heldBackBy ?? [],
     })),
   }
 }
@@ -436,6 +489,7 @@ export const statusCommand = {
           badgeBase,
           windows,
         )
+        nameDependencies(rows, project.resources, remoteIdOf)
         await addLast24h(client, rows, remoteById)
         const groupRows = groupStates(groups, remoteIdOf, new Map(remoteGroups.map((g) => [String(g.id), g])), new Map(statuses.map((st) => [String(st.checkId), st])), badgeBase)
         if (badgeBase) await addPublicBadges(client, rows, groupRows)
@@ -445,7 +499,7 @@ export const statusCommand = {
         else out(renderStatusTable(rows, useColor()))
         if (groupRows.length > 0) out(`\n${renderGroupLines(groupRows, useColor())}`)
         const s = summaryOf(rows)
-        const parts = [`${s.passing} passing`, `${s.degraded} degraded`, `${s.failing} failing`, `${s.paused} paused`, ...(s.maintenance > 0 ? [`${s.maintenance} in maintenance`] : []), `${s.neverRan} never ran`, `${s.notDeployed} not deployed`]
+        const parts = [`${s.passing} passing`, `${s.degraded} degraded`, `${s.failing} failing`, ...(s.alertsHeldBack > 0 ? [`${s.alertsHeldBack} with alerts held back (dependsOn)`] : []), `${s.paused} paused`, ...(s.maintenance > 0 ? [`${s.maintenance} in maintenance`] : []), `${s.neverRan} never ran`, `${s.notDeployed} not deployed`]
         if (rows.length > 0) out(`\n${s.failing > 0 ? c.red('Status:') : c.green('Status:')} ${parts.join(', ')}.\n`)
         if (target.embedded && rows.length > 0) {
           out(c.dim('The embedded server never runs checks, so its checks never ran: runs happen on a "monitors server" or a hosted service (set MONITORING_API_URL).\n'))

@@ -1,7 +1,7 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import pc from 'picocolors'
 import { UserError } from '../../errors.js'
-import { ApiError } from '../../api/errors.js'
+import { waitForSession } from '../../api/account.js'
 import { listAllByPage } from '../../api/paging.js'
 import { redact } from '../../api/redact.js'
 import type { ApiClient } from '../../api/client.js'
@@ -9,6 +9,8 @@ import { CHECK_KINDS } from '../../resources/registry.js'
 import type { DesiredResource } from '../../resources/types.js'
 import { groupStages } from '../../schema/check-group.js'
 import { lockKey } from '../../state/lock.js'
+import { io } from '../io.js'
+import { Progress, progressMode } from '../progress.js'
 import { checkNumber, data, engineOptions, environmentRequest, err, loadOrReport, openSession, out, setStdoutFormat, useColor, withEnvironment, type EngineArgs } from '../engine.js'
 
 interface TriggerArgs extends Omit<EngineArgs, 'format'> {
@@ -135,8 +137,14 @@ async function selectTargets(client: ApiClient, project: { resources: readonly D
   return stages
 }
 
+/** What runStages says as it goes: a batch of checks started, a check's session finished. */
+interface StageEvents {
+  started(batch: readonly Target[], label: string): void
+  finished(row: TriggerRow): void
+}
+
 /** Runs one check after another as `stages` say: each stage's checks at most `concurrency` at a time, waiting for each to finish. */
-async function runStages(client: ApiClient, stages: Awaited<ReturnType<typeof selectTargets>>, deadline: number, progress: (line: string) => void): Promise<TriggerRow[]> {
+async function runStages(client: ApiClient, stages: Awaited<ReturnType<typeof selectTargets>>, deadline: number, events: StageEvents): Promise<TriggerRow[]> {
   const rows: TriggerRow[] = []
   let stageNumber = 0
   for (const selection of stages) {
@@ -144,14 +152,14 @@ async function runStages(client: ApiClient, stages: Awaited<ReturnType<typeof se
       stageNumber++
       for (let i = 0; i < stage.length; i += selection.concurrency) {
         const batch = stage.slice(i, i + selection.concurrency)
-        progress(`Running ${batch.map((c) => c.name).join(', ')} (${selection.label})`)
+        events.started(batch, selection.label)
         const started = await client.post<{ sessions: Array<{ checkSessionId: string; checkId: string }> }>('/v1/check-sessions/trigger', { target: { checkId: batch.map((c) => c.id) } })
         const sessionOf = new Map(started.body.sessions.map((s) => [s.checkId, s.checkSessionId]))
         const finished = await Promise.all(batch.map(async (target) => {
           const sessionId = sessionOf.get(target.id) ?? null
-          const completion = sessionId ? await waitFor(client, sessionId, deadline) : undefined
+          const completion = sessionId ? await waitForSession<Completion>(client, sessionId, deadline) : undefined
           const error = completion?.results.find((r) => r.error)?.error ?? null
-          return {
+          const row: TriggerRow = {
             target,
             sessionId,
             status: completion?.status ?? 'NOT_FINISHED',
@@ -159,7 +167,9 @@ async function runStages(client: ApiClient, stages: Awaited<ReturnType<typeof se
             timeElapsed: completion?.timeElapsed ?? null,
             error: completion ? error : `did not finish within --max-wait`,
             stage: stageNumber,
-          } satisfies TriggerRow
+          }
+          events.finished(row)
+          return row
         }))
         rows.push(...finished)
       }
@@ -168,35 +178,61 @@ async function runStages(client: ApiClient, stages: Awaited<ReturnType<typeof se
   return rows
 }
 
-/** The session's completion (GET …/completion, at most 30 s a request as the spec bounds it), asked again until the deadline. */
-async function waitFor(client: ApiClient, sessionId: string, deadline: number): Promise<Completion | undefined> {
-  for (;;) {
-    const left = Math.floor((deadline - Date.now()) / 1000)
-    if (left < 1) return undefined
-    try {
-      return (await client.get<Completion>(`/v1/check-sessions/${encodeURIComponent(sessionId)}/completion`, { maxWaitSeconds: Math.min(30, left) })).body
-    } catch (error) {
-      // not finished yet: ask again
-      if (error instanceof ApiError && error.status === 408) continue
-      throw error
-    }
+/**
+ * The progress of the runs on stderr, as apply's (src/cli/progress.ts): on a terminal one line
+ * rewritten in place (checks done of the total, per check type, and which the command is waiting
+ * for, for how long), without one a plain line every few seconds, none with --format json. The
+ * line of each batch started is printed above it.
+ */
+function startProgress(stages: Awaited<ReturnType<typeof selectTargets>>, format: string | undefined, client: ApiClient): StageEvents & { stop(): void } {
+  const totals = new Map<string, number>()
+  for (const selection of stages) for (const stage of selection.checks) for (const target of stage) totals.set(target.checkType, (totals.get(target.checkType) ?? 0) + 1)
+  const running = new Map<Target, number>()
+  const detail = () => {
+    if (running.size === 0) return ''
+    const since = Math.min(...running.values())
+    return `waiting for ${[...running.keys()].map((t) => t.name).join(', ')} (${Math.floor((Date.now() - since) / 1000)} s)`
+  }
+  const { stderr, env } = io()
+  const { mode, intervalMs } = progressMode({ stream: stderr, format, env })
+  const progress = new Progress({ verb: 'Triggering', totals: [...totals], stream: stderr, mode, intervalMs, waitMs: () => client.rateLimitWaitMs(), detail })
+  const c = pc.createColors(useColor())
+  return {
+    started: (batch, label) => {
+      const now = Date.now()
+      for (const target of batch) running.set(target, now)
+      progress.around(() => err(`${c.dim(`Running ${batch.map((t) => t.name).join(', ')} (${label})`)}\n`))
+    },
+    finished: (row) => {
+      running.delete(row.target)
+      progress.finished(row.target.checkType, !FAILING.has(row.status))
+    },
+    stop: () => progress.stop(),
   }
 }
 
-function renderTable(rows: TriggerRow[], color: boolean): string {
+/**
+ * The table of runs, each error whole: its first line in the table, and an error of several
+ * lines in full under it.
+ */
+export function renderTable(rows: TriggerRow[], color: boolean): string {
   const c = pc.createColors(color)
   const paint = (status: string) => (status === 'PASSED' ? c.green(status) : status === 'DEGRADED' ? c.yellow(status) : c.red(status))
   const head = ['#', 'Check', 'Type', 'Status', 'Locations', 'Time', 'Error']
+  const checkName = (r: TriggerRow) => (r.target.logicalId ? `${r.target.name} (${r.target.logicalId})` : r.target.name)
   const body = rows.map((r) => [
-    String(r.stage), r.target.logicalId ? `${r.target.name} (${r.target.logicalId})` : r.target.name, r.target.checkType, r.status,
-    r.runLocations.join(', '), r.timeElapsed === null ? '' : `${r.timeElapsed} ms`, (r.error ?? '').split('\n')[0].slice(0, 80),
+    String(r.stage), checkName(r), r.target.checkType, r.status,
+    r.runLocations.join(', '), r.timeElapsed === null ? '' : `${r.timeElapsed} ms`, (r.error ?? '').split('\n')[0],
   ])
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((row) => row[i].length)))
+  // the last column is not padded: a long error does not widen the others
+  const widths = head.map((h, i) => (i === head.length - 1 ? 0 : Math.max(h.length, ...body.map((row) => row[i].length))))
   const line = (cells: string[], paintStatus: boolean) => cells.map((cell, i) => {
     const padded = cell.padEnd(widths[i])
     return paintStatus && i === 3 ? paint(cell) + ' '.repeat(widths[i] - cell.length) : padded
   }).join('  ').trimEnd()
-  return [c.bold(line(head, false)), ...body.map((row) => line(row, true))].join('\n') + '\n'
+  const long = rows.filter((r) => (r.error ?? '').trim().includes('\n'))
+  const details = long.map((r) => `\n${checkName(r)}:\n${(r.error as string).trimEnd().split('\n').map((l) => `  ${l}`).join('\n')}\n`).join('')
+  return [c.bold(line(head, false)), ...body.map((row) => line(row, true))].join('\n') + '\n' + details
 }
 
 /**
@@ -242,7 +278,8 @@ export const triggerCommand = {
         const stages = await selectTargets(client, project, remoteIdOf, args)
         const deadline = Date.now() + (args.maxWait ?? 600) * 1000
         const c = pc.createColors(useColor())
-        const rows = await runStages(client, stages, deadline, (line) => err(`${c.dim(line)}\n`))
+        const progress = startProgress(stages, args.format, client)
+        const rows = await runStages(client, stages, deadline, progress).finally(() => progress.stop())
         out(renderTable(rows, useColor()))
         const failed = rows.filter((r) => FAILING.has(r.status))
         const summary = `${rows.length - failed.length} of ${rows.length} passed${failed.length > 0 ? `; failing: ${failed.map((r) => r.target.logicalId ?? r.target.name).join(', ')}` : ''}.`

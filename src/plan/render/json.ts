@@ -1,5 +1,5 @@
-import type { FieldDiff, Plan, PlanChange, PlanReference } from '../types.js'
-import { maskLocked } from './view.js'
+import type { FieldDiff, Plan, PlanChange, PlanReference, RenameHint } from '../types.js'
+import { maskLocked, renameHintText } from './view.js'
 
 /** Version of the JSON documents `--format json` writes (docs/plan-json.md). */
 export const PLAN_FORMAT_VERSION = 1
@@ -39,6 +39,8 @@ export interface JsonPlan {
   refreshOnly?: true
   /** What each referenced id in `changes` stands for (ids and `kind:logicalId` placeholders). */
   references?: Record<string, PlanReference>
+  /** Deletes and creates of one kind with the same name: renames without `aliases`? Always present. */
+  renames: Array<RenameHint & { hint: string }>
 }
 
 /**
@@ -56,6 +58,7 @@ export function planToJson(plan: Plan): JsonPlan {
     changes,
     unmanaged: plan.unmanaged,
     protected: plan.protected ?? [],
+    renames: (plan.renames ?? []).map((r) => ({ ...r, hint: renameHintText(r) })),
   }
   if (plan.targets && plan.targets.length > 0) out.targets = [...plan.targets]
   if (plan.refreshOnly) out.refreshOnly = true

@@ -1,7 +1,7 @@
 import type { Plan, PlanChange } from '../types.js'
 import { describeTarget } from '../../state/lock.js'
 import { plural } from './text.js'
-import { changeBody, driftNote, partialNote, type Line, type ViewOptions } from './view.js'
+import { changeBody, driftNote, partialNote, renameHintText, type Line, type ViewOptions } from './view.js'
 
 /** GitHub refuses comments over 65,536 characters; the rest is headroom for a caller's marker. */
 export const MARKDOWN_LIMIT = 60_000
@@ -43,8 +43,11 @@ export function renderPlanMarkdown(plan: Plan, options: MarkdownRenderOptions = 
   } else {
     const columns: Array<[string, number]> = [['Create', s.create], ['Update', s.update], ['Delete', s.delete], ['Move', s.move], ['Drift', s.drift]]
     if (s.forget) columns.push(['Forget', s.forget])
+    if (s.duplicate) columns.push(['Refused (duplicate)', s.duplicate])
     head.push(`| ${columns.map(([name]) => name).join(' | ')} |`, `|${columns.map(() => '---:').join('|')}|`, `| ${columns.map(([, n]) => n).join(' | ')} |`, '')
   }
+  // above the sections: a long plan's last sections may not fit, a hint always does
+  for (const hint of plan.renames ?? []) head.push(`> **Hint:** ${escapeText(`${renameHintText(hint)}.`)}`, '')
   const tail: string[] = []
   const unmanaged = Object.entries(plan.unmanaged)
   if (unmanaged.length > 0) {

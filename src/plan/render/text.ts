@@ -1,7 +1,7 @@
 import pc from 'picocolors'
 import type { Plan, PlanChange } from '../types.js'
 import { describeTarget } from '../../state/lock.js'
-import { changeBody, driftNote, partialNote, type Line, type ViewOptions } from './view.js'
+import { changeBody, driftNote, partialNote, renameHintText, type Line, type ViewOptions } from './view.js'
 
 export interface TextRenderOptions {
   color?: boolean
@@ -40,6 +40,7 @@ export function renderPlanText(plan: Plan, options: TextRenderOptions = {}): str
       if (address) out.splice(1, 0, `    ${c.cyan(`# seen at ${address}`)}`)
       lines.push(...out, '')
     }
+    for (const hint of plan.renames ?? []) lines.push(c.yellow(`Hint: ${renameHintText(hint)}.`), '')
     lines.push(summaryLine(plan, c))
   }
   const unmanaged = Object.entries(plan.unmanaged)
@@ -55,7 +56,9 @@ export function summaryLine(plan: Plan, c: Colors = pc.createColors(false)): str
   const s = plan.summary
   const extra = [...(s.move ? [`${s.move} to move`] : []), ...(s.forget ? [`${s.forget} to forget`] : [])]
   const drift = s.drift ? ` ${s.drift} changed outside monitors (drift).` : ''
-  return `${c.bold('Plan:')} ${s.create} to create, ${s.update} to update, ${s.delete} to delete${extra.length ? `, ${extra.join(', ')}` : ''}.${drift}`
+  // creates apply refuses are no creates: counted apart
+  const duplicates = s.duplicate ? ` ${c.red(`${s.duplicate} refused: already ${s.duplicate === 1 ? 'exists' : 'exist'} (duplicate).`)}` : ''
+  return `${c.bold('Plan:')} ${s.create} to create, ${s.update} to update, ${s.delete} to delete${extra.length ? `, ${extra.join(', ')}` : ''}.${drift}${duplicates}`
 }
 
 function renderChange(change: PlanChange, c: Colors, view: ViewOptions): string[] {

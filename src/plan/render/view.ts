@@ -3,7 +3,8 @@ import type { ResourceKind } from '../../resources/types.js'
 import { RESOURCE_KINDS, RESOURCE_SCHEMAS } from '../../resources/registry.js'
 import { SECRET_CHANGED, SECRET_MASK } from '../../resources/secrets.js'
 import { stableStringify } from '../../resources/stable-json.js'
-import type { FieldDiff, Plan, PlanChange, PlanReference } from '../types.js'
+import { suiteFileBytes } from '../../schema/playwright-check.js'
+import type { FieldDiff, Plan, PlanChange, PlanReference, RenameHint } from '../types.js'
 import { isMultiline, textDiff, textLines } from './text-diff.js'
 
 /**
@@ -43,6 +44,9 @@ export interface ViewOptions {
 // Locked values
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/** The bytes a binary file's base64 holds. */
+const binaryBytes = (base64: string): number => suiteFileBytes({ content: base64, encoding: 'base64' }).length
 
 /** A deep copy with the `value` of every object marked `locked: true` replaced by the mask. */
 export function maskLockedValues<T>(value: T): T {
@@ -297,7 +301,12 @@ export class ValueView {
       const entries = Object.entries(value).filter(([, v]) => v !== undefined && v !== null)
       if (entries.length === 0) return [{ sign, depth, text: `${head}{}` }]
       const out: Line[] = [{ sign, depth, text: label ? `${label} {` : '{' }]
-      for (const [key, v] of entries) out.push(...this.lines(key, v, sign, depth + 1))
+      // a suite's binary file: its size, never its base64
+      const binary = value.encoding === 'base64' && typeof value.content === 'string'
+      for (const [key, v] of entries) {
+        if (binary && key === 'content') out.push({ sign, depth: depth + 1, text: `content: binary file (${binaryBytes(v as string)} bytes)` })
+        else out.push(...this.lines(key, v, sign, depth + 1))
+      }
       out.push({ sign: '', depth, text: '}' })
       return out
     }
@@ -308,9 +317,11 @@ export class ValueView {
     const path = this.path(d.path)
     if (!('old' in d)) {
       if (d.new === SECRET_CHANGED || d.new === LOCKED_CHANGED) return [{ sign: '~', depth, text: `${path}: ${d.new}` }]
+      if (d.binary) return [{ sign: '+', depth, text: `${path}: binary file added (${d.binary.newBytes ?? 0} bytes)` }]
       return this.lines(path, d.new, '+', depth)
     }
-    if (!('new' in d)) return this.lines(path, d.old, '-', depth)
+    if (!('new' in d)) return d.binary ? [{ sign: '-', depth, text: `${path}: binary file removed (${d.binary.oldBytes ?? 0} bytes)` }] : this.lines(path, d.old, '-', depth)
+    if (d.binary) return [{ sign: '~', depth, text: `${path}: binary file changed (${d.binary.newBytes ?? 0} bytes)` }]
     // a script (or a file of one) that changed: the lines that changed, as a unified diff
     if ((isMultiline(d.old) || isMultiline(d.new)) && typeof d.old === 'string' && typeof d.new === 'string') {
       return [{ sign: '~', depth, text: `${path}:` }, ...textDiff(d.old, d.new).map((l) => ({ sign: l.sign, depth: depth + 1, text: l.sign === '' && l.text.startsWith('@@') ? l.text : `| ${l.text}` }))]
@@ -385,6 +396,12 @@ export function driftNote(change: PlanChange, options: ViewOptions): string | un
 }
 
 /** `dns-check:a, dns-check:b`: what a targeted plan was limited to. */
+/** One rename hint as a sentence: what is deleted and created, and the alias that keeps the resource. */
+export function renameHintText(hint: RenameHint): string {
+  return `${hint.kind} ${hint.from} is deleted and ${hint.kind} ${hint.to} created, both named ${JSON.stringify(hint.name)}: ` +
+    `if it is a rename, add aliases: ['${hint.from}'] to ${hint.to}${hint.file ? ` (${hint.file})` : ''} to keep the resource (its id and history) instead`
+}
+
 export function partialNote(plan: Plan): string | undefined {
   if (!plan.targets || plan.targets.length === 0) return undefined
   return `This plan is partial: only ${plan.targets.join(', ')} and what ${plan.targets.length === 1 ? 'it depends' : 'they depend'} on (--target).`

@@ -1,4 +1,5 @@
 import { blankCheckSecrets, checkSecretValues } from '../../schema/check-secrets.js'
+import type { ReferenceField, ResourceDescriptor } from '../types.js'
 import { ALERT_CHANNEL_REFERENCE } from './alert-channel.js'
 
 /** Pieces several descriptors share. */
@@ -39,12 +40,32 @@ export const checkEndpoints = (type: string) => ({
   remove: (id: string) => `/v1/checks/${enc(id)}`,
 })
 
+/** The references every check kind holds: its incidents' service, its group, its alert channels. */
+export const CHECK_REFERENCES = [TRIGGER_INCIDENT_REFERENCE, GROUP_REFERENCE, ALERT_CHANNEL_REFERENCE] as const
+
+/** What a check kind has besides what every check has: each list is added to the shared one, never in its place. */
+export interface CheckKindParts {
+  /** reference fields of its own (an API check's snippets) */
+  references?: readonly ReferenceField[]
+  /** set-like arrays of its own (a suite's `pwProjects`) */
+  setArrays?: readonly string[]
+  /** keyed arrays of its own (an API check's `request.headers`) */
+  keyedArrays?: Readonly<Record<string, string>>
+  /** of those, the ones whose order means nothing */
+  unorderedKeyed?: readonly string[]
+  /** secret paths of its own (an API check's `request.basicAuth.password`) */
+  secretPaths?: readonly string[]
+}
+
 /**
  * What every check kind's descriptor shares: created under its type, listed among all checks by
- * `checkType`, identified by name, ordered set-like `locations` and `tags`, the keyed arrays of
- * every check, and its incidents' service and its alert channels as references.
+ * `checkType`, identified by name, ordered set-like `locations` and `tags`, the keyed arrays and
+ * secrets of every check, and its incidents' service, its group and its alert channels as
+ * references. A kind's own `parts` are added to these: a kind cannot leave out a shared one
+ * (`group: g` and `alertChannels: [channel]` work on every check kind), and the registry refuses
+ * a descriptor that overrides them without them (`checkKindProblems`).
  */
-export const checkDescriptor = (type: string, checkType: string) =>
+export const checkDescriptor = (type: string, checkType: string, parts: CheckKindParts = {}) =>
   ({
     check: true,
     tier: 1,
@@ -53,13 +74,29 @@ export const checkDescriptor = (type: string, checkType: string) =>
     idField: 'id',
     list: checksList(checkType),
     identity: { fields: ['name'], unique: false },
-    references: [TRIGGER_INCIDENT_REFERENCE, GROUP_REFERENCE, ALERT_CHANNEL_REFERENCE],
-    setArrays: ['locations', 'tags'],
-    keyedArrays: CHECK_KEYED_ARRAYS,
-    unorderedKeyed: CHECK_UNORDERED_KEYED,
+    references: [...CHECK_REFERENCES, ...(parts.references ?? [])],
+    setArrays: ['locations', 'tags', ...(parts.setArrays ?? [])],
+    keyedArrays: { ...CHECK_KEYED_ARRAYS, ...parts.keyedArrays },
+    unorderedKeyed: [...CHECK_UNORDERED_KEYED, ...(parts.unorderedKeyed ?? [])],
+    secrets: { self: false, arrays: [...CHECK_SECRET_PATHS, ...(parts.secretPaths ?? [])] },
     // reads mask secrets: both sides compare masked, and the lock's fingerprint of the secret
     // values tells whether one of them changed in code (docs/security.md)
     normalize: blankCheckSecrets,
     normalizeNeeded: (check: Record<string, unknown>) => blankCheckSecrets(check) !== check,
     blankedSecrets: checkSecretValues,
   }) as const
+
+/**
+ * What a check kind's descriptor lacks of what every check has (a shared reference, keyed or
+ * set-like array, secret path), one line each; none for a descriptor that is not a check's.
+ */
+export function checkKindProblems(d: Pick<ResourceDescriptor, 'kind' | 'check' | 'references' | 'setArrays' | 'keyedArrays' | 'unorderedKeyed' | 'secrets'>): string[] {
+  if (!d.check) return []
+  const out: string[] = []
+  for (const r of CHECK_REFERENCES) if (!d.references.some((own) => own.path === r.path && own.kind === r.kind)) out.push(`${d.kind} lacks the reference every check has at ${r.path}`)
+  for (const a of ['locations', 'tags']) if (!d.setArrays.includes(a)) out.push(`${d.kind} lacks the set-like array ${a}`)
+  for (const [path, key] of Object.entries(CHECK_KEYED_ARRAYS)) if (d.keyedArrays[path] !== key) out.push(`${d.kind} lacks the keyed array ${path}`)
+  for (const path of CHECK_UNORDERED_KEYED) if (!d.unorderedKeyed.includes(path)) out.push(`${d.kind} lacks the unordered keyed array ${path}`)
+  for (const path of CHECK_SECRET_PATHS) if (!d.secrets.arrays.includes(path)) out.push(`${d.kind} lacks the secret path ${path}`)
+  return out
+}

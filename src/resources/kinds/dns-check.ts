@@ -1,14 +1,13 @@
 import { dnsCheckSchema } from '../../schema/check.js'
 import type { ResourceDescriptor } from '../types.js'
-import { CHECK_SECRET_PATHS, checkDescriptor } from './common.js'
+import { checkDescriptor } from './common.js'
 
 /** A DNS check (`DnsCheck`). */
 export const dnsCheck = {
   kind: 'dns-check',
   construct: 'DnsCheck',
-  example: "new DnsCheck('shop-dns', { name: 'Shop DNS', request: { hostname: 'shop.example.com', recordType: 'A' } })",
+  example: "new DnsCheck('shop-dns', { name: 'Shop DNS', request: { query: 'shop.example.com', recordType: 'A' } })",
   schema: dnsCheckSchema,
   ...checkDescriptor('dns', 'DNS'),
-  secrets: { self: false, arrays: CHECK_SECRET_PATHS },
   filledByConstruct: {},
 } satisfies ResourceDescriptor

@@ -1,6 +1,6 @@
 import { heartbeatCheckSchema } from '../../schema/heartbeat-check.js'
 import type { ResourceDescriptor } from '../types.js'
-import { CHECK_SECRET_PATHS, checkDescriptor } from './common.js'
+import { checkDescriptor } from './common.js'
 
 /**
  * A heartbeat check (`HeartbeatCheck`). `heartbeat.pingToken` and `heartbeat.pingUrl` are the
@@ -12,6 +12,5 @@ export const heartbeatCheck = {
   example: "new HeartbeatCheck('nightly-backup', { name: 'Nightly backup', heartbeat: { period: 1, periodUnit: 'days', grace: 1, graceUnit: 'hours' } })",
   schema: heartbeatCheckSchema,
   ...checkDescriptor('heartbeat', 'HEARTBEAT'),
-  secrets: { self: false, arrays: CHECK_SECRET_PATHS },
   filledByConstruct: {},
 } satisfies ResourceDescriptor

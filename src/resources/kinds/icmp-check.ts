@@ -1,6 +1,6 @@
 import { icmpCheckSchema } from '../../schema/check.js'
 import type { ResourceDescriptor } from '../types.js'
-import { CHECK_SECRET_PATHS, checkDescriptor } from './common.js'
+import { checkDescriptor } from './common.js'
 
 /** An ICMP check (`IcmpCheck`). */
 export const icmpCheck = {
@@ -9,7 +9,6 @@ export const icmpCheck = {
   example: "new IcmpCheck('shop-ping', { name: 'Shop ping', request: { hostname: 'shop.example.com' } })",
   schema: icmpCheckSchema,
   ...checkDescriptor('icmp', 'ICMP'),
-  secrets: { self: false, arrays: CHECK_SECRET_PATHS },
   // the construct fills in the fields the API requires but an ICMP check does not use
   filledByConstruct: { heartbeat: {}, script: '' },
 } satisfies ResourceDescriptor

@@ -1,16 +1,13 @@
 import { browserCheckSchema, multiStepCheckSchema } from '../../schema/script-check.js'
-import { playwrightCheckSchema } from '../../schema/playwright-check.js'
+import { playwrightCheckSchema, suiteTestCommand } from '../../schema/playwright-check.js'
 import type { ResourceDescriptor } from '../types.js'
-import { CHECK_KEYED_ARRAYS, CHECK_SECRET_PATHS, checkDescriptor } from './common.js'
+import { checkDescriptor } from './common.js'
 
 /**
  * What browser and multi-step checks share: the script's local files (`dependencies`) are
  * diffed by path, so a plan names each file that changed (src/plan/render shows the lines).
  */
-const scriptCheckParts = {
-  secrets: { self: false, arrays: CHECK_SECRET_PATHS },
-  filledByConstruct: {},
-} as const
+const scriptCheckParts = { keyedArrays: { dependencies: 'path' }, unorderedKeyed: ['dependencies'] } as const
 
 /** A browser check (`BrowserCheck`): a Playwright script run in Chromium. */
 export const browserCheck = {
@@ -18,10 +15,8 @@ export const browserCheck = {
   construct: 'BrowserCheck',
   example: "new BrowserCheck('shop-home', { name: 'Shop home', code: { entrypoint: './home.spec.ts' } })",
   schema: browserCheckSchema,
-  ...checkDescriptor('browser', 'BROWSER'),
-  keyedArrays: { ...CHECK_KEYED_ARRAYS, dependencies: 'path' },
-  unorderedKeyed: ['dependencies', ...checkDescriptor('browser', 'BROWSER').unorderedKeyed],
-  ...scriptCheckParts,
+  ...checkDescriptor('browser', 'BROWSER', scriptCheckParts),
+  filledByConstruct: {},
 } satisfies ResourceDescriptor
 
 /** A multi-step check (`MultiStepCheck`): a Playwright script of API requests, without a browser. */
@@ -30,10 +25,8 @@ export const multiStepCheck = {
   construct: 'MultiStepCheck',
   example: "new MultiStepCheck('orders-api', { name: 'Orders API', code: { entrypoint: './orders.spec.ts' } })",
   schema: multiStepCheckSchema,
-  ...checkDescriptor('multistep', 'MULTI_STEP'),
-  keyedArrays: { ...CHECK_KEYED_ARRAYS, dependencies: 'path' },
-  unorderedKeyed: ['dependencies', ...checkDescriptor('multistep', 'MULTI_STEP').unorderedKeyed],
-  ...scriptCheckParts,
+  ...checkDescriptor('multistep', 'MULTI_STEP', scriptCheckParts),
+  filledByConstruct: {},
 } satisfies ResourceDescriptor
 
 /**
@@ -41,14 +34,31 @@ export const multiStepCheck = {
  * diffed by path (a plan shows the lines of each file that changed); `testCommand` is the
  * service's answer, derived from the selection (never compared).
  */
+const suiteParts = checkDescriptor('playwright', 'PLAYWRIGHT', { setArrays: ['pwProjects', 'pwTags'], keyedArrays: { files: 'path' }, unorderedKeyed: ['files'] })
+
+/** Playwright's own default: a suite naming no config runs the `playwright.config.ts` at its root. */
+const DEFAULT_CONFIG = 'playwright.config.ts'
+
+/**
+ * A suite that names no config but holds `playwright.config.ts` at its root runs that config
+ * (Playwright's default), so it compares as the same suite naming it: a suite made through the
+ * API without `playwrightConfigPath`, imported as code (which names its config), plans No changes.
+ */
+function defaultConfigNamed(suite: Record<string, unknown>): Record<string, unknown> {
+  if (suite.playwrightConfigPath != null || !Array.isArray(suite.files)) return suite
+  if (!(suite.files as Array<{ path?: unknown }>).some((f) => f !== null && typeof f === 'object' && f.path === DEFAULT_CONFIG)) return suite
+  const named: Record<string, unknown> = { ...suite, playwrightConfigPath: DEFAULT_CONFIG }
+  if ('testCommand' in suite) named.testCommand = suiteTestCommand(named as Parameters<typeof suiteTestCommand>[0])
+  return named
+}
+
 export const playwrightCheck = {
   kind: 'playwright-check',
   construct: 'PlaywrightCheck',
   example: "new PlaywrightCheck('shop-suite', { name: 'Shop suite', playwrightConfigPath: './playwright.config.ts' })",
   schema: playwrightCheckSchema,
-  ...checkDescriptor('playwright', 'PLAYWRIGHT'),
-  setArrays: [...checkDescriptor('playwright', 'PLAYWRIGHT').setArrays, 'pwProjects', 'pwTags'],
-  keyedArrays: { ...CHECK_KEYED_ARRAYS, files: 'path' },
-  unorderedKeyed: ['files', ...checkDescriptor('playwright', 'PLAYWRIGHT').unorderedKeyed],
-  ...scriptCheckParts,
+  ...suiteParts,
+  normalize: (suite: Record<string, unknown>) => suiteParts.normalize(defaultConfigNamed(suite)),
+  normalizeNeeded: (suite: Record<string, unknown>) => defaultConfigNamed(suite) !== suite || suiteParts.normalizeNeeded(suite),
+  filledByConstruct: {},
 } satisfies ResourceDescriptor

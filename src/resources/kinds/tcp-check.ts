@@ -1,6 +1,6 @@
 import { tcpCheckSchema } from '../../schema/tcp-check.js'
 import type { ResourceDescriptor } from '../types.js'
-import { CHECK_SECRET_PATHS, checkDescriptor } from './common.js'
+import { checkDescriptor } from './common.js'
 
 /** A TCP check (`TcpCheck`). */
 export const tcpCheck = {
@@ -9,6 +9,5 @@ export const tcpCheck = {
   example: "new TcpCheck('shop-smtp', { name: 'Shop SMTP', request: { hostname: 'mail.example.com', port: 25 } })",
   schema: tcpCheckSchema,
   ...checkDescriptor('tcp', 'TCP'),
-  secrets: { self: false, arrays: CHECK_SECRET_PATHS },
   filledByConstruct: {},
 } satisfies ResourceDescriptor

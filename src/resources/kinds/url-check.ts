@@ -1,6 +1,6 @@
 import { urlCheckSchema } from '../../schema/url-check.js'
 import type { ResourceDescriptor } from '../types.js'
-import { CHECK_SECRET_PATHS, checkDescriptor } from './common.js'
+import { checkDescriptor } from './common.js'
 
 /** A URL check (`UrlCheck`). */
 export const urlCheck = {
@@ -9,6 +9,5 @@ export const urlCheck = {
   example: "new UrlCheck('shop-home', { name: 'Shop home', request: { url: 'https://shop.example.com/' } })",
   schema: urlCheckSchema,
   ...checkDescriptor('url', 'URL'),
-  secrets: { self: false, arrays: CHECK_SECRET_PATHS },
   filledByConstruct: {},
 } satisfies ResourceDescriptor

@@ -220,7 +220,7 @@ export async function runScript(check: ScriptCheck, options: ScriptRunOptions = 
     const run = await runWithBrowser(check, options, folders, limits, details, outcome)
     if (run) judgeRun(run, runtime, limits, details, outcome)
   } finally {
-    details.artifacts = keepArtifacts(folders.paths.artifacts, folders.paths.scratch, details, scrub, limitBytes)
+    details.artifacts = await keepArtifacts(folders.paths.artifacts, folders.paths.scratch, details, scrub, limitBytes)
     rmSync(folders.runDir, { recursive: true, force: true })
     rmSync(folders.home, { recursive: true, force: true })
   }
@@ -468,13 +468,13 @@ function noResultProblem(run: ChildRun, limits: RunLimits): string {
     : `the script's process ended without a result (${exit.signal ?? `exit code ${exit.code}`})${logs.trim() ? `: ${firstLine(logs.trim().split('\n').slice(-3).join('\n'))}` : ''}`
 }
 
-function keepArtifacts(dir: string, scratch: string, details: ScriptDetails, scrub: ReturnType<typeof createScrubber>, limitBytes: number): ArtifactManifest {
+async function keepArtifacts(dir: string, scratch: string, details: ScriptDetails, scrub: ReturnType<typeof createScrubber>, limitBytes: number): Promise<ArtifactManifest> {
   try {
     adoptScratchImages(scratch, dir)
     if (details.console.length > 0) writeFileSync(path.join(dir, 'console.json'), JSON.stringify(scrub.deep(details.console), null, 1))
     if (details.network.length > 0) writeFileSync(path.join(dir, 'network.json'), JSON.stringify(scrub.deep(details.network), null, 1))
     if (details.logs) writeFileSync(path.join(dir, 'script.log'), scrub.text(details.logs))
-    return finishArtifacts(dir, scrub, limitBytes)
+    return await finishArtifacts(dir, scrub, limitBytes)
   } catch (error) {
     return { dir: null, files: [], totalBytes: 0, limitBytes, dropped: [{ name: '*', kind: 'other', bytes: 0, reason: `the artifacts could not be kept: ${(error as Error).message}` }] }
   }

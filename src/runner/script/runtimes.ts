@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import { DEFAULT_RUNTIME_ID, findRuntime, RUNTIMES, type Runtime } from '../../schema/runtimes.js'
 import { UserError } from '../../errors.js'
 import { alive } from './sandbox.js'
+import { childEnvironment } from '../child-env.js'
 
 const MARKER = '.monitors-runtime.json'
 
@@ -270,7 +271,7 @@ export function subLock(lockPath: string, runtime: Runtime, name: string, regist
 
 function npmOutput(npm: string, args: string[], cwd: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(npm, args, { cwd, stdio: ['ignore', 'pipe', 'ignore'] })
+    const child = spawn(npm, args, { cwd, stdio: ['ignore', 'pipe', 'ignore'], env: childEnvironment() })
     let out = ''
     child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')))
     child.on('error', reject)
@@ -280,7 +281,7 @@ function npmOutput(npm: string, args: string[], cwd: string): Promise<string> {
 
 function runNpm(npm: string, args: string[], cwd: string, timeoutMs: number, id: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(npm, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false' } })
+    const child = spawn(npm, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: childEnvironment({ npm_config_update_notifier: 'false' }) })
     let output = ''
     const keep = (chunk: Buffer) => {
       output = (output + chunk.toString('utf8')).slice(-4000)

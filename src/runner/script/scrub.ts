@@ -1,5 +1,3 @@
-import { strFromU8, strToU8, unzipSync, zipSync, type Zippable } from 'fflate'
-
 /** What a secret becomes in everything a run keeps. */
 export const SCRUBBED = '********'
 
@@ -47,13 +45,13 @@ export function secretForms(value: string): string[] {
 export interface Scrubber {
   /** True when there is nothing to scrub (no secret values). */
   readonly empty: boolean
+  /** Every form of every secret (secretForms), longest first: what a scrubber elsewhere (a worker's) is made from. */
+  readonly forms: readonly string[]
   text(text: string): string
   /** Every string (and key) of a JSON-like value. */
   deep<T>(value: T): T
   /** A file's bytes: text is scrubbed, binary left as is (answers whether it changed). */
   bytes(data: Uint8Array): { data: Uint8Array; changed: boolean }
-  /** A zip (a Playwright trace): every text entry scrubbed, Authorization headers removed. */
-  zip(data: Uint8Array): Uint8Array
 }
 
 const AUTH_HEADERS = /^(authorization|proxy-authorization)$/i
@@ -68,8 +66,13 @@ function escapeRegExp(s: string): string {
 export function createScrubber(secrets: Iterable<string>): Scrubber {
   const forms = new Set<string>()
   for (const s of secrets) for (const f of secretForms(s)) forms.add(f)
+  return scrubberOf([...forms])
+}
+
+/** A scrubber for these forms of the secrets (createScrubber's, given again: a worker's). */
+export function scrubberOf(given: readonly string[]): Scrubber {
   // longest first, so that a secret containing another is replaced whole
-  const sorted = [...forms].sort((a, b) => b.length - a.length)
+  const sorted = [...new Set(given)].filter((f) => f.length > 0).sort((a, b) => b.length - a.length)
   const pattern = sorted.length > 0 ? new RegExp(sorted.map(escapeRegExp).join('|'), 'g') : null
   const text = (t: string): string => (pattern ? t.replace(pattern, SCRUBBED) : t)
   const deep = <T>(value: T): T => {
@@ -88,39 +91,23 @@ export function createScrubber(secrets: Iterable<string>): Scrubber {
     const after = text(before)
     return after === before ? { data, changed: false } : { data: Buffer.from(after, 'utf8'), changed: true }
   }
-  const zip = (data: Uint8Array): Uint8Array => {
-    const entries = unzipSync(data)
-    const out: Zippable = {}
-    for (const [name, content] of Object.entries(entries)) {
-      let next: Uint8Array = content
-      if (/\.(trace|network)$/.test(name)) next = strToU8(scrubTraceLines(strFromU8(content), text))
-      else next = bytes(content).data
-      out[text(name)] = next
-    }
-    return zipSync(out, { level: 6 })
-  }
-  return { empty: !pattern, text, deep, bytes, zip }
+  return { empty: !pattern, forms: sorted, text, deep, bytes }
 }
 
 /**
- * A trace's event lines (JSON, one a line): the values of Authorization headers are removed
- * whatever they hold, then every secret form. A line that is not JSON is scrubbed as text.
+ * One of a trace's event lines (JSON, one a line): the values of Authorization headers are
+ * removed whatever they hold, then every secret form. A line that is not JSON is scrubbed as text.
  */
-function scrubTraceLines(content: string, text: (t: string) => string): string {
-  return content
-    .split('\n')
-    .map((line) => {
-      if (!line) return line
-      let out: string
-      try {
-        out = JSON.stringify(dropAuthorization(JSON.parse(line)))
-      } catch {
-        out = line
-      }
-      // the headers as Playwright's call log prints them ("  Authorization: Bearer …")
-      return text(out.replace(AUTH_IN_TEXT, `$1${SCRUBBED}`))
-    })
-    .join('\n')
+export function scrubTraceLine(line: string, text: (t: string) => string): string {
+  if (!line) return line
+  let out: string
+  try {
+    out = JSON.stringify(dropAuthorization(JSON.parse(line)))
+  } catch {
+    out = line
+  }
+  // the headers as Playwright's call log prints them ("  Authorization: Bearer …")
+  return text(out.replace(AUTH_IN_TEXT, `$1${SCRUBBED}`))
 }
 
 function dropAuthorization(v: unknown): unknown {
@@ -139,7 +126,7 @@ function dropAuthorization(v: unknown): unknown {
 }
 
 /** UTF-8 text without NUL bytes in its first 8 KiB (images, fonts and zips have them). */
-function looksLikeText(data: Uint8Array): boolean {
+export function looksLikeText(data: Uint8Array): boolean {
   const n = Math.min(data.length, 8192)
   for (let i = 0; i < n; i++) if (data[i] === 0) return false
   // PNG, JPEG, GIF, WebP, zip signatures

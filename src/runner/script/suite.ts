@@ -13,6 +13,7 @@ import { spawn } from 'node:child_process'
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { suiteFileBytes } from '../../schema/playwright-check.js'
 import { DEFAULT_RUNTIME_ID, findRuntime } from '../../schema/runtimes.js'
 import { judge } from '../outcome.js'
 import type { AttemptOutcome } from '../types.js'
@@ -31,8 +32,8 @@ export interface PlaywrightSuite {
   id?: string | null
   name: string
   runtimeId?: string | null
-  /** The project's files, paths relative to its root (config, tests, helpers, fixtures). */
-  files: ReadonlyArray<{ path: string; content: string }>
+  /** The project's files, paths relative to its root (config, tests, helpers, fixtures); a binary one's content in base64 (`encoding`). */
+  files: ReadonlyArray<{ path: string; content: string; encoding?: 'base64' }>
   /** The config among `files` (default `playwright.config.ts`, `.js` or `.mjs` when there is one). */
   config?: string | null
   /** Playwright projects to run (`--project`); default all. */
@@ -222,7 +223,7 @@ export async function runPlaywrightSuite(suite: PlaywrightSuite, options: Script
     }
   } finally {
     await egress?.close()
-    keepSuiteArtifacts(folders, user, details, scrub, limitBytes)
+    await keepSuiteArtifacts(folders, user, details, scrub, limitBytes)
   }
   return finish()
 }
@@ -269,7 +270,7 @@ function suiteFolders(options: ScriptRunOptions, user: RunUser | null): SuiteFol
  * processes are all gone by then), scrubbed and capped; the run's folder removed, with what the
  * run's user left in the shared temporary folders.
  */
-function keepSuiteArtifacts(folders: SuiteFolders, user: RunUser | null, details: ScriptDetails, scrub: ReturnType<typeof createScrubber>, limitBytes: number): void {
+async function keepSuiteArtifacts(folders: SuiteFolders, user: RunUser | null, details: ScriptDetails, scrub: ReturnType<typeof createScrubber>, limitBytes: number): Promise<void> {
   try {
     if (user) {
       killUser(user.uid)
@@ -278,7 +279,7 @@ function keepSuiteArtifacts(folders: SuiteFolders, user: RunUser | null, details
     if (details.logs) writeFileSync(path.join(folders.artifacts, 'script.log'), scrub.text(details.logs))
     // Playwright's JSON report too, under the same rule as the other results
     copyRunFile(folders.reportFile, path.join(folders.artifacts, 'report.json'), user?.uid ?? null)
-    details.artifacts = finishArtifacts(folders.artifacts, scrub, limitBytes)
+    details.artifacts = await finishArtifacts(folders.artifacts, scrub, limitBytes)
   } catch (error) {
     details.artifacts.dropped.push({ name: '*', kind: 'other', bytes: 0, reason: `the artifacts could not be kept: ${(error as Error).message}` })
   }
@@ -334,15 +335,16 @@ function suiteEnvironment(env: Record<string, string>, home: string, options: Sc
 }
 
 /**
- * The suite's files written into the project folder, beside the runtime's packages; the path of
- * the first file that would land outside the folder (nothing more is written then).
+ * The suite's files written into the project folder (each one's exact bytes: a screenshot
+ * baseline as it was), beside the runtime's packages; the path of the first file that would land
+ * outside the folder (nothing more is written then).
  */
 function writeProject(suite: PlaywrightSuite, project: string, runtimeDir: string): string | undefined {
   for (const f of suite.files) {
     const target = path.resolve(project, f.path)
     if (path.relative(project, target).startsWith('..')) return f.path
     mkdirSync(path.dirname(target), { recursive: true })
-    writeFileSync(target, f.content)
+    writeFileSync(target, suiteFileBytes(f))
   }
   // the project's imports of @playwright/test and the runtime's other packages
   symlinkSync(path.join(runtimeDir, 'node_modules'), path.join(project, 'node_modules'), 'dir')

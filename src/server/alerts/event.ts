@@ -98,7 +98,7 @@ export function subscribedChannelIds(subscriptions: unknown): number[] {
 
 /**
  * Whether a channel's settings ask for this kind of notification (a reminder is a failure; a
- * certificate entering the check's threshold, and its renewal, go to channels with sslExpiry).
+ * certificate alert goes to channels with sslExpiry, those whose own threshold it crossed).
  */
 function wants(channel: AlertChannelRecord['channel'], kind: AlertNotificationKind): boolean {
   if (kind === 'ALERT_SSL' || kind === 'ALERT_SSL_RECOVERY') return channel.sslExpiry === true

@@ -8,17 +8,20 @@
  * of the current period, a ping at `t` is:
  * - RECEIVED when t <= since + period;
  * - GRACE when since + period < t <= since + period + grace;
- * - LATE when later: the period was missed, so FAILING is recorded first (when the scheduler
- *   has not done it yet), then the LATE ping, which recovers the check.
- * The scheduler's tick records FAILING for every period whose period + grace ended without a
- * ping: once per period (the store marks the period, so any number of processes may sweep).
+ * - LATE when later: periods were missed, so their FAILING are recorded first (those the
+ *   scheduler has not recorded yet), then the LATE ping, which recovers the check.
+ * Every period that passes without a ping is one failed run: the k-th period of a silence (k
+ * from 0) starts at since + k × period and is missed once since + (k + 1) × period + grace has
+ * passed. The scheduler's tick records FAILING for each missed period, oldest first, however far
+ * the clock moved since the last tick, and each once: the store records the last period marked
+ * (a compare-and-set), so any number of processes on one database may sweep.
  * EARLY is in the reference's vocabulary but is never recorded: a ping is never too early.
  */
 import { randomUUID } from 'node:crypto'
 import { heartbeatMs, type HeartbeatSettings } from '../../schema/index.js'
 import type { RunResult } from '../../runner/types.js'
 import { recordResult, type RecordableCheck } from '../results/index.js'
-import { withGroup } from '../scheduler/groups.js'
+import { withGroup } from '../groups.js'
 import type { CheckRecord, HeartbeatEventRecord, HeartbeatRecord, Repositories, StoredResultInput, Store } from '../store/index.js'
 
 export type PingState = 'RECEIVED' | 'GRACE' | 'LATE'
@@ -84,17 +87,49 @@ async function record(tx: Repositories, account: string, check: { record: CheckR
   await recordResult(tx, check.body as unknown as RecordableCheck, { ...run, id })
 }
 
-/** Records FAILING for the period starting at `hb.since`, once; false when it was recorded before. */
-async function fail(tx: Repositories, hb: HeartbeatRecord): Promise<boolean> {
-  if (!(await tx.heartbeats.markFailing(hb.checkId, hb.since))) return false
-  const at = hb.since + hb.periodMs + hb.graceMs
+/** The start of the first period of a silence not recorded as FAILING (see HeartbeatRecord.failedSince). */
+export function nextMissed(hb: Pick<HeartbeatRecord, 'since' | 'periodMs' | 'failedSince'>): number {
+  return hb.failedSince !== null && hb.failedSince >= hb.since ? hb.failedSince + hb.periodMs : hb.since
+}
+
+/** Records FAILING for the period starting at `start` when it is the next one to record; false when it is not (recorded by any process, or a ping came). */
+async function fail(tx: Repositories, hb: HeartbeatRecord, start: number): Promise<boolean> {
+  if (!(await tx.heartbeats.markFailing(hb.checkId, start))) return false
+  const at = start + hb.periodMs + hb.graceMs
   await tx.heartbeats.addEvent(hb.account, { checkId: hb.checkId, state: 'FAILING', at, source: null, userAgent: null })
   const check = await checkOf(tx, hb.account, hb.checkId)
   if (check && check.body.activated !== false) {
-    await record(tx, hb.account, check, `heartbeat:${hb.checkId}:${hb.since}`, { ...result(check.body, at, true, 'No ping received within the period and grace'), heartbeatState: 'FAILING' },
-      { periodStartedAt: new Date(hb.since).toISOString() })
+    await record(tx, hb.account, check, `heartbeat:${hb.checkId}:${start}`, { ...result(check.body, at, true, 'No ping received within the period and grace'), heartbeatState: 'FAILING' },
+      { periodStartedAt: new Date(start).toISOString() })
   }
   return true
+}
+
+/**
+ * In `tx`, as the store has it now: FAILING for the check's next unrecorded period of the silence
+ * that started at `since`, when it ended (grace included) before `now`. 'none' when no such
+ * period is left (or a ping ended that silence); 'taken' when another process recorded it first.
+ */
+async function failNext(tx: Repositories, silence: Pick<HeartbeatRecord, 'account' | 'checkId' | 'since'>, now: number): Promise<'recorded' | 'taken' | 'none'> {
+  const hb = await tx.heartbeats.get(silence.account, silence.checkId)
+  if (!hb || hb.since !== silence.since) return 'none'
+  const start = nextMissed(hb)
+  if (start + hb.periodMs + hb.graceMs >= now) return 'none'
+  return (await fail(tx, hb, start)) ? 'recorded' : 'taken'
+}
+
+/** Missed periods of one check one sweep records at most (the next ticks go on): a server back after a long stop does not spend one tick on one check. */
+const MISSED_PER_SWEEP = 100
+
+/**
+ * FAILING for the periods of `hb`'s silence that ended before `now`, oldest first, each in a
+ * transaction of its own, up to `limit`; stops where another process is recording them (it, or
+ * the next sweep, goes on). Returns how many this call recorded.
+ */
+async function failMissed(store: Store, hb: HeartbeatRecord, now: number, limit: number): Promise<number> {
+  let recorded = 0
+  while (recorded < limit && (await store.transaction((tx) => failNext(tx, hb, now))) === 'recorded') recorded++
+  return recorded
 }
 
 /**
@@ -102,11 +137,16 @@ async function fail(tx: Repositories, hb: HeartbeatRecord): Promise<boolean> {
  * when no heartbeat check has that token.
  */
 export async function receivePing(store: Store, token: string, now: number, from: { source: string | null; userAgent: string | null }): Promise<HeartbeatEventRecord | undefined> {
+  // a long silence's periods first, each in a transaction of its own (the scheduler has usually recorded them)
+  const before = await store.heartbeats.byToken(token)
+  if (!before) return undefined
+  if (pingState(before, now) === 'LATE') await failMissed(store, before, now, Infinity)
   return store.transaction(async (tx) => {
     const hb = await tx.heartbeats.byToken(token)
     if (!hb) return undefined
     const state = pingState(hb, now)
-    if (state === 'LATE') await fail(tx, hb)
+    // whatever is left of the silence, in this transaction: 'taken' by another process, the next is read again
+    if (state === 'LATE') while ((await failNext(tx, hb, now)) !== 'none');
     const event = await tx.heartbeats.addEvent(hb.account, { checkId: hb.checkId, state, at: now, ...from })
     await tx.heartbeats.ping(hb.checkId, now)
     const check = await checkOf(tx, hb.account, hb.checkId)
@@ -118,12 +158,10 @@ export async function receivePing(store: Store, token: string, now: number, from
   })
 }
 
-/** Records FAILING for every period and grace that ended before `now` without a ping. Returns how many. */
+/** Records FAILING for every period (grace included) that ended before `now` without a ping, each once (up to MISSED_PER_SWEEP a check). Returns how many. */
 export async function sweepHeartbeats(store: Store, now: number): Promise<number> {
   let failed = 0
-  for (const hb of await store.heartbeats.overdue(now)) {
-    if (await store.transaction((tx) => fail(tx, hb))) failed++
-  }
+  for (const hb of await store.heartbeats.overdue(now)) failed += await failMissed(store, hb, now, MISSED_PER_SWEEP)
   return failed
 }
 

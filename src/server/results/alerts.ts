@@ -184,14 +184,14 @@ export function applyRun(previous: AlertState | undefined, check: AlertingCheck,
   return { state, notifications: check.muted ? [] : events, openIncident, resolveIncident }
 }
 
-/** The threshold when `sslCertificates` leaves it out (the reference's account default). */
+/** The threshold when `sslCertificates` leaves it out (the reference's account default), and a channel's `sslExpiryThreshold` default. */
 export const DEFAULT_SSL_ALERT_THRESHOLD = 30
 
 /**
- * Certificate alerts, from the days a run found its certificate has left (null: the run saw no
- * certificate: http, or no TLS handshake; nothing changes then). The check's own
- * `alertSettings.sslCertificates` applies whenever it is set (the local server has no account
- * setting for it, and its account default is off), whatever `useGlobalAlertSettings` says:
+ * The check's own certificate alerts, from the days a run found its certificate has left (null:
+ * the run saw no certificate: http, or no TLS handshake; nothing changes then), for its inline
+ * `alertChannels`. Its `alertSettings.sslCertificates` (deprecated by the reference, kept here)
+ * applies whenever it is set, whatever `useGlobalAlertSettings` says:
  * - days ≤ alertThreshold (an expired certificate too) and not alerted yet: ALERT_SSL;
  * - days > alertThreshold after ALERT_SSL (renewed): ALERT_SSL_RECOVERY;
  * - turned off (enabled false, or the setting removed) while alerted: back to not alerted, silently.
@@ -211,4 +211,51 @@ export function applyCertificate(state: AlertState, check: AlertingCheck, days: 
   state.sslAlerted = within
   if (check.muted) return []
   return [within ? 'ALERT_SSL' : 'ALERT_SSL_RECOVERY']
+}
+
+/** An account-level channel the check subscribes to (activated), as certificate alerts read it. */
+export interface CertificateChannel {
+  id: number
+  sslExpiry?: boolean
+  sslExpiryThreshold?: number
+}
+
+/** The certificate notifications of one run, and who gets each. */
+export interface CertificateStep {
+  /** ALERT_SSL and ALERT_SSL_RECOVERY to record, each at most once */
+  notifications: AlertNotificationKind[]
+  /** those the check's own `sslCertificates` gave: its inline `alertChannels` get them */
+  inline: AlertNotificationKind[]
+  /** for each, the subscribed channels whose own threshold the certificate entered (ALERT_SSL) or left (ALERT_SSL_RECOVERY) */
+  channels: Partial<Record<AlertNotificationKind, number[]>>
+}
+
+/**
+ * Every certificate alert of a run: the check's own (applyCertificate) and, as the hosted service
+ * means a channel's `sslExpiry`, each subscribed channel's with `sslExpiry: true`, whatever the
+ * check's `sslCertificates` says: ALERT_SSL once the certificate has the channel's
+ * `sslExpiryThreshold` days (default 30) or fewer left, ALERT_SSL_RECOVERY once a renewal takes
+ * it out, each channel once (`state.sslAlertedChannels`). A channel no longer subscribed, or
+ * without `sslExpiry`, is forgotten silently. A run that saw no certificate changes nothing;
+ * `muted`: the state moves, no notification. Changes `state` in place.
+ */
+export function applyCertificates(state: AlertState, check: AlertingCheck, days: number | null, channels: readonly CertificateChannel[]): CertificateStep {
+  const own = applyCertificate(state, check, days)
+  const step: CertificateStep = { notifications: [...own], inline: own, channels: {} }
+  if (days === null || !Number.isFinite(days)) return step
+  const alerted = new Set(state.sslAlertedChannels ?? [])
+  const within: number[] = []
+  for (const channel of channels) {
+    if (channel.sslExpiry !== true) continue
+    const inside = days <= (channel.sslExpiryThreshold ?? DEFAULT_SSL_ALERT_THRESHOLD)
+    if (inside) within.push(channel.id)
+    if (inside === alerted.has(channel.id) || check.muted) continue
+    const kind: AlertNotificationKind = inside ? 'ALERT_SSL' : 'ALERT_SSL_RECOVERY'
+    ;(step.channels[kind] ??= []).push(channel.id)
+    if (!step.notifications.includes(kind)) step.notifications.push(kind)
+  }
+  // kept only while a channel is alerted, so that the state of a check without them does not move
+  if (within.length > 0) state.sslAlertedChannels = within
+  else delete state.sslAlertedChannels
+  return step
 }

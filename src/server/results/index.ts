@@ -6,12 +6,12 @@
 import { notifyIncident } from '../alerts/subscribers.js'
 import { randomUUID } from 'node:crypto'
 import type { RunResult } from '../../runner/types.js'
-import type { AlertNotificationKind, CheckRecord, Repositories, Store } from '../store/index.js'
-import { applyCertificate, applyRun, type AlertingCheck } from './alerts.js'
+import type { AlertChannelRecord, AlertNotificationKind, CheckRecord, Repositories, Store } from '../store/index.js'
+import { applyCertificates, applyRun, type AlertingCheck, type CertificateStep } from './alerts.js'
 import { cleanErrorMessage, errorHash } from './clean.js'
 import { alertTitle, deliveriesFor, subscribedChannelIds, subscriptionDeliveries, type AlertEvent } from '../alerts/event.js'
 import { recordAnalytics } from './analytics.js'
-import { failingDependencies } from './dependencies.js'
+import { failingDependencies } from '../dependencies.js'
 import { CHECK_TYPE_TABLE, isServiceCheckType } from '../../schema/check-types.js'
 
 /**
@@ -138,8 +138,13 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
     startedAt: result.startedAt,
     stoppedAt: result.stoppedAt,
   })
-  // certificate alerts: entering the check's sslCertificates threshold, and leaving it when renewed
-  step.notifications.push(...applyCertificate(step.state, check, sslDaysRemaining))
+  // the account-level channels the check subscribes to: read when a notification may go to them
+  // (a run that saw a certificate may alert a channel with sslExpiry)
+  const subscribed = subscribedChannelIds(check.alertChannelSubscriptions)
+  const channels = subscribed.length > 0 && (step.notifications.length > 0 || sslDaysRemaining !== null) ? await tx.alertChannels.byIds(account, subscribed) : []
+  // certificate alerts: entering a threshold (the check's sslCertificates, each channel's sslExpiryThreshold), and leaving it when renewed
+  const certificates = applyCertificates(step.state, check, sslDaysRemaining, channels.map((c) => ({ id: c.id, sslExpiry: c.channel.sslExpiry, sslExpiryThreshold: c.channel.sslExpiryThreshold })))
+  step.notifications.push(...certificates.notifications)
   const outcome: RecordOutcome = { recorded: true, checkRunId, notifications: step.notifications }
   const incidentBefore = step.state.incidentId
   const trigger = check.triggerIncident
@@ -177,15 +182,25 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
   // subscribes to): written to the outbox here, in this transaction, and sent by the server's
   // delivery worker (never while the run is recorded)
   const incidentId = outcome.openedIncidentId ?? outcome.resolvedIncidentId ?? incidentBefore
-  const subscribed = subscribedChannelIds(check.alertChannelSubscriptions)
-  const channels = step.notifications.length > 0 && subscribed.length > 0 ? await tx.alertChannels.byIds(account, subscribed) : []
   for (const kind of step.notifications) {
     const notification = await tx.alerts.notify(account, check.id, kind, checkRunId)
     const event = alertEvent(check, result, notification.id, kind, checkRunId, notification.created_at, incidentId)
     const now = Date.now()
-    await tx.alertDeliveries.enqueue(account, [...deliveriesFor(check.alertChannels, event, now), ...subscriptionDeliveries(channels, event, now)])
+    const to = recipients(kind, check, channels, certificates)
+    await tx.alertDeliveries.enqueue(account, [...deliveriesFor(to.inline, event, now), ...subscriptionDeliveries(to.channels, event, now)])
   }
   return outcome
+}
+
+/**
+ * Who gets a notification: the check's inline channels and its subscribed channels (by their
+ * settings: subscriptionDeliveries); a certificate alert only those whose threshold it crossed
+ * (the inline channels by the check's sslCertificates, a channel by its own sslExpiryThreshold).
+ */
+function recipients(kind: AlertNotificationKind, check: CheckBody, channels: AlertChannelRecord[], certificates: CertificateStep): { inline: unknown; channels: AlertChannelRecord[] } {
+  if (kind !== 'ALERT_SSL' && kind !== 'ALERT_SSL_RECOVERY') return { inline: check.alertChannels, channels }
+  const crossed = certificates.channels[kind] ?? []
+  return { inline: certificates.inline.includes(kind) ? check.alertChannels : undefined, channels: channels.filter((c) => crossed.includes(c.id)) }
 }
 
 function alertEvent(

@@ -1,4 +1,4 @@
-import { runVariables, withGroup } from '../scheduler/groups.js'
+import { runVariables, withGroup } from '../groups.js'
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { conflict, HttpError, notFound, parseOr400 } from '../errors.js'
@@ -7,8 +7,9 @@ import { completeRun, type RunServices } from '../scheduler/runs.js'
 import { accountVariables, checkSnippets, claimDueRuns } from '../scheduler/index.js'
 import type { CheckRunResult } from '../../runner/index.js'
 import { blankCheckSecrets } from '../../schema/index.js'
-import { isScriptCheckType, SERVICE_CHECK_TYPES } from '../../schema/check-types.js'
-import { artifactNameProblem, RUN_ARTIFACT_LIMIT_BYTES, StagedUploads, type ArtifactStore } from '../artifacts.js'
+import { checkTypeEntry, isScriptCheckType, SERVICE_CHECK_TYPES } from '../../schema/check-types.js'
+import { artifactNameProblem, leaseHeld, StagedUploads, UploadRefused, type ArtifactStore } from '../artifacts.js'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 
 /*
  * The agent's routes (README, "Agents"): an agent claims due runs of its locations with a
@@ -78,36 +79,48 @@ const resultBody = z.object({
 
 const extendBody = z.object({ leaseSeconds: z.number().int().min(10).max(600) })
 
+/** The bytes of one file in a JSON upload (POST, base64; agents before the streamed PUT): bounded per request. */
+export const JSON_UPLOAD_LIMIT_BYTES = 16 * 1000 * 1000
+
+const artifactName = z.string().min(1).max(500).superRefine((name, ctx) => {
+  const problem = artifactNameProblem(name)
+  if (problem) ctx.addIssue({ code: 'custom', message: problem, input: name })
+})
+const artifactIndex = z.number().int().min(0).max(20)
+
 /** One artifact file of a browser or multi-step run, uploaded before its result: index 0 the result's, n its n-th retried attempt's. */
 const artifactBody = z.object({
-  index: z.number().int().min(0).max(20),
-  name: z.string().min(1).max(500).superRefine((name, ctx) => {
-    const problem = artifactNameProblem(name)
-    if (problem) ctx.addIssue({ code: 'custom', message: problem, input: name })
-  }),
-  contentBase64: z.string().max(Math.ceil(RUN_ARTIFACT_LIMIT_BYTES / 3) * 4),
+  index: artifactIndex,
+  name: artifactName,
+  contentBase64: z.string().max(Math.ceil(JSON_UPLOAD_LIMIT_BYTES / 3) * 4),
 })
+
+/** The same as the query of a streamed upload (PUT, application/octet-stream). */
+const artifactQuery = z.object({ index: z.coerce.number().pipe(artifactIndex), name: artifactName })
 
 const runParams = z.object({ runId: z.string().min(1).max(200) })
 
-export function agentRoutes(app: FastifyInstance, store: Store, services: RunServices, artifacts?: ArtifactStore): void {
-  const staged = artifacts ? new StagedUploads(artifacts) : undefined
+export function agentRoutes(app: FastifyInstance, store: Store, services: RunServices, artifacts?: ArtifactStore, stagedLimitBytes?: number): void {
+  const staged = artifacts ? new StagedUploads(artifacts, stagedLimitBytes) : undefined
   app.post('/v1/agent/claim', async (request) => {
     const body = parseOr400(claimBody, request.body, 'payload')
     const now = services.now()
     const leaseMs = body.leaseSeconds * 1000
     await store.agents.heartbeat(request.accountId, body.agentId, body.locations, now + 2 * leaseMs)
-    const runs = await claimDueRuns(store, services, { owner: `agent:${body.agentId}`, account: request.accountId, locations: body.locations, max: body.max, leaseMs, now }, body.maxOfCheckTypes)
+    // what the account's agents staged for runs they no longer hold goes (a dead agent's, a lease run out)
+    await staged?.sweep(leaseHeld(store, now), { account: request.accountId })
+    // the lease is the key's: only the claim's key may upload the run's artifacts
+    const runs = await claimDueRuns(store, services, { owner: `${leaseOwner(request.keyId)}agent:${body.agentId}`, account: request.accountId, locations: body.locations, max: body.max, leaseMs, now }, body.maxOfCheckTypes)
     // an API check's {{KEY}} references are resolved by the agent, from the account's variables;
     // its request secrets go with it (the run sends them), no other secret does
     // a check in a group runs with the group's settings (its variables go with the account's)
     const grouped = await Promise.all(runs.map((run) => withGroup(store, request.accountId, JSON.parse(run.checkJson) as Record<string, unknown> & { checkType?: string })))
     // a browser or multi-step check's secret variables go with it too: its script reads them
     const checks = grouped.map((check) => (isScriptCheckType(check.checkType) ? check : blankCheckSecrets(check, { keepRequest: true })))
-    const wantsVariables = (check: { checkType?: string }) => check.checkType === 'API' || isScriptCheckType(check.checkType)
+    const wantsVariables = (check: { checkType?: string }) => checkTypeEntry(String(check.checkType))?.variables === true
     const variables = checks.some(wantsVariables) ? await accountVariables(store, request.accountId) : undefined
     // and the snippets an API check runs as its setup and teardown scripts
-    const snippets = await Promise.all(checks.map((check) => (check.checkType === 'API' ? checkSnippets(store, request.accountId, check) : undefined)))
+    const snippets = await Promise.all(checks.map((check) => (checkTypeEntry(String(check.checkType))?.snippets ? checkSnippets(store, request.accountId, check) : undefined)))
     return {
       runs: runs.map((run, i) => ({
         runId: run.runId,
@@ -122,18 +135,8 @@ export function agentRoutes(app: FastifyInstance, store: Store, services: RunSer
     }
   })
 
-  // the artifacts of a browser or multi-step run, before its result: at most 150 MB a run
-  app.post('/v1/agent/runs/:runId/artifacts', { bodyLimit: Math.ceil(RUN_ARTIFACT_LIMIT_BYTES / 3) * 4 + 64 * 1024 }, async (request, reply) => {
-    const { runId } = parseOr400(runParams, request.params, 'params')
-    const body = parseOr400(artifactBody, request.body, 'payload')
-    if (!staged) throw notFound('Artifact store')
-    const content = Buffer.from(body.contentBase64, 'base64')
-    if (staged.bytes(request.accountId, runId) + content.length > RUN_ARTIFACT_LIMIT_BYTES) {
-      throw new HttpError(413, `The artifacts of run ${runId} would weigh more than the ${RUN_ARTIFACT_LIMIT_BYTES / 1e6} MB a run may keep`)
-    }
-    staged.put(request.accountId, runId, body.index, body.name, content)
-    return reply.code(204).send()
-  })
+  // the artifacts of a browser or multi-step run, before its result: streamed (PUT), or in JSON (POST, older agents)
+  if (staged) artifactRoutes(app, store, services, staged)
 
   app.post('/v1/agent/runs/:runId/result', async (request, reply) => {
     const { runId } = parseOr400(runParams, request.params, 'params')
@@ -154,9 +157,68 @@ export function agentRoutes(app: FastifyInstance, store: Store, services: RunSer
     const { leaseSeconds } = parseOr400(extendBody, request.body, 'payload')
     const until = await store.runs.extend(request.accountId, runId, leaseSeconds * 1000, services.now())
     if (until === 'unknown') throw notFound('Run')
+    if (until === 'lost') staged?.discard(request.accountId, runId)
     if (until === 'lost') throw conflict(`The lease of run ${runId} was lost: another runner claimed the run, or completed it`)
     // the agent's own result was recorded before this extension: nothing was lost
     if (until === 'completed') return { completed: true }
     return { leaseExpiresAt: new Date(until).toISOString() }
+  })
+}
+
+/** The owner a claim records for the key that made it (a lease's owner starts with it). */
+const leaseOwner = (keyId: string) => `key:${keyId} `
+
+/**
+ * Uploads only for a run leased now, to the caller's key: another account's run (or none) is a
+ * 404, a run of the account not held by this key (another agent's, or its lease ran out) a 409.
+ */
+async function checkHeld(store: Store, services: RunServices, request: FastifyRequest, runId: string): Promise<void> {
+  const lease = await store.runs.lease(request.accountId, runId, services.now())
+  if (lease === 'unknown') throw notFound('Run')
+  if (lease === 'lost' || lease === 'done') throw conflict(`The lease of run ${runId} is not held: it ran out, another runner claimed the run, or it is complete`)
+  if (!(lease.owner ?? '').startsWith(leaseOwner(request.keyId))) throw conflict(`Run ${runId} is leased to another key: its artifacts are taken from the claim that holds it only`)
+}
+
+/** Stages one file, a refusal (the run's or the account's limit) a 413 that closes the connection: the rest of the body is not read. */
+async function stage(store: Store, services: RunServices, staged: StagedUploads, request: FastifyRequest, reply: FastifyReply,
+  upload: { runId: string; index: number; name: string; source: FastifyRequest['raw'] | Buffer; length?: number }): Promise<FastifyReply> {
+  const { runId, index, name } = upload
+  try {
+    await staged.put(request.accountId, runId, index, name, upload.source, upload.length)
+  } catch (error) {
+    if (!(error instanceof UploadRefused)) throw error
+    reply.header('connection', 'close')
+    throw new HttpError(error.status, error.message)
+  }
+  // the lease may have run out while the file came: then nothing of the run is kept
+  const lease = await store.runs.lease(request.accountId, runId, services.now())
+  if (typeof lease !== 'object') {
+    staged.discard(request.accountId, runId)
+    throw conflict(`The lease of run ${runId} ran out while its artifact ${name} was uploaded`)
+  }
+  return reply.code(204).send()
+}
+
+function artifactRoutes(app: FastifyInstance, store: Store, services: RunServices, staged: StagedUploads): void {
+  // streamed: the body is the file's bytes, written to disk as they come, counted against the limits
+  app.register(async (scope) => {
+    scope.addContentTypeParser('application/octet-stream', (_request, _payload, done) => done(null))
+    scope.put('/v1/agent/runs/:runId/artifacts', async (request, reply) => {
+      const { runId } = parseOr400(runParams, request.params, 'params')
+      const { index, name } = parseOr400(artifactQuery, request.query, 'query')
+      if (!String(request.headers['content-type'] ?? '').startsWith('application/octet-stream')) {
+        throw new HttpError(415, 'An artifact is uploaded as its bytes, with content-type application/octet-stream')
+      }
+      await checkHeld(store, services, request, runId)
+      const length = Number(request.headers['content-length'])
+      return stage(store, services, staged, request, reply, { runId, index, name, source: request.raw, length: Number.isFinite(length) ? length : undefined })
+    })
+  })
+
+  app.post('/v1/agent/runs/:runId/artifacts', { bodyLimit: Math.ceil(JSON_UPLOAD_LIMIT_BYTES / 3) * 4 + 64 * 1024 }, async (request, reply) => {
+    const { runId } = parseOr400(runParams, request.params, 'params')
+    const body = parseOr400(artifactBody, request.body, 'payload')
+    await checkHeld(store, services, request, runId)
+    return stage(store, services, staged, request, reply, { runId, index: body.index, name: body.name, source: Buffer.from(body.contentBase64, 'base64') })
   })
 }

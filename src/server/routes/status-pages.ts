@@ -5,6 +5,7 @@ import { UniqueViolation, type ServiceRecord, type StatusPageRecord, type Store 
 import { parseWithReferences, serviceReferences } from './references.js'
 import type { ServerNames } from '../names.js'
 import { optionalPage, sendListPage, sendPaged } from './util.js'
+import { DEFAULT_LIMITS } from '../limits.js'
 
 function present(record: StatusPageRecord, known: Map<string, ServiceRecord>) {
   const { cards, ...rest } = record.page
@@ -49,7 +50,7 @@ function checkDomain(names: ServerNames, data: { customDomain?: string | null })
  * never silently loses a card's service. Incidents naming a deleted service simply stop
  * listing it.
  */
-export function statusPageRoutes(app: FastifyInstance, store: Store, names: ServerNames): void {
+export function statusPageRoutes(app: FastifyInstance, store: Store, names: ServerNames, maxPages = DEFAULT_LIMITS.statusPagesPerAccount): void {
   // --- services (registered before /:statusPageId so "services" is never taken for a page id)
 
   app.get('/v1/status-pages/services', async (request, reply) => {
@@ -111,6 +112,10 @@ export function statusPageRoutes(app: FastifyInstance, store: Store, names: Serv
     const [page, known] = await store.transaction(async (tx) => {
       const data = await parseWithReferences(tx, request.accountId, statusPageSchema, request.body, serviceReferences.statusPage)
       checkDomain(names, data)
+      // an account's pages are bounded: each is public, with a subscription form that sends email
+      if (await tx.statusPages.countForCreate(request.accountId) >= maxPages) {
+        throw conflict(`The account has ${maxPages} status pages, the most this server allows an account (monitors server --max-status-pages); delete one first`)
+      }
       return [await urlConflict(() => tx.statusPages.create(request.accountId, data)), await tx.services.byId(request.accountId)] as const
     })
     return reply.code(201).send(present(page, known))

@@ -2,15 +2,15 @@ import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 import { runCheck, type CheckRunResult, type RunnableCheck, type RunOptions } from '../../runner/index.js'
 import { RunLoop, type WorkSource } from '../../runner/run-loop.js'
-import { isRunnableCheckType, isScriptCheckType, SCRIPT_CHECK_TYPES } from '../../schema/check-types.js'
+import { checkTypeEntry, isRunnableCheckType, isScriptCheckType, SCRIPT_CHECK_TYPES } from '../../schema/check-types.js'
 import { applyGroup, type CheckGroup, type MaintenanceWindow } from '../../schema/index.js'
-import { StagedUploads, type ArtifactStore } from '../artifacts.js'
+import { leaseHeld, StagedUploads, type ArtifactStore } from '../artifacts.js'
 import { detachRunArtifacts, discardFolders } from '../../runner/script-probe.js'
 import type { ClaimedRun, ClaimQuery, CompleteOutcome, PlannedRun, SkipCount, Store, VariableRecord } from '../store/index.js'
 import { checkLocations, graceMs, latestDueOf, locationsFor, timingOf, type ScheduleFields, type Timing } from './due.js'
 import { inMaintenance } from './maintenance.js'
 import { completeRun, completeRuns, type RunServices } from './runs.js'
-import { runVariables, withGroup } from './groups.js'
+import { runVariables, withGroup } from '../groups.js'
 import { sweepHeartbeats } from '../heartbeats/index.js'
 import { OutageLog, untilAvailable } from '../outage.js'
 
@@ -422,8 +422,9 @@ export class Scheduler {
     // a check in a group runs with the group's settings (read now: a group changed applies to this run)
     const check = (await withGroup(this.store, run.account, own as unknown as Record<string, unknown>)) as unknown as RunnableCheck
     this.options.onRunStart?.(run, this.services.now())
-    const variables = check.checkType === 'API' || isScriptCheckType(check.checkType) ? runVariables(await accountVariables(this.store, run.account), check as { environmentVariables?: unknown }) : undefined
-    const snippets = check.checkType === 'API' ? await checkSnippets(this.store, run.account, check) : undefined
+    const entry = checkTypeEntry(check.checkType)
+    const variables = entry?.variables ? runVariables(await accountVariables(this.store, run.account), check as { environmentVariables?: unknown }) : undefined
+    const snippets = entry?.snippets ? await checkSnippets(this.store, run.account, check) : undefined
     const result: CheckRunResult = await runCheck(check, { now: this.services.now, ...this.options.runOptions, location: run.location, signal, variables, snippets })
     const folders = detachRunArtifacts(result)
     try {
@@ -499,7 +500,8 @@ export class Scheduler {
     const before = new Date(now - this.options.retentionMs).toISOString()
     await this.store.results.prune(before)
     this.options.artifacts?.prune(before)
-    if (this.options.artifacts) new StagedUploads(this.options.artifacts).prune(Date.now())
+    // what agents staged for runs whose lease is no longer held (an agent that died mid-run)
+    if (this.options.artifacts) await new StagedUploads(this.options.artifacts).sweep(leaseHeld(this.store, now), { now: Date.now() })
     await this.store.checkStatuses.forgetResultsBefore(before)
     await this.store.runs.prune(now - 10 * 60_000, now)
     await this.store.heartbeats.pruneEvents(now - this.options.retentionMs)

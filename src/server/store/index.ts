@@ -14,7 +14,7 @@
  *   database itself (see sqlite/page-cache.ts).
  * - Ids and timestamps are assigned by the store. Records are plain JSON values.
  */
-import type { AlertChannelData, CheckGroup, MaintenanceWindow, Snippet, StatusPage } from '../../schema/index.js'
+import type { AlertChannelData, AlertChannelKind, CheckGroup, MaintenanceWindow, Snippet, StatusPage } from '../../schema/index.js'
 import type { ServiceCheckType } from '../../schema/check-types.js'
 import type { KeyRole } from '../keys.js'
 
@@ -33,10 +33,19 @@ export interface CheckRecord {
 /** Validated check body (the schema's output): tags index the lists. */
 export type CheckData = { tags: string[] } & Record<string, unknown>
 
+/** A check's current status as GET /v1/checks?status= names it (from its newest run; a check that never ran has none). */
+export type CheckStatusFilter = 'passing' | 'failing' | 'degraded'
+
 export interface CheckListQuery {
   checkType?: string
   /** a check matches when it carries any of these */
   tags?: string[]
+  /** in lower case: a check matches when its name (in lower case) contains it */
+  search?: string
+  /** failing: failures or errors; degraded: degraded without them; passing: neither */
+  status?: CheckStatusFilter
+  /** in lower case: an API check whose request URL (in lower case) contains it; no other type */
+  apiUrl?: string
   limit: number
   offset: number
   /**
@@ -294,6 +303,12 @@ export interface StatusPageStore {
   /** cursor paging from the page `nextId` (included); null when the cursor is not a page of the account */
   list(account: string, query: { nextId?: string; limit: number }): Promise<{ entries: StatusPageRecord[]; nextId: string | null } | null>
   get(account: string, id: string): Promise<StatusPageRecord | undefined>
+  /**
+   * The account's pages, counted for a create in the same transaction: until it ends, another
+   * transaction counting them for the account waits (SQLite: one writer; PostgreSQL: a lock of
+   * the account's pages), so two creates at once cannot both pass a limit.
+   */
+  countForCreate(account: string): Promise<number>
   /** cards get ids; throws UniqueViolation('statusPage.url' or 'statusPage.customDomain') */
   create(account: string, data: StatusPage): Promise<StatusPageRecord>
   /** cards sent with a known id keep it and its created_at; throws UniqueViolation('statusPage.url' or 'statusPage.customDomain') */
@@ -579,6 +594,12 @@ export type CompleteOutcome =
   | { outcome: 'lost' }
   | { outcome: 'unknown' }
 
+/** The lease of a run held now: who holds it (the claim's owner) and until when (ms). */
+export interface RunLease {
+  owner: string | null
+  until: number
+}
+
 export interface RunStore {
   /** inserts the runs not planned yet (by key); answers how many due runs were new, and the skipped ones it inserted */
   plan(runs: PlannedRun[]): Promise<PlanOutcome>
@@ -608,6 +629,12 @@ export interface RunStore {
    * (PostgreSQL; SQLite's write lock holds every row already): the first lock a group commit takes.
    */
   lock(runIds: readonly string[]): Promise<void>
+  /**
+   * The lease `runId` names, when it is held at `now`; 'done' when the run is complete (by this
+   * claim or another); 'lost' when that claim is not the run's current one, the run was skipped
+   * or the lease ran out; 'unknown' when the account has no such run (or no longer: done runs are pruned)
+   */
+  lease(account: string, runId: string, now: number): Promise<RunLease | 'lost' | 'done' | 'unknown'>
   /** records the final result and its attempts (oldest first) and marks the run done */
   complete(account: string | undefined, runId: string, final: StoredResultInput, attempts: StoredResultInput[], now: number): Promise<CompleteOutcome>
   /** deletes runs done or skipped before `before` (ms); answers how many */
@@ -617,6 +644,14 @@ export interface RunStore {
 export interface ResultQuery {
   checkId: string
   resultType?: 'FINAL' | 'ATTEMPT'
+  /** true: the results with failures; false: those without */
+  hasFailures?: boolean
+  /** run in this location */
+  location?: string
+  /** started at or after this time (ms) */
+  from?: number
+  /** started before this time (ms) */
+  to?: number
   limit: number
   offset: number
 }
@@ -837,7 +872,10 @@ export interface CheckStatusStore {
   forgetResultsBefore(time: string): Promise<number>
   /** one upsert: longest/shortest by MAX/MIN in the database, flags only from a newer run */
   record(account: string, checkId: string, update: StatusUpdate): Promise<void>
+  /** every status of the account, in the order of its checks */
   list(account: string): Promise<CheckStatusRecord[]>
+  /** a page of them (GET /v1/check-statuses?limit=&page=), with how many there are */
+  page(account: string, paging: { limit: number; offset: number }): Promise<Page<CheckStatusRecord>>
   get(account: string, checkId: string): Promise<CheckStatusRecord | undefined>
 }
 
@@ -888,6 +926,8 @@ export interface AlertState {
   locations: Record<string, boolean>
   /** the certificate is within the check's sslCertificates threshold and ALERT_SSL was given (absent: no) */
   sslAlerted?: boolean
+  /** the subscribed channels (sslExpiry) whose sslExpiryThreshold the certificate is within, ALERT_SSL given (absent: none) */
+  sslAlertedChannels?: number[]
 }
 
 export interface AlertNotificationRecord {
@@ -920,7 +960,12 @@ export interface HeartbeatRecord {
   graceMs: number
   /** start of the current period: the last ping, or when the check was created */
   since: number
-  /** the `since` whose missed ping was recorded as FAILING, if any */
+  /**
+   * the start of the last period recorded as FAILING (`since + k × periodMs`, k from 0: every
+   * period that passes without a ping is one), if any; null or before `since` when none of the
+   * current silence was recorded. The next period to record starts at `since` then, else at
+   * `failedSince + periodMs`.
+   */
   failedSince: number | null
 }
 
@@ -941,10 +986,13 @@ export interface HeartbeatStore {
   get(account: string, checkId: string): Promise<HeartbeatRecord | undefined>
   /** A ping at `at`: the next period starts there. */
   ping(checkId: string, at: number): Promise<void>
-  /** Activated or not, every heartbeat whose period and grace ended before `now` without a ping and without a FAILING recorded. */
+  /** Activated or not, every heartbeat whose next period to record (see failedSince) ended, grace included, before `now` without a ping. */
   overdue(now: number): Promise<HeartbeatRecord[]>
-  /** Marks the period starting at `since` as failed; false when it was marked before (by any process) or a ping came since. */
-  markFailing(checkId: string, since: number): Promise<boolean>
+  /**
+   * Marks the period starting at `start` as failed when it is the next one to record (see
+   * failedSince); false when it is not: marked before (by any process), or a ping came since.
+   */
+  markFailing(checkId: string, start: number): Promise<boolean>
   addEvent(account: string, event: Omit<HeartbeatEventRecord, 'id'>): Promise<HeartbeatEventRecord>
   /** Events of a check with from <= at < to, oldest first (the newest `limit` when given). */
   events(account: string, checkId: string, from: number, to: number, limit?: number): Promise<HeartbeatEventRecord[]>
@@ -1081,7 +1129,8 @@ export function storedCards(data: StatusPage, previous: StoredCard[], time: stri
 
 // --- alert deliveries: the outbox of notifications to send to a check's alert channels (see ../alerts)
 
-export type AlertChannelType = 'EMAIL' | 'WEBHOOK' | 'SLACK' | 'SMS' | 'PAGERDUTY' | 'OPSGENIE' | 'MSTEAMS'
+/** The types of channel a delivery goes to: the account-level channel types (an inline channel of a check is one of them). */
+export type AlertChannelType = AlertChannelKind
 /**
  * PENDING: waiting for its next attempt; DELIVERED: the channel accepted it; FAILED: refused
  * for good or out of attempts; NOT_DELIVERED: never attempted (`reason` says why).
@@ -1157,6 +1206,22 @@ export interface AlertDeliveryQuery {
   offset: number
 }
 
+/** The notifications GET /v1/alert-notifications lists: every filter given narrows them. */
+export interface AlertNotificationQuery {
+  /** of one check */
+  checkId?: string
+  /** recorded at or after this time (ISO date-time) */
+  from?: string
+  /** recorded before this time (ISO date-time) */
+  to?: string
+  /** with a delivery to this channel of the account */
+  alertChannelId?: number
+  /** true: a delivery of it failed (FAILED, or NOT_DELIVERED); false: none did */
+  hasFailures?: boolean
+  limit: number
+  offset: number
+}
+
 export interface AlertDeliveryStore {
   /** writes deliveries (call it in the transaction that records their notification) */
   enqueue(account: string, deliveries: NewAlertDelivery[]): Promise<void>
@@ -1179,8 +1244,8 @@ export interface AlertDeliveryStore {
    */
   counts(account?: string): Promise<Array<{ account: string; status: AlertDeliveryStatus; count: number }>>
   get(account: string, id: string): Promise<AlertDeliveryRecord | undefined>
-  /** notifications, newest first (checkId: of one check) */
-  notifications(account: string, query: { checkId?: string; limit: number; offset: number }): Promise<Page<AlertNotificationRecord>>
+  /** notifications, newest first, filtered (AlertNotificationQuery) */
+  notifications(account: string, query: AlertNotificationQuery): Promise<Page<AlertNotificationRecord>>
   /** the deliveries of these notifications, oldest first */
   ofNotifications(account: string, notificationIds: string[]): Promise<AlertDeliveryRecord[]>
   /**

@@ -1,4 +1,4 @@
-import type { CheckResultRecord, StoredResultInput } from './index.js'
+import type { CheckResultRecord, RunLease, StoredResultInput } from './index.js'
 
 /*
  * What both stores share about due runs besides the SQL: a check_runs row, the run id a
@@ -16,9 +16,18 @@ export interface RunRow {
   state: string
   claim_seq: number
   lease_expires_at: number | null
+  lease_owner?: string | null
   done_claim: number | null
   /** ms; null for a run claimed before the column existed */
   claimed_at: number | null
+}
+
+/** The lease a run id names, as RunStore.lease answers it. */
+export function leaseOf(row: RunRow, claim: number, now: number): RunLease | 'lost' | 'done' {
+  if (row.state === 'done') return 'done'
+  const until = row.lease_expires_at === null ? null : Number(row.lease_expires_at)
+  if (row.state !== 'due' || Number(row.claim_seq) !== claim || until === null || until <= now) return 'lost'
+  return { owner: row.lease_owner ?? null, until }
 }
 
 /** "<row id>.<claim>" → its parts; undefined when it is not a run id. */

@@ -48,8 +48,11 @@ export interface WebOptions {
   failures: Limiter
   /** the server's own host names: never answered with a custom-domain page */
   names: ServerNames
-  /** email subscriptions to status pages: on when the server sends email (wakes its sender) */
-  subscriptions?: { wake(): void }
+  /**
+   * email subscriptions to status pages: on when the server sends email (wakes its sender), with
+   * the counts of confirmations per email address and of subscriptions per client address
+   */
+  subscriptions?: { wake(): void; perAddress: Limiter; perClient: Limiter }
 }
 
 function origin(request: FastifyRequest): string {
@@ -136,7 +139,7 @@ export function webRoutes(app: FastifyInstance, store: Store, options: WebOption
       done(null, Object.fromEntries(new URLSearchParams(body as string)))
     })
     statusPageRoutes(scope, context)
-    subscriptionRoutes(scope, store, { names: options.names, now: options.now, wake: options.subscriptions && (() => options.subscriptions?.wake()) })
+    subscriptionRoutes(scope, store, { names: options.names, now: options.now, sending: options.subscriptions })
     logInRoutes(scope, context)
     dashboardRoutes(scope, context)
   })

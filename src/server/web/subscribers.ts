@@ -8,13 +8,14 @@
  * subscription is the same whether the address was new, waiting or already subscribed: the form
  * tells nobody who subscribes to what.
  */
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { isIP } from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import { confirmationEmail, RESEND_CONFIRMATION_MS } from '../alerts/subscribers.js'
 import type { ServerNames } from '../names.js'
 import type { Store } from '../store/index.js'
+import type { Limiter } from '../rate-limit.js'
 import { esc, sendHtml } from './html.js'
 import { STATUS_PAGE_CSP } from './status-page.js'
 
@@ -27,9 +28,17 @@ const tokenSchema = z.string().regex(/^[A-Za-z0-9_-]{20,100}$/)
 export interface SubscriptionOptions {
   names: ServerNames
   now: () => number
-  /** the sender to wake when an email is queued; undefined: the server sends no email, and these routes answer 404 */
-  wake?: () => void
+  /**
+   * The sender to wake when an email is queued, and the counts that bound what is sent: the
+   * confirmations to one email address (whatever the page or account: one account's pages
+   * cannot take turns mailing a victim) and the subscriptions from one client address.
+   * Undefined: the server sends no email, and these routes answer 404.
+   */
+  sending?: { wake(): void; perAddress: Limiter; perClient: Limiter }
 }
+
+/** The key of an email address in the count of confirmations: its hash, lower case (the count's table holds no address). */
+const addressKey = (email: string) => `subscribe-address:${createHash('sha256').update(email.toLowerCase(), 'utf8').digest('hex')}`
 
 function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${esc(title)}</title>` +
@@ -50,7 +59,7 @@ function trustedOrigin(request: FastifyRequest, names: ServerNames, customDomain
 export function subscriptionRoutes(scope: FastifyInstance, store: Store, options: SubscriptionOptions): void {
   const web = { config: { web: true } }
   // without email, no page has subscriptions: every address here is unknown
-  const find = async (url: string) => (options.wake ? store.statusPages.findPublic({ url }) : undefined)
+  const find = async (url: string) => (options.sending ? store.statusPages.findPublic({ url }) : undefined)
   const notFound = (reply: FastifyReply) => sendHtml(reply, 404, page('Not found', '<p>No such status page, or this link is no longer valid.</p>'), STATUS_PAGE_CSP)
 
   scope.post<{ Params: { url: string } }>('/status/:url/subscribe', web, async (request, reply) => {
@@ -63,11 +72,21 @@ export function subscriptionRoutes(scope: FastifyInstance, store: Store, options
     }
     const origin = trustedOrigin(request, options.names, found.record.page.customDomain)
     if (!origin) return sendHtml(reply, 400, page('Subscribe', '<p>Subscribe from the status page\'s own address.</p>'), STATUS_PAGE_CSP)
-    const baseUrl = `${origin}${back}`
-    const token = randomBytes(24).toString('base64url')
-    const result = await store.subscribers.subscribe(found.account, found.record.id, email.data, { token, baseUrl }, options.now(), RESEND_CONFIRMATION_MS,
-      (subscriber) => confirmationEmail(found.record.page.name, subscriber))
-    if (result?.sent) options.wake?.()
+    const sending = options.sending as NonNullable<SubscriptionOptions['sending']>
+    const now = options.now()
+    const client = await sending.perClient.consume(`subscribe-client:${request.ip}`, now)
+    if (!client.allowed) {
+      const minutes = Math.ceil(client.resetSeconds / 60)
+      return sendHtml(reply, 429, page('Subscribe', `<p>Too many subscriptions from your address: try again in ${minutes} minute${minutes === 1 ? '' : 's'}.</p><p><a href="${esc(back)}">Back to the status page</a></p>`),
+        STATUS_PAGE_CSP, { 'retry-after': String(client.resetSeconds) })
+    }
+    // past the address's count nothing is queued, and the answer is the same: it tells nobody who subscribes
+    if ((await sending.perAddress.consume(addressKey(email.data), now)).allowed) {
+      const token = randomBytes(24).toString('base64url')
+      const result = await store.subscribers.subscribe(found.account, found.record.id, email.data, { token, baseUrl: `${origin}${back}` }, now, RESEND_CONFIRMATION_MS,
+        (subscriber) => confirmationEmail(found.record.page.name, subscriber))
+      if (result?.sent) sending.wake()
+    }
     return sendHtml(reply, 200, page('Check your inbox', `<p>If ${esc(email.data)} can be subscribed to ${esc(found.record.page.name)}, an email with a confirmation link is on its way. ` +
       `Nothing else is sent until you follow it.</p><p><a href="${esc(back)}">Back to the status page</a></p>`), STATUS_PAGE_CSP)
   })

@@ -8,6 +8,8 @@ interface EventRow { id: string; check_id: string; state: string; at: number; so
 const record = (r: Row): HeartbeatRecord => ({
   checkId: r.check_id, account: r.account_id, token: r.token, periodMs: r.period_ms, graceMs: r.grace_ms, since: r.since, failedSince: r.failed_since,
 })
+/** The start of the check's first period not recorded as FAILING (HeartbeatRecord.failedSince). */
+const NEXT_MISSED = '(CASE WHEN failed_since IS NULL OR failed_since < since THEN since ELSE failed_since + period_ms END)'
 const event = (r: EventRow): HeartbeatEventRecord => ({ id: r.id, checkId: r.check_id, state: r.state, at: r.at, source: r.source, userAgent: r.user_agent })
 
 /** Ping tokens, periods and events of heartbeat checks. */
@@ -28,10 +30,9 @@ export function heartbeatRepository(sql: Sql): HeartbeatStore {
     ping: async (checkId, at) => {
       await sql.run(`UPDATE heartbeats SET since = GREATEST(since, $1) WHERE check_id = $2`, [at, checkId])
     },
-    overdue: async (now) => (await sql.rows<Row>(
-      `SELECT * FROM heartbeats WHERE since + period_ms + grace_ms < $1 AND (failed_since IS NULL OR failed_since <> since)`, [now])).map(record),
-    markFailing: async (checkId, since) => (await sql.run(
-      `UPDATE heartbeats SET failed_since = since WHERE check_id = $1 AND since = $2 AND (failed_since IS NULL OR failed_since <> since)`, [checkId, since])) > 0,
+    overdue: async (now) => (await sql.rows<Row>(`SELECT * FROM heartbeats WHERE ${NEXT_MISSED} + period_ms + grace_ms < $1`, [now])).map(record),
+    // a compare-and-set: of the processes sweeping one database, one records each period
+    markFailing: async (checkId, start) => (await sql.run(`UPDATE heartbeats SET failed_since = $2 WHERE check_id = $1 AND ${NEXT_MISSED} = $2`, [checkId, start])) > 0,
     addEvent: async (account, e) => {
       const id = randomUUID()
       await sql.run(`INSERT INTO heartbeat_events (id, check_id, account_id, state, at, source, user_agent) VALUES ($1, $2, $3, $4, $5, $6, $7)`,

@@ -181,6 +181,12 @@ export function statusPageRepository(sql: Sql): StatusPageStore {
       const [row] = await sql.rows<PageRow>(`SELECT ${columns} FROM status_pages WHERE id = $1 AND account_id = $2`, [id, account])
       return row && statusPage(row)
     },
+    countForCreate: async (account) => {
+      // held to the end of the transaction: another create of the account counts after this one's insert
+      await sql.run(`SELECT pg_advisory_xact_lock(hashtext('status_pages'), hashtext($1))`, [account])
+      const [row] = await sql.rows<{ n: number }>(`SELECT count(*)::int AS n FROM status_pages WHERE account_id = $1`, [account])
+      return row.n
+    },
     create: (account, data: StatusPage) => unique(data, () => sql.atomic(async (tx) => {
       const time = now()
       const page: StoredPage = { ...data, cards: storedCards(data, [], time, randomUUID) }

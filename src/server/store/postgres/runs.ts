@@ -5,7 +5,7 @@ import type {
 } from '../index.js'
 import type { CheckGroup, MaintenanceWindow } from '../../../schema/index.js'
 import type { Sql } from './index.js'
-import { parseRunId, resultOfClaim, resultRecord as recordOfRun, type RunRow } from '../run-rows.js'
+import { leaseOf, parseRunId, resultOfClaim, resultRecord as recordOfRun, type RunRow } from '../run-rows.js'
 import { columnsOf, compactValues, dayOf, fullDetails, leanDetails, type CompactValues } from '../compact-rows.js'
 import { compactRow, dropPartitions, ensurePartition, getCompact, listResults, retentionCutoff } from './compact.js'
 
@@ -304,6 +304,13 @@ export function runRepository(sql: Sql): RunStore {
     lock: async (runIds) => {
       const ids = [...new Set(runIds.map((runId) => parseRunId(runId)?.id).filter((id): id is string => id !== undefined))].sort()
       if (ids.length > 1) await sql.run(`SELECT id FROM check_runs WHERE id = ANY($1::text[]) ORDER BY id COLLATE "C" FOR UPDATE`, [ids])
+    },
+    lease: async (account, runId, now) => {
+      const parsed = parseRunId(runId)
+      if (!parsed) return 'unknown'
+      const [row] = await sql.rows<RunRow>(`SELECT * FROM check_runs WHERE id = $1 AND account_id = $2`, [parsed.id, account])
+      if (!row || parsed.claim > row.claim_seq) return 'unknown'
+      return leaseOf(row, parsed.claim, now)
     },
     complete: (account, runId, final, attempts, now) => sql.atomic((tx) => completeRun(tx, account, runId, final, attempts, now)),
     prune: async (before, now) => {

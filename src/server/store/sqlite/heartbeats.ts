@@ -9,6 +9,8 @@ interface EventRow { id: string; check_id: string; state: string; at: number; so
 const record = (r: Row): HeartbeatRecord => ({
   checkId: r.check_id, account: r.account_id, token: r.token, periodMs: r.period_ms, graceMs: r.grace_ms, since: r.since, failedSince: r.failed_since,
 })
+/** The start of the check's first period not recorded as FAILING (HeartbeatRecord.failedSince). */
+const NEXT_MISSED = '(CASE WHEN failed_since IS NULL OR failed_since < since THEN since ELSE failed_since + period_ms END)'
 const event = (r: EventRow): HeartbeatEventRecord => ({ id: r.id, checkId: r.check_id, state: r.state, at: r.at, source: r.source, userAgent: r.user_agent })
 
 /** Ping tokens, periods and events of heartbeat checks. */
@@ -18,8 +20,8 @@ export function heartbeatRepository(db: Db, exec: Exec): HeartbeatStore {
   const byToken = db.prepare(`SELECT * FROM heartbeats WHERE token = ?`)
   const byCheck = db.prepare(`SELECT * FROM heartbeats WHERE check_id = ? AND account_id = ?`)
   const ping = db.prepare(`UPDATE heartbeats SET since = max(since, ?) WHERE check_id = ?`)
-  const overdue = db.prepare(`SELECT * FROM heartbeats WHERE since + period_ms + grace_ms < ? AND (failed_since IS NULL OR failed_since <> since)`)
-  const markFailing = db.prepare(`UPDATE heartbeats SET failed_since = since WHERE check_id = ? AND since = ? AND (failed_since IS NULL OR failed_since <> since)`)
+  const overdue = db.prepare(`SELECT * FROM heartbeats WHERE ${NEXT_MISSED} + period_ms + grace_ms < ?`)
+  const markFailing = db.prepare(`UPDATE heartbeats SET failed_since = ? WHERE check_id = ? AND ${NEXT_MISSED} = ?`)
   const insertEvent = db.prepare(`INSERT INTO heartbeat_events (id, check_id, account_id, state, at, source, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?)`)
   const events = db.prepare(`SELECT * FROM (SELECT * FROM heartbeat_events WHERE check_id = ? AND account_id = ? AND at >= ? AND at < ? ORDER BY at DESC, seq DESC LIMIT ?) ORDER BY at, seq`)
   const prune = db.prepare(`DELETE FROM heartbeat_events WHERE at < ?`)
@@ -36,7 +38,7 @@ export function heartbeatRepository(db: Db, exec: Exec): HeartbeatStore {
     }),
     ping: (checkId, at) => exec(() => void ping.run(at, checkId)),
     overdue: (now) => exec(() => (overdue.all(now) as Row[]).map(record)),
-    markFailing: (checkId, since) => exec(() => markFailing.run(checkId, since).changes > 0),
+    markFailing: (checkId, start) => exec(() => markFailing.run(start, checkId, start).changes > 0),
     addEvent: (account, e) => exec(() => {
       const id = randomUUID()
       insertEvent.run(id, e.checkId, account, e.state, e.at, e.source, e.userAgent)

@@ -153,6 +153,7 @@ export function statusPageRepository(db: Db, exec: Exec): StatusPageStore {
   const usesDelete = db.prepare(`DELETE FROM status_page_services WHERE page_seq = ?`)
   const byUrl = db.prepare(`SELECT account_id, ${columns} FROM status_pages WHERE url = ?`)
   const byDomain = db.prepare(`SELECT account_id, ${columns} FROM status_pages WHERE custom_domain = ?`)
+  const countOf = db.prepare(`SELECT count(*) FROM status_pages WHERE account_id = ?`).pluck()
 
   function recordUses(seq: number | bigint, page: StoredPage): void {
     usesDelete.run(seq)
@@ -204,6 +205,7 @@ export function statusPageRepository(db: Db, exec: Exec): StatusPageStore {
       const row = byId.get(id, account) as PageRow | undefined
       return row && statusPage(row)
     }),
+    countForCreate: (account) => exec(() => Number(countOf.get(account))),
     create: (account, data) => exec(() => create.immediate(account, data)),
     update: (account, id, data) => exec(() => replace.immediate(account, id, data)),
     delete: (account, id) => exec(() => remove.run(id, account).changes > 0),
