@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { openStore, startLocalServer, type LocalServer, type LocalServerOptions } from '../../src/server/index.js'
 import { Scheduler } from '../../src/server/scheduler/index.js'
+import { StoreUnavailable } from '../../src/server/store/index.js'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
 import { readExposition } from '../helpers/prometheus.js'
 import { KEY_A, caller, type Call } from './helpers.js'
@@ -169,6 +170,27 @@ describe('a runner that falls behind', () => {
 })
 
 describe('counted once', () => {
+  it('a recording transaction tried again (the database away a moment) counts its result once in /metrics', async () => {
+    const clock = { now: DUE - 1000 }
+    // the first result's transaction fails as when the database goes away: it is tried again
+    let failed = 0
+    const { server: runner, call } = await server('retried', {
+      runner: true, clock: () => clock.now, schedulerOptions: { tickMs: 50 },
+      onFinalResult: async () => {
+        if (failed++ === 0) throw new StoreUnavailable('The database is unavailable: connection refused')
+      },
+      warn: () => undefined,
+    })
+    const [id] = await createChecks(call, 1)
+    clock.now = DUE + 10
+    // the run due at DUE recorded (a run at the check's creation may come before it)
+    const finals = async () => (await call('GET', `/v1/check-results/${id}?resultType=FINAL&limit=100`)).json as Array<{ startedAt: string }>
+    await expect.poll(async () => (await finals()).some((r) => Date.parse(r.startedAt) >= DUE), { timeout: 10_000 }).toBe(true)
+    expect(failed).toBeGreaterThanOrEqual(2)
+    const counted = (await metrics(runner)).samples('monitors_check_runs_total').reduce((n, s) => n + s.value, 0)
+    expect(counted).toBe((await finals()).length)
+  }, 30_000)
+
   it('two servers planning the same due times count each planned run once between them', async () => {
     const clock = { now: DUE + 10 }
     const options = { clock: () => clock.now, scheduler: true, schedulerOptions: { tickMs: 50 } }
