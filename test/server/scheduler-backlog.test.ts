@@ -128,6 +128,29 @@ describe('a runner that falls behind', () => {
     expect((await call('GET', '/v1/scheduler/skipped-runs?from=yesterday')).status).toBe(400)
   }, 60_000)
 
+  it('a planner that stopped for minutes counts every due time that passed meanwhile as missed, once', async () => {
+    const { call } = await server('stalled')
+    const [id] = await createChecks(call, 1)
+    const store = await openStore(join(dir, 'stalled.db'))
+    cleanups.push(() => store.close())
+    const clock = { now: DUE + 10 }
+    const skipped: number[] = []
+    // a planner alone (no runner): the due runs it plans wait, the ones it could not plan are counted
+    const planner = new Scheduler({ store, services: { now: () => clock.now }, run: false, onPlanned: (_planned, counts) => skipped.push(...counts.map((c) => c.count)) })
+    cleanups.push(() => planner.stop())
+    await planner.tick()
+    // stalled from DUE + 10 s to 4 minutes later: the due times of minutes 1 to 3 passed unplanned
+    clock.now = DUE + 4 * MINUTE + 10
+    await planner.tick()
+    await planner.tick()
+    const answer = (await call('GET', `/v1/scheduler/skipped-runs?checkId=${id}&from=${(DUE - MINUTE) / 1000}&to=${(DUE + 5 * MINUTE) / 1000}`)).json
+    expect(answer.byReason).toEqual({ late: 0, missed: 3, maintenance: 0 })
+    expect(answer.skipped).toEqual([expect.objectContaining({ checkId: id, location: 'eu-west-1', reason: 'missed', count: 3, lastDueAt: new Date(DUE + 3 * MINUTE).toISOString() })])
+    expect(skipped.reduce((a, b) => a + b, 0)).toBe(3)
+    // the run of DUE and the one of minute 4 wait for a runner
+    expect((await store.runs.backlog(clock.now)).reduce((n, b) => n + b.due, 0)).toBe(2)
+  }, 30_000)
+
   it('on a server: /metrics counts the runs skipped by reason, check type and location (a series from the start), and shows the backlog', async () => {
     const clock = { now: DUE - 1000 }
     const { server: busy, call } = await server('busy', {
