@@ -1,4 +1,4 @@
-import type { ResourceKind, ResourceOptions } from '../src/resources/types.js'
+import type { ResourceKind } from '../src/resources/types.js'
 
 /**
  * The key under which the project loader publishes the project being loaded. It is a

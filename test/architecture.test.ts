@@ -100,7 +100,7 @@ function serverViolation(file: string, target: string): string | undefined {
  * imports: each the parts that reach each other (`alerts/ ⇄ web/`), or none.
  */
 function serverCycles(imports: readonly ImportRecord[]): string[] {
-  const unit = (file: string) => (/^src\/server\/[^/]+\//.test(file) ? /^src\/server\/([^/]+)\//.exec(file)![1] + '/' : file.replace(/^src\/server\//, ''))
+  const unit = (file: string) => (/^src\/server\/[^/]+\//.test(file) ? `${/^src\/server\/([^/]+)\//.exec(file)![1]}/` : file.replace(/^src\/server\//, ''))
   const edges = new Map<string, Set<string>>()
   for (const r of imports) {
     if (!r.target || !r.file.startsWith('src/server/') || !r.target.startsWith('src/server/')) continue

@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline/promises'
 import { join } from 'node:path'
 import type { Argv } from 'yargs'
-import { paint, useColor } from './color.js'
+import { paint } from './color.js'
 import { formatProblem, loadProject, ProjectError, type EnvironmentRequest, type LoadedProject } from '../project/index.js'
 import type { DesiredResource } from '../resources/types.js'
 import { assertLockEnvironment, assertLockTarget, emptyLock, foldJournal, hasJournal, readLock, type LockFile } from '../state/lock.js'

@@ -14,6 +14,7 @@ import { io, withIo, type CliIo } from './io.js'
 export interface LazyCommand {
   command: string
   describe: string
+  // biome-ignore lint/suspicious/noExplicitAny: commands of every argument shape in one table (yargs' types are invariant)
   load: () => Promise<CommandModule<any, any>>
 }
 

@@ -85,7 +85,7 @@ export function fitColumns(columns: readonly Column<never>[], natural: number[],
     for (;;) {
       const over = used((i) => widths[i] as number) - width
       if (over <= 0) return
-      const candidates = columns.map((c, i) => i).filter((i) => columns[i].shrink && widths[i] !== null && (widths[i] as number) > floor(i))
+      const candidates = columns.map((_c, i) => i).filter((i) => columns[i].shrink && widths[i] !== null && (widths[i] as number) > floor(i))
       if (candidates.length === 0) return
       const widest = candidates.reduce((a, b) => ((widths[a] as number) >= (widths[b] as number) ? a : b))
       widths[widest] = Math.max(floor(widest), (widths[widest] as number) - over)

@@ -186,7 +186,7 @@ describe('monitors checks', () => {
     fits(list.stdout)
     const lines = list.stdout.trimEnd().split('\n')
     expect(lines[0]).toMatch(/^STATUS\s+NAME\s+TYPE\s+ID/)
-    expect(lines.find((l) => l.includes('Inventory'))).toMatch(/^paused +Inventory service…  DNS /)
+    expect(lines.find((l) => l.includes('Inventory'))).toMatch(/^paused +Inventory service… {2}DNS /)
     expect(list.stdout).toContain(` ${ids.shop.slice(0, 8)} `)
     expect(list.stdout).not.toContain(ids.shop)
     // wider, nothing is cut

@@ -63,7 +63,7 @@ describe('Node.js versions', () => {
 
   it('every dependency accepts every Node.js version package.json accepts', () => {
     const disagree = packages
-      .filter(([path, entry]) => !entry.optional && !entry.devOptional && !semver.subset(ours, entry.engines?.node as string))
+      .filter(([_path, entry]) => !entry.optional && !entry.devOptional && !semver.subset(ours, entry.engines?.node as string))
       .map(([path, entry]) => `${path} wants ${entry.engines?.node}`)
     expect(disagree).toEqual([])
   })

@@ -36,8 +36,6 @@ afterAll(async () => {
   await server?.close()
 })
 
-const gets = (path: string) => lines.filter((l) => l.includes(`GET ${path}?`) || l.includes(`GET ${path} `)).length
-
 describe('fetchRemoteState', () => {
   it('reads every record of every kind with ceil(n/100) list requests per collection', async () => {
     lines.length = 0

@@ -13,7 +13,6 @@ import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { recordResult } from '../../src/server/results/index.js'
 import type { CheckRunResult } from '../../src/runner/index.js'
-import { parseSvg } from '../helpers/svg.js'
 import { startResultsBench, type ResultsBench } from './results-helpers.js'
 import { expect400 } from './helpers.js'
 

@@ -232,7 +232,7 @@ export function renderTable(rows: TriggerRow[], color: boolean): string {
   }).join('  ').trimEnd()
   const long = rows.filter((r) => (r.error ?? '').trim().includes('\n'))
   const details = long.map((r) => `\n${checkName(r)}:\n${(r.error as string).trimEnd().split('\n').map((l) => `  ${l}`).join('\n')}\n`).join('')
-  return [c.bold(line(head, false)), ...body.map((row) => line(row, true))].join('\n') + '\n' + details
+  return `${[c.bold(line(head, false)), ...body.map((row) => line(row, true))].join('\n')}\n${details}`
 }
 
 /**

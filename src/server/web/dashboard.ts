@@ -25,6 +25,7 @@ export interface ApiAnswer {
   /** the answer's `Link` header (a list's next page, by keyset) */
   link?: string
   status: number
+  // biome-ignore lint/suspicious/noExplicitAny: an answer of the API, read field by field by each page
   json: any
   text: string
 }
