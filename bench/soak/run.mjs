@@ -430,7 +430,8 @@ const inside503 = inside.filter((a) => a.status === 503)
 const readyOutside = readinessFailures.filter((f) => !inFault(f.at) && !inFault(f.done))
 const outOutside = takenOut.filter((t) => !inFault(t.at))
 const lagsAll = rows.map((r) => r.p99).filter(Number.isFinite).sort((a, b) => a - b)
-const skippedRows = [...skippedSeen.values()].reduce((o, reason) => ({ ...o, [reason]: (o[reason] ?? 0) + 1 }), {})
+const skippedRows = {}
+for (const reason of skippedSeen.values()) skippedRows[reason] = (skippedRows[reason] ?? 0) + 1
 const countedOnce = ['late', 'missed', 'maintenance'].every((r) => (end.counted[r] ?? 0) === (skippedRows[r] ?? 0))
 const rssOf = (i) => rows.map((r) => r.mib[i]).filter(Number.isFinite)
 const settledOk = tally.vanished === 0 && tally.lost === 0 && tally.doubled === 0 && tally.stuck === 0 && tally.skipped.other === 0
@@ -450,7 +451,15 @@ console.log(`  alerts             ${end.notified} notifications, none twice for 
 console.log(`  leases left        runs ${end.runLeases}, deliveries ${end.deliveryLeases}`)
 console.log(`  PostgreSQL log     deadlocks ${end.deadlocks}, lock waits over 1 s ${end.lockWaits}`)
 console.log(`  5xx                outside the faults ${outside.length}; inside ${inside.length} (503 ${inside503.length}, with Retry-After ${inside503.filter((a) => a.retryAfter).length}); connection errors ${answers.filter((a) => a.status === 0).length}`)
-const breakdown = (list) => Object.entries(list.reduce((o, a) => ({ ...o, [`${a.status} ${a.why ?? a.error ?? ''}`.trim()]: (o[`${a.status} ${a.why ?? a.error ?? ''}`.trim()] ?? 0) + 1 }), {}))
+const countsOf = (list) => {
+  const counts = {}
+  for (const a of list) {
+    const key = `${a.status} ${a.why ?? a.error ?? ''}`.trim()
+    counts[key] = (counts[key] ?? 0) + 1
+  }
+  return Object.entries(counts)
+}
+const breakdown = (list) => countsOf(list)
   .sort((a, b) => b[1] - a[1]).slice(0, 6).map(([k, n]) => `${n} × ${k}`).join('; ')
 if (inside.length + outside.length > 0) console.log(`  5xx answers        outside: ${breakdown(outside) || 'none'}; inside: ${breakdown(inside) || 'none'}`)
 console.log(`  readiness failed   outside the faults ${readyOutside.length}${readyOutside.length ? ` (${readyOutside.slice(0, 3).map((f) => `${f.server}: ${f.why}`).join('; ')})` : ''}, inside ${readinessFailures.length - readyOutside.length}; a server taken out by the balancer outside the faults ${outOutside.length} times`)
