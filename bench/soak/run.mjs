@@ -505,6 +505,8 @@ async function capacity() {
   console.log(`  runs a second      ${fixed(s.completed / s.elapsed, 1)} (${fixed((s.completed / s.elapsed) * 60)} a minute of real time), lag p50 ${fixed(s.lagP50)} ms, p99 ${fixed(s.lagP99)} ms (clock ms / ${SPEED})`)
   console.log(`  server CPU         ${fixed(s.cpuPercent)} % of a core, ${fixed(s.cpuMsPerRun, 2)} ms a run; RSS ${fixed(s.rssMiB)} MiB; skip counts rows ${before} → ${skips.n}`)
   if (args.profile) {
+    // the profile is written as the server exits, after its answer
+    if (child.exitCode === null) await Promise.race([new Promise((resolve) => child.once('exit', resolve)), sleep(30_000)])
     const file = readdirSync(args.profile).filter((f) => f.endsWith('.cpuprofile')).sort().at(-1)
     if (file) console.log(execFileSync(process.execPath, [join(root, 'bench', 'runner', 'profile-summary.mjs'), join(args.profile, file), '20'], { encoding: 'utf8' }))
   }
