@@ -20,6 +20,7 @@ import { decodedBody } from './body-encoding.js'
 import { strictQueries } from './query-parameters.js'
 import { installFaults, type FaultCounts, type FaultSpec } from './faults.js'
 import { agentRoutes } from './routes/agent.js'
+import { schedulerRoutes } from './routes/scheduler.js'
 import { sessionRoutes } from './routes/sessions.js'
 import { heartbeatRoutes, isPing } from './routes/heartbeats.js'
 import type { RunServices } from './scheduler/runs.js'
@@ -43,6 +44,8 @@ export interface AppOptions {
   ipv6s?: string[]
   /** one line per request, and internal errors; nothing when undefined */
   log?: (line: string) => void
+  /** internal errors and the database away (default: `log`, else stderr) */
+  warn?: (line: string) => void
   /** reproducible fault injection (see ./faults.ts) */
   faults?: { spec: FaultSpec; seed: number }
   /** the clock and the FINAL-result hook of check runs (default: Date.now, no hook) */
@@ -115,7 +118,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
     return decodedBody(payload, request.headers['content-encoding'], request.routeOptions.bodyLimit ?? BODY_LIMIT)
   })
 
-  app.setErrorHandler(errorHandler((line) => (log ?? ((l: string) => process.stderr.write(`${l}\n`)))(line)))
+  app.setErrorHandler(errorHandler((line) => (options.warn ?? log ?? ((l: string) => process.stderr.write(`${l}\n`)))(line)))
   app.setNotFoundHandler((request, reply) => sendHttpError(reply, routeNotFound(request)))
 
   const metrics = options.metrics
@@ -193,6 +196,7 @@ function registerRoutes(app: FastifyInstance, options: AppOptions, counts: { fai
   alertRoutes(app, store)
   alertChannelRoutes(app, store)
   analyticsRoutes(app, store, runs)
+  schedulerRoutes(app, store, runs)
   keyRoutes(app, store)
   const subscriptions = options.subscriptions && {
     wake: () => options.subscriptions?.wake(),

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { validate, formatFieldIssue, type FieldIssue } from '../schema/index.js'
 import type { z } from 'zod'
-import { StoreUnavailable } from './store/index.js'
+import { StorePoolSaturated, StoreUnavailable } from './store/index.js'
 
 /** Where a 400 found the problem (API.md: error bodies). */
 export type IssueSource = 'payload' | 'query' | 'params'
@@ -98,10 +98,16 @@ export function parseOr400<S extends z.ZodType>(schema: S, input: unknown, sourc
 /** Seconds a client is asked to wait (Retry-After) while the database is away. */
 export const UNAVAILABLE_RETRY_SECONDS = 5
 
-/** The answer while the database is away: 503, API.md's body, Retry-After. */
-export function serviceUnavailable(): HttpError {
-  const seconds = UNAVAILABLE_RETRY_SECONDS
-  return new HttpError(503, `The database is unavailable; retry in ${seconds} seconds`, undefined, { 'retry-after': String(seconds) })
+/** Retry-After of a 503 while every connection of the database pool is busy (the database is up). */
+export const SATURATED_RETRY_SECONDS = 1
+
+/** The answer while the database is away (or, `saturated`, up but with no connection free): 503, API.md's body, Retry-After. */
+export function serviceUnavailable(saturated = false): HttpError {
+  const seconds = saturated ? SATURATED_RETRY_SECONDS : UNAVAILABLE_RETRY_SECONDS
+  const message = saturated
+    ? `The server is overloaded: every database connection is busy; retry in ${seconds} second${seconds === 1 ? '' : 's'}`
+    : `The database is unavailable; retry in ${seconds} seconds`
+  return new HttpError(503, message, undefined, { 'retry-after': String(seconds) })
 }
 
 /** Reports a database outage at most once per this many ms (with the count of 503s meanwhile). */
@@ -117,20 +123,24 @@ export function sendHttpError(reply: FastifyReply, error: HttpError): FastifyRep
  * else is a bug and answers a plain 500 without internals.
  */
 export function errorHandler(report: (line: string) => void) {
-  let reportedAt = -Infinity
-  let unreported = 0
+  // the database away and its pool saturated are told apart, each at most once per 30 s
+  const reports = { unavailable: { at: -Infinity, unreported: 0 }, saturated: { at: -Infinity, unreported: 0 } }
   return (error: FastifyError | HttpError | Error, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof HttpError) return sendHttpError(reply, error)
     if (error instanceof StoreUnavailable) {
-      // the database is restarting, unreachable, locked or full: the client tries again later
-      unreported++
+      // the database is restarting, unreachable, locked or full, or up and every connection of
+      // the pool busy: the client tries again later
+      const saturated = error instanceof StorePoolSaturated
+      const kind = reports[saturated ? 'saturated' : 'unavailable']
+      kind.unreported++
       const now = Date.now()
-      if (now - reportedAt >= OUTAGE_REPORT_MS) {
-        report(`${error.message}: answering 503 with Retry-After until it is back${unreported > 1 ? ` (${unreported} requests answered 503 since the last report)` : ''}`)
-        reportedAt = now
-        unreported = 0
+      if (now - kind.at >= OUTAGE_REPORT_MS) {
+        const until = saturated ? 'while the pool stays saturated' : 'until it is back'
+        report(`${error.message}: answering 503 with Retry-After ${until}${kind.unreported > 1 ? ` (${kind.unreported} requests answered 503 since the last report)` : ''}`)
+        kind.at = now
+        kind.unreported = 0
       }
-      const answer = serviceUnavailable()
+      const answer = serviceUnavailable(saturated)
       // a page of the dashboard or a status page: a page a browser shows (their .json answers stay JSON)
       if (request.routeOptions.config?.web === true && !request.url.split('?')[0].endsWith('.json')) {
         return reply.code(503).headers(answer.headers).header('cache-control', 'no-store').type('text/html; charset=utf-8')

@@ -1,9 +1,10 @@
 import { SubscriberMailer, type SubscriberMailOptions } from './alerts/subscribers.js'
 import { isIP, type AddressInfo } from 'node:net'
 import { buildApp } from './app.js'
-import type { Store } from './store/index.js'
+import type { SkipCount, Store } from './store/index.js'
 import { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
-import { DEFAULT_RETENTION_DAYS, Scheduler, type FinalResultHook, type SchedulerOptions } from './scheduler/index.js'
+import { DEFAULT_RETENTION_DAYS, Scheduler, type FinalResultHook, type RunServices, type SchedulerOptions } from './scheduler/index.js'
+import type { RunResult } from '../runner/types.js'
 import { recordResult, type RecordableCheck } from './results/index.js'
 import { UserError } from '../errors.js'
 import type { KeyRole } from './keys.js'
@@ -36,6 +37,10 @@ export interface LocalServerOptions {
    * postgresql://) URL uses that PostgreSQL database, which several servers may share
    */
   dbPath?: string
+  /** PostgreSQL: connections of the server's main pool (default 10; see docs/team.md) */
+  dbPoolSize?: number
+  /** PostgreSQL: how long a statement waits for a free connection before answering 503 (ms, default 10,000) */
+  dbPoolWaitMs?: number
   /**
    * registered (hashed) on start, added to the keys already stored (none is revoked); an account
    * id defaults to 'acc_' and a short hash of the key, a role to admin (a key already stored
@@ -56,6 +61,12 @@ export interface LocalServerOptions {
   ipv6s?: string[]
   /** one line per request (method, url, status, ms); default false */
   log?: boolean | ((line: string) => void)
+  /**
+   * where the server tells its problems (internal errors, the database away or its pool
+   * saturated, the scheduler's and the alert sender's troubles); default: `log` when it is a
+   * function for internal errors, else stderr
+   */
+  warn?: (line: string) => void
   /** inject faults reproducibly: a spec such as "500:0.1,reset:0.05,latency:0-200ms" (see faults.ts) */
   faults?: string | FaultSpec
   /** seed of the fault generator; default 1 */
@@ -166,7 +177,7 @@ export function isPostgresUrl(location: string): boolean {
 }
 
 /** The store at `location`: a PostgreSQL URL, or a SQLite file (':memory:' keeps nothing). */
-export async function openStore(location: string): Promise<Store> {
+export async function openStore(location: string, options: { poolSize?: number; poolWaitMs?: number } = {}): Promise<Store> {
   // each store's driver is loaded only for its own kind of database: a server on PostgreSQL runs
   // without better-sqlite3 (an optional dependency, whose native build may be missing), and an
   // embedded server never loads pg
@@ -175,7 +186,7 @@ export async function openStore(location: string): Promise<Store> {
     return openSqliteStore(location)
   }
   const { openPostgresStore } = await import('./store/postgres/index.js')
-  return openPostgresStore(location)
+  return openPostgresStore(location, options)
 }
 
 /**
@@ -226,16 +237,16 @@ function serverSettings(options: LocalServerOptions) {
   if (!(retentionDays > 0)) throw new UserError(`The retention must be more than 0 days, got ${retentionDays}`)
   const scriptConcurrency = options.scriptConcurrency ?? defaultScriptConcurrency()
   if (!Number.isInteger(scriptConcurrency) || scriptConcurrency < 1) throw new UserError(`The script concurrency must be a whole number from 1, got ${scriptConcurrency}`)
-  return { allowedTargets, log, rateLimit, authFailureLimit, trustProxy, faults, retentionMs: retentionDays * 86_400_000, scriptConcurrency }
+  const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}\n`))
+  return { allowedTargets, log, warn, rateLimit, authFailureLimit, trustProxy, faults, retentionMs: retentionDays * 86_400_000, scriptConcurrency }
 }
 
 /** Every FINAL result feeds the check's status, error groups and alert state, then the caller's hook. */
-function finalResultHook(options: LocalServerOptions, alerts: AlertDeliveryWorker | undefined, metrics: ServerMetrics): FinalResultHook {
+function finalResultHook(options: LocalServerOptions, alerts: AlertDeliveryWorker | undefined): FinalResultHook {
   return async (tx, check, result, recorded) => {
-    metrics.recordResult(check.id, result)
     // the store gave the result its id in this transaction: nothing to remember it by
     // (the check as parsed once by completeRun)
-    const outcome = await recordResult(tx, check as unknown as RecordableCheck, { ...result, id: recorded.final.id }, { fresh: true })
+    const outcome = await recordResult(tx, check as unknown as RecordableCheck, { ...result, id: recorded.final.id }, { fresh: true, account: recorded.run.account })
     // the deliveries are written with this transaction: the worker's next claim waits for its commit
     if (outcome.notifications.length > 0) alerts?.wake()
     await options.onFinalResult?.(tx, check, result, recorded)
@@ -297,28 +308,71 @@ function scriptsPolicy(options: LocalServerOptions, privateTargets: PrivateTarge
   return { containment: held, uidRange, privateTargets, uncontained, scripts, suites: options.playwrightSuites ?? suitesByDefault, suitesChosen: options.playwrightSuites !== undefined }
 }
 
+/** What the server's scheduler is built with (startLocalServer's settings). */
+interface SchedulerParts {
+  store: Store
+  services: RunServices
+  metrics: ServerMetrics
+  warn: (line: string) => void
+  privateTargets: NonNullable<LocalServerOptions['privateTargets']>
+  allowedTargets: ReturnType<typeof serverSettings>['allowedTargets']
+  scriptConcurrency: number
+  scripts: ScriptsPolicy
+  artifacts: ReturnType<typeof artifactStoreFor>
+  retentionMs: number
+}
+
+/** The scheduler of `monitors server` (plans; runs with `runner`), its runs and skips counted in the server's metrics; none unless asked for. */
+function serverScheduler(options: LocalServerOptions, parts: SchedulerParts): Scheduler | undefined {
+  const { store, services, metrics, warn, privateTargets, allowedTargets, scriptConcurrency, scripts, artifacts, retentionMs } = parts
+  if (!(options.scheduler ?? options.runner === true)) return undefined
+  return new Scheduler({
+    log: warn,
+    ...options.schedulerOptions,
+    runOptions: {
+      privateTargets, allowedTargets,
+      script: {
+        runtimeCache: options.runtimeCache, chromiumPath: options.chromiumPath, limiter: new Semaphore(scriptConcurrency),
+        scripts: scripts.scripts, suites: scripts.suites, uidRange: options.scriptUidRange,
+      },
+      ...options.schedulerOptions?.runOptions,
+    },
+    artifacts,
+    onRunStart: (run, startedAt) => {
+      metrics.lag.observe({}, Math.max(0, startedAt - run.dueAt) / 1000)
+      options.schedulerOptions?.onRunStart?.(run, startedAt)
+    },
+    onPlanned: (planned, skipped) => {
+      metrics.planned.inc({}, planned)
+      metrics.countSkipped(skipped)
+    },
+    onSchedule: (pairs) => metrics.knowSkipSeries(pairs),
+    store, services, plan: true, run: options.runner === true, retentionMs,
+  })
+}
+
 export async function startLocalServer(options: LocalServerOptions = {}): Promise<LocalServer> {
   for (const url of options.publicUrls ?? []) {
     const problem = publicUrlProblem(url)
     if (problem) throw new UserError(`The public URL ${problem}`)
   }
-  const metrics = new ServerMetrics()
+  const metrics = new ServerMetrics(options.clock)
   if (options.metricsToken !== undefined && options.metricsToken.length < 16) throw new UserError('The metrics token must be at least 16 characters (e.g. openssl rand -hex 24)')
-  const store = metrics.instrument(await openStore(options.dbPath ?? ':memory:'))
+  const store = metrics.instrument(await openStore(options.dbPath ?? ':memory:', { poolSize: options.dbPoolSize, poolWaitMs: options.dbPoolWaitMs }))
   try {
     const keys = await store.keys.setUp(options.apiKeys ?? [])
     // decided once, at start: one account is the usual self-hosted server watching its own
     // internal services; several accounts share it, and none may reach into its network
     const accounts = (await store.keys.accounts()).length
     const privateTargets = options.privateTargets ?? (accounts > 1 ? 'deny' : 'allow')
-    const { allowedTargets, log, rateLimit, authFailureLimit, trustProxy, faults, retentionMs, scriptConcurrency } = serverSettings(options)
+    const { allowedTargets, log, warn, rateLimit, authFailureLimit, trustProxy, faults, retentionMs, scriptConcurrency } = serverSettings(options)
     const artifacts = artifactStoreFor(options)
     const scripts = scriptsPolicy(options, privateTargets)
     // the sender of alert deliveries: on with the scheduler (monitors server), or when asked for
     const alertsOn = options.alerts !== false && (options.alerts !== undefined || (options.scheduler ?? options.runner === true))
     const alerts = alertsOn
       ? new AlertDeliveryWorker(store, {
-        retentionMs, privateTargets, allowedTargets, ...(options.alerts || {}),
+        retentionMs, privateTargets, allowedTargets, log: warn, ...(options.alerts || {}),
         onAttempt: (channelType, outcome) => {
           metrics.attempts.inc({ channel_type: channelType, outcome })
           if (options.alerts) options.alerts.onAttempt?.(channelType, outcome)
@@ -328,13 +382,19 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     // status pages' email subscribers: with the alert sender, when it has an SMTP server
     const smtpUrl = alerts && options.alerts ? options.alerts.smtpUrl : undefined
     const subscriptions = smtpUrl && options.alerts
-      ? new SubscriberMailer(store, { smtpUrl, smtpFrom: options.alerts.smtpFrom, log: options.alerts.log, ...options.subscriberMail })
+      ? new SubscriberMailer(store, { smtpUrl, smtpFrom: options.alerts.smtpFrom, log: options.alerts.log ?? warn, ...options.subscriberMail })
       : undefined
-    const services = { now: options.clock ?? Date.now, onFinalResult: finalResultHook(options, alerts, metrics) }
+    const services: RunServices = {
+      now: options.clock ?? Date.now,
+      onFinalResult: finalResultHook(options, alerts),
+      onSkipped: (skipped: SkipCount[]) => metrics.countSkipped(skipped),
+      // counted once committed: a transaction tried again counts its results once
+      onCommitted: (outcome) => metrics.recordResult(outcome.run.checkId, outcome.final.details as unknown as RunResult),
+    }
     const closing = new AbortController()
     const names = serverNames({ host: options.host, publicUrls: options.publicUrls })
     const app = await buildApp({
-      store, rateLimit, authFailureLimit, trustProxy, ipv6s: options.ipv6s, log, faults, runs: services, closing: closing.signal, names, subscriptions, artifacts,
+      store, rateLimit, authFailureLimit, trustProxy, ipv6s: options.ipv6s, log, warn: options.warn, faults, runs: services, closing: closing.signal, names, subscriptions, artifacts,
       metrics: { registry: metrics, token: options.metricsToken }, limits: serverLimits(options.limits),
     })
     let requests = 0
@@ -342,29 +402,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
       requests++
     })
     const url = await listen(app, options.host ?? '127.0.0.1', options.port ?? 0)
-    const scheduler = (options.scheduler ?? options.runner === true)
-      ? new Scheduler({
-        ...options.schedulerOptions,
-        runOptions: {
-          privateTargets, allowedTargets,
-          script: {
-            runtimeCache: options.runtimeCache, chromiumPath: options.chromiumPath, limiter: new Semaphore(scriptConcurrency),
-            scripts: scripts.scripts, suites: scripts.suites, uidRange: options.scriptUidRange,
-          },
-          ...options.schedulerOptions?.runOptions,
-        },
-        artifacts,
-        onRunStart: (run, startedAt) => {
-          metrics.lag.observe({}, Math.max(0, startedAt - run.dueAt) / 1000)
-          options.schedulerOptions?.onRunStart?.(run, startedAt)
-        },
-        onPlanned: (planned, skipped) => {
-          metrics.planned.inc({}, planned)
-          for (const [reason, count] of Object.entries(skipped)) if (count > 0) metrics.skipped.inc({ reason }, count)
-        },
-        store, services, plan: true, run: options.runner === true, retentionMs,
-      })
-      : undefined
+    const scheduler = serverScheduler(options, { store, services, metrics, warn, privateTargets, allowedTargets, scriptConcurrency, scripts, artifacts, retentionMs })
     scheduler?.start()
     alerts?.start()
     subscriptions?.start()

@@ -1,4 +1,4 @@
-import type { Store } from './store/index.js'
+import { SKIP_REASONS, type SkipCount, type Store } from './store/index.js'
 import { dependsOnOf, isFailing } from './dependencies.js'
 import { Counter, Gauge, Histogram, SECONDS_BUCKETS, header, runPhases, runStatus, sampleLine, type Labels } from '../runner/metrics.js'
 
@@ -25,10 +25,14 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIO
 
 export class ServerMetrics {
   readonly startedAt = Date.now()
+
+  /** `now`: the clock of schedules (the backlog's age is measured on it) */
+  constructor(private readonly now: () => number = Date.now) {}
+
   readonly http = new Counter('monitors_http_requests_total', 'HTTP requests answered, by method, route pattern (unmatched: no route) and status code.', ['method', 'route', 'status'])
   readonly httpSeconds = new Histogram('monitors_http_request_duration_seconds', 'Time to answer an HTTP request, by method and route pattern.', ['method', 'route'], SECONDS_BUCKETS)
-  readonly planned = new Counter('monitors_scheduler_runs_planned_total', 'Due runs the scheduler planned (one per check, location and due time).', [])
-  readonly skipped = new Counter('monitors_scheduler_runs_skipped_total', 'Due runs not planned: maintenance (a maintenance window covers the check), missed (found later than the check\'s grace, e.g. the server was down).', ['reason'])
+  readonly planned = new Counter('monitors_scheduler_runs_planned_total', 'Due runs this server\'s planner inserted (one per check, location and due time; a due time several servers plan is counted by the one whose insert made it).', [])
+  readonly skipped = new Counter('monitors_scheduler_runs_skipped_total', 'Due runs not run, counted once by the server that skipped them, by reason (late: a newer run of the check fell due before it was claimed; missed: no server planned it within the check\'s grace; maintenance: a maintenance window covered it), check type and location.', ['reason', 'check_type', 'location'])
   readonly lag = new Histogram('monitors_scheduler_run_lag_seconds', 'Delay from a run\'s due time to its start on this server\'s runner.', [], SECONDS_BUCKETS)
   readonly attempts = new Counter('monitors_alert_delivery_attempts_total', 'Alert delivery attempts made by this server, by channel type and outcome (DELIVERED, RETRY, FAILED, NOT_DELIVERED).', ['channel_type', 'outcome'])
   readonly storeSeconds = new Histogram('monitors_store_operation_duration_seconds', 'Time of the store\'s operations (a repository method, or a whole transaction), by operation.', ['operation'], SECONDS_BUCKETS)
@@ -36,6 +40,22 @@ export class ServerMetrics {
   /** keyed by check id; named and scoped at each scrape from the checks as they are then */
   readonly runs = new Counter('monitors_check_runs_total', 'Final results of the check recorded by this server, by location and status (passed, degraded, failed).', ['check_id', 'location', 'status'])
   readonly phases = new Gauge('monitors_check_phase_duration_seconds', 'Phases of the check\'s last run recorded by this server, by location (API and URL: dns, tcp, tls, firstByte, download; TCP: dns, connect, data).', ['check_id', 'location', 'phase'])
+
+  /** Runs this process skipped (its statement skipped them: each run is counted by one server). */
+  countSkipped(skipped: readonly SkipCount[]): void {
+    for (const s of skipped) this.skipped.inc({ reason: s.reason, check_type: s.checkType, location: s.location }, s.count)
+  }
+
+  /** The series of skipped runs of every check type and location scheduled, at 0 until one is skipped (so that increase() sees the first). */
+  knowSkipSeries(pairs: ReadonlyArray<{ checkType: string; location: string }>): void {
+    for (const { checkType, location } of pairs) {
+      this.locations.add(location)
+      for (const reason of SKIP_REASONS) this.skipped.inc({ reason, check_type: checkType, location }, 0)
+    }
+  }
+
+  /** the locations checks are scheduled in (their backlog gauges are shown at 0 when nothing waits) */
+  private readonly locations = new Set<string>()
 
   /** A FINAL result this process recorded. */
   recordResult(checkId: string, result: { runLocation: string; hasFailures: boolean; hasErrors: boolean; isDegraded: boolean; details?: unknown }): void {
@@ -125,6 +145,8 @@ export class ServerMetrics {
         this.http.render(), this.httpSeconds.render(), this.planned.render(), this.skipped.render(), this.lag.render(),
         this.attempts.render(), this.storeSeconds.render(), this.storeErrors.render(),
         `${header('monitors_process_start_time_seconds', 'gauge', 'When this server process started, seconds since the epoch.')}\n${sampleLine('monitors_process_start_time_seconds', {}, Math.floor(this.startedAt / 1000))}`,
+        ...poolBlocks(store),
+        ...(await backlogBlocks(store, this.now(), this.locations)),
       )
     }
     return `${blocks.join('\n')}\n`
@@ -193,4 +215,36 @@ async function outboxBlock(store: Store, scope: MetricsScope): Promise<string> {
     for (const [status, count] of totals) lines.push(sampleLine('monitors_alert_deliveries', { status }, count))
   }
   return lines.join('\n')
+}
+
+/** The database pools' connections (PostgreSQL), and the waits for one that ran out. */
+function poolBlocks(store: Store): string[] {
+  const stats = store.poolStats?.() ?? []
+  if (stats.length === 0) return []
+  const size = [header('monitors_store_pool_size', 'gauge', 'Connections a database pool may hold (main: --db-pool-size; auth: key look-ups and the rate limit; lease: lease extensions and readiness).')]
+  const connections = [header('monitors_store_pool_connections', 'gauge', 'A database pool\'s connections now: busy (in a statement or a transaction), idle, and waiting (statements waiting for one).')]
+  const saturated = [header('monitors_store_pool_saturated_total', 'counter', 'Statements that waited for a connection of a pool longer than its wait and were refused (503 with Retry-After): the pool saturated, the database up.')]
+  for (const p of stats) {
+    size.push(sampleLine('monitors_store_pool_size', { pool: p.pool }, p.size))
+    connections.push(sampleLine('monitors_store_pool_connections', { pool: p.pool, state: 'busy' }, p.total - p.idle))
+    connections.push(sampleLine('monitors_store_pool_connections', { pool: p.pool, state: 'idle' }, p.idle))
+    connections.push(sampleLine('monitors_store_pool_connections', { pool: p.pool, state: 'waiting' }, p.waiting))
+    saturated.push(sampleLine('monitors_store_pool_saturated_total', { pool: p.pool }, p.saturated))
+  }
+  return [size.join('\n'), connections.join('\n'), saturated.join('\n')]
+}
+
+/** The due runs no runner claimed yet, per location, and the age of the oldest (read from the store: the same on every server). */
+async function backlogBlocks(store: Store, now: number, known: ReadonlySet<string>): Promise<string[]> {
+  const found = await store.runs.backlog(now)
+  const shown = new Set(found.map((r) => r.location))
+  const rows = [...found, ...[...known].filter((l) => !shown.has(l)).map((location) => ({ location, due: 0, oldestDueAt: now }))]
+    .sort((a, b) => (a.location < b.location ? -1 : a.location > b.location ? 1 : 0))
+  const runs = [header('monitors_scheduler_backlog_runs', 'gauge', 'Due runs no runner (nor agent) has claimed yet, by location: the runners are behind when it stays up.')]
+  const oldest = [header('monitors_scheduler_backlog_oldest_seconds', 'gauge', 'Age of the oldest due run not claimed yet, by location (0: none waiting).')]
+  for (const row of rows) {
+    runs.push(sampleLine('monitors_scheduler_backlog_runs', { location: row.location }, row.due))
+    oldest.push(sampleLine('monitors_scheduler_backlog_oldest_seconds', { location: row.location }, Math.max(0, now - row.oldestDueAt) / 1000))
+  }
+  return [runs.join('\n'), oldest.join('\n')]
 }

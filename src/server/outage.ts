@@ -1,4 +1,4 @@
-import { StoreUnavailable } from './store/index.js'
+import { StorePoolSaturated, StoreUnavailable } from './store/index.js'
 
 /*
  * What the background work of a server (the scheduler, its runner, the alert sender) does
@@ -9,15 +9,20 @@ import { StoreUnavailable } from './store/index.js'
 /** One line when a loop first meets the outage, one when it works again; other errors pass through. */
 export class OutageLog {
   private since: number | undefined
+  /** the outage is the pool saturated (the database up), not the database away */
+  private saturated = false
 
   constructor(private readonly name: string, private readonly log: (line: string) => void) {}
 
-  /** True (and reported once) when the error is the database being away. */
+  /** True (and reported once) when the error is the database being away, or its pool saturated. */
   failed(error: unknown): boolean {
     if (!(error instanceof StoreUnavailable)) return false
-    if (this.since === undefined) {
-      this.since = Date.now()
-      this.log(`${this.name}: ${error.message}; waiting for it, trying again on its own`)
+    const saturated = error instanceof StorePoolSaturated
+    // a saturation that turns into the database going away is told again
+    if (this.since === undefined || (this.saturated && !saturated)) {
+      this.since ??= Date.now()
+      this.saturated = saturated
+      this.log(`${this.name}: ${error.message}; ${saturated ? 'waiting for a free connection' : 'waiting for it'}, trying again on its own`)
     }
     return true
   }
@@ -27,7 +32,8 @@ export class OutageLog {
     if (this.since === undefined) return
     const seconds = Math.round((Date.now() - this.since) / 100) / 10
     this.since = undefined
-    this.log(`${this.name}: the database is back after ${seconds} s; resumed`)
+    this.log(`${this.name}: ${this.saturated ? 'the database pool has free connections again' : 'the database is back'} after ${seconds} s; resumed`)
+    this.saturated = false
   }
 }
 

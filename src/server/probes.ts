@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { Store } from './store/index.js'
+import { StorePoolSaturated, type Store } from './store/index.js'
 import { UNAVAILABLE_RETRY_SECONDS } from './errors.js'
 
 /*
@@ -8,8 +8,11 @@ import { UNAVAILABLE_RETRY_SECONDS } from './errors.js'
  * - GET /-/liveness: 200 `OK` while the process serves requests. A database that is away does
  *   not make it fail: restarting the process would not bring the database back.
  * - GET /-/readiness: 200 `OK` when the database takes work (Store.ping); 503 `Service
- *   Unavailable: …` with Retry-After while it does not, and once the server is shutting down.
- *   A ping is shared by the probes of one second, so a busy probe costs the database little.
+ *   Unavailable: …` with Retry-After while it does not (an error of the database, or no answer
+ *   within PING_TIMEOUT_MS), and once the server is shutting down. A busy server is ready: a
+ *   ping that found every connection busy (StorePoolSaturated) passes, so a balancer does not
+ *   take out servers that are slow, all of them at once when all are. A ping is shared by the
+ *   probes of one second, so a busy probe costs the database little.
  */
 
 declare module 'fastify' {
@@ -20,8 +23,8 @@ declare module 'fastify' {
 
 export const isProbe = (request: FastifyRequest): boolean => request.routeOptions.config?.probe === true
 
-/** A ping slower than this counts as the database being away. */
-const PING_TIMEOUT_MS = 2000
+/** A ping slower than this counts as the database being away (the PostgreSQL store pings on a pool of its own). */
+const PING_TIMEOUT_MS = 5000
 /** A ping's answer serves the probes of this many ms. */
 const PING_CACHE_MS = 1000
 
@@ -34,7 +37,7 @@ export function probeRoutes(app: FastifyInstance, store: Store, closing: AbortSi
       let timer: NodeJS.Timeout | undefined
       const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS)))
       try {
-        const ready = await Promise.race([store.ping().then(() => true, () => false), late])
+        const ready = await Promise.race([store.ping().then(() => true, (error: unknown) => error instanceof StorePoolSaturated), late])
         last = { at: Date.now(), ready }
         return ready
       } finally {

@@ -81,6 +81,7 @@ function routeTable(): Map<string, readonly string[]> {
     'PUT /v1/agent/runs/:runId/artifacts': ['index', 'name'],
     'POST /v1/agent/runs/:runId/result': [],
     'POST /v1/agent/runs/:runId/extend': [],
+    'GET /v1/scheduler/skipped-runs': ['from', 'to', 'checkId'],
   }
   // one resource by id: read, replace, delete, no parameter
   for (const path of ['/v1/alert-channels/:id', '/v1/variables/:key', '/v1/status-pages/:statusPageId', '/v1/status-pages/services/:serviceId',

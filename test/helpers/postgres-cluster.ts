@@ -22,6 +22,8 @@ export interface PostgresCluster {
   stopServer(mode?: 'fast' | 'immediate'): void
   /** Starts it again on the same port, with the same data; answers once it takes connections. */
   startServer(): void
+  /** the server's log (pg_ctl -l): what it says of deadlocks and lock waits */
+  logFile: string
   stop(): Promise<void>
 }
 
@@ -50,7 +52,8 @@ async function freePort(): Promise<number> {
   })
 }
 
-export async function startPostgresCluster(): Promise<PostgresCluster> {
+/** `settings`: more `-c name=value` of the server (a bench's logging, its max_connections). */
+export async function startPostgresCluster(extra: string[] = []): Promise<PostgresCluster> {
   const bin = postgresBinDir()
   if (!bin) throw new Error('PostgreSQL is not installed (no initdb found; Debian: apt-get install postgresql, or set MONITORS_PG_BIN)')
   const dir = mkdtempSync(join(tmpdir(), 'monitors-pg-'))
@@ -72,7 +75,7 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
   let port = 0
   const settings = () => [
     `-p ${port}`, `-k ${dir}`, `-c listen_addresses=127.0.0.1`, '-c fsync=off', '-c synchronous_commit=off',
-    '-c full_page_writes=off', '-c max_connections=400', '-c shared_buffers=64MB',
+    '-c full_page_writes=off', '-c max_connections=400', '-c shared_buffers=64MB', ...extra.map((setting) => `-c ${setting}`),
   ].join(' ')
   const startServer = () => run('pg_ctl', ['start', '-D', data, '-w', '-t', '60', '-l', join(dir, 'server.log'), '-o', settings()])
   for (let attempt = 1; ; attempt++) {
@@ -94,6 +97,7 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
     url: (database) => `postgres://monitors@127.0.0.1:${port}/${database}`,
     stopServer: (mode = 'fast') => run('pg_ctl', ['stop', '-D', data, '-m', mode, '-w', '-t', '60']),
     startServer,
+    logFile: join(dir, 'server.log'),
     async stop() {
       if (stopped) return
       stopped = true

@@ -84,7 +84,7 @@ describe('agent routes', () => {
     expect(done.json.results.map((r: { runLocation: string }) => r.runLocation).sort()).toEqual(['eu-west-1', 'us-east-1'])
   })
 
-  it('a lease that expired and was claimed again is lost: result and extend answer 409', async () => {
+  it('a lease that expired and was claimed again is lost: result and extend answer 409; the holder\'s extension after its own result answers completed', async () => {
     const check = (await call('POST', '/v1/checks/dns', dnsCheck('lease lost', { locations: ['eu-west-2'] }))).json
     await trigger(check.id)
     const first = (await call('POST', '/v1/agent/claim', { agentId: 'slow', locations: ['eu-west-2'], leaseSeconds: 10 })).json.runs[0]
@@ -107,8 +107,13 @@ describe('agent routes', () => {
     expect(lost.json.message).toMatch(/lease .* lost/)
     expect((await call('POST', `/v1/agent/runs/${first.runId}/extend`, { leaseSeconds: 30 })).status).toBe(409)
     expect((await call('POST', `/v1/agent/runs/${again[0].runId}/result`, { result })).status).toBe(204)
-    // the run is complete: its holder cannot extend it any more
-    expect((await call('POST', `/v1/agent/runs/${again[0].runId}/extend`, { leaseSeconds: 30 })).status).toBe(409)
+    // the run is complete: an extension of its holder that crossed its own result is told so,
+    // not that another runner has the run (an agent logged that of runs it had finished itself)
+    const crossed = await call('POST', `/v1/agent/runs/${again[0].runId}/extend`, { leaseSeconds: 30 })
+    expect(crossed.status).toBe(200)
+    expect(crossed.json).toEqual({ completed: true })
+    // while the lost claim stays lost
+    expect((await call('POST', `/v1/agent/runs/${first.runId}/extend`, { leaseSeconds: 30 })).status).toBe(409)
     const results = (await call('GET', `/v1/check-results/${check.id}`)).json
     expect(results).toHaveLength(1)
   })

@@ -26,14 +26,30 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
       expect(await first.exited).toBe(0)
       expect(first.output()).toMatch(/POST \/v1\/checks\/dns 201 \d/)
       expect(first.output()).not.toContain(`Bearer`)
+      // every line, the start-up lines, each request and the stop, begins with its time
+      const lines = first.output().trimEnd().split('\n')
+      expect(lines.length).toBeGreaterThan(5)
+      for (const line of lines) expect(line).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (WARN )?\S/)
 
-      const second = startCli(['--db', db, '--quiet'])
+      // --log-format json: one object a line
+      const second = startCli(['--db', db, '--quiet', '--log-format', 'json'])
       const url2 = await second.ready
       expect(second.output()).not.toMatch(/API key/)
       expect((await caller({ url: url2 }, key as string)('GET', `/v1/checks/${check.id}`)).json).toEqual(check)
       second.child.kill('SIGINT')
       expect(await second.exited).toBe(0)
       expect(second.output()).not.toMatch(/GET \/v1\/checks/)
+      const objects = second.output().trimEnd().split('\n').map((line) => JSON.parse(line) as { time: string; level: string; msg: string })
+      for (const entry of objects) {
+        expect(Object.keys(entry)).toEqual(['time', 'level', 'msg'])
+        expect(new Date(entry.time).toISOString()).toBe(entry.time)
+        expect(['info', 'warn']).toContain(entry.level)
+      }
+      expect(objects.map((o) => o.msg)).toContain('SIGINT: finishing requests in flight, closing the database')
+
+      const bad = startCli(['--db', ':memory:', '--log-format', 'xml'])
+      await expect(bad.ready).rejects.toThrow(/--log-format must be one of text, json, got "xml"/)
+      expect(await bad.exited).toBe(1)
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
@@ -102,7 +118,7 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
     const started = async (args: string[], env: Record<string, string> = {}) => {
       const server = startCli(['--db', ':memory:', '--quiet', ...args], env)
       await server.ready
-      await expect.poll(() => server.output()).toMatch(/^Playwright check suites /m)
+      await expect.poll(() => server.output()).toMatch(/^[\dT:.-]+Z Playwright check suites /m)
       server.child.kill('SIGTERM')
       await server.exited
       return server.output()
@@ -110,20 +126,20 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
     // this machine, as it is (CI installs bubblewrap; root there)
     const plain = await started([])
     expect(plain).toMatch(held.available
-      ? new RegExp(`^Scripts run contained by bubblewrap [^:]*: each run of a browser, multi-step or Playwright check and each API check's setup and teardown scripts in a sandbox of its own: ${root ? 'a uid of its own \\(uids 200000-200999\\)' : 'this server\'s uid'}, its own PID, mount, network, IPC and UTS namespaces, no new user namespaces, a read-only view of the system without the server's files or other runs', its own /tmp and /dev/shm \\(memory of a fixed size\\), a network whose one way out is the egress proxy \\(private targets allowed\\), processes and file sizes bounded by rlimits \\(docs/scripts.md\\)$`, 'm')
-      : /^Scripts are not contained here \(.+\): browser, multi-step and API checks' scripts run held only by/m)
-    if (held.available) expect(plain).toMatch(/^Playwright check suites run contained as the other scripts, their browsers and workers in the run's sandbox$/m)
+      ? new RegExp(`^[\\dT:.-]+Z Scripts run contained by bubblewrap [^:]*: each run of a browser, multi-step or Playwright check and each API check's setup and teardown scripts in a sandbox of its own: ${root ? 'a uid of its own \\(uids 200000-200999\\)' : 'this server\'s uid'}, its own PID, mount, network, IPC and UTS namespaces, no new user namespaces, a read-only view of the system without the server's files or other runs', its own /tmp and /dev/shm \\(memory of a fixed size\\), a network whose one way out is the egress proxy \\(private targets allowed\\), processes and file sizes bounded by rlimits \\(docs/scripts.md\\)$`, 'm')
+      : /^[\dT:.-]+Z Scripts are not contained here \(.+\): browser, multi-step and API checks' scripts run held only by/m)
+    if (held.available) expect(plain).toMatch(/^[\dT:.-]+Z Playwright check suites run contained as the other scripts, their browsers and workers in the run's sandbox$/m)
     // a machine that cannot contain them (as a container without the namespaces would be)
     const off = { MONITORS_CONTAINMENT: 'off' }
     const denied = await started(['--private-targets', 'deny', '--script-uid-range', '300000-300009'], off)
-    expect(denied).toMatch(/^Scripts are not contained here \(MONITORS_CONTAINMENT=off turns it off\): under --private-targets deny, browser, multi-step and API checks' scripts are not run \(their runs fail with hasErrors; --uncontained-scripts runs them, held only by Node's permission model and the network guard in their process: they share this machine's network, processes and temporary folders\): agents run them$/m)
+    expect(denied).toMatch(/^[\dT:.-]+Z Scripts are not contained here \(MONITORS_CONTAINMENT=off turns it off\): under --private-targets deny, browser, multi-step and API checks' scripts are not run \(their runs fail with hasErrors; --uncontained-scripts runs them, held only by Node's permission model and the network guard in their process: they share this machine's network, processes and temporary folders\): agents run them$/m)
     expect(denied).toMatch(root
-      ? /^Playwright check suites are not run here \(not contained, and under --private-targets deny a user of its own does not hold a suite to the policy; --playwright-suites runs them anyway\): agents run them$/m
-      : /^Playwright check suites are not run here \(not contained, and not root, so no user of their own for their runs; --playwright-suites runs them anyway\): agents run them$/m)
+      ? /^[\dT:.-]+Z Playwright check suites are not run here \(not contained, and under --private-targets deny a user of its own does not hold a suite to the policy; --playwright-suites runs them anyway\): agents run them$/m
+      : /^[\dT:.-]+Z Playwright check suites are not run here \(not contained, and not root, so no user of their own for their runs; --playwright-suites runs them anyway\): agents run them$/m)
     const allowed = await started(['--private-targets', 'deny', '--uncontained-scripts'], off)
-    expect(allowed).toMatch(/^Scripts are not contained here \(MONITORS_CONTAINMENT=off turns it off\): browser, multi-step and API checks' scripts run held only by Node's permission model and the network guard in their process: they share this machine's network, processes and temporary folders \(--uncontained-scripts\)$/m)
-    expect(allowed).toMatch(/^Playwright check suites run (each as a user of its own \(uids 200000-200999\): held to their run's files, not to the private-target policy \(not contained\)|as this server's user \(--uncontained-scripts; not contained, not root\))/m)
-    expect(await started(['--no-playwright-suites'])).toMatch(/^Playwright check suites are not run here \(--no-playwright-suites\): agents run them$/m)
+    expect(allowed).toMatch(/^[\dT:.-]+Z Scripts are not contained here \(MONITORS_CONTAINMENT=off turns it off\): browser, multi-step and API checks' scripts run held only by Node's permission model and the network guard in their process: they share this machine's network, processes and temporary folders \(--uncontained-scripts\)$/m)
+    expect(allowed).toMatch(/^[\dT:.-]+Z Playwright check suites run (each as a user of its own \(uids 200000-200999\): held to their run's files, not to the private-target policy \(not contained\)|as this server's user \(--uncontained-scripts; not contained, not root\))/m)
+    expect(await started(['--no-playwright-suites'])).toMatch(/^[\dT:.-]+Z Playwright check suites are not run here \(--no-playwright-suites\): agents run them$/m)
     const bad = startCli(['--db', ':memory:', '--script-uid-range', '5-1'])
     await expect(bad.ready).rejects.toThrow(/--script-uid-range must be a range of uids from 1000 up to 4294967294, its first below its last, got "5-1"/)
     expect(await bad.exited).toBe(1)

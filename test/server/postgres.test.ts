@@ -8,7 +8,11 @@ import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startLocalServer, type LocalServer } from '../../src/server/index.js'
+import { openStore, startLocalServer, type LocalServer } from '../../src/server/index.js'
+import { completeRuns, type RunServices } from '../../src/server/scheduler/index.js'
+import { recordResult, type RecordableCheck } from '../../src/server/results/index.js'
+import { StorePoolSaturated, type ClaimedRun, type Store } from '../../src/server/store/index.js'
+import { runCheck, type RunnableCheck } from '../../src/runner/index.js'
 import { MIGRATIONS } from '../../src/server/store/postgres/migrations.js'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
 import { databaseFor, onPostgres } from '../helpers/postgres-databases.js'
@@ -161,5 +165,140 @@ describe.skipIf(!onPostgres)('the PostgreSQL store', () => {
     expect(stderr).toMatch(/Cannot open the PostgreSQL database postgres:\/\/someone:\*\*\*@127\.0\.0\.1:1\/nowhere: ECONNREFUSED/)
     expect(stderr + stdout).not.toContain('s3cret-pass')
     expect(stderr).not.toMatch(/\n\s+at /)
+  })
+
+  describe('under load', () => {
+    let dns: DnsServerHandle
+    beforeAll(async () => {
+      dns = await startDnsServer()
+      dns.set('load.test', 'A', { records: [{ type: 'A', data: '192.0.2.8' }] })
+    })
+    afterAll(() => dns.close())
+
+    /** Two DNS checks in two locations on a fresh database, their four runs planned and claimed. */
+    async function claimedRuns(options: { poolSize?: number; poolWaitMs?: number } = {}): Promise<{ url: string; store: Store; runs: ClaimedRun[] }> {
+      const { url } = await databaseFor(undefined)
+      const front = await start({ dbPath: url, apiKeys: keys })
+      for (const name of ['a', 'b']) {
+        const created = await caller(front)('POST', '/v1/checks/dns', {
+          name, locations: ['eu-west-1', 'us-east-1'], request: { query: 'load.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
+        })
+        expect(created.status).toBe(201)
+      }
+      const store = await openStore(url, options)
+      const checks = await store.schedule.allChecks()
+      const now = Date.now()
+      await store.runs.plan(checks.flatMap((c) => ['eu-west-1', 'us-east-1'].map((location) => ({
+        key: `test:${c.id}:${location}`, account: c.account, checkId: c.id, location, dueAt: now - 1000, sessionId: null, staleAt: null,
+      }))))
+      const runs = await store.runs.claim({ owner: 'test', max: 10, leaseMs: 60_000, now })
+      expect(runs).toHaveLength(4)
+      return { url, store, runs }
+    }
+
+    it('two group commits of the same two checks in opposite orders take the rows in one order: no deadlock, no transaction run twice', async () => {
+      const { store, runs } = await claimedRuns()
+      try {
+        const [a, b] = [...new Set(runs.map((r) => r.checkId))].sort()
+        const run = (checkId: string, location: string) => runs.find((r) => r.checkId === checkId && r.location === location) as ClaimedRun
+        // each group waits, once its first result holds its check's rows, until the other's first
+        // result does too (or 500 ms): the interleaving that deadlocked two servers
+        const arrived = new Set<string>()
+        let hooks = 0
+        const services: RunServices = {
+          now: Date.now,
+          onFinalResult: async (tx, check, result, recorded) => {
+            await recordResult(tx, check as unknown as RecordableCheck, { ...result, id: recorded.final.id }, { fresh: true })
+            hooks++
+            const group = recorded.run.location
+            if (arrived.has(group)) return
+            arrived.add(group)
+            for (let i = 0; i < 50 && arrived.size < 2; i++) await new Promise((r) => setTimeout(r, 10))
+          },
+        }
+        const result = async (r: ClaimedRun) => ({ account: undefined, runId: r.runId, checkId: r.checkId, result: await runCheck(JSON.parse(r.checkJson) as RunnableCheck, { location: r.location }) })
+        const first = await Promise.all([result(run(a, 'eu-west-1')), result(run(b, 'eu-west-1'))])
+        const second = await Promise.all([result(run(b, 'us-east-1')), result(run(a, 'us-east-1'))])
+        const outcomes = await Promise.all([completeRuns(store, services, first), completeRuns(store, services, second)])
+        expect(outcomes.flat().map((o) => o.outcome)).toEqual(['completed', 'completed', 'completed', 'completed'])
+        // each FINAL result handled once: a deadlock's victim would have been run again
+        expect(hooks).toBe(4)
+      } finally {
+        await store.close()
+      }
+    })
+
+    it('a lease extension answers at once while a recording transaction holds the run\'s row and every connection of the pool is busy', async () => {
+      const { store, runs } = await claimedRuns({ poolSize: 2, poolWaitMs: 500 })
+      let release: () => void = () => undefined
+      const held = new Promise<void>((resolve) => (release = resolve))
+      const holding: Array<Promise<unknown>> = []
+      try {
+        let locked: () => void = () => undefined
+        const isLocked = new Promise<void>((resolve) => (locked = resolve))
+        // one transaction holds two runs' rows (a group commit), another the pool's other connection
+        holding.push(store.transaction(async (tx) => {
+          await tx.runs.lock([runs[0].runId, runs[1].runId])
+          locked()
+          await held
+        }))
+        await isLocked
+        holding.push(store.transaction(async (tx) => {
+          await tx.checks.list('acc-a', { limit: 1, offset: 0 })
+          await held
+        }))
+        await new Promise((r) => setTimeout(r, 50))
+        const began = performance.now()
+        const until = await store.runs.extend(undefined, runs[0].runId, 60_000, Date.now())
+        expect(typeof until).toBe('number')
+        expect(await store.runs.extend(undefined, runs[2].runId, 60_000, Date.now())).toBeGreaterThan(Date.now())
+        await store.ping()
+        expect(performance.now() - began).toBeLessThan(400)
+        // the main pool is saturated: said so, not "the database is unavailable"
+        const refused = await store.checks.list('acc-a', { limit: 1, offset: 0 }).then(() => undefined, (error: unknown) => error)
+        expect(refused).toBeInstanceOf(StorePoolSaturated)
+        expect((refused as Error).message).toMatch(/^The database pool is saturated: all 2 connections of the main pool stayed busy for 0.5 s/)
+        expect(store.poolStats?.().find((p) => p.pool === 'main')).toMatchObject({ size: 2, total: 2, idle: 0, saturated: 1 })
+      } finally {
+        release()
+        await Promise.all(holding)
+        await store.close()
+      }
+    })
+
+    it('a saturated pool answers 503 with Retry-After 1 and says so; readiness stays 200; /metrics counts it', async () => {
+      const { url } = await databaseFor(undefined)
+      const warnings: string[] = []
+      const server = await start({ dbPath: url, apiKeys: keys, dbPoolSize: 1, dbPoolWaitMs: 300, metricsToken: 'metrics-token-0123456789abcdef', warn: (line) => warnings.push(line) })
+      const call = caller(server)
+      // another client holds the checks table: the server's one connection waits behind it
+      const blocker = new pg.Client({ connectionString: url })
+      await blocker.connect()
+      try {
+        await blocker.query('BEGIN')
+        await blocker.query('LOCK TABLE checks IN ACCESS EXCLUSIVE MODE')
+        const stuck = call('GET', '/v1/checks')
+        await new Promise((r) => setTimeout(r, 100))
+        const refused = await call('GET', '/v1/checks')
+        expect(refused.status, refused.text).toBe(503)
+        expect(refused.headers.get('retry-after')).toBe('1')
+        expect(refused.json).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'The server is overloaded: every database connection is busy; retry in 1 second' })
+        const ready = await fetch(`${server.url}/-/readiness`)
+        expect(ready.status).toBe(200)
+        expect(await ready.text()).toBe('OK')
+        await blocker.query('COMMIT')
+        expect((await stuck).status).toBe(200)
+      } finally {
+        await blocker.end()
+      }
+      expect(warnings.some((w) => /^The database pool is saturated: all 1 connections of the main pool stayed busy for 0.3 s .*: answering 503 with Retry-After while the pool stays saturated/.test(w)), warnings.join('\n')).toBe(true)
+      expect(warnings.some((w) => /database is unavailable/.test(w))).toBe(false)
+      const scraped = await fetch(`${server.url}/metrics`, { headers: { authorization: 'Bearer metrics-token-0123456789abcdef' } })
+      const text = await scraped.text()
+      expect(text).toMatch(/^monitors_store_pool_saturated_total\{pool="main"\} [1-9]\d*$/m)
+      expect(text).toMatch(/^monitors_store_pool_size\{pool="main"\} 1$/m)
+      expect(text).toMatch(/^monitors_store_pool_size\{pool="lease"\} 2$/m)
+      expect(text).toMatch(/^monitors_store_pool_size\{pool="auth"\} 3$/m)
+    })
   })
 })

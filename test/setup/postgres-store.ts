@@ -25,6 +25,6 @@ vi.mock('../../src/server/index.js', async (importOriginal) => {
       let closed: Promise<void> | undefined
       return { ...server, close: () => (closed ??= server.close().then(database.drop)) }
     },
-    openStore: async (location: string) => original.openStore((await databaseFor(location)).url),
+    openStore: async (location: string, options?: Parameters<typeof original.openStore>[1]) => original.openStore((await databaseFor(location)).url, options),
   }
 })

@@ -7,6 +7,7 @@ import { checkNumber } from '../engine.js'
 import { UserError } from '../../errors.js'
 import { KEY_ROLES, MIN_KEY_LENGTH, isKeyRole, type KeyRole } from '../../server/keys.js'
 import { publicUrlProblem } from '../../server/names.js'
+import { isLogFormat, LOG_FORMATS, serverLogger, type ServerLogger } from '../../server/log.js'
 import type { ScriptsPolicy } from '../../server/index.js'
 import type { UidRange } from '../../runner/script/contain.js'
 import { uidRangeFromEnv, uidRangeOption } from '../uid-range.js'
@@ -42,6 +43,8 @@ interface ServerArgs {
   'script-uid-range'?: UidRange | 'off'
   'artifacts-dir'?: string
   'runtime-cache'?: string
+  'log-format'?: string
+  'db-pool-size'?: number
   'max-status-pages'?: number
 }
 
@@ -58,7 +61,7 @@ export function parseApiKey(spec: string): { key: string; accountId?: string; ro
     role = named
     accountId = accountId.slice(0, last)
   }
-  if (!key) throw new UserError(`An API key cannot be empty (got "${spec.includes(':') ? ':' + (spec.slice(at + 1)) : spec}")`)
+  if (!key) throw new UserError(`An API key cannot be empty (got "${spec.includes(':') ? `:${spec.slice(at + 1)}` : spec}")`)
   if (accountId !== undefined && !accountId) throw new UserError('An account id after ":" cannot be empty')
   return { key, ...(accountId ? { accountId } : {}), ...(role ? { role } : {}) }
 }
@@ -92,6 +95,22 @@ export function restartKeyHint(db: string, accountId: string): string {
 
 export const DEFAULT_DB = '.monitors/server.db'
 
+/** The server's log lines as --log-format (or MONITORING_SERVER_LOG_FORMAT) says: info to stdout, warnings to stderr. */
+function loggerOf(flag: string | undefined): ServerLogger {
+  const format = flag ?? (io().env.MONITORING_SERVER_LOG_FORMAT || 'text')
+  if (!isLogFormat(format)) throw new UserError(`${flag !== undefined ? '--log-format' : 'MONITORING_SERVER_LOG_FORMAT'} must be one of ${LOG_FORMATS.join(', ')}, got "${format}"`)
+  return serverLogger(format, (text) => io().stdout.write(text), (text) => io().stderr.write(text))
+}
+
+/** MONITORING_SERVER_DB_POOL_SIZE, checked; undefined when unset. */
+function poolSizeFromEnv(): number | undefined {
+  const value = io().env.MONITORING_SERVER_DB_POOL_SIZE
+  if (value === undefined || value === '') return undefined
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new UserError(`MONITORING_SERVER_DB_POOL_SIZE must be a whole number from 1 to 1000, got "${value}"`)
+  return n
+}
+
 /** `1` or `0` of an environment variable; undefined when unset (or anything else). */
 function envSwitch(value: string | undefined): boolean | undefined {
   return value === '1' ? true : value === '0' ? false : undefined
@@ -113,9 +132,9 @@ export function scriptsLines(policy: ScriptsPolicy): string[] {
       `its own /tmp and /dev/shm (memory of a fixed size), a network whose one way out is the egress proxy (private targets ${deny ? 'refused' : 'allowed'}), processes and file sizes bounded by rlimits (docs/scripts.md)`)
   } else {
     const walls = 'held only by Node\'s permission model and the network guard in their process: they share this machine\'s network, processes and temporary folders'
-    lines.push(`Scripts are not contained here (${held.problem}): ` + (policy.scripts
+    lines.push(`Scripts are not contained here (${held.problem}): ${policy.scripts
       ? `browser, multi-step and API checks' scripts run ${walls}${deny ? ' (--uncontained-scripts)' : ''}`
-      : 'under --private-targets deny, browser, multi-step and API checks\' scripts are not run (their runs fail with hasErrors; --uncontained-scripts runs them, ' + walls + '): agents run them'))
+      : `under --private-targets deny, browser, multi-step and API checks' scripts are not run (their runs fail with hasErrors; --uncontained-scripts runs them, ${walls}): agents run them`}`)
   }
   lines.push(suitesLine(policy))
   return lines
@@ -284,16 +303,24 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         describe: 'Status pages one account may have (default 100); a create past it answers 409',
       })
       .option('artifacts-dir', { type: 'string', requiresArg: true, describe: 'Folder of the screenshots, traces and logs of browser and multi-step runs (default: <database file>.artifacts; with PostgreSQL, give a folder every server shares)' })
-      .option('runtime-cache', { type: 'string', requiresArg: true, describe: 'Folder of the prepared script runtimes (default $MONITORS_RUNTIME_CACHE, else ~/.cache/monitors/runtimes)' }) as never,
+      .option('runtime-cache', { type: 'string', requiresArg: true, describe: 'Folder of the prepared script runtimes (default $MONITORS_RUNTIME_CACHE, else ~/.cache/monitors/runtimes)' })
+      .option('db-pool-size', {
+        type: 'number',
+        requiresArg: true,
+        coerce: checkNumber('--db-pool-size', 'a whole number from 1 to 1000', (n) => Number.isInteger(n) && n >= 1 && n <= 1000),
+        describe: 'PostgreSQL: connections of the server\'s pool (default from MONITORING_SERVER_DB_POOL_SIZE, else 10); key look-ups and the rate limit have 3 more of their own, lease extensions and readiness 2',
+      })
+      .option('log-format', { type: 'string', requiresArg: true, describe: 'text: each line begins with its ISO time (the default); json: one JSON object a line, {time, level, msg} (default from MONITORING_SERVER_LOG_FORMAT)' }) as never,
   handler: async (args) => {
+    const logger = loggerOf(args['log-format'])
+    const out = logger.info
     const { apiKeys, metricsToken, db, smtpUrl, warnings } = serverSecrets(args)
-    for (const warning of warnings) io().stderr.write(`${warning}\n`)
+    for (const warning of warnings) logger.warn(warning)
     const authFailureLimit = args['auth-failure-limit'] !== undefined ? parseRateLimit(args['auth-failure-limit'], '--auth-failure-limit') : undefined
     const trustSpec = args['trust-proxy'] ?? io().env.MONITORING_SERVER_TRUST_PROXY
     const trustProxy = trustSpec === undefined || trustSpec === '' ? undefined : /^\s*\d+\s*$/.test(trustSpec) ? Number(trustSpec) : trustSpec
     const rateLimit = args['rate-limit'] !== undefined ? parseRateLimit(args['rate-limit']) : undefined
     const smtpFrom = args['smtp-from'] || io().env.MONITORING_SMTP_FROM || undefined
-    const out = (line: string) => io().stdout.write(`${line}\n`)
     const fromFlag = args['public-url'] !== undefined && args['public-url'].length > 0
     const publicUrls = fromFlag ? args['public-url'] as string[] : (io().env.MONITORING_SERVER_PUBLIC_URL ?? '').split(/[\s,]+/).filter(Boolean)
     for (const url of publicUrls) {
@@ -309,12 +336,14 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         publicUrls,
         port: args.port,
         dbPath: db,
+        dbPoolSize: args['db-pool-size'] ?? poolSizeFromEnv(),
         apiKeys,
         rateLimit,
         authFailureLimit,
         trustProxy,
         ipv6s: args.ipv6 && args.ipv6.length > 0 ? args.ipv6 : undefined,
         log: args.quiet ? false : out,
+        warn: logger.warn,
         faults: args.faults,
         seed: args.seed,
         scheduler: true,
@@ -347,14 +376,14 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
       ? `Private targets refused: checks and alert webhooks reach public addresses only (${targets.chosen ? '--private-targets deny' : `keys of ${targets.accounts} accounts are stored; --private-targets allow to change it`})`
       : `Private targets allowed: checks and alert webhooks may reach this machine and its networks (${targets.chosen ? '--private-targets allow' : 'keys of one account; --private-targets deny to refuse them'})`)
     const shared = sharedNamesWarning(targets.accounts, publicUrls)
-    if (shared) io().stderr.write(`${shared}\n`)
+    if (shared) logger.warn(shared)
     if (smtpUrl) {
       const smtp = new URL(smtpUrl)
       out(`Alert email through ${smtp.protocol}//${smtp.host}${smtpFrom ? ` from ${smtpFrom}` : ''}`)
     }
     out(`Prometheus metrics at ${server.url}/metrics (${metricsToken ? 'the metrics token: every account; a key of an account: its checks' : 'a key of an account: its checks; --metrics-token for the server\'s own metrics'})`)
     if (args.faults) out(`Injecting faults: ${args.faults} (seed ${args.seed})`)
-    for (const warning of shortKeyWarnings(apiKeys)) io().stderr.write(`${warning}\n`)
+    for (const warning of shortKeyWarnings(apiKeys)) logger.warn(warning)
     if (trustProxy !== undefined) out(`Trusting X-Forwarded-For from ${String(trustProxy)}`)
     if (server.keyGenerated && server.apiKey) {
       out(`${paint().bold('API key')} (shown once, only its hash is kept): ${server.apiKey}`)
@@ -369,7 +398,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         process.off('SIGTERM', stop)
         out(`${signal}: finishing requests in flight, closing the database`)
         server.close().then(resolve, (error: unknown) => {
-          io().stderr.write(`Error while closing: ${error instanceof Error ? error.message : String(error)}\n`)
+          logger.warn(`Error while closing: ${error instanceof Error ? error.message : String(error)}`)
           resolve()
         })
       }

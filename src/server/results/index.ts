@@ -84,12 +84,22 @@ export interface RecordOptions {
    * have been recorded before, so it is not remembered for idempotency (one row less per result).
    */
   fresh?: boolean
+  /**
+   * The check's account, known to the caller (a run's result: its run's row, locked in this
+   * transaction, is the check's, which cannot be deleted meanwhile): not read again.
+   */
+  account?: string
 }
 
 async function recordIn(tx: Repositories, check: CheckBody, result: RecordableResult, checkRunId: string, options: RecordOptions): Promise<RecordOutcome | undefined> {
-  const account = await tx.checkStatuses.accountOf(check.id)
+  const account = options.account ?? (await tx.checkStatuses.accountOf(check.id))
   if (account === undefined) return undefined
   if (!options.fresh && !(await tx.checkStatuses.claimResult(checkRunId, check.id))) return undefined
+
+  // a dependency failing now (its newest result, recorded before this one) holds this check's
+  // alerts back: read before this check's rows are locked (no lock is taken for it)
+  const failed = result.hasFailures || result.hasErrors
+  const suppressedBy = failed || result.isDegraded ? await failingDependencies(check, (id) => tx.checkStatuses.get(account, id)) : []
 
   // the certificate of the check's sslCheckDomain when it names one (the run's `sslDaysRemaining`,
   // null when it could not be read), else an https API or URL check's own, from its run's details
@@ -109,7 +119,6 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
   // analytics rollups, in the same transaction as the result
   await recordAnalytics(tx, account, check.id, String((check as { checkType?: unknown }).checkType ?? result.checkType), result)
 
-  const failed = result.hasFailures || result.hasErrors
   if (failed && result.error) {
     const cleaned = cleanErrorMessage(result.error)
     await tx.errorGroups.record(account, check.id, {
@@ -121,8 +130,6 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
   }
 
   const previous = await tx.alerts.state(check.id)
-  // a dependency failing now (its newest result, recorded before this one) holds this check's alerts back
-  const suppressedBy = failed || result.isDegraded ? await failingDependencies(check, (id) => tx.checkStatuses.get(account, id)) : []
   const step = applyRun(previous, check, {
     failed,
     degraded: result.isDegraded,

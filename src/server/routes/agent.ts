@@ -4,7 +4,7 @@ import { z } from 'zod'
 import { conflict, HttpError, notFound, parseOr400 } from '../errors.js'
 import type { Store } from '../store/index.js'
 import { completeRun, type RunServices } from '../scheduler/runs.js'
-import { accountVariables, checkSnippets, claimWithLimit } from '../scheduler/index.js'
+import { accountVariables, checkSnippets, claimDueRuns } from '../scheduler/index.js'
 import type { CheckRunResult } from '../../runner/index.js'
 import { blankCheckSecrets } from '../../schema/index.js'
 import { checkTypeEntry, isScriptCheckType, SERVICE_CHECK_TYPES } from '../../schema/check-types.js'
@@ -110,7 +110,7 @@ export function agentRoutes(app: FastifyInstance, store: Store, services: RunSer
     // what the account's agents staged for runs they no longer hold goes (a dead agent's, a lease run out)
     await staged?.sweep(leaseHeld(store, now), { account: request.accountId })
     // the lease is the key's: only the claim's key may upload the run's artifacts
-    const runs = await claimWithLimit(store, { owner: `${leaseOwner(request.keyId)}agent:${body.agentId}`, account: request.accountId, locations: body.locations, max: body.max, leaseMs, now }, body.maxOfCheckTypes)
+    const runs = await claimDueRuns(store, services, { owner: `${leaseOwner(request.keyId)}agent:${body.agentId}`, account: request.accountId, locations: body.locations, max: body.max, leaseMs, now }, body.maxOfCheckTypes)
     // an API check's {{KEY}} references are resolved by the agent, from the account's variables;
     // its request secrets go with it (the run sends them), no other secret does
     // a check in a group runs with the group's settings (its variables go with the account's)
@@ -158,7 +158,9 @@ export function agentRoutes(app: FastifyInstance, store: Store, services: RunSer
     const until = await store.runs.extend(request.accountId, runId, leaseSeconds * 1000, services.now())
     if (until === 'unknown') throw notFound('Run')
     if (until === 'lost') staged?.discard(request.accountId, runId)
-    if (until === 'lost') throw conflict(`The lease of run ${runId} was lost: another runner claimed the run, or it is complete`)
+    if (until === 'lost') throw conflict(`The lease of run ${runId} was lost: another runner claimed the run, or completed it`)
+    // the agent's own result was recorded before this extension: nothing was lost
+    if (until === 'completed') return { completed: true }
     return { leaseExpiresAt: new Date(until).toISOString() }
   })
 }

@@ -6,8 +6,8 @@ import { checkTypeEntry, isRunnableCheckType, isScriptCheckType, SCRIPT_CHECK_TY
 import { applyGroup, type CheckGroup, type MaintenanceWindow } from '../../schema/index.js'
 import { leaseHeld, StagedUploads, type ArtifactStore } from '../artifacts.js'
 import { detachRunArtifacts, discardFolders } from '../../runner/script-probe.js'
-import type { ClaimedRun, ClaimQuery, CompleteOutcome, PlannedRun, Store, VariableRecord } from '../store/index.js'
-import { graceMs, latestDueOf, locationsFor, timingOf, type ScheduleFields, type Timing } from './due.js'
+import type { ClaimedRun, ClaimQuery, CompleteOutcome, PlannedRun, SkipCount, Store, VariableRecord } from '../store/index.js'
+import { checkLocations, graceMs, latestDueOf, locationsFor, timingOf, type ScheduleFields, type Timing } from './due.js'
 import { inMaintenance } from './maintenance.js'
 import { completeRun, completeRuns, type RunServices } from './runs.js'
 import { runVariables, withGroup } from '../groups.js'
@@ -57,10 +57,14 @@ export interface SchedulerOptions {
   /** called when a claimed run starts, with the scheduler's clock */
   onRunStart?: (run: ClaimedRun, startedAt: number) => void
   /**
-   * called after each planning with the runs planned and the due runs not planned (maintenance:
-   * in a maintenance window; missed: found after the check's grace), each due time counted once
+   * called after each planning with the due runs this process's insert added and the skipped
+   * ones it inserted (maintenance: in a maintenance window; missed: found after the check's
+   * grace, or passed while this process could not plan): each run is counted once, by the
+   * process whose insert made its row, however many servers plan
    */
-  onPlanned?: (planned: number, skipped: { maintenance: number; missed: number }) => void
+  onPlanned?: (planned: number, skipped: SkipCount[]) => void
+  /** called when the planner read the checks anew, with the check types and locations it schedules */
+  onSchedule?: (pairs: Array<{ checkType: string; location: string }>) => void
   /** internal errors of the loop (default: stderr) */
   log?: (line: string) => void
 }
@@ -95,6 +99,9 @@ export async function checkSnippets(store: Store, account: string, check: unknow
   for (const record of await store.snippets.byIds(account, [...new Set(ids)])) out[String(record.id)] = { name: record.snippet.name, script: record.snippet.script }
   return out
 }
+
+/** Due times of one check that passed unplanned, counted as missed at most (a process stopped longer counts the latest). */
+const MAX_MISSED_PLANNED = 60
 
 /** Results finishing within this many ms of the first are recorded in one transaction. */
 const GROUP_COMMIT_MS = 10
@@ -142,8 +149,6 @@ export class Scheduler {
   private readonly parsed = new Map<string, Parsed>()
   /** the last due time planned per check (saves the store a write that would be ignored) */
   private readonly planned = new Map<string, number>()
-  /** the last due time found too late per check (counted once) */
-  private readonly missed = new Map<string, number>()
   /** runs this runner completed; for figures */
   completed = 0
   /** the database being away, told once (and its end) */
@@ -192,7 +197,11 @@ export class Scheduler {
   private dueRuns(): WorkSource<ClaimedRun> {
     return {
       claim: (max) => this.claimDue(max),
-      extend: async (run) => typeof (await this.store.runs.extend(undefined, run.runId, this.options.leaseMs, this.services.now())) === 'number',
+      extend: async (run) => {
+        const until = await this.store.runs.extend(undefined, run.runId, this.options.leaseMs, this.services.now())
+        // recorded already by this runner (its result crossed the extension): not lost
+        return typeof until === 'number' || until === 'completed'
+      },
       // no release: a run claimed while stopping is run (stop waits for it) or left to its lease
     }
   }
@@ -211,7 +220,7 @@ export class Scheduler {
     const query = { owner: this.owner, leaseMs: this.options.leaseMs, now: this.services.now(), skipAgentLocations: true }
     const limiter = this.options.runOptions?.script?.limiter
     const room = limiter?.size ? Math.max(0, 2 * limiter.size - this.heldScripts) : undefined
-    return claimWithLimit(this.store, { ...query, max }, room === undefined ? undefined : { checkTypes: SCRIPT_CHECK_TYPES, max: room })
+    return claimDueRuns(this.store, this.services, { ...query, max }, room === undefined ? undefined : { checkTypes: SCRIPT_CHECK_TYPES, max: room })
   }
 
   start(): void {
@@ -307,15 +316,19 @@ export class Scheduler {
       if (!seen.has(id)) {
         this.parsed.delete(id)
         this.planned.delete(id)
-        this.missed.delete(id)
       }
     }
     this.checks = list
     this.windowsOf = windowsOf
     this.scheduleVersion = version
+    this.options.onSchedule?.(schedulePairs(list))
   }
 
-  /** Writes the due runs of every activated check at `now` (see due.ts for the times). */
+  /**
+   * Writes the due runs of every activated check at `now` (see due.ts for the times), and as
+   * skipped the ones not to run: covered by a maintenance window, found after the check's grace,
+   * or passed while this process could not plan (the database away, the process stalled).
+   */
   async planDue(now: number): Promise<number> {
     await this.readSchedule(now)
     const runs: PlannedRun[] = []
@@ -323,34 +336,56 @@ export class Scheduler {
     const horizon = now + (this.options.run ? this.options.tickMs : 0)
     const wakeups = new Set<number>()
     const planned = new Map<string, number>()
-    const skipped = { maintenance: 0, missed: 0 }
     for (const { id, account, entry } of this.checks) {
       if (!entry.runnable) continue
       const { index, dueAt } = latestDueOf(entry.timing, horizon)
       if (dueAt < entry.notBefore || this.planned.get(id) === dueAt) continue
+      const check = entry.check
+      const add = (k: number, skipReason?: PlannedRun['skipReason']) => {
+        const at = k * entry.timing.period + entry.timing.phase
+        for (const location of locationsFor(check, k)) {
+          runs.push({ key: `schedule:${id}:${location}:${at}`, account, checkId: id, location, dueAt: at, sessionId: null, staleAt: at + entry.grace, skipReason })
+        }
+      }
+      const seen = this.planned.has(id)
+      for (const k of this.passedUnplanned(id, entry, index)) add(k, 'missed')
+      planned.set(id, dueAt)
       if (dueAt <= now - entry.grace) {
-        // found too late to run (the server was down or stalled): counted once, never run
-        if (this.missed.get(id) !== dueAt && this.planned.has(id)) skipped.missed++
-        this.missed.set(id, dueAt)
+        // found too late to run (the server was down or stalled): counted, never run (not on a
+        // first sight: a check created since may never have been due then)
+        if (seen) add(index, 'missed')
         continue
       }
-      planned.set(id, dueAt)
-      const check = entry.check
       if (inMaintenance(check.tags ?? [], this.windowsOf.get(account) ?? [], dueAt)) {
-        skipped.maintenance++
+        add(index, 'maintenance')
         continue
       }
       if (dueAt > now) wakeups.add(Math.ceil(dueAt / 10) * 10)
-      for (const location of locationsFor(check, index)) {
-        runs.push({ key: `schedule:${id}:${location}:${dueAt}`, account, checkId: id, location, dueAt, sessionId: null, staleAt: dueAt + entry.grace })
-      }
+      add(index)
     }
-    const added = await this.store.runs.plan(runs)
+    const outcome = await this.store.runs.plan(runs)
     // remembered once written: a write that failed (a busy database) is tried again next tick
     for (const [id, dueAt] of planned) this.planned.set(id, dueAt)
     for (const at of wakeups) this.wakeAt(at - now)
-    this.options.onPlanned?.(runs.length, skipped)
-    return added
+    this.options.onPlanned?.(outcome.added, outcome.skipped)
+    return outcome.added
+  }
+
+  /**
+   * The due indexes of a check after the last one this process planned and before `index`: due
+   * times that passed while it could not plan (at most MAX_MISSED_PLANNED, the latest; none when
+   * the check's timing changed since).
+   */
+  private passedUnplanned(id: string, entry: Parsed, index: number): number[] {
+    const last = this.planned.get(id)
+    if (last === undefined) return []
+    const from = (last - entry.timing.phase) / entry.timing.period
+    if (!Number.isInteger(from)) return []
+    const out: number[] = []
+    for (let k = Math.max(from + 1, index - MAX_MISSED_PLANNED); k < index; k++) {
+      if (k * entry.timing.period + entry.timing.phase >= entry.notBefore) out.push(k)
+    }
+    return out
   }
 
   private readonly wakeups = new Set<NodeJS.Timeout>()
@@ -396,7 +431,7 @@ export class Scheduler {
       // stopped mid-run: nothing made up is recorded; the lease expires and another runner runs it
       // (its lease taken over: the other runner records it)
       if (signal.aborted) return
-      const outcome = await this.record(run.runId, result)
+      const outcome = await this.record(run, result)
       if (outcome.outcome !== 'completed') return
       this.completed++
       const artifacts = this.options.artifacts
@@ -412,39 +447,52 @@ export class Scheduler {
   }
 
   /** Results waiting for the next group commit. */
-  private pending: Array<{ runId: string; result: CheckRunResult; resolve: (o: CompleteOutcome) => void; reject: (e: unknown) => void }> = []
-  private committing: Promise<void> | undefined
+  private pending: Array<{ runId: string; checkId: string; result: CheckRunResult; resolve: (o: CompleteOutcome) => void; reject: (e: unknown) => void }> = []
+  /** group commits under way (at most the store's commitConcurrency: SQLite 1) */
+  private committers = 0
 
   /**
    * Records a run's result. Results that finish while a commit is under way, or within
-   * GROUP_COMMIT_MS of each other, are recorded together in one transaction.
+   * GROUP_COMMIT_MS of each other, are recorded together in one transaction; a store that takes
+   * several writers (PostgreSQL: every group locks its rows in one order) records several
+   * groups at once.
    */
-  private record(runId: string, result: CheckRunResult): Promise<CompleteOutcome> {
+  private record(run: ClaimedRun, result: CheckRunResult): Promise<CompleteOutcome> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ runId, result, resolve, reject })
-      if (this.pending.length === 1 && !this.committing) this.committing = delay(GROUP_COMMIT_MS).then(() => this.commit())
+      this.pending.push({ runId: run.runId, checkId: run.checkId, result, resolve, reject })
+      const size = this.store.maxGroupCommit ?? MAX_GROUP_COMMIT
+      // one committer per group waiting, up to the store's concurrency
+      if (this.committers < (this.store.commitConcurrency ?? 1) && (this.committers === 0 || this.pending.length > this.committers * size)) {
+        this.committers++
+        void delay(GROUP_COMMIT_MS).then(() => this.commit())
+      }
     })
   }
 
+  /** Records groups until none waits: the committer counts itself out in the step that finds none (so no result is left waiting). */
   private async commit(): Promise<void> {
-    try {
-      while (this.pending.length > 0) {
-        const batch = this.pending.splice(0, MAX_GROUP_COMMIT)
-        let outcomes: CompleteOutcome[] | undefined
-        // the database away: the results wait for it (the runs are done; running them again would double them)
-        const stopped = () => this.stopped
-        try {
-          outcomes = batch.length === 1 ? undefined : await untilAvailable(() => completeRuns(this.store, this.services, batch.map((p) => ({ account: undefined, runId: p.runId, result: p.result }))), stopped, { outage: this.outage })
-        } catch {
-          // one result the store refuses must not take the others with it: one transaction each
-        }
-        if (outcomes) batch.forEach((p, i) => p.resolve((outcomes as CompleteOutcome[])[i]))
-        else {
-          for (const p of batch) await untilAvailable(() => completeRun(this.store, this.services, undefined, p.runId, p.result), stopped, { outage: this.outage }).then(p.resolve, p.reject)
-        }
+    for (;;) {
+      if (this.pending.length === 0) {
+        this.committers--
+        return
       }
-    } finally {
-      this.committing = undefined
+      await this.commitGroup(this.pending.splice(0, this.store.maxGroupCommit ?? MAX_GROUP_COMMIT))
+    }
+  }
+
+  /** One group in one transaction; a group the store refuses is recorded one by one. Settles every result's promise, never throws. */
+  private async commitGroup(batch: typeof this.pending): Promise<void> {
+    let outcomes: CompleteOutcome[] | undefined
+    // the database away: the results wait for it (the runs are done; running them again would double them)
+    const stopped = () => this.stopped
+    try {
+      outcomes = batch.length === 1 ? undefined : await untilAvailable(() => completeRuns(this.store, this.services, batch.map((p) => ({ account: undefined, runId: p.runId, checkId: p.checkId, result: p.result }))), stopped, { outage: this.outage })
+    } catch {
+      // one result the store refuses must not take the others with it: one transaction each
+    }
+    if (outcomes) batch.forEach((p, i) => p.resolve((outcomes as CompleteOutcome[])[i]))
+    else {
+      for (const p of batch) await untilAvailable(() => completeRun(this.store, this.services, undefined, p.runId, p.result), stopped, { outage: this.outage }).then(p.resolve, p.reject)
     }
   }
 
@@ -458,8 +506,40 @@ export class Scheduler {
     await this.store.runs.prune(now - 10 * 60_000, now)
     await this.store.heartbeats.pruneEvents(now - this.options.retentionMs)
     await this.store.analytics.prune(now - this.options.retentionMs)
+    await this.store.runs.pruneSkipped(now - this.options.retentionMs)
     await this.store.webSessions.prune(Date.now())
   }
+}
+
+/** The check types and locations of the runnable checks, each pair once. */
+function schedulePairs(checks: ReadonlyArray<{ entry: Parsed }>): Array<{ checkType: string; location: string }> {
+  const pairs = new Map<string, { checkType: string; location: string }>()
+  for (const { entry } of checks) {
+    if (!entry.runnable) continue
+    const checkType = String(entry.check.checkType)
+    for (const location of checkLocations(entry.check)) pairs.set(`${checkType}\u0000${location}`, { checkType, location })
+  }
+  return [...pairs.values()]
+}
+
+/** When each store last skipped the late runs (ms of its clock): once a second is enough. */
+const lastSkip = new WeakMap<Store, number>()
+const SKIP_EVERY_MS = 1000
+
+/**
+ * Skips the runs a newer due run of their check supersedes (at most once a second per store;
+ * counted, and told to `services.onSkipped`), then claims as claimWithLimit does: what the
+ * server's runner and the agents' claims do, so that each check keeps its newest due run and
+ * the oldest due runs across checks are claimed first.
+ */
+export async function claimDueRuns(store: Store, services: RunServices, query: ClaimQuery, limit?: { checkTypes: readonly string[]; max: number }): Promise<ClaimedRun[]> {
+  const last = lastSkip.get(store)
+  if (last === undefined || query.now - last >= SKIP_EVERY_MS || query.now < last) {
+    lastSkip.set(store, query.now)
+    const skipped = await store.runs.skipLate(query.now)
+    if (skipped.length > 0) services.onSkipped?.(skipped)
+  }
+  return claimWithLimit(store, query, limit)
 }
 
 /**

@@ -234,6 +234,32 @@ export class StoreUnavailable extends Error {
   }
 }
 
+/**
+ * The database is up, but every connection of the server's pool stayed busy for the whole wait
+ * for one (PostgreSQL: `--db-pool-size` connections, all in transactions or statements): the
+ * server is overloaded, not cut off. A StoreUnavailable, so it is answered 503 with Retry-After
+ * and background work waits it out the same way; told apart in the log, the answer's message,
+ * the metrics and the readiness probe (which it does not fail).
+ */
+export class StorePoolSaturated extends StoreUnavailable {
+  constructor(message: string, readonly pool: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'StorePoolSaturated'
+  }
+}
+
+/** The connections of a pool, now (PostgreSQL; for the metrics). */
+export interface PoolStats {
+  /** `main` (requests, recording, planning, claims), `auth` (key look-ups, the rate limit) or `lease` (lease extensions, readiness) */
+  pool: string
+  size: number
+  total: number
+  idle: number
+  waiting: number
+  /** times a wait for a connection ran out (the pool saturated) */
+  saturated: number
+}
+
 /** Raised by a write that a unique constraint refuses (another writer may have got there first). */
 export class UniqueViolation extends Error {
   constructor(readonly field: 'variable.key' | 'statusPage.url' | 'statusPage.customDomain', readonly value: string) {
@@ -447,6 +473,53 @@ export interface PlannedRun {
   sessionId: string | null
   /** a run nobody claimed by then is skipped (ms; null: never skipped) */
   staleAt: number | null
+  /**
+   * planned as skipped, not to run (counted once, by the process whose insert made the row):
+   * `maintenance` (a window covers it) or `missed` (found after its check's grace)
+   */
+  skipReason?: 'maintenance' | 'missed'
+}
+
+/**
+ * Why a due run was not run, counted (monitors_scheduler_runs_skipped_total, GET
+ * /v1/scheduler/skipped-runs): `late`, a newer run of its check fell due before it was claimed
+ * (the runners were behind: each check keeps its newest due run); `missed`, no server planned it
+ * within its check's grace (they were down or stalled); `maintenance`, a maintenance window
+ * covered it. (A run planned before its check was paused is dropped, not counted: nothing was due.)
+ */
+export const SKIP_REASONS = ['late', 'missed', 'maintenance'] as const
+export type SkipReason = (typeof SKIP_REASONS)[number]
+
+/** Runs one statement skipped, counted by reason, check type and location. */
+export interface SkipCount {
+  reason: SkipReason
+  checkType: string
+  location: string
+  count: number
+}
+
+/** What a plan wrote: due runs added, and the skipped ones it inserted (counted once, whichever server plans). */
+export interface PlanOutcome {
+  added: number
+  skipped: SkipCount[]
+}
+
+/** Skipped runs of a check, location and reason in a window (whole UTC hours of their due times). */
+export interface SkippedRunsRow {
+  checkId: string
+  location: string
+  reason: SkipReason
+  count: number
+  /** the latest due time skipped, ms */
+  lastDueAt: number
+}
+
+/** Due runs waiting for a claim (never claimed, due now or before), per location. */
+export interface BacklogRow {
+  location: string
+  due: number
+  /** ms */
+  oldestDueAt: number
 }
 
 export interface ClaimQuery {
@@ -528,12 +601,34 @@ export interface RunLease {
 }
 
 export interface RunStore {
-  /** inserts the runs not planned yet (by key); answers how many were new */
-  plan(runs: PlannedRun[]): Promise<number>
+  /** inserts the runs not planned yet (by key); answers how many due runs were new, and the skipped ones it inserted */
+  plan(runs: PlannedRun[]): Promise<PlanOutcome>
+  /**
+   * Skips the scheduled runs never claimed that a newer due run of their check supersedes
+   * (reason `late`), counting them per check and hour in the same statement; answers what it
+   * skipped. Each check keeps its newest due run, so a runner that fell behind runs every
+   * check's latest run instead of dropping whatever is older than a period.
+   */
+  skipLate(now: number): Promise<SkipCount[]>
+  /** Due runs never claimed, due at or before `now`, per location (of one account, or every one's) */
+  backlog(now: number, account?: string): Promise<BacklogRow[]>
+  /** The account's skipped runs due in [fromHour, toHour) (whole UTC hours, ms), per check, location and reason */
+  skipped(account: string, fromHour: number, toHour: number, checkId?: string): Promise<SkippedRunsRow[]>
+  /** Forgets the counts of skipped runs due before `before` (ms): the results' retention */
+  pruneSkipped(before: number): Promise<number>
   /** claims due runs atomically: a run is held by one claim until its lease expires */
   claim(query: ClaimQuery): Promise<ClaimedRun[]>
-  /** new lease end (ms), or 'lost' / 'unknown' */
-  extend(account: string | undefined, runId: string, leaseMs: number, now: number): Promise<number | 'lost' | 'unknown'>
+  /**
+   * new lease end (ms); 'completed' when this claim's result is recorded already (an extension
+   * that crossed the result), 'lost' when another claim has the run, 'unknown'. PostgreSQL
+   * never waits on a lock for it: a run being recorded keeps the lease it has.
+   */
+  extend(account: string | undefined, runId: string, leaseMs: number, now: number): Promise<number | 'lost' | 'unknown' | 'completed'>
+  /**
+   * Locks the rows of these runs for the caller's transaction, in the order of their row ids
+   * (PostgreSQL; SQLite's write lock holds every row already): the first lock a group commit takes.
+   */
+  lock(runIds: readonly string[]): Promise<void>
   /**
    * The lease `runId` names, when it is held at `now`; 'done' when the run is complete (by this
    * claim or another); 'lost' when that claim is not the run's current one, the run was skipped
@@ -981,9 +1076,22 @@ export interface Store extends Repositories {
   transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T>
   /**
    * Resolves when the database takes work now (PostgreSQL: a statement answers; SQLite: its write
-   * lock can be taken), throws StoreUnavailable when it cannot (the server's readiness).
+   * lock can be taken), throws StoreUnavailable when it cannot (the server's readiness), and
+   * StorePoolSaturated when the database is up but no connection was free for the ping.
    */
   ping(): Promise<void>
+  /**
+   * Runs the scheduler records in one transaction at most (default 256): PostgreSQL keeps its
+   * groups small, so the rows of a group's first checks are not held while the last ones are written.
+   */
+  readonly maxGroupCommit?: number
+  /**
+   * Group commits the scheduler runs at once (default 1): PostgreSQL takes several, since every
+   * group locks its rows in one order; SQLite has one writer.
+   */
+  readonly commitConcurrency?: number
+  /** The connection pools' state (PostgreSQL); absent for a store without a pool (SQLite). */
+  poolStats?(): PoolStats[]
   close(): Promise<void>
   /**
    * The rate limit's windows kept in the database, for a limit per key across every server on

@@ -260,4 +260,9 @@ export const MIGRATIONS: readonly Migration[] = [
       { createIndex: 'check_results_started' },
     ],
   },
+  // runs not made in time are counted: a skipped run says why (check_runs.skip_reason), the counts per check, hour,
+  //    location and reason are kept (run_skips); a run is skipped once a newer run of its check is due, no longer by its
+  //    stale time, so that index goes
+  //    (and the run that stays says since when its check waits: check_runs.waiting_since, the claims' order)
+  { steps: [{ addColumn: 'check_runs.skip_reason' }, { addColumn: 'check_runs.waiting_since' }, { createTable: 'run_skips' }, { dropIndex: 'check_runs_stale' }] },
 ]

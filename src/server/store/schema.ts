@@ -303,9 +303,10 @@ export const TABLES: Record<string, Table> = {
       check_id: ofCheck,
       location: text,
       due_at: bigint,
-      stale_at: { type: 'bigint', ...nullable }, // never claimed by then: skipped
+      // never claimed by then: skipped (written, no longer read: a run is skipped once a newer one of its check is due)
+      stale_at: { type: 'bigint', ...nullable },
       session_id: { type: 'text', ...nullable },
-      state: { type: 'text', default: 'due' }, // 'due', 'done', or 'skipped' (nobody claimed it in time)
+      state: { type: 'text', default: 'due' }, // 'due', 'done', or 'skipped' (skip_reason says why)
       claim_seq: { type: 'integer', default: 0 }, // claims so far; a run id is "<id>.<claim_seq>"
       lease_owner: { type: 'text', ...nullable },
       lease_expires_at: { type: 'bigint', ...nullable },
@@ -314,12 +315,37 @@ export const TABLES: Record<string, Table> = {
       // when the run was last claimed: a result is dated inside its claim's window (runs claimed
       // before this column have none: their due time stands for it)
       claimed_at: { type: 'bigint', ...nullable },
+      // why a skipped run was not run: late (a newer run of its check fell due before it was
+      // claimed), missed (no server planned it within its check's grace), maintenance (a window
+      // covered it), paused (its check was paused after it was planned)
+      skip_reason: { type: 'text', ...nullable },
+      // the due time of the oldest run of its check skipped as late for this one (ms): claims take
+      // the runs of the checks waiting longest first, so a runner that is behind serves every check in turn
+      waiting_since: { type: 'bigint', ...nullable },
     },
     indexes: {
       check_runs_due: { columns: ['state', 'due_at'] },
       check_runs_check: { columns: ['check_id'] },
-      check_runs_stale: { columns: ['stale_at'], where: `state = 'due' AND claim_seq = 0` },
+      check_runs_stale: { columns: ['stale_at'], where: `state = 'due' AND claim_seq = 0`, dropped: true },
     },
+  },
+
+  // the due runs not run, counted per check, UTC hour, location and reason (late, missed,
+  // maintenance) by the process that skipped them, in the statement that skipped them: what
+  // GET /v1/scheduler/skipped-runs answers (kept with the results' retention)
+  run_skips: {
+    columns: {
+      check_id: ofCheck,
+      account_id: text,
+      hour_start: bigint,
+      location: text,
+      reason: text,
+      skipped: { type: 'integer' },
+      last_due_at: bigint, // the latest due time skipped (ms)
+    },
+    primaryKey: ['check_id', 'hour_start', 'location', 'reason'],
+    sqlite: { withoutRowid: true },
+    indexes: { run_skips_account: { columns: ['account_id', 'hour_start'] } },
   },
 
   check_results: {

@@ -79,7 +79,7 @@ export function checkRepository(sql: Sql): CheckStore {
       await tx.run(`UPDATE checks SET body = $1, activated = $2, name_folded = $3 WHERE seq = $4`, [json, data.activated !== false, foldedName(data), row.seq])
       // a check paused or resumed: the scheduled runs planned before (and never claimed) are skipped
       if ((previous.activated !== false) !== (data.activated !== false)) {
-        await tx.run(`UPDATE check_runs SET state = 'skipped', done_at = $1
+        await tx.run(`UPDATE check_runs SET state = 'skipped', done_at = $1, skip_reason = 'paused'
           WHERE check_id = $2 AND state = 'due' AND session_id IS NULL AND claim_seq = 0`, [Date.now(), id])
       }
       await tx.run(`DELETE FROM check_tags WHERE check_seq = $1`, [row.seq])

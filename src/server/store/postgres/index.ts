@@ -1,6 +1,6 @@
 import { badgeTokenRepository } from './badge-tokens.js'
 import pg from 'pg'
-import type { Repositories, Store } from '../index.js'
+import type { PoolStats, Repositories, Store } from '../index.js'
 import { UserError } from '../../../errors.js'
 import { TYPES, migrate, redactUrl } from './migrations.js'
 import { checkRepository } from './checks.js'
@@ -14,7 +14,7 @@ import { agentRepository, resultRepository, runRepository, scheduleRepository, s
 import { rateWindowRepository } from './rate-windows.js'
 import { alertDeliveryRepository } from './alerts-deliveries.js'
 import { analyticsRepository } from './analytics.js'
-import { unavailableOr } from './errors.js'
+import { storeError, type NamedPool } from './errors.js'
 
 /**
  * Where the repositories send their statements: the pool (each statement on any free
@@ -58,16 +58,25 @@ function decodeRow<R>(row: Record<string, unknown>): R {
   return row as R
 }
 
-/** A statement's answer; a database that went away is StoreUnavailable (see errors.ts). */
-async function query(client: pg.PoolClient | pg.Pool, text: string, values?: unknown[]): Promise<pg.QueryResult> {
+/** A pg pool with the name and size its errors and metrics give. */
+export interface Pool extends NamedPool {
+  pg: pg.Pool
+}
+
+/**
+ * A statement's answer, on a pool's free connection or a transaction's; a database that went
+ * away is StoreUnavailable, a pool whose connections all stayed busy StorePoolSaturated (see errors.ts).
+ */
+async function query(client: pg.PoolClient | Pool, text: string, values?: unknown[]): Promise<pg.QueryResult> {
+  const onPool = 'pg' in client
   try {
-    return await client.query(text, values?.map(encodeParam))
+    return await (onPool ? client.pg : client).query(text, values?.map(encodeParam))
   } catch (error) {
-    throw unavailableOr(error)
+    throw storeError(error, onPool ? client : undefined)
   }
 }
 
-function clientSql(client: pg.PoolClient | pg.Pool, atomic: Sql['atomic']): Sql {
+function clientSql(client: pg.PoolClient | Pool, atomic: Sql['atomic']): Sql {
   return {
     rows: async <R>(text: string, values?: unknown[]) => (await query(client, text, values)).rows.map((row) => decodeRow<R>(row)),
     run: async (text, values) => (await query(client, text, values)).rowCount ?? 0,
@@ -81,12 +90,12 @@ function clientSql(client: pg.PoolClient | pg.Pool, atomic: Sql['atomic']): Sql 
  * emit an 'error' nobody handles, and that ends the process. It gets a listener of its own until
  * it is released, and a connection that failed is released as broken (closed, not reused).
  */
-async function checkOut(pool: pg.Pool): Promise<{ client: pg.PoolClient; release: (broken: boolean) => void }> {
+async function checkOut(pool: Pool): Promise<{ client: pg.PoolClient; release: (broken: boolean) => void }> {
   let client: pg.PoolClient
   try {
-    client = await pool.connect()
+    client = await pool.pg.connect()
   } catch (error) {
-    throw unavailableOr(error)
+    throw storeError(error, pool)
   }
   let failed: Error | undefined
   const onError = (error: Error) => {
@@ -102,7 +111,7 @@ async function checkOut(pool: pg.Pool): Promise<{ client: pg.PoolClient; release
   }
 }
 
-async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+async function inTransaction<T>(pool: Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const { client, release } = await checkOut(pool)
     let broken = false
@@ -119,7 +128,7 @@ async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Pr
         broken = true
       }
       if (attempt < 3 && RETRYABLE.has((error as { code?: string }).code ?? '')) continue
-      throw unavailableOr(error)
+      throw storeError(error)
     } finally {
       release(broken)
     }
@@ -157,9 +166,13 @@ function repositories(sql: Sql): Repositories {
 
 /**
  * The Store on PostgreSQL, for several server processes on one database. Statements go to a
- * pool of connections; a transaction checks one connection out for its whole length, so other
- * requests of the process go on meanwhile. Nothing is kept in memory: every answer is read
- * from the database, so what another server writes is seen at once.
+ * pool of connections (`--db-pool-size`, default 10); a transaction checks one connection out
+ * for its whole length, so other requests of the process go on meanwhile. The statements that
+ * must never wait behind those have small pools of their own: lease extensions and the
+ * readiness ping (LEASE_POOL_SIZE), key look-ups and the rate limit's count (AUTH_POOL_SIZE),
+ * so a server whose main pool is saturated still keeps its leases, authenticates and says it is
+ * ready, and a burst of requests does not delay a lease. Nothing is kept in
+ * memory: every answer is read from the database, so what another server writes is seen at once.
  */
 export class PostgresStore implements Store {
   readonly checks
@@ -188,11 +201,25 @@ export class PostgresStore implements Store {
   readonly analytics
   /** the rate limit's windows, shared by every server on the database */
   readonly rateWindows
+  /**
+   * a group commit's rows stay locked until its last run is written, and another server's (or
+   * an agent's) result of the same check waits for them: small groups
+   */
+  readonly maxGroupCommit = 8
+  /** groups recorded at once: their rows are taken in one order, so they wait on each other briefly, never deadlock */
+  readonly commitConcurrency = 4
   private closed = false
+  /** the pool of the lease extensions and readiness */
+  private readonly leaseSql: Sql
 
-  constructor(readonly pool: pg.Pool) {
-    const sql = clientSql(pool, (fn) => inTransaction(pool, (client) => fn(transactionSql(client))))
+  constructor(readonly pool: Pool, readonly leasePool: Pool, readonly authPool: Pool) {
+    const onPool = (p: Pool): Sql => clientSql(p, (fn) => inTransaction(p, (client) => fn(transactionSql(client))))
+    const sql = onPool(pool)
+    this.leaseSql = onPool(leasePool)
+    const authSql = onPool(authPool)
     const repos = repositories(sql)
+    const lease = repositories(this.leaseSql)
+    const auth = repositories(authSql)
     this.checks = repos.checks
     this.variables = repos.variables
     this.services = repos.services
@@ -202,7 +229,7 @@ export class PostgresStore implements Store {
     this.alertChannels = repos.alertChannels
     this.checkGroups = repos.checkGroups
     this.incidents = repos.incidents
-    this.keys = repos.keys
+    this.keys = { ...repos.keys, find: auth.keys.find, touch: auth.keys.touch }
     this.webSessions = repos.webSessions
     this.subscribers = repos.subscribers
     this.badgeTokens = repos.badgeTokens
@@ -210,14 +237,14 @@ export class PostgresStore implements Store {
     this.errorGroups = repos.errorGroups
     this.alerts = repos.alerts
     this.heartbeats = repos.heartbeats
-    this.runs = repos.runs
+    this.runs = { ...repos.runs, extend: lease.runs.extend }
     this.results = repos.results
     this.sessions = repos.sessions
     this.agents = repos.agents
     this.schedule = repos.schedule
     this.alertDeliveries = repos.alertDeliveries
     this.analytics = repos.analytics
-    this.rateWindows = rateWindowRepository(sql)
+    this.rateWindows = rateWindowRepository(authSql)
   }
 
   /** One connection for the whole of fn (READ COMMITTED, rows locked as the repositories read them). */
@@ -225,14 +252,21 @@ export class PostgresStore implements Store {
     return inTransaction(this.pool, (client) => fn(repositories(transactionSql(client))))
   }
 
+  /** A statement on the lease pool: it answers, or the database is away (the main pool's load does not count). */
   async ping(): Promise<void> {
-    await query(this.pool, 'SELECT 1')
+    await this.leaseSql.run('SELECT 1')
+  }
+
+  poolStats(): PoolStats[] {
+    return [this.pool, this.authPool, this.leasePool].map((p) => ({
+      pool: p.name, size: p.size, total: p.pg.totalCount, idle: p.pg.idleCount, waiting: p.pg.waitingCount, saturated: p.saturated,
+    }))
   }
 
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
-    await this.pool.end()
+    await Promise.all([this.pool.pg.end(), this.authPool.pg.end(), this.leasePool.pg.end()])
   }
 }
 
@@ -241,21 +275,45 @@ function transactionSql(client: pg.PoolClient): Sql {
   return sql
 }
 
-/** Connects to the database at `url`, and brings its schema up to date. */
-export async function openPostgresStore(url: string, options: { max?: number } = {}): Promise<PostgresStore> {
-  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, types: TYPES, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 10_000 })
+/** Connections of the main pool by default (`--db-pool-size`). */
+export const DEFAULT_POOL_SIZE = 10
+/** Connections of the pool of lease extensions and readiness. */
+export const LEASE_POOL_SIZE = 2
+/** Connections of the pool of key look-ups and the rate limit's count (one or two statements a request). */
+export const AUTH_POOL_SIZE = 3
+/** How long a statement waits for a free connection (and a new connection for the database) before the pool counts as saturated, ms. */
+export const DEFAULT_POOL_WAIT_MS = 10_000
+
+export interface PostgresOptions {
+  /** connections of the main pool (default 10) */
+  poolSize?: number
+  /** wait for a free connection, ms (default 10,000) */
+  poolWaitMs?: number
+}
+
+function makePool(url: string, name: string, size: number, waitMs: number): Pool {
+  const pool = new pg.Pool({ connectionString: url, max: size, types: TYPES, idleTimeoutMillis: 30_000, connectionTimeoutMillis: waitMs })
   // a connection that breaks while idle (the database restarted) is dropped, not thrown at the process
   pool.on('error', () => undefined)
+  return { pg: pool, name, size, waitMs, saturated: 0 }
+}
+
+/** Connects to the database at `url`, and brings its schema up to date. */
+export async function openPostgresStore(url: string, options: PostgresOptions = {}): Promise<PostgresStore> {
+  const size = options.poolSize ?? DEFAULT_POOL_SIZE
+  if (!Number.isInteger(size) || size < 1 || size > 1000) throw new UserError(`The database pool size must be a whole number from 1 to 1000, got ${size}`)
+  const waitMs = options.poolWaitMs ?? DEFAULT_POOL_WAIT_MS
+  const pool = makePool(url, 'main', size, waitMs)
   try {
-    await migrate(pool)
+    await migrate(pool.pg)
   } catch (error) {
-    await pool.end().catch(() => undefined)
+    await pool.pg.end().catch(() => undefined)
     if (error instanceof UserError) throw error
     const code = (error as { code?: string }).code
     const message = (error as Error).message
     throw new UserError(`Cannot open the PostgreSQL database ${redactUrl(url)}: ${code && !/^\d/.test(code) ? `${code} ` : ''}${message}`)
   }
-  return new PostgresStore(pool)
+  return new PostgresStore(pool, makePool(url, 'lease', LEASE_POOL_SIZE, waitMs), makePool(url, 'auth', AUTH_POOL_SIZE, waitMs))
 }
 
 export { MIGRATIONS, redactUrl } from './migrations.js'

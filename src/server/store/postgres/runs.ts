@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type {
-  AgentStore, CheckResultRecord, ClaimedRun, CompleteOutcome, ResultStore, RunStore, ScheduleStore, SessionStore, StoredResultInput,
+  AgentStore, CheckResultRecord, ClaimedRun, CompleteOutcome, PlanOutcome, ResultStore, RunStore, ScheduleStore, SessionStore, SkipCount,
+  SkipReason, StoredResultInput,
 } from '../index.js'
 import type { CheckGroup, MaintenanceWindow } from '../../../schema/index.js'
 import type { Sql } from './index.js'
@@ -11,7 +12,9 @@ import { compactRow, dropPartitions, ensurePartition, getCompact, listResults, r
 /*
  * Due runs are rows of check_runs, shared by every server and agent on the database.
  * - Planning inserts with ON CONFLICT (run_key) DO NOTHING: one row per check, location and
- *   due time, however many servers plan the same due time.
+ *   due time, however many servers plan the same due time (a run planned as skipped, too).
+ * - Before claiming, the runs a newer due run of their check supersedes are skipped as late
+ *   (SKIP_LATE), counted with their check, hour, location and reason in run_skips.
  * - A claim is one statement: the due rows are picked with FOR UPDATE SKIP LOCKED (a row
  *   another claimer is taking is passed over, never waited for or taken twice) and leased in
  *   the same UPDATE. Each claim bumps `claim_seq`; the run id handed out is
@@ -77,7 +80,7 @@ const CLAIM = `
       AND (r.session_id IS NOT NULL OR c.activated)
       AND ($8::text[] IS NULL OR NOT (c.check_type = ANY($8::text[])))
       AND ($9::text[] IS NULL OR c.check_type = ANY($9::text[]))
-    ORDER BY r.due_at, r.seq
+    ORDER BY coalesce(r.waiting_since, r.due_at), r.due_at, r.seq
     LIMIT $5
     FOR UPDATE OF r SKIP LOCKED)
   UPDATE check_runs r SET claim_seq = r.claim_seq + 1, lease_owner = $6, lease_expires_at = $7, claimed_at = $1
@@ -85,10 +88,42 @@ const CLAIM = `
   WHERE r.seq = picked.seq AND c.id = r.check_id
   RETURNING r.id, r.account_id, r.check_id, r.location, r.due_at, r.session_id, r.claim_seq, r.lease_expires_at, c.body`
 
-/** runs nobody claimed in time leave the claim's way (rows being claimed right now are left alone) */
-const SKIP_STALE = `
-  UPDATE check_runs SET state = 'skipped', done_at = $1
-  WHERE seq IN (SELECT seq FROM check_runs WHERE state = 'due' AND claim_seq = 0 AND stale_at <= $1 FOR UPDATE SKIP LOCKED)`
+/**
+ * The runs a newer due run of their check supersedes leave the claim's way, skipped as late
+ * (rows being claimed right now are left alone), and are counted per check, hour of their due
+ * time, location and reason in the same statement (in key order: two servers skipping runs of
+ * the same checks take the counts' rows in one order). Answers them by check type and location.
+ */
+const SKIP_LATE = `
+  WITH skipped AS (
+    UPDATE check_runs r SET state = 'skipped', done_at = $1, skip_reason = 'late'
+    WHERE r.seq IN (
+      SELECT o.seq FROM check_runs o
+      WHERE o.state = 'due' AND o.claim_seq = 0 AND o.session_id IS NULL AND o.due_at <= $1
+        AND EXISTS (SELECT 1 FROM check_runs n WHERE n.check_id = o.check_id AND n.session_id IS NULL AND n.due_at > o.due_at AND n.due_at <= $1)
+      FOR UPDATE SKIP LOCKED)
+    RETURNING r.seq, r.check_id, r.account_id, r.location, r.due_at, r.skip_reason, coalesce(r.waiting_since, r.due_at) AS since),
+  -- the runs that stay (their check's newest due) wait since the oldest skipped for them
+  carried AS (
+    UPDATE check_runs n SET waiting_since = LEAST(coalesce(n.waiting_since, n.due_at), w.since)
+    FROM (SELECT check_id, min(since) AS since FROM skipped GROUP BY check_id) w
+    WHERE n.check_id = w.check_id AND n.state = 'due' AND n.claim_seq = 0 AND n.session_id IS NULL AND n.due_at <= $1
+      AND n.seq NOT IN (SELECT seq FROM skipped)),
+  counted AS (${countSkips('skipped')})
+  SELECT s.skip_reason AS reason, c.check_type, s.location, count(*)::int AS n FROM skipped s JOIN checks c ON c.id = s.check_id GROUP BY 1, 2, 3`
+
+/** The upsert of the counts of skipped runs `rows` holds (check_id, account_id, location, due_at, skip_reason), in key order. */
+function countSkips(rows: string): string {
+  return `INSERT INTO run_skips (check_id, account_id, hour_start, location, reason, skipped, last_due_at)
+    SELECT check_id, account_id, due_at - due_at % 3600000 AS hour_start, location, skip_reason, count(*)::int, max(due_at)
+    FROM ${rows} WHERE skip_reason IS NOT NULL GROUP BY check_id, account_id, hour_start, location, skip_reason
+    ORDER BY check_id COLLATE "C", hour_start, location COLLATE "C", skip_reason COLLATE "C"
+    ON CONFLICT (check_id, hour_start, location, reason) DO UPDATE SET
+      skipped = run_skips.skipped + excluded.skipped, last_due_at = GREATEST(run_skips.last_due_at, excluded.last_due_at)`
+}
+
+const skipCounts = (rows: Array<{ reason: SkipReason; check_type: string; location: string; n: number }>): SkipCount[] =>
+  rows.map((r) => ({ reason: r.reason, checkType: r.check_type, location: r.location, count: Number(r.n) }))
 
 /** The run a run id names, locked for the caller's transaction, with its claim number; none when another account's or of a claim not made yet. */
 async function findRun(db: Sql, account: string | undefined, runId: string): Promise<{ row: RunRow; claim: number } | undefined> {
@@ -99,23 +134,57 @@ async function findRun(db: Sql, account: string | undefined, runId: string): Pro
   return { row, claim: parsed.claim }
 }
 
-async function planRuns(sql: Sql, runs: Parameters<RunStore['plan']>[0]): Promise<number> {
-  if (runs.length === 0) return 0
+/**
+ * Extends a lease without waiting on any lock: the row is taken with SKIP LOCKED, so an
+ * extension never queues behind the transaction recording the run (or a claim of it). A row
+ * it passed over is read as committed: still due under this claim (being recorded right now),
+ * the lease holds as it is; done under this claim, 'completed'; else lost or unknown.
+ */
+async function extendRun(sql: Sql, account: string | undefined, runId: string, leaseMs: number, now: number): Promise<number | 'lost' | 'unknown' | 'completed'> {
+  const parsed = parseRunId(runId)
+  if (!parsed) return 'unknown'
+  const until = now + leaseMs
+  const changed = await sql.run(`UPDATE check_runs SET lease_expires_at = $1 WHERE id = (
+      SELECT id FROM check_runs WHERE id = $2 AND claim_seq = $3 AND state = 'due' AND ($4::text IS NULL OR account_id = $4) FOR UPDATE SKIP LOCKED)`,
+  [until, parsed.id, parsed.claim, account ?? null])
+  if (changed > 0) return until
+  const [row] = await sql.rows<RunRow>(`SELECT * FROM check_runs WHERE id = $1`, [parsed.id])
+  if (!row || (account !== undefined && row.account_id !== account) || parsed.claim > row.claim_seq) return 'unknown'
+  if (row.state === 'done' && row.done_claim === parsed.claim) return 'completed'
+  if (row.state === 'due' && row.claim_seq === parsed.claim) return row.lease_expires_at ?? until
+  return 'lost'
+}
+
+/**
+ * Inserts the runs not planned yet; a run planned as skipped is a row already skipped, counted
+ * in the same statement. Only the rows this statement inserted are counted, so however many
+ * servers plan the same due times, each run is counted once.
+ */
+async function planRuns(sql: Sql, runs: Parameters<RunStore['plan']>[0]): Promise<PlanOutcome> {
+  if (runs.length === 0) return { added: 0, skipped: [] }
   // in key order, so two servers planning the same runs take their keys in the same order
-  return sql.run(`
-    INSERT INTO check_runs (id, run_key, account_id, check_id, location, due_at, stale_at, session_id)
-    SELECT u.* FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::text[])
-      AS u(id, run_key, account_id, check_id, location, due_at, stale_at, session_id)
-    WHERE EXISTS (SELECT 1 FROM checks c WHERE c.id = u.check_id AND c.account_id = u.account_id)
-    ORDER BY u.run_key
-    ON CONFLICT (run_key) DO NOTHING`, [
+  const rows = await sql.rows<{ reason: SkipReason | null; check_type: string; location: string; n: number }>(`
+    WITH inserted AS (
+      INSERT INTO check_runs (id, run_key, account_id, check_id, location, due_at, stale_at, session_id, state, skip_reason, done_at)
+      SELECT u.id, u.run_key, u.account_id, u.check_id, u.location, u.due_at, u.stale_at, u.session_id,
+        CASE WHEN u.skip_reason IS NULL THEN 'due' ELSE 'skipped' END, u.skip_reason, CASE WHEN u.skip_reason IS NULL THEN NULL ELSE u.due_at END
+      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::text[])
+        AS u(id, run_key, account_id, check_id, location, due_at, stale_at, session_id, skip_reason)
+      WHERE EXISTS (SELECT 1 FROM checks c WHERE c.id = u.check_id AND c.account_id = u.account_id)
+      ORDER BY u.run_key
+      ON CONFLICT (run_key) DO NOTHING
+      RETURNING check_id, account_id, location, due_at, skip_reason),
+    counted AS (${countSkips('inserted')})
+    SELECT i.skip_reason AS reason, c.check_type, i.location, count(*)::int AS n FROM inserted i JOIN checks c ON c.id = i.check_id GROUP BY 1, 2, 3`, [
     runs.map(() => randomUUID()), runs.map((r) => r.key), runs.map((r) => r.account), runs.map((r) => r.checkId),
     runs.map((r) => r.location), runs.map((r) => r.dueAt), runs.map((r) => r.staleAt), runs.map((r) => r.sessionId),
+    runs.map((r) => r.skipReason ?? null),
   ])
+  const added = rows.filter((r) => r.reason === null).reduce((n, r) => n + Number(r.n), 0)
+  return { added, skipped: skipCounts(rows.filter((r): r is typeof r & { reason: SkipReason } => r.reason !== null)) }
 }
 
 async function claimRuns(sql: Sql, q: Parameters<RunStore['claim']>[0]): Promise<ClaimedRun[]> {
-  await sql.run(SKIP_STALE, [q.now])
   const rows = await sql.rows<RunRow & { body: string }>(CLAIM, [
     q.now, q.account ?? null, q.locations ?? null, q.skipAgentLocations === true, q.max, q.owner, q.now + q.leaseMs,
     q.skipCheckTypes ? [...q.skipCheckTypes] : null, q.onlyCheckTypes ? [...q.onlyCheckTypes] : null,
@@ -218,14 +287,24 @@ async function completeRun(tx: Sql, account: string | undefined, runId: string, 
 export function runRepository(sql: Sql): RunStore {
   return {
     plan: (runs) => planRuns(sql, runs),
+    skipLate: async (now) => skipCounts(await sql.rows(SKIP_LATE, [now])),
+    backlog: async (now, account) => (await sql.rows<{ location: string; n: number; oldest: number }>(`
+      SELECT location, count(*)::int AS n, min(due_at) AS oldest FROM check_runs
+      WHERE state = 'due' AND claim_seq = 0 AND due_at <= $1 AND ($2::text IS NULL OR account_id = $2)
+      GROUP BY location ORDER BY location COLLATE "C"`, [now, account ?? null]))
+      .map((r) => ({ location: r.location, due: Number(r.n), oldestDueAt: Number(r.oldest) })),
+    skipped: async (account, fromHour, toHour, checkId) => (await sql.rows<{ check_id: string; location: string; reason: SkipReason; n: number; last: number }>(`
+      SELECT check_id, location, reason, sum(skipped)::int AS n, max(last_due_at) AS last FROM run_skips
+      WHERE account_id = $1 AND hour_start >= $2 AND hour_start < $3 AND ($4::text IS NULL OR check_id = $4)
+      GROUP BY check_id, location, reason ORDER BY check_id COLLATE "C", location COLLATE "C", reason COLLATE "C"`, [account, fromHour, toHour, checkId ?? null]))
+      .map((r) => ({ checkId: r.check_id, location: r.location, reason: r.reason, count: Number(r.n), lastDueAt: Number(r.last) })),
+    pruneSkipped: (before) => sql.run(`DELETE FROM run_skips WHERE hour_start < $1`, [before - 3_600_000 + 1]),
     claim: (q) => claimRuns(sql, q),
-    extend: (account, runId, leaseMs, now) => sql.atomic(async (tx) => {
-      const found = await findRun(tx, account, runId)
-      if (!found) return 'unknown'
-      const until = now + leaseMs
-      const changed = await tx.run(`UPDATE check_runs SET lease_expires_at = $1 WHERE id = $2 AND claim_seq = $3 AND state = 'due'`, [until, found.row.id, found.claim])
-      return changed > 0 ? until : 'lost'
-    }),
+    extend: (account, runId, leaseMs, now) => extendRun(sql, account, runId, leaseMs, now),
+    lock: async (runIds) => {
+      const ids = [...new Set(runIds.map((runId) => parseRunId(runId)?.id).filter((id): id is string => id !== undefined))].sort()
+      if (ids.length > 1) await sql.run(`SELECT id FROM check_runs WHERE id = ANY($1::text[]) ORDER BY id COLLATE "C" FOR UPDATE`, [ids])
+    },
     lease: async (account, runId, now) => {
       const parsed = parseRunId(runId)
       if (!parsed) return 'unknown'

@@ -28,7 +28,7 @@ export function checkRepository(
   const update = db.prepare(`UPDATE checks SET body = ?, name_folded = ? WHERE seq = ?`)
   const remove = db.prepare(`DELETE FROM checks WHERE id = ? AND account_id = ?`)
   // a check paused or resumed: the scheduled runs planned before (and never claimed) are skipped
-  const skipPlanned = db.prepare(`UPDATE check_runs SET state = 'skipped', done_at = ?
+  const skipPlanned = db.prepare(`UPDATE check_runs SET state = 'skipped', done_at = ?, skip_reason = 'paused'
     WHERE check_id = ? AND state = 'due' AND session_id IS NULL AND claim_seq = 0`)
   // moves when another connection commits (data_version) or this one writes checks (not when it
   // records results: a server running checks keeps its list pages)

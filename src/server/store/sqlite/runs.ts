@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import type { Db } from './migrations.js'
 import type {
-  AgentStore, CheckResultRecord, ClaimedRun, CompleteOutcome, ResultQuery, ResultStore, RunStore, ScheduleStore, SessionRecord,
-  SessionStore, StoredResultInput,
+  AgentStore, CheckResultRecord, ClaimedRun, CompleteOutcome, PlanOutcome, ResultQuery, ResultStore, RunStore, ScheduleStore, SessionRecord,
+  SessionStore, SkipCount, SkipReason, StoredResultInput,
 } from '../index.js'
 import type { CheckGroup, MaintenanceWindow } from '../../../schema/index.js'
 import type { Exec } from './index.js'
@@ -110,20 +110,76 @@ async function inBatches(batch: () => Promise<number>): Promise<number> {
 type ClaimQuery = Parameters<RunStore['claim']>[0]
 type FindRun = (account: string | undefined, runId: string) => { row: RunRow; claim: number } | undefined
 
-/** Planning is idempotent: a run of a key planned before (or of a check gone) is not added again. */
-function planTransaction(db: Db) {
-  const insertRun = db.prepare(`INSERT OR IGNORE INTO check_runs (id, run_key, account_id, check_id, location, due_at, stale_at, session_id)
-    SELECT @id, @key, @account, @checkId, @location, @dueAt, @staleAt, @sessionId
-    WHERE EXISTS (SELECT 1 FROM checks WHERE id = @checkId AND account_id = @account)`)
-  return db.transaction((runs: Parameters<RunStore['plan']>[0]) => {
-    let added = 0
-    for (const run of runs) {
-      added += insertRun.run({
-        id: timeOrderedId(run.dueAt), key: run.key, account: run.account, checkId: run.checkId, location: run.location,
-        dueAt: run.dueAt, staleAt: run.staleAt, sessionId: run.sessionId,
-      }).changes
+/** The counts of skipped runs, per check, hour of their due time, location and reason (see run_skips). */
+function skipCounter(db: Db) {
+  const upsert = db.prepare(`INSERT INTO run_skips (check_id, account_id, hour_start, location, reason, skipped, last_due_at)
+    VALUES (@checkId, @account, @hour, @location, @reason, 1, @dueAt)
+    ON CONFLICT (check_id, hour_start, location, reason) DO UPDATE SET
+      skipped = skipped + 1, last_due_at = max(last_due_at, excluded.last_due_at)`)
+  const typeOf = db.prepare(`SELECT check_type FROM checks WHERE id = ?`).pluck()
+  /** Counts the runs skipped (inside the caller's transaction) and answers them by reason, check type and location. */
+  return (rows: ReadonlyArray<{ check_id: string; account_id: string; location: string; due_at: number; skip_reason: SkipReason }>): SkipCount[] => {
+    const out = new Map<string, SkipCount>()
+    for (const row of rows) {
+      upsert.run({ checkId: row.check_id, account: row.account_id, hour: row.due_at - (row.due_at % 3_600_000), location: row.location, reason: row.skip_reason, dueAt: row.due_at })
+      const checkType = String(typeOf.get(row.check_id) ?? '')
+      const key = `${row.skip_reason}\u0000${checkType}\u0000${row.location}`
+      const count = out.get(key) ?? { reason: row.skip_reason, checkType, location: row.location, count: 0 }
+      count.count++
+      out.set(key, count)
     }
-    return added
+    return [...out.values()]
+  }
+}
+
+/**
+ * Planning is idempotent: a run of a key planned before (or of a check gone) is not added again.
+ * A run planned as skipped is a row skipped already, counted when this insert made it.
+ */
+function planTransaction(db: Db) {
+  const insertRun = db.prepare(`INSERT OR IGNORE INTO check_runs (id, run_key, account_id, check_id, location, due_at, stale_at, session_id, state, skip_reason, done_at)
+    SELECT @id, @key, @account, @checkId, @location, @dueAt, @staleAt, @sessionId,
+      CASE WHEN @skipReason IS NULL THEN 'due' ELSE 'skipped' END, @skipReason, CASE WHEN @skipReason IS NULL THEN NULL ELSE @dueAt END
+    WHERE EXISTS (SELECT 1 FROM checks WHERE id = @checkId AND account_id = @account)`)
+  const count = skipCounter(db)
+  return db.transaction((runs: Parameters<RunStore['plan']>[0]): PlanOutcome => {
+    let added = 0
+    const skipped: Array<{ check_id: string; account_id: string; location: string; due_at: number; skip_reason: SkipReason }> = []
+    for (const run of runs) {
+      const changes = insertRun.run({
+        id: timeOrderedId(run.dueAt), key: run.key, account: run.account, checkId: run.checkId, location: run.location,
+        dueAt: run.dueAt, staleAt: run.staleAt, sessionId: run.sessionId, skipReason: run.skipReason ?? null,
+      }).changes
+      if (changes === 0) continue
+      if (run.skipReason) skipped.push({ check_id: run.checkId, account_id: run.account, location: run.location, due_at: run.dueAt, skip_reason: run.skipReason })
+      else added++
+    }
+    return { added, skipped: count(skipped) }
+  })
+}
+
+/**
+ * Skips the scheduled runs never claimed that a newer due run of their check supersedes (late),
+ * and counts them (see RunStore.skipLate).
+ */
+function skipLateTransaction(db: Db) {
+  const skip = db.prepare(`UPDATE check_runs SET state = 'skipped', done_at = @now, skip_reason = 'late'
+    WHERE seq IN (
+      SELECT o.seq FROM check_runs o
+      WHERE o.state = 'due' AND o.claim_seq = 0 AND o.session_id IS NULL AND o.due_at <= @now
+        AND EXISTS (SELECT 1 FROM check_runs n WHERE n.check_id = o.check_id AND n.session_id IS NULL AND n.due_at > o.due_at AND n.due_at <= @now))
+    RETURNING check_id, account_id, location, due_at, skip_reason, coalesce(waiting_since, due_at) AS since`)
+  // the runs that stay (their check's newest due) wait since the oldest skipped for them
+  const carry = db.prepare(`UPDATE check_runs SET waiting_since = min(coalesce(waiting_since, due_at), @since)
+    WHERE check_id = @checkId AND state = 'due' AND claim_seq = 0 AND session_id IS NULL AND due_at <= @now`)
+  const count = skipCounter(db)
+  return db.transaction((now: number): SkipCount[] => {
+    const rows = (skip.all({ now }) as Array<{ check_id: string; account_id: string; location: string; due_at: number; skip_reason: SkipReason; since: number }>)
+      .sort((a, b) => (a.check_id < b.check_id ? -1 : a.check_id > b.check_id ? 1 : a.due_at - b.due_at))
+    const since = new Map<string, number>()
+    for (const row of rows) since.set(row.check_id, Math.min(since.get(row.check_id) ?? Infinity, row.since))
+    for (const [checkId, at] of since) carry.run({ checkId, since: at, now })
+    return count(rows)
   })
 }
 
@@ -142,17 +198,13 @@ function claimTransaction(db: Db) {
           SELECT 1 FROM checks c WHERE c.id = r.check_id AND c.check_type IN (SELECT value FROM json_each(@skipTypes))))
         AND (@onlyTypes IS NULL OR EXISTS (
           SELECT 1 FROM checks c WHERE c.id = r.check_id AND c.check_type IN (SELECT value FROM json_each(@onlyTypes))))
-      ORDER BY r.due_at, r.seq
+      ORDER BY coalesce(r.waiting_since, r.due_at), r.due_at, r.seq
       LIMIT @max)
     RETURNING id, account_id, check_id, location, due_at, session_id, claim_seq, lease_expires_at`)
-  // runs nobody claimed in time leave the claim's way (an overloaded runner would scan them on every claim)
-  const skipStale = db.prepare(`UPDATE check_runs SET state = 'skipped', done_at = @now
-    WHERE state = 'due' AND claim_seq = 0 AND stale_at <= @now`)
   const checkBody = db.prepare(`SELECT body FROM checks WHERE id = ?`).pluck()
   // a scheduled run of a check deactivated since it was planned: not run
-  const skipRun = db.prepare(`UPDATE check_runs SET state = 'skipped', done_at = @now, lease_expires_at = NULL WHERE id = @id`)
+  const skipRun = db.prepare(`UPDATE check_runs SET state = 'skipped', done_at = @now, lease_expires_at = NULL, skip_reason = 'paused' WHERE id = @id`)
   return db.transaction((q: ClaimQuery): ClaimedRun[] => {
-    skipStale.run({ now: q.now })
     const rows = claim.all({
       owner: q.owner,
       until: q.now + q.leaseMs,
@@ -202,9 +254,11 @@ function runFinder(db: Db): FindRun {
 
 function extendTransaction(db: Db, find: FindRun) {
   const extend = db.prepare(`UPDATE check_runs SET lease_expires_at = @until WHERE id = @id AND claim_seq = @claim AND state = 'due'`)
-  return db.transaction((account: string | undefined, runId: string, leaseMs: number, now: number): number | 'lost' | 'unknown' => {
+  return db.transaction((account: string | undefined, runId: string, leaseMs: number, now: number): number | 'lost' | 'unknown' | 'completed' => {
     const found = find(account, runId)
     if (!found) return 'unknown'
+    // this claim's result is recorded already (an extension that crossed it): not lost
+    if (found.row.state === 'done' && found.row.done_claim === found.claim) return 'completed'
     const until = now + leaseMs
     return extend.run({ until, id: found.row.id, claim: found.claim }).changes > 0 ? until : 'lost'
   })
@@ -296,10 +350,27 @@ export function runRepository(db: Db, exec: Exec): RunStore {
   const find = runFinder(db)
   const extendRun = extendTransaction(db, find)
   const complete = completeTransaction(db, find)
+  const skipLate = skipLateTransaction(db)
+  const backlog = db.prepare(`SELECT location, count(*) AS n, min(due_at) AS oldest FROM check_runs
+    WHERE state = 'due' AND claim_seq = 0 AND due_at <= @now AND (@account IS NULL OR account_id = @account)
+    GROUP BY location ORDER BY location`)
+  const skippedRows = db.prepare(`SELECT check_id, location, reason, sum(skipped) AS n, max(last_due_at) AS last FROM run_skips
+    WHERE account_id = @account AND hour_start >= @from AND hour_start < @to AND (@checkId IS NULL OR check_id = @checkId)
+    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`)
+  const pruneSkips = db.prepare(`DELETE FROM run_skips WHERE hour_start < ?`)
   return {
-    plan: (runs) => exec(() => (runs.length === 0 ? 0 : plan.immediate(runs))),
+    plan: (runs) => exec(() => (runs.length === 0 ? { added: 0, skipped: [] } : plan.immediate(runs))),
+    skipLate: (now) => exec(() => skipLate.immediate(now)),
+    backlog: (now, account) => exec(() => (backlog.all({ now, account: account ?? null }) as Array<{ location: string; n: number; oldest: number }>)
+      .map((r) => ({ location: r.location, due: r.n, oldestDueAt: r.oldest }))),
+    skipped: (account, fromHour, toHour, checkId) => exec(() => (skippedRows.all({ account, from: fromHour, to: toHour, checkId: checkId ?? null }) as
+      Array<{ check_id: string; location: string; reason: SkipReason; n: number; last: number }>)
+      .map((r) => ({ checkId: r.check_id, location: r.location, reason: r.reason, count: r.n, lastDueAt: r.last }))),
+    pruneSkipped: (before) => exec(() => pruneSkips.run(before - 3_600_000 + 1).changes),
     claim: (query) => exec(() => claimRuns.immediate(query)),
     extend: (account, runId, leaseMs, now) => exec(() => extendRun.immediate(account, runId, leaseMs, now)),
+    // the transaction's write lock holds every row
+    lock: async () => undefined,
     lease: (account, runId, now) => exec(() => {
       const found = find(account, runId)
       return found ? leaseOf(found.row, found.claim, now) : 'unknown'
