@@ -110,7 +110,7 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
   const descriptor = descriptorOf(kind)
   // the pure work on plain props (no construct in them, no file read into a field) is kept between commands
   const cacheKey = ctx.cache && !descriptor.code ? (ctx.keys?.get(r) ?? constructKey(kind, name, c.logicalId as string, c.props, build.refToken)) : undefined
-  const hit = ctx.cache?.get(cacheKey)
+  const hit = ctx.cache?.get(cacheKey, r.file)
   if (hit) return { kind, logicalId: c.logicalId as string, construct: name, file: ctx.rootRel(r.file), payload: hit.payload, refs: hit.refs ?? [], options: hit.options }
   const start = problems.length
   const shape = descriptor.codeShape
@@ -150,7 +150,7 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
   if (payload === undefined || problems.length > before) return undefined
   // a numeric reference was validated as a number: its placeholder goes in now
   for (const ref of refs) if (ref.numeric) payload = setIn(payload, ref.path.split('.'), placeholder(ref.kind, ref.logicalId)) as Record<string, unknown>
-  if (cacheKey !== undefined && problems.length === start) ctx.cache!.set(cacheKey, { payload, options, refs })
+  if (cacheKey !== undefined && problems.length === start) ctx.cache!.set(cacheKey, { payload, options, refs }, r.file)
   return { kind, logicalId: c.logicalId as string, construct: name, file: ctx.rootRel(r.file), payload, refs, options }
 }
 

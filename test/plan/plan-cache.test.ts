@@ -1,11 +1,11 @@
-import { readdirSync, readFileSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, statSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
 import { ApiClient } from '../../src/api/client.js'
-import { openConstructCache } from '../../src/project/construct-cache.js'
+import { CONSTRUCT_CACHE_FILES, openConstructCache } from '../../src/project/construct-cache.js'
 import { makeProject, monitorsProcess, writeFiles } from '../helpers/cli.js'
 
 // The construct cache and the page cache (docs/writing-monitors.md "Caches"): a plan with them
@@ -203,7 +203,38 @@ new DnsCheck('web', { name: 'Referred Web', request: { query: 'web.example.com' 
       cache.set('k', value)
       cache.save()
     }
-    expect(readdirSync(dir).filter((n) => n.startsWith('constructs.')).length).toBeLessThanOrEqual(16)
+    expect(readdirSync(dir).filter((n) => n.startsWith('constructs.')).length).toBeLessThanOrEqual(CONSTRUCT_CACHE_FILES)
+  })
+
+  it('keeps one file per check file: an edit of one check file reads and writes that file\'s entries alone', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'monitors-construct-cache-'))
+    const scope = { configFile: '/p/monitoring.config.ts', defaults: {}, buildId: 'a'.repeat(64), version: '1.0.0' }
+    const value = (name: string) => ({ payload: { name }, options: {}, refs: [] })
+    const first = openConstructCache(dir, scope)!
+    first.set('a1', value('A1'), '/p/checks/a.check.ts')
+    first.set('b1', value('B1'), '/p/checks/b.check.ts')
+    first.save()
+    const files = () => Object.fromEntries(readdirSync(dir).filter((n) => n.startsWith('constructs.')).map((n) => [n, statSync(join(dir, n)).mtimeMs]))
+    const written = files()
+    expect(Object.keys(written)).toHaveLength(2)
+    // b's constructs unchanged, a's edited: only a's file is written again
+    const second = openConstructCache(dir, scope)!
+    expect(second.get('b1', '/p/checks/b.check.ts')).toEqual(value('B1'))
+    expect(second.get('a1', '/p/checks/a.check.ts')).toEqual(value('A1'))
+    expect(second.get('a2', '/p/checks/a.check.ts')).toBeUndefined()
+    second.set('a2', value('A2'), '/p/checks/a.check.ts')
+    const before = Date.now()
+    while (Date.now() - before < 20) {
+      // a later mtime for what is written now
+    }
+    second.save()
+    const now = files()
+    const changedFiles = Object.keys(now).filter((n) => now[n] !== written[n])
+    expect(changedFiles).toHaveLength(1)
+    // an entry is found in its own file only
+    const third = openConstructCache(dir, scope)!
+    expect(third.get('a2', '/p/checks/b.check.ts')).toBeUndefined()
+    expect(third.get('a2', '/p/checks/a.check.ts')).toEqual(value('A2'))
   })
 })
 
