@@ -6,6 +6,7 @@ import type { Jiti } from 'jiti'
 import { LOADING_KEY, type AnyConstruct, type LoadingRegistry } from '../../constructs/construct.js'
 import * as ownConstructs from '../../constructs/index.js'
 import { importCompiled, privateTempDir, type RunningScope } from './compile-cache.js'
+import { transpiled } from './transpile-patch.js'
 import type { Problem } from './errors.js'
 import { closest } from '../schema/issues.js'
 import { callerSite, callSites, isInternalFrame, parseStack, type CallSite, type Frame } from './stack.js'
@@ -72,14 +73,14 @@ function transform(options: TransformOptions): { code: string } {
   const file = options.filename ?? ''
   if (!options.source.includes('import.meta') && !/\.[jt]sx$/.test(file)) {
     try {
-      sucrase ??= (require('sucrase') as { transform: SucraseTransform }).transform
-      const out = sucrase(options.source, {
-        transforms: options.ts ? ['typescript', 'imports'] : ['imports'],
-        filePath: file,
-        disableESTransforms: true,
-        production: true,
+      const transforms = options.ts ? ['typescript', 'imports'] : ['imports']
+      const dir = sharedJiti?.options.fsCache
+      // an edit of one value: the last JavaScript of the file, that value written anew (transpile-patch.ts)
+      const code = transpiled(typeof dir === 'string' ? dir : undefined, file, options.source, transforms.join(','), () => {
+        sucrase ??= (require('sucrase') as { transform: SucraseTransform }).transform
+        return sucrase(options.source, { transforms, filePath: file, disableESTransforms: true, production: true }).code
       })
-      return { code: out.code }
+      return { code }
     } catch {
       /* babel below reports it */
     }
