@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { chooseEnvironment, findConfigFile, resolveConfig, type EnvironmentRequest, type ResolvedConfig } from './config.js'
-import { buildResources, constructsKey } from './desired.js'
+import { buildResources, constructsKey, type FileKey } from './desired.js'
 import { NoEnvironmentError, ProjectError, type Problem } from './errors.js'
 import { findFiles } from './glob.js'
 import { buildId, compileCacheDir, importFile, LoadingSession, PACKAGE_VERSION, withSession, type Registration } from './loader.js'
@@ -13,7 +13,7 @@ import { bundleScripts } from './scripts.js'
 export type { ProjectConfig, ResolvedConfig, CheckDefaults, ChosenEnvironment, EnvironmentRequest } from './config.js'
 export { CONFIG_FILE_NAMES, DEFAULT_CHECK_MATCH, DEFAULTABLE_CHECK_FIELDS, environmentLockName, findConfigFile } from './config.js'
 export { NoEnvironmentError, ProjectError, formatProblem, type Problem } from './errors.js'
-export { LOGICAL_ID_PATTERN } from './desired.js'
+export { LOGICAL_ID_PATTERN, type FileKey } from './desired.js'
 export { findFiles, globToRegExp } from './glob.js'
 
 /** A project loaded and validated: what the code asks for. */
@@ -99,6 +99,20 @@ export interface DeferredProject {
    * check file had a problem.
    */
   constructsKey(): string | undefined
+  /**
+   * The parts of constructsKey: a hash of what every construct shares (this build, Node.js, the
+   * working directory, the config), and each check file's hash and lock keys (by its path
+   * relative to the project root); undefined as constructsKey is.
+   */
+  constructsParts(): { scope: string; files: ReadonlyMap<string, FileKey> } | undefined
+  /**
+   * Validates the constructs of these check files only (paths relative to the project root),
+   * with the construct cache of those files: what a plan kept for the other files stands for theirs (the
+   * plan memo, src/cli/plan-memo.ts). Their resources, their problems and their lints; the rules
+   * across files are not checked (the caller knows they cannot have changed). `only`: of those
+   * files' constructs, these (by lock key, `kind:logicalId`) alone.
+   */
+  validateFiles(files: ReadonlySet<string>, only?: ReadonlySet<string>): { resources: DesiredResource[]; problems: Problem[]; warnings: Problem[] }
   finish(): Promise<LoadedProject>
 }
 
@@ -178,6 +192,24 @@ export async function loadProjectDeferred(options: LoadProjectOptions = {}): Pro
     keyed = true
     return keys?.hash
   }
+  const parts = () => {
+    key()
+    return keys && { scope: keys.scope, files: keys.files }
+  }
+  const validateFiles = (chosen: ReadonlySet<string>, only?: ReadonlySet<string>) => {
+    const inChosen = new Map<string, boolean>()
+    const own = registrations.filter((r) => {
+      let is = inChosen.get(r.file)
+      if (is === undefined) inChosen.set(r.file, (is = chosen.has(rootRel(r.file))))
+      return is && (!only || only.has(`${r.construct.__monitorsKind}:${String(r.construct.logicalId)}`))
+    })
+    // the cache of a file holds what its last load validated: not read, nor written, for a few of its constructs
+    const cache = useCache && !only ? openConstructCache(compileCacheDir(rootDir), scope) : undefined
+    const built = buildResources(own, { config: resolved, rootRel, cwdRel, configFile: configShown, cache, keys: keys?.keys })
+    cache?.save()
+    const warnings = lintResources(built.resources).map((w) => ({ ...w, file: cwdRel(path.join(rootDir, w.file)) }))
+    return { resources: built.resources, problems: [...problems, ...built.problems], warnings }
+  }
   const finish = async (): Promise<LoadedProject> => {
     const cache = useCache ? openConstructCache(compileCacheDir(rootDir), scope) : undefined
     const built = buildResources(registrations, { config: resolved, rootRel, cwdRel, configFile: configShown, cache, keys: keys?.keys })
@@ -187,7 +219,7 @@ export async function loadProjectDeferred(options: LoadProjectOptions = {}): Pro
     const warnings = lintResources(built.resources).map((w) => ({ ...w, file: cwdRel(path.join(rootDir, w.file)) }))
     return { configFile, rootDir, config: resolved, files, resources: built.resources, warnings, problems, exported: exportedConstructs(registrations, exports, rootRel) }
   }
-  return { configFile, rootDir, config: resolved, constructsKey: key, finish }
+  return { configFile, rootDir, config: resolved, constructsKey: key, constructsParts: parts, validateFiles, finish }
 }
 
 /** Records the constructs a check file's module exports (any construct value among its exports). */
