@@ -44,7 +44,8 @@ export default defineConfig({
     // most tests run the built CLI: refuse a dist/ older than the sources
     globalSetup: ['test/setup/fresh-build.ts'],
     // the CLI bundle runs in-process as Node loads it for bin/monitors.cjs, not transformed
-    server: { deps: { external: [/\/dist\//] } },
+    // (this checkout's dist/ only: a checkout in a folder named dist is not all "built")
+    server: { deps: { external: [new RegExp(`${join(import.meta.dirname, 'dist').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/`)] } },
     projects: [
       { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } },
       ...(postgres

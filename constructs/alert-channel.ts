@@ -62,6 +62,7 @@ export abstract class AlertChannel<Props extends AlertChannelSettings = AlertCha
  * @example alertChannelSubscriptions: [{ alertChannelId: oncall, activated: false }]
  */
 export interface AlertChannelSubscriptionProps {
+  // biome-ignore lint/suspicious/noExplicitAny: a channel of any type (its settings' type is invariant)
   alertChannelId: AlertChannel<any> | number
   /** @defaultValue true */
   activated?: boolean

@@ -62,6 +62,7 @@ export interface CheckGroupProps extends ConstructOptions {
    * alerted once.
    * @example alertChannels: [oncall, pager]
    */
+  // biome-ignore lint/suspicious/noExplicitAny: a channel of any type (its settings' type is invariant)
   alertChannels?: AlertChannel<any>[]
   /** How failed runs of the group's checks that set none are retried. */
   retryStrategy?: Input['retryStrategy']

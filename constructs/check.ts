@@ -156,6 +156,7 @@ export interface CheckProps extends ConstructOptions {
    * `null`: none, not the config's `defaults.alertChannels`.
    * @example alertChannels: [oncall, opsSlack]
    */
+  // biome-ignore lint/suspicious/noExplicitAny: a channel of any type (its settings' type is invariant)
   alertChannels?: Common['alertChannels'] | Array<AlertChannel<any> | NonNullable<Common['alertChannels']>> | null
   /**
    * Checks of this project this check depends on (a database the app needs): while one of them

@@ -1,4 +1,4 @@
-import type { ResourceKind, ResourceOptions } from '../src/resources/types.js'
+import type { ResourceKind } from '../src/resources/types.js'
 
 /**
  * The key under which the project loader publishes the project being loaded. It is a
@@ -16,7 +16,33 @@ export interface LoadingRegistry {
   register(construct: AnyConstruct, constructor: Function): void
   /** The environment the project is loaded for (`--env`), while its check files are imported. */
   readonly environment?: string
+  /** Absolute path of the check file being imported (the config file while it loads). */
+  readonly current?: string
+  /** Absolute path of the project's folder (the config file's). */
+  readonly rootDir?: string
+  /**
+   * A `checkly.config.ts`'s check defaults (its `checks`, `checks.browserChecks`,
+   * `checks.multiStepChecks`), which the hosted service's constructs (constructs/checkly/) apply
+   * as they are made; undefined for a `monitoring.config.ts`.
+   */
+  readonly checklyDefaults?: Readonly<Record<string, unknown>>
 }
+
+/**
+ * What a construct found in its own props that the loader reports with the construct's file:
+ * `problem` refuses the project, `warning` is printed, `skip` leaves the construct out of the
+ * project and says so. The hosted service's constructs (constructs/checkly/) note what does not
+ * map onto this project's.
+ */
+export interface ConstructNote {
+  level: 'problem' | 'warning' | 'skip'
+  /** Dotted prop path, as the code names it. */
+  field?: string
+  message: string
+}
+
+/** The property holding a construct's notes (not enumerable, not a prop). */
+export const NOTES_KEY = '__monitorsNotes'
 
 /** Options every construct accepts besides its API fields (Pulumi-style resource options). */
 export interface ConstructOptions {
@@ -48,6 +74,7 @@ export interface AnyConstruct {
   readonly __monitorsConstruct: string
   readonly logicalId: string
   readonly props: Readonly<Record<string, unknown>>
+  readonly __monitorsNotes?: readonly ConstructNote[]
 }
 
 /** The resource options every construct takes besides its API fields. */

@@ -9,7 +9,8 @@
  * does), then packs the package's files (package.json `files`) with a manifest that has no
  * scripts and no devDependencies: installing the tarball as a dependency then runs nothing of
  * this package (npm never runs `prepare` for a tarball, but lists it among the install scripts
- * to approve), and only better-sqlite3's native build, the local server's SQLite driver, runs.
+ * to approve), and only better-sqlite3's native build, the local server's SQLite driver (an
+ * optional dependency: an install where it cannot be fetched nor compiled leaves it out), runs.
  * Prints the tarball's path on stdout (its only output there).
  */
 import { execFileSync } from 'node:child_process'

@@ -4,7 +4,9 @@ import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 import * as constructs from '../constructs/index.js'
 import { DESCRIPTORS, RESOURCE_KINDS } from '../src/resources/registry.js'
-import { CHECK_TYPES } from '../src/schema/enums.js'
+import { CHECK_TYPE_TABLE, SERVICE_CHECK_TYPES, type CheckTypeTable, type ServiceCheckType } from '../src/schema/check-types.js'
+import { CHECK_TYPES, type CheckType } from '../src/schema/enums.js'
+import { checkListQuerySchema, metricsQuerySchema } from '../src/schema/index.js'
 
 /**
  * The import rules of docs/architecture.md, checked on every .ts file under src/ and
@@ -39,6 +41,96 @@ const ALLOWED: Record<Layer, readonly string[]> = {
 const PACKAGE_OWNERS: Record<string, readonly string[]> = {
   'better-sqlite3': ['src/server/store/sqlite/'],
   pg: ['src/server/store/postgres/'],
+}
+
+/**
+ * The parts of src/server/ and what of src/server/ each may import (docs/architecture.md, "Import
+ * rules inside src/server/"): each folder; `keys.ts`; the shared modules at its top
+ * (`src/server/*.ts` but `keys.ts`, `app.ts` and `index.ts`); and `app.ts` and `index.ts`, which
+ * wire the rest. Every folder may also import `keys.ts` and the shared modules; the shared
+ * modules `keys.ts`, `store/` and each other; `app.ts` and `index.ts` everything. The rules are
+ * one direction each: the table is acyclic, and so must the imports be between the parts
+ * (each root file a part of its own).
+ */
+const SERVER_FOLDERS_ALLOWED = {
+  store: [],
+  'status-pages': ['store'],
+  alerts: ['store', 'status-pages'],
+  results: ['store', 'alerts'],
+  heartbeats: ['store', 'results'],
+  scheduler: ['store', 'results', 'heartbeats'],
+  routes: ['store', 'status-pages', 'alerts', 'results', 'heartbeats', 'scheduler'],
+  web: ['store', 'status-pages', 'alerts', 'results'],
+} as const satisfies Record<string, readonly string[]>
+type ServerFolder = keyof typeof SERVER_FOLDERS_ALLOWED
+type ServerPart = ServerFolder | 'keys.ts' | 'shared' | 'wiring'
+
+/** The part of src/server/ a file is in, or undefined outside src/server/. */
+function serverPartOf(file: string): ServerPart | string | undefined {
+  const m = /^src\/server\/(?:([^/]+)\/|([^/]+\.ts)$)/.exec(file)
+  if (!m) return undefined
+  if (m[2]) return m[2] === 'keys.ts' ? 'keys.ts' : m[2] === 'app.ts' || m[2] === 'index.ts' ? 'wiring' : 'shared'
+  return m[1]
+}
+
+/** What of src/server/ a part may import besides itself. */
+function serverAllowed(part: ServerPart | string): readonly string[] {
+  if (part === 'wiring') return [...Object.keys(SERVER_FOLDERS_ALLOWED), 'keys.ts', 'shared', 'wiring']
+  if (part === 'keys.ts') return []
+  if (part === 'store') return ['keys.ts']
+  if (part === 'shared') return ['keys.ts', 'store']
+  const folders: readonly string[] | undefined = (SERVER_FOLDERS_ALLOWED as Record<string, readonly string[]>)[part]
+  return folders ? [...folders, 'keys.ts', 'shared'] : []
+}
+
+/** The import of one part of src/server/ by another against the rules, or undefined when allowed. */
+function serverViolation(file: string, target: string): string | undefined {
+  const from = serverPartOf(file)
+  const to = serverPartOf(target)
+  if (from === undefined || to === undefined || from === to) return undefined
+  if (target === 'src/server/index.ts' || (target === 'src/server/app.ts' && file !== 'src/server/index.ts')) return 'app.ts and index.ts wire the server: nothing in src/server/ imports them'
+  if (serverAllowed(from).includes(to)) return undefined
+  const allowed = serverAllowed(from).map((p) => (p === 'shared' ? 'the shared modules' : p === 'keys.ts' ? p : `${p}/`))
+  const name = from === 'shared' ? 'a shared module of src/server/' : from === 'keys.ts' ? 'src/server/keys.ts' : `src/server/${from}/`
+  return `${name} may import ${allowed.length > 0 ? allowed.join(', ') : 'nothing of src/server/'}; see docs/architecture.md`
+}
+
+/**
+ * The cycles between the parts of src/server/ (a folder, or a file at its top), from their
+ * imports: each the parts that reach each other (`alerts/ ⇄ web/`), or none.
+ */
+function serverCycles(imports: readonly ImportRecord[]): string[] {
+  const unit = (file: string) => (/^src\/server\/[^/]+\//.test(file) ? `${/^src\/server\/([^/]+)\//.exec(file)![1]}/` : file.replace(/^src\/server\//, ''))
+  const edges = new Map<string, Set<string>>()
+  for (const r of imports) {
+    if (!r.target || !r.file.startsWith('src/server/') || !r.target.startsWith('src/server/')) continue
+    const [a, b] = [unit(r.file), unit(r.target)]
+    if (a === b) continue
+    if (!edges.has(a)) edges.set(a, new Set())
+    edges.get(a)!.add(b)
+  }
+  // Tarjan's strongly connected components: every one of two parts or more is a cycle
+  const index = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: string[] = []
+  const out: string[] = []
+  const visit = (v: string) => {
+    index.set(v, index.size)
+    low.set(v, index.get(v)!)
+    stack.push(v)
+    for (const w of edges.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w)
+        low.set(v, Math.min(low.get(v)!, low.get(w)!))
+      } else if (stack.includes(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!))
+    }
+    if (low.get(v) !== index.get(v)) return
+    const component: string[] = []
+    for (let w = stack.pop(); w !== undefined; w = w === v ? undefined : stack.pop()) component.push(w)
+    if (component.length > 1) out.push(component.sort().join(' ⇄ '))
+  }
+  for (const v of [...edges.keys()].sort()) if (!index.has(v)) visit(v)
+  return out
 }
 
 /** SQL in a string literal: only the store may speak it. */
@@ -125,6 +217,8 @@ function violations(imports: readonly ImportRecord[], strings: ReadonlyMap<strin
       if (from === 'server' && r.target.startsWith('src/server/store/postgres/') && !r.file.startsWith('src/server/store/') && r.file !== 'src/server/index.ts') {
         bad(r, 'only the store and src/server/index.ts may use the PostgreSQL store; go through the Store interface (src/server/store/index.ts)')
       }
+      const inServer = from === 'server' ? serverViolation(r.file, r.target) : undefined
+      if (inServer) bad(r, inServer)
       continue
     }
     if (to === 'cli') {
@@ -297,9 +391,58 @@ describe('architecture', () => {
     ])
   })
 
+  it('the parts of src/server/ import each other in one direction only: no cycle between them, nor in the rules', () => {
+    expect(serverCycles(imports), 'parts of src/server/ that import each other').toEqual([])
+    const ruled = Object.entries(SERVER_FOLDERS_ALLOWED).flatMap(([from, tos]) =>
+      tos.map((to): ImportRecord => ({ file: `src/server/${from}/x.ts`, specifier: `../${to}/x.js`, target: `src/server/${to}/x.ts`, typeOnly: false })))
+    expect(ruled.length).toBeGreaterThan(10)
+    expect(serverCycles(ruled), 'the rules of docs/architecture.md').toEqual([])
+  })
+
+  it('reports an import between parts of src/server/ against the rules, and a cycle between them, naming the parts', () => {
+    /** An import of `specifier` by `file`, resolved as importsOf does. */
+    const imp = (file: string, specifier: string, typeOnly = false): ImportRecord =>
+      ({ file, specifier, target: relative(root, resolve(dirname(join(root, file)), specifier)).replace(/\.js$/, '.ts'), typeOnly })
+    const sample = [
+      imp('src/server/alerts/subscribers.ts', '../web/status-page.js'),
+      imp('src/server/web/subscribers.ts', '../alerts/subscribers.js'),
+      imp('src/server/heartbeats/index.ts', '../scheduler/groups.js'),
+      imp('src/server/scheduler/index.ts', '../heartbeats/index.js'),
+      imp('src/server/store/sqlite/checks.ts', '../../errors.js', true),
+      imp('src/server/errors.ts', './results/index.js'),
+      imp('src/server/routes/checks.ts', '../app.js'),
+      // allowed: down the table, a shared module, keys.ts from the store, the wiring
+      imp('src/server/routes/checks.ts', '../scheduler/index.js'),
+      imp('src/server/alerts/worker.ts', '../outage.js'),
+      imp('src/server/store/index.ts', '../keys.js', true),
+      imp('src/server/index.ts', './app.js'),
+    ]
+    expect(violations(sample)).toEqual([
+      "src/server/alerts/subscribers.ts: import '../web/status-page.js' (src/server/alerts/ may import store/, status-pages/, keys.ts, the shared modules; see docs/architecture.md)",
+      "src/server/heartbeats/index.ts: import '../scheduler/groups.js' (src/server/heartbeats/ may import store/, results/, keys.ts, the shared modules; see docs/architecture.md)",
+      "src/server/store/sqlite/checks.ts: import '../../errors.js' (src/server/store/ may import keys.ts; see docs/architecture.md)",
+      "src/server/errors.ts: import './results/index.js' (a shared module of src/server/ may import keys.ts, store/; see docs/architecture.md)",
+      "src/server/routes/checks.ts: import '../app.js' (app.ts and index.ts wire the server: nothing in src/server/ imports them)",
+    ])
+    expect(serverCycles(sample)).toEqual(['alerts/ ⇄ web/', 'heartbeats/ ⇄ scheduler/'])
+  })
+
   it('check types are listed once: no array, set, union, map or comparison chain of their names outside src/schema/check-types.ts', () => {
     const found = files.filter((f) => f.startsWith('src/')).flatMap((file) => checkTypeLists(file, readFileSync(join(root, file), 'utf8')))
     expect(found).toEqual([])
+  })
+
+  it('every type of the check-type table is one of the spec\'s, so every checkType query accepts it', () => {
+    // the table is declared against the spec's list: a type it does not name does not compile (npm run typecheck)
+    // @ts-expect-error 'SSL' is not one of CHECK_TYPES (src/schema/enums.ts)
+    const copy = { ...CHECK_TYPE_TABLE, SSL: CHECK_TYPE_TABLE.TCP } satisfies CheckTypeTable
+    const linked: ServiceCheckType extends CheckType ? true : never = true
+    expect([linked, Object.keys(copy)]).toEqual([true, [...SERVICE_CHECK_TYPES, 'SSL']])
+    for (const type of SERVICE_CHECK_TYPES) {
+      expect(CHECK_TYPES, type).toContain(type)
+      expect(checkListQuerySchema.safeParse({ checkType: type }).success, `GET /v1/checks?checkType=${type}`).toBe(true)
+      expect(metricsQuerySchema.safeParse({ checkType: type }).success, `GET /v1/analytics/metrics?checkType=${type}`).toBe(true)
+    }
   })
 
   it('reports each kind of check type list, with its file and line', () => {
@@ -391,6 +534,18 @@ describe('architecture', () => {
       const wanted = [...folders('src'), ...folders('src/server')]
       expect(wanted.filter((f) => !mapped.includes(f)), 'folders missing from the map').toEqual([])
       expect(mapped.filter((f) => !existsSync(join(root, f))), 'rows naming nothing that exists').toEqual([])
+    })
+
+    it('its import rules inside src/server/ are the ones this test enforces, a row for each folder', () => {
+      const shown = new Map<string, { folders: string[]; rest: string }>()
+      for (const m of section('Import rules inside src/server/').matchAll(/^\| `([a-z-]+)\/` \| (.*) \|$/gm)) {
+        shown.set(m[1], { folders: [...m[2].matchAll(/`([a-z-]+)\/`/g)].map((n) => n[1]), rest: m[2] })
+      }
+      const folders = readdirSync(join(root, 'src/server'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort()
+      expect(Object.keys(SERVER_FOLDERS_ALLOWED).sort(), 'a rule for every folder of src/server/').toEqual(folders)
+      expect([...shown.keys()].sort(), 'a row for every folder of src/server/').toEqual(folders)
+      for (const [folder, allowed] of Object.entries(SERVER_FOLDERS_ALLOWED)) expect(shown.get(folder)?.folders, `the row of src/server/${folder}/`).toEqual(allowed)
+      expect(shown.get('store')?.rest).toContain('`keys.ts`')
     })
 
     it('its import rules are the ones this test enforces', () => {

@@ -73,7 +73,7 @@ const PAGE = `<!doctype html><html><head><title>Shop</title><style>body{font:16p
 <body><header><h1>Shop</h1></header><main><ul>${Array.from({ length: 40 }, (_, i) => `<li>item ${i}</li>`).join('')}</ul>
 <button id="buy">Buy</button><p id="out"></p></main>
 <script>document.getElementById('buy').onclick = () => { document.getElementById('out').textContent = 'bought' }</script></body></html>`
-const site = createServer((req, res) => {
+const site = createServer((_req, res) => {
   res.setHeader('content-type', 'text/html')
   res.end(PAGE)
 })

@@ -1,6 +1,5 @@
 // Where a plan's time goes, in one process: load, list, compute. Used while tuning bench/plan.
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync, readFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..')

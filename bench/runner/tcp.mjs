@@ -129,8 +129,14 @@ async function serverProcess(speed) {
   child.send({ start: { dbPath, key, speed, concurrency: CONCURRENCY } })
   await answer('ready')
   return {
-    status: () => (child.send({ status: true }), answer('status')),
-    mark: () => (child.send({ mark: true }), answer('marked')),
+    status: () => {
+      child.send({ status: true })
+      return answer('status')
+    },
+    mark: () => {
+      child.send({ mark: true })
+      return answer('marked')
+    },
     stop: async () => {
       child.send({ stop: true })
       const summary = await answer('stopped')

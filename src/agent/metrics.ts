@@ -29,7 +29,7 @@ export class AgentMetrics {
   render(stats: AgentStats, ready: boolean): string {
     const counter = (name: string, help: string, value: number) => `${header(name, 'counter', help)}\n${sampleLine(name, {}, value)}`
     const gauge = (name: string, help: string, value: number) => `${header(name, 'gauge', help)}\n${sampleLine(name, {}, value)}`
-    return [
+    return `${[
       this.runs.render(),
       this.phases.render(),
       this.lag.render(),
@@ -41,6 +41,6 @@ export class AgentMetrics {
       gauge('monitors_agent_runs_in_flight', 'Runs running now.', stats.inFlight),
       gauge('monitors_agent_ready', 'Whether the agent takes runs (1) or is shutting down (0).', ready ? 1 : 0),
       gauge('monitors_agent_start_time_seconds', 'When this agent started, seconds since the epoch.', Math.floor(this.startedAt / 1000)),
-    ].join('\n') + '\n'
+    ].join('\n')}\n`
   }
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { isTimeoutError, Transport, CONNECT_TIMEOUT, type TransportResponse } from './http.js'
-import { apiErrorFor, NetworkError, NotFoundError, RateLimitError, ServerError, type ApiErrorBody, type RequestInfo } from './errors.js'
+import { ApiError, apiErrorFor, NetworkError, NotFoundError, RateLimitError, ServerError, type ApiErrorBody, type RequestInfo } from './errors.js'
 import { Pacer, rateLimitFigures } from './pacing.js'
 import { backoffDelay, DEFAULT_BACKOFF, sleep, type BackoffOptions } from './backoff.js'
 import { addSecret, redact, redactUrl } from './redact.js'
@@ -48,10 +48,11 @@ export interface ClientStats {
   rateLimited: number
 }
 
-export type Query = Record<string, string | number | boolean | undefined>
+/** A query's parameters; a list is sent as the parameter repeated (`tag=a&tag=b`). */
+export type Query = Record<string, string | number | boolean | readonly string[] | undefined>
 
 export interface ApiRequest {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE'
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
   /** Path below the base URL, starting with `/v1/`. */
   path: string
   query?: Query
@@ -66,6 +67,13 @@ export interface ApiRequest {
    * the client's own timeout beyond it.
    */
   timeoutMs?: number
+  /** A success's body as the bytes received (a screenshot, a trace), not parsed. */
+  binary?: boolean
+  /**
+   * Every answer is resolved, an error status too (`monitors api` prints it as it came): the
+   * rate limit and the retries still apply, and a request that got no answer still throws.
+   */
+  anyStatus?: boolean
 }
 
 export interface ApiResponse<T = unknown> {
@@ -211,11 +219,19 @@ export class ApiClient {
     let failures = 0
     let limited = 0
     let uncertain = false
+    let answered: ApiResponse<T> | undefined
+    // an error answer, resolved when the request asks for every answer
+    const refuse = (error: unknown): ApiResponse<T> => {
+      if (request.anyStatus && answered && error instanceof ApiError) return answered
+      throw error
+    }
     for (;;) {
       const slot = await this.pacer?.acquire()
       let error: unknown
+      answered = undefined
       try {
         const response = await this.sendOnce<T>(request)
+        answered = response
         slot?.done(rateLimitFigures(response.headers))
         if (response.status < 300 || (response.status === 304 && request.headers?.['if-none-match'] !== undefined)) return response
         error = apiErrorFor(response.status, { method: request.method, path: request.path }, redactBody(response.body), response.headers)
@@ -233,15 +249,15 @@ export class ApiClient {
         return { status: 404, headers: {}, body: undefined as T, gone: true }
       }
       const transient = error instanceof ServerError || error instanceof NetworkError
-      if (!transient) throw error
+      if (!transient) return refuse(error)
       const maybeSent = !(error instanceof NetworkError) || error.maybeSent
       if (request.method === 'POST' && maybeSent) {
         ;(error as { outcomeUnknown?: boolean }).outcomeUnknown = true
-        throw error
+        return refuse(error)
       }
       if (failures >= this.backoff.retries) {
         if (failures > 0) (error as Error).message += ` (gave up after ${failures + 1} attempts)`
-        throw error
+        return refuse(error)
       }
       if (maybeSent) uncertain = true
       await sleep(backoffDelay(failures, this.backoff))
@@ -272,7 +288,9 @@ export class ApiClient {
     const text = response.text
     const contentType = String(response.headers['content-type'] ?? '')
     let parsed: unknown = text
-    if (text.length > 0 && contentType.includes('json')) {
+    if (request.binary && response.statusCode < 300) {
+      parsed = response.bytes
+    } else if (text.length > 0 && contentType.includes('json')) {
       try {
         parsed = JSON.parse(text)
       } catch {
@@ -308,7 +326,10 @@ function redactBody(body: unknown): ApiErrorBody | undefined {
 function queryString(query: Query | undefined): string {
   if (!query) return ''
   const params = new URLSearchParams()
-  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value))
+  for (const [key, value] of Object.entries(query)) {
+    if (Array.isArray(value)) for (const item of value) params.append(key, item)
+    else if (value !== undefined) params.set(key, String(value))
+  }
   const text = params.toString()
   return text ? `?${text}` : ''
 }

@@ -34,6 +34,8 @@ export interface TransportResponse {
   statusCode: number
   headers: Record<string, string | string[] | undefined>
   text: string
+  /** The body as received (a screenshot, a trace: `text` is its UTF-8 reading). */
+  bytes: Buffer
 }
 
 export const CONNECT_TIMEOUT = 'CONNECT_TIMEOUT'
@@ -140,7 +142,8 @@ export class Transport {
             return
           }
           settled = true
-          resolve({ statusCode: response.statusCode ?? 0, headers: response.headers as TransportResponse['headers'], text: Buffer.concat(chunks).toString('utf8') })
+          const bytes = Buffer.concat(chunks)
+          resolve({ statusCode: response.statusCode ?? 0, headers: response.headers as TransportResponse['headers'], text: bytes.toString('utf8'), bytes })
         })
       })
       if (typeof body !== 'object') {

@@ -164,8 +164,8 @@ async function readPages<T>(
     return items.length === 0 || fresh > 0
   }
   add(first.items)
-  // fewer than a page: the last one; more than a page: the route does not page (GET /v1/check-statuses
-  // answers every status at once), and asking for page 2 would read the whole list again
+  // fewer than a page: the last one; more than a page: the route does not page (the hosted service's
+  // GET /v1/check-statuses answers every status at once), and asking for page 2 would read the whole list again
   if (first.items.length !== PAGE_LIMIT) return all
   if (first.total !== undefined && first.items.length > 0) {
     const pages = Math.ceil(first.total / PAGE_LIMIT)
@@ -242,4 +242,58 @@ export function totalFromContentRange(header: string | string[] | undefined): nu
   if (!value) return undefined
   const match = /\/\s*(\d+)\s*$/.exec(value)
   return match ? Number(match[1]) : undefined
+}
+
+/** The first items of a list, as a command shows them: those read, the total when the list says it, whether more follow. */
+export interface ListSlice<T> {
+  items: T[]
+  /** The list's length as the server counts it (`content-range`); undefined when unknown or when `keep` filtered it. */
+  total?: number
+  /** Items follow those read. */
+  more: boolean
+}
+
+export interface SliceOptions<T> {
+  query?: Query
+  /** How many items at most (Infinity: every one). */
+  limit: number
+  /** Items the caller keeps (a filter the server may not apply); the others are not counted. */
+  keep?: (item: T) => boolean
+  /** `page` (`?limit=&page=`, a bare array) or `cursor` (`?limit=&nextId=` answering `{entries, nextId}`). */
+  paging?: 'page' | 'cursor'
+}
+
+/**
+ * Reads a list from its first page until `limit` items are kept or the list ends: the one
+ * paging loop of the commands that show a list (checks, results, deliveries, incidents,
+ * status pages, variables). Pages are of `limit` items (at most PAGE_LIMIT), or of PAGE_LIMIT
+ * when `keep` filters; a route that answers more than it was asked for does not page (its
+ * answer is the whole list), and one that answers the same first page again has ended.
+ */
+export async function readSlice<T>(client: ApiClient, path: string, options: SliceOptions<T>): Promise<ListSlice<T>> {
+  const size = options.keep || options.limit > PAGE_LIMIT ? PAGE_LIMIT : Math.max(1, options.limit)
+  const kept: T[] = []
+  let total: number | undefined
+  let nextId: string | undefined
+  let previousFirst: string | undefined
+  for (let page = 1; ; page++) {
+    const cursor = options.paging === 'cursor'
+    const response = await client.get<unknown>(path, { ...options.query, limit: size, ...(cursor ? { nextId } : { page }) })
+    const body = response.body as { entries?: unknown; nextId?: unknown }
+    const items = cursor ? (Array.isArray(body?.entries) ? (body.entries as T[]) : asArray<T>(response.body, path)) : asArray<T>(response.body, path)
+    if (page === 1 && !options.keep) total = totalFromContentRange(response.headers['content-range'])
+    // a route that ignores the page answers its first page again: the list has ended
+    const first = JSON.stringify(items[0])
+    if (page > 1 && first === previousFirst) return { items: kept, total, more: false }
+    previousFirst = first
+    const fresh = options.keep ? items.filter(options.keep) : items
+    const room = options.limit - kept.length
+    kept.push(...fresh.slice(0, room))
+    const unpaged = items.length > size
+    const ended = cursor ? !body?.nextId || items.length === 0 : items.length < size || unpaged || (total !== undefined && page * size >= total)
+    if (fresh.length > room) return { items: kept, total, more: true }
+    if (ended) return { items: kept, total, more: false }
+    if (kept.length >= options.limit) return { items: kept, total, more: true }
+    if (cursor) nextId = String(body.nextId)
+  }
 }

@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline/promises'
 import { join } from 'node:path'
 import type { Argv } from 'yargs'
-import { paint, useColor } from './color.js'
+import { paint } from './color.js'
 import { formatProblem, loadProject, ProjectError, type EnvironmentRequest, type LoadedProject } from '../project/index.js'
 import type { DesiredResource } from '../resources/types.js'
 import { assertLockEnvironment, assertLockTarget, emptyLock, foldJournal, hasJournal, readLock, type LockFile } from '../state/lock.js'
@@ -46,7 +46,8 @@ export function withEnvironment<T extends { formatVersion: number }>(doc: T, env
   return { formatVersion, environment, ...rest } as T & { environment?: string }
 }
 
-export function engineOptions<T>(yargs: Argv<T>) {
+/** The target's flags (and the config and environment that may name it): every command that talks to one takes them. */
+export function targetOptions<T>(yargs: Argv<T>) {
   return envOption(yargs)
     .option('config', { alias: 'c', type: 'string', describe: 'Config file (default: monitoring.config.ts in this or a parent directory)' })
     .option('api-url', { type: 'string', describe: 'Base URL of the Monitoring API (env MONITORING_API_URL); without one, the embedded local server is used (in CI only with --local)' })
@@ -59,6 +60,10 @@ export function engineOptions<T>(yargs: Argv<T>) {
     .option('retries', { type: 'number', default: 4, requiresArg: true, coerce: checkNumber('--retries', 'a whole number from 0 to 20', (n) => Number.isInteger(n) && n >= 0 && n <= 20), describe: 'Times a request is sent again after a 5xx, a timeout or a lost connection (backoff with jitter)' })
     .option('insecure-http', { type: 'boolean', default: false, describe: 'Allow a plain http:// API URL to a host other than this machine (the key travels in clear)' })
     .option('cache', { type: 'boolean', default: true, describe: 'Keep validated constructs and list pages between commands (--no-cache: neither read nor write them; env MONITORS_CACHE=0)' })
+}
+
+export function engineOptions<T>(yargs: Argv<T>) {
+  return targetOptions(yargs)
     .option('target', { type: 'string', array: true, coerce: checkTargets, describe: 'Limit to this resource and what it depends on: kind:logicalId (e.g. dns-check:shop-dns or DnsCheck:shop-dns); repeatable' })
 }
 
@@ -72,6 +77,12 @@ function usageError(message: string): Error {
 let rawArgv: readonly string[] = []
 export function rememberArgv(argv: readonly string[]): void {
   rawArgv = argv
+}
+
+/** Whether `text` is one of this run's arguments as given (yargs reads a lone `-` as an empty string). */
+export function givenArgument(text: string): boolean {
+  const end = rawArgv.indexOf('--')
+  return (end === -1 ? rawArgv : rawArgv.slice(0, end)).includes(text)
 }
 
 /** The text given to `flag` (`--port abc` or `--port=abc`, the last one), undefined when none. */

@@ -240,24 +240,43 @@ function assertEnvironmentApi(project: ProjectLocation, flags: TargetFlags): voi
 }
 
 /**
- * The embedded server needs better-sqlite3's native build. When it does not load (no prebuilt
- * binary for this platform, a build for another Node.js version), say how to fix it instead of
+ * What a team installs when the SQLite driver is missing: better-sqlite3 is an optional
+ * dependency of monitors-as-code (package.json `optionalDependencies`, the same range), so an
+ * install whose native build failed (no prebuilt binary reachable, no compiler) still gives a
+ * CLI that plans and applies against a remote service.
+ */
+export const SQLITE_DRIVER = 'better-sqlite3@^12.6.2'
+
+/**
+ * The local server (embedded or `monitors server` on a SQLite file) needs better-sqlite3 and its
+ * native build, or Node.js's own SQLite (src/server/store/sqlite/driver.ts). When neither is
+ * there, say what to install; when its build does not load (a
+ * build for another Node.js version, a broken one), how to rebuild it; either instead of
  * reporting a bug in monitors. Undefined for any other error.
  */
 export function nativeLoadError(error: unknown, command: 'embedded' | 'server' = 'embedded'): Error | undefined {
   if (!(error instanceof Error)) return undefined
   const code = (error as { code?: unknown }).code
   const text = `${error.message}`
+  const missing = (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') && /['"]better-sqlite3['"]/.test(text)
   const native =
     /better[-_]sqlite3/i.test(text) ||
     /bindings file|NODE_MODULE_VERSION|did not self-register|invalid ELF header|wrong ELF class|cannot open shared object|\.node\b/i.test(text) ||
     code === 'ERR_DLOPEN_FAILED'
   if (!native) return undefined
+  const server = command === 'server' ? 'The local server' : 'The embedded local server'
+  const remote = command === 'server' ? '' : ', or set MONITORING_API_URL to use a remote service'
+  if (missing) {
+    return new TargetError(
+      `${server} needs the SQLite driver better-sqlite3, which is not installed (an optional dependency of monitors-as-code: its install failed or was left out). ` +
+        `Install it with "npm install --save-dev ${SQLITE_DRIVER}" (it fetches a prebuilt binary, or compiles with python3, make and a C++ compiler where none fits), ` +
+        `or run on Node.js 22.16 or newer, whose built-in SQLite is used without it${remote}` +
+        `${command === 'server' ? '; or give --db a PostgreSQL URL, which needs no SQLite driver' : ''}.`,
+    )
+  }
   const first = text.split('\n')[0].trim().replace(/[\s.]*Tried:?$/, '')
   const fix = `Run "npm rebuild better-sqlite3" to build it for this Node.js (${process.version})`
-  return new TargetError(command === 'server'
-    ? `The local server could not load its SQLite driver (better-sqlite3: ${first}). ${fix}.`
-    : `The embedded local server could not load its SQLite driver (better-sqlite3: ${first}). ${fix}, or set MONITORING_API_URL to use a remote service.`)
+  return new TargetError(`${server} could not load its SQLite driver (better-sqlite3: ${first}). ${fix}${remote}.`)
 }
 
 /** A configured target identity (the flag and the environment; the config's is checked when it loads). */

@@ -1,4 +1,4 @@
-import type { RemoteRecord, ResourceKind } from '../resources/types.js'
+import type { RemoteRecord, ResourceDescriptor, ResourceKind } from '../resources/types.js'
 import { CHECK_KINDS, CONSTRUCT_NAMES, descriptorOf, REFERENCED_KINDS, referenceSites, referredKinds, RESOURCE_KINDS, RESOURCE_SCHEMAS, sitesOf } from '../resources/registry.js'
 import { normalize } from '../resources/normalize.js'
 import { ALERT_CHANNEL_KINDS, subscribesToChannels } from '../resources/kinds/alert-channel.js'
@@ -316,7 +316,13 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
  * always-secret strings), each with the environment variable the code reads it from. `taken`
  * keeps the names unique in one file.
  */
-export function secretSites(kind: ResourceKind, logicalId: string, full: Record<string, unknown>, taken: Set<string>): ImportedSecret[] {
+export function secretSites(
+  kind: ResourceKind,
+  logicalId: string,
+  full: Record<string, unknown>,
+  taken: Set<string>,
+  descriptor: Pick<ResourceDescriptor, 'secrets'> = descriptorOf(kind),
+): ImportedSecret[] {
   const out: ImportedSecret[] = []
   const name = (...parts: string[]) => {
     const base = parts.join('_').toUpperCase().replace(/[^A-Z0-9_]+/g, '_').replace(/^([0-9])/, '_$1')
@@ -325,7 +331,6 @@ export function secretSites(kind: ResourceKind, logicalId: string, full: Record<
     taken.add(unique)
     return unique
   }
-  const descriptor = descriptorOf(kind)
   if (descriptor.secrets.self && full.secret === true) {
     const envName = ENV_NAME.test(logicalId) ? logicalId : 'SECRET_VALUE'
     out.push({ name: name(envName), kind, logicalId, field: 'value', steps: ['value'] })

@@ -49,13 +49,17 @@ export function notLoadedReason(project: OutFileProject, file: string): string |
 
 /**
  * A project-relative file name that `pattern` matches, built from it: `**` and a directory
- * wildcard are dropped, a `*` in the file name becomes `base`, `{a,b}` its first choice.
+ * wildcard are dropped, a `*` in the file name becomes `base`, `{a,b}` its first choice (`ts`
+ * when it is one: the hosted CLI's `**\/*.check.{js,ts}` gets the TypeScript file import writes).
  * Undefined when the pattern has `?` or `[...]`, or the result does not match after all.
  */
 export function fileNameFor(pattern: string, base: string): string | undefined {
   const g = normalizeGlob(pattern)
   if (/[?[\]]/.test(g)) return undefined
-  const firstChoice = g.replace(/\{([^{},]*)(?:,[^{}]*)?\}/g, '$1')
+  const firstChoice = g.replace(/\{([^{}]*)\}/g, (_all, inner: string) => {
+    const choices = inner.split(',')
+    return choices.includes('ts') ? 'ts' : choices[0]
+  })
   if (/[{}]/.test(firstChoice)) return undefined
   const parts = firstChoice.split('/').filter((p) => p !== '' && p !== '**')
   if (parts.length === 0) return undefined

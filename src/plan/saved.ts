@@ -124,7 +124,7 @@ export function readSavedPlan(path: string): SavedPlan {
     )
   }
   const saved = data as Partial<SavedPlan>
-  if (!saved || saved.type !== 'monitors-saved-plan' || !Array.isArray(saved.operations) || !saved.fingerprints || !saved.plan) {
+  if (saved?.type !== 'monitors-saved-plan' || !Array.isArray(saved.operations) || !saved.fingerprints || !saved.plan) {
     throw new SavedPlanError(`${path} is not a saved plan of monitors (made by "monitors plan --out ${path}").`)
   }
   if (saved.formatVersion !== PLAN_FORMAT_VERSION) {

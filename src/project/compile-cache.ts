@@ -129,11 +129,14 @@ export interface RunningScope {
   readonly matched: ReadonlySet<string>
 }
 
+/** The modules of constructs (this package's, and the hosted CLI's it stands in for): never a check file. */
+const PACKAGES_OF_CONSTRUCTS = /^(?:monitors-as-code|checkly)(?:\/|$)/
+
 /** `child` as the file's `require` and `import`, clearing `scope.running` while what they load runs. */
 function guarded(child: Jiti, scope: RunningScope): { require: Jiti; import: Jiti['import'] } {
   let ownCodeOnly = true
   const around = <T>(id: unknown, load: () => T): T => {
-    if (ownCodeOnly && typeof id === 'string' && !id.startsWith('node:') && id !== 'monitors-as-code') {
+    if (ownCodeOnly && typeof id === 'string' && !id.startsWith('node:') && !PACKAGES_OF_CONSTRUCTS.test(id)) {
       try {
         if (scope.matched.has(child.resolve(id))) ownCodeOnly = false
       } catch {

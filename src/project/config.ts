@@ -8,11 +8,15 @@ import { frequencyOffsetProblem } from '../schema/rules.js'
 import { RUN_FREQUENCIES } from '../schema/enums.js'
 import type { CheckDefaults, ProjectConfig } from '../../constructs/index.js'
 import type { Problem } from './errors.js'
+import { CHECKLY_CONFIG_FILE_NAMES, isChecklyConfig, resolveChecklyConfig, type ChecklySettings } from './checkly-config.js'
 
 export type { ProjectConfig, CheckDefaults }
 
-/** Names looked for, in this order, in the working directory and then each parent. */
-export const CONFIG_FILE_NAMES = ['monitoring.config.ts', 'monitoring.config.mts', 'monitoring.config.js', 'monitoring.config.mjs'] as const
+/**
+ * Names looked for, in this order, in the working directory and then each parent: this
+ * project's config, then the hosted service's CLI's (checkly-config.ts), read as it is.
+ */
+export const CONFIG_FILE_NAMES = ['monitoring.config.ts', 'monitoring.config.mts', 'monitoring.config.js', 'monitoring.config.mjs', ...CHECKLY_CONFIG_FILE_NAMES] as const
 
 export const DEFAULT_CHECK_MATCH = '**/*.check.ts'
 
@@ -56,6 +60,8 @@ export interface ResolvedConfig {
   defaultEnvironment?: string
   /** The environment this load is for (see chooseEnvironment); absent when the config declares none. */
   environment?: ChosenEnvironment
+  /** What a `checkly.config.ts` says beyond the above (checkly-config.ts); absent for a `monitoring.config.ts`. */
+  checkly?: ChecklySettings
 }
 
 /** An environment's name: it names its lock file, so lower case (one file on every file system). */
@@ -188,7 +194,7 @@ export function findConfigFile(cwd: string, explicit?: string): { file: string }
         const inside = path.join(file, name)
         if (existsSync(inside)) return { file: inside }
       }
-      return { problem: { file: '', message: `${explicit} is a directory without a monitoring.config.ts (given by --config)` } }
+      return { problem: { file: '', message: `${explicit} is a directory without a monitoring.config.ts or checkly.config.ts (given by --config)` } }
     }
     return { file }
   }
@@ -205,13 +211,14 @@ export function findConfigFile(cwd: string, explicit?: string): { file: string }
   return {
     problem: {
       file: '',
-      message: `no monitoring.config.ts found in ${path.resolve(cwd)} or any parent directory: run "npx monitors init" to create one (with an example check file and a tsconfig.json), or pass --config <file>`,
+      message: `no monitoring.config.ts (or checkly.config.ts) found in ${path.resolve(cwd)} or any parent directory: run "npx monitors init" to create one (with an example check file and a tsconfig.json), or pass --config <file>`,
     },
   }
 }
 
 /** Checks the config module's default export; returns the resolved config or the problems. */
 export function resolveConfig(exported: unknown, file: string): { config: ResolvedConfig } | { problems: Problem[] } {
+  if (isChecklyConfig(file)) return resolveChecklyConfig(exported, file)
   if (exported === undefined || exported === null || typeof exported !== 'object' || Array.isArray(exported)) {
     return {
       problems: [

@@ -1,7 +1,7 @@
 import type { z } from 'zod'
 import { closest, validate } from '../schema/issues.js'
 import { compileFast, type FastResult } from '../schema/fast.js'
-import { isConstruct, OPTION_KEYS, type AnyConstruct } from '../../constructs/construct.js'
+import { isConstruct, OPTION_KEYS, type AnyConstruct, type ConstructNote } from '../../constructs/construct.js'
 import type { ResolvedConfig } from './config.js'
 import type { Problem } from './errors.js'
 import type { Registration } from './loader.js'
@@ -40,6 +40,8 @@ type AddProblem = (field: string | undefined, message: string) => void
 interface Build {
   ctx: BuildContext
   problems: Problem[]
+  /** what constructs noted of their own props as warnings (constructNotes), files relative to the project */
+  warnings: Problem[]
   /** the first registration of each kind and logical id */
   seen: Map<string, Registration>
   /** the fields a construct's body took from the config's defaults; one set, emptied per construct */
@@ -63,7 +65,7 @@ function registrationLookup(registrations: readonly Registration[]): (construct:
  * references replaced by placeholders, every construct checked with the shared schemas.
  * Returns the resources and every problem found.
  */
-export function buildResources(registrations: Registration[], given: BuildContext): { resources: DesiredResource[]; problems: Problem[] } {
+export function buildResources(registrations: Registration[], given: BuildContext): { resources: DesiredResource[]; problems: Problem[]; warnings: Problem[] } {
   // thousands of constructs share a few files: each file's relative paths are worked out once
   const ctx: BuildContext = { ...given, rootRel: memo(given.rootRel), cwdRel: memo(given.cwdRel) }
   const problems: Problem[] = []
@@ -72,7 +74,8 @@ export function buildResources(registrations: Registration[], given: BuildContex
 
   outsideProblems(registrations, ctx, problems)
   const inProject = registrations.filter((r) => !r.outside)
-  const build: Build = { ctx, problems, seen: new Map(), fromDefaults: new Set(), registrationOf, refToken: refTokens(registrationOf) }
+  const warnings: Problem[] = []
+  const build: Build = { ctx, problems, warnings, seen: new Map(), fromDefaults: new Set(), registrationOf, refToken: refTokens(registrationOf) }
   for (const r of inProject) {
     const resource = buildResource(r, build)
     if (resource) resources.push(resource)
@@ -81,7 +84,7 @@ export function buildResources(registrations: Registration[], given: BuildContex
   projectRules(resources, inProject, ctx, problems)
   dependencyCycles(resources, problems)
   resources.sort((a, b) => RESOURCE_KINDS.indexOf(a.kind) - RESOURCE_KINDS.indexOf(b.kind) || (a.logicalId < b.logicalId ? -1 : a.logicalId > b.logicalId ? 1 : 0))
-  return { resources, problems }
+  return { resources, problems, warnings }
 }
 
 /** Constructs created outside check files are not part of the project: one problem each. */
@@ -104,6 +107,7 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
   const name = constructName(c)
   // where a problem is, worked out only when there is one: nearly every construct has none
   const add: AddProblem = (field, message) => problems.push({ file: ctx.cwdRel(r.file), construct: name, logicalId: String(c.logicalId), field, message })
+  if (c.__monitorsNotes !== undefined && !constructNotes(c.__monitorsNotes, r, name, build, add)) return undefined
   const kind = identifiedKind(r, name, build.seen, ctx, add)
   if (!kind) return undefined
 
@@ -152,6 +156,27 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
   for (const ref of refs) if (ref.numeric) payload = setIn(payload, ref.path.split('.'), placeholder(ref.kind, ref.logicalId)) as Record<string, unknown>
   if (cacheKey !== undefined && problems.length === start) ctx.cache!.set(cacheKey, { payload, options, refs }, r.file)
   return { kind, logicalId: c.logicalId as string, construct: name, file: ctx.rootRel(r.file), payload, refs, options }
+}
+
+/**
+ * What a construct noted of its own props (constructs/construct.ts, ConstructNote: the hosted
+ * service's constructs say what does not map): problems added, warnings kept for the project's
+ * warnings. False when the construct is not to be built: it has a problem, or a note leaves it
+ * out of the project.
+ */
+function constructNotes(notes: readonly ConstructNote[], r: Registration, name: string, build: Build, add: AddProblem): boolean {
+  if (!Array.isArray(notes) || notes.length === 0) return true
+  let keep = true
+  for (const note of notes) {
+    if (note.level === 'problem') {
+      add(note.field, note.message)
+      keep = false
+    } else {
+      build.warnings.push({ file: build.ctx.rootRel(r.file), construct: name, logicalId: String(r.construct.logicalId), field: note.field, message: note.message })
+      if (note.level === 'skip') keep = false
+    }
+  }
+  return keep
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !isConstruct(v)
@@ -715,7 +740,8 @@ export function constructsKey(
   for (const r of registrations) {
     const c = r.construct
     const kind = c.__monitorsKind
-    if (r.outside || !isResourceKind(kind) || descriptorOf(kind).code || typeof c.logicalId !== 'string') return undefined
+    // a construct's notes are not in its props: a project with notes is never memoized
+    if (r.outside || !isResourceKind(kind) || descriptorOf(kind).code || typeof c.logicalId !== 'string' || c.__monitorsNotes !== undefined) return undefined
     const key = constructKey(kind, constructName(c), c.logicalId, c.props, ref)
     if (key === undefined) return undefined
     keys.set(r, key)

@@ -9,6 +9,8 @@ import { openConstructCache } from './construct-cache.js'
 import type { DesiredResource } from '../resources/types.js'
 import { lintResources } from './lints.js'
 import { bundleScripts } from './scripts.js'
+import { isChecklyConfig } from './checkly-config.js'
+import { makeChecklyChecks, specFilesOf } from './checkly-checks.js'
 
 export type { ProjectConfig, ResolvedConfig, CheckDefaults, ChosenEnvironment, EnvironmentRequest } from './config.js'
 export { CONFIG_FILE_NAMES, DEFAULT_CHECK_MATCH, DEFAULTABLE_CHECK_FIELDS, environmentLockName, findConfigFile } from './config.js'
@@ -66,6 +68,12 @@ export interface LoadProjectOptions {
    * config declares environments and none is chosen, a NoEnvironmentError names them.
    */
   environment?: EnvironmentRequest
+  /**
+   * Only the config is loaded (its target, environments and lock settings): no check file is
+   * searched or run, and the project has no resources (the operator's commands: checks, results,
+   * incidents, …).
+   */
+  configOnly?: boolean
   /**
    * false: the construct cache (construct-cache.ts) is neither read nor written (`--no-cache`);
    * MONITORS_CACHE=0 in the environment does the same.
@@ -131,6 +139,13 @@ export async function loadProjectDeferred(options: LoadProjectOptions = {}): Pro
   const configShown = cwdRel(configFile)
 
   const session = new LoadingSession()
+  session.rootDir = rootDir
+  // a hosted CLI's config may make constructs (its default alert channels): they are the project's
+  const checklyConfig = isChecklyConfig(configFile)
+  if (checklyConfig) {
+    session.matched = new Set([configFile])
+    session.helperModulesInProject = true
+  }
   const problems: Problem[] = []
   let config: ResolvedConfig | undefined
   let files: string[] = []
@@ -158,16 +173,20 @@ export async function loadProjectDeferred(options: LoadProjectOptions = {}): Pro
     config = chosen.config
     // check files may ask which environment they are loaded for (currentEnvironment())
     if (config.environment) session.environment = config.environment.name
+    if (config.checkly) session.checklyDefaults = config.checkly.defaults
+    if (options.configOnly) return
     files = findFiles(rootDir, config.checkMatch, config.ignore).filter((f) => path.join(rootDir, f) !== configFile)
-    if (files.length === 0 && !options.allowNoCheckFiles) {
+    const specs = config.checkly ? specFilesOf(config.checkly, rootDir, config.ignore) : undefined
+    const declared = specs ? specs.browser.length + specs.multiStep.length + config.checkly!.playwrightChecks.length + (config.checkly!.playwrightConfigPath ? 1 : 0) : 0
+    if (files.length === 0 && declared === 0 && !options.allowNoCheckFiles) {
       problems.push({
         file: configShown,
-        field: 'checkMatch',
+        field: config.checkly ? 'checks.checkMatch' : 'checkMatch',
         message: `matches no files in ${rootDir === cwd ? 'this directory' : cwdRel(rootDir)} (${config.checkMatch.join(', ')}); node_modules and .git are never searched`,
       })
       return
     }
-    session.matched = new Set(files.map((f) => path.join(rootDir, f)))
+    session.matched = new Set([...files.map((f) => path.join(rootDir, f)), ...(checklyConfig ? [configFile] : [])])
     for (const file of files) {
       const abs = path.join(rootDir, file)
       session.current = abs
@@ -175,6 +194,7 @@ export async function loadProjectDeferred(options: LoadProjectOptions = {}): Pro
       if ('problem' in result) problems.push(result.problem)
       else noteExports(result.module, file, exports)
     }
+    if (config.checkly && specs) makeChecklyChecks(session, config.checkly, rootDir, configFile, specs)
   })
   if (!config) throw new ProjectError(problems)
   const resolved: ResolvedConfig = config
@@ -216,7 +236,7 @@ export async function loadProjectDeferred(options: LoadProjectOptions = {}): Pro
     cache?.save()
     problems.push(...built.problems)
     if (problems.length > 0 && !options.tolerateCheckProblems) throw new ProjectError(problems)
-    const warnings = lintResources(built.resources).map((w) => ({ ...w, file: cwdRel(path.join(rootDir, w.file)) }))
+    const warnings = [...built.warnings, ...lintResources(built.resources)].map((w) => ({ ...w, file: cwdRel(path.join(rootDir, w.file)) }))
     return { configFile, rootDir, config: resolved, files, resources: built.resources, warnings, problems, exported: exportedConstructs(registrations, exports, rootRel) }
   }
   return { configFile, rootDir, config: resolved, constructsKey: key, constructsParts: parts, validateFiles, finish }

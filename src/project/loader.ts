@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url'
 import type { Jiti } from 'jiti'
 import { LOADING_KEY, type AnyConstruct, type LoadingRegistry } from '../../constructs/construct.js'
 import * as ownConstructs from '../../constructs/index.js'
+import * as checklyRoot from '../../constructs/checkly/index.js'
+import * as checklyConstructs from '../../constructs/checkly/constructs.js'
 import { importCompiled, privateTempDir, type RunningScope } from './compile-cache.js'
 import { transpiled } from './transpile-patch.js'
 import type { Problem } from './errors.js'
@@ -155,8 +157,25 @@ function getJiti(firstFile: string): Jiti {
   return sharedJiti
 }
 
-/** The modules jiti hands out without loading a file (jiti reads this object at every import). */
-const virtualModules: Record<string, unknown> = {}
+/**
+ * The modules jiti hands out without loading a file (jiti reads this object at every import).
+ * `checkly` and `checkly/constructs`, the hosted service's CLI, are always this package's
+ * compatibility entry (constructs/checkly/), whether or not that CLI is installed: a project
+ * written for it loads unchanged, and the hosted CLI itself never runs.
+ */
+const virtualModules: Record<string, unknown> = {
+  checkly: checklyRoot,
+  'checkly/constructs': checklyConstructs,
+}
+
+/** The modules whose exports a check file imports by name, for missingExportProblem. */
+const NAMED_MODULES: Record<string, Record<string, unknown>> = {
+  [PACKAGE_NAME]: ownConstructs,
+  [`${PACKAGE_NAME}/checkly`]: checklyRoot,
+  [`${PACKAGE_NAME}/checkly/constructs`]: checklyConstructs,
+  checkly: checklyRoot,
+  'checkly/constructs': checklyConstructs,
+}
 
 /**
  * `import ... from 'monitors-as-code'` in a file whose folder resolves that package to this very
@@ -172,8 +191,10 @@ function shareOwnConstructs(file: string): void {
     own = resolvesToOwnPackage(dir)
     ownPackageFrom.set(dir, own)
   }
-  if (own) virtualModules[PACKAGE_NAME] = ownConstructs
-  else delete virtualModules[PACKAGE_NAME]
+  for (const [name, module] of [[PACKAGE_NAME, ownConstructs], [`${PACKAGE_NAME}/checkly`, checklyRoot], [`${PACKAGE_NAME}/checkly/constructs`, checklyConstructs]] as const) {
+    if (own) virtualModules[name] = module
+    else delete virtualModules[name]
+  }
 }
 
 const ownPackageFrom = new Map<string, boolean>()
@@ -209,6 +230,16 @@ export class LoadingSession implements LoadingRegistry, RunningScope {
   running: string | undefined = undefined
   /** The environment the project is loaded for (`--env`); see currentEnvironment(). */
   environment: string | undefined = undefined
+  /** The project's folder. */
+  rootDir: string | undefined = undefined
+  /** A `checkly.config.ts`'s check defaults, for the hosted service's constructs (LoadingRegistry.checklyDefaults). */
+  checklyDefaults: Readonly<Record<string, unknown>> | undefined = undefined
+  /**
+   * Constructs made at the top level of a module the check files import (`alert-channels.ts`),
+   * in the project's folder, are part of the project, as the hosted service's CLI has them
+   * (a `checkly.config.ts` project); otherwise they are outside it.
+   */
+  helperModulesInProject = false
   readonly registrations: Registration[] = []
   /** The first construct of each kind and logical id, to notice a duplicate as it is made. */
   readonly #first = new Map<string, Registration>()
@@ -226,7 +257,7 @@ export class LoadingSession implements LoadingRegistry, RunningScope {
       return
     }
     // a duplicate, or code the running file did not make itself: the stack tells where
-    const registration = this.#placeFromStack(construct, constructor)
+    const registration = this.#inProject(this.#placeFromStack(construct, constructor))
     placements.fromStack++
     this.registrations.push(registration)
     if (key !== undefined && first === undefined) this.#first.set(key, registration)
@@ -263,6 +294,14 @@ export class LoadingSession implements LoadingRegistry, RunningScope {
       found = i + 1
     }
     return found
+  }
+
+  /** A registration outside the project made part of it (see helperModulesInProject), when it is in the project's folder. */
+  #inProject(r: Registration): Registration {
+    if (!r.outside || !this.helperModulesInProject || this.rootDir === undefined) return r
+    const rel = path.relative(this.rootDir, r.file)
+    if (rel.startsWith('..') || path.isAbsolute(rel) || rel.split(path.sep).includes('node_modules')) return r
+    return { ...r, outside: false }
   }
 
   #placeFromStack(construct: AnyConstruct, constructor: Function): Registration {
@@ -318,7 +357,13 @@ class DirectRegistration implements Registration {
   }
 }
 
-function placeRegistration(construct: AnyConstruct, frames: Frame[], loadingFile: string, matched: ReadonlySet<string>): Registration {
+/** This package's own code (the CLI bundle, the compiled constructs, their sources): a construct it makes belongs to its caller. */
+const OWN_CODE = ['dist', 'constructs', 'src'].map((dir) => path.join(PACKAGE_ROOT, dir) + path.sep)
+const isOwnCode = (frame: Frame) => OWN_CODE.some((dir) => frame.file.startsWith(dir))
+
+function placeRegistration(construct: AnyConstruct, stack: Frame[], loadingFile: string, matched: ReadonlySet<string>): Registration {
+  // a construct made by another this package has (a group's spec files' checks): placed where that one is made
+  const frames = stack.length > 0 && isOwnCode(stack[0]) ? stack.filter((f) => !isOwnCode(f)) : stack
   const site = frames[0]
   if (!site) return { construct, file: loadingFile, loadingFile, outside: !matched.has(loadingFile) }
   if (matched.has(site.file)) return { construct, file: site.file, line: site.line, loadingFile, outside: false }
@@ -446,25 +491,30 @@ function importProblem(error: unknown, file: string, rel: (abs: string) => strin
  */
 function missingExportProblem(error: Error, file: string, rel: (abs: string) => string): Problem | undefined {
   const used = /(?:^|[\s(])_[\w$]+\.([\w$]+)\)? is not a (?:constructor|function)/.exec(error.message)?.[1]
-  if (!used || Object.hasOwn(ownConstructs, used)) return undefined
+  if (!used) return undefined
   let text: string
   try {
     text = readFileSync(file, 'utf8')
   } catch {
     return undefined
   }
-  for (const match of text.matchAll(/import\s*\{([^}]*)\}\s*from\s*(['"])monitors-as-code\2/g)) {
+  for (const match of text.matchAll(/import\s*\{([^}]*)\}\s*from\s*(['"])([^'"]+)\2/g)) {
+    const exports = NAMED_MODULES[match[3]]
+    if (!exports || Object.hasOwn(exports, used)) continue
     for (const specifier of match[1].split(',')) {
       const imported = specifier.trim().replace(/^type\s+/, '').split(/\s+as\s+/)[0]?.trim()
       if (imported !== used) continue
       const at = (match.index ?? 0) + match[0].indexOf(specifier)
       const line = text.slice(0, at + specifier.length - specifier.trimStart().length).split('\n').length
-      const exported = Object.keys(ownConstructs).filter((k) => /^[A-Z]/.test(k) || k === 'defineConfig')
+      const exported = Object.keys(exports).filter((k) => /^[A-Z]/.test(k) || k === 'defineConfig')
       const near = closest(used, exported)
+      const hosted = match[3].startsWith('checkly') || match[3].startsWith(`${PACKAGE_NAME}/checkly`)
       return {
         file: rel(file),
         line,
-        message: `imports ${used} from "monitors-as-code", which exports no such name${near ? ` (did you mean ${near}?)` : ''}; its constructs are ${exported.filter((k) => k !== 'Construct' && k !== 'defineConfig').join(', ')}`,
+        message: hosted
+          ? `imports ${used} from "${match[3]}", which monitors does not know${near ? ` (did you mean ${near}?)` : ''}: see docs/migrating-from-checkly.md for the hosted constructs that map`
+          : `imports ${used} from "${match[3]}", which exports no such name${near ? ` (did you mean ${near}?)` : ''}; its constructs are ${exported.filter((k) => k !== 'Construct' && k !== 'defineConfig').join(', ')}`,
       }
     }
   }

@@ -98,6 +98,21 @@ new IcmpCheck('website-ping', {
 })
 `
 
+/** Adds the lines of GITIGNORE_LINES that `dir`'s .gitignore lacks (creating it when there is none). */
+export function ensureGitignore(dir: string): Pick<ScaffoldResult, 'gitignore' | 'gitignoreLines'> {
+  const gitignoreFile = join(dir, '.gitignore')
+  if (!existsSync(gitignoreFile)) {
+    writeFileSync(gitignoreFile, `${GITIGNORE_LINES.join('\n')}\n`)
+    return { gitignore: 'created', gitignoreLines: GITIGNORE_LINES }
+  }
+  const current = readFileSync(gitignoreFile, 'utf8')
+  const present = new Set(current.split(/\r?\n/).map((l) => l.trim()))
+  const missing = GITIGNORE_LINES.filter((l) => !present.has(l) && !present.has(l.replace(/\/$/, '')))
+  if (missing.length === 0) return { gitignore: 'unchanged', gitignoreLines: [] }
+  writeFileSync(gitignoreFile, `${current}${current.endsWith('\n') || current === '' ? '' : '\n'}${missing.join('\n')}\n`)
+  return { gitignore: 'appended', gitignoreLines: missing }
+}
+
 /**
  * Writes a config, one example check file, a tsconfig.json and the .gitignore lines into `dir`.
  * Refuses, and writes nothing, when the config or the example file already exists; an existing
@@ -137,22 +152,6 @@ export function scaffoldProject(dir: string, options: { projectName?: string; en
     writeFileSync(tsconfig, TSCONFIG_TEXT, { flag: 'wx' })
     written.push(tsconfig)
   }
-  const gitignoreFile = join(dir, '.gitignore')
-  let gitignore: ScaffoldResult['gitignore'] = 'unchanged'
-  let gitignoreLines: string[] = []
-  if (!existsSync(gitignoreFile)) {
-    writeFileSync(gitignoreFile, `${GITIGNORE_LINES.join('\n')}\n`)
-    gitignore = 'created'
-    gitignoreLines = GITIGNORE_LINES
-  } else {
-    const current = readFileSync(gitignoreFile, 'utf8')
-    const present = new Set(current.split(/\r?\n/).map((l) => l.trim()))
-    const missing = GITIGNORE_LINES.filter((l) => !present.has(l) && !present.has(l.replace(/\/$/, '')))
-    if (missing.length > 0) {
-      writeFileSync(gitignoreFile, `${current}${current.endsWith('\n') || current === '' ? '' : '\n'}${missing.join('\n')}\n`)
-      gitignore = 'appended'
-      gitignoreLines = missing
-    }
-  }
+  const { gitignore, gitignoreLines } = ensureGitignore(dir)
   return { written, skipped, gitignore, gitignoreLines }
 }

@@ -1,4 +1,4 @@
-import type { ResourceKind } from './types.js'
+import type { ResourceDescriptor, ResourceKind } from './types.js'
 import { descriptorOf } from './registry.js'
 import { normalize, normalizeParsed } from './normalize.js'
 import { fingerprintSecret, SECRET_MASK } from './secrets.js'
@@ -10,7 +10,15 @@ export function maskSecrets(
   payload: Record<string, unknown>,
   replace: (value: string) => string = () => SECRET_MASK,
 ): Record<string, unknown> {
-  const { secrets } = descriptorOf(kind)
+  return maskSecretsOf(descriptorOf(kind).secrets, payload, replace)
+}
+
+/** The same by a descriptor's `secrets` (a kind the registry does not hold: a test's). */
+export function maskSecretsOf(
+  secrets: ResourceDescriptor['secrets'],
+  payload: Record<string, unknown>,
+  replace: (value: string) => string = () => SECRET_MASK,
+): Record<string, unknown> {
   if (secrets.self && payload.secret === true && typeof payload.value === 'string') {
     return { ...payload, value: replace(payload.value) }
   }

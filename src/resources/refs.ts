@@ -1,5 +1,4 @@
 import type { DesiredResource, ResourceKind } from './types.js'
-import { descriptorOf } from './registry.js'
 
 /** The placeholder a reference holds until it is resolved: `${kind}:${logicalId}`. */
 export const placeholder = (kind: ResourceKind, logicalId: string) => `${kind}:${logicalId}`

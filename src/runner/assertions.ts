@@ -24,7 +24,7 @@ export function readJsonPath(root: unknown, path: string): { found: boolean; val
         current = current.length
         continue
       }
-      if (!Object.prototype.hasOwnProperty.call(current, step)) return { found: false, value: undefined }
+      if (!Object.hasOwn(current, step)) return { found: false, value: undefined }
       current = (current as Record<string, unknown>)[step]
     }
   }
@@ -93,7 +93,7 @@ function isEmpty(value: unknown): boolean {
 function hasKey(value: unknown, key: string): boolean {
   if (value === null || typeof value !== 'object') return false
   if (Array.isArray(value)) return /^\d+$/.test(key) && Number(key) < value.length
-  return Object.prototype.hasOwnProperty.call(value, key)
+  return Object.hasOwn(value, key)
 }
 
 function hasValue(value: unknown, target: string): boolean {

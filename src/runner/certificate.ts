@@ -79,7 +79,7 @@ export function checkDomainCertificate(domain: string, options: RunOptions = {})
       const refused = connectedRefusal(policy, domain, tls)
       if (refused) return done(null, refused)
       const certificate = tls.getPeerCertificate() as PeerCertificate
-      if (!certificate || !certificate.valid_to) return done(null, `${domain}:${port} sent no certificate`)
+      if (!certificate?.valid_to) return done(null, `${domain}:${port} sent no certificate`)
       const days = daysRemaining(certificate.valid_to, now())
       const problems: string[] = []
       const code = tls.authorized ? null : String(tls.authorizationError ?? '')

@@ -7,7 +7,7 @@ import { checkDomainCertificate } from './certificate.js'
 import { judge } from './outcome.js'
 import { probe } from './probers.js'
 import { NO_RETRY_PLAN, retryLocation, retryPlan, shouldRetry, sleep as realSleep } from './retry.js'
-import { type CheckRunResult, type RunnableCheck, type RunOptions, type RunResult } from './types.js'
+import type { CheckRunResult, RunnableCheck, RunOptions, RunResult } from './types.js'
 
 export * from './types.js'
 export { compare, evaluateApiAssertion, evaluateAssertion, readJsonPath } from './assertions.js'

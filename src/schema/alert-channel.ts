@@ -58,6 +58,16 @@ const subscriptionItem = z.object({
   activated: z.boolean().default(true),
 })
 
+/** A channel's settings besides its configuration (which events it gets), with the service's defaults. */
+const settingsShape = {
+  sendRecovery: z.boolean().default(true),
+  sendFailure: z.boolean().default(true),
+  sendDegraded: z.boolean().default(false),
+  sslExpiry: z.boolean().default(false),
+  sslExpiryThreshold: z.number().int().min(1).max(30).default(30),
+  autoSubscribe: z.boolean().default(false),
+}
+
 /**
  * Body of POST /v1/alert-channels and PUT /v1/alert-channels/{id}: the type, its configuration
  * (validated by the type's schema, problems named `config.<field>`), and which events the channel
@@ -72,12 +82,7 @@ export const alertChannelSchema = z
     subscriptions: z.array(subscriptionItem).optional(),
     type: z.enum(ALERT_CHANNEL_TYPES),
     config: z.record(z.string(), z.unknown()),
-    sendRecovery: z.boolean().default(true),
-    sendFailure: z.boolean().default(true),
-    sendDegraded: z.boolean().default(false),
-    sslExpiry: z.boolean().default(false),
-    sslExpiryThreshold: z.number().int().min(1).max(30).default(30),
-    autoSubscribe: z.boolean().default(false),
+    ...settingsShape,
   })
   .transform((value, ctx) => {
     const parsed = ALERT_CHANNEL_CONFIGS[value.type].safeParse(value.config)
@@ -100,31 +105,70 @@ export const alertChannelSubscriptionBodySchema = z.object({
 })
 
 /**
- * A channel as answers show it: the secrets of its configuration masked like a check's (a
- * Slack or Teams URL's path, a PagerDuty service key, an Opsgenie API key, a webhook's header
- * and query values marked secret).
+ * How a secret field of a channel's configuration is kept out of answers, output and logs:
+ * - `token`: the whole string is the secret (a routing key, an API key): answered as "";
+ * - `tokenUrl`: a URL whose path is its token (an incoming webhook): answered as its scheme and
+ *   host followed by `/********`, so that the answer is still a valid URL;
+ * - `markedItems`: a list of `{ key, value, secret }` items (a webhook's headers): the values of
+ *   the items marked `secret` answered as "".
  */
-export function blankAlertChannelSecrets(type: string, config: Record<string, unknown>): Record<string, unknown> {
-  const blank = (list: unknown) => Array.isArray(list)
-    ? list.map((v) => (v && typeof v === 'object' && (v as { secret?: unknown }).secret === true ? { ...v, value: '' } : v))
-    : list
-  switch (type) {
-    case 'SLACK':
-    case 'MSTEAMS':
-      return { ...config, url: maskUrl(config.url) }
-    case 'PAGERDUTY':
-      return { ...config, serviceKey: '' }
-    case 'OPSGENIE':
-      return { ...config, apiKey: '' }
-    case 'WEBHOOK':
-      return { ...config, headers: blank(config.headers), queryParameters: blank(config.queryParameters) }
-    default:
-      return config
+export type ChannelSecretKind = 'token' | 'tokenUrl' | 'markedItems'
+
+/** The secret fields of one channel type's configuration, by field name (none: `{}`). */
+export type ChannelSecrets = Readonly<Record<string, ChannelSecretKind>>
+
+/** The secret fields of each channel type: ALERT_CHANNEL_SECRETS, or a test's copy with a type of its own. */
+export type ChannelSecretTable = Readonly<Record<string, ChannelSecrets>>
+
+/** Only fields of the type's configuration can be named secret (a misspelt field does not compile). */
+type SecretsOf<S extends z.ZodType> = { readonly [F in keyof z.input<S>]?: ChannelSecretKind }
+
+/**
+ * Which fields of each channel type's configuration are secret: the one place that says it.
+ * Masking on read (blankAlertChannelSecrets), the fingerprint of what reads mask
+ * (alertChannelSecretValues), the client's secret paths (the plan's `(secret)`, import's
+ * environment variables: alertChannelSecretPaths) and the scrubbing of deliveries
+ * (alertChannelSecretStrings) all read it. A type without its entry does not compile.
+ */
+export const ALERT_CHANNEL_SECRETS = {
+  EMAIL: {},
+  SLACK: { url: 'tokenUrl' },
+  WEBHOOK: { headers: 'markedItems', queryParameters: 'markedItems' },
+  SMS: {},
+  PAGERDUTY: { serviceKey: 'token' },
+  OPSGENIE: { apiKey: 'token' },
+  MSTEAMS: { url: 'tokenUrl' },
+} as const satisfies { [K in AlertChannelKind]: SecretsOf<(typeof ALERT_CHANNEL_CONFIGS)[K]> }
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+const isSecretItem = (v: unknown): v is Record<string, unknown> => isRecord(v) && v.secret === true
+
+/** The secret fields of a type; undefined for a type the table does not know. */
+function secretsOf(type: string, table: ChannelSecretTable): ChannelSecrets | undefined {
+  return Object.hasOwn(table, type) ? table[type] : undefined
+}
+
+/**
+ * A channel's configuration as answers show it: every secret field of its type masked (see
+ * ChannelSecretKind). A type the table does not know (a row of a newer version) shows none of
+ * its configuration: any of it may be secret.
+ */
+export function blankAlertChannelSecrets(type: string, config: Record<string, unknown>, table: ChannelSecretTable = ALERT_CHANNEL_SECRETS): Record<string, unknown> {
+  const secrets = secretsOf(type, table)
+  if (!secrets) return {}
+  const out = { ...config }
+  for (const [field, kind] of Object.entries(secrets)) {
+    const value = config[field]
+    if (value === undefined) continue
+    if (kind === 'token') out[field] = ''
+    else if (kind === 'tokenUrl') out[field] = maskUrl(value)
+    else if (Array.isArray(value)) out[field] = value.map((v) => (isSecretItem(v) ? { ...v, value: '' } : v))
   }
+  return out
 }
 
 /** The settings of a channel besides its configuration: which events it gets. */
-export const ALERT_CHANNEL_SETTINGS = ['sendRecovery', 'sendFailure', 'sendDegraded', 'sslExpiry', 'sslExpiryThreshold', 'autoSubscribe'] as const
+export const ALERT_CHANNEL_SETTINGS = Object.keys(settingsShape) as ReadonlyArray<keyof typeof settingsShape>
 
 /**
  * The body of one type of channel, as the client's resource kinds describe it (one kind per
@@ -132,61 +176,68 @@ export const ALERT_CHANNEL_SETTINGS = ['sendRecovery', 'sendFailure', 'sendDegra
  * the service's defaults. The answer-only fields are accepted and dropped, as the route does.
  */
 export function alertChannelTypeSchema<T extends AlertChannelKind>(type: T) {
+  return channelBodySchema(type, ALERT_CHANNEL_CONFIGS[type])
+}
+
+/** The same for a type and its configuration's schema given (a test's type of its own). */
+export function channelBodySchema<T extends string, C extends z.ZodType>(type: T, config: C) {
   return z.object({
     type: z.literal(type).default(type as never),
-    config: ALERT_CHANNEL_CONFIGS[type],
-    sendRecovery: z.boolean().default(true),
-    sendFailure: z.boolean().default(true),
-    sendDegraded: z.boolean().default(false),
-    sslExpiry: z.boolean().default(false),
-    sslExpiryThreshold: z.number().int().min(1).max(30).default(30),
-    autoSubscribe: z.boolean().default(false),
+    config,
+    ...settingsShape,
   })
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
-
 /** A channel body (`{ type, config, … }`) with its secrets masked as answers show them, or the same object when it holds none. */
-export function blankAlertChannelPayload<T>(payload: T): T {
+export function blankAlertChannelPayload<T>(payload: T, table: ChannelSecretTable = ALERT_CHANNEL_SECRETS): T {
   if (!isRecord(payload) || !isRecord(payload.config) || typeof payload.type !== 'string') return payload
-  if (alertChannelSecretValues(payload) === undefined) return payload
-  return { ...payload, config: blankAlertChannelSecrets(payload.type, payload.config) } as T
+  if (alertChannelSecretValues(payload, table) === undefined) return payload
+  return { ...payload, config: blankAlertChannelSecrets(payload.type, payload.config, table) } as T
 }
 
 /**
  * The secret values of a channel body that answers mask (blankAlertChannelSecrets): their paths
  * as plans name them and one canonical text of paths and values, or undefined when none is set.
  */
-export function alertChannelSecretValues(payload: Record<string, unknown>): { text: string; paths: string[] } | undefined {
+export function alertChannelSecretValues(payload: Record<string, unknown>, table: ChannelSecretTable = ALERT_CHANNEL_SECRETS): { text: string; paths: string[] } | undefined {
   const config = payload.config
-  if (!isRecord(config)) return undefined
+  const secrets = typeof payload.type === 'string' ? secretsOf(payload.type, table) : undefined
+  if (!isRecord(config) || !secrets) return undefined
   const pairs: Array<[string, string]> = []
-  const text = (field: string) => {
+  for (const [field, kind] of Object.entries(secrets)) {
     const value = config[field]
-    if (typeof value === 'string' && value !== '' && !(field === 'url' && value === maskUrl(value))) pairs.push([`config.${field}`, value])
-  }
-  const items = (field: string) => {
-    const list = config[field]
-    if (!Array.isArray(list)) return
-    for (const v of list) if (isRecord(v) && v.secret === true && typeof v.value === 'string' && v.value !== '') pairs.push([`config.${field}[${String(v.key)}].value`, v.value])
-  }
-  switch (payload.type) {
-    case 'SLACK':
-    case 'MSTEAMS':
-      text('url')
-      break
-    case 'PAGERDUTY':
-      text('serviceKey')
-      break
-    case 'OPSGENIE':
-      text('apiKey')
-      break
-    case 'WEBHOOK':
-      items('headers')
-      items('queryParameters')
-      break
+    if (kind === 'markedItems') {
+      if (!Array.isArray(value)) continue
+      for (const v of value) if (isSecretItem(v) && typeof v.value === 'string' && v.value !== '') pairs.push([`config.${field}[${String(v.key)}].value`, v.value])
+    } else if (typeof value === 'string' && value !== '' && !(kind === 'tokenUrl' && value === maskUrl(value))) pairs.push([`config.${field}`, value])
   }
   if (pairs.length === 0) return undefined
   pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
   return { text: JSON.stringify(pairs), paths: pairs.map(([path]) => path) }
+}
+
+/** The dotted paths of a type's secret fields in a channel body (`config.url`), as resource descriptors list secrets. */
+export function alertChannelSecretPaths(type: string, table: ChannelSecretTable = ALERT_CHANNEL_SECRETS): string[] {
+  return Object.keys(secretsOf(type, table) ?? {}).map((field) => `config.${field}`)
+}
+
+/**
+ * The secret strings of a channel's configuration, for scrubbing a text that may hold them (a
+ * delivery's error, a label): each token, each secret item's value, a token URL and its path.
+ */
+export function alertChannelSecretStrings(type: string, config: Record<string, unknown>, table: ChannelSecretTable = ALERT_CHANNEL_SECRETS): string[] {
+  const out: string[] = []
+  for (const [field, kind] of Object.entries(secretsOf(type, table) ?? {})) {
+    const value = config[field]
+    if (kind === 'markedItems') {
+      if (Array.isArray(value)) for (const v of value) if (isSecretItem(v) && typeof v.value === 'string' && v.value !== '') out.push(v.value)
+    } else if (typeof value === 'string' && value !== '') {
+      out.push(value)
+      if (kind === 'tokenUrl' && URL.canParse(value)) {
+        const { pathname, search } = new URL(value)
+        if (`${pathname}${search}`.length > 1) out.push(`${pathname}${search}`)
+      }
+    }
+  }
+  return out
 }

@@ -5,9 +5,11 @@
  * here does not compile (`satisfies Record<ServiceCheckType, …>`), and
  * test/architecture.test.ts fails when a set of check type names is written anywhere else.
  *
- * The spec's whole vocabulary of types (nine, also those not served yet) is `CHECK_TYPES` in
- * enums.ts: it is what a query parameter `checkType` accepts.
+ * The spec's whole vocabulary of types is `CHECK_TYPES` in enums.ts: it is what a query
+ * parameter `checkType` accepts (the checks list, the metrics list), so every type of the table
+ * is one of it (`satisfies CheckTypeTable`: a type the spec does not name does not compile).
  */
+import type { CheckType } from './enums.js'
 
 /** A measured value of each run (a base metric; its suffixed forms are `<name>_<aggregation>`). */
 export interface MeasuredMetric {
@@ -49,6 +51,10 @@ export interface CheckTypeEntry {
   groupBy: readonly AnalyticsGroup[]
   /** Whether `sslDaysRemaining` of its status can be other than null (it may talk TLS). */
   certificates: boolean
+  /** Whether its runs get the account's variables, its own environment variables winning (an API check's `{{KEY}}`s, a script's `process.env`). */
+  variables: boolean
+  /** Whether its runs get the snippets its setup and teardown scripts name (`setupSnippetId`, `tearDownSnippetId`). */
+  snippets: boolean
 }
 
 /** What analytics' series may be grouped by. */
@@ -91,6 +97,8 @@ const API = {
   statusFilters: RUN_STATUSES,
   groupBy: ['runLocation', 'statusCode'],
   certificates: true,
+  variables: true,
+  snippets: true,
 } as const satisfies CheckTypeEntry
 
 const DNS = {
@@ -105,6 +113,8 @@ const DNS = {
   statusFilters: RUN_STATUSES,
   groupBy: ['runLocation'],
   certificates: false,
+  variables: false,
+  snippets: false,
 } as const satisfies CheckTypeEntry
 
 const ICMP = {
@@ -136,6 +146,8 @@ const ICMP = {
   statusFilters: RUN_STATUSES,
   groupBy: ['runLocation'],
   certificates: false,
+  variables: false,
+  snippets: false,
 } as const satisfies CheckTypeEntry
 
 const TCP = {
@@ -165,6 +177,8 @@ const TCP = {
   statusFilters: RUN_STATUSES,
   groupBy: ['runLocation'],
   certificates: false,
+  variables: false,
+  snippets: false,
 } as const satisfies CheckTypeEntry
 
 /** A URL check (the reference's URL monitor): a GET measured as an API check's request, with the same metrics. */
@@ -173,6 +187,9 @@ const URL = {
   label: 'URL check',
   route: 'url',
   analyticsRoute: 'url-monitors',
+  // a plain GET: no {{KEY}}s to resolve, no scripts
+  variables: false,
+  snippets: false,
 } as const satisfies CheckTypeEntry
 
 const HEARTBEAT = {
@@ -187,6 +204,8 @@ const HEARTBEAT = {
   statusFilters: HEARTBEAT_STATES,
   groupBy: [],
   certificates: false,
+  variables: false,
+  snippets: false,
 } as const satisfies CheckTypeEntry
 
 /** A script check's figures: the run's duration, and for a browser check the first page's web vitals and the run's error counts. */
@@ -225,6 +244,8 @@ const BROWSER = {
   statusFilters: RUN_STATUSES,
   groupBy: ['runLocation', 'pageIndex'],
   certificates: false,
+  variables: true,
+  snippets: false,
 } as const satisfies CheckTypeEntry
 
 /** A multi-step check: a Playwright script of API requests, without a browser; its run time measured. */
@@ -240,6 +261,8 @@ const MULTI_STEP = {
   statusFilters: RUN_STATUSES,
   groupBy: ['runLocation'],
   certificates: false,
+  variables: true,
+  snippets: false,
 } as const satisfies CheckTypeEntry
 
 /** A Playwright check suite: a whole Playwright project run by the runtime's `playwright test` (src/runner/script/suite.ts); its run time measured (reference: analytics of Playwright checks). */
@@ -250,8 +273,11 @@ const PLAYWRIGHT = {
   analyticsRoute: 'playwright-checks',
 } as const satisfies CheckTypeEntry
 
+/** What the table may hold: an entry for a type of the spec's vocabulary (CHECK_TYPES), which every `checkType` query accepts. */
+export type CheckTypeTable = { readonly [K in CheckType]?: CheckTypeEntry }
+
 /** The table: one entry per check type this service serves, in the order lists show them. */
-export const CHECK_TYPE_TABLE = { DNS, ICMP, API, TCP, URL, BROWSER, MULTI_STEP, PLAYWRIGHT, HEARTBEAT } satisfies Record<string, CheckTypeEntry>
+export const CHECK_TYPE_TABLE = { DNS, ICMP, API, TCP, URL, BROWSER, MULTI_STEP, PLAYWRIGHT, HEARTBEAT } satisfies CheckTypeTable
 
 /** A check type this service serves. */
 export type ServiceCheckType = keyof typeof CHECK_TYPE_TABLE

@@ -6,7 +6,7 @@ import {
   RETRY_STRATEGY_TYPES, RUN_FREQUENCIES, RUNTIME_IDS, SEVERITIES, WEBHOOK_METHODS,
 } from './enums.js'
 import { crossField } from './cross-field.js'
-import { pageQuerySchema } from './paging.js'
+import { pageQuerySchema, queryBoolean } from './paging.js'
 import { frequencyOffsetProblem, subMinuteFrequencyProblem } from './rules.js'
 
 /**
@@ -316,13 +316,24 @@ export type DnsCheck = z.output<typeof dnsCheckSchema>
 export type IcmpCheckInput = z.input<typeof icmpCheckSchema>
 export type IcmpCheck = z.output<typeof icmpCheckSchema>
 
-/** Query of GET /v1/checks. */
+/** Query of GET /v1/checks (the reference's filters; docs/api.md "Filters of lists"). */
 export const checkListQuerySchema = pageQuerySchema.extend({
   checkType: z.enum(CHECK_TYPES).optional(),
   tag: z.union([z.string(), z.array(z.string())]).optional(),
+  /** a part of the name, any case */
+  search: z.string().max(200).optional(),
+  /** the current status: from the newest run */
+  status: z.enum(['passing', 'failing', 'degraded']).optional(),
+  /** a part of an API check's request URL, any case: API checks only */
+  apiCheckUrlFilterPattern: z.string().min(1).max(2048).optional(),
+  /** each check of a group answered with the group's settings applied */
+  applyGroupSettings: queryBoolean.optional(),
   /** Keyset paging (an extension of the spec): the checks after the one with this id; `page` is then ignored. */
   after: z.string().min(1).max(100).optional(),
 })
+
+/** Query of GET /v1/checks/{id}. */
+export const checkQuerySchema = z.object({ applyGroupSettings: queryBoolean.optional() })
 
 /** Query of POST/PUT check routes. */
 export const autoAssignAlertsQuerySchema = z.object({

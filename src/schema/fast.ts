@@ -110,7 +110,7 @@ function compile(schema: SchemaLike, seen: Map<SchemaLike, Node | null>): Node |
 
 function compileWithChecks(schema: SchemaLike, seen: Map<SchemaLike, Node | null>): Node | undefined {
   const zod = schema._zod
-  if (!zod || !zod.def || !(zod.traits instanceof Set)) return undefined
+  if (!zod?.def || !(zod.traits instanceof Set)) return undefined
   const base = compileType(schema, seen)
   if (!base) return undefined
   // zod runs a schema that is itself a check (a string format, z.custom) as its first check
@@ -374,7 +374,7 @@ const LENGTH_WHEN = (z.string().min(1) as unknown as { _zod: { def: { checks: Ch
  */
 function inline(schema: SchemaLike, x: string, e: Emitter): string | undefined {
   const zod = schema._zod
-  if (!zod || !zod.def || !(zod.traits instanceof Set)) return undefined
+  if (!zod?.def || !(zod.traits instanceof Set)) return undefined
   const def = zod.def
   const checks: CheckLike[] = zod.traits.has('$ZodCheck') ? [schema as unknown as CheckLike, ...(def.checks ?? [])] : (def.checks ?? [])
   let base: string | undefined
@@ -508,7 +508,7 @@ function compileRecord(def: Internals['def'], seen: Map<SchemaLike, Node | null>
   const keyType = def.keyType as SchemaLike
   const k = keyType?._zod
   // a plain string key type only: every string key passes unchanged
-  if (!k || k.def.type !== 'string' || k.def.coerce || (k.def.checks?.length ?? 0) > 0 || k.traits.has('$ZodCheck') || k.values !== undefined) return undefined
+  if (k?.def.type !== 'string' || k.def.coerce || (k.def.checks?.length ?? 0) > 0 || k.traits.has('$ZodCheck') || k.values !== undefined) return undefined
   if (def.mode !== undefined || def.partial) return undefined
   const valueNode = compile(def.valueType as SchemaLike, seen)
   if (!valueNode) return undefined
@@ -534,7 +534,7 @@ function compileRecord(def: Internals['def'], seen: Map<SchemaLike, Node | null>
 
 function compileCheck(ch: CheckLike, type: string): Check | undefined {
   const zod = ch?._zod
-  if (!zod || !zod.def || typeof zod.check !== 'function') return undefined
+  if (!zod?.def || typeof zod.check !== 'function') return undefined
   const cdef = zod.def
   const test = checkTest(ch, type)
   if (!test) return undefined

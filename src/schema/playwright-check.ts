@@ -4,7 +4,7 @@ import { checkCommonShape, checkEnvironmentVariableSchema, readOnlyShape, runFre
 import { crossField } from './cross-field.js'
 import { frequencyOffsetProblem } from './rules.js'
 import { RUN_FREQUENCIES } from './enums.js'
-import { DEPENDENCY_PATH_MAX_LENGTH, SCRIPT_MAX_LENGTH, dependencyPathProblem } from './script-check.js'
+import { DEPENDENCY_PATH_MAX_LENGTH, SCRIPT_MAX_LENGTH, dependencyPathProblem, fileItems } from './script-check.js'
 
 /** Most files of a Playwright check suite (config, tests, the local files they import). */
 export const SUITE_MAX_FILES = 200
@@ -62,17 +62,19 @@ const suiteRules = crossField((value, add) => {
     const problem = frequencyOffsetProblem(value.frequency ?? 10, value.frequencyOffset)
     if (problem) add({ path: ['frequencyOffset'], message: problem, input: value.frequencyOffset })
   }
-  const files = Array.isArray(value.files) ? (value.files as Array<{ path?: unknown; content?: unknown; encoding?: unknown }>) : []
-  const size = files.reduce((n, f) => n + (typeof f?.content === 'string' ? f.content.length : 0), 0)
+  // an item that is not an object (null) is the item schema's problem (`files.0: must be an object`): skipped here
+  const files = fileItems(value.files)
+  const size = files.reduce((n, [f]) => n + (typeof f.content === 'string' ? f.content.length : 0), 0)
   if (size > SCRIPT_MAX_LENGTH) add({ path: ['files'], message: `hold ${size} characters together: at most ${SCRIPT_MAX_LENGTH}`, input: undefined })
   const seen = new Set<unknown>()
-  files.forEach((f, i) => {
-    if (seen.has(f?.path)) add({ path: ['files', i, 'path'], message: `${JSON.stringify(f.path)} is listed twice: each file once`, input: f.path })
-    seen.add(f?.path)
-    if (f?.encoding === 'base64' && typeof f.content === 'string' && !BASE64.test(f.content)) {
+  for (const [f, i] of files) {
+    if (f.encoding === 'base64' && typeof f.content === 'string' && !BASE64.test(f.content)) {
       add({ path: ['files', i, 'content'], message: 'is not base64, as encoding "base64" says: the file\'s bytes in standard base64 (A-Z a-z 0-9 + /, padded with =)', input: undefined })
     }
-  })
+    if (typeof f.path !== 'string') continue
+    if (seen.has(f.path)) add({ path: ['files', i, 'path'], message: `${JSON.stringify(f.path)} is listed twice: each file once`, input: f.path })
+    seen.add(f.path)
+  }
   // without one, the config is the default one among the files, or none (Playwright's defaults)
   const config = value.playwrightConfigPath
   if (typeof config === 'string' && !seen.has(config)) add({ path: ['playwrightConfigPath'], message: `names no file of the suite: add ${JSON.stringify(config)} to files`, input: config })

@@ -40,6 +40,16 @@ export const scriptDependencySchema = z.object({
   content: z.string().min(1),
 })
 
+/**
+ * The items of a list of files (`dependencies`, a suite's `files`) that are objects, each with its
+ * index: the rules across items read only these, as the item schema refuses any other (null).
+ */
+type FileItem = { path?: unknown; content?: unknown; encoding?: unknown }
+export function fileItems(list: unknown): Array<[FileItem, number]> {
+  if (!Array.isArray(list)) return []
+  return list.flatMap((item, i) => (item !== null && typeof item === 'object' && !Array.isArray(item) ? [[item as FileItem, i] as [FileItem, number]] : []))
+}
+
 /** The rules every script check shares: frequencyOffset, unique dependency paths, the runtime's multi-step support. */
 function scriptRules(checkType: ScriptCheckType) {
   return crossField((value, add) => {
@@ -47,15 +57,17 @@ function scriptRules(checkType: ScriptCheckType) {
       const problem = frequencyOffsetProblem(value.frequency ?? 10, value.frequencyOffset)
       if (problem) add({ path: ['frequencyOffset'], message: problem, input: value.frequencyOffset })
     }
-    const deps = Array.isArray(value.dependencies) ? (value.dependencies as Array<{ path?: unknown; content?: unknown }>) : []
-    const size = (typeof value.script === 'string' ? value.script.length : 0) + deps.reduce((n, d) => n + (typeof d?.content === 'string' ? d.content.length : 0), 0)
+    // an item that is not an object (null) is the item schema's problem (`dependencies.0: must be an object`): skipped here
+    const deps = fileItems(value.dependencies)
+    const size = (typeof value.script === 'string' ? value.script.length : 0) + deps.reduce((n, [d]) => n + (typeof d.content === 'string' ? d.content.length : 0), 0)
     if (size > SCRIPT_MAX_LENGTH) add({ path: ['script'], message: `and its dependencies hold ${size} characters together: at most ${SCRIPT_MAX_LENGTH}`, input: value.script })
     const seen = new Set<unknown>()
-    deps.forEach((d, i) => {
-      if (seen.has(d?.path)) add({ path: ['dependencies', i, 'path'], message: `${JSON.stringify(d.path)} is listed twice: each file once`, input: d.path })
-      else if (d?.path === value.scriptPath && typeof d?.path === 'string') add({ path: ['dependencies', i, 'path'], message: `${JSON.stringify(d.path)} is the scriptPath: the entry file is the script itself`, input: d.path })
-      seen.add(d?.path)
-    })
+    for (const [d, i] of deps) {
+      if (typeof d.path !== 'string') continue
+      if (seen.has(d.path)) add({ path: ['dependencies', i, 'path'], message: `${JSON.stringify(d.path)} is listed twice: each file once`, input: d.path })
+      else if (d.path === value.scriptPath) add({ path: ['dependencies', i, 'path'], message: `${JSON.stringify(d.path)} is the scriptPath: the entry file is the script itself`, input: d.path })
+      seen.add(d.path)
+    }
     if (checkType === 'MULTI_STEP' && typeof value.runtimeId === 'string') {
       const runtime = findRuntime(value.runtimeId)
       if (runtime && !runtime.multiStepSupport) add({ path: ['runtimeId'], message: `runtime ${runtime.name} does not run multi-step checks: choose 2023.09 or newer`, input: value.runtimeId })

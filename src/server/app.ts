@@ -16,6 +16,8 @@ import { resultRoutes } from './routes/results.js'
 import { assetRoutes } from './routes/assets.js'
 import type { ArtifactStore } from './artifacts.js'
 import { parseJsonBody } from './json-body.js'
+import { decodedBody } from './body-encoding.js'
+import { strictQueries } from './query-parameters.js'
 import { installFaults, type FaultCounts, type FaultSpec } from './faults.js'
 import { agentRoutes } from './routes/agent.js'
 import { sessionRoutes } from './routes/sessions.js'
@@ -25,6 +27,7 @@ import { alertRoutes } from './routes/alerts.js'
 import { alertChannelRoutes } from './routes/alert-channels.js'
 import { analyticsRoutes } from './routes/analytics.js'
 import { keyRoutes } from './routes/keys.js'
+import { accountRoutes } from './routes/accounts.js'
 import { isWeb, webRoutes } from './web/index.js'
 import { isProbe, probeRoutes } from './probes.js'
 import { serverNames, type ServerNames } from './names.js'
@@ -105,6 +108,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
     }
   })
 
+  // a body sent with a Content-Encoding (gzip, deflate, br) is decoded as it arrives; the body
+  // limit counts decoded bytes (body-encoding.ts); another encoding is a 415
+  app.addHook('preParsing', async (request, _reply, payload) => {
+    if (request.method === 'GET' || request.method === 'HEAD' || request.is404) return payload
+    return decodedBody(payload, request.headers['content-encoding'], request.routeOptions.bodyLimit ?? BODY_LIMIT)
+  })
+
   app.setErrorHandler(errorHandler((line) => (log ?? ((l: string) => process.stderr.write(`${l}\n`)))(line)))
   app.setNotFoundHandler((request, reply) => sendHttpError(reply, routeNotFound(request)))
 
@@ -151,6 +161,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
     return auth(request, reply)
   })
 
+  // every API route's query parameters, declared in one table: another name is a 400 (query-parameters.ts)
+  strictQueries(app)
   registerRoutes(app, options, { failures, limiter })
 
   return Object.assign(app, { faultCounts: faults?.counts })
@@ -187,6 +199,7 @@ function registerRoutes(app: FastifyInstance, options: AppOptions, counts: { fai
     perAddress: counts.limiter(limits.confirmationsPerAddress),
     perClient: counts.limiter(limits.subscriptionsPerClient),
   }
+  accountRoutes(app, store)
   webRoutes(app, store, { now: runs.now, failures, names, subscriptions })
   badgeTokenRoutes(app, store, runs.now)
   probeRoutes(app, store, options.closing ?? new AbortController().signal)

@@ -127,7 +127,7 @@ export function installFaults(app: FastifyInstance, spec: FaultSpec, seed: numbe
     }
   })
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', async (request, _reply, payload) => {
     if ((request as unknown as Record<symbol, boolean>)[RESET]) {
       // the work is done and committed; the answer is lost on the way
       request.raw.socket?.destroy()

@@ -1,7 +1,6 @@
 import { SubscriberMailer, type SubscriberMailOptions } from './alerts/subscribers.js'
 import { isIP, type AddressInfo } from 'node:net'
 import { buildApp } from './app.js'
-import { openSqliteStore } from './store/sqlite/index.js'
 import type { Store } from './store/index.js'
 import { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 import { DEFAULT_RETENTION_DAYS, Scheduler, type FinalResultHook, type SchedulerOptions } from './scheduler/index.js'
@@ -161,8 +160,13 @@ export function isPostgresUrl(location: string): boolean {
 
 /** The store at `location`: a PostgreSQL URL, or a SQLite file (':memory:' keeps nothing). */
 export async function openStore(location: string): Promise<Store> {
-  if (!isPostgresUrl(location)) return openSqliteStore(location)
-  // loaded only for PostgreSQL, so an embedded server never loads the driver
+  // each store's driver is loaded only for its own kind of database: a server on PostgreSQL runs
+  // without better-sqlite3 (an optional dependency, whose native build may be missing), and an
+  // embedded server never loads pg
+  if (!isPostgresUrl(location)) {
+    const { openSqliteStore } = await import('./store/sqlite/index.js')
+    return openSqliteStore(location)
+  }
   const { openPostgresStore } = await import('./store/postgres/index.js')
   return openPostgresStore(location)
 }

@@ -7,6 +7,10 @@ import { HttpError } from './errors.js'
  */
 export const MAX_BODY_DEPTH = 64
 
+/** What no JSON text holds: control characters other than whitespace (not even in strings), and what undecodable bytes became. */
+// eslint-disable-next-line no-control-regex
+const BINARY = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffd]/
+
 function payload400(path: string, message: string): HttpError {
   const line = path ? `${path}: ${message}` : message
   return new HttpError(400, line, { source: 'payload', keys: [path], issues: [{ path, message }] })
@@ -24,7 +28,10 @@ export function parseJsonBody(text: string): unknown {
     value = JSON.parse(text)
   } catch (error) {
     if (error instanceof RangeError) throw payload400('', `body is nested more than ${MAX_BODY_DEPTH} levels deep (objects and arrays)`)
-    const message = `Body is not valid JSON: ${(error as Error).message}`
+    // never quote what is not text (a compressed body sent without its Content-Encoding)
+    const message = BINARY.test(text)
+      ? 'Body is not valid JSON: it is not text (a compressed body needs its Content-Encoding header: gzip, deflate or br)'
+      : `Body is not valid JSON: ${(error as Error).message}`
     throw new HttpError(400, message, { source: 'payload', keys: [], issues: [{ path: '', message }] })
   }
   // depth-first, without recursion: the input is what may be deep

@@ -34,6 +34,8 @@ export function keyPrefix(key: string): string {
  * - agent: only the agent routes (claim runs, extend leases, post results; the claim carries the
  *   runs' variables); nothing else;
  * - admin: everything: write, the agent routes, and the account's keys (/v1/keys).
+ * Every role may read GET /v1/accounts/me: the key's own account and role (what `monitors
+ * whoami` shows, and how the CLI refuses a write with a read key before sending it).
  */
 export { KEY_ROLES, type KeyRole } from '../schema/index.js'
 
@@ -48,9 +50,13 @@ export const DEFAULT_ROLE: KeyRole = 'admin'
 export const MIN_KEY_LENGTH = 16
 
 /** Which part of the API a route is, for the role check. */
-export type RouteArea = 'agent' | 'keys' | 'resources'
+export type RouteArea = 'agent' | 'keys' | 'self' | 'resources'
+
+/** GET /v1/accounts/me: who the key is (its account and its role), which every role may ask. */
+export const SELF_ROUTE = '/v1/accounts/me'
 
 export function routeArea(url: string): RouteArea {
+  if (url === SELF_ROUTE) return 'self'
   if (url.startsWith('/v1/agent/')) return 'agent'
   if (url === '/v1/keys' || url.startsWith('/v1/keys/')) return 'keys'
   return 'resources'
@@ -59,6 +65,7 @@ export function routeArea(url: string): RouteArea {
 /** Whether a key of this role may call a route of this area with this method. */
 export function roleAllows(role: KeyRole, method: string, area: RouteArea): boolean {
   if (role === 'admin') return true
+  if (area === 'self') return method === 'GET' || method === 'HEAD'
   if (area === 'agent') return role === 'agent'
   if (area === 'keys') return false
   if (role === 'agent') return false

@@ -1,5 +1,5 @@
 import type { Store } from './store/index.js'
-import { dependsOnOf, isFailing } from './results/dependencies.js'
+import { dependsOnOf, isFailing } from './dependencies.js'
 import { Counter, Gauge, Histogram, SECONDS_BUCKETS, header, runPhases, runStatus, sampleLine, type Labels } from '../runner/metrics.js'
 
 /*

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
 import { ApiClient } from '../../src/api/client.js'
-import { makeProject, monitors, STACK_LINE, writeFiles } from '../helpers/cli.js'
+import { makeProject, monitors, STACK_LINE } from '../helpers/cli.js'
 
 let server: LocalServer
 const KEY = 'failures-key'

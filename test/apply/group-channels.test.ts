@@ -6,8 +6,7 @@
  * `monitors trigger --group` runs them and exits 1, the failure reaches each channel once, and
  * `import` brings the channels and the group back as code that plans empty.
  */
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { makeProject, monitors } from '../helpers/cli.js'

@@ -101,7 +101,7 @@ describe('choosing an environment', () => {
   })
 
   it('takes --env, else MONITORS_ENV, else defaultEnvironment; refuses an unknown or an empty name', async () => {
-    const { dir, suffix } = project(twoAccounts())
+    const { dir } = project(twoAccounts())
     const envOf = async (args: string[], env: Record<string, string> = {}) => {
       const result = await monitors(dir, ['plan', '--format', 'json', ...args], { ...targets(), ...env })
       return { result, doc: JSON.parse(result.stdout) }
@@ -124,7 +124,7 @@ describe('choosing an environment', () => {
   })
 
   it('refuses --env (and MONITORS_ENV) when the config declares no environments', async () => {
-    const { dir, suffix } = project()
+    const { dir } = project()
     const flag = await monitors(dir, ['plan', '--env', 'staging'], oneTarget())
     expect(flag.code).toBe(1)
     expect(flag.stderr).toContain('--env staging names an environment, but the config declares none')
@@ -249,7 +249,7 @@ export default defineConfig({
   })
 
   it('the embedded local server keeps one database and one lock per environment', async () => {
-    const { dir, suffix } = project(sameTarget())
+    const { dir } = project(sameTarget())
     const apply = await monitors(dir, ['apply', '--env', 'staging', '--yes'])
     expect(apply.code, apply.output).toBe(0)
     expect(apply.stderr).toContain('Using the embedded local server (.monitors/local.staging.db)')
@@ -284,7 +284,7 @@ describe('a plan for one environment never uses another\'s lock', () => {
   })
 
   it('refuses a lock of an environment in a run without one, and a lock without one in a run with one', async () => {
-    const { dir, suffix } = project(sameTarget())
+    const { dir } = project(sameTarget())
     expect((await monitors(dir, ['apply', '--env', 'staging', '--yes'], oneTarget())).code).toBe(0)
     // the same project without environments, pointed at staging's lock
     const plain = project().dir
@@ -304,7 +304,7 @@ describe('a plan for one environment never uses another\'s lock', () => {
   })
 
   it('takes a lock without environment as the one the environment\'s own lock setting names, and records the environment', async () => {
-    const { dir, suffix } = project()
+    const { dir } = project()
     expect((await monitors(dir, ['apply', '--yes'], oneTarget())).code).toBe(0)
     writeFileSync(join(dir, 'monitoring.config.ts'), `import { defineConfig } from 'monitors-as-code'
 export default defineConfig({ projectName: 'envs', environments: { staging: {}, production: { lock: 'monitoring.lock.json' } } })
@@ -353,7 +353,7 @@ export default defineConfig({ projectName: 'envs', environments: { staging: {}, 
 
 describe('the environment in every header and document', () => {
   it('plan in text, markdown and JSON, with and without changes; apply, status, test and validate documents', async () => {
-    const { dir, suffix } = project(sameTarget())
+    const { dir } = project(sameTarget())
     const text = await monitors(dir, ['plan', '--env', 'staging'], oneTarget())
     expect(text.stdout.split('\n').slice(0, 2)).toEqual(['Environment: staging', `Target: ${server.url} (account stg)`])
     const markdown = await monitors(dir, ['plan', '--env', 'staging', '--format', 'markdown'], oneTarget())

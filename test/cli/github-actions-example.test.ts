@@ -4,7 +4,9 @@
  * against the config its README shows (two environments, staging and production).
  */
 import { execFile } from 'node:child_process'
-import { cpSync, existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer, type IncomingMessage, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -97,13 +99,72 @@ function constant(text: string, name: string): string {
   return value as string
 }
 
-/** The one-line `run:` of the step named `step` in `jobText`. */
-function runLine(jobText: string, name: string): string {
-  const run = step(jobText, name).split('\n').find((l) => /^\s+run: \S/.test(l)) as string
-  return run.replace(/^\s+run: /, '')
+const cli = (text: string) => text.replaceAll('npx monitors', `node ${join(repo, 'bin/monitors.cjs')}`)
+
+/** The `with:` inputs of a step that uses monitors' action, `${{ matrix.environment }}` and `${{ env.X }}` filled from `env`. */
+function actionInputs(stepText: string, env: Record<string, string>): Record<string, string> {
+  expect(stepText).toMatch(/^\s+uses: \.\/node_modules\/monitors-as-code$/m)
+  const lines = stepText.split('\n')
+  const at = lines.findIndex((l) => /^\s+with:$/.test(l))
+  expect(at, stepText).toBeGreaterThan(-1)
+  const indent = lines[at + 1].search(/\S/)
+  const inputs: Record<string, string> = {}
+  for (const line of lines.slice(at + 1)) {
+    if (line.trim() === '' || line.search(/\S/) < indent) break
+    const [, key, value] = /^\s+([a-z-]+): (.*)$/.exec(line) as RegExpExecArray
+    inputs[key] = value.replace('${{ matrix.environment }}', env.MONITORS_ENV ?? '').replace(/\$\{\{ env\.([A-Z_]+) \}\}/g, (_, name) => env[name] ?? '')
+  }
+  return inputs
 }
 
-const cli = (text: string) => text.replaceAll('npx monitors', `node ${join(repo, 'bin/monitors.cjs')}`)
+/**
+ * Runs a step that uses monitors' action (action.yml) as GitHub Actions runs it: its one step,
+ * action/run.mjs, with the step's inputs as INPUT_* and its environment, in `cwd`. What the step
+ * added to the run's summary is returned with its outputs.
+ */
+async function runAction(jobText: string, name: string, cwd: string, env: Record<string, string>) {
+  const stepText = step(jobText, name)
+  const inputs = actionInputs(stepText, env)
+  const action = readFileSync(join(repo, 'action.yml'), 'utf8')
+  expect(action).toContain('run: node "$GITHUB_ACTION_PATH/action/run.mjs"')
+  const given = Object.fromEntries(Object.entries(inputs).map(([key, value]) => [`INPUT_${key.toUpperCase().replace(/-/g, '_')}`, value]))
+  const summaryFile = join(cwd, 'summary')
+  rmSync(summaryFile, { force: true })
+  rmSync(join(cwd, 'github-output'), { force: true })
+  const result = await runStep(`node ${join(repo, 'action/run.mjs')}`, cwd, { INPUT_COMMENT: 'true', INPUT_GITHUB_TOKEN: 'gh-token', ...env, ...given })
+  return { ...result, summary: existsSync(summaryFile) ? readFileSync(summaryFile, 'utf8') : '' }
+}
+
+/** A stand-in for GitHub's REST API on loopback: the comments of pull request 7 of team/shop. */
+async function fakeGitHub() {
+  const comments: { id: number; body: string }[] = []
+  const seen: string[] = []
+  const body = async (request: IncomingMessage) => {
+    let text = ''
+    for await (const chunk of request) text += chunk
+    return JSON.parse(text || '{}')
+  }
+  const server: Server = createServer(async (request, response) => {
+    seen.push(`${request.method} ${request.url} ${request.headers.authorization}`)
+    const reply = (status: number, json: unknown) => response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(json))
+    if (request.method === 'GET' && request.url?.startsWith('/repos/team/shop/issues/7/comments')) return reply(200, comments)
+    if (request.method === 'POST' && request.url === '/repos/team/shop/issues/7/comments') {
+      const comment = { id: comments.length + 1, body: (await body(request)).body }
+      comments.push(comment)
+      return reply(201, comment)
+    }
+    const patch = /^\/repos\/team\/shop\/issues\/comments\/(\d+)$/.exec(request.url ?? '')
+    if (request.method === 'PATCH' && patch) {
+      const comment = comments.find((c) => c.id === Number(patch[1]))
+      if (!comment) return reply(404, {})
+      comment.body = (await body(request)).body
+      return reply(200, comment)
+    }
+    reply(404, { message: 'not found' })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, comments, seen, close: () => new Promise((resolve) => server.close(resolve)) }
+}
 
 /** The pull-request matrix: each environment with the prefix of its secrets. */
 const matrix = [{ environment: 'staging', secrets: 'STAGING' }, { environment: 'production', secrets: 'PRODUCTION' }]
@@ -133,13 +194,61 @@ describe('the GitHub Actions example', () => {
     // staging's secrets unset; production's set (they must never stand in for staging's)
     const env = { ...unsetSecrets, PRODUCTION_API_URL: 'http://127.0.0.1:9', PRODUCTION_ACCOUNT_ID: 'prod', MONITORING_API_KEY: 'k', MONITORS_ENV: 'staging' }
     for (const [name, stepName] of [['pr-plan', 'Plan'], ['plan', 'Plan staging']]) {
-      const plan = await runStep(cli(script(job(name), stepName)), dir, env)
+      const plan = await runAction(job(name), stepName, dir, env)
+      expect(plan.code).toBe(1)
       expect(plan.github, plan.output).toContain('exitcode=1')
       expect(plan.output).toContain('environments.staging.api.baseUrl, environments.staging.api.accountId are empty (an unset secret in CI?)')
       expect(plan.output).not.toContain('embedded local server (')
       expect(plan.output).not.toContain('127.0.0.1:9')
+      // the run's summary (and a pull request's comment) shows the problems, not an older plan
+      expect(plan.summary).toMatch(/^### monitors plan: staging\n/)
     }
-    expect(readFileSync(join(dir, 'plan.md'), 'utf8')).toMatch(/^### monitors plan: staging\n/)
+  })
+
+  it('posts each environment\'s plan on the pull request, replacing its own comment on every run, also when the plan fails', async () => {
+    const github = await fakeGitHub()
+    const dir = makeProject({
+      'monitoring.config.ts': exampleConfig,
+      'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com' } })\n`,
+    })
+    const event = join(dir, 'event.json')
+    writeFileSync(event, JSON.stringify({ pull_request: { number: 7 } }))
+    const pr = job('pr-plan')
+    expect(step(pr, 'Plan')).toMatch(/^\s+if: \$\{\{ !cancelled\(\) \}\}$/m)
+    const context = { GITHUB_EVENT_PATH: event, GITHUB_API_URL: github.url, GITHUB_REPOSITORY: 'team/shop', GITHUB_SHA: 'abcdef0123456', GITHUB_SERVER_URL: 'https://github.example.com', GITHUB_RUN_ID: '42' }
+    try {
+      for (const leg of matrix) {
+        // the secrets unset: the plan fails, and the comment says why
+        const failed = await runAction(pr, 'Plan', dir, { ...unsetSecrets, ...context, MONITORS_ENV: leg.environment, SECRETS: leg.secrets })
+        expect(failed.code).toBe(1)
+        expect(failed.output).toContain('plan comment created on pull request #7')
+      }
+      expect(github.comments.map((c) => c.body.split('\n')[0])).toEqual(['<!-- monitors-plan:staging -->', '<!-- monitors-plan:production -->'])
+      expect(github.comments[0].body).toContain('### monitors plan: staging')
+      expect(github.comments[0].body).toContain('are empty (an unset secret in CI?)')
+      expect(github.comments[0].body).toContain('abcdef0 · [run](https://github.example.com/team/shop/actions/runs/42)')
+
+      const server = await startLocalServer({ apiKeys: [{ key: STAGING_READ, accountId: 'stg', role: 'read' }] })
+      try {
+        const env = { ...unsetSecrets, ...context, STAGING_API_URL: server.url, STAGING_ACCOUNT_ID: 'stg', API_TOKEN: 't', MONITORS_ENV: 'staging', SECRETS: 'STAGING', MONITORING_API_KEY: STAGING_READ }
+        const planned = await runAction(pr, 'Plan', dir, env)
+        expect(planned.code, planned.output).toBe(0)
+        expect(planned.github).toContain('exitcode=2')
+        expect(planned.github).toContain('changes=true')
+        expect(planned.output).toContain('plan comment replaced on pull request #7')
+      } finally {
+        await server.close()
+      }
+      // still one comment per environment: staging's now holds the plan, production's its problems
+      expect(github.comments).toHaveLength(2)
+      expect(github.comments[0].body).toContain('### monitors plan: staging')
+      expect(github.comments[0].body).not.toContain('are empty')
+      expect(github.comments[1].body).toContain('are empty (an unset secret in CI?)')
+      expect(github.seen.every((line) => line.endsWith('Bearer gh-token'))).toBe(true)
+      expect(github.comments.map((c) => c.body).join('\n')).not.toContain(STAGING_READ)
+    } finally {
+      await github.close()
+    }
   })
 
   it('passes the secrets and the values EnvVars read, and runs on changes to packages, the locks and helper modules', () => {
@@ -188,9 +297,9 @@ describe('the GitHub Actions example', () => {
 
       for (const leg of matrix) {
         const env = { ...secrets, MONITORS_ENV: leg.environment, SECRETS: leg.secrets, MONITORING_API_KEY: secrets[`${leg.secrets}_READ_KEY`] }
-        const pr = await runStep(cli(script(job('pr-plan'), 'Plan')), dir, env)
+        const pr = await runAction(job('pr-plan'), 'Plan', dir, env)
         expect(pr.github, pr.output).toContain('exitcode=2')
-        const md = readFileSync(join(dir, 'plan.md'), 'utf8')
+        const md = pr.summary
         expect(md).toMatch(new RegExp(`^### monitors plan: ${leg.environment}\n`))
         expect(md).toContain('From the pipeline')
       }
@@ -199,8 +308,10 @@ describe('the GitHub Actions example', () => {
       for (const environment of ['staging', 'production']) {
         const name = `Plan ${environment}`
         const stepText = step(job('plan'), name)
-        const env = { ...secrets, MONITORS_ENV: constant(stepText, 'MONITORS_ENV'), MONITORING_API_KEY: secrets[keySecret(stepText)] }
-        const plan = await runStep(cli(script(job('plan'), name)), dir, env)
+        const env = { ...secrets, MONITORING_API_KEY: secrets[keySecret(stepText)] }
+        const plan = await runAction(job('plan'), name, dir, env)
+        expect(plan.code, plan.output).toBe(0)
+        expect(plan.summary).toMatch(new RegExp(`^### monitors plan: ${environment}\n`))
         expect(plan.github, plan.output).toContain('exitcode=2')
         expect(JSON.parse(readFileSync(join(dir, `plan-${environment}.json`), 'utf8')).plan.environment).toBe(environment)
       }
@@ -208,7 +319,7 @@ describe('the GitHub Actions example', () => {
       // a read key could not have applied it (tried on a copy of the checkout: the apply job's own is fresh)
       const copy = mkdtempSync(join(tmpdir(), 'monitors-apply-read-'))
       cpSync(dir, copy, { recursive: true, verbatimSymlinks: true })
-      const refused = await runStep(cli(runLine(job('apply-staging'), 'Apply the reviewed plan')), copy, { ...secrets, MONITORS_ENV: 'staging', MONITORING_API_KEY: STAGING_READ })
+      const refused = await runAction(job('apply-staging'), 'Apply the reviewed plan', copy, { ...secrets, MONITORS_ENV: 'staging', MONITORING_API_KEY: STAGING_READ })
       expect(refused.code).toBe(1)
       expect(refused.output).toContain('403 Forbidden')
       expect(refused.output).not.toContain(STAGING_READ)
@@ -224,8 +335,9 @@ describe('the GitHub Actions example', () => {
         const env = { ...secrets, MONITORS_ENV: constant(apply, 'MONITORS_ENV'), MONITORING_API_KEY: writeKeys[environment] }
         const check = await runStep(script(apply, 'Check the secrets'), dir, env)
         expect(check.code, check.output).toBe(0)
-        const run = await runStep(cli(runLine(apply, 'Apply the reviewed plan')), dir, env)
+        const run = await runAction(apply, 'Apply the reviewed plan', dir, env)
         expect(run.code, run.output).toBe(0)
+        expect(run.summary).toContain(`### monitors apply: ${environment}`)
         // the lock the commit step adds is the one this apply wrote, and it records its environment
         const lock = /^lock="(.+)"$/m.exec(script(apply, 'Commit the lock file back'))?.[1]?.replace('$MONITORS_ENV', environment)
         expect(lock).toBe(`monitoring.${environment}.lock.json`)
@@ -237,7 +349,8 @@ describe('the GitHub Actions example', () => {
     } finally {
       await server.close()
     }
-  })
+    // a dozen CLI runs, each its own process
+  }, 60_000)
 
   it('says so when an apply job has no write key', async () => {
     for (const environment of ['staging', 'production']) {
@@ -250,28 +363,18 @@ describe('the GitHub Actions example', () => {
 
   it('applies exactly the saved plans, from the commit they were made from, production after staging', () => {
     const plan = job('plan')
-    expect(plan).toContain('npx monitors plan --format markdown --detailed-exitcode --out plan-staging.json')
-    expect(plan).toContain('npx monitors plan --format markdown --detailed-exitcode --out plan-production.json')
     expect(plan).toContain('actions/upload-artifact')
     for (const environment of ['staging', 'production']) {
+      expect(actionInputs(step(plan, `Plan ${environment}`), {})).toEqual({ command: 'plan', environment, 'plan-file': `plan-${environment}.json`, comment: 'false' })
       const apply = job(`apply-${environment}`)
       expect(apply).toContain('actions/download-artifact')
-      expect(apply).toContain('run: npx monitors apply plan-$MONITORS_ENV.json')
+      expect(actionInputs(step(apply, 'Apply the reviewed plan'), {})).toEqual({ command: 'apply', environment, 'plan-file': `plan-${environment}.json` })
       expect(apply).toContain("ref: '${{ needs.plan.outputs.sha }}'")
       expect(apply).toContain(`needs.plan.outputs.${environment} == '2'`)
     }
     // production waits for staging's apply, and never runs after it failed
     expect(job('apply-production')).toContain("(needs.apply-staging.result == 'success' || needs.apply-staging.result == 'skipped')")
     expect(workflow).not.toMatch(/monitors apply --yes/)
-  })
-
-  it('replaces each environment\'s pull-request comment also when the plan failed, then fails the job', () => {
-    const pr = job('pr-plan')
-    const post = pr.slice(pr.indexOf('- name: Post the plan'))
-    expect(post).toMatch(/^\s+if: always\(\)$/m)
-    expect(post).toContain('updateComment')
-    expect(post).toContain('const marker = `<!-- monitors-plan:${process.env.MONITORS_ENV} -->`')
-    expect(pr).toContain("if: steps.plan.outputs.exitcode == '1'")
   })
 
   it('retries a commit-back push that fails, and explains why a lost lock commit is safe', () => {

@@ -214,7 +214,7 @@ describe('monitors trigger', () => {
     const lines = table.split('\n')
     expect(lines[0]).toMatch(/^#\s+Check\s+Type\s+Status\s+Locations\s+Time\s+Error$/)
     expect(lines[2]).toMatch(new RegExp(`^1  Checkout \\(checkout\\)\\s+BROWSER  FAILED  eu-west-1  1200 ms  ${first.replace(/[.?*+()[\]\\/]/g, '\\$&')}$`))
-    expect(table.endsWith('\nCheckout (checkout):\n  ' + first + '\n  Call log:\n    - navigating to "http://127.0.0.1:9/checkout/basket"\n')).toBe(true)
+    expect(table.endsWith(`\nCheckout (checkout):\n  ${first}\n  Call log:\n    - navigating to "http://127.0.0.1:9/checkout/basket"\n`)).toBe(true)
     // the passing row's columns are as wide as the failing one's: the error does not widen them
     expect(lines[1].indexOf('PASSED')).toBe(lines[2].indexOf('FAILED'))
   })

@@ -60,9 +60,10 @@ export async function monitors(cwd: string, args: string[], env: Record<string, 
   return run
 }
 
-/** Streams of an in-process run: a stderr that says it is a terminal (a fake one: it records what is written). */
+/** Streams of an in-process run: a stderr or a stdout that says it is a terminal (a fake one: it records what is written). */
 export interface InProcessStreams {
   stderrTTY?: boolean
+  stdoutTTY?: boolean
   columns?: number
 }
 
@@ -80,9 +81,9 @@ async function inProcess(cwd: string, args: string[], env: Record<string, string
   let stdout = ''
   let stderr = ''
   const io = {
-    stdout: { write: (text: string) => { stdout += text; return true } },
+    stdout: { write: (text: string) => { stdout += text; return true }, ...(streams.stdoutTTY ? { isTTY: true, columns: streams.columns ?? 80 } : {}) },
     stderr: { write: (text: string) => { stderr += text; return true }, ...(streams.stderrTTY ? { isTTY: true, columns: streams.columns ?? 100 } : {}) },
-    isTTY: false,
+    isTTY: streams.stdoutTTY === true,
     env: runEnv(env),
     cwd,
   }

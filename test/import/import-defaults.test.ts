@@ -137,11 +137,13 @@ describe('monitors import: where the file goes', () => {
 
 describe('monitors import with every default set', () => {
   it('cancels each default a remote check does not have; the next plan says No changes.', async () => {
+    // a check's groupId names a group of its account
+    const seven = (await api.client.post<{ id: number }>('/v1/check-groups', { name: 'Seven' })).body.id
     const dir = makeProject({
       'monitoring.config.ts': configWith(`defaults: {
     activated: false, muted: true, doubleCheck: false, shouldFail: true, locations: ['eu-north-1'], tags: ['all'],
     alertSettings: { escalationType: 'TIME_BASED', timeBasedEscalation: { minutesFailingThreshold: 5 } },
-    useGlobalAlertSettings: false, groupId: 7, groupOrder: 2, runtimeId: '2024.09',
+    useGlobalAlertSettings: false, groupId: ${seven}, groupOrder: 2, runtimeId: '2024.09',
     alertChannelSubscriptions: [{ alertChannelId: 3 }], retryStrategy: { type: 'LINEAR', maxRetries: 3 },
     runParallel: true, frequency: 5, frequencyOffset: 20, alertChannels: { slack: [{ url: 'https://hooks.example.com/x' }] },
   },`),

@@ -86,7 +86,7 @@ describe('monitors import of secrets', () => {
     // the first import's variables stay set (its file reads them); OTHER_TOKEN is not
     const imported = await cli(dir, ['import', '--all', '--out', 'other.check.ts'], SET)
     expect(imported.code, imported.output).toBe(0)
-    expect(imported.stderr).toMatch(/^  OTHER_TOKEN +variable OTHER_TOKEN › value  \(not set\)$/m)
+    expect(imported.stderr).toMatch(/^ {2}OTHER_TOKEN +variable OTHER_TOKEN › value {2}\(not set\)$/m)
     expect(imported.stderr).toContain('the next plan changes this imported resource, and its apply sends the code\'s values:\n  ~ variable OTHER_TOKEN › value (secret changed)\n')
     expect(readFileSync(join(dir, 'other.check.ts'), 'utf8')).not.toContain('other-secret-8888')
   })
@@ -97,7 +97,7 @@ describe('monitors import in a project with a config and no check file yet', () 
   const summaryChanges = (stderr: string) => {
     const at = stderr.indexOf('the next plan changes')
     if (at < 0) return []
-    return stderr.slice(at).split('\n').slice(1).filter((l) => /^  [~+-]/.test(l))
+    return stderr.slice(at).split('\n').slice(1).filter((l) => /^ {2}[~+-]/.test(l))
   }
   /** The same lines made from the plan's JSON document. */
   const planChanges = (doc: { changes: Array<{ action: string; kind: string; logicalId: string; fieldDiffs: Array<{ path: string; secret?: boolean; new?: unknown }> }> }, keys: string[]) =>
@@ -123,7 +123,7 @@ describe('monitors import in a project with a config and no check file yet', () 
     const imported = await cli(dir, ['import', ...wanted])
     expect(imported.code, imported.output).toBe(0)
     expect(imported.stdout).toContain('Wrote 3 constructs to checks/imported.check.ts and recorded them in the lock.')
-    expect(imported.stderr).toMatch(/^  FIRST_TOKEN +variable FIRST_TOKEN › value  \(not set\)$/m)
+    expect(imported.stderr).toMatch(/^ {2}FIRST_TOKEN +variable FIRST_TOKEN › value {2}\(not set\)$/m)
     const keys = Object.keys(JSON.parse(api.lockText(dir)).resources)
     expect(keys).toHaveLength(3)
 

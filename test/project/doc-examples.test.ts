@@ -50,7 +50,7 @@ function typescriptBlocks(page: string, text: string): Block[] {
     while (end < lines.length && !close.test(lines[end])) end++
     const language = info.trim().split(/\s+/)[0]
     if (language === 'ts' || language === 'typescript') {
-      out.push({ page, line: i + 1, info: info.trim(), code: lines.slice(i + 1, end).map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l)).join('\n') + '\n' })
+      out.push({ page, line: i + 1, info: info.trim(), code: `${lines.slice(i + 1, end).map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l)).join('\n')}\n` })
     }
     i = end
   }

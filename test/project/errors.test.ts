@@ -226,7 +226,7 @@ describe('config problems', () => {
     const dir = tempProject({}, { link: false })
     const lines = await failingLines({ cwd: dir })
     expect(lines).toEqual([
-      `no monitoring.config.ts found in ${dir} or any parent directory: run "npx monitors init" to create one (with an example check file and a tsconfig.json), or pass --config <file>`,
+      `no monitoring.config.ts (or checkly.config.ts) found in ${dir} or any parent directory: run "npx monitors init" to create one (with an example check file and a tsconfig.json), or pass --config <file>`,
     ])
     expect(await failingLines({ cwd: dir, config: 'nope.config.ts' })).toEqual(['config file nope.config.ts does not exist (given by --config)'])
   })

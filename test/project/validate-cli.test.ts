@@ -62,7 +62,7 @@ describe('monitors validate', () => {
     const missing = await monitors(['validate'], dir)
     expect(missing.code).toBe(1)
     expect(missing.stderr).toBe(
-      `✖ no monitoring.config.ts found in ${dir} or any parent directory: run "npx monitors init" to create one (with an example check file and a tsconfig.json), or pass --config <file>\n1 problem found; nothing was sent.\n`,
+      `✖ no monitoring.config.ts (or checkly.config.ts) found in ${dir} or any parent directory: run "npx monitors init" to create one (with an example check file and a tsconfig.json), or pass --config <file>\n1 problem found; nothing was sent.\n`,
     )
     const bad = await monitors(['validate', '--config', 'elsewhere.ts'], dir)
     expect(bad).toMatchObject({ code: 1, stderr: '✖ config file elsewhere.ts does not exist (given by --config)\n1 problem found; nothing was sent.\n' })

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createServer, type Server } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { apiCheckSchema, type ApiCheckInput } from '../../src/schema/api-check.js'
-import { daysRemaining, runCheck, type ApiDetails, type CheckRunResult, type RunOptions } from '../../src/runner/index.js'
+import { daysRemaining, runCheck, type ApiDetails, type RunOptions } from '../../src/runner/index.js'
 import { startHttpServer, startTlsServer, type HttpServerHandle, type TlsServerHandle } from '../helpers/http-server.js'
 
 let http: HttpServerHandle
@@ -436,4 +436,3 @@ async function freePort(): Promise<number> {
   return port
 }
 
-export type { CheckRunResult }

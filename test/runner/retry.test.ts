@@ -56,7 +56,7 @@ describe('retry strategies', () => {
       expect(result.attempts.map((a) => [a.resultType, a.attempt, a.status, a.runLocation])).toEqual(
         expected.map((_, i) => ['ATTEMPT', i + 1, 'FAILED', 'eu-west-1']),
       )
-      expect(result.attempts.every((a) => a.error === 'response code NXDOMAIN (expected NOERROR) from 127.0.0.1 port ' + server.port)).toBe(true)
+      expect(result.attempts.every((a) => a.error === `response code NXDOMAIN (expected NOERROR) from 127.0.0.1 port ${server.port}`)).toBe(true)
     })
   }
 

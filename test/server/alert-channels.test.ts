@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
-import { eventually, startAlertsBench, startReceiver, type AlertsBench, type Receiver } from './alerts-helpers.js'
+import { CHANNEL_SAMPLES, eventually, startAlertsBench, startReceiver, type AlertsBench, type Receiver } from './alerts-helpers.js'
 import { caller, KEY_B } from './helpers.js'
 
 let dns: DnsServerHandle
@@ -57,6 +57,22 @@ describe('/v1/alert-channels', () => {
 
     expect((await bench.call('DELETE', `/v1/alert-channels/${created.id}`)).status).toBe(204)
     expect((await bench.call('GET', `/v1/alert-channels/${created.id}`)).status).toBe(404)
+  })
+
+  it('every channel type answers its sample with each secret its type declares masked, in the create, the read and the list', async () => {
+    const ids: number[] = []
+    for (const [type, config] of Object.entries(CHANNEL_SAMPLES)) {
+      const created = await bench.call('POST', '/v1/alert-channels', { type, config })
+      expect(created.status, created.text).toBe(201)
+      expect(created.text, type).not.toContain('SECRET')
+      const read = await bench.call('GET', `/v1/alert-channels/${created.json.id}`)
+      expect(read.text, type).not.toContain('SECRET')
+      ids.push(created.json.id)
+    }
+    const list = await bench.call('GET', '/v1/alert-channels?limit=100')
+    expect(list.json.map((c: any) => c.id)).toEqual(expect.arrayContaining(ids))
+    expect(list.text).not.toContain('SECRET')
+    for (const id of ids) expect((await bench.call('DELETE', `/v1/alert-channels/${id}`)).status).toBe(204)
   })
 
   it('a configuration its type refuses is a 400 naming config.<field>; an unknown type names type', async () => {

@@ -238,6 +238,61 @@ describe('the API of deliveries', () => {
   })
 })
 
+describe('the filters of GET /v1/alert-notifications', () => {
+  it('alertChannelId, hasFailures, from and to narrow the list in the store; paging counts the filtered set', async () => {
+    const started = Date.now()
+    const channel = async (body: Record<string, unknown>) => {
+      const answer = await bench.call('POST', '/v1/alert-channels', body)
+      expect(answer.status, answer.text).toBe(201)
+      return answer.json.id as number
+    }
+    const hook = await channel({ type: 'WEBHOOK', config: { name: 'filters', url: `${hooks.url}/filters`, method: 'POST' } })
+    // an SMS is never sent by the local server: its delivery is NOT_DELIVERED, a failure
+    const sms = await channel({ type: 'SMS', config: { number: '+15550123', name: 'filters' } })
+    const subscribed = (id: number) => ({ alertChannelSubscriptions: [{ alertChannelId: id, activated: true }] })
+    const delivered = await bench.createCheck('delivered.filters.test', subscribed(hook))
+    const undelivered = await bench.createCheck('undelivered.filters.test', subscribed(sms))
+    fail('delivered.filters.test')
+    fail('undelivered.filters.test')
+    await bench.runOnce(delivered)
+    await bench.runOnce(undelivered)
+    await hooks.waitFor('/filters', 1)
+    await eventually(() => bench.deliveries(delivered), (list) => list.length === 1 && list[0].status === 'DELIVERED')
+    await eventually(() => bench.deliveries(undelivered), (list) => list.length === 1 && list[0].status === 'NOT_DELIVERED')
+
+    const list = async (query: string) => {
+      const answer = await bench.call('GET', `/v1/alert-notifications?limit=100${query}`)
+      expect(answer.status, answer.text).toBe(200)
+      return { checks: answer.json.map((n: { checkId: string }) => n.checkId), total: Number(/\/(\d+)$/.exec(answer.headers.get('content-range') ?? '')?.[1]) }
+    }
+    expect(await list(`&alertChannelId=${hook}`)).toEqual({ checks: [delivered], total: 1 })
+    expect(await list(`&alertChannelId=${sms}`)).toEqual({ checks: [undelivered], total: 1 })
+    expect((await list(`&alertChannelId=${sms + hook + 1000}`)).checks).toEqual([])
+    const ours = (answer: { checks: string[] }) => answer.checks.filter((id) => id === delivered || id === undelivered)
+    expect(ours(await list('&hasFailures=true'))).toEqual([undelivered])
+    expect(ours(await list('&hasFailures=false'))).toEqual([delivered])
+    expect(await list(`&checkId=${undelivered}&hasFailures=true`)).toEqual({ checks: [undelivered], total: 1 })
+    expect(await list(`&checkId=${undelivered}&hasFailures=false`)).toEqual({ checks: [], total: 0 })
+    // from and to: UNIX seconds (or an ISO date-time)
+    const seconds = (ms: number) => String(Math.floor(ms / 1000))
+    expect(ours(await list(`&from=${seconds(started)}`))).toEqual([undelivered, delivered])
+    expect(ours(await list(`&from=${seconds(Date.now() + 60_000)}`))).toEqual([])
+    expect(ours(await list(`&to=${seconds(started)}`))).toEqual([])
+    expect(ours(await list(`&from=${new Date(started - 1000).toISOString()}&to=${seconds(Date.now() + 60_000)}`))).toEqual([undelivered, delivered])
+    // a page of the filtered set
+    const page = await bench.call('GET', `/v1/alert-notifications?from=${seconds(started)}&alertChannelId=${sms}&limit=1&page=1`)
+    expect(page.headers.get('content-range')).toBe('0-0/1')
+    expect(page.json[0].deliveries.map((d: { status: string }) => d.status)).toEqual(['NOT_DELIVERED'])
+
+    const bad = await bench.call('GET', `/v1/alert-notifications?from=${seconds(Date.now())}&to=${seconds(started - 3_600_000)}`)
+    expect(bad.status).toBe(400)
+    expect(bad.json.attributes.keys).toEqual(['from', 'to'])
+    expect((await bench.call('GET', '/v1/alert-notifications?alertChannelId=abc')).json.attributes.keys).toEqual(['alertChannelId'])
+    expect((await bench.call('GET', '/v1/alert-notifications?hasFailures=1')).json.attributes.keys).toEqual(['hasFailures'])
+    expect((await bench.call('GET', `/v1/alert-notifications?from=${started}`)).json.message).toMatch(/^from: must be a UNIX timestamp in seconds/)
+  })
+})
+
 describe('reminders', () => {
   it('a REMINDER is delivered too (the server\'s clock moved past the reminder interval)', async () => {
     let offset = 0

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { expect } from 'vitest'
+import type { AlertChannelKind } from '../../src/schema/index.js'
 import type { LocalServer, LocalServerOptions } from '../../src/server/index.js'
 import type { DnsServerHandle } from '../helpers/dns-server.js'
 import { caller, startTestServer, type Call } from './helpers.js'
@@ -157,3 +158,23 @@ export async function startAlertsBench(dns: DnsServerHandle, options: LocalServe
     close: () => server.close(),
   }
 }
+
+/**
+ * A configuration of every account-level channel type, each secret value holding `SECRET`
+ * (and nothing else holding it): what a test of secrets posts, reads back and delivers. Typed by
+ * the types, so a new channel type does not compile until it has its sample here.
+ */
+export const CHANNEL_SAMPLES = {
+  EMAIL: { address: 'oncall@example.com' },
+  SLACK: { url: 'https://hooks.slack.example/services/T0/B0/SECRET-slack-token' },
+  WEBHOOK: {
+    name: 'ops hook',
+    url: 'https://hooks.example.com/alerts',
+    headers: [{ key: 'Authorization', value: 'Bearer SECRET-webhook-header', secret: true }, { key: 'X-Team', value: 'ops', secret: false }],
+    queryParameters: [{ key: 'token', value: 'SECRET-webhook-query', secret: true }],
+  },
+  SMS: { name: 'pager', number: '+15550100' },
+  PAGERDUTY: { serviceKey: 'SECRET-pagerduty-routing-key', serviceName: 'shop' },
+  OPSGENIE: { name: 'ops', apiKey: 'SECRET-opsgenie-api-key', region: 'EU', priority: 'P2' },
+  MSTEAMS: { name: 'ops', url: 'https://teams.example/webhookb2/SECRET-teams-token' },
+} satisfies Record<AlertChannelKind, Record<string, unknown>>

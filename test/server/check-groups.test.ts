@@ -58,7 +58,7 @@ describe('/v1/check-groups', () => {
     expect((await bench.call('GET', `/v1/check-groups/${group.id}`)).status).toBe(404)
   })
 
-  it('bad bodies are 400s naming the field; a check naming another account\'s group gets nothing from it', async () => {
+  it('bad bodies are 400s naming the field', async () => {
     const noName = await bench.call('POST', '/v1/check-groups', { locations: ['eu-west-1'] })
     expect(noName.status).toBe(400)
     expect(noName.json.attributes.keys).toEqual(['name'])
@@ -68,18 +68,46 @@ describe('/v1/check-groups', () => {
     expect(badChannel.status).toBe(400)
     expect(badChannel.json.attributes.keys).toEqual(['alertChannelSubscriptions.0.alertChannelId'])
     expect((await bench.call('GET', '/v1/check-groups/abc')).status).toBe(400)
+  })
 
-    // a groupId is kept as sent (as an alertChannelId is); only a group of the check's own account applies
+  it('a check of any type naming another account\'s group, or no group, is a 400 naming groupId on POST and PUT; its own group is taken', async () => {
     const other = caller(bench.server, KEY_B)
     const theirs = await other('POST', '/v1/check-groups', { name: 'Theirs', locations: ['ap-south-1'], activated: false })
     expect(theirs.status).toBe(201)
-    ok('into-theirs.test')
-    const id = await bench.createCheck('into-theirs.test', { name: 'Into theirs', groupId: theirs.json.id, locations: ['eu-west-1'] })
-    const done = await bench.runOnce(id) as any
-    expect(done.runLocations).toEqual(['eu-west-1'])
+    const mine = await createGroup({ name: 'Mine for every type' })
+    const script = "import { test } from '@playwright/test'\ntest('x', async () => {})\n"
+    const bodies: Record<string, Record<string, unknown>> = {
+      dns: { name: 'g dns', request: { query: 'example.com' } },
+      icmp: { name: 'g icmp', request: { hostname: 'example.com' }, heartbeat: {}, script: '' },
+      api: { name: 'g api', request: { url: 'https://example.com/', method: 'GET' } },
+      tcp: { name: 'g tcp', request: { hostname: 'example.com', port: 443 } },
+      url: { name: 'g url', request: { url: 'https://example.com/' } },
+      browser: { name: 'g browser', script },
+      multistep: { name: 'g multistep', script },
+      playwright: { name: 'g playwright', files: [{ path: 'tests/a.spec.ts', content: script }] },
+      heartbeat: { name: 'g heartbeat', heartbeat: { period: 1, periodUnit: 'hours', grace: 30, graceUnit: 'minutes' } },
+    }
+    for (const [route, body] of Object.entries(bodies)) {
+      const base = { ...body, activated: false }
+      for (const groupId of [theirs.json.id, 987_654_321]) {
+        const refused = await bench.call('POST', `/v1/checks/${route}`, { ...base, groupId })
+        expect(refused.status, `${route} ${refused.text}`).toBe(400)
+        expect(refused.json.attributes).toMatchObject({ source: 'payload', keys: ['groupId'] })
+        expect(refused.json.message).toBe(`groupId: refers to a check group that does not exist (got ${groupId}): create it with POST /v1/check-groups`)
+      }
+      const created = await bench.call('POST', `/v1/checks/${route}`, { ...base, groupId: mine.id })
+      expect(created.status, `${route} ${created.text}`).toBe(201)
+      const put = await bench.call('PUT', `/v1/checks/${route}/${created.json.id}`, { ...base, groupId: theirs.json.id })
+      expect(put.status, `${route} ${put.text}`).toBe(400)
+      expect(put.json.attributes.keys).toEqual(['groupId'])
+      expect((await bench.call('GET', `/v1/checks/${created.json.id}`)).json.groupId).toBe(mine.id)
+      // a schema problem and the group are named together
+      const both = await bench.call('PUT', `/v1/checks/${route}/${created.json.id}`, { ...base, name: '', groupId: theirs.json.id })
+      expect(both.json.attributes.keys).toEqual(['name', 'groupId'])
+      expect((await bench.call('PUT', `/v1/checks/${route}/${created.json.id}`, { ...base, groupId: null })).status).toBe(200)
+      expect((await bench.call('DELETE', `/v1/checks/${created.json.id}`)).status).toBe(204)
+    }
     expect((await other('GET', `/v1/check-groups/${theirs.json.id}`)).json.checks).toEqual([])
-    const noLocations = await bench.createCheck('into-theirs.test', { name: 'Into theirs, no locations', groupId: theirs.json.id })
-    expect((await bench.runOnce(noLocations) as any).runLocations).not.toContain('ap-south-1')
   })
 
   it('another account\'s group answers 404 to read, update, delete, its checks and its badge, exactly like a missing one', async () => {

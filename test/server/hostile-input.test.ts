@@ -2,6 +2,7 @@
  * The local server under hostile input (issue 8, part B): deep nesting, prototype keys,
  * rate-limit headers on every /v1 answer, unknown methods, and messages that say what is wrong.
  */
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LocalServer } from '../../src/server/index.js'
 import { KEY_A, caller, dnsBody, expect400, icmpBody, startTestServer, type Call } from './helpers.js'
@@ -120,5 +121,150 @@ describe('messages say what is wrong, without contradicting themselves', () => {
     expect(variable.json.message).toBe('body is required, with the fields key, value')
     const page = await api('POST', '/v1/status-pages', undefined)
     expect(page.json.message).toMatch(/^body is required, with the fields name, url/)
+  })
+})
+
+describe('null items in the files of script checks', () => {
+  const script = "import { test } from '@playwright/test'\ntest('x', async () => {})\n"
+  const file = { path: 'lib/helper.ts', content: 'export const x = 1\n' }
+  const bodies: Array<[string, (list: unknown[]) => Record<string, unknown>, string]> = [
+    ['browser', (dependencies) => ({ name: 'nulls', activated: false, script, dependencies }), 'dependencies'],
+    ['multistep', (dependencies) => ({ name: 'nulls', activated: false, script, dependencies }), 'dependencies'],
+    ['playwright', (files) => ({ name: 'nulls', activated: false, files }), 'files'],
+  ]
+
+  it('POST and PUT of browser, multi-step and Playwright checks answer 400 naming each null item, never 500', async () => {
+    for (const [route, body, field] of bodies) {
+      const check = await api('POST', `/v1/checks/${route}`, body([{ path: 'tests/a.spec.ts', content: script }]))
+      expect(check.status, check.text).toBe(201)
+      for (const [list, keys] of [
+        [[null], [`${field}.0`]],
+        [[null, null], [`${field}.0`, `${field}.1`]],
+        [[file, null, { ...file }], [`${field}.1`, `${field}.2.path`]],
+      ] as Array<[unknown[], string[]]>) {
+        for (const [method, path] of [['POST', `/v1/checks/${route}`], ['PUT', `/v1/checks/${route}/${check.json.id}`]]) {
+          const answer = await api(method, path, body(list))
+          expect(expect400(answer, 'payload'), `${method} ${path} ${JSON.stringify(list)}`).toEqual(keys)
+        }
+      }
+      expect(expect400(await api('POST', `/v1/checks/${route}`, body([null])), 'payload')).toEqual([`${field}.0`])
+      expect((await api('POST', `/v1/checks/${route}`, body([null]))).json.message).toBe(`${field}.0: must be an object (got null)`)
+      // the check is as it was
+      expect((await api('GET', `/v1/checks/${check.json.id}`)).json).toEqual(check.json)
+    }
+  })
+})
+
+describe('request bodies with a Content-Encoding', () => {
+  const post = (body: Buffer | string, headers: Record<string, string>) =>
+    fetch(`${server.url}/v1/checks/dns`, { method: 'POST', headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json', ...headers }, body })
+  const json = JSON.stringify(dnsBody({ name: 'compressed' }))
+  const printable = (text: string) => expect(text).toMatch(/^[\x20-\x7e]*$/)
+
+  it('gzip, deflate and br bodies are decoded (the hosted CLI gzips its bodies)', async () => {
+    for (const [encoding, bytes] of [['gzip', gzipSync(json)], ['GZip', gzipSync(json)], ['x-gzip', gzipSync(json)], ['deflate', deflateSync(json)], ['br', brotliCompressSync(json)], ['identity', Buffer.from(json)]] as const) {
+      const answer = await post(bytes, { 'content-encoding': encoding })
+      expect(answer.status, `${encoding}: ${await answer.clone().text()}`).toBe(201)
+      expect(((await answer.json()) as any).name).toBe('compressed')
+    }
+    // a PUT too
+    const check = (await api('POST', '/v1/checks/dns', dnsBody())).json
+    const put = await fetch(`${server.url}/v1/checks/dns/${check.id}`, { method: 'PUT', headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipSync(JSON.stringify(dnsBody({ name: 'replaced' }))) })
+    expect(put.status).toBe(200)
+    expect(((await put.json()) as any).name).toBe('replaced')
+  })
+
+  it('what is not what it says is a 400 that never echoes the bytes; an unknown encoding is a 415 naming the accepted ones', async () => {
+    const garbage = Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0xff, 0xfe, 0x00, 0x01, 0x9c, 0x7f, 0x03])
+    const bad = await post(garbage, { 'content-encoding': 'gzip' })
+    expect(bad.status).toBe(400)
+    const badBody = (await bad.json()) as any
+    expect(badBody).toMatchObject({ statusCode: 400, error: 'Bad Request', attributes: { source: 'payload', keys: [] } })
+    expect(badBody.message).toMatch(/^Body is not valid gzip data, as its Content-Encoding says \(Z_[A-Z_]+\)$/)
+
+    // gzip sent without its header: the bytes are not text, and are not quoted
+    const unlabelled = await post(gzipSync(json), {})
+    expect(unlabelled.status).toBe(400)
+    const text = await unlabelled.text()
+    printable(text)
+    expect(JSON.parse(text).message).toBe('Body is not valid JSON: it is not text (a compressed body needs its Content-Encoding header: gzip, deflate or br)')
+    // a text that is not JSON still says where
+    const notJson = await post(gzipSync('{"name": tru'), { 'content-encoding': 'gzip' })
+    expect(((await notJson.json()) as any).message).toMatch(/^Body is not valid JSON: /)
+
+    for (const encoding of ['compress', 'zstd', 'gzip, br']) {
+      const refused = await post(Buffer.from(json), { 'content-encoding': encoding })
+      expect(refused.status, encoding).toBe(415)
+      const body = (await refused.json()) as any
+      expect(body).toEqual({
+        statusCode: 415, error: 'Unsupported Media Type',
+        message: `Content-Encoding ${JSON.stringify(encoding)} is not accepted: send the body as it is, or encoded with one of gzip, deflate, br`,
+        attributes: { header: 'content-encoding', accepted: ['gzip', 'deflate', 'br'] },
+      })
+    }
+  })
+
+  it('the 1 MiB limit counts the decoded body: a zip bomb is a 413 as soon as it passes it, a large decoded body within it is taken', async () => {
+    const member = gzipSync(Buffer.alloc(16 * 1024 * 1024), { level: 9 })
+    const within = gzipSync(`${json.slice(0, -1)}${' '.repeat(1000 * 1000)}}`)
+    const taken = await post(within, { 'content-encoding': 'gzip' })
+    expect(taken.status).toBe(201)
+
+    // 256 MiB of zeros in about 250 KiB (16 gzip members of 16 MiB): refused once 1 MiB is decoded, never inflated whole
+    const bomb = Buffer.concat(Array.from({ length: 16 }, () => member), 16 * member.length)
+    expect(bomb.length).toBeLessThan(1024 * 1024)
+    const before = process.memoryUsage().rss
+    const started = Date.now()
+    const refused = await post(bomb, { 'content-encoding': 'gzip' })
+    expect(refused.status).toBe(413)
+    expect(((await refused.json()) as any).message).toBe('Request body is larger than 1 MiB once decoded')
+    expect(Date.now() - started).toBeLessThan(5000)
+    expect(process.memoryUsage().rss - before).toBeLessThan(128 * 1024 * 1024)
+    // the server still answers
+    expect((await api('GET', '/v1/runtimes')).status).toBe(200)
+  })
+})
+
+describe('query parameters a route does not take', () => {
+  it('are a 400 naming each one and the parameters the route takes, on every /v1 route: never ignored', async () => {
+    const typo = await api('GET', '/v1/checks?serach=shop&limit=5')
+    expect(expect400(typo, 'query')).toEqual(['serach'])
+    expect(typo.json.message).toBe('serach: is not a parameter of GET /v1/checks: it takes limit, page, after, checkType, tag, search, status, apiCheckUrlFilterPattern, applyGroupSettings')
+    const check = (await api('POST', '/v1/checks/dns', dnsBody())).json
+    for (const [method, path, keys, takes] of [
+      ['GET', `/v1/checks/${check.id}?includeDependencies=true`, ['includeDependencies'], 'applyGroupSettings'],
+      ['PUT', `/v1/checks/dns/${check.id}?dryRun=1&force=yes`, ['dryRun', 'force'], 'autoAssignAlerts'],
+      ['DELETE', `/v1/checks/${check.id}?cascade=true`, ['cascade'], 'none'],
+      ['GET', '/v1/check-statuses?status=failing', ['status'], 'limit, page'],
+      ['GET', `/v1/check-results/${check.id}?region=eu-west-1`, ['region'], 'limit, page, resultType, from, to, hasFailures, location, checkType'],
+      ['GET', '/v1/alert-notifications?channelId=1', ['channelId'], 'limit, page, checkId, from, to, alertChannelId, hasFailures'],
+      ['GET', '/v1/variables?search=x', ['search'], 'limit, page, after'],
+      ['GET', '/v1/runtimes?=x', ['""'], 'none'],
+      ['POST', '/v1/check-sessions/trigger?wait=true', ['wait'], 'none'],
+      ['GET', `/v1/checks/heartbeats/${check.id}/availability?limit=5`, ['limit'], 'startTime, endTime'],
+    ] as const) {
+      const answer = await api(method, path, method === 'PUT' ? dnsBody() : undefined)
+      expect(expect400(answer, 'query'), `${method} ${path}`).toEqual(keys)
+      expect(answer.json.attributes.issues[0].message, path).toMatch(new RegExp(`: it takes ${takes.replace(/[()]/g, '\\$&')}$`))
+    }
+    // nothing was done: the check is as it was
+    expect((await api('GET', `/v1/checks/${check.id}`)).json).toEqual(check)
+    // what the routes take is taken, in both spellings of a repeated one
+    expect((await api('GET', '/v1/check-groups?tag[]=a&tag=b&name=x&limit=5')).status).toBe(200)
+    expect((await api('GET', `/v1/checks?tag[]=${check.tags[0] ?? 'none'}&checkType=DNS&limit=1`)).status).toBe(200)
+    // `[]` marks repeated parameters only
+    expect(expect400(await api('GET', '/v1/checks?limit[]=5'), 'query')).toEqual(['limit[]'])
+  })
+
+  it('a route registered without its parameters in the table does not start', async () => {
+    const { buildApp } = await import('../../src/server/app.js')
+    const { openStore } = await import('../../src/server/index.js')
+    const store = await openStore(':memory:')
+    const app = await buildApp({ store, rateLimit: { max: 10, timeWindowMs: 1000 } })
+    expect(() => app.get('/v1/undeclared', async () => 'x')).toThrow('GET /v1/undeclared: the route\'s query parameters are not declared (src/server/query-parameters.ts)')
+    // a page of the dashboard or a ping is not an API route: not in the table
+    expect(() => app.get('/elsewhere', async () => 'x')).not.toThrow()
+    await app.close()
+    await store.close()
   })
 })

@@ -128,6 +128,20 @@ describe('monitors keys, on two servers sharing one database', () => {
     expect((await write('POST', '/v1/keys', { role: 'admin' })).status).toBe(403)
   })
 
+  it('tells every key, whatever its role, who it is (GET /v1/accounts/me): its account and role, never the key', async () => {
+    for (const role of ['read', 'write', 'agent', 'admin']) {
+      const { key, id } = await createKey('acc-a', role, `${role}-me`)
+      const me = await caller(two, key)('GET', '/v1/accounts/me')
+      expect(me.status, me.text).toBe(200)
+      expect(me.json).toEqual({ id: 'acc-a', name: 'acc-a', runtimeId: expect.any(String), key: { id, name: `${role}-me`, prefix: key.slice(0, 8), role }, server: { name: 'monitors', version: expect.stringMatching(/^\d+\.\d+\.\d+/) } })
+      expect(me.text).not.toContain(key)
+      // a route to read: no write of it exists
+      expect((await caller(two, key)('POST', '/v1/accounts/me', {})).status).toBe(404)
+      // and the rest of the API stays as the role allows it
+      expect((await caller(two, key)('GET', '/v1/checks')).status).toBe(role === 'agent' ? 403 : 200)
+    }
+  })
+
   it('lets an admin key manage its own account\'s keys through /v1/keys, on any server', async () => {
     const admin = caller(one, KEY_A)
     const made = await admin('POST', '/v1/keys', { role: 'read', name: 'dashboards' })

@@ -458,14 +458,21 @@ test('the box looks like its baseline', async ({ page }) => {
     expect(plan.stdout).not.toContain(wider.toString('base64').slice(0, 40))
 
     // import into another project: the same bytes written back, and its next plan is No changes
+    // and a suite made through the API naming no config (Playwright's default playwright.config.ts):
+    // imported as code, which names its config, it plans No changes as well
+    const bare = await call('POST', '/v1/checks/playwright', suiteBody({ name: 'No config named' }))
+    expect(bare.status, bare.text).toBe(201)
+    expect(bare.json.playwrightConfigPath ?? null).toBeNull()
     const other = makeProject({ 'keep.check.ts': '// the imported checks go beside this file\n' })
     const imported = await monitors(other, ['import', '--all'], env)
     expect(imported.code, imported.output).toBe(0)
     expect(readFileSync(join(other, 'binary-files/tests/__screenshots__/box.png')).equals(png)).toBe(true)
     expect(readFileSync(join(other, 'binary-files/fixtures/raw.bin')).equals(raw)).toBe(true)
     expect(readFileSync(join(other, 'binary-files/fixtures/notes.txt'), 'utf8')).toBe('café ☕\n')
+    expect(readFileSync(join(other, 'imported.check.ts'), 'utf8')).toContain("playwrightConfigPath: './no-config-named/playwright.config.ts'")
     const again = await monitors(other, ['plan', '--detailed-exitcode'], env)
     expect(again.code, again.output).toBe(0)
+    expect((await call('DELETE', `/v1/checks/${bare.json.id}`)).status).toBe(204)
     expect((await monitors(project, ['destroy', '--yes'], env)).code).toBe(0)
   }, 600_000)
 })

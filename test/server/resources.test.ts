@@ -54,7 +54,7 @@ describe('environment variables', () => {
   it('validates keys and bodies; the key cannot change', async () => {
     expect(expect400(await api('POST', '/v1/variables', { key: '1ABC', value: 'x' }), 'payload')).toEqual(['key'])
     expect(expect400(await api('POST', '/v1/variables', { key: 'A'.repeat(129), value: 'x' }), 'payload')).toEqual(['key'])
-    expect((await api('POST', '/v1/variables', { key: '_' + 'A'.repeat(127), value: 'x' })).status).toBe(201)
+    expect((await api('POST', '/v1/variables', { key: `_${'A'.repeat(127)}`, value: 'x' })).status).toBe(201)
     expect(expect400(await api('POST', '/v1/variables', { key: 'A-B' }), 'payload').sort()).toEqual(['key', 'value'])
     await api('POST', '/v1/variables', { key: 'FIXED', value: 'x' })
     expect(expect400(await api('PUT', '/v1/variables/FIXED', { key: 'OTHER', value: 'y' }), 'payload')).toEqual(['key'])

@@ -195,6 +195,45 @@ describe('results kept compact', () => {
     const page2 = await call('GET', `/v1/check-results/${id}?limit=5&page=2`)
     expect(page2.json.map((r: Result) => r.id)).toEqual(items.slice(5, 10).map((r) => r.id))
 
+    // the reference's filters run in the store, over full and compact rows of both days alike: each
+    // answers what the whole list holds that matches, newest first, counted in content-range
+    const ids = (list: Result[]) => list.map((r) => r.id)
+    const seconds = (iso: string) => String(Date.parse(iso) / 1000)
+    const midnight = '2026-05-11T00:00:00.000Z'
+    const expected: Array<[string, (r: Result) => boolean]> = [
+      ...LOCATIONS.map((l): [string, (r: Result) => boolean] => [`&location=${l}`, (r) => r.runLocation === l]),
+      ['&hasFailures=true', (r) => r.hasFailures === true],
+      ['&hasFailures=false', (r) => r.hasFailures === false],
+      [`&from=${seconds(midnight)}`, (r) => r.startedAt >= midnight],
+      [`&to=${seconds(midnight)}`, (r) => r.startedAt < midnight],
+      ['&from=2026-05-11T00:00:00Z', (r) => r.startedAt >= midnight],
+      [`&from=${seconds('2026-05-10T23:58:00Z')}&to=${seconds('2026-05-11T00:03:00Z')}`, (r) => r.startedAt >= '2026-05-10T23:58' && r.startedAt < '2026-05-11T00:03'],
+      [`&location=eu-west-1&hasFailures=false&from=${seconds('2026-05-10T23:59:00Z')}`, (r) => r.runLocation === 'eu-west-1' && !r.hasFailures && r.startedAt >= '2026-05-10T23:59'],
+      ['&checkType=DNS&resultType=ALL', () => true],
+      ['&checkType=ICMP', () => false],
+      ['&location=ap-south-1', () => false],
+    ]
+    for (const [query, keep] of expected) {
+      const filtered = await results(call, id, query)
+      const want = items.filter(keep)
+      expect(ids(filtered.items), query).toEqual(ids(want))
+      expect(filtered.total, query).toBe(want.length)
+    }
+    expect(items.some((r) => r.hasFailures) && items.some((r) => r.startedAt < midnight) && items.some((r) => r.startedAt >= midnight)).toBe(true)
+    // a page of a filtered list is a page of the filtered set
+    const eu = items.filter((r) => r.runLocation === 'eu-west-1')
+    const euPage = await call('GET', `/v1/check-results/${id}?location=eu-west-1&limit=3&page=2`)
+    expect(euPage.json.map((r: Result) => r.id)).toEqual(ids(eu.slice(3, 6)))
+    expect(euPage.headers.get('content-range')).toBe(`3-5/${eu.length}`)
+    // times the reference does not describe are 400s naming them
+    const reversed = await call('GET', `/v1/check-results/${id}?from=${seconds(midnight)}&to=${seconds('2026-05-10T23:00:00Z')}`)
+    expect(reversed.status).toBe(400)
+    expect(reversed.json.attributes.keys).toEqual(['from', 'to'])
+    const millis = await call('GET', `/v1/check-results/${id}?from=${Date.parse(midnight)}`)
+    expect(millis.json.attributes.keys).toEqual(['from'])
+    expect(millis.json.message).toMatch(/^from: must be a UNIX timestamp in seconds .*milliseconds/)
+    expect((await call('GET', `/v1/check-results/${id}?hasFailures=yes`)).json.message).toBe('hasFailures: must be true or false (got "yes")')
+
     // a compact result answers what a full one does: its fields, its own times, its template's details
     for (const listed of items) {
       const one = await call('GET', `/v1/check-results/${id}/${listed.id}`)

@@ -82,6 +82,30 @@ describe('error groups', () => {
     expect((await bench.call('GET', `/v1/error-groups/${group.id}`)).json).toEqual(groups[0])
   })
 
+  it('a failed assertion\'s expected value is part of its group: another target is another group, another measured value the same group', async () => {
+    const query = 'assertion-groups.example.test'
+    bench.dns.set(query, 'A', { records: [{ type: 'A', data: '192.0.2.1' }] })
+    // never true on loopback: each run fails with the time it measured
+    const slower = (target: string) => ({ request: { query, assertions: [{ source: 'RESPONSE_TIME', comparison: 'GREATER_THAN', target }] } })
+    const id = await bench.createCheck(query, { name: 'assertion groups', ...slower('100000') })
+    const runs = [await bench.runAndRecord(id), await bench.runAndRecord(id)]
+    for (const { result } of runs) expect(result.error).toMatch(/^RESPONSE_TIME GREATER_THAN "100000" ms failed: got [\d.]+ ms$/)
+    let groups = (await bench.call('GET', `/v1/error-groups/checks/${id}`)).json
+    expect(groups).toHaveLength(1)
+    expect(groups[0].cleanedErrorMessage).toBe('RESPONSE_TIME GREATER_THAN "100000" ms failed: got <number> ms')
+
+    const put = await bench.call('PUT', `/v1/checks/dns/${id}`, { name: 'assertion groups', doubleCheck: false, maxResponseTime: 3000, ...slower('200000'),
+      request: { ...slower('200000').request, nameServer: bench.dns.address, port: bench.dns.port } })
+    expect(put.status, put.text).toBe(200)
+    await bench.runAndRecord(id)
+    groups = (await bench.call('GET', `/v1/error-groups/checks/${id}`)).json
+    expect(groups.map((g: { cleanedErrorMessage: string }) => g.cleanedErrorMessage)).toEqual([
+      'RESPONSE_TIME GREATER_THAN "100000" ms failed: got <number> ms',
+      'RESPONSE_TIME GREATER_THAN "200000" ms failed: got <number> ms',
+    ])
+    expect(groups[0].errorHash).not.toBe(groups[1].errorHash)
+  })
+
   it('archived until the next event comes back with the next failure; archived for ever stays archived', async () => {
     const query = 'archive.example.test'
     const id = await bench.createCheck(query)

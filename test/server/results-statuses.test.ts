@@ -13,8 +13,8 @@ import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { recordResult } from '../../src/server/results/index.js'
 import type { CheckRunResult } from '../../src/runner/index.js'
-import { parseSvg } from '../helpers/svg.js'
 import { startResultsBench, type ResultsBench } from './results-helpers.js'
+import { expect400 } from './helpers.js'
 
 const execFileAsync = promisify(execFile)
 const JITI = fileURLToPath(new URL('../../node_modules/jiti/lib/jiti-cli.mjs', import.meta.url))
@@ -178,5 +178,85 @@ describe('check statuses', () => {
     const outcome = await recordResult(bench.store, { id, name: 'gone' }, pending)
     expect(outcome.recorded).toBe(false)
     expect((await bench.call('GET', `/v1/check-statuses/${id}`)).status).toBe(404)
+  })
+})
+
+describe('GET /v1/check-statuses by pages', () => {
+  it('answers the whole list without limit or page, and the page asked for with them (content-range counts them all)', async () => {
+    for (const name of ['paged-1.example.test', 'paged-2.example.test', 'paged-3.example.test']) {
+      const id = await bench.createCheck(name)
+      answerOk(name)
+      await bench.runAndRecord(id)
+    }
+    const whole = (await bench.call('GET', '/v1/check-statuses')).json as Array<{ checkId: string }>
+    expect(whole.length).toBeGreaterThanOrEqual(3)
+    const second = await bench.call('GET', '/v1/check-statuses?limit=2&page=2')
+    expect(second.json.map((s: { checkId: string }) => s.checkId)).toEqual(whole.slice(2, 4).map((s) => s.checkId))
+    expect(second.headers.get('content-range')).toBe(`2-${Math.min(3, whole.length - 1)}/${whole.length}`)
+    expect((await bench.call('GET', '/v1/check-statuses?limit=0')).json.attributes.keys).toEqual(['limit'])
+  })
+})
+
+describe('the filters of GET /v1/checks', () => {
+  const names = (answer: { json: Array<{ name: string }> }) => answer.json.map((c) => c.name)
+
+  it('search, status, tag[], apiCheckUrlFilterPattern and applyGroupSettings narrow the list in the store; paging counts the filtered set', async () => {
+    const tags = ['filters-of-lists']
+    const checkout = await bench.createCheck('checkout.filters.test', { name: 'Shop Checkout EU', tags: [...tags, 'eu'] })
+    const search = await bench.createCheck('search.filters.test', { name: 'shop search', tags: [...tags, 'us'] })
+    const blog = await bench.createCheck('blog.filters.test', { name: 'Blog', tags, degradedResponseTime: 50 })
+    await bench.createCheck('ecole.filters.test', { name: 'École primaire', tags })
+    await bench.createCheck('never.filters.test', { name: 'Never ran', tags })
+    answerOk('checkout.filters.test')
+    answerServfail('search.filters.test')
+    answerOk('blog.filters.test', 150)
+    for (const id of [checkout, search, blog]) await bench.runAndRecord(id)
+
+    const list = (query: string) => bench.call('GET', `/v1/checks?tag=filters-of-lists&limit=100${query}`)
+    // search: a part of the name, any case (also beyond ASCII)
+    expect(names(await list('&search=SHOP'))).toEqual(['Shop Checkout EU', 'shop search'])
+    expect(names(await list('&search=éCOLE'))).toEqual(['École primaire'])
+    expect(names(await list('&search=nothing-like-it'))).toEqual([])
+    // status: from each check's newest run; a check that never ran has none
+    expect(names(await list('&status=passing'))).toEqual(['Shop Checkout EU'])
+    expect(names(await list('&status=failing'))).toEqual(['shop search'])
+    expect(names(await list('&status=degraded'))).toEqual(['Blog'])
+    expect(expect400(await list('&status=paused'), 'query')).toEqual(['status'])
+    // tag[] is tag (a check carrying any of them)
+    const bracketed = await bench.call('GET', '/v1/checks?tag[]=eu&tag[]=us&limit=100')
+    expect(names(bracketed)).toEqual(['Shop Checkout EU', 'shop search'])
+    expect(names(await bench.call('GET', '/v1/checks?tag=eu&tag[]=us&limit=100'))).toEqual(['Shop Checkout EU', 'shop search'])
+    // a page of the filtered set, counted
+    const page = await bench.call('GET', '/v1/checks?tag=filters-of-lists&search=shop&limit=1&page=2')
+    expect(names(page)).toEqual(['shop search'])
+    expect(page.headers.get('content-range')).toBe('1-1/2')
+    const first = await bench.call('GET', '/v1/checks?tag=filters-of-lists&search=shop&limit=1')
+    // the keyset link carries the filters
+    const next = /<([^>]+)>; rel="next"/.exec(first.headers.get('link') ?? '')?.[1]
+    expect(next).toMatch(/search=shop/)
+    expect(names(await bench.call('GET', next!))).toEqual(['shop search'])
+
+    // apiCheckUrlFilterPattern: a part of an API check's URL, any case; API checks only
+    const api = (name: string, url: string) => bench.call('POST', '/v1/checks/api', { name, activated: false, tags, request: { url, method: 'GET' } })
+    expect((await api('Health', 'https://www.MyApp.com/health')).status).toBe(201)
+    expect((await api('Other', 'https://other.example/myapp.com')).status).toBe(201)
+    expect((await api('Elsewhere', 'https://elsewhere.example/')).status).toBe(201)
+    expect(names(await list('&apiCheckUrlFilterPattern=myapp.com'))).toEqual(['Health', 'Other'])
+    expect(names(await list('&apiCheckUrlFilterPattern=WWW.myapp'))).toEqual(['Health'])
+    expect(names(await list('&apiCheckUrlFilterPattern=filters.test'))).toEqual([])
+    expect(names(await list('&apiCheckUrlFilterPattern=myapp&checkType=DNS'))).toEqual([])
+
+    // applyGroupSettings: a check of a group answered as it runs in it
+    const group = await bench.call('POST', '/v1/check-groups', { name: 'Filters group', locations: ['ap-south-1'], muted: true })
+    expect(group.status).toBe(201)
+    const member = await bench.createCheck('member.filters.test', { name: 'Grouped', tags, groupId: group.json.id, locations: null })
+    const plain = (await list('&search=grouped')).json[0]
+    const applied = await list('&search=grouped&applyGroupSettings=true')
+    expect(plain).toMatchObject({ id: member, locations: null, muted: false })
+    expect(applied.json[0]).toMatchObject({ id: member, locations: ['ap-south-1'], muted: true })
+    expect((await list('&search=shop&applyGroupSettings=true')).json).toEqual((await list('&search=shop')).json)
+    expect((await bench.call('GET', `/v1/checks/${member}?applyGroupSettings=true`)).json).toEqual(applied.json[0])
+    expect((await bench.call('GET', `/v1/checks/${member}?applyGroupSettings=false`)).json).toEqual(plain)
+    expect(expect400(await bench.call('GET', `/v1/checks/${member}?applyGroupSettings=yes`), 'query')).toEqual(['applyGroupSettings'])
   })
 })

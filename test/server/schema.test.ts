@@ -108,6 +108,22 @@ describe.skipIf(onPostgres)('the schema on SQLite', () => {
     }
   })
 
+  it('the filters\' migration fills what the rows there are hold: names in lower case, the channel of each delivery', () => {
+    const old = new Database(':memory:')
+    for (let i = 0; i < SQLITE_RELEASED.length - 1; i++) old.exec(SQLITE_RELEASED[i])
+    old.pragma(`user_version = ${SQLITE_RELEASED.length - 1}`)
+    old.prepare(`INSERT INTO checks (id, account_id, check_type, body) VALUES (?, 'acc', 'DNS', ?)`).run('c1', JSON.stringify({ id: 'c1', name: 'Shop API "EU"' }))
+    old.prepare(`INSERT INTO checks (id, account_id, check_type, body) VALUES (?, 'acc', 'DNS', ?)`).run('c2', JSON.stringify({ id: 'c2' }))
+    const delivery = old.prepare(`INSERT INTO alert_deliveries (id, account_id, check_id, notification_id, alert_type, channel_type, channel, event, status, created_at)
+      VALUES (?, 'acc', 'c1', 'n1', 'ALERT_FAILURE', 'WEBHOOK', ?, '{}', 'DELIVERED', '2026-01-01T00:00:00.000Z')`)
+    delivery.run('d1', JSON.stringify({ url: 'https://hooks.example/x', alertChannelId: 42 }))
+    delivery.run('d2', JSON.stringify({ url: 'https://hooks.example/y' }))
+    migrateSqlite(old)
+    expect(old.prepare(`SELECT id, name_folded FROM checks ORDER BY id`).all()).toEqual([{ id: 'c1', name_folded: 'shop api "eu"' }, { id: 'c2', name_folded: '' }])
+    expect(old.prepare(`SELECT id, alert_channel_id FROM alert_deliveries ORDER BY id`).all()).toEqual([{ id: 'd1', alert_channel_id: 42 }, { id: 'd2', alert_channel_id: null }])
+    old.close()
+  })
+
   it('migrations written as steps add a table, fill a NOT NULL column, make and drop an index and a column', () => {
     const db = openDatabase(':memory:')
     db.prepare(`INSERT INTO checks (id, account_id, check_type, body) VALUES ('c1', 'acc', 'DNS', '{}')`).run()
@@ -215,6 +231,27 @@ describe.skipIf(!onPostgres)('the schema on PostgreSQL', () => {
       await migrated(old.url)
       expect((await readPostgresSchema(old.client)).tables, `PostgreSQL upgraded from ${version}`).toEqual(describedSchema('postgres'))
     }
+  })
+
+  it('the filters\' migration fills what the rows there are hold: names in lower case, the channel of each delivery', async () => {
+    const old = await empty()
+    await reset(old.client)
+    await old.client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)')
+    for (let i = 0; i < POSTGRES_RELEASED.length - 1; i++) {
+      await old.client.query(POSTGRES_RELEASED[i])
+      await old.client.query('INSERT INTO schema_migrations VALUES ($1, $2)', [i + 1, 'released'])
+    }
+    const check = `INSERT INTO checks (id, account_id, check_type, activated, body) VALUES ($1, 'acc', 'DNS', true, $2)`
+    await old.client.query(check, ['c1', JSON.stringify({ id: 'c1', name: 'Shop API "EU" \u0000' })])
+    await old.client.query(check, ['c2', JSON.stringify({ id: 'c2' })])
+    const delivery = `INSERT INTO alert_deliveries (id, account_id, check_id, notification_id, alert_type, channel_type, channel, event, status, created_at)
+      VALUES ($1, 'acc', 'c1', 'n1', 'ALERT_FAILURE', 'WEBHOOK', $2, '{}', 'DELIVERED', '2026-01-01T00:00:00.000Z')`
+    await old.client.query(delivery, ['d1', JSON.stringify({ url: 'https://hooks.example/x', headers: [{ alertChannelId: 7 }], alertChannelId: 42 })])
+    await old.client.query(delivery, ['d2', JSON.stringify({ url: 'https://hooks.example/y' })])
+    await migrated(old.url)
+    expect((await old.client.query(`SELECT id, name_folded FROM checks ORDER BY id`)).rows).toEqual([{ id: 'c1', name_folded: 'shop api "eu" ' }, { id: 'c2', name_folded: '' }])
+    expect((await old.client.query(`SELECT id, alert_channel_id::int AS alert_channel_id FROM alert_deliveries ORDER BY id`)).rows)
+      .toEqual([{ id: 'd1', alert_channel_id: 42 }, { id: 'd2', alert_channel_id: null }])
   })
 
   it('migrations written as steps add a table, fill a NOT NULL column, make and drop an index and a column', async () => {

@@ -5,6 +5,7 @@
  * session. A real browser using it: browser.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { SERVICE_CHECK_TYPES } from '../../src/schema/check-types.js'
 import type { LocalServer } from '../../src/server/index.js'
 import { KEY_A, caller, dnsBody, icmpBody, startTestServer } from '../server/helpers.js'
 
@@ -75,6 +76,15 @@ describe('dashboard log-in', () => {
     expect(await names('?tag=web')).toEqual(['web dns', 'web ping'])
     expect(await names('?type=DNS&tag=web')).toEqual(['web dns'])
     expect(await names('?type=ICMP')).toEqual(['web ping'])
+    // the filter offers every type of the check-type table, and the list the API answers for each is shown
+    const home = await (await fetch(`${server.url}/`, { headers: { cookie } })).text()
+    const offered = [...home.matchAll(/<option value="([A-Z_]+)"/g)].map((m) => m[1])
+    expect(offered).toEqual(SERVICE_CHECK_TYPES)
+    for (const type of SERVICE_CHECK_TYPES) {
+      const page = await (await fetch(`${server.url}/?type=${type}`, { headers: { cookie } })).text()
+      expect(page, type).toContain(`<option value="${type}" selected>`)
+      expect(page, type).not.toContain('The API did not answer the list of checks.')
+    }
     // no analytics answer here (404): the figures are –, not invented
     const html = await (await fetch(`${server.url}/`, { headers: { cookie } })).text()
     expect(html).toMatch(/<td data-metric="availability">–<\/td>/)

@@ -7,10 +7,9 @@ import { listAllByPage } from '../../api/paging.js'
 import { redact } from '../../api/redact.js'
 import { NotFoundError } from '../../api/errors.js'
 import type { ApiClient } from '../../api/client.js'
-import { data, engineOptions, environmentRequest, err, loadOrReport, openSession, out, setStdoutFormat, useColor, withEnvironment, type EngineArgs } from '../engine.js'
+import { data, engineOptions, environmentRequest, loadOrReport, openSession, out, setStdoutFormat, useColor, withEnvironment, type EngineArgs } from '../engine.js'
 import { selectChecks } from './test.js'
 import { isWindowActive } from '../../server/scheduler/maintenance.js'
-import { CHECK_TYPE_TABLE, SERVICE_CHECK_TYPES } from '../../schema/check-types.js'
 
 interface StatusArgs extends Omit<EngineArgs, 'format'> {
   format?: 'text' | 'json'

@@ -1,7 +1,7 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import pc from 'picocolors'
 import { UserError } from '../../errors.js'
-import { ApiError } from '../../api/errors.js'
+import { waitForSession } from '../../api/account.js'
 import { listAllByPage } from '../../api/paging.js'
 import { redact } from '../../api/redact.js'
 import type { ApiClient } from '../../api/client.js'
@@ -157,7 +157,7 @@ async function runStages(client: ApiClient, stages: Awaited<ReturnType<typeof se
         const sessionOf = new Map(started.body.sessions.map((s) => [s.checkId, s.checkSessionId]))
         const finished = await Promise.all(batch.map(async (target) => {
           const sessionId = sessionOf.get(target.id) ?? null
-          const completion = sessionId ? await waitFor(client, sessionId, deadline) : undefined
+          const completion = sessionId ? await waitForSession<Completion>(client, sessionId, deadline) : undefined
           const error = completion?.results.find((r) => r.error)?.error ?? null
           const row: TriggerRow = {
             target,
@@ -176,36 +176,6 @@ async function runStages(client: ApiClient, stages: Awaited<ReturnType<typeof se
     }
   }
   return rows
-}
-
-/** The longest the server holds a completion request open (maxWaitSeconds: at most 30, as the spec bounds it). */
-const HOLD_SECONDS = 30
-
-/**
- * The session's completion, asked again until the deadline: GET …/completion is held open by
- * the server until the session finishes or `maxWaitSeconds` pass (then a 408: ask again). Such a
- * request waits the hold and then --timeout for its answer: with --timeout alone (30 s by
- * default), the client's timeout raced the server's 30 s hold, and every session longer than
- * that ended in "timed out ..., gave up after 5 attempts".
- */
-async function waitFor(client: ApiClient, sessionId: string, deadline: number): Promise<Completion | undefined> {
-  for (;;) {
-    const left = Math.floor((deadline - Date.now()) / 1000)
-    if (left < 1) return undefined
-    const hold = Math.min(HOLD_SECONDS, left)
-    try {
-      return (await client.send<Completion>({
-        method: 'GET',
-        path: `/v1/check-sessions/${encodeURIComponent(sessionId)}/completion`,
-        query: { maxWaitSeconds: hold },
-        timeoutMs: hold * 1000 + client.requestTimeoutMs,
-      })).body
-    } catch (error) {
-      // not finished yet: ask again
-      if (error instanceof ApiError && error.status === 408) continue
-      throw error
-    }
-  }
 }
 
 /**
@@ -262,7 +232,7 @@ export function renderTable(rows: TriggerRow[], color: boolean): string {
   }).join('  ').trimEnd()
   const long = rows.filter((r) => (r.error ?? '').trim().includes('\n'))
   const details = long.map((r) => `\n${checkName(r)}:\n${(r.error as string).trimEnd().split('\n').map((l) => `  ${l}`).join('\n')}\n`).join('')
-  return [c.bold(line(head, false)), ...body.map((row) => line(row, true))].join('\n') + '\n' + details
+  return `${[c.bold(line(head, false)), ...body.map((row) => line(row, true))].join('\n')}\n${details}`
 }
 
 /**

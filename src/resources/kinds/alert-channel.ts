@@ -1,4 +1,8 @@
-import { ALERT_CHANNEL_SETTINGS, alertChannelSecretValues, alertChannelTypeSchema, blankAlertChannelPayload, type AlertChannelKind } from '../../schema/alert-channel.js'
+import type { z } from 'zod'
+import {
+  ALERT_CHANNEL_SECRETS, ALERT_CHANNEL_SETTINGS, alertChannelSecretPaths, alertChannelSecretValues, alertChannelTypeSchema, blankAlertChannelPayload, channelBodySchema,
+  type AlertChannelKind, type ChannelSecrets, type ChannelSecretTable,
+} from '../../schema/alert-channel.js'
 import type { ResourceDescriptor, ResourceKind } from '../types.js'
 
 /**
@@ -15,7 +19,7 @@ import type { ResourceDescriptor, ResourceKind } from '../types.js'
 const enc = encodeURIComponent
 const SETTINGS = new Set<string>(ALERT_CHANNEL_SETTINGS)
 
-const codeShape = (type: AlertChannelKind) => ({
+const codeShape = (type: string) => ({
   toPayload: (props: Record<string, unknown>) => {
     const config: Record<string, unknown> = {}
     const out: Record<string, unknown> = { type, config }
@@ -32,24 +36,29 @@ const codeShape = (type: AlertChannelKind) => ({
   fieldInCode: (path: string) => (path.startsWith('config.') ? path.slice('config.'.length) : path),
 })
 
-/** Secret fields of each type's configuration (masked in output, fingerprinted in the lock). */
-const SECRET_PATHS: Record<AlertChannelKind, readonly string[]> = {
-  EMAIL: [],
-  SMS: [],
-  SLACK: ['config.url'],
-  MSTEAMS: ['config.url'],
-  PAGERDUTY: ['config.serviceKey'],
-  OPSGENIE: ['config.apiKey'],
-  WEBHOOK: ['config.headers', 'config.queryParameters'],
+/** A channel type the tables of src/schema/alert-channel.ts do not hold: its configuration's schema and secret fields (a test's). */
+export interface OwnChannelType {
+  config: z.ZodType
+  secrets: ChannelSecrets
 }
 
-function channelDescriptor<K extends ResourceKind>(kind: K, construct: string, type: AlertChannelKind, example: string, displayField: string): ResourceDescriptor & { kind: K } {
-  const keyedArrays: Record<string, string> = type === 'WEBHOOK' ? { 'config.headers': 'key', 'config.queryParameters': 'key' } : {}
+/**
+ * The descriptor of one channel type's kind. Its secrets (masked in output and saved plans,
+ * fingerprinted in the lock, read from the environment by import) are its type's entry in
+ * ALERT_CHANNEL_SECRETS, or those of `own`.
+ */
+export function channelDescriptor<K extends ResourceKind>(kind: K, construct: string, type: AlertChannelKind, example: string, displayField: string): ResourceDescriptor & { kind: K }
+export function channelDescriptor<K extends ResourceKind>(kind: K, construct: string, type: string, example: string, displayField: string, own: OwnChannelType): ResourceDescriptor & { kind: K }
+export function channelDescriptor<K extends ResourceKind>(kind: K, construct: string, type: string, example: string, displayField: string, own?: OwnChannelType): ResourceDescriptor & { kind: K } {
+  const table: ChannelSecretTable = own ? { [type]: own.secrets } : ALERT_CHANNEL_SECRETS
+  const schema = own ? channelBodySchema(type, own.config) : alertChannelTypeSchema(type as AlertChannelKind)
+  // a list of `{ key, value, secret }` items is keyed by its items' keys (a webhook's headers)
+  const keyedArrays = Object.fromEntries(Object.entries(table[type] ?? {}).filter(([, secret]) => secret === 'markedItems').map(([field]) => [`config.${field}`, 'key']))
   return {
     kind,
     construct,
     example,
-    schema: alertChannelTypeSchema(type),
+    schema,
     check: false,
     tier: 0,
     displayField,
@@ -68,16 +77,16 @@ function channelDescriptor<K extends ResourceKind>(kind: K, construct: string, t
     setArrays: [],
     keyedArrays,
     unorderedKeyed: [],
-    secrets: { self: false, arrays: SECRET_PATHS[type] },
+    secrets: { self: false, arrays: alertChannelSecretPaths(type, table) },
     filledByConstruct: {},
     // reads mask secrets: both sides compare masked, the lock's fingerprint tells a change; the
     // subscriptions a read lists are the checks' (their alertChannelSubscriptions), not the channel's
     normalize: (payload: Record<string, unknown>) => {
-      const { subscriptions: _s, ...rest } = blankAlertChannelPayload(payload)
+      const { subscriptions: _s, ...rest } = blankAlertChannelPayload(payload, table)
       return rest
     },
-    normalizeNeeded: (payload: Record<string, unknown>) => 'subscriptions' in payload || blankAlertChannelPayload(payload) !== payload,
-    blankedSecrets: alertChannelSecretValues,
+    normalizeNeeded: (payload: Record<string, unknown>) => 'subscriptions' in payload || blankAlertChannelPayload(payload, table) !== payload,
+    blankedSecrets: (payload: Record<string, unknown>) => alertChannelSecretValues(payload, table),
     codeShape: codeShape(type),
   }
 }

@@ -1,5 +1,5 @@
 import { browserCheckSchema, multiStepCheckSchema } from '../../schema/script-check.js'
-import { playwrightCheckSchema } from '../../schema/playwright-check.js'
+import { playwrightCheckSchema, suiteTestCommand } from '../../schema/playwright-check.js'
 import type { ResourceDescriptor } from '../types.js'
 import { checkDescriptor } from './common.js'
 
@@ -34,11 +34,31 @@ export const multiStepCheck = {
  * diffed by path (a plan shows the lines of each file that changed); `testCommand` is the
  * service's answer, derived from the selection (never compared).
  */
+const suiteParts = checkDescriptor('playwright', 'PLAYWRIGHT', { setArrays: ['pwProjects', 'pwTags'], keyedArrays: { files: 'path' }, unorderedKeyed: ['files'] })
+
+/** Playwright's own default: a suite naming no config runs the `playwright.config.ts` at its root. */
+const DEFAULT_CONFIG = 'playwright.config.ts'
+
+/**
+ * A suite that names no config but holds `playwright.config.ts` at its root runs that config
+ * (Playwright's default), so it compares as the same suite naming it: a suite made through the
+ * API without `playwrightConfigPath`, imported as code (which names its config), plans No changes.
+ */
+function defaultConfigNamed(suite: Record<string, unknown>): Record<string, unknown> {
+  if (suite.playwrightConfigPath != null || !Array.isArray(suite.files)) return suite
+  if (!(suite.files as Array<{ path?: unknown }>).some((f) => f !== null && typeof f === 'object' && f.path === DEFAULT_CONFIG)) return suite
+  const named: Record<string, unknown> = { ...suite, playwrightConfigPath: DEFAULT_CONFIG }
+  if ('testCommand' in suite) named.testCommand = suiteTestCommand(named as Parameters<typeof suiteTestCommand>[0])
+  return named
+}
+
 export const playwrightCheck = {
   kind: 'playwright-check',
   construct: 'PlaywrightCheck',
   example: "new PlaywrightCheck('shop-suite', { name: 'Shop suite', playwrightConfigPath: './playwright.config.ts' })",
   schema: playwrightCheckSchema,
-  ...checkDescriptor('playwright', 'PLAYWRIGHT', { setArrays: ['pwProjects', 'pwTags'], keyedArrays: { files: 'path' }, unorderedKeyed: ['files'] }),
+  ...suiteParts,
+  normalize: (suite: Record<string, unknown>) => suiteParts.normalize(defaultConfigNamed(suite)),
+  normalizeNeeded: (suite: Record<string, unknown>) => defaultConfigNamed(suite) !== suite || suiteParts.normalizeNeeded(suite),
   filledByConstruct: {},
 } satisfies ResourceDescriptor

@@ -20,7 +20,7 @@ import type { ClaimedSubscriberEmail, IncidentRecord, MaintenanceWindowRecord, R
 
 /** What queuing subscribers' emails reads and writes: the store, or a transaction's repositories. */
 type Repos = Pick<Repositories, 'statusPages' | 'subscribers' | 'checks'>
-import { windowsOfServices } from '../web/status-page.js'
+import { windowsOfServices } from '../status-pages/state.js'
 import { checkSmtpUrl } from './worker.js'
 
 /** Another confirmation email to one address waits this long after the last one. */

@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto'
 import { heartbeatMs, type HeartbeatSettings } from '../../schema/index.js'
 import type { RunResult } from '../../runner/types.js'
 import { recordResult, type RecordableCheck } from '../results/index.js'
-import { withGroup } from '../scheduler/groups.js'
+import { withGroup } from '../groups.js'
 import type { CheckRecord, HeartbeatEventRecord, HeartbeatRecord, Repositories, StoredResultInput, Store } from '../store/index.js'
 
 export type PingState = 'RECEIVED' | 'GRACE' | 'LATE'

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { COMPARISONS } from '../../schema/index.js'
 
 /*
  * Error messages of runs group by their shape: the parts that change from one run to the next
@@ -25,10 +26,28 @@ const RULES: Array<[RegExp, string]> = [
   [/(?<![A-Za-z_<])[-+]?\d+(?:[.,]\d+)*/g, '<number>'],
 ]
 
-/** The message with its variable parts replaced by placeholders, whitespace collapsed. */
+/*
+ * What an assertion expects is part of the error's identity: `STATUS_CODE EQUALS "200"` and
+ * `STATUS_CODE EQUALS "201"` are two assertions of the check's own, written once in its
+ * configuration, never varying from run to run. So the expectation of a failed assertion's
+ * message (src/runner/assertions.ts: `<source>[ <property>] <comparison>[ "<target>"][ <unit>]
+ * failed: got <actual>`, each message the whole error or one of its `; `-separated reasons) is
+ * kept as written; only what the run got (`got 503`, `got 1234 ms`) is cleaned like any text.
+ */
+const EXPECTATION = new RegExp(
+  `(?<=^|; )[A-Z][A-Z_]*(?: [^";]*?)? (?:${COMPARISONS.join('|')})(?: "(?:[^"\\\\]|\\\\.)*")?(?: [a-z]+)?(?= failed: got )`,
+  'g',
+)
+
+/** A stand-in for the n-th kept part that no rule above changes (letters only: no digit, colon or hex). */
+const keptMark = (n: number) => `\u0000${'k'.repeat(n + 1)}\u0000`
+
+/** The message with its variable parts replaced by placeholders, whitespace collapsed; assertions' expectations kept. */
 export function cleanErrorMessage(message: string): string {
-  let cleaned = message
+  const kept: string[] = []
+  let cleaned = message.replace(/\u0000/g, '').replace(EXPECTATION, (expectation) => keptMark(kept.push(expectation) - 1))
   for (const [pattern, placeholder] of RULES) cleaned = cleaned.replace(pattern, placeholder)
+  cleaned = cleaned.replace(/\u0000(k+)\u0000/g, (_mark, ks: string) => kept[ks.length - 1])
   return cleaned.replace(/\s+/g, ' ').trim()
 }
 

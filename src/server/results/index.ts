@@ -11,7 +11,7 @@ import { applyCertificates, applyRun, type AlertingCheck, type CertificateStep }
 import { cleanErrorMessage, errorHash } from './clean.js'
 import { alertTitle, deliveriesFor, subscribedChannelIds, subscriptionDeliveries, type AlertEvent } from '../alerts/event.js'
 import { recordAnalytics } from './analytics.js'
-import { failingDependencies } from './dependencies.js'
+import { failingDependencies } from '../dependencies.js'
 import { CHECK_TYPE_TABLE, isServiceCheckType } from '../../schema/check-types.js'
 
 /**

@@ -1,4 +1,4 @@
-import { runVariables, withGroup } from '../scheduler/groups.js'
+import { runVariables, withGroup } from '../groups.js'
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { conflict, HttpError, notFound, parseOr400 } from '../errors.js'
@@ -7,7 +7,7 @@ import { completeRun, type RunServices } from '../scheduler/runs.js'
 import { accountVariables, checkSnippets, claimWithLimit } from '../scheduler/index.js'
 import type { CheckRunResult } from '../../runner/index.js'
 import { blankCheckSecrets } from '../../schema/index.js'
-import { isScriptCheckType, SERVICE_CHECK_TYPES } from '../../schema/check-types.js'
+import { checkTypeEntry, isScriptCheckType, SERVICE_CHECK_TYPES } from '../../schema/check-types.js'
 import { artifactNameProblem, leaseHeld, StagedUploads, UploadRefused, type ArtifactStore } from '../artifacts.js'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
@@ -117,10 +117,10 @@ export function agentRoutes(app: FastifyInstance, store: Store, services: RunSer
     const grouped = await Promise.all(runs.map((run) => withGroup(store, request.accountId, JSON.parse(run.checkJson) as Record<string, unknown> & { checkType?: string })))
     // a browser or multi-step check's secret variables go with it too: its script reads them
     const checks = grouped.map((check) => (isScriptCheckType(check.checkType) ? check : blankCheckSecrets(check, { keepRequest: true })))
-    const wantsVariables = (check: { checkType?: string }) => check.checkType === 'API' || isScriptCheckType(check.checkType)
+    const wantsVariables = (check: { checkType?: string }) => checkTypeEntry(String(check.checkType))?.variables === true
     const variables = checks.some(wantsVariables) ? await accountVariables(store, request.accountId) : undefined
     // and the snippets an API check runs as its setup and teardown scripts
-    const snippets = await Promise.all(checks.map((check) => (check.checkType === 'API' ? checkSnippets(store, request.accountId, check) : undefined)))
+    const snippets = await Promise.all(checks.map((check) => (checkTypeEntry(String(check.checkType))?.snippets ? checkSnippets(store, request.accountId, check) : undefined)))
     return {
       runs: runs.map((run, i) => ({
         runId: run.runId,

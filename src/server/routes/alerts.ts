@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
-import { pageQuerySchema } from '../../schema/index.js'
+import { pageQuerySchema, queryBoolean, queryNumber, queryTime, rangeProblem } from '../../schema/index.js'
 import { notFound, parseOr400 } from '../errors.js'
 import type { AlertDeliveryRecord, AlertNotificationRecord, Store } from '../store/index.js'
 import { contentRange } from './util.js'
-import { providerOf } from '../alerts/providers/index.js'
+import { describeChannel } from '../alerts/providers/index.js'
 
 /*
  * Reads of alert notifications and of their deliveries to the checks' alert channels, with
@@ -14,12 +14,21 @@ import { providerOf } from '../alerts/providers/index.js'
  * credentials in a URL.
  */
 
-const notificationQuery = pageQuerySchema.extend({ checkId: z.string().min(1).optional() })
+/** Query of GET /v1/alert-notifications: the reference's filters (docs/api.md "Alert notifications") and a check's. */
+const notificationQuery = pageQuerySchema.extend({
+  checkId: z.string().min(1).optional(),
+  from: queryTime.optional(),
+  to: queryTime.optional(),
+  alertChannelId: queryNumber(z.number().int().min(1).max(Number.MAX_SAFE_INTEGER)).optional(),
+  hasFailures: queryBoolean.optional(),
+}).superRefine((value, ctx) => {
+  for (const issue of rangeProblem(value)) ctx.addIssue({ code: 'custom', path: [issue.path], message: issue.message })
+})
 const deliveryQuery = pageQuerySchema.extend({ checkId: z.string().min(1).optional(), notificationId: z.string().min(1).optional() })
 
-/** A channel as its provider shows it (never what may be secret); as stored when its type is unknown here. */
+/** A channel as its provider shows it (never what may be secret); nothing of it when its type is unknown here. */
 function presentChannel(record: AlertDeliveryRecord): Record<string, unknown> {
-  const shown = providerOf(record.channelType)?.describe(record.channel).shown ?? {}
+  const { shown } = describeChannel(record.channelType, record.channel)
   // a delivery to an account-level channel names it
   return typeof record.channel.alertChannelId === 'number' ? { alertChannelId: record.channel.alertChannelId, ...shown } : shown
 }
@@ -63,7 +72,11 @@ export function alertRoutes(app: FastifyInstance, store: Store): void {
     const query = parseOr400(notificationQuery, request.query, 'query')
     await checkExists(request.accountId, query.checkId)
     const offset = (query.page - 1) * query.limit
-    const { items, total } = await store.alertDeliveries.notifications(request.accountId, { checkId: query.checkId, limit: query.limit, offset })
+    const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString())
+    const { items, total } = await store.alertDeliveries.notifications(request.accountId, {
+      checkId: query.checkId, from: iso(query.from), to: iso(query.to), alertChannelId: query.alertChannelId, hasFailures: query.hasFailures,
+      limit: query.limit, offset,
+    })
     const deliveries = await store.alertDeliveries.ofNotifications(request.accountId, items.map((n) => n.id))
     reply.header('content-range', contentRange(offset, items.length, total))
     return items.map((n) => presentNotification(n, deliveries.filter((d) => d.notificationId === n.id)))

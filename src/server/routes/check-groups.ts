@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
-import { applyGroup, blankCheckSecrets, blankGroupSecrets, checkGroupSchema, type CheckGroup } from '../../schema/index.js'
+import { applyGroup, autoAssignAlertsQuerySchema, blankCheckSecrets, blankGroupSecrets, checkGroupSchema, type CheckGroup } from '../../schema/index.js'
 import { badRequest, conflict, notFound, parseOr400 } from '../errors.js'
 import { eachCheck, type CheckGroupRecord, type CheckStatusRecord, type KeysetPage, type Repositories, type Store } from '../store/index.js'
 import { optionalPage, sendPaged } from './util.js'
@@ -113,6 +113,8 @@ export function checkGroupRoutes(app: FastifyInstance, store: Store): void {
 
   for (const version of ['v1', 'v2']) {
     app.post(`/${version}/check-groups`, async (request, reply) => {
+      // the reference's autoAssignAlerts, validated as on checks (docs/api.md: nothing is subscribed by itself)
+      parseOr400(autoAssignAlertsQuerySchema, request.query, 'query')
       const data = parseOr400(checkGroupSchema, request.body, 'payload')
       const record = await store.transaction(async (tx) => {
         await knownChannels(tx, request.accountId, data)
@@ -123,6 +125,7 @@ export function checkGroupRoutes(app: FastifyInstance, store: Store): void {
 
     app.put(`/${version}/check-groups/:id`, async (request) => {
       const { id } = parseOr400(idParams, request.params, 'params')
+      parseOr400(autoAssignAlertsQuerySchema, request.query, 'query')
       const record = await store.transaction(async (tx) => {
         if (!(await tx.checkGroups.get(request.accountId, id))) throw notFound('Check group')
         const data = parseOr400(checkGroupSchema, request.body, 'payload')

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { apiCheckSchema, blankCheckSecrets, autoAssignAlertsQuerySchema, checkListQuerySchema, dnsCheckSchema, heartbeatCheckSchema, icmpCheckSchema, tcpCheckSchema, urlCheckSchema, browserCheckSchema, multiStepCheckSchema, playwrightCheckSchema, type HeartbeatCheck } from '../../schema/index.js'
+import { apiCheckSchema, applyGroup, blankCheckSecrets, autoAssignAlertsQuerySchema, checkListQuerySchema, checkQuerySchema, dnsCheckSchema, heartbeatCheckSchema, icmpCheckSchema, tcpCheckSchema, urlCheckSchema, browserCheckSchema, multiStepCheckSchema, playwrightCheckSchema, type HeartbeatCheck } from '../../schema/index.js'
 import { CHECK_TYPE_TABLE, SERVICE_CHECK_TYPES, type ServiceCheckType } from '../../schema/check-types.js'
 import { badRequest, notFound, parseOr400 } from '../errors.js'
 import type { Store } from '../store/index.js'
@@ -7,7 +7,7 @@ import { serviceReferences, writeWithReferences } from './references.js'
 import { contentRange, nextLink, sendJson, sendListPage } from './util.js'
 import { createHeartbeatCheck, replaceHeartbeatCheck } from './heartbeats.js'
 import type { Repositories } from '../store/index.js'
-import { cycleFrom, dependsOnOf } from '../results/dependencies.js'
+import { cycleFrom, dependsOnOf } from '../dependencies.js'
 
 /*
  * A check is answered as stored: the validated body (the schema's output, defaults applied)
@@ -64,21 +64,38 @@ async function checkDependencies(tx: Repositories, account: string, selfId: stri
   }
 }
 
+/**
+ * Checks as they run in their groups (`applyGroupSettings=true`): a check whose groupId names a
+ * group of the account gets the group's settings (applyGroup, as GET /v1/check-groups/{id}/checks
+ * answers them); the others as they are. Secrets masked either way.
+ */
+async function withGroupSettings(store: Store, account: string, checks: Array<Record<string, unknown>>): Promise<unknown[]> {
+  const ids = [...new Set(checks.map((c) => c.groupId).filter((id): id is number => typeof id === 'number' && Number.isSafeInteger(id) && id > 0))]
+  const groups = new Map((await Promise.all(ids.map((id) => store.checkGroups.get(account, id)))).flatMap((g) => (g ? [[g.id, g.group] as const] : [])))
+  return checks.map((check) => blankCheckSecrets(applyGroup(check, typeof check.groupId === 'number' ? groups.get(check.groupId) : undefined)))
+}
+
 export function checkRoutes(app: FastifyInstance, store: Store): void {
   app.get('/v1/checks', async (request, reply) => {
     const query = parseOr400(checkListQuerySchema, request.query, 'query')
     const tags = query.tag === undefined ? undefined : Array.isArray(query.tag) ? query.tag : [query.tag]
     const offset = query.after === undefined ? (query.page - 1) * query.limit : 0
-    const page = await store.checks.list(request.accountId, { checkType: query.checkType, tags, limit: query.limit, offset, after: query.after })
+    const page = await store.checks.list(request.accountId, {
+      checkType: query.checkType, tags, search: query.search?.toLowerCase(), status: query.status, apiUrl: query.apiCheckUrlFilterPattern?.toLowerCase(),
+      limit: query.limit, offset, after: query.after,
+    })
     if (!page) throw badRequest('query', [{ path: 'after', message: `no check ${query.after} in this account (deleted while the list was read?): read the list again from its first page` }])
     if (page.total !== undefined) reply.header('content-range', contentRange(offset, page.count, page.total))
     nextLink(request, reply, page.lastId, page.more)
+    if (query.applyGroupSettings) return sendListPage(request, reply, JSON.stringify(await withGroupSettings(store, request.accountId, JSON.parse(page.json.toString()))))
     return sendListPage(request, reply, withoutSecrets(page.json), page as { etag?: string })
   })
 
   app.get<{ Params: { id: string } }>('/v1/checks/:id', async (request, reply) => {
+    const { applyGroupSettings } = parseOr400(checkQuerySchema, request.query, 'query')
     const check = await store.checks.get(request.accountId, request.params.id)
     if (!check) throw notFound('Check')
+    if (applyGroupSettings) return sendJson(reply, 200, JSON.stringify((await withGroupSettings(store, request.accountId, [JSON.parse(check.json)]))[0]))
     return sendJson(reply, 200, withoutSecrets(check.json))
   })
 

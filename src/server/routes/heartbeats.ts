@@ -77,7 +77,7 @@ export function heartbeatRoutes(app: FastifyInstance, store: Store, services: Ru
 
   const heartbeatOf = async (account: string, checkId: string) => {
     const check = await store.checks.get(account, checkId)
-    if (!check || check.checkType !== 'HEARTBEAT') throw notFound('Heartbeat check')
+    if (check?.checkType !== 'HEARTBEAT') throw notFound('Heartbeat check')
     return check
   }
 

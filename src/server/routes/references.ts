@@ -3,11 +3,11 @@ import type { FieldIssue } from '../../schema/index.js'
 import { badRequest, schemaIssues } from '../errors.js'
 import type { Repositories, Store } from '../store/index.js'
 
-/** Where a body names a status-page service (or, `kind: 'snippet'`, a snippet): the dotted path and the id sent there. */
+/** Where a body names a status-page service (or, `kind: 'snippet'`, a snippet; `kind: 'group'`, a check group): the dotted path and the id sent there. */
 export interface Reference {
   path: string
   id: string
-  kind?: 'snippet'
+  kind?: 'snippet' | 'group'
 }
 
 type Raw = Record<string, unknown> | null | undefined
@@ -31,6 +31,9 @@ export const serviceReferences = {
       const snippet = asObject(body)?.[path]
       if (typeof snippet === 'number' && Number.isSafeInteger(snippet)) out.push({ path, id: String(snippet), kind: 'snippet' })
     }
+    // the check group it joins (every check type)
+    const group = asObject(body)?.groupId
+    if (typeof group === 'number' && Number.isSafeInteger(group)) out.push({ path: 'groupId', id: String(group), kind: 'group' })
     return out
   },
   statusPage(body: unknown): Reference[] {
@@ -49,12 +52,13 @@ export const serviceReferences = {
 }
 
 /**
- * Validates a body with its schema and checks the status-page services (and snippets) it names exist in
- * the account; every problem of both kinds is one 400. Call it inside the transaction that
- * writes, so that a service cannot go between the check and the write.
+ * Validates a body with its schema and checks the status-page services (and snippets, and the
+ * check group) it names exist in the account (another account's are as unknown as missing ones);
+ * every problem of every kind is one 400. Call it inside the transaction that writes, so that a
+ * service cannot go between the check and the write.
  */
 export async function parseWithReferences<S extends z.ZodType>(
-  tx: Pick<Repositories, 'services' | 'snippets'>,
+  tx: Pick<Repositories, 'services' | 'snippets' | 'checkGroups'>,
   account: string,
   schema: S,
   body: unknown,
@@ -71,6 +75,9 @@ export async function parseWithReferences<S extends z.ZodType>(
   const knownSnippets = snippets.length === 0 ? new Set<string>() : new Set((await tx.snippets.byIds(account, snippets.map((r) => Number(r.id)))).map((s) => String(s.id)))
   for (const r of snippets) {
     if (!knownSnippets.has(r.id)) unknown.push({ path: r.path, message: `refers to a snippet that does not exist (got ${r.id}): create it with POST /v1/snippets` })
+  }
+  for (const r of all.filter((ref) => ref.kind === 'group')) {
+    if (!(await tx.checkGroups.get(account, Number(r.id)))) unknown.push({ path: r.path, message: `refers to a check group that does not exist (got ${r.id}): create it with POST /v1/check-groups` })
   }
   if (issues.length > 0 || unknown.length > 0) throw badRequest('payload', [...issues, ...unknown])
   return data as z.output<S>

@@ -5,8 +5,8 @@ import { notFound, parseOr400 } from '../errors.js'
 import { BADGE_STYLES, BADGE_THEMES, groupBadgeState, renderBadge } from '../results/badge.js'
 import { groupMemberStatuses } from './check-groups.js'
 import { eachCheck, type CheckStatusRecord, type ErrorGroupRecord, type Store } from '../store/index.js'
-import { contentRange } from './util.js'
-import { dependsOnOf, failingDependencies, type DependencyRef } from '../results/dependencies.js'
+import { contentRange, wantsPage } from './util.js'
+import { dependsOnOf, failingDependencies, type DependencyRef } from '../dependencies.js'
 
 /*
  * Reads served from recorded results: check statuses, error groups (and their archive flags)
@@ -20,7 +20,7 @@ const errorGroupPatchSchema = z.object({
   archivedUntilNextEvent: z.boolean().optional(),
 }).strict()
 
-/** Query of the badge; other parameters (cache busters) are ignored. */
+/** Query of the badge (the keyed routes take these alone, src/server/query-parameters.ts; the public badge ignores others: cache busters). */
 export const badgeQuerySchema = z.object({
   style: z.enum(BADGE_STYLES).default('flat'),
   theme: z.enum(BADGE_THEMES).default('default'),
@@ -51,18 +51,19 @@ function presentStatus(record: CheckStatusRecord, suppressedBy: DependencyRef[] 
 
 const troubled = (s: CheckStatusRecord) => s.hasFailures || s.hasErrors || s.isDegraded
 
-/** Every status of the account, each with the failing dependencies that hold its alerts back. */
-async function statusesWithSuppression(store: Store, account: string) {
-  const statuses = await store.checkStatuses.list(account)
+/** Statuses of the account (all of them, or a page), each with the failing dependencies that hold its alerts back. */
+async function statusesWithSuppression(store: Store, account: string, statuses: CheckStatusRecord[]) {
   // nothing failing: no check body to read
   if (!statuses.some(troubled)) return statuses.map((s) => presentStatus(s))
   const byId = new Map(statuses.map((s) => [s.checkId, s]))
+  // a dependency off the page is read by itself
+  const statusOf = async (id: string) => byId.get(id) ?? store.checkStatuses.get(account, id)
   const bodies = new Map<string, { id: string; dependsOn?: unknown }>()
   for await (const check of eachCheck<{ id: string; dependsOn?: unknown }>(store.checks, account)) bodies.set(check.id, check)
   const out = []
   for (const status of statuses) {
     const body = bodies.get(status.checkId)
-    const by = troubled(status) && dependsOnOf(body).length > 0 ? await failingDependencies(body, async (id) => byId.get(id)) : []
+    const by = troubled(status) && dependsOnOf(body).length > 0 ? await failingDependencies(body, statusOf) : []
     out.push(presentStatus(status, by))
   }
   return out
@@ -89,7 +90,15 @@ export function resultRoutes(app: FastifyInstance, store: Store): void {
     return JSON.parse(check.json) as { name: string; activated?: boolean; dependsOn?: string[] }
   }
 
-  app.get('/v1/check-statuses', async (request) => statusesWithSuppression(store, request.accountId))
+  // the spec's list is whole; `limit` and `page` (as the engine sends them to every list) ask for a page
+  app.get('/v1/check-statuses', async (request, reply) => {
+    if (!wantsPage(request.query)) return statusesWithSuppression(store, request.accountId, await store.checkStatuses.list(request.accountId))
+    const { limit, page } = parseOr400(pageQuerySchema, request.query, 'query')
+    const offset = (page - 1) * limit
+    const found = await store.checkStatuses.page(request.accountId, { limit, offset })
+    reply.header('content-range', contentRange(offset, found.items.length, found.total))
+    return statusesWithSuppression(store, request.accountId, found.items)
+  })
 
   app.get<{ Params: { checkId: string } }>('/v1/check-statuses/:checkId', async (request) => {
     const check = await checkOf(request.accountId, request.params.checkId)

@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { z } from 'zod'
-import { pageQuerySchema, queryNumber } from '../../schema/index.js'
+import { CHECK_TYPES, pageQuerySchema, queryBoolean, queryNumber, queryTime, rangeProblem } from '../../schema/index.js'
 import { isRunnableCheckType, RUNNABLE_CHECK_TYPES, typesInProse } from '../../schema/check-types.js'
 import { HttpError, badRequest, notFound, parseOr400 } from '../errors.js'
 import { eachCheck, type CheckResultRecord, type SessionRecord, type Store } from '../store/index.js'
 import { checkLocations } from '../scheduler/due.js'
-import { withGroup } from '../scheduler/groups.js'
+import { withGroup } from '../groups.js'
 import type { RunServices } from '../scheduler/runs.js'
 import { contentRange } from './util.js'
 import { playwrightCheckResult } from './assets.js'
@@ -50,8 +50,16 @@ function matchesTags(checkTags: readonly string[] | undefined, matchTags: string
 const sessionParams = z.object({ id: z.string().min(1).max(200) })
 const completionQuery = z.object({ maxWaitSeconds: queryNumber(z.number().min(1).max(30)).default(30) })
 const resultParams = z.object({ checkId: z.string().min(1).max(200), id: z.string().min(1).max(200) })
+/** Query of GET /v1/check-results/{checkId}: the reference's filters (docs/api.md "Check results"). */
 const resultListQuery = pageQuerySchema.extend({
-  resultType: z.enum(['FINAL', 'ATTEMPT']).optional(),
+  resultType: z.enum(['FINAL', 'ATTEMPT', 'ALL']).optional(),
+  hasFailures: queryBoolean.optional(),
+  location: z.string().min(1).max(200).optional(),
+  checkType: z.enum(CHECK_TYPES).optional(),
+  from: queryTime.optional(),
+  to: queryTime.optional(),
+}).superRefine((value, ctx) => {
+  for (const issue of rangeProblem(value)) ctx.addIssue({ code: 'custom', path: [issue.path], message: issue.message })
 })
 
 type TriggeredCheck = { id: string; checkType: string; name: string; activated?: boolean; locations?: string[] | null }
@@ -260,9 +268,14 @@ export function sessionRoutes(app: FastifyInstance, store: Store, services: RunS
     const { checkId } = parseOr400(sessionParams.extend({ checkId: z.string().min(1).max(200) }).omit({ id: true }), request.params, 'params')
     const query = parseOr400(resultListQuery, request.query, 'query')
     // an unknown check, or another account's, is a 404 as on every other per-check route
-    if (!(await store.checks.get(request.accountId, checkId))) throw notFound('Check')
+    const check = await store.checks.get(request.accountId, checkId)
+    if (!check) throw notFound('Check')
     const offset = (query.page - 1) * query.limit
-    const page = await store.results.list(request.accountId, { checkId, resultType: query.resultType, limit: query.limit, offset })
+    // the check is of one type: another type asked for has no results
+    const page = query.checkType !== undefined && query.checkType !== check.checkType ? { items: [], total: 0 } : await store.results.list(request.accountId, {
+      checkId, resultType: query.resultType === 'ALL' ? undefined : query.resultType, hasFailures: query.hasFailures, location: query.location,
+      from: query.from, to: query.to, limit: query.limit, offset,
+    })
     reply.header('content-range', contentRange(offset, page.items.length, page.total))
     return page.items.map((r) => presentStored(r, base(request)))
   })

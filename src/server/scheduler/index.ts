@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 import { runCheck, type CheckRunResult, type RunnableCheck, type RunOptions } from '../../runner/index.js'
 import { RunLoop, type WorkSource } from '../../runner/run-loop.js'
-import { isRunnableCheckType, isScriptCheckType, SCRIPT_CHECK_TYPES } from '../../schema/check-types.js'
+import { checkTypeEntry, isRunnableCheckType, isScriptCheckType, SCRIPT_CHECK_TYPES } from '../../schema/check-types.js'
 import { applyGroup, type CheckGroup, type MaintenanceWindow } from '../../schema/index.js'
 import { leaseHeld, StagedUploads, type ArtifactStore } from '../artifacts.js'
 import { detachRunArtifacts, discardFolders } from '../../runner/script-probe.js'
@@ -10,7 +10,7 @@ import type { ClaimedRun, ClaimQuery, CompleteOutcome, PlannedRun, Store, Variab
 import { graceMs, latestDueOf, locationsFor, timingOf, type ScheduleFields, type Timing } from './due.js'
 import { inMaintenance } from './maintenance.js'
 import { completeRun, completeRuns, type RunServices } from './runs.js'
-import { runVariables, withGroup } from './groups.js'
+import { runVariables, withGroup } from '../groups.js'
 import { sweepHeartbeats } from '../heartbeats/index.js'
 import { OutageLog, untilAvailable } from '../outage.js'
 
@@ -387,8 +387,9 @@ export class Scheduler {
     // a check in a group runs with the group's settings (read now: a group changed applies to this run)
     const check = (await withGroup(this.store, run.account, own as unknown as Record<string, unknown>)) as unknown as RunnableCheck
     this.options.onRunStart?.(run, this.services.now())
-    const variables = check.checkType === 'API' || isScriptCheckType(check.checkType) ? runVariables(await accountVariables(this.store, run.account), check as { environmentVariables?: unknown }) : undefined
-    const snippets = check.checkType === 'API' ? await checkSnippets(this.store, run.account, check) : undefined
+    const entry = checkTypeEntry(check.checkType)
+    const variables = entry?.variables ? runVariables(await accountVariables(this.store, run.account), check as { environmentVariables?: unknown }) : undefined
+    const snippets = entry?.snippets ? await checkSnippets(this.store, run.account, check) : undefined
     const result: CheckRunResult = await runCheck(check, { now: this.services.now, ...this.options.runOptions, location: run.location, signal, variables, snippets })
     const folders = detachRunArtifacts(result)
     try {

@@ -1,4 +1,4 @@
-import { withGroup } from './groups.js'
+import { withGroup } from '../groups.js'
 import type { CheckRunResult } from '../../runner/index.js'
 import type { CheckResultRecord, ClaimedRun, CompleteOutcome, Repositories, Store, StoredResultInput } from '../store/index.js'
 

@@ -85,3 +85,10 @@ export const claimedOf = (rows: DeliveryRow[]): ClaimedAlertDelivery[] => rows
     attempts: row.attempts,
     leaseExpiresAt: row.lease_expires_at as number,
   }))
+
+/** The account's channel a delivery goes to (its `alert_channel_id`): none for a check's inline channel. */
+export const channelIdOf = (channel: Record<string, unknown>): number | null =>
+  (typeof channel.alertChannelId === 'number' && Number.isSafeInteger(channel.alertChannelId) ? channel.alertChannelId : null)
+
+/** The statuses of a delivery that failed: a notification has failures when one of its deliveries has one. */
+export const FAILED_DELIVERY_STATUSES = "('FAILED', 'NOT_DELIVERED')"

@@ -14,7 +14,7 @@
  *   database itself (see sqlite/page-cache.ts).
  * - Ids and timestamps are assigned by the store. Records are plain JSON values.
  */
-import type { AlertChannelData, CheckGroup, MaintenanceWindow, Snippet, StatusPage } from '../../schema/index.js'
+import type { AlertChannelData, AlertChannelKind, CheckGroup, MaintenanceWindow, Snippet, StatusPage } from '../../schema/index.js'
 import type { ServiceCheckType } from '../../schema/check-types.js'
 import type { KeyRole } from '../keys.js'
 
@@ -33,10 +33,19 @@ export interface CheckRecord {
 /** Validated check body (the schema's output): tags index the lists. */
 export type CheckData = { tags: string[] } & Record<string, unknown>
 
+/** A check's current status as GET /v1/checks?status= names it (from its newest run; a check that never ran has none). */
+export type CheckStatusFilter = 'passing' | 'failing' | 'degraded'
+
 export interface CheckListQuery {
   checkType?: string
   /** a check matches when it carries any of these */
   tags?: string[]
+  /** in lower case: a check matches when its name (in lower case) contains it */
+  search?: string
+  /** failing: failures or errors; degraded: degraded without them; passing: neither */
+  status?: CheckStatusFilter
+  /** in lower case: an API check whose request URL (in lower case) contains it; no other type */
+  apiUrl?: string
   limit: number
   offset: number
   /**
@@ -540,6 +549,14 @@ export interface RunStore {
 export interface ResultQuery {
   checkId: string
   resultType?: 'FINAL' | 'ATTEMPT'
+  /** true: the results with failures; false: those without */
+  hasFailures?: boolean
+  /** run in this location */
+  location?: string
+  /** started at or after this time (ms) */
+  from?: number
+  /** started before this time (ms) */
+  to?: number
   limit: number
   offset: number
 }
@@ -760,7 +777,10 @@ export interface CheckStatusStore {
   forgetResultsBefore(time: string): Promise<number>
   /** one upsert: longest/shortest by MAX/MIN in the database, flags only from a newer run */
   record(account: string, checkId: string, update: StatusUpdate): Promise<void>
+  /** every status of the account, in the order of its checks */
   list(account: string): Promise<CheckStatusRecord[]>
+  /** a page of them (GET /v1/check-statuses?limit=&page=), with how many there are */
+  page(account: string, paging: { limit: number; offset: number }): Promise<Page<CheckStatusRecord>>
   get(account: string, checkId: string): Promise<CheckStatusRecord | undefined>
 }
 
@@ -1001,7 +1021,8 @@ export function storedCards(data: StatusPage, previous: StoredCard[], time: stri
 
 // --- alert deliveries: the outbox of notifications to send to a check's alert channels (see ../alerts)
 
-export type AlertChannelType = 'EMAIL' | 'WEBHOOK' | 'SLACK' | 'SMS' | 'PAGERDUTY' | 'OPSGENIE' | 'MSTEAMS'
+/** The types of channel a delivery goes to: the account-level channel types (an inline channel of a check is one of them). */
+export type AlertChannelType = AlertChannelKind
 /**
  * PENDING: waiting for its next attempt; DELIVERED: the channel accepted it; FAILED: refused
  * for good or out of attempts; NOT_DELIVERED: never attempted (`reason` says why).
@@ -1077,6 +1098,22 @@ export interface AlertDeliveryQuery {
   offset: number
 }
 
+/** The notifications GET /v1/alert-notifications lists: every filter given narrows them. */
+export interface AlertNotificationQuery {
+  /** of one check */
+  checkId?: string
+  /** recorded at or after this time (ISO date-time) */
+  from?: string
+  /** recorded before this time (ISO date-time) */
+  to?: string
+  /** with a delivery to this channel of the account */
+  alertChannelId?: number
+  /** true: a delivery of it failed (FAILED, or NOT_DELIVERED); false: none did */
+  hasFailures?: boolean
+  limit: number
+  offset: number
+}
+
 export interface AlertDeliveryStore {
   /** writes deliveries (call it in the transaction that records their notification) */
   enqueue(account: string, deliveries: NewAlertDelivery[]): Promise<void>
@@ -1099,8 +1136,8 @@ export interface AlertDeliveryStore {
    */
   counts(account?: string): Promise<Array<{ account: string; status: AlertDeliveryStatus; count: number }>>
   get(account: string, id: string): Promise<AlertDeliveryRecord | undefined>
-  /** notifications, newest first (checkId: of one check) */
-  notifications(account: string, query: { checkId?: string; limit: number; offset: number }): Promise<Page<AlertNotificationRecord>>
+  /** notifications, newest first, filtered (AlertNotificationQuery) */
+  notifications(account: string, query: AlertNotificationQuery): Promise<Page<AlertNotificationRecord>>
   /** the deliveries of these notifications, oldest first */
   ofNotifications(account: string, notificationIds: string[]): Promise<AlertDeliveryRecord[]>
   /**

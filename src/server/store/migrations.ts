@@ -231,4 +231,33 @@ export const MIGRATIONS: readonly Migration[] = [
       },
     }],
   },
+  // the filters of the lists (docs/api.md "Filters of lists"): a check's name in lower case
+  //    (GET /v1/checks?search=), the account's channel of each alert delivery (GET
+  //    /v1/alert-notifications?alertChannelId=) and a check's results by start time (GET
+  //    /v1/check-results/{checkId}?from=&to=). PostgreSQL reads the body as json, not jsonb (a
+  //    body may hold "\u0000", which jsonb refuses), without the escapes of NUL.
+  {
+    steps: [
+      // NOT NULL with its default from the start; the rows there are filled after
+      { addColumn: 'checks.name_folded' },
+      {
+        sql: {
+          sqlite: `UPDATE checks SET name_folded = coalesce(lower(json_extract(body, '$.name')), '');`,
+          postgres: `UPDATE checks SET name_folded = coalesce(lower(replace(body, '\\u0000', '')::json ->> 'name'), '');`,
+        },
+      },
+      {
+        addColumn: 'alert_deliveries.alert_channel_id',
+        fill: {
+          sqlite: `UPDATE alert_deliveries SET alert_channel_id = json_extract(channel, '$.alertChannelId')
+    WHERE json_type(channel, '$.alertChannelId') = 'integer'`,
+          // the channel is written as { ...config, alertChannelId }: its last field
+          postgres: `UPDATE alert_deliveries SET alert_channel_id = substring(channel from '"alertChannelId":([0-9]{1,15})}$')::bigint
+    WHERE channel LIKE '%"alertChannelId":%'`,
+        },
+      },
+      { createIndex: 'alert_deliveries_channel' },
+      { createIndex: 'check_results_started' },
+    ],
+  },
 ]

@@ -111,6 +111,8 @@ export const TABLES: Record<string, Table> = {
       // the body's activated, so that claims read it without parsing the body (SQLite reads the body)
       activated: { type: 'boolean', only: 'postgres' },
       body: text, // the check exactly as GET answers it
+      // its name in lower case (String.toLowerCase, written with the body): GET /v1/checks?search=
+      name_folded: { type: 'text', default: '' },
     },
     indexes: {
       checks_account: { columns: ['account_id', 'seq'] },
@@ -349,6 +351,8 @@ export const TABLES: Record<string, Table> = {
       check_results_session: { columns: ['session_id', 'seq'], where: 'session_id IS NOT NULL' },
       check_results_stopped: { columns: ['stopped_at'] },
       check_results_template: { columns: ['check_id', 'run_location', 'seq'], where: 'is_template' },
+      // GET /v1/check-results/{checkId}?from=&to=
+      check_results_started: { columns: ['account_id', 'check_id', 'started_at'] },
     },
   },
 
@@ -453,12 +457,16 @@ export const TABLES: Record<string, Table> = {
       lease_expires_at: { type: 'bigint', ...nullable },
       created_at: text,
       updated_at: updatedAt,
+      // the account's channel delivered to (channel.alertChannelId), null for a check's inline channel
+      alert_channel_id: { type: 'bigint', ...nullable },
     },
     indexes: {
       alert_deliveries_due: { columns: ['status', 'next_attempt_at'] },
       alert_deliveries_check: { columns: ['account_id', 'check_id', 'seq'] },
       alert_deliveries_notification: { columns: ['notification_id', 'seq'] },
       alert_deliveries_created: { columns: ['created_at'] },
+      // GET /v1/alert-notifications?alertChannelId=
+      alert_deliveries_channel: { columns: ['account_id', 'alert_channel_id', 'notification_id'], where: 'alert_channel_id IS NOT NULL' },
     },
   },
 

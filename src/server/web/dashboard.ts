@@ -3,7 +3,7 @@ import { CHECK_TYPE_TABLE, isRunnableCheckType, SERVICE_CHECK_TYPES } from '../.
 import { applyGroup } from '../../schema/check-group.js'
 import { asDashboard } from '../auth.js'
 import { groupBadgeState, renderBadge } from '../results/badge.js'
-import { suppressionText, type DependencyRef } from '../results/dependencies.js'
+import { suppressionText, type DependencyRef } from '../dependencies.js'
 import type { CheckStatusRecord } from '../store/index.js'
 import { esc, formatTime, jsonInHtml } from './html.js'
 import { agoElement, refreshBar, refreshHead, refreshSeconds } from './refresh.js'
@@ -25,6 +25,7 @@ export interface ApiAnswer {
   /** the answer's `Link` header (a list's next page, by keyset) */
   link?: string
   status: number
+  // biome-ignore lint/suspicious/noExplicitAny: an answer of the API, read field by field by each page
   json: any
   text: string
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { AlertDeliveryAttempt, AlertDeliveryRecord, AlertDeliveryStatus, AlertDeliveryStore } from '../index.js'
-import { attemptOf, claimedOf, deliveryOf, notificationOf, type AttemptRow, type DeliveryRow, type NotificationRow } from '../alert-delivery-rows.js'
+import { attemptOf, channelIdOf, claimedOf, deliveryOf, FAILED_DELIVERY_STATUSES, notificationOf, type AttemptRow, type DeliveryRow, type NotificationRow } from '../alert-delivery-rows.js'
 import type { Sql } from './index.js'
 
 /*
@@ -31,6 +31,13 @@ const CLAIM = `
   RETURNING d.seq, d.id, d.account_id, d.check_id, d.alert_type, d.channel_type, d.channel, d.event, d.attempts, d.next_attempt_at, d.lease_expires_at`
 
 const FILTER = `account_id = $1 AND ($2::text IS NULL OR check_id = $2) AND ($3::text IS NULL OR notification_id = $3)`
+
+/** The filters of GET /v1/alert-notifications ($1 the account, $2 to $6 each filter, null when not asked). */
+const NOTIFICATION_FILTER = `account_id = $1 AND ($2::text IS NULL OR check_id = $2)
+  AND ($3::text IS NULL OR created_at >= $3) AND ($4::text IS NULL OR created_at < $4)
+  AND ($5::bigint IS NULL OR id IN (SELECT notification_id FROM alert_deliveries WHERE account_id = $1 AND alert_channel_id = $5))
+  AND ($6::boolean IS NULL OR $6 = EXISTS (SELECT 1 FROM alert_deliveries d
+    WHERE d.notification_id = alert_notifications.id AND d.status IN ${FAILED_DELIVERY_STATUSES}))`
 
 /** The deliveries kept, by account and status (the metrics' outbox). */
 async function deliveryCounts(sql: Sql, account: string | undefined): Promise<Array<{ account: string; status: AlertDeliveryStatus; count: number }>> {
@@ -65,16 +72,17 @@ function outboxRepository(sql: Sql): Omit<AlertDeliveryStore, 'counts'> {
       const createdAt = isoNow()
       await sql.run(`
         INSERT INTO alert_deliveries
-          (id, account_id, check_id, notification_id, alert_type, channel_type, channel, event, status, reason, next_attempt_at, created_at)
-        SELECT u.id, $1, u.check_id, u.notification_id, u.alert_type, u.channel_type, u.channel, u.event, u.status, u.reason, u.next_attempt_at, $2
-        FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[])
-          WITH ORDINALITY AS u(id, check_id, notification_id, alert_type, channel_type, channel, event, status, reason, next_attempt_at, n)
+          (id, account_id, check_id, notification_id, alert_type, channel_type, channel, event, status, reason, next_attempt_at, created_at, alert_channel_id)
+        SELECT u.id, $1, u.check_id, u.notification_id, u.alert_type, u.channel_type, u.channel, u.event, u.status, u.reason, u.next_attempt_at, $2,
+          u.alert_channel_id
+        FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::bigint[])
+          WITH ORDINALITY AS u(id, check_id, notification_id, alert_type, channel_type, channel, event, status, reason, next_attempt_at, alert_channel_id, n)
         ORDER BY u.n`, [
         account, createdAt,
         deliveries.map(() => randomUUID()), deliveries.map((d) => d.checkId), deliveries.map((d) => d.notificationId),
         deliveries.map((d) => d.alertType), deliveries.map((d) => d.channelType), deliveries.map((d) => JSON.stringify(d.channel)),
         deliveries.map((d) => JSON.stringify(d.event)), deliveries.map((d) => d.status), deliveries.map((d) => d.reason),
-        deliveries.map((d) => (d.status === 'PENDING' ? d.dueAt : null)),
+        deliveries.map((d) => (d.status === 'PENDING' ? d.dueAt : null)), deliveries.map((d) => channelIdOf(d.channel)),
       ])
     },
     claim: async (q) => {
@@ -111,11 +119,10 @@ function outboxRepository(sql: Sql): Omit<AlertDeliveryStore, 'counts'> {
       return record
     },
     notifications: async (account, query) => {
+      const params = [account, query.checkId ?? null, query.from ?? null, query.to ?? null, query.alertChannelId ?? null, query.hasFailures ?? null]
       const rows = await sql.rows<NotificationRow>(`SELECT id, check_id, kind, check_run_id, created_at FROM alert_notifications
-        WHERE account_id = $1 AND ($2::text IS NULL OR check_id = $2) ORDER BY seq DESC LIMIT $3 OFFSET $4`,
-      [account, query.checkId ?? null, query.limit, query.offset])
-      const [{ count }] = await sql.rows<{ count: number }>(`SELECT count(*) AS count FROM alert_notifications
-        WHERE account_id = $1 AND ($2::text IS NULL OR check_id = $2)`, [account, query.checkId ?? null])
+        WHERE ${NOTIFICATION_FILTER} ORDER BY seq DESC LIMIT $7 OFFSET $8`, [...params, query.limit, query.offset])
+      const [{ count }] = await sql.rows<{ count: number }>(`SELECT count(*) AS count FROM alert_notifications WHERE ${NOTIFICATION_FILTER}`, params)
       return {
         items: rows.map(notificationOf),
         total: count,

@@ -88,19 +88,29 @@ export async function getCompact(sql: Sql, account: string, id: string): Promise
 const COLUMNS = `id, check_id, session_id, run_id, run_location, result_type, status, has_failures, has_errors, is_degraded,
   response_time, started_at, stopped_at, error, details, created_at`
 
-/** A check's results, full and compact, newest first. */
+/**
+ * A check's results, full and compact, newest first, with the filters asked for (each null when
+ * not: $9 hasFailures, $10 location, $11 and $12 the start time's range as text, $13 and $14 in
+ * ms). Compact rows are passing FINAL results (none has failures or is an attempt); their start is
+ * their creation less their delays (so one started at or after `from` was created after it too).
+ */
 export async function listResults(sql: Sql, account: string, query: ResultQuery): Promise<Page<CheckResultRecord>> {
   const cutoff = await retentionCutoff(sql)
   const [check] = await sql.rows<{ seq: string | number }>(`SELECT seq FROM checks WHERE id = $1 AND account_id = $2`, [query.checkId, account])
-  const withCompact = check !== undefined && query.resultType !== 'ATTEMPT'
+  const withCompact = check !== undefined && query.resultType !== 'ATTEMPT' && query.hasFailures !== true
   // the days' partitions inside the retention only (created >= the cutoff's day)
   const union = `SELECT seq, false AS compact FROM check_results
       WHERE account_id = $1 AND check_id = $2 AND ($3::text IS NULL OR result_type = $3) AND stopped_at >= $4
+        AND ($9::boolean IS NULL OR has_failures = $9) AND ($10::text IS NULL OR run_location = $10)
+        AND ($11::text IS NULL OR started_at >= $11) AND ($12::text IS NULL OR started_at < $12)
     UNION ALL
-    SELECT seq, true FROM result_runs WHERE $5 AND chk = $6 AND created >= $7 AND created - made >= $8`
+    SELECT seq, true FROM result_runs WHERE $5 AND chk = $6 AND created >= $7 AND created - made >= $8
+      AND ($10::text IS NULL OR loc = (SELECT id FROM result_locations WHERE name = $10))
+      AND ($13::bigint IS NULL OR (created >= $13 AND created - made - dur >= $13)) AND ($14::bigint IS NULL OR created - made - dur < $14)`
+  const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString())
   const params = [account, query.checkId, query.resultType ?? null, new Date(cutoff).toISOString(), withCompact, check ? Number(check.seq) : -1,
-    dayOf(cutoff) * DAY_MS, cutoff]
-  const page = await sql.rows<{ seq: string | number; compact: boolean }>(`${union} ORDER BY seq DESC LIMIT $9 OFFSET $10`, [...params, query.limit, query.offset])
+    dayOf(cutoff) * DAY_MS, cutoff, query.hasFailures ?? null, query.location ?? null, iso(query.from), iso(query.to), query.from ?? null, query.to ?? null]
+  const page = await sql.rows<{ seq: string | number; compact: boolean }>(`${union} ORDER BY seq DESC LIMIT $15 OFFSET $16`, [...params, query.limit, query.offset])
   const [{ n }] = await sql.rows<{ n: string | number }>(`SELECT count(*) AS n FROM (${union}) u`, params)
   const seqs = (compact: boolean) => page.filter((p) => p.compact === compact).map((p) => Number(p.seq))
   const full = new Map((await sql.rows<ResultRow & { seq: string | number }>(`SELECT seq, ${COLUMNS} FROM check_results WHERE seq = ANY($1::bigint[])`, [seqs(false)]))

@@ -80,6 +80,14 @@ export function checkStatusRepository(sql: Sql): CheckStatusStore {
     },
     list: async (account) => (await sql.rows<StatusRow>(
       `SELECT ${columns} FROM check_statuses s JOIN checks c ON c.id = s.check_id WHERE c.account_id = $1 ORDER BY c.seq`, [account])).map(status),
+    page: async (account, paging) => {
+      // one statement: the page and the total of one snapshot
+      const rows = await sql.rows<StatusRow & { total: number }>(`SELECT ${columns}, count(*) OVER ()::int AS total
+        FROM check_statuses s JOIN checks c ON c.id = s.check_id WHERE c.account_id = $1 ORDER BY c.seq LIMIT $2 OFFSET $3`, [account, paging.limit, paging.offset])
+      const total = rows.length > 0 ? rows[0].total
+        : Number((await sql.rows<{ n: string | number }>(`SELECT count(*) AS n FROM check_statuses s JOIN checks c ON c.id = s.check_id WHERE c.account_id = $1`, [account]))[0].n)
+      return { items: rows.map(status), total }
+    },
     get: async (account, checkId) => {
       const [row] = await sql.rows<StatusRow>(`SELECT ${columns} FROM check_statuses s JOIN checks c ON c.id = s.check_id WHERE c.account_id = $1 AND s.check_id = $2`,
         [account, checkId])

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Db } from './migrations.js'
 import type { AlertDeliveryAttempt, AlertDeliveryRecord, AlertDeliveryStatus, AlertDeliveryStore } from '../index.js'
-import { attemptOf, claimedOf, deliveryOf, notificationOf, type AttemptRow, type DeliveryRow, type NotificationRow } from '../alert-delivery-rows.js'
+import { attemptOf, channelIdOf, claimedOf, deliveryOf, FAILED_DELIVERY_STATUSES, notificationOf, type AttemptRow, type DeliveryRow, type NotificationRow } from '../alert-delivery-rows.js'
 import type { Exec } from './index.js'
 
 /*
@@ -20,14 +20,39 @@ function deliveryCounts(db: Db, exec: Exec): AlertDeliveryStore['counts'] {
   return (account) => exec(() => counts.all({ account: account ?? null }) as Array<{ account: string; status: AlertDeliveryStatus; count: number }>)
 }
 
+/** GET /v1/alert-notifications: the account's notifications, newest first, filtered (AlertNotificationQuery). */
+function notificationList(db: Db, exec: Exec): AlertDeliveryStore['notifications'] {
+  // the filters of GET /v1/alert-notifications, each left out when null
+  const notificationFilter = `account_id = @account AND (@checkId IS NULL OR check_id = @checkId)
+    AND (@from IS NULL OR created_at >= @from) AND (@to IS NULL OR created_at < @to)
+    AND (@channel IS NULL OR id IN (SELECT notification_id FROM alert_deliveries WHERE account_id = @account AND alert_channel_id = @channel))
+    AND (@failed IS NULL OR @failed = EXISTS (SELECT 1 FROM alert_deliveries d
+      WHERE d.notification_id = alert_notifications.id AND d.status IN ${FAILED_DELIVERY_STATUSES}))`
+  const notifications = db.prepare(`SELECT id, check_id, kind, check_run_id, created_at FROM alert_notifications
+    WHERE ${notificationFilter} ORDER BY seq DESC LIMIT @limit OFFSET @offset`)
+  const notificationCount = db.prepare(`SELECT count(*) FROM alert_notifications WHERE ${notificationFilter}`).pluck()
+
+  return (account, query) => exec(() => {
+    const params = {
+      account, checkId: query.checkId ?? null, from: query.from ?? null, to: query.to ?? null, channel: query.alertChannelId ?? null,
+      failed: query.hasFailures === undefined ? null : query.hasFailures ? 1 : 0,
+    }
+    const rows = notifications.all({ ...params, limit: query.limit, offset: query.offset }) as NotificationRow[]
+    return {
+      items: rows.map(notificationOf),
+      total: notificationCount.get(params) as number,
+    }
+  })
+}
+
 export function alertDeliveryRepository(db: Db, exec: Exec): AlertDeliveryStore {
   return { ...outboxRepository(db, exec), counts: deliveryCounts(db, exec) }
 }
 
 function outboxRepository(db: Db, exec: Exec): Omit<AlertDeliveryStore, 'counts'> {
   const insert = db.prepare(`INSERT INTO alert_deliveries
-    (id, account_id, check_id, notification_id, alert_type, channel_type, channel, event, status, reason, next_attempt_at, created_at)
-    VALUES (@id, @account, @checkId, @notificationId, @alertType, @channelType, @channel, @event, @status, @reason, @nextAttemptAt, @createdAt)`)
+    (id, account_id, check_id, notification_id, alert_type, channel_type, channel, event, status, reason, next_attempt_at, created_at, alert_channel_id)
+    VALUES (@id, @account, @checkId, @notificationId, @alertType, @channelType, @channel, @event, @status, @reason, @nextAttemptAt, @createdAt, @alertChannelId)`)
   const claim = db.prepare(`UPDATE alert_deliveries SET lease_owner = @owner, lease_expires_at = @until
     WHERE seq IN (
       SELECT seq FROM alert_deliveries
@@ -56,11 +81,6 @@ function outboxRepository(db: Db, exec: Exec): Omit<AlertDeliveryStore, 'counts'
   const ofNotification = db.prepare(`SELECT ${columns} FROM alert_deliveries WHERE account_id = ? AND notification_id = ? ORDER BY seq`)
   const attemptsOf = db.prepare(`SELECT attempt, started_at, duration_ms, status_code, error, outcome FROM alert_delivery_attempts
     WHERE delivery_seq = ? ORDER BY seq`)
-  const notifications = db.prepare(`SELECT id, check_id, kind, check_run_id, created_at FROM alert_notifications
-    WHERE account_id = @account AND (@checkId IS NULL OR check_id = @checkId)
-    ORDER BY seq DESC LIMIT @limit OFFSET @offset`)
-  const notificationCount = db.prepare(`SELECT count(*) FROM alert_notifications
-    WHERE account_id = @account AND (@checkId IS NULL OR check_id = @checkId)`).pluck()
   const prune = db.prepare(`DELETE FROM alert_deliveries WHERE created_at < ? AND status <> 'PENDING'`)
   const pruneNotifications = db.prepare(`DELETE FROM alert_notifications WHERE created_at < @before
     AND NOT EXISTS (SELECT 1 FROM alert_deliveries d WHERE d.notification_id = alert_notifications.id)`)
@@ -73,7 +93,7 @@ function outboxRepository(db: Db, exec: Exec): Omit<AlertDeliveryStore, 'counts'
       insert.run({
         id: randomUUID(), account, checkId: d.checkId, notificationId: d.notificationId, alertType: d.alertType,
         channelType: d.channelType, channel: JSON.stringify(d.channel), event: JSON.stringify(d.event), status: d.status,
-        reason: d.reason, nextAttemptAt: d.status === 'PENDING' ? d.dueAt : null, createdAt,
+        reason: d.reason, nextAttemptAt: d.status === 'PENDING' ? d.dueAt : null, createdAt, alertChannelId: channelIdOf(d.channel),
       })
     }
   })
@@ -108,14 +128,7 @@ function outboxRepository(db: Db, exec: Exec): Omit<AlertDeliveryStore, 'counts'
       const row = byId.get(account, id) as DeliveryRow | undefined
       return row && record(row)
     }),
-    notifications: (account, query) => exec(() => {
-      const params = { account, checkId: query.checkId ?? null }
-      const rows = notifications.all({ ...params, limit: query.limit, offset: query.offset }) as NotificationRow[]
-      return {
-        items: rows.map(notificationOf),
-        total: notificationCount.get(params) as number,
-      }
-    }),
+    notifications: notificationList(db, exec),
     ofNotifications: (account, ids) => exec(() => ids.flatMap((id) => (ofNotification.all(account, id) as DeliveryRow[]).map(record))),
     prune: (before) => exec(() => db.transaction(() => {
       const deliveries = prune.run(before).changes

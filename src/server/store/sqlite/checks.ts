@@ -4,6 +4,7 @@ import type { CheckData, CheckListQuery, CheckPage, CheckRecord, CheckStore, Che
 import type { Exec } from './index.js'
 import type { PageCache } from './page-cache.js'
 import { groupCommit } from './batch.js'
+import { foldedName } from '../check-rows.js'
 
 type Statement = ReturnType<Db['prepare']>
 type CachedPage = CheckPage & { bytes: number }
@@ -20,11 +21,11 @@ export function checkRepository(
 ): CheckStore {
   // writes of checks by this connection (shared by the store's repositories, inside and outside transactions)
   const writes = options.writes ?? { count: 0 }
-  const insert = db.prepare(`INSERT INTO checks (id, account_id, check_type, body) VALUES (?, ?, ?, ?)`)
+  const insert = db.prepare(`INSERT INTO checks (id, account_id, check_type, body, name_folded) VALUES (?, ?, ?, ?, ?)`)
   const insertTag = db.prepare(`INSERT OR IGNORE INTO check_tags (check_seq, account_id, tag) VALUES (?, ?, ?)`)
   const deleteTags = db.prepare(`DELETE FROM check_tags WHERE check_seq = ?`)
   const byId = db.prepare(`SELECT seq, check_type, body FROM checks WHERE id = ? AND account_id = ?`)
-  const update = db.prepare(`UPDATE checks SET body = ? WHERE seq = ?`)
+  const update = db.prepare(`UPDATE checks SET body = ?, name_folded = ? WHERE seq = ?`)
   const remove = db.prepare(`DELETE FROM checks WHERE id = ? AND account_id = ?`)
   // a check paused or resumed: the scheduled runs planned before (and never claimed) are skipped
   const skipPlanned = db.prepare(`UPDATE check_runs SET state = 'skipped', done_at = ?
@@ -44,7 +45,7 @@ export function checkRepository(
     writes.count++
     const id = randomUUID()
     const json = JSON.stringify({ id, ...data, created_at: new Date().toISOString(), updated_at: null })
-    const seq = insert.run(id, account, type, json).lastInsertRowid
+    const seq = insert.run(id, account, type, json, foldedName(data)).lastInsertRowid
     for (const tag of data.tags) insertTag.run(seq, account, tag)
     return record(id, type, json)
   }
@@ -57,7 +58,7 @@ export function checkRepository(
     writes.count++
     const previous = JSON.parse(row.body) as { created_at: string; activated?: boolean }
     const json = JSON.stringify({ id, ...data, created_at: previous.created_at, updated_at: new Date().toISOString() })
-    update.run(json, row.seq)
+    update.run(json, foldedName(data), row.seq)
     if ((previous.activated !== false) !== (data.activated !== false)) skipPlanned.run(Date.now(), id)
     deleteTags.run(row.seq)
     for (const tag of data.tags) insertTag.run(row.seq, account, tag)
@@ -79,6 +80,32 @@ export function checkRepository(
   }
 }
 
+/** A filter of GET /v1/checks: the check's type, its tags, its name, its current status, an API check's URL. */
+type CheckFilter = 'type' | 'tags' | 'search' | 'passing' | 'failing' | 'degraded' | 'apiUrl'
+
+/** The filters a query asks for, in one order (a store keeps one statement per combination). */
+function checkFilters(query: CheckListQuery): CheckFilter[] {
+  const out: CheckFilter[] = []
+  if (query.checkType !== undefined) out.push('type')
+  if (query.tags !== undefined) out.push('tags')
+  if (query.search !== undefined) out.push('search')
+  if (query.status !== undefined) out.push(query.status)
+  if (query.apiUrl !== undefined) out.push('apiUrl')
+  return out
+}
+
+/** The condition of each filter of the list (CheckListQuery), on the checks table. */
+const CHECK_FILTERS: Record<CheckFilter, string> = {
+  type: 'check_type = @type',
+  // a check matches when it carries any of the tags asked for
+  tags: 'seq IN (SELECT check_seq FROM check_tags WHERE account_id = @account AND tag IN (SELECT value FROM json_each(@tags)))',
+  search: 'instr(name_folded, @search) > 0',
+  passing: `id IN (SELECT check_id FROM check_statuses WHERE account_id = @account AND NOT has_failures AND NOT has_errors AND NOT is_degraded)`,
+  failing: `id IN (SELECT check_id FROM check_statuses WHERE account_id = @account AND (has_failures OR has_errors))`,
+  degraded: `id IN (SELECT check_id FROM check_statuses WHERE account_id = @account AND is_degraded AND NOT has_failures AND NOT has_errors)`,
+  apiUrl: `check_type = 'API' AND instr(lower(json_extract(body, '$.request.url')), @apiUrl) > 0`,
+}
+
 /**
  * The list of checks of an account: a page by offset (with the total) or after a check (keyset,
  * one row more than asked to tell whether another follows), kept in the cache while the
@@ -87,16 +114,12 @@ export function checkRepository(
 function checkLister(db: Db, cache: PageCache<CachedPage> | undefined, version: () => string) {
   const seqOf = db.prepare(`SELECT seq FROM checks WHERE id = ? AND account_id = ?`).pluck()
   const lists = new Map<string, { page: Statement; count: Statement; after: Statement }>()
-  function listStatement(byType: boolean, byTag: boolean) {
-    const name = `${byType}:${byTag}`
+  function listStatement(query: CheckListQuery) {
+    const filters = checkFilters(query)
+    const name = filters.join(':')
     let statement = lists.get(name)
     if (!statement) {
-      const where = [
-        'account_id = @account',
-        byType ? 'check_type = @type' : '',
-        // a check matches when it carries any of the tags asked for
-        byTag ? 'seq IN (SELECT check_seq FROM check_tags WHERE account_id = @account AND tag IN (SELECT value FROM json_each(@tags)))' : '',
-      ].filter(Boolean).join(' AND ')
+      const where = ['account_id = @account', ...filters.map((f) => CHECK_FILTERS[f])].join(' AND ')
       statement = {
         page: db.prepare(`SELECT id, body FROM checks WHERE ${where} ORDER BY seq LIMIT @limit OFFSET @offset`),
         count: db.prepare(`SELECT count(*) FROM checks WHERE ${where}`).pluck(),
@@ -109,12 +132,16 @@ function checkLister(db: Db, cache: PageCache<CachedPage> | undefined, version: 
   }
 
   return (account: string, query: CheckListQuery): CachedPage | null => {
-    const key = cache ? JSON.stringify([account, query.checkType, query.tags, query.limit, query.offset, query.after]) : ''
-    const at = cache ? version() : ''
-    const cached = cache?.get(at, key)
+    const key = cache ? JSON.stringify([account, query.checkType, query.tags, query.search, query.status, query.apiUrl, query.limit, query.offset, query.after]) : ''
+    // a page filtered by status changes with every result recorded: not kept
+    const at = cache && query.status === undefined ? version() : ''
+    const cached = at === '' ? undefined : cache?.get(at, key)
     if (cached) return cached
-    const statement = listStatement(query.checkType !== undefined, query.tags !== undefined)
-    const params = { account, type: query.checkType ?? null, tags: JSON.stringify(query.tags ?? []), limit: query.limit, offset: query.offset }
+    const statement = listStatement(query)
+    const params = {
+      account, type: query.checkType ?? null, tags: JSON.stringify(query.tags ?? []), search: query.search ?? '', apiUrl: query.apiUrl ?? '',
+      limit: query.limit, offset: query.offset,
+    }
     let rows: { id: string; body: string }[]
     let total: number | undefined
     let more: boolean
@@ -131,7 +158,7 @@ function checkLister(db: Db, cache: PageCache<CachedPage> | undefined, version: 
     }
     const json = Buffer.from(`[${rows.map((row) => row.body).join(',')}]`)
     const page: CachedPage = { json, count: rows.length, total, lastId: rows.at(-1)?.id, more, bytes: json.length }
-    cache?.set(at, key, page)
+    if (at !== '') cache?.set(at, key, page)
     return page
   }
 }

@@ -176,11 +176,32 @@ export class CompactResults {
     return this.record(row, day, row.check_id)
   }
 
-  /** The SQL of a check's compact rows in each day's table inside the retention: `seq` and `day`, for a union. */
-  parts(cutoff: number): string[] {
+  /**
+   * The SQL of a check's compact rows in each day's table inside the retention: `seq` and `day`,
+   * for a union. With `@loc` (a location's key) of that location only; with `@from` and `@to`
+   * (ms), started in that range (a compact row started before it was created: a day that ends
+   * before `from` holds none).
+   */
+  parts(cutoff: number, filter: { location?: boolean; from?: number; to?: number } = {}): string[] {
     return this.partitions()
-      .filter((day) => (day + 1) * DAY_MS > cutoff)
-      .map((day) => `SELECT seq, ${day} AS day FROM ${partitionName(day)} WHERE chk = @chk AND created - made >= @cutoff - ${day * DAY_MS}`)
+      .filter((day) => (day + 1) * DAY_MS > cutoff && (filter.from === undefined || (day + 1) * DAY_MS > filter.from))
+      .map((day) => [
+        `SELECT seq, ${day} AS day FROM ${partitionName(day)} WHERE chk = @chk AND created - made >= @cutoff - ${day * DAY_MS}`,
+        filter.location ? ' AND loc = @loc' : '',
+        filter.from !== undefined ? ` AND created - made - dur >= @from - ${day * DAY_MS}` : '',
+        filter.to !== undefined ? ` AND created - made - dur < @to - ${day * DAY_MS}` : '',
+      ].join(''))
+  }
+
+  /** A location's key among compact rows; undefined when no compact row ever ran there. */
+  locationKey(name: string): number | undefined {
+    if (!this.locations.has(name)) {
+      const id = this.locationId.get(name) as number | undefined
+      if (id === undefined) return undefined
+      this.locations.set(name, id)
+      this.locationNames.set(id, name)
+    }
+    return this.locations.get(name)
   }
 
   /** The compact rows of these (seq, day) pairs, of one check. */

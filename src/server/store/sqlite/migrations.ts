@@ -1,10 +1,10 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
-import Database from 'better-sqlite3'
 import { UserError } from '../../../errors.js'
 import { renderMigrations } from '../ddl.js'
+import { openConnection, type Db } from './driver.js'
 
-export type Db = Database.Database
+export type { Db }
 
 /**
  * Versioned schema migrations: the shared ones (../migrations.ts, tables described in
@@ -17,7 +17,7 @@ export const MIGRATIONS: readonly string[] = renderMigrations('sqlite')
 export function openDatabase(path: string): Db {
   const memory = path === ':memory:' || path === ''
   if (!memory) closeToOthers(path)
-  const db = new Database(memory ? ':memory:' : path)
+  const db = openConnection(memory ? ':memory:' : path)
   if (!memory) {
     db.pragma('journal_mode = WAL')
     db.pragma('synchronous = NORMAL')

@@ -80,6 +80,8 @@ export function checkStatusRepository(db: Db, exec: Exec): CheckStatusStore {
   const columns = `json_extract(c.body, '$.name') AS name, s.check_id, s.has_failures, s.has_errors, s.is_degraded, s.longest_run,
     s.shortest_run, s.last_run_location, s.last_check_run_id, s.ssl_days_remaining, s.last_response_time, s.created_at, s.updated_at`
   const list = db.prepare(`SELECT ${columns} FROM check_statuses s JOIN checks c ON c.id = s.check_id WHERE c.account_id = ? ORDER BY c.seq`)
+  const page = db.prepare(`SELECT ${columns} FROM check_statuses s JOIN checks c ON c.id = s.check_id WHERE c.account_id = ? ORDER BY c.seq LIMIT ? OFFSET ?`)
+  const count = db.prepare(`SELECT count(*) FROM check_statuses s JOIN checks c ON c.id = s.check_id WHERE c.account_id = ?`).pluck()
   const byId = db.prepare(`SELECT ${columns} FROM check_statuses s JOIN checks c ON c.id = s.check_id WHERE c.account_id = ? AND s.check_id = ?`)
 
   return {
@@ -102,6 +104,10 @@ export function checkStatusRepository(db: Db, exec: Exec): CheckStatusStore {
       })
     }),
     list: (account) => exec(() => (list.all(account) as StatusRow[]).map(status)),
+    page: (account, paging) => exec(() => db.transaction(() => ({
+      items: (page.all(account, paging.limit, paging.offset) as StatusRow[]).map(status),
+      total: count.get(account) as number,
+    }))()),
     get: (account, checkId) => exec(() => {
       const row = byId.get(account, checkId) as StatusRow | undefined
       return row && status(row)

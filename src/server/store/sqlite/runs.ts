@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import type { Db } from './migrations.js'
 import type {
-  AgentStore, CheckResultRecord, ClaimedRun, CompleteOutcome, ResultStore, RunStore, ScheduleStore, SessionRecord,
+  AgentStore, CheckResultRecord, ClaimedRun, CompleteOutcome, ResultQuery, ResultStore, RunStore, ScheduleStore, SessionRecord,
   SessionStore, StoredResultInput,
 } from '../index.js'
 import type { CheckGroup, MaintenanceWindow } from '../../../schema/index.js'
@@ -317,9 +317,16 @@ export function resultRepository(db: Db, exec: Exec): ResultStore {
   const columns = `id, check_id, session_id, run_id, run_location, result_type, status, has_failures, has_errors, is_degraded,
     response_time, started_at, stopped_at, error, details, created_at`
   const compact = compactResults(db)
-  // full rows inside the retention (a template outlives its own cutoff until its day is dropped)
-  const fullRows = `SELECT seq, -1 AS day FROM check_results
-    WHERE account_id = @account AND check_id = @checkId AND (@type IS NULL OR result_type = @type) AND stopped_at >= @cutoffText`
+  // full rows inside the retention (a template outlives its own cutoff until its day is dropped), with
+  // the filters asked for (each combination its own statement, so that a range of start times uses its index)
+  const fullRows = (query: ResultQuery) => [
+    `SELECT seq, -1 AS day FROM check_results WHERE account_id = @account AND check_id = @checkId AND stopped_at >= @cutoffText`,
+    query.resultType !== undefined ? ' AND result_type = @type' : '',
+    query.hasFailures !== undefined ? ' AND has_failures = @failures' : '',
+    query.location !== undefined ? ' AND run_location = @location' : '',
+    query.from !== undefined ? ' AND started_at >= @fromText' : '',
+    query.to !== undefined ? ' AND started_at < @toText' : '',
+  ].join('')
   const bySeq = db.prepare(`SELECT ${columns} FROM check_results WHERE seq = ?`)
   const checkSeq = db.prepare(`SELECT seq FROM checks WHERE id = ? AND account_id = ?`).pluck()
   const byId = db.prepare(`SELECT ${columns} FROM check_results WHERE id = ? AND account_id = ? AND stopped_at >= ?`)
@@ -336,11 +343,19 @@ export function resultRepository(db: Db, exec: Exec): ResultStore {
   const pruneSessions = db.prepare(`DELETE FROM check_sessions WHERE started_at < ?`)
   const cutoffText = (cutoff: number) => new Date(cutoff).toISOString()
   /** A check's results, full and compact, newest first: one read transaction (a day dropped meanwhile is not half seen). */
-  const list = db.transaction((account: string, query: Parameters<ResultStore['list']>[1]) => {
+  const list = db.transaction((account: string, query: ResultQuery) => {
     const cutoff = compact.cutoff()
     const chk = checkSeq.get(query.checkId, account) as number | undefined
-    const parts = [fullRows, ...(chk !== undefined && query.resultType !== 'ATTEMPT' ? compact.parts(cutoff) : [])]
-    const params = { account, checkId: query.checkId, type: query.resultType ?? null, cutoffText: cutoffText(cutoff), cutoff, chk: chk ?? -1 }
+    // compact rows are passing FINAL results: none has failures or is an attempt
+    const loc = query.location === undefined ? undefined : compact.locationKey(query.location)
+    const withCompact = chk !== undefined && query.resultType !== 'ATTEMPT' && query.hasFailures !== true && (query.location === undefined || loc !== undefined)
+    const parts = [fullRows(query), ...(withCompact ? compact.parts(cutoff, { location: loc !== undefined, from: query.from, to: query.to }) : [])]
+    const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString())
+    const params = {
+      account, checkId: query.checkId, type: query.resultType ?? null, cutoffText: cutoffText(cutoff), cutoff, chk: chk ?? -1,
+      failures: query.hasFailures === undefined ? null : query.hasFailures ? 1 : 0, location: query.location ?? null, loc: loc ?? -1,
+      fromText: iso(query.from), toText: iso(query.to), from: query.from ?? null, to: query.to ?? null,
+    }
     const pairs = compact.run<Array<{ seq: number; day: number }>>(
       `${parts.join(' UNION ALL ')} ORDER BY seq DESC LIMIT ${Math.trunc(query.limit)} OFFSET ${Math.trunc(query.offset)}`, params, 'all')
     const total = compact.run<{ n: number }>(`SELECT ${parts.map((p) => `(SELECT count(*) FROM (${p}))`).join(' + ')} AS n`, params, 'get').n

@@ -1,5 +1,5 @@
-import { applyGroup, type CheckGroup } from '../../schema/index.js'
-import type { Repositories } from '../store/index.js'
+import { applyGroup, type CheckGroup } from '../schema/index.js'
+import type { Repositories } from './store/index.js'
 
 /*
  * A check in a group runs with the group's settings applied (applyGroup, src/schema/check-group.ts):

@@ -6,7 +6,7 @@
  * fails, its next failed run alerts.
  */
 
-export { dependencyCycle as cycleFrom } from '../../schema/check.js'
+export { dependencyCycle as cycleFrom } from '../schema/check.js'
 
 /** A dependency named in an answer: its id and current name. */
 export interface DependencyRef {

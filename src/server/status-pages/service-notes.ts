@@ -1,5 +1,5 @@
 import { CHECK_TYPE_TABLE } from '../../schema/check-types.js'
-import { dependsOnOf, failingDependencies } from '../results/dependencies.js'
+import { dependsOnOf, failingDependencies } from '../dependencies.js'
 import { eachCheck, type Store } from '../store/index.js'
 
 /*
