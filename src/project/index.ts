@@ -227,7 +227,7 @@ export async function loadProjectDeferred(options: LoadProjectOptions = {}): Pro
     const cache = useCache && !only ? openConstructCache(compileCacheDir(rootDir), scope) : undefined
     const built = buildResources(own, { config: resolved, rootRel, cwdRel, configFile: configShown, cache, keys: keys?.keys })
     cache?.save()
-    const warnings = lintResources(built.resources).map((w) => ({ ...w, file: cwdRel(path.join(rootDir, w.file)) }))
+    const warnings = [...built.warnings, ...lintResources(built.resources)].map((w) => ({ ...w, file: cwdRel(path.join(rootDir, w.file)) }))
     return { resources: built.resources, problems: [...problems, ...built.problems], warnings }
   }
   const finish = async (): Promise<LoadedProject> => {
