@@ -205,41 +205,56 @@ export async function loadProjectDeferred(options: LoadProjectOptions = {}): Pro
   const useCache = options.cache !== false && process.env.MONITORS_CACHE !== '0'
   const scope = { configFile, environment: resolved.environment?.name, defaults: resolved.defaults, buildId: buildId(), version: PACKAGE_VERSION }
   // made only when asked (plan): other commands key each construct as they validate it
-  let keys: ReturnType<typeof constructsKey>
-  let keyed = false
-  const key = () => {
-    if (!keyed) keys = useCache && problems.length === 0 ? constructsKey(registrations, scope, resolved, rootRel) : undefined
-    keyed = true
-    return keys?.hash
-  }
-  const parts = () => {
-    key()
-    return keys && { scope: keys.scope, files: keys.files }
-  }
+  const keyed = memoKey(() => (useCache && problems.length === 0 ? constructsKey(registrations, scope, resolved, rootRel) : undefined))
   const validateFiles = (chosen: ReadonlySet<string>, only?: ReadonlySet<string>) => {
-    const inChosen = new Map<string, boolean>()
-    const own = registrations.filter((r) => {
-      let is = inChosen.get(r.file)
-      if (is === undefined) inChosen.set(r.file, (is = chosen.has(rootRel(r.file))))
-      return is && (!only || only.has(`${r.construct.__monitorsKind}:${String(r.construct.logicalId)}`))
-    })
     // the cache of a file holds what its last load validated: not read, nor written, for a few of its constructs
     const cache = useCache && !only ? openConstructCache(compileCacheDir(rootDir), scope) : undefined
-    const built = buildResources(own, { config: resolved, rootRel, cwdRel, configFile: configShown, cache, keys: keys?.keys })
-    cache?.save()
-    const warnings = [...built.warnings, ...lintResources(built.resources)].map((w) => ({ ...w, file: cwdRel(path.join(rootDir, w.file)) }))
-    return { resources: built.resources, problems: [...problems, ...built.problems], warnings }
+    const built = validateChosen(registrations, chosen, only, { config: resolved, rootRel, cwdRel, configFile: configShown, cache, keys: keyed.keys() }, rootDir)
+    return { ...built, problems: [...problems, ...built.problems] }
   }
   const finish = async (): Promise<LoadedProject> => {
     const cache = useCache ? openConstructCache(compileCacheDir(rootDir), scope) : undefined
-    const built = buildResources(registrations, { config: resolved, rootRel, cwdRel, configFile: configShown, cache, keys: keys?.keys })
+    const built = buildResources(registrations, { config: resolved, rootRel, cwdRel, configFile: configShown, cache, keys: keyed.keys() })
     cache?.save()
     problems.push(...built.problems)
     if (problems.length > 0 && !options.tolerateCheckProblems) throw new ProjectError(problems)
     const warnings = [...built.warnings, ...lintResources(built.resources)].map((w) => ({ ...w, file: cwdRel(path.join(rootDir, w.file)) }))
     return { configFile, rootDir, config: resolved, files, resources: built.resources, warnings, problems, exported: exportedConstructs(registrations, exports, rootRel) }
   }
-  return { configFile, rootDir, config: resolved, constructsKey: key, constructsParts: parts, validateFiles, finish }
+  return { configFile, rootDir, config: resolved, constructsKey: keyed.hash, constructsParts: keyed.parts, validateFiles, finish }
+}
+
+/** constructsKey made once, when first asked; `keys()` gives what it made so far (each construct's key), for validation to reuse. */
+function memoKey(make: () => ReturnType<typeof constructsKey>) {
+  let made: ReturnType<typeof constructsKey>
+  let done = false
+  const get = () => {
+    if (!done) made = make()
+    done = true
+    return made
+  }
+  return {
+    hash: () => get()?.hash,
+    parts: () => {
+      const keys = get()
+      return keys && { scope: keys.scope, files: keys.files }
+    },
+    keys: () => made?.keys,
+  }
+}
+
+/** DeferredProject.validateFiles: the constructs of the `chosen` check files (relative to `rootDir`), of `only` among them when given, validated. */
+function validateChosen(registrations: readonly Registration[], chosen: ReadonlySet<string>, only: ReadonlySet<string> | undefined, context: Parameters<typeof buildResources>[1], rootDir: string): { resources: DesiredResource[]; problems: Problem[]; warnings: Problem[] } {
+  const inChosen = new Map<string, boolean>()
+  const own = registrations.filter((r) => {
+    let is = inChosen.get(r.file)
+    if (is === undefined) inChosen.set(r.file, (is = chosen.has(context.rootRel(r.file))))
+    return is && (!only || only.has(`${r.construct.__monitorsKind}:${String(r.construct.logicalId)}`))
+  })
+  const built = buildResources(own, context)
+  context.cache?.save()
+  const warnings = [...built.warnings, ...lintResources(built.resources)].map((w) => ({ ...w, file: context.cwdRel(path.join(rootDir, w.file)) }))
+  return { resources: built.resources, problems: built.problems, warnings }
 }
 
 /** Records the constructs a check file's module exports (any construct value among its exports). */
