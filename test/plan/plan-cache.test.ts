@@ -511,6 +511,13 @@ describe('the plan memo', () => {
     expect(run.memo).toMatch(/^used \(\d+ list pages unchanged; 1 of 3 check files planned again\)$/)
     expect(planned(run).changes.find((c) => c.logicalId === 'a5')).toMatchObject({ action: 'update', file: 'checks/b2.check.ts' })
 
+    // the page cache gone: the edited file's records cannot be read alone, so the lists are read
+    for (const name of cacheFiles(dir, 'pages.')) unlinkSync(join(cacheDir(dir), name))
+    writeFiles(dir, { 'checks/b2.check.ts': file([...b, moved.replace("name: 'Edited a 5'", "name: 'Edited a 5 again'")]) })
+    run = await both(dir, ['--format', 'json'])
+    expect(run.memo).toBe('not used (the code changed in 1 of 3 check files: the page cache does not hold their records)')
+    expect(planned(run).changes.find((c) => c.logicalId === 'a5')).toMatchObject({ action: 'update', file: 'checks/b2.check.ts' })
+
     // a construct with a problem in the edited file: the error of a plan without the memo
     writeFiles(dir, { 'checks/b2.check.ts': file([...b, moved.replace('frequency: 10', 'frequency: 7')]) })
     run = await both(dir, [])
