@@ -12,6 +12,7 @@ import { ApiScriptSandbox, type PhaseOutcome, type ScriptRequest, type ScriptRes
 import { defaultRuntimeCache, runtimeState } from './script/runtimes.js'
 import { createScrubber, type Scrubber } from './script/scrub.js'
 import { targetGuard } from './script/net-guard.js'
+import { SCRIPTS_OFF } from './script-probe.js'
 import type { ApiScriptReport, RunOptions } from './types.js'
 
 /** The variable set on every run, as for browser checks (spec: agent 6.1.6). */
@@ -87,18 +88,22 @@ export class ApiScripts {
     return this.scrubber
   }
 
-  /** The check's scripts, their process started; a problem (a missing snippet) instead when one cannot be run. */
-  static open(check: ApiCheck, options: RunOptions): ApiScripts | { problem: string } {
+  /** The check's scripts, their process started; a problem (a missing snippet, a run that cannot be contained) instead when one cannot be run. */
+  static async open(check: ApiCheck, options: RunOptions): Promise<ApiScripts | { problem: string }> {
     const scripts = scriptsOf(check, options)
     if ('problem' in scripts) return scripts
+    if (options.script?.scripts === false) return { problem: SCRIPTS_OFF }
     const { env, secrets } = environment(options)
     const runtimeId = (check as { runtimeId?: string | null }).runtimeId ?? DEFAULT_RUNTIME_ID
     const state = runtimeState(runtimeId, options.runtimeCache ?? defaultRuntimeCache())
-    const sandbox = ApiScriptSandbox.open({
+    const sandbox = await ApiScriptSandbox.open({
       env, runtimeDir: state.prepared ? state.dir : null, runtimeMissing: state.missing, workDir: options.workDir, signal: options.signal, ...options.scriptLimits,
-      // the scripts' own connections follow the check's private-target policy
+      // the scripts' own connections follow the check's private-target policy, in their process and at the egress proxy
       guard: targetGuard(options),
+      policy: { privateTargets: options.privateTargets, allowedTargets: options.allowedTargets },
+      uidRange: options.script?.uidRange,
     })
+    if ('problem' in sandbox) return sandbox
     return new ApiScripts(scripts, sandbox, env, new Set(secrets))
   }
 
@@ -119,7 +124,7 @@ export class ApiScripts {
     for (const script of this.scripts.setup) {
       const outcome = await this.sandbox.run(script.source, current, null)
       this.report('setup', script, outcome)
-      if (!outcome.ok) return { error: this.failure('setup', script, outcome) }
+      if (!outcome.ok || outcome.refused.length > 0) return { error: this.failure('setup', script, outcome) }
       const problem = requestProblem(outcome.request)
       if (problem) return { error: `setup script (${script.label}) left an invalid request: ${problem}` }
       current = outcome.request
@@ -134,7 +139,9 @@ export class ApiScripts {
     for (const script of this.scripts.tearDown) {
       const outcome = await this.sandbox.run(script.source, request, current)
       this.report('teardown', script, outcome)
-      // an assertion the script made (node:assert, chai, expect) fails the check; anything else is an error of the run
+      // an assertion the script made (node:assert, chai, expect) fails the check; anything else (a refusal of
+      // the sandbox among them, even one the script caught) is an error of the run
+      if (outcome.refused.length > 0) return { error: this.failure('teardown', script, outcome), assertion: false }
       if (!outcome.ok) return { error: this.failure('teardown', script, outcome), assertion: /^(AssertionError|JestAssertionError)\b/.test(outcome.error) }
       const problem = responseProblem(outcome.response)
       if (problem) return { error: `teardown script (${script.label}) left an invalid response: ${problem}`, assertion: false }
@@ -161,8 +168,10 @@ export class ApiScripts {
     return out
   }
 
-  private failure(phase: 'setup' | 'teardown', script: NamedScript, outcome: Extract<PhaseOutcome, { ok: false }>): string {
-    return this.scrub.text(`${phase} script (${script.label}) failed: ${outcome.error}`)
+  /** Why a script fails its run: what the sandbox refused it (caught by the script or not), else its error. */
+  private failure(phase: 'setup' | 'teardown', script: NamedScript, outcome: PhaseOutcome): string {
+    if (outcome.refused.length > 0) return this.scrub.text(`${phase} script (${script.label}) failed: the sandbox refused: ${outcome.refused.join('; ')}`)
+    return this.scrub.text(`${phase} script (${script.label}) failed: ${outcome.ok ? 'no error' : outcome.error}`)
   }
 
   private report(phase: 'setup' | 'teardown', script: NamedScript, outcome: PhaseOutcome): void {
@@ -170,7 +179,7 @@ export class ApiScripts {
       phase,
       script: script.label,
       durationMs: outcome.durationMs,
-      error: outcome.ok ? null : this.scrub.text(outcome.error),
+      error: outcome.refused.length > 0 ? this.failure(phase, script, outcome) : outcome.ok ? null : this.scrub.text(outcome.error),
       logs: this.scrub.text(outcome.logs),
     })
   }

@@ -45,7 +45,7 @@ class Resolver {
 
   resolve(text: string, field: string): string {
     return text.replace(VARIABLE_REFERENCE, (whole, key: string) => {
-      const entry = Object.prototype.hasOwnProperty.call(this.variables, key) ? this.variables[key] : undefined
+      const entry = Object.hasOwn(this.variables, key) ? this.variables[key] : undefined
       if (entry === undefined) {
         if (!this.missing.some((m) => m.key === key)) this.missing.push({ key, field })
         return whole
@@ -59,7 +59,7 @@ class Resolver {
   /** Resolves the references to variables that exist, leaving the others as written (what a setup script sees). */
   known(text: string): string {
     return text.replace(VARIABLE_REFERENCE, (whole, key: string) => {
-      const entry = Object.prototype.hasOwnProperty.call(this.variables, key) ? this.variables[key] : undefined
+      const entry = Object.hasOwn(this.variables, key) ? this.variables[key] : undefined
       if (entry === undefined) return whole
       const value = typeof entry === 'string' ? entry : entry.value
       if (typeof entry !== 'string' && entry.secret) this.secret(value)
@@ -69,7 +69,7 @@ class Resolver {
 
   /** A variable a setup script set (`process.env.KEY = …`), for the references resolved after it. */
   define(key: string, value: string): void {
-    const entry = Object.prototype.hasOwnProperty.call(this.variables, key) ? this.variables[key] : undefined
+    const entry = Object.hasOwn(this.variables, key) ? this.variables[key] : undefined
     const secret = typeof entry === 'object' && entry.secret === true
     if (secret) this.secret(value)
     this.variables = { ...this.variables, [key]: { value, secret } }
@@ -517,7 +517,7 @@ async function attemptApi(check: ApiCheck, options: RunOptions, resolver: Resolv
   const details = blankApiDetails(check.request)
   const outcome = emptyOutcome(details)
   // the setup and teardown scripts (api-scripts.ts), in a process of their own for this attempt
-  const scripts = hasApiScripts(check) ? ApiScripts.open(check, options) : null
+  const scripts = hasApiScripts(check) ? await ApiScripts.open(check, options) : null
   const finish = () => {
     if (scripts && !('problem' in scripts)) details.scripts = scripts.reports
     return maskDeep(outcome, resolver)

@@ -105,7 +105,7 @@ function hasValue(value: unknown, target: string): boolean {
 function contains(value: unknown, target: string): boolean {
   if (Array.isArray(value)) return value.some((v) => looselyEqual(v, target) || (typeof v === 'string' && v.includes(target)))
   const text = asText(value)
-  return text !== null && text.includes(target)
+  return typeof text === 'string' && text.includes(target)
 }
 
 /** Applies one comparison; `actual` undefined means the value was not found. */

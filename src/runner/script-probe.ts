@@ -134,6 +134,9 @@ async function outcomeOf(run: () => Promise<ScriptRunResult>, blank: () => Scrip
 
 /** One run of a browser or multi-step check's script, as a prober's outcome. */
 export async function runScriptAttempt(check: (BrowserCheck | MultiStepCheck) & { id?: string | null }, location: string, context: Omit<RunOptions, 'location'>): Promise<AttemptOutcome> {
+  if (context.script?.scripts === false) {
+    return { responseTime: null, assertions: [], failures: [], degraded: [], timedOut: false, networkError: false, runnerError: SCRIPTS_OFF, aborted: false, details: blankScriptDetails(check) }
+  }
   const scriptCheck: ScriptCheck = {
     id: check.id ?? null,
     name: check.name,
@@ -149,8 +152,11 @@ export async function runScriptAttempt(check: (BrowserCheck | MultiStepCheck) & 
   return outcomeOf(() => runScript(scriptCheck, runOptions(location, context)), () => blankScriptDetails(check), context)
 }
 
-/** Why a suite's run failed where suites do not run (a server not root or under --private-targets deny without --playwright-suites, or with --no-playwright-suites). */
-export const SUITES_OFF = 'this server does not run Playwright check suites: it runs them by default only when it can give each run a user of its own (as root), where `playwright test` is held to its files, and under the private-target policy deny a network of its own (a network namespace, where the policy holds its connections); its operator enables them with --playwright-suites, or run the check at a private location (monitors agent)'
+/** Why a suite's run failed where suites do not run (a machine that cannot contain them, without --playwright-suites, or with --no-playwright-suites). */
+export const SUITES_OFF = 'this server does not run Playwright check suites: it runs them by default only where each run is contained (a sandbox of its own: docs/scripts.md), or, under --private-targets allow, where it can give each run a user of its own (as root), where `playwright test` is held to its files; its operator enables them with --playwright-suites, or run the check at a private location (monitors agent)'
+
+/** Why a script's run failed where scripts it cannot contain are refused (--private-targets deny on a machine that cannot contain them, without --uncontained-scripts). */
+export const SCRIPTS_OFF = 'this server does not run scripts it cannot contain under --private-targets deny: this machine gives its runs no sandbox of their own (docs/scripts.md, "The containment"), so the script would be held only by the walls inside its own process; its operator runs them anyway with --uncontained-scripts, or run the check at a private location (monitors agent)'
 
 /** One run of a Playwright check suite (`playwright test` of its runtime: src/runner/script/suite.ts), as a prober's outcome. */
 export async function runSuiteAttempt(check: PlaywrightCheck & { id?: string | null }, location: string, context: Omit<RunOptions, 'location'>): Promise<AttemptOutcome> {

@@ -112,7 +112,7 @@ function embeddedV4(groups: number[]): string | null {
 }
 
 /** The addresses of this machine's interfaces (its own addresses), lower case, without zone. */
-function ownAddresses(): Set<string> {
+export function ownAddresses(): Set<string> {
   const out = new Set<string>()
   for (const list of Object.values(networkInterfaces())) {
     for (const info of list ?? []) out.add(info.address.toLowerCase().replace(/%.*$/, ''))

@@ -306,7 +306,7 @@ export interface RunOptions {
    */
   snippets?: Record<string, { name: string; script: string }>
   /** Limits of an API check's setup and teardown scripts (default 10 s each, 128 MB heap, 256 MB memory). */
-  scriptLimits?: { timeoutMs?: number; heapLimitMb?: number; memoryLimitMb?: number }
+  scriptLimits?: { timeoutMs?: number; heapLimitMb?: number; memoryLimitMb?: number; diskLimitBytes?: number }
   /** Where the scripts' runtimes are prepared (default `defaultRuntimeCache()`). */
   runtimeCache?: string
   /** Where the scripts' temporary folders are made (default the OS's temporary folder). */
@@ -331,10 +331,17 @@ export interface ScriptProbeOptions {
   testSession?: boolean
   /**
    * Whether Playwright check suites run here (default true: agents, `monitors test`). The
-   * server's runner sets it from --playwright-suites, by default only where each run gets a user
-   * of its own (root): without one a suite's `playwright test` is not held to its files.
+   * server's runner sets it from --playwright-suites, by default only where each run is contained
+   * (jail.ts) or gets a user of its own (root): without either a suite's `playwright test` is not
+   * held to its files.
    */
   suites?: boolean
+  /**
+   * Whether browser, multi-step and API checks' scripts run here (default true). The server's
+   * runner turns it off under --private-targets deny on a machine that cannot contain them,
+   * unless --uncontained-scripts (src/server/index.ts's scriptsPolicy).
+   */
+  scripts?: boolean
   /** The uids a suite's run is given when this process is root (src/runner/script/contain.ts; 'off': none). */
   uidRange?: UidRange | 'off'
   /** Script runs at a time in this process: a run waits for a free place before it starts (see Semaphore). */

@@ -14,7 +14,7 @@ import { ServerMetrics } from './metrics.js'
 import { defaultScriptConcurrency, Semaphore } from '../runner/script-probe.js'
 import { ArtifactStore } from './artifacts.js'
 import { effectiveUidRange, type UidRange } from '../runner/script/contain.js'
-import { networkNamespaces } from '../runner/script/netns.js'
+import { containment, type Containment } from '../runner/script/jail.js'
 import { serverLimits, type ServerLimits } from './limits.js'
 
 export { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
@@ -101,14 +101,21 @@ export interface LocalServerOptions {
    */
   scriptConcurrency?: number
   /**
-   * Whether this server's runner runs Playwright check suites. Default: yes when each run can be
-   * given a user of its own (the server runs as root, `scriptUidRange` is not 'off') and, under
-   * the private-target policy `deny`, a network of its own (netns.ts), else no (their runs fail
-   * with hasErrors saying so). `true` runs them without that user too, where `playwright test` is
-   * not held to its files, and under `deny` without that network, where a suite's own connections
-   * are not held to the policy (docs/scripts.md); `false` never runs them.
+   * Whether this server's runner runs Playwright check suites. Default: yes when each run is
+   * contained (jail.ts: this machine gives runs their own namespaces), or, where it is not, when
+   * each run can be given a user of its own (the server runs as root, `scriptUidRange` is not
+   * 'off') and the private-target policy is `allow`; else no (their runs fail with hasErrors
+   * saying so). `true` runs them there too, where `playwright test` is held to neither its files
+   * nor the policy (docs/scripts.md); `false` never runs them.
    */
   playwrightSuites?: boolean
+  /**
+   * Run browser, multi-step and API checks' scripts (and suites) under the private-target policy
+   * `deny` on a machine that cannot contain them (no bubblewrap, a kernel that refuses the
+   * namespaces), held by the in-process walls alone (default false: their runs fail with
+   * hasErrors saying so, and agents run them).
+   */
+  uncontainedScripts?: boolean
   /** The uids suite runs are given when the server is root (default $MONITORS_SCRIPT_UID_RANGE, else 200000-200999; 'off': none). */
   scriptUidRange?: UidRange | 'off'
   /** Where the runtimes of scripts are prepared (default $MONITORS_RUNTIME_CACHE, else ~/.cache/monitors/runtimes). */
@@ -139,8 +146,8 @@ export interface LocalServer {
   accountId: string
   /** the private-target policy in force, and the number of accounts holding keys it was decided from */
   privateTargets: { policy: PrivateTargets; accounts: number; chosen: boolean }
-  /** whether this server's runner runs Playwright check suites, and the uids their runs get (null: they run as the server's user) */
-  playwrightSuites: SuitesPolicy
+  /** how this server's runner holds scripts (contained or not), and which of them it runs */
+  scripts: ScriptsPolicy
   /** HTTP requests received since start */
   requestCount(): number
   /** faults injected so far, when faults are on */
@@ -261,26 +268,33 @@ async function listen(app: Awaited<ReturnType<typeof buildApp>>, host: string, p
 }
 
 /**
- * Whether the runner runs Playwright check suites, how they are contained, whether the operator
- * chose it, and the private-target policy: under `deny` a run with a user of its own also gets a
- * network of its own (`network`: this machine lets root make network namespaces), whose one way
- * out is the egress proxy; without one, a suite's browsers and connections are its own, not held
- * to the policy, and suites run only when the operator says so.
+ * How the runner holds the scripts it runs (browser and multi-step checks, Playwright check
+ * suites, API checks' setup and teardown scripts) and which it runs: what this machine gives
+ * runs (`containment`: a sandbox of their own, jail.ts), the uids runs get as root, the
+ * private-target policy, and the operator's choices. Under `deny`, scripts this machine cannot
+ * contain do not run unless the operator says so (`uncontained`, --uncontained-scripts).
  */
-export interface SuitesPolicy {
-  run: boolean
+export interface ScriptsPolicy {
+  containment: Containment
   uidRange: UidRange | null
-  chosen: boolean
   privateTargets: PrivateTargets
-  network: boolean
+  /** --uncontained-scripts */
+  uncontained: boolean
+  /** whether browser, multi-step and API checks' scripts run */
+  scripts: boolean
+  /** whether Playwright check suites run, and whether the operator chose it (--playwright-suites or --no-playwright-suites) */
+  suites: boolean
+  suitesChosen: boolean
 }
 
-/** See LocalServerOptions.playwrightSuites. */
-function suitesPolicy(options: LocalServerOptions, privateTargets: PrivateTargets): SuitesPolicy {
+/** See LocalServerOptions.playwrightSuites and uncontainedScripts. */
+function scriptsPolicy(options: LocalServerOptions, privateTargets: PrivateTargets): ScriptsPolicy {
   const uidRange = effectiveUidRange(options.scriptUidRange)
-  const network = uidRange !== null && privateTargets === 'deny' && networkNamespaces()
-  const byDefault = uidRange !== null && (privateTargets !== 'deny' || network)
-  return { run: options.playwrightSuites ?? byDefault, uidRange, chosen: options.playwrightSuites !== undefined, privateTargets, network }
+  const held = containment(uidRange?.first ?? null)
+  const uncontained = options.uncontainedScripts === true
+  const scripts = held.available || privateTargets !== 'deny' || uncontained
+  const suitesByDefault = held.available || (uidRange !== null && privateTargets !== 'deny') || uncontained
+  return { containment: held, uidRange, privateTargets, uncontained, scripts, suites: options.playwrightSuites ?? suitesByDefault, suitesChosen: options.playwrightSuites !== undefined }
 }
 
 export async function startLocalServer(options: LocalServerOptions = {}): Promise<LocalServer> {
@@ -299,7 +313,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     const privateTargets = options.privateTargets ?? (accounts > 1 ? 'deny' : 'allow')
     const { allowedTargets, log, rateLimit, authFailureLimit, trustProxy, faults, retentionMs, scriptConcurrency } = serverSettings(options)
     const artifacts = artifactStoreFor(options)
-    const suites = suitesPolicy(options, privateTargets)
+    const scripts = scriptsPolicy(options, privateTargets)
     // the sender of alert deliveries: on with the scheduler (monitors server), or when asked for
     const alertsOn = options.alerts !== false && (options.alerts !== undefined || (options.scheduler ?? options.runner === true))
     const alerts = alertsOn
@@ -333,7 +347,10 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
         ...options.schedulerOptions,
         runOptions: {
           privateTargets, allowedTargets,
-          script: { runtimeCache: options.runtimeCache, chromiumPath: options.chromiumPath, limiter: new Semaphore(scriptConcurrency), suites: suites.run, uidRange: options.scriptUidRange },
+          script: {
+            runtimeCache: options.runtimeCache, chromiumPath: options.chromiumPath, limiter: new Semaphore(scriptConcurrency),
+            scripts: scripts.scripts, suites: scripts.suites, uidRange: options.scriptUidRange,
+          },
           ...options.schedulerOptions?.runOptions,
         },
         artifacts,
@@ -358,7 +375,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
       keyGenerated: keys.generated,
       accountId: keys.accountId,
       privateTargets: { policy: privateTargets, accounts, chosen: options.privateTargets !== undefined },
-      playwrightSuites: suites,
+      scripts,
       requestCount: () => requests,
       faultCounts: () => (app.faultCounts ? { ...app.faultCounts } : undefined),
       completedRuns: () => scheduler?.completed ?? 0,

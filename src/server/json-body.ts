@@ -8,7 +8,6 @@ import { HttpError } from './errors.js'
 export const MAX_BODY_DEPTH = 64
 
 /** What no JSON text holds: control characters other than whitespace (not even in strings), and what undecodable bytes became. */
-// eslint-disable-next-line no-control-regex
 const BINARY = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffd]/
 
 function payload400(path: string, message: string): HttpError {

@@ -13,6 +13,7 @@ import { caller, type Call } from '../server/helpers.js'
 import { STACK_LINE } from '../helpers/cli.js'
 import { probe, spawnAgent, type AgentProcess } from './helpers.js'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
+import { containment } from '../../src/runner/script/jail.js'
 
 const KEY = 'agent-e2e-key-0123456789abcdef0123'
 const ACCOUNT = 'agents'
@@ -143,6 +144,8 @@ describe('monitors agent with the server\'s runner off', () => {
     agent.child.kill('SIGTERM')
     expect((await agent.exited).code).toBe(0)
     expect(agent.stdout()).toMatch(/Agent stopped: 1 claimed, 1 results posted, 0 dropped \(lease lost\), 0 not delivered\./)
+    // it says at start how it holds the scripts it runs
+    expect(agent.stdout()).toMatch(containment().available ? /Scripts run contained by bubblewrap \S+: each run in a sandbox of its own/ : /Scripts are not contained here \(.+\): held only by the walls in their own process/)
     expect(agent.output()).not.toMatch(STACK_LINE)
     expect(line[2]).toBeTruthy()
   })

@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { apiCheckSchema, type ApiCheckInput } from '../../src/schema/api-check.js'
 import { runCheck, type ApiDetails, type RunOptions } from '../../src/runner/index.js'
+import { containment } from '../../src/runner/script/jail.js'
 import { startHttpServer, type HttpServerHandle } from '../helpers/http-server.js'
+import { startDnsServer } from '../helpers/dns-server.js'
 
 /*
  * An API check's setup and teardown scripts (localSetupScript, localTearDownScript, and the
@@ -153,6 +155,18 @@ describe('the sandbox', () => {
     expect(result.error).toMatch(/setup script \(localSetupScript\) failed: .*(ran out of memory|over the memory limit)/)
   })
 
+  it('a script that writes without end is stopped at its disk limit, in its scratch folder as in /tmp and /dev/shm', async () => {
+    for (const where of ["require('node:os').tmpdir()", "'/tmp'", "'/dev/shm'"]) {
+      const result = await run(check({
+        localSetupScript: `const fs = require('node:fs'); const block = Buffer.alloc(1 << 20, 120)
+          for (let i = 0; i < 64; i++) fs.writeFileSync(require('node:path').join(${where}, 'fill-' + i), block)`,
+      }), { scriptLimits: { diskLimitBytes: 4 * 1024 * 1024 } })
+      expect(result.hasErrors, where).toBe(true)
+      expect(result.error, where).toMatch(/ENOSPC|disk limit|the sandbox refused: FileSystemWrite/)
+    }
+    expect(readdirSync(workDir)).toEqual([])
+  })
+
   it('a script reading /etc/passwd or the server database is refused and fails its run', async () => {
     for (const file of ['/etc/passwd', secretFile]) {
       const result = await run(check({ localSetupScript: `request.headers.leak = require('node:fs').readFileSync(${JSON.stringify(file)}, 'utf8').slice(0, 40)` }))
@@ -249,11 +263,59 @@ describe('the sandbox', () => {
       const global = await run(check({ localSetupScript: `require('node:dns').setServers(['127.0.0.1:${closed.port}'])` }), policy)
       expect(global.error).toContain('refused by the private-target policy')
       await new Promise((r) => setTimeout(r, 200))
-      expect(open.got).toEqual([`hello ${open.port}`])
+      // contained, the run's network is its own: a datagram it may send reaches nothing outside it
+      expect(open.got).toEqual(containment().available ? [] : [`hello ${open.port}`])
       expect(closed.got).toEqual([])
     } finally {
       open.socket.close()
       closed.socket.close()
+    }
+  })
+
+  it('with privateTargets deny, the guard holds whatever the spelling, the options, the lookup or the resolver; a refusal the script catches still fails its run', async () => {
+    const other = await startHttpServer()
+    other.route('/admin', { body: 'admin secrets' })
+    const dns = await startDnsServer()
+    dns.set('leak.test', 'TXT', { records: [{ type: 'TXT', data: 'dns secrets' }] })
+    const port = new URL(other.origin).port
+    // 127.0.0.2 is an exception here: a getter answers it first, then the address it is not
+    const policy: RunOptions = { privateTargets: 'deny', allowedTargets: [`127.0.0.1:${new URL(http.origin).port}`, '127.0.0.2'] }
+    const readRaw = (connect: string) => `const net = require('node:net')
+      request.body = await new Promise((resolve, reject) => {
+        const s = ${connect}
+        let text = ''
+        s.on('connect', () => s.write('GET /admin HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n'))
+        s.on('data', (c) => (text += c))
+        s.on('end', () => resolve(text))
+        s.on('error', reject)
+      })`
+    try {
+      const attacks = {
+        'an IPv4-mapped address in hex': `request.body = await (await fetch('http://[::ffff:7f00:1]:${port}/admin')).text()`,
+        'an IPv4-mapped address written out': readRaw(`net.connect({ host: '0:0:0:0:0:FFFF:127.0.0.1', port: ${port} })`),
+        'options that answer differently when read again': readRaw(`net.connect({ reads: 0, get host() { return this.reads++ < 2 ? '127.0.0.2' : '127.0.0.1' }, port: ${port} })`),
+        'a lookup that cannot be replaced': readRaw(`net.connect(Object.defineProperty({ host: 'localhost', port: ${port} }, 'lookup', { enumerable: true, get: () => (h, o, cb) => (o.all ? cb(null, [{ address: '127.0.0.1', family: 4 }]) : cb(null, '127.0.0.1', 4)), set: () => {} }))`),
+        'a resolver\'s own handle': `const r = new (require('node:dns').promises.Resolver)(); r._handle.setServers([[4, '127.0.0.1', ${dns.port}]]); request.body = JSON.stringify(await r.resolveTxt('leak.test'))`,
+        'a refusal the script catches': `try { await fetch('${other.origin}/admin') } catch (e) { request.body = 'nothing to see' }`,
+      }
+      const refused = /^setup script \(localSetupScript\) failed: the sandbox refused: connection to .* refused by the private-target policy \(--private-targets deny\)/
+      const before = other.requests.length
+      for (const [attack, script] of Object.entries(attacks)) {
+        const result = await run(check({ localSetupScript: script }), policy)
+        expect(result.hasErrors, attack).toBe(true)
+        // the copy of the options is what was checked: the connection goes to the exception, where nothing listens
+        if (attack.startsWith('options')) expect(result.error, attack).toMatch(/ECONNREFUSED 127\.0\.0\.2:/)
+        else {
+          expect(result.error, attack).toMatch(refused)
+          expect(scriptsOf(result.details)[0].error, attack).toContain('the sandbox refused')
+        }
+        expect(JSON.stringify(result), attack).not.toMatch(/admin secrets|dns secrets/)
+      }
+      expect(other.requests.length).toBe(before)
+      expect(dns.queries).toEqual([])
+    } finally {
+      await other.close()
+      await dns.close()
     }
   })
 

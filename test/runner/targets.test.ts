@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiCheckSchema, type ApiCheckInput } from '../../src/schema/api-check.js'
 import { dnsCheckSchema, icmpCheckSchema } from '../../src/schema/check.js'
+import { createRequire } from 'node:module'
 import { nonPublicAddress, runCheck, type ApiDetails, type RunOptions } from '../../src/runner/index.js'
+import { NET_GUARD_SOURCE, targetGuard } from '../../src/runner/script/net-guard.js'
 import { startHttpServer, startTlsServer, type HttpServerHandle } from '../helpers/http-server.js'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
 
@@ -155,5 +157,17 @@ describe('private targets: which addresses are refused', () => {
 
   it.each(['93.184.216.34', '1.1.1.1', '8.8.8.8', '172.32.0.1', '192.169.0.1', '2606:4700:4700::1111', '::ffff:93.184.216.34', '64:ff9b::5db8:d822'])('%s is public', (address) => {
     expect(nonPublicAddress(address)).toBeNull()
+  })
+
+  it('the scripts\' own guard reads every spelling as the probes do: it refuses exactly what nonPublicAddress refuses, for the same reason', () => {
+    // the guard's reading of an address, taken out of its source (nothing of it is installed here)
+    const refusalOf = new Function('require', `${NET_GUARD_SOURCE}\nreturn addressRefusal`)(createRequire(import.meta.url))(targetGuard({ privateTargets: 'deny' }))
+    const spellings = [
+      '127.0.0.1', '::ffff:127.0.0.1', '::FFFF:127.0.0.1', '::ffff:7f00:1', '::ffff:7F00:0001', '0:0:0:0:0:ffff:7f00:1', '0:0:0:0:0:ffff:127.0.0.1',
+      '0000:0000:0000:0000:0000:ffff:7f00:0001', '[::ffff:127.0.0.1]', '::ffff:a9fe:a9fe', '::ffff:169.254.169.254', '::ffff:10.0.0.1', '64:ff9b::7f00:1',
+      '64:ff9b::127.0.0.1', '2002:7f00:1::1', '2002:a00:1::', '::127.0.0.1', '::7f00:1', '::1', '0:0:0:0:0:0:0:1', '::', 'fe80::1%lo', 'FD00::1',
+      '93.184.216.34', '::ffff:93.184.216.34', '::ffff:5db8:d822', '64:ff9b::5db8:d822', '2606:4700:4700::1111', '2002:5db8:d822::1',
+    ]
+    for (const address of spellings) expect(refusalOf(address, 80), address).toBe(nonPublicAddress(address))
   })
 })

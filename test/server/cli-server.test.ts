@@ -2,8 +2,8 @@ import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { parseApiKey, parseRateLimit, suitesLine } from '../../src/cli/commands/server.js'
-import { networkNamespaces } from '../../src/runner/script/netns.js'
+import { parseApiKey, parseRateLimit } from '../../src/cli/commands/server.js'
+import { containment } from '../../src/runner/script/jail.js'
 import { caller, dnsBody } from './helpers.js'
 import { serverBuilt, startServerProcess } from '../helpers/server-process.js'
 
@@ -96,49 +96,34 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
     expect(await bad.exited).toBe(1)
   })
 
-  it('says whether it runs Playwright check suites and how they are contained; --script-uid-range is checked', async () => {
+  it('says exactly how it holds scripts and which it runs; under deny a machine that cannot contain them runs none without --uncontained-scripts; --script-uid-range is checked', async () => {
     const root = process.getuid?.() === 0
-    const plain = startCli(['--db', ':memory:', '--quiet'])
-    await plain.ready
-    await expect.poll(() => plain.output()).toMatch(root
-      ? /^Playwright check suites run each as a user of its own \(uids 200000-200999\): held to their run's files$/m
-      : /^Playwright check suites are not run here \(not root, so no user of their own for their runs; --playwright-suites runs them anyway\): agents run them$/m)
-    plain.child.kill('SIGTERM')
-    await plain.exited
-    const ranged = startCli(['--db', ':memory:', '--quiet', '--script-uid-range', '300000-300009'], { MONITORING_SERVER_PLAYWRIGHT_SUITES: '1' })
-    await ranged.ready
-    await expect.poll(() => ranged.output()).toMatch(root ? /run each as a user of its own \(uids 300000-300009\)/ : /run as this server's user \(--playwright-suites; not root/)
-    ranged.child.kill('SIGTERM')
-    await ranged.exited
-    const off = startCli(['--db', ':memory:', '--quiet', '--no-playwright-suites'])
-    await off.ready
-    await expect.poll(() => off.output()).toMatch(/^Playwright check suites are not run here \(--no-playwright-suites\): agents run them$/m)
-    off.child.kill('SIGTERM')
-    await off.exited
-    // under deny, a run with a user of its own gets a network of its own too, where root may make network namespaces
-    const namespaces = root && networkNamespaces()
-    const denied = startCli(['--db', ':memory:', '--quiet', '--private-targets', 'deny'])
-    await denied.ready
-    await expect.poll(() => denied.output()).toMatch(namespaces
-      ? /^Playwright check suites run each as a user of its own \(uids 200000-200999\): held to their run's files, and to a network of their own whose one way out is the private-target policy's egress proxy$/m
-      : root ? /^Playwright check suites are not run here \(the private-target policy is deny and this machine gives runs no network of their own/m
-      : /^Playwright check suites are not run here \(not root, so no user of their own for their runs; --playwright-suites runs them anyway\): agents run them$/m)
-    denied.child.kill('SIGTERM')
-    await denied.exited
-    const deniedOn = startCli(['--db', ':memory:', '--quiet', '--private-targets', 'deny', '--playwright-suites'])
-    await deniedOn.ready
-    await expect.poll(() => deniedOn.output()).toMatch(namespaces
-      ? /^Playwright check suites run each as a user of its own \(uids 200000-200999\): held to their run's files, and to a network of their own whose one way out is the private-target policy's egress proxy$/m
-      : root ? /^Playwright check suites run each as a user of its own \(uids 200000-200999\): held to their run's files; their own connections are not held to the private-target policy \(--playwright-suites\)$/m
-      : /^Playwright check suites run as this server's user \(--playwright-suites; not root, so no user of their own\): a suite can read what this user can; their own connections are not held to the private-target policy \(docs\/scripts\.md\)$/m)
-    deniedOn.child.kill('SIGTERM')
-    await deniedOn.exited
-    // a machine where root may not make network namespaces (a container without CAP_SYS_ADMIN)
-    const range = { first: 200000, last: 200999 }
-    expect(suitesLine({ run: false, uidRange: range, chosen: false, privateTargets: 'deny', network: false }))
-      .toBe('Playwright check suites are not run here (the private-target policy is deny and this machine gives runs no network of their own (a network namespace), so a suite\'s browsers and connections would not be held to it; --playwright-suites runs them anyway): agents run them')
-    expect(suitesLine({ run: true, uidRange: range, chosen: true, privateTargets: 'deny', network: false }))
-      .toBe('Playwright check suites run each as a user of its own (uids 200000-200999): held to their run\'s files; their own connections are not held to the private-target policy (--playwright-suites)')
+    const held = containment()
+    const started = async (args: string[], env: Record<string, string> = {}) => {
+      const server = startCli(['--db', ':memory:', '--quiet', ...args], env)
+      await server.ready
+      await expect.poll(() => server.output()).toMatch(/^Playwright check suites /m)
+      server.child.kill('SIGTERM')
+      await server.exited
+      return server.output()
+    }
+    // this machine, as it is (CI installs bubblewrap; root there)
+    const plain = await started([])
+    expect(plain).toMatch(held.available
+      ? new RegExp(`^Scripts run contained by bubblewrap [^:]*: each run of a browser, multi-step or Playwright check and each API check's setup and teardown scripts in a sandbox of its own: ${root ? 'a uid of its own \\(uids 200000-200999\\)' : 'this server\'s uid'}, its own PID, mount, network, IPC and UTS namespaces, no new user namespaces, a read-only view of the system without the server's files or other runs', its own /tmp and /dev/shm \\(memory of a fixed size\\), a network whose one way out is the egress proxy \\(private targets allowed\\), processes and file sizes bounded by rlimits \\(docs/scripts.md\\)$`, 'm')
+      : /^Scripts are not contained here \(.+\): browser, multi-step and API checks' scripts run held only by/m)
+    if (held.available) expect(plain).toMatch(/^Playwright check suites run contained as the other scripts, their browsers and workers in the run's sandbox$/m)
+    // a machine that cannot contain them (as a container without the namespaces would be)
+    const off = { MONITORS_CONTAINMENT: 'off' }
+    const denied = await started(['--private-targets', 'deny', '--script-uid-range', '300000-300009'], off)
+    expect(denied).toMatch(/^Scripts are not contained here \(MONITORS_CONTAINMENT=off turns it off\): under --private-targets deny, browser, multi-step and API checks' scripts are not run \(their runs fail with hasErrors; --uncontained-scripts runs them, held only by Node's permission model and the network guard in their process: they share this machine's network, processes and temporary folders\): agents run them$/m)
+    expect(denied).toMatch(root
+      ? /^Playwright check suites are not run here \(not contained, and under --private-targets deny a user of its own does not hold a suite to the policy; --playwright-suites runs them anyway\): agents run them$/m
+      : /^Playwright check suites are not run here \(not contained, and not root, so no user of their own for their runs; --playwright-suites runs them anyway\): agents run them$/m)
+    const allowed = await started(['--private-targets', 'deny', '--uncontained-scripts'], off)
+    expect(allowed).toMatch(/^Scripts are not contained here \(MONITORS_CONTAINMENT=off turns it off\): browser, multi-step and API checks' scripts run held only by Node's permission model and the network guard in their process: they share this machine's network, processes and temporary folders \(--uncontained-scripts\)$/m)
+    expect(allowed).toMatch(/^Playwright check suites run (each as a user of its own \(uids 200000-200999\): held to their run's files, not to the private-target policy \(not contained\)|as this server's user \(--uncontained-scripts; not contained, not root\))/m)
+    expect(await started(['--no-playwright-suites'])).toMatch(/^Playwright check suites are not run here \(--no-playwright-suites\): agents run them$/m)
     const bad = startCli(['--db', ':memory:', '--script-uid-range', '5-1'])
     await expect(bad.ready).rejects.toThrow(/--script-uid-range must be a range of uids from 1000 up to 4294967294, its first below its last, got "5-1"/)
     expect(await bad.exited).toBe(1)

@@ -17,8 +17,8 @@ import { hasChromium } from '../helpers/browser.js'
 import { makeProject, monitors, repo, STACK_LINE, writeFiles } from '../helpers/cli.js'
 import { startHttpServer, type HttpServerHandle } from '../helpers/http-server.js'
 import { prepareTestRuntime } from '../helpers/runtime.js'
+import { containment } from '../../src/runner/script/jail.js'
 import { zipBomb } from '../helpers/zip-bomb.js'
-import { networkNamespaces } from '../../src/runner/script/netns.js'
 import { KEY_A, KEY_B, caller, expect400, startTestServer, type Call } from './helpers.js'
 
 let dir: string
@@ -142,19 +142,21 @@ test('database @smoke', async () => { readFileSync(${JSON.stringify(db)}) })
       expect(result, result.error).toMatchObject({ hasFailures: true, hasErrors: false })
       const tests = result.result.details.tests as Array<{ title: string; status: string; error: { message: string } | null }>
       expect(tests.map((t) => [t.title, t.status])).toEqual([['environ @smoke', 'failed'], ['database @smoke', 'failed']])
-      expect(tests[0].error?.message).toContain(`EACCES: permission denied, open '/proc/${process.pid}/environ'`)
-      expect(tests[1].error?.message).toContain(`EACCES: permission denied, open '${db}'`)
+      // contained, neither is in the run's view (its own mount and PID namespaces); else the system refuses its user
+      const refused = containment().available ? 'ENOENT: no such file or directory' : 'EACCES: permission denied'
+      expect(tests[0].error?.message).toContain(`${refused}, open '/proc/${process.pid}/environ'`)
+      expect(tests[1].error?.message).toContain(`${refused}, open '${db}'`)
     } finally {
       await plain.close()
     }
   }, 300_000)
 
-  it.skipIf(!root || !networkNamespaces())('run by root under --private-targets deny, runs a suite in a network of its own: its page to 127.0.0.1 is refused, the run hasErrors naming the policy', async () => {
+  it.skipIf(!root || !containment().available)('run by root under --private-targets deny, runs a suite in a network of its own: its page to 127.0.0.1 is refused, the run hasErrors naming the policy', async () => {
     // two accounts' keys: deny by default, and suites still run (each in a network namespace)
     const shared = await startTestServer({ dbPath: join(dir, 'shared.db'), runner: true, runtimeCache: process.env.MONITORS_RUNTIME_CACHE, schedulerOptions: { tickMs: 50 } })
     try {
       expect(shared.privateTargets.policy).toBe('deny')
-      expect(shared.playwrightSuites).toMatchObject({ run: true, network: true })
+      expect(shared.scripts).toMatchObject({ suites: true, scripts: true, containment: { available: true } })
       const c = caller(shared)
       const test = `import { test } from '@playwright/test'
 test('inside @smoke', async ({ page }) => { await page.goto(${JSON.stringify(`${site.origin}/cart?from=deny`)}) })

@@ -53,6 +53,17 @@ function healthPortFromEnv(env: NodeJS.ProcessEnv): number {
  * Monitoring API, runs them from this machine, posts their results and serves health probes;
  * SIGTERM or Ctrl-C finishes the runs in flight and posts their results before it exits 0.
  */
+/** The start-up line saying how the agent holds the scripts it runs (docs/scripts.md, "The containment"). */
+async function containmentLine(option: UidRange | 'off' | null | undefined): Promise<string> {
+  const { containment } = await import('../../runner/script/jail.js')
+  const { effectiveUidRange } = await import('../../runner/script/contain.js')
+  const held = containment()
+  const range = effectiveUidRange(option)
+  const user = range ? `a uid of its own (uids ${range.first}-${range.last})` : held.root ? 'uid 0 mapped into a user namespace of its own' : 'this agent\'s uid'
+  if (held.available) return `${`Scripts run contained by bubblewrap ${held.version ?? ''}`.trimEnd()}: each run in a sandbox of its own (${user}, its own PID, mount and network namespaces, a read-only view without this agent's files, a network whose one way out is the egress proxy; docs/scripts.md)`
+  return `Scripts are not contained here (${held.problem}): held only by the walls in their own process; Playwright suites run as ${range ? `a user of their own (uids ${range.first}-${range.last})` : 'this agent\'s user, and can read what it can'} (docs/scripts.md)`
+}
+
 export const agentCommand = {
   command: 'agent',
   describe: 'Run checks for a Monitoring API server from this machine, for the locations given (a self-hosted agent)',
@@ -94,7 +105,7 @@ export const agentCommand = {
         type: 'string',
         requiresArg: true,
         coerce: uidRangeOption('--script-uid-range'),
-        describe: 'Uids (and gids) given to Playwright suite runs when the agent is root, one per run at a time, e.g. 200000-200999 (the default); accounts of /etc/passwd are skipped; off runs suites as root (env MONITORS_SCRIPT_UID_RANGE)',
+        describe: 'Uids (and gids) given to script runs (browser, multi-step, suites, API checks\' scripts) when the agent is root, one per run at a time, e.g. 200000-200999 (the default); accounts of /etc/passwd are skipped; off runs them as root (env MONITORS_SCRIPT_UID_RANGE)',
       }),
   handler: async (args: ArgumentsCamelCase<AgentArgs>): Promise<number> => {
     const env = io().env
@@ -153,6 +164,7 @@ export const agentCommand = {
       })
       const { runtimesSummary } = await import('../../runner/script/runtimes.js')
       io().stdout.write(`${runtimesSummary()}\n`)
+      io().stdout.write(`${await containmentLine(args.scriptUidRange ?? uidRangeFromEnv())}\n`)
       if (early) void agent.stop(early)
       const code = await agent.done
       const s = agent.stats()

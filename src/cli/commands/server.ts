@@ -7,7 +7,7 @@ import { checkNumber } from '../engine.js'
 import { UserError } from '../../errors.js'
 import { KEY_ROLES, MIN_KEY_LENGTH, isKeyRole, type KeyRole } from '../../server/keys.js'
 import { publicUrlProblem } from '../../server/names.js'
-import type { SuitesPolicy } from '../../server/index.js'
+import type { ScriptsPolicy } from '../../server/index.js'
 import type { UidRange } from '../../runner/script/contain.js'
 import { uidRangeFromEnv, uidRangeOption } from '../uid-range.js'
 import { commandLineWarning, hideSecretArguments, readSecretFile, secretOf, urlPassword } from '../secrets.js'
@@ -38,6 +38,7 @@ interface ServerArgs {
   'metrics-token'?: string
   'script-concurrency'?: number
   'playwright-suites'?: boolean
+  'uncontained-scripts'?: boolean
   'script-uid-range'?: UidRange | 'off'
   'artifacts-dir'?: string
   'runtime-cache'?: string
@@ -96,18 +97,51 @@ function envSwitch(value: string | undefined): boolean | undefined {
   return value === '1' ? true : value === '0' ? false : undefined
 }
 
-/** The start-up line saying whether Playwright check suites run here and how they are contained. */
-export function suitesLine(suites: SuitesPolicy): string {
-  const deny = suites.privateTargets === 'deny'
-  const loose = deny && !suites.network ? '; their own connections are not held to the private-target policy' : ''
-  if (suites.run && suites.uidRange) {
-    const held = deny && suites.network ? ', and to a network of their own whose one way out is the private-target policy\'s egress proxy' : `${loose}${loose ? ' (--playwright-suites)' : ''}`
-    return `Playwright check suites run each as a user of its own (uids ${suites.uidRange.first}-${suites.uidRange.last}): held to their run's files${held}`
+/**
+ * The start-up lines saying how scripts are held here (contained or not, and exactly what that
+ * is) and which of them run: one for browser, multi-step and API checks' scripts, one for
+ * Playwright check suites.
+ */
+export function scriptsLines(policy: ScriptsPolicy): string[] {
+  const { containment: held, uidRange } = policy
+  const deny = policy.privateTargets === 'deny'
+  const user = uidRange ? `a uid of its own (uids ${uidRange.first}-${uidRange.last})` : held.root ? 'uid 0 mapped into a user namespace of its own (--script-uid-range off)' : 'this server\'s uid (not root: no uid of its own)'
+  const lines: string[] = []
+  if (held.available) {
+    lines.push(`Scripts run contained by bubblewrap ${held.version ?? ''}`.trimEnd() + ': each run of a browser, multi-step or Playwright check and each API check\'s setup and teardown scripts in a sandbox of its own: ' +
+      `${user}, its own PID, mount, network, IPC and UTS namespaces, no new user namespaces, a read-only view of the system without the server's files or other runs', ` +
+      `its own /tmp and /dev/shm (memory of a fixed size), a network whose one way out is the egress proxy (private targets ${deny ? 'refused' : 'allowed'}), processes and file sizes bounded by rlimits (docs/scripts.md)`)
+  } else {
+    const walls = 'held only by Node\'s permission model and the network guard in their process: they share this machine\'s network, processes and temporary folders'
+    lines.push(`Scripts are not contained here (${held.problem}): ` + (policy.scripts
+      ? `browser, multi-step and API checks' scripts run ${walls}${deny ? ' (--uncontained-scripts)' : ''}`
+      : 'under --private-targets deny, browser, multi-step and API checks\' scripts are not run (their runs fail with hasErrors; --uncontained-scripts runs them, ' + walls + '): agents run them'))
   }
-  if (suites.run) return `Playwright check suites run as this server's user (--playwright-suites; not root, so no user of their own): a suite can read what this user can${loose} (docs/scripts.md)`
-  const why = suites.chosen ? '--no-playwright-suites'
-    : suites.uidRange ? 'the private-target policy is deny and this machine gives runs no network of their own (a network namespace), so a suite\'s browsers and connections would not be held to it; --playwright-suites runs them anyway'
-    : 'not root, so no user of their own for their runs; --playwright-suites runs them anyway'
+  lines.push(suitesLine(policy))
+  return lines
+}
+
+/** What a server that runs checks says of its scripts at start: its runtimes, how it holds scripts, a runtime cache its runs cannot read. */
+async function runnerLines(runtimeCache: string | undefined, policy: ScriptsPolicy): Promise<string[]> {
+  const { defaultRuntimeCache, runtimesSummary } = await import('../../runner/script/runtimes.js')
+  const cache = runtimeCache ? resolve(runtimeCache) : defaultRuntimeCache()
+  const lines = [runtimesSummary(cache), ...scriptsLines(policy)]
+  // runs as users of their own read the runtimes as any other user does
+  const { closedToOthers } = await import('../../runner/script/contain.js')
+  const closed = policy.uidRange && (policy.containment.available || policy.suites) ? closedToOthers(cache) : null
+  if (closed) lines.push(`Note: the runs' own users cannot read the runtime cache ${cache}: ${closed.path} is closed to other users (mode ${closed.mode}), so their runs fail saying so; prepare the runtimes in a folder other users can read (--runtime-cache or MONITORS_RUNTIME_CACHE, e.g. /var/cache/monitors/runtimes)`)
+  return lines
+}
+
+/** The start-up line saying whether Playwright check suites run here and how they are contained. */
+function suitesLine(policy: ScriptsPolicy): string {
+  const { containment: held, uidRange } = policy
+  if (policy.suites && held.available) return 'Playwright check suites run contained as the other scripts, their browsers and workers in the run\'s sandbox'
+  if (policy.suites && uidRange) return `Playwright check suites run each as a user of its own (uids ${uidRange.first}-${uidRange.last}): held to their run's files, not to the private-target policy (not contained)`
+  if (policy.suites) return `Playwright check suites run as this server's user (${policy.suitesChosen ? '--playwright-suites' : '--uncontained-scripts'}; not contained, not root): a suite can read what this user can, and reach what this machine reaches (docs/scripts.md)`
+  const why = policy.suitesChosen ? '--no-playwright-suites'
+    : uidRange ? 'not contained, and under --private-targets deny a user of its own does not hold a suite to the policy; --playwright-suites runs them anyway'
+    : 'not contained, and not root, so no user of their own for their runs; --playwright-suites runs them anyway'
   return `Playwright check suites are not run here (${why}): agents run them`
 }
 
@@ -231,13 +265,17 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
       })
       .option('playwright-suites', {
         type: 'boolean',
-        describe: 'Run Playwright check suites on this server\'s runner. Default: yes when the server is root, each run as a user of its own (--script-uid-range) held to its files, and under --private-targets deny in a network of its own (a network namespace) whose one way out is the policy\'s egress proxy; else no (their runs fail with hasErrors and agents run them). --playwright-suites runs them on a server that is not root too, where a suite can read what the server\'s user can, and under deny without a network namespace, where a suite\'s own connections are not held to the policy; --no-playwright-suites never (default from MONITORING_SERVER_PLAYWRIGHT_SUITES=1 or 0; docs/scripts.md)',
+        describe: 'Run Playwright check suites on this server\'s runner. Default: yes where each run is contained (bubblewrap: a sandbox of its own), or, not contained, when the server is root (each run a user of its own, --script-uid-range, held to its files) under --private-targets allow; else no (their runs fail with hasErrors and agents run them). --playwright-suites runs them there too, where a suite is held to neither its files nor the policy; --no-playwright-suites never (default from MONITORING_SERVER_PLAYWRIGHT_SUITES=1 or 0; docs/scripts.md)',
+      })
+      .option('uncontained-scripts', {
+        type: 'boolean',
+        describe: 'Under --private-targets deny, run the scripts of browser, multi-step and API checks (and Playwright suites) on a machine that cannot contain them (no bubblewrap, or a kernel that refuses it the namespaces), held only by the walls in their own process (default from MONITORING_SERVER_UNCONTAINED_SCRIPTS=1; without it their runs fail with hasErrors; docs/scripts.md)',
       })
       .option('script-uid-range', {
         type: 'string',
         requiresArg: true,
         coerce: uidRangeOption('--script-uid-range'),
-        describe: 'Uids (and gids) given to Playwright suite runs when the server is root, one per run at a time, e.g. 200000-200999 (the default); accounts of /etc/passwd are skipped; off runs suites as root (default from MONITORS_SCRIPT_UID_RANGE)',
+        describe: 'Uids (and gids) given to script runs (browser, multi-step, suites, API checks\' scripts) when the server is root, one per run at a time, e.g. 200000-200999 (the default); accounts of /etc/passwd are skipped; off runs them as root (default from MONITORS_SCRIPT_UID_RANGE)',
       })
       .option('max-status-pages', {
         type: 'number',
@@ -288,6 +326,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         metricsToken,
         scriptConcurrency: args['script-concurrency'],
         playwrightSuites: args['playwright-suites'] ?? envSwitch(io().env.MONITORING_SERVER_PLAYWRIGHT_SUITES),
+        uncontainedScripts: args['uncontained-scripts'] ?? envSwitch(io().env.MONITORING_SERVER_UNCONTAINED_SCRIPTS),
         scriptUidRange: args['script-uid-range'] ?? uidRangeFromEnv(),
         artifactsDir: args['artifacts-dir'] || io().env.MONITORING_SERVER_ARTIFACTS_DIR || undefined,
         runtimeCache: args['runtime-cache'],
@@ -302,11 +341,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
     out(args.runner
       ? `Running the activated checks (results kept ${args.retention} days); agents may serve locations too`
       : `Not running checks (--no-runner): agents claim the due runs (results kept ${args.retention} days)`)
-    if (args.runner) {
-      const { defaultRuntimeCache, runtimesSummary } = await import('../../runner/script/runtimes.js')
-      out(runtimesSummary(args['runtime-cache'] ? resolve(args['runtime-cache']) : defaultRuntimeCache()))
-      out(suitesLine(server.playwrightSuites))
-    }
+    if (args.runner) for (const line of await runnerLines(args['runtime-cache'], server.scripts)) out(line)
     const targets = server.privateTargets
     out(targets.policy === 'deny'
       ? `Private targets refused: checks and alert webhooks reach public addresses only (${targets.chosen ? '--private-targets deny' : `keys of ${targets.accounts} accounts are stored; --private-targets allow to change it`})`

@@ -10,6 +10,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { ARCHIVE_LIMITS, type ArchiveLimits } from './archive.js'
+import { copyRunFile } from './contain.js'
 import type { Scrubber } from './scrub.js'
 import type { ScrubAnswer, ScrubJob, ScrubWork } from './scrub-worker.js'
 import type { ArtifactEntry, ArtifactManifest } from './types.js'
@@ -65,14 +66,19 @@ function priority(name: string): number {
   return 4
 }
 
-/** Moves the images the script saved in its scratch folder into `artifacts/screenshots/script/`. */
-export function adoptScratchImages(scratch: string, artifacts: string): void {
+/**
+ * Moves the images the script saved in its scratch folder into `artifacts/screenshots/script/`;
+ * those of a contained run are copied instead, regular files of `owner` only (the run's user,
+ * gone by then), never through a link.
+ */
+export function adoptScratchImages(scratch: string, artifacts: string, owner?: number): void {
   for (const rel of listFiles(scratch)) {
     if (!IMAGE.test(rel)) continue
     const target = path.join(artifacts, 'screenshots', 'script', rel)
     mkdirSync(path.dirname(target), { recursive: true })
     try {
-      renameSync(path.join(scratch, rel), target)
+      if (owner === undefined) renameSync(path.join(scratch, rel), target)
+      else copyRunFile(path.join(scratch, rel), target, owner)
     } catch {
       /* moved or gone */
     }

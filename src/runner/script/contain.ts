@@ -150,7 +150,12 @@ export function allocateRunUser(range: UidRange): RunUser | null {
   return null
 }
 
-/** Every process with its real uid (the first of /proc/<pid>/status `Uid:`), but this one. */
+/**
+ * Every live process with its real uid (the first of /proc/<pid>/status `Uid:`), but this one. A
+ * zombie is not one: it runs nothing, holds no memory and cannot be killed, only waited for by
+ * its parent; a run's sandbox that exits before its own child leaves that child to the machine's
+ * init, which may wait for it a second later or, in a container without one, never.
+ */
 function processOwners(): Array<{ pid: number; uid: number }> {
   let names: string[]
   try {
@@ -162,7 +167,9 @@ function processOwners(): Array<{ pid: number; uid: number }> {
   for (const name of names) {
     if (!/^\d+$/.test(name) || Number(name) === process.pid) continue
     try {
-      const m = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${name}/status`, 'utf8'))
+      const status = readFileSync(`/proc/${name}/status`, 'utf8')
+      if (/^State:\s+Z/m.test(status)) continue
+      const m = /^Uid:\s+(\d+)/m.exec(status)
       if (m) out.push({ pid: Number(name), uid: Number(m[1]) })
     } catch {
       /* gone */
@@ -194,6 +201,27 @@ export function killUser(uid: number): number {
     }
   }
   return processesOf(uid).length
+}
+
+/**
+ * killUser without holding the event loop: a round of SIGKILL to every process whose real uid is
+ * `uid`, then a pause while they die, until none is left (at most `withinMs`). Answers how many
+ * were left.
+ */
+export async function reapUser(uid: number, withinMs = 10_000): Promise<number> {
+  const until = Date.now() + withinMs
+  for (;;) {
+    const pids = processesOf(uid)
+    if (pids.length === 0 || Date.now() > until) return pids.length
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {
+        /* gone */
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
 }
 
 /** The memory of every process of `uid`: their proportional set size, else their resident size. */

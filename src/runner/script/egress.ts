@@ -1,9 +1,10 @@
 /**
- * The way out of a browser check's Chromium under the private-target policy `deny`: an HTTP
- * proxy on 127.0.0.1 that the browser is launched with (Playwright's launch `proxy`, which also
- * sends loopback through it and which the browser's API requests, `page.request` and
- * `route.fetch`, use as well); and of a Playwright check suite's network namespace, on a unix
- * socket its bridge reaches (netns.ts). It opens every connection as a probe does (targets.ts): an IP
+ * The one way out of a contained run's network (jail.ts), on a unix socket in the run's folder
+ * that its bridges and its Node clients' tunnels reach, under the run's policy (`allow` opens
+ * anything); and the way out of an uncontained browser check's Chromium under the private-target
+ * policy `deny`: an HTTP proxy on 127.0.0.1 that the browser is launched with (Playwright's
+ * launch `proxy`, which also sends loopback through it and which the browser's API requests,
+ * `page.request` and `route.fetch`, use as well; a contained browser's proxy listens on both). It opens every connection as a probe does (targets.ts): an IP
  * literal is checked before connecting, a name by a lookup that checks every address it
  * resolves to, and the address connected to once more. A refused target gets a 403 and is kept
  * in `refusals`, which fails the run with `hasErrors` as any sandbox refusal does.
@@ -16,8 +17,10 @@ import net, { type AddressInfo, type Socket } from 'node:net'
 import { connectedRefusal, guardedLookup, literalRefusal, refusalIn, type TargetPolicy } from '../targets.js'
 
 export interface EgressProxy {
-  /** `http://127.0.0.1:PORT`, for the browser's launch options (`unix:PATH` on a unix socket). */
+  /** `http://127.0.0.1:PORT`, for the browser's launch options (`unix:PATH` on a unix socket alone). */
   url: string
+  /** The port on 127.0.0.1, when it listens there (null: on its unix socket alone). */
+  port: number | null
   /** What the policy refused, each once, in order (at most 20). */
   refusals: string[]
   close(): Promise<void>
@@ -83,6 +86,12 @@ function forward(egress: Egress, req: http.IncomingMessage, res: http.ServerResp
   req.pipe(upstream)
 }
 
+/** The answer to a CONNECT the policy refuses: a 403 whose body names the refusal (the scripts' tunnels show it). */
+function refusedAnswer(why: string): string {
+  const body = `${why}\n`
+  return `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+}
+
 /** `CONNECT host:port`: a tunnel to a connection opened under the policy (HTTPS, WebSockets). */
 function tunnel(egress: Egress, req: http.IncomingMessage, client: Socket, head: Buffer): void {
   const target = authority(req.url ?? '')
@@ -93,7 +102,7 @@ function tunnel(egress: Egress, req: http.IncomingMessage, client: Socket, head:
   const opened = egress.open(target.host, target.port)
   if (typeof opened === 'string') {
     egress.refused(opened)
-    client.end('HTTP/1.1 403 Forbidden\r\n\r\n')
+    client.end(refusedAnswer(opened))
     return
   }
   opened.once('connect', () => {
@@ -106,17 +115,19 @@ function tunnel(egress: Egress, req: http.IncomingMessage, client: Socket, head:
   opened.on('error', (error) => {
     const why = refusalIn(error)
     if (why) egress.refused(why.message)
-    if (!client.destroyed) client.end(why ? 'HTTP/1.1 403 Forbidden\r\n\r\n' : 'HTTP/1.1 502 Bad Gateway\r\n\r\n')
+    if (!client.destroyed) client.end(why ? refusedAnswer(why.message) : 'HTTP/1.1 502 Bad Gateway\r\n\r\n')
   })
   client.on('error', () => opened.destroy())
   client.on('close', () => opened.destroy())
 }
 
 /**
- * Starts the proxy on 127.0.0.1 (a free port), or on the unix socket `at.path` (a suite's
- * network bridge: netns.ts; its `url` is then `unix:PATH`).
+ * Starts the proxy on 127.0.0.1 (a free port), or on the unix socket `at.path` (a contained run's
+ * way out: its bridges reach it there; its `url` is then `unix:PATH`), or on both (`at.tcp`: the
+ * contained browser's proxy is then one address, 127.0.0.1:PORT, for Chromium in its sandbox
+ * through a bridge on that port and for Playwright's API requests in this process).
  */
-export async function startEgress(policy: TargetPolicy, at: { path?: string } = {}): Promise<EgressProxy> {
+export async function startEgress(policy: TargetPolicy, at: { path?: string; tcp?: boolean } = {}): Promise<EgressProxy> {
   const refusals: string[] = []
   const sockets = new Set<Socket>()
   const track = (socket: Socket) => {
@@ -136,20 +147,29 @@ export async function startEgress(policy: TargetPolicy, at: { path?: string } = 
       return socket
     },
   }
-  const server = http.createServer((req, res) => forward(egress, req, res))
-  server.on('connection', track)
-  server.on('connect', (req: http.IncomingMessage, client: Socket, head: Buffer) => tunnel(egress, req, client, head))
-  await new Promise<void>((resolve, reject) => {
+  const serve = () => {
+    const server = http.createServer((req, res) => forward(egress, req, res))
+    server.on('connection', track)
+    server.on('connect', (req: http.IncomingMessage, client: Socket, head: Buffer) => tunnel(egress, req, client, head))
+    return server
+  }
+  const servers: http.Server[] = []
+  const listen = (server: http.Server, ...where: [string] | [number, string]) => new Promise<void>((resolve, reject) => {
+    servers.push(server)
     server.once('error', reject)
-    if (at.path) server.listen(at.path, () => resolve())
-    else server.listen(0, '127.0.0.1', () => resolve())
+    server.listen(...(where as [number, string]), () => resolve())
   })
+  if (at.path) await listen(serve(), at.path)
+  const onTcp = at.tcp || !at.path ? serve() : null
+  if (onTcp) await listen(onTcp, 0, '127.0.0.1')
+  const port = onTcp ? (onTcp.address() as AddressInfo).port : null
   return {
-    url: at.path ? `unix:${at.path}` : `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: port !== null ? `http://127.0.0.1:${port}` : `unix:${at.path}`,
+    port,
     refusals,
-    close: () => new Promise<void>((resolve) => {
+    close: async () => {
       for (const s of sockets) s.destroy()
-      server.close(() => resolve())
-    }),
+      await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))))
+    },
   }
 }

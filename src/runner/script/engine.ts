@@ -9,23 +9,23 @@
  *
  * Never throws for a run that went wrong: that is in the result (`hasFailures`, `hasErrors`).
  */
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { pathToFileURL } from 'node:url'
 import { DEFAULT_RUNTIME_ID, findRuntime, RUNTIMES, type Runtime } from '../../schema/runtimes.js'
 import { judge } from '../outcome.js'
-import type { TargetPolicy } from '../targets.js'
 import type { AttemptOutcome } from '../types.js'
 import { adoptScratchImages, finishArtifacts, formatBytes } from './artifacts.js'
+import { BROWSER_BRIDGE_PORT, CHROMIUM_ARGS, launchBrowser, type BrowserHandle } from './browser.js'
 import { buildRunBundle } from './build.js'
+import { allocateRunUser, closedToOthers, copyBack, effectiveUidRange, giveTree, reapUser, type RunUser } from './contain.js'
 import { startEgress, type EgressProxy } from './egress.js'
-import { nativeImport } from './native-import.js'
+import { containment, EGRESS_PORT, EGRESS_PROXY, identityFiles, jailCommand } from './jail.js'
 import { guardPreload, targetGuard } from './net-guard.js'
 import type { HarnessConfig, HarnessMessage } from './protocol.js'
-import { startProxy, type BrowserProxy } from './proxy.js'
-import { defaultRuntimeCache, resolveInRuntime, runtimeState } from './runtimes.js'
-import { folderBytes, killTree, processTable, spawnSandboxed, treeMemory, type SandboxPaths } from './sandbox.js'
+import { defaultRuntimeCache, runtimeState } from './runtimes.js'
+import { folderBytes, killTree, processTable, sandboxFlags, spawnSandboxed, treeMemory, type SandboxPaths } from './sandbox.js'
 import { createScrubber } from './scrub.js'
 import type { ArtifactManifest, ScriptCheck, ScriptDetails, ScriptRunOptions, ScriptRunResult, ScriptTest, ScriptVariable } from './types.js'
 
@@ -39,10 +39,7 @@ export const ARTIFACT_LIMIT_BYTES = 150 * 1000 * 1000
 export const SERVICE_VARIABLE = 'MONITORS'
 /** Variables whose key starts so are secret whatever their flag says (spec: agent 6.1.2). */
 export const SECRET_PREFIX = 'MONITORS_SECRET_'
-export const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync',
-]
+export { CHROMIUM_ARGS }
 const LOG_KEEP = 64 * 1024
 const MESSAGE_LIMIT = 64 * 1024 * 1024
 const MAX_CONSOLE = 1000
@@ -51,6 +48,8 @@ const MAX_NETWORK = 2000
 type StopReason =
   | { kind: 'timeout' }
   | { kind: 'memory'; bytes: number }
+  /** the kernel refused a process of the run memory past its limit (RLIMIT_DATA) */
+  | { kind: 'allocation' }
   | { kind: 'disk'; bytes: number }
   | { kind: 'output' }
   | { kind: 'aborted' }
@@ -87,65 +86,9 @@ function reasonOf(message: string): string {
   return [firstLine(message), ...extra].join(' ').replace(/\s+/g, ' ')
 }
 
+/** What Node says when the kernel refuses it memory (an allocation past RLIMIT_DATA). */
+export const OUT_OF_MEMORY = /Array buffer allocation failed|Cannot allocate memory|\bENOMEM\b/
 const NETWORK_FAILURE = /net::ERR_|ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|EAI_AGAIN|socket hang up/
-
-interface BrowserHandle {
-  endpoint: string
-  pid: number | undefined
-  proxy: BrowserProxy
-  /** The browser's way out under `deny` (egress.ts); null under `allow`. */
-  egress: EgressProxy | null
-  close(): Promise<void>
-}
-
-async function launchBrowser(runtimeDir: string, chromiumPath: string, home: string, runDir: string, timeoutMs: number, policy: TargetPolicy): Promise<BrowserHandle> {
-  const entry = resolveInRuntime(runtimeDir, 'playwright-core')
-  if (!entry) throw new Error(`the runtime in ${runtimeDir} has no playwright-core: prepare it again`)
-  const mod = (await nativeImport(pathToFileURL(entry).href)) as { chromium?: unknown; default?: { chromium?: unknown } }
-  const chromium = (mod.chromium ?? mod.default?.chromium) as {
-    launchServer(options: Record<string, unknown>): Promise<{ wsEndpoint(): string; process(): { pid?: number }; kill(): Promise<void>; close(): Promise<void> }>
-  }
-  // under `deny`, every connection of the browser (and of its API requests) goes out through
-  // the egress proxy, which applies the policy; WebRTC's UDP is off, so it cannot go around it
-  const egress = policy.privateTargets === 'deny' ? await startEgress(policy) : null
-  const server = await chromium.launchServer({
-    executablePath: chromiumPath,
-    args: egress ? [...CHROMIUM_ARGS, '--force-webrtc-ip-handling-policy=disable_non_proxied_udp'] : CHROMIUM_ARGS,
-    ...(egress ? { proxy: { server: egress.url } } : {}),
-    headless: true,
-    handleSIGINT: false,
-    handleSIGTERM: false,
-    handleSIGHUP: false,
-    timeout: Math.max(1000, timeoutMs),
-    // the browser gets none of the server's environment (its keys, its database URL)
-    // (MONITORS_RUN names the run the browser belongs to, for whoever looks at the process list)
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TMPDIR: home, XDG_CONFIG_HOME: home, XDG_CACHE_HOME: home, LANG: 'C.UTF-8', MONITORS_RUN: runDir },
-  }).catch(async (error: unknown) => {
-    await egress?.close()
-    throw error
-  })
-  const pid = server.process().pid
-  let proxy: BrowserProxy
-  try {
-    proxy = await startProxy(server.wsEndpoint(), { contextProxies: !egress })
-  } catch (error) {
-    await server.kill().catch(() => undefined)
-    await egress?.close()
-    throw error
-  }
-  return {
-    endpoint: proxy.endpoint,
-    pid,
-    proxy,
-    egress,
-    close: async () => {
-      await proxy.close().catch(() => undefined)
-      await server.kill().catch(() => undefined)
-      killTree(pid)
-      await egress?.close()
-    },
-  }
-}
 
 type ResultMessage = Extract<HarnessMessage, { t: 'result' }>
 
@@ -164,8 +107,29 @@ interface RunFolders {
   runDir: string
   home: string
   entry: string
+  /** what the script's process reads and writes (contained: its artifacts in the run's folder, copied into `kept` at the end) */
   paths: SandboxPaths
+  /** the artifact folder the caller keeps */
+  kept: string
 }
+
+/**
+ * A contained run's hold (jail.ts): its own user (as root), its egress proxy, the one way out of
+ * its network, and the unix sockets in its folder the run reaches the runner on.
+ */
+interface RunJail {
+  user: RunUser | null
+  /** its /etc/passwd and /etc/group naming its user (jail.ts's identityFiles) */
+  identity: { passwd: string; group: string } | undefined
+  egress: EgressProxy
+  egressSocket: string
+  browserSocket: string
+}
+
+/** The size of a contained run's own /tmp and /dev/shm (memory), each: its disk limit, at most 256 MiB. */
+const JAIL_TMP_MAX = 256 * 1024 * 1024
+/** Processes and threads of a run's own uid (Chromium's processes and threads count). */
+const JAIL_PROCESSES = 4096
 
 /** What the script's process said and how it ended. */
 interface ChildRun {
@@ -214,17 +178,84 @@ export async function runScript(check: ScriptCheck, options: ScriptRunOptions = 
     return finish()
   }
 
-  const folders = runFolders(workDir, runtimeDir, options)
+  const chromiumPath = options.chromiumPath ?? process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+  const user = runUser(check, options, runtimeDir, chromiumPath)
+  if (typeof user === 'string') {
+    outcome.runnerError = user
+    return finish()
+  }
+  const contained = containment().available
+  const folders = runFolders(workDir, runtimeDir, options, contained, user)
   writeFileSync(folders.entry, built.code)
+  let jail: RunJail | null = null
   try {
-    const run = await runWithBrowser(check, options, folders, limits, details, outcome)
+    if (contained) jail = await holdRun(folders, user, options)
+    const run = await runWithBrowser(check, { ...options, chromiumPath }, folders, limits, details, outcome, jail)
     if (run) judgeRun(run, runtime, limits, details, outcome)
+  } catch (error) {
+    outcome.runnerError ??= `the run could not be contained: ${firstLine((error as Error).message)}`
   } finally {
-    details.artifacts = await keepArtifacts(folders.paths.artifacts, folders.paths.scratch, details, scrub, limitBytes)
+    await releaseRun(folders, jail, user)
+    details.artifacts = await keepArtifacts(folders.kept, details, scrub, limitBytes)
     rmSync(folders.runDir, { recursive: true, force: true })
     rmSync(folders.home, { recursive: true, force: true })
+    user?.release()
   }
   return finish()
+}
+
+/**
+ * The run's own user, when it is contained and this process is root (null: none), or why it
+ * cannot start: every uid in use, or a file it needs closed to other users (its user could not
+ * read it).
+ */
+function runUser(check: ScriptCheck, options: ScriptRunOptions, runtimeDir: string, chromiumPath: string): RunUser | null | string {
+  if (!containment().available) return null
+  const range = effectiveUidRange(options.uidRange)
+  if (!range) return null
+  const needed: Array<[string, string]> = [['the runtime', runtimeDir], ['the runtime', path.join(runtimeDir, 'node_modules')], ['Node', process.execPath]]
+  if (check.checkType === 'BROWSER') needed.push(['Chromium', chromiumPath])
+  for (const [what, target] of needed) {
+    const closed = closedToOthers(target)
+    if (closed) {
+      return `${what} (${target}) cannot be read by the run's own user: ${closed.path} is closed to other users (mode ${closed.mode}). A script run by root runs as a user of its own (docs/scripts.md): ` +
+        'prepare the runtimes in a folder other users can read (--runtime-cache or MONITORS_RUNTIME_CACHE, e.g. /var/cache/monitors/runtimes)'
+    }
+  }
+  return allocateRunUser(range) ?? `every uid of ${range.first}-${range.last} is in use by another run: the run did not start (--script-uid-range sets a larger range)`
+}
+
+/** The run's folders given to its user, and its egress proxy started on a socket only that user may connect to. */
+async function holdRun(folders: RunFolders, user: RunUser | null, options: ScriptRunOptions): Promise<RunJail> {
+  const egressSocket = path.join(folders.runDir, 'egress.sock')
+  const browserSocket = path.join(folders.runDir, 'browser.sock')
+  // on its socket for the run's bridges, and on 127.0.0.1 for its browser's API requests, which Playwright makes in this process
+  const egress = await startEgress(options, { path: egressSocket, tcp: true })
+  if (user) {
+    giveTree(folders.paths.scratch, user.uid, user.gid)
+    giveTree(folders.paths.artifacts, user.uid, user.gid)
+    giveTree(folders.home, user.uid, user.gid)
+    // the run's folder and bundle: root's, passable and readable, not writable
+    for (const d of [folders.runDir, folders.paths.bundle]) chmodSync(d, 0o755)
+    chownSync(egressSocket, user.uid, user.gid)
+    chmodSync(egressSocket, 0o600)
+  }
+  const identity = user ? identityFiles(folders.runDir, user, folders.paths.scratch) : undefined
+  return { user, identity, egress, egressSocket, browserSocket }
+}
+
+/**
+ * After the run: every process of its user killed, its egress proxy closed, what it wrote in its
+ * artifact folder copied into the kept one (regular files only, never through a link), and the
+ * images its script saved in its scratch folder taken too.
+ */
+async function releaseRun(folders: RunFolders, jail: RunJail | null, user: RunUser | null): Promise<void> {
+  if (user) await reapUser(user.uid)
+  await jail?.egress.close()
+  if (folders.kept === folders.paths.artifacts) return adoptScratchImages(folders.paths.scratch, folders.kept)
+  const owner = user?.uid ?? process.getuid?.() ?? 0
+  copyBack(folders.paths.artifacts, folders.kept, owner)
+  adoptScratchImages(folders.paths.scratch, folders.kept, owner)
 }
 
 function emptyDetails(check: ScriptCheck, runtimeId: string, limitBytes: number): ScriptDetails {
@@ -286,15 +317,21 @@ function preparedRuntime(check: ScriptCheck, runtimeId: string, options: ScriptR
   return { runtime, runtimeDir: realpathSync(state.dir) }
 }
 
-function runFolders(workDir: string, runtimeDir: string, options: ScriptRunOptions): RunFolders {
-  const runDir = realpathSync(mkdtempSync(path.join(workDir, 'monitors-run-')))
-  const artifacts = options.artifactsDir ? path.resolve(options.artifactsDir) : realpathSync(mkdtempSync(path.join(workDir, 'monitors-artifacts-')))
-  mkdirSync(artifacts, { recursive: true })
-  const paths = { bundle: path.join(runDir, 'bundle'), runtimeDir, scratch: path.join(runDir, 'scratch'), artifacts: realpathSync(artifacts) }
+/**
+ * A run's folders. Contained, the run writes its artifacts in its own folder (copied into the
+ * kept one at the end); with a user of its own, that folder is made in the temporary folder (its
+ * user passes there).
+ */
+function runFolders(workDir: string, runtimeDir: string, options: ScriptRunOptions, contained: boolean, user: RunUser | null): RunFolders {
+  const runDir = realpathSync(mkdtempSync(path.join(user ? tmpdir() : workDir, 'monitors-run-')))
+  const kept = options.artifactsDir ? path.resolve(options.artifactsDir) : realpathSync(mkdtempSync(path.join(workDir, 'monitors-artifacts-')))
+  mkdirSync(kept, { recursive: true })
+  const artifacts = contained ? path.join(runDir, 'artifacts') : realpathSync(kept)
+  const paths = { bundle: path.join(runDir, 'bundle'), runtimeDir, scratch: path.join(runDir, 'scratch'), artifacts }
   // the browser's home and temporary folder: short, as Chromium puts unix sockets there (108 bytes at most)
   const home = realpathSync(mkdtempSync(path.join(tmpdir(), 'monitors-b-')))
-  for (const d of [paths.bundle, paths.scratch]) mkdirSync(d, { recursive: true })
-  return { runDir, home, entry: path.join(paths.bundle, 'run.cjs'), paths }
+  for (const d of [paths.bundle, paths.scratch, paths.artifacts]) mkdirSync(d, { recursive: true })
+  return { runDir, home, entry: path.join(paths.bundle, 'run.cjs'), paths, kept: realpathSync(kept) }
 }
 
 /**
@@ -303,37 +340,75 @@ function runFolders(workDir: string, runtimeDir: string, options: ScriptRunOptio
  * be started (the outcome says why).
  */
 async function runWithBrowser(
-  check: ScriptCheck, options: ScriptRunOptions, folders: RunFolders, limits: RunLimits, details: ScriptDetails, outcome: AttemptOutcome,
+  check: ScriptCheck, options: ScriptRunOptions & { chromiumPath: string }, folders: RunFolders, limits: RunLimits, details: ScriptDetails, outcome: AttemptOutcome,
+  jail: RunJail | null,
 ): Promise<ChildRun | null> {
   let browser: BrowserHandle | null = null
   if (check.checkType === 'BROWSER') {
     try {
-      browser = await launchBrowser(folders.paths.runtimeDir, options.chromiumPath ?? process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', folders.home, folders.runDir, Math.min(60_000, limits.deadline - Date.now()), options)
+      browser = await launchBrowser({
+        runtimeDir: folders.paths.runtimeDir, chromiumPath: options.chromiumPath, home: folders.home, runDir: folders.runDir,
+        timeoutMs: Math.min(60_000, limits.deadline - Date.now()), policy: options,
+        jail: jail ? { spec: jailLimits(jail, limits), runDir: folders.runDir, egress: jail.egress, egressSocket: jail.egressSocket, browserSocket: jail.browserSocket } : null,
+      })
     } catch (error) {
       outcome.runnerError = `the browser could not be started: ${firstLine((error as Error).message)}`
       return null
     }
   }
   try {
-    const run = await superviseChild(check, options, folders, limits, browser, details)
-    if (browser) run.violations.push(...browser.proxy.violations.map((v) => v.detail), ...(browser.egress?.refusals ?? []))
+    const run = await superviseChild(check, options, folders, limits, browser, details, jail)
+    if (browser) run.violations.push(...browser.proxy.violations.map((v) => v.detail))
+    const egress = jail?.egress ?? browser?.egress
+    if (egress) run.violations.push(...egress.refusals)
     return run
   } finally {
     await browser?.close()
   }
 }
 
+/** The user and limits of a contained run's sandboxes (the script's, its browser's). */
+function jailLimits(jail: RunJail, limits: RunLimits) {
+  const tmp = Math.min(JAIL_TMP_MAX, limits.diskLimitBytes)
+  return {
+    user: jail.user, identity: jail.identity, tmpBytes: tmp, shmBytes: tmp, processes: JAIL_PROCESSES, fileBytes: limits.diskLimitBytes,
+    dataBytes: limits.memoryLimitMb * 1024 * 1024,
+  }
+}
+
+/**
+ * The script's process: contained, in its sandbox (its folder read-only, its scratch and
+ * artifact folders writable, the runtime read-only) with the network guard, its route through
+ * the egress proxy and its bridges to the runner's sockets preloaded; else in the permission
+ * model's process as it is, the guard preloaded under `deny`.
+ */
+function startChild(check: ScriptCheck, options: ScriptRunOptions, folders: RunFolders, limits: RunLimits, browser: BrowserHandle | null, jail: RunJail | null): ChildProcess {
+  const { paths } = folders
+  const env = envFrom(check, options)
+  if (!jail) {
+    // under `deny`, the script's own connections are checked in its process (its browser's endpoint excepted)
+    const guard = targetGuard(options, browser ? [`127.0.0.1:${new URL(browser.endpoint).port}`] : [])
+    const preload = guard ? path.join(paths.bundle, 'guard.cjs') : undefined
+    if (preload && guard) writeFileSync(preload, guardPreload(guard))
+    return spawnSandboxed(folders.entry, paths, limits.heapLimitMb, env, preload)
+  }
+  const guard = targetGuard(options, [`127.0.0.1:${EGRESS_PORT}`, `127.0.0.1:${BROWSER_BRIDGE_PORT}`])
+  const preload = path.join(paths.bundle, 'guard.cjs')
+  writeFileSync(preload, guardPreload(guard, jail.egressSocket, [[EGRESS_PORT, jail.egressSocket], ...(browser ? [[BROWSER_BRIDGE_PORT, jail.browserSocket] as const] : [])]))
+  const [command, args] = jailCommand(process.execPath, [...sandboxFlags(paths, limits.heapLimitMb), '--require', preload, folders.entry], {
+    ...jailLimits(jail, limits), readOnly: [folders.runDir, paths.runtimeDir], writable: [paths.scratch, paths.artifacts], cwd: paths.scratch,
+  })
+  return spawn(command, args, { cwd: '/', env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], serialization: 'json', detached: true })
+}
+
 /** Spawns the sandboxed script, sends it its config, keeps what it says, and stops it at its limits. */
 async function superviseChild(
   check: ScriptCheck, options: ScriptRunOptions, folders: RunFolders, limits: RunLimits, browser: BrowserHandle | null, details: ScriptDetails,
+  jail: RunJail | null,
 ): Promise<ChildRun> {
   const { paths } = folders
   const run: ChildRun = { result: null, partial: [], violations: [], logs: '', fatal: null, stop: null, exit: { code: null, signal: null } }
-  // under `deny`, the script's own connections are checked in its process (its browser's endpoint excepted)
-  const guard = targetGuard(options, browser ? [`127.0.0.1:${new URL(browser.endpoint).port}`] : [])
-  const preload = guard ? path.join(paths.bundle, 'guard.cjs') : undefined
-  if (preload && guard) writeFileSync(preload, guardPreload(guard))
-  const child = spawnSandboxed(folders.entry, paths, limits.heapLimitMb, envFrom(check, options), preload)
+  const child = startChild(check, options, folders, limits, browser, jail)
   const margin = Math.min(5000, Math.max(500, Math.round(limits.timeoutMs * 0.1)))
   const config: HarnessConfig = {
     checkType: check.checkType,
@@ -344,6 +419,7 @@ async function superviseChild(
     tracing: options.tracing ?? 'retain-on-failure',
     maxConsoleEntries: MAX_CONSOLE,
     maxNetworkEntries: MAX_NETWORK,
+    requestProxy: jail ? EGRESS_PROXY : null,
   }
   const keepLog = (chunk: Buffer) => {
     run.logs = (run.logs + chunk.toString('utf8')).slice(-LOG_KEEP)
@@ -365,7 +441,8 @@ async function superviseChild(
     if (messageBytes > MESSAGE_LIMIT) return kill({ kind: 'output' })
     if (m.t === 'result') run.result = m
     else if (m.t === 'test-end') run.partial.push(m.test)
-    else if (m.t === 'violation') run.violations.push(m.resource ? `${m.permission} ${m.resource}` : m.permission)
+    // a refusal of the network guard says itself what it refused; the permission model's names the permission and the path
+    else if (m.t === 'violation') run.violations.push(m.permission === 'Network' ? m.resource : m.resource ? `${m.permission} ${m.resource}` : m.permission)
     else if (m.t === 'fatal') run.fatal = m.message
   })
   child.send(config)
@@ -428,7 +505,12 @@ function judgeRun(run: ChildRun, runtime: Runtime, limits: RunLimits, details: S
   if (r?.loadError) outcome.failures.push(firstLine(r.loadError.message))
   outcome.timedOut = failed.some((t) => t.status === 'timedOut')
   outcome.networkError = failed.length > 0 && failed.every((t) => t.error?.kind !== 'assertion' && NETWORK_FAILURE.test(t.error?.message ?? ''))
-  const reason = run.stop
+  // a write the kernel refused at the file size limit (RLIMIT_FSIZE, the disk limit) went over the disk limit
+  // and one it refused memory at the limit of a process (RLIMIT_DATA, the memory limit), over the memory limit
+  const said = [run.logs, ...details.tests.map((t) => t.error?.message ?? '')]
+  const overFileSize = said.some((text) => /\bEFBIG\b|SIGXFSZ/.test(text)) || run.exit.signal === 'SIGXFSZ'
+  const overData = said.some((text) => OUT_OF_MEMORY.test(text))
+  const reason = run.stop ?? (overFileSize ? { kind: 'disk' as const, bytes: limits.diskLimitBytes } : overData ? { kind: 'allocation' as const } : null)
   if (reason?.kind === 'timeout') {
     outcome.timedOut = true
     outcome.failures.push(`the run exceeded its limit of ${Math.round(limits.timeoutMs / 100) / 10} s and was stopped`)
@@ -455,6 +537,7 @@ export function refusedBySandbox(details: ScriptDetails, outcome: AttemptOutcome
 function stopProblem(reason: Exclude<StopReason, { kind: 'timeout' | 'aborted' }>, limits: RunLimits): string {
   switch (reason.kind) {
     case 'memory': return `the script and its browser used ${formatBytes(reason.bytes)}, over the memory limit of ${limits.memoryLimitMb} MB: the run was stopped`
+    case 'allocation': return `a process of the run was refused memory, over the memory limit of ${limits.memoryLimitMb} MB: the run was stopped`
     case 'disk': return `the script wrote ${formatBytes(reason.bytes)}, over the disk limit of ${formatBytes(limits.diskLimitBytes)}: the run was stopped`
     case 'output': return 'the script sent more than 64 MB of messages: the run was stopped'
   }
@@ -468,9 +551,8 @@ function noResultProblem(run: ChildRun, limits: RunLimits): string {
     : `the script's process ended without a result (${exit.signal ?? `exit code ${exit.code}`})${logs.trim() ? `: ${firstLine(logs.trim().split('\n').slice(-3).join('\n'))}` : ''}`
 }
 
-async function keepArtifacts(dir: string, scratch: string, details: ScriptDetails, scrub: ReturnType<typeof createScrubber>, limitBytes: number): Promise<ArtifactManifest> {
+async function keepArtifacts(dir: string, details: ScriptDetails, scrub: ReturnType<typeof createScrubber>, limitBytes: number): Promise<ArtifactManifest> {
   try {
-    adoptScratchImages(scratch, dir)
     if (details.console.length > 0) writeFileSync(path.join(dir, 'console.json'), JSON.stringify(scrub.deep(details.console), null, 1))
     if (details.network.length > 0) writeFileSync(path.join(dir, 'network.json'), JSON.stringify(scrub.deep(details.network), null, 1))
     if (details.logs) writeFileSync(path.join(dir, 'script.log'), scrub.text(details.logs))

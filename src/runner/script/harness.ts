@@ -15,7 +15,7 @@ import type * as OS from 'node:os'
 import type * as PATH from 'node:path'
 import type { HarnessConfig, HarnessMessage, ScriptConsoleEntry, ScriptNetworkEntry, ScriptPage, ScriptStep, ScriptTest, WebVitals } from './protocol.js'
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
+// biome-ignore lint/suspicious/noExplicitAny: the harness patches Playwright's and Node's objects in place, whose types it does not import
 type Any = any
 
 // CommonJS modules, patched below (the bundle is CommonJS; ES module namespaces are read-only)
@@ -30,7 +30,7 @@ const path = require('node:path') as typeof PATH
 // place the script may write besides its artifacts.
 {
   const existsSync = fs.existsSync
-  ;(fs as Any).existsSync = function (p: FS.PathLike): boolean {
+  ;(fs as Any).existsSync = (p: FS.PathLike): boolean => {
     try {
       return existsSync(p)
     } catch (error) {
@@ -276,7 +276,6 @@ function errorText(error: unknown): { message: string; stack?: string } {
 }
 
 function stripAnsi(text: string): string {
-  // eslint-disable-next-line no-control-regex
   return text.replace(/\u001b\[[0-9;]*m/g, '')
 }
 
@@ -598,6 +597,8 @@ async function withFixtures(names: string[], defs: Map<string, FixtureDef>, info
         firstError ??= error
       }
     }
+    // a teardown's error is the fixture's error, as in Playwright: it wins over the body's
+    // biome-ignore lint/correctness/noUnsafeFinally: on purpose, see above
     if (firstError) throw firstError
   }
 }
@@ -851,6 +852,12 @@ async function run(io: HarnessIO): Promise<void> {
   let playwrightVersion: string | null = null
   try {
     core = io.loadCore()
+    // contained, the script's API requests (the request fixture, playwright.request) go out through the egress proxy
+    const proxy = config.requestProxy
+    if (proxy) {
+      const newContext = core.request.newContext.bind(core.request)
+      core.request.newContext = (options: Record<string, unknown> = {}) => newContext({ ...options, proxy: { server: proxy } })
+    }
     const real = io.loadTest()
     for (const [k, v] of Object.entries(real)) if (k !== 'test' && k !== 'default' && !(k in api)) api[k] = v
     api.expect = real.expect

@@ -16,6 +16,11 @@ export interface HarnessConfig {
   tracing: 'on' | 'retain-on-failure' | 'off'
   maxConsoleEntries: number
   maxNetworkEntries: number
+  /**
+   * In a contained run (its network's one way out the egress proxy), the proxy every API request
+   * context of the script goes through (`http://127.0.0.1:3128`, a bridge to the egress proxy); null: none.
+   */
+  requestProxy: string | null
 }
 
 export interface ScriptStep {

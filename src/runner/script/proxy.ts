@@ -7,9 +7,11 @@
  * do the same). The proxy forwards Playwright's protocol messages and refuses those, answering
  * the call with an error the script sees; every refusal is reported as a sandbox violation.
  *
- * The endpoint has a random path and listens on 127.0.0.1 only; one client may connect.
+ * The endpoint has a random path and listens on 127.0.0.1 only (a contained run's: on a unix
+ * socket in the run's folder); one client may connect.
  */
 import { randomBytes } from 'node:crypto'
+import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { WebSocket, WebSocketServer, type RawData } from 'ws'
 
@@ -57,13 +59,20 @@ export interface BrowserProxy {
   close(): Promise<void>
 }
 
-/** Starts a proxy to the browser server at `upstream` (a Playwright `launchServer` endpoint). */
-export async function startProxy(upstream: string, rules: ProxyRules = {}): Promise<BrowserProxy> {
+/**
+ * Starts a proxy to the browser server at `upstream` (a Playwright `launchServer` endpoint), on
+ * 127.0.0.1 or, for a contained run, on the unix socket `at.socket` (the run reaches it through
+ * a bridge in its own network, `at.endpointHost`: its endpoint then names that address).
+ */
+export async function startProxy(upstream: string, rules: ProxyRules = {}, at: { socket?: string; endpointHost?: string } = {}): Promise<BrowserProxy> {
   const path = `/${randomBytes(16).toString('hex')}`
-  const server = new WebSocketServer({ host: '127.0.0.1', port: 0, path, maxPayload: 512 * 1024 * 1024 })
+  const http = at.socket ? createServer() : null
+  const server = http ? new WebSocketServer({ server: http, path, maxPayload: 512 * 1024 * 1024 }) : new WebSocketServer({ host: '127.0.0.1', port: 0, path, maxPayload: 512 * 1024 * 1024 })
   await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve)
-    server.once('error', reject)
+    const target = http ?? server
+    target.once('listening', resolve)
+    target.once('error', reject)
+    if (http) http.listen(at.socket)
   })
   const violations: ProxyViolation[] = []
   const sockets = new Set<WebSocket>()
@@ -117,13 +126,14 @@ export async function startProxy(upstream: string, rules: ProxyRules = {}): Prom
     client.on('error', closeBoth)
     up.on('error', closeBoth)
   })
-  const port = (server.address() as AddressInfo).port
+  const endpoint = http ? `ws://${at.endpointHost}${path}` : `ws://127.0.0.1:${(server.address() as AddressInfo).port}${path}`
   return {
-    endpoint: `ws://127.0.0.1:${port}${path}`,
+    endpoint,
     violations,
     close: async () => {
       for (const s of sockets) s.terminate()
       await new Promise<void>((resolve) => server.close(() => resolve()))
+      if (http) await new Promise<void>((resolve) => http.close(() => resolve()))
     },
   }
 }

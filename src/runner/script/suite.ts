@@ -4,10 +4,11 @@
  * starts worker processes, so Node's permission model cannot hold it; what contains such a run
  * is written in docs/scripts.md ("Playwright check suites"): its own process group killed at the
  * wall clock, the memory watchdog over its whole process tree, an environment of the check's
- * variables only, a copy of the project in a run folder; and, when the process running it is
- * root, a user of its own (contain.ts) that holds it to its files, and under the private-target
- * policy `deny` a network of its own whose one way out is the egress proxy (netns.ts). Without
- * root, neither file access nor the network.
+ * variables only, a copy of the project in a run folder; where the machine can contain runs,
+ * the run's sandbox (jail.ts: its uid when the process running it is root, its namespaces, its
+ * view, a network whose one way out is the egress proxy, under every policy); where it cannot,
+ * when that process is root, a user of its own (contain.ts) that holds it to its files. Else
+ * neither file access nor the network.
  */
 import { spawn } from 'node:child_process'
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
@@ -18,12 +19,13 @@ import { DEFAULT_RUNTIME_ID, findRuntime } from '../../schema/runtimes.js'
 import { judge } from '../outcome.js'
 import type { AttemptOutcome } from '../types.js'
 import { finishArtifacts, formatBytes } from './artifacts.js'
-import { ARTIFACT_LIMIT_BYTES, CHROMIUM_ARGS, DEFAULT_DISK_LIMIT_BYTES, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_SCRIPT_TIMEOUT_MS, refusedBySandbox, SECRET_PREFIX, SERVICE_VARIABLE } from './engine.js'
+import { ARTIFACT_LIMIT_BYTES, CHROMIUM_ARGS, DEFAULT_DISK_LIMIT_BYTES, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_SCRIPT_TIMEOUT_MS, OUT_OF_MEMORY, refusedBySandbox, SECRET_PREFIX, SERVICE_VARIABLE } from './engine.js'
 import type { ScriptStep, ScriptTest } from './protocol.js'
 import { defaultRuntimeCache, resolveInRuntime, runtimeState } from './runtimes.js'
-import { allocateRunUser, closedToOthers, copyBack, copyRunFile, effectiveUidRange, giveTree, killUser, readRunFile, removeLeftFiles, SETPRIV, userMemory, type RunUser } from './contain.js'
+import { allocateRunUser, closedToOthers, copyBack, copyRunFile, effectiveUidRange, giveTree, killUser, readRunFile, reapUser, removeLeftFiles, SETPRIV, userMemory, type RunUser } from './contain.js'
 import { startEgress, type EgressProxy } from './egress.js'
-import { BRIDGE_PROXY, BRIDGE_SOURCE, inNetworkNamespace, networkNamespaces } from './netns.js'
+import { BRIDGE_SOURCE, containment, EGRESS_PORT, EGRESS_PROXY, identityFiles, jailCommand } from './jail.js'
+import { NET_GUARD_SOURCE } from './net-guard.js'
 import { folderBytes, killTree, processTable, treeMemory } from './sandbox.js'
 import { createScrubber } from './scrub.js'
 import type { ScriptDetails, ScriptRunOptions, ScriptRunResult, ScriptVariable } from './types.js'
@@ -196,13 +198,11 @@ export async function runPlaywrightSuite(suite: PlaywrightSuite, options: Script
       outcome.runnerError = `the suite's file ${outside} is outside its project`
       return finish()
     }
-    // under deny, a run with a user of its own gets a network of its own whose one way out is the egress proxy
-    const network = user && options.privateTargets === 'deny' && networkNamespaces()
-      ? { bridge: path.join(folders.runDir, 'bridge.cjs'), socket: path.join(folders.runDir, 'egress.sock') } : null
-    if (network) writeFileSync(network.bridge, BRIDGE_SOURCE)
-    const args = [cli, ...playwrightArguments(suite, options, folders.project, folders.reportFile, folders.output, network ? BRIDGE_PROXY : null)]
+    // contained (jail.ts), the run has a sandbox of its own, and a network whose one way out is the egress proxy
+    const network = containment().available ? runNetwork(folders, user) : null
+    const args = [cli, ...playwrightArguments(suite, options, folders.project, folders.reportFile, folders.output, network ? EGRESS_PROXY : null)]
     if (user) giveTree(folders.runDir, user.uid, user.gid)
-    if (network && user) {
+    if (network) {
       try {
         egress = await egressFor(network, user, options)
       } catch (error) {
@@ -211,7 +211,7 @@ export async function runPlaywrightSuite(suite: PlaywrightSuite, options: Script
       }
     }
     const written = folders.output === folders.artifacts ? [folders.runDir, folders.artifacts] : [folders.runDir]
-    const ended = await runPlaywright(args, folders.project, suiteEnvironment(env, folders.home, options), timeoutMs, options, details, user, network, written)
+    const ended = await runPlaywright(args, folders, suiteEnvironment(env, folders.home, options, network), timeoutMs, options, details, user, network, written)
     details.logs = ended.logs
     const report = readReport(folders.reportFile)
     details.playwrightVersion = report?.config?.version ?? runtime.dependencies['@playwright/test'] ?? null
@@ -229,11 +229,26 @@ export async function runPlaywrightSuite(suite: PlaywrightSuite, options: Script
 }
 
 /** The egress proxy of a run's network, on its socket, which only the run's user may connect to. */
-async function egressFor(network: RunNetwork, user: RunUser, options: ScriptRunOptions): Promise<EgressProxy> {
+async function egressFor(network: RunNetwork, user: RunUser | null, options: ScriptRunOptions): Promise<EgressProxy> {
   const egress = await startEgress(options, { path: network.socket })
-  chownSync(network.socket, user.uid, user.gid)
-  chmodSync(network.socket, 0o600)
+  if (user) {
+    chownSync(network.socket, user.uid, user.gid)
+    chmodSync(network.socket, 0o600)
+  }
   return egress
+}
+
+/**
+ * A contained run's network (its sandbox's own, whose one way out is the egress proxy): the
+ * bridge (jail.ts) that carries 127.0.0.1:3128 there to the proxy's socket, the preload that
+ * sends the Node processes' HTTP(S) clients through that socket, and the run's own passwd and
+ * group naming its user.
+ */
+function runNetwork(folders: SuiteFolders, user: RunUser | null): RunNetwork {
+  const network = { bridge: path.join(folders.runDir, 'bridge.cjs'), socket: path.join(folders.runDir, 'egress.sock'), preload: path.join(folders.runDir, 'route.cjs') }
+  writeFileSync(network.bridge, BRIDGE_SOURCE)
+  writeFileSync(network.preload, `'use strict'\n${NET_GUARD_SOURCE}\nrouteThrough(${JSON.stringify(network.socket)}, () => undefined)\n`)
+  return { ...network, identity: user ? identityFiles(folders.runDir, user, folders.home) : undefined }
 }
 
 /** The folders of one run: its own (project, home, report), and where its artifacts are kept. */
@@ -326,9 +341,10 @@ function suiteVariables(suite: PlaywrightSuite, options: ScriptRunOptions): { en
   return { env, secrets }
 }
 
-/** The environment of `playwright test`: the suite's variables, and none of the server's. */
-function suiteEnvironment(env: Record<string, string>, home: string, options: ScriptRunOptions): Record<string, string> {
+/** The environment of `playwright test`: the suite's variables, and none of the server's (contained: its Node processes' route through the egress proxy). */
+function suiteEnvironment(env: Record<string, string>, home: string, options: ScriptRunOptions, network: RunNetwork | null): Record<string, string> {
   const childEnv: Record<string, string> = { ...env, [SERVICE_VARIABLE]: 'true', PATH: '/usr/bin:/bin', HOME: home, FORCE_COLOR: '0', PW_TEST_HTML_REPORT_OPEN: 'never' }
+  if (network) childEnv.NODE_OPTIONS = `--require ${network.preload}`
   if (options.testSession) childEnv.CI = 'true'
   else delete childEnv.CI
   return childEnv
@@ -362,36 +378,51 @@ function playwrightArguments(suite: PlaywrightSuite, options: ScriptRunOptions, 
   return args
 }
 
-/** A run's network of its own (netns.ts): the bridge's file and the egress proxy's socket, both in the run's folder. */
+/** A contained run's network of its own: the bridge's file, the egress proxy's socket and the route's preload, in the run's folder. */
 interface RunNetwork {
   bridge: string
   socket: string
+  preload: string
+  identity: { passwd: string; group: string } | undefined
 }
 
 /**
- * How `playwright test` is started. As a user of its own: through setpriv with its uid and gid,
+ * How `playwright test` is started. Contained: in its sandbox (jail.ts: as its own user when
+ * this process is root, its own namespaces, a read-only view with its run folder writable), behind
+ * the bridge of its network. Else, as a user of its own: through setpriv with its uid and gid,
  * no supplementary group and no_new_privs (a setuid program it runs gains nothing); without
  * setpriv, by Node's spawn with the uid and gid (Node drops the supplementary groups), without
- * no_new_privs. With a network of its own: in a new network namespace, behind its bridge (run
- * as the run's user too). Otherwise as this process's user.
+ * no_new_privs. Otherwise as this process's user.
  */
-function startAs(user: RunUser | null, args: string[], network: RunNetwork | null): [string, string[], { uid?: number; gid?: number }] {
-  if (!user) return [process.execPath, args, {}]
-  if (existsSync(SETPRIV)) {
-    const bridged = network ? [network.bridge, network.socket, '--', process.execPath, ...args] : args
-    const dropped = ['--no-new-privs', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--', process.execPath, ...bridged]
-    return network ? [...inNetworkNamespace(SETPRIV, dropped), {}] : [SETPRIV, dropped, {}]
+function startAs(user: RunUser | null, args: string[], network: RunNetwork | null, folders: SuiteFolders, options: ScriptRunOptions): [string, string[], { uid?: number; gid?: number }] {
+  if (network) {
+    const chromium = chromiumOf(options)
+    const readOnly = [path.dirname(network.bridge), ...(chromium.startsWith('/usr/') ? [] : [path.dirname(chromium)])]
+    const limit = options.diskLimitBytes ?? DEFAULT_DISK_LIMIT_BYTES
+    const tmp = Math.min(limit, 256 * 1024 * 1024)
+    const [command, commandArgs] = jailCommand(process.execPath, [network.bridge, `${EGRESS_PORT}=${network.socket}`, '--', process.execPath, ...args], {
+      user, identity: network.identity, readOnly: [...readOnly, runtimeOf(folders)], writable: [folders.runDir], cwd: folders.project,
+      tmpBytes: tmp, shmBytes: tmp, processes: 4096, fileBytes: limit, dataBytes: (options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB) * 1024 * 1024,
+    })
+    return [command, commandArgs, {}]
   }
+  if (!user) return [process.execPath, args, {}]
+  if (existsSync(SETPRIV)) return [SETPRIV, ['--no-new-privs', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--', process.execPath, ...args], {}]
   return [process.execPath, args, { uid: user.uid, gid: user.gid }]
+}
+
+/** The runtime a project's node_modules links to (read-only in the run's sandbox). */
+function runtimeOf(folders: SuiteFolders): string {
+  return path.dirname(realpathSync(path.join(folders.project, 'node_modules')))
 }
 
 /** Runs `playwright test` in its own process group, killed at the wall clock, over the memory or disk limit (of `folders`) or on abort. */
 async function runPlaywright(
-  args: string[], project: string, env: Record<string, string>, timeoutMs: number, options: ScriptRunOptions, details: ScriptDetails, user: RunUser | null,
+  args: string[], run: SuiteFolders, env: Record<string, string>, timeoutMs: number, options: ScriptRunOptions, details: ScriptDetails, user: RunUser | null,
   network: RunNetwork | null, folders: string[],
 ): Promise<SuiteExit> {
-  const [command, commandArgs, ids] = startAs(user, args, network)
-  const child = spawn(command, commandArgs, { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...ids })
+  const [command, commandArgs, ids] = startAs(user, args, network, run, options)
+  const child = spawn(command, commandArgs, { cwd: network ? '/' : run.project, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...ids })
   const ended: SuiteExit = { exit: null, logs: '', stop: null, memory: 0, disk: 0 }
   const keep = (c: Buffer) => (ended.logs = (ended.logs + c.toString('utf8')).slice(-64 * 1024))
   child.stdout.on('data', keep)
@@ -436,7 +467,7 @@ async function runPlaywright(
   clearInterval(watchdog)
   options.signal?.removeEventListener('abort', onAbort)
   killTree(child.pid)
-  if (user) killUser(user.uid)
+  if (user) await reapUser(user.uid)
   else killLeftBehind(env.HOME)
   return ended
 }
@@ -482,7 +513,14 @@ function judgeSuite(ended: SuiteExit, report: SuiteReport | null, details: Scrip
   }
   for (const e of report?.errors ?? []) outcome.failures.push((e.message ?? 'error').split('\n')[0])
   outcome.timedOut = details.tests.some((t) => t.status === 'timedOut')
-  const { stop, logs } = ended
+  const { logs } = ended
+  // a write the kernel refused at the file size limit (RLIMIT_FSIZE, the disk limit: EFBIG, or SIGXFSZ where it is not ignored) went over the disk limit
+  const overFileSize = [logs, ...details.tests.map((t) => t.error?.message ?? '')].some((text) => /\bEFBIG\b|SIGXFSZ/.test(text))
+  // and one it refused memory at the limit of a process (RLIMIT_DATA, the memory limit), over the memory limit
+  const overData = !overFileSize && [logs, ...details.tests.map((t) => t.error?.message ?? '')].some((text) => OUT_OF_MEMORY.test(text) || /heap out of memory/i.test(text))
+  const stop = ended.stop ?? (overFileSize ? 'disk' : overData ? 'memory' : null)
+  if (overData && !ended.stop) ended.memory = Math.max(ended.memory, (options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB) * 1024 * 1024)
+  if (overFileSize && !ended.stop) ended.disk = Math.max(ended.disk, options.diskLimitBytes ?? DEFAULT_DISK_LIMIT_BYTES)
   if (stop === 'timeout') {
     outcome.timedOut = true
     outcome.failures.push(`the run exceeded its limit of ${Math.round(timeoutMs / 100) / 10} s and was stopped`)

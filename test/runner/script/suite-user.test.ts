@@ -6,11 +6,13 @@
  * saying so.
  */
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runPlaywrightSuite } from '../../../src/runner/script/index.js'
-import { networkNamespaces } from '../../../src/runner/script/netns.js'
+import { processesOf, reapUser } from '../../../src/runner/script/contain.js'
+import { containment } from '../../../src/runner/script/jail.js'
 import { DEFAULT_RUNTIME_ID } from '../../../src/schema/index.js'
 import { startHttpServer, type HttpServerHandle } from '../../helpers/http-server.js'
 import { prepareTestRuntime } from '../../helpers/runtime.js'
@@ -60,7 +62,7 @@ function processesWith(marker: string): number[] {
 }
 
 describe.skipIf(!root)('a Playwright check suite run by root runs as a user of its own', () => {
-  it('its test cannot read the server\'s database file nor the environment of the server\'s process (permission denied)', async () => {
+  it('its test cannot read the server\'s database file nor the environment of the server\'s process (not in its sandbox; permission denied where it has none)', async () => {
     const body = `  const id = fs.readFileSync('/proc/self/status', 'utf8').split('\\n').filter((l) => /^(Uid|Gid|Groups|NoNewPrivs):/.test(l)).join(' | ')
   console.log('ids', id)
   let environ = 'read'
@@ -70,9 +72,11 @@ describe.skipIf(!root)('a Playwright check suite run by root runs as a user of i
     const result = await runPlaywrightSuite(oneTest(body, 'reads the database'), { runtimeCache: cache, workDir: work, timeoutMs: 120_000 })
     expect(result.status, result.error ?? '').toBe('FAILED')
     expect(result.hasErrors, result.error ?? '').toBe(false)
-    expect(result.error).toMatch(/reads the database: Error: EACCES: permission denied, open '.*server\.db'/)
+    // contained, neither is in the run's view (its own mount and PID namespaces); else the system refuses its user
+    const refused = containment().available ? 'ENOENT: no such file or directory' : 'EACCES: permission denied'
+    expect(result.error).toMatch(new RegExp(`reads the database: Error: ${refused}, open '.*server\\.db'`))
     expect(JSON.stringify(result)).not.toContain('secret-4711')
-    expect(result.details.logs).toMatch(/environ EACCES: permission denied, open '\/proc\/\d+\/environ'/)
+    expect(result.details.logs).toMatch(new RegExp(`environ ${refused}, open '/proc/\\d+/environ'`))
     const ids = /ids Uid:\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+) \| Gid:\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+) \| Groups:(.*)/.exec(result.details.logs)
     expect(ids, result.details.logs).not.toBeNull()
     // real, effective, saved and file-system uid and gid all the run's; no supplementary group (root's 0 least of all)
@@ -141,14 +145,43 @@ describe.skipIf(!root)('a Playwright check suite run by root runs as a user of i
     expect(result.status, `${result.error}\n${result.details.logs}`).toBe('PASSED')
     expect(result.details.logs).toContain('title=ok')
     // its Chromium is the run's user's too: a file of the server's stays closed to it
-    expect(result.details.logs).toMatch(/file=refused page\.goto: net::ERR_ACCESS_DENIED/)
+    expect(result.details.logs).toMatch(containment().available ? /file=refused page\.goto: net::ERR_FILE_NOT_FOUND/ : /file=refused page\.goto: net::ERR_ACCESS_DENIED/)
     expect(JSON.stringify(result)).not.toContain('secret-4711')
   }, 180_000)
 })
 
-// root may make network namespaces on this machine (not in a container without CAP_SYS_ADMIN): netns.ts
-const namespaces = root && networkNamespaces()
-if (root && !namespaces) console.warn('suite-user.test.ts: the network-namespace tests are skipped: this machine does not let root make a network namespace (unshare --net, ip)')
+describe.skipIf(!root)('a run\'s uid after the run', () => {
+  it('is free once only a zombie of it is left (a dead process its parent, here a sleep of root\'s, never waits for): reaped at once, not after a wait', async () => {
+    const uid = 200998
+    // root's shell starts a process of the uid that exits at once, then becomes a sleep that never waits for it
+    const parent = spawn('/bin/sh', ['-c', `/usr/bin/setpriv --reuid=${uid} --regid=${uid} --clear-groups /bin/true & exec /bin/sleep 5`], { stdio: 'ignore' })
+    try {
+      const zombie = async () => {
+        for (let i = 0; i < 100; i++) {
+          for (const name of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+            try {
+              const status = readFileSync(`/proc/${name}/status`, 'utf8')
+              if (/^State:\s+Z/m.test(status) && new RegExp(`^Uid:\\s+${uid}\\s`, 'm').test(status)) return Number(name)
+            } catch { /* gone */ }
+          }
+          await new Promise((r) => setTimeout(r, 20))
+        }
+        return null
+      }
+      expect(await zombie(), 'a zombie of the uid').not.toBeNull()
+      expect(processesOf(uid)).toEqual([])
+      const started = Date.now()
+      expect(await reapUser(uid, 2_000)).toBe(0)
+      expect(Date.now() - started).toBeLessThan(500)
+    } finally {
+      parent.kill('SIGKILL')
+    }
+  })
+})
+
+// the run's sandbox (jail.ts): bubblewrap, and a kernel that gives it the namespaces (not a container without them)
+const namespaces = root && containment().available
+if (root && !namespaces) console.warn(`suite-user.test.ts: the network-namespace tests are skipped: this machine gives runs no sandbox (${containment().problem})`)
 
 describe.skipIf(!namespaces)('under the private-target policy deny, a network of its own', () => {
   let site: HttpServerHandle
@@ -167,26 +200,24 @@ describe.skipIf(!namespaces)('under the private-target policy deny, a network of
   console.log('node=' + await fetch(process.env.SITE + '/node').then((r) => String(r.status), (e) => 'failed ' + (e.cause?.code ?? e.message)))`
   const suite = () => ({ ...oneTest(body, 'inside', '{ page, request }'), environmentVariables: [{ key: 'SITE', value: site.origin }] })
 
-  it('its browser and API requests go out through the egress proxy, which refuses loopback; its own fetch reaches nothing; the run fails with hasErrors', async () => {
+  it('its browser, API requests and Node\'s own fetch go out through the egress proxy, which refuses loopback; the run fails with hasErrors', async () => {
     const result = await runPlaywrightSuite(suite(), { runtimeCache: cache, workDir: work, timeoutMs: 120_000, privateTargets: 'deny' })
     expect(result.hasErrors, `${result.error}\n${result.details.logs}`).toBe(true)
     expect(result.error).toContain('the sandbox refused: 127.0.0.1 is a loopback address (127.0.0.0/8): refused by the private-target policy (--private-targets deny)')
     expect(result.details.logs).toContain('page=403 none')
     expect(result.details.logs).toMatch(/api=(403|failed)/)
-    // not through the proxy: 127.0.0.1 is the namespace's own loopback, where nothing of the machine listens
-    expect(result.details.logs).toMatch(/node=failed ECONNREFUSED/)
+    // Node's HTTP clients in the run's processes go through the proxy too
+    expect(result.details.logs).toMatch(/node=failed ERR_TARGET_REFUSED/)
     expect(site.requests).toEqual([])
   }, 180_000)
 
-  it('an exception lets the browser and the API requests through the proxy; the run\'s own fetch still reaches nothing', async () => {
+  it('an exception lets the browser, the API requests and Node\'s own fetch through the proxy', async () => {
     const result = await runPlaywrightSuite(suite(), { runtimeCache: cache, workDir: work, timeoutMs: 120_000, privateTargets: 'deny', allowedTargets: [`127.0.0.1:${site.port}`] })
     expect(result.status, `${result.error}\n${result.details.logs}`).toBe('PASSED')
     expect(result.details.logs).toContain('page=200 internal page')
     expect(result.details.logs).toContain('api=200')
-    expect(result.details.logs).toMatch(/node=failed ECONNREFUSED/)
-    const paths = site.requests.map((r) => r.path)
-    expect(paths).toEqual(expect.arrayContaining(['/api', '/page']))
-    expect(paths).not.toContain('/node')
+    expect(result.details.logs).toContain('node=200')
+    expect(site.requests.map((r) => r.path)).toEqual(expect.arrayContaining(['/api', '/page', '/node']))
   }, 180_000)
 })
 

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { strFromU8, unzipSync } from 'fflate'
+import { containment } from '../../../src/runner/script/jail.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runPlaywrightSuite } from '../../../src/runner/script/index.js'
 import { hasChromium } from '../../helpers/browser.js'
@@ -66,7 +67,8 @@ test('not selected', async () => {})
     ['desktop › home.spec.ts › broken @smoke', 'failed'],
   ])
   expect(result.error).toBe('desktop › home.spec.ts › broken @smoke: Error: expect(locator).toHaveText(expected) failed')
-  expect(result.details.logs).toContain('env HOME,MONITORS,PATH,SITE,TOKEN ********')
+  // contained, the run's Node processes preload their route through the egress proxy (NODE_OPTIONS)
+  expect(result.details.logs).toContain(containment().available ? 'env HOME,MONITORS,NODE_OPTIONS,PATH,SITE,TOKEN ********' : 'env HOME,MONITORS,PATH,SITE,TOKEN ********')
   const trace = result.details.artifacts.files.find((f) => f.kind === 'trace')
   expect(trace?.name).toMatch(/broken.*\/trace\.zip$/)
   expect(result.details.artifacts.files.some((f) => f.kind === 'screenshot')).toBe(true)
