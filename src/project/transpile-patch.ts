@@ -65,8 +65,6 @@ export function transpiled(dir: string | undefined, file: string, source: string
 }
 
 const FORBIDDEN = /['"`\\$*/\r\n\u2028\u2029]/
-/** What ends the search for a string's quotes: another quote, an escape, the line's end. */
-const STOP = /['"`\\\r\n\u2028\u2029]/
 const NUMBER = /^(?:0|[1-9]\d*)(?:\.\d+)?$/
 const WORD = /[\w$.]/
 const READS_STRINGS = /\b(?:import|export|require|declare|module|enum|namespace)\b/
