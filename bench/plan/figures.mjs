@@ -12,16 +12,24 @@
  *                                  the same two with NODE_EXTRA_CA_CERTS unset, when it is set (Node
  *                                  reads that file as it starts: 70 to 100 ms of every process here)
  *   help.seconds                   `monitors --help`
+ *   edit.seconds / edit.peak_mib   `monitors plan` right after one check of one file (of 10) was edited, its
+ *                                  name set to a new random value each run (a pull request: no memo can
+ *                                  have seen it); the plan must show that one update
+ *   edit_no_cache.seconds          the same edit cycle, planned with `--no-cache`
  * and `*.cpu_seconds` beside each: the CPU time (user + system) the process used, the figure to
  * compare on a machine other work shares. With --paired, also the plan against the reference's
  * parse (bench/reference/checkly.mjs) in alternated runs, one right after the other, so that a
  * slow spell of the machine weighs on both sides of a pair:
  *   paired.ratio / paired.cpu_ratio   median over the pairs of plan ÷ parse, wall and CPU time
+ *   paired.edit_ratio / paired.edit_cpu_ratio   the same for the plan after an edit (its own edit each run)
+ *   paired.edit_no_cache_cpu_ratio    the plan after an edit ÷ the same with --no-cache, CPU time
+ *   paired.edit_peak_mib / paired.edit_no_cache_peak_mib / paired.parse_peak_mib   medians of peak RSS
  *
  *   npm run build && node bench/plan/figures.mjs [--checks N] [--quick] [--runs R] [--paired [--paired-runs P]]
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { seed, writeProject, FILES } from './fixture.mjs'
@@ -78,6 +86,32 @@ async function measure(command, options = {}) {
   return { ms: median(all.map((r) => r.ms)), cpuMs: median(all.map((r) => r.cpuMs)), rss: median(all.map((r) => r.rss)), times: all.map((r) => r.ms) }
 }
 
+/**
+ * One check of one file edited as a pull request would: check `dns-3` (in checks/batch-3) gets a
+ * name no run had before. Resolves to the plan's run, which must show that one update.
+ */
+const edited = join(project, 'checks', 'batch-3.check.ts')
+let original
+async function editAndPlan(extra = []) {
+  original ??= readFileSync(edited, 'utf8')
+  const name = `DNS 3 ${randomBytes(6).toString('hex')}`
+  const changed = original.replace("name: 'DNS 3',", `name: '${name}',`)
+  if (changed === original) throw new Error(`${edited} holds no check named 'DNS 3'`)
+  writeFileSync(edited, changed)
+  const run = await timed([cli, 'plan', ...extra])
+  if (!/^Plan: 0 to create, 1 to update, 0 to delete\./m.test(run.output) || !run.output.includes(name)) {
+    throw new Error(`the plan after editing dns-3 was expected to update it alone:\n${run.output.slice(0, 2000)}`)
+  }
+  return run
+}
+
+/** Medians of `runs` edit cycles (see editAndPlan). */
+async function measureEdits(extra = []) {
+  const all = []
+  for (let r = 0; r < runs; r++) all.push(await editAndPlan(extra))
+  return { ms: median(all.map((r) => r.ms)), cpuMs: median(all.map((r) => r.cpuMs)), rss: median(all.map((r) => r.rss)), times: all.map((r) => r.ms) }
+}
+
 /** `name.seconds` (wall) and `name.cpu_seconds` of a measure. */
 function report(name, m) {
   figure(`${name}.seconds`, seconds(m.ms))
@@ -86,6 +120,7 @@ function report(name, m) {
 
 try {
   note(`${n} checks in ${FILES} files, node ${process.version}, ${runs} runs each (median)`)
+  figure('load_average.start', loadavg().map((l) => l.toFixed(1)).join(' '))
   const started = Date.now()
   await seed(repo, project, { baseUrl: server.url, apiKey: 'bench-key', accountId: 'bench' })
   note(`seeded the server and the lock in ${((Date.now() - started) / 1000).toFixed(1)} s`)
@@ -114,7 +149,20 @@ try {
   }
   report('help', await measure([cli, '--help']))
   note(`plan runs: ${plan.times.map(seconds).join(', ')} s; cold: ${cold.map(seconds).join(', ')} s`)
+  // the edit cycle: one first edit fills what a plan keeps, as a pull request's second push finds it
+  await editAndPlan()
+  const edit = await measureEdits()
+  report('edit', edit)
+  figure('edit.peak_mib', Math.round(edit.rss / 1024))
+  const editNoCache = await measureEdits(['--no-cache'])
+  report('edit_no_cache', editNoCache)
+  figure('edit_no_cache.peak_mib', Math.round(editNoCache.rss / 1024))
+  // the project as applied again, and a plan of it kept, for the paired plans of no change
+  writeFileSync(edited, original)
+  const back = await timed([cli, 'plan'])
+  if (!/^No changes\./m.test(back.output)) throw new Error(`the plan of the project as applied was expected to say "No changes.":\n${back.output.slice(0, 2000)}`)
   if (pairedRuns > 0) await paired()
+  figure('load_average.end', loadavg().map((l) => l.toFixed(1)).join(' '))
 } finally {
   await server.close()
   rmSync(dir, { recursive: true, force: true })
@@ -149,9 +197,27 @@ async function paired() {
       if (parse.error) return note(`paired runs stopped: ${parse.error}`)
       pairs.push({ plan, parse })
     }
+    figure('paired.reference', `checkly ${reference.version}`)
     figure('paired.ratio', median(pairs.map((p) => p.plan.ms / p.parse.ms)).toFixed(2))
     figure('paired.cpu_ratio', median(pairs.map((p) => p.plan.cpuMs / p.parse.cpuMs)).toFixed(2))
     note(`paired runs, plan / parse: ${pairs.map((p) => `${seconds(p.plan.ms)} / ${seconds(p.parse.ms)} s`).join(', ')}`)
+    // the edit cycle, each run its own edit: the plan, the same with --no-cache, and the parse, in turns
+    const triples = []
+    for (let r = 0; r < pairedRuns; r++) {
+      const order = [['edit', () => editAndPlan()], ['noCache', () => editAndPlan(['--no-cache'])], ['parse', () => reference.timed()]]
+      const turn = [...order.slice(r % 3), ...order.slice(0, r % 3)]
+      const triple = {}
+      for (const [name, run] of turn) triple[name] = await run()
+      if (triple.parse.error) return note(`paired edit runs stopped: ${triple.parse.error}`)
+      triples.push(triple)
+    }
+    figure('paired.edit_ratio', median(triples.map((t) => t.edit.ms / t.parse.ms)).toFixed(2))
+    figure('paired.edit_cpu_ratio', median(triples.map((t) => t.edit.cpuMs / t.parse.cpuMs)).toFixed(2))
+    figure('paired.edit_no_cache_cpu_ratio', median(triples.map((t) => t.edit.cpuMs / t.noCache.cpuMs)).toFixed(2))
+    figure('paired.edit_peak_mib', Math.round(median(triples.map((t) => t.edit.rss)) / 1024))
+    figure('paired.edit_no_cache_peak_mib', Math.round(median(triples.map((t) => t.noCache.rss)) / 1024))
+    figure('paired.parse_peak_mib', Math.round(median(triples.map((t) => t.parse.rss)) / 1024))
+    note(`paired edit runs, cpu of plan / --no-cache / parse: ${triples.map((t) => `${seconds(t.edit.cpuMs)} / ${seconds(t.noCache.cpuMs)} / ${seconds(t.parse.cpuMs)} s`).join(', ')}`)
   } finally {
     reference.cleanup()
   }

@@ -4,9 +4,13 @@
  * same N DNS checks in 10 files as Checkly constructs (DnsMonitor), with no network and no diff:
  * the figure the plan is compared with. Prints `name: value` lines (bench/run.mjs reads them).
  *
- * The package is installed with `npm install --no-save checkly` into a folder of the temporary
- * directory (kept between runs: MONITORS_BENCH_CHECKLY_DIR names another one), never into this
- * project. Its commands that parse (`checkly test --list`, `deploy --preview`) first ask the
+ * The package is installed with `npm install --no-save checkly@latest` into a folder of the
+ * temporary directory (kept between runs: MONITORS_BENCH_CHECKLY_DIR names another one), never
+ * into this project; MONITORS_BENCH_CHECKLY_VERSION asks for another version. When that version
+ * needs a newer Node.js than the one running (checkly 9 needs 22), the Node.js of that major
+ * version is installed beside it from the npm registry (the `node-<platform>-<arch>` package,
+ * which holds the binary) and the parse runs with it: the reference is the CLI as its users run
+ * it today, not the last version this Node.js can run. Its commands that parse (`checkly test --list`, `deploy --preview`) first ask the
  * service for the account and its runtimes, so the parse is timed the way they run it, without
  * those requests: its config loader, `parseProject` and `project.validate`, in a process of their
  * own. When the package cannot be installed or run, prints `reference.skipped: <why>` and exits 0.
@@ -32,7 +36,7 @@ export class ReferenceSkipped extends Error {}
 
 /**
  * Installs checkly when it is missing and writes the project of `n` checks. Resolves to its
- * version, `timed()` (one parse in a process of its own: wall ms, CPU ms, peak RSS KiB) and
+ * version (and the Node.js it runs on), `timed()` (one parse in a process of its own: wall ms, CPU ms, peak RSS KiB) and
  * `cleanup()`; throws ReferenceSkipped when the package cannot be installed.
  */
 export async function prepareReference(n) {
@@ -40,18 +44,33 @@ export async function prepareReference(n) {
     throw new ReferenceSkipped(why.replace(/\s+/g, ' ').trim().slice(0, 300))
   }
   // --- the package, installed once into a folder of its own
-  const home = process.env.MONITORS_BENCH_CHECKLY_DIR ?? join(tmpdir(), 'monitors-bench-checkly')
+  const wanted = process.env.MONITORS_BENCH_CHECKLY_VERSION ?? 'latest'
+  const home = process.env.MONITORS_BENCH_CHECKLY_DIR ?? join(tmpdir(), `monitors-bench-checkly-${wanted.replace(/[^\w.-]/g, '_')}`)
   const dist = join(home, 'node_modules/checkly/dist')
-  if (!existsSync(join(dist, 'services/project-parser.js'))) {
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
+  const install = (specs) => {
     mkdirSync(home, { recursive: true })
     if (!existsSync(join(home, 'package.json'))) writeFileSync(join(home, 'package.json'), '{ "name": "monitors-bench-reference", "private": true }\n')
-    note(`installing checkly into ${home} (npm install --no-save checkly)`)
-    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
-    const install = spawnSync(npm, ['install', '--no-save', '--no-audit', '--no-fund', '--loglevel=error', 'checkly'], { cwd: home, encoding: 'utf8', timeout: 600_000 })
-    if (install.error || install.status !== 0) skip(`npm install checkly failed: ${install.error?.message ?? install.stderr ?? `exit ${install.status}`}`)
+    note(`installing ${specs.join(' ')} into ${home} (npm install --no-save)`)
+    const run = spawnSync(npm, ['install', '--no-save', '--no-audit', '--no-fund', '--loglevel=error', ...specs], { cwd: home, encoding: 'utf8', timeout: 600_000 })
+    if (run.error || run.status !== 0) skip(`npm install ${specs.join(' ')} failed: ${run.error?.message ?? run.stderr ?? `exit ${run.status}`}`)
+  }
+  if (!existsSync(join(dist, 'services/project-parser.js'))) {
+    install([`checkly@${wanted}`])
     if (!existsSync(join(dist, 'services/project-parser.js'))) skip('the installed checkly has no services/project-parser.js (another layout)')
   }
-  const version = JSON.parse(readFileSync(join(home, 'node_modules/checkly/package.json'), 'utf8')).version
+  const manifest = JSON.parse(readFileSync(join(home, 'node_modules/checkly/package.json'), 'utf8'))
+  const version = manifest.version
+  // the Node.js it needs: `>=22.13.0` names the major version to run it with
+  const needs = Number(/(\d+)\./.exec(manifest.engines?.node ?? '')?.[1] ?? 0)
+  let node = process.execPath
+  if (needs > Number(process.versions.node.split('.')[0])) {
+    const binary = `node-${process.platform === 'win32' ? 'win' : process.platform}-${process.arch}`
+    node = join(home, 'node_modules', binary, 'bin', process.platform === 'win32' ? 'node.exe' : 'node')
+    if (!existsSync(node)) install([`checkly@${version}`, `${binary}@${needs}`])
+    if (!existsSync(node)) skip(`checkly ${version} needs Node.js ${needs}, and ${binary}@${needs} brought no bin/node`)
+  }
+  const nodeVersion = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim()
 
   // --- the project: the same checks as bench/plan/fixture.mjs, as DnsMonitor constructs
   const dir = mkdtempSync(join(tmpdir(), 'monitors-bench-reference-'))
@@ -92,14 +111,14 @@ console.log(Object.keys(project.data.check ?? {}).length)
 `)
 
   async function timed() {
-    const run = await runProbed([parse], { cwd: dir, env: process.env, probeDir: dir })
+    const run = await runProbed([parse], { cwd: dir, env: process.env, probeDir: dir, node })
     const out = run.output
     if (run.status !== 0) return { error: `the parse exited ${run.status}: ${out.slice(0, 300)}` }
     if (Number(out.trim()) !== n) return { error: `the parse found ${out.trim()} checks, not ${n}` }
     return { ms: run.ms, cpuMs: run.cpuMs, rss: run.rss }
   }
 
-  return { version, timed, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
+  return { version: `${version} on Node.js ${nodeVersion}`, timed, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]

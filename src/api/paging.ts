@@ -57,6 +57,8 @@ export async function listAllByPage<T>(
     if (typeof etag === 'string' && etag !== '') logRead(client, path, query, { etag, after: read.after, total: read.total }, after !== undefined, read.items.length)
     if (cache && typeof etag === 'string' && etag !== '') {
       const page: StoredPage = { etag, items: read.items, ...(read.after !== undefined ? { after: read.after } : {}), ...(read.total !== undefined ? { total: read.total } : {}) }
+      // each record's id: a plan that reuses what it kept for the other check files reads only the records of the edited ones
+      if (options.idOf) page.ids = read.items.map(options.idOf)
       // read whole but the same as kept (a full last page, see reusedPage): the file needs no rewrite
       if (stored && stored.etag === etag && stored.after === page.after && stored.total === page.total) cache.same(url, page)
       else cache.set(url, page)
@@ -118,11 +120,11 @@ function reusedPage(stored: StoredPage, headers: Record<string, string | string[
   const after = link !== undefined ? nextAfter(link) : stored.after
   if (keyset && link === undefined && after === undefined && full) return undefined
   const total = totalFromContentRange(headers['content-range'])
-  return { etag: stored.etag, items: stored.items, ...(after !== undefined ? { after } : {}), ...(total !== undefined ? { total } : {}) }
+  return { etag: stored.etag, items: stored.items, ...(after !== undefined ? { after } : {}), ...(total !== undefined ? { total } : {}), ...(stored.ids !== undefined ? { ids: stored.ids } : {}) }
 }
 
 /** A page's path and query as the page cache finds it: the parameters in name order. */
-function pageUrl(path: string, query: Query): string {
+export function pageUrl(path: string, query: Query): string {
   const names = Object.keys(query).filter((name) => query[name] !== undefined).sort()
   return `${path}?${names.map((name) => `${encodeURIComponent(name)}=${encodeURIComponent(String(query[name]))}`).join('&')}`
 }

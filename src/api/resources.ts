@@ -1,7 +1,8 @@
 import type { RemoteRecord, ResourceKind } from '../resources/types.js'
 import { descriptorOf, remoteIdOf, RESOURCE_KINDS } from '../resources/registry.js'
 import type { ApiClient } from './client.js'
-import { listAllByCursor, listAllByPage } from './paging.js'
+import { listAllByCursor, listAllByPage, pageUrl, type ListPageRead } from './paging.js'
+import { keptRecords } from './page-cache.js'
 import { UserError } from '../errors.js'
 
 export type { RemoteRecord }
@@ -62,6 +63,39 @@ export async function fetchRemoteState(client: ApiClient, kinds: readonly Resour
       }
     }),
   )
+  return state
+}
+
+/**
+ * The records of `wanted` (kind and remote id) as the pages kept by the page cache hold them,
+ * where `pages` are the list pages a read found and the server has just said are unchanged:
+ * each record parsed alone, the others left unread. Only the kinds of `wanted` are filled in.
+ * Undefined when a page is not kept as read, or a record is not there or not of its kind.
+ */
+export function keptRemoteState(client: ApiClient, pages: readonly ListPageRead[], wanted: ReadonlyArray<{ kind: ResourceKind; remoteId: string }>): RemoteState | undefined {
+  const state: RemoteState = { records: Object.fromEntries(RESOURCE_KINDS.map((kind) => [kind, {}])) as RemoteState['records'], foreign: {}, requests: {} }
+  const byPath = new Map<string, Array<{ kind: ResourceKind; remoteId: string }>>()
+  for (const want of wanted) {
+    const { list } = descriptorOf(want.kind)
+    if (list.paging === 'cursor') return undefined
+    const all = byPath.get(list.path) ?? []
+    all.push(want)
+    byPath.set(list.path, all)
+  }
+  for (const [path, wants] of byPath) {
+    const cache = client.pageCache(path)
+    if (!cache) return undefined
+    const ofList = pages.filter((page) => page.path === path).map((page) => ({ url: pageUrl(page.path, page.query), etag: page.etag }))
+    const found = keptRecords(cache, ofList, new Set(wants.map((w) => w.remoteId)))
+    if (!found) return undefined
+    const members = RESOURCE_KINDS.filter((kind) => descriptorOf(kind).list.collection === descriptorOf(wants[0].kind).list.collection)
+    const kindOf = recordKind(members)
+    for (const { kind, remoteId } of wants) {
+      const record = found.get(remoteId) as RemoteRecord | undefined
+      if (!record || typeof record !== 'object' || kindOf(record) !== kind || remoteIdOf(kind, record) !== remoteId) return undefined
+      state.records[kind][remoteId] = record
+    }
+  }
   return state
 }
 

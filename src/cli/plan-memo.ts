@@ -3,11 +3,12 @@ import { readFileSync } from 'node:fs'
 import { loadProjectDeferred, type LoadedProject, type Problem } from '../project/index.js'
 import { compileCacheDir } from '../project/loader.js'
 import { pagesUnchanged } from '../api/paging.js'
-import { planMemoFile, planMemoKey, readPlanMemo, writePlanMemo } from '../plan/memo.js'
+import { constructHash, planMemoFile, planMemoKey, readPlanMemo, writePlanMemo } from '../plan/memo.js'
 import type { Plan } from '../plan/index.js'
 import { emptySecretWarnings, environmentRequest, err, openSession, type EngineArgs, type Session } from './engine.js'
 import { isRemoteTarget } from './target.js'
 import { hasJournal } from '../state/lock.js'
+import { replanEdited } from './plan-memo-edit.js'
 import { io } from './io.js'
 
 /** The options of `plan` that change the plan data (the rest only change how it is shown). */
@@ -47,7 +48,7 @@ export interface MemoMiss {
  * fingerprints the records) and the embedded server turn it off; MONITORS_DEBUG_CACHE=1 says
  * whether it was used.
  */
-export async function planFromMemo(args: MemoArgs): Promise<MemoHit | MemoMiss> {
+export async function planFromMemo(args: MemoArgs, timing: (phase: string) => void = () => {}): Promise<MemoHit | MemoMiss> {
   const env = io().env
   const debug = (line: string) => {
     if (env.MONITORS_DEBUG_CACHE) err(`plan memo: ${line}\n`)
@@ -59,10 +60,12 @@ export async function planFromMemo(args: MemoArgs): Promise<MemoHit | MemoMiss> 
     return { load: () => Promise.reject(error) }
   }
   const load = () => deferred.finish()
+  timing('check files run')
   if (args.cache === false || env.MONITORS_CACHE === '0') return { load }
   if (args.out !== undefined) return debugged(debug, 'not used (--out saves the records read)', { load })
-  const constructs = deferred.constructsKey()
-  if (constructs === undefined) return debugged(debug, 'not used (a construct or the config is not plain data, or a check file has a problem)', { load })
+  const parts = deferred.constructsParts()
+  if (parts === undefined) return debugged(debug, 'not used (a construct or the config is not plain data, or a check file has a problem)', { load })
+  timing('constructs keyed')
   if (!isRemoteTarget(deferred, args, env)) return debugged(debug, 'not used (the embedded server)', { load })
   let session: Session
   try {
@@ -71,18 +74,28 @@ export async function planFromMemo(args: MemoArgs): Promise<MemoHit | MemoMiss> 
     // the same error comes again where the command opens the target
     return { load }
   }
+  timing('target and lock')
   const { client, lockPath, target, environment } = session.open
   const lockText = readText(lockPath)
   const key = planMemoKey({
-    constructs, lockPath, lock: lockText === undefined ? null : sha256(lockText), target, environment: environment ?? null, apiKey: client.apiKeyHash,
+    constructs: parts.scope, lockPath, lock: lockText === undefined ? null : sha256(lockText), target, environment: environment ?? null, apiKey: client.apiKeyHash,
     targets: args.target ?? null, adoptExisting: args.adoptExisting === true, allowDuplicates: args.allowDuplicates === true,
   })
   const file = planMemoFile(compileCacheDir(deferred.rootDir) || '', deferred.configFile, environment)
+  const files = Object.fromEntries([...parts.files].map(([name, { hash }]) => [name, hash]))
+  // each file's construct hashes made once: the edited files' are read, then kept
+  const hashes = new Map<string, string[]>()
+  const hashesOf = (name: string) => {
+    let of = hashes.get(name)
+    if (!of) hashes.set(name, (of = parts.files.get(name)!.keys.map(constructHash)))
+    return of
+  }
   const remember = (plan: Plan, project: LoadedProject) => {
     const log = client.readLog
     client.readLog = undefined
     if (log && log.requests === log.pages.length) {
-      writePlanMemo(file, key, { pages: log.pages, plan, printed: { secretWarnings: emptySecretWarnings(project.resources), warnings: project.warnings } satisfies MemoPrinted })
+      const constructs = Object.fromEntries([...parts.files.keys()].map((name) => [name, hashesOf(name)]))
+      writePlanMemo(file, key, { pages: log.pages, plan, printed: { secretWarnings: emptySecretWarnings(project.resources), warnings: project.warnings } satisfies MemoPrinted, files, constructs })
     }
   }
   const miss = (reason: string): MemoMiss => {
@@ -94,9 +107,34 @@ export async function planFromMemo(args: MemoArgs): Promise<MemoHit | MemoMiss> 
   if (hasJournal(lockPath)) return debugged(debug, 'not used (the lock has the journal of an apply)', { load, session })
   const found = readPlanMemo(file, key)
   if ('miss' in found) return miss(found.miss)
-  if (!(await pagesUnchanged(client, found.memo.pages))) return miss('a list changed on the server')
-  debug(`used (${found.memo.pages.length} list pages unchanged)`)
-  return { plan: found.memo.plan, printed: found.memo.printed as MemoPrinted, session }
+  const memo = found.memo
+  timing('memo read')
+  const edited = editedFiles(memo.files, files)
+  // what the plan kept cannot stand for the others' (before any request: a miss reads the lists once)
+  const why = edited.size === 0 ? undefined : args.target !== undefined && args.target.length > 0 ? '--target' : undefined
+  if (why) return miss(`the code changed, and ${why} plans what depends on it`)
+  if (!(await pagesUnchanged(client, memo.pages))) return miss('a list changed on the server')
+  timing('pages asked again')
+  if (edited.size === 0) {
+    debug(`used (${memo.pages.length} list pages unchanged)`)
+    return { plan: memo.plan, printed: memo.printed as MemoPrinted, session }
+  }
+  const replanned = replanEdited(deferred, memo, edited, { ...parts, hashesOf }, session, args, timing)
+  if ('miss' in replanned) return miss(`the code changed in ${edited.size} of ${parts.files.size} check files: ${replanned.miss}`)
+  timing('edited files planned')
+  const constructs: Record<string, string[]> = {}
+  for (const name of parts.files.keys()) constructs[name] = edited.has(name) ? hashesOf(name) : memo.constructs[name]
+  writePlanMemo(file, key, { ...memo, plan: replanned.plan, printed: replanned.printed, files, constructs })
+  debug(`used (${memo.pages.length} list pages unchanged; ${edited.size} of ${parts.files.size} check files planned again)`)
+  return { plan: replanned.plan, printed: replanned.printed, session }
+}
+
+/** The check files whose hash is not the kept one (new files too), and the kept files that are gone. */
+function editedFiles(kept: Record<string, string>, now: Record<string, string>): Set<string> {
+  const edited = new Set<string>()
+  for (const name of Object.keys(now)) if (!Object.hasOwn(kept, name) || kept[name] !== now[name]) edited.add(name)
+  for (const name of Object.keys(kept)) if (!Object.hasOwn(now, name)) edited.add(name)
+  return edited
 }
 
 function debugged<T>(debug: (line: string) => void, line: string, value: T): T {

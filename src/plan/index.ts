@@ -8,7 +8,7 @@ import { selectTargets } from './select.js'
 import type { Plan } from './types.js'
 
 export * from './types.js'
-export { computePlan, summarize } from './plan.js'
+export { computePlan, replanChanged, summarize } from './plan.js'
 export { renderPlanText, summaryLine } from './render/text.js'
 export { normalize } from '../resources/normalize.js'
 export { fieldDiffs } from './diff.js'

@@ -3,15 +3,20 @@
  * plan computed last is kept, with what it was computed from, and shown again when nothing
  * changed. One file per project (config file and environment) in the folder of the compile
  * cache, holding one plan:
- * - its key: a hash of the constructs (DeferredProject.constructsKey: this build, Node.js, the
- *   working directory, the config written out, each construct's file and construct cache key),
- *   the target (URL, account, a hash of the API key, its id), the environment, the lock file's
- *   bytes, and the options that change the plan (`--target`, `--adopt-existing`);
+ * - its key: a hash of what every construct shares (DeferredProject.constructsParts: this build,
+ *   Node.js, the working directory, the config written out), the target (URL, account, a hash of
+ *   the API key, its id), the environment, the lock file's bytes, and the options that change the
+ *   plan (`--target`, `--adopt-existing`);
+ * - each check file's hash (its path, each construct's construct cache key), and a hash of each
+ *   construct's key;
  * - every list page the plan read: its path and query, its ETag and what it said of the pages
  *   after it.
  * The memo is used only when the key is the same and every one of those pages, asked again with
  * its ETag, answers 304 and says the same of the pages after it: the server decides, so a record
  * changed by anyone is always seen. Then neither the construct cache nor the page cache is read.
+ * When only some check files' hashes differ, the constructs of those files are validated and
+ * planned again, with the records of their resources alone read from the page cache, and the
+ * kept plan stands for the rest (src/cli/plan-memo.ts says when that is the same plan).
  * A plan that sent any other request (a list read by cursor, a page without an ETag, a page read
  * twice) is not kept.
  *
@@ -26,7 +31,7 @@ import type { ListPageRead } from '../api/paging.js'
 import { sha256, readCacheFile, writeCacheFile } from '../resources/cache-file.js'
 import type { Plan } from './types.js'
 
-const FORMAT = 'monitors-plan-memo-1'
+const FORMAT = 'monitors-plan-memo-2'
 /** A memo larger than this is not written. */
 const MAX_BYTES = 64 * 1024 * 1024
 /** Memo files kept per folder (one per config file and environment): the oldest written go first. */
@@ -38,6 +43,15 @@ export interface PlanMemo {
   plan: Plan
   /** What the command printed from the loaded project (warnings), kept as it printed them. */
   printed: unknown
+  /** Each check file's hash (FileKey.hash), by its path relative to the project root. */
+  files: Record<string, string>
+  /** A hash of each construct's construct cache key (constructHash), per check file, in the order the file made them. */
+  constructs: Record<string, string[]>
+}
+
+/** The hash of a construct's construct cache key kept in a memo (64 bits of its SHA-256). */
+export function constructHash(key: string): string {
+  return sha256(key).slice(0, 16)
 }
 
 /** The file of the memo of one project. */
@@ -55,11 +69,11 @@ export function readPlanMemo(file: string, key: string): { memo: PlanMemo } | { 
   const read = readCacheFile(file, FORMAT, key)
   if ('miss' in read) {
     if (read.miss === 'none') return { miss: 'none kept' }
-    if (read.miss === 'other') return { miss: 'the code, config, lock, target or options changed' }
+    if (read.miss === 'other') return { miss: 'the build, config, lock, target or options changed' }
     return { miss: 'the file was damaged: ignored' }
   }
   const memo = read.data as PlanMemo
-  if (memo && Array.isArray(memo.pages) && memo.plan && typeof memo.plan === 'object') return { memo }
+  if (memo && Array.isArray(memo.pages) && memo.plan && typeof memo.plan === 'object' && Array.isArray(memo.plan.changes) && memo.files && typeof memo.files === 'object' && memo.constructs && typeof memo.constructs === 'object') return { memo }
   return { miss: 'the file was damaged: ignored' }
 }
 

@@ -75,6 +75,47 @@ export function computePlan(input: PlanInput): Plan {
   return assemblePlan(input, [...changes, ...removals], protectedChanges)
 }
 
+/**
+ * The plan computePlan makes of `input`, made from `previous`: the plan of the same lock, remote
+ * state and options for desired resources that were the same but for `changed` (the same kinds
+ * and logical ids, in the same files or others; other props). Each of `changed` is planned again
+ * and every other change is kept: what a change of one resource depends on beyond it (aliases,
+ * adoption, duplicates, references, a group's fields, the names the references index shows) is
+ * checked to be the same first. Undefined when it cannot be told so: computePlan then makes it.
+ * `input.desired` is not read.
+ */
+export function replanChanged(previous: Plan, changed: readonly DesiredResource[], input: PlanInput): Plan | undefined {
+  const lock = input.lock
+  if (!lock || (lock.pending && Object.keys(lock.pending).length > 0) || previous.blocked) return undefined
+  const kinds = new Set(changed.map((r) => r.kind))
+  if (Object.values(previous.references ?? {}).some((ref) => kinds.has(ref.kind))) return undefined
+  // where each of `changed` is planned in `previous` (only their logical ids are keyed: a plan of 10,000 changes is read once, not keyed whole)
+  const ids = new Set(changed.map((r) => r.logicalId))
+  const at = new Map<string, number>()
+  for (let i = 0; i < previous.changes.length; i++) {
+    const change = previous.changes[i]
+    if (change.kind === 'status-page-service' && change.action === 'delete') return undefined
+    if (ids.has(change.logicalId) && change.action !== 'delete' && change.action !== 'forget') at.set(lockKey(change.kind, change.logicalId), i)
+  }
+  const matching = matchLock(changed, lock.resources)
+  const changes = [...previous.changes]
+  for (const resource of changed) {
+    const key = matching.keyOf.get(resource)!
+    const i = at.get(key)
+    const was = i === undefined ? undefined : changes[i]
+    const entry = matching.entryOf.get(key)?.entry
+    // a check of its own, recorded and there: no alias, reference or group, nothing of another resource
+    if (!was || !CHECK_KINDS.has(resource.kind) || resource.refs.length > 0 || (resource.options.aliases?.length ?? 0) > 0) return undefined
+    if (!entry || !input.remote.records[resource.kind][entry.remoteId] || was.adopted || was.movedFrom || was.dependsOn || was.fromGroup) return undefined
+    if (was.action !== 'noop' && was.action !== 'update') return undefined
+    const change = planResource(resource, input, matching, () => undefined)
+    if (change.action !== 'noop' && change.action !== 'update') return undefined
+    changes[i!] = change
+  }
+  const plan: Plan = { ...previous, changes, summary: summarize(changes) }
+  return plan
+}
+
 /** Which lock entry each desired resource has (keyed `kind:logicalId`), and how it got it. */
 interface Matching {
   /** Each desired resource's lock key, made once: a plan of 10,000 resources looks them up in every phase. */

@@ -21,10 +21,13 @@
  * data themselves, with the references the payload holds (where each referred construct's id
  * goes), so an entry read back is exactly what validating would have produced.
  *
- * The file starts with a header line (format, scope hash, the data's SHA-256 and length); one
- * that does not match whole (truncated, corrupt, another scope) is ignored and written again.
- * It holds the entries of the last load only (a construct removed from the code leaves it at the
- * next write), and a file larger than MAX_BYTES is not written. Written to a temporary file and
+ * There is one file per check file (of one config file and environment), holding the entries of
+ * the constructs placed in it: an edit of one check file costs reading and writing that file's
+ * entries, not the project's. A file starts with a header line (format, scope hash, the data's
+ * SHA-256 and length); one that does not match whole (truncated, corrupt, another scope) is
+ * ignored and written again. It holds the entries of the last load only (a construct removed
+ * from the code leaves it at the next write; the file of a check file removed from the project
+ * is left to the bound on files), and a file larger than MAX_BYTES is not written. Written to a temporary file and
  * renamed into place, so two commands at once leave one whole file; any error reading or writing
  * it only costs the validation it would have saved.
  */
@@ -34,10 +37,10 @@ import { readCacheFile, sha256, writeCacheFile } from '../resources/cache-file.j
 import type { ResourceOptions, ResourceRef } from '../resources/types.js'
 
 const FORMAT = 'monitors-construct-cache-2'
-/** A file above this size is not written (about 150,000 checks). */
+/** A file above this size is not written (about 150,000 checks in one check file). */
 const MAX_BYTES = 128 * 1024 * 1024
-/** Files kept per cache folder (one per config file and environment): the oldest written go first. */
-const MAX_FILES = 16
+/** Files kept per cache folder (one per config file, environment and check file): the oldest written go first. */
+export const CONSTRUCT_CACHE_FILES = 4096
 /** Deeper props than this are not cached (and a cycle ends here). */
 const MAX_DEPTH = 64
 
@@ -65,11 +68,11 @@ export function constructCacheCounts(): Readonly<typeof counts> {
 }
 
 export interface ConstructCache {
-  /** The entry of a construct, or undefined (its props are not plain data, or it is not there). */
-  get(key: string | undefined): CachedConstruct | undefined
-  /** Records what validating a construct gave (not kept when the payload is not plain data). */
-  set(key: string | undefined, value: CachedConstruct): void
-  /** Writes the file when it changed; never throws. */
+  /** The entry of a construct of check file `file` (absolute), or undefined (its props are not plain data, or it is not there). */
+  get(key: string | undefined, file?: string): CachedConstruct | undefined
+  /** Records what validating a construct of check file `file` gave (not kept when the payload is not plain data). */
+  set(key: string | undefined, value: CachedConstruct, file?: string): void
+  /** Writes the files that changed; never throws. */
   save(): void
 }
 
@@ -96,46 +99,68 @@ export function openConstructCache(dir: string | false, scope: CacheScope): Cons
   const defaults = plainJson(scope.defaults, true)
   if (defaults === undefined) return undefined
   const scopeKey = sha256(`${FORMAT}\0${scope.version}\0${scope.buildId}\0${scope.node ?? process.version}\0${process.arch}\0${defaults}`)
-  const file = path.join(dir, `constructs.${sha256(`${scope.configFile}\0${scope.environment ?? ''}`).slice(0, 16)}.cache`)
   const invalidBefore = counts.invalid
-  const old = readEntries(file, scopeKey)
-  const fresh: Record<string, Entry> = {}
-  let added = 0
-  let used = 0
+  // one file per check file, read when its first construct is asked for
+  const files = new Map<string, CheckFileEntries>()
+  const of = (checkFile: string) => {
+    let entries = files.get(checkFile)
+    if (!entries) {
+      const file = path.join(dir, `constructs.${sha256(`${scope.configFile}\0${scope.environment ?? ''}\0${checkFile}`).slice(0, 16)}.cache`)
+      files.set(checkFile, (entries = { file, old: readEntries(file, scopeKey), fresh: {}, added: 0, used: 0 }))
+    }
+    return entries
+  }
   let uncacheable = 0
   let missed = 0
   return {
-    get(key) {
+    get(key, checkFile = '') {
       if (key === undefined) {
         counts.uncacheable++
         uncacheable++
         return undefined
       }
-      const entry = old?.[key]
-      if (entry === undefined || !Object.hasOwn(old!, key)) {
+      const entries = of(checkFile)
+      const entry = entries.old?.[key]
+      if (entry === undefined || !Object.hasOwn(entries.old!, key)) {
         counts.miss++
         missed++
         return undefined
       }
       counts.hit++
-      used++
-      fresh[key] = entry
+      entries.used++
+      entries.fresh[key] = entry
       return { payload: entry[0], options: entry[1] ?? {}, refs: entry[2] ?? [] }
     },
-    set(key, value) {
+    set(key, value, checkFile = '') {
       const refs = value.refs ?? []
       if (key === undefined || plainness(value.payload, 0) !== PLAIN || plainness(value.options, 0) !== PLAIN || plainness(refs, 0) !== PLAIN) return
       const options = Object.keys(value.options).length === 0 ? undefined : value.options
-      fresh[key] = refs.length > 0 ? [value.payload, options ?? {}, refs] : options ? [value.payload, options] : [value.payload]
-      added++
+      const entries = of(checkFile)
+      entries.fresh[key] = refs.length > 0 ? [value.payload, options ?? {}, refs] : options ? [value.payload, options] : [value.payload]
+      entries.added++
     },
     save() {
-      const before = old ? Object.keys(old).length : 0
+      let used = 0
+      let added = 0
+      for (const entries of files.values()) {
+        used += entries.used
+        added += entries.added
+        const before = entries.old ? Object.keys(entries.old).length : 0
+        if (entries.added > 0 || entries.used !== before || entries.old === undefined) write(entries.file, scopeKey, entries.fresh, entries.old === undefined)
+      }
       const damaged = counts.invalid > invalidBefore ? ' (the file was damaged: ignored)' : ''
-      if (added > 0 || used !== before || old === undefined) write(file, scopeKey, fresh, old === undefined)
       if (process.env.MONITORS_DEBUG_CACHE) process.stderr.write(`construct cache: ${used} reused, ${missed} validated (${added} kept), ${uncacheable} not cacheable${damaged}\n`)
     },
   }
+}
+
+/** The entries of one check file: as read, and as the next write keeps them. */
+interface CheckFileEntries {
+  file: string
+  old: Record<string, Entry> | undefined
+  fresh: Record<string, Entry>
+  added: number
+  used: number
 }
 
 /**
@@ -254,6 +279,6 @@ function readEntries(file: string, scopeKey: string): Record<string, Entry> | un
 
 /** The file written whole (temporary file, rename); never throws. A new file prunes the folder to MAX_FILES. */
 function write(file: string, scopeKey: string, entries: object, added: boolean): void {
-  if (writeCacheFile(file, FORMAT, scopeKey, entries, { maxBytes: MAX_BYTES, prefix: 'constructs.', maxFiles: MAX_FILES }, added)) counts.written++
+  if (writeCacheFile(file, FORMAT, scopeKey, entries, { maxBytes: MAX_BYTES, prefix: 'constructs.', maxFiles: CONSTRUCT_CACHE_FILES }, added)) counts.written++
   else counts.unwritten++
 }

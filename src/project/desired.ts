@@ -114,7 +114,7 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
   const descriptor = descriptorOf(kind)
   // the pure work on plain props (no construct in them, no file read into a field) is kept between commands
   const cacheKey = ctx.cache && !descriptor.code ? (ctx.keys?.get(r) ?? constructKey(kind, name, c.logicalId as string, c.props, build.refToken)) : undefined
-  const hit = ctx.cache?.get(cacheKey)
+  const hit = ctx.cache?.get(cacheKey, r.file)
   if (hit) return { kind, logicalId: c.logicalId as string, construct: name, file: ctx.rootRel(r.file), payload: hit.payload, refs: hit.refs ?? [], options: hit.options }
   const start = problems.length
   const shape = descriptor.codeShape
@@ -154,7 +154,7 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
   if (payload === undefined || problems.length > before) return undefined
   // a numeric reference was validated as a number: its placeholder goes in now
   for (const ref of refs) if (ref.numeric) payload = setIn(payload, ref.path.split('.'), placeholder(ref.kind, ref.logicalId)) as Record<string, unknown>
-  if (cacheKey !== undefined && problems.length === start) ctx.cache!.set(cacheKey, { payload, options, refs })
+  if (cacheKey !== undefined && problems.length === start) ctx.cache!.set(cacheKey, { payload, options, refs }, r.file)
   return { kind, logicalId: c.logicalId as string, construct: name, file: ctx.rootRel(r.file), payload, refs, options }
 }
 
@@ -701,29 +701,42 @@ function refToken(c: AnyConstruct, registrationOf: (construct: AnyConstruct) => 
   return `@ref(${JSON.stringify(c.__monitorsKind)},${JSON.stringify(constructName(c))},${JSON.stringify(c.logicalId)},${where}${group})`
 }
 
+/** What the resources of one check file are a function of (see constructsKey). */
+export interface FileKey {
+  /** A hash of the file's path and of its constructs' cache keys, in order. */
+  hash: string
+  /** The lock key (`kind:logicalId`) of each of its constructs, in order. */
+  resources: string[]
+  /** The construct cache key of each of its constructs, in the same order. */
+  keys: string[]
+}
+
 /**
  * A hash of everything the resources built from `registrations` are a function of: the format,
  * this build and version, Node.js, the working directory (problems and lints name files from
- * it), the config written out, and each construct's file and construct cache key (the
- * constructs it refers to written as refTokens says), in order. Undefined when any construct
- * is not plain data (a Date in its props, it reads a file into a field, is outside the
- * project, is of a kind this version does not know) or the config is not plain data: those are
- * never memoized.
+ * it), the config written out (`scope`, a hash of these alone), and each construct's file and
+ * construct cache key (the constructs it refers to written as refTokens says), by file
+ * (`files`, keyed by the file relative to the project root: what a plan of this project kept
+ * per file is found by). Undefined when any construct is not plain data (a Date in its props,
+ * it reads a file into a field, is outside the project, is of a kind this version does not
+ * know) or the config is not plain data: those are never memoized.
  */
 export function constructsKey(
   registrations: readonly Registration[],
   scope: { buildId: string | undefined; version: string; configFile: string; environment?: string },
   config: ResolvedConfig,
   rootRel: (abs: string) => string,
-): { hash: string; keys: Map<Registration, string> } | undefined {
+): { hash: string; scope: string; files: Map<string, FileKey>; keys: Map<Registration, string> } | undefined {
   if (!scope.buildId) return undefined
   const configText = plainJson(config, true)
   if (configText === undefined) return undefined
   const keys = new Map<Registration, string>()
   const ref = refTokens(registrationLookup(registrations))
-  // thousands of constructs share a few files: each file's path is written out once
-  const fileOf = memo((abs: string) => JSON.stringify(rootRel(abs)))
-  const parts = ['monitors-constructs-key-1', scope.version, scope.buildId, process.version, process.arch, process.cwd(), scope.configFile, scope.environment ?? '', configText]
+  const scopeText = ['monitors-constructs-key-2', scope.version, scope.buildId, process.version, process.arch, process.cwd(), scope.configFile, scope.environment ?? '', configText].join('\n')
+  // thousands of constructs share a few files: each file's parts are found once per run of them
+  const byFile = new Map<string, { path: string; resources: string[]; keys: string[] }>()
+  let last: { path: string; resources: string[]; keys: string[] } | undefined
+  let lastFile: string | undefined
   for (const r of registrations) {
     const c = r.construct
     const kind = c.__monitorsKind
@@ -732,7 +745,23 @@ export function constructsKey(
     const key = constructKey(kind, constructName(c), c.logicalId, c.props, ref)
     if (key === undefined) return undefined
     keys.set(r, key)
-    parts.push(fileOf(r.file), key)
+    if (r.file !== lastFile) {
+      lastFile = r.file
+      last = byFile.get(r.file)
+      if (!last) byFile.set(r.file, (last = { path: JSON.stringify(rootRel(r.file)), resources: [], keys: [] }))
+    }
+    last!.keys.push(key)
+    last!.resources.push(`${kind}:${c.logicalId}`)
   }
-  return { hash: createHash('sha256').update(parts.join('\n')).digest('hex'), keys }
+  const files = new Map<string, FileKey>()
+  const all = [createHash('sha256').update(scopeText).digest('hex')]
+  for (const [abs, { path, resources, keys: fileKeys }] of byFile) {
+    // fed key by key: no string of the whole file's keys is made
+    const hashing = createHash('sha256').update(path)
+    for (const key of fileKeys) hashing.update('\n').update(key)
+    const hash = hashing.digest('hex')
+    files.set(rootRel(abs), { hash, resources, keys: fileKeys })
+    all.push(hash)
+  }
+  return { hash: createHash('sha256').update(all.join('\n')).digest('hex'), scope: all[0], files, keys }
 }

@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { chooseEnvironment, findConfigFile, resolveConfig, type EnvironmentRequest, type ResolvedConfig } from './config.js'
-import { buildResources, constructsKey } from './desired.js'
+import { buildResources, constructsKey, type FileKey } from './desired.js'
 import { NoEnvironmentError, ProjectError, type Problem } from './errors.js'
 import { findFiles } from './glob.js'
 import { buildId, compileCacheDir, importFile, LoadingSession, PACKAGE_VERSION, withSession, type Registration } from './loader.js'
@@ -15,7 +15,7 @@ import { makeChecklyChecks, specFilesOf } from './checkly-checks.js'
 export type { ProjectConfig, ResolvedConfig, CheckDefaults, ChosenEnvironment, EnvironmentRequest } from './config.js'
 export { CONFIG_FILE_NAMES, DEFAULT_CHECK_MATCH, DEFAULTABLE_CHECK_FIELDS, environmentLockName, findConfigFile } from './config.js'
 export { NoEnvironmentError, ProjectError, formatProblem, type Problem } from './errors.js'
-export { LOGICAL_ID_PATTERN } from './desired.js'
+export { LOGICAL_ID_PATTERN, type FileKey } from './desired.js'
 export { findFiles, globToRegExp } from './glob.js'
 
 /** A project loaded and validated: what the code asks for. */
@@ -107,6 +107,20 @@ export interface DeferredProject {
    * check file had a problem.
    */
   constructsKey(): string | undefined
+  /**
+   * The parts of constructsKey: a hash of what every construct shares (this build, Node.js, the
+   * working directory, the config), and each check file's hash and lock keys (by its path
+   * relative to the project root); undefined as constructsKey is.
+   */
+  constructsParts(): { scope: string; files: ReadonlyMap<string, FileKey> } | undefined
+  /**
+   * Validates the constructs of these check files only (paths relative to the project root),
+   * with the construct cache of those files: what a plan kept for the other files stands for theirs (the
+   * plan memo, src/cli/plan-memo.ts). Their resources, their problems and their lints; the rules
+   * across files are not checked (the caller knows they cannot have changed). `only`: of those
+   * files' constructs, these (by lock key, `kind:logicalId`) alone.
+   */
+  validateFiles(files: ReadonlySet<string>, only?: ReadonlySet<string>): { resources: DesiredResource[]; problems: Problem[]; warnings: Problem[] }
   finish(): Promise<LoadedProject>
 }
 
@@ -191,23 +205,56 @@ export async function loadProjectDeferred(options: LoadProjectOptions = {}): Pro
   const useCache = options.cache !== false && process.env.MONITORS_CACHE !== '0'
   const scope = { configFile, environment: resolved.environment?.name, defaults: resolved.defaults, buildId: buildId(), version: PACKAGE_VERSION }
   // made only when asked (plan): other commands key each construct as they validate it
-  let keys: ReturnType<typeof constructsKey>
-  let keyed = false
-  const key = () => {
-    if (!keyed) keys = useCache && problems.length === 0 ? constructsKey(registrations, scope, resolved, rootRel) : undefined
-    keyed = true
-    return keys?.hash
+  const keyed = memoKey(() => (useCache && problems.length === 0 ? constructsKey(registrations, scope, resolved, rootRel) : undefined))
+  const validateFiles = (chosen: ReadonlySet<string>, only?: ReadonlySet<string>) => {
+    // the cache of a file holds what its last load validated: not read, nor written, for a few of its constructs
+    const cache = useCache && !only ? openConstructCache(compileCacheDir(rootDir), scope) : undefined
+    const built = validateChosen(registrations, chosen, only, { config: resolved, rootRel, cwdRel, configFile: configShown, cache, keys: keyed.keys() }, rootDir)
+    return { ...built, problems: [...problems, ...built.problems] }
   }
   const finish = async (): Promise<LoadedProject> => {
     const cache = useCache ? openConstructCache(compileCacheDir(rootDir), scope) : undefined
-    const built = buildResources(registrations, { config: resolved, rootRel, cwdRel, configFile: configShown, cache, keys: keys?.keys })
+    const built = buildResources(registrations, { config: resolved, rootRel, cwdRel, configFile: configShown, cache, keys: keyed.keys() })
     cache?.save()
     problems.push(...built.problems)
     if (problems.length > 0 && !options.tolerateCheckProblems) throw new ProjectError(problems)
     const warnings = [...built.warnings, ...lintResources(built.resources)].map((w) => ({ ...w, file: cwdRel(path.join(rootDir, w.file)) }))
     return { configFile, rootDir, config: resolved, files, resources: built.resources, warnings, problems, exported: exportedConstructs(registrations, exports, rootRel) }
   }
-  return { configFile, rootDir, config: resolved, constructsKey: key, finish }
+  return { configFile, rootDir, config: resolved, constructsKey: keyed.hash, constructsParts: keyed.parts, validateFiles, finish }
+}
+
+/** constructsKey made once, when first asked; `keys()` gives what it made so far (each construct's key), for validation to reuse. */
+function memoKey(make: () => ReturnType<typeof constructsKey>) {
+  let made: ReturnType<typeof constructsKey>
+  let done = false
+  const get = () => {
+    if (!done) made = make()
+    done = true
+    return made
+  }
+  return {
+    hash: () => get()?.hash,
+    parts: () => {
+      const keys = get()
+      return keys && { scope: keys.scope, files: keys.files }
+    },
+    keys: () => made?.keys,
+  }
+}
+
+/** DeferredProject.validateFiles: the constructs of the `chosen` check files (relative to `rootDir`), of `only` among them when given, validated. */
+function validateChosen(registrations: readonly Registration[], chosen: ReadonlySet<string>, only: ReadonlySet<string> | undefined, context: Parameters<typeof buildResources>[1], rootDir: string): { resources: DesiredResource[]; problems: Problem[]; warnings: Problem[] } {
+  const inChosen = new Map<string, boolean>()
+  const own = registrations.filter((r) => {
+    let is = inChosen.get(r.file)
+    if (is === undefined) inChosen.set(r.file, (is = chosen.has(context.rootRel(r.file))))
+    return is && (!only || only.has(`${r.construct.__monitorsKind}:${String(r.construct.logicalId)}`))
+  })
+  const built = buildResources(own, context)
+  context.cache?.save()
+  const warnings = [...built.warnings, ...lintResources(built.resources)].map((w) => ({ ...w, file: context.cwdRel(path.join(rootDir, w.file)) }))
+  return { resources: built.resources, problems: built.problems, warnings }
 }
 
 /** Records the constructs a check file's module exports (any construct value among its exports). */

@@ -8,6 +8,7 @@ import * as ownConstructs from '../../constructs/index.js'
 import * as checklyRoot from '../../constructs/checkly/index.js'
 import * as checklyConstructs from '../../constructs/checkly/constructs.js'
 import { importCompiled, privateTempDir, type RunningScope } from './compile-cache.js'
+import { transpiled } from './transpile-patch.js'
 import type { Problem } from './errors.js'
 import { closest } from '../schema/issues.js'
 import { callerSite, callSites, isInternalFrame, parseStack, type CallSite, type Frame } from './stack.js'
@@ -74,14 +75,14 @@ function transform(options: TransformOptions): { code: string } {
   const file = options.filename ?? ''
   if (!options.source.includes('import.meta') && !/\.[jt]sx$/.test(file)) {
     try {
-      sucrase ??= (require('sucrase') as { transform: SucraseTransform }).transform
-      const out = sucrase(options.source, {
-        transforms: options.ts ? ['typescript', 'imports'] : ['imports'],
-        filePath: file,
-        disableESTransforms: true,
-        production: true,
+      const transforms = options.ts ? ['typescript', 'imports'] : ['imports']
+      const dir = sharedJiti?.options.fsCache
+      // an edit of one value: the last JavaScript of the file, that value written anew (transpile-patch.ts)
+      const code = transpiled(typeof dir === 'string' ? dir : undefined, file, options.source, transforms.join(','), () => {
+        sucrase ??= (require('sucrase') as { transform: SucraseTransform }).transform
+        return sucrase(options.source, { transforms, filePath: file, disableESTransforms: true, production: true }).code
       })
-      return { code: out.code }
+      return { code }
     } catch {
       /* babel below reports it */
     }

@@ -17,6 +17,17 @@ export function sha256(data: string | Buffer): string {
  * (no file), `other` (whole, but another identity's), `damaged` (truncated, altered, not JSON).
  */
 export function readCacheFile(file: string, format: string, identity: string): { data: unknown } | { miss: 'none' | 'other' | 'damaged' } {
+  const read = readCacheBytes(file, format, identity)
+  if ('miss' in read) return read
+  try {
+    return { data: JSON.parse(read.bytes.toString('utf8')) as unknown }
+  } catch {
+    return { miss: 'damaged' }
+  }
+}
+
+/** The data of `file` as bytes, when it is whole, of `format` and of `identity` (see readCacheFile). */
+export function readCacheBytes(file: string, format: string, identity: string): { bytes: Buffer } | { miss: 'none' | 'other' | 'damaged' } {
   let bytes: Buffer
   try {
     bytes = readFileSync(file)
@@ -29,11 +40,7 @@ export function readCacheFile(file: string, format: string, identity: string): {
   if (header[1] !== identity) return { miss: 'other' }
   const data = bytes.subarray(end + 1)
   if (String(data.length) !== header[3] || sha256(data) !== header[2]) return { miss: 'damaged' }
-  try {
-    return { data: JSON.parse(data.toString('utf8')) as unknown }
-  } catch {
-    return { miss: 'damaged' }
-  }
+  return { bytes: data }
 }
 
 export interface CacheFileBounds {
@@ -47,9 +54,19 @@ export interface CacheFileBounds {
 
 /** Writes `value` whole; never throws. `prune`: then keep the folder to `maxFiles`. Whether it was written. */
 export function writeCacheFile(file: string, format: string, identity: string, value: unknown, bounds: CacheFileBounds, prune: boolean): boolean {
+  let data: Buffer
+  try {
+    data = Buffer.from(JSON.stringify(value), 'utf8')
+  } catch {
+    return false
+  }
+  return writeCacheBytes(file, format, identity, data, bounds, prune)
+}
+
+/** Writes `data` whole as the data of the file (see writeCacheFile); never throws. */
+export function writeCacheBytes(file: string, format: string, identity: string, data: Buffer, bounds: CacheFileBounds, prune: boolean): boolean {
   const temporary = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`
   try {
-    const data = Buffer.from(JSON.stringify(value), 'utf8')
     if (data.length > bounds.maxBytes) return false
     mkdirSync(path.dirname(file), { recursive: true })
     writeFileSync(temporary, Buffer.concat([Buffer.from(`${format} ${identity} ${sha256(data)} ${data.length}\n`, 'latin1'), data]), { mode: 0o600 })

@@ -1,11 +1,11 @@
-import { readdirSync, readFileSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, statSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
 import { ApiClient } from '../../src/api/client.js'
-import { openConstructCache } from '../../src/project/construct-cache.js'
+import { CONSTRUCT_CACHE_FILES, openConstructCache } from '../../src/project/construct-cache.js'
 import { makeProject, monitorsProcess, writeFiles } from '../helpers/cli.js'
 
 // The construct cache and the page cache (docs/writing-monitors.md "Caches"): a plan with them
@@ -84,8 +84,9 @@ describe('the construct cache', () => {
     let { cached, uncached, debug } = await appliedAndPlanned(dir, /construct cache: 0 reused, 6 validated \(5 kept\), 0 not cacheable/,
       /construct cache: 5 reused, 1 validated \(0 kept\), 0 not cacheable/)
 
-    // the props of one check
+    // the props of one check (the memo, which would plan that construct alone, dropped: the cache is read)
     writeFiles(dir, { 'checks/all.check.ts': checks(15) })
+    dropMemo(dir)
     ;({ cached, uncached, debug } = await plans(dir))
     expect(debug).toMatch(/construct cache: 4 reused, 2 validated \(1 kept\)/)
     expect(cached).toEqual(uncached)
@@ -174,7 +175,9 @@ new DnsCheck('web', { name: 'Referred Web', request: { query: 'web.example.com' 
     expect(together[1].stdout).toBe(together[2].stdout)
     dropMemo(dir)
     run = await cli(dir, ['plan', '--format', 'json'])
-    expect(run.stderr).toMatch(/construct cache: 5 reused, 1 validated \(0 kept\)/)
+    // the plans at once planned the edit from the memo, which validates the edited construct alone and keeps it nowhere
+    expect(run.stderr).toMatch(/construct cache: 4 reused, 2 validated \(1 kept\)/)
+    expect(run.stdout).toBe(together[2].stdout)
     expect(readdirSync(cacheDir(dir)).filter((n) => n.endsWith('.tmp'))).toEqual([])
   }, SLOW)
 
@@ -203,7 +206,38 @@ new DnsCheck('web', { name: 'Referred Web', request: { query: 'web.example.com' 
       cache.set('k', value)
       cache.save()
     }
-    expect(readdirSync(dir).filter((n) => n.startsWith('constructs.')).length).toBeLessThanOrEqual(16)
+    expect(readdirSync(dir).filter((n) => n.startsWith('constructs.')).length).toBeLessThanOrEqual(CONSTRUCT_CACHE_FILES)
+  })
+
+  it('keeps one file per check file: an edit of one check file reads and writes that file\'s entries alone', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'monitors-construct-cache-'))
+    const scope = { configFile: '/p/monitoring.config.ts', defaults: {}, buildId: 'a'.repeat(64), version: '1.0.0' }
+    const value = (name: string) => ({ payload: { name }, options: {}, refs: [] })
+    const first = openConstructCache(dir, scope)!
+    first.set('a1', value('A1'), '/p/checks/a.check.ts')
+    first.set('b1', value('B1'), '/p/checks/b.check.ts')
+    first.save()
+    const files = () => Object.fromEntries(readdirSync(dir).filter((n) => n.startsWith('constructs.')).map((n) => [n, statSync(join(dir, n)).mtimeMs]))
+    const written = files()
+    expect(Object.keys(written)).toHaveLength(2)
+    // b's constructs unchanged, a's edited: only a's file is written again
+    const second = openConstructCache(dir, scope)!
+    expect(second.get('b1', '/p/checks/b.check.ts')).toEqual(value('B1'))
+    expect(second.get('a1', '/p/checks/a.check.ts')).toEqual(value('A1'))
+    expect(second.get('a2', '/p/checks/a.check.ts')).toBeUndefined()
+    second.set('a2', value('A2'), '/p/checks/a.check.ts')
+    const before = Date.now()
+    while (Date.now() - before < 20) {
+      // a later mtime for what is written now
+    }
+    second.save()
+    const now = files()
+    const changedFiles = Object.keys(now).filter((n) => now[n] !== written[n])
+    expect(changedFiles).toHaveLength(1)
+    // an entry is found in its own file only
+    const third = openConstructCache(dir, scope)!
+    expect(third.get('a2', '/p/checks/b.check.ts')).toBeUndefined()
+    expect(third.get('a2', '/p/checks/a.check.ts')).toEqual(value('A2'))
   })
 })
 
@@ -323,17 +357,17 @@ describe('the plan memo', () => {
       expect(run.memo, format.join(' ')).toMatch(USED)
     }
 
-    // a construct's props
+    // a construct's props: the file planned again from the kept plan
     writeFiles(dir, { 'checks/many.check.ts': many(120).replace("name: 'M 7'", "name: 'M seven'") })
     run = await both(dir, ['--format', 'json'])
-    expect(run.memo).toBe('not used (the code, config, lock, target or options changed)')
+    expect(run.memo).toMatch(/^used \(\d+ list pages unchanged; 1 of 1 check files planned again\)$/)
     expect(changed(JSON.parse(run.stdout))).toEqual(['update m7'])
     expect((await both(dir, ['--format', 'json'])).memo).toMatch(USED)
 
     // the config's defaults
     writeFiles(dir, { 'monitoring.config.ts': configWith(['base', 'more'], 10) })
     run = await both(dir, ['--format', 'json'])
-    expect(run.memo).toBe('not used (the code, config, lock, target or options changed)')
+    expect(run.memo).toBe('not used (the build, config, lock, target or options changed)')
     expect(changed(JSON.parse(run.stdout))).toHaveLength(120)
     expect((await both(dir, [])).memo).toMatch(USED)
 
@@ -342,12 +376,12 @@ describe('the plan memo', () => {
     const lock = JSON.parse(readFileSync(lockFile, 'utf8'))
     writeFileSync(lockFile, JSON.stringify(lock, null, 4))
     run = await both(dir, [])
-    expect(run.memo).toBe('not used (the code, config, lock, target or options changed)')
+    expect(run.memo).toBe('not used (the build, config, lock, target or options changed)')
     const before = run.stdout
     delete lock.resources['dns-check:m5']
     writeFileSync(lockFile, JSON.stringify(lock, null, 2))
     run = await both(dir, [])
-    expect(run.memo).toBe('not used (the code, config, lock, target or options changed)')
+    expect(run.memo).toBe('not used (the build, config, lock, target or options changed)')
     expect(run.stdout).not.toBe(before)
     expect(run.stdout).toMatch(/m5/)
     expect((await both(dir, [])).memo).toMatch(USED)
@@ -362,7 +396,7 @@ describe('the plan memo', () => {
     // the options that change the plan
     for (const options of [['--target', 'dns-check:m1'], ['--adopt-existing']]) {
       run = await both(dir, options)
-      expect(run.memo, options.join(' ')).toBe('not used (the code, config, lock, target or options changed)')
+      expect(run.memo, options.join(' ')).toBe('not used (the build, config, lock, target or options changed)')
       expect((await both(dir, options)).memo, options.join(' ')).toMatch(USED)
     }
 
@@ -380,6 +414,115 @@ describe('the plan memo', () => {
     expect(off.stderr).not.toMatch(/plan memo: used/)
     const saved = await cli(dir, ['plan', '--out', join(dir, 'saved.plan')])
     expect(saved.stderr).toMatch(/plan memo: not used \(--out/)
+  }, SLOW)
+
+  it('plans again only the check files an edit touched, and gives the plan made without it: an edit, a reference into an edited file, a file removed or renamed, a construct moved', async () => {
+    const many = (p: string, n: number) => Array.from({ length: n }, (_, i) => `new DnsCheck('${p}${i}', { name: 'Edited ${p} ${i}', request: { query: '${p}${i}.example.com' }, frequency: 10 })`)
+    const file = (lines: string[], extra = '') => `import { DnsCheck } from 'monitors-as-code'\n${extra}${lines.join('\n')}\n`
+    const group = (locations: string[]) => `import { CheckGroup } from 'monitors-as-code'\nexport const group = new CheckGroup('g', { name: 'Edited G', locations: ${JSON.stringify(locations)} })\n`
+    const a = many('a', 30)
+    const b = many('b', 30)
+    // c's names end with what a module that is not a check file exports
+    const cs = Array.from({ length: 5 }, (_, i) => `new DnsCheck('c${i}', { name: 'Edited c ${i}' + tail, request: { query: 'c${i}.example.com' }, frequency: 10 })`)
+    const dir = makeProject({
+      'monitoring.config.ts': configWith(['base'], 10),
+      'checks/a.check.ts': file([...a, "new DnsCheck('ag', { name: 'Edited in G', request: { query: 'ag.example.com' }, group })"], "import { group } from './group.check'\n"),
+      'checks/b.check.ts': file(b),
+      'checks/c.check.ts': file(cs, "import { tail } from './names'\n"),
+      'checks/names.ts': "export const tail = ''\n",
+      'checks/group.check.ts': group(['us-east-1']),
+    })
+    const applied = await cli(dir, ['apply', '--yes', '--concurrency', '16'])
+    expect(applied.code, applied.output).toBe(0)
+    expect((await both(dir, ['--format', 'json'])).memo).toBe('not used (none kept)')
+    expect((await both(dir, ['--format', 'json'])).memo).toMatch(USED)
+    const planned = (run: { stdout: string }) => JSON.parse(run.stdout) as { changes: Array<{ logicalId: string; action: string; file?: string }> }
+
+    // one value of one check: that file alone planned again (its JavaScript patched, not transpiled again), the others' plan kept
+    b[7] = b[7].replace("name: 'Edited b 7'", "name: 'Edited b seven'")
+    writeFiles(dir, { 'checks/b.check.ts': file(b) })
+    const patched = await monitorsProcess(dir, ['plan', '--format', 'json'], { ...env(), MONITORS_DEBUG_CODE_CACHE: '1' })
+    expect(patched.stderr).toMatch(/^transpile: patched checks\/b\.check\.ts$/m)
+    expect(patched.stderr).toMatch(/plan memo: used \(\d+ list pages unchanged; 1 of 4 check files planned again\)/)
+    let run = await both(dir, ['--format', 'json'])
+    expect(run.stdout).toBe(patched.stdout)
+    expect(changed(planned(run))).toEqual(['update b7'])
+    // two more, in one edit: the same
+    b[8] = b[8].replace('frequency: 10', 'frequency: 5')
+    b[9] = b[9].replace("name: 'Edited b 9'", "name: 'Edited b nine'")
+    writeFiles(dir, { 'checks/b.check.ts': file(b) })
+    run = await both(dir, ['--format', 'json'])
+    expect(run.memo).toMatch(/^used \(\d+ list pages unchanged; 1 of 4 check files planned again\)$/)
+    expect(changed(planned(run))).toEqual(['update b7', 'update b8', 'update b9'])
+
+    // an edit of the imported module: c makes other constructs, so c is planned again
+    writeFiles(dir, { 'checks/names.ts': "export const tail = ' renamed'\n" })
+    run = await both(dir, ['--format', 'json'])
+    expect(run.memo).toMatch(/^used \(\d+ list pages unchanged; 1 of 4 check files planned again\)$/)
+    expect(changed(planned(run))).toEqual(['update b7', 'update b8', 'update b9', 'update c0', 'update c1', 'update c2', 'update c3', 'update c4'])
+
+    // a record changed on the server, with an edit: the lists are read again, and both are seen
+    const lock = JSON.parse(readFileSync(join(dir, 'monitoring.lock.json'), 'utf8'))
+    const record = (await client.get<Record<string, unknown>>(`/v1/checks/${lock.resources['dns-check:a0'].remoteId}`)).body
+    await client.put(`/v1/checks/dns/${record.id}`, { ...record, name: 'Renamed outside' })
+    writeFiles(dir, { 'checks/b.check.ts': file(b.map((line, i) => (i === 10 ? line.replace("'Edited b 10'", "'Edited b ten'") : line))) })
+    run = await both(dir, ['--format', 'json'])
+    expect(run.memo).toBe('not used (a list changed on the server)')
+    expect(changed(planned(run))).toEqual(['update a0', 'update b10', 'update b7', 'update b8', 'update b9', 'update c0', 'update c1', 'update c2', 'update c3', 'update c4'])
+    // all of it undone: the lists read again, the plan of the files alone
+    await client.put(`/v1/checks/dns/${record.id}`, { ...record })
+    writeFiles(dir, { 'checks/b.check.ts': file(b), 'checks/names.ts': "export const tail = ''\n" })
+    run = await both(dir, ['--format', 'json'])
+    expect(run.memo).toBe('not used (a list changed on the server)')
+    expect(changed(planned(run))).toEqual(['update b7', 'update b8', 'update b9'])
+    expect((await both(dir, ['--format', 'json'])).memo).toMatch(/^used \(\d+ list pages unchanged\)$/)
+
+    // the group's locations changed: the check of another file that is in it reads them, so that file changed too; a group is planned from scratch
+    writeFiles(dir, { 'checks/group.check.ts': group(['eu-west-1']) })
+    run = await both(dir, ['--format', 'json'])
+    expect(run.memo).toBe('not used (the code changed in 2 of 4 check files: a change of theirs depends on other resources)')
+    expect(changed(planned(run))).toEqual(['update b7', 'update b8', 'update b9', 'update g'])
+    expect((await both(dir, ['--format', 'json'])).memo).toMatch(USED)
+
+    // a file removed: its checks are deletes, planned from scratch
+    unlinkSync(join(dir, 'checks/c.check.ts'))
+    run = await both(dir, ['--format', 'json'])
+    expect(run.memo).toBe('not used (the code changed in 1 of 3 check files: they hold other resources than before)')
+    expect(changed(planned(run))).toEqual(['delete c0', 'delete c1', 'delete c2', 'delete c3', 'delete c4', 'update b7', 'update b8', 'update b9', 'update g'])
+
+    // a file renamed: its resources planned again in their new file
+    unlinkSync(join(dir, 'checks/b.check.ts'))
+    writeFiles(dir, { 'checks/b2.check.ts': file(b) })
+    run = await both(dir, ['--format', 'json'])
+    expect(run.memo).toMatch(/^used \(\d+ list pages unchanged; 2 of 3 check files planned again\)$/)
+    // (the JSON lists the updates alone; the next step finds the others by their new file, or misses)
+    const inB = planned(run).changes.filter((c) => c.logicalId.startsWith('b'))
+    expect(inB.map((c) => c.logicalId)).toEqual(['b7', 'b8', 'b9'])
+    for (const change of inB) expect(change.file).toBe('checks/b2.check.ts')
+
+    // a construct moved from one file to another, unchanged
+    const moved = a.splice(5, 1)[0]
+    writeFiles(dir, { 'checks/a.check.ts': file([...a, "new DnsCheck('ag', { name: 'Edited in G', request: { query: 'ag.example.com' }, group })"], "import { group } from './group.check'\n"), 'checks/b2.check.ts': file([...b, moved]) })
+    run = await both(dir, ['--format', 'json'])
+    expect(run.memo).toMatch(/^used \(\d+ list pages unchanged; 2 of 3 check files planned again\)$/)
+    // the moved one is a noop (not in the JSON): edited in its new file, it is planned from the memo there
+    writeFiles(dir, { 'checks/b2.check.ts': file([...b, moved.replace("name: 'Edited a 5'", "name: 'Edited a five'")]) })
+    run = await both(dir, ['--format', 'json'])
+    expect(run.memo).toMatch(/^used \(\d+ list pages unchanged; 1 of 3 check files planned again\)$/)
+    expect(planned(run).changes.find((c) => c.logicalId === 'a5')).toMatchObject({ action: 'update', file: 'checks/b2.check.ts' })
+
+    // the page cache gone: the edited file's records cannot be read alone, so the lists are read
+    for (const name of cacheFiles(dir, 'pages.')) unlinkSync(join(cacheDir(dir), name))
+    writeFiles(dir, { 'checks/b2.check.ts': file([...b, moved.replace("name: 'Edited a 5'", "name: 'Edited a 5 again'")]) })
+    run = await both(dir, ['--format', 'json'])
+    expect(run.memo).toBe('not used (the code changed in 1 of 3 check files: the page cache does not hold their records)')
+    expect(planned(run).changes.find((c) => c.logicalId === 'a5')).toMatchObject({ action: 'update', file: 'checks/b2.check.ts' })
+
+    // a construct with a problem in the edited file: the error of a plan without the memo
+    writeFiles(dir, { 'checks/b2.check.ts': file([...b, moved.replace('frequency: 10', 'frequency: 7')]) })
+    run = await both(dir, [])
+    expect(run.memo).toBe('not used (the code changed in 1 of 3 check files: a construct has a problem)')
+    expect(run.stderr).toMatch(/a5.*frequency/)
   }, SLOW)
 
   it('is not used when records are added past a full last page (a 304 without a Link header is read whole, as a plan reads it)', async () => {

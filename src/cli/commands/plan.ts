@@ -193,7 +193,7 @@ export const planCommand = {
   handler: async (args: ArgumentsCamelCase<PlanArgs>): Promise<number> => {
     setStdoutFormat(args.format)
     const timing = phaseTimer()
-    const memo = await planFromMemo(args)
+    const memo = await planFromMemo(args, (phase) => timing(`memo: ${phase}`))
     if ('plan' in memo) {
       timing('memo')
       printSecretWarnings(memo.printed.secretWarnings)
