@@ -115,7 +115,7 @@ function recordKind(members: readonly ResourceKind[]): (item: RemoteRecord) => R
     return (item) => byValue.get(String(item[field]))
   }
   return (item) =>
-    members.find((k, i) => {
+    members.find((_k, i) => {
       const where = wheres[i]
       return !where || String(item[where.field]) === where.equals
     })

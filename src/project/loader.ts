@@ -473,7 +473,7 @@ function importProblem(error: unknown, file: string, rel: (abs: string) => strin
     return { file: rel(file), message: `syntax error: ${firstLine(message)}` }
   }
   const inFile = frames.find((f) => f.file === file)
-  const where = inFile ?? frames.find((f) => !f.file.startsWith(PACKAGE_ROOT + path.sep + 'dist'))
+  const where = inFile ?? frames.find((f) => !f.file.startsWith(`${PACKAGE_ROOT}${path.sep}dist`))
   const misspelt = missingExportProblem(error, where?.file ?? file, rel)
   if (misspelt) return misspelt
   const name = error.name && error.name !== 'Error' ? `${error.name}: ` : 'an error: '
