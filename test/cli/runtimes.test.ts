@@ -106,7 +106,8 @@ describe('monitors runtimes', () => {
       return { server, url, key }
     }
     const { server, url, key } = await start()
-    const line = server.stdout().split('\n').find((l) => l.startsWith('Script runtimes'))
+    // each line of the server's log begins with its ISO time
+    const line = server.stdout().split('\n').map((l) => l.replace(/^[\dT:.-]+Z /, '')).find((l) => l.startsWith('Script runtimes'))
     expect(line).toBe(
       `Script runtimes in ${cache}: none prepared; browser and multi-step checks on a runtime not prepared fail until it is: monitors runtimes prepare 2025.04 --cache-dir ${cache}`,
     )
@@ -126,7 +127,7 @@ describe('monitors runtimes', () => {
     expect(existsSync(join(cache, '2025.04', '.monitors-runtime.json'))).toBe(true)
     const again = await start()
     try {
-      expect(again.server.stdout()).toMatch(new RegExp(`^Script runtimes in ${cache}: 2025\\.04 prepared, 2024\\.09, 2024\\.02, 2023\\.09 not; .*monitors runtimes prepare 2024\\.09 --cache-dir ${cache}$`, 'm'))
+      expect(again.server.stdout()).toMatch(new RegExp(`^[\\dT:.-]+Z Script runtimes in ${cache}: 2025\\.04 prepared, 2024\\.09, 2024\\.02, 2023\\.09 not; .*monitors runtimes prepare 2024\\.09 --cache-dir ${cache}$`, 'm'))
     } finally {
       again.server.child.kill('SIGTERM')
       await again.server.exited

@@ -18,7 +18,7 @@ describe('monitors server', () => {
     try {
       const line = await new Promise<string>((resolve, reject) => {
         const timer = setInterval(() => {
-          const match = /^Dashboard at (http:\/\/\S+)\/ \(log in with one of its keys\); status pages at \1\/status\/\{url\}$/m.exec(output)
+          const match = /^(?:[\dT:.-]+Z )?Dashboard at (http:\/\/\S+)\/ \(log in with one of its keys\); status pages at \1\/status\/\{url\}$/m.exec(output)
           if (match) {
             clearInterval(timer)
             resolve(match[1])
