@@ -81,8 +81,9 @@ function playwrightConfigNote(rest: Props, notes: Notes): void {
   delete rest.playwrightConfig
 }
 
-function browserCheckProps(given: BrowserCheckProps): { props: Props; notes: Notes } {
-  const { props, notes, rest } = translateCheck('BrowserCheck', given as unknown as Props, 'browser')
+/** A browser or multi-step check's props: what every check shares, its `playwrightConfig` noted, the rest as given. */
+function scriptCheckProps(construct: 'BrowserCheck' | 'MultiStepCheck', given: Props, kind: 'browser' | 'multistep'): { props: Props; notes: Notes } {
+  const { props, notes, rest } = translateCheck(construct, given, kind)
   playwrightConfigNote(rest, notes)
   Object.assign(props, rest)
   return { props, notes }
@@ -91,21 +92,14 @@ function browserCheckProps(given: BrowserCheckProps): { props: Props; notes: Not
 /** A browser check: a Playwright test script (`code`) run in Chromium. */
 export class BrowserCheck extends HostedConstruct {
   constructor(logicalId: string, props: BrowserCheckProps) {
-    super('browser-check', 'BrowserCheck', logicalId, browserCheckProps(props))
+    super('browser-check', 'BrowserCheck', logicalId, scriptCheckProps('BrowserCheck', props as unknown as Props, 'browser'))
   }
-}
-
-function multiStepCheckProps(given: MultiStepCheckProps): { props: Props; notes: Notes } {
-  const { props, notes, rest } = translateCheck('MultiStepCheck', given as unknown as Props, 'multistep')
-  playwrightConfigNote(rest, notes)
-  Object.assign(props, rest)
-  return { props, notes }
 }
 
 /** A multi-step check: a Playwright test script of API requests. */
 export class MultiStepCheck extends HostedConstruct {
   constructor(logicalId: string, props: MultiStepCheckProps) {
-    super('multistep-check', 'MultiStepCheck', logicalId, multiStepCheckProps(props))
+    super('multistep-check', 'MultiStepCheck', logicalId, scriptCheckProps('MultiStepCheck', props as unknown as Props, 'multistep'))
   }
 }
 

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module'
 import { join, relative } from 'node:path'
 import { repo } from './cli.js'
+import { TSCONFIG_TEXT } from '../../src/project/scaffold.js'
 
 type TypeScript = typeof import('typescript')
 const ts = createRequire(import.meta.url)('typescript') as TypeScript
@@ -14,20 +15,11 @@ const DECLARATIONS = new Map<string, import('typescript').SourceFile>()
  * `file(line,col): message`, files relative to `dir`. One program for all of them, in-process.
  */
 export function typeErrors(dir: string, files: readonly string[]): string[] {
-  const options: import('typescript').CompilerOptions = {
-    target: ts.ScriptTarget.ES2022,
-    lib: ['lib.es2022.d.ts'],
-    module: ts.ModuleKind.ESNext,
-    moduleResolution: ts.ModuleResolutionKind.Bundler,
-    allowImportingTsExtensions: true,
-    resolveJsonModule: true,
-    strict: true,
-    noEmit: true,
-    skipLibCheck: true,
-    types: ['node'],
-    // Node's types from this repository's node_modules, as a team installs @types/node
-    typeRoots: [join(repo, 'node_modules', '@types')],
-  }
+  // the options init writes, read as tsc reads a tsconfig.json; Node's types from this
+  // repository's node_modules, as a team installs @types/node
+  const written = ts.convertCompilerOptionsFromJson(JSON.parse(TSCONFIG_TEXT).compilerOptions, dir)
+  if (written.errors.length > 0) throw new Error(`the tsconfig.json init writes does not parse: ${written.errors.map((e) => ts.flattenDiagnosticMessageText(e.messageText, ' ')).join('; ')}`)
+  const options: import('typescript').CompilerOptions = { ...written.options, typeRoots: [join(repo, 'node_modules', '@types')] }
   const host = ts.createCompilerHost(options)
   const read = host.getSourceFile
   // the declarations of TypeScript's lib, Node's types and this package's, parsed once per process
