@@ -374,13 +374,13 @@ async function row(minute, from, to) {
   const errors = answers.filter((a) => a.at >= from && a.at < to && (a.status >= 500 || a.status === 0)).length
   const m = [servers[0].meter.read(), servers[1].meter.read(), agent.meter.read(), pgMeter.read()]
   const line = {
-    minute, ...counts, p50: pct(lags, 0.5), p99: pct(lags, 0.99), errors, cpu: m.map((x) => x.cpu), mib: m.map((x) => x.mib), dbMiB: bytes / 1048576, alerts, load: loadavg()[0],
+    minute, ...counts, p50: pct(lags, 0.5), p99: pct(lags, 0.99), errors, faulted: windows.some((w) => w.from < to && (w.to ?? Infinity) + 30_000 >= from), cpu: m.map((x) => x.cpu), mib: m.map((x) => x.mib), dbMiB: bytes / 1048576, alerts, load: loadavg()[0],
   }
   rows.push(line)
   console.log([String(minute).padStart(3), String(line.due).padStart(4), String(line.claimed).padStart(8), String(line.done).padStart(5), String(line.skipped).padStart(8),
     `${fixed(line.p50, 1)}/${fixed(line.p99, 1)}`.padStart(14), String(line.backlog).padStart(8), String(errors).padStart(4),
     line.cpu.map((c) => fixed(c)).join('/').padStart(22), line.mib.map((c) => fixed(c)).join('/').padStart(19), fixed(line.dbMiB).padStart(7),
-    String(alerts).padStart(7), fixed(line.load, 1).padStart(5)].join(' '))
+    String(alerts).padStart(7), fixed(line.load, 1).padStart(5), line.faulted ? ' fault' : ''].join(' '))
 }
 for (let minute = 1; Date.now() - startedAt < T; minute++) {
   await sleep(startedAt + minute * MINUTE - Date.now())
@@ -430,6 +430,8 @@ const inside503 = inside.filter((a) => a.status === 503)
 const readyOutside = readinessFailures.filter((f) => !inFault(f.at) && !inFault(f.done))
 const outOutside = takenOut.filter((t) => !inFault(t.at))
 const lagsAll = rows.map((r) => r.p99).filter(Number.isFinite).sort((a, b) => a - b)
+const quietRows = rows.filter((r) => !r.faulted && Number.isFinite(r.p99))
+const lagsQuiet = quietRows.map((r) => r.p99).sort((a, b) => a - b)
 const skippedRows = {}
 for (const reason of skippedSeen.values()) skippedRows[reason] = (skippedRows[reason] ?? 0) + 1
 const countedOnce = ['late', 'missed', 'maintenance'].every((r) => (end.counted[r] ?? 0) === (skippedRows[r] ?? 0))
@@ -463,7 +465,7 @@ const breakdown = (list) => countsOf(list)
   .sort((a, b) => b[1] - a[1]).slice(0, 6).map(([k, n]) => `${n} × ${k}`).join('; ')
 if (inside.length + outside.length > 0) console.log(`  5xx answers        outside: ${breakdown(outside) || 'none'}; inside: ${breakdown(inside) || 'none'}`)
 console.log(`  readiness failed   outside the faults ${readyOutside.length}${readyOutside.length ? ` (${readyOutside.slice(0, 3).map((f) => `${f.server}: ${f.why}`).join('; ')})` : ''}, inside ${readinessFailures.length - readyOutside.length}; a server taken out by the balancer outside the faults ${outOutside.length} times`)
-console.log(`  claim lag p99      per minute: median ${fixed(pct(lagsAll, 0.5), 1)} s, worst ${fixed(lagsAll.at(-1), 1)} s`)
+console.log(`  claim lag p99      per minute: median ${fixed(pct(lagsAll, 0.5), 1)} s, worst ${fixed(lagsAll.at(-1), 1)} s; outside the faults' minutes (${quietRows.length}): median ${fixed(pct(lagsQuiet, 0.5), 1)} s, worst ${fixed(lagsQuiet.at(-1), 1)} s, under 5 s in ${lagsQuiet.filter((x) => x < 5).length}`)
 console.log(`  RSS MiB            server 2 first/last/max ${[rssOf(1)[0], rssOf(1).at(-1), Math.max(...rssOf(1))].map((x) => fixed(x)).join('/')}; agent ${[rssOf(2)[0], rssOf(2).at(-1)].map((x) => fixed(x)).join('/')}; PostgreSQL ${[rssOf(3)[0], rssOf(3).at(-1)].map((x) => fixed(x)).join('/')}`)
 console.log(`  load average       mean ${fixed(rows.reduce((n, r) => n + r.load, 0) / Math.max(1, rows.length), 1)} (2 cores: shared with other work)`)
 console.log(`  verdict            ${verdict ? 'HELD: every due run ran once or was counted, every alert once, no lease left, no deadlock, no 5xx outside the faults' : 'FAILED'}`)
