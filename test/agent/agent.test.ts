@@ -5,6 +5,8 @@
  * killed is run again once its lease expires.
  */
 import { mkdtempSync } from 'node:fs'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -300,6 +302,58 @@ describe('monitors agent with the server\'s runner off', () => {
     expect(one.stdout()).toMatch(/Agent stopped: 1 claimed, 1 results posted, 0 dropped/)
     expect(two.stdout()).toMatch(/Agent stopped: 0 claimed/)
     expect(one.output()).not.toMatch(/Lost the lease/)
+  })
+
+  it('a lease extension that reaches the server after the run\'s own result: no "Lost the lease", nothing counted as dropped', { timeout: 30_000 }, async () => {
+    // between the agent and the server, a proxy on loopback holds each extension until the
+    // result of its run has been answered: the order a slow network makes of the two requests
+    const answered = new Set<string>()
+    const held: Array<() => void> = []
+    let heldExtensions = 0
+    const hop = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive'])
+    const forwarded = (headers: http.IncomingHttpHeaders) => Object.fromEntries(Object.entries(headers).filter(([name, value]) => !hop.has(name) && typeof value === 'string')) as Record<string, string>
+    const proxy = http.createServer(async (req, res) => {
+      const chunks: Buffer[] = []
+      for await (const chunk of req) chunks.push(chunk as Buffer)
+      const extension = /^\/v1\/agent\/runs\/([^/]+)\/extend$/.exec(req.url ?? '')
+      if (extension && !answered.has(extension[1])) {
+        heldExtensions++
+        await new Promise<void>((resolve) => held.push(resolve))
+      }
+      const upstream = await fetch(`${url}${req.url}`, { method: req.method, headers: forwarded(req.headers), body: chunks.length ? Buffer.concat(chunks) : undefined })
+      const body = Buffer.from(await upstream.arrayBuffer())
+      const result = /^\/v1\/agent\/runs\/([^/]+)\/result$/.exec(req.url ?? '')
+      if (result && upstream.ok) {
+        answered.add(result[1])
+        for (const release of held.splice(0)) release()
+      }
+      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' }).end(body)
+    })
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+    try {
+      // a 4 s answer: the extension every third of the 10 s lease falls inside the run
+      dns.set('late-extension.agent.test', 'A', { records: [{ type: 'A', data: '192.0.2.21' }], delayMs: 4000 })
+      const agent = spawnAgent(['--locations', 'ap-south-1', '--health-port', '0', '--poll-interval', '200ms', '--lease', '10s'], {
+        MONITORING_API_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+        MONITORING_API_KEY: KEY,
+      })
+      agents.push(agent)
+      await agent.healthPort()
+      const { checkId } = await triggerSession('late extension', 'late-extension.agent.test', ['ap-south-1'])
+      await agent.waitFor(/"late extension" ap-south-1 PASSED/)
+      await until('the result on the server', async () => ((await resultsOf(checkId)).length === 1 ? true : undefined))
+      // the held extension went on after the result, and its answer reached the agent
+      await until('the held extension to be answered', () => (heldExtensions > 0 && held.length === 0 ? true : undefined))
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      agent.child.kill('SIGTERM')
+      expect((await agent.exited).code).toBe(0)
+      expect(heldExtensions).toBeGreaterThan(0)
+      expect(agent.output()).not.toMatch(/Lost the lease/)
+      expect(agent.stdout()).toMatch(/Agent stopped: 1 claimed, 1 results posted, 0 dropped \(lease lost\), 0 not delivered\./)
+    } finally {
+      for (const release of held.splice(0)) release()
+      await new Promise((resolve) => proxy.close(resolve))
+    }
   })
 })
 
