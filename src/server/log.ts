@@ -15,7 +15,9 @@ export function isLogFormat(value: unknown): value is LogFormat {
 }
 
 /** One line as written (without its newline). */
-export function formatLogLine(format: LogFormat, level: LogLevel, message: string, at: Date = new Date()): string {
+export function formatLogLine(format: LogFormat, level: LogLevel, text: string, at: Date = new Date()): string {
+  // a warning shared with the commands that print it bare says "Warning:"; the level says it here
+  const message = level === 'warn' ? text.replace(/^Warning: /, '') : text
   if (format === 'json') return JSON.stringify({ time: at.toISOString(), level, msg: message })
   // a message of several lines (a stack) stays one entry: its later lines are indented
   return `${at.toISOString()} ${level === 'warn' ? 'WARN ' : ''}${message.replace(/\n/g, '\n    ')}`

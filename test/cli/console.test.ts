@@ -359,7 +359,9 @@ describe('monitors env, api and whoami', () => {
 
   it('says who the key is: target, account, role and the server version', async () => {
     const admin = ok(await run(['whoami'])).stdout
-    expect(admin).toContain(`Target: ${server.url}`)
+    expect(admin).toContain(`URL: ${server.url}`)
+    // named by its URL: no Target line saying it twice
+    expect(admin).not.toContain('Target:')
     expect(admin).toContain('Account: ops')
     expect(admin).toContain('Role: admin (may read and write)')
     expect(admin).toMatch(/Server: monitors \d+\.\d+\.\d+/)

@@ -59,7 +59,8 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
     const fromFlags = startCli(['--db', ':memory:', '--api-key', 'flag-key-0123456789:team', '--rate-limit', '2/60s', '--ipv6', '2001:db8::7'])
     const url = await fromFlags.ready
     expect(fromFlags.output()).toContain('account team')
-    expect(fromFlags.output()).toContain('Warning: --api-key puts a secret in this process\'s arguments')
+    expect(fromFlags.output()).toMatch(/WARN --api-key puts a secret in this process's arguments/)
+    expect(fromFlags.output()).not.toContain('Warning:')
     const api = caller({ url }, 'flag-key-0123456789')
     const ips = await api('GET', '/v1/static-ipv6s.txt')
     expect(ips.text).toBe('2001:db8::7\n')
@@ -80,12 +81,13 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
   it('takes a role with a key, warns of a short key without printing it, and trusts the balancer it is told of', async () => {
     const server = startServerProcess(['--db', ':memory:', '--trust-proxy', '127.0.0.1,10.0.0.0/8'], {
       env: { MONITORING_SERVER_API_KEYS: 'tiny-key:team:read long-enough-key-0123456789:team' },
-      until: (output) => output.includes('Warning:') && output.includes('Trusting'),
+      until: (output) => output.includes('WARN ') && output.includes('Trusting'),
     })
     const url = await server.ready
     const output = server.output()
-    expect(output).toContain('Warning: an API key given for account team is 8 characters long')
-    expect(output.match(/Warning:/g)).toHaveLength(1)
+    expect(output).toContain('WARN an API key given for account team is 8 characters long')
+    expect(output.match(/WARN /g)).toHaveLength(1)
+    expect(output).not.toContain('Warning:')
     expect(output).not.toContain('tiny-key')
     expect(output).toContain('Trusting X-Forwarded-For from 127.0.0.1,10.0.0.0/8')
     const read = caller({ url }, 'tiny-key')
@@ -176,7 +178,7 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
     await two.ready
     await expect.poll(() => two.output()).toMatch(/Private targets refused: .*keys of 2 accounts are stored; --private-targets allow to change it/)
     // and, without --public-url, that a status page's customDomain may take a name the server is reached under
-    await expect.poll(() => two.output()).toContain('Warning: keys of 2 accounts are stored and no --public-url is given: this server knows only its own host names, so a status page of any account may take another name the server is reached under (behind a balancer, a proxy or DNS) as its customDomain and be served there in place of the dashboard. Give every URL the server is reached under with --public-url (or MONITORING_SERVER_PUBLIC_URL) (docs/server.md, "Status pages on a shared server")')
+    await expect.poll(() => two.output()).toContain('WARN keys of 2 accounts are stored and no --public-url is given: this server knows only its own host names, so a status page of any account may take another name the server is reached under (behind a balancer, a proxy or DNS) as its customDomain and be served there in place of the dashboard. Give every URL the server is reached under with --public-url (or MONITORING_SERVER_PUBLIC_URL) (docs/server.md, "Status pages on a shared server")')
     two.child.kill('SIGTERM')
     await two.exited
     const one = startCli(['--db', ':memory:', '--quiet'], { MONITORING_SERVER_API_KEYS: 'key-one-0123456789:one' })

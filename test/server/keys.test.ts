@@ -256,7 +256,7 @@ describe('secrets kept out of the server\'s arguments', () => {
       const args = cmdline(server.child.pid!)
       expect(args).toContain('--api-keys-file')
       for (const secret of [key, fileKey, token, password]) expect(args).not.toContain(secret)
-      expect(server.output()).not.toMatch(/Warning: --/)
+      expect(server.output()).not.toMatch(/WARN --|Warning: --/)
       // the file's key (the file wins over the variable), the token from its file
       expect((await caller({ url }, fileKey)('GET', '/v1/checks')).status).toBe(200)
       expect((await caller({ url }, key)('GET', '/v1/checks')).status).toBe(401)
@@ -292,11 +292,11 @@ describe('secrets kept out of the server\'s arguments', () => {
     try {
       const url = await server.ready
       const output = server.output()
-      expect(output).toContain('Warning: --api-key puts a secret in this process\'s arguments, which every user of this machine can read (ps, /proc/<pid>/cmdline): give the keys in MONITORING_SERVER_API_KEYS or --api-keys-file PATH instead')
-      expect(output).toContain('Warning: --metrics-token puts a secret in this process\'s arguments, which every user of this machine can read (ps, /proc/<pid>/cmdline): give it in MONITORING_SERVER_METRICS_TOKEN or --metrics-token-file PATH instead')
+      expect(output).toContain('WARN --api-key puts a secret in this process\'s arguments, which every user of this machine can read (ps, /proc/<pid>/cmdline): give the keys in MONITORING_SERVER_API_KEYS or --api-keys-file PATH instead')
+      expect(output).toContain('WARN --metrics-token puts a secret in this process\'s arguments, which every user of this machine can read (ps, /proc/<pid>/cmdline): give it in MONITORING_SERVER_METRICS_TOKEN or --metrics-token-file PATH instead')
       expect(output).toContain(onPostgres
-        ? 'Warning: --db puts a secret in this process\'s arguments, which every user of this machine can read (ps, /proc/<pid>/cmdline): give the URL in MONITORING_SERVER_DB or --db-file PATH, or leave the password out of it and give it in PGPASSWORD or a password file (PGPASSFILE, ~/.pgpass) instead'
-        : 'Warning: --smtp-url puts a secret in this process\'s arguments, which every user of this machine can read (ps, /proc/<pid>/cmdline): give the URL in MONITORING_SMTP_URL or --smtp-url-file PATH instead')
+        ? 'WARN --db puts a secret in this process\'s arguments, which every user of this machine can read (ps, /proc/<pid>/cmdline): give the URL in MONITORING_SERVER_DB or --db-file PATH, or leave the password out of it and give it in PGPASSWORD or a password file (PGPASSFILE, ~/.pgpass) instead'
+        : 'WARN --smtp-url puts a secret in this process\'s arguments, which every user of this machine can read (ps, /proc/<pid>/cmdline): give the URL in MONITORING_SMTP_URL or --smtp-url-file PATH instead')
       for (const secret of [key, token, password]) expect(output).not.toContain(secret)
       const args = cmdline(server.child.pid!)
       expect(args).toContain('--api-key ***:acc-argv')

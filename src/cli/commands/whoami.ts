@@ -24,7 +24,8 @@ export const whoamiCommand: Command<ConsoleArgs> = {
     c.show({
       blocks: [
         fields([
-          ['Target', c.target.id], ['URL', c.target.embedded ? `${c.target.baseUrl} (the embedded local server)` : c.target.baseUrl], ['Environment', c.environment],
+          // a target is named by its URL unless a target id is set: the URL alone then
+          ['Target', c.target.id === c.target.baseUrl ? undefined : c.target.id], ['URL', c.target.embedded ? `${c.target.baseUrl} (the embedded local server)` : c.target.baseUrl], ['Environment', c.environment],
           ['Account', me ? `${me.id}${me.name && me.name !== me.id ? ` (${me.name})` : ''}` : c.target.accountId ?? 'unknown (the target has no GET /v1/accounts/me)'],
           ['Key', key ? `${key.id}${key.name ? ` "${key.name}"` : ''} (${key.prefix}…)` : undefined],
           ['Role', role ? `${role}${writes ? ' (may read and write)' : role === 'read' ? ' (may only read: write commands are refused)' : ''}` : 'unknown (the target does not say: a refused write answers 403)'],
