@@ -12,7 +12,11 @@ import { UNAVAILABLE_RETRY_SECONDS } from './errors.js'
  *   within PING_TIMEOUT_MS), and once the server is shutting down. A busy server is ready: a
  *   ping that found every connection busy (StorePoolSaturated) passes, so a balancer does not
  *   take out servers that are slow, all of them at once when all are. A ping is shared by the
- *   probes of one second, so a busy probe costs the database little.
+ *   probes of one second, so a busy probe costs the database little. A probe never waits more
+ *   than PROBE_WAIT_MS for a ping once one has answered: a ping still waiting for a connection
+ *   behind busy lease extensions answers the last ping's state, so a balancer's own timeout
+ *   (often 2–5 s) does not take a busy server out; the ping goes on, and one failing or without
+ *   an answer after PING_TIMEOUT_MS makes the next probes 503.
  */
 
 declare module 'fastify' {
@@ -27,6 +31,8 @@ export const isProbe = (request: FastifyRequest): boolean => request.routeOption
 const PING_TIMEOUT_MS = 5000
 /** A ping's answer serves the probes of this many ms. */
 const PING_CACHE_MS = 1000
+/** A probe waits this long for a ping in flight before it answers the last ping's state. */
+const PROBE_WAIT_MS = 1000
 
 export function probeRoutes(app: FastifyInstance, store: Store, closing: AbortSignal): void {
   let last: { at: number; ready: boolean } | undefined
@@ -48,6 +54,19 @@ export function probeRoutes(app: FastifyInstance, store: Store, closing: AbortSi
     return pinging
   }
 
+  /** The ping's answer, or the last ping's state when it has one and this ping is slow. */
+  const pingOrLast = async (): Promise<boolean> => {
+    const previous = last
+    if (!previous) return ping()
+    let timer: NodeJS.Timeout | undefined
+    const slow = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(previous.ready), PROBE_WAIT_MS)))
+    try {
+      return await Promise.race([ping(), slow])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
   const probe = { config: { probe: true } }
   const text = 'text/plain; charset=utf-8'
 
@@ -57,7 +76,7 @@ export function probeRoutes(app: FastifyInstance, store: Store, closing: AbortSi
     reply.type(text).header('cache-control', 'no-store')
     const unavailable = (why: string) => reply.code(503).header('retry-after', String(UNAVAILABLE_RETRY_SECONDS)).send(`Service Unavailable: ${why}`)
     if (closing.aborted) return unavailable('shutting down')
-    const ready = last && Date.now() - last.at < PING_CACHE_MS ? last.ready : await ping()
+    const ready = last && Date.now() - last.at < PING_CACHE_MS ? last.ready : await pingOrLast()
     if (closing.aborted) return unavailable('shutting down')
     return ready ? reply.send('OK') : unavailable('the database is unavailable')
   })

@@ -5,6 +5,7 @@
  * not run it, and `monitors server --db postgres://…` never printing the password.
  */
 import { spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -31,6 +32,7 @@ async function rows<R>(url: string, text: string, values: unknown[] = []): Promi
 }
 
 const keys = [{ key: KEY_A, accountId: 'acc-a' }, { key: KEY_B, accountId: 'acc-b' }]
+const AGENT_KEY = 'postgres-agent-key-0123456789abcdef'
 
 describe.skipIf(!onPostgres)('the PostgreSQL store', () => {
   const open: LocalServer[] = []
@@ -299,6 +301,35 @@ describe.skipIf(!onPostgres)('the PostgreSQL store', () => {
       expect(text).toMatch(/^monitors_store_pool_size\{pool="main"\} 1$/m)
       expect(text).toMatch(/^monitors_store_pool_size\{pool="lease"\} 2$/m)
       expect(text).toMatch(/^monitors_store_pool_size\{pool="auth"\} 3$/m)
+    })
+
+    it('readiness answers within a second while its ping waits behind lease extensions held by a lock', async () => {
+      const { url } = await databaseFor(undefined)
+      const server = await start({ dbPath: url, apiKeys: [...keys, { key: AGENT_KEY, accountId: 'acc-a', role: 'agent' }] })
+      const agent = caller(server, AGENT_KEY)
+      const timed = async () => {
+        const began = performance.now()
+        const answer = await fetch(`${server.url}/-/readiness`)
+        return { status: answer.status, text: await answer.text(), ms: performance.now() - began }
+      }
+      expect((await timed()).status).toBe(200)
+      // another client holds the runs table: both connections of the lease pool wait in extensions
+      const blocker = new pg.Client({ connectionString: url })
+      await blocker.connect()
+      try {
+        await blocker.query('BEGIN')
+        await blocker.query('LOCK TABLE check_runs IN ACCESS EXCLUSIVE MODE')
+        const extensions = [1, 2, 3].map((n) => agent('POST', `/v1/agent/runs/${randomUUID()}.${n}/extend`, { leaseSeconds: 30 }))
+        await new Promise((r) => setTimeout(r, 1100))
+        const busy = await timed()
+        expect(busy.status, busy.text).toBe(200)
+        expect(busy.ms).toBeLessThan(1800)
+        await blocker.query('COMMIT')
+        expect((await Promise.all(extensions)).map((e) => e.status)).toEqual([404, 404, 404])
+      } finally {
+        await blocker.end()
+      }
+      expect((await timed()).status).toBe(200)
     })
   })
 })
