@@ -63,6 +63,7 @@ const forgotten: Schema = {
   migrations: STEPS,
 }
 
+
 type Difference = { version: number; rendered: unknown; released: unknown } | undefined
 
 /** The first version at which the rendered migrations make another schema than the released ones did. */
