@@ -27,8 +27,11 @@ export const privateLocationSlugSchema = z.string().superRefine((slug, ctx) => {
   if (problem) ctx.addIssue({ code: 'custom', message: problem, input: slug })
 })
 
-/** `privateLocations` of a check or a group: slugs of the account's private locations, each once. */
-export const privateLocationsSchema = z.array(privateLocationSlugSchema).max(100).superRefine((slugs, ctx) => {
+/**
+ * `privateLocations` of a check or a group: slugs of the account's private locations, each once
+ * (the server refuses one the account has none of; in code a construct's placeholder stands in).
+ */
+export const privateLocationsSchema = z.array(z.string().min(1).max(200)).max(100).superRefine((slugs, ctx) => {
   slugs.forEach((slug, i) => {
     if (slugs.indexOf(slug) !== i) ctx.addIssue({ code: 'custom', path: [i], message: `names the private location ${JSON.stringify(slug)} twice`, input: slug })
   })

@@ -70,7 +70,7 @@ function routeTable(): Map<string, readonly string[]> {
     'POST /v1/incidents': [],
     'POST /v1/incidents/:incidentId/updates': [],
     'GET /v1/accounts/me': [],
-    'GET /v1/private-locations': [],
+    'GET /v1/private-locations': PAGED,
     'POST /v1/private-locations': [],
     'GET /v1/private-locations/:id': [],
     'PUT /v1/private-locations/:id': [],

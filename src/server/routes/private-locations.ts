@@ -14,6 +14,7 @@ import type { KeyRecord, PrivateLocationLoad, PrivateLocationRecord, Store } fro
  */
 
 const idParams = z.object({ id: z.string().min(1).max(200) })
+const pageQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).optional(), page: z.coerce.number().int().min(1).optional() })
 const keyParams = z.object({ id: z.string().min(1).max(200), keyId: z.string().min(1).max(200) })
 
 /** A key of a location as the reference shows it: masked, except once in the answer to its creation. */
@@ -48,22 +49,26 @@ export function privateLocationRoutes(app: FastifyInstance, store: Store, servic
     return byLocation
   }
   const loadOf = async (account: string) => new Map((await store.privateLocations.load(services.now(), account)).map((l) => [l.slugName, l]))
-  const found = async (account: string, id: string) => {
-    const record = await store.privateLocations.get(account, id)
+  // a location is named by its id or by its slug (what checks name it by, and what `monitors apply` keeps)
+  const found = async (account: string, id: string, tx: Pick<Store, 'privateLocations'> = store) => {
+    const record = (await tx.privateLocations.get(account, id)) ?? (await tx.privateLocations.bySlug(account, id))
     if (!record) throw notFound('Private location')
     return record
   }
 
   app.get('/v1/private-locations', async (request) => {
+    const { limit, page } = parseOr400(pageQuery, request.query, 'query')
     const [records, keys, load] = await Promise.all([store.privateLocations.list(request.accountId), keysOf(request.accountId), loadOf(request.accountId)])
-    return records.map((r) => presentLocation(r, keys.get(r.id) ?? [], load.get(r.location.slugName)))
+    const from = limit === undefined ? 0 : ((page ?? 1) - 1) * limit
+    const shown = records.slice(from, limit === undefined ? undefined : from + limit)
+    return shown.map((r) => presentLocation(r, keys.get(r.id) ?? [], load.get(r.location.slugName)))
   })
 
   app.get('/v1/private-locations/:id', async (request) => {
     const { id } = parseOr400(idParams, request.params, 'params')
     const record = await found(request.accountId, id)
     const [keys, load] = await Promise.all([keysOf(request.accountId), loadOf(request.accountId)])
-    return presentLocation(record, keys.get(id) ?? [], load.get(record.location.slugName))
+    return presentLocation(record, keys.get(record.id) ?? [], load.get(record.location.slugName))
   })
 
   app.post('/v1/private-locations', async (request, reply) => {
@@ -80,19 +85,18 @@ export function privateLocationRoutes(app: FastifyInstance, store: Store, servic
     if (data.slugName !== undefined && data.slugName !== before.location.slugName) {
       throw badRequest('payload', [{ path: 'slugName', message: `cannot change: a private location keeps its slug (it is ${JSON.stringify(before.location.slugName)}); create another location for another slug` }])
     }
-    const record = await store.privateLocations.update(request.accountId, id, { name: data.name, icon: data.icon, proxyUrl: data.proxyUrl ?? null })
+    const record = await store.privateLocations.update(request.accountId, before.id, { name: data.name, icon: data.icon, proxyUrl: data.proxyUrl ?? null })
     if (!record) throw notFound('Private location')
-    return presentLocation(record, (await keysOf(request.accountId)).get(id) ?? [])
+    return presentLocation(record, (await keysOf(request.accountId)).get(record.id) ?? [])
   })
 
   app.delete('/v1/private-locations/:id', async (request, reply) => {
     const { id } = parseOr400(idParams, request.params, 'params')
     await store.transaction(async (tx) => {
-      const record = await tx.privateLocations.get(request.accountId, id)
-      if (!record) throw notFound('Private location')
+      const record = await found(request.accountId, id, tx)
       const used = await tx.privateLocations.usedBy(request.accountId, record.location.slugName)
       if (used.checks.length > 0 || used.groups.length > 0) throw conflict(usedMessage(record.location.slugName, used))
-      await tx.privateLocations.delete(request.accountId, id)
+      await tx.privateLocations.delete(request.accountId, record.id)
     })
     return reply.code(204).send()
   })
@@ -101,16 +105,16 @@ export function privateLocationRoutes(app: FastifyInstance, store: Store, servic
     const { id } = parseOr400(idParams, request.params, 'params')
     // a key that claims runs (and reads their secrets) is made by an admin key, as on /v1/keys
     if (request.role !== 'admin') throw new HttpError(403, 'Only an admin key makes the keys of a private location (they are agent keys)')
-    await found(request.accountId, id)
+    const location = await found(request.accountId, id)
     const rawKey = locationKey()
-    const key = await store.keys.create(rawKey, { accountId: request.accountId, role: 'agent', name: `private location ${id}`, locationId: id })
+    const key = await store.keys.create(rawKey, { accountId: request.accountId, role: 'agent', name: `private location ${location.location.slugName}`, locationId: location.id })
     return reply.code(201).header('cache-control', 'no-store').send({ ...presentLocationKey(key), rawKey })
   })
 
   app.delete('/v1/private-locations/:id/keys/:keyId', async (request, reply) => {
     const { id, keyId } = parseOr400(keyParams, request.params, 'params')
-    await found(request.accountId, id)
-    const key = (await store.keys.list(request.accountId)).find((k) => k.id === keyId && k.locationId === id)
+    const location = await found(request.accountId, id)
+    const key = (await store.keys.list(request.accountId)).find((k) => k.id === keyId && k.locationId === location.id)
     if (!key || !(await store.keys.revoke(keyId, request.accountId))) throw notFound('Key of the private location')
     return reply.code(204).send()
   })
