@@ -14,6 +14,7 @@ import { KEY_B, caller, startTestServer, type Call } from './helpers.js'
 // frequency 1, frequencyOffset 5: due at second 30 of every minute
 const DUE = Date.parse('2026-03-01T10:00:30Z')
 const MINUTE = 60_000
+const METRICS_TOKEN = 'metrics-token-0123456789abcdef'
 
 let dns: DnsServerHandle
 let server: LocalServer
@@ -27,7 +28,7 @@ beforeAll(async () => {
   dns.set('office.private.test', 'A', { records: [{ type: 'A', data: '192.0.2.21' }], delayMs: 250 })
   dns.set('lab.private.test', 'A', { records: [{ type: 'A', data: '192.0.2.22' }] })
   // the scheduler plans (no runner of its own: agents run every run), on the test's clock
-  server = await startTestServer({ clock: () => clock, scheduler: true, schedulerOptions: { tickMs: 50 } })
+  server = await startTestServer({ clock: () => clock, scheduler: true, schedulerOptions: { tickMs: 50 }, metricsToken: METRICS_TOKEN })
   call = caller(server)
 })
 afterAll(async () => {
@@ -56,6 +57,22 @@ async function finals(id: string): Promise<Array<Record<string, any>>> {
   const answer = await call('GET', `/v1/check-results/${id}?resultType=FINAL&limit=100`)
   expect(answer.status, answer.text).toBe(200)
   return answer.json
+}
+
+/**
+ * Moves the clock to `target` ten seconds at a time, each step once both locations' agents
+ * claimed at the clock (their heartbeat lasts 20 s): a location is never seen without a live
+ * agent, so none of its runs is skipped as no-agent.
+ */
+async function advanceTo(target: number): Promise<void> {
+  while (clock < target) {
+    clock = Math.min(clock + 10_000, target)
+    const at = clock
+    await until(`the agents claiming at ${new Date(at).toISOString()}`, async () => {
+      const all = (await call('GET', '/v1/private-locations')).json as Array<{ slugName: string; lastSeen: string | null }>
+      return all.filter((l) => l.slugName !== 'attic').every((l) => l.lastSeen !== null && Date.parse(l.lastSeen) >= at)
+    })
+  }
 }
 
 async function until(what: string, done: () => Promise<boolean> | boolean, timeoutMs = 15_000): Promise<void> {
@@ -158,13 +175,6 @@ describe('private locations', () => {
   })
 
   it('two agents of one location and one of another: one dies holding a run, and every due run of each location runs once', async () => {
-    const officeChecks: string[] = []
-    for (let i = 0; i < 4; i++) {
-      const made = await call('POST', '/v1/checks/dns', dnsCheck(`office ${i}`, 'office.private.test', { privateLocations: ['office'] }))
-      expect(made.status, made.text).toBe(201)
-      officeChecks.push(made.json.id)
-    }
-    const labCheck = (await call('POST', '/v1/checks/dns', dnsCheck('lab', 'lab.private.test', { privateLocations: ['lab'] }))).json.id as string
     const ran = new Map<string, number>()
     const start = async (agentId: string, key: string, location: string) => {
       const agent = await startAgent({
@@ -180,12 +190,24 @@ describe('private locations', () => {
     const office1 = await start('office-1', office.key, 'office')
     const office2 = await start('office-2', office.key, 'office')
     await start('lab-1', lab.key, 'lab')
+    // the checks are first seen at 10:00:10: their runs of 09:59:30 (minute -1) are planned at once
+    const officeChecks: string[] = []
+    for (let i = 0; i < 4; i++) {
+      const made = await call('POST', '/v1/checks/dns', dnsCheck(`office ${i}`, 'office.private.test', { privateLocations: ['office'] }))
+      expect(made.status, made.text).toBe(201)
+      officeChecks.push(made.json.id)
+    }
+    const labCheck = (await call('POST', '/v1/checks/dns', dnsCheck('lab', 'lab.private.test', { privateLocations: ['lab'] }))).json.id as string
+    // a location no agent serves: its runs are counted as skipped, no-agent
+    await createLocation('Attic', 'attic')
+    const atticCheck = (await call('POST', '/v1/checks/dns', dnsCheck('attic', 'lab.private.test', { privateLocations: ['attic'] }))).json.id as string
     const all = [...officeChecks, labCheck]
     const everyOne = (n: number) => async () => (await Promise.all(all.map(finals))).every((list) => list.length === n)
+    await until('the runs of minute -1', everyOne(1))
 
     for (let minute = 0; minute < 2; minute++) {
-      clock = DUE + minute * MINUTE
-      await until(`the runs of minute ${minute}`, everyOne(minute + 1))
+      await advanceTo(DUE + minute * MINUTE)
+      await until(`the runs of minute ${minute}`, everyOne(minute + 2))
     }
     // both agents of the office took some of its runs
     expect(ran.get('office-1')).toBeGreaterThan(0)
@@ -194,26 +216,36 @@ describe('private locations', () => {
     expect(health).toMatchObject({ agentCount: 2, lastSeen: expect.any(String) })
 
     // the third minute: office-2 dies with a run in flight; its lease runs out and office-1 runs it
-    clock = DUE + 2 * MINUTE
+    await advanceTo(DUE + 2 * MINUTE)
     await until('office-2 holding a run', () => office2.stats().claimed > office2.stats().ran)
     office2.abort()
     expect(await office2.done).not.toBeUndefined()
-    clock += 11_000
-    await until('the runs of minute 2', everyOne(3))
+    await advanceTo(clock + 11_000)
+    await until('the runs of minute 2', everyOne(4))
     for (let minute = 3; minute < 5; minute++) {
-      clock = DUE + minute * MINUTE
-      await until(`the runs of minute ${minute}`, everyOne(minute + 1))
+      await advanceTo(DUE + minute * MINUTE)
+      await until(`the runs of minute ${minute}`, everyOne(minute + 2))
     }
     // once each: no due run twice, none missing, each in its location
     for (const id of all) {
       const list = await finals(id)
-      expect(list).toHaveLength(5)
+      expect(list).toHaveLength(6)
       expect(new Set(list.map((r) => r.runLocation))).toEqual(new Set([id === labCheck ? 'lab' : 'office']))
       const minutes = list.map((r) => Math.floor((Date.parse(r.startedAt) - DUE) / MINUTE)).sort()
-      expect(minutes).toEqual([0, 1, 2, 3, 4])
+      expect(minutes).toEqual([-1, 0, 1, 2, 3, 4])
     }
     expect(office1.ready()).toBe(true)
+    // the attic's runs: none ran, each counted as skipped for want of an agent
+    expect(await finals(atticCheck)).toEqual([])
+    const skipped = (await call('GET', `/v1/scheduler/skipped-runs?from=${new Date(DUE - MINUTE).toISOString()}&to=${new Date(DUE + 5 * MINUTE).toISOString()}`)).json
+    expect(skipped.byReason).toMatchObject({ 'no-agent': 6, late: 0 })
+    expect(skipped.skipped).toEqual([expect.objectContaining({ checkId: atticCheck, location: 'attic', reason: 'no-agent', count: 6 })])
     // office-2's heartbeat ran out: one agent alive there now
     expect((await call('GET', `/v1/private-locations/${office.id}`)).json.agentCount).toBe(1)
+    const metrics = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text()
+    expect(metrics).toMatch(/^monitors_private_location_agents\{account="acc-a",location="office"\} 1$/m)
+    expect(metrics).toMatch(/^monitors_private_location_agents\{account="acc-a",location="attic"\} 0$/m)
+    const skippedLines = metrics.split('\n').filter((l) => l.startsWith('monitors_scheduler_runs_skipped_total{') && l.includes('location="attic"') && l.includes('reason="no-agent"'))
+    expect(skippedLines, metrics).toEqual([expect.stringMatching(/ 6$/)])
   })
 })

@@ -479,9 +479,10 @@ export interface PlannedRun {
   staleAt: number | null
   /**
    * planned as skipped, not to run (counted once, by the process whose insert made the row):
-   * `maintenance` (a window covers it) or `missed` (found after its check's grace)
+   * `maintenance` (a window covers it), `missed` (found after its check's grace) or `no-agent`
+   * (of a private location no agent of which is alive)
    */
-  skipReason?: 'maintenance' | 'missed'
+  skipReason?: 'maintenance' | 'missed' | 'no-agent'
 }
 
 /**
@@ -489,9 +490,11 @@ export interface PlannedRun {
  * /v1/scheduler/skipped-runs): `late`, a newer run of its check fell due before it was claimed
  * (the runners were behind: each check keeps its newest due run); `missed`, no server planned it
  * within its check's grace (they were down or stalled); `maintenance`, a maintenance window
- * covered it. (A run planned before its check was paused is dropped, not counted: nothing was due.)
+ * covered it; `no-agent`, it is of a private location where no agent was alive when it fell due
+ * (only agents run those). (A run planned before its check was paused is dropped, not counted:
+ * nothing was due.)
  */
-export const SKIP_REASONS = ['late', 'missed', 'maintenance'] as const
+export const SKIP_REASONS = ['late', 'missed', 'maintenance', 'no-agent'] as const
 export type SkipReason = (typeof SKIP_REASONS)[number]
 
 /** Runs one statement skipped, counted by reason, check type and location. */
