@@ -25,7 +25,7 @@ const agents: Agent[] = []
 beforeAll(async () => {
   dns = await startDnsServer()
   // the office's runs take a while, so that an agent can die holding one
-  dns.set('office.private.test', 'A', { records: [{ type: 'A', data: '192.0.2.21' }], delayMs: 250 })
+  dns.set('office.private.test', 'A', { records: [{ type: 'A', data: '192.0.2.21' }], delayMs: 100 })
   dns.set('lab.private.test', 'A', { records: [{ type: 'A', data: '192.0.2.22' }] })
   // the scheduler plans (no runner of its own: agents run every run), on the test's clock
   server = await startTestServer({ clock: () => clock, scheduler: true, schedulerOptions: { tickMs: 50 }, metricsToken: METRICS_TOKEN })
@@ -60,13 +60,13 @@ async function finals(id: string): Promise<Array<Record<string, any>>> {
 }
 
 /**
- * Moves the clock to `target` ten seconds at a time, each step once both locations' agents
+ * Moves the clock to `target` 15 seconds at a time, each step once both locations' agents
  * claimed at the clock (their heartbeat lasts 20 s): a location is never seen without a live
  * agent, so none of its runs is skipped as no-agent.
  */
 async function advanceTo(target: number): Promise<void> {
   while (clock < target) {
-    clock = Math.min(clock + 10_000, target)
+    clock = Math.min(clock + 15_000, target)
     const at = clock
     await until(`the agents claiming at ${new Date(at).toISOString()}`, async () => {
       const all = (await call('GET', '/v1/private-locations')).json as Array<{ slugName: string; lastSeen: string | null }>
@@ -247,5 +247,5 @@ describe('private locations', () => {
     expect(metrics).toMatch(/^monitors_private_location_agents\{account="acc-a",location="attic"\} 0$/m)
     const skippedLines = metrics.split('\n').filter((l) => l.startsWith('monitors_scheduler_runs_skipped_total{') && l.includes('location="attic"') && l.includes('reason="no-agent"'))
     expect(skippedLines, metrics).toEqual([expect.stringMatching(/ 6$/)])
-  })
+  }, 90_000)
 })
