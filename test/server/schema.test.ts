@@ -63,7 +63,6 @@ const forgotten: Schema = {
   migrations: STEPS,
 }
 
-
 type Difference = { version: number; rendered: unknown; released: unknown } | undefined
 
 /** The first version at which the rendered migrations make another schema than the released ones did. */
