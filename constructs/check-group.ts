@@ -1,6 +1,7 @@
 import type { CheckGroupInput } from '../src/schema/check-group.js'
 import type { AlertChannel, AlertChannelSubscriptionProps } from './alert-channel.js'
 import { Construct, type ConstructOptions } from './construct.js'
+import type { PrivateLocation } from './private-location.js'
 
 type Input = CheckGroupInput
 
@@ -27,6 +28,12 @@ export interface CheckGroupProps extends ConstructOptions {
    * @example locations: ['eu-west-1', 'us-east-1']
    */
   locations?: Input['locations']
+  /**
+   * Private locations the group's checks run in when they name no locations of their own:
+   * `PrivateLocation` constructs of the project, or slugs.
+   * @example privateLocations: [office]
+   */
+  privateLocations?: Array<PrivateLocation | string>
   /** The frequency (minutes) of the group's checks that set none. */
   frequency?: Input['frequency']
   /**

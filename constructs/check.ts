@@ -1,6 +1,7 @@
 import type { DnsCheckInput } from '../src/schema/check.js'
 import type { StatusPageService } from './status-page-service.js'
 import type { CheckGroup } from './check-group.js'
+import type { PrivateLocation } from './private-location.js'
 import type { ConstructOptions } from './construct.js'
 import type { DnsCheck } from './dns-check.js'
 import type { IcmpCheck } from './icmp-check.js'
@@ -75,6 +76,12 @@ export interface CheckProps extends ConstructOptions {
    * @example locations: ['eu-west-1', 'us-east-1']
    */
   locations?: Common['locations']
+  /**
+   * Private locations the check runs in besides its `locations`: `PrivateLocation` constructs of
+   * the project, or the slug of one not managed in code. Their agents run it.
+   * @example privateLocations: [office]
+   */
+  privateLocations?: Array<PrivateLocation | string>
   /**
    * Tags to organise and filter checks; maintenance windows select checks by tag.
    * The config's `defaults.tags` are added in front of these, unless `defaultTags: false`.

@@ -11,7 +11,7 @@ export {
   AlertChannel, AlertChannelRef, AlertChannelSubscription, EmailAlertChannel, SlackAlertChannel, WebhookAlertChannel, SmsAlertChannel,
   OpsgenieAlertChannel, PagerdutyAlertChannel, MSTeamsAlertChannel, IncidentioAlertChannel,
 } from './alert-channels.js'
-export { StatusPage, StatusPageService, StatusPageServiceRef, MaintenanceWindow } from './pages.js'
+export { StatusPage, StatusPageService, StatusPageServiceRef, MaintenanceWindow, PrivateLocation, PrivateLocationRef } from './pages.js'
 export {
   AssertionBuilder, DnsAssertionBuilder, TcpAssertionBuilder, UrlAssertionBuilder, IcmpAssertionBuilder, SslAssertionBuilder, GrpcAssertionBuilder,
   TracerouteAssertionBuilder, NumericAssertionBuilder, GeneralAssertionBuilder, RetryStrategyBuilder, AlertEscalationBuilder,
@@ -19,7 +19,7 @@ export {
 export type { Assertion, RetryStrategy, RetryStrategyType, RetryStrategyOptions, AlertEscalation, Reminders, ParallelRunFailureThreshold } from './builders.js'
 export {
   AgenticCheck, Dashboard, StatusPageV3, StatusPageV3Component, StatusPageV3AutomationRule, StatusPageV3Ref, StatusPageV3ComponentRef, SslMonitor,
-  GrpcMonitor, TracerouteMonitor, PrivateLocation, PrivateLocationRef, PrivateLocationCheckAssignment, PrivateLocationGroupAssignment,
+  GrpcMonitor, TracerouteMonitor, PrivateLocationCheckAssignment, PrivateLocationGroupAssignment,
   PhoneCallAlertChannel, SlackAppAlertChannel, TelegramAlertChannel, Engine, TlsVersion, CipherSuite, SignatureAlgorithm,
 } from './unsupported.js'
 export { Frequency, Ref } from './support.js'

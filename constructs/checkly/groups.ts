@@ -9,7 +9,7 @@ import { globSync } from 'tinyglobby'
 import { HostedConstruct } from './base.js'
 import { BrowserCheck, MultiStepCheck } from './checks.js'
 import { isObject, loading, type Notes, type Props } from './support.js'
-import { channelsInto, HOSTED_GROUP, PhysicalRef, privateLocationsAdvice, retryStrategyOf, type HostedGroup } from './translate.js'
+import { channelsInto, HOSTED_GROUP, PhysicalRef, privateLocationsInto, retryStrategyOf, type HostedGroup } from './translate.js'
 import type { CheckGroupV1Props, CheckGroupV2Props } from './types.js'
 
 /** Group props the hosted CLI and this project name alike. */
@@ -39,7 +39,7 @@ function groupProps(version: 1 | 2, given: Props): { props: Props; notes: Notes 
     if (version === 1) props.doubleCheck = hosted.doubleCheck
     else notes.push({ level: 'problem', field: 'doubleCheck', message: `is no longer a prop of CheckGroupV2 (as on the hosted service): use retryStrategy; RetryStrategyBuilder.fixedStrategy({ maxRetries: 1, baseBackoffSeconds: 0, sameRegion: false }) is doubleCheck: true, RetryStrategyBuilder.noRetries() doubleCheck: false` })
   }
-  if (Array.isArray(hosted.privateLocations) && hosted.privateLocations.length > 0) notes.push({ level: 'problem', field: 'privateLocations', message: privateLocationsAdvice })
+  privateLocationsInto(props, notes, hosted.privateLocations)
   for (const field of ['localSetupScript', 'localTearDownScript'] as const) {
     if (hosted[field] !== undefined) notes.push({ level: 'problem', field, message: `has no counterpart on a group here: give each API check of the group its ${field === 'localSetupScript' ? 'setupScript' : 'tearDownScript'} (a shared function of a module keeps it in one place)` })
   }

@@ -5,7 +5,7 @@
 import { HostedConstruct } from './base.js'
 import { isObject, type Notes, type Props } from './support.js'
 import { PhysicalRef } from './translate.js'
-import type { MaintenanceWindowProps, StatusPageProps, StatusPageServiceProps } from './types.js'
+import type { MaintenanceWindowProps, PrivateLocationProps, StatusPageProps, StatusPageServiceProps } from './types.js'
 
 const plain = (given: unknown): { props: Props; notes: Notes } => ({ props: isObject(given) ? { ...given } : {}, notes: [] })
 
@@ -20,6 +20,21 @@ export class StatusPageService extends HostedConstruct {
     return new PhysicalRef('StatusPageServiceRef', id)
   }
 }
+
+/** A private location (the hosted CLI's shape: `{ name, slugName, icon?, proxyUrl? }`), which checks and groups name in privateLocations. */
+export class PrivateLocation extends HostedConstruct {
+  constructor(logicalId: string, props: PrivateLocationProps) {
+    super('private-location', 'PrivateLocation', logicalId, plain(props))
+  }
+
+  /** A location not managed in this project, by its id: checks here name a location by its slugName instead. */
+  static fromId(id: string): PhysicalRef {
+    return new PhysicalRef('PrivateLocationRef', id)
+  }
+}
+
+/** The hosted CLI's name of a reference to a private location (`PrivateLocation.fromId(id)`). */
+export const PrivateLocationRef = PhysicalRef
 
 /** The hosted CLI's name of a reference to a service (`StatusPageService.fromId(id)`). */
 export const StatusPageServiceRef = PhysicalRef

@@ -101,9 +101,7 @@ export function translateCheck(construct: string, given: Props, family: Family):
   }
   if (hosted.triggerIncident !== undefined) props.triggerIncident = incidentOf(hosted.triggerIncident, notes)
   runtimeInto(props, notes, hosted, family, construct)
-  if (Array.isArray(hosted.privateLocations) && hosted.privateLocations.length > 0) {
-    notes.push({ level: 'problem', field: 'privateLocations', message: privateLocationsAdvice })
-  }
+  privateLocationsInto(props, notes, hosted.privateLocations)
   if (hosted.testOnly === true) {
     notes.push({ level: 'skip', field: 'testOnly', message: 'is true: the check is left out of the project, since monitors applies every check it loads and has no test-only checks (monitors test does not run it either); remove testOnly to deploy it' })
   }
@@ -114,7 +112,17 @@ export function translateCheck(construct: string, given: Props, family: Family):
   return { props, notes, rest }
 }
 
-export const privateLocationsAdvice = `has no counterpart: monitors has no private locations; an agent (monitors agent --locations eu-west-1) runs a location's checks from your own network. Name that location in locations and remove privateLocations (see ${GUIDE})`
+/**
+ * `privateLocations` as given: PrivateLocation constructs of the project and slugs; a location
+ * by its id only (`PrivateLocation.fromId`) is a problem, since checks here name locations by slug.
+ */
+export function privateLocationsInto(props: Props, notes: Notes, given: unknown): void {
+  if (!Array.isArray(given) || given.length === 0) return
+  given.forEach((item, i) => {
+    if (item instanceof PhysicalRef) notes.push({ level: 'problem', field: `privateLocations.${i}`, message: `PrivateLocation.fromId(${JSON.stringify(item.physicalId)}): name the location by its slugName ('office') or its construct (see ${GUIDE})` })
+  })
+  props.privateLocations = given.filter((item) => !(item instanceof PhysicalRef))
+}
 
 function descriptionInto(props: Props, notes: Notes, hosted: Props, family: Family): void {
   const text = hosted.description

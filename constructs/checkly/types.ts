@@ -345,6 +345,13 @@ export interface StatusPageServiceProps extends ConstructOptions {
   name: string
 }
 
+export interface PrivateLocationProps extends ConstructOptions {
+  name: string
+  slugName: string
+  icon?: string
+  proxyUrl?: string
+}
+
 type CheckDefaults = Pick<RuntimeCheckProps,
   'activated' | 'alertChannels' | 'alertEscalationPolicy' | 'doubleCheck' | 'frequency' | 'locations' | 'muted'
   | 'privateLocations' | 'retryStrategy' | 'shouldFail' | 'tags' | 'environmentVariables' | 'runtimeId'> & { playwrightConfig?: Record<string, unknown> }

@@ -47,9 +47,8 @@ export const StatusPageV3AutomationRule = unsupported('StatusPageV3AutomationRul
 export const SslMonitor = unsupported('SslMonitor', `an ApiCheck or UrlMonitor of the site reads its certificate, and alert channels with sslExpiry: true alert before it expires`)
 export const GrpcMonitor = unsupported('GrpcMonitor', `a TcpMonitor of the port checks that it answers`)
 export const TracerouteMonitor = unsupported('TracerouteMonitor', `an IcmpMonitor of the host checks its reachability and latency`)
-export const PrivateLocation = unsupported('PrivateLocation', `an agent (monitors agent --locations eu-west-1) runs a location's checks from your own network; name that location in the checks' locations`)
-export const PrivateLocationCheckAssignment = unsupported('PrivateLocationCheckAssignment', `agents serve locations here (monitors agent --locations ...)`)
-export const PrivateLocationGroupAssignment = unsupported('PrivateLocationGroupAssignment', `agents serve locations here (monitors agent --locations ...)`)
+export const PrivateLocationCheckAssignment = unsupported('PrivateLocationCheckAssignment', `name the location in the check's privateLocations: [location]`)
+export const PrivateLocationGroupAssignment = unsupported('PrivateLocationGroupAssignment', `name the location in the group's privateLocations: [location]`)
 export const PhoneCallAlertChannel = unsupported('PhoneCallAlertChannel', `use an SmsAlertChannel, or a PagerdutyAlertChannel or OpsgenieAlertChannel that calls`)
 export const SlackAppAlertChannel = unsupported('SlackAppAlertChannel', `use a SlackAlertChannel with an incoming webhook URL of the channel`)
 export const TelegramAlertChannel = unsupported('TelegramAlertChannel', `its bot token would be part of a webhook URL, which plans show: use another channel`)
@@ -57,7 +56,6 @@ export const TelegramAlertChannel = unsupported('TelegramAlertChannel', `its bot
 /** References to resources of the kinds above (`StatusPageV3.fromId(...)` and the like). */
 export const StatusPageV3Ref = PhysicalRef
 export const StatusPageV3ComponentRef = PhysicalRef
-export const PrivateLocationRef = PhysicalRef
 
 /** The engine of a PlaywrightCheck (`Engine.node('24')`): not used here (a warning on the check). */
 export class Engine {

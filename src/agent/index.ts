@@ -14,6 +14,7 @@ import { statSync } from 'node:fs'
 import path from 'node:path'
 import { LeaseLost, RunLoop, type WorkSource } from '../runner/run-loop.js'
 import { LOCATIONS } from '../schema/enums.js'
+import { privateLocationSlugProblem } from '../schema/private-location.js'
 import { CHECK_TYPE_TABLE, isScriptCheckType, isServiceCheckType, SCRIPT_CHECK_TYPES, SERVICE_CHECK_TYPES, typesInProse } from '../schema/check-types.js'
 import { startHealthServer, type HealthServer } from './health.js'
 import { AgentMetrics } from './metrics.js'
@@ -132,12 +133,13 @@ export function checkAgentOptions(options: AgentOptions): void {
   const where = options.apiUrl
   if (!where) throw new UserError('No API URL: set MONITORING_API_URL or pass --api-url (the Monitoring API the agent takes runs from).')
   if (!options.apiKey) throw new UserError('No API key: set MONITORING_API_KEY or pass --api-key.')
-  if (options.locations.length === 0) throw new UserError(`No location: pass --locations with one or more of ${LOCATIONS.join(', ')}.`)
-  const unknown = options.locations.filter((l) => !(LOCATIONS as readonly string[]).includes(l))
+  if (options.locations.length === 0) throw new UserError(`No location: pass --locations with one or more of ${LOCATIONS.join(', ')}, or a private location's slugName.`)
+  // a name that is no public location is a private location's slug (the server says whether the key serves it)
+  const unknown = options.locations.filter((l) => !(LOCATIONS as readonly string[]).includes(l) && privateLocationSlugProblem(l) !== null)
   if (unknown.length > 0) {
     throw new UserError(
       `--locations: ${unknown.map((l) => JSON.stringify(l)).join(', ')} ${unknown.length === 1 ? 'is not a location' : 'are not locations'}. ` +
-        `Allowed: ${LOCATIONS.join(', ')}.`,
+        `Allowed: ${LOCATIONS.join(', ')}, or the slugName of a private location (1 to 30 letters, digits and hyphens).`,
     )
   }
   const c = options.concurrency ?? DEFAULT_CONCURRENCY

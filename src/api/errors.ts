@@ -46,8 +46,11 @@ export class UnauthorizedError extends ApiError {
 
 export class ForbiddenError extends ApiError {
   constructor(request: RequestInfo, body?: ApiErrorBody) {
+    // a refusal the server explains (a key of a private location claiming another's runs) is said as it is
+    const said = body?.message && body.message !== 'Forbidden' ? body.message : undefined
     super(
-      `${where(request)} was refused (403 Forbidden): the API key's role does not allow this request ` +
+      said ? `${where(request)} was refused (403 Forbidden): ${said}.` :
+        `${where(request)} was refused (403 Forbidden): the API key's role does not allow this request ` +
         '(a read key may only read, an agent key only claim runs), or the key does not belong to the account ' +
         'given in MONITORING_ACCOUNT_ID / --account-id.',
       403, request, body,

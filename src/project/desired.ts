@@ -522,6 +522,8 @@ function resolveRef(
   const unresolved = numeric ? 0 : UNRESOLVED
   // an id written as a number (a channel not managed in code) stays as it is
   if (reference.numeric && typeof value === 'number') return value
+  // a private location's slug written as text (a location not managed in code) stays as it is
+  if (reference.text && typeof value === 'string') return value
   if (!isConstruct(value)) {
     add(field, `must be a ${construct} construct of this project, e.g. ${descriptorOf(reference.kind).example} (got ${describe(value)})`)
     return unresolved

@@ -2,6 +2,7 @@ import type { z } from 'zod'
 import type { RemoteRecord, ResourceDescriptor, ResourceKind } from './types.js'
 import { variable } from './kinds/variable.js'
 import { statusPageService } from './kinds/status-page-service.js'
+import { privateLocation } from './kinds/private-location.js'
 import {
   emailAlertChannel, msTeamsAlertChannel, opsgenieAlertChannel, pagerDutyAlertChannel, slackAlertChannel, smsAlertChannel, webhookAlertChannel,
 } from './kinds/alert-channel.js'
@@ -25,6 +26,7 @@ import { checkKindProblems } from './kinds/common.js'
 export const DESCRIPTORS = {
   variable,
   'status-page-service': statusPageService,
+  'private-location': privateLocation,
   'email-alert-channel': emailAlertChannel,
   'slack-alert-channel': slackAlertChannel,
   'webhook-alert-channel': webhookAlertChannel,

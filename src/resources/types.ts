@@ -10,6 +10,7 @@ import type { z } from 'zod'
 export type ResourceKind =
   | 'variable'
   | 'status-page-service'
+  | 'private-location'
   | 'email-alert-channel'
   | 'slack-alert-channel'
   | 'webhook-alert-channel'
@@ -85,6 +86,8 @@ export interface ReferenceField {
   anyOf?: readonly ResourceKind[]
   /** The API holds the remote id as a number (alert channel ids), not as a string. */
   numeric?: boolean
+  /** A plain string there is taken as it is (a private location's slug not managed in code), besides a construct. */
+  text?: boolean
   /** How a plan says where the reference is, after the referring resource's name (e.g. ` in its triggerIncident`). */
   where?: string
 }

@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { omitKeys } from './omit.js'
 import { FREQUENCIES, LOCATIONS, RUNTIME_IDS } from './enums.js'
 import { alertChannelSubscriptionSchema, alertSettingsSchema, checkEnvironmentVariableSchema, retryStrategySchema } from './check.js'
+import { privateLocationsSchema } from './private-location.js'
 import { apiAssertionSchema, apiKeyValueSchema, basicAuthSchema } from './api-check.js'
 
 /**
@@ -33,6 +34,8 @@ export const checkGroupSchema = z
     muted: z.boolean().default(false),
     tags: z.array(z.string().min(1)).default([]),
     locations: z.array(z.enum(LOCATIONS)).default([]),
+    /** slugs of the account's private locations the group's checks run in (those that name no location of their own) */
+    privateLocations: privateLocationsSchema.nullish(),
     /** the frequency of the group's checks that set none in code (applied when the project is built) */
     frequency: z.literal(FREQUENCIES).nullish(),
     concurrency: z.number().int().min(1).max(100).default(3),
@@ -73,7 +76,7 @@ export const GROUP_FIELDS = [
 
 /**
  * The check as it runs in its group: what the check leaves out, the group gives.
- * - `locations`: the check's own when it names some, else the group's;
+ * - `locations` and `privateLocations`: the check's own when it names some of either, else the group's;
  * - `activated` false and `muted` true of the group win (a deactivated group runs none of its checks);
  * - `environmentVariables`, `alertChannelSubscriptions`: both, by key; the check's item wins
  *   (a channel both name is subscribed once);
@@ -89,7 +92,10 @@ export function applyGroup<T extends Json>(check: T, group: CheckGroup | Json | 
   if (!group) return check
   const g = group as Json
   const out: Json = { ...check }
-  if (!(isList(check.locations) && check.locations.length > 0) && isList(g.locations) && g.locations.length > 0) out.locations = g.locations
+  // a check that names no location (public or private) of its own runs where the group does
+  const ownWhere = (isList(check.locations) && check.locations.length > 0) || (isList(check.privateLocations) && check.privateLocations.length > 0)
+  if (!ownWhere && isList(g.locations) && g.locations.length > 0) out.locations = g.locations
+  if (!ownWhere && isList(g.privateLocations) && g.privateLocations.length > 0) out.privateLocations = g.privateLocations
   if (g.activated === false) out.activated = false
   if (g.muted === true) out.muted = true
   if (isList(g.environmentVariables) && g.environmentVariables.length > 0) {

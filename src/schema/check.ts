@@ -6,6 +6,7 @@ import {
   RETRY_STRATEGY_TYPES, RUN_FREQUENCIES, RUNTIME_IDS, SEVERITIES, WEBHOOK_METHODS,
 } from './enums.js'
 import { crossField } from './cross-field.js'
+import { privateLocationsSchema } from './private-location.js'
 import { pageQuerySchema, queryBoolean } from './paging.js'
 import { frequencyOffsetProblem, subMinuteFrequencyProblem } from './rules.js'
 
@@ -157,6 +158,8 @@ export const checkCommonShape = {
   doubleCheck: z.boolean().default(true),
   shouldFail: z.boolean().default(false),
   locations: z.array(z.enum(LOCATIONS)).min(1).nullish(),
+  /** slugs of the account's private locations (/v1/private-locations) the check runs in besides its locations */
+  privateLocations: privateLocationsSchema.nullish(),
   tags: z.array(z.string().min(1)).default([]),
   alertSettings: alertSettingsSchema.optional(),
   useGlobalAlertSettings: z.boolean().default(true),

@@ -20,6 +20,7 @@ import { decodedBody } from './body-encoding.js'
 import { strictQueries } from './query-parameters.js'
 import { installFaults, type FaultCounts, type FaultSpec } from './faults.js'
 import { agentRoutes } from './routes/agent.js'
+import { privateLocationRoutes } from './routes/private-locations.js'
 import { schedulerRoutes } from './routes/scheduler.js'
 import { sessionRoutes } from './routes/sessions.js'
 import { heartbeatRoutes, isPing } from './routes/heartbeats.js'
@@ -192,6 +193,7 @@ function registerRoutes(app: FastifyInstance, options: AppOptions, counts: { fai
   const runs = options.runs ?? { now: Date.now }
   sessionRoutes(app, store, runs, options.closing ?? new AbortController().signal)
   agentRoutes(app, store, runs, options.artifacts, limits.stagedArtifactBytesPerAccount)
+  privateLocationRoutes(app, store, runs)
   heartbeatRoutes(app, store, runs)
   alertRoutes(app, store)
   alertChannelRoutes(app, store)

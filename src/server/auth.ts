@@ -13,6 +13,8 @@ declare module 'fastify' {
     keyHash: string
     keyId: string
     role: KeyRole
+    /** the private location a key of a location serves (its id); null for other keys */
+    keyLocationId: string | null
   }
 }
 
@@ -82,6 +84,7 @@ export function authHook({ store, limiter, failures }: AuthOptions) {
       request.accountId = inside.accountId
       request.keyId = inside.keyId
       request.role = inside.role
+      request.keyLocationId = null
       request.keyHash = ''
       return
     }
@@ -113,5 +116,6 @@ export function authHook({ store, limiter, failures }: AuthOptions) {
     request.keyHash = hash
     request.keyId = key.id
     request.role = key.role
+    request.keyLocationId = key.locationId
   }
 }

@@ -140,6 +140,7 @@ export class ServerMetrics {
     blocks.push(...(await statusBlocks(store, scope, checks, checkLabels)))
     blocks.push(this.runs.render(perCheck), this.phases.render(perCheck))
     blocks.push(await outboxBlock(store, scope))
+    blocks.push(...(await privateLocationBlocks(store, scope, this.now())))
     if (scope.operator) {
       blocks.push(
         this.http.render(), this.httpSeconds.render(), this.planned.render(), this.skipped.render(), this.lag.render(),
@@ -235,6 +236,22 @@ function poolBlocks(store: Store): string[] {
 }
 
 /** The due runs no runner claimed yet, per location, and the age of the oldest (read from the store: the same on every server). */
+/** What the agents of each private location do now (GET /v1/private-locations/{id} answers the same). */
+async function privateLocationBlocks(store: Store, scope: MetricsScope, now: number): Promise<string[]> {
+  const loads = await store.privateLocations.load(now, scope.operator ? undefined : scope.account)
+  const seen = new Map((await store.privateLocations.all()).map((l) => [`${l.account}\u0000${l.location.slugName}`, l.lastSeenAt]))
+  const agents = [header('monitors_private_location_agents', 'gauge', 'Agents of each private location alive now (claimed within their heartbeat).')]
+  const waiting = [header('monitors_private_location_waiting_runs', 'gauge', 'Due runs of each private location no agent holds now.')]
+  const last = [header('monitors_private_location_last_seen_seconds', 'gauge', 'When an agent of each private location last claimed, seconds since the epoch (0: never).')]
+  for (const load of loads) {
+    const labels = { ...(scope.operator ? { account: load.account } : {}), location: load.slugName }
+    agents.push(sampleLine('monitors_private_location_agents', labels, load.agents))
+    waiting.push(sampleLine('monitors_private_location_waiting_runs', labels, load.waiting))
+    last.push(sampleLine('monitors_private_location_last_seen_seconds', labels, Math.floor((seen.get(`${load.account}\u0000${load.slugName}`) ?? 0) / 1000)))
+  }
+  return [agents.join('\n'), waiting.join('\n'), last.join('\n')]
+}
+
 async function backlogBlocks(store: Store, now: number, known: ReadonlySet<string>): Promise<string[]> {
   const found = await store.runs.backlog(now)
   const shown = new Set(found.map((r) => r.location))

@@ -132,12 +132,12 @@ describe('monitors agent: what it refuses', () => {
     expect(noKey.stderr.trim()).toBe('Error: No API key for http://127.0.0.1:9: set MONITORING_API_KEY or pass --api-key-file PATH.')
   })
 
-  it('refuses a location outside the spec\'s list, and no location at all', async () => {
+  it('refuses a location outside the spec\'s list that cannot be a private location\'s slug, and no location at all', async () => {
     const env = { MONITORING_API_URL: 'http://127.0.0.1:9', MONITORING_API_KEY: 'k' }
-    const bad = await monitors(dir, ['agent', '--locations', 'eu-west-1,mars-1'], env)
+    const bad = await monitors(dir, ['agent', '--locations', 'eu-west-1,mars_1'], env)
     expect(bad.code).toBe(1)
-    expect(bad.stderr).toContain('--locations: "mars-1" is not a location. Allowed: us-east-1, us-east-2,')
-    expect(bad.stderr).toContain('af-south-1.')
+    expect(bad.stderr).toContain('--locations: "mars_1" is not a location. Allowed: us-east-1, us-east-2,')
+    expect(bad.stderr).toContain('af-south-1, or the slugName of a private location (1 to 30 letters, digits and hyphens).')
     expect(bad.output).not.toMatch(STACK_LINE)
 
     const none = await monitors(dir, ['agent'], env)

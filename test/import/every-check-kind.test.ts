@@ -57,18 +57,19 @@ const KINDS = [
 ] as const
 
 const checksFile = () => {
-  const constructs = [...new Set(['CheckGroup', 'Snippet', 'TcpCheck', 'WebhookAlertChannel', ...KINDS.map((k) => CONSTRUCT_NAMES[k.kind])])].sort()
+  const constructs = [...new Set(['CheckGroup', 'PrivateLocation', 'Snippet', 'TcpCheck', 'WebhookAlertChannel', ...KINDS.map((k) => CONSTRUCT_NAMES[k.kind])])].sort()
   const lines = [
     `import { ${constructs.join(', ')} } from 'monitors-as-code'`,
     '',
     "export const ops = new WebhookAlertChannel('ops', { name: 'Ops', url: 'https://hooks.example.test/ops' })",
     "export const team = new CheckGroup('team', { name: 'Team' })",
+    "export const office = new PrivateLocation('office', { name: 'Office', slugName: 'office' })",
     "export const sign = new Snippet('sign', { name: 'Sign', script: \"request.headers['x-sign'] = '1'\" })",
     "export const database = new TcpCheck('database', { name: 'database', activated: false, group: team, alertChannels: [ops], request: { hostname: 'db.example.test', port: 5432 } })",
   ]
   let before = 'database'
   for (const { kind, id, props } of KINDS) {
-    lines.push(`const ${id} = new ${CONSTRUCT_NAMES[kind]}('${id}', { name: '${id}', activated: false, group: team, alertChannels: [ops], dependsOn: [${before}], ${props} })`)
+    lines.push(`const ${id} = new ${CONSTRUCT_NAMES[kind]}('${id}', { name: '${id}', activated: false, group: team, alertChannels: [ops], privateLocations: [office], dependsOn: [${before}], ${props} })`)
     before = id
   }
   return `${lines.join('\n')}\n`
@@ -105,7 +106,7 @@ async function expectReferencesOf(account: Account) {
   for (const { kind, id } of KINDS) {
     const check = byName.get(id)!
     expect(check.checkType, kind).toBe(descriptorOf(kind).list.where?.equals)
-    expect(check, kind).toMatchObject({ groupId: group, dependsOn: [before.id] })
+    expect(check, kind).toMatchObject({ groupId: group, dependsOn: [before.id], privateLocations: ['office'] })
     expect(check.alertChannelSubscriptions, kind).toEqual([expect.objectContaining({ alertChannelId: channel, activated: true })])
     before = check
   }
@@ -130,6 +131,7 @@ describe('every check kind with a group, alert channels, dependsOn and snippets'
     expect(checkKindProblems({ ...api, references: api.references.filter((r) => r.kind === 'snippet' || r.path === 'triggerIncident.serviceId') })).toEqual([
       'api-check lacks the reference every check has at groupId',
       'api-check lacks the reference every check has at alertChannelSubscriptions[].alertChannelId',
+      'api-check lacks the reference every check has at privateLocations[]',
     ])
     expect(checkKindProblems({ ...api, keyedArrays: { 'request.headers': 'key' }, secrets: { self: false, arrays: ['request.headers'] } })).toContain('api-check lacks the secret path alertChannels.slack[].url')
     expect(checkKindProblems(descriptorOf('check-group'))).toEqual([])
@@ -140,7 +142,7 @@ describe('every check kind with a group, alert channels, dependsOn and snippets'
     expect(typeErrors(source, [join(source, 'monitoring.config.ts'), join(source, 'checks/all.check.ts')])).toEqual([])
     const valid = await monitors(source, ['validate'])
     expect(valid.code, valid.output).toBe(0)
-    expect(valid.stdout).toContain(`Valid: ${KINDS.length + 4} resources`)
+    expect(valid.stdout).toContain(`Valid: ${KINDS.length + 5} resources`)
     const plan = await cli(source, ['plan'], 'env-a')
     expect(plan.code, plan.output).toBe(0)
     expect(plan.stdout).toContain('groupId: check-group:team "Team" (known after apply)')
@@ -166,12 +168,14 @@ describe('every check kind with a group, alert channels, dependsOn and snippets'
     expect(code).toMatch(/const team = new CheckGroup\('team'/)
     expect(code).toMatch(/const ops = new WebhookAlertChannel\('ops'/)
     expect(code).toMatch(/const sign = new Snippet\('sign'/)
+    expect(code).toMatch(/const office = new PrivateLocation\('office'/)
     for (const { kind, id } of KINDS) {
       const construct = new RegExp(`new ${CONSTRUCT_NAMES[kind]}\\('${id}', \\{[\\s\\S]*?\\n\\}\\)`).exec(code)?.[0]
       expect(construct, `${kind} in\n${code}`).toBeDefined()
       expect(construct, kind).toContain('group: team')
       expect(construct, kind).toMatch(/alertChannels: \[ops\]/)
       expect(construct, kind).toMatch(/dependsOn: \[\w+\]/)
+      expect(construct, kind).toMatch(/privateLocations: \[office\]/)
     }
     expect(code).toMatch(/setupSnippetId: sign,[\s\S]*tearDownSnippetId: sign/)
     // no id of the service read: another environment has other ones
@@ -189,7 +193,7 @@ describe('every check kind with a group, alert channels, dependsOn and snippets'
     rmSync(join(other, '.monitors'), { recursive: true, force: true })
     const apply = await cli(other, ['apply', '--yes'], 'env-b')
     expect(apply.code, apply.output).toBe(0)
-    expect(apply.output).toMatch(/Apply complete: 13 created, 0 updated, 0 deleted\./)
+    expect(apply.output).toMatch(/Apply complete: 14 created, 0 updated, 0 deleted\./)
     const there = await expectReferencesOf('env-b')
     const here = await stored('env-a')
     // other ids than the account read: the imported code named none of those

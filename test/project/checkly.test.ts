@@ -265,13 +265,34 @@ describe('the hosted builders', () => {
 describe('what does not map', () => {
   it('each construct without a counterpart is a problem naming the file, the construct and what to do; never a crash', async () => {
     const problems = await problemsOf({ cwd: path.join(FIXTURES, 'unmapped') })
-    expect(problems).toHaveLength(8)
-    for (const [construct, id] of [['AgenticCheck', 'agentic-login'], ['Dashboard', 'ops-dashboard'], ['StatusPageV3', 'status-v3'], ['SslMonitor', 'acme-cert'], ['GrpcMonitor', 'grpc-health'], ['TracerouteMonitor', 'edge-route'], ['PrivateLocation', 'office']]) {
+    expect(problems).toHaveLength(6)
+    for (const [construct, id] of [['AgenticCheck', 'agentic-login'], ['Dashboard', 'ops-dashboard'], ['StatusPageV3', 'status-v3'], ['SslMonitor', 'acme-cert'], ['GrpcMonitor', 'grpc-health'], ['TracerouteMonitor', 'edge-route']]) {
       const line = problems.find((p) => p.startsWith(`__checks__/unmapped.check.ts › ${construct} "${id}" › has no counterpart in monitors yet`))
       expect(line, construct).toBeDefined()
       expect(line).toContain('docs/migrating-from-checkly.md#what-does-not-map')
     }
-    expect(problems).toContain('__checks__/unmapped.check.ts › UrlMonitor "intranet" › privateLocations: has no counterpart: monitors has no private locations; an agent (monitors agent --locations eu-west-1) runs a location\'s checks from your own network. Name that location in locations and remove privateLocations (see docs/migrating-from-checkly.md)')
+  })
+
+  it('a PrivateLocation maps, in the hosted shape, and checks and groups name it (or a slug) in privateLocations; one by id only is a problem', async () => {
+    const dir = tempProject({
+      'checkly.config.ts': config(''),
+      'a.check.ts': `import { CheckGroupV2, PrivateLocation, UrlMonitor } from 'checkly/constructs'
+const office = new PrivateLocation('office', { name: 'Office', slugName: 'office', icon: 'location', proxyUrl: 'http://proxy.office.test:3128' })
+new CheckGroupV2('lab-group', { name: 'Lab', privateLocations: ['lab'] })
+new UrlMonitor('intranet', { name: 'Intranet', privateLocations: [office, 'lab'], request: { url: 'https://intranet.acme.com' } })
+`,
+    })
+    const project = await loadProject({ cwd: dir })
+    expect(payload(project, 'private-location', 'office')).toEqual({ name: 'Office', slugName: 'office', icon: 'location', proxyUrl: 'http://proxy.office.test:3128' })
+    expect(payload(project, 'url-check', 'intranet').privateLocations).toEqual(['private-location:office', 'lab'])
+    expect(payload(project, 'check-group', 'lab-group').privateLocations).toEqual(['lab'])
+    const byId = tempProject({
+      'checkly.config.ts': config(''),
+      'a.check.ts': `import { PrivateLocation, UrlMonitor } from 'checkly/constructs'
+new UrlMonitor('intranet', { name: 'Intranet', privateLocations: [PrivateLocation.fromId('0baf2a80-7266-44af-b56c-2af7086782ee')], request: { url: 'https://intranet.acme.com' } })
+`,
+    })
+    expect(await problemsOf({ cwd: byId })).toEqual([expect.stringContaining('UrlMonitor "intranet" › privateLocations.0: PrivateLocation.fromId("0baf2a80-7266-44af-b56c-2af7086782ee"): name the location by its slugName')])
   })
 
   it('what is dropped is said: warnings for props without effect here, a test-only check left out with a warning', async () => {

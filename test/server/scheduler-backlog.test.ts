@@ -109,7 +109,7 @@ describe('a runner that falls behind', () => {
       skipped: Array<{ checkId: string; name: string; checkType: string; location: string; reason: string; count: number; lastDueAt: string }>
       backlog: { due: number; oldestDueAt: string | null; locations: Array<{ location: string; due: number }> }
     }
-    expect(body.byReason).toEqual({ late: body.total, missed: 0, maintenance: 0 })
+    expect(body.byReason).toEqual({ late: body.total, missed: 0, maintenance: 0, 'no-agent': 0 })
     // the last minute's runs not claimed wait: one per check that did not run then
     expect(body.backlog.due).toBe(CHECKS - SLOTS)
     expect(body.backlog.locations).toEqual([{ location: 'eu-west-1', due: CHECKS - SLOTS, oldestDueAt: expect.any(String) }])
@@ -144,7 +144,7 @@ describe('a runner that falls behind', () => {
     await planner.tick()
     await planner.tick()
     const answer = (await call('GET', `/v1/scheduler/skipped-runs?checkId=${id}&from=${(DUE - MINUTE) / 1000}&to=${(DUE + 5 * MINUTE) / 1000}`)).json
-    expect(answer.byReason).toEqual({ late: 0, missed: 3, maintenance: 0 })
+    expect(answer.byReason).toEqual({ late: 0, missed: 3, maintenance: 0, 'no-agent': 0 })
     expect(answer.skipped).toEqual([expect.objectContaining({ checkId: id, location: 'eu-west-1', reason: 'missed', count: 3, lastDueAt: new Date(DUE + 3 * MINUTE).toISOString() })])
     expect(skipped.reduce((a, b) => a + b, 0)).toBe(3)
     // the run of DUE and the one of minute 4 wait for a runner
@@ -158,9 +158,9 @@ describe('a runner that falls behind', () => {
     })
     await createChecks(call, 6, 'slow.backlog.test')
     // before any skip, every reason has its series at 0 (an alert on increase() sees the first)
-    await expect.poll(async () => (await metrics(busy)).samples('monitors_scheduler_runs_skipped_total').length, { timeout: 5_000 }).toBe(3)
+    await expect.poll(async () => (await metrics(busy)).samples('monitors_scheduler_runs_skipped_total').length, { timeout: 5_000 }).toBe(4)
     const zero = await metrics(busy)
-    for (const reason of ['late', 'missed', 'maintenance']) {
+    for (const reason of ['late', 'missed', 'maintenance', 'no-agent']) {
       expect(zero.value('monitors_scheduler_runs_skipped_total', { reason, check_type: 'DNS', location: 'eu-west-1' })).toBe(0)
     }
     // six checks due each minute, one slot, each run 150 ms: a minute every 400 ms is too fast for it

@@ -1,7 +1,7 @@
 import { blankGroupSecrets, checkGroupSchema, groupSecretValues } from '../../schema/check-group.js'
 import type { ResourceDescriptor } from '../types.js'
 import { ALERT_CHANNEL_REFERENCE } from './alert-channel.js'
-import { enc } from './common.js'
+import { enc, PRIVATE_LOCATIONS_REFERENCE } from './common.js'
 
 /**
  * A check group (`CheckGroup`): settings its checks share; a check joins with `group: g` (its
@@ -27,8 +27,8 @@ export const checkGroup = {
   list: { collection: 'check-groups', path: '/v1/check-groups', paging: 'page' },
   identity: { fields: ['name'], unique: false },
   // the channels it alerts, by construct (`alertChannels: [oncall]`) or by id
-  references: [ALERT_CHANNEL_REFERENCE],
-  setArrays: ['locations', 'tags'],
+  references: [ALERT_CHANNEL_REFERENCE, PRIVATE_LOCATIONS_REFERENCE],
+  setArrays: ['locations', 'privateLocations', 'tags'],
   keyedArrays: {
     environmentVariables: 'key',
     alertChannelSubscriptions: 'alertChannelId',

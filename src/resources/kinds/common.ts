@@ -29,6 +29,9 @@ export const TRIGGER_INCIDENT_REFERENCE = { path: 'triggerIncident.serviceId', k
 /** A check's group (`group: g` in code, `groupId` in the API): its id is a number. */
 export const GROUP_REFERENCE = { path: 'groupId', inCode: 'group', kind: 'check-group', where: ' as its group' } as const
 
+/** The private locations a check or a group runs in (`privateLocations: [office]`), by slug; a slug written as text stays as it is. */
+export const PRIVATE_LOCATIONS_REFERENCE = { path: 'privateLocations[]', kind: 'private-location', text: true, where: ' in its privateLocations' } as const
+
 /** Where checks are listed: one collection for every check type. */
 export const checksList = (checkType: string) =>
   ({ collection: 'checks', path: '/v1/checks', paging: 'page', where: { field: 'checkType', equals: checkType }, othersAs: 'check' }) as const
@@ -40,8 +43,8 @@ export const checkEndpoints = (type: string) => ({
   remove: (id: string) => `/v1/checks/${enc(id)}`,
 })
 
-/** The references every check kind holds: its incidents' service, its group, its alert channels. */
-export const CHECK_REFERENCES = [TRIGGER_INCIDENT_REFERENCE, GROUP_REFERENCE, ALERT_CHANNEL_REFERENCE] as const
+/** The references every check kind holds: its incidents' service, its group, its alert channels, its private locations. */
+export const CHECK_REFERENCES = [TRIGGER_INCIDENT_REFERENCE, GROUP_REFERENCE, ALERT_CHANNEL_REFERENCE, PRIVATE_LOCATIONS_REFERENCE] as const
 
 /** What a check kind has besides what every check has: each list is added to the shared one, never in its place. */
 export interface CheckKindParts {
@@ -75,7 +78,7 @@ export const checkDescriptor = (type: string, checkType: string, parts: CheckKin
     list: checksList(checkType),
     identity: { fields: ['name'], unique: false },
     references: [...CHECK_REFERENCES, ...(parts.references ?? [])],
-    setArrays: ['locations', 'tags', ...(parts.setArrays ?? [])],
+    setArrays: ['locations', 'privateLocations', 'tags', ...(parts.setArrays ?? [])],
     keyedArrays: { ...CHECK_KEYED_ARRAYS, ...parts.keyedArrays },
     unorderedKeyed: [...CHECK_UNORDERED_KEYED, ...(parts.unorderedKeyed ?? [])],
     secrets: { self: false, arrays: [...CHECK_SECRET_PATHS, ...(parts.secretPaths ?? [])] },

@@ -106,6 +106,8 @@ export function agentRoutes(app: FastifyInstance, store: Store, services: RunSer
     const body = parseOr400(claimBody, request.body, 'payload')
     const now = services.now()
     const leaseMs = body.leaseSeconds * 1000
+    await claimableLocations(store, request, body.locations)
+    await store.privateLocations.seen(request.accountId, body.locations, now)
     await store.agents.heartbeat(request.accountId, body.agentId, body.locations, now + 2 * leaseMs)
     // what the account's agents staged for runs they no longer hold goes (a dead agent's, a lease run out)
     await staged?.sweep(leaseHeld(store, now), { account: request.accountId })
@@ -141,6 +143,7 @@ export function agentRoutes(app: FastifyInstance, store: Store, services: RunSer
   app.post('/v1/agent/runs/:runId/result', async (request, reply) => {
     const { runId } = parseOr400(runParams, request.params, 'params')
     const { result } = parseOr400(resultBody, request.body, 'payload')
+    await runOfKeyLocation(store, services, request, runId)
     const outcome = await completeRun(store, services, request.accountId, runId, result as unknown as CheckRunResult)
     if (staged && outcome.outcome === 'completed') {
       staged.adopt(request.accountId, runId, 0, outcome.final.id, outcome.final.stoppedAt)
@@ -155,6 +158,7 @@ export function agentRoutes(app: FastifyInstance, store: Store, services: RunSer
   app.post('/v1/agent/runs/:runId/extend', async (request) => {
     const { runId } = parseOr400(runParams, request.params, 'params')
     const { leaseSeconds } = parseOr400(extendBody, request.body, 'payload')
+    await runOfKeyLocation(store, services, request, runId)
     const until = await store.runs.extend(request.accountId, runId, leaseSeconds * 1000, services.now())
     if (until === 'unknown') throw notFound('Run')
     if (until === 'lost') staged?.discard(request.accountId, runId)
@@ -165,6 +169,41 @@ export function agentRoutes(app: FastifyInstance, store: Store, services: RunSer
   })
 }
 
+/**
+ * The runs of a private location are claimed with a key of that location only, and such a key
+ * claims nothing else: another location named, or a private location named with another key, is
+ * a 403 naming it (the agent stops: a key does not change its location).
+ */
+async function claimableLocations(store: Store, request: FastifyRequest, locations: string[]): Promise<void> {
+  if (request.keyLocationId) {
+    const own = await store.privateLocations.get(request.accountId, request.keyLocationId)
+    const slug = own?.location.slugName
+    const others = locations.filter((l) => l !== slug)
+    if (!own || others.length > 0) {
+      throw new HttpError(403, `This key is a key of the private location ${JSON.stringify(slug ?? request.keyLocationId)}: it claims that location's runs only (got ${others.map((l) => JSON.stringify(l)).join(', ')})`)
+    }
+    return
+  }
+  const slugs = new Set((await store.privateLocations.list(request.accountId)).map((p) => p.location.slugName))
+  const privateOnes = locations.filter((l) => slugs.has(l))
+  if (privateOnes.length > 0) {
+    throw new HttpError(403, `${privateOnes.map((l) => JSON.stringify(l)).join(', ')} ${privateOnes.length === 1 ? 'is a private location' : 'are private locations'}: `
+      + 'its runs are claimed with a key of that location (POST /v1/private-locations/{id}/keys)')
+  }
+}
+
+/**
+ * A key of a private location posts, extends and uploads for runs of that location only; another
+ * key for none of a private location (a run id of another location's claim is refused, 403).
+ */
+async function runOfKeyLocation(store: Store, services: RunServices, request: FastifyRequest, runId: string): Promise<void> {
+  const lease = await store.runs.lease(request.accountId, runId, services.now())
+  if (typeof lease !== 'object') return
+  const own = request.keyLocationId ? (await store.privateLocations.get(request.accountId, request.keyLocationId))?.location.slugName : undefined
+  if (own !== undefined ? lease.location === own : !(await store.privateLocations.bySlug(request.accountId, lease.location))) return
+  throw new HttpError(403, `Run ${runId} is of the location ${JSON.stringify(lease.location)}, which this key does not serve`)
+}
+
 /** The owner a claim records for the key that made it (a lease's owner starts with it). */
 const leaseOwner = (keyId: string) => `key:${keyId} `
 
@@ -173,6 +212,7 @@ const leaseOwner = (keyId: string) => `key:${keyId} `
  * 404, a run of the account not held by this key (another agent's, or its lease ran out) a 409.
  */
 async function checkHeld(store: Store, services: RunServices, request: FastifyRequest, runId: string): Promise<void> {
+  await runOfKeyLocation(store, services, request, runId)
   const lease = await store.runs.lease(request.accountId, runId, services.now())
   if (lease === 'unknown') throw notFound('Run')
   if (lease === 'lost' || lease === 'done') throw conflict(`The lease of run ${runId} is not held: it ran out, another runner claimed the run, or it is complete`)

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import { applyGroup, autoAssignAlertsQuerySchema, blankCheckSecrets, blankGroupSecrets, checkGroupSchema, type CheckGroup } from '../../schema/index.js'
 import { badRequest, conflict, notFound, parseOr400 } from '../errors.js'
+import { parseWithReferences, serviceReferences } from './references.js'
 import { eachCheck, type CheckGroupRecord, type CheckStatusRecord, type KeysetPage, type Repositories, type Store } from '../store/index.js'
 import { optionalPage, sendPaged } from './util.js'
 
@@ -115,8 +116,8 @@ export function checkGroupRoutes(app: FastifyInstance, store: Store): void {
     app.post(`/${version}/check-groups`, async (request, reply) => {
       // the reference's autoAssignAlerts, validated as on checks (docs/api.md: nothing is subscribed by itself)
       parseOr400(autoAssignAlertsQuerySchema, request.query, 'query')
-      const data = parseOr400(checkGroupSchema, request.body, 'payload')
       const record = await store.transaction(async (tx) => {
+        const data = await parseWithReferences(tx, request.accountId, checkGroupSchema, request.body, serviceReferences.checkGroup)
         await knownChannels(tx, request.accountId, data)
         return tx.checkGroups.create(request.accountId, data)
       })
@@ -128,7 +129,7 @@ export function checkGroupRoutes(app: FastifyInstance, store: Store): void {
       parseOr400(autoAssignAlertsQuerySchema, request.query, 'query')
       const record = await store.transaction(async (tx) => {
         if (!(await tx.checkGroups.get(request.accountId, id))) throw notFound('Check group')
-        const data = parseOr400(checkGroupSchema, request.body, 'payload')
+        const data = await parseWithReferences(tx, request.accountId, checkGroupSchema, request.body, serviceReferences.checkGroup)
         await knownChannels(tx, request.accountId, data)
         return tx.checkGroups.update(request.accountId, id, data)
       })

@@ -7,7 +7,7 @@ import type { Repositories, Store } from '../store/index.js'
 export interface Reference {
   path: string
   id: string
-  kind?: 'snippet' | 'group'
+  kind?: 'snippet' | 'group' | 'privateLocation'
 }
 
 type Raw = Record<string, unknown> | null | undefined
@@ -34,7 +34,12 @@ export const serviceReferences = {
     // the check group it joins (every check type)
     const group = asObject(body)?.groupId
     if (typeof group === 'number' && Number.isSafeInteger(group)) out.push({ path: 'groupId', id: String(group), kind: 'group' })
-    return out
+    return [...out, ...serviceReferences.checkGroup(body)]
+  },
+  /** the private locations a check or a group runs in (by slug) */
+  checkGroup(body: unknown): Reference[] {
+    return asArray(asObject(body)?.privateLocations).flatMap((slug, i) =>
+      typeof slug === 'string' && slug !== '' ? [{ path: `privateLocations.${i}`, id: slug, kind: 'privateLocation' as const }] : [])
   },
   statusPage(body: unknown): Reference[] {
     return asArray(asObject(body)?.cards).flatMap((card, i) =>
@@ -58,7 +63,7 @@ export const serviceReferences = {
  * service cannot go between the check and the write.
  */
 export async function parseWithReferences<S extends z.ZodType>(
-  tx: Pick<Repositories, 'services' | 'snippets' | 'checkGroups'>,
+  tx: Pick<Repositories, 'services' | 'snippets' | 'checkGroups' | 'privateLocations'>,
   account: string,
   schema: S,
   body: unknown,
@@ -78,6 +83,9 @@ export async function parseWithReferences<S extends z.ZodType>(
   }
   for (const r of all.filter((ref) => ref.kind === 'group')) {
     if (!(await tx.checkGroups.get(account, Number(r.id)))) unknown.push({ path: r.path, message: `refers to a check group that does not exist (got ${r.id}): create it with POST /v1/check-groups` })
+  }
+  for (const r of all.filter((ref) => ref.kind === 'privateLocation')) {
+    if (!(await tx.privateLocations.bySlug(account, r.id))) unknown.push({ path: r.path, message: `refers to a private location that does not exist (got ${JSON.stringify(r.id)}): create it with POST /v1/private-locations` })
   }
   if (issues.length > 0 || unknown.length > 0) throw badRequest('payload', [...issues, ...unknown])
   return data as z.output<S>

@@ -21,7 +21,8 @@ import { DEFAULT_LOCATION } from '../../runner/index.js'
  *
  * Due times are t = k × P + phase (k an integer, counted from the Unix epoch, UTC).
  * Locations: every location at each due time with `runParallel`; otherwise one location per
- * due time, in turn: locations[k mod n]. A check without locations runs in `local`.
+ * due time, in turn: locations[k mod n]. A check's private locations (their slugs) follow its
+ * public ones in that list. A check without locations of either kind runs in `local`.
  */
 
 export interface ScheduleFields {
@@ -29,6 +30,7 @@ export interface ScheduleFields {
   frequency?: number
   frequencyOffset?: number
   locations?: string[] | null
+  privateLocations?: string[] | null
   runParallel?: boolean
 }
 
@@ -84,7 +86,8 @@ export function latestDue(check: ScheduleFields, at: number): { index: number; d
 }
 
 export function checkLocations(check: ScheduleFields): string[] {
-  return check.locations && check.locations.length > 0 ? [...check.locations] : [DEFAULT_LOCATION]
+  const all = [...(check.locations ?? []), ...(check.privateLocations ?? [])]
+  return all.length > 0 ? all : [DEFAULT_LOCATION]
 }
 
 /** The locations the run of due index k goes to: all of them in parallel, or the next in turn. */

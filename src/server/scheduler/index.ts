@@ -336,6 +336,7 @@ export class Scheduler {
     const horizon = now + (this.options.run ? this.options.tickMs : 0)
     const wakeups = new Set<number>()
     const planned = new Map<string, number>()
+    const idle = await this.idlePrivateLocations(now)
     for (const { id, account, entry } of this.checks) {
       if (!entry.runnable) continue
       const { index, dueAt } = latestDueOf(entry.timing, horizon)
@@ -344,7 +345,9 @@ export class Scheduler {
       const add = (k: number, skipReason?: PlannedRun['skipReason']) => {
         const at = k * entry.timing.period + entry.timing.phase
         for (const location of locationsFor(check, k)) {
-          runs.push({ key: `schedule:${id}:${location}:${at}`, account, checkId: id, location, dueAt: at, sessionId: null, staleAt: at + entry.grace, skipReason })
+          // a private location with no agent alive: nobody would run it
+          const reason = skipReason ?? (idle.has(`${account}\u0000${location}`) ? 'no-agent' : undefined)
+          runs.push({ key: `schedule:${id}:${location}:${at}`, account, checkId: id, location, dueAt: at, sessionId: null, staleAt: at + entry.grace, skipReason: reason })
         }
       }
       const seen = this.planned.has(id)
@@ -369,6 +372,12 @@ export class Scheduler {
     for (const at of wakeups) this.wakeAt(at - now)
     this.options.onPlanned?.(outcome.added, outcome.skipped)
     return outcome.added
+  }
+
+  /** The private locations (`account\u0000slug`) where no agent is alive at `now`: their runs are skipped as `no-agent`. */
+  private async idlePrivateLocations(now: number): Promise<Set<string>> {
+    if (!this.checks.some(({ entry }) => (entry.check.privateLocations?.length ?? 0) > 0)) return new Set()
+    return new Set((await this.store.privateLocations.load(now)).filter((l) => l.agents === 0).map((l) => `${l.account}\u0000${l.slugName}`))
   }
 
   /**

@@ -385,6 +385,10 @@ export interface KeyRecord {
   created_at: string
   /** to the minute: written at most once a minute per key */
   lastUsedAt: string | null
+  /** the private location a key of a location serves (an agent key that claims that location's runs only); null for other keys */
+  locationId: string | null
+  /** the last four characters of a key of a location (its masked form); '' for other keys */
+  keyEnd: string
 }
 
 export interface KeyStore {
@@ -398,7 +402,7 @@ export interface KeyStore {
   /** the key of a hash */
   find(keyHash: string): Promise<(KeyRecord & { keyHash: string }) | undefined>
   /** stores a new key (made by the caller, kept hashed) */
-  create(key: string, data: { accountId: string; role: KeyRole; name?: string | null }): Promise<KeyRecord>
+  create(key: string, data: { accountId: string; role: KeyRole; name?: string | null; locationId?: string | null }): Promise<KeyRecord>
   /** every key, or an account's, oldest first */
   list(accountId?: string): Promise<KeyRecord[]>
   /** deletes a key (of the account, when given) and its dashboard sessions; the key as it was, or undefined */
@@ -475,9 +479,10 @@ export interface PlannedRun {
   staleAt: number | null
   /**
    * planned as skipped, not to run (counted once, by the process whose insert made the row):
-   * `maintenance` (a window covers it) or `missed` (found after its check's grace)
+   * `maintenance` (a window covers it), `missed` (found after its check's grace) or `no-agent`
+   * (of a private location no agent of which is alive)
    */
-  skipReason?: 'maintenance' | 'missed'
+  skipReason?: 'maintenance' | 'missed' | 'no-agent'
 }
 
 /**
@@ -485,9 +490,11 @@ export interface PlannedRun {
  * /v1/scheduler/skipped-runs): `late`, a newer run of its check fell due before it was claimed
  * (the runners were behind: each check keeps its newest due run); `missed`, no server planned it
  * within its check's grace (they were down or stalled); `maintenance`, a maintenance window
- * covered it. (A run planned before its check was paused is dropped, not counted: nothing was due.)
+ * covered it; `no-agent`, it is of a private location where no agent was alive when it fell due
+ * (only agents run those). (A run planned before its check was paused is dropped, not counted:
+ * nothing was due.)
  */
-export const SKIP_REASONS = ['late', 'missed', 'maintenance'] as const
+export const SKIP_REASONS = ['late', 'missed', 'maintenance', 'no-agent'] as const
 export type SkipReason = (typeof SKIP_REASONS)[number]
 
 /** Runs one statement skipped, counted by reason, check type and location. */
@@ -528,7 +535,7 @@ export interface ClaimQuery {
   account?: string
   /** only runs of these locations; undefined: any location */
   locations?: string[]
-  /** leave the (account, location) pairs a live agent serves (the server's runner) */
+  /** leave the (account, location) pairs a live agent serves, and every private location (the server's runner: only agents run those) */
   skipAgentLocations?: boolean
   /** leave the runs of checks of these types (the runner's script places are taken) */
   skipCheckTypes?: readonly string[]
@@ -594,10 +601,11 @@ export type CompleteOutcome =
   | { outcome: 'lost' }
   | { outcome: 'unknown' }
 
-/** The lease of a run held now: who holds it (the claim's owner) and until when (ms). */
+/** The lease of a run held now: who holds it (the claim's owner), until when (ms), and the run's location. */
 export interface RunLease {
   owner: string | null
   until: number
+  location: string
 }
 
 export interface RunStore {
@@ -689,6 +697,68 @@ export interface SessionStore {
 export interface AgentStore {
   /** the agent serves these locations of the account until `until` (ms) */
   heartbeat(account: string, agentId: string, locations: string[], until: number): Promise<void>
+}
+
+/** What a private location is (reference: privateLocationCreate); its slug never changes. */
+export interface PrivateLocationData {
+  name: string
+  slugName: string
+  icon: string
+  proxyUrl: string | null
+}
+
+export interface PrivateLocationRecord extends Timestamps {
+  id: string
+  location: PrivateLocationData
+  /** ms: an agent of the location last claimed; null: never */
+  lastSeenAt: number | null
+  /** ms: no agent alive there since then, as the health sweep last saw it; null: one is alive */
+  noAgentSince: number | null
+  /** ms: the alert that no agent is alive was sent then; null when not (or it recovered) */
+  alertedAt: number | null
+}
+
+/** What a location's agents are doing now (private-locations/health.ts). */
+export interface PrivateLocationLoad {
+  account: string
+  slugName: string
+  /** agents whose last claim named the location and whose heartbeat has not run out */
+  agents: number
+  /** due runs of the location no runner holds */
+  waiting: number
+  /** ms: the due time of the oldest of them; null when none waits */
+  oldestDueAt: number | null
+}
+
+/**
+ * Private locations of an account (/v1/private-locations). Runs of their slugs are claimed by
+ * agents only (the server's runner leaves them); checks and groups name them by slug.
+ */
+export interface PrivateLocationStore {
+  /** the account's locations, oldest first */
+  list(account: string): Promise<PrivateLocationRecord[]>
+  /** every account's locations (the health sweep, the metrics) */
+  all(): Promise<Array<PrivateLocationRecord & { account: string }>>
+  get(account: string, id: string): Promise<PrivateLocationRecord | undefined>
+  bySlug(account: string, slugName: string): Promise<PrivateLocationRecord | undefined>
+  /** 'exists' when the account has a location of that slug */
+  create(account: string, data: PrivateLocationData): Promise<PrivateLocationRecord | 'exists'>
+  update(account: string, id: string, data: Omit<PrivateLocationData, 'slugName'>): Promise<PrivateLocationRecord | undefined>
+  /** deletes the location and its keys; false when the account has none of that id */
+  delete(account: string, id: string): Promise<boolean>
+  /** the checks (ids) and groups (ids) of the account whose privateLocations name the slug */
+  usedBy(account: string, slugName: string): Promise<{ checks: string[]; groups: number[] }>
+  /** an agent of these slugs of the account claimed at `now` */
+  seen(account: string, slugNames: string[], now: number): Promise<void>
+  /** agents alive and runs waiting at `now`, per location (of the account, when given) */
+  load(now: number, account?: string): Promise<PrivateLocationLoad[]>
+  /** records since when no agent is alive (kept while it stays so); null: one is alive again */
+  setNoAgentSince(account: string, id: string, since: number | null): Promise<void>
+  /**
+   * Marks the no-agent alert sent (`at`) or recovered (null), only if it was not already: true
+   * for the one caller that changed it (that server sends the alert), false for the others.
+   */
+  markAlerted(account: string, id: string, at: number | null): Promise<boolean>
 }
 
 /** Every check of every account, for the scheduler (JSON as GET answers it). */
@@ -810,6 +880,7 @@ export interface Repositories extends RunRepositories {
   webSessions: WebSessionStore
   subscribers: SubscriberStore
   badgeTokens: BadgeTokenStore
+  privateLocations: PrivateLocationStore
   // --- results of check runs: statuses, error groups, alert state (see ../results)
   checkStatuses: CheckStatusStore
   errorGroups: ErrorGroupStore

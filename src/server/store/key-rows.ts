@@ -13,6 +13,8 @@ export interface KeyRow {
   source: string
   created_at: string
   last_used_at: string | null
+  location_id?: string | null
+  key_end?: string
 }
 
 export function keyRecord(row: KeyRow): KeyRecord {
@@ -25,5 +27,7 @@ export function keyRecord(row: KeyRow): KeyRecord {
     source: row.source,
     created_at: row.created_at,
     lastUsedAt: row.last_used_at,
+    locationId: row.location_id ?? null,
+    keyEnd: row.key_end ?? '',
   }
 }

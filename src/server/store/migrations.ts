@@ -265,4 +265,13 @@ export const MIGRATIONS: readonly Migration[] = [
   //    stale time, so that index goes
   //    (and the run that stays says since when its check waits: check_runs.waiting_since, the claims' order)
   { steps: [{ addColumn: 'check_runs.skip_reason' }, { addColumn: 'check_runs.waiting_since' }, { createTable: 'run_skips' }, { dropIndex: 'check_runs_stale' }] },
+  // private locations: named locations of an account served by its agents only, and the keys
+  //    bound to one (an agent key of that location, deleted with it, its last characters its masked form)
+  {
+    steps: [
+      { createTable: 'private_locations' },
+      { addColumn: 'api_keys.location_id' },
+      { addColumn: 'api_keys.key_end' },
+    ],
+  },
 ]

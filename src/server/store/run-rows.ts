@@ -27,7 +27,7 @@ export function leaseOf(row: RunRow, claim: number, now: number): RunLease | 'lo
   if (row.state === 'done') return 'done'
   const until = row.lease_expires_at === null ? null : Number(row.lease_expires_at)
   if (row.state !== 'due' || Number(row.claim_seq) !== claim || until === null || until <= now) return 'lost'
-  return { owner: row.lease_owner ?? null, until }
+  return { owner: row.lease_owner ?? null, until, location: row.location }
 }
 
 /** "<row id>.<claim>" → its parts; undefined when it is not a run id. */

@@ -95,6 +95,10 @@ export const TABLES: Record<string, Table> = {
       role: { type: 'text', default: 'admin' },
       name: { type: 'text', ...nullable },
       last_used_at: { type: 'text', ...nullable },
+      // a key of a private location (POST /v1/private-locations/{id}/keys): an agent key that
+      // serves that location only, deleted with it; its last four characters, its masked form
+      location_id: { type: 'text', ...nullable, references: 'private_locations.id' },
+      key_end: { type: 'text', default: '' },
     },
     indexes: {
       api_keys_id: { columns: ['id'], unique: true },
@@ -419,6 +423,28 @@ export const TABLES: Record<string, Table> = {
       expires_at: bigint, // the agent serves the location until then
     },
     primaryKey: ['account_id', 'location', 'agent_id'],
+  },
+
+  // private locations (POST /v1/private-locations): named locations of an account that only
+  // its agents serve; checks and groups name them by slug in their privateLocations. The health
+  // sweep keeps since when no agent is alive there and whether that was alerted.
+  private_locations: {
+    columns: {
+      seq: identity,
+      id: idText,
+      account_id: text,
+      slug_name: text,
+      name: text,
+      icon: text,
+      proxy_url: { type: 'text', ...nullable },
+      created_at: text,
+      updated_at: updatedAt,
+      last_seen_at: { type: 'bigint', ...nullable }, // ms: an agent of the location last claimed
+      no_agent_since: { type: 'bigint', ...nullable }, // ms: no live agent since (the sweep's view)
+      alerted_at: { type: 'bigint', ...nullable }, // ms: the no-agent alert was sent; cleared by its recovery
+    },
+    unique: [['account_id', 'slug_name']],
+    indexes: { private_locations_account: { columns: ['account_id', 'seq'] } },
   },
 
   // heartbeat checks: the ping token and the current period of each

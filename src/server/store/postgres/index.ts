@@ -8,6 +8,7 @@ import { keyRepository, webSessionRepository } from './keys.js'
 import { subscriberRepository } from './subscribers.js'
 import { alertChannelRepository, checkGroupRepository, incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
 import { snippetRepository } from './snippets.js'
+import { privateLocationRepository } from './private-locations.js'
 import { alertRepository, checkStatusRepository, errorGroupRepository } from './results.js'
 import { heartbeatRepository } from './heartbeats.js'
 import { agentRepository, resultRepository, runRepository, scheduleRepository, sessionRepository } from './runs.js'
@@ -150,6 +151,7 @@ function repositories(sql: Sql): Repositories {
     webSessions: webSessionRepository(sql),
     subscribers: subscriberRepository(sql),
     badgeTokens: badgeTokenRepository(sql),
+    privateLocations: privateLocationRepository(sql),
     checkStatuses: checkStatusRepository(sql),
     errorGroups: errorGroupRepository(sql),
     alerts: alertRepository(sql),
@@ -188,6 +190,7 @@ export class PostgresStore implements Store {
   readonly webSessions
   readonly subscribers
   readonly badgeTokens
+  readonly privateLocations
   readonly checkStatuses
   readonly errorGroups
   readonly alerts
@@ -233,6 +236,7 @@ export class PostgresStore implements Store {
     this.webSessions = repos.webSessions
     this.subscribers = repos.subscribers
     this.badgeTokens = repos.badgeTokens
+    this.privateLocations = repos.privateLocations
     this.checkStatuses = repos.checkStatuses
     this.errorGroups = repos.errorGroups
     this.alerts = repos.alerts

@@ -7,8 +7,10 @@ import { UserError } from '../../../errors.js'
 /** Servers starting at the same moment set their keys up one after the other (an advisory lock). */
 const KEYS_LOCK = 7_266_736_173
 
-const COLUMNS = 'id, prefix, account_id, role, name, source, created_at, last_used_at'
+const COLUMNS = 'id, prefix, account_id, role, name, source, created_at, last_used_at, location_id, key_end'
 const INSERT = `INSERT INTO api_keys (key_hash, id, prefix, account_id, role, name, source, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
+const INSERT_OF_LOCATION = `INSERT INTO api_keys (key_hash, id, prefix, account_id, role, name, source, created_at, location_id, key_end)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
 
 export function keyRepository(sql: Sql): KeyStore {
   return {
@@ -39,8 +41,9 @@ export function keyRepository(sql: Sql): KeyStore {
       return row && { ...keyRecord(row), keyHash: row.key_hash }
     },
     create: async (key, data) => {
-      const [row] = await sql.rows<KeyRow>(`${INSERT} RETURNING ${COLUMNS}`,
-        [hashKey(key), newKeyId(), keyPrefix(key), data.accountId, data.role, data.name ?? null, 'created', new Date().toISOString()])
+      const [row] = await sql.rows<KeyRow>(`${INSERT_OF_LOCATION} RETURNING ${COLUMNS}`,
+        [hashKey(key), newKeyId(), keyPrefix(key), data.accountId, data.role, data.name ?? null, 'created', new Date().toISOString(),
+          data.locationId ?? null, data.locationId ? key.slice(-4) : ''])
       return keyRecord(row)
     },
     list: async (accountId) => {

@@ -77,6 +77,8 @@ const CLAIM = `
       AND ($3::text[] IS NULL OR r.location = ANY($3::text[]))
       AND (NOT $4::boolean OR NOT EXISTS (
         SELECT 1 FROM agent_locations a WHERE a.account_id = r.account_id AND a.location = r.location AND a.expires_at > $1))
+      AND (NOT $4::boolean OR NOT EXISTS (
+        SELECT 1 FROM private_locations p WHERE p.account_id = r.account_id AND p.slug_name = r.location))
       AND (r.session_id IS NOT NULL OR c.activated)
       AND ($8::text[] IS NULL OR NOT (c.check_type = ANY($8::text[])))
       AND ($9::text[] IS NULL OR c.check_type = ANY($9::text[]))

@@ -7,6 +7,7 @@ import { keyRepository, webSessionRepository } from './keys.js'
 import { subscriberRepository } from './subscribers.js'
 import { alertChannelRepository, checkGroupRepository, incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
 import { snippetRepository } from './snippets.js'
+import { privateLocationRepository } from './private-locations.js'
 import { PageCache } from './page-cache.js'
 import { alertRepository, checkStatusRepository, errorGroupRepository } from './results.js'
 import { heartbeatRepository } from './heartbeats.js'
@@ -68,6 +69,7 @@ export class SqliteStore implements Store {
   readonly webSessions
   readonly subscribers
   readonly badgeTokens
+  readonly privateLocations
   readonly checkStatuses
   readonly errorGroups
   readonly alerts
@@ -99,6 +101,7 @@ export class SqliteStore implements Store {
     this.webSessions = webSessionRepository(db, run)
     this.subscribers = subscriberRepository(db, run)
     this.badgeTokens = badgeTokenRepository(db, run)
+    this.privateLocations = privateLocationRepository(db, run)
     this.checkStatuses = checkStatusRepository(db, run)
     this.errorGroups = errorGroupRepository(db, run)
     this.alerts = alertRepository(db, run)
@@ -125,6 +128,7 @@ export class SqliteStore implements Store {
       webSessions: webSessionRepository(db, direct),
       subscribers: subscriberRepository(db, direct),
       badgeTokens: badgeTokenRepository(db, direct),
+      privateLocations: privateLocationRepository(db, direct),
       checkStatuses: checkStatusRepository(db, direct),
       errorGroups: errorGroupRepository(db, direct),
       alerts: alertRepository(db, direct),

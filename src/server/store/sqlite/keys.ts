@@ -5,12 +5,13 @@ import { DEFAULT_ROLE, defaultAccountId, generateKey, hashKey, keyPrefix, newKey
 import { keyRecord, type KeyRow } from '../key-rows.js'
 import { UserError } from '../../../errors.js'
 
-const COLUMNS = 'id, prefix, account_id, role, name, source, created_at, last_used_at'
+const COLUMNS = 'id, prefix, account_id, role, name, source, created_at, last_used_at, location_id, key_end'
 
 export function keyRepository(db: Db, exec: Exec): KeyStore {
   const find = db.prepare(`SELECT key_hash, ${COLUMNS} FROM api_keys WHERE key_hash = ?`)
   const accounts = db.prepare(`SELECT DISTINCT account_id FROM api_keys ORDER BY account_id`)
-  const insert = db.prepare(`INSERT INTO api_keys (key_hash, id, prefix, account_id, role, name, source, created_at) VALUES (@keyHash, @id, @prefix, @accountId, @role, @name, @source, @createdAt)`)
+  const insert = db.prepare(`INSERT INTO api_keys (key_hash, id, prefix, account_id, role, name, source, created_at, location_id, key_end)
+    VALUES (@keyHash, @id, @prefix, @accountId, @role, @name, @source, @createdAt, @locationId, @keyEnd)`)
   const setUp = db.transaction((given: Array<{ key: string; accountId?: string; role?: KeyRecord['role'] }>): KeySetup => {
     const time = new Date().toISOString()
     if (given.length > 0) {
@@ -20,7 +21,7 @@ export function keyRepository(db: Db, exec: Exec): KeyStore {
         if (!key) throw new UserError('An API key cannot be empty')
         const keyHash = hashKey(key)
         if (update.run({ keyHash, accountId: accountId || null, role: role ?? null }).changes === 0) {
-          insert.run({ keyHash, id: newKeyId(), prefix: keyPrefix(key), accountId: accountId || defaultAccountId(key), role: role ?? DEFAULT_ROLE, name: null, source: 'option', createdAt: time })
+          insert.run({ keyHash, id: newKeyId(), prefix: keyPrefix(key), accountId: accountId || defaultAccountId(key), role: role ?? DEFAULT_ROLE, name: null, source: 'option', createdAt: time, locationId: null, keyEnd: '' })
         }
       }
       const first = find.get(hashKey(given[0].key)) as KeyRow
@@ -29,7 +30,7 @@ export function keyRepository(db: Db, exec: Exec): KeyStore {
     const existing = db.prepare(`SELECT account_id FROM api_keys ORDER BY created_at, rowid LIMIT 1`).get() as { account_id: string } | undefined
     if (existing) return { accountId: existing.account_id, generated: false }
     const key = generateKey()
-    insert.run({ keyHash: hashKey(key), id: newKeyId(), prefix: keyPrefix(key), accountId: 'local', role: DEFAULT_ROLE, name: null, source: 'generated', createdAt: time })
+    insert.run({ keyHash: hashKey(key), id: newKeyId(), prefix: keyPrefix(key), accountId: 'local', role: DEFAULT_ROLE, name: null, source: 'generated', createdAt: time, locationId: null, keyEnd: '' })
     return { apiKey: key, accountId: 'local', generated: true }
   })
   return {
@@ -39,7 +40,8 @@ export function keyRepository(db: Db, exec: Exec): KeyStore {
       return row && { ...keyRecord(row), keyHash: row.key_hash }
     }),
     create: (key, data) => exec(() => {
-      const record = { keyHash: hashKey(key), id: newKeyId(), prefix: keyPrefix(key), accountId: data.accountId, role: data.role, name: data.name ?? null, source: 'created', createdAt: new Date().toISOString() }
+      const record = { keyHash: hashKey(key), id: newKeyId(), prefix: keyPrefix(key), accountId: data.accountId, role: data.role, name: data.name ?? null, source: 'created', createdAt: new Date().toISOString(),
+        locationId: data.locationId ?? null, keyEnd: data.locationId ? key.slice(-4) : '' }
       insert.run(record)
       return keyRecord(find.get(record.keyHash) as KeyRow)
     }),

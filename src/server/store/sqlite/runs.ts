@@ -194,6 +194,8 @@ function claimTransaction(db: Db) {
         AND (@anyLocation = 1 OR r.location IN (SELECT value FROM json_each(@locations)))
         AND (@skipAgents = 0 OR NOT EXISTS (
           SELECT 1 FROM agent_locations a WHERE a.account_id = r.account_id AND a.location = r.location AND a.expires_at > @now))
+        AND (@skipAgents = 0 OR NOT EXISTS (
+          SELECT 1 FROM private_locations p WHERE p.account_id = r.account_id AND p.slug_name = r.location))
         AND (@skipTypes IS NULL OR NOT EXISTS (
           SELECT 1 FROM checks c WHERE c.id = r.check_id AND c.check_type IN (SELECT value FROM json_each(@skipTypes))))
         AND (@onlyTypes IS NULL OR EXISTS (
