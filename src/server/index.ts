@@ -178,13 +178,13 @@ export function isPostgresUrl(location: string): boolean {
 }
 
 /** The store at `location`: a PostgreSQL URL, or a SQLite file (':memory:' keeps nothing). */
-export async function openStore(location: string, options: { poolSize?: number; poolWaitMs?: number } = {}): Promise<Store> {
+export async function openStore(location: string, options: { poolSize?: number; poolWaitMs?: number; clock?: Clock } = {}): Promise<Store> {
   // each store's driver is loaded only for its own kind of database: a server on PostgreSQL runs
   // without better-sqlite3 (an optional dependency, whose native build may be missing), and an
   // embedded server never loads pg
   if (!isPostgresUrl(location)) {
     const { openSqliteStore } = await import('./store/sqlite/index.js')
-    return openSqliteStore(location)
+    return openSqliteStore(location, options.clock)
   }
   const { openPostgresStore } = await import('./store/postgres/index.js')
   return openPostgresStore(location, options)
@@ -361,7 +361,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
   const clock: Clock = { now: options.clock ?? systemClock.now }
   const metrics = new ServerMetrics(clock.now)
   if (options.metricsToken !== undefined && options.metricsToken.length < 16) throw new UserError('The metrics token must be at least 16 characters (e.g. openssl rand -hex 24)')
-  const store = metrics.instrument(await openStore(options.dbPath ?? ':memory:', { poolSize: options.dbPoolSize, poolWaitMs: options.dbPoolWaitMs }))
+  const store = metrics.instrument(await openStore(options.dbPath ?? ':memory:', { poolSize: options.dbPoolSize, poolWaitMs: options.dbPoolWaitMs, clock }))
   try {
     const keys = await store.keys.setUp(options.apiKeys ?? [])
     // decided once, at start: one account is the usual self-hosted server watching its own
