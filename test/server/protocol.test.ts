@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
 import { onPostgres } from '../helpers/postgres-databases.js'
 import { KEY_A, KEY_B, caller, dnsBody, expect400, icmpBody, startTestServer, type Call } from './helpers.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 let server: LocalServer
 let api: Call
@@ -313,7 +314,7 @@ describe('storage, keys and lifecycle', () => {
     // a request in flight when close() starts still gets its answer
     const inFlight = call('POST', '/v1/checks/dns', JSON.stringify(dnsBody()))
     // close only once the server has the request (a fixed pause loses the race on a loaded machine)
-    while (own.requestCount() < 4) await new Promise((r) => setTimeout(r, 1))
+    await waitFor(() => own.requestCount() >= 4, { intervalMs: 1, what: 'the server to have the request' })
     await own.close()
     expect((await inFlight).status).toBe(201)
     await expect(fetch(`${own.url}/v1/checks`)).rejects.toThrow()
