@@ -205,13 +205,18 @@ describe('rate limit', () => {
     }
   })
 
-  it('the window resets', async () => {
-    const limited = await startTestServer({ rateLimit: { max: 1, timeWindowMs: 300 } })
+  it('the window resets, on the server\'s clock', async () => {
+    let now = Date.parse('2026-03-01T10:00:00Z')
+    const limited = await startTestServer({ rateLimit: { max: 1, timeWindowMs: 60_000 }, clock: () => now })
     try {
       const a = caller(limited)
       expect((await a('GET', '/v1/runtimes')).status).toBe(200)
+      const refused = await a('GET', '/v1/runtimes')
+      expect(refused.status).toBe(429)
+      expect(refused.json.attributes.reset).toBe(Math.ceil(now / 1000) + 60)
+      now += 59_000
       expect((await a('GET', '/v1/runtimes')).status).toBe(429)
-      await new Promise((r) => setTimeout(r, 400))
+      now += 1_000
       expect((await a('GET', '/v1/runtimes')).status).toBe(200)
     } finally {
       await limited.close()
