@@ -307,6 +307,8 @@ describe('reminders', () => {
         alertChannels: { webhook: [{ name: 'r', url: `${hooks.url}/reminder` }] },
       })
       await clocked.runOnce(id)
+      // the clock moves once the first is delivered: a lease it held would be over, and it sent again
+      await eventually(() => clocked.deliveries(id), (list) => list.length === 1 && list[0].status === 'DELIVERED')
       offset = 5 * 60_000 + 5_000
       await clocked.runOnce(id)
       const requests = await hooks.waitFor('/reminder', 2)

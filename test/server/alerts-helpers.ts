@@ -5,6 +5,7 @@ import type { AlertChannelKind } from '../../src/schema/index.js'
 import type { LocalServer, LocalServerOptions } from '../../src/server/index.js'
 import type { DnsServerHandle } from '../helpers/dns-server.js'
 import { caller, startTestServer, type Call } from './helpers.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 /** A request the receiver got, when it got it (ms). */
 export interface Received {
@@ -74,11 +75,7 @@ export async function startReceiver(): Promise<Receiver> {
     received: (path) => got.get(path) ?? [],
     answer: (path, ...list) => void answers.set(path, list),
     async waitFor(path, count, timeoutMs = 20_000) {
-      const until = Date.now() + timeoutMs
-      while ((got.get(path)?.length ?? 0) < count) {
-        if (Date.now() > until) throw new Error(`${path} got ${got.get(path)?.length ?? 0} requests, expected ${count}`)
-        await new Promise((r) => setTimeout(r, 25))
-      }
+      await waitFor(() => (got.get(path)?.length ?? 0) >= count, { timeoutMs, intervalMs: 25, what: `${count} requests to ${path}` })
       return got.get(path)!
     },
     async close() {
@@ -99,13 +96,9 @@ export function gate(): { wait: Promise<void>; open: () => void } {
 
 /** Polls `read` until `accept` holds (or fails after `timeoutMs` with the last value). */
 export async function eventually<T>(read: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const until = Date.now() + timeoutMs
-  for (;;) {
-    const value = await read()
-    if (accept(value)) return value
-    if (Date.now() > until) throw new Error(`still not there after ${timeoutMs} ms: ${JSON.stringify(value)}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
+  let value!: T
+  await waitFor(async () => accept((value = await read())), { timeoutMs, intervalMs: 50, what: 'the answer accepted' })
+  return value
 }
 
 /**

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LocalServer } from '../../src/server/index.js'
 import { databaseFor, onPostgres } from '../helpers/postgres-databases.js'
 import { KEY_A, caller, startTestServer } from './helpers.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 const open: LocalServer[] = []
 async function start(options: Parameters<typeof startTestServer>[0] = {}): Promise<LocalServer> {
@@ -67,9 +68,8 @@ describe('failed authentication, per client address', () => {
     const server = await start({ authFailureLimit: { max: 3, timeWindowMs: 1_500 } })
     const { unauthorized } = await guessUntilRefused(server)
     expect(unauthorized).toBe(3)
-    const deadline = Date.now() + 20_000
     let status = 0
-    while (Date.now() < deadline && (status = (await caller(server, KEY_A)('GET', '/v1/checks')).status) === 429) await new Promise((r) => setTimeout(r, 200))
+    await waitFor(async () => (status = (await caller(server, KEY_A)('GET', '/v1/checks')).status) !== 429, { timeoutMs: 20_000, intervalMs: 200, what: 'the window to pass' })
     expect(status).toBe(200)
   })
 

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LocalServer } from '../../src/server/index.js'
 import { caller, dnsBody, startTestServer, type Call } from './helpers.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 const T0 = Date.parse('2026-03-01T10:00:00Z')
 const S = 1000
@@ -27,13 +28,7 @@ async function events(checkId: string): Promise<Array<{ id: string; state: strin
 }
 
 async function until<T>(probe: () => Promise<T | undefined>, ms = 5000): Promise<T> {
-  const end = Date.now() + ms
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > end) throw new Error('timed out')
-    await sleep(20)
-  }
+  return (await waitFor(probe, { timeoutMs: ms, intervalMs: 20 })) as T
 }
 
 beforeAll(async () => {

@@ -18,6 +18,7 @@ import { MIGRATIONS } from '../../src/server/store/postgres/migrations.js'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
 import { databaseFor, onPostgres } from '../helpers/postgres-databases.js'
 import { KEY_A, KEY_B, caller } from './helpers.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 const bin = join(import.meta.dirname, '..', '..', 'bin', 'monitors.cjs')
 
@@ -137,7 +138,7 @@ describe.skipIf(!onPostgres)('the PostgreSQL store', () => {
       child.stderr.on('data', (chunk) => (output += chunk))
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
       try {
-        for (let i = 0; i < 300 && !/listening on/.test(output); i++) await new Promise((r) => setTimeout(r, 50))
+        await waitFor(() => /listening on/.test(output), { timeoutMs: 15_000, intervalMs: 50, what: 'the server to listen' }).catch(() => undefined)
         const listening = /listening on (http:\/\/\S+) \(database (\S+), account acc-a\)/.exec(output)
         expect(listening, output).not.toBeNull()
         expect(listening![2]).toBe(`postgres://monitors:***@${withPassword.host}${withPassword.pathname}`)

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
 import { onPostgres } from '../helpers/postgres-databases.js'
 import { KEY_A, KEY_B, caller, dnsBody, expect400, icmpBody, startTestServer, type Call } from './helpers.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 let server: LocalServer
 let api: Call
@@ -204,13 +205,18 @@ describe('rate limit', () => {
     }
   })
 
-  it('the window resets', async () => {
-    const limited = await startTestServer({ rateLimit: { max: 1, timeWindowMs: 300 } })
+  it('the window resets, on the server\'s clock', async () => {
+    let now = Date.parse('2026-03-01T10:00:00Z')
+    const limited = await startTestServer({ rateLimit: { max: 1, timeWindowMs: 60_000 }, clock: () => now })
     try {
       const a = caller(limited)
       expect((await a('GET', '/v1/runtimes')).status).toBe(200)
+      const refused = await a('GET', '/v1/runtimes')
+      expect(refused.status).toBe(429)
+      expect(refused.json.attributes.reset).toBe(Math.ceil(now / 1000) + 60)
+      now += 59_000
       expect((await a('GET', '/v1/runtimes')).status).toBe(429)
-      await new Promise((r) => setTimeout(r, 400))
+      now += 1_000
       expect((await a('GET', '/v1/runtimes')).status).toBe(200)
     } finally {
       await limited.close()
@@ -313,7 +319,7 @@ describe('storage, keys and lifecycle', () => {
     // a request in flight when close() starts still gets its answer
     const inFlight = call('POST', '/v1/checks/dns', JSON.stringify(dnsBody()))
     // close only once the server has the request (a fixed pause loses the race on a loaded machine)
-    while (own.requestCount() < 4) await new Promise((r) => setTimeout(r, 1))
+    await waitFor(() => own.requestCount() >= 4, { intervalMs: 1, what: 'the server to have the request' })
     await own.close()
     expect((await inFlight).status).toBe(201)
     await expect(fetch(`${own.url}/v1/checks`)).rejects.toThrow()

@@ -18,6 +18,7 @@ import { MIGRATIONS as SQLITE_MIGRATIONS, migrate as migrateSqlite } from '../..
 import { MIGRATIONS as POSTGRES_MIGRATIONS, migrate as migratePostgres } from '../../src/server/store/postgres/migrations.js'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
 import { KEY_A, KEY_B, caller, type Call } from './helpers.js'
+import { waitFor } from '../helpers/wait-for.js'
 import { databaseFor, onPostgres } from '../helpers/postgres-databases.js'
 
 let dir: string
@@ -25,7 +26,6 @@ let dns: DnsServerHandle
 const LOCATIONS = ['eu-west-1', 'us-east-1']
 // four minutes before midnight (UTC): the runs cross into the next day
 const T0 = Date.parse('2026-05-10T23:56:30Z')
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'monitors-result-storage-'))
@@ -81,11 +81,7 @@ async function start(dbPath: string, clock: { now: number }, options: LocalServe
 
 /** Waits until the server has completed `n` runs since it started. */
 async function runsDone(server: LocalServer, n: number): Promise<void> {
-  const deadline = Date.now() + 30_000
-  while (server.completedRuns() < n) {
-    if (Date.now() > deadline) throw new Error(`only ${server.completedRuns()} of ${n} runs`)
-    await sleep(10)
-  }
+  await waitFor(() => server.completedRuns() >= n, { timeoutMs: 30_000, what: `${n} runs (${server.completedRuns()} done)` })
 }
 
 /**
@@ -276,8 +272,7 @@ describe('results kept compact', () => {
     const second = await start(dbPath, clock, { retentionDays: 4 / 1440 })
     const call2 = caller(second)
     await minute(second, clock)
-    const deadline = Date.now() + 20_000
-    while (Object.keys((await stored(dbPath)).compact).length > 1 && Date.now() < deadline) await sleep(50)
+    await waitFor(async () => Object.keys((await stored(dbPath)).compact).length <= 1, { timeoutMs: 20_000, intervalMs: 50, what: 'the older partitions dropped' })
     expect(Object.keys((await stored(dbPath)).compact)).toEqual(['result_runs_20260511'])
     const { total, items } = await results(call2, id)
     expect(total).toBe(items.length)
@@ -353,8 +348,7 @@ describe('results kept compact', () => {
     const before = server.completedRuns()
     for (let m = 0; m < 2; m++) {
       clock.now += 60_000
-      const deadline = Date.now() + 30_000
-      while (server.completedRuns() < before + m + 1 && Date.now() < deadline) await sleep(10)
+      await waitFor(() => server.completedRuns() >= before + m + 1, { timeoutMs: 30_000, what: `minute ${m}'s run` })
     }
     const after = await results(call, check.id)
     expect(after.total).toBeGreaterThanOrEqual(5)

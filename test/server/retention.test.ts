@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer, type LocalServerOptions } from '../../src/server/index.js'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
 import { KEY_A, caller, type Call } from './helpers.js'
+import { waitFor } from '../helpers/wait-for.js'
 import { databaseFor, onPostgres } from '../helpers/postgres-databases.js'
 
 /** The number of check runs kept and the oldest one's due time, read from the database itself. */
@@ -53,8 +54,6 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
 /** A server on the shared file whose clock is `clock.now`. */
 async function start(clock: { now: number }, options: LocalServerOptions): Promise<LocalServer> {
   return startLocalServer({
@@ -73,11 +72,7 @@ async function start(clock: { now: number }, options: LocalServerOptions): Promi
 async function minute(server: LocalServer, clock: { now: number }): Promise<void> {
   const before = server.completedRuns()
   clock.now += 60_000
-  const deadline = Date.now() + 20_000
-  while (server.completedRuns() < before + CHECKS * LOCATIONS.length) {
-    if (Date.now() > deadline) throw new Error(`only ${server.completedRuns() - before} runs in the minute`)
-    await sleep(10)
-  }
+  await waitFor(() => server.completedRuns() >= before + CHECKS * LOCATIONS.length, { timeoutMs: 20_000, what: `the minute's runs (${server.completedRuns() - before} done)` })
 }
 
 async function results(call: Call, checkId: string): Promise<{ total: number; items: Array<{ id: string; startedAt: string }> }> {
@@ -139,8 +134,7 @@ describe('retention of results', () => {
     expect(answer.status).toBe(201)
     const id = answer.json.id
     clock.now += 60_000
-    const deadline = Date.now() + 10_000
-    while (server.completedRuns() === 0 && Date.now() < deadline) await sleep(10)
+    await waitFor(() => server.completedRuns() > 0, { what: 'the run' })
     const [listed] = (await results(call, id)).items as Array<Record<string, any>>
     const stored = (await call('GET', `/v1/check-results/${id}/${listed.id}`)).json
     await server.close()

@@ -16,6 +16,7 @@ import { StoreUnavailable } from '../../src/server/store/index.js'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
 import { readExposition } from '../helpers/prometheus.js'
 import { KEY_A, caller, type Call } from './helpers.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 const TOKEN = 'metrics-token-0123456789abcdef'
 // frequency 1, frequencyOffset 5: every check is due at second 30 of every minute
@@ -93,8 +94,7 @@ describe('a runner that falls behind', () => {
       clock.now = DUE + minute * MINUTE + 10
       const before = scheduler.completed
       await scheduler.tick()
-      const deadline = Date.now() + 10_000
-      while (scheduler.completed < before + SLOTS && Date.now() < deadline) await sleep(10)
+      await waitFor(() => scheduler.completed >= before + SLOTS, { what: `minute ${minute}'s runs` })
       expect(scheduler.completed, `minute ${minute}`).toBe(before + SLOTS)
     }
     // no check starved: 24 runs went round the 12 checks twice (the same checks every minute, before)

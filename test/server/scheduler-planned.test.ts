@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
 import { caller, startTestServer } from './helpers.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 let dns: DnsServerHandle
 beforeAll(async () => {
@@ -40,8 +41,7 @@ describe('runs planned before their check changed', () => {
 
       expect((await call('PUT', `/v1/checks/dns/${id}`, { ...body, activated: true })).status).toBe(200)
       clock.now = DUE + 60_000
-      const deadline = Date.now() + 10_000
-      while (server.completedRuns() === 0 && Date.now() < deadline) await sleep(20)
+      await waitFor(() => server.completedRuns() > 0, { what: 'the run' })
       const results = (await call('GET', `/v1/check-results/${id}`)).json
       expect(results).toHaveLength(1)
       expect(results[0].startedAt).toBe(new Date(DUE + 60_000).toISOString())

@@ -8,6 +8,7 @@ import type { Sql } from './index.js'
 import { leaseOf, parseRunId, resultOfClaim, resultRecord as recordOfRun, type RunRow } from '../run-rows.js'
 import { columnsOf, compactValues, dayOf, fullDetails, leanDetails, type CompactValues } from '../compact-rows.js'
 import { compactRow, dropPartitions, ensurePartition, getCompact, listResults, retentionCutoff } from './compact.js'
+import { systemClock, type Clock } from '../../../runner/clock.js'
 
 /*
  * Due runs are rows of check_runs, shared by every server and agent on the database.
@@ -324,7 +325,7 @@ export function runRepository(sql: Sql): RunStore {
   }
 }
 
-export function resultRepository(sql: Sql): ResultStore {
+export function resultRepository(sql: Sql, clock: Clock): ResultStore {
   const columns = `id, check_id, session_id, run_id, run_location, result_type, status, has_failures, has_errors, is_degraded,
     response_time, started_at, stopped_at, error, details, created_at`
   return {
@@ -342,7 +343,7 @@ export function resultRepository(sql: Sql): ResultStore {
       VALUES ($1, $2, $3, NULL, $1, $4, 'FINAL', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
       ON CONFLICT (id) DO NOTHING`, [
       id, account, checkId, result.runLocation, result.status, result.hasFailures, result.hasErrors, result.isDegraded,
-      result.responseTime, result.startedAt, result.stoppedAt, result.error, JSON.stringify({ ...result, resultType: 'FINAL' }), new Date().toISOString(),
+      result.responseTime, result.startedAt, result.stoppedAt, result.error, JSON.stringify({ ...result, resultType: 'FINAL' }), new Date(clock.now()).toISOString(),
     ])) === 1,
     prune: async (before) => {
       const ms = Date.parse(before)
@@ -361,7 +362,7 @@ export function resultRepository(sql: Sql): ResultStore {
       await sql.run(`DELETE FROM check_sessions WHERE started_at < $1`, [before])
       // the partitions of the cutoff's day + retention (today, on a real clock) and the next, ahead
       // of the rows that go there (a partition made while results are written locks its parent)
-      const today = dayOf(Date.now())
+      const today = dayOf(systemClock.now())
       for (const day of [today, today + 1]) await ensurePartition(sql, day)
       return total
     },
