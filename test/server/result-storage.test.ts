@@ -45,10 +45,13 @@ async function stored(dbPath: string): Promise<{ full: number; templates: number
     await client.connect()
     try {
       const row = (await client.query(full)).rows[0] as { n: string; t: string }
-      const parts = (await client.query(`SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-        JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = 'result_runs' ORDER BY 1`)).rows as Array<{ name: string }>
+      // compact rows by UTC day, as they are answered: those of hours not packed yet and those packed into blocks
+      const days = (await client.query(`SELECT 'result_runs_' || to_char(to_timestamp(created / 1000.0) AT TIME ZONE 'UTC', 'YYYYMMDD') AS name, count(*) AS n
+        FROM (SELECT created FROM result_runs WHERE created >= (SELECT packed_ms FROM result_retention)
+          UNION ALL SELECT b.hour + b.v[2][i] FROM result_blocks b CROSS JOIN LATERAL generate_series(1, array_length(b.v, 2)) AS i) x
+        GROUP BY 1 ORDER BY 1`)).rows as Array<{ name: string; n: string }>
       const compact: Record<string, number> = {}
-      for (const { name } of parts.filter((p) => p.name.startsWith('result_runs_202605'))) compact[name] = Number((await client.query(`SELECT count(*) AS n FROM ${name}`)).rows[0].n)
+      for (const { name, n } of days.filter((d) => d.name.startsWith('result_runs_202605'))) compact[name] = Number(n)
       return { full: Number(row.n), templates: Number(row.t), compact }
     } finally {
       await client.end()
@@ -63,6 +66,27 @@ async function stored(dbPath: string): Promise<{ full: number; templates: number
   } finally {
     raw.close()
   }
+}
+
+/** PostgreSQL: the partitions of a partitioned table, by name, and what a statement answers. */
+async function onDatabase<T>(dbPath: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: (await databaseFor(dbPath)).url })
+  await client.connect()
+  try {
+    return await fn(client)
+  } finally {
+    await client.end()
+  }
+}
+
+const partitions = (dbPath: string, parent: string) => onDatabase(dbPath, async (client) => (await client.query(`SELECT c.relname AS name
+  FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = $1 ORDER BY 1`, [parent])).rows
+  .map((r: { name: string }) => r.name))
+
+/** Waits (on the real clock, a few seconds at most) until the partitions of `parent` are `want`. */
+async function partitionsBecome(dbPath: string, parent: string, want: string[]): Promise<void> {
+  await waitFor(async () => JSON.stringify(await partitions(dbPath, parent)) === JSON.stringify(want), { timeoutMs: 20_000, intervalMs: 50, what: `the partitions of ${parent}` }).catch(() => undefined)
+  expect(await partitions(dbPath, parent)).toEqual(want)
 }
 
 async function start(dbPath: string, clock: { now: number }, options: LocalServerOptions = {}): Promise<LocalServer> {
@@ -285,6 +309,128 @@ describe('results kept compact', () => {
     expect(gone.length).toBeGreaterThan(yesterday.length)
     for (const r of gone) expect((await call2('GET', `/v1/check-results/${id}/${r.id}`)).status).toBe(404)
     await second.close()
+  }, 120_000)
+
+  it.runIf(onPostgres)('PostgreSQL: partitions are made ahead, an ended hour is packed into blocks and answered the same, and retention drops them whole, all on the clock', async () => {
+    const dbPath = join(dir, 'packed.db')
+    const clock = { now: Date.parse('2026-05-10T22:57:30Z') }
+    const server = await start(dbPath, clock)
+    const call = caller(server)
+    dns.set('packed.test', 'A', { records: [{ type: 'A', data: '192.0.2.1' }] })
+    const created = await call('POST', '/v1/checks/dns', {
+      name: 'packed', frequency: 1, locations: LOCATIONS, runParallel: true, doubleCheck: false,
+      request: { query: 'packed.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
+    })
+    const id = created.json.id as string
+    await firstRuns(server)
+    // the first prune made ahead this hour's and the next hour's staging partitions, today's and tomorrow's blocks
+    await partitionsBecome(dbPath, 'result_runs', ['result_runs_2026051022', 'result_runs_2026051023'])
+    await partitionsBecome(dbPath, 'result_blocks', ['result_blocks_20260510', 'result_blocks_20260511'])
+    await partitionsBecome(dbPath, 'analytics_deltas', ['analytics_deltas_2026051022', 'analytics_deltas_2026051023'])
+    // 22:58 … 23:01: the hour of 22 has ended, but not its grace (2 minutes): nothing packed yet
+    for (let m = 0; m < 4; m++) await minute(server, clock)
+    expect(await partitions(dbPath, 'result_runs')).toContain('result_runs_2026051022')
+    const before = await results(call, id)
+    const compactOf22 = (await stored(dbPath)).compact.result_runs_20260510
+    expect(compactOf22).toBeGreaterThanOrEqual(4)
+    const one = async (r: Result) => (await call('GET', `/v1/check-results/${id}/${r.id}`)).json as Result
+    const each = await Promise.all(before.items.map(one))
+    const eu = await results(call, id, `&location=eu-west-1&from=${Date.parse('2026-05-10T22:58:00Z') / 1000}`)
+    // analytics of the hour from its deltas (not merged yet), per run and per bucket
+    const window = `from=${Date.parse('2026-05-10T22:00:00Z') / 1000}&to=${Date.parse('2026-05-10T23:00:00Z') / 1000}`
+    const analytics = async () => Promise.all(['&metrics=total_sum,total_p50,total_max,retries,availability&groupBy=runLocation',
+      '&metrics=total_avg,total_p99&aggregationInterval=5'].map(async (q) => (await call('GET', `/v1/analytics/dns/${id}?${window}${q}`)).json))
+    const figures = await analytics()
+    expect(figures[0].series).toHaveLength(LOCATIONS.length)
+    expect(figures[1].series.length).toBeGreaterThanOrEqual(1)
+    // 23:02 and 23:03: the hour of 22 packed (one block per location and template), its partition dropped, 00 made ahead
+    await minute(server, clock)
+    await minute(server, clock)
+    await partitionsBecome(dbPath, 'result_runs', ['result_runs_2026051023', 'result_runs_2026051100'])
+    await partitionsBecome(dbPath, 'analytics_deltas', ['analytics_deltas_2026051023', 'analytics_deltas_2026051100'])
+    // the hour's deltas merged into its rollup rows (one per location and status), which answer the same figures
+    expect(await onDatabase(dbPath, async (client) => (await client.query(`SELECT run_location, runs FROM analytics_rollups WHERE hour_start = $1
+      ORDER BY 1`, [Date.parse('2026-05-10T22:00:00Z')])).rows.length)).toBe(LOCATIONS.length)
+    expect(await analytics()).toEqual(figures)
+    const blocks = await onDatabase(dbPath, async (client) => (await client.query(`SELECT count(*)::int AS blocks, sum(array_length(v, 2))::int AS runs
+      FROM result_blocks WHERE hour = $1`, [Date.parse('2026-05-10T22:00:00Z')])).rows[0] as { blocks: number; runs: number })
+    expect(blocks.blocks).toBe(LOCATIONS.length)
+    expect(blocks.runs).toBeGreaterThanOrEqual(4)
+    // every result reads as it did before, in the list (with its filters) and by id
+    const after = await results(call, id)
+    expect(after.total).toBeGreaterThan(before.total)
+    expect(after.items.slice(after.items.length - before.items.length)).toEqual(before.items)
+    expect(await Promise.all(before.items.map(one))).toEqual(each)
+    const euAfter = await results(call, id, `&location=eu-west-1&from=${Date.parse('2026-05-10T22:58:00Z') / 1000}`)
+    expect(euAfter.items.slice(euAfter.items.length - eu.items.length)).toEqual(eu.items)
+    expect((await stored(dbPath)).compact.result_runs_20260510).toBeGreaterThan(compactOf22)
+    await server.close()
+    // kept 5 minutes, the clock at 00:10: the hour of 23 is packed, then the whole day of the 10th (blocks and staging) is
+    // past the cutoff and dropped; the partitions ahead are those of now
+    clock.now = Date.parse('2026-05-11T00:10:30Z')
+    const later = await start(dbPath, clock, { retentionDays: 5 / 1440 })
+    await partitionsBecome(dbPath, 'result_blocks', ['result_blocks_20260511', 'result_blocks_20260512'])
+    await partitionsBecome(dbPath, 'result_runs', ['result_runs_2026051100', 'result_runs_2026051101'])
+    const kept = await results(caller(later), id)
+    for (const r of kept.items) expect(Date.parse(r.stoppedAt)).toBeGreaterThanOrEqual(clock.now - 6 * 60_000)
+    for (const r of before.items.slice(0, 4)) expect((await caller(later)('GET', `/v1/check-results/${id}/${r.id}`)).status).toBe(404)
+    await later.close()
+  }, 120_000)
+
+  it.runIf(onPostgres)('PostgreSQL: compact rows of a database written before packing are answered as they were, then packed once their day has ended', async () => {
+    dns.set('unpacked.test', 'A', { records: [{ type: 'A', data: '192.0.2.1' }] })
+    const scratch = await startLocalServer({ apiKeys: [{ key: KEY_A, accountId: 'acc-a' }] })
+    const made = await caller(scratch)('POST', '/v1/checks/dns', {
+      name: 'unpacked', frequency: 1, locations: ['eu-west-1'], doubleCheck: false,
+      request: { query: 'unpacked.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
+    })
+    await scratch.close()
+    const check = made.json as { id: string }
+    const { url } = await databaseFor(undefined, { empty: true })
+    const pool = new pg.Pool({ connectionString: url })
+    // the schema before packing, with what its code wrote: a template and compact rows in the day's partition
+    await migratePostgres(pool, POSTGRES_MIGRATIONS.slice(0, 22))
+    const day = Date.parse('2026-05-10T00:00:00Z')
+    await pool.query(`INSERT INTO checks (id, account_id, check_type, activated, body) VALUES ($1, 'acc-a', 'DNS', false, $2)`, [check.id, JSON.stringify(check)])
+    const details = { name: 'unpacked', checkType: 'DNS', attempt: 1, timedOut: false, aborted: false, failureKind: null, assertions: [],
+      details: { kind: 'DNS', query: 'unpacked.test', rcode: 'NOERROR', answers: [{ type: 'A', data: '192.0.2.1' }] } }
+    const [tpl] = (await pool.query(`INSERT INTO check_results (id, account_id, check_id, session_id, run_id, run_location, result_type, status,
+      has_failures, has_errors, is_degraded, response_time, started_at, stopped_at, error, details, created_at, is_template)
+      VALUES ('00000000-0000-4000-8000-000000000001', 'acc-a', $1, NULL, 'r', 'eu-west-1', 'FINAL', 'PASSED', false, false, false, 4.5,
+        '2026-05-10T12:00:00.000Z', '2026-05-10T12:00:00.004Z', NULL, $2, '2026-05-10T12:00:00.010Z', true) RETURNING seq`, [check.id, JSON.stringify(details)])).rows
+    await pool.query(`INSERT INTO result_locations (name) VALUES ('eu-west-1')`)
+    await pool.query(`CREATE TABLE result_runs_20260510 PARTITION OF result_runs FOR VALUES FROM (${day}) TO (${day + 86_400_000})`)
+    // runs at 12:01 … 12:04 and 13:30, each 3 ms long, created 6 ms after it stopped, 3.25 ms to answer
+    const starts = ['12:01', '12:02', '12:03', '12:04', '13:30'].map((t) => Date.parse(`2026-05-10T${t}:00Z`))
+    for (const started of starts) {
+      await pool.query(`INSERT INTO result_runs (seq, chk, loc, tpl, created, made, dur, rt) SELECT nextval(pg_get_serial_sequence('check_results', 'seq')),
+        c.seq, 1, $2, $3, 6, 3, 3250 FROM checks c WHERE c.id = $1`, [check.id, tpl.seq, started + 9])
+    }
+    await pool.end()
+    const clock = { now: Date.parse('2026-05-10T14:00:30Z') }
+    const server = await start(url, clock)
+    const call = caller(server)
+    const before = await results(call, check.id)
+    expect(before.total).toBe(6)
+    expect(before.items.slice(0, 5).map((r) => r.startedAt)).toEqual(starts.reverse().map((ms) => new Date(ms).toISOString()))
+    for (const r of before.items.slice(0, 5)) {
+      expect(r).toMatchObject({ status: 'PASSED', responseTime: 3.25, runLocation: 'eu-west-1', created_at: new Date(Date.parse(r.startedAt) + 9).toISOString() })
+      expect(r.result.details).toEqual(details.details)
+    }
+    const each = await Promise.all(before.items.map(async (r) => (await call('GET', `/v1/check-results/${check.id}/${r.id}`)).json))
+    expect(each).toEqual(before.items)
+    // the day partition is packed once its day has ended (and the grace after it), its runs answered the same from blocks
+    expect(await partitions(url, 'result_runs')).toContain('result_runs_20260510')
+    await server.close()
+    clock.now = Date.parse('2026-05-11T00:02:30Z')
+    const next = await start(url, clock)
+    await partitionsBecome(url, 'result_runs', ['result_runs_2026051100', 'result_runs_2026051101'])
+    const blocks = await onDatabase(url, async (client) => (await client.query(`SELECT hour, array_length(v, 2) AS n FROM result_blocks ORDER BY hour`)).rows)
+    expect(blocks).toEqual([{ hour: String(Date.parse('2026-05-10T12:00:00Z')), n: 4 }, { hour: String(Date.parse('2026-05-10T13:00:00Z')), n: 1 }])
+    const call2 = caller(next)
+    expect(await results(call2, check.id)).toEqual(before)
+    expect(await Promise.all(before.items.map(async (r) => (await call2('GET', `/v1/check-results/${check.id}/${r.id}`)).json))).toEqual(each)
+    await next.close()
   }, 120_000)
 
   it('a database written before this layout upgrades and answers its results as it did, then keeps new runs compact', async () => {

@@ -260,7 +260,7 @@ export function sessionRoutes(app: FastifyInstance, store: Store, services: RunS
   // a session result's checkResultLink, and a check's results, newest first
   app.get('/v1/check-results/:checkId/:id', async (request) => {
     const { checkId, id } = parseOr400(resultParams, request.params, 'params')
-    const result = await store.results.get(request.accountId, id)
+    const result = await store.results.get(request.accountId, id, checkId)
     if (!result || result.checkId !== checkId) throw notFound('Check result')
     return presentStored(result, base(request))
   })

@@ -163,7 +163,7 @@ function repositories(sql: Sql, clock: Clock): Repositories {
     agents: agentRepository(sql),
     schedule: scheduleRepository(sql),
     alertDeliveries: alertDeliveryRepository(sql, clock),
-    analytics: analyticsRepository(sql),
+    analytics: analyticsRepository(sql, clock),
   }
 }
 
