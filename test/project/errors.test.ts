@@ -112,8 +112,8 @@ describe('import failures', () => {
     })
     const lines = await failingLines({ cwd: dir })
     expect(lines).toEqual([
-      'a.check.ts:4 › imports DnsChek from "monitors-as-code", which exports no such name (did you mean DnsCheck?); its constructs are DnsCheck, IcmpCheck, ApiCheck, TcpCheck, UrlCheck, BrowserCheck, MultiStepCheck, PlaywrightCheck, HeartbeatCheck, EnvVar, StatusPageService, StatusPage, MaintenanceWindow, Snippet, CheckGroup, EmailAlertChannel, SlackAlertChannel, WebhookAlertChannel, SmsAlertChannel, PagerDutyAlertChannel, OpsgenieAlertChannel, MSTeamsAlertChannel',
-      'b.check.ts:2 › imports StatusPageServce from "monitors-as-code", which exports no such name (did you mean StatusPageService?); its constructs are DnsCheck, IcmpCheck, ApiCheck, TcpCheck, UrlCheck, BrowserCheck, MultiStepCheck, PlaywrightCheck, HeartbeatCheck, EnvVar, StatusPageService, StatusPage, MaintenanceWindow, Snippet, CheckGroup, EmailAlertChannel, SlackAlertChannel, WebhookAlertChannel, SmsAlertChannel, PagerDutyAlertChannel, OpsgenieAlertChannel, MSTeamsAlertChannel',
+      'a.check.ts:4 › imports DnsChek from "monitors-as-code", which exports no such name (did you mean DnsCheck?); its constructs are DnsCheck, IcmpCheck, ApiCheck, TcpCheck, UrlCheck, BrowserCheck, MultiStepCheck, PlaywrightCheck, HeartbeatCheck, EnvVar, StatusPageService, PrivateLocation, StatusPage, MaintenanceWindow, Snippet, CheckGroup, EmailAlertChannel, SlackAlertChannel, WebhookAlertChannel, SmsAlertChannel, PagerDutyAlertChannel, OpsgenieAlertChannel, MSTeamsAlertChannel',
+      'b.check.ts:2 › imports StatusPageServce from "monitors-as-code", which exports no such name (did you mean StatusPageService?); its constructs are DnsCheck, IcmpCheck, ApiCheck, TcpCheck, UrlCheck, BrowserCheck, MultiStepCheck, PlaywrightCheck, HeartbeatCheck, EnvVar, StatusPageService, PrivateLocation, StatusPage, MaintenanceWindow, Snippet, CheckGroup, EmailAlertChannel, SlackAlertChannel, WebhookAlertChannel, SmsAlertChannel, PagerDutyAlertChannel, OpsgenieAlertChannel, MSTeamsAlertChannel',
     ])
     expect(lines.join('\n')).not.toMatch(/_monitorsascode|is not a constructor/)
   })

@@ -14,8 +14,8 @@ import { KEY_B, caller, startTestServer, type Call } from '../server/helpers.js'
 
 const DAY = 86_400_000
 const HOUR = 3_600_000
-// the server's clock is the test's; incidents are dated by the wall clock, so both must be the
-// same UTC day: a run started in the last minutes of a day waits for the next one
+// the server's clock is the test's (incidents too are dated on it); the test's days are UTC days
+// from the wall clock's today: a run started in the last minutes of a day waits for the next one
 const untilMidnight = DAY - (Date.now() % DAY)
 if (untilMidnight < 180_000) await new Promise((resolve) => setTimeout(resolve, untilMidnight + 1000))
 let now = Date.now()
@@ -86,12 +86,14 @@ describe('a status page people keep open', () => {
     expect(shop.uptime.days[89].date).toBe(dayOf(0))
     // 10 of 11 runs passed in the 90 days: 90.909… % shows as 90.90, not 90.91
     expect(shop.uptime).toMatchObject({ passed: 10, failed: 1, uptime: 90.9 })
-    expect(shop.uptime.days[0]).toMatchObject({ passed: 1, failed: 0, uptime: 100, state: 'operational', incidents: [] })
-    expect(shop.uptime.days[87]).toMatchObject({ date: dayOf(-2), passed: 7, failed: 1, uptime: 87.5, state: 'major_outage', incidents: [] })
+    // the failure of 90 days ago opened an incident through triggerIncident (dated on the server's clock), which that day's pass resolved
+    expect(shop.uptime.days[0]).toMatchObject({ passed: 1, failed: 0, uptime: 100, state: 'degraded', incidents: [expect.objectContaining({ name: 'payments fails', severity: 'MINOR' })] })
+    expect(shop.uptime.days[87]).toMatchObject({ date: dayOf(-2), passed: 7, failed: 1, uptime: 87.5, state: 'major_outage', incidents: [expect.objectContaining({ name: 'payments fails', severity: 'MINOR' })] })
     expect(shop.uptime.days[88]).toMatchObject({ date: dayOf(-1), passed: 2, failed: 0, uptime: 100, state: 'operational' })
-    // today: the incident made through the API (and those the failed runs opened through triggerIncident, dated when posted)
-    expect(shop.uptime.days[89]).toMatchObject({ passed: 0, failed: 0, uptime: null, state: 'major_outage', incidents: expect.arrayContaining([expect.objectContaining({ name: 'Card payments <failing>', severity: 'MAJOR' })]) })
-    expect(shop.uptime.days[89].incidents.map((i: any) => i.id).sort()).toEqual(summary.json.incidents.map((i: any) => i.id).sort())
+    // today: the incident made through the API; those the failed runs opened through triggerIncident are on their runs' days
+    expect(shop.uptime.days[89]).toMatchObject({ passed: 0, failed: 0, uptime: null, state: 'major_outage', incidents: [expect.objectContaining({ name: 'Card payments <failing>', severity: 'MAJOR' })] })
+    const onBars = [0, 87, 89].flatMap((d) => shop.uptime.days[d].incidents.map((i: any) => i.id)).sort()
+    expect(onBars).toEqual(summary.json.incidents.map((i: any) => i.id).sort())
     expect(shop.uptime.days.slice(1, 87).every((d: any) => d.state === 'no_data' && d.uptime === null)).toBe(true)
     // a service without checks has no figures, only days without data
     expect(other.uptime).toMatchObject({ passed: 0, failed: 0, uptime: null })
@@ -106,7 +108,7 @@ describe('a status page people keep open', () => {
     expect(html.text).toContain('<span class="figure" data-uptime="90.9">90.90 % uptime</span>')
     expect(html.text).toContain('<span class="figure" data-uptime="">No data</span>')
     // the days with something to say are focusable and say it; quiet days are not tab stops
-    expect(html.text).toContain(`<li class="day major_outage" data-date="${dayOf(-2)}" data-state="major_outage" tabindex="0"><span class="tip">${dayOf(-2)}: 87.50 % uptime (7 of 8 runs passed); no incidents.</span></li>`)
+    expect(html.text).toContain(`<li class="day major_outage" data-date="${dayOf(-2)}" data-state="major_outage" tabindex="0"><span class="tip">${dayOf(-2)}: 87.50 % uptime (7 of 8 runs passed); incidents: payments fails (minor).</span></li>`)
     expect(html.text).toContain(`<li class="day operational" data-date="${dayOf(-1)}" data-state="operational"><span class="tip">${dayOf(-1)}: 100.00 % uptime (2 of 2 runs passed); no incidents.</span></li>`)
     expect(html.text).toMatch(new RegExp(`data-date="${dayOf(0)}" data-state="major_outage" tabindex="0"><span class="tip">${dayOf(0)}: no runs recorded; incidents: [^<]*Card payments &lt;failing&gt; \\(major\\)[^<]*\\.</span>`))
   })

@@ -173,7 +173,7 @@ describe.skipIf(!hasChromium)('browser and multi-step checks run by the server (
 new BrowserCheck('home', { name: 'Home page', activated: false, code: { entrypoint: './home.spec.ts' }, environmentVariables: [{ key: 'SITE', value: ${JSON.stringify(site.origin)} }] })
 new MultiStepCheck('orders', { name: 'Orders API', activated: false, code: { entrypoint: './orders.spec.ts' }, environmentVariables: [{ key: 'SITE', value: ${JSON.stringify(site.origin)} }] })
 `,
-      'checks/home.spec.ts': `import { test, expect } from '@playwright/test'\nimport { heading } from '../lib/expected'\ntest('home', async ({ page }) => {\n  await page.goto(process.env.SITE + '/')\n  await expect(page.locator('h1')).toHaveText(heading)\n})\n`,
+      'checks/home.spec.ts': `import { test, expect } from '@playwright/test'\nimport { heading } from './lib/expected'\ntest('home', async ({ page }) => {\n  await page.goto(process.env.SITE + '/')\n  await expect(page.locator('h1')).toHaveText(heading)\n})\n`,
       'checks/lib/expected.ts': `export const heading = 'Shop'\n`,
       'checks/orders.spec.ts': `import { test, expect } from '@playwright/test'\ntest('orders', async ({ request }) => {\n  const answer = await request.get(process.env.SITE + '/api/orders')\n  expect(answer.status()).toBe(200)\n  expect((await answer.json()).orders).toHaveLength(1)\n})\n`,
     })
@@ -257,7 +257,7 @@ describe('import of script checks', () => {
 new BrowserCheck('home', { name: 'Home page', activated: false, code: { entrypoint: './home.spec.ts' } })
 new MultiStepCheck('inline', { name: 'Inline', activated: false, code: { content: "import { test } from '@playwright/test'\\ntest('x', async () => {})\\n" } })
 `,
-      'checks/home.spec.ts': `import { test } from '@playwright/test'\nimport { heading } from '../lib/expected'\ntest('home', async () => { heading })\n`,
+      'checks/home.spec.ts': `import { test } from '@playwright/test'\nimport { heading } from './lib/expected'\ntest('home', async () => { heading })\n`,
       'checks/lib/expected.ts': `export const heading = 'Shop'\n`,
     })
     const applied = await monitors(project, ['apply', '--yes'], env)
