@@ -347,6 +347,32 @@ function checkTypeLists(file: string, text: string): string[] {
   return out
 }
 
+/** The one module of src/server/ and src/runner/ that reads the system's clock (issue 39). */
+const CLOCK_MODULE = 'src/runner/clock.ts'
+
+/**
+ * Every wall-clock read of src/server/ and src/runner/ outside the clock's module: `Date.now`
+ * (called or passed on), `new Date()` without an argument and `Date()`. Each reads the machine's
+ * time where a test's clock cannot reach it; the server's clock (or `performance.now()` for
+ * elapsed time) is the way. Code in strings (the dashboard's script for the browser) is not read.
+ */
+function clockReads(file: string, text: string): string[] {
+  if (file === CLOCK_MODULE || !/^src\/(server|runner)\//.test(file)) return []
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
+  const out: string[] = []
+  const isDate = (node: ts.Node) => ts.isIdentifier(node) && node.text === 'Date'
+  const report = (node: ts.Node, what: string) =>
+    out.push(`${file}:${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1}: ${what} reads the machine's clock; use the server's Clock (${CLOCK_MODULE}), or performance.now() for elapsed time`)
+  const visit = (node: ts.Node) => {
+    if (ts.isPropertyAccessExpression(node) && isDate(node.expression) && node.name.text === 'now') report(node, 'Date.now')
+    else if (ts.isNewExpression(node) && isDate(node.expression) && (node.arguments ?? []).length === 0) report(node, 'new Date()')
+    else if (ts.isCallExpression(node) && isDate(node.expression)) report(node, 'Date()')
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  return out
+}
+
 describe('architecture', () => {
   const files = [...walk(join(root, 'src')), ...walk(join(root, 'constructs'))].map((f) => relative(root, f)).sort()
   const imports: ImportRecord[] = []
@@ -430,6 +456,38 @@ describe('architecture', () => {
   it('check types are listed once: no array, set, union, map or comparison chain of their names outside src/schema/check-types.ts', () => {
     const found = files.filter((f) => f.startsWith('src/')).flatMap((file) => checkTypeLists(file, readFileSync(join(root, file), 'utf8')))
     expect(found).toEqual([])
+  })
+
+  it('src/server/ and src/runner/ read the time only through the clock (src/runner/clock.ts)', () => {
+    const found = files.filter((f) => /^src\/(server|runner)\//.test(f)).flatMap((file) => clockReads(file, readFileSync(join(root, file), 'utf8')))
+    expect(found).toEqual([])
+  })
+
+  it('reports every direct read of the clock, with its file and line, and passes the clock, a date of a time and elapsed time', () => {
+    const sample = [
+      'const a = Date.now()',
+      'const b = new Date().toISOString()',
+      'const c = options.now ?? Date.now',
+      'const d = new Date',
+      'const e = Date()',
+      // allowed: the server's clock, a given time, elapsed time, code in a string
+      'const f = clock.now()',
+      'const g = new Date(clock.now()).toISOString()',
+      'const h = performance.now()',
+      "const i = 'new Date().toISOString() + Date.now()'",
+      'const j = Date.parse(text)',
+    ].join('\n')
+    const why = "reads the machine's clock; use the server's Clock (src/runner/clock.ts), or performance.now() for elapsed time"
+    expect(clockReads('src/server/x.ts', sample)).toEqual([
+      `src/server/x.ts:1: Date.now ${why}`,
+      `src/server/x.ts:2: new Date() ${why}`,
+      `src/server/x.ts:3: Date.now ${why}`,
+      `src/server/x.ts:4: new Date() ${why}`,
+      `src/server/x.ts:5: Date() ${why}`,
+    ])
+    expect(clockReads('src/runner/y.ts', sample)).toHaveLength(5)
+    expect(clockReads('src/runner/clock.ts', sample), 'the clock\'s own module').toEqual([])
+    expect(clockReads('src/cli/x.ts', sample), 'outside src/server/ and src/runner/').toEqual([])
   })
 
   it('every type of the check-type table is one of the spec\'s, so every checkType query accepts it', () => {

@@ -23,8 +23,10 @@
 //      the server has caught up and in a window within one UTC day (see storageClockStart), and
 //      where they went, table by table (bench/runner/storage.mjs). Then the same on PostgreSQL
 //      (bench/runner/storage-postgres.mjs: a throwaway cluster, the same checks, the server run
-//      until it has caught up, then the same simulated time; --skip-postgres leaves it out),
-//      and both figures side by side.
+//      until it has caught up, then the same simulated time; --skip-postgres leaves it out;
+//      PostgreSQL's figure is measured again once the window's hours are packed, as the prune
+//      packs them an hour later: compact rows into blocks, analytics deltas into their rollups),
+//      and both figures side by side (PostgreSQL's once packed).
 //   3. capacity: the same checks with the clock --speed times faster: the runs
 //      fall due far faster than one runner can run them; the runs per second it sustains.
 //      Default speed: runs due about 1,000 per second.
@@ -32,7 +34,8 @@
 //
 // Flags: --checks N, --locations L (1-4), --minutes M, --warmup S, --quick (1,000 checks,
 // 1 minute), --capacity-seconds S (0 skips the phase), --speed X, --concurrency C,
-// --storage-minutes M (simulated; 0 skips the phase), --storage-speed X, --skip-postgres, --retention DAYS, --profile DIR (CPU profile of the server process into DIR), --keep (the
+// --storage-minutes M (simulated; 0 skips the phase), --storage-speed X, --skip-postgres, --retention DAYS,
+// --fail-rate R (0-1: that share of DNS answers is SERVFAIL, so runs fail at random, default 0), --profile DIR (CPU profile of the server process into DIR), --keep (the
 // database file is left, for a look at where its bytes go).
 // Needs dist/ (npm run build).
 import { fork, spawn } from 'node:child_process'
@@ -43,7 +46,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { breakdown, perResult } from './storage.mjs'
-import { benchCluster, postgresReader } from './storage-postgres.mjs'
+import { benchCluster, packAsPrune, postgresReader } from './storage-postgres.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const entry = join(root, 'dist', 'src', 'server', 'index.js')
@@ -70,6 +73,7 @@ const { values: args } = parseArgs({
     profile: { type: 'string' },
     keep: { type: 'boolean', default: false },
     'skip-postgres': { type: 'boolean', default: false },
+    'fail-rate': { type: 'string', default: '0' },
   },
 })
 const number = (name, value, min, max) => {
@@ -91,6 +95,8 @@ const CONCURRENCY = args.concurrency === undefined ? undefined : Math.round(numb
 const STORAGE_MINUTES = number('storage-minutes', args['storage-minutes'] ?? 60, 0, 24 * 60)
 const STORAGE_SPEED = number('storage-speed', args['storage-speed'] ?? Math.max(1, Math.floor(400 / ((CHECKS * LOCATIONS) / 60))), 1, 1000)
 const RETENTION = args.retention === undefined ? undefined : number('retention', args.retention, 0.0001, 10_000)
+// the share of DNS answers that are SERVFAIL (chosen at random per query): runs that fail, a flapping target
+const FAIL_RATE = number('fail-rate', args['fail-rate'], 0, 1)
 const PROFILE = args.profile === undefined ? undefined : resolve(args.profile)
 const REGIONS = ['eu-west-1', 'us-east-1', 'ap-south-1', 'sa-east-1'].slice(0, LOCATIONS)
 
@@ -100,7 +106,7 @@ const dbPath = join(dir, 'bench.db')
 const note = (line) => process.stderr.write(`${line}\n`)
 const print = (name, value) => console.log(`${name}: ${value}`)
 
-// the DNS server: every A question answered with one record
+// the DNS server: every A question answered with one record (or, at --fail-rate, SERVFAIL)
 const dns = spawn(process.execPath, ['--input-type=module', '-e', `
   import { createSocket } from 'node:dgram'
   import { createRequire } from 'node:module'
@@ -111,8 +117,9 @@ const dns = spawn(process.execPath, ['--input-type=module', '-e', `
   socket.on('message', (message, remote) => {
     const query = packet.decode(message)
     const q = query.questions[0]
-    const response = packet.encode({ type: 'response', id: query.id, flags: packet.AUTHORITATIVE_ANSWER, questions: query.questions,
-      answers: [{ type: 'A', name: q.name, ttl: 60, class: 'IN', data: '192.0.2.1' }] })
+    const fail = Math.random() < ${FAIL_RATE}
+    const response = packet.encode({ type: 'response', id: query.id, flags: packet.AUTHORITATIVE_ANSWER | (fail ? 2 : 0), questions: query.questions,
+      answers: fail ? [] : [{ type: 'A', name: q.name, ttl: 60, class: 'IN', data: '192.0.2.1' }] })
     answered++
     socket.send(response, remote.port, remote.address)
   })
@@ -337,14 +344,21 @@ async function postgresStorage() {
   }
   try {
     await writeChecks(cluster.url)
-    const server = await serverProcess(STORAGE_SPEED, cluster.url, storageClockStart())
+    const clockStart = storageClockStart()
+    const realStart = Date.now()
+    const server = await serverProcess(STORAGE_SPEED, cluster.url, clockStart)
     await caughtUp(server)
     const reader = await postgresReader(cluster.url)
     const before = await reader.read()
     await server.mark()
     await sleep((STORAGE_MINUTES * 60_000) / STORAGE_SPEED)
     const s = await server.stop()
+    // the server's clock when it stopped (never behind the real one)
+    const virtualNow = Math.max(realStart, clockStart) + (Date.now() - realStart) * STORAGE_SPEED
     const growth = perResult(before, await reader.read())
+    // once the window's hours have ended, the prune packs them (compact rows into blocks, analytics deltas into rollups)
+    await packAsPrune(cluster.url, virtualNow + 3_600_000 + 3 * 60_000)
+    const packed = perResult(before, await reader.read())
     await reader.close()
     print(`storage postgres runs/s (clock x${STORAGE_SPEED})`, fixed(s.completed / s.elapsed))
     print('storage postgres results', growth.results)
@@ -353,7 +367,11 @@ async function postgresStorage() {
     for (const t of growth.tables) {
       if (Math.abs(t.perResult) >= 0.05) print(`storage postgres bytes per result, ${t.name}${t.bounded ? ' (bounded, not counted)' : ''}`, fixed(t.perResult, 1))
     }
-    return growth.perResult
+    print('storage postgres bytes per result, hours packed', fixed(packed.perResult, 1))
+    for (const t of packed.tables) {
+      if (Math.abs(t.perResult) >= 0.05) print(`storage postgres bytes per result, hours packed, ${t.name}${t.bounded ? ' (bounded, not counted)' : ''}`, fixed(t.perResult, 1))
+    }
+    return packed.perResult
   } finally {
     await cluster.stop()
   }

@@ -1,13 +1,13 @@
 // Where a PostgreSQL database's bytes go, for the storage phase of bench/runner/run.mjs: each
 // table's heap and its indexes apart (pg_table_size, pg_indexes_size: TOAST, free space and
-// visibility maps included, as PostgreSQL allocates them), the day partitions of compact results
-// (result_runs_YYYYMMDD) counted as one, and the results stored so far (check_results' identity
+// visibility maps included, as PostgreSQL allocates them), the partitions of each partitioned table
+// (result_runs_*, result_blocks_*, analytics_deltas_*) counted as one, and the results stored so far (check_results' identity
 // sequence, which full and compact rows share). The same shape as storage.mjs's `breakdown`, so
 // that its `perResult` reads both. The cluster is a throwaway one, made as the tests make theirs
 // (test/helpers/postgres-cluster.ts).
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const require = createRequire(join(root, 'package.json'))
@@ -34,7 +34,7 @@ export async function postgresReader(url) {
   return {
     async read() {
       const { rows } = await client.query(`
-        SELECT CASE WHEN c.relname ~ '^result_runs_[0-9]{8}$' THEN 'result_runs_*' ELSE c.relname END AS name,
+        SELECT CASE WHEN c.relname ~ '^(result_runs|result_blocks|analytics_deltas)_[0-9]{8,10}$' THEN regexp_replace(c.relname, '_[0-9]+$', '_*') ELSE c.relname END AS name,
           sum(pg_table_size(c.oid))::bigint AS heap, sum(pg_indexes_size(c.oid))::bigint AS indexes
         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
         WHERE n.nspname = 'public' AND c.relkind = 'r' GROUP BY 1`)
@@ -49,5 +49,21 @@ export async function postgresReader(url) {
       return { results: Number(n), full: Number(full), bytes }
     },
     close: () => client.end(),
+  }
+}
+
+/**
+ * Packs what the server's prune packs once an hour has ended: compact rows into blocks, analytics
+ * deltas into their rollup rows, as the prune would at `now` (ms, the server's clock), through the
+ * store itself (`dist/`), without deleting anything (the cutoff at 0).
+ */
+export async function packAsPrune(url, now) {
+  const { openStore } = await import(pathToFileURL(join(root, 'dist', 'src', 'server', 'index.js')).href)
+  const store = await openStore(url)
+  try {
+    await store.results.prune(new Date(0).toISOString(), now)
+    await store.analytics.prune(0, now)
+  } finally {
+    await store.close()
   }
 }

@@ -10,6 +10,7 @@ import { ApiScripts, hasApiScripts } from './api-scripts.js'
 import type { ScriptRequest, ScriptResponse } from './script/api-scripts.js'
 import { connectedRefusal, guardedLookup, literalRefusal, refusalIn, TargetRefused, type TargetPolicy } from './targets.js'
 import { emptyOutcome, type ApiDetails, type ApiTimings, type AttemptOutcome, type RunOptions } from './types.js'
+import { systemClock } from './clock.js'
 
 /** Runner-side limit of one API run when the check sets no maxResponseTime. */
 export const DEFAULT_API_TIMEOUT_MS = 45_000
@@ -683,7 +684,7 @@ async function follow(
   details: ApiDetails,
 ): Promise<void> {
   const { request } = check
-  const now = limit.options.now ?? Date.now
+  const now = limit.options.now ?? systemClock.now
   for (let hop = 0; ; hop += 1) {
     const { prepared } = followed
     let current: Exchange

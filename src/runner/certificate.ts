@@ -10,6 +10,7 @@ import { checkServerIdentity, connect, type PeerCertificate, type TLSSocket } fr
 import { daysRemaining } from './api.js'
 import { connectedRefusal, guardedLookup, refusalIn } from './targets.js'
 import type { RunOptions, SslCheckResult } from './types.js'
+import { systemClock } from './clock.js'
 
 /** The port whose certificate is read: the https port. */
 export const SSL_CHECK_PORT = 443
@@ -44,7 +45,7 @@ function reason(domain: string, port: number, error: NodeJS.ErrnoException): str
  */
 export function checkDomainCertificate(domain: string, options: RunOptions = {}): Promise<SslCheckResult> {
   const port = options.tlsPort ?? SSL_CHECK_PORT
-  const now = options.now ?? Date.now
+  const now = options.now ?? systemClock.now
   const policy = { privateTargets: options.privateTargets, allowedTargets: options.allowedTargets }
   return new Promise((resolve) => {
     let settled = false

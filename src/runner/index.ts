@@ -8,6 +8,7 @@ import { judge } from './outcome.js'
 import { probe } from './probers.js'
 import { NO_RETRY_PLAN, retryLocation, retryPlan, shouldRetry, sleep as realSleep } from './retry.js'
 import type { CheckRunResult, RunnableCheck, RunOptions, RunResult } from './types.js'
+import { systemClock } from './clock.js'
 
 export * from './types.js'
 export { compare, evaluateApiAssertion, evaluateAssertion, readJsonPath } from './assertions.js'
@@ -27,7 +28,7 @@ export const DEFAULT_LOCATION = 'local'
 
 /** Runs one attempt and turns it into a result record. */
 export async function runAttempt(check: RunnableCheck, options: RunOptions & { attempt?: number } = {}): Promise<RunResult> {
-  const now = options.now ?? Date.now
+  const now = options.now ?? systemClock.now
   const startedAt = now()
   const { location = DEFAULT_LOCATION, ...context } = options
   // the certificate of `sslCheckDomain` is read alongside the check's own work
@@ -65,7 +66,7 @@ export async function runAttempt(check: RunnableCheck, options: RunOptions & { a
  * throws for a run that went wrong: that is in the result (`hasFailures`, `hasErrors`).
  */
 export async function runCheck(check: RunnableCheck, options: RunOptions = {}): Promise<CheckRunResult> {
-  const now = options.now ?? Date.now
+  const now = options.now ?? systemClock.now
   const sleep = options.sleep ?? realSleep
   const plan = options.retries === false ? NO_RETRY_PLAN : retryPlan(check.retryStrategy, check.doubleCheck)
   const firstLocation = options.location ?? DEFAULT_LOCATION

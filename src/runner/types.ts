@@ -268,7 +268,7 @@ export interface RunOptions {
   location?: string
   /** Aborts the run in flight (and any pending retry). */
   signal?: AbortSignal
-  /** Wall clock for startedAt/stoppedAt (default Date.now). Response times use a monotonic clock. */
+  /** Wall clock for startedAt/stoppedAt (default the system's, src/runner/clock.ts). Response times use a monotonic clock. */
   now?: () => number
   /** Waits between retries (default a real timer); tests inject one that does not wait. */
   sleep?: Sleep

@@ -25,6 +25,7 @@ import { schedulerRoutes } from './routes/scheduler.js'
 import { sessionRoutes } from './routes/sessions.js'
 import { heartbeatRoutes, isPing } from './routes/heartbeats.js'
 import type { RunServices } from './scheduler/runs.js'
+import { systemClock, type Clock } from '../runner/clock.js'
 import { alertRoutes } from './routes/alerts.js'
 import { alertChannelRoutes } from './routes/alert-channels.js'
 import { analyticsRoutes } from './routes/analytics.js'
@@ -49,7 +50,7 @@ export interface AppOptions {
   warn?: (line: string) => void
   /** reproducible fault injection (see ./faults.ts) */
   faults?: { spec: FaultSpec; seed: number }
-  /** the clock and the FINAL-result hook of check runs (default: Date.now, no hook) */
+  /** the server's clock and the FINAL-result hook of check runs (default: the system clock, no hook) */
   runs?: RunServices
   /** aborted when the server starts closing: waiting requests (session completion) answer at once */
   closing?: AbortSignal
@@ -84,6 +85,7 @@ const trustHops = (hops: number) => (_address: string, hop: number) => hop < hop
  */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance & { faultCounts?: FaultCounts }> {
   const { store, log } = options
+  const clock: Clock = options.runs ?? systemClock
   const app = Fastify({
     logger: false,
     // a number of balancers: the hops from this server that are trusted (as proxy-addr counts them)
@@ -119,7 +121,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
     return decodedBody(payload, request.headers['content-encoding'], request.routeOptions.bodyLimit ?? BODY_LIMIT)
   })
 
-  app.setErrorHandler(errorHandler((line) => (options.warn ?? log ?? ((l: string) => process.stderr.write(`${l}\n`)))(line)))
+  app.setErrorHandler(errorHandler(clock, (line) => (options.warn ?? log ?? ((l: string) => process.stderr.write(`${l}\n`)))(line)))
   app.setNotFoundHandler((request, reply) => sendHttpError(reply, routeNotFound(request)))
 
   const metrics = options.metrics
@@ -143,16 +145,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
   })
 
   // faults come first, so an injected 500 or 429 never reaches the routes
-  const faults = options.faults ? installFaults(app, options.faults.spec, options.faults.seed) : undefined
+  const faults = options.faults ? installFaults(app, options.faults.spec, options.faults.seed, clock) : undefined
 
   // authentication, then the key's rate limit (see rate-limit.ts)
   // except pings (/ping/:pingToken): the token is their secret, and they spend no key's quota
   // one count per key in the database when the store keeps one (PostgreSQL: every server shares it)
   // failed authentications are counted per client address the same way (see auth.ts)
   const limiter = (limit: { max: number; timeWindowMs: number }): Limiter =>
-    store.rateWindows ? new SharedRateLimiter(limit.max, limit.timeWindowMs, store.rateWindows) : new RateLimiter(limit.max, limit.timeWindowMs)
+    store.rateWindows ? new SharedRateLimiter(limit.max, limit.timeWindowMs, store.rateWindows, clock) : new RateLimiter(limit.max, limit.timeWindowMs, clock)
   const failures = limiter(options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT)
-  const auth = authHook({ store, limiter: limiter(options.rateLimit), failures })
+  const auth = authHook({ store, limiter: limiter(options.rateLimit), failures, clock })
   // and the web pages (status pages, the dashboard): public, or behind their own session cookie
   // and the health probes (/-/readiness, /-/liveness): a balancer asks them without a key
   // and GET /metrics with the server's metrics token (the operator's, no account's)
@@ -178,19 +180,20 @@ function registerRoutes(app: FastifyInstance, options: AppOptions, counts: { fai
   const { failures } = counts
   const metrics = options.metrics
   const limits = options.limits ?? DEFAULT_LIMITS
+  const clock: Clock = options.runs ?? systemClock
   checkRoutes(app, store)
   variableRoutes(app, store)
   const names = options.names ?? serverNames()
   statusPageRoutes(app, store, names, limits.statusPagesPerAccount)
-  maintenanceWindowRoutes(app, store)
+  maintenanceWindowRoutes(app, store, clock)
   checkGroupRoutes(app, store)
   snippetRoutes(app, store)
-  incidentRoutes(app, store)
+  incidentRoutes(app, store, clock)
   runtimeRoutes(app)
   ipv6Routes(app, options.ipv6s)
   resultRoutes(app, store)
   assetRoutes(app, store, options.artifacts)
-  const runs = options.runs ?? { now: Date.now }
+  const runs = options.runs ?? systemClock
   sessionRoutes(app, store, runs, options.closing ?? new AbortController().signal)
   agentRoutes(app, store, runs, options.artifacts, limits.stagedArtifactBytesPerAccount)
   privateLocationRoutes(app, store, runs)

@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { IncomingMessage } from 'node:http'
 import type { RunStore } from './store/index.js'
+import { systemClock } from '../runner/clock.js'
 import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 
@@ -262,7 +263,8 @@ export class StagedUploads {
     }
     if (options.account === undefined) {
       const incoming = path.join(root, INCOMING)
-      const now = options.now ?? Date.now()
+      // against the files' modification times: the system's clock, not the server's
+      const now = options.now ?? systemClock.now()
       for (const part of existsSync(incoming) ? readdirSync(incoming) : []) {
         const file = path.join(incoming, part)
         try {

@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { HttpError } from './errors.js'
 import { hashKey, roleAllows, routeArea, type KeyRole } from './keys.js'
 import { type Limiter, type RateWindow, rateHeaders, setRateHeaders, tooManyRequests } from './rate-limit.js'
+import type { Clock } from '../runner/clock.js'
 import type { Store } from './store/index.js'
 
 declare module 'fastify' {
@@ -60,6 +61,7 @@ export interface AuthOptions {
   limiter: Limiter
   /** failed authentications per client address (the dashboard's log-in counts in it too) */
   failures: Limiter
+  clock: Clock
 }
 
 /**
@@ -74,7 +76,7 @@ export interface AuthOptions {
  * Keys are looked up in the store on every request: another server process on the same
  * database may have created or revoked them.
  */
-export function authHook({ store, limiter, failures }: AuthOptions) {
+export function authHook({ store, limiter, failures, clock }: AuthOptions) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     // an unknown route answers 404 to any known key; a known one is judged by its area
     const area = request.is404 ? undefined : routeArea(request.routeOptions.url ?? request.url)
@@ -93,21 +95,21 @@ export function authHook({ store, limiter, failures }: AuthOptions) {
     const hash = match ? hashKey(match[1]) : undefined
     const address = failureKey(request.ip)
     const [counted, key] = await Promise.all([failures.peek(address), hash ? store.keys.find(hash) : undefined])
-    if (counted.remaining === 0) throw tooManyRequests(counted)
+    if (counted.remaining === 0) throw tooManyRequests(counted, clock.now())
     if (!hash) throw badToken(limiter.unspent())
     // the lookup is by hash; the comparison of the hashes themselves takes constant time
     if (!key || !timingSafeEqual(Buffer.from(key.keyHash, 'hex'), Buffer.from(hash, 'hex'))) {
       const failed = await failures.consume(address)
-      if (!failed.allowed) throw tooManyRequests(failed)
+      if (!failed.allowed) throw tooManyRequests(failed, clock.now())
       throw badToken(limiter.unspent())
     }
     const account = request.headers['x-service-account']
     if (account !== undefined && account !== key.accountId) throw forbidden(await limiter.peek(hash))
     if (area && !roleAllows(key.role, request.method, area)) throw forbidden(await limiter.peek(hash))
     const window = await limiter.consume(hash)
-    if (!window.allowed) throw tooManyRequests(window)
+    if (!window.allowed) throw tooManyRequests(window, clock.now())
     setRateHeaders(reply, window)
-    const now = Date.now()
+    const now = clock.now()
     if (key.lastUsedAt === null || !(now - Date.parse(key.lastUsedAt) < TOUCH_EVERY_MS)) {
       // a busy database must not fail the request for this
       await store.keys.touch(key.id, new Date(now).toISOString()).catch(() => undefined)

@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { validate, formatFieldIssue, type FieldIssue } from '../schema/index.js'
 import type { z } from 'zod'
+import type { Clock } from '../runner/clock.js'
 import { StorePoolSaturated, StoreUnavailable } from './store/index.js'
 
 /** Where a 400 found the problem (API.md: error bodies). */
@@ -122,7 +123,7 @@ export function sendHttpError(reply: FastifyReply, error: HttpError): FastifyRep
  * (bad JSON, body too large, unsupported content type, bad URL) keep their status; anything
  * else is a bug and answers a plain 500 without internals.
  */
-export function errorHandler(report: (line: string) => void) {
+export function errorHandler(clock: Clock, report: (line: string) => void) {
   // the database away and its pool saturated are told apart, each at most once per 30 s
   const reports = { unavailable: { at: -Infinity, unreported: 0 }, saturated: { at: -Infinity, unreported: 0 } }
   return (error: FastifyError | HttpError | Error, request: FastifyRequest, reply: FastifyReply) => {
@@ -133,7 +134,7 @@ export function errorHandler(report: (line: string) => void) {
       const saturated = error instanceof StorePoolSaturated
       const kind = reports[saturated ? 'saturated' : 'unavailable']
       kind.unreported++
-      const now = Date.now()
+      const now = clock.now()
       if (now - kind.at >= OUTAGE_REPORT_MS) {
         const until = saturated ? 'while the pool stays saturated' : 'until it is back'
         report(`${error.message}: answering 503 with Retry-After ${until}${kind.unreported > 1 ? ` (${kind.unreported} requests answered 503 since the last report)` : ''}`)

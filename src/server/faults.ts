@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { UserError } from '../errors.js'
+import type { Clock } from '../runner/clock.js'
 
 /**
  * Reproducible fault injection, for our own tests and for users testing their pipelines:
@@ -70,7 +71,7 @@ export type FaultCounts = Record<'500' | '429' | 'reset' | 'hang' | 'latency', n
 const RESET = Symbol('monitors.fault.reset')
 
 /** Adds the fault hooks to an app; returns live counts of the faults injected so far. */
-export function installFaults(app: FastifyInstance, spec: FaultSpec, seed: number): { counts: FaultCounts } {
+export function installFaults(app: FastifyInstance, spec: FaultSpec, seed: number, clock: Clock): { counts: FaultCounts } {
   const random = seededRandom(seed)
   const counts: FaultCounts = { '500': 0, '429': 0, reset: 0, hang: 0, latency: 0 }
   const hanging = new Set<() => void>()
@@ -102,7 +103,7 @@ export function installFaults(app: FastifyInstance, spec: FaultSpec, seed: numbe
         .code(429)
         .header('retry-after', '1')
         .type('application/json; charset=utf-8')
-        .send(JSON.stringify({ statusCode: 429, error: 'Too Many Requests', message: 'Rate limit exceeded, retry in 1 seconds', attributes: { limit: 0, remaining: 0, reset: Math.ceil(Date.now() / 1000) + 1 } }))
+        .send(JSON.stringify({ statusCode: 429, error: 'Too Many Requests', message: 'Rate limit exceeded, retry in 1 seconds', attributes: { limit: 0, remaining: 0, reset: Math.ceil(clock.now() / 1000) + 1 } }))
     }
     edge += spec.reset
     if (draw < edge) {

@@ -18,6 +18,7 @@ import { ArtifactStore } from './artifacts.js'
 import { effectiveUidRange, type UidRange } from '../runner/script/contain.js'
 import { containment, type Containment } from '../runner/script/jail.js'
 import { serverLimits, type ServerLimits } from './limits.js'
+import { systemClock, type Clock } from '../runner/clock.js'
 
 export { parseFaults, type FaultCounts, type FaultSpec } from './faults.js'
 export { checkSmtpUrl, type AlertDeliveryOptions } from './alerts/worker.js'
@@ -83,7 +84,7 @@ export interface LocalServerOptions {
   retentionDays?: number
   /** minutes a private location may have no live agent before its alert goes to the account's alert channels (default 5; docs/agents.md) */
   noAgentAlertMinutes?: number
-  /** the clock of schedules, leases and results (default Date.now; tests speed it up) */
+  /** the server's clock: of schedules, leases, results, deliveries, sessions, rate limits (default the system's; tests drive their own) */
   clock?: () => number
   /** scheduler tuning: tick, concurrency, lease, run options (tests) */
   schedulerOptions?: Partial<Omit<SchedulerOptions, 'store' | 'services' | 'plan' | 'run' | 'retentionMs'>>
@@ -95,7 +96,7 @@ export interface LocalServerOptions {
    */
   alerts?: AlertDeliveryOptions | false
   /** the sender of status pages' subscriber emails (on with `alerts` and its SMTP URL): tuning for tests */
-  subscriberMail?: Partial<Omit<SubscriberMailOptions, 'smtpUrl'>>
+  subscriberMail?: Partial<Omit<SubscriberMailOptions, 'smtpUrl' | 'clock'>>
   /**
    * The private-target policy of this server's own runner and alert deliveries (docs/security.md):
    * `deny` refuses loopback, private, link-local and this machine's own addresses. Default:
@@ -180,13 +181,13 @@ export function isPostgresUrl(location: string): boolean {
 }
 
 /** The store at `location`: a PostgreSQL URL, or a SQLite file (':memory:' keeps nothing). */
-export async function openStore(location: string, options: { poolSize?: number; poolWaitMs?: number } = {}): Promise<Store> {
+export async function openStore(location: string, options: { poolSize?: number; poolWaitMs?: number; clock?: Clock } = {}): Promise<Store> {
   // each store's driver is loaded only for its own kind of database: a server on PostgreSQL runs
   // without better-sqlite3 (an optional dependency, whose native build may be missing), and an
   // embedded server never loads pg
   if (!isPostgresUrl(location)) {
     const { openSqliteStore } = await import('./store/sqlite/index.js')
-    return openSqliteStore(location)
+    return openSqliteStore(location, options.clock)
   }
   const { openPostgresStore } = await import('./store/postgres/index.js')
   return openPostgresStore(location, options)
@@ -247,11 +248,11 @@ function serverSettings(options: LocalServerOptions) {
 }
 
 /** Every FINAL result feeds the check's status, error groups and alert state, then the caller's hook. */
-function finalResultHook(options: LocalServerOptions, alerts: AlertDeliveryWorker | undefined): FinalResultHook {
+function finalResultHook(options: LocalServerOptions, alerts: AlertDeliveryWorker | undefined, clock: Clock): FinalResultHook {
   return async (tx, check, result, recorded) => {
     // the store gave the result its id in this transaction: nothing to remember it by
     // (the check as parsed once by completeRun)
-    const outcome = await recordResult(tx, check as unknown as RecordableCheck, { ...result, id: recorded.final.id }, { fresh: true, account: recorded.run.account })
+    const outcome = await recordResult(tx, check as unknown as RecordableCheck, { ...result, id: recorded.final.id }, { fresh: true, account: recorded.run.account, now: clock.now() })
     // the deliveries are written with this transaction: the worker's next claim waits for its commit
     if (outcome.notifications.length > 0) alerts?.wake()
     await options.onFinalResult?.(tx, check, result, recorded)
@@ -370,9 +371,11 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     const problem = publicUrlProblem(url)
     if (problem) throw new UserError(`The public URL ${problem}`)
   }
-  const metrics = new ServerMetrics(options.clock)
+  // the server's one clock, passed down to everything that reads the time
+  const clock: Clock = { now: options.clock ?? systemClock.now }
+  const metrics = new ServerMetrics(clock.now)
   if (options.metricsToken !== undefined && options.metricsToken.length < 16) throw new UserError('The metrics token must be at least 16 characters (e.g. openssl rand -hex 24)')
-  const store = metrics.instrument(await openStore(options.dbPath ?? ':memory:', { poolSize: options.dbPoolSize, poolWaitMs: options.dbPoolWaitMs }))
+  const store = metrics.instrument(await openStore(options.dbPath ?? ':memory:', { poolSize: options.dbPoolSize, poolWaitMs: options.dbPoolWaitMs, clock }))
   try {
     const keys = await store.keys.setUp(options.apiKeys ?? [])
     // decided once, at start: one account is the usual self-hosted server watching its own
@@ -385,7 +388,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     // the sender of alert deliveries: on with the scheduler (monitors server), or when asked for
     const alertsOn = options.alerts !== false && (options.alerts !== undefined || (options.scheduler ?? options.runner === true))
     const alerts = alertsOn
-      ? new AlertDeliveryWorker(store, {
+      ? new AlertDeliveryWorker(store, clock, {
         retentionMs, privateTargets, allowedTargets, log: warn, ...(options.alerts || {}),
         onAttempt: (channelType, outcome) => {
           metrics.attempts.inc({ channel_type: channelType, outcome })
@@ -396,11 +399,11 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     // status pages' email subscribers: with the alert sender, when it has an SMTP server
     const smtpUrl = alerts && options.alerts ? options.alerts.smtpUrl : undefined
     const subscriptions = smtpUrl && options.alerts
-      ? new SubscriberMailer(store, { smtpUrl, smtpFrom: options.alerts.smtpFrom, log: options.alerts.log ?? warn, ...options.subscriberMail })
+      ? new SubscriberMailer(store, { smtpUrl, smtpFrom: options.alerts.smtpFrom, log: options.alerts.log ?? warn, ...options.subscriberMail, clock })
       : undefined
     const services: RunServices = {
-      now: options.clock ?? Date.now,
-      onFinalResult: finalResultHook(options, alerts),
+      now: clock.now,
+      onFinalResult: finalResultHook(options, alerts, clock),
       onSkipped: (skipped: SkipCount[]) => metrics.countSkipped(skipped),
       // counted once committed: a transaction tried again counts its results once
       onCommitted: (outcome) => metrics.recordResult(outcome.run.checkId, outcome.final.details as unknown as RunResult),

@@ -5,6 +5,8 @@
  * its pool saturated, internal errors, the scheduler's and the alert sender's problems).
  */
 
+import type { Clock } from '../runner/clock.js'
+
 export const LOG_FORMATS = ['text', 'json'] as const
 export type LogFormat = (typeof LOG_FORMATS)[number]
 
@@ -15,7 +17,7 @@ export function isLogFormat(value: unknown): value is LogFormat {
 }
 
 /** One line as written (without its newline). */
-export function formatLogLine(format: LogFormat, level: LogLevel, text: string, at: Date = new Date()): string {
+export function formatLogLine(format: LogFormat, level: LogLevel, text: string, at: Date): string {
   // a warning shared with the commands that print it bare says "Warning:"; the level says it here
   const message = level === 'warn' ? text.replace(/^Warning: /, '') : text
   if (format === 'json') return JSON.stringify({ time: at.toISOString(), level, msg: message })
@@ -28,10 +30,10 @@ export interface ServerLogger {
   warn(line: string): void
 }
 
-/** A logger writing formatted lines to `out` (info) and `err` (warn). */
-export function serverLogger(format: LogFormat, out: (text: string) => void, err: (text: string) => void): ServerLogger {
+/** A logger writing formatted lines to `out` (info) and `err` (warn), each dated on `clock`. */
+export function serverLogger(format: LogFormat, out: (text: string) => void, err: (text: string) => void, clock: Clock): ServerLogger {
   return {
-    info: (line) => out(`${formatLogLine(format, 'info', line)}\n`),
-    warn: (line) => err(`${formatLogLine(format, 'warn', line)}\n`),
+    info: (line) => out(`${formatLogLine(format, 'info', line, new Date(clock.now()))}\n`),
+    warn: (line) => err(`${formatLogLine(format, 'warn', line, new Date(clock.now()))}\n`),
   }
 }

@@ -24,10 +24,12 @@ const STATUS_VALUE = { passed: 0, degraded: 1, failed: 2 } as const
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
 
 export class ServerMetrics {
-  readonly startedAt = Date.now()
+  readonly startedAt: number
 
-  /** `now`: the clock of schedules (the backlog's age is measured on it) */
-  constructor(private readonly now: () => number = Date.now) {}
+  /** `now`: the server's clock (the backlog's age is measured on it) */
+  constructor(private readonly now: () => number) {
+    this.startedAt = now()
+  }
 
   readonly http = new Counter('monitors_http_requests_total', 'HTTP requests answered, by method, route pattern (unmatched: no route) and status code.', ['method', 'route', 'status'])
   readonly httpSeconds = new Histogram('monitors_http_request_duration_seconds', 'Time to answer an HTTP request, by method and route pattern.', ['method', 'route'], SECONDS_BUCKETS)

@@ -20,7 +20,7 @@ export class OutageLog {
     const saturated = error instanceof StorePoolSaturated
     // a saturation that turns into the database going away is told again
     if (this.since === undefined || (this.saturated && !saturated)) {
-      this.since ??= Date.now()
+      this.since ??= performance.now()
       this.saturated = saturated
       this.log(`${this.name}: ${error.message}; ${saturated ? 'waiting for a free connection' : 'waiting for it'}, trying again on its own`)
     }
@@ -30,7 +30,7 @@ export class OutageLog {
   /** A call to the database worked: the end of an outage is reported. */
   ok(): void {
     if (this.since === undefined) return
-    const seconds = Math.round((Date.now() - this.since) / 100) / 10
+    const seconds = Math.round((performance.now() - this.since) / 100) / 10
     this.since = undefined
     this.log(`${this.name}: ${this.saturated ? 'the database pool has free connections again' : 'the database is back'} after ${seconds} s; resumed`)
     this.saturated = false

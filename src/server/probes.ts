@@ -44,7 +44,7 @@ export function probeRoutes(app: FastifyInstance, store: Store, closing: AbortSi
       const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS)))
       try {
         const ready = await Promise.race([store.ping().then(() => true, (error: unknown) => error instanceof StorePoolSaturated), late])
-        last = { at: Date.now(), ready }
+        last = { at: performance.now(), ready }
         return ready
       } finally {
         clearTimeout(timer)
@@ -76,7 +76,7 @@ export function probeRoutes(app: FastifyInstance, store: Store, closing: AbortSi
     reply.type(text).header('cache-control', 'no-store')
     const unavailable = (why: string) => reply.code(503).header('retry-after', String(UNAVAILABLE_RETRY_SECONDS)).send(`Service Unavailable: ${why}`)
     if (closing.aborted) return unavailable('shutting down')
-    const ready = last && Date.now() - last.at < PING_CACHE_MS ? last.ready : await pingOrLast()
+    const ready = last && performance.now() - last.at < PING_CACHE_MS ? last.ready : await pingOrLast()
     if (closing.aborted) return unavailable('shutting down')
     return ready ? reply.send('OK') : unavailable('the database is unavailable')
   })

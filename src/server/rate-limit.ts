@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify'
+import type { Clock } from '../runner/clock.js'
 import { HttpError } from './errors.js'
 
 /** What the `x-ratelimit-*` headers say: the limit, what is left, seconds until the window resets. */
@@ -21,7 +22,7 @@ export class RateLimiter implements Limiter {
   private readonly windows = new Map<string, { count: number; resetAt: number }>()
   private nextSweep = 0
 
-  constructor(readonly max: number, readonly windowMs: number) {}
+  constructor(readonly max: number, readonly windowMs: number, private readonly clock: Clock) {}
 
   private window(key: string, now: number) {
     if (now >= this.nextSweep) {
@@ -42,7 +43,7 @@ export class RateLimiter implements Limiter {
   }
 
   /** Spends one request of the key's window; `allowed` is false once the window is used up. */
-  consume(key: string, now = Date.now()): RateWindow & { allowed: boolean } {
+  consume(key: string, now = this.clock.now()): RateWindow & { allowed: boolean } {
     const window = this.window(key, now)
     if (window.count >= this.max) return { ...this.figures(window.count, window.resetAt, now), allowed: false }
     window.count++
@@ -50,21 +51,21 @@ export class RateLimiter implements Limiter {
   }
 
   /** The key's window as it stands, spending nothing (a 403: the key is known but refused). */
-  peek(key: string, now = Date.now()): RateWindow {
+  peek(key: string, now = this.clock.now()): RateWindow {
     const window = this.windows.get(key)
     if (!window || window.resetAt <= now) return this.figures(0, now + this.windowMs, now)
     return this.figures(window.count, window.resetAt, now)
   }
 
   /** For a request without a known key (401): the whole limit of a fresh window, nothing spent. */
-  unspent(now = Date.now()): RateWindow {
+  unspent(now = this.clock.now()): RateWindow {
     return this.figures(0, now + this.windowMs, now)
   }
 }
 
 /** What the auth hook needs of a limiter: this process's counts, or the database's. */
 export interface Limiter {
-  /** `now`: the clock of the caller (default Date.now) */
+  /** `now`: the clock of the caller (default the limiter's clock) */
   consume(key: string, now?: number): (RateWindow & { allowed: boolean }) | Promise<RateWindow & { allowed: boolean }>
   peek(key: string, now?: number): RateWindow | Promise<RateWindow>
   unspent(): RateWindow
@@ -79,23 +80,24 @@ export class SharedRateLimiter implements Limiter {
     readonly max: number,
     readonly windowMs: number,
     private readonly windows: { hit(keyHash: string, max: number, windowMs: number, now: number, spend: boolean): Promise<{ count: number; resetAt: number }> },
+    private readonly clock: Clock,
   ) {}
 
   private figures(count: number, resetAt: number, now: number): RateWindow {
     return { limit: this.max, remaining: Math.max(0, this.max - count), resetSeconds: Math.max(1, Math.ceil((resetAt - now) / 1000)) }
   }
 
-  async consume(key: string, now = Date.now()): Promise<RateWindow & { allowed: boolean }> {
+  async consume(key: string, now = this.clock.now()): Promise<RateWindow & { allowed: boolean }> {
     const window = await this.windows.hit(key, this.max, this.windowMs, now, true)
     return { ...this.figures(Math.min(window.count, this.max), window.resetAt, now), allowed: window.count <= this.max }
   }
 
-  async peek(key: string, now = Date.now()): Promise<RateWindow> {
+  async peek(key: string, now = this.clock.now()): Promise<RateWindow> {
     const window = await this.windows.hit(key, this.max, this.windowMs, now, false)
     return this.figures(window.count, window.resetAt, now)
   }
 
-  unspent(now = Date.now()): RateWindow {
+  unspent(now = this.clock.now()): RateWindow {
     return this.figures(0, now + this.windowMs, now)
   }
 }
@@ -108,12 +110,12 @@ export function setRateHeaders(reply: FastifyReply, window: RateWindow): void {
   reply.headers(rateHeaders(window))
 }
 
-export function tooManyRequests(window: RateWindow): HttpError {
+export function tooManyRequests(window: RateWindow, now: number): HttpError {
   const seconds = window.resetSeconds
   return new HttpError(
     429,
     `Rate limit exceeded, retry in ${seconds} second${seconds === 1 ? '' : 's'}`,
-    { limit: window.limit, remaining: 0, reset: Math.ceil(Date.now() / 1000) + seconds },
+    { limit: window.limit, remaining: 0, reset: Math.ceil(now / 1000) + seconds },
     { 'retry-after': String(seconds), ...rateHeaders({ ...window, remaining: 0 }) },
   )
 }

@@ -1,6 +1,6 @@
 /**
  * An agent's script runs waiting for a place of its script concurrency must not take its slots
- * from the other check types (as on the server's runner, test/server/script-load.test.ts): with
+ * from the other check types (as on the server's runner, test/server/checks/script-load.test.ts): with
  * more multi-step runs due at its location than it runs at once, a DNS run due after them is
  * claimed and finishes while they still wait. The real server (SQLite or PostgreSQL) with no
  * runner of its own, `monitors agent` with 4 slots and a script concurrency of 1, multi-step

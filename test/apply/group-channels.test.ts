@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { makeProject, monitors } from '../helpers/cli.js'
 import { startDnsServer, type DnsServerHandle } from '../helpers/dns-server.js'
-import { startAlertsBench, startReceiver, type AlertsBench, type Receiver } from '../server/alerts-helpers.js'
+import { startAlertsBench, startReceiver, type AlertsBench, type Receiver } from '../server/alerts/alerts-helpers.js'
 import { KEY_A } from '../server/helpers.js'
 
 let dns: DnsServerHandle

@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
 import { makeProject, monitors, monitorsWithStreams, STACK_LINE, type CliResult } from '../helpers/cli.js'
-import { eventually, startReceiver, type Receiver } from '../server/alerts-helpers.js'
+import { eventually, startReceiver, type Receiver } from '../server/alerts/alerts-helpers.js'
 
 const ADMIN = 'console-admin-key-0123456789abcdef'
 const READ = 'console-read-key-0123456789abcdef'

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LocalServer } from '../../src/server/index.js'
 import { caller, KEY_A, startTestServer, type Call } from '../server/helpers.js'
-import { recordRuns } from '../server/analytics-helpers.js'
+import { recordRuns } from '../server/analytics/analytics-helpers.js'
 import { makeProject, monitors, STACK_LINE } from '../helpers/cli.js'
 
 let server: LocalServer

@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLocalServer, type LocalServer } from '../../src/server/index.js'
 import { KEY_A, caller, dnsBody, type Call } from '../server/helpers.js'
-import { recordRuns, seriesOf, type TestClock } from '../server/analytics-helpers.js'
+import { recordRuns, seriesOf, type TestClock } from '../server/analytics/analytics-helpers.js'
 
 let dir: string
 let one: LocalServer

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LocalServer } from '../../src/server/index.js'
-import { recordRuns, type KnownRun } from '../server/analytics-helpers.js'
+import { recordRuns, type KnownRun } from '../server/analytics/analytics-helpers.js'
 import { caller, expect400, startTestServer, type Call } from '../server/helpers.js'
 
 const HOUR = 3_600_000

@@ -9,7 +9,7 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LocalServer } from '../../src/server/index.js'
-import { recordRuns, type KnownRun } from '../server/analytics-helpers.js'
+import { recordRuns, type KnownRun } from '../server/analytics/analytics-helpers.js'
 import { KEY_B, caller, startTestServer, type Call } from '../server/helpers.js'
 
 const DAY = 86_400_000

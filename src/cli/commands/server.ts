@@ -10,6 +10,7 @@ import { publicUrlProblem } from '../../server/names.js'
 import { isLogFormat, LOG_FORMATS, serverLogger, type ServerLogger } from '../../server/log.js'
 import type { ScriptsPolicy } from '../../server/index.js'
 import type { UidRange } from '../../runner/script/contain.js'
+import { systemClock } from '../../runner/clock.js'
 import { uidRangeFromEnv, uidRangeOption } from '../uid-range.js'
 import { commandLineWarning, hideSecretArguments, readSecretFile, secretOf, urlPassword } from '../secrets.js'
 
@@ -100,7 +101,7 @@ export const DEFAULT_DB = '.monitors/server.db'
 function loggerOf(flag: string | undefined): ServerLogger {
   const format = flag ?? (io().env.MONITORING_SERVER_LOG_FORMAT || 'text')
   if (!isLogFormat(format)) throw new UserError(`${flag !== undefined ? '--log-format' : 'MONITORING_SERVER_LOG_FORMAT'} must be one of ${LOG_FORMATS.join(', ')}, got "${format}"`)
-  return serverLogger(format, (text) => io().stdout.write(text), (text) => io().stderr.write(text))
+  return serverLogger(format, (text) => io().stdout.write(text), (text) => io().stderr.write(text), systemClock)
 }
 
 /** MONITORING_SERVER_DB_POOL_SIZE, checked; undefined when unset. */

@@ -28,6 +28,7 @@ import { defaultRuntimeCache, runtimeState } from './runtimes.js'
 import { folderBytes, killTree, processTable, sandboxFlags, spawnSandboxed, treeMemory, type SandboxPaths } from './sandbox.js'
 import { createScrubber } from './scrub.js'
 import type { ArtifactManifest, ScriptCheck, ScriptDetails, ScriptRunOptions, ScriptRunResult, ScriptTest, ScriptVariable } from './types.js'
+import { systemClock } from '../clock.js'
 
 export const DEFAULT_SCRIPT_TIMEOUT_MS = 120_000
 export const DEFAULT_HEAP_LIMIT_MB = 512
@@ -95,7 +96,7 @@ type ResultMessage = Extract<HarnessMessage, { t: 'result' }>
 /** The limits of one run, from its options and their defaults. */
 interface RunLimits {
   timeoutMs: number
-  /** when the run is stopped, by the clock of the machine (Date.now) */
+  /** when the run is stopped, on this process's timer (performance.now: elapsed time, never the clock a test drives) */
   deadline: number
   heapLimitMb: number
   memoryLimitMb: number
@@ -145,13 +146,13 @@ interface ChildRun {
 
 /** Runs `check` once; see the module's comment. */
 export async function runScript(check: ScriptCheck, options: ScriptRunOptions = {}): Promise<ScriptRunResult> {
-  const now = options.now ?? Date.now
+  const now = options.now ?? systemClock.now
   const startedAt = now()
   const started = performance.now()
   const timeoutMs = options.timeoutMs ?? DEFAULT_SCRIPT_TIMEOUT_MS
   const limits: RunLimits = {
     timeoutMs,
-    deadline: Date.now() + timeoutMs,
+    deadline: performance.now() + timeoutMs,
     heapLimitMb: options.heapLimitMb ?? DEFAULT_HEAP_LIMIT_MB,
     memoryLimitMb: options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB,
     diskLimitBytes: options.diskLimitBytes ?? DEFAULT_DISK_LIMIT_BYTES,
@@ -348,7 +349,7 @@ async function runWithBrowser(
     try {
       browser = await launchBrowser({
         runtimeDir: folders.paths.runtimeDir, chromiumPath: options.chromiumPath, home: folders.home, runDir: folders.runDir,
-        timeoutMs: Math.min(60_000, limits.deadline - Date.now()), policy: options,
+        timeoutMs: Math.min(60_000, limits.deadline - performance.now()), policy: options,
         jail: jail ? { spec: jailLimits(jail, limits), runDir: folders.runDir, egress: jail.egress, egressSocket: jail.egressSocket, browserSocket: jail.browserSocket } : null,
       })
     } catch (error) {
@@ -414,7 +415,7 @@ async function superviseChild(
     checkType: check.checkType,
     wsEndpoint: browser?.endpoint ?? null,
     artifactsDir: paths.artifacts,
-    deadline: limits.deadline - margin,
+    budgetMs: limits.deadline - margin - performance.now(),
     testTimeoutMs: options.testTimeoutMs ?? 0,
     tracing: options.tracing ?? 'retain-on-failure',
     maxConsoleEntries: MAX_CONSOLE,
@@ -449,7 +450,7 @@ async function superviseChild(
   const onAbort = () => kill({ kind: 'aborted' })
   options.signal?.addEventListener('abort', onAbort)
   if (options.signal?.aborted) onAbort()
-  const hardTimer = setTimeout(() => kill({ kind: 'timeout' }), Math.max(0, limits.deadline - Date.now()))
+  const hardTimer = setTimeout(() => kill({ kind: 'timeout' }), Math.max(0, limits.deadline - performance.now()))
   const watchdog = watchResources(child.pid, browser?.pid, paths, limits, details, kill)
   // 'close': the process has ended and its output has been read to the end
   run.exit = await new Promise<ChildRun['exit']>((resolve) => {

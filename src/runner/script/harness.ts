@@ -260,7 +260,9 @@ const networkEntries: ScriptNetworkEntry[] = []
 const pages: ScriptPage[] = []
 const counts = { consoleErrors: 0, networkErrors: 0, userScriptErrors: 0, documentErrors: 0 }
 const dropped = { console: 0, network: 0 }
-const runStart = Date.now()
+const runStart = performance.now()
+/** when the run's budget ends, on this process's timer (set when the config arrives) */
+let deadline = Infinity
 
 function send(message: HarnessMessage): void {
   process.send?.(message)
@@ -348,7 +350,7 @@ function round(v: number | null, digits = 0): number | null {
 }
 
 function since(): number {
-  return Date.now() - runStart
+  return performance.now() - runStart
 }
 
 function addConsole(entry: ScriptConsoleEntry): void {
@@ -380,9 +382,9 @@ function watchPage(page: Any, testIndex: number): ScriptPage {
     counts.documentErrors += 1
     addConsole({ time: since(), page: record.index, type: 'pageerror', text: String(error?.message ?? error).slice(0, 4000), location: null })
   })
-  page.on('request', (r: Any) => started.set(r, Date.now()))
+  page.on('request', (r: Any) => started.set(r, performance.now()))
   const done = async (r: Any, failure: string | null) => {
-    const start = started.get(r) ?? Date.now()
+    const start = started.get(r) ?? performance.now()
     started.delete(r)
     let status: number | null = null
     try {
@@ -391,7 +393,7 @@ function watchPage(page: Any, testIndex: number): ScriptPage {
       status = null
     }
     if (failure || (status !== null && status >= 400)) counts.networkErrors += 1
-    addNetwork({ time: start - runStart, page: record.index, method: r.method(), url: r.url(), resourceType: r.resourceType(), status, failure, duration: Date.now() - start })
+    addNetwork({ time: start - runStart, page: record.index, method: r.method(), url: r.url(), resourceType: r.resourceType(), status, failure, duration: performance.now() - start })
   }
   page.on('requestfinished', (r: Any) => void done(r, null))
   page.on('requestfailed', (r: Any) => void done(r, r.failure()?.errorText ?? 'failed'))
@@ -404,18 +406,18 @@ function instrumentRequest(request: Any): void {
     const original = request[method]
     if (typeof original !== 'function') continue
     request[method] = async function (this: Any, url: Any, options: Any) {
-      const start = Date.now()
+      const start = performance.now()
       const verb = method === 'fetch' ? (options?.method ?? (typeof url === 'object' && url?.method?.()) ?? 'GET') : method.toUpperCase()
       const target = typeof url === 'string' ? url : (url?.url?.() ?? String(url))
       try {
         const response = await original.call(this, url, options)
         const status = response.status()
         if (status >= 400) counts.networkErrors += 1
-        addNetwork({ time: start - runStart, page: null, method: String(verb).toUpperCase(), url: response.url?.() ?? target, resourceType: 'fetch', status, failure: null, duration: Date.now() - start })
+        addNetwork({ time: start - runStart, page: null, method: String(verb).toUpperCase(), url: response.url?.() ?? target, resourceType: 'fetch', status, failure: null, duration: performance.now() - start })
         return response
       } catch (error) {
         counts.networkErrors += 1
-        addNetwork({ time: start - runStart, page: null, method: String(verb).toUpperCase(), url: target, resourceType: 'fetch', status: null, failure: errorText(error).message.split('\n')[0], duration: Date.now() - start })
+        addNetwork({ time: start - runStart, page: null, method: String(verb).toUpperCase(), url: target, resourceType: 'fetch', status: null, failure: errorText(error).message.split('\n')[0], duration: performance.now() - start })
         throw error
       }
     }
@@ -672,7 +674,7 @@ async function saveArtifacts(state: TestState): Promise<void> {
 }
 
 function remaining(): number {
-  return config.deadline - Date.now()
+  return deadline - performance.now()
 }
 
 async function runTest(test: TestCase, index: number, serialFailed: boolean): Promise<ScriptTest> {
@@ -832,6 +834,7 @@ async function runSuite(suite: Suite, results: ScriptTest[]): Promise<void> {
 export function main(io: HarnessIO): void {
   process.once('message', (message: HarnessConfig) => {
     config = message
+    deadline = performance.now() + message.budgetMs
     void run(io)
   })
 }

@@ -9,8 +9,8 @@ export interface HarnessConfig {
   /** The filtering proxy in front of the run's browser; null for multi-step checks. */
   wsEndpoint: string | null
   artifactsDir: string
-  /** Epoch ms by which the harness stops starting work (the parent kills a little later). */
-  deadline: number
+  /** Ms from its arrival after which the harness stops starting work (the parent kills a little later): elapsed time, each process on its own timer. */
+  budgetMs: number
   /** Per-test timeout (ms, 0 = none but the run's). */
   testTimeoutMs: number
   tracing: 'on' | 'retain-on-failure' | 'off'

@@ -5,6 +5,7 @@
  * names exactly the packages the declaration (src/schema/runtimes.ts) gives today.
  */
 import { spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { homedir } from 'node:os'
@@ -13,6 +14,7 @@ import { DEFAULT_RUNTIME_ID, findRuntime, RUNTIMES, type Runtime } from '../../s
 import { UserError } from '../../errors.js'
 import { alive } from './sandbox.js'
 import { childEnvironment } from '../child-env.js'
+import { isoNow, systemClock } from '../clock.js'
 
 const MARKER = '.monitors-runtime.json'
 
@@ -148,7 +150,7 @@ export async function prepareRuntime(id: string, options: PrepareOptions = {}): 
 }
 
 async function withLock<T>(lock: string, timeoutMs: number, waiting: () => void, fn: () => Promise<T>): Promise<T> {
-  const start = Date.now()
+  const start = performance.now()
   for (let round = 0; ; round++) {
     try {
       mkdirSync(lock)
@@ -167,7 +169,7 @@ async function withLock<T>(lock: string, timeoutMs: number, waiting: () => void,
         continue
       }
       if (round === 0) waiting()
-      if (Date.now() - start > timeoutMs) throw new RuntimePrepareError(`another process has been preparing this runtime for over ${Math.round(timeoutMs / 1000)} s (${lock})`)
+      if (performance.now() - start > timeoutMs) throw new RuntimePrepareError(`another process has been preparing this runtime for over ${Math.round(timeoutMs / 1000)} s (${lock})`)
       await new Promise((r) => setTimeout(r, 250))
     }
   }
@@ -179,7 +181,7 @@ async function withLock<T>(lock: string, timeoutMs: number, waiting: () => void,
 }
 
 async function install(id: string, runtime: Runtime, cacheDir: string, options: PrepareOptions): Promise<RuntimeState> {
-  const work = join(cacheDir, `.${id}.${process.pid}.${Date.now()}`)
+  const work = join(cacheDir, `.${id}.${process.pid}.${randomUUID().slice(0, 8)}`)
   mkdirSync(work, { recursive: true })
   try {
     writeFileSync(join(work, 'package.json'), `${JSON.stringify({ name: `monitors-runtime-${id.replace('.', '-')}`, private: true, dependencies: runtime.dependencies }, null, 2)}\n`)
@@ -198,9 +200,9 @@ async function install(id: string, runtime: Runtime, cacheDir: string, options: 
         throw new RuntimePrepareError(`preparing runtime ${id}: npm installed no ${name}`)
       }
     }
-    writeFileSync(join(work, MARKER), `${JSON.stringify({ id, dependencies: runtime.dependencies, preparedAt: new Date().toISOString() }, null, 2)}\n`)
+    writeFileSync(join(work, MARKER), `${JSON.stringify({ id, dependencies: runtime.dependencies, preparedAt: isoNow(systemClock) }, null, 2)}\n`)
     const dir = join(cacheDir, id)
-    const old = `${dir}.old.${process.pid}.${Date.now()}`
+    const old = `${dir}.old.${process.pid}.${randomUUID().slice(0, 8)}`
     try {
       if (existsSync(dir)) renameSync(dir, old)
       renameSync(work, dir)

@@ -29,6 +29,7 @@ import { NET_GUARD_SOURCE } from './net-guard.js'
 import { folderBytes, killTree, processTable, treeMemory } from './sandbox.js'
 import { createScrubber } from './scrub.js'
 import type { ScriptDetails, ScriptRunOptions, ScriptRunResult, ScriptVariable } from './types.js'
+import { systemClock } from '../clock.js'
 
 export interface PlaywrightSuite {
   id?: string | null
@@ -139,7 +140,7 @@ interface SuiteReport {
 
 /** Runs a Playwright check suite once; see the module's comment. Never throws for a run that went wrong. */
 export async function runPlaywrightSuite(suite: PlaywrightSuite, options: ScriptRunOptions = {}): Promise<ScriptRunResult> {
-  const now = options.now ?? Date.now
+  const now = options.now ?? systemClock.now
   const startedAt = now()
   const started = performance.now()
   const timeoutMs = options.timeoutMs ?? DEFAULT_SCRIPT_TIMEOUT_MS

@@ -77,7 +77,7 @@ export interface ScriptRunOptions {
   privateTargets?: PrivateTargets
   allowedTargets?: readonly string[]
   signal?: AbortSignal
-  /** Wall clock (default Date.now). */
+  /** Wall clock (default the system's, src/runner/clock.ts). */
   now?: () => number
 }
 

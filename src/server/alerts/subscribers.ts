@@ -16,6 +16,7 @@ import { hostname } from 'node:os'
 import { randomUUID } from 'node:crypto'
 import type { Transporter } from 'nodemailer'
 import { RunLoop } from '../../runner/run-loop.js'
+import type { Clock } from '../../runner/clock.js'
 import type { ClaimedSubscriberEmail, IncidentRecord, MaintenanceWindowRecord, Repositories, Store, SubscriberRecord } from '../store/index.js'
 
 /** What queuing subscribers' emails reads and writes: the store, or a transaction's repositories. */
@@ -81,29 +82,29 @@ async function pagesOf(store: Repos, account: string): Promise<Array<{ id: strin
  * the incident names. Called for the updates whose `notifySubscribers` is true (the spec's field;
  * a check's `triggerIncident.notifySubscribers` for the updates its incident gets).
  */
-export async function notifyIncident(store: Repos, account: string, incident: IncidentRecord, update: { status: string; description: string }): Promise<number> {
+export async function notifyIncident(store: Repos, account: string, incident: IncidentRecord, update: { status: string; description: string }, now: number): Promise<number> {
   const named = new Set(incident.incident.services.map((s) => s.id))
   if (named.size === 0) return 0
   const pages = (await pagesOf(store, account)).filter((p) => [...p.services].some((id) => named.has(id)))
-  return queue(store, account, pages, 'INCIDENT', (page, s) => incidentEmail(page.name, incident, s, update))
+  return queue(store, account, pages, 'INCIDENT', (page, s) => incidentEmail(page.name, incident, s, update), now)
 }
 
 /** Queues an email to every confirmed subscriber of the pages whose services the window concerns (see windowsOfServices). */
-export async function notifyMaintenance(store: Repos, account: string, window: MaintenanceWindowRecord): Promise<number> {
+export async function notifyMaintenance(store: Repos, account: string, window: MaintenanceWindowRecord, now: number): Promise<number> {
   const pages: Array<{ id: string; name: string; services: Set<string> }> = []
   for (const page of await pagesOf(store, account)) {
     if ((await windowsOfServices(store, account, page.services, [window])).length > 0) pages.push(page)
   }
-  return queue(store, account, pages, 'MAINTENANCE', (page, s) => maintenanceEmail(page.name, window, s))
+  return queue(store, account, pages, 'MAINTENANCE', (page, s) => maintenanceEmail(page.name, window, s), now)
 }
 
 async function queue(store: Repos, account: string, pages: Array<{ id: string; name: string }>, kind: 'INCIDENT' | 'MAINTENANCE',
-  make: (page: { id: string; name: string }, s: SubscriberRecord) => { subject: string; body: string }): Promise<number> {
+  make: (page: { id: string; name: string }, s: SubscriberRecord) => { subject: string; body: string }, now: number): Promise<number> {
   if (pages.length === 0) return 0
   const byId = new Map(pages.map((p) => [p.id, p]))
   const subscribers = await store.subscribers.confirmedOf(account, pages.map((p) => p.id))
   if (subscribers.length === 0) return 0
-  await store.subscribers.enqueue(subscribers.map((s) => ({ subscriberId: s.id, kind, ...make(byId.get(s.pageId)!, s) })), Date.now())
+  await store.subscribers.enqueue(subscribers.map((s) => ({ subscriberId: s.id, kind, ...make(byId.get(s.pageId)!, s) })), now)
   return subscribers.length
 }
 
@@ -118,6 +119,8 @@ export interface SubscriberMailOptions {
   backoffMs?: number
   timeoutMs?: number
   log?: (line: string) => void
+  /** the server's clock */
+  clock: Clock
 }
 
 /** Sends the outbox of subscriber emails through the server's SMTP server. */
@@ -134,7 +137,7 @@ export class SubscriberMailer {
     const emails = store.subscribers
     this.loop = new RunLoop<ClaimedSubscriberEmail>({
       source: {
-        claim: (max) => emails.claim({ owner: this.owner, max, leaseMs: this.options.timeoutMs + 30_000, now: Date.now() }),
+        claim: (max) => emails.claim({ owner: this.owner, max, leaseMs: this.options.timeoutMs + 30_000, now: this.options.clock.now() }),
         release: (email) => emails.release(this.owner, email.seq),
       },
       key: (email) => String(email.seq),
@@ -191,7 +194,7 @@ export class SubscriberMailer {
       const message = e.response ?? e.message ?? String(error)
       await this.store.subscribers.finish(this.owner, email.seq, {
         status: last ? 'FAILED' : 'PENDING',
-        nextAttemptAt: last ? null : Date.now() + this.options.backoffMs * 2 ** (attempt - 1),
+        nextAttemptAt: last ? null : this.options.clock.now() + this.options.backoffMs * 2 ** (attempt - 1),
         error: message,
       })
     }

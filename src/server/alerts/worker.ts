@@ -22,6 +22,7 @@ import { Agent, type Dispatcher } from 'undici'
 import { guardedConnector, type PrivateTargets } from '../../runner/targets.js'
 import { RunLoop, type WorkSource } from '../../runner/run-loop.js'
 import type { LocationAlert } from './private-locations.js'
+import type { Clock } from '../../runner/clock.js'
 
 export interface AlertDeliveryOptions {
   /** smtp:// or smtps:// URL (user and password in it when the server needs them); no email without it */
@@ -86,7 +87,7 @@ export class AlertDeliveryWorker {
   attempted = 0
   private readonly outage: OutageLog
 
-  constructor(private readonly store: Store, options: AlertDeliveryOptions = {}) {
+  constructor(private readonly store: Store, private readonly clock: Clock, options: AlertDeliveryOptions = {}) {
     this.options = {
       pollMs: 1000,
       concurrency: 8,
@@ -127,7 +128,7 @@ export class AlertDeliveryWorker {
     const deliveries = this.store.alertDeliveries
     return {
       claim: async (max) => {
-        const claimed = await deliveries.claim({ owner: this.owner, max, leaseMs: this.leaseMs, now: Date.now() })
+        const claimed = await deliveries.claim({ owner: this.owner, max, leaseMs: this.leaseMs, now: this.clock.now() })
         this.outage.ok()
         return claimed
       },
@@ -137,7 +138,7 @@ export class AlertDeliveryWorker {
   }
 
   private async prune(): Promise<void> {
-    const now = Date.now()
+    const now = this.clock.now()
     if (now - this.lastPrune < PRUNE_EVERY_MS) return
     this.lastPrune = now
     await this.store.alertDeliveries.prune(new Date(now - this.options.retentionMs).toISOString())
@@ -233,7 +234,7 @@ export class AlertDeliveryWorker {
     const signal = AbortSignal.any([stopping, AbortSignal.timeout(this.options.timeoutMs)])
     this.dispatcher ??= new Agent({ connect: guardedConnector(this.options) })
     const context: SendContext = { signal, timeoutMs: this.options.timeoutMs, mailer, userAgent: 'monitors-alerts/1', dispatcher: this.dispatcher }
-    const startedAt = new Date()
+    const startedAt = new Date(this.clock.now())
     const began = performance.now()
     const outcome: SendOutcome = await send(delivery, attempt, context)
     const durationMs = Math.round((performance.now() - began) * 10) / 10
@@ -248,7 +249,7 @@ export class AlertDeliveryWorker {
     else if (outcome.retryable && attempt < this.options.maxAttempts) {
       status = 'PENDING'
       const backoff = this.options.backoffMs * 2 ** (attempt - 1)
-      nextAttemptAt = Date.now() + Math.max(backoff, Math.min(outcome.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS))
+      nextAttemptAt = this.clock.now() + Math.max(backoff, Math.min(outcome.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS))
     } else status = 'FAILED'
     this.attempted++
     this.options.onAttempt?.(delivery.channelType, status === 'PENDING' ? 'RETRY' : status === 'DELIVERED' ? 'DELIVERED' : 'FAILED')
@@ -263,7 +264,7 @@ export class AlertDeliveryWorker {
     }, { status, nextAttemptAt }), () => this.stopped, { outage: this.outage })
     // the retry is due later: look again then, rather than at the next poll
     if (nextAttemptAt !== null && !this.stopped) {
-      const wait = nextAttemptAt - Date.now()
+      const wait = nextAttemptAt - this.clock.now()
       if (wait < this.options.pollMs) setTimeout(() => this.wake(), Math.max(0, wait) + 5).unref()
     }
   }

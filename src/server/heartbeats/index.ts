@@ -80,11 +80,11 @@ async function checkOf(tx: Repositories, account: string, checkId: string) {
  * lists its pings and missed periods) and recorded (status, error groups, analytics, alerts),
  * both under one id, so a second recording of it changes nothing.
  */
-async function record(tx: Repositories, account: string, check: { record: CheckRecord; body: Record<string, unknown> & { id: string } }, id: string, run: RunResult & { heartbeatState: string }, event: Record<string, unknown>): Promise<void> {
+async function record(tx: Repositories, account: string, check: { record: CheckRecord; body: Record<string, unknown> & { id: string } }, id: string, run: RunResult & { heartbeatState: string }, event: Record<string, unknown>, now: number): Promise<void> {
   const { assertions: _assertions, ...rest } = run
   await tx.results.add(account, check.record.id, id, { ...rest, details: { kind: 'HEARTBEAT', state: run.heartbeatState, ...event } } as unknown as StoredResultInput)
   // recorded as the check is in its group (alert settings, channels, muted)
-  await recordResult(tx, check.body as unknown as RecordableCheck, { ...run, id })
+  await recordResult(tx, check.body as unknown as RecordableCheck, { ...run, id }, { now })
 }
 
 /** The start of the first period of a silence not recorded as FAILING (see HeartbeatRecord.failedSince). */
@@ -93,14 +93,14 @@ export function nextMissed(hb: Pick<HeartbeatRecord, 'since' | 'periodMs' | 'fai
 }
 
 /** Records FAILING for the period starting at `start` when it is the next one to record; false when it is not (recorded by any process, or a ping came). */
-async function fail(tx: Repositories, hb: HeartbeatRecord, start: number): Promise<boolean> {
+async function fail(tx: Repositories, hb: HeartbeatRecord, start: number, now: number): Promise<boolean> {
   if (!(await tx.heartbeats.markFailing(hb.checkId, start))) return false
   const at = start + hb.periodMs + hb.graceMs
   await tx.heartbeats.addEvent(hb.account, { checkId: hb.checkId, state: 'FAILING', at, source: null, userAgent: null })
   const check = await checkOf(tx, hb.account, hb.checkId)
   if (check && check.body.activated !== false) {
     await record(tx, hb.account, check, `heartbeat:${hb.checkId}:${start}`, { ...result(check.body, at, true, 'No ping received within the period and grace'), heartbeatState: 'FAILING' },
-      { periodStartedAt: new Date(start).toISOString() })
+      { periodStartedAt: new Date(start).toISOString() }, now)
   }
   return true
 }
@@ -115,7 +115,7 @@ async function failNext(tx: Repositories, silence: Pick<HeartbeatRecord, 'accoun
   if (!hb || hb.since !== silence.since) return 'none'
   const start = nextMissed(hb)
   if (start + hb.periodMs + hb.graceMs >= now) return 'none'
-  return (await fail(tx, hb, start)) ? 'recorded' : 'taken'
+  return (await fail(tx, hb, start, now)) ? 'recorded' : 'taken'
 }
 
 /** Missed periods of one check one sweep records at most (the next ticks go on): a server back after a long stop does not spend one tick on one check. */
@@ -152,7 +152,7 @@ export async function receivePing(store: Store, token: string, now: number, from
     const check = await checkOf(tx, hb.account, hb.checkId)
     if (check && check.body.activated !== false) {
       await record(tx, hb.account, check, `heartbeat-ping:${event.id}`, { ...result(check.body, now, false, null), heartbeatState: state },
-        { eventId: event.id, source: from.source, userAgent: from.userAgent })
+        { eventId: event.id, source: from.source, userAgent: from.userAgent }, now)
     }
     return event
   })

@@ -13,6 +13,7 @@ import { alertTitle, deliveriesFor, subscribedChannelIds, subscriptionDeliveries
 import { recordAnalytics } from './analytics.js'
 import { failingDependencies } from '../dependencies.js'
 import { CHECK_TYPE_TABLE, isServiceCheckType } from '../../schema/check-types.js'
+import { systemClock } from '../../runner/clock.js'
 
 /**
  * What an HTTP run found (status code, certificate days), for the types whose table entry says
@@ -89,7 +90,11 @@ export interface RecordOptions {
    * transaction, is the check's, which cannot be deleted meanwhile): not read again.
    */
   account?: string
+  /** when the alert deliveries it writes are due: now on the caller's clock (default: the system's, for a caller without a server) */
+  now?: number
 }
+
+const nowOf = (options: RecordOptions): number => options.now ?? systemClock.now()
 
 async function recordIn(tx: Repositories, check: CheckBody, result: RecordableResult, checkRunId: string, options: RecordOptions): Promise<RecordOutcome | undefined> {
   const account = options.account ?? (await tx.checkStatuses.accountOf(check.id))
@@ -157,7 +162,7 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
     const description = (trigger.description || `${check.name} is failing: ${result.error ?? 'the check failed'}`).slice(0, 10_000)
     await tx.incidents.addUpdate(account, incident.id, { status: 'INVESTIGATING', description, notifySubscribers: trigger.notifySubscribers ?? false })
     // emailed to the subscribers of the pages showing the service, with the run (same transaction)
-    if (trigger.notifySubscribers) await notifyIncident(tx, account, incident, { status: 'INVESTIGATING', description })
+    if (trigger.notifySubscribers) await notifyIncident(tx, account, incident, { status: 'INVESTIGATING', description }, nowOf(options))
     step.state.incidentId = incident.id
     outcome.openedIncidentId = incident.id
   }
@@ -170,7 +175,7 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
     })
     if (trigger?.notifySubscribers) {
       const incident = await tx.incidents.get(account, step.state.incidentId)
-      if (incident) await notifyIncident(tx, account, incident, { status: 'RESOLVED', description: `${check.name} recovered` })
+      if (incident) await notifyIncident(tx, account, incident, { status: 'RESOLVED', description: `${check.name} recovered` }, nowOf(options))
     }
     outcome.resolvedIncidentId = step.state.incidentId
     step.state.incidentId = null
@@ -185,7 +190,7 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
   for (const kind of step.notifications) {
     const notification = await tx.alerts.notify(account, check.id, kind, checkRunId)
     const event = alertEvent(check, result, notification.id, kind, checkRunId, notification.created_at, incidentId)
-    const now = Date.now()
+    const now = nowOf(options)
     const to = recipients(kind, check, channels, certificates)
     await tx.alertDeliveries.enqueue(account, [...deliveriesFor(to.inline, event, now), ...subscriptionDeliveries(to.channels, event, now)])
   }

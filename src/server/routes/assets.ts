@@ -77,7 +77,7 @@ function base(request: FastifyRequest): string {
 export function assetRoutes(app: FastifyInstance, store: Store, artifacts: ArtifactStore | undefined): void {
   async function resultOf(request: FastifyRequest): Promise<CheckResultRecord> {
     const { checkId, id } = parseOr400(params, request.params, 'params')
-    const result = await store.results.get(request.accountId, id)
+    const result = await store.results.get(request.accountId, id, checkId)
     if (!result || result.checkId !== checkId) throw notFound('Check result')
     return result
   }

@@ -5,6 +5,7 @@ import { availability, newPingToken, periodsOf, pingUrlOf, receivePing } from '.
 import type { CheckRecord, HeartbeatEventRecord, Repositories, Store } from '../store/index.js'
 import type { RunServices } from '../scheduler/runs.js'
 import { sendJson } from './util.js'
+import { systemClock } from '../../runner/clock.js'
 
 const DAY = 86_400_000
 
@@ -41,7 +42,7 @@ export function replaceHeartbeatCheck(tx: Repositories, request: FastifyRequest<
 }
 
 /** The clock of the server the request reached (see heartbeatRoutes). */
-const nowOf = (request: FastifyRequest): number => ((request.server as unknown as { heartbeatClock?: () => number }).heartbeatClock ?? Date.now)()
+const nowOf = (request: FastifyRequest): number => ((request.server as unknown as { heartbeatClock?: () => number }).heartbeatClock ?? systemClock.now)()
 
 /** A time of the query: an ISO date or date-time, or epoch milliseconds. */
 function timeOf(text: string | undefined, name: string): number | undefined {

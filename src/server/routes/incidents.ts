@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { incidentSchema, incidentUpdateSchema, pageQuerySchema } from '../../schema/index.js'
+import type { Clock } from '../../runner/clock.js'
 import { notifyIncident } from '../alerts/subscribers.js'
 import { notFound, parseOr400 } from '../errors.js'
 import type { IncidentRecord, IncidentUpdateRecord, ServiceRecord, Store } from '../store/index.js'
@@ -31,7 +32,7 @@ function present(record: IncidentRecord, known: Map<string, ServiceRecord>) {
   }
 }
 
-export function incidentRoutes(app: FastifyInstance, store: Store): void {
+export function incidentRoutes(app: FastifyInstance, store: Store, clock: Clock): void {
   async function incidentExists(tx: Pick<Store, 'incidents'>, account: string, id: string): Promise<void> {
     if (!(await tx.incidents.get(account, id))) throw notFound('Incident')
   }
@@ -95,7 +96,7 @@ export function incidentRoutes(app: FastifyInstance, store: Store): void {
     if (update.update.notifySubscribers === true) {
       await quietly(request, async () => {
         const incident = await store.incidents.get(request.accountId, incidentId)
-        if (incident) await notifyIncident(store, request.accountId, incident, { status: String(update.update.status), description: String(update.update.description ?? '') })
+        if (incident) await notifyIncident(store, request.accountId, incident, { status: String(update.update.status), description: String(update.update.description ?? '') }, clock.now())
       })
     }
     return reply.code(201).send(presentUpdate(update, incidentId))

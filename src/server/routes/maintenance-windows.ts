@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { maintenanceWindowSchema } from '../../schema/index.js'
+import type { Clock } from '../../runner/clock.js'
 import { notifyMaintenance } from '../alerts/subscribers.js'
 import { notFound, parseOr400 } from '../errors.js'
 import type { MaintenanceWindowRecord, Store } from '../store/index.js'
@@ -20,7 +21,7 @@ function present(record: MaintenanceWindowRecord) {
   return { id: record.id, ...record.window, created_at: record.created_at, updated_at: record.updated_at }
 }
 
-export function maintenanceWindowRoutes(app: FastifyInstance, store: Store): void {
+export function maintenanceWindowRoutes(app: FastifyInstance, store: Store, clock: Clock): void {
   app.get('/v1/maintenance-windows', async (request, reply) => {
     return sendPaged(request, reply, optionalPage(request.query), {
       what: 'maintenance window',
@@ -34,7 +35,7 @@ export function maintenanceWindowRoutes(app: FastifyInstance, store: Store): voi
   app.post('/v1/maintenance-windows', async (request, reply) => {
     const data = parseOr400(maintenanceWindowSchema, request.body, 'payload')
     const window = await store.maintenanceWindows.create(request.accountId, data)
-    await quietly(request, () => notifyMaintenance(store, request.accountId, window))
+    await quietly(request, () => notifyMaintenance(store, request.accountId, window, clock.now()))
     return reply.code(201).send(present(window))
   })
 

@@ -510,16 +510,16 @@ export class Scheduler {
 
   private async prune(now: number): Promise<void> {
     const before = new Date(now - this.options.retentionMs).toISOString()
-    await this.store.results.prune(before)
+    await this.store.results.prune(before, now)
     this.options.artifacts?.prune(before)
     // what agents staged for runs whose lease is no longer held (an agent that died mid-run)
-    if (this.options.artifacts) await new StagedUploads(this.options.artifacts).sweep(leaseHeld(this.store, now), { now: Date.now() })
+    if (this.options.artifacts) await new StagedUploads(this.options.artifacts).sweep(leaseHeld(this.store, now))
     await this.store.checkStatuses.forgetResultsBefore(before)
     await this.store.runs.prune(now - 10 * 60_000, now)
     await this.store.heartbeats.pruneEvents(now - this.options.retentionMs)
-    await this.store.analytics.prune(now - this.options.retentionMs)
+    await this.store.analytics.prune(now - this.options.retentionMs, now)
     await this.store.runs.pruneSkipped(now - this.options.retentionMs)
-    await this.store.webSessions.prune(Date.now())
+    await this.store.webSessions.prune(now)
   }
 }
 

@@ -1,5 +1,6 @@
 import { withGroup } from '../groups.js'
 import type { CheckRunResult } from '../../runner/index.js'
+import type { Clock } from '../../runner/clock.js'
 import type { CheckResultRecord, ClaimedRun, CompleteOutcome, Repositories, SkipCount, Store, StoredResultInput } from '../store/index.js'
 
 /**
@@ -14,8 +15,7 @@ export type FinalResultHook = (
 ) => Promise<void>
 
 /** What the runs need besides the store: the clock, what to do with each FINAL result, and with runs skipped as late. */
-export interface RunServices {
-  now: () => number
+export interface RunServices extends Clock {
   onFinalResult?: FinalResultHook
   /** the runs a claim of this process skipped as late (a newer run of their check was due), counted once */
   onSkipped?: (skipped: SkipCount[]) => void

@@ -15,7 +15,8 @@ import type { CheckResultRecord } from './index.js'
  * location's integer keys, times in ms, the response time in thousandths of a ms; on
  * PostgreSQL the template's seq too), ~30 bytes on SQLite. Reading a compact row puts its
  * template's details back with its own columns: the same record, field for field, as a full
- * row would answer.
+ * row would answer. (PostgreSQL then packs an ended hour's compact rows into one row per
+ * check, location and template: see postgres/compact.ts.)
  *
  * Full and compact rows draw their `seq` from one counter (check_results' own), so lists
  * merge them in the order they were written. A compact row's id is a UUID made from its

@@ -667,7 +667,8 @@ export interface ResultQuery {
 export interface ResultStore {
   /** newest first */
   list(account: string, query: ResultQuery): Promise<Page<CheckResultRecord>>
-  get(account: string, id: string): Promise<CheckResultRecord | undefined>
+  /** `checkId`, when the caller knows it, only narrows the search (a result of another check is answered still) */
+  get(account: string, id: string, checkId?: string): Promise<CheckResultRecord | undefined>
   /** results of a session, oldest first */
   ofSession(account: string, sessionId: string): Promise<CheckResultRecord[]>
   /**
@@ -675,8 +676,8 @@ export interface ResultStore {
    * the id it was recorded with (its run id is the same); false when that id is stored already.
    */
   add(account: string, checkId: string, id: string, result: StoredResultInput): Promise<boolean>
-  /** deletes results that stopped before `before` (ISO date-time); answers how many */
-  prune(before: string): Promise<number>
+  /** deletes results that stopped before `before` (ISO date-time), `now` the clock's time (ms); answers how many */
+  prune(before: string, now?: number): Promise<number>
 }
 
 export interface SessionRecord {
@@ -1133,8 +1134,8 @@ export interface AnalyticsStore {
   rows(account: string, checkId: string, fromHour: number, toHour: number, withSamples: boolean): Promise<AnalyticsRollupRow[]>
   /** The rows of every check of the account with fromHour <= hourStart < toHour, by check id, each check's oldest first (one query). */
   rowsOfAccount(account: string, fromHour: number, toHour: number, withSamples: boolean): Promise<Map<string, AnalyticsRollupRow[]>>
-  /** Deletes rows of hours that ended before `before` (ms), with the results' retention; answers how many. */
-  prune(before: number): Promise<number>
+  /** Deletes rows of hours that ended before `before` (ms), with the results' retention, `now` the clock's time (ms); answers how many. */
+  prune(before: number, now?: number): Promise<number>
 }
 
 // --- end of analytics rollups ---------------------------------------------------------------------

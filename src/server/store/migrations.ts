@@ -274,4 +274,46 @@ export const MIGRATIONS: readonly Migration[] = [
       { addColumn: 'api_keys.key_end' },
     ],
   },
+  // PostgreSQL: compact results packed: result_runs is where a run is written (now a partition per hour), and once
+  //    its hour has ended its runs become one row per check, location, template and hour in result_blocks (a
+  //    partition per day), 28 bytes of row header and one index entry for an hour of runs instead of for each run.
+  //    The rows there stay in result_runs' day partitions and are packed like the others once their day has ended
+  //    (packed_ms: how far packing has gone; reads take a run from result_runs only at or after it). Analytics: a
+  //    result appends a delta (analytics_deltas, a partition per hour) in place of rewriting its rollup row; an
+  //    hour's deltas are merged into its rows once it has ended (rollups_ms: how far)
+  {
+    only: 'postgres',
+    steps: [
+      { addColumn: 'result_retention.packed_ms' },
+      { addColumn: 'result_retention.rollups_ms' },
+      {
+        sql: {
+          sqlite: '',
+          postgres: `
+  CREATE TABLE result_blocks (
+    chk BIGINT NOT NULL,
+    loc INTEGER NOT NULL,
+    tpl BIGINT NOT NULL,
+    hour BIGINT NOT NULL,
+    base BIGINT NOT NULL,
+    v INTEGER[] NOT NULL
+  ) PARTITION BY RANGE (hour);
+  CREATE INDEX result_blocks_chk ON result_blocks (chk, hour);
+  CREATE SEQUENCE analytics_deltas_id;
+  CREATE TABLE analytics_deltas (
+    id BIGINT NOT NULL DEFAULT nextval('analytics_deltas_id'),
+    check_id TEXT NOT NULL,
+    account_id TEXT NOT NULL,
+    hour_start BIGINT NOT NULL,
+    run_location TEXT NOT NULL,
+    status_code INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    samples TEXT NOT NULL
+  ) PARTITION BY RANGE (hour_start);
+  CREATE INDEX analytics_deltas_check ON analytics_deltas (check_id);
+  `,
+        },
+      },
+    ],
+  },
 ]

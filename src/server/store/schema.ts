@@ -397,6 +397,10 @@ export const TABLES: Record<string, Table> = {
     columns: {
       id: { type: 'integer', primaryKey: true, check: 'id = 1' },
       cutoff_ms: bigint,
+      // PostgreSQL: the end (ms) of the hours of compact rows packed into result_blocks (see postgres/compact.ts)
+      packed_ms: { type: 'bigint', default: 0, only: 'postgres' },
+      // PostgreSQL: the end (ms) of the hours of analytics deltas merged into analytics_rollups (see postgres/analytics.ts)
+      rollups_ms: { type: 'bigint', default: 0, only: 'postgres' },
     },
   },
 

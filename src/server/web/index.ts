@@ -82,7 +82,7 @@ function figuresQuery(type: AnalyticsCheckType): { query: AnalyticsQuery; names:
 
 function listFigures(store: Store, options: WebOptions, cache: AnalyticsCache<Figures>, accountId: string): ListFigures {
   return async (checks: CheckJson[]) => {
-    const now = Date.now()
+    const now = options.now()
     const out = new Map<string, Figures>()
     const asked: Array<{ checkId: string; type: AnalyticsCheckType; query: AnalyticsQuery; names: ReturnType<typeof figureNames> }> = []
     // one query per type (a schema is built for it), not per check
@@ -131,7 +131,7 @@ interface WebContext {
 }
 
 export function webRoutes(app: FastifyInstance, store: Store, options: WebOptions): void {
-  const context: WebContext = { app, store, options, sessions: new WebSessions(store.webSessions), analytics: new AnalyticsCache<Figures>() }
+  const context: WebContext = { app, store, options, sessions: new WebSessions(store.webSessions, options), analytics: new AnalyticsCache<Figures>() }
 
   app.register(async (scope) => {
     // form posts of the dashboard (only in this scope; the API stays JSON only)

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runScript, secretForms, type ScriptCheck, type ScriptRunOptions } from '../../../src/runner/script/index.js'
 import { hasChromium } from '../../helpers/browser.js'
 import { prepareTestRuntime } from '../../helpers/runtime.js'
+import { waitFor } from '../../helpers/wait-for.js'
 
 /*
  * The script engine end to end: real Chromium (Debian's), real sandboxed child processes, a
@@ -184,8 +185,7 @@ test('spins', async ({ page }) => {
     expect(result.details.logs).toContain('spinning')
     expect(result.details.memory.peakBrowserRssBytes).toBeGreaterThan(0)
     // killed processes leave the process table within moments
-    const deadline = Date.now() + 10_000
-    while (processesUnder(dir).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
+    await waitFor(() => processesUnder(dir).length === 0, { intervalMs: 100, what: 'the killed processes to leave' }).catch(() => undefined)
     expect(processesUnder(dir)).toEqual([])
   }, 120_000)
 

@@ -5,6 +5,7 @@
  */
 import { request } from 'undici'
 import { refusalIn } from '../../../runner/targets.js'
+import { systemClock } from '../../../runner/clock.js'
 import type { SendContext, SendOutcome } from './types.js'
 import { refused } from './types.js'
 
@@ -47,7 +48,8 @@ function retryAfter(header: string | string[] | undefined): number | undefined {
   const seconds = Number(value)
   if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000
   const date = Date.parse(value)
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now())
+  // a date of the other server's clock: against the system's, not this server's
+  return Number.isNaN(date) ? undefined : Math.max(0, date - systemClock.now())
 }
 
 /** Whether an HTTP status is worth another attempt: 408, 429 and 5xx are; other 4xx (and 3xx: redirects are not followed) are not. */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { AlertDeliveryAttempt, AlertDeliveryRecord, AlertDeliveryStatus, AlertDeliveryStore } from '../index.js'
 import { attemptOf, channelIdOf, claimedOf, deliveryOf, FAILED_DELIVERY_STATUSES, notificationOf, type AttemptRow, type DeliveryRow, type NotificationRow } from '../alert-delivery-rows.js'
 import type { Sql } from './index.js'
+import type { Clock } from '../../../runner/clock.js'
 
 /*
  * The outbox of alert deliveries, shared by every server on the database. Rows are written in
@@ -13,7 +14,6 @@ import type { Sql } from './index.js'
  * claimed again.
  */
 
-const isoNow = () => new Date().toISOString()
 
 const COLUMNS = `seq, id, account_id, check_id, notification_id, alert_type, channel_type, channel, event, status, reason, attempts,
   next_attempt_at, lease_expires_at, created_at, updated_at`
@@ -46,11 +46,12 @@ async function deliveryCounts(sql: Sql, account: string | undefined): Promise<Ar
   return rows.map((row) => ({ account: row.account, status: row.status, count: Number(row.count) }))
 }
 
-export function alertDeliveryRepository(sql: Sql): AlertDeliveryStore {
-  return { ...outboxRepository(sql), counts: (account) => deliveryCounts(sql, account) }
+export function alertDeliveryRepository(sql: Sql, clock: Clock): AlertDeliveryStore {
+  return { ...outboxRepository(sql, clock), counts: (account) => deliveryCounts(sql, account) }
 }
 
-function outboxRepository(sql: Sql): Omit<AlertDeliveryStore, 'counts'> {
+function outboxRepository(sql: Sql, clock: Clock): Omit<AlertDeliveryStore, 'counts'> {
+  const isoNow = () => new Date(clock.now()).toISOString()
   /** the records of rows, with their attempts (read in one statement) */
   async function records(rows: DeliveryRow[]): Promise<AlertDeliveryRecord[]> {
     const attempts = new Map<number, AlertDeliveryAttempt[]>()

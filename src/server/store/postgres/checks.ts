@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { CheckData, CheckPage, CheckRecord, CheckStatusFilter, CheckStore, CheckType } from '../index.js'
 import type { Sql } from './index.js'
 import { foldedName } from '../check-rows.js'
+import type { Clock } from '../../../runner/clock.js'
 
 /**
  * The filters of the list (CheckListQuery): $1 the account, $4 to $7 the filters' values, each
@@ -25,7 +26,7 @@ const STATUS_WHERE: Record<CheckStatusFilter, string> = {
  * A list page is one statement (one snapshot): the page's answers joined by the database,
  * their count and the total. Nothing is cached: another server may have written since.
  */
-export function checkRepository(sql: Sql): CheckStore {
+export function checkRepository(sql: Sql, clock: Clock): CheckStore {
   const record = (id: string, checkType: string, json: string): CheckRecord => ({ id, checkType, json })
   const insertTags = `INSERT INTO check_tags (check_seq, account_id, tag) SELECT DISTINCT $1::bigint, $2::text, t FROM unnest($3::text[]) AS t
     ON CONFLICT DO NOTHING`
@@ -64,7 +65,7 @@ export function checkRepository(sql: Sql): CheckStore {
     },
     create: (account: string, type: CheckType, data: CheckData) => sql.atomic(async (tx) => {
       const id = randomUUID()
-      const json = JSON.stringify({ id, ...data, created_at: new Date().toISOString(), updated_at: null })
+      const json = JSON.stringify({ id, ...data, created_at: new Date(clock.now()).toISOString(), updated_at: null })
       const [{ seq }] = await tx.rows<{ seq: number }>(`INSERT INTO checks (id, account_id, check_type, activated, body, name_folded) VALUES ($1, $2, $3, $4, $5, $6) RETURNING seq`,
         [id, account, type, data.activated !== false, json, foldedName(data)])
       if (data.tags.length > 0) await tx.run(insertTags, [seq, account, data.tags])
@@ -75,12 +76,12 @@ export function checkRepository(sql: Sql): CheckStore {
         `SELECT seq, check_type, body FROM checks WHERE id = $1 AND account_id = $2 FOR UPDATE`, [id, account])
       if (!row || row.check_type !== type) return undefined
       const previous = JSON.parse(row.body) as { created_at: string; activated?: boolean }
-      const json = JSON.stringify({ id, ...data, created_at: previous.created_at, updated_at: new Date().toISOString() })
+      const json = JSON.stringify({ id, ...data, created_at: previous.created_at, updated_at: new Date(clock.now()).toISOString() })
       await tx.run(`UPDATE checks SET body = $1, activated = $2, name_folded = $3 WHERE seq = $4`, [json, data.activated !== false, foldedName(data), row.seq])
       // a check paused or resumed: the scheduled runs planned before (and never claimed) are skipped
       if ((previous.activated !== false) !== (data.activated !== false)) {
         await tx.run(`UPDATE check_runs SET state = 'skipped', done_at = $1, skip_reason = 'paused'
-          WHERE check_id = $2 AND state = 'due' AND session_id IS NULL AND claim_seq = 0`, [Date.now(), id])
+          WHERE check_id = $2 AND state = 'due' AND session_id IS NULL AND claim_seq = 0`, [clock.now(), id])
       }
       await tx.run(`DELETE FROM check_tags WHERE check_seq = $1`, [row.seq])
       if (data.tags.length > 0) await tx.run(insertTags, [row.seq, account, data.tags])

@@ -2,7 +2,7 @@ import { badgeTokenRepository } from './badge-tokens.js'
 import pg from 'pg'
 import type { PoolStats, Repositories, Store } from '../index.js'
 import { UserError } from '../../../errors.js'
-import { TYPES, migrate, redactUrl } from './migrations.js'
+import { MIGRATIONS, TYPES, migrate, redactUrl } from './migrations.js'
 import { checkRepository } from './checks.js'
 import { keyRepository, webSessionRepository } from './keys.js'
 import { subscriberRepository } from './subscribers.js'
@@ -16,6 +16,7 @@ import { rateWindowRepository } from './rate-windows.js'
 import { alertDeliveryRepository } from './alerts-deliveries.js'
 import { analyticsRepository } from './analytics.js'
 import { storeError, type NamedPool } from './errors.js'
+import { systemClock, type Clock } from '../../../runner/clock.js'
 
 /**
  * Where the repositories send their statements: the pool (each statement on any free
@@ -136,33 +137,33 @@ async function inTransaction<T>(pool: Pool, fn: (client: pg.PoolClient) => Promi
   }
 }
 
-function repositories(sql: Sql): Repositories {
+function repositories(sql: Sql, clock: Clock): Repositories {
   return {
-    checks: checkRepository(sql),
-    variables: variableRepository(sql),
-    services: serviceRepository(sql),
-    statusPages: statusPageRepository(sql),
-    maintenanceWindows: maintenanceWindowRepository(sql),
-    snippets: snippetRepository(sql),
-    alertChannels: alertChannelRepository(sql),
-    checkGroups: checkGroupRepository(sql),
-    incidents: incidentRepository(sql),
-    keys: keyRepository(sql),
+    checks: checkRepository(sql, clock),
+    variables: variableRepository(sql, clock),
+    services: serviceRepository(sql, clock),
+    statusPages: statusPageRepository(sql, clock),
+    maintenanceWindows: maintenanceWindowRepository(sql, clock),
+    snippets: snippetRepository(sql, clock),
+    alertChannels: alertChannelRepository(sql, clock),
+    checkGroups: checkGroupRepository(sql, clock),
+    incidents: incidentRepository(sql, clock),
+    keys: keyRepository(sql, clock),
     webSessions: webSessionRepository(sql),
     subscribers: subscriberRepository(sql),
     badgeTokens: badgeTokenRepository(sql),
-    privateLocations: privateLocationRepository(sql),
-    checkStatuses: checkStatusRepository(sql),
+    privateLocations: privateLocationRepository(sql, clock),
+    checkStatuses: checkStatusRepository(sql, clock),
     errorGroups: errorGroupRepository(sql),
-    alerts: alertRepository(sql),
+    alerts: alertRepository(sql, clock),
     heartbeats: heartbeatRepository(sql),
     runs: runRepository(sql),
-    results: resultRepository(sql),
+    results: resultRepository(sql, clock),
     sessions: sessionRepository(sql),
     agents: agentRepository(sql),
     schedule: scheduleRepository(sql),
-    alertDeliveries: alertDeliveryRepository(sql),
-    analytics: analyticsRepository(sql),
+    alertDeliveries: alertDeliveryRepository(sql, clock),
+    analytics: analyticsRepository(sql, clock),
   }
 }
 
@@ -215,14 +216,14 @@ export class PostgresStore implements Store {
   /** the pool of the lease extensions and readiness */
   private readonly leaseSql: Sql
 
-  constructor(readonly pool: Pool, readonly leasePool: Pool, readonly authPool: Pool) {
+  constructor(readonly pool: Pool, readonly leasePool: Pool, readonly authPool: Pool, private readonly clock: Clock) {
     const onPool = (p: Pool): Sql => clientSql(p, (fn) => inTransaction(p, (client) => fn(transactionSql(client))))
     const sql = onPool(pool)
     this.leaseSql = onPool(leasePool)
     const authSql = onPool(authPool)
-    const repos = repositories(sql)
-    const lease = repositories(this.leaseSql)
-    const auth = repositories(authSql)
+    const repos = repositories(sql, clock)
+    const lease = repositories(this.leaseSql, clock)
+    const auth = repositories(authSql, clock)
     this.checks = repos.checks
     this.variables = repos.variables
     this.services = repos.services
@@ -253,7 +254,7 @@ export class PostgresStore implements Store {
 
   /** One connection for the whole of fn (READ COMMITTED, rows locked as the repositories read them). */
   transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
-    return inTransaction(this.pool, (client) => fn(repositories(transactionSql(client))))
+    return inTransaction(this.pool, (client) => fn(repositories(transactionSql(client), this.clock)))
   }
 
   /** A statement on the lease pool: it answers, or the database is away (the main pool's load does not count). */
@@ -293,6 +294,8 @@ export interface PostgresOptions {
   poolSize?: number
   /** wait for a free connection, ms (default 10,000) */
   poolWaitMs?: number
+  /** the server's clock, of the rows' times (default the system's) */
+  clock?: Clock
 }
 
 function makePool(url: string, name: string, size: number, waitMs: number): Pool {
@@ -305,11 +308,12 @@ function makePool(url: string, name: string, size: number, waitMs: number): Pool
 /** Connects to the database at `url`, and brings its schema up to date. */
 export async function openPostgresStore(url: string, options: PostgresOptions = {}): Promise<PostgresStore> {
   const size = options.poolSize ?? DEFAULT_POOL_SIZE
+  const clock = options.clock ?? systemClock
   if (!Number.isInteger(size) || size < 1 || size > 1000) throw new UserError(`The database pool size must be a whole number from 1 to 1000, got ${size}`)
   const waitMs = options.poolWaitMs ?? DEFAULT_POOL_WAIT_MS
   const pool = makePool(url, 'main', size, waitMs)
   try {
-    await migrate(pool.pg)
+    await migrate(pool.pg, MIGRATIONS, clock)
   } catch (error) {
     await pool.pg.end().catch(() => undefined)
     if (error instanceof UserError) throw error
@@ -317,7 +321,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
     const message = (error as Error).message
     throw new UserError(`Cannot open the PostgreSQL database ${redactUrl(url)}: ${code && !/^\d/.test(code) ? `${code} ` : ''}${message}`)
   }
-  return new PostgresStore(pool, makePool(url, 'lease', LEASE_POOL_SIZE, waitMs), makePool(url, 'auth', AUTH_POOL_SIZE, waitMs))
+  return new PostgresStore(pool, makePool(url, 'lease', LEASE_POOL_SIZE, waitMs), makePool(url, 'auth', AUTH_POOL_SIZE, waitMs), clock)
 }
 
 export { MIGRATIONS, redactUrl } from './migrations.js'

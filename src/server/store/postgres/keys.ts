@@ -3,6 +3,7 @@ import type { Sql } from './index.js'
 import { DEFAULT_ROLE, defaultAccountId, generateKey, hashKey, keyPrefix, newKeyId } from '../../keys.js'
 import { keyRecord, type KeyRow } from '../key-rows.js'
 import { UserError } from '../../../errors.js'
+import type { Clock } from '../../../runner/clock.js'
 
 /** Servers starting at the same moment set their keys up one after the other (an advisory lock). */
 const KEYS_LOCK = 7_266_736_173
@@ -12,13 +13,13 @@ const INSERT = `INSERT INTO api_keys (key_hash, id, prefix, account_id, role, na
 const INSERT_OF_LOCATION = `INSERT INTO api_keys (key_hash, id, prefix, account_id, role, name, source, created_at, location_id, key_end)
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
 
-export function keyRepository(sql: Sql): KeyStore {
+export function keyRepository(sql: Sql, clock: Clock): KeyStore {
   return {
     setUp: (given) => {
       for (const { key } of given) if (!key) throw new UserError('An API key cannot be empty')
       return sql.atomic(async (tx): Promise<KeySetup> => {
         await tx.rows('SELECT pg_advisory_xact_lock($1)', [KEYS_LOCK])
-        const time = new Date().toISOString()
+        const time = new Date(clock.now()).toISOString()
         if (given.length > 0) {
           // added, or updated with what was given; every other key stays as it is
           for (const { key, accountId, role } of given) {
@@ -42,7 +43,7 @@ export function keyRepository(sql: Sql): KeyStore {
     },
     create: async (key, data) => {
       const [row] = await sql.rows<KeyRow>(`${INSERT_OF_LOCATION} RETURNING ${COLUMNS}`,
-        [hashKey(key), newKeyId(), keyPrefix(key), data.accountId, data.role, data.name ?? null, 'created', new Date().toISOString(),
+        [hashKey(key), newKeyId(), keyPrefix(key), data.accountId, data.role, data.name ?? null, 'created', new Date(clock.now()).toISOString(),
           data.locationId ?? null, data.locationId ? key.slice(-4) : ''])
       return keyRecord(row)
     },

@@ -1,6 +1,7 @@
 import pg from 'pg'
 import { UserError } from '../../../errors.js'
 import { renderMigrations } from '../ddl.js'
+import { systemClock, type Clock } from '../../../runner/clock.js'
 
 /**
  * Versioned schema migrations: the shared ones (../migrations.ts, tables described in
@@ -34,7 +35,7 @@ export function redactUrl(url: string): string {
  * Brings the schema up to date: in one transaction under an advisory lock, so two servers
  * starting at the same moment apply each migration once (the second waits, then finds it done).
  */
-export async function migrate(pool: pg.Pool, migrations: readonly string[] = MIGRATIONS): Promise<void> {
+export async function migrate(pool: pg.Pool, migrations: readonly string[] = MIGRATIONS, clock: Clock = systemClock): Promise<void> {
   const client = await pool.connect()
   // a connection the database ends meanwhile fails the next query (the start fails with it), never the process
   const ignore = () => undefined
@@ -50,7 +51,7 @@ export async function migrate(pool: pg.Pool, migrations: readonly string[] = MIG
     }
     for (let version = current; version < migrations.length; version++) {
       await client.query(migrations[version])
-      await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [version + 1, new Date().toISOString()])
+      await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [version + 1, new Date(clock.now()).toISOString()])
     }
     await client.query('COMMIT')
   } catch (error) {

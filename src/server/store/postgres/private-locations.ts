@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto'
+import type { Clock } from '../../../runner/clock.js'
 import type { PrivateLocationLoad, PrivateLocationStore } from '../index.js'
 import type { Sql } from './index.js'
 import { namesSlug, PRIVATE_LOCATION_COLUMNS as COLUMNS, privateLocationRecord, slugPattern, type PrivateLocationRow } from '../private-location-rows.js'
 
-const now = () => new Date().toISOString()
 
 /** Private locations of an account, and what their agents are doing. */
-export function privateLocationRepository(sql: Sql): PrivateLocationStore {
+export function privateLocationRepository(sql: Sql, clock: Clock): PrivateLocationStore {
+  const now = () => new Date(clock.now()).toISOString()
   const one = async (text: string, values: unknown[]) => {
     const [row] = await sql.rows<PrivateLocationRow>(text, values)
     return row && privateLocationRecord(row)

@@ -8,8 +8,8 @@ import {
 import type { AlertChannelData, CheckGroup, MaintenanceWindow, StatusPage } from '../../../schema/index.js'
 import type { Sql } from './index.js'
 import { keysetReader } from './keyset.js'
+import type { Clock } from '../../../runner/clock.js'
 
-const now = () => new Date().toISOString()
 /** LIMIT NULL is "no limit" */
 const limitOf = (paging: Paging) => paging.limit ?? null
 
@@ -36,7 +36,8 @@ interface VariableRow {
 const variable = (row: VariableRow): VariableRecord =>
   ({ key: row.key, value: row.value, locked: row.locked, secret: row.secret, created_at: row.created_at, updated_at: row.updated_at })
 
-export function variableRepository(sql: Sql): VariableStore {
+export function variableRepository(sql: Sql, clock: Clock): VariableStore {
+  const now = () => new Date(clock.now()).toISOString()
   const columns = 'key, value, locked, secret, created_at, updated_at'
   const get = async (account: string, key: string) => {
     const [row] = await sql.rows<VariableRow>(`SELECT ${columns} FROM variables WHERE account_id = $1 AND key = $2`, [account, key])
@@ -92,7 +93,8 @@ interface ServiceRow {
 const service = (row: ServiceRow): ServiceRecord =>
   ({ id: row.id, name: row.name, accountId: row.account_id, created_at: row.created_at, updated_at: row.updated_at })
 
-export function serviceRepository(sql: Sql): ServiceStore {
+export function serviceRepository(sql: Sql, clock: Clock): ServiceStore {
+  const now = () => new Date(clock.now()).toISOString()
   const columns = 'id, account_id, name, created_at, updated_at'
   const get = async (account: string, id: string) => {
     const [row] = await sql.rows<ServiceRow>(`SELECT ${columns} FROM services WHERE id = $1 AND account_id = $2`, [id, account])
@@ -146,7 +148,8 @@ interface PageRow {
 const statusPage = (row: PageRow): StatusPageRecord =>
   ({ id: row.id, page: JSON.parse(row.body) as StoredPage, created_at: row.created_at, updated_at: row.updated_at })
 
-export function statusPageRepository(sql: Sql): StatusPageStore {
+export function statusPageRepository(sql: Sql, clock: Clock): StatusPageStore {
+  const now = () => new Date(clock.now()).toISOString()
   const columns = 'seq, id, body, created_at, updated_at'
 
   async function recordUses(tx: Sql, seq: number, page: StoredPage): Promise<void> {
@@ -228,7 +231,8 @@ interface WindowRow {
 const maintenanceWindow = (row: WindowRow): MaintenanceWindowRecord =>
   ({ id: row.id, window: JSON.parse(row.body) as MaintenanceWindow, created_at: row.created_at, updated_at: row.updated_at })
 
-export function maintenanceWindowRepository(sql: Sql): MaintenanceWindowStore {
+export function maintenanceWindowRepository(sql: Sql, clock: Clock): MaintenanceWindowStore {
+  const now = () => new Date(clock.now()).toISOString()
   const columns = 'id, body, created_at, updated_at'
   const after = keysetReader<WindowRow>({ table: 'maintenance_windows', columns, key: 'id', order: 'id', integerKey: true })
   return {
@@ -262,7 +266,8 @@ export function maintenanceWindowRepository(sql: Sql): MaintenanceWindowStore {
 const checkGroup = (row: WindowRow): CheckGroupRecord =>
   ({ id: Number(row.id), group: JSON.parse(row.body) as CheckGroup, created_at: row.created_at, updated_at: row.updated_at })
 
-export function checkGroupRepository(sql: Sql): CheckGroupStore {
+export function checkGroupRepository(sql: Sql, clock: Clock): CheckGroupStore {
+  const now = () => new Date(clock.now()).toISOString()
   const columns = 'id, body, created_at, updated_at'
   const after = keysetReader<WindowRow>({ table: 'check_groups', columns, key: 'id', order: 'id', integerKey: true })
   return {
@@ -303,7 +308,8 @@ interface ChannelRow {
 const alertChannel = (row: ChannelRow): AlertChannelRecord =>
   ({ id: row.id, channel: JSON.parse(row.body) as AlertChannelData, created_at: row.created_at, updated_at: row.updated_at })
 
-export function alertChannelRepository(sql: Sql): AlertChannelStore {
+export function alertChannelRepository(sql: Sql, clock: Clock): AlertChannelStore {
+  const now = () => new Date(clock.now()).toISOString()
   const columns = 'id, body, created_at, updated_at'
   const after = keysetReader<ChannelRow>({ table: 'alert_channels', columns, key: 'id', order: 'id', integerKey: true })
   return {
@@ -357,7 +363,8 @@ interface UpdateRow {
 const incidentUpdate = (row: UpdateRow): IncidentUpdateRecord =>
   ({ id: row.id, update: JSON.parse(row.body) as Record<string, unknown>, created_at: row.created_at, updated_at: row.updated_at })
 
-export function incidentRepository(sql: Sql): IncidentStore {
+export function incidentRepository(sql: Sql, clock: Clock): IncidentStore {
+  const now = () => new Date(clock.now()).toISOString()
   const columns = 'seq, id, body, created_at, updated_at'
   const updateColumns = 'incident_seq, id, body, created_at, updated_at'
 

@@ -3,6 +3,7 @@ import type {
   AlertNotificationRecord, AlertState, AlertStore, CheckStatusRecord, CheckStatusStore, ErrorGroupRecord, ErrorGroupStore,
 } from '../index.js'
 import type { Sql } from './index.js'
+import type { Clock } from '../../../runner/clock.js'
 
 /*
  * Results of check runs. Every write is one statement (an upsert), so that several servers
@@ -12,7 +13,6 @@ import type { Sql } from './index.js'
  * transaction, and the read locks the check's alert state until that transaction ends.
  */
 
-const now = () => new Date().toISOString()
 
 interface StatusRow {
   body: string
@@ -46,7 +46,8 @@ const status = (row: StatusRow): CheckStatusRecord => ({
   updated_at: row.updated_at,
 })
 
-export function checkStatusRepository(sql: Sql): CheckStatusStore {
+export function checkStatusRepository(sql: Sql, clock: Clock): CheckStatusStore {
+  const now = () => new Date(clock.now()).toISOString()
   // a newer run (or the same instant) sets the flags; every run takes part in longest/shortest
   const newer = `excluded.last_started_at >= check_statuses.last_started_at`
   const upsert = `
@@ -172,7 +173,8 @@ interface NotificationRow {
 const notification = (row: NotificationRow): AlertNotificationRecord =>
   ({ id: row.id, checkId: row.check_id, kind: row.kind, checkRunId: row.check_run_id, created_at: row.created_at })
 
-export function alertRepository(sql: Sql): AlertStore {
+export function alertRepository(sql: Sql, clock: Clock): AlertStore {
+  const now = () => new Date(clock.now()).toISOString()
   const columns = 'id, check_id, kind, check_run_id, created_at'
   return {
     state: async (checkId) => {

@@ -7,7 +7,8 @@ import type { CheckGroup, MaintenanceWindow } from '../../../schema/index.js'
 import type { Sql } from './index.js'
 import { leaseOf, parseRunId, resultOfClaim, resultRecord as recordOfRun, type RunRow } from '../run-rows.js'
 import { columnsOf, compactValues, dayOf, fullDetails, leanDetails, type CompactValues } from '../compact-rows.js'
-import { compactRow, dropPartitions, ensurePartition, getCompact, listResults, retentionCutoff } from './compact.js'
+import { compactRow, dropPartitions, getCompact, listResults, makeAhead, packHours, retentionCutoff } from './compact.js'
+import type { Clock } from '../../../runner/clock.js'
 
 /*
  * Due runs are rows of check_runs, shared by every server and agent on the database.
@@ -253,6 +254,7 @@ async function writeCompact(tx: Sql, checkSeq: number | undefined, now: number, 
     WHERE check_id = $1 AND run_location = $2 AND is_template ORDER BY seq DESC LIMIT 1`, [final.checkId, final.runLocation])
   if (template && dayOf(Date.parse(template.created_at)) === dayOf(now) && template.details === final.detailsText) {
     const id = await compactRow(tx, checkSeq, final.runLocation, Number(template.seq), values)
+    if (id === undefined) return undefined
     const { detailsText: _text, template: _template, ...record } = final
     return { ...record, id, runId: id }
   }
@@ -324,15 +326,15 @@ export function runRepository(sql: Sql): RunStore {
   }
 }
 
-export function resultRepository(sql: Sql): ResultStore {
+export function resultRepository(sql: Sql, clock: Clock): ResultStore {
   const columns = `id, check_id, session_id, run_id, run_location, result_type, status, has_failures, has_errors, is_degraded,
     response_time, started_at, stopped_at, error, details, created_at`
   return {
     list: (account, query) => listResults(sql, account, query),
-    get: async (account, id) => {
+    get: async (account, id, checkId) => {
       const cutoff = new Date(await retentionCutoff(sql)).toISOString()
       const [row] = await sql.rows<ResultRow>(`SELECT ${columns} FROM check_results WHERE id = $1 AND account_id = $2 AND stopped_at >= $3`, [id, account, cutoff])
-      return row ? resultRecord(row) : getCompact(sql, account, id)
+      return row ? resultRecord(row) : getCompact(sql, account, id, checkId)
     },
     ofSession: async (account, sessionId) => (await sql.rows<ResultRow>(
       `SELECT ${columns} FROM check_results WHERE session_id = $1 AND account_id = $2 ORDER BY seq`, [sessionId, account])).map(resultRecord),
@@ -342,9 +344,9 @@ export function resultRepository(sql: Sql): ResultStore {
       VALUES ($1, $2, $3, NULL, $1, $4, 'FINAL', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
       ON CONFLICT (id) DO NOTHING`, [
       id, account, checkId, result.runLocation, result.status, result.hasFailures, result.hasErrors, result.isDegraded,
-      result.responseTime, result.startedAt, result.stoppedAt, result.error, JSON.stringify({ ...result, resultType: 'FINAL' }), new Date().toISOString(),
+      result.responseTime, result.startedAt, result.stoppedAt, result.error, JSON.stringify({ ...result, resultType: 'FINAL' }), new Date(clock.now()).toISOString(),
     ])) === 1,
-    prune: async (before) => {
+    prune: async (before, now = clock.now()) => {
       const ms = Date.parse(before)
       // whole days go at once; the rest of the day the cutoff falls in is no longer answered
       await dropPartitions(sql, ms)
@@ -359,10 +361,10 @@ export function resultRepository(sql: Sql): ResultStore {
         if (removed < 5000) break
       }
       await sql.run(`DELETE FROM check_sessions WHERE started_at < $1`, [before])
-      // the partitions of the cutoff's day + retention (today, on a real clock) and the next, ahead
-      // of the rows that go there (a partition made while results are written locks its parent)
-      const today = dayOf(Date.now())
-      for (const day of [today, today + 1]) await ensurePartition(sql, day)
+      // hours ended are packed; the partitions rows will go to are made ahead of them (a partition
+      // made while results are written locks its parent)
+      await packHours(sql, now)
+      await makeAhead(sql, now)
       return total
     },
   }

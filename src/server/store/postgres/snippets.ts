@@ -2,8 +2,8 @@ import type { SnippetRecord, SnippetStore } from '../index.js'
 import type { Snippet } from '../../../schema/index.js'
 import type { Sql } from './index.js'
 import { keysetReader } from './keyset.js'
+import type { Clock } from '../../../runner/clock.js'
 
-const now = () => new Date().toISOString()
 
 interface SnippetRow {
   id: number
@@ -15,7 +15,8 @@ interface SnippetRow {
 const snippet = (row: SnippetRow): SnippetRecord => ({ id: Number(row.id), snippet: JSON.parse(row.body) as Snippet, created_at: row.created_at, updated_at: row.updated_at })
 
 /** Snippets: named setup and teardown scripts of API checks, owned by an account. */
-export function snippetRepository(sql: Sql): SnippetStore {
+export function snippetRepository(sql: Sql, clock: Clock): SnippetStore {
+  const now = () => new Date(clock.now()).toISOString()
   const columns = 'id, body, created_at, updated_at'
   const after = keysetReader<SnippetRow>({ table: 'snippets', columns, key: 'id', order: 'id', integerKey: true })
   return {

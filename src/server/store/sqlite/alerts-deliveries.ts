@@ -3,6 +3,7 @@ import type { Db } from './migrations.js'
 import type { AlertDeliveryAttempt, AlertDeliveryRecord, AlertDeliveryStatus, AlertDeliveryStore } from '../index.js'
 import { attemptOf, channelIdOf, claimedOf, deliveryOf, FAILED_DELIVERY_STATUSES, notificationOf, type AttemptRow, type DeliveryRow, type NotificationRow } from '../alert-delivery-rows.js'
 import type { Exec } from './index.js'
+import type { Clock } from '../../../runner/clock.js'
 
 /*
  * The outbox of alert deliveries. Rows are written in the transaction that records their
@@ -11,7 +12,6 @@ import type { Exec } from './index.js'
  * that died leaves its lease to expire: the row is claimed again. Plain SQL, no JSON functions.
  */
 
-const isoNow = () => new Date().toISOString()
 
 /** The deliveries kept, by account and status (the metrics' outbox). */
 function deliveryCounts(db: Db, exec: Exec): AlertDeliveryStore['counts'] {
@@ -45,11 +45,12 @@ function notificationList(db: Db, exec: Exec): AlertDeliveryStore['notifications
   })
 }
 
-export function alertDeliveryRepository(db: Db, exec: Exec): AlertDeliveryStore {
-  return { ...outboxRepository(db, exec), counts: deliveryCounts(db, exec) }
+export function alertDeliveryRepository(db: Db, exec: Exec, clock: Clock): AlertDeliveryStore {
+  return { ...outboxRepository(db, exec, clock), counts: deliveryCounts(db, exec) }
 }
 
-function outboxRepository(db: Db, exec: Exec): Omit<AlertDeliveryStore, 'counts'> {
+function outboxRepository(db: Db, exec: Exec, clock: Clock): Omit<AlertDeliveryStore, 'counts'> {
+  const isoNow = () => new Date(clock.now()).toISOString()
   const insert = db.prepare(`INSERT INTO alert_deliveries
     (id, account_id, check_id, notification_id, alert_type, channel_type, channel, event, status, reason, next_attempt_at, created_at, alert_channel_id)
     VALUES (@id, @account, @checkId, @notificationId, @alertType, @channelType, @channel, @event, @status, @reason, @nextAttemptAt, @createdAt, @alertChannelId)`)

@@ -5,6 +5,7 @@ import type { Exec } from './index.js'
 import type { PageCache } from './page-cache.js'
 import { groupCommit } from './batch.js'
 import { foldedName } from '../check-rows.js'
+import type { Clock } from '../../../runner/clock.js'
 
 type Statement = ReturnType<Db['prepare']>
 type CachedPage = CheckPage & { bytes: number }
@@ -16,6 +17,7 @@ type CachedPage = CheckPage & { bytes: number }
 export function checkRepository(
   db: Db,
   exec: Exec,
+  clock: Clock,
   cache?: PageCache<CachedPage>,
   options: { groupCommit?: boolean; writes?: { count: number } } = {},
 ): CheckStore {
@@ -44,7 +46,7 @@ export function checkRepository(
   const create = (account: string, type: CheckType, data: CheckData) => {
     writes.count++
     const id = randomUUID()
-    const json = JSON.stringify({ id, ...data, created_at: new Date().toISOString(), updated_at: null })
+    const json = JSON.stringify({ id, ...data, created_at: new Date(clock.now()).toISOString(), updated_at: null })
     const seq = insert.run(id, account, type, json, foldedName(data)).lastInsertRowid
     for (const tag of data.tags) insertTag.run(seq, account, tag)
     return record(id, type, json)
@@ -57,9 +59,9 @@ export function checkRepository(
     if (!row || row.check_type !== type) return undefined
     writes.count++
     const previous = JSON.parse(row.body) as { created_at: string; activated?: boolean }
-    const json = JSON.stringify({ id, ...data, created_at: previous.created_at, updated_at: new Date().toISOString() })
+    const json = JSON.stringify({ id, ...data, created_at: previous.created_at, updated_at: new Date(clock.now()).toISOString() })
     update.run(json, foldedName(data), row.seq)
-    if ((previous.activated !== false) !== (data.activated !== false)) skipPlanned.run(Date.now(), id)
+    if ((previous.activated !== false) !== (data.activated !== false)) skipPlanned.run(clock.now(), id)
     deleteTags.run(row.seq)
     for (const tag of data.tags) insertTag.run(row.seq, account, tag)
     return record(id, type, json)

@@ -15,6 +15,7 @@ import { alertDeliveryRepository } from './alerts-deliveries.js'
 import { analyticsRepository } from './analytics.js'
 import { agentRepository, resultRepository, runRepository, scheduleRepository, sessionRepository } from './runs.js'
 import { isUnavailable, unavailableOr } from './errors.js'
+import { systemClock, type Clock } from '../../../runner/clock.js'
 
 /** Runs a group of statements; asynchronous to the routes, synchronous underneath. */
 export type Exec = <T>(fn: () => T) => Promise<T>
@@ -84,61 +85,61 @@ export class SqliteStore implements Store {
   private readonly gate = new Gate()
   private readonly tx: Repositories
 
-  constructor(readonly db: Db) {
+  constructor(readonly db: Db, clock: Clock = systemClock) {
     const run = this.gate.run
     const cache = new PageCache<CheckPage & { bytes: number }>(LIST_CACHE.maxBytes, LIST_CACHE.maxEntryBytes)
     const checkWrites = { count: 0 }
-    this.checks = checkRepository(db, run, cache, { groupCommit: true, writes: checkWrites })
-    this.variables = variableRepository(db, run)
-    this.services = serviceRepository(db, run)
-    this.statusPages = statusPageRepository(db, run)
-    this.maintenanceWindows = maintenanceWindowRepository(db, run)
-    this.snippets = snippetRepository(db, run)
-    this.alertChannels = alertChannelRepository(db, run)
-    this.checkGroups = checkGroupRepository(db, run)
-    this.incidents = incidentRepository(db, run)
-    this.keys = keyRepository(db, run)
+    this.checks = checkRepository(db, run, clock, cache, { groupCommit: true, writes: checkWrites })
+    this.variables = variableRepository(db, run, clock)
+    this.services = serviceRepository(db, run, clock)
+    this.statusPages = statusPageRepository(db, run, clock)
+    this.maintenanceWindows = maintenanceWindowRepository(db, run, clock)
+    this.snippets = snippetRepository(db, run, clock)
+    this.alertChannels = alertChannelRepository(db, run, clock)
+    this.checkGroups = checkGroupRepository(db, run, clock)
+    this.incidents = incidentRepository(db, run, clock)
+    this.keys = keyRepository(db, run, clock)
     this.webSessions = webSessionRepository(db, run)
     this.subscribers = subscriberRepository(db, run)
     this.badgeTokens = badgeTokenRepository(db, run)
-    this.privateLocations = privateLocationRepository(db, run)
-    this.checkStatuses = checkStatusRepository(db, run)
+    this.privateLocations = privateLocationRepository(db, run, clock)
+    this.checkStatuses = checkStatusRepository(db, run, clock)
     this.errorGroups = errorGroupRepository(db, run)
-    this.alerts = alertRepository(db, run)
+    this.alerts = alertRepository(db, run, clock)
     this.heartbeats = heartbeatRepository(db, run)
     this.runs = runRepository(db, run)
-    this.results = resultRepository(db, run)
+    this.results = resultRepository(db, run, clock)
     this.sessions = sessionRepository(db, run)
     this.agents = agentRepository(db, run)
     this.schedule = scheduleRepository(db, run)
-    this.alertDeliveries = alertDeliveryRepository(db, run)
+    this.alertDeliveries = alertDeliveryRepository(db, run, clock)
     this.analytics = analyticsRepository(db, run)
     // inside a transaction: the same statements, run at once, and no cached pages
     this.tx = {
-      checks: checkRepository(db, direct, undefined, { writes: checkWrites }),
-      variables: variableRepository(db, direct),
-      services: serviceRepository(db, direct),
-      statusPages: statusPageRepository(db, direct),
-      maintenanceWindows: maintenanceWindowRepository(db, direct),
-      snippets: snippetRepository(db, direct),
-      alertChannels: alertChannelRepository(db, direct),
-      checkGroups: checkGroupRepository(db, direct),
-      incidents: incidentRepository(db, direct),
-      keys: keyRepository(db, direct),
+      checks: checkRepository(db, direct, clock, undefined, { writes: checkWrites }),
+      variables: variableRepository(db, direct, clock),
+      services: serviceRepository(db, direct, clock),
+      statusPages: statusPageRepository(db, direct, clock),
+      maintenanceWindows: maintenanceWindowRepository(db, direct, clock),
+      snippets: snippetRepository(db, direct, clock),
+      alertChannels: alertChannelRepository(db, direct, clock),
+      checkGroups: checkGroupRepository(db, direct, clock),
+      incidents: incidentRepository(db, direct, clock),
+      keys: keyRepository(db, direct, clock),
       webSessions: webSessionRepository(db, direct),
       subscribers: subscriberRepository(db, direct),
       badgeTokens: badgeTokenRepository(db, direct),
-      privateLocations: privateLocationRepository(db, direct),
-      checkStatuses: checkStatusRepository(db, direct),
+      privateLocations: privateLocationRepository(db, direct, clock),
+      checkStatuses: checkStatusRepository(db, direct, clock),
       errorGroups: errorGroupRepository(db, direct),
-      alerts: alertRepository(db, direct),
+      alerts: alertRepository(db, direct, clock),
       heartbeats: heartbeatRepository(db, direct),
       runs: runRepository(db, direct),
-      results: resultRepository(db, direct),
+      results: resultRepository(db, direct, clock),
       sessions: sessionRepository(db, direct),
       agents: agentRepository(db, direct),
       schedule: scheduleRepository(db, direct),
-      alertDeliveries: alertDeliveryRepository(db, direct),
+      alertDeliveries: alertDeliveryRepository(db, direct, clock),
       analytics: analyticsRepository(db, direct),
     }
   }
@@ -198,8 +199,8 @@ export class SqliteStore implements Store {
 }
 
 /** Opens the SQLite file (':memory:' keeps nothing) and brings its schema up to date. */
-export function openSqliteStore(path: string): SqliteStore {
-  return new SqliteStore(openDatabase(path))
+export function openSqliteStore(path: string, clock: Clock = systemClock): SqliteStore {
+  return new SqliteStore(openDatabase(path), clock)
 }
 
 export { MIGRATIONS } from './migrations.js'

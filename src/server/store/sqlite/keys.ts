@@ -4,16 +4,17 @@ import type { Exec } from './index.js'
 import { DEFAULT_ROLE, defaultAccountId, generateKey, hashKey, keyPrefix, newKeyId } from '../../keys.js'
 import { keyRecord, type KeyRow } from '../key-rows.js'
 import { UserError } from '../../../errors.js'
+import type { Clock } from '../../../runner/clock.js'
 
 const COLUMNS = 'id, prefix, account_id, role, name, source, created_at, last_used_at, location_id, key_end'
 
-export function keyRepository(db: Db, exec: Exec): KeyStore {
+export function keyRepository(db: Db, exec: Exec, clock: Clock): KeyStore {
   const find = db.prepare(`SELECT key_hash, ${COLUMNS} FROM api_keys WHERE key_hash = ?`)
   const accounts = db.prepare(`SELECT DISTINCT account_id FROM api_keys ORDER BY account_id`)
   const insert = db.prepare(`INSERT INTO api_keys (key_hash, id, prefix, account_id, role, name, source, created_at, location_id, key_end)
     VALUES (@keyHash, @id, @prefix, @accountId, @role, @name, @source, @createdAt, @locationId, @keyEnd)`)
   const setUp = db.transaction((given: Array<{ key: string; accountId?: string; role?: KeyRecord['role'] }>): KeySetup => {
-    const time = new Date().toISOString()
+    const time = new Date(clock.now()).toISOString()
     if (given.length > 0) {
       // added, or updated with what was given; every other key stays as it is
       const update = db.prepare(`UPDATE api_keys SET account_id = coalesce(@accountId, account_id), role = coalesce(@role, role) WHERE key_hash = @keyHash`)
@@ -40,7 +41,7 @@ export function keyRepository(db: Db, exec: Exec): KeyStore {
       return row && { ...keyRecord(row), keyHash: row.key_hash }
     }),
     create: (key, data) => exec(() => {
-      const record = { keyHash: hashKey(key), id: newKeyId(), prefix: keyPrefix(key), accountId: data.accountId, role: data.role, name: data.name ?? null, source: 'created', createdAt: new Date().toISOString(),
+      const record = { keyHash: hashKey(key), id: newKeyId(), prefix: keyPrefix(key), accountId: data.accountId, role: data.role, name: data.name ?? null, source: 'created', createdAt: new Date(clock.now()).toISOString(),
         locationId: data.locationId ?? null, keyEnd: data.locationId ? key.slice(-4) : '' }
       insert.run(record)
       return keyRecord(find.get(record.keyHash) as KeyRow)

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto'
+import type { Clock } from '../../../runner/clock.js'
 import type { Db } from './migrations.js'
 import type { PrivateLocationLoad, PrivateLocationStore } from '../index.js'
 import type { Exec } from './index.js'
 import { namesSlug, PRIVATE_LOCATION_COLUMNS as COLUMNS, privateLocationRecord, slugPattern, type PrivateLocationRow } from '../private-location-rows.js'
 
-const now = () => new Date().toISOString()
 
 /** Private locations of an account, and what their agents are doing. */
-export function privateLocationRepository(db: Db, exec: Exec): PrivateLocationStore {
+export function privateLocationRepository(db: Db, exec: Exec, clock: Clock): PrivateLocationStore {
+  const now = () => new Date(clock.now()).toISOString()
   const list = db.prepare(`SELECT ${COLUMNS} FROM private_locations WHERE account_id = ? ORDER BY seq`)
   const all = db.prepare(`SELECT account_id, ${COLUMNS} FROM private_locations ORDER BY seq`)
   const byId = db.prepare(`SELECT ${COLUMNS} FROM private_locations WHERE id = ? AND account_id = ?`)

@@ -9,8 +9,8 @@ import {
 import type { AlertChannelData, CheckGroup, MaintenanceWindow, StatusPage } from '../../../schema/index.js'
 import type { Exec } from './index.js'
 import { keysetReader } from './keyset.js'
+import type { Clock } from '../../../runner/clock.js'
 
-const now = () => new Date().toISOString()
 /** SQLite's LIMIT -1 is "no limit" */
 const limitOf = (paging: Paging) => paging.limit ?? -1
 
@@ -38,7 +38,8 @@ function variable(row: VariableRow): VariableRecord {
   return { key: row.key, value: row.value, locked: row.locked === 1, secret: row.secret === 1, created_at: row.created_at, updated_at: row.updated_at }
 }
 
-export function variableRepository(db: Db, exec: Exec): VariableStore {
+export function variableRepository(db: Db, exec: Exec, clock: Clock): VariableStore {
+  const now = () => new Date(clock.now()).toISOString()
   const columns = 'key, value, locked, secret, created_at, updated_at'
   const list = db.prepare(`SELECT ${columns} FROM variables WHERE account_id = ? ORDER BY seq LIMIT ? OFFSET ?`)
   const count = db.prepare(`SELECT count(*) FROM variables WHERE account_id = ?`).pluck()
@@ -89,7 +90,8 @@ function service(row: ServiceRow): ServiceRecord {
   return { id: row.id, name: row.name, accountId: row.account_id, created_at: row.created_at, updated_at: row.updated_at }
 }
 
-export function serviceRepository(db: Db, exec: Exec): ServiceStore {
+export function serviceRepository(db: Db, exec: Exec, clock: Clock): ServiceStore {
+  const now = () => new Date(clock.now()).toISOString()
   const columns = 'id, account_id, name, created_at, updated_at'
   const all = db.prepare(`SELECT ${columns} FROM services WHERE account_id = ?`)
   const byId = db.prepare(`SELECT ${columns} FROM services WHERE id = ? AND account_id = ?`)
@@ -141,7 +143,8 @@ function statusPage(row: PageRow): StatusPageRecord {
   return { id: row.id, page: JSON.parse(row.body) as StoredPage, created_at: row.created_at, updated_at: row.updated_at }
 }
 
-export function statusPageRepository(db: Db, exec: Exec): StatusPageStore {
+export function statusPageRepository(db: Db, exec: Exec, clock: Clock): StatusPageStore {
+  const now = () => new Date(clock.now()).toISOString()
   const columns = 'seq, id, body, created_at, updated_at'
   const byId = db.prepare(`SELECT ${columns} FROM status_pages WHERE id = ? AND account_id = ?`)
   const seqById = db.prepare(`SELECT seq FROM status_pages WHERE id = ? AND account_id = ?`).pluck()
@@ -229,7 +232,8 @@ function maintenanceWindow(row: WindowRow): MaintenanceWindowRecord {
   return { id: row.id, window: JSON.parse(row.body) as MaintenanceWindow, created_at: row.created_at, updated_at: row.updated_at }
 }
 
-export function maintenanceWindowRepository(db: Db, exec: Exec): MaintenanceWindowStore {
+export function maintenanceWindowRepository(db: Db, exec: Exec, clock: Clock): MaintenanceWindowStore {
+  const now = () => new Date(clock.now()).toISOString()
   const columns = 'id, body, created_at, updated_at'
   const byId = db.prepare(`SELECT ${columns} FROM maintenance_windows WHERE id = ? AND account_id = ?`)
   const list = db.prepare(`SELECT ${columns} FROM maintenance_windows WHERE account_id = ? ORDER BY id LIMIT ? OFFSET ?`)
@@ -261,7 +265,8 @@ function checkGroup(row: WindowRow): CheckGroupRecord {
   return { id: row.id, group: JSON.parse(row.body) as CheckGroup, created_at: row.created_at, updated_at: row.updated_at }
 }
 
-export function checkGroupRepository(db: Db, exec: Exec): CheckGroupStore {
+export function checkGroupRepository(db: Db, exec: Exec, clock: Clock): CheckGroupStore {
+  const now = () => new Date(clock.now()).toISOString()
   const columns = 'id, body, created_at, updated_at'
   const byId = db.prepare(`SELECT ${columns} FROM check_groups WHERE id = ? AND account_id = ?`)
   const list = db.prepare(`SELECT ${columns} FROM check_groups WHERE account_id = ? ORDER BY id LIMIT ? OFFSET ?`)
@@ -300,7 +305,8 @@ function alertChannel(row: ChannelRow): AlertChannelRecord {
   return { id: row.id, channel: JSON.parse(row.body) as AlertChannelData, created_at: row.created_at, updated_at: row.updated_at }
 }
 
-export function alertChannelRepository(db: Db, exec: Exec): AlertChannelStore {
+export function alertChannelRepository(db: Db, exec: Exec, clock: Clock): AlertChannelStore {
+  const now = () => new Date(clock.now()).toISOString()
   const columns = 'id, body, created_at, updated_at'
   const byId = db.prepare(`SELECT ${columns} FROM alert_channels WHERE id = ? AND account_id = ?`)
   const byIds = db.prepare(`SELECT ${columns} FROM alert_channels WHERE account_id = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY id`)
@@ -348,7 +354,8 @@ function incidentUpdate(row: UpdateRow): IncidentUpdateRecord {
   return { id: row.id, update: JSON.parse(row.body) as Record<string, unknown>, created_at: row.created_at, updated_at: row.updated_at }
 }
 
-export function incidentRepository(db: Db, exec: Exec): IncidentStore {
+export function incidentRepository(db: Db, exec: Exec, clock: Clock): IncidentStore {
+  const now = () => new Date(clock.now()).toISOString()
   const columns = 'seq, id, body, created_at, updated_at'
   const byId = db.prepare(`SELECT ${columns} FROM incidents WHERE id = ? AND account_id = ?`)
   const seqById = db.prepare(`SELECT seq FROM incidents WHERE id = ? AND account_id = ?`).pluck()

@@ -4,6 +4,7 @@ import type {
   AlertNotificationRecord, AlertState, AlertStore, CheckStatusRecord, CheckStatusStore, ErrorGroupRecord, ErrorGroupStore,
 } from '../index.js'
 import type { Exec } from './index.js'
+import type { Clock } from '../../../runner/clock.js'
 
 /*
  * Results of check runs. Every write is one statement (an upsert), so that several processes
@@ -13,7 +14,6 @@ import type { Exec } from './index.js'
  * transaction (see ../../results).
  */
 
-const now = () => new Date().toISOString()
 
 interface StatusRow {
   name: string
@@ -49,7 +49,8 @@ function status(row: StatusRow): CheckStatusRecord {
   }
 }
 
-export function checkStatusRepository(db: Db, exec: Exec): CheckStatusStore {
+export function checkStatusRepository(db: Db, exec: Exec, clock: Clock): CheckStatusStore {
+  const now = () => new Date(clock.now()).toISOString()
   const accountOf = db.prepare(`SELECT account_id FROM checks WHERE id = ?`).pluck()
   const forget = db.prepare(`DELETE FROM recorded_results WHERE recorded_at < ?`)
   const claim = db.prepare(`INSERT INTO recorded_results (result_id, check_id, recorded_at) VALUES (?, ?, ?) ON CONFLICT (result_id) DO NOTHING`)
@@ -198,7 +199,8 @@ function notification(row: NotificationRow): AlertNotificationRecord {
   return { id: row.id, checkId: row.check_id, kind: row.kind, checkRunId: row.check_run_id, created_at: row.created_at }
 }
 
-export function alertRepository(db: Db, exec: Exec): AlertStore {
+export function alertRepository(db: Db, exec: Exec, clock: Clock): AlertStore {
+  const now = () => new Date(clock.now()).toISOString()
   const stateOf = db.prepare(`SELECT body FROM alert_states WHERE check_id = ?`).pluck()
   const save = db.prepare(`
     INSERT INTO alert_states (check_id, account_id, body, updated_at) VALUES (?, ?, ?, ?)

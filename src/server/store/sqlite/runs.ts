@@ -9,6 +9,7 @@ import type { Exec } from './index.js'
 import { leaseOf, parseRunId, resultOfClaim, resultRecord as recordOfRun, type RunRow } from '../run-rows.js'
 import { columnsOf, compactValues, dayOf, digest, fullDetails, leanDetails, type ColumnValues } from '../compact-rows.js'
 import { compactResults } from './compact.js'
+import type { Clock } from '../../../runner/clock.js'
 
 /*
  * Due runs are rows of check_runs. A claim is one UPDATE … WHERE (due, lease free) … RETURNING
@@ -386,7 +387,7 @@ export function runRepository(db: Db, exec: Exec): RunStore {
   }
 }
 
-export function resultRepository(db: Db, exec: Exec): ResultStore {
+export function resultRepository(db: Db, exec: Exec, clock: Clock): ResultStore {
   const columns = `id, check_id, session_id, run_id, run_location, result_type, status, has_failures, has_errors, is_degraded,
     response_time, started_at, stopped_at, error, details, created_at`
   const compact = compactResults(db)
@@ -448,7 +449,7 @@ export function resultRepository(db: Db, exec: Exec): ResultStore {
       hasErrors: result.hasErrors ? 1 : 0, isDegraded: result.isDegraded ? 1 : 0, responseTime: result.responseTime,
       startedAt: result.startedAt, stoppedAt: result.stoppedAt, error: result.error,
       // every field kept (not lean): read back as it is
-      details: JSON.stringify({ ...result, resultType: 'FINAL' }), createdAt: new Date().toISOString(),
+      details: JSON.stringify({ ...result, resultType: 'FINAL' }), createdAt: new Date(clock.now()).toISOString(),
     }).changes === 1),
     prune: async (before) => {
       const ms = Date.parse(before)

@@ -3,8 +3,8 @@ import type { Page, Paging, SnippetRecord, SnippetStore } from '../index.js'
 import type { Snippet } from '../../../schema/index.js'
 import type { Exec } from './index.js'
 import { keysetReader } from './keyset.js'
+import type { Clock } from '../../../runner/clock.js'
 
-const now = () => new Date().toISOString()
 
 interface SnippetRow {
   id: number
@@ -16,7 +16,8 @@ interface SnippetRow {
 const snippet = (row: SnippetRow): SnippetRecord => ({ id: row.id, snippet: JSON.parse(row.body) as Snippet, created_at: row.created_at, updated_at: row.updated_at })
 
 /** Snippets: named setup and teardown scripts of API checks, owned by an account. */
-export function snippetRepository(db: Db, exec: Exec): SnippetStore {
+export function snippetRepository(db: Db, exec: Exec, clock: Clock): SnippetStore {
+  const now = () => new Date(clock.now()).toISOString()
   const columns = 'id, body, created_at, updated_at'
   const byId = db.prepare(`SELECT ${columns} FROM snippets WHERE id = ? AND account_id = ?`)
   const byIds = db.prepare(`SELECT ${columns} FROM snippets WHERE account_id = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY id`)

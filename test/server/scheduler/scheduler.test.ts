@@ -1,0 +1,210 @@
+/**
+ * The scheduler on the real server, against the test DNS server, with a fast tick and a clock
+ * running 60 times faster than real time (one scheduled minute per real second).
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { startLocalServer, type LocalServer, type LocalServerOptions } from '../../../src/server/index.js'
+import { startDnsServer, type DnsServerHandle } from '../../helpers/dns-server.js'
+import { KEY_A, caller, type Call } from '../helpers.js'
+
+let dir: string
+let dns: DnsServerHandle
+const servers: LocalServer[] = []
+
+const SPEED = 60
+function fastClock(): () => number {
+  const realStart = Date.now()
+  const virtualStart = Date.parse('2026-03-01T10:00:00Z')
+  return () => virtualStart + (Date.now() - realStart) * SPEED
+}
+
+async function start(db: string, options: LocalServerOptions): Promise<LocalServer> {
+  const server = await startLocalServer({
+    dbPath: join(dir, db),
+    apiKeys: [{ key: KEY_A, accountId: 'acc-a' }],
+    rateLimit: { max: 1_000_000, timeWindowMs: 60_000 },
+    ...options,
+  })
+  servers.push(server)
+  return server
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+const queries = (name: string) => dns.queries.filter((q) => q.name === name).length
+
+const dnsCheck = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  frequency: 1,
+  request: { query: `${name}.test`, recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
+  ...extra,
+})
+
+async function create(call: Call, body: Record<string, unknown>): Promise<string> {
+  const answer = await call('POST', '/v1/checks/dns', body)
+  expect(answer.status).toBe(201)
+  return answer.json.id
+}
+
+async function finals(call: Call, checkId: string): Promise<Array<{ runLocation: string; result: { runLocation: string } }>> {
+  const answer = await call('GET', `/v1/check-results/${checkId}?resultType=FINAL&limit=100`)
+  expect(answer.status).toBe(200)
+  return answer.json
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'monitors-scheduler-'))
+  dns = await startDnsServer()
+  for (const name of ['every-minute', 'paused', 'in-maintenance', 'shared-0', 'shared-1', 'shared-2', 'shared-3', 'shared-4', 'shared-5', 'lease']) {
+    dns.set(`${name}.test`, 'A', { records: [{ type: 'A', data: '192.0.2.9' }] })
+  }
+})
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()))
+})
+afterAll(async () => {
+  await dns.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+describe('scheduled runs', () => {
+  it('an activated check runs every minute, in its locations in turn; activated: false and a maintenance window stop it', async () => {
+    const clock = fastClock()
+    const server = await start('schedule.db', { runner: true, clock, schedulerOptions: { tickMs: 20 } })
+    const call = caller(server)
+    const now = clock()
+    const window = await call('POST', '/v1/maintenance-windows', {
+      name: 'upgrade', tags: ['db'], startsAt: new Date(now - 3_600_000).toISOString(), endsAt: new Date(now + 86_400_000).toISOString(),
+    })
+    expect(window.status).toBe(201)
+    const every = await create(call, dnsCheck('every-minute', { locations: ['eu-west-1', 'us-east-1'], tags: ['web'] }))
+    const paused = await create(call, dnsCheck('paused', { activated: false }))
+    const maintained = await create(call, dnsCheck('in-maintenance', { tags: ['db', 'web'] }))
+
+    await sleep(4_200) // about four scheduled minutes
+    const ran = queries('every-minute.test')
+    expect(ran).toBeGreaterThanOrEqual(3)
+    expect(ran).toBeLessThanOrEqual(6)
+    expect(queries('paused.test')).toBe(0)
+    expect(queries('in-maintenance.test')).toBe(0)
+    expect(await finals(call, paused)).toEqual([])
+    expect(await finals(call, maintained)).toEqual([])
+
+    // one FINAL result per run (a run in flight has queried but not yet recorded: poll), one location per run in turn
+    await expect.poll(async () => (await finals(call, every)).length - queries('every-minute.test'), { timeout: 3_000, interval: 50 }).toBe(0)
+    const results = await finals(call, every)
+    const locations = results.map((r) => r.runLocation).reverse()
+    for (let i = 1; i < locations.length; i++) expect(locations[i]).not.toBe(locations[i - 1])
+    expect(new Set(locations)).toEqual(new Set(['eu-west-1', 'us-east-1']))
+
+    // deactivated: no run after it
+    const body = (await call('GET', `/v1/checks/${every}`)).json
+    const { id: _id, checkType: _type, created_at: _c, updated_at: _u, ...rest } = body
+    expect((await call('PUT', `/v1/checks/dns/${every}`, { ...rest, activated: false })).status).toBe(200)
+    await sleep(300)
+    const before = queries('every-minute.test')
+    await sleep(2_500)
+    expect(queries('every-minute.test')).toBe(before)
+
+    // the window ends: the maintained check runs again
+    const windowId = window.json.id
+    expect((await call('PUT', `/v1/maintenance-windows/${windowId}`, { ...window.json, id: undefined, created_at: undefined, updated_at: undefined, endsAt: new Date(now).toISOString() })).status).toBe(200)
+    await sleep(2_500)
+    expect(queries('in-maintenance.test')).toBeGreaterThanOrEqual(1)
+  }, 20_000)
+
+  it('runParallel runs every location at each due time', async () => {
+    const clock = fastClock()
+    const server = await start('parallel.db', { runner: true, clock, schedulerOptions: { tickMs: 20 } })
+    const call = caller(server)
+    const id = await create(call, dnsCheck('shared-5', { locations: ['eu-west-1', 'us-east-1', 'ap-south-1'], runParallel: true }))
+    await sleep(2_300)
+    await expect.poll(async () => (await finals(call, id)).length - queries('shared-5.test'), { timeout: 3_000, interval: 50 }).toBe(0)
+    await server.close()
+    const results = await finals(caller(await start('parallel.db', {})), id)
+    expect(results.length).toBeGreaterThanOrEqual(3)
+    expect(results.length % 3).toBe(0)
+    expect(queries('shared-5.test')).toBe(results.length)
+  }, 10_000)
+
+  it('two servers on one database never run the same due run twice', async () => {
+    const clock = fastClock()
+    const options = { runner: true, clock, schedulerOptions: { tickMs: 10 } }
+    const one = await start('shared.db', options)
+    const two = await start('shared.db', options)
+    const call = caller(one)
+    const ids: string[] = []
+    for (let i = 0; i < 5; i++) ids.push(await create(i % 2 ? caller(two) : call, dnsCheck(`shared-${i}`)))
+    const started = clock()
+    await sleep(5_000)
+    await Promise.all(servers.splice(0).map((s) => s.close()))
+    const minutes = Math.ceil((clock() - started) / 60_000) + 1
+    let total = 0
+    const reader = await start('shared.db', {})
+    for (let i = 0; i < 5; i++) {
+      const results = await finals(caller(reader), ids[i])
+      // one query and one result per due time: never two runners on one run
+      expect(results.length).toBeGreaterThanOrEqual(3)
+      expect(results.length).toBeLessThanOrEqual(minutes)
+      expect(queries(`shared-${i}.test`)).toBe(results.length)
+      total += results.length
+    }
+    // both shared the work
+    expect(one.completedRuns()).toBeGreaterThan(0)
+    expect(two.completedRuns()).toBeGreaterThan(0)
+    expect(one.completedRuns() + two.completedRuns()).toBe(total)
+  }, 20_000)
+})
+
+describe('leases', () => {
+  it('a run whose runner died is run again once its lease expires; the server leaves live agents their locations', async () => {
+    let now = Date.parse('2026-03-01T10:00:00Z')
+    const clock = () => now
+    // no runner: the run waits for the agent
+    const first = await start('lease.db', { scheduler: true, clock, schedulerOptions: { tickMs: 20 } })
+    const call = caller(first)
+    const id = await create(call, dnsCheck('lease', { activated: false, locations: ['eu-west-1'] }))
+    const session = (await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [id] } })).json.sessions[0]
+    const claimed = (await call('POST', '/v1/agent/claim', { agentId: 'dies', locations: ['eu-west-1'], leaseSeconds: 10 })).json.runs
+    expect(claimed).toHaveLength(1)
+
+    // a server with its runner on the same database: the agent's lease and its location are its own
+    const second = await start('lease.db', { runner: true, clock, schedulerOptions: { tickMs: 20 } })
+    await sleep(300)
+    expect(queries('lease.test')).toBe(0)
+    now += 11_000 // the lease expired, the agent still counts as serving eu-west-1 (2 × lease)
+    await sleep(300)
+    expect(queries('lease.test')).toBe(0)
+    now += 10_000 // the agent is gone: the server's runner takes the run
+    const done = await caller(second)('GET', `/v1/check-sessions/${session.checkSessionId}/completion?maxWaitSeconds=5`)
+    expect(done.status).toBe(200)
+    expect(done.json.status).toBe('PASSED')
+    expect(done.json.results).toHaveLength(1)
+    expect(queries('lease.test')).toBe(1)
+
+    // the dead agent comes back with its result: too late
+    const late = { resultType: 'FINAL', attempts: [], runLocation: 'eu-west-1', status: 'PASSED', hasFailures: false, hasErrors: false, isDegraded: false, responseTime: 1, startedAt: '2026-03-01T10:00:00Z', stoppedAt: '2026-03-01T10:00:01Z', error: null }
+    expect((await call('POST', `/v1/agent/runs/${claimed[0].runId}/result`, { result: late })).status).toBe(409)
+    expect((await finals(call, id))).toHaveLength(1)
+  }, 15_000)
+})
+
+describe('retention', () => {
+  it('results older than the retention period are pruned, with their sessions', async () => {
+    let now = Date.parse('2026-03-01T10:00:00Z')
+    const server = await start('retention.db', { runner: true, retentionDays: 1, clock: () => now, schedulerOptions: { tickMs: 20, pruneEveryMs: 60_000 } })
+    const call = caller(server)
+    const id = await create(call, dnsCheck('lease', { activated: false }))
+    const session = (await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [id] } })).json.sessions[0]
+    expect((await call('GET', `/v1/check-sessions/${session.checkSessionId}/completion?maxWaitSeconds=5`)).status).toBe(200)
+    now += 20 * 3_600_000 // within the day: kept
+    await sleep(200)
+    expect(await finals(call, id)).toHaveLength(1)
+    now += 5 * 3_600_000 // older than a day: pruned at the next prune
+    await sleep(200)
+    expect(await finals(call, id)).toEqual([])
+    expect((await call('GET', `/v1/check-sessions/${session.checkSessionId}`)).status).toBe(404)
+  }, 10_000)
+})
