@@ -9,6 +9,7 @@ import { recordResult, type RecordableCheck } from './results/index.js'
 import { UserError } from '../errors.js'
 import type { KeyRole } from './keys.js'
 import { AlertDeliveryWorker, type AlertDeliveryOptions } from './alerts/worker.js'
+import { DEFAULT_NO_AGENT_ALERT_MINUTES, sweepPrivateLocations, type LocationAlert } from './alerts/private-locations.js'
 import { publicUrlProblem, serverNames } from './names.js'
 import { parseAllowedTarget, type PrivateTargets } from '../runner/targets.js'
 import { ServerMetrics } from './metrics.js'
@@ -81,6 +82,8 @@ export interface LocalServerOptions {
   runner?: boolean
   /** days results are kept (default 30) */
   retentionDays?: number
+  /** minutes a private location may have no live agent before its alert goes to the account's alert channels (default 5; docs/agents.md) */
+  noAgentAlertMinutes?: number
   /** the server's clock: of schedules, leases, results, deliveries, sessions, rate limits (default the system's; tests drive their own) */
   clock?: () => number
   /** scheduler tuning: tick, concurrency, lease, run options (tests) */
@@ -236,6 +239,8 @@ function serverSettings(options: LocalServerOptions) {
   const faults = options.faults === undefined ? undefined : { spec: typeof options.faults === 'string' ? parseFaults(options.faults) : options.faults, seed: options.seed ?? 1 }
   const retentionDays = options.retentionDays ?? DEFAULT_RETENTION_DAYS
   if (!(retentionDays > 0)) throw new UserError(`The retention must be more than 0 days, got ${retentionDays}`)
+  const noAgent = options.noAgentAlertMinutes ?? DEFAULT_NO_AGENT_ALERT_MINUTES
+  if (!(noAgent > 0)) throw new UserError(`The no-agent alert must wait more than 0 minutes, got ${noAgent}`)
   const scriptConcurrency = options.scriptConcurrency ?? defaultScriptConcurrency()
   if (!Number.isInteger(scriptConcurrency) || scriptConcurrency < 1) throw new UserError(`The script concurrency must be a whole number from 1, got ${scriptConcurrency}`)
   const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}\n`))
@@ -321,6 +326,14 @@ interface SchedulerParts {
   scripts: ScriptsPolicy
   artifacts: ReturnType<typeof artifactStoreFor>
   retentionMs: number
+  alerts: AlertDeliveryWorker | undefined
+}
+
+/** The private locations' agent alerts, swept on the scheduler's tick and sent by this process's alert sender. */
+function privateLocationSweep(options: LocalServerOptions, store: Store, alerts: AlertDeliveryWorker): (now: number) => Promise<number> {
+  const minutes = options.noAgentAlertMinutes ?? DEFAULT_NO_AGENT_ALERT_MINUTES
+  const sweep = { noAgentMs: minutes * 60_000, send: (alert: LocationAlert) => alerts.sendNow(alert) }
+  return (now) => sweepPrivateLocations(store, now, sweep)
 }
 
 /** The scheduler of `monitors server` (plans; runs with `runner`), its runs and skips counted in the server's metrics; none unless asked for. */
@@ -348,6 +361,7 @@ function serverScheduler(options: LocalServerOptions, parts: SchedulerParts): Sc
       metrics.countSkipped(skipped)
     },
     onSchedule: (pairs) => metrics.knowSkipSeries(pairs),
+    sweep: parts.alerts ? privateLocationSweep(options, store, parts.alerts) : undefined,
     store, services, plan: true, run: options.runner === true, retentionMs,
   })
 }
@@ -405,7 +419,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
       requests++
     })
     const url = await listen(app, options.host ?? '127.0.0.1', options.port ?? 0)
-    const scheduler = serverScheduler(options, { store, services, metrics, warn, privateTargets, allowedTargets, scriptConcurrency, scripts, artifacts, retentionMs })
+    const scheduler = serverScheduler(options, { store, services, metrics, warn, privateTargets, allowedTargets, scriptConcurrency, scripts, artifacts, retentionMs, alerts })
     scheduler?.start()
     alerts?.start()
     subscriptions?.start()

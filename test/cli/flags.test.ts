@@ -112,6 +112,7 @@ describe('numbers out of range (A11)', () => {
   it.each([
     [['server', '--port', 'abc'], '--port must be a port number from 0 to 65535, or 0 for a free one (got "abc").'],
     [['server', '--retention=ten'], '--retention must be a number of days above 0 (got "ten").'],
+    [['server', '--agent-alert-after', 'soon'], '--agent-alert-after must be a number of minutes above 0 (got "soon").'],
     [['server', '--seed', 'x'], '--seed must be a whole number (got "x").'],
     [['agent', '--locations', 'eu-west-1', '--health-port', 'eighty'], '--health-port must be a port number from 0 to 65535, or 0 for a free one (got "eighty").'],
     [['agent', '--locations', 'eu-west-1', '--timeout', 'soon'], '--timeout must be a number of seconds above 0 and at most 3600 (got "soon").'],

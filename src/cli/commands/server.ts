@@ -31,6 +31,7 @@ interface ServerArgs {
   seed: number
   runner: boolean
   retention: number
+  'agent-alert-after': number
   'smtp-url'?: string
   'smtp-from'?: string
   'trust-proxy'?: string
@@ -262,6 +263,10 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         describe: 'Run the checks in this process (--no-runner leaves every run to agents: monitors agent)',
       })
       .option('retention', { type: 'number', default: 30, requiresArg: true, coerce: checkNumber('--retention', 'a number of days above 0', (n) => n > 0), describe: 'Days check results are kept; older ones are pruned' })
+      .option('agent-alert-after', {
+        type: 'number', default: 5, requiresArg: true, coerce: checkNumber('--agent-alert-after', 'a number of minutes above 0', (n) => n > 0),
+        describe: 'Minutes a private location may have no live agent before its alert goes to the account\'s alert channels',
+      })
       .option('smtp-url', { type: 'string', describe: 'SMTP server for alert email, e.g. smtp://user:pass@mail.example.com:587 (a password here gets a warning: prefer MONITORING_SMTP_URL or --smtp-url-file); default from MONITORING_SMTP_URL' })
       .option('smtp-url-file', { type: 'string', requiresArg: true, describe: 'A file holding the --smtp-url (with its password), instead of --smtp-url' })
       .option('smtp-from', { type: 'string', describe: 'From address of alert email; default from MONITORING_SMTP_FROM, else monitors@<host name>' })
@@ -350,6 +355,7 @@ export const serverCommand: CommandModule<object, ServerArgs> = {
         scheduler: true,
         runner: args.runner,
         retentionDays: args.retention,
+        noAgentAlertMinutes: args['agent-alert-after'],
         alerts: { smtpUrl, smtpFrom },
         privateTargets: args['private-targets'],
         allowedTargets: args['allow-target'],

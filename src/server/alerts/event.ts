@@ -46,6 +46,8 @@ const TITLES: Record<AlertNotificationKind, string> = {
   REMINDER: 'is still failing',
   ALERT_SSL: 'has a certificate about to expire',
   ALERT_SSL_RECOVERY: 'has a renewed certificate',
+  ALERT_NO_AGENT: 'has no live agent',
+  ALERT_NO_AGENT_RECOVERY: 'has a live agent again',
 }
 
 export function alertTitle(kind: AlertNotificationKind, checkName: string): string {
@@ -102,7 +104,7 @@ export function subscribedChannelIds(subscriptions: unknown): number[] {
  */
 function wants(channel: AlertChannelRecord['channel'], kind: AlertNotificationKind): boolean {
   if (kind === 'ALERT_SSL' || kind === 'ALERT_SSL_RECOVERY') return channel.sslExpiry === true
-  if (kind === 'ALERT_RECOVERY') return channel.sendRecovery
+  if (kind === 'ALERT_RECOVERY' || kind === 'ALERT_NO_AGENT_RECOVERY') return channel.sendRecovery
   if (kind === 'ALERT_DEGRADED') return channel.sendDegraded
   return channel.sendFailure
 }

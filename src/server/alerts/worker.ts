@@ -21,6 +21,7 @@ import { OutageLog, untilAvailable } from '../outage.js'
 import { Agent, type Dispatcher } from 'undici'
 import { guardedConnector, type PrivateTargets } from '../../runner/targets.js'
 import { RunLoop, type WorkSource } from '../../runner/run-loop.js'
+import type { LocationAlert } from './private-locations.js'
 import type { Clock } from '../../runner/clock.js'
 
 export interface AlertDeliveryOptions {
@@ -185,6 +186,39 @@ export class AlertDeliveryWorker {
 
   private log(line: string): void {
     ;(this.options.log ?? ((l: string) => process.stderr.write(`${l}\n`)))(line)
+  }
+
+  /**
+   * Sends a private location's notification (./private-locations.ts) to each of its channels now,
+   * with the outbox's retries (backoff, Retry-After, `maxAttempts`) but kept in this process: the
+   * outbox's deliveries belong to a check. A failure that is final is logged.
+   */
+  sendNow(alert: LocationAlert): void {
+    if (this.stopped) return
+    for (const record of alert.channels) {
+      const delivery: ClaimedAlertDelivery = {
+        id: `${alert.event.id}-${record.id}`, account: alert.account, checkId: alert.event.checkId, alertType: alert.alertType, channelType: record.channel.type,
+        channel: { ...record.channel.config, alertChannelId: record.id }, event: alert.event as unknown as Record<string, unknown>, attempts: 0, leaseExpiresAt: 0,
+      }
+      void this.attemptNow(delivery).catch((error: unknown) => this.log(`alert delivery ${delivery.id}: ${error instanceof Error ? error.message : String(error)}`))
+    }
+  }
+
+  private async attemptNow(delivery: ClaimedAlertDelivery): Promise<void> {
+    const mailer = delivery.channelType === 'EMAIL' ? await this.loadMailer() : undefined
+    const reason = notDeliverable(delivery, { mailer })
+    if (reason) return this.log(`alert delivery ${delivery.id}: not delivered: ${reason}`)
+    for (let attempt = 1; !this.stopped; attempt++) {
+      this.dispatcher ??= new Agent({ connect: guardedConnector(this.options) })
+      const signal = AbortSignal.timeout(this.options.timeoutMs)
+      const outcome = await send(delivery, attempt, { signal, timeoutMs: this.options.timeoutMs, mailer, userAgent: 'monitors-alerts/1', dispatcher: this.dispatcher })
+      const retry = !outcome.delivered && outcome.retryable && attempt < this.options.maxAttempts
+      this.options.onAttempt?.(delivery.channelType, outcome.delivered ? 'DELIVERED' : retry ? 'RETRY' : 'FAILED')
+      if (outcome.delivered) return
+      if (!retry) return this.log(`alert delivery ${delivery.id} (${delivery.alertType}) failed: ${outcome.error ?? outcome.statusCode}`)
+      const backoff = this.options.backoffMs * 2 ** (attempt - 1)
+      await new Promise((resolve) => setTimeout(resolve, Math.max(backoff, Math.min(outcome.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS))).unref())
+    }
   }
 
   private async deliver(delivery: ClaimedAlertDelivery, stopping: AbortSignal): Promise<void> {

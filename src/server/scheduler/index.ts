@@ -63,6 +63,8 @@ export interface SchedulerOptions {
    * process whose insert made its row, however many servers plan
    */
   onPlanned?: (planned: number, skipped: SkipCount[]) => void
+  /** more of the server's sweeps on the tick's clock, where it plans (the private locations' agent alerts) */
+  sweep?: (now: number) => Promise<unknown>
   /** called when the planner read the checks anew, with the check types and locations it schedules */
   onSchedule?: (pairs: Array<{ checkType: string; location: string }>) => void
   /** internal errors of the loop (default: stderr) */
@@ -264,6 +266,7 @@ export class Scheduler {
       if (this.options.plan) await this.planDue(now)
       // heartbeat checks whose period and grace ended without a ping fail (once per period, any process)
       if (this.options.plan) await sweepHeartbeats(this.store, now)
+      if (this.options.plan && this.options.sweep) await this.options.sweep(now)
       if (this.options.run) await this.fill()
       if (now - this.lastPrune >= this.options.pruneEveryMs) {
         this.lastPrune = now

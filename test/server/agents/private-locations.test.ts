@@ -2,8 +2,11 @@
  * Private locations by name: the /v1/private-locations routes, checks and groups that name them,
  * keys bound to one location (which claim, extend and post that location's runs only), and
  * agents serving them: two agents of one location share its runs, one dies holding a run, and
- * every due run of each location runs once. The clock of schedules and leases is the test's.
+ * every due run of each location runs once; a location without a live agent is alerted to the
+ * account's channels once, and its recovery once. The clock of schedules and leases is the test's.
  */
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAgent, type Agent } from '../../../src/agent/index.js'
 import type { LocalServer } from '../../../src/server/index.js'
@@ -28,7 +31,8 @@ beforeAll(async () => {
   dns.set('office.private.test', 'A', { records: [{ type: 'A', data: '192.0.2.21' }], delayMs: 100 })
   dns.set('lab.private.test', 'A', { records: [{ type: 'A', data: '192.0.2.22' }] })
   // the scheduler plans (no runner of its own: agents run every run), on the test's clock
-  server = await startTestServer({ clock: () => clock, scheduler: true, schedulerOptions: { tickMs: 50 }, metricsToken: METRICS_TOKEN })
+  // (alerts go to a webhook on loopback: `allow`, which two accounts would otherwise deny)
+  server = await startTestServer({ clock: () => clock, scheduler: true, schedulerOptions: { tickMs: 50 }, metricsToken: METRICS_TOKEN, privateTargets: 'allow' })
   call = caller(server)
 })
 afterAll(async () => {
@@ -70,7 +74,7 @@ async function advanceTo(target: number): Promise<void> {
     const at = clock
     await until(`the agents claiming at ${new Date(at).toISOString()}`, async () => {
       const all = (await call('GET', '/v1/private-locations')).json as Array<{ slugName: string; lastSeen: string | null }>
-      return all.filter((l) => l.slugName !== 'attic').every((l) => l.lastSeen !== null && Date.parse(l.lastSeen) >= at)
+      return all.filter((l) => l.slugName === 'office' || l.slugName === 'lab').every((l) => l.lastSeen !== null && Date.parse(l.lastSeen) >= at)
     })
   }
 }
@@ -248,4 +252,109 @@ describe('private locations', () => {
     const skippedLines = metrics.split('\n').filter((l) => l.startsWith('monitors_scheduler_runs_skipped_total{') && l.includes('location="attic"') && l.includes('reason="no-agent"'))
     expect(skippedLines, metrics).toEqual([expect.stringMatching(/ 6$/)])
   }, 90_000)
+
+  it('a location without a live agent for 5 minutes is alerted to the account\'s channels once, and its recovery once an agent claims', async () => {
+    // a webhook of the account on loopback: what it was sent about the cellar
+    const { received, url, close } = await startHooks('cellar')
+    try {
+      const channel = await call('POST', '/v1/alert-channels', { type: 'WEBHOOK', config: { name: 'ops', url } })
+      expect(channel.status, channel.text).toBe(201)
+      const cellar = await createLocation('Cellar', 'cellar')
+      const since = clock
+      const kinds = () => received.map((e) => e.alertType)
+      // no agent for less than the set time: nothing (the office and lab agents claim at every step)
+      await advanceTo(since + 4 * MINUTE + 30_000)
+      expect(kinds()).toEqual([])
+      await advanceTo(since + 5 * MINUTE + 30_000)
+      await until('the no-agent alert', () => received.length > 0)
+      // one alert for the outage, however many ticks see it go on
+      await advanceTo(clock + MINUTE)
+      expect(kinds()).toEqual(['ALERT_NO_AGENT'])
+      expect(received[0]).toMatchObject({
+        title: 'Private location Cellar has no live agent', privateLocationId: cellar.id, runLocation: 'cellar', hasFailures: true,
+        errorMessage: expect.stringMatching(/^No agent of cellar has claimed for \d+ minutes$/),
+      })
+      // an agent claims: the recovery, once
+      const agent = await startAgent({
+        apiUrl: server.url, apiKey: cellar.key, locations: ['cellar'], agentId: 'cellar-1', healthPort: 0, healthHost: '127.0.0.1',
+        concurrency: 1, pollIntervalMs: 50, leaseSeconds: 10, warn: () => undefined, log: () => undefined,
+      })
+      agents.push(agent)
+      await until('the recovery', () => received.length > 1)
+      // and no other, however many ticks see the agent alive
+      await advanceTo(clock + 30_000)
+      expect((await call('GET', `/v1/private-locations/${cellar.id}`)).json.agentCount).toBe(1)
+      expect(kinds()).toEqual(['ALERT_NO_AGENT', 'ALERT_NO_AGENT_RECOVERY'])
+      expect(received[1]).toMatchObject({ title: 'Private location Cellar has a live agent again', privateLocationId: cellar.id, hasFailures: false })
+      expect(received[1].id).not.toBe(received[0].id)
+    } finally {
+      await close()
+    }
+  }, 60_000)
+})
+
+/** A webhook receiver on loopback: the events it was sent about one location, in order. */
+async function startHooks(slug: string): Promise<{ received: Array<Record<string, any>>; url: string; close: () => Promise<unknown> }> {
+  const received: Array<Record<string, any>> = []
+  const hooks = createServer((req, res) => {
+    let body = ''
+    req.on('data', (chunk) => {
+      body += chunk
+    })
+    req.on('end', () => {
+      const event = JSON.parse(body) as Record<string, any>
+      if (event.privateLocationSlugName === slug) received.push(event)
+      res.writeHead(200).end()
+    })
+  })
+  await new Promise<void>((resolve) => hooks.listen(0, '127.0.0.1', resolve))
+  return {
+    received,
+    url: `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hook`,
+    close: () => new Promise((resolve) => hooks.close(resolve)),
+  }
+}
+
+describe('private locations on one database served by two processes', () => {
+  it('alert a location without a live agent once, and its recovery once, whichever scheduler sees it first', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs')
+    const { tmpdir } = await import('node:os')
+    const { join } = await import('node:path')
+    const dir = mkdtempSync(join(tmpdir(), 'monitors-private-locations-'))
+    let now = DUE
+    const options = { dbPath: join(dir, 'db.sqlite'), clock: () => now, scheduler: true, schedulerOptions: { tickMs: 5 }, privateTargets: 'allow' as const, noAgentAlertMinutes: 2 }
+    const a = await startTestServer(options)
+    const b = await startTestServer(options)
+    const hooks = await startHooks('shed')
+    let agent: Agent | undefined
+    try {
+      const api = caller(a)
+      expect((await api('POST', '/v1/alert-channels', { type: 'WEBHOOK', config: { name: 'ops', url: hooks.url } })).status).toBe(201)
+      const shed = (await api('POST', '/v1/private-locations', { name: 'Shed', slugName: 'shed' })).json
+      const key = (await api('POST', `/v1/private-locations/${shed.id}/keys`)).json.rawKey as string
+      // both schedulers see the outage begin at DUE (ticks of either, on the clock that stands still)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      now = DUE + 2 * MINUTE - 1000
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      expect(hooks.received).toEqual([])
+      now = DUE + 2 * MINUTE
+      await until('the no-agent alert', () => hooks.received.length > 0)
+      await new Promise((resolve) => setTimeout(resolve, 200)) // both schedulers tick many times
+      expect(hooks.received.map((e) => e.alertType)).toEqual(['ALERT_NO_AGENT'])
+      agent = await startAgent({
+        apiUrl: b.url, apiKey: key, locations: ['shed'], agentId: 'shed-1', healthPort: 0, healthHost: '127.0.0.1',
+        concurrency: 1, pollIntervalMs: 50, leaseSeconds: 10, warn: () => undefined, log: () => undefined,
+      })
+      await until('the recovery', () => hooks.received.length > 1)
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      expect(hooks.received.map((e) => e.alertType)).toEqual(['ALERT_NO_AGENT', 'ALERT_NO_AGENT_RECOVERY'])
+    } finally {
+      agent?.abort()
+      await agent?.done
+      await hooks.close()
+      await a.close()
+      await b.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
 })

@@ -16,6 +16,8 @@ const COLORS: Record<AlertNotificationKind, 'Attention' | 'Warning' | 'Good'> = 
   ALERT_RECOVERY: 'Good',
   ALERT_SSL: 'Warning',
   ALERT_SSL_RECOVERY: 'Good',
+  ALERT_NO_AGENT: 'Attention',
+  ALERT_NO_AGENT_RECOVERY: 'Good',
 }
 
 /** The message Teams takes: `{type: "message", attachments: [{contentType: adaptive card, content}]}`. */

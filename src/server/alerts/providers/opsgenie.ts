@@ -25,7 +25,7 @@ const aliasOf = (event: AlertEvent) =>
 /** The request of one notification: its path under the base URL and its body. */
 export function opsgenieRequest(event: AlertEvent, priority: string): { path: string; body: Record<string, unknown> } {
   const alias = aliasOf(event)
-  if (event.alertType === 'ALERT_RECOVERY' || event.alertType === 'ALERT_SSL_RECOVERY') {
+  if (event.alertType.endsWith('RECOVERY')) {
     return { path: `/v2/alerts/${encodeURIComponent(alias)}/close?identifierType=alias`, body: { source: 'monitors', note: `${event.title} in ${event.runLocation}` } }
   }
   return {

@@ -19,6 +19,8 @@ const SEVERITY: Record<AlertNotificationKind, 'critical' | 'warning' | null> = {
   ALERT_RECOVERY: null,
   ALERT_SSL: 'warning',
   ALERT_SSL_RECOVERY: null,
+  ALERT_NO_AGENT: 'critical',
+  ALERT_NO_AGENT_RECOVERY: null,
 }
 
 /**

@@ -15,6 +15,8 @@ const COLORS: Record<AlertNotificationKind, string> = {
   ALERT_RECOVERY: '#2ca02c',
   ALERT_SSL: '#ff9f1c',
   ALERT_SSL_RECOVERY: '#2ca02c',
+  ALERT_NO_AGENT: '#d62728',
+  ALERT_NO_AGENT_RECOVERY: '#2ca02c',
 }
 const ICONS: Record<AlertNotificationKind, string> = {
   ALERT_FAILURE: ':red_circle:',
@@ -23,11 +25,13 @@ const ICONS: Record<AlertNotificationKind, string> = {
   ALERT_RECOVERY: ':large_green_circle:',
   ALERT_SSL: ':lock:',
   ALERT_SSL_RECOVERY: ':large_green_circle:',
+  ALERT_NO_AGENT: ':red_circle:',
+  ALERT_NO_AGENT_RECOVERY: ':large_green_circle:',
 }
 
 /** An incoming-webhook message: `text` (shown in notifications) and one attachment with the facts. */
 export function slackMessage(event: AlertEvent): Record<string, unknown> {
-  const detail = event.alertType === 'ALERT_RECOVERY' || event.alertType === 'ALERT_SSL_RECOVERY' ? '' : event.errorMessage ? `: ${event.errorMessage}` : ''
+  const detail = event.alertType.endsWith('RECOVERY') ? '' : event.errorMessage ? `: ${event.errorMessage}` : ''
   return {
     text: `${ICONS[event.alertType]} *${event.title}* in ${event.runLocation}${detail}`,
     attachments: [{
