@@ -321,6 +321,15 @@ describe('private locations on the dashboard', () => {
     expect(page).toContain(`Locations: ${named}`)
     expect(page).toContain(`<td data-run-location>${named}</td>`)
     expect(await get(`/dashboard/sessions/${trigger.json.sessions[0].checkSessionId}`)).toContain(`<td data-run-location>${named}</td>`)
+    const resultId = /href="\/dashboard\/results\/[^/]+\/([^"]+)"/.exec(page)?.[1]
+    expect(await get(`/dashboard/results/${check.json.id}/${resultId}`)).toContain(`<span data-run-location>${named}</span>`)
+    // a group running in the office, and its check that names no location of its own
+    const group = await api('POST', '/v1/check-groups', { name: 'Office group', privateLocations: ['office-berlin'], activated: false })
+    expect(group.status, group.text).toBe(201)
+    expect((await api('POST', '/v1/checks/dns', dnsBody({ name: 'office member', groupId: group.json.id, activated: false }))).status).toBe(201)
+    const groupPage = await get(`/dashboard/groups/${group.json.id}`)
+    expect(groupPage).toContain(`Locations: ${named}</p>`)
+    expect(groupPage).toContain(`<td data-locations>${named}</td>`)
 
     // the account's locations: the office's agent claimed just now, the lab has none
     const locations = await get('/dashboard/private-locations')
