@@ -1,7 +1,8 @@
 /**
  * `monitors status` shows each check's last 24 hours from the target's analytics: the share of
  * passing runs and the p95 response time, `-` where there is no data. Runs with known times
- * are recorded through the server's agent routes; the built CLI reads them.
+ * are recorded through the server's agent routes; the built CLI reads them. A run of a private
+ * location is shown by the location's name (status and trigger), read only when one is shown.
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -13,13 +14,14 @@ import { makeProject, monitors, STACK_LINE } from '../helpers/cli.js'
 
 let server: LocalServer
 let call: Call
+const requests: string[] = []
 // the server's clock: the real one, moved back while past runs are recorded (a result is dated inside its claim)
 let offset = 0
 const clock = { get: () => Date.now() + offset, set: (ms: number) => void (offset = ms - Date.now()) }
 
 beforeAll(async () => {
   // no runner: the only runs are the ones posted below
-  server = await startTestServer({ clock: clock.get })
+  server = await startTestServer({ clock: clock.get, log: (line) => requests.push(line) })
   call = caller(server)
 })
 afterAll(async () => {
@@ -61,11 +63,69 @@ new HeartbeatCheck('backup', { name: 'Backup', heartbeat: { period: 1, periodUni
     expect(lineOf('dns-check:shop-dns')).toMatch(/paused\s+-\s+-\s+-\s+-\s+http/)
     expect(lineOf('heartbeat-check:backup')).toMatch(/passing\s+heartbeat\s+-\s+100%\s+-\s+http/)
 
+    // only public regions: the names of private locations are not asked for
+    expect(requests.filter((l) => l.includes('/v1/private-locations'))).toEqual([])
+
     const json = await monitors(project, ['status', '--format', 'json'], env)
     expect(json.code, json.output).toBe(0)
     const checks = Object.fromEntries((JSON.parse(json.stdout).checks as Array<Record<string, unknown>>).map((c) => [c.logicalId, c]))
     expect(checks['shop-api']).toMatchObject({ availability24h: 75, p95ResponseTime24h: 400 })
     expect(checks['shop-dns']).toMatchObject({ availability24h: null, p95ResponseTime24h: null })
     expect(checks.backup).toMatchObject({ availability24h: 100, p95ResponseTime24h: null })
+  })
+})
+
+describe('a private location in monitors status and monitors trigger', () => {
+  it('shows a run of a private location by its name with its slug, a public region as it is', async () => {
+    const env = { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_A }
+    const project = makeProject({
+      'checks/office.check.ts': `import { ApiCheck, PrivateLocation } from 'monitors-as-code'
+const office = new PrivateLocation('office', { name: 'Office Berlin', slugName: 'office-berlin' })
+new ApiCheck('office-api', { name: 'Office API', privateLocations: [office], activated: false, request: { method: 'GET', url: 'http://127.0.0.1:9/health' } })
+new ApiCheck('public-api', { name: 'Public API', locations: ['eu-west-1'], activated: false, request: { method: 'GET', url: 'http://127.0.0.1:9/health' } })
+`,
+    })
+    const applied = await monitors(project, ['apply', '--yes'], env)
+    expect(applied.code, applied.output).toBe(0)
+    const lock = JSON.parse(readFileSync(join(project, 'monitoring.lock.json'), 'utf8')) as { resources: Record<string, { remoteId: string }> }
+    const officeId = lock.resources['private-location:office'].remoteId
+    const key = await call('POST', `/v1/private-locations/${officeId}/keys`)
+    expect(key.status, key.text).toBe(201)
+    const agent = caller(server, key.json.rawKey as string)
+    const publicAgent = caller(server)
+    // an agent of each location: claims its location's runs and posts a passing result
+    let serving = true
+    const serve = async (as: Call, location: string) => {
+      while (serving) {
+        const claim = await as('POST', '/v1/agent/claim', { agentId: `agent-${location}`, locations: [location], max: 10 })
+        expect(claim.status, claim.text).toBe(200)
+        for (const run of claim.json.runs as Array<{ runId: string }>) {
+          const at = new Date(clock.get()).toISOString()
+          const result = { runLocation: location, resultType: 'FINAL', attempt: 1, status: 'PASSED', hasFailures: false, hasErrors: false, isDegraded: false, responseTime: 12, startedAt: at, stoppedAt: at, error: null, assertions: [], details: {}, attempts: [] }
+          const posted = await as('POST', `/v1/agent/runs/${encodeURIComponent(run.runId)}/result`, { result })
+          expect(posted.status, posted.text).toBe(204)
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+    }
+    const agents = Promise.all([serve(agent, 'office-berlin'), serve(publicAgent, 'eu-west-1')].map((s) => s.finally(() => void (serving = false))))
+    const triggered = await monitors(project, ['trigger', 'office-api', 'public-api', '--max-wait', '20'], env).finally(() => void (serving = false))
+    await agents
+    expect(triggered.code, triggered.output).toBe(0)
+    expect(triggered.stdout).toMatch(/Office API \(office-api\)\s+API\s+PASSED\s+Office Berlin \(office-berlin\)\s+\d+ ms/)
+    expect(triggered.stdout).toMatch(/Public API \(public-api\)\s+API\s+PASSED\s+eu-west-1\s+\d+ ms/)
+
+    const before = requests.length
+    const text = await monitors(project, ['status'], env)
+    expect(text.code, text.output).toBe(0)
+    const lineOf = (k: string) => text.stdout.split('\n').find((l) => l.includes(`${k} `)) ?? ''
+    expect(lineOf('api-check:office-api')).toMatch(/paused\s+Office Berlin \(office-berlin\)\s+12 ms/)
+    expect(lineOf('api-check:public-api')).toMatch(/paused\s+eu-west-1\s+12 ms/)
+    // the names are read once for the command
+    expect(requests.slice(before).filter((l) => l.includes('/v1/private-locations'))).toHaveLength(1)
+    // the JSON keeps the slug, as the API answers it
+    const json = await monitors(project, ['status', '--format', 'json'], env)
+    const office = (JSON.parse(json.stdout).checks as Array<Record<string, unknown>>).find((c) => c.logicalId === 'office-api')
+    expect(office).toMatchObject({ lastRunLocation: 'office-berlin' })
   })
 })

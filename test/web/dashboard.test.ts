@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SERVICE_CHECK_TYPES } from '../../src/schema/check-types.js'
 import type { LocalServer } from '../../src/server/index.js'
-import { KEY_A, caller, dnsBody, icmpBody, startTestServer } from '../server/helpers.js'
+import { KEY_A, KEY_B, caller, dnsBody, icmpBody, startTestServer } from '../server/helpers.js'
 
 let server: LocalServer
 
@@ -286,5 +286,58 @@ describe('a check group\'s page on the dashboard', () => {
     expect((await fetch(`${server.url}/dashboard/groups/x`, { headers: { cookie } })).status).toBe(404)
     expect((await act('create')).status).toBe(303)
     expect((await post(`/dashboard/groups/999999/badge-token`, { csrf, action: 'create' }, { cookie, origin: server.url })).status).toBe(404)
+  })
+})
+
+describe('private locations on the dashboard', () => {
+  it("shows a private location by its name where a check's locations and runs are listed, and lists the account's locations with their health", async () => {
+    const api = caller(server)
+    const office = await api('POST', '/v1/private-locations', { name: 'Office Berlin', slugName: 'office-berlin' })
+    expect(office.status, office.text).toBe(201)
+    expect((await api('POST', '/v1/private-locations', { name: 'Idle Lab', slugName: 'idle-lab' })).status).toBe(201)
+    // another account's location is not shown
+    expect((await caller(server, KEY_B)('POST', '/v1/private-locations', { name: 'Other Paris', slugName: 'other-paris' })).status).toBe(201)
+    const key = await api('POST', `/v1/private-locations/${office.json.id}/keys`)
+    expect(key.status, key.text).toBe(201)
+    const check = await api('POST', '/v1/checks/dns', dnsBody({ name: 'office dns', privateLocations: ['office-berlin'], activated: false }))
+    expect(check.status, check.text).toBe(201)
+    const trigger = await api('POST', '/v1/check-sessions/trigger', { target: { checkId: [check.json.id] } })
+    expect(trigger.status, trigger.text).toBe(201)
+    const agent = caller(server, key.json.rawKey as string)
+    const claim = await agent('POST', '/v1/agent/claim', { agentId: 'office-1', locations: ['office-berlin'], max: 10 })
+    expect(claim.status, claim.text).toBe(200)
+    expect(claim.json.runs).toHaveLength(1)
+    const at = new Date().toISOString()
+    const result = { runLocation: 'office-berlin', resultType: 'FINAL', attempt: 1, status: 'PASSED', hasFailures: false, hasErrors: false, isDegraded: false, responseTime: 7, startedAt: at, stoppedAt: at, error: null, assertions: [], details: {}, attempts: [] }
+    expect((await agent('POST', `/v1/agent/runs/${encodeURIComponent(claim.json.runs[0].runId)}/result`, { result })).status).toBe(204)
+
+    const { cookie } = await logIn()
+    const get = async (path: string) => (await fetch(`${server.url}${path}`, { headers: { cookie } })).text()
+    const named = 'Office Berlin <span class="muted">(office-berlin)</span>'
+    const list = await get('/')
+    const row = /<tr data-check-id="[^"]+">\s*<td><a href="[^"]+">office dns<\/a>[\s\S]*?<\/tr>/.exec(list)?.[0] ?? ''
+    expect(row).toContain(`<td data-locations>${named}</td>`)
+    const page = await get(`/dashboard/checks/${check.json.id}`)
+    expect(page).toContain(`Locations: ${named}`)
+    expect(page).toContain(`<td data-run-location>${named}</td>`)
+    expect(await get(`/dashboard/sessions/${trigger.json.sessions[0].checkSessionId}`)).toContain(`<td data-run-location>${named}</td>`)
+    const resultId = /href="\/dashboard\/results\/[^/]+\/([^"]+)"/.exec(page)?.[1]
+    expect(await get(`/dashboard/results/${check.json.id}/${resultId}`)).toContain(`<span data-run-location>${named}</span>`)
+    // a group running in the office, and its check that names no location of its own
+    const group = await api('POST', '/v1/check-groups', { name: 'Office group', privateLocations: ['office-berlin'], activated: false })
+    expect(group.status, group.text).toBe(201)
+    expect((await api('POST', '/v1/checks/dns', dnsBody({ name: 'office member', groupId: group.json.id, activated: false }))).status).toBe(201)
+    const groupPage = await get(`/dashboard/groups/${group.json.id}`)
+    expect(groupPage).toContain(`Locations: ${named}</p>`)
+    expect(groupPage).toContain(`<td data-locations>${named}</td>`)
+
+    // the account's locations: the office's agent claimed just now, the lab has none
+    const locations = await get('/dashboard/private-locations')
+    expect(locations).toContain('Private locations of account acc-a')
+    const rowOf = (slug: string) => new RegExp(`<tr data-location="${slug}">[\\s\\S]*?</tr>`).exec(locations)?.[0] ?? ''
+    expect(rowOf('office-berlin')).toMatch(/<td>Office Berlin<\/td>[\s\S]*<td class="state-passing" data-health>serving<\/td>\s*<td data-agents>1<\/td>\s*<td data-last-seen><time[^>]*>[^<]+<\/time><\/td>\s*<td data-queue>0<\/td>/)
+    expect(rowOf('idle-lab')).toMatch(/<td class="state-failing" data-health>no live agent<\/td>\s*<td data-agents>0<\/td>\s*<td data-last-seen>never<\/td>/)
+    expect(locations).not.toContain('other-paris')
+    expect(await get('/')).toContain('<a href="/dashboard/private-locations">Private locations</a>')
   })
 })

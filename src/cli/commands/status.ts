@@ -9,6 +9,7 @@ import { NotFoundError } from '../../api/errors.js'
 import type { ApiClient } from '../../api/client.js'
 import { data, engineOptions, environmentRequest, loadOrReport, openSession, out, setStdoutFormat, useColor, withEnvironment, type EngineArgs } from '../engine.js'
 import { selectChecks } from './test.js'
+import { locationLabels } from '../location-names.js'
 import { isWindowActive } from '../../server/scheduler/maintenance.js'
 
 interface StatusArgs extends Omit<EngineArgs, 'format'> {
@@ -300,7 +301,8 @@ function dependencyText(by: readonly HeldBackBy[]): string {
   return `depends on ${list}, which ${by.length === 1 ? 'is' : 'are'} failing`
 }
 
-export function renderStatusTable(rows: readonly CheckStatusRow[], color: boolean): string {
+/** `labelOf` shows a location as people know it (a private location by its name, src/cli/location-names.ts). */
+export function renderStatusTable(rows: readonly CheckStatusRow[], color: boolean, labelOf: (location: string) => string = (l) => l): string {
   const c = pc.createColors(color)
   const paintOf: Record<CheckState, (s: string) => string> = {
     passing: c.green, degraded: c.yellow, failing: c.red, paused: c.dim, maintenance: c.cyan, 'never-ran': c.dim, 'not-deployed': c.dim,
@@ -308,7 +310,7 @@ export function renderStatusTable(rows: readonly CheckStatusRow[], color: boolea
   const cells = rows.map((row) => [
     label(row.resource),
     STATE_TEXT[row.state],
-    row.status?.lastRunLocation ?? '-',
+    row.status?.lastRunLocation ? labelOf(row.status.lastRunLocation) : '-',
     runTimes(row.status),
     availabilityText(row),
     p95Text(row),
@@ -495,7 +497,7 @@ export const statusCommand = {
         const c = pc.createColors(useColor())
         if (environment !== undefined) out(`Environment: ${c.bold(environment)}\n`)
         if (rows.length === 0) out('No checks: the project has no check (DnsCheck, IcmpCheck, HeartbeatCheck, ...).\n')
-        else out(renderStatusTable(rows, useColor()))
+        else out(renderStatusTable(rows, useColor(), await locationLabels(client, rows.map((r) => r.status?.lastRunLocation))))
         if (groupRows.length > 0) out(`\n${renderGroupLines(groupRows, useColor())}`)
         const s = summaryOf(rows)
         const parts = [`${s.passing} passing`, `${s.degraded} degraded`, `${s.failing} failing`, ...(s.alertsHeldBack > 0 ? [`${s.alertsHeldBack} with alerts held back (dependsOn)`] : []), `${s.paused} paused`, ...(s.maintenance > 0 ? [`${s.maintenance} in maintenance`] : []), `${s.neverRan} never ran`, `${s.notDeployed} not deployed`]

@@ -10,6 +10,7 @@ import type { DesiredResource } from '../../resources/types.js'
 import { groupStages } from '../../schema/check-group.js'
 import { lockKey } from '../../state/lock.js'
 import { io } from '../io.js'
+import { locationLabels } from '../location-names.js'
 import { Progress, progressMode } from '../progress.js'
 import { checkNumber, data, engineOptions, environmentRequest, err, loadOrReport, openSession, out, setStdoutFormat, useColor, withEnvironment, type EngineArgs } from '../engine.js'
 
@@ -213,16 +214,17 @@ function startProgress(stages: Awaited<ReturnType<typeof selectTargets>>, format
 
 /**
  * The table of runs, each error whole: its first line in the table, and an error of several
- * lines in full under it.
+ * lines in full under it; `labelOf` shows a location as people know it (a private location by its
+ * name, src/cli/location-names.ts).
  */
-export function renderTable(rows: TriggerRow[], color: boolean): string {
+export function renderTable(rows: TriggerRow[], color: boolean, labelOf: (location: string) => string = (l) => l): string {
   const c = pc.createColors(color)
   const paint = (status: string) => (status === 'PASSED' ? c.green(status) : status === 'DEGRADED' ? c.yellow(status) : c.red(status))
   const head = ['#', 'Check', 'Type', 'Status', 'Locations', 'Time', 'Error']
   const checkName = (r: TriggerRow) => (r.target.logicalId ? `${r.target.name} (${r.target.logicalId})` : r.target.name)
   const body = rows.map((r) => [
     String(r.stage), checkName(r), r.target.checkType, r.status,
-    r.runLocations.join(', '), r.timeElapsed === null ? '' : `${r.timeElapsed} ms`, (r.error ?? '').split('\n')[0],
+    r.runLocations.map(labelOf).join(', '), r.timeElapsed === null ? '' : `${r.timeElapsed} ms`, (r.error ?? '').split('\n')[0],
   ])
   // the last column is not padded: a long error does not widen the others
   const widths = head.map((h, i) => (i === head.length - 1 ? 0 : Math.max(h.length, ...body.map((row) => row[i].length))))
@@ -280,7 +282,7 @@ export const triggerCommand = {
         const c = pc.createColors(useColor())
         const progress = startProgress(stages, args.format, client)
         const rows = await runStages(client, stages, deadline, progress).finally(() => progress.stop())
-        out(renderTable(rows, useColor()))
+        out(renderTable(rows, useColor(), await locationLabels(client, rows.flatMap((r) => r.runLocations))))
         const failed = rows.filter((r) => FAILING.has(r.status))
         const summary = `${rows.length - failed.length} of ${rows.length} passed${failed.length > 0 ? `; failing: ${failed.map((r) => r.target.logicalId ?? r.target.name).join(', ')}` : ''}.`
         out(`\n${failed.length > 0 ? c.red('Trigger:') : c.green('Trigger:')} ${summary}\n`)

@@ -8,6 +8,7 @@ import type { CheckStatusRecord } from '../store/index.js'
 import { esc, formatTime, jsonInHtml } from './html.js'
 import { agoElement, refreshBar, refreshHead, refreshSeconds } from './refresh.js'
 import type { WebSession } from './sessions.js'
+import { locationLabels, plainLabels, type LocationLabel } from './location-names.js'
 
 /*
  * The dashboard's pages. Every figure comes from the server's own API routes, called on behalf
@@ -96,6 +97,8 @@ export interface CheckJson {
   checkType: string
   activated?: boolean
   locations?: string[] | null
+  /** slugs of the account's private locations it runs in (shown by their names) */
+  privateLocations?: string[] | null
   tags?: string[]
   /** the check group it is in, whose settings apply when it runs */
   groupId?: number | null
@@ -191,7 +194,7 @@ ${extraHead}
 <body>
 <header><div class="wrap">
 <a class="brand" href="/">monitors dashboard</a>
-${session ? `<nav aria-label="Main"><ul><li><a href="/">Checks</a></li></ul></nav>
+${session ? `<nav aria-label="Main"><ul><li><a href="/">Checks</a></li><li><a href="/dashboard/private-locations">Private locations</a></li></ul></nav>
 ${canWrite(session) ? '' : '<span class="muted" data-role="read">read-only key</span>'}
 <form class="inline" method="post" action="/dashboard/logout"><input type="hidden" name="csrf" value="${esc(session.csrf)}"><button class="secondary" type="submit">Log out</button></form>` : ''}
 </div></header>
@@ -283,20 +286,23 @@ export interface GroupJson {
   muted?: boolean
   checks?: string[]
   locations?: string[]
+  privateLocations?: string[]
 }
 
 /**
  * Where a check runs, as its group's settings apply (applyGroup, as the scheduler plans it): its
- * own locations, else its group's (said so). `applied`: the check as its group's route answers it.
+ * own locations, else its group's (said so), a private location by its name (`labelOf`).
+ * `applied`: the check as its group's route answers it.
  */
-export function locationsCell(check: CheckJson, group: GroupJson | undefined, applied?: CheckJson): string {
-  const runs = (applied ?? (group ? applyGroup({ ...check }, { ...group }) : check)).locations ?? []
+export function locationsCell(check: CheckJson, group: GroupJson | undefined, applied?: CheckJson, labelOf: LocationLabel = plainLabels): string {
+  const where = applied ?? (group ? applyGroup({ ...check }, { ...group }) : check)
+  const runs = [...(where.locations ?? []), ...(where.privateLocations ?? [])]
   if (runs.length === 0) return '–'
-  const fromGroup = group !== undefined && (check.locations ?? []).length === 0
-  return `${esc(runs.join(', '))}${fromGroup ? `<span class="muted" title="the locations of check group ${esc(group.name)}"> (group)</span>` : ''}`
+  const fromGroup = group !== undefined && (check.locations ?? []).length === 0 && (check.privateLocations ?? []).length === 0
+  return `${runs.map(labelOf).join(', ')}${fromGroup ? `<span class="muted" title="the locations of check group ${esc(group.name)}"> (group)</span>` : ''}`
 }
 
-function checkRow(check: CheckJson, status: StatusJson | undefined, f: Figures, group: GroupJson | undefined, now: number): string {
+function checkRow(check: CheckJson, status: StatusJson | undefined, f: Figures, group: GroupJson | undefined, now: number, labelOf: LocationLabel): string {
   const state = stateOf(status)
   return `<tr data-check-id="${esc(check.id)}">
 <td><a href="/dashboard/checks/${encodeURIComponent(check.id)}">${esc(check.name)}</a></td>
@@ -304,7 +310,7 @@ function checkRow(check: CheckJson, status: StatusJson | undefined, f: Figures, 
 <td class="state-${state}">${state}${paused(check)}${suppressed(status)}</td>
 <td>${inlineBadge(check, status)}</td>
 <td data-last-run>${status ? agoElement(status.updated_at ?? status.created_at, now) : '–'}</td>
-<td data-locations>${locationsCell(check, group)}</td>
+<td data-locations>${locationsCell(check, group, undefined, labelOf)}</td>
 <td data-metric="availability">${esc(f.availability)}</td>
 <td data-metric="p50">${esc(f.p50)}</td>
 <td data-metric="p95">${esc(f.p95)}</td>
@@ -313,11 +319,11 @@ function checkRow(check: CheckJson, status: StatusJson | undefined, f: Figures, 
 }
 
 /** Each check group with its checks' worst state (paused when the group is deactivated). */
-function groupTable(session: WebSession, groups: GroupJson[], byId: Map<string, StatusJson>): string {
+function groupTable(session: WebSession, groups: GroupJson[], byId: Map<string, StatusJson>, labelOf: LocationLabel): string {
   const rows = groups.map((g) => {
     const members = Array.isArray(g.checks) ? g.checks : []
     const state = groupBadgeState(g.activated !== false, members.map((id) => ({ status: byId.get(id) as unknown as CheckStatusRecord | undefined })))
-    return `<tr data-group-id="${esc(String(g.id))}"><td><a href="/dashboard/groups/${encodeURIComponent(String(g.id))}">${esc(g.name)}</a></td><td class="state-${state}">${state}</td><td>${members.length}</td><td>${esc((g.locations ?? []).join(', ') || '–')}</td></tr>`
+    return `<tr data-group-id="${esc(String(g.id))}"><td><a href="/dashboard/groups/${encodeURIComponent(String(g.id))}">${esc(g.name)}</a></td><td class="state-${state}">${state}</td><td>${members.length}</td><td>${[...(g.locations ?? []), ...(g.privateLocations ?? [])].map(labelOf).join(', ') || '–'}</td></tr>`
   })
   return rows.length === 0 ? '' : `<h2>Check groups</h2>
 <div class="scroll"><table class="groups stack">
@@ -331,7 +337,7 @@ export async function checkListPage(api: Api, session: WebSession, query: { type
   const type = CHECK_TYPES.includes(query.type as (typeof CHECK_TYPES)[number]) ? query.type : undefined
   const tag = query.tag ? query.tag.slice(0, 200) : undefined
   const refresh = refreshSeconds(query.refresh)
-  const [every, statuses, groups] = await Promise.all([allChecks(api), api('GET', '/v1/check-statuses'), api('GET', '/v1/check-groups')])
+  const [every, statuses, groups, labelOf] = await Promise.all([allChecks(api), api('GET', '/v1/check-statuses'), api('GET', '/v1/check-groups'), locationLabels(api)])
   const shown = type || tag ? await allChecks(api, { checkType: type, tag }) : every
   if (!every || !shown) return layout('Checks', '<h1>Checks</h1><p class="error" role="alert">The API did not answer the list of checks.</p>', session)
   const byId = new Map<string, StatusJson>((Array.isArray(statuses.json) ? statuses.json : []).filter(Boolean).map((s: StatusJson) => [s.checkId, s]))
@@ -339,7 +345,7 @@ export async function checkListPage(api: Api, session: WebSession, query: { type
   const groupById = new Map(groupList.map((g) => [g.id, g]))
   const tags = [...new Set(every.flatMap((c) => c.tags ?? []))].sort()
   const allFigures = await listFigures(shown)
-  const rows = shown.map((check) => checkRow(check, byId.get(check.id), allFigures.get(check.id) ?? NO_FIGURES, typeof check.groupId === 'number' ? groupById.get(check.groupId) : undefined, now))
+  const rows = shown.map((check) => checkRow(check, byId.get(check.id), allFigures.get(check.id) ?? NO_FIGURES, typeof check.groupId === 'number' ? groupById.get(check.groupId) : undefined, now, labelOf))
   const option = (value: string, label: string, selected: boolean) => `<option value="${esc(value)}"${selected ? ' selected' : ''}>${esc(label)}</option>`
   return layout('Checks', `<h1>Checks</h1>
 ${refreshBar(refresh, now, '/', query)}
@@ -353,7 +359,7 @@ ${query.refresh === undefined ? '' : `<input type="hidden" name="refresh" value=
 <caption class="muted">Checks of account ${esc(session.accountId)}</caption>
 ${headOf(CHECK_COLUMNS)}
 <tbody>${rows.join('') || `<tr><td colspan="${CHECK_COLUMNS.length}">No checks.</td></tr>`}</tbody>
-</table></div>${groupTable(session, groupList, byId)}`, session, refreshHead(refresh))
+</table></div>${groupTable(session, groupList, byId, labelOf)}`, session, refreshHead(refresh))
 }
 
 interface ResultJson {
@@ -479,26 +485,27 @@ export async function checkPage(api: Api, session: WebSession, id: string, page:
   if (check.status !== 200) return { status: 404, html: messagePage(session, 'Check not found', `The API has no check ${id}.`) }
   const c = check.json as CheckJson
   const refresh = refreshSeconds(page.query.refresh)
-  const [status, results, groups, f, token, group] = await Promise.all([
+  const [status, results, groups, f, token, group, labelOf] = await Promise.all([
     api('GET', `/v1/check-statuses/${encodeURIComponent(id)}`),
     api('GET', `/v1/check-results/${encodeURIComponent(id)}?limit=100&resultType=FINAL`),
     api('GET', `/v1/error-groups/checks/${encodeURIComponent(id)}?limit=100`),
     figures(api, c),
     api('GET', `/v1/badges/checks/${encodeURIComponent(id)}/token`),
     typeof c.groupId === 'number' ? api('GET', `/v1/check-groups/${c.groupId}`) : undefined,
+    locationLabels(api),
   ])
   const statusJson: StatusJson | undefined = status.status === 200 ? status.json : undefined
   const state = stateOf(statusJson)
   const finals: ResultJson[] = Array.isArray(results.json) ? results.json : []
   const sessions = [...new Set(finals.map((r) => r.checkSessionId).filter((s): s is string => !!s))].slice(0, 10)
   const csrf = `<input type="hidden" name="csrf" value="${esc(session.csrf)}">`
-  const resultRow = (r: ResultJson) => `<tr${FAILED_STATUSES.has(r.status) ? ' class="failed-run"' : ''}><td>${runTime(r.startedAt)}</td><td>${esc(r.runLocation)}</td><td><a href="/dashboard/results/${encodeURIComponent(id)}/${encodeURIComponent(r.id)}">${esc(r.status)}</a></td><td>${r.responseTime === null ? '–' : `${Math.round(r.responseTime)} ms`}</td><td>${esc(r.error ?? '')}</td></tr>`
+  const resultRow = (r: ResultJson) => `<tr${FAILED_STATUSES.has(r.status) ? ' class="failed-run"' : ''}><td>${runTime(r.startedAt)}</td><td data-run-location>${labelOf(r.runLocation)}</td><td><a href="/dashboard/results/${encodeURIComponent(id)}/${encodeURIComponent(r.id)}">${esc(r.status)}</a></td><td>${r.responseTime === null ? '–' : `${Math.round(r.responseTime)} ms`}</td><td>${esc(r.error ?? '')}</td></tr>`
   const resultTable = (rows: ResultJson[], caption: string) => `<div class="scroll"><table><caption class="muted">${caption}</caption><thead><tr><th scope="col">Started</th><th scope="col">Location</th><th scope="col">Status</th><th scope="col">Response time</th><th scope="col">Error</th></tr></thead><tbody>${rows.map(resultRow).join('') || '<tr><td colspan="5">No results yet.</td></tr>'}</tbody></table></div>`
   const groupJson: GroupJson | undefined = group?.status === 200 ? group.json : undefined
   const head = `<h1>${esc(c.name)}</h1>
 ${refreshBar(refresh, page.now, `/dashboard/checks/${encodeURIComponent(id)}`, page.query)}
 <p><span class="state-${state}">${state}</span>${paused(c)}${suppressed(statusJson)} · ${esc(c.checkType)} · ${badgeImg(c)}</p>
-<p class="muted" data-locations>Locations: ${locationsCell(c, groupJson)}${groupJson ? ` · in check group <a href="/dashboard/groups/${encodeURIComponent(String(groupJson.id))}">${esc(groupJson.name)}</a>` : ''}${statusJson ? ` · last run ${agoElement(statusJson.updated_at ?? statusJson.created_at, page.now)}` : ''}</p>${certificateLine(c, statusJson)}`
+<p class="muted" data-locations>Locations: ${locationsCell(c, groupJson, undefined, labelOf)}${groupJson ? ` · in check group <a href="/dashboard/groups/${encodeURIComponent(String(groupJson.id))}">${esc(groupJson.name)}</a>` : ''}${statusJson ? ` · last run ${agoElement(statusJson.updated_at ?? statusJson.created_at, page.now)}` : ''}</p>${certificateLine(c, statusJson)}`
   const publicBadge = publicBadgeSection(session, { kind: 'checks', id: c.id, name: c.name }, token.status === 200 ? token.json : undefined, page.origin ?? '', csrf)
   const errorGroups = errorGroupsSection(session, id, Array.isArray(groups.json) ? groups.json : [], csrf)
   if (!isRunnableCheckType(c.checkType)) return { status: 200, html: layout(c.name, heartbeatBody(c, finals, f, head, publicBadge, errorGroups), session, refreshHead(refresh)) }
@@ -529,10 +536,11 @@ export async function sessionPage(api: Api, session: WebSession, id: string): Pr
   const answer = await api('GET', `/v1/check-sessions/${encodeURIComponent(id)}`)
   if (answer.status !== 200) return { status: 404, html: messagePage(session, 'Session not found', `The API has no check session ${id}.`) }
   const s = answer.json as { checkId: string; name: string; status: string; startedAt: string; stoppedAt: string | null; timeElapsed: number; runLocations: string[]; results: Array<ResultJson & { resultType: string }> }
+  const labelOf = await locationLabels(api)
   const running = s.status === 'RUNNING'
-  const rows = s.results.map((r) => `<tr><td>${esc(r.runLocation)}</td><td>${esc(r.resultType)}</td><td><a href="/dashboard/results/${encodeURIComponent(s.checkId)}/${encodeURIComponent(r.id)}">${esc(r.status)}</a></td><td>${r.responseTime === null ? '–' : `${Math.round(r.responseTime)} ms`}</td><td>${esc(r.error ?? '')}</td></tr>`).join('')
+  const rows = s.results.map((r) => `<tr><td data-run-location>${labelOf(r.runLocation)}</td><td>${esc(r.resultType)}</td><td><a href="/dashboard/results/${encodeURIComponent(s.checkId)}/${encodeURIComponent(r.id)}">${esc(r.status)}</a></td><td>${r.responseTime === null ? '–' : `${Math.round(r.responseTime)} ms`}</td><td>${esc(r.error ?? '')}</td></tr>`).join('')
   const body = `<h1>Session of <a href="/dashboard/checks/${encodeURIComponent(s.checkId)}">${esc(s.name)}</a></h1>
-<p role="status" data-session-status="${esc(s.status)}"${running ? '' : ' data-session-done="true"'}>${running ? `Running in ${esc(s.runLocations.join(', '))}… (this page reloads until it completes)` : `Completed: <strong>${esc(s.status)}</strong> in ${Math.round(s.timeElapsed)} ms`}</p>
+<p role="status" data-session-status="${esc(s.status)}"${running ? '' : ' data-session-done="true"'}>${running ? `Running in ${s.runLocations.map(labelOf).join(', ')}… (this page reloads until it completes)` : `Completed: <strong>${esc(s.status)}</strong> in ${Math.round(s.timeElapsed)} ms`}</p>
 <p class="muted">Started ${runTime(s.startedAt)}${s.stoppedAt ? `, stopped ${runTime(s.stoppedAt)}` : ''}</p>
 <div class="scroll"><table><thead><tr><th scope="col">Location</th><th scope="col">Result</th><th scope="col">Status</th><th scope="col">Response time</th><th scope="col">Error</th></tr></thead><tbody>${rows || '<tr><td colspan="5">No results yet.</td></tr>'}</tbody></table></div>`
   return { status: 200, html: layout(`Session ${s.name}`, body, session, running ? '<meta http-equiv="refresh" content="1">' : '') }

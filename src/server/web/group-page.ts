@@ -2,6 +2,7 @@ import { groupBadgeState } from '../results/badge.js'
 import type { CheckStatusRecord } from '../store/index.js'
 import { MEMBER_COLUMNS, headOf, layout, messagePage, publicBadgeSection, type Api, type CheckJson, type GroupJson, type PageContext } from './dashboard.js'
 import { esc } from './html.js'
+import { locationLabels } from './location-names.js'
 import { agoElement, refreshBar, refreshHead, refreshSeconds } from './refresh.js'
 import type { WebSession } from './sessions.js'
 
@@ -28,12 +29,14 @@ export async function groupPage(api: Api, session: WebSession, id: string, page:
   const answer = /^[1-9][0-9]{0,15}$/.test(id) ? await api('GET', `/v1/check-groups/${id}`) : undefined
   if (answer?.status !== 200) return { status: 404, html: messagePage(session, 'Check group not found', `The API has no check group ${id}.`) }
   const g = answer.json as GroupJson
-  const [checks, statuses, badge, token] = await Promise.all([
+  const [checks, statuses, badge, token, labelOf] = await Promise.all([
     api('GET', `/v1/check-groups/${id}/checks`),
     api('GET', '/v1/check-statuses'),
     api('GET', `/v1/badges/groups/${id}`),
     api('GET', `/v1/badges/groups/${id}/token`),
+    locationLabels(api),
   ])
+  const where = (l: { locations?: string[] | null; privateLocations?: string[] | null }) => [...(l.locations ?? []), ...(l.privateLocations ?? [])].map(labelOf).join(', ')
   const members: CheckJson[] = Array.isArray(checks.json) ? checks.json : []
   const byId = new Map((Array.isArray(statuses.json) ? statuses.json as StatusJson[] : []).map((s) => [s.checkId, s]))
   const state = groupBadgeState(g.activated !== false, members.map((c) => ({ status: byId.get(c.id) as unknown as CheckStatusRecord | undefined })))
@@ -44,12 +47,12 @@ export async function groupPage(api: Api, session: WebSession, id: string, page:
     const status = byId.get(c.id)
     const s = checkState(status)
     return `<tr data-check-id="${esc(c.id)}"><td><a href="/dashboard/checks/${encodeURIComponent(c.id)}">${esc(c.name)}</a></td><td>${esc(c.checkType)}</td><td class="state-${s}">${s}</td>`
-      + `<td data-last-run>${status ? agoElement(status.updated_at ?? status.created_at, page.now) : '–'}</td><td data-locations>${esc((c.locations ?? []).join(', ') || '–')}</td></tr>`
+      + `<td data-last-run>${status ? agoElement(status.updated_at ?? status.created_at, page.now) : '–'}</td><td data-locations>${where(c) || '–'}</td></tr>`
   })
   const body = `<h1>${esc(g.name)}</h1>
 ${refreshBar(refresh, page.now, `/dashboard/groups/${encodeURIComponent(String(g.id))}`, page.query)}
 <p><span class="state-${state}">${state}</span> · check group ${esc(String(g.id))}${g.muted ? ' · muted' : ''}${badgeImg}</p>
-<p class="muted" data-group-locations>Locations: ${(g.locations ?? []).length > 0 ? esc((g.locations ?? []).join(', ')) : 'none set: each check runs in its own'}</p>
+<p class="muted" data-group-locations>Locations: ${where(g) || 'none set: each check runs in its own'}</p>
 <h2>Checks</h2>
 <div class="scroll"><table class="members stack"><caption class="muted">The group's checks, their newest run and where they run (the group's locations for a check that names none)</caption>${headOf(MEMBER_COLUMNS)}
 <tbody>${rows.join('') || `<tr><td colspan="${MEMBER_COLUMNS.length}">No checks in this group.</td></tr>`}</tbody></table></div>

@@ -12,6 +12,7 @@ import {
   AnalyticsCache, DASHBOARD_CSP, METRICS, NO_FIGURES, TIME_METRIC, apiFor, checkListPage, checkPage, figureNames, formatFigures,
   loginPage, messagePage, sessionPage, type CheckJson, type Figures, type ListFigures, type PageContext,
 } from './dashboard.js'
+import { privateLocationsPage } from './locations-page.js'
 import { sendHtml } from './html.js'
 import { COOKIE, WebSessions, readCookie, sameToken, sessionCookie, type WebSession } from './sessions.js'
 import { renderFeed } from './feed.js'
@@ -337,6 +338,12 @@ function dashboardRoutes(scope: FastifyInstance, context: WebContext): void {
     const inline = answer.contentType.startsWith('image/')
     return reply.code(200).type(answer.contentType).header('x-content-type-options', 'nosniff')
       .header('content-disposition', `${inline ? 'inline' : 'attachment'}; filename="${download.replace(/[^\w.-]/g, '_')}"`).send(answer.body)
+  })
+
+  scope.get('/dashboard/private-locations', web, async (request, reply) => {
+    const session = await sessionOf(context, request)
+    if (!session) return reply.code(303).header('location', '/').send()
+    return html(reply, 200, await privateLocationsPage(apiFor(app, session), session, context.options.now()))
   })
 
   scope.get<{ Params: { id: string } }>('/dashboard/sessions/:id', web, async (request, reply) => {

@@ -7,6 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { asDashboard } from '../auth.js'
+import { locationLabels } from './location-names.js'
 import { esc, formatTime } from './html.js'
 import { layout, messagePage, type Api } from './dashboard.js'
 import type { WebSession } from './sessions.js'
@@ -36,7 +37,7 @@ const pathOf = (name: string) => name.split('/').map(encodeURIComponent).join('/
 
 export async function resultPage(api: Api, session: WebSession, checkId: string, resultId: string): Promise<{ status: number; html: string }> {
   const base = `/v1/check-results/${encodeURIComponent(checkId)}/${encodeURIComponent(resultId)}`
-  const [result, assets, check] = await Promise.all([api('GET', base), api('GET', `${base}/assets`), api('GET', `/v1/checks/${encodeURIComponent(checkId)}`)])
+  const [result, assets, check, labelOf] = await Promise.all([api('GET', base), api('GET', `${base}/assets`), api('GET', `/v1/checks/${encodeURIComponent(checkId)}`), locationLabels(api)])
   if (result.status !== 200) return { status: 404, html: messagePage(session, 'Result not found', `The API has no result ${resultId} of check ${checkId}.`) }
   const r = result.json as { status: string; runLocation: string; startedAt: string; responseTime: number | null; error: string | null; result?: { details?: { tests?: TestJson[] } } }
   const name = check.status === 200 ? String(check.json?.name ?? checkId) : checkId
@@ -52,7 +53,7 @@ export async function resultPage(api: Api, session: WebSession, checkId: string,
   const traces = files.filter((f) => f.type === 'trace')
   const others = files.filter((f) => f.type !== 'screenshot' && f.type !== 'trace')
   const body = `<h1>Result of <a href="/dashboard/checks/${encodeURIComponent(checkId)}">${esc(name)}</a></h1>
-<p><strong data-result-status="${esc(r.status)}">${esc(r.status)}</strong> · ${esc(r.runLocation)} · <time datetime="${esc(r.startedAt)}">${esc(formatTime(r.startedAt, { seconds: true }))}</time>${r.responseTime === null ? '' : ` · ${Math.round(r.responseTime)} ms`}</p>
+<p><strong data-result-status="${esc(r.status)}">${esc(r.status)}</strong> · <span data-run-location>${labelOf(r.runLocation)}</span> · <time datetime="${esc(r.startedAt)}">${esc(formatTime(r.startedAt, { seconds: true }))}</time>${r.responseTime === null ? '' : ` · ${Math.round(r.responseTime)} ms`}</p>
 ${r.error ? `<p data-result-error>${esc(r.error)}</p>` : ''}
 ${tests.length === 0 ? '' : `<h2>Tests</h2><div class="scroll"><table><thead><tr><th scope="col">Test</th><th scope="col">Status</th><th scope="col">Duration</th><th scope="col">Error</th></tr></thead><tbody>${tests.map(testRow).join('')}</tbody></table></div>`}
 ${shots.length === 0 ? '' : `<h2>Screenshots</h2>${shots.map((f) => `<figure><img src="${esc(here + pathOf(f.name))}" alt="Screenshot ${esc(f.name)}"><figcaption class="muted">${esc(f.name)}</figcaption></figure>`).join('')}`}
