@@ -337,7 +337,10 @@ export async function checkListPage(api: Api, session: WebSession, query: { type
   const type = CHECK_TYPES.includes(query.type as (typeof CHECK_TYPES)[number]) ? query.type : undefined
   const tag = query.tag ? query.tag.slice(0, 200) : undefined
   const refresh = refreshSeconds(query.refresh)
-  const [every, statuses, groups, labelOf] = await Promise.all([allChecks(api), api('GET', '/v1/check-statuses'), api('GET', '/v1/check-groups'), locationLabels(api)])
+  const [every, statuses, groups] = await Promise.all([allChecks(api), api('GET', '/v1/check-statuses'), api('GET', '/v1/check-groups')])
+  // the names are asked for only when a check or a group runs in a private location: a view costs the same calls however many checks
+  const named = (list: unknown) => Array.isArray(list) && list.some((x: { privateLocations?: unknown }) => Array.isArray(x?.privateLocations) && x.privateLocations.length > 0)
+  const labelOf = named(every) || named(groups.json) ? await locationLabels(api) : plainLabels
   const shown = type || tag ? await allChecks(api, { checkType: type, tag }) : every
   if (!every || !shown) return layout('Checks', '<h1>Checks</h1><p class="error" role="alert">The API did not answer the list of checks.</p>', session)
   const byId = new Map<string, StatusJson>((Array.isArray(statuses.json) ? statuses.json : []).filter(Boolean).map((s: StatusJson) => [s.checkId, s]))
