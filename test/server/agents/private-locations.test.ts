@@ -9,7 +9,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAgent, type Agent } from '../../../src/agent/index.js'
-import type { LocalServer } from '../../../src/server/index.js'
+import { openStore, type LocalServer } from '../../../src/server/index.js'
 import { runCheck } from '../../../src/runner/index.js'
 import { startDnsServer, type DnsServerHandle } from '../../helpers/dns-server.js'
 import { KEY_B, caller, startTestServer, type Call } from '../helpers.js'
@@ -332,8 +332,14 @@ describe('private locations on one database served by two processes', () => {
       expect((await api('POST', '/v1/alert-channels', { type: 'WEBHOOK', config: { name: 'ops', url: hooks.url } })).status).toBe(201)
       const shed = (await api('POST', '/v1/private-locations', { name: 'Shed', slugName: 'shed' })).json
       const key = (await api('POST', `/v1/private-locations/${shed.id}/keys`)).json.rawKey as string
-      // both schedulers see the outage begin at DUE (ticks of either, on the clock that stands still)
-      await new Promise((resolve) => setTimeout(resolve, 100))
+      // the outage begins at DUE, as the first sweep of either scheduler sees it (the clock stands
+      // still until the database says so: a loaded machine may not tick for a while)
+      const store = await openStore(options.dbPath)
+      try {
+        await until('the outage seen at DUE', async () => (await store.privateLocations.all()).some((l) => l.id === shed.id && l.noAgentSince === DUE))
+      } finally {
+        await store.close()
+      }
       now = DUE + 2 * MINUTE - 1000
       await new Promise((resolve) => setTimeout(resolve, 100))
       expect(hooks.received).toEqual([])
