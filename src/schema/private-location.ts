@@ -11,15 +11,28 @@ import { LOCATIONS } from './enums.js'
 export const PRIVATE_LOCATION_SLUG = /^[a-zA-Z0-9-]{1,30}$/
 const REGION_LIKE = /^(us(-gov)?|ap|ca|cn|eu|sa|af|me)-(central|(north|south)?(east|west)?)-\d+/
 
-/** The location of a run of a check without locations: not a slug either. */
-const RESERVED = new Set(['local'])
+/** Where runs of no location are said to run: a check without locations (`local`), a heartbeat's pings. */
+const RESERVED: ReadonlyMap<string, string> = new Map([
+  ['local', 'it is where a check without locations runs'],
+  ['heartbeat', "it is the location of a heartbeat check's results"],
+])
 
 /** Why a slug is not one a private location may have, or null when it may. */
 export function privateLocationSlugProblem(slug: string): string | null {
   if (!PRIVATE_LOCATION_SLUG.test(slug)) return `must be 1 to 30 letters, digits and hyphens (got ${JSON.stringify(slug)})`
   if (REGION_LIKE.test(slug) || (LOCATIONS as readonly string[]).includes(slug)) return `must not be a public location's name such as eu-west-1 (got ${JSON.stringify(slug)})`
-  if (RESERVED.has(slug)) return `"${slug}" is reserved: it is where a check without locations runs`
+  const reserved = RESERVED.get(slug)
+  if (reserved) return `"${slug}" is reserved: ${reserved}`
   return null
+}
+
+/**
+ * Whether a run's location may be a private location's slug: what the CLI and the dashboard ask
+ * before showing it by the location's name (a public region, `local` and `heartbeat` are shown as
+ * they are). One rule with the slugs a private location may take.
+ */
+export function mayBePrivateLocation(location: string): boolean {
+  return privateLocationSlugProblem(location) === null
 }
 
 export const privateLocationSlugSchema = z.string().superRefine((slug, ctx) => {

@@ -1,7 +1,5 @@
-import { LOCATIONS } from '../../schema/enums.js'
+import { mayBePrivateLocation } from '../../schema/private-location.js'
 import { esc } from './html.js'
-
-const PUBLIC: ReadonlySet<string> = new Set(LOCATIONS)
 
 /** What the dashboard asks the API (as the session's key): a GET answering JSON. */
 type Get = (method: 'GET', url: string) => Promise<{ status: number; json: unknown }>
@@ -19,7 +17,7 @@ export async function locationLabels(api: Get): Promise<LocationLabel> {
   const names = new Map<string, string>()
   if (answer.status === 200 && Array.isArray(answer.json)) {
     for (const l of answer.json as Array<{ slugName?: unknown; name?: unknown }>) {
-      if (typeof l.slugName === 'string' && typeof l.name === 'string' && !PUBLIC.has(l.slugName)) names.set(l.slugName, l.name)
+      if (typeof l.slugName === 'string' && typeof l.name === 'string' && mayBePrivateLocation(l.slugName)) names.set(l.slugName, l.name)
     }
   }
   return (location) => {
