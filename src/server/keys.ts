@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { KEY_ROLES, type KeyRole } from '../schema/index.js'
+import type { KeyRecord } from './store/index.js'
 
 /** Keys are random high-entropy tokens, so one sha256 is enough to store and look them up. */
 export function hashKey(key: string): string {
@@ -17,6 +18,18 @@ export function generateKey(): string {
 /** A key's id: what lists show and what revokes it; says nothing about the key itself. */
 export function newKeyId(): string {
   return `key_${randomBytes(8).toString('hex')}`
+}
+
+/**
+ * A key as the API and `monitors keys list --format json` answer it: never the key, except once in
+ * the answer to its creation. A key of a private location names it (`privateLocationId`; null for
+ * other keys).
+ */
+export function presentKey(record: KeyRecord) {
+  return {
+    id: record.id, prefix: record.prefix, accountId: record.accountId, role: record.role, name: record.name,
+    privateLocationId: record.locationId, created_at: record.created_at, lastUsedAt: record.lastUsedAt,
+  }
 }
 
 /**

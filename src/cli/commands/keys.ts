@@ -4,8 +4,7 @@ import type { Command } from '../command.js'
 import { io } from '../io.js'
 import { nativeLoadError } from '../target.js'
 import { UserError } from '../../errors.js'
-import { KEY_ROLES, type KeyRole } from '../../server/keys.js'
-import type { KeyRecord } from '../../server/store/index.js'
+import { KEY_ROLES, presentKey, type KeyRole } from '../../server/keys.js'
 import { DEFAULT_DB, shownDb } from './server.js'
 import { commandLineWarning, hideSecretArguments, readSecretFile, urlPassword } from '../secrets.js'
 
@@ -21,11 +20,6 @@ interface KeysArgs {
 }
 
 const isPostgres = (db: string) => /^postgres(ql)?:\/\//i.test(db)
-
-/** The key as lists show it: never the key itself. */
-function shown(record: KeyRecord) {
-  return { id: record.id, prefix: record.prefix, accountId: record.accountId, role: record.role, name: record.name, created_at: record.created_at, lastUsedAt: record.lastUsedAt }
-}
 
 const minute = (iso: string | null) => (iso ? `${iso.slice(0, 16).replace('T', ' ')} UTC` : 'never')
 
@@ -100,7 +94,7 @@ export const keysCommand: Command<KeysArgs> = {
       }
       const keys = await store.keys.list(args.account)
       if (args.format === 'json') {
-        stdout.write(`${JSON.stringify(keys.map(shown), null, 2)}\n`)
+        stdout.write(`${JSON.stringify(keys.map(presentKey), null, 2)}\n`)
         return 0
       }
       if (keys.length === 0) {
@@ -108,8 +102,8 @@ export const keysCommand: Command<KeysArgs> = {
         return 0
       }
       stdout.write(`${table([
-        ['ID', 'PREFIX', 'ACCOUNT', 'ROLE', 'NAME', 'CREATED', 'LAST USED'],
-        ...keys.map((k) => [k.id, k.prefix || '–', k.accountId, k.role, k.name ?? '–', minute(k.created_at), minute(k.lastUsedAt)]),
+        ['ID', 'PREFIX', 'ACCOUNT', 'ROLE', 'NAME', 'LOCATION', 'CREATED', 'LAST USED'],
+        ...keys.map((k) => [k.id, k.prefix || '–', k.accountId, k.role, k.name ?? '–', k.locationId ?? '–', minute(k.created_at), minute(k.lastUsedAt)]),
       ])}\n`)
       return 0
     } finally {

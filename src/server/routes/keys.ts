@@ -1,13 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import { keyCreateSchema } from '../../schema/index.js'
 import { notFound, parseOr400 } from '../errors.js'
-import { generateKey } from '../keys.js'
-import type { KeyRecord, Store } from '../store/index.js'
-
-/** A key as the API answers it: never the key, except once in the answer to its creation. */
-export function presentKey(record: KeyRecord) {
-  return { id: record.id, prefix: record.prefix, accountId: record.accountId, role: record.role, name: record.name, created_at: record.created_at, lastUsedAt: record.lastUsedAt }
-}
+import { generateKey, presentKey } from '../keys.js'
+import type { Store } from '../store/index.js'
 
 /*
  * The account's keys, for admin keys only (the role check is auth.ts's): list, create (the

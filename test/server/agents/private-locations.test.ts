@@ -98,10 +98,20 @@ describe('private locations', () => {
     const region = await call('POST', '/v1/private-locations', { name: 'X', slugName: 'eu-west-1' })
     expect(region.status).toBe(400)
     expect(region.json.message).toContain('slugName')
+    // the names results give runs of no location are no slug either: a heartbeat's results name `heartbeat`
+    for (const reserved of ['local', 'heartbeat']) {
+      const refused = await call('POST', '/v1/private-locations', { name: 'X', slugName: reserved })
+      expect(refused.status, reserved).toBe(400)
+      expect(refused.json.message).toContain(`"${reserved}" is reserved`)
+    }
     const listed = await call('GET', '/v1/private-locations')
     expect(listed.json.map((l: { slugName: string }) => l.slugName)).toEqual(['office', 'lab'])
     expect(listed.json[0]).toMatchObject({ name: 'Office', icon: 'location', proxyUrl: null, agentCount: 0, lastSeen: null, keys: [{ maskedKey: expect.stringMatching(/^\.\.\./) }] })
     expect(JSON.stringify(listed.json)).not.toContain(office.key)
+    // the account's keys name the location a key of one serves (and never show the key)
+    const keys = await call('GET', '/v1/keys')
+    expect(keys.json.filter((k: { privateLocationId: string | null }) => k.privateLocationId !== null).map((k: { privateLocationId: string }) => k.privateLocationId).sort()).toEqual([office.id, lab.id].sort())
+    expect(JSON.stringify(keys.json)).not.toContain(office.key)
     const renamed = await call('PUT', `/v1/private-locations/${lab.id}`, { name: 'The lab', icon: 'flask' })
     expect(renamed.json).toMatchObject({ name: 'The lab', slugName: 'lab', icon: 'flask' })
     expect((await call('PUT', `/v1/private-locations/${lab.id}`, { name: 'Lab', slugName: 'lab-2' })).status).toBe(400)

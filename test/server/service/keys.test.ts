@@ -77,8 +77,8 @@ describe('monitors keys, on two servers sharing one database', () => {
     expect(listed.stdout).not.toContain(key)
     const row = listed.stdout.split('\n').find((line) => line.startsWith(id))
     expect(row, listed.stdout).toBeDefined()
-    expect(row).toMatch(new RegExp(`^${id}\\s+${key.slice(0, 8)}\\s+acc-a\\s+write\\s+pipeline\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC$`))
-    expect(listed.stdout.split('\n')[0]).toMatch(/^ID\s+PREFIX\s+ACCOUNT\s+ROLE\s+NAME\s+CREATED\s+LAST USED$/)
+    expect(row).toMatch(new RegExp(`^${id}\\s+${key.slice(0, 8)}\\s+acc-a\\s+write\\s+pipeline\\s+–\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC$`))
+    expect(listed.stdout.split('\n')[0]).toMatch(/^ID\s+PREFIX\s+ACCOUNT\s+ROLE\s+NAME\s+LOCATION\s+CREATED\s+LAST USED$/)
     const json = await monitors(dir, ['keys', 'list', '--db', db, '--account', 'acc-a', '--format', 'json'])
     const record = JSON.parse(json.stdout).find((k: { id: string }) => k.id === id)
     expect(record).toMatchObject({ id, prefix: key.slice(0, 8), accountId: 'acc-a', role: 'write', name: 'pipeline' })
@@ -150,7 +150,7 @@ describe('monitors keys, on two servers sharing one database', () => {
     expect((await caller(two, made.json.key)('GET', '/v1/checks')).status).toBe(200)
     const listed = await caller(two, KEY_A)('GET', '/v1/keys')
     expect(listed.json.find((k: { id: string }) => k.id === made.json.id)).toEqual({
-      id: made.json.id, prefix: made.json.key.slice(0, 8), accountId: 'acc-a', role: 'read', name: 'dashboards', created_at: expect.any(String), lastUsedAt: expect.any(String),
+      id: made.json.id, prefix: made.json.key.slice(0, 8), accountId: 'acc-a', role: 'read', name: 'dashboards', privateLocationId: null, created_at: expect.any(String), lastUsedAt: expect.any(String),
     })
     expect(listed.text).not.toContain(made.json.key)
     expect(listed.json.every((k: { accountId: string }) => k.accountId === 'acc-a')).toBe(true)
@@ -230,7 +230,7 @@ describe('keys stored before roles', () => {
     expect((await call('POST', '/v1/variables', { key: 'STILL', value: 'v' })).status).toBe(201)
     expect((await call('POST', '/v1/agent/claim', { agentId: 'a', locations: ['eu-west-1'] })).status).toBe(200)
     const listed = await call('GET', '/v1/keys')
-    expect(listed.json).toEqual([{ id: expect.stringMatching(/^key_[0-9a-f]{16}$/), prefix: '', accountId: 'team', role: 'admin', name: null, created_at: '2025-01-01T00:00:00.000Z', lastUsedAt: expect.any(String) }])
+    expect(listed.json).toEqual([{ id: expect.stringMatching(/^key_[0-9a-f]{16}$/), prefix: '', accountId: 'team', role: 'admin', name: null, privateLocationId: null, created_at: '2025-01-01T00:00:00.000Z', lastUsedAt: expect.any(String) }])
   })
 })
 
