@@ -7,7 +7,8 @@
 /**
  * The FINAL results of the done runs due in [from, to): full rows name their run
  * ("<run row id>.<claim>"); a compact one (result_runs) is its check's and location's run done
- * when it was created (a run's done_at is its results' creation time).
+ * when it was created (a run's done_at is its results' creation time), in the hour's partition
+ * of result_runs or, once its hour is packed, in a block of result_blocks.
  */
 const SETTLE = `
   WITH runs AS (
@@ -17,10 +18,15 @@ const SETTLE = `
     SELECT split_part(run_id, '.', 1) AS run, count(*)::int AS n FROM check_results
     WHERE result_type = 'FINAL' AND session_id IS NULL AND stopped_at >= $3 AND split_part(run_id, '.', 1) IN (SELECT id FROM runs)
     GROUP BY 1),
+  compact AS (
+    SELECT chk, loc, created FROM result_runs WHERE created >= $1::bigint - 600000
+    UNION ALL
+    SELECT b.chk, b.loc, b.hour + b.v[2][i] FROM result_blocks b CROSS JOIN LATERAL generate_series(1, array_length(b.v, 2)) AS i
+    WHERE b.hour >= $1::bigint - 3600000 AND b.hour < $2::bigint + 3600000),
   compact_finals AS (
     SELECT r.id AS run, count(*)::int AS n FROM runs r
       JOIN checks k ON k.id = r.check_id JOIN result_locations l ON l.name = r.location
-      JOIN result_runs c ON c.chk = k.seq AND c.loc = l.id AND c.created = r.done_at
+      JOIN compact c ON c.chk = k.seq AND c.loc = l.id AND c.created = r.done_at
     WHERE r.state = 'done' GROUP BY 1)
   SELECT r.id, r.check_id, r.location, r.due_at, r.state, r.skip_reason, coalesce(f.n, 0) + coalesce(c.n, 0) AS finals
   FROM runs r LEFT JOIN full_finals f ON f.run = r.id LEFT JOIN compact_finals c ON c.run = r.id`
