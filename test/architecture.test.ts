@@ -7,6 +7,7 @@ import { DESCRIPTORS, RESOURCE_KINDS } from '../src/resources/registry.js'
 import { CHECK_TYPE_TABLE, SERVICE_CHECK_TYPES, type CheckTypeTable, type ServiceCheckType } from '../src/schema/check-types.js'
 import { CHECK_TYPES, type CheckType } from '../src/schema/enums.js'
 import { checkListQuerySchema, metricsQuerySchema } from '../src/schema/index.js'
+import { jsonBodyTableNames } from '../src/server/store/json-body-rows.js'
 
 /**
  * The import rules of docs/architecture.md, checked on every .ts file under src/ and
@@ -373,6 +374,21 @@ function clockReads(file: string, text: string): string[] {
   return out
 }
 
+/** The one repository, per store, of the tables of JSON bodies (src/server/store/json-body-rows.ts). */
+const JSON_BODY_REPOSITORIES = ['src/server/store/sqlite/json-body.ts', 'src/server/store/postgres/json-body.ts']
+
+/**
+ * Every statement of a store's file that writes a table of JSON_BODY_TABLES (its rows, children
+ * or index) outside that store's JSON-body repository: a per-table copy of the repository's CRUD.
+ * A read of those tables elsewhere (a join, the scheduler's list of every group) is fine.
+ */
+function jsonBodyCopies(file: string, text: string, tables: readonly string[] = jsonBodyTableNames()): string[] {
+  if (!/^src\/server\/store\/(sqlite|postgres)\//.test(file) || JSON_BODY_REPOSITORIES.includes(file)) return []
+  const writes = new RegExp(`\\b(INSERT\\s+(?:OR\\s+\\w+\\s+)?INTO|UPDATE|DELETE\\s+FROM)\\s+(${tables.join('|')})\\b`, 'g')
+  return [...text.matchAll(writes)].map((m) =>
+    `${file}:${text.slice(0, m.index).split('\n').length}: ${m[1].split(/\s+/)[0].toUpperCase()} of ${m[2]}, a table of JSON bodies: add its row to JSON_BODY_TABLES (src/server/store/json-body-rows.ts) instead of a repository of its own`)
+}
+
 describe('architecture', () => {
   const files = [...walk(join(root, 'src')), ...walk(join(root, 'constructs'))].map((f) => relative(root, f)).sort()
   const imports: ImportRecord[] = []
@@ -527,6 +543,28 @@ describe('architecture', () => {
       'src/x.ts:8: a switch of check types (DNS, TCP); derive it from src/schema/check-types.ts',
     ])
     expect(checkTypeLists('src/schema/check-types.ts', sample)).toEqual([])
+  })
+
+  it('the tables of JSON bodies are written by one repository per store, not by a copy per table', () => {
+    expect(jsonBodyTableNames()).toEqual(expect.arrayContaining(['check_groups', 'alert_channels', 'snippets', 'incidents', 'incident_updates', 'status_pages', 'status_page_services']))
+    for (const file of JSON_BODY_REPOSITORIES) expect(files, `${file} exists`).toContain(file)
+    expect(files.flatMap((file) => jsonBodyCopies(file, readFileSync(join(root, file), 'utf8')))).toEqual([])
+  })
+
+  it('reports a write of a table of JSON bodies outside the repository, with its file and line', () => {
+    const sample = [
+      'const list = db.prepare(`SELECT id, body FROM snippets WHERE account_id = ?`)',
+      'const insert = db.prepare(`INSERT INTO snippets (account_id, body) VALUES (?, ?)`)',
+      "await sql.run('UPDATE check_groups SET body = $1 WHERE id = $2', [body, id])",
+      'db.prepare(`DELETE FROM status_page_services WHERE page_seq = ?`)',
+      'db.prepare(`UPDATE checks SET body = ?`)',
+    ].join('\n')
+    expect(jsonBodyCopies('src/server/store/sqlite/x.ts', sample).map((line) => line.split(', a table')[0])).toEqual([
+      'src/server/store/sqlite/x.ts:2: INSERT of snippets',
+      'src/server/store/sqlite/x.ts:3: UPDATE of check_groups',
+      'src/server/store/sqlite/x.ts:4: DELETE of status_page_services',
+    ])
+    expect(jsonBodyCopies('src/server/store/postgres/json-body.ts', sample)).toEqual([])
   })
 
   it('every resource kind has one descriptor and its construct is exported under that name', () => {
