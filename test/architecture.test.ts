@@ -374,6 +374,10 @@ function clockReads(file: string, text: string): string[] {
   return out
 }
 
+/** src/server/store/index.ts re-exports the Store interface's files (store/types/), and each stays small enough to read (issue 39). */
+const STORE_INDEX_MAX_LINES = 40
+const STORE_TYPES_MAX_LINES = 400
+
 /** The one repository, per store, of the tables of JSON bodies (src/server/store/json-body-rows.ts). */
 const JSON_BODY_REPOSITORIES = ['src/server/store/sqlite/json-body.ts', 'src/server/store/postgres/json-body.ts']
 
@@ -565,6 +569,21 @@ describe('architecture', () => {
       'src/server/store/sqlite/x.ts:4: DELETE of status_page_services',
     ])
     expect(jsonBodyCopies('src/server/store/postgres/json-body.ts', sample)).toEqual([])
+  })
+
+  it('src/server/store/index.ts declares nothing: it re-exports the files of store/types/, one per concern, each of a bounded size', () => {
+    const text = readFileSync(join(root, 'src/server/store/index.ts'), 'utf8')
+    const source = ts.createSourceFile('index.ts', text, ts.ScriptTarget.Latest, true)
+    const own = source.statements.filter((s) => !ts.isExportDeclaration(s) || s.exportClause !== undefined || !s.moduleSpecifier).map((s) => s.getText(source).split('\n')[0])
+    expect(own, 'declared in src/server/store/index.ts: move it to the file of its concern in src/server/store/types/').toEqual([])
+    expect(text.split('\n').length, 'lines of src/server/store/index.ts').toBeLessThanOrEqual(STORE_INDEX_MAX_LINES)
+    const types = readdirSync(join(root, 'src/server/store/types')).filter((f) => f.endsWith('.ts')).sort()
+    const exported = source.statements.filter(ts.isExportDeclaration).map((s) => (s.moduleSpecifier as ts.StringLiteral).text)
+    expect(exported.sort(), 'every file of store/types/ re-exported by store/index.ts').toEqual(types.map((f) => `./types/${f.replace(/\.ts$/, '.js')}`))
+    for (const file of types) {
+      const lines = readFileSync(join(root, 'src/server/store/types', file), 'utf8').split('\n').length
+      expect(lines, `lines of src/server/store/types/${file}: split it by concern`).toBeLessThanOrEqual(STORE_TYPES_MAX_LINES)
+    }
   })
 
   it('every resource kind has one descriptor and its construct is exported under that name', () => {
