@@ -7,6 +7,7 @@ import { DESCRIPTORS, RESOURCE_KINDS } from '../src/resources/registry.js'
 import { CHECK_TYPE_TABLE, SERVICE_CHECK_TYPES, type CheckTypeTable, type ServiceCheckType } from '../src/schema/check-types.js'
 import { CHECK_TYPES, type CheckType } from '../src/schema/enums.js'
 import { checkListQuerySchema, metricsQuerySchema } from '../src/schema/index.js'
+import { jsonBodyTableNames } from '../src/server/store/json-body-rows.js'
 
 /**
  * The import rules of docs/architecture.md, checked on every .ts file under src/ and
@@ -373,6 +374,25 @@ function clockReads(file: string, text: string): string[] {
   return out
 }
 
+/** src/server/store/index.ts re-exports the Store interface's files (store/types/), and each stays small enough to read (issue 39). */
+const STORE_INDEX_MAX_LINES = 40
+const STORE_TYPES_MAX_LINES = 400
+
+/** The one repository, per store, of the tables of JSON bodies (src/server/store/json-body-rows.ts). */
+const JSON_BODY_REPOSITORIES = ['src/server/store/sqlite/json-body.ts', 'src/server/store/postgres/json-body.ts']
+
+/**
+ * Every statement of a store's file that writes a table of JSON_BODY_TABLES (its rows, children
+ * or index) outside that store's JSON-body repository: a per-table copy of the repository's CRUD.
+ * A read of those tables elsewhere (a join, the scheduler's list of every group) is fine.
+ */
+function jsonBodyCopies(file: string, text: string, tables: readonly string[] = jsonBodyTableNames()): string[] {
+  if (!/^src\/server\/store\/(sqlite|postgres)\//.test(file) || JSON_BODY_REPOSITORIES.includes(file)) return []
+  const writes = new RegExp(`\\b(INSERT\\s+(?:OR\\s+\\w+\\s+)?INTO|UPDATE|DELETE\\s+FROM)\\s+(${tables.join('|')})\\b`, 'g')
+  return [...text.matchAll(writes)].map((m) =>
+    `${file}:${text.slice(0, m.index).split('\n').length}: ${m[1].split(/\s+/)[0].toUpperCase()} of ${m[2]}, a table of JSON bodies: add its row to JSON_BODY_TABLES (src/server/store/json-body-rows.ts) instead of a repository of its own`)
+}
+
 describe('architecture', () => {
   const files = [...walk(join(root, 'src')), ...walk(join(root, 'constructs'))].map((f) => relative(root, f)).sort()
   const imports: ImportRecord[] = []
@@ -527,6 +547,43 @@ describe('architecture', () => {
       'src/x.ts:8: a switch of check types (DNS, TCP); derive it from src/schema/check-types.ts',
     ])
     expect(checkTypeLists('src/schema/check-types.ts', sample)).toEqual([])
+  })
+
+  it('the tables of JSON bodies are written by one repository per store, not by a copy per table', () => {
+    expect(jsonBodyTableNames()).toEqual(expect.arrayContaining(['check_groups', 'alert_channels', 'snippets', 'incidents', 'incident_updates', 'status_pages', 'status_page_services']))
+    for (const file of JSON_BODY_REPOSITORIES) expect(files, `${file} exists`).toContain(file)
+    expect(files.flatMap((file) => jsonBodyCopies(file, readFileSync(join(root, file), 'utf8')))).toEqual([])
+  })
+
+  it('reports a write of a table of JSON bodies outside the repository, with its file and line', () => {
+    const sample = [
+      'const list = db.prepare(`SELECT id, body FROM snippets WHERE account_id = ?`)',
+      'const insert = db.prepare(`INSERT INTO snippets (account_id, body) VALUES (?, ?)`)',
+      "await sql.run('UPDATE check_groups SET body = $1 WHERE id = $2', [body, id])",
+      'db.prepare(`DELETE FROM status_page_services WHERE page_seq = ?`)',
+      'db.prepare(`UPDATE checks SET body = ?`)',
+    ].join('\n')
+    expect(jsonBodyCopies('src/server/store/sqlite/x.ts', sample).map((line) => line.split(', a table')[0])).toEqual([
+      'src/server/store/sqlite/x.ts:2: INSERT of snippets',
+      'src/server/store/sqlite/x.ts:3: UPDATE of check_groups',
+      'src/server/store/sqlite/x.ts:4: DELETE of status_page_services',
+    ])
+    expect(jsonBodyCopies('src/server/store/postgres/json-body.ts', sample)).toEqual([])
+  })
+
+  it('src/server/store/index.ts declares nothing: it re-exports the files of store/types/, one per concern, each of a bounded size', () => {
+    const text = readFileSync(join(root, 'src/server/store/index.ts'), 'utf8')
+    const source = ts.createSourceFile('index.ts', text, ts.ScriptTarget.Latest, true)
+    const own = source.statements.filter((s) => !ts.isExportDeclaration(s) || s.exportClause !== undefined || !s.moduleSpecifier).map((s) => s.getText(source).split('\n')[0])
+    expect(own, 'declared in src/server/store/index.ts: move it to the file of its concern in src/server/store/types/').toEqual([])
+    expect(text.split('\n').length, 'lines of src/server/store/index.ts').toBeLessThanOrEqual(STORE_INDEX_MAX_LINES)
+    const types = readdirSync(join(root, 'src/server/store/types')).filter((f) => f.endsWith('.ts')).sort()
+    const exported = source.statements.filter(ts.isExportDeclaration).map((s) => (s.moduleSpecifier as ts.StringLiteral).text)
+    expect(exported.sort(), 'every file of store/types/ re-exported by store/index.ts').toEqual(types.map((f) => `./types/${f.replace(/\.ts$/, '.js')}`))
+    for (const file of types) {
+      const lines = readFileSync(join(root, 'src/server/store/types', file), 'utf8').split('\n').length
+      expect(lines, `lines of src/server/store/types/${file}: split it by concern`).toBeLessThanOrEqual(STORE_TYPES_MAX_LINES)
+    }
   })
 
   it('every resource kind has one descriptor and its construct is exported under that name', () => {

@@ -6,8 +6,9 @@ import { MIGRATIONS, TYPES, migrate, redactUrl } from './migrations.js'
 import { checkRepository } from './checks.js'
 import { keyRepository, webSessionRepository } from './keys.js'
 import { subscriberRepository } from './subscribers.js'
-import { alertChannelRepository, checkGroupRepository, incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
-import { snippetRepository } from './snippets.js'
+import { incidentRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
+import { jsonBodyRepository } from './json-body.js'
+import { JSON_BODY_TABLES } from '../json-body-rows.js'
 import { privateLocationRepository } from './private-locations.js'
 import { alertRepository, checkStatusRepository, errorGroupRepository } from './results.js'
 import { heartbeatRepository } from './heartbeats.js'
@@ -143,10 +144,10 @@ function repositories(sql: Sql, clock: Clock): Repositories {
     variables: variableRepository(sql, clock),
     services: serviceRepository(sql, clock),
     statusPages: statusPageRepository(sql, clock),
-    maintenanceWindows: maintenanceWindowRepository(sql, clock),
-    snippets: snippetRepository(sql, clock),
-    alertChannels: alertChannelRepository(sql, clock),
-    checkGroups: checkGroupRepository(sql, clock),
+    maintenanceWindows: jsonBodyRepository(sql, clock, JSON_BODY_TABLES.maintenanceWindows),
+    snippets: jsonBodyRepository(sql, clock, JSON_BODY_TABLES.snippets),
+    alertChannels: jsonBodyRepository(sql, clock, JSON_BODY_TABLES.alertChannels),
+    checkGroups: jsonBodyRepository(sql, clock, JSON_BODY_TABLES.checkGroups),
     incidents: incidentRepository(sql, clock),
     keys: keyRepository(sql, clock),
     webSessions: webSessionRepository(sql),

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto'
 import {
-  UniqueViolation, domainKey, storedCards,
-  type IncidentData, type IncidentRecord, type IncidentStore, type IncidentUpdateRecord, type MaintenanceWindowRecord,
-  type MaintenanceWindowStore, type AlertChannelRecord, type AlertChannelStore, type CheckGroupRecord, type CheckGroupStore, type KeysetPage, type Page, type Paging, type ServiceRecord, type ServiceStore, type StatusPageRecord,
-  type StatusPageStore, type StoredPage, type VariableRecord, type VariableStore,
+  UniqueViolation, domainKey,
+  type IncidentStore, type KeysetPage, type Paging, type ServiceRecord, type ServiceStore,
+  type StatusPageStore, type VariableRecord, type VariableStore,
 } from '../index.js'
-import type { AlertChannelData, CheckGroup, MaintenanceWindow, StatusPage } from '../../../schema/index.js'
+import { JSON_BODY_TABLES, bodyColumns, bodyRecord, incidentStore, type BodyRow } from '../json-body-rows.js'
 import type { Sql } from './index.js'
+import { countRows as count, jsonBodyRepository } from './json-body.js'
 import { keysetReader } from './keyset.js'
 import type { Clock } from '../../../runner/clock.js'
 
@@ -74,12 +74,6 @@ export function variableRepository(sql: Sql, clock: Clock): VariableStore {
   }
 }
 
-/** All rows of the account (for a page past the end, which has no row to carry the total). */
-async function count(sql: Sql, table: string, account: string): Promise<number> {
-  const [row] = await sql.rows<{ n: number }>(`SELECT count(*) AS n FROM ${table} WHERE account_id = $1`, [account])
-  return row.n
-}
-
 // --- status-page services
 
 interface ServiceRow {
@@ -135,40 +129,12 @@ export function serviceRepository(sql: Sql, clock: Clock): ServiceStore {
   }
 }
 
-// --- status pages
-
-interface PageRow {
-  seq: number
-  id: string
-  body: string
-  created_at: string
-  updated_at: string | null
-}
-
-const statusPage = (row: PageRow): StatusPageRecord =>
-  ({ id: row.id, page: JSON.parse(row.body) as StoredPage, created_at: row.created_at, updated_at: row.updated_at })
+// --- status pages: their table's repository (json-body.ts), and the reads only pages have
 
 export function statusPageRepository(sql: Sql, clock: Clock): StatusPageStore {
-  const now = () => new Date(clock.now()).toISOString()
-  const columns = 'seq, id, body, created_at, updated_at'
-
-  async function recordUses(tx: Sql, seq: number, page: StoredPage): Promise<void> {
-    await tx.run(`DELETE FROM status_page_services WHERE page_seq = $1`, [seq])
-    const ids = [...new Set(page.cards.flatMap((c) => c.services.map((s) => s.id)))]
-    if (ids.length > 0) await tx.run(`INSERT INTO status_page_services (page_seq, service_id) SELECT $1, unnest($2::text[])`, [seq, ids])
-  }
-
-  /** the url and the custom domain are unique per server: the constraints decide, whoever writes */
-  async function unique<T>(data: StatusPage, write: () => Promise<T>): Promise<T> {
-    try {
-      return await write()
-    } catch (error) {
-      if (!isUnique(error)) throw error
-      if ((error as { constraint?: string }).constraint === 'status_pages_custom_domain') throw new UniqueViolation('statusPage.customDomain', data.customDomain ?? '')
-      throw new UniqueViolation('statusPage.url', data.url)
-    }
-  }
-
+  const t = JSON_BODY_TABLES.statusPages
+  const pages = jsonBodyRepository(sql, clock, t)
+  const columns = bodyColumns(t)
   return {
     list: async (account, query) => {
       let from = 0
@@ -177,266 +143,30 @@ export function statusPageRepository(sql: Sql, clock: Clock): StatusPageStore {
         if (row === undefined) return null
         from = row.seq
       }
-      const rows = await sql.rows<PageRow>(`SELECT ${columns} FROM status_pages WHERE account_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3`, [account, from, query.limit + 1])
-      return { entries: rows.slice(0, query.limit).map(statusPage), nextId: rows.length > query.limit ? rows[query.limit].id : null }
+      const rows = await sql.rows<BodyRow>(`SELECT ${columns} FROM status_pages WHERE account_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3`, [account, from, query.limit + 1])
+      return { entries: rows.slice(0, query.limit).map((row) => bodyRecord(t, row)), nextId: rows.length > query.limit ? String(rows[query.limit].id) : null }
     },
-    get: async (account, id) => {
-      const [row] = await sql.rows<PageRow>(`SELECT ${columns} FROM status_pages WHERE id = $1 AND account_id = $2`, [id, account])
-      return row && statusPage(row)
-    },
+    get: pages.get,
     countForCreate: async (account) => {
       // held to the end of the transaction: another create of the account counts after this one's insert
       await sql.run(`SELECT pg_advisory_xact_lock(hashtext('status_pages'), hashtext($1))`, [account])
       const [row] = await sql.rows<{ n: number }>(`SELECT count(*)::int AS n FROM status_pages WHERE account_id = $1`, [account])
       return row.n
     },
-    create: (account, data: StatusPage) => unique(data, () => sql.atomic(async (tx) => {
-      const time = now()
-      const page: StoredPage = { ...data, cards: storedCards(data, [], time, randomUUID) }
-      const [row] = await tx.rows<PageRow>(
-        `INSERT INTO status_pages (id, account_id, url, custom_domain, body, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, NULL) RETURNING ${columns}`,
-        [randomUUID(), account, data.url, domainKey(data.customDomain), JSON.stringify(page), time])
-      await recordUses(tx, row.seq, page)
-      return statusPage(row)
-    })),
-    update: (account, id, data) => unique(data, () => sql.atomic(async (tx) => {
-      const [old] = await tx.rows<PageRow>(`SELECT ${columns} FROM status_pages WHERE id = $1 AND account_id = $2 FOR UPDATE`, [id, account])
-      if (!old) return undefined
-      const time = now()
-      const page: StoredPage = { ...data, cards: storedCards(data, (JSON.parse(old.body) as StoredPage).cards, time, randomUUID) }
-      const [row] = await tx.rows<PageRow>(`UPDATE status_pages SET url = $1, custom_domain = $2, body = $3, updated_at = $4 WHERE seq = $5 RETURNING ${columns}`,
-        [data.url, domainKey(data.customDomain), JSON.stringify(page), time, old.seq])
-      await recordUses(tx, row.seq, page)
-      return statusPage(row)
-    })),
-    delete: async (account, id) => (await sql.run(`DELETE FROM status_pages WHERE id = $1 AND account_id = $2`, [id, account])) > 0,
+    create: pages.create,
+    update: pages.update,
+    delete: pages.delete,
     findPublic: async (by) => {
       const [row] = 'url' in by
-        ? await sql.rows<PageRow & { account_id: string }>(`SELECT account_id, ${columns} FROM status_pages WHERE url = $1`, [by.url])
-        : await sql.rows<PageRow & { account_id: string }>(`SELECT account_id, ${columns} FROM status_pages WHERE custom_domain = $1`, [domainKey(by.customDomain)])
-      return row && { account: row.account_id, record: statusPage(row) }
+        ? await sql.rows<BodyRow & { account_id: string }>(`SELECT account_id, ${columns} FROM status_pages WHERE url = $1`, [by.url])
+        : await sql.rows<BodyRow & { account_id: string }>(`SELECT account_id, ${columns} FROM status_pages WHERE custom_domain = $1`, [domainKey(by.customDomain)])
+      return row && { account: row.account_id, record: bodyRecord(t, row) }
     },
-  }
-}
-
-// --- maintenance windows
-
-interface WindowRow {
-  id: number
-  body: string
-  created_at: string
-  updated_at: string | null
-}
-
-const maintenanceWindow = (row: WindowRow): MaintenanceWindowRecord =>
-  ({ id: row.id, window: JSON.parse(row.body) as MaintenanceWindow, created_at: row.created_at, updated_at: row.updated_at })
-
-export function maintenanceWindowRepository(sql: Sql, clock: Clock): MaintenanceWindowStore {
-  const now = () => new Date(clock.now()).toISOString()
-  const columns = 'id, body, created_at, updated_at'
-  const after = keysetReader<WindowRow>({ table: 'maintenance_windows', columns, key: 'id', order: 'id', integerKey: true })
-  return {
-    list: async (account, paging) => {
-      const rows = await sql.rows<WindowRow & { total: number }>(
-        `SELECT ${columns}, count(*) OVER () AS total FROM maintenance_windows WHERE account_id = $1 ORDER BY id LIMIT $2 OFFSET $3`,
-        [account, limitOf(paging), paging.offset])
-      return { items: rows.map(maintenanceWindow), total: rows.length > 0 ? rows[0].total : await count(sql, 'maintenance_windows', account) }
-    },
-    listAfter: async (account, key, limit) => mapPage(await after(sql, account, key, limit), maintenanceWindow),
-    get: async (account, id) => {
-      const [row] = await sql.rows<WindowRow>(`SELECT ${columns} FROM maintenance_windows WHERE id = $1 AND account_id = $2`, [id, account])
-      return row && maintenanceWindow(row)
-    },
-    create: async (account, data) => {
-      const [row] = await sql.rows<WindowRow>(`INSERT INTO maintenance_windows (account_id, body, created_at, updated_at) VALUES ($1, $2, $3, NULL) RETURNING ${columns}`,
-        [account, JSON.stringify(data), now()])
-      return maintenanceWindow(row)
-    },
-    update: async (account, id, data) => {
-      const [row] = await sql.rows<WindowRow>(`UPDATE maintenance_windows SET body = $1, updated_at = $2 WHERE id = $3 AND account_id = $4 RETURNING ${columns}`,
-        [JSON.stringify(data), now(), id, account])
-      return row && maintenanceWindow(row)
-    },
-    delete: async (account, id) => (await sql.run(`DELETE FROM maintenance_windows WHERE id = $1 AND account_id = $2`, [id, account])) > 0,
-  }
-}
-
-// --- check groups
-
-const checkGroup = (row: WindowRow): CheckGroupRecord =>
-  ({ id: Number(row.id), group: JSON.parse(row.body) as CheckGroup, created_at: row.created_at, updated_at: row.updated_at })
-
-export function checkGroupRepository(sql: Sql, clock: Clock): CheckGroupStore {
-  const now = () => new Date(clock.now()).toISOString()
-  const columns = 'id, body, created_at, updated_at'
-  const after = keysetReader<WindowRow>({ table: 'check_groups', columns, key: 'id', order: 'id', integerKey: true })
-  return {
-    list: async (account, paging) => {
-      const rows = await sql.rows<WindowRow & { total: number }>(
-        `SELECT ${columns}, count(*) OVER () AS total FROM check_groups WHERE account_id = $1 ORDER BY id LIMIT $2 OFFSET $3`,
-        [account, limitOf(paging), paging.offset])
-      return { items: rows.map(checkGroup), total: rows.length > 0 ? rows[0].total : await count(sql, 'check_groups', account) }
-    },
-    listAfter: async (account, key, limit) => mapPage(await after(sql, account, key, limit), checkGroup),
-    get: async (account, id) => {
-      const [row] = await sql.rows<WindowRow>(`SELECT ${columns} FROM check_groups WHERE id = $1 AND account_id = $2`, [id, account])
-      return row && checkGroup(row)
-    },
-    create: async (account, data) => {
-      const [row] = await sql.rows<WindowRow>(`INSERT INTO check_groups (account_id, body, created_at, updated_at) VALUES ($1, $2, $3, NULL) RETURNING ${columns}`,
-        [account, JSON.stringify(data), now()])
-      return checkGroup(row)
-    },
-    update: async (account, id, data) => {
-      const [row] = await sql.rows<WindowRow>(`UPDATE check_groups SET body = $1, updated_at = $2 WHERE id = $3 AND account_id = $4 RETURNING ${columns}`,
-        [JSON.stringify(data), now(), id, account])
-      return row && checkGroup(row)
-    },
-    delete: async (account, id) => (await sql.run(`DELETE FROM check_groups WHERE id = $1 AND account_id = $2`, [id, account])) > 0,
-  }
-}
-
-// --- account-level alert channels
-
-interface ChannelRow {
-  id: number
-  body: string
-  created_at: string
-  updated_at: string | null
-}
-
-const alertChannel = (row: ChannelRow): AlertChannelRecord =>
-  ({ id: row.id, channel: JSON.parse(row.body) as AlertChannelData, created_at: row.created_at, updated_at: row.updated_at })
-
-export function alertChannelRepository(sql: Sql, clock: Clock): AlertChannelStore {
-  const now = () => new Date(clock.now()).toISOString()
-  const columns = 'id, body, created_at, updated_at'
-  const after = keysetReader<ChannelRow>({ table: 'alert_channels', columns, key: 'id', order: 'id', integerKey: true })
-  return {
-    list: async (account, paging) => {
-      const rows = await sql.rows<ChannelRow & { total: number }>(
-        `SELECT ${columns}, count(*) OVER () AS total FROM alert_channels WHERE account_id = $1 ORDER BY id LIMIT $2 OFFSET $3`,
-        [account, limitOf(paging), paging.offset])
-      return { items: rows.map(alertChannel), total: rows.length > 0 ? rows[0].total : await count(sql, 'alert_channels', account) }
-    },
-    listAfter: async (account, key, limit) => mapPage(await after(sql, account, key, limit), alertChannel),
-    get: async (account, id) => {
-      const [row] = await sql.rows<ChannelRow>(`SELECT ${columns} FROM alert_channels WHERE id = $1 AND account_id = $2`, [id, account])
-      return row && alertChannel(row)
-    },
-    byIds: async (account, ids) => {
-      if (ids.length === 0) return []
-      const rows = await sql.rows<ChannelRow>(`SELECT ${columns} FROM alert_channels WHERE account_id = $1 AND id = ANY($2::bigint[]) ORDER BY id`, [account, ids])
-      return rows.map(alertChannel)
-    },
-    create: async (account, data) => {
-      const [row] = await sql.rows<ChannelRow>(`INSERT INTO alert_channels (account_id, body, created_at, updated_at) VALUES ($1, $2, $3, NULL) RETURNING ${columns}`,
-        [account, JSON.stringify(data), now()])
-      return alertChannel(row)
-    },
-    update: async (account, id, data) => {
-      const [row] = await sql.rows<ChannelRow>(`UPDATE alert_channels SET body = $1, updated_at = $2 WHERE id = $3 AND account_id = $4 RETURNING ${columns}`,
-        [JSON.stringify(data), now(), id, account])
-      return row && alertChannel(row)
-    },
-    delete: async (account, id) => (await sql.run(`DELETE FROM alert_channels WHERE id = $1 AND account_id = $2`, [id, account])) > 0,
   }
 }
 
 // --- incidents and their updates
 
-interface IncidentRow {
-  seq: number
-  id: string
-  body: string
-  created_at: string
-  updated_at: string | null
-}
-interface UpdateRow {
-  incident_seq: number
-  id: string
-  body: string
-  created_at: string
-  updated_at: string | null
-}
-
-const incidentUpdate = (row: UpdateRow): IncidentUpdateRecord =>
-  ({ id: row.id, update: JSON.parse(row.body) as Record<string, unknown>, created_at: row.created_at, updated_at: row.updated_at })
-
 export function incidentRepository(sql: Sql, clock: Clock): IncidentStore {
-  const now = () => new Date(clock.now()).toISOString()
-  const columns = 'seq, id, body, created_at, updated_at'
-  const updateColumns = 'incident_seq, id, body, created_at, updated_at'
-
-  /** the incidents with their updates, newest first (one statement for the updates of all of them) */
-  async function withUpdates(db: Sql, rows: IncidentRow[]): Promise<IncidentRecord[]> {
-    if (rows.length === 0) return []
-    const updates = await db.rows<UpdateRow>(`SELECT ${updateColumns} FROM incident_updates WHERE incident_seq = ANY($1::bigint[]) ORDER BY seq DESC`, [rows.map((r) => r.seq)])
-    return rows.map((row) => ({
-      id: row.id,
-      incident: JSON.parse(row.body) as IncidentData,
-      created_at: row.created_at,
-      updated_at: row.updated_at,
-      updates: updates.filter((u) => u.incident_seq === row.seq).map(incidentUpdate),
-    }))
-  }
-  const get = async (db: Sql, account: string, id: string) => {
-    const rows = await db.rows<IncidentRow>(`SELECT ${columns} FROM incidents WHERE id = $1 AND account_id = $2`, [id, account])
-    return (await withUpdates(db, rows))[0]
-  }
-  const seqOf = async (db: Sql, account: string, incidentId: string, lock = false) => {
-    const [row] = await db.rows<{ seq: number }>(`SELECT seq FROM incidents WHERE id = $1 AND account_id = $2${lock ? ' FOR SHARE' : ''}`, [incidentId, account])
-    return row?.seq
-  }
-  // newest first, as the list
-  const after = keysetReader<IncidentRow>({ table: 'incidents', columns, key: 'id', order: 'seq', descending: true })
-  const getUpdate = async (db: Sql, seq: number, id: string) => {
-    const [row] = await db.rows<UpdateRow>(`SELECT ${updateColumns} FROM incident_updates WHERE id = $1 AND incident_seq = $2`, [id, seq])
-    return row && incidentUpdate(row)
-  }
-
-  return {
-    list: (account, paging): Promise<Page<IncidentRecord>> => sql.atomic(async (tx) => {
-      const rows = await tx.rows<IncidentRow & { total: number }>(
-        `SELECT ${columns}, count(*) OVER () AS total FROM incidents WHERE account_id = $1 ORDER BY seq DESC LIMIT $2 OFFSET $3`,
-        [account, limitOf(paging), paging.offset])
-      return { items: await withUpdates(tx, rows), total: rows.length > 0 ? rows[0].total : await count(tx, 'incidents', account) }
-    }),
-    listAfter: (account, id, limit) => sql.atomic(async (tx) => {
-      const page = await after(tx, account, id, limit)
-      return page && { items: await withUpdates(tx, page.items), more: page.more }
-    }),
-    get: (account, id) => sql.atomic((tx) => get(tx, account, id)),
-    create: (account, data) => sql.atomic(async (tx) => {
-      const id = randomUUID()
-      await tx.run(`INSERT INTO incidents (id, account_id, body, created_at, updated_at) VALUES ($1, $2, $3, $4, NULL)`, [id, account, JSON.stringify(data), now()])
-      return (await get(tx, account, id))!
-    }),
-    update: (account, id, data) => sql.atomic(async (tx) => {
-      const changed = await tx.run(`UPDATE incidents SET body = $1, updated_at = $2 WHERE id = $3 AND account_id = $4`, [JSON.stringify(data), now(), id, account])
-      return changed === 0 ? undefined : get(tx, account, id)
-    }),
-    delete: async (account, id) => (await sql.run(`DELETE FROM incidents WHERE id = $1 AND account_id = $2`, [id, account])) > 0,
-    addUpdate: (account, incidentId, data) => sql.atomic(async (tx) => {
-      const seq = await seqOf(tx, account, incidentId, true)
-      if (seq === undefined) return undefined
-      const [row] = await tx.rows<UpdateRow>(
-        `INSERT INTO incident_updates (id, incident_seq, body, created_at, updated_at) VALUES ($1, $2, $3, $4, NULL) RETURNING ${updateColumns}`,
-        [randomUUID(), seq, JSON.stringify(data), now()])
-      return incidentUpdate(row)
-    }),
-    getUpdate: async (account, incidentId, id) => {
-      const seq = await seqOf(sql, account, incidentId)
-      return seq === undefined ? undefined : getUpdate(sql, seq, id)
-    },
-    replaceUpdate: (account, incidentId, id, data) => sql.atomic(async (tx) => {
-      const seq = await seqOf(tx, account, incidentId)
-      if (seq === undefined) return undefined
-      const [row] = await tx.rows<UpdateRow>(`UPDATE incident_updates SET body = $1, updated_at = $2 WHERE id = $3 AND incident_seq = $4 RETURNING ${updateColumns}`,
-        [JSON.stringify(data), now(), id, seq])
-      return row && incidentUpdate(row)
-    }),
-    deleteUpdate: async (account, incidentId, id) => (await sql.run(
-      `DELETE FROM incident_updates WHERE id = $1 AND incident_seq = (SELECT seq FROM incidents WHERE id = $2 AND account_id = $3)`, [id, incidentId, account])) > 0,
-  }
+  return incidentStore(jsonBodyRepository(sql, clock, JSON_BODY_TABLES.incidents))
 }

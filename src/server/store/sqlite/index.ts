@@ -5,8 +5,9 @@ import { StoreUnavailable, type CheckPage, type Repositories, type Store } from 
 import { checkRepository } from './checks.js'
 import { keyRepository, webSessionRepository } from './keys.js'
 import { subscriberRepository } from './subscribers.js'
-import { alertChannelRepository, checkGroupRepository, incidentRepository, maintenanceWindowRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
-import { snippetRepository } from './snippets.js'
+import { incidentRepository, serviceRepository, statusPageRepository, variableRepository } from './resources.js'
+import { jsonBodyRepository } from './json-body.js'
+import { JSON_BODY_TABLES } from '../json-body-rows.js'
 import { privateLocationRepository } from './private-locations.js'
 import { PageCache } from './page-cache.js'
 import { alertRepository, checkStatusRepository, errorGroupRepository } from './results.js'
@@ -93,10 +94,10 @@ export class SqliteStore implements Store {
     this.variables = variableRepository(db, run, clock)
     this.services = serviceRepository(db, run, clock)
     this.statusPages = statusPageRepository(db, run, clock)
-    this.maintenanceWindows = maintenanceWindowRepository(db, run, clock)
-    this.snippets = snippetRepository(db, run, clock)
-    this.alertChannels = alertChannelRepository(db, run, clock)
-    this.checkGroups = checkGroupRepository(db, run, clock)
+    this.maintenanceWindows = jsonBodyRepository(db, run, clock, JSON_BODY_TABLES.maintenanceWindows)
+    this.snippets = jsonBodyRepository(db, run, clock, JSON_BODY_TABLES.snippets)
+    this.alertChannels = jsonBodyRepository(db, run, clock, JSON_BODY_TABLES.alertChannels)
+    this.checkGroups = jsonBodyRepository(db, run, clock, JSON_BODY_TABLES.checkGroups)
     this.incidents = incidentRepository(db, run, clock)
     this.keys = keyRepository(db, run, clock)
     this.webSessions = webSessionRepository(db, run)
@@ -120,10 +121,10 @@ export class SqliteStore implements Store {
       variables: variableRepository(db, direct, clock),
       services: serviceRepository(db, direct, clock),
       statusPages: statusPageRepository(db, direct, clock),
-      maintenanceWindows: maintenanceWindowRepository(db, direct, clock),
-      snippets: snippetRepository(db, direct, clock),
-      alertChannels: alertChannelRepository(db, direct, clock),
-      checkGroups: checkGroupRepository(db, direct, clock),
+      maintenanceWindows: jsonBodyRepository(db, direct, clock, JSON_BODY_TABLES.maintenanceWindows),
+      snippets: jsonBodyRepository(db, direct, clock, JSON_BODY_TABLES.snippets),
+      alertChannels: jsonBodyRepository(db, direct, clock, JSON_BODY_TABLES.alertChannels),
+      checkGroups: jsonBodyRepository(db, direct, clock, JSON_BODY_TABLES.checkGroups),
       incidents: incidentRepository(db, direct, clock),
       keys: keyRepository(db, direct, clock),
       webSessions: webSessionRepository(db, direct),
