@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { KEY_ROLES, type KeyRole } from '../schema/index.js'
-import type { KeyRecord } from './store/index.js'
 
 /** Keys are random high-entropy tokens, so one sha256 is enough to store and look them up. */
 export function hashKey(key: string): string {
@@ -20,12 +19,24 @@ export function newKeyId(): string {
   return `key_${randomBytes(8).toString('hex')}`
 }
 
+/** What presentKey reads of a stored key (the store's KeyRecord has them, and more). */
+interface PresentedKeyFields {
+  id: string
+  prefix: string
+  accountId: string
+  role: KeyRole
+  name: string | null
+  locationId: string | null
+  created_at: string
+  lastUsedAt: string | null
+}
+
 /**
  * A key as the API and `monitors keys list --format json` answer it: never the key, except once in
  * the answer to its creation. A key of a private location names it (`privateLocationId`; null for
  * other keys).
  */
-export function presentKey(record: KeyRecord) {
+export function presentKey(record: PresentedKeyFields) {
   return {
     id: record.id, prefix: record.prefix, accountId: record.accountId, role: record.role, name: record.name,
     privateLocationId: record.locationId, created_at: record.created_at, lastUsedAt: record.lastUsedAt,
