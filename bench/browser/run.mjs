@@ -19,8 +19,14 @@
 //     startedAt and the check's fixed phase, so a lag of a minute or more is not told apart),
 //     with the browsers at full load
 //   load average (1 min) start / end: /proc/loadavg as the window began and ended
+// Beside each configuration, in the same invocation and at the same concurrency (unless
+// --bare 0): the bare loop (bare.mjs: playwright-core alone making the same page visit against
+// the same page, its own process) for --bare S seconds, (a) with a new browser per visit, (b)
+// with one browser and a new context per visit; then the lines
+//   bare (a) browser per run / (b) context per run, runs/minute, memory per concurrent run
+//   server ÷ bare (a) / server ÷ bare (b): the server's runs/minute over the bare loop's
 // Flags: --browsers B (default 40: more runs due a minute than 2 cores run, at either concurrency), --dns D (default 6), --minutes M (window, default 3),
-// --warmup S (default 45), --raised C (default 4; 0 measures the default only),
+// --warmup S (default 45), --raised C (default 4; 0 measures the default only), --bare S (default 60; 0: no bare loop),
 // --cache DIR (a prepared runtime cache; default test-results/runtimes, prepared offline from
 // package-lock.json when missing), --suites (Playwright check suites in place of the browser
 // checks: each a project of one config and the same test, run by `playwright test`; the figures'
@@ -50,6 +56,7 @@ const { values } = parseArgs({
     raised: { type: 'string', default: '4' },
     cache: { type: 'string', default: join(root, 'test-results', 'runtimes') },
     suites: { type: 'boolean', default: false },
+    bare: { type: 'string', default: '60' },
   },
 })
 const SUITES = values.suites
@@ -59,11 +66,13 @@ const DNS_CHECKS = Math.min(10, Number(values.dns))
 const WINDOW_MS = Number(values.minutes) * 60_000
 const WARMUP_MS = Number(values.warmup) * 1000
 const RAISED = Number(values.raised)
+const BARE_SECONDS = Number(values.bare)
 const note = (line) => process.stderr.write(`${line}\n`)
 const print = (name, value) => console.log(`${name}: ${value}`)
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
 
-const { prepareRuntime } = await import(pathToFileURL(entry).href)
+const { prepareRuntime, resolveInRuntime, CHROMIUM_ARGS } = await import(pathToFileURL(entry).href)
+const { defaultScriptConcurrency } = await import(pathToFileURL(join(root, 'dist', 'src', 'runner', 'index.js')).href)
 const { DEFAULT_RUNTIME_ID } = await import(pathToFileURL(join(root, 'dist', 'src', 'schema', 'index.js')).href)
 note(`preparing runtime ${DEFAULT_RUNTIME_ID} in ${values.cache} (offline, from package-lock.json)`)
 await prepareRuntime(DEFAULT_RUNTIME_ID, { cacheDir: values.cache, offline: true, fromLock: join(root, 'package-lock.json') })
@@ -251,6 +260,29 @@ async function measure(label, concurrency) {
   }
 }
 
+/** The bare loop (bare.mjs) in `mode` at `concurrency`, its own process, against the same page: its figures. */
+async function bare(mode, concurrency) {
+  const core = resolveInRuntime(join(values.cache, DEFAULT_RUNTIME_ID), 'playwright-core')
+  const args = [join(root, 'bench', 'browser', 'bare.mjs'), '--mode', mode, '--concurrency', String(concurrency), '--seconds', String(BARE_SECONDS),
+    '--warmup', '10', '--origin', origin, '--core', core, '--args', JSON.stringify(CHROMIUM_ARGS)]
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  child.stdout.on('data', (chunk) => (out += chunk))
+  const code = await new Promise((r) => child.on('exit', r))
+  if (code !== 0) throw new Error(`the bare loop (${mode}) exited with ${code}`)
+  return JSON.parse(out.trim().split('\n').pop())
+}
+
+function reportBare(label, b) {
+  const rss = stats(b.browserRss)
+  // one browser serves every concurrent visit of (b): its tree's memory per visit
+  const perRun = b.mode === 'context' ? rss.mean / b.concurrency : rss.mean
+  print(`bare (${label}) runs/minute`, (b.runs / b.minutes).toFixed(1))
+  print(`bare (${label}) runs passed`, `${b.passed} of ${b.runs}`)
+  print(`bare (${label}) memory per concurrent run, RSS mean (browser tree${b.mode === 'context' ? ` ÷ ${b.concurrency}` : ''}) / peak tree`, `${mib(perRun)} / ${mib(rss.max)}`)
+  print(`bare (${label}) load average (1 5 15 min) start / end`, `${b.loadStart} / ${b.loadEnd}`)
+}
+
 function report(m) {
   const minutes = (m.to - m.from) / 60_000
   const passed = m.browserRuns.filter((r) => !r.hasFailures && !r.hasErrors).length
@@ -258,7 +290,7 @@ function report(m) {
   const perScript = stats(m.samples.flatMap((s) => s.scripts))
   const serverRss = stats(m.samples.map((s) => s.server))
   const lag = stats(m.lags)
-  console.log(`\n${m.label} (--script-concurrency ${m.concurrency ?? `default: ${Math.max(1, Math.floor(availableParallelism() / 2))}`}), ${minutes.toFixed(1)} min window`)
+  console.log(`\n${m.label} (--script-concurrency ${m.concurrency ?? `default: ${defaultScriptConcurrency()}`}), ${minutes.toFixed(1)} min window`)
   print(`${KIND} runs/minute`, (m.browserRuns.length / minutes).toFixed(1))
   print(`${KIND} runs due/minute`, BROWSERS)
   print(`${KIND} runs passed`, `${passed} of ${m.browserRuns.length}`)
@@ -268,13 +300,29 @@ function report(m) {
   print('server RSS mean / peak', `${mib(serverRss.mean)} / ${mib(serverRss.max)}`)
   print('dns runs started / due', `${lag.n} / ${m.dnsDue}`)
   print('dns lag p50 / max', lag.n === 0 ? 'no DNS run in the window' : `${Math.round(lag.p50)} ms / ${Math.round(lag.max)} ms`)
+  print('memory per concurrent run (browser tree + script process), RSS mean', mib(perBrowser.mean + perScript.mean))
   print('load average (1 5 15 min) start / end', `${m.loadStart} / ${m.loadEnd}`)
+  if (!m.bare) return
+  const server = m.browserRuns.length / minutes
+  const [a, b] = m.bare
+  reportBare('a: browser per run', a)
+  reportBare('b: context per run', b)
+  print('server ÷ bare (a: browser per run)', (server / (a.runs / a.minutes)).toFixed(2))
+  print('server ÷ bare (b: context per run)', (server / (b.runs / b.minutes)).toFixed(2))
 }
 
 note(`${availableParallelism()} cores, Node.js ${process.version}, load average ${loadavg()}`)
 const runs = [['default', undefined], ...(RAISED > 0 ? [['raised', RAISED]] : [])]
 try {
-  for (const [label, concurrency] of runs) report(await measure(label, concurrency))
+  for (const [label, concurrency] of runs) {
+    const level = concurrency ?? defaultScriptConcurrency()
+    let pair = null
+    if (BARE_SECONDS > 0) {
+      note(`${label}: the bare loop at concurrency ${level}, ${BARE_SECONDS} s a browser per run, then ${BARE_SECONDS} s a context per run`)
+      pair = [await bare('browser', level), await bare('context', level)]
+    }
+    report({ ...(await measure(label, concurrency)), bare: pair })
+  }
 } finally {
   site.close()
   dns.close()

@@ -7,7 +7,8 @@
  * naming the file and the import.
  */
 import { build, type Plugin } from 'esbuild'
-import { existsSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { existsSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { classifyImport, importProblem, type Runtime } from '../../schema/runtimes.js'
@@ -58,7 +59,19 @@ interface BundleSources {
   problems: string[]
 }
 
-/** Bundles `files` with the harness for `runtime`, prepared in `runtimeDir`. */
+/**
+ * The bundles built last (at most BUNDLES_KEPT, the least recently used dropped first), by
+ * everything a bundle is made of: the check's files, the runtime, the harness's file and its
+ * version on disk, and the runtime's modules it names. A check runs the same files at every
+ * run: built once, not once a run.
+ */
+const bundles = new Map<string, string>()
+const BUNDLES_KEPT = 32
+
+/** How many bundles are kept, and how many builds found theirs among them (for the tests and benches). */
+export const bundleCache = { get size() { return bundles.size }, hits: 0 }
+
+/** Bundles `files` with the harness for `runtime`, prepared in `runtimeDir` (a bundle built before is answered again). */
 export async function buildRunBundle(files: ScriptFiles, runtime: Runtime, runtimeDir: string): Promise<BuildResult> {
   const entryPath = normalize(files.scriptPath || 'script.spec.ts')
   const sources = new Map<string, string>([[entryPath, files.script]])
@@ -78,6 +91,16 @@ export async function buildRunBundle(files: ScriptFiles, runtime: Runtime, runti
   } catch (error) {
     return { ok: false, problem: (error as Error).message }
   }
+  const key = createHash('sha256')
+    .update(JSON.stringify([entryPath, [...sources], runtime.name, runtime.dependencies, runtimeDir, harness, statSync(harness).mtimeMs, testModule, coreModule]))
+    .digest('hex')
+  const kept = bundles.get(key)
+  if (kept !== undefined) {
+    bundles.delete(key)
+    bundles.set(key, kept)
+    bundleCache.hits += 1
+    return { ok: true, code: kept }
+  }
   const plugin = scriptPlugin({ entryPath, sources, harness, testModule, coreModule, runtime, runtimeDir, problems })
   try {
     const result = await build({
@@ -94,7 +117,10 @@ export async function buildRunBundle(files: ScriptFiles, runtime: Runtime, runti
       // the harness's own imports are Node built-ins; nothing else may come from the disk
       absWorkingDir: path.dirname(harness),
     })
-    return { ok: true, code: result.outputFiles[0].text }
+    const code = result.outputFiles[0].text
+    bundles.set(key, code)
+    if (bundles.size > BUNDLES_KEPT) bundles.delete(bundles.keys().next().value as string)
+    return { ok: true, code }
   } catch (error) {
     return { ok: false, problem: buildProblem(error, problems) }
   }

@@ -11,6 +11,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { DEFAULT_RUNTIME_ID, findRuntime, RUNTIMES, type Runtime } from '../../schema/runtimes.js'
@@ -198,11 +199,31 @@ export async function runScript(check: ScriptCheck, options: ScriptRunOptions = 
   } finally {
     await releaseRun(folders, jail, user)
     details.artifacts = await keepArtifacts(folders.kept, details, scrub, limitBytes)
-    rmSync(folders.runDir, { recursive: true, force: true })
-    rmSync(folders.home, { recursive: true, force: true })
-    user?.release()
+    removeAfter([folders.runDir, folders.home], () => user?.release())
   }
   return finish()
+}
+
+/** Folders of runs that answered, being removed (removed at once, should this process exit first). */
+const removing = new Set<string>()
+
+/**
+ * Removes a run's folders (its browser's profile among them: a few hundred files) once the run
+ * has answered, off its time and this process's event loop, then calls `then` (the run's uid is
+ * free once nothing of it is left).
+ */
+function removeAfter(dirs: string[], then: () => void): void {
+  if (removing.size === 0) process.once('exit', removeNow)
+  for (const dir of dirs) removing.add(dir)
+  void Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }).catch(() => undefined))).then(() => {
+    for (const dir of dirs) removing.delete(dir)
+    if (removing.size === 0) process.off('exit', removeNow)
+    then()
+  })
+}
+
+function removeNow(): void {
+  for (const dir of removing) rmSync(dir, { recursive: true, force: true })
 }
 
 /**
@@ -344,27 +365,38 @@ async function runWithBrowser(
   check: ScriptCheck, options: ScriptRunOptions & { chromiumPath: string }, folders: RunFolders, limits: RunLimits, details: ScriptDetails, outcome: AttemptOutcome,
   jail: RunJail | null,
 ): Promise<ChildRun | null> {
-  let browser: BrowserHandle | null = null
-  if (check.checkType === 'BROWSER') {
-    try {
-      browser = await launchBrowser({
-        runtimeDir: folders.paths.runtimeDir, chromiumPath: options.chromiumPath, home: folders.home, runDir: folders.runDir,
-        timeoutMs: Math.min(60_000, limits.deadline - performance.now()), policy: options,
-        jail: jail ? { spec: jailLimits(jail, limits), runDir: folders.runDir, egress: jail.egress, egressSocket: jail.egressSocket, browserSocket: jail.browserSocket } : null,
-      })
-    } catch (error) {
-      outcome.runnerError = `the browser could not be started: ${firstLine((error as Error).message)}`
-      return null
-    }
-  }
+  const launching: Promise<BrowserHandle | null> = check.checkType !== 'BROWSER' ? Promise.resolve(null) : launchBrowser({
+    runtimeDir: folders.paths.runtimeDir, chromiumPath: options.chromiumPath, home: folders.home, runDir: folders.runDir,
+    timeoutMs: Math.min(60_000, limits.deadline - performance.now()), policy: options,
+    jail: jail ? { spec: jailLimits(jail, limits), runDir: folders.runDir, egress: jail.egress, egressSocket: jail.egressSocket, browserSocket: jail.browserSocket } : null,
+  })
+  // a launch that fails is told where it is awaited (superviseChild), not as an unhandled rejection meanwhile
+  launching.catch(() => undefined)
   try {
-    const run = await superviseChild(check, options, folders, limits, browser, details, jail)
+    const run = await superviseChild(check, options, folders, limits, launching, details, jail)
+    const browser = await launching
     if (browser) run.violations.push(...browser.proxy.violations.map((v) => v.detail))
     const egress = jail?.egress ?? browser?.egress
     if (egress) run.violations.push(...egress.refusals)
     return run
+  } catch (error) {
+    if (!(error instanceof LaunchFailed)) throw error
+    outcome.runnerError = `the browser could not be started: ${firstLine(error.message)}`
+    return null
   } finally {
-    await browser?.close()
+    await (await launching.catch(() => null))?.close()
+  }
+}
+
+/** The browser of a run could not be started. */
+class LaunchFailed extends Error {}
+
+/** The run's browser, once it is up (LaunchFailed when it could not start). */
+async function launched(launching: Promise<BrowserHandle | null>): Promise<BrowserHandle | null> {
+  try {
+    return await launching
+  } catch (error) {
+    throw new LaunchFailed((error as Error).message)
   }
 }
 
@@ -395,23 +427,76 @@ function startChild(check: ScriptCheck, options: ScriptRunOptions, folders: RunF
   }
   const guard = targetGuard(options, [`127.0.0.1:${EGRESS_PORT}`, `127.0.0.1:${BROWSER_BRIDGE_PORT}`])
   const preload = path.join(paths.bundle, 'guard.cjs')
-  writeFileSync(preload, guardPreload(guard, jail.egressSocket, [[EGRESS_PORT, jail.egressSocket], ...(browser ? [[BROWSER_BRIDGE_PORT, jail.browserSocket] as const] : [])]))
+  writeFileSync(preload, guardPreload(guard, jail.egressSocket, [[EGRESS_PORT, jail.egressSocket], ...(check.checkType === 'BROWSER' ? [[BROWSER_BRIDGE_PORT, jail.browserSocket] as const] : [])]))
   const [command, args] = jailCommand(process.execPath, [...sandboxFlags(paths, limits.heapLimitMb), '--require', preload, folders.entry], {
     ...jailLimits(jail, limits), readOnly: [folders.runDir, paths.runtimeDir], writable: [paths.scratch, paths.artifacts], cwd: paths.scratch,
   })
   return spawn(command, args, { cwd: '/', env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], serialization: 'json', detached: true })
 }
 
-/** Spawns the sandboxed script, sends it its config, keeps what it says, and stops it at its limits. */
+/**
+ * Spawns the sandboxed script, sends it its config, keeps what it says, and stops it at its
+ * limits. Contained, the script's process starts while its browser does (it reaches the browser
+ * through the run's socket, named before the browser is up) and loads the runtime's Playwright
+ * meanwhile; uncontained, once the browser is up (its guard names the browser's endpoint).
+ */
 async function superviseChild(
-  check: ScriptCheck, options: ScriptRunOptions, folders: RunFolders, limits: RunLimits, browser: BrowserHandle | null, details: ScriptDetails,
+  check: ScriptCheck, options: ScriptRunOptions, folders: RunFolders, limits: RunLimits, launching: Promise<BrowserHandle | null>, details: ScriptDetails,
   jail: RunJail | null,
 ): Promise<ChildRun> {
   const { paths } = folders
   const run: ChildRun = { result: null, partial: [], violations: [], logs: '', fatal: null, stop: null, exit: { code: null, signal: null } }
+  let browser = jail ? null : await launched(launching)
   const child = startChild(check, options, folders, limits, browser, jail)
+  const kill = (reason: StopReason) => {
+    run.stop ??= reason
+    killTree(child.pid)
+    try {
+      child.kill('SIGKILL')
+    } catch {
+      /* gone */
+    }
+  }
+  // 'close': the process has ended and its output has been read to the end
+  const exited = new Promise<ChildRun['exit']>((resolve) => {
+    child.on('close', (code, signal) => resolve({ code, signal }))
+    child.on('error', (error) => {
+      run.fatal ??= `the script's process could not be started: ${error.message}`
+      resolve({ code: null, signal: null })
+    })
+  })
+  listen(child, run, kill)
+  const onAbort = () => kill({ kind: 'aborted' })
+  options.signal?.addEventListener('abort', onAbort)
+  if (options.signal?.aborted) onAbort()
+  const hardTimer = setTimeout(() => kill({ kind: 'timeout' }), Math.max(0, limits.deadline - performance.now()))
+  const stopWatching = () => {
+    clearTimeout(hardTimer)
+    options.signal?.removeEventListener('abort', onAbort)
+    killTree(child.pid)
+  }
+  if (jail) {
+    try {
+      browser = await launched(launching)
+    } catch (error) {
+      kill({ kind: 'aborted' })
+      await exited
+      stopWatching()
+      throw error
+    }
+  }
+  if (child.connected) child.send(harnessConfig(check, options, paths, limits, browser, jail))
+  const watchdog = watchResources(child.pid, browser?.pid, paths, limits, details, kill)
+  run.exit = await exited
+  clearInterval(watchdog)
+  stopWatching()
+  return run
+}
+
+/** What the harness is told when the run starts. */
+function harnessConfig(check: ScriptCheck, options: ScriptRunOptions, paths: SandboxPaths, limits: RunLimits, browser: BrowserHandle | null, jail: RunJail | null): HarnessConfig {
   const margin = Math.min(5000, Math.max(500, Math.round(limits.timeoutMs * 0.1)))
-  const config: HarnessConfig = {
+  return {
     checkType: check.checkType,
     wsEndpoint: browser?.endpoint ?? null,
     artifactsDir: paths.artifacts,
@@ -422,21 +507,16 @@ async function superviseChild(
     maxNetworkEntries: MAX_NETWORK,
     requestProxy: jail ? EGRESS_PROXY : null,
   }
+}
+
+/** Keeps what the script's process says: its output (the last 64 KiB) and its messages (stopped past 64 MB). */
+function listen(child: ChildProcess, run: ChildRun, kill: (reason: StopReason) => void): void {
   const keepLog = (chunk: Buffer) => {
     run.logs = (run.logs + chunk.toString('utf8')).slice(-LOG_KEEP)
   }
   child.stdout?.on('data', keepLog)
   child.stderr?.on('data', keepLog)
   let messageBytes = 0
-  const kill = (reason: StopReason) => {
-    run.stop ??= reason
-    killTree(child.pid)
-    try {
-      child.kill('SIGKILL')
-    } catch {
-      /* gone */
-    }
-  }
   child.on('message', (m: HarnessMessage) => {
     messageBytes += JSON.stringify(m).length
     if (messageBytes > MESSAGE_LIMIT) return kill({ kind: 'output' })
@@ -446,25 +526,6 @@ async function superviseChild(
     else if (m.t === 'violation') run.violations.push(m.permission === 'Network' ? m.resource : m.resource ? `${m.permission} ${m.resource}` : m.permission)
     else if (m.t === 'fatal') run.fatal = m.message
   })
-  child.send(config)
-  const onAbort = () => kill({ kind: 'aborted' })
-  options.signal?.addEventListener('abort', onAbort)
-  if (options.signal?.aborted) onAbort()
-  const hardTimer = setTimeout(() => kill({ kind: 'timeout' }), Math.max(0, limits.deadline - performance.now()))
-  const watchdog = watchResources(child.pid, browser?.pid, paths, limits, details, kill)
-  // 'close': the process has ended and its output has been read to the end
-  run.exit = await new Promise<ChildRun['exit']>((resolve) => {
-    child.on('close', (code, signal) => resolve({ code, signal }))
-    child.on('error', (error) => {
-      run.fatal ??= `the script's process could not be started: ${error.message}`
-      resolve({ code: null, signal: null })
-    })
-  })
-  clearTimeout(hardTimer)
-  clearInterval(watchdog)
-  options.signal?.removeEventListener('abort', onAbort)
-  killTree(child.pid)
-  return run
 }
 
 /** Every half second: the memory of the script and its browser (peaks kept in the details); every second, the disk they wrote. */

@@ -830,16 +830,33 @@ async function runSuite(suite: Suite, results: ScriptTest[]): Promise<void> {
   if (!skipped) await runHooks(suite.afterAll, suite, 'afterAll hook', results)
 }
 
-/** Entry point, called by the bundle once it is loaded. */
+/** The runtime's Playwright, loaded (or why it could not be). */
+type Loaded = { core: Any; real: Any } | { error: string }
+
+function loadPlaywright(io: HarnessIO): Loaded {
+  try {
+    return { core: io.loadCore(), real: io.loadTest() }
+  } catch (error) {
+    return { error: errorText(error).message }
+  }
+}
+
+/**
+ * Entry point, called by the bundle once it is loaded. The runtime's Playwright is loaded at
+ * once, while the runner may still be starting the browser; the config (the browser's
+ * endpoint among it) comes once it is up, and the run starts then.
+ */
 export function main(io: HarnessIO): void {
+  let loaded: Loaded | null = null
   process.once('message', (message: HarnessConfig) => {
     config = message
     deadline = performance.now() + message.budgetMs
-    void run(io)
+    void run(io, loaded ?? loadPlaywright(io))
   })
+  loaded = loadPlaywright(io)
 }
 
-async function run(io: HarnessIO): Promise<void> {
+async function run(io: HarnessIO, loaded: Loaded): Promise<void> {
   const results: ScriptTest[] = []
   let loadError: { message: string; stack?: string } | null = null
   process.on('uncaughtException', (error) => {
@@ -854,14 +871,15 @@ async function run(io: HarnessIO): Promise<void> {
   })
   let playwrightVersion: string | null = null
   try {
-    core = io.loadCore()
+    if ('error' in loaded) throw new Error(loaded.error)
+    core = loaded.core
     // contained, the script's API requests (the request fixture, playwright.request) go out through the egress proxy
     const proxy = config.requestProxy
     if (proxy) {
       const newContext = core.request.newContext.bind(core.request)
       core.request.newContext = (options: Record<string, unknown> = {}) => newContext({ ...options, proxy: { server: proxy } })
     }
-    const real = io.loadTest()
+    const real = loaded.real
     for (const [k, v] of Object.entries(real)) if (k !== 'test' && k !== 'default' && !(k in api)) api[k] = v
     api.expect = real.expect
     try {

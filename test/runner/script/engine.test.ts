@@ -1,11 +1,14 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { strFromU8, unzipSync } from 'fflate'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runScript, secretForms, type ScriptCheck, type ScriptRunOptions } from '../../../src/runner/script/index.js'
+import { buildRunBundle, bundleCache } from '../../../src/runner/script/build.js'
+import { containment } from '../../../src/runner/script/jail.js'
+import { DEFAULT_RUNTIME_ID, findRuntime } from '../../../src/schema/runtimes.js'
 import { hasChromium } from '../../helpers/browser.js'
 import { prepareTestRuntime } from '../../helpers/runtime.js'
 import { waitFor } from '../../helpers/wait-for.js'
@@ -75,6 +78,21 @@ function processesUnder(dir: string): string[] {
 }
 
 const browserIt = hasChromium ? it : it.skip
+const containedIt = hasChromium && containment().available ? it : it.skip
+
+/** The processes whose command line holds `part` and, when given, whose environment holds `env` (any user's: the tests run as root). */
+function processesWith(part: string, env?: string): number[] {
+  const found: number[] = []
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(part)) continue
+      if (env === undefined || readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(env)) found.push(Number(pid))
+    } catch {
+      /* gone */
+    }
+  }
+  return found
+}
 
 describe('browser checks', () => {
   browserIt('a passing script: its tests and steps, the page\'s web vitals, console and network, the files it imports', async () => {
@@ -187,6 +205,35 @@ test('spins', async ({ page }) => {
     // killed processes leave the process table within moments
     await waitFor(() => processesUnder(dir).length === 0, { intervalMs: 100, what: 'the killed processes to leave' }).catch(() => undefined)
     expect(processesUnder(dir)).toEqual([])
+  }, 120_000)
+
+  containedIt('a contained run starts its script\'s process while its browser starts, and a browser that cannot start leaves no process of the run', async () => {
+    // a Chromium that takes its time to start: the script's process is up meanwhile
+    const bin = mkdtempSync(join(tmpdir(), 'monitors-slow-chromium-'))
+    chmodSync(bin, 0o755)
+    const slow = join(bin, 'chromium')
+    writeFileSync(slow, '#!/bin/sh\nsleep 1.93\nexec /usr/bin/chromium "$@"\n', { mode: 0o755 })
+    try {
+      const script = `import { test, expect } from '@playwright/test'\ntest('home', async ({ page }) => {\n  console.log('CWD=' + process.cwd())\n  await page.goto(process.env.SITE + '/')\n  await expect(page.locator('h1')).toHaveText('Shop')\n})\n`
+      let overlapped = false
+      const watch = setInterval(() => {
+        if (processesWith('sleep\u00001.93').length > 0 && processesWith('/bundle/run.cjs', `SITE=${origin}`).length > 0) overlapped = true
+      }, 50)
+      const result = await runScript(check(script), options({ chromiumPath: slow })).finally(() => clearInterval(watch))
+      expect(result.error).toBeNull()
+      expect(result.status).toBe('PASSED')
+      expect(overlapped).toBe(true)
+      // the run's folder (its scratch folder is the script's working directory) is removed once the run has answered
+      const scratch = /CWD=(\S+)/.exec(result.details.logs)?.[1] ?? ''
+      expect(scratch).toMatch(/monitors-run-/)
+      await waitFor(() => !existsSync(dirname(scratch)), { what: 'the run\'s folder to be removed' })
+      const failed = await runScript(check(script), options({ chromiumPath: join(bin, 'missing') }))
+      expect(failed).toMatchObject({ hasErrors: true })
+      expect(failed.error).toMatch(/^the browser could not be started: /)
+      expect(processesWith('/bundle/run.cjs', `SITE=${origin}`)).toEqual([])
+    } finally {
+      rmSync(bin, { recursive: true, force: true })
+    }
   }, 120_000)
 
   browserIt('the browser opens no file of the server: file: URLs are refused and the run fails', async () => {
@@ -378,6 +425,22 @@ test('shots', async () => { for (const n of [1, 2, 3]) writeFileSync('shot-' + n
     expect(unprepared.error).toBe(`runtime 2024.09 is not prepared here: its packages are not in ${join(cache, '2024.09')}; prepare it with: monitors runtimes prepare 2024.09 --cache-dir ${cache}`)
     const removed = await runScript(check(script, { runtimeId: '2022.10' }), options())
     expect(removed.error).toBe('runtime 2022.10 was removed on 2024-10-31: choose runtime 2025.04')
+  })
+
+  it('a bundle is built once for the same files: built again, the answer is the one kept; another file\'s content builds anew', async () => {
+    const runtime = findRuntime(DEFAULT_RUNTIME_ID)!
+    const dir = join(cache, DEFAULT_RUNTIME_ID)
+    const files = { script: `import { test } from '@playwright/test'\nimport { n } from './n'\ntest('x', async () => { console.log(n) })\n`, scriptPath: 'a.spec.ts', dependencies: [{ path: 'n.ts', content: "export const n = 'first-build-word'\n" }] }
+    const first = await buildRunBundle(files, runtime, dir)
+    const hits = bundleCache.hits
+    const again = await buildRunBundle({ ...files, dependencies: [{ path: 'n.ts', content: "export const n = 'first-build-word'\n" }] }, runtime, dir)
+    expect(again).toEqual(first)
+    expect(bundleCache.hits).toBe(hits + 1)
+    const other = await buildRunBundle({ ...files, dependencies: [{ path: 'n.ts', content: "export const n = 'second-build-word'\n" }] }, runtime, dir)
+    expect(bundleCache.hits).toBe(hits + 1)
+    expect(other.ok && other.code).toContain('second-build-word')
+    expect(first.ok && first.code).toContain('first-build-word')
+    expect(first.ok && first.code).not.toContain('second-build-word')
   })
 
   it('a script importing a package its runtime lacks, or a file it was not given, fails to build with hasErrors', async () => {
