@@ -1,4 +1,5 @@
 import { createInterface } from 'node:readline/promises'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Argv } from 'yargs'
 import { paint } from './color.js'
@@ -241,7 +242,11 @@ export interface Session {
 
 /** Project loaded, target open, lock read and checked against the target. */
 export async function openSession(project: LoadedProject, args: EngineArgs): Promise<Session> {
-  const open = await openTarget(project, args, (line) => err(`${paint().dim(line)}\n`), io().env)
+  return checkedSession(project, await openTarget(project, args, (line) => err(`${paint().dim(line)}\n`), io().env))
+}
+
+/** The session of an open target, its lock read and checked (the target closed when that fails). */
+async function checkedSession(project: LoadedProject, open: OpenTarget): Promise<Session> {
   try {
     const lock = await readLockFolding(open)
     assertLockEnvironment(lock, open.environment, open.lockPath, open.lockNamedByEnvironment)
@@ -251,6 +256,47 @@ export async function openSession(project: LoadedProject, args: EngineArgs): Pro
     await open.close()
     throw error
   }
+}
+
+/**
+ * openSession with the lock file's bytes read at once and parsed and checked when the lock is
+ * first asked for (`session.lock`): a plan shown from its memo (plan-memo.ts) never needs it,
+ * since the memo's key holds those bytes, the target and the environment of a plan that read and
+ * checked them. A lock with a journal beside it, or that cannot be read, is read as openSession
+ * reads it. `lockBytes`: undefined when there is no lock file.
+ */
+export async function openSessionLazily(project: LoadedProject, args: EngineArgs): Promise<{ session: Session; lockBytes: Buffer | undefined }> {
+  const open = await openTarget(project, args, (line) => err(`${paint().dim(line)}\n`), io().env)
+  let lockBytes: Buffer | undefined
+  try {
+    if (!hasJournal(open.lockPath)) lockBytes = readFileSync(open.lockPath)
+  } catch (error) {
+    // no lock file yet: no lock; any other error is openSession's to report
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { session: { project, open, lock: undefined, close: () => open.close() }, lockBytes: undefined }
+  }
+  if (lockBytes === undefined) return { session: await checkedSession(project, open), lockBytes: undefined }
+  let lock: LockFile | undefined
+  let read = false
+  const session: Session = {
+    project,
+    open,
+    get lock() {
+      if (!read) {
+        const found = readLock(open.lockPath, lockBytes)
+        assertLockEnvironment(found, open.environment, open.lockPath, open.lockNamedByEnvironment)
+        assertLockTarget(found, open.target, open.lockPath)
+        lock = found
+        read = true
+      }
+      return lock
+    },
+    set lock(value) {
+      lock = value
+      read = true
+    },
+    close: () => open.close(),
+  }
+  return { session, lockBytes }
 }
 
 /**

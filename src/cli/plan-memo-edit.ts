@@ -1,7 +1,7 @@
 import type { DeferredProject, FileKey, Problem } from '../project/index.js'
 import { keptRemoteState } from '../api/resources.js'
 import { replanChanged, type Plan } from '../plan/index.js'
-import type { PlanMemo } from '../plan/memo.js'
+import { splitHashes, type PlanMemo } from '../plan/memo.js'
 import { CONSTRUCT_NAMES, RESOURCE_KINDS } from '../resources/registry.js'
 import type { ResourceKind } from '../resources/types.js'
 import { lockKey } from '../state/lock.js'
@@ -35,7 +35,7 @@ export function replanEdited(
     if (file.resources.some((key) => key.startsWith('maintenance-window:'))) return { miss: 'a maintenance window lints every check' }
     if (!edited.has(name)) continue
     now.push(...file.resources)
-    const seen = new Set(memo.constructs[name] ?? [])
+    const seen = new Set(splitHashes(memo.constructs[name]))
     parts.hashesOf(name).forEach((hash, i) => {
       if (!seen.has(hash)) changedKeys.add(file.resources[i])
     })

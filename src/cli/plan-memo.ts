@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import { loadProjectDeferred, type LoadedProject, type Problem } from '../project/index.js'
 import { compileCacheDir } from '../project/loader.js'
 import { pagesUnchanged } from '../api/paging.js'
-import { constructHash, planMemoFile, planMemoKey, readPlanMemo, writePlanMemo } from '../plan/memo.js'
+import { constructHash, joinHashes, planMemoFile, planMemoKey, readPlanMemo, writePlanMemo } from '../plan/memo.js'
 import type { Plan } from '../plan/index.js'
-import { emptySecretWarnings, environmentRequest, err, openSession, type EngineArgs, type Session } from './engine.js'
+import { emptySecretWarnings, environmentRequest, err, openSessionLazily, type EngineArgs, type Session } from './engine.js'
 import { isRemoteTarget } from './target.js'
 import { hasJournal } from '../state/lock.js'
 import { replanEdited } from './plan-memo-edit.js'
@@ -68,15 +67,16 @@ export async function planFromMemo(args: MemoArgs, timing: (phase: string) => vo
   timing('constructs keyed')
   if (!isRemoteTarget(deferred, args, env)) return debugged(debug, 'not used (the embedded server)', { load })
   let session: Session
+  let lockText: Buffer | undefined
   try {
-    session = await openSession(deferred as unknown as LoadedProject, args)
+    // the lock's bytes are read for the key, and parsed only when the plan is made (a memo of them needs no parse)
+    ;({ session, lockBytes: lockText } = await openSessionLazily(deferred as unknown as LoadedProject, args))
   } catch {
     // the same error comes again where the command opens the target
     return { load }
   }
   timing('target and lock')
   const { client, lockPath, target, environment } = session.open
-  const lockText = readText(lockPath)
   const key = planMemoKey({
     constructs: parts.scope, lockPath, lock: lockText === undefined ? null : sha256(lockText), target, environment: environment ?? null, apiKey: client.apiKeyHash,
     targets: args.target ?? null, adoptExisting: args.adoptExisting === true, allowDuplicates: args.allowDuplicates === true,
@@ -94,7 +94,7 @@ export async function planFromMemo(args: MemoArgs, timing: (phase: string) => vo
     const log = client.readLog
     client.readLog = undefined
     if (log && log.requests === log.pages.length) {
-      const constructs = Object.fromEntries([...parts.files.keys()].map((name) => [name, hashesOf(name)]))
+      const constructs = Object.fromEntries([...parts.files.keys()].map((name) => [name, joinHashes(hashesOf(name))]))
       writePlanMemo(file, key, { pages: log.pages, plan, printed: { secretWarnings: emptySecretWarnings(project.resources), warnings: project.warnings } satisfies MemoPrinted, files, constructs })
     }
   }
@@ -113,6 +113,14 @@ export async function planFromMemo(args: MemoArgs, timing: (phase: string) => vo
   // what the plan kept cannot stand for the others' (before any request: a miss reads the lists once)
   const why = edited.size === 0 ? undefined : args.target !== undefined && args.target.length > 0 ? '--target' : undefined
   if (why) return miss(`the code changed, and ${why} plans what depends on it`)
+  // the edited files are planned against the lock: parsed now, while the heap is small (the same bytes the key holds)
+  if (edited.size > 0) {
+    try {
+      void session.lock
+    } catch {
+      return miss('the lock does not read')
+    }
+  }
   if (!(await pagesUnchanged(client, memo.pages))) return miss('a list changed on the server')
   timing('pages asked again')
   if (edited.size === 0) {
@@ -122,8 +130,8 @@ export async function planFromMemo(args: MemoArgs, timing: (phase: string) => vo
   const replanned = replanEdited(deferred, memo, edited, { ...parts, hashesOf }, session, args, timing)
   if ('miss' in replanned) return miss(`the code changed in ${edited.size} of ${parts.files.size} check files: ${replanned.miss}`)
   timing('edited files planned')
-  const constructs: Record<string, string[]> = {}
-  for (const name of parts.files.keys()) constructs[name] = edited.has(name) ? hashesOf(name) : memo.constructs[name]
+  const constructs: Record<string, string> = {}
+  for (const name of parts.files.keys()) constructs[name] = edited.has(name) ? joinHashes(hashesOf(name)) : memo.constructs[name]
   writePlanMemo(file, key, { ...memo, plan: replanned.plan, printed: replanned.printed, files, constructs })
   debug(`used (${memo.pages.length} list pages unchanged; ${edited.size} of ${parts.files.size} check files planned again)`)
   return { plan: replanned.plan, printed: replanned.printed, session }
@@ -140,14 +148,6 @@ function editedFiles(kept: Record<string, string>, now: Record<string, string>):
 function debugged<T>(debug: (line: string) => void, line: string, value: T): T {
   debug(line)
   return value
-}
-
-function readText(file: string): Buffer | undefined {
-  try {
-    return readFileSync(file)
-  } catch {
-    return undefined
-  }
 }
 
 function sha256(text: string | Buffer): string {

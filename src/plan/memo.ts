@@ -29,9 +29,10 @@ import { existsSync } from 'node:fs'
 import path from 'node:path'
 import type { ListPageRead } from '../api/paging.js'
 import { sha256, readCacheFile, writeCacheFile } from '../resources/cache-file.js'
-import type { Plan } from './types.js'
+import type { ResourceKind } from '../resources/types.js'
+import type { Plan, PlanChange } from './types.js'
 
-const FORMAT = 'monitors-plan-memo-2'
+const FORMAT = 'monitors-plan-memo-3'
 /** A memo larger than this is not written. */
 const MAX_BYTES = 64 * 1024 * 1024
 /** Memo files kept per folder (one per config file and environment): the oldest written go first. */
@@ -45,13 +46,29 @@ export interface PlanMemo {
   printed: unknown
   /** Each check file's hash (FileKey.hash), by its path relative to the project root. */
   files: Record<string, string>
-  /** A hash of each construct's construct cache key (constructHash), per check file, in the order the file made them. */
-  constructs: Record<string, string[]>
+  /** A hash of each construct's construct cache key (constructHash), per check file, in the order the file made them, one after the other (see joinHashes). */
+  constructs: Record<string, string>
 }
+
+/** Characters of a constructHash. */
+const HASH_LENGTH = 16
 
 /** The hash of a construct's construct cache key kept in a memo (64 bits of its SHA-256). */
 export function constructHash(key: string): string {
-  return sha256(key).slice(0, 16)
+  return sha256(key).slice(0, HASH_LENGTH)
+}
+
+/** Construct hashes as the memo keeps them: one string (each hash has HASH_LENGTH characters). */
+export function joinHashes(hashes: readonly string[]): string {
+  return hashes.join('')
+}
+
+/** The hashes of a string of joinHashes. */
+export function splitHashes(joined: string | undefined): string[] {
+  const out: string[] = []
+  if (joined === undefined) return out
+  for (let i = 0; i + HASH_LENGTH <= joined.length; i += HASH_LENGTH) out.push(joined.slice(i, i + HASH_LENGTH))
+  return out
 }
 
 /** The file of the memo of one project. */
@@ -72,12 +89,90 @@ export function readPlanMemo(file: string, key: string): { memo: PlanMemo } | { 
     if (read.miss === 'other') return { miss: 'the build, config, lock, target or options changed' }
     return { miss: 'the file was damaged: ignored' }
   }
-  const memo = read.data as PlanMemo
-  if (memo && Array.isArray(memo.pages) && memo.plan && typeof memo.plan === 'object' && Array.isArray(memo.plan.changes) && memo.files && typeof memo.files === 'object' && memo.constructs && typeof memo.constructs === 'object') return { memo }
-  return { miss: 'the file was damaged: ignored' }
+  const stored = read.data as StoredMemo
+  if (!stored || !Array.isArray(stored.pages) || !stored.plan || typeof stored.plan !== 'object' || !Array.isArray(stored.plan.changes) || !stored.files || typeof stored.files !== 'object' || !stored.constructs || typeof stored.constructs !== 'object') {
+    return { miss: 'the file was damaged: ignored' }
+  }
+  const changes = unpackChanges(stored.plan.changes, stored.groups)
+  if (!changes) return { miss: 'the file was damaged: ignored' }
+  // in place: the plan keeps its keys' order
+  ;(stored.plan as unknown as Plan).changes = changes
+  delete (stored as Partial<StoredMemo>).groups
+  return { memo: stored as unknown as PlanMemo }
 }
 
 /** Writes the memo whole (temporary file, rename); never throws. A new file prunes the folder to MAX_FILES. */
 export function writePlanMemo(file: string, key: string, memo: PlanMemo): void {
-  writeCacheFile(file, FORMAT, key, memo, { maxBytes: MAX_BYTES, prefix: 'plan.', maxFiles: MAX_FILES }, !existsSync(file))
+  const packed = packChanges(memo.plan.changes)
+  const stored: StoredMemo = { ...memo, plan: { ...memo.plan, changes: packed.changes }, groups: packed.groups }
+  writeCacheFile(file, FORMAT, key, stored, { maxBytes: MAX_BYTES, prefix: 'plan.', maxFiles: MAX_FILES }, !existsSync(file))
+}
+
+/**
+ * The memo as written: most of a plan's changes are no-ops of the same few kinds, constructs and
+ * files, each an object of seven keys; they are kept as `[group, logicalId, remoteId, name?]`,
+ * `group` indexing `groups` (`[kind, construct, file]`), a third of the bytes to write and parse.
+ */
+interface StoredMemo extends Omit<PlanMemo, 'plan'> {
+  plan: Omit<Plan, 'changes'> & { changes: PackedChange[] }
+  groups: Array<[string, string, string]>
+}
+
+type PackedChange = PlanChange | [number, string, string] | [number, string, string, string]
+
+/** A no-op's keys as planResource makes it, in its order (`name` may be absent). */
+const NOOP_KEYS = ['kind', 'logicalId', 'action', 'name', 'construct', 'file', 'remoteId'] as const
+
+/** Whether `change` is a no-op whose JSON holds these keys alone, in this order, all strings: packed, it reads back as the same JSON. */
+function packable(change: PlanChange): boolean {
+  if (change.action !== 'noop') return false
+  let at = 0
+  for (const key in change) {
+    const value = (change as unknown as Record<string, unknown>)[key]
+    // JSON leaves an undefined value out, as the packed form does
+    if (value === undefined) continue
+    if (typeof value !== 'string') return false
+    // a no-op without a name: the keys after it
+    if (NOOP_KEYS[at] === 'name' && key !== 'name') at++
+    if (NOOP_KEYS[at] !== key) return false
+    at++
+  }
+  return at === NOOP_KEYS.length
+}
+
+function packChanges(changes: readonly PlanChange[]): { changes: PackedChange[]; groups: Array<[string, string, string]> } {
+  const groups: Array<[string, string, string]> = []
+  const index = new Map<string, number>()
+  const packed = changes.map((change): PackedChange => {
+    if (!packable(change)) return change
+    const id = `${change.kind}\0${change.construct}\0${change.file}`
+    let group = index.get(id)
+    if (group === undefined) {
+      index.set(id, (group = groups.length))
+      groups.push([change.kind, change.construct!, change.file!])
+    }
+    return change.name === undefined ? [group, change.logicalId, change.remoteId!] : [group, change.logicalId, change.remoteId!, change.name]
+  })
+  return { changes: packed, groups }
+}
+
+/** The changes of packChanges as they were (as JSON reads them back); undefined when they are not such a list. */
+function unpackChanges(packed: readonly unknown[], groups: unknown): PlanChange[] | undefined {
+  if (!Array.isArray(groups)) return undefined
+  const out: PlanChange[] = new Array(packed.length)
+  for (let i = 0; i < packed.length; i++) {
+    const item = packed[i]
+    if (!Array.isArray(item)) {
+      if (!item || typeof item !== 'object') return undefined
+      out[i] = item as PlanChange
+      continue
+    }
+    const group = groups[item[0] as number] as [ResourceKind, string, string] | undefined
+    if (!Array.isArray(group) || typeof item[1] !== 'string' || typeof item[2] !== 'string') return undefined
+    const [kind, construct, file] = group
+    out[i] = item.length === 3
+      ? { kind, logicalId: item[1], action: 'noop', construct, file, remoteId: item[2] }
+      : { kind, logicalId: item[1], action: 'noop', name: item[3] as string, construct, file, remoteId: item[2] }
+  }
+  return out
 }

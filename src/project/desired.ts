@@ -758,10 +758,8 @@ export function constructsKey(
   const files = new Map<string, FileKey>()
   const all = [createHash('sha256').update(scopeText).digest('hex')]
   for (const [abs, { path, resources, keys: fileKeys }] of byFile) {
-    // fed key by key: no string of the whole file's keys is made
-    const hashing = createHash('sha256').update(path)
-    for (const key of fileKeys) hashing.update('\n').update(key)
-    const hash = hashing.digest('hex')
+    // the same bytes as feeding them key by key, in one call: 20,000 calls into the hash cost more than the joined text
+    const hash = createHash('sha256').update(fileKeys.length === 0 ? path : `${path}\n${fileKeys.join('\n')}`).digest('hex')
     files.set(rootRel(abs), { hash, resources, keys: fileKeys })
     all.push(hash)
   }

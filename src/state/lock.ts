@@ -97,10 +97,10 @@ class LockError extends UserError {}
  * (see journal.ts; the file itself is not changed: `foldJournal` does that); undefined when there
  * is no lock file.
  */
-export function readLock(path: string): LockFile | undefined {
+export function readLock(path: string, bytes?: Buffer): LockFile | undefined {
   let text: string
   try {
-    text = readFileSync(path, 'utf8')
+    text = bytes !== undefined ? bytes.toString('utf8') : readFileSync(path, 'utf8')
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw new LockError(`Cannot read the lock file ${path}: ${(error as Error).message}`)

@@ -385,6 +385,14 @@ describe('the plan memo', () => {
     expect(run.stdout).not.toBe(before)
     expect(run.stdout).toMatch(/m5/)
     expect((await both(dir, [])).memo).toMatch(USED)
+    // a lock that does not read (the memo parses it only when it plans): the error of a plan without the memo
+    const lockText = readFileSync(lockFile)
+    writeFileSync(lockFile, '{ "version": 1, ')
+    run = await both(dir, [])
+    expect(run.memo).toBe('not used (the build, config, lock, target or options changed)')
+    expect(run.stderr).toMatch(/is not valid JSON/)
+    writeFileSync(lockFile, lockText)
+    expect((await both(dir, [])).memo).toMatch(USED)
 
     // a record changed on the server by another client
     const record = (await client.get<Record<string, unknown>>(`/v1/checks/${lock.resources['dns-check:m100'].remoteId}`)).body
