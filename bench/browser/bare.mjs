@@ -12,9 +12,10 @@
 // browserRss: [...], loadStart, loadEnd }. Flags: --origin URL (the page, required), --core
 // FILE (playwright-core's entry, required), --chromium FILE (default /usr/bin/chromium),
 // --args JSON (Chromium's arguments), --concurrency C (default 1).
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
+import { processes, processTree } from './proc-table.mjs'
 
 const { values } = parseArgs({
   options: {
@@ -39,20 +40,8 @@ const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 
 
 /** Each Chromium process tree under this process: its resident memory, summed. */
 function browserTrees() {
-  const all = new Map()
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const status = readFileSync(`/proc/${name}/status`, 'utf8')
-      const field = (key) => new RegExp(`^${key}:\\s*(.+)$`, 'm').exec(status)?.[1] ?? ''
-      all.set(Number(name), { ppid: Number(field('PPid')), name: field('Name'), rss: Number(field('VmRSS').replace(/\D/g, '') || 0) * 1024 })
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const children = new Map()
-  for (const [pid, p] of all) children.set(p.ppid, [...(children.get(p.ppid) ?? []), pid])
-  const treeRss = (pid) => (all.get(pid)?.rss ?? 0) + (children.get(pid) ?? []).reduce((sum, c) => sum + treeRss(c), 0)
+  const all = processes()
+  const { children, treeRss } = processTree(all)
   return (children.get(process.pid) ?? []).filter((pid) => /chrom/i.test(all.get(pid).name)).map(treeRss)
 }
 

@@ -33,13 +33,14 @@
 // names say "suite"; as root each run is a user of its own). Needs dist/ (npm run build) and Chromium.
 import { spawn } from 'node:child_process'
 import { createSocket } from 'node:dgram'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { availableParallelism, tmpdir } from 'node:os'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
+import { processes, processTree } from './proc-table.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const entry = join(root, 'dist', 'src', 'runner', 'script', 'index.js')
@@ -111,31 +112,10 @@ test('buy', async ({ page }) => {
 const DNS_OFFSETS = [1, 3, 5, 7, 9, 10, 2, 4, 6, 8].slice(0, DNS_CHECKS)
 const phaseMs = (offset) => (offset * 6000) % 60_000
 
-/** Every process as pid → { ppid, name, rss bytes } from /proc. */
-function processes() {
-  const all = new Map()
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const status = readFileSync(`/proc/${name}/status`, 'utf8')
-      const field = (key) => new RegExp(`^${key}:\\s*(.+)$`, 'm').exec(status)?.[1] ?? ''
-      all.set(Number(name), { ppid: Number(field('PPid')), name: field('Name'), rss: Number(field('VmRSS').replace(/\D/g, '') || 0) * 1024 })
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return all
-}
-
 /** Under the server: each chromium tree's RSS, each script process's, and the server's own. */
 function sample(serverPid) {
   const all = processes()
-  const children = new Map()
-  for (const [pid, p] of all) {
-    if (!children.has(p.ppid)) children.set(p.ppid, [])
-    children.get(p.ppid).push(pid)
-  }
-  const treeRss = (pid) => (all.get(pid)?.rss ?? 0) + (children.get(pid) ?? []).reduce((sum, c) => sum + treeRss(c), 0)
+  const { children, treeRss } = processTree(all)
   const browsers = []
   const scripts = []
   const walk = (pid) => {
