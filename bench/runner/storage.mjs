@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Where a SQLite database's bytes go: the pages of each table and index (sqlite3's dbstat),
-// the day tables of compact results (result_runs_YYYYMMDD) counted as one, and per result
+// the day tables of compact results (result_runs_YYYYMMDD; of failing runs, result_runs_YYYYMMDD_f) counted as one, and per result
 // (results: check_results' counter, which full and compact rows share).
 //   node bench/runner/storage.mjs DB [--since BREAKDOWN.json]
 // With --since (the JSON this printed for an earlier state of the same database), the growth
@@ -12,9 +12,10 @@ import { fileURLToPath } from 'node:url'
 
 const require = createRequire(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'package.json'))
 
-/** Bytes in use by each table and index (compact day tables and their indexes as `result_runs_*`), and the results stored so far. */
+/** Bytes in use by each table and index (compact day tables and their indexes as `result_runs_*`, failing runs' as `result_runs_*_f`), and the results stored so far. */
 export function breakdown(db) {
-  const rows = db.prepare(`SELECT CASE WHEN name GLOB 'result_runs_*_chk' THEN 'result_runs_* (index)'
+  const rows = db.prepare(`SELECT CASE WHEN name GLOB 'result_runs_*_f_chk' THEN 'result_runs_*_f (index)'
+      WHEN name GLOB 'result_runs_*_f' THEN 'result_runs_*_f' WHEN name GLOB 'result_runs_*_chk' THEN 'result_runs_* (index)'
       WHEN name GLOB 'result_runs_*' THEN 'result_runs_*' ELSE name END AS name, sum(pgsize) AS bytes
     FROM dbstat GROUP BY 1`).all()
   const results = db.prepare(`SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'check_results'), 0)`).pluck().get()

@@ -17,6 +17,9 @@ import type { AlertNotificationKind, AlertState } from '../store/index.js'
  *   run at or after its due time (there is no timer: a failing check keeps running).
  * - A passing run after an alert (failure or degraded) gives ALERT_RECOVERY; a degraded run after
  *   a failure alert recovers from the failure (and may escalate to degraded).
+ * - Notifications are recorded per change of the alert's level (and per reminder), never per run;
+ *   while alerting, a run that goes on failing (or degraded) leaves the state as it was (the
+ *   counts only lead up to an alert), so the caller writes nothing for it.
  * - `muted`: the state moves the same, but no notification is recorded.
  * - `useGlobalAlertSettings` (default true): the account's settings apply; the local server has
  *   no account-level settings, so these are its defaults: RUN_BASED, threshold 1, no reminders,
@@ -120,13 +123,15 @@ export function applyRun(previous: AlertState | undefined, check: AlertingCheck,
   let openIncident = false
   let resolveIncident = false
 
+  // while alerting on it, a failure (or a degraded run) that goes on leaves the counts where they
+  // are: only a change moves the state, so a long outage rewrites no row per run
   if (failed) {
-    state.consecutiveFailures += 1
+    if (state.level !== 'FAILURE') state.consecutiveFailures += 1
     state.failingSince ??= run.startedAt
     state.consecutiveDegraded = 0
     state.degradedSince = null
   } else if (degraded) {
-    state.consecutiveDegraded += 1
+    if (state.level !== 'DEGRADED') state.consecutiveDegraded += 1
     state.degradedSince ??= run.startedAt
     state.consecutiveFailures = 0
     state.failingSince = null

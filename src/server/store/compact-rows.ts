@@ -5,18 +5,21 @@ import type { CheckResultRecord } from './index.js'
  * What both stores share about how results are kept, besides the SQL.
  *
  * A result is kept in full (a row of check_results: every column and the runner's result as
- * JSON) when someone will read its detail: a failure, an error, a degraded run, a retry
- * (ATTEMPT), a run of a check session, a result that did not come from a run (heartbeats), and
- * a run whose answer changed: its details (the runner's result without the columns' fields)
- * differ from those of the last full row of its check and location made the same UTC day.
- * Such a row is a template (`is_template`). Every other run (passing, with the same answer as
- * its template) is a compact row of its day's partition (SQLite: a table per UTC day,
- * PostgreSQL: a partition per UTC day of `result_runs`): integers only (the check's and the
- * location's integer keys, times in ms, the response time in thousandths of a ms; on
- * PostgreSQL the template's seq too), ~30 bytes on SQLite. Reading a compact row puts its
- * template's details back with its own columns: the same record, field for field, as a full
- * row would answer. (PostgreSQL then packs an ended hour's compact rows into one row per
- * check, location and template: see postgres/compact.ts.)
+ * JSON) when someone will read its detail: a retry (ATTEMPT), a run of a check session, a
+ * result that did not come from a run (heartbeats), and a run whose answer changed: its shape
+ * (its details, the runner's result without the columns' fields, and for a run that did not
+ * pass cleanly its status, flags and error too) differs from that of its template, the last
+ * template of its check and location made the same UTC day of its kind: passing (status PASSED,
+ * no failure, error or degradation) or not (a failure, an error, a degraded run). Such a row is
+ * a template (`is_template`). Every other run (with its template's shape: a steady target's
+ * passes, and the failures of an outage that keep failing the same way) is a compact row of its
+ * day's partition (SQLite: a table per UTC day, PostgreSQL: a partition per UTC day of
+ * `result_runs`): integers only (the check's and the location's integer keys, times in ms, the
+ * response time in thousandths of a ms; on PostgreSQL, and for a failing run on SQLite, the
+ * template's seq too), ~30 bytes on SQLite. Reading a compact row puts its template's status,
+ * flags, error and details back with its own times: the same record, field for field, as a full
+ * row would answer. (PostgreSQL then packs an ended hour's compact rows into one row per check,
+ * location and template: see postgres/compact.ts.)
  *
  * Full and compact rows draw their `seq` from one counter (check_results' own), so lists
  * merge them in the order they were written. A compact row's id is a UUID made from its
@@ -125,14 +128,42 @@ function exactMs(text: string): number | undefined {
   return Number.isFinite(ms) && ms >= 0 && new Date(ms).toISOString() === text ? ms : undefined
 }
 
+/** The columns a compact row takes from its template: what a run's outcome is, besides its times. */
+export interface TemplateColumns {
+  status: string
+  hasFailures: boolean
+  hasErrors: boolean
+  isDegraded: boolean
+  error: string | null
+  /** its stored (lean) details */
+  details: string
+}
+
+/** A passing run's columns (and a template missing: a compact row of a database damaged by hand answers as a pass). */
+export const PASSING = { status: 'PASSED', hasFailures: false, hasErrors: false, isDegraded: false, error: null } as const
+
+/** Whether a result passed cleanly: a template of passing runs (SQL: PASSING_SQL). */
+export const isPassing = (r: Omit<TemplateColumns, 'details'>): boolean =>
+  r.status === 'PASSED' && !r.hasFailures && !r.hasErrors && !r.isDegraded && r.error === null
+
+/** isPassing over check_results' columns, in both dialects. */
+export const PASSING_SQL = `(status = 'PASSED' AND NOT has_failures AND NOT has_errors AND NOT is_degraded AND error IS NULL)`
+
+/**
+ * What a compact row must share with its template: a passing run its lean details (as always),
+ * any other also its status, flags and error (the columns a compact row does not keep).
+ */
+export function shapeOf(r: Omit<TemplateColumns, 'details'>, details: string): string {
+  return isPassing(r) ? details : JSON.stringify([r.status, r.hasFailures, r.hasErrors, r.isDegraded, r.error, details])
+}
+
 /**
  * The compact values of a record, when it may be kept compact: a FINAL result of a scheduled
- * run (no session), passing without failure, error or degradation, whose times are ISO texts
- * to the ms and whose response time is whole thousandths of a ms. Undefined: kept in full.
+ * run (no session), passing or not, whose times are ISO texts to the ms and whose response time
+ * is whole thousandths of a ms. Undefined: kept in full.
  */
 export function compactValues(record: CheckResultRecord): CompactValues | undefined {
-  if (record.resultType !== 'FINAL' || record.sessionId !== null || record.status !== 'PASSED') return undefined
-  if (record.hasFailures || record.hasErrors || record.isDegraded || record.error !== null) return undefined
+  if (record.resultType !== 'FINAL' || record.sessionId !== null) return undefined
   const started = exactMs(record.startedAt)
   const stopped = exactMs(record.stoppedAt)
   const created = exactMs(record.created_at)
@@ -148,8 +179,8 @@ export function compactValues(record: CheckResultRecord): CompactValues | undefi
   return { started, dur, made, rt }
 }
 
-/** A compact row read back, with its check's id, its location's name and its template's stored (lean) details. */
-export function compactRecord(row: CompactValues & { seq: number; checkId: string; location: string }, template: string): CheckResultRecord {
+/** A compact row read back, with its check's id, its location's name and its template's columns and stored (lean) details. */
+export function compactRecord(row: CompactValues & { seq: number; checkId: string; location: string }, template: TemplateColumns): CheckResultRecord {
   const stopped = row.started + row.dur
   const created = stopped + row.made
   const id = compactId(created, row.seq)
@@ -161,22 +192,22 @@ export function compactRecord(row: CompactValues & { seq: number; checkId: strin
     runId: id,
     runLocation: row.location,
     resultType: 'FINAL',
-    status: 'PASSED',
-    hasFailures: false,
-    hasErrors: false,
-    isDegraded: false,
+    status: template.status,
+    hasFailures: template.hasFailures,
+    hasErrors: template.hasErrors,
+    isDegraded: template.isDegraded,
     responseTime: row.rt === null ? null : row.rt / 1000,
     startedAt: new Date(row.started).toISOString(),
     stoppedAt: new Date(stopped).toISOString(),
-    error: null,
+    error: template.error,
     details: {},
     created_at: new Date(created).toISOString(),
   }
-  record.details = fullDetails(JSON.parse(template) as Record<string, unknown>, columnsOf(record))
+  record.details = fullDetails(JSON.parse(template.details) as Record<string, unknown>, columnsOf(record))
   return record
 }
 
-/** The newest template of a check and location: its seq, its UTC day and the digest of its lean details. */
+/** The newest template of a check and location (of one kind: passing or not): its seq, its UTC day and the digest of its shape. */
 export interface TemplateHint {
   seq: number
   day: number

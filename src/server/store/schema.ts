@@ -372,8 +372,9 @@ export const TABLES: Record<string, Table> = {
       error: { type: 'text', ...nullable },
       details: text, // the runner's result as JSON
       created_at: text,
-      // the row's details stand for the compact rows of its check and location written after it
-      // the same UTC day with the same details (see compact-rows.ts); kept as long as they are
+      // the row's details (and, for a run that did not pass, its status, flags and error) stand for the
+      // compact rows of its check, location and kind written after it the same UTC day with the same
+      // ones (see compact-rows.ts); kept as long as they are
       is_template: { type: 'boolean', default: false },
     },
     indexes: {

@@ -1,8 +1,10 @@
 /**
- * How results are kept: a passing run whose answer is its template's (the last full row of its
- * check and location, that UTC day) is a compact row of its day's partition; a failure, a changed
- * answer and the first run of a day are full rows. Every route answers a compact result as it
- * answers a full one (its details are its template's, its times its own). Retention drops whole
+ * How results are kept: a run whose answer is its template's (the last full row of its kind,
+ * passing or failing, of its check and location, that UTC day) is a compact row of its day's
+ * partition; a changed answer (a failure's error too) and the first run of a day of each kind are
+ * full rows. Every route answers a compact result as it answers a full one (its status, flags,
+ * error and details are its template's, its times its own). Alert notifications are written per
+ * change of the alert, and a failure that goes on rewrites no alert state. Retention drops whole
  * days and no longer answers what stopped before the cutoff. A database written before this
  * layout upgrades and answers its results as it did.
  * The clock is the test's: each step moves it one minute, then waits for that minute's runs.
@@ -37,22 +39,32 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-/** Rows as the database holds them: full rows, templates, and compact rows by day table (of the test's days). */
-async function stored(dbPath: string): Promise<{ full: number; templates: number; compact: Record<string, number> }> {
+/**
+ * Rows as the database holds them: full rows, templates, compact rows of passing runs by day table
+ * (of the test's days), and compact rows of failing runs (SQLite: the day tables result_runs_*_f;
+ * PostgreSQL: those whose template did not pass).
+ */
+async function stored(dbPath: string): Promise<{ full: number; templates: number; compact: Record<string, number>; failing: number }> {
   const full = `SELECT count(*) AS n, coalesce(sum(CASE WHEN is_template THEN 1 ELSE 0 END), 0) AS t FROM check_results`
   if (onPostgres) {
     const client = new pg.Client({ connectionString: (await databaseFor(dbPath)).url })
     await client.connect()
     try {
       const row = (await client.query(full)).rows[0] as { n: string; t: string }
-      // compact rows by UTC day, as they are answered: those of hours not packed yet and those packed into blocks
-      const days = (await client.query(`SELECT 'result_runs_' || to_char(to_timestamp(created / 1000.0) AT TIME ZONE 'UTC', 'YYYYMMDD') AS name, count(*) AS n
-        FROM (SELECT created FROM result_runs WHERE created >= (SELECT packed_ms FROM result_retention)
-          UNION ALL SELECT b.hour + b.v[2][i] FROM result_blocks b CROSS JOIN LATERAL generate_series(1, array_length(b.v, 2)) AS i) x
-        GROUP BY 1 ORDER BY 1`)).rows as Array<{ name: string; n: string }>
+      // compact rows by UTC day and kind, as they are answered: those of hours not packed yet and those packed into blocks
+      const days = (await client.query(`SELECT 'result_runs_' || to_char(to_timestamp(created / 1000.0) AT TIME ZONE 'UTC', 'YYYYMMDD') AS name,
+          coalesce(t.status = 'PASSED' AND NOT t.has_failures AND NOT t.has_errors AND NOT t.is_degraded AND t.error IS NULL, true) AS passing, count(*) AS n
+        FROM (SELECT created, tpl FROM result_runs WHERE created >= (SELECT packed_ms FROM result_retention)
+          UNION ALL SELECT b.hour + b.v[2][i], b.tpl FROM result_blocks b CROSS JOIN LATERAL generate_series(1, array_length(b.v, 2)) AS i) x
+        LEFT JOIN check_results t ON t.seq = x.tpl
+        GROUP BY 1, 2 ORDER BY 1`)).rows as Array<{ name: string; passing: boolean; n: string }>
       const compact: Record<string, number> = {}
-      for (const { name, n } of days.filter((d) => d.name.startsWith('result_runs_202605'))) compact[name] = Number(n)
-      return { full: Number(row.n), templates: Number(row.t), compact }
+      let failing = 0
+      for (const { name, passing, n } of days.filter((d) => d.name.startsWith('result_runs_202605'))) {
+        if (passing) compact[name] = Number(n)
+        else failing += Number(n)
+      }
+      return { full: Number(row.n), templates: Number(row.t), compact, failing }
     } finally {
       await client.end()
     }
@@ -61,8 +73,22 @@ async function stored(dbPath: string): Promise<{ full: number; templates: number
   try {
     const row = raw.prepare(full).get() as { n: number; t: number }
     const names = raw.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name GLOB 'result_runs_*' ORDER BY 1`).pluck().all() as string[]
-    const compact = Object.fromEntries(names.map((name) => [name, raw.prepare(`SELECT count(*) FROM ${name}`).pluck().get() as number]))
-    return { full: row.n, templates: row.t, compact }
+    const count = (name: string) => raw.prepare(`SELECT count(*) FROM ${name}`).pluck().get() as number
+    const compact = Object.fromEntries(names.filter((name) => !name.endsWith('_f')).map((name) => [name, count(name)]))
+    const failing = names.filter((name) => name.endsWith('_f')).reduce((sum, name) => sum + count(name), 0)
+    return { full: row.n, templates: row.t, compact, failing }
+  } finally {
+    raw.close()
+  }
+}
+
+/** The alert state's row of a check as the database holds it: when it was last written. */
+async function alertStateWritten(dbPath: string, checkId: string): Promise<string | undefined> {
+  const sql = `SELECT updated_at FROM alert_states WHERE check_id = `
+  if (onPostgres) return onDatabase(dbPath, async (client) => (await client.query(`${sql}$1`, [checkId])).rows[0]?.updated_at as string | undefined)
+  const raw = new Database(dbPath, { readonly: true })
+  try {
+    return raw.prepare(`${sql}?`).pluck().get(checkId) as string | undefined
   } finally {
     raw.close()
   }
@@ -134,32 +160,45 @@ async function results(call: Call, checkId: string, query = ''): Promise<{ total
 const answerOf = (r: Result) => r.result.details.answers.map((a: { data: string }) => a.data)
 
 /**
- * How the results answered should be kept, by the rule: per location, oldest first, a failure is
- * a full row; a passing run is compact when the last template of its location (the last passing
- * full row) is of the same UTC day with the same details, else it is a full row and the template.
+ * How the results answered should be kept, by the rule: per location and kind (passing, or not),
+ * oldest first, a run is compact when the last template of its location and kind is of the same
+ * UTC day with the same shape (a passing run's details; a failing run's status, flags, error and
+ * details), else it is a full row and the template. `templateOf`: each compact result's template.
  */
-function model(items: Result[]): { full: number; templates: number; compact: Record<string, number> } {
-  const out = { full: 0, templates: 0, compact: {} as Record<string, number> }
-  const templates = new Map<string, { day: string; details: string }>()
+function model(items: Result[]): { rows: { full: number; templates: number; compact: Record<string, number>; failing: number }; templateOf: Map<string, Result> } {
+  const rows = { full: 0, templates: 0, compact: {} as Record<string, number>, failing: 0 }
+  const templateOf = new Map<string, Result>()
+  const templates = new Map<string, { day: string; shape: string; result: Result }>()
   for (const r of [...items].sort((a, b) => a.startedAt.localeCompare(b.startedAt))) {
     const day = r.created_at.slice(0, 10)
-    const details = JSON.stringify(r.result.details)
-    const template = templates.get(r.runLocation)
-    if (r.status !== 'PASSED') out.full++
-    else if (template && template.day === day && template.details === details) {
+    const passing = r.status === 'PASSED' && !r.hasFailures && !r.hasErrors && !r.isDegraded && r.error === null
+    const shape = JSON.stringify(passing ? r.result.details : [r.status, r.hasFailures, r.hasErrors, r.isDegraded, r.error, r.result])
+      .replace(/"(startedAt|stoppedAt|responseTime)":("[^"]*"|[\d.]+)/g, '')
+    const kind = `${r.runLocation} ${passing}`
+    const template = templates.get(kind)
+    if (template && template.day === day && template.shape === shape) {
+      templateOf.set(r.id, template.result)
       const name = `result_runs_${day.replace(/-/g, '')}`
-      out.compact[name] = (out.compact[name] ?? 0) + 1
+      if (passing) rows.compact[name] = (rows.compact[name] ?? 0) + 1
+      else rows.failing++
     } else {
-      out.full++
-      out.templates++
-      templates.set(r.runLocation, { day, details })
+      rows.full++
+      rows.templates++
+      templates.set(kind, { day, shape, result: r })
     }
   }
-  return out
+  return { rows, templateOf }
+}
+
+/** A result without what is a run's own (its id and times): what a compact result takes from its template. */
+function shared(r: Result): Record<string, unknown> {
+  const { id: _id, startedAt: _s, stoppedAt: _t, responseTime: _rt, created_at: _c, result, ...rest } = r
+  const { startedAt: _rs, stoppedAt: _rt2, responseTime: _rrt, ...inner } = result
+  return { ...rest, result: inner }
 }
 
 describe('results kept compact', () => {
-  it('passing runs with their template\'s answer are compact rows of their day, answered as full rows; failures and changed answers stay in full', async () => {
+  it('runs with their template\'s answer (passes, failures repeating the last failure\'s error) are compact rows of their day, answered as full rows; changed answers stay in full; notifications per change of the alert', async () => {
     const dbPath = join(dir, 'compact.db')
     const clock = { now: T0 }
     const server = await start(dbPath, clock)
@@ -184,9 +223,20 @@ describe('results kept compact', () => {
     dns.set('compact.test', 'A', { records: [{ type: 'A', data: '192.0.2.7' }] })
     await minute(server, clock)
     await minute(server, clock)
-    // 00:04: failing (full), 00:05 passing again with the answer of 00:02 (compact)
+    // 00:04: failing (full: the day's first failure, a template), 00:05 and 00:06 failing the same way (compact)
     dns.set('compact.test', 'A', { rcode: 'SERVFAIL' })
     await minute(server, clock)
+    // the alert state: written by the failures that raised the alert (each location's first), then left alone
+    const alertWritten = await alertStateWritten(dbPath, id)
+    expect(alertWritten).toBe(new Date(clock.now).toISOString())
+    await minute(server, clock)
+    await minute(server, clock)
+    // 00:07: another error (full: a new template), 00:08 that error again (compact)
+    dns.set('compact.test', 'A', { rcode: 'NXDOMAIN' })
+    await minute(server, clock)
+    await minute(server, clock)
+    expect(await alertStateWritten(dbPath, id)).toBe(alertWritten)
+    // 00:09 passing again with the answer of 00:02 (compact: its template is the passing one, not the failures')
     dns.set('compact.test', 'A', { records: [{ type: 'A', data: '192.0.2.7' }] })
     await minute(server, clock)
     // every run answered, newest first, each with its own answer; paging cuts across both kinds
@@ -195,10 +245,34 @@ describe('results kept compact', () => {
     expect(total).toBeGreaterThanOrEqual(18)
     expect(items.map((r) => r.startedAt)).toEqual([...items.map((r) => r.startedAt)].sort().reverse())
     expect(new Set(items.map((r) => r.id)).size).toBe(total)
-    // kept as the rule says: templates at the start of each day and at the changed answer, failures in full, the rest compact
+    // kept as the rule says: templates at the start of each day, at the changed answer and at each
+    // new error, the rest compact (the repeated failures too)
     rows = await stored(dbPath)
-    expect(rows).toEqual(model(items))
-    expect(rows).toMatchObject({ full: 2 + 2 + 2 + 2, templates: 6 })
+    const kept = model(items)
+    expect(rows).toEqual(kept.rows)
+    expect(rows).toMatchObject({ full: 2 + 2 + 2 + 2 + 2, templates: 10, failing: 2 * 2 + 2 })
+    expect(kept.rows.compact.result_runs_20260511).toBeGreaterThanOrEqual(2 + 2)
+    // a compact failure answers what its template (the full row it repeats) answers, but for its own id and times
+    const compactFailures = items.filter((r) => r.hasFailures && kept.templateOf.has(r.id))
+    // newest first: the second error's repeat, then the first error's two repeats (each in both locations)
+    expect(compactFailures.map((r) => r.error)).toEqual([...Array(2).fill(expect.stringMatching(/NXDOMAIN/)), ...Array(4).fill(expect.stringMatching(/SERVFAIL/))])
+    for (const r of compactFailures) {
+      const template = kept.templateOf.get(r.id) as Result
+      expect(r.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7c0d-/)
+      expect(shared(r)).toEqual(shared(template))
+      expect(r).toMatchObject({ status: 'FAILED', hasFailures: true, checkSessionId: null, resultType: 'FINAL' })
+      expect(r.result).toMatchObject({ startedAt: r.startedAt, stoppedAt: r.stoppedAt, responseTime: r.responseTime, status: 'FAILED', error: r.error })
+      expect(Date.parse(r.startedAt)).toBeGreaterThan(Date.parse(template.startedAt))
+    }
+    // the pass after the failures is compact, its template a passing row with the changed answer
+    const last = [...LOCATIONS].map((l) => items.find((r) => r.runLocation === l) as Result)
+    for (const r of last) {
+      expect(r.status).toBe('PASSED')
+      expect(kept.templateOf.get(r.id)).toMatchObject({ status: 'PASSED', result: { details: { answers: [expect.objectContaining({ data: '192.0.2.7' })] } } })
+    }
+    // notifications: one when the alert started (the first failure), one at the recovery; none per failing run or for the new error
+    const notifications = await call('GET', `/v1/alert-notifications?checkId=${id}`)
+    expect(notifications.json.map((n: { alertType: string }) => n.alertType)).toEqual(['ALERT_RECOVERY', 'ALERT_FAILURE'])
     // each run answers what the name server said when it ran (a run may start a little after its
     // minute on a loaded machine, so runs are checked in order rather than by their minute): the
     // first answer, then the changed one, the failure among the changed ones

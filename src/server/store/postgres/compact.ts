@@ -1,6 +1,6 @@
 import type { CheckResultRecord, Page, ResultQuery } from '../index.js'
 import {
-  compactId, compactRecord, DAY_MS, dayOf, parseCompactId, partitionName, type CompactValues,
+  compactId, compactRecord, DAY_MS, dayOf, parseCompactId, partitionName, PASSING, type CompactValues, type TemplateColumns,
 } from '../compact-rows.js'
 import type { Sql } from './index.js'
 import { resultRecord, type ResultRow } from './runs.js'
@@ -112,16 +112,20 @@ const compactRows = (runs: string, blocks: string, all = 'true') => `SELECT r.se
 /** The staging rows still answered from result_runs: those of hours not packed yet. */
 const UNPACKED = `created >= (SELECT packed_ms FROM result_retention WHERE id = 1)`
 
+/** The records of compact rows: each its own times and its template's columns and details. */
 async function records(sql: Sql, rows: Array<CompactRow & { check_id: string }>): Promise<Map<number, CheckResultRecord>> {
-  const templates = [...new Set(rows.map((r) => Number(r.tpl)))]
-  const details = new Map((await sql.rows<{ seq: string | number; details: string }>(
-    `SELECT seq, details FROM check_results WHERE seq = ANY($1::bigint[])`, [templates])).map((t) => [Number(t.seq), t.details]))
+  const seqs = [...new Set(rows.map((r) => Number(r.tpl)))]
+  const templates = new Map((await sql.rows<{ seq: string | number; status: string; has_failures: boolean; has_errors: boolean; is_degraded: boolean;
+    error: string | null; details: string }>(`SELECT seq, status, has_failures, has_errors, is_degraded, error, details FROM check_results
+    WHERE seq = ANY($1::bigint[])`, [seqs])).map((t): [number, TemplateColumns] => [Number(t.seq), {
+    status: t.status, hasFailures: t.has_failures, hasErrors: t.has_errors, isDegraded: t.is_degraded, error: t.error, details: t.details,
+  }]))
   const out = new Map<number, CheckResultRecord>()
   for (const r of rows) {
     const stopped = Number(r.created) - r.made
     out.set(Number(r.seq), compactRecord({
       seq: Number(r.seq), checkId: r.check_id, location: r.loc_name, started: stopped - r.dur, dur: r.dur, made: r.made, rt: r.rt,
-    }, details.get(Number(r.tpl)) ?? '{}'))
+    }, templates.get(Number(r.tpl)) ?? { ...PASSING, details: '{}' }))
   }
   return out
 }
@@ -141,26 +145,30 @@ export async function getCompact(sql: Sql, account: string, id: string, checkId?
 const COLUMNS = `id, check_id, session_id, run_id, run_location, result_type, status, has_failures, has_errors, is_degraded,
   response_time, started_at, stopped_at, error, details, created_at`
 
+/** A compact row's `hasFailures` is its template's: the filter $9 on it (a block's runs share their template). */
+const TEMPLATE_FAILURES = (tpl: string) => `($9::boolean IS NULL OR (SELECT t.has_failures FROM check_results t WHERE t.seq = ${tpl}) = $9)`
+
 /** The compact runs of a list (both stages), with the filters of listResults' parameters. */
 const LIST_COMPACT = `SELECT seq, true FROM result_runs WHERE $5 AND chk = $6 AND created >= $7 AND created - made >= $8 AND ${UNPACKED}
       AND ($10::text IS NULL OR loc = (SELECT id FROM result_locations WHERE name = $10))
       AND ($13::bigint IS NULL OR (created >= $13 AND created - made - dur >= $13)) AND ($14::bigint IS NULL OR created - made - dur < $14)
+      AND ${TEMPLATE_FAILURES('tpl')}
     UNION ALL
     SELECT seq, true FROM (${blockRuns(`$5 AND b.chk = $6 AND b.hour >= $7 AND ($13::bigint IS NULL OR b.hour + ${HOUR_MS} > $13)
-      AND ($10::text IS NULL OR b.loc = (SELECT id FROM result_locations WHERE name = $10))`)}) k
+      AND ($10::text IS NULL OR b.loc = (SELECT id FROM result_locations WHERE name = $10)) AND ${TEMPLATE_FAILURES('b.tpl')}`)}) k
     WHERE created - made >= $8
       AND ($13::bigint IS NULL OR (created >= $13 AND created - made - dur >= $13)) AND ($14::bigint IS NULL OR created - made - dur < $14)`
 
 /**
  * A check's results, full and compact, newest first, with the filters asked for (each null when
  * not: $9 hasFailures, $10 location, $11 and $12 the start time's range as text, $13 and $14 in
- * ms). Compact rows are passing FINAL results (none has failures or is an attempt); their start is
- * their creation less their delays (so one started at or after `from` was created after it too).
+ * ms). Compact rows are FINAL results (none is an attempt), their flags their template's; their
+ * start is their creation less their delays (so one started at or after `from` was created after it too).
  */
 export async function listResults(sql: Sql, account: string, query: ResultQuery): Promise<Page<CheckResultRecord>> {
   const cutoff = await retentionCutoff(sql)
   const [check] = await sql.rows<{ seq: string | number }>(`SELECT seq FROM checks WHERE id = $1 AND account_id = $2`, [query.checkId, account])
-  const withCompact = check !== undefined && query.resultType !== 'ATTEMPT' && query.hasFailures !== true
+  const withCompact = check !== undefined && query.resultType !== 'ATTEMPT'
   // the days' partitions inside the retention only (created >= the cutoff's day)
   const union = `SELECT seq, false AS compact FROM check_results
       WHERE account_id = $1 AND check_id = $2 AND ($3::text IS NULL OR result_type = $3) AND stopped_at >= $4

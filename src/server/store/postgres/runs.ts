@@ -6,7 +6,7 @@ import type {
 import type { CheckGroup, MaintenanceWindow } from '../../../schema/index.js'
 import type { Sql } from './index.js'
 import { leaseOf, parseRunId, resultOfClaim, resultRecord as recordOfRun, type RunRow } from '../run-rows.js'
-import { columnsOf, compactValues, dayOf, fullDetails, leanDetails, type CompactValues } from '../compact-rows.js'
+import { columnsOf, compactValues, dayOf, fullDetails, isPassing, leanDetails, PASSING_SQL, shapeOf, type CompactValues } from '../compact-rows.js'
 import { compactRow, dropPartitions, getCompact, listResults, makeAhead, packHours, retentionCutoff } from './compact.js'
 import type { Clock } from '../../../runner/clock.js'
 
@@ -243,16 +243,22 @@ async function insertResults(tx: Sql, { row, runId, createdAt }: ResultOfRun, re
 }
 
 /**
- * The FINAL result as a compact row when it may be one and its details are those of its check's
- * and location's newest template of the same UTC day (read here: another server may have written
- * one); answers its record then, else marks it a template when it could have been compact.
+ * The FINAL result as a compact row when it may be one and its shape is that of its check's and
+ * location's newest template of its kind (passing, or failing: see ../compact-rows.ts) of the
+ * same UTC day (read here: another server may have written one); answers its record then, else
+ * marks it a template when it could have been compact.
  */
 async function writeCompact(tx: Sql, checkSeq: number | undefined, now: number, final: ResultToWrite): Promise<CheckResultRecord | undefined> {
   const values: CompactValues | undefined = checkSeq === undefined ? undefined : compactValues(final)
   if (!values || checkSeq === undefined) return undefined
-  const [template] = await tx.rows<{ seq: number; details: string; created_at: string }>(`SELECT seq, details, created_at FROM check_results
-    WHERE check_id = $1 AND run_location = $2 AND is_template ORDER BY seq DESC LIMIT 1`, [final.checkId, final.runLocation])
-  if (template && dayOf(Date.parse(template.created_at)) === dayOf(now) && template.details === final.detailsText) {
+  const passing = isPassing(final)
+  const [template] = await tx.rows<{ seq: number; status: string; has_failures: boolean; has_errors: boolean; is_degraded: boolean; error: string | null;
+    details: string; created_at: string }>(`SELECT seq, status, has_failures, has_errors, is_degraded, error, details, created_at FROM check_results
+    WHERE check_id = $1 AND run_location = $2 AND is_template AND ${passing ? '' : 'NOT '}${PASSING_SQL} ORDER BY seq DESC LIMIT 1`,
+  [final.checkId, final.runLocation])
+  const shape = (t: NonNullable<typeof template>) => shapeOf({ status: t.status, hasFailures: t.has_failures, hasErrors: t.has_errors,
+    isDegraded: t.is_degraded, error: t.error }, t.details)
+  if (template && dayOf(Date.parse(template.created_at)) === dayOf(now) && shape(template) === shapeOf(final, final.detailsText)) {
     const id = await compactRow(tx, checkSeq, final.runLocation, Number(template.seq), values)
     if (id === undefined) return undefined
     const { detailsText: _text, template: _template, ...record } = final

@@ -7,7 +7,7 @@ import type {
 import type { CheckGroup, MaintenanceWindow } from '../../../schema/index.js'
 import type { Exec } from './index.js'
 import { leaseOf, parseRunId, resultOfClaim, resultRecord as recordOfRun, type RunRow } from '../run-rows.js'
-import { columnsOf, compactValues, dayOf, digest, fullDetails, leanDetails, type ColumnValues } from '../compact-rows.js'
+import { columnsOf, compactValues, dayOf, digest, fullDetails, isPassing, leanDetails, shapeOf, type ColumnValues } from '../compact-rows.js'
 import { compactResults } from './compact.js'
 import type { Clock } from '../../../runner/clock.js'
 
@@ -279,8 +279,9 @@ interface ResultOfRun {
 
 /**
  * Writes one result of a claimed run: the run's check, location and time window, whatever the
- * runner said. A passing run whose details are its template's (same check, location and UTC
- * day) is a compact row; any other is a full row, and a template when it could have been compact.
+ * runner said. A FINAL run whose shape is its template's (the newest of its kind, passing or
+ * failing, of the same check, location and UTC day) is a compact row (a failing one naming its
+ * template); any other is a full row, and a template when it could have been compact.
  */
 function resultWriter(db: Db): (run: ResultOfRun, sent: StoredResultInput, resultType: 'FINAL' | 'ATTEMPT') => CheckResultRecord {
   const insertResult = db.prepare(`INSERT INTO check_results
@@ -296,10 +297,11 @@ function resultWriter(db: Db): (run: ResultOfRun, sent: StoredResultInput, resul
     const details = leanDetails(full, columnsOf(record))
     const values = compactValues(record)
     if (values && checkSeq > 0) {
-      const hash = digest(details)
-      const template = compact.template(record.checkId, record.runLocation)
+      const passing = isPassing(record)
+      const hash = digest(shapeOf(record, details))
+      const template = compact.template(record.checkId, record.runLocation, passing)
       if (template && template.day === dayOf(now) && template.digest === hash) {
-        const id = compact.insert(record, checkSeq, values)
+        const id = compact.insert(record, checkSeq, values, passing ? undefined : template.seq)
         return { ...record, id, runId: id }
       }
     }
@@ -394,7 +396,7 @@ export function resultRepository(db: Db, exec: Exec, clock: Clock): ResultStore 
   // full rows inside the retention (a template outlives its own cutoff until its day is dropped), with
   // the filters asked for (each combination its own statement, so that a range of start times uses its index)
   const fullRows = (query: ResultQuery) => [
-    `SELECT seq, -1 AS day FROM check_results WHERE account_id = @account AND check_id = @checkId AND stopped_at >= @cutoffText`,
+    `SELECT seq, -1 AS day, 0 AS f FROM check_results WHERE account_id = @account AND check_id = @checkId AND stopped_at >= @cutoffText`,
     query.resultType !== undefined ? ' AND result_type = @type' : '',
     query.hasFailures !== undefined ? ' AND has_failures = @failures' : '',
     query.location !== undefined ? ' AND run_location = @location' : '',
@@ -420,17 +422,17 @@ export function resultRepository(db: Db, exec: Exec, clock: Clock): ResultStore 
   const list = db.transaction((account: string, query: ResultQuery) => {
     const cutoff = compact.cutoff()
     const chk = checkSeq.get(query.checkId, account) as number | undefined
-    // compact rows are passing FINAL results: none has failures or is an attempt
+    // compact rows are FINAL results: none is an attempt (their flags: see compact.parts)
     const loc = query.location === undefined ? undefined : compact.locationKey(query.location)
-    const withCompact = chk !== undefined && query.resultType !== 'ATTEMPT' && query.hasFailures !== true && (query.location === undefined || loc !== undefined)
-    const parts = [fullRows(query), ...(withCompact ? compact.parts(cutoff, { location: loc !== undefined, from: query.from, to: query.to }) : [])]
+    const withCompact = chk !== undefined && query.resultType !== 'ATTEMPT' && (query.location === undefined || loc !== undefined)
+    const parts = [fullRows(query), ...(withCompact ? compact.parts(cutoff, { location: loc !== undefined, from: query.from, to: query.to, failures: query.hasFailures }) : [])]
     const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString())
     const params = {
       account, checkId: query.checkId, type: query.resultType ?? null, cutoffText: cutoffText(cutoff), cutoff, chk: chk ?? -1,
       failures: query.hasFailures === undefined ? null : query.hasFailures ? 1 : 0, location: query.location ?? null, loc: loc ?? -1,
       fromText: iso(query.from), toText: iso(query.to), from: query.from ?? null, to: query.to ?? null,
     }
-    const pairs = compact.run<Array<{ seq: number; day: number }>>(
+    const pairs = compact.run<Array<{ seq: number; day: number; f: number }>>(
       `${parts.join(' UNION ALL ')} ORDER BY seq DESC LIMIT ${Math.trunc(query.limit)} OFFSET ${Math.trunc(query.offset)}`, params, 'all')
     const total = compact.run<{ n: number }>(`SELECT ${parts.map((p) => `(SELECT count(*) FROM (${p}))`).join(' + ')} AS n`, params, 'get').n
     const compacts = compact.rows(pairs.filter((p) => p.day >= 0), query.checkId)
