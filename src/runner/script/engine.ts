@@ -210,15 +210,16 @@ const removing = new Set<string>()
 /**
  * Removes a run's folders (its browser's profile among them: a few hundred files) once the run
  * has answered, off its time and this process's event loop, then calls `then` (the run's uid is
- * free once nothing of it is left).
+ * free once nothing of it is left; never, when a folder could not be removed).
  */
 function removeAfter(dirs: string[], then: () => void): void {
   if (removing.size === 0) process.once('exit', removeNow)
   for (const dir of dirs) removing.add(dir)
-  void Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }).catch(() => undefined))).then(() => {
+  void Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }).then(() => true, () => false))).then((removed) => {
     for (const dir of dirs) removing.delete(dir)
     if (removing.size === 0) process.off('exit', removeNow)
-    then()
+    // a folder left behind keeps its uid from the next run, as a failed removal did before
+    if (removed.every(Boolean)) then()
   })
 }
 
