@@ -1,5 +1,5 @@
 import { resolve } from 'node:path'
-import type { CommandModule } from 'yargs'
+import type { Argv, CommandModule } from 'yargs'
 import { io } from '../io.js'
 import { paint } from '../color.js'
 import { nativeLoadError } from '../target.js'
@@ -8,7 +8,7 @@ import { UserError } from '../../errors.js'
 import { KEY_ROLES, MIN_KEY_LENGTH, isKeyRole, type KeyRole } from '../../server/keys.js'
 import { publicUrlProblem } from '../../server/names.js'
 import { isLogFormat, LOG_FORMATS, serverLogger, type ServerLogger } from '../../server/log.js'
-import type { ScriptsPolicy } from '../../server/index.js'
+import type { LocalServer, LocalServerOptions, ScriptsPolicy } from '../../server/index.js'
 import type { UidRange } from '../../runner/script/contain.js'
 import { systemClock } from '../../runner/clock.js'
 import { uidRangeFromEnv, uidRangeOption } from '../uid-range.js'
@@ -221,196 +221,231 @@ export function serverSecrets(args: ServerArgs) {
   return { apiKeys, metricsToken, db, smtpUrl, warnings }
 }
 
+/** Where the server listens, its database, keys, limits and faults. */
+function serviceOptions(yargs: Argv): Argv {
+  return yargs
+    .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on' })
+    .option('port', { type: 'number', default: 4010, requiresArg: true, coerce: checkNumber('--port', 'a port number from 0 to 65535, or 0 for a free one', (n) => Number.isInteger(n) && n >= 0 && n <= 65535), describe: 'Port to listen on (0 picks a free one)' })
+    .option('public-url', {
+      type: 'string',
+      array: true,
+      describe: 'A URL the server is reached under, e.g. https://monitors.example.com behind a balancer (repeatable): its host name is the server\'s own, never a status page\'s customDomain; default from MONITORING_SERVER_PUBLIC_URL',
+    })
+    .option('db', {
+      type: 'string',
+      describe: `SQLite file (":memory:" keeps nothing), or postgres://user@host:5432/db shared by several servers (its password from PGPASSWORD or a password file, PGPASSFILE or ~/.pgpass; a password in the URL here gets a warning); default from MONITORING_SERVER_DB, else ${DEFAULT_DB}`,
+    })
+    .option('db-file', { type: 'string', requiresArg: true, describe: 'A file holding the --db location (a postgres:// URL with its password), instead of --db' })
+    .option('api-key', {
+      type: 'string',
+      array: true,
+      describe: 'KEY[:ACCOUNT[:ROLE]] added to the accepted keys (repeatable; role admin unless given; never revokes another key). On the command line a key can be read by every user of the machine (a warning says so): prefer MONITORING_SERVER_API_KEYS or --api-keys-file',
+    })
+    .option('api-keys-file', { type: 'string', requiresArg: true, describe: 'A file of KEY[:ACCOUNT[:ROLE]] entries, one a line (or separated by commas or spaces; # starts a comment), instead of --api-key' })
+    .option('rate-limit', { type: 'string', describe: 'Requests per window and key, e.g. 600/60s (the default)' })
+    .option('auth-failure-limit', { type: 'string', describe: 'Failed authentications per client address and window before 429, e.g. 10/60s (the default)' })
+    .option('trust-proxy', {
+      type: 'string',
+      describe: 'Balancers trusted to name the client (X-Forwarded-For): addresses or subnets, comma-separated (10.0.0.5,10.0.1.0/24, loopback), or their number; default from MONITORING_SERVER_TRUST_PROXY, else none',
+    })
+    .option('ipv6', { type: 'string', array: true, describe: 'Address listed by /v1/static-ipv6s.txt (repeatable)' })
+    .option('quiet', { type: 'boolean', default: false, describe: 'No log line per request' })
+    .option('faults', {
+      type: 'string',
+      describe: 'Inject faults reproducibly, e.g. "500:0.1,429:0.05,reset:0.05,hang:0.01,latency:0-200ms"',
+    })
+    .option('seed', { type: 'number', default: 1, requiresArg: true, coerce: checkNumber('--seed', 'a whole number', Number.isSafeInteger), describe: 'Seed of the fault generator (same seed, same faults)' })
+    .option('runner', {
+      type: 'boolean',
+      default: true,
+      describe: 'Run the checks in this process (--no-runner leaves every run to agents: monitors agent)',
+    })
+    .option('retention', { type: 'number', default: 30, requiresArg: true, coerce: checkNumber('--retention', 'a number of days above 0', (n) => n > 0), describe: 'Days check results are kept; older ones are pruned' })
+    .option('agent-alert-after', {
+      type: 'number', default: 5, requiresArg: true, coerce: checkNumber('--agent-alert-after', 'a number of minutes above 0', (n) => n > 0),
+      describe: 'Minutes a private location may have no live agent before its alert goes to the account\'s alert channels',
+    })
+}
+
+/** Alert email, the target policy and the metrics token. */
+function alertOptions(yargs: Argv): Argv {
+  return yargs
+    .option('smtp-url', { type: 'string', describe: 'SMTP server for alert email, e.g. smtp://user:pass@mail.example.com:587 (a password here gets a warning: prefer MONITORING_SMTP_URL or --smtp-url-file); default from MONITORING_SMTP_URL' })
+    .option('smtp-url-file', { type: 'string', requiresArg: true, describe: 'A file holding the --smtp-url (with its password), instead of --smtp-url' })
+    .option('smtp-from', { type: 'string', describe: 'From address of alert email; default from MONITORING_SMTP_FROM, else monitors@<host name>' })
+    .option('private-targets', {
+      type: 'string',
+      choices: ['allow', 'deny'],
+      describe: 'Whether checks and alert webhooks may reach loopback, private and link-local addresses and this machine; default: deny when keys of more than one account are stored, else allow (docs/security.md)',
+    })
+    .option('allow-target', {
+      type: 'string',
+      array: true,
+      describe: 'An exception to --private-targets deny: an address, a CIDR range or address:port, e.g. 10.0.0.5:8080 (repeatable)',
+    })
+    .option('metrics-token', { type: 'string', describe: 'Bearer token of GET /metrics for the operator: server metrics and every account\'s checks (at least 16 characters). On the command line it can be read by every user of the machine (a warning says so): prefer MONITORING_SERVER_METRICS_TOKEN or --metrics-token-file' })
+    .option('metrics-token-file', { type: 'string', requiresArg: true, describe: 'A file holding the metrics token, instead of --metrics-token' })
+}
+
+/** Script runs, their folders, the pool and the log. */
+function scriptOptions(yargs: Argv): Argv {
+  return yargs
+    .option('script-concurrency', {
+      type: 'number',
+      requiresArg: true,
+      coerce: checkNumber('--script-concurrency', 'a whole number from 1', (n) => Number.isInteger(n) && n >= 1),
+      describe: 'Browser, multi-step and Playwright suite runs at a time; the others wait, so other check types keep their schedule (default: one per two cores, at least 1)',
+    })
+    .option('playwright-suites', {
+      type: 'boolean',
+      describe: 'Run Playwright check suites on this server\'s runner. Default: yes where each run is contained (bubblewrap: a sandbox of its own), or, not contained, when the server is root (each run a user of its own, --script-uid-range, held to its files) under --private-targets allow; else no (their runs fail with hasErrors and agents run them). --playwright-suites runs them there too, where a suite is held to neither its files nor the policy; --no-playwright-suites never (default from MONITORING_SERVER_PLAYWRIGHT_SUITES=1 or 0; docs/scripts.md)',
+    })
+    .option('uncontained-scripts', {
+      type: 'boolean',
+      describe: 'Under --private-targets deny, run the scripts of browser, multi-step and API checks (and Playwright suites) on a machine that cannot contain them (no bubblewrap, or a kernel that refuses it the namespaces), held only by the walls in their own process (default from MONITORING_SERVER_UNCONTAINED_SCRIPTS=1; without it their runs fail with hasErrors; docs/scripts.md)',
+    })
+    .option('script-uid-range', {
+      type: 'string',
+      requiresArg: true,
+      coerce: uidRangeOption('--script-uid-range'),
+      describe: 'Uids (and gids) given to script runs (browser, multi-step, suites, API checks\' scripts) when the server is root, one per run at a time, e.g. 200000-200999 (the default); accounts of /etc/passwd are skipped; off runs them as root (default from MONITORS_SCRIPT_UID_RANGE)',
+    })
+    .option('max-status-pages', {
+      type: 'number',
+      requiresArg: true,
+      coerce: checkNumber('--max-status-pages', 'a whole number from 1', (n) => Number.isInteger(n) && n >= 1),
+      describe: 'Status pages one account may have (default 100); a create past it answers 409',
+    })
+    .option('artifacts-dir', { type: 'string', requiresArg: true, describe: 'Folder of the screenshots, traces and logs of browser and multi-step runs (default: <database file>.artifacts; with PostgreSQL, give a folder every server shares)' })
+    .option('runtime-cache', { type: 'string', requiresArg: true, describe: 'Folder of the prepared script runtimes (default $MONITORS_RUNTIME_CACHE, else ~/.cache/monitors/runtimes)' })
+    .option('db-pool-size', {
+      type: 'number',
+      requiresArg: true,
+      coerce: checkNumber('--db-pool-size', 'a whole number from 1 to 1000', (n) => Number.isInteger(n) && n >= 1 && n <= 1000),
+      describe: 'PostgreSQL: connections of the server\'s pool (default from MONITORING_SERVER_DB_POOL_SIZE, else 10); key look-ups and the rate limit have 3 more of their own, lease extensions and readiness 2',
+    })
+    .option('log-format', { type: 'string', requiresArg: true, describe: 'text: each line begins with its ISO time (the default); json: one JSON object a line, {time, level, msg} (default from MONITORING_SERVER_LOG_FORMAT)' })
+}
+
+type ServerSecrets = ReturnType<typeof serverSecrets>
+type StartOptions = LocalServerOptions & { publicUrls: string[]; alerts: { smtpUrl?: string; smtpFrom?: string } }
+
+/** startLocalServer's settings from the flags, the environment and the secrets read. */
+function startOptions(args: ServerArgs, { apiKeys, metricsToken, db, smtpUrl }: ServerSecrets, logger: ServerLogger): StartOptions {
+  const out = logger.info
+  const authFailureLimit = args['auth-failure-limit'] !== undefined ? parseRateLimit(args['auth-failure-limit'], '--auth-failure-limit') : undefined
+  const trustSpec = args['trust-proxy'] ?? io().env.MONITORING_SERVER_TRUST_PROXY
+  const trustProxy = trustSpec === undefined || trustSpec === '' ? undefined : /^\s*\d+\s*$/.test(trustSpec) ? Number(trustSpec) : trustSpec
+  const rateLimit = args['rate-limit'] !== undefined ? parseRateLimit(args['rate-limit']) : undefined
+  const smtpFrom = args['smtp-from'] || io().env.MONITORING_SMTP_FROM || undefined
+  const fromFlag = args['public-url'] !== undefined && args['public-url'].length > 0
+  const publicUrls = fromFlag ? args['public-url'] as string[] : (io().env.MONITORING_SERVER_PUBLIC_URL ?? '').split(/[\s,]+/).filter(Boolean)
+  for (const url of publicUrls) {
+    const problem = publicUrlProblem(url)
+    if (problem) throw new UserError(`${fromFlag ? '--public-url' : 'MONITORING_SERVER_PUBLIC_URL'} ${problem}`)
+  }
+  return {
+    host: args.host,
+    publicUrls,
+    port: args.port,
+    dbPath: db,
+    dbPoolSize: args['db-pool-size'] ?? poolSizeFromEnv(),
+    apiKeys,
+    rateLimit,
+    authFailureLimit,
+    trustProxy,
+    ipv6s: args.ipv6 && args.ipv6.length > 0 ? args.ipv6 : undefined,
+    log: args.quiet ? false : out,
+    warn: logger.warn,
+    faults: args.faults,
+    seed: args.seed,
+    scheduler: true,
+    runner: args.runner,
+    retentionDays: args.retention,
+    noAgentAlertMinutes: args['agent-alert-after'],
+    alerts: { smtpUrl, smtpFrom },
+    privateTargets: args['private-targets'],
+    allowedTargets: args['allow-target'],
+    metricsToken,
+    scriptConcurrency: args['script-concurrency'],
+    playwrightSuites: args['playwright-suites'] ?? envSwitch(io().env.MONITORING_SERVER_PLAYWRIGHT_SUITES),
+    uncontainedScripts: args['uncontained-scripts'] ?? envSwitch(io().env.MONITORING_SERVER_UNCONTAINED_SCRIPTS),
+    scriptUidRange: args['script-uid-range'] ?? uidRangeFromEnv(),
+    artifactsDir: args['artifacts-dir'] || io().env.MONITORING_SERVER_ARTIFACTS_DIR || undefined,
+    runtimeCache: args['runtime-cache'],
+    limits: { statusPagesPerAccount: args['max-status-pages'] },
+  }
+}
+
+/** The lines a started server prints: where it listens, what it runs, what it refuses. */
+async function printStart(server: LocalServer, args: ServerArgs, options: StartOptions, { apiKeys, metricsToken, db, smtpUrl }: ServerSecrets, logger: ServerLogger): Promise<void> {
+  const out = logger.info
+  const { publicUrls, trustProxy } = options
+  const smtpFrom = options.alerts.smtpFrom
+  out(`Monitoring API listening on ${server.url} (database ${shownDb(db)}, account ${server.accountId})`)
+  out(`Dashboard at ${server.url}/ (log in with one of its keys); status pages at ${server.url}/status/{url}`)
+  out(args.runner
+    ? `Running the activated checks (results kept ${args.retention} days); agents may serve locations too`
+    : `Not running checks (--no-runner): agents claim the due runs (results kept ${args.retention} days)`)
+  if (args.runner) for (const line of await runnerLines(args['runtime-cache'], server.scripts)) out(line)
+  const targets = server.privateTargets
+  out(targets.policy === 'deny'
+    ? `Private targets refused: checks and alert webhooks reach public addresses only (${targets.chosen ? '--private-targets deny' : `keys of ${targets.accounts} accounts are stored; --private-targets allow to change it`})`
+    : `Private targets allowed: checks and alert webhooks may reach this machine and its networks (${targets.chosen ? '--private-targets allow' : 'keys of one account; --private-targets deny to refuse them'})`)
+  const shared = sharedNamesWarning(targets.accounts, publicUrls)
+  if (shared) logger.warn(shared)
+  if (smtpUrl) {
+    const smtp = new URL(smtpUrl)
+    out(`Alert email through ${smtp.protocol}//${smtp.host}${smtpFrom ? ` from ${smtpFrom}` : ''}`)
+  }
+  out(`Prometheus metrics at ${server.url}/metrics (${metricsToken ? 'the metrics token: every account; a key of an account: its checks' : 'a key of an account: its checks; --metrics-token for the server\'s own metrics'})`)
+  if (args.faults) out(`Injecting faults: ${args.faults} (seed ${args.seed})`)
+  for (const warning of shortKeyWarnings(apiKeys)) logger.warn(warning)
+  if (trustProxy !== undefined) out(`Trusting X-Forwarded-For from ${String(trustProxy)}`)
+  if (server.keyGenerated && server.apiKey) {
+    out(`${paint().bold('API key')} (shown once, only its hash is kept): ${server.apiKey}`)
+  } else if (apiKeys.length === 0) {
+    // a restart on an existing database: the key printed at the first start cannot be shown again
+    out(restartKeyHint(shownDb(db), server.accountId))
+  }
+}
+
+/** Until SIGINT or SIGTERM: then requests in flight finish and the database closes. */
+function untilSignal(server: LocalServer, logger: ServerLogger): Promise<void> {
+  const out = logger.info
+  return new Promise<void>((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.off('SIGINT', stop)
+      process.off('SIGTERM', stop)
+      out(`${signal}: finishing requests in flight, closing the database`)
+      server.close().then(resolve, (error: unknown) => {
+        logger.warn(`Error while closing: ${error instanceof Error ? error.message : String(error)}`)
+        resolve()
+      })
+    }
+    process.on('SIGINT', stop)
+    process.on('SIGTERM', stop)
+  })
+}
+
 export const serverCommand: CommandModule<object, ServerArgs> = {
   command: 'server',
   describe: 'Run the local Monitoring API (SQLite, or PostgreSQL for several servers) until Ctrl-C',
-  builder: (yargs) =>
-    yargs
-      .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on' })
-      .option('port', { type: 'number', default: 4010, requiresArg: true, coerce: checkNumber('--port', 'a port number from 0 to 65535, or 0 for a free one', (n) => Number.isInteger(n) && n >= 0 && n <= 65535), describe: 'Port to listen on (0 picks a free one)' })
-      .option('public-url', {
-        type: 'string',
-        array: true,
-        describe: 'A URL the server is reached under, e.g. https://monitors.example.com behind a balancer (repeatable): its host name is the server\'s own, never a status page\'s customDomain; default from MONITORING_SERVER_PUBLIC_URL',
-      })
-      .option('db', {
-        type: 'string',
-        describe: `SQLite file (":memory:" keeps nothing), or postgres://user@host:5432/db shared by several servers (its password from PGPASSWORD or a password file, PGPASSFILE or ~/.pgpass; a password in the URL here gets a warning); default from MONITORING_SERVER_DB, else ${DEFAULT_DB}`,
-      })
-      .option('db-file', { type: 'string', requiresArg: true, describe: 'A file holding the --db location (a postgres:// URL with its password), instead of --db' })
-      .option('api-key', {
-        type: 'string',
-        array: true,
-        describe: 'KEY[:ACCOUNT[:ROLE]] added to the accepted keys (repeatable; role admin unless given; never revokes another key). On the command line a key can be read by every user of the machine (a warning says so): prefer MONITORING_SERVER_API_KEYS or --api-keys-file',
-      })
-      .option('api-keys-file', { type: 'string', requiresArg: true, describe: 'A file of KEY[:ACCOUNT[:ROLE]] entries, one a line (or separated by commas or spaces; # starts a comment), instead of --api-key' })
-      .option('rate-limit', { type: 'string', describe: 'Requests per window and key, e.g. 600/60s (the default)' })
-      .option('auth-failure-limit', { type: 'string', describe: 'Failed authentications per client address and window before 429, e.g. 10/60s (the default)' })
-      .option('trust-proxy', {
-        type: 'string',
-        describe: 'Balancers trusted to name the client (X-Forwarded-For): addresses or subnets, comma-separated (10.0.0.5,10.0.1.0/24, loopback), or their number; default from MONITORING_SERVER_TRUST_PROXY, else none',
-      })
-      .option('ipv6', { type: 'string', array: true, describe: 'Address listed by /v1/static-ipv6s.txt (repeatable)' })
-      .option('quiet', { type: 'boolean', default: false, describe: 'No log line per request' })
-      .option('faults', {
-        type: 'string',
-        describe: 'Inject faults reproducibly, e.g. "500:0.1,429:0.05,reset:0.05,hang:0.01,latency:0-200ms"',
-      })
-      .option('seed', { type: 'number', default: 1, requiresArg: true, coerce: checkNumber('--seed', 'a whole number', Number.isSafeInteger), describe: 'Seed of the fault generator (same seed, same faults)' })
-      .option('runner', {
-        type: 'boolean',
-        default: true,
-        describe: 'Run the checks in this process (--no-runner leaves every run to agents: monitors agent)',
-      })
-      .option('retention', { type: 'number', default: 30, requiresArg: true, coerce: checkNumber('--retention', 'a number of days above 0', (n) => n > 0), describe: 'Days check results are kept; older ones are pruned' })
-      .option('agent-alert-after', {
-        type: 'number', default: 5, requiresArg: true, coerce: checkNumber('--agent-alert-after', 'a number of minutes above 0', (n) => n > 0),
-        describe: 'Minutes a private location may have no live agent before its alert goes to the account\'s alert channels',
-      })
-      .option('smtp-url', { type: 'string', describe: 'SMTP server for alert email, e.g. smtp://user:pass@mail.example.com:587 (a password here gets a warning: prefer MONITORING_SMTP_URL or --smtp-url-file); default from MONITORING_SMTP_URL' })
-      .option('smtp-url-file', { type: 'string', requiresArg: true, describe: 'A file holding the --smtp-url (with its password), instead of --smtp-url' })
-      .option('smtp-from', { type: 'string', describe: 'From address of alert email; default from MONITORING_SMTP_FROM, else monitors@<host name>' })
-      .option('private-targets', {
-        type: 'string',
-        choices: ['allow', 'deny'],
-        describe: 'Whether checks and alert webhooks may reach loopback, private and link-local addresses and this machine; default: deny when keys of more than one account are stored, else allow (docs/security.md)',
-      })
-      .option('allow-target', {
-        type: 'string',
-        array: true,
-        describe: 'An exception to --private-targets deny: an address, a CIDR range or address:port, e.g. 10.0.0.5:8080 (repeatable)',
-      })
-      .option('metrics-token', { type: 'string', describe: 'Bearer token of GET /metrics for the operator: server metrics and every account\'s checks (at least 16 characters). On the command line it can be read by every user of the machine (a warning says so): prefer MONITORING_SERVER_METRICS_TOKEN or --metrics-token-file' })
-      .option('metrics-token-file', { type: 'string', requiresArg: true, describe: 'A file holding the metrics token, instead of --metrics-token' })
-      .option('script-concurrency', {
-        type: 'number',
-        requiresArg: true,
-        coerce: checkNumber('--script-concurrency', 'a whole number from 1', (n) => Number.isInteger(n) && n >= 1),
-        describe: 'Browser, multi-step and Playwright suite runs at a time; the others wait, so other check types keep their schedule (default: one per two cores, at least 1)',
-      })
-      .option('playwright-suites', {
-        type: 'boolean',
-        describe: 'Run Playwright check suites on this server\'s runner. Default: yes where each run is contained (bubblewrap: a sandbox of its own), or, not contained, when the server is root (each run a user of its own, --script-uid-range, held to its files) under --private-targets allow; else no (their runs fail with hasErrors and agents run them). --playwright-suites runs them there too, where a suite is held to neither its files nor the policy; --no-playwright-suites never (default from MONITORING_SERVER_PLAYWRIGHT_SUITES=1 or 0; docs/scripts.md)',
-      })
-      .option('uncontained-scripts', {
-        type: 'boolean',
-        describe: 'Under --private-targets deny, run the scripts of browser, multi-step and API checks (and Playwright suites) on a machine that cannot contain them (no bubblewrap, or a kernel that refuses it the namespaces), held only by the walls in their own process (default from MONITORING_SERVER_UNCONTAINED_SCRIPTS=1; without it their runs fail with hasErrors; docs/scripts.md)',
-      })
-      .option('script-uid-range', {
-        type: 'string',
-        requiresArg: true,
-        coerce: uidRangeOption('--script-uid-range'),
-        describe: 'Uids (and gids) given to script runs (browser, multi-step, suites, API checks\' scripts) when the server is root, one per run at a time, e.g. 200000-200999 (the default); accounts of /etc/passwd are skipped; off runs them as root (default from MONITORS_SCRIPT_UID_RANGE)',
-      })
-      .option('max-status-pages', {
-        type: 'number',
-        requiresArg: true,
-        coerce: checkNumber('--max-status-pages', 'a whole number from 1', (n) => Number.isInteger(n) && n >= 1),
-        describe: 'Status pages one account may have (default 100); a create past it answers 409',
-      })
-      .option('artifacts-dir', { type: 'string', requiresArg: true, describe: 'Folder of the screenshots, traces and logs of browser and multi-step runs (default: <database file>.artifacts; with PostgreSQL, give a folder every server shares)' })
-      .option('runtime-cache', { type: 'string', requiresArg: true, describe: 'Folder of the prepared script runtimes (default $MONITORS_RUNTIME_CACHE, else ~/.cache/monitors/runtimes)' })
-      .option('db-pool-size', {
-        type: 'number',
-        requiresArg: true,
-        coerce: checkNumber('--db-pool-size', 'a whole number from 1 to 1000', (n) => Number.isInteger(n) && n >= 1 && n <= 1000),
-        describe: 'PostgreSQL: connections of the server\'s pool (default from MONITORING_SERVER_DB_POOL_SIZE, else 10); key look-ups and the rate limit have 3 more of their own, lease extensions and readiness 2',
-      })
-      .option('log-format', { type: 'string', requiresArg: true, describe: 'text: each line begins with its ISO time (the default); json: one JSON object a line, {time, level, msg} (default from MONITORING_SERVER_LOG_FORMAT)' }) as never,
+  builder: (yargs) => scriptOptions(alertOptions(serviceOptions(yargs))) as never,
   handler: async (args) => {
     const logger = loggerOf(args['log-format'])
-    const out = logger.info
-    const { apiKeys, metricsToken, db, smtpUrl, warnings } = serverSecrets(args)
-    for (const warning of warnings) logger.warn(warning)
-    const authFailureLimit = args['auth-failure-limit'] !== undefined ? parseRateLimit(args['auth-failure-limit'], '--auth-failure-limit') : undefined
-    const trustSpec = args['trust-proxy'] ?? io().env.MONITORING_SERVER_TRUST_PROXY
-    const trustProxy = trustSpec === undefined || trustSpec === '' ? undefined : /^\s*\d+\s*$/.test(trustSpec) ? Number(trustSpec) : trustSpec
-    const rateLimit = args['rate-limit'] !== undefined ? parseRateLimit(args['rate-limit']) : undefined
-    const smtpFrom = args['smtp-from'] || io().env.MONITORING_SMTP_FROM || undefined
-    const fromFlag = args['public-url'] !== undefined && args['public-url'].length > 0
-    const publicUrls = fromFlag ? args['public-url'] as string[] : (io().env.MONITORING_SERVER_PUBLIC_URL ?? '').split(/[\s,]+/).filter(Boolean)
-    for (const url of publicUrls) {
-      const problem = publicUrlProblem(url)
-      if (problem) throw new UserError(`${fromFlag ? '--public-url' : 'MONITORING_SERVER_PUBLIC_URL'} ${problem}`)
-    }
+    const secrets = serverSecrets(args)
+    for (const warning of secrets.warnings) logger.warn(warning)
+    const options = startOptions(args, secrets, logger)
     let server
     try {
       // loaded here, so the other commands start without fastify and SQLite
       const { startLocalServer } = await import('../../server/index.js')
-      server = await startLocalServer({
-        host: args.host,
-        publicUrls,
-        port: args.port,
-        dbPath: db,
-        dbPoolSize: args['db-pool-size'] ?? poolSizeFromEnv(),
-        apiKeys,
-        rateLimit,
-        authFailureLimit,
-        trustProxy,
-        ipv6s: args.ipv6 && args.ipv6.length > 0 ? args.ipv6 : undefined,
-        log: args.quiet ? false : out,
-        warn: logger.warn,
-        faults: args.faults,
-        seed: args.seed,
-        scheduler: true,
-        runner: args.runner,
-        retentionDays: args.retention,
-        noAgentAlertMinutes: args['agent-alert-after'],
-        alerts: { smtpUrl, smtpFrom },
-        privateTargets: args['private-targets'],
-        allowedTargets: args['allow-target'],
-        metricsToken,
-        scriptConcurrency: args['script-concurrency'],
-        playwrightSuites: args['playwright-suites'] ?? envSwitch(io().env.MONITORING_SERVER_PLAYWRIGHT_SUITES),
-        uncontainedScripts: args['uncontained-scripts'] ?? envSwitch(io().env.MONITORING_SERVER_UNCONTAINED_SCRIPTS),
-        scriptUidRange: args['script-uid-range'] ?? uidRangeFromEnv(),
-        artifactsDir: args['artifacts-dir'] || io().env.MONITORING_SERVER_ARTIFACTS_DIR || undefined,
-        runtimeCache: args['runtime-cache'],
-        limits: { statusPagesPerAccount: args['max-status-pages'] },
-      })
+      server = await startLocalServer(options)
     } catch (error) {
       throw nativeLoadError(error, 'server') ?? error
     }
-
-    out(`Monitoring API listening on ${server.url} (database ${shownDb(db)}, account ${server.accountId})`)
-    out(`Dashboard at ${server.url}/ (log in with one of its keys); status pages at ${server.url}/status/{url}`)
-    out(args.runner
-      ? `Running the activated checks (results kept ${args.retention} days); agents may serve locations too`
-      : `Not running checks (--no-runner): agents claim the due runs (results kept ${args.retention} days)`)
-    if (args.runner) for (const line of await runnerLines(args['runtime-cache'], server.scripts)) out(line)
-    const targets = server.privateTargets
-    out(targets.policy === 'deny'
-      ? `Private targets refused: checks and alert webhooks reach public addresses only (${targets.chosen ? '--private-targets deny' : `keys of ${targets.accounts} accounts are stored; --private-targets allow to change it`})`
-      : `Private targets allowed: checks and alert webhooks may reach this machine and its networks (${targets.chosen ? '--private-targets allow' : 'keys of one account; --private-targets deny to refuse them'})`)
-    const shared = sharedNamesWarning(targets.accounts, publicUrls)
-    if (shared) logger.warn(shared)
-    if (smtpUrl) {
-      const smtp = new URL(smtpUrl)
-      out(`Alert email through ${smtp.protocol}//${smtp.host}${smtpFrom ? ` from ${smtpFrom}` : ''}`)
-    }
-    out(`Prometheus metrics at ${server.url}/metrics (${metricsToken ? 'the metrics token: every account; a key of an account: its checks' : 'a key of an account: its checks; --metrics-token for the server\'s own metrics'})`)
-    if (args.faults) out(`Injecting faults: ${args.faults} (seed ${args.seed})`)
-    for (const warning of shortKeyWarnings(apiKeys)) logger.warn(warning)
-    if (trustProxy !== undefined) out(`Trusting X-Forwarded-For from ${String(trustProxy)}`)
-    if (server.keyGenerated && server.apiKey) {
-      out(`${paint().bold('API key')} (shown once, only its hash is kept): ${server.apiKey}`)
-    } else if (apiKeys.length === 0) {
-      // a restart on an existing database: the key printed at the first start cannot be shown again
-      out(restartKeyHint(shownDb(db), server.accountId))
-    }
-
-    await new Promise<void>((resolve) => {
-      const stop = (signal: NodeJS.Signals) => {
-        process.off('SIGINT', stop)
-        process.off('SIGTERM', stop)
-        out(`${signal}: finishing requests in flight, closing the database`)
-        server.close().then(resolve, (error: unknown) => {
-          logger.warn(`Error while closing: ${error instanceof Error ? error.message : String(error)}`)
-          resolve()
-        })
-      }
-      process.on('SIGINT', stop)
-      process.on('SIGTERM', stop)
-    })
+    await printStart(server, args, options, secrets, logger)
+    await untilSignal(server, logger)
   },
 }

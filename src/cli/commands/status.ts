@@ -436,6 +436,42 @@ export function renderGroupLines(rows: readonly GroupStatusRow[], color: boolean
     g.publicBadgeUrl ? `  public badge (no key, for a README): ${g.publicBadgeUrl}\n` : ''}`).join('')
 }
 
+type StatusProject = NonNullable<Awaited<ReturnType<typeof loadOrReport>>>
+
+/** The rows of the checks and groups with their remote state, last 24 hours and badges. */
+async function statusRows(project: StatusProject, session: Awaited<ReturnType<typeof openSession>>, checks: DesiredResource[], targetsNamed: readonly string[]) {
+  const { client, target } = session.open
+  const remoteIdOf = (r: DesiredResource) => session.lock?.resources[lockKey(r.kind, r.logicalId)]?.remoteId
+  const deployed = checks.some((r) => remoteIdOf(r) !== undefined)
+  const groups = targetsNamed.length === 0 ? project.resources.filter((r) => r.kind === 'check-group') : []
+  const [remoteChecks, statuses, windows, remoteGroups] = deployed
+    ? await Promise.all([
+      listAllByPage<Record<string, unknown>>(client, '/v1/checks', { idOf: (r) => String(r.id) }),
+      listAllByPage<RemoteStatus>(client, '/v1/check-statuses', { idOf: (s) => String(s.checkId) }),
+      listAllByPage<RemoteWindow>(client, '/v1/maintenance-windows', { idOf: (w) => String(w.id) }),
+      groups.some((g) => remoteIdOf(g) !== undefined)
+        ? listAllByPage<{ id: number; activated?: boolean; checks?: unknown }>(client, '/v1/check-groups', { idOf: (g) => String(g.id) })
+        : Promise.resolve([]),
+    ])
+    : [[], [], [], []]
+  // the embedded server lives only while this command runs: its badge URLs would answer nothing
+  const badgeBase = target.embedded ? undefined : client.baseUrl
+  const remoteById = new Map(remoteChecks.map((r) => [String(r.id), r]))
+  const rows = checkStates(
+    checks,
+    remoteIdOf,
+    remoteById,
+    new Map(statuses.map((s) => [String(s.checkId), s])),
+    badgeBase,
+    windows,
+  )
+  nameDependencies(rows, project.resources, remoteIdOf)
+  await addLast24h(client, rows, remoteById)
+  const groupRows = groupStates(groups, remoteIdOf, new Map(remoteGroups.map((g) => [String(g.id), g])), new Map(statuses.map((st) => [String(st.checkId), st])), badgeBase)
+  if (badgeBase) await addPublicBadges(client, rows, groupRows)
+  return { rows, groupRows, badgeBase }
+}
+
 /**
  * `monitors status`: the target's check statuses for the project's checks (a heartbeat check's ping URL too), read
  * from the list endpoints (checks and check statuses), with each check's badge URL and its last
@@ -466,34 +502,7 @@ export const statusCommand = {
       const session = await openSession(project, args as EngineArgs)
       try {
         const { client, target } = session.open
-        const remoteIdOf = (r: DesiredResource) => session.lock?.resources[lockKey(r.kind, r.logicalId)]?.remoteId
-        const deployed = checks.some((r) => remoteIdOf(r) !== undefined)
-        const groups = (args.target ?? []).length === 0 ? project.resources.filter((r) => r.kind === 'check-group') : []
-        const [remoteChecks, statuses, windows, remoteGroups] = deployed
-          ? await Promise.all([
-            listAllByPage<Record<string, unknown>>(client, '/v1/checks', { idOf: (r) => String(r.id) }),
-            listAllByPage<RemoteStatus>(client, '/v1/check-statuses', { idOf: (s) => String(s.checkId) }),
-            listAllByPage<RemoteWindow>(client, '/v1/maintenance-windows', { idOf: (w) => String(w.id) }),
-            groups.some((g) => remoteIdOf(g) !== undefined)
-              ? listAllByPage<{ id: number; activated?: boolean; checks?: unknown }>(client, '/v1/check-groups', { idOf: (g) => String(g.id) })
-              : Promise.resolve([]),
-          ])
-          : [[], [], [], []]
-        // the embedded server lives only while this command runs: its badge URLs would answer nothing
-        const badgeBase = target.embedded ? undefined : client.baseUrl
-        const remoteById = new Map(remoteChecks.map((r) => [String(r.id), r]))
-        const rows = checkStates(
-          checks,
-          remoteIdOf,
-          remoteById,
-          new Map(statuses.map((s) => [String(s.checkId), s])),
-          badgeBase,
-          windows,
-        )
-        nameDependencies(rows, project.resources, remoteIdOf)
-        await addLast24h(client, rows, remoteById)
-        const groupRows = groupStates(groups, remoteIdOf, new Map(remoteGroups.map((g) => [String(g.id), g])), new Map(statuses.map((st) => [String(st.checkId), st])), badgeBase)
-        if (badgeBase) await addPublicBadges(client, rows, groupRows)
+        const { rows, groupRows, badgeBase } = await statusRows(project, session, checks, args.target ?? [])
         const c = pc.createColors(useColor())
         if (environment !== undefined) out(`Environment: ${c.bold(environment)}\n`)
         if (rows.length === 0) out('No checks: the project has no check (DnsCheck, IcmpCheck, HeartbeatCheck, ...).\n')

@@ -32,10 +32,11 @@ function present(record: IncidentRecord, known: Map<string, ServiceRecord>) {
   }
 }
 
+async function incidentExists(tx: Pick<Store, 'incidents'>, account: string, id: string): Promise<void> {
+  if (!(await tx.incidents.get(account, id))) throw notFound('Incident')
+}
+
 export function incidentRoutes(app: FastifyInstance, store: Store, clock: Clock): void {
-  async function incidentExists(tx: Pick<Store, 'incidents'>, account: string, id: string): Promise<void> {
-    if (!(await tx.incidents.get(account, id))) throw notFound('Incident')
-  }
 
   // API.md "Incidents list": newest first, paged like checks (limit 1-100, default 10; page from 1)
   app.get('/v1/incidents', async (request, reply) => {
@@ -84,6 +85,11 @@ export function incidentRoutes(app: FastifyInstance, store: Store, clock: Clock)
     return reply.code(204).send()
   })
 
+  incidentUpdateRoutes(app, store, clock)
+}
+
+/** An incident's updates: the spec's notifySubscribers emails a new one to the pages showing its services. */
+function incidentUpdateRoutes(app: FastifyInstance, store: Store, clock: Clock): void {
   app.post('/v1/incidents/:incidentId/updates', async (request, reply) => {
     const { incidentId } = parseOr400(updatesOfParams, request.params, 'params')
     const update = await store.transaction(async (tx) => {

@@ -289,6 +289,31 @@ function pageContext(context: WebContext, request: FastifyRequest): PageContext 
   return { now: context.options.now(), query: (request.query ?? {}) as Record<string, unknown>, origin: origin(request) }
 }
 
+/** A result's page and its files (screenshots, traces), as the session's key reads them. */
+function resultPageRoutes(scope: FastifyInstance, context: WebContext): void {
+  const { app } = context
+  scope.get<{ Params: { checkId: string; resultId: string } }>('/dashboard/results/:checkId/:resultId', web, async (request, reply) => {
+    const session = await sessionOf(context, request)
+    if (!session) return reply.code(303).header('location', '/').send()
+    const page = await resultPage(apiFor(app, session), session, request.params.checkId, request.params.resultId)
+    return html(reply, page.status, page.html)
+  })
+
+  // a result's screenshot, trace or log, from the API's asset route as the session's key
+  scope.get<{ Params: { checkId: string; resultId: string; '*': string } }>('/dashboard/results/:checkId/:resultId/assets/*', web, async (request, reply) => {
+    const session = await sessionOf(context, request)
+    if (!session) return reply.code(303).header('location', '/').send()
+    const { checkId, resultId } = request.params
+    const name = request.params['*'].split('/').map(encodeURIComponent).join('/')
+    const answer = await assetFor(app, session, `/v1/check-results/${encodeURIComponent(checkId)}/${encodeURIComponent(resultId)}/assets/${name}`)
+    if (answer.status !== 200) return html(reply, 404, messagePage(session, 'Not found', 'This result has no such file.'))
+    const download = request.params['*'].split('/').pop() ?? 'asset'
+    const inline = answer.contentType.startsWith('image/')
+    return reply.code(200).type(answer.contentType).header('x-content-type-options', 'nosniff')
+      .header('content-disposition', `${inline ? 'inline' : 'attachment'}; filename="${download.replace(/[^\w.-]/g, '_')}"`).send(answer.body)
+  })
+}
+
 /** The dashboard's pages and form posts behind the log-in: each goes through the API as the session's key. */
 function dashboardRoutes(scope: FastifyInstance, context: WebContext): void {
   const { app } = context
@@ -319,26 +344,7 @@ function dashboardRoutes(scope: FastifyInstance, context: WebContext): void {
     return html(reply, page.status, page.html)
   })
 
-  scope.get<{ Params: { checkId: string; resultId: string } }>('/dashboard/results/:checkId/:resultId', web, async (request, reply) => {
-    const session = await sessionOf(context, request)
-    if (!session) return reply.code(303).header('location', '/').send()
-    const page = await resultPage(apiFor(app, session), session, request.params.checkId, request.params.resultId)
-    return html(reply, page.status, page.html)
-  })
-
-  // a result's screenshot, trace or log, from the API's asset route as the session's key
-  scope.get<{ Params: { checkId: string; resultId: string; '*': string } }>('/dashboard/results/:checkId/:resultId/assets/*', web, async (request, reply) => {
-    const session = await sessionOf(context, request)
-    if (!session) return reply.code(303).header('location', '/').send()
-    const { checkId, resultId } = request.params
-    const name = request.params['*'].split('/').map(encodeURIComponent).join('/')
-    const answer = await assetFor(app, session, `/v1/check-results/${encodeURIComponent(checkId)}/${encodeURIComponent(resultId)}/assets/${name}`)
-    if (answer.status !== 200) return html(reply, 404, messagePage(session, 'Not found', 'This result has no such file.'))
-    const download = request.params['*'].split('/').pop() ?? 'asset'
-    const inline = answer.contentType.startsWith('image/')
-    return reply.code(200).type(answer.contentType).header('x-content-type-options', 'nosniff')
-      .header('content-disposition', `${inline ? 'inline' : 'attachment'}; filename="${download.replace(/[^\w.-]/g, '_')}"`).send(answer.body)
-  })
+  resultPageRoutes(scope, context)
 
   scope.get('/dashboard/private-locations', web, async (request, reply) => {
     const session = await sessionOf(context, request)

@@ -56,11 +56,19 @@ function trustedOrigin(request: FastifyRequest, names: ServerNames, customDomain
   return ok ? `${request.protocol}://${request.host}` : undefined
 }
 
+const web = { config: { web: true } }
+
+/** The status page of a subscription link; without email, no page has subscriptions: every address here is unknown. */
+function pageFinder(store: Store, options: SubscriptionOptions) {
+  return async (url: string) => (options.sending ? store.statusPages.findPublic({ url }) : undefined)
+}
+
+function notFound(reply: FastifyReply) {
+  return sendHtml(reply, 404, page('Not found', '<p>No such status page, or this link is no longer valid.</p>'), STATUS_PAGE_CSP)
+}
+
 export function subscriptionRoutes(scope: FastifyInstance, store: Store, options: SubscriptionOptions): void {
-  const web = { config: { web: true } }
-  // without email, no page has subscriptions: every address here is unknown
-  const find = async (url: string) => (options.sending ? store.statusPages.findPublic({ url }) : undefined)
-  const notFound = (reply: FastifyReply) => sendHtml(reply, 404, page('Not found', '<p>No such status page, or this link is no longer valid.</p>'), STATUS_PAGE_CSP)
+  const find = pageFinder(store, options)
 
   scope.post<{ Params: { url: string } }>('/status/:url/subscribe', web, async (request, reply) => {
     const found = await find(request.params.url)
@@ -102,6 +110,12 @@ export function subscriptionRoutes(scope: FastifyInstance, store: Store, options
       `Every email has a link to unsubscribe.</p><p><a href="${esc(back)}">Back to the status page</a></p>`), STATUS_PAGE_CSP)
   })
 
+  unsubscribeRoutes(scope, store, options)
+}
+
+/** Unsubscribing: the link shows a form (mail scanners follow links), its post unsubscribes. */
+function unsubscribeRoutes(scope: FastifyInstance, store: Store, options: SubscriptionOptions): void {
+  const find = pageFinder(store, options)
   scope.get<{ Params: { url: string }; Querystring: { token?: string } }>('/status/:url/unsubscribe', web, async (request, reply) => {
     const found = await find(request.params.url)
     const token = tokenSchema.safeParse(request.query.token)

@@ -50,23 +50,30 @@ export function alertDeliveryRepository(sql: Sql, clock: Clock): AlertDeliverySt
   return { ...outboxRepository(sql, clock), counts: (account) => deliveryCounts(sql, account) }
 }
 
-function outboxRepository(sql: Sql, clock: Clock): Omit<AlertDeliveryStore, 'counts'> {
-  const isoNow = () => new Date(clock.now()).toISOString()
-  /** the records of rows, with their attempts (read in one statement) */
-  async function records(rows: DeliveryRow[]): Promise<AlertDeliveryRecord[]> {
-    const attempts = new Map<number, AlertDeliveryAttempt[]>()
-    if (rows.length > 0) {
-      const found = await sql.rows<AttemptRow & { delivery_seq: number }>(`SELECT delivery_seq, attempt, started_at, duration_ms, status_code, error, outcome
-        FROM alert_delivery_attempts WHERE delivery_seq = ANY($1::bigint[]) ORDER BY seq`, [rows.map((r) => r.seq)])
-      for (const row of found) {
-        const list = attempts.get(row.delivery_seq)
-        if (list) list.push(attemptOf(row))
-        else attempts.set(row.delivery_seq, [attemptOf(row)])
-      }
+/** the records of rows, with their attempts (read in one statement) */
+async function records(sql: Sql, rows: DeliveryRow[]): Promise<AlertDeliveryRecord[]> {
+  const attempts = new Map<number, AlertDeliveryAttempt[]>()
+  if (rows.length > 0) {
+    const found = await sql.rows<AttemptRow & { delivery_seq: number }>(`SELECT delivery_seq, attempt, started_at, duration_ms, status_code, error, outcome
+      FROM alert_delivery_attempts WHERE delivery_seq = ANY($1::bigint[]) ORDER BY seq`, [rows.map((r) => r.seq)])
+    for (const row of found) {
+      const list = attempts.get(row.delivery_seq)
+      if (list) list.push(attemptOf(row))
+      else attempts.set(row.delivery_seq, [attemptOf(row)])
     }
-    return rows.map((row) => deliveryOf(row, attempts.get(row.seq) ?? []))
   }
+  return rows.map((row) => deliveryOf(row, attempts.get(row.seq) ?? []))
+}
 
+function outboxRepository(sql: Sql, clock: Clock): Omit<AlertDeliveryStore, 'counts'> {
+  return { ...outboxSender(sql, clock), ...outboxReads(sql) }
+}
+
+type OutboxReads = Pick<AlertDeliveryStore, 'list' | 'get' | 'notifications' | 'ofNotifications' | 'prune'>
+
+/** The sender's side: enqueue in the recording's transaction, claim with a lease, record attempts, finish. */
+function outboxSender(sql: Sql, clock: Clock): Omit<AlertDeliveryStore, 'counts' | keyof OutboxReads> {
+  const isoNow = () => new Date(clock.now()).toISOString()
   return {
     enqueue: async (account, deliveries) => {
       if (deliveries.length === 0) return
@@ -107,16 +114,22 @@ function outboxRepository(sql: Sql, clock: Clock): Omit<AlertDeliveryStore, 'cou
     release: async (owner, id) => {
       await sql.run(`UPDATE alert_deliveries SET lease_owner = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_owner = $2`, [id, owner])
     },
+  }
+}
+
+/** The reading side: the delivery log, the notifications list, and pruning. */
+function outboxReads(sql: Sql): OutboxReads {
+  return {
     list: async (account, query) => {
       const params = [account, query.checkId ?? null, query.notificationId ?? null]
       const rows = await sql.rows<DeliveryRow>(`SELECT ${COLUMNS} FROM alert_deliveries WHERE ${FILTER} ORDER BY seq DESC LIMIT $4 OFFSET $5`,
         [...params, query.limit, query.offset])
       const [{ count }] = await sql.rows<{ count: number }>(`SELECT count(*) AS count FROM alert_deliveries WHERE ${FILTER}`, params)
-      return { items: await records(rows), total: count }
+      return { items: await records(sql, rows), total: count }
     },
     get: async (account, id) => {
       const rows = await sql.rows<DeliveryRow>(`SELECT ${COLUMNS} FROM alert_deliveries WHERE account_id = $1 AND id = $2`, [account, id])
-      const [record] = await records(rows)
+      const [record] = await records(sql, rows)
       return record
     },
     notifications: async (account, query) => {
@@ -135,7 +148,7 @@ function outboxRepository(sql: Sql, clock: Clock): Omit<AlertDeliveryStore, 'cou
         [account, ids])
       // in the order of the ids asked for, each notification's oldest first (as one read per id would answer)
       const byNotification = new Map<string, AlertDeliveryRecord[]>()
-      for (const record of await records(rows)) {
+      for (const record of await records(sql, rows)) {
         const list = byNotification.get(record.notificationId)
         if (list) list.push(record)
         else byNotification.set(record.notificationId, [record])

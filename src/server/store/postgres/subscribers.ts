@@ -24,26 +24,31 @@ const record = (row: Row): SubscriberRecord => ({
 const ENQUEUE = `INSERT INTO status_page_emails (subscriber_seq, kind, subject, body, status, next_attempt_at, created_at)
   SELECT seq, $2, $3, $4, 'PENDING', $5, $5 FROM status_page_subscribers WHERE id = $1`
 
+/** A subscription: a new address gets a confirmation, one waiting gets it again once resendAfterMs has passed. */
+function subscribeIn(sql: Sql): SubscriberStore['subscribe'] {
+  return (account, pageId, email, fresh, now, resendAfterMs, confirmation) => sql.atomic(async (tx) => {
+    const [page] = await tx.rows<{ seq: number }>(`SELECT seq FROM status_pages WHERE id = $1 AND account_id = $2 FOR UPDATE`, [pageId, account])
+    if (!page) return undefined
+    const find = async () => (await tx.rows<Row>(`${SELECT} WHERE s.page_seq = $1 AND lower(s.email) = lower($2)`, [page.seq, email]))[0]
+    let row = await find()
+    if (row && row.confirmed_at !== null) return { subscriber: record(row), sent: false }
+    if (row && now - Number(row.last_sent_at) < resendAfterMs) return { subscriber: record(row), sent: false }
+    if (row) await tx.run(`UPDATE status_page_subscribers SET last_sent_at = $1, base_url = $2 WHERE seq = $3`, [now, fresh.baseUrl, row.seq])
+    else {
+      await tx.run(`INSERT INTO status_page_subscribers (id, account_id, page_seq, email, token, base_url, confirmed_at, last_sent_at, created_at)
+        VALUES ($1, $2, $3, $4, $5, $6, NULL, $7, $8)`, [randomUUID(), account, page.seq, email, fresh.token, fresh.baseUrl, now, new Date(now).toISOString()])
+    }
+    row = (await find())!
+    const subscriber = record(row)
+    const { subject, body } = confirmation(subscriber)
+    await tx.run(ENQUEUE, [subscriber.id, 'CONFIRM', subject, body, now])
+    return { subscriber, sent: true }
+  })
+}
+
 export function subscriberRepository(sql: Sql): SubscriberStore {
   return {
-    subscribe: (account, pageId, email, fresh, now, resendAfterMs, confirmation) => sql.atomic(async (tx) => {
-      const [page] = await tx.rows<{ seq: number }>(`SELECT seq FROM status_pages WHERE id = $1 AND account_id = $2 FOR UPDATE`, [pageId, account])
-      if (!page) return undefined
-      const find = async () => (await tx.rows<Row>(`${SELECT} WHERE s.page_seq = $1 AND lower(s.email) = lower($2)`, [page.seq, email]))[0]
-      let row = await find()
-      if (row && row.confirmed_at !== null) return { subscriber: record(row), sent: false }
-      if (row && now - Number(row.last_sent_at) < resendAfterMs) return { subscriber: record(row), sent: false }
-      if (row) await tx.run(`UPDATE status_page_subscribers SET last_sent_at = $1, base_url = $2 WHERE seq = $3`, [now, fresh.baseUrl, row.seq])
-      else {
-        await tx.run(`INSERT INTO status_page_subscribers (id, account_id, page_seq, email, token, base_url, confirmed_at, last_sent_at, created_at)
-          VALUES ($1, $2, $3, $4, $5, $6, NULL, $7, $8)`, [randomUUID(), account, page.seq, email, fresh.token, fresh.baseUrl, now, new Date(now).toISOString()])
-      }
-      row = (await find())!
-      const subscriber = record(row)
-      const { subject, body } = confirmation(subscriber)
-      await tx.run(ENQUEUE, [subscriber.id, 'CONFIRM', subject, body, now])
-      return { subscriber, sent: true }
-    }),
+    subscribe: subscribeIn(sql),
     confirm: async (pageId, token, now) => {
       const changed = await sql.run(`UPDATE status_page_subscribers SET confirmed_at = coalesce(confirmed_at, $3)
         WHERE token = $2 AND page_seq = (SELECT seq FROM status_pages WHERE id = $1)`, [pageId, token, now])

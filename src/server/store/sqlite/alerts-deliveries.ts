@@ -50,6 +50,13 @@ export function alertDeliveryRepository(db: Db, exec: Exec, clock: Clock): Alert
 }
 
 function outboxRepository(db: Db, exec: Exec, clock: Clock): Omit<AlertDeliveryStore, 'counts'> {
+  return { ...outboxSender(db, exec, clock), ...outboxReads(db, exec), notifications: notificationList(db, exec) }
+}
+
+type OutboxReads = Pick<AlertDeliveryStore, 'list' | 'get' | 'ofNotifications' | 'prune'>
+
+/** The sender's side: enqueue in the recording's transaction, claim with a lease, record attempts, finish. */
+function outboxSender(db: Db, exec: Exec, clock: Clock): Omit<AlertDeliveryStore, 'counts' | 'notifications' | keyof OutboxReads> {
   const isoNow = () => new Date(clock.now()).toISOString()
   const insert = db.prepare(`INSERT INTO alert_deliveries
     (id, account_id, check_id, notification_id, alert_type, channel_type, channel, event, status, reason, next_attempt_at, created_at, alert_channel_id)
@@ -71,23 +78,6 @@ function outboxRepository(db: Db, exec: Exec, clock: Clock): Omit<AlertDeliveryS
     SET status = @status, reason = @reason, next_attempt_at = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = @time
     WHERE id = @id AND lease_owner = @owner`)
   const release = db.prepare(`UPDATE alert_deliveries SET lease_owner = NULL, lease_expires_at = NULL WHERE id = ? AND lease_owner = ?`)
-  const columns = `seq, id, account_id, check_id, notification_id, alert_type, channel_type, channel, event, status, reason, attempts,
-    next_attempt_at, lease_expires_at, created_at, updated_at`
-  const page = db.prepare(`SELECT ${columns} FROM alert_deliveries
-    WHERE account_id = @account AND (@checkId IS NULL OR check_id = @checkId) AND (@notificationId IS NULL OR notification_id = @notificationId)
-    ORDER BY seq DESC LIMIT @limit OFFSET @offset`)
-  const count = db.prepare(`SELECT count(*) FROM alert_deliveries
-    WHERE account_id = @account AND (@checkId IS NULL OR check_id = @checkId) AND (@notificationId IS NULL OR notification_id = @notificationId)`).pluck()
-  const byId = db.prepare(`SELECT ${columns} FROM alert_deliveries WHERE account_id = ? AND id = ?`)
-  const ofNotification = db.prepare(`SELECT ${columns} FROM alert_deliveries WHERE account_id = ? AND notification_id = ? ORDER BY seq`)
-  const attemptsOf = db.prepare(`SELECT attempt, started_at, duration_ms, status_code, error, outcome FROM alert_delivery_attempts
-    WHERE delivery_seq = ? ORDER BY seq`)
-  const prune = db.prepare(`DELETE FROM alert_deliveries WHERE created_at < ? AND status <> 'PENDING'`)
-  const pruneNotifications = db.prepare(`DELETE FROM alert_notifications WHERE created_at < @before
-    AND NOT EXISTS (SELECT 1 FROM alert_deliveries d WHERE d.notification_id = alert_notifications.id)`)
-
-  const record = (row: DeliveryRow): AlertDeliveryRecord => deliveryOf(row, (attemptsOf.all(row.seq) as AttemptRow[]).map(attemptOf))
-
   const enqueue = db.transaction((account: string, deliveries: Parameters<AlertDeliveryStore['enqueue']>[1]) => {
     const createdAt = isoNow()
     for (const d of deliveries) {
@@ -120,6 +110,29 @@ function outboxRepository(db: Db, exec: Exec, clock: Clock): Omit<AlertDeliveryS
     recordAttempt: (owner, id, tried, next) => exec(() => recordAttempt(owner, id, tried, next)),
     finish: (owner, id, status, reason) => exec(() => finish.run({ status, reason, time: isoNow(), id, owner }).changes > 0),
     release: (owner, id) => exec(() => void release.run(id, owner)),
+  }
+}
+
+/** The reading side: the delivery log of GET /v1/alert-deliveries, and pruning. */
+function outboxReads(db: Db, exec: Exec): OutboxReads {
+  const columns = `seq, id, account_id, check_id, notification_id, alert_type, channel_type, channel, event, status, reason, attempts,
+    next_attempt_at, lease_expires_at, created_at, updated_at`
+  const page = db.prepare(`SELECT ${columns} FROM alert_deliveries
+    WHERE account_id = @account AND (@checkId IS NULL OR check_id = @checkId) AND (@notificationId IS NULL OR notification_id = @notificationId)
+    ORDER BY seq DESC LIMIT @limit OFFSET @offset`)
+  const count = db.prepare(`SELECT count(*) FROM alert_deliveries
+    WHERE account_id = @account AND (@checkId IS NULL OR check_id = @checkId) AND (@notificationId IS NULL OR notification_id = @notificationId)`).pluck()
+  const byId = db.prepare(`SELECT ${columns} FROM alert_deliveries WHERE account_id = ? AND id = ?`)
+  const ofNotification = db.prepare(`SELECT ${columns} FROM alert_deliveries WHERE account_id = ? AND notification_id = ? ORDER BY seq`)
+  const attemptsOf = db.prepare(`SELECT attempt, started_at, duration_ms, status_code, error, outcome FROM alert_delivery_attempts
+    WHERE delivery_seq = ? ORDER BY seq`)
+  const prune = db.prepare(`DELETE FROM alert_deliveries WHERE created_at < ? AND status <> 'PENDING'`)
+  const pruneNotifications = db.prepare(`DELETE FROM alert_notifications WHERE created_at < @before
+    AND NOT EXISTS (SELECT 1 FROM alert_deliveries d WHERE d.notification_id = alert_notifications.id)`)
+
+  const record = (row: DeliveryRow): AlertDeliveryRecord => deliveryOf(row, (attemptsOf.all(row.seq) as AttemptRow[]).map(attemptOf))
+
+  return {
     list: (account, query) => exec(() => {
       const params = { account, checkId: query.checkId ?? null, notificationId: query.notificationId ?? null }
       const rows = page.all({ ...params, limit: query.limit, offset: query.offset }) as DeliveryRow[]
@@ -129,7 +142,6 @@ function outboxRepository(db: Db, exec: Exec, clock: Clock): Omit<AlertDeliveryS
       const row = byId.get(account, id) as DeliveryRow | undefined
       return row && record(row)
     }),
-    notifications: notificationList(db, exec),
     ofNotifications: (account, ids) => exec(() => ids.flatMap((id) => (ofNotification.all(account, id) as DeliveryRow[]).map(record))),
     prune: (before) => exec(() => db.transaction(() => {
       const deliveries = prune.run(before).changes

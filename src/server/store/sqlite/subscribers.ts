@@ -22,16 +22,19 @@ export const subscriberRecord = (row: Row): SubscriberRecord => ({
   id: row.id, accountId: row.account_id, pageId: row.page_id, email: row.email, token: row.token, baseUrl: row.base_url, confirmed: row.confirmed_at !== null,
 })
 
-export function subscriberRepository(db: Db, exec: Exec): SubscriberStore {
+/** One email of a subscriber, queued. */
+const ENQUEUE_ONE = `INSERT INTO status_page_emails (subscriber_seq, kind, subject, body, status, next_attempt_at, created_at)
+    SELECT seq, @kind, @subject, @body, 'PENDING', @now, @now FROM status_page_subscribers WHERE id = @subscriber`
+
+/** A subscription: a new address gets a confirmation, one waiting gets it again once resendAfterMs has passed. */
+function subscribeIn(db: Db) {
   const pageSeq = db.prepare(`SELECT seq FROM status_pages WHERE id = ? AND account_id = ?`).pluck()
   const byEmail = db.prepare(`${SELECT} WHERE s.page_seq = ? AND lower(s.email) = lower(?)`)
-  const byToken = db.prepare(`${SELECT} WHERE p.id = ? AND s.token = ?`)
   const insert = db.prepare(`INSERT INTO status_page_subscribers (id, account_id, page_seq, email, token, base_url, confirmed_at, last_sent_at, created_at)
     VALUES (@id, @account, @page, @email, @token, @baseUrl, NULL, @now, @created)`)
   const touch = db.prepare(`UPDATE status_page_subscribers SET last_sent_at = ?, base_url = ? WHERE seq = ?`)
-  const enqueueOne = db.prepare(`INSERT INTO status_page_emails (subscriber_seq, kind, subject, body, status, next_attempt_at, created_at)
-    SELECT seq, @kind, @subject, @body, 'PENDING', @now, @now FROM status_page_subscribers WHERE id = @subscriber`)
-  const subscribe = db.transaction((account: string, pageId: string, email: string, fresh: { token: string; baseUrl: string }, now: number, resendAfterMs: number,
+  const enqueueOne = db.prepare(ENQUEUE_ONE)
+  return db.transaction((account: string, pageId: string, email: string, fresh: { token: string; baseUrl: string }, now: number, resendAfterMs: number,
     confirmation: (subscriber: SubscriberRecord) => { subject: string; body: string }) => {
     const page = pageSeq.get(pageId, account) as number | undefined
     if (page === undefined) return undefined
@@ -45,6 +48,12 @@ export function subscriberRepository(db: Db, exec: Exec): SubscriberStore {
     enqueueOne.run({ subscriber: subscriber.id, kind: 'CONFIRM', ...confirmation(subscriber), now })
     return { subscriber, sent: true }
   })
+}
+
+export function subscriberRepository(db: Db, exec: Exec): SubscriberStore {
+  const byToken = db.prepare(`${SELECT} WHERE p.id = ? AND s.token = ?`)
+  const enqueueOne = db.prepare(ENQUEUE_ONE)
+  const subscribe = subscribeIn(db)
   const confirm = db.prepare(`UPDATE status_page_subscribers SET confirmed_at = coalesce(confirmed_at, @now)
     WHERE token = @token AND page_seq = (SELECT seq FROM status_pages WHERE id = @page)`)
   const removeEmails = db.prepare(`DELETE FROM status_page_emails WHERE subscriber_seq = ?`)
