@@ -9,8 +9,11 @@
 import type { AlertChannelData, CheckGroup, MaintenanceWindow, Snippet, StatusPage } from '../../schema/index.js'
 import {
   UniqueViolation, domainKey, storedCards,
-  type IncidentData, type IncidentStore, type KeysetList, type Page, type Paging, type StoredPage, type Timestamps,
+  type IncidentData, type IncidentStore, type JsonBodyStore, type StoredPage, type Timestamps,
 } from './index.js'
+
+/** What the repository of every JSON-body table answers: declared with the stores' types (types/paging.ts), named here too. */
+export type { JsonBodyStore } from './index.js'
 
 /** Rows of another table that belong to a row of this one (an incident's updates), listed in its record. */
 export interface ChildTable<Field extends string, Body extends string> {
@@ -66,18 +69,6 @@ export type ChildRecord<Body extends string> = { id: string } & { [K in Body]: R
 
 export type JsonBodyRecord<Field extends string, Id, Stored, Child extends string = never, ChildBody extends string = never> =
   { id: Id } & { [K in Field]: Stored } & Timestamps & { [K in Child]: Array<ChildRecord<ChildBody>> }
-
-/** What the repository of every JSON-body table answers (a kind's store in index.ts is this, or part of it). */
-export interface JsonBodyStore<Id, Data, Rec> extends KeysetList<Rec> {
-  list(account: string, paging: Paging): Promise<Page<Rec>>
-  get(account: string, id: Id): Promise<Rec | undefined>
-  /** the account's rows among these ids (another account's are not found), in the list's order */
-  byIds(account: string, ids: Id[]): Promise<Rec[]>
-  create(account: string, data: Data): Promise<Rec>
-  /** replaces the body; keeps created_at; undefined when the account has no such row */
-  update(account: string, id: Id, data: Data): Promise<Rec | undefined>
-  delete(account: string, id: Id): Promise<boolean>
-}
 
 /** The rows of a child table, reached through their parent (a row of the account), undefined when it is not there. */
 export interface ChildStore<Body extends string> {

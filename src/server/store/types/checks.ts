@@ -1,7 +1,7 @@
 /** Checks and check groups. (Re-exported by ../index.ts.) */
 import type { CheckGroup } from '../../../schema/index.js'
 import type { ServiceCheckType } from '../../../schema/check-types.js'
-import type { KeysetList, Page, Paging, Timestamps } from './paging.js'
+import type { JsonBodyStore, KeysetList, Page, Paging, Timestamps } from './paging.js'
 
 /** A check type this service serves (src/schema/check-types.ts). */
 export type CheckType = ServiceCheckType
@@ -83,10 +83,4 @@ export interface CheckStore {
   delete(account: string, id: string): Promise<boolean>
 }
 
-export interface CheckGroupStore extends KeysetList<CheckGroupRecord> {
-  list(account: string, paging: Paging): Promise<Page<CheckGroupRecord>>
-  get(account: string, id: number): Promise<CheckGroupRecord | undefined>
-  create(account: string, data: CheckGroup): Promise<CheckGroupRecord>
-  update(account: string, id: number, data: CheckGroup): Promise<CheckGroupRecord | undefined>
-  delete(account: string, id: number): Promise<boolean>
-}
+export type CheckGroupStore = JsonBodyStore<number, CheckGroup, CheckGroupRecord>

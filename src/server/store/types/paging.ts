@@ -51,3 +51,15 @@ export interface Timestamps {
   created_at: string
   updated_at: string | null
 }
+
+/** What the repository of every JSON-body table answers (the store of such a kind is this, with what it adds). */
+export interface JsonBodyStore<Id, Data, Rec> extends KeysetList<Rec> {
+  list(account: string, paging: Paging): Promise<Page<Rec>>
+  get(account: string, id: Id): Promise<Rec | undefined>
+  /** the account's rows among these ids (another account's are not found), in the list's order */
+  byIds(account: string, ids: Id[]): Promise<Rec[]>
+  create(account: string, data: Data): Promise<Rec>
+  /** replaces the body; keeps created_at; undefined when the account has no such row */
+  update(account: string, id: Id, data: Data): Promise<Rec | undefined>
+  delete(account: string, id: Id): Promise<boolean>
+}

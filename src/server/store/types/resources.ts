@@ -1,6 +1,6 @@
 /** The account's other resources: variables, snippets, maintenance windows, alert channels, incidents. (Re-exported by ../index.ts.) */
 import type { AlertChannelData, MaintenanceWindow, Snippet } from '../../../schema/index.js'
-import type { KeysetList, Page, Paging, Timestamps } from './paging.js'
+import type { JsonBodyStore, KeysetList, Page, Paging, Timestamps } from './paging.js'
 
 export interface VariableRecord extends Timestamps {
   key: string
@@ -61,41 +61,13 @@ export interface VariableStore extends KeysetList<VariableRecord> {
   delete(account: string, key: string): Promise<boolean>
 }
 
-export interface MaintenanceWindowStore extends KeysetList<MaintenanceWindowRecord> {
-  list(account: string, paging: Paging): Promise<Page<MaintenanceWindowRecord>>
-  get(account: string, id: number): Promise<MaintenanceWindowRecord | undefined>
-  create(account: string, data: MaintenanceWindow): Promise<MaintenanceWindowRecord>
-  update(account: string, id: number, data: MaintenanceWindow): Promise<MaintenanceWindowRecord | undefined>
-  delete(account: string, id: number): Promise<boolean>
-}
+export type MaintenanceWindowStore = JsonBodyStore<number, MaintenanceWindow, MaintenanceWindowRecord>
 
-export interface SnippetStore extends KeysetList<SnippetRecord> {
-  list(account: string, paging: Paging): Promise<Page<SnippetRecord>>
-  get(account: string, id: number): Promise<SnippetRecord | undefined>
-  /** the account's snippets among these ids (another account's are not found) */
-  byIds(account: string, ids: number[]): Promise<SnippetRecord[]>
-  create(account: string, data: Snippet): Promise<SnippetRecord>
-  update(account: string, id: number, data: Snippet): Promise<SnippetRecord | undefined>
-  delete(account: string, id: number): Promise<boolean>
-}
+export type SnippetStore = JsonBodyStore<number, Snippet, SnippetRecord>
 
-export interface AlertChannelStore extends KeysetList<AlertChannelRecord> {
-  list(account: string, paging: Paging): Promise<Page<AlertChannelRecord>>
-  get(account: string, id: number): Promise<AlertChannelRecord | undefined>
-  /** the account's channels among these ids (another account's are not found), by id */
-  byIds(account: string, ids: number[]): Promise<AlertChannelRecord[]>
-  create(account: string, data: AlertChannelData): Promise<AlertChannelRecord>
-  update(account: string, id: number, data: AlertChannelData): Promise<AlertChannelRecord | undefined>
-  delete(account: string, id: number): Promise<boolean>
-}
+export type AlertChannelStore = JsonBodyStore<number, AlertChannelData, AlertChannelRecord>
 
-export interface IncidentStore extends KeysetList<IncidentRecord> {
-  /** newest first */
-  list(account: string, paging: Paging): Promise<Page<IncidentRecord>>
-  get(account: string, id: string): Promise<IncidentRecord | undefined>
-  create(account: string, data: IncidentData): Promise<IncidentRecord>
-  update(account: string, id: string, data: IncidentData): Promise<IncidentRecord | undefined>
-  delete(account: string, id: string): Promise<boolean>
+export interface IncidentStore extends JsonBodyStore<string, IncidentData, IncidentRecord> {
   /** updates of an incident of the account; undefined when the incident is not there */
   addUpdate(account: string, incidentId: string, data: Record<string, unknown>): Promise<IncidentUpdateRecord | undefined>
   getUpdate(account: string, incidentId: string, id: string): Promise<IncidentUpdateRecord | undefined>
