@@ -1,7 +1,7 @@
 /** Checks and check groups. (Re-exported by ../index.ts.) */
 import type { CheckGroup } from '../../../schema/index.js'
 import type { ServiceCheckType } from '../../../schema/check-types.js'
-import type { JsonBodyStore, KeysetList, Page, Paging, Timestamps } from './paging.js'
+import type { JsonBodyStore, Timestamps } from './paging.js'
 
 /** A check type this service serves (src/schema/check-types.ts). */
 export type CheckType = ServiceCheckType
