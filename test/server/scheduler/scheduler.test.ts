@@ -1,6 +1,7 @@
 /**
  * The scheduler on the real server, against the test DNS server, with a fast tick and a clock
- * running 60 times faster than real time (one scheduled minute per real second).
+ * the test moves on by whole minutes: each minute is done when a sentinel check (every minute,
+ * never paused) has run once more, so a check that must not run is seen not to have run.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -14,11 +15,24 @@ let dir: string
 let dns: DnsServerHandle
 const servers: LocalServer[] = []
 
-const SPEED = 60
-function fastClock(): () => number {
-  const realStart = Date.now()
-  const virtualStart = Date.parse('2026-03-01T10:00:00Z')
-  return () => virtualStart + (Date.now() - realStart) * SPEED
+/**
+ * A clock the test moves by whole minutes, starting on a due time of the checks (frequency 1,
+ * frequencyOffset 1: six seconds past each minute), so a check runs when created and once at each
+ * minute the clock moves on: how many times each has run is known exactly.
+ */
+function drivenClock() {
+  let now = Date.parse('2026-03-01T10:00:06Z')
+  return { clock: () => now, minute: () => { now += 60_000 } }
+}
+
+/**
+ * Waits until each check (its name: its id) has run exactly `times` times: queried the DNS server
+ * and recorded its FINAL result. The clock moves on only then: a run still in flight when it
+ * jumps a minute would time out.
+ */
+async function ranTimes(call: Call, checks: Record<string, string>, times: number): Promise<void> {
+  const counts = async () => Promise.all(Object.entries(checks).map(async ([name, id]) => [queries(`${name}.test`), (await finals(call, id)).length]))
+  await expect.poll(counts, { timeout: 5_000, interval: 20 }).toEqual(Object.keys(checks).map(() => [times, times]))
 }
 
 async function start(db: string, options: LocalServerOptions): Promise<LocalServer> {
@@ -38,6 +52,7 @@ const queries = (name: string) => dns.queries.filter((q) => q.name === name).len
 const dnsCheck = (name: string, extra: Record<string, unknown> = {}) => ({
   name,
   frequency: 1,
+  frequencyOffset: 1,
   request: { query: `${name}.test`, recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
   ...extra,
 })
@@ -57,7 +72,7 @@ async function finals(call: Call, checkId: string): Promise<Array<{ runLocation:
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'monitors-scheduler-'))
   dns = await startDnsServer()
-  for (const name of ['every-minute', 'paused', 'in-maintenance', 'shared-0', 'shared-1', 'shared-2', 'shared-3', 'shared-4', 'shared-5', 'lease']) {
+  for (const name of ['sentinel', 'every-minute', 'paused', 'in-maintenance', 'shared-0', 'shared-1', 'shared-2', 'shared-3', 'shared-4', 'shared-5', 'lease']) {
     dns.set(`${name}.test`, 'A', { records: [{ type: 'A', data: '192.0.2.9' }] })
   }
 })
@@ -71,10 +86,10 @@ afterAll(async () => {
 
 describe('scheduled runs', () => {
   it('an activated check runs every minute, in its locations in turn; activated: false and a maintenance window stop it', async () => {
-    const clock = fastClock()
-    const server = await start('schedule.db', { runner: true, clock, schedulerOptions: { tickMs: 20 } })
+    const time = drivenClock()
+    const server = await start('schedule.db', { runner: true, clock: time.clock, schedulerOptions: { tickMs: 20 } })
     const call = caller(server)
-    const now = clock()
+    const now = time.clock()
     const window = await call('POST', '/v1/maintenance-windows', {
       name: 'upgrade', tags: ['db'], startsAt: new Date(now - 3_600_000).toISOString(), endsAt: new Date(now + 86_400_000).toISOString(),
     })
@@ -82,74 +97,82 @@ describe('scheduled runs', () => {
     const every = await create(call, dnsCheck('every-minute', { locations: ['eu-west-1', 'us-east-1'], tags: ['web'] }))
     const paused = await create(call, dnsCheck('paused', { activated: false }))
     const maintained = await create(call, dnsCheck('in-maintenance', { tags: ['db', 'web'] }))
-
-    const from = clock()
-    await sleep(4_200) // about four scheduled minutes; a loaded machine's timer may fire later, so the bounds follow the clock
-    const ran = queries('every-minute.test')
-    const minutes = (clock() - from) / 60_000
-    expect(ran).toBeGreaterThanOrEqual(Math.floor(minutes) - 1)
-    expect(ran).toBeLessThanOrEqual(Math.ceil(minutes) + 1)
+    const sentinel = { sentinel: await create(call, dnsCheck('sentinel')) }
+    const both = { ...sentinel, 'every-minute': every }
+    // each ran when created, then once a minute; the others never
+    await ranTimes(call, both, 1)
+    for (let minute = 1; minute <= 4; minute++) {
+      time.minute()
+      await ranTimes(call, both, 1 + minute)
+    }
     expect(queries('paused.test')).toBe(0)
     expect(queries('in-maintenance.test')).toBe(0)
     expect(await finals(call, paused)).toEqual([])
     expect(await finals(call, maintained)).toEqual([])
 
-    // one FINAL result per run (a run in flight has queried but not yet recorded: poll), one location per run in turn
-    await expect.poll(async () => (await finals(call, every)).length - queries('every-minute.test'), { timeout: 3_000, interval: 50 }).toBe(0)
+    // one FINAL result per run, one location per run in turn
     const results = await finals(call, every)
     const locations = results.map((r) => r.runLocation).reverse()
     for (let i = 1; i < locations.length; i++) expect(locations[i]).not.toBe(locations[i - 1])
     expect(new Set(locations)).toEqual(new Set(['eu-west-1', 'us-east-1']))
 
-    // deactivated: no run after it
+    // deactivated: no run after it, for three minutes in which the sentinel ran three times
     const body = (await call('GET', `/v1/checks/${every}`)).json
     const { id: _id, checkType: _type, created_at: _c, updated_at: _u, ...rest } = body
     expect((await call('PUT', `/v1/checks/dns/${every}`, { ...rest, activated: false })).status).toBe(200)
-    await sleep(300)
-    const before = queries('every-minute.test')
-    await sleep(2_500)
-    expect(queries('every-minute.test')).toBe(before)
+    for (let minute = 1; minute <= 3; minute++) {
+      time.minute()
+      await ranTimes(call, sentinel, 5 + minute)
+    }
+    expect(queries('every-minute.test')).toBe(5)
 
-    // the window ends: the maintained check runs again
+    // the window ends: the maintained check runs again at its next due time
     const windowId = window.json.id
     expect((await call('PUT', `/v1/maintenance-windows/${windowId}`, { ...window.json, id: undefined, created_at: undefined, updated_at: undefined, endsAt: new Date(now).toISOString() })).status).toBe(200)
-    await sleep(2_500)
-    expect(queries('in-maintenance.test')).toBeGreaterThanOrEqual(1)
-  }, 20_000)
+    time.minute()
+    await ranTimes(call, sentinel, 9)
+    await ranTimes(call, { 'in-maintenance': maintained }, 1)
+  }, 40_000)
 
   it('runParallel runs every location at each due time', async () => {
-    const clock = fastClock()
-    const server = await start('parallel.db', { runner: true, clock, schedulerOptions: { tickMs: 20 } })
+    const time = drivenClock()
+    const server = await start('parallel.db', { runner: true, clock: time.clock, schedulerOptions: { tickMs: 20 } })
     const call = caller(server)
     const id = await create(call, dnsCheck('shared-5', { locations: ['eu-west-1', 'us-east-1', 'ap-south-1'], runParallel: true }))
-    await sleep(2_300)
-    await expect.poll(async () => (await finals(call, id)).length - queries('shared-5.test'), { timeout: 3_000, interval: 50 }).toBe(0)
+    await ranTimes(call, { 'shared-5': id }, 3)
+    for (let minute = 1; minute <= 2; minute++) {
+      time.minute()
+      await ranTimes(call, { 'shared-5': id }, 3 + 3 * minute)
+    }
     await server.close()
     const results = await finals(caller(await start('parallel.db', {})), id)
-    expect(results.length).toBeGreaterThanOrEqual(3)
-    expect(results.length % 3).toBe(0)
-    expect(queries('shared-5.test')).toBe(results.length)
-  }, 10_000)
+    // three due times (when created, then two minutes), each in all three locations
+    expect(results).toHaveLength(9)
+    expect(new Set(results.map((r) => r.runLocation))).toEqual(new Set(['eu-west-1', 'us-east-1', 'ap-south-1']))
+    expect(queries('shared-5.test')).toBe(9)
+  }, 20_000)
 
   it('two servers on one database never run the same due run twice', async () => {
-    const clock = fastClock()
-    const options = { runner: true, clock, schedulerOptions: { tickMs: 10 } }
+    const time = drivenClock()
+    const options = { runner: true, clock: time.clock, schedulerOptions: { tickMs: 10 } }
     const one = await start('shared.db', options)
     const two = await start('shared.db', options)
     const call = caller(one)
     const ids: string[] = []
     for (let i = 0; i < 5; i++) ids.push(await create(i % 2 ? caller(two) : call, dnsCheck(`shared-${i}`)))
-    const started = clock()
-    await sleep(5_000)
+    const checks = Object.fromEntries(ids.map((id, i) => [`shared-${i}`, id]))
+    await ranTimes(call, checks, 1)
+    for (let minute = 1; minute <= 4; minute++) {
+      time.minute()
+      await ranTimes(call, checks, 1 + minute)
+    }
     await Promise.all(servers.splice(0).map((s) => s.close()))
-    const minutes = Math.ceil((clock() - started) / 60_000) + 1
     let total = 0
     const reader = await start('shared.db', {})
     for (let i = 0; i < 5; i++) {
       const results = await finals(caller(reader), ids[i])
       // one query and one result per due time: never two runners on one run
-      expect(results.length).toBeGreaterThanOrEqual(3)
-      expect(results.length).toBeLessThanOrEqual(minutes)
+      expect(results).toHaveLength(5)
       expect(queries(`shared-${i}.test`)).toBe(results.length)
       total += results.length
     }
@@ -157,7 +180,7 @@ describe('scheduled runs', () => {
     expect(one.completedRuns()).toBeGreaterThan(0)
     expect(two.completedRuns()).toBeGreaterThan(0)
     expect(one.completedRuns() + two.completedRuns()).toBe(total)
-  }, 20_000)
+  }, 30_000)
 })
 
 describe('leases', () => {
@@ -205,8 +228,7 @@ describe('retention', () => {
     await sleep(200)
     expect(await finals(call, id)).toHaveLength(1)
     now += 5 * 3_600_000 // older than a day: pruned at the next prune
-    await sleep(200)
-    expect(await finals(call, id)).toEqual([])
+    await expect.poll(async () => (await finals(call, id)).length, { timeout: 3_000, interval: 20 }).toBe(0)
     expect((await call('GET', `/v1/check-sessions/${session.checkSessionId}`)).status).toBe(404)
   }, 10_000)
 })
