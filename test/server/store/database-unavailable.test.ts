@@ -85,8 +85,7 @@ describe.skipIf(onPostgres)('a SQLite file another process holds locked', () => 
     expect((await call('POST', '/v1/variables', { key: 'AFTER', value: 'v' })).status).toBe(201)
     expect((await call('GET', '/v1/variables/DURING')).status).toBe(404)
     // (the readiness ping is kept for a second)
-    await new Promise((resolve) => setTimeout(resolve, 1100))
-    expect((await fetch(`${server.url}/-/readiness`)).status).toBe(200)
+    await expect.poll(async () => (await fetch(`${server.url}/-/readiness`)).status, { timeout: 5_000, interval: 100 }).toBe(200)
   }, 60_000)
 })
 
