@@ -124,6 +124,73 @@ export interface DeferredProject {
   finish(): Promise<LoadedProject>
 }
 
+/** Where a project is loaded from, and how its paths are shown. */
+interface LoadPlace {
+  cwd: string
+  rootDir: string
+  configFile: string
+  configShown: string
+  checklyConfig: boolean
+  cwdRel: (abs: string) => string
+}
+
+/**
+ * Runs the config, then each check file, in the session (what they make registers there);
+ * their problems are pushed to `problems`, their exports noted. No config when it has problems.
+ */
+async function loadFiles(
+  session: LoadingSession, options: LoadProjectOptions, { cwd, rootDir, configFile, configShown, checklyConfig, cwdRel }: LoadPlace,
+  problems: Problem[], exports: Map<AnyConstruct, ExportedConstruct[]>,
+): Promise<{ config?: ResolvedConfig; files: string[] }> {
+  let config: ResolvedConfig | undefined
+  let files: string[] = []
+  session.current = configFile
+  const loaded = await importFile(configFile, cwdRel)
+  if ('problem' in loaded) {
+    problems.push(loaded.problem)
+    return { config, files }
+  }
+  const mod = loaded.module
+  const exported = mod && typeof mod === 'object' && 'default' in mod ? mod.default : undefined
+  const resolved = resolveConfig(exported, configShown)
+  if ('problems' in resolved) {
+    problems.push(...resolved.problems)
+    return { config, files }
+  }
+  const chosen = chooseEnvironment(resolved.config, options.environment, configShown)
+  if ('problem' in chosen) {
+    if (chosen.noneChosen) throw new NoEnvironmentError(chosen.problem, chosen.noneChosen)
+    problems.push(chosen.problem)
+    return { config, files }
+  }
+  config = chosen.config
+  // check files may ask which environment they are loaded for (currentEnvironment())
+  if (config.environment) session.environment = config.environment.name
+  if (config.checkly) session.checklyDefaults = config.checkly.defaults
+  if (options.configOnly) return { config, files }
+  files = findFiles(rootDir, config.checkMatch, config.ignore).filter((f) => path.join(rootDir, f) !== configFile)
+  const specs = config.checkly ? specFilesOf(config.checkly, rootDir, config.ignore) : undefined
+  const declared = specs ? specs.browser.length + specs.multiStep.length + config.checkly!.playwrightChecks.length + (config.checkly!.playwrightConfigPath ? 1 : 0) : 0
+  if (files.length === 0 && declared === 0 && !options.allowNoCheckFiles) {
+    problems.push({
+      file: configShown,
+      field: config.checkly ? 'checks.checkMatch' : 'checkMatch',
+      message: `matches no files in ${rootDir === cwd ? 'this directory' : cwdRel(rootDir)} (${config.checkMatch.join(', ')}); node_modules and .git are never searched`,
+    })
+    return { config, files }
+  }
+  session.matched = new Set([...files.map((f) => path.join(rootDir, f)), ...(checklyConfig ? [configFile] : [])])
+  for (const file of files) {
+    const abs = path.join(rootDir, file)
+    session.current = abs
+    const result = await importFile(abs, cwdRel)
+    if ('problem' in result) problems.push(result.problem)
+    else noteExports(result.module, file, exports)
+  }
+  if (config.checkly && specs) makeChecklyChecks(session, config.checkly, rootDir, configFile, specs)
+  return { config, files }
+}
+
 /** loadProject up to the validation of the constructs, which `finish()` does (see DeferredProject). */
 export async function loadProjectDeferred(options: LoadProjectOptions = {}): Promise<DeferredProject> {
   const cwd = path.resolve(options.cwd ?? process.cwd())
@@ -147,55 +214,8 @@ export async function loadProjectDeferred(options: LoadProjectOptions = {}): Pro
     session.helperModulesInProject = true
   }
   const problems: Problem[] = []
-  let config: ResolvedConfig | undefined
-  let files: string[] = []
   const exports = new Map<AnyConstruct, ExportedConstruct[]>()
-  await withSession(session, async () => {
-    session.current = configFile
-    const loaded = await importFile(configFile, cwdRel)
-    if ('problem' in loaded) {
-      problems.push(loaded.problem)
-      return
-    }
-    const mod = loaded.module
-    const exported = mod && typeof mod === 'object' && 'default' in mod ? mod.default : undefined
-    const resolved = resolveConfig(exported, configShown)
-    if ('problems' in resolved) {
-      problems.push(...resolved.problems)
-      return
-    }
-    const chosen = chooseEnvironment(resolved.config, options.environment, configShown)
-    if ('problem' in chosen) {
-      if (chosen.noneChosen) throw new NoEnvironmentError(chosen.problem, chosen.noneChosen)
-      problems.push(chosen.problem)
-      return
-    }
-    config = chosen.config
-    // check files may ask which environment they are loaded for (currentEnvironment())
-    if (config.environment) session.environment = config.environment.name
-    if (config.checkly) session.checklyDefaults = config.checkly.defaults
-    if (options.configOnly) return
-    files = findFiles(rootDir, config.checkMatch, config.ignore).filter((f) => path.join(rootDir, f) !== configFile)
-    const specs = config.checkly ? specFilesOf(config.checkly, rootDir, config.ignore) : undefined
-    const declared = specs ? specs.browser.length + specs.multiStep.length + config.checkly!.playwrightChecks.length + (config.checkly!.playwrightConfigPath ? 1 : 0) : 0
-    if (files.length === 0 && declared === 0 && !options.allowNoCheckFiles) {
-      problems.push({
-        file: configShown,
-        field: config.checkly ? 'checks.checkMatch' : 'checkMatch',
-        message: `matches no files in ${rootDir === cwd ? 'this directory' : cwdRel(rootDir)} (${config.checkMatch.join(', ')}); node_modules and .git are never searched`,
-      })
-      return
-    }
-    session.matched = new Set([...files.map((f) => path.join(rootDir, f)), ...(checklyConfig ? [configFile] : [])])
-    for (const file of files) {
-      const abs = path.join(rootDir, file)
-      session.current = abs
-      const result = await importFile(abs, cwdRel)
-      if ('problem' in result) problems.push(result.problem)
-      else noteExports(result.module, file, exports)
-    }
-    if (config.checkly && specs) makeChecklyChecks(session, config.checkly, rootDir, configFile, specs)
-  })
+  const { config, files } = await withSession(session, () => loadFiles(session, options, { cwd, rootDir, configFile, configShown, checklyConfig, cwdRel }, problems, exports))
   if (!config) throw new ProjectError(problems)
   const resolved: ResolvedConfig = config
 

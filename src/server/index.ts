@@ -366,6 +366,30 @@ function serverScheduler(options: LocalServerOptions, parts: SchedulerParts): Sc
   })
 }
 
+/** The sender of alert deliveries, and the mailer of status pages' subscribers when it has an SMTP server. */
+function alertSenders(
+  options: LocalServerOptions, store: Store, clock: Clock, metrics: ServerMetrics,
+  { retentionMs, privateTargets, allowedTargets, warn }: { retentionMs: number; privateTargets: 'allow' | 'deny'; allowedTargets: ReturnType<typeof serverSettings>['allowedTargets']; warn: ReturnType<typeof serverSettings>['warn'] },
+) {
+  // the sender of alert deliveries: on with the scheduler (monitors server), or when asked for
+  const alertsOn = options.alerts !== false && (options.alerts !== undefined || (options.scheduler ?? options.runner === true))
+  const alerts = alertsOn
+    ? new AlertDeliveryWorker(store, clock, {
+      retentionMs, privateTargets, allowedTargets, log: warn, ...(options.alerts || {}),
+      onAttempt: (channelType, outcome) => {
+        metrics.attempts.inc({ channel_type: channelType, outcome })
+        if (options.alerts) options.alerts.onAttempt?.(channelType, outcome)
+      },
+    })
+    : undefined
+  // status pages' email subscribers: with the alert sender, when it has an SMTP server
+  const smtpUrl = alerts && options.alerts ? options.alerts.smtpUrl : undefined
+  const subscriptions = smtpUrl && options.alerts
+    ? new SubscriberMailer(store, { smtpUrl, smtpFrom: options.alerts.smtpFrom, log: options.alerts.log ?? warn, ...options.subscriberMail, clock })
+    : undefined
+  return { alerts, subscriptions }
+}
+
 export async function startLocalServer(options: LocalServerOptions = {}): Promise<LocalServer> {
   for (const url of options.publicUrls ?? []) {
     const problem = publicUrlProblem(url)
@@ -385,22 +409,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     const { allowedTargets, log, warn, rateLimit, authFailureLimit, trustProxy, faults, retentionMs, scriptConcurrency } = serverSettings(options)
     const artifacts = artifactStoreFor(options)
     const scripts = scriptsPolicy(options, privateTargets)
-    // the sender of alert deliveries: on with the scheduler (monitors server), or when asked for
-    const alertsOn = options.alerts !== false && (options.alerts !== undefined || (options.scheduler ?? options.runner === true))
-    const alerts = alertsOn
-      ? new AlertDeliveryWorker(store, clock, {
-        retentionMs, privateTargets, allowedTargets, log: warn, ...(options.alerts || {}),
-        onAttempt: (channelType, outcome) => {
-          metrics.attempts.inc({ channel_type: channelType, outcome })
-          if (options.alerts) options.alerts.onAttempt?.(channelType, outcome)
-        },
-      })
-      : undefined
-    // status pages' email subscribers: with the alert sender, when it has an SMTP server
-    const smtpUrl = alerts && options.alerts ? options.alerts.smtpUrl : undefined
-    const subscriptions = smtpUrl && options.alerts
-      ? new SubscriberMailer(store, { smtpUrl, smtpFrom: options.alerts.smtpFrom, log: options.alerts.log ?? warn, ...options.subscriberMail, clock })
-      : undefined
+    const { alerts, subscriptions } = alertSenders(options, store, clock, metrics, { retentionMs, privateTargets, allowedTargets, warn })
     const services: RunServices = {
       now: clock.now,
       onFinalResult: finalResultHook(options, alerts, clock),

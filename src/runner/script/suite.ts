@@ -138,6 +138,22 @@ interface SuiteReport {
   config?: { version?: string }
 }
 
+/** The run's runtime, its Playwright CLI and its user; or the problem that keeps the run from starting (its runnerError). */
+function suiteRuntime(runtimeId: string, options: ScriptRunOptions) {
+  const runtime = findRuntime(runtimeId)
+  const state = runtimeState(runtimeId, options.runtimeCache ?? defaultRuntimeCache())
+  if (!runtime || !state.prepared) return { problem: state.missing }
+  const cli = resolveInRuntime(state.dir, '@playwright/test/cli')
+  if (!cli) return { problem: `runtime ${runtimeId} has no @playwright/test: prepare it again` }
+  const range = effectiveUidRange(options.uidRange)
+  if (!range) return { runtime, state, cli, user: null }
+  const problem = containmentProblem(state.dir, options)
+  if (problem) return { problem }
+  const user: RunUser | null = allocateRunUser(range)
+  if (!user) return { problem: `every uid of ${range.first}-${range.last} is in use by another run: the run did not start (--script-uid-range sets a larger range)` }
+  return { runtime, state, cli, user }
+}
+
 /** Runs a Playwright check suite once; see the module's comment. Never throws for a run that went wrong. */
 export async function runPlaywrightSuite(suite: PlaywrightSuite, options: ScriptRunOptions = {}): Promise<ScriptRunResult> {
   const now = options.now ?? systemClock.now
@@ -163,70 +179,74 @@ export async function runPlaywrightSuite(suite: PlaywrightSuite, options: Script
       status: verdict.status, failureKind: verdict.failureKind, error: verdict.error, assertions: [], details,
     })
   }
-  const runtime = findRuntime(runtimeId)
-  const state = runtimeState(runtimeId, options.runtimeCache ?? defaultRuntimeCache())
-  if (!runtime || !state.prepared) {
-    outcome.runnerError = state.missing
+  const prepared = suiteRuntime(runtimeId, options)
+  if ('problem' in prepared) {
+    outcome.runnerError = prepared.problem ?? null
     return finish()
   }
-  const cli = resolveInRuntime(state.dir, '@playwright/test/cli')
-  if (!cli) {
-    outcome.runnerError = `runtime ${runtimeId} has no @playwright/test: prepare it again`
-    return finish()
-  }
-  let user: RunUser | null = null
-  const range = effectiveUidRange(options.uidRange)
-  if (range) {
-    outcome.runnerError = containmentProblem(state.dir, options)
-    if (outcome.runnerError) return finish()
-    user = allocateRunUser(range)
-    if (!user) {
-      outcome.runnerError = `every uid of ${range.first}-${range.last} is in use by another run: the run did not start (--script-uid-range sets a larger range)`
-      return finish()
-    }
-  }
+  const { runtime, state, cli, user } = prepared
   let folders: SuiteFolders
-  let egress: EgressProxy | null = null
   try {
     folders = suiteFolders(options, user)
   } catch (error) {
     user?.release()
     throw error
   }
+  const held: { egress: EgressProxy | null } = { egress: null }
   try {
-    const outside = writeProject(suite, folders.project, state.dir)
-    if (outside) {
-      outcome.runnerError = `the suite's file ${outside} is outside its project`
-      return finish()
-    }
-    // contained (jail.ts), the run has a sandbox of its own, and a network whose one way out is the egress proxy
-    const network = containment().available ? runNetwork(folders, user) : null
-    const args = [cli, ...playwrightArguments(suite, options, folders.project, folders.reportFile, folders.output, network ? EGRESS_PROXY : null)]
-    if (user) giveTree(folders.runDir, user.uid, user.gid)
-    if (network) {
-      try {
-        egress = await egressFor(network, user, options)
-      } catch (error) {
-        outcome.runnerError = `the run's network could not be made: ${(error as Error).message}`
-        return finish()
-      }
-    }
-    const written = folders.output === folders.artifacts ? [folders.runDir, folders.artifacts] : [folders.runDir]
-    const ended = await runPlaywright(args, folders, suiteEnvironment(env, folders.home, options, network), timeoutMs, options, details, user, network, written)
-    details.logs = ended.logs
-    const report = readReport(folders.reportFile)
-    details.playwrightVersion = report?.config?.version ?? runtime.dependencies['@playwright/test'] ?? null
-    details.tests = (report?.suites ?? []).flatMap((s) => testsOf(s, []))
-    judgeSuite(ended, report, details, timeoutMs, options, outcome)
-    if (egress) {
-      details.violations = [...egress.refusals]
-      refusedBySandbox(details, outcome)
-    }
+    await runSuiteIn(folders, { suite, stateDir: state.dir, cli, playwrightVersion: runtime.dependencies['@playwright/test'], user, env, timeoutMs, options, details, outcome }, held)
   } finally {
-    await egress?.close()
+    await held.egress?.close()
     await keepSuiteArtifacts(folders, user, details, scrub, limitBytes)
   }
   return finish()
+}
+
+/** What runSuiteIn needs of the run. */
+interface SuiteRun {
+  suite: PlaywrightSuite
+  stateDir: string
+  cli: string
+  playwrightVersion: string | undefined
+  user: RunUser | null
+  env: Record<string, string>
+  timeoutMs: number
+  options: ScriptRunOptions
+  details: ScriptDetails
+  outcome: AttemptOutcome
+}
+
+/** The run in its folders: the project written, the network made, `playwright test` run and judged. The egress proxy is left in `held` for the caller to close. */
+async function runSuiteIn(folders: SuiteFolders, run: SuiteRun, held: { egress: EgressProxy | null }): Promise<void> {
+  const { suite, cli, user, env, timeoutMs, options, details, outcome } = run
+  const outside = writeProject(suite, folders.project, run.stateDir)
+  if (outside) {
+    outcome.runnerError = `the suite's file ${outside} is outside its project`
+    return
+  }
+  // contained (jail.ts), the run has a sandbox of its own, and a network whose one way out is the egress proxy
+  const network = containment().available ? runNetwork(folders, user) : null
+  const args = [cli, ...playwrightArguments(suite, options, folders.project, folders.reportFile, folders.output, network ? EGRESS_PROXY : null)]
+  if (user) giveTree(folders.runDir, user.uid, user.gid)
+  if (network) {
+    try {
+      held.egress = await egressFor(network, user, options)
+    } catch (error) {
+      outcome.runnerError = `the run's network could not be made: ${(error as Error).message}`
+      return
+    }
+  }
+  const written = folders.output === folders.artifacts ? [folders.runDir, folders.artifacts] : [folders.runDir]
+  const ended = await runPlaywright(args, folders, suiteEnvironment(env, folders.home, options, network), timeoutMs, options, details, user, network, written)
+  details.logs = ended.logs
+  const report = readReport(folders.reportFile)
+  details.playwrightVersion = report?.config?.version ?? run.playwrightVersion ?? null
+  details.tests = (report?.suites ?? []).flatMap((s) => testsOf(s, []))
+  judgeSuite(ended, report, details, timeoutMs, options, outcome)
+  if (held.egress) {
+    details.violations = [...held.egress.refusals]
+    refusedBySandbox(details, outcome)
+  }
 }
 
 /** The egress proxy of a run's network, on its socket, which only the run's user may connect to. */

@@ -20,6 +20,37 @@ export async function countRows(sql: Sql, table: string, account: string): Promi
   return row.n
 }
 
+/** The write itself: a collision on a unique column is the table's UniqueViolation. */
+async function uniqueWrite<Data, T>(t: Pick<JsonBodyTable<string, number | string, Data, unknown>, 'table' | 'unique'>, data: Data, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write()
+  } catch (error) {
+    const constraint = (error as { constraint?: string }).constraint
+    const names = (column: string) => constraint === `${t.table}_${column}` || constraint === `${t.table}_${column}_key`
+    throw ((error as { code?: string }).code === '23505' ? uniqueViolation(t, data, names) : undefined) ?? error
+  }
+}
+
+/** A row's entries in the table's index (a status page's services), replaced by those of its body. */
+async function writeIndex<Stored>(db: Sql, t: Pick<JsonBodyTable<string, number | string, unknown, Stored>, 'index'>, uuid: boolean, row: BodyRow, body: Stored): Promise<void> {
+  if (!t.index) return
+  const key = uuid ? row.seq : row.id
+  await db.run(`DELETE FROM ${t.index.table} WHERE ${t.index.key} = $1`, [key])
+  const values = t.index.values(body)
+  if (values.length > 0) await db.run(`INSERT INTO ${t.index.table} (${t.index.key}, ${t.index.column}) SELECT $1, unnest($2::text[])`, [key, values])
+}
+
+/** The records of rows, with their children (one statement for the children of all of them). */
+async function recordsOf<Field extends string, Id extends number | string, Data, Stored, Child extends string, ChildBody extends string>(
+  db: Sql, t: JsonBodyTable<Field, Id, Data, Stored, Child, ChildBody>, rows: BodyRow[],
+): Promise<Array<JsonBodyRecord<Field, Id, Stored, Child, ChildBody>>> {
+  if (!t.children || rows.length === 0) return rows.map((row) => bodyRecord(t, row))
+  const children = await db.rows<BodyRow & { parent: number }>(
+    `SELECT ${t.children.parent} AS parent, id, body, created_at, updated_at FROM ${t.children.table} WHERE ${t.children.parent} = ANY($1::bigint[]) ORDER BY seq DESC`,
+    [rows.map((r) => r.seq)])
+  return rows.map((row) => bodyRecord(t, row, children.filter((c) => c.parent === row.seq)))
+}
+
 /**
  * The repository of a JSON-body table on PostgreSQL. A write of more than one statement (an
  * index, a body made from the one it replaces: that row is locked first) and a read of rows with
@@ -39,31 +70,9 @@ export function jsonBodyRepository<Field extends string, Id extends number | str
   const reading = <T>(fn: (db: Sql) => Promise<T>): Promise<T> => (t.children ? sql.atomic(fn) : fn(sql))
   const writing = <T>(fn: (db: Sql) => Promise<T>): Promise<T> => (t.children || t.stored || t.index ? sql.atomic(fn) : fn(sql))
 
-  /** the records of rows, with their children (one statement for the children of all of them) */
-  async function records(db: Sql, rows: BodyRow[]): Promise<Rec[]> {
-    if (!t.children || rows.length === 0) return rows.map((row) => bodyRecord(t, row))
-    const children = await db.rows<BodyRow & { parent: number }>(
-      `SELECT ${t.children.parent} AS parent, id, body, created_at, updated_at FROM ${t.children.table} WHERE ${t.children.parent} = ANY($1::bigint[]) ORDER BY seq DESC`,
-      [rows.map((r) => r.seq)])
-    return rows.map((row) => bodyRecord(t, row, children.filter((c) => c.parent === row.seq)))
-  }
-  /** the write itself: a collision on a unique column is the table's UniqueViolation */
-  async function unique<T>(data: Data, write: () => Promise<T>): Promise<T> {
-    try {
-      return await write()
-    } catch (error) {
-      const constraint = (error as { constraint?: string }).constraint
-      const names = (column: string) => constraint === `${t.table}_${column}` || constraint === `${t.table}_${column}_key`
-      throw ((error as { code?: string }).code === '23505' ? uniqueViolation(t, data, names) : undefined) ?? error
-    }
-  }
-  async function recordIndex(db: Sql, row: BodyRow, body: Stored): Promise<void> {
-    if (!t.index) return
-    const key = uuid ? row.seq : row.id
-    await db.run(`DELETE FROM ${t.index.table} WHERE ${t.index.key} = $1`, [key])
-    const values = t.index.values(body)
-    if (values.length > 0) await db.run(`INSERT INTO ${t.index.table} (${t.index.key}, ${t.index.column}) SELECT $1, unnest($2::text[])`, [key, values])
-  }
+  const records = (db: Sql, rows: BodyRow[]) => recordsOf(db, t, rows)
+  const unique = <T>(data: Data, write: () => Promise<T>) => uniqueWrite(t, data, write)
+  const recordIndex = (db: Sql, row: BodyRow, body: Stored) => writeIndex(db, t, uuid, row, body)
   async function update(db: Sql, account: string, id: Id, data: Data): Promise<Rec | undefined> {
     let previous: Stored | undefined
     if (t.stored) {

@@ -389,37 +389,28 @@ export function runRepository(db: Db, exec: Exec): RunStore {
   }
 }
 
-export function resultRepository(db: Db, exec: Exec, clock: Clock): ResultStore {
-  const columns = `id, check_id, session_id, run_id, run_location, result_type, status, has_failures, has_errors, is_degraded,
-    response_time, started_at, stopped_at, error, details, created_at`
-  const compact = compactResults(db)
-  // full rows inside the retention (a template outlives its own cutoff until its day is dropped), with
-  // the filters asked for (each combination its own statement, so that a range of start times uses its index)
-  const fullRows = (query: ResultQuery) => [
-    `SELECT seq, -1 AS day, 0 AS f FROM check_results WHERE account_id = @account AND check_id = @checkId AND stopped_at >= @cutoffText`,
-    query.resultType !== undefined ? ' AND result_type = @type' : '',
-    query.hasFailures !== undefined ? ' AND has_failures = @failures' : '',
-    query.location !== undefined ? ' AND run_location = @location' : '',
-    query.from !== undefined ? ' AND started_at >= @fromText' : '',
-    query.to !== undefined ? ' AND started_at < @toText' : '',
-  ].join('')
-  const bySeq = db.prepare(`SELECT ${columns} FROM check_results WHERE seq = ?`)
+const RESULT_COLUMNS = `id, check_id, session_id, run_id, run_location, result_type, status, has_failures, has_errors, is_degraded,
+  response_time, started_at, stopped_at, error, details, created_at`
+
+// full rows inside the retention (a template outlives its own cutoff until its day is dropped), with
+// the filters asked for (each combination its own statement, so that a range of start times uses its index)
+const fullRows = (query: ResultQuery) => [
+  `SELECT seq, -1 AS day, 0 AS f FROM check_results WHERE account_id = @account AND check_id = @checkId AND stopped_at >= @cutoffText`,
+  query.resultType !== undefined ? ' AND result_type = @type' : '',
+  query.hasFailures !== undefined ? ' AND has_failures = @failures' : '',
+  query.location !== undefined ? ' AND run_location = @location' : '',
+  query.from !== undefined ? ' AND started_at >= @fromText' : '',
+  query.to !== undefined ? ' AND started_at < @toText' : '',
+].join('')
+
+const cutoffText = (cutoff: number) => new Date(cutoff).toISOString()
+
+/** GET /v1/check-results/{checkId}: the read of a check's results, full and compact. */
+function listTransaction(db: Db, compact: ReturnType<typeof compactResults>) {
+  const bySeq = db.prepare(`SELECT ${RESULT_COLUMNS} FROM check_results WHERE seq = ?`)
   const checkSeq = db.prepare(`SELECT seq FROM checks WHERE id = ? AND account_id = ?`).pluck()
-  const byId = db.prepare(`SELECT ${columns} FROM check_results WHERE id = ? AND account_id = ? AND stopped_at >= ?`)
-  const ofSession = db.prepare(`SELECT ${columns} FROM check_results WHERE session_id = ? AND account_id = ? ORDER BY seq`)
-  const add = db.prepare(`INSERT INTO check_results
-    (id, account_id, check_id, session_id, run_id, run_location, result_type, status, has_failures, has_errors, is_degraded,
-     response_time, started_at, stopped_at, error, details, created_at)
-    VALUES (@id, @account, @checkId, NULL, @id, @runLocation, 'FINAL', @status, @hasFailures, @hasErrors, @isDegraded,
-     @responseTime, @startedAt, @stoppedAt, @error, @details, @createdAt)
-    ON CONFLICT (id) DO NOTHING`)
-  // a template stays while compact rows of its day may name it: until its whole day is past the cutoff
-  const prune = db.prepare(`DELETE FROM check_results WHERE seq IN (SELECT seq FROM check_results
-    WHERE stopped_at < @before AND (NOT is_template OR created_at < @dayStart) LIMIT ${PRUNE_BATCH})`)
-  const pruneSessions = db.prepare(`DELETE FROM check_sessions WHERE started_at < ?`)
-  const cutoffText = (cutoff: number) => new Date(cutoff).toISOString()
   /** A check's results, full and compact, newest first: one read transaction (a day dropped meanwhile is not half seen). */
-  const list = db.transaction((account: string, query: ResultQuery) => {
+  return db.transaction((account: string, query: ResultQuery) => {
     const cutoff = compact.cutoff()
     const chk = checkSeq.get(query.checkId, account) as number | undefined
     // compact rows are FINAL results: none is an attempt (their flags: see compact.parts)
@@ -439,6 +430,24 @@ export function resultRepository(db: Db, exec: Exec, clock: Clock): ResultStore 
     const items = pairs.map((p) => (p.day >= 0 ? compacts.get(p.seq) : resultRecord(bySeq.get(p.seq) as ResultRow)))
     return { items: items.filter((r): r is CheckResultRecord => r !== undefined), total }
   })
+}
+
+export function resultRepository(db: Db, exec: Exec, clock: Clock): ResultStore {
+  const columns = RESULT_COLUMNS
+  const compact = compactResults(db)
+  const byId = db.prepare(`SELECT ${columns} FROM check_results WHERE id = ? AND account_id = ? AND stopped_at >= ?`)
+  const ofSession = db.prepare(`SELECT ${columns} FROM check_results WHERE session_id = ? AND account_id = ? ORDER BY seq`)
+  const add = db.prepare(`INSERT INTO check_results
+    (id, account_id, check_id, session_id, run_id, run_location, result_type, status, has_failures, has_errors, is_degraded,
+     response_time, started_at, stopped_at, error, details, created_at)
+    VALUES (@id, @account, @checkId, NULL, @id, @runLocation, 'FINAL', @status, @hasFailures, @hasErrors, @isDegraded,
+     @responseTime, @startedAt, @stoppedAt, @error, @details, @createdAt)
+    ON CONFLICT (id) DO NOTHING`)
+  // a template stays while compact rows of its day may name it: until its whole day is past the cutoff
+  const prune = db.prepare(`DELETE FROM check_results WHERE seq IN (SELECT seq FROM check_results
+    WHERE stopped_at < @before AND (NOT is_template OR created_at < @dayStart) LIMIT ${PRUNE_BATCH})`)
+  const pruneSessions = db.prepare(`DELETE FROM check_sessions WHERE started_at < ?`)
+  const list = listTransaction(db, compact)
   return {
     list: (account, query) => exec(() => list.deferred(account, query)),
     get: (account, id) => exec(() => {
