@@ -402,6 +402,8 @@ export const TABLES: Record<string, Table> = {
       packed_ms: { type: 'bigint', default: 0, only: 'postgres' },
       // PostgreSQL: the end (ms) of the hours of analytics deltas merged into analytics_rollups (see postgres/analytics.ts)
       rollups_ms: { type: 'bigint', default: 0, only: 'postgres' },
+      // PostgreSQL: the first hour (ms) of analytics rollups still answered; whole days before it are dropped (see postgres/analytics.ts)
+      rollups_cutoff_ms: { type: 'bigint', default: 0, only: 'postgres' },
     },
   },
 
