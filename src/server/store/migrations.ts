@@ -361,4 +361,7 @@ export const MIGRATIONS: readonly Migration[] = [
       },
     ],
   },
+  // a check's newest failure with an error (its group's hash, time and message) kept in its status, which every run
+  //    rewrites anyway: a failure that repeats it no longer rewrites its error group (see postgres/results.ts)
+  { steps: [{ addColumn: 'check_statuses.error_hash' }, { addColumn: 'check_statuses.error_seen' }, { addColumn: 'check_statuses.error_message' }] },
 ]

@@ -234,6 +234,11 @@ export const TABLES: Record<string, Table> = {
       last_started_at: text, // the newest run the flags come from
       created_at: text,
       updated_at: updatedAt,
+      // the newest failure with an error: its group's hash, when it stopped and its message; its group's lastSeen and
+      // rawErrorMessage are read from here while it is the newest, so that a failure repeating it rewrites no error group
+      error_hash: { type: 'text', ...nullable },
+      error_seen: { type: 'text', ...nullable },
+      error_message: { type: 'text', ...nullable },
     },
     indexes: { check_statuses_account: { columns: ['account_id'] } },
   },
