@@ -40,7 +40,9 @@ async function onDatabase(dbPath: string, sql: string): Promise<Array<Record<str
   }
   const db = new Database(dbPath)
   try {
-    return /^\s*SELECT/i.test(sql) ? db.prepare(sql).all() as Array<Record<string, unknown>> : (db.exec(sql), [])
+    if (/^\s*SELECT/i.test(sql)) return db.prepare(sql).all() as Array<Record<string, unknown>>
+    db.exec(sql)
+    return []
   } finally {
     db.close()
   }
@@ -206,7 +208,7 @@ describe('error groups', () => {
     const late = (await bench.call('GET', `/v1/error-groups/checks/${id}`)).json
     expect(late[0]).toEqual({ ...group, firstSeen: lateServfail.result.stoppedAt })
     expect(late[1]).toEqual({ ...groups[1], firstSeen: lateRefused.result.stoppedAt })
-    await onDatabase(bench.dbPath, 'DROP TRIGGER group_writes' + (onPostgres ? ' ON error_groups' : ''))
+    await onDatabase(bench.dbPath, `DROP TRIGGER group_writes${onPostgres ? ' ON error_groups' : ''}`)
   })
 
   it('validates PATCH strictly, answers 404 for unknown ids and other accounts\' groups', async () => {
