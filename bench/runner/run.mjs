@@ -26,7 +26,9 @@
 //      until it has caught up, then the same simulated time; --skip-postgres leaves it out;
 //      PostgreSQL's figure is measured again once the window's hours are packed, as the prune
 //      packs them an hour later: compact rows into blocks, analytics deltas into their rollups),
-//      and both figures side by side (PostgreSQL's once packed).
+//      and both figures side by side (PostgreSQL's once packed); and on PostgreSQL the rows updated
+//      and deleted in the window per result, table by table (pg_stat_user_tables: each one a dead
+//      row version for autovacuum).
 //   3. capacity: the same checks with the clock --speed times faster: the runs
 //      fall due far faster than one runner can run them; the runs per second it sustains.
 //      Default speed: runs due about 1,000 per second.
@@ -350,9 +352,12 @@ async function postgresStorage() {
     await caughtUp(server)
     const reader = await postgresReader(cluster.url)
     const before = await reader.read()
+    const writesBefore = await reader.writes()
     await server.mark()
     await sleep((STORAGE_MINUTES * 60_000) / STORAGE_SPEED)
     const s = await server.stop()
+    // the server's backends have exited: their statistics are all reported
+    const writesAfter = await reader.writes()
     // the server's clock when it stopped (never behind the real one)
     const virtualNow = Math.max(realStart, clockStart) + (Date.now() - realStart) * STORAGE_SPEED
     const growth = perResult(before, await reader.read())
@@ -366,6 +371,14 @@ async function postgresStorage() {
     print('storage postgres bytes per result', fixed(growth.perResult, 1))
     for (const t of growth.tables) {
       if (Math.abs(t.perResult) >= 0.05) print(`storage postgres bytes per result, ${t.name}${t.bounded ? ' (bounded, not counted)' : ''}`, fixed(t.perResult, 1))
+    }
+    // rows updated or deleted in the window, per result: each a dead row version for autovacuum
+    for (const [name, after] of Object.entries(writesAfter)) {
+      const was = writesBefore[name] ?? { updated: 0, deleted: 0 }
+      for (const kind of ['updated', 'deleted']) {
+        const n = after[kind] - was[kind]
+        if (n > 0) print(`storage postgres rows ${kind} per result, ${name}`, fixed(n / growth.results, 3))
+      }
     }
     print('storage postgres bytes per result, hours packed', fixed(packed.perResult, 1))
     for (const t of packed.tables) {

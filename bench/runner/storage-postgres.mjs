@@ -1,7 +1,7 @@
 // Where a PostgreSQL database's bytes go, for the storage phase of bench/runner/run.mjs: each
 // table's heap and its indexes apart (pg_table_size, pg_indexes_size: TOAST, free space and
 // visibility maps included, as PostgreSQL allocates them), the partitions of each partitioned table
-// (result_runs_*, result_blocks_*, analytics_deltas_*) counted as one, and the results stored so far (check_results' identity
+// (result_runs_*, result_blocks_*, analytics_deltas_*, analytics_rollups_*) counted as one, and the results stored so far (check_results' identity
 // sequence, which full and compact rows share). The same shape as storage.mjs's `breakdown`, so
 // that its `perResult` reads both. The cluster is a throwaway one, made as the tests make theirs
 // (test/helpers/postgres-cluster.ts).
@@ -34,7 +34,7 @@ export async function postgresReader(url) {
   return {
     async read() {
       const { rows } = await client.query(`
-        SELECT CASE WHEN c.relname ~ '^(result_runs|result_blocks|analytics_deltas)_[0-9]{8,10}$' THEN regexp_replace(c.relname, '_[0-9]+$', '_*') ELSE c.relname END AS name,
+        SELECT CASE WHEN c.relname ~ '^(result_runs|result_blocks|analytics_deltas|analytics_rollups)_[0-9]{8,10}$' THEN regexp_replace(c.relname, '_[0-9]+$', '_*') ELSE c.relname END AS name,
           sum(pg_table_size(c.oid))::bigint AS heap, sum(pg_indexes_size(c.oid))::bigint AS indexes
         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
         WHERE n.nspname = 'public' AND c.relkind = 'r' GROUP BY 1`)
@@ -47,6 +47,20 @@ export async function postgresReader(url) {
       const [{ n }] = (await client.query(`SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS n FROM ${sequence}`)).rows
       const [{ full }] = (await client.query('SELECT count(*)::bigint AS full FROM check_results')).rows
       return { results: Number(n), full: Number(full), bytes }
+    },
+    /**
+     * Rows updated and deleted so far, per table (partitions counted as their parent), from the
+     * statistics (pg_stat_user_tables): each update leaves a dead row version for autovacuum.
+     * A server's backends report theirs when their transaction ends (at most once a second) and
+     * when they exit: read once the server has stopped for a window's exact figure.
+     */
+    async writes() {
+      await client.query('SELECT pg_stat_clear_snapshot()')
+      const { rows } = await client.query(`
+        SELECT CASE WHEN relname ~ '^(result_runs|result_blocks|analytics_deltas|analytics_rollups)_[0-9]{8,10}$' THEN regexp_replace(relname, '_[0-9]+$', '_*') ELSE relname END AS name,
+          sum(n_tup_upd)::bigint AS updated, sum(n_tup_del)::bigint AS deleted
+        FROM pg_stat_user_tables WHERE schemaname = 'public' GROUP BY 1`)
+      return Object.fromEntries(rows.map((r) => [r.name, { updated: Number(r.updated), deleted: Number(r.deleted) }]))
     },
     close: () => client.end(),
   }

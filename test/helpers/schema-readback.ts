@@ -98,7 +98,7 @@ export async function readPostgresSchema(client: pg.Client | pg.Pool): Promise<{
   const tables: ReadSchema = {}
   const extras: ReadExtras = { constraintNames: [], triggers: [], functions: [] }
   const { rows: names } = await client.query<{ table_name: string }>(
-    `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name NOT LIKE 'result_runs%' AND table_name NOT LIKE 'result_blocks%' AND table_name NOT LIKE 'analytics_deltas%' ORDER BY table_name`)
+    `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name NOT LIKE 'result_runs%' AND table_name NOT LIKE 'result_blocks%' AND table_name NOT LIKE 'analytics_deltas%' AND table_name !~ '^analytics_rollups_[0-9]' ORDER BY table_name`)
   for (const { table_name: name } of names) {
     if (BOOKKEEPING.has(name)) continue
     const { rows } = await client.query<{ column_name: string; data_type: string; is_nullable: string; column_default: string | null; is_identity: string }>(

@@ -110,7 +110,10 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
   // null when it could not be read), else an https API or URL check's own, from its run's details
   // (the types with `certificates` in the table)
   const sslDaysRemaining = result.sslDaysRemaining !== undefined ? result.sslDaysRemaining : httpDetails(result.details)?.sslDaysRemaining ?? null
-  await tx.checkStatuses.record(account, check.id, {
+  // a failure's error group: the status keeps the check's newest error, so that a failure repeating it rewrites no group
+  const cleaned = failed && result.error ? cleanErrorMessage(result.error) : undefined
+  const error = cleaned === undefined ? undefined : { errorHash: errorHash(cleaned), rawErrorMessage: result.error as string, seenAt: result.stoppedAt }
+  const previousError = await tx.checkStatuses.record(account, check.id, {
     hasFailures: result.hasFailures,
     hasErrors: result.hasErrors,
     isDegraded: result.isDegraded,
@@ -119,20 +122,13 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
     checkRunId,
     sslDaysRemaining,
     startedAt: result.startedAt,
+    ...(error ? { error } : {}),
   })
 
   // analytics rollups, in the same transaction as the result
   await recordAnalytics(tx, account, check.id, String((check as { checkType?: unknown }).checkType ?? result.checkType), result)
 
-  if (failed && result.error) {
-    const cleaned = cleanErrorMessage(result.error)
-    await tx.errorGroups.record(account, check.id, {
-      errorHash: errorHash(cleaned),
-      rawErrorMessage: result.error,
-      cleanedErrorMessage: cleaned,
-      seenAt: result.stoppedAt,
-    })
-  }
+  if (error && cleaned !== undefined) await tx.errorGroups.record(account, check.id, { ...error, cleanedErrorMessage: cleaned }, previousError ?? null)
 
   const previous = await tx.alerts.state(check.id)
   const step = applyRun(previous, check, {

@@ -316,4 +316,52 @@ export const MIGRATIONS: readonly Migration[] = [
       },
     ],
   },
+  // PostgreSQL: analytics rollups partitioned by day of hour_start (analytics_rollups_YYYYMMDD), so that retention
+  //    drops whole days instead of deleting rows (rollups_cutoff_ms: the first hour still answered). The rows there
+  //    move to the day partitions they belong to; the table keeps its columns, keys and index.
+  {
+    only: 'postgres',
+    steps: [
+      { addColumn: 'result_retention.rollups_cutoff_ms' },
+      {
+        sql: {
+          sqlite: '',
+          postgres: `
+  ALTER TABLE analytics_rollups RENAME TO analytics_rollups_unpartitioned;
+  ALTER INDEX analytics_rollups_pkey RENAME TO analytics_rollups_unpartitioned_pkey;
+  ALTER INDEX analytics_rollups_hour RENAME TO analytics_rollups_unpartitioned_hour;
+  ALTER TABLE analytics_rollups_unpartitioned RENAME CONSTRAINT analytics_rollups_check_id_fkey TO analytics_rollups_unpartitioned_check_id_fkey;
+  CREATE TABLE analytics_rollups (
+    check_id TEXT NOT NULL REFERENCES checks (id) ON DELETE CASCADE,
+    account_id TEXT NOT NULL,
+    hour_start BIGINT NOT NULL,
+    run_location TEXT NOT NULL,
+    status_code INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    runs INTEGER NOT NULL,
+    retries INTEGER NOT NULL,
+    totals TEXT NOT NULL,
+    samples TEXT NOT NULL,
+    PRIMARY KEY (check_id, hour_start, run_location, status_code, status)
+  ) PARTITION BY RANGE (hour_start);
+  CREATE INDEX analytics_rollups_hour ON analytics_rollups (hour_start);
+  DO $$
+  DECLARE day BIGINT;
+  BEGIN
+    FOR day IN SELECT DISTINCT hour_start / 86400000 FROM analytics_rollups_unpartitioned LOOP
+      EXECUTE format('CREATE TABLE %I PARTITION OF analytics_rollups FOR VALUES FROM (%s) TO (%s)',
+        'analytics_rollups_' || to_char(to_timestamp(day * 86400) AT TIME ZONE 'UTC', 'YYYYMMDD'), day * 86400000, (day + 1) * 86400000);
+    END LOOP;
+  END $$;
+  INSERT INTO analytics_rollups (check_id, account_id, hour_start, run_location, status_code, status, runs, retries, totals, samples)
+    SELECT check_id, account_id, hour_start, run_location, status_code, status, runs, retries, totals, samples FROM analytics_rollups_unpartitioned;
+  DROP TABLE analytics_rollups_unpartitioned;
+  `,
+        },
+      },
+    ],
+  },
+  // a check's newest failure with an error (its group's hash, time and message) kept in its status, which every run
+  //    rewrites anyway: a failure that repeats it no longer rewrites its error group (see postgres/results.ts)
+  { steps: [{ addColumn: 'check_statuses.error_hash' }, { addColumn: 'check_statuses.error_seen' }, { addColumn: 'check_statuses.error_message' }] },
 ]

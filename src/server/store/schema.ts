@@ -234,6 +234,11 @@ export const TABLES: Record<string, Table> = {
       last_started_at: text, // the newest run the flags come from
       created_at: text,
       updated_at: updatedAt,
+      // the newest failure with an error: its group's hash, when it stopped and its message; its group's lastSeen and
+      // rawErrorMessage are read from here while it is the newest, so that a failure repeating it rewrites no error group
+      error_hash: { type: 'text', ...nullable },
+      error_seen: { type: 'text', ...nullable },
+      error_message: { type: 'text', ...nullable },
     },
     indexes: { check_statuses_account: { columns: ['account_id'] } },
   },
@@ -402,6 +407,8 @@ export const TABLES: Record<string, Table> = {
       packed_ms: { type: 'bigint', default: 0, only: 'postgres' },
       // PostgreSQL: the end (ms) of the hours of analytics deltas merged into analytics_rollups (see postgres/analytics.ts)
       rollups_ms: { type: 'bigint', default: 0, only: 'postgres' },
+      // PostgreSQL: the first hour (ms) of analytics rollups still answered; whole days before it are dropped (see postgres/analytics.ts)
+      rollups_cutoff_ms: { type: 'bigint', default: 0, only: 'postgres' },
     },
   },
 

@@ -401,6 +401,7 @@ describe('results kept compact', () => {
     await partitionsBecome(dbPath, 'result_runs', ['result_runs_2026051022', 'result_runs_2026051023'])
     await partitionsBecome(dbPath, 'result_blocks', ['result_blocks_20260510', 'result_blocks_20260511'])
     await partitionsBecome(dbPath, 'analytics_deltas', ['analytics_deltas_2026051022', 'analytics_deltas_2026051023'])
+    await partitionsBecome(dbPath, 'analytics_rollups', ['analytics_rollups_20260510', 'analytics_rollups_20260511'])
     // 22:58 … 23:01: the hour of 22 has ended, but not its grace (2 minutes): nothing packed yet
     for (let m = 0; m < 4; m++) await minute(server, clock)
     expect(await partitions(dbPath, 'result_runs')).toContain('result_runs_2026051022')
@@ -447,6 +448,12 @@ describe('results kept compact', () => {
     await partitionsBecome(dbPath, 'result_runs', ['result_runs_2026051100', 'result_runs_2026051101'])
     const kept = await results(caller(later), id)
     for (const r of kept.items) expect(Date.parse(r.stoppedAt)).toBeGreaterThanOrEqual(clock.now - 6 * 60_000)
+    // the rollups of the 10th went with their day's partition, not row by row: none deleted, none answered
+    await partitionsBecome(dbPath, 'analytics_rollups', ['analytics_rollups_20260511', 'analytics_rollups_20260512'])
+    expect(await onDatabase(dbPath, async (client) => (await client.query(`SELECT count(*)::int AS n FROM analytics_rollups WHERE hour_start < $1`,
+      [Date.parse('2026-05-11T00:00:00Z')])).rows[0].n)).toBe(0)
+    const old = (await caller(later)('GET', `/v1/analytics/dns/${id}?${window}&metrics=total_sum&groupBy=runLocation`)).json
+    expect(old.series ?? []).toEqual([])
     for (const r of before.items.slice(0, 4)) expect((await caller(later)('GET', `/v1/check-results/${id}/${r.id}`)).status).toBe(404)
     await later.close()
   }, 120_000)
@@ -473,6 +480,9 @@ describe('results kept compact', () => {
       VALUES ('00000000-0000-4000-8000-000000000001', 'acc-a', $1, NULL, 'r', 'eu-west-1', 'FINAL', 'PASSED', false, false, false, 4.5,
         '2026-05-10T12:00:00.000Z', '2026-05-10T12:00:00.004Z', NULL, $2, '2026-05-10T12:00:00.010Z', true) RETURNING seq`, [check.id, JSON.stringify(details)])).rows
     await pool.query(`INSERT INTO result_locations (name) VALUES ('eu-west-1')`)
+    // a rollup row of the table before it was partitioned
+    await pool.query(`INSERT INTO analytics_rollups (check_id, account_id, hour_start, run_location, status_code, status, runs, retries, totals, samples)
+      VALUES ($1, 'acc-a', $2, 'eu-west-1', -1, 'success', 1, 0, '{}', '{"seconds":[60],"retries":[0],"values":{}}')`, [check.id, Date.parse('2026-05-10T12:00:00Z')])
     await pool.query(`CREATE TABLE result_runs_20260510 PARTITION OF result_runs FOR VALUES FROM (${day}) TO (${day + 86_400_000})`)
     // runs at 12:01 … 12:04 and 13:30, each 3 ms long, created 6 ms after it stopped, 3.25 ms to answer
     const starts = ['12:01', '12:02', '12:03', '12:04', '13:30'].map((t) => Date.parse(`2026-05-10T${t}:00Z`))
@@ -484,6 +494,9 @@ describe('results kept compact', () => {
     const clock = { now: Date.parse('2026-05-10T14:00:30Z') }
     const server = await start(url, clock)
     const call = caller(server)
+    // the upgrade moved it into its day's partition
+    expect(await onDatabase(url, async (client) => (await client.query(`SELECT tableoid::regclass::text AS p, runs FROM analytics_rollups
+      WHERE hour_start = $1`, [Date.parse('2026-05-10T12:00:00Z')])).rows)).toEqual([{ p: 'analytics_rollups_20260510', runs: 1 }])
     const before = await results(call, check.id)
     expect(before.total).toBe(6)
     expect(before.items.slice(0, 5).map((r) => r.startedAt)).toEqual(starts.reverse().map((ms) => new Date(ms).toISOString()))

@@ -4,7 +4,10 @@
  * archived for ever.
  */
 import { createHash, randomUUID } from 'node:crypto'
+import Database from 'better-sqlite3'
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { onPostgres } from '../../helpers/postgres-databases.js'
 import { startDnsServer, type DnsServerHandle } from '../../helpers/dns-server.js'
 import { KEY_B, caller, expect400 } from '../helpers.js'
 import { startResultsBench, type ResultsBench } from './results-helpers.js'
@@ -23,6 +26,38 @@ afterAll(async () => {
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 const FIELDS = ['archiveForEver', 'archivedUntilNextEvent', 'checkId', 'cleanedErrorMessage', 'errorHash', 'firstSeen', 'id', 'lastSeen', 'rawErrorMessage']
+
+/** Runs `sql` on the server's database (SQLite file or PostgreSQL URL), answering its rows. */
+async function onDatabase(dbPath: string, sql: string): Promise<Array<Record<string, unknown>>> {
+  if (onPostgres) {
+    const client = new pg.Client({ connectionString: dbPath })
+    await client.connect()
+    try {
+      return (await client.query(sql)).rows
+    } finally {
+      await client.end()
+    }
+  }
+  const db = new Database(dbPath)
+  try {
+    if (/^\s*SELECT/i.test(sql)) return db.prepare(sql).all() as Array<Record<string, unknown>>
+    db.exec(sql)
+    return []
+  } finally {
+    db.close()
+  }
+}
+
+/** Counts the updates of error_groups' rows from now on (each a dead row version on PostgreSQL): a trigger into a table of its own. */
+async function countGroupWrites(dbPath: string): Promise<() => Promise<number>> {
+  await onDatabase(dbPath, onPostgres
+    ? `CREATE TABLE group_writes (id TEXT NOT NULL);
+       CREATE FUNCTION count_group_write() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO group_writes VALUES (NEW.id); RETURN NULL; END $$;
+       CREATE TRIGGER group_writes AFTER UPDATE ON error_groups FOR EACH ROW EXECUTE FUNCTION count_group_write();`
+    : `CREATE TABLE group_writes (id TEXT NOT NULL);
+       CREATE TRIGGER group_writes AFTER UPDATE ON error_groups BEGIN INSERT INTO group_writes VALUES (NEW.id); END;`)
+  return async () => Number((await onDatabase(dbPath, 'SELECT count(*) AS n FROM group_writes'))[0].n)
+}
 
 /** points the check at a name server (the two test servers listen on different ports) */
 async function useServer(id: string, query: string, server: DnsServerHandle, maxResponseTime: number) {
@@ -134,6 +169,46 @@ describe('error groups', () => {
     // an empty body changes nothing; false un-archives
     expect((await bench.call('PATCH', `/v1/error-groups/${group.id}`, {})).json).toEqual(now)
     expect((await bench.call('PATCH', `/v1/error-groups/${group.id}`, { archiveForEver: false })).json.archiveForEver).toBe(false)
+  })
+
+  it('a failure repeating the check\'s newest error rewrites no error group: its lastSeen and message come with the next read; another error keeps the last ones', async () => {
+    const query = 'repeating.example.test'
+    const id = await bench.createCheck(query)
+    bench.dns.set(query, 'A', { rcode: 'SERVFAIL' })
+    const first = await bench.runAndRecord(id)
+    const writes = await countGroupWrites(bench.dbPath)
+    const again = [await bench.runAndRecord(id), await bench.runAndRecord(id)]
+    let [group] = (await bench.call('GET', `/v1/error-groups/checks/${id}`)).json
+    expect(group).toMatchObject({ firstSeen: first.result.stoppedAt, lastSeen: again[1].result.stoppedAt, rawErrorMessage: again[1].result.error })
+    expect(await writes()).toBe(0)
+    expect((await bench.call('GET', `/v1/error-groups/${group.id}`)).json).toEqual(group)
+
+    // archived until the next event: the next failure writes the group once, to bring it back
+    expect((await bench.call('PATCH', `/v1/error-groups/${group.id}`, { archivedUntilNextEvent: true })).json).toMatchObject({ archivedUntilNextEvent: true, lastSeen: group.lastSeen })
+    const back = await bench.runAndRecord(id)
+    const after = await bench.runAndRecord(id)
+    group = (await bench.call('GET', `/v1/error-groups/${group.id}`)).json
+    expect(group).toMatchObject({ archivedUntilNextEvent: false, lastSeen: after.result.stoppedAt })
+    expect(Date.parse(after.result.stoppedAt)).toBeGreaterThan(Date.parse(back.result.stoppedAt))
+    expect(await writes()).toBe(2)
+
+    // another error: a new group, and the previous one keeps its last failure as the status held it
+    bench.dns.set(query, 'A', { rcode: 'REFUSED' })
+    const refused = [await bench.runAndRecord(id), await bench.runAndRecord(id)]
+    const groups = (await bench.call('GET', `/v1/error-groups/checks/${id}`)).json
+    expect(groups).toHaveLength(2)
+    expect(groups[0]).toEqual(group)
+    expect(groups[1]).toMatchObject({ firstSeen: refused[0].result.stoppedAt, lastSeen: refused[1].result.stoppedAt, rawErrorMessage: refused[1].result.error })
+    expect(await writes()).toBe(3)
+
+    // late results (an agent's clock an hour behind) move a group's firstSeen back, never its lastSeen or message
+    const lateRefused = await bench.runAndRecord(id, { clockOffsetMs: -3_600_000 })
+    bench.dns.set(query, 'A', { rcode: 'SERVFAIL' })
+    const lateServfail = await bench.runAndRecord(id, { clockOffsetMs: -3_600_000 })
+    const late = (await bench.call('GET', `/v1/error-groups/checks/${id}`)).json
+    expect(late[0]).toEqual({ ...group, firstSeen: lateServfail.result.stoppedAt })
+    expect(late[1]).toEqual({ ...groups[1], firstSeen: lateRefused.result.stoppedAt })
+    await onDatabase(bench.dbPath, `DROP TRIGGER group_writes${onPostgres ? ' ON error_groups' : ''}`)
   })
 
   it('validates PATCH strictly, answers 404 for unknown ids and other accounts\' groups', async () => {

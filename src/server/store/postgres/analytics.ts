@@ -18,9 +18,16 @@ import type { Clock } from '../../../runner/clock.js'
  * a late agent) goes to its row at once, as before: the upsert that locks the row, then its
  * write. Rows are taken in key order, so two transactions adding several rows wait on each
  * other, not deadlock.
+ *
+ * analytics_rollups is partitioned by range of hour_start, one partition per UTC day
+ * (analytics_rollups_YYYYMMDD), made ahead by the prune (today and tomorrow) or by the first
+ * row of its day. Retention moves `result_retention.rollups_cutoff_ms` (the first hour still
+ * answered: reads leave out the hours before it) and drops the days wholly before it: no row
+ * is deleted, so nothing is left for autovacuum.
  */
 
 const HOUR = 3_600_000
+const DAY = 86_400_000
 
 const EMPTY_RUNS = JSON.stringify({ seconds: [], retries: [], values: {} })
 
@@ -70,6 +77,17 @@ const APPEND = `
 
 const UNMERGED = `hour_start >= (SELECT rollups_ms FROM result_retention WHERE id = 1)`
 
+/** The hours inside the retention: those before the cutoff wait for their day's partition to be dropped. */
+const RETAINED = `hour_start >= (SELECT rollups_cutoff_ms FROM result_retention WHERE id = 1)`
+
+const rollupsName = (day: number): string => `analytics_rollups_${new Date(day * DAY).toISOString().slice(0, 10).replace(/-/g, '')}`
+
+/** Makes the rollups' partition of the day of an hour (its start, ms) unless it exists. */
+const ensureRollups = (sql: Sql, hourStart: number) => {
+  const day = Math.floor(hourStart / DAY)
+  return ensure(sql, 'analytics_rollups', rollupsName(day), day * DAY, (day + 1) * DAY)
+}
+
 // the order of SQLite's primary key (byte order of the text), whatever the database's collation
 const ORDER = `hour_start, run_location COLLATE "C", status_code, status COLLATE "C"`
 
@@ -102,6 +120,7 @@ function withDeltas(rows: Array<Row & { check_id: string }>, deltas: Delta[], wi
 
 /** Adds samples to a row at once: the upsert that locks it, then its write (a result of an hour merged already). */
 async function addNow(tx: Sql, account: string, checkId: string, key: Key, added: AnalyticsSample[]): Promise<void> {
+  await ensureRollups(tx, key.hourStart)
   const [old] = await tx.rows<{ runs: number; retries: number; totals: string; samples: string }>(TAKE,
     [checkId, account, key.hourStart, key.runLocation, key.statusCode, key.status, EMPTY_RUNS])
   const row = { runs: old.runs, retries: old.retries, totals: JSON.parse(old.totals) as Record<string, MetricTotals>, samples: JSON.parse(old.samples) as RollupRuns }
@@ -121,7 +140,10 @@ async function add(tx: Sql, account: string, checkId: string, samples: Analytics
     const text = JSON.stringify(added.map((s): DeltaSample => ({ at: s.at, retries: s.retries, values: s.values })))
     const params = [checkId, account, key.hourStart, key.runLocation, key.statusCode, key.status, text, deltaName(key.hourStart)]
     if (await tx.run(APPEND, params) === 1) continue
-    const [{ merged }] = await tx.rows<{ merged: number | string }>(`SELECT rollups_ms AS merged FROM result_retention WHERE id = 1`)
+    const [{ merged, cutoff }] = await tx.rows<{ merged: number | string; cutoff: number | string }>(
+      `SELECT rollups_ms AS merged, rollups_cutoff_ms AS cutoff FROM result_retention WHERE id = 1`)
+    // an hour past the retention is not answered any more: nothing to add to
+    if (key.hourStart < Number(cutoff)) continue
     if (key.hourStart < Number(merged)) {
       await addNow(tx, account, checkId, key, added)
       continue
@@ -141,6 +163,7 @@ const ensureDeltas = (sql: Sql, hourStart: number) => ensure(sql, 'analytics_del
 async function mergeHours(sql: Sql, now: number): Promise<void> {
   for (const p of await partitionsOf(sql, 'analytics_deltas')) {
     if (p.to + GRACE_MS > now) break
+    await ensureRollups(sql, p.from)
     await sql.atomic(async (tx) => {
       await tx.run(`LOCK TABLE ${p.name} IN SHARE MODE`)
       // a deleted check's deltas go with the partition (its rollup rows went with it)
@@ -166,7 +189,8 @@ async function mergeHours(sql: Sql, now: number): Promise<void> {
 }
 
 export function analyticsRepository(sql: Sql, clock: Clock): AnalyticsStore {
-  const read = async (where: string, params: unknown[], withSamples: boolean) => {
+  const read = async (asked: string, params: unknown[], withSamples: boolean) => {
+    const where = `${asked} AND ${RETAINED}`
     const columns = `check_id, hour_start, run_location, status_code, status, runs, retries, totals${withSamples ? ', samples' : ''}`
     const rows = await sql.rows<Row & { check_id: string }>(`SELECT ${columns} FROM analytics_rollups WHERE ${where} ORDER BY check_id COLLATE "C", ${ORDER}`, params)
     // a deleted check's rollup rows go with it (ON DELETE CASCADE); its deltas are left out as they would be
@@ -193,11 +217,21 @@ export function analyticsRepository(sql: Sql, clock: Clock): AnalyticsStore {
       }
       return byCheck
     },
+    // the hours that ended before `before` are no longer answered (hour_start < before - HOUR + 1); their
+    // deltas are dropped unmerged, their days' partitions once the whole day is past
     prune: async (before, now = clock.now()) => {
+      await sql.run(`UPDATE result_retention SET rollups_cutoff_ms = greatest(rollups_cutoff_ms, $1) WHERE id = 1`, [before - HOUR + 1])
+      for (const p of await partitionsOf(sql, 'analytics_deltas')) if (p.to <= before) await dropPartition(sql, 'analytics_deltas', p.name)
       await mergeHours(sql, now)
       for (const hour of [Math.floor(now / HOUR), Math.floor(now / HOUR) + 1]) await ensureDeltas(sql, hour * HOUR)
-      for (const p of await partitionsOf(sql, 'analytics_deltas')) if (p.to <= before) await dropPartition(sql, 'analytics_deltas', p.name)
-      return sql.run(`DELETE FROM analytics_rollups WHERE hour_start < $1`, [before - HOUR + 1])
+      for (const day of [Math.floor(now / DAY), Math.floor(now / DAY) + 1]) await ensureRollups(sql, day * DAY)
+      let dropped = 0
+      for (const p of await partitionsOf(sql, 'analytics_rollups')) {
+        if (p.to > before) continue
+        dropped += Number((await sql.rows<{ n: number | string }>(`SELECT count(*) AS n FROM ${p.name}`))[0].n)
+        await dropPartition(sql, 'analytics_rollups', p.name)
+      }
+      return dropped
     },
   }
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type {
-  AlertNotificationRecord, AlertState, AlertStore, CheckStatusRecord, CheckStatusStore, ErrorGroupRecord, ErrorGroupStore,
+  AlertNotificationRecord, AlertState, AlertStore, CheckStatusRecord, CheckStatusStore, ErrorGroupRecord, ErrorGroupStore, LastError,
 } from '../index.js'
 import type { Sql } from './index.js'
 import type { Clock } from '../../../runner/clock.js'
@@ -50,11 +50,17 @@ export function checkStatusRepository(sql: Sql, clock: Clock): CheckStatusStore 
   const now = () => new Date(clock.now()).toISOString()
   // a newer run (or the same instant) sets the flags; every run takes part in longest/shortest
   const newer = `excluded.last_started_at >= check_statuses.last_started_at`
+  // a failure with an error that is not older than the newest one kept becomes it
+  const newerError = `excluded.error_seen IS NOT NULL AND (check_statuses.error_seen IS NULL OR excluded.error_seen >= check_statuses.error_seen)`
   const upsert = `
     INSERT INTO check_statuses (check_id, account_id, has_failures, has_errors, is_degraded, longest_run, shortest_run,
-      last_run_location, last_check_run_id, ssl_days_remaining, last_response_time, last_started_at, created_at, updated_at)
-    VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, $6, $10, $11, $11)
+      last_run_location, last_check_run_id, ssl_days_remaining, last_response_time, last_started_at, created_at, updated_at,
+      error_hash, error_seen, error_message)
+    VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, $6, $10, $11, $11, $12, $13, $14)
     ON CONFLICT (check_id) DO UPDATE SET
+      error_hash         = CASE WHEN ${newerError} THEN excluded.error_hash ELSE check_statuses.error_hash END,
+      error_seen         = CASE WHEN ${newerError} THEN excluded.error_seen ELSE check_statuses.error_seen END,
+      error_message      = CASE WHEN ${newerError} THEN excluded.error_message ELSE check_statuses.error_message END,
       has_failures       = CASE WHEN ${newer} THEN excluded.has_failures ELSE check_statuses.has_failures END,
       has_errors         = CASE WHEN ${newer} THEN excluded.has_errors ELSE check_statuses.has_errors END,
       is_degraded        = CASE WHEN ${newer} THEN excluded.is_degraded ELSE check_statuses.is_degraded END,
@@ -76,8 +82,15 @@ export function checkStatusRepository(sql: Sql, clock: Clock): CheckStatusStore 
       `INSERT INTO recorded_results (result_id, check_id, recorded_at) VALUES ($1, $2, $3) ON CONFLICT (result_id) DO NOTHING`, [resultId, checkId, now()])) === 1,
     forgetResultsBefore: (time) => sql.run(`DELETE FROM recorded_results WHERE recorded_at < $1`, [time]),
     record: async (account, checkId, update) => {
+      const { error } = update
+      // a failure: the newest error before it, the status locked (FOR UPDATE) until the transaction ends, so that the
+      // error groups written after it follow the status the other results of the check see
+      const [before] = error ? await sql.rows<{ error_hash: string | null; error_seen: string | null; error_message: string | null }>(
+        `SELECT error_hash, error_seen, error_message FROM check_statuses WHERE check_id = $1 FOR UPDATE`, [checkId]) : []
       await sql.run(upsert, [checkId, account, update.hasFailures, update.hasErrors, update.isDegraded, update.responseTime,
-        update.runLocation, update.checkRunId, update.sslDaysRemaining, update.startedAt, now()])
+        update.runLocation, update.checkRunId, update.sslDaysRemaining, update.startedAt, now(),
+        error?.errorHash ?? null, error?.seenAt ?? null, error?.rawErrorMessage ?? null])
+      return lastError(before)
     },
     list: async (account) => (await sql.rows<StatusRow>(
       `SELECT ${columns} FROM check_statuses s JOIN checks c ON c.id = s.check_id WHERE c.account_id = $1 ORDER BY c.seq`, [account])).map(status),
@@ -121,43 +134,66 @@ const errorGroup = (row: ErrorGroupRow): ErrorGroupRecord => ({
   archiveForEver: row.archive_for_ever,
 })
 
+const lastError = (row: { error_hash: string | null; error_seen: string | null; error_message: string | null } | undefined): LastError | undefined =>
+  row?.error_hash && row.error_seen && row.error_message !== null ? { errorHash: row.error_hash, seenAt: row.error_seen, rawErrorMessage: row.error_message } : undefined
+
+/**
+ * A group's columns, its lastSeen and message those of its check's newest error (in the
+ * check's status) when that is its hash and newer: a failure repeating the newest error
+ * writes its status only (see ErrorGroupStore.record).
+ */
+const GROUP_COLUMNS = `g.id, g.check_id, g.error_hash,
+  CASE WHEN s.error_seen >= g.last_seen THEN s.error_message ELSE g.raw_error_message END AS raw_error_message,
+  g.cleaned_error_message, g.first_seen, CASE WHEN s.error_seen > g.last_seen THEN s.error_seen ELSE g.last_seen END AS last_seen,
+  g.archived_until_next_event, g.archive_for_ever`
+const GROUPS = `error_groups g LEFT JOIN check_statuses s ON s.check_id = g.check_id AND s.error_hash = g.error_hash`
+
+// a known hash: the newest message and time win, the group comes back from "archived until
+// the next event"; archive_for_ever is left as it is
+const GROUP_UPSERT = `
+  INSERT INTO error_groups (id, account_id, check_id, error_hash, raw_error_message, cleaned_error_message, first_seen, last_seen)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+  ON CONFLICT (check_id, error_hash) DO UPDATE SET
+    raw_error_message = CASE WHEN excluded.last_seen >= error_groups.last_seen THEN excluded.raw_error_message ELSE error_groups.raw_error_message END,
+    first_seen = LEAST(error_groups.first_seen, excluded.first_seen),
+    last_seen  = GREATEST(error_groups.last_seen, excluded.last_seen),
+    archived_until_next_event = false`
+
+/** The hash the status holds: the row is written only to un-archive it or for an older first failure (no dead row otherwise). */
+const GROUP_KNOWN = `${GROUP_UPSERT} WHERE error_groups.archived_until_next_event OR excluded.first_seen < error_groups.first_seen`
+
 export function errorGroupRepository(sql: Sql): ErrorGroupStore {
-  const columns = 'id, check_id, error_hash, raw_error_message, cleaned_error_message, first_seen, last_seen, archived_until_next_event, archive_for_ever'
   const get = async (account: string, id: string) => {
-    const [row] = await sql.rows<ErrorGroupRow>(`SELECT ${columns} FROM error_groups WHERE account_id = $1 AND id = $2`, [account, id])
+    const [row] = await sql.rows<ErrorGroupRow>(`SELECT ${GROUP_COLUMNS} FROM ${GROUPS} WHERE g.account_id = $1 AND g.id = $2`, [account, id])
     return row && errorGroup(row)
   }
   return {
-    // a known hash: the newest message and time win, the group comes back from "archived until
-    // the next event"; archive_for_ever is left as it is
-    record: async (account, checkId, event) => {
-      await sql.run(`
-        INSERT INTO error_groups (id, account_id, check_id, error_hash, raw_error_message, cleaned_error_message, first_seen, last_seen)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
-        ON CONFLICT (check_id, error_hash) DO UPDATE SET
-          raw_error_message = CASE WHEN excluded.last_seen >= error_groups.last_seen THEN excluded.raw_error_message ELSE error_groups.raw_error_message END,
-          first_seen = LEAST(error_groups.first_seen, excluded.first_seen),
-          last_seen  = GREATEST(error_groups.last_seen, excluded.last_seen),
-          archived_until_next_event = false`,
-      [randomUUID(), account, checkId, event.errorHash, event.rawErrorMessage, event.cleanedErrorMessage, event.seenAt])
+    record: async (account, checkId, event, previous) => {
+      const known = previous?.errorHash === event.errorHash
+      // the status moves from the previous error to this one: the previous group keeps what the status held of it
+      if (previous && !known && event.seenAt >= previous.seenAt) {
+        await sql.run(`UPDATE error_groups SET last_seen = $3, raw_error_message = $4 WHERE check_id = $1 AND error_hash = $2 AND last_seen < $3`,
+          [checkId, previous.errorHash, previous.seenAt, previous.rawErrorMessage])
+      }
+      await sql.run(known ? GROUP_KNOWN : GROUP_UPSERT, [randomUUID(), account, checkId, event.errorHash, event.rawErrorMessage, event.cleanedErrorMessage, event.seenAt])
     },
     list: async (account, query) => {
-      const where = `account_id = $1 AND ($2::text IS NULL OR check_id = $2)`
+      const where = `g.account_id = $1 AND ($2::text IS NULL OR g.check_id = $2)`
       const params = [account, query.checkId ?? null]
       const rows = await sql.rows<ErrorGroupRow & { total: number }>(
-        `SELECT ${columns}, count(*) OVER () AS total FROM error_groups WHERE ${where} ORDER BY seq LIMIT $3 OFFSET $4`, [...params, query.limit, query.offset])
+        `SELECT ${GROUP_COLUMNS}, count(*) OVER () AS total FROM ${GROUPS} WHERE ${where} ORDER BY g.seq LIMIT $3 OFFSET $4`, [...params, query.limit, query.offset])
       // past the last page the window count is not there: counted apart
-      const total = rows.length > 0 ? Number(rows[0].total) : Number((await sql.rows<{ n: number }>(`SELECT count(*) AS n FROM error_groups WHERE ${where}`, params))[0].n)
+      const total = rows.length > 0 ? Number(rows[0].total) : Number((await sql.rows<{ n: number }>(`SELECT count(*) AS n FROM error_groups g WHERE ${where}`, params))[0].n)
       return { items: rows.map(errorGroup), total }
     },
     get,
     update: async (account, id, flags) => {
-      const [row] = await sql.rows<ErrorGroupRow>(`
+      const changed = await sql.run(`
         UPDATE error_groups SET
           archive_for_ever = COALESCE($3, archive_for_ever),
           archived_until_next_event = COALESCE($4, archived_until_next_event)
-        WHERE account_id = $1 AND id = $2 RETURNING ${columns}`, [account, id, flags.archiveForEver ?? null, flags.archivedUntilNextEvent ?? null])
-      return row && errorGroup(row)
+        WHERE account_id = $1 AND id = $2`, [account, id, flags.archiveForEver ?? null, flags.archivedUntilNextEvent ?? null])
+      return changed === 0 ? undefined : get(account, id)
     },
   }
 }

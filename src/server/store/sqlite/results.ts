@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Db } from './migrations.js'
 import type {
-  AlertNotificationRecord, AlertState, AlertStore, CheckStatusRecord, CheckStatusStore, ErrorGroupRecord, ErrorGroupStore,
+  AlertNotificationRecord, AlertState, AlertStore, CheckStatusRecord, CheckStatusStore, ErrorGroupRecord, ErrorGroupStore, LastError,
 } from '../index.js'
 import type { Exec } from './index.js'
 import type { Clock } from '../../../runner/clock.js'
@@ -56,12 +56,19 @@ export function checkStatusRepository(db: Db, exec: Exec, clock: Clock): CheckSt
   const claim = db.prepare(`INSERT INTO recorded_results (result_id, check_id, recorded_at) VALUES (?, ?, ?) ON CONFLICT (result_id) DO NOTHING`)
   // a newer run (or the same instant) sets the flags; every run takes part in longest/shortest
   const newer = `excluded.last_started_at >= check_statuses.last_started_at`
+  // a failure with an error that is not older than the newest one kept becomes it
+  const newerError = `excluded.error_seen IS NOT NULL AND (check_statuses.error_seen IS NULL OR excluded.error_seen >= check_statuses.error_seen)`
+  const errorBefore = db.prepare(`SELECT error_hash, error_seen, error_message FROM check_statuses WHERE check_id = ?`)
   const upsert = db.prepare(`
     INSERT INTO check_statuses (check_id, account_id, has_failures, has_errors, is_degraded, longest_run, shortest_run,
-      last_run_location, last_check_run_id, ssl_days_remaining, last_response_time, last_started_at, created_at, updated_at)
+      last_run_location, last_check_run_id, ssl_days_remaining, last_response_time, last_started_at, created_at, updated_at,
+      error_hash, error_seen, error_message)
     VALUES (@checkId, @account, @hasFailures, @hasErrors, @isDegraded, @responseTime, @responseTime,
-      @runLocation, @checkRunId, @sslDaysRemaining, @responseTime, @startedAt, @time, @time)
+      @runLocation, @checkRunId, @sslDaysRemaining, @responseTime, @startedAt, @time, @time, @errorHash, @errorSeen, @errorMessage)
     ON CONFLICT (check_id) DO UPDATE SET
+      error_hash         = CASE WHEN ${newerError} THEN excluded.error_hash ELSE check_statuses.error_hash END,
+      error_seen         = CASE WHEN ${newerError} THEN excluded.error_seen ELSE check_statuses.error_seen END,
+      error_message      = CASE WHEN ${newerError} THEN excluded.error_message ELSE check_statuses.error_message END,
       has_failures       = CASE WHEN ${newer} THEN excluded.has_failures ELSE check_statuses.has_failures END,
       has_errors         = CASE WHEN ${newer} THEN excluded.has_errors ELSE check_statuses.has_errors END,
       is_degraded        = CASE WHEN ${newer} THEN excluded.is_degraded ELSE check_statuses.is_degraded END,
@@ -90,6 +97,9 @@ export function checkStatusRepository(db: Db, exec: Exec, clock: Clock): CheckSt
     claimResult: (resultId, checkId) => exec(() => claim.run(resultId, checkId, now()).changes === 1),
     forgetResultsBefore: (time) => exec(() => forget.run(time).changes),
     record: (account, checkId, update) => exec(() => {
+      const { error } = update
+      // a failure: the newest error before it (the transaction holds the database's write lock)
+      const before = error ? errorBefore.get(checkId) as { error_hash: string | null; error_seen: string | null; error_message: string | null } | undefined : undefined
       upsert.run({
         checkId,
         account,
@@ -102,7 +112,12 @@ export function checkStatusRepository(db: Db, exec: Exec, clock: Clock): CheckSt
         sslDaysRemaining: update.sslDaysRemaining,
         startedAt: update.startedAt,
         time: now(),
+        errorHash: error?.errorHash ?? null,
+        errorSeen: error?.seenAt ?? null,
+        errorMessage: error?.rawErrorMessage ?? null,
       })
+      return before?.error_hash && before.error_seen && before.error_message !== null
+        ? { errorHash: before.error_hash, seenAt: before.error_seen, rawErrorMessage: before.error_message } satisfies LastError : undefined
     }),
     list: (account) => exec(() => (list.all(account) as StatusRow[]).map(status)),
     page: (account, paging) => exec(() => db.transaction(() => ({
@@ -143,10 +158,15 @@ function errorGroup(row: ErrorGroupRow): ErrorGroupRecord {
 }
 
 export function errorGroupRepository(db: Db, exec: Exec): ErrorGroupStore {
-  const columns = 'id, check_id, error_hash, raw_error_message, cleaned_error_message, first_seen, last_seen, archived_until_next_event, archive_for_ever'
+  // its lastSeen and message those of its check's newest error (in the check's status) when that is its hash and newer (see ../postgres/results.ts)
+  const columns = `g.id, g.check_id, g.error_hash,
+    CASE WHEN s.error_seen >= g.last_seen THEN s.error_message ELSE g.raw_error_message END AS raw_error_message,
+    g.cleaned_error_message, g.first_seen, CASE WHEN s.error_seen > g.last_seen THEN s.error_seen ELSE g.last_seen END AS last_seen,
+    g.archived_until_next_event, g.archive_for_ever`
+  const groups = `error_groups g LEFT JOIN check_statuses s ON s.check_id = g.check_id AND s.error_hash = g.error_hash`
   // a known hash: the newest message and time win, the group comes back from "archived until
   // the next event"; archive_for_ever is left as it is
-  const upsert = db.prepare(`
+  const upsertSql = `
     INSERT INTO error_groups (id, account_id, check_id, error_hash, raw_error_message, cleaned_error_message, first_seen, last_seen)
     VALUES (@id, @account, @checkId, @errorHash, @raw, @cleaned, @seenAt, @seenAt)
     ON CONFLICT (check_id, error_hash) DO UPDATE SET
@@ -154,11 +174,15 @@ export function errorGroupRepository(db: Db, exec: Exec): ErrorGroupStore {
       first_seen = MIN(error_groups.first_seen, excluded.first_seen),
       last_seen  = MAX(error_groups.last_seen, excluded.last_seen),
       archived_until_next_event = 0
-  `)
-  const where = `account_id = @account AND (@checkId IS NULL OR check_id = @checkId)`
-  const page = db.prepare(`SELECT ${columns} FROM error_groups WHERE ${where} ORDER BY seq LIMIT @limit OFFSET @offset`)
-  const count = db.prepare(`SELECT count(*) FROM error_groups WHERE ${where}`).pluck()
-  const byId = db.prepare(`SELECT ${columns} FROM error_groups WHERE account_id = ? AND id = ?`)
+  `
+  const upsert = db.prepare(upsertSql)
+  // the hash the status holds: written only to un-archive it or for an older first failure
+  const upsertKnown = db.prepare(`${upsertSql} WHERE error_groups.archived_until_next_event = 1 OR excluded.first_seen < error_groups.first_seen`)
+  const leave = db.prepare(`UPDATE error_groups SET last_seen = @seenAt, raw_error_message = @raw WHERE check_id = @checkId AND error_hash = @errorHash AND last_seen < @seenAt`)
+  const where = `g.account_id = @account AND (@checkId IS NULL OR g.check_id = @checkId)`
+  const page = db.prepare(`SELECT ${columns} FROM ${groups} WHERE ${where} ORDER BY g.seq LIMIT @limit OFFSET @offset`)
+  const count = db.prepare(`SELECT count(*) FROM error_groups g WHERE ${where}`).pluck()
+  const byId = db.prepare(`SELECT ${columns} FROM ${groups} WHERE g.account_id = ? AND g.id = ?`)
   const update = db.prepare(`
     UPDATE error_groups SET
       archive_for_ever = COALESCE(@archiveForEver, archive_for_ever),
@@ -172,8 +196,11 @@ export function errorGroupRepository(db: Db, exec: Exec): ErrorGroupStore {
   const flag = (value: boolean | undefined) => (value === undefined ? null : value ? 1 : 0)
 
   return {
-    record: (account, checkId, event) => exec(() => {
-      upsert.run({ id: randomUUID(), account, checkId, errorHash: event.errorHash, raw: event.rawErrorMessage, cleaned: event.cleanedErrorMessage, seenAt: event.seenAt })
+    record: (account, checkId, event, previous) => exec(() => {
+      const known = previous?.errorHash === event.errorHash
+      // the status moves from the previous error to this one: the previous group keeps what the status held of it
+      if (previous && !known && event.seenAt >= previous.seenAt) leave.run({ checkId, errorHash: previous.errorHash, seenAt: previous.seenAt, raw: previous.rawErrorMessage })
+      ;(known ? upsertKnown : upsert).run({ id: randomUUID(), account, checkId, errorHash: event.errorHash, raw: event.rawErrorMessage, cleaned: event.cleanedErrorMessage, seenAt: event.seenAt })
     }),
     list: (account, query) => exec(() => {
       const params = { account, checkId: query.checkId ?? null, limit: query.limit, offset: query.offset }

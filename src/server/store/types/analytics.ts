@@ -57,7 +57,10 @@ export interface AnalyticsStore {
   rows(account: string, checkId: string, fromHour: number, toHour: number, withSamples: boolean): Promise<AnalyticsRollupRow[]>
   /** The rows of every check of the account with fromHour <= hourStart < toHour, by check id, each check's oldest first (one query). */
   rowsOfAccount(account: string, fromHour: number, toHour: number, withSamples: boolean): Promise<Map<string, AnalyticsRollupRow[]>>
-  /** Deletes rows of hours that ended before `before` (ms), with the results' retention, `now` the clock's time (ms); answers how many. */
+  /**
+   * Rows of hours that ended before `before` (ms) are no longer answered, with the results' retention, `now` the clock's time (ms);
+   * answers how many rows went (SQLite deletes them; PostgreSQL drops the days wholly before, the rest of a day when it is past).
+   */
   prune(before: number, now?: number): Promise<number>
 }
 

@@ -15,6 +15,16 @@ export interface StatusUpdate {
   sslDaysRemaining: number | null
   /** when the run started: a result older than the status's newest run changes only longest/shortest */
   startedAt: string
+  /** a failure with an error: its group, kept as the check's newest error unless a newer one is */
+  error?: LastError
+}
+
+/** A check's newest failure with an error, kept in its status. */
+export interface LastError {
+  errorHash: string
+  rawErrorMessage: string
+  /** when it stopped (ISO) */
+  seenAt: string
 }
 
 export interface CheckStatusRecord {
@@ -45,8 +55,12 @@ export interface CheckStatusStore {
   claimResult(resultId: string, checkId: string): Promise<boolean>
   /** forgets result ids claimed before `time` (ISO), with the results' retention; answers how many */
   forgetResultsBefore(time: string): Promise<number>
-  /** one upsert: longest/shortest by MAX/MIN in the database, flags only from a newer run */
-  record(account: string, checkId: string, update: StatusUpdate): Promise<void>
+  /**
+   * One upsert: longest/shortest by MAX/MIN in the database, flags only from a newer run. With
+   * `error`, answers the check's newest error before this one (undefined: none), its status
+   * locked until the transaction ends, for errorGroups.record.
+   */
+  record(account: string, checkId: string, update: StatusUpdate): Promise<LastError | undefined>
   /** every status of the account, in the order of its checks */
   list(account: string): Promise<CheckStatusRecord[]>
   /** a page of them (GET /v1/check-statuses?limit=&page=), with how many there are */
@@ -74,8 +88,15 @@ export interface ErrorEvent {
 }
 
 export interface ErrorGroupStore {
-  /** one upsert per (check, hash): a known hash moves lastSeen and clears archivedUntilNextEvent */
-  record(account: string, checkId: string, event: ErrorEvent): Promise<void>
+  /**
+   * A known hash moves lastSeen and clears archivedUntilNextEvent. `previous`: the check's newest
+   * error before this event (checkStatuses.record's answer, in the same transaction). A failure
+   * newer than it with its hash writes nothing here (the status, which holds it now, answers its
+   * group's lastSeen and message) unless the group is archived until the next event; one with
+   * another hash writes the previous group's lastSeen and message as the status held them.
+   * Without `previous` (not known), one upsert.
+   */
+  record(account: string, checkId: string, event: ErrorEvent, previous?: LastError | null): Promise<void>
   /** oldest first, one page; `checkId`: the groups of that check only */
   list(account: string, query: { checkId?: string; limit: number; offset: number }): Promise<Page<ErrorGroupRecord>>
   get(account: string, id: string): Promise<ErrorGroupRecord | undefined>
