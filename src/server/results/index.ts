@@ -96,6 +96,40 @@ export interface RecordOptions {
 
 const nowOf = (options: RecordOptions): number => options.now ?? systemClock.now()
 
+/** The check's triggerIncident: an incident opened when its alert fires, resolved when it recovers (in the run's transaction). */
+async function incidentOf(
+  tx: Repositories, account: string, check: CheckBody, result: RecordableResult, step: ReturnType<typeof applyRun>, outcome: RecordOutcome, now: number,
+): Promise<void> {
+  const trigger = check.triggerIncident
+  if (step.openIncident && trigger && step.state.incidentId === null) {
+    const incident = await tx.incidents.create(account, {
+      name: trigger.name.slice(0, 200),
+      severity: trigger.severity,
+      services: [{ id: trigger.serviceId }],
+    })
+    const description = (trigger.description || `${check.name} is failing: ${result.error ?? 'the check failed'}`).slice(0, 10_000)
+    await tx.incidents.addUpdate(account, incident.id, { status: 'INVESTIGATING', description, notifySubscribers: trigger.notifySubscribers ?? false })
+    // emailed to the subscribers of the pages showing the service, with the run (same transaction)
+    if (trigger.notifySubscribers) await notifyIncident(tx, account, incident, { status: 'INVESTIGATING', description }, now)
+    step.state.incidentId = incident.id
+    outcome.openedIncidentId = incident.id
+  }
+  if (step.resolveIncident && step.state.incidentId !== null) {
+    // an incident deleted in the meantime is simply forgotten
+    await tx.incidents.addUpdate(account, step.state.incidentId, {
+      status: 'RESOLVED',
+      description: `${check.name} recovered`.slice(0, 10_000),
+      notifySubscribers: trigger?.notifySubscribers ?? false,
+    })
+    if (trigger?.notifySubscribers) {
+      const incident = await tx.incidents.get(account, step.state.incidentId)
+      if (incident) await notifyIncident(tx, account, incident, { status: 'RESOLVED', description: `${check.name} recovered` }, now)
+    }
+    outcome.resolvedIncidentId = step.state.incidentId
+    step.state.incidentId = null
+  }
+}
+
 async function recordIn(tx: Repositories, check: CheckBody, result: RecordableResult, checkRunId: string, options: RecordOptions): Promise<RecordOutcome | undefined> {
   const account = options.account ?? (await tx.checkStatuses.accountOf(check.id))
   if (account === undefined) return undefined
@@ -148,34 +182,7 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
   step.notifications.push(...certificates.notifications)
   const outcome: RecordOutcome = { recorded: true, checkRunId, notifications: step.notifications }
   const incidentBefore = step.state.incidentId
-  const trigger = check.triggerIncident
-  if (step.openIncident && trigger && step.state.incidentId === null) {
-    const incident = await tx.incidents.create(account, {
-      name: trigger.name.slice(0, 200),
-      severity: trigger.severity,
-      services: [{ id: trigger.serviceId }],
-    })
-    const description = (trigger.description || `${check.name} is failing: ${result.error ?? 'the check failed'}`).slice(0, 10_000)
-    await tx.incidents.addUpdate(account, incident.id, { status: 'INVESTIGATING', description, notifySubscribers: trigger.notifySubscribers ?? false })
-    // emailed to the subscribers of the pages showing the service, with the run (same transaction)
-    if (trigger.notifySubscribers) await notifyIncident(tx, account, incident, { status: 'INVESTIGATING', description }, nowOf(options))
-    step.state.incidentId = incident.id
-    outcome.openedIncidentId = incident.id
-  }
-  if (step.resolveIncident && step.state.incidentId !== null) {
-    // an incident deleted in the meantime is simply forgotten
-    await tx.incidents.addUpdate(account, step.state.incidentId, {
-      status: 'RESOLVED',
-      description: `${check.name} recovered`.slice(0, 10_000),
-      notifySubscribers: trigger?.notifySubscribers ?? false,
-    })
-    if (trigger?.notifySubscribers) {
-      const incident = await tx.incidents.get(account, step.state.incidentId)
-      if (incident) await notifyIncident(tx, account, incident, { status: 'RESOLVED', description: `${check.name} recovered` }, nowOf(options))
-    }
-    outcome.resolvedIncidentId = step.state.incidentId
-    step.state.incidentId = null
-  }
+  await incidentOf(tx, account, check, result, step, outcome, nowOf(options))
   // a state that did not move (a passing check passing again) is not written again
   if (previous === undefined || JSON.stringify(previous) !== JSON.stringify(step.state)) await tx.alerts.save(account, check.id, step.state)
 

@@ -46,32 +46,34 @@ const status = (row: StatusRow): CheckStatusRecord => ({
   updated_at: row.updated_at,
 })
 
+// a newer run (or the same instant) sets the flags; every run takes part in longest/shortest
+const NEWER = `excluded.last_started_at >= check_statuses.last_started_at`
+// a failure with an error that is not older than the newest one kept becomes it
+const NEWER_ERROR = `excluded.error_seen IS NOT NULL AND (check_statuses.error_seen IS NULL OR excluded.error_seen >= check_statuses.error_seen)`
+/** A run's status: the newest run's flags, the newest error, the extremes of every run. */
+const STATUS_UPSERT = `
+  INSERT INTO check_statuses (check_id, account_id, has_failures, has_errors, is_degraded, longest_run, shortest_run,
+    last_run_location, last_check_run_id, ssl_days_remaining, last_response_time, last_started_at, created_at, updated_at,
+    error_hash, error_seen, error_message)
+  VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, $6, $10, $11, $11, $12, $13, $14)
+  ON CONFLICT (check_id) DO UPDATE SET
+    error_hash         = CASE WHEN ${NEWER_ERROR} THEN excluded.error_hash ELSE check_statuses.error_hash END,
+    error_seen         = CASE WHEN ${NEWER_ERROR} THEN excluded.error_seen ELSE check_statuses.error_seen END,
+    error_message      = CASE WHEN ${NEWER_ERROR} THEN excluded.error_message ELSE check_statuses.error_message END,
+    has_failures       = CASE WHEN ${NEWER} THEN excluded.has_failures ELSE check_statuses.has_failures END,
+    has_errors         = CASE WHEN ${NEWER} THEN excluded.has_errors ELSE check_statuses.has_errors END,
+    is_degraded        = CASE WHEN ${NEWER} THEN excluded.is_degraded ELSE check_statuses.is_degraded END,
+    last_run_location  = CASE WHEN ${NEWER} THEN excluded.last_run_location ELSE check_statuses.last_run_location END,
+    last_check_run_id  = CASE WHEN ${NEWER} THEN excluded.last_check_run_id ELSE check_statuses.last_check_run_id END,
+    ssl_days_remaining = CASE WHEN ${NEWER} THEN excluded.ssl_days_remaining ELSE check_statuses.ssl_days_remaining END,
+    last_response_time = CASE WHEN ${NEWER} THEN excluded.last_response_time ELSE check_statuses.last_response_time END,
+    last_started_at    = GREATEST(check_statuses.last_started_at, excluded.last_started_at),
+    longest_run        = GREATEST(check_statuses.longest_run, excluded.longest_run),
+    shortest_run       = LEAST(check_statuses.shortest_run, excluded.shortest_run),
+    updated_at         = excluded.updated_at`
+
 export function checkStatusRepository(sql: Sql, clock: Clock): CheckStatusStore {
   const now = () => new Date(clock.now()).toISOString()
-  // a newer run (or the same instant) sets the flags; every run takes part in longest/shortest
-  const newer = `excluded.last_started_at >= check_statuses.last_started_at`
-  // a failure with an error that is not older than the newest one kept becomes it
-  const newerError = `excluded.error_seen IS NOT NULL AND (check_statuses.error_seen IS NULL OR excluded.error_seen >= check_statuses.error_seen)`
-  const upsert = `
-    INSERT INTO check_statuses (check_id, account_id, has_failures, has_errors, is_degraded, longest_run, shortest_run,
-      last_run_location, last_check_run_id, ssl_days_remaining, last_response_time, last_started_at, created_at, updated_at,
-      error_hash, error_seen, error_message)
-    VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, $6, $10, $11, $11, $12, $13, $14)
-    ON CONFLICT (check_id) DO UPDATE SET
-      error_hash         = CASE WHEN ${newerError} THEN excluded.error_hash ELSE check_statuses.error_hash END,
-      error_seen         = CASE WHEN ${newerError} THEN excluded.error_seen ELSE check_statuses.error_seen END,
-      error_message      = CASE WHEN ${newerError} THEN excluded.error_message ELSE check_statuses.error_message END,
-      has_failures       = CASE WHEN ${newer} THEN excluded.has_failures ELSE check_statuses.has_failures END,
-      has_errors         = CASE WHEN ${newer} THEN excluded.has_errors ELSE check_statuses.has_errors END,
-      is_degraded        = CASE WHEN ${newer} THEN excluded.is_degraded ELSE check_statuses.is_degraded END,
-      last_run_location  = CASE WHEN ${newer} THEN excluded.last_run_location ELSE check_statuses.last_run_location END,
-      last_check_run_id  = CASE WHEN ${newer} THEN excluded.last_check_run_id ELSE check_statuses.last_check_run_id END,
-      ssl_days_remaining = CASE WHEN ${newer} THEN excluded.ssl_days_remaining ELSE check_statuses.ssl_days_remaining END,
-      last_response_time = CASE WHEN ${newer} THEN excluded.last_response_time ELSE check_statuses.last_response_time END,
-      last_started_at    = GREATEST(check_statuses.last_started_at, excluded.last_started_at),
-      longest_run        = GREATEST(check_statuses.longest_run, excluded.longest_run),
-      shortest_run       = LEAST(check_statuses.shortest_run, excluded.shortest_run),
-      updated_at         = excluded.updated_at`
   // the name is read from the body here, not by the database: a body may hold "\u0000", which jsonb refuses
   const columns = `c.body, s.check_id, s.has_failures, s.has_errors, s.is_degraded, s.longest_run,
     s.shortest_run, s.last_run_location, s.last_check_run_id, s.ssl_days_remaining, s.last_response_time, s.created_at, s.updated_at`
@@ -87,7 +89,7 @@ export function checkStatusRepository(sql: Sql, clock: Clock): CheckStatusStore 
       // error groups written after it follow the status the other results of the check see
       const [before] = error ? await sql.rows<{ error_hash: string | null; error_seen: string | null; error_message: string | null }>(
         `SELECT error_hash, error_seen, error_message FROM check_statuses WHERE check_id = $1 FOR UPDATE`, [checkId]) : []
-      await sql.run(upsert, [checkId, account, update.hasFailures, update.hasErrors, update.isDegraded, update.responseTime,
+      await sql.run(STATUS_UPSERT, [checkId, account, update.hasFailures, update.hasErrors, update.isDegraded, update.responseTime,
         update.runLocation, update.checkRunId, update.sslDaysRemaining, update.startedAt, now(),
         error?.errorHash ?? null, error?.seenAt ?? null, error?.rawErrorMessage ?? null])
       return lastError(before)
