@@ -8,10 +8,11 @@
  */
 import { build, type Plugin } from 'esbuild'
 import { createHash } from 'node:crypto'
-import { existsSync, statSync } from 'node:fs'
+import { existsSync, realpathSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { classifyImport, importProblem, type Runtime } from '../../schema/runtimes.js'
+import { CODE_CACHE_FOLDER } from './code-cache.js'
 import { resolveInRuntime } from './runtimes.js'
 
 export interface ScriptFiles {
@@ -30,14 +31,19 @@ const LOADERS: Record<string, 'ts' | 'tsx' | 'js' | 'jsx' | 'json'> = {
 
 /** The harness's source: next to this module (src/ or dist/src/), else in the package's dist (the CLI bundle). */
 export function harnessFile(): string {
+  return scriptModule('harness', true)
+}
+
+/** A module of this folder, built (`name.js`), or its source too (`ts`): next to this module, else in the package's dist. */
+export function scriptModule(name: string, ts = false): string {
   const here = path.dirname(fileURLToPath(import.meta.url))
-  for (const candidate of [path.join(here, 'harness.js'), path.join(here, 'harness.ts')]) if (existsSync(candidate)) return candidate
+  for (const candidate of [path.join(here, `${name}.js`), ...(ts ? [path.join(here, `${name}.ts`)] : [])]) if (existsSync(candidate)) return candidate
   for (let dir = here; ; dir = path.dirname(dir)) {
-    const candidate = path.join(dir, 'dist', 'src', 'runner', 'script', 'harness.js')
+    const candidate = path.join(dir, 'dist', 'src', 'runner', 'script', `${name}.js`)
     if (existsSync(candidate)) return candidate
     if (path.dirname(dir) === dir) break
   }
-  throw new Error(`the script harness is missing (looked next to ${here} and in dist/src/runner/script/)`)
+  throw new Error(`the script ${name === 'harness' ? 'harness' : `module ${name}`} is missing (looked next to ${here} and in dist/src/runner/script/)`)
 }
 
 function normalize(p: string): string {
@@ -146,6 +152,7 @@ function scriptPlugin(bundle: BundleSources): Plugin {
           `  loadTest: () => require(${JSON.stringify(testModule)}),`,
           `  loadCore: () => require(${JSON.stringify(coreModule)}),`,
           `  loadScript: () => require(${JSON.stringify(`script:${entryPath}`)}),`,
+          `  codeCache: ${JSON.stringify({ base: path.join(bundle.runtimeDir, CODE_CACHE_FOLDER), within: realpathSync(path.join(bundle.runtimeDir, 'node_modules')) })},`,
           '});',
         ].join('\n'),
       }))

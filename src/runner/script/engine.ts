@@ -10,7 +10,7 @@
  * Never throws for a run that went wrong: that is in the result (`hasFailures`, `hasErrors`).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -19,13 +19,14 @@ import { judge } from '../outcome.js'
 import type { AttemptOutcome } from '../types.js'
 import { adoptScratchImages, finishArtifacts, formatBytes } from './artifacts.js'
 import { BROWSER_BRIDGE_PORT, CHROMIUM_ARGS, launchBrowser, type BrowserHandle } from './browser.js'
-import { buildRunBundle } from './build.js'
+import { buildRunBundle, scriptModule } from './build.js'
+import { CODE_CACHE_DONE, CODE_CACHE_FOLDER, codeCacheDir } from './code-cache.js'
 import { allocateRunUser, closedToOthers, copyBack, effectiveUidRange, giveTree, reapUser, type RunUser } from './contain.js'
 import { startEgress, type EgressProxy } from './egress.js'
 import { containment, EGRESS_PORT, EGRESS_PROXY, identityFiles, jailCommand } from './jail.js'
 import { guardPreload, targetGuard } from './net-guard.js'
 import type { HarnessConfig, HarnessMessage } from './protocol.js'
-import { defaultRuntimeCache, runtimeState } from './runtimes.js'
+import { defaultRuntimeCache, resolveInRuntime, runtimeState } from './runtimes.js'
 import { folderBytes, killTree, processTable, sandboxFlags, spawnSandboxed, treeMemory, type SandboxPaths } from './sandbox.js'
 import { createScrubber } from './scrub.js'
 import type { ArtifactManifest, ScriptCheck, ScriptDetails, ScriptRunOptions, ScriptRunResult, ScriptTest, ScriptVariable } from './types.js'
@@ -179,6 +180,7 @@ export async function runScript(check: ScriptCheck, options: ScriptRunOptions = 
     outcome.runnerError = `the script could not be built: ${built.problem}`
     return finish()
   }
+  primeCodeCache(runtimeDir, limits.heapLimitMb)
 
   const chromiumPath = options.chromiumPath ?? process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
   const user = runUser(check, options, runtimeDir, chromiumPath)
@@ -202,6 +204,49 @@ export async function runScript(check: ScriptCheck, options: ScriptRunOptions = 
     removeAfter([folders.runDir, folders.home], () => user?.release())
   }
   return finish()
+}
+
+/** The code caches being primed, by folder and heap limit (one primer each at a time). */
+const priming = new Map<string, Promise<void>>()
+
+/**
+ * Primes the runtime's code cache (code-cache.ts) for scripts of this heap limit, when it is not
+ * yet: a process of its own, outside every sandbox, as this process's user (the cache is then
+ * read-only to every run), loads the runtime's Playwright and writes what V8 compiled. The run
+ * that starts it does not wait for it (it compiles as without a cache); the next runs use it.
+ * Answers the priming, for the tests.
+ */
+export function primeCodeCache(runtimeDir: string, heapLimitMb: number): Promise<void> {
+  const base = path.join(runtimeDir, CODE_CACHE_FOLDER)
+  const key = `${base}\0${heapLimitMb}`
+  const known = priming.get(key)
+  if (known) return known
+  const modules = [resolveInRuntime(runtimeDir, 'playwright-core'), resolveInRuntime(runtimeDir, '@playwright/test')]
+  const done = (async () => {
+    let primer: string
+    try {
+      primer = scriptModule('code-cache-prime')
+    } catch {
+      return
+    }
+    if (modules.some((m) => !m)) return
+    const heapFlag = `--max-old-space-size=${heapLimitMb}`
+    if (existsSync(path.join(codeCacheDir(base, String(heapLimitMb)), CODE_CACHE_DONE))) return
+    // under Node's permission model: it reads the runtime and its own files, and writes the cache only
+    mkdirSync(base, { recursive: true, mode: 0o755 })
+    // (each path once: Node 20 aborts on a path given twice)
+    const reads = [...new Set([runtimeDir, realpathSync(runtimeDir), path.dirname(primer)])].map((p) => `--allow-fs-read=${p}`)
+    const permissions = ['--experimental-permission', ...reads, `--allow-fs-write=${base}`, '--disable-warning=ExperimentalWarning']
+    const child = spawn(process.execPath, [...permissions, heapFlag, primer, base, realpathSync(path.join(runtimeDir, 'node_modules')), ...(modules as string[])], {
+      cwd: runtimeDir, stdio: 'ignore', env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    })
+    await new Promise((resolve) => {
+      child.on('close', resolve)
+      child.on('error', resolve)
+    })
+  })().catch(() => undefined)
+  priming.set(key, done)
+  return done
 }
 
 /** Folders of runs that answered, being removed (removed at once, should this process exit first). */

@@ -13,6 +13,7 @@
 import type * as FS from 'node:fs'
 import type * as OS from 'node:os'
 import type * as PATH from 'node:path'
+import { codeCacheDir, useCodeCache } from './code-cache.js'
 import type { HarnessConfig, HarnessMessage, ScriptConsoleEntry, ScriptNetworkEntry, ScriptPage, ScriptStep, ScriptTest, WebVitals } from './protocol.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: the harness patches Playwright's and Node's objects in place, whose types it does not import
@@ -49,6 +50,8 @@ export interface HarnessIO {
   loadCore(): Any
   /** Evaluates the check's script, which registers its tests. */
   loadScript(): unknown
+  /** The runtime's code cache (code-cache.ts: read-only here) and the folder of the modules it holds. */
+  codeCache?: { base: string; within: string }
 }
 
 // --- the test API -----------------------------------------------------------------------------
@@ -853,6 +856,7 @@ export function main(io: HarnessIO): void {
     deadline = performance.now() + message.budgetMs
     void run(io, loaded ?? loadPlaywright(io))
   })
+  if (io.codeCache) useCodeCache(codeCacheDir(io.codeCache.base), io.codeCache.within)
   loaded = loadPlaywright(io)
 }
 

@@ -1,4 +1,5 @@
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -7,7 +8,8 @@ import { strFromU8, unzipSync } from 'fflate'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runScript, secretForms, type ScriptCheck, type ScriptRunOptions } from '../../../src/runner/script/index.js'
 import { buildRunBundle, bundleCache } from '../../../src/runner/script/build.js'
-import { containment } from '../../../src/runner/script/jail.js'
+import { primeCodeCache } from '../../../src/runner/script/engine.js'
+import { containment, jailCommand } from '../../../src/runner/script/jail.js'
 import { DEFAULT_RUNTIME_ID, findRuntime } from '../../../src/schema/runtimes.js'
 import { hasChromium } from '../../helpers/browser.js'
 import { prepareTestRuntime } from '../../helpers/runtime.js'
@@ -376,6 +378,42 @@ test('reads', async ({ context }) => {
     expect(found['view-source']).toMatch(/^refused: .*navigation to view-source:file:.* refused/)
     expect(result.details.violations).toHaveLength(2)
   }, 120_000)
+
+  it('the runtime\'s code cache is written by the runner, outside the sandbox, and only read inside it: a script cannot change an entry or add one', async () => {
+    const runtimeDir = join(cache, DEFAULT_RUNTIME_ID)
+    await primeCodeCache(runtimeDir, 512)
+    const base = join(runtimeDir, '.v8-code-cache')
+    const folder = join(base, readdirSync(base).find((n) => n.endsWith('-heap-512')) ?? 'none')
+    const files = readdirSync(folder).filter((n) => n !== 'complete')
+    expect(files.length).toBeGreaterThan(1)
+    const entry = join(folder, files[0])
+    const before = readFileSync(entry)
+    expect(statSync(entry).mode & 0o777).toBe(0o644)
+    expect(statSync(entry).uid).toBe(process.getuid?.())
+    const result = await runScript(multiStep(`import { writeFileSync, appendFileSync } from 'node:fs'
+test('writes', async () => {
+  const tried = []
+  for (const write of [() => appendFileSync(process.env.ENTRY, 'x'), () => writeFileSync(process.env.FOLDER + '/0000', 'x')]) {
+    try { write(); tried.push('written') } catch (e) { tried.push(e.code) }
+  }
+  console.log('tried', tried.join(' '))
+})`, [{ key: 'ENTRY', value: entry }, { key: 'FOLDER', value: folder }]), options())
+    // refused by the permission model (a refusal the script catches leaves no trace), and behind it by the read-only mount
+    expect(result.details.logs).toContain('tried ERR_ACCESS_DENIED ERR_ACCESS_DENIED')
+    expect(readFileSync(entry).equals(before)).toBe(true)
+    expect(existsSync(join(folder, '0000'))).toBe(false)
+    if (containment().available) {
+      // the kernel's wall alone, without the permission model: the runtime, the cache in it, is mounted read-only in a run's sandbox
+      const [command, args] = jailCommand('/bin/sh', ['-c', `echo x >> '${entry}' 2>&1; touch '${folder}/0000' 2>&1; true`], {
+        user: null, readOnly: [runtimeDir], writable: [], tmpBytes: 1 << 20, shmBytes: 1 << 20, cwd: '/',
+      })
+      const ran = spawnSync(command, args, { encoding: 'utf8' })
+      const said = ran.stdout + ran.stderr
+      expect(said.match(/Read-only file system/g)).toHaveLength(2)
+      expect(readFileSync(entry).equals(before)).toBe(true)
+      expect(existsSync(join(folder, '0000'))).toBe(false)
+    }
+  }, 60_000)
 
   it('denies starting a process', async () => {
     const marker = join(work, 'spawned')
