@@ -121,9 +121,13 @@ export async function planFromMemo(args: MemoArgs, timing: (phase: string) => vo
       return miss('the lock does not read')
     }
   }
-  if (!(await pagesUnchanged(client, memo.pages))) return miss('a list changed on the server')
+  const pages = await pagesUnchanged(client, memo.pages)
+  if (!pages) return miss('a list changed on the server')
   timing('pages asked again')
+  // a list version moved with no page changed (a check group written): kept with the new one, so that the next plan asks one page again
+  const moved = pages.some((page, i) => page.version !== memo.pages[i].version)
   if (edited.size === 0) {
+    if (moved) writePlanMemo(file, key, { ...memo, pages })
     debug(`used (${memo.pages.length} list pages unchanged)`)
     return { plan: memo.plan, printed: memo.printed as MemoPrinted, session }
   }
@@ -132,7 +136,7 @@ export async function planFromMemo(args: MemoArgs, timing: (phase: string) => vo
   timing('edited files planned')
   const constructs: Record<string, string> = {}
   for (const name of parts.files.keys()) constructs[name] = edited.has(name) ? joinHashes(hashesOf(name)) : memo.constructs[name]
-  writePlanMemo(file, key, { ...memo, plan: replanned.plan, printed: replanned.printed, files, constructs })
+  writePlanMemo(file, key, { ...memo, pages, plan: replanned.plan, printed: replanned.printed, files, constructs })
   debug(`used (${memo.pages.length} list pages unchanged; ${edited.size} of ${parts.files.size} check files planned again)`)
   return { plan: replanned.plan, printed: replanned.printed, session }
 }
