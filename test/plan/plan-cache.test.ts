@@ -477,6 +477,24 @@ describe('the plan memo', () => {
     run = await both(dir, ['--format', 'json'])
     expect(run.memo).toMatch(/^used \(\d+ list pages unchanged; 1 of 4 check files planned again\)$/)
     expect(changed(planned(run))).toEqual(['update b7', 'update b8', 'update b9'])
+    // the lock as monitors writes it: the edited resources' entries read from its bytes alone
+    expect(run.stderr).toMatch(/^plan memo: the lock's entries of their resources read alone$/m)
+    // a lock written otherwise (by hand, by another tool): read whole, the same plan
+    const lockFile = join(dir, 'monitoring.lock.json')
+    const lockBytes = readFileSync(lockFile)
+    writeFileSync(lockFile, JSON.stringify(JSON.parse(lockBytes.toString('utf8')), null, 4))
+    expect((await both(dir, ['--format', 'json'])).memo).toBe('not used (the build, config, lock, target or options changed)')
+    b[9] = b[9].replace("name: 'Edited b nine'", "name: 'Edited b 9'")
+    writeFiles(dir, { 'checks/b.check.ts': file(b) })
+    run = await both(dir, ['--format', 'json'])
+    expect(run.memo).toMatch(/^used \(\d+ list pages unchanged; 1 of 4 check files planned again\)$/)
+    expect(run.stderr).not.toMatch(/lock's entries/)
+    expect(changed(planned(run))).toEqual(['update b7', 'update b8'])
+    b[9] = b[9].replace("name: 'Edited b 9'", "name: 'Edited b nine'")
+    writeFiles(dir, { 'checks/b.check.ts': file(b) })
+    writeFileSync(lockFile, lockBytes)
+    run = await both(dir, ['--format', 'json'])
+    expect(changed(planned(run))).toEqual(['update b7', 'update b8', 'update b9'])
 
     // an edit of the imported module: c makes other constructs, so c is planned again
     writeFiles(dir, { 'checks/names.ts': "export const tail = ' renamed'\n" })
