@@ -24,11 +24,17 @@
  *   paired.edit_ratio / paired.edit_cpu_ratio   the same for the plan after an edit (its own edit each run)
  *   paired.edit_no_cache_cpu_ratio    the plan after an edit ÷ the same with --no-cache, CPU time
  *   paired.edit_peak_mib / paired.edit_no_cache_peak_mib / paired.parse_peak_mib   medians of peak RSS
+ * With --before <checkout> (a built checkout of another version, its dist/ made: the version to
+ * compare with), the paired edit runs take a fourth turn, that checkout's CLI planning its own
+ * copy of the project (the same checks and lock, its own caches) after its own edit, against the
+ * same server:
+ *   paired.before_edit_ratio / paired.before_edit_cpu_ratio   its plan after an edit ÷ the parse
+ *   paired.before_edit_peak_mib                              its median peak RSS
  *
- *   npm run build && node bench/plan/figures.mjs [--checks N] [--quick] [--runs R] [--paired [--paired-runs P]]
+ *   npm run build && node bench/plan/figures.mjs [--checks N] [--quick] [--runs R] [--paired [--paired-runs P] [--before DIR]]
  */
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -42,6 +48,11 @@ const value = (name, fallback) => (args.includes(name) ? args[args.indexOf(name)
 const n = Number(value('--checks', args.includes('--quick') ? 1000 : 10000))
 const runs = Number(value('--runs', 3))
 const pairedRuns = args.includes('--paired') ? Number(value('--paired-runs', 5)) : 0
+const before = args.includes('--before') ? resolve(value('--before')) : undefined
+if (before !== undefined && !existsSync(join(before, 'dist/cli/main.js'))) {
+  console.error(`--before ${before}: no dist/ there (build that checkout first)`)
+  process.exit(1)
+}
 if (!Number.isInteger(n) || n < 1 || !Number.isInteger(runs) || runs < 1) {
   console.error('--checks and --runs take whole numbers above 0')
   process.exit(1)
@@ -68,10 +79,10 @@ const env = {
 delete env.MONITORS_TIMING
 
 /** One process, asynchronously (the server answers from this one): wall ms, CPU ms, peak RSS KiB, output. */
-async function timed(command, { extraEnv = {}, unset = [] } = {}) {
+async function timed(command, { extraEnv = {}, unset = [], cwd = project } = {}) {
   const childEnv = { ...env, ...extraEnv }
   for (const name of unset) delete childEnv[name]
-  const run = await runProbed(command, { cwd: project, env: childEnv, probeDir: dir })
+  const run = await runProbed(command, { cwd, env: childEnv, probeDir: dir })
   if (run.status !== 0) throw new Error(`${command.join(' ')} exited ${run.status}:\n${run.output.slice(0, 2000)}`)
   return run
 }
@@ -92,13 +103,13 @@ async function measure(command, options = {}) {
  */
 const edited = join(project, 'checks', 'batch-3.check.ts')
 let original
-async function editAndPlan(extra = []) {
+async function editAndPlan(extra = [], { cwd = project, command = cli } = {}) {
   original ??= readFileSync(edited, 'utf8')
   const name = `DNS 3 ${randomBytes(6).toString('hex')}`
   const changed = original.replace("name: 'DNS 3',", `name: '${name}',`)
   if (changed === original) throw new Error(`${edited} holds no check named 'DNS 3'`)
-  writeFileSync(edited, changed)
-  const run = await timed([cli, 'plan', ...extra])
+  writeFileSync(join(cwd, 'checks', 'batch-3.check.ts'), changed)
+  const run = await timed([command, 'plan', ...extra], { cwd })
   if (!/^Plan: 0 to create, 1 to update, 0 to delete\./m.test(run.output) || !run.output.includes(name)) {
     throw new Error(`the plan after editing dns-3 was expected to update it alone:\n${run.output.slice(0, 2000)}`)
   }
@@ -201,11 +212,19 @@ async function paired() {
     figure('paired.ratio', median(pairs.map((p) => p.plan.ms / p.parse.ms)).toFixed(2))
     figure('paired.cpu_ratio', median(pairs.map((p) => p.plan.cpuMs / p.parse.cpuMs)).toFixed(2))
     note(`paired runs, plan / parse: ${pairs.map((p) => `${seconds(p.plan.ms)} / ${seconds(p.parse.ms)} s`).join(', ')}`)
-    // the edit cycle, each run its own edit: the plan, the same with --no-cache, and the parse, in turns
+    // the other checkout's copy of the project: the same files and lock, its own caches, its first edit planned
+    const other = before === undefined ? undefined : { cwd: join(dir, 'project-before'), command: join(before, 'bin/monitors.cjs') }
+    if (other) {
+      writeProject(before, other.cwd, n)
+      copyFileSync(join(project, 'monitoring.lock.json'), join(other.cwd, 'monitoring.lock.json'))
+      await editAndPlan([], other)
+    }
+    // the edit cycle, each run its own edit: the plan, the same with --no-cache, and the parse (and the other checkout's plan), in turns
     const triples = []
     for (let r = 0; r < pairedRuns; r++) {
       const order = [['edit', () => editAndPlan()], ['noCache', () => editAndPlan(['--no-cache'])], ['parse', () => reference.timed()]]
-      const turn = [...order.slice(r % 3), ...order.slice(0, r % 3)]
+      if (other) order.push(['before', () => editAndPlan([], other)])
+      const turn = [...order.slice(r % order.length), ...order.slice(0, r % order.length)]
       const triple = {}
       for (const [name, run] of turn) triple[name] = await run()
       if (triple.parse.error) return note(`paired edit runs stopped: ${triple.parse.error}`)
@@ -217,6 +236,12 @@ async function paired() {
     figure('paired.edit_peak_mib', Math.round(median(triples.map((t) => t.edit.rss)) / 1024))
     figure('paired.edit_no_cache_peak_mib', Math.round(median(triples.map((t) => t.noCache.rss)) / 1024))
     figure('paired.parse_peak_mib', Math.round(median(triples.map((t) => t.parse.rss)) / 1024))
+    if (other) {
+      figure('paired.before_edit_ratio', median(triples.map((t) => t.before.ms / t.parse.ms)).toFixed(2))
+      figure('paired.before_edit_cpu_ratio', median(triples.map((t) => t.before.cpuMs / t.parse.cpuMs)).toFixed(2))
+      figure('paired.before_edit_peak_mib', Math.round(median(triples.map((t) => t.before.rss)) / 1024))
+      note(`paired edit runs, cpu of this plan / the other checkout's: ${triples.map((t) => `${seconds(t.edit.cpuMs)} / ${seconds(t.before.cpuMs)} s`).join(', ')}`)
+    }
     note(`paired edit runs, cpu of plan / --no-cache / parse: ${triples.map((t) => `${seconds(t.edit.cpuMs)} / ${seconds(t.noCache.cpuMs)} / ${seconds(t.parse.cpuMs)} s`).join(', ')}`)
   } finally {
     reference.cleanup()

@@ -39,6 +39,8 @@ export interface StoredPage {
   total?: number
   /** Each record's id (the list's idOf), when it was known. */
   ids?: string[]
+  /** The version of the whole list its answer named (paging.ts LIST_VERSION_HEADER), when it named one. */
+  version?: string
 }
 
 /** Where and for whom pages are kept (ApiClientOptions.pageCache). */
@@ -78,14 +80,16 @@ class KeptPage implements StoredPage {
   readonly after?: string
   readonly total?: number
   readonly ids?: string[]
+  readonly version?: string
   constructor(
     readonly etag: string,
-    meta: { after?: string; total?: number; ids?: string[] },
+    meta: { after?: string; total?: number; ids?: string[]; version?: string },
     readonly span: Span,
   ) {
     if (meta.after !== undefined) this.after = meta.after
     if (meta.total !== undefined) this.total = meta.total
     if (meta.ids !== undefined) this.ids = meta.ids
+    if (typeof meta.version === 'string') this.version = meta.version
   }
   get items(): unknown[] {
     if (this.#items === undefined) {
@@ -118,11 +122,14 @@ export function openPageCache(dir: string, target: { baseUrl: string; accountId?
   let reused = 0
   let unchanged = 0
   let read = 0
+  // a page reused at another list version than kept: the file is written again with it
+  let moved = false
   return {
     get: (url) => old?.get(url),
     reuse(url, page) {
       counts.reused++
       reused++
+      if (old?.get(url)?.version !== page.version) moved = true
       fresh[url] = kept(url, page)
     },
     same(url, page) {
@@ -136,7 +143,7 @@ export function openPageCache(dir: string, target: { baseUrl: string; accountId?
       fresh[url] = { page }
     },
     save() {
-      if (read > 0 || old === undefined || old.size !== reused) write(file, identity, fresh, old === undefined)
+      if (read > 0 || moved || old === undefined || old.size !== reused) write(file, identity, fresh, old === undefined)
       const damaged = counts.invalid > invalidBefore ? ' (the file was damaged: ignored)' : ''
       if (process.env.MONITORS_DEBUG_CACHE) process.stderr.write(`page cache: GET ${list}: ${reused - unchanged} pages reused (304), ${unchanged ? `${unchanged} read again unchanged, ` : ''}${read} read${damaged}\n`)
     },
@@ -166,6 +173,7 @@ interface PageMeta {
   after?: string
   total?: number
   ids?: string[]
+  version?: string
   /** each record's end in the records' bytes, from this page's start */
   ends: number[]
 }
@@ -225,6 +233,7 @@ function write(file: string, identity: string, pages: Record<string, { page: Sto
     if (page.after !== undefined) meta.after = page.after
     if (page.total !== undefined) meta.total = page.total
     if (page.ids !== undefined && page.ids.length === ends.length) meta.ids = page.ids
+    if (page.version !== undefined) meta.version = page.version
     index[url] = meta
   }
   const data = Buffer.concat([Buffer.from(`${JSON.stringify(index)}\n`, 'utf8'), ...chunks])

@@ -13,12 +13,28 @@ export interface ListPageRead {
   keyset: boolean
   /** It held PAGE_LIMIT records. */
   full: boolean
+  /** The version of the whole list its answer named (LIST_VERSION_HEADER), when it named one. */
+  version?: string
 }
 
 /** What a client read (ApiClient.readLog): every request counted, every list page with an ETag recorded. */
 export interface ReadLog {
   requests: number
   pages: ListPageRead[]
+}
+
+/**
+ * The local server's version of a whole list (docs/api.md "Reading long lists"), on each of its
+ * pages: when the first page answers 304 naming the version every kept page of the list was read
+ * at, no write has touched the list since, and the kept pages are the list without asking for
+ * them. The hosted service sends none: each page is asked again.
+ */
+export const LIST_VERSION_HEADER = 'monitors-list-version'
+
+/** The list version an answer names, when it names one. */
+function listVersion(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const value = headers[LIST_VERSION_HEADER]
+  return typeof value === 'string' && value !== '' ? value : undefined
 }
 
 /** Page size used for every list: the API's maximum. */
@@ -36,14 +52,24 @@ export async function listAllByPage<T>(
   options: { query?: Query; idOf?: (item: T) => string; parallel?: number } = {},
 ): Promise<T[]> {
   const cache = client.pageCache(path)
+  // the list version the first page proved unchanged (a 304 naming the version it was kept at): the other pages kept at it are reused unasked
+  let proven: string | undefined
   const fetchPage = async (page: number, after?: string): Promise<{ items: T[]; total?: number; after?: string }> => {
     const query = { ...options.query, limit: PAGE_LIMIT, ...(after === undefined ? { page } : { after }) }
     const url = pageUrl(path, query)
     const stored = cache?.get(url)
+    if (stored && proven !== undefined && stored.version === proven) {
+      // a page of the read as one asked is (ReadLog: one request a page)
+      if (client.readLog) client.readLog.requests++
+      cache!.reuse(url, stored)
+      logRead(client, path, query, stored, after !== undefined, stored.items.length)
+      return { items: stored.items as T[], total: stored.total, after: stored.after }
+    }
     let response = await client.get<unknown>(path, query, stored ? { 'if-none-match': stored.etag } : undefined)
     if (response.status === 304 && stored) {
       const reused = reusedPage(stored, response.headers, after !== undefined)
       if (reused) {
+        if (page === 1 && after === undefined && reused.version !== undefined && reused.version === stored.version) proven = reused.version
         cache!.reuse(url, reused)
         logRead(client, path, query, reused, after !== undefined, reused.items.length)
         return { items: reused.items as T[], total: reused.total, after: reused.after }
@@ -54,13 +80,14 @@ export async function listAllByPage<T>(
     }
     const read = { items: asArray<T>(response.body, path), total: totalFromContentRange(response.headers['content-range']), after: nextAfter(response.headers.link) }
     const etag = response.headers.etag
-    if (typeof etag === 'string' && etag !== '') logRead(client, path, query, { etag, after: read.after, total: read.total }, after !== undefined, read.items.length)
+    const version = listVersion(response.headers)
+    if (typeof etag === 'string' && etag !== '') logRead(client, path, query, { etag, after: read.after, total: read.total, version }, after !== undefined, read.items.length)
     if (cache && typeof etag === 'string' && etag !== '') {
-      const page: StoredPage = { etag, items: read.items, ...(read.after !== undefined ? { after: read.after } : {}), ...(read.total !== undefined ? { total: read.total } : {}) }
+      const page: StoredPage = { etag, items: read.items, ...(read.after !== undefined ? { after: read.after } : {}), ...(read.total !== undefined ? { total: read.total } : {}), ...(version !== undefined ? { version } : {}) }
       // each record's id: a plan that reuses what it kept for the other check files reads only the records of the edited ones
       if (options.idOf) page.ids = read.items.map(options.idOf)
       // read whole but the same as kept (a full last page, see reusedPage): the file needs no rewrite
-      if (stored && stored.etag === etag && stored.after === page.after && stored.total === page.total) cache.same(url, page)
+      if (stored && stored.etag === etag && stored.after === page.after && stored.total === page.total && stored.version === page.version) cache.same(url, page)
       else cache.set(url, page)
     }
     return read
@@ -70,40 +97,82 @@ export async function listAllByPage<T>(
   return all
 }
 
-function logRead(client: ApiClient, path: string, query: Query, page: { etag: string; after?: string; total?: number }, keyset: boolean, items: number): void {
-  client.readLog?.pages.push({ path, query, etag: page.etag, ...(page.after !== undefined ? { after: page.after } : {}), ...(page.total !== undefined ? { total: page.total } : {}), keyset, full: items >= PAGE_LIMIT })
+function logRead(client: ApiClient, path: string, query: Query, page: { etag: string; after?: string; total?: number; version?: string }, keyset: boolean, items: number): void {
+  client.readLog?.pages.push({
+    path, query, etag: page.etag, ...(page.after !== undefined ? { after: page.after } : {}), ...(page.total !== undefined ? { total: page.total } : {}), keyset, full: items >= PAGE_LIMIT,
+    ...(page.version !== undefined ? { version: page.version } : {}),
+  })
 }
 
 /**
  * Whether every page of `pages` is unchanged: each asked again with its ETag, all at once (at
  * most `parallel`), must answer 304 and say of the pages after it what it said before (the same
  * next link and total, as listAllByPage would resolve them). Any other answer, or an error, is a
- * no: a full read then sees what changed.
+ * no (undefined): a full read then sees what changed. A list whose pages were all read at one
+ * list version (LIST_VERSION_HEADER) is asked for its first page alone: a 304 naming that version
+ * stands for every page of it. Resolves to the pages with the versions their answers named (a
+ * list version may move with no page changed: a check group written), the pages not asked
+ * keeping theirs.
  */
-export async function pagesUnchanged(client: ApiClient, pages: readonly ListPageRead[], parallel = 8): Promise<boolean> {
-  let next = 0
+export async function pagesUnchanged(client: ApiClient, pages: readonly ListPageRead[], parallel = 8): Promise<ListPageRead[] | undefined> {
+  const now = [...pages]
   let same = true
-  const worker = async () => {
-    while (same && next < pages.length) {
-      const page = pages[next++]
-      try {
-        const response = await client.get<unknown>(page.path, page.query, { 'if-none-match': page.etag })
-        let resolved = response.status === 304 ? reusedPage({ etag: page.etag, items: [], ...(page.after !== undefined ? { after: page.after } : {}) }, response.headers, page.keyset, page.full) : undefined
-        if (response.status === 304 && !resolved) {
-          // a full page by keyset whose 304 does not say whether the list goes on: read whole, as listAllByPage does
-          const whole = await client.get<unknown>(page.path, page.query)
-          const etag = whole.headers.etag
-          resolved = { etag: typeof etag === 'string' ? etag : '', items: [], after: nextAfter(whole.headers.link), total: totalFromContentRange(whole.headers['content-range']) }
-          if (resolved.etag !== page.etag) same = false
-        }
-        if (!resolved || resolved.after !== page.after || resolved.total !== page.total) same = false
-      } catch {
-        same = false
+  const askAll = async (indexes: number[]) => {
+    let next = 0
+    const worker = async () => {
+      while (same && next < indexes.length) {
+        const i = indexes[next++]
+        const answer = await askAgain(client, now[i])
+        if (!answer) same = false
+        else now[i] = answer
       }
     }
+    await Promise.all(Array.from({ length: Math.min(parallel, indexes.length) }, worker))
   }
-  await Promise.all(Array.from({ length: Math.min(parallel, pages.length) }, worker))
-  return same
+  // each list's pages (its path and query, but for the page asked for), and whether one version covers them all
+  const lists = new Map<string, number[]>()
+  pages.forEach((page, i) => {
+    const { page: _page, after: _after, ...rest } = page.query
+    const list = pageUrl(page.path, rest)
+    lists.set(list, [...(lists.get(list) ?? []), i])
+  })
+  const rest: number[] = []
+  const firsts: Array<{ first: number; others: number[]; version: string }> = []
+  for (const indexes of lists.values()) {
+    const version = pages[indexes[0]].version
+    const first = indexes.find((i) => !pages[i].keyset && pages[i].query.page === 1)
+    if (version === undefined || first === undefined || indexes.length === 1 || !indexes.every((i) => pages[i].version === version)) rest.push(...indexes)
+    else firsts.push({ first, others: indexes.filter((i) => i !== first), version })
+  }
+  await Promise.all(firsts.map(async ({ first, others, version }) => {
+    const answer = await askAgain(client, pages[first])
+    if (!answer) same = false
+    else if (answer.version !== version) rest.push(...others)
+    now[first] = answer ?? now[first]
+  }))
+  if (same) await askAll(rest)
+  return same ? now : undefined
+}
+
+/** A page asked again with its ETag: the page as the answer resolves it (its version too), or undefined when it changed or did not answer. */
+async function askAgain(client: ApiClient, page: ListPageRead): Promise<ListPageRead | undefined> {
+  try {
+    const response = await client.get<unknown>(page.path, page.query, { 'if-none-match': page.etag })
+    let resolved = response.status === 304 ? reusedPage({ etag: page.etag, items: [], ...(page.after !== undefined ? { after: page.after } : {}) }, response.headers, page.keyset, page.full) : undefined
+    if (response.status === 304 && !resolved) {
+      // a full page by keyset whose 304 does not say whether the list goes on: read whole, as listAllByPage does
+      const whole = await client.get<unknown>(page.path, page.query)
+      const etag = whole.headers.etag
+      const version = listVersion(whole.headers)
+      resolved = { etag: typeof etag === 'string' ? etag : '', items: [], after: nextAfter(whole.headers.link), total: totalFromContentRange(whole.headers['content-range']), ...(version !== undefined ? { version } : {}) }
+      if (resolved.etag !== page.etag) return undefined
+    }
+    if (!resolved || resolved.after !== page.after || resolved.total !== page.total) return undefined
+    const { version: _was, ...kept } = page
+    return { ...kept, ...(resolved.version !== undefined ? { version: resolved.version } : {}) }
+  } catch {
+    return undefined
+  }
 }
 
 /**
@@ -120,7 +189,12 @@ function reusedPage(stored: StoredPage, headers: Record<string, string | string[
   const after = link !== undefined ? nextAfter(link) : stored.after
   if (keyset && link === undefined && after === undefined && full) return undefined
   const total = totalFromContentRange(headers['content-range'])
-  return { etag: stored.etag, items: stored.items, ...(after !== undefined ? { after } : {}), ...(total !== undefined ? { total } : {}), ...(stored.ids !== undefined ? { ids: stored.ids } : {}) }
+  // the version the 304 names: the page is the list's at that version (it was read before the page was compared)
+  const version = listVersion(headers)
+  return {
+    etag: stored.etag, items: stored.items, ...(after !== undefined ? { after } : {}), ...(total !== undefined ? { total } : {}), ...(stored.ids !== undefined ? { ids: stored.ids } : {}),
+    ...(version !== undefined ? { version } : {}),
+  }
 }
 
 /** A page's path and query as the page cache finds it: the parameters in name order. */

@@ -4,7 +4,7 @@ import { replanChanged, type Plan } from '../plan/index.js'
 import { splitHashes, type PlanMemo } from '../plan/memo.js'
 import { CONSTRUCT_NAMES, RESOURCE_KINDS } from '../resources/registry.js'
 import type { ResourceKind } from '../resources/types.js'
-import { lockKey } from '../state/lock.js'
+import { lockEntriesOf, lockKey } from '../state/lock.js'
 import type { Session } from './engine.js'
 import type { MemoArgs, MemoPrinted } from './plan-memo.js'
 
@@ -27,7 +27,9 @@ export function replanEdited(
   session: Session,
   args: MemoArgs,
   timing: (phase: string) => void,
-): { plan: Plan; printed: MemoPrinted } | { miss: string } {
+  /** The lock's bytes, when they are in the form monitors writes (PlanMemo.lockWritten): the entries needed are read alone. */
+  lockBytes?: Buffer,
+): { plan: Plan; printed: MemoPrinted; lockRead: 'entries' | 'whole' } | { miss: string } {
   const now: string[] = []
   // of the edited files' constructs, those whose key the kept plan did not see (the others' changes stand)
   const changedKeys = new Set<string>()
@@ -45,7 +47,8 @@ export function replanEdited(
   const validated = deferred.validateFiles(edited, changedKeys)
   if (validated.problems.length > 0) return { miss: 'a construct has a problem' }
   timing('edited files validated')
-  const lock = session.lock
+  const entries = lockBytes && lockEntriesOf(lockBytes, validated.resources.map((r) => lockKey(r.kind, r.logicalId)))
+  const lock = entries || session.lock
   const wanted: Array<{ kind: ResourceKind; remoteId: string }> = []
   for (const resource of validated.resources) {
     const entry = lock?.resources[lockKey(resource.kind, resource.logicalId)]
@@ -63,7 +66,7 @@ export function replanEdited(
   const printed = memo.printed as MemoPrinted
   const changed = new Set(validated.resources.map((r) => `${r.construct}\0${r.logicalId}`))
   const warnings = inResourceOrder([...printed.warnings.filter((w) => !changed.has(`${w.construct}\0${w.logicalId}`)), ...validated.warnings])
-  return { plan, printed: { secretWarnings: printed.secretWarnings, warnings } }
+  return { plan, printed: { secretWarnings: printed.secretWarnings, warnings }, lockRead: entries ? 'entries' : 'whole' }
 }
 
 /** Whether two lists hold the same keys as many times each. */

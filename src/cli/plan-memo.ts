@@ -6,7 +6,7 @@ import { constructHash, joinHashes, planMemoFile, planMemoKey, readPlanMemo, wri
 import type { Plan } from '../plan/index.js'
 import { emptySecretWarnings, environmentRequest, err, openSessionLazily, type EngineArgs, type Session } from './engine.js'
 import { isRemoteTarget } from './target.js'
-import { hasJournal } from '../state/lock.js'
+import { hasJournal, isWrittenForm } from '../state/lock.js'
 import { replanEdited } from './plan-memo-edit.js'
 import { io } from './io.js'
 
@@ -95,7 +95,10 @@ export async function planFromMemo(args: MemoArgs, timing: (phase: string) => vo
     client.readLog = undefined
     if (log && log.requests === log.pages.length) {
       const constructs = Object.fromEntries([...parts.files.keys()].map((name) => [name, joinHashes(hashesOf(name))]))
-      writePlanMemo(file, key, { pages: log.pages, plan, printed: { secretWarnings: emptySecretWarnings(project.resources), warnings: project.warnings } satisfies MemoPrinted, files, constructs })
+      // the lock as this plan read it (journal-free: see below), in the form monitors writes: an edit's plan then reads the entries it needs alone
+      const lock = session.lock
+      const lockWritten = lockText !== undefined && lock !== undefined && isWrittenForm(lock, lockText)
+      writePlanMemo(file, key, { pages: log.pages, plan, printed: { secretWarnings: emptySecretWarnings(project.resources), warnings: project.warnings } satisfies MemoPrinted, files, constructs, lockWritten })
     }
   }
   const miss = (reason: string): MemoMiss => {
@@ -113,27 +116,33 @@ export async function planFromMemo(args: MemoArgs, timing: (phase: string) => vo
   // what the plan kept cannot stand for the others' (before any request: a miss reads the lists once)
   const why = edited.size === 0 ? undefined : args.target !== undefined && args.target.length > 0 ? '--target' : undefined
   if (why) return miss(`the code changed, and ${why} plans what depends on it`)
-  // the edited files are planned against the lock: parsed now, while the heap is small (the same bytes the key holds)
-  if (edited.size > 0) {
+  // the edited files are planned against the lock: parsed now, while the heap is small (the same bytes the key holds),
+  // unless the entries they need are read alone from a lock in the form monitors writes
+  if (edited.size > 0 && !(memo.lockWritten && lockText)) {
     try {
       void session.lock
     } catch {
       return miss('the lock does not read')
     }
   }
-  if (!(await pagesUnchanged(client, memo.pages))) return miss('a list changed on the server')
+  const pages = await pagesUnchanged(client, memo.pages)
+  if (!pages) return miss('a list changed on the server')
   timing('pages asked again')
+  // a list version moved with no page changed (a check group written): kept with the new one, so that the next plan asks one page again
+  const moved = pages.some((page, i) => page.version !== memo.pages[i].version)
   if (edited.size === 0) {
+    if (moved) writePlanMemo(file, key, { ...memo, pages })
     debug(`used (${memo.pages.length} list pages unchanged)`)
     return { plan: memo.plan, printed: memo.printed as MemoPrinted, session }
   }
-  const replanned = replanEdited(deferred, memo, edited, { ...parts, hashesOf }, session, args, timing)
+  const replanned = replanEdited(deferred, memo, edited, { ...parts, hashesOf }, session, args, timing, memo.lockWritten ? lockText : undefined)
   if ('miss' in replanned) return miss(`the code changed in ${edited.size} of ${parts.files.size} check files: ${replanned.miss}`)
   timing('edited files planned')
   const constructs: Record<string, string> = {}
   for (const name of parts.files.keys()) constructs[name] = edited.has(name) ? joinHashes(hashesOf(name)) : memo.constructs[name]
-  writePlanMemo(file, key, { ...memo, plan: replanned.plan, printed: replanned.printed, files, constructs })
+  writePlanMemo(file, key, { ...memo, pages, plan: replanned.plan, printed: replanned.printed, files, constructs })
   debug(`used (${memo.pages.length} list pages unchanged; ${edited.size} of ${parts.files.size} check files planned again)`)
+  if (replanned.lockRead === 'entries') debug('the lock\'s entries of their resources read alone')
   return { plan: replanned.plan, printed: replanned.printed, session }
 }
 

@@ -48,6 +48,11 @@ export interface PlanMemo {
   files: Record<string, string>
   /** A hash of each construct's construct cache key (constructHash), per check file, in the order the file made them, one after the other (see joinHashes). */
   constructs: Record<string, string>
+  /**
+   * The lock (the bytes the key holds) is in the form monitors writes it (isWrittenForm): a plan
+   * of edited files reads their resources' entries alone from its bytes (lockEntriesOf).
+   */
+  lockWritten?: boolean
 }
 
 /** Characters of a constructHash. */

@@ -155,6 +155,47 @@ function serializeLock(lock: LockFile): string {
   return `${stableStringify(lock, 2)}\n`
 }
 
+/** Whether `bytes` are `lock` as writeLock writes it (keys sorted, two spaces): what lockEntriesOf reads. */
+export function isWrittenForm(lock: LockFile, bytes: Buffer): boolean {
+  return bytes.equals(Buffer.from(serializeLock(lock), 'utf8'))
+}
+
+/**
+ * The lock of `bytes` with the entries of `keys` alone (those it has), read without parsing the
+ * rest: `bytes` must be a lock in writeLock's form (isWrittenForm), checked before, and without a
+ * journal. There, each resource's entry is its own lines, `    "<key>": {` to `    }` (an entry
+ * holds no object), and the only other object keyed at that depth is `pending`. Undefined when
+ * the lock has pending creates, or something is not where that form puts it: the caller then
+ * reads the lock whole.
+ */
+export function lockEntriesOf(bytes: Buffer, keys: readonly string[]): LockFile | undefined {
+  if (bytes.includes('\n  "pending": ') || !bytes.includes('\n  "version": 1\n}')) return undefined
+  const object = (from: string, close: string): unknown => {
+    const at = bytes.indexOf(from)
+    if (at < 0) return undefined
+    const start = at + from.length - 1
+    const end = bytes.indexOf(close, start)
+    if (end < 0 || bytes.indexOf(from, at + 1) >= 0) return null
+    try {
+      return JSON.parse(bytes.toString('utf8', start, end + close.length))
+    } catch {
+      return null
+    }
+  }
+  const target = object('\n  "target": {', '\n  }') as LockTarget | undefined | null
+  if (!target || typeof target.id !== 'string' || typeof target.baseUrl !== 'string') return undefined
+  const lock: LockFile = { version: 1, target, resources: {} }
+  const environment = /\n {2}"environment": ("(?:[^"\\\n]|\\.)*"),\n/.exec(bytes.toString('utf8', 0, Math.min(bytes.length, 4096)))
+  if (environment) lock.environment = JSON.parse(environment[1]) as string
+  for (const key of keys) {
+    const entry = object(`\n    ${JSON.stringify(key)}: {`, '\n    }') as LockEntry | undefined | null
+    if (entry === undefined) continue
+    if (!entry || typeof entry.remoteId !== 'string' || lockKey(entry.kind, entry.logicalId) !== key) return undefined
+    lock.resources[key] = entry
+  }
+  return lock
+}
+
 const cleaned = new Set<string>()
 
 /**

@@ -256,9 +256,9 @@ describe('the page cache', () => {
     const second = await cli(dir, ['plan'])
     expect(second.stdout).toMatch(/^No changes\./m)
     const lists = requests.filter((line) => line.startsWith('GET /v1/checks?'))
-    // page 1 by number, page 2 by its keyset link, both answered 304
-    expect(lists).toHaveLength(2)
-    for (const line of lists) expect(line).toMatch(/ 304 /)
+    // page 1 by number, answered 304 with the list version both pages were kept at: page 2 is not asked for
+    expect(lists).toHaveLength(1)
+    expect(lists[0]).toMatch(/^GET \/v1\/checks\?limit=100&page=1 304 /)
     expect(second.stderr).toMatch(/page cache: GET \/v1\/checks: 2 pages reused \(304\), 0 read/)
 
     // changed outside monitors: the page holding it is read again, and the plan says so
@@ -348,10 +348,12 @@ describe('the plan memo', () => {
     expect(hit.stderr).toMatch(/plan memo: used/)
     expect(hit.stderr).not.toMatch(/construct cache:|page cache:/)
     expect(hit.stdout).toBe(run.stdout)
-    // the list's pages (the account's other tests' checks too) asked with their ETags only: all 304
+    // the list's pages (the account's other tests' checks too: more than one page): the first alone asked
+    // with its ETag, answered 304 with the list version every page was read at
     const lists = sent.filter((line) => line.startsWith('GET /v1/'))
-    expect(lists.length, sent.join('\n')).toBeGreaterThanOrEqual(2)
-    for (const line of lists) expect(line).toMatch(/ 304 /)
+    expect(lists, sent.join('\n')).toHaveLength(1)
+    expect(lists[0]).toMatch(/^GET \/v1\/checks\?limit=100&page=1 304 /)
+    expect(hit.stderr).toMatch(/plan memo: used \(([2-9]|\d\d+) list pages unchanged\)/)
     for (const format of [['--format', 'json'], ['--format', 'markdown'], ['--detailed-exitcode'], ['--refresh-only'], ['--verbose']]) {
       run = await both(dir, format)
       expect(run.memo, format.join(' ')).toMatch(USED)
@@ -394,12 +396,25 @@ describe('the plan memo', () => {
     writeFileSync(lockFile, lockText)
     expect((await both(dir, [])).memo).toMatch(USED)
 
-    // a record changed on the server by another client
-    const record = (await client.get<Record<string, unknown>>(`/v1/checks/${lock.resources['dns-check:m100'].remoteId}`)).body
+    // a record changed on the server by another client: the list's last one, on its last page (that the first page does not hold)
+    const total = Number((await client.get<unknown[]>('/v1/checks', { limit: 100, page: 1 })).headers['content-range']?.toString().split('/')[1])
+    expect(total).toBeGreaterThan(100)
+    const lastPage = (await client.get<Array<Record<string, unknown>>>('/v1/checks', { limit: 100, page: Math.ceil(total / 100) })).body
+    const record = lastPage.at(-1)!
+    const lastId = Object.entries(lock.resources as Record<string, { remoteId: string }>).find(([, entry]) => entry.remoteId === record.id)?.[0].split(':')[1]
+    expect(lastId).toMatch(/^m\d+$/)
     await client.put(`/v1/checks/dns/${record.id}`, { ...record, name: 'Renamed outside' })
     run = await both(dir, [])
     expect(run.memo).toBe('not used (a list changed on the server)')
     expect(run.stdout).toMatch(/Renamed outside/)
+    expect((await both(dir, [])).memo).toMatch(USED)
+    // the same with an edit of the project: the memo's edit path sees it too
+    await client.put(`/v1/checks/dns/${record.id}`, { ...record, name: 'Renamed outside again' })
+    writeFiles(dir, { 'checks/many.check.ts': many(120).replace("name: 'M 7'", "name: 'M seven'") })
+    run = await both(dir, ['--format', 'json'])
+    expect(run.memo).toBe('not used (a list changed on the server)')
+    expect(JSON.parse(run.stdout).changes.find((c: { logicalId: string }) => c.logicalId === lastId)).toMatchObject({ action: 'update' })
+    writeFiles(dir, { 'checks/many.check.ts': many(120) })
 
     // the options that change the plan
     for (const options of [['--target', 'dns-check:m1'], ['--adopt-existing']]) {
@@ -461,6 +476,24 @@ describe('the plan memo', () => {
     writeFiles(dir, { 'checks/b.check.ts': file(b) })
     run = await both(dir, ['--format', 'json'])
     expect(run.memo).toMatch(/^used \(\d+ list pages unchanged; 1 of 4 check files planned again\)$/)
+    expect(changed(planned(run))).toEqual(['update b7', 'update b8', 'update b9'])
+    // the lock as monitors writes it: the edited resources' entries read from its bytes alone
+    expect(run.stderr).toMatch(/^plan memo: the lock's entries of their resources read alone$/m)
+    // a lock written otherwise (by hand, by another tool): read whole, the same plan
+    const lockFile = join(dir, 'monitoring.lock.json')
+    const lockBytes = readFileSync(lockFile)
+    writeFileSync(lockFile, JSON.stringify(JSON.parse(lockBytes.toString('utf8')), null, 4))
+    expect((await both(dir, ['--format', 'json'])).memo).toBe('not used (the build, config, lock, target or options changed)')
+    b[9] = b[9].replace("name: 'Edited b nine'", "name: 'Edited b 9'")
+    writeFiles(dir, { 'checks/b.check.ts': file(b) })
+    run = await both(dir, ['--format', 'json'])
+    expect(run.memo).toMatch(/^used \(\d+ list pages unchanged; 1 of 4 check files planned again\)$/)
+    expect(run.stderr).not.toMatch(/lock's entries/)
+    expect(changed(planned(run))).toEqual(['update b7', 'update b8'])
+    b[9] = b[9].replace("name: 'Edited b 9'", "name: 'Edited b nine'")
+    writeFiles(dir, { 'checks/b.check.ts': file(b) })
+    writeFileSync(lockFile, lockBytes)
+    run = await both(dir, ['--format', 'json'])
     expect(changed(planned(run))).toEqual(['update b7', 'update b8', 'update b9'])
 
     // an edit of the imported module: c makes other constructs, so c is planned again

@@ -4,7 +4,8 @@ import { CHECK_TYPE_TABLE, SERVICE_CHECK_TYPES, type ServiceCheckType } from '..
 import { badRequest, notFound, parseOr400 } from '../errors.js'
 import type { Store } from '../store/index.js'
 import { serviceReferences, writeWithReferences } from './references.js'
-import { contentRange, nextLink, sendJson, sendListPage } from './util.js'
+import { contentRange, LIST_VERSION_HEADER, nextLink, sendJson, sendListPage } from './util.js'
+import { packageVersion } from '../version.js'
 import { createHeartbeatCheck, replaceHeartbeatCheck } from './heartbeats.js'
 import type { Repositories } from '../store/index.js'
 import { cycleFrom, dependsOnOf } from '../dependencies.js'
@@ -75,11 +76,19 @@ async function withGroupSettings(store: Store, account: string, checks: Array<Re
   return checks.map((check) => blankCheckSecrets(applyGroup(check, typeof check.groupId === 'number' ? groups.get(check.groupId) : undefined)))
 }
 
+let ownVersion: string | undefined
+/** This server's version, part of every list version it answers: another server's way of answering a list is another list. */
+const serverVersion = () => (ownVersion ??= packageVersion())
+
 export function checkRoutes(app: FastifyInstance, store: Store): void {
   app.get('/v1/checks', async (request, reply) => {
     const query = parseOr400(checkListQuerySchema, request.query, 'query')
     const tags = query.tag === undefined ? undefined : Array.isArray(query.tag) ? query.tag : [query.tag]
     const offset = query.after === undefined ? (query.page - 1) * query.limit : 0
+    // read before the page (docs/api.md "Reading long lists"): the page is then as new as the version or newer;
+    // none for a list by status, which moves with results, not writes
+    const version = query.status === undefined ? await store.checks.listVersion(request.accountId) : undefined
+    if (version !== undefined) reply.header(LIST_VERSION_HEADER, `${serverVersion()}.${version}`)
     const page = await store.checks.list(request.accountId, {
       checkType: query.checkType, tags, search: query.search?.toLowerCase(), status: query.status, apiUrl: query.apiCheckUrlFilterPattern?.toLowerCase(),
       limit: query.limit, offset, after: query.after,

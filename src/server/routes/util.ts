@@ -31,6 +31,12 @@ export function optionalPage(query: unknown): { limit?: number; offset: number }
 }
 
 /**
+ * The version of the whole list a page is of (docs/api.md "Reading long lists"), on every page
+ * of GET /v1/checks, 304s too: another after any write to the account's checks or check groups.
+ */
+export const LIST_VERSION_HEADER = 'monitors-list-version'
+
+/**
  * Answers a list page conditionally: an `ETag` of its bytes, and 304 without a body when the
  * request's `If-None-Match` names it (or is `*`). `memo` keeps the tag with a page the store
  * caches, so a page answered again is not hashed again.

@@ -364,4 +364,49 @@ export const MIGRATIONS: readonly Migration[] = [
   // a check's newest failure with an error (its group's hash, time and message) kept in its status, which every run
   //    rewrites anyway: a failure that repeats it no longer rewrites its error group (see postgres/results.ts)
   { steps: [{ addColumn: 'check_statuses.error_hash' }, { addColumn: 'check_statuses.error_seen' }, { addColumn: 'check_statuses.error_message' }] },
+  // the version of each account's checks and check groups (GET /v1/checks answers it: one request proves a
+  //    whole list unchanged), moved by a trigger per row written, in the writer's transaction; the accounts
+  //    holding checks or groups now start at 0
+  {
+    steps: [
+      { createTable: 'list_versions' },
+      {
+        sql: {
+          sqlite: `
+  INSERT INTO list_versions (account_id, epoch, n)
+    SELECT account_id, lower(hex(randomblob(8))), 0 FROM (SELECT account_id FROM checks UNION SELECT account_id FROM check_groups);
+  CREATE TRIGGER checks_insert_list_version AFTER INSERT ON checks BEGIN
+    INSERT INTO list_versions (account_id, epoch, n) VALUES (NEW.account_id, lower(hex(randomblob(8))), 1) ON CONFLICT (account_id) DO UPDATE SET n = n + 1; END;
+  CREATE TRIGGER checks_update_list_version AFTER UPDATE ON checks BEGIN
+    INSERT INTO list_versions (account_id, epoch, n) VALUES (NEW.account_id, lower(hex(randomblob(8))), 1) ON CONFLICT (account_id) DO UPDATE SET n = n + 1;
+    UPDATE list_versions SET n = n + 1 WHERE account_id = OLD.account_id AND OLD.account_id <> NEW.account_id; END;
+  CREATE TRIGGER checks_delete_list_version AFTER DELETE ON checks BEGIN UPDATE list_versions SET n = n + 1 WHERE account_id = OLD.account_id; END;
+  CREATE TRIGGER groups_insert_list_version AFTER INSERT ON check_groups BEGIN
+    INSERT INTO list_versions (account_id, epoch, n) VALUES (NEW.account_id, lower(hex(randomblob(8))), 1) ON CONFLICT (account_id) DO UPDATE SET n = n + 1; END;
+  CREATE TRIGGER groups_update_list_version AFTER UPDATE ON check_groups BEGIN
+    INSERT INTO list_versions (account_id, epoch, n) VALUES (NEW.account_id, lower(hex(randomblob(8))), 1) ON CONFLICT (account_id) DO UPDATE SET n = n + 1;
+    UPDATE list_versions SET n = n + 1 WHERE account_id = OLD.account_id AND OLD.account_id <> NEW.account_id; END;
+  CREATE TRIGGER groups_delete_list_version AFTER DELETE ON check_groups BEGIN UPDATE list_versions SET n = n + 1 WHERE account_id = OLD.account_id; END;
+  `,
+          postgres: `
+  INSERT INTO list_versions (account_id, epoch, n)
+    SELECT account_id, md5(random()::text || clock_timestamp()::text), 0 FROM (SELECT account_id FROM checks UNION SELECT account_id FROM check_groups) AS accounts;
+  CREATE FUNCTION bump_list_version() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF TG_OP <> 'INSERT' THEN
+      UPDATE list_versions SET n = n + 1 WHERE account_id = OLD.account_id;
+    END IF;
+    IF TG_OP <> 'DELETE' AND (TG_OP = 'INSERT' OR OLD.account_id <> NEW.account_id) THEN
+      INSERT INTO list_versions (account_id, epoch, n) VALUES (NEW.account_id, md5(random()::text || clock_timestamp()::text), 1)
+        ON CONFLICT (account_id) DO UPDATE SET n = list_versions.n + 1;
+    END IF;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER checks_list_version AFTER INSERT OR UPDATE OR DELETE ON checks FOR EACH ROW EXECUTE FUNCTION bump_list_version();
+  CREATE TRIGGER groups_list_version AFTER INSERT OR UPDATE OR DELETE ON check_groups FOR EACH ROW EXECUTE FUNCTION bump_list_version();
+  `,
+        },
+      },
+    ],
+  },
 ]

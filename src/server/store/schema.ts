@@ -579,6 +579,18 @@ export const TABLES: Record<string, Table> = {
     },
   },
 
+  // the version of each account's checks and check groups: moves with every write to either (row
+  // triggers, see migrations.ts); GET /v1/checks answers it (docs/api.md), so that a client whose
+  // first page is unchanged at the version it read every page at knows the other pages are too.
+  // epoch: random when the row is made (a database made again counts from 1 again)
+  list_versions: {
+    columns: {
+      account_id: { type: 'text', primaryKey: true },
+      epoch: text,
+      n: bigint,
+    },
+  },
+
   // dashboard log-ins, kept here so that every server knows them; a session ends with its key
   web_sessions: {
     columns: {

@@ -2,8 +2,12 @@
  * The check list read by keyset (`after`, an extension of the spec) and conditionally
  * (`ETag` / `If-None-Match`); `page` keeps its meaning. See docs/api.md, "Reading long lists".
  */
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LocalServer } from '../../../src/server/index.js'
+import { ApiClient, type Query } from '../../../src/api/client.js'
 import { listAllByPage } from '../../../src/api/paging.js'
 import { caller, countingClient, dnsBody, expect400, KEY_A, KEY_B, startTestServer, type Call } from '../helpers.js'
 
@@ -141,5 +145,90 @@ describe('a list the spec answers whole', () => {
     // limit and page are honoured (a route that ignored them would answer the whole list to each)
     expect(queries).toEqual(Array.from({ length: Math.ceil(whole.json.length / 100) }, (_, i) => ({ limit: 100, page: i + 1 })))
     await client.close()
+  })
+})
+
+describe('the list version of the check list (monitors-list-version)', () => {
+  const versionOf = async (call: Call, path = '/v1/checks?limit=10') => (await call('GET', path)).headers.get('monitors-list-version')
+
+  it('names the whole list on every page and on a 304; moves with every write to the account\'s checks and check groups, never with another account\'s', async () => {
+    const first = await api('GET', '/v1/checks?limit=10')
+    const version = first.headers.get('monitors-list-version')!
+    expect(version).toMatch(/^\S+$/)
+    expect((await api('GET', `/v1/checks?limit=10&after=${nextOf(first.headers.get('link'))}`)).headers.get('monitors-list-version')).toBe(version)
+    const again = await api('GET', '/v1/checks?limit=10', undefined, { 'if-none-match': first.headers.get('etag')! })
+    expect(again.status).toBe(304)
+    expect(again.headers.get('monitors-list-version')).toBe(version)
+    expect(await versionOf(api, '/v1/checks?limit=10&tag=even&page=2')).toBe(version)
+    expect(await versionOf(api, '/v1/checks?limit=10&applyGroupSettings=true')).toBe(version)
+    // a list by status moves with results, not writes: no version
+    expect(await versionOf(api, '/v1/checks?limit=10&status=passing')).toBeNull()
+    // another account: its own version, and its writes leave mine
+    const theirs = await versionOf(other)
+    expect(theirs).not.toBe(version)
+    expect((await other('POST', '/v1/checks/dns', dnsBody({ name: 'theirs again' }))).status).toBe(201)
+    expect(await versionOf(other)).not.toBe(theirs)
+    expect(await versionOf(api)).toBe(version)
+    // each write of mine: another version, never one seen before
+    const seen = new Set([version])
+    const moved = async (what: string, answer: { status: number; text: string }, status: number) => {
+      expect(answer.status, `${what}: ${answer.text}`).toBe(status)
+      const now = (await versionOf(api))!
+      expect(seen.has(now), what).toBe(false)
+      seen.add(now)
+    }
+    const created = await api('POST', '/v1/checks/dns', dnsBody({ name: 'versioned' }))
+    await moved('a check created', created, 201)
+    await moved('a check replaced', await api('PUT', `/v1/checks/dns/${created.json.id}`, dnsBody({ name: 'versioned again' })), 200)
+    await moved('a check deleted', await api('DELETE', `/v1/checks/${created.json.id}`), 204)
+    const group = await api('POST', '/v1/check-groups', { name: 'versioned group', locations: ['eu-west-1'] })
+    await moved('a group created', group, 201)
+    await moved('a group updated', await api('PUT', `/v1/check-groups/${group.json.id}`, { name: 'versioned group', locations: ['us-east-1'] }), 200)
+    await moved('a group deleted', await api('DELETE', `/v1/check-groups/${group.json.id}`), 204)
+  })
+
+  it('lets the engine take an unchanged list from its page cache on the first page\'s 304 alone, and read a change on its last page', { timeout: 120_000 }, async () => {
+    // the account's checks fill several pages of 100 (the engine's test above made 500)
+    const dir = mkdtempSync(join(tmpdir(), 'list-version-'))
+    const client = new ApiClient({ baseUrl: server.url, apiKey: KEY_A, pageCacheDir: dir })
+    const sent: Array<{ query: Query; conditional: boolean }> = []
+    const get = client.get.bind(client)
+    client.get = ((path: string, query?: Query, headers?: Record<string, string>) => {
+      sent.push({ query: { ...query }, conditional: headers?.['if-none-match'] !== undefined })
+      return get(path, query, headers)
+    }) as typeof client.get
+    // the list's last item (past the heartbeat checks above): a DNS check, renamed below
+    const onLast = await api('POST', '/v1/checks/dns', dnsBody({ name: 'on the last page' }))
+    expect(onLast.status).toBe(201)
+    try {
+      const read = () => listAllByPage<{ id: string; name: string }>(client, '/v1/checks', { idOf: (c) => c.id })
+      const all = await read()
+      const pages = sent.length
+      expect(pages).toBeGreaterThanOrEqual(3)
+      // nothing written: page 1 alone, answered 304, stands for the rest
+      sent.length = 0
+      expect(await read()).toEqual(all)
+      expect(sent).toEqual([{ query: { limit: 100, page: 1 }, conditional: true }])
+      // an item of the last page changed: every page asked again, the change read
+      expect(all.at(-1)!.id).toBe(onLast.json.id)
+      expect((await api('PUT', `/v1/checks/dns/${onLast.json.id}`, dnsBody({ name: 'renamed on the last page' }))).status).toBe(200)
+      sent.length = 0
+      const changed = await read()
+      expect(sent).toHaveLength(pages)
+      expect(changed.at(-1)!.name).toBe('renamed on the last page')
+      expect(changed.slice(0, -1)).toEqual(all.slice(0, -1))
+      // and a group written (the version moves, no page of this list changes): every page asked again, 304s; then one request again
+      const group = await api('POST', '/v1/check-groups', { name: 'moves the version', locations: ['eu-west-1'] })
+      expect(group.status).toBe(201)
+      sent.length = 0
+      expect(await read()).toEqual(changed)
+      expect(sent).toHaveLength(pages)
+      sent.length = 0
+      expect(await read()).toEqual(changed)
+      expect(sent).toHaveLength(1)
+      expect((await api('DELETE', `/v1/check-groups/${group.json.id}`)).status).toBe(204)
+    } finally {
+      await client.close()
+    }
   })
 })

@@ -8,6 +8,9 @@ import { foldedName } from '../check-rows.js'
 import type { Clock } from '../../../runner/clock.js'
 
 type Statement = ReturnType<Db['prepare']>
+
+/** Part of every list version this process answers: a database file put back from a copy counts again from where the copy was, under another server start. */
+const STARTED = randomUUID().slice(0, 8)
 type CachedPage = CheckPage & { bytes: number }
 
 /*
@@ -38,6 +41,7 @@ export function checkRepository(
   const version = () => `${dataVersion.get() as number}:${writes.count}`
 
   const list = checkLister(db, cache, version)
+  const listVersion = db.prepare(`SELECT epoch || '.' || n FROM list_versions WHERE account_id = ?`).pluck()
 
   function record(id: string, checkType: string, json: string): CheckRecord {
     return { id, checkType, json }
@@ -78,6 +82,10 @@ export function checkRepository(
     delete: (account, id) => exec(() => {
       writes.count++
       return remove.run(id, account).changes > 0
+    }),
+    listVersion: (account) => exec(() => {
+      const at = listVersion.get(account) as string | undefined
+      return at === undefined ? undefined : `${STARTED}.${at}`
     }),
   }
 }

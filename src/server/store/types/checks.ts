@@ -81,6 +81,12 @@ export interface CheckStore {
   /** replaces the body of a check of this type; keeps created_at; undefined when there is none */
   replace(account: string, id: string, type: CheckType, data: CheckData): Promise<CheckRecord | undefined>
   delete(account: string, id: string): Promise<boolean>
+  /**
+   * The version of the account's checks and check groups: another after any write to either
+   * (created, replaced, deleted), whichever server wrote it; undefined for an account that never
+   * had either. Read before a page, never after: a page read later is the same or newer.
+   */
+  listVersion(account: string): Promise<string | undefined>
 }
 
 export type CheckGroupStore = JsonBodyStore<number, CheckGroup, CheckGroupRecord>
