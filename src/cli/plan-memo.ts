@@ -38,25 +38,14 @@ export interface MemoMiss {
   remember?: (plan: Plan, project: LoadedProject) => void
 }
 
-/**
- * The plan memo (src/plan/memo.ts) of `monitors plan`: the check files run, the constructs'
- * keys, the lock and the options are hashed, and when a plan of those inputs is kept and every
- * list page it read answers 304, it is the plan, without validating a construct or reading a
- * record. Anything else is a miss, and the command goes on as without the memo, with the project
- * loaded once and the session opened once. `--no-cache`, MONITORS_CACHE=0, `--out` (a saved plan
- * fingerprints the records) and the embedded server turn it off; MONITORS_DEBUG_CACHE=1 says
- * whether it was used.
- */
-export async function planFromMemo(args: MemoArgs, timing: (phase: string) => void = () => {}): Promise<MemoHit | MemoMiss> {
+/** What the memo's key is made of: the project loaded up to its constructs' keys, and the target's session with the lock's bytes; or why there is no memo to use. */
+async function memoInputs(args: MemoArgs, debug: (line: string) => void, timing: (phase: string) => void) {
   const env = io().env
-  const debug = (line: string) => {
-    if (env.MONITORS_DEBUG_CACHE) err(`plan memo: ${line}\n`)
-  }
   let deferred: Awaited<ReturnType<typeof loadProjectDeferred>>
   try {
     deferred = await loadProjectDeferred({ config: args.config, environment: environmentRequest(args), cache: args.cache })
   } catch (error) {
-    return { load: () => Promise.reject(error) }
+    return { load: () => Promise.reject(error) } as MemoMiss
   }
   const load = () => deferred.finish()
   timing('check files run')
@@ -76,6 +65,26 @@ export async function planFromMemo(args: MemoArgs, timing: (phase: string) => vo
     return { load }
   }
   timing('target and lock')
+  return { deferred, load, parts, session, lockText }
+}
+
+/**
+ * The plan memo (src/plan/memo.ts) of `monitors plan`: the check files run, the constructs'
+ * keys, the lock and the options are hashed, and when a plan of those inputs is kept and every
+ * list page it read answers 304, it is the plan, without validating a construct or reading a
+ * record. Anything else is a miss, and the command goes on as without the memo, with the project
+ * loaded once and the session opened once. `--no-cache`, MONITORS_CACHE=0, `--out` (a saved plan
+ * fingerprints the records) and the embedded server turn it off; MONITORS_DEBUG_CACHE=1 says
+ * whether it was used.
+ */
+export async function planFromMemo(args: MemoArgs, timing: (phase: string) => void = () => {}): Promise<MemoHit | MemoMiss> {
+  const env = io().env
+  const debug = (line: string) => {
+    if (env.MONITORS_DEBUG_CACHE) err(`plan memo: ${line}\n`)
+  }
+  const inputs = await memoInputs(args, debug, timing)
+  if (!('session' in inputs) || !('parts' in inputs)) return inputs
+  const { deferred, load, parts, session, lockText } = inputs
   const { client, lockPath, target, environment } = session.open
   const key = planMemoKey({
     constructs: parts.scope, lockPath, lock: lockText === undefined ? null : sha256(lockText), target, environment: environment ?? null, apiKey: client.apiKeyHash,
