@@ -18,7 +18,10 @@ function serverTestFiles(dir = 'test'): string[] {
     const path = join(dir, entry.name)
     if (entry.isDirectory()) {
       if (entry.name !== 'fixtures') out.push(...serverTestFiles(path))
-    } else if (entry.name.endsWith('.test.ts') && /startLocalServer|startTestServer|useServer\(|startResultsBench|startAlertsBench|databaseFor\(/.test(readFileSync(path, 'utf8'))) {
+    } else if (
+      entry.name.endsWith('.test.ts') &&
+      /startLocalServer|startTestServer|useServer\(|startResultsBench|startAlertsBench|databaseFor\(/.test(readFileSync(path, 'utf8'))
+    ) {
       out.push(path)
     }
   }
@@ -29,7 +32,9 @@ const postgres = postgresBinDir() !== undefined || Boolean(process.env.CI) || Bo
 // (the config is read more than once per run: one note)
 if (!postgres && !process.env.MONITORS_PG_NOTE_SHOWN) {
   process.env.MONITORS_PG_NOTE_SHOWN = '1'
-  process.stderr.write('\nNote: PostgreSQL is not installed (no initdb): the PostgreSQL half of the test matrix is SKIPPED. Debian: apt-get install postgresql\n\n')
+  process.stderr.write(
+    '\nNote: PostgreSQL is not installed (no initdb): the PostgreSQL half of the test matrix is SKIPPED. Debian: apt-get install postgresql\n\n',
+  )
 }
 
 export default defineConfig({
@@ -51,16 +56,18 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } },
       ...(postgres
-        ? [{
-            extends: true as const,
-            test: {
-              name: 'postgres',
-              include: serverTestFiles(),
-              globalSetup: ['test/setup/postgres.ts'],
-              setupFiles: ['test/setup/postgres-store.ts'],
-              env: { MONITORS_TEST_STORE: 'postgres' },
+        ? [
+            {
+              extends: true as const,
+              test: {
+                name: 'postgres',
+                include: serverTestFiles(),
+                globalSetup: ['test/setup/postgres.ts'],
+                setupFiles: ['test/setup/postgres-store.ts'],
+                env: { MONITORS_TEST_STORE: 'postgres' },
+              },
             },
-          }]
+          ]
         : []),
     ],
   },

@@ -36,7 +36,9 @@ function cliPath() {
     const manifest = createRequire(join(process.cwd(), 'package.json')).resolve('monitors-as-code/package.json')
     return resolve(manifest, '..', 'bin', 'monitors.cjs')
   } catch {
-    return fail(`monitors-as-code is not installed in ${process.cwd()}: run npm ci (with monitors-as-code in devDependencies) before this step, or set working-directory`)
+    return fail(
+      `monitors-as-code is not installed in ${process.cwd()}: run npm ci (with monitors-as-code in devDependencies) before this step, or set working-directory`,
+    )
   }
 }
 

@@ -58,7 +58,12 @@ const fillStarted = performance.now()
 let results = 0
 for (let c = 0; c < CHECKS; c++) {
   const check = await store.checks.create(ACCOUNT, 'API', {
-    name: `bench check ${c}`, tags: [], activated: true, muted: false, frequency: FREQUENCY, locations: LOCATIONS,
+    name: `bench check ${c}`,
+    tags: [],
+    activated: true,
+    muted: false,
+    frequency: FREQUENCY,
+    locations: LOCATIONS,
     request: { method: 'GET', url: `https://example.com/${c}` },
   })
   ids.push(check.id)
@@ -72,7 +77,7 @@ for (let c = 0; c < CHECKS; c++) {
   if ((c + 1) % 100 === 0) process.stderr.write(`  filled ${c + 1} checks, ${results.toLocaleString('en')} results\n`)
 }
 const fillSeconds = (performance.now() - fillStarted) / 1000
-const rows = (store.db.prepare('SELECT count(*) FROM analytics_rollups').pluck().get() as number)
+const rows = store.db.prepare('SELECT count(*) FROM analytics_rollups').pluck().get() as number
 
 // the write path of a live result: one record() in its own transaction, as recordResult does,
 // each into the current hour's row of a check (a row as large as the fill made them)
@@ -88,18 +93,33 @@ const server = await startLocalServer({ dbPath, apiKeys: [{ key: KEY, accountId:
 const target = ids[Math.floor(CHECKS / 2)]
 const QUERIES: Array<[string, string]> = [
   ['30 days, one figure per metric', 'quickRange=last30Days&metrics=responseTime,availability,retries'],
-  ['30 days, p50/p95/p99 and stddev of every phase', 'quickRange=last30Days&metrics=responseTime_p50,responseTime_p95,responseTime_p99,responseTime_stddev,dns_p95,tcp_p95,firstByte_p95,download_p95,wait_p95,availability'],
-  ['30 days, daily buckets per location', 'quickRange=last30Days&aggregationInterval=1440&groupBy=runLocation&metrics=responseTime,responseTime_p95,availability&limit=100'],
+  [
+    '30 days, p50/p95/p99 and stddev of every phase',
+    'quickRange=last30Days&metrics=responseTime_p50,responseTime_p95,responseTime_p99,responseTime_stddev,dns_p95,tcp_p95,firstByte_p95,download_p95,wait_p95,availability',
+  ],
+  [
+    '30 days, daily buckets per location',
+    'quickRange=last30Days&aggregationInterval=1440&groupBy=runLocation&metrics=responseTime,responseTime_p95,availability&limit=100',
+  ],
   ['30 days, hourly buckets', 'quickRange=last30Days&aggregationInterval=60&metrics=responseTime,responseTime_max,availability&limit=100'],
   ['30 days, hourly buckets with p95', 'quickRange=last30Days&aggregationInterval=60&metrics=responseTime_p95&limit=100'],
-  ['24 hours, 5-minute buckets by status code', 'quickRange=last24Hours&aggregationInterval=5&groupBy=statusCode&metrics=responseTime,responseTime_p99&limit=100'],
+  [
+    '24 hours, 5-minute buckets by status code',
+    'quickRange=last24Hours&aggregationInterval=5&groupBy=statusCode&metrics=responseTime,responseTime_p99&limit=100',
+  ],
 ]
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length))) - 1]
 console.log(`analytics bench: ${CHECKS} API checks × ${DAYS} days, a run every ${FREQUENCY} min from ${LOCATIONS.length} location(s)`)
-console.log(`  fill: ${results.toLocaleString('en')} results → ${rows.toLocaleString('en')} rollup rows in ${fillSeconds.toFixed(1)} s; database ${(statSync(dbPath).size / 2 ** 20).toFixed(0)} MiB`)
+console.log(
+  `  fill: ${results.toLocaleString('en')} results → ${rows.toLocaleString('en')} rollup rows in ${fillSeconds.toFixed(1)} s; database ${(statSync(dbPath).size / 2 ** 20).toFixed(0)} MiB`,
+)
 console.log(`  live write: ${writeMs.toFixed(3)} ms per result (one record() in its own transaction)`)
-console.log(`  GET /v1/analytics/api-checks/{id} over HTTP, ${REQUESTS} requests each (ms; cpu: this process, server and client, so unaffected by waiting for a core); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${(await import('node:os')).availableParallelism()} cores:`)
+console.log(
+  `  GET /v1/analytics/api-checks/{id} over HTTP, ${REQUESTS} requests each (ms; cpu: this process, server and client, so unaffected by waiting for a core); load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')} on ${(await import('node:os')).availableParallelism()} cores:`,
+)
 for (const [label, query] of QUERIES) {
   const url = `${server.url}/v1/analytics/api-checks/${target}?${query}`
   const times: number[] = []
@@ -109,7 +129,7 @@ for (const [label, query] of QUERIES) {
     const t0 = performance.now()
     const c0 = process.cpuUsage()
     const response = await fetch(url, { headers: { authorization: `Bearer ${KEY}` } })
-    const body = await response.json() as { series?: string[] }
+    const body = (await response.json()) as { series?: string[] }
     const used = process.cpuUsage(c0)
     if (response.status !== 200) throw new Error(`${label}: ${response.status} ${JSON.stringify(body)}`)
     // the first two warm the statement cache and the JIT
@@ -122,7 +142,9 @@ for (const [label, query] of QUERIES) {
   times.sort((a, b) => a - b)
   cpu.sort((a, b) => a - b)
   const f = (n: number) => n.toFixed(1).padStart(6)
-  console.log(`    ${label.padEnd(50)} wall p50 ${f(percentile(times, 50))}  p95 ${f(percentile(times, 95))}  max ${f(times[times.length - 1])}  | cpu p50 ${f(percentile(cpu, 50))}  p95 ${f(percentile(cpu, 95))}  (${entries} entries)`)
+  console.log(
+    `    ${label.padEnd(50)} wall p50 ${f(percentile(times, 50))}  p95 ${f(percentile(times, 95))}  max ${f(times[times.length - 1])}  | cpu p50 ${f(percentile(cpu, 50))}  p95 ${f(percentile(cpu, 95))}  (${entries} entries)`,
+  )
 }
 await server.close()
 rmSync(dir, { recursive: true, force: true })

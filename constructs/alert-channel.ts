@@ -1,7 +1,5 @@
 import type { z } from 'zod'
-import type {
-  emailChannelSchema, slackChannelSchema, smsChannelSchema, webhookChannelSchema,
-} from '../src/schema/check.js'
+import type { emailChannelSchema, slackChannelSchema, smsChannelSchema, webhookChannelSchema } from '../src/schema/check.js'
 import type { msTeamsChannelSchema, opsgenieChannelSchema, pagerDutyChannelSchema } from '../src/schema/alert-channel.js'
 import type { ResourceKind } from '../src/resources/types.js'
 import { Construct, type ConstructOptions } from './construct.js'

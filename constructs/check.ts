@@ -177,9 +177,23 @@ export interface CheckProps extends ConstructOptions {
 }
 
 type DefaultableKey =
-  | 'activated' | 'muted' | 'doubleCheck' | 'shouldFail' | 'locations' | 'tags' | 'alertSettings'
-  | 'useGlobalAlertSettings' | 'groupId' | 'groupOrder' | 'runtimeId' | 'alertChannelSubscriptions'
-  | 'retryStrategy' | 'runParallel' | 'frequency' | 'frequencyOffset' | 'alertChannels'
+  | 'activated'
+  | 'muted'
+  | 'doubleCheck'
+  | 'shouldFail'
+  | 'locations'
+  | 'tags'
+  | 'alertSettings'
+  | 'useGlobalAlertSettings'
+  | 'groupId'
+  | 'groupOrder'
+  | 'runtimeId'
+  | 'alertChannelSubscriptions'
+  | 'retryStrategy'
+  | 'runParallel'
+  | 'frequency'
+  | 'frequencyOffset'
+  | 'alertChannels'
 
 /** Props where `null` on a check means "none, not the default"; a default itself is never `null`. */
 type NoneKey = 'alertSettings' | 'retryStrategy' | 'alertChannels' | 'alertChannelSubscriptions' | 'frequencyOffset'

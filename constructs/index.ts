@@ -27,11 +27,25 @@ export type { MaintenanceWindowProps } from './maintenance-window.js'
 export { CheckGroup } from './check-group.js'
 export type { CheckGroupProps } from './check-group.js'
 export {
-  EmailAlertChannel, SlackAlertChannel, WebhookAlertChannel, SmsAlertChannel, PagerDutyAlertChannel, OpsgenieAlertChannel, MSTeamsAlertChannel,
+  EmailAlertChannel,
+  SlackAlertChannel,
+  WebhookAlertChannel,
+  SmsAlertChannel,
+  PagerDutyAlertChannel,
+  OpsgenieAlertChannel,
+  MSTeamsAlertChannel,
 } from './alert-channel.js'
 export type {
-  AlertChannel, AlertChannelSettings, AlertChannelSubscriptionProps, EmailAlertChannelProps, SlackAlertChannelProps, WebhookAlertChannelProps, SmsAlertChannelProps,
-  PagerDutyAlertChannelProps, OpsgenieAlertChannelProps, MSTeamsAlertChannelProps,
+  AlertChannel,
+  AlertChannelSettings,
+  AlertChannelSubscriptionProps,
+  EmailAlertChannelProps,
+  SlackAlertChannelProps,
+  WebhookAlertChannelProps,
+  SmsAlertChannelProps,
+  PagerDutyAlertChannelProps,
+  OpsgenieAlertChannelProps,
+  MSTeamsAlertChannelProps,
 } from './alert-channel.js'
 export type { CheckProps, CheckDefaults, TriggerIncidentProps } from './check.js'
 export { Construct, isConstruct } from './construct.js'

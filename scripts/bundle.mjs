@@ -170,7 +170,11 @@ function buildId() {
     for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
       const file = join(dir, entry.name)
       if (entry.isDirectory()) walk(file)
-      else if (/\.(c?js|json)$/.test(entry.name) && !/^meta\./.test(entry.name)) hash.update(`${file.slice(repo.length)}\0`).update(readFileSync(file)).update('\0')
+      else if (/\.(c?js|json)$/.test(entry.name) && !/^meta\./.test(entry.name))
+        hash
+          .update(`${file.slice(repo.length)}\0`)
+          .update(readFileSync(file))
+          .update('\0')
     }
   }
   for (const dir of ['dist/src', 'dist/constructs', 'dist/cli']) walk(join(repo, dir))

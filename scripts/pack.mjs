@@ -58,7 +58,11 @@ try {
   writeFileSync(join(stage, 'package.json'), `${JSON.stringify(installed, null, 2)}\n`)
   const out = resolve(option('--out') ?? '.')
   mkdirSync(out, { recursive: true })
-  const answer = execFileSync(npm, ['pack', stage, '--pack-destination', out, '--json', '--ignore-scripts'], { cwd: out, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+  const answer = execFileSync(npm, ['pack', stage, '--pack-destination', out, '--json', '--ignore-scripts'], {
+    cwd: out,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
   const [packed] = JSON.parse(answer)
   process.stdout.write(`${join(out, packed.filename)}\n`)
   process.stderr.write(

@@ -17,9 +17,7 @@ import { jsonBodyTableNames } from '../src/server/store/json-body-rows.js'
 
 const root = resolve(import.meta.dirname, '..')
 
-type Layer =
-  | 'constructs' | 'schema' | 'resources' | 'state' | 'project' | 'api' | 'plan' | 'apply'
-  | 'import' | 'runner' | 'agent' | 'server' | 'cli'
+type Layer = 'constructs' | 'schema' | 'resources' | 'state' | 'project' | 'api' | 'plan' | 'apply' | 'import' | 'runner' | 'agent' | 'server' | 'cli'
 
 /** What each layer may import besides itself. `type:` means through `import type` only. */
 const ALLOWED: Record<Layer, readonly string[]> = {
@@ -89,7 +87,8 @@ function serverViolation(file: string, target: string): string | undefined {
   const from = serverPartOf(file)
   const to = serverPartOf(target)
   if (from === undefined || to === undefined || from === to) return undefined
-  if (target === 'src/server/index.ts' || (target === 'src/server/app.ts' && file !== 'src/server/index.ts')) return 'app.ts and index.ts wire the server: nothing in src/server/ imports them'
+  if (target === 'src/server/index.ts' || (target === 'src/server/app.ts' && file !== 'src/server/index.ts'))
+    return 'app.ts and index.ts wire the server: nothing in src/server/ imports them'
   if (serverAllowed(from).includes(to)) return undefined
   const allowed = serverAllowed(from).map((p) => (p === 'shared' ? 'the shared modules' : p === 'keys.ts' ? p : `${p}/`))
   const name = from === 'shared' ? 'a shared module of src/server/' : from === 'keys.ts' ? 'src/server/keys.ts' : `src/server/${from}/`
@@ -135,7 +134,8 @@ function serverCycles(imports: readonly ImportRecord[]): string[] {
 }
 
 /** SQL in a string literal: only the store may speak it. */
-const SQL = /^\s*(SELECT\s[\s\S]*\sFROM\s|INSERT\s+(OR\s+\w+\s+)?INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|CREATE\s+(TABLE|INDEX|UNIQUE\s+INDEX)\s|ALTER\s+TABLE\s|PRAGMA\s)/i
+const SQL =
+  /^\s*(SELECT\s[\s\S]*\sFROM\s|INSERT\s+(OR\s+\w+\s+)?INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|CREATE\s+(TABLE|INDEX|UNIQUE\s+INDEX)\s|ALTER\s+TABLE\s|PRAGMA\s)/i
 
 interface ImportRecord {
   /** File, relative to the repository root. */
@@ -166,12 +166,23 @@ function importsOf(file: string, text: string): { imports: ImportRecord[]; strin
   const visit = (node: ts.Node) => {
     if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
       const clause = node.importClause
-      const allTypes = !!clause && (clause.isTypeOnly || (!clause.name && !!clause.namedBindings && ts.isNamedImports(clause.namedBindings) &&
-        clause.namedBindings.elements.length > 0 && clause.namedBindings.elements.every((e) => e.isTypeOnly)))
+      const allTypes =
+        !!clause &&
+        (clause.isTypeOnly ||
+          (!clause.name &&
+            !!clause.namedBindings &&
+            ts.isNamedImports(clause.namedBindings) &&
+            clause.namedBindings.elements.length > 0 &&
+            clause.namedBindings.elements.every((e) => e.isTypeOnly)))
       add(node.moduleSpecifier.text, allTypes)
     } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
       add(node.moduleSpecifier.text, node.isTypeOnly)
-    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
+    } else if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteral(node.arguments[0])
+    ) {
       add(node.arguments[0].text, false)
     } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
       add(node.argument.literal.text, true)
@@ -208,14 +219,25 @@ function violations(imports: readonly ImportRecord[], strings: ReadonlyMap<strin
     const to = layerOf(r.target)
     if (!to || to === from) {
       // inside plan: the plan is data; its renderers read it, the computation never reads them
-      if (from === 'plan' && r.target.startsWith('src/plan/render/') && !r.file.startsWith('src/plan/render/') && r.file !== 'src/plan/index.ts' && r.file !== 'src/plan/saved.ts') {
+      if (
+        from === 'plan' &&
+        r.target.startsWith('src/plan/render/') &&
+        !r.file.startsWith('src/plan/render/') &&
+        r.file !== 'src/plan/index.ts' &&
+        r.file !== 'src/plan/saved.ts'
+      ) {
         bad(r, 'the plan is data: only src/plan/render/, its index and saved plans use the renderers')
       }
       // inside the server: routes, results and the scheduler reach the store through its interface only
       if (from === 'server' && r.target.startsWith('src/server/store/sqlite/') && !r.file.startsWith('src/server/store/') && r.file !== 'src/server/index.ts') {
         bad(r, 'only the store and src/server/index.ts may use the SQLite store; go through the Store interface (src/server/store/index.ts)')
       }
-      if (from === 'server' && r.target.startsWith('src/server/store/postgres/') && !r.file.startsWith('src/server/store/') && r.file !== 'src/server/index.ts') {
+      if (
+        from === 'server' &&
+        r.target.startsWith('src/server/store/postgres/') &&
+        !r.file.startsWith('src/server/store/') &&
+        r.file !== 'src/server/index.ts'
+      ) {
         bad(r, 'only the store and src/server/index.ts may use the PostgreSQL store; go through the Store interface (src/server/store/index.ts)')
       }
       const inServer = from === 'server' ? serverViolation(r.file, r.target) : undefined
@@ -266,7 +288,8 @@ function functionName(node: ts.FunctionLikeDeclaration): string | undefined {
   if (ts.isConstructorDeclaration(node)) return 'constructor'
   if (node.name && (ts.isIdentifier(node.name) || ts.isStringLiteral(node.name) || ts.isPrivateIdentifier(node.name))) return node.name.text
   const parent = node.parent
-  if ((ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent)) && ts.isIdentifier(parent.name)) return parent.name.text
+  if ((ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent)) && ts.isIdentifier(parent.name))
+    return parent.name.text
   return undefined
 }
 
@@ -313,10 +336,19 @@ function checkTypeLists(file: string, text: string): string[] {
   }
   const nameOf = (node: ts.Node | undefined): string | undefined =>
     node && (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) && TYPE_NAMES.has(node.text) ? node.text : undefined
-  const isComparison = (node: ts.Node): node is ts.BinaryExpression => ts.isBinaryExpression(node) &&
-    [ts.SyntaxKind.EqualsEqualsEqualsToken, ts.SyntaxKind.ExclamationEqualsEqualsToken, ts.SyntaxKind.EqualsEqualsToken, ts.SyntaxKind.ExclamationEqualsToken].includes(node.operatorToken.kind)
-  const isChainLink = (node: ts.Node) => ts.isConditionalExpression(node) || ts.isParenthesizedExpression(node) ||
-    (ts.isBinaryExpression(node) && [ts.SyntaxKind.BarBarToken, ts.SyntaxKind.AmpersandAmpersandToken, ts.SyntaxKind.QuestionQuestionToken].includes(node.operatorToken.kind))
+  const isComparison = (node: ts.Node): node is ts.BinaryExpression =>
+    ts.isBinaryExpression(node) &&
+    [
+      ts.SyntaxKind.EqualsEqualsEqualsToken,
+      ts.SyntaxKind.ExclamationEqualsEqualsToken,
+      ts.SyntaxKind.EqualsEqualsToken,
+      ts.SyntaxKind.ExclamationEqualsToken,
+    ].includes(node.operatorToken.kind)
+  const isChainLink = (node: ts.Node) =>
+    ts.isConditionalExpression(node) ||
+    ts.isParenthesizedExpression(node) ||
+    (ts.isBinaryExpression(node) &&
+      [ts.SyntaxKind.BarBarToken, ts.SyntaxKind.AmpersandAmpersandToken, ts.SyntaxKind.QuestionQuestionToken].includes(node.operatorToken.kind))
   /** The names compared in a chain of conditions (not looking into the branches' own chains twice). */
   const compared = (node: ts.Node, names: string[] = []): string[] => {
     if (isComparison(node)) {
@@ -328,19 +360,36 @@ function checkTypeLists(file: string, text: string): string[] {
     return names
   }
   const visit = (node: ts.Node) => {
-    if (ts.isArrayLiteralExpression(node)) report(node, 'an array', node.elements.map(nameOf).filter((n): n is string => !!n))
+    if (ts.isArrayLiteralExpression(node))
+      report(
+        node,
+        'an array',
+        node.elements.map(nameOf).filter((n): n is string => !!n),
+      )
     else if (ts.isUnionTypeNode(node)) {
-      report(node, 'a union', node.types.map((t) => (ts.isLiteralTypeNode(t) ? nameOf(t.literal) : undefined)).filter((n): n is string => !!n))
+      report(
+        node,
+        'a union',
+        node.types.map((t) => (ts.isLiteralTypeNode(t) ? nameOf(t.literal) : undefined)).filter((n): n is string => !!n),
+      )
     } else if (ts.isObjectLiteralExpression(node) && !ts.isSatisfiesExpression(node.parent)) {
-      const keys = node.properties.map((p) => p.name && (ts.isIdentifier(p.name) || ts.isStringLiteral(p.name)) ? p.name.text : undefined)
-      report(node, 'an object keyed by the names', keys.filter((k): k is string => !!k && TYPE_NAMES.has(k)))
+      const keys = node.properties.map((p) => (p.name && (ts.isIdentifier(p.name) || ts.isStringLiteral(p.name)) ? p.name.text : undefined))
+      report(
+        node,
+        'an object keyed by the names',
+        keys.filter((k): k is string => !!k && TYPE_NAMES.has(k)),
+      )
     } else if ((isComparison(node) || isChainLink(node)) && !isChainLink(node.parent)) report(node, 'a chain of comparisons', compared(node))
     else if (ts.isIfStatement(node) && !(ts.isIfStatement(node.parent) && node.parent.elseStatement === node)) {
       const names: string[] = []
       for (let at: ts.Statement | undefined = node; at && ts.isIfStatement(at); at = at.elseStatement) compared(at.expression, names)
       report(node, 'an if … else if chain', names)
     } else if (ts.isSwitchStatement(node)) {
-      report(node, 'a switch', node.caseBlock.clauses.map((c) => (ts.isCaseClause(c) ? nameOf(c.expression) : undefined)).filter((n): n is string => !!n))
+      report(
+        node,
+        'a switch',
+        node.caseBlock.clauses.map((c) => (ts.isCaseClause(c) ? nameOf(c.expression) : undefined)).filter((n): n is string => !!n),
+      )
     }
     ts.forEachChild(node, visit)
   }
@@ -363,7 +412,9 @@ function clockReads(file: string, text: string): string[] {
   const out: string[] = []
   const isDate = (node: ts.Node) => ts.isIdentifier(node) && node.text === 'Date'
   const report = (node: ts.Node, what: string) =>
-    out.push(`${file}:${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1}: ${what} reads the machine's clock; use the server's Clock (${CLOCK_MODULE}), or performance.now() for elapsed time`)
+    out.push(
+      `${file}:${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1}: ${what} reads the machine's clock; use the server's Clock (${CLOCK_MODULE}), or performance.now() for elapsed time`,
+    )
   const visit = (node: ts.Node) => {
     if (ts.isPropertyAccessExpression(node) && isDate(node.expression) && node.name.text === 'now') report(node, 'Date.now')
     else if (ts.isNewExpression(node) && isDate(node.expression) && (node.arguments ?? []).length === 0) report(node, 'new Date()')
@@ -389,8 +440,10 @@ const JSON_BODY_REPOSITORIES = ['src/server/store/sqlite/json-body.ts', 'src/ser
 function jsonBodyCopies(file: string, text: string, tables: readonly string[] = jsonBodyTableNames()): string[] {
   if (!/^src\/server\/store\/(sqlite|postgres)\//.test(file) || JSON_BODY_REPOSITORIES.includes(file)) return []
   const writes = new RegExp(`\\b(INSERT\\s+(?:OR\\s+\\w+\\s+)?INTO|UPDATE|DELETE\\s+FROM)\\s+(${tables.join('|')})\\b`, 'g')
-  return [...text.matchAll(writes)].map((m) =>
-    `${file}:${text.slice(0, m.index).split('\n').length}: ${m[1].split(/\s+/)[0].toUpperCase()} of ${m[2]}, a table of JSON bodies: add its row to JSON_BODY_TABLES (src/server/store/json-body-rows.ts) instead of a repository of its own`)
+  return [...text.matchAll(writes)].map(
+    (m) =>
+      `${file}:${text.slice(0, m.index).split('\n').length}: ${m[1].split(/\s+/)[0].toUpperCase()} of ${m[2]}, a table of JSON bodies: add its row to JSON_BODY_TABLES (src/server/store/json-body-rows.ts) instead of a repository of its own`,
+  )
 }
 
 describe('architecture', () => {
@@ -440,15 +493,20 @@ describe('architecture', () => {
   it('the parts of src/server/ import each other in one direction only: no cycle between them, nor in the rules', () => {
     expect(serverCycles(imports), 'parts of src/server/ that import each other').toEqual([])
     const ruled = Object.entries(SERVER_FOLDERS_ALLOWED).flatMap(([from, tos]) =>
-      tos.map((to): ImportRecord => ({ file: `src/server/${from}/x.ts`, specifier: `../${to}/x.js`, target: `src/server/${to}/x.ts`, typeOnly: false })))
+      tos.map((to): ImportRecord => ({ file: `src/server/${from}/x.ts`, specifier: `../${to}/x.js`, target: `src/server/${to}/x.ts`, typeOnly: false })),
+    )
     expect(ruled.length).toBeGreaterThan(10)
     expect(serverCycles(ruled), 'the rules of docs/architecture.md').toEqual([])
   })
 
   it('reports an import between parts of src/server/ against the rules, and a cycle between them, naming the parts', () => {
     /** An import of `specifier` by `file`, resolved as importsOf does. */
-    const imp = (file: string, specifier: string, typeOnly = false): ImportRecord =>
-      ({ file, specifier, target: relative(root, resolve(dirname(join(root, file)), specifier)).replace(/\.js$/, '.ts'), typeOnly })
+    const imp = (file: string, specifier: string, typeOnly = false): ImportRecord => ({
+      file,
+      specifier,
+      target: relative(root, resolve(dirname(join(root, file)), specifier)).replace(/\.js$/, '.ts'),
+      typeOnly,
+    })
     const sample = [
       imp('src/server/alerts/subscribers.ts', '../web/status-page.js'),
       imp('src/server/web/subscribers.ts', '../alerts/subscribers.js'),
@@ -506,11 +564,11 @@ describe('architecture', () => {
       `src/server/x.ts:5: Date() ${why}`,
     ])
     expect(clockReads('src/runner/y.ts', sample)).toHaveLength(5)
-    expect(clockReads('src/runner/clock.ts', sample), 'the clock\'s own module').toEqual([])
+    expect(clockReads('src/runner/clock.ts', sample), "the clock's own module").toEqual([])
     expect(clockReads('src/cli/x.ts', sample), 'outside src/server/ and src/runner/').toEqual([])
   })
 
-  it('every type of the check-type table is one of the spec\'s, so every checkType query accepts it', () => {
+  it("every type of the check-type table is one of the spec's, so every checkType query accepts it", () => {
     // the table is declared against the spec's list: a type it does not name does not compile (npm run typecheck)
     // @ts-expect-error 'SSL' is not one of CHECK_TYPES (src/schema/enums.ts)
     const copy = { ...CHECK_TYPE_TABLE, SSL: CHECK_TYPE_TABLE.TCP } satisfies CheckTypeTable
@@ -534,7 +592,7 @@ describe('architecture', () => {
       "switch (type) { case 'DNS': break; case 'TCP': break }",
       // one name, or a map pinned by satisfies: allowed
       "const api = type === 'API'",
-      "const PROBERS = { DNS: a, ICMP: b } satisfies Record<RunnableCheckType, Prober>",
+      'const PROBERS = { DNS: a, ICMP: b } satisfies Record<RunnableCheckType, Prober>',
       "const single = ['API']",
     ].join('\n')
     expect(checkTypeLists('src/x.ts', sample)).toEqual([
@@ -550,7 +608,9 @@ describe('architecture', () => {
   })
 
   it('the tables of JSON bodies are written by one repository per store, not by a copy per table', () => {
-    expect(jsonBodyTableNames()).toEqual(expect.arrayContaining(['check_groups', 'alert_channels', 'snippets', 'incidents', 'incident_updates', 'status_pages', 'status_page_services']))
+    expect(jsonBodyTableNames()).toEqual(
+      expect.arrayContaining(['check_groups', 'alert_channels', 'snippets', 'incidents', 'incident_updates', 'status_pages', 'status_page_services']),
+    )
     for (const file of JSON_BODY_REPOSITORIES) expect(files, `${file} exists`).toContain(file)
     expect(files.flatMap((file) => jsonBodyCopies(file, readFileSync(join(root, file), 'utf8')))).toEqual([])
   })
@@ -574,10 +634,14 @@ describe('architecture', () => {
   it('src/server/store/index.ts declares nothing: it re-exports the files of store/types/, one per concern, each of a bounded size', () => {
     const text = readFileSync(join(root, 'src/server/store/index.ts'), 'utf8')
     const source = ts.createSourceFile('index.ts', text, ts.ScriptTarget.Latest, true)
-    const own = source.statements.filter((s) => !ts.isExportDeclaration(s) || s.exportClause !== undefined || !s.moduleSpecifier).map((s) => s.getText(source).split('\n')[0])
+    const own = source.statements
+      .filter((s) => !ts.isExportDeclaration(s) || s.exportClause !== undefined || !s.moduleSpecifier)
+      .map((s) => s.getText(source).split('\n')[0])
     expect(own, 'declared in src/server/store/index.ts: move it to the file of its concern in src/server/store/types/').toEqual([])
     expect(text.split('\n').length, 'lines of src/server/store/index.ts').toBeLessThanOrEqual(STORE_INDEX_MAX_LINES)
-    const types = readdirSync(join(root, 'src/server/store/types')).filter((f) => f.endsWith('.ts')).sort()
+    const types = readdirSync(join(root, 'src/server/store/types'))
+      .filter((f) => f.endsWith('.ts'))
+      .sort()
     const exported = source.statements.filter(ts.isExportDeclaration).map((s) => (s.moduleSpecifier as ts.StringLiteral).text)
     expect(exported.sort(), 'every file of store/types/ re-exported by store/index.ts').toEqual(types.map((f) => `./types/${f.replace(/\.ts$/, '.js')}`))
     for (const file of types) {
@@ -602,12 +666,18 @@ describe('architecture', () => {
     const long = files.filter((f) => f.startsWith('src/')).flatMap((file) => longFunctions(file, readFileSync(join(root, file), 'utf8')))
 
     it('every function is at most the limit, but for the ones listed as being split', () => {
-      expect(long.filter((f) => !LONG_FUNCTIONS_ALLOWED.includes(f.key)).map((f) => f.text), `functions over ${MAX_FUNCTION_LINES} lines: split them`).toEqual([])
+      expect(
+        long.filter((f) => !LONG_FUNCTIONS_ALLOWED.includes(f.key)).map((f) => f.text),
+        `functions over ${MAX_FUNCTION_LINES} lines: split them`,
+      ).toEqual([])
     })
 
     it('every function listed as being split is still over the limit (else it leaves the list)', () => {
       const still = new Set(long.map((f) => f.key))
-      expect(LONG_FUNCTIONS_ALLOWED.filter((key) => !still.has(key)), 'no longer over the limit: remove from LONG_FUNCTIONS_ALLOWED').toEqual([])
+      expect(
+        LONG_FUNCTIONS_ALLOWED.filter((key) => !still.has(key)),
+        'no longer over the limit: remove from LONG_FUNCTIONS_ALLOWED',
+      ).toEqual([])
     })
 
     it('finds a function of 101 lines of every kind, naming its file, line and name, and passes one of 100', () => {
@@ -639,16 +709,26 @@ describe('architecture', () => {
       return doc.slice(start, end < 0 ? undefined : end)
     }
     /** The first cell of each row of a section's table, and the rest of the row. */
-    const rows = (title: string) => [...section(title).matchAll(/^\| ([^|]+) \| (.*) \|$/gm)]
-      .map((m) => ({ first: m[1].trim(), rest: m[2] }))
-      .filter((r) => r.first !== 'Folder' && !/^-+$/.test(r.first))
+    const rows = (title: string) =>
+      [...section(title).matchAll(/^\| ([^|]+) \| (.*) \|$/gm)]
+        .map((m) => ({ first: m[1].trim(), rest: m[2] }))
+        .filter((r) => r.first !== 'Folder' && !/^-+$/.test(r.first))
 
     it('the folder map names every folder of src/ and src/server/, and only folders that exist', () => {
       const mapped = rows('Folder map').map((r) => r.first.replace(/`/g, ''))
-      const folders = (dir: string) => readdirSync(join(root, dir), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => `${dir}/${e.name}/`)
+      const folders = (dir: string) =>
+        readdirSync(join(root, dir), { withFileTypes: true })
+          .filter((e) => e.isDirectory())
+          .map((e) => `${dir}/${e.name}/`)
       const wanted = [...folders('src'), ...folders('src/server')]
-      expect(wanted.filter((f) => !mapped.includes(f)), 'folders missing from the map').toEqual([])
-      expect(mapped.filter((f) => !existsSync(join(root, f))), 'rows naming nothing that exists').toEqual([])
+      expect(
+        wanted.filter((f) => !mapped.includes(f)),
+        'folders missing from the map',
+      ).toEqual([])
+      expect(
+        mapped.filter((f) => !existsSync(join(root, f))),
+        'rows naming nothing that exists',
+      ).toEqual([])
     })
 
     it('its import rules inside src/server/ are the ones this test enforces, a row for each folder', () => {
@@ -656,10 +736,14 @@ describe('architecture', () => {
       for (const m of section('Import rules inside src/server/').matchAll(/^\| `([a-z-]+)\/` \| (.*) \|$/gm)) {
         shown.set(m[1], { folders: [...m[2].matchAll(/`([a-z-]+)\/`/g)].map((n) => n[1]), rest: m[2] })
       }
-      const folders = readdirSync(join(root, 'src/server'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort()
+      const folders = readdirSync(join(root, 'src/server'), { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name)
+        .sort()
       expect(Object.keys(SERVER_FOLDERS_ALLOWED).sort(), 'a rule for every folder of src/server/').toEqual(folders)
       expect([...shown.keys()].sort(), 'a row for every folder of src/server/').toEqual(folders)
-      for (const [folder, allowed] of Object.entries(SERVER_FOLDERS_ALLOWED)) expect(shown.get(folder)?.folders, `the row of src/server/${folder}/`).toEqual(allowed)
+      for (const [folder, allowed] of Object.entries(SERVER_FOLDERS_ALLOWED))
+        expect(shown.get(folder)?.folders, `the row of src/server/${folder}/`).toEqual(allowed)
       expect(shown.get('store')?.rest).toContain('`keys.ts`')
     })
 
@@ -671,12 +755,11 @@ describe('architecture', () => {
         const layer = m[1] as Layer
         expect(layers, `${first} is a layer`).toContain(layer)
         const named = [...rest.matchAll(/`([^`]+)`/g)].map((n) => n[1].replace(/^src\//, '').replace(/\.ts$/, ''))
-        const expected = rest.startsWith('everything above')
-          ? layers.filter((l) => l !== layer)
-          : ALLOWED[layer].map((rule) => rule.replace(/^type:/, ''))
+        const expected = rest.startsWith('everything above') ? layers.filter((l) => l !== layer) : ALLOWED[layer].map((rule) => rule.replace(/^type:/, ''))
         const shown = rest.startsWith('everything above') ? layers.filter((l) => l !== layer) : named.filter((n) => n !== 'import type')
         expect(shown.sort(), `the import rule of ${first}`).toEqual([...expected].sort())
-        for (const rule of ALLOWED[layer]) if (rule.startsWith('type:')) expect(rest, `${first}: ${rule.slice(5)} through import type only`).toContain('through `import type` only')
+        for (const rule of ALLOWED[layer])
+          if (rule.startsWith('type:')) expect(rest, `${first}: ${rule.slice(5)} through import type only`).toContain('through `import type` only')
       }
     })
   })

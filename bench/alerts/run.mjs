@@ -27,7 +27,12 @@ const key = 'bench-key-0123456789abcdef0123456789abcdef'
 const { startLocalServer, openStore } = await import(pathToFileURL(entry).href)
 
 function startReceiver(delayMs) {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', `
+  const child = spawn(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `
     import { createServer } from 'node:http'
     let count = 0
     const server = createServer((req, res) => {
@@ -39,7 +44,10 @@ function startReceiver(delayMs) {
       })
     })
     server.listen(0, '127.0.0.1', () => console.log(server.address().port))
-  `], { stdio: ['ignore', 'pipe', 'inherit'] })
+  `,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  )
   return new Promise((resolve) => child.stdout.once('data', (d) => resolve({ child, url: `http://127.0.0.1:${String(d).trim()}` })))
 }
 
@@ -47,7 +55,12 @@ for (const delay of DELAYS) {
   const dir = mkdtempSync(join(tmpdir(), 'monitors-bench-alerts-'))
   const dbPath = process.env.BENCH_DB ?? join(dir, 'bench.db')
   const receiver = await startReceiver(delay)
-  const server = await startLocalServer({ dbPath, apiKeys: [{ key, accountId: 'bench' }], rateLimit: { max: 1e9, timeWindowMs: 60_000 }, alerts: { concurrency: CONCURRENCY } })
+  const server = await startLocalServer({
+    dbPath,
+    apiKeys: [{ key, accountId: 'bench' }],
+    rateLimit: { max: 1e9, timeWindowMs: 60_000 },
+    alerts: { concurrency: CONCURRENCY },
+  })
   try {
     const created = await fetch(`${server.url}/v1/checks/dns`, {
       method: 'POST',
@@ -57,8 +70,15 @@ for (const delay of DELAYS) {
     const store = await openStore(dbPath)
     const event = { id: randomUUID(), alertType: 'ALERT_FAILURE', checkId: created.id, checkName: 'bench' }
     const deliveries = Array.from({ length: N }, () => ({
-      notificationId: randomUUID(), checkId: created.id, alertType: 'ALERT_FAILURE', channelType: 'WEBHOOK',
-      channel: { name: 'bench', url: `${receiver.url}/hook`, method: 'POST' }, event, status: 'PENDING', reason: null, dueAt: Date.now(),
+      notificationId: randomUUID(),
+      checkId: created.id,
+      alertType: 'ALERT_FAILURE',
+      channelType: 'WEBHOOK',
+      channel: { name: 'bench', url: `${receiver.url}/hook`, method: 'POST' },
+      event,
+      status: 'PENDING',
+      reason: null,
+      dueAt: Date.now(),
     }))
     const began = performance.now()
     await store.alertDeliveries.enqueue('bench', deliveries)

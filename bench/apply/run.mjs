@@ -55,7 +55,13 @@ writeProject(repo, dir, n, { files: FILES, projectName: 'bench-apply', icmpEvery
 
 // --- the server: its own process, so that the CLI and the server each have their CPU
 const serverArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', resolve(profileDir), '--cpu-prof-name', 'server.cpuprofile'] : []
-const server = spawn(process.execPath, [...serverArgs, '--input-type=module', '-e', `
+const server = spawn(
+  process.execPath,
+  [
+    ...serverArgs,
+    '--input-type=module',
+    '-e',
+    `
   const { startLocalServer } = await import(${JSON.stringify(pathToFileURL(entry).href)})
   const server = await startLocalServer({
     dbPath: ${JSON.stringify(join(dir, 'server.db'))},
@@ -68,7 +74,10 @@ const server = spawn(process.execPath, [...serverArgs, '--input-type=module', '-
   // the CPU time this process has used so far, for each line read on stdin
   process.stdin.setEncoding('utf8').on('data', () => { const u = process.cpuUsage(); process.stdout.write('cpu ' + (u.user + u.system) / 1000 + '\\n') })
   process.on('SIGTERM', () => server.close().then(() => process.exit(0)))
-`], { stdio: ['pipe', 'pipe', 'inherit'] })
+`,
+  ],
+  { stdio: ['pipe', 'pipe', 'inherit'] },
+)
 let serverOut = ''
 server.stdout.setEncoding('utf8').on('data', (chunk) => (serverOut += chunk))
 const url = await new Promise((done, fail) => {
@@ -138,7 +147,6 @@ function cannon(options) {
   })
 }
 
-
 /**
  * Issue 27's second figure: the server's CPU for a full read of the check list, page after page
  * (100 a page) following its `Link: rel="next"` (keyset) and by page numbers, right after the
@@ -173,7 +181,9 @@ async function listReads() {
 const figure = (name, text) => console.log(`${name}: ${text}`)
 
 try {
-  console.log(`bench/apply: ${n} checks in ${FILES} files, server ${url} (its own process, rate limit raised), node ${process.version}, ${connections} connections and ${seconds} s per server run`)
+  console.log(
+    `bench/apply: ${n} checks in ${FILES} files, server ${url} (its own process, rate limit raised), node ${process.version}, ${connections} connections and ${seconds} s per server run`,
+  )
   const serverBefore = await serverCpuMs()
   const applied = await monitors(['apply', '--yes', '--concurrency', '16'])
   const serverApply = (await serverCpuMs()) - serverBefore

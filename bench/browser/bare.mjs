@@ -98,4 +98,15 @@ await Promise.all(Array.from({ length: Number(values.concurrency) }, worker))
 clearInterval(sampler)
 const loadEnd = loadavg()
 await shared?.close()
-console.log(JSON.stringify({ mode: values.mode, concurrency: Number(values.concurrency), runs, passed, minutes: Number(values.seconds) / 60, browserRss, loadStart: loadStart ?? loadEnd, loadEnd }))
+console.log(
+  JSON.stringify({
+    mode: values.mode,
+    concurrency: Number(values.concurrency),
+    runs,
+    passed,
+    minutes: Number(values.seconds) / 60,
+    browserRss,
+    loadStart: loadStart ?? loadEnd,
+    loadEnd,
+  }),
+)

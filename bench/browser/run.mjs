@@ -94,8 +94,17 @@ const dns = createSocket('udp4')
 dns.on('message', (message, remote) => {
   const query = packet.decode(message)
   const q = query.questions[0]
-  dns.send(packet.encode({ type: 'response', id: query.id, flags: packet.AUTHORITATIVE_ANSWER, questions: query.questions,
-    answers: [{ type: 'A', name: q.name, ttl: 60, class: 'IN', data: '192.0.2.1' }] }), remote.port, remote.address)
+  dns.send(
+    packet.encode({
+      type: 'response',
+      id: query.id,
+      flags: packet.AUTHORITATIVE_ANSWER,
+      questions: query.questions,
+      answers: [{ type: 'A', name: q.name, ttl: 60, class: 'IN', data: '192.0.2.1' }],
+    }),
+    remote.port,
+    remote.address,
+  )
 })
 await new Promise((r) => dns.bind(0, '127.0.0.1', r))
 const dnsPort = dns.address().port
@@ -134,9 +143,26 @@ function sample(serverPid) {
 
 async function startServer(dir, concurrency) {
   const key = 'bench-browser-key-0123456789abcdef'
-  const args = [join(root, 'bin', 'monitors.cjs'), 'server', '--port', '0', '--db', join(dir, 'server.db'), '--quiet',
-    '--private-targets', 'allow', '--runtime-cache', values.cache, '--rate-limit', '100000/60s', ...(concurrency ? ['--script-concurrency', String(concurrency)] : [])]
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', MONITORING_SERVER_API_KEYS: `${key}:bench` } })
+  const args = [
+    join(root, 'bin', 'monitors.cjs'),
+    'server',
+    '--port',
+    '0',
+    '--db',
+    join(dir, 'server.db'),
+    '--quiet',
+    '--private-targets',
+    'allow',
+    '--runtime-cache',
+    values.cache,
+    '--rate-limit',
+    '100000/60s',
+    ...(concurrency ? ['--script-concurrency', String(concurrency)] : []),
+  ]
+  const child = spawn(process.execPath, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1', MONITORING_SERVER_API_KEYS: `${key}:bench` },
+  })
   // interrupted, the bench stops its server (which closes its browsers) before it exits
   const stop = () => {
     child.kill('SIGTERM')
@@ -160,7 +186,11 @@ async function startServer(dir, concurrency) {
     child.on('exit', (code) => reject(new Error(`the server exited (${code}):\n${output}`)))
   })
   const call = async (method, path, body) => {
-    const response = await fetch(`${url}${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined })
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: body ? JSON.stringify(body) : undefined,
+    })
     const text = await response.text()
     if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${text}`)
     return text ? JSON.parse(text) : null
@@ -174,16 +204,22 @@ async function createChecks(call) {
   for (let i = 0; i < BROWSERS; i++) {
     const common = { name: `bench ${KIND} ${i}`, frequency: 1, doubleCheck: false, environmentVariables: [{ key: 'SITE', value: origin }] }
     const check = SUITES
-      ? await call('POST', '/v1/checks/playwright', { ...common, files: [
-        { path: 'playwright.config.ts', content: "import { defineConfig } from '@playwright/test'\nexport default defineConfig({ testDir: './tests' })\n" },
-        { path: 'tests/bench.spec.ts', content: script },
-      ] })
+      ? await call('POST', '/v1/checks/playwright', {
+          ...common,
+          files: [
+            { path: 'playwright.config.ts', content: "import { defineConfig } from '@playwright/test'\nexport default defineConfig({ testDir: './tests' })\n" },
+            { path: 'tests/bench.spec.ts', content: script },
+          ],
+        })
       : await call('POST', '/v1/checks/browser', { ...common, script, scriptPath: 'bench.spec.ts' })
     browserIds.push(check.id)
   }
   for (const offset of DNS_OFFSETS) {
     const check = await call('POST', '/v1/checks/dns', {
-      name: `bench dns ${offset}`, frequency: 1, frequencyOffset: offset, doubleCheck: false,
+      name: `bench dns ${offset}`,
+      frequency: 1,
+      frequencyOffset: offset,
+      doubleCheck: false,
       request: { query: `host-${offset}.bench.test`, recordType: 'A', nameServer: '127.0.0.1', port: dnsPort },
     })
     dnsChecks.push({ id: check.id, phase: phaseMs(offset) })
@@ -226,12 +262,27 @@ async function measure(label, concurrency) {
     // runs that stopped just before `to` are recorded a moment later
     await new Promise((r) => setTimeout(r, 3000))
     const browserRuns = (await Promise.all(browserIds.map((id) => resultsIn(server.call, id, from, to, 'stoppedAt')))).flat()
-    const lags = (await Promise.all(dnsChecks.map(async ({ id, phase }) => (await resultsIn(server.call, id, from, to, 'startedAt')).map((r) => {
-      const started = Date.parse(r.startedAt)
-      return started - (Math.floor((started - phase) / 60_000) * 60_000 + phase)
-    })))).flat()
+    const lags = (
+      await Promise.all(
+        dnsChecks.map(async ({ id, phase }) =>
+          (
+            await resultsIn(server.call, id, from, to, 'startedAt')
+          ).map((r) => {
+            const started = Date.parse(r.startedAt)
+            return started - (Math.floor((started - phase) / 60_000) * 60_000 + phase)
+          }),
+        ),
+      )
+    ).flat()
     // the DNS runs due in the window (each check at its phase of every minute), against those recorded
-    const dnsDue = dnsChecks.reduce((n, { phase }) => n + Array.from({ length: Math.ceil(WINDOW_MS / 60_000) + 1 }, (_, k) => Math.floor((from - phase) / 60_000) * 60_000 + phase + k * 60_000).filter((t) => t >= from && t < to).length, 0)
+    const dnsDue = dnsChecks.reduce(
+      (n, { phase }) =>
+        n +
+        Array.from({ length: Math.ceil(WINDOW_MS / 60_000) + 1 }, (_, k) => Math.floor((from - phase) / 60_000) * 60_000 + phase + k * 60_000).filter(
+          (t) => t >= from && t < to,
+        ).length,
+      0,
+    )
     return { label, concurrency, from, to, loadStart, loadEnd, browserRuns, lags, samples, dnsDue }
   } finally {
     server.child.kill('SIGTERM')
@@ -243,8 +294,23 @@ async function measure(label, concurrency) {
 /** The bare loop (bare.mjs) in `mode` at `concurrency`, its own process, against the same page: its figures. */
 async function bare(mode, concurrency) {
   const core = resolveInRuntime(join(values.cache, DEFAULT_RUNTIME_ID), 'playwright-core')
-  const args = [join(root, 'bench', 'browser', 'bare.mjs'), '--mode', mode, '--concurrency', String(concurrency), '--seconds', String(BARE_SECONDS),
-    '--warmup', '10', '--origin', origin, '--core', core, '--args', JSON.stringify(CHROMIUM_ARGS)]
+  const args = [
+    join(root, 'bench', 'browser', 'bare.mjs'),
+    '--mode',
+    mode,
+    '--concurrency',
+    String(concurrency),
+    '--seconds',
+    String(BARE_SECONDS),
+    '--warmup',
+    '10',
+    '--origin',
+    origin,
+    '--core',
+    core,
+    '--args',
+    JSON.stringify(CHROMIUM_ARGS),
+  ]
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
   let out = ''
   child.stdout.on('data', (chunk) => (out += chunk))
@@ -259,7 +325,10 @@ function reportBare(label, b) {
   const perRun = b.mode === 'context' ? rss.mean / b.concurrency : rss.mean
   print(`bare (${label}) runs/minute`, (b.runs / b.minutes).toFixed(1))
   print(`bare (${label}) runs passed`, `${b.passed} of ${b.runs}`)
-  print(`bare (${label}) memory per concurrent run, RSS mean (browser tree${b.mode === 'context' ? ` ÷ ${b.concurrency}` : ''}) / peak tree`, `${mib(perRun)} / ${mib(rss.max)}`)
+  print(
+    `bare (${label}) memory per concurrent run, RSS mean (browser tree${b.mode === 'context' ? ` ÷ ${b.concurrency}` : ''}) / peak tree`,
+    `${mib(perRun)} / ${mib(rss.max)}`,
+  )
   print(`bare (${label}) load average (1 5 15 min) start / end`, `${b.loadStart} / ${b.loadEnd}`)
 }
 

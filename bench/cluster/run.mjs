@@ -69,26 +69,28 @@ try {
   const db = cluster.url('monitors')
 
   // two servers started at the same moment on the empty database (the migrations run once)
-  const servers = [0, 1].map((n) => start(`server ${n + 1}`, ['server', '--db', db, '--port', '0', '--no-runner', '--quiet',
-    '--rate-limit', '100000000/60s']))
-  const urls = await Promise.all(servers.map(async (s) => {
-    for (let i = 0; i < 600; i++) {
-      const url = /listening on (http:\/\/\S+)/.exec(s.output())?.[1]
-      if (url) return url
-      if (s.child.exitCode !== null) break
-      await sleep(50)
-    }
-    throw new Error(`${s.name} did not start: ${s.output()}`)
-  }))
+  const servers = [0, 1].map((n) => start(`server ${n + 1}`, ['server', '--db', db, '--port', '0', '--no-runner', '--quiet', '--rate-limit', '100000000/60s']))
+  const urls = await Promise.all(
+    servers.map(async (s) => {
+      for (let i = 0; i < 600; i++) {
+        const url = /listening on (http:\/\/\S+)/.exec(s.output())?.[1]
+        if (url) return url
+        if (s.child.exitCode !== null) break
+        await sleep(50)
+      }
+      throw new Error(`${s.name} did not start: ${s.output()}`)
+    }),
+  )
   const alive = urls.map(() => true)
 
   // the load balancer: round robin over the servers that accept connections
   let turn = 0
-  const forward = (target, req, body) => new Promise((resolve, reject) => {
-    const upstream = http.request(`${target}${req.url}`, { method: req.method, headers: req.headers }, resolve)
-    upstream.on('error', reject)
-    upstream.end(body)
-  })
+  const forward = (target, req, body) =>
+    new Promise((resolve, reject) => {
+      const upstream = http.request(`${target}${req.url}`, { method: req.method, headers: req.headers }, resolve)
+      upstream.on('error', reject)
+      upstream.end(body)
+    })
   const balancer = http.createServer(async (req, res) => {
     const chunks = []
     for await (const chunk of req) chunks.push(chunk)
@@ -113,7 +115,9 @@ try {
   const lb = `http://127.0.0.1:${balancer.address().port}`
   const api = async (method, path, body) => {
     const response = await fetch(`${lb}${path}`, {
-      method, headers: { authorization: `Bearer ${KEY}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined,
+      method,
+      headers: { authorization: `Bearer ${KEY}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
     })
     const text = await response.text()
     return { status: response.status, headers: response.headers, json: text ? JSON.parse(text) : undefined }
@@ -122,20 +126,48 @@ try {
   log(`servers ${urls.join(' and ')} behind ${lb}; creating ${CHECKS} checks`)
   const ids = []
   for (let i = 0; i < CHECKS; i += 20) {
-    const batch = await Promise.all(Array.from({ length: Math.min(20, CHECKS - i) }, (_, j) => api('POST', '/v1/checks/dns', {
-      name: `cluster ${i + j}`, frequency: 1, locations: LOCATIONS, doubleCheck: false, tags: ['cluster'],
-      request: { query: 'cluster.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
-      retryStrategy: { type: 'NO_RETRIES' },
-    })))
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(20, CHECKS - i) }, (_, j) =>
+        api('POST', '/v1/checks/dns', {
+          name: `cluster ${i + j}`,
+          frequency: 1,
+          locations: LOCATIONS,
+          doubleCheck: false,
+          tags: ['cluster'],
+          request: { query: 'cluster.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
+          retryStrategy: { type: 'NO_RETRIES' },
+        }),
+      ),
+    )
     for (const answer of batch) {
       if (answer.status !== 201) throw new Error(`create: ${answer.status} ${JSON.stringify(answer.json)}`)
       ids.push(answer.json.id)
     }
   }
-  const agentArgs = (id, locations) => ['agent', '--api-url', lb, '--account-id', ACCOUNT, '--locations', locations.join(','),
-    '--agent-id', id, '--lease', `${LEASE_S}s`, '--health-port', '0', '--concurrency', '50', '--poll-interval', '500ms']
-  const agents = [start('agent eu', agentArgs('agent-eu', ['eu-west-1'])), start('agent us', agentArgs('agent-us', ['us-east-1'])),
-    start('agent both', agentArgs('agent-both', LOCATIONS))]
+  const agentArgs = (id, locations) => [
+    'agent',
+    '--api-url',
+    lb,
+    '--account-id',
+    ACCOUNT,
+    '--locations',
+    locations.join(','),
+    '--agent-id',
+    id,
+    '--lease',
+    `${LEASE_S}s`,
+    '--health-port',
+    '0',
+    '--concurrency',
+    '50',
+    '--poll-interval',
+    '500ms',
+  ]
+  const agents = [
+    start('agent eu', agentArgs('agent-eu', ['eu-west-1'])),
+    start('agent us', agentArgs('agent-us', ['us-east-1'])),
+    start('agent both', agentArgs('agent-both', LOCATIONS)),
+  ]
   const startedAt = Date.now()
   // the measured window: due times from a little after the start to a minute before the end
   // (runs due later may still be in flight, or waiting for a dead claimer's lease)
@@ -249,12 +281,16 @@ try {
   const verdict = missing === 0 && doubled === 0 && orphans.n === 0 && doubles.n === 0 && probes.wrong === 0
 
   console.log('')
-  console.log(`scale test: ${CHECKS} checks at frequency 1, ${SECONDS} s, 2 servers + 3 agents on one PostgreSQL; SIGKILL of a server and an agent at +${Math.round((killedAt - startedAt) / 1000)} s`)
+  console.log(
+    `scale test: ${CHECKS} checks at frequency 1, ${SECONDS} s, 2 servers + 3 agents on one PostgreSQL; SIGKILL of a server and an agent at +${Math.round((killedAt - startedAt) / 1000)} s`,
+  )
   console.log(`  migrations applied      ${migrations.n} (schema ${migrations.v}), once, by two servers starting together`)
   console.log(`  due runs in the window  ${expected} (${perCheckLocation.size} check × location pairs)`)
   console.log(`  ran exactly once        ${exactlyOnce}; pairs with every due run run once: ${pairsOk}/${perCheckLocation.size}`)
   console.log(`  missing / doubled       ${missing} (${skipped} skipped as stale) / ${doubled}`)
-  console.log(`  all rows: runs ${totals.runs}, done ${totals.done}, FINAL results ${totals.finals}; results of no done run ${orphans.n}; runs with two FINAL results ${doubles.n}`)
+  console.log(
+    `  all rows: runs ${totals.runs}, done ${totals.done}, FINAL results ${totals.finals}; results of no done run ${orphans.n}; runs with two FINAL results ${doubles.n}`,
+  )
   console.log(`  runs claimed again after a lease expired: ${reclaimed.n}`)
   console.log(`  start after due time    p50 ${pct(0.5)} ms, p95 ${pct(0.95)} ms, max ${lags.at(-1)} ms`)
   console.log(`  API answers (prober)    ${probes.total}, wrong ${probes.wrong}${probes.failures.length ? `: ${probes.failures.slice(0, 5).join('; ')}` : ''}`)

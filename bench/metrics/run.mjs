@@ -86,13 +86,22 @@ try {
     const name = line.split(/[{ ]/)[0]
     perFamily.set(name, (perFamily.get(name) ?? 0) + 1)
   }
-  console.log(`GET /metrics of one server with ${count} checks (operator token), load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}:`)
+  console.log(
+    `GET /metrics of one server with ${count} checks (operator token), load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}:`,
+  )
   console.log(`  ${Buffer.byteLength(text)} bytes, ${lines.length} lines, ${families} families, ${samples.length} samples, answered in ${ms.toFixed(1)} ms`)
   console.log('  samples per name:')
   for (const [name, n] of [...perFamily].sort((a, b) => b[1] - a[1])) console.log(`    ${String(n).padStart(5)} ${name}`)
   const first = ids[3]
-  console.log('\nSample (the families of one failing check, then the server\'s own):\n')
-  const shown = lines.filter((l) => l.startsWith('#') ? /monitors_check_(status|up|runs_total|phase_duration_seconds|response_time_seconds) /.test(l) || /monitors_(scheduler_run_lag_seconds|http_requests_total|alert_deliveries) /.test(l) : l.includes(first) || /^monitors_(scheduler_run_lag_seconds_(sum|count)|http_requests_total\{method="POST")/.test(l))
+  console.log("\nSample (the families of one failing check, then the server's own):\n")
+  const shown = lines.filter((l) =>
+    l.startsWith('#')
+      ? /monitors_check_(status|up|runs_total|phase_duration_seconds|response_time_seconds) /.test(l) ||
+        /monitors_(scheduler_run_lag_seconds|http_requests_total|alert_deliveries) /.test(l)
+      : l.includes(first) || /^monitors_(scheduler_run_lag_seconds_(sum|count)|http_requests_total\{method="POST")/.test(l),
+  )
   console.log(shown.join('\n'))
 } finally {
   await server.close()

@@ -74,7 +74,11 @@ const server = await startLocalServer({
   log: false,
 })
 const env = {
-  ...process.env, NO_COLOR: '1', MONITORING_API_URL: server.url, MONITORING_API_KEY: 'bench-key', MONITORING_ACCOUNT_ID: 'bench',
+  ...process.env,
+  NO_COLOR: '1',
+  MONITORING_API_URL: server.url,
+  MONITORING_API_KEY: 'bench-key',
+  MONITORING_ACCOUNT_ID: 'bench',
 }
 delete env.MONITORS_TIMING
 
@@ -131,7 +135,12 @@ function report(name, m) {
 
 try {
   note(`${n} checks in ${FILES} files, node ${process.version}, ${runs} runs each (median)`)
-  figure('load_average.start', loadavg().map((l) => l.toFixed(1)).join(' '))
+  figure(
+    'load_average.start',
+    loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' '),
+  )
   const started = Date.now()
   await seed(repo, project, { baseUrl: server.url, apiKey: 'bench-key', accountId: 'bench' })
   note(`seeded the server and the lock in ${((Date.now() - started) / 1000).toFixed(1)} s`)
@@ -171,9 +180,15 @@ try {
   // the project as applied again, and a plan of it kept, for the paired plans of no change
   writeFileSync(edited, original)
   const back = await timed([cli, 'plan'])
-  if (!/^No changes\./m.test(back.output)) throw new Error(`the plan of the project as applied was expected to say "No changes.":\n${back.output.slice(0, 2000)}`)
+  if (!/^No changes\./m.test(back.output))
+    throw new Error(`the plan of the project as applied was expected to say "No changes.":\n${back.output.slice(0, 2000)}`)
   if (pairedRuns > 0) await paired()
-  figure('load_average.end', loadavg().map((l) => l.toFixed(1)).join(' '))
+  figure(
+    'load_average.end',
+    loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' '),
+  )
 } finally {
   await server.close()
   rmSync(dir, { recursive: true, force: true })
@@ -222,7 +237,11 @@ async function paired() {
     // the edit cycle, each run its own edit: the plan, the same with --no-cache, and the parse (and the other checkout's plan), in turns
     const triples = []
     for (let r = 0; r < pairedRuns; r++) {
-      const order = [['edit', () => editAndPlan()], ['noCache', () => editAndPlan(['--no-cache'])], ['parse', () => reference.timed()]]
+      const order = [
+        ['edit', () => editAndPlan()],
+        ['noCache', () => editAndPlan(['--no-cache'])],
+        ['parse', () => reference.timed()],
+      ]
       if (other) order.push(['before', () => editAndPlan([], other)])
       const turn = [...order.slice(r % order.length), ...order.slice(0, r % order.length)]
       const triple = {}
@@ -240,9 +259,13 @@ async function paired() {
       figure('paired.before_edit_ratio', median(triples.map((t) => t.before.ms / t.parse.ms)).toFixed(2))
       figure('paired.before_edit_cpu_ratio', median(triples.map((t) => t.before.cpuMs / t.parse.cpuMs)).toFixed(2))
       figure('paired.before_edit_peak_mib', Math.round(median(triples.map((t) => t.before.rss)) / 1024))
-      note(`paired edit runs, cpu of this plan / the other checkout's: ${triples.map((t) => `${seconds(t.edit.cpuMs)} / ${seconds(t.before.cpuMs)} s`).join(', ')}`)
+      note(
+        `paired edit runs, cpu of this plan / the other checkout's: ${triples.map((t) => `${seconds(t.edit.cpuMs)} / ${seconds(t.before.cpuMs)} s`).join(', ')}`,
+      )
     }
-    note(`paired edit runs, cpu of plan / --no-cache / parse: ${triples.map((t) => `${seconds(t.edit.cpuMs)} / ${seconds(t.noCache.cpuMs)} / ${seconds(t.parse.cpuMs)} s`).join(', ')}`)
+    note(
+      `paired edit runs, cpu of plan / --no-cache / parse: ${triples.map((t) => `${seconds(t.edit.cpuMs)} / ${seconds(t.noCache.cpuMs)} / ${seconds(t.parse.cpuMs)} s`).join(', ')}`,
+    )
   } finally {
     reference.cleanup()
   }

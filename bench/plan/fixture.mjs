@@ -16,15 +16,20 @@ export const FILES = 10
 export function writeProject(repo, dir, n, { files = FILES, projectName = 'bench', icmpEvery } = {}) {
   mkdirSync(join(dir, 'node_modules'), { recursive: true })
   symlinkSync(repo, join(dir, 'node_modules', 'monitors-as-code'), 'dir')
-  writeFileSync(join(dir, 'monitoring.config.ts'), `import { defineConfig } from 'monitors-as-code'
+  writeFileSync(
+    join(dir, 'monitoring.config.ts'),
+    `import { defineConfig } from 'monitors-as-code'
 export default defineConfig({ projectName: '${projectName}', checkMatch: 'checks/**/*.check.ts', defaults: { locations: ['eu-west-1', 'us-east-1'], tags: ['bench'] } })
-`)
+`,
+  )
   mkdirSync(join(dir, 'checks'), { recursive: true })
   for (let f = 0; f < files; f++) {
     const lines = [`import { ${icmpEvery ? 'DnsCheck, IcmpCheck' : 'DnsCheck'} } from 'monitors-as-code'`, '']
     for (let i = f; i < n; i += files) {
       if (icmpEvery && i % icmpEvery === icmpEvery - 1) {
-        lines.push(`new IcmpCheck('ping-${i}', { name: 'Ping ${i}', request: { hostname: 'host-${i}.example.com' }, frequency: ${[5, 10, 15][i % 3]}, tags: ['team-${i % 7}'] })`)
+        lines.push(
+          `new IcmpCheck('ping-${i}', { name: 'Ping ${i}', request: { hostname: 'host-${i}.example.com' }, frequency: ${[5, 10, 15][i % 3]}, tags: ['team-${i % 7}'] })`,
+        )
         continue
       }
       lines.push(`new DnsCheck('dns-${i}', {

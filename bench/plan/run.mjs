@@ -97,7 +97,11 @@ try {
     if (match) lists[match[1]] = (lists[match[1]] ?? 0) + 1
   }
   const allowed = Math.ceil(n / 100)
-  console.log(`list requests of one plan: ${Object.entries(lists).map(([p, c]) => `${p} ${c}`).join(', ')} (allowed per type: ${allowed})`)
+  console.log(
+    `list requests of one plan: ${Object.entries(lists)
+      .map(([p, c]) => `${p} ${c}`)
+      .join(', ')} (allowed per type: ${allowed})`,
+  )
   const ok = results.planWarm < 1000 && results.planCold < 1500 && Object.values(lists).every((c) => c <= allowed)
   console.log(ok ? 'targets met: plan < 1.0 s warm, < 1.5 s cold, list requests within ceil(N/100)' : 'TARGETS MISSED')
   process.exitCode = ok ? 0 : 1

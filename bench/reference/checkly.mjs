@@ -52,7 +52,11 @@ export async function prepareReference(n) {
     mkdirSync(home, { recursive: true })
     if (!existsSync(join(home, 'package.json'))) writeFileSync(join(home, 'package.json'), '{ "name": "monitors-bench-reference", "private": true }\n')
     note(`installing ${specs.join(' ')} into ${home} (npm install --no-save)`)
-    const run = spawnSync(npm, ['install', '--no-save', '--no-audit', '--no-fund', '--loglevel=error', ...specs], { cwd: home, encoding: 'utf8', timeout: 600_000 })
+    const run = spawnSync(npm, ['install', '--no-save', '--no-audit', '--no-fund', '--loglevel=error', ...specs], {
+      cwd: home,
+      encoding: 'utf8',
+      timeout: 600_000,
+    })
     if (run.error || run.status !== 0) skip(`npm install ${specs.join(' ')} failed: ${run.error?.message ?? run.stderr ?? `exit ${run.status}`}`)
   }
   if (!existsSync(join(dist, 'services/project-parser.js'))) {
@@ -75,9 +79,12 @@ export async function prepareReference(n) {
   // --- the project: the same checks as bench/plan/fixture.mjs, as DnsMonitor constructs
   const dir = mkdtempSync(join(tmpdir(), 'monitors-bench-reference-'))
   symlinkSync(join(home, 'node_modules'), join(dir, 'node_modules'), 'dir')
-  writeFileSync(join(dir, 'checkly.config.ts'), `import { defineConfig } from 'checkly'
+  writeFileSync(
+    join(dir, 'checkly.config.ts'),
+    `import { defineConfig } from 'checkly'
 export default defineConfig({ projectName: 'bench', logicalId: 'bench', checks: { checkMatch: '**/__checks__/**/*.check.ts', locations: ['eu-west-1', 'us-east-1'], tags: ['bench'] } })
-`)
+`,
+  )
   mkdirSync(join(dir, '__checks__'))
   for (let f = 0; f < FILES; f++) {
     const lines = [`import { DnsMonitor, DnsAssertionBuilder } from 'checkly/constructs'`, '']
@@ -93,7 +100,9 @@ export default defineConfig({ projectName: 'bench', logicalId: 'bench', checks: 
   }
   // what `checkly test` does before its first request for a session: load the config, parse, validate
   const parse = join(dir, 'parse.mjs')
-  writeFileSync(parse, `
+  writeFileSync(
+    parse,
+    `
 const at = (path) => import(${JSON.stringify(pathToFileURL(dist).href)} + '/' + path)
 const { loadChecklyConfig } = await at('services/checkly-config-loader.js')
 const { parseProject } = await at('services/project-parser.js')
@@ -108,7 +117,8 @@ const diagnostics = new Diagnostics()
 await project.validate(diagnostics)
 if (diagnostics.isFatal()) { console.error(diagnostics.observations.map((o) => o.title + ': ' + o.message).join('\\n')); process.exit(1) }
 console.log(Object.keys(project.data.check ?? {}).length)
-`)
+`,
+  )
 
   async function timed() {
     const run = await runProbed([parse], { cwd: dir, env: process.env, probeDir: dir, node })

@@ -109,7 +109,12 @@ const note = (line) => process.stderr.write(`${line}\n`)
 const print = (name, value) => console.log(`${name}: ${value}`)
 
 // the DNS server: every A question answered with one record (or, at --fail-rate, SERVFAIL)
-const dns = spawn(process.execPath, ['--input-type=module', '-e', `
+const dns = spawn(
+  process.execPath,
+  [
+    '--input-type=module',
+    '-e',
+    `
   import { createSocket } from 'node:dgram'
   import { createRequire } from 'node:module'
   const require = createRequire(${JSON.stringify(join(root, 'package.json'))})
@@ -127,7 +132,10 @@ const dns = spawn(process.execPath, ['--input-type=module', '-e', `
   })
   socket.bind(0, '127.0.0.1', () => process.stdout.write(socket.address().port + '\\n'))
   process.on('SIGTERM', () => { process.stderr.write('dns server answered ' + answered + ' queries\\n'); process.exit(0) })
-`], { stdio: ['ignore', 'pipe', 'inherit'] })
+`,
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+)
 const dnsPort = await new Promise((resolve) => {
   let out = ''
   dns.stdout.on('data', (chunk) => {
@@ -142,19 +150,25 @@ async function writeChecks(location) {
   const writer = await startLocalServer({ apiKeys: [{ key, accountId: 'bench' }], rateLimit: { max: 1e9, timeWindowMs: 60_000 }, dbPath: location })
   const started = Date.now()
   let next = 0
-  await Promise.all(Array.from({ length: 16 }, async () => {
-    for (let i = next++; i < CHECKS; i = next++) {
-      const response = await fetch(`${writer.url}/v1/checks/dns`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          name: `bench ${i}`, frequency: 1, doubleCheck: false, locations: REGIONS, runParallel: true,
-          request: { query: `host-${i}.bench.test`, recordType: 'A', nameServer: '127.0.0.1', port: dnsPort },
-        }),
-      })
-      if (response.status !== 201) throw new Error(`POST /v1/checks/dns: ${response.status} ${await response.text()}`)
-    }
-  }))
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      for (let i = next++; i < CHECKS; i = next++) {
+        const response = await fetch(`${writer.url}/v1/checks/dns`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            name: `bench ${i}`,
+            frequency: 1,
+            doubleCheck: false,
+            locations: REGIONS,
+            runParallel: true,
+            request: { query: `host-${i}.bench.test`, recordType: 'A', nameServer: '127.0.0.1', port: dnsPort },
+          }),
+        })
+        if (response.status !== 201) throw new Error(`POST /v1/checks/dns: ${response.status} ${await response.text()}`)
+      }
+    }),
+  )
   await writer.close()
   note(`${CHECKS} checks created in ${((Date.now() - started) / 1000).toFixed(1)} s`)
 }
@@ -175,13 +189,14 @@ async function serverProcess(speed, location = dbPath, virtualStart = undefined)
   child.once('exit', (code) => {
     for (const [name, reject] of failed) reject(new Error(`the server process exited (${code}) before "${name}"`))
   })
-  const answer = (name) => new Promise((resolve, reject) => {
-    waiting.set(name, (value) => {
-      failed.delete(name)
-      resolve(value)
+  const answer = (name) =>
+    new Promise((resolve, reject) => {
+      waiting.set(name, (value) => {
+        failed.delete(name)
+        resolve(value)
+      })
+      failed.set(name, reject)
     })
-    failed.set(name, reject)
-  })
   await answer('loaded')
   child.send({ start: { dbPath: location, key, speed, concurrency: CONCURRENCY, retentionDays: RETENTION, virtualStart } })
   await answer('ready')
@@ -210,14 +225,20 @@ function measureDb(reader) {
   const pageSize = reader.pragma('page_size', { simple: true })
   const used = (reader.pragma('page_count', { simple: true }) - reader.pragma('freelist_count', { simple: true })) * pageSize
   const names = reader.prepare(`SELECT name FROM sqlite_schema WHERE tbl_name = 'check_runs' AND type IN ('table', 'index')`).pluck().all()
-  const runBytes = reader.prepare(`SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN (SELECT value FROM json_each(?))`).pluck().get(JSON.stringify(names))
+  const runBytes = reader
+    .prepare(`SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN (SELECT value FROM json_each(?))`)
+    .pluck()
+    .get(JSON.stringify(names))
   const runRows = reader.prepare(`SELECT count(*) FROM check_runs`).pluck().get()
   // full and compact rows draw their seq from check_results' counter
   const results = reader.prepare(`SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'check_results'), 0)`).pluck().get()
   const skipped = reader.prepare(`SELECT count(*) FROM check_runs WHERE state = 'skipped'`).pluck().get()
   // full rows (with their indexes): here the day's first run of each check and location (none fails)
   const fullNames = reader.prepare(`SELECT name FROM sqlite_schema WHERE tbl_name = 'check_results' AND type IN ('table', 'index')`).pluck().all()
-  const fullBytes = reader.prepare(`SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN (SELECT value FROM json_each(?))`).pluck().get(JSON.stringify(fullNames))
+  const fullBytes = reader
+    .prepare(`SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN (SELECT value FROM json_each(?))`)
+    .pluck()
+    .get(JSON.stringify(fullNames))
   const full = reader.prepare(`SELECT count(*) FROM check_results`).pluck().get()
   return { used, runBytes, runRows, results, skipped, fullBytes, full }
 }
@@ -227,8 +248,10 @@ const MiB = 1024 * 1024
 const fixed = (n, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a')
 
 const due = (CHECKS * LOCATIONS) / 60
-note(`${CHECKS} DNS checks at frequency 1 in ${LOCATIONS} location(s), ${fixed(due)} runs due per second; one server runner ` +
-  `(concurrency ${CONCURRENCY ?? 'the default'}), node ${process.version}; steady ${MINUTES} min (warm-up ${WARMUP} s), capacity ${CAPACITY} s at x${SPEED}`)
+note(
+  `${CHECKS} DNS checks at frequency 1 in ${LOCATIONS} location(s), ${fixed(due)} runs due per second; one server runner ` +
+    `(concurrency ${CONCURRENCY ?? 'the default'}), node ${process.version}; steady ${MINUTES} min (warm-up ${WARMUP} s), capacity ${CAPACITY} s at x${SPEED}`,
+)
 print('checks', CHECKS)
 print('locations', LOCATIONS)
 print('due runs/s', fixed(due))
@@ -259,7 +282,7 @@ print('due runs/s', fixed(due))
   // first minutes (charged to a few minutes they would count 20 times over): added once below
   const kept = (m) => m.used - m.runBytes - m.fullBytes
   const growth = (kept(after) - kept(before)) / window
-  const bytesPerResult = (after.results - before.results) > 0 ? growth * window / (after.results - before.results) : NaN
+  const bytesPerResult = after.results - before.results > 0 ? (growth * window) / (after.results - before.results) : NaN
   const runsSteady = after.runRows > 0 ? (after.runBytes / after.runRows) * due * 600 : 0
   const fullRowsADay = after.full > 0 ? (after.fullBytes / after.full) * CHECKS * LOCATIONS : 0
   const day = kept(before) + growth * 86_400 + fullRowsADay + runsSteady
@@ -370,7 +393,8 @@ async function postgresStorage() {
     print('storage postgres results kept in full', growth.full)
     print('storage postgres bytes per result', fixed(growth.perResult, 1))
     for (const t of growth.tables) {
-      if (Math.abs(t.perResult) >= 0.05) print(`storage postgres bytes per result, ${t.name}${t.bounded ? ' (bounded, not counted)' : ''}`, fixed(t.perResult, 1))
+      if (Math.abs(t.perResult) >= 0.05)
+        print(`storage postgres bytes per result, ${t.name}${t.bounded ? ' (bounded, not counted)' : ''}`, fixed(t.perResult, 1))
     }
     // rows updated or deleted in the window, per result: each a dead row version for autovacuum
     for (const [name, after] of Object.entries(writesAfter)) {
@@ -382,7 +406,8 @@ async function postgresStorage() {
     }
     print('storage postgres bytes per result, hours packed', fixed(packed.perResult, 1))
     for (const t of packed.tables) {
-      if (Math.abs(t.perResult) >= 0.05) print(`storage postgres bytes per result, hours packed, ${t.name}${t.bounded ? ' (bounded, not counted)' : ''}`, fixed(t.perResult, 1))
+      if (Math.abs(t.perResult) >= 0.05)
+        print(`storage postgres bytes per result, hours packed, ${t.name}${t.bounded ? ' (bounded, not counted)' : ''}`, fixed(t.perResult, 1))
     }
     return packed.perResult
   } finally {

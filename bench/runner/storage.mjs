@@ -14,10 +14,12 @@ const require = createRequire(join(dirname(fileURLToPath(import.meta.url)), '..'
 
 /** Bytes in use by each table and index (compact day tables and their indexes as `result_runs_*`, failing runs' as `result_runs_*_f`), and the results stored so far. */
 export function breakdown(db) {
-  const rows = db.prepare(`SELECT CASE WHEN name GLOB 'result_runs_*_f_chk' THEN 'result_runs_*_f (index)'
+  const rows = db
+    .prepare(`SELECT CASE WHEN name GLOB 'result_runs_*_f_chk' THEN 'result_runs_*_f (index)'
       WHEN name GLOB 'result_runs_*_f' THEN 'result_runs_*_f' WHEN name GLOB 'result_runs_*_chk' THEN 'result_runs_* (index)'
       WHEN name GLOB 'result_runs_*' THEN 'result_runs_*' ELSE name END AS name, sum(pgsize) AS bytes
-    FROM dbstat GROUP BY 1`).all()
+    FROM dbstat GROUP BY 1`)
+    .all()
   const results = db.prepare(`SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'check_results'), 0)`).pluck().get()
   const full = db.prepare(`SELECT count(*) FROM check_results`).pluck().get()
   return { results, full, bytes: Object.fromEntries(rows.map((r) => [r.name, r.bytes])) }
@@ -27,11 +29,19 @@ export function breakdown(db) {
 export function perResult(before, after) {
   const n = after.results - before.results
   const names = new Set([...Object.keys(before.bytes), ...Object.keys(after.bytes)])
-  const tables = [...names].map((name) => ({ name, bytes: (after.bytes[name] ?? 0) - (before.bytes[name] ?? 0) }))
-    .filter((t) => t.bytes !== 0).sort((a, b) => b.bytes - a.bytes)
-  const runs = (name) => name === 'check_runs' || name.startsWith('sqlite_autoindex_check_runs') || name.startsWith('check_runs_') || name.startsWith('check_runs ')
+  const tables = [...names]
+    .map((name) => ({ name, bytes: (after.bytes[name] ?? 0) - (before.bytes[name] ?? 0) }))
+    .filter((t) => t.bytes !== 0)
+    .sort((a, b) => b.bytes - a.bytes)
+  const runs = (name) =>
+    name === 'check_runs' || name.startsWith('sqlite_autoindex_check_runs') || name.startsWith('check_runs_') || name.startsWith('check_runs ')
   const total = tables.filter((t) => !runs(t.name)).reduce((sum, t) => sum + t.bytes, 0)
-  return { results: n, full: after.full - before.full, perResult: n > 0 ? total / n : NaN, tables: tables.map((t) => ({ ...t, perResult: n > 0 ? t.bytes / n : NaN, bounded: runs(t.name) })) }
+  return {
+    results: n,
+    full: after.full - before.full,
+    perResult: n > 0 ? total / n : NaN,
+    tables: tables.map((t) => ({ ...t, perResult: n > 0 ? t.bytes / n : NaN, bounded: runs(t.name) })),
+  }
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -74,7 +74,12 @@ const fixed = (n, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a'
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 // the TCP server: `+PONG` to every line, the connection left open for the client to close
-const tcp = spawn(process.execPath, ['--input-type=module', '-e', `
+const tcp = spawn(
+  process.execPath,
+  [
+    '--input-type=module',
+    '-e',
+    `
   import { createServer } from 'node:net'
   let answered = 0
   const server = createServer((socket) => {
@@ -84,7 +89,10 @@ const tcp = spawn(process.execPath, ['--input-type=module', '-e', `
   server.maxConnections = 100000
   server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () => process.stdout.write(server.address().port + '\\n'))
   process.on('SIGTERM', () => { process.stderr.write('tcp server answered ' + answered + ' lines\\n'); process.exit(0) })
-`], { stdio: ['ignore', 'pipe', 'inherit'] })
+`,
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+)
 const tcpPort = await new Promise((resolve) => {
   let out = ''
   tcp.stdout.on('data', (chunk) => {
@@ -98,19 +106,30 @@ const tcpPort = await new Promise((resolve) => {
   const { startLocalServer } = await import(pathToFileURL(entry).href)
   const writer = await startLocalServer({ apiKeys: [{ key, accountId: 'bench' }], rateLimit: { max: 1e9, timeWindowMs: 60_000 }, dbPath })
   let next = 0
-  await Promise.all(Array.from({ length: 16 }, async () => {
-    for (let i = next++; i < CHECKS; i = next++) {
-      const response = await fetch(`${writer.url}/v1/checks/tcp`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          name: `bench ${i}`, frequency: 0, frequencyOffset: EVERY, doubleCheck: false, locations: ['eu-west-1'],
-          request: { hostname: '127.0.0.1', port: tcpPort, data: 'PING\r\n', assertions: [{ source: 'RESPONSE_DATA', comparison: 'CONTAINS', target: '+PONG' }] },
-        }),
-      })
-      if (response.status !== 201) throw new Error(`POST /v1/checks/tcp: ${response.status} ${await response.text()}`)
-    }
-  }))
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      for (let i = next++; i < CHECKS; i = next++) {
+        const response = await fetch(`${writer.url}/v1/checks/tcp`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            name: `bench ${i}`,
+            frequency: 0,
+            frequencyOffset: EVERY,
+            doubleCheck: false,
+            locations: ['eu-west-1'],
+            request: {
+              hostname: '127.0.0.1',
+              port: tcpPort,
+              data: 'PING\r\n',
+              assertions: [{ source: 'RESPONSE_DATA', comparison: 'CONTAINS', target: '+PONG' }],
+            },
+          }),
+        })
+        if (response.status !== 201) throw new Error(`POST /v1/checks/tcp: ${response.status} ${await response.text()}`)
+      }
+    }),
+  )
   await writer.close()
 }
 
@@ -147,8 +166,10 @@ async function serverProcess(speed) {
 }
 
 const due = CHECKS / EVERY
-note(`${CHECKS} TCP checks every ${EVERY} s (frequency 0, frequencyOffset ${EVERY}), ${fixed(due)} runs due per second; one server runner ` +
-  `(concurrency ${CONCURRENCY ?? 'the default'}), node ${process.version}; steady ${SECONDS} s (warm-up ${WARMUP} s), capacity ${CAPACITY} s at x${SPEED}`)
+note(
+  `${CHECKS} TCP checks every ${EVERY} s (frequency 0, frequencyOffset ${EVERY}), ${fixed(due)} runs due per second; one server runner ` +
+    `(concurrency ${CONCURRENCY ?? 'the default'}), node ${process.version}; steady ${SECONDS} s (warm-up ${WARMUP} s), capacity ${CAPACITY} s at x${SPEED}`,
+)
 print('checks', CHECKS)
 print('every s', EVERY)
 print('due runs/s', fixed(due))

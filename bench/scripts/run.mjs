@@ -94,7 +94,13 @@ async function batch(kind) {
       next += 1
       const t = performance.now()
       const result = await runScript(
-        { name: 'bench', checkType: kind, script: kind === 'BROWSER' ? script : multiStep, scriptPath: 'bench.spec.ts', environmentVariables: [{ key: 'SITE', value: origin }] },
+        {
+          name: 'bench',
+          checkType: kind,
+          script: kind === 'BROWSER' ? script : multiStep,
+          scriptPath: 'bench.spec.ts',
+          environmentVariables: [{ key: 'SITE', value: origin }],
+        },
         { runtimeCache: values.cache, workDir: work, timeoutMs: 120_000, tracing: values.tracing, ...policy },
       )
       durations.push(performance.now() - t)
@@ -135,7 +141,9 @@ if (values.paired) {
         const b = await batch(kind)
         seen[contained].push(b)
         if (b.failures.length > 0) console.error(`failed runs: ${[...new Set(b.failures)].join(' | ')}`)
-        console.log(`${kind} ${contained ? 'contained  ' : 'uncontained'} round ${round + 1}: ${perMinute(b)} runs/minute, ${b.passed}/${b.durations.length} passed, p50 ${q(b.durations, 0.5).toFixed(1)} s, peak ${mb(b.peaks.run)} per run`)
+        console.log(
+          `${kind} ${contained ? 'contained  ' : 'uncontained'} round ${round + 1}: ${perMinute(b)} runs/minute, ${b.passed}/${b.durations.length} passed, p50 ${q(b.durations, 0.5).toFixed(1)} s, peak ${mb(b.peaks.run)} per run`,
+        )
       }
     }
     const total = (list) => ({ runs: list.reduce((n, b) => n + b.durations.length, 0), wall: list.reduce((n, b) => n + b.wall, 0) })
@@ -154,7 +162,9 @@ const b = await batch('BROWSER')
 site.close()
 rmSync(work, { recursive: true, force: true })
 if (b.failures.length > 0) console.error(`failed runs: ${[...new Set(b.failures)].join(' | ')}`)
-console.log(`runs: ${b.durations.length} (${b.passed} passed), concurrency ${concurrency}${values.deny ? ', private targets denied (the site an exception)' : ''}`)
+console.log(
+  `runs: ${b.durations.length} (${b.passed} passed), concurrency ${concurrency}${values.deny ? ', private targets denied (the site an exception)' : ''}`,
+)
 console.log(`runs/minute: ${perMinute(b)}`)
 console.log(`run seconds p50 / p95: ${q(b.durations, 0.5).toFixed(1)} / ${q(b.durations, 0.95).toFixed(1)}`)
 console.log(`memory per concurrent browser (peak): ${mb(b.peaks.browser)} browser, ${mb(b.peaks.script)} script process`)

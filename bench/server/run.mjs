@@ -21,7 +21,12 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 16)
 const dir = mkdtempSync(join(tmpdir(), 'monitors-bench-'))
 const key = 'bench-key-0123456789abcdef0123456789abcdef'
 
-const child = spawn(process.execPath, ['--input-type=module', '-e', `
+const child = spawn(
+  process.execPath,
+  [
+    '--input-type=module',
+    '-e',
+    `
   const { startLocalServer } = await import(${JSON.stringify(pathToFileURL(entry).href)})
   const server = await startLocalServer({
     dbPath: ${JSON.stringify(join(dir, 'bench.db'))},
@@ -30,7 +35,10 @@ const child = spawn(process.execPath, ['--input-type=module', '-e', `
   })
   process.stdout.write(server.url + '\\n')
   process.on('SIGTERM', () => server.close().then(() => process.exit(0)))
-`], { stdio: ['ignore', 'pipe', 'inherit'] })
+`,
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+)
 
 const url = await new Promise((resolve, reject) => {
   let out = ''
@@ -42,13 +50,14 @@ const url = await new Promise((resolve, reject) => {
 })
 
 const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
-const dnsCheck = (i) => JSON.stringify({
-  name: `bench check ${i}`,
-  tags: ['bench', `group-${i % 10}`],
-  locations: ['eu-west-1', 'us-east-1'],
-  frequency: 5,
-  request: { query: `host${i}.example.com`, recordType: 'A', assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] },
-})
+const dnsCheck = (i) =>
+  JSON.stringify({
+    name: `bench check ${i}`,
+    tags: ['bench', `group-${i % 10}`],
+    locations: ['eu-west-1', 'us-east-1'],
+    frequency: 5,
+    request: { query: `host${i}.example.com`, recordType: 'A', assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] },
+  })
 
 function run(title, options) {
   return new Promise((resolve, reject) => {
@@ -56,7 +65,9 @@ function run(title, options) {
       if (error) return reject(error)
       const ok = result['2xx']
       const bad = result.non2xx + result.errors + result.timeouts
-      console.log(`${title.padEnd(34)} ${Math.round(result.requests.average).toString().padStart(7)} req/s   p50 ${result.latency.p50} ms   p99 ${result.latency.p99} ms   (${ok} ok, ${bad} not ok)`)
+      console.log(
+        `${title.padEnd(34)} ${Math.round(result.requests.average).toString().padStart(7)} req/s   p50 ${result.latency.p50} ms   p99 ${result.latency.p99} ms   (${ok} ok, ${bad} not ok)`,
+      )
       resolve(result)
     })
   })
@@ -65,11 +76,14 @@ function run(title, options) {
 try {
   // seed 1,000 checks, 20 at a time
   for (let i = 0; i < 1000; i += 20) {
-    await Promise.all(Array.from({ length: 20 }, (_, j) =>
-      fetch(`${url}/v1/checks/dns`, { method: 'POST', headers, body: dnsCheck(i + j) }).then((r) => {
-        if (r.status !== 201) throw new Error(`seeding failed: ${r.status}`)
-        return r.arrayBuffer()
-      })))
+    await Promise.all(
+      Array.from({ length: 20 }, (_, j) =>
+        fetch(`${url}/v1/checks/dns`, { method: 'POST', headers, body: dnsCheck(i + j) }).then((r) => {
+          if (r.status !== 201) throw new Error(`seeding failed: ${r.status}`)
+          return r.arrayBuffer()
+        }),
+      ),
+    )
   }
   const check = await fetch(`${url}/v1/checks?limit=100`, { headers })
   console.log(`server ${url}, ${check.headers.get('content-range')} checks seeded; ${connections} connections, ${seconds} s per run, node ${process.version}`)

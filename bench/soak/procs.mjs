@@ -47,7 +47,9 @@ function stat(pid) {
 function memoryKiB(pid, field) {
   try {
     const file = field === 'Pss' ? `/proc/${pid}/smaps_rollup` : `/proc/${pid}/status`
-    const line = readFileSync(file, 'utf8').split('\n').find((l) => l.startsWith(`${field === 'Pss' ? 'Pss' : 'VmRSS'}:`))
+    const line = readFileSync(file, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith(`${field === 'Pss' ? 'Pss' : 'VmRSS'}:`))
     return line ? Number(line.split(/\s+/)[1]) : 0
   } catch {
     return 0
@@ -83,7 +85,7 @@ export function meter(pidOf, { tree = false } = {}) {
       if (tree) for (const child of pids.slice(1)) ticks += stat(child)?.cpu ?? 0
       const kib = pids.reduce((n, p) => n + memoryKiB(p, tree ? 'Pss' : 'VmRSS'), 0)
       const now = Date.now()
-      const cpu = last && last.pid === pid ? (((ticks - last.ticks) / TICKS) / ((now - last.at) / 1000)) * 100 : NaN
+      const cpu = last && last.pid === pid ? ((ticks - last.ticks) / TICKS / ((now - last.at) / 1000)) * 100 : NaN
       last = { pid, ticks, at: now }
       return { cpu, mib: kib / 1024 }
     },

@@ -21,13 +21,16 @@ export function kindOf(i, flaky) {
 export function writeProject(repo, dir, { count, flaky, ports }) {
   mkdirSync(join(dir, 'node_modules'), { recursive: true })
   symlinkSync(repo, join(dir, 'node_modules', 'monitors-as-code'), 'dir')
-  writeFileSync(join(dir, 'monitoring.config.ts'), `import { defineConfig } from 'monitors-as-code'
+  writeFileSync(
+    join(dir, 'monitoring.config.ts'),
+    `import { defineConfig } from 'monitors-as-code'
 export default defineConfig({
   projectName: 'soak',
   checkMatch: 'checks/**/*.check.ts',
   defaults: { locations: ${JSON.stringify(LOCATIONS)}, runParallel: true, frequency: 1, tags: ['soak'], retryStrategy: { type: 'NO_RETRIES' } },
 })
-`)
+`,
+  )
   mkdirSync(join(dir, 'checks'), { recursive: true })
   for (let f = 0; f < FILES; f++) {
     const lines = [`import { ApiCheck, DnsCheck, TcpCheck, UrlCheck } from 'monitors-as-code'`, '']

@@ -49,9 +49,16 @@ if (!existsSync(entry)) {
 }
 const { values: args } = parseArgs({
   options: {
-    minutes: { type: 'string', default: '60' }, checks: { type: 'string', default: '1000' }, flaky: { type: 'string', default: '20' },
-    'api-rps': { type: 'string', default: '30' }, 'pool-size': { type: 'string' }, 'agent-skew-ms': { type: 'string', default: '30000' },
-    'capacity-seconds': { type: 'string', default: '0' }, speed: { type: 'string', default: '10' }, profile: { type: 'string' }, keep: { type: 'boolean', default: false },
+    minutes: { type: 'string', default: '60' },
+    checks: { type: 'string', default: '1000' },
+    flaky: { type: 'string', default: '20' },
+    'api-rps': { type: 'string', default: '30' },
+    'pool-size': { type: 'string' },
+    'agent-skew-ms': { type: 'string', default: '30000' },
+    'capacity-seconds': { type: 'string', default: '0' },
+    speed: { type: 'string', default: '10' },
+    profile: { type: 'string' },
+    keep: { type: 'boolean', default: false },
   },
 })
 const number = (name, min, max) => {
@@ -121,7 +128,11 @@ const targetCommand = async (command, answer) => {
   const before = targets.output().length
   targets.child.stdin.write(`${command}\n`)
   for (let i = 0; i < 200; i++) {
-    const found = targets.output().slice(before).split('\n').find((l) => l.startsWith(answer))
+    const found = targets
+      .output()
+      .slice(before)
+      .split('\n')
+      .find((l) => l.startsWith(answer))
     if (found) return JSON.parse(found)
     await sleep(50)
   }
@@ -133,9 +144,29 @@ const servers = []
 let serverStarts = 0
 async function startServer(slot) {
   const name = `server-${slot + 1}${serverStarts++ >= 2 ? `-again-${serverStarts}` : ''}`
-  const p = startProcess(name, process.execPath, [bin, 'server', '--db', dbUrl, '--port', '0', '--quiet', '--api-key', `${KEY}:${ACCOUNT}`,
-    '--rate-limit', '100000000/60s', '--metrics-token', TOKEN, '--private-targets', 'allow', ...(POOL ? ['--db-pool-size', POOL] : [])],
-  { dir, env: { ...process.env, NO_COLOR: '1' } })
+  const p = startProcess(
+    name,
+    process.execPath,
+    [
+      bin,
+      'server',
+      '--db',
+      dbUrl,
+      '--port',
+      '0',
+      '--quiet',
+      '--api-key',
+      `${KEY}:${ACCOUNT}`,
+      '--rate-limit',
+      '100000000/60s',
+      '--metrics-token',
+      TOKEN,
+      '--private-targets',
+      'allow',
+      ...(POOL ? ['--db-pool-size', POOL] : []),
+    ],
+    { dir, env: { ...process.env, NO_COLOR: '1' } },
+  )
   procs.add(p)
   const url = (await waitForOutput(p, /listening on (http:\/\/\S+)/))[1]
   servers[slot] = { proc: p, url, healthy: true, meter: meter(() => p.child.pid) }
@@ -150,11 +181,12 @@ const inFault = (at) => windows.some((w) => at >= w.from && at <= (w.to ?? Infin
 const readinessFailures = []
 let turn = 0
 const agentKeepAlive = new http.Agent({ keepAlive: true, maxSockets: 256 })
-const forward = (target, req, body) => new Promise((resolve, reject) => {
-  const upstream = http.request(`${target}${req.url}`, { method: req.method, headers: req.headers, agent: agentKeepAlive }, resolve)
-  upstream.on('error', reject)
-  upstream.end(body)
-})
+const forward = (target, req, body) =>
+  new Promise((resolve, reject) => {
+    const upstream = http.request(`${target}${req.url}`, { method: req.method, headers: req.headers, agent: agentKeepAlive }, resolve)
+    upstream.on('error', reject)
+    upstream.end(body)
+  })
 const balancer = http.createServer(async (req, res) => {
   const chunks = []
   for await (const chunk of req) chunks.push(chunk)
@@ -184,20 +216,23 @@ const probing = setInterval(() => {
     const controller = new AbortController()
     const timer = setTimeout(() => controller.abort(), 5000)
     const at = Date.now()
-    fetch(`${server.url}/-/readiness`, { signal: controller.signal }).then(async (r) => {
-      await r.text()
-      if (r.status !== 200) throw new Error(String(r.status))
-      server.failures = 0
-      server.healthy = true
-    }).catch((error) => {
-      if (!server.proc.alive()) return
-      server.failures = (server.failures ?? 0) + 1
-      readinessFailures.push({ at, done: Date.now(), server: server.proc.name, why: String(error.message ?? error) })
-      if (server.failures === 2) {
-        server.healthy = false
-        takenOut.push({ at, server: server.proc.name })
-      }
-    }).finally(() => clearTimeout(timer))
+    fetch(`${server.url}/-/readiness`, { signal: controller.signal })
+      .then(async (r) => {
+        await r.text()
+        if (r.status !== 200) throw new Error(String(r.status))
+        server.failures = 0
+        server.healthy = true
+      })
+      .catch((error) => {
+        if (!server.proc.alive()) return
+        server.failures = (server.failures ?? 0) + 1
+        readinessFailures.push({ at, done: Date.now(), server: server.proc.name, why: String(error.message ?? error) })
+        if (server.failures === 2) {
+          server.healthy = false
+          takenOut.push({ at, server: server.proc.name })
+        }
+      })
+      .finally(() => clearTimeout(timer))
   }
 }, 5000)
 
@@ -242,9 +277,35 @@ const skewHook = pathToFileURL(join(root, 'bench', 'soak', 'skew-clock.mjs')).hr
 let agent
 let agentStarts = 0
 async function startAgent() {
-  const p = startProcess(`agent${agentStarts++ ? `-again-${agentStarts}` : ''}`, process.execPath, ['--import', skewHook, bin, 'agent', '--api-url', lb, '--api-key', KEY,
-    '--account-id', ACCOUNT, '--locations', AGENT_LOCATION, '--agent-id', 'office-1', '--lease', '30s', '--health-port', '0', '--concurrency', '50',
-    '--poll-interval', '500ms'], { dir, env: { ...process.env, NO_COLOR: '1', MONITORS_SOAK_CLOCK_SKEW_MS: String(SKEW) } })
+  const p = startProcess(
+    `agent${agentStarts++ ? `-again-${agentStarts}` : ''}`,
+    process.execPath,
+    [
+      '--import',
+      skewHook,
+      bin,
+      'agent',
+      '--api-url',
+      lb,
+      '--api-key',
+      KEY,
+      '--account-id',
+      ACCOUNT,
+      '--locations',
+      AGENT_LOCATION,
+      '--agent-id',
+      'office-1',
+      '--lease',
+      '30s',
+      '--health-port',
+      '0',
+      '--concurrency',
+      '50',
+      '--poll-interval',
+      '500ms',
+    ],
+    { dir, env: { ...process.env, NO_COLOR: '1', MONITORS_SOAK_CLOCK_SKEW_MS: String(SKEW) } },
+  )
   procs.add(p)
   agent = { proc: p, meter: meter(() => p.child.pid) }
   await sleep(1000)
@@ -276,26 +337,40 @@ async function oneRequest() {
   const at = Date.now()
   try {
     const response = await fetch(`${lb}${path}`, {
-      method, headers: { authorization: `Bearer ${KEY}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined,
+      method,
+      headers: { authorization: `Bearer ${KEY}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
     })
     const text = await response.text()
     // a request counts in a fault's window when it was sent or answered within it
-    answers.push({ at, done: Date.now(), status: response.status, retryAfter: response.headers.get('retry-after'), path, ms: Date.now() - at, ...(response.status >= 500 ? { why: text.slice(0, 120) } : {}) })
+    answers.push({
+      at,
+      done: Date.now(),
+      status: response.status,
+      retryAfter: response.headers.get('retry-after'),
+      path,
+      ms: Date.now() - at,
+      ...(response.status >= 500 ? { why: text.slice(0, 120) } : {}),
+    })
     // a variable written is deleted again (writes, without growing the account)
-    if (method === 'POST' && response.status === 201) await fetch(`${lb}/v1/variables/${body.key}`, { method: 'DELETE', headers: { authorization: `Bearer ${KEY}` } }).then((d) => d.text())
+    if (method === 'POST' && response.status === 201)
+      await fetch(`${lb}/v1/variables/${body.key}`, { method: 'DELETE', headers: { authorization: `Bearer ${KEY}` } }).then((d) => d.text())
     if (response.status >= 500 && !inFault(at) && !inFault(Date.now())) note(`${response.status} outside the faults: ${method} ${path}: ${text.slice(0, 200)}`)
   } catch (error) {
     answers.push({ at, done: Date.now(), status: 0, path, error: String(error) })
   }
 }
-const loadTimer = RPS > 0 ? setInterval(() => {
-  if (inFlight >= 64) {
-    dropped++
-    return
-  }
-  inFlight++
-  void oneRequest().finally(() => inFlight--)
-}, 1000 / RPS) : undefined
+const loadTimer =
+  RPS > 0
+    ? setInterval(() => {
+        if (inFlight >= 64) {
+          dropped++
+          return
+        }
+        inFlight++
+        void oneRequest().finally(() => inFlight--)
+      }, 1000 / RPS)
+    : undefined
 
 // ---- the faults
 const startedAt = Date.now()
@@ -333,18 +408,20 @@ async function targetDown(w, downMs) {
   await targetCommand('up', '{"up"')
   w.to = Date.now()
 }
-const faultRuns = faults.map((f) => sleep(f.at).then(async () => {
-  const w = { from: Date.now(), name: f.name }
-  windows.push(w)
-  note(`fault: ${f.name}`)
-  try {
-    await f.run(w)
-  } catch (error) {
-    note(`fault ${f.name} failed: ${error.stack ?? error}`)
-    w.to = Date.now()
-  }
-  note(`fault over: ${f.name} (${((w.to - w.from) / 1000).toFixed(1)} s)`)
-}))
+const faultRuns = faults.map((f) =>
+  sleep(f.at).then(async () => {
+    const w = { from: Date.now(), name: f.name }
+    windows.push(w)
+    note(`fault: ${f.name}`)
+    try {
+      await f.run(w)
+    } catch (error) {
+      note(`fault ${f.name} failed: ${error.stack ?? error}`)
+      w.to = Date.now()
+    }
+    note(`fault over: ${f.name} (${((w.to - w.from) / 1000).toFixed(1)} s)`)
+  }),
+)
 
 // ---- a row a minute
 const pct = (sorted, p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] : NaN)
@@ -360,27 +437,66 @@ console.log(header)
 for (const s of [...servers, agent]) s.meter.read()
 pgMeter.read()
 async function row(minute, from, to) {
-  const [counts] = await q(`SELECT
+  const [counts] = await q(
+    `SELECT
       count(*) FILTER (WHERE due_at >= $1 AND due_at < $2)::int AS due,
       count(*) FILTER (WHERE claimed_at >= $1 AND claimed_at < $2)::int AS claimed,
       count(*) FILTER (WHERE state = 'done' AND done_at >= $1 AND done_at < $2)::int AS done,
       count(*) FILTER (WHERE state = 'skipped' AND skip_reason IN ('late', 'missed', 'maintenance') AND done_at >= $1 AND done_at < $2)::int AS skipped,
       count(*) FILTER (WHERE state = 'due' AND claim_seq = 0 AND due_at <= $2)::int AS backlog
-    FROM check_runs WHERE session_id IS NULL`, [from, to])
-  const lags = (await q(`SELECT (claimed_at - due_at)::float8 AS lag FROM check_runs WHERE session_id IS NULL AND claimed_at >= $1 AND claimed_at < $2`, [from, to]))
-    .map((r) => r.lag / 1000).sort((a, b) => a - b)
+    FROM check_runs WHERE session_id IS NULL`,
+    [from, to],
+  )
+  const lags = (
+    await q(`SELECT (claimed_at - due_at)::float8 AS lag FROM check_runs WHERE session_id IS NULL AND claimed_at >= $1 AND claimed_at < $2`, [from, to])
+  )
+    .map((r) => r.lag / 1000)
+    .sort((a, b) => a - b)
   const [{ bytes }] = await q(`SELECT pg_database_size(current_database())::float8 AS bytes`)
-  const [{ alerts }] = await q(`SELECT count(*)::int AS alerts FROM alert_notifications WHERE created_at >= $1 AND created_at < $2`, [new Date(from).toISOString(), new Date(to).toISOString()])
+  const [{ alerts }] = await q(`SELECT count(*)::int AS alerts FROM alert_notifications WHERE created_at >= $1 AND created_at < $2`, [
+    new Date(from).toISOString(),
+    new Date(to).toISOString(),
+  ])
   const errors = answers.filter((a) => a.at >= from && a.at < to && (a.status >= 500 || a.status === 0)).length
   const m = [servers[0].meter.read(), servers[1].meter.read(), agent.meter.read(), pgMeter.read()]
   const line = {
-    minute, ...counts, p50: pct(lags, 0.5), p99: pct(lags, 0.99), errors, faulted: windows.some((w) => w.from < to && (w.to ?? Infinity) + 30_000 >= from), cpu: m.map((x) => x.cpu), mib: m.map((x) => x.mib), dbMiB: bytes / 1048576, alerts, load: loadavg()[0],
+    minute,
+    ...counts,
+    p50: pct(lags, 0.5),
+    p99: pct(lags, 0.99),
+    errors,
+    faulted: windows.some((w) => w.from < to && (w.to ?? Infinity) + 30_000 >= from),
+    cpu: m.map((x) => x.cpu),
+    mib: m.map((x) => x.mib),
+    dbMiB: bytes / 1048576,
+    alerts,
+    load: loadavg()[0],
   }
   rows.push(line)
-  console.log([String(minute).padStart(3), String(line.due).padStart(4), String(line.claimed).padStart(8), String(line.done).padStart(5), String(line.skipped).padStart(8),
-    `${fixed(line.p50, 1)}/${fixed(line.p99, 1)}`.padStart(14), String(line.backlog).padStart(8), String(errors).padStart(4),
-    line.cpu.map((c) => fixed(c)).join('/').padStart(22), line.mib.map((c) => fixed(c)).join('/').padStart(19), fixed(line.dbMiB).padStart(7),
-    String(alerts).padStart(7), fixed(line.load, 1).padStart(5), line.faulted ? ' fault' : ''].join(' '))
+  console.log(
+    [
+      String(minute).padStart(3),
+      String(line.due).padStart(4),
+      String(line.claimed).padStart(8),
+      String(line.done).padStart(5),
+      String(line.skipped).padStart(8),
+      `${fixed(line.p50, 1)}/${fixed(line.p99, 1)}`.padStart(14),
+      String(line.backlog).padStart(8),
+      String(errors).padStart(4),
+      line.cpu
+        .map((c) => fixed(c))
+        .join('/')
+        .padStart(22),
+      line.mib
+        .map((c) => fixed(c))
+        .join('/')
+        .padStart(19),
+      fixed(line.dbMiB).padStart(7),
+      String(alerts).padStart(7),
+      fixed(line.load, 1).padStart(5),
+      line.faulted ? ' fault' : '',
+    ].join(' '),
+  )
 }
 for (let minute = 1; Date.now() - startedAt < T; minute++) {
   await sleep(startedAt + minute * MINUTE - Date.now())
@@ -411,9 +527,15 @@ if (lastDue > settledTo) await settle(db2, due, checks, settledTo, lastDue, tall
 const deliveries = (await targetCommand('stats', '{"deliveries"')).deliveries
 // each server's /metrics at the end, for where its time went (store operations, pools)
 for (const server of servers) {
-  const text = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } }).then((r) => r.text(), () => '')
+  const text = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } }).then(
+    (r) => r.text(),
+    () => '',
+  )
   writeFileSync(join(dir, `${server.proc.name}.metrics.txt`), text)
-  const slow = storeTimes(text).slice(0, 6).map((o) => `${o.operation} ${fixed(o.seconds)} s (${o.count}×)`).join(', ')
+  const slow = storeTimes(text)
+    .slice(0, 6)
+    .map((o) => `${o.operation} ${fixed(o.seconds)} s (${o.count}×)`)
+    .join(', ')
   if (slow) note(`${server.proc.name}: store time ${slow}`)
 }
 clearInterval(probing)
@@ -429,7 +551,10 @@ const inside = answers.filter((a) => (a.status >= 500 || a.status === 0) && faul
 const inside503 = inside.filter((a) => a.status === 503)
 const readyOutside = readinessFailures.filter((f) => !inFault(f.at) && !inFault(f.done))
 const outOutside = takenOut.filter((t) => !inFault(t.at))
-const lagsAll = rows.map((r) => r.p99).filter(Number.isFinite).sort((a, b) => a - b)
+const lagsAll = rows
+  .map((r) => r.p99)
+  .filter(Number.isFinite)
+  .sort((a, b) => a - b)
 const quietRows = rows.filter((r) => !r.faulted && Number.isFinite(r.p99))
 const lagsQuiet = quietRows.map((r) => r.p99).sort((a, b) => a - b)
 const skippedRows = {}
@@ -439,20 +564,42 @@ const rssOf = (i) => rows.map((r) => r.mib[i]).filter(Number.isFinite)
 const settledOk = tally.vanished === 0 && tally.lost === 0 && tally.doubled === 0 && tally.stuck === 0 && tally.skipped.other === 0
 // (the other checks alert when their runs are degraded or fail, as on a machine too busy: their alerts are counted, not judged)
 const alertsOk = end.twice === 0 && end.unrecovered === 0 && end.doubledNotifications === 0 && end.receivedTwice === 0 && end.received === end.flakyNotified
-const verdict = settledOk && countedOnce && alertsOk && end.runLeases === 0 && end.deliveryLeases === 0 && end.deadlocks === 0 && outside.length === 0 && readyOutside.length === 0
+const verdict =
+  settledOk &&
+  countedOnce &&
+  alertsOk &&
+  end.runLeases === 0 &&
+  end.deliveryLeases === 0 &&
+  end.deadlocks === 0 &&
+  outside.length === 0 &&
+  readyOutside.length === 0
 
 console.log('')
-console.log(`soak: ${MINUTES} min, ${CHECKS} checks × ${LOCATIONS.length} locations every minute, ${RPS} requests/s (${answers.length} answered, ${dropped} not sent: 64 in flight), node ${process.version}`)
-console.log(`  faults             ${windows.map((w) => `${w.name} at ${fixed((w.from - startedAt) / MINUTE, 1)} min (${fixed((w.to - w.from) / 1000)} s)`).join('; ')}`)
-console.log(`  due runs checked   ${tally.expected} (due ${new Date(windowFrom).toISOString().slice(11, 16)}–${new Date(lastDue).toISOString().slice(11, 16)} UTC)`)
+console.log(
+  `soak: ${MINUTES} min, ${CHECKS} checks × ${LOCATIONS.length} locations every minute, ${RPS} requests/s (${answers.length} answered, ${dropped} not sent: 64 in flight), node ${process.version}`,
+)
+console.log(
+  `  faults             ${windows.map((w) => `${w.name} at ${fixed((w.from - startedAt) / MINUTE, 1)} min (${fixed((w.to - w.from) / 1000)} s)`).join('; ')}`,
+)
+console.log(
+  `  due runs checked   ${tally.expected} (due ${new Date(windowFrom).toISOString().slice(11, 16)}–${new Date(lastDue).toISOString().slice(11, 16)} UTC)`,
+)
 console.log(`  ran once           ${tally.ran}`)
-console.log(`  skipped, counted   late ${tally.skipped.late}, missed ${tally.skipped.missed}, maintenance ${tally.skipped.maintenance}; other ${tally.skipped.other}`)
-console.log(`  vanished / lost / doubled / still due   ${tally.vanished} / ${tally.lost} / ${tally.doubled} / ${tally.stuck}${tally.examples.length ? `: ${tally.examples.join('; ')}` : ''}`)
+console.log(
+  `  skipped, counted   late ${tally.skipped.late}, missed ${tally.skipped.missed}, maintenance ${tally.skipped.maintenance}; other ${tally.skipped.other}`,
+)
+console.log(
+  `  vanished / lost / doubled / still due   ${tally.vanished} / ${tally.lost} / ${tally.doubled} / ${tally.stuck}${tally.examples.length ? `: ${tally.examples.join('; ')}` : ''}`,
+)
 console.log(`  skips counted once ${countedOnce ? 'yes' : 'NO'}: run_skips ${JSON.stringify(end.counted)}, skipped rows seen ${JSON.stringify(skippedRows)}`)
-console.log(`  alerts             ${end.notified} notifications, none twice for one run: ${end.doubledNotifications === 0 ? 'yes' : `NO (${end.doubledNotifications})`}; flaky checks alerted ${end.alerted}/${flakyIds.length}, twice ${end.twice}, not recovered ${end.unrecovered}; their deliveries received ${end.received} of ${end.flakyNotified} (twice ${end.receivedTwice}), ${JSON.stringify(end.statuses)}; other checks' notifications ${end.others} (degraded or failed runs)`)
+console.log(
+  `  alerts             ${end.notified} notifications, none twice for one run: ${end.doubledNotifications === 0 ? 'yes' : `NO (${end.doubledNotifications})`}; flaky checks alerted ${end.alerted}/${flakyIds.length}, twice ${end.twice}, not recovered ${end.unrecovered}; their deliveries received ${end.received} of ${end.flakyNotified} (twice ${end.receivedTwice}), ${JSON.stringify(end.statuses)}; other checks' notifications ${end.others} (degraded or failed runs)`,
+)
 console.log(`  leases left        runs ${end.runLeases}, deliveries ${end.deliveryLeases}`)
 console.log(`  PostgreSQL log     deadlocks ${end.deadlocks}, lock waits over 1 s ${end.lockWaits}`)
-console.log(`  5xx                outside the faults ${outside.length}; inside ${inside.length} (503 ${inside503.length}, with Retry-After ${inside503.filter((a) => a.retryAfter).length}); connection errors ${answers.filter((a) => a.status === 0).length}`)
+console.log(
+  `  5xx                outside the faults ${outside.length}; inside ${inside.length} (503 ${inside503.length}, with Retry-After ${inside503.filter((a) => a.retryAfter).length}); connection errors ${answers.filter((a) => a.status === 0).length}`,
+)
 const countsOf = (list) => {
   const counts = {}
   for (const a of list) {
@@ -461,14 +608,33 @@ const countsOf = (list) => {
   }
   return Object.entries(counts)
 }
-const breakdown = (list) => countsOf(list)
-  .sort((a, b) => b[1] - a[1]).slice(0, 6).map(([k, n]) => `${n} × ${k}`).join('; ')
+const breakdown = (list) =>
+  countsOf(list)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 6)
+    .map(([k, n]) => `${n} × ${k}`)
+    .join('; ')
 if (inside.length + outside.length > 0) console.log(`  5xx answers        outside: ${breakdown(outside) || 'none'}; inside: ${breakdown(inside) || 'none'}`)
-console.log(`  readiness failed   outside the faults ${readyOutside.length}${readyOutside.length ? ` (${readyOutside.slice(0, 3).map((f) => `${f.server}: ${f.why}`).join('; ')})` : ''}, inside ${readinessFailures.length - readyOutside.length}; a server taken out by the balancer outside the faults ${outOutside.length} times`)
-console.log(`  claim lag p99      per minute: median ${fixed(pct(lagsAll, 0.5), 1)} s, worst ${fixed(lagsAll.at(-1), 1)} s; outside the faults' minutes (${quietRows.length}): median ${fixed(pct(lagsQuiet, 0.5), 1)} s, worst ${fixed(lagsQuiet.at(-1), 1)} s, under 5 s in ${lagsQuiet.filter((x) => x < 5).length}`)
-console.log(`  RSS MiB            server 2 first/last/max ${[rssOf(1)[0], rssOf(1).at(-1), Math.max(...rssOf(1))].map((x) => fixed(x)).join('/')}; agent ${[rssOf(2)[0], rssOf(2).at(-1)].map((x) => fixed(x)).join('/')}; PostgreSQL ${[rssOf(3)[0], rssOf(3).at(-1)].map((x) => fixed(x)).join('/')}`)
+console.log(
+  `  readiness failed   outside the faults ${readyOutside.length}${
+    readyOutside.length
+      ? ` (${readyOutside
+          .slice(0, 3)
+          .map((f) => `${f.server}: ${f.why}`)
+          .join('; ')})`
+      : ''
+  }, inside ${readinessFailures.length - readyOutside.length}; a server taken out by the balancer outside the faults ${outOutside.length} times`,
+)
+console.log(
+  `  claim lag p99      per minute: median ${fixed(pct(lagsAll, 0.5), 1)} s, worst ${fixed(lagsAll.at(-1), 1)} s; outside the faults' minutes (${quietRows.length}): median ${fixed(pct(lagsQuiet, 0.5), 1)} s, worst ${fixed(lagsQuiet.at(-1), 1)} s, under 5 s in ${lagsQuiet.filter((x) => x < 5).length}`,
+)
+console.log(
+  `  RSS MiB            server 2 first/last/max ${[rssOf(1)[0], rssOf(1).at(-1), Math.max(...rssOf(1))].map((x) => fixed(x)).join('/')}; agent ${[rssOf(2)[0], rssOf(2).at(-1)].map((x) => fixed(x)).join('/')}; PostgreSQL ${[rssOf(3)[0], rssOf(3).at(-1)].map((x) => fixed(x)).join('/')}`,
+)
 console.log(`  load average       mean ${fixed(rows.reduce((n, r) => n + r.load, 0) / Math.max(1, rows.length), 1)} (2 cores: shared with other work)`)
-console.log(`  verdict            ${verdict ? 'HELD: every due run ran once or was counted, every alert once, no lease left, no deadlock, no 5xx outside the faults' : 'FAILED'}`)
+console.log(
+  `  verdict            ${verdict ? 'HELD: every due run ran once or was counted, every alert once, no lease left, no deadlock, no 5xx outside the faults' : 'FAILED'}`,
+)
 
 /** The store operations of a /metrics text by the time they took in all. */
 function storeTimes(text) {
@@ -503,14 +669,24 @@ async function capacity() {
   const s = await answer('stopped')
   const [skips] = await q(`SELECT coalesce(sum(skipped), 0)::int AS n FROM run_skips`)
   console.log('')
-  console.log(`capacity: one server on PostgreSQL, the clock x${SPEED} (${fixed((CHECKS * LOCATIONS.length * SPEED) / 60)} runs due a second), ${CAPACITY_S} s measured`)
-  console.log(`  runs a second      ${fixed(s.completed / s.elapsed, 1)} (${fixed((s.completed / s.elapsed) * 60)} a minute of real time), lag p50 ${fixed(s.lagP50)} ms, p99 ${fixed(s.lagP99)} ms (clock ms / ${SPEED})`)
-  console.log(`  server CPU         ${fixed(s.cpuPercent)} % of a core, ${fixed(s.cpuMsPerRun, 2)} ms a run; RSS ${fixed(s.rssMiB)} MiB; skip counts rows ${before} → ${skips.n}`)
+  console.log(
+    `capacity: one server on PostgreSQL, the clock x${SPEED} (${fixed((CHECKS * LOCATIONS.length * SPEED) / 60)} runs due a second), ${CAPACITY_S} s measured`,
+  )
+  console.log(
+    `  runs a second      ${fixed(s.completed / s.elapsed, 1)} (${fixed((s.completed / s.elapsed) * 60)} a minute of real time), lag p50 ${fixed(s.lagP50)} ms, p99 ${fixed(s.lagP99)} ms (clock ms / ${SPEED})`,
+  )
+  console.log(
+    `  server CPU         ${fixed(s.cpuPercent)} % of a core, ${fixed(s.cpuMsPerRun, 2)} ms a run; RSS ${fixed(s.rssMiB)} MiB; skip counts rows ${before} → ${skips.n}`,
+  )
   if (args.profile) {
     // the profile is written as the server exits, after its answer
     if (child.exitCode === null) await Promise.race([new Promise((resolve) => child.once('exit', resolve)), sleep(30_000)])
-    const file = readdirSync(args.profile).filter((f) => f.endsWith('.cpuprofile')).sort().at(-1)
-    if (file) console.log(execFileSync(process.execPath, [join(root, 'bench', 'runner', 'profile-summary.mjs'), join(args.profile, file), '20'], { encoding: 'utf8' }))
+    const file = readdirSync(args.profile)
+      .filter((f) => f.endsWith('.cpuprofile'))
+      .sort()
+      .at(-1)
+    if (file)
+      console.log(execFileSync(process.execPath, [join(root, 'bench', 'runner', 'profile-summary.mjs'), join(args.profile, file), '20'], { encoding: 'utf8' }))
   }
 }
 

@@ -14,10 +14,11 @@ import { fileURLToPath } from 'node:url'
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const packet = createRequire(join(root, 'package.json'))('dns-packet')
 
-const listen = (server, port = 0) => new Promise((resolve, reject) => {
-  server.once('error', reject)
-  server.listen(port, '127.0.0.1', () => resolve(server.address().port))
-})
+const listen = (server, port = 0) =>
+  new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, '127.0.0.1', () => resolve(server.address().port))
+  })
 
 // DNS
 const dns = createSocket('udp4')
@@ -30,7 +31,11 @@ dns.on('message', (message, remote) => {
   }
   const q = query.questions[0]
   const answers = q && q.type === 'A' ? [{ type: 'A', name: q.name, ttl: 60, class: 'IN', data: '192.0.2.1' }] : []
-  dns.send(packet.encode({ type: 'response', id: query.id, flags: packet.AUTHORITATIVE_ANSWER, questions: query.questions, answers }), remote.port, remote.address)
+  dns.send(
+    packet.encode({ type: 'response', id: query.id, flags: packet.AUTHORITATIVE_ANSWER, questions: query.questions, answers }),
+    remote.port,
+    remote.address,
+  )
 })
 const dnsPort = await new Promise((resolve) => dns.bind(0, '127.0.0.1', () => resolve(dns.address().port)))
 

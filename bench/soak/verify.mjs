@@ -100,14 +100,33 @@ export async function finalChecks(db, { flakyIds, deliveries, now, pgLog }) {
   const [{ n: notified }] = (await db.query(`SELECT count(*)::int AS n FROM alert_notifications`)).rows
   const flakyNotified = [...perFlaky.values()].reduce((n, c) => n + c.ALERT_FAILURE + c.ALERT_RECOVERY, 0)
   // a notification is made once per run that moved the alert state: never two of one kind for one run
-  const [{ n: doubledNotifications }] = (await db.query(`SELECT count(*)::int AS n FROM (SELECT check_id, kind, check_run_id FROM alert_notifications
-    GROUP BY 1, 2, 3 HAVING count(*) > 1) d`)).rows
+  const [{ n: doubledNotifications }] = (
+    await db.query(`SELECT count(*)::int AS n FROM (SELECT check_id, kind, check_run_id FROM alert_notifications
+    GROUP BY 1, 2, 3 HAVING count(*) > 1) d`)
+  ).rows
   const statuses = Object.fromEntries((await db.query(`SELECT status, count(*)::int AS n FROM alert_deliveries GROUP BY 1`)).rows.map((r) => [r.status, r.n]))
   const received = deliveries.length
   const receivedTwice = deliveries.filter((d) => d.times > 1).length
   const [{ n: runLeases }] = (await db.query(`SELECT count(*)::int AS n FROM check_runs WHERE state = 'due' AND lease_expires_at > $1`, [now])).rows
-  const [{ n: deliveryLeases }] = (await db.query(`SELECT count(*)::int AS n FROM alert_deliveries WHERE status = 'PENDING' AND lease_expires_at > $1`, [now])).rows
+  const [{ n: deliveryLeases }] = (await db.query(`SELECT count(*)::int AS n FROM alert_deliveries WHERE status = 'PENDING' AND lease_expires_at > $1`, [now]))
+    .rows
   const deadlocks = (pgLog.match(/deadlock detected/g) ?? []).length
   const lockWaits = (pgLog.match(/still waiting for \w+Lock/g) ?? []).length
-  return { counted, alerted, twice, unrecovered, others, notified, flakyNotified, doubledNotifications, statuses, received, receivedTwice, runLeases, deliveryLeases, deadlocks, lockWaits }
+  return {
+    counted,
+    alerted,
+    twice,
+    unrecovered,
+    others,
+    notified,
+    flakyNotified,
+    doubledNotifications,
+    statuses,
+    received,
+    receivedTwice,
+    runLeases,
+    deliveryLeases,
+    deadlocks,
+    lockWaits,
+  }
 }

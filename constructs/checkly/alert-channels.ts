@@ -10,8 +10,16 @@ import { Ref, isObject, upper, type Notes, type Props } from './support.js'
 import { Unmapped } from './unsupported.js'
 import { PhysicalRef } from './translate.js'
 import type {
-  AlertChannelProps, AlertChannelSubscriptionProps, EmailAlertChannelProps, IncidentioAlertChannelProps, MSTeamsAlertChannelProps,
-  OpsgenieAlertChannelProps, PagerdutyAlertChannelProps, SlackAlertChannelProps, SmsAlertChannelProps, WebhookAlertChannelProps,
+  AlertChannelProps,
+  AlertChannelSubscriptionProps,
+  EmailAlertChannelProps,
+  IncidentioAlertChannelProps,
+  MSTeamsAlertChannelProps,
+  OpsgenieAlertChannelProps,
+  PagerdutyAlertChannelProps,
+  SlackAlertChannelProps,
+  SmsAlertChannelProps,
+  WebhookAlertChannelProps,
 } from './types.js'
 
 const SETTINGS = ['sendRecovery', 'sendFailure', 'sendDegraded', 'sslExpiry', 'sslExpiryThreshold', 'aliases', 'protect', 'retainOnDelete'] as const
@@ -47,17 +55,28 @@ export const AlertChannelRef = PhysicalRef
 
 export class EmailAlertChannel extends AlertChannel {
   constructor(logicalId: string, props: EmailAlertChannelProps) {
-    super('email-alert-channel', 'EmailAlertChannel', logicalId, channelProps(props, () => {}))
+    super(
+      'email-alert-channel',
+      'EmailAlertChannel',
+      logicalId,
+      channelProps(props, () => {}),
+    )
   }
 }
 
 export class SlackAlertChannel extends AlertChannel {
   constructor(logicalId: string, props: SlackAlertChannelProps) {
-    super('slack-alert-channel', 'SlackAlertChannel', logicalId, channelProps(props, (rest, _out, notes) => {
-      rest.url = text(rest.url)
-      if (rest.channel !== undefined) notes.push({ level: 'warning', field: 'channel', message: "is not used here: an incoming webhook posts to the channel it was made for" })
-      delete rest.channel
-    }))
+    super(
+      'slack-alert-channel',
+      'SlackAlertChannel',
+      logicalId,
+      channelProps(props, (rest, _out, notes) => {
+        rest.url = text(rest.url)
+        if (rest.channel !== undefined)
+          notes.push({ level: 'warning', field: 'channel', message: 'is not used here: an incoming webhook posts to the channel it was made for' })
+        delete rest.channel
+      }),
+    )
   }
 }
 
@@ -65,50 +84,86 @@ export class SlackAlertChannel extends AlertChannel {
 function webhookInto(rest: Props, notes: Notes): void {
   rest.url = text(rest.url)
   if (rest.method !== undefined) rest.method = upper(rest.method)
-  if (rest.method === 'OPTIONS') notes.push({ level: 'problem', field: 'method', message: 'is OPTIONS: a webhook here is sent with GET, POST, PUT, PATCH, HEAD or DELETE' })
+  if (rest.method === 'OPTIONS')
+    notes.push({ level: 'problem', field: 'method', message: 'is OPTIONS: a webhook here is sent with GET, POST, PUT, PATCH, HEAD or DELETE' })
   delete rest.webhookType
   if (rest.webhookSecret !== undefined) {
-    notes.push({ level: 'warning', field: 'webhookSecret', message: "is not used here: bodies are not signed, so a receiver that checks the hosted service's signature refuses them; authenticate with a secret header instead (headers: [{ key, value, secret: true }])" })
+    notes.push({
+      level: 'warning',
+      field: 'webhookSecret',
+      message:
+        "is not used here: bodies are not signed, so a receiver that checks the hosted service's signature refuses them; authenticate with a secret header instead (headers: [{ key, value, secret: true }])",
+    })
   }
   delete rest.webhookSecret
 }
 
 export class WebhookAlertChannel extends AlertChannel {
   constructor(logicalId: string, props: WebhookAlertChannelProps) {
-    super('webhook-alert-channel', 'WebhookAlertChannel', logicalId, channelProps(props, (rest, _out, notes) => webhookInto(rest, notes)))
+    super(
+      'webhook-alert-channel',
+      'WebhookAlertChannel',
+      logicalId,
+      channelProps(props, (rest, _out, notes) => webhookInto(rest, notes)),
+    )
   }
 }
 
 export class SmsAlertChannel extends AlertChannel {
   constructor(logicalId: string, props: SmsAlertChannelProps) {
-    super('sms-alert-channel', 'SmsAlertChannel', logicalId, channelProps(props, (rest) => {
-      rest.number = rest.phoneNumber
-      // a name is required here: the number names it when the code gives none
-      rest.name ??= rest.phoneNumber
-      delete rest.phoneNumber
-    }))
+    super(
+      'sms-alert-channel',
+      'SmsAlertChannel',
+      logicalId,
+      channelProps(props, (rest) => {
+        rest.number = rest.phoneNumber
+        // a name is required here: the number names it when the code gives none
+        rest.name ??= rest.phoneNumber
+        delete rest.phoneNumber
+      }),
+    )
   }
 }
 
 export class OpsgenieAlertChannel extends AlertChannel {
   constructor(logicalId: string, props: OpsgenieAlertChannelProps) {
-    super('opsgenie-alert-channel', 'OpsgenieAlertChannel', logicalId, channelProps(props, () => {}))
+    super(
+      'opsgenie-alert-channel',
+      'OpsgenieAlertChannel',
+      logicalId,
+      channelProps(props, () => {}),
+    )
   }
 }
 
 export class PagerdutyAlertChannel extends AlertChannel {
   constructor(logicalId: string, props: PagerdutyAlertChannelProps) {
-    super('pagerduty-alert-channel', 'PagerdutyAlertChannel', logicalId, channelProps(props, () => {}))
+    super(
+      'pagerduty-alert-channel',
+      'PagerdutyAlertChannel',
+      logicalId,
+      channelProps(props, () => {}),
+    )
   }
 }
 
 export class MSTeamsAlertChannel extends AlertChannel {
   constructor(logicalId: string, props: MSTeamsAlertChannelProps) {
-    super('msteams-alert-channel', 'MSTeamsAlertChannel', logicalId, channelProps(props, (rest, _out, notes) => {
-      rest.url = text(rest.url)
-      if (rest.payload !== undefined) notes.push({ level: 'warning', field: 'payload', message: "is not used here: Teams gets this project's own card (the alert's title, check, location and error)" })
-      delete rest.payload
-    }))
+    super(
+      'msteams-alert-channel',
+      'MSTeamsAlertChannel',
+      logicalId,
+      channelProps(props, (rest, _out, notes) => {
+        rest.url = text(rest.url)
+        if (rest.payload !== undefined)
+          notes.push({
+            level: 'warning',
+            field: 'payload',
+            message: "is not used here: Teams gets this project's own card (the alert's title, check, location and error)",
+          })
+        delete rest.payload
+      }),
+    )
   }
 }
 
@@ -130,14 +185,19 @@ const INCIDENTIO_PAYLOAD = `{
 /** An Incident.io alert source: a webhook with its key as a secret Authorization header, as on the hosted service. */
 export class IncidentioAlertChannel extends AlertChannel {
   constructor(logicalId: string, props: IncidentioAlertChannelProps) {
-    super('webhook-alert-channel', 'IncidentioAlertChannel', logicalId, channelProps(props, (rest) => {
-      rest.url = text(rest.url)
-      rest.method = 'POST'
-      rest.headers = [{ key: 'Authorization', value: `Bearer ${String(rest.apiKey ?? '')}`, secret: true }]
-      rest.template = rest.payload ?? INCIDENTIO_PAYLOAD
-      delete rest.apiKey
-      delete rest.payload
-    }))
+    super(
+      'webhook-alert-channel',
+      'IncidentioAlertChannel',
+      logicalId,
+      channelProps(props, (rest) => {
+        rest.url = text(rest.url)
+        rest.method = 'POST'
+        rest.headers = [{ key: 'Authorization', value: `Bearer ${String(rest.apiKey ?? '')}`, secret: true }]
+        rest.template = rest.payload ?? INCIDENTIO_PAYLOAD
+        delete rest.apiKey
+        delete rest.payload
+      }),
+    )
   }
 }
 
@@ -155,7 +215,11 @@ export class AlertChannelSubscription {
     const holder = [props?.checkId, props?.groupId].find((r) => r instanceof Ref) as Ref | undefined
     const target = holder?.target
     if (!channel || !target || !isConstruct(target)) {
-      new Unmapped('AlertChannelSubscription', logicalId, 'must name constructs of this project by their ref(): alertChannelId: channel.ref() and checkId: check.ref() (or groupId: group.ref()); Ref.from(id) names them by logical id only. Or write alertChannels: [channel] on the check or group')
+      new Unmapped(
+        'AlertChannelSubscription',
+        logicalId,
+        'must name constructs of this project by their ref(): alertChannelId: channel.ref() and checkId: check.ref() (or groupId: group.ref()); Ref.from(id) names them by logical id only. Or write alertChannels: [channel] on the check or group',
+      )
       return
     }
     if (props.activated === false) return

@@ -19,7 +19,10 @@ function assertion<S extends string>(source: S, comparison: string, target?: unk
 
 /** Comparisons of a number (a status code, a time). */
 export class NumericAssertionBuilder<S extends string = string> {
-  constructor(readonly source: S, readonly property?: string) {}
+  constructor(
+    readonly source: S,
+    readonly property?: string,
+  ) {}
   equals(target: number): Assertion<S> {
     return assertion(this.source, 'EQUALS', target, this.property)
   }
@@ -36,7 +39,11 @@ export class NumericAssertionBuilder<S extends string = string> {
 
 /** Comparisons of a text or a JSON value. */
 export class GeneralAssertionBuilder<S extends string = string> {
-  constructor(readonly source: S, readonly property?: string, readonly regex?: string) {}
+  constructor(
+    readonly source: S,
+    readonly property?: string,
+    readonly regex?: string,
+  ) {}
   #make(comparison: string, target?: unknown): Assertion<S> {
     return assertion(this.source, comparison, target, this.property, this.regex)
   }
@@ -238,7 +245,11 @@ export class AlertEscalationBuilder {
   static runBasedEscalation(failedRunThreshold: number, reminders?: Reminders, parallelRunFailureThreshold?: ParallelRunFailureThreshold): AlertEscalation {
     return escalation('RUN_BASED', { failedRunThreshold }, { minutesFailingThreshold: 5 }, reminders, parallelRunFailureThreshold)
   }
-  static timeBasedEscalation(minutesFailingThreshold: number, reminders?: Reminders, parallelRunFailureThreshold?: ParallelRunFailureThreshold): AlertEscalation {
+  static timeBasedEscalation(
+    minutesFailingThreshold: number,
+    reminders?: Reminders,
+    parallelRunFailureThreshold?: ParallelRunFailureThreshold,
+  ): AlertEscalation {
     return escalation('TIME_BASED', { failedRunThreshold: 1 }, { minutesFailingThreshold }, reminders, parallelRunFailureThreshold)
   }
 }

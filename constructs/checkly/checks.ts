@@ -48,7 +48,11 @@ function scriptOf(field: string, given: unknown, notes: Notes): string | undefin
     return undefined
   }
   if (LOCAL_IMPORT.test(text)) {
-    notes.push({ level: 'problem', field: `${field}.entrypoint`, message: `${given.entrypoint} imports other files of the project, which an API check's script here cannot carry: put the code in one file (Node's modules and the runtime's packages may be imported), or use a Snippet (see ${GUIDE})` })
+    notes.push({
+      level: 'problem',
+      field: `${field}.entrypoint`,
+      message: `${given.entrypoint} imports other files of the project, which an API check's script here cannot carry: put the code in one file (Node's modules and the runtime's packages may be imported), or use a Snippet (see ${GUIDE})`,
+    })
     return undefined
   }
   return text
@@ -77,7 +81,12 @@ export class ApiCheck extends HostedConstruct {
 }
 
 function playwrightConfigNote(rest: Props, notes: Notes): void {
-  if (rest.playwrightConfig !== undefined) notes.push({ level: 'warning', field: 'playwrightConfig', message: "is not applied here: a script runs with Playwright's defaults; set what it needs in the script (test.use({ ... }))" })
+  if (rest.playwrightConfig !== undefined)
+    notes.push({
+      level: 'warning',
+      field: 'playwrightConfig',
+      message: "is not applied here: a script runs with Playwright's defaults; set what it needs in the script (test.use({ ... }))",
+    })
   delete rest.playwrightConfig
 }
 
@@ -109,10 +118,21 @@ function playwrightCheckProps(given: PlaywrightCheckProps): { props: Props; note
   Object.assign(props, own)
   if (pwProjects !== undefined) props.pwProjects = asList(pwProjects)
   if (pwTags !== undefined) props.pwTags = asList(pwTags)
-  if (installCommand !== undefined) notes.push({ level: 'warning', field: 'installCommand', message: "is not run here: a suite runs with its runtime's packages (monitors runtimes, docs/scripts.md)" })
-  if (testCommand !== undefined) notes.push({ level: 'warning', field: 'testCommand', message: 'is not run here: a suite runs as npx playwright test with its config, pwProjects and pwTags' })
+  if (installCommand !== undefined)
+    notes.push({
+      level: 'warning',
+      field: 'installCommand',
+      message: "is not run here: a suite runs with its runtime's packages (monitors runtimes, docs/scripts.md)",
+    })
+  if (testCommand !== undefined)
+    notes.push({
+      level: 'warning',
+      field: 'testCommand',
+      message: 'is not run here: a suite runs as npx playwright test with its config, pwProjects and pwTags',
+    })
   if (engine !== undefined) notes.push({ level: 'warning', field: 'engine', message: "is not used here: a suite runs on its runtime's Node.js" })
-  if (groupName !== undefined) notes.push({ level: 'problem', field: 'groupName', message: 'names a group by its name: write group: theGroup, the group construct itself' })
+  if (groupName !== undefined)
+    notes.push({ level: 'problem', field: 'groupName', message: 'names a group by its name: write group: theGroup, the group construct itself' })
   return { props, notes }
 }
 

@@ -8,19 +8,54 @@ export { ApiCheck, BrowserCheck, MultiStepCheck, PlaywrightCheck } from './check
 export { HeartbeatMonitor, HeartbeatCheck, DnsMonitor, TcpMonitor, TcpCheck, UrlMonitor, IcmpMonitor } from './monitors.js'
 export { CheckGroup, CheckGroupV1, CheckGroupV2, CheckGroupRef } from './groups.js'
 export {
-  AlertChannel, AlertChannelRef, AlertChannelSubscription, EmailAlertChannel, SlackAlertChannel, WebhookAlertChannel, SmsAlertChannel,
-  OpsgenieAlertChannel, PagerdutyAlertChannel, MSTeamsAlertChannel, IncidentioAlertChannel,
+  AlertChannel,
+  AlertChannelRef,
+  AlertChannelSubscription,
+  EmailAlertChannel,
+  SlackAlertChannel,
+  WebhookAlertChannel,
+  SmsAlertChannel,
+  OpsgenieAlertChannel,
+  PagerdutyAlertChannel,
+  MSTeamsAlertChannel,
+  IncidentioAlertChannel,
 } from './alert-channels.js'
 export { StatusPage, StatusPageService, StatusPageServiceRef, MaintenanceWindow, PrivateLocation, PrivateLocationRef } from './pages.js'
 export {
-  AssertionBuilder, DnsAssertionBuilder, TcpAssertionBuilder, UrlAssertionBuilder, IcmpAssertionBuilder, SslAssertionBuilder, GrpcAssertionBuilder,
-  TracerouteAssertionBuilder, NumericAssertionBuilder, GeneralAssertionBuilder, RetryStrategyBuilder, AlertEscalationBuilder,
+  AssertionBuilder,
+  DnsAssertionBuilder,
+  TcpAssertionBuilder,
+  UrlAssertionBuilder,
+  IcmpAssertionBuilder,
+  SslAssertionBuilder,
+  GrpcAssertionBuilder,
+  TracerouteAssertionBuilder,
+  NumericAssertionBuilder,
+  GeneralAssertionBuilder,
+  RetryStrategyBuilder,
+  AlertEscalationBuilder,
 } from './builders.js'
 export type { Assertion, RetryStrategy, RetryStrategyType, RetryStrategyOptions, AlertEscalation, Reminders, ParallelRunFailureThreshold } from './builders.js'
 export {
-  AgenticCheck, Dashboard, StatusPageV3, StatusPageV3Component, StatusPageV3AutomationRule, StatusPageV3Ref, StatusPageV3ComponentRef, SslMonitor,
-  GrpcMonitor, TracerouteMonitor, PrivateLocationCheckAssignment, PrivateLocationGroupAssignment,
-  PhoneCallAlertChannel, SlackAppAlertChannel, TelegramAlertChannel, Engine, TlsVersion, CipherSuite, SignatureAlgorithm,
+  AgenticCheck,
+  Dashboard,
+  StatusPageV3,
+  StatusPageV3Component,
+  StatusPageV3AutomationRule,
+  StatusPageV3Ref,
+  StatusPageV3ComponentRef,
+  SslMonitor,
+  GrpcMonitor,
+  TracerouteMonitor,
+  PrivateLocationCheckAssignment,
+  PrivateLocationGroupAssignment,
+  PhoneCallAlertChannel,
+  SlackAppAlertChannel,
+  TelegramAlertChannel,
+  Engine,
+  TlsVersion,
+  CipherSuite,
+  SignatureAlgorithm,
 } from './unsupported.js'
 export { Frequency, Ref } from './support.js'
 export type * from './types.js'

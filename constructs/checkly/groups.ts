@@ -15,8 +15,18 @@ import type { CheckGroupV1Props, CheckGroupV2Props } from './types.js'
 /** Group props the hosted CLI and this project name alike. */
 const SAME = ['name', 'activated', 'muted', 'tags', 'locations', 'concurrency', 'environmentVariables', 'runtimeId', 'runParallel'] as const
 const HANDLED = new Set<string>([
-  ...SAME, 'frequency', 'alertChannels', 'alertEscalationPolicy', 'retryStrategy', 'doubleCheck', 'privateLocations',
-  'localSetupScript', 'localTearDownScript', 'apiCheckDefaults', 'browserChecks', 'multiStepChecks',
+  ...SAME,
+  'frequency',
+  'alertChannels',
+  'alertEscalationPolicy',
+  'retryStrategy',
+  'doubleCheck',
+  'privateLocations',
+  'localSetupScript',
+  'localTearDownScript',
+  'apiCheckDefaults',
+  'browserChecks',
+  'multiStepChecks',
 ])
 
 function groupProps(version: 1 | 2, given: Props): { props: Props; notes: Notes } {
@@ -37,11 +47,21 @@ function groupProps(version: 1 | 2, given: Props): { props: Props; notes: Notes 
   if (hosted.retryStrategy !== undefined) props.retryStrategy = retryStrategyOf(hosted.retryStrategy)
   if (hosted.doubleCheck !== undefined) {
     if (version === 1) props.doubleCheck = hosted.doubleCheck
-    else notes.push({ level: 'problem', field: 'doubleCheck', message: `is no longer a prop of CheckGroupV2 (as on the hosted service): use retryStrategy; RetryStrategyBuilder.fixedStrategy({ maxRetries: 1, baseBackoffSeconds: 0, sameRegion: false }) is doubleCheck: true, RetryStrategyBuilder.noRetries() doubleCheck: false` })
+    else
+      notes.push({
+        level: 'problem',
+        field: 'doubleCheck',
+        message: `is no longer a prop of CheckGroupV2 (as on the hosted service): use retryStrategy; RetryStrategyBuilder.fixedStrategy({ maxRetries: 1, baseBackoffSeconds: 0, sameRegion: false }) is doubleCheck: true, RetryStrategyBuilder.noRetries() doubleCheck: false`,
+      })
   }
   privateLocationsInto(props, notes, hosted.privateLocations)
   for (const field of ['localSetupScript', 'localTearDownScript'] as const) {
-    if (hosted[field] !== undefined) notes.push({ level: 'problem', field, message: `has no counterpart on a group here: give each API check of the group its ${field === 'localSetupScript' ? 'setupScript' : 'tearDownScript'} (a shared function of a module keeps it in one place)` })
+    if (hosted[field] !== undefined)
+      notes.push({
+        level: 'problem',
+        field,
+        message: `has no counterpart on a group here: give each API check of the group its ${field === 'localSetupScript' ? 'setupScript' : 'tearDownScript'} (a shared function of a module keeps it in one place)`,
+      })
   }
   if (hosted.apiCheckDefaults !== undefined) {
     const defaults = hosted.apiCheckDefaults

@@ -46,7 +46,11 @@ function statusPageProps(given: unknown): { props: Props; notes: Notes } {
     if (!isObject(card) || !Array.isArray(card.services)) return
     card.services.forEach((service, j) => {
       if (service instanceof PhysicalRef) {
-        notes.push({ level: 'problem', field: `cards.${i}.services.${j}`, message: `StatusPageService.fromId(${JSON.stringify(service.physicalId)}): a status page here shows services of the project only; declare it with new StatusPageService(...)` })
+        notes.push({
+          level: 'problem',
+          field: `cards.${i}.services.${j}`,
+          message: `StatusPageService.fromId(${JSON.stringify(service.physicalId)}): a status page here shows services of the project only; declare it with new StatusPageService(...)`,
+        })
       }
     })
   })

@@ -24,13 +24,25 @@ export class PhysicalRef {
 }
 
 export const hostedGroupOf = (value: unknown): HostedGroup | undefined =>
-  isConstruct(value) ? ((value as unknown as Record<symbol, HostedGroup | undefined>)[HOSTED_GROUP]) : undefined
+  isConstruct(value) ? (value as unknown as Record<symbol, HostedGroup | undefined>)[HOSTED_GROUP] : undefined
 
 /** What kind of hosted construct: which defaults it takes, which props it has. */
 export type Family = 'check' | 'runtime' | 'browser' | 'multistep' | 'playwright' | 'monitor'
 
 /** The props the hosted constructs take from the config's (and the group's) defaults when they leave them out. */
-const DEFAULTED = ['activated', 'alertChannels', 'alertEscalationPolicy', 'doubleCheck', 'frequency', 'locations', 'muted', 'privateLocations', 'retryStrategy', 'shouldFail', 'tags'] as const
+const DEFAULTED = [
+  'activated',
+  'alertChannels',
+  'alertEscalationPolicy',
+  'doubleCheck',
+  'frequency',
+  'locations',
+  'muted',
+  'privateLocations',
+  'retryStrategy',
+  'shouldFail',
+  'tags',
+] as const
 const RUNTIME_DEFAULTED = ['environmentVariables', 'runtimeId'] as const
 
 /**
@@ -67,8 +79,22 @@ const SAME = ['name', 'activated', 'muted', 'shouldFail', 'locations', 'tags', '
 
 /** The hosted props the common mapping handles; the rest are the construct's own (or unknown: passed on, so that validation names them). */
 const HANDLED = new Set<string>([
-  ...SAME, 'description', 'doubleCheck', 'privateLocations', 'frequency', 'groupId', 'group', 'alertChannels', 'alertEscalationPolicy',
-  'testOnly', 'retryStrategy', 'triggerIncident', 'intent', 'aiAutoRepairEnabled', 'runtimeId', 'environmentVariables',
+  ...SAME,
+  'description',
+  'doubleCheck',
+  'privateLocations',
+  'frequency',
+  'groupId',
+  'group',
+  'alertChannels',
+  'alertEscalationPolicy',
+  'testOnly',
+  'retryStrategy',
+  'triggerIncident',
+  'intent',
+  'aiAutoRepairEnabled',
+  'runtimeId',
+  'environmentVariables',
 ])
 
 export interface Translated {
@@ -103,10 +129,16 @@ export function translateCheck(construct: string, given: Props, family: Family):
   runtimeInto(props, notes, hosted, family, construct)
   privateLocationsInto(props, notes, hosted.privateLocations)
   if (hosted.testOnly === true) {
-    notes.push({ level: 'skip', field: 'testOnly', message: 'is true: the check is left out of the project, since monitors applies every check it loads and has no test-only checks (monitors test does not run it either); remove testOnly to deploy it' })
+    notes.push({
+      level: 'skip',
+      field: 'testOnly',
+      message:
+        'is true: the check is left out of the project, since monitors applies every check it loads and has no test-only checks (monitors test does not run it either); remove testOnly to deploy it',
+    })
   }
   for (const key of ['intent', 'aiAutoRepairEnabled'] as const) {
-    if (hosted[key] !== undefined && hosted[key] !== null) notes.push({ level: 'warning', field: key, message: `is a setting of the hosted service's AI features, which monitors does not have: not kept` })
+    if (hosted[key] !== undefined && hosted[key] !== null)
+      notes.push({ level: 'warning', field: key, message: `is a setting of the hosted service's AI features, which monitors does not have: not kept` })
   }
   groupOverrides(props, hosted, family)
   return { props, notes, rest }
@@ -119,7 +151,12 @@ export function translateCheck(construct: string, given: Props, family: Family):
 export function privateLocationsInto(props: Props, notes: Notes, given: unknown): void {
   if (!Array.isArray(given) || given.length === 0) return
   given.forEach((item, i) => {
-    if (item instanceof PhysicalRef) notes.push({ level: 'problem', field: `privateLocations.${i}`, message: `PrivateLocation.fromId(${JSON.stringify(item.physicalId)}): name the location by its slugName ('office') or its construct (see ${GUIDE})` })
+    if (item instanceof PhysicalRef)
+      notes.push({
+        level: 'problem',
+        field: `privateLocations.${i}`,
+        message: `PrivateLocation.fromId(${JSON.stringify(item.physicalId)}): name the location by its slugName ('office') or its construct (see ${GUIDE})`,
+      })
   })
   props.privateLocations = given.filter((item) => !(item instanceof PhysicalRef))
 }
@@ -128,7 +165,8 @@ function descriptionInto(props: Props, notes: Notes, hosted: Props, family: Fami
   const text = hosted.description
   if (text === undefined || text === null) return
   if (family === 'browser' || family === 'multistep' || family === 'playwright') props.description = text
-  else if (text !== '') notes.push({ level: 'warning', field: 'description', message: 'is not kept: here only browser, multi-step and Playwright checks have a description' })
+  else if (text !== '')
+    notes.push({ level: 'warning', field: 'description', message: 'is not kept: here only browser, multi-step and Playwright checks have a description' })
 }
 
 /** A retry strategy as this project takes it: `onlyOn` is a list here. */
@@ -141,7 +179,12 @@ function retriesInto(props: Props, notes: Notes, hosted: Props, family: Family):
   if (hosted.retryStrategy !== undefined) props.retryStrategy = retryStrategyOf(hosted.retryStrategy)
   if (family === 'monitor') {
     // monitors never take doubleCheck: they do not retry unless a retryStrategy says so
-    if (hosted.doubleCheck !== undefined) notes.push({ level: 'problem', field: 'doubleCheck', message: `is not a prop of monitors: use retryStrategy (RetryStrategyBuilder.fixedStrategy({ maxRetries: 1, baseBackoffSeconds: 0, sameRegion: false }) retries once at once)` })
+    if (hosted.doubleCheck !== undefined)
+      notes.push({
+        level: 'problem',
+        field: 'doubleCheck',
+        message: `is not a prop of monitors: use retryStrategy (RetryStrategyBuilder.fixedStrategy({ maxRetries: 1, baseBackoffSeconds: 0, sameRegion: false }) retries once at once)`,
+      })
     props.doubleCheck = false
     return
   }
@@ -156,7 +199,11 @@ function groupInto(props: Props, notes: Notes, hosted: Props): void {
     const target = hosted.groupId instanceof Ref ? hosted.groupId.target : undefined
     if (target) group = target
     else {
-      notes.push({ level: 'problem', field: 'groupId', message: `names a group by logical id (${describeRef(hosted.groupId)}): write group: theGroup, the group construct itself (or CheckGroupV2.fromId(id) for a group not in the project)` })
+      notes.push({
+        level: 'problem',
+        field: 'groupId',
+        message: `names a group by logical id (${describeRef(hosted.groupId)}): write group: theGroup, the group construct itself (or CheckGroupV2.fromId(id) for a group not in the project)`,
+      })
       return
     }
   }
@@ -165,7 +212,7 @@ function groupInto(props: Props, notes: Notes, hosted: Props): void {
   else props.group = group
 }
 
-const describeRef = (value: unknown) => (value instanceof Ref ? `Ref.from(${JSON.stringify(value.ref)})` : JSON.stringify(value) ?? String(value))
+const describeRef = (value: unknown) => (value instanceof Ref ? `Ref.from(${JSON.stringify(value.ref)})` : (JSON.stringify(value) ?? String(value)))
 
 /**
  * `alertChannels`: channel constructs stay (they become subscriptions when applied); a
@@ -183,7 +230,12 @@ export function channelsInto(props: Props, notes: Notes, channels: unknown, subs
     if (channel instanceof PhysicalRef) {
       const id = Number(channel.physicalId)
       if (Number.isInteger(id)) byId.push({ alertChannelId: id, activated: true })
-      else notes.push({ level: 'problem', field: `alertChannels.${i}`, message: `AlertChannel.fromId(${JSON.stringify(channel.physicalId)}): an alert channel's id is a number` })
+      else
+        notes.push({
+          level: 'problem',
+          field: `alertChannels.${i}`,
+          message: `AlertChannel.fromId(${JSON.stringify(channel.physicalId)}): an alert channel's id is a number`,
+        })
     } else constructs.push(channel)
   })
   if (constructs.length > 0) props.alertChannels = constructs
@@ -194,7 +246,11 @@ function incidentOf(trigger: unknown, notes: Notes): unknown {
   if (!isObject(trigger)) return trigger
   const { service, ...rest } = trigger
   if (service instanceof PhysicalRef) {
-    notes.push({ level: 'problem', field: 'triggerIncident.service', message: `StatusPageService.fromId(${JSON.stringify(service.physicalId)}): a check here opens incidents on a StatusPageService of the project only; declare the service with new StatusPageService(...)` })
+    notes.push({
+      level: 'problem',
+      field: 'triggerIncident.service',
+      message: `StatusPageService.fromId(${JSON.stringify(service.physicalId)}): a check here opens incidents on a StatusPageService of the project only; declare the service with new StatusPageService(...)`,
+    })
     return undefined
   }
   return { serviceId: service, ...rest }

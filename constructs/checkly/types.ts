@@ -9,10 +9,28 @@ import type { AnyConstruct, ConstructOptions } from '../construct.js'
 
 /** The hosted service's locations: this project's. */
 export type Region =
-  | 'us-east-1' | 'us-east-2' | 'us-west-1' | 'us-west-2' | 'ca-central-1' | 'sa-east-1'
-  | 'eu-west-1' | 'eu-central-1' | 'eu-west-2' | 'eu-west-3' | 'eu-north-1' | 'eu-south-1'
-  | 'me-south-1' | 'ap-southeast-1' | 'ap-northeast-1' | 'ap-east-1' | 'ap-southeast-2'
-  | 'ap-southeast-3' | 'ap-northeast-2' | 'ap-northeast-3' | 'ap-south-1' | 'af-south-1'
+  | 'us-east-1'
+  | 'us-east-2'
+  | 'us-west-1'
+  | 'us-west-2'
+  | 'ca-central-1'
+  | 'sa-east-1'
+  | 'eu-west-1'
+  | 'eu-central-1'
+  | 'eu-west-2'
+  | 'eu-west-3'
+  | 'eu-north-1'
+  | 'eu-south-1'
+  | 'me-south-1'
+  | 'ap-southeast-1'
+  | 'ap-northeast-1'
+  | 'ap-east-1'
+  | 'ap-southeast-2'
+  | 'ap-southeast-3'
+  | 'ap-northeast-2'
+  | 'ap-northeast-3'
+  | 'ap-south-1'
+  | 'af-south-1'
 
 /** A header, query parameter or variable. */
 export interface KeyValuePair {
@@ -26,7 +44,21 @@ export type QueryParam = KeyValuePair
 export type EnvironmentVariable = KeyValuePair
 
 export type IPFamily = 'IPv4' | 'IPv6'
-export type HttpRequestMethod = 'get' | 'GET' | 'post' | 'POST' | 'put' | 'PUT' | 'patch' | 'PATCH' | 'head' | 'HEAD' | 'delete' | 'DELETE' | 'options' | 'OPTIONS'
+export type HttpRequestMethod =
+  | 'get'
+  | 'GET'
+  | 'post'
+  | 'POST'
+  | 'put'
+  | 'PUT'
+  | 'patch'
+  | 'PATCH'
+  | 'head'
+  | 'HEAD'
+  | 'delete'
+  | 'DELETE'
+  | 'options'
+  | 'OPTIONS'
 
 /** A script given as a file (relative to the check file) or inline. */
 export type Content = { content: string }
@@ -352,9 +384,22 @@ export interface PrivateLocationProps extends ConstructOptions {
   proxyUrl?: string
 }
 
-type CheckDefaults = Pick<RuntimeCheckProps,
-  'activated' | 'alertChannels' | 'alertEscalationPolicy' | 'doubleCheck' | 'frequency' | 'locations' | 'muted'
-  | 'privateLocations' | 'retryStrategy' | 'shouldFail' | 'tags' | 'environmentVariables' | 'runtimeId'> & { playwrightConfig?: Record<string, unknown> }
+type CheckDefaults = Pick<
+  RuntimeCheckProps,
+  | 'activated'
+  | 'alertChannels'
+  | 'alertEscalationPolicy'
+  | 'doubleCheck'
+  | 'frequency'
+  | 'locations'
+  | 'muted'
+  | 'privateLocations'
+  | 'retryStrategy'
+  | 'shouldFail'
+  | 'tags'
+  | 'environmentVariables'
+  | 'runtimeId'
+> & { playwrightConfig?: Record<string, unknown> }
 
 /** The default export of `checkly.config.ts`. */
 export interface ChecklyConfig {

@@ -44,12 +44,18 @@ export const Dashboard = unsupported('Dashboard', `the server's own dashboard (/
 export const StatusPageV3 = unsupported('StatusPageV3', `use StatusPage with cards of StatusPageService, which checks open incidents on (triggerIncident)`)
 export const StatusPageV3Component = unsupported('StatusPageV3Component', `use a StatusPageService in a StatusPage card`)
 export const StatusPageV3AutomationRule = unsupported('StatusPageV3AutomationRule', `a check opens and resolves incidents itself here (triggerIncident)`)
-export const SslMonitor = unsupported('SslMonitor', `an ApiCheck or UrlMonitor of the site reads its certificate, and alert channels with sslExpiry: true alert before it expires`)
+export const SslMonitor = unsupported(
+  'SslMonitor',
+  `an ApiCheck or UrlMonitor of the site reads its certificate, and alert channels with sslExpiry: true alert before it expires`,
+)
 export const GrpcMonitor = unsupported('GrpcMonitor', `a TcpMonitor of the port checks that it answers`)
 export const TracerouteMonitor = unsupported('TracerouteMonitor', `an IcmpMonitor of the host checks its reachability and latency`)
 export const PrivateLocationCheckAssignment = unsupported('PrivateLocationCheckAssignment', `name the location in the check's privateLocations: [location]`)
 export const PrivateLocationGroupAssignment = unsupported('PrivateLocationGroupAssignment', `name the location in the group's privateLocations: [location]`)
-export const PhoneCallAlertChannel = unsupported('PhoneCallAlertChannel', `use an SmsAlertChannel, or a PagerdutyAlertChannel or OpsgenieAlertChannel that calls`)
+export const PhoneCallAlertChannel = unsupported(
+  'PhoneCallAlertChannel',
+  `use an SmsAlertChannel, or a PagerdutyAlertChannel or OpsgenieAlertChannel that calls`,
+)
 export const SlackAppAlertChannel = unsupported('SlackAppAlertChannel', `use a SlackAlertChannel with an incoming webhook URL of the channel`)
 export const TelegramAlertChannel = unsupported('TelegramAlertChannel', `its bot token would be part of a webhook URL, which plans show: use another channel`)
 
@@ -59,7 +65,10 @@ export const StatusPageV3ComponentRef = PhysicalRef
 
 /** The engine of a PlaywrightCheck (`Engine.node('24')`): not used here (a warning on the check). */
 export class Engine {
-  private constructor(readonly name: string, readonly version: string) {}
+  private constructor(
+    readonly name: string,
+    readonly version: string,
+  ) {}
   static node(version: string): Engine {
     return new Engine('node', version)
   }

@@ -87,4 +87,3 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
       }),
   }
 }
-

@@ -9,7 +9,18 @@
  */
 import { hostname } from 'node:os'
 import { ApiClient, ApiError, NetworkError, RateLimitError, ServerError, backoffDelay, redact } from '../api/index.js'
-import { defaultScriptConcurrency, detachRunArtifacts, discardFolders, parseAllowedTarget, Semaphore, type ScriptProbeOptions, runCheck, type CheckRunResult, type PrivateTargets, type RunnableCheck } from '../runner/index.js'
+import {
+  defaultScriptConcurrency,
+  detachRunArtifacts,
+  discardFolders,
+  parseAllowedTarget,
+  Semaphore,
+  type ScriptProbeOptions,
+  runCheck,
+  type CheckRunResult,
+  type PrivateTargets,
+  type RunnableCheck,
+} from '../runner/index.js'
 import { statSync } from 'node:fs'
 import path from 'node:path'
 import { LeaseLost, RunLoop, type WorkSource } from '../runner/run-loop.js'
@@ -127,13 +138,13 @@ export interface Agent {
   done: Promise<number>
 }
 
-
 /** Checks the options a user gives; throws one clear line for the first one that is wrong. */
 export function checkAgentOptions(options: AgentOptions): void {
   const where = options.apiUrl
   if (!where) throw new UserError('No API URL: set MONITORING_API_URL or pass --api-url (the Monitoring API the agent takes runs from).')
   if (!options.apiKey) throw new UserError('No API key: set MONITORING_API_KEY or pass --api-key.')
-  if (options.locations.length === 0) throw new UserError(`No location: pass --locations with one or more of ${LOCATIONS.join(', ')}, or a private location's slugName.`)
+  if (options.locations.length === 0)
+    throw new UserError(`No location: pass --locations with one or more of ${LOCATIONS.join(', ')}, or a private location's slugName.`)
   // a name that is no public location is a private location's slug (the server says whether the key serves it)
   const unknown = options.locations.filter((l) => !(LOCATIONS as readonly string[]).includes(l) && privateLocationSlugProblem(l) !== null)
   if (unknown.length > 0) {
@@ -165,7 +176,14 @@ export function checkAgentOptions(options: AgentOptions): void {
 
 /** `eu-west-1,us-east-1` (also repeated flags), trimmed, without duplicates. */
 export function parseLocations(values: readonly string[]): string[] {
-  return [...new Set(values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean))]
+  return [
+    ...new Set(
+      values
+        .flatMap((v) => v.split(','))
+        .map((v) => v.trim())
+        .filter(Boolean),
+    ),
+  ]
 }
 
 /** The check types an agent runs (their table entries say `agents: true`). */
@@ -278,7 +296,14 @@ async function executeRun(ctx: AgentContext, run: ClaimedRun, signal: AbortSigna
   }
   const due = Date.parse(run.dueAt)
   if (Number.isFinite(due)) ctx.metrics.lag.observe({}, Math.max(0, Date.now() - due) / 1000)
-  const result = await runCheck(run.check, { location: run.location, signal, variables: run.variables, snippets: run.snippets, ...ctx.targets, script: ctx.script })
+  const result = await runCheck(run.check, {
+    location: run.location,
+    signal,
+    variables: run.variables,
+    snippets: run.snippets,
+    ...ctx.targets,
+    script: ctx.script,
+  })
   ctx.stats.ran++
   if (!signal.aborted) ctx.metrics.recordRun(run.check, run.location, result)
   if (signal.reason instanceof LeaseLost) {
@@ -301,12 +326,16 @@ async function executeRun(ctx: AgentContext, run: ClaimedRun, signal: AbortSigna
 async function uploadArtifacts(ctx: AgentContext, run: ClaimedRun, folders: Array<string | null>, results: Array<{ details: unknown }>): Promise<void> {
   for (const [index, dir] of folders.entries()) {
     if (!dir) continue
-    const files = ((results[index].details as { artifacts?: { files?: Array<{ name: string }> } }).artifacts?.files ?? [])
+    const files = (results[index].details as { artifacts?: { files?: Array<{ name: string }> } }).artifacts?.files ?? []
     for (const file of files) {
       try {
         // streamed from disk: the server writes it as it comes
         const local = path.join(dir, ...file.name.split('/'))
-        await ctx.client.putFile(`/v1/agent/runs/${encodeURIComponent(run.runId)}/artifacts`, { path: local, length: statSync(local).size }, { index, name: file.name })
+        await ctx.client.putFile(
+          `/v1/agent/runs/${encodeURIComponent(run.runId)}/artifacts`,
+          { path: local, length: statSync(local).size },
+          { index, name: file.name },
+        )
       } catch (error) {
         ctx.problem(`Artifact ${file.name} of ${described(run)} was not uploaded: ${(error as Error).message}`)
       }
@@ -463,7 +492,9 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
   }
   // a fatal refusal ends the loop by itself
   const done = loop.done.then(() => finish())
-  ctx.info(`Agent ${ctx.agentId} serving ${ctx.locations.join(', ')} from ${redact(client.baseUrl)} (${concurrency} at once, ${ctx.script.limiter.size} of them browser, multi-step or Playwright, lease ${ctx.leaseSeconds} s); health probes on port ${health.port}.`)
+  ctx.info(
+    `Agent ${ctx.agentId} serving ${ctx.locations.join(', ')} from ${redact(client.baseUrl)} (${concurrency} at once, ${ctx.script.limiter.size} of them browser, multi-step or Playwright, lease ${ctx.leaseSeconds} s); health probes on port ${health.port}.`,
+  )
 
   return {
     agentId: ctx.agentId,

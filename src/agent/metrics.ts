@@ -8,13 +8,29 @@ import type { AgentStats } from './index.js'
  * results. Kept in memory since the agent started.
  */
 export class AgentMetrics {
-  readonly runs = new Counter('monitors_agent_check_runs_total', 'Runs this agent finished, by check, location and status (passed, degraded, failed).', ['check_id', 'check_name', 'check_type', 'location', 'status'])
-  readonly phases = new Gauge('monitors_agent_check_phase_duration_seconds', 'Phases of the check\'s last run on this agent, by location.', ['check_id', 'check_name', 'check_type', 'location', 'phase'])
-  readonly lag = new Histogram('monitors_agent_run_lag_seconds', 'Delay from a run\'s due time to its start on this agent.', [], SECONDS_BUCKETS)
+  readonly runs = new Counter('monitors_agent_check_runs_total', 'Runs this agent finished, by check, location and status (passed, degraded, failed).', [
+    'check_id',
+    'check_name',
+    'check_type',
+    'location',
+    'status',
+  ])
+  readonly phases = new Gauge('monitors_agent_check_phase_duration_seconds', "Phases of the check's last run on this agent, by location.", [
+    'check_id',
+    'check_name',
+    'check_type',
+    'location',
+    'phase',
+  ])
+  readonly lag = new Histogram('monitors_agent_run_lag_seconds', "Delay from a run's due time to its start on this agent.", [], SECONDS_BUCKETS)
   readonly startedAt = Date.now()
 
   /** A run this agent finished. */
-  recordRun(check: { id: string; name: string; checkType: string }, location: string, result: { hasFailures: boolean; hasErrors: boolean; isDegraded: boolean; details?: unknown }): void {
+  recordRun(
+    check: { id: string; name: string; checkType: string },
+    location: string,
+    result: { hasFailures: boolean; hasErrors: boolean; isDegraded: boolean; details?: unknown },
+  ): void {
     const labels = { check_id: check.id, check_name: check.name, check_type: check.checkType, location }
     // a renamed check: its series under the old name end
     const renamed = (l: Record<string, string>) => l.check_id === check.id && (l.check_name !== check.name || l.check_type !== check.checkType)

@@ -125,7 +125,16 @@ export interface CheckResult {
 }
 
 /** The hosted service's per-type result objects, in the order a result may carry them. */
-const TYPE_RESULTS = ['apiCheckResult', 'browserCheckResult', 'multiStepCheckResult', 'playwrightCheckResult', 'sslCheckResult', 'tracerouteCheckResult', 'grpcCheckResult', 'agenticCheckResult'] as const
+const TYPE_RESULTS = [
+  'apiCheckResult',
+  'browserCheckResult',
+  'multiStepCheckResult',
+  'playwrightCheckResult',
+  'sslCheckResult',
+  'tracerouteCheckResult',
+  'grpcCheckResult',
+  'agenticCheckResult',
+] as const
 
 function typeResult(result: CheckResult): Record<string, unknown> | undefined {
   for (const field of TYPE_RESULTS) {
@@ -176,8 +185,9 @@ export function resultLogs(result: CheckResult): string[] {
     if (script.logs) lines.push(...script.logs.split('\n').map((l) => `[${script.script ?? 'script'}] ${l}`))
   }
   const jobLog = typeResult(result)?.jobLog
-  if (Array.isArray(jobLog)) lines.push(...jobLog.map((entry) => (typeof entry === 'string' ? entry : messageOf(entry) ?? JSON.stringify(entry))))
-  else if (jobLog && typeof jobLog === 'object') for (const [name, value] of Object.entries(jobLog)) lines.push(`${name}: ${typeof value === 'string' ? value : JSON.stringify(value)}`)
+  if (Array.isArray(jobLog)) lines.push(...jobLog.map((entry) => (typeof entry === 'string' ? entry : (messageOf(entry) ?? JSON.stringify(entry)))))
+  else if (jobLog && typeof jobLog === 'object')
+    for (const [name, value] of Object.entries(jobLog)) lines.push(`${name}: ${typeof value === 'string' ? value : JSON.stringify(value)}`)
   return lines.filter((l) => l.trim() !== '')
 }
 
@@ -194,10 +204,19 @@ export function resultTimings(result: CheckResult): Record<string, number> | und
 /** The assertions that ran (API, DNS, ICMP, TCP, URL checks on this project's server), as lines. */
 export function resultAssertions(result: CheckResult): Array<{ passed: boolean; message: string }> {
   const list: unknown = result.result?.assertions ?? typeResult(result)?.assertions
-  return (Array.isArray(list) ? (list as Array<{ passed?: boolean; message?: string }>) : []).map((a) => ({ passed: a.passed !== false, message: String(a.message ?? JSON.stringify(a)) }))
+  return (Array.isArray(list) ? (list as Array<{ passed?: boolean; message?: string }>) : []).map((a) => ({
+    passed: a.passed !== false,
+    message: String(a.message ?? JSON.stringify(a)),
+  }))
 }
 
-export function listResults(client: ApiClient, checkId: string, query: Query, limit: number, keep?: (result: CheckResult) => boolean): Promise<ListSlice<CheckResult>> {
+export function listResults(
+  client: ApiClient,
+  checkId: string,
+  query: Query,
+  limit: number,
+  keep?: (result: CheckResult) => boolean,
+): Promise<ListSlice<CheckResult>> {
   return readSlice<CheckResult>(client, `/v1/check-results/${at(checkId)}`, { query, limit, keep })
 }
 
@@ -228,7 +247,11 @@ export async function resultAssets(client: ApiClient, checkId: string, resultId:
 export async function downloadAsset(client: ApiClient, asset: Asset): Promise<Buffer> {
   const base = new URL(client.baseUrl)
   const url = new URL(asset.url, `${base.origin}/`)
-  if (url.origin !== base.origin) throw new ApiError(`The asset ${asset.name} is served from ${url.origin}, not the target (${base.origin}): not downloaded with the key.`, 0, { method: 'GET', path: url.pathname })
+  if (url.origin !== base.origin)
+    throw new ApiError(`The asset ${asset.name} is served from ${url.origin}, not the target (${base.origin}): not downloaded with the key.`, 0, {
+      method: 'GET',
+      path: url.pathname,
+    })
   const basePath = base.pathname.replace(/\/+$/, '')
   const path = url.pathname.startsWith(`${basePath}/`) ? url.pathname.slice(basePath.length) : url.pathname
   const query = Object.fromEntries(url.searchParams)
@@ -268,11 +291,19 @@ export const QUICK_RANGES = ['last24Hours', 'last7Days', 'last30Days', 'thisWeek
 export type QuickRange = (typeof QUICK_RANGES)[number]
 
 /** A check's figures over a range: the first (ungrouped) entry of its series, by metric; undefined when the target has none. */
-export async function checkAnalytics(client: ApiClient, route: string, checkId: string, range: QuickRange, metrics: readonly string[]): Promise<Record<string, number | null> | undefined> {
-  const answer = await unlessMissing(async () => (await client.get<{ series?: unknown[] }>(`/v1/analytics/${route}/${at(checkId)}`, { quickRange: range, metrics: metrics.join(',') })).body)
+export async function checkAnalytics(
+  client: ApiClient,
+  route: string,
+  checkId: string,
+  range: QuickRange,
+  metrics: readonly string[],
+): Promise<Record<string, number | null> | undefined> {
+  const answer = await unlessMissing(
+    async () => (await client.get<{ series?: unknown[] }>(`/v1/analytics/${route}/${at(checkId)}`, { quickRange: range, metrics: metrics.join(',') })).body,
+  )
   if (!answer) return undefined
   const first = answer.series?.[0]
-  const entry = (typeof first === 'string' ? JSON.parse(first) : first ?? {}) as Record<string, unknown>
+  const entry = (typeof first === 'string' ? JSON.parse(first) : (first ?? {})) as Record<string, unknown>
   return Object.fromEntries(metrics.map((m) => [m, typeof entry[m] === 'number' && Number.isFinite(entry[m]) ? (entry[m] as number) : null]))
 }
 
@@ -318,13 +349,25 @@ export const HOLD_SECONDS = 30
  * again). Such a request waits the hold and then the client's timeout for its answer. `waiting`
  * is told after each 408 (a command shows how far the session is).
  */
-export async function waitForSession<T = CheckSession>(client: ApiClient, id: string, deadline: number, options: { hold?: number; waiting?: () => Promise<void> } = {}): Promise<T | undefined> {
+export async function waitForSession<T = CheckSession>(
+  client: ApiClient,
+  id: string,
+  deadline: number,
+  options: { hold?: number; waiting?: () => Promise<void> } = {},
+): Promise<T | undefined> {
   for (;;) {
     const left = Math.floor((deadline - Date.now()) / 1000)
     if (left < 1) return undefined
     const hold = Math.min(options.hold ?? HOLD_SECONDS, left)
     try {
-      return (await client.send<T>({ method: 'GET', path: `/v1/check-sessions/${at(id)}/completion`, query: { maxWaitSeconds: hold }, timeoutMs: hold * 1000 + client.requestTimeoutMs })).body
+      return (
+        await client.send<T>({
+          method: 'GET',
+          path: `/v1/check-sessions/${at(id)}/completion`,
+          query: { maxWaitSeconds: hold },
+          timeoutMs: hold * 1000 + client.requestTimeoutMs,
+        })
+      ).body
     } catch (error) {
       // not finished yet: ask again
       if (!(error instanceof ApiError) || error.status !== 408) throw error
@@ -339,7 +382,14 @@ export async function waitForSession<T = CheckSession>(client: ApiClient, id: st
 export type DeliveryState = 'delivered' | 'failed' | 'pending' | 'not-delivered'
 export const DELIVERY_STATES: readonly DeliveryState[] = ['delivered', 'failed', 'pending', 'not-delivered']
 const STATE_OF: Record<string, DeliveryState> = {
-  DELIVERED: 'delivered', SUCCESS: 'delivered', FAILED: 'failed', FAILURE: 'failed', RATE_LIMITED: 'failed', PENDING: 'pending', IN_PROGRESS: 'pending', NOT_DELIVERED: 'not-delivered',
+  DELIVERED: 'delivered',
+  SUCCESS: 'delivered',
+  FAILED: 'failed',
+  FAILURE: 'failed',
+  RATE_LIMITED: 'failed',
+  PENDING: 'pending',
+  IN_PROGRESS: 'pending',
+  NOT_DELIVERED: 'not-delivered',
 }
 
 export interface Delivery {
@@ -365,13 +415,29 @@ export interface Delivery {
 }
 
 type LocalDelivery = {
-  id: string; channelType: string; channel?: Record<string, unknown>; status: string; reason?: string | null; created_at?: string
-  attempts?: Array<{ error?: string | null; statusCode?: number | null }>; event?: { checkName?: unknown }
+  id: string
+  channelType: string
+  channel?: Record<string, unknown>
+  status: string
+  reason?: string | null
+  created_at?: string
+  attempts?: Array<{ error?: string | null; statusCode?: number | null }>
+  event?: { checkName?: unknown }
 }
 type Notification = {
-  id: string; checkId?: string; alertType?: string; checkResultId?: string; created_at?: string; deliveries?: LocalDelivery[]
+  id: string
+  checkId?: string
+  alertType?: string
+  checkResultId?: string
+  created_at?: string
+  deliveries?: LocalDelivery[]
   // the reference's AlertNotification: one per channel sent to
-  type?: string; status?: string; alertChannelId?: number; notificationResult?: string | null; timestamp?: string | null; checkAlertId?: string
+  type?: string
+  status?: string
+  alertChannelId?: number
+  notificationResult?: string | null
+  timestamp?: string | null
+  checkAlertId?: string
 }
 
 function destinationOf(channel: Record<string, unknown> | undefined): string | null {
@@ -385,23 +451,57 @@ function destinationOf(channel: Record<string, unknown> | undefined): string | n
  * has no channel, a line that says so); the hosted service's notification is one.
  */
 export function deliveriesOf(n: Notification): Delivery[] {
-  const base = { notificationId: String(n.id), checkId: n.checkId ?? null, checkResultId: n.checkResultId ?? null, alertType: n.alertType ?? null, checkName: null, destination: null }
+  const base = {
+    notificationId: String(n.id),
+    checkId: n.checkId ?? null,
+    checkResultId: n.checkResultId ?? null,
+    alertType: n.alertType ?? null,
+    checkName: null,
+    destination: null,
+  }
   if (!Array.isArray(n.deliveries)) {
-    return [{
-      ...base, id: String(n.id), at: n.timestamp ?? n.created_at ?? null, channelType: String(n.type ?? 'UNKNOWN'), alertChannelId: typeof n.alertChannelId === 'number' ? n.alertChannelId : null,
-      state: STATE_OF[String(n.status)] ?? 'pending', attempts: n.status === 'IN_PROGRESS' ? 0 : 1, detail: n.notificationResult ?? null,
-    }]
+    return [
+      {
+        ...base,
+        id: String(n.id),
+        at: n.timestamp ?? n.created_at ?? null,
+        channelType: String(n.type ?? 'UNKNOWN'),
+        alertChannelId: typeof n.alertChannelId === 'number' ? n.alertChannelId : null,
+        state: STATE_OF[String(n.status)] ?? 'pending',
+        attempts: n.status === 'IN_PROGRESS' ? 0 : 1,
+        detail: n.notificationResult ?? null,
+      },
+    ]
   }
   if (n.deliveries.length === 0) {
-    return [{ ...base, id: String(n.id), at: n.created_at ?? null, channelType: 'NONE', alertChannelId: null, state: 'not-delivered', attempts: 0, detail: 'the check has no alert channel' }]
+    return [
+      {
+        ...base,
+        id: String(n.id),
+        at: n.created_at ?? null,
+        channelType: 'NONE',
+        alertChannelId: null,
+        state: 'not-delivered',
+        attempts: 0,
+        detail: 'the check has no alert channel',
+      },
+    ]
   }
   return n.deliveries.map((d) => {
     const last = d.attempts?.at(-1)
     const detail = d.reason ?? last?.error ?? (last?.statusCode ? `answered ${last.statusCode}` : null)
     const id = d.channel?.alertChannelId
     return {
-      ...base, id: String(d.id), at: d.created_at ?? n.created_at ?? null, channelType: d.channelType, alertChannelId: typeof id === 'number' ? id : null,
-      checkName: typeof d.event?.checkName === 'string' ? d.event.checkName : null, destination: destinationOf(d.channel), state: STATE_OF[d.status] ?? 'pending', attempts: d.attempts?.length ?? 0, detail,
+      ...base,
+      id: String(d.id),
+      at: d.created_at ?? n.created_at ?? null,
+      channelType: d.channelType,
+      alertChannelId: typeof id === 'number' ? id : null,
+      checkName: typeof d.event?.checkName === 'string' ? d.event.checkName : null,
+      destination: destinationOf(d.channel),
+      state: STATE_OF[d.status] ?? 'pending',
+      attempts: d.attempts?.length ?? 0,
+      detail,
     }
   })
 }

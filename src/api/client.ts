@@ -119,8 +119,7 @@ export class ApiClient {
     }
     if (url.protocol === 'http:' && !options.insecureHttp && !isLoopbackHost(url.hostname)) {
       throw new UserError(
-        `Refusing to send the API key in clear text to ${url.origin}: use an https:// URL, ` +
-          'or pass --insecure-http if this network is trusted.',
+        `Refusing to send the API key in clear text to ${url.origin}: use an https:// URL, or pass --insecure-http if this network is trusted.`,
       )
     }
     addSecret(options.apiKey)
@@ -181,12 +180,16 @@ export class ApiClient {
 
   /** A hash of the API key (never the key): what a cache of this target's answers is kept for. */
   get apiKeyHash(): string {
-    return createHash('sha256').update(this.apiKey ?? '').digest('hex')
+    return createHash('sha256')
+      .update(this.apiKey ?? '')
+      .digest('hex')
   }
 
   /** The kept pages of the list at `path` of this target, when pages are kept (pageCacheDir). */
   pageCache(path: string): PageCache | undefined {
-    return this.pageCacheDir === undefined ? undefined : openPageCache(this.pageCacheDir, { baseUrl: this.baseUrl, accountId: this.accountId, apiKey: this.apiKey }, path)
+    return this.pageCacheDir === undefined
+      ? undefined
+      : openPageCache(this.pageCacheDir, { baseUrl: this.baseUrl, accountId: this.accountId, apiKey: this.apiKey }, path)
   }
   post<T>(path: string, body: unknown, query?: Query) {
     if (this.readLog) this.readLog.requests++
@@ -281,7 +284,13 @@ export class ApiClient {
     this.counters.requests++
     let response: TransportResponse
     try {
-      response = await this.pool.send({ method: request.method, path: this.basePath + request.path + queryString(request.query), headers, body, timeoutMs: request.timeoutMs })
+      response = await this.pool.send({
+        method: request.method,
+        path: this.basePath + request.path + queryString(request.query),
+        headers,
+        body,
+        timeoutMs: request.timeoutMs,
+      })
     } catch (error) {
       throw networkError(error, info, this.baseUrl, request.timeoutMs ?? this.timeoutMs)
     }
@@ -346,7 +355,12 @@ function networkError(error: unknown, request: RequestInfo, baseUrl: string, tim
     return new NetworkError(`${where} timed out after ${timeoutMs / 1000} s (${shown}); raise --timeout to wait longer.`, request, code, maybeSent)
   }
   if (code === CONNECT_TIMEOUT) {
-    return new NetworkError(`Cannot reach ${shown}: no connection within ${timeoutMs / 1000} s (${where}); raise --timeout to wait longer.`, request, code, false)
+    return new NetworkError(
+      `Cannot reach ${shown}: no connection within ${timeoutMs / 1000} s (${where}); raise --timeout to wait longer.`,
+      request,
+      code,
+      false,
+    )
   }
   if (code === 'ECONNREFUSED') return new NetworkError(`Cannot reach ${shown}: connection refused (${where}).`, request, code, false)
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {

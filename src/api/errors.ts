@@ -39,7 +39,9 @@ export class UnauthorizedError extends ApiError {
     super(
       `${where(request)} was refused (401 ${body?.message ?? 'Unauthorized'}): the API key is missing or invalid. ` +
         'Set MONITORING_API_KEY or pass --api-key.',
-      401, request, body,
+      401,
+      request,
+      body,
     )
   }
 }
@@ -49,11 +51,14 @@ export class ForbiddenError extends ApiError {
     // a refusal the server explains (a key of a private location claiming another's runs) is said as it is
     const said = body?.message && body.message !== 'Forbidden' ? body.message : undefined
     super(
-      said ? `${where(request)} was refused (403 Forbidden): ${said}.` :
-        `${where(request)} was refused (403 Forbidden): the API key's role does not allow this request ` +
-        '(a read key may only read, an agent key only claim runs), or the key does not belong to the account ' +
-        'given in MONITORING_ACCOUNT_ID / --account-id.',
-      403, request, body,
+      said
+        ? `${where(request)} was refused (403 Forbidden): ${said}.`
+        : `${where(request)} was refused (403 Forbidden): the API key's role does not allow this request ` +
+            '(a read key may only read, an agent key only claim runs), or the key does not belong to the account ' +
+            'given in MONITORING_ACCOUNT_ID / --account-id.',
+      403,
+      request,
+      body,
     )
   }
 }
@@ -63,10 +68,7 @@ export class RateLimitError extends ApiError {
   readonly retryAfterSeconds: number | undefined
   constructor(request: RequestInfo, body: ApiErrorBody | undefined, retryAfterSeconds: number | undefined) {
     const wait = retryAfterSeconds !== undefined ? ` Retry in ${retryAfterSeconds} s` : ' Retry later'
-    super(
-      `${where(request)} was rate limited (429 ${body?.message ?? 'Too Many Requests'}).${wait}, or lower --concurrency.`,
-      429, request, body,
-    )
+    super(`${where(request)} was rate limited (429 ${body?.message ?? 'Too Many Requests'}).${wait}, or lower --concurrency.`, 429, request, body)
     this.retryAfterSeconds = retryAfterSeconds
   }
 }
@@ -143,9 +145,10 @@ export function apiErrorFor(
       if (status >= 300 && status < 400) {
         const location = headers.location
         return new ApiError(
-          `${where(request)} answered with a redirect (${status}${location ? ` to ${location}` : ''}); ` +
-            'redirects are not followed: check the API URL.',
-          status, request, body,
+          `${where(request)} answered with a redirect (${status}${location ? ` to ${location}` : ''}); redirects are not followed: check the API URL.`,
+          status,
+          request,
+          body,
         )
       }
       return new ApiError(`${where(request)} failed (${status} ${body?.message ?? body?.error ?? ''})`.trim(), status, request, body)

@@ -145,7 +145,10 @@ export function openPageCache(dir: string, target: { baseUrl: string; accountId?
     save() {
       if (read > 0 || moved || old === undefined || old.size !== reused) write(file, identity, fresh, old === undefined)
       const damaged = counts.invalid > invalidBefore ? ' (the file was damaged: ignored)' : ''
-      if (process.env.MONITORS_DEBUG_CACHE) process.stderr.write(`page cache: GET ${list}: ${reused - unchanged} pages reused (304), ${unchanged ? `${unchanged} read again unchanged, ` : ''}${read} read${damaged}\n`)
+      if (process.env.MONITORS_DEBUG_CACHE)
+        process.stderr.write(
+          `page cache: GET ${list}: ${reused - unchanged} pages reused (304), ${unchanged ? `${unchanged} read again unchanged, ` : ''}${read} read${damaged}\n`,
+        )
     },
   }
 }

@@ -78,12 +78,23 @@ export async function listAllByPage<T>(
       if (client.readLog) client.readLog.requests--
       response = await client.get<unknown>(path, query)
     }
-    const read = { items: asArray<T>(response.body, path), total: totalFromContentRange(response.headers['content-range']), after: nextAfter(response.headers.link) }
+    const read = {
+      items: asArray<T>(response.body, path),
+      total: totalFromContentRange(response.headers['content-range']),
+      after: nextAfter(response.headers.link),
+    }
     const etag = response.headers.etag
     const version = listVersion(response.headers)
-    if (typeof etag === 'string' && etag !== '') logRead(client, path, query, { etag, after: read.after, total: read.total, version }, after !== undefined, read.items.length)
+    if (typeof etag === 'string' && etag !== '')
+      logRead(client, path, query, { etag, after: read.after, total: read.total, version }, after !== undefined, read.items.length)
     if (cache && typeof etag === 'string' && etag !== '') {
-      const page: StoredPage = { etag, items: read.items, ...(read.after !== undefined ? { after: read.after } : {}), ...(read.total !== undefined ? { total: read.total } : {}), ...(version !== undefined ? { version } : {}) }
+      const page: StoredPage = {
+        etag,
+        items: read.items,
+        ...(read.after !== undefined ? { after: read.after } : {}),
+        ...(read.total !== undefined ? { total: read.total } : {}),
+        ...(version !== undefined ? { version } : {}),
+      }
       // each record's id: a plan that reuses what it kept for the other check files reads only the records of the edited ones
       if (options.idOf) page.ids = read.items.map(options.idOf)
       // read whole but the same as kept (a full last page, see reusedPage): the file needs no rewrite
@@ -97,9 +108,22 @@ export async function listAllByPage<T>(
   return all
 }
 
-function logRead(client: ApiClient, path: string, query: Query, page: { etag: string; after?: string; total?: number; version?: string }, keyset: boolean, items: number): void {
+function logRead(
+  client: ApiClient,
+  path: string,
+  query: Query,
+  page: { etag: string; after?: string; total?: number; version?: string },
+  keyset: boolean,
+  items: number,
+): void {
   client.readLog?.pages.push({
-    path, query, etag: page.etag, ...(page.after !== undefined ? { after: page.after } : {}), ...(page.total !== undefined ? { total: page.total } : {}), keyset, full: items >= PAGE_LIMIT,
+    path,
+    query,
+    etag: page.etag,
+    ...(page.after !== undefined ? { after: page.after } : {}),
+    ...(page.total !== undefined ? { total: page.total } : {}),
+    keyset,
+    full: items >= PAGE_LIMIT,
     ...(page.version !== undefined ? { version: page.version } : {}),
   })
 }
@@ -144,12 +168,14 @@ export async function pagesUnchanged(client: ApiClient, pages: readonly ListPage
     if (version === undefined || first === undefined || indexes.length === 1 || !indexes.every((i) => pages[i].version === version)) rest.push(...indexes)
     else firsts.push({ first, others: indexes.filter((i) => i !== first), version })
   }
-  await Promise.all(firsts.map(async ({ first, others, version }) => {
-    const answer = await askAgain(client, pages[first])
-    if (!answer) same = false
-    else if (answer.version !== version) rest.push(...others)
-    now[first] = answer ?? now[first]
-  }))
+  await Promise.all(
+    firsts.map(async ({ first, others, version }) => {
+      const answer = await askAgain(client, pages[first])
+      if (!answer) same = false
+      else if (answer.version !== version) rest.push(...others)
+      now[first] = answer ?? now[first]
+    }),
+  )
   if (same) await askAll(rest)
   return same ? now : undefined
 }
@@ -158,13 +184,22 @@ export async function pagesUnchanged(client: ApiClient, pages: readonly ListPage
 async function askAgain(client: ApiClient, page: ListPageRead): Promise<ListPageRead | undefined> {
   try {
     const response = await client.get<unknown>(page.path, page.query, { 'if-none-match': page.etag })
-    let resolved = response.status === 304 ? reusedPage({ etag: page.etag, items: [], ...(page.after !== undefined ? { after: page.after } : {}) }, response.headers, page.keyset, page.full) : undefined
+    let resolved =
+      response.status === 304
+        ? reusedPage({ etag: page.etag, items: [], ...(page.after !== undefined ? { after: page.after } : {}) }, response.headers, page.keyset, page.full)
+        : undefined
     if (response.status === 304 && !resolved) {
       // a full page by keyset whose 304 does not say whether the list goes on: read whole, as listAllByPage does
       const whole = await client.get<unknown>(page.path, page.query)
       const etag = whole.headers.etag
       const version = listVersion(whole.headers)
-      resolved = { etag: typeof etag === 'string' ? etag : '', items: [], after: nextAfter(whole.headers.link), total: totalFromContentRange(whole.headers['content-range']), ...(version !== undefined ? { version } : {}) }
+      resolved = {
+        etag: typeof etag === 'string' ? etag : '',
+        items: [],
+        after: nextAfter(whole.headers.link),
+        total: totalFromContentRange(whole.headers['content-range']),
+        ...(version !== undefined ? { version } : {}),
+      }
       if (resolved.etag !== page.etag) return undefined
     }
     if (!resolved || resolved.after !== page.after || resolved.total !== page.total) return undefined
@@ -184,7 +219,12 @@ async function askAgain(client: ApiClient, page: ListPageRead): Promise<ListPage
  * a next link nor a `Link` header on the 304: whether the list goes on is not known, so the page
  * is read whole.
  */
-function reusedPage(stored: StoredPage, headers: Record<string, string | string[] | undefined>, keyset: boolean, full = stored.items.length >= PAGE_LIMIT): StoredPage | undefined {
+function reusedPage(
+  stored: StoredPage,
+  headers: Record<string, string | string[] | undefined>,
+  keyset: boolean,
+  full = stored.items.length >= PAGE_LIMIT,
+): StoredPage | undefined {
   const link = headers.link
   const after = link !== undefined ? nextAfter(link) : stored.after
   if (keyset && link === undefined && after === undefined && full) return undefined
@@ -192,14 +232,20 @@ function reusedPage(stored: StoredPage, headers: Record<string, string | string[
   // the version the 304 names: the page is the list's at that version (it was read before the page was compared)
   const version = listVersion(headers)
   return {
-    etag: stored.etag, items: stored.items, ...(after !== undefined ? { after } : {}), ...(total !== undefined ? { total } : {}), ...(stored.ids !== undefined ? { ids: stored.ids } : {}),
+    etag: stored.etag,
+    items: stored.items,
+    ...(after !== undefined ? { after } : {}),
+    ...(total !== undefined ? { total } : {}),
+    ...(stored.ids !== undefined ? { ids: stored.ids } : {}),
     ...(version !== undefined ? { version } : {}),
   }
 }
 
 /** A page's path and query as the page cache finds it: the parameters in name order. */
 export function pageUrl(path: string, query: Query): string {
-  const names = Object.keys(query).filter((name) => query[name] !== undefined).sort()
+  const names = Object.keys(query)
+    .filter((name) => query[name] !== undefined)
+    .sort()
   return `${path}?${names.map((name) => `${encodeURIComponent(name)}=${encodeURIComponent(String(query[name]))}`).join('&')}`
 }
 

@@ -49,9 +49,10 @@ export async function fetchRemoteState(client: ApiClient, kinds: readonly Resour
       const counted = countingClient(client, (n) => (state.requests[collection] = (state.requests[collection] ?? 0) + n))
       const members = RESOURCE_KINDS.filter((kind) => descriptorOf(kind).list.collection === collection)
       const { list } = descriptorOf(members[0])
-      const items = list.paging === 'cursor'
-        ? await listAllByCursor<RemoteRecord>(counted, list.path)
-        : await listAllByPage<RemoteRecord>(counted, list.path, { idOf: (record) => remoteIdOf(members[0], record), parallel: 8 })
+      const items =
+        list.paging === 'cursor'
+          ? await listAllByCursor<RemoteRecord>(counted, list.path)
+          : await listAllByPage<RemoteRecord>(counted, list.path, { idOf: (record) => remoteIdOf(members[0], record), parallel: 8 })
       const kindOf = recordKind(members)
       for (const item of items) {
         const kind = kindOf(item)
@@ -72,7 +73,11 @@ export async function fetchRemoteState(client: ApiClient, kinds: readonly Resour
  * each record parsed alone, the others left unread. Only the kinds of `wanted` are filled in.
  * Undefined when a page is not kept as read, or a record is not there or not of its kind.
  */
-export function keptRemoteState(client: ApiClient, pages: readonly ListPageRead[], wanted: ReadonlyArray<{ kind: ResourceKind; remoteId: string }>): RemoteState | undefined {
+export function keptRemoteState(
+  client: ApiClient,
+  pages: readonly ListPageRead[],
+  wanted: ReadonlyArray<{ kind: ResourceKind; remoteId: string }>,
+): RemoteState | undefined {
   const state: RemoteState = { records: Object.fromEntries(RESOURCE_KINDS.map((kind) => [kind, {}])) as RemoteState['records'], foreign: {}, requests: {} }
   const byPath = new Map<string, Array<{ kind: ResourceKind; remoteId: string }>>()
   for (const want of wanted) {

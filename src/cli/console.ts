@@ -43,11 +43,17 @@ export function consoleOptions<T>(yargs: Argv<T>) {
 /** --limit and --all of a list. */
 export function listOptions<T>(yargs: Argv<T>, what: string, limit = 30) {
   return yargs
-    .option('limit', { type: 'number', default: limit, requiresArg: true, coerce: checkNumber('--limit', 'a whole number from 1 to 10000', (n) => Number.isInteger(n) && n >= 1 && n <= 10_000), describe: `How many ${what} at most (the newest first where the list is by time)` })
+    .option('limit', {
+      type: 'number',
+      default: limit,
+      requiresArg: true,
+      coerce: checkNumber('--limit', 'a whole number from 1 to 10000', (n) => Number.isInteger(n) && n >= 1 && n <= 10_000),
+      describe: `How many ${what} at most (the newest first where the list is by time)`,
+    })
     .option('all', { type: 'boolean', default: false, describe: `Every one of the ${what}, page after page` })
 }
 
-export const limitOf = (args: ListArgs) => (args.all ? Infinity : args.limit ?? 30)
+export const limitOf = (args: ListArgs) => (args.all ? Infinity : (args.limit ?? 30))
 
 /** `… 30 shown of 57: --limit 60 or --all for more`, when more follow. */
 export function moreNote(shown: number, what: string, slice: { total?: number; more: boolean }): string | undefined {
@@ -78,7 +84,9 @@ export function parseWhen(flag: string, text: string, now = Date.now()): number 
   if (/^\d{9,11}$/.test(text.trim())) return Number(text) * 1000
   const parsed = Date.parse(text)
   if (/^\d{4}-\d{2}-\d{2}/.test(text.trim()) && !Number.isNaN(parsed)) return parsed
-  throw new UserError(`${flag} must be a time: an ISO date or date-time (2026-03-01, 2026-03-01T10:00:00Z), UNIX seconds, or a time ago (30m, 6h, 2d, 1w) (got ${JSON.stringify(text)}).`)
+  throw new UserError(
+    `${flag} must be a time: an ISO date or date-time (2026-03-01, 2026-03-01T10:00:00Z), UNIX seconds, or a time ago (30m, 6h, 2d, 1w) (got ${JSON.stringify(text)}).`,
+  )
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -88,7 +96,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
  * else the one id among `candidates()` that starts or ends with it (4 characters at least: the
  * short form tables show, view.ts shortId). Refused, naming the candidates, when none or several do.
  */
-export async function wholeId(text: string, what: string, candidates: () => Promise<Array<{ id: string; label: string }>>, whole: (text: string) => boolean = (t) => UUID.test(t)): Promise<string> {
+export async function wholeId(
+  text: string,
+  what: string,
+  candidates: () => Promise<Array<{ id: string; label: string }>>,
+  whole: (text: string) => boolean = (t) => UUID.test(t),
+): Promise<string> {
   if (whole(text)) return text
   if (text.length < 4) throw new UserError(`${JSON.stringify(text)} is not a ${what} id: give the whole id, or its first 4 characters or more.`)
   const all = await candidates()
@@ -96,7 +109,12 @@ export async function wholeId(text: string, what: string, candidates: () => Prom
   const matches = all.filter((c) => c.id.toLowerCase().startsWith(part) || c.id.toLowerCase().endsWith(part))
   if (matches.length === 1) return matches[0].id
   if (matches.length === 0) throw new UserError(`No ${what} has an id starting or ending with ${JSON.stringify(text)}.`)
-  throw new UserError(`${JSON.stringify(text)} is part of the ids of ${matches.length} ${what}s (${matches.slice(0, 5).map((m) => `${m.id} ${m.label}`).join(', ')}${matches.length > 5 ? ', …' : ''}): give more of the id.`)
+  throw new UserError(
+    `${JSON.stringify(text)} is part of the ids of ${matches.length} ${what}s (${matches
+      .slice(0, 5)
+      .map((m) => `${m.id} ${m.label}`)
+      .join(', ')}${matches.length > 5 ? ', …' : ''}): give more of the id.`,
+  )
 }
 
 export interface Console {
@@ -123,12 +141,21 @@ async function locate(args: ConsoleArgs): Promise<ProjectLocation | undefined | 
     const { env } = io()
     const url = args.apiUrl ?? env.MONITORING_API_URL
     if (args.local || environmentRequest(args) !== undefined || url === undefined) {
-      const why = args.local ? '--local' : environmentRequest(args) !== undefined ? `${environmentRequest(args)?.from} (an environment of a config)` : 'the embedded local server'
-      throw new NoTarget(`No target: ${why} needs a project, and there is no monitoring.config.ts in ${io().cwd} or above. Set MONITORING_API_URL and MONITORING_API_KEY (or pass --api-url and --api-key), or run inside a project.`)
+      const why = args.local
+        ? '--local'
+        : environmentRequest(args) !== undefined
+          ? `${environmentRequest(args)?.from} (an environment of a config)`
+          : 'the embedded local server'
+      throw new NoTarget(
+        `No target: ${why} needs a project, and there is no monitoring.config.ts in ${io().cwd} or above. Set MONITORING_API_URL and MONITORING_API_KEY (or pass --api-url and --api-key), or run inside a project.`,
+      )
     }
     return undefined
   }
-  const project = await loadOrReport(args, { warn: false, load: () => loadProject({ config: args.config, environment: environmentRequest(args), configOnly: true }) })
+  const project = await loadOrReport(args, {
+    warn: false,
+    load: () => loadProject({ config: args.config, environment: environmentRequest(args), configOnly: true }),
+  })
   return project ?? 'problems'
 }
 
@@ -136,7 +163,8 @@ async function locate(args: ConsoleArgs): Promise<ProjectLocation | undefined | 
 export async function runConsole(args: ConsoleArgs, work: (c: Console) => Promise<number | void>): Promise<number> {
   setStdoutFormat(args.format)
   const fail = (message: string, environment?: string) => {
-    if (args.format === 'json') io().stdout.write(`${JSON.stringify({ formatVersion: 1, ...(environment ? { environment } : {}), ok: false, error: redact(message) }, null, 2)}\n`)
+    if (args.format === 'json')
+      io().stdout.write(`${JSON.stringify({ formatVersion: 1, ...(environment ? { environment } : {}), ok: false, error: redact(message) }, null, 2)}\n`)
   }
   let located: Awaited<ReturnType<typeof locate>>
   try {
@@ -189,11 +217,18 @@ function consoleOf(open: OpenTarget, inProject: boolean, format: OutputFormat | 
       const kind = at > 0 ? text.slice(0, at) : undefined
       const lockKind = kind === undefined ? undefined : isResourceKind(kind) ? kind : kindOfConstruct(kind)
       const logicalId = at > 0 ? text.slice(at + 1) : text
-      if (kind !== undefined && lockKind === undefined) throw new UserError(`${JSON.stringify(text)}: ${JSON.stringify(kind)} is not a kind of check (write kind:logicalId, e.g. dns-check:shop-dns or DnsCheck:shop-dns).`)
+      if (kind !== undefined && lockKind === undefined)
+        throw new UserError(
+          `${JSON.stringify(text)}: ${JSON.stringify(kind)} is not a kind of check (write kind:logicalId, e.g. dns-check:shop-dns or DnsCheck:shop-dns).`,
+        )
       const named = checkEntries().filter((e) => e.logicalId === logicalId && (lockKind === undefined || e.kind === lockKind))
       if (named.length === 1) return named[0].remoteId
-      if (named.length > 1) throw new UserError(`${JSON.stringify(text)} names ${named.length} checks of the lock (${named.map((e) => `${e.kind}:${e.logicalId}`).join(', ')}): write kind:logicalId.`)
-      if (kind !== undefined) throw new UserError(`${JSON.stringify(text)} names no check of the lock ${open.lockPath}: run "monitors apply" first, or give the check's id.`)
+      if (named.length > 1)
+        throw new UserError(
+          `${JSON.stringify(text)} names ${named.length} checks of the lock (${named.map((e) => `${e.kind}:${e.logicalId}`).join(', ')}): write kind:logicalId.`,
+        )
+      if (kind !== undefined)
+        throw new UserError(`${JSON.stringify(text)} names no check of the lock ${open.lockPath}: run "monitors apply" first, or give the check's id.`)
       return wholeId(text, 'check', candidates)
     },
     me: () => (me ??= accountMe(open.client)),
@@ -202,7 +237,9 @@ function consoleOf(open: OpenTarget, inProject: boolean, format: OutputFormat | 
       if (!key || key.role === 'write' || key.role === 'admin') return
       const which = `${key.id}${key.name ? ` "${key.name}"` : ''}`
       const may = key.role === 'read' ? 'it may only read' : key.role === 'agent' ? 'it may only run an agent' : 'it may not write'
-      throw new UserError(`monitors ${command} changes the account, but the API key ${which} has the role ${key.role}: ${may}, so nothing was sent. Use a key of role write or admin.`)
+      throw new UserError(
+        `monitors ${command} changes the account, but the API key ${which} has the role ${key.role}: ${may}, so nothing was sent. Use a key of role write or admin.`,
+      )
     },
     show: (view) => show(view, format, environment),
   }

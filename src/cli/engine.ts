@@ -26,7 +26,8 @@ export function envOption<T>(yargs: Argv<T>) {
   return yargs.option('env', {
     type: 'string',
     requiresArg: true,
-    describe: "The config's environment to use (env MONITORS_ENV; config defaultEnvironment): its target, its lock file (monitoring.<name>.lock.json) and its defaults",
+    describe:
+      "The config's environment to use (env MONITORS_ENV; config defaultEnvironment): its target, its lock file (monitoring.<name>.lock.json) and its defaults",
   })
 }
 
@@ -51,21 +52,58 @@ export function withEnvironment<T extends { formatVersion: number }>(doc: T, env
 export function targetOptions<T>(yargs: Argv<T>) {
   return envOption(yargs)
     .option('config', { alias: 'c', type: 'string', describe: 'Config file (default: monitoring.config.ts in this or a parent directory)' })
-    .option('api-url', { type: 'string', describe: 'Base URL of the Monitoring API (env MONITORING_API_URL); without one, the embedded local server is used (in CI only with --local)' })
-    .option('local', { type: 'boolean', describe: "Use the embedded local server on purpose (.monitors/local.db); required in CI, where a missing URL is refused (config: api.baseUrl: 'local')" })
+    .option('api-url', {
+      type: 'string',
+      describe: 'Base URL of the Monitoring API (env MONITORING_API_URL); without one, the embedded local server is used (in CI only with --local)',
+    })
+    .option('local', {
+      type: 'boolean',
+      describe: "Use the embedded local server on purpose (.monitors/local.db); required in CI, where a missing URL is refused (config: api.baseUrl: 'local')",
+    })
     .option('api-key', { type: 'string', describe: 'API key (env MONITORING_API_KEY); never printed' })
     .option('account-id', { type: 'string', describe: 'Account id, sent as x-service-account (env MONITORING_ACCOUNT_ID)' })
-    .option('target-id', { type: 'string', describe: "The target's identity in the lock file (env MONITORING_TARGET_ID, config api.targetId; default: the base URL): one name for the servers of one service" })
-    .option('lock', { type: 'string', describe: `Lock file (default: monitoring.lock.json beside the config, monitoring.<env>.lock.json with --env; .monitors/local.lock.json for the embedded server)` })
-    .option('timeout', { type: 'number', default: 30, requiresArg: true, coerce: checkNumber('--timeout', 'a number of seconds above 0 and at most 3600, e.g. 30', (n) => n > 0 && n <= 3600), describe: 'Seconds to wait for each API answer' })
-    .option('retries', { type: 'number', default: 4, requiresArg: true, coerce: checkNumber('--retries', 'a whole number from 0 to 20', (n) => Number.isInteger(n) && n >= 0 && n <= 20), describe: 'Times a request is sent again after a 5xx, a timeout or a lost connection (backoff with jitter)' })
-    .option('insecure-http', { type: 'boolean', default: false, describe: 'Allow a plain http:// API URL to a host other than this machine (the key travels in clear)' })
-    .option('cache', { type: 'boolean', default: true, describe: 'Keep validated constructs and list pages between commands (--no-cache: neither read nor write them; env MONITORS_CACHE=0)' })
+    .option('target-id', {
+      type: 'string',
+      describe:
+        "The target's identity in the lock file (env MONITORING_TARGET_ID, config api.targetId; default: the base URL): one name for the servers of one service",
+    })
+    .option('lock', {
+      type: 'string',
+      describe: `Lock file (default: monitoring.lock.json beside the config, monitoring.<env>.lock.json with --env; .monitors/local.lock.json for the embedded server)`,
+    })
+    .option('timeout', {
+      type: 'number',
+      default: 30,
+      requiresArg: true,
+      coerce: checkNumber('--timeout', 'a number of seconds above 0 and at most 3600, e.g. 30', (n) => n > 0 && n <= 3600),
+      describe: 'Seconds to wait for each API answer',
+    })
+    .option('retries', {
+      type: 'number',
+      default: 4,
+      requiresArg: true,
+      coerce: checkNumber('--retries', 'a whole number from 0 to 20', (n) => Number.isInteger(n) && n >= 0 && n <= 20),
+      describe: 'Times a request is sent again after a 5xx, a timeout or a lost connection (backoff with jitter)',
+    })
+    .option('insecure-http', {
+      type: 'boolean',
+      default: false,
+      describe: 'Allow a plain http:// API URL to a host other than this machine (the key travels in clear)',
+    })
+    .option('cache', {
+      type: 'boolean',
+      default: true,
+      describe: 'Keep validated constructs and list pages between commands (--no-cache: neither read nor write them; env MONITORS_CACHE=0)',
+    })
 }
 
 export function engineOptions<T>(yargs: Argv<T>) {
-  return targetOptions(yargs)
-    .option('target', { type: 'string', array: true, coerce: checkTargets, describe: 'Limit to this resource and what it depends on: kind:logicalId (e.g. dns-check:shop-dns or DnsCheck:shop-dns); repeatable' })
+  return targetOptions(yargs).option('target', {
+    type: 'string',
+    array: true,
+    coerce: checkTargets,
+    describe: 'Limit to this resource and what it depends on: kind:logicalId (e.g. dns-check:shop-dns or DnsCheck:shop-dns); repeatable',
+  })
 }
 
 export type OutputFormat = 'text' | 'markdown' | 'json'
@@ -150,15 +188,26 @@ export function formatOption<T>(yargs: Argv<T>) {
   return yargs.option('format', {
     choices: ['text', 'markdown', 'json'] as const,
     default: 'text' as const,
-    describe: 'Output: text for a terminal, markdown for a pull-request comment, json for programs (docs/plan-json.md). With markdown or json, stdout carries only that; everything else goes to stderr',
+    describe:
+      'Output: text for a terminal, markdown for a pull-request comment, json for programs (docs/plan-json.md). With markdown or json, stdout carries only that; everything else goes to stderr',
   })
 }
 
 export function applyOptions<T>(yargs: Argv<T>) {
   return engineOptions(yargs)
     .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'Apply without asking for confirmation (required without a terminal)' })
-    .option('concurrency', { type: 'number', default: 4, requiresArg: true, coerce: checkNumber('--concurrency', 'a whole number from 1 to 64', (n) => Number.isInteger(n) && n >= 1 && n <= 64), describe: 'Operations in flight at once (1-64)' })
-    .option('lock-timeout', { type: 'string', default: '0', describe: 'How long to wait for another apply in this checkout to finish (e.g. 30s, 5m); 0 refuses at once' })
+    .option('concurrency', {
+      type: 'number',
+      default: 4,
+      requiresArg: true,
+      coerce: checkNumber('--concurrency', 'a whole number from 1 to 64', (n) => Number.isInteger(n) && n >= 1 && n <= 64),
+      describe: 'Operations in flight at once (1-64)',
+    })
+    .option('lock-timeout', {
+      type: 'string',
+      default: '0',
+      describe: 'How long to wait for another apply in this checkout to finish (e.g. 30s, 5m); 0 refuses at once',
+    })
 }
 
 let humanToStderr = false
@@ -184,7 +233,10 @@ export { useColor } from './color.js'
 export function emptySecretWarnings(resources: readonly DesiredResource[]): string[] {
   return resources
     .filter((r) => r.kind === 'variable' && r.payload.secret === true && r.payload.value === '')
-    .map((r) => `Warning: ${r.file} › ${r.construct} ${r.logicalId}: the secret value is empty (is the environment variable that should fill it set in this shell or pipeline?); it will be sent as "".`)
+    .map(
+      (r) =>
+        `Warning: ${r.file} › ${r.construct} ${r.logicalId}: the secret value is empty (is the environment variable that should fill it set in this shell or pipeline?); it will be sent as "".`,
+    )
 }
 
 export function warnEmptySecrets(resources: readonly DesiredResource[]): void {
@@ -215,7 +267,13 @@ export async function loadOrReport(args: { config?: string; env?: string; cache?
   try {
     const project = options.load
       ? await options.load()
-      : await loadProject({ config: args.config, environment: environmentRequest(args), tolerateCheckProblems: options.despiteCheckProblems !== undefined, allowNoCheckFiles: options.allowNoCheckFiles, cache: args.cache })
+      : await loadProject({
+          config: args.config,
+          environment: environmentRequest(args),
+          tolerateCheckProblems: options.despiteCheckProblems !== undefined,
+          allowNoCheckFiles: options.allowNoCheckFiles,
+          cache: args.cache,
+        })
     if (project.problems.length > 0) {
       const pc = paint()
       const count = `${project.problems.length} problem${project.problems.length === 1 ? '' : 's'} in the check files`
@@ -272,7 +330,8 @@ export async function openSessionLazily(project: LoadedProject, args: EngineArgs
     if (!hasJournal(open.lockPath)) lockBytes = readFileSync(open.lockPath)
   } catch (error) {
     // no lock file yet: no lock; any other error is openSession's to report
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { session: { project, open, lock: undefined, close: () => open.close() }, lockBytes: undefined }
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      return { session: { project, open, lock: undefined, close: () => open.close() }, lockBytes: undefined }
   }
   if (lockBytes === undefined) return { session: await checkedSession(project, open), lockBytes: undefined }
   let lock: LockFile | undefined
@@ -323,7 +382,9 @@ async function readLockFolding(open: OpenTarget): Promise<LockFile | undefined> 
 /** The lock to update during apply: the one on disk, or a new one for this target. */
 export function workingLock(session: Session): LockFile {
   const { target, environment } = session.open
-  const lock = session.lock ? structuredClone(session.lock) : emptyLock({ id: target.id, baseUrl: target.baseUrl, ...(target.accountId ? { accountId: target.accountId } : {}) }, environment)
+  const lock = session.lock
+    ? structuredClone(session.lock)
+    : emptyLock({ id: target.id, baseUrl: target.baseUrl, ...(target.accountId ? { accountId: target.accountId } : {}) }, environment)
   // a lock the environment's own setting names, written before environments were declared, records it now
   if (environment !== undefined && lock.environment === undefined) lock.environment = environment
   if (!lock.target.accountId && target.accountId) lock.target.accountId = target.accountId
@@ -415,7 +476,9 @@ export function outcomeLine(outcome: OperationOutcome): string {
     ? c.dim(' (was already gone)')
     : outcome.verb === 'forgotten'
       ? c.dim(change.action === 'forget' ? ' (retainOnDelete: removed from the lock, still running)' : ' (already gone; removed from the lock)')
-      : outcome.verb === 'moved' ? c.dim(` (from ${change.movedFrom}; lock only)`) : ''
+      : outcome.verb === 'moved'
+        ? c.dim(` (from ${change.movedFrom}; lock only)`)
+        : ''
   return `${colour(sign)} ${who} ${outcome.verb}${id}${note} ${c.dim(`${outcome.ms}ms`)}\n`
 }
 
@@ -431,16 +494,25 @@ export function reportResult(result: ApplyResult, lockPath: string, what: 'Apply
   if (result.failed.length === 0 && !result.interrupted) {
     // forgotten (retainOnDelete) resources still run remotely: never counted as deleted
     const optional = (verb: string) => (count(verb) ? [`${count(verb)} ${verb}`] : [])
-    const parts = what === 'Destroy'
-      ? [`${count('deleted')} deleted`, ...optional('forgotten')]
-      : [`${count('created')} created`, `${count('updated')} updated`, ...optional('replaced'), `${count('deleted')} deleted`, ...optional('moved'), ...optional('forgotten')]
+    const parts =
+      what === 'Destroy'
+        ? [`${count('deleted')} deleted`, ...optional('forgotten')]
+        : [
+            `${count('created')} created`,
+            `${count('updated')} updated`,
+            ...optional('replaced'),
+            `${count('deleted')} deleted`,
+            ...optional('moved'),
+            ...optional('forgotten'),
+          ]
     out(`\n${c.green(`${what} complete:`)} ${parts.join(', ')}.\n`)
     return 0
   }
   const lines = [
     `\n${c.red(`${what} ${result.interrupted ? 'interrupted' : 'failed'}:`)} ${result.failed.length} operation${result.failed.length === 1 ? '' : 's'} failed, ${done} succeeded, ${result.notStarted.length} not started.`,
   ]
-  for (const failure of result.failed) lines.push(`  failed:      ${failure.change.action} ${failure.change.kind} ${failure.change.logicalId}: ${failure.error?.message}`)
+  for (const failure of result.failed)
+    lines.push(`  failed:      ${failure.change.action} ${failure.change.kind} ${failure.change.logicalId}: ${failure.error?.message}`)
   const shown = result.notStarted.slice(0, 20)
   for (const change of shown) lines.push(`  not started: ${change.action} ${change.kind} ${change.logicalId}`)
   if (result.notStarted.length > shown.length) lines.push(`  … and ${result.notStarted.length - shown.length} more not started`)

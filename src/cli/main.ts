@@ -21,28 +21,108 @@ export interface LazyCommand {
 const lazy = (command: string, describe: string, load: () => Promise<unknown>): LazyCommand => ({ command, describe, load: load as LazyCommand['load'] })
 
 export const COMMANDS: LazyCommand[] = [
-  lazy('init [dir]', 'Scaffold a config, an example check file, a tsconfig.json and the .gitignore lines', async () => (await import('./commands/init.js')).initCommand),
-  lazy('validate', 'Load the project and check every construct against the API rules, without sending anything', async () => (await import('./commands/validate.js')).validateCommand),
+  lazy(
+    'init [dir]',
+    'Scaffold a config, an example check file, a tsconfig.json and the .gitignore lines',
+    async () => (await import('./commands/init.js')).initCommand,
+  ),
+  lazy(
+    'validate',
+    'Load the project and check every construct against the API rules, without sending anything',
+    async () => (await import('./commands/validate.js')).validateCommand,
+  ),
   lazy('plan', 'Show what apply would create, update and delete, without changing anything', async () => (await import('./commands/plan.js')).planCommand),
-  lazy('apply [plan]', 'Plan, confirm, then create, update and delete remote resources to match the code (or run a saved plan)', async () => (await import('./commands/apply.js')).applyCommand),
+  lazy(
+    'apply [plan]',
+    'Plan, confirm, then create, update and delete remote resources to match the code (or run a saved plan)',
+    async () => (await import('./commands/apply.js')).applyCommand,
+  ),
   lazy('destroy', 'Delete every resource recorded in the lock file', async () => (await import('./commands/destroy.js')).destroyCommand),
-  lazy('import [resources..]', 'List remote resources the lock does not know; write constructs for them (--all, or kind:id...), or adopt them (--adopt)', async () => (await import('./commands/import.js')).importCommand),
-  lazy('test', 'Run every check of the project once from this machine and show the results, without deploying anything', async () => (await import('./commands/test.js')).testCommand),
-  lazy('status', "Show the target's check statuses for the project's checks, with badge URLs", async () => (await import('./commands/status.js')).statusCommand),
-  lazy('trigger [checks..]', 'Run deployed checks on the target now (by logical id, --group or --tag), wait for their results, exit 1 when one fails', async () => (await import('./commands/trigger.js')).triggerCommand),
-  lazy('checks <action> [id]', "List the target's checks and their status (--tag, --type, --status, --search), or show one: status, last results, error groups, analytics", async () => (await import('./commands/checks.js')).checksCommand),
-  lazy('results <check> [result]', "Show a check's results, or one result: its error, details, logs, timings and assets (--download DIR writes them)", async () => (await import('./commands/results.js')).resultsCommand),
-  lazy('sessions <action> [id]', 'Show a check session (as trigger starts them) and its results; --watch waits for it to finish', async () => (await import('./commands/sessions.js')).sessionsCommand),
-  lazy('alerts <action>', 'Show the alert deliveries, newest first: which check alerted which channel, and whether it was delivered (--channel, --status, --from, --to)', async () => (await import('./commands/alerts.js')).alertsCommand),
-  lazy('incidents <action> [id]', "List the account's incidents, or open, update and resolve one (--notify-subscribers: email the status pages' subscribers)", async () => (await import('./commands/incidents.js')).incidentsCommand),
-  lazy('status-pages <action> [id]', "List the account's status pages, or show one: its cards, services and open incidents", async () => (await import('./commands/status-pages.js')).statusPagesCommand),
-  lazy('env <action> [name]', "List or show the account's variables (secret ones as secret, never their values), or pull them into a dotenv file", async () => (await import('./commands/env.js')).envCommand),
-  lazy('api <method> <path>', "Send one authenticated request to the target's API (as gh api): -F key=value fields, --input FILE, --include", async () => (await import('./commands/api.js')).apiCommand),
-  lazy('whoami', 'Show the target, the account, the API key and its role, and the server version', async () => (await import('./commands/whoami.js')).whoamiCommand),
-  lazy('server', 'Run the local Monitoring API (SQLite, or PostgreSQL for several servers) until Ctrl-C', async () => (await import('./commands/server.js')).serverCommand),
-  lazy('keys <action> [id]', "Create, list or revoke the API keys of a server's database (roles read, write, agent, admin)", async () => (await import('./commands/keys.js')).keysCommand),
-  lazy('runtimes [action] [ids..]', 'List the script runtimes and whether each is prepared here; prepare one (runtimes prepare [ids..]: its npm packages installed)', async () => (await import('./commands/runtimes.js')).runtimesCommand),
-  lazy('agent', 'Run checks for a Monitoring API server from this machine, for the locations given (a self-hosted agent)', async () => (await import('./commands/agent.js')).agentCommand),
+  lazy(
+    'import [resources..]',
+    'List remote resources the lock does not know; write constructs for them (--all, or kind:id...), or adopt them (--adopt)',
+    async () => (await import('./commands/import.js')).importCommand,
+  ),
+  lazy(
+    'test',
+    'Run every check of the project once from this machine and show the results, without deploying anything',
+    async () => (await import('./commands/test.js')).testCommand,
+  ),
+  lazy(
+    'status',
+    "Show the target's check statuses for the project's checks, with badge URLs",
+    async () => (await import('./commands/status.js')).statusCommand,
+  ),
+  lazy(
+    'trigger [checks..]',
+    'Run deployed checks on the target now (by logical id, --group or --tag), wait for their results, exit 1 when one fails',
+    async () => (await import('./commands/trigger.js')).triggerCommand,
+  ),
+  lazy(
+    'checks <action> [id]',
+    "List the target's checks and their status (--tag, --type, --status, --search), or show one: status, last results, error groups, analytics",
+    async () => (await import('./commands/checks.js')).checksCommand,
+  ),
+  lazy(
+    'results <check> [result]',
+    "Show a check's results, or one result: its error, details, logs, timings and assets (--download DIR writes them)",
+    async () => (await import('./commands/results.js')).resultsCommand,
+  ),
+  lazy(
+    'sessions <action> [id]',
+    'Show a check session (as trigger starts them) and its results; --watch waits for it to finish',
+    async () => (await import('./commands/sessions.js')).sessionsCommand,
+  ),
+  lazy(
+    'alerts <action>',
+    'Show the alert deliveries, newest first: which check alerted which channel, and whether it was delivered (--channel, --status, --from, --to)',
+    async () => (await import('./commands/alerts.js')).alertsCommand,
+  ),
+  lazy(
+    'incidents <action> [id]',
+    "List the account's incidents, or open, update and resolve one (--notify-subscribers: email the status pages' subscribers)",
+    async () => (await import('./commands/incidents.js')).incidentsCommand,
+  ),
+  lazy(
+    'status-pages <action> [id]',
+    "List the account's status pages, or show one: its cards, services and open incidents",
+    async () => (await import('./commands/status-pages.js')).statusPagesCommand,
+  ),
+  lazy(
+    'env <action> [name]',
+    "List or show the account's variables (secret ones as secret, never their values), or pull them into a dotenv file",
+    async () => (await import('./commands/env.js')).envCommand,
+  ),
+  lazy(
+    'api <method> <path>',
+    "Send one authenticated request to the target's API (as gh api): -F key=value fields, --input FILE, --include",
+    async () => (await import('./commands/api.js')).apiCommand,
+  ),
+  lazy(
+    'whoami',
+    'Show the target, the account, the API key and its role, and the server version',
+    async () => (await import('./commands/whoami.js')).whoamiCommand,
+  ),
+  lazy(
+    'server',
+    'Run the local Monitoring API (SQLite, or PostgreSQL for several servers) until Ctrl-C',
+    async () => (await import('./commands/server.js')).serverCommand,
+  ),
+  lazy(
+    'keys <action> [id]',
+    "Create, list or revoke the API keys of a server's database (roles read, write, agent, admin)",
+    async () => (await import('./commands/keys.js')).keysCommand,
+  ),
+  lazy(
+    'runtimes [action] [ids..]',
+    'List the script runtimes and whether each is prepared here; prepare one (runtimes prepare [ids..]: its npm packages installed)',
+    async () => (await import('./commands/runtimes.js')).runtimesCommand,
+  ),
+  lazy(
+    'agent',
+    'Run checks for a Monitoring API server from this machine, for the locations given (a self-hosted agent)',
+    async () => (await import('./commands/agent.js')).agentCommand,
+  ),
 ]
 
 export type { CliIo } from './io.js'
@@ -72,12 +152,19 @@ async function run(argv: string[]): Promise<number> {
     .scriptName('monitors')
     .usage('$0 <command> [options]\n\nMonitoring as code: validate, plan and apply monitors written in TypeScript.')
     .strict()
-    .demandCommand(1, 'Name a command: init, validate, test, plan, apply, destroy, import, status, trigger, checks, results, sessions, alerts, incidents, status-pages, env, api, whoami, server, keys, runtimes or agent.')
+    .demandCommand(
+      1,
+      'Name a command: init, validate, test, plan, apply, destroy, import, status, trigger, checks, results, sessions, alerts, incidents, status-pages, env, api, whoami, server, keys, runtimes or agent.',
+    )
     .recommendCommands()
     .help()
     .alias('h', 'help')
     .version(toolVersion())
-    .option('color', { type: 'boolean', global: true, describe: 'Colour the output (default: only when stdout is a terminal; NO_COLOR or --no-color turns it off, FORCE_COLOR on)' })
+    .option('color', {
+      type: 'boolean',
+      global: true,
+      describe: 'Colour the output (default: only when stdout is a terminal; NO_COLOR or --no-color turns it off, FORCE_COLOR on)',
+    })
     .wrap(Math.min(100, stdout.columns || 100))
     .fail((message, error) => {
       // a YError is a usage problem (also one thrown by an option's coerce check)

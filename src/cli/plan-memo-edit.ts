@@ -42,12 +42,19 @@ export function replanEdited(
       if (!seen.has(hash)) changedKeys.add(file.resources[i])
     })
   }
-  const before = memo.plan.changes.filter((c) => c.action !== 'delete' && c.action !== 'forget' && c.file !== undefined && edited.has(c.file)).map((c) => lockKey(c.kind, c.logicalId))
+  const before = memo.plan.changes
+    .filter((c) => c.action !== 'delete' && c.action !== 'forget' && c.file !== undefined && edited.has(c.file))
+    .map((c) => lockKey(c.kind, c.logicalId))
   if (!sameKeys(now, before)) return { miss: 'they hold other resources than before' }
   const validated = deferred.validateFiles(edited, changedKeys)
   if (validated.problems.length > 0) return { miss: 'a construct has a problem' }
   timing('edited files validated')
-  const entries = lockBytes && lockEntriesOf(lockBytes, validated.resources.map((r) => lockKey(r.kind, r.logicalId)))
+  const entries =
+    lockBytes &&
+    lockEntriesOf(
+      lockBytes,
+      validated.resources.map((r) => lockKey(r.kind, r.logicalId)),
+    )
   const lock = entries || session.lock
   const wanted: Array<{ kind: ResourceKind; remoteId: string }> = []
   for (const resource of validated.resources) {
@@ -59,8 +66,13 @@ export function replanEdited(
   if (!remote) return { miss: 'the page cache does not hold their records' }
   timing('their records read')
   const plan = replanChanged(memo.plan, validated.resources, {
-    desired: validated.resources, lock, remote, target: session.open.target, environment: session.open.environment,
-    adoptExisting: args.adoptExisting === true, allowDuplicates: args.allowDuplicates === true,
+    desired: validated.resources,
+    lock,
+    remote,
+    target: session.open.target,
+    environment: session.open.environment,
+    adoptExisting: args.adoptExisting === true,
+    allowDuplicates: args.allowDuplicates === true,
   })
   if (!plan) return { miss: 'a change of theirs depends on other resources' }
   const printed = memo.printed as MemoPrinted

@@ -87,8 +87,15 @@ export async function planFromMemo(args: MemoArgs, timing: (phase: string) => vo
   const { deferred, load, parts, session, lockText } = inputs
   const { client, lockPath, target, environment } = session.open
   const key = planMemoKey({
-    constructs: parts.scope, lockPath, lock: lockText === undefined ? null : sha256(lockText), target, environment: environment ?? null, apiKey: client.apiKeyHash,
-    targets: args.target ?? null, adoptExisting: args.adoptExisting === true, allowDuplicates: args.allowDuplicates === true,
+    constructs: parts.scope,
+    lockPath,
+    lock: lockText === undefined ? null : sha256(lockText),
+    target,
+    environment: environment ?? null,
+    apiKey: client.apiKeyHash,
+    targets: args.target ?? null,
+    adoptExisting: args.adoptExisting === true,
+    allowDuplicates: args.allowDuplicates === true,
   })
   const file = planMemoFile(compileCacheDir(deferred.rootDir) || '', deferred.configFile, environment)
   const files = Object.fromEntries([...parts.files].map(([name, { hash }]) => [name, hash]))
@@ -107,7 +114,14 @@ export async function planFromMemo(args: MemoArgs, timing: (phase: string) => vo
       // the lock as this plan read it (journal-free: see below), in the form monitors writes: an edit's plan then reads the entries it needs alone
       const lock = session.lock
       const lockWritten = lockText !== undefined && lock !== undefined && isWrittenForm(lock, lockText)
-      writePlanMemo(file, key, { pages: log.pages, plan, printed: { secretWarnings: emptySecretWarnings(project.resources), warnings: project.warnings } satisfies MemoPrinted, files, constructs, lockWritten })
+      writePlanMemo(file, key, {
+        pages: log.pages,
+        plan,
+        printed: { secretWarnings: emptySecretWarnings(project.resources), warnings: project.warnings } satisfies MemoPrinted,
+        files,
+        constructs,
+        lockWritten,
+      })
     }
   }
   const miss = (reason: string): MemoMiss => {
@@ -151,7 +165,7 @@ export async function planFromMemo(args: MemoArgs, timing: (phase: string) => vo
   for (const name of parts.files.keys()) constructs[name] = edited.has(name) ? joinHashes(hashesOf(name)) : memo.constructs[name]
   writePlanMemo(file, key, { ...memo, pages, plan: replanned.plan, printed: replanned.printed, files, constructs })
   debug(`used (${memo.pages.length} list pages unchanged; ${edited.size} of ${parts.files.size} check files planned again)`)
-  if (replanned.lockRead === 'entries') debug('the lock\'s entries of their resources read alone')
+  if (replanned.lockRead === 'entries') debug("the lock's entries of their resources read alone")
   return { plan: replanned.plan, printed: replanned.printed, session }
 }
 

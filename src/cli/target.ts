@@ -206,9 +206,7 @@ function chooseLocal(project: ProjectLocation, flags: TargetFlags, env: NodeJS.P
   if (configured === LOCAL_BASE_URL) return true
   if (configured !== undefined && configured !== '') return false
   if (env.MONITORING_API_URL !== undefined && env.MONITORING_API_URL.trim() === '') {
-    throw new TargetError(
-      `MONITORING_API_URL is set but empty (an unset secret in CI?): set it to the Monitoring API's URL, or ${CHOOSE_LOCAL}.`,
-    )
+    throw new TargetError(`MONITORING_API_URL is set but empty (an unset secret in CI?): set it to the Monitoring API's URL, or ${CHOOSE_LOCAL}.`)
   }
   if (env.MONITORING_API_URL !== undefined) return false
   if (inCi(env)) {
@@ -228,7 +226,12 @@ function chooseLocal(project: ProjectLocation, flags: TargetFlags, env: NodeJS.P
 function assertEnvironmentApi(project: ProjectLocation, flags: TargetFlags): void {
   const environment = project.config.environment
   if (!environment?.emptyApi) return
-  const given: Record<string, unknown> = { baseUrl: flags.local ? 'local' : flags.apiUrl, accountId: flags.accountId, apiKey: flags.apiKey, targetId: flags.targetId }
+  const given: Record<string, unknown> = {
+    baseUrl: flags.local ? 'local' : flags.apiUrl,
+    accountId: flags.accountId,
+    apiKey: flags.apiKey,
+    targetId: flags.targetId,
+  }
   const empty = environment.emptyApi.filter((field) => given[field] === undefined)
   if (empty.length === 0) return
   const file = relative(process.cwd(), project.configFile) || project.configFile
@@ -274,7 +277,10 @@ export function nativeLoadError(error: unknown, command: 'embedded' | 'server' =
         `${command === 'server' ? '; or give --db a PostgreSQL URL, which needs no SQLite driver' : ''}.`,
     )
   }
-  const first = text.split('\n')[0].trim().replace(/[\s.]*Tried:?$/, '')
+  const first = text
+    .split('\n')[0]
+    .trim()
+    .replace(/[\s.]*Tried:?$/, '')
   const fix = `Run "npm rebuild better-sqlite3" to build it for this Node.js (${process.version})`
   return new TargetError(`${server} could not load its SQLite driver (better-sqlite3: ${first}). ${fix}${remote}.`)
 }

@@ -78,7 +78,8 @@ function cut(text: string, width: number): string {
 export function fitColumns(columns: readonly Column<never>[], natural: number[], width: number): Array<number | null> {
   const widths: Array<number | null> = [...natural]
   const comfortable = (i: number) => Math.max(columns[i].head.length, 12)
-  const used = (of: (i: number) => number) => widths.reduce<number>((sum, w, i) => sum + (w === null ? 0 : of(i)), 0) + 2 * (widths.filter((w) => w !== null).length - 1)
+  const used = (of: (i: number) => number) =>
+    widths.reduce<number>((sum, w, i) => sum + (w === null ? 0 : of(i)), 0) + 2 * (widths.filter((w) => w !== null).length - 1)
   const least = (i: number) => (columns[i].shrink ? Math.min(widths[i] as number, comfortable(i)) : (widths[i] as number))
   for (let i = columns.length - 1; i >= 0 && used(least) > width; i--) if (columns[i].optional) widths[i] = null
   const shrinkTo = (floor: (i: number) => number) => {
@@ -98,21 +99,27 @@ export function fitColumns(columns: readonly Column<never>[], natural: number[],
 
 function terminalTable(block: Extract<Block, { kind: 'table' }>, width: number, color: boolean): string {
   const c = pc.createColors(color)
-  const cells = block.rows.map((row) => block.columns.map((column) => {
-    const value = flat(column.value(row as never))
-    return column.id ? shortId(value) : value
-  }))
+  const cells = block.rows.map((row) =>
+    block.columns.map((column) => {
+      const value = flat(column.value(row as never))
+      return column.id ? shortId(value) : value
+    }),
+  )
   const natural = block.columns.map((column, i) => Math.max(column.head.length, ...cells.map((r) => r[i].length)))
   const widths = fitColumns(block.columns, natural, width)
   const shown = block.columns.map((_, i) => i).filter((i) => widths[i] !== null)
   const last = shown.at(-1)
-  const line = (values: string[], row?: unknown) => shown.map((i) => {
-    const w = widths[i] as number
-    const text = cut(values[i], w)
-    const padded = block.columns[i].right ? text.padStart(w) : i === last ? text : text.padEnd(w)
-    const paint = row === undefined ? undefined : block.columns[i].paint?.(row as never)
-    return paint ? paint(padded) : padded
-  }).join('  ').trimEnd()
+  const line = (values: string[], row?: unknown) =>
+    shown
+      .map((i) => {
+        const w = widths[i] as number
+        const text = cut(values[i], w)
+        const padded = block.columns[i].right ? text.padStart(w) : i === last ? text : text.padEnd(w)
+        const paint = row === undefined ? undefined : block.columns[i].paint?.(row as never)
+        return paint ? paint(padded) : padded
+      })
+      .join('  ')
+      .trimEnd()
   return [c.bold(line(block.columns.map((column) => column.head))), ...cells.map((values, r) => line(values, block.rows[r]))].join('\n')
 }
 
@@ -179,7 +186,12 @@ export function renderMarkdown(view: View): string {
   for (const block of view.blocks) {
     if (block.kind === 'title') parts.push(`### ${block.text}`)
     else if (block.kind === 'fields') {
-      parts.push(block.fields.filter((f) => f[1] !== undefined && f[1] !== null && f[1] !== '').map(([label, value]) => `- **${label}:** ${cell(String(value))}`).join('\n'))
+      parts.push(
+        block.fields
+          .filter((f) => f[1] !== undefined && f[1] !== null && f[1] !== '')
+          .map(([label, value]) => `- **${label}:** ${cell(String(value))}`)
+          .join('\n'),
+      )
     } else if (block.kind === 'table') {
       const heading = block.title ? `**${block.title}**\n\n` : ''
       if (block.rows.length === 0) parts.push(`${heading}_${block.empty}_`)

@@ -1,11 +1,20 @@
 import type { RemoteRecord, ResourceDescriptor, ResourceKind } from '../resources/types.js'
-import { CHECK_KINDS, CONSTRUCT_NAMES, descriptorOf, REFERENCED_KINDS, referenceSites, referredKinds, RESOURCE_KINDS, RESOURCE_SCHEMAS, sitesOf } from '../resources/registry.js'
+import {
+  CHECK_KINDS,
+  CONSTRUCT_NAMES,
+  descriptorOf,
+  REFERENCED_KINDS,
+  referenceSites,
+  referredKinds,
+  RESOURCE_KINDS,
+  RESOURCE_SCHEMAS,
+  sitesOf,
+} from '../resources/registry.js'
 import { normalize } from '../resources/normalize.js'
 import { ALERT_CHANNEL_KINDS, subscribesToChannels } from '../resources/kinds/alert-channel.js'
 import { stableStringify } from '../resources/stable-json.js'
 import { DEFAULTABLE_CHECK_FIELDS, type ResolvedConfig } from '../project/config.js'
 import { mergeDefaults } from '../project/desired.js'
-
 
 /** A remote resource to write as a construct. */
 export interface ImportItem {
@@ -17,7 +26,11 @@ export interface ImportItem {
 
 /** A logical id from a name: lower case, runs of other characters as one dash. */
 export function slug(name: string): string {
-  const s = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60)
+  const s = name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 60)
   return s || 'imported'
 }
 
@@ -65,7 +78,12 @@ function asLoaded(kind: ResourceKind, props: Record<string, unknown>, defaults: 
 }
 
 /** Adjusts a check's props to the config's defaults: left out where the default gives the remote value, written (or cancelled) where it does not. */
-function withDefaults(kind: ResourceKind, full: Record<string, unknown>, base: Record<string, unknown>, defaults: Record<string, unknown>): Record<string, unknown> {
+function withDefaults(
+  kind: ResourceKind,
+  full: Record<string, unknown>,
+  base: Record<string, unknown>,
+  defaults: Record<string, unknown>,
+): Record<string, unknown> {
   const props = { ...base }
   const same = (a: unknown, b: unknown) => stableStringify(a) === stableStringify(b)
   for (const key of DEFAULTABLE_CHECK_FIELDS) {
@@ -325,7 +343,11 @@ export function secretSites(
 ): ImportedSecret[] {
   const out: ImportedSecret[] = []
   const name = (...parts: string[]) => {
-    const base = parts.join('_').toUpperCase().replace(/[^A-Z0-9_]+/g, '_').replace(/^([0-9])/, '_$1')
+    const base = parts
+      .join('_')
+      .toUpperCase()
+      .replace(/[^A-Z0-9_]+/g, '_')
+      .replace(/^([0-9])/, '_$1')
     let unique = base
     for (let i = 2; taken.has(unique); i++) unique = `${base}_${i}`
     taken.add(unique)
@@ -360,7 +382,13 @@ export function secretSites(
       } else if (Array.isArray(site.value)) {
         site.value.forEach((v, i) => {
           if (!isPlainObject(v) || v.secret !== true) return
-          out.push({ name: name(logicalId, ...context, String(v.key)), kind, logicalId, field: `${field}[${String(v.key)}].value`, steps: [...steps, String(i), 'value'] })
+          out.push({
+            name: name(logicalId, ...context, String(v.key)),
+            kind,
+            logicalId,
+            field: `${field}[${String(v.key)}].value`,
+            steps: [...steps, String(i), 'value'],
+          })
         })
       }
     }
@@ -425,11 +453,20 @@ export function importSpecifier(fromDir: string, file: string): string {
  * each construct under its exported name (another name when that one is taken); fills the
  * variables references are written with.
  */
-function importsOfCode(inCode: readonly CodeConstruct[], placement: ScriptPlacement, taken: Set<string>, serviceVar: Map<string, string>, checkVar: Map<string, string>): string {
+function importsOfCode(
+  inCode: readonly CodeConstruct[],
+  placement: ScriptPlacement,
+  taken: Set<string>,
+  serviceVar: Map<string, string>,
+  checkVar: Map<string, string>,
+): string {
   if (inCode.length === 0) return ''
   const byFile = new Map<string, Array<{ construct: CodeConstruct; local: string }>>()
   for (const construct of [...inCode].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : a.name < b.name ? -1 : 1))) {
-    const local = construct.name !== 'default' && IDENT.test(construct.name) && !taken.has(construct.name) ? construct.name : variableName(construct.name === 'default' ? construct.logicalId : construct.name, taken)
+    const local =
+      construct.name !== 'default' && IDENT.test(construct.name) && !taken.has(construct.name)
+        ? construct.name
+        : variableName(construct.name === 'default' ? construct.logicalId : construct.name, taken)
     taken.add(local)
     if (REFERENCED_KINDS.includes(construct.kind)) serviceVar.set(`${construct.kind}:${construct.remoteId}`, local)
     if (CHECK_KINDS.has(construct.kind)) checkVar.set(construct.remoteId, local)
@@ -474,7 +511,10 @@ export function generateImport(
   const codeImports = importsOfCode(inCode, placement, taken, serviceVar, checkVar)
   // by kind and remote id (a snippet's id is a number, sent as one)
   for (const item of sorted) if (REFERENCED_KINDS.includes(item.kind)) serviceVar.set(`${item.kind}:${item.remoteId}`, variableName(item.logicalId, taken))
-  const ref = (value: unknown) => (value && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 1 && typeof (value as { id?: unknown }).id === 'string' ? serviceVar.get(`status-page-service:${(value as { id: string }).id}`) : undefined)
+  const ref = (value: unknown) =>
+    value && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 1 && typeof (value as { id?: unknown }).id === 'string'
+      ? serviceVar.get(`status-page-service:${(value as { id: string }).id}`)
+      : undefined
 
   // checks other imported checks depend on (dependsOn): variables, declared before their dependents
   const dependedOn = new Set(sorted.flatMap((item) => dependsOnIds(item.record)))
@@ -512,7 +552,9 @@ export function generateImport(
     for (const site of referenceSites(item.kind, props)) {
       if (typeof site.value !== 'string' && typeof site.value !== 'number') continue
       // the variables are by kind and id: a subscription's channel is one of the channel kinds'
-      const key = referredKinds(site.field).map((kind) => `${kind}:${String(site.value)}`).find((k) => serviceVar.has(k))
+      const key = referredKinds(site.field)
+        .map((kind) => `${kind}:${String(site.value)}`)
+        .find((k) => serviceVar.has(k))
       if (key === undefined) continue
       // a reference the construct holds under another name (a check's group, its groupId in the API)
       const inCode = site.field.inCode
@@ -528,10 +570,17 @@ export function generateImport(
     const written = shape ? shape.fromPayload(props) : props
     const body = literal(written, '', (v) => ref(v) ?? (v && typeof v === 'object' && '__code' in v ? String((v as { __code: string }).__code) : undefined))
     const make = `new ${construct}(${quote(item.logicalId)}, ${body})`
-    const prefix = REFERENCED_KINDS.includes(item.kind) ? `const ${serviceVar.get(`${item.kind}:${item.remoteId}`)} = `
-      : checkVar.has(item.remoteId) && CHECK_KINDS.has(item.kind) ? `const ${checkVar.get(item.remoteId)} = ` : ''
+    const prefix = REFERENCED_KINDS.includes(item.kind)
+      ? `const ${serviceVar.get(`${item.kind}:${item.remoteId}`)} = `
+      : checkVar.has(item.remoteId) && CHECK_KINDS.has(item.kind)
+        ? `const ${checkVar.get(item.remoteId)} = `
+        : ''
     blocks.push(`${comment}${prefix}${make}\n`)
   }
   const names = [...used].sort()
-  return { text: `// Imported from the Monitoring API by monitors import.\nimport { ${names.join(', ')} } from '${packageName}'\n${codeImports}\n${blocks.join('\n')}`, secrets, files }
+  return {
+    text: `// Imported from the Monitoring API by monitors import.\nimport { ${names.join(', ')} } from '${packageName}'\n${codeImports}\n${blocks.join('\n')}`,
+    secrets,
+    files,
+  }
 }

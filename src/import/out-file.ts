@@ -38,10 +38,13 @@ export function notLoadedReason(project: OutFileProject, file: string): string |
     const re = globToRegExp(normalizeGlob(g))
     // a directory pattern leaves out everything below it, as the file walk does
     const parts = rel.split('/')
-    return re.test(rel) || parts.slice(0, -1).some((_, i) => {
-      const dir = parts.slice(0, i + 1).join('/')
-      return re.test(dir) || re.test(`${dir}/`)
-    })
+    return (
+      re.test(rel) ||
+      parts.slice(0, -1).some((_, i) => {
+        const dir = parts.slice(0, i + 1).join('/')
+        return re.test(dir) || re.test(`${dir}/`)
+      })
+    )
   })
   if (ignored.length > 0) return `is left out by ignore (${ignored.join(', ')}), so the project would not load it`
   return undefined
@@ -88,7 +91,9 @@ export function chooseOutFile(project: OutFileProject, explicit: string | undefi
     const file = path.resolve(cwd, explicit)
     const reason = notLoadedReason(project, file)
     if (reason) {
-      return { problem: `--out ${shown(file)} ${reason}; nothing was imported. Pass an --out that checkMatch matches, or widen checkMatch in ${shown(project.configFile)}.` }
+      return {
+        problem: `--out ${shown(file)} ${reason}; nothing was imported. Pass an --out that checkMatch matches, or widen checkMatch in ${shown(project.configFile)}.`,
+      }
     }
     if (existsSync(file)) return { problem: `${shown(file)} already exists: import writes a new file and never overwrites one. Pass --out <new file>.` }
     return { file }

@@ -13,11 +13,7 @@ export const ORPHAN_REASON = 'made by an earlier apply whose answer was lost, an
  * has no live lock entry, the lock entry it should have. Only records no lock entry manages are
  * candidates, and each is adopted once.
  */
-export function adoptPendingCreates(
-  desired: readonly DesiredResource[],
-  lock: LockFile | undefined,
-  remote: RemoteState,
-): Map<string, LockEntry> {
+export function adoptPendingCreates(desired: readonly DesiredResource[], lock: LockFile | undefined, remote: RemoteState): Map<string, LockEntry> {
   const adopted = new Map<string, LockEntry>()
   const pending = lock?.pending
   if (!pending || Object.keys(pending).length === 0) return adopted
@@ -46,11 +42,7 @@ export function adoptPendingCreates(
  * (when it exists) as the lock entry it would have had, so the plan deletes it instead of
  * leaving it behind unmanaged.
  */
-export function orphanedPendingCreates(
-  desiredKeys: ReadonlySet<string>,
-  lock: LockFile | undefined,
-  remote: RemoteState,
-): LockEntry[] {
+export function orphanedPendingCreates(desiredKeys: ReadonlySet<string>, lock: LockFile | undefined, remote: RemoteState): LockEntry[] {
   const pending = lock?.pending
   if (!pending) return []
   const orphans: LockEntry[] = []
@@ -67,7 +59,8 @@ export function orphanedPendingCreates(
   return orphans
 }
 
-export const ADOPTED_EXISTING_REASON = 'already existed remotely with the same identity, and this project\'s lock did not record it: recorded in the lock (--adopt-existing), not created again; ' +
+export const ADOPTED_EXISTING_REASON =
+  "already existed remotely with the same identity, and this project's lock did not record it: recorded in the lock (--adopt-existing), not created again; " +
   'if another project manages it, this takes it over (both projects would then change it)'
 
 /**
@@ -119,7 +112,9 @@ export function findDuplicates(
     if (hasLiveEntry(key)) continue
     if (!gathered) gather()
     const records = remote.records[resource.kind] as Record<string, RemoteRecord>
-    const match = findCreated(pendingCreate(resource.kind, resource.logicalId, resource.payload), records, used.get(resource.kind) ?? new Set(), (record) => remoteIdOf(resource.kind, record))
+    const match = findCreated(pendingCreate(resource.kind, resource.logicalId, resource.payload), records, used.get(resource.kind) ?? new Set(), (record) =>
+      remoteIdOf(resource.kind, record),
+    )
     if (!match) continue
     use(resource.kind, match.remoteId)
     found.set(key, match)

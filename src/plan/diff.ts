@@ -44,7 +44,8 @@ export function fieldDiffs(remote: Record<string, unknown>, desired: Record<stri
 
 /** The size of each side of a diff of a binary file of a suite (`files[<path>]` or its `.content`), where either side is one. */
 function markBinary(out: FieldDiff[], remote: Record<string, unknown>, desired: Record<string, unknown>): void {
-  const itemOf = (payload: Record<string, unknown>, key: string) => (Array.isArray(payload.files) ? (payload.files as Array<Record<string, unknown>>).find((f) => f?.path === key) : undefined)
+  const itemOf = (payload: Record<string, unknown>, key: string) =>
+    Array.isArray(payload.files) ? (payload.files as Array<Record<string, unknown>>).find((f) => f?.path === key) : undefined
   for (const d of out) {
     const match = /^files\[(.*)\](\.content)?$/.exec(d.path)
     if (!match) continue

@@ -45,7 +45,16 @@ export async function planAgainst(options: {
   const missing = REFERRING_KINDS.filter((kind) => !kinds.includes(kind))
   if (missing.length > 0 && deletesReferenced(options.desired, options.lock)) users = (await fetchRemoteState(options.client, missing)).records
   const input: PlanInput = {
-    desired: options.desired, lock: options.lock, remote, target: options.target, environment: options.environment, codeOptions: options.codeOptions, codeFiles: options.codeFiles, adoptExisting: options.adoptExisting, allowDuplicates: options.allowDuplicates, users,
+    desired: options.desired,
+    lock: options.lock,
+    remote,
+    target: options.target,
+    environment: options.environment,
+    codeOptions: options.codeOptions,
+    codeFiles: options.codeFiles,
+    adoptExisting: options.adoptExisting,
+    allowDuplicates: options.allowDuplicates,
+    users,
   }
   const plan = computePlan(input)
   return { plan: options.targets && options.targets.length > 0 ? selectTargets(plan, options.targets, input) : plan, remote }

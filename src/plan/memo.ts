@@ -95,12 +95,23 @@ export function readPlanMemo(file: string, key: string): { memo: PlanMemo } | { 
     return { miss: 'the file was damaged: ignored' }
   }
   const stored = read.data as StoredMemo
-  if (!stored || !Array.isArray(stored.pages) || !stored.plan || typeof stored.plan !== 'object' || !Array.isArray(stored.plan.changes) || !stored.files || typeof stored.files !== 'object' || !stored.constructs || typeof stored.constructs !== 'object') {
+  if (
+    !stored ||
+    !Array.isArray(stored.pages) ||
+    !stored.plan ||
+    typeof stored.plan !== 'object' ||
+    !Array.isArray(stored.plan.changes) ||
+    !stored.files ||
+    typeof stored.files !== 'object' ||
+    !stored.constructs ||
+    typeof stored.constructs !== 'object'
+  ) {
     return { miss: 'the file was damaged: ignored' }
   }
   const changes = unpackChanges(stored.plan.changes, stored.groups)
-  if (!changes) return { miss: 'the file was damaged: ignored' }
-  // in place: the plan keeps its keys' order
+  if (!changes)
+    return { miss: 'the file was damaged: ignored' }
+    // in place: the plan keeps its keys' order
   ;(stored.plan as unknown as Plan).changes = changes
   delete (stored as Partial<StoredMemo>).groups
   return { memo: stored as unknown as PlanMemo }
@@ -175,9 +186,10 @@ function unpackChanges(packed: readonly unknown[], groups: unknown): PlanChange[
     const group = groups[item[0] as number] as [ResourceKind, string, string] | undefined
     if (!Array.isArray(group) || typeof item[1] !== 'string' || typeof item[2] !== 'string') return undefined
     const [kind, construct, file] = group
-    out[i] = item.length === 3
-      ? { kind, logicalId: item[1], action: 'noop', construct, file, remoteId: item[2] }
-      : { kind, logicalId: item[1], action: 'noop', name: item[3] as string, construct, file, remoteId: item[2] }
+    out[i] =
+      item.length === 3
+        ? { kind, logicalId: item[1], action: 'noop', construct, file, remoteId: item[2] }
+        : { kind, logicalId: item[1], action: 'noop', name: item[3] as string, construct, file, remoteId: item[2] }
   }
   return out
 }

@@ -204,7 +204,12 @@ function findDuplicateCreates(input: PlanInput, matching: Matching): void {
     const key = matching.keyOf.get(resource)!
     const found = matching.duplicates.get(key)
     if (!found) continue
-    const entry: LockEntry = { kind: resource.kind, logicalId: resource.logicalId, remoteId: found.remoteId, appliedHash: appliedHash(resource.kind, found.record) }
+    const entry: LockEntry = {
+      kind: resource.kind,
+      logicalId: resource.logicalId,
+      remoteId: found.remoteId,
+      appliedHash: appliedHash(resource.kind, found.record),
+    }
     matching.entryOf.set(key, { entry })
     matching.adoptedExisting.add(key)
   }
@@ -231,7 +236,17 @@ function referenceLookup(input: PlanInput, matching: Matching): Lookup {
 }
 
 /** Fields of a check a group may give it, as plans name them. */
-const GROUP_GIVEN = ['locations', 'activated', 'muted', 'environmentVariables', 'alertChannelSubscriptions', 'alertSettings', 'retryStrategy', 'runtimeId', 'request'] as const
+const GROUP_GIVEN = [
+  'locations',
+  'activated',
+  'muted',
+  'environmentVariables',
+  'alertChannelSubscriptions',
+  'alertSettings',
+  'retryStrategy',
+  'runtimeId',
+  'request',
+] as const
 
 /**
  * What a check's group of the project gives it (applyGroup, as the service runs it): the fields
@@ -281,7 +296,8 @@ function planResource(resource: DesiredResource, input: PlanInput, matching: Mat
   const fromGroup = groupValues(resource, input.desired)
   if (fromGroup) base.fromGroup = fromGroup
   const record = entry ? input.remote.records[resource.kind][entry.remoteId] : undefined
-  if (!entry || !record) return hashed(resource, createChange(base, payload, entry, matching.duplicates.get(key), matching.alike.get(key), input.allowDuplicates))
+  if (!entry || !record)
+    return hashed(resource, createChange(base, payload, entry, matching.duplicates.get(key), matching.alike.get(key), input.allowDuplicates))
   const change = compareExisting(base, resource.kind, payload, record, entry)
   addOptionChanges(change, resource.options, entry)
   if (change.action === 'noop' && change.movedFrom) change.action = 'move'
@@ -325,7 +341,8 @@ function createChange(
     if (allowDuplicates && !UNIQUE_IDENTITY_KINDS.has(base.kind)) change.duplicateOf.copy = true
     const name = displayName(base.kind, duplicate.record)
     if (name !== undefined) change.duplicateOf.name = name
-    const what = `already exists remotely as id ${duplicate.remoteId}${name !== undefined ? ` "${name}"` : ''}, which this project's lock does not record (duplicate): ` +
+    const what =
+      `already exists remotely as id ${duplicate.remoteId}${name !== undefined ? ` "${name}"` : ''}, which this project's lock does not record (duplicate): ` +
       `${OWNER_UNKNOWN}; ` +
       (UNIQUE_IDENTITY_KINDS.has(base.kind)
         ? `apply refuses this create; --adopt-existing records the existing one, taking it over (a ${descriptorOf(base.kind).identity.fields.join(' and ')} cannot exist twice)`
@@ -336,8 +353,9 @@ function createChange(
   }
   if (alike) {
     const name = displayName(base.kind, alike.record)
-    const what = `an unmanaged one alike exists as id ${alike.remoteId}${name !== undefined ? ` "${name}"` : ''} (another project's, or made by an apply of this project whose lock update was lost): ` +
-      'this creates one of this project\'s own, and the other is left alone (monitors import --adopt records it instead, if it is this project\'s)'
+    const what =
+      `an unmanaged one alike exists as id ${alike.remoteId}${name !== undefined ? ` "${name}"` : ''} (another project's, or made by an apply of this project whose lock update was lost): ` +
+      "this creates one of this project's own, and the other is left alone (monitors import --adopt records it instead, if it is this project's)"
     change.reason = change.reason ? `${change.reason}; ${what}` : what
   }
   return change
@@ -512,7 +530,9 @@ export function blockedDeletes(changes: readonly PlanChange[], input: PlanInput)
   if (deleting.length === 0) return []
   // records that change or go away in this plan no longer hold their current references
   const changing = new Set(
-    changes.filter((c) => c.remoteId && ((c.action === 'update' && !c.lockOnly) || c.action === 'replace' || (c.action === 'delete' && !c.drift))).map((c) => lockKey(c.kind, c.remoteId!)),
+    changes
+      .filter((c) => c.remoteId && ((c.action === 'update' && !c.lockOnly) || c.action === 'replace' || (c.action === 'delete' && !c.drift)))
+      .map((c) => lockKey(c.kind, c.remoteId!)),
   )
   const records = (kind: ResourceKind): Array<[string, RemoteRecord]> =>
     Object.entries({ ...(input.users?.[kind] ?? {}), ...input.remote.records[kind] }).filter(([id]) => !changing.has(lockKey(kind, id)))
@@ -528,8 +548,12 @@ export function blockedDeletes(changes: readonly PlanChange[], input: PlanInput)
     const locked = managed ? undefined : inLock(kind, id)
     const label = `${kind} ${managed ? managed.logicalId : locked ? locked.logicalId : id}${typeof name === 'string' ? ` "${name}"` : ''}${detail}`
     const note = managed
-      ? (managed.action === 'forget' ? ' (retainOnDelete: it stays)' : '')
-      : locked ? ' (not in the --target selection: it stays)' : ' (not managed by this project)'
+      ? managed.action === 'forget'
+        ? ' (retainOnDelete: it stays)'
+        : ''
+      : locked
+        ? ' (not in the --target selection: it stays)'
+        : ' (not managed by this project)'
     return `${label}${note}`
   }
   const blocked: BlockedDelete[] = []
@@ -559,13 +583,7 @@ function protectedOf(change: PlanChange): ProtectedChange {
   return out
 }
 
-function compareExisting(
-  base: PlanChange,
-  kind: ResourceKind,
-  payload: Record<string, unknown>,
-  record: RemoteRecord,
-  entry: LockEntry,
-): PlanChange {
+function compareExisting(base: PlanChange, kind: ResourceKind, payload: Record<string, unknown>, record: RemoteRecord, entry: LockEntry): PlanChange {
   // Cheap first: most records equal the desired payload once read-only fields are dropped.
   const secret = kind === 'variable' && (payload.secret === true || record.secret === true)
   // Secrets the service reads back as "" compare equal; the lock's fingerprint tells a change.
@@ -594,9 +612,11 @@ function compareExisting(
   const diffs = fieldDiffs(have, want).map((d) => maskDiff(asSent(d, payload, record), secretPaths, want, have, secretChanged))
   if (blankedChanged && blanked) {
     // One fingerprint covers them all: a single secret is named, several are named together.
-    diffs.push(blanked.paths.length === 1
-      ? { path: blanked.paths[0], secret: true, new: SECRET_CHANGED }
-      : { path: commonPath(blanked.paths), secret: true, new: `${SECRET_CHANGED}: one of ${blanked.paths.join(', ')}` })
+    diffs.push(
+      blanked.paths.length === 1
+        ? { path: blanked.paths[0], secret: true, new: SECRET_CHANGED }
+        : { path: commonPath(blanked.paths), secret: true, new: `${SECRET_CHANGED}: one of ${blanked.paths.join(', ')}` },
+    )
   }
   change.fieldDiffs = diffs
   change.payload = maskSecrets(kind, payload)
@@ -616,7 +636,7 @@ function compareExisting(
     change.changedOutside = true
     change.drift = true
     change.reason ??= inCode
-      ? 'changed in code and outside monitors: applying sets the code\'s values'
+      ? "changed in code and outside monitors: applying sets the code's values"
       : 'changed outside monitors (the code is as last applied): applying reverts it to the code'
   }
   if (inCode || !outside) change.changedInCode = true
@@ -643,12 +663,17 @@ function commonPath(paths: readonly string[]): string {
   return common.length > 0 ? common.join('.') : '(secrets)'
 }
 
-function maskDiff(d: FieldDiff, secretPaths: Set<string> | undefined, want: Record<string, unknown>, have: Record<string, unknown>, secretChanged = false): FieldDiff {
+function maskDiff(
+  d: FieldDiff,
+  secretPaths: Set<string> | undefined,
+  want: Record<string, unknown>,
+  have: Record<string, unknown>,
+  secretChanged = false,
+): FieldDiff {
   let secret = secretPaths?.has(d.path) ?? false
   const env = /^environmentVariables\[([^\]]+)\](\.value)?$/.exec(d.path)
   if (env) {
-    const isSecret = (list: unknown) =>
-      Array.isArray(list) && list.some((v: Record<string, unknown>) => v?.key === env[1] && v?.secret === true)
+    const isSecret = (list: unknown) => Array.isArray(list) && list.some((v: Record<string, unknown>) => v?.key === env[1] && v?.secret === true)
     if (isSecret(want.environmentVariables) || isSecret(have.environmentVariables)) {
       if (env[2]) secret = true
       else {
@@ -685,10 +710,11 @@ function countUnmanaged(input: PlanInput): Record<string, number> {
     if (total === 0) continue
     let known = 0
     const seen = new Set<string>()
-    for (const entry of entries) if (Object.hasOwn(records, entry.remoteId) && !seen.has(entry.remoteId)) {
-      seen.add(entry.remoteId)
-      known++
-    }
+    for (const entry of entries)
+      if (Object.hasOwn(records, entry.remoteId) && !seen.has(entry.remoteId)) {
+        seen.add(entry.remoteId)
+        known++
+      }
     if (total - known > 0) counts[kind] = total - known
   }
   for (const [label, n] of Object.entries(input.remote.foreign)) counts[label] = (counts[label] ?? 0) + n

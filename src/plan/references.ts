@@ -5,7 +5,6 @@ import { NUMERIC_ID_KINDS, REFERENCED_KINDS } from '../resources/registry.js'
 import type { PlanInput } from './plan.js'
 import type { PlanReference } from './types.js'
 
-
 /**
  * Where an id is in the index: the id itself, or `#<id>` for a kind the service numbers (alert
  * channels), whose ids cannot be told apart from any other number of a plan's text: those are

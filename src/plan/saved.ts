@@ -62,7 +62,9 @@ export function codeFingerprint(desired: readonly DesiredResource[]): string {
 }
 
 function secretsFingerprint(desired: readonly DesiredResource[], salt: string): string {
-  return scryptSync(secretValues(desired).join('\n'), Buffer.from(salt, 'base64url'), 32, { N: 1 << 14, r: 8, p: 1, maxmem: 64 * 1024 * 1024 }).toString('base64url')
+  return scryptSync(secretValues(desired).join('\n'), Buffer.from(salt, 'base64url'), 32, { N: 1 << 14, r: 8, p: 1, maxmem: 64 * 1024 * 1024 }).toString(
+    'base64url',
+  )
 }
 
 export function lockFingerprint(lockText: string | undefined): string {
@@ -120,7 +122,9 @@ export function readSavedPlan(path: string): SavedPlan {
   } catch (error) {
     const e = error as NodeJS.ErrnoException
     throw new SavedPlanError(
-      e.code === 'ENOENT' ? `There is no saved plan at ${path}. Save one with: monitors plan --out ${path}` : `${path} is not a saved plan (${e.message.split('\n')[0]}).`,
+      e.code === 'ENOENT'
+        ? `There is no saved plan at ${path}. Save one with: monitors plan --out ${path}`
+        : `${path} is not a saved plan (${e.message.split('\n')[0]}).`,
     )
   }
   const saved = data as Partial<SavedPlan>
@@ -128,7 +132,9 @@ export function readSavedPlan(path: string): SavedPlan {
     throw new SavedPlanError(`${path} is not a saved plan of monitors (made by "monitors plan --out ${path}").`)
   }
   if (saved.formatVersion !== PLAN_FORMAT_VERSION) {
-    throw new SavedPlanError(`${path} has format version ${saved.formatVersion}; this version of monitors applies version ${PLAN_FORMAT_VERSION}. Run plan --out again.`)
+    throw new SavedPlanError(
+      `${path} has format version ${saved.formatVersion}; this version of monitors applies version ${PLAN_FORMAT_VERSION}. Run plan --out again.`,
+    )
   }
   return saved as SavedPlan
 }
@@ -194,7 +200,8 @@ export function savedEnvironmentMismatch(saved: SavedPlan, environment: string |
   if (then !== undefined && environment !== undefined) {
     return `the plan was made for the environment "${then}", but this run is for the environment "${environment}": a plan for one environment is never applied to another (run: monitors apply ${file} --env ${then})`
   }
-  if (then !== undefined) return `the plan was made for the environment "${then}", but this run names no environment (run: monitors apply ${file} --env ${then})`
+  if (then !== undefined)
+    return `the plan was made for the environment "${then}", but this run names no environment (run: monitors apply ${file} --env ${then})`
   return `the plan was made without an environment, but this run is for the environment "${environment}": make the plan with --env ${environment}`
 }
 

@@ -82,7 +82,9 @@ export function assertUnprotected(plan: Plan): void {
   if (!plan.protected || plan.protected.length === 0) return
   const unrecorded = plan.protected.filter((p) => p.unrecorded)
   if (unrecorded.length === plan.protected.length) {
-    const lines = unrecorded.map((p) => `  ${p.kind} ${p.logicalId}${p.file ? ` (${p.file})` : ''}: the code says protect: false, the lock still records protect: true`)
+    const lines = unrecorded.map(
+      (p) => `  ${p.kind} ${p.logicalId}${p.file ? ` (${p.file})` : ''}: the code says protect: false, the lock still records protect: true`,
+    )
     throw new PlanRefusal(
       `This plan would delete ${lines.length === 1 ? 'a resource' : `${lines.length} resources`} the lock still records as protected:\n${lines.join('\n')}\n` +
         'Run apply first to record protect: false in the lock (the plan shows it as a change of protect), then run this again.',
@@ -90,9 +92,12 @@ export function assertUnprotected(plan: Plan): void {
   }
   const lines = plan.protected.map((p) => {
     const where = p.file ? ` (${p.file})` : ''
-    const how = p.action === 'replace'
-      ? 'it would be replaced (deleted, then created)'
-      : p.file ? 'it would be deleted' : 'it would be deleted (it is no longer in the code)'
+    const how =
+      p.action === 'replace'
+        ? 'it would be replaced (deleted, then created)'
+        : p.file
+          ? 'it would be deleted'
+          : 'it would be deleted (it is no longer in the code)'
     const note = p.unrecorded ? ' (the code says protect: false, but the lock still records protect: true: apply first to record it)' : ''
     return `  ${p.kind} ${p.logicalId}${where}: ${how}${note}`
   })
@@ -127,7 +132,8 @@ export function assertNoDuplicates(plan: Plan, options: { allowDuplicates?: bool
     const descriptor = descriptorOf(c.kind)
     const fields = descriptor.identity.fields.map((f) => descriptor.codeShape?.fieldInCode(f) ?? f)
     const unique = UNIQUE_IDENTITY_KINDS.has(c.kind)
-      ? ` (a ${fields.join(' and ')} cannot exist twice: the service answers 409, so only --adopt-existing helps)` : ''
+      ? ` (a ${fields.join(' and ')} cannot exist twice: the service answers 409, so only --adopt-existing helps)`
+      : ''
     // as a problem of the code is named: file › construct › field
     const where = `${c.file ? `${c.file} › ` : ''}${c.construct ?? c.kind} ${JSON.stringify(c.logicalId)} › ${fields.join(', ')}`
     return `  ${where}: already exists remotely as id ${d.remoteId}${d.name !== undefined ? ` "${d.name}"` : ''}, which this project's lock does not record${unique}`
@@ -137,17 +143,26 @@ export function assertNoDuplicates(plan: Plan, options: { allowDuplicates?: bool
   const one = lines.length === 1 ? 'one' : 'ones'
   // --allow-duplicates is named only when it can help: some refused create is of a kind that may exist twice
   const copiable = refused.filter((c) => !UNIQUE_IDENTITY_KINDS.has(c.kind))
-  const copies = copiable.length === 0
-    ? ''
-    : copiable.length === refused.length
-      ? ', or with --allow-duplicates to create second copies anyway'
-      : `, or with --allow-duplicates to create second copies anyway of ${copiable.map((c) => `${c.kind} ${c.logicalId}`).join(', ')}`
+  const copies =
+    copiable.length === 0
+      ? ''
+      : copiable.length === refused.length
+        ? ', or with --allow-duplicates to create second copies anyway'
+        : `, or with --allow-duplicates to create second copies anyway of ${copiable.map((c) => `${c.kind} ${c.logicalId}`).join(', ')}`
   throw new PlanRefusal(
     `This plan would create ${lines.length === 1 ? 'a resource that already exists' : `${lines.length} resources that already exist`}; nothing was changed:\n${lines.join('\n')}\n` +
       `Most often an earlier apply of this project made ${them} and its lock update was lost, but another project of the account may manage ${them}. ` +
       `If ${they} this project's, run again with --adopt-existing to record the existing ${one} in the lock and update ${them} to the code${copies} ` +
       '(for a saved plan: make it again with plan --adopt-existing --out <file>). ' +
       `If another project manages ${them}, adopting takes ${them} over (both projects would then change ${them}): give this project's ${one} ${lines.length === 1 ? 'its' : 'their'} own ` +
-      `${[...new Set(refused.map((c) => descriptorOf(c.kind).identity.fields.map((f) => descriptorOf(c.kind).codeShape?.fieldInCode(f) ?? f).join(' and ')))].join(', ')} instead.`,
+      `${[
+        ...new Set(
+          refused.map((c) =>
+            descriptorOf(c.kind)
+              .identity.fields.map((f) => descriptorOf(c.kind).codeShape?.fieldInCode(f) ?? f)
+              .join(' and '),
+          ),
+        ),
+      ].join(', ')} instead.`,
   )
 }

@@ -53,7 +53,10 @@ const toPosix = (p: string) => p.split(path.sep).join('/')
 function lineOf(file: string, specifier: string): number | undefined {
   try {
     const source = readFileSync(file, 'utf8')
-    const at = ['"', "'", '`'].map((q) => source.indexOf(`${q}${specifier}${q}`)).filter((i) => i >= 0).sort((a, b) => a - b)[0]
+    const at = ['"', "'", '`']
+      .map((q) => source.indexOf(`${q}${specifier}${q}`))
+      .filter((i) => i >= 0)
+      .sort((a, b) => a - b)[0]
     return at === undefined ? undefined : source.slice(0, at).split('\n').length
   } catch {
     return undefined
@@ -110,18 +113,35 @@ function openBundling(input: ScriptSourceInput): { bundling: Bundling; runtime: 
   const runtime = findRuntime(input.runtimeId ?? DEFAULT_RUNTIME_ID)
   if (!runtime) return { problems: [{ file: shown(checkFile), ...where, field: 'runtimeId', message: `runtime ${input.runtimeId} does not exist` }] }
   if ((input.entrypoint === undefined) === (input.content === undefined)) {
-    return { problems: [{ file: shown(checkFile), ...where, field, message: 'give either entrypoint (a file) or content (the script inline), not both and not neither' }] }
+    return {
+      problems: [
+        { file: shown(checkFile), ...where, field, message: 'give either entrypoint (a file) or content (the script inline), not both and not neither' },
+      ],
+    }
   }
   let entry: string | null = null
   if (input.entrypoint !== undefined) {
     entry = path.resolve(path.dirname(checkFile), input.entrypoint)
     if (!existsSync(entry) || !statSync(entry).isFile()) {
-      return { problems: [{ file: shown(checkFile), ...where, field: `${field}.entrypoint`, message: `file ${input.entrypoint} does not exist (looked for ${shown(entry)})` }] }
+      return {
+        problems: [
+          { file: shown(checkFile), ...where, field: `${field}.entrypoint`, message: `file ${input.entrypoint} does not exist (looked for ${shown(entry)})` },
+        ],
+      }
     }
   }
   const outside = (file: string) => path.relative(projectDir, file).startsWith('..') || path.isAbsolute(path.relative(projectDir, file))
   if (entry && outside(entry)) {
-    return { problems: [{ file: shown(checkFile), ...where, field: `${field}.entrypoint`, message: `${input.entrypoint} is outside the project folder ${shown(projectDir) || '.'}` }] }
+    return {
+      problems: [
+        {
+          file: shown(checkFile),
+          ...where,
+          field: `${field}.entrypoint`,
+          message: `${input.entrypoint} is outside the project folder ${shown(projectDir) || '.'}`,
+        },
+      ],
+    }
   }
   return { bundling: { input, projectDir, checkFile, entry, where, field, shown, outside, problems: [] }, runtime }
 }
@@ -191,8 +211,14 @@ async function bundledInputs(bundling: Bundling, plugin: Plugin): Promise<{ inpu
     const messages = (error as { errors?: Message[] }).errors ?? []
     for (const m of messages) {
       if (m.pluginName === 'monitors-imports') continue
-      const file = m.location ? path.resolve(projectDir, m.location.file) : entry ?? checkFile
-      problems.push({ file: m.location?.file === '<inline>' ? shown(checkFile) : shown(file), line: m.location?.line, column: m.location ? m.location.column + 1 : undefined, ...where, message: m.text })
+      const file = m.location ? path.resolve(projectDir, m.location.file) : (entry ?? checkFile)
+      problems.push({
+        file: m.location?.file === '<inline>' ? shown(checkFile) : shown(file),
+        line: m.location?.line,
+        column: m.location ? m.location.column + 1 : undefined,
+        ...where,
+        message: m.text,
+      })
     }
     if (problems.length === 0) problems.push({ file: shown(entry ?? checkFile), ...where, field, message: (error as Error).message })
     return undefined

@@ -45,8 +45,17 @@ function madeIn(session: LoadingSession, file: string, make: () => void): void {
 }
 
 /** Makes the checks the config declares outside check files (see the module's comment). */
-export function makeChecklyChecks(session: LoadingSession, checkly: ChecklySettings, rootDir: string, configFile: string, specs: { browser: string[]; multiStep: string[] }): void {
-  for (const [files, Make] of [[specs.browser, BrowserCheck], [specs.multiStep, MultiStepCheck]] as const) {
+export function makeChecklyChecks(
+  session: LoadingSession,
+  checkly: ChecklySettings,
+  rootDir: string,
+  configFile: string,
+  specs: { browser: string[]; multiStep: string[] },
+): void {
+  for (const [files, Make] of [
+    [specs.browser, BrowserCheck],
+    [specs.multiStep, MultiStepCheck],
+  ] as const) {
     const taken = entrypoints(session)
     for (const rel of files) {
       const file = path.join(rootDir, rel)
@@ -59,7 +68,11 @@ export function makeChecklyChecks(session: LoadingSession, checkly: ChecklySetti
   madeIn(session, configFile, () => {
     for (const suite of suites) {
       const { logicalId, ...props } = suite
-      new PlaywrightCheck(String(logicalId), { ...shared, ...props, playwrightConfigPath: (props.playwrightConfigPath as string | undefined) ?? checkly.playwrightConfigPath } as never)
+      new PlaywrightCheck(String(logicalId), {
+        ...shared,
+        ...props,
+        playwrightConfigPath: (props.playwrightConfigPath as string | undefined) ?? checkly.playwrightConfigPath,
+      } as never)
     }
     if (suites.length === 0 && checkly.playwrightConfigPath !== undefined) {
       const name = path.basename(checkly.playwrightConfigPath)

@@ -35,7 +35,22 @@ export interface ChecklySettings {
 }
 
 const TOP = ['projectName', 'logicalId', 'repoUrl', 'checks', 'cli', 'bundle', 'caching', 'runner']
-const DEFAULTS = ['activated', 'alertChannels', 'alertEscalationPolicy', 'doubleCheck', 'frequency', 'locations', 'muted', 'privateLocations', 'retryStrategy', 'shouldFail', 'tags', 'environmentVariables', 'runtimeId', 'playwrightConfig']
+const DEFAULTS = [
+  'activated',
+  'alertChannels',
+  'alertEscalationPolicy',
+  'doubleCheck',
+  'frequency',
+  'locations',
+  'muted',
+  'privateLocations',
+  'retryStrategy',
+  'shouldFail',
+  'tags',
+  'environmentVariables',
+  'runtimeId',
+  'playwrightConfig',
+]
 const CHECKS = [...DEFAULTS, 'checkMatch', 'ignoreDirectoriesMatch', 'browserChecks', 'multiStepChecks', 'playwrightConfigPath', 'include', 'playwrightChecks']
 const TYPED = [...DEFAULTS, 'testMatch']
 
@@ -46,7 +61,11 @@ function globs(value: unknown, field: string, file: string, problems: Problem[],
   if (value === undefined) return undefined
   const list = Array.isArray(value) ? value : [value]
   if ((list.length === 0 && !allowNone) || !list.every((g) => typeof g === 'string' && g !== '')) {
-    problems.push({ file, field, message: `must be a glob or a list of globs, e.g. '**/__checks__/**/*.check.ts' (got ${JSON.stringify(value)?.slice(0, 60) ?? typeof value})` })
+    problems.push({
+      file,
+      field,
+      message: `must be a glob or a list of globs, e.g. '**/__checks__/**/*.check.ts' (got ${JSON.stringify(value)?.slice(0, 60) ?? typeof value})`,
+    })
     return undefined
   }
   return list as string[]
@@ -56,7 +75,11 @@ function unknownKeys(given: Record<string, unknown>, allowed: readonly string[],
   for (const key of Object.keys(given)) {
     if (allowed.includes(key) || given[key] === undefined) continue
     const near = closest(key, allowed)
-    problems.push({ file, field: at ? `${at}.${key}` : key, message: `is not a setting of checkly.config.ts${near ? `: did you mean ${near}?` : ''} (allowed: ${allowed.join(', ')})` })
+    problems.push({
+      file,
+      field: at ? `${at}.${key}` : key,
+      message: `is not a setting of checkly.config.ts${near ? `: did you mean ${near}?` : ''} (allowed: ${allowed.join(', ')})`,
+    })
   }
 }
 
@@ -80,7 +103,14 @@ function typedChecks(given: unknown, field: string, file: string, problems: Prob
 /** A `checkly.config.ts`'s default export as this project's resolved config, or its problems. */
 export function resolveChecklyConfig(exported: unknown, file: string): { config: ResolvedConfig } | { problems: Problem[] } {
   if (!isObject(exported)) {
-    return { problems: [{ file, message: `must export the config as its default export, e.g. export default defineConfig({ projectName: 'shop', logicalId: 'shop' }) (got ${exported === undefined ? 'no default export' : Array.isArray(exported) ? 'an array' : typeof exported})` }] }
+    return {
+      problems: [
+        {
+          file,
+          message: `must export the config as its default export, e.g. export default defineConfig({ projectName: 'shop', logicalId: 'shop' }) (got ${exported === undefined ? 'no default export' : Array.isArray(exported) ? 'an array' : typeof exported})`,
+        },
+      ],
+    }
   }
   const problems: Problem[] = []
   unknownKeys(exported, TOP, '', file, problems)
@@ -90,7 +120,11 @@ export function resolveChecklyConfig(exported: unknown, file: string): { config:
   }
   const checks = exported.checks === undefined ? {} : exported.checks
   if (!isObject(checks)) {
-    problems.push({ file, field: 'checks', message: `must be an object of check defaults and checkMatch (got ${Array.isArray(checks) ? 'an array' : typeof checks})` })
+    problems.push({
+      file,
+      field: 'checks',
+      message: `must be an object of check defaults and checkMatch (got ${Array.isArray(checks) ? 'an array' : typeof checks})`,
+    })
     return { problems }
   }
   unknownKeys(checks, CHECKS, 'checks', file, problems)
@@ -103,7 +137,11 @@ export function resolveChecklyConfig(exported: unknown, file: string): { config:
     problems.push({ file, field: 'checks.playwrightChecks', message: 'must be a list of Playwright check props, each with its logicalId and name' })
   }
   if (checks.playwrightConfigPath !== undefined && typeof checks.playwrightConfigPath !== 'string') {
-    problems.push({ file, field: 'checks.playwrightConfigPath', message: `must be the path of a Playwright config, relative to ${path.basename(file)} (got ${typeof checks.playwrightConfigPath})` })
+    problems.push({
+      file,
+      field: 'checks.playwrightConfigPath',
+      message: `must be the path of a Playwright config, relative to ${path.basename(file)} (got ${typeof checks.playwrightConfigPath})`,
+    })
   }
   if (problems.length > 0) return { problems }
   const checkly: ChecklySettings = {

@@ -17,7 +17,11 @@ const MAX_CODE_BYTES = 256 * 1024
  * construct (an entrypoint is relative to it); `rootRel` gives a path relative to the project.
  */
 export function codeIntoField(
-  body: Record<string, unknown>, field: string, declaredIn: string, rootRel: (abs: string) => string, add: AddProblem,
+  body: Record<string, unknown>,
+  field: string,
+  declaredIn: string,
+  rootRel: (abs: string) => string,
+  add: AddProblem,
 ): Record<string, unknown> {
   if (!('code' in body) || body.code === undefined) return body
   const { code, ...rest } = body
@@ -41,7 +45,10 @@ export function codeIntoField(
     return { ...rest, [field]: given.content }
   }
   if (typeof given.entrypoint !== 'string' || given.entrypoint === '') {
-    add('code.entrypoint', `must be the path of a file, relative to ${path.basename(declaredIn)} (got ${given.entrypoint === undefined ? 'nothing' : typeof given.entrypoint})`)
+    add(
+      'code.entrypoint',
+      `must be the path of a file, relative to ${path.basename(declaredIn)} (got ${given.entrypoint === undefined ? 'nothing' : typeof given.entrypoint})`,
+    )
     return rest
   }
   const text = readEntrypoint(given.entrypoint, declaredIn, rootRel, add)

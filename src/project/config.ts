@@ -16,7 +16,13 @@ export type { ProjectConfig, CheckDefaults }
  * Names looked for, in this order, in the working directory and then each parent: this
  * project's config, then the hosted service's CLI's (checkly-config.ts), read as it is.
  */
-export const CONFIG_FILE_NAMES = ['monitoring.config.ts', 'monitoring.config.mts', 'monitoring.config.js', 'monitoring.config.mjs', ...CHECKLY_CONFIG_FILE_NAMES] as const
+export const CONFIG_FILE_NAMES = [
+  'monitoring.config.ts',
+  'monitoring.config.mts',
+  'monitoring.config.js',
+  'monitoring.config.mjs',
+  ...CHECKLY_CONFIG_FILE_NAMES,
+] as const
 
 export const DEFAULT_CHECK_MATCH = '**/*.check.ts'
 
@@ -73,9 +79,23 @@ export const environmentLockName = (name: string) => `monitoring.${name}.lock.js
 
 /** Check props a config's `defaults` may set: the common fields except `name` and `triggerIncident`. */
 export const DEFAULTABLE_CHECK_FIELDS = [
-  'activated', 'muted', 'doubleCheck', 'shouldFail', 'locations', 'tags', 'alertSettings',
-  'useGlobalAlertSettings', 'groupId', 'groupOrder', 'runtimeId', 'alertChannelSubscriptions',
-  'retryStrategy', 'runParallel', 'frequency', 'frequencyOffset', 'alertChannels',
+  'activated',
+  'muted',
+  'doubleCheck',
+  'shouldFail',
+  'locations',
+  'tags',
+  'alertSettings',
+  'useGlobalAlertSettings',
+  'groupId',
+  'groupOrder',
+  'runtimeId',
+  'alertChannelSubscriptions',
+  'retryStrategy',
+  'runParallel',
+  'frequency',
+  'frequencyOffset',
+  'alertChannels',
 ] as const satisfies readonly (keyof CheckDefaults)[]
 
 // a default frequency is never sub-minute (nor 0 for the API checks it also applies to)
@@ -135,9 +155,15 @@ const configSchema = z
       const envs = v.environments
       const names = envs && typeof envs === 'object' && !Array.isArray(envs) ? Object.keys(envs) : undefined
       if (names) {
-        if (names.length === 0) add({ path: ['environments'], message: 'declares no environment: name at least one (e.g. { staging: {}, production: {} }), or leave environments out', input: envs })
+        if (names.length === 0)
+          add({
+            path: ['environments'],
+            message: 'declares no environment: name at least one (e.g. { staging: {}, production: {} }), or leave environments out',
+            input: envs,
+          })
         for (const name of names) {
-          if (!ENVIRONMENT_NAME.test(name)) add({ path: ['environments', name], message: `is not an environment name: write ${ENVIRONMENT_NAME_RULE}`, input: name })
+          if (!ENVIRONMENT_NAME.test(name))
+            add({ path: ['environments', name], message: `is not an environment name: write ${ENVIRONMENT_NAME_RULE}`, input: name })
         }
         // two environments never share a lock file: a lock belongs to one environment
         const byLock = new Map<string, string>()
@@ -145,7 +171,12 @@ const configSchema = z
           const lock = (envs as Record<string, { lock?: unknown } | undefined>)[name]?.lock
           const file = path.posix.normalize(typeof lock === 'string' && lock !== '' ? lock.split(path.sep).join('/') : environmentLockName(name))
           const other = byLock.get(file)
-          if (other !== undefined) add({ path: ['environments', name, 'lock'], message: `is ${file}, the lock file of the environment ${other} too: each environment needs its own lock file`, input: lock })
+          if (other !== undefined)
+            add({
+              path: ['environments', name, 'lock'],
+              message: `is ${file}, the lock file of the environment ${other} too: each environment needs its own lock file`,
+              input: lock,
+            })
           else byLock.set(file, name)
         }
       }
@@ -153,7 +184,10 @@ const configSchema = z
       if (typeof chosen === 'string' && !(names ?? []).includes(chosen)) {
         add({
           path: ['defaultEnvironment'],
-          message: names && names.length > 0 ? `is "${chosen}", which is not an environment of this config (environments: ${names.join(', ')})` : 'names an environment, but the config declares no environments',
+          message:
+            names && names.length > 0
+              ? `is "${chosen}", which is not an environment of this config (environments: ${names.join(', ')})`
+              : 'names an environment, but the config declares no environments',
           input: chosen,
         })
       }
@@ -169,12 +203,18 @@ function unknownSetting(dotted: string): string {
   const parts = dotted.split('.')
   const key = parts[parts.length - 1]
   const [what, allowed]: [string, readonly string[]] | [undefined, undefined] =
-    parts.length === 1 ? ['a config setting', CONFIG_SETTINGS]
-      : parts.length === 2 && parts[0] === 'defaults' ? ['a check default', DEFAULTABLE_CHECK_FIELDS]
-        : parts.length === 2 && parts[0] === 'api' ? ['an api setting', API_SETTINGS]
-          : parts.length === 3 && parts[0] === 'environments' ? ['an environment setting', ENVIRONMENT_SETTINGS]
-            : parts.length === 4 && parts[0] === 'environments' && parts[2] === 'defaults' ? ['a check default', DEFAULTABLE_CHECK_FIELDS]
-              : parts.length === 4 && parts[0] === 'environments' && parts[2] === 'api' ? ['an api setting', API_SETTINGS]
+    parts.length === 1
+      ? ['a config setting', CONFIG_SETTINGS]
+      : parts.length === 2 && parts[0] === 'defaults'
+        ? ['a check default', DEFAULTABLE_CHECK_FIELDS]
+        : parts.length === 2 && parts[0] === 'api'
+          ? ['an api setting', API_SETTINGS]
+          : parts.length === 3 && parts[0] === 'environments'
+            ? ['an environment setting', ENVIRONMENT_SETTINGS]
+            : parts.length === 4 && parts[0] === 'environments' && parts[2] === 'defaults'
+              ? ['a check default', DEFAULTABLE_CHECK_FIELDS]
+              : parts.length === 4 && parts[0] === 'environments' && parts[2] === 'api'
+                ? ['an api setting', API_SETTINGS]
                 : [undefined, undefined]
   if (!what) return 'is not a known field'
   const near = closest(key, allowed)
@@ -246,7 +286,9 @@ export function resolveConfig(exported: unknown, file: string): { config: Resolv
     environments[name] = {
       api: resolveApi(env.api),
       ...(env.lock ? { lock: env.lock } : {}),
-      emptyApi: Object.entries(env.api ?? {}).filter(([, v]) => typeof v === 'string' && v.trim() === '').map(([k]) => k),
+      emptyApi: Object.entries(env.api ?? {})
+        .filter(([, v]) => typeof v === 'string' && v.trim() === '')
+        .map(([k]) => k),
       defaults: stripUndefined({ ...(raw.environments?.[name]?.defaults ?? {}) }),
     }
   }
@@ -297,7 +339,13 @@ export function chooseEnvironment(
   const names = Object.keys(config.environments)
   const ways = '--env NAME on the command line, or MONITORS_ENV=NAME'
   if (requested !== undefined && requested.name.trim() === '') {
-    return { problem: { file, field: 'environments', message: `${requested.from === '--env' ? '--env is empty' : 'MONITORS_ENV is set but empty (an unset variable in CI?)'}: name an environment${names.length > 0 ? ` (${names.join(', ')})` : ''}` } }
+    return {
+      problem: {
+        file,
+        field: 'environments',
+        message: `${requested.from === '--env' ? '--env is empty' : 'MONITORS_ENV is set but empty (an unset variable in CI?)'}: name an environment${names.length > 0 ? ` (${names.join(', ')})` : ''}`,
+      },
+    }
   }
   if (names.length === 0) {
     if (requested === undefined) return { config }

@@ -149,7 +149,8 @@ export function openConstructCache(dir: string | false, scope: CacheScope): Cons
         if (entries.added > 0 || entries.used !== before || entries.old === undefined) write(entries.file, scopeKey, entries.fresh, entries.old === undefined)
       }
       const damaged = counts.invalid > invalidBefore ? ' (the file was damaged: ignored)' : ''
-      if (process.env.MONITORS_DEBUG_CACHE) process.stderr.write(`construct cache: ${used} reused, ${missed} validated (${added} kept), ${uncacheable} not cacheable${damaged}\n`)
+      if (process.env.MONITORS_DEBUG_CACHE)
+        process.stderr.write(`construct cache: ${used} reused, ${missed} validated (${added} kept), ${uncacheable} not cacheable${damaged}\n`)
     },
   }
 }

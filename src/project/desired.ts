@@ -83,7 +83,9 @@ export function buildResources(registrations: Registration[], given: BuildContex
 
   projectRules(resources, inProject, ctx, problems)
   dependencyCycles(resources, problems)
-  resources.sort((a, b) => RESOURCE_KINDS.indexOf(a.kind) - RESOURCE_KINDS.indexOf(b.kind) || (a.logicalId < b.logicalId ? -1 : a.logicalId > b.logicalId ? 1 : 0))
+  resources.sort(
+    (a, b) => RESOURCE_KINDS.indexOf(a.kind) - RESOURCE_KINDS.indexOf(b.kind) || (a.logicalId < b.logicalId ? -1 : a.logicalId > b.logicalId ? 1 : 0),
+  )
   return { resources, problems, warnings }
 }
 
@@ -115,7 +117,16 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
   // the pure work on plain props (no construct in them, no file read into a field) is kept between commands
   const cacheKey = ctx.cache && !descriptor.code ? (ctx.keys?.get(r) ?? constructKey(kind, name, c.logicalId as string, c.props, build.refToken)) : undefined
   const hit = ctx.cache?.get(cacheKey, r.file)
-  if (hit) return { kind, logicalId: c.logicalId as string, construct: name, file: ctx.rootRel(r.file), payload: hit.payload, refs: hit.refs ?? [], options: hit.options }
+  if (hit)
+    return {
+      kind,
+      logicalId: c.logicalId as string,
+      construct: name,
+      file: ctx.rootRel(r.file),
+      payload: hit.payload,
+      refs: hit.refs ?? [],
+      options: hit.options,
+    }
   const start = problems.length
   const shape = descriptor.codeShape
   // a problem of the body is named as the props name it (an alert channel's `config.url` is its `url`)
@@ -127,7 +138,8 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
   let body: Record<string, unknown> = shape ? shape.toPayload(input) : input
   let addRef = addInCode
   if (descriptor.check) {
-    if ('defaultTags' in input && typeof input.defaultTags !== 'boolean') add('defaultTags', `must be a boolean: false leaves out the config's default tags (got ${typeof input.defaultTags})`)
+    if ('defaultTags' in input && typeof input.defaultTags !== 'boolean')
+      add('defaultTags', `must be a boolean: false leaves out the config's default tags (got ${typeof input.defaultTags})`)
     // a check in a group: the group's frequency when the check sets none, and the group's
     // locations (applied by the service) rather than the config's defaults
     groupDefaultsInto(input)
@@ -140,7 +152,9 @@ function buildResource(r: Registration, build: Build): DesiredResource | undefin
     body = split.body
     addRef = split.addRef
   }
-  body = resolveReferences(kind, body, (value, field, reference, refPath) => resolveRef(value, field, reference, refs, build.registrationOf, ctx, addRef, refPath))
+  body = resolveReferences(kind, body, (value, field, reference, refPath) =>
+    resolveRef(value, field, reference, refs, build.registrationOf, ctx, addRef, refPath),
+  )
   if (descriptor.check && body.dependsOn !== undefined) {
     body = resolveDependsOn(body, (value, field, wanted) => resolveRef(value, field, { path: field, kind: wanted }, refs, build.registrationOf, ctx, add), add)
   }
@@ -172,7 +186,13 @@ function constructNotes(notes: readonly ConstructNote[], r: Registration, name: 
       add(note.field, note.message)
       keep = false
     } else {
-      build.warnings.push({ file: build.ctx.rootRel(r.file), construct: name, logicalId: String(r.construct.logicalId), field: note.field, message: note.message })
+      build.warnings.push({
+        file: build.ctx.rootRel(r.file),
+        construct: name,
+        logicalId: String(r.construct.logicalId),
+        field: note.field,
+        message: note.message,
+      })
       if (note.level === 'skip') keep = false
     }
   }
@@ -205,7 +225,10 @@ function splitAlertChannels(body: Record<string, unknown>, add: AddProblem): { b
         else (inline[type] ??= []).push(...channels)
       }
     } else {
-      add(`alertChannels.${i}`, `must be an alert channel construct of this project (e.g. ${descriptorOf('email-alert-channel').example}) or inline channels ({ email: [{ address }] }) (got ${describe(item)})`)
+      add(
+        `alertChannels.${i}`,
+        `must be an alert channel construct of this project (e.g. ${descriptorOf('email-alert-channel').example}) or inline channels ({ email: [{ address }] }) (got ${describe(item)})`,
+      )
     }
   })
   const out: Record<string, unknown> = { ...body }
@@ -232,28 +255,43 @@ function identifiedKind(r: Registration, name: string, seen: Map<string, Registr
     return undefined
   }
   if (typeof c.logicalId !== 'string' || !LOGICAL_ID_PATTERN.test(c.logicalId)) {
-    add(undefined, `logical id must be one or more of A-Z, a-z, 0-9 and _ - / # . (got ${typeof c.logicalId === 'string' ? JSON.stringify(c.logicalId) : typeof c.logicalId})`)
+    add(
+      undefined,
+      `logical id must be one or more of A-Z, a-z, 0-9 and _ - / # . (got ${typeof c.logicalId === 'string' ? JSON.stringify(c.logicalId) : typeof c.logicalId})`,
+    )
     return undefined
   }
   const dupKey = `${kind}\u0000${c.logicalId}`
   const first = seen.get(dupKey)
   if (first) {
     const what = descriptorOf(kind).logicalIdField ?? 'logical id'
-    add(undefined, `duplicate ${what}: ${name} ${JSON.stringify(c.logicalId)} is also declared at ${ctx.cwdRel(first.file)}${first.line ? `:${first.line}` : ''}; ${what}s must be unique per kind`)
+    add(
+      undefined,
+      `duplicate ${what}: ${name} ${JSON.stringify(c.logicalId)} is also declared at ${ctx.cwdRel(first.file)}${first.line ? `:${first.line}` : ''}; ${what}s must be unique per kind`,
+    )
     return undefined
   }
   seen.set(dupKey, r)
 
   const props = c.props as unknown
   if (typeof props !== 'object' || props === null || Array.isArray(props)) {
-    add(undefined, `props must be an object (got ${props === null ? 'null' : Array.isArray(props) ? 'an array' : typeof props}): new ${name}(${JSON.stringify(c.logicalId)}, { ... })`)
+    add(
+      undefined,
+      `props must be an object (got ${props === null ? 'null' : Array.isArray(props) ? 'an array' : typeof props}): new ${name}(${JSON.stringify(c.logicalId)}, { ... })`,
+    )
     return undefined
   }
   return kind
 }
 
 /** The body checked with the kind's schema: unknown fields, then the schema's own issues (naming the defaults they came from). */
-function validPayload(schema: z.ZodType, body: Record<string, unknown>, idField: string | undefined, build: Build, add: AddProblem): Record<string, unknown> | undefined {
+function validPayload(
+  schema: z.ZodType,
+  body: Record<string, unknown>,
+  idField: string | undefined,
+  build: Build,
+  add: AddProblem,
+): Record<string, unknown> | undefined {
   const fast = fastValidation(schema, body)
   // the walk for unknown fields finds nothing when the fast path met only its shapes' keys
   // (the service's read-only fields at the top are known to the schema, but not props)
@@ -327,15 +365,20 @@ function projectRules(resources: DesiredResource[], registrations: Registration[
     for (const [i, alias] of res.options.aliases.entries()) {
       if (alias === res.logicalId) continue
       const key = `${res.kind}\u0000${alias}`
-      const problem = (message: string) => problems.push({ file: where(res), construct: res.construct, logicalId: res.logicalId, field: `aliases.${i}`, message })
+      const problem = (message: string) =>
+        problems.push({ file: where(res), construct: res.construct, logicalId: res.logicalId, field: `aliases.${i}`, message })
       const owner = live.get(key)
       if (owner) {
-        problem(`${JSON.stringify(alias)} is the logical id of ${owner.construct} ${JSON.stringify(owner.logicalId)} (${where(owner)}), which is still in the code: an alias names an id that is gone; remove the alias or that construct`)
+        problem(
+          `${JSON.stringify(alias)} is the logical id of ${owner.construct} ${JSON.stringify(owner.logicalId)} (${where(owner)}), which is still in the code: an alias names an id that is gone; remove the alias or that construct`,
+        )
         continue
       }
       const other = claims.get(key)
       if (other) {
-        problem(`${JSON.stringify(alias)} is also an alias of ${other.construct} ${JSON.stringify(other.logicalId)} (${where(other)}): a former id can move to one construct only; remove it from one of them`)
+        problem(
+          `${JSON.stringify(alias)} is also an alias of ${other.construct} ${JSON.stringify(other.logicalId)} (${where(other)}): a former id can move to one construct only; remove it from one of them`,
+        )
         continue
       }
       claims.set(key, res)
@@ -358,7 +401,10 @@ function projectRules(resources: DesiredResource[], registrations: Registration[
   }
 }
 
-function splitOptions(props: Record<string, unknown>, add: (field: string | undefined, message: string) => void): { options: ResourceOptions; input: Record<string, unknown> } {
+function splitOptions(
+  props: Record<string, unknown>,
+  add: (field: string | undefined, message: string) => void,
+): { options: ResourceOptions; input: Record<string, unknown> } {
   const input: Record<string, unknown> = {}
   const options: ResourceOptions = {}
   for (const key in props) {
@@ -373,7 +419,8 @@ function splitOptions(props: Record<string, unknown>, add: (field: string | unde
       if (!Array.isArray(value)) add('aliases', `must be an array of logical ids (got ${typeof value})`)
       else {
         value.forEach((a, i) => {
-          if (typeof a !== 'string' || !LOGICAL_ID_PATTERN.test(a)) add(`aliases.${i}`, `must be a logical id of A-Z, a-z, 0-9 and _ - / # . (got ${typeof a === 'string' ? JSON.stringify(a) : typeof a})`)
+          if (typeof a !== 'string' || !LOGICAL_ID_PATTERN.test(a))
+            add(`aliases.${i}`, `must be a logical id of A-Z, a-z, 0-9 and _ - / # . (got ${typeof a === 'string' ? JSON.stringify(a) : typeof a})`)
         })
         options.aliases = value as string[]
       }
@@ -399,7 +446,13 @@ export function mergeDefaults(props: Record<string, unknown>, defaults: Resolved
 }
 
 /** mergeDefaults on a copy of the props the caller owns (`out`): changed in place and returned. */
-function mergeDefaultsInto(out: Record<string, unknown>, ownTagsOnly: boolean, ownTags: unknown, defaults: ResolvedConfig['defaults'], fromDefaults: Set<string>): Record<string, unknown> {
+function mergeDefaultsInto(
+  out: Record<string, unknown>,
+  ownTagsOnly: boolean,
+  ownTags: unknown,
+  defaults: ResolvedConfig['defaults'],
+  fromDefaults: Set<string>,
+): Record<string, unknown> {
   if ('defaultTags' in out) delete out.defaultTags
   for (const key in defaults) {
     if (!Object.hasOwn(defaults, key)) continue
@@ -570,7 +623,10 @@ function resolveDependsOn(
   const ids = list.map((value, i) => {
     const kind = isConstruct(value) ? value.__monitorsKind : undefined
     if (typeof kind === 'string' && isResourceKind(kind) && CHECK_KINDS.has(kind)) return resolve(value, `dependsOn.${i}`, kind)
-    add(`dependsOn.${i}`, `must be a check construct of this project (${CHECK_CONSTRUCTS}), e.g. dependsOn: [databaseCheck] (got ${isConstruct(value) ? `${constructName(value)} ${JSON.stringify(value.logicalId)}` : describe(value)})`)
+    add(
+      `dependsOn.${i}`,
+      `must be a check construct of this project (${CHECK_CONSTRUCTS}), e.g. dependsOn: [databaseCheck] (got ${isConstruct(value) ? `${constructName(value)} ${JSON.stringify(value.logicalId)}` : describe(value)})`,
+    )
     return UNRESOLVED
   })
   return { ...body, dependsOn: ids }
@@ -593,12 +649,20 @@ function dependencyCycles(resources: DesiredResource[], problems: Problem[]): vo
     const cycle = dependencyCycle(start, (id) => edges.get(id) ?? [])
     if (!cycle) continue
     for (const id of cycle) reported.add(id)
-    const shown = cycle.map((id) => {
-      const at = byKey.get(id)
-      return at ? `${at.construct} ${JSON.stringify(at.logicalId)}` : id
-    }).join(' → ')
+    const shown = cycle
+      .map((id) => {
+        const at = byKey.get(id)
+        return at ? `${at.construct} ${JSON.stringify(at.logicalId)}` : id
+      })
+      .join(' → ')
     const field = `dependsOn.${edges.get(start)!.indexOf(cycle[1])}`
-    problems.push({ file: res.file, construct: res.construct, logicalId: res.logicalId, field, message: `makes a cycle of dependencies: ${shown}; a check cannot depend, directly or not, on a check that depends on it: remove one of these dependsOn` })
+    problems.push({
+      file: res.file,
+      construct: res.construct,
+      logicalId: res.logicalId,
+      field,
+      message: `makes a cycle of dependencies: ${shown}; a check cannot depend, directly or not, on a check that depends on it: remove one of these dependsOn`,
+    })
   }
 }
 
@@ -734,7 +798,17 @@ export function constructsKey(
   if (configText === undefined) return undefined
   const keys = new Map<Registration, string>()
   const ref = refTokens(registrationLookup(registrations))
-  const scopeText = ['monitors-constructs-key-2', scope.version, scope.buildId, process.version, process.arch, process.cwd(), scope.configFile, scope.environment ?? '', configText].join('\n')
+  const scopeText = [
+    'monitors-constructs-key-2',
+    scope.version,
+    scope.buildId,
+    process.version,
+    process.arch,
+    process.cwd(),
+    scope.configFile,
+    scope.environment ?? '',
+    configText,
+  ].join('\n')
   // thousands of constructs share a few files: each file's parts are found once per run of them
   const byFile = new Map<string, { path: string; resources: string[]; keys: string[] }>()
   let last: { path: string; resources: string[]; keys: string[] } | undefined
@@ -759,7 +833,9 @@ export function constructsKey(
   const all = [createHash('sha256').update(scopeText).digest('hex')]
   for (const [abs, { path, resources, keys: fileKeys }] of byFile) {
     // the same bytes as feeding them key by key, in one call: 20,000 calls into the hash cost more than the joined text
-    const hash = createHash('sha256').update(fileKeys.length === 0 ? path : `${path}\n${fileKeys.join('\n')}`).digest('hex')
+    const hash = createHash('sha256')
+      .update(fileKeys.length === 0 ? path : `${path}\n${fileKeys.join('\n')}`)
+      .digest('hex')
     files.set(rootRel(abs), { hash, resources, keys: fileKeys })
     all.push(hash)
   }

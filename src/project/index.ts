@@ -139,8 +139,11 @@ interface LoadPlace {
  * their problems are pushed to `problems`, their exports noted. No config when it has problems.
  */
 async function loadFiles(
-  session: LoadingSession, options: LoadProjectOptions, { cwd, rootDir, configFile, configShown, checklyConfig, cwdRel }: LoadPlace,
-  problems: Problem[], exports: Map<AnyConstruct, ExportedConstruct[]>,
+  session: LoadingSession,
+  options: LoadProjectOptions,
+  { cwd, rootDir, configFile, configShown, checklyConfig, cwdRel }: LoadPlace,
+  problems: Problem[],
+  exports: Map<AnyConstruct, ExportedConstruct[]>,
 ): Promise<{ config?: ResolvedConfig; files: string[] }> {
   let config: ResolvedConfig | undefined
   let files: string[] = []
@@ -170,7 +173,9 @@ async function loadFiles(
   if (options.configOnly) return { config, files }
   files = findFiles(rootDir, config.checkMatch, config.ignore).filter((f) => path.join(rootDir, f) !== configFile)
   const specs = config.checkly ? specFilesOf(config.checkly, rootDir, config.ignore) : undefined
-  const declared = specs ? specs.browser.length + specs.multiStep.length + config.checkly!.playwrightChecks.length + (config.checkly!.playwrightConfigPath ? 1 : 0) : 0
+  const declared = specs
+    ? specs.browser.length + specs.multiStep.length + config.checkly!.playwrightChecks.length + (config.checkly!.playwrightConfigPath ? 1 : 0)
+    : 0
   if (files.length === 0 && declared === 0 && !options.allowNoCheckFiles) {
     problems.push({
       file: configShown,
@@ -215,7 +220,9 @@ export async function loadProjectDeferred(options: LoadProjectOptions = {}): Pro
   }
   const problems: Problem[] = []
   const exports = new Map<AnyConstruct, ExportedConstruct[]>()
-  const { config, files } = await withSession(session, () => loadFiles(session, options, { cwd, rootDir, configFile, configShown, checklyConfig, cwdRel }, problems, exports))
+  const { config, files } = await withSession(session, () =>
+    loadFiles(session, options, { cwd, rootDir, configFile, configShown, checklyConfig, cwdRel }, problems, exports),
+  )
   if (!config) throw new ProjectError(problems)
   const resolved: ResolvedConfig = config
 
@@ -229,7 +236,13 @@ export async function loadProjectDeferred(options: LoadProjectOptions = {}): Pro
   const validateFiles = (chosen: ReadonlySet<string>, only?: ReadonlySet<string>) => {
     // the cache of a file holds what its last load validated: not read, nor written, for a few of its constructs
     const cache = useCache && !only ? openConstructCache(compileCacheDir(rootDir), scope) : undefined
-    const built = validateChosen(registrations, chosen, only, { config: resolved, rootRel, cwdRel, configFile: configShown, cache, keys: keyed.keys() }, rootDir)
+    const built = validateChosen(
+      registrations,
+      chosen,
+      only,
+      { config: resolved, rootRel, cwdRel, configFile: configShown, cache, keys: keyed.keys() },
+      rootDir,
+    )
     return { ...built, problems: [...problems, ...built.problems] }
   }
   const finish = async (): Promise<LoadedProject> => {
@@ -239,7 +252,16 @@ export async function loadProjectDeferred(options: LoadProjectOptions = {}): Pro
     problems.push(...built.problems)
     if (problems.length > 0 && !options.tolerateCheckProblems) throw new ProjectError(problems)
     const warnings = [...built.warnings, ...lintResources(built.resources)].map((w) => ({ ...w, file: cwdRel(path.join(rootDir, w.file)) }))
-    return { configFile, rootDir, config: resolved, files, resources: built.resources, warnings, problems, exported: exportedConstructs(registrations, exports, rootRel) }
+    return {
+      configFile,
+      rootDir,
+      config: resolved,
+      files,
+      resources: built.resources,
+      warnings,
+      problems,
+      exported: exportedConstructs(registrations, exports, rootRel),
+    }
   }
   return { configFile, rootDir, config: resolved, constructsKey: keyed.hash, constructsParts: keyed.parts, validateFiles, finish }
 }
@@ -264,7 +286,13 @@ function memoKey(make: () => ReturnType<typeof constructsKey>) {
 }
 
 /** DeferredProject.validateFiles: the constructs of the `chosen` check files (relative to `rootDir`), of `only` among them when given, validated. */
-function validateChosen(registrations: readonly Registration[], chosen: ReadonlySet<string>, only: ReadonlySet<string> | undefined, context: Parameters<typeof buildResources>[1], rootDir: string): { resources: DesiredResource[]; problems: Problem[]; warnings: Problem[] } {
+function validateChosen(
+  registrations: readonly Registration[],
+  chosen: ReadonlySet<string>,
+  only: ReadonlySet<string> | undefined,
+  context: Parameters<typeof buildResources>[1],
+  rootDir: string,
+): { resources: DesiredResource[]; problems: Problem[]; warnings: Problem[] } {
   const inChosen = new Map<string, boolean>()
   const own = registrations.filter((r) => {
     let is = inChosen.get(r.file)
@@ -290,7 +318,11 @@ function noteExports(module: Record<string, unknown>, file: string, into: Map<An
 }
 
 /** Each exported construct of the project by `kind:logicalId`: the export of the file that makes it, else the first. */
-function exportedConstructs(registrations: readonly Registration[], exports: ReadonlyMap<AnyConstruct, ExportedConstruct[]>, rootRel: (abs: string) => string): Map<string, ExportedConstruct> {
+function exportedConstructs(
+  registrations: readonly Registration[],
+  exports: ReadonlyMap<AnyConstruct, ExportedConstruct[]>,
+  rootRel: (abs: string) => string,
+): Map<string, ExportedConstruct> {
   const out = new Map<string, ExportedConstruct>()
   if (exports.size === 0) return out
   for (const r of registrations) {

@@ -153,7 +153,13 @@ export function compileCacheDir(from: string): string | false {
  * imported modules.
  */
 function getJiti(firstFile: string): Jiti {
-  sharedJiti ??= createJiti(import.meta.url, { fsCache: compileCacheDir(path.dirname(firstFile)), moduleCache: true, interopDefault: true, transform, virtualModules })
+  sharedJiti ??= createJiti(import.meta.url, {
+    fsCache: compileCacheDir(path.dirname(firstFile)),
+    moduleCache: true,
+    interopDefault: true,
+    transform,
+    virtualModules,
+  })
   return sharedJiti
 }
 
@@ -191,7 +197,11 @@ function shareOwnConstructs(file: string): void {
     own = resolvesToOwnPackage(dir)
     ownPackageFrom.set(dir, own)
   }
-  for (const [name, module] of [[PACKAGE_NAME, ownConstructs], [`${PACKAGE_NAME}/checkly`, checklyRoot], [`${PACKAGE_NAME}/checkly/constructs`, checklyConstructs]] as const) {
+  for (const [name, module] of [
+    [PACKAGE_NAME, ownConstructs],
+    [`${PACKAGE_NAME}/checkly`, checklyRoot],
+    [`${PACKAGE_NAME}/checkly/constructs`, checklyConstructs],
+  ] as const) {
     if (own) virtualModules[name] = module
     else delete virtualModules[name]
   }
@@ -283,7 +293,14 @@ export class LoadingSession implements LoadingRegistry, RunningScope {
     const id = construct.logicalId
     const others = new Set<number>()
     for (const r of this.registrations) {
-      if (r === self || r.file !== file || r instanceof PlacedRegistration || r.construct.logicalId !== id || r.construct.__monitorsKind !== construct.__monitorsKind) continue
+      if (
+        r === self ||
+        r.file !== file ||
+        r instanceof PlacedRegistration ||
+        r.construct.logicalId !== id ||
+        r.construct.__monitorsKind !== construct.__monitorsKind
+      )
+        continue
       if (r.line) others.add(r.line)
     }
     const literals = [`'${id}'`, `"${id}"`, `\`${id}\``]
@@ -502,7 +519,11 @@ function missingExportProblem(error: Error, file: string, rel: (abs: string) => 
     const exports = NAMED_MODULES[match[3]]
     if (!exports || Object.hasOwn(exports, used)) continue
     for (const specifier of match[1].split(',')) {
-      const imported = specifier.trim().replace(/^type\s+/, '').split(/\s+as\s+/)[0]?.trim()
+      const imported = specifier
+        .trim()
+        .replace(/^type\s+/, '')
+        .split(/\s+as\s+/)[0]
+        ?.trim()
       if (imported !== used) continue
       const at = (match.index ?? 0) + match[0].indexOf(specifier)
       const line = text.slice(0, at + specifier.length - specifier.trimStart().length).split('\n').length

@@ -24,21 +24,25 @@ const GITIGNORE_LINES = ['node_modules/', '.monitors/']
  * `types: ["node"]`: TypeScript 7 no longer loads every `@types` package by default, and the
  * config reads `process.env` (TypeScript 5 reads the same list the same way).
  */
-export const TSCONFIG_TEXT = `${JSON.stringify({
-  compilerOptions: {
-    target: 'ES2022',
-    lib: ['ES2022'],
-    module: 'ESNext',
-    moduleResolution: 'bundler',
-    allowImportingTsExtensions: true,
-    resolveJsonModule: true,
-    strict: true,
-    noEmit: true,
-    skipLibCheck: true,
-    types: ['node'],
+export const TSCONFIG_TEXT = `${JSON.stringify(
+  {
+    compilerOptions: {
+      target: 'ES2022',
+      lib: ['ES2022'],
+      module: 'ESNext',
+      moduleResolution: 'bundler',
+      allowImportingTsExtensions: true,
+      resolveJsonModule: true,
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      types: ['node'],
+    },
+    include: ['monitoring.config.ts', '**/*.check.ts'],
   },
-  include: ['monitoring.config.ts', '**/*.check.ts'],
-}, null, 2)}\n`
+  null,
+  2,
+)}\n`
 
 /** The `environments` block of a new config: each name with its own lock file, overrides left to the user. */
 function environmentsText(names: readonly string[]): string {
@@ -124,7 +128,9 @@ export function scaffoldProject(dir: string, options: { projectName?: string; en
   const environments = [...new Set(options.environments ?? [])]
   const bad = environments.filter((name) => !ENVIRONMENT_NAME.test(name))
   if (bad.length > 0) {
-    throw new ScaffoldError(`--env ${bad.map((b) => JSON.stringify(b)).join(', ')}: an environment's name is lower-case letters, digits, - and _ (at most 40 characters, starting with a letter or a digit), e.g. staging.`)
+    throw new ScaffoldError(
+      `--env ${bad.map((b) => JSON.stringify(b)).join(', ')}: an environment's name is lower-case letters, digits, - and _ (at most 40 characters, starting with a letter or a digit), e.g. staging.`,
+    )
   }
   const files: Array<[string, string]> = [
     [join(dir, 'monitoring.config.ts'), configText(projectName, environments)],
@@ -132,12 +138,16 @@ export function scaffoldProject(dir: string, options: { projectName?: string; en
   ]
   for (const existing of ['monitoring.config.ts', 'monitoring.config.mts', 'monitoring.config.js', 'monitoring.config.mjs']) {
     if (existsSync(join(dir, existing))) {
-      throw new ScaffoldError(`${relative(process.cwd(), join(dir, existing)) || existing} already exists; monitors init never overwrites files. Remove it or run init in another directory.`)
+      throw new ScaffoldError(
+        `${relative(process.cwd(), join(dir, existing)) || existing} already exists; monitors init never overwrites files. Remove it or run init in another directory.`,
+      )
     }
   }
   const taken = files.filter(([file]) => existsSync(file))
   if (taken.length > 0) {
-    throw new ScaffoldError(`${taken.map(([f]) => relative(process.cwd(), f)).join(', ')} already exists; monitors init never overwrites files. Remove it or run init in another directory.`)
+    throw new ScaffoldError(
+      `${taken.map(([f]) => relative(process.cwd(), f)).join(', ')} already exists; monitors init never overwrites files. Remove it or run init in another directory.`,
+    )
   }
   for (const [file, text] of files) {
     mkdirSync(dirname(file), { recursive: true })

@@ -30,7 +30,10 @@ export interface ScriptBundling {
  */
 export async function bundleScripts(registrations: readonly Registration[], at: ScriptBundling, problems: Problem[]): Promise<Set<Registration>> {
   const failed = new Set<Registration>()
-  const work = registrations.filter((r) => !r.outside && isResourceKind(r.construct.__monitorsKind) && (SCRIPT_KINDS.has(r.construct.__monitorsKind) || r.construct.__monitorsKind === 'snippet'))
+  const work = registrations.filter(
+    (r) =>
+      !r.outside && isResourceKind(r.construct.__monitorsKind) && (SCRIPT_KINDS.has(r.construct.__monitorsKind) || r.construct.__monitorsKind === 'snippet'),
+  )
   await Promise.all(
     work.map(async (r) => {
       const c = r.construct
@@ -47,14 +50,22 @@ export async function bundleScripts(registrations: readonly Registration[], at: 
       const code = props.code
       if (code === undefined && typeof props.script === 'string') return
       if (!code || typeof code !== 'object' || Array.isArray(code)) {
-        problems.push({ ...where, field: 'code', message: `is required: code: { entrypoint: './login.spec.ts' } (a Playwright test file, relative to this file) or code: { content: '…' } (got ${code === undefined ? 'nothing' : JSON.stringify(code).slice(0, 60)})` })
+        problems.push({
+          ...where,
+          field: 'code',
+          message: `is required: code: { entrypoint: './login.spec.ts' } (a Playwright test file, relative to this file) or code: { content: '…' } (got ${code === undefined ? 'nothing' : JSON.stringify(code).slice(0, 60)})`,
+        })
         failed.add(r)
         return
       }
       const { entrypoint, content, ...extra } = code as Record<string, unknown>
       const unknown = Object.keys(extra)
       if (unknown.length > 0 || (entrypoint !== undefined && typeof entrypoint !== 'string') || (content !== undefined && typeof content !== 'string')) {
-        problems.push({ ...where, field: 'code', message: `holds entrypoint (a file path) or content (the script), as strings${unknown.length > 0 ? ` (unknown: ${unknown.join(', ')})` : ''}` })
+        problems.push({
+          ...where,
+          field: 'code',
+          message: `holds entrypoint (a file path) or content (the script), as strings${unknown.length > 0 ? ` (unknown: ${unknown.join(', ')})` : ''}`,
+        })
         failed.add(r)
         return
       }
@@ -93,7 +104,13 @@ const LOCAL_IMPORT = /(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)['"]\.\.?
  * text is the snippet's script (src/project/code-field.ts), which also reports a `code` that is
  * not `{ entrypoint }`.
  */
-async function bundleSnippetImports(r: Registration, props: Record<string, unknown>, where: { file: string; construct: string; logicalId: string }, at: ScriptBundling, problems: Problem[]): Promise<boolean> {
+async function bundleSnippetImports(
+  r: Registration,
+  props: Record<string, unknown>,
+  where: { file: string; construct: string; logicalId: string },
+  at: ScriptBundling,
+  problems: Problem[],
+): Promise<boolean> {
   const code = props.code
   if (!code || typeof code !== 'object' || Array.isArray(code) || Object.keys(code).length !== 1) return true
   const entrypoint = (code as { entrypoint?: unknown }).entrypoint
@@ -105,7 +122,14 @@ async function bundleSnippetImports(r: Registration, props: Record<string, unkno
     return true
   }
   if (!LOCAL_IMPORT.test(text)) return true
-  const outcome = await bundleIntoOne({ entrypoint, checkFile: r.file, projectDir: at.rootDir, construct: where.construct, logicalId: where.logicalId, cwd: at.cwd })
+  const outcome = await bundleIntoOne({
+    entrypoint,
+    checkFile: r.file,
+    projectDir: at.rootDir,
+    construct: where.construct,
+    logicalId: where.logicalId,
+    cwd: at.cwd,
+  })
   if (!outcome.ok) {
     problems.push(...outcome.problems)
     return false
@@ -118,22 +142,42 @@ async function bundleSnippetImports(r: Registration, props: Record<string, unkno
  * A `PlaywrightCheck`'s props with its project gathered (`files`, `playwrightConfigPath` relative
  * to the config's folder, `include` gone), in place; false when it has a problem (added).
  */
-async function gatherSuiteProps(r: Registration, props: Record<string, unknown>, where: { file: string; construct: string; logicalId: string }, at: ScriptBundling, problems: Problem[]): Promise<boolean> {
+async function gatherSuiteProps(
+  r: Registration,
+  props: Record<string, unknown>,
+  where: { file: string; construct: string; logicalId: string },
+  at: ScriptBundling,
+  problems: Problem[],
+): Promise<boolean> {
   const { playwrightConfigPath, include } = props
   if (playwrightConfigPath === undefined && Array.isArray(props.files)) return true
   if (typeof playwrightConfigPath !== 'string' || playwrightConfigPath === '') {
-    problems.push({ ...where, field: 'playwrightConfigPath', message: `is required: the Playwright config of the suite, relative to this file, e.g. playwrightConfigPath: './playwright.config.ts' (got ${JSON.stringify(playwrightConfigPath) ?? 'nothing'})` })
+    problems.push({
+      ...where,
+      field: 'playwrightConfigPath',
+      message: `is required: the Playwright config of the suite, relative to this file, e.g. playwrightConfigPath: './playwright.config.ts' (got ${JSON.stringify(playwrightConfigPath) ?? 'nothing'})`,
+    })
     return false
   }
   const includes = include === undefined ? [] : Array.isArray(include) ? include : [include]
   if (!includes.every((g): g is string => typeof g === 'string' && g !== '')) {
-    problems.push({ ...where, field: 'include', message: `holds globs relative to the config's folder, as strings, e.g. include: ['fixtures/**'] (got ${JSON.stringify(include).slice(0, 60)})` })
+    problems.push({
+      ...where,
+      field: 'include',
+      message: `holds globs relative to the config's folder, as strings, e.g. include: ['fixtures/**'] (got ${JSON.stringify(include).slice(0, 60)})`,
+    })
     return false
   }
   const pwProjects = Array.isArray(props.pwProjects) ? props.pwProjects.filter((p): p is string => typeof p === 'string') : undefined
   const outcome = await gatherSuite({
-    checkFile: r.file, playwrightConfigPath, include: includes, pwProjects, runtimeId: typeof props.runtimeId === 'string' ? props.runtimeId : null,
-    construct: where.construct, logicalId: where.logicalId, cwd: at.cwd,
+    checkFile: r.file,
+    playwrightConfigPath,
+    include: includes,
+    pwProjects,
+    runtimeId: typeof props.runtimeId === 'string' ? props.runtimeId : null,
+    construct: where.construct,
+    logicalId: where.logicalId,
+    cwd: at.cwd,
   })
   if (!outcome.ok) {
     problems.push(...outcome.problems)

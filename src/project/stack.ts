@@ -35,7 +35,12 @@ export function isInternalFrame(frame: Frame): boolean {
   return frame.file.startsWith('node:') || frame.file.includes('/node_modules/') || frame.file.includes('\\node_modules\\')
 }
 
-export type CallSite = { getFileName(): string | undefined | null; getLineNumber(): number | null; getColumnNumber(): number | null; getFunctionName(): string | null }
+export type CallSite = {
+  getFileName(): string | undefined | null
+  getLineNumber(): number | null
+  getColumnNumber(): number | null
+  getFunctionName(): string | null
+}
 
 /**
  * Frames above `fn` (e.g. the caller of `new fn()`), read from V8's structured call sites:

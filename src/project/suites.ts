@@ -65,10 +65,15 @@ export async function readPlaywrightConfig(configFile: string): Promise<SuiteCon
         setup(b) {
           b.onResolve({ filter: /^@playwright\/test$|^playwright\/test$/ }, () => ({ path: 'playwright', namespace: 'stand-in' }))
           b.onLoad({ filter: /.*/, namespace: 'stand-in' }, () => ({
-            contents: 'const defineConfig = (...c) => Object.assign({}, ...c.filter((x) => x && typeof x === "object")); module.exports = { defineConfig, devices: new Proxy({}, { get: () => ({}) }), test: {}, expect: {} }',
+            contents:
+              'const defineConfig = (...c) => Object.assign({}, ...c.filter((x) => x && typeof x === "object")); module.exports = { defineConfig, devices: new Proxy({}, { get: () => ({}) }), test: {}, expect: {} }',
             loader: 'js',
           }))
-          b.onResolve({ filter: /^[^./]/ }, (args) => (BUILTINS.has(args.path.replace(/^node:/, '').split('/')[0]) || !args.path.startsWith('@playwright') ? { path: args.path, external: true } : undefined))
+          b.onResolve({ filter: /^[^./]/ }, (args) =>
+            BUILTINS.has(args.path.replace(/^node:/, '').split('/')[0]) || !args.path.startsWith('@playwright')
+              ? { path: args.path, external: true }
+              : undefined,
+          )
         },
       },
     ],
@@ -88,12 +93,23 @@ const list = (m: Matcher | undefined): Array<string | RegExp> => (m === undefine
 function testFilesIn(dir: string, match: Matcher | undefined, ignore: Matcher | undefined): string[] {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) return []
   const all = globSync('**/*', { cwd: dir, absolute: true, ignore: ['**/node_modules/**'], dot: false })
-  const globbed = (patterns: string[]) => new Set(patterns.length === 0 ? [] : globSync(patterns.map((p) => (p.startsWith('**/') || p.startsWith('/') ? p : `**/${p}`)), { cwd: dir, absolute: true, ignore: ['**/node_modules/**'] }))
+  const globbed = (patterns: string[]) =>
+    new Set(
+      patterns.length === 0
+        ? []
+        : globSync(
+            patterns.map((p) => (p.startsWith('**/') || p.startsWith('/') ? p : `**/${p}`)),
+            { cwd: dir, absolute: true, ignore: ['**/node_modules/**'] },
+          ),
+    )
   const matchers = list(match ?? DEFAULT_TEST_MATCH)
   const ignorers = list(ignore)
   const matched = globbed(matchers.filter((m): m is string => typeof m === 'string'))
   const ignored = globbed(ignorers.filter((m): m is string => typeof m === 'string'))
-  return all.filter((f) => (matched.has(f) || matchers.some((m) => m instanceof RegExp && m.test(f))) && !ignored.has(f) && !ignorers.some((m) => m instanceof RegExp && m.test(f)))
+  return all.filter(
+    (f) =>
+      (matched.has(f) || matchers.some((m) => m instanceof RegExp && m.test(f))) && !ignored.has(f) && !ignorers.some((m) => m instanceof RegExp && m.test(f)),
+  )
 }
 
 /** Gathers a suite's files (see the module's comment); never throws. */
@@ -102,7 +118,10 @@ export async function gatherSuite(input: SuiteInput): Promise<SuiteOutcome> {
   const where = { file: shown(input.checkFile), construct: input.construct, logicalId: input.logicalId }
   const configFile = path.resolve(path.dirname(input.checkFile), input.playwrightConfigPath)
   if (!existsSync(configFile) || !statSync(configFile).isFile()) {
-    return { ok: false, problems: [{ ...where, field: 'playwrightConfigPath', message: `file ${input.playwrightConfigPath} does not exist (looked for ${shown(configFile)})` }] }
+    return {
+      ok: false,
+      problems: [{ ...where, field: 'playwrightConfigPath', message: `file ${input.playwrightConfigPath} does not exist (looked for ${shown(configFile)})` }],
+    }
   }
   const root = path.dirname(configFile)
   let config: SuiteConfig
@@ -117,7 +136,11 @@ export async function gatherSuite(input: SuiteInput): Promise<SuiteOutcome> {
   const names = projects.map((p) => String(p.name ?? ''))
   ;(input.pwProjects ?? []).forEach((name, i) => {
     if (!names.includes(name)) {
-      problems.push({ ...where, field: `pwProjects.${i}`, message: `names no project of ${shown(configFile)} (got ${JSON.stringify(name)}; ${names.length > 0 ? `its projects: ${names.map((n) => JSON.stringify(n)).join(', ')}` : 'it declares no projects'})` })
+      problems.push({
+        ...where,
+        field: `pwProjects.${i}`,
+        message: `names no project of ${shown(configFile)} (got ${JSON.stringify(name)}; ${names.length > 0 ? `its projects: ${names.map((n) => JSON.stringify(n)).join(', ')}` : 'it declares no projects'})`,
+      })
     }
   })
   if (problems.length > 0) return { ok: false, problems }
@@ -128,7 +151,16 @@ export async function gatherSuite(input: SuiteInput): Promise<SuiteOutcome> {
     for (const f of testFilesIn(dir, p.testMatch ?? config.testMatch, p.testIgnore ?? config.testIgnore)) tests.add(f)
   }
   if (tests.size === 0) {
-    return { ok: false, problems: [{ ...where, field: 'playwrightConfigPath', message: `${shown(configFile)} finds no test file (testDir ${JSON.stringify(config.testDir ?? '.')}, testMatch ${String(config.testMatch ?? DEFAULT_TEST_MATCH)})` }] }
+    return {
+      ok: false,
+      problems: [
+        {
+          ...where,
+          field: 'playwrightConfigPath',
+          message: `${shown(configFile)} finds no test file (testDir ${JSON.stringify(config.testDir ?? '.')}, testMatch ${String(config.testMatch ?? DEFAULT_TEST_MATCH)})`,
+        },
+      ],
+    }
   }
   return collectFiles(input, configFile, [...tests].sort(), where)
 }
@@ -138,21 +170,45 @@ export async function gatherSuite(input: SuiteInput): Promise<SuiteOutcome> {
  * (read as bytes: a screenshot baseline or any file that is not UTF-8 goes in base64), relative to
  * the config's folder.
  */
-async function collectFiles(input: SuiteInput, configFile: string, tests: string[], where: { file: string; construct: string; logicalId: string }): Promise<SuiteOutcome> {
+async function collectFiles(
+  input: SuiteInput,
+  configFile: string,
+  tests: string[],
+  where: { file: string; construct: string; logicalId: string },
+): Promise<SuiteOutcome> {
   const root = path.dirname(configFile)
   const files = new Map<string, SuiteFile>()
   const problems: Problem[] = []
   for (const entry of [configFile, ...tests]) {
-    const bundled = await bundleScript({ entrypoint: entry, checkFile: input.checkFile, projectDir: root, runtimeId: input.runtimeId, construct: input.construct, logicalId: input.logicalId, field: 'playwrightConfigPath', cwd: input.cwd })
+    const bundled = await bundleScript({
+      entrypoint: entry,
+      checkFile: input.checkFile,
+      projectDir: root,
+      runtimeId: input.runtimeId,
+      construct: input.construct,
+      logicalId: input.logicalId,
+      field: 'playwrightConfigPath',
+      cwd: input.cwd,
+    })
     if (!bundled.ok) problems.push(...bundled.problems)
     else for (const f of bundled.value.files) files.set(f.path, { path: f.path, content: f.content })
   }
   ;(input.include ?? []).forEach((pattern, i) => {
     const found = globSync(pattern, { cwd: root, absolute: true, ignore: ['**/node_modules/**'] })
-    if (found.length === 0) problems.push({ ...where, field: `include.${i}`, message: `matches no file in ${toPosix(path.relative(input.cwd, root)) || '.'} (got ${JSON.stringify(pattern)})` })
+    if (found.length === 0)
+      problems.push({
+        ...where,
+        field: `include.${i}`,
+        message: `matches no file in ${toPosix(path.relative(input.cwd, root)) || '.'} (got ${JSON.stringify(pattern)})`,
+      })
     for (const f of found) {
       const rel = toPosix(path.relative(root, f))
-      if (rel.startsWith('..')) problems.push({ ...where, field: `include.${i}`, message: `matches ${rel}, outside the config's folder: a suite holds the files under its config's folder` })
+      if (rel.startsWith('..'))
+        problems.push({
+          ...where,
+          field: `include.${i}`,
+          message: `matches ${rel}, outside the config's folder: a suite holds the files under its config's folder`,
+        })
       else files.set(rel, suiteFileOf(rel, readFileSync(f)))
     }
   })

@@ -51,7 +51,10 @@ export function transpiled(dir: string | undefined, file: string, source: string
   const identity = sha256(`${FORMAT}\0${file}\0${options}\0${versionOfSucrase()}`)
   const entry = path.join(dir, `transpiled.${identity.slice(0, 24)}.cache`)
   const read = readCacheFile(entry, FORMAT, identity)
-  const last = 'data' in read && Array.isArray(read.data) && typeof read.data[0] === 'string' && typeof read.data[1] === 'string' ? (read.data as [string, string]) : undefined
+  const last =
+    'data' in read && Array.isArray(read.data) && typeof read.data[0] === 'string' && typeof read.data[1] === 'string'
+      ? (read.data as [string, string])
+      : undefined
   let code = last && last[0] === source ? last[1] : last ? patchLiteral(last[0], last[1], source) : undefined
   if (code !== undefined) {
     counts.patched++

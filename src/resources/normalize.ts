@@ -113,7 +113,7 @@ function clean(value: unknown, path: string): unknown {
 }
 
 function compareScalars(a: unknown, b: unknown): number {
-  const x = typeof a === 'string' ? a : JSON.stringify(a) ?? ''
-  const y = typeof b === 'string' ? b : JSON.stringify(b) ?? ''
+  const x = typeof a === 'string' ? a : (JSON.stringify(a) ?? '')
+  const y = typeof b === 'string' ? b : (JSON.stringify(b) ?? '')
   return x < y ? -1 : x > y ? 1 : 0
 }

@@ -4,7 +4,13 @@ import { variable } from './kinds/variable.js'
 import { statusPageService } from './kinds/status-page-service.js'
 import { privateLocation } from './kinds/private-location.js'
 import {
-  emailAlertChannel, msTeamsAlertChannel, opsgenieAlertChannel, pagerDutyAlertChannel, slackAlertChannel, smsAlertChannel, webhookAlertChannel,
+  emailAlertChannel,
+  msTeamsAlertChannel,
+  opsgenieAlertChannel,
+  pagerDutyAlertChannel,
+  slackAlertChannel,
+  smsAlertChannel,
+  webhookAlertChannel,
 } from './kinds/alert-channel.js'
 import { maintenanceWindow } from './kinds/maintenance-window.js'
 import { checkGroup } from './kinds/check-group.js'
@@ -66,8 +72,7 @@ export const RESOURCE_KINDS = Object.keys(DESCRIPTORS) as readonly ResourceKind[
 
 export const isResourceKind = (text: string): text is ResourceKind => Object.hasOwn(DESCRIPTORS, text)
 
-const table = <T>(pick: (d: ResourceDescriptor) => T) =>
-  Object.fromEntries(ALL.map((d) => [d.kind, pick(d)])) as Record<ResourceKind, T>
+const table = <T>(pick: (d: ResourceDescriptor) => T) => Object.fromEntries(ALL.map((d) => [d.kind, pick(d)])) as Record<ResourceKind, T>
 
 /** The construct class users write for each kind. */
 export const CONSTRUCT_NAMES: Record<ResourceKind, string> = table((d) => d.construct)
@@ -101,14 +106,16 @@ export function remoteIdOf(kind: ResourceKind, record: RemoteRecord): string {
 export function displayName(kind: ResourceKind, payload: Record<string, unknown>): string | undefined {
   const field = DESCRIPTORS[kind].displayField
   let name: unknown = payload[field]
-  if (name === undefined && field.includes('.')) name = field.split('.').reduce<unknown>((node, key) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), payload)
+  if (name === undefined && field.includes('.'))
+    name = field.split('.').reduce<unknown>((node, key) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), payload)
   return typeof name === 'string' ? name : undefined
 }
 
 /** The value of an identity field (a dotted path: `config.address`) in a payload or record, as text; undefined when unset. */
 export function identityValue(payload: Record<string, unknown>, field: string): string | undefined {
   let value: unknown = payload[field]
-  if (value === undefined && field.includes('.')) value = field.split('.').reduce<unknown>((node, key) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), payload)
+  if (value === undefined && field.includes('.'))
+    value = field.split('.').reduce<unknown>((node, key) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), payload)
   return value === undefined || value === null ? undefined : String(value)
 }
 
@@ -122,7 +129,9 @@ export const REFERENCED_KINDS: readonly ResourceKind[] = [...new Set(ALL.flatMap
  * Kinds referred to by a number (alert channels): a plan names them from the placeholders of the
  * code, never by their ids, which cannot be told apart from any other number in its text.
  */
-export const NUMERIC_ID_KINDS: ReadonlySet<ResourceKind> = new Set(ALL.flatMap((d) => d.references.filter((r) => r.numeric).flatMap((r) => r.anyOf ?? [r.kind])))
+export const NUMERIC_ID_KINDS: ReadonlySet<ResourceKind> = new Set(
+  ALL.flatMap((d) => d.references.filter((r) => r.numeric).flatMap((r) => r.anyOf ?? [r.kind])),
+)
 
 /** The kinds a reference field may refer to: its `anyOf`, else its one kind. */
 export function referredKinds(field: import('./types.js').ReferenceField): readonly ResourceKind[] {

@@ -48,8 +48,10 @@ function scriptsOf(check: ApiCheck, options: RunOptions): { setup: NamedScript[]
 
 /** Whether a check has any setup or teardown script (most have none: nothing is started for them). */
 export function hasApiScripts(check: ApiCheck): boolean {
-  return [check.setupSnippetId, check.tearDownSnippetId].some((v) => v !== null && v !== undefined)
-    || [check.localSetupScript, check.localTearDownScript].some((v) => typeof v === 'string' && v.trim() !== '')
+  return (
+    [check.setupSnippetId, check.tearDownSnippetId].some((v) => v !== null && v !== undefined) ||
+    [check.localSetupScript, check.localTearDownScript].some((v) => typeof v === 'string' && v.trim() !== '')
+  )
 }
 
 /** The scripts' environment (the account's variables, `MONITORS=true`, `CI=true` in a test session) and its secret values. */
@@ -97,7 +99,12 @@ export class ApiScripts {
     const runtimeId = (check as { runtimeId?: string | null }).runtimeId ?? DEFAULT_RUNTIME_ID
     const state = runtimeState(runtimeId, options.runtimeCache ?? defaultRuntimeCache())
     const sandbox = await ApiScriptSandbox.open({
-      env, runtimeDir: state.prepared ? state.dir : null, runtimeMissing: state.missing, workDir: options.workDir, signal: options.signal, ...options.scriptLimits,
+      env,
+      runtimeDir: state.prepared ? state.dir : null,
+      runtimeMissing: state.missing,
+      workDir: options.workDir,
+      signal: options.signal,
+      ...options.scriptLimits,
       // the scripts' own connections follow the check's private-target policy, in their process and at the egress proxy
       guard: targetGuard(options),
       policy: { privateTargets: options.privateTargets, allowedTargets: options.allowedTargets },
@@ -109,10 +116,11 @@ export class ApiScripts {
 
   /** Values the scripts must never show (the request's secrets), added to the scrubbed ones. */
   addSecrets(values: Iterable<string>): void {
-    for (const v of values) if (v !== '' && !this.secrets.has(v)) {
-      this.secrets.add(v)
-      this.scrubber = null
-    }
+    for (const v of values)
+      if (v !== '' && !this.secrets.has(v)) {
+        this.secrets.add(v)
+        this.scrubber = null
+      }
   }
 
   /**
@@ -192,7 +200,8 @@ const allStrings = (v: unknown) => isObject(v) && Object.values(v).every((x) => 
 function requestProblem(r: ScriptRequest): string | null {
   if (!isObject(r)) return 'request is not an object'
   if (typeof r.url !== 'string') return 'request.url must be a string'
-  if (typeof r.method !== 'string' || !(API_METHODS as readonly string[]).includes(r.method.toUpperCase())) return `request.method must be one of ${API_METHODS.join(', ')}`
+  if (typeof r.method !== 'string' || !(API_METHODS as readonly string[]).includes(r.method.toUpperCase()))
+    return `request.method must be one of ${API_METHODS.join(', ')}`
   if (typeof r.body !== 'string') return 'request.body must be a string (JSON.stringify an object)'
   if (!allStrings(r.headers)) return 'request.headers must be an object of strings'
   if (!allStrings(r.queryParameters)) return 'request.queryParameters must be an object of strings'

@@ -26,9 +26,25 @@ const DAY_MS = 86_400_000
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308])
 /** Errors of a connection that never carried the request through: NETWORK_ERROR. */
 const NETWORK_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NODATA', 'EAI_NONAME', 'EHOSTUNREACH',
-  'ENETUNREACH', 'ETIMEDOUT', 'EPIPE', 'EADDRNOTAVAIL', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ERR_SSL_WRONG_VERSION_NUMBER', 'ECONNABORTED',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EAI_FAIL',
+  'EAI_NODATA',
+  'EAI_NONAME',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EADDRNOTAVAIL',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'ERR_SSL_WRONG_VERSION_NUMBER',
+  'ECONNABORTED',
 ])
 
 // ---------------------------------------------------------------------------------------------
@@ -164,7 +180,9 @@ function prepare(check: ApiCheck, resolver: Resolver): PreparedRequest | string 
   }
   if (resolver.missing.length > 0) {
     const list = resolver.missing.map((m) => `{{${m.key}}} (in ${m.field})`).join(', ')
-    throw new MissingVariables(`${resolver.missing.length === 1 ? 'variable' : 'variables'} ${list} ${resolver.missing.length === 1 ? 'is' : 'are'} not defined: add ${resolver.missing.length === 1 ? 'it' : 'them'} to the account's environment variables`)
+    throw new MissingVariables(
+      `${resolver.missing.length === 1 ? 'variable' : 'variables'} ${list} ${resolver.missing.length === 1 ? 'is' : 'are'} not defined: add ${resolver.missing.length === 1 ? 'it' : 'them'} to the account's environment variables`,
+    )
   }
   let url: URL
   try {
@@ -176,7 +194,9 @@ function prepare(check: ApiCheck, resolver: Resolver): PreparedRequest | string 
   for (const [key, value] of query) url.searchParams.append(key, value)
   if (auth !== null && !hasHeader(headers, 'authorization')) headers.push(['authorization', `Basic ${auth}`])
   if (body !== null) {
-    const contentType = { JSON: 'application/json', GRAPHQL: 'application/json', FORM: 'application/x-www-form-urlencoded', RAW: null, NONE: null }[request.bodyType]
+    const contentType = { JSON: 'application/json', GRAPHQL: 'application/json', FORM: 'application/x-www-form-urlencoded', RAW: null, NONE: null }[
+      request.bodyType
+    ]
     if (request.bodyType === 'GRAPHQL' && !isGraphqlEnvelope(body)) body = JSON.stringify({ query: body })
     if (contentType && !hasHeader(headers, 'content-type')) headers.push(['content-type', contentType])
   }
@@ -199,7 +219,11 @@ interface Exchange {
 }
 
 class ExchangeError extends Error {
-  constructor(message: string, readonly kind: 'network' | 'tls' | 'timeout' | 'aborted' | 'refused' | 'other', readonly timings: Partial<ApiTimings> = {}) {
+  constructor(
+    message: string,
+    readonly kind: 'network' | 'tls' | 'timeout' | 'aborted' | 'refused' | 'other',
+    readonly timings: Partial<ApiTimings> = {},
+  ) {
     super(message)
   }
 }
@@ -332,7 +356,9 @@ function timedConnector(state: ExchangeState, settings: ExchangeSettings): build
       : netConnect(base)
     state.socket = s
     s.setNoDelay(true)
-    s.once('lookup', () => { marks.lookup = performance.now() })
+    s.once('lookup', () => {
+      marks.lookup = performance.now()
+    })
     s.once('connect', () => {
       marks.connect = performance.now()
       const refused = connectedRefusal(settings.policy, options.hostname, s)
@@ -426,10 +452,12 @@ function classify(error: Error & { code?: string; cause?: unknown }, signal: Abo
     return new ExchangeError(`TLS certificate of ${where} was refused: ${hint}${code ? ` (${code})` : ''}; set request.skipSSL to accept it`, 'tls', timings)
   }
   if (NETWORK_CODES.has(code) || /ECONN|socket|closed/i.test(error.message)) {
-    const what = code === 'ECONNREFUSED' ? 'connection refused'
-      : code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? 'host name not found'
-        : error.message
-    return new ExchangeError(`${url.protocol.replace(':', '')} request to ${where} failed: ${what}${code && !what.includes(code) ? ` (${code})` : ''}`, 'network', timings)
+    const what = code === 'ECONNREFUSED' ? 'connection refused' : code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? 'host name not found' : error.message
+    return new ExchangeError(
+      `${url.protocol.replace(':', '')} request to ${where} failed: ${what}${code && !what.includes(code) ? ` (${code})` : ''}`,
+      'network',
+      timings,
+    )
   }
   return new ExchangeError(`${url.protocol.replace(':', '')} request to ${where} failed: ${error.message}`, 'other', timings)
 }
@@ -465,7 +493,9 @@ function redirected(previous: PreparedRequest, statusCode: number, location: URL
   let secretHeaders = previous.secretHeaders
   let secretQuery = previous.secretQuery
   if (location.origin !== previous.url.origin) {
-    headers = headers.filter(([k]) => !['authorization', 'cookie', 'proxy-authorization'].includes(k.toLowerCase()) && !previous.secretHeaders.has(k.toLowerCase()))
+    headers = headers.filter(
+      ([k]) => !['authorization', 'cookie', 'proxy-authorization'].includes(k.toLowerCase()) && !previous.secretHeaders.has(k.toLowerCase()),
+    )
     if (previous.secretQuery.length > 0) {
       url = new URL(location)
       for (const [key, value] of previous.secretQuery) url.searchParams.delete(key, value)
@@ -541,7 +571,8 @@ async function attemptApi(check: ApiCheck, options: RunOptions, resolver: Resolv
     } finally {
       deadline.dispose()
     }
-    if (followed.response && scripts?.hasTearDown && !(await tearDown(followed as Followed & { response: Exchange }, scripts, resolver, outcome))) return finish()
+    if (followed.response && scripts?.hasTearDown && !(await tearDown(followed as Followed & { response: Exchange }, scripts, resolver, outcome)))
+      return finish()
     if (followed.response) judgeResponse(effective, followed as Followed & { response: Exchange }, outcome, details)
     return finish()
   } finally {
@@ -556,12 +587,21 @@ async function attemptApi(check: ApiCheck, options: RunOptions, resolver: Resolv
  */
 async function setUp(check: ApiCheck, scripts: ApiScripts, resolver: Resolver, outcome: AttemptOutcome): Promise<ApiCheck | null> {
   const r = check.request
-  const pairs = (items: ApiCheck['request']['headers']) => Object.fromEntries(items.map((h) => {
-    const value = resolver.known(h.value)
-    if (h.secret) resolver.secret(value)
-    return [resolver.known(h.key), value]
-  }))
-  const view: ScriptRequest = { method: r.method, url: resolver.known(r.url), body: resolver.known(r.body), headers: pairs(r.headers), queryParameters: pairs(r.queryParameters) }
+  const pairs = (items: ApiCheck['request']['headers']) =>
+    Object.fromEntries(
+      items.map((h) => {
+        const value = resolver.known(h.value)
+        if (h.secret) resolver.secret(value)
+        return [resolver.known(h.key), value]
+      }),
+    )
+  const view: ScriptRequest = {
+    method: r.method,
+    url: resolver.known(r.url),
+    body: resolver.known(r.body),
+    headers: pairs(r.headers),
+    queryParameters: pairs(r.queryParameters),
+  }
   scripts.addSecrets(resolver.secrets)
   const done = await scripts.setup(view)
   if ('error' in done) {
@@ -649,9 +689,12 @@ function attemptDeadline(check: ApiCheck, options: RunOptions, host: () => strin
   if (options.timeoutMs !== undefined) limits.push(options.timeoutMs)
   const timeoutMs = Math.min(...limits)
   const controller = new AbortController()
-  const timer = setTimeout(() => {
-    controller.abort({ kind: 'timeout', message: `no complete response from ${host()} within ${timeoutMs} ms` })
-  }, Math.max(0, timeoutMs))
+  const timer = setTimeout(
+    () => {
+      controller.abort({ kind: 'timeout', message: `no complete response from ${host()} within ${timeoutMs} ms` })
+    },
+    Math.max(0, timeoutMs),
+  )
   const onAbort = () => controller.abort({ kind: 'aborted' })
   if (options.signal?.aborted) onAbort()
   options.signal?.addEventListener('abort', onAbort, { once: true })

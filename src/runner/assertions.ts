@@ -111,14 +111,22 @@ function contains(value: unknown, target: string): boolean {
 /** Applies one comparison; `actual` undefined means the value was not found. */
 export function compare(comparison: Comparison, actual: unknown, target: string): boolean {
   switch (comparison) {
-    case 'EQUALS': return looselyEqual(actual, target)
-    case 'NOT_EQUALS': return !looselyEqual(actual, target)
-    case 'HAS_KEY': return hasKey(actual, target)
-    case 'NOT_HAS_KEY': return !hasKey(actual, target)
-    case 'HAS_VALUE': return hasValue(actual, target)
-    case 'NOT_HAS_VALUE': return !hasValue(actual, target)
-    case 'IS_EMPTY': return isEmpty(actual)
-    case 'NOT_EMPTY': return !isEmpty(actual)
+    case 'EQUALS':
+      return looselyEqual(actual, target)
+    case 'NOT_EQUALS':
+      return !looselyEqual(actual, target)
+    case 'HAS_KEY':
+      return hasKey(actual, target)
+    case 'NOT_HAS_KEY':
+      return !hasKey(actual, target)
+    case 'HAS_VALUE':
+      return hasValue(actual, target)
+    case 'NOT_HAS_VALUE':
+      return !hasValue(actual, target)
+    case 'IS_EMPTY':
+      return isEmpty(actual)
+    case 'NOT_EMPTY':
+      return !isEmpty(actual)
     case 'GREATER_THAN': {
       const a = asNumber(actual)
       const t = asNumber(target)
@@ -129,10 +137,14 @@ export function compare(comparison: Comparison, actual: unknown, target: string)
       const t = asNumber(target)
       return a !== null && t !== null && a < t
     }
-    case 'CONTAINS': return contains(actual, target)
-    case 'NOT_CONTAINS': return !contains(actual, target)
-    case 'IS_NULL': return actual === null || actual === undefined
-    case 'NOT_NULL': return actual !== null && actual !== undefined
+    case 'CONTAINS':
+      return contains(actual, target)
+    case 'NOT_CONTAINS':
+      return !contains(actual, target)
+    case 'IS_NULL':
+      return actual === null || actual === undefined
+    case 'NOT_NULL':
+      return actual !== null && actual !== undefined
   }
 }
 
@@ -156,11 +168,16 @@ export function evaluateAssertion(
   const expectation = NO_TARGET.has(assertion.comparison)
     ? `${subject} ${assertion.comparison}`
     : `${subject} ${assertion.comparison} ${JSON.stringify(assertion.target)}${unit}`
-  const got = actual === undefined
-    ? (property ? `nothing at ${property}` : 'no value')
-    : actualText === null ? 'null'
-      : typeof actual === 'number' ? `${actual}${unit}`
-        : `${JSON.stringify(shorten(actualText))}`
+  const got =
+    actual === undefined
+      ? property
+        ? `nothing at ${property}`
+        : 'no value'
+      : actualText === null
+        ? 'null'
+        : typeof actual === 'number'
+          ? `${actual}${unit}`
+          : `${JSON.stringify(shorten(actualText))}`
   return {
     source: assertion.source,
     property,
@@ -200,9 +217,12 @@ export function evaluateApiAssertion(
 ): AssertionResult {
   const property = assertion.property ?? ''
   switch (assertion.source) {
-    case 'STATUS_CODE': return evaluateAssertion(assertion, response.statusCode)
-    case 'RESPONSE_TIME': return evaluateAssertion(assertion, response.responseTime, ' ms')
-    case 'TEXT_BODY': return evaluateAssertion(assertion, applyRegex(response.body, assertion.regex))
+    case 'STATUS_CODE':
+      return evaluateAssertion(assertion, response.statusCode)
+    case 'RESPONSE_TIME':
+      return evaluateAssertion(assertion, response.responseTime, ' ms')
+    case 'TEXT_BODY':
+      return evaluateAssertion(assertion, applyRegex(response.body, assertion.regex))
     case 'HEADERS': {
       if (property === '') return evaluateAssertion(assertion, response.headers)
       const value = response.headers[property.toLowerCase()]
@@ -220,6 +240,7 @@ export function evaluateApiAssertion(
       const found = readJsonPath(document, property)
       return evaluateAssertion(assertion, found.found ? found.value : undefined)
     }
-    default: return evaluateAssertion(assertion, undefined)
+    default:
+      return evaluateAssertion(assertion, undefined)
   }
 }

@@ -6,8 +6,13 @@
  * programs that have no use for them, such as the install scripts of a runtime's packages.
  */
 export const SECRET_VARIABLES = [
-  'MONITORING_SERVER_API_KEYS', 'MONITORING_SERVER_METRICS_TOKEN', 'MONITORING_SERVER_DB', 'MONITORING_SMTP_URL',
-  'MONITORING_API_KEY', 'AGENT_METRICS_TOKEN', 'PGPASSWORD',
+  'MONITORING_SERVER_API_KEYS',
+  'MONITORING_SERVER_METRICS_TOKEN',
+  'MONITORING_SERVER_DB',
+  'MONITORING_SMTP_URL',
+  'MONITORING_API_KEY',
+  'AGENT_METRICS_TOKEN',
+  'PGPASSWORD',
 ] as const
 
 export function childEnvironment(extra: Record<string, string> = {}, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {

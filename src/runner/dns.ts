@@ -20,8 +20,17 @@ const TYPE_NUMBERS: Record<string, number> = { A: 1, NS: 2, CNAME: 5, SOA: 6, MX
 const TYPE_NAMES: Record<number, string> = Object.fromEntries(Object.entries(TYPE_NUMBERS).map(([k, v]) => [v, k]))
 
 const RCODE_NUMBERS: Record<string, number> = {
-  NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5, YXDOMAIN: 6, YXRRSET: 7,
-  NXRRSET: 8, NOTAUTH: 9, NOTZONE: 10,
+  NOERROR: 0,
+  FORMERR: 1,
+  SERVFAIL: 2,
+  NXDOMAIN: 3,
+  NOTIMP: 4,
+  REFUSED: 5,
+  YXDOMAIN: 6,
+  YXRRSET: 7,
+  NXRRSET: 8,
+  NOTAUTH: 9,
+  NOTZONE: 10,
 }
 
 /** Name servers of a resolv.conf text, in order. */
@@ -61,7 +70,10 @@ export function splitServer(nameServer: string): { host: string; port: number | 
 }
 
 export class DnsExchangeError extends Error {
-  constructor(message: string, readonly kind: 'timeout' | 'network' | 'aborted') {
+  constructor(
+    message: string,
+    readonly kind: 'timeout' | 'network' | 'aborted',
+  ) {
     super(message)
   }
 }
@@ -91,9 +103,12 @@ export function exchange(query: Buffer, id: number, target: ExchangeTarget): Pro
       if (error) reject(error)
       else resolve({ response: response as Buffer, responseTime })
     }
-    const timer = setTimeout(() => {
-      finish(new DnsExchangeError(`no answer from ${target.address} port ${target.port} over ${target.protocol} within ${target.timeoutMs} ms`, 'timeout'))
-    }, Math.max(0, target.timeoutMs))
+    const timer = setTimeout(
+      () => {
+        finish(new DnsExchangeError(`no answer from ${target.address} port ${target.port} over ${target.protocol} within ${target.timeoutMs} ms`, 'timeout'))
+      },
+      Math.max(0, target.timeoutMs),
+    )
     cleanups.push(() => clearTimeout(timer))
     if (target.signal) {
       const onAbort = () => finish(new DnsExchangeError('run aborted', 'aborted'))
@@ -102,22 +117,28 @@ export function exchange(query: Buffer, id: number, target: ExchangeTarget): Pro
       cleanups.push(() => target.signal?.removeEventListener('abort', onAbort))
     }
     const networkError = (error: NodeJS.ErrnoException) => {
-      const what = error.code === 'ECONNREFUSED'
-        ? 'connection refused'
-        : error.code === 'ECONNRESET' ? 'connection reset' : error.message
+      const what = error.code === 'ECONNREFUSED' ? 'connection refused' : error.code === 'ECONNRESET' ? 'connection reset' : error.message
       finish(new DnsExchangeError(`${target.protocol} query to ${target.address} port ${target.port} failed: ${what}`, 'network'))
     }
 
     if (target.protocol === 'UDP') {
       const socket = createSocket(isIP(target.address) === 6 ? 'udp6' : 'udp4')
-      cleanups.push(() => { try { socket.close() } catch { /* already closed */ } })
+      cleanups.push(() => {
+        try {
+          socket.close()
+        } catch {
+          /* already closed */
+        }
+      })
       socket.on('error', networkError)
       socket.on('message', (message) => {
         if (message.length >= 2 && message.readUInt16BE(0) === id) finish(null, message)
       })
       socket.connect(target.port, target.address, () => {
         started = performance.now()
-        socket.send(query, (error) => { if (error) networkError(error) })
+        socket.send(query, (error) => {
+          if (error) networkError(error)
+        })
       })
       return
     }
@@ -143,7 +164,9 @@ export function exchange(query: Buffer, id: number, target: ExchangeTarget): Pro
         if (message.length >= 2 && message.readUInt16BE(0) === id) return finish(null, message)
       }
     })
-    socket.on('end', () => finish(new DnsExchangeError(`TCP query to ${target.address} port ${target.port} failed: the server closed the connection without an answer`, 'network')))
+    socket.on('end', () =>
+      finish(new DnsExchangeError(`TCP query to ${target.address} port ${target.port} failed: the server closed the connection without an answer`, 'network')),
+    )
   })
 }
 
@@ -292,7 +315,7 @@ function round(ms: number): number {
 export async function runDnsAttempt(check: DnsCheck, options: RunOptions): Promise<AttemptOutcome> {
   const request = check.request
   const configured = request.nameServer ? splitServer(request.nameServer) : null
-  const fallback = configured ? null : (options.systemNameServers ?? systemNameServers)()[0] ?? null
+  const fallback = configured ? null : ((options.systemNameServers ?? systemNameServers)()[0] ?? null)
   const host = configured?.host ?? fallback
   const port = request.port ?? configured?.port ?? 53
   const details: DnsDetails = {
@@ -362,9 +385,12 @@ export async function runDnsAttempt(check: DnsCheck, options: RunOptions): Promi
 
   const assertions: AssertionResult[] = request.assertions.map((a) => {
     switch (a.source) {
-      case 'RESPONSE_CODE': return evaluateAssertion(a, result.rcode)
-      case 'RESPONSE_TIME': return evaluateAssertion(a, outcome.responseTime, ' ms')
-      case 'TEXT_ANSWER': return evaluateAssertion(a, result.textAnswer)
+      case 'RESPONSE_CODE':
+        return evaluateAssertion(a, result.rcode)
+      case 'RESPONSE_TIME':
+        return evaluateAssertion(a, outcome.responseTime, ' ms')
+      case 'TEXT_ANSWER':
+        return evaluateAssertion(a, result.textAnswer)
       case 'JSON_ANSWER': {
         if (!a.property) return evaluateAssertion(a, result.jsonAnswer)
         const found = readJsonPath(result.jsonAnswer, a.property)

@@ -55,9 +55,7 @@ export function parsePingOutput(stdout: string): PingOutput | null {
     return { ipAddress, packetsSent: pings.length, packetsReceived: pings.length, packetLoss: null, latency: statsOf(pings.map((p) => p.time)), pings }
   }
   const rtt = /(?:rtt|round-trip) min\/avg\/max\/(?:mdev|stddev) = ([\d.]+)\/([\d.]+)\/([\d.]+)\/([\d.]+) ms/.exec(stdout)
-  const latency = rtt
-    ? { min: Number(rtt[1]), avg: Number(rtt[2]), max: Number(rtt[3]), stddev: Number(rtt[4]) }
-    : statsOf(pings.map((p) => p.time))
+  const latency = rtt ? { min: Number(rtt[1]), avg: Number(rtt[2]), max: Number(rtt[3]), stddev: Number(rtt[4]) } : statsOf(pings.map((p) => p.time))
   return {
     ipAddress,
     packetsSent: Number(summary[1]),
@@ -76,9 +74,12 @@ export function pingArguments(request: IcmpCheck['request'], packetTimeoutMs: nu
   return [
     '-n',
     request.ipFamily === 'IPv6' ? '-6' : '-4',
-    '-c', String(request.pingCount),
-    '-i', String(intervalSeconds),
-    '-W', String(Math.max(0.001, packetTimeoutMs / 1000)),
+    '-c',
+    String(request.pingCount),
+    '-i',
+    String(intervalSeconds),
+    '-W',
+    String(Math.max(0.001, packetTimeoutMs / 1000)),
     '--',
     address ?? request.hostname,
   ]
@@ -115,14 +116,20 @@ function runPing(path: string, args: string[], limitMs: number, signal?: AbortSi
       result.killedFor = why
       // SIGINT makes ping print its statistics for the packets sent so far.
       child.kill('SIGINT')
-      setTimeout(() => { if (!done) child.kill('SIGKILL') }, 500).unref()
+      setTimeout(() => {
+        if (!done) child.kill('SIGKILL')
+      }, 500).unref()
     }
     const timer = setTimeout(() => stop('timeout'), limitMs)
     const onAbort = () => stop('abort')
     if (signal?.aborted) onAbort()
     else signal?.addEventListener('abort', onAbort, { once: true })
-    child.stdout?.setEncoding('utf8').on('data', (c: string) => { result.stdout += c })
-    child.stderr?.setEncoding('utf8').on('data', (c: string) => { result.stderr += c })
+    child.stdout?.setEncoding('utf8').on('data', (c: string) => {
+      result.stdout += c
+    })
+    child.stderr?.setEncoding('utf8').on('data', (c: string) => {
+      result.stderr += c
+    })
     child.on('error', (error) => {
       result.spawnError = error
       finish()
@@ -220,7 +227,9 @@ async function checkedAddress(check: IcmpCheck, options: RunOptions, outcome: At
     return { address: target.address }
   } catch (error) {
     outcome.networkError = true
-    outcome.failures.push(`ping ${request.hostname} (${request.ipFamily}) failed: host name not found (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+    outcome.failures.push(
+      `ping ${request.hostname} (${request.ipFamily}) failed: host name not found (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    )
     return null
   }
 }
@@ -272,7 +281,9 @@ function judgeReplies(check: IcmpCheck, parsed: PingOutput, outcome: AttemptOutc
   const request = check.request
   if (parsed.packetsReceived === 0) {
     outcome.networkError = true
-    outcome.failures.push(`no reply from ${request.hostname}${parsed.ipAddress ? ` (${parsed.ipAddress})` : ''}: ${parsed.packetsSent} packets sent, 100% packet loss`)
+    outcome.failures.push(
+      `no reply from ${request.hostname}${parsed.ipAddress ? ` (${parsed.ipAddress})` : ''}: ${parsed.packetsSent} packets sent, 100% packet loss`,
+    )
     return
   }
   const loss = parsed.packetLoss

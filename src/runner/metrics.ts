@@ -53,7 +53,11 @@ const keyOf = (labels: Labels) => JSON.stringify(Object.entries(labels))
 
 abstract class Family<S> {
   protected readonly series = new Map<string, { labels: Labels; value: S }>()
-  constructor(readonly name: string, readonly help: string, readonly labelNames: readonly string[]) {
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly labelNames: readonly string[],
+  ) {
     if (!NAME.test(name)) throw new Error(`Bad metric name ${name}`)
     for (const label of labelNames) if (!LABEL.test(label) || label === 'le') throw new Error(`Bad label name ${label}`)
   }
@@ -124,7 +128,12 @@ interface HistogramValue {
 
 /** Observations counted in buckets (upper bounds, in the metric's unit), with their sum and count. */
 export class Histogram extends Family<HistogramValue> {
-  constructor(name: string, help: string, labelNames: readonly string[], readonly bounds: readonly number[]) {
+  constructor(
+    name: string,
+    help: string,
+    labelNames: readonly string[],
+    readonly bounds: readonly number[],
+  ) {
     super(name, help, labelNames)
   }
 

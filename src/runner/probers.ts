@@ -36,8 +36,16 @@ export const PROBERS = {
   DNS: {
     probe: (check, location, context) => runDnsAttempt(check, { ...context, location }),
     blank: ({ request }) => ({
-      kind: 'DNS', query: request.query, recordType: request.recordType, nameServer: request.nameServer ?? null, port: request.port ?? 53,
-      protocol: request.protocol, rcode: null, answers: [], textAnswer: '', jsonAnswer: null,
+      kind: 'DNS',
+      query: request.query,
+      recordType: request.recordType,
+      nameServer: request.nameServer ?? null,
+      port: request.port ?? 53,
+      protocol: request.protocol,
+      rcode: null,
+      answers: [],
+      textAnswer: '',
+      jsonAnswer: null,
     }),
   },
   ICMP: {

@@ -30,7 +30,11 @@ export interface RetryPlan {
 }
 
 export const NO_RETRY_PLAN: RetryPlan = {
-  maxRetries: 0, maxDurationMs: 0, sameRegion: true, onlyOnNetworkError: false, backoffMs: () => 0,
+  maxRetries: 0,
+  maxDurationMs: 0,
+  sameRegion: true,
+  onlyOnNetworkError: false,
+  backoffMs: () => 0,
 }
 
 export function retryPlan(strategy: RetryStrategy | undefined, doubleCheck: boolean): RetryPlan {

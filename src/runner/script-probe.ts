@@ -116,7 +116,17 @@ async function outcomeOf(run: () => Promise<ScriptRunResult>, blank: () => Scrip
   try {
     result = limiter ? await limiter.run(run, context.signal) : await run()
   } catch (error) {
-    const outcome: AttemptOutcome = { responseTime: null, assertions: [], failures: [], degraded: [], timedOut: false, networkError: false, runnerError: `the run did not start: ${(error as Error).message}`, aborted: context.signal?.aborted ?? false, details: blank() }
+    const outcome: AttemptOutcome = {
+      responseTime: null,
+      assertions: [],
+      failures: [],
+      degraded: [],
+      timedOut: false,
+      networkError: false,
+      runnerError: `the run did not start: ${(error as Error).message}`,
+      aborted: context.signal?.aborted ?? false,
+      details: blank(),
+    }
     return outcome
   }
   return {
@@ -133,9 +143,23 @@ async function outcomeOf(run: () => Promise<ScriptRunResult>, blank: () => Scrip
 }
 
 /** One run of a browser or multi-step check's script, as a prober's outcome. */
-export async function runScriptAttempt(check: (BrowserCheck | MultiStepCheck) & { id?: string | null }, location: string, context: Omit<RunOptions, 'location'>): Promise<AttemptOutcome> {
+export async function runScriptAttempt(
+  check: (BrowserCheck | MultiStepCheck) & { id?: string | null },
+  location: string,
+  context: Omit<RunOptions, 'location'>,
+): Promise<AttemptOutcome> {
   if (context.script?.scripts === false) {
-    return { responseTime: null, assertions: [], failures: [], degraded: [], timedOut: false, networkError: false, runnerError: SCRIPTS_OFF, aborted: false, details: blankScriptDetails(check) }
+    return {
+      responseTime: null,
+      assertions: [],
+      failures: [],
+      degraded: [],
+      timedOut: false,
+      networkError: false,
+      runnerError: SCRIPTS_OFF,
+      aborted: false,
+      details: blankScriptDetails(check),
+    }
   }
   const scriptCheck: ScriptCheck = {
     id: check.id ?? null,
@@ -149,19 +173,39 @@ export async function runScriptAttempt(check: (BrowserCheck | MultiStepCheck) & 
     // the verdict (shouldFail included) is runCheck's, as for every type
     shouldFail: false,
   }
-  return outcomeOf(() => runScript(scriptCheck, runOptions(location, context)), () => blankScriptDetails(check), context)
+  return outcomeOf(
+    () => runScript(scriptCheck, runOptions(location, context)),
+    () => blankScriptDetails(check),
+    context,
+  )
 }
 
 /** Why a suite's run failed where suites do not run (a machine that cannot contain them, without --playwright-suites, or with --no-playwright-suites). */
-export const SUITES_OFF = 'this server does not run Playwright check suites: it runs them by default only where each run is contained (a sandbox of its own: docs/scripts.md), or, under --private-targets allow, where it can give each run a user of its own (as root), where `playwright test` is held to its files; its operator enables them with --playwright-suites, or run the check at a private location (monitors agent)'
+export const SUITES_OFF =
+  'this server does not run Playwright check suites: it runs them by default only where each run is contained (a sandbox of its own: docs/scripts.md), or, under --private-targets allow, where it can give each run a user of its own (as root), where `playwright test` is held to its files; its operator enables them with --playwright-suites, or run the check at a private location (monitors agent)'
 
 /** Why a script's run failed where scripts it cannot contain are refused (--private-targets deny on a machine that cannot contain them, without --uncontained-scripts). */
-export const SCRIPTS_OFF = 'this server does not run scripts it cannot contain under --private-targets deny: this machine gives its runs no sandbox of their own (docs/scripts.md, "The containment"), so the script would be held only by the walls inside its own process; its operator runs them anyway with --uncontained-scripts, or run the check at a private location (monitors agent)'
+export const SCRIPTS_OFF =
+  'this server does not run scripts it cannot contain under --private-targets deny: this machine gives its runs no sandbox of their own (docs/scripts.md, "The containment"), so the script would be held only by the walls inside its own process; its operator runs them anyway with --uncontained-scripts, or run the check at a private location (monitors agent)'
 
 /** One run of a Playwright check suite (`playwright test` of its runtime: src/runner/script/suite.ts), as a prober's outcome. */
-export async function runSuiteAttempt(check: PlaywrightCheck & { id?: string | null }, location: string, context: Omit<RunOptions, 'location'>): Promise<AttemptOutcome> {
+export async function runSuiteAttempt(
+  check: PlaywrightCheck & { id?: string | null },
+  location: string,
+  context: Omit<RunOptions, 'location'>,
+): Promise<AttemptOutcome> {
   if (context.script?.suites === false) {
-    return { responseTime: null, assertions: [], failures: [], degraded: [], timedOut: false, networkError: false, runnerError: SUITES_OFF, aborted: false, details: blankScriptDetails(check) }
+    return {
+      responseTime: null,
+      assertions: [],
+      failures: [],
+      degraded: [],
+      timedOut: false,
+      networkError: false,
+      runnerError: SUITES_OFF,
+      aborted: false,
+      details: blankScriptDetails(check),
+    }
   }
   const suite = {
     id: check.id ?? null,
@@ -175,7 +219,11 @@ export async function runSuiteAttempt(check: PlaywrightCheck & { id?: string | n
     // the verdict (shouldFail included) is runCheck's, as for every type
     shouldFail: false,
   }
-  return outcomeOf(() => runPlaywrightSuite(suite, runOptions(location, context)), () => blankScriptDetails(check), context)
+  return outcomeOf(
+    () => runPlaywrightSuite(suite, runOptions(location, context)),
+    () => blankScriptDetails(check),
+    context,
+  )
 }
 
 /** A result with details (a run's or an attempt's). */

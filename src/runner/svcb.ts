@@ -9,7 +9,13 @@ import { isIPv4, isIPv6 } from 'node:net'
 export const HTTPS_TYPE = 65
 
 const KEY_NAMES: Record<number, string> = {
-  0: 'mandatory', 1: 'alpn', 2: 'no-default-alpn', 3: 'port', 4: 'ipv4hint', 5: 'ech', 6: 'ipv6hint',
+  0: 'mandatory',
+  1: 'alpn',
+  2: 'no-default-alpn',
+  3: 'port',
+  4: 'ipv4hint',
+  5: 'ech',
+  6: 'ipv6hint',
 }
 const KEY_NUMBERS: Record<string, number> = Object.fromEntries(Object.entries(KEY_NAMES).map(([n, k]) => [k, Number(n)]))
 
@@ -34,11 +40,17 @@ function ipv6Text(bytes: Buffer): string {
   // Compress the longest run of zero groups.
   let bestStart = -1
   let bestLen = 0
-  for (let i = 0; i < 8;) {
-    if (groups[i] !== '0') { i += 1; continue }
+  for (let i = 0; i < 8; ) {
+    if (groups[i] !== '0') {
+      i += 1
+      continue
+    }
     let j = i
     while (j < 8 && groups[j] === '0') j += 1
-    if (j - i > bestLen && j - i > 1) { bestStart = i; bestLen = j - i }
+    if (j - i > bestLen && j - i > 1) {
+      bestStart = i
+      bestLen = j - i
+    }
     i = j
   }
   if (bestStart < 0) return groups.join(':')
@@ -54,26 +66,29 @@ function valueText(key: number, value: Buffer): string {
     }
     case 1: {
       const ids: string[] = []
-      for (let i = 0; i < value.length;) {
+      for (let i = 0; i < value.length; ) {
         const len = value[i]
         ids.push(value.subarray(i + 1, i + 1 + len).toString('latin1'))
         i += 1 + len
       }
       return `"${ids.join(',')}"`
     }
-    case 3: return String(value.length >= 2 ? value.readUInt16BE(0) : 0)
+    case 3:
+      return String(value.length >= 2 ? value.readUInt16BE(0) : 0)
     case 4: {
       const addresses: string[] = []
       for (let i = 0; i + 3 < value.length; i += 4) addresses.push(`${value[i]}.${value[i + 1]}.${value[i + 2]}.${value[i + 3]}`)
       return addresses.join(',')
     }
-    case 5: return value.toString('base64')
+    case 5:
+      return value.toString('base64')
     case 6: {
       const addresses: string[] = []
       for (let i = 0; i + 15 < value.length; i += 16) addresses.push(ipv6Text(value.subarray(i, i + 16)))
       return addresses.join(',')
     }
-    default: return `"${value.toString('latin1')}"`
+    default:
+      return `"${value.toString('latin1')}"`
   }
 }
 
@@ -148,10 +163,15 @@ export function encodeHttpsRecord(record: HttpsRecordData): Buffer {
     params.push([3, b])
   }
   if (p.ipv4hint) {
-    params.push([4, Buffer.concat(p.ipv4hint.map((a) => {
-      if (!isIPv4(a)) throw new Error(`not an IPv4 address: ${a}`)
-      return Buffer.from(a.split('.').map(Number))
-    }))])
+    params.push([
+      4,
+      Buffer.concat(
+        p.ipv4hint.map((a) => {
+          if (!isIPv4(a)) throw new Error(`not an IPv4 address: ${a}`)
+          return Buffer.from(a.split('.').map(Number))
+        }),
+      ),
+    ])
   }
   if (p.ech) params.push([5, Buffer.from(p.ech, 'base64')])
   if (p.ipv6hint) params.push([6, Buffer.concat(p.ipv6hint.map(ipv6Bytes))])

@@ -67,7 +67,10 @@ const V6_RANGES: Array<[string, number, string]> = [
 ]
 
 /** The ranges `deny` refuses, as data (for a process that checks them itself: the scripts' sandbox). */
-export const NON_PUBLIC_RANGES: { v4: ReadonlyArray<readonly [string, number, string]>; v6: ReadonlyArray<readonly [string, number, string]> } = { v4: V4_RANGES, v6: V6_RANGES }
+export const NON_PUBLIC_RANGES: { v4: ReadonlyArray<readonly [string, number, string]>; v6: ReadonlyArray<readonly [string, number, string]> } = {
+  v4: V4_RANGES,
+  v6: V6_RANGES,
+}
 
 function blockList(ranges: Array<[string, number, string]>, family: 'ipv4' | 'ipv6'): Array<[BlockList, string]> {
   return ranges.map(([net, prefix, what]) => {
@@ -125,7 +128,10 @@ export function ownAddresses(): Set<string> {
  * Anything that is not an IP address is refused (it cannot be checked).
  */
 export function nonPublicAddress(address: string): string | null {
-  const bare = address.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '').toLowerCase()
+  const bare = address
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/%.*$/, '')
+    .toLowerCase()
   const family = isIP(bare)
   if (family === 4) {
     for (const [list, what] of V4) if (list.check(bare, 'ipv4')) return what
@@ -213,9 +219,7 @@ export function refusal(policy: TargetPolicy | undefined, host: string, address:
   const bareHost = host.replace(/^\[(.*)\]$/, '$1')
   const literal = isIP(bareHost) !== 0
   const article = /^[aeiou"]/i.test(what) ? 'an' : 'a'
-  return literal
-    ? `${host} is ${article} ${what}: refused by ${POLICY_NAME}`
-    : `${host} resolves to ${article} ${what}: refused by ${POLICY_NAME}`
+  return literal ? `${host} is ${article} ${what}: refused by ${POLICY_NAME}` : `${host} resolves to ${article} ${what}: refused by ${POLICY_NAME}`
 }
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void
@@ -296,8 +300,8 @@ export async function resolveTarget(
   const addresses = isIP(bare)
     ? [{ address: bare }]
     : await new Promise<LookupAddress[]>((resolve, reject) => {
-      dnsLookup(bare, { family, all: true }, (error, found) => (error ? reject(error) : resolve(found)))
-    })
+        dnsLookup(bare, { family, all: true }, (error, found) => (error ? reject(error) : resolve(found)))
+      })
   for (const { address } of addresses) {
     const refused = refusal(policy, host, address, port)
     if (refused) return { refused }

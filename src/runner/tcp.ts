@@ -80,8 +80,16 @@ interface Exchange {
 function exchange(address: string, port: number, data: string | null, read: boolean, limitMs: number, signal?: AbortSignal): Promise<Exchange> {
   return new Promise((resolve) => {
     const result: Exchange = {
-      connectMs: null, dataMs: null, remoteAddress: null, chunks: [], size: 0, truncated: false,
-      error: null, timedOut: false, aborted: false, closedByPeer: false,
+      connectMs: null,
+      dataMs: null,
+      remoteAddress: null,
+      chunks: [],
+      size: 0,
+      truncated: false,
+      error: null,
+      timedOut: false,
+      aborted: false,
+      closedByPeer: false,
     }
     const started = performance.now()
     let connectedAt = 0
@@ -235,9 +243,8 @@ export async function runTcpAttempt(check: TcpCheck, options: RunOptions): Promi
   }
 
   outcome.assertions = request.assertions.map((a) =>
-    a.source === 'RESPONSE_TIME'
-      ? evaluateAssertion(a, total, ' ms')
-      : evaluateAssertion(a, narrowed(details.response, a.regex)))
+    a.source === 'RESPONSE_TIME' ? evaluateAssertion(a, total, ' ms') : evaluateAssertion(a, narrowed(details.response, a.regex)),
+  )
 
   if (!run.timedOut) {
     if (check.maxResponseTime !== null && total > check.maxResponseTime) {

@@ -34,8 +34,18 @@ function asApiCheck(check: UrlCheck): ApiCheck {
 /** What a URL run records before anything happened. */
 export function urlDetails(check: UrlCheck): UrlDetails {
   return {
-    kind: 'URL', method: 'GET', url: check.request.url, statusCode: null, headers: {}, body: '', bodySize: 0, bodyTruncated: false,
-    redirects: [], timings: null, sslDaysRemaining: null, remoteAddress: null,
+    kind: 'URL',
+    method: 'GET',
+    url: check.request.url,
+    statusCode: null,
+    headers: {},
+    body: '',
+    bodySize: 0,
+    bodyTruncated: false,
+    redirects: [],
+    timings: null,
+    sslDaysRemaining: null,
+    remoteAddress: null,
   }
 }
 

@@ -153,7 +153,11 @@ function secretsOf(type: string, table: ChannelSecretTable): ChannelSecrets | un
  * ChannelSecretKind). A type the table does not know (a row of a newer version) shows none of
  * its configuration: any of it may be secret.
  */
-export function blankAlertChannelSecrets(type: string, config: Record<string, unknown>, table: ChannelSecretTable = ALERT_CHANNEL_SECRETS): Record<string, unknown> {
+export function blankAlertChannelSecrets(
+  type: string,
+  config: Record<string, unknown>,
+  table: ChannelSecretTable = ALERT_CHANNEL_SECRETS,
+): Record<string, unknown> {
   const secrets = secretsOf(type, table)
   if (!secrets) return {}
   const out = { ...config }
@@ -199,7 +203,10 @@ export function blankAlertChannelPayload<T>(payload: T, table: ChannelSecretTabl
  * The secret values of a channel body that answers mask (blankAlertChannelSecrets): their paths
  * as plans name them and one canonical text of paths and values, or undefined when none is set.
  */
-export function alertChannelSecretValues(payload: Record<string, unknown>, table: ChannelSecretTable = ALERT_CHANNEL_SECRETS): { text: string; paths: string[] } | undefined {
+export function alertChannelSecretValues(
+  payload: Record<string, unknown>,
+  table: ChannelSecretTable = ALERT_CHANNEL_SECRETS,
+): { text: string; paths: string[] } | undefined {
   const config = payload.config
   const secrets = typeof payload.type === 'string' ? secretsOf(payload.type, table) : undefined
   if (!isRecord(config) || !secrets) return undefined
@@ -208,7 +215,8 @@ export function alertChannelSecretValues(payload: Record<string, unknown>, table
     const value = config[field]
     if (kind === 'markedItems') {
       if (!Array.isArray(value)) continue
-      for (const v of value) if (isSecretItem(v) && typeof v.value === 'string' && v.value !== '') pairs.push([`config.${field}[${String(v.key)}].value`, v.value])
+      for (const v of value)
+        if (isSecretItem(v) && typeof v.value === 'string' && v.value !== '') pairs.push([`config.${field}[${String(v.key)}].value`, v.value])
     } else if (typeof value === 'string' && value !== '' && !(kind === 'tokenUrl' && value === maskUrl(value))) pairs.push([`config.${field}`, value])
   }
   if (pairs.length === 0) return undefined

@@ -70,8 +70,20 @@ function mergeByKey(fromGroup: unknown, own: unknown, key: string): unknown[] {
 
 /** Where a group's value of a check's field came from, for plans and answers. */
 export const GROUP_FIELDS = [
-  'locations', 'frequency', 'environmentVariables', 'alertChannelSubscriptions', 'alertSettings', 'retryStrategy', 'runtimeId',
-  'activated', 'muted', 'request.url', 'request.headers', 'request.queryParameters', 'request.assertions', 'request.basicAuth',
+  'locations',
+  'frequency',
+  'environmentVariables',
+  'alertChannelSubscriptions',
+  'alertSettings',
+  'retryStrategy',
+  'runtimeId',
+  'activated',
+  'muted',
+  'request.url',
+  'request.headers',
+  'request.queryParameters',
+  'request.assertions',
+  'request.basicAuth',
 ] as const
 
 /**
@@ -119,10 +131,15 @@ export function applyGroup<T extends Json>(check: T, group: CheckGroup | Json | 
     }
     for (const field of ['headers', 'queryParameters'] as const) {
       if (isList(defaults[field]) && (defaults[field] as unknown[]).length > 0) {
-        next[field] = mergeByKey((defaults[field] as KeyValue[]).map((kv) => ({ ...kv })), request[field], 'key')
+        next[field] = mergeByKey(
+          (defaults[field] as KeyValue[]).map((kv) => ({ ...kv })),
+          request[field],
+          'key',
+        )
       }
     }
-    if (isList(defaults.assertions) && defaults.assertions.length > 0) next.assertions = [...(isList(request.assertions) ? request.assertions : []), ...defaults.assertions]
+    if (isList(defaults.assertions) && defaults.assertions.length > 0)
+      next.assertions = [...(isList(request.assertions) ? request.assertions : []), ...defaults.assertions]
     if (!filled(request.basicAuth) && filled(defaults.basicAuth)) next.basicAuth = defaults.basicAuth
     out.request = next
   }
@@ -146,7 +163,7 @@ export function groupStages<T extends { groupOrder?: unknown; name?: unknown }>(
 }
 
 const blankItems = (items: unknown) =>
-  (Array.isArray(items) ? items.map((i: { secret?: boolean; value?: string }) => (i && i.secret === true ? { ...i, value: '' } : i)) : items)
+  Array.isArray(items) ? items.map((i: { secret?: boolean; value?: string }) => (i && i.secret === true ? { ...i, value: '' } : i)) : items
 const hasSecretItem = (items: unknown) => Array.isArray(items) && items.some((i: { secret?: boolean; value?: string }) => i?.secret === true && i.value !== '')
 
 /**
@@ -178,7 +195,8 @@ export function groupSecretValues(group: Record<string, unknown>): { text: strin
   const pairs: Array<[string, string]> = []
   const items = (list: unknown, at: string) => {
     if (!Array.isArray(list)) return
-    for (const v of list as Json[]) if (v && v.secret === true && typeof v.value === 'string' && v.value !== '') pairs.push([`${at}[${String(v.key)}].value`, v.value])
+    for (const v of list as Json[])
+      if (v && v.secret === true && typeof v.value === 'string' && v.value !== '') pairs.push([`${at}[${String(v.key)}].value`, v.value])
   }
   items(group.environmentVariables, 'environmentVariables')
   const defaults = (group.apiCheckDefaults ?? {}) as Json

@@ -72,8 +72,8 @@ export function blankCheckSecrets<T>(check: T, options: { keepRequest?: boolean 
   if (channels !== check.alertChannels) out = { ...out, alertChannels: channels }
   if (!options.keepRequest && isObject(check.request)) {
     const request = check.request
-    const secretRequest = hasSecretItem(request.headers) || hasSecretItem(request.queryParameters) ||
-      (isObject(request.basicAuth) && request.basicAuth.password !== '')
+    const secretRequest =
+      hasSecretItem(request.headers) || hasSecretItem(request.queryParameters) || (isObject(request.basicAuth) && request.basicAuth.password !== '')
     if (secretRequest) out = blankApiSecrets(out)
   }
   return out as T

@@ -216,7 +216,8 @@ function scriptValues({ responseTime, details }: ResultFigures, withVitals: bool
   const vitals = (details.webVitals ?? null) as Record<string, unknown> | null
   if (vitals) for (const name of ['TTFB', 'FCP', 'LCP', 'CLS', 'TBT'] as const) if (finite(vitals[name])) values[name] = vitals[name]
   const errors = (details.errors ?? null) as Record<string, unknown> | null
-  if (errors) for (const name of ['consoleErrors', 'networkErrors', 'userScriptErrors', 'documentErrors'] as const) if (finite(errors[name])) values[name] = errors[name]
+  if (errors)
+    for (const name of ['consoleErrors', 'networkErrors', 'userScriptErrors', 'documentErrors'] as const) if (finite(errors[name])) values[name] = errors[name]
   return values
 }
 

@@ -1,9 +1,23 @@
 import { z } from 'zod'
 import { checkBody } from './omit.js'
 import {
-  CHECK_TYPES, COMPARISONS, DNS_ASSERTION_SOURCES, DNS_PROTOCOLS, DNS_RECORD_TYPES, ESCALATION_TYPES, FREQUENCIES,
-  ICMP_ASSERTION_SOURCES, ICMP_IP_FAMILIES, ICMP_LATENCY_PROPERTIES, LOCATIONS, RETRY_ONLY_ON,
-  RETRY_STRATEGY_TYPES, RUN_FREQUENCIES, RUNTIME_IDS, SEVERITIES, WEBHOOK_METHODS,
+  CHECK_TYPES,
+  COMPARISONS,
+  DNS_ASSERTION_SOURCES,
+  DNS_PROTOCOLS,
+  DNS_RECORD_TYPES,
+  ESCALATION_TYPES,
+  FREQUENCIES,
+  ICMP_ASSERTION_SOURCES,
+  ICMP_IP_FAMILIES,
+  ICMP_LATENCY_PROPERTIES,
+  LOCATIONS,
+  RETRY_ONLY_ON,
+  RETRY_STRATEGY_TYPES,
+  RUN_FREQUENCIES,
+  RUNTIME_IDS,
+  SEVERITIES,
+  WEBHOOK_METHODS,
 } from './enums.js'
 import { crossField } from './cross-field.js'
 import { privateLocationsSchema } from './private-location.js'
@@ -40,17 +54,13 @@ export const alertSettingsSchema = z.object({
   runBasedEscalation: z.object({ failedRunThreshold: z.number().int().min(1).max(5) }).optional(),
   timeBasedEscalation: z.object({ minutesFailingThreshold: z.number().int().min(1) }).optional(),
   reminders: z.object({ amount: z.number().int().min(0), interval: z.number().int().min(0) }).optional(),
-  parallelRunFailureThreshold: z
-    .object({ enabled: z.boolean(), percentage: z.number().min(0).max(100) })
-    .optional(),
+  parallelRunFailureThreshold: z.object({ enabled: z.boolean(), percentage: z.number().min(0).max(100) }).optional(),
   /**
    * Certificate alerts (reference: AlertSettingsSSLCertificates) of a check that talks TLS (API
    * and URL checks): an alert when the certificate has `alertThreshold` days or fewer left, a
    * recovery when it has more again (renewed).
    */
-  sslCertificates: z
-    .object({ enabled: z.boolean().default(true), alertThreshold: z.number().int().min(1).max(365).default(30) })
-    .optional(),
+  sslCertificates: z.object({ enabled: z.boolean().default(true), alertThreshold: z.number().int().min(1).max(365).default(30) }).optional(),
 })
 
 export const retryStrategySchema = z.object({
@@ -72,8 +82,23 @@ export const triggerIncidentSchema = z.object({
 
 /** The variables a webhook's body template may use: each names a field of the alert event. */
 export const WEBHOOK_TEMPLATE_VARIABLES = [
-  'EVENT_ID', 'ALERT_TYPE', 'ALERT_TITLE', 'CHECK_ID', 'CHECK_NAME', 'CHECK_TYPE', 'TAGS', 'CHECK_RESULT_ID', 'RUN_LOCATION',
-  'RESPONSE_TIME', 'STATUS_CODE', 'ERROR_MESSAGE', 'SSL_DAYS_REMAINING', 'STARTED_AT', 'STOPPED_AT', 'NOTIFIED_AT', 'INCIDENT_ID',
+  'EVENT_ID',
+  'ALERT_TYPE',
+  'ALERT_TITLE',
+  'CHECK_ID',
+  'CHECK_NAME',
+  'CHECK_TYPE',
+  'TAGS',
+  'CHECK_RESULT_ID',
+  'RUN_LOCATION',
+  'RESPONSE_TIME',
+  'STATUS_CODE',
+  'ERROR_MESSAGE',
+  'SSL_DAYS_REMAINING',
+  'STARTED_AT',
+  'STOPPED_AT',
+  'NOTIFIED_AT',
+  'INCIDENT_ID',
 ] as const
 
 /** The `{{NAME}}`s of a template that are not variables of an alert. */
@@ -92,9 +117,16 @@ export const webhookChannelSchema = z.object({
   headers: z.array(keyValue).optional(),
   queryParameters: z.array(keyValue).optional(),
   /** the body instead of the JSON event, with `{{VARIABLE}}`s of the event (WEBHOOK_TEMPLATE_VARIABLES) */
-  template: z.string().max(10_000).refine((t) => unknownTemplateVariables(t).length === 0, {
-    error: (issue) => `uses ${unknownTemplateVariables(String(issue.input)).map((v) => `{{${v}}}`).join(', ')}, which is not a variable of an alert (${WEBHOOK_TEMPLATE_VARIABLES.map((v) => `{{${v}}}`).join(', ')})`,
-  }).optional(),
+  template: z
+    .string()
+    .max(10_000)
+    .refine((t) => unknownTemplateVariables(t).length === 0, {
+      error: (issue) =>
+        `uses ${unknownTemplateVariables(String(issue.input))
+          .map((v) => `{{${v}}}`)
+          .join(', ')}, which is not a variable of an alert (${WEBHOOK_TEMPLATE_VARIABLES.map((v) => `{{${v}}}`).join(', ')})`,
+    })
+    .optional(),
 })
 /** One inline Slack channel: the URL of a Slack incoming webhook is its token, a secret, read back masked (check-secrets.ts). */
 export const slackChannelSchema = z.object({ url: channelUrl })
@@ -120,13 +152,16 @@ export const MAX_DEPENDS_ON = 20
  * `dependsOn` (an extension of the spec, docs/api.md): ids of checks of the same account this
  * check depends on; while one of them fails, this check's failures are recorded but not alerted.
  */
-export const dependsOnSchema = z.array(z.string().min(1).max(200)).max(MAX_DEPENDS_ON).superRefine((ids, ctx) => {
-  const seen = new Set<string>()
-  ids.forEach((id, i) => {
-    if (seen.has(id)) ctx.addIssue({ code: 'custom', path: [i], message: `names the check ${JSON.stringify(id)} twice`, input: id })
-    seen.add(id)
+export const dependsOnSchema = z
+  .array(z.string().min(1).max(200))
+  .max(MAX_DEPENDS_ON)
+  .superRefine((ids, ctx) => {
+    const seen = new Set<string>()
+    ids.forEach((id, i) => {
+      if (seen.has(id)) ctx.addIssue({ code: 'custom', path: [i], message: `names the check ${JSON.stringify(id)} twice`, input: id })
+      seen.add(id)
+    })
   })
-})
 
 /**
  * A cycle through `start` in the graph of dependsOn edges (`edges(id)`: the ids a check depends

@@ -1,10 +1,28 @@
 /** Vocabularies of the Monitoring API (spec/monitoring-api.md, settled in API.md). */
 
 export const LOCATIONS = [
-  'us-east-1', 'us-east-2', 'us-west-1', 'us-west-2', 'ca-central-1', 'sa-east-1',
-  'eu-west-1', 'eu-central-1', 'eu-west-2', 'eu-west-3', 'eu-north-1', 'eu-south-1',
-  'me-south-1', 'ap-southeast-1', 'ap-northeast-1', 'ap-east-1', 'ap-southeast-2',
-  'ap-southeast-3', 'ap-northeast-2', 'ap-northeast-3', 'ap-south-1', 'af-south-1',
+  'us-east-1',
+  'us-east-2',
+  'us-west-1',
+  'us-west-2',
+  'ca-central-1',
+  'sa-east-1',
+  'eu-west-1',
+  'eu-central-1',
+  'eu-west-2',
+  'eu-west-3',
+  'eu-north-1',
+  'eu-south-1',
+  'me-south-1',
+  'ap-southeast-1',
+  'ap-northeast-1',
+  'ap-east-1',
+  'ap-southeast-2',
+  'ap-southeast-3',
+  'ap-northeast-2',
+  'ap-northeast-3',
+  'ap-south-1',
+  'af-south-1',
 ] as const
 export type Location = (typeof LOCATIONS)[number]
 
@@ -29,8 +47,20 @@ export const ICMP_ASSERTION_SOURCES = ['LATENCY', 'JSON_RESPONSE'] as const
 export const ICMP_LATENCY_PROPERTIES = ['avg', 'min', 'max', 'stddev'] as const
 
 export const COMPARISONS = [
-  'EQUALS', 'NOT_EQUALS', 'HAS_KEY', 'NOT_HAS_KEY', 'HAS_VALUE', 'NOT_HAS_VALUE', 'IS_EMPTY',
-  'NOT_EMPTY', 'GREATER_THAN', 'LESS_THAN', 'CONTAINS', 'NOT_CONTAINS', 'IS_NULL', 'NOT_NULL',
+  'EQUALS',
+  'NOT_EQUALS',
+  'HAS_KEY',
+  'NOT_HAS_KEY',
+  'HAS_VALUE',
+  'NOT_HAS_VALUE',
+  'IS_EMPTY',
+  'NOT_EMPTY',
+  'GREATER_THAN',
+  'LESS_THAN',
+  'CONTAINS',
+  'NOT_CONTAINS',
+  'IS_NULL',
+  'NOT_NULL',
 ] as const
 
 export const ESCALATION_TYPES = ['RUN_BASED', 'TIME_BASED'] as const
@@ -41,9 +71,18 @@ export const WEBHOOK_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'HEAD', 'DELETE']
 
 export const THEMES = ['LIGHT', 'DARK', 'AUTO'] as const
 export const THEME_COLOR_FIELDS = [
-  'bodyBackgroundColor', 'headerBackgroundColor', 'headerFontColor', 'titleFontColor',
-  'bodyFontColor', 'bodyFontColorMuted', 'navigationFontColor', 'linkFontColor',
-  'cardBackgroundColor', 'borderColor', 'primaryButtonBackgroundColor', 'primaryButtonFontColor',
+  'bodyBackgroundColor',
+  'headerBackgroundColor',
+  'headerFontColor',
+  'titleFontColor',
+  'bodyFontColor',
+  'bodyFontColorMuted',
+  'navigationFontColor',
+  'linkFontColor',
+  'cardBackgroundColor',
+  'borderColor',
+  'primaryButtonBackgroundColor',
+  'primaryButtonFontColor',
 ] as const
 
 export const REPEAT_UNITS = ['DAY', 'WEEK', 'MONTH'] as const

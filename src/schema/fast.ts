@@ -289,11 +289,7 @@ function objectParser(fields: Field[], consts: unknown[]): Node {
   let bit = 0
   fields.forEach((field, i) => {
     const k = JSON.stringify(field.key)
-    lines.push(
-      `const p${i} = ${k} in v`,
-      `let r${i} = v[${k}]`,
-      field.code,
-    )
+    lines.push(`const p${i} = ${k} in v`, `let r${i} = v[${k}]`, field.code)
     // zod's object parser, case by case (schemas.js, $ZodObjectJIT)
     if (field.mode === 'required') lines.push(`if (!p${i}) return FAIL`)
     const write = `out[${k}] = r${i}`
@@ -309,13 +305,11 @@ function objectParser(fields: Field[], consts: unknown[]): Node {
   })
   // every own enumerable key (what the walk for unknown fields goes through) is a key of the shape
   const shapeKeys = `c[${consts.push(new Set(fields.map((field) => field.key))) - 1}]`
-  lines.push(
-    'const keys = objectKeys(v)',
-    `for (let k = 0; k < keys.length; k++) if (!${shapeKeys}.has(keys[k])) {\nEXTRA.found = true\nbreak\n}`,
-  )
+  lines.push('const keys = objectKeys(v)', `for (let k = 0; k < keys.length; k++) if (!${shapeKeys}.has(keys[k])) {\nEXTRA.found = true\nbreak\n}`)
   const args = fields.map((_, i) => `r${i}`).join(', ')
   // up to 2^30 combinations fit a small integer; past that (or past the cache) key by key
-  const literal = bit <= 30 ? ['let mask = 0', ...included, 'const build = builders.get(mask) ?? builderFor(mask)', `if (build !== undefined) return build(${args})`] : []
+  const literal =
+    bit <= 30 ? ['let mask = 0', ...included, 'const build = builders.get(mask) ?? builderFor(mask)', `if (build !== undefined) return build(${args})`] : []
   const body = [...lines, ...literal, ...writes, 'return out'].join('\n')
   const builders = new Map<number, Node>()
   const builderFor = (mask: number): Node | undefined => {
@@ -557,20 +551,22 @@ function checkTest(ch: CheckLike, type: string): Check | undefined {
       const min = cdef.minimum as number
       if (typeof min !== 'number') return undefined
       // strings are measured in code points; only a length between min and 2·min units is in doubt
-      if (type === 'string') return (v) => {
-        const units = (v as string).length
-        return (units >= min && units < min * 2 ? util.codePointLength(v as string) : units) >= min
-      }
+      if (type === 'string')
+        return (v) => {
+          const units = (v as string).length
+          return (units >= min && units < min * 2 ? util.codePointLength(v as string) : units) >= min
+        }
       if (type === 'array') return (v) => (v as unknown[]).length >= min
       return undefined
     }
     case 'max_length': {
       const max = cdef.maximum as number
       if (typeof max !== 'number') return undefined
-      if (type === 'string') return (v) => {
-        const units = (v as string).length
-        return units <= max || util.codePointLength(v as string) <= max
-      }
+      if (type === 'string')
+        return (v) => {
+          const units = (v as string).length
+          return units <= max || util.codePointLength(v as string) <= max
+        }
       if (type === 'array') return (v) => (v as unknown[]).length <= max
       return undefined
     }

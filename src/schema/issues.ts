@@ -77,7 +77,10 @@ function distance(a: string, b: string): number {
 /** `; did you mean X?` after a misspelt string value of an enum, or nothing. */
 function didYouMean(input: unknown, values: readonly unknown[]): string {
   if (typeof input !== 'string' || input === '') return ''
-  const near = closest(input, values.filter((v): v is string => typeof v === 'string'))
+  const near = closest(
+    input,
+    values.filter((v): v is string => typeof v === 'string'),
+  )
   return near !== undefined && near !== input ? `; did you mean ${near}?` : ''
 }
 
@@ -122,8 +125,11 @@ export function issueMessage(issue: z.core.$ZodIssue): string {
  * wrote: it is left out then.
  */
 function isSafeIntegerBound(issue: z.core.$ZodIssue): boolean {
-  return (issue.code === 'too_small' || issue.code === 'too_big') && issue.origin === 'int'
-    && Math.abs(Number(issue.code === 'too_small' ? issue.minimum : issue.maximum)) === Number.MAX_SAFE_INTEGER
+  return (
+    (issue.code === 'too_small' || issue.code === 'too_big') &&
+    issue.origin === 'int' &&
+    Math.abs(Number(issue.code === 'too_small' ? issue.minimum : issue.maximum)) === Number.MAX_SAFE_INTEGER
+  )
 }
 
 /** Flattens a zod error into field issues, in order. */
@@ -131,7 +137,11 @@ export function fieldIssues(error: z.ZodError): FieldIssue[] {
   const out: FieldIssue[] = []
   for (const issue of error.issues) {
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) out.push({ path: issuePath([...issue.path, key]), message: key === '' ? 'is not a known field (a field name cannot be empty)' : 'is not a known field' })
+      for (const key of issue.keys)
+        out.push({
+          path: issuePath([...issue.path, key]),
+          message: key === '' ? 'is not a known field (a field name cannot be empty)' : 'is not a known field',
+        })
       continue
     }
     if (isSafeIntegerBound(issue)) {

@@ -19,24 +19,24 @@ export const maintenanceWindowSchema = z
   })
   .check(
     crossField((v, add) => {
-    const time = (x: unknown) => (typeof x === 'string' ? Date.parse(x) : NaN)
-    const starts = time(v.startsAt)
-    const ends = time(v.endsAt)
-    if (!Number.isNaN(starts) && !Number.isNaN(ends) && ends <= starts) {
-      add({ path: ['endsAt'], message: `must be after startsAt (${v.startsAt})`, input: v.endsAt })
-    }
-    const hasInterval = v.repeatInterval !== undefined && v.repeatInterval !== null
-    const hasUnit = v.repeatUnit !== undefined && v.repeatUnit !== null
-    if (hasInterval && !hasUnit) {
-      add({ path: ['repeatUnit'], message: 'is required when repeatInterval is set (DAY, WEEK or MONTH)', input: v.repeatUnit })
-    }
-    if (hasUnit && !hasInterval) {
-      add({ path: ['repeatInterval'], message: 'is required when repeatUnit is set (1-365)', input: v.repeatInterval })
-    }
-    const repeatEnds = time(v.repeatEndsAt)
-    if (!Number.isNaN(repeatEnds) && !Number.isNaN(starts) && repeatEnds <= starts) {
-      add({ path: ['repeatEndsAt'], message: `must be after startsAt (${v.startsAt})`, input: v.repeatEndsAt })
-    }
+      const time = (x: unknown) => (typeof x === 'string' ? Date.parse(x) : NaN)
+      const starts = time(v.startsAt)
+      const ends = time(v.endsAt)
+      if (!Number.isNaN(starts) && !Number.isNaN(ends) && ends <= starts) {
+        add({ path: ['endsAt'], message: `must be after startsAt (${v.startsAt})`, input: v.endsAt })
+      }
+      const hasInterval = v.repeatInterval !== undefined && v.repeatInterval !== null
+      const hasUnit = v.repeatUnit !== undefined && v.repeatUnit !== null
+      if (hasInterval && !hasUnit) {
+        add({ path: ['repeatUnit'], message: 'is required when repeatInterval is set (DAY, WEEK or MONTH)', input: v.repeatUnit })
+      }
+      if (hasUnit && !hasInterval) {
+        add({ path: ['repeatInterval'], message: 'is required when repeatUnit is set (1-365)', input: v.repeatInterval })
+      }
+      const repeatEnds = time(v.repeatEndsAt)
+      if (!Number.isNaN(repeatEnds) && !Number.isNaN(starts) && repeatEnds <= starts) {
+        add({ path: ['repeatEndsAt'], message: `must be after startsAt (${v.startsAt})`, input: v.repeatEndsAt })
+      }
     }),
   )
   .transform((value) => omitKeys(value, ['id']))

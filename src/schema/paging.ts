@@ -22,9 +22,12 @@ export const pageQuerySchema = z.object({
 })
 
 /** A boolean of a query string: `true` or `false`, as the reference writes them. */
-export const queryBoolean = z.string().superRefine((text, ctx) => {
-  if (text !== 'true' && text !== 'false') ctx.addIssue({ code: 'custom', message: `must be true or false (got ${JSON.stringify(text.slice(0, 40))})` })
-}).transform((text) => text === 'true')
+export const queryBoolean = z
+  .string()
+  .superRefine((text, ctx) => {
+    if (text !== 'true' && text !== 'false') ctx.addIssue({ code: 'custom', message: `must be true or false (got ${JSON.stringify(text.slice(0, 40))})` })
+  })
+  .transform((text) => text === 'true')
 
 /** The last second of 9999-12-31: a larger "UNIX timestamp in seconds" is a time in milliseconds sent by mistake. */
 export const UNIX_SECONDS_MAX = 253_402_300_799
@@ -40,7 +43,10 @@ export const queryTime = z.string().transform((text, ctx) => {
   const seconds = DECIMAL_TEXT.test(text) ? Number(text) : undefined
   if (seconds !== undefined) {
     if (Number.isFinite(seconds) && seconds >= 0 && seconds <= UNIX_SECONDS_MAX) return Math.ceil(seconds * 1000)
-    ctx.addIssue({ code: 'custom', message: `must be a UNIX timestamp in seconds from 0 to ${UNIX_SECONDS_MAX} (9999-12-31; a time in milliseconds is 1000 times larger) (got ${JSON.stringify(text.slice(0, 40))})` })
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be a UNIX timestamp in seconds from 0 to ${UNIX_SECONDS_MAX} (9999-12-31; a time in milliseconds is 1000 times larger) (got ${JSON.stringify(text.slice(0, 40))})`,
+    })
     return z.NEVER
   }
   const trimmed = text.trim()
@@ -55,5 +61,8 @@ export function rangeProblem(range: { from?: number; to?: number }): Array<{ pat
   if (range.from === undefined || range.to === undefined || range.from < range.to) return []
   const shown = (ms: number) => new Date(ms).toISOString()
   const message = `must be before to (got from ${shown(range.from)}, to ${shown(range.to)})`
-  return [{ path: 'from', message }, { path: 'to', message: `must be after from (got from ${shown(range.from)}, to ${shown(range.to)})` }]
+  return [
+    { path: 'from', message },
+    { path: 'to', message: `must be after from (got from ${shown(range.from)}, to ${shown(range.to)})` },
+  ]
 }

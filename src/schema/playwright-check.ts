@@ -48,7 +48,11 @@ export function suiteFileOf(path: string, bytes: Buffer): SuiteFile {
  * `playwright test` with the config, projects and tags selected. Answered, never taken: a
  * suite cannot run a command of its own.
  */
-export function suiteTestCommand(suite: { playwrightConfigPath?: string | null; pwProjects?: readonly string[] | null; pwTags?: readonly string[] | null }): string {
+export function suiteTestCommand(suite: {
+  playwrightConfigPath?: string | null
+  pwProjects?: readonly string[] | null
+  pwTags?: readonly string[] | null
+}): string {
   const parts = ['npx playwright test']
   if (suite.playwrightConfigPath) parts.push(`--config ${suite.playwrightConfigPath}`)
   for (const p of suite.pwProjects ?? []) parts.push(`--project ${JSON.stringify(p)}`)
@@ -69,7 +73,11 @@ const suiteRules = crossField((value, add) => {
   const seen = new Set<unknown>()
   for (const [f, i] of files) {
     if (f.encoding === 'base64' && typeof f.content === 'string' && !BASE64.test(f.content)) {
-      add({ path: ['files', i, 'content'], message: 'is not base64, as encoding "base64" says: the file\'s bytes in standard base64 (A-Z a-z 0-9 + /, padded with =)', input: undefined })
+      add({
+        path: ['files', i, 'content'],
+        message: 'is not base64, as encoding "base64" says: the file\'s bytes in standard base64 (A-Z a-z 0-9 + /, padded with =)',
+        input: undefined,
+      })
     }
     if (typeof f.path !== 'string') continue
     if (seen.has(f.path)) add({ path: ['files', i, 'path'], message: `${JSON.stringify(f.path)} is listed twice: each file once`, input: f.path })
@@ -77,7 +85,8 @@ const suiteRules = crossField((value, add) => {
   }
   // without one, the config is the default one among the files, or none (Playwright's defaults)
   const config = value.playwrightConfigPath
-  if (typeof config === 'string' && !seen.has(config)) add({ path: ['playwrightConfigPath'], message: `names no file of the suite: add ${JSON.stringify(config)} to files`, input: config })
+  if (typeof config === 'string' && !seen.has(config))
+    add({ path: ['playwrightConfigPath'], message: `names no file of the suite: add ${JSON.stringify(config)} to files`, input: config })
 })
 
 /**

@@ -20,7 +20,8 @@ const RESERVED: ReadonlyMap<string, string> = new Map([
 /** Why a slug is not one a private location may have, or null when it may. */
 export function privateLocationSlugProblem(slug: string): string | null {
   if (!PRIVATE_LOCATION_SLUG.test(slug)) return `must be 1 to 30 letters, digits and hyphens (got ${JSON.stringify(slug)})`
-  if (REGION_LIKE.test(slug) || (LOCATIONS as readonly string[]).includes(slug)) return `must not be a public location's name such as eu-west-1 (got ${JSON.stringify(slug)})`
+  if (REGION_LIKE.test(slug) || (LOCATIONS as readonly string[]).includes(slug))
+    return `must not be a public location's name such as eu-west-1 (got ${JSON.stringify(slug)})`
   const reserved = RESERVED.get(slug)
   if (reserved) return `"${slug}" is reserved: ${reserved}`
   return null
@@ -44,13 +45,20 @@ export const privateLocationSlugSchema = z.string().superRefine((slug, ctx) => {
  * `privateLocations` of a check or a group: slugs of the account's private locations, each once
  * (the server refuses one the account has none of; in code a construct's placeholder stands in).
  */
-export const privateLocationsSchema = z.array(z.string().min(1).max(200)).max(100).superRefine((slugs, ctx) => {
-  slugs.forEach((slug, i) => {
-    if (slugs.indexOf(slug) !== i) ctx.addIssue({ code: 'custom', path: [i], message: `names the private location ${JSON.stringify(slug)} twice`, input: slug })
+export const privateLocationsSchema = z
+  .array(z.string().min(1).max(200))
+  .max(100)
+  .superRefine((slugs, ctx) => {
+    slugs.forEach((slug, i) => {
+      if (slugs.indexOf(slug) !== i)
+        ctx.addIssue({ code: 'custom', path: [i], message: `names the private location ${JSON.stringify(slug)} twice`, input: slug })
+    })
   })
-})
 
-const proxyUrl = z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' }).max(2048).nullish()
+const proxyUrl = z
+  .url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' })
+  .max(2048)
+  .nullish()
 
 /** Body of POST /v1/private-locations. */
 export const privateLocationCreateSchema = z.object({

@@ -23,7 +23,8 @@ export function dependencyPathProblem(p: string): string | null {
   const shown = JSON.stringify(p.slice(0, 80))
   if (p.includes('\\')) return `must use "/" between folders (got ${shown})`
   if (p.startsWith('/') || /^[a-z]:/i.test(p)) return `must be relative to the project folder, not absolute (got ${shown})`
-  if (p.split('/').some((s) => s === '..' || s === '.' || s === '')) return `must be a path inside the project folder without "." or ".." segments (got ${shown})`
+  if (p.split('/').some((s) => s === '..' || s === '.' || s === ''))
+    return `must be a path inside the project folder without "." or ".." segments (got ${shown})`
   return null
 }
 
@@ -59,18 +60,22 @@ function scriptRules(checkType: ScriptCheckType) {
     }
     // an item that is not an object (null) is the item schema's problem (`dependencies.0: must be an object`): skipped here
     const deps = fileItems(value.dependencies)
-    const size = (typeof value.script === 'string' ? value.script.length : 0) + deps.reduce((n, [d]) => n + (typeof d.content === 'string' ? d.content.length : 0), 0)
-    if (size > SCRIPT_MAX_LENGTH) add({ path: ['script'], message: `and its dependencies hold ${size} characters together: at most ${SCRIPT_MAX_LENGTH}`, input: value.script })
+    const size =
+      (typeof value.script === 'string' ? value.script.length : 0) + deps.reduce((n, [d]) => n + (typeof d.content === 'string' ? d.content.length : 0), 0)
+    if (size > SCRIPT_MAX_LENGTH)
+      add({ path: ['script'], message: `and its dependencies hold ${size} characters together: at most ${SCRIPT_MAX_LENGTH}`, input: value.script })
     const seen = new Set<unknown>()
     for (const [d, i] of deps) {
       if (typeof d.path !== 'string') continue
       if (seen.has(d.path)) add({ path: ['dependencies', i, 'path'], message: `${JSON.stringify(d.path)} is listed twice: each file once`, input: d.path })
-      else if (d.path === value.scriptPath) add({ path: ['dependencies', i, 'path'], message: `${JSON.stringify(d.path)} is the scriptPath: the entry file is the script itself`, input: d.path })
+      else if (d.path === value.scriptPath)
+        add({ path: ['dependencies', i, 'path'], message: `${JSON.stringify(d.path)} is the scriptPath: the entry file is the script itself`, input: d.path })
       seen.add(d.path)
     }
     if (checkType === 'MULTI_STEP' && typeof value.runtimeId === 'string') {
       const runtime = findRuntime(value.runtimeId)
-      if (runtime && !runtime.multiStepSupport) add({ path: ['runtimeId'], message: `runtime ${runtime.name} does not run multi-step checks: choose 2023.09 or newer`, input: value.runtimeId })
+      if (runtime && !runtime.multiStepSupport)
+        add({ path: ['runtimeId'], message: `runtime ${runtime.name} does not run multi-step checks: choose 2023.09 or newer`, input: value.runtimeId })
     }
   })
 }

@@ -21,10 +21,7 @@ export const statusPageServiceSchema = z.object({
 
 /** One theme of `themeColors`: the 12 fields, each a CSS colour (see colors.ts for the notations allowed). */
 const themeSchema = z.object(
-  Object.fromEntries(THEME_COLOR_FIELDS.map((f) => [f, cssColorSchema])) as Record<
-    (typeof THEME_COLOR_FIELDS)[number],
-    typeof cssColorSchema
-  >,
+  Object.fromEntries(THEME_COLOR_FIELDS.map((f) => [f, cssColorSchema])) as Record<(typeof THEME_COLOR_FIELDS)[number], typeof cssColorSchema>,
 )
 
 export const statusPageCardSchema = z.object({
@@ -43,9 +40,13 @@ export const statusPageSchema = z
       message: 'must be a lower-case slug of a-z, 0-9 and -, 1-63 characters, not starting or ending with -',
     }),
     cards: z.array(statusPageCardSchema),
-    customDomain: z.string().regex(CUSTOM_DOMAIN_PATTERN, {
-      message: 'must be a domain name such as status.example.com: dot-separated labels of letters, digits and - (no scheme, port, path or trailing dot; an international name in its xn-- form)',
-    }).nullish(),
+    customDomain: z
+      .string()
+      .regex(CUSTOM_DOMAIN_PATTERN, {
+        message:
+          'must be a domain name such as status.example.com: dot-separated labels of letters, digits and - (no scheme, port, path or trailing dot; an international name in its xn-- form)',
+      })
+      .nullish(),
     themeColors: z.object({ light: themeSchema, dark: themeSchema }).optional(),
     logo: z.string().nullish(),
     redirectTo: z.string().nullish(),

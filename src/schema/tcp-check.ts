@@ -48,13 +48,25 @@ export const tcpAssertionSchema = z
         }
       }
       if (v.source !== 'RESPONSE_TIME') return
-      if (typeof v.comparison === 'string' && (TCP_COMPARISONS as readonly string[]).includes(v.comparison) && !(TCP_TIME_COMPARISONS as readonly string[]).includes(v.comparison)) {
-        add({ path: ['comparison'], message: `must be one of ${TCP_TIME_COMPARISONS.join(', ')} when source is RESPONSE_TIME (got "${v.comparison}")`, input: v.comparison })
+      if (
+        typeof v.comparison === 'string' &&
+        (TCP_COMPARISONS as readonly string[]).includes(v.comparison) &&
+        !(TCP_TIME_COMPARISONS as readonly string[]).includes(v.comparison)
+      ) {
+        add({
+          path: ['comparison'],
+          message: `must be one of ${TCP_TIME_COMPARISONS.join(', ')} when source is RESPONSE_TIME (got "${v.comparison}")`,
+          input: v.comparison,
+        })
         return
       }
       const target = typeof v.target === 'string' ? v.target.trim() : ''
       if (typeof v.target === 'string' && (target === '' || !Number.isFinite(Number(target)) || Number(target) < 0)) {
-        add({ path: ['target'], message: `must be a number of milliseconds when source is RESPONSE_TIME (got ${JSON.stringify(v.target.slice(0, 40))})`, input: v.target })
+        add({
+          path: ['target'],
+          message: `must be a number of milliseconds when source is RESPONSE_TIME (got ${JSON.stringify(v.target.slice(0, 40))})`,
+          input: v.target,
+        })
       }
     }),
   )

@@ -31,7 +31,8 @@ export const urlAssertionSchema = z
       } else if (typeof v.target === 'string' && !(Number(v.target) >= 100 && Number(v.target) <= 599)) {
         add({ path: ['target'], message: `must be a status code, a number from 100 to 599 (got ${JSON.stringify(v.target)})`, input: v.target })
       }
-      if (typeof v.regex === 'string' && v.regex !== '') add({ path: ['regex'], message: 'is not used by a STATUS_CODE assertion: leave it empty', input: v.regex })
+      if (typeof v.regex === 'string' && v.regex !== '')
+        add({ path: ['regex'], message: 'is not used by a STATUS_CODE assertion: leave it empty', input: v.regex })
     }),
   )
 
@@ -48,7 +49,11 @@ const urlSchema = z
         return
       }
       if (url.includes('{{')) {
-        ctx.addIssue({ code: 'custom', message: `cannot hold {{VARIABLE}} references: a URL check has no variables (use an ApiCheck) (got ${shown})`, input: url })
+        ctx.addIssue({
+          code: 'custom',
+          message: `cannot hold {{VARIABLE}} references: a URL check has no variables (use an ApiCheck) (got ${shown})`,
+          input: url,
+        })
         return
       }
       try {

@@ -2,11 +2,9 @@ import { z } from 'zod'
 
 export const VARIABLE_KEY_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/
 
-export const variableKeySchema = z
-  .string()
-  .regex(VARIABLE_KEY_PATTERN, {
-    message: 'must be 1-128 characters of A-Z, a-z, 0-9 and _, not starting with a digit',
-  })
+export const variableKeySchema = z.string().regex(VARIABLE_KEY_PATTERN, {
+  message: 'must be 1-128 characters of A-Z, a-z, 0-9 and _, not starting with a digit',
+})
 
 /** Body of POST /v1/variables. */
 export const variableSchema = z.object({

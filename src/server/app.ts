@@ -98,7 +98,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
     // bad URLs and over-long parameters are found before routing; answer them in API.md's shape too
     frameworkErrors: (error, _request, reply) => {
       const status = (error as { statusCode?: number }).statusCode
-      sendHttpError(reply, new HttpError(status && status >= 400 && status < 500 ? status : 400, status === 414 ? 'A path parameter is too long' : error.message))
+      sendHttpError(
+        reply,
+        new HttpError(status && status >= 400 && status < 500 ? status : 400, status === 414 ? 'A path parameter is too long' : error.message),
+      )
     },
   })
 
@@ -175,7 +178,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance & {
 }
 
 /** Every route of the API, the web pages and the probes (after the hooks above). */
-function registerRoutes(app: FastifyInstance, options: AppOptions, counts: { failures: Limiter; limiter: (limit: { max: number; timeWindowMs: number }) => Limiter }): void {
+function registerRoutes(
+  app: FastifyInstance,
+  options: AppOptions,
+  counts: { failures: Limiter; limiter: (limit: { max: number; timeWindowMs: number }) => Limiter },
+): void {
   const { store } = options
   const { failures } = counts
   const metrics = options.metrics

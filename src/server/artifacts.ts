@@ -10,7 +10,20 @@
  * or a result recorded by one is served without its files by the other.
  */
 import { randomUUID } from 'node:crypto'
-import { chmodSync, cpSync, createWriteStream, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  cpSync,
+  createWriteStream,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { IncomingMessage } from 'node:http'
@@ -136,7 +149,10 @@ function folderBytes(dir: string): number {
 
 /** Why an upload was refused: the HTTP status it answers and what it says. */
 export class UploadRefused extends Error {
-  constructor(readonly status: 409 | 413, message: string) {
+  constructor(
+    readonly status: 409 | 413,
+    message: string,
+  ) {
     super(message)
   }
 }
@@ -151,7 +167,10 @@ export class StagedUploads {
   /** bytes being received per account, in this process */
   private readonly incoming = new Map<string, number>()
 
-  constructor(private readonly store: ArtifactStore, private readonly accountLimitBytes = Number.POSITIVE_INFINITY) {}
+  constructor(
+    private readonly store: ArtifactStore,
+    private readonly accountLimitBytes = Number.POSITIVE_INFINITY,
+  ) {}
 
   private accountDir(account: string): string {
     return path.join(this.store.root, STAGING, encodeURIComponent(account))
@@ -232,7 +251,10 @@ export class StagedUploads {
   }
 
   private overAccount(account: string): UploadRefused {
-    return new UploadRefused(413, `The artifacts staged for the runs of account ${account} would weigh more than the ${formatLimit(this.accountLimitBytes)} an account may have staged at once: its runs in flight must post their results first`)
+    return new UploadRefused(
+      413,
+      `The artifacts staged for the runs of account ${account} would weigh more than the ${formatLimit(this.accountLimitBytes)} an account may have staged at once: its runs in flight must post their results first`,
+    )
   }
 
   /** Moves what was uploaded for a result (its index) to the result's place. */
@@ -249,9 +271,13 @@ export class StagedUploads {
    * longer held (its result never came: the agent died, or another claim took the run), and
    * incoming files older than `maxAgeMs` (a server stopped mid-upload).
    */
-  async sweep(held: (account: string, runId: string) => Promise<boolean>, options: { account?: string; now?: number; maxAgeMs?: number } = {}): Promise<number> {
+  async sweep(
+    held: (account: string, runId: string) => Promise<boolean>,
+    options: { account?: string; now?: number; maxAgeMs?: number } = {},
+  ): Promise<number> {
     const root = path.join(this.store.root, STAGING)
-    const accounts = options.account !== undefined ? [encodeURIComponent(options.account)] : (existsSync(root) ? readdirSync(root) : []).filter((a) => a !== INCOMING)
+    const accounts =
+      options.account !== undefined ? [encodeURIComponent(options.account)] : (existsSync(root) ? readdirSync(root) : []).filter((a) => a !== INCOMING)
     let removed = 0
     for (const account of accounts) {
       const dir = path.join(root, account)

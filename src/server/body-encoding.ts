@@ -19,7 +19,10 @@ class DecodedBody extends Transform {
   receivedEncodedLength = 0
   private decoded = 0
 
-  constructor(private readonly limit: number, private readonly stop: () => void) {
+  constructor(
+    private readonly limit: number,
+    private readonly stop: () => void,
+  ) {
     super()
   }
 
@@ -45,14 +48,16 @@ class DecodedBody extends Transform {
  * says is a 400 that names the encoding, never quoting the bytes.
  */
 export function decodedBody(payload: Readable, header: string | string[] | undefined, limit: number): Readable {
-  const sent = (Array.isArray(header) ? header.join(',') : header ?? '').trim()
+  const sent = (Array.isArray(header) ? header.join(',') : (header ?? '')).trim()
   const encoding = sent.toLowerCase()
   if (encoding === '' || encoding === 'identity') return payload
   const decoder = Object.hasOwn(DECODERS, encoding) ? DECODERS[encoding]() : undefined
   if (!decoder) {
     const shown = JSON.stringify(sent.length > 40 ? `${sent.slice(0, 37)}...` : sent)
-    throw new HttpError(415, `Content-Encoding ${shown} is not accepted: send the body as it is, or encoded with one of ${BODY_ENCODINGS.join(', ')}`,
-      { header: 'content-encoding', accepted: [...BODY_ENCODINGS] })
+    throw new HttpError(415, `Content-Encoding ${shown} is not accepted: send the body as it is, or encoded with one of ${BODY_ENCODINGS.join(', ')}`, {
+      header: 'content-encoding',
+      accepted: [...BODY_ENCODINGS],
+    })
   }
   const body = new DecodedBody(limit, () => {
     payload.unpipe(decoder)

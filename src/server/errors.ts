@@ -83,7 +83,12 @@ export function schemaIssues<S extends z.ZodType>(schema: S, input: unknown, sou
     const empty = validate(schema, {})
     const required = empty.ok ? [] : empty.issues.filter((i) => i.path !== '' && i.message === 'is required').map((i) => i.path)
     if (required.length > 0) {
-      return { issues: [{ path: '', message: `${name} is required, with the field${required.length === 1 ? '' : 's'} ${required.join(', ')}` }, ...required.map((path) => ({ path, message: 'is required' }))] }
+      return {
+        issues: [
+          { path: '', message: `${name} is required, with the field${required.length === 1 ? '' : 's'} ${required.join(', ')}` },
+          ...required.map((path) => ({ path, message: 'is required' })),
+        ],
+      }
     }
   }
   return { issues: result.issues.map((i) => (i.path === '' ? { path: '', message: `${name} ${i.message}` } : source === 'payload' ? i : showSent(input, i))) }
@@ -137,15 +142,23 @@ export function errorHandler(clock: Clock, report: (line: string) => void) {
       const now = clock.now()
       if (now - kind.at >= OUTAGE_REPORT_MS) {
         const until = saturated ? 'while the pool stays saturated' : 'until it is back'
-        report(`${error.message}: answering 503 with Retry-After ${until}${kind.unreported > 1 ? ` (${kind.unreported} requests answered 503 since the last report)` : ''}`)
+        report(
+          `${error.message}: answering 503 with Retry-After ${until}${kind.unreported > 1 ? ` (${kind.unreported} requests answered 503 since the last report)` : ''}`,
+        )
         kind.at = now
         kind.unreported = 0
       }
       const answer = serviceUnavailable(saturated)
       // a page of the dashboard or a status page: a page a browser shows (their .json answers stay JSON)
       if (request.routeOptions.config?.web === true && !request.url.split('?')[0].endsWith('.json')) {
-        return reply.code(503).headers(answer.headers).header('cache-control', 'no-store').type('text/html; charset=utf-8')
-          .send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Temporarily unavailable</title></head><body><main><h1>Temporarily unavailable</h1><p>${answer.message}.</p></main></body></html>`)
+        return reply
+          .code(503)
+          .headers(answer.headers)
+          .header('cache-control', 'no-store')
+          .type('text/html; charset=utf-8')
+          .send(
+            `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Temporarily unavailable</title></head><body><main><h1>Temporarily unavailable</h1><p>${answer.message}.</p></main></body></html>`,
+          )
       }
       return sendHttpError(reply, answer)
     }
@@ -156,15 +169,18 @@ export function errorHandler(clock: Clock, report: (line: string) => void) {
     if (typeof status === 'number' && status >= 400 && status < 500) {
       if (status === 400) {
         const code = (error as FastifyError).code
-        const message = code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'Body cannot be empty when content-type is application/json'
-          : error instanceof SyntaxError ? `Body is not valid JSON: ${error.message}`
-            : error.message
+        const message =
+          code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
+            ? 'Body cannot be empty when content-type is application/json'
+            : error instanceof SyntaxError
+              ? `Body is not valid JSON: ${error.message}`
+              : error.message
         return sendHttpError(reply, new HttpError(400, message, { source: 'payload', keys: [], issues: [{ path: '', message }] }))
       }
       if (status === 413) return sendHttpError(reply, new HttpError(413, 'Request body is larger than 1 MiB'))
       return sendHttpError(reply, new HttpError(status, error.message))
     }
-    report(`internal error on ${request.method} ${request.url}: ${error instanceof Error ? error.stack ?? error.message : String(error)}`)
+    report(`internal error on ${request.method} ${request.url}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
     return sendHttpError(reply, new HttpError(500, 'An internal server error occurred'))
   }
 }

@@ -30,7 +30,10 @@ const NAMES: Record<string, keyof Omit<FaultSpec, 'latency'>> = { '500': 'error5
 
 export function parseFaults(text: string): FaultSpec {
   const spec: FaultSpec = { error500: 0, error429: 0, reset: 0, hang: 0 }
-  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const [name, value] = part.split(':', 2).map((p) => p.trim())
     if (name === 'latency') {
       const match = /^(\d+)(?:-(\d+))?ms$/.exec(value ?? '')
@@ -103,7 +106,14 @@ export function installFaults(app: FastifyInstance, spec: FaultSpec, seed: numbe
         .code(429)
         .header('retry-after', '1')
         .type('application/json; charset=utf-8')
-        .send(JSON.stringify({ statusCode: 429, error: 'Too Many Requests', message: 'Rate limit exceeded, retry in 1 seconds', attributes: { limit: 0, remaining: 0, reset: Math.ceil(clock.now() / 1000) + 1 } }))
+        .send(
+          JSON.stringify({
+            statusCode: 429,
+            error: 'Too Many Requests',
+            message: 'Rate limit exceeded, retry in 1 seconds',
+            attributes: { limit: 0, remaining: 0, reset: Math.ceil(clock.now() / 1000) + 1 },
+          }),
+        )
     }
     edge += spec.reset
     if (draw < edge) {
@@ -124,7 +134,10 @@ export function installFaults(app: FastifyInstance, spec: FaultSpec, seed: numbe
         request.raw.socket?.once('close', release)
       })
       if (request.raw.socket?.destroyed) return reply.hijack()
-      return reply.code(503).type('application/json; charset=utf-8').send(JSON.stringify({ statusCode: 503, error: 'Service Unavailable', message: 'Server is shutting down' }))
+      return reply
+        .code(503)
+        .type('application/json; charset=utf-8')
+        .send(JSON.stringify({ statusCode: 503, error: 'Service Unavailable', message: 'Server is shutting down' }))
     }
   })
 

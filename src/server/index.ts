@@ -203,7 +203,8 @@ export function checkTrustProxy(value: string | string[] | number): string | str
     return value
   }
   const entries = (Array.isArray(value) ? value : value.split(',')).map((e) => e.trim()).filter(Boolean)
-  if (entries.length === 0) throw new UserError('The trusted proxies cannot be empty: give addresses or subnets (10.0.0.5,10.0.1.0/24), loopback, or a number of balancers')
+  if (entries.length === 0)
+    throw new UserError('The trusted proxies cannot be empty: give addresses or subnets (10.0.0.5,10.0.1.0/24), loopback, or a number of balancers')
   const named = new Set(['loopback', 'linklocal', 'uniquelocal'])
   for (const entry of entries) {
     const [address, bits, ...rest] = entry.split('/')
@@ -236,13 +237,17 @@ function serverSettings(options: LocalServerOptions) {
     throw new UserError('The failed-authentication limit needs at least 1 failure per window of at least 1 ms')
   }
   const trustProxy = options.trustProxy === undefined ? undefined : checkTrustProxy(options.trustProxy)
-  const faults = options.faults === undefined ? undefined : { spec: typeof options.faults === 'string' ? parseFaults(options.faults) : options.faults, seed: options.seed ?? 1 }
+  const faults =
+    options.faults === undefined
+      ? undefined
+      : { spec: typeof options.faults === 'string' ? parseFaults(options.faults) : options.faults, seed: options.seed ?? 1 }
   const retentionDays = options.retentionDays ?? DEFAULT_RETENTION_DAYS
   if (!(retentionDays > 0)) throw new UserError(`The retention must be more than 0 days, got ${retentionDays}`)
   const noAgent = options.noAgentAlertMinutes ?? DEFAULT_NO_AGENT_ALERT_MINUTES
   if (!(noAgent > 0)) throw new UserError(`The no-agent alert must wait more than 0 minutes, got ${noAgent}`)
   const scriptConcurrency = options.scriptConcurrency ?? defaultScriptConcurrency()
-  if (!Number.isInteger(scriptConcurrency) || scriptConcurrency < 1) throw new UserError(`The script concurrency must be a whole number from 1, got ${scriptConcurrency}`)
+  if (!Number.isInteger(scriptConcurrency) || scriptConcurrency < 1)
+    throw new UserError(`The script concurrency must be a whole number from 1, got ${scriptConcurrency}`)
   const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}\n`))
   return { allowedTargets, log, warn, rateLimit, authFailureLimit, trustProxy, faults, retentionMs: retentionDays * 86_400_000, scriptConcurrency }
 }
@@ -252,7 +257,12 @@ function finalResultHook(options: LocalServerOptions, alerts: AlertDeliveryWorke
   return async (tx, check, result, recorded) => {
     // the store gave the result its id in this transaction: nothing to remember it by
     // (the check as parsed once by completeRun)
-    const outcome = await recordResult(tx, check as unknown as RecordableCheck, { ...result, id: recorded.final.id }, { fresh: true, account: recorded.run.account, now: clock.now() })
+    const outcome = await recordResult(
+      tx,
+      check as unknown as RecordableCheck,
+      { ...result, id: recorded.final.id },
+      { fresh: true, account: recorded.run.account, now: clock.now() },
+    )
     // the deliveries are written with this transaction: the worker's next claim waits for its commit
     if (outcome.notifications.length > 0) alerts?.wake()
     await options.onFinalResult?.(tx, check, result, recorded)
@@ -311,7 +321,15 @@ function scriptsPolicy(options: LocalServerOptions, privateTargets: PrivateTarge
   const uncontained = options.uncontainedScripts === true
   const scripts = held.available || privateTargets !== 'deny' || uncontained
   const suitesByDefault = held.available || (uidRange !== null && privateTargets !== 'deny') || uncontained
-  return { containment: held, uidRange, privateTargets, uncontained, scripts, suites: options.playwrightSuites ?? suitesByDefault, suitesChosen: options.playwrightSuites !== undefined }
+  return {
+    containment: held,
+    uidRange,
+    privateTargets,
+    uncontained,
+    scripts,
+    suites: options.playwrightSuites ?? suitesByDefault,
+    suitesChosen: options.playwrightSuites !== undefined,
+  }
 }
 
 /** What the server's scheduler is built with (startLocalServer's settings). */
@@ -344,10 +362,15 @@ function serverScheduler(options: LocalServerOptions, parts: SchedulerParts): Sc
     log: warn,
     ...options.schedulerOptions,
     runOptions: {
-      privateTargets, allowedTargets,
+      privateTargets,
+      allowedTargets,
       script: {
-        runtimeCache: options.runtimeCache, chromiumPath: options.chromiumPath, limiter: new Semaphore(scriptConcurrency),
-        scripts: scripts.scripts, suites: scripts.suites, uidRange: options.scriptUidRange,
+        runtimeCache: options.runtimeCache,
+        chromiumPath: options.chromiumPath,
+        limiter: new Semaphore(scriptConcurrency),
+        scripts: scripts.scripts,
+        suites: scripts.suites,
+        uidRange: options.scriptUidRange,
       },
       ...options.schedulerOptions?.runOptions,
     },
@@ -362,31 +385,53 @@ function serverScheduler(options: LocalServerOptions, parts: SchedulerParts): Sc
     },
     onSchedule: (pairs) => metrics.knowSkipSeries(pairs),
     sweep: parts.alerts ? privateLocationSweep(options, store, parts.alerts) : undefined,
-    store, services, plan: true, run: options.runner === true, retentionMs,
+    store,
+    services,
+    plan: true,
+    run: options.runner === true,
+    retentionMs,
   })
 }
 
 /** The sender of alert deliveries, and the mailer of status pages' subscribers when it has an SMTP server. */
 function alertSenders(
-  options: LocalServerOptions, store: Store, clock: Clock, metrics: ServerMetrics,
-  { retentionMs, privateTargets, allowedTargets, warn }: { retentionMs: number; privateTargets: 'allow' | 'deny'; allowedTargets: ReturnType<typeof serverSettings>['allowedTargets']; warn: ReturnType<typeof serverSettings>['warn'] },
+  options: LocalServerOptions,
+  store: Store,
+  clock: Clock,
+  metrics: ServerMetrics,
+  {
+    retentionMs,
+    privateTargets,
+    allowedTargets,
+    warn,
+  }: {
+    retentionMs: number
+    privateTargets: 'allow' | 'deny'
+    allowedTargets: ReturnType<typeof serverSettings>['allowedTargets']
+    warn: ReturnType<typeof serverSettings>['warn']
+  },
 ) {
   // the sender of alert deliveries: on with the scheduler (monitors server), or when asked for
   const alertsOn = options.alerts !== false && (options.alerts !== undefined || (options.scheduler ?? options.runner === true))
   const alerts = alertsOn
     ? new AlertDeliveryWorker(store, clock, {
-      retentionMs, privateTargets, allowedTargets, log: warn, ...(options.alerts || {}),
-      onAttempt: (channelType, outcome) => {
-        metrics.attempts.inc({ channel_type: channelType, outcome })
-        if (options.alerts) options.alerts.onAttempt?.(channelType, outcome)
-      },
-    })
+        retentionMs,
+        privateTargets,
+        allowedTargets,
+        log: warn,
+        ...(options.alerts || {}),
+        onAttempt: (channelType, outcome) => {
+          metrics.attempts.inc({ channel_type: channelType, outcome })
+          if (options.alerts) options.alerts.onAttempt?.(channelType, outcome)
+        },
+      })
     : undefined
   // status pages' email subscribers: with the alert sender, when it has an SMTP server
   const smtpUrl = alerts && options.alerts ? options.alerts.smtpUrl : undefined
-  const subscriptions = smtpUrl && options.alerts
-    ? new SubscriberMailer(store, { smtpUrl, smtpFrom: options.alerts.smtpFrom, log: options.alerts.log ?? warn, ...options.subscriberMail, clock })
-    : undefined
+  const subscriptions =
+    smtpUrl && options.alerts
+      ? new SubscriberMailer(store, { smtpUrl, smtpFrom: options.alerts.smtpFrom, log: options.alerts.log ?? warn, ...options.subscriberMail, clock })
+      : undefined
   return { alerts, subscriptions }
 }
 
@@ -398,7 +443,8 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
   // the server's one clock, passed down to everything that reads the time
   const clock: Clock = { now: options.clock ?? systemClock.now }
   const metrics = new ServerMetrics(clock.now)
-  if (options.metricsToken !== undefined && options.metricsToken.length < 16) throw new UserError('The metrics token must be at least 16 characters (e.g. openssl rand -hex 24)')
+  if (options.metricsToken !== undefined && options.metricsToken.length < 16)
+    throw new UserError('The metrics token must be at least 16 characters (e.g. openssl rand -hex 24)')
   const store = metrics.instrument(await openStore(options.dbPath ?? ':memory:', { poolSize: options.dbPoolSize, poolWaitMs: options.dbPoolWaitMs, clock }))
   try {
     const keys = await store.keys.setUp(options.apiKeys ?? [])
@@ -420,15 +466,40 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     const closing = new AbortController()
     const names = serverNames({ host: options.host, publicUrls: options.publicUrls })
     const app = await buildApp({
-      store, rateLimit, authFailureLimit, trustProxy, ipv6s: options.ipv6s, log, warn: options.warn, faults, runs: services, closing: closing.signal, names, subscriptions, artifacts,
-      metrics: { registry: metrics, token: options.metricsToken }, limits: serverLimits(options.limits),
+      store,
+      rateLimit,
+      authFailureLimit,
+      trustProxy,
+      ipv6s: options.ipv6s,
+      log,
+      warn: options.warn,
+      faults,
+      runs: services,
+      closing: closing.signal,
+      names,
+      subscriptions,
+      artifacts,
+      metrics: { registry: metrics, token: options.metricsToken },
+      limits: serverLimits(options.limits),
     })
     let requests = 0
     app.server.on('request', () => {
       requests++
     })
     const url = await listen(app, options.host ?? '127.0.0.1', options.port ?? 0)
-    const scheduler = serverScheduler(options, { store, services, metrics, warn, privateTargets, allowedTargets, scriptConcurrency, scripts, artifacts, retentionMs, alerts })
+    const scheduler = serverScheduler(options, {
+      store,
+      services,
+      metrics,
+      warn,
+      privateTargets,
+      allowedTargets,
+      scriptConcurrency,
+      scripts,
+      artifacts,
+      retentionMs,
+      alerts,
+    })
     scheduler?.start()
     alerts?.start()
     subscriptions?.start()

@@ -38,8 +38,14 @@ interface PresentedKeyFields {
  */
 export function presentKey(record: PresentedKeyFields) {
   return {
-    id: record.id, prefix: record.prefix, accountId: record.accountId, role: record.role, name: record.name,
-    privateLocationId: record.locationId, created_at: record.created_at, lastUsedAt: record.lastUsedAt,
+    id: record.id,
+    prefix: record.prefix,
+    accountId: record.accountId,
+    role: record.role,
+    name: record.name,
+    privateLocationId: record.locationId,
+    created_at: record.created_at,
+    lastUsedAt: record.lastUsedAt,
   }
 }
 

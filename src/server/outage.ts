@@ -12,7 +12,10 @@ export class OutageLog {
   /** the outage is the pool saturated (the database up), not the database away */
   private saturated = false
 
-  constructor(private readonly name: string, private readonly log: (line: string) => void) {}
+  constructor(
+    private readonly name: string,
+    private readonly log: (line: string) => void,
+  ) {}
 
   /** True (and reported once) when the error is the database being away, or its pool saturated. */
   failed(error: unknown): boolean {

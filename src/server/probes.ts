@@ -43,7 +43,13 @@ export function probeRoutes(app: FastifyInstance, store: Store, closing: AbortSi
       let timer: NodeJS.Timeout | undefined
       const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS)))
       try {
-        const ready = await Promise.race([store.ping().then(() => true, (error: unknown) => error instanceof StorePoolSaturated), late])
+        const ready = await Promise.race([
+          store.ping().then(
+            () => true,
+            (error: unknown) => error instanceof StorePoolSaturated,
+          ),
+          late,
+        ])
         last = { at: performance.now(), ready }
         return ready
       } finally {

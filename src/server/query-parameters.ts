@@ -91,8 +91,16 @@ function routeTable(): Map<string, readonly string[]> {
     'GET /v1/scheduler/skipped-runs': ['from', 'to', 'checkId'],
   }
   // one resource by id: read, replace, delete, no parameter
-  for (const path of ['/v1/alert-channels/:id', '/v1/variables/:key', '/v1/status-pages/:statusPageId', '/v1/status-pages/services/:serviceId',
-    '/v1/maintenance-windows/:id', '/v1/snippets/:id', '/v1/incidents/:id', '/v1/incidents/:incidentId/updates/:id']) {
+  for (const path of [
+    '/v1/alert-channels/:id',
+    '/v1/variables/:key',
+    '/v1/status-pages/:statusPageId',
+    '/v1/status-pages/services/:serviceId',
+    '/v1/maintenance-windows/:id',
+    '/v1/snippets/:id',
+    '/v1/incidents/:id',
+    '/v1/incidents/:incidentId/updates/:id',
+  ]) {
     for (const method of ['GET', 'PUT', 'DELETE']) table[`${method} ${path}`] = []
   }
   for (const kind of ['checks/:checkId', 'groups/:groupId']) {
@@ -139,7 +147,10 @@ function declaredQuery(key: string, declared: readonly string[], query: Record<s
   }
   if (unknown.length === 0) return out
   const takes = plain.size === 0 ? 'it takes none' : `it takes ${[...plain].join(', ')}`
-  throw badRequest('query', unknown.map((name) => ({ path: name === '' ? '""' : name, message: `is not a parameter of ${shown(key)}: ${takes}` })))
+  throw badRequest(
+    'query',
+    unknown.map((name) => ({ path: name === '' ? '""' : name, message: `is not a parameter of ${shown(key)}: ${takes}` })),
+  )
 }
 
 /**

@@ -22,7 +22,11 @@ export class RateLimiter implements Limiter {
   private readonly windows = new Map<string, { count: number; resetAt: number }>()
   private nextSweep = 0
 
-  constructor(readonly max: number, readonly windowMs: number, private readonly clock: Clock) {}
+  constructor(
+    readonly max: number,
+    readonly windowMs: number,
+    private readonly clock: Clock,
+  ) {}
 
   private window(key: string, now: number) {
     if (now >= this.nextSweep) {

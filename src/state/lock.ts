@@ -274,10 +274,11 @@ export function assertLockTarget(lock: LockFile | undefined, target: LockTarget 
   if (!lock || sameTarget(lock.target, target)) return
   if (target.urlId !== undefined && sameTarget(lock.target, { ...target, id: target.urlId })) return
   const count = Object.keys(lock.resources).length
-  const oneService = lock.target.id !== 'local' && target.id !== 'local'
-    ? ' If both are servers of one service (a cluster sharing one database), name that service once: set MONITORING_TARGET_ID ' +
-      `(or api.targetId in the config, or --target-id) to one name everywhere${namedTarget(lock.target) ? ` ("${lock.target.id}", the lock's)` : `, run once through ${lock.target.baseUrl} so the lock records it (or set "target.id" in ${path} to that name)`}.`
-    : ''
+  const oneService =
+    lock.target.id !== 'local' && target.id !== 'local'
+      ? ' If both are servers of one service (a cluster sharing one database), name that service once: set MONITORING_TARGET_ID ' +
+        `(or api.targetId in the config, or --target-id) to one name everywhere${namedTarget(lock.target) ? ` ("${lock.target.id}", the lock's)` : `, run once through ${lock.target.baseUrl} so the lock records it (or set "target.id" in ${path} to that name)`}.`
+      : ''
   throw new LockError(
     `The lock file ${path} belongs to ${describeTarget(lock.target)}, but the target is ${describeTarget(target)}. ` +
       `Point the CLI at the lock's target (MONITORING_API_URL / --api-url, MONITORING_ACCOUNT_ID / --account-id), ` +
@@ -295,12 +296,7 @@ export function assertLockTarget(lock: LockFile | undefined, target: LockTarget 
  * file is the one the environment's own `lock` setting names (`namedByEnvironment`), a lock that
  * records no environment is taken as that environment's (its next write records it).
  */
-export function assertLockEnvironment(
-  lock: LockFile | undefined,
-  environment: string | undefined,
-  path: string,
-  namedByEnvironment = false,
-): void {
+export function assertLockEnvironment(lock: LockFile | undefined, environment: string | undefined, path: string, namedByEnvironment = false): void {
   if (!lock || lock.environment === environment) return
   if (lock.environment === undefined && environment !== undefined && namedByEnvironment) return
   const count = Object.keys(lock.resources).length

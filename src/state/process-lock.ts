@@ -86,10 +86,7 @@ function tryCreate(file: string, holder: ApplyLockHolder): boolean {
  * held lock is refused at once; otherwise it waits for the holder to finish. A lock left by a
  * process that is gone (kill -9, a crashed CI runner on this host) is detected and taken over.
  */
-export async function acquireApplyLock(
-  file: string,
-  options: { timeoutMs: number; command: string; pollMs?: number },
-): Promise<HeldApplyLock> {
+export async function acquireApplyLock(file: string, options: { timeoutMs: number; command: string; pollMs?: number }): Promise<HeldApplyLock> {
   mkdirSync(dirname(file), { recursive: true })
   const me: ApplyLockHolder = {
     pid: process.pid,

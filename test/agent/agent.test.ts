@@ -118,7 +118,7 @@ async function triggerSession(name: string, query: string, locations: string[]):
   return { checkId, sessionId: answer.json.sessions[0].checkSessionId }
 }
 
-describe('monitors agent with the server\'s runner off', () => {
+describe("monitors agent with the server's runner off", () => {
   it('runs the due runs of its locations, only those, and the server records their results', async () => {
     dns.set('served.agent.test', 'A', { records: [{ type: 'A', data: '192.0.2.10' }] })
     dns.set('other.agent.test', 'A', { records: [{ type: 'A', data: '192.0.2.11' }] })
@@ -147,7 +147,11 @@ describe('monitors agent with the server\'s runner off', () => {
     expect((await agent.exited).code).toBe(0)
     expect(agent.stdout()).toMatch(/Agent stopped: 1 claimed, 1 results posted, 0 dropped \(lease lost\), 0 not delivered\./)
     // it says at start how it holds the scripts it runs
-    expect(agent.stdout()).toMatch(containment().available ? /Scripts run contained by bubblewrap \S+: each run in a sandbox of its own/ : /Scripts are not contained here \(.+\): held only by the walls in their own process/)
+    expect(agent.stdout()).toMatch(
+      containment().available
+        ? /Scripts run contained by bubblewrap \S+: each run in a sandbox of its own/
+        : /Scripts are not contained here \(.+\): held only by the walls in their own process/,
+    )
     expect(agent.output()).not.toMatch(STACK_LINE)
     expect(line[2]).toBeTruthy()
   })
@@ -200,13 +204,17 @@ describe('monitors agent with the server\'s runner off', () => {
     await until('the run to start', () => queriesFor('slow.agent.test').length === 1)
     const signalled = Date.now()
     agent.child.kill('SIGTERM')
-    const notReady = await until('readiness 503', async () => {
-      const answer = await probe(port, '/-/readiness')
-      return answer.status === 503 ? answer : undefined
-    }, 2000)
+    const notReady = await until(
+      'readiness 503',
+      async () => {
+        const answer = await probe(port, '/-/readiness')
+        return answer.status === 503 ? answer : undefined
+      },
+      2000,
+    )
     expect(notReady.text).toBe('Service Unavailable\n')
     // still alive, still finishing the run
-    expect((await probe(port, '/-/liveness'))).toMatchObject({ status: 200, text: 'OK\n' })
+    expect(await probe(port, '/-/liveness')).toMatchObject({ status: 200, text: 'OK\n' })
     expect((await probe(port, '/health')).status).toBe(200)
     expect(agent.child.exitCode).toBeNull()
     expect(await resultsOf(checkId)).toHaveLength(0)
@@ -240,7 +248,9 @@ describe('monitors agent with the server\'s runner off', () => {
     expect(code).toBe(1)
     expect(Date.now() - signalled).toBeLessThan(3000)
     expect(agent.stderr()).toContain('SIGTERM again: stopping now without waiting for 1 run(s) in flight.')
-    expect(agent.stderr()).toMatch(/The result of run \S+ \("abandoned" ap-northeast-1\) was not posted: stopped before it could be delivered; the server runs it again when its lease expires\./)
+    expect(agent.stderr()).toMatch(
+      /The result of run \S+ \("abandoned" ap-northeast-1\) was not posted: stopped before it could be delivered; the server runs it again when its lease expires\./,
+    )
     expect(agent.stdout()).toMatch(/Agent stopped: 1 claimed, 0 results posted, 0 dropped \(lease lost\), 1 not delivered\./)
     expect(await resultsOf(checkId)).toHaveLength(0)
   })
@@ -304,14 +314,17 @@ describe('monitors agent with the server\'s runner off', () => {
     expect(one.output()).not.toMatch(/Lost the lease/)
   })
 
-  it('a lease extension that reaches the server after the run\'s own result: no "Lost the lease", nothing counted as dropped', { timeout: 30_000 }, async () => {
+  it('a lease extension that reaches the server after the run\'s own result: no "Lost the lease", nothing counted as dropped', {
+    timeout: 30_000,
+  }, async () => {
     // between the agent and the server, a proxy on loopback holds each extension until the
     // result of its run has been answered: the order a slow network makes of the two requests
     const answered = new Set<string>()
     const held: Array<() => void> = []
     let heldExtensions = 0
     const hop = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive'])
-    const forwarded = (headers: http.IncomingHttpHeaders) => Object.fromEntries(Object.entries(headers).filter(([name, value]) => !hop.has(name) && typeof value === 'string')) as Record<string, string>
+    const forwarded = (headers: http.IncomingHttpHeaders) =>
+      Object.fromEntries(Object.entries(headers).filter(([name, value]) => !hop.has(name) && typeof value === 'string')) as Record<string, string>
     const proxy = http.createServer(async (req, res) => {
       const chunks: Buffer[] = []
       for await (const chunk of req) chunks.push(chunk as Buffer)
@@ -320,7 +333,11 @@ describe('monitors agent with the server\'s runner off', () => {
         heldExtensions++
         await new Promise<void>((resolve) => held.push(resolve))
       }
-      const upstream = await fetch(`${url}${req.url}`, { method: req.method, headers: forwarded(req.headers), body: chunks.length ? Buffer.concat(chunks) : undefined })
+      const upstream = await fetch(`${url}${req.url}`, {
+        method: req.method,
+        headers: forwarded(req.headers),
+        body: chunks.length ? Buffer.concat(chunks) : undefined,
+      })
       const body = Buffer.from(await upstream.arrayBuffer())
       const result = /^\/v1\/agent\/runs\/([^/]+)\/result$/.exec(req.url ?? '')
       if (result && upstream.ok) {
@@ -357,7 +374,7 @@ describe('monitors agent with the server\'s runner off', () => {
   })
 })
 
-describe('monitors agent beside the server\'s own runner', () => {
+describe("monitors agent beside the server's own runner", () => {
   it('the agent runs its locations, the server the others', { timeout: 60_000 }, async () => {
     const both = await startLocalServer({
       port: 0,
@@ -370,13 +387,20 @@ describe('monitors agent beside the server\'s own runner', () => {
     try {
       const call = caller({ url: both.url }, KEY)
       dns.set('mixed.agent.test', 'A', { records: [{ type: 'A', data: '192.0.2.50' }] })
-      const agent = spawnAgent(['--locations', 'eu-west-1', '--health-port', '0', '--poll-interval', '200ms'], { MONITORING_API_URL: both.url, MONITORING_API_KEY: KEY })
+      const agent = spawnAgent(['--locations', 'eu-west-1', '--health-port', '0', '--poll-interval', '200ms'], {
+        MONITORING_API_URL: both.url,
+        MONITORING_API_KEY: KEY,
+      })
       agents.push(agent)
       await agent.healthPort()
       // its first claim is its first heartbeat: from then on the server leaves eu-west-1 to it
       await new Promise((resolve) => setTimeout(resolve, 1000))
       const created = await call('POST', '/v1/checks/dns', {
-        name: 'mixed', activated: false, locations: ['eu-west-1', 'us-east-1'], degradedResponseTime: 5000, maxResponseTime: 5000,
+        name: 'mixed',
+        activated: false,
+        locations: ['eu-west-1', 'us-east-1'],
+        degradedResponseTime: 5000,
+        maxResponseTime: 5000,
         request: { query: 'mixed.agent.test', nameServer: dns.address, port: dns.port },
       })
       expect(created.status, created.text).toBe(201)
@@ -410,7 +434,11 @@ describe('monitors agent against a server that fails', () => {
       dns.set('flaky.agent.test', 'A', { records: [{ type: 'A', data: '192.0.2.40' }] })
       const locations = ['us-west-1', 'us-west-2', 'ca-central-1', 'me-south-1', 'af-south-1', 'ap-east-1']
       const created = await call('POST', '/v1/checks/dns', {
-        name: 'flaky server', activated: false, locations, degradedResponseTime: 5000, maxResponseTime: 5000,
+        name: 'flaky server',
+        activated: false,
+        locations,
+        degradedResponseTime: 5000,
+        maxResponseTime: 5000,
         request: { query: 'flaky.agent.test', nameServer: dns.address, port: dns.port },
       })
       expect(created.status, created.text).toBe(201)
@@ -424,10 +452,14 @@ describe('monitors agent against a server that fails', () => {
         MONITORING_API_KEY: KEY,
       })
       agents.push(agent)
-      const session = await until('the session to complete', async () => {
-        const answer = await call('GET', `/v1/check-sessions/${sessionId}/completion?maxWaitSeconds=5`)
-        return answer.status === 200 ? answer.json : undefined
-      }, 70_000)
+      const session = await until(
+        'the session to complete',
+        async () => {
+          const answer = await call('GET', `/v1/check-sessions/${sessionId}/completion?maxWaitSeconds=5`)
+          return answer.status === 200 ? answer.json : undefined
+        },
+        70_000,
+      )
       expect(session.status).toBe('PASSED')
       // one result per location, none twice
       const results = await call('GET', `/v1/check-results/${checkId}?limit=100`)

@@ -17,8 +17,12 @@ beforeAll(async () => {
   http = await startHttpServer()
   http.route('/orders', { status: 200, body: { ok: true } })
   server = await startLocalServer({
-    port: 0, dbPath: ':memory:', apiKeys: [{ key: KEY, accountId: 'agent-api' }],
-    scheduler: true, runner: false, schedulerOptions: { tickMs: 200 },
+    port: 0,
+    dbPath: ':memory:',
+    apiKeys: [{ key: KEY, accountId: 'agent-api' }],
+    scheduler: true,
+    runner: false,
+    schedulerOptions: { tickMs: 200 },
   })
   api = caller({ url: server.url }, KEY)
 })
@@ -31,15 +35,21 @@ describe('agent and API checks', () => {
   it('runs a triggered API check with a {{KEY}} from the account variables; the secret never in its output', async () => {
     expect((await api('POST', '/v1/variables', { key: 'ORDERS_TOKEN', value: 'agent-secret-913', secret: true })).status).toBe(201)
     const check = await api('POST', '/v1/checks/api', {
-      name: 'orders', activated: false, locations: ['eu-west-2'],
+      name: 'orders',
+      activated: false,
+      locations: ['eu-west-2'],
       request: {
-        method: 'GET', url: `${http.origin}/orders`,
+        method: 'GET',
+        url: `${http.origin}/orders`,
         headers: [{ key: 'Authorization', value: 'Bearer {{ORDERS_TOKEN}}' }],
         assertions: [{ source: 'JSON_BODY', property: '$.ok', comparison: 'EQUALS', target: 'true' }],
       },
     })
     expect(check.status, check.text).toBe(201)
-    const agent = spawnAgent(['--locations', 'eu-west-2', '--health-port', '0', '--poll-interval', '200ms'], { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY })
+    const agent = spawnAgent(['--locations', 'eu-west-2', '--health-port', '0', '--poll-interval', '200ms'], {
+      MONITORING_API_URL: server.url,
+      MONITORING_API_KEY: KEY,
+    })
     try {
       await agent.healthPort()
       const trigger = await api('POST', '/v1/check-sessions/trigger', { target: { checkId: [check.json.id] } })
@@ -57,11 +67,17 @@ describe('agent and API checks', () => {
 
   it('--private-targets deny refuses a check at 127.0.0.1 before any request: an error of the run naming the policy', async () => {
     const check = await api('POST', '/v1/checks/api', {
-      name: 'internal', activated: false, doubleCheck: false, locations: ['eu-west-3'],
+      name: 'internal',
+      activated: false,
+      doubleCheck: false,
+      locations: ['eu-west-3'],
       request: { method: 'GET', url: `${http.origin}/orders` },
     })
     expect(check.status, check.text).toBe(201)
-    const agent = spawnAgent(['--locations', 'eu-west-3', '--health-port', '0', '--poll-interval', '200ms', '--private-targets', 'deny'], { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY })
+    const agent = spawnAgent(['--locations', 'eu-west-3', '--health-port', '0', '--poll-interval', '200ms', '--private-targets', 'deny'], {
+      MONITORING_API_URL: server.url,
+      MONITORING_API_KEY: KEY,
+    })
     try {
       await agent.healthPort()
       const before = http.requests.length

@@ -75,7 +75,11 @@ describe('monitors agent: health probes', () => {
     expect((await agent.exited).code).toBe(0)
 
     const flag = await freePort()
-    const second = spawnAgent(['--locations', 'us-east-1', '--health-port', String(flag)], { MONITORING_API_URL: url, MONITORING_API_KEY: 'k', AGENT_HEALTH_PORT: String(fromEnv) })
+    const second = spawnAgent(['--locations', 'us-east-1', '--health-port', String(flag)], {
+      MONITORING_API_URL: url,
+      MONITORING_API_KEY: 'k',
+      AGENT_HEALTH_PORT: String(fromEnv),
+    })
     running.push(second)
     expect(await second.healthPort()).toBe(flag)
     second.child.kill('SIGTERM')
@@ -132,7 +136,7 @@ describe('monitors agent: what it refuses', () => {
     expect(noKey.stderr.trim()).toBe('Error: No API key for http://127.0.0.1:9: set MONITORING_API_KEY or pass --api-key-file PATH.')
   })
 
-  it('refuses a location outside the spec\'s list that cannot be a private location\'s slug, and no location at all', async () => {
+  it("refuses a location outside the spec's list that cannot be a private location's slug, and no location at all", async () => {
     const env = { MONITORING_API_URL: 'http://127.0.0.1:9', MONITORING_API_KEY: 'k' }
     const bad = await monitors(dir, ['agent', '--locations', 'eu-west-1,mars_1'], env)
     expect(bad.code).toBe(1)
@@ -170,9 +174,14 @@ describe('monitors agent: what it refuses', () => {
       running.push(agent)
       const { code } = await agent.exited
       expect(code).toBe(1)
-      const refused = agent.stderr().split('\n').filter((l) => l.includes('Claiming runs was refused'))
+      const refused = agent
+        .stderr()
+        .split('\n')
+        .filter((l) => l.includes('Claiming runs was refused'))
       expect(refused).toHaveLength(1)
-      expect(refused[0]).toMatch(/POST \/v1\/agent\/claim was refused \(401 .*\): the API key is missing or invalid\. Set MONITORING_API_KEY or pass --api-key\. Stopping\.$/)
+      expect(refused[0]).toMatch(
+        /POST \/v1\/agent\/claim was refused \(401 .*\): the API key is missing or invalid\. Set MONITORING_API_KEY or pass --api-key\. Stopping\.$/,
+      )
       expect(agent.output()).not.toContain('not-a-known-key')
       expect(agent.output()).not.toMatch(STACK_LINE)
     } finally {

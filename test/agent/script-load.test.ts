@@ -24,10 +24,11 @@ beforeAll(async () => {
   const runtimeCache = await prepareTestRuntime()
   server = await startTestServer({ scheduler: true, runner: false, schedulerOptions: { tickMs: 100 } })
   call = caller(server)
-  agent = spawnAgent(
-    ['--locations', 'eu-west-2', '--health-port', '0', '--poll-interval', '100ms', '--concurrency', '4', '--script-concurrency', '1'],
-    { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_A, MONITORS_RUNTIME_CACHE: runtimeCache },
-  )
+  agent = spawnAgent(['--locations', 'eu-west-2', '--health-port', '0', '--poll-interval', '100ms', '--concurrency', '4', '--script-concurrency', '1'], {
+    MONITORING_API_URL: server.url,
+    MONITORING_API_KEY: KEY_A,
+    MONITORS_RUNTIME_CACHE: runtimeCache,
+  })
   await agent.waitFor(/1 of them browser, multi-step or Playwright/, 60_000)
 }, 180_000)
 afterAll(async () => {
@@ -71,7 +72,11 @@ describe('an agent under script load', () => {
       multi.push(created.json.id)
     }
     const check = await call('POST', '/v1/checks/dns', {
-      name: 'Shop DNS', activated: false, doubleCheck: false, frequency: 1, locations: ['eu-west-2'],
+      name: 'Shop DNS',
+      activated: false,
+      doubleCheck: false,
+      frequency: 1,
+      locations: ['eu-west-2'],
       request: { query: 'shop.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
     })
     expect(check.status, check.text).toBe(201)
@@ -85,7 +90,10 @@ describe('an agent under script load', () => {
     const multiDone = (await Promise.all(multi.map(stoppedAt))).sort((a, b) => a - b)
     // one multi-step run at a time, 4 s each: the second stops 4 s or more after the first
     expect(multiDone[1] - multiDone[0]).toBeGreaterThanOrEqual(3500)
-    expect(dnsDone, `DNS stopped at ${new Date(dnsDone).toISOString()}; multi-step runs at ${multiDone.map((t) => new Date(t).toISOString()).join(', ')}\n${agent.output()}`).toBeLessThan(multiDone[1])
+    expect(
+      dnsDone,
+      `DNS stopped at ${new Date(dnsDone).toISOString()}; multi-step runs at ${multiDone.map((t) => new Date(t).toISOString()).join(', ')}\n${agent.output()}`,
+    ).toBeLessThan(multiDone[1])
     expect(agent.stderr()).not.toMatch(/refused|failed inside/)
   }, 300_000)
 })

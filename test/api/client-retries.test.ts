@@ -45,7 +45,11 @@ describe('retries of GET, PUT and DELETE', () => {
     for (const id of ids) {
       const read = await client.get<{ name: string }>(`/v1/checks/${id}`)
       expect(read.status).toBe(200)
-      const updated = await client.put<{ frequency: number }>(`/v1/checks/dns/${id}`, { name: read.body.name, frequency: 15, request: { query: 'u.example.com' } })
+      const updated = await client.put<{ frequency: number }>(`/v1/checks/dns/${id}`, {
+        name: read.body.name,
+        frequency: 15,
+        request: { query: 'u.example.com' },
+      })
       expect(updated.body.frequency).toBe(15)
     }
     const list = await client.get<unknown[]>('/v1/checks', { limit: 100 })
@@ -85,7 +89,9 @@ describe('retries of GET, PUT and DELETE', () => {
   it('gives up after the retries with one clear line naming the attempts', async () => {
     const server = await serve('500:1')
     const client = clientOf(server, { retry: { retries: 2, baseMs: 1, maxMs: 5 } })
-    await expect(client.get('/v1/checks')).rejects.toThrow(/^GET \/v1\/checks failed on the server \(500 An internal server error occurred\) \(gave up after 3 attempts\)$/)
+    await expect(client.get('/v1/checks')).rejects.toThrow(
+      /^GET \/v1\/checks failed on the server \(500 An internal server error occurred\) \(gave up after 3 attempts\)$/,
+    )
     expect(client.requestCount()).toBe(3)
     await client.close()
   })
@@ -120,7 +126,9 @@ describe('timeouts', () => {
     const server = await serve('hang:1')
     const client = clientOf(server, { timeoutMs: 200, retry: { retries: 1, baseMs: 1, maxMs: 5 } })
     const started = Date.now()
-    await expect(client.get('/v1/checks')).rejects.toThrow(/^GET \/v1\/checks timed out after 0\.2 s \(http:\/\/127\.0\.0\.1:\d+\); raise --timeout to wait longer\. \(gave up after 2 attempts\)$/)
+    await expect(client.get('/v1/checks')).rejects.toThrow(
+      /^GET \/v1\/checks timed out after 0\.2 s \(http:\/\/127\.0\.0\.1:\d+\); raise --timeout to wait longer\. \(gave up after 2 attempts\)$/,
+    )
     const elapsed = Date.now() - started
     expect(elapsed).toBeGreaterThanOrEqual(380)
     expect(elapsed).toBeLessThan(3000)
@@ -147,7 +155,9 @@ describe('the connection under the client', () => {
       // the rest never comes
     })
     const client = new ApiClient({ baseUrl: url, apiKey: KEY, timeoutMs: 200, retry: { retries: 1, baseMs: 1, maxMs: 5 } })
-    await expect(client.get('/v1/checks')).rejects.toThrow(/^GET \/v1\/checks timed out after 0\.2 s \(http:\/\/127\.0\.0\.1:\d+\); raise --timeout to wait longer\. \(gave up after 2 attempts\)$/)
+    await expect(client.get('/v1/checks')).rejects.toThrow(
+      /^GET \/v1\/checks timed out after 0\.2 s \(http:\/\/127\.0\.0\.1:\d+\); raise --timeout to wait longer\. \(gave up after 2 attempts\)$/,
+    )
     expect(calls).toBe(2)
     await client.close()
   })
@@ -245,7 +255,8 @@ describe('the key stays with its origin', () => {
     )
     expect(() => new ApiClient({ baseUrl: 'http://api.example.com', apiKey: KEY, insecureHttp: true })).not.toThrow()
     expect(() => new ApiClient({ baseUrl: 'https://api.example.com', apiKey: KEY })).not.toThrow()
-    for (const host of ['127.0.0.1', '127.9.8.7', 'localhost', '[::1]']) expect(() => new ApiClient({ baseUrl: `http://${host}:4010`, apiKey: KEY })).not.toThrow()
+    for (const host of ['127.0.0.1', '127.9.8.7', 'localhost', '[::1]'])
+      expect(() => new ApiClient({ baseUrl: `http://${host}:4010`, apiKey: KEY })).not.toThrow()
     expect(isLoopbackHost('128.0.0.1')).toBe(false)
     expect(isLoopbackHost('10.0.0.1')).toBe(false)
     expect(isLoopbackHost('localhost.example.com')).toBe(false)

@@ -32,7 +32,12 @@ afterAll(async () => {
 const HOOK_TOKEN = 'HOOK-SECRET-TOKEN-1'
 const PD_KEY = 'PD-ROUTING-SECRET-1'
 const env = (extra: Record<string, string> = {}) => ({
-  MONITORING_API_URL: bench.server.url, MONITORING_API_KEY: KEY_A, MONITORING_ACCOUNT_ID: 'acc-a', HOOK_TOKEN, PD_KEY, ...extra,
+  MONITORING_API_URL: bench.server.url,
+  MONITORING_API_KEY: KEY_A,
+  MONITORING_ACCOUNT_ID: 'acc-a',
+  HOOK_TOKEN,
+  PD_KEY,
+  ...extra,
 })
 const cli = (dir: string, args: string[], extra: Record<string, string> = {}) => monitors(dir, args, env(extra))
 const lockOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'monitoring.lock.json'), 'utf8'))
@@ -47,7 +52,8 @@ const hookChannel = () => `export const hook = new WebhookAlertChannel('ops-hook
   sendDegraded: true,
 })
 `
-const pdChannel = () => `export const pager = new PagerDutyAlertChannel('pager', { serviceKey: process.env.PD_KEY ?? '', serviceName: 'Shop', url: '${hooks.url}/pd' })
+const pdChannel =
+  () => `export const pager = new PagerDutyAlertChannel('pager', { serviceKey: process.env.PD_KEY ?? '', serviceName: 'Shop', url: '${hooks.url}/pd' })
 `
 const check = (channels: string) => `new DnsCheck('shop-dns', {
   name: 'Shop DNS',
@@ -95,12 +101,17 @@ describe('alert channels as code', () => {
 
     const channels = await bench.call('GET', '/v1/alert-channels')
     expect(channels.text).not.toContain(HOOK_TOKEN)
-    expect(channels.json).toEqual(expect.arrayContaining([
-      expect.objectContaining({ id: hookId, type: 'WEBHOOK', sendDegraded: true, config: expect.objectContaining({ name: 'Ops hook', method: 'PUT' }) }),
-      expect.objectContaining({ id: pagerId, type: 'PAGERDUTY', config: expect.objectContaining({ serviceKey: '', serviceName: 'Shop' }) }),
-    ]))
+    expect(channels.json).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ id: hookId, type: 'WEBHOOK', sendDegraded: true, config: expect.objectContaining({ name: 'Ops hook', method: 'PUT' }) }),
+        expect.objectContaining({ id: pagerId, type: 'PAGERDUTY', config: expect.objectContaining({ serviceKey: '', serviceName: 'Shop' }) }),
+      ]),
+    )
     const remote = await bench.call('GET', `/v1/checks/${checkId}`)
-    expect(remote.json.alertChannelSubscriptions).toEqual([{ alertChannelId: hookId, activated: true }, { alertChannelId: pagerId, activated: true }])
+    expect(remote.json.alertChannelSubscriptions).toEqual([
+      { alertChannelId: hookId, activated: true },
+      { alertChannelId: pagerId, activated: true },
+    ])
     expect(remote.json.alertChannels.webhook).toEqual([expect.objectContaining({ name: 'inline' })])
   })
 
@@ -153,7 +164,9 @@ describe('alert channels as code', () => {
   })
 
   it('a check naming something that is not a channel is refused, naming the file, the construct and alertChannels.N', async () => {
-    const bad = makeProject({ 'bad.check.ts': `${imports}import { DnsCheck as D } from 'monitors-as-code'\nconst other = new D('other', { name: 'x', request: { query: 'x.test' } })\n${check('other')}` })
+    const bad = makeProject({
+      'bad.check.ts': `${imports}import { DnsCheck as D } from 'monitors-as-code'\nconst other = new D('other', { name: 'x', request: { query: 'x.test' } })\n${check('other')}`,
+    })
     const plan = await cli(bad, ['plan'])
     expect(plan.code).toBe(1)
     expect(plan.stderr).toMatch(/bad\.check\.ts.*DnsCheck "shop-dns".*alertChannels\.0/s)
@@ -162,9 +175,10 @@ describe('alert channels as code', () => {
     expect(plan.output).not.toMatch(STACK_LINE)
   })
 
-  it('a channel\'s bad props are named as the code writes them (url, not config.url), with every problem at once', async () => {
+  it("a channel's bad props are named as the code writes them (url, not config.url), with every problem at once", async () => {
     const bad = makeProject({
-      'bad.check.ts': `${imports}new WebhookAlertChannel('hook', { name: 'x', url: 'ftp://example.test', adress: 'y', sendFailure: 'yes' })\n` +
+      'bad.check.ts':
+        `${imports}new WebhookAlertChannel('hook', { name: 'x', url: 'ftp://example.test', adress: 'y', sendFailure: 'yes' })\n` +
         `new PagerDutyAlertChannel('pd', { serviceKey: process.env.NOT_SET_ANYWHERE ?? '' })\n` +
         `${check("'oncall'")}`,
     })
@@ -220,7 +234,11 @@ new MSTeamsAlertChannel('teams', { name: 'Ops room', url: process.env.TEAMS_URL 
 new PagerDutyAlertChannel('pd2', { serviceKey: process.env.PD_KEY ?? '', serviceName: 'Shop EU' })
 `,
     })
-    const secrets = { SLACK_URL: 'https://hooks.slack.test/services/T0/B0/SLACK-SECRET', GENIE_KEY: 'GENIE-SECRET', TEAMS_URL: 'https://teams.test/webhook/TEAMS-SECRET' }
+    const secrets = {
+      SLACK_URL: 'https://hooks.slack.test/services/T0/B0/SLACK-SECRET',
+      GENIE_KEY: 'GENIE-SECRET',
+      TEAMS_URL: 'https://teams.test/webhook/TEAMS-SECRET',
+    }
     const apply = await cli(all, ['apply', '--yes'], secrets)
     expect(apply.code, apply.output).toBe(0)
     for (const secret of ['SLACK-SECRET', 'GENIE-SECRET', 'TEAMS-SECRET', PD_KEY]) expect(apply.output).not.toContain(secret)
@@ -240,7 +258,14 @@ new PagerDutyAlertChannel('pd2', { serviceKey: process.env.PD_KEY ?? '', service
     const imported = await cli(fresh, ['import', '--all', '--out', 'imported.check.ts'], envs)
     expect(imported.code, imported.output).toBe(0)
     const code = readFileSync(join(fresh, 'imported.check.ts'), 'utf8')
-    for (const construct of ['EmailAlertChannel', 'SlackAlertChannel', 'SmsAlertChannel', 'OpsgenieAlertChannel', 'MSTeamsAlertChannel', 'PagerDutyAlertChannel']) {
+    for (const construct of [
+      'EmailAlertChannel',
+      'SlackAlertChannel',
+      'SmsAlertChannel',
+      'OpsgenieAlertChannel',
+      'MSTeamsAlertChannel',
+      'PagerDutyAlertChannel',
+    ]) {
       expect(code).toContain(`new ${construct}(`)
     }
     expect(code).toContain("new EmailAlertChannel('oncall-example-test', { address: 'oncall@example.test', sslExpiry: true, sslExpiryThreshold: 14 })")

@@ -23,7 +23,12 @@ afterAll(async () => {
 const SECRET_HEADER = 'hdr-secret-7f3a'
 const PASSWORD = 'pw-secret-91bc'
 
-const checkFile = (maxResponseTime = 20000, password = PASSWORD, lockedValue = 'locked-value-1', headerSecret = SECRET_HEADER) => `import { ApiCheck, EnvVar } from 'monitors-as-code'
+const checkFile = (
+  maxResponseTime = 20000,
+  password = PASSWORD,
+  lockedValue = 'locked-value-1',
+  headerSecret = SECRET_HEADER,
+) => `import { ApiCheck, EnvVar } from 'monitors-as-code'
 new EnvVar('REGION', { value: 'eu-central' })
 new ApiCheck('health', {
   name: 'Health API',
@@ -46,7 +51,10 @@ new ApiCheck('health', {
 
 /** The same check under another name and without the variable, beside the first test's. */
 const rotating = (...args: Parameters<typeof checkFile>) =>
-  checkFile(...args).replace("name: 'Health API'", "name: 'Rotating API'").replace(/new EnvVar\('REGION'[^\n]*\n/, '').replace('{{REGION}}', 'eu')
+  checkFile(...args)
+    .replace("name: 'Health API'", "name: 'Rotating API'")
+    .replace(/new EnvVar\('REGION'[^\n]*\n/, '')
+    .replace('{{REGION}}', 'eu')
 
 const noSecret = (text: string) => {
   expect(text).not.toContain(SECRET_HEADER)
@@ -164,7 +172,10 @@ describe('ApiCheck', () => {
     const created = await api.client.post<Record<string, any>>('/v1/checks/api', {
       name: 'Imported API',
       request: {
-        method: 'POST', url: 'https://shop.example.com/api/orders', bodyType: 'JSON', body: '{"a":1}',
+        method: 'POST',
+        url: 'https://shop.example.com/api/orders',
+        bodyType: 'JSON',
+        body: '{"a":1}',
         headers: [{ key: 'X-Key', value: 'imp-secret-55', secret: true }],
         assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '201' }],
       },

@@ -16,7 +16,10 @@ const ACCOUNT = 'failures'
 
 beforeAll(async () => {
   server = await startLocalServer({
-    apiKeys: [{ key: KEY, accountId: ACCOUNT }, { key: 'other-key', accountId: 'other' }],
+    apiKeys: [
+      { key: KEY, accountId: ACCOUNT },
+      { key: 'other-key', accountId: 'other' },
+    ],
   })
 })
 afterAll(async () => {
@@ -24,7 +27,10 @@ afterAll(async () => {
 })
 
 const env = (extra: Record<string, string> = {}) => ({
-  MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY, MONITORING_ACCOUNT_ID: ACCOUNT, ...extra,
+  MONITORING_API_URL: server.url,
+  MONITORING_API_KEY: KEY,
+  MONITORING_ACCOUNT_ID: ACCOUNT,
+  ...extra,
 })
 
 function apiAs(key: string, account: string) {
@@ -131,7 +137,11 @@ new DnsCheck('t-dns', { name: 'T', request: { query: 't.example.com' } })
     const dir = makeProject({ 't.check.ts': check })
     const bad = await monitors(dir, ['plan'], env({ MONITORING_API_KEY: 'not-a-key' }))
     expect(bad.code).toBe(1)
-    expect(bad.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^Error: GET \/v1\/checks was refused \(401 Bad token\): the API key is missing or invalid\. Set MONITORING_API_KEY or pass --api-key\.$/)])
+    expect(bad.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        /^Error: GET \/v1\/checks was refused \(401 Bad token\): the API key is missing or invalid\. Set MONITORING_API_KEY or pass --api-key\.$/,
+      ),
+    ])
     expect(bad.output).not.toContain('not-a-key')
 
     const forbidden = await monitors(dir, ['plan', '--account-id', 'someone-else'], env())

@@ -48,20 +48,27 @@ describe('alert channels and check groups', () => {
 
   it('apply creates the channels, the group that names them and its checks; a failure reaches each channel once; trigger --group exits 1', async () => {
     dir = makeProject({
-      'checks/smoke.check.ts': `import { CheckGroup, DnsCheck, WebhookAlertChannel } from 'monitors-as-code'
+      'checks/smoke.check.ts':
+        `import { CheckGroup, DnsCheck, WebhookAlertChannel } from 'monitors-as-code'
 const ops = new WebhookAlertChannel('ops', { name: 'Ops', url: '${hooks.url}/ops' })
 const dev = new WebhookAlertChannel('dev', { name: 'Dev', url: '${hooks.url}/dev' })
 const smoke = new CheckGroup('smoke', { name: 'Smoke', locations: ['us-west-1'], alertChannels: [ops, dev] })
-` + check('first', 'First', 'first.group.test', 'groupOrder: 1,')
+` +
+        check('first', 'First', 'first.group.test', 'groupOrder: 1,') +
         // names the group's ops channel itself too: alerted once
-        + check('second', 'Second', 'second.group.test', 'groupOrder: 2, alertChannels: [ops],')
-        + check('third', 'Third', 'third.group.test', 'groupOrder: 3,'),
+        check('second', 'Second', 'second.group.test', 'groupOrder: 2, alertChannels: [ops],') +
+        check('third', 'Third', 'third.group.test', 'groupOrder: 3,'),
     })
     const plan = await cli(dir, ['plan'])
     expect(plan.code, plan.output).toBe(0)
     // channels, then the group, then the checks
-    const order = ['+ webhook-alert-channel dev', '+ webhook-alert-channel ops', '+ check-group smoke', '+ dns-check first'].map((line) => plan.stdout.indexOf(line))
-    expect(order.every((at) => at >= 0), plan.stdout).toBe(true)
+    const order = ['+ webhook-alert-channel dev', '+ webhook-alert-channel ops', '+ check-group smoke', '+ dns-check first'].map((line) =>
+      plan.stdout.indexOf(line),
+    )
+    expect(
+      order.every((at) => at >= 0),
+      plan.stdout,
+    ).toBe(true)
     expect([...order].sort((a, b) => a - b)).toEqual(order)
     const apply = await cli(dir, ['apply', '--yes'])
     expect(apply.code, apply.output).toBe(0)
@@ -71,12 +78,17 @@ const smoke = new CheckGroup('smoke', { name: 'Smoke', locations: ['us-west-1'],
     const groupId = Number(lock.resources['check-group:smoke'].remoteId)
     const group = await bench.call('GET', `/v1/check-groups/${groupId}`)
     expect(group.json.alertChannelSubscriptions.map((s: { alertChannelId: number }) => s.alertChannelId).sort()).toEqual(
-      [Number(lock.resources['webhook-alert-channel:ops'].remoteId), Number(lock.resources['webhook-alert-channel:dev'].remoteId)].sort())
+      [Number(lock.resources['webhook-alert-channel:ops'].remoteId), Number(lock.resources['webhook-alert-channel:dev'].remoteId)].sort(),
+    )
 
     const trigger = await cli(dir, ['trigger', '--group', 'smoke', '--format', 'json'])
     expect(trigger.code, trigger.output).toBe(1)
     const doc = JSON.parse(trigger.stdout) as { results: Array<{ name: string; status: string; runLocations: string[] }> }
-    expect(doc.results.map((r) => [r.name, r.status])).toEqual([['First', 'PASSED'], ['Second', 'FAILED'], ['Third', 'PASSED']])
+    expect(doc.results.map((r) => [r.name, r.status])).toEqual([
+      ['First', 'PASSED'],
+      ['Second', 'FAILED'],
+      ['Third', 'PASSED'],
+    ])
     expect(doc.results.every((r) => r.runLocations.join() === 'us-west-1')).toBe(true)
 
     const [toOps] = await hooks.waitFor('/ops', 1)

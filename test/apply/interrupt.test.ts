@@ -39,7 +39,11 @@ describe('an interrupted apply', () => {
     const lock = JSON.parse(readFileSync(join(dir, 'monitoring.lock.json'), 'utf8'))
     expect(Object.keys(lock.resources)).toHaveLength(created)
 
-    const again = await monitors(dir, ['apply', '--yes', '--concurrency', '2'], { MONITORING_API_URL: server.url, MONITORING_API_KEY: 'int-key', MONITORING_ACCOUNT_ID: 'int' })
+    const again = await monitors(dir, ['apply', '--yes', '--concurrency', '2'], {
+      MONITORING_API_URL: server.url,
+      MONITORING_API_KEY: 'int-key',
+      MONITORING_ACCOUNT_ID: 'int',
+    })
     expect(again.code, again.output).toBe(0)
     expect(again.stdout).toContain(`Plan: ${16 - created} to create, 0 to update, 0 to delete.`)
   })

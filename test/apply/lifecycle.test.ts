@@ -73,10 +73,16 @@ describe('monitors plan / apply / destroy', () => {
     const written = lock()
     expect(written.target).toEqual({ id: server.url, baseUrl: server.url, accountId: ACCOUNT })
     expect(Object.keys(written.resources)).toEqual([
-      'dns-check:shop-dns', 'icmp-check:edge-ping', 'status-page-service:checkout', 'status-page:public', 'variable:SHOP_TOKEN',
+      'dns-check:shop-dns',
+      'icmp-check:edge-ping',
+      'status-page-service:checkout',
+      'status-page:public',
+      'variable:SHOP_TOKEN',
     ])
     const checks = await remoteChecks()
-    expect(checks.map((c) => c.id).sort()).toEqual([written.resources['dns-check:shop-dns'].remoteId, written.resources['icmp-check:edge-ping'].remoteId].sort())
+    expect(checks.map((c) => c.id).sort()).toEqual(
+      [written.resources['dns-check:shop-dns'].remoteId, written.resources['icmp-check:edge-ping'].remoteId].sort(),
+    )
     const text = readFileSync(lockPath, 'utf8')
     expect(text).not.toContain('very-secret')
     expect(text.endsWith('}\n')).toBe(true)

@@ -46,7 +46,15 @@ describe('lost answers to creates', () => {
       const lock = readLock(lockPath)
       const { plan } = await planAgainst({ client, desired: want, lock, target })
       if (!hasChanges(plan)) break
-      const result = await executePlan({ plan, desired: want, client, lock: lock ?? emptyLock(target), lockPath, concurrency: 4, createRetry: { baseMs: 5, maxMs: 50 } })
+      const result = await executePlan({
+        plan,
+        desired: want,
+        client,
+        lock: lock ?? emptyLock(target),
+        lockPath,
+        concurrency: 4,
+        createRetry: { baseMs: 5, maxMs: 50 },
+      })
       recovered += result.recovered
     }
     expect(runs).toBeLessThan(5)

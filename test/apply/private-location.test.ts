@@ -51,7 +51,12 @@ describe('PrivateLocation', () => {
   it('import writes the location and the check naming its construct; the plan after is No changes.', async () => {
     const location = await api.client.post<Json>('/v1/private-locations', { name: 'Lab', slugName: 'lab' })
     expect(location.status).toBe(201)
-    const check = await api.client.post<Json>('/v1/checks/dns', { name: 'Lab DNS', activated: false, privateLocations: ['lab'], request: { query: 'lab.example.com' } })
+    const check = await api.client.post<Json>('/v1/checks/dns', {
+      name: 'Lab DNS',
+      activated: false,
+      privateLocations: ['lab'],
+      request: { query: 'lab.example.com' },
+    })
     expect(check.status).toBe(201)
     const dir = makeProject({ 'existing.check.ts': `import { EnvVar } from 'monitors-as-code'\nnew EnvVar('KEEP_LOCATIONS', { value: 'x' })\n` })
     expect((await api.cli(dir, ['apply', '--yes'])).code).toBe(0)

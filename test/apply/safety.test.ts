@@ -97,7 +97,9 @@ new EnvVar('API_TOKEN', { value: 'token-1' })
   })
 
   it('--allow-duplicates creates a second copy on purpose', async () => {
-    const only = makeProject({ 'api.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('api-dns', { name: 'API DNS', request: { query: 'api.example.com' } })\n` })
+    const only = makeProject({
+      'api.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('api-dns', { name: 'API DNS', request: { query: 'api.example.com' } })\n`,
+    })
     expect((await monitors(only, ['apply', '--yes'], env('dup'))).code).toBe(0)
     rmSync(join(only, 'monitoring.lock.json'))
     expect((await monitors(only, ['apply', '--yes'], env('dup'))).code).toBe(1)
@@ -110,7 +112,9 @@ new EnvVar('API_TOKEN', { value: 'token-1' })
 
 describe('a lost lock update in a pipeline that applies saved plans (A4)', () => {
   it('plan --adopt-existing --out saves a plan that records the existing resources; apply runs it', async () => {
-    const dir = makeProject({ 'api.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('api-dns', { name: 'API DNS', request: { query: 'api.example.com' } })\n` })
+    const dir = makeProject({
+      'api.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('api-dns', { name: 'API DNS', request: { query: 'api.example.com' } })\n`,
+    })
     expect((await monitors(dir, ['apply', '--yes'], env('dupsaved'))).code).toBe(0)
     rmSync(join(dir, 'monitoring.lock.json'))
     // a plan apply would refuse is refused when it is made: nothing is saved
@@ -185,9 +189,13 @@ new DnsCheck('core-dns', { name: 'Core DNS', request: { query: 'core.example.com
 
 describe('documents on errors (A8)', () => {
   it('writes the plan with protected when the plan is refused', async () => {
-    const dir = makeProject({ 'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('keep', { name: 'Keep', request: { query: 'k.example.com' }, protect: true })\n` })
+    const dir = makeProject({
+      'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('keep', { name: 'Keep', request: { query: 'k.example.com' }, protect: true })\n`,
+    })
     expect((await monitors(dir, ['apply', '--yes'], env('docs'))).code).toBe(0)
-    writeFiles(dir, { 'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('other', { name: 'Other', request: { query: 'o.example.com' } })\n` })
+    writeFiles(dir, {
+      'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('other', { name: 'Other', request: { query: 'o.example.com' } })\n`,
+    })
     const json = await monitors(dir, ['plan', '--format', 'json'], env('docs'))
     expect(json.code).toBe(1)
     const doc = JSON.parse(json.stdout)
@@ -199,7 +207,9 @@ describe('documents on errors (A8)', () => {
   })
 
   it('writes the problems when the project does not validate', async () => {
-    const dir = makeProject({ 'bad.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('bad', { name: 'Bad', request: { query: 'b.example.com' }, frequency: 7 })\n` })
+    const dir = makeProject({
+      'bad.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('bad', { name: 'Bad', request: { query: 'b.example.com' }, frequency: 7 })\n`,
+    })
     const json = await monitors(dir, ['plan', '--format', 'json'], env('docs'))
     expect(json.code).toBe(1)
     const doc = JSON.parse(json.stdout)
@@ -211,8 +221,13 @@ describe('documents on errors (A8)', () => {
   })
 
   it('writes the error when the API cannot be reached', async () => {
-    const dir = makeProject({ 'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com' } })\n` })
-    const json = await monitors(dir, ['plan', '--format', 'json', '--retries', '0', '--timeout', '2'], { ...env('docs'), MONITORING_API_URL: 'http://127.0.0.1:9' })
+    const dir = makeProject({
+      'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com' } })\n`,
+    })
+    const json = await monitors(dir, ['plan', '--format', 'json', '--retries', '0', '--timeout', '2'], {
+      ...env('docs'),
+      MONITORING_API_URL: 'http://127.0.0.1:9',
+    })
     expect(json.code).toBe(1)
     const doc = JSON.parse(json.stdout)
     expect(doc.ok).toBe(false)

@@ -11,7 +11,9 @@ const api = useServer('saved')
 type Check = Record<string, unknown> & { id: string; frequency: number }
 
 describe('saved plans', () => {
-  const dir = makeProject({ 'shop.check.ts': file(dnsCheck('a', { frequency: 10 }), dnsCheck('b'), `new EnvVar('TOKEN', { value: 'saved-plan-secret-v1', secret: true })\n`) })
+  const dir = makeProject({
+    'shop.check.ts': file(dnsCheck('a', { frequency: 10 }), dnsCheck('b'), `new EnvVar('TOKEN', { value: 'saved-plan-secret-v1', secret: true })\n`),
+  })
   const idOf = (id: string) => api.lock(dir).resources[`dns-check:${id}`].remoteId as string
 
   it('apply plan.json runs exactly the saved plan; the file holds no secret', async () => {
@@ -31,7 +33,9 @@ describe('saved plans', () => {
   })
 
   it('refuses a saved plan after a remote edit, naming the resource', async () => {
-    writeFiles(dir, { 'shop.check.ts': file(dnsCheck('a', { frequency: 5 }), dnsCheck('b'), `new EnvVar('TOKEN', { value: 'saved-plan-secret-v1', secret: true })\n`) })
+    writeFiles(dir, {
+      'shop.check.ts': file(dnsCheck('a', { frequency: 5 }), dnsCheck('b'), `new EnvVar('TOKEN', { value: 'saved-plan-secret-v1', secret: true })\n`),
+    })
     expect((await api.cli(dir, ['plan', '--out', 'plan.json'])).code).toBe(0)
     const record = (await api.client.get<Check>(`/v1/checks/${idOf('b')}`)).body
     const { id: _id, created_at: _c, updated_at: _u, checkType: _t, ...body } = record
@@ -51,7 +55,9 @@ describe('saved plans', () => {
 
   it('refuses after a code change (a secret value too) and after a lock change', async () => {
     expect((await api.cli(dir, ['plan', '--out', 'plan.json'])).code).toBe(0)
-    writeFiles(dir, { 'shop.check.ts': file(dnsCheck('a', { frequency: 5 }), dnsCheck('b'), `new EnvVar('TOKEN', { value: 'saved-plan-secret-v2', secret: true })\n`) })
+    writeFiles(dir, {
+      'shop.check.ts': file(dnsCheck('a', { frequency: 5 }), dnsCheck('b'), `new EnvVar('TOKEN', { value: 'saved-plan-secret-v2', secret: true })\n`),
+    })
     const code = await api.cli(dir, ['apply', 'plan.json'])
     expect(code.code).toBe(1)
     expect(code.stderr).toContain('the code changed')

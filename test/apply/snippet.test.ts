@@ -62,10 +62,12 @@ describe('Snippet', () => {
     const changes = JSON.parse(changed.stdout).changes.filter((c: Record<string, any>) => c.action !== 'noop')
     expect(changes.map((c: Record<string, any>) => `${c.kind}:${c.logicalId}:${c.action}`)).toEqual(['snippet:sign:update'])
     expect((await api.cli(dir, ['apply', '--yes'])).code).toBe(0)
-    expect((await api.client.get<Record<string, any>>(`/v1/snippets/${sign.id}`)).body.script).toContain("X-Version")
+    expect((await api.client.get<Record<string, any>>(`/v1/snippets/${sign.id}`)).body.script).toContain('X-Version')
 
     // the check no longer refers to them, and they are gone from code: the check is updated first
-    writeFiles(dir, { 'orders.check.ts': `import { ApiCheck } from 'monitors-as-code'\nnew ApiCheck('orders', { name: 'Orders API', activated: false, request: { method: 'GET', url: '${http.origin}/orders' } })\n` })
+    writeFiles(dir, {
+      'orders.check.ts': `import { ApiCheck } from 'monitors-as-code'\nnew ApiCheck('orders', { name: 'Orders API', activated: false, request: { method: 'GET', url: '${http.origin}/orders' } })\n`,
+    })
     const removed = await api.cli(dir, ['apply', '--yes'])
     expect(removed.code, removed.output).toBe(0)
     expect((await api.client.get<Array<Record<string, any>>>('/v1/snippets')).body.filter((s) => [sign.id, cleanUp.id].includes(s.id))).toEqual([])
@@ -74,9 +76,12 @@ describe('Snippet', () => {
     expect((await api.cli(dir, ['destroy', '--yes'])).code).toBe(0)
   })
 
-  it('monitors test runs the snippet as the check\'s setup script: the target sees its header', async () => {
+  it("monitors test runs the snippet as the check's setup script: the target sees its header", async () => {
     const dir = makeProject({
-      'orders.check.ts': checkFile('Tested API').replace("'monitors-as-code'\n", "'monitors-as-code'\nimport { EnvVar } from 'monitors-as-code'\nnew EnvVar('TENANT', { value: 'acme' })\n"),
+      'orders.check.ts': checkFile('Tested API').replace(
+        "'monitors-as-code'\n",
+        "'monitors-as-code'\nimport { EnvVar } from 'monitors-as-code'\nnew EnvVar('TENANT', { value: 'acme' })\n",
+      ),
       'snippets/sign.ts': SIGN,
     })
     const before = http.requests.length
@@ -86,11 +91,14 @@ describe('Snippet', () => {
     expect(http.requests.slice(before).map((r) => r.headers['x-signature'])).toEqual(['signed-acme'])
   })
 
-  it('a snippet file importing the project\'s files is bundled into one script: monitors test and the server run it; a missing import names the file and line', async () => {
+  it("a snippet file importing the project's files is bundled into one script: monitors test and the server run it; a missing import names the file and line", async () => {
     const sign = "import { signature } from './lib/sign-helpers'\nrequest.headers['X-Signature'] = signature(process.env.TENANT ?? 'none')\n"
     const helpers = "import { PREFIX } from './prefix'\nexport function signature(tenant: string): string { return PREFIX + tenant }\n"
     const dir = makeProject({
-      'orders.check.ts': checkFile('Bundled API').replace("'monitors-as-code'\n", "'monitors-as-code'\nimport { EnvVar } from 'monitors-as-code'\nnew EnvVar('TENANT', { value: 'acme' })\n"),
+      'orders.check.ts': checkFile('Bundled API').replace(
+        "'monitors-as-code'\n",
+        "'monitors-as-code'\nimport { EnvVar } from 'monitors-as-code'\nnew EnvVar('TENANT', { value: 'acme' })\n",
+      ),
       'snippets/sign.ts': sign,
       'snippets/lib/sign-helpers.ts': helpers,
       'snippets/lib/prefix.ts': "export const PREFIX = 'bundled-'\n",
@@ -103,13 +111,17 @@ describe('Snippet', () => {
     expect(applied.code, applied.output).toBe(0)
     const stored = (await api.client.get<Array<Record<string, any>>>('/v1/snippets')).body.filter((s) => s.name === 'Sign requests').at(-1)!
     // one script: the helpers inlined, no import of a local file left
-    expect(stored.script).toContain("PREFIX = \"bundled-\"")
+    expect(stored.script).toContain('PREFIX = "bundled-"')
     expect(stored.script).not.toMatch(/from ['"]\.\//)
     expect((await api.cli(dir, ['plan', '--detailed-exitcode'])).code).toBe(0)
     // a helper changed: the snippet's script changes with it
     writeFiles(dir, { 'snippets/lib/prefix.ts': "export const PREFIX = 'v2-'\n" })
     const plan = await api.cli(dir, ['plan', '--format', 'json'])
-    expect(JSON.parse(plan.stdout).changes.filter((c: Record<string, any>) => c.action !== 'noop').map((c: Record<string, any>) => `${c.kind}:${c.logicalId}:${c.action}`)).toEqual(['snippet:sign:update'])
+    expect(
+      JSON.parse(plan.stdout)
+        .changes.filter((c: Record<string, any>) => c.action !== 'noop')
+        .map((c: Record<string, any>) => `${c.kind}:${c.logicalId}:${c.action}`),
+    ).toEqual(['snippet:sign:update'])
     writeFiles(dir, { 'snippets/lib/sign-helpers.ts': `import { gone } from './missing'\nexport const unused = gone\n${helpers}` })
     const broken = await api.cli(dir, ['validate'])
     expect(broken.code).toBe(1)
@@ -124,7 +136,9 @@ describe('Snippet', () => {
     expect(missing.code, missing.output).toBe(1)
     expect(missing.output).toMatch(/orders\.check\.ts.*Snippet "sign".*code\.entrypoint.*file \.\/snippets\/sign\.ts does not exist/s)
     expect(missing.output).not.toMatch(STACK_LINE)
-    writeFiles(dir, { 'orders.check.ts': `import { ApiCheck } from 'monitors-as-code'\nnew ApiCheck('orders', { name: 'Orders', setupSnippetId: 12 as never, request: { method: 'GET', url: '${http.origin}/orders' } })\n` })
+    writeFiles(dir, {
+      'orders.check.ts': `import { ApiCheck } from 'monitors-as-code'\nnew ApiCheck('orders', { name: 'Orders', setupSnippetId: 12 as never, request: { method: 'GET', url: '${http.origin}/orders' } })\n`,
+    })
     const numeric = await api.cli(dir, ['plan'])
     expect(numeric.code, numeric.output).toBe(1)
     expect(numeric.output).toMatch(/ApiCheck "orders".*setupSnippetId.*must be a Snippet construct of this project/s)
@@ -134,7 +148,9 @@ describe('Snippet', () => {
     const snippet = await api.client.post<Record<string, any>>('/v1/snippets', { name: 'Imported helper', script: "request.headers['x-imported'] = '1'" })
     expect(snippet.status).toBe(201)
     const check = await api.client.post<Record<string, any>>('/v1/checks/api', {
-      name: 'Imported with snippet', activated: false, setupSnippetId: snippet.body.id,
+      name: 'Imported with snippet',
+      activated: false,
+      setupSnippetId: snippet.body.id,
       request: { method: 'GET', url: 'https://shop.example.com/api/orders' },
     })
     expect(check.status).toBe(201)

@@ -41,7 +41,9 @@ describe('sslCheckDomain in a project', () => {
     const result = await api.cli(dir, ['apply', '--yes'])
     expect(result.code, result.output).not.toBe(0)
     expect(result.output).not.toMatch(STACK_LINE)
-    expect(result.output).toContain('db.check.ts › TcpCheck "db" › sslCheckDomain: must be a domain name such as example.com (no scheme, path or port): remove the scheme (got "https://db.example.com:8443/")')
+    expect(result.output).toContain(
+      'db.check.ts › TcpCheck "db" › sslCheckDomain: must be a domain name such as example.com (no scheme, path or port): remove the scheme (got "https://db.example.com:8443/")',
+    )
     expect((await api.client.get<unknown[]>('/v1/checks')).body.length).toBe(before)
   })
 })

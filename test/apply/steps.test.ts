@@ -16,7 +16,12 @@ afterAll(async () => {
   await server?.close()
 })
 
-const change = (kind: PlanChange['kind'], logicalId: string, action: PlanChange['action'], extra: Partial<PlanChange> = {}): PlanChange => ({ kind, logicalId, action, ...extra })
+const change = (kind: PlanChange['kind'], logicalId: string, action: PlanChange['action'], extra: Partial<PlanChange> = {}): PlanChange => ({
+  kind,
+  logicalId,
+  action,
+  ...extra,
+})
 
 describe('apply steps', () => {
   it('one step per change, of the class its action needs; a no-op has none', () => {

@@ -66,7 +66,13 @@ describe('TcpCheck', () => {
     expect(applied.code, applied.output).toBe(0)
     const checks = (await api.client.get<Array<Record<string, any>>>('/v1/checks', { checkType: 'TCP' })).body
     expect(checks).toHaveLength(1)
-    expect(checks[0]).toMatchObject({ name: 'Redis', frequency: 0, frequencyOffset: 30, checkType: 'TCP', request: { hostname: '127.0.0.1', port, data: 'PING\r\n' } })
+    expect(checks[0]).toMatchObject({
+      name: 'Redis',
+      frequency: 0,
+      frequencyOffset: 30,
+      checkType: 'TCP',
+      request: { hostname: '127.0.0.1', port, data: 'PING\r\n' },
+    })
     const again = await api.cli(dir, ['plan', '--detailed-exitcode'])
     expect(again.code, again.output).toBe(0)
     expect(again.stdout).toMatch(/^No changes\./)
@@ -90,12 +96,18 @@ describe('TcpCheck', () => {
     expect(failed.code, failed.output).toBe(1)
     expect(failed.output).not.toMatch(STACK_LINE)
     const doc = JSON.parse(failed.stdout)
-    expect(doc.results[0]).toMatchObject({ kind: 'tcp-check', checkType: 'TCP', status: 'FAILED', error: 'RESPONSE_DATA CONTAINS "+PONG" failed: got "-ERR | "' })
+    expect(doc.results[0]).toMatchObject({
+      kind: 'tcp-check',
+      checkType: 'TCP',
+      status: 'FAILED',
+      error: 'RESPONSE_DATA CONTAINS "+PONG" failed: got "-ERR | "',
+    })
   })
 
   it('imports a TCP check created through the API as a TcpCheck; the next plan says No changes.', async () => {
     const created = await api.client.post<Record<string, any>>('/v1/checks/tcp', {
-      name: 'Imported SMTP', request: { hostname: 'mail.example.com', port: 25, assertions: [{ source: 'RESPONSE_DATA', comparison: 'CONTAINS', target: '220' }] },
+      name: 'Imported SMTP',
+      request: { hostname: 'mail.example.com', port: 25, assertions: [{ source: 'RESPONSE_DATA', comparison: 'CONTAINS', target: '220' }] },
     })
     expect(created.status).toBe(201)
     const dir = makeProject({ 'existing.check.ts': `import { EnvVar } from 'monitors-as-code'\nnew EnvVar('KEEP', { value: 'x' })\n` })
@@ -115,7 +127,14 @@ describe('TcpCheck', () => {
   it('an agent runs a triggered TCP check; monitors status then shows its availability and p95 time', async () => {
     // a server whose runs go to agents only
     const KEY = 'tcp-agent-key-0123456789abcdef'
-    const own = await startLocalServer({ port: 0, dbPath: ':memory:', apiKeys: [{ key: KEY, accountId: 'tcp-agent' }], scheduler: true, runner: false, schedulerOptions: { tickMs: 200 } })
+    const own = await startLocalServer({
+      port: 0,
+      dbPath: ':memory:',
+      apiKeys: [{ key: KEY, accountId: 'tcp-agent' }],
+      scheduler: true,
+      runner: false,
+      schedulerOptions: { tickMs: 200 },
+    })
     const env = { MONITORING_API_URL: own.url, MONITORING_API_KEY: KEY }
     const agent = spawnAgent(['--locations', 'eu-west-1', '--health-port', '0', '--poll-interval', '200ms'], env)
     try {
@@ -125,8 +144,12 @@ describe('TcpCheck', () => {
       const id = JSON.parse(readFileSync(join(dir, 'monitoring.lock.json'), 'utf8')).resources['tcp-check:redis'].remoteId as string
       await agent.healthPort()
       const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }
-      const trigger = await (await fetch(`${own.url}/v1/check-sessions/trigger`, { method: 'POST', headers, body: JSON.stringify({ target: { checkId: [id] } }) })).json() as Record<string, any>
-      const done = await (await fetch(`${own.url}/v1/check-sessions/${trigger.sessions[0].checkSessionId}/completion?maxWaitSeconds=20`, { headers })).json() as Record<string, any>
+      const trigger = (await (
+        await fetch(`${own.url}/v1/check-sessions/trigger`, { method: 'POST', headers, body: JSON.stringify({ target: { checkId: [id] } }) })
+      ).json()) as Record<string, any>
+      const done = (await (
+        await fetch(`${own.url}/v1/check-sessions/${trigger.sessions[0].checkSessionId}/completion?maxWaitSeconds=20`, { headers })
+      ).json()) as Record<string, any>
       expect(done).toMatchObject({ status: 'PASSED', checkType: 'TCP' })
       agent.child.kill('SIGTERM')
       expect((await agent.exited).code).toBe(0)

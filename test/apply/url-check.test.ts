@@ -44,8 +44,12 @@ new UrlCheck('code', { name: 'U', request: { url: 'https://a.example.com', asser
     expect(result.code).toBe(1)
     expect(result.output).not.toMatch(STACK_LINE)
     expect(result.output).toContain('url.check.ts › UrlCheck "post" › request.method: must be one of GET (got "POST")')
-    expect(result.output).toContain('url.check.ts › UrlCheck "sub" › frequency: must not be 0: sub-minute frequencies are only for API and TCP checks (allowed: 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440)')
-    expect(result.output).toContain('url.check.ts › UrlCheck "vars" › request.url: cannot hold {{VARIABLE}} references: a URL check has no variables (use an ApiCheck)')
+    expect(result.output).toContain(
+      'url.check.ts › UrlCheck "sub" › frequency: must not be 0: sub-minute frequencies are only for API and TCP checks (allowed: 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440)',
+    )
+    expect(result.output).toContain(
+      'url.check.ts › UrlCheck "vars" › request.url: cannot hold {{VARIABLE}} references: a URL check has no variables (use an ApiCheck)',
+    )
     expect(result.output).toContain('url.check.ts › UrlCheck "code" › request.assertions.0.target: must be a status code, a number from 100 to 599 (got "999")')
   })
 

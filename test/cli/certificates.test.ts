@@ -22,7 +22,14 @@ beforeAll(async () => {
   wrongName = await startTlsServer({ validDays: 90, names: ['shop.example.com'] })
   expired = await startTlsServer({ validDays: -2, extraHours: -3 })
   for (const s of [fiveDays, wrongName, expired]) s.route('/', { status: 200, body: 'ok' })
-  server = await startLocalServer({ port: 0, dbPath: ':memory:', apiKeys: [{ key: KEY, accountId: 'certs' }], runner: true, privateTargets: 'allow', schedulerOptions: { tickMs: 50 } })
+  server = await startLocalServer({
+    port: 0,
+    dbPath: ':memory:',
+    apiKeys: [{ key: KEY, accountId: 'certs' }],
+    runner: true,
+    privateTargets: 'allow',
+    schedulerOptions: { tickMs: 50 },
+  })
 })
 afterAll(async () => {
   await server?.close()
@@ -40,10 +47,14 @@ describe('certificates from the CLI', () => {
     expect(applied.code, applied.output).toBe(0)
     const id = JSON.parse(readFileSync(join(dir, 'monitoring.lock.json'), 'utf8')).resources['url-check:shop-tls'].remoteId as string
     const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }
-    const check = await (await fetch(`${server.url}/v1/checks/${id}`, { headers })).json() as Record<string, any>
+    const check = (await (await fetch(`${server.url}/v1/checks/${id}`, { headers })).json()) as Record<string, any>
     expect(check.alertSettings.sslCertificates).toEqual({ enabled: true, alertThreshold: 14 })
-    const trigger = await (await fetch(`${server.url}/v1/check-sessions/trigger`, { method: 'POST', headers, body: JSON.stringify({ target: { checkId: [id] } }) })).json() as Record<string, any>
-    const done = await (await fetch(`${server.url}/v1/check-sessions/${trigger.sessions[0].checkSessionId}/completion?maxWaitSeconds=20`, { headers })).json() as Record<string, any>
+    const trigger = (await (
+      await fetch(`${server.url}/v1/check-sessions/trigger`, { method: 'POST', headers, body: JSON.stringify({ target: { checkId: [id] } }) })
+    ).json()) as Record<string, any>
+    const done = (await (
+      await fetch(`${server.url}/v1/check-sessions/${trigger.sessions[0].checkSessionId}/completion?maxWaitSeconds=20`, { headers })
+    ).json()) as Record<string, any>
     expect(done.status).toBe('PASSED')
     const status = await monitors(dir, ['status'], env)
     expect(status.code, status.output).toBe(0)

@@ -85,18 +85,40 @@ describe('a project written for the hosted CLI runs unchanged', () => {
   it('API checks: the assertion builders, sub-minute frequencies, retry strategies, scripts and basic auth', async () => {
     await roundTrip('api', 'api', 5)
     const checks = await checksOf('api')
-    expect(byName(checks, 'Hello API')).toMatchObject({ checkType: 'API', frequency: 10, locations: ['us-east-1', 'eu-west-1'], tags: ['api'], runtimeId: '2024.09', doubleCheck: true })
+    expect(byName(checks, 'Hello API')).toMatchObject({
+      checkType: 'API',
+      frequency: 10,
+      locations: ['us-east-1', 'eu-west-1'],
+      tags: ['api'],
+      runtimeId: '2024.09',
+      doubleCheck: true,
+    })
     expect(byName(checks, 'User API Check')).toMatchObject({
-      frequency: 5, tags: ['users'], degradedResponseTime: 2000, maxResponseTime: 5000,
+      frequency: 5,
+      tags: ['users'],
+      degradedResponseTime: 2000,
+      maxResponseTime: 5000,
       retryStrategy: { type: 'LINEAR', maxRetries: 3, baseBackoffSeconds: 10, sameRegion: false },
       request: { method: 'POST', bodyType: 'JSON', queryParameters: [expect.objectContaining({ key: 'version', value: 'v1' })] },
     })
     expect(byName(checks, 'User API Check').request.assertions.map((a: any) => `${a.source} ${a.comparison} ${a.property} ${a.target}`)).toEqual([
-      'STATUS_CODE EQUALS  201', 'JSON_BODY NOT_NULL $.id ', 'HEADERS CONTAINS content-type application/json', 'TEXT_BODY NOT_CONTAINS  error', 'RESPONSE_TIME LESS_THAN  1000',
+      'STATUS_CODE EQUALS  201',
+      'JSON_BODY NOT_NULL $.id ',
+      'HEADERS CONTAINS content-type application/json',
+      'TEXT_BODY NOT_CONTAINS  error',
+      'RESPONSE_TIME LESS_THAN  1000',
     ])
-    expect(byName(checks, 'Not Found Check')).toMatchObject({ shouldFail: true, doubleCheck: false, retryStrategy: { type: 'NO_RETRIES' }, request: { method: 'GET' } })
+    expect(byName(checks, 'Not Found Check')).toMatchObject({
+      shouldFail: true,
+      doubleCheck: false,
+      retryStrategy: { type: 'NO_RETRIES' },
+      request: { method: 'GET' },
+    })
     expect(byName(checks, 'Health every 30 seconds')).toMatchObject({ frequency: 0, frequencyOffset: 30, retryStrategy: { onlyOn: ['NETWORK_ERROR'] } })
-    expect(byName(checks, 'Orders API')).toMatchObject({ localSetupScript: expect.stringContaining('X-Request-Id'), request: { basicAuth: { username: 'monitor' } } })
+    expect(byName(checks, 'Orders API')).toMatchObject({
+      localSetupScript: expect.stringContaining('X-Request-Id'),
+      request: { basicAuth: { username: 'monitor' } },
+    })
   })
 
   it('monitors: heartbeat, DNS, TCP, URL and ICMP, none retrying unless told', async () => {
@@ -107,7 +129,10 @@ describe('a project written for the hosted CLI runs unchanged', () => {
     expect(byName(checks, 'Nightly backup')).toMatchObject({ heartbeat: { period: 1, periodUnit: 'days', grace: 30, graceUnit: 'minutes' }, tags: ['backups'] })
     expect(byName(checks, 'acme.com A record')).toMatchObject({ degradedResponseTime: 300, request: { nameServer: '1.1.1.1', port: 53 } })
     expect(byName(checks, 'SMTP port')).toMatchObject({ frequency: 1, request: { port: 25, data: null }, retryStrategy: { type: 'EXPONENTIAL' } })
-    expect(byName(checks, 'Homepage')).toMatchObject({ useGlobalAlertSettings: false, alertSettings: { escalationType: 'TIME_BASED', timeBasedEscalation: { minutesFailingThreshold: 10 }, reminders: { amount: 2, interval: 15 } } })
+    expect(byName(checks, 'Homepage')).toMatchObject({
+      useGlobalAlertSettings: false,
+      alertSettings: { escalationType: 'TIME_BASED', timeBasedEscalation: { minutesFailingThreshold: 10 }, reminders: { amount: 2, interval: 15 } },
+    })
     expect(byName(checks, 'Gateway ping').request.assertions[1]).toMatchObject({ source: 'LATENCY', property: 'stddev' })
   })
 
@@ -169,7 +194,10 @@ describe('a project written for the hosted CLI runs unchanged', () => {
     const empty = mkdtempSync(join(work, 'imported-'))
     mkdirSync(join(empty, 'node_modules'))
     symlinkSync(repo, join(empty, 'node_modules', 'monitors-as-code'), 'dir')
-    writeFileSync(join(empty, 'checkly.config.ts'), "import { defineConfig } from 'checkly'\nexport default defineConfig({ projectName: 'Imported', logicalId: 'imported', checks: { checkMatch: '**/__checks__/**/*.check.ts' } })\n")
+    writeFileSync(
+      join(empty, 'checkly.config.ts'),
+      "import { defineConfig } from 'checkly'\nexport default defineConfig({ projectName: 'Imported', logicalId: 'imported', checks: { checkMatch: '**/__checks__/**/*.check.ts' } })\n",
+    )
     const imported = await cli(empty, 'mixed', ['import', '--all'])
     expect(imported.code, imported.output).toBe(0)
     expect(imported.output).toContain('Wrote 12 constructs to __checks__/imported.check.ts')
@@ -193,7 +221,7 @@ describe('a project written for the hosted CLI runs unchanged', () => {
   })
 
   // ApiCheck's group and alertChannels reach the engine through the api-check descriptor's references
-  it('an API check in a group, with alert channels, {{GROUP_BASE_URL}} and the group\'s API defaults', async () => {
+  it("an API check in a group, with alert channels, {{GROUP_BASE_URL}} and the group's API defaults", async () => {
     await roundTrip('api-groups', 'api-groups', 3)
     const [group] = (await get('api-groups', '/v1/check-groups')) as Array<Record<string, any>>
     const [check] = await checksOf('api-groups')

@@ -27,10 +27,25 @@ let server: LocalServer
 let receiver: Receiver
 let dir: string
 const requests: string[] = []
-const ids = {} as { shop: string; checkout: string; docs: string; paused: string; long: string; channel: number; service: string; page: string; shopSession: string; checkoutResult: string }
+const ids = {} as {
+  shop: string
+  checkout: string
+  docs: string
+  paused: string
+  long: string
+  channel: number
+  service: string
+  page: string
+  shopSession: string
+  checkoutResult: string
+}
 
 async function call(method: string, path: string, body?: unknown, key = ADMIN): Promise<{ status: number; json: any }> {
-  const response = await fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) })
+  const response = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
   const text = await response.text()
   return { status: response.status, json: text ? JSON.parse(text) : undefined }
 }
@@ -55,28 +70,64 @@ const ok = (result: CliResult) => {
 function result(failed: boolean, error: string | null, details: Record<string, unknown>) {
   const now = new Date().toISOString()
   return {
-    status: failed ? 'FAILED' : 'PASSED', hasFailures: failed, hasErrors: false, isDegraded: false, responseTime: failed ? 31 : 12, startedAt: now, stoppedAt: now,
-    error, failureKind: failed ? 'ASSERTION' : null, attempt: 1, resultType: 'FINAL', attempts: [], details,
-    assertions: details.kind === 'DNS' ? [{ source: 'RESPONSE_CODE', property: null, comparison: 'EQUALS', target: 'NOERROR', actual: failed ? 'SERVFAIL' : 'NOERROR', passed: !failed, message: `RESPONSE_CODE EQUALS "NOERROR"${failed ? ' failed: got "SERVFAIL"' : ''}` }] : [],
+    status: failed ? 'FAILED' : 'PASSED',
+    hasFailures: failed,
+    hasErrors: false,
+    isDegraded: false,
+    responseTime: failed ? 31 : 12,
+    startedAt: now,
+    stoppedAt: now,
+    error,
+    failureKind: failed ? 'ASSERTION' : null,
+    attempt: 1,
+    resultType: 'FINAL',
+    attempts: [],
+    details,
+    assertions:
+      details.kind === 'DNS'
+        ? [
+            {
+              source: 'RESPONSE_CODE',
+              property: null,
+              comparison: 'EQUALS',
+              target: 'NOERROR',
+              actual: failed ? 'SERVFAIL' : 'NOERROR',
+              passed: !failed,
+              message: `RESPONSE_CODE EQUALS "NOERROR"${failed ? ' failed: got "SERVFAIL"' : ''}`,
+            },
+          ]
+        : [],
   }
 }
 
 /** Claims every due run as an agent would, and posts each run's result (`outcome` decides it), passing ones first. */
-async function runAsAgent(outcome: (run: { location: string; check: { id: string; checkType: string } }) => { failed: boolean; error: string | null; details: Record<string, unknown>; artifacts?: Array<[string, Buffer]> }): Promise<void> {
+async function runAsAgent(
+  outcome: (run: { location: string; check: { id: string; checkType: string } }) => {
+    failed: boolean
+    error: string | null
+    details: Record<string, unknown>
+    artifacts?: Array<[string, Buffer]>
+  },
+): Promise<void> {
   const claim = await call('POST', '/v1/agent/claim', { agentId: 'console-test', locations: ['eu-west-1', 'us-east-1'], max: 50 })
   const runs = (claim.json.runs as Array<{ runId: string; location: string; check: { id: string; checkType: string } }>).map((r) => ({ run: r, ...outcome(r) }))
   runs.sort((a, b) => Number(a.failed) - Number(b.failed))
   for (const { run, failed, error, details, artifacts } of runs) {
-    for (const [name, content] of artifacts ?? []) expect((await call('POST', `/v1/agent/runs/${run.runId}/artifacts`, { index: 0, name, contentBase64: content.toString('base64') })).status).toBe(204)
+    for (const [name, content] of artifacts ?? [])
+      expect((await call('POST', `/v1/agent/runs/${run.runId}/artifacts`, { index: 0, name, contentBase64: content.toString('base64') })).status).toBe(204)
     expect((await call('POST', `/v1/agent/runs/${run.runId}/result`, { result: result(failed, error, details) })).status).toBe(204)
   }
 }
 
 const dnsDetails = (rcode: string) => ({ kind: 'DNS', query: 'shop.example.com', recordType: 'A', rcode, answers: [], textAnswer: '' })
 const browserDetails = {
-  kind: 'BROWSER', logs: 'opening https://shop.example.com\nclicking #pay\n',
+  kind: 'BROWSER',
+  logs: 'opening https://shop.example.com\nclicking #pay\n',
   artifacts: {
-    dir: null, totalBytes: 0, limitBytes: 150_000_000, dropped: [],
+    dir: null,
+    totalBytes: 0,
+    limitBytes: 150_000_000,
+    dropped: [],
     files: [
       { name: 'screenshots/1-failure.png', kind: 'screenshot', bytes: PNG.length, contentType: 'image/png' },
       { name: 'traces/checkout.zip', kind: 'trace', bytes: TRACE.length, contentType: 'application/zip' },
@@ -89,46 +140,90 @@ beforeAll(async () => {
   receiver = await startReceiver()
   receiver.answer('/broken', 500)
   server = await startLocalServer({
-    apiKeys: [{ key: ADMIN, accountId: ACCOUNT }, { key: READ, accountId: ACCOUNT, role: 'read' }],
+    apiKeys: [
+      { key: ADMIN, accountId: ACCOUNT },
+      { key: READ, accountId: ACCOUNT, role: 'read' },
+    ],
     alerts: { maxAttempts: 1, pollMs: 50 },
     privateTargets: 'allow',
     log: (line) => requests.push(line),
   })
   ids.channel = (await created('/v1/alert-channels', { type: 'WEBHOOK', config: { name: 'ops hook', url: `${receiver.url}/ok`, method: 'POST' } })).id
-  const dns = (name: string, extra: Record<string, unknown>) => created('/v1/checks/dns', { name, request: { query: 'shop.example.com' }, doubleCheck: false, ...extra })
-  ids.shop = (await dns('Shop DNS', {
-    locations: ['eu-west-1', 'us-east-1'], tags: ['prod'],
-    alertChannelSubscriptions: [{ alertChannelId: ids.channel, activated: true }], alertChannels: { webhook: [{ name: 'broken hook', url: `${receiver.url}/broken` }] },
-  })).id
-  ids.checkout = (await created('/v1/checks/browser', { name: 'Checkout', script: "const { test } = require('@playwright/test')\ntest('pay', async ({ page }) => { await page.goto('https://shop.example.com') })\n", locations: ['eu-west-1'], tags: ['prod', 'web'] })).id
+  const dns = (name: string, extra: Record<string, unknown>) =>
+    created('/v1/checks/dns', { name, request: { query: 'shop.example.com' }, doubleCheck: false, ...extra })
+  ids.shop = (
+    await dns('Shop DNS', {
+      locations: ['eu-west-1', 'us-east-1'],
+      tags: ['prod'],
+      alertChannelSubscriptions: [{ alertChannelId: ids.channel, activated: true }],
+      alertChannels: { webhook: [{ name: 'broken hook', url: `${receiver.url}/broken` }] },
+    })
+  ).id
+  ids.checkout = (
+    await created('/v1/checks/browser', {
+      name: 'Checkout',
+      script: "const { test } = require('@playwright/test')\ntest('pay', async ({ page }) => { await page.goto('https://shop.example.com') })\n",
+      locations: ['eu-west-1'],
+      tags: ['prod', 'web'],
+    })
+  ).id
   ids.docs = (await dns('Docs DNS', { locations: ['eu-west-1'], tags: ['docs'] })).id
-  ids.paused = (await created('/v1/checks/icmp', { name: 'Paused ping', request: { hostname: 'shop.example.com' }, heartbeat: {}, script: '', activated: false, tags: ['prod'] })).id
+  ids.paused = (
+    await created('/v1/checks/icmp', {
+      name: 'Paused ping',
+      request: { hostname: 'shop.example.com' },
+      heartbeat: {},
+      script: '',
+      activated: false,
+      tags: ['prod'],
+    })
+  ).id
   ids.long = (await dns(LONG_NAME, { locations: ['eu-west-1'], activated: false })).id
   const trigger = await created('/v1/check-sessions/trigger', { target: { checkId: [ids.shop, ids.checkout, ids.docs] } })
   ids.shopSession = trigger.sessions.find((s: { checkId: string }) => s.checkId === ids.shop).checkSessionId
   await runAsAgent(({ location, check }) => {
     if (check.id === ids.checkout) {
-      return { failed: true, error: 'page.click: Timeout 5000ms exceeded waiting for locator("#pay")', details: browserDetails, artifacts: [['screenshots/1-failure.png', PNG], ['traces/checkout.zip', TRACE], ['console.log', Buffer.from('[error] payment failed\n')]] }
+      return {
+        failed: true,
+        error: 'page.click: Timeout 5000ms exceeded waiting for locator("#pay")',
+        details: browserDetails,
+        artifacts: [
+          ['screenshots/1-failure.png', PNG],
+          ['traces/checkout.zip', TRACE],
+          ['console.log', Buffer.from('[error] payment failed\n')],
+        ],
+      }
     }
     const failed = check.id === ids.shop && location === 'eu-west-1'
-    return { failed, error: failed ? 'Assertion failed: RESPONSE_CODE EQUALS NOERROR (got SERVFAIL)' : null, details: dnsDetails(failed ? 'SERVFAIL' : 'NOERROR') }
+    return {
+      failed,
+      error: failed ? 'Assertion failed: RESPONSE_CODE EQUALS NOERROR (got SERVFAIL)' : null,
+      details: dnsDetails(failed ? 'SERVFAIL' : 'NOERROR'),
+    }
   })
   ids.checkoutResult = (await call('GET', `/v1/check-results/${ids.checkout}`)).json[0].id
   // the deliveries of the shop's failure: the account's channel takes it, the check's own broken hook refuses it
-  await eventually(() => call('GET', `/v1/alert-deliveries?checkId=${ids.shop}`), (a) => a.json.length === 2 && a.json.every((d: { status: string }) => d.status !== 'PENDING'))
+  await eventually(
+    () => call('GET', `/v1/alert-deliveries?checkId=${ids.shop}`),
+    (a) => a.json.length === 2 && a.json.every((d: { status: string }) => d.status !== 'PENDING'),
+  )
   ids.service = (await created('/v1/status-pages/services', { name: 'Checkout' })).id
   ids.page = (await created('/v1/status-pages', { name: 'Shop status', url: 'shop-status', cards: [{ name: 'Shop', services: [{ id: ids.service }] }] })).id
   await created('/v1/variables', { key: 'PUBLIC_URL', value: 'https://shop.example.com/?a=1 b' })
   await created('/v1/variables', { key: 'API_TOKEN', value: SECRET, secret: true })
   dir = makeProject({})
   // the lock an apply of the project wrote: two of the checks are the project's
-  writeFileSync(join(dir, 'monitoring.lock.json'), JSON.stringify({
-    version: 1, target: { id: server.url, baseUrl: server.url, accountId: ACCOUNT },
-    resources: {
-      'dns-check:shop-dns': { kind: 'dns-check', logicalId: 'shop-dns', remoteId: ids.shop, appliedHash: 'sha256:0' },
-      'browser-check:checkout': { kind: 'browser-check', logicalId: 'checkout', remoteId: ids.checkout, appliedHash: 'sha256:0' },
-    },
-  }))
+  writeFileSync(
+    join(dir, 'monitoring.lock.json'),
+    JSON.stringify({
+      version: 1,
+      target: { id: server.url, baseUrl: server.url, accountId: ACCOUNT },
+      resources: {
+        'dns-check:shop-dns': { kind: 'dns-check', logicalId: 'shop-dns', remoteId: ids.shop, appliedHash: 'sha256:0' },
+        'browser-check:checkout': { kind: 'browser-check', logicalId: 'checkout', remoteId: ids.checkout, appliedHash: 'sha256:0' },
+      },
+    }),
+  )
 }, 60_000)
 
 afterAll(async () => {
@@ -151,7 +246,10 @@ function fits(text: string, columns = 80): void {
 describe('monitors checks', () => {
   it('lists the checks with their status, filtered by --status, --tag, --type and --search, on a pipe as tab-separated rows', async () => {
     const all = ok(await run(['checks', 'list']))
-    const rows = all.stdout.trimEnd().split('\n').map((l) => l.split('\t'))
+    const rows = all.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => l.split('\t'))
     expect(rows.map((r) => r.length)).toEqual([6, 6, 6, 6, 6])
     const byName = Object.fromEntries(rows.map((r) => [r[1], r]))
     expect(byName['Shop DNS']).toEqual(['failing', 'Shop DNS', 'DNS', ids.shop, 'dns-check:shop-dns', 'prod'])
@@ -163,7 +261,11 @@ describe('monitors checks', () => {
     expect(all.stdout).not.toMatch(/\x1b\[/)
 
     const names = async (...args: string[]) => (await run(['checks', 'list', ...args, '--format', 'json'], READ)).stdout
-    expect(JSON.parse(await names('--status', 'failing')).checks.map((c: { name: string }) => c.name).sort()).toEqual(['Checkout', 'Shop DNS'])
+    expect(
+      JSON.parse(await names('--status', 'failing'))
+        .checks.map((c: { name: string }) => c.name)
+        .sort(),
+    ).toEqual(['Checkout', 'Shop DNS'])
     expect(JSON.parse(await names('--tag', 'web')).checks.map((c: { name: string }) => c.name)).toEqual(['Checkout'])
     expect(JSON.parse(await names('--type', 'DNS', '--status', 'passing')).checks.map((c: { name: string }) => c.name)).toEqual(['Docs DNS'])
     expect(JSON.parse(await names('--search', 'DOCS')).checks.map((c: { name: string }) => c.name)).toEqual(['Docs DNS'])
@@ -193,7 +295,15 @@ describe('monitors checks', () => {
     const wide = ok(await terminal(['checks', 'list'], 200))
     expect(wide.stdout).toContain(LONG_NAME)
     expect(wide.stdout.split('\n')[0]).toMatch(/LOGICAL ID\s+TAGS$/)
-    for (const args of [['checks', 'get', 'shop-dns'], ['results', 'checkout', 'latest'], ['alerts', 'log'], ['status-pages', 'list'], ['env', 'list'], ['whoami']]) fits(ok(await terminal(args)).stdout)
+    for (const args of [
+      ['checks', 'get', 'shop-dns'],
+      ['results', 'checkout', 'latest'],
+      ['alerts', 'log'],
+      ['status-pages', 'list'],
+      ['env', 'list'],
+      ['whoami'],
+    ])
+      fits(ok(await terminal(args)).stdout)
   })
 
   it('shows one check by its logical id, its id or the start of it: status, last results with their errors, error groups, analytics', async () => {
@@ -205,7 +315,12 @@ describe('monitors checks', () => {
     expect(text).toMatch(/PASSED\t.*\tus-east-1\t12 ms/)
     expect(text).toMatch(/Error groups\n.*Assertion failed: RESPONSE_CODE EQUALS NOERROR \(got SERVFAIL\)/)
     const byId = json(ok(await run(['checks', 'get', ids.shop.slice(0, 8), '--format', 'json', '--range', '7d'], READ)))
-    expect(byId).toMatchObject({ ok: true, state: 'failing', check: { id: ids.shop, logicalId: 'dns-check:shop-dns' }, analytics: { range: 'last7Days', availability: 50 } })
+    expect(byId).toMatchObject({
+      ok: true,
+      state: 'failing',
+      check: { id: ids.shop, logicalId: 'dns-check:shop-dns' },
+      analytics: { range: 'last7Days', availability: 50 },
+    })
     expect(byId.results.map((r: { status: string }) => r.status).sort()).toEqual(['FAILED', 'PASSED'])
     expect(byId.errorGroups).toHaveLength(1)
     expect(json(ok(await run(['checks', 'get', 'DnsCheck:shop-dns', '--format', 'json']))).check.id).toBe(ids.shop)
@@ -258,18 +373,25 @@ describe('monitors sessions and alerts', () => {
     expect(session).toContain('Status: FAILED')
     expect(session).toContain('Locations: eu-west-1, us-east-1 (2 of 2 done)')
     expect(session).toMatch(/eu-west-1\tFINAL\tFAILED\t31 ms\t[0-9a-f-]{36}\tAssertion failed/)
-    expect(json(ok(await run(['sessions', 'get', ids.shopSession, '--format', 'json'], READ))).session).toMatchObject({ checkSessionId: ids.shopSession, checkId: ids.shop, status: 'FAILED' })
+    expect(json(ok(await run(['sessions', 'get', ids.shopSession, '--format', 'json'], READ))).session).toMatchObject({
+      checkSessionId: ids.shopSession,
+      checkId: ids.shop,
+      status: 'FAILED',
+    })
     expect((await run(['sessions', 'get', ids.shopSession.slice(0, 8)])).stderr).toContain('is not a whole session id')
   })
 
   it('lists the deliveries, by --channel, --status and time; a check without a channel says so', async () => {
     const all = json(ok(await run(['alerts', 'log', '--format', 'json'], READ))).deliveries
-    const line = (d: { checkName: string; channelType: string; state: string; alertChannelId: number | null }) => `${d.checkName} ${d.channelType} ${d.alertChannelId ?? '-'} ${d.state}`
+    const line = (d: { checkName: string; channelType: string; state: string; alertChannelId: number | null }) =>
+      `${d.checkName} ${d.channelType} ${d.alertChannelId ?? '-'} ${d.state}`
     expect(all.map(line).sort()).toEqual(['Checkout NONE - not-delivered', 'Shop DNS WEBHOOK - failed', `Shop DNS WEBHOOK ${ids.channel} delivered`].sort())
     const failed = json(ok(await run(['alerts', 'log', '--status', 'failed', '--format', 'json']))).deliveries
     expect(failed).toHaveLength(1)
     expect(failed[0]).toMatchObject({ detail: 'HTTP 500: receiver says 500', logicalId: 'dns-check:shop-dns', alertType: 'ALERT_FAILURE' })
-    expect(json(ok(await run(['alerts', 'log', '--channel', String(ids.channel), '--format', 'json']))).deliveries.map(line)).toEqual([`Shop DNS WEBHOOK ${ids.channel} delivered`])
+    expect(json(ok(await run(['alerts', 'log', '--channel', String(ids.channel), '--format', 'json']))).deliveries.map(line)).toEqual([
+      `Shop DNS WEBHOOK ${ids.channel} delivered`,
+    ])
     expect(json(ok(await run(['alerts', 'log', '--channel', 'webhook', '--check', 'shop-dns', '--from', '1h', '--format', 'json']))).deliveries).toHaveLength(2)
     expect(ok(await run(['alerts', 'log', '--to', '2020-01-01'])).stdout).toBe('')
     const text = ok(await run(['alerts', 'log', '--status', 'failed'])).stdout
@@ -284,7 +406,9 @@ describe('monitors incidents and status-pages', () => {
       refused = await run(['incidents', 'create', '--name', 'Checkout is failing', '--message', 'Looking into it'], READ)
     })
     expect(refused!.code).toBe(1)
-    expect(refused!.stderr).toMatch(/monitors incidents create changes the account, but the API key key_[0-9a-f]+ has the role read: it may only read, so nothing was sent\. Use a key of role write or admin\./)
+    expect(refused!.stderr).toMatch(
+      /monitors incidents create changes the account, but the API key key_[0-9a-f]+ has the role read: it may only read, so nothing was sent\. Use a key of role write or admin\./,
+    )
     expect(sent.map((l) => l.split(' ').slice(0, 2).join(' '))).toEqual(['GET /v1/accounts/me'])
     const api = await requestsDuring(async () => expect((await run(['api', 'POST', '/v1/variables', '-F', 'key=X', '-F', 'value=y'], READ)).code).toBe(1))
     expect(api.map((l) => l.split(' ').slice(0, 2).join(' '))).toEqual(['GET /v1/accounts/me'])
@@ -297,10 +421,35 @@ describe('monitors incidents and status-pages', () => {
     expect(bad.stderr).toContain('Nothing was sent: --message:')
     expect((await call('GET', '/v1/incidents')).json).toEqual([])
 
-    const opened = json(ok(await run(['incidents', 'create', '--name', 'Checkout is failing', '--severity', 'MAJOR', '--service', 'Checkout', '--message', 'Payments fail; looking into it', '--notify-subscribers', '--format', 'json'])))
+    const opened = json(
+      ok(
+        await run([
+          'incidents',
+          'create',
+          '--name',
+          'Checkout is failing',
+          '--severity',
+          'MAJOR',
+          '--service',
+          'Checkout',
+          '--message',
+          'Payments fail; looking into it',
+          '--notify-subscribers',
+          '--format',
+          'json',
+        ]),
+      ),
+    )
     const id = opened.incident.id
-    expect(opened.incident).toMatchObject({ name: 'Checkout is failing', severity: 'MAJOR', services: [{ id: ids.service, name: 'Checkout' }], incidentUpdates: [{ status: 'INVESTIGATING', description: 'Payments fail; looking into it', notifySubscribers: true }] })
-    expect(ok(await run(['incidents', 'list', '--open'])).stdout).toMatch(new RegExp(`^INVESTIGATING\\tMAJOR\\tCheckout is failing\\tCheckout\\t\\S+ \\S+\\t${id}\\n$`))
+    expect(opened.incident).toMatchObject({
+      name: 'Checkout is failing',
+      severity: 'MAJOR',
+      services: [{ id: ids.service, name: 'Checkout' }],
+      incidentUpdates: [{ status: 'INVESTIGATING', description: 'Payments fail; looking into it', notifySubscribers: true }],
+    })
+    expect(ok(await run(['incidents', 'list', '--open'])).stdout).toMatch(
+      new RegExp(`^INVESTIGATING\\tMAJOR\\tCheckout is failing\\tCheckout\\t\\S+ \\S+\\t${id}\\n$`),
+    )
 
     ok(await run(['incidents', 'update', id.slice(0, 8), '--status', 'IDENTIFIED', '--message', 'A bad deploy; rolling back']))
     const page = ok(await run(['status-pages', 'get', 'shop-status'])).stdout
@@ -312,7 +461,11 @@ describe('monitors incidents and status-pages', () => {
     const resolved = ok(await run(['incidents', 'resolve', id.slice(0, 8), '--message', 'Rolled back; payments work again', '--notify-subscribers']))
     expect(resolved.stdout).toContain('Incident "Checkout is failing" resolved')
     const updates = (await call('GET', `/v1/incidents/${id}`)).json.incidentUpdates
-    expect(updates.map((u: { status: string; notifySubscribers: boolean }) => `${u.status} ${u.notifySubscribers}`)).toEqual(['RESOLVED true', 'IDENTIFIED false', 'INVESTIGATING true'])
+    expect(updates.map((u: { status: string; notifySubscribers: boolean }) => `${u.status} ${u.notifySubscribers}`)).toEqual([
+      'RESOLVED true',
+      'IDENTIFIED false',
+      'INVESTIGATING true',
+    ])
     const again = ok(await run(['incidents', 'resolve', id]))
     expect(again.stderr).toContain('is resolved already: nothing was sent')
     expect((await call('GET', `/v1/incidents/${id}`)).json.incidentUpdates).toHaveLength(3)
@@ -331,7 +484,12 @@ describe('monitors env, api and whoami', () => {
   it('lists, shows and pulls the variables: a secret one as secret, never its value', async () => {
     const list = ok(await run(['env', 'list'], READ))
     expect(list.stdout).toBe('PUBLIC_URL\thttps://shop.example.com/?a=1 b\tno\nAPI_TOKEN\t(secret)\tno\n')
-    expect(json(ok(await run(['env', 'get', 'API_TOKEN', '--format', 'json']))).variable).toEqual({ key: 'API_TOKEN', secret: true, locked: false, value: null })
+    expect(json(ok(await run(['env', 'get', 'API_TOKEN', '--format', 'json']))).variable).toEqual({
+      key: 'API_TOKEN',
+      secret: true,
+      locked: false,
+      value: null,
+    })
     const file = join(dir, '.env.monitoring')
     const pulled = ok(await run(['env', 'pull', '.env.monitoring']))
     expect(pulled.stderr).toContain('Wrote 1 variable (1 secret left out: their values are never readable) to .env.monitoring.')
@@ -341,7 +499,12 @@ describe('monitors env, api and whoami', () => {
     expect((statSync(file).mode & 0o777).toString(8)).toBe('600')
     expect((await run(['env', 'pull', '.env.monitoring'])).stderr).toContain('.env.monitoring exists: pass --force')
     expect(ok(await run(['env', 'pull', '-'])).stdout).toContain('PUBLIC_URL=')
-    for (const args of [['env', 'list', '--format', 'json'], ['env', 'get', 'API_TOKEN'], ['env', 'pull', '-']]) expect((await run(args)).output).not.toContain(SECRET)
+    for (const args of [
+      ['env', 'list', '--format', 'json'],
+      ['env', 'get', 'API_TOKEN'],
+      ['env', 'pull', '-'],
+    ])
+      expect((await run(args)).output).not.toContain(SECRET)
   })
 
   it('sends one request as gh api does: fields, --input, --include; exit 1 for an error answer', async () => {
@@ -366,7 +529,13 @@ describe('monitors env, api and whoami', () => {
     expect(admin).toContain('Role: admin (may read and write)')
     expect(admin).toMatch(/Server: monitors \d+\.\d+\.\d+/)
     const read = json(ok(await run(['whoami', '--format', 'json'], READ)))
-    expect(read).toMatchObject({ ok: true, role: 'read', account: { id: 'ops' }, server: { name: 'monitors' }, target: { baseUrl: server.url, embedded: false } })
+    expect(read).toMatchObject({
+      ok: true,
+      role: 'read',
+      account: { id: 'ops' },
+      server: { name: 'monitors' },
+      target: { baseUrl: server.url, embedded: false },
+    })
     expect(read.key.id).toMatch(/^key_/)
   })
 })
@@ -377,7 +546,9 @@ describe('the target of the console', () => {
     expect(ok(await run(['checks', 'list', '--search', 'Docs'], ADMIN, empty)).stdout).toMatch(/^passing\tDocs DNS\tDNS\t\S+\t-\tdocs\n$/)
     const none = await monitors(empty, ['checks', 'list', '--format', 'json'], {})
     expect(none.code).toBe(1)
-    expect(json(none).error).toMatch(/^No target: the embedded local server needs a project, and there is no monitoring.config.ts in .* Set MONITORING_API_URL and MONITORING_API_KEY/)
+    expect(json(none).error).toMatch(
+      /^No target: the embedded local server needs a project, and there is no monitoring.config.ts in .* Set MONITORING_API_URL and MONITORING_API_KEY/,
+    )
     expect(existsSync(join(empty, '.monitors'))).toBe(false)
   })
 
@@ -386,7 +557,9 @@ describe('the target of the console', () => {
     const upstream = new URL(server.url)
     const proxy: Server = createServer((req, res) => {
       if (req.url === '/v1/accounts/me') {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ statusCode: 404, error: 'Not Found', message: 'Route GET:/v1/accounts/me not found' }))
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ statusCode: 404, error: 'Not Found', message: 'Route GET:/v1/accounts/me not found' }))
         return
       }
       const forward = httpRequest({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
@@ -398,7 +571,11 @@ describe('the target of the console', () => {
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
     try {
       const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`
-      const refused = await monitors(dir, ['incidents', 'create', '--name', 'Down', '--message', 'Looking', '--lock', join(dir, 'other.lock.json')], env(READ, url))
+      const refused = await monitors(
+        dir,
+        ['incidents', 'create', '--name', 'Down', '--message', 'Looking', '--lock', join(dir, 'other.lock.json')],
+        env(READ, url),
+      )
       expect(refused.code).toBe(1)
       expect(refused.stderr).toContain('POST /v1/incidents was refused (403 Forbidden)')
       const who = ok(await monitors(dir, ['whoami', '--lock', join(dir, 'other.lock.json')], env(READ, url))).stdout
@@ -412,7 +589,10 @@ describe('the target of the console', () => {
     const session = (await created('/v1/check-sessions/trigger', { target: { checkId: [ids.docs] } })).sessions[0].checkSessionId
     const watching = run(['sessions', 'get', session, '--watch', '--max-wait', '30'])
     // once the command has read the session, the run comes in
-    await eventually(async () => requests.some((l) => l.startsWith(`GET /v1/check-sessions/${session} `)), (seen) => seen)
+    await eventually(
+      async () => requests.some((l) => l.startsWith(`GET /v1/check-sessions/${session} `)),
+      (seen) => seen,
+    )
     await runAsAgent(() => ({ failed: true, error: 'Assertion failed: RESPONSE_CODE EQUALS NOERROR (got NXDOMAIN)', details: dnsDetails('NXDOMAIN') }))
     const watched = await watching
     expect(watched.code, watched.output).toBe(1)

@@ -19,7 +19,12 @@ let dns: DnsServerHandle
 const clients: ApiClient[] = []
 
 beforeAll(async () => {
-  server = await startLocalServer({ apiKeys: [{ key: STAGING_KEY, accountId: 'stg' }, { key: PRODUCTION_KEY, accountId: 'prod' }] })
+  server = await startLocalServer({
+    apiKeys: [
+      { key: STAGING_KEY, accountId: 'stg' },
+      { key: PRODUCTION_KEY, accountId: 'prod' },
+    ],
+  })
   dns = await startDnsServer()
   dns.set('own.example.com', 'A', { records: [{ type: 'A', data: '192.0.2.10' }] })
 })
@@ -33,7 +38,10 @@ afterAll(async () => {
 async function names(key: string, account: string, suffix: string): Promise<string[]> {
   const client = new ApiClient({ baseUrl: server.url, apiKey: key, accountId: account })
   clients.push(client)
-  return Object.values((await fetchRemoteState(client, ['dns-check'])).records['dns-check']).map((r) => String(r.name)).filter((n) => n.endsWith(suffix)).sort()
+  return Object.values((await fetchRemoteState(client, ['dns-check'])).records['dns-check'])
+    .map((r) => String(r.name))
+    .filter((n) => n.endsWith(suffix))
+    .sort()
 }
 
 /** Two environments on two accounts of one server, each with its own key, read from the environment. */
@@ -149,7 +157,9 @@ export default defineConfig({
     expect(result.code).toBe(1)
     expect(result.stderr).toContain('environments.Staging: is not an environment name: write lower-case letters, digits, - and _')
     expect(result.stderr).toContain('environments.qa.url: is not an environment setting (allowed: api, lock, defaults)')
-    expect(result.stderr).toContain('environments.production.lock: is monitoring.production.lock.json, the lock file of the environment qa too: each environment needs its own lock file')
+    expect(result.stderr).toContain(
+      'environments.production.lock: is monitoring.production.lock.json, the lock file of the environment qa too: each environment needs its own lock file',
+    )
     expect(result.stderr).toContain('environments.production.defaults.frequency: must be one of')
     expect(result.stderr).toContain('environments.production.defaults.colour: is not a check default')
     expect(result.stderr).toContain('defaultEnvironment: is "prod", which is not an environment of this config (environments: Staging, qa, production)')
@@ -157,13 +167,20 @@ export default defineConfig({
   })
 })
 
-describe('an environment\'s settings', () => {
-  it('override the defaults field by field, a check\'s own props still winning; check files know the environment', async () => {
+describe("an environment's settings", () => {
+  it("override the defaults field by field, a check's own props still winning; check files know the environment", async () => {
     const { dir, suffix } = project(twoAccounts())
     const staging = await monitors(dir, ['plan', '--env', 'staging', '--format', 'json'], targets())
     expect(staging.code, staging.output).toBe(0)
     const s = creates(JSON.parse(staging.stdout))
-    expect(s.shop).toMatchObject({ name: `Shop staging ${suffix}`, frequency: 60, activated: false, tags: ['staging'], locations: ['eu-west-1'], request: { query: 'staging.shop.example.com' } })
+    expect(s.shop).toMatchObject({
+      name: `Shop staging ${suffix}`,
+      frequency: 60,
+      activated: false,
+      tags: ['staging'],
+      locations: ['eu-west-1'],
+      request: { query: 'staging.shop.example.com' },
+    })
     expect(s.own).toMatchObject({ name: `Own staging ${suffix}`, frequency: 5, activated: false, tags: ['staging', 'own'] })
     const production = await monitors(dir, ['plan', '--env', 'production', '--format', 'json'], targets())
     const p = creates(JSON.parse(production.stdout))
@@ -198,7 +215,7 @@ describe('an environment\'s settings', () => {
     expect(await names(PRODUCTION_KEY, 'prod', suffix)).toEqual([`Own production ${suffix}`, `Shop production ${suffix}`])
   })
 
-  it('a flag still wins over the environment\'s api, which wins over the config\'s api and MONITORING_API_URL', async () => {
+  it("a flag still wins over the environment's api, which wins over the config's api and MONITORING_API_URL", async () => {
     const { dir } = project(`import { defineConfig } from 'monitors-as-code'
 export default defineConfig({
   projectName: 'envs',
@@ -219,7 +236,7 @@ export default defineConfig({
     expect(JSON.parse(flag.stdout)).toMatchObject({ environment: 'production', target: { baseUrl: server.url } })
   })
 
-  it('refuses an environment\'s api field written but empty (an unset secret) instead of using another target', async () => {
+  it("refuses an environment's api field written but empty (an unset secret) instead of using another target", async () => {
     const { dir, suffix } = project(`import { defineConfig } from 'monitors-as-code'
 export default defineConfig({
   projectName: 'envs',
@@ -231,7 +248,14 @@ export default defineConfig({
 })
 `)
     // in CI an unset secret comes through empty: the config's api (production's URL here) must not stand in for it
-    const env = { CI: 'true', STAGING_URL: '', STAGING_ACCOUNT: '', MONITORING_API_URL: server.url, MONITORING_API_KEY: STAGING_KEY, MONITORING_ACCOUNT_ID: 'stg' }
+    const env = {
+      CI: 'true',
+      STAGING_URL: '',
+      STAGING_ACCOUNT: '',
+      MONITORING_API_URL: server.url,
+      MONITORING_API_KEY: STAGING_KEY,
+      MONITORING_ACCOUNT_ID: 'stg',
+    }
     for (const command of [['plan'], ['apply', '--yes'], ['status']]) {
       const run = await monitors(dir, [...command, '--env', 'staging'], env)
       expect(run.code, run.output).toBe(1)
@@ -257,12 +281,17 @@ export default defineConfig({
     // production's embedded service is another one: nothing of staging's is there
     const plan = await monitors(dir, ['plan', '--env', 'production', '--format', 'json'])
     const doc = JSON.parse(plan.stdout)
-    expect(doc).toMatchObject({ environment: 'production', target: { id: 'local', baseUrl: 'embedded:.monitors/local.production.db' }, summary: { create: 2 }, unmanaged: {} })
+    expect(doc).toMatchObject({
+      environment: 'production',
+      target: { id: 'local', baseUrl: 'embedded:.monitors/local.production.db' },
+      summary: { create: 2 },
+      unmanaged: {},
+    })
     expect(existsSync(join(dir, '.monitors', 'local.db'))).toBe(false)
   })
 })
 
-describe('a plan for one environment never uses another\'s lock', () => {
+describe("a plan for one environment never uses another's lock", () => {
   it('refuses the lock of another environment, even on the same target', async () => {
     const { dir, suffix } = project(sameTarget())
     const staging = await monitors(dir, ['apply', '--env', 'staging', '--yes'], oneTarget())
@@ -272,7 +301,9 @@ describe('a plan for one environment never uses another\'s lock', () => {
     // by --lock, and as production's own lock file (copied over it)
     const byFlag = await monitors(dir, ['apply', '--env', 'production', '--yes', '--lock', 'monitoring.staging.lock.json'], oneTarget())
     expect(byFlag.code).toBe(1)
-    expect(byFlag.stderr).toContain('belongs to the environment "staging", but this run is for the environment "production": a plan for one environment never uses another\'s lock (its 2 resources stay as they are). Run with --env staging to use it')
+    expect(byFlag.stderr).toContain(
+      'belongs to the environment "staging", but this run is for the environment "production": a plan for one environment never uses another\'s lock (its 2 resources stay as they are). Run with --env staging to use it',
+    )
     copyFileSync(join(dir, 'monitoring.staging.lock.json'), join(dir, 'monitoring.production.lock.json'))
     for (const command of [['plan'], ['apply', '--yes'], ['destroy', '--yes'], ['status'], ['import', '--adopt']]) {
       const result = await monitors(dir, [...command, '--env', 'production'], oneTarget())
@@ -299,16 +330,21 @@ describe('a plan for one environment never uses another\'s lock', () => {
     writeFileSync(join(old, 'monitoring.config.ts'), sameTarget())
     const byFlag = await monitors(old, ['plan', '--env', 'production', '--lock', 'monitoring.lock.json'], oneTarget())
     expect(byFlag.code).toBe(1)
-    expect(byFlag.stderr).toContain('monitoring.lock.json records no environment (it was written without one), but this run is for the environment "production"')
+    expect(byFlag.stderr).toContain(
+      'monitoring.lock.json records no environment (it was written without one), but this run is for the environment "production"',
+    )
     expect(byFlag.stderr).toContain("environments: { production: { lock: 'monitoring.lock.json' } }")
   })
 
-  it('takes a lock without environment as the one the environment\'s own lock setting names, and records the environment', async () => {
+  it("takes a lock without environment as the one the environment's own lock setting names, and records the environment", async () => {
     const { dir } = project()
     expect((await monitors(dir, ['apply', '--yes'], oneTarget())).code).toBe(0)
-    writeFileSync(join(dir, 'monitoring.config.ts'), `import { defineConfig } from 'monitors-as-code'
+    writeFileSync(
+      join(dir, 'monitoring.config.ts'),
+      `import { defineConfig } from 'monitors-as-code'
 export default defineConfig({ projectName: 'envs', environments: { staging: {}, production: { lock: 'monitoring.lock.json' } } })
-`)
+`,
+    )
     const plan = await monitors(dir, ['plan', '--env', 'production'], oneTarget())
     expect(plan.code, plan.output).toBe(0)
     expect(plan.stdout).toContain('Plan: 0 to create, 2 to update, 0 to delete.')
@@ -330,7 +366,9 @@ export default defineConfig({ projectName: 'envs', environments: { staging: {}, 
 
     const other = await monitors(dir, ['apply', 'plan.json', '--env', 'production'], oneTarget())
     expect(other.code).toBe(1)
-    expect(other.stderr).toContain('The saved plan plan.json cannot be applied: the plan was made for the environment "staging", but this run is for the environment "production": a plan for one environment is never applied to another (run: monitors apply plan.json --env staging)')
+    expect(other.stderr).toContain(
+      'The saved plan plan.json cannot be applied: the plan was made for the environment "staging", but this run is for the environment "production": a plan for one environment is never applied to another (run: monitors apply plan.json --env staging)',
+    )
     const viaVariable = await monitors(dir, ['apply', 'plan.json'], { ...oneTarget(), MONITORS_ENV: 'production' })
     expect(viaVariable.code).toBe(1)
     expect(viaVariable.stderr).toContain('the plan was made for the environment "staging"')
@@ -357,7 +395,13 @@ describe('the environment in every header and document', () => {
     const text = await monitors(dir, ['plan', '--env', 'staging'], oneTarget())
     expect(text.stdout.split('\n').slice(0, 2)).toEqual(['Environment: staging', `Target: ${server.url} (account stg)`])
     const markdown = await monitors(dir, ['plan', '--env', 'staging', '--format', 'markdown'], oneTarget())
-    expect(markdown.stdout.split('\n').slice(0, 5)).toEqual(['### monitors plan: staging', '', 'Environment: **staging**', '', `Target: ${server.url} (account stg)`])
+    expect(markdown.stdout.split('\n').slice(0, 5)).toEqual([
+      '### monitors plan: staging',
+      '',
+      'Environment: **staging**',
+      '',
+      `Target: ${server.url} (account stg)`,
+    ])
     const failed = await monitors(dir, ['plan', '--env', 'staging', '--format', 'markdown', '--api-url', 'http://127.0.0.1:9', '--retries', '0'], oneTarget())
     expect(failed.code).toBe(1)
     expect(failed.stdout).toMatch(/^### monitors plan: staging\n\n\*\*No plan: 1 problem\*\*/)
@@ -397,7 +441,10 @@ export default defineConfig({
     expect(text.stderr).toContain('frequencyOffset')
     const json = JSON.parse((await monitors(dir, ['validate', '--format', 'json'])).stdout)
     expect(json.valid).toBe(false)
-    expect(json.environments.map((e: { environment: string; valid: boolean }) => [e.environment, e.valid])).toEqual([['staging', false], ['production', true]])
+    expect(json.environments.map((e: { environment: string; valid: boolean }) => [e.environment, e.valid])).toEqual([
+      ['staging', false],
+      ['production', true],
+    ])
     expect(json.problems.length).toBeGreaterThan(0)
     expect(json.problems.every((p: { environment: string }) => p.environment === 'staging')).toBe(true)
     // one environment: that one only

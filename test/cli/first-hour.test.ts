@@ -20,7 +20,11 @@ const clients: Record<string, ApiClient> = {}
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'monitors-first-hour-'))
-  const options = { dbPath: join(dir, 'shared.db'), apiKeys: ACCOUNTS.map((a) => ({ key: `key-${a}`, accountId: a })), rateLimit: { max: 1_000_000, timeWindowMs: 60_000 } }
+  const options = {
+    dbPath: join(dir, 'shared.db'),
+    apiKeys: ACCOUNTS.map((a) => ({ key: `key-${a}`, accountId: a })),
+    rateLimit: { max: 1_000_000, timeWindowMs: 60_000 },
+  }
   server = await startLocalServer(options)
   sibling = await startLocalServer(options)
   for (const a of ACCOUNTS) clients[a] = new ApiClient({ baseUrl: server.url, apiKey: `key-${a}`, accountId: a })
@@ -51,7 +55,9 @@ new StatusPage('shop', { name: 'Shop', url: 'first-hour-shop', cards: [{ name: '
     const refused = await monitors(project, ['destroy', '--yes', '--target', 'status-page-service:checkout'], env('targeted'))
     expect(refused.code).toBe(1)
     expect(refused.stderr).toContain('the service refuses to delete while it is in use; nothing was changed')
-    expect(refused.stderr).toMatch(/status-page-service checkout \(id [^)]+\) is still used by status-page shop "Shop" \(url first-hour-shop\) \(not in the --target selection: it stays\)/)
+    expect(refused.stderr).toMatch(
+      /status-page-service checkout \(id [^)]+\) is still used by status-page shop "Shop" \(url first-hour-shop\) \(not in the --target selection: it stays\)/,
+    )
     expect(refused.stderr).toContain('Add what uses it to the --target list')
     // no DELETE was sent: no operation line, no 409, and the plan was shown first
     expect(refused.output).not.toMatch(/\b409\b|Conflict/)
@@ -114,7 +120,9 @@ describe('a refused plan', () => {
       'checks/p.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('p-dns', { name: 'P', request: { query: 'p.example.com' }, protect: true })\nnew DnsCheck('q-dns', { name: 'Q', request: { query: 'q.example.com' } })\n`,
     })
     expect((await monitors(project, ['apply', '--yes'], env('protect'))).code).toBe(0)
-    writeFiles(project, { 'checks/p.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('q-dns', { name: 'Q2', request: { query: 'q.example.com' } })\n` })
+    writeFiles(project, {
+      'checks/p.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('q-dns', { name: 'Q2', request: { query: 'q.example.com' } })\n`,
+    })
     for (const args of [['plan'], ['apply', '--yes']]) {
       const refused = await monitors(project, args, env('protect'))
       expect(refused.code, args.join(' ')).toBe(1)
@@ -130,7 +138,9 @@ describe('a refused plan', () => {
 
 describe('a saved plan', () => {
   it('applied a second time says it was already applied (exit 0), not that something changed outside monitors', async () => {
-    const project = makeProject({ 'checks/s.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('s-dns', { name: 'S', request: { query: 's.example.com' } })\n` })
+    const project = makeProject({
+      'checks/s.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('s-dns', { name: 'S', request: { query: 's.example.com' } })\n`,
+    })
     expect((await monitors(project, ['apply', '--yes'], env('saved'))).code).toBe(0)
     writeFiles(project, {
       'checks/s.check.ts': `import { DnsCheck, EnvVar } from 'monitors-as-code'\nnew DnsCheck('s-dns', { name: 'S', request: { query: 's.example.com' }, frequency: 5 })\nnew EnvVar('S_KEY', { value: 'v' })\n`,
@@ -203,7 +213,7 @@ describe('a duplicate variable', () => {
 })
 
 describe('a second project in the same account', () => {
-  it('creates and owns its own email channel, even to the same address; --adopt-existing never takes the other project\'s', async () => {
+  it("creates and owns its own email channel, even to the same address; --adopt-existing never takes the other project's", async () => {
     const channel = `import { EmailAlertChannel } from 'monitors-as-code'\nnew EmailAlertChannel('oncall', { address: 'oncall@example.com' })\n`
     const first = makeProject({ 'alerts.check.ts': channel })
     const second = makeProject({ 'monitoring.config.ts': config('second'), 'alerts.check.ts': channel })
@@ -228,7 +238,7 @@ describe('a second project in the same account', () => {
     for (const project of [first, second]) expect((await monitors(project, ['plan', '--detailed-exitcode'], env('twoProjects'))).code).toBe(0)
   })
 
-  it('a check named as the other project\'s is refused saying it may belong to another project, and adopting it says it takes it over', async () => {
+  it("a check named as the other project's is refused saying it may belong to another project, and adopting it says it takes it over", async () => {
     const check = `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('shop-dns', { name: 'Shop DNS', request: { query: 'shop.example.com' } })\n`
     const first = makeProject({ 'shop.check.ts': check })
     const second = makeProject({ 'monitoring.config.ts': config('second'), 'shop.check.ts': check })
@@ -286,7 +296,7 @@ new ApiCheck('api', { name: 'API', request: { method: 'GET', url: 'https://api.e
     expect(update.stdout).not.toContain('property: ""')
   })
 
-  it('tags read as they are sent, in the code\'s order, not sorted', async () => {
+  it("tags read as they are sent, in the code's order, not sorted", async () => {
     const tagged = (tags: string[]) => ({
       'checks/t.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('t-dns', { name: 'T', request: { query: 't.example.com' }, tags: ${JSON.stringify(tags)} })\n`,
     })
@@ -333,7 +343,9 @@ describe('one service, two URLs (servers of a cluster sharing a database)', () =
     expect(through.code, through.output).toBe(0)
     expect(through.stdout).toContain('No changes.')
     // the config's api.targetId does the same
-    writeFiles(project, { 'monitoring.config.ts': `import { defineConfig } from 'monitors-as-code'\nexport default defineConfig({ projectName: 'e2e', api: { targetId: 'shop-production' } })\n` })
+    writeFiles(project, {
+      'monitoring.config.ts': `import { defineConfig } from 'monitors-as-code'\nexport default defineConfig({ projectName: 'e2e', api: { targetId: 'shop-production' } })\n`,
+    })
     expect((await monitors(project, ['plan'], env('cluster', sibling.url))).stdout).toContain('No changes.')
     // another name is another service
     const wrong = await monitors(project, ['plan', '--target-id', 'staging'], env('cluster', sibling.url))

@@ -100,7 +100,11 @@ describe('numbers out of range (A11)', () => {
     ['--retries', 'abc', 'a whole number from 0 to 20'],
   ])('apply refuses %s %s: exit 1, naming what is allowed, nothing sent', async (flag, value, allowed) => {
     const dir = project()
-    const result = await monitors(dir, ['apply', '--yes', flag, value], { MONITORING_API_URL: server.url, MONITORING_API_KEY: 'flags-key', MONITORING_ACCOUNT_ID: 'flags' })
+    const result = await monitors(dir, ['apply', '--yes', flag, value], {
+      MONITORING_API_URL: server.url,
+      MONITORING_API_KEY: 'flags-key',
+      MONITORING_ACCOUNT_ID: 'flags',
+    })
     expect(result.code, result.output).toBe(1)
     expect(result.stderr).toContain(`${flag} must be ${allowed}`)
     expect(result.stdout).toBe('')
@@ -114,7 +118,10 @@ describe('numbers out of range (A11)', () => {
     [['server', '--retention=ten'], '--retention must be a number of days above 0 (got "ten").'],
     [['server', '--agent-alert-after', 'soon'], '--agent-alert-after must be a number of minutes above 0 (got "soon").'],
     [['server', '--seed', 'x'], '--seed must be a whole number (got "x").'],
-    [['agent', '--locations', 'eu-west-1', '--health-port', 'eighty'], '--health-port must be a port number from 0 to 65535, or 0 for a free one (got "eighty").'],
+    [
+      ['agent', '--locations', 'eu-west-1', '--health-port', 'eighty'],
+      '--health-port must be a port number from 0 to 65535, or 0 for a free one (got "eighty").',
+    ],
     [['agent', '--locations', 'eu-west-1', '--timeout', 'soon'], '--timeout must be a number of seconds above 0 and at most 3600 (got "soon").'],
     [['agent', '--locations', 'eu-west-1', '--concurrency', 'all'], '--concurrency must be a whole number from 1 to 1000 (got "all").'],
     [['test', '--concurrency', 'many'], '--concurrency must be a whole number of at least 1 (got "many").'],

@@ -62,7 +62,10 @@ async function runStep(text: string, cwd: string, env: Record<string, string>) {
   // what the step wrote to $GITHUB_OUTPUT (nothing when it wrote no output)
   const github = () => (existsSync(output) ? readFileSync(output, 'utf8') : '')
   try {
-    const result = await exec('bash', ['-e', '-c', text], { cwd, env: { ...base, PATH: path, NO_COLOR: '1', CI: 'true', GITHUB_OUTPUT: output, GITHUB_STEP_SUMMARY: join(cwd, 'summary'), ...env } })
+    const result = await exec('bash', ['-e', '-c', text], {
+      cwd,
+      env: { ...base, PATH: path, NO_COLOR: '1', CI: 'true', GITHUB_OUTPUT: output, GITHUB_STEP_SUMMARY: join(cwd, 'summary'), ...env },
+    })
     return { code: 0, output: result.stdout + result.stderr, github: github() }
   } catch (error) {
     const e = error as { code?: number; stdout?: string; stderr?: string }
@@ -72,7 +75,12 @@ async function runStep(text: string, cwd: string, env: Record<string, string>) {
 
 /** The secrets, all unset (GitHub Actions turns them into empty strings). */
 const unsetSecrets = {
-  STAGING_API_URL: '', STAGING_ACCOUNT_ID: '', PRODUCTION_API_URL: '', PRODUCTION_ACCOUNT_ID: '', MONITORING_API_KEY: '', API_TOKEN: '',
+  STAGING_API_URL: '',
+  STAGING_ACCOUNT_ID: '',
+  PRODUCTION_API_URL: '',
+  PRODUCTION_ACCOUNT_ID: '',
+  MONITORING_API_KEY: '',
+  API_TOKEN: '',
 }
 
 /** The lines of one step of a job (from its `- name:` to the next step). */
@@ -167,7 +175,10 @@ async function fakeGitHub() {
 }
 
 /** The pull-request matrix: each environment with the prefix of its secrets. */
-const matrix = [{ environment: 'staging', secrets: 'STAGING' }, { environment: 'production', secrets: 'PRODUCTION' }]
+const matrix = [
+  { environment: 'staging', secrets: 'STAGING' },
+  { environment: 'production', secrets: 'PRODUCTION' },
+]
 
 describe('the GitHub Actions example', () => {
   it('fails on missing secrets, naming each', async () => {
@@ -177,7 +188,12 @@ describe('the GitHub Actions example', () => {
       expect(check.code).toBe(1)
       expect(check.output).toContain(`${leg.secrets}_API_URL ${leg.secrets}_READ_KEY API_TOKEN`)
       const ok = await runStep(script(job('pr-plan'), 'Check the secrets'), dir, {
-        ...unsetSecrets, MONITORS_ENV: leg.environment, SECRETS: leg.secrets, [`${leg.secrets}_API_URL`]: 'https://api.example.com', MONITORING_API_KEY: 'k', API_TOKEN: 't',
+        ...unsetSecrets,
+        MONITORS_ENV: leg.environment,
+        SECRETS: leg.secrets,
+        [`${leg.secrets}_API_URL`]: 'https://api.example.com',
+        MONITORING_API_KEY: 'k',
+        API_TOKEN: 't',
       })
       expect(ok.code, ok.output).toBe(0)
     }
@@ -193,7 +209,10 @@ describe('the GitHub Actions example', () => {
     })
     // staging's secrets unset; production's set (they must never stand in for staging's)
     const env = { ...unsetSecrets, PRODUCTION_API_URL: 'http://127.0.0.1:9', PRODUCTION_ACCOUNT_ID: 'prod', MONITORING_API_KEY: 'k', MONITORS_ENV: 'staging' }
-    for (const [name, stepName] of [['pr-plan', 'Plan'], ['plan', 'Plan staging']]) {
+    for (const [name, stepName] of [
+      ['pr-plan', 'Plan'],
+      ['plan', 'Plan staging'],
+    ]) {
       const plan = await runAction(job(name), stepName, dir, env)
       expect(plan.code).toBe(1)
       expect(plan.github, plan.output).toContain('exitcode=1')
@@ -205,7 +224,7 @@ describe('the GitHub Actions example', () => {
     }
   })
 
-  it('posts each environment\'s plan on the pull request, replacing its own comment on every run, also when the plan fails', async () => {
+  it("posts each environment's plan on the pull request, replacing its own comment on every run, also when the plan fails", async () => {
     const github = await fakeGitHub()
     const dir = makeProject({
       'monitoring.config.ts': exampleConfig,
@@ -215,7 +234,14 @@ describe('the GitHub Actions example', () => {
     writeFileSync(event, JSON.stringify({ pull_request: { number: 7 } }))
     const pr = job('pr-plan')
     expect(step(pr, 'Plan')).toMatch(/^\s+if: \$\{\{ !cancelled\(\) \}\}$/m)
-    const context = { GITHUB_EVENT_PATH: event, GITHUB_API_URL: github.url, GITHUB_REPOSITORY: 'team/shop', GITHUB_SHA: 'abcdef0123456', GITHUB_SERVER_URL: 'https://github.example.com', GITHUB_RUN_ID: '42' }
+    const context = {
+      GITHUB_EVENT_PATH: event,
+      GITHUB_API_URL: github.url,
+      GITHUB_REPOSITORY: 'team/shop',
+      GITHUB_SHA: 'abcdef0123456',
+      GITHUB_SERVER_URL: 'https://github.example.com',
+      GITHUB_RUN_ID: '42',
+    }
     try {
       for (const leg of matrix) {
         // the secrets unset: the plan fails, and the comment says why
@@ -230,7 +256,16 @@ describe('the GitHub Actions example', () => {
 
       const server = await startLocalServer({ apiKeys: [{ key: STAGING_READ, accountId: 'stg', role: 'read' }] })
       try {
-        const env = { ...unsetSecrets, ...context, STAGING_API_URL: server.url, STAGING_ACCOUNT_ID: 'stg', API_TOKEN: 't', MONITORS_ENV: 'staging', SECRETS: 'STAGING', MONITORING_API_KEY: STAGING_READ }
+        const env = {
+          ...unsetSecrets,
+          ...context,
+          STAGING_API_URL: server.url,
+          STAGING_ACCOUNT_ID: 'stg',
+          API_TOKEN: 't',
+          MONITORS_ENV: 'staging',
+          SECRETS: 'STAGING',
+          MONITORING_API_KEY: STAGING_READ,
+        }
         const planned = await runAction(pr, 'Plan', dir, env)
         expect(planned.code, planned.output).toBe(0)
         expect(planned.github).toContain('exitcode=2')
@@ -277,23 +312,31 @@ describe('the GitHub Actions example', () => {
     expect(workflow.match(/MONITORING_WRITE_KEY \}\}/g)).toHaveLength(2)
     expect(job('apply-production')).toContain('needs: [plan, apply-staging]')
 
-    const server = await startLocalServer({ apiKeys: [
-      { key: STAGING_READ, accountId: 'stg', role: 'read' },
-      { key: STAGING_WRITE, accountId: 'stg', role: 'write' },
-      { key: PRODUCTION_READ, accountId: 'prod', role: 'read' },
-      { key: PRODUCTION_WRITE, accountId: 'prod', role: 'write' },
-    ] })
+    const server = await startLocalServer({
+      apiKeys: [
+        { key: STAGING_READ, accountId: 'stg', role: 'read' },
+        { key: STAGING_WRITE, accountId: 'stg', role: 'write' },
+        { key: PRODUCTION_READ, accountId: 'prod', role: 'read' },
+        { key: PRODUCTION_WRITE, accountId: 'prod', role: 'write' },
+      ],
+    })
     try {
       const secrets: Record<string, string> = {
-        STAGING_API_URL: server.url, STAGING_ACCOUNT_ID: 'stg', PRODUCTION_API_URL: server.url, PRODUCTION_ACCOUNT_ID: 'prod', API_TOKEN: 't',
-        STAGING_READ_KEY: STAGING_READ, PRODUCTION_READ_KEY: PRODUCTION_READ,
+        STAGING_API_URL: server.url,
+        STAGING_ACCOUNT_ID: 'stg',
+        PRODUCTION_API_URL: server.url,
+        PRODUCTION_ACCOUNT_ID: 'prod',
+        API_TOKEN: 't',
+        STAGING_READ_KEY: STAGING_READ,
+        PRODUCTION_READ_KEY: PRODUCTION_READ,
       }
       const writeKeys: Record<string, string> = { staging: STAGING_WRITE, production: PRODUCTION_WRITE }
       const dir = makeProject({
         'monitoring.config.ts': exampleConfig,
         'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('a', { name: 'From the pipeline', request: { query: 'a.example.com' } })\n`,
       })
-      const list = async (key: string) => (await caller(server, key)('GET', '/v1/checks')).json.map((c: { name: string; frequency: number }) => `${c.name} ${c.frequency}`)
+      const list = async (key: string) =>
+        (await caller(server, key)('GET', '/v1/checks')).json.map((c: { name: string; frequency: number }) => `${c.name} ${c.frequency}`)
 
       for (const leg of matrix) {
         const env = { ...secrets, MONITORS_ENV: leg.environment, SECRETS: leg.secrets, MONITORING_API_KEY: secrets[`${leg.secrets}_READ_KEY`] }
@@ -319,13 +362,21 @@ describe('the GitHub Actions example', () => {
       // a read key could not have applied it (tried on a copy of the checkout: the apply job's own is fresh)
       const copy = mkdtempSync(join(tmpdir(), 'monitors-apply-read-'))
       cpSync(dir, copy, { recursive: true, verbatimSymlinks: true })
-      const refused = await runAction(job('apply-staging'), 'Apply the reviewed plan', copy, { ...secrets, MONITORS_ENV: 'staging', MONITORING_API_KEY: STAGING_READ })
+      const refused = await runAction(job('apply-staging'), 'Apply the reviewed plan', copy, {
+        ...secrets,
+        MONITORS_ENV: 'staging',
+        MONITORING_API_KEY: STAGING_READ,
+      })
       expect(refused.code).toBe(1)
       expect(refused.output).toContain('403 Forbidden')
       expect(refused.output).not.toContain(STAGING_READ)
       expect(await list(STAGING_READ)).toEqual([])
       // one environment's plan is never applied as the other's: refused before anything is sent
-      const crossed = await runStep(cli('npx monitors apply plan-production.json'), copy, { ...secrets, MONITORS_ENV: 'staging', MONITORING_API_KEY: STAGING_WRITE })
+      const crossed = await runStep(cli('npx monitors apply plan-production.json'), copy, {
+        ...secrets,
+        MONITORS_ENV: 'staging',
+        MONITORING_API_KEY: STAGING_WRITE,
+      })
       expect(crossed.code).toBe(1)
       expect(crossed.output).toContain('the plan was made for the environment "production", but this run is for the environment "staging"')
       expect(await list(STAGING_READ)).toEqual([])
@@ -365,7 +416,12 @@ describe('the GitHub Actions example', () => {
     const plan = job('plan')
     expect(plan).toContain('actions/upload-artifact')
     for (const environment of ['staging', 'production']) {
-      expect(actionInputs(step(plan, `Plan ${environment}`), {})).toEqual({ command: 'plan', environment, 'plan-file': `plan-${environment}.json`, comment: 'false' })
+      expect(actionInputs(step(plan, `Plan ${environment}`), {})).toEqual({
+        command: 'plan',
+        environment,
+        'plan-file': `plan-${environment}.json`,
+        comment: 'false',
+      })
       const apply = job(`apply-${environment}`)
       expect(apply).toContain('actions/download-artifact')
       expect(actionInputs(step(apply, 'Apply the reviewed plan'), {})).toEqual({ command: 'apply', environment, 'plan-file': `plan-${environment}.json` })

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { monitors, repo } from '../helpers/cli.js'
 
-describe('an init\'ed project', () => {
+describe("an init'ed project", () => {
   it('validates, plans with markdown only on stdout, applies on the embedded server, then has no changes', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'monitors-review-init-'))
     mkdirSync(join(dir, 'node_modules'))

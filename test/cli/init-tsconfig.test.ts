@@ -59,7 +59,10 @@ describe('monitors init for a team repository', () => {
 
     // a helper module imported without an extension, and a type error in a check file
     writeFileSync(join(dir, 'checks', 'names.ts'), `export const prefix: string = 'team'\n`)
-    writeFileSync(join(dir, 'checks', 'broken.check.ts'), `import { DnsCheck } from 'monitors-as-code'\nimport { prefix } from './names'\nnew DnsCheck('broken', { name: prefix, request: { query: 'a.example.com' }, frequency: 'ten' })\n`)
+    writeFileSync(
+      join(dir, 'checks', 'broken.check.ts'),
+      `import { DnsCheck } from 'monitors-as-code'\nimport { prefix } from './names'\nnew DnsCheck('broken', { name: prefix, request: { query: 'a.example.com' }, frequency: 'ten' })\n`,
+    )
     const broken = await tsc(dir)
     expect(broken.code).not.toBe(0)
     expect(broken.output).toMatch(/checks\/broken\.check\.ts\(3,\d+\): error TS\d+/)
@@ -76,7 +79,10 @@ describe('monitors init for a team repository', () => {
       const clean = await tsc(dir, compiler.bin)
       expect(clean.output).not.toContain("Cannot find name 'process'")
       expect(clean.code, clean.output).toBe(0)
-      writeFileSync(join(dir, 'checks', 'broken.check.ts'), `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('broken', { name: 'b', request: { query: 'a.example.com' }, frequency: 'ten' })\n`)
+      writeFileSync(
+        join(dir, 'checks', 'broken.check.ts'),
+        `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('broken', { name: 'b', request: { query: 'a.example.com' }, frequency: 'ten' })\n`,
+      )
       const broken = await tsc(dir, compiler.bin)
       expect(broken.code).not.toBe(0)
       expect(broken.output).toMatch(/checks\/broken\.check\.ts\(2,\d+\): error TS\d+/)

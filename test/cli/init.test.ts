@@ -13,7 +13,7 @@ describe('monitors init', () => {
     const dir = mkdtempSync(join(tmpdir(), 'monitors-init-'))
     const result = await init(dir, '--project-name', 'shop')
     expect(result.code).toBe(0)
-    expect(readFileSync(join(dir, 'monitoring.config.ts'), 'utf8')).toContain("projectName: \"shop\"")
+    expect(readFileSync(join(dir, 'monitoring.config.ts'), 'utf8')).toContain('projectName: "shop"')
     expect(readFileSync(join(dir, 'checks/website.check.ts'), 'utf8')).toContain("new DnsCheck('website-dns'")
     expect(readFileSync(join(dir, '.gitignore'), 'utf8')).toBe('node_modules/\n.monitors/\n')
   })

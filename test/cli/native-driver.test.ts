@@ -56,7 +56,9 @@ describe('a missing native SQLite build', () => {
   const cli = installWithoutNativeBuild()
 
   it('plan on the embedded server says to run npm rebuild better-sqlite3 or set MONITORING_API_URL', async () => {
-    const dir = makeProject({ 'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com' } })\n` })
+    const dir = makeProject({
+      'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com' } })\n`,
+    })
     const result = await monitors(dir, ['plan'], onlyBetterSqlite, cli)
     expect(result.code).toBe(1)
     const lines = result.stderr.trim().split('\n')
@@ -122,16 +124,20 @@ describe('no SQLite driver installed', () => {
     expect(result.output).not.toContain('bug in monitors')
   })
 
-  it.runIf(builtinSqlite)('on a Node.js with a built-in SQLite, the embedded server plans and applies without better-sqlite3, and says nothing of it', async () => {
-    const dir = makeProject({ 'a.check.ts': check })
-    const plan = await monitors(dir, ['plan'], {}, cli)
-    expect(plan.code, plan.output).toBe(0)
-    expect(plan.stdout).toContain('Plan: 1 to create, 0 to update, 0 to delete.')
-    expect(plan.output).not.toMatch(/better-sqlite3|ExperimentalWarning/)
-    expect((await monitors(dir, ['apply', '--yes'], {}, cli)).code).toBe(0)
-    expect((await monitors(dir, ['plan'], {}, cli)).stdout).toContain('No changes.')
-    // three CLI processes, each starting the embedded server
-  }, 60_000)
+  it.runIf(builtinSqlite)(
+    'on a Node.js with a built-in SQLite, the embedded server plans and applies without better-sqlite3, and says nothing of it',
+    async () => {
+      const dir = makeProject({ 'a.check.ts': check })
+      const plan = await monitors(dir, ['plan'], {}, cli)
+      expect(plan.code, plan.output).toBe(0)
+      expect(plan.stdout).toContain('Plan: 1 to create, 0 to update, 0 to delete.')
+      expect(plan.output).not.toMatch(/better-sqlite3|ExperimentalWarning/)
+      expect((await monitors(dir, ['apply', '--yes'], {}, cli)).code).toBe(0)
+      expect((await monitors(dir, ['plan'], {}, cli)).stdout).toContain('No changes.')
+      // three CLI processes, each starting the embedded server
+    },
+    60_000,
+  )
 
   it.runIf(onPostgres)('monitors server on PostgreSQL needs no SQLite driver', async () => {
     const database = await databaseFor(':memory:')
@@ -163,7 +169,12 @@ describe('nativeLoadError', () => {
   const fix = (error: unknown) => nativeLoadError(error)?.message
   it.each([
     ['no build', new Error('Could not locate the bindings file. Tried:\n → /x/build/better_sqlite3.node')],
-    ['another Node.js', new Error("The module '/x/better_sqlite3.node' was compiled against a different Node.js version using NODE_MODULE_VERSION 115. This version of Node.js requires NODE_MODULE_VERSION 127.")],
+    [
+      'another Node.js',
+      new Error(
+        "The module '/x/better_sqlite3.node' was compiled against a different Node.js version using NODE_MODULE_VERSION 115. This version of Node.js requires NODE_MODULE_VERSION 127.",
+      ),
+    ],
     ['dlopen', Object.assign(new Error('/x/build/Release/better_sqlite3.node: invalid ELF header'), { code: 'ERR_DLOPEN_FAILED' })],
   ])('classifies %s as a fixable build problem', (_, error) => {
     const message = fix(error)

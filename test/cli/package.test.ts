@@ -25,7 +25,9 @@ function walk(path: string): string[] {
 }
 
 describe('the published package', () => {
-  const [packed] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: repo, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }))
+  const [packed] = JSON.parse(
+    execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: repo, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }),
+  )
   const files: string[] = packed.files.map((f: { path: string }) => f.path).sort()
 
   it('holds exactly the files package.json `files` names, and package.json', () => {
@@ -40,11 +42,12 @@ describe('the published package', () => {
   })
 
   it('holds no test, bench, source or CI file, and no bundle analysis', () => {
-    const stray = files.filter((path) =>
-      /^(test|bench|scripts|src|constructs|\.ci|\.github|node_modules)\//.test(path) ||
-      /\.test\.[cm]?[jt]s$/.test(path) ||
-      /^dist\/cli\/meta\./.test(path) ||
-      /^(containers\/|tsconfig.*\.json|vitest\.config\.ts|\.containerignore)/.test(path),
+    const stray = files.filter(
+      (path) =>
+        /^(test|bench|scripts|src|constructs|\.ci|\.github|node_modules)\//.test(path) ||
+        /\.test\.[cm]?[jt]s$/.test(path) ||
+        /^dist\/cli\/meta\./.test(path) ||
+        /^(containers\/|tsconfig.*\.json|vitest\.config\.ts|\.containerignore)/.test(path),
     )
     expect(stray).toEqual([])
     expect(existsSync(join(repo, 'test'))).toBe(true)
@@ -53,8 +56,9 @@ describe('the published package', () => {
 
 describe('Node.js versions', () => {
   const ours: string = manifest.engines.node
-  const packages = Object.entries(lock.packages as Record<string, { engines?: { node?: string }; optional?: boolean; devOptional?: boolean }>)
-    .filter(([path, entry]) => path !== '' && entry.engines?.node !== undefined)
+  const packages = Object.entries(lock.packages as Record<string, { engines?: { node?: string }; optional?: boolean; devOptional?: boolean }>).filter(
+    ([path, entry]) => path !== '' && entry.engines?.node !== undefined,
+  )
 
   it('the lock file says what package.json says', () => {
     expect(lock.packages[''].engines.node).toBe(ours)
@@ -72,7 +76,8 @@ describe('Node.js versions', () => {
     const installed = packages.filter(([path, entry]) => (entry.optional || entry.devOptional) && existsSync(join(repo, path)))
     expect(installed.map(([path]) => path)).toContain('node_modules/better-sqlite3')
     for (const [path, entry] of installed) {
-      for (const version of ['20.19.0', '22.12.0', '24.0.0']) expect(semver.satisfies(version, entry.engines?.node as string), `${path} on ${version}`).toBe(true)
+      for (const version of ['20.19.0', '22.12.0', '24.0.0'])
+        expect(semver.satisfies(version, entry.engines?.node as string), `${path} on ${version}`).toBe(true)
     }
   })
 })

@@ -26,7 +26,10 @@ afterAll(async () => {
 
 const remote = () => server.url
 const target = () => ({ MONITORING_API_URL: remote(), MONITORING_API_KEY: KEY, MONITORING_ACCOUNT_ID: ACCOUNT })
-const checkNames = async () => Object.values((await fetchRemoteState(client, ['dns-check'])).records['dns-check']).map((r) => r.name).sort()
+const checkNames = async () =>
+  Object.values((await fetchRemoteState(client, ['dns-check'])).records['dns-check'])
+    .map((r) => r.name)
+    .sort()
 
 const checks = (prefix: string) => ({
   'shop.check.ts': `import { DnsCheck } from 'monitors-as-code'

@@ -41,7 +41,16 @@ describe('the progress line on a terminal', () => {
     let now = 0
     let wait = 0
     const progress = new Progress({
-      verb: 'Applying', totals: [['dns-check', 3], ['icmp-check', 2]], stream: term, mode: 'tty', timers: false, now: () => now, waitMs: () => wait,
+      verb: 'Applying',
+      totals: [
+        ['dns-check', 3],
+        ['icmp-check', 2],
+      ],
+      stream: term,
+      mode: 'tty',
+      timers: false,
+      now: () => now,
+      waitMs: () => wait,
     })
     progress.tick()
     expect(term.text()).toBe('\rApplying: 0/5 done (dns-check 0/3, icmp-check 0/2)\x1b[K')
@@ -57,7 +66,11 @@ describe('the progress line on a terminal', () => {
     expect(term.writes).toHaveLength(count)
     // other output clears the line first, then the line comes back under it
     progress.around(() => term.write('+ dns-check a created\n'))
-    expect(term.writes.slice(count)).toEqual(['\r\x1b[K', '+ dns-check a created\n', '\rApplying: 2/5 done (dns-check 1/3, icmp-check 1/2), 1 failed; waiting 12 s for the rate limit\x1b[K'])
+    expect(term.writes.slice(count)).toEqual([
+      '\r\x1b[K',
+      '+ dns-check a created\n',
+      '\rApplying: 2/5 done (dns-check 1/3, icmp-check 1/2), 1 failed; waiting 12 s for the rate limit\x1b[K',
+    ])
     wait = 0
     progress.finished('dns-check', true)
     progress.tick()
@@ -71,7 +84,17 @@ describe('the progress line on a terminal', () => {
 
   it('never wraps: a line wider than the terminal is cut', () => {
     const term = fakeTerminal(40)
-    const progress = new Progress({ verb: 'Applying', totals: [['dns-check', 300], ['icmp-check', 200], ['status-page', 4]], stream: term, mode: 'tty', timers: false })
+    const progress = new Progress({
+      verb: 'Applying',
+      totals: [
+        ['dns-check', 300],
+        ['icmp-check', 200],
+        ['status-page', 4],
+      ],
+      stream: term,
+      mode: 'tty',
+      timers: false,
+    })
     progress.tick()
     const line = term.writes[0].replace(/^\r/, '').replace(/\x1b\[K$/, '')
     expect(line.length).toBe(39)
@@ -82,7 +105,16 @@ describe('the progress line on a terminal', () => {
     const writes: string[] = []
     let now = 1000
     const progress = new Progress({
-      verb: 'Destroying', totals: [['status-page', 1], ['dns-check', 2]], stream: { write: (t: string) => writes.push(t) }, mode: 'lines', timers: false, now: () => now, waitMs: () => 2500,
+      verb: 'Destroying',
+      totals: [
+        ['status-page', 1],
+        ['dns-check', 2],
+      ],
+      stream: { write: (t: string) => writes.push(t) },
+      mode: 'lines',
+      timers: false,
+      now: () => now,
+      waitMs: () => 2500,
     })
     now = 31_000
     progress.finished('status-page', true)
@@ -154,8 +186,12 @@ describe('a paced apply through the CLI', () => {
     expect(result.code, result.output).toBe(0)
     const lines = result.stderr.split('\n').filter((l) => l.startsWith('Applying: '))
     expect(lines.length, result.stderr).toBeGreaterThan(0)
-    for (const line of lines) expect(line).toMatch(/^Applying: \d+\/8 done \(dns-check \d\/5, icmp-check \d\/3\), \d+ s elapsed(; waiting \d+ s for the rate limit)?$/)
-    expect(lines.some((l) => /; waiting \d+ s for the rate limit$/.test(l)), result.stderr).toBe(true)
+    for (const line of lines)
+      expect(line).toMatch(/^Applying: \d+\/8 done \(dns-check \d\/5, icmp-check \d\/3\), \d+ s elapsed(; waiting \d+ s for the rate limit)?$/)
+    expect(
+      lines.some((l) => /; waiting \d+ s for the rate limit$/.test(l)),
+      result.stderr,
+    ).toBe(true)
     expect(result.output).not.toMatch(/[\r\x1b]/)
     expect(result.stdout).toContain('Apply complete: 8 created, 0 updated, 0 deleted.')
   })

@@ -41,9 +41,19 @@ describe('monitors runtimes', () => {
     expect(doc).toMatchObject({ formatVersion: 1, cacheDir: cache, defaultRuntimeId: '2025.04' })
     expect(doc.runtimes.map((r: { id: string }) => r.id)).toEqual([...RUNTIME_IDS])
     expect(doc.runtimes[1]).toMatchObject({
-      id: '2024.09', stage: 'STABLE', prepared: false, dir: join(cache, '2024.09'), prepareCommand: `monitors runtimes prepare 2024.09 --cache-dir ${cache}`,
+      id: '2024.09',
+      stage: 'STABLE',
+      prepared: false,
+      dir: join(cache, '2024.09'),
+      prepareCommand: `monitors runtimes prepare 2024.09 --cache-dir ${cache}`,
     })
-    expect(doc.runtimes[5]).toMatchObject({ id: '2022.10', stage: 'REMOVED', prepared: false, prepareCommand: null, missing: 'runtime 2022.10 was removed on 2024-10-31: choose runtime 2025.04' })
+    expect(doc.runtimes[5]).toMatchObject({
+      id: '2022.10',
+      stage: 'REMOVED',
+      prepared: false,
+      prepareCommand: null,
+      missing: 'runtime 2022.10 was removed on 2024-10-31: choose runtime 2025.04',
+    })
   })
 
   it('prepares the newest runtime by default (offline, versions from a lock), then says it is prepared; --force prepares it again', async () => {
@@ -74,7 +84,7 @@ describe('monitors runtimes', () => {
     expect(result.code).toBe(1)
     expect(result.stderr).toBe(
       'Error: runtime 2099.01 does not exist (runtimes: 2025.04, 2024.09, 2024.02, 2023.09, 2023.02, 2022.10); ' +
-      'runtime 2022.10 was removed on 2024-10-31: choose runtime 2025.04. Nothing was prepared.\n',
+        'runtime 2022.10 was removed on 2024-10-31: choose runtime 2025.04. Nothing was prepared.\n',
     )
     expect(readdirSync(cache)).toEqual([])
     const action = await monitors(repo, ['runtimes', '2025.04'])
@@ -107,14 +117,22 @@ describe('monitors runtimes', () => {
     }
     const { server, url, key } = await start()
     // each line of the server's log begins with its ISO time
-    const line = server.stdout().split('\n').map((l) => l.replace(/^[\dT:.-]+Z /, '')).find((l) => l.startsWith('Script runtimes'))
+    const line = server
+      .stdout()
+      .split('\n')
+      .map((l) => l.replace(/^[\dT:.-]+Z /, ''))
+      .find((l) => l.startsWith('Script runtimes'))
     expect(line).toBe(
       `Script runtimes in ${cache}: none prepared; browser and multi-step checks on a runtime not prepared fail until it is: monitors runtimes prepare 2025.04 --cache-dir ${cache}`,
     )
-    const agent = spawnMonitors(['agent', '--locations', 'eu-west-1', '--health-port', '0', '--api-url', url, '--api-key', key], { MONITORS_RUNTIME_CACHE: cache })
+    const agent = spawnMonitors(['agent', '--locations', 'eu-west-1', '--health-port', '0', '--api-url', url, '--api-key', key], {
+      MONITORS_RUNTIME_CACHE: cache,
+    })
     try {
       await agent.waitFor(/^Script runtimes in .*$/m)
-      expect(agent.stdout()).toContain(`Script runtimes in ${cache}: none prepared; browser and multi-step checks on a runtime not prepared fail until it is: monitors runtimes prepare 2025.04 --cache-dir ${cache}`)
+      expect(agent.stdout()).toContain(
+        `Script runtimes in ${cache}: none prepared; browser and multi-step checks on a runtime not prepared fail until it is: monitors runtimes prepare 2025.04 --cache-dir ${cache}`,
+      )
     } finally {
       agent.child.kill('SIGTERM')
       server.child.kill('SIGTERM')
@@ -127,7 +145,12 @@ describe('monitors runtimes', () => {
     expect(existsSync(join(cache, '2025.04', '.monitors-runtime.json'))).toBe(true)
     const again = await start()
     try {
-      expect(again.server.stdout()).toMatch(new RegExp(`^[\\dT:.-]+Z Script runtimes in ${cache}: 2025\\.04 prepared, 2024\\.09, 2024\\.02, 2023\\.09 not; .*monitors runtimes prepare 2024\\.09 --cache-dir ${cache}$`, 'm'))
+      expect(again.server.stdout()).toMatch(
+        new RegExp(
+          `^[\\dT:.-]+Z Script runtimes in ${cache}: 2025\\.04 prepared, 2024\\.09, 2024\\.02, 2023\\.09 not; .*monitors runtimes prepare 2024\\.09 --cache-dir ${cache}$`,
+          'm',
+        ),
+      )
     } finally {
       again.server.child.kill('SIGTERM')
       await again.server.exited

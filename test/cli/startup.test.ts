@@ -15,15 +15,15 @@ import { makeProject, monitorsProcess, repo, STACK_LINE, writeFiles } from '../h
 const execFileAsync = promisify(execFile)
 const freshDir = () => mkdtempSync(join(tmpdir(), 'monitors-code-cache-test-'))
 const cacheFiles = (dir: string) => readdirSync(dir).filter((name) => name.endsWith('.bin'))
-const run = (args: string[], cacheDir: string, cwd = repo) =>
-  monitorsProcess(cwd, args, { MONITORS_DEBUG: '1', MONITORS_CODE_CACHE_DIR: cacheDir })
+const run = (args: string[], cacheDir: string, cwd = repo) => monitorsProcess(cwd, args, { MONITORS_DEBUG: '1', MONITORS_CODE_CACHE_DIR: cacheDir })
 const withoutNodeOptions = () => Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== 'NODE_OPTIONS'))
 /** The bin run with Node flags of its own (`node <flags> bin/monitors.cjs <args>`). */
 async function runWithFlags(flags: string[], args: string[], cacheDir: string, env: Record<string, string> = {}) {
   try {
     const out = await execFileAsync(process.execPath, [...flags, join(repo, 'bin/monitors.cjs'), ...args], {
       // NODE_OPTIONS only as given: the runs compared must differ in the flags named alone
-      cwd: repo, env: { ...withoutNodeOptions(), NO_COLOR: '1', MONITORS_DEBUG: '1', MONITORS_CODE_CACHE_DIR: cacheDir, ...env },
+      cwd: repo,
+      env: { ...withoutNodeOptions(), NO_COLOR: '1', MONITORS_DEBUG: '1', MONITORS_CODE_CACHE_DIR: cacheDir, ...env },
     })
     return { code: 0, stdout: out.stdout, stderr: out.stderr, output: out.stdout + out.stderr }
   } catch (error) {
@@ -51,7 +51,9 @@ describe('the CLI code cache', () => {
 
   it('keeps one cache per command, and none for a word that is not a command', async () => {
     const dir = freshDir()
-    const project = makeProject({ 'a.check.ts': "import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com', recordType: 'A' } })\n" })
+    const project = makeProject({
+      'a.check.ts': "import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com', recordType: 'A' } })\n",
+    })
     const unknown = await run(['frobnicate'], dir, project)
     expect(unknown.code).toBe(1)
     expect(unknown.stderr).toContain('Unknown argument: frobnicate')
@@ -110,7 +112,11 @@ describe('the CLI code cache', () => {
     expect(plain.stderr).toMatch(/code cache: written .*-other\.bin/)
     const [shared] = cacheFiles(dir)
     // Node's own flags, on the command line or in NODE_OPTIONS, change nothing V8 compiles
-    for (const [flags, env] of [[['--no-warnings'], {}], [['--enable-source-maps', '--no-deprecation'], {}], [[], { NODE_OPTIONS: '--no-warnings --trace-uncaught' }]] as const) {
+    for (const [flags, env] of [
+      [['--no-warnings'], {}],
+      [['--enable-source-maps', '--no-deprecation'], {}],
+      [[], { NODE_OPTIONS: '--no-warnings --trace-uncaught' }],
+    ] as const) {
       const flagged = await runWithFlags([...flags], ['--help'], dir, env)
       expect(flagged.code, flagged.output).toBe(0)
       expect(flagged.stderr).toContain(`code cache: used ${join(dir, shared)}`)
@@ -187,7 +193,9 @@ describe('the CLI code cache', () => {
   it('runs the command when the cache folder cannot be created', async () => {
     const blocker = join(freshDir(), 'a-file')
     writeFileSync(blocker, '')
-    const project = makeProject({ 'a.check.ts': "import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com', recordType: 'A' } })\n" })
+    const project = makeProject({
+      'a.check.ts': "import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com', recordType: 'A' } })\n",
+    })
     for (let i = 0; i < 2; i++) {
       const result = await run(['validate'], join(blocker, 'cache'), project)
       expect(result.code).toBe(0)
@@ -231,14 +239,19 @@ describe('the CLI code cache', () => {
   it('loads, through the bin, only what the command uses', async () => {
     // lists the npm packages the process required, as it exits
     const probe = join(freshDir(), 'probe.cjs')
-    writeFileSync(probe, `process.on('exit', () => {
+    writeFileSync(
+      probe,
+      `process.on('exit', () => {
       const files = Object.keys(require('node:module')._cache)
       const packages = [...new Set(files.map((f) => /node_modules[\\\\/]((?:@[^\\\\/]+[\\\\/])?[^\\\\/]+)/.exec(f)?.[1]).filter(Boolean))]
       process.stderr.write('packages: ' + JSON.stringify(packages) + '\\n')
-    })\n`)
+    })\n`,
+    )
     const packages = (stderr: string) => JSON.parse(/^packages: (.*)$/m.exec(stderr)?.[1] ?? 'null') as string[]
     const dir = freshDir()
-    const project = makeProject({ 'a.check.ts': "import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com', recordType: 'A' } })\n" })
+    const project = makeProject({
+      'a.check.ts': "import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com', recordType: 'A' } })\n",
+    })
     for (let i = 0; i < 2; i++) {
       const env = { MONITORS_DEBUG: '1', MONITORS_CODE_CACHE_DIR: dir, NODE_OPTIONS: `--require ${probe}` }
       const help = await monitorsProcess(repo, ['--help'], env)
@@ -293,7 +306,9 @@ describe('the CLI code cache', () => {
     const former = join(repo, 'bin', 'monitors.js')
     const versionRun = await monitorsProcess(repo, ['--version'], { MONITORS_CODE_CACHE_DIR: dir }, former)
     expect(versionRun).toMatchObject({ code: 0, stdout: `${version}\n`, stderr: '' })
-    const project = makeProject({ 'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com' } })\n` })
+    const project = makeProject({
+      'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com' } })\n`,
+    })
     const now = await monitorsProcess(project, ['validate'], { MONITORS_CODE_CACHE_DIR: dir })
     const before = await monitorsProcess(project, ['validate'], { MONITORS_CODE_CACHE_DIR: dir }, former)
     expect(before.code).toBe(0)
@@ -318,12 +333,17 @@ describe('the CLI start', () => {
     // /tmp often is) paid for listing it on every command
     const probe = freshDir()
     const log = join(probe, 'listed.txt')
-    writeFileSync(join(probe, 'preload.cjs'), `const fs = require('node:fs')
+    writeFileSync(
+      join(probe, 'preload.cjs'),
+      `const fs = require('node:fs')
 const real = fs.readdirSync
 fs.readdirSync = function (dir, ...rest) { fs.appendFileSync(${JSON.stringify(log)}, String(dir) + '\\n'); return real.call(this, dir, ...rest) }
-`)
+`,
+    )
     writeFileSync(log, '')
-    const project = makeProject({ 'a.check.ts': "import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com', recordType: 'A' } })\n" })
+    const project = makeProject({
+      'a.check.ts': "import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com', recordType: 'A' } })\n",
+    })
     const result = await monitorsProcess(project, ['validate'], { NODE_OPTIONS: `--require ${join(probe, 'preload.cjs')}` })
     expect(result.code).toBe(0)
     expect(result.stdout).toContain('Valid: 1 resource')

@@ -46,10 +46,18 @@ new HeartbeatCheck('backup', { name: 'Backup', heartbeat: { period: 1, periodUni
 
     // 100 200 300 400 ms, one of four failing: 75 %, p95 (nearest rank 4 of 4) 400 ms
     const hourAgo = (minutes: number) => new Date(Date.now() - 60 * 60_000 + minutes * 60_000).toISOString()
-    await recordRuns(call, apiId, [100, 200, 300, 400].map((ms, i) => ({
-      at: hourAgo(i), location: 'eu-west-1', passed: i !== 1, responseTime: ms,
-      details: { kind: 'API', statusCode: i !== 1 ? 200 : 500, timings: { dns: 1, tcp: 1, tls: 0, firstByte: ms - 3, download: 1, total: ms } },
-    })), clock)
+    await recordRuns(
+      call,
+      apiId,
+      [100, 200, 300, 400].map((ms, i) => ({
+        at: hourAgo(i),
+        location: 'eu-west-1',
+        passed: i !== 1,
+        responseTime: ms,
+        details: { kind: 'API', statusCode: i !== 1 ? 200 : 500, timings: { dns: 1, tcp: 1, tls: 0, firstByte: ms - 3, download: 1, total: ms } },
+      })),
+      clock,
+    )
     const pingUrl = (await call('GET', `/v1/checks/${heartbeatId}`)).json.heartbeat.pingUrl as string
     expect((await fetch(pingUrl)).status).toBe(200)
 
@@ -101,7 +109,22 @@ new ApiCheck('public-api', { name: 'Public API', locations: ['eu-west-1'], activ
         expect(claim.status, claim.text).toBe(200)
         for (const run of claim.json.runs as Array<{ runId: string }>) {
           const at = new Date(clock.get()).toISOString()
-          const result = { runLocation: location, resultType: 'FINAL', attempt: 1, status: 'PASSED', hasFailures: false, hasErrors: false, isDegraded: false, responseTime: 12, startedAt: at, stoppedAt: at, error: null, assertions: [], details: {}, attempts: [] }
+          const result = {
+            runLocation: location,
+            resultType: 'FINAL',
+            attempt: 1,
+            status: 'PASSED',
+            hasFailures: false,
+            hasErrors: false,
+            isDegraded: false,
+            responseTime: 12,
+            startedAt: at,
+            stoppedAt: at,
+            error: null,
+            assertions: [],
+            details: {},
+            attempts: [],
+          }
           const posted = await as('POST', `/v1/agent/runs/${encodeURIComponent(run.runId)}/result`, { result })
           expect(posted.status, posted.text).toBe(204)
         }

@@ -46,9 +46,19 @@ interface StatusDoc {
   target: { id: string; baseUrl: string; embedded: boolean }
   summary: Record<string, number>
   checks: Array<{
-    kind: string; logicalId: string; name: string; checkId: string | null; state: string; reason?: string
-    hasFailures: boolean | null; hasErrors: boolean | null; isDegraded: boolean | null
-    lastRunLocation: string | null; shortestRun: number | null; longestRun: number | null; badgeUrl: string | null
+    kind: string
+    logicalId: string
+    name: string
+    checkId: string | null
+    state: string
+    reason?: string
+    hasFailures: boolean | null
+    hasErrors: boolean | null
+    isDegraded: boolean | null
+    lastRunLocation: string | null
+    shortestRun: number | null
+    longestRun: number | null
+    badgeUrl: string | null
   }>
 }
 
@@ -65,7 +75,8 @@ describe('monitors status', () => {
   it('shows passing, failing, paused and not deployed checks of a server with runs, with badge URLs', async () => {
     const env = { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_A }
     const project = makeProject({
-      'checks/shop.check.ts': `import { DnsCheck } from 'monitors-as-code'\n` +
+      'checks/shop.check.ts':
+        `import { DnsCheck } from 'monitors-as-code'\n` +
         dnsCheck('shop-dns', 'Shop DNS', 'www.shop.test') +
         dnsCheck('broken-dns', 'Broken DNS', 'broken.shop.test') +
         dnsCheck('paused-dns', 'Paused DNS', 'www.shop.test', 'activated: false,'),
@@ -105,9 +116,23 @@ describe('monitors status', () => {
     const doc = JSON.parse(json.stdout) as StatusDoc
     // the table goes to stderr with a document on stdout
     expect(json.stderr).toContain('CHECK')
-    expect(doc).toMatchObject({ formatVersion: 1, ok: true, target: { embedded: false }, summary: { total: 4, passing: 1, failing: 1, paused: 1, neverRan: 0, notDeployed: 1, degraded: 0 } })
+    expect(doc).toMatchObject({
+      formatVersion: 1,
+      ok: true,
+      target: { embedded: false },
+      summary: { total: 4, passing: 1, failing: 1, paused: 1, neverRan: 0, notDeployed: 1, degraded: 0 },
+    })
     const byId = Object.fromEntries(doc.checks.map((c) => [c.logicalId, c]))
-    expect(byId['shop-dns']).toMatchObject({ kind: 'dns-check', name: 'Shop DNS', checkId: idOf('shop-dns'), state: 'passing', hasFailures: false, hasErrors: false, lastRunLocation: 'eu-west-1', badgeUrl: `${server.url}/v1/badges/checks/${idOf('shop-dns')}` })
+    expect(byId['shop-dns']).toMatchObject({
+      kind: 'dns-check',
+      name: 'Shop DNS',
+      checkId: idOf('shop-dns'),
+      state: 'passing',
+      hasFailures: false,
+      hasErrors: false,
+      lastRunLocation: 'eu-west-1',
+      badgeUrl: `${server.url}/v1/badges/checks/${idOf('shop-dns')}`,
+    })
     expect(byId['shop-dns'].shortestRun).toBeGreaterThanOrEqual(0)
     expect(byId['shop-dns'].longestRun).toBeGreaterThanOrEqual(byId['shop-dns'].shortestRun!)
     expect(byId['broken-dns']).toMatchObject({ state: 'failing', hasFailures: true, lastRunLocation: 'eu-west-1' })
@@ -130,13 +155,18 @@ describe('monitors status', () => {
     // a check deleted on the target: not deployed, gone remotely
     expect((await call('DELETE', `/v1/checks/${idOf('shop-dns')}`)).status).toBeLessThan(300)
     const gone = await monitors(project, ['status', '--target', 'dns-check:shop-dns', '--format', 'json'], env)
-    expect(JSON.parse(gone.stdout).checks[0]).toMatchObject({ state: 'not-deployed', checkId: idOf('shop-dns'), reason: expect.stringContaining('gone from the target') })
+    expect(JSON.parse(gone.stdout).checks[0]).toMatchObject({
+      state: 'not-deployed',
+      checkId: idOf('shop-dns'),
+      reason: expect.stringContaining('gone from the target'),
+    })
   })
 
   it('shows the public badge URL of each check that has a token, in the table and in JSON; a revoked one is gone', async () => {
     const env = { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_A }
     const project = makeProject({
-      'checks/readme.check.ts': `import { DnsCheck } from 'monitors-as-code'\n` +
+      'checks/readme.check.ts':
+        `import { DnsCheck } from 'monitors-as-code'\n` +
         dnsCheck('readme-dns', 'Readme DNS', 'www.shop.test', 'activated: false,') +
         dnsCheck('private-dns', 'Private DNS', 'www.shop.test', 'activated: false,'),
     })
@@ -164,10 +194,11 @@ describe('monitors status', () => {
     expect(after.checks.find((c: any) => c.logicalId === 'readme-dns').publicBadgeUrl).toBeNull()
   })
 
-  it('shows a check group\'s public badge URL under its line and in JSON', async () => {
+  it("shows a check group's public badge URL under its line and in JSON", async () => {
     const env = { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_A }
     const project = makeProject({
-      'checks/grouped.check.ts': `import { CheckGroup, DnsCheck } from 'monitors-as-code'\nconst team = new CheckGroup('team', { name: 'Team', locations: ['eu-west-1'] })\n` +
+      'checks/grouped.check.ts':
+        `import { CheckGroup, DnsCheck } from 'monitors-as-code'\nconst team = new CheckGroup('team', { name: 'Team', locations: ['eu-west-1'] })\n` +
         dnsCheck('grouped-dns', 'Grouped DNS', 'www.shop.test', 'activated: false, group: team,'),
     })
     const applied = await monitors(project, ['apply', '--yes'], env)
@@ -190,7 +221,9 @@ describe('monitors status', () => {
 
   it('a check in an active maintenance window reads maintenance, with the window and its end, and --fail-on-failing lets it pass', async () => {
     const env = { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_A }
-    const check = dnsCheck('maint-dns', 'Maintained DNS', 'broken.shop.test', "tags: ['maint-db'],") + dnsCheck('other-dns', 'Other DNS', 'broken.shop.test', "tags: ['maint-other'],")
+    const check =
+      dnsCheck('maint-dns', 'Maintained DNS', 'broken.shop.test', "tags: ['maint-db'],") +
+      dnsCheck('other-dns', 'Other DNS', 'broken.shop.test', "tags: ['maint-other'],")
     const project = makeProject({ 'checks/maint.check.ts': `import { DnsCheck, MaintenanceWindow } from 'monitors-as-code'\n${check}` })
     expect((await monitors(project, ['apply', '--yes'], env)).code).toBe(0)
     const lock = JSON.parse(readFileSync(join(project, 'monitoring.lock.json'), 'utf8')) as { resources: Record<string, { remoteId: string }> }
@@ -202,11 +235,16 @@ describe('monitors status', () => {
     const startsAt = new Date(Date.now() - 3_600_000).toISOString().replace(/\.\d+Z$/, 'Z')
     const endsAt = new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d+Z$/, 'Z')
     writeFiles(project, {
-      'checks/maint.check.ts': `import { DnsCheck, MaintenanceWindow } from 'monitors-as-code'\n${check}` +
+      'checks/maint.check.ts':
+        `import { DnsCheck, MaintenanceWindow } from 'monitors-as-code'\n${check}` +
         `new MaintenanceWindow('db-upgrade', { name: 'DB upgrade', tags: ['maint-db'], startsAt: '${startsAt}', endsAt: '${endsAt}' })\n`,
     })
     expect((await monitors(project, ['apply', '--yes'], env)).code).toBe(0)
-    const windowId = String((JSON.parse(readFileSync(join(project, 'monitoring.lock.json'), 'utf8')) as { resources: Record<string, { remoteId: string }> }).resources['maintenance-window:db-upgrade'].remoteId)
+    const windowId = String(
+      (JSON.parse(readFileSync(join(project, 'monitoring.lock.json'), 'utf8')) as { resources: Record<string, { remoteId: string }> }).resources[
+        'maintenance-window:db-upgrade'
+      ].remoteId,
+    )
 
     const text = await monitors(project, ['status'], env)
     expect(text.code, text.output).toBe(0)
@@ -219,14 +257,19 @@ describe('monitors status', () => {
     expect(json.code, json.output).toBe(0)
     const doc = JSON.parse(json.stdout) as StatusDoc & { checks: Array<{ maintenanceWindow: unknown }> }
     expect(doc.summary).toMatchObject({ failing: 0, maintenance: 1 })
-    expect(doc.checks[0]).toMatchObject({ state: 'maintenance', hasFailures: true, maintenanceWindow: { id: windowId, name: 'DB upgrade', until: endsAt.replace('Z', '.000Z') } })
+    expect(doc.checks[0]).toMatchObject({
+      state: 'maintenance',
+      hasFailures: true,
+      maintenanceWindow: { id: windowId, name: 'DB upgrade', until: endsAt.replace('Z', '.000Z') },
+    })
   })
 
-  it("says which failing checks have their alerts held back by a failing check they depend on (dependsOn), until it recovers", async () => {
+  it('says which failing checks have their alerts held back by a failing check they depend on (dependsOn), until it recovers', async () => {
     const env = { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_A }
     dns.set('db.held.test', 'A', { rcode: 'SERVFAIL' })
     const project = makeProject({
-      'checks/held.check.ts': `import { DnsCheck } from 'monitors-as-code'\nconst db = ${dnsCheck('db-dns', 'Database', 'db.held.test')}` +
+      'checks/held.check.ts':
+        `import { DnsCheck } from 'monitors-as-code'\nconst db = ${dnsCheck('db-dns', 'Database', 'db.held.test')}` +
         dnsCheck('app-dns', 'Shop app', 'broken.shop.test', 'dependsOn: [db],') +
         dnsCheck('lone-dns', 'Lone', 'broken.shop.test'),
     })
@@ -238,8 +281,10 @@ describe('monitors status', () => {
 
     const text = await monitors(project, ['status'], env)
     expect(text.code, text.output).toBe(0)
-    expect(text.stdout).toContain('Alerts held back (dependsOn: a check it depends on is failing; its runs are recorded, not alerted):\n' +
-      '  dns-check:app-dns "Shop app"  depends on dns-check:db-dns "Database", which is failing\n')
+    expect(text.stdout).toContain(
+      'Alerts held back (dependsOn: a check it depends on is failing; its runs are recorded, not alerted):\n' +
+        '  dns-check:app-dns "Shop app"  depends on dns-check:db-dns "Database", which is failing\n',
+    )
     expect(text.stdout).not.toMatch(/dns-check:(db|lone)-dns "[^"]+" {2}depends on/)
     expect(text.stdout).toContain('Status: 0 passing, 0 degraded, 3 failing, 1 with alerts held back (dependsOn), 0 paused, 0 never ran, 0 not deployed.')
 
@@ -247,7 +292,9 @@ describe('monitors status', () => {
     const doc = JSON.parse(json.stdout) as { summary: { alertsHeldBack: number }; checks: Array<{ logicalId: string; alertsSuppressedBy: unknown }> }
     expect(doc.summary.alertsHeldBack).toBe(1)
     expect(Object.fromEntries(doc.checks.map((c) => [c.logicalId, c.alertsSuppressedBy]))).toEqual({
-      'db-dns': [], 'app-dns': [{ checkId: idOf('db-dns'), name: 'Database', resource: 'dns-check:db-dns' }], 'lone-dns': [],
+      'db-dns': [],
+      'app-dns': [{ checkId: idOf('db-dns'), name: 'Database', resource: 'dns-check:db-dns' }],
+      'lone-dns': [],
     })
     // --target one check: its dependency is still named as the project's
     const one = await monitors(project, ['status', '--target', 'dns-check:app-dns'], env)

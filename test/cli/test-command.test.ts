@@ -97,7 +97,10 @@ describe('monitors test', () => {
     expect(row(out, 'dns-check:paused-dns')).toMatch(/"paused-dns name" \[deactivated\]\s+local\s+PASSED/)
     expect(out).toContain('Test failed: 2 passed, 1 degraded, 2 failed (1 timed out).')
     // every check asked the server exactly once (no retries by default, although doubleCheck is on)
-    const asked = dns.queries.slice(before).map((q) => q.name).sort()
+    const asked = dns.queries
+      .slice(before)
+      .map((q) => q.name)
+      .sort()
     expect(asked).toEqual(['gone.shop.test', 'silent.shop.test', 'slow.shop.test', 'www.shop.test', 'www.shop.test'])
     // nothing deployed, no state written
     expect(existsSync(join(dir, '.monitors'))).toBe(false)
@@ -121,8 +124,16 @@ describe('monitors test', () => {
     expect(doc.summary).toEqual({ total: 2, passed: 1, degraded: 0, failed: 1, errors: 0, timedOut: 0, notRun: 0 })
     const byId = Object.fromEntries(doc.results.map((r) => [r.logicalId, r]))
     expect(byId['shop-dns']).toMatchObject({
-      kind: 'dns-check', activated: true, name: 'shop-dns name', runLocation: 'us-east-1', status: 'PASSED', resultType: 'FINAL',
-      hasFailures: false, hasErrors: false, error: null, attempts: [],
+      kind: 'dns-check',
+      activated: true,
+      name: 'shop-dns name',
+      runLocation: 'us-east-1',
+      status: 'PASSED',
+      resultType: 'FINAL',
+      hasFailures: false,
+      hasErrors: false,
+      error: null,
+      attempts: [],
       details: { kind: 'DNS', rcode: 'NOERROR', answers: [expect.objectContaining({ data: '192.0.2.10' })] },
     })
     expect(byId['shop-dns'].responseTime).toBeGreaterThan(0)
@@ -151,7 +162,9 @@ describe('monitors test', () => {
     const before = dns.queries.length
     const target = await monitors(dir, ['test', '--target', 'dns-check:nope'])
     expect(target.code).toBe(1)
-    expect(target.stderr).toContain('Error: --target "dns-check:nope" names no check in the project. Write kind:logicalId, with kind one of dns-check, icmp-check')
+    expect(target.stderr).toContain(
+      'Error: --target "dns-check:nope" names no check in the project. Write kind:logicalId, with kind one of dns-check, icmp-check',
+    )
     expect(target.output).not.toMatch(STACK_LINE)
     const location = await monitors(dir, ['test', '--location', 'mars-1'])
     expect(location.code).toBe(1)
@@ -212,7 +225,9 @@ describe('monitors test', () => {
     const child = spawn(process.execPath, [join(repo, 'bin/monitors.cjs'), 'test'], { cwd: dir, env: { ...process.env, NO_COLOR: '1' } })
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString()
+    })
     const started = new Promise<void>((resolve) => {
       child.stderr.on('data', (chunk: Buffer) => {
         stderr += chunk.toString()
@@ -260,7 +275,9 @@ new DnsCheck('no-ns-b', { name: 'B', request: { query: 'www.shop.test' } })
     const asked = dns.queries.length
     const result = await monitors(dir, ['test', '--name-server', `127.0.0.1:${dns.port}`])
     expect(result.code, result.output).toBe(0)
-    expect(result.stdout).toContain(`Without request.nameServer, these 2 DNS checks asked 127.0.0.1 port ${dns.port} (--name-server): dns-check:no-ns-a, dns-check:no-ns-b`)
+    expect(result.stdout).toContain(
+      `Without request.nameServer, these 2 DNS checks asked 127.0.0.1 port ${dns.port} (--name-server): dns-check:no-ns-a, dns-check:no-ns-b`,
+    )
     expect(result.stdout).not.toMatch(/asked[^\n]*own-ns/)
     // all three asked the test server, none the machine's resolver
     expect(dns.queries.length - asked).toBe(3)
@@ -278,9 +295,11 @@ new DnsCheck('no-ns-b', { name: 'B', request: { query: 'www.shop.test' } })
     expect(bad.stderr).toContain('--name-server "127.0.0.1:99999" is not a name server')
   })
 
-  it('names this machine\'s resolver when the check names none and no --name-server is given', () => {
-    const resource = (logicalId: string) => ({ kind: 'dns-check', logicalId, construct: 'DnsCheck', file: 'a.check.ts', payload: {}, refs: [], options: {} }) as never
-    const tested = (logicalId: string, nameServer: string | null) => ({ resource: resource(logicalId), resolver: { nameServer, port: 53, from: 'system' as const } }) as never
+  it("names this machine's resolver when the check names none and no --name-server is given", () => {
+    const resource = (logicalId: string) =>
+      ({ kind: 'dns-check', logicalId, construct: 'DnsCheck', file: 'a.check.ts', payload: {}, refs: [], options: {} }) as never
+    const tested = (logicalId: string, nameServer: string | null) =>
+      ({ resource: resource(logicalId), resolver: { nameServer, port: 53, from: 'system' as const } }) as never
     expect(resolverNotes([tested('a', '10.0.0.2')])).toEqual([
       "Without request.nameServer, this DNS check asked 10.0.0.2 port 53, this machine's resolver (/etc/resolv.conf; --name-server HOST[:PORT] asks another): dns-check:a",
     ])
@@ -298,20 +317,32 @@ ${dnsCheck('shop-dns', 'www.shop.test')}new HeartbeatCheck('backup', { name: 'Ba
     const text = await monitors(dir, ['test'])
     expect(text.code, text.output).toBe(0)
     expect(text.output).not.toMatch(STACK_LINE)
-    expect(text.stdout).toMatch(/heartbeat-check:backup "Backup"\s+-\s+NOT RUN\s+-\s+a heartbeat check has nothing to run from this machine: it passes on pings to its ping URL/)
+    expect(text.stdout).toMatch(
+      /heartbeat-check:backup "Backup"\s+-\s+NOT RUN\s+-\s+a heartbeat check has nothing to run from this machine: it passes on pings to its ping URL/,
+    )
     expect(text.stdout).toMatch(/dns-check:shop-dns "shop-dns name"\s+\S+\s+PASSED/)
     expect(text.stdout).toContain('Test passed: 1 passed, 0 degraded, 0 failed, 1 not run.')
     const json = await monitors(dir, ['test', '--format', 'json'])
     expect(json.code, json.output).toBe(0)
     const doc = JSON.parse(json.stdout)
     expect(doc).toMatchObject({ ok: true, summary: { total: 1, passed: 1, notRun: 1 } })
-    expect(doc.notRun).toEqual([{ kind: 'heartbeat-check', logicalId: 'backup', construct: 'HeartbeatCheck', file: 'checks/shop.check.ts', reason: expect.stringContaining('pings to its ping URL') }])
+    expect(doc.notRun).toEqual([
+      {
+        kind: 'heartbeat-check',
+        logicalId: 'backup',
+        construct: 'HeartbeatCheck',
+        file: 'checks/shop.check.ts',
+        reason: expect.stringContaining('pings to its ping URL'),
+      },
+    ])
   })
 
   it('a project without checks has nothing to test (exit 0)', async () => {
     const dir = makeProject({ 'checks/vars.check.ts': `import { EnvVar } from 'monitors-as-code'\nnew EnvVar('TOKEN', { value: 'x' })\n` })
     const result = await monitors(dir, ['test'])
     expect(result.code).toBe(0)
-    expect(result.stdout).toContain('No checks to test: the project has no DnsCheck, IcmpCheck, ApiCheck, TcpCheck, UrlCheck, BrowserCheck, MultiStepCheck or PlaywrightCheck.')
+    expect(result.stdout).toContain(
+      'No checks to test: the project has no DnsCheck, IcmpCheck, ApiCheck, TcpCheck, UrlCheck, BrowserCheck, MultiStepCheck or PlaywrightCheck.',
+    )
   })
 })

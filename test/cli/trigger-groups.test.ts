@@ -45,7 +45,8 @@ const check = (id: string, name: string, query: string, extra: string) => `new D
 })\n`
 
 const projectFiles = () => ({
-  'checks/smoke.check.ts': `import { CheckGroup, DnsCheck } from 'monitors-as-code'
+  'checks/smoke.check.ts':
+    `import { CheckGroup, DnsCheck } from 'monitors-as-code'
 const smoke = new CheckGroup('smoke', { name: 'Smoke', locations: ['ap-south-1', 'us-west-1'], concurrency: 2, tags: ['smoke'] })
 ` +
     // declared out of order: groupOrder decides
@@ -57,11 +58,20 @@ const smoke = new CheckGroup('smoke', { name: 'Smoke', locations: ['ap-south-1',
 
 interface TriggerDoc {
   ok: boolean
-  results: Array<{ order: number; logicalId: string | null; name: string; group: string | null; groupOrder: number | null; status: string; runLocations: string[]; error: string | null }>
+  results: Array<{
+    order: number
+    logicalId: string | null
+    name: string
+    group: string | null
+    groupOrder: number | null
+    status: string
+    runLocations: string[]
+    error: string | null
+  }>
 }
 
 describe('monitors trigger', () => {
-  it('apply creates the group and its checks; trigger --group runs them in groupOrder, in the group\'s locations, and exits 1 on the failure; import brings the group back as code', async () => {
+  it("apply creates the group and its checks; trigger --group runs them in groupOrder, in the group's locations, and exits 1 on the failure; import brings the group back as code", async () => {
     const env = { MONITORING_API_URL: server.url, MONITORING_API_KEY: KEY_A }
     const project = makeProject(projectFiles())
     // the plan says where a value comes from when the group gives it
@@ -92,12 +102,17 @@ describe('monitors trigger', () => {
     const doc = JSON.parse(triggered.stdout) as TriggerDoc
     expect(doc.ok).toBe(false)
     expect(doc.results.map((r) => [r.logicalId, r.groupOrder, r.order, r.status])).toEqual([
-      ['first', 1, 1, 'PASSED'], ['second', 2, 2, 'FAILED'], ['third', 3, 3, 'PASSED'],
+      ['first', 1, 1, 'PASSED'],
+      ['second', 2, 2, 'FAILED'],
+      ['third', 3, 3, 'PASSED'],
     ])
     for (const r of doc.results) expect([...r.runLocations].sort()).toEqual(['ap-south-1', 'us-west-1'])
     expect(doc.results[1].error).toBeTruthy()
     // run one after another: every query of a check comes before any of the next
-    const order = dns.queries.slice(before).map((q) => q.name).filter((n) => n.endsWith('.smoke.test'))
+    const order = dns.queries
+      .slice(before)
+      .map((q) => q.name)
+      .filter((n) => n.endsWith('.smoke.test'))
     const last = (name: string) => order.lastIndexOf(name)
     const first = (name: string) => order.indexOf(name)
     expect(last('first.smoke.test')).toBeLessThan(first('second.smoke.test'))
@@ -134,7 +149,15 @@ describe('monitors trigger', () => {
     const status = await monitors(project, ['status', '--format', 'json'], env)
     expect(status.code, status.output).toBe(0)
     expect(JSON.parse(status.stdout).groups).toEqual([
-      { logicalId: 'smoke', name: 'Smoke', groupId: String(groupId), state: 'failing', checks: 3, badgeUrl: `${server.url}/v1/badges/groups/${groupId}`, publicBadgeUrl: null },
+      {
+        logicalId: 'smoke',
+        name: 'Smoke',
+        groupId: String(groupId),
+        state: 'failing',
+        checks: 3,
+        badgeUrl: `${server.url}/v1/badges/groups/${groupId}`,
+        publicBadgeUrl: null,
+      },
     ])
     expect(status.stderr).toContain('Group smoke "Smoke": failing (3 checks)')
 
@@ -170,7 +193,8 @@ describe('monitors trigger', () => {
   request: { method: 'GET', url: '${site.origin}${path}', assertions: [${assertion}] },
 })\n`
     const project = makeProject({
-      'checks/api.check.ts': `import { ApiCheck } from 'monitors-as-code'\n` +
+      'checks/api.check.ts':
+        `import { ApiCheck } from 'monitors-as-code'\n` +
         api('slow', 'Slow API', '/slow', "{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' }") +
         api('wordy', 'Wordy API', '/wordy', `{ source: 'TEXT_BODY', comparison: 'CONTAINS', target: '${expected}' }`),
     })
@@ -181,7 +205,10 @@ describe('monitors trigger', () => {
     // server holds open until the session ends, is waited for that long and the 1 s beyond it (as
     // the default 30 s must outlast the server's 30 s hold)
     const started = Date.now()
-    const triggered = await monitorsWithStreams(project, ['trigger', 'slow', 'wordy', '--timeout', '1', '--retries', '0'], env, { stderrTTY: true, columns: 200 })
+    const triggered = await monitorsWithStreams(project, ['trigger', 'slow', 'wordy', '--timeout', '1', '--retries', '0'], env, {
+      stderrTTY: true,
+      columns: 200,
+    })
     expect(Date.now() - started).toBeGreaterThanOrEqual(4500)
     expect(triggered.code, triggered.output).toBe(1)
     expect(triggered.output).not.toContain('timed out')
@@ -206,8 +233,13 @@ describe('monitors trigger', () => {
 
   it('prints an error of several lines whole under the table, and a long first line whole in it', () => {
     const row = (name: string, error: string | null): TriggerRow => ({
-      target: { id: name, name, checkType: 'BROWSER', logicalId: name.toLowerCase() }, sessionId: 's', status: error ? 'FAILED' : 'PASSED',
-      runLocations: ['eu-west-1'], timeElapsed: 1200, error, stage: 1,
+      target: { id: name, name, checkType: 'BROWSER', logicalId: name.toLowerCase() },
+      sessionId: 's',
+      status: error ? 'FAILED' : 'PASSED',
+      runLocations: ['eu-west-1'],
+      timeElapsed: 1200,
+      error,
+      stage: 1,
     })
     const first = `page.goto: net::ERR_CONNECTION_REFUSED at http://127.0.0.1:9/checkout/basket?with=delivery-options&and=taxes`
     const table = renderTable([row('Login', null), row('Checkout', `${first}\nCall log:\n  - navigating to "http://127.0.0.1:9/checkout/basket"\n`)], false)

@@ -25,8 +25,14 @@ export async function launch(): Promise<{ browser: Browser; close(): Promise<voi
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync',
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
     ],
   })
   return {
@@ -47,10 +53,13 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 /** WCAG 2 contrast ratio of two computed CSS colours (`rgb(r, g, b)`). */
 export function contrast(a: string, b: string): number {
   const lum = (color: string) => {
-    const [r, g, b] = (color.match(/[\d.]+/g) ?? []).slice(0, 3).map(Number).map((c) => {
-      const s = c / 255
-      return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4
-    })
+    const [r, g, b] = (color.match(/[\d.]+/g) ?? [])
+      .slice(0, 3)
+      .map(Number)
+      .map((c) => {
+        const s = c / 255
+        return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4
+      })
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
   }
   const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x)

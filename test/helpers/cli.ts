@@ -81,8 +81,20 @@ async function inProcess(cwd: string, args: string[], env: Record<string, string
   let stdout = ''
   let stderr = ''
   const io = {
-    stdout: { write: (text: string) => { stdout += text; return true }, ...(streams.stdoutTTY ? { isTTY: true, columns: streams.columns ?? 80 } : {}) },
-    stderr: { write: (text: string) => { stderr += text; return true }, ...(streams.stderrTTY ? { isTTY: true, columns: streams.columns ?? 100 } : {}) },
+    stdout: {
+      write: (text: string) => {
+        stdout += text
+        return true
+      },
+      ...(streams.stdoutTTY ? { isTTY: true, columns: streams.columns ?? 80 } : {}),
+    },
+    stderr: {
+      write: (text: string) => {
+        stderr += text
+        return true
+      },
+      ...(streams.stderrTTY ? { isTTY: true, columns: streams.columns ?? 100 } : {}),
+    },
     isTTY: streams.stdoutTTY === true,
     env: runEnv(env),
     cwd,

@@ -13,7 +13,12 @@ export type TestRecord =
   | { type: 'A' | 'AAAA' | 'CNAME' | 'NS'; data: string; name?: string; ttl?: number }
   | { type: 'MX'; data: { preference: number; exchange: string }; name?: string; ttl?: number }
   | { type: 'TXT'; data: string | string[]; name?: string; ttl?: number }
-  | { type: 'SOA'; data: { mname: string; rname: string; serial: number; refresh: number; retry: number; expire: number; minimum: number }; name?: string; ttl?: number }
+  | {
+      type: 'SOA'
+      data: { mname: string; rname: string; serial: number; refresh: number; retry: number; expire: number; minimum: number }
+      name?: string
+      ttl?: number
+    }
   | { type: 'HTTPS'; data: HttpsRecordData; name?: string; ttl?: number }
 
 export interface TestAnswer {
@@ -72,8 +77,11 @@ export async function startDnsServer(): Promise<DnsServerHandle> {
     const answer = table.get(key(question.name, type)) ?? table.get(key(question.name, '*')) ?? { rcode: 'NXDOMAIN' as const }
     if (answer.drop) return
     const truncated = protocol === 'UDP' && answer.truncateUdp === true
-    const flags = dnsPacket.AUTHORITATIVE_ANSWER | (query.flags ?? 0) & dnsPacket.RECURSION_DESIRED
-      | (truncated ? dnsPacket.TRUNCATED_RESPONSE : 0) | RCODES[answer.rcode ?? 'NOERROR']
+    const flags =
+      dnsPacket.AUTHORITATIVE_ANSWER |
+      ((query.flags ?? 0) & dnsPacket.RECURSION_DESIRED) |
+      (truncated ? dnsPacket.TRUNCATED_RESPONSE : 0) |
+      RCODES[answer.rcode ?? 'NOERROR']
     const response = dnsPacket.encode({
       type: 'response',
       id: query.id,
@@ -155,10 +163,7 @@ export async function startDnsServer(): Promise<DnsServerHandle> {
       for (const timer of timers) clearTimeout(timer)
       timers.clear()
       for (const socket of tcpSockets) socket.destroy()
-      await Promise.all([
-        new Promise<void>((resolve) => udpSocket.close(() => resolve())),
-        new Promise<void>((resolve) => tcp.close(() => resolve())),
-      ])
+      await Promise.all([new Promise<void>((resolve) => udpSocket.close(() => resolve())), new Promise<void>((resolve) => tcp.close(() => resolve()))])
     },
   }
 }

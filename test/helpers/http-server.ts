@@ -52,7 +52,10 @@ async function certificate(validDays: number, extraHours = 0, names?: string[]) 
   const validTo = new Date(now + validDays * 86_400_000 + extraHours * 3_600_000)
   const altNames = names
     ? names.map((n) => (/^[\d.]+$/.test(n) ? { type: 7 as const, ip: n } : { type: 2 as const, value: n }))
-    : [{ type: 2 as const, value: 'localhost' }, { type: 7 as const, ip: '127.0.0.1' }]
+    : [
+        { type: 2 as const, value: 'localhost' },
+        { type: 7 as const, ip: '127.0.0.1' },
+      ]
   const pems = await generate([{ name: 'commonName', value: names?.[0] ?? 'localhost' }], {
     keySize: 2048,
     notBeforeDate: new Date(Math.min(now, validTo.getTime()) - 86_400_000),
@@ -109,11 +112,14 @@ async function listen(server: Server, scheme: 'http' | 'https', routes: Map<stri
     origin: `${scheme}://127.0.0.1:${port}`,
     port,
     requests,
-    route: (path, route) => { routes.set(path, route) },
-    close: () => new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy()
-      server.close(() => resolve())
-    }),
+    route: (path, route) => {
+      routes.set(path, route)
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy()
+        server.close(() => resolve())
+      }),
   }
 }
 

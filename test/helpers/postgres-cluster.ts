@@ -33,7 +33,9 @@ export function postgresBinDir(): string | undefined {
   if (given) return existsSync(join(given, 'initdb')) ? given : undefined
   const debian = '/usr/lib/postgresql'
   if (existsSync(debian)) {
-    const versions = readdirSync(debian).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a))
+    const versions = readdirSync(debian)
+      .filter((v) => /^\d+$/.test(v))
+      .sort((a, b) => Number(b) - Number(a))
     for (const version of versions) if (existsSync(join(debian, version, 'bin', 'initdb'))) return join(debian, version, 'bin')
   }
   const which = spawnSync('sh', ['-c', 'command -v initdb'], { encoding: 'utf8' })
@@ -73,10 +75,18 @@ export async function startPostgresCluster(extra: string[] = []): Promise<Postgr
   const data = join(dir, 'data')
   run('initdb', ['-D', data, '-U', 'monitors', '--auth=trust', '-E', 'UTF8', '--no-sync', '--locale=C'])
   let port = 0
-  const settings = () => [
-    `-p ${port}`, `-k ${dir}`, `-c listen_addresses=127.0.0.1`, '-c fsync=off', '-c synchronous_commit=off',
-    '-c full_page_writes=off', '-c max_connections=400', '-c shared_buffers=64MB', ...extra.map((setting) => `-c ${setting}`),
-  ].join(' ')
+  const settings = () =>
+    [
+      `-p ${port}`,
+      `-k ${dir}`,
+      `-c listen_addresses=127.0.0.1`,
+      '-c fsync=off',
+      '-c synchronous_commit=off',
+      '-c full_page_writes=off',
+      '-c max_connections=400',
+      '-c shared_buffers=64MB',
+      ...extra.map((setting) => `-c ${setting}`),
+    ].join(' ')
   const startServer = () => run('pg_ctl', ['start', '-D', data, '-w', '-t', '60', '-l', join(dir, 'server.log'), '-o', settings()])
   for (let attempt = 1; ; attempt++) {
     port = await freePort()

@@ -43,4 +43,3 @@ export async function databaseFor(location: string | undefined, options: { empty
   const drop = memory ? async () => void (await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined)) : async () => undefined
   return { url: urlOf(name), drop }
 }
-

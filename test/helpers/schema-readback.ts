@@ -46,7 +46,11 @@ export interface ReadExtras {
 
 /** A WHERE or CHECK as either database prints it: no casts, parentheses or doubled spaces. */
 export function normalizeSql(text: string): string {
-  return text.replace(/::[a-z ]+?(?=[\s)]|$)/gi, '').replace(/[()]/g, '').replace(/\s+/g, ' ').trim()
+  return text
+    .replace(/::[a-z ]+?(?=[\s)]|$)/gi, '')
+    .replace(/[()]/g, '')
+    .replace(/\s+/g, ' ')
+    .trim()
 }
 
 const byJson = <T>(list: T[]): T[] => list.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))
@@ -57,11 +61,16 @@ const BOOKKEEPING = new Set(['schema_migrations'])
 export function readSqliteSchema(db: Database.Database): { tables: ReadSchema; extras: ReadExtras } {
   const tables: ReadSchema = {}
   const extras: ReadExtras = { constraintNames: [], triggers: [], functions: [] }
-  const list = db.prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'result_runs%' ORDER BY name`).all() as { name: string; sql: string }[]
+  const list = db
+    .prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'result_runs%' ORDER BY name`)
+    .all() as { name: string; sql: string }[]
   const rowless = new Set((db.pragma('table_list') as { name: string; wr: number }[]).filter((t) => t.wr === 1).map((t) => t.name))
   for (const { name, sql } of list) {
     const info = db.pragma(`table_info(${name})`) as { name: string; type: string; notnull: number; dflt_value: string | null; pk: number }[]
-    const primaryKey = info.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name)
+    const primaryKey = info
+      .filter((c) => c.pk > 0)
+      .sort((a, b) => a.pk - b.pk)
+      .map((c) => c.name)
     const autoincrement = /\bAUTOINCREMENT\b/i.test(sql)
     const columns = info.map((c) => ({
       name: c.name,
@@ -83,12 +92,25 @@ export function readSqliteSchema(db: Database.Database): { tables: ReadSchema; e
         extras.constraintNames.push(index.name)
       }
     }
-    const foreignKeys = (db.pragma(`foreign_key_list(${name})`) as { table: string; from: string; to: string; on_delete: string }[])
-      .map((f) => `${f.from} -> ${f.table}.${f.to} on delete ${f.on_delete.toLowerCase()}`)
+    const foreignKeys = (db.pragma(`foreign_key_list(${name})`) as { table: string; from: string; to: string; on_delete: string }[]).map(
+      (f) => `${f.from} -> ${f.table}.${f.to} on delete ${f.on_delete.toLowerCase()}`,
+    )
     const checks = [...sql.matchAll(/\bCHECK\s*\(((?:[^()]|\([^()]*\))*)\)/gi)].map((m) => normalizeSql(m[1]))
-    tables[name] = { columns, primaryKey, unique: byJson(unique), foreignKeys: byJson(foreignKeys), checks: checks.sort(), indexes, withoutRowid: rowless.has(name) }
+    tables[name] = {
+      columns,
+      primaryKey,
+      unique: byJson(unique),
+      foreignKeys: byJson(foreignKeys),
+      checks: checks.sort(),
+      indexes,
+      withoutRowid: rowless.has(name),
+    }
   }
-  const triggers = db.prepare(`SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name`).all() as { name: string; tbl_name: string; sql: string }[]
+  const triggers = db.prepare(`SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name`).all() as {
+    name: string
+    tbl_name: string
+    sql: string
+  }[]
   extras.triggers = triggers.map((t) => `${t.tbl_name}: ${t.sql.replace(/\s+/g, ' ')}`)
   extras.constraintNames.sort()
   return { tables, extras }
@@ -98,12 +120,15 @@ export async function readPostgresSchema(client: pg.Client | pg.Pool): Promise<{
   const tables: ReadSchema = {}
   const extras: ReadExtras = { constraintNames: [], triggers: [], functions: [] }
   const { rows: names } = await client.query<{ table_name: string }>(
-    `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name NOT LIKE 'result_runs%' AND table_name NOT LIKE 'result_blocks%' AND table_name NOT LIKE 'analytics_deltas%' AND table_name !~ '^analytics_rollups_[0-9]' ORDER BY table_name`)
+    `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name NOT LIKE 'result_runs%' AND table_name NOT LIKE 'result_blocks%' AND table_name NOT LIKE 'analytics_deltas%' AND table_name !~ '^analytics_rollups_[0-9]' ORDER BY table_name`,
+  )
   for (const { table_name: name } of names) {
     if (BOOKKEEPING.has(name)) continue
     const { rows } = await client.query<{ column_name: string; data_type: string; is_nullable: string; column_default: string | null; is_identity: string }>(
       `SELECT column_name, data_type, is_nullable, column_default, is_identity FROM information_schema.columns
-       WHERE table_schema = 'public' AND table_name = $1 ORDER BY ordinal_position`, [name])
+       WHERE table_schema = 'public' AND table_name = $1 ORDER BY ordinal_position`,
+      [name],
+    )
     const columns = rows.map((c) => ({
       name: c.column_name,
       type: c.data_type,
@@ -115,18 +140,31 @@ export async function readPostgresSchema(client: pg.Client | pg.Pool): Promise<{
   }
   const attnames = (key: string, relation: string) =>
     `(SELECT array_agg(a.attname::text ORDER BY k.ord) FROM unnest(${key}) WITH ORDINALITY k(attnum, ord) JOIN pg_attribute a ON a.attrelid = ${relation} AND a.attnum = k.attnum)`
-  const { rows: constraints } = await client.query<{ name: string; type: string; table: string; columns: string[]; ref_table: string | null; ref_columns: string[] | null; on_delete: string; def: string }>(
+  const { rows: constraints } = await client.query<{
+    name: string
+    type: string
+    table: string
+    columns: string[]
+    ref_table: string | null
+    ref_columns: string[] | null
+    on_delete: string
+    def: string
+  }>(
     `SELECT c.conname AS name, c.contype AS type, t.relname AS table, ${attnames('c.conkey', 'c.conrelid')} AS columns,
             f.relname AS ref_table, ${attnames('c.confkey', 'c.confrelid')} AS ref_columns, c.confdeltype AS on_delete, pg_get_constraintdef(c.oid) AS def
      FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid JOIN pg_namespace n ON n.oid = t.relnamespace LEFT JOIN pg_class f ON f.oid = c.confrelid
-     WHERE n.nspname = 'public' AND c.contype IN ('p', 'u', 'f', 'c') ORDER BY c.conname`)
+     WHERE n.nspname = 'public' AND c.contype IN ('p', 'u', 'f', 'c') ORDER BY c.conname`,
+  )
   for (const c of constraints) {
     const table = tables[c.table]
     if (!table) continue
     extras.constraintNames.push(c.name)
     if (c.type === 'p') table.primaryKey = c.columns
     if (c.type === 'u') table.unique.push(c.columns)
-    if (c.type === 'f') table.foreignKeys.push(`${c.columns.join(', ')} -> ${c.ref_table}.${(c.ref_columns ?? []).join(', ')} on delete ${({ c: 'cascade', a: 'no action', r: 'restrict', n: 'set null', d: 'set default' } as Record<string, string>)[c.on_delete]}`)
+    if (c.type === 'f')
+      table.foreignKeys.push(
+        `${c.columns.join(', ')} -> ${c.ref_table}.${(c.ref_columns ?? []).join(', ')} on delete ${({ c: 'cascade', a: 'no action', r: 'restrict', n: 'set null', d: 'set default' } as Record<string, string>)[c.on_delete]}`,
+      )
     if (c.type === 'c') table.checks.push(normalizeSql(c.def.replace(/^CHECK\s*/i, '')))
   }
   const { rows: indexes } = await client.query<{ name: string; table: string; unique: boolean; where: string | null; columns: string[] }>(
@@ -134,7 +172,8 @@ export async function readPostgresSchema(client: pg.Client | pg.Pool): Promise<{
             ${attnames('x.indkey::int2[]', 'x.indrelid')} AS columns
      FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid JOIN pg_namespace n ON n.oid = t.relnamespace
      WHERE n.nspname = 'public' AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid AND c.conrelid = x.indrelid)
-     ORDER BY i.relname`)
+     ORDER BY i.relname`,
+  )
   for (const index of indexes) {
     const table = tables[index.table]
     if (table) table.indexes[index.name] = { columns: index.columns, unique: index.unique, where: index.where === null ? null : normalizeSql(index.where) }
@@ -146,10 +185,12 @@ export async function readPostgresSchema(client: pg.Client | pg.Pool): Promise<{
   }
   const { rows: triggers } = await client.query<{ def: string }>(
     `SELECT pg_get_triggerdef(g.oid) AS def FROM pg_trigger g JOIN pg_class t ON t.oid = g.tgrelid JOIN pg_namespace n ON n.oid = t.relnamespace
-     WHERE n.nspname = 'public' AND NOT g.tgisinternal ORDER BY g.tgname`)
+     WHERE n.nspname = 'public' AND NOT g.tgisinternal ORDER BY g.tgname`,
+  )
   extras.triggers = triggers.map((t) => t.def)
   const { rows: functions } = await client.query<{ name: string; source: string }>(
-    `SELECT p.proname AS name, p.prosrc AS source FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'public' ORDER BY p.proname`)
+    `SELECT p.proname AS name, p.prosrc AS source FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'public' ORDER BY p.proname`,
+  )
   extras.functions = functions.map((f) => `${f.name}: ${f.source.replace(/\s+/g, ' ').trim()}`)
   return { tables, extras }
 }
@@ -191,8 +232,21 @@ export function describedSchema(dialect: Dialect, schema: Schema = SCHEMA): Read
     const unique = [...entries.filter(([, c]) => c.unique).map(([column]) => [column]), ...(table.unique ?? []).map((u) => [...u])]
     const foreignKeys = entries.filter(([, c]) => c.references).map(([column, c]) => `${column} -> ${c.references} on delete cascade`)
     const checks = entries.filter(([, c]) => c.check).map(([, c]) => normalizeSql(c.check as string))
-    const indexes = Object.fromEntries(Object.entries(table.indexes ?? {}).map(([index, i]) => [index, { columns: [...i.columns], unique: i.unique === true, where: i.where ? normalizeSql(i.where) : null }]))
-    out[name] = { columns, primaryKey, unique: byJson(unique), foreignKeys: byJson(foreignKeys), checks: checks.sort(), indexes, withoutRowid: dialect === 'sqlite' && table.sqlite?.withoutRowid === true }
+    const indexes = Object.fromEntries(
+      Object.entries(table.indexes ?? {}).map(([index, i]) => [
+        index,
+        { columns: [...i.columns], unique: i.unique === true, where: i.where ? normalizeSql(i.where) : null },
+      ]),
+    )
+    out[name] = {
+      columns,
+      primaryKey,
+      unique: byJson(unique),
+      foreignKeys: byJson(foreignKeys),
+      checks: checks.sort(),
+      indexes,
+      withoutRowid: dialect === 'sqlite' && table.sqlite?.withoutRowid === true,
+    }
   }
   return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)))
 }

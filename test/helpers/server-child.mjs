@@ -8,7 +8,11 @@
 import { startLocalServer } from '../../dist/src/server/index.js'
 
 const options = JSON.parse(process.argv[2] ?? '{}')
-const server = await startLocalServer({ ...options, log: false, schedulerOptions: { ...options.schedulerOptions, log: (line) => process.stderr.write(`${line}\n`) } })
+const server = await startLocalServer({
+  ...options,
+  log: false,
+  schedulerOptions: { ...options.schedulerOptions, log: (line) => process.stderr.write(`${line}\n`) },
+})
 process.stdout.write(`listening on ${server.url}\n`)
 process.on('SIGTERM', () => {
   void server.close().then(() => process.exit(0))

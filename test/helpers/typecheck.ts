@@ -18,7 +18,10 @@ export function typeErrors(dir: string, files: readonly string[]): string[] {
   // the options init writes, read as tsc reads a tsconfig.json; Node's types from this
   // repository's node_modules, as a team installs @types/node
   const written = ts.convertCompilerOptionsFromJson(JSON.parse(TSCONFIG_TEXT).compilerOptions, dir)
-  if (written.errors.length > 0) throw new Error(`the tsconfig.json init writes does not parse: ${written.errors.map((e) => ts.flattenDiagnosticMessageText(e.messageText, ' ')).join('; ')}`)
+  if (written.errors.length > 0)
+    throw new Error(
+      `the tsconfig.json init writes does not parse: ${written.errors.map((e) => ts.flattenDiagnosticMessageText(e.messageText, ' ')).join('; ')}`,
+    )
   const options: import('typescript').CompilerOptions = { ...written.options, typeRoots: [join(repo, 'node_modules', '@types')] }
   const host = ts.createCompilerHost(options)
   const read = host.getSourceFile

@@ -47,7 +47,11 @@ const lockOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'monitoring.lo
 const KINDS = [
   { kind: 'dns-check', id: 'dns', props: "request: { query: 'shop.example.test' }" },
   { kind: 'icmp-check', id: 'icmp', props: "request: { hostname: 'edge.example.test' }" },
-  { kind: 'api-check', id: 'api', props: "setupSnippetId: sign, tearDownSnippetId: sign, request: { method: 'GET', url: 'https://shop.example.test/api/health' }" },
+  {
+    kind: 'api-check',
+    id: 'api',
+    props: "setupSnippetId: sign, tearDownSnippetId: sign, request: { method: 'GET', url: 'https://shop.example.test/api/health' }",
+  },
   { kind: 'tcp-check', id: 'tcp', props: "request: { hostname: 'cache.example.test', port: 6379 }" },
   { kind: 'url-check', id: 'url', props: "request: { url: 'https://shop.example.test/' }" },
   { kind: 'browser-check', id: 'browser', props: "code: { entrypoint: './home.spec.ts' }" },
@@ -57,7 +61,9 @@ const KINDS = [
 ] as const
 
 const checksFile = () => {
-  const constructs = [...new Set(['CheckGroup', 'PrivateLocation', 'Snippet', 'TcpCheck', 'WebhookAlertChannel', ...KINDS.map((k) => CONSTRUCT_NAMES[k.kind])])].sort()
+  const constructs = [
+    ...new Set(['CheckGroup', 'PrivateLocation', 'Snippet', 'TcpCheck', 'WebhookAlertChannel', ...KINDS.map((k) => CONSTRUCT_NAMES[k.kind])]),
+  ].sort()
   const lines = [
     `import { ${constructs.join(', ')} } from 'monitors-as-code'`,
     '',
@@ -69,7 +75,9 @@ const checksFile = () => {
   ]
   let before = 'database'
   for (const { kind, id, props } of KINDS) {
-    lines.push(`const ${id} = new ${CONSTRUCT_NAMES[kind]}('${id}', { name: '${id}', activated: false, group: team, alertChannels: [ops], privateLocations: [office], dependsOn: [${before}], ${props} })`)
+    lines.push(
+      `const ${id} = new ${CONSTRUCT_NAMES[kind]}('${id}', { name: '${id}', activated: false, group: team, alertChannels: [ops], privateLocations: [office], dependsOn: [${before}], ${props} })`,
+    )
     before = id
   }
   return `${lines.join('\n')}\n`
@@ -77,8 +85,10 @@ const checksFile = () => {
 
 const PROJECT_FILES = {
   'checks/home.spec.ts': "import { test } from '@playwright/test'\ntest('home', async ({ page }) => {\n  await page.goto('https://shop.example.test/')\n})\n",
-  'checks/orders.spec.ts': "import { test, expect } from '@playwright/test'\ntest('orders', async ({ request }) => {\n  expect((await request.get('https://shop.example.test/api/orders')).status()).toBe(200)\n})\n",
-  'suite/playwright.config.ts': "import { defineConfig } from '@playwright/test'\nexport default defineConfig({ testDir: './tests', projects: [{ name: 'desktop' }] })\n",
+  'checks/orders.spec.ts':
+    "import { test, expect } from '@playwright/test'\ntest('orders', async ({ request }) => {\n  expect((await request.get('https://shop.example.test/api/orders')).status()).toBe(200)\n})\n",
+  'suite/playwright.config.ts':
+    "import { defineConfig } from '@playwright/test'\nexport default defineConfig({ testDir: './tests', projects: [{ name: 'desktop' }] })\n",
   'suite/tests/smoke.spec.ts': "import { test } from '@playwright/test'\ntest('smoke', async () => {})\n",
 }
 
@@ -133,7 +143,9 @@ describe('every check kind with a group, alert channels, dependsOn and snippets'
       'api-check lacks the reference every check has at alertChannelSubscriptions[].alertChannelId',
       'api-check lacks the reference every check has at privateLocations[]',
     ])
-    expect(checkKindProblems({ ...api, keyedArrays: { 'request.headers': 'key' }, secrets: { self: false, arrays: ['request.headers'] } })).toContain('api-check lacks the secret path alertChannels.slack[].url')
+    expect(checkKindProblems({ ...api, keyedArrays: { 'request.headers': 'key' }, secrets: { self: false, arrays: ['request.headers'] } })).toContain(
+      'api-check lacks the secret path alertChannels.slack[].url',
+    )
     expect(checkKindProblems(descriptorOf('check-group'))).toEqual([])
   })
 
@@ -186,7 +198,7 @@ describe('every check kind with a group, alert channels, dependsOn and snippets'
     expect(plan.stdout).toContain('No changes.')
   })
 
-  it('the imported code applied to another account joins that account\'s group, alerts its channel, runs its snippet and depends on its checks; then plans as No changes', async () => {
+  it("the imported code applied to another account joins that account's group, alerts its channel, runs its snippet and depends on its checks; then plans as No changes", async () => {
     const other = mkdtempSync(join(tmpdir(), 'monitors-other-env-'))
     cpSync(imported, other, { recursive: true, verbatimSymlinks: true })
     rmSync(join(other, 'monitoring.lock.json'))
@@ -223,9 +235,15 @@ const hidden = new CheckGroup('hidden', { name: 'Hidden' })
     const id = (key: string) => Number(lock.resources[key].remoteId)
     const client = clients['env-c']
     const created = await client.post<{ id: string }>('/v1/checks/api', {
-      name: 'Orders', activated: false, groupId: id('check-group:platform'), setupSnippetId: id('snippet:auth'),
+      name: 'Orders',
+      activated: false,
+      groupId: id('check-group:platform'),
+      setupSnippetId: id('snippet:auth'),
       // a subscription that is not active: written by construct, in alertChannelSubscriptions
-      alertChannelSubscriptions: [{ alertChannelId: id('email-alert-channel:oncall'), activated: true }, { alertChannelId: id('webhook-alert-channel:pager-hook'), activated: false }],
+      alertChannelSubscriptions: [
+        { alertChannelId: id('email-alert-channel:oncall'), activated: true },
+        { alertChannelId: id('webhook-alert-channel:pager-hook'), activated: false },
+      ],
       dependsOn: [lock.resources['tcp-check:db'].remoteId],
       request: { method: 'GET', url: 'https://shop.example.test/api/orders' },
     })
@@ -261,13 +279,22 @@ const hidden = new CheckGroup('hidden', { name: 'Hidden' })
   it('a reference to nothing the service lists (a channel deleted, an id made up) stops the import, naming the check and the id', async () => {
     const dir = makeProject({ 'checks/other.check.ts': 'export {}\n' })
     // (the service refuses a groupId naming no group of the account, and a group with checks cannot be deleted)
-    const refusedGroup = await clients['env-d'].post('/v1/checks/dns', { name: 'Dangling', groupId: 987654, request: { query: 'dangling.example.test' } }).catch((e: Error) => e)
+    const refusedGroup = await clients['env-d']
+      .post('/v1/checks/dns', { name: 'Dangling', groupId: 987654, request: { query: 'dangling.example.test' } })
+      .catch((e: Error) => e)
     expect(String(refusedGroup)).toContain('groupId: refers to a check group that does not exist')
-    const created = await clients['env-d'].post('/v1/checks/dns', { name: 'Dangling', activated: false, alertChannelSubscriptions: [{ alertChannelId: 987654, activated: true }], request: { query: 'dangling.example.test' } })
+    const created = await clients['env-d'].post('/v1/checks/dns', {
+      name: 'Dangling',
+      activated: false,
+      alertChannelSubscriptions: [{ alertChannelId: 987654, activated: true }],
+      request: { query: 'dangling.example.test' },
+    })
     expect(created.status).toBe(201)
     const refused = await cli(dir, ['import', '--all'], 'env-d')
     expect(refused.code).toBe(1)
-    expect(refused.stderr).toContain('dns-check "Dangling" refers to the alert channel 987654 in its alertChannels, which the service does not list and the lock does not know')
+    expect(refused.stderr).toContain(
+      'dns-check "Dangling" refers to the alert channel 987654 in its alertChannels, which the service does not list and the lock does not know',
+    )
     expect(refused.stderr).toContain('nothing was imported')
     expect(refused.output).not.toMatch(STACK_LINE)
     expect(existsSync(join(dir, 'imported.check.ts'))).toBe(false)

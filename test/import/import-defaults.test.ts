@@ -33,20 +33,40 @@ async function remoteChecks() {
   await api.client.post('/v1/checks/dns', { name: 'Bare', request: { query: 'bare.example.com' } })
   // exactly the defaults, locations in another order, one tag of its own
   await api.client.post('/v1/checks/dns', {
-    name: 'Like defaults', request: { query: 'like.example.com' }, tags: ['prod', 'dns', 'team-a'], alertSettings, retryStrategy, alertChannels,
-    locations: ['eu-west-1', 'us-east-1'], frequency: 5, muted: true,
+    name: 'Like defaults',
+    request: { query: 'like.example.com' },
+    tags: ['prod', 'dns', 'team-a'],
+    alertSettings,
+    retryStrategy,
+    alertChannels,
+    locations: ['eu-west-1', 'us-east-1'],
+    frequency: 5,
+    muted: true,
   })
   // other values everywhere, some tags of the defaults only
   await api.client.post('/v1/checks/dns', {
-    name: 'Other', request: { query: 'other.example.com', recordType: 'MX' }, tags: ['prod', 'payments'],
+    name: 'Other',
+    request: { query: 'other.example.com', recordType: 'MX' },
+    tags: ['prod', 'payments'],
     alertSettings: { escalationType: 'TIME_BASED', timeBasedEscalation: { minutesFailingThreshold: 10 } },
-    retryStrategy: { type: 'NO_RETRIES' }, locations: ['ap-southeast-1'], frequency: 10, muted: false,
+    retryStrategy: { type: 'NO_RETRIES' },
+    locations: ['ap-southeast-1'],
+    frequency: 10,
+    muted: false,
     useGlobalAlertSettings: false,
   })
   // an ICMP check as other clients create it: heartbeat {} and script '' sent, default tags only
   await api.client.post('/v1/checks/icmp', {
-    name: 'Edge ping', request: { hostname: 'edge.example.com' }, heartbeat: {}, script: '', tags: ['team-a', 'prod'],
-    retryStrategy, alertSettings, frequency: 5, muted: true, locations: ['us-east-1', 'eu-west-1'],
+    name: 'Edge ping',
+    request: { hostname: 'edge.example.com' },
+    heartbeat: {},
+    script: '',
+    tags: ['team-a', 'prod'],
+    retryStrategy,
+    alertSettings,
+    frequency: 5,
+    muted: true,
+    locations: ['us-east-1', 'eu-west-1'],
   })
   await api.client.post('/v1/variables', { key: 'IMP_REGION', value: 'eu' })
 }
@@ -155,20 +175,31 @@ describe('monitors import with every default set', () => {
     const group = await api.client.post<{ id: number }>('/v1/check-groups', { name: 'All group' })
     const channel = await api.client.post<{ id: number }>('/v1/alert-channels', { type: 'EMAIL', config: { address: 'all@example.com' } })
     await api.client.post('/v1/checks/icmp', {
-      name: 'All custom', request: { hostname: 'all.example.com', pingCount: 3 }, heartbeat: { interval: 5 }, script: 'noop',
-      activated: true, tags: ['all', 'edge'], groupId: group.body.id, runtimeId: '2025.04', alertChannelSubscriptions: [{ alertChannelId: channel.body.id, activated: false }],
-      frequency: 60, frequencyOffset: 2, locations: ['eu-north-1', 'us-west-2'],
+      name: 'All custom',
+      request: { hostname: 'all.example.com', pingCount: 3 },
+      heartbeat: { interval: 5 },
+      script: 'noop',
+      activated: true,
+      tags: ['all', 'edge'],
+      groupId: group.body.id,
+      runtimeId: '2025.04',
+      alertChannelSubscriptions: [{ alertChannelId: channel.body.id, activated: false }],
+      frequency: 60,
+      frequencyOffset: 2,
+      locations: ['eu-north-1', 'us-west-2'],
     })
     const svc = await api.client.post<{ id: string }>('/v1/status-pages/services', { name: 'All service' })
     await api.client.post('/v1/checks/dns', {
-      name: 'All incident', request: { query: 'all-incident.example.com' }, tags: ['edge'],
+      name: 'All incident',
+      request: { query: 'all-incident.example.com' },
+      tags: ['edge'],
       triggerIncident: { serviceId: svc.body.id, severity: 'MAJOR', name: 'Down', description: 'DNS fails' },
     })
     const result = await api.cli(dir, ['import', '--all'])
     expect(result.code, result.output).toBe(0)
     expect(result.stdout).toContain('to imported.check.ts')
     const code = readFileSync(join(dir, 'imported.check.ts'), 'utf8')
-    expect(code).toContain("heartbeat: { interval: 5 }")
+    expect(code).toContain('heartbeat: { interval: 5 }')
     expect(code).toContain("script: 'noop'")
     expect(code).toContain('serviceId: allService')
     expect(code).toContain('group: allGroup')

@@ -35,15 +35,23 @@ describe('monitors import of secrets', () => {
     expect((await cli(dir, ['apply', '--yes'])).code).toBe(0)
     expect((await api.client.post('/v1/variables', { key: 'API_TOKEN', value: 'var-secret-1111', secret: true })).status).toBe(201)
     const created = await api.client.post('/v1/checks/icmp', {
-      name: 'Edge ping', heartbeat: {}, script: '',
+      name: 'Edge ping',
+      heartbeat: {},
+      script: '',
       request: { hostname: 'edge.example.com' },
-      environmentVariables: [{ key: 'PING_TOKEN', value: 'env-secret-2222', secret: true }, { key: 'PLAIN', value: 'visible' }],
+      environmentVariables: [
+        { key: 'PING_TOKEN', value: 'env-secret-2222', secret: true },
+        { key: 'PLAIN', value: 'visible' },
+      ],
       alertChannels: {
-        webhook: [{
-          name: 'ops', url: 'https://hooks.example.com/ops',
-          headers: [{ key: 'X-Hook-Token', value: 'hook-header-3333', secret: true }],
-          queryParameters: [{ key: 'sig', value: 'hook-query-4444', secret: true }],
-        }],
+        webhook: [
+          {
+            name: 'ops',
+            url: 'https://hooks.example.com/ops',
+            headers: [{ key: 'X-Hook-Token', value: 'hook-header-3333', secret: true }],
+            queryParameters: [{ key: 'sig', value: 'hook-query-4444', secret: true }],
+          },
+        ],
         slack: [{ url: 'https://hooks.slack.com/services/T1/B2/slack-token-5555' }],
       },
     })
@@ -87,7 +95,9 @@ describe('monitors import of secrets', () => {
     const imported = await cli(dir, ['import', '--all', '--out', 'other.check.ts'], SET)
     expect(imported.code, imported.output).toBe(0)
     expect(imported.stderr).toMatch(/^ {2}OTHER_TOKEN +variable OTHER_TOKEN › value {2}\(not set\)$/m)
-    expect(imported.stderr).toContain('the next plan changes this imported resource, and its apply sends the code\'s values:\n  ~ variable OTHER_TOKEN › value (secret changed)\n')
+    expect(imported.stderr).toContain(
+      "the next plan changes this imported resource, and its apply sends the code's values:\n  ~ variable OTHER_TOKEN › value (secret changed)\n",
+    )
     expect(readFileSync(join(dir, 'other.check.ts'), 'utf8')).not.toContain('other-secret-8888')
   })
 })
@@ -97,24 +107,39 @@ describe('monitors import in a project with a config and no check file yet', () 
   const summaryChanges = (stderr: string) => {
     const at = stderr.indexOf('the next plan changes')
     if (at < 0) return []
-    return stderr.slice(at).split('\n').slice(1).filter((l) => /^ {2}[~+-]/.test(l))
+    return stderr
+      .slice(at)
+      .split('\n')
+      .slice(1)
+      .filter((l) => /^ {2}[~+-]/.test(l))
   }
   /** The same lines made from the plan's JSON document. */
-  const planChanges = (doc: { changes: Array<{ action: string; kind: string; logicalId: string; fieldDiffs: Array<{ path: string; secret?: boolean; new?: unknown }> }> }, keys: string[]) =>
-    doc.changes.filter((c) => keys.includes(`${c.kind}:${c.logicalId}`)).map((c) => {
-      const fields = c.fieldDiffs.map((d) => (d.secret && typeof d.new === 'string' ? `${d.path} ${d.new}` : d.path))
-      return `  ${c.action === 'create' ? '+' : c.action === 'delete' ? '-' : '~'} ${c.kind} ${c.logicalId}${fields.length > 0 ? ` › ${fields.join(', ')}` : ''}`
-    })
+  const planChanges = (
+    doc: { changes: Array<{ action: string; kind: string; logicalId: string; fieldDiffs: Array<{ path: string; secret?: boolean; new?: unknown }> }> },
+    keys: string[],
+  ) =>
+    doc.changes
+      .filter((c) => keys.includes(`${c.kind}:${c.logicalId}`))
+      .map((c) => {
+        const fields = c.fieldDiffs.map((d) => (d.secret && typeof d.new === 'string' ? `${d.path} ${d.new}` : d.path))
+        return `  ${c.action === 'create' ? '+' : c.action === 'delete' ? '-' : '~'} ${c.kind} ${c.logicalId}${fields.length > 0 ? ` › ${fields.join(', ')}` : ''}`
+      })
 
   it('writes the first check file where checkMatch finds it; its summary promises exactly what the next plan does (secrets not set)', async () => {
-    const dir = makeProject({ 'monitoring.config.ts': `import { defineConfig } from 'monitors-as-code'\nexport default defineConfig({ projectName: 'first', checkMatch: 'checks/**/*.check.ts' })\n` })
+    const dir = makeProject({
+      'monitoring.config.ts': `import { defineConfig } from 'monitors-as-code'\nexport default defineConfig({ projectName: 'first', checkMatch: 'checks/**/*.check.ts' })\n`,
+    })
     expect((await api.client.post('/v1/variables', { key: 'FIRST_TOKEN', value: 'first-secret-1111', secret: true })).status).toBe(201)
     const hook = await api.client.post<{ id: number }>('/v1/alert-channels', {
-      type: 'WEBHOOK', config: { name: 'first-hook', url: 'https://hooks.example.com/first', headers: [{ key: 'X-First', value: 'first-header-2222', secret: true }] },
+      type: 'WEBHOOK',
+      config: { name: 'first-hook', url: 'https://hooks.example.com/first', headers: [{ key: 'X-First', value: 'first-header-2222', secret: true }] },
     })
     expect(hook.status).toBe(201)
     const check = await api.client.post<{ id: string }>('/v1/checks/icmp', {
-      name: 'First ping', heartbeat: {}, script: '', request: { hostname: 'first.example.com' },
+      name: 'First ping',
+      heartbeat: {},
+      script: '',
+      request: { hostname: 'first.example.com' },
       environmentVariables: [{ key: 'FIRST_ENV', value: 'first-env-3333', secret: true }],
     })
     expect(check.status).toBe(201)
@@ -137,15 +162,23 @@ describe('monitors import in a project with a config and no check file yet', () 
   })
 
   it('says the next plan refuses the imported code, with the problems that plan names, when a required secret is not set', async () => {
-    const dir = makeProject({ 'monitoring.config.ts': `import { defineConfig } from 'monitors-as-code'\nexport default defineConfig({ projectName: 'slack' })\n` })
-    const slack = await api.client.post<{ id: number }>('/v1/alert-channels', { type: 'SLACK', config: { url: 'https://hooks.slack.com/services/T7/B7/first-slack-4444' } })
+    const dir = makeProject({
+      'monitoring.config.ts': `import { defineConfig } from 'monitors-as-code'\nexport default defineConfig({ projectName: 'slack' })\n`,
+    })
+    const slack = await api.client.post<{ id: number }>('/v1/alert-channels', {
+      type: 'SLACK',
+      config: { url: 'https://hooks.slack.com/services/T7/B7/first-slack-4444' },
+    })
     expect(slack.status).toBe(201)
     const imported = await cli(dir, ['import', `slack-alert-channel:${slack.body.id}`])
     expect(imported.code, imported.output).toBe(0)
     expect(imported.stdout).toContain('to imported.check.ts and recorded them in the lock.')
     expect(imported.stderr).toContain('the next plan refuses the imported code:')
     expect(imported.stderr).not.toContain('(secret changed)')
-    const problems = imported.stderr.split('\n').filter((l) => l.startsWith('  ✖ ')).map((l) => l.slice(4))
+    const problems = imported.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('  ✖ '))
+      .map((l) => l.slice(4))
     expect(problems.length).toBeGreaterThan(0)
     const plan = await cli(dir, ['plan'])
     expect(plan.code).toBe(1)
@@ -181,7 +214,9 @@ new IcmpCheck('coded', {
     const again = await cli(dir, ['plan', '--detailed-exitcode'])
     expect(again.code, again.output).toBe(2)
     // one fingerprint covers the check's secrets: the plan names them together
-    expect(again.stdout).toContain('(secret changed): one of alertChannels.slack[0].url, alertChannels.webhook[ops].headers[X-Hook-Token].value, environmentVariables[TOKEN].value')
+    expect(again.stdout).toContain(
+      '(secret changed): one of alertChannels.slack[0].url, alertChannels.webhook[ops].headers[X-Hook-Token].value, environmentVariables[TOKEN].value',
+    )
     expect(again.output).not.toMatch(/coded-env-1111|coded-hook|coded-slack-9999/)
     const reapplied = await cli(dir, ['apply', '--yes'])
     expect(reapplied.code, reapplied.output).toBe(0)

@@ -19,8 +19,11 @@ describe('monitors import', () => {
     const svc = await api.client.post<{ id: string }>('/v1/status-pages/services', { name: 'Checkout API' })
     await api.client.post('/v1/status-pages', { name: 'Shop status', url: 'import-shop', cards: [{ name: 'Shop', services: [{ id: svc.body.id }] }] })
     await api.client.post('/v1/checks/dns', {
-      name: "Shop's DNS", request: { query: 'shop.example.com', recordType: 'AAAA', assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] },
-      frequency: 5, locations: ['eu-west-1'], tags: ['shop'],
+      name: "Shop's DNS",
+      request: { query: 'shop.example.com', recordType: 'AAAA', assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] },
+      frequency: 5,
+      locations: ['eu-west-1'],
+      tags: ['shop'],
     })
     await api.client.post('/v1/checks/icmp', { name: 'Edge ping', request: { hostname: 'edge.example.com', pingCount: 20 }, heartbeat: {}, script: '' })
     await api.client.post('/v1/variables', { key: 'REGION', value: 'eu' })
@@ -41,7 +44,7 @@ describe('monitors import', () => {
     const code = readFileSync(join(dir, 'imported.check.ts'), 'utf8')
     expect(code).toContain("import { DnsCheck, EnvVar, IcmpCheck, StatusPage, StatusPageService } from 'monitors-as-code'")
     expect(code).toContain("const checkoutApi = new StatusPageService('checkout-api', { name: 'Checkout API' })")
-    expect(code).toContain("services: [checkoutApi]")
+    expect(code).toContain('services: [checkoutApi]')
     expect(code).toContain("new EnvVar('REGION', { value: 'eu' })")
     expect(code).toContain("name: 'Shop\\'s DNS'")
     expect(code).toContain("recordType: 'AAAA'")
@@ -51,7 +54,12 @@ describe('monitors import', () => {
     expect(code).not.toContain("protocol: 'UDP'")
     expect(code).not.toMatch(/"|\t/)
     expect(Object.keys(api.lock(dir).resources).sort()).toEqual([
-      'dns-check:existing', 'dns-check:shop-s-dns', 'icmp-check:edge-ping', 'status-page-service:checkout-api', 'status-page:shop-status', 'variable:REGION',
+      'dns-check:existing',
+      'dns-check:shop-s-dns',
+      'icmp-check:edge-ping',
+      'status-page-service:checkout-api',
+      'status-page:shop-status',
+      'variable:REGION',
     ])
 
     const plan = await api.cli(dir, ['plan', '--detailed-exitcode'])

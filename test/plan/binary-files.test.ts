@@ -11,7 +11,7 @@ import type { PlanChange } from '../../src/plan/types.js'
 const png = (size: number) => Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47]), Buffer.alloc(size - 4, 7)])
 const binary = (path: string, bytes: Buffer) => ({ path, content: bytes.toString('base64'), encoding: 'base64' })
 const suite = (files: unknown[]) => ({ name: 'Suite', checkType: 'PLAYWRIGHT', files })
-const config = { path: 'playwright.config.ts', content: "export default {}\n" }
+const config = { path: 'playwright.config.ts', content: 'export default {}\n' }
 
 const rendered = (change: Pick<PlanChange, 'action' | 'fieldDiffs' | 'payload'>) =>
   changeBody({ kind: 'playwright-check', logicalId: 'suite', ...change } as PlanChange, {}).map((l) => `${l.sign} ${'  '.repeat(l.depth)}${l.text}`)

@@ -28,7 +28,10 @@ function lockWith(...entries: Array<{ kind: string; logicalId: string; remoteId:
   const lock = emptyLock(target)
   for (const e of entries) {
     lock.resources[`${e.kind}:${e.logicalId}`] = {
-      kind: e.kind as never, logicalId: e.logicalId, remoteId: e.remoteId, appliedHash: e.payload ? appliedHash(e.kind as never, e.payload) : 'sha256:x',
+      kind: e.kind as never,
+      logicalId: e.logicalId,
+      remoteId: e.remoteId,
+      appliedHash: e.payload ? appliedHash(e.kind as never, e.payload) : 'sha256:x',
       ...(e.payload ? { secretHash: secretHashOf(e.kind as never, e.payload) } : {}),
     }
   }
@@ -39,10 +42,21 @@ describe('computePlan', () => {
   it('treats server-side fields, null vs missing and the order of sets as no change', () => {
     const check = dns('a', { tags: ['x', 'y'], locations: ['us-east-1', 'eu-west-1'] })
     const record = {
-      ...check.payload, id: 'id-a', created_at: '2026-01-01', updated_at: null, groupId: null, runtimeId: null,
-      tags: ['y', 'x'], locations: ['eu-west-1', 'us-east-1'],
+      ...check.payload,
+      id: 'id-a',
+      created_at: '2026-01-01',
+      updated_at: null,
+      groupId: null,
+      runtimeId: null,
+      tags: ['y', 'x'],
+      locations: ['eu-west-1', 'us-east-1'],
     }
-    const plan = computePlan({ desired: [check], lock: lockWith({ kind: 'dns-check', logicalId: 'a', remoteId: 'id-a' }), remote: remote({ 'dns-check': { 'id-a': record } }), target })
+    const plan = computePlan({
+      desired: [check],
+      lock: lockWith({ kind: 'dns-check', logicalId: 'a', remoteId: 'id-a' }),
+      remote: remote({ 'dns-check': { 'id-a': record } }),
+      target,
+    })
     expect(plan.changes).toMatchObject([{ action: 'noop', remoteId: 'id-a' }])
     expect(renderPlanText(plan)).toMatch(/^No changes\./)
   })
@@ -66,22 +80,30 @@ describe('computePlan', () => {
   it('fills defaults a remote record leaves out before comparing', () => {
     const check = dns('a')
     const { activated: _a, muted: _m, doubleCheck: _d, ...sparse } = check.payload
-    const plan = computePlan({ desired: [check], lock: lockWith({ kind: 'dns-check', logicalId: 'a', remoteId: 'id-a' }), remote: remote({ 'dns-check': { 'id-a': { id: 'id-a', ...sparse } } }), target })
+    const plan = computePlan({
+      desired: [check],
+      lock: lockWith({ kind: 'dns-check', logicalId: 'a', remoteId: 'id-a' }),
+      remote: remote({ 'dns-check': { 'id-a': { id: 'id-a', ...sparse } } }),
+      target,
+    })
     expect(plan.summary).toMatchObject({ update: 0, noop: 1 })
   })
 
   it('orders creates by dependency and deletes in reverse, and counts what the lock does not know', () => {
     const plan = computePlan({
       desired: [dns('b'), desired('variable', 'V', { key: 'V', value: '1' })],
-      lock: lockWith(
-        { kind: 'status-page', logicalId: 'old-page', remoteId: 'p1' },
-        { kind: 'status-page-service', logicalId: 'old-service', remoteId: 's1' },
+      lock: lockWith({ kind: 'status-page', logicalId: 'old-page', remoteId: 'p1' }, { kind: 'status-page-service', logicalId: 'old-service', remoteId: 's1' }),
+      remote: remote(
+        { 'status-page': { p1: { id: 'p1', name: 'Old' } }, 'status-page-service': { s1: { id: 's1', name: 'S' }, s2: { id: 's2', name: 'T' } } },
+        { 'api-check': 2 },
       ),
-      remote: remote({ 'status-page': { p1: { id: 'p1', name: 'Old' } }, 'status-page-service': { s1: { id: 's1', name: 'S' }, s2: { id: 's2', name: 'T' } } }, { 'api-check': 2 }),
       target,
     })
     expect(plan.changes.map((c) => `${c.action} ${c.kind}`)).toEqual([
-      'create variable', 'create dns-check', 'delete status-page', 'delete status-page-service',
+      'create variable',
+      'create dns-check',
+      'delete status-page',
+      'delete status-page-service',
     ])
     expect(plan.unmanaged).toEqual({ 'status-page-service': 1, 'api-check': 2 })
     expect(plan.summary).toMatchObject({ create: 2, update: 0, delete: 2 })
@@ -104,15 +126,23 @@ describe('computePlan', () => {
     // another kind of the same name, a create of another name and a delete already gone outside monitors: no hint
     const records = { 'dns-check': { r1: { ...old.payload, id: 'r1' }, r2: { ...dns('gone').payload, id: 'r2' } } }
     const plan = computePlan({ desired: [renamed, dns('new-one'), icmp('shop-dns', { name: 'Shop DNS' })], lock, remote: remote(records), target })
-    expect(plan.changes.filter((c) => c.action !== 'noop').map((c) => `${c.action} ${c.kind}:${c.logicalId}`).sort()).toEqual([
-      'create dns-check:new-one', 'create dns-check:shop-dns-v2', 'create icmp-check:shop-dns', 'delete dns-check:gone', 'delete dns-check:shop-dns',
-    ])
+    expect(
+      plan.changes
+        .filter((c) => c.action !== 'noop')
+        .map((c) => `${c.action} ${c.kind}:${c.logicalId}`)
+        .sort(),
+    ).toEqual(['create dns-check:new-one', 'create dns-check:shop-dns-v2', 'create icmp-check:shop-dns', 'delete dns-check:gone', 'delete dns-check:shop-dns'])
     expect(plan.renames).toEqual([{ kind: 'dns-check', from: 'shop-dns', to: 'shop-dns-v2', name: 'Shop DNS', file: 'checks/shop.check.ts' }])
-    const sentence = 'dns-check shop-dns is deleted and dns-check shop-dns-v2 created, both named "Shop DNS": ' +
+    const sentence =
+      'dns-check shop-dns is deleted and dns-check shop-dns-v2 created, both named "Shop DNS": ' +
       "if it is a rename, add aliases: ['shop-dns'] to shop-dns-v2 (checks/shop.check.ts) to keep the resource (its id and history) instead"
     expect(renderPlanText(plan)).toContain(`Hint: ${sentence}.`)
-    expect(renderPlanMarkdown(plan)).toContain(`> **Hint:** dns-check shop-dns is deleted and dns-check shop-dns-v2 created, both named "Shop DNS": if it is a rename, add aliases: \\['shop-dns'\\] to shop-dns-v2`)
-    expect(planToJson(plan).renames).toEqual([{ kind: 'dns-check', from: 'shop-dns', to: 'shop-dns-v2', name: 'Shop DNS', file: 'checks/shop.check.ts', hint: sentence }])
+    expect(renderPlanMarkdown(plan)).toContain(
+      `> **Hint:** dns-check shop-dns is deleted and dns-check shop-dns-v2 created, both named "Shop DNS": if it is a rename, add aliases: \\['shop-dns'\\] to shop-dns-v2`,
+    )
+    expect(planToJson(plan).renames).toEqual([
+      { kind: 'dns-check', from: 'shop-dns', to: 'shop-dns-v2', name: 'Shop DNS', file: 'checks/shop.check.ts', hint: sentence },
+    ])
     // a --target selection keeps the hint only with both sides in it
     expect(selectTargets(plan, ['dns-check:shop-dns-v2']).renames).toBeUndefined()
     expect(selectTargets(plan, ['dns-check:shop-dns-v2', 'dns-check:shop-dns']).renames).toHaveLength(1)
@@ -133,10 +163,15 @@ describe('computePlan', () => {
     const plan = computePlan({
       desired: [desired('variable', 'token', { key: 'NEW_KEY', value: 'v' }), desired('variable', 'pw', { key: 'PW', value: 'p' })],
       lock,
-      remote: remote({ variable: { OLD_KEY: { key: 'OLD_KEY', value: 'v', locked: false, secret: false }, PW: { key: 'PW', value: '', locked: false, secret: true } } }),
+      remote: remote({
+        variable: { OLD_KEY: { key: 'OLD_KEY', value: 'v', locked: false, secret: false }, PW: { key: 'PW', value: '', locked: false, secret: true } },
+      }),
       target,
     })
-    expect(plan.changes.map((c) => [c.logicalId, c.action])).toEqual([['pw', 'replace'], ['token', 'replace']])
+    expect(plan.changes.map((c) => [c.logicalId, c.action])).toEqual([
+      ['pw', 'replace'],
+      ['token', 'replace'],
+    ])
     expect(plan.summary).toMatchObject({ create: 2, delete: 2 })
     const text = renderPlanText(plan)
     expect(text).toContain('the key of a variable cannot change (OLD_KEY → NEW_KEY)')
@@ -193,7 +228,9 @@ describe('the kinds a plan reads', () => {
       { kind: 'variable', logicalId: 'KEY', remoteId: 'KEY' },
       { kind: 'icmp-check', logicalId: 'ping-2', remoteId: 'r2' },
     )
-    lock.pending = { 'status-page:home': { kind: 'status-page', logicalId: 'home', appliedHash: 'sha256:x', identity: { url: 'home' } } } as unknown as LockFile['pending']
+    lock.pending = {
+      'status-page:home': { kind: 'status-page', logicalId: 'home', appliedHash: 'sha256:x', identity: { url: 'home' } },
+    } as unknown as LockFile['pending']
     expect(kindsToRead([dns('homepage-dns')], lock).sort()).toEqual(['dns-check', 'icmp-check', 'status-page', 'variable'])
     const index = entriesByKind(lock)
     expect(index.get('icmp-check')?.map((e) => e.logicalId)).toEqual(['ping', 'ping-2'])

@@ -29,7 +29,9 @@ describe('drift', () => {
     const plan = await api.cli(dir, ['plan', '--detailed-exitcode'])
     expect(plan.code, plan.output).toBe(2)
     expect(plan.stdout).toContain('~ dns-check a (DnsCheck in shop.check.ts)')
-    expect(plan.stdout).toMatch(/~ dns-check a .*\(drift\)\n\s+# changed outside monitors \(the code is as last applied\): applying reverts it to the code; values read remote → code\n\s+~ frequency: 30 → 10/)
+    expect(plan.stdout).toMatch(
+      /~ dns-check a .*\(drift\)\n\s+# changed outside monitors \(the code is as last applied\): applying reverts it to the code; values read remote → code\n\s+~ frequency: 30 → 10/,
+    )
     expect(plan.stdout).toMatch(/~ dns-check b .*\(drift\)\n\s+# changed in code and outside monitors/)
     expect(plan.stdout).toContain('Plan: 1 to create, 2 to update, 0 to delete. 2 changed outside monitors (drift).')
 

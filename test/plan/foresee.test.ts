@@ -22,7 +22,10 @@ function lockWith(...entries: Array<{ kind: string; logicalId: string; remoteId:
   const lock = emptyLock(target)
   for (const e of entries) {
     lock.resources[`${e.kind}:${e.logicalId}`] = {
-      kind: e.kind as never, logicalId: e.logicalId, remoteId: e.remoteId, appliedHash: e.payload ? appliedHash(e.kind as never, e.payload) : 'sha256:x',
+      kind: e.kind as never,
+      logicalId: e.logicalId,
+      remoteId: e.remoteId,
+      appliedHash: e.payload ? appliedHash(e.kind as never, e.payload) : 'sha256:x',
     }
   }
   return lock
@@ -30,9 +33,31 @@ function lockWith(...entries: Array<{ kind: string; logicalId: string; remoteId:
 
 describe('reorders', () => {
   it('shows a new order of cards beside a change of another field', () => {
-    const page = desired('status-page', 'p', { name: 'P', url: 'p', defaultTheme: 'DARK', cards: [{ name: 'B', services: [] }, { name: 'A', services: [] }] })
-    const record = { id: 'p1', name: 'P', url: 'p', defaultTheme: 'AUTO', cards: [{ id: 'c1', name: 'A', services: [] }, { id: 'c2', name: 'B', services: [] }] }
-    const plan = computePlan({ desired: [page], lock: lockWith({ kind: 'status-page', logicalId: 'p', remoteId: 'p1' }), remote: remote({ 'status-page': { p1: record } }), target })
+    const page = desired('status-page', 'p', {
+      name: 'P',
+      url: 'p',
+      defaultTheme: 'DARK',
+      cards: [
+        { name: 'B', services: [] },
+        { name: 'A', services: [] },
+      ],
+    })
+    const record = {
+      id: 'p1',
+      name: 'P',
+      url: 'p',
+      defaultTheme: 'AUTO',
+      cards: [
+        { id: 'c1', name: 'A', services: [] },
+        { id: 'c2', name: 'B', services: [] },
+      ],
+    }
+    const plan = computePlan({
+      desired: [page],
+      lock: lockWith({ kind: 'status-page', logicalId: 'p', remoteId: 'p1' }),
+      remote: remote({ 'status-page': { p1: record } }),
+      target,
+    })
     expect(plan.changes[0].fieldDiffs).toEqual([
       { path: 'cards', old: ['A', 'B'], new: ['B', 'A'] },
       { path: 'defaultTheme', old: 'AUTO', new: 'DARK' },
@@ -42,7 +67,13 @@ describe('reorders', () => {
 
 describe('deletes the service would refuse (409)', () => {
   it('names a check that stays and still triggers incidents on a service being deleted', () => {
-    const check = { id: 'c1', checkType: 'DNS', name: 'Unmanaged', request: { query: 'x.example.com' }, triggerIncident: { serviceId: 's1', severity: 'MAJOR', name: 'x', description: 'x' } }
+    const check = {
+      id: 'c1',
+      checkType: 'DNS',
+      name: 'Unmanaged',
+      request: { query: 'x.example.com' },
+      triggerIncident: { serviceId: 's1', severity: 'MAJOR', name: 'x', description: 'x' },
+    }
     const plan = computePlan({
       desired: [],
       lock: lockWith({ kind: 'status-page-service', logicalId: 'svc', remoteId: 's1' }),
@@ -75,7 +106,12 @@ describe('duplicates', () => {
       r1: { ...a.payload, id: 'r1' },
       r2: { ...b.payload, id: 'r2' },
     }
-    const plan = computePlan({ desired: [a, b], lock: lockWith({ kind: 'dns-check', logicalId: 'other', remoteId: 'r2' }), remote: remote({ 'dns-check': records }), target })
+    const plan = computePlan({
+      desired: [a, b],
+      lock: lockWith({ kind: 'dns-check', logicalId: 'other', remoteId: 'r2' }),
+      remote: remote({ 'dns-check': records }),
+      target,
+    })
     const byId = Object.fromEntries(plan.changes.map((c) => [c.logicalId, c]))
     expect(byId.a.duplicateOf).toEqual({ remoteId: 'r1', name: 'DNS a' })
     expect(byId.b.duplicateOf).toBeUndefined()
@@ -98,8 +134,12 @@ describe('duplicates', () => {
     expect(plan.summary).toMatchObject({ create: 1, duplicate: 2 })
     const byId = Object.fromEntries(plan.changes.map((c) => [c.logicalId, c]))
     // the hint says it may be another project's, and what adopting it means
-    expect(byId.a.reason).toMatch(/which this project's lock does not record \(duplicate\): .*or it belongs to another project; .*--adopt-existing records the existing one, taking it over/)
-    expect(() => assertNoDuplicates(plan)).toThrow(/a\.check\.ts › dns-check "a" › name: already exists remotely as id r1 "DNS a", which this project's lock does not record/)
+    expect(byId.a.reason).toMatch(
+      /which this project's lock does not record \(duplicate\): .*or it belongs to another project; .*--adopt-existing records the existing one, taking it over/,
+    )
+    expect(() => assertNoDuplicates(plan)).toThrow(
+      /a\.check\.ts › dns-check "a" › name: already exists remotely as id r1 "DNS a", which this project's lock does not record/,
+    )
     expect(() => assertNoDuplicates(plan)).toThrow(/TOKEN\.check\.ts › variable "TOKEN" › key: .*cannot exist twice/)
     expect(() => assertNoDuplicates(plan)).toThrow(/another project .* may manage them/)
 
@@ -126,7 +166,10 @@ describe('alert channels of two projects in one account', () => {
         expect(plan.summary).toMatchObject({ create: 1, duplicate: 0 })
         expect(() => assertNoDuplicates(plan)).not.toThrow()
         // only a channel alike (the same address) is named
-        if (address === 'oncall@example.com') expect(plan.changes[0].reason).toMatch(/an unmanaged one alike exists as id 7 "oncall@example.com" \(another project's, .*\): this creates one of this project's own/)
+        if (address === 'oncall@example.com')
+          expect(plan.changes[0].reason).toMatch(
+            /an unmanaged one alike exists as id 7 "oncall@example.com" \(another project's, .*\): this creates one of this project's own/,
+          )
         else expect(plan.changes[0].reason).toBeUndefined()
       }
     }
@@ -135,11 +178,23 @@ describe('alert channels of two projects in one account', () => {
   it("a lost create of a channel is found again by type and address, never as another project's channel of another address", () => {
     const mine = email('oncall', 'oncall@example.com')
     const lock = emptyLock(target)
-    lock.pending = { 'email-alert-channel:oncall': { kind: 'email-alert-channel', logicalId: 'oncall', appliedHash: appliedHash('email-alert-channel', mine.payload), match: { type: 'EMAIL', 'config.address': 'oncall@example.com' } } }
+    lock.pending = {
+      'email-alert-channel:oncall': {
+        kind: 'email-alert-channel',
+        logicalId: 'oncall',
+        appliedHash: appliedHash('email-alert-channel', mine.payload),
+        match: { type: 'EMAIL', 'config.address': 'oncall@example.com' },
+      },
+    }
     const others = computePlan({ desired: [mine], lock, remote: remote({ 'email-alert-channel': { 7: record(7, 'other@example.com') } }), target })
     expect(others.changes[0]).toMatchObject({ action: 'create' })
     expect(others.changes[0].adopted).toBeUndefined()
-    const found = computePlan({ desired: [mine], lock, remote: remote({ 'email-alert-channel': { 7: record(7, 'other@example.com'), 8: record(8, 'oncall@example.com') } }), target })
+    const found = computePlan({
+      desired: [mine],
+      lock,
+      remote: remote({ 'email-alert-channel': { 7: record(7, 'other@example.com'), 8: record(8, 'oncall@example.com') } }),
+      target,
+    })
     expect(found.changes[0]).toMatchObject({ action: 'update', remoteId: '8', adopted: true })
   })
 })

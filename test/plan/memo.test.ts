@@ -10,10 +10,29 @@ const target = { id: 'https://api.example.com', baseUrl: 'https://api.example.co
 
 /** No-ops of every shape a plan has (packed or not), among other changes, in one order. */
 function plan(): Plan {
-  const noop = (i: number, file = 'checks/a.check.ts'): PlanChange => ({ kind: 'dns-check', logicalId: `n${i}`, action: 'noop', name: `N ${i}`, construct: 'DnsCheck', file, remoteId: `id-${i}` })
+  const noop = (i: number, file = 'checks/a.check.ts'): PlanChange => ({
+    kind: 'dns-check',
+    logicalId: `n${i}`,
+    action: 'noop',
+    name: `N ${i}`,
+    construct: 'DnsCheck',
+    file,
+    remoteId: `id-${i}`,
+  })
   const changes: PlanChange[] = [
     noop(1),
-    { kind: 'dns-check', logicalId: 'u', action: 'update', name: 'U', construct: 'DnsCheck', file: 'checks/a.check.ts', remoteId: 'id-u', fieldDiffs: [{ path: 'name', old: 'X', new: 'U' }], payload: { name: 'U' }, desiredHash: 'sha256:x' },
+    {
+      kind: 'dns-check',
+      logicalId: 'u',
+      action: 'update',
+      name: 'U',
+      construct: 'DnsCheck',
+      file: 'checks/a.check.ts',
+      remoteId: 'id-u',
+      fieldDiffs: [{ path: 'name', old: 'X', new: 'U' }],
+      payload: { name: 'U' },
+      desiredHash: 'sha256:x',
+    },
     noop(2, 'checks/b.check.ts'),
     // no name (displayName gave none): the key is there, undefined, as planResource leaves it
     { kind: 'dns-check', logicalId: 'nameless', action: 'noop', name: undefined, construct: 'DnsCheck', file: 'checks/a.check.ts', remoteId: 'id-x' },
@@ -25,14 +44,26 @@ function plan(): Plan {
     noop(5),
     { kind: 'dns-check', logicalId: 'gone', action: 'delete', remoteId: 'id-g', name: 'Gone' },
   ]
-  return { version: 1, target, changes, unmanaged: { 'dns-check': 2 }, summary: { create: 0, update: 1, delete: 1, move: 0, forget: 0, noop: 7, drift: 0, duplicate: 0 } }
+  return {
+    version: 1,
+    target,
+    changes,
+    unmanaged: { 'dns-check': 2 },
+    summary: { create: 0, update: 1, delete: 1, move: 0, forget: 0, noop: 7, drift: 0, duplicate: 0 },
+  }
 }
 
 describe('the plan memo file', () => {
   it('reads back the plan as written (as JSON reads it back, keys in their order), and the construct hashes', () => {
     const dir = tempDir()
     const file = join(dir, 'plan.test.cache')
-    const memo: PlanMemo = { pages: [], plan: plan(), printed: { warnings: [] }, files: { 'checks/a.check.ts': 'h' }, constructs: { 'checks/a.check.ts': joinHashes(['0123456789abcdef', 'fedcba9876543210']) } }
+    const memo: PlanMemo = {
+      pages: [],
+      plan: plan(),
+      printed: { warnings: [] },
+      files: { 'checks/a.check.ts': 'h' },
+      constructs: { 'checks/a.check.ts': joinHashes(['0123456789abcdef', 'fedcba9876543210']) },
+    }
     writePlanMemo(file, 'key', memo)
     const read = readPlanMemo(file, 'key')
     expect('memo' in read && read.memo).toBeTruthy()

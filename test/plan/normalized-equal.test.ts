@@ -10,7 +10,20 @@ import type { ResourceKind } from '../../src/resources/types.js'
 import { dns } from './helpers.js'
 
 const scalar = fc.oneof(fc.constantFrom(null, undefined, true, false, 0, 1, 'a', 'b', ''), fc.integer({ min: -3, max: 3 }))
-const keys = fc.constantFrom('name', 'tags', 'locations', 'id', 'created_at', 'updated_at', 'checkType', 'request', 'assertions', 'source', 'target', 'frequency')
+const keys = fc.constantFrom(
+  'name',
+  'tags',
+  'locations',
+  'id',
+  'created_at',
+  'updated_at',
+  'checkType',
+  'request',
+  'assertions',
+  'source',
+  'target',
+  'frequency',
+)
 /** JSON-like values over the keys normalization treats specially (read-only fields, sets, nesting). */
 const value = fc.letrec((tie) => ({
   node: fc.oneof({ depthSize: 'small' }, scalar, fc.array(tie('node'), { maxLength: 3 }), fc.dictionary(keys, tie('node'), { maxKeys: 4 })),
@@ -44,7 +57,15 @@ describe('normalizedEqual', () => {
 
   it('ignores what the service adds and the order of sets, and sees a changed field', () => {
     const check = dns('a', { tags: ['x', 'y'], locations: ['us-east-1', 'eu-west-1'] })
-    const record: Record<string, unknown> = { ...check.payload, id: 'id-a', created_at: '2026-01-01', updated_at: null, groupId: null, tags: ['y', 'x'], locations: ['eu-west-1', 'us-east-1'] }
+    const record: Record<string, unknown> = {
+      ...check.payload,
+      id: 'id-a',
+      created_at: '2026-01-01',
+      updated_at: null,
+      groupId: null,
+      tags: ['y', 'x'],
+      locations: ['eu-west-1', 'us-east-1'],
+    }
     expect(normalizedEqual('dns-check', check.payload, record)).toBe(true)
     expect(normalizedEqual('dns-check', check.payload, { ...record, request: { ...(record.request as object), query: 'b.example.com' } })).toBe(false)
   })

@@ -39,15 +39,22 @@ describe('computePlan phases', () => {
       lock,
       remote: remote({
         'dns-check': {
-          r1: { ...record(renamed, 'r1') }, r2: record(lost, 'r2'), r3: { id: 'r3', name: 'x' }, r4: { id: 'r4', name: 'y' },
-          r5: { id: 'r5', name: 'z' }, r6: record(dup, 'r6'),
+          r1: { ...record(renamed, 'r1') },
+          r2: record(lost, 'r2'),
+          r3: { id: 'r3', name: 'x' },
+          r4: { id: 'r4', name: 'y' },
+          r5: { id: 'r5', name: 'z' },
+          r6: record(dup, 'r6'),
         },
         variable: { OLD_KEY: { key: 'OLD_KEY', value: '1' } },
       }),
       target,
       codeOptions: new Map([['dns-check:gone-unprotected-in-code', { protect: false }]]),
     })
-    const brief = plan.changes.map((c) => `${c.action} ${c.kind}:${c.logicalId}${c.movedFrom ? ` from ${c.movedFrom}` : ''}${c.adopted ? ' adopted' : ''}${c.duplicateOf ? ` dup of ${c.duplicateOf.remoteId}` : ''}`)
+    const brief = plan.changes.map(
+      (c) =>
+        `${c.action} ${c.kind}:${c.logicalId}${c.movedFrom ? ` from ${c.movedFrom}` : ''}${c.adopted ? ' adopted' : ''}${c.duplicateOf ? ` dup of ${c.duplicateOf.remoteId}` : ''}`,
+    )
     expect(brief).toEqual([
       'replace variable:V',
       'create dns-check:dup dup of r6',

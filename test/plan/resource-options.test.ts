@@ -43,7 +43,9 @@ describe('aliases', () => {
   })
 
   it('a rename with a field change is a move and an update in one', async () => {
-    writeFiles(dir, { 'shop.check.ts': file(dnsCheck('newer-id', { name: 'Shop', request: { query: 'shop.example.com' }, frequency: 5, aliases: ['new-id'] })) })
+    writeFiles(dir, {
+      'shop.check.ts': file(dnsCheck('newer-id', { name: 'Shop', request: { query: 'shop.example.com' }, frequency: 5, aliases: ['new-id'] })),
+    })
     const apply = await api.cli(dir, ['apply', '--yes'])
     expect(apply.code, apply.output).toBe(0)
     expect(apply.stdout).toContain('~ dns-check newer-id (moved from new-id)')
@@ -113,9 +115,11 @@ new StatusPageService('other-svc', { name: 'Other' })
   it('limits plan and apply to the targets and what they depend on', async () => {
     const plan = await api.cli(dir, ['plan', '--format', 'json', '--target', 'status-page:public', '--target', 'DnsCheck:t1'])
     expect(plan.code, plan.output).toBe(0)
-    expect(JSON.parse(plan.stdout).changes.map((c: { kind: string; logicalId: string }) => `${c.kind}:${c.logicalId}`).sort()).toEqual([
-      'dns-check:t1', 'status-page-service:svc', 'status-page:public',
-    ])
+    expect(
+      JSON.parse(plan.stdout)
+        .changes.map((c: { kind: string; logicalId: string }) => `${c.kind}:${c.logicalId}`)
+        .sort(),
+    ).toEqual(['dns-check:t1', 'status-page-service:svc', 'status-page:public'])
     const apply = await api.cli(dir, ['apply', '--yes', '--target', 'status-page:public'])
     expect(apply.code, apply.output).toBe(0)
     expect(Object.keys(api.lock(dir).resources).sort()).toEqual(['status-page-service:svc', 'status-page:public'])

@@ -20,7 +20,12 @@ function write(files: Record<string, string>): void {
 }
 
 const input = (extra: Partial<ScriptSourceInput>): ScriptSourceInput => ({
-  checkFile: 'checks/login.check.ts', projectDir: '.', cwd: dir, construct: 'BrowserCheck', logicalId: 'login', ...extra,
+  checkFile: 'checks/login.check.ts',
+  projectDir: '.',
+  cwd: dir,
+  construct: 'BrowserCheck',
+  logicalId: 'login',
+  ...extra,
 })
 
 describe('bundling a script', () => {
@@ -66,18 +71,25 @@ describe('bundling a script', () => {
     ])
   })
 
-  it('checks packages against the check\'s own runtime', async () => {
+  it("checks packages against the check's own runtime", async () => {
     write({ 'checks/login.spec.ts': `import { test } from '@playwright/test'\nimport x from 'left-pad'\ntest('login', async () => { x })\n` })
     const out = await bundleScript(input({ entrypoint: './login.spec.ts', runtimeId: '2024.09' }))
     expect(out.ok ? [] : out.problems.map((p) => p.message)).toEqual([expect.stringContaining('a package runtime 2024.09 does not provide')])
   })
 
   it('refuses a file outside the project, and local imports from inline content', async () => {
-    write({ 'project/checks/login.spec.ts': `import { test } from '@playwright/test'\nimport { x } from '../../outside'\ntest('login', async () => { x })\n`, 'outside.ts': 'export const x = 1\n' })
+    write({
+      'project/checks/login.spec.ts': `import { test } from '@playwright/test'\nimport { x } from '../../outside'\ntest('login', async () => { x })\n`,
+      'outside.ts': 'export const x = 1\n',
+    })
     const out = await bundleScript(input({ entrypoint: './login.spec.ts', checkFile: 'project/checks/login.check.ts', projectDir: 'project' }))
-    expect(out.ok ? [] : out.problems.map(formatProblem)).toEqual(['project/checks/login.spec.ts:2 › BrowserCheck "login" › imports "../../outside", which is outside the project folder (outside.ts)'])
+    expect(out.ok ? [] : out.problems.map(formatProblem)).toEqual([
+      'project/checks/login.spec.ts:2 › BrowserCheck "login" › imports "../../outside", which is outside the project folder (outside.ts)',
+    ])
     const inline = await bundleScript(input({ content: `import { test } from '@playwright/test'\nimport { x } from './x'\ntest('a', async () => { x })` }))
-    expect(inline.ok ? [] : inline.problems.map((p) => p.message)).toEqual([`imports "./x": inline content cannot import the project's files; put the script in a file and give it as entrypoint`])
+    expect(inline.ok ? [] : inline.problems.map((p) => p.message)).toEqual([
+      `imports "./x": inline content cannot import the project's files; put the script in a file and give it as entrypoint`,
+    ])
     const ok = await bundleScript(input({ content: `import { test } from '@playwright/test'\ntest('a', async () => {})` }))
     expect(ok.ok && ok.value).toMatchObject({ scriptPath: null, dependencies: [] })
   })

@@ -11,7 +11,13 @@ import { formatProblem, loadProject, ProjectError, type LoadedProject } from '..
 import type { DesiredResource } from '../../src/resources/types.js'
 import { fileNameFor } from '../../src/import/out-file.js'
 import {
-  AlertEscalationBuilder, AssertionBuilder, DnsAssertionBuilder, Frequency, IcmpAssertionBuilder, RetryStrategyBuilder, TcpAssertionBuilder,
+  AlertEscalationBuilder,
+  AssertionBuilder,
+  DnsAssertionBuilder,
+  Frequency,
+  IcmpAssertionBuilder,
+  RetryStrategyBuilder,
+  TcpAssertionBuilder,
   UrlAssertionBuilder,
 } from '../../constructs/checkly/constructs.js'
 import { REPO_ROOT, tempProject } from './helpers.js'
@@ -56,7 +62,11 @@ describe('checkly.config.ts as the config', () => {
       defaults: {},
       checkly: { browserTestMatch: ['**/__checks__/**/*.spec.ts'], multiStepTestMatch: [] },
     })
-    expect(project.config.checkly!.defaults.checks).toMatchObject({ frequency: Frequency.EVERY_5M, locations: ['us-east-1', 'eu-west-1'], runtimeId: '2024.09' })
+    expect(project.config.checkly!.defaults.checks).toMatchObject({
+      frequency: Frequency.EVERY_5M,
+      locations: ['us-east-1', 'eu-west-1'],
+      runtimeId: '2024.09',
+    })
     // the draft under ignoreDirectoriesMatch (it throws when loaded) is not loaded
     expect(project.files).toEqual(['src/__checks__/api.check.ts', 'src/__checks__/group.check.ts', 'src/__checks__/status/status.check.ts'])
   })
@@ -82,7 +92,8 @@ describe('checkly.config.ts as the config', () => {
 
   it('refuses settings it does not know, naming the nearest one, and a checkMatch that is not a glob', async () => {
     const dir = tempProject({
-      'checkly.config.ts': "import { defineConfig } from 'checkly'\nexport default defineConfig({ projectName: 'p', logicalId: 'p', checkz: {}, checks: { checkMatch: 3, frequncy: 5, browserChecks: { testMach: '*.spec.ts' } } } as never)\n",
+      'checkly.config.ts':
+        "import { defineConfig } from 'checkly'\nexport default defineConfig({ projectName: 'p', logicalId: 'p', checkz: {}, checks: { checkMatch: 3, frequncy: 5, browserChecks: { testMach: '*.spec.ts' } } } as never)\n",
     })
     expect(await problemsOf({ cwd: dir })).toEqual([
       'checkly.config.ts › checkz: is not a setting of checkly.config.ts: did you mean checks? (allowed: projectName, logicalId, repoUrl, checks, cli, bundle, caching, runner)',
@@ -98,7 +109,12 @@ describe('imports of checkly and checkly/constructs', () => {
     const dir = tempProject({
       'checkly.config.ts': config(''),
       'a.check.ts': "import { DnsMonitor } from 'checkly/constructs'\nnew DnsMonitor('d', { name: 'D', request: { recordType: 'A', query: 'example.com' } })\n",
-      'node_modules/checkly/package.json': JSON.stringify({ name: 'checkly', version: '9.0.0', main: 'index.js', exports: { '.': './index.js', './constructs': './constructs.js' } }),
+      'node_modules/checkly/package.json': JSON.stringify({
+        name: 'checkly',
+        version: '9.0.0',
+        main: 'index.js',
+        exports: { '.': './index.js', './constructs': './constructs.js' },
+      }),
       'node_modules/checkly/index.js': "throw new Error('the hosted CLI ran')\n",
       'node_modules/checkly/constructs.js': "throw new Error('the hosted CLI ran')\n",
     })
@@ -123,7 +139,8 @@ describe('imports of checkly and checkly/constructs', () => {
     const own = tempProject({
       'monitoring.config.ts': "import { defineConfig } from 'monitors-as-code'\nexport default defineConfig({ projectName: 'own' })\n",
       'channels.ts': "import { EmailAlertChannel } from 'monitors-as-code'\nexport const ops = new EmailAlertChannel('ops', { address: 'ops@example.com' })\n",
-      'a.check.ts': "import { DnsCheck } from 'monitors-as-code'\nimport { ops } from './channels'\nnew DnsCheck('d', { name: 'D', request: { query: 'example.com' }, alertChannels: [ops] })\n",
+      'a.check.ts':
+        "import { DnsCheck } from 'monitors-as-code'\nimport { ops } from './channels'\nnew DnsCheck('d', { name: 'D', request: { query: 'example.com' }, alertChannels: [ops] })\n",
     })
     expect((await problemsOf({ cwd: own })).some((p) => p.includes('is not part of the project'))).toBe(true)
   })
@@ -132,25 +149,46 @@ describe('imports of checkly and checkly/constructs', () => {
 describe('the check defaults, applied as the hosted constructs apply them', () => {
   it('a check takes what it leaves out from the config; its own tags replace the default ones (not merged)', async () => {
     const project = await loadProject({ cwd: path.join(FIXTURES, 'api') })
-    expect(payload(project, 'api-check', 'hello-api')).toMatchObject({ frequency: 10, locations: ['us-east-1', 'eu-west-1'], tags: ['api'], runtimeId: '2024.09' })
+    expect(payload(project, 'api-check', 'hello-api')).toMatchObject({
+      frequency: 10,
+      locations: ['us-east-1', 'eu-west-1'],
+      tags: ['api'],
+      runtimeId: '2024.09',
+    })
     expect(payload(project, 'api-check', 'user-api')).toMatchObject({ frequency: 5, tags: ['users'] })
   })
 
-  it('browser checks: own, then the group\'s browserChecks frequency, then the config\'s browserChecks, then the group\'s frequency, then the config\'s checks', async () => {
+  it("browser checks: own, then the group's browserChecks frequency, then the config's browserChecks, then the group's frequency, then the config's checks", async () => {
     const browser = await loadProject({ cwd: path.join(FIXTURES, 'browser') })
     // testMatch: logical id its path, name its file name, the browserChecks defaults
     const home = payload(browser, 'browser-check', '__checks__/web/homepage.spec.ts')
-    expect(home).toMatchObject({ name: 'homepage.spec.ts', frequency: 10, runtimeId: '2025.04', environmentVariables: [expect.objectContaining({ key: 'ENVIRONMENT_URL' })] })
-    expect(payload(browser, 'browser-check', 'login-flow')).toMatchObject({ frequency: 5, sslCheckDomain: 'shop.example.com', environmentVariables: [expect.objectContaining({ key: 'ENVIRONMENT_URL' })] })
+    expect(home).toMatchObject({
+      name: 'homepage.spec.ts',
+      frequency: 10,
+      runtimeId: '2025.04',
+      environmentVariables: [expect.objectContaining({ key: 'ENVIRONMENT_URL' })],
+    })
+    expect(payload(browser, 'browser-check', 'login-flow')).toMatchObject({
+      frequency: 5,
+      sslCheckDomain: 'shop.example.com',
+      environmentVariables: [expect.objectContaining({ key: 'ENVIRONMENT_URL' })],
+    })
     // login.spec.ts is the login flow's script: not a second browser check
-    expect(browser.resources.filter((r) => r.kind === 'browser-check').map((r) => r.logicalId).sort()).toEqual(['__checks__/web/homepage.spec.ts', 'login-flow'])
+    expect(
+      browser.resources
+        .filter((r) => r.kind === 'browser-check')
+        .map((r) => r.logicalId)
+        .sort(),
+    ).toEqual(['__checks__/web/homepage.spec.ts', 'login-flow'])
     expect(payload(browser, 'multistep-check', '__checks__/flows/orders.spec.ts')).toMatchObject({ name: 'orders.spec.ts', frequency: 30 })
     expect(payload(browser, 'playwright-check', 'smoke-suite')).toMatchObject({ frequency: 60, pwProjects: ['chromium'], pwTags: ['@smoke'] })
 
     const groups = await loadProject({ cwd: path.join(FIXTURES, 'groups') })
     // the group's spec files: its browserChecks frequency over its own frequency
     expect(payload(groups, 'browser-check', 'web-specs/landing.spec.ts')).toMatchObject({ name: 'web-specs/landing.spec.ts', frequency: 30 })
-    expect(resource(groups, 'browser-check', 'web-specs/landing.spec.ts').refs).toEqual([expect.objectContaining({ kind: 'check-group', logicalId: 'web-group' })])
+    expect(resource(groups, 'browser-check', 'web-specs/landing.spec.ts').refs).toEqual([
+      expect.objectContaining({ kind: 'check-group', logicalId: 'web-group' }),
+    ])
     // a browser check of the group takes the group's browserChecks frequency too; a monitor the group's frequency
     expect(payload(groups, 'browser-check', 'web-browser')).toMatchObject({ frequency: 30 })
     expect(payload(groups, 'dns-check', 'web-dns')).toMatchObject({ frequency: 15 })
@@ -163,11 +201,17 @@ describe('the check defaults, applied as the hosted constructs apply them', () =
   })
 })
 
-describe('the hosted meaning where it differs from monitors\' own', () => {
+describe("the hosted meaning where it differs from monitors' own", () => {
   it('monitors do not retry unless told: doubleCheck is false on every monitor, a retryStrategy kept', async () => {
     const project = await loadProject({ cwd: path.join(FIXTURES, 'monitors') })
     for (const r of project.resources) expect(r.payload.doubleCheck, r.logicalId).toBe(false)
-    expect(payload(project, 'tcp-check', 'smtp-port').retryStrategy).toEqual({ type: 'EXPONENTIAL', baseBackoffSeconds: 5, maxRetries: 2, maxDurationSeconds: 600, sameRegion: true })
+    expect(payload(project, 'tcp-check', 'smtp-port').retryStrategy).toEqual({
+      type: 'EXPONENTIAL',
+      baseBackoffSeconds: 5,
+      maxRetries: 2,
+      maxDurationSeconds: 600,
+      sameRegion: true,
+    })
     // a check (not a monitor) keeps the service's default double check
     const api = await loadProject({ cwd: path.join(FIXTURES, 'api') })
     expect(payload(api, 'api-check', 'hello-api').doubleCheck).toBe(true)
@@ -182,28 +226,40 @@ describe('the hosted meaning where it differs from monitors\' own', () => {
     // its own ap-south-1 and noRetries() give way to the group's
     expect(dns.locations ?? null).toBeNull()
     expect(dns.retryStrategy).toBeUndefined()
-    expect(payload(project, 'check-group', 'web-group')).toMatchObject({ locations: ['eu-west-1', 'eu-central-1'], retryStrategy: { type: 'FIXED', maxRetries: 1 }, useGlobalAlertSettings: true })
+    expect(payload(project, 'check-group', 'web-group')).toMatchObject({
+      locations: ['eu-west-1', 'eu-central-1'],
+      retryStrategy: { type: 'FIXED', maxRetries: 1 },
+      useGlobalAlertSettings: true,
+    })
     const url = payload(project, 'url-check', 'legacy-url')
     expect(url).toMatchObject({ runParallel: true, useGlobalAlertSettings: true, doubleCheck: false })
     expect(url.alertSettings).toBeUndefined()
     expect(url.retryStrategy).toBeUndefined()
-    expect(payload(project, 'check-group', 'legacy-group')).toMatchObject({ useGlobalAlertSettings: false, alertSettings: { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 2 } }, runParallel: true, doubleCheck: false })
+    expect(payload(project, 'check-group', 'legacy-group')).toMatchObject({
+      useGlobalAlertSettings: false,
+      alertSettings: { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 2 } },
+      runParallel: true,
+      doubleCheck: false,
+    })
     // groupId: group.ref() joins the group
     expect(resource(project, 'tcp-check', 'legacy-tcp').refs).toEqual([expect.objectContaining({ kind: 'check-group', logicalId: 'legacy-group' })])
     // a V2 group that sets nothing leaves its checks' own settings: the config's retry strategy here
-    expect(payload(project, 'heartbeat-check', 'folder-heartbeat')).toMatchObject({ locations: ['us-east-1'], retryStrategy: { type: 'LINEAR', baseBackoffSeconds: 30 } })
+    expect(payload(project, 'heartbeat-check', 'folder-heartbeat')).toMatchObject({
+      locations: ['us-east-1'],
+      retryStrategy: { type: 'LINEAR', baseBackoffSeconds: 30 },
+    })
   })
 
   it('a V1 group without a retry strategy gives its checks its doubleCheck (true unless set); a V2 group leaves theirs', async () => {
     const dir = tempProject({
-      'checkly.config.ts': config("retryStrategy: RetryStrategyBuilder.fixedStrategy({ maxRetries: 3 })"),
+      'checkly.config.ts': config('retryStrategy: RetryStrategyBuilder.fixedStrategy({ maxRetries: 3 })'),
       'a.check.ts': `import { ApiCheck, CheckGroupV1, CheckGroupV2, DnsMonitor } from 'checkly/constructs'
 const v1 = new CheckGroupV1('v1', { name: 'V1' })
 const v2 = new CheckGroupV2('v2', { name: 'V2', runParallel: true, alertEscalationPolicy: AlertEscalationBuilder.runBasedEscalation(3) })
 new DnsMonitor('in-v1', { name: 'in v1', group: v1, runParallel: true, request: { recordType: 'A', query: 'example.com' } })
 new DnsMonitor('in-v2', { name: 'in v2', group: v2, alertEscalationPolicy: AlertEscalationBuilder.timeBasedEscalation(10), request: { recordType: 'A', query: 'example.com' } })
 new DnsMonitor('alone', { name: 'alone', request: { recordType: 'A', query: 'example.com' } })
-`.replace("import {", "import { AlertEscalationBuilder, "),
+`.replace('import {', 'import { AlertEscalationBuilder, '),
     })
     const project = await loadProject({ cwd: dir })
     const inV1 = payload(project, 'dns-check', 'in-v1')
@@ -212,13 +268,16 @@ new DnsMonitor('alone', { name: 'alone', request: { recordType: 'A', query: 'exa
     const inV2 = payload(project, 'dns-check', 'in-v2')
     expect(inV2).toMatchObject({ runParallel: true, useGlobalAlertSettings: true, retryStrategy: { type: 'FIXED', maxRetries: 3 } })
     expect(inV2.alertSettings).toBeUndefined()
-    expect(payload(project, 'check-group', 'v2')).toMatchObject({ useGlobalAlertSettings: false, alertSettings: { runBasedEscalation: { failedRunThreshold: 3 } } })
+    expect(payload(project, 'check-group', 'v2')).toMatchObject({
+      useGlobalAlertSettings: false,
+      alertSettings: { runBasedEscalation: { failedRunThreshold: 3 } },
+    })
     expect(payload(project, 'dns-check', 'alone')).toMatchObject({ doubleCheck: false, retryStrategy: { type: 'FIXED', maxRetries: 3 } })
   })
 })
 
 describe('references to resources not in the project', () => {
-  it('CheckGroupV2.fromId(id) is the check\'s groupId; AlertChannel.fromId(id) a subscription by id beside the channels of the project', async () => {
+  it("CheckGroupV2.fromId(id) is the check's groupId; AlertChannel.fromId(id) a subscription by id beside the channels of the project", async () => {
     const dir = tempProject({
       'checkly.config.ts': config(''),
       'a.check.ts': `import { AlertChannel, CheckGroupV1, CheckGroupV2, EmailAlertChannel, UrlMonitor } from 'checkly/constructs'
@@ -236,19 +295,34 @@ new UrlMonitor('v', { name: 'V', group: CheckGroupV1.fromId(13), request: { url:
 })
 
 describe('the hosted builders', () => {
-  it('build the API\'s assertions, retry strategies and escalations, with the hosted defaults', () => {
+  it("build the API's assertions, retry strategies and escalations, with the hosted defaults", () => {
     expect(AssertionBuilder.statusCode().equals(200)).toEqual({ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200', regex: null })
     expect(AssertionBuilder.jsonBody('$.id').isNotNull()).toEqual({ source: 'JSON_BODY', comparison: 'NOT_NULL', property: '$.id', target: '', regex: null })
-    expect(AssertionBuilder.headers('x-a', '(\\d+)').greaterThan(3)).toEqual({ source: 'HEADERS', comparison: 'GREATER_THAN', property: 'x-a', target: '3', regex: '(\\d+)' })
+    expect(AssertionBuilder.headers('x-a', '(\\d+)').greaterThan(3)).toEqual({
+      source: 'HEADERS',
+      comparison: 'GREATER_THAN',
+      property: 'x-a',
+      target: '3',
+      regex: '(\\d+)',
+    })
     expect(DnsAssertionBuilder.responseCode().equals('NOERROR').source).toBe('RESPONSE_CODE')
     expect(TcpAssertionBuilder.responseData().contains('220').source).toBe('RESPONSE_DATA')
     expect(UrlAssertionBuilder.statusCode().lessThan(400).comparison).toBe('LESS_THAN')
     expect(IcmpAssertionBuilder.latency('avg').lessThan(100)).toMatchObject({ source: 'LATENCY', property: 'avg' })
-    expect(RetryStrategyBuilder.linearStrategy({ maxRetries: 3 })).toEqual({ type: 'LINEAR', baseBackoffSeconds: 60, maxRetries: 3, maxDurationSeconds: 600, sameRegion: true })
+    expect(RetryStrategyBuilder.linearStrategy({ maxRetries: 3 })).toEqual({
+      type: 'LINEAR',
+      baseBackoffSeconds: 60,
+      maxRetries: 3,
+      maxDurationSeconds: 600,
+      sameRegion: true,
+    })
     expect(RetryStrategyBuilder.singleRetry()).toEqual({ type: 'SINGLE_RETRY', baseBackoffSeconds: 60, sameRegion: true })
     expect(AlertEscalationBuilder.runBasedEscalation(2, { amount: 1 })).toEqual({
-      escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 2 }, timeBasedEscalation: { minutesFailingThreshold: 5 },
-      reminders: { amount: 1, interval: 5 }, parallelRunFailureThreshold: { enabled: false, percentage: 10 },
+      escalationType: 'RUN_BASED',
+      runBasedEscalation: { failedRunThreshold: 2 },
+      timeBasedEscalation: { minutesFailingThreshold: 5 },
+      reminders: { amount: 1, interval: 5 },
+      parallelRunFailureThreshold: { enabled: false, percentage: 10 },
     })
   })
 
@@ -256,7 +330,12 @@ describe('the hosted builders', () => {
     const project = await loadProject({ cwd: path.join(FIXTURES, 'monitors') })
     const icmp = payload(project, 'icmp-check', 'gateway-ping')
     expect(icmp.request.assertions.map((a: any) => a.property)).toEqual(['avg', 'stddev', '$.packetLoss'])
-    expect(payload(project, 'dns-check', 'acme-dns').request.assertions[0]).toEqual({ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR', property: '' })
+    expect(payload(project, 'dns-check', 'acme-dns').request.assertions[0]).toEqual({
+      source: 'RESPONSE_CODE',
+      comparison: 'EQUALS',
+      target: 'NOERROR',
+      property: '',
+    })
     expect(payload(project, 'heartbeat-check', 'nightly-backup').heartbeat).toEqual({ period: 1, periodUnit: 'days', grace: 30, graceUnit: 'minutes' })
     expect(payload(project, 'tcp-check', 'smtp-port').request.data).toBeNull()
   })
@@ -266,7 +345,14 @@ describe('what does not map', () => {
   it('each construct without a counterpart is a problem naming the file, the construct and what to do; never a crash', async () => {
     const problems = await problemsOf({ cwd: path.join(FIXTURES, 'unmapped') })
     expect(problems).toHaveLength(6)
-    for (const [construct, id] of [['AgenticCheck', 'agentic-login'], ['Dashboard', 'ops-dashboard'], ['StatusPageV3', 'status-v3'], ['SslMonitor', 'acme-cert'], ['GrpcMonitor', 'grpc-health'], ['TracerouteMonitor', 'edge-route']]) {
+    for (const [construct, id] of [
+      ['AgenticCheck', 'agentic-login'],
+      ['Dashboard', 'ops-dashboard'],
+      ['StatusPageV3', 'status-v3'],
+      ['SslMonitor', 'acme-cert'],
+      ['GrpcMonitor', 'grpc-health'],
+      ['TracerouteMonitor', 'edge-route'],
+    ]) {
       const line = problems.find((p) => p.startsWith(`__checks__/unmapped.check.ts › ${construct} "${id}" › has no counterpart in monitors yet`))
       expect(line, construct).toBeDefined()
       expect(line).toContain('docs/migrating-from-checkly.md#what-does-not-map')
@@ -283,7 +369,12 @@ new UrlMonitor('intranet', { name: 'Intranet', privateLocations: [office, 'lab']
 `,
     })
     const project = await loadProject({ cwd: dir })
-    expect(payload(project, 'private-location', 'office')).toEqual({ name: 'Office', slugName: 'office', icon: 'location', proxyUrl: 'http://proxy.office.test:3128' })
+    expect(payload(project, 'private-location', 'office')).toEqual({
+      name: 'Office',
+      slugName: 'office',
+      icon: 'location',
+      proxyUrl: 'http://proxy.office.test:3128',
+    })
     expect(payload(project, 'url-check', 'intranet').privateLocations).toEqual(['private-location:office', 'lab'])
     expect(payload(project, 'check-group', 'lab-group').privateLocations).toEqual(['lab'])
     const byId = tempProject({
@@ -292,7 +383,11 @@ new UrlMonitor('intranet', { name: 'Intranet', privateLocations: [office, 'lab']
 new UrlMonitor('intranet', { name: 'Intranet', privateLocations: [PrivateLocation.fromId('0baf2a80-7266-44af-b56c-2af7086782ee')], request: { url: 'https://intranet.acme.com' } })
 `,
     })
-    expect(await problemsOf({ cwd: byId })).toEqual([expect.stringContaining('UrlMonitor "intranet" › privateLocations.0: PrivateLocation.fromId("0baf2a80-7266-44af-b56c-2af7086782ee"): name the location by its slugName')])
+    expect(await problemsOf({ cwd: byId })).toEqual([
+      expect.stringContaining(
+        'UrlMonitor "intranet" › privateLocations.0: PrivateLocation.fromId("0baf2a80-7266-44af-b56c-2af7086782ee"): name the location by its slugName',
+      ),
+    ])
   })
 
   it('what is dropped is said: warnings for props without effect here, a test-only check left out with a warning', async () => {
@@ -343,11 +438,14 @@ new ApiCheck('a', { name: 'A', environmentVariables: [{ key: 'TOKEN', value: 'x'
     })
     const dir = tempProject({
       'checkly.config.ts': config(''),
-      'a.check.ts': "import { ApiCheck } from 'checkly/constructs'\nnew ApiCheck('a', { name: 'A', setupScript: { entrypoint: './setup.ts' }, request: { method: 'GET', url: 'https://example.com' } })\n",
+      'a.check.ts':
+        "import { ApiCheck } from 'checkly/constructs'\nnew ApiCheck('a', { name: 'A', setupScript: { entrypoint: './setup.ts' }, request: { method: 'GET', url: 'https://example.com' } })\n",
       'setup.ts': "import { sign } from './sign'\nsign()\n",
       'sign.ts': 'export function sign() {}\n',
     })
-    expect(await problemsOf({ cwd: dir })).toEqual([expect.stringMatching(/^a\.check\.ts › ApiCheck "a" › setupScript\.entrypoint: \.\/setup\.ts imports other files of the project/)])
+    expect(await problemsOf({ cwd: dir })).toEqual([
+      expect.stringMatching(/^a\.check\.ts › ApiCheck "a" › setupScript\.entrypoint: \.\/setup\.ts imports other files of the project/),
+    ])
   })
 })
 
@@ -355,7 +453,11 @@ describe.skipIf(!hasChromium)('monitors test of a browser check picked up by tes
   let site: HttpServerHandle
   beforeAll(async () => {
     site = await startHttpServer()
-    site.route('/', { status: 200, headers: { 'content-type': 'text/html' }, body: '<!doctype html><html><head><title>Shop</title></head><body><h1>Shop</h1></body></html>' })
+    site.route('/', {
+      status: 200,
+      headers: { 'content-type': 'text/html' },
+      body: '<!doctype html><html><head><title>Shop</title></head><body><h1>Shop</h1></body></html>',
+    })
     process.env.MONITORS_RUNTIME_CACHE = await prepareTestRuntime()
   }, 180_000)
   afterAll(async () => {
@@ -368,7 +470,9 @@ describe.skipIf(!hasChromium)('monitors test of a browser check picked up by tes
     cpSync(path.join(FIXTURES, 'browser'), dir, { recursive: true })
     // read by checkly.config.ts (browserChecks.environmentVariables) when the project loads
     process.env.ENVIRONMENT_URL = site.origin
-    const tested = await monitors(dir, ['test', '--target', 'browser-check:__checks__/web/homepage.spec.ts'], { MONITORS_RUNTIME_CACHE: process.env.MONITORS_RUNTIME_CACHE })
+    const tested = await monitors(dir, ['test', '--target', 'browser-check:__checks__/web/homepage.spec.ts'], {
+      MONITORS_RUNTIME_CACHE: process.env.MONITORS_RUNTIME_CACHE,
+    })
     expect(tested.code, tested.output).toBe(0)
     expect(tested.stdout).toMatch(/browser-check:__checks__\/web\/homepage\.spec\.ts "homepage\.spec\.ts".*PASSED/)
   }, 180_000)

@@ -5,7 +5,20 @@
  * after the first one neither transpiles nor compiles them again. MONITORS_DEBUG_CODE_CACHE=1
  * prints what happened to each file's entry on stderr.
  */
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  chownSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -15,15 +28,24 @@ import { makeProject, monitors, monitorsProcess, repo, STACK_LINE, writeFiles, t
 import { FIXTURES, tempProject } from './helpers.js'
 
 const version = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')).version as string
-const check = (props: string) => `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('cached-dns', { name: 'Cached DNS', request: { query: 'a.example.com' }${props} })\n`
+const check = (props: string) =>
+  `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('cached-dns', { name: 'Cached DNS', request: { query: 'a.example.com' }${props} })\n`
 
 const DEBUG = { MONITORS_DEBUG_CODE_CACHE: '1' }
 /** `monitors validate` as its own process (each run starts with nothing in memory), with the cache's report. */
 const validate = (dir: string, env: Record<string, string> = {}) => monitorsProcess(dir, ['validate'], { ...DEBUG, ...env })
 /** The code cache's report of a run: `hit shop.check.ts`, ... */
-const events = (run: CliResult) => run.stderr.split('\n').filter((line) => line.startsWith('code cache: ')).map((line) => line.slice('code cache: '.length))
+const events = (run: CliResult) =>
+  run.stderr
+    .split('\n')
+    .filter((line) => line.startsWith('code cache: '))
+    .map((line) => line.slice('code cache: '.length))
 /** What a user sees of a run: the output without the cache's report. */
-const shown = (run: CliResult) => run.output.split('\n').filter((line) => !line.startsWith('code cache: ')).join('\n')
+const shown = (run: CliResult) =>
+  run.output
+    .split('\n')
+    .filter((line) => !line.startsWith('code cache: '))
+    .join('\n')
 const cacheDir = (dir: string) => join(dir, 'node_modules', '.cache', 'monitors-as-code', version)
 /** The code cache entry of a file of the project's root folder. */
 function entryOf(dir: string, file: string): string {
@@ -34,7 +56,7 @@ function entryOf(dir: string, file: string): string {
 const BAD_FREQUENCY = /frequency: must be one of .*\(got 7\)/
 
 describe('compile cache', () => {
-  it("keeps transpiled check files under node_modules/.cache/monitors-as-code/<version>, keyed by content", async () => {
+  it('keeps transpiled check files under node_modules/.cache/monitors-as-code/<version>, keyed by content', async () => {
     const dir = makeProject({ 'shop.check.ts': check('') })
     const first = await monitors(dir, ['validate'])
     expect(first.code, first.output).toBe(0)
@@ -128,7 +150,7 @@ describe('V8 code cache', () => {
     expect(events(await validate(dir, { NODE_OPTIONS: '' }))).toContain('miss shop.check.ts')
   })
 
-  it('replaces an entry V8 refuses: V8 data another Node.js made, under this one\'s key', async () => {
+  it("replaces an entry V8 refuses: V8 data another Node.js made, under this one's key", async () => {
     const dir = makeProject({ 'shop.check.ts': check('') })
     expect((await validate(dir, { NODE_OPTIONS: '' })).code).toBe(0)
     const ownEntry = entryOf(dir, 'shop.check.ts')
@@ -191,17 +213,31 @@ describe('V8 code cache', () => {
         }),
       [/^✖ a\.check\.ts:4:\d+ › syntax error: .+/m, /^✖ b\.check\.ts:2:\d+ › syntax error: .*twice.*/m],
     ],
-    ['throws and missing modules', () => copyFixture('throws'), [/^✖ a\.check\.ts:5 › threw an error: NO_SUCH_VARIABLE_FOR_TESTS is not set$/m, /^✖ b\.check\.ts:3 › cannot find module "\.\/no-such-module\.js"$/m]],
-    ['lines of duplicates', () => copyFixture('duplicates'), [/^✖ b\.check\.ts › DnsCheck "shop-dns" › duplicate logical id: DnsCheck "shop-dns" is also declared at a\.check\.ts:3;/m]],
+    [
+      'throws and missing modules',
+      () => copyFixture('throws'),
+      [/^✖ a\.check\.ts:5 › threw an error: NO_SUCH_VARIABLE_FOR_TESTS is not set$/m, /^✖ b\.check\.ts:3 › cannot find module "\.\/no-such-module\.js"$/m],
+    ],
+    [
+      'lines of duplicates',
+      () => copyFixture('duplicates'),
+      [/^✖ b\.check\.ts › DnsCheck "shop-dns" › duplicate logical id: DnsCheck "shop-dns" is also declared at a\.check\.ts:3;/m],
+    ],
     [
       'constructs made in the config or at the top of a helper',
       () => copyFixture('references'),
-      [/^✖ lib\/services\.ts › StatusPageService "search" › is created at lib\/services\.ts:3, /m, /^✖ monitoring\.config\.ts › StatusPageService "from-config" › is created at monitoring\.config\.ts:4, /m],
+      [
+        /^✖ lib\/services\.ts › StatusPageService "search" › is created at lib\/services\.ts:3, /m,
+        /^✖ monitoring\.config\.ts › StatusPageService "from-config" › is created at monitoring\.config\.ts:4, /m,
+      ],
     ],
     [
       "constructs made by a helper's function",
       helperProject,
-      [/^✖ b\.check\.ts › DnsCheck "made" › duplicate logical id: DnsCheck "made" is also declared at a\.check\.ts:4;/m, /^✖ lib\/make\.ts › DnsCheck "top" › is created at lib\/make\.ts:3, /m],
+      [
+        /^✖ b\.check\.ts › DnsCheck "made" › duplicate logical id: DnsCheck "made" is also declared at a\.check\.ts:4;/m,
+        /^✖ lib\/make\.ts › DnsCheck "top" › is created at lib\/make\.ts:3, /m,
+      ],
     ],
   ]
   it.each(located)('reports %s exactly as without it', async (_what, project, expected) => {
@@ -210,7 +246,10 @@ describe('V8 code cache', () => {
     const warm = await validate(dir)
     expect(cold.code, cold.output).toBe(1)
     expect(warm.code).toBe(1)
-    expect(events(warm).some((e) => e.startsWith('hit ')), warm.stderr).toBe(true)
+    expect(
+      events(warm).some((e) => e.startsWith('hit ')),
+      warm.stderr,
+    ).toBe(true)
     expect(shown(warm)).toBe(shown(cold))
     expect(warm.output).not.toMatch(STACK_LINE)
     for (const line of expected) expect(warm.output).toMatch(line)
@@ -279,7 +318,7 @@ describe('V8 code cache without node_modules', () => {
     return { dir, tmp, own: join(tmp, `monitors-as-code-cache-${uid}`) }
   }
 
-  it.runIf(uid !== undefined)('keeps it in a folder of the user\'s own under the temporary folder, closed to others', async () => {
+  it.runIf(uid !== undefined)("keeps it in a folder of the user's own under the temporary folder, closed to others", async () => {
     const { dir, tmp, own } = bare()
     const first = await validate(dir, { TMPDIR: tmp })
     expect(first.code, first.output).toBe(0)

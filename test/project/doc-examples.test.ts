@@ -35,7 +35,13 @@ interface Block {
 
 /** A fenced block's info string marking it as one that does not run. */
 const FRAGMENT = 'fragment'
-const PAGES = ['README.md', ...readdirSync(join(repo, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)]
+const PAGES = [
+  'README.md',
+  ...readdirSync(join(repo, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`),
+]
 
 /** The TypeScript blocks of a page (``` or ~~~ fences, any indent). */
 function typescriptBlocks(page: string, text: string): Block[] {
@@ -50,7 +56,15 @@ function typescriptBlocks(page: string, text: string): Block[] {
     while (end < lines.length && !close.test(lines[end])) end++
     const language = info.trim().split(/\s+/)[0]
     if (language === 'ts' || language === 'typescript') {
-      out.push({ page, line: i + 1, info: info.trim(), code: `${lines.slice(i + 1, end).map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l)).join('\n')}\n` })
+      out.push({
+        page,
+        line: i + 1,
+        info: info.trim(),
+        code: `${lines
+          .slice(i + 1, end)
+          .map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l))
+          .join('\n')}\n`,
+      })
     }
     i = end
   }
@@ -112,7 +126,8 @@ function filesNamed(file: string, code: string): Record<string, string> {
   }
   for (const m of code.matchAll(/playwrightConfigPath:\s*(['"])([^'"]+)\1/g)) {
     const projects = [...(/pwProjects:\s*\[([^\]]*)\]/.exec(code)?.[1] ?? "'chromium'").matchAll(/['"]([^'"]+)['"]/g)].map((p) => p[1])
-    out[at(m[2])] = `import { defineConfig } from '@playwright/test'\n\nexport default defineConfig({ testDir: './tests', projects: [${projects.map((p) => `{ name: '${p}' }`).join(', ')}] })\n`
+    out[at(m[2])] =
+      `import { defineConfig } from '@playwright/test'\n\nexport default defineConfig({ testDir: './tests', projects: [${projects.map((p) => `{ name: '${p}' }`).join(', ')}] })\n`
     out[posix.join(posix.dirname(at(m[2])), 'tests/example.spec.ts')] = TEST_FILE
   }
   return out
@@ -127,7 +142,10 @@ function writeProject(project: DocProject, page: string): string {
   for (const [file, block] of project.files) files[file] = fileText(block.code)
   const dir = makeProject(files)
   if (!project.files.has('monitoring.config.ts')) {
-    writeFileSync(join(dir, 'monitoring.config.ts'), `import { defineConfig } from 'monitors-as-code'\n\nexport default defineConfig({ projectName: '${posix.basename(page, '.md').toLowerCase()}-examples' })\n`)
+    writeFileSync(
+      join(dir, 'monitoring.config.ts'),
+      `import { defineConfig } from 'monitors-as-code'\n\nexport default defineConfig({ projectName: '${posix.basename(page, '.md').toLowerCase()}-examples' })\n`,
+    )
   }
   // a config alone: the project needs a check file for checkMatch to match
   if ([...project.files.keys()].every((f) => f === 'monitoring.config.ts')) writeFileSync(join(dir, 'checks.check.ts'), 'export {}\n')
@@ -166,12 +184,16 @@ const runnablePages = PAGES.filter((page) => blocksByPage.get(page)!.some((b) =>
 
 beforeAll(async () => {
   const own = (await import(/* @vite-ignore */ pathToFileURL(join(repo, 'dist', 'constructs', 'index.js')).href)) as Record<string, unknown>
-  packageNames = Object.keys(own).filter((name) => /^[A-Za-z]\w*$/.test(name)).sort()
+  packageNames = Object.keys(own)
+    .filter((name) => /^[A-Za-z]\w*$/.test(name))
+    .sort()
 })
 
 /** One block of every kind's example (its descriptor's), the code the messages show: `must be a CheckGroup construct of this project, e.g. …`. */
 function descriptorExamples(): Block {
-  const code = Object.values(DESCRIPTORS).map((d) => d.example).join('\n')
+  const code = Object.values(DESCRIPTORS)
+    .map((d) => d.example)
+    .join('\n')
   return { page: 'src/resources/kinds', line: 0, info: 'ts', code: `${code}\n` }
 }
 
@@ -201,13 +223,21 @@ describe('the TypeScript examples of README.md and docs/', () => {
     files.push(join(kindsDir, 'checks/kinds.check.ts'))
     owner.set(join(kindsDir, 'checks/kinds.check.ts'), kinds)
     // a canary the compiler must refuse: the check above it would pass a compiler that checks nothing
-    const canary = join(makeProject({ 'checks/canary.check.ts': "import { ApiCheck } from 'monitors-as-code'\nnew ApiCheck('canary', { name: 'Canary', request: { method: 'GET', url: 1 } })\n" }), 'checks/canary.check.ts')
+    const canary = join(
+      makeProject({
+        'checks/canary.check.ts':
+          "import { ApiCheck } from 'monitors-as-code'\nnew ApiCheck('canary', { name: 'Canary', request: { method: 'GET', url: 1 } })\n",
+      }),
+      'checks/canary.check.ts',
+    )
     const errors = typeErrors('/', [...files, canary])
     expect(errors.filter((e) => e.startsWith(canary.slice(1)))).toEqual([expect.stringContaining("Type 'number' is not assignable to type 'string'")])
-    const shown = errors.filter((e) => !e.startsWith(canary.slice(1))).map((e) => {
-      const file = [...owner.keys()].find((f) => e.startsWith(`${f.slice(1)}(`))
-      return file ? `${where(owner.get(file)!)} ${e.slice(file.length - 1)}` : e
-    })
+    const shown = errors
+      .filter((e) => !e.startsWith(canary.slice(1)))
+      .map((e) => {
+        const file = [...owner.keys()].find((f) => e.startsWith(`${f.slice(1)}(`))
+        return file ? `${where(owner.get(file)!)} ${e.slice(file.length - 1)}` : e
+      })
     expect(shown, 'mark a block that cannot run ```ts fragment').toEqual([])
   }, 60_000)
 
@@ -216,28 +246,32 @@ describe('the TypeScript examples of README.md and docs/', () => {
     const dir = writeProject({ blocks: [block], files: new Map([['checks/kinds.check.ts', block]]), constructs: constructsOf(block.code) }, 'kinds.md')
     const run = await monitors(dir, ['plan'], variablesRead([block]))
     expect(run.code, run.output).toBe(0)
-    for (const d of Object.values(DESCRIPTORS)) expect(run.output, d.example).toMatch(new RegExp(`\\+ ${d.kind} \\S+ \\(${d.construct} in checks/kinds\\.check\\.ts\\)`))
+    for (const d of Object.values(DESCRIPTORS))
+      expect(run.output, d.example).toMatch(new RegExp(`\\+ ${d.kind} \\S+ \\(${d.construct} in checks/kinds\\.check\\.ts\\)`))
   })
 
-  it.each(runnablePages)('%s: each block loads, validates and plans on the embedded server', async (page) => {
-    const projects = projectsOf(blocksByPage.get(page)!.filter((b) => !isFragment(b)))
-    for (const project of projects) {
-      const dir = writeProject(project, page)
-      const blocks = [...project.files].map(([file, block]) => `${where(block)} as ${file}`).join(', ')
-      for (const run of await planEveryEnvironment(dir, variablesRead(project.blocks))) {
-        const context = `${blocks}${run.env ? ` (--env ${run.env})` : ''}; mark a block that cannot run \`\`\`ts ${FRAGMENT}\n${run.output}`
-        expect(run.output, context).not.toMatch(STACK_LINE)
-        expect(run.code, context).toBe(0)
-        expect(run.output, context).toMatch(/Plan: \d+ to create/)
-        // each block making constructs was loaded (the config's checkMatch matches its file), each construct planned
-        for (const [file, block] of project.files) {
-          for (const made of constructsOf(block.code)) {
-            const [construct, id] = made.split(/:(.*)/)
-            expect(run.output, `${where(block)}: ${construct} "${id}" is not in the plan; ${context}`).toContain(` ${id} (${construct} in ${file})`)
+  it.each(runnablePages)(
+    '%s: each block loads, validates and plans on the embedded server',
+    async (page) => {
+      const projects = projectsOf(blocksByPage.get(page)!.filter((b) => !isFragment(b)))
+      for (const project of projects) {
+        const dir = writeProject(project, page)
+        const blocks = [...project.files].map(([file, block]) => `${where(block)} as ${file}`).join(', ')
+        for (const run of await planEveryEnvironment(dir, variablesRead(project.blocks))) {
+          const context = `${blocks}${run.env ? ` (--env ${run.env})` : ''}; mark a block that cannot run \`\`\`ts ${FRAGMENT}\n${run.output}`
+          expect(run.output, context).not.toMatch(STACK_LINE)
+          expect(run.code, context).toBe(0)
+          expect(run.output, context).toMatch(/Plan: \d+ to create/)
+          // each block making constructs was loaded (the config's checkMatch matches its file), each construct planned
+          for (const [file, block] of project.files) {
+            for (const made of constructsOf(block.code)) {
+              const [construct, id] = made.split(/:(.*)/)
+              expect(run.output, `${where(block)}: ${construct} "${id}" is not in the plan; ${context}`).toContain(` ${id} (${construct} in ${file})`)
+            }
           }
         }
       }
-    }
-  }, 60_000)
+    },
+    60_000,
+  )
 })
-

@@ -24,9 +24,17 @@ const fixture = (name: string) => path.join(FIXTURES, name)
 describe('problems are reported as file › construct › field: message', () => {
   it('formats a problem', () => {
     expect(
-      formatProblem({ file: 'shop.check.ts', construct: 'DnsCheck', logicalId: 'shop-dns', field: 'frequencyOffset', message: 'must be 1-20 when frequency is 2 (got 25)' }),
+      formatProblem({
+        file: 'shop.check.ts',
+        construct: 'DnsCheck',
+        logicalId: 'shop-dns',
+        field: 'frequencyOffset',
+        message: 'must be 1-20 when frequency is 2 (got 25)',
+      }),
     ).toBe('shop.check.ts › DnsCheck "shop-dns" › frequencyOffset: must be 1-20 when frequency is 2 (got 25)')
-    expect(formatProblem({ file: 'a.check.ts', line: 3, column: 7, message: 'syntax error: Unexpected token' })).toBe('a.check.ts:3:7 › syntax error: Unexpected token')
+    expect(formatProblem({ file: 'a.check.ts', line: 3, column: 7, message: 'syntax error: Unexpected token' })).toBe(
+      'a.check.ts:3:7 › syntax error: Unexpected token',
+    )
     expect(formatProblem({ file: '', message: 'no config' })).toBe('no config')
   })
 
@@ -87,7 +95,9 @@ new ApiCheck('four', { name: 'A', request: { method: 'GET', url: 'https://a.exam
 
   it('names files relative to the working directory', async () => {
     const lines = await failingLines({ cwd: FIXTURES, config: 'defaults-offset' })
-    expect(lines[0]).toMatch(/^defaults-offset\/a\.check\.ts › DnsCheck "two" › frequencyOffset: .*\(from defaults in defaults-offset\/monitoring\.config\.ts\)$/)
+    expect(lines[0]).toMatch(
+      /^defaults-offset\/a\.check\.ts › DnsCheck "two" › frequencyOffset: .*\(from defaults in defaults-offset\/monitoring\.config\.ts\)$/,
+    )
   })
 })
 
@@ -104,7 +114,7 @@ describe('import failures', () => {
     expect(lines[1]).toBe('b.check.ts › DnsCheck "b" › request.query: must be at least 1 character long')
   })
 
-  it('names a misspelt construct import and the nearest export, not the transpiler\'s internals', async () => {
+  it("names a misspelt construct import and the nearest export, not the transpiler's internals", async () => {
     const dir = tempProject({
       'monitoring.config.ts': `export default { projectName: 'p' }\n`,
       'a.check.ts': `// @ts-nocheck\nimport {\n  DnsCheck,\n  DnsChek,\n} from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com' } })\nnew DnsChek('b', { name: 'B', request: { query: 'b.example.com' } })\n`,
@@ -127,8 +137,8 @@ describe('import failures', () => {
     })
     const lines = await failingLines({ cwd: dir })
     expect(lines).toEqual([
-      'a.check.ts:2 › cannot find module "monitors" (did you mean \'monitors-as-code\'? the constructs are imported from \'monitors-as-code\')',
-      'b.check.ts:2 › cannot find module "monitor-as-code" (did you mean \'monitors-as-code\'? the constructs are imported from \'monitors-as-code\')',
+      "a.check.ts:2 › cannot find module \"monitors\" (did you mean 'monitors-as-code'? the constructs are imported from 'monitors-as-code')",
+      "b.check.ts:2 › cannot find module \"monitor-as-code\" (did you mean 'monitors-as-code'? the constructs are imported from 'monitors-as-code')",
       'c.check.ts:2 › cannot find module "left-pad-of-nowhere"',
     ])
   })
@@ -171,11 +181,15 @@ new ApiCheck('api', { name: 'A', request: { url: 'https://a.example.com', method
     })
     const lines = await failingLines({ cwd: dir })
     expect(lines).toEqual([
-      expect.stringMatching(/^a\.check\.ts › DnsCheck "dns" › locations\.0: must be one of us-east-1, .*, eu-west-1, .* \(got "eu-west1"; did you mean eu-west-1\?\)$/),
+      expect.stringMatching(
+        /^a\.check\.ts › DnsCheck "dns" › locations\.0: must be one of us-east-1, .*, eu-west-1, .* \(got "eu-west1"; did you mean eu-west-1\?\)$/,
+      ),
       expect.stringMatching(/^a\.check\.ts › DnsCheck "dns" › locations\.1: must be one of us-east-1, .* \(got "mars-1"\)$/),
       'a.check.ts › DnsCheck "dns" › request.recordType: must be one of A, AAAA, CNAME, MX, TXT, SOA, NS, HTTPS (got "AAA"; did you mean AAAA?)',
       'a.check.ts › ApiCheck "api" › request.method: must be one of GET, POST, PUT, HEAD, DELETE, PATCH (got "get"; did you mean GET?)',
-      expect.stringMatching(/^a\.check\.ts › ApiCheck "api" › request\.assertions\.0\.comparison: must be one of EQUALS, .* \(got "EQUAL"; did you mean EQUALS\?\)$/),
+      expect.stringMatching(
+        /^a\.check\.ts › ApiCheck "api" › request\.assertions\.0\.comparison: must be one of EQUALS, .* \(got "EQUAL"; did you mean EQUALS\?\)$/,
+      ),
     ])
   })
 })
@@ -196,7 +210,8 @@ describe('logical ids', () => {
     const env = JSON.stringify(Array.from({ length: 51 }, (_, i) => ({ key: `E${i}`, value: 'x' })))
     const dir = tempProject({
       'monitoring.config.ts': `export default { projectName: 'p' }\n`,
-      'a.check.ts': `import { EnvVar, IcmpCheck, StatusPage } from 'monitors-as-code'\nnew StatusPage('one', { name: 'One', url: 'same', cards: [] })\nnew StatusPage('two', { name: 'Two', url: 'same', cards: [] })\n${vars}\n` +
+      'a.check.ts':
+        `import { EnvVar, IcmpCheck, StatusPage } from 'monitors-as-code'\nnew StatusPage('one', { name: 'One', url: 'same', cards: [] })\nnew StatusPage('two', { name: 'Two', url: 'same', cards: [] })\n${vars}\n` +
         `new IcmpCheck('ping', { name: 'Ping', request: { hostname: 'example.com' }, environmentVariables: ${env} })\n`,
     })
     const lines = await failingLines({ cwd: dir })
@@ -213,7 +228,7 @@ describe('references', () => {
     expect(lines).toEqual([
       'monitoring.config.ts › StatusPageService "from-config" › is created at monitoring.config.ts:4, a file that checkMatch (**/*.check.ts) does not match, so it is not part of the project; create it in a check file, or widen checkMatch to include that file',
       'lib/services.ts › StatusPageService "search" › is created at lib/services.ts:3, a file that checkMatch (**/*.check.ts) does not match, so it is not part of the project; create it in a check file, or widen checkMatch to include that file',
-      "pages.check.ts › DnsCheck \"dns\" › triggerIncident.serviceId: must be a StatusPageService construct of this project, e.g. const checkout = new StatusPageService('checkout', { name: 'Checkout' }) (got the string \"svc-123\")",
+      'pages.check.ts › DnsCheck "dns" › triggerIncident.serviceId: must be a StatusPageService construct of this project, e.g. const checkout = new StatusPageService(\'checkout\', { name: \'Checkout\' }) (got the string "svc-123")',
       'pages.check.ts › StatusPage "public" › cards.0.services.1: refers to StatusPageService "search", which is not part of this project: it is created in lib/services.ts, which checkMatch does not match',
       'pages.check.ts › StatusPage "public" › cards.0.services.2: must be a StatusPageService (got DnsCheck "dns")',
       'pages.check.ts › StatusPage "public" › cards.0.services.3: refers to StatusPageService "from-config", which is not part of this project: it is created in monitoring.config.ts, which checkMatch does not match',
@@ -233,7 +248,8 @@ describe('config problems', () => {
 
   it('reports unknown settings, unknown and bad defaults, never printing the API key', async () => {
     const lines = await failingLines({ cwd: fixture('config-bad') })
-    const allowed = 'activated, muted, doubleCheck, shouldFail, locations, tags, alertSettings, useGlobalAlertSettings, groupId, groupOrder, runtimeId, alertChannelSubscriptions, retryStrategy, runParallel, frequency, frequencyOffset, alertChannels'
+    const allowed =
+      'activated, muted, doubleCheck, shouldFail, locations, tags, alertSettings, useGlobalAlertSettings, groupId, groupOrder, runtimeId, alertChannelSubscriptions, retryStrategy, runParallel, frequency, frequencyOffset, alertChannels'
     expect(lines).toEqual([
       expect.stringMatching(/^monitoring\.config\.ts › defaults\.locations\.0: must be one of .*\(got "eu-west-9"\)$/),
       'monitoring.config.ts › defaults.frequency: must not be 0: sub-minute frequencies are only for API and TCP checks',
@@ -251,13 +267,17 @@ describe('config problems', () => {
       'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\nnew DnsCheck('a', { name: 'A', request: { query: 'a.example.com' } })\n`,
     })
     const lines = await failingLines({ cwd: dir })
-    expect(lines).toEqual(expect.arrayContaining([
-      'monitoring.config.ts › ignor: is not a config setting: did you mean ignore? (allowed: projectName, checkMatch, ignore, defaults, api, environments, defaultEnvironment)',
-      'monitoring.config.ts › api.baseURL: is not an api setting: did you mean baseUrl? (allowed: baseUrl, accountId, apiKey, targetId)',
-      'monitoring.config.ts › environments.staging.lok: is not an environment setting: did you mean lock? (allowed: api, lock, defaults)',
-      'monitoring.config.ts › environments.staging.api.acountId: is not an api setting: did you mean accountId? (allowed: baseUrl, accountId, apiKey, targetId)',
-      expect.stringMatching(/^monitoring\.config\.ts › environments\.staging\.defaults\.tag: is not a check default: did you mean tags\? \(allowed: activated, .*\)$/),
-    ]))
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        'monitoring.config.ts › ignor: is not a config setting: did you mean ignore? (allowed: projectName, checkMatch, ignore, defaults, api, environments, defaultEnvironment)',
+        'monitoring.config.ts › api.baseURL: is not an api setting: did you mean baseUrl? (allowed: baseUrl, accountId, apiKey, targetId)',
+        'monitoring.config.ts › environments.staging.lok: is not an environment setting: did you mean lock? (allowed: api, lock, defaults)',
+        'monitoring.config.ts › environments.staging.api.acountId: is not an api setting: did you mean accountId? (allowed: baseUrl, accountId, apiKey, targetId)',
+        expect.stringMatching(
+          /^monitoring\.config\.ts › environments\.staging\.defaults\.tag: is not a check default: did you mean tags\? \(allowed: activated, .*\)$/,
+        ),
+      ]),
+    )
     expect(lines).toHaveLength(5)
   })
 

@@ -38,9 +38,29 @@ type Rng = ReturnType<typeof rng>
 
 /** Strings tried for a string field; the field's own zod schema picks those it accepts. */
 const STRING_POOL = [
-  'a', 'abc', 'Shop DNS', 'shop.example.com', 'API_TOKEN', '_x1', 'shop-1', 'public', 'x9', 'team-a',
-  'https://example.com/health', 'http://shop.example.com/a?b=1', 'https://{{HOST}}/x', 'NOERROR', 'avg', '$.data[0].id',
-  '2026-01-31T22:00:00Z', '2026-02-01T10:00:00+01:00', '2026-03-01T00:00:00.000Z', '#ffffff', 'red', '😀', 'é',
+  'a',
+  'abc',
+  'Shop DNS',
+  'shop.example.com',
+  'API_TOKEN',
+  '_x1',
+  'shop-1',
+  'public',
+  'x9',
+  'team-a',
+  'https://example.com/health',
+  'http://shop.example.com/a?b=1',
+  'https://{{HOST}}/x',
+  'NOERROR',
+  'avg',
+  '$.data[0].id',
+  '2026-01-31T22:00:00Z',
+  '2026-02-01T10:00:00+01:00',
+  '2026-03-01T00:00:00.000Z',
+  '#ffffff',
+  'red',
+  '😀',
+  'é',
 ]
 
 /** Numbers around the bounds of a number schema's checks, and the usual trouble. */
@@ -199,7 +219,10 @@ function mutate(schema: z.ZodType, input: unknown, r: Rng): { value: unknown; pl
       const { min, max } = def ? lengthBounds(def) : { min: 1, max: 10 }
       const lengths = [0, 1, min - 1, min, min + 1, ...(Number.isFinite(max) ? [max - 1, max, max + 1] : [300])].filter((n) => n >= 0)
       const n = r.pick(lengths)
-      const v = def?.type === 'array' ? Array.from({ length: n }, () => (Array.isArray(current) && current.length ? current[0] : 'x')) : r.pick(['x', '😀', 'é']).repeat(n)
+      const v =
+        def?.type === 'array'
+          ? Array.from({ length: n }, () => (Array.isArray(current) && current.length ? current[0] : 'x'))
+          : r.pick(['x', '😀', 'é']).repeat(n)
       return { value: replace(v), plain: true, what: `length ${n} at ${at}` }
     }
     case 7:
@@ -208,7 +231,11 @@ function mutate(schema: z.ZodType, input: unknown, r: Rng): { value: unknown; pl
       // an extra unknown key in an object at this depth (or the body)
       const objects = all.filter(([, v]) => v && typeof v === 'object' && !Array.isArray(v))
       const [p] = r.pick(objects)
-      return { value: setAt(input, p, (parent, k) => ((parent[k] as Record<string, unknown>).extra = r.pick([1, 'x', undefined]))), plain: true, what: `extra key in ${p.join('.') || '(body)'}` }
+      return {
+        value: setAt(input, p, (parent, k) => ((parent[k] as Record<string, unknown>).extra = r.pick([1, 'x', undefined]))),
+        plain: true,
+        what: `extra key in ${p.join('.') || '(body)'}`,
+      }
     }
     case 9: {
       const arrays = all.filter(([, v]) => Array.isArray(v))
@@ -223,7 +250,11 @@ function mutate(schema: z.ZodType, input: unknown, r: Rng): { value: unknown; pl
       // a prototype with keys of the shape: inherited, not own
       const proto = r.pick([{ name: 'inherited' }, { frequency: 5 }, {}, { activated: false }])
       const obj = withProto(clone(v) as Record<string, unknown>, proto)
-      return { value: p.length ? setAt(input, p, (parent, k) => (parent[k] = obj)) : obj, plain: false, what: `Object.create(proto) at ${p.join('.') || '(body)'}` }
+      return {
+        value: p.length ? setAt(input, p, (parent, k) => (parent[k] = obj)) : obj,
+        plain: false,
+        what: `Object.create(proto) at ${p.join('.') || '(body)'}`,
+      }
     }
     case 11: {
       const objects = all.filter(([, v]) => v && typeof v === 'object' && !Array.isArray(v))
@@ -287,7 +318,18 @@ const fastOf = (kind: ResourceKind) => {
 describe('fast validation path', () => {
   it('compiles the schema of every resource kind', () => {
     const compiled = RESOURCE_KINDS.filter((kind) => compileFast(descriptorOf(kind).schema) !== undefined)
-    expect(compiled).toEqual(expect.arrayContaining(['dns-check', 'icmp-check', 'api-check', 'heartbeat-check', 'variable', 'status-page', 'status-page-service', 'maintenance-window']))
+    expect(compiled).toEqual(
+      expect.arrayContaining([
+        'dns-check',
+        'icmp-check',
+        'api-check',
+        'heartbeat-check',
+        'variable',
+        'status-page',
+        'status-page-service',
+        'maintenance-window',
+      ]),
+    )
     expect(compiled).toHaveLength(Object.keys(DESCRIPTORS).length)
   })
 
@@ -314,7 +356,8 @@ describe('fast validation path', () => {
           const body = input as Record<string, unknown>
           const readOnlyAtTop = ['id', 'created_at', 'updated_at'].some((field) => body[field] !== undefined)
           const unknown = unknownFields(schema, body).filter((field) => field.path !== descriptorOf(kind).logicalIdField)
-          if (fastResult.exact && !readOnlyAtTop && unknown.length > 0) wrong.push(`${what}: exact, yet unknown fields ${unknown.map((f) => f.path).join(', ')}`)
+          if (fastResult.exact && !readOnlyAtTop && unknown.length > 0)
+            wrong.push(`${what}: exact, yet unknown fields ${unknown.map((f) => f.path).join(', ')}`)
           if (!zodResult.success) wrong.push(`${what}: fast accepts, zod refuses (${zodResult.error.issues[0]?.message})`)
           else {
             const diff = same(fastResult.data, zodResult.data)
@@ -348,11 +391,60 @@ describe('fast validation path', () => {
     // the props as the constructs hold them (IcmpCheck fills in heartbeat and script)
     const bodies: Array<[ResourceKind, Record<string, unknown>]> = [
       ['dns-check', mergeDefaults({ name: 'Site DNS', request: { query: 'example.com' }, locations: ['eu-west-1'] }, {})],
-      ['dns-check', mergeDefaults({ name: 'Shop DNS', request: { query: 'shop.example.com', recordType: 'A', assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] } }, shopDefaults)],
-      ['icmp-check', mergeDefaults({ name: 'Edge ping', request: { hostname: 'edge.example.com', assertions: [{ source: 'LATENCY', property: 'avg', comparison: 'LESS_THAN', target: '200' }] }, frequency: 10, heartbeat: {}, script: '' }, shopDefaults)],
-      ['dns-check', mergeDefaults({ name: 'Checkout DNS', request: { query: 'checkout.example.com', recordType: 'CNAME' }, tags: ['checkout'], triggerIncident: { serviceId: 'status-page-service:checkout', severity: 'MAJOR', name: 'Checkout cannot be resolved', description: 'checkout.example.com does not resolve from one or more locations.', notifySubscribers: true } }, shopDefaults)],
+      [
+        'dns-check',
+        mergeDefaults(
+          {
+            name: 'Shop DNS',
+            request: { query: 'shop.example.com', recordType: 'A', assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] },
+          },
+          shopDefaults,
+        ),
+      ],
+      [
+        'icmp-check',
+        mergeDefaults(
+          {
+            name: 'Edge ping',
+            request: { hostname: 'edge.example.com', assertions: [{ source: 'LATENCY', property: 'avg', comparison: 'LESS_THAN', target: '200' }] },
+            frequency: 10,
+            heartbeat: {},
+            script: '',
+          },
+          shopDefaults,
+        ),
+      ],
+      [
+        'dns-check',
+        mergeDefaults(
+          {
+            name: 'Checkout DNS',
+            request: { query: 'checkout.example.com', recordType: 'CNAME' },
+            tags: ['checkout'],
+            triggerIncident: {
+              serviceId: 'status-page-service:checkout',
+              severity: 'MAJOR',
+              name: 'Checkout cannot be resolved',
+              description: 'checkout.example.com does not resolve from one or more locations.',
+              notifySubscribers: true,
+            },
+          },
+          shopDefaults,
+        ),
+      ],
       // bench/plan/fixture.mjs
-      ['dns-check', mergeDefaults({ name: 'DNS 7', request: { query: 'host-7.example.com', assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] }, frequency: 15, tags: ['team-0'] }, benchDefaults)],
+      [
+        'dns-check',
+        mergeDefaults(
+          {
+            name: 'DNS 7',
+            request: { query: 'host-7.example.com', assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] },
+            frequency: 15,
+            tags: ['team-0'],
+          },
+          benchDefaults,
+        ),
+      ],
       ['variable', { key: 'API_TOKEN', value: '', secret: true }],
       ['status-page-service', { name: 'Checkout' }],
     ]
@@ -365,7 +457,7 @@ describe('fast validation path', () => {
     }
   })
 
-  it('loads a project into the payloads zod gives, and a project with mistakes into zod\'s messages', async () => {
+  it("loads a project into the payloads zod gives, and a project with mistakes into zod's messages", async () => {
     const config = `export default { projectName: 'p', defaults: { frequency: 5, locations: ['eu-west-1'], tags: ['shop'] } }\n`
     const dir = tempProject({
       'monitoring.config.ts': config,
@@ -377,8 +469,20 @@ new IcmpCheck('ping', { name: 'Ping', request: { hostname: 'a.example.com', ping
     const project = await loadProject({ cwd: dir })
     const payload = (id: string) => project.resources.find((r) => r.logicalId === id)?.payload
     const defaults = { frequency: 5, locations: ['eu-west-1'], tags: ['shop'] } as Parameters<typeof mergeDefaults>[1]
-    const dns = descriptorOf('dns-check').schema.parse(mergeDefaults({ name: 'DNS', request: { query: 'a.example.com', port: 53, assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] }, tags: ['dns'], maxResponseTime: null }, defaults))
-    const icmp = descriptorOf('icmp-check').schema.parse(mergeDefaults({ name: 'Ping', request: { hostname: 'a.example.com', pingCount: 5 }, frequency: 10, heartbeat: {}, script: '' }, defaults))
+    const dns = descriptorOf('dns-check').schema.parse(
+      mergeDefaults(
+        {
+          name: 'DNS',
+          request: { query: 'a.example.com', port: 53, assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] },
+          tags: ['dns'],
+          maxResponseTime: null,
+        },
+        defaults,
+      ),
+    )
+    const icmp = descriptorOf('icmp-check').schema.parse(
+      mergeDefaults({ name: 'Ping', request: { hostname: 'a.example.com', pingCount: 5 }, frequency: 10, heartbeat: {}, script: '' }, defaults),
+    )
     expect(same(payload('dns'), dns)).toBeUndefined()
     expect(same(payload('ping'), icmp)).toBeUndefined()
 
@@ -390,7 +494,10 @@ new DnsCheck('sub-minute', { name: 'DNS', request: { query: 'a.example.com' }, f
 new DnsCheck('port', { name: 'DNS', request: { query: 'a.example.com', port: 1.5 } })
 `,
     })
-    const error = await loadProject({ cwd: bad }).then(() => undefined, (e: unknown) => e)
+    const error = await loadProject({ cwd: bad }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
     expect(error).toBeInstanceOf(ProjectError)
     const message = (error as ProjectError).message
     expect(message).toContain('DnsCheck "sub-minute" › frequency: must not be 0: sub-minute frequencies are only for API and TCP checks')
@@ -419,15 +526,19 @@ new DnsCheck('port', { name: 'DNS', request: { query: 'a.example.com', port: 1.5
     // the cross-field rule of DNS checks: no sub-minute frequency
     expect(fast({ ...body, frequency: 0 }).ok).toBe(false)
 
-    const refined = compileFast(z.object({ a: z.string() }).superRefine((v, ctx) => {
-      if (v.a === 'no') ctx.addIssue({ code: 'custom', message: 'no' })
-    }))
+    const refined = compileFast(
+      z.object({ a: z.string() }).superRefine((v, ctx) => {
+        if (v.a === 'no') ctx.addIssue({ code: 'custom', message: 'no' })
+      }),
+    )
     expect(refined?.({ a: 'yes' })).toEqual({ ok: true, data: { a: 'yes' }, exact: true })
     expect(refined?.({ a: 'no' }).ok).toBe(false)
-    const transformed = compileFast(z.object({ a: z.string() }).transform((v, ctx) => {
-      if (v.a === 'no') ctx.addIssue({ code: 'custom', message: 'no' })
-      return { ...v, b: 1 }
-    }))
+    const transformed = compileFast(
+      z.object({ a: z.string() }).transform((v, ctx) => {
+        if (v.a === 'no') ctx.addIssue({ code: 'custom', message: 'no' })
+        return { ...v, b: 1 }
+      }),
+    )
     expect(transformed?.({ a: 'yes', c: 2 })).toEqual({ ok: true, data: { a: 'yes', b: 1 }, exact: false })
     expect(transformed?.({ a: 'no' }).ok).toBe(false)
   })
@@ -453,7 +564,9 @@ new DnsCheck('port', { name: 'DNS', request: { query: 'a.example.com', port: 1.5
     expect(fast(body)).toMatchObject({ ok: true, exact: true })
     expect(fast({ ...body, nmae: 'typo' })).toMatchObject({ ok: true, exact: false })
     expect(fast({ ...body, request: { query: 'a.example.com', prot: 53 } })).toMatchObject({ ok: true, exact: false })
-    expect(fast({ ...body, request: { query: 'a.example.com', assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR', x: 1 }] } })).toMatchObject({ ok: true, exact: false })
+    expect(
+      fast({ ...body, request: { query: 'a.example.com', assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR', x: 1 }] } }),
+    ).toMatchObject({ ok: true, exact: false })
     // an own key of the shape that is not enumerable does not stand in for an unknown one
     const hidden = { request: { query: 'a.example.com' }, bogus: 1 }
     Object.defineProperty(hidden, 'name', { value: 'A', enumerable: false })

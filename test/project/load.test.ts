@@ -233,7 +233,12 @@ describe('placing constructs without a stack', () => {
     const before = placementCounts()
     const { resources } = await loadProject({ cwd: dir })
     const after = placementCounts()
-    expect(resources.map((r) => [r.logicalId, r.file])).toEqual([['four', 'b.check.ts'], ['one', 'a.check.ts'], ['three', 'b.check.ts'], ['two', 'a.check.ts']])
+    expect(resources.map((r) => [r.logicalId, r.file])).toEqual([
+      ['four', 'b.check.ts'],
+      ['one', 'a.check.ts'],
+      ['three', 'b.check.ts'],
+      ['two', 'a.check.ts'],
+    ])
     expect(after.withoutStack - before.withoutStack).toBe(4)
     expect(after.fromStack - before.fromStack).toBe(0)
   })
@@ -243,7 +248,9 @@ describe('placing constructs without a stack', () => {
       'monitoring.config.ts': config,
       'a.check.ts': `import { DnsCheck } from 'monitors-as-code'\n\n${check('twice')}\n// another\n${check('twice')}\n`,
     })
-    await expect(loadProject({ cwd: dir })).rejects.toThrow('a.check.ts › DnsCheck "twice" › duplicate logical id: DnsCheck "twice" is also declared at a.check.ts:3; logical ids must be unique per kind')
+    await expect(loadProject({ cwd: dir })).rejects.toThrow(
+      'a.check.ts › DnsCheck "twice" › duplicate logical id: DnsCheck "twice" is also declared at a.check.ts:3; logical ids must be unique per kind',
+    )
   })
 
   it('places a construct made by a function of another check file in that file, as the stack says', async () => {
@@ -253,7 +260,12 @@ describe('placing constructs without a stack', () => {
       'b.check.ts': `import { DnsCheck } from 'monitors-as-code'\nexport function make(id: string) {\n  return new DnsCheck(id, { name: id, request: { query: 'example.com' } })\n}\n${check('bs-own')}\n`,
     })
     const { resources } = await loadProject({ cwd: dir })
-    expect(Object.fromEntries(resources.map((r) => [r.logicalId, r.file]))).toEqual({ own: 'a.check.ts', made: 'b.check.ts', after: 'a.check.ts', 'bs-own': 'b.check.ts' })
+    expect(Object.fromEntries(resources.map((r) => [r.logicalId, r.file]))).toEqual({
+      own: 'a.check.ts',
+      made: 'b.check.ts',
+      after: 'a.check.ts',
+      'bs-own': 'b.check.ts',
+    })
   })
 
   it("reports a construct made at the top of a helper module a check file's function loads lazily as outside the project", async () => {

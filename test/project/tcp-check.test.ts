@@ -11,7 +11,10 @@ async function problems(check: string): Promise<string[]> {
     'monitoring.config.ts': `export default { projectName: 'p' }\n`,
     'a.check.ts': `// @ts-nocheck\nimport { TcpCheck } from 'monitors-as-code'\n${check}\n`,
   })
-  const error = await loadProject({ cwd: dir }).then(() => undefined, (e: unknown) => e)
+  const error = await loadProject({ cwd: dir }).then(
+    () => undefined,
+    (e: unknown) => e,
+  )
   if (error === undefined) return []
   expect(error).toBeInstanceOf(ProjectError)
   return (error as ProjectError).message.split('\n').slice(0, -1)
@@ -27,27 +30,35 @@ describe('TcpCheck rules', () => {
     const [resource] = project.resources
     expect(resource.kind).toBe('tcp-check')
     expect(resource.payload).toMatchObject({
-      checkType: 'TCP', frequency: 0, frequencyOffset: 20, degradedResponseTime: 3000, maxResponseTime: 5000,
+      checkType: 'TCP',
+      frequency: 0,
+      frequencyOffset: 20,
+      degradedResponseTime: 3000,
+      maxResponseTime: 5000,
       request: { hostname: 'redis.example.com', port: 6379, data: null, ipFamily: 'IPv4', assertions: [] },
     })
   })
 
   it('every field rule is reported before any request', async () => {
-    expect(await problems([
-      `new TcpCheck('url', { name: 'T', request: { hostname: 'tcp://db.example.com', port: 5432 } })`,
-      `new TcpCheck('hostport', { name: 'T', request: { hostname: 'db.example.com:5432', port: 5432 } })`,
-      `new TcpCheck('noport', { name: 'T', request: { hostname: 'db.example.com' } })`,
-      `new TcpCheck('port', { name: 'T', request: { hostname: 'db.example.com', port: 70000 } })`,
-      `new TcpCheck('data', { name: 'T', request: { hostname: 'db.example.com', port: 1, data: '' } })`,
-      `new TcpCheck('family', { name: 'T', request: { hostname: 'db.example.com', port: 1, ipFamily: 'IPv5' } })`,
-      `new TcpCheck('source', { name: 'T', request: { hostname: 'db.example.com', port: 1, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '1' }] } })`,
-      `new TcpCheck('cmp', { name: 'T', request: { hostname: 'db.example.com', port: 1, assertions: [{ source: 'RESPONSE_DATA', comparison: 'HAS_KEY', target: 'a' }] } })`,
-      `new TcpCheck('time', { name: 'T', request: { hostname: 'db.example.com', port: 1, assertions: [{ source: 'RESPONSE_TIME', comparison: 'CONTAINS', target: '1' }, { source: 'RESPONSE_TIME', comparison: 'LESS_THAN', target: 'fast' }] } })`,
-      `new TcpCheck('regex', { name: 'T', request: { hostname: 'db.example.com', port: 1, assertions: [{ source: 'RESPONSE_DATA', comparison: 'EQUALS', target: 'a', regex: '(' }] } })`,
-      `new TcpCheck('offset', { name: 'T', request: { hostname: 'db.example.com', port: 1 }, frequency: 0 })`,
-      `new TcpCheck('offset2', { name: 'T', request: { hostname: 'db.example.com', port: 1 }, frequency: 0, frequencyOffset: 15 })`,
-      `new TcpCheck('max', { name: 'T', request: { hostname: 'db.example.com', port: 1 }, maxResponseTime: 50000 })`,
-    ].join('\n'))).toEqual([
+    expect(
+      await problems(
+        [
+          `new TcpCheck('url', { name: 'T', request: { hostname: 'tcp://db.example.com', port: 5432 } })`,
+          `new TcpCheck('hostport', { name: 'T', request: { hostname: 'db.example.com:5432', port: 5432 } })`,
+          `new TcpCheck('noport', { name: 'T', request: { hostname: 'db.example.com' } })`,
+          `new TcpCheck('port', { name: 'T', request: { hostname: 'db.example.com', port: 70000 } })`,
+          `new TcpCheck('data', { name: 'T', request: { hostname: 'db.example.com', port: 1, data: '' } })`,
+          `new TcpCheck('family', { name: 'T', request: { hostname: 'db.example.com', port: 1, ipFamily: 'IPv5' } })`,
+          `new TcpCheck('source', { name: 'T', request: { hostname: 'db.example.com', port: 1, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '1' }] } })`,
+          `new TcpCheck('cmp', { name: 'T', request: { hostname: 'db.example.com', port: 1, assertions: [{ source: 'RESPONSE_DATA', comparison: 'HAS_KEY', target: 'a' }] } })`,
+          `new TcpCheck('time', { name: 'T', request: { hostname: 'db.example.com', port: 1, assertions: [{ source: 'RESPONSE_TIME', comparison: 'CONTAINS', target: '1' }, { source: 'RESPONSE_TIME', comparison: 'LESS_THAN', target: 'fast' }] } })`,
+          `new TcpCheck('regex', { name: 'T', request: { hostname: 'db.example.com', port: 1, assertions: [{ source: 'RESPONSE_DATA', comparison: 'EQUALS', target: 'a', regex: '(' }] } })`,
+          `new TcpCheck('offset', { name: 'T', request: { hostname: 'db.example.com', port: 1 }, frequency: 0 })`,
+          `new TcpCheck('offset2', { name: 'T', request: { hostname: 'db.example.com', port: 1 }, frequency: 0, frequencyOffset: 15 })`,
+          `new TcpCheck('max', { name: 'T', request: { hostname: 'db.example.com', port: 1 }, maxResponseTime: 50000 })`,
+        ].join('\n'),
+      ),
+    ).toEqual([
       'a.check.ts › TcpCheck "url" › request.hostname: must be a host name or an IP address, not a URL (got "tcp://db.example.com"); the port goes in request.port',
       'a.check.ts › TcpCheck "hostport" › request.hostname: must be a host name or an IP address without a port (got "db.example.com:5432"); the port goes in request.port',
       'a.check.ts › TcpCheck "noport" › request.port: is required',

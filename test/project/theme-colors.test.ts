@@ -11,15 +11,44 @@ import { caller, expect400, startTestServer } from '../server/helpers.js'
 import { tempProject } from './helpers.js'
 
 const theme = (overrides: Record<string, string> = {}) => ({ ...Object.fromEntries(THEME_COLOR_FIELDS.map((f) => [f, '#112233'])), ...overrides })
-const ALLOWED = 'must be a CSS colour: #rgb, #rgba, #rrggbb or #rrggbbaa; rgb()/rgba() with 0-255 or 0-100% channels; hsl()/hsla() with a hue and percentages; or a named colour such as navy or transparent'
+const ALLOWED =
+  'must be a CSS colour: #rgb, #rgba, #rrggbb or #rrggbbaa; rgb()/rgba() with 0-255 or 0-100% channels; hsl()/hsla() with a hue and percentages; or a named colour such as navy or transparent'
 
 const VALID = [
-  '#fff', '#FFF8', '#0b3d91', '#0b3d9180', 'rgb(12, 34, 56)', 'rgba(12,34,56,0.5)', 'rgb(10% 20% 30%)', 'rgb(12 34 56 / 50%)',
-  'hsl(210, 50%, 40%)', 'hsla(210deg, 50%, 40%, .3)', 'hsl(0.5turn 100% 50% / 1)', 'navy', 'RebeccaPurple', 'transparent', ' white ',
+  '#fff',
+  '#FFF8',
+  '#0b3d91',
+  '#0b3d9180',
+  'rgb(12, 34, 56)',
+  'rgba(12,34,56,0.5)',
+  'rgb(10% 20% 30%)',
+  'rgb(12 34 56 / 50%)',
+  'hsl(210, 50%, 40%)',
+  'hsla(210deg, 50%, 40%, .3)',
+  'hsl(0.5turn 100% 50% / 1)',
+  'navy',
+  'RebeccaPurple',
+  'transparent',
+  ' white ',
 ]
 const INVALID = [
-  '', 'blurple', '#ff', '#fffff', '#ggg', 'rgb(256, 0, 0)', 'rgb(1, 2)', 'rgb(10%, 2, 3)', 'rgba(1, 2, 3, 2)', 'hsl(10, 20, 30)',
-  'hsl(10, 120%, 30%)', 'oklch(70% 0.1 200)', 'var(--x)', 'currentColor', 'red}</style><script>', 'rgb(1,2,3);color:red', '#fff !important',
+  '',
+  'blurple',
+  '#ff',
+  '#fffff',
+  '#ggg',
+  'rgb(256, 0, 0)',
+  'rgb(1, 2)',
+  'rgb(10%, 2, 3)',
+  'rgba(1, 2, 3, 2)',
+  'hsl(10, 20, 30)',
+  'hsl(10, 120%, 30%)',
+  'oklch(70% 0.1 200)',
+  'var(--x)',
+  'currentColor',
+  'red}</style><script>',
+  'rgb(1,2,3);color:red',
+  '#fff !important',
 ]
 
 describe('theme colours: the notations allowed', () => {
@@ -50,12 +79,14 @@ new StatusPage('public', { name: 'Shop', url: 'shop', cards: [], themeColors: { 
     const result = await run(dir, ['validate'], { FORCE_COLOR: undefined })
     expect(result.code).toBe(1)
     expect(result.stdout).toBe('')
-    expect(result.stderr).toBe([
-      `✖ page.check.ts › StatusPage "public" › themeColors.dark.bodyFontColor: ${ALLOWED} (got "rgb(300, 0, 0)")`,
-      `✖ page.check.ts › StatusPage "public" › themeColors.dark.linkFontColor: ${ALLOWED} (got "blurple")`,
-      '2 problems found; nothing was sent.',
-      '',
-    ].join('\n'))
+    expect(result.stderr).toBe(
+      [
+        `✖ page.check.ts › StatusPage "public" › themeColors.dark.bodyFontColor: ${ALLOWED} (got "rgb(300, 0, 0)")`,
+        `✖ page.check.ts › StatusPage "public" › themeColors.dark.linkFontColor: ${ALLOWED} (got "blurple")`,
+        '2 problems found; nothing was sent.',
+        '',
+      ].join('\n'),
+    )
   })
 })
 
@@ -71,7 +102,12 @@ describe('the server refuses a bad colour with a 400 naming the field', () => {
 
   it('on create and on update; every allowed notation is taken', async () => {
     const api = caller(server)
-    const bad = await api('POST', '/v1/status-pages', { name: 'p', url: 'colours', cards: [], themeColors: { light: theme({ borderColor: '#12345' }), dark: theme() } })
+    const bad = await api('POST', '/v1/status-pages', {
+      name: 'p',
+      url: 'colours',
+      cards: [],
+      themeColors: { light: theme({ borderColor: '#12345' }), dark: theme() },
+    })
     expect(expect400(bad, 'payload')).toEqual(['themeColors.light.borderColor'])
     expect(bad.json.message).toBe(`themeColors.light.borderColor: ${ALLOWED} (got "#12345")`)
     const fields = THEME_COLOR_FIELDS.slice(0, VALID.length)
@@ -79,7 +115,12 @@ describe('the server refuses a bad colour with a 400 naming the field', () => {
     const created = await api('POST', '/v1/status-pages', { name: 'p', url: 'colours', cards: [], themeColors: { light: theme(good), dark: theme() } })
     expect(created.status, created.text).toBe(201)
     expect(created.json.themeColors.light).toMatchObject(good)
-    const update = await api('PUT', `/v1/status-pages/${created.json.id}`, { name: 'p', url: 'colours', cards: [], themeColors: { light: theme(), dark: theme({ headerFontColor: 'oklch(70% 0.1 200)' }) } })
+    const update = await api('PUT', `/v1/status-pages/${created.json.id}`, {
+      name: 'p',
+      url: 'colours',
+      cards: [],
+      themeColors: { light: theme(), dark: theme({ headerFontColor: 'oklch(70% 0.1 200)' }) },
+    })
     expect(expect400(update, 'payload')).toEqual(['themeColors.dark.headerFontColor'])
   })
 })

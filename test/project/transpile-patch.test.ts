@@ -9,14 +9,18 @@ import { patchLiteral, transpileCounts, transpiled } from '../../src/project/tra
 // exactly what sucrase makes of the new source, or nothing (then the file is transpiled whole).
 
 const { transform } = createRequire(import.meta.url)('sucrase') as { transform: (code: string, options: object) => { code: string } }
-const sucrase = (source: string) => transform(source, { transforms: ['typescript', 'imports'], filePath: 'x.ts', disableESTransforms: true, production: true }).code
+const sucrase = (source: string) =>
+  transform(source, { transforms: ['typescript', 'imports'], filePath: 'x.ts', disableESTransforms: true, production: true }).code
 
-const checks = Array.from({ length: 40 }, (_, i) => `new DnsCheck('dns-${i}', {
+const checks = Array.from(
+  { length: 40 },
+  (_, i) => `new DnsCheck('dns-${i}', {
   name: 'DNS ${i}',
   request: { query: "host-${i}.example.com", assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] },
   frequency: ${[1, 5, 10, 15, 30][i % 5]},
   tags: ['team-${i % 7}'],
-})`).join('\n')
+})`,
+).join('\n')
 const project = `import { DnsCheck, CheckGroup } from 'monitors-as-code'
 import type { DnsCheckProps } from 'monitors-as-code'
 
@@ -50,8 +54,8 @@ describe('patching the JavaScript of an edited check file', () => {
     expect(edit('"host-7.example.com"', '"host-70.example.com"')).toBe('patched')
     expect(edit("target: 'NOERROR' }] },\n  frequency: 5,", "target: 'NXDOMAIN' }] },\n  frequency: 5,")).toBe('patched')
     expect(edit("name: 'DNS 4'", "name: ''")).toBe('patched')
-    expect(edit('frequency: 15,\n  tags: [\'team-3\']', 'frequency: 30,\n  tags: [\'team-3\']')).toBe('patched')
-    expect(edit('frequency: 1,\n  tags: [\'team-0\']', 'frequency: 10,\n  tags: [\'team-0\']')).toBe('patched')
+    expect(edit("frequency: 15,\n  tags: ['team-3']", "frequency: 30,\n  tags: ['team-3']")).toBe('patched')
+    expect(edit("frequency: 1,\n  tags: ['team-0']", "frequency: 10,\n  tags: ['team-0']")).toBe('patched')
   })
 
   it('refuses a literal whose line sucrase rewrote both before and after it (then it cannot tell the copy from what it wrote)', () => {
@@ -83,10 +87,11 @@ describe('patching the JavaScript of an edited check file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'monitors-transpile-'))
     const file = join(dir, 'x.check.ts')
     let whole = 0
-    const run = (source: string) => transpiled(dir, file, source, 'typescript,imports', () => {
-      whole++
-      return sucrase(source)
-    })
+    const run = (source: string) =>
+      transpiled(dir, file, source, 'typescript,imports', () => {
+        whole++
+        return sucrase(source)
+      })
     const before = transpileCounts()
     expect(run(project)).toBe(sucrase(project))
     expect(whole).toBe(1)

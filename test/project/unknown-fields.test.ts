@@ -30,7 +30,7 @@ new DnsCheck('deep', {
     expect(message).not.toContain('request.assertions.0')
   })
 
-  it('puts the default tags first and each tag once; defaultTags: false keeps only the check\'s own', async () => {
+  it("puts the default tags first and each tag once; defaultTags: false keeps only the check's own", async () => {
     const dir = tempProject({
       'monitoring.config.ts': `export default { projectName: 'p', defaults: { tags: ['shop', 'team-a'] } }\n`,
       'a.check.ts': `import { DnsCheck } from 'monitors-as-code'

@@ -12,7 +12,10 @@ import { monitors, repo } from '../helpers/cli.js'
 const corpus = join(repo, 'test/fixtures/bad')
 const cases = readdirSync(corpus, { withFileTypes: true })
   .filter((d) => d.isDirectory())
-  .map((d) => ({ name: d.name, ...(JSON.parse(readFileSync(join(corpus, d.name, 'expect.json'), 'utf8')) as { why: string; contains: string[]; args?: string[] }) }))
+  .map((d) => ({
+    name: d.name,
+    ...(JSON.parse(readFileSync(join(corpus, d.name, 'expect.json'), 'utf8')) as { why: string; contains: string[]; args?: string[] }),
+  }))
 
 let server: LocalServer
 

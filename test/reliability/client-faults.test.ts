@@ -30,7 +30,17 @@ describe('apply under injected faults', () => {
     for (let run = 0; run < 6; run++) {
       const started = Date.now()
       const result = await monitors(dir, ['apply', '--yes', '--concurrency', '4'], env)
-      console.log(`apply run ${run}: exit ${result.code} in ${Date.now() - started} ms${result.code ? `\n${result.stderr.split('\n').filter((l) => /failed|Error/.test(l)).slice(0, 4).join('\n')}` : ''}`)
+      console.log(
+        `apply run ${run}: exit ${result.code} in ${Date.now() - started} ms${
+          result.code
+            ? `\n${result.stderr
+                .split('\n')
+                .filter((l) => /failed|Error/.test(l))
+                .slice(0, 4)
+                .join('\n')}`
+            : ''
+        }`,
+      )
       expect(result.output).not.toMatch(STACK_LINE)
       expect(result.output).not.toContain(KEY)
       runs.push(result.code)
@@ -86,11 +96,18 @@ describe('apply under injected faults', () => {
     const elapsed = Date.now() - started
     console.log(`[hang:1] apply failed after ${elapsed} ms`)
     expect(failed.code).toBe(1)
-    expect(failed.stderr).toMatch(/^Error: GET \/v1\/\S+ timed out after 0\.3 s \(http:\/\/127\.0\.0\.1:\d+\); raise --timeout to wait longer\. \(gave up after 2 attempts\)$/m)
+    expect(failed.stderr).toMatch(
+      /^Error: GET \/v1\/\S+ timed out after 0\.3 s \(http:\/\/127\.0\.0\.1:\d+\); raise --timeout to wait longer\. \(gave up after 2 attempts\)$/m,
+    )
     expect(failed.output).not.toMatch(STACK_LINE)
     expect(elapsed).toBeLessThan(15_000)
 
-    const flaky = await startLocalServer({ apiKeys: [{ key: KEY, accountId: 'flaky' }], faults: 'hang:0.1', seed: 3, rateLimit: { max: 100_000, timeWindowMs: 60_000 } })
+    const flaky = await startLocalServer({
+      apiKeys: [{ key: KEY, accountId: 'flaky' }],
+      faults: 'hang:0.1',
+      seed: 3,
+      rateLimit: { max: 100_000, timeWindowMs: 60_000 },
+    })
     servers.push(flaky)
     const dir2 = makeProject({ 'fleet.check.ts': fleet(range(0, 20), 0, 'h') })
     let code = 1

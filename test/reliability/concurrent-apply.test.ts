@@ -9,7 +9,12 @@ import { census, fleet, range, readLockFile } from './helpers.js'
 const KEY = 'concurrent-key-99c1e0'
 let server: LocalServer
 beforeAll(async () => {
-  server = await startLocalServer({ apiKeys: [{ key: KEY, accountId: 'twin' }], faults: 'latency:40-60ms', seed: 2, rateLimit: { max: 100_000, timeWindowMs: 60_000 } })
+  server = await startLocalServer({
+    apiKeys: [{ key: KEY, accountId: 'twin' }],
+    faults: 'latency:40-60ms',
+    seed: 2,
+    rateLimit: { max: 100_000, timeWindowMs: 60_000 },
+  })
 })
 afterAll(() => server?.close())
 
@@ -45,7 +50,9 @@ describe('two applies in one checkout', () => {
     await first.started
     const refused = await start(dir, ['apply', '--yes']).done
     expect(refused.code).toBe(1)
-    expect(refused.stderr).toMatch(/^Error: another apply holds \S+apply\.lock \(.*pid \d+.*\)\. Wait for it to finish, or pass --lock-timeout 5m to wait for it\.$/m)
+    expect(refused.stderr).toMatch(
+      /^Error: another apply holds \S+apply\.lock \(.*pid \d+.*\)\. Wait for it to finish, or pass --lock-timeout 5m to wait for it\.$/m,
+    )
     expect(refused.output).not.toMatch(STACK_LINE)
 
     const waiting = start(dir, ['apply', '--yes', '--lock-timeout', '60s'])

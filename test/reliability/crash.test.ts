@@ -16,7 +16,12 @@ const SIZE = 30
 let server: LocalServer
 beforeAll(async () => {
   // latency, so that an apply of 30 resources is still running when it is killed
-  server = await startLocalServer({ apiKeys: [{ key: KEY, accountId: 'crash' }], faults: 'latency:20-60ms', seed: 5, rateLimit: { max: 100_000, timeWindowMs: 60_000 } })
+  server = await startLocalServer({
+    apiKeys: [{ key: KEY, accountId: 'crash' }],
+    faults: 'latency:20-60ms',
+    seed: 5,
+    rateLimit: { max: 100_000, timeWindowMs: 60_000 },
+  })
 })
 afterAll(() => server?.close())
 
@@ -74,9 +79,11 @@ describe('kill -9 during apply', () => {
       expect(again.output).not.toMatch(STACK_LINE)
       const remote = await census(server.url, KEY, 'crash')
       const after = readLockFile(dir)
-      rows.push(`point ${point} (${when.lines !== undefined ? `after ${when.lines} operations` : `after ${when.delayMs} ms`}): ` +
-        `${killed ? 'killed' : 'finished first'} with ${done} operations done, ${pending} pending creates in the lock; ` +
-        `next apply: ${(again.stdout.match(OPERATION) ?? []).length} operations; remote ${remote.total}, duplicates ${remote.duplicates}`)
+      rows.push(
+        `point ${point} (${when.lines !== undefined ? `after ${when.lines} operations` : `after ${when.delayMs} ms`}): ` +
+          `${killed ? 'killed' : 'finished first'} with ${done} operations done, ${pending} pending creates in the lock; ` +
+          `next apply: ${(again.stdout.match(OPERATION) ?? []).length} operations; remote ${remote.total}, duplicates ${remote.duplicates}`,
+      )
       expect(remote.total, rows.at(-1)).toBe(SIZE)
       expect(remote.duplicates, rows.at(-1)).toBe(0)
       expect(Object.keys(after.resources)).toHaveLength(SIZE)

@@ -21,7 +21,13 @@ async function statuses(seed: number, n: number) {
 
 describe('fault injection', () => {
   it('reads fault specs and refuses bad ones with a clear message', () => {
-    expect(parseFaults('500:0.1,429:0.05,reset:0.05,latency:0-200ms')).toEqual({ error500: 0.1, error429: 0.05, reset: 0.05, hang: 0, latency: { minMs: 0, maxMs: 200 } })
+    expect(parseFaults('500:0.1,429:0.05,reset:0.05,latency:0-200ms')).toEqual({
+      error500: 0.1,
+      error429: 0.05,
+      reset: 0.05,
+      hang: 0,
+      latency: { minMs: 0, maxMs: 200 },
+    })
     expect(() => parseFaults('500:2')).toThrow('500 needs a probability from 0 to 1 (got "2")')
     expect(() => parseFaults('teapot:0.1')).toThrow('unknown fault "teapot"')
     expect(() => parseFaults('latency:fast')).toThrow('latency must look like latency:0-200ms')
@@ -64,7 +70,9 @@ describe('fault injection', () => {
     const dbPath = `${process.env.TMPDIR ?? '/tmp'}/faults-${process.pid}-${Date.now()}.db`
     const lossy = await startLocalServer({ dbPath, apiKeys: [{ key: KEY }], faults: 'reset:1' })
     const body = JSON.stringify({ name: 'Created anyway', request: { query: 'example.com' } })
-    await request(`${lossy.url}/v1/checks/dns`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body }).then((r) => r.body.text()).catch(() => undefined)
+    await request(`${lossy.url}/v1/checks/dns`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body })
+      .then((r) => r.body.text())
+      .catch(() => undefined)
     await lossy.close()
     const clean = await startLocalServer({ dbPath, apiKeys: [{ key: KEY }] })
     const list = (await (await request(`${clean.url}/v1/checks`, { headers: auth })).body.json()) as Array<{ name: string }>
@@ -77,7 +85,10 @@ describe('fault injection', () => {
     const started = Date.now()
     await expect(request(`${server.url}/v1/runtimes`, { headers: auth, headersTimeout: 300 })).rejects.toThrow(/timeout/i)
     expect(Date.now() - started).toBeGreaterThanOrEqual(290)
-    const pending = request(`${server.url}/v1/runtimes`, { headers: auth }).then((r) => r.statusCode, () => 'closed')
+    const pending = request(`${server.url}/v1/runtimes`, { headers: auth }).then(
+      (r) => r.statusCode,
+      () => 'closed',
+    )
     await new Promise((r) => setTimeout(r, 50))
     await server.close()
     expect([503, 'closed']).toContain(await pending)

@@ -41,8 +41,21 @@ function expectWellFormed(answer: { status: number; text: string; type: string }
 }
 
 const VALID: Record<string, () => Record<string, unknown>> = {
-  dns: () => ({ name: 'DNS', request: { query: 'example.com', recordType: 'A', assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] }, frequency: 5, frequencyOffset: 3, locations: ['eu-west-1'], tags: ['a'] }),
-  icmp: () => ({ name: 'Ping', request: { hostname: 'example.com', pingCount: 5, assertions: [{ source: 'LATENCY', property: 'avg', comparison: 'LESS_THAN', target: '100' }] }, heartbeat: {}, script: '', degradedPacketLossThreshold: 10 }),
+  dns: () => ({
+    name: 'DNS',
+    request: { query: 'example.com', recordType: 'A', assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] },
+    frequency: 5,
+    frequencyOffset: 3,
+    locations: ['eu-west-1'],
+    tags: ['a'],
+  }),
+  icmp: () => ({
+    name: 'Ping',
+    request: { hostname: 'example.com', pingCount: 5, assertions: [{ source: 'LATENCY', property: 'avg', comparison: 'LESS_THAN', target: '100' }] },
+    heartbeat: {},
+    script: '',
+    degradedPacketLossThreshold: 10,
+  }),
   variable: () => ({ key: 'FUZZ_VAR', value: 'v', locked: false, secret: false }),
   service: () => ({ name: 'Service' }),
   statusPage: () => ({ name: 'Page', url: 'fuzz-page', cards: [{ name: 'Card', services: [{ id: ids.service }] }], defaultTheme: 'AUTO' }),
@@ -205,12 +218,21 @@ describe('fuzzing every route', () => {
   })
 
   it('list queries: wrong types, negative and fractional paging never make a 500', async () => {
-    const value = fc.oneof(fc.string({ maxLength: 30 }), fc.integer({ min: -1000, max: 100000 }).map(String), fc.double().map(String), fc.constantFrom('', '0', '-1', '1.5', '101', 'NaN', 'Infinity', 'true'))
+    const value = fc.oneof(
+      fc.string({ maxLength: 30 }),
+      fc.integer({ min: -1000, max: 100000 }).map(String),
+      fc.double().map(String),
+      fc.constantFrom('', '0', '-1', '1.5', '101', 'NaN', 'Infinity', 'true'),
+    )
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...LISTS), fc.dictionary(fc.constantFrom('limit', 'page', 'nextId', 'checkType', 'tag', 'other'), value), async (path, query) => {
-        const qs = new URLSearchParams(query).toString()
-        expectWellFormed(await call('GET', `${path}?${qs}`), `GET ${path}?${qs}`)
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...LISTS),
+        fc.dictionary(fc.constantFrom('limit', 'page', 'nextId', 'checkType', 'tag', 'other'), value),
+        async (path, query) => {
+          const qs = new URLSearchParams(query).toString()
+          expectWellFormed(await call('GET', `${path}?${qs}`), `GET ${path}?${qs}`)
+        },
+      ),
       { numRuns: 300, seed: 17 },
     )
   })

@@ -25,15 +25,19 @@ export function fleet(ids: number[], version = 0, prefix = 'f'): string {
         lines.push(`export const svc${i} = new StatusPageService('${id}-svc', { name: '${prefix} service ${i}' })`)
         break
       case 2:
-        lines.push(`new MaintenanceWindow('${id}-mw', { name: '${prefix} window ${i}', startsAt: '2030-01-01T00:00:00.000Z', endsAt: '2030-01-01T0${1 + (version % 3)}:00:00.000Z' })`)
+        lines.push(
+          `new MaintenanceWindow('${id}-mw', { name: '${prefix} window ${i}', startsAt: '2030-01-01T00:00:00.000Z', endsAt: '2030-01-01T0${1 + (version % 3)}:00:00.000Z' })`,
+        )
         break
       case 3:
         lines.push(`new IcmpCheck('${id}-ping', { name: '${prefix} ping ${i}', request: { hostname: 'h${i}.example.com' }, frequency: ${frequency} })`)
         break
       case 9:
-        lines.push(ids.includes(i - 8)
-          ? `new StatusPage('${id}-page', { name: '${prefix} page ${i}', url: '${prefix}-page-${i}', cards: [{ name: 'Card', services: [svc${i - 8}] }] })`
-          : `new StatusPage('${id}-page', { name: '${prefix} page ${i}', url: '${prefix}-page-${i}', cards: [] })`)
+        lines.push(
+          ids.includes(i - 8)
+            ? `new StatusPage('${id}-page', { name: '${prefix} page ${i}', url: '${prefix}-page-${i}', cards: [{ name: 'Card', services: [svc${i - 8}] }] })`
+            : `new StatusPage('${id}-page', { name: '${prefix} page ${i}', url: '${prefix}-page-${i}', cards: [] })`,
+        )
         break
       default:
         lines.push(`new DnsCheck('${id}-dns', { name: '${prefix} dns ${i}', request: { query: 'd${i}.example.com' }, frequency: ${frequency} })`)

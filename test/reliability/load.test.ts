@@ -53,7 +53,11 @@ describe('load', () => {
           n++
           const roll = (n * 7 + client) % 10
           if (roll < 3 || own.length === 0) {
-            const res = await call(key, 'POST', '/v1/checks/dns', { name: `c${client}-${n}`, request: { query: `h${n}.example.com` }, tags: [`client-${client}`] })
+            const res = await call(key, 'POST', '/v1/checks/dns', {
+              name: `c${client}-${n}`,
+              request: { query: `h${n}.example.com` },
+              tags: [`client-${client}`],
+            })
             if (res.status === 201) {
               own.push(res.json!.id as string)
               mine.add(res.json!.id as string)
@@ -102,7 +106,9 @@ describe('load', () => {
       expect(total).toBe([...created.values()].reduce((sum, ids) => sum + ids.size, 0))
     }
 
-    console.log(`load: ${requests} requests in ${DURATION_MS / 1000} s (${Math.round(requests / (DURATION_MS / 1000))}/s), statuses ${JSON.stringify(Object.fromEntries([...counts].sort()))}, ${total} checks stored`)
+    console.log(
+      `load: ${requests} requests in ${DURATION_MS / 1000} s (${Math.round(requests / (DURATION_MS / 1000))}/s), statuses ${JSON.stringify(Object.fromEntries([...counts].sort()))}, ${total} checks stored`,
+    )
     expect(failures.slice(0, 5)).toEqual([])
     expect(requests).toBeGreaterThan(CLIENTS)
   }, 120_000)

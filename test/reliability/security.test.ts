@@ -10,7 +10,12 @@ const KEY = 'sec_Zq8vN3kT1pW7xL0mB5c'
 const OTHER = 'sec_other_Hd82Kf01Lsq9'
 let server: LocalServer
 beforeAll(async () => {
-  server = await startLocalServer({ apiKeys: [{ key: KEY, accountId: 'sec-a' }, { key: OTHER, accountId: 'sec-b' }] })
+  server = await startLocalServer({
+    apiKeys: [
+      { key: KEY, accountId: 'sec-a' },
+      { key: OTHER, accountId: 'sec-b' },
+    ],
+  })
 })
 afterAll(() => server?.close())
 
@@ -47,7 +52,9 @@ describe('the API key never appears', () => {
     expect(refused.stderr).toBe(
       'Error: Refusing to send the API key in clear text to http://monitoring.example.com: use an https:// URL, or pass --insecure-http if this network is trusted.\n',
     )
-    const address = Object.values(networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal)?.address
+    const address = Object.values(networkInterfaces())
+      .flat()
+      .find((a) => a && a.family === 'IPv4' && !a.internal)?.address
     if (!address) return
     // a server on this machine's own network address: not loopback, so the flag is needed
     const open = await startLocalServer({ host: '0.0.0.0', apiKeys: [{ key: KEY, accountId: 'sec-a' }] })
@@ -73,13 +80,19 @@ describe('accounts stay apart on every route', () => {
   it('another account reads, changes and deletes none of them, and cannot point at them', async () => {
     const a = new ApiClient({ baseUrl: server.url, apiKey: KEY, accountId: 'sec-a' })
     const b = new ApiClient({ baseUrl: server.url, apiKey: OTHER, accountId: 'sec-b' })
-    const status = (p: Promise<unknown>) => p.then(() => 200, (e: { status?: number }) => e.status ?? -1)
+    const status = (p: Promise<unknown>) =>
+      p.then(
+        () => 200,
+        (e: { status?: number }) => e.status ?? -1,
+      )
     const dns = (await a.post<{ id: string }>('/v1/checks/dns', { name: 'a dns', request: { query: 'a.example.com' } })).body
     const icmp = (await a.post<{ id: string }>('/v1/checks/icmp', { name: 'a ping', request: { hostname: 'a.example.com' }, heartbeat: {}, script: '' })).body
     await a.post('/v1/variables', { key: 'A_ONLY', value: 'a' })
     const service = (await a.post<{ id: string }>('/v1/status-pages/services', { name: 'a service' })).body
     const page = (await a.post<{ id: string }>('/v1/status-pages', { name: 'a page', url: 'sec-a-page', cards: [] })).body
-    const window = (await a.post<{ id: number }>('/v1/maintenance-windows', { name: 'a window', startsAt: '2030-01-01T00:00:00Z', endsAt: '2030-01-01T01:00:00Z' })).body
+    const window = (
+      await a.post<{ id: number }>('/v1/maintenance-windows', { name: 'a window', startsAt: '2030-01-01T00:00:00Z', endsAt: '2030-01-01T01:00:00Z' })
+    ).body
     const incident = (await a.post<{ id: string }>('/v1/incidents', { name: 'a incident', severity: 'MINOR', services: [{ id: service.id }] })).body
     const update = (await a.post<{ id: string }>(`/v1/incidents/${incident.id}/updates`, { status: 'MONITORING', description: 'd' })).body
 

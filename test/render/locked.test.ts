@@ -31,7 +31,13 @@ describe('locked values of checks', () => {
     const md = await api.cli(dir, ['plan', '--format', 'markdown'])
     const json = await api.cli(dir, ['plan', '--format', 'json'])
     const verbose = await api.cli(dir, ['plan', '--verbose'])
-    return { text: text.stdout, md: md.stdout, json: json.stdout, verbose: verbose.stdout, all: [text.output, md.output, json.output, verbose.output, readFileSync(join(dir, 'plan.json'), 'utf8')] }
+    return {
+      text: text.stdout,
+      md: md.stdout,
+      json: json.stdout,
+      verbose: verbose.stdout,
+      all: [text.output, md.output, json.output, verbose.output, readFileSync(join(dir, 'plan.json'), 'utf8')],
+    }
   }
 
   it('a create shows (locked) in every format and the saved plan; unlocked values stay visible', async () => {

@@ -25,8 +25,7 @@ const page = `new StatusPage('public', { name: 'Shop status', url: 'shop-status-
 `
 const locked = (value: string) => `new EnvVar('PARTNER_API_KEY', { value: '${value}', locked: true })
 `
-const project = (serviceVar: string, lockedValue: string, frequency = 5) =>
-  file(services, check(serviceVar, frequency), page, locked(lockedValue))
+const project = (serviceVar: string, lockedValue: string, frequency = 5) => file(services, check(serviceVar, frequency), page, locked(lockedValue))
 
 type Change = { logicalId: string; fieldDiffs: Array<{ path: string; old?: unknown; new?: unknown }> }
 
@@ -149,7 +148,9 @@ describe('a plan a reviewer can read', () => {
 
     const refresh = await api.cli(dir, ['plan', '--refresh-only'])
     expect(refresh.code, refresh.output).toBe(0)
-    expect(refresh.stdout).toMatch(/# changed outside monitors since the last apply; values read last applied → now remote \(apply reverts them\)\n\s+~ frequency: 5 → 30/)
+    expect(refresh.stdout).toMatch(
+      /# changed outside monitors since the last apply; values read last applied → now remote \(apply reverts them\)\n\s+~ frequency: 5 → 30/,
+    )
     const md = await api.cli(dir, ['plan', '--refresh-only', '--format', 'markdown'])
     expect(md.stdout).toContain('~ frequency: 5 → 30')
     expect(md.stdout).toContain('~ tags: [] → ["edited"]')

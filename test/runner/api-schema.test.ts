@@ -15,8 +15,15 @@ describe('apiCheckSchema', () => {
     expect(check.maxResponseTime).toBe(20000)
     expect(check.frequency).toBe(10)
     expect(check.request).toMatchObject({
-      method: 'GET', followRedirects: true, skipSSL: false, ipFamily: 'IPv4', body: '', bodyType: 'NONE',
-      headers: [], queryParameters: [], assertions: [],
+      method: 'GET',
+      followRedirects: true,
+      skipSSL: false,
+      ipFamily: 'IPv4',
+      body: '',
+      bodyType: 'NONE',
+      headers: [],
+      queryParameters: [],
+      assertions: [],
     })
   })
 
@@ -56,12 +63,27 @@ describe('apiCheckSchema', () => {
         url: 'ftp://example.test/x',
         bodyType: 'XML',
         ipFamily: 'IPv5',
-        assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: '200' }, { source: 'TEXT_BODY', comparison: 'CONTAINS', target: 'x', regex: '(' }],
+        assertions: [
+          { source: 'RESPONSE_CODE', comparison: 'EQUALS', target: '200' },
+          { source: 'TEXT_BODY', comparison: 'CONTAINS', target: 'x', regex: '(' },
+        ],
       },
     })
     const found = messages(result)
-    for (const field of ['degradedResponseTime', 'maxResponseTime', 'request.method', 'request.url', 'request.bodyType', 'request.ipFamily', 'request.assertions.0.source', 'request.assertions.1.regex']) {
-      expect(found.some((m) => m.startsWith(`${field}:`)), `${field} in ${found.join(' | ')}`).toBe(true)
+    for (const field of [
+      'degradedResponseTime',
+      'maxResponseTime',
+      'request.method',
+      'request.url',
+      'request.bodyType',
+      'request.ipFamily',
+      'request.assertions.0.source',
+      'request.assertions.1.regex',
+    ]) {
+      expect(
+        found.some((m) => m.startsWith(`${field}:`)),
+        `${field} in ${found.join(' | ')}`,
+      ).toBe(true)
     }
     expect(found.find((m) => m.startsWith('request.url:'))).toContain('http:// or https://')
     expect(apiCheckSchema.safeParse({ name: 'Long', request: { ...request, url: `https://a.test/${'x'.repeat(2040)}` } }).success).toBe(false)
@@ -91,7 +113,14 @@ describe('apiCheckSchema', () => {
   it('still refuses frequency 0 for DNS and ICMP checks', () => {
     const dns = dnsCheckSchema.safeParse({ name: 'DNS', frequency: 0, frequencyOffset: 10, request: { query: 'example.test' } })
     expect(messages(dns)[0]).toMatch(/^frequency: must not be 0: sub-minute frequencies are only for API and TCP checks/)
-    const icmp = icmpCheckSchema.safeParse({ name: 'ICMP', frequency: 0, frequencyOffset: 10, request: { hostname: 'example.test' }, heartbeat: {}, script: '' })
+    const icmp = icmpCheckSchema.safeParse({
+      name: 'ICMP',
+      frequency: 0,
+      frequencyOffset: 10,
+      request: { hostname: 'example.test' },
+      heartbeat: {},
+      script: '',
+    })
     expect(messages(icmp)[0]).toMatch(/^frequency: must not be 0/)
   })
 })

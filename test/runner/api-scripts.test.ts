@@ -48,15 +48,18 @@ const scriptsOf = (details: unknown) => (details as ApiDetails).scripts ?? []
 describe('setup scripts', () => {
   it('a setup script adds a header, a query parameter and a body: the target sees them', async () => {
     const before = http.requests.length
-    const result = await run(check({
-      request: { method: 'POST', bodyType: 'JSON', body: '{}' },
-      localSetupScript: `
+    const result = await run(
+      check({
+        request: { method: 'POST', bodyType: 'JSON', body: '{}' },
+        localSetupScript: `
         request.headers['X-Token'] = 'token-' + process.env.TENANT
         request.queryParameters.page = '2'
         request.body = JSON.stringify({ at: 'setup' })
         console.log('setup ran for', request.url)
       `,
-    }), { variables: { TENANT: 'acme' } })
+      }),
+      { variables: { TENANT: 'acme' } },
+    )
     expect(result.error).toBeNull()
     expect(result.status).toBe('PASSED')
     const seen = http.requests.slice(before)
@@ -71,11 +74,21 @@ describe('setup scripts', () => {
 
   it('runs the setup snippet, then the local script; a variable it sets resolves {{KEY}} in the request', async () => {
     const before = http.requests.length
-    const result = await run(check({
-      setupSnippetId: 7,
-      request: { url: `${http.origin}/{{PATH}}`, headers: [{ key: 'Authorization', value: 'Bearer {{TOKEN}}', secret: true }] },
-      localSetupScript: `request.headers['X-Order'] = process.env.ORDER`,
-    }), { snippets: { 7: { name: 'Auth helper', script: `import { createHash } from 'node:crypto'\nconst token: string = createHash('sha256').update('x').digest('hex').slice(0, 8)\nprocess.env.TOKEN = token\nprocess.env.PATH = 'orders'\nprocess.env.ORDER = 'first'` } } })
+    const result = await run(
+      check({
+        setupSnippetId: 7,
+        request: { url: `${http.origin}/{{PATH}}`, headers: [{ key: 'Authorization', value: 'Bearer {{TOKEN}}', secret: true }] },
+        localSetupScript: `request.headers['X-Order'] = process.env.ORDER`,
+      }),
+      {
+        snippets: {
+          7: {
+            name: 'Auth helper',
+            script: `import { createHash } from 'node:crypto'\nconst token: string = createHash('sha256').update('x').digest('hex').slice(0, 8)\nprocess.env.TOKEN = token\nprocess.env.PATH = 'orders'\nprocess.env.ORDER = 'first'`,
+          },
+        },
+      },
+    )
     expect(result.error).toBeNull()
     const seen = http.requests.slice(before)
     expect(seen[0].path).toBe('/orders')
@@ -108,13 +121,21 @@ describe('setup scripts', () => {
 
 describe('teardown scripts', () => {
   it('a teardown script sees the status, headers and body, and may change them before the assertions', async () => {
-    const result = await run(check({
-      request: { url: `${http.origin}/missing`, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' }, { source: 'TEXT_BODY', comparison: 'CONTAINS', target: 'seen 404' }] },
-      localTearDownScript: `
+    const result = await run(
+      check({
+        request: {
+          url: `${http.origin}/missing`,
+          assertions: [
+            { source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' },
+            { source: 'TEXT_BODY', comparison: 'CONTAINS', target: 'seen 404' },
+          ],
+        },
+        localTearDownScript: `
         console.log('status', response.statusCode, response.statusText, response.body)
         if (response.statusCode === 404) { response.statusCode = 200; response.body = 'seen ' + 404 }
       `,
-    }))
+      }),
+    )
     expect(result.error).toBeNull()
     expect(result.status).toBe('PASSED')
     const [report] = scriptsOf(result.details)
@@ -124,10 +145,12 @@ describe('teardown scripts', () => {
   })
 
   it('an assertion a teardown script makes fails the run as an assertion', async () => {
-    const result = await run(check({
-      request: { url: `${http.origin}/created` },
-      localTearDownScript: `const assert = require('node:assert'); assert.strictEqual(JSON.parse(response.body).id, 43)`,
-    }))
+    const result = await run(
+      check({
+        request: { url: `${http.origin}/created` },
+        localTearDownScript: `const assert = require('node:assert'); assert.strictEqual(JSON.parse(response.body).id, 43)`,
+      }),
+    )
     expect(result.hasFailures).toBe(true)
     expect(result.hasErrors).toBe(false)
     expect(result.failureKind).toBe('ASSERTION')
@@ -157,10 +180,13 @@ describe('the sandbox', () => {
 
   it('a script that writes without end is stopped at its disk limit, in its scratch folder as in /tmp and /dev/shm', async () => {
     for (const where of ["require('node:os').tmpdir()", "'/tmp'", "'/dev/shm'"]) {
-      const result = await run(check({
-        localSetupScript: `const fs = require('node:fs'); const block = Buffer.alloc(1 << 20, 120)
+      const result = await run(
+        check({
+          localSetupScript: `const fs = require('node:fs'); const block = Buffer.alloc(1 << 20, 120)
           for (let i = 0; i < 64; i++) fs.writeFileSync(require('node:path').join(${where}, 'fill-' + i), block)`,
-      }), { scriptLimits: { diskLimitBytes: 4 * 1024 * 1024 } })
+        }),
+        { scriptLimits: { diskLimitBytes: 4 * 1024 * 1024 } },
+      )
       expect(result.hasErrors, where).toBe(true)
       expect(result.error, where).toMatch(/ENOSPC|disk limit|the sandbox refused: FileSystemWrite/)
     }
@@ -169,7 +195,9 @@ describe('the sandbox', () => {
 
   it('a script reading /etc/passwd or the server database is refused and fails its run', async () => {
     for (const file of ['/etc/passwd', secretFile]) {
-      const result = await run(check({ localSetupScript: `request.headers.leak = require('node:fs').readFileSync(${JSON.stringify(file)}, 'utf8').slice(0, 40)` }))
+      const result = await run(
+        check({ localSetupScript: `request.headers.leak = require('node:fs').readFileSync(${JSON.stringify(file)}, 'utf8').slice(0, 40)` }),
+      )
       expect(result.hasErrors).toBe(true)
       expect(result.error).toContain('the sandbox refused: FileSystemRead')
       expect(JSON.stringify(result)).not.toContain('SQLite format 3')
@@ -177,7 +205,7 @@ describe('the sandbox', () => {
     }
   })
 
-  it('a script cannot start processes, and sees only the check\'s variables in its environment', async () => {
+  it("a script cannot start processes, and sees only the check's variables in its environment", async () => {
     const spawn = await run(check({ localSetupScript: `require('node:child_process').execSync('id')` }))
     expect(spawn.hasErrors).toBe(true)
     expect(spawn.error).toContain('the sandbox refused')
@@ -193,19 +221,26 @@ describe('the sandbox', () => {
   })
 
   it('a script writes only in its scratch folder, removed after the run', async () => {
-    const result = await run(check({ localSetupScript: `require('node:fs').writeFileSync('note.txt', 'x'); require('node:fs').writeFileSync(${JSON.stringify(path.join(workDir, 'outside.txt'))}, 'x')` }))
+    const result = await run(
+      check({
+        localSetupScript: `require('node:fs').writeFileSync('note.txt', 'x'); require('node:fs').writeFileSync(${JSON.stringify(path.join(workDir, 'outside.txt'))}, 'x')`,
+      }),
+    )
     expect(result.hasErrors).toBe(true)
     expect(result.error).toContain('the sandbox refused: FileSystemWrite')
     expect(existsSync(path.join(workDir, 'outside.txt'))).toBe(false)
     expect(readdirSync(workDir)).toEqual([])
   })
 
-  it('with privateTargets deny, a script\'s own connections follow the policy: the allowed target is reached, another loopback port is refused', async () => {
+  it("with privateTargets deny, a script's own connections follow the policy: the allowed target is reached, another loopback port is refused", async () => {
     const other = await startHttpServer()
     other.route('/admin', { body: 'admin secrets' })
     try {
       const policy: RunOptions = { privateTargets: 'deny', allowedTargets: [`127.0.0.1:${new URL(http.origin).port}`] }
-      const allowed = await run(check({ localSetupScript: `request.headers['x-fetched'] = String((await fetch(${JSON.stringify(`${http.origin}/created`)})).status)` }), policy)
+      const allowed = await run(
+        check({ localSetupScript: `request.headers['x-fetched'] = String((await fetch(${JSON.stringify(`${http.origin}/created`)})).status)` }),
+        policy,
+      )
       expect(allowed.error).toBeNull()
       expect(allowed.status).toBe('PASSED')
       const before = other.requests.length
@@ -213,7 +248,12 @@ describe('the sandbox', () => {
       expect(refused.hasErrors).toBe(true)
       expect(JSON.stringify(refused)).toContain('refused by the private-target policy')
       expect(JSON.stringify(refused)).not.toContain('admin secrets')
-      const http1 = await run(check({ localSetupScript: `await new Promise((resolve, reject) => require('node:http').get(${JSON.stringify(`${other.origin}/admin`)}, resolve).on('error', reject))` }), policy)
+      const http1 = await run(
+        check({
+          localSetupScript: `await new Promise((resolve, reject) => require('node:http').get(${JSON.stringify(`${other.origin}/admin`)}, resolve).on('error', reject))`,
+        }),
+        policy,
+      )
       expect(http1.hasErrors).toBe(true)
       expect(http1.error).toContain('refused by the private-target policy')
       // a name is checked on every address it resolves to
@@ -226,7 +266,7 @@ describe('the sandbox', () => {
     }
   })
 
-  it('with privateTargets deny, a script\'s UDP datagrams and DNS servers follow the policy too: the allowed target is reached, another loopback port is refused', async () => {
+  it("with privateTargets deny, a script's UDP datagrams and DNS servers follow the policy too: the allowed target is reached, another loopback port is refused", async () => {
     const { createSocket } = await import('node:dgram')
     const listen = async () => {
       const socket = createSocket('udp4')
@@ -250,15 +290,30 @@ describe('the sandbox', () => {
       // by name, with offset and length, and on a connected socket
       const byName = await run(check({ localSetupScript: send(closed.port, 'localhost') }), policy)
       expect(byName.error).toContain('refused by the private-target policy')
-      const withLength = await run(check({ localSetupScript: `const s = require('node:dgram').createSocket('udp4')
-        await new Promise((resolve, reject) => s.send(Buffer.from('hello'), 0, 5, ${closed.port}, '127.0.0.1', (e) => (e ? reject(e) : resolve())))` }), policy)
+      const withLength = await run(
+        check({
+          localSetupScript: `const s = require('node:dgram').createSocket('udp4')
+        await new Promise((resolve, reject) => s.send(Buffer.from('hello'), 0, 5, ${closed.port}, '127.0.0.1', (e) => (e ? reject(e) : resolve())))`,
+        }),
+        policy,
+      )
       expect(withLength.error).toContain('refused by the private-target policy')
-      const connected = await run(check({ localSetupScript: `const s = require('node:dgram').createSocket('udp4')
-        await new Promise((resolve, reject) => { s.on('error', reject); s.connect(${closed.port}, '127.0.0.1', () => s.send('hello', (e) => (e ? reject(e) : resolve()))) })` }), policy)
+      const connected = await run(
+        check({
+          localSetupScript: `const s = require('node:dgram').createSocket('udp4')
+        await new Promise((resolve, reject) => { s.on('error', reject); s.connect(${closed.port}, '127.0.0.1', () => s.send('hello', (e) => (e ? reject(e) : resolve()))) })`,
+        }),
+        policy,
+      )
       expect(connected.error).toContain('refused by the private-target policy')
       // a DNS server of the script's choosing is a UDP target too
-      const resolver = await run(check({ localSetupScript: `const { Resolver } = require('node:dns').promises
-        const r = new Resolver(); r.setServers(['127.0.0.1:${closed.port}']); await r.resolve4('shop.example')` }), policy)
+      const resolver = await run(
+        check({
+          localSetupScript: `const { Resolver } = require('node:dns').promises
+        const r = new Resolver(); r.setServers(['127.0.0.1:${closed.port}']); await r.resolve4('shop.example')`,
+        }),
+        policy,
+      )
       expect(resolver.error).toContain('refused by the private-target policy')
       const global = await run(check({ localSetupScript: `require('node:dns').setServers(['127.0.0.1:${closed.port}'])` }), policy)
       expect(global.error).toContain('refused by the private-target policy')
@@ -293,12 +348,17 @@ describe('the sandbox', () => {
       const attacks = {
         'an IPv4-mapped address in hex': `request.body = await (await fetch('http://[::ffff:7f00:1]:${port}/admin')).text()`,
         'an IPv4-mapped address written out': readRaw(`net.connect({ host: '0:0:0:0:0:FFFF:127.0.0.1', port: ${port} })`),
-        'options that answer differently when read again': readRaw(`net.connect({ reads: 0, get host() { return this.reads++ < 2 ? '127.0.0.2' : '127.0.0.1' }, port: ${port} })`),
-        'a lookup that cannot be replaced': readRaw(`net.connect(Object.defineProperty({ host: 'localhost', port: ${port} }, 'lookup', { enumerable: true, get: () => (h, o, cb) => (o.all ? cb(null, [{ address: '127.0.0.1', family: 4 }]) : cb(null, '127.0.0.1', 4)), set: () => {} }))`),
-        'a resolver\'s own handle': `const r = new (require('node:dns').promises.Resolver)(); r._handle.setServers([[4, '127.0.0.1', ${dns.port}]]); request.body = JSON.stringify(await r.resolveTxt('leak.test'))`,
+        'options that answer differently when read again': readRaw(
+          `net.connect({ reads: 0, get host() { return this.reads++ < 2 ? '127.0.0.2' : '127.0.0.1' }, port: ${port} })`,
+        ),
+        'a lookup that cannot be replaced': readRaw(
+          `net.connect(Object.defineProperty({ host: 'localhost', port: ${port} }, 'lookup', { enumerable: true, get: () => (h, o, cb) => (o.all ? cb(null, [{ address: '127.0.0.1', family: 4 }]) : cb(null, '127.0.0.1', 4)), set: () => {} }))`,
+        ),
+        "a resolver's own handle": `const r = new (require('node:dns').promises.Resolver)(); r._handle.setServers([[4, '127.0.0.1', ${dns.port}]]); request.body = JSON.stringify(await r.resolveTxt('leak.test'))`,
         'a refusal the script catches': `try { await fetch('${other.origin}/admin') } catch (e) { request.body = 'nothing to see' }`,
       }
-      const refused = /^setup script \(localSetupScript\) failed: the sandbox refused: connection to .* refused by the private-target policy \(--private-targets deny\)/
+      const refused =
+        /^setup script \(localSetupScript\) failed: the sandbox refused: connection to .* refused by the private-target policy \(--private-targets deny\)/
       const before = other.requests.length
       for (const [attack, script] of Object.entries(attacks)) {
         const result = await run(check({ localSetupScript: script }), policy)
@@ -320,9 +380,12 @@ describe('the sandbox', () => {
   })
 
   it('secret values are scrubbed from the logs and errors of the scripts', async () => {
-    const result = await run(check({
-      localSetupScript: `console.log('token is', process.env.API_TOKEN, Buffer.from('u:' + process.env.API_TOKEN).toString('base64')); throw new Error('bad ' + process.env.API_TOKEN)`,
-    }), { variables: { API_TOKEN: { value: 's3cr3t-value', secret: true } } })
+    const result = await run(
+      check({
+        localSetupScript: `console.log('token is', process.env.API_TOKEN, Buffer.from('u:' + process.env.API_TOKEN).toString('base64')); throw new Error('bad ' + process.env.API_TOKEN)`,
+      }),
+      { variables: { API_TOKEN: { value: 's3cr3t-value', secret: true } } },
+    )
     expect(result.hasErrors).toBe(true)
     const text = JSON.stringify(result)
     expect(text).not.toContain('s3cr3t-value')

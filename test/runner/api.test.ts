@@ -12,7 +12,15 @@ const CERT_DAYS = 30
 beforeAll(async () => {
   http = await startHttpServer()
   tls = await startTlsServer({ validDays: CERT_DAYS, extraHours: 12 })
-  const json = { data: [{ id: 7, name: 'first' }, { id: 8, name: null }], total: 2, tags: ['a', 'b'], empty: [] }
+  const json = {
+    data: [
+      { id: 7, name: 'first' },
+      { id: 8, name: null },
+    ],
+    total: 2,
+    tags: ['a', 'b'],
+    empty: [],
+  }
   for (const server of [http, tls]) {
     server.route('/json', { body: json, headers: { 'x-request-id': 'abc-123', 'cache-control': 'max-age=60' } })
     server.route('/text', { body: 'hello world, all systems operational', headers: { 'content-type': 'text/plain' } })
@@ -175,7 +183,11 @@ describe('API runner: the exchange', () => {
     expect(followed.details.url).toBe(`${http.origin}/json`)
     expect(JSON.parse(followed.details.body).total).toBe(2)
 
-    const stopped = await run({ url: `${http.origin}/redirect`, followRedirects: false, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '302' }] })
+    const stopped = await run({
+      url: `${http.origin}/redirect`,
+      followRedirects: false,
+      assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '302' }],
+    })
     expect(stopped.result.status).toBe('PASSED')
     expect(stopped.details.statusCode).toBe(302)
     expect(stopped.details.headers.location).toBe('/json')
@@ -200,7 +212,10 @@ describe('API runner: the exchange', () => {
       method: 'PUT',
       url: `${http.origin}/echo?fixed=1`,
       headers: [{ key: 'X-Trace', value: 't-1' }],
-      queryParameters: [{ key: 'page', value: '2' }, { key: 'q', value: 'a b&c' }],
+      queryParameters: [
+        { key: 'page', value: '2' },
+        { key: 'q', value: 'a b&c' },
+      ],
       basicAuth: { username: 'alice', password: 'wonder' },
       body: '{"name":"x"}',
       bodyType: 'JSON',
@@ -336,7 +351,11 @@ describe('API runner: failures of the connection', () => {
     const { result } = await run(
       { url: `http://127.0.0.1:${closed}/` },
       { retryStrategy: { type: 'FIXED', baseBackoffSeconds: 1, maxRetries: 1, onlyOn: ['NETWORK_ERROR'] } },
-      { sleep: async (ms) => { waits.push(ms) } },
+      {
+        sleep: async (ms) => {
+          waits.push(ms)
+        },
+      },
     )
     expect(result.status).toBe('FAILED')
     expect(result.hasErrors).toBe(false)
@@ -373,15 +392,19 @@ describe('API runner: variables and secrets', () => {
   }
 
   it('resolves {{VARIABLE}} in url, headers, query parameters, body and basicAuth', async () => {
-    const { result } = await run({
-      method: 'POST',
-      url: `${http.origin}/{{ECHO_PATH}}`,
-      headers: [{ key: 'authorization-token', value: 'Bearer {{TOKEN}}' }],
-      queryParameters: [{ key: 'user', value: '{{ USER }}' }],
-      body: '{"user":"{{USER}}"}',
-      bodyType: 'JSON',
-      basicAuth: { username: '{{USER}}', password: '{{PASSWORD}}' },
-    }, {}, { variables })
+    const { result } = await run(
+      {
+        method: 'POST',
+        url: `${http.origin}/{{ECHO_PATH}}`,
+        headers: [{ key: 'authorization-token', value: 'Bearer {{TOKEN}}' }],
+        queryParameters: [{ key: 'user', value: '{{ USER }}' }],
+        body: '{"user":"{{USER}}"}',
+        bodyType: 'JSON',
+        basicAuth: { username: '{{USER}}', password: '{{PASSWORD}}' },
+      },
+      {},
+      { variables },
+    )
     expect(result.status).toBe('PASSED')
     const sent = lastRequest(http, '/echo')
     expect(sent.path).toBe('/echo?user=svc-user')
@@ -401,22 +424,38 @@ describe('API runner: variables and secrets', () => {
 
   it('never shows a secret in the result: secret variables, secret headers and query parameters, the basic auth password', async () => {
     http.route('/reflect', { status: 500, body: 'token s3cr3t-token-value and header-secret-42 and qp-secret-99', headers: { 'x-echo': 's3cr3t-token-value' } })
-    const { result } = await run({
-      url: `${http.origin}/reflect`,
-      headers: [{ key: 'x-token', value: '{{TOKEN}}' }, { key: 'x-other', value: 'header-secret-42', secret: true }],
-      queryParameters: [{ key: 'key', value: 'qp-secret-99', secret: true }, { key: 't', value: '{{TOKEN}}' }],
-      basicAuth: { username: 'svc-user', password: '{{PASSWORD}}' },
-      assertions: [
-        { source: 'TEXT_BODY', comparison: 'EQUALS', target: 'something else' },
-        { source: 'HEADERS', property: 'x-echo', comparison: 'EQUALS', target: 'no' },
-      ],
-    }, {}, { variables })
+    const { result } = await run(
+      {
+        url: `${http.origin}/reflect`,
+        headers: [
+          { key: 'x-token', value: '{{TOKEN}}' },
+          { key: 'x-other', value: 'header-secret-42', secret: true },
+        ],
+        queryParameters: [
+          { key: 'key', value: 'qp-secret-99', secret: true },
+          { key: 't', value: '{{TOKEN}}' },
+        ],
+        basicAuth: { username: 'svc-user', password: '{{PASSWORD}}' },
+        assertions: [
+          { source: 'TEXT_BODY', comparison: 'EQUALS', target: 'something else' },
+          { source: 'HEADERS', property: 'x-echo', comparison: 'EQUALS', target: 'no' },
+        ],
+      },
+      {},
+      { variables },
+    )
     expect(result.status).toBe('FAILED')
     const sent = lastRequest(http, '/reflect')
     expect(sent.headers['x-token']).toBe('s3cr3t-token-value')
     expect(sent.path).toBe('/reflect?key=qp-secret-99&t=s3cr3t-token-value')
     const text = JSON.stringify(result)
-    for (const secret of ['s3cr3t-token-value', 'header-secret-42', 'qp-secret-99', 'hunter2-password', Buffer.from('svc-user:hunter2-password').toString('base64')]) {
+    for (const secret of [
+      's3cr3t-token-value',
+      'header-secret-42',
+      'qp-secret-99',
+      'hunter2-password',
+      Buffer.from('svc-user:hunter2-password').toString('base64'),
+    ]) {
       expect(text).not.toContain(secret)
     }
     expect((result.details as ApiDetails).url).toBe(`${http.origin}/reflect?key=********&t=********`)
@@ -435,4 +474,3 @@ async function freePort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()))
   return port
 }
-

@@ -8,7 +8,12 @@ let server: DnsServerHandle
 
 beforeAll(async () => {
   server = await startDnsServer()
-  server.set('www.example.test', 'A', { records: [{ type: 'A', data: '192.0.2.10' }, { type: 'A', data: '192.0.2.11', ttl: 60 }] })
+  server.set('www.example.test', 'A', {
+    records: [
+      { type: 'A', data: '192.0.2.10' },
+      { type: 'A', data: '192.0.2.11', ttl: 60 },
+    ],
+  })
   server.set('empty.example.test', 'A', { records: [] })
 })
 
@@ -33,27 +38,32 @@ const CASES: Record<Comparison, { pass: Case; fail: Case; failMessage: string }>
   HAS_KEY: {
     pass: { source: 'JSON_ANSWER', property: '$.Answer[0]', target: 'TTL' },
     fail: { source: 'JSON_ANSWER', property: '$.Answer[0]', target: 'priority' },
-    failMessage: 'JSON_ANSWER $.Answer[0] HAS_KEY "priority" failed: got "{\\"name\\":\\"www.example.test.\\",\\"type\\":1,\\"TTL\\":300,\\"data\\":\\"192.0.2.10\\"}"',
+    failMessage:
+      'JSON_ANSWER $.Answer[0] HAS_KEY "priority" failed: got "{\\"name\\":\\"www.example.test.\\",\\"type\\":1,\\"TTL\\":300,\\"data\\":\\"192.0.2.10\\"}"',
   },
   NOT_HAS_KEY: {
     pass: { source: 'JSON_ANSWER', property: '$.Answer[0]', target: 'priority' },
     fail: { source: 'JSON_ANSWER', property: '$.Answer[0]', target: 'data' },
-    failMessage: 'JSON_ANSWER $.Answer[0] NOT_HAS_KEY "data" failed: got "{\\"name\\":\\"www.example.test.\\",\\"type\\":1,\\"TTL\\":300,\\"data\\":\\"192.0.2.10\\"}"',
+    failMessage:
+      'JSON_ANSWER $.Answer[0] NOT_HAS_KEY "data" failed: got "{\\"name\\":\\"www.example.test.\\",\\"type\\":1,\\"TTL\\":300,\\"data\\":\\"192.0.2.10\\"}"',
   },
   HAS_VALUE: {
     pass: { source: 'JSON_ANSWER', property: '$.Answer[1]', target: '192.0.2.11' },
     fail: { source: 'JSON_ANSWER', property: '$.Answer[1]', target: '192.0.2.10' },
-    failMessage: 'JSON_ANSWER $.Answer[1] HAS_VALUE "192.0.2.10" failed: got "{\\"name\\":\\"www.example.test.\\",\\"type\\":1,\\"TTL\\":60,\\"data\\":\\"192.0.2.11\\"}"',
+    failMessage:
+      'JSON_ANSWER $.Answer[1] HAS_VALUE "192.0.2.10" failed: got "{\\"name\\":\\"www.example.test.\\",\\"type\\":1,\\"TTL\\":60,\\"data\\":\\"192.0.2.11\\"}"',
   },
   NOT_HAS_VALUE: {
     pass: { source: 'JSON_ANSWER', property: '$.Answer[1]', target: '192.0.2.10' },
     fail: { source: 'JSON_ANSWER', property: '$.Answer[1]', target: '60' },
-    failMessage: 'JSON_ANSWER $.Answer[1] NOT_HAS_VALUE "60" failed: got "{\\"name\\":\\"www.example.test.\\",\\"type\\":1,\\"TTL\\":60,\\"data\\":\\"192.0.2.11\\"}"',
+    failMessage:
+      'JSON_ANSWER $.Answer[1] NOT_HAS_VALUE "60" failed: got "{\\"name\\":\\"www.example.test.\\",\\"type\\":1,\\"TTL\\":60,\\"data\\":\\"192.0.2.11\\"}"',
   },
   IS_EMPTY: {
     pass: { source: 'JSON_ANSWER', property: '$.Answer', target: '', query: 'empty.example.test' },
     fail: { source: 'JSON_ANSWER', property: '$.Answer', target: '' },
-    failMessage: 'JSON_ANSWER $.Answer IS_EMPTY failed: got "[{\\"name\\":\\"www.example.test.\\",\\"type\\":1,\\"TTL\\":300,\\"data\\":\\"192.0.2.10\\"},{\\"name\\":\\"www.example.test.\\",\\"type\\":1,\\"TTL\\":60,\\"data\\":\\"192.0.2.11\\"}]"',
+    failMessage:
+      'JSON_ANSWER $.Answer IS_EMPTY failed: got "[{\\"name\\":\\"www.example.test.\\",\\"type\\":1,\\"TTL\\":300,\\"data\\":\\"192.0.2.10\\"},{\\"name\\":\\"www.example.test.\\",\\"type\\":1,\\"TTL\\":60,\\"data\\":\\"192.0.2.11\\"}]"',
   },
   NOT_EMPTY: {
     pass: { source: 'TEXT_ANSWER', target: '' },
@@ -73,12 +83,14 @@ const CASES: Record<Comparison, { pass: Case; fail: Case; failMessage: string }>
   CONTAINS: {
     pass: { source: 'TEXT_ANSWER', target: 'IN\tA\t192.0.2.11' },
     fail: { source: 'TEXT_ANSWER', target: '198.51.100.1' },
-    failMessage: 'TEXT_ANSWER CONTAINS "198.51.100.1" failed: got "www.example.test.\\t300\\tIN\\tA\\t192.0.2.10 | www.example.test.\\t60\\tIN\\tA\\t192.0.2.11"',
+    failMessage:
+      'TEXT_ANSWER CONTAINS "198.51.100.1" failed: got "www.example.test.\\t300\\tIN\\tA\\t192.0.2.10 | www.example.test.\\t60\\tIN\\tA\\t192.0.2.11"',
   },
   NOT_CONTAINS: {
     pass: { source: 'TEXT_ANSWER', target: '198.51.100.1' },
     fail: { source: 'TEXT_ANSWER', target: '192.0.2.10' },
-    failMessage: 'TEXT_ANSWER NOT_CONTAINS "192.0.2.10" failed: got "www.example.test.\\t300\\tIN\\tA\\t192.0.2.10 | www.example.test.\\t60\\tIN\\tA\\t192.0.2.11"',
+    failMessage:
+      'TEXT_ANSWER NOT_CONTAINS "192.0.2.10" failed: got "www.example.test.\\t300\\tIN\\tA\\t192.0.2.10 | www.example.test.\\t60\\tIN\\tA\\t192.0.2.11"',
   },
   IS_NULL: {
     pass: { source: 'JSON_ANSWER', property: '$.Answer[2]', target: '' },

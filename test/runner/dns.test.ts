@@ -7,17 +7,39 @@ let server: DnsServerHandle
 
 beforeAll(async () => {
   server = await startDnsServer()
-  server.set('www.example.test', 'A', { records: [{ type: 'A', data: '192.0.2.10' }, { type: 'A', data: '192.0.2.11', ttl: 60 }] })
+  server.set('www.example.test', 'A', {
+    records: [
+      { type: 'A', data: '192.0.2.10' },
+      { type: 'A', data: '192.0.2.11', ttl: 60 },
+    ],
+  })
   server.set('www.example.test', 'AAAA', { records: [{ type: 'AAAA', data: '2001:db8::10' }] })
   server.set('alias.example.test', 'CNAME', { records: [{ type: 'CNAME', data: 'www.example.test' }] })
   server.set('example.test', 'MX', { records: [{ type: 'MX', data: { preference: 10, exchange: 'mail.example.test' } }] })
-  server.set('example.test', 'TXT', { records: [{ type: 'TXT', data: ['v=spf1 -all'] }, { type: 'TXT', data: 'site-verification=abc123' }] })
-  server.set('example.test', 'NS', { records: [{ type: 'NS', data: 'ns1.example.test' }, { type: 'NS', data: 'ns2.example.test' }] })
+  server.set('example.test', 'TXT', {
+    records: [
+      { type: 'TXT', data: ['v=spf1 -all'] },
+      { type: 'TXT', data: 'site-verification=abc123' },
+    ],
+  })
+  server.set('example.test', 'NS', {
+    records: [
+      { type: 'NS', data: 'ns1.example.test' },
+      { type: 'NS', data: 'ns2.example.test' },
+    ],
+  })
   server.set('example.test', 'SOA', {
-    records: [{ type: 'SOA', data: { mname: 'ns1.example.test', rname: 'hostmaster.example.test', serial: 2026112201, refresh: 3600, retry: 600, expire: 604800, minimum: 300 } }],
+    records: [
+      {
+        type: 'SOA',
+        data: { mname: 'ns1.example.test', rname: 'hostmaster.example.test', serial: 2026112201, refresh: 3600, retry: 600, expire: 604800, minimum: 300 },
+      },
+    ],
   })
   server.set('example.test', 'HTTPS', {
-    records: [{ type: 'HTTPS', data: { priority: 1, target: '.', params: { alpn: ['h2', 'h3'], port: 443, ipv4hint: ['192.0.2.10'], ipv6hint: ['2001:db8::10'] } } }],
+    records: [
+      { type: 'HTTPS', data: { priority: 1, target: '.', params: { alpn: ['h2', 'h3'], port: 443, ipv4hint: ['192.0.2.10'], ipv6hint: ['2001:db8::10'] } } },
+    ],
   })
   server.set('broken.example.test', '*', { rcode: 'SERVFAIL' })
   server.set('private.example.test', '*', { rcode: 'REFUSED' })
@@ -92,7 +114,11 @@ describe('DNS queries against a real server on 127.0.0.1', () => {
     expect(server.queries.slice(before).map((q) => q.protocol)).toEqual(['UDP', 'TCP'])
   })
 
-  for (const [name, rcode] of [['nothing-here.example.test', 'NXDOMAIN'], ['broken.example.test', 'SERVFAIL'], ['private.example.test', 'REFUSED']] as const) {
+  for (const [name, rcode] of [
+    ['nothing-here.example.test', 'NXDOMAIN'],
+    ['broken.example.test', 'SERVFAIL'],
+    ['private.example.test', 'REFUSED'],
+  ] as const) {
     it(`fails on ${rcode} without a RESPONSE_CODE assertion, and says so`, async () => {
       const result = await runCheck(dnsCheck({ query: name }))
       expect(result.status).toBe('FAILED')
@@ -107,31 +133,43 @@ describe('DNS queries against a real server on 127.0.0.1', () => {
       const result = await runCheck(dnsCheck({ query: name, assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: rcode }] }))
       expect(result.status).toBe('PASSED')
       expect(result.assertions).toEqual([
-        { source: 'RESPONSE_CODE', property: null, comparison: 'EQUALS', target: rcode, actual: rcode, passed: true, message: `RESPONSE_CODE EQUALS "${rcode}" passed` },
+        {
+          source: 'RESPONSE_CODE',
+          property: null,
+          comparison: 'EQUALS',
+          target: rcode,
+          actual: rcode,
+          passed: true,
+          message: `RESPONSE_CODE EQUALS "${rcode}" passed`,
+        },
       ])
     })
   }
 
   it('reports a failed RESPONSE_CODE assertion as a readable message', async () => {
-    const result = await runCheck(dnsCheck({ query: 'broken.example.test', assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] }))
+    const result = await runCheck(
+      dnsCheck({ query: 'broken.example.test', assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] }),
+    )
     expect(result.status).toBe('FAILED')
     expect(result.error).toBe('RESPONSE_CODE EQUALS "NOERROR" failed: got "SERVFAIL"')
   })
 
   it('asserts on the JSON answer with JSON paths', async () => {
-    const result = await runCheck(dnsCheck({
-      query: 'www.example.test',
-      assertions: [
-        { source: 'JSON_ANSWER', property: '$.Answer[0].data', comparison: 'EQUALS', target: '192.0.2.10' },
-        { source: 'JSON_ANSWER', property: '$.Answer[1].TTL', comparison: 'LESS_THAN', target: '100' },
-        { source: 'JSON_ANSWER', property: "$['Answer'][1]['data']", comparison: 'EQUALS', target: '192.0.2.11' },
-        { source: 'JSON_ANSWER', property: 'Status', comparison: 'EQUALS', target: '0' },
-        { source: 'JSON_ANSWER', property: '$.Answer.length', comparison: 'EQUALS', target: '2' },
-        { source: 'JSON_ANSWER', property: '$.Question[0]', comparison: 'HAS_KEY', target: 'name' },
-        { source: 'JSON_ANSWER', property: '$.Answer[5]', comparison: 'IS_NULL', target: '' },
-        { source: 'JSON_ANSWER', comparison: 'HAS_KEY', target: 'Answer' },
-      ],
-    }))
+    const result = await runCheck(
+      dnsCheck({
+        query: 'www.example.test',
+        assertions: [
+          { source: 'JSON_ANSWER', property: '$.Answer[0].data', comparison: 'EQUALS', target: '192.0.2.10' },
+          { source: 'JSON_ANSWER', property: '$.Answer[1].TTL', comparison: 'LESS_THAN', target: '100' },
+          { source: 'JSON_ANSWER', property: "$['Answer'][1]['data']", comparison: 'EQUALS', target: '192.0.2.11' },
+          { source: 'JSON_ANSWER', property: 'Status', comparison: 'EQUALS', target: '0' },
+          { source: 'JSON_ANSWER', property: '$.Answer.length', comparison: 'EQUALS', target: '2' },
+          { source: 'JSON_ANSWER', property: '$.Question[0]', comparison: 'HAS_KEY', target: 'name' },
+          { source: 'JSON_ANSWER', property: '$.Answer[5]', comparison: 'IS_NULL', target: '' },
+          { source: 'JSON_ANSWER', comparison: 'HAS_KEY', target: 'Answer' },
+        ],
+      }),
+    )
     expect(result.assertions.map((a) => [a.message, a.passed])).toEqual([
       ['JSON_ANSWER $.Answer[0].data EQUALS "192.0.2.10" passed', true],
       ['JSON_ANSWER $.Answer[1].TTL LESS_THAN "100" passed', true],
@@ -147,25 +185,29 @@ describe('DNS queries against a real server on 127.0.0.1', () => {
   })
 
   it('fails a JSON_ANSWER assertion whose path finds nothing, naming the path', async () => {
-    const result = await runCheck(dnsCheck({
-      query: 'www.example.test',
-      assertions: [{ source: 'JSON_ANSWER', property: '$.Answer[3].data', comparison: 'EQUALS', target: '192.0.2.10' }],
-    }))
+    const result = await runCheck(
+      dnsCheck({
+        query: 'www.example.test',
+        assertions: [{ source: 'JSON_ANSWER', property: '$.Answer[3].data', comparison: 'EQUALS', target: '192.0.2.10' }],
+      }),
+    )
     expect(result.status).toBe('FAILED')
     expect(result.error).toBe('JSON_ANSWER $.Answer[3].data EQUALS "192.0.2.10" failed: got nothing at $.Answer[3].data')
   })
 
   it('asserts on the text answer and the response time', async () => {
-    const result = await runCheck(dnsCheck({
-      query: 'example.test',
-      recordType: 'TXT',
-      assertions: [
-        { source: 'TEXT_ANSWER', comparison: 'CONTAINS', target: 'v=spf1' },
-        { source: 'TEXT_ANSWER', comparison: 'NOT_CONTAINS', target: 'v=DMARC1' },
-        { source: 'RESPONSE_TIME', comparison: 'LESS_THAN', target: '1000' },
-        { source: 'RESPONSE_TIME', comparison: 'GREATER_THAN', target: '5000' },
-      ],
-    }))
+    const result = await runCheck(
+      dnsCheck({
+        query: 'example.test',
+        recordType: 'TXT',
+        assertions: [
+          { source: 'TEXT_ANSWER', comparison: 'CONTAINS', target: 'v=spf1' },
+          { source: 'TEXT_ANSWER', comparison: 'NOT_CONTAINS', target: 'v=DMARC1' },
+          { source: 'RESPONSE_TIME', comparison: 'LESS_THAN', target: '1000' },
+          { source: 'RESPONSE_TIME', comparison: 'GREATER_THAN', target: '5000' },
+        ],
+      }),
+    )
     expect(result.assertions.map((a) => a.passed)).toEqual([true, true, true, false])
     expect(result.status).toBe('FAILED')
     expect(result.error).toMatch(/^RESPONSE_TIME GREATER_THAN "5000" ms failed: got [\d.]+ ms$/)
@@ -217,10 +259,9 @@ describe('DNS queries against a real server on 127.0.0.1', () => {
   })
 
   it('uses the system resolver when the check names no name server', async () => {
-    const result = await runCheck(
-      dnsCheck({ query: 'www.example.test', nameServer: undefined, port: server.port }),
-      { systemNameServers: () => ['127.0.0.1', '10.0.0.2'] },
-    )
+    const result = await runCheck(dnsCheck({ query: 'www.example.test', nameServer: undefined, port: server.port }), {
+      systemNameServers: () => ['127.0.0.1', '10.0.0.2'],
+    })
     expect(result.status).toBe('PASSED')
     expect(details(result).nameServer).toBe('127.0.0.1')
     expect(details(result).answers.map((a) => a.data)).toEqual(['192.0.2.10', '192.0.2.11'])
@@ -235,8 +276,10 @@ describe('DNS queries against a real server on 127.0.0.1', () => {
   })
 
   it('reads name servers from resolv.conf text', () => {
-    expect(parseResolvConf('# comment\nsearch example.test\nnameserver 10.0.0.2\nnameserver fe80::1%eth0 # link-local\noptions ndots:5\n'))
-      .toEqual(['10.0.0.2', 'fe80::1'])
+    expect(parseResolvConf('# comment\nsearch example.test\nnameserver 10.0.0.2\nnameserver fe80::1%eth0 # link-local\noptions ndots:5\n')).toEqual([
+      '10.0.0.2',
+      'fe80::1',
+    ])
   })
 
   it('stamps startedAt and stoppedAt from the injected clock', async () => {

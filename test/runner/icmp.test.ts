@@ -63,19 +63,21 @@ describe('ICMP checks with the system ping', () => {
   })
 
   it.skipIf(!ipv4Works)('evaluates LATENCY and JSON_RESPONSE assertions', async () => {
-    const result = await runCheck(icmpCheck({
-      hostname: '127.0.0.1',
-      pingCount: 2,
-      assertions: [
-        { source: 'LATENCY', property: 'avg', comparison: 'LESS_THAN', target: '500' },
-        { source: 'LATENCY', property: 'min', comparison: 'GREATER_THAN', target: '0' },
-        { source: 'LATENCY', property: 'stddev', comparison: 'NOT_NULL', target: '' },
-        { source: 'JSON_RESPONSE', property: '$.packetLoss', comparison: 'EQUALS', target: '0' },
-        { source: 'JSON_RESPONSE', property: '$.pings.length', comparison: 'EQUALS', target: '2' },
-        { source: 'JSON_RESPONSE', property: '$.latency', comparison: 'HAS_KEY', target: 'max' },
-        { source: 'LATENCY', property: 'max', comparison: 'GREATER_THAN', target: '10000' },
-      ],
-    }))
+    const result = await runCheck(
+      icmpCheck({
+        hostname: '127.0.0.1',
+        pingCount: 2,
+        assertions: [
+          { source: 'LATENCY', property: 'avg', comparison: 'LESS_THAN', target: '500' },
+          { source: 'LATENCY', property: 'min', comparison: 'GREATER_THAN', target: '0' },
+          { source: 'LATENCY', property: 'stddev', comparison: 'NOT_NULL', target: '' },
+          { source: 'JSON_RESPONSE', property: '$.packetLoss', comparison: 'EQUALS', target: '0' },
+          { source: 'JSON_RESPONSE', property: '$.pings.length', comparison: 'EQUALS', target: '2' },
+          { source: 'JSON_RESPONSE', property: '$.latency', comparison: 'HAS_KEY', target: 'max' },
+          { source: 'LATENCY', property: 'max', comparison: 'GREATER_THAN', target: '10000' },
+        ],
+      }),
+    )
     expect(result.assertions.map((a) => a.passed)).toEqual([true, true, true, true, true, true, false])
     expect(result.status).toBe('FAILED')
     expect(result.failureKind).toBe('ASSERTION')
@@ -125,11 +127,18 @@ describe('ICMP checks with the system ping', () => {
 })
 
 describe('packet loss and latency thresholds (ping output from a stand-in binary)', () => {
-  const run = (hostname: string, rest: Partial<IcmpCheckInput> = {}) =>
-    runCheck(icmpCheck({ hostname, pingCount: 5 }, rest), { pingPath: FAKE_PING })
+  const run = (hostname: string, rest: Partial<IcmpCheckInput> = {}) => runCheck(icmpCheck({ hostname, pingCount: 5 }, rest), { pingPath: FAKE_PING })
 
-  it('ping is given the process\'s environment without the server\'s and the agent\'s secrets', async () => {
-    const names = ['MONITORING_SERVER_API_KEYS', 'MONITORING_SERVER_METRICS_TOKEN', 'MONITORING_SERVER_DB', 'MONITORING_SMTP_URL', 'MONITORING_API_KEY', 'AGENT_METRICS_TOKEN', 'PGPASSWORD']
+  it("ping is given the process's environment without the server's and the agent's secrets", async () => {
+    const names = [
+      'MONITORING_SERVER_API_KEYS',
+      'MONITORING_SERVER_METRICS_TOKEN',
+      'MONITORING_SERVER_DB',
+      'MONITORING_SMTP_URL',
+      'MONITORING_API_KEY',
+      'AGENT_METRICS_TOKEN',
+      'PGPASSWORD',
+    ]
     const saved = Object.fromEntries(names.map((name) => [name, process.env[name]]))
     for (const name of names) process.env[name] = 'a-secret-0123456789'
     try {
@@ -208,12 +217,19 @@ describe('ping output parsing', () => {
       packetsReceived: 2,
       packetLoss: 33.3333,
       latency: { min: 10, avg: 12, max: 14, stddev: 2 },
-      pings: [{ seq: 1, ttl: 57, time: 10 }, { seq: 3, ttl: 57, time: 14 }],
+      pings: [
+        { seq: 1, ttl: 57, time: 10 },
+        { seq: 3, ttl: 57, time: 14 },
+      ],
     })
   })
 
   it('reads IPv6 output and nothing from an error', () => {
-    expect(parsePingOutput('PING ::1(::1) 56 data bytes\n64 bytes from ::1: icmp_seq=1 ttl=64 time=0.053 ms\n\n--- ::1 ping statistics ---\n1 packets transmitted, 1 received, 0% packet loss, time 0ms\nrtt min/avg/max/mdev = 0.053/0.053/0.053/0.000 ms\n')?.ipAddress).toBe('::1')
+    expect(
+      parsePingOutput(
+        'PING ::1(::1) 56 data bytes\n64 bytes from ::1: icmp_seq=1 ttl=64 time=0.053 ms\n\n--- ::1 ping statistics ---\n1 packets transmitted, 1 received, 0% packet loss, time 0ms\nrtt min/avg/max/mdev = 0.053/0.053/0.053/0.000 ms\n',
+      )?.ipAddress,
+    ).toBe('::1')
     expect(parsePingOutput('')).toBeNull()
   })
 })

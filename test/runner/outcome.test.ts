@@ -43,9 +43,15 @@ describe('shouldFail inverts pass and fail', () => {
   })
 
   it('passes a failed assertion', async () => {
-    const result = await runCheck(dnsCheck('ok.example.test', { shouldFail: true }, {
-      assertions: [{ source: 'JSON_ANSWER', property: '$.Answer[0].data', comparison: 'EQUALS', target: '198.51.100.1' }],
-    }))
+    const result = await runCheck(
+      dnsCheck(
+        'ok.example.test',
+        { shouldFail: true },
+        {
+          assertions: [{ source: 'JSON_ANSWER', property: '$.Answer[0].data', comparison: 'EQUALS', target: '198.51.100.1' }],
+        },
+      ),
+    )
     expect(result.status).toBe('PASSED')
     expect(result.assertions[0].passed).toBe(false)
   })
@@ -65,7 +71,14 @@ describe('shouldFail inverts pass and fail', () => {
   const pingWorks = spawnSync('ping', ['-n', '-c', '1', '-W', '1', '127.0.0.1']).status === 0
   if (!pingWorks) console.warn('shouldFail ICMP test skipped: this machine cannot ping 127.0.0.1 (apt-get install iputils-ping)')
   it.skipIf(!pingWorks)('fails an ICMP check whose host answers', async () => {
-    const check = icmpCheckSchema.parse({ name: 'must be down', heartbeat: {}, script: '', doubleCheck: false, shouldFail: true, request: { hostname: '127.0.0.1', pingCount: 1 } })
+    const check = icmpCheckSchema.parse({
+      name: 'must be down',
+      heartbeat: {},
+      script: '',
+      doubleCheck: false,
+      shouldFail: true,
+      request: { hostname: '127.0.0.1', pingCount: 1 },
+    })
     const result = await runCheck(check)
     expect(result.status).toBe('FAILED')
     expect(result.error).toBe('shouldFail is set, but the run passed')
@@ -77,9 +90,26 @@ describe('the result record', () => {
     const check = { ...dnsCheck('ok.example.test'), id: '6f1f5a2e-0000-4000-8000-000000000001' }
     const result = await runCheck(check, { location: 'ap-south-1' })
     expect(Object.keys(result).sort()).toEqual([
-      'aborted', 'assertions', 'attempt', 'attempts', 'checkId', 'checkType', 'details', 'error', 'failureKind',
-      'hasErrors', 'hasFailures', 'isDegraded', 'name', 'responseTime', 'resultType', 'runLocation', 'startedAt',
-      'status', 'stoppedAt', 'timedOut',
+      'aborted',
+      'assertions',
+      'attempt',
+      'attempts',
+      'checkId',
+      'checkType',
+      'details',
+      'error',
+      'failureKind',
+      'hasErrors',
+      'hasFailures',
+      'isDegraded',
+      'name',
+      'responseTime',
+      'resultType',
+      'runLocation',
+      'startedAt',
+      'status',
+      'stoppedAt',
+      'timedOut',
     ])
     expect(result).toMatchObject({
       checkId: '6f1f5a2e-0000-4000-8000-000000000001',

@@ -17,7 +17,10 @@ afterAll(async () => {
 
 /** Answers may take long on a loaded machine: only the silent server's test waits for a short timeout. */
 function dnsCheck(query: string, rest: Partial<DnsCheckInput> = {}) {
-  return { id: 'check-retry', ...dnsCheckSchema.parse({ name: 'retried', maxResponseTime: 3000, ...rest, request: { query, nameServer: server.address, port: server.port } }) }
+  return {
+    id: 'check-retry',
+    ...dnsCheckSchema.parse({ name: 'retried', maxResponseTime: 3000, ...rest, request: { query, nameServer: server.address, port: server.port } }),
+  }
 }
 
 /** A clock that only moves when the runner sleeps, and the waits it was asked for. */
@@ -62,9 +65,12 @@ describe('retry strategies', () => {
 
   it('stops retrying once the next retry would start after maxDurationSeconds', async () => {
     const time = fakeTime()
-    const result = await runCheck(dnsCheck('missing.example.test', {
-      retryStrategy: { type: 'EXPONENTIAL', baseBackoffSeconds: 5, maxRetries: 5, maxDurationSeconds: 100 },
-    }), time.options)
+    const result = await runCheck(
+      dnsCheck('missing.example.test', {
+        retryStrategy: { type: 'EXPONENTIAL', baseBackoffSeconds: 5, maxRetries: 5, maxDurationSeconds: 100 },
+      }),
+      time.options,
+    )
     expect(time.waits).toEqual([5000, 25000])
     expect(result.attempts).toHaveLength(2)
   })
@@ -109,18 +115,24 @@ describe('retry strategies', () => {
     expect(failed.attempts).toEqual([])
   })
 
-  it('sameRegion: false retries in the check\'s other locations', async () => {
+  it("sameRegion: false retries in the check's other locations", async () => {
     const time = fakeTime()
-    const result = await runCheck(dnsCheck('missing.example.test', {
-      locations: ['eu-west-1', 'us-east-1', 'ap-south-1'],
-      retryStrategy: { type: 'FIXED', baseBackoffSeconds: 1, maxRetries: 3, sameRegion: false },
-    }), { ...time.options, location: 'eu-west-1' })
+    const result = await runCheck(
+      dnsCheck('missing.example.test', {
+        locations: ['eu-west-1', 'us-east-1', 'ap-south-1'],
+        retryStrategy: { type: 'FIXED', baseBackoffSeconds: 1, maxRetries: 3, sameRegion: false },
+      }),
+      { ...time.options, location: 'eu-west-1' },
+    )
     expect([...result.attempts.map((a) => a.runLocation), result.runLocation]).toEqual(['eu-west-1', 'us-east-1', 'ap-south-1', 'us-east-1'])
   })
 
   it('the deprecated doubleCheck retries once, right away, from another location', async () => {
     const time = fakeTime()
-    const result = await runCheck(dnsCheck('missing.example.test', { doubleCheck: true, locations: ['eu-west-1', 'us-east-1'] }), { ...time.options, location: 'eu-west-1' })
+    const result = await runCheck(dnsCheck('missing.example.test', { doubleCheck: true, locations: ['eu-west-1', 'us-east-1'] }), {
+      ...time.options,
+      location: 'eu-west-1',
+    })
     expect(time.waits).toEqual([0])
     expect(result.attempts.map((a) => [a.resultType, a.runLocation])).toEqual([['ATTEMPT', 'eu-west-1']])
     expect(result.runLocation).toBe('us-east-1')

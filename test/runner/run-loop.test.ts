@@ -49,7 +49,10 @@ describe('the leased work loop', () => {
     let peak = 0
     const done: number[] = []
     const loop = new RunLoop<number>({
-      source, key: String, concurrency: 3, pollMs: 20,
+      source,
+      key: String,
+      concurrency: 3,
+      pollMs: 20,
       work: async (item) => {
         running++
         peak = Math.max(peak, running)
@@ -74,7 +77,10 @@ describe('the leased work loop', () => {
     let recoveredAfter = 0
     const done: number[] = []
     const loop = new RunLoop<number>({
-      source, key: String, concurrency: 2, pollMs: 10,
+      source,
+      key: String,
+      concurrency: 2,
+      pollMs: 10,
       backoffMs: () => 15,
       onClaimError: (_error, n) => {
         failures.push(n)
@@ -100,7 +106,10 @@ describe('the leased work loop', () => {
     const { source, state } = queue(5)
     state.failing = true
     const loop = new RunLoop<number>({
-      source, key: String, concurrency: 2, pollMs: 10,
+      source,
+      key: String,
+      concurrency: 2,
+      pollMs: 10,
       onClaimError: () => 'stop',
       work: async () => undefined,
     })
@@ -116,18 +125,23 @@ describe('the leased work loop', () => {
     const aborted: number[] = []
     const finished: number[] = []
     const loop = new RunLoop<number>({
-      source, key: String, concurrency: 2, pollMs: 10, extendEveryMs: 20,
-      work: (item, signal) => new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          finished.push(item)
-          resolve()
-        }, 150)
-        signal.addEventListener('abort', () => {
-          clearTimeout(timer)
-          aborted.push(item)
-          resolve()
-        })
-      }),
+      source,
+      key: String,
+      concurrency: 2,
+      pollMs: 10,
+      extendEveryMs: 20,
+      work: (item, signal) =>
+        new Promise<void>((resolve) => {
+          const timer = setTimeout(() => {
+            finished.push(item)
+            resolve()
+          }, 150)
+          signal.addEventListener('abort', () => {
+            clearTimeout(timer)
+            aborted.push(item)
+            resolve()
+          })
+        }),
     })
     loop.start()
     await until(() => aborted.length + finished.length === 2)
@@ -142,19 +156,27 @@ describe('the leased work loop', () => {
     const { source, state } = queue(10)
     const outcomes: string[] = []
     const loop = new RunLoop<number>({
-      source, key: String, concurrency: 2, pollMs: 10, graceMs: 50,
-      work: (item, signal) => new Promise<void>((resolve) => {
-        // item 1 finishes within the grace, item 2 would take far longer
-        const timer = setTimeout(() => {
-          outcomes.push(`${item} finished`)
-          resolve()
-        }, item === 1 ? 20 : 10_000)
-        signal.addEventListener('abort', () => {
-          clearTimeout(timer)
-          outcomes.push(`${item} aborted`)
-          resolve()
-        })
-      }),
+      source,
+      key: String,
+      concurrency: 2,
+      pollMs: 10,
+      graceMs: 50,
+      work: (item, signal) =>
+        new Promise<void>((resolve) => {
+          // item 1 finishes within the grace, item 2 would take far longer
+          const timer = setTimeout(
+            () => {
+              outcomes.push(`${item} finished`)
+              resolve()
+            },
+            item === 1 ? 20 : 10_000,
+          )
+          signal.addEventListener('abort', () => {
+            clearTimeout(timer)
+            outcomes.push(`${item} aborted`)
+            resolve()
+          })
+        }),
     })
     loop.start()
     await until(() => loop.size === 2)
@@ -171,7 +193,13 @@ describe('the leased work loop', () => {
     const { source, state } = queue(4)
     let release: () => void = () => undefined
     const gate = new Promise<void>((resolve) => (release = resolve))
-    const slow: WorkSource<number> = { ...source, claim: async (max) => { await gate; return source.claim(max) } }
+    const slow: WorkSource<number> = {
+      ...source,
+      claim: async (max) => {
+        await gate
+        return source.claim(max)
+      },
+    }
     const worked: number[] = []
     const loop = new RunLoop<number>({ source: slow, key: String, concurrency: 2, pollMs: 10, work: async (item) => void worked.push(item) })
     loop.start()
@@ -202,7 +230,11 @@ describe('the leased work loop', () => {
     let release: () => void = () => undefined
     const gate = new Promise<void>((resolve) => (release = resolve))
     const loop = new RunLoop<number>({
-      source, key: String, concurrency: 2, pollMs: 60_000, extendEveryMs: 10,
+      source,
+      key: String,
+      concurrency: 2,
+      pollMs: 60_000,
+      extendEveryMs: 10,
       work: async (item) => {
         await gate
         worked.push(item)
@@ -222,7 +254,7 @@ describe('the leased work loop', () => {
     expect(state.claims).toBe(1)
   })
 
-  it('claims never overlap: a fill() during the loop\'s claim waits for it and keeps to `concurrency`', async () => {
+  it("claims never overlap: a fill() during the loop's claim waits for it and keeps to `concurrency`", async () => {
     const { source, state } = queue(10)
     let claiming = 0
     let overlapped = false
@@ -239,7 +271,10 @@ describe('the leased work loop', () => {
     }
     let peak = 0
     const loop = new RunLoop<number>({
-      source: slow, key: String, concurrency: 3, pollMs: 60_000,
+      source: slow,
+      key: String,
+      concurrency: 3,
+      pollMs: 60_000,
       work: async () => {
         peak = Math.max(peak, loop.size)
         await sleep(30)

@@ -27,7 +27,10 @@ afterAll(async () => {
 
 /** A TCP check that connects to the TLS server's port itself (its own run passes), naming `localhost`. */
 async function tcpRun(tlsPort: number, rest: Partial<TcpCheckInput> = {}, options: RunOptions = {}) {
-  const check = { id: 'check-tcp', ...tcpCheckSchema.parse({ name: 'tcp', doubleCheck: false, sslCheckDomain: 'localhost', request: { hostname: '127.0.0.1', port: fiveDays.port }, ...rest }) }
+  const check = {
+    id: 'check-tcp',
+    ...tcpCheckSchema.parse({ name: 'tcp', doubleCheck: false, sslCheckDomain: 'localhost', request: { hostname: '127.0.0.1', port: fiveDays.port }, ...rest }),
+  }
   return runCheck(check, { tlsPort, ...options })
 }
 
@@ -71,7 +74,10 @@ describe('sslCheckDomain in the runner', () => {
   })
 
   it("an https URL check: the named domain's certificate wins over the URL's own", async () => {
-    const check = { id: 'check-url', ...urlCheckSchema.parse({ name: 'url', doubleCheck: false, sslCheckDomain: 'localhost', request: { url: `${ninetyDays.origin}/`, skipSSL: true } }) }
+    const check = {
+      id: 'check-url',
+      ...urlCheckSchema.parse({ name: 'url', doubleCheck: false, sslCheckDomain: 'localhost', request: { url: `${ninetyDays.origin}/`, skipSSL: true } }),
+    }
     const result = await runCheck(check, { tlsPort: fiveDays.port })
     expect(result.status).toBe('PASSED')
     expect((result.details as UrlDetails).sslDaysRemaining).toBe(90)

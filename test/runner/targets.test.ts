@@ -100,14 +100,20 @@ describe('private targets: API checks', () => {
     expectRefused(byName, /redirect 1 to http:\/\/localhost:\d+ not followed: localhost resolves to a loopback address/)
     expect(other.requests.length).toBe(before)
     // the exception itself works: the same redirect to an allowed hop is followed
-    const both = await runCheck(api(`${inner.origin}/to-other`, { followRedirects: true }), { ...options, allowedTargets: [`127.0.0.1:${inner.port}`, `127.0.0.1:${other.port}`] })
+    const both = await runCheck(api(`${inner.origin}/to-other`, { followRedirects: true }), {
+      ...options,
+      allowedTargets: [`127.0.0.1:${inner.port}`, `127.0.0.1:${other.port}`],
+    })
     expect(both.status).toBe('PASSED')
     expect((both.details as ApiDetails).body).toBe(SECRET_BODY)
   })
 })
 
 describe('private targets: DNS and ICMP checks', () => {
-  const dnsCheck = () => ({ id: 'c2', ...dnsCheckSchema.parse({ name: 'dns', doubleCheck: false, request: { query: 'internal.test', nameServer: '127.0.0.1', port: dns.port } }) })
+  const dnsCheck = () => ({
+    id: 'c2',
+    ...dnsCheckSchema.parse({ name: 'dns', doubleCheck: false, request: { query: 'internal.test', nameServer: '127.0.0.1', port: dns.port } }),
+  })
 
   it('allow queries a name server on 127.0.0.1; deny refuses it without a query', async () => {
     const allowed = await runCheck(dnsCheck(), { retries: false })
@@ -122,7 +128,10 @@ describe('private targets: DNS and ICMP checks', () => {
   })
 
   it('deny refuses a name server given by a name that resolves to loopback', async () => {
-    const check = { id: 'c3', ...dnsCheckSchema.parse({ name: 'dns', doubleCheck: false, request: { query: 'internal.test', nameServer: `localhost:${dns.port}` } }) }
+    const check = {
+      id: 'c3',
+      ...dnsCheckSchema.parse({ name: 'dns', doubleCheck: false, request: { query: 'internal.test', nameServer: `localhost:${dns.port}` } }),
+    }
     const before = dns.queries.length
     const refused = await runCheck(check, DENY)
     expect(refused.hasErrors).toBe(true)
@@ -140,7 +149,10 @@ describe('private targets: DNS and ICMP checks', () => {
       expect(result.error).not.toMatch(/not installed/)
     }
     // allow: the same check does spawn ping (here, the missing one)
-    const check = { id: 'c5', ...icmpCheckSchema.parse({ name: 'ping', heartbeat: {}, script: '', doubleCheck: false, request: { hostname: '127.0.0.1', pingCount: 1 } }) }
+    const check = {
+      id: 'c5',
+      ...icmpCheckSchema.parse({ name: 'ping', heartbeat: {}, script: '', doubleCheck: false, request: { hostname: '127.0.0.1', pingCount: 1 } }),
+    }
     const allowed = await runCheck(check, { retries: false, pingPath: '/nonexistent/ping' })
     expect(allowed.error).toMatch(/not installed/)
   })
@@ -148,25 +160,76 @@ describe('private targets: DNS and ICMP checks', () => {
 
 describe('private targets: which addresses are refused', () => {
   it.each([
-    '127.0.0.1', '127.1.2.3', '10.0.0.1', '172.16.5.4', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1',
-    '0.0.0.0', '224.0.0.1', '255.255.255.255', '::1', '::', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:a9fe:a9fe',
-    'fd00::1', 'fc12:3456::1', 'fe80::1', 'fe80::1%eth0', '64:ff9b::7f00:1', '64:ff9b::a00:1', '2002:7f00:1::1', '[::1]',
+    '127.0.0.1',
+    '127.1.2.3',
+    '10.0.0.1',
+    '172.16.5.4',
+    '172.31.255.255',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '224.0.0.1',
+    '255.255.255.255',
+    '::1',
+    '::',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '::ffff:a9fe:a9fe',
+    'fd00::1',
+    'fc12:3456::1',
+    'fe80::1',
+    'fe80::1%eth0',
+    '64:ff9b::7f00:1',
+    '64:ff9b::a00:1',
+    '2002:7f00:1::1',
+    '[::1]',
   ])('%s is not public', (address) => {
     expect(nonPublicAddress(address)).not.toBeNull()
   })
 
-  it.each(['93.184.216.34', '1.1.1.1', '8.8.8.8', '172.32.0.1', '192.169.0.1', '2606:4700:4700::1111', '::ffff:93.184.216.34', '64:ff9b::5db8:d822'])('%s is public', (address) => {
-    expect(nonPublicAddress(address)).toBeNull()
-  })
+  it.each(['93.184.216.34', '1.1.1.1', '8.8.8.8', '172.32.0.1', '192.169.0.1', '2606:4700:4700::1111', '::ffff:93.184.216.34', '64:ff9b::5db8:d822'])(
+    '%s is public',
+    (address) => {
+      expect(nonPublicAddress(address)).toBeNull()
+    },
+  )
 
-  it('the scripts\' own guard reads every spelling as the probes do: it refuses exactly what nonPublicAddress refuses, for the same reason', () => {
+  it("the scripts' own guard reads every spelling as the probes do: it refuses exactly what nonPublicAddress refuses, for the same reason", () => {
     // the guard's reading of an address, taken out of its source (nothing of it is installed here)
-    const refusalOf = new Function('require', `${NET_GUARD_SOURCE}\nreturn addressRefusal`)(createRequire(import.meta.url))(targetGuard({ privateTargets: 'deny' }))
+    const refusalOf = new Function('require', `${NET_GUARD_SOURCE}\nreturn addressRefusal`)(createRequire(import.meta.url))(
+      targetGuard({ privateTargets: 'deny' }),
+    )
     const spellings = [
-      '127.0.0.1', '::ffff:127.0.0.1', '::FFFF:127.0.0.1', '::ffff:7f00:1', '::ffff:7F00:0001', '0:0:0:0:0:ffff:7f00:1', '0:0:0:0:0:ffff:127.0.0.1',
-      '0000:0000:0000:0000:0000:ffff:7f00:0001', '[::ffff:127.0.0.1]', '::ffff:a9fe:a9fe', '::ffff:169.254.169.254', '::ffff:10.0.0.1', '64:ff9b::7f00:1',
-      '64:ff9b::127.0.0.1', '2002:7f00:1::1', '2002:a00:1::', '::127.0.0.1', '::7f00:1', '::1', '0:0:0:0:0:0:0:1', '::', 'fe80::1%lo', 'FD00::1',
-      '93.184.216.34', '::ffff:93.184.216.34', '::ffff:5db8:d822', '64:ff9b::5db8:d822', '2606:4700:4700::1111', '2002:5db8:d822::1',
+      '127.0.0.1',
+      '::ffff:127.0.0.1',
+      '::FFFF:127.0.0.1',
+      '::ffff:7f00:1',
+      '::ffff:7F00:0001',
+      '0:0:0:0:0:ffff:7f00:1',
+      '0:0:0:0:0:ffff:127.0.0.1',
+      '0000:0000:0000:0000:0000:ffff:7f00:0001',
+      '[::ffff:127.0.0.1]',
+      '::ffff:a9fe:a9fe',
+      '::ffff:169.254.169.254',
+      '::ffff:10.0.0.1',
+      '64:ff9b::7f00:1',
+      '64:ff9b::127.0.0.1',
+      '2002:7f00:1::1',
+      '2002:a00:1::',
+      '::127.0.0.1',
+      '::7f00:1',
+      '::1',
+      '0:0:0:0:0:0:0:1',
+      '::',
+      'fe80::1%lo',
+      'FD00::1',
+      '93.184.216.34',
+      '::ffff:93.184.216.34',
+      '::ffff:5db8:d822',
+      '64:ff9b::5db8:d822',
+      '2606:4700:4700::1111',
+      '2002:5db8:d822::1',
     ]
     for (const address of spellings) expect(refusalOf(address, 80), address).toBe(nonPublicAddress(address))
   })

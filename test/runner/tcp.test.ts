@@ -42,10 +42,12 @@ let big: Listening // answers 100 KiB
 let echo6: Listening | undefined
 
 beforeAll(async () => {
-  echo = await listen('127.0.0.1', (socket, received) => socket.on('data', (chunk) => {
-    received.push(chunk.toString())
-    socket.write(`+${chunk.toString().trim()}\r\n`)
-  }))
+  echo = await listen('127.0.0.1', (socket, received) =>
+    socket.on('data', (chunk) => {
+      received.push(chunk.toString())
+      socket.write(`+${chunk.toString().trim()}\r\n`)
+    }),
+  )
   banner = await listen('127.0.0.1', (socket) => socket.write('220 mail.local ESMTP ready\r\n'))
   closer = await listen('127.0.0.1', (socket) => socket.on('data', () => socket.end('BYE\n')))
   slow = await listen('127.0.0.1', (socket) => socket.on('data', () => setTimeout(() => socket.write('late\n'), 1500)))
@@ -85,7 +87,16 @@ describe('TCP runner', () => {
     expect(result.status).toBe('PASSED')
     expect(result.checkType).toBe('TCP')
     expect(echo.received).toContain('PING\r\n')
-    expect(details).toMatchObject({ kind: 'TCP', hostname: '127.0.0.1', port: echo.port, remoteAddress: '127.0.0.1', dataSent: true, response: '+PING\r\n', responseSize: 7, responseTruncated: false })
+    expect(details).toMatchObject({
+      kind: 'TCP',
+      hostname: '127.0.0.1',
+      port: echo.port,
+      remoteAddress: '127.0.0.1',
+      dataSent: true,
+      response: '+PING\r\n',
+      responseSize: 7,
+      responseTruncated: false,
+    })
     expect(result.assertions.map((a) => a.passed)).toEqual([true, true, true])
     const t = details.timings!
     for (const phase of ['dns', 'connect', 'data', 'total'] as const) expect(t[phase]).toBeGreaterThanOrEqual(0)
@@ -95,7 +106,12 @@ describe('TCP runner', () => {
   })
 
   it('a name is looked up (dns timed) and an answer that ends with the connection is read whole', async () => {
-    const { result, details } = await run({ hostname: 'localhost', port: closer.port, data: 'QUIT\n', assertions: [{ source: 'RESPONSE_DATA', comparison: 'EQUALS', target: 'BYE\n' }] })
+    const { result, details } = await run({
+      hostname: 'localhost',
+      port: closer.port,
+      data: 'QUIT\n',
+      assertions: [{ source: 'RESPONSE_DATA', comparison: 'EQUALS', target: 'BYE\n' }],
+    })
     expect(result.status).toBe('PASSED')
     expect(details.response).toBe('BYE\n')
     expect(details.remoteAddress).toBe('127.0.0.1')
@@ -137,7 +153,9 @@ describe('TCP runner', () => {
     // thresholds far from what a loaded machine adds: the answer comes 1.5 s after the data
     const failed = await run({ port: slow.port, data: 'x' }, { maxResponseTime: 500, degradedResponseTime: 100 })
     expect(failed.result.status).toBe('TIMED_OUT')
-    expect(failed.result.error).toMatch(new RegExp(`^(no answer from 127\\.0\\.0\\.1:${slow.port} within|connecting to 127\\.0\\.0\\.1:${slow.port} timed out after) 500 ms$`))
+    expect(failed.result.error).toMatch(
+      new RegExp(`^(no answer from 127\\.0\\.0\\.1:${slow.port} within|connecting to 127\\.0\\.0\\.1:${slow.port} timed out after) 500 ms$`),
+    )
     const degraded = await run({ port: slow.port, data: 'x' }, { maxResponseTime: 10000, degradedResponseTime: 1000 })
     expect(degraded.result.status).toBe('DEGRADED')
     expect(degraded.details.response).toBe('late\n')
@@ -161,7 +179,13 @@ describe('TCP runner', () => {
 
   it('connects over IPv6 with ipFamily IPv6; an IPv4 address with ipFamily IPv6 is refused', async () => {
     if (!echo6) return // no ::1 on this machine
-    const { result, details } = await run({ hostname: '::1', ipFamily: 'IPv6', port: echo6.port, data: 'six', assertions: [{ source: 'RESPONSE_DATA', comparison: 'EQUALS', target: 'v6:six' }] })
+    const { result, details } = await run({
+      hostname: '::1',
+      ipFamily: 'IPv6',
+      port: echo6.port,
+      data: 'six',
+      assertions: [{ source: 'RESPONSE_DATA', comparison: 'EQUALS', target: 'v6:six' }],
+    })
     expect(result.error).toBeNull()
     expect(details.remoteAddress).toBe('::1')
     const wrong = await run({ hostname: '127.0.0.1', ipFamily: 'IPv6', port: echo.port })

@@ -21,7 +21,10 @@ let server: LocalServer
 let client: ApiClient
 beforeAll(async () => {
   server = await startLocalServer({
-    apiKeys: [{ key: KEY, accountId: ACCOUNT }, { key: 'journal-other-key', accountId: 'journal-other' }],
+    apiKeys: [
+      { key: KEY, accountId: ACCOUNT },
+      { key: 'journal-other-key', accountId: 'journal-other' },
+    ],
     rateLimit: { max: 1_000_000, timeWindowMs: 60_000 },
   })
   client = new ApiClient({ baseUrl: server.url, apiKey: KEY, accountId: ACCOUNT })
@@ -38,7 +41,12 @@ const lockPath = (dir: string) => join(dir, 'monitoring.lock.json')
 const journalPath = (dir: string) => `${lockPath(dir)}.journal`
 const readLockFile = (dir: string) => JSON.parse(readFileSync(lockPath(dir), 'utf8')) as LockFile
 const line = (value: unknown) => `${JSON.stringify(value)}\n`
-const pendingOf = (entry: LockEntry): PendingCreate => ({ kind: entry.kind, logicalId: entry.logicalId, appliedHash: entry.appliedHash, match: { name: entry.name! } })
+const pendingOf = (entry: LockEntry): PendingCreate => ({
+  kind: entry.kind,
+  logicalId: entry.logicalId,
+  appliedHash: entry.appliedHash,
+  match: { name: entry.name! },
+})
 
 /**
  * The disk as an apply of b, c and d killed mid-way leaves it: the lock as the apply started
@@ -56,12 +64,15 @@ async function killedApply(dir: string): Promise<{ full: LockFile; made: Record<
   const base: LockFile = { ...full, resources: { [lockKey('dns-check', 'a')]: entry('a') } }
   writeFileSync(lockPath(dir), `${JSON.stringify(base, null, 2)}\n`)
   const torn = line({ k: lockKey('dns-check', 'd'), p: pendingOf(entry('d')) })
-  writeFileSync(journalPath(dir), [
-    line({ k: lockKey('dns-check', 'b'), p: pendingOf(entry('b')) }),
-    line({ k: lockKey('dns-check', 'c'), p: pendingOf(entry('c')) }),
-    line({ k: lockKey('dns-check', 'b'), r: entry('b'), p: null }),
-    torn.slice(0, Math.floor(torn.length / 2)),
-  ].join(''))
+  writeFileSync(
+    journalPath(dir),
+    [
+      line({ k: lockKey('dns-check', 'b'), p: pendingOf(entry('b')) }),
+      line({ k: lockKey('dns-check', 'c'), p: pendingOf(entry('c')) }),
+      line({ k: lockKey('dns-check', 'b'), r: entry('b'), p: null }),
+      torn.slice(0, Math.floor(torn.length / 2)),
+    ].join(''),
+  )
   return { full, made: { a: entry('a').remoteId, b: entry('b').remoteId, c: entry('c').remoteId } }
 }
 
@@ -169,7 +180,12 @@ describe('the lock journal after a crash', () => {
     expect(Object.keys(atStart.resources)).toHaveLength(10)
     expect(JSON.parse(before).resources).toEqual(atStart.resources)
     const journal = readFileSync(journalPath(dir), 'utf8')
-    const recorded = new Set(journal.split('\n').filter((l) => l.includes('"r":{')).map((l) => (JSON.parse(l) as { k: string }).k))
+    const recorded = new Set(
+      journal
+        .split('\n')
+        .filter((l) => l.includes('"r":{'))
+        .map((l) => (JSON.parse(l) as { k: string }).k),
+    )
     expect(recorded.size).toBeGreaterThan(0)
 
     const plan = await monitors(dir, ['plan'], env())

@@ -10,13 +10,20 @@ import { describe, expect, it } from 'vitest'
 import { isWrittenForm, lockEntriesOf, lockKey, readLock, writeLock, type LockEntry, type LockFile } from '../../src/state/lock.js'
 
 const entry = (logicalId: string, extra: Partial<LockEntry> = {}): LockEntry => ({
-  kind: 'dns-check', logicalId, remoteId: `id-${logicalId}`, appliedHash: `sha256:${logicalId}`, name: `Check "${logicalId}" \\ ü`, ...extra,
+  kind: 'dns-check',
+  logicalId,
+  remoteId: `id-${logicalId}`,
+  appliedHash: `sha256:${logicalId}`,
+  name: `Check "${logicalId}" \\ ü`,
+  ...extra,
 })
 const lockOf = (extra: Partial<LockFile> = {}): LockFile => ({
   version: 1,
   environment: 'staging',
   target: { id: 'https://api.example.com', baseUrl: 'https://api.example.com', accountId: 'acc' },
-  resources: Object.fromEntries(['a', 'b', 'c:d', 'e'].map((id) => [lockKey('dns-check', id), entry(id, id === 'b' ? { protect: true, retainOnDelete: true } : {})])),
+  resources: Object.fromEntries(
+    ['a', 'b', 'c:d', 'e'].map((id) => [lockKey('dns-check', id), entry(id, id === 'b' ? { protect: true, retainOnDelete: true } : {})]),
+  ),
   ...extra,
 })
 const written = (lock: LockFile) => {

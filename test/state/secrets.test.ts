@@ -43,7 +43,9 @@ describe('secret environment variables', () => {
     const md = await api.cli(dir, ['plan', '--format', 'markdown'])
     expect(md.stdout).toContain('~ value: (secret changed)')
     const json = JSON.parse((await api.cli(dir, ['plan', '--format', 'json'])).stdout)
-    expect(json.changes).toEqual([expect.objectContaining({ logicalId: 'API_TOKEN', action: 'update', fieldDiffs: [{ path: 'value', secret: true, new: '(secret changed)' }] })])
+    expect(json.changes).toEqual([
+      expect.objectContaining({ logicalId: 'API_TOKEN', action: 'update', fieldDiffs: [{ path: 'value', secret: true, new: '(secret changed)' }] }),
+    ])
     const saved = readFileSync(join(dir, 'plan.json'), 'utf8')
     for (const output of [text.output, md.output, JSON.stringify(json), saved]) {
       expect(output).not.toContain(CHANGED)

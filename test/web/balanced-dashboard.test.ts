@@ -31,17 +31,22 @@ function roundRobin(targets: string[]): Promise<{ server: Server; url: string }>
   let next = 0
   const server = createServer((req, res) => {
     const target = new URL(targets[next++ % targets.length])
-    const upstream = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, connection: 'close' } }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers)
-      answer.pipe(res)
-    })
+    const upstream = request(
+      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, connection: 'close' } },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers)
+        answer.pipe(res)
+      },
+    )
     upstream.on('error', () => res.writeHead(502).end())
     req.pipe(upstream)
   })
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
-    const address = server.address() as { port: number }
-    resolve({ server, url: `http://127.0.0.1:${address.port}` })
-  }))
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address() as { port: number }
+      resolve({ server, url: `http://127.0.0.1:${address.port}` })
+    }),
+  )
 }
 
 let fixedNow: number | undefined
@@ -49,7 +54,14 @@ const oneClock: TestClock = { get: () => fixedNow ?? Date.now(), set: (ms) => vo
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'monitors-balanced-'))
-  const options = { dbPath: join(dir, 'shared.db'), apiKeys: [{ key: KEY_A, accountId: 'acc-a' }, { key: KEY_VIEW, accountId: 'acc-a' }], rateLimit: { max: LIMIT, timeWindowMs: 600_000 } }
+  const options = {
+    dbPath: join(dir, 'shared.db'),
+    apiKeys: [
+      { key: KEY_A, accountId: 'acc-a' },
+      { key: KEY_VIEW, accountId: 'acc-a' },
+    ],
+    rateLimit: { max: LIMIT, timeWindowMs: 600_000 },
+  }
   // server one's clock: real time, except while a test records runs at their past times on it
   one = await startLocalServer({ ...options, clock: () => oneClock.get(), log: (line) => logs.push(`one ${line}`) })
   two = await startLocalServer({ ...options, log: (line) => logs.push(`two ${line}`) })
@@ -103,13 +115,15 @@ describe('sessions behind a round-robin balancer', () => {
   it('a revoked key ends its sessions on every server', async () => {
     const key = await newKey('write')
     const { cookie } = await logIn(front, key)
-    const id = (await caller(two, KEY_A)('GET', '/v1/keys')).json.find((k: { prefix: string; name: string }) => k.name === 'test write' && key.startsWith(k.prefix)).id
+    const id = (await caller(two, KEY_A)('GET', '/v1/keys')).json.find(
+      (k: { prefix: string; name: string }) => k.name === 'test write' && key.startsWith(k.prefix),
+    ).id
     expect((await caller(two, KEY_A)('DELETE', `/v1/keys/${id}`)).status).toBe(204)
     for (const server of [one, two]) expect(await (await get(`${server.url}/`, cookie)).text()).toContain('action="/dashboard/login"')
   })
 })
 
-describe('the dashboard and the key\'s rate limit', () => {
+describe("the dashboard and the key's rate limit", () => {
   let api: Call
   const key = KEY_VIEW
   const ids: string[] = []
@@ -125,15 +139,20 @@ describe('the dashboard and the key\'s rate limit', () => {
     api = caller(two, key)
     // results of one check (before any view: a list keeps its figures a minute)
     const now = Date.now()
-    await recordRuns(admin, ids[1], [
-      { at: new Date(now - 3_600_000).toISOString(), location: 'eu-west-1', passed: true, responseTime: 40 },
-      { at: new Date(now - 1_800_000).toISOString(), location: 'eu-west-1', passed: false, responseTime: 80 },
-      { at: new Date(now - 600_000).toISOString(), location: 'eu-west-1', passed: true, responseTime: 120 },
-    ], oneClock)
+    await recordRuns(
+      admin,
+      ids[1],
+      [
+        { at: new Date(now - 3_600_000).toISOString(), location: 'eu-west-1', passed: true, responseTime: 40 },
+        { at: new Date(now - 1_800_000).toISOString(), location: 'eu-west-1', passed: false, responseTime: 80 },
+        { at: new Date(now - 600_000).toISOString(), location: 'eu-west-1', passed: true, responseTime: 120 },
+      ],
+      oneClock,
+    )
     fixedNow = undefined
   })
 
-  it('views spend none of the key\'s quota: with the quota spent by a client, the dashboard still answers', async () => {
+  it("views spend none of the key's quota: with the quota spent by a client, the dashboard still answers", async () => {
     const { cookie } = await logIn(front, key)
     for (let i = 0; i < 6; i++) expect(await (await get(`${front}/`, cookie)).text()).toContain('5 of 5 checks')
     const first = await api('GET', '/v1/runtimes')

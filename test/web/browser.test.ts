@@ -21,15 +21,33 @@ const iso = (ms: number) => new Date(ms).toISOString()
 const rgb = (hex: string) => `rgb(${[1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16)).join(', ')})`
 
 const LIGHT = {
-  bodyBackgroundColor: '#f4f6f8', headerBackgroundColor: '#0b3d91', headerFontColor: '#ffffff', titleFontColor: '#0b1f3a',
-  bodyFontColor: '#1c2733', bodyFontColorMuted: '#4a5561', navigationFontColor: '#e8eefc', linkFontColor: '#0b3d91',
-  cardBackgroundColor: '#ffffff', borderColor: '#c9d1db', primaryButtonBackgroundColor: '#0b3d91', primaryButtonFontColor: '#ffffff',
+  bodyBackgroundColor: '#f4f6f8',
+  headerBackgroundColor: '#0b3d91',
+  headerFontColor: '#ffffff',
+  titleFontColor: '#0b1f3a',
+  bodyFontColor: '#1c2733',
+  bodyFontColorMuted: '#4a5561',
+  navigationFontColor: '#e8eefc',
+  linkFontColor: '#0b3d91',
+  cardBackgroundColor: '#ffffff',
+  borderColor: '#c9d1db',
+  primaryButtonBackgroundColor: '#0b3d91',
+  primaryButtonFontColor: '#ffffff',
 }
 /** bodyFontColorMuted is too dim on the cards: the page generator and this test must both say so */
 const DARK = {
-  bodyBackgroundColor: '#0d1117', headerBackgroundColor: '#161b22', headerFontColor: '#f0f6fc', titleFontColor: '#f0f6fc',
-  bodyFontColor: '#c9d1d9', bodyFontColorMuted: '#4d5560', navigationFontColor: '#c9d1d9', linkFontColor: '#79c0ff',
-  cardBackgroundColor: '#1c2128', borderColor: '#30363d', primaryButtonBackgroundColor: '#79c0ff', primaryButtonFontColor: '#0d1117',
+  bodyBackgroundColor: '#0d1117',
+  headerBackgroundColor: '#161b22',
+  headerFontColor: '#f0f6fc',
+  titleFontColor: '#f0f6fc',
+  bodyFontColor: '#c9d1d9',
+  bodyFontColorMuted: '#4d5560',
+  navigationFontColor: '#c9d1d9',
+  linkFontColor: '#79c0ff',
+  cardBackgroundColor: '#1c2128',
+  borderColor: '#30363d',
+  primaryButtonBackgroundColor: '#79c0ff',
+  primaryButtonFontColor: '#0d1117',
 }
 /** The overall banner's colour of each state (as Statuspage, Instatus, Better Stack colour it) */
 const BANNER = { operational: '#15803d', maintenance: '#1d4ed8', major_outage: '#b91c1c' }
@@ -93,22 +111,27 @@ const pageWidth = (page: Page): Promise<number> => page.evaluate(() => document.
 
 /** Each element's rendered lines: its height against its line height, and its boxes (a wrapped inline element has several). */
 function lineBoxes(page: Page, selector: string): Promise<Array<{ height: number; lineHeight: number; boxes: number; text: string }>> {
-  return page.locator(selector).evaluateAll((els: any[]) => els.map((el) => ({
-    height: el.getBoundingClientRect().height,
-    lineHeight: parseFloat(getComputedStyle(el).lineHeight),
-    boxes: el.getClientRects().length,
-    text: el.textContent,
-  })))
+  return page.locator(selector).evaluateAll((els: any[]) =>
+    els.map((el) => ({
+      height: el.getBoundingClientRect().height,
+      lineHeight: parseFloat(getComputedStyle(el).lineHeight),
+      boxes: el.getClientRects().length,
+      text: el.textContent,
+    })),
+  )
 }
 
 /** Pixels of the chart's canvas painted in the failed-run red (#dc2626). */
 function redPixels(page: Page): Promise<number> {
-  return page.locator('#chart canvas').first().evaluate((canvas: any) => {
-    const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data
-    let n = 0
-    for (let i = 0; i < data.length; i += 4) if (Math.abs(data[i] - 0xdc) < 6 && Math.abs(data[i + 1] - 0x26) < 6 && Math.abs(data[i + 2] - 0x26) < 6) n++
-    return n
-  })
+  return page
+    .locator('#chart canvas')
+    .first()
+    .evaluate((canvas: any) => {
+      const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data
+      let n = 0
+      for (let i = 0; i < data.length; i += 4) if (Math.abs(data[i] - 0xdc) < 6 && Math.abs(data[i + 1] - 0x26) < 6 && Math.abs(data[i + 2] - 0x26) < 6) n++
+      return n
+    })
 }
 
 /** Watches a page for reloads (a refresh must swap its content in place) and for requests to a path. */
@@ -139,7 +162,11 @@ describe.skipIf(!hasChromium)('status page in Chromium', () => {
     const search = await created('/v1/status-pages/services', { name: 'Search' })
     for (const theme of pages) {
       await created('/v1/status-pages', {
-        name: 'Acme Shop', url: `acme-${theme.toLowerCase()}`, logo: LOGO, defaultTheme: theme, themeColors: { light: LIGHT, dark: DARK },
+        name: 'Acme Shop',
+        url: `acme-${theme.toLowerCase()}`,
+        logo: LOGO,
+        defaultTheme: theme,
+        themeColors: { light: LIGHT, dark: DARK },
         cards: [{ name: 'Storefront', services: [{ id: checkout.id }, { id: search.id }] }],
       })
     }
@@ -147,10 +174,14 @@ describe.skipIf(!hasChromium)('status page in Chromium', () => {
     await created(`/v1/incidents/${incident.id}/updates`, { status: 'INVESTIGATING', description: 'Some card payments are declined; we are on it.' })
     await created(`/v1/incidents/${incident.id}/updates`, { status: 'IDENTIFIED', description: 'A certificate expired at the payment provider.' })
     // the windows concern the page through checks of its services (their triggerIncident), by tag
-    const linked = (name: string, serviceId: string, tags: string[]) => created('/v1/checks/dns', {
-      name, activated: false, tags, request: { query: 'shop.test' },
-      triggerIncident: { serviceId, severity: 'MAJOR', name: `${name} fails`, description: '' },
-    })
+    const linked = (name: string, serviceId: string, tags: string[]) =>
+      created('/v1/checks/dns', {
+        name,
+        activated: false,
+        tags,
+        request: { query: 'shop.test' },
+        triggerIncident: { serviceId, severity: 'MAJOR', name: `${name} fails`, description: '' },
+      })
     await linked('Checkout database', checkout.id, ['db'])
     await linked('Search index', search.id, ['search'])
     const now = Date.now()
@@ -160,12 +191,24 @@ describe.skipIf(!hasChromium)('status page in Chromium', () => {
     const billing = await created('/v1/status-pages/services', { name: 'Billing' })
     await linked('Billing ledger', billing.id, ['billing'])
     await created('/v1/maintenance-windows', { name: 'Ledger migration', tags: ['billing'], startsAt: iso(now - HOUR), endsAt: iso(now + HOUR) })
-    for (const [url, service] of [['acme-calm', search.id], ['acme-works', billing.id]]) {
-      await created('/v1/status-pages', { name: 'Acme Shop', url, defaultTheme: 'AUTO', themeColors: { light: LIGHT, dark: DARK }, cards: [{ name: 'Storefront', services: [{ id: service }] }] })
+    for (const [url, service] of [
+      ['acme-calm', search.id],
+      ['acme-works', billing.id],
+    ]) {
+      await created('/v1/status-pages', {
+        name: 'Acme Shop',
+        url,
+        defaultTheme: 'AUTO',
+        themeColors: { light: LIGHT, dark: DARK },
+        cards: [{ name: 'Storefront', services: [{ id: service }] }],
+      })
     }
   })
 
-  for (const [url, state, label] of [['acme-calm', 'operational', 'All systems operational'], ['acme-works', 'maintenance', 'Maintenance in progress']] as const) {
+  for (const [url, state, label] of [
+    ['acme-calm', 'operational', 'All systems operational'],
+    ['acme-works', 'maintenance', 'Maintenance in progress'],
+  ] as const) {
     it(`the ${state} banner is coloured whole, readable in light and dark, at 1920 and 375 px`, async () => {
       for (const scheme of ['light', 'dark'] as const) {
         const context = await browser.newContext({ colorScheme: scheme, javaScriptEnabled: false })
@@ -220,7 +263,11 @@ describe.skipIf(!hasChromium)('status page in Chromium', () => {
         expect(await page.locator('header img').evaluate((img: any) => img.naturalWidth)).toBe(40)
 
         // the theme, exactly: each of the twelve colours where the page uses it
-        const style = (selector: string, property: string) => page.locator(selector).first().evaluate((el: unknown, p: string) => getComputedStyle(el).getPropertyValue(p), property)
+        const style = (selector: string, property: string) =>
+          page
+            .locator(selector)
+            .first()
+            .evaluate((el: unknown, p: string) => getComputedStyle(el).getPropertyValue(p), property)
         expect(await style('body', 'background-color')).toBe(rgb(expected.bodyBackgroundColor))
         expect(await style('body', 'color')).toBe(rgb(expected.bodyFontColor))
         expect(await style('header', 'background-color')).toBe(rgb(expected.headerBackgroundColor))
@@ -270,10 +317,11 @@ describe.skipIf(!hasChromium)('status page in Chromium', () => {
         expect(await page.locator('.day').count()).toBe(180)
         const today = page.locator('.service').first().locator('.day').last()
         const tip = today.locator('.tip')
-        const shown = async () => tip.evaluate((el: any) => {
-          const box = el.getBoundingClientRect()
-          return { width: box.width, left: box.left, right: box.right, text: el.textContent }
-        })
+        const shown = async () =>
+          tip.evaluate((el: any) => {
+            const box = el.getBoundingClientRect()
+            return { width: box.width, left: box.left, right: box.right, text: el.textContent }
+          })
         expect((await shown()).width).toBeLessThanOrEqual(1)
         await today.hover()
         expect((await shown()).width).toBeGreaterThan(200)
@@ -285,7 +333,9 @@ describe.skipIf(!hasChromium)('status page in Chromium', () => {
         let focused = ''
         for (let i = 0; i < 30 && focused !== 'today'; i++) {
           await page.keyboard.press('Tab')
-          focused = await page.evaluate(() => (document.activeElement?.closest('.service') && document.activeElement === document.querySelector('.service .day:last-child') ? 'today' : ''))
+          focused = await page.evaluate(() =>
+            document.activeElement?.closest('.service') && document.activeElement === document.querySelector('.service .day:last-child') ? 'today' : '',
+          )
         }
         expect(focused).toBe('today')
         const box = await shown()
@@ -293,12 +343,16 @@ describe.skipIf(!hasChromium)('status page in Chromium', () => {
         expect(box.left).toBeGreaterThanOrEqual(0)
         expect(box.right).toBeLessThanOrEqual(375)
         expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375)
-        expect(contrast(await tip.evaluate((el: unknown) => getComputedStyle(el).color), await tip.evaluate((el: unknown) => getComputedStyle(el).backgroundColor))).toBeGreaterThanOrEqual(4.5)
+        expect(
+          contrast(await tip.evaluate((el: unknown) => getComputedStyle(el).color), await tip.evaluate((el: unknown) => getComputedStyle(el).backgroundColor)),
+        ).toBeGreaterThanOrEqual(4.5)
         // quiet days (no runs, no incident) are no tab stops
         expect(await page.locator('.service').nth(1).locator('.day[tabindex]').count()).toBe(0)
         expect(await page.locator('.service').first().locator('.figure').textContent()).toBe('No data')
         expect(await page.locator('head meta[http-equiv="refresh"]').getAttribute('content')).toBe('60')
-        expect(await page.locator('link[rel="alternate"][type="application/atom+xml"]').getAttribute('href')).toBe(`/status/acme-${theme.toLowerCase()}/feed.atom`)
+        expect(await page.locator('link[rel="alternate"][type="application/atom+xml"]').getAttribute('href')).toBe(
+          `/status/acme-${theme.toLowerCase()}/feed.atom`,
+        )
         await today.focus()
         await screenshot(page, shot)
         expect(errors).toEqual([])
@@ -315,8 +369,17 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
 
   beforeAll(async () => {
     const dnsCheck = (name: string, query: string, tags: string[]) => ({
-      name, activated: false, tags, locations: ['eu-west-1', 'us-east-1'],
-      request: { query, recordType: 'A', nameServer: '127.0.0.1', port: dns.port, assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] },
+      name,
+      activated: false,
+      tags,
+      locations: ['eu-west-1', 'us-east-1'],
+      request: {
+        query,
+        recordType: 'A',
+        nameServer: '127.0.0.1',
+        port: dns.port,
+        assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }],
+      },
     })
     shopId = (await created('/v1/checks/dns', dnsCheck('Shop DNS', 'shop.test', ['web']))).id
     brokenId = (await created('/v1/checks/dns', dnsCheck('Legacy DNS', 'broken.test', ['legacy']))).id
@@ -355,7 +418,11 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
       expect(await row('Shop DNS').locator('td').nth(2).textContent()).toBe('passing · paused')
       expect(await row('Legacy DNS').locator('td').nth(2).textContent()).toBe('failing · paused')
       expect(await row('Shop DNS').locator('td').nth(5).textContent()).toBe('eu-west-1, us-east-1')
-      expect(await row('Shop DNS').locator('img').evaluate((img: any) => img.naturalWidth)).toBeGreaterThan(0)
+      expect(
+        await row('Shop DNS')
+          .locator('img')
+          .evaluate((img: any) => img.naturalWidth),
+      ).toBeGreaterThan(0)
       expect(await unreachableByKeyboard(page)).toEqual([])
       await screenshot(page, 'dashboard-checks')
 
@@ -412,7 +479,7 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
     }
   }, 180_000)
 
-  it('a heartbeat check\'s page: its ping URL to copy, its pings, no Run now', async () => {
+  it("a heartbeat check's page: its ping URL to copy, its pings, no Run now", async () => {
     const check = await created('/v1/checks/heartbeat', { name: 'Nightly export', heartbeat: { period: 1, periodUnit: 'days', grace: 1, graceUnit: 'hours' } })
     expect((await fetch(check.heartbeat.pingUrl, { method: 'POST' })).status).toBe(200)
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
@@ -428,7 +495,10 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
       expect(await page.locator('[data-ping-url]').textContent()).toBe(check.heartbeat.pingUrl)
       expect(await page.getByRole('button', { name: 'Run now' }).count()).toBe(0)
       expect(await page.getByText('Run now').count()).toBe(0)
-      const rows = await page.locator('table', { has: page.locator('caption', { hasText: 'a ping is RECEIVED' }) }).locator('tbody tr').allTextContents()
+      const rows = await page
+        .locator('table', { has: page.locator('caption', { hasText: 'a ping is RECEIVED' }) })
+        .locator('tbody tr')
+        .allTextContents()
       expect(rows).toHaveLength(1)
       expect(rows[0]).toContain('RECEIVED')
       expect(rows[0]).toContain('PASSED')
@@ -441,9 +511,14 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
     }
   }, 120_000)
 
-  it('a check group\'s page: its checks, and a public badge made with the keyboard, its address and Markdown for a README', async () => {
+  it("a check group's page: its checks, and a public badge made with the keyboard, its address and Markdown for a README", async () => {
     const group = await created('/v1/check-groups', { name: 'Storefront group', locations: ['eu-west-1'] })
-    await created('/v1/checks/dns', { name: 'Storefront member', activated: false, groupId: group.id, request: { query: 'shop.test', nameServer: '127.0.0.1', port: dns.port } })
+    await created('/v1/checks/dns', {
+      name: 'Storefront member',
+      activated: false,
+      groupId: group.id,
+      request: { query: 'shop.test', nameServer: '127.0.0.1', port: dns.port },
+    })
     const context = await browser.newContext({ viewport: { width: 375, height: 812 } })
     try {
       const page = await context.newPage()
@@ -483,7 +558,13 @@ describe.skipIf(!hasChromium)('dashboard as a wall screen in Chromium', () => {
 
   beforeAll(async () => {
     dns.set('wall.test', 'A', { records: [{ type: 'A', data: '192.0.2.7' }] })
-    const request = (query: string) => ({ query, recordType: 'A', nameServer: '127.0.0.1', port: dns.port, assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] })
+    const request = (query: string) => ({
+      query,
+      recordType: 'A',
+      nameServer: '127.0.0.1',
+      port: dns.port,
+      assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }],
+    })
     wallId = (await created('/v1/checks/dns', { name: 'Wall DNS', activated: false, locations: ['eu-west-1'], request: request('wall.test') })).id
     const group = await created('/v1/check-groups', { name: 'Wall group', locations: ['ap-south-1', 'us-west-1'] })
     groupId = group.id
@@ -493,7 +574,7 @@ describe.skipIf(!hasChromium)('dashboard as a wall screen in Chromium', () => {
     await runOnce(memberId)
   }, 60_000)
 
-  it('the checks at 1920 px: the width used, Last run on one line, a group\'s locations; a failed run shows up by itself, without a reload, one request per interval', async () => {
+  it("the checks at 1920 px: the width used, Last run on one line, a group's locations; a failed run shows up by itself, without a reload, one request per interval", async () => {
     const context = await browser.newContext({ viewport: { width: 1920, height: 1080 } })
     try {
       const page = await context.newPage()
@@ -523,15 +604,17 @@ describe.skipIf(!hasChromium)('dashboard as a wall screen in Chromium', () => {
 
       // a failed run arrives: the page shows it by itself, its content swapped in place
       expect(await row.locator('td').nth(2).textContent()).toBe('passing · paused')
-      const updated = await page.locator('[data-updated]').getAttribute('datetime') as string
-      await page.evaluate(() => { (globalThis as any).keptAcrossRefreshes = true })
+      const updated = (await page.locator('[data-updated]').getAttribute('datetime')) as string
+      await page.evaluate(() => {
+        ;(globalThis as any).keptAcrossRefreshes = true
+      })
       const traffic = watchTraffic(page, `${server.url}/?refresh=2`)
       const started = Date.now()
       dns.set('wall.test', 'A', { rcode: 'SERVFAIL' })
       await runOnce(wallId)
       await row.locator('td.state-failing').waitFor({ timeout: 10_000 })
       expect(await row.locator('td').nth(2).textContent()).toBe('failing · paused')
-      expect(Date.parse(await page.locator('[data-updated]').getAttribute('datetime') as string)).toBeGreaterThan(Date.parse(updated))
+      expect(Date.parse((await page.locator('[data-updated]').getAttribute('datetime')) as string)).toBeGreaterThan(Date.parse(updated))
       expect(await page.evaluate(() => (globalThis as any).keptAcrossRefreshes)).toBe(true)
       expect(traffic.navigations()).toBe(0)
       await page.waitForTimeout(2200)
@@ -550,7 +633,7 @@ describe.skipIf(!hasChromium)('dashboard as a wall screen in Chromium', () => {
     }
   }, 120_000)
 
-  it('a check\'s chart at 1920 px marks its failed runs in red, and takes a new one in by itself', async () => {
+  it("a check's chart at 1920 px marks its failed runs in red, and takes a new one in by itself", async () => {
     const context = await browser.newContext({ viewport: { width: 1920, height: 1080 } })
     try {
       const page = await context.newPage()
@@ -558,11 +641,14 @@ describe.skipIf(!hasChromium)('dashboard as a wall screen in Chromium', () => {
       await logIn(page)
       await page.goto(`${server.url}/dashboard/checks/${wallId}?refresh=2`)
       await page.locator('#chart[data-drawn="true"] canvas').waitFor()
-      const failedOf = async () => ((await api('GET', `/v1/check-results/${wallId}?limit=100&resultType=FINAL`)).json as any[]).filter((r) => r.status === 'FAILED')
+      const failedOf = async () =>
+        ((await api('GET', `/v1/check-results/${wallId}?limit=100&resultType=FINAL`)).json as any[]).filter((r) => r.status === 'FAILED')
       const failed = await failedOf()
       expect(failed).toHaveLength(1)
       const chart = JSON.parse((await page.locator('#chart-data').textContent()) as string)
-      expect(chart.failed).toEqual([{ x: Date.parse(failed[0].startedAt) / 1000, location: 'eu-west-1', status: 'FAILED', responseTime: failed[0].responseTime }])
+      expect(chart.failed).toEqual([
+        { x: Date.parse(failed[0].startedAt) / 1000, location: 'eu-west-1', status: 'FAILED', responseTime: failed[0].responseTime },
+      ])
       expect(await page.locator('#chart').getAttribute('data-failed-marks')).toBe('1')
       expect(await redPixels(page)).toBeGreaterThan(20)
       expect(await page.locator('#chart-failed').textContent()).toContain('1 failed run among the last 100')
@@ -583,7 +669,7 @@ describe.skipIf(!hasChromium)('dashboard as a wall screen in Chromium', () => {
     }
   }, 120_000)
 
-  it('on a phone, 375 px: the checks as cards, Last run on one line, a group and its locations, a check\'s page, nothing wider than the screen', async () => {
+  it("on a phone, 375 px: the checks as cards, Last run on one line, a group and its locations, a check's page, nothing wider than the screen", async () => {
     const context = await browser.newContext({ viewport: { width: 375, height: 812 } })
     try {
       const page = await context.newPage()
@@ -614,7 +700,9 @@ describe.skipIf(!hasChromium)('dashboard as a wall screen in Chromium', () => {
 
       // a check of the group: its locations, the group's
       await page.goto(`${server.url}/dashboard/checks/${memberId}`)
-      expect(await page.locator('[data-locations]').textContent()).toMatch(/^Locations: ap-south-1, us-west-1 \(group\) · in check group Wall group · last run /)
+      expect(await page.locator('[data-locations]').textContent()).toMatch(
+        /^Locations: ap-south-1, us-west-1 \(group\) · in check group Wall group · last run /,
+      )
       await page.goto(`${server.url}/dashboard/checks/${wallId}`)
       await page.locator('#chart[data-drawn="true"] canvas').waitFor()
       expect(await page.locator('#chart').getAttribute('data-failed-marks')).toBe('2')
@@ -649,15 +737,29 @@ describe.skipIf(!hasChromium)('status page of dependent services in Chromium', (
   beforeAll(async () => {
     const database = await created('/v1/status-pages/services', { name: 'Orders database' })
     const storefront = await created('/v1/status-pages/services', { name: 'Storefront API' })
-    const dnsCheck = (name: string, serviceId: string, extra: Record<string, unknown> = {}) => created('/v1/checks/dns', {
-      name, activated: false, locations: ['eu-west-1'], ...extra,
-      request: { query: 'broken.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port, assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] },
-      triggerIncident: { serviceId, severity: 'MAJOR', name: `${name} down`, description: '' },
-    })
+    const dnsCheck = (name: string, serviceId: string, extra: Record<string, unknown> = {}) =>
+      created('/v1/checks/dns', {
+        name,
+        activated: false,
+        locations: ['eu-west-1'],
+        ...extra,
+        request: {
+          query: 'broken.test',
+          recordType: 'A',
+          nameServer: '127.0.0.1',
+          port: dns.port,
+          assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }],
+        },
+        triggerIncident: { serviceId, severity: 'MAJOR', name: `${name} down`, description: '' },
+      })
     const db = await dnsCheck('orders-db-primary', database.id)
     const app = await dnsCheck('storefront-api-probe', storefront.id, { dependsOn: [db.id] })
     await created('/v1/status-pages', {
-      name: 'Acme orders', url: 'acme-orders', defaultTheme: 'AUTO', themeColors: { light: LIGHT, dark: DARK }, showResponseTime: true,
+      name: 'Acme orders',
+      url: 'acme-orders',
+      defaultTheme: 'AUTO',
+      themeColors: { light: LIGHT, dark: DARK },
+      showResponseTime: true,
       cards: [{ name: 'Orders', services: [{ id: database.id }, { id: storefront.id }] }],
     })
     // real runs: the database fails, then the storefront (its alerts held back: no incident)

@@ -21,7 +21,12 @@ afterAll(async () => {
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString()
 
 async function post(path: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
-  return fetch(`${server.url}${path}`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: form(fields) })
+  return fetch(`${server.url}${path}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: form(fields),
+  })
 }
 
 async function logIn(): Promise<{ cookie: string; csrf: string; setCookie: string }> {
@@ -66,7 +71,8 @@ describe('dashboard log-in', () => {
       ['/v1/checks/dns', dnsBody({ name: 'web dns', tags: ['web'], activated: false })],
       ['/v1/checks/dns', dnsBody({ name: 'db dns', tags: ['db'], activated: false })],
       ['/v1/checks/icmp', icmpBody({ name: 'web ping', tags: ['web'], activated: false })],
-    ] as const) expect((await api('POST', path, body)).status).toBe(201)
+    ] as const)
+      expect((await api('POST', path, body)).status).toBe(201)
     const { cookie } = await logIn()
     const names = async (query: string) => {
       const html = await (await fetch(`${server.url}/${query}`, { headers: { cookie } })).text()
@@ -94,7 +100,11 @@ describe('dashboard log-in', () => {
   it('lists every check of a list longer than a page, following the list by keyset, filters kept', async () => {
     const api = caller(server)
     for (let i = 0; i < 230; i += 10) {
-      await Promise.all(Array.from({ length: 10 }, (_, j) => api('POST', '/v1/checks/dns', dnsBody({ name: `bulk ${String(i + j).padStart(3, '0')}`, tags: ['bulk'], activated: false }))))
+      await Promise.all(
+        Array.from({ length: 10 }, (_, j) =>
+          api('POST', '/v1/checks/dns', dnsBody({ name: `bulk ${String(i + j).padStart(3, '0')}`, tags: ['bulk'], activated: false })),
+        ),
+      )
     }
     const { cookie } = await logIn()
     const html = await (await fetch(`${server.url}/?tag=bulk`, { headers: { cookie } })).text()
@@ -122,9 +132,12 @@ describe('dashboard log-in', () => {
     expect(after.status).toBe(303)
   })
 
-  it('a heartbeat check\'s page shows its ping URL and its pings, and offers no Run now', async () => {
+  it("a heartbeat check's page shows its ping URL and its pings, and offers no Run now", async () => {
     const api = caller(server)
-    const created = await api('POST', '/v1/checks/heartbeat', { name: 'nightly backup', heartbeat: { period: 1, periodUnit: 'days', grace: 2, graceUnit: 'hours' } })
+    const created = await api('POST', '/v1/checks/heartbeat', {
+      name: 'nightly backup',
+      heartbeat: { period: 1, periodUnit: 'days', grace: 2, graceUnit: 'hours' },
+    })
     expect(created.status).toBe(201)
     const { pingUrl } = created.json.heartbeat
     expect((await fetch(pingUrl, { headers: { 'user-agent': 'cron/1.0' } })).status).toBe(200)
@@ -143,7 +156,9 @@ describe('dashboard log-in', () => {
     const page = async (query: string) => (await fetch(`${server.url}/${query}`, { headers: { cookie } })).text()
     const bar = (html: string) => /<p class="refresh muted" data-refresh="[^"]*">[\s\S]*?<\/p>/.exec(html)?.[0]
     const usual = await page('')
-    expect(bar(usual)).toMatch(/^<p class="refresh muted" data-refresh="30">Updated <time data-updated datetime="[^"]+">\d\d:\d\d:\d\d UTC<\/time> · <span data-refresh-note>refreshes every 30 s<\/span> · <a href="\/\?refresh=off">Pause<\/a><\/p>$/)
+    expect(bar(usual)).toMatch(
+      /^<p class="refresh muted" data-refresh="30">Updated <time data-updated datetime="[^"]+">\d\d:\d\d:\d\d UTC<\/time> · <span data-refresh-note>refreshes every 30 s<\/span> · <a href="\/\?refresh=off">Pause<\/a><\/p>$/,
+    )
     expect(usual).toContain('<script src="/dashboard/assets/dashboard.js" defer></script>\n<noscript><meta http-equiv="refresh" content="30"></noscript>')
     expect(usual).not.toContain('name="refresh"')
     expect(bar(await page('?refresh=1'))).toContain('data-refresh="2"')
@@ -162,7 +177,13 @@ describe('dashboard log-in', () => {
   it('refuses every log-in from an address after 10 failed ones in a minute', async () => {
     const own = await startTestServer()
     try {
-      const attempt = (apiKey: string) => fetch(`${own.url}/dashboard/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form({ apiKey }) })
+      const attempt = (apiKey: string) =>
+        fetch(`${own.url}/dashboard/login`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: form({ apiKey }),
+        })
       for (let i = 0; i < 10; i++) expect((await attempt(`guess-${i}`)).status).toBe(401)
       const refused = await attempt(KEY_A)
       expect(refused.status).toBe(429)
@@ -174,12 +195,17 @@ describe('dashboard log-in', () => {
     }
   })
 
-  it('spends none of the key\'s rate limit on its own reads', async () => {
+  it("spends none of the key's rate limit on its own reads", async () => {
     const own = await startTestServer({ rateLimit: { max: 12, timeWindowMs: 60_000 } })
     try {
       const api = caller(own)
       for (const name of ['one', 'two', 'three']) expect((await api('POST', '/v1/checks/dns', dnsBody({ name, activated: false }))).status).toBe(201)
-      const login = await fetch(`${own.url}/dashboard/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form({ apiKey: KEY_A }) })
+      const login = await fetch(`${own.url}/dashboard/login`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: form({ apiKey: KEY_A }),
+      })
       const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]
       // 3 creates, then views: each asks the list, the statuses and the figures, none of it on the key
       for (let view = 0; view < 5; view++) {
@@ -207,8 +233,8 @@ describe('dashboard log-in', () => {
   })
 })
 
-describe('a check\'s public badge on the dashboard', () => {
-  it('is created, shown with its address, rotated and revoked from the check\'s page; each answer of the public route follows', async () => {
+describe("a check's public badge on the dashboard", () => {
+  it("is created, shown with its address, rotated and revoked from the check's page; each answer of the public route follows", async () => {
     const api = caller(server)
     const made = await api('POST', '/v1/checks/dns', dnsBody({ name: 'Readme badge' }))
     expect(made.status, made.text).toBe(201)
@@ -243,7 +269,7 @@ describe('a check\'s public badge on the dashboard', () => {
   })
 })
 
-describe('a check group\'s page on the dashboard', () => {
+describe("a check group's page on the dashboard", () => {
   it('shows its checks and state, and makes, shows (with the Markdown for a README), rotates and revokes its public badge', async () => {
     const api = caller(server)
     const group = await api('POST', '/v1/check-groups', { name: 'Readme <group>', locations: ['eu-west-1'] })
@@ -308,7 +334,22 @@ describe('private locations on the dashboard', () => {
     expect(claim.status, claim.text).toBe(200)
     expect(claim.json.runs).toHaveLength(1)
     const at = new Date().toISOString()
-    const result = { runLocation: 'office-berlin', resultType: 'FINAL', attempt: 1, status: 'PASSED', hasFailures: false, hasErrors: false, isDegraded: false, responseTime: 7, startedAt: at, stoppedAt: at, error: null, assertions: [], details: {}, attempts: [] }
+    const result = {
+      runLocation: 'office-berlin',
+      resultType: 'FINAL',
+      attempt: 1,
+      status: 'PASSED',
+      hasFailures: false,
+      hasErrors: false,
+      isDegraded: false,
+      responseTime: 7,
+      startedAt: at,
+      stoppedAt: at,
+      error: null,
+      assertions: [],
+      details: {},
+      attempts: [],
+    }
     expect((await agent('POST', `/v1/agent/runs/${encodeURIComponent(claim.json.runs[0].runId)}/result`, { result })).status).toBe(204)
 
     const { cookie } = await logIn()
@@ -335,7 +376,9 @@ describe('private locations on the dashboard', () => {
     const locations = await get('/dashboard/private-locations')
     expect(locations).toContain('Private locations of account acc-a')
     const rowOf = (slug: string) => new RegExp(`<tr data-location="${slug}">[\\s\\S]*?</tr>`).exec(locations)?.[0] ?? ''
-    expect(rowOf('office-berlin')).toMatch(/<td>Office Berlin<\/td>[\s\S]*<td class="state-passing" data-health>serving<\/td>\s*<td data-agents>1<\/td>\s*<td data-last-seen><time[^>]*>[^<]+<\/time><\/td>\s*<td data-queue>0<\/td>/)
+    expect(rowOf('office-berlin')).toMatch(
+      /<td>Office Berlin<\/td>[\s\S]*<td class="state-passing" data-health>serving<\/td>\s*<td data-agents>1<\/td>\s*<td data-last-seen><time[^>]*>[^<]+<\/time><\/td>\s*<td data-queue>0<\/td>/,
+    )
     expect(rowOf('idle-lab')).toMatch(/<td class="state-failing" data-health>no live agent<\/td>\s*<td data-agents>0<\/td>\s*<td data-last-seen>never<\/td>/)
     expect(locations).not.toContain('other-paris')
     expect(await get('/')).toContain('<a href="/dashboard/private-locations">Private locations</a>')

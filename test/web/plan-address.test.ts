@@ -8,10 +8,11 @@ import { file, makeProject, useServer, writeFiles } from '../helpers/use-server.
 
 const ctx = useServer('acc-web-plan')
 
-const page = (name: string) => file(
-  `const checkout = new StatusPageService('checkout', { name: 'Checkout' })\n`,
-  `new StatusPage('public', { name: ${JSON.stringify(name)}, url: 'shop-status', cards: [{ name: 'Shop', services: [checkout] }] })\n`,
-)
+const page = (name: string) =>
+  file(
+    `const checkout = new StatusPageService('checkout', { name: 'Checkout' })\n`,
+    `new StatusPage('public', { name: ${JSON.stringify(name)}, url: 'shop-status', cards: [{ name: 'Shop', services: [checkout] }] })\n`,
+  )
 
 describe('status page address in plan and apply output', () => {
   it('names {server}/status/{url} under a created or changed page, and the page answers there', async () => {
@@ -42,15 +43,16 @@ describe('status page address in plan and apply output', () => {
     expect(plan.stdout).toContain('# seen at /status/shop-status (on `monitors server`)')
   })
 
-  it('a StatusPage with showResponseTime applies it (the page shows response times), plans No changes after, and a wrong type is the loader\'s error naming the field', async () => {
-    const timed = (value: string) => file(
-      `const search = new StatusPageService('search', { name: 'Search' })\n`,
-      `new StatusPage('timed', { name: 'Timed', url: 'timed-status', showResponseTime: ${value}, cards: [{ name: 'Shop', services: [search] }] })\n`,
-    )
+  it("a StatusPage with showResponseTime applies it (the page shows response times), plans No changes after, and a wrong type is the loader's error naming the field", async () => {
+    const timed = (value: string) =>
+      file(
+        `const search = new StatusPageService('search', { name: 'Search' })\n`,
+        `new StatusPage('timed', { name: 'Timed', url: 'timed-status', showResponseTime: ${value}, cards: [{ name: 'Shop', services: [search] }] })\n`,
+      )
     const dir = makeProject({ 'status.check.ts': timed('true') })
     const apply = await ctx.cli(dir, ['apply', '--yes'])
     expect(apply.code, apply.output).toBe(0)
-    const summary = await (await fetch(`${ctx.server.url}/status/timed-status/summary.json`)).json() as any
+    const summary = (await (await fetch(`${ctx.server.url}/status/timed-status/summary.json`)).json()) as any
     expect(summary.showResponseTime).toBe(true)
     expect(summary.cards[0].services[0].responseTime).toBeNull()
     expect(await (await fetch(`${ctx.server.url}/status/timed-status`)).text()).toContain('Response time: no runs in the last 24 hours')

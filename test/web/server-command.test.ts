@@ -7,10 +7,14 @@ const bin = join(import.meta.dirname, '..', '..', 'bin', 'monitors.cjs')
 
 describe('monitors server', () => {
   it('prints the dashboard address, which answers the log-in form', async () => {
-    const child = spawn(process.execPath, [bin, 'server', '--port', '0', '--db', ':memory:', '--api-key', 'web-key-0123456789:acc-web', '--no-runner', '--quiet'], {
-      env: { ...process.env, NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
+    const child = spawn(
+      process.execPath,
+      [bin, 'server', '--port', '0', '--db', ':memory:', '--api-key', 'web-key-0123456789:acc-web', '--no-runner', '--quiet'],
+      {
+        env: { ...process.env, NO_COLOR: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
     let output = ''
     child.stdout.on('data', (chunk) => (output += chunk))
     child.stderr.on('data', (chunk) => (output += chunk))
@@ -32,7 +36,12 @@ describe('monitors server', () => {
       const home = await fetch(`${line}/`)
       expect(home.status).toBe(200)
       expect(await home.text()).toContain('action="/dashboard/login"')
-      const login = await fetch(`${line}/dashboard/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'apiKey=web-key-0123456789' })
+      const login = await fetch(`${line}/dashboard/login`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'apiKey=web-key-0123456789',
+      })
       expect(login.status).toBe(303)
     } finally {
       child.kill('SIGTERM')

@@ -15,7 +15,10 @@ const HOUR = 3_600_000
 let now = Date.now()
 const clock = { get: () => now, set: (ms: number) => void (now = ms) }
 const run = (hoursAgo: number, passed: boolean, responseTime: number): KnownRun => ({
-  at: new Date(now - hoursAgo * HOUR).toISOString(), location: 'eu-west-1', passed, responseTime,
+  at: new Date(now - hoursAgo * HOUR).toISOString(),
+  location: 'eu-west-1',
+  passed,
+  responseTime,
   details: { kind: 'API', statusCode: passed ? 200 : 500, timings: null },
 })
 
@@ -32,9 +35,16 @@ async function created(path: string, body: unknown): Promise<any> {
 }
 
 async function apiCheck(name: string, extra: Record<string, unknown>): Promise<string> {
-  return (await created('/v1/checks/api', {
-    name, activated: false, frequency: 5, locations: ['eu-west-1'], request: { method: 'GET', url: 'http://127.0.0.1:9/health' }, ...extra,
-  })).id
+  return (
+    await created('/v1/checks/api', {
+      name,
+      activated: false,
+      frequency: 5,
+      locations: ['eu-west-1'],
+      request: { method: 'GET', url: 'http://127.0.0.1:9/health' },
+      ...extra,
+    })
+  ).id
 }
 const incidentOf = (serviceId: string, name: string) => ({ triggerIncident: { serviceId, severity: 'MAJOR', name: `${name} fails`, description: '' } })
 
@@ -66,7 +76,7 @@ afterAll(async () => {
 })
 
 describe('a status page and dependsOn', () => {
-  it('says why a service\'s failing check alerts no one: the dependency\'s service when it is on the page, else neutral words naming no check', async () => {
+  it("says why a service's failing check alerts no one: the dependency's service when it is on the page, else neutral words naming no check", async () => {
     // the alerts are held back, so the dependents opened no incident: the page would say nothing without it
     expect((await api('GET', `/v1/check-statuses/${ids.shop}`)).json.alertsSuppressedBy).toEqual([{ checkId: ids.db, name: 'db primary' }])
     const services = await summary()
@@ -82,7 +92,9 @@ describe('a status page and dependsOn', () => {
     expect(html.status).toBe(200)
     expect(html.text).not.toMatch(/<script/i)
     expect(html.text).toMatch(new RegExp(`data-service-id="${ids.Shop}"[^]*?<p class="note affected" data-affected-by>Affected by Database</p>`))
-    expect(html.text).toMatch(new RegExp(`data-service-id="${ids.Reports}"[^]*?<p class="note affected" data-affected-by>Affected by an upstream dependency</p>`))
+    expect(html.text).toMatch(
+      new RegExp(`data-service-id="${ids.Reports}"[^]*?<p class="note affected" data-affected-by>Affected by an upstream dependency</p>`),
+    )
     expect(html.text.match(/data-affected-by/g)).toHaveLength(2)
     // the dependency no service names: neither its name nor its id on the public page or its JSON
     // (the Database check's own name is in its incident's text, as triggerIncident writes it)
@@ -102,7 +114,7 @@ describe('a status page and dependsOn', () => {
   })
 })
 
-describe('a status page\'s showResponseTime', () => {
+describe("a status page's showResponseTime", () => {
   it('is off by default: no response time in the page or its JSON', async () => {
     expect((await api('GET', '/v1/status-pages')).json.entries[0].showResponseTime).toBeUndefined()
     const services = await summary()
@@ -110,7 +122,7 @@ describe('a status page\'s showResponseTime', () => {
     expect((await anonymous()('GET', '/status/deps-shop')).text).not.toContain('Response time')
   })
 
-  it('on, shows each service\'s average over the last 24 hours from the rollups, with its unit', async () => {
+  it("on, shows each service's average over the last 24 hours from the rollups, with its unit", async () => {
     const pageId = (await api('GET', '/v1/status-pages')).json.entries[0].id
     const put = await api('PUT', `/v1/status-pages/${pageId}`, { ...page, showResponseTime: true })
     expect(put.status, put.text).toBe(200)

@@ -51,7 +51,10 @@ async function incident(name: string, severity: string, services: string[], upda
 /** A check that never runs here, tied to a service by its triggerIncident and carrying `tags`. */
 async function linkedCheck(name: string, serviceId: string | undefined, tags: string[]): Promise<string> {
   const answer = await api('POST', '/v1/checks/dns', {
-    name, activated: false, tags, request: { query: 'up.test' },
+    name,
+    activated: false,
+    tags,
+    request: { query: 'up.test' },
     ...(serviceId ? { triggerIncident: { serviceId, severity: 'MINOR', name: `${name} fails`, description: '' } } : {}),
   })
   expect(answer.status, answer.text).toBe(201)
@@ -74,14 +77,32 @@ function getWithHost(path: string, host: string): Promise<{ status: number; head
 }
 
 const LIGHT = {
-  bodyBackgroundColor: '#fefefe', headerBackgroundColor: '#102030', headerFontColor: '#fafafa', titleFontColor: '#111111',
-  bodyFontColor: '#222222', bodyFontColorMuted: '#555555', navigationFontColor: '#eeeeee', linkFontColor: '#0044aa',
-  cardBackgroundColor: '#ffffff', borderColor: '#cccccc', primaryButtonBackgroundColor: '#0044aa', primaryButtonFontColor: '#ffffff',
+  bodyBackgroundColor: '#fefefe',
+  headerBackgroundColor: '#102030',
+  headerFontColor: '#fafafa',
+  titleFontColor: '#111111',
+  bodyFontColor: '#222222',
+  bodyFontColorMuted: '#555555',
+  navigationFontColor: '#eeeeee',
+  linkFontColor: '#0044aa',
+  cardBackgroundColor: '#ffffff',
+  borderColor: '#cccccc',
+  primaryButtonBackgroundColor: '#0044aa',
+  primaryButtonFontColor: '#ffffff',
 }
 const DARK = {
-  bodyBackgroundColor: '#101418', headerBackgroundColor: '#000000', headerFontColor: '#f0f0f0', titleFontColor: '#fafafa',
-  bodyFontColor: '#dddddd', bodyFontColorMuted: '#aaaaaa', navigationFontColor: '#cccccc', linkFontColor: '#88bbff',
-  cardBackgroundColor: '#1c2228', borderColor: '#333b44', primaryButtonBackgroundColor: '#88bbff', primaryButtonFontColor: '#101418',
+  bodyBackgroundColor: '#101418',
+  headerBackgroundColor: '#000000',
+  headerFontColor: '#f0f0f0',
+  titleFontColor: '#fafafa',
+  bodyFontColor: '#dddddd',
+  bodyFontColorMuted: '#aaaaaa',
+  navigationFontColor: '#cccccc',
+  linkFontColor: '#88bbff',
+  cardBackgroundColor: '#1c2228',
+  borderColor: '#333b44',
+  primaryButtonBackgroundColor: '#88bbff',
+  primaryButtonFontColor: '#101418',
 }
 
 describe('a status page at /status/{url}', () => {
@@ -89,22 +110,71 @@ describe('a status page at /status/{url}', () => {
     const checkout = await service('Checkout')
     const search = await service('Search')
     const mail = await service('Mail')
-    await page({ name: 'Shop <status>', url: 'shop', cards: [{ name: 'Storefront', services: [{ id: checkout }, { id: search }] }, { name: 'Back office', services: [{ id: mail }] }], logo: 'https://example.com/logo.png', favicon: 'javascript:alert(1)' })
-    await incident('Payments fail', 'MAJOR', [checkout], [['INVESTIGATING', 'We are looking into failed payments'], ['IDENTIFIED', 'A bad deploy']])
-    await incident('Slow search', 'MINOR', [search], [['INVESTIGATING', 'Search is slow'], ['RESOLVED', 'Search is fast again']])
+    await page({
+      name: 'Shop <status>',
+      url: 'shop',
+      cards: [
+        { name: 'Storefront', services: [{ id: checkout }, { id: search }] },
+        { name: 'Back office', services: [{ id: mail }] },
+      ],
+      logo: 'https://example.com/logo.png',
+      favicon: 'javascript:alert(1)',
+    })
+    await incident(
+      'Payments fail',
+      'MAJOR',
+      [checkout],
+      [
+        ['INVESTIGATING', 'We are looking into failed payments'],
+        ['IDENTIFIED', 'A bad deploy'],
+      ],
+    )
+    await incident(
+      'Slow search',
+      'MINOR',
+      [search],
+      [
+        ['INVESTIGATING', 'Search is slow'],
+        ['RESOLVED', 'Search is fast again'],
+      ],
+    )
     await incident('Other page only', 'CRITICAL', [], [])
     // the windows below concern the page through these checks of its services (tags db, web, os)
     await linkedCheck('checkout dns', checkout, ['db', 'web'])
     await linkedCheck('mail dns', mail, ['os'])
     const now = Date.now()
-    expect((await api('POST', '/v1/maintenance-windows', { name: 'Database upgrade', tags: ['db'], startsAt: iso(now - HOUR), endsAt: iso(now + HOUR) })).status).toBe(201)
-    expect((await api('POST', '/v1/maintenance-windows', { name: 'Weekly restart', tags: ['web'], startsAt: iso(now - 7 * 24 * HOUR + 2 * HOUR), endsAt: iso(now - 7 * 24 * HOUR + 3 * HOUR), repeatInterval: 1, repeatUnit: 'WEEK' })).status).toBe(201)
+    expect(
+      (await api('POST', '/v1/maintenance-windows', { name: 'Database upgrade', tags: ['db'], startsAt: iso(now - HOUR), endsAt: iso(now + HOUR) })).status,
+    ).toBe(201)
+    expect(
+      (
+        await api('POST', '/v1/maintenance-windows', {
+          name: 'Weekly restart',
+          tags: ['web'],
+          startsAt: iso(now - 7 * 24 * HOUR + 2 * HOUR),
+          endsAt: iso(now - 7 * 24 * HOUR + 3 * HOUR),
+          repeatInterval: 1,
+          repeatUnit: 'WEEK',
+        })
+      ).status,
+    ).toBe(201)
 
     // monthly on the 15th at 03:00 UTC since three months ago: the next occurrence is the first 15th at 03:00 after now
     const first = new Date(now)
     first.setUTCMonth(first.getUTCMonth() - 3, 15)
     first.setUTCHours(3, 0, 0, 0)
-    expect((await api('POST', '/v1/maintenance-windows', { name: 'Monthly patching', tags: ['os'], startsAt: iso(first.getTime()), endsAt: iso(first.getTime() + HOUR), repeatInterval: 1, repeatUnit: 'MONTH' })).status).toBe(201)
+    expect(
+      (
+        await api('POST', '/v1/maintenance-windows', {
+          name: 'Monthly patching',
+          tags: ['os'],
+          startsAt: iso(first.getTime()),
+          endsAt: iso(first.getTime() + HOUR),
+          repeatInterval: 1,
+          repeatUnit: 'MONTH',
+        })
+      ).status,
+    ).toBe(201)
     const nextMonthly = new Date(first)
     while (nextMonthly.getTime() <= now) nextMonthly.setUTCMonth(nextMonthly.getUTCMonth() + 1)
 
@@ -126,18 +196,29 @@ describe('a status page at /status/{url}', () => {
 
     const summary = await anonymous()('GET', '/status/shop/summary.json')
     expect(summary.status).toBe(200)
-    expect(summary.json).toMatchObject({ name: 'Shop <status>', url: 'shop', status: 'major_outage', links: { html: '/status/shop', summary: '/status/shop/summary.json' } })
+    expect(summary.json).toMatchObject({
+      name: 'Shop <status>',
+      url: 'shop',
+      status: 'major_outage',
+      links: { html: '/status/shop', summary: '/status/shop/summary.json' },
+    })
     const states = Object.fromEntries(summary.json.cards.flatMap((c: any) => c.services.map((s: any) => [s.name, s.state])))
     expect(states).toEqual({ Checkout: 'major_outage', Search: 'operational', Mail: 'operational' })
     expect(summary.json.maintenance.active.map((w: any) => w.name)).toEqual(['Database upgrade'])
     const weekly = summary.json.maintenance.upcoming.find((w: any) => w.name === 'Weekly restart')
     expect(Date.parse(weekly.startsAt)).toBe(now + 2 * HOUR)
-    expect(summary.json.maintenance.upcoming.find((w: any) => w.name === 'Monthly patching')).toMatchObject({ startsAt: nextMonthly.toISOString(), endsAt: iso(nextMonthly.getTime() + HOUR) })
-    expect(summary.json.incidents.map((i: any) => [i.name, i.open])).toEqual([['Slow search', false], ['Payments fail', true]])
+    expect(summary.json.maintenance.upcoming.find((w: any) => w.name === 'Monthly patching')).toMatchObject({
+      startsAt: nextMonthly.toISOString(),
+      endsAt: iso(nextMonthly.getTime() + HOUR),
+    })
+    expect(summary.json.incidents.map((i: any) => [i.name, i.open])).toEqual([
+      ['Slow search', false],
+      ['Payments fail', true],
+    ])
     expect(summary.json.incidents[1].updates.map((u: any) => u.status)).toEqual(['IDENTIFIED', 'INVESTIGATING'])
   })
 
-  it('lists the maintenance windows of its services\' checks only, not every window of the account', async () => {
+  it("lists the maintenance windows of its services' checks only, not every window of the account", async () => {
     const alpha = await service('Alpha service')
     const beta = await service('Beta service')
     await page({ name: 'Alpha', url: 'windows-alpha', cards: [{ name: 'c', services: [{ id: alpha }] }] })
@@ -156,7 +237,8 @@ describe('a status page at /status/{url}', () => {
     await window('Beta window', ['beta-tag'])
     await window('Gamma window', ['gamma-tag'])
     await window('Untagged window', [])
-    const names = async (url: string) => (await anonymous()('GET', `/status/${url}/summary.json`)).json.maintenance.active.map((w: { name: string }) => w.name).sort()
+    const names = async (url: string) =>
+      (await anonymous()('GET', `/status/${url}/summary.json`)).json.maintenance.active.map((w: { name: string }) => w.name).sort()
     expect(await names('windows-alpha')).toEqual(['Alpha window', 'Shared window'])
     expect(await names('windows-beta')).toEqual(['Beta window'])
     expect(await names('windows-none')).toEqual([])
@@ -169,8 +251,16 @@ describe('a status page at /status/{url}', () => {
     const shop = await service('Shop DNS service')
     await page({ name: 'Triggered', url: 'triggered', cards: [{ name: 'All', services: [{ id: shop }] }] })
     const check = await api('POST', '/v1/checks/dns', {
-      name: 'shop dns', activated: false, locations: ['eu-west-1'],
-      request: { query: 'down.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port, assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] },
+      name: 'shop dns',
+      activated: false,
+      locations: ['eu-west-1'],
+      request: {
+        query: 'down.test',
+        recordType: 'A',
+        nameServer: '127.0.0.1',
+        port: dns.port,
+        assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }],
+      },
       triggerIncident: { serviceId: shop, severity: 'MEDIUM', name: 'Shop DNS fails', description: 'The shop does not resolve' },
     })
     expect(check.status, check.text).toBe(201)
@@ -197,10 +287,19 @@ describe('a status page at /status/{url}', () => {
 
   it('applies themeColors exactly per defaultTheme, and reports colours that are not colours or read badly', async () => {
     const id = await service('Themed')
-    await page({ name: 'Light', url: 'theme-light', cards: [{ name: 'c', services: [{ id }] }], themeColors: { light: LIGHT, dark: DARK }, defaultTheme: 'LIGHT' })
+    await page({
+      name: 'Light',
+      url: 'theme-light',
+      cards: [{ name: 'c', services: [{ id }] }],
+      themeColors: { light: LIGHT, dark: DARK },
+      defaultTheme: 'LIGHT',
+    })
     await page({ name: 'Dark', url: 'theme-dark', cards: [{ name: 'c', services: [{ id }] }], themeColors: { light: LIGHT, dark: DARK }, defaultTheme: 'DARK' })
     await page({ name: 'Auto', url: 'theme-auto', cards: [{ name: 'c', services: [{ id }] }], themeColors: { light: LIGHT, dark: DARK }, defaultTheme: 'AUTO' })
-    const vars = (theme: Record<string, string>) => Object.entries(theme).map(([k, v]) => `--${k}:${v}`).join(';')
+    const vars = (theme: Record<string, string>) =>
+      Object.entries(theme)
+        .map(([k, v]) => `--${k}:${v}`)
+        .join(';')
 
     const light = (await anonymous()('GET', '/status/theme-light')).text
     expect(light).toContain(`:root{color-scheme:light;${vars(LIGHT)}}`)
@@ -214,7 +313,12 @@ describe('a status page at /status/{url}', () => {
 
     // a value that would end the style block is not a colour: refused, naming the field
     const hostile = { ...LIGHT, bodyBackgroundColor: 'red}</style><script>alert(1)</script>' }
-    const refused = await api('POST', '/v1/status-pages', { name: 'Bad', url: 'theme-bad', cards: [{ name: 'c', services: [{ id }] }], themeColors: { light: hostile, dark: DARK } })
+    const refused = await api('POST', '/v1/status-pages', {
+      name: 'Bad',
+      url: 'theme-bad',
+      cards: [{ name: 'c', services: [{ id }] }],
+      themeColors: { light: hostile, dark: DARK },
+    })
     expect(refused.status).toBe(400)
     expect(refused.json.attributes.keys).toEqual(['themeColors.light.bodyBackgroundColor'])
     expect((await anonymous()('GET', '/status/theme-bad')).status).toBe(404)
@@ -228,8 +332,20 @@ describe('a status page at /status/{url}', () => {
 
   it('colours the whole overall banner by state, its text at least 4.5:1 on it, the same in the light and dark themes', async () => {
     const id = await service('Bannered')
-    await page({ name: 'Banner light', url: 'banner-light', cards: [{ name: 'c', services: [{ id }] }], themeColors: { light: LIGHT, dark: DARK }, defaultTheme: 'LIGHT' })
-    await page({ name: 'Banner dark', url: 'banner-dark', cards: [{ name: 'c', services: [{ id }] }], themeColors: { light: LIGHT, dark: DARK }, defaultTheme: 'DARK' })
+    await page({
+      name: 'Banner light',
+      url: 'banner-light',
+      cards: [{ name: 'c', services: [{ id }] }],
+      themeColors: { light: LIGHT, dark: DARK },
+      defaultTheme: 'LIGHT',
+    })
+    await page({
+      name: 'Banner dark',
+      url: 'banner-dark',
+      cards: [{ name: 'c', services: [{ id }] }],
+      themeColors: { light: LIGHT, dark: DARK },
+      defaultTheme: 'DARK',
+    })
     // WCAG 2 contrast of two #rrggbb colours
     const luminance = (h: string) => {
       const [r, g, b] = [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16) / 255).map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4))
@@ -242,7 +358,9 @@ describe('a status page at /status/{url}', () => {
     for (const url of ['banner-light', 'banner-dark']) {
       const html = (await anonymous()('GET', `/status/${url}`)).text
       expect(html).toContain('<div class="overall operational" data-state="operational"><h1>All systems operational</h1></div>')
-      const rules = Object.fromEntries([...html.matchAll(/\.overall\.(\w+)\{background:(#[0-9a-f]{6});color:(#[0-9a-f]{6})\}/g)].map((m) => [m[1], { background: m[2], text: m[3] }]))
+      const rules = Object.fromEntries(
+        [...html.matchAll(/\.overall\.(\w+)\{background:(#[0-9a-f]{6});color:(#[0-9a-f]{6})\}/g)].map((m) => [m[1], { background: m[2], text: m[3] }]),
+      )
       expect(Object.keys(rules).sort()).toEqual(['degraded', 'maintenance', 'major_outage', 'operational', 'partial_outage'])
       for (const [state, { background, text }] of Object.entries(rules)) {
         expect(contrast(text, background), state).toBeGreaterThanOrEqual(4.5)

@@ -1,9 +1,7 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import { io } from '../io.js'
 import { parseDuration } from '../../state/process-lock.js'
-import {
-  DEFAULT_CONCURRENCY, DEFAULT_HEALTH_PORT, DEFAULT_LEASE_SECONDS, parseLocations, startAgent, type Agent,
-} from '../../agent/index.js'
+import { DEFAULT_CONCURRENCY, DEFAULT_HEALTH_PORT, DEFAULT_LEASE_SECONDS, parseLocations, startAgent, type Agent } from '../../agent/index.js'
 import { UserError } from '../../errors.js'
 import { checkNumber } from '../engine.js'
 import type { UidRange } from '../../runner/script/contain.js'
@@ -32,7 +30,6 @@ interface AgentArgs {
   scriptUidRange?: UidRange | 'off'
 }
 
-
 /** `1s`, `500ms`, `2m` (a bare number is seconds); one clear line when it is not a duration. */
 function duration(flag: string, text: string): number {
   const ms = parseDuration(text)
@@ -59,9 +56,10 @@ async function containmentLine(option: UidRange | 'off' | null | undefined): Pro
   const { effectiveUidRange } = await import('../../runner/script/contain.js')
   const held = containment()
   const range = effectiveUidRange(option)
-  const user = range ? `a uid of its own (uids ${range.first}-${range.last})` : held.root ? 'uid 0 mapped into a user namespace of its own' : 'this agent\'s uid'
-  if (held.available) return `${`Scripts run contained by bubblewrap ${held.version ?? ''}`.trimEnd()}: each run in a sandbox of its own (${user}, its own PID, mount and network namespaces, a read-only view without this agent's files, a network whose one way out is the egress proxy; docs/scripts.md)`
-  return `Scripts are not contained here (${held.problem}): held only by the walls in their own process; Playwright suites run as ${range ? `a user of their own (uids ${range.first}-${range.last})` : 'this agent\'s user, and can read what it can'} (docs/scripts.md)`
+  const user = range ? `a uid of its own (uids ${range.first}-${range.last})` : held.root ? 'uid 0 mapped into a user namespace of its own' : "this agent's uid"
+  if (held.available)
+    return `${`Scripts run contained by bubblewrap ${held.version ?? ''}`.trimEnd()}: each run in a sandbox of its own (${user}, its own PID, mount and network namespaces, a read-only view without this agent's files, a network whose one way out is the egress proxy; docs/scripts.md)`
+  return `Scripts are not contained here (${held.problem}): held only by the walls in their own process; Playwright suites run as ${range ? `a user of their own (uids ${range.first}-${range.last})` : "this agent's user, and can read what it can"} (docs/scripts.md)`
 }
 
 export const agentCommand = {
@@ -70,24 +68,49 @@ export const agentCommand = {
   builder: (yargs: Argv) =>
     yargs
       .option('locations', { type: 'string', array: true, describe: 'Locations this agent serves, comma-separated (e.g. eu-west-1,us-east-1)' })
-      .option('concurrency', { type: 'number', requiresArg: true, coerce: checkNumber('--concurrency', 'a whole number from 1 to 1000', Number.isFinite), describe: `Runs at once (default ${DEFAULT_CONCURRENCY})` })
+      .option('concurrency', {
+        type: 'number',
+        requiresArg: true,
+        coerce: checkNumber('--concurrency', 'a whole number from 1 to 1000', Number.isFinite),
+        describe: `Runs at once (default ${DEFAULT_CONCURRENCY})`,
+      })
       .option('script-concurrency', {
         type: 'number',
         requiresArg: true,
         coerce: checkNumber('--script-concurrency', 'a whole number from 1 to 1000', Number.isFinite),
-        describe: 'Browser, multi-step and Playwright suite runs at once; the agent holds at most twice as many and claims only other check types past that, so they keep their schedule (default: one per two cores, at least 1)',
+        describe:
+          'Browser, multi-step and Playwright suite runs at once; the agent holds at most twice as many and claims only other check types past that, so they keep their schedule (default: one per two cores, at least 1)',
       })
-      .option('health-port', { type: 'number', requiresArg: true, coerce: checkNumber('--health-port', 'a port number from 0 to 65535, or 0 for a free one', Number.isFinite), describe: `Port of the health probes (env AGENT_HEALTH_PORT, default ${DEFAULT_HEALTH_PORT}; 0 picks a free one)` })
+      .option('health-port', {
+        type: 'number',
+        requiresArg: true,
+        coerce: checkNumber('--health-port', 'a port number from 0 to 65535, or 0 for a free one', Number.isFinite),
+        describe: `Port of the health probes (env AGENT_HEALTH_PORT, default ${DEFAULT_HEALTH_PORT}; 0 picks a free one)`,
+      })
       .option('health-host', { type: 'string', describe: 'Address the health probes listen on (default: every interface)' })
       .option('poll-interval', { type: 'string', default: '1s', describe: 'Wait between claims when nothing is due (e.g. 1s, 500ms)' })
       .option('lease', { type: 'string', default: `${DEFAULT_LEASE_SECONDS}s`, describe: 'Lease of each claimed run, 10s to 10m; renewed while the run lasts' })
       .option('agent-id', { type: 'string', describe: 'Name of this agent for the server (default: <hostname>-<pid>)' })
       .option('api-url', { type: 'string', describe: 'Base URL of the Monitoring API (env MONITORING_API_URL)' })
-      .option('api-key', { type: 'string', describe: 'API key; never printed. On the command line it can be read by every user of the machine (a warning says so): prefer the environment (MONITORING_API_KEY) or --api-key-file' })
+      .option('api-key', {
+        type: 'string',
+        describe:
+          'API key; never printed. On the command line it can be read by every user of the machine (a warning says so): prefer the environment (MONITORING_API_KEY) or --api-key-file',
+      })
       .option('api-key-file', { type: 'string', requiresArg: true, describe: 'A file holding the API key, instead of --api-key' })
       .option('account-id', { type: 'string', describe: 'Account id, sent as x-service-account (env MONITORING_ACCOUNT_ID)' })
-      .option('insecure-http', { type: 'boolean', default: false, describe: 'Allow a plain http:// API URL to a host other than this machine (the key travels in clear)' })
-      .option('timeout', { type: 'number', default: 30, requiresArg: true, coerce: checkNumber('--timeout', 'a number of seconds above 0 and at most 3600', (n) => n > 0 && n <= 3600), describe: 'Seconds to wait for each API answer' })
+      .option('insecure-http', {
+        type: 'boolean',
+        default: false,
+        describe: 'Allow a plain http:// API URL to a host other than this machine (the key travels in clear)',
+      })
+      .option('timeout', {
+        type: 'number',
+        default: 30,
+        requiresArg: true,
+        coerce: checkNumber('--timeout', 'a number of seconds above 0 and at most 3600', (n) => n > 0 && n <= 3600),
+        describe: 'Seconds to wait for each API answer',
+      })
       .option('private-targets', {
         type: 'string',
         choices: ['allow', 'deny'],
@@ -99,20 +122,33 @@ export const agentCommand = {
         array: true,
         describe: 'An exception to --private-targets deny: an address, a CIDR range or address:port, e.g. 10.0.0.5:8080 (repeatable)',
       })
-      .option('metrics-token', { type: 'string', describe: 'Bearer token GET /metrics on the health port requires (default none: open like the probes); prefer the environment (AGENT_METRICS_TOKEN) or --metrics-token-file: on the command line it can be read by every user of the machine' })
+      .option('metrics-token', {
+        type: 'string',
+        describe:
+          'Bearer token GET /metrics on the health port requires (default none: open like the probes); prefer the environment (AGENT_METRICS_TOKEN) or --metrics-token-file: on the command line it can be read by every user of the machine',
+      })
       .option('metrics-token-file', { type: 'string', requiresArg: true, describe: 'A file holding the metrics token, instead of --metrics-token' })
       .option('script-uid-range', {
         type: 'string',
         requiresArg: true,
         coerce: uidRangeOption('--script-uid-range'),
-        describe: 'Uids (and gids) given to script runs (browser, multi-step, suites, API checks\' scripts) when the agent is root, one per run at a time, e.g. 200000-200999 (the default); accounts of /etc/passwd are skipped; off runs them as root (env MONITORS_SCRIPT_UID_RANGE)',
+        describe:
+          "Uids (and gids) given to script runs (browser, multi-step, suites, API checks' scripts) when the agent is root, one per run at a time, e.g. 200000-200999 (the default); accounts of /etc/passwd are skipped; off runs them as root (env MONITORS_SCRIPT_UID_RANGE)",
       }),
   handler: async (args: ArgumentsCamelCase<AgentArgs>): Promise<number> => {
     const env = io().env
     const apiUrl = args.apiUrl ?? env.MONITORING_API_URL
     const warnings: string[] = []
-    const apiKey = secretOf({ flag: '--api-key', fileFlag: '--api-key-file', env: 'MONITORING_API_KEY' }, { flag: args.apiKey, file: args.apiKeyFile, env: env.MONITORING_API_KEY }, warnings)
-    const metricsToken = secretOf({ flag: '--metrics-token', fileFlag: '--metrics-token-file', env: 'AGENT_METRICS_TOKEN' }, { flag: args.metricsToken, file: args.metricsTokenFile, env: env.AGENT_METRICS_TOKEN }, warnings)
+    const apiKey = secretOf(
+      { flag: '--api-key', fileFlag: '--api-key-file', env: 'MONITORING_API_KEY' },
+      { flag: args.apiKey, file: args.apiKeyFile, env: env.MONITORING_API_KEY },
+      warnings,
+    )
+    const metricsToken = secretOf(
+      { flag: '--metrics-token', fileFlag: '--metrics-token-file', env: 'AGENT_METRICS_TOKEN' },
+      { flag: args.metricsToken, file: args.metricsTokenFile, env: env.AGENT_METRICS_TOKEN },
+      warnings,
+    )
     hideSecretArguments([args.apiKey, args.metricsToken])
     for (const warning of warnings) io().stderr.write(`${warning}\n`)
     if (apiUrl === undefined || apiUrl.trim() === '') {

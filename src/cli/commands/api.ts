@@ -53,9 +53,13 @@ function fieldsOf(args: ApiArgs): Record<string, unknown> {
 /** The request as the arguments say it: the path's own query, the fields as the query of a GET or DELETE (or beside --input), else as the JSON body. */
 function requestOf(args: ApiArgs, method: Method): ApiRequest {
   const text = args.path.trim()
-  if (/^[a-z][a-z0-9+.-]*:/i.test(text)) throw new UserError(`monitors api takes a path of the target (/v1/checks), not a URL (got ${JSON.stringify(redact(text))}): the key is only ever sent to the target.`)
+  if (/^[a-z][a-z0-9+.-]*:/i.test(text))
+    throw new UserError(
+      `monitors api takes a path of the target (/v1/checks), not a URL (got ${JSON.stringify(redact(text))}): the key is only ever sent to the target.`,
+    )
   const url = new URL(text.startsWith('/') ? text : `/${text}`, 'http://target.invalid')
-  if (!url.pathname.startsWith('/v1/') && !/^\/v\d+\//.test(url.pathname)) throw new UserError(`The path must start with /v1/ (got ${JSON.stringify(text)}), e.g. monitors api GET /v1/checks.`)
+  if (!url.pathname.startsWith('/v1/') && !/^\/v\d+\//.test(url.pathname))
+    throw new UserError(`The path must start with /v1/ (got ${JSON.stringify(text)}), e.g. monitors api GET /v1/checks.`)
   const query: Query = {}
   for (const key of new Set(url.searchParams.keys())) {
     const values = url.searchParams.getAll(key)
@@ -89,39 +93,57 @@ export const apiCommand: Command<ApiArgs> = {
   describe: "Send one authenticated request to the target's API (as gh api): -F key=value fields, --input FILE, --include",
   builder: (yargs: Argv) =>
     targetOptions(yargs)
-      .positional('method', { type: 'string', coerce: (m: string) => { const up = String(m).toUpperCase(); if (!(METHODS as readonly string[]).includes(up)) throw new UserError(`The method must be one of ${METHODS.join(', ')} (got ${JSON.stringify(m)}).`); return up }, describe: METHODS.join(', ') })
+      .positional('method', {
+        type: 'string',
+        coerce: (m: string) => {
+          const up = String(m).toUpperCase()
+          if (!(METHODS as readonly string[]).includes(up)) throw new UserError(`The method must be one of ${METHODS.join(', ')} (got ${JSON.stringify(m)}).`)
+          return up
+        },
+        describe: METHODS.join(', '),
+      })
       .positional('path', { type: 'string', describe: 'The path, with its query if any: /v1/checks?limit=5' })
-      .option('field', { alias: 'F', type: 'string', array: true, requiresArg: true, describe: 'key=value: true, false, null and numbers as JSON, @file as its text; in the query of a GET or DELETE, else in the JSON body; key[]=v makes a list' })
+      .option('field', {
+        alias: 'F',
+        type: 'string',
+        array: true,
+        requiresArg: true,
+        describe:
+          'key=value: true, false, null and numbers as JSON, @file as its text; in the query of a GET or DELETE, else in the JSON body; key[]=v makes a list',
+      })
       .option('raw-field', { alias: 'f', type: 'string', array: true, requiresArg: true, describe: 'key=value, the value always as text' })
       .option('input', { type: 'string', requiresArg: true, describe: 'The JSON body from this file (- for stdin); the fields then go in the query' })
       .option('include', { alias: 'i', type: 'boolean', default: false, describe: 'Print the status line and the headers before the body' })
       .example('$0 api GET /v1/check-statuses', 'every check status of the account')
       .example('$0 api POST /v1/check-sessions/trigger --input trigger.json', 'run checks now')
       .example('$0 api PATCH /v1/error-groups/4f1c… -F archiveForEver=true', 'archive an error group') as never,
-  handler: (args) => runConsole(args, async (c) => {
-    const method = args.method as Method
-    const request = requestOf(args, method)
-    if (method !== 'GET') await c.requireWrite(`api ${method}`)
-    const answer = await c.client.send<Buffer | unknown>(request)
-    const { stdout } = io()
-    if (args.include) {
-      const headers = Object.entries(answer.headers).flatMap(([name, value]) => (Array.isArray(value) ? value.map((v) => `${name}: ${v}`) : value === undefined ? [] : [`${name}: ${value}`]))
-      stdout.write(`HTTP/1.1 ${answer.status}\n${headers.join('\n')}\n\n`)
-    }
-    const type = String(answer.headers['content-type'] ?? '')
-    const body = answer.body
-    if (Buffer.isBuffer(body)) {
-      const text = body.toString('utf8')
-      let json: unknown
-      try {
-        json = type.includes('json') ? JSON.parse(text) : undefined
-      } catch {
-        json = undefined
+  handler: (args) =>
+    runConsole(args, async (c) => {
+      const method = args.method as Method
+      const request = requestOf(args, method)
+      if (method !== 'GET') await c.requireWrite(`api ${method}`)
+      const answer = await c.client.send<Buffer | unknown>(request)
+      const { stdout } = io()
+      if (args.include) {
+        const headers = Object.entries(answer.headers).flatMap(([name, value]) =>
+          Array.isArray(value) ? value.map((v) => `${name}: ${v}`) : value === undefined ? [] : [`${name}: ${value}`],
+        )
+        stdout.write(`HTTP/1.1 ${answer.status}\n${headers.join('\n')}\n\n`)
       }
-      // a screenshot or a trace goes out as its bytes
-      if (json !== undefined) stdout.write(`${JSON.stringify(json, null, 2)}\n`)
-      else stdout.write(/^text\/|json|xml|svg/.test(type) || type === '' ? text : (body as unknown as string))
-    } else if (body !== undefined) stdout.write(typeof body === 'string' ? body : `${JSON.stringify(body, null, 2)}\n`)
-    return answer.status >= 400 ? 1 : 0
-  }),
+      const type = String(answer.headers['content-type'] ?? '')
+      const body = answer.body
+      if (Buffer.isBuffer(body)) {
+        const text = body.toString('utf8')
+        let json: unknown
+        try {
+          json = type.includes('json') ? JSON.parse(text) : undefined
+        } catch {
+          json = undefined
+        }
+        // a screenshot or a trace goes out as its bytes
+        if (json !== undefined) stdout.write(`${JSON.stringify(json, null, 2)}\n`)
+        else stdout.write(/^text\/|json|xml|svg/.test(type) || type === '' ? text : (body as unknown as string))
+      } else if (body !== undefined) stdout.write(typeof body === 'string' ? body : `${JSON.stringify(body, null, 2)}\n`)
+      return answer.status >= 400 ? 1 : 0
+    }),
 }

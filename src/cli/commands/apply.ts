@@ -6,7 +6,21 @@ import { executePlan, type ApplyResult } from '../../apply/execute.js'
 import { syncLockOptions, writeLock } from '../../state/lock.js'
 import type { DesiredResource } from '../../resources/types.js'
 import {
-  applyOptions, confirm, data, interruptible, err, formatOption, out, outcomeLine, reportResult, setStdoutFormat, workingLock, type EngineArgs, type OutputFormat, type Session, withApplySession,
+  applyOptions,
+  confirm,
+  data,
+  interruptible,
+  err,
+  formatOption,
+  out,
+  outcomeLine,
+  reportResult,
+  setStdoutFormat,
+  workingLock,
+  type EngineArgs,
+  type OutputFormat,
+  type Session,
+  withApplySession,
 } from '../engine.js'
 import { printPlan, printUnlessRefused, printWarnings, readLockText } from './plan.js'
 import { UserError } from '../../errors.js'
@@ -67,22 +81,28 @@ export async function runPlan(options: {
   const code = result ? reportResult(result, session.open.lockPath, what) : 0
   if (args.format === 'json') {
     const { planToJson, changeToJson, PLAN_FORMAT_VERSION } = await import('../../plan/render/json.js')
-    data(`${JSON.stringify({
-      formatVersion: PLAN_FORMAT_VERSION,
-      ...environmentField(session),
-      ok: code === 0,
-      plan: planToJson(plan),
-      operations: (result?.outcomes ?? []).map((o) => ({
-        ...changeToJson(o.change),
-        ok: o.ok,
-        ...(o.verb ? { result: o.verb } : {}),
-        ...(o.remoteId ? { remoteId: o.remoteId } : {}),
-        ms: o.ms,
-        ...(o.error ? { error: o.error.message } : {}),
-      })),
-      notStarted: (result?.notStarted ?? []).map((c) => ({ kind: c.kind, logicalId: c.logicalId, action: c.action })),
-      interrupted: result?.interrupted ?? false,
-    }, null, 2)}\n`)
+    data(
+      `${JSON.stringify(
+        {
+          formatVersion: PLAN_FORMAT_VERSION,
+          ...environmentField(session),
+          ok: code === 0,
+          plan: planToJson(plan),
+          operations: (result?.outcomes ?? []).map((o) => ({
+            ...changeToJson(o.change),
+            ok: o.ok,
+            ...(o.verb ? { result: o.verb } : {}),
+            ...(o.remoteId ? { remoteId: o.remoteId } : {}),
+            ms: o.ms,
+            ...(o.error ? { error: o.error.message } : {}),
+          })),
+          notStarted: (result?.notStarted ?? []).map((c) => ({ kind: c.kind, logicalId: c.logicalId, action: c.action })),
+          interrupted: result?.interrupted ?? false,
+        },
+        null,
+        2,
+      )}\n`,
+    )
   }
   return code
 }
@@ -141,7 +161,9 @@ function batched(around: (write: () => void) => void = (write) => write()) {
 
 /** `apply plan.json`: runs exactly the saved plan, or refuses it as stale naming what changed. */
 async function applySaved(args: ArgumentsCamelCase<ApplyArgs>, session: Session, desired: readonly DesiredResource[]): Promise<number> {
-  const { readSavedPlan, fingerprint, staleReasons, savedEnvironmentMismatch, savedTargetMismatch, appliedAlready, codeUnchanged } = await import('../../plan/saved.js')
+  const { readSavedPlan, fingerprint, staleReasons, savedEnvironmentMismatch, savedTargetMismatch, appliedAlready, codeUnchanged } = await import(
+    '../../plan/saved.js'
+  )
   const { fetchRemoteState } = await import('../../api/resources.js')
   const file = args.plan!
   const saved = readSavedPlan(resolve(file))
@@ -158,7 +180,9 @@ async function applySaved(args: ArgumentsCamelCase<ApplyArgs>, session: Session,
       out(`The saved plan ${file} has already been applied: the lock and the target are as it leaves them. Nothing to do.\n`)
       if (args.format === 'json') {
         const { PLAN_FORMAT_VERSION } = await import('../../plan/render/json.js')
-        data(`${JSON.stringify({ formatVersion: PLAN_FORMAT_VERSION, ...environmentField(session), ok: true, alreadyApplied: true, operations: [], notStarted: [], interrupted: false }, null, 2)}\n`)
+        data(
+          `${JSON.stringify({ formatVersion: PLAN_FORMAT_VERSION, ...environmentField(session), ok: true, alreadyApplied: true, operations: [], notStarted: [], interrupted: false }, null, 2)}\n`,
+        )
       }
       return 0
     }
@@ -200,7 +224,8 @@ export const applyCommand = {
       .option('adopt-existing', {
         type: 'boolean',
         default: false,
-        describe: 'A create of what already exists remotely, unmanaged, with the same name (key, url): record the existing resource in the lock and update it to the code',
+        describe:
+          'A create of what already exists remotely, unmanaged, with the same name (key, url): record the existing resource in the lock and update it to the code',
       })
       .option('allow-duplicates', {
         type: 'boolean',
@@ -213,9 +238,16 @@ export const applyCommand = {
       printWarnings(project.warnings)
       if (args.plan) return applySaved(args, session, project.resources)
       const { plan } = await planAgainst({
-        client: session.open.client, desired: project.resources, lock: session.lock, target: session.open.target, environment: session.open.environment, adoptExisting: args.adoptExisting, allowDuplicates: args.allowDuplicates, targets: args.target,
+        client: session.open.client,
+        desired: project.resources,
+        lock: session.lock,
+        target: session.open.target,
+        environment: session.open.environment,
+        adoptExisting: args.adoptExisting,
+        allowDuplicates: args.allowDuplicates,
+        targets: args.target,
       })
-      const format = args.format === 'json' ? undefined : args.format as OutputFormat
+      const format = args.format === 'json' ? undefined : (args.format as OutputFormat)
       await printUnlessRefused(plan, format, () => {
         assertUnprotected(plan)
         assertNotBlocked(plan)

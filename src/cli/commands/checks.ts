@@ -3,8 +3,24 @@ import type { Command } from '../command.js'
 import { consoleOptions, limitOf, listOptions, moreNote, ms, runConsole, when, type Console, type ConsoleArgs, type ListArgs } from '../console.js'
 import { fields, note, stateColor, table, title, type Column, type View } from '../view.js'
 import {
-  checkAnalytics, checkErrorGroups, checkStatus, checkStatuses, getCheck, listChecks, listResults, QUICK_RANGES, resultError, resultStatus, RUN_STATES, runState,
-  type CheckResult, type CheckStatus, type ErrorGroup, type QuickRange, type RemoteCheck, type RunState,
+  checkAnalytics,
+  checkErrorGroups,
+  checkStatus,
+  checkStatuses,
+  getCheck,
+  listChecks,
+  listResults,
+  QUICK_RANGES,
+  resultError,
+  resultStatus,
+  RUN_STATES,
+  runState,
+  type CheckResult,
+  type CheckStatus,
+  type ErrorGroup,
+  type QuickRange,
+  type RemoteCheck,
+  type RunState,
 } from '../../api/account.js'
 import type { ApiClient } from '../../api/client.js'
 import { CHECK_TYPES } from '../../schema/enums.js'
@@ -24,15 +40,22 @@ interface ChecksArgs extends ConsoleArgs, ListArgs {
 
 const RANGE_ALIASES: Record<string, QuickRange> = { '24h': 'last24Hours', '7d': 'last7Days', '30d': 'last30Days' }
 const RANGE_WORDS: Record<QuickRange, string> = {
-  last24Hours: 'the last 24 hours', last7Days: 'the last 7 days', last30Days: 'the last 30 days', thisWeek: 'this week', thisMonth: 'this month', lastWeek: 'last week', lastMonth: 'last month',
+  last24Hours: 'the last 24 hours',
+  last7Days: 'the last 7 days',
+  last30Days: 'the last 30 days',
+  thisWeek: 'this week',
+  thisMonth: 'this month',
+  lastWeek: 'last week',
+  lastMonth: 'last month',
 }
 
 /** Every check of the target, as candidates for an id's start. */
-export const checkCandidates = (client: ApiClient) => async () => (await listChecks(client, {}, Infinity)).items.map((c) => ({ id: String(c.id), label: JSON.stringify(c.name) }))
+export const checkCandidates = (client: ApiClient) => async () =>
+  (await listChecks(client, {}, Infinity)).items.map((c) => ({ id: String(c.id), label: JSON.stringify(c.name) }))
 
 /** What a check's STATUS column says: paused when deactivated, else its newest run's state, `no runs` before the first. */
 export function checkState(check: RemoteCheck, status: CheckStatus | undefined): string {
-  return check.activated === false ? 'paused' : runState(status) ?? 'no runs'
+  return check.activated === false ? 'paused' : (runState(status) ?? 'no runs')
 }
 
 /** The results table of `checks get` and `results CHECK`: newest first, each error's first line. */
@@ -55,11 +78,17 @@ async function listView(c: Console, args: ChecksArgs): Promise<View> {
   const statuses = await checkStatuses(c.client)
   // the server filters by type, tag and search; each is applied here too (a server without one answers every check), and --status only here
   const filtered = args.type !== undefined || tags.length > 0 || search !== undefined || args.status !== undefined
-  const keep = (check: RemoteCheck) => (args.type === undefined || check.checkType === args.type)
-    && (tags.length === 0 || tags.some((t) => (check.tags ?? []).includes(t)))
-    && (search === undefined || String(check.name).toLowerCase().includes(search))
-    && (args.status === undefined || runState(statuses.get(String(check.id))) === args.status)
-  const slice = await listChecks(c.client, { checkType: args.type, tag: tags.length > 0 ? tags : undefined, search: args.search }, limitOf(args), filtered ? keep : undefined)
+  const keep = (check: RemoteCheck) =>
+    (args.type === undefined || check.checkType === args.type) &&
+    (tags.length === 0 || tags.some((t) => (check.tags ?? []).includes(t))) &&
+    (search === undefined || String(check.name).toLowerCase().includes(search)) &&
+    (args.status === undefined || runState(statuses.get(String(check.id))) === args.status)
+  const slice = await listChecks(
+    c.client,
+    { checkType: args.type, tag: tags.length > 0 ? tags : undefined, search: args.search },
+    limitOf(args),
+    filtered ? keep : undefined,
+  )
   const logical = c.logicalIds()
   const rows = slice.items.map((check) => ({ check, status: statuses.get(String(check.id)), logicalId: logical.get(String(check.id)) ?? null }))
   const columns: Column<(typeof rows)[number]>[] = [
@@ -75,9 +104,19 @@ async function listView(c: Console, args: ChecksArgs): Promise<View> {
     blocks: [table(columns, rows, { empty: filtered ? 'No check matches.' : 'No checks on the target.' }), ...(more ? [note(more)] : [])],
     json: {
       checks: rows.map((r) => ({
-        id: r.check.id, name: r.check.name, checkType: r.check.checkType, activated: r.check.activated !== false, muted: r.check.muted === true, tags: r.check.tags ?? [],
-        frequency: r.check.frequency ?? null, locations: r.check.locations ?? [], groupId: r.check.groupId ?? null, logicalId: r.logicalId,
-        status: runState(r.status) ?? null, lastRunLocation: r.status?.lastRunLocation ?? null, lastRunAt: r.status?.updated_at ?? r.status?.created_at ?? null,
+        id: r.check.id,
+        name: r.check.name,
+        checkType: r.check.checkType,
+        activated: r.check.activated !== false,
+        muted: r.check.muted === true,
+        tags: r.check.tags ?? [],
+        frequency: r.check.frequency ?? null,
+        locations: r.check.locations ?? [],
+        groupId: r.check.groupId ?? null,
+        logicalId: r.logicalId,
+        status: runState(r.status) ?? null,
+        lastRunLocation: r.status?.lastRunLocation ?? null,
+        lastRunAt: r.status?.updated_at ?? r.status?.created_at ?? null,
       })),
       total: slice.total ?? null,
       more: slice.more,
@@ -118,21 +157,36 @@ async function getView(c: Console, args: ChecksArgs, text: string): Promise<View
     blocks: [
       title(`Check ${JSON.stringify(check.name)}${logicalId ? ` (${logicalId})` : ''}`),
       fields([
-        ['ID', String(check.id)], ['Type', check.checkType],
+        ['ID', String(check.id)],
+        ['Type', check.checkType],
         ['Status', status ? `${state}: newest run ${when(status.updated_at ?? status.created_at)} UTC in ${status.lastRunLocation ?? '?'}` : state],
-        ['Activated', check.activated === false ? 'no (paused)' : 'yes'], ['Muted', check.muted ? 'yes' : undefined],
+        ['Activated', check.activated === false ? 'no (paused)' : 'yes'],
+        ['Muted', check.muted ? 'yes' : undefined],
         ['Frequency', typeof check.frequency === 'number' ? (check.frequency === 0 ? 'sub-minute' : `every ${check.frequency} min`) : undefined],
-        ['Locations', (check.locations ?? []).join(', ') || undefined], ['Tags', (check.tags ?? []).join(', ') || undefined],
+        ['Locations', (check.locations ?? []).join(', ') || undefined],
+        ['Tags', (check.tags ?? []).join(', ') || undefined],
       ]),
       title(`Analytics of ${RANGE_WORDS[args.range]}`),
-      fields(analytics
-        ? [['Availability', percent(analytics.availability)], ...(time ? [['Response time', `${ms(analytics[`${time}_avg`])} average, ${ms(analytics[`${time}_p95`])} p95`] as [string, string]] : [])]
-        : [['Availability', 'the target has no analytics for this check']]),
+      fields(
+        analytics
+          ? [
+              ['Availability', percent(analytics.availability)],
+              ...(time ? [['Response time', `${ms(analytics[`${time}_avg`])} average, ${ms(analytics[`${time}_p95`])} p95`] as [string, string]] : []),
+            ]
+          : [['Availability', 'the target has no analytics for this check']],
+      ),
       table(resultColumns(), results.items, { title: 'Last results', empty: 'No results yet.' }),
       table(groupColumns, groups.items, { title: 'Error groups', empty: 'No error groups.' }),
       note(`A result's details, logs and assets: monitors results ${text} <result id>.`),
     ],
-    json: { check: { ...check, logicalId: logicalId ?? null }, status: status ?? null, state, analytics: analytics ? { range: args.range, ...analytics } : null, results: results.items.map(resultJson), errorGroups: groups.items },
+    json: {
+      check: { ...check, logicalId: logicalId ?? null },
+      status: status ?? null,
+      state,
+      analytics: analytics ? { range: args.range, ...analytics } : null,
+      results: results.items.map(resultJson),
+      errorGroups: groups.items,
+    },
   }
 }
 
@@ -149,19 +203,41 @@ export const checksCommand: Command<ChecksArgs> = {
   builder: (yargs: Argv) =>
     listOptions(consoleOptions(yargs), 'checks')
       .positional('action', { choices: ['list', 'get'] as const, describe: 'list the checks, or get one' })
-      .positional('id', { type: 'string', describe: "get: the check's logical id in the project (shop-dns, dns-check:shop-dns), its id, or the start of its id" })
+      .positional('id', {
+        type: 'string',
+        describe: "get: the check's logical id in the project (shop-dns, dns-check:shop-dns), its id, or the start of its id",
+      })
       .option('tag', { type: 'string', array: true, requiresArg: true, describe: 'list: checks carrying this tag (any of them, when repeated)' })
       .option('type', { choices: CHECK_TYPES, describe: 'list: checks of this type' })
-      .option('status', { choices: RUN_STATES, describe: "list: checks whose newest run is passing, failing or degraded" })
+      .option('status', { choices: RUN_STATES, describe: 'list: checks whose newest run is passing, failing or degraded' })
       .option('search', { type: 'string', requiresArg: true, describe: 'list: checks whose name contains this (any case)' })
-      .option('range', { choices: [...QUICK_RANGES, ...Object.keys(RANGE_ALIASES)], default: 'last24Hours', coerce: (r: string) => RANGE_ALIASES[r] ?? r, describe: 'get: the window of the analytics (24h, 7d, 30d are last24Hours, last7Days, last30Days)' })
-      .option('results', { type: 'number', default: 5, coerce: (n: number) => { if (!Number.isInteger(n) || n < 1 || n > 100) throw new UserError(`--results must be a whole number from 1 to 100 (got ${n}).`); return n }, describe: 'get: how many of the last results to show' })
+      .option('range', {
+        choices: [...QUICK_RANGES, ...Object.keys(RANGE_ALIASES)],
+        default: 'last24Hours',
+        coerce: (r: string) => RANGE_ALIASES[r] ?? r,
+        describe: 'get: the window of the analytics (24h, 7d, 30d are last24Hours, last7Days, last30Days)',
+      })
+      .option('results', {
+        type: 'number',
+        default: 5,
+        coerce: (n: number) => {
+          if (!Number.isInteger(n) || n < 1 || n > 100) throw new UserError(`--results must be a whole number from 1 to 100 (got ${n}).`)
+          return n
+        },
+        describe: 'get: how many of the last results to show',
+      })
       .example('$0 checks list --status failing', 'what fails now')
       .example('$0 checks list --tag production --type API --format json', 'for a program')
-      .example('$0 checks get shop-dns --range 7d', "a check of the project by its logical id: status, last results, error groups, a week's analytics") as never,
-  handler: (args) => runConsole(args, async (c) => {
-    if (args.action === 'get' && !args.id) throw new UserError('monitors checks get needs a check: its logical id, its id or the start of its id (monitors checks list shows them).')
-    if (args.action === 'list' && args.id !== undefined) throw new UserError(`monitors checks list takes no id (got ${JSON.stringify(args.id)}): to show one check, monitors checks get ${args.id}.`)
-    c.show(args.action === 'list' ? await listView(c, args) : await getView(c, args, args.id as string))
-  }),
+      .example(
+        '$0 checks get shop-dns --range 7d',
+        "a check of the project by its logical id: status, last results, error groups, a week's analytics",
+      ) as never,
+  handler: (args) =>
+    runConsole(args, async (c) => {
+      if (args.action === 'get' && !args.id)
+        throw new UserError('monitors checks get needs a check: its logical id, its id or the start of its id (monitors checks list shows them).')
+      if (args.action === 'list' && args.id !== undefined)
+        throw new UserError(`monitors checks list takes no id (got ${JSON.stringify(args.id)}): to show one check, monitors checks get ${args.id}.`)
+      c.show(args.action === 'list' ? await listView(c, args) : await getView(c, args, args.id as string))
+    }),
 }

@@ -48,39 +48,55 @@ export const envCommand: Command<EnvArgs> = {
       .option('force', { type: 'boolean', default: false, describe: 'pull: replace the file when it exists' })
       .example('$0 env list', 'every variable; secret ones as (secret)')
       .example('$0 env pull .env.monitoring', 'a dotenv file of the non-secret values (mode 600)') as never,
-  handler: (args) => runConsole(args, async (c) => {
-    if (args.action === 'list' && args.name !== undefined) throw new UserError(`monitors env list takes no name (got ${JSON.stringify(args.name)}): to show one variable, monitors env get ${args.name}.`)
-    if (args.action === 'get') {
-      if (!args.name) throw new UserError('monitors env get needs the key of a variable (monitors env list shows them).')
-      const v = (await c.client.get<Variable>(`/v1/variables/${encodeURIComponent(args.name)}`)).body
-      c.show({ blocks: [title(`Variable ${v.key}`), fields([['Value', v.secret ? '(secret: its value is never readable through the API)' : v.value], ['Secret', v.secret ? 'yes' : 'no'], ['Locked', v.locked ? 'yes' : 'no']])], json: { variable: asJson(v) } })
-      return
-    }
-    const slice = await readSlice<Variable>(c.client, '/v1/variables', { limit: args.action === 'pull' ? Infinity : limitOf(args) })
-    if (args.action === 'pull') {
-      const text = dotenv(slice.items, c.target.embedded ? 'the embedded local server' : c.client.baseUrl)
-      const secrets = slice.items.filter((v) => v.secret).length
-      const said = `${slice.items.length - secrets} variable${slice.items.length - secrets === 1 ? '' : 's'}${secrets > 0 ? ` (${secrets} secret left out: their values are never readable)` : ''}`
-      if (args.name === '' && !givenArgument('-')) throw new UserError('monitors env pull: the file name is empty (an unset variable?): name a file, or - for stdout.')
-      if (args.name === '-' || args.name === '') {
-        io().stdout.write(text)
-        err(`Wrote ${said} to stdout.\n`)
+  handler: (args) =>
+    runConsole(args, async (c) => {
+      if (args.action === 'list' && args.name !== undefined)
+        throw new UserError(`monitors env list takes no name (got ${JSON.stringify(args.name)}): to show one variable, monitors env get ${args.name}.`)
+      if (args.action === 'get') {
+        if (!args.name) throw new UserError('monitors env get needs the key of a variable (monitors env list shows them).')
+        const v = (await c.client.get<Variable>(`/v1/variables/${encodeURIComponent(args.name)}`)).body
+        c.show({
+          blocks: [
+            title(`Variable ${v.key}`),
+            fields([
+              ['Value', v.secret ? '(secret: its value is never readable through the API)' : v.value],
+              ['Secret', v.secret ? 'yes' : 'no'],
+              ['Locked', v.locked ? 'yes' : 'no'],
+            ]),
+          ],
+          json: { variable: asJson(v) },
+        })
         return
       }
-      const file = resolve(io().cwd, args.name ?? '.env')
-      const shown = relative(io().cwd, file) || file
-      if (existsSync(file) && !args.force) throw new UserError(`${shown} exists: pass --force to replace it, or name another file.`)
-      writeFileSync(file, text, { mode: 0o600 })
-      chmodSync(file, 0o600)
-      c.show({ blocks: [note(`Wrote ${said} to ${shown}.`)], json: { file: shown, variables: slice.items.map(asJson) } })
-      return
-    }
-    const columns: Column<Variable>[] = [
-      { head: 'KEY', value: (v) => v.key },
-      { head: 'VALUE', value: shownValue, shrink: true },
-      { head: 'LOCKED', value: (v) => (v.locked ? 'yes' : 'no'), optional: true },
-    ]
-    const more = moreNote(slice.items.length, 'variables', slice)
-    c.show({ blocks: [table(columns, slice.items, { empty: 'No variables.' }), ...(more ? [note(more)] : [])], json: { variables: slice.items.map(asJson), total: slice.total ?? null, more: slice.more } })
-  }),
+      const slice = await readSlice<Variable>(c.client, '/v1/variables', { limit: args.action === 'pull' ? Infinity : limitOf(args) })
+      if (args.action === 'pull') {
+        const text = dotenv(slice.items, c.target.embedded ? 'the embedded local server' : c.client.baseUrl)
+        const secrets = slice.items.filter((v) => v.secret).length
+        const said = `${slice.items.length - secrets} variable${slice.items.length - secrets === 1 ? '' : 's'}${secrets > 0 ? ` (${secrets} secret left out: their values are never readable)` : ''}`
+        if (args.name === '' && !givenArgument('-'))
+          throw new UserError('monitors env pull: the file name is empty (an unset variable?): name a file, or - for stdout.')
+        if (args.name === '-' || args.name === '') {
+          io().stdout.write(text)
+          err(`Wrote ${said} to stdout.\n`)
+          return
+        }
+        const file = resolve(io().cwd, args.name ?? '.env')
+        const shown = relative(io().cwd, file) || file
+        if (existsSync(file) && !args.force) throw new UserError(`${shown} exists: pass --force to replace it, or name another file.`)
+        writeFileSync(file, text, { mode: 0o600 })
+        chmodSync(file, 0o600)
+        c.show({ blocks: [note(`Wrote ${said} to ${shown}.`)], json: { file: shown, variables: slice.items.map(asJson) } })
+        return
+      }
+      const columns: Column<Variable>[] = [
+        { head: 'KEY', value: (v) => v.key },
+        { head: 'VALUE', value: shownValue, shrink: true },
+        { head: 'LOCKED', value: (v) => (v.locked ? 'yes' : 'no'), optional: true },
+      ]
+      const more = moreNote(slice.items.length, 'variables', slice)
+      c.show({
+        blocks: [table(columns, slice.items, { empty: 'No variables.' }), ...(more ? [note(more)] : [])],
+        json: { variables: slice.items.map(asJson), total: slice.total ?? null, more: slice.more },
+      })
+    }),
 }

@@ -59,88 +59,112 @@ export const importCommand = {
   describe: 'List remote resources the lock does not know; write constructs for them (--all, or kind:id...), or adopt them (--adopt)',
   builder: (yargs: Argv) =>
     engineOptions(yargs)
-      .positional('resources', { type: 'string', array: true, describe: 'kind:id of the resources to import (id: the remote id, or the logical id the list suggests)' })
+      .positional('resources', {
+        type: 'string',
+        array: true,
+        describe: 'kind:id of the resources to import (id: the remote id, or the logical id the list suggests)',
+      })
       .option('all', { type: 'boolean', default: false, describe: 'Import every remote resource the lock does not know' })
-      .option('out', { type: 'string', describe: 'New check file to write the constructs into; it must be one checkMatch matches (default: imported.check.ts in the place checkMatch names, e.g. checks/imported.check.ts)' })
-      .option('adopt', { type: 'boolean', default: false, describe: 'Record remote resources of the same kind and name as constructs that have no lock entry, instead of creating duplicates' })
+      .option('out', {
+        type: 'string',
+        describe:
+          'New check file to write the constructs into; it must be one checkMatch matches (default: imported.check.ts in the place checkMatch names, e.g. checks/imported.check.ts)',
+      })
+      .option('adopt', {
+        type: 'boolean',
+        default: false,
+        describe: 'Record remote resources of the same kind and name as constructs that have no lock entry, instead of creating duplicates',
+      })
       .option('lock-timeout', { type: 'string', default: '0', describe: 'How long to wait for an apply in this checkout to finish' }),
   handler: async (args: ArgumentsCamelCase<ImportArgs>): Promise<number> => {
     // a project with a config and no check file yet: import writes its first one
-    return withApplySession(args, 'monitors import', async (project, session) => {
-      const remote = await fetchRemoteState(session.open.client, RESOURCE_KINDS)
-      const lock = workingLock(session)
-      const known = new Set(Object.values(lock.resources).map((e) => lockKey(e.kind, e.remoteId)))
-      const candidates = unmanaged(remote, known)
+    return withApplySession(
+      args,
+      'monitors import',
+      async (project, session) => {
+        const remote = await fetchRemoteState(session.open.client, RESOURCE_KINDS)
+        const lock = workingLock(session)
+        const known = new Set(Object.values(lock.resources).map((e) => lockKey(e.kind, e.remoteId)))
+        const candidates = unmanaged(remote, known)
 
-      if (args.adopt) return adopt(candidates, project.resources, lock, session.open.lockPath)
+        if (args.adopt) return adopt(candidates, project.resources, lock, session.open.lockPath)
 
-      // the written file must be one the project loads, or the next plan deletes what is recorded
-      const writing = args.all || (args.resources ?? []).length > 0
-      const target = writing ? chooseOutFile({ ...project.config, rootDir: project.rootDir, configFile: project.configFile }, args.out, process.cwd()) : undefined
-      if (target && 'problem' in target) throw new ImportError(target.problem)
+        // the written file must be one the project loads, or the next plan deletes what is recorded
+        const writing = args.all || (args.resources ?? []).length > 0
+        const target = writing
+          ? chooseOutFile({ ...project.config, rootDir: project.rootDir, configFile: project.configFile }, args.out, process.cwd())
+          : undefined
+        if (target && 'problem' in target) throw new ImportError(target.problem)
 
-      // logical ids: from the name, unique per kind among the code, the lock and each other
-      const taken = new Set<string>([...project.resources.map((r) => lockKey(r.kind, r.logicalId)), ...Object.keys(lock.resources)])
-      const { slug } = await import('../../import/codegen.js')
-      for (const c of candidates) {
-        const base = descriptorOf(c.kind).logicalIdField ? c.remoteId : slug(c.name)
-        let id = base
-        for (let i = 2; taken.has(lockKey(c.kind, id)); i++) id = `${base}-${i}`
-        taken.add(lockKey(c.kind, id))
-        c.logicalId = id
-      }
+        // logical ids: from the name, unique per kind among the code, the lock and each other
+        const taken = new Set<string>([...project.resources.map((r) => lockKey(r.kind, r.logicalId)), ...Object.keys(lock.resources)])
+        const { slug } = await import('../../import/codegen.js')
+        for (const c of candidates) {
+          const base = descriptorOf(c.kind).logicalIdField ? c.remoteId : slug(c.name)
+          let id = base
+          for (let i = 2; taken.has(lockKey(c.kind, id)); i++) id = `${base}-${i}`
+          taken.add(lockKey(c.kind, id))
+          c.logicalId = id
+        }
 
-      const wanted = args.resources ?? []
-      if (!args.all && wanted.length === 0) {
-        if (candidates.length === 0) {
+        const wanted = args.resources ?? []
+        if (!args.all && wanted.length === 0) {
+          if (candidates.length === 0) {
+            out('Every remote resource is in the lock: nothing to import.\n')
+            return 0
+          }
+          out(`${candidates.length} remote resource${candidates.length === 1 ? '' : 's'} not in the lock:\n`)
+          for (const c of candidates) out(`  ${c.kind}:${c.logicalId}  "${c.name}"  (id ${c.remoteId})\n`)
+          out('Import them with: monitors import --all (or monitors import <kind:id>...) [--out <check file>]\n')
+          return 0
+        }
+
+        const { chosen, code } = chooseImports(args, candidates, { lock, project })
+        if (chosen.length === 0) {
           out('Every remote resource is in the lock: nothing to import.\n')
           return 0
         }
-        out(`${candidates.length} remote resource${candidates.length === 1 ? '' : 's'} not in the lock:\n`)
-        for (const c of candidates) out(`  ${c.kind}:${c.logicalId}  "${c.name}"  (id ${c.remoteId})\n`)
-        out('Import them with: monitors import --all (or monitors import <kind:id>...) [--out <check file>]\n')
-        return 0
-      }
 
-      const { chosen, code } = chooseImports(args, candidates, { lock, project })
-      if (chosen.length === 0) {
-        out('Every remote resource is in the lock: nothing to import.\n')
+        const file = (target as { file: string }).file
+        const { generateImport } = await import('../../import/codegen.js')
+        const defaults = (project.config.defaults ?? {}) as Record<string, unknown>
+        const checkFileDir = relative(project.rootDir, dirname(file)).split(sep).join('/')
+        const { text, secrets, files } = generateImport(chosen, defaults, undefined, { checkFileDir }, code)
+        // the scripts of browser and multi-step checks, the projects of Playwright checks: never over a different file
+        const clashes = files.filter((f) => existsSync(join(project.rootDir, f.path)) && !readFileSync(join(project.rootDir, f.path)).equals(suiteFileBytes(f)))
+        if (clashes.length > 0) {
+          throw new ImportError(
+            `${clashes.map((f) => f.path).join(', ')} already ${clashes.length === 1 ? 'exists' : 'exist'} with other content: the imported scripts would replace ${clashes.length === 1 ? 'it' : 'them'}. Move ${clashes.length === 1 ? 'it' : 'them'} away, then import again.`,
+          )
+        }
+        mkdirSync(dirname(file), { recursive: true })
+        writeFileSync(file, text, { flag: 'wx' })
+        for (const f of files) {
+          mkdirSync(dirname(join(project.rootDir, f.path)), { recursive: true })
+          writeFileSync(join(project.rootDir, f.path), suiteFileBytes(f))
+        }
+        const env = io().env
+        for (const c of chosen) {
+          const entry: LockEntry = { kind: c.kind, logicalId: c.logicalId, remoteId: c.remoteId, appliedHash: appliedHash(c.kind, c.record), name: c.name }
+          const secretHash = importedSecretHash(c, secrets, env)
+          if (secretHash) entry.secretHash = secretHash
+          lock.resources[lockKey(c.kind, c.logicalId)] = entry
+        }
+        writeLock(session.open.lockPath, lock)
+        const shown = relative(process.cwd(), file) || file
+        for (const c of chosen) out(`+ ${c.kind} ${c.logicalId} imported (id ${c.remoteId})\n`)
+        out(`Wrote ${chosen.length} construct${chosen.length === 1 ? '' : 's'} to ${shown} and recorded them in the lock.\n`)
+        if (files.length > 0)
+          out(
+            `Wrote the scripts of its browser, multi-step and Playwright checks: ${files.map((f) => relative(process.cwd(), join(project.rootDir, f.path))).join(', ')}.\n`,
+          )
+        // what the next plan does with them, from that plan itself: the note promises nothing else
+        const next = await nextPlanOf(args, session, lock, remote, new Set(chosen.map((c) => lockKey(c.kind, c.logicalId))))
+        if (secrets.length > 0 || 'problems' in next || next.changes.length > 0) err(secretsNote(secrets, env, next))
         return 0
-      }
-
-      const file = (target as { file: string }).file
-      const { generateImport } = await import('../../import/codegen.js')
-      const defaults = (project.config.defaults ?? {}) as Record<string, unknown>
-      const checkFileDir = relative(project.rootDir, dirname(file)).split(sep).join('/')
-      const { text, secrets, files } = generateImport(chosen, defaults, undefined, { checkFileDir }, code)
-      // the scripts of browser and multi-step checks, the projects of Playwright checks: never over a different file
-      const clashes = files.filter((f) => existsSync(join(project.rootDir, f.path)) && !readFileSync(join(project.rootDir, f.path)).equals(suiteFileBytes(f)))
-      if (clashes.length > 0) {
-        throw new ImportError(`${clashes.map((f) => f.path).join(', ')} already ${clashes.length === 1 ? 'exists' : 'exist'} with other content: the imported scripts would replace ${clashes.length === 1 ? 'it' : 'them'}. Move ${clashes.length === 1 ? 'it' : 'them'} away, then import again.`)
-      }
-      mkdirSync(dirname(file), { recursive: true })
-      writeFileSync(file, text, { flag: 'wx' })
-      for (const f of files) {
-        mkdirSync(dirname(join(project.rootDir, f.path)), { recursive: true })
-        writeFileSync(join(project.rootDir, f.path), suiteFileBytes(f))
-      }
-      const env = io().env
-      for (const c of chosen) {
-        const entry: LockEntry = { kind: c.kind, logicalId: c.logicalId, remoteId: c.remoteId, appliedHash: appliedHash(c.kind, c.record), name: c.name }
-        const secretHash = importedSecretHash(c, secrets, env)
-        if (secretHash) entry.secretHash = secretHash
-        lock.resources[lockKey(c.kind, c.logicalId)] = entry
-      }
-      writeLock(session.open.lockPath, lock)
-      const shown = relative(process.cwd(), file) || file
-      for (const c of chosen) out(`+ ${c.kind} ${c.logicalId} imported (id ${c.remoteId})\n`)
-      out(`Wrote ${chosen.length} construct${chosen.length === 1 ? '' : 's'} to ${shown} and recorded them in the lock.\n`)
-      if (files.length > 0) out(`Wrote the scripts of its browser, multi-step and Playwright checks: ${files.map((f) => relative(process.cwd(), join(project.rootDir, f.path))).join(', ')}.\n`)
-      // what the next plan does with them, from that plan itself: the note promises nothing else
-      const next = await nextPlanOf(args, session, lock, remote, new Set(chosen.map((c) => lockKey(c.kind, c.logicalId))))
-      if (secrets.length > 0 || 'problems' in next || next.changes.length > 0) err(secretsNote(secrets, env, next))
-      return 0
-    }, { allowNoCheckFiles: true })
+      },
+      { allowNoCheckFiles: true },
+    )
   },
 } as unknown as CommandModule<object, ImportArgs>
 
@@ -189,7 +213,11 @@ interface InCode {
  * which another environment does not have (or has for something else). One that cannot be a
  * reference (not exported, not in code, not on the service) stops the import, nothing written.
  */
-function chooseImports(args: ArgumentsCamelCase<ImportArgs>, candidates: ReturnType<typeof unmanaged>, inCode: InCode): { chosen: Candidate[]; code: CodeConstruct[] } {
+function chooseImports(
+  args: ArgumentsCamelCase<ImportArgs>,
+  candidates: ReturnType<typeof unmanaged>,
+  inCode: InCode,
+): { chosen: Candidate[]; code: CodeConstruct[] } {
   const wanted = args.resources ?? []
   const chosen = args.all ? [...candidates] : []
   if (!args.all) {
@@ -203,7 +231,9 @@ function chooseImports(args: ArgumentsCamelCase<ImportArgs>, candidates: ReturnT
       else if (!chosen.includes(found)) chosen.push(found)
     }
     if (bad.length > 0) {
-      throw new ImportError(`${bad.map((b) => JSON.stringify(b)).join(', ')}: not a remote resource missing from the lock. Write kind:id (kind one of ${RESOURCE_KINDS.join(', ')}); run "monitors import" to list them.`)
+      throw new ImportError(
+        `${bad.map((b) => JSON.stringify(b)).join(', ')}: not a remote resource missing from the lock. Write kind:id (kind one of ${RESOURCE_KINDS.join(', ')}); run "monitors import" to list them.`,
+      )
     }
   }
   const code = new Map<string, CodeConstruct>()
@@ -241,16 +271,22 @@ function constructInCode(c: Candidate, kinds: readonly ResourceKind[], id: strin
   const entry = kinds.map((kind) => inCode.byRemoteId!.get(`${kind}:${id}`)).find((e) => e !== undefined)
   const kindShown = kinds.length === 1 ? kinds[0] : kinds.some((k) => CHECK_KINDS.has(k)) ? 'check' : 'alert channel'
   if (!entry) {
-    throw new ImportError(`${referrer} refers to the ${kindShown} ${id}${where}, which the service does not list and the lock does not know, so the imported code could not refer to it; nothing was imported. Fix that reference on the service (or import the other resources by kind:id), then import again.`)
+    throw new ImportError(
+      `${referrer} refers to the ${kindShown} ${id}${where}, which the service does not list and the lock does not know, so the imported code could not refer to it; nothing was imported. Fix that reference on the service (or import the other resources by kind:id), then import again.`,
+    )
   }
   const construct = `${descriptorOf(entry.kind).construct} "${entry.logicalId}"`
   const inProject = inCode.project.resources.find((r) => r.kind === entry.kind && r.logicalId === entry.logicalId)
   if (!inProject) {
-    throw new ImportError(`${referrer} refers to ${construct} (id ${id})${where}, which the lock records but no check file declares any more (the next apply deletes it); nothing was imported. Put that construct back in code and export it, then import again.`)
+    throw new ImportError(
+      `${referrer} refers to ${construct} (id ${id})${where}, which the lock records but no check file declares any more (the next apply deletes it); nothing was imported. Put that construct back in code and export it, then import again.`,
+    )
   }
   const exported = inCode.project.exported.get(lockKey(entry.kind, entry.logicalId))
   if (!exported) {
-    throw new ImportError(`${referrer} refers to ${construct} (id ${id})${where}, which ${inProject.file} declares without exporting it; nothing was imported. Export it (export const … = new ${descriptorOf(entry.kind).construct}('${entry.logicalId}', …)) so that the imported code can refer to it, then import again.`)
+    throw new ImportError(
+      `${referrer} refers to ${construct} (id ${id})${where}, which ${inProject.file} declares without exporting it; nothing was imported. Export it (export const … = new ${descriptorOf(entry.kind).construct}('${entry.logicalId}', …)) so that the imported code can refer to it, then import again.`,
+    )
   }
   return { kind: entry.kind, remoteId: id, logicalId: entry.logicalId, file: exported.file, name: exported.name }
 }
@@ -285,7 +321,9 @@ function secretsNote(secrets: readonly ImportedSecret[], env: NodeJS.ProcessEnv,
     const width = Math.max(...secrets.map((s) => s.name.length))
     out.push(
       `The service never returns secret values: the file reads ${secrets.length === 1 ? 'this one' : `these ${secrets.length}`} from the environment. Set ${secrets.length === 1 ? 'it' : 'each'} to the value the service holds (in this shell and in the pipeline that applies):`,
-      ...secrets.map((s) => `  ${s.name.padEnd(width)}  ${s.kind} ${s.logicalId} › ${s.field}${env[s.name] ? '  (set: taken as the service\'s value)' : '  (not set)'}`),
+      ...secrets.map(
+        (s) => `  ${s.name.padEnd(width)}  ${s.kind} ${s.logicalId} › ${s.field}${env[s.name] ? "  (set: taken as the service's value)" : '  (not set)'}`,
+      ),
     )
   }
   const unset = secrets.some((s) => !env[s.name])
@@ -304,9 +342,11 @@ function secretsNote(secrets: readonly ImportedSecret[], env: NodeJS.ProcessEnv,
         : 'Edit the file to match the service, or apply to make the service match it.',
     )
   } else {
-    out.push(unset
-      ? 'The next plan with the environment as it is now says "No changes" for them: an empty secret of a channel or a check is not compared.'
-      : 'Their values were recorded (as salted fingerprints) in the lock: the next plan with the same values says "No changes".')
+    out.push(
+      unset
+        ? 'The next plan with the environment as it is now says "No changes" for them: an empty secret of a channel or a check is not compared.'
+        : 'Their values were recorded (as salted fingerprints) in the lock: the next plan with the same values says "No changes".',
+    )
   }
   out.push('')
   return out.join('\n')
@@ -327,12 +367,20 @@ function adopt(
     const same = candidates.filter((c) => c.kind === resource.kind && c.name === name && !used.has(lockKey(c.kind, c.remoteId)))
     if (same.length === 0) continue
     if (same.length > 1) {
-      err(`! ${resource.kind} ${resource.logicalId}: ${same.length} remote resources are named "${name}" (ids ${same.map((s) => s.remoteId).join(', ')}); none adopted.\n`)
+      err(
+        `! ${resource.kind} ${resource.logicalId}: ${same.length} remote resources are named "${name}" (ids ${same.map((s) => s.remoteId).join(', ')}); none adopted.\n`,
+      )
       continue
     }
     const [match] = same
     used.add(lockKey(match.kind, match.remoteId))
-    const entry: LockEntry = { kind: resource.kind, logicalId: resource.logicalId, remoteId: match.remoteId, appliedHash: appliedHash(resource.kind, match.record), name: match.name }
+    const entry: LockEntry = {
+      kind: resource.kind,
+      logicalId: resource.logicalId,
+      remoteId: match.remoteId,
+      appliedHash: appliedHash(resource.kind, match.record),
+      name: match.name,
+    }
     lock.resources[key] = entry
     adopted++
     out(`= ${resource.kind} ${resource.logicalId} adopted (id ${match.remoteId})\n`)
@@ -344,6 +392,8 @@ function adopt(
   writeLock(lockPath, lock)
   out(`Adopted ${adopted} remote resource${adopted === 1 ? '' : 's'} into the lock; run "monitors plan" to see how they differ from the code.\n`)
   // the service does not tell one project's resources from another's: adopting is taking over
-  out(`The lock did not record ${adopted === 1 ? 'it' : 'them'}: if one belongs to another project, remove its entry from ${basename(lockPath)} before applying, or both projects change it.\n`)
+  out(
+    `The lock did not record ${adopted === 1 ? 'it' : 'them'}: if one belongs to another project, remove its entry from ${basename(lockPath)} before applying, or both projects change it.\n`,
+  )
   return 0
 }

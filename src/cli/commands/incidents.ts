@@ -34,7 +34,14 @@ function incidentView(incident: Incident, heading: string): View {
   return {
     blocks: [
       title(heading),
-      fields([['ID', incident.id], ['Name', incident.name], ['Severity', incident.severity], ['Status', incidentStatus(incident) ?? 'no update yet'], ['Services', servicesText(incident) || undefined], ['Opened', `${when(incident.created_at)} UTC`]]),
+      fields([
+        ['ID', incident.id],
+        ['Name', incident.name],
+        ['Severity', incident.severity],
+        ['Status', incidentStatus(incident) ?? 'no update yet'],
+        ['Services', servicesText(incident) || undefined],
+        ['Opened', `${when(incident.created_at)} UTC`],
+      ]),
       table(columns, incident.incidentUpdates ?? [], { title: 'Updates (newest first)', empty: 'No update yet.' }),
     ],
     json: { incident },
@@ -57,19 +64,28 @@ async function serviceIds(c: Console, given: string[]): Promise<Array<{ id: stri
   const services = (await readSlice<{ id: string; name: string }>(c.client, '/v1/status-pages/services', { limit: Infinity })).items
   return given.map((text) => {
     const found = services.find((s) => s.id === text) ?? services.filter((s) => s.name === text)[0]
-    if (!found) throw new UserError(`--service ${JSON.stringify(text)} names no status-page service of the account (its services: ${services.map((s) => `${s.name} (${s.id})`).join(', ') || 'none'}).`)
+    if (!found)
+      throw new UserError(
+        `--service ${JSON.stringify(text)} names no status-page service of the account (its services: ${services.map((s) => `${s.name} (${s.id})`).join(', ') || 'none'}).`,
+      )
     return { id: found.id }
   })
 }
 
 async function incidentId(c: Console, text: string | undefined, action: string): Promise<string> {
   if (!text) throw new UserError(`monitors incidents ${action} needs the incident: its id or the start of it (monitors incidents list shows them).`)
-  return wholeId(text, 'incident', async () => (await readSlice<Incident>(c.client, '/v1/incidents', { limit: 500 })).items.map((i) => ({ id: i.id, label: JSON.stringify(i.name) })))
+  return wholeId(text, 'incident', async () =>
+    (await readSlice<Incident>(c.client, '/v1/incidents', { limit: 500 })).items.map((i) => ({ id: i.id, label: JSON.stringify(i.name) })),
+  )
 }
 
 async function create(c: Console, args: IncidentsArgs): Promise<View> {
   if (!args.name) throw new UserError('monitors incidents create needs --name (what is wrong, as the status pages show it).')
-  const update = checked<{ status: string; description: string; notifySubscribers: boolean }>(incidentUpdateSchema, { status: args.status ?? 'INVESTIGATING', description: args.message, notifySubscribers: args.notifySubscribers }, UPDATE_FLAGS)
+  const update = checked<{ status: string; description: string; notifySubscribers: boolean }>(
+    incidentUpdateSchema,
+    { status: args.status ?? 'INVESTIGATING', description: args.message, notifySubscribers: args.notifySubscribers },
+    UPDATE_FLAGS,
+  )
   checked(incidentSchema, { name: args.name, severity: args.severity ?? 'MINOR' }, { name: '--name', severity: '--severity' })
   await c.requireWrite('incidents create')
   const body = { name: args.name, severity: args.severity ?? 'MINOR', services: await serviceIds(c, args.service ?? []) }
@@ -95,11 +111,21 @@ async function post(c: Console, args: IncidentsArgs, resolve: boolean): Promise<
     err(`Incident ${id} is resolved already: nothing was sent.\n`)
     return incidentView(incident, `Incident ${JSON.stringify(incident.name)}`)
   }
-  const update = checked<object>(incidentUpdateSchema, {
-    status: resolve ? 'RESOLVED' : args.status ?? current ?? 'INVESTIGATING', description: args.message ?? 'Resolved.', notifySubscribers: args.notifySubscribers,
-  }, UPDATE_FLAGS)
+  const update = checked<object>(
+    incidentUpdateSchema,
+    {
+      status: resolve ? 'RESOLVED' : (args.status ?? current ?? 'INVESTIGATING'),
+      description: args.message ?? 'Resolved.',
+      notifySubscribers: args.notifySubscribers,
+    },
+    UPDATE_FLAGS,
+  )
   if (args.severity !== undefined && args.severity !== incident.severity) {
-    const body = checked<object>(incidentSchema, { name: incident.name, severity: args.severity, services: incident.services.map((s) => ({ id: s.id })) }, { severity: '--severity' })
+    const body = checked<object>(
+      incidentSchema,
+      { name: incident.name, severity: args.severity, services: incident.services.map((s) => ({ id: s.id })) },
+      { severity: '--severity' },
+    )
     await c.client.put(`/v1/incidents/${encodeURIComponent(id)}`, body)
   }
   await c.client.post(`/v1/incidents/${encodeURIComponent(id)}/updates`, update)
@@ -142,16 +168,29 @@ export const incidentsCommand: Command<IncidentsArgs> = {
       .option('name', { type: 'string', requiresArg: true, describe: 'create: what is wrong, as the status pages show it' })
       .option('severity', { choices: SEVERITIES, describe: 'create (default MINOR), update: how bad it is' })
       .option('service', { type: 'string', array: true, requiresArg: true, describe: 'create: a status-page service it concerns (id or name); repeatable' })
-      .option('status', { choices: INCIDENT_UPDATE_STATUSES.filter((s) => s !== 'RESOLVED'), describe: 'create (default INVESTIGATING), update (default: as it is): where the work is' })
+      .option('status', {
+        choices: INCIDENT_UPDATE_STATUSES.filter((s) => s !== 'RESOLVED'),
+        describe: 'create (default INVESTIGATING), update (default: as it is): where the work is',
+      })
       .option('message', { type: 'string', requiresArg: true, describe: 'create, update (required), resolve (default "Resolved."): the text of the update' })
-      .option('notify-subscribers', { type: 'boolean', default: false, describe: "Email the update to the subscribers of the status pages that show the incident's services" })
+      .option('notify-subscribers', {
+        type: 'boolean',
+        default: false,
+        describe: "Email the update to the subscribers of the status pages that show the incident's services",
+      })
       .option('open', { type: 'boolean', default: false, describe: 'list: only incidents not resolved' })
-      .example('$0 incidents create --name "Checkout is failing" --severity MAJOR --service Checkout --message "Looking into it" --notify-subscribers', 'open an incident on a status page')
+      .example(
+        '$0 incidents create --name "Checkout is failing" --severity MAJOR --service Checkout --message "Looking into it" --notify-subscribers',
+        'open an incident on a status page',
+      )
       .example('$0 incidents update 1b2c3d4e --status IDENTIFIED --message "A bad deploy; rolling back"', 'post what is known')
       .example('$0 incidents resolve 1b2c3d4e --message "Rolled back; checkout works again" --notify-subscribers', 'close it') as never,
-  handler: (args) => runConsole(args, async (c) => {
-    if ((args.action === 'list' || args.action === 'create') && args.id !== undefined) throw new UserError(`monitors incidents ${args.action} takes no id (got ${JSON.stringify(args.id)}).`)
-    const view = args.action === 'list' ? await list(c, args) : args.action === 'create' ? await create(c, args) : await post(c, args, args.action === 'resolve')
-    c.show(view)
-  }),
+  handler: (args) =>
+    runConsole(args, async (c) => {
+      if ((args.action === 'list' || args.action === 'create') && args.id !== undefined)
+        throw new UserError(`monitors incidents ${args.action} takes no id (got ${JSON.stringify(args.id)}).`)
+      const view =
+        args.action === 'list' ? await list(c, args) : args.action === 'create' ? await create(c, args) : await post(c, args, args.action === 'resolve')
+      c.show(view)
+    }),
 }

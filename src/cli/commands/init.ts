@@ -25,7 +25,9 @@ function installed(dir: string, name: string): boolean {
 export function nextSteps(dir: string, environments: readonly string[] = []): string {
   const lines: string[] = []
   if (!installed(dir, 'monitors-as-code')) {
-    lines.push(`  npm install --save-dev monitors-as-code typescript @types/node   (monitors-as-code is not installed here; from your npm registry, or ./vendor/monitors-as-code-${toolVersion()}.tgz made by "npm run tarball" in a checkout of monitors: see its docs/install.md)`)
+    lines.push(
+      `  npm install --save-dev monitors-as-code typescript @types/node   (monitors-as-code is not installed here; from your npm registry, or ./vendor/monitors-as-code-${toolVersion()}.tgz made by "npm run tarball" in a checkout of monitors: see its docs/install.md)`,
+    )
   } else {
     const missing = ['typescript', '@types/node'].filter((name) => !installed(dir, name))
     if (missing.length > 0) lines.push(`  npm install --save-dev ${missing.join(' ')}   (for tsc --noEmit; not installed here yet)`)
@@ -57,12 +59,14 @@ Run "npx monitors init --from-checkly" to add the .gitignore lines and see what 
     return 0
   }
   const { gitignore, gitignoreLines } = ensureGitignore(dir)
-  if (gitignore !== 'unchanged') io().stderr.write(`${gitignore === 'created' ? 'created' : 'updated'} ${show(join(dir, '.gitignore'))} (${gitignoreLines.join(', ')})
+  if (gitignore !== 'unchanged')
+    io().stderr.write(`${gitignore === 'created' ? 'created' : 'updated'} ${show(join(dir, '.gitignore'))} (${gitignoreLines.join(', ')})
 `)
   const { loadProject, ProjectError, formatProblem, summarizeResources } = await import('../../project/index.js')
   try {
     const project = await loadProject({ cwd: dir })
-    for (const w of project.warnings) io().stderr.write(`warning: ${formatProblem(w)}
+    for (const w of project.warnings)
+      io().stderr.write(`warning: ${formatProblem(w)}
 `)
     const n = project.resources.length
     io().stderr.write(`${show(project.configFile)} is read as it is: ${n} resource${n === 1 ? '' : 's'} in ${project.files.length} file${project.files.length === 1 ? '' : 's'} (${summarizeResources(project.resources)}); the lock will be monitoring.lock.json beside it.
@@ -71,7 +75,8 @@ Run "npx monitors init --from-checkly" to add the .gitignore lines and see what 
     return 0
   } catch (error) {
     if (!(error instanceof ProjectError)) throw error
-    for (const p of error.problems) io().stderr.write(`✖ ${formatProblem(p)}
+    for (const p of error.problems)
+      io().stderr.write(`✖ ${formatProblem(p)}
 `)
     io().stderr.write(`${error.problems.length} problem${error.problems.length === 1 ? '' : 's'} to fix before the project can be applied: see docs/migrating-from-checkly.md for what maps.
 `)
@@ -86,8 +91,17 @@ export const initCommand: Command<InitArgs> = {
     y
       .positional('dir', { type: 'string', default: '.', describe: 'Directory of the new project' })
       .option('project-name', { type: 'string', describe: 'Project name (default: the directory name)' })
-      .option('env', { type: 'string', array: true, requiresArg: true, describe: 'Declare this environment in the config (repeatable: --env staging --env production); each gets its own lock file' })
-      .option('from-checkly', { type: 'boolean', default: false, describe: "A repository with the hosted CLI's checkly.config.ts: write no config, add the .gitignore lines and show what the project holds" }),
+      .option('env', {
+        type: 'string',
+        array: true,
+        requiresArg: true,
+        describe: 'Declare this environment in the config (repeatable: --env staging --env production); each gets its own lock file',
+      })
+      .option('from-checkly', {
+        type: 'boolean',
+        default: false,
+        describe: "A repository with the hosted CLI's checkly.config.ts: write no config, add the .gitignore lines and show what the project holds",
+      }),
   handler: (args) => {
     const dir = resolve(args.dir)
     const checkly = CHECKLY_CONFIG_FILE_NAMES.find((name) => existsSync(join(dir, name)))
@@ -101,9 +115,13 @@ export const initCommand: Command<InitArgs> = {
     const result = scaffoldProject(dir, { projectName: args['project-name'], environments })
     const show = (f: string) => relative(process.cwd(), f) || f
     for (const file of result.written) io().stderr.write(`created ${show(file)}\n`)
-    for (const file of result.skipped) io().stderr.write(`skipped ${show(file)} (it exists and is never overwritten; for "tsc --noEmit" it should include monitoring.config.ts and the check files)\n`)
+    for (const file of result.skipped)
+      io().stderr.write(
+        `skipped ${show(file)} (it exists and is never overwritten; for "tsc --noEmit" it should include monitoring.config.ts and the check files)\n`,
+      )
     const gitignore = show(resolve(dir, '.gitignore'))
-    if (result.gitignore !== 'unchanged') io().stderr.write(`${result.gitignore === 'created' ? 'created' : 'updated'} ${gitignore} (${result.gitignoreLines.join(', ')})\n`)
+    if (result.gitignore !== 'unchanged')
+      io().stderr.write(`${result.gitignore === 'created' ? 'created' : 'updated'} ${gitignore} (${result.gitignoreLines.join(', ')})\n`)
     else io().stderr.write(`skipped ${gitignore} (it already ignores node_modules/ and .monitors/)\n`)
     io().stderr.write(nextSteps(dir, environments))
     return 0

@@ -40,8 +40,15 @@ export const keysCommand: Command<KeysArgs> = {
     yargs
       .positional('action', { choices: ['create', 'list', 'revoke'] as const, describe: 'create a key (shown once), list the keys, or revoke the key <id>' })
       .positional('id', { type: 'string', describe: 'revoke: the id of the key (key_…), as list shows it' })
-      .option('db', { type: 'string', describe: `SQLite file or postgres:// URL of the servers (its password from PGPASSWORD or a password file, not the command line); default from MONITORING_SERVER_DB, else ${DEFAULT_DB}` })
-      .option('db-file', { type: 'string', requiresArg: true, describe: 'A file holding the --db location (a postgres:// URL with its password), instead of --db' })
+      .option('db', {
+        type: 'string',
+        describe: `SQLite file or postgres:// URL of the servers (its password from PGPASSWORD or a password file, not the command line); default from MONITORING_SERVER_DB, else ${DEFAULT_DB}`,
+      })
+      .option('db-file', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'A file holding the --db location (a postgres:// URL with its password), instead of --db',
+      })
       .option('account', { type: 'string', describe: 'create: the account of the key (required); list: only this account' })
       .option('role', { choices: KEY_ROLES, describe: 'create: read (GET only), write, agent (the agent routes only) or admin (required)' })
       .option('name', { type: 'string', describe: 'create: a name to tell the key by, e.g. github-actions' })
@@ -53,7 +60,10 @@ export const keysCommand: Command<KeysArgs> = {
     if (args.db && args.dbFile !== undefined) throw new UserError('Give --db or --db-file, not both')
     const password = args.db ? urlPassword(args.db) : undefined
     hideSecretArguments([password])
-    if (password) io().stderr.write(`${commandLineWarning('--db', 'give the URL in MONITORING_SERVER_DB or --db-file PATH, or leave the password out of it and give it in PGPASSWORD or a password file (PGPASSFILE, ~/.pgpass)')}\n`)
+    if (password)
+      io().stderr.write(
+        `${commandLineWarning('--db', 'give the URL in MONITORING_SERVER_DB or --db-file PATH, or leave the password out of it and give it in PGPASSWORD or a password file (PGPASSFILE, ~/.pgpass)')}\n`,
+      )
     const db = (args.dbFile !== undefined ? readSecretFile(args.dbFile, '--db-file').trim() : args.db) || io().env.MONITORING_SERVER_DB || DEFAULT_DB
     if (args.action === 'create') {
       if (!args.account) throw new UserError('monitors keys create needs --account: the account the key belongs to')
@@ -62,7 +72,8 @@ export const keysCommand: Command<KeysArgs> = {
     if (args.action === 'revoke' && !args.id) throw new UserError('monitors keys revoke needs the id of the key (key_…): monitors keys list shows them')
     if (args.action !== 'revoke' && args.id !== undefined) throw new UserError(`monitors keys ${args.action} takes no id (got "${args.id}")`)
     if (args.name !== undefined && (args.name.trim() === '' || args.name.length > 100)) throw new UserError('--name must be 1 to 100 characters')
-    if (db === ':memory:' || db === '') throw new UserError('The keys of a :memory: database live only in its server: give --db the file or URL the servers use')
+    if (db === ':memory:' || db === '')
+      throw new UserError('The keys of a :memory: database live only in its server: give --db the file or URL the servers use')
     if (!isPostgres(db) && !existsSync(db)) {
       throw new UserError(`No database at ${db}: give --db the file the servers use (or MONITORING_SERVER_DB); monitors server --db ${db} creates it`)
     }
@@ -81,15 +92,19 @@ export const keysCommand: Command<KeysArgs> = {
         const { generateKey } = await import('../../server/keys.js')
         const key = generateKey()
         const record = await store.keys.create(key, { accountId: args.account as string, role: args.role as KeyRole, name: args.name?.trim() ?? null })
-        stderr.write(`Created key ${record.id} for account ${record.accountId}, role ${record.role}${record.name ? `, name ${record.name}` : ''}, in ${shownDb(db)}. ` +
-          'It is shown once (only its hash is kept); every server on the database accepts it now:\n')
+        stderr.write(
+          `Created key ${record.id} for account ${record.accountId}, role ${record.role}${record.name ? `, name ${record.name}` : ''}, in ${shownDb(db)}. ` +
+            'It is shown once (only its hash is kept); every server on the database accepts it now:\n',
+        )
         stdout.write(`${key}\n`)
         return 0
       }
       if (args.action === 'revoke') {
         const revoked = await store.keys.revoke(args.id as string)
         if (!revoked) throw new UserError(`No key ${args.id} in ${shownDb(db)}: monitors keys list shows the keys`)
-        stdout.write(`Revoked key ${revoked.id} (account ${revoked.accountId}, role ${revoked.role}${revoked.name ? `, name ${revoked.name}` : ''}): every server on the database refuses it from its next request, and its dashboard log-ins are ended.\n`)
+        stdout.write(
+          `Revoked key ${revoked.id} (account ${revoked.accountId}, role ${revoked.role}${revoked.name ? `, name ${revoked.name}` : ''}): every server on the database refuses it from its next request, and its dashboard log-ins are ended.\n`,
+        )
         return 0
       }
       const keys = await store.keys.list(args.account)
@@ -101,10 +116,12 @@ export const keysCommand: Command<KeysArgs> = {
         stdout.write(`No keys${args.account ? ` of account ${args.account}` : ''} in ${shownDb(db)}.\n`)
         return 0
       }
-      stdout.write(`${table([
-        ['ID', 'PREFIX', 'ACCOUNT', 'ROLE', 'NAME', 'LOCATION', 'CREATED', 'LAST USED'],
-        ...keys.map((k) => [k.id, k.prefix || '–', k.accountId, k.role, k.name ?? '–', k.locationId ?? '–', minute(k.created_at), minute(k.lastUsedAt)]),
-      ])}\n`)
+      stdout.write(
+        `${table([
+          ['ID', 'PREFIX', 'ACCOUNT', 'ROLE', 'NAME', 'LOCATION', 'CREATED', 'LAST USED'],
+          ...keys.map((k) => [k.id, k.prefix || '–', k.accountId, k.role, k.name ?? '–', k.locationId ?? '–', minute(k.created_at), minute(k.lastUsedAt)]),
+        ])}\n`,
+      )
       return 0
     } finally {
       await store.close()

@@ -8,7 +8,21 @@ import { formatProblem, ProjectError, type LoadedProject, type Problem } from '.
 import { planFromMemo } from '../plan-memo.js'
 import { redact } from '../../api/redact.js'
 import {
-  data, engineOptions, environmentRequest, err, printSecretWarnings, warnEmptySecrets, formatOption, phaseTimer, loadOrReport, openSession, out, setStdoutFormat, useColor, type EngineArgs, type OutputFormat,
+  data,
+  engineOptions,
+  environmentRequest,
+  err,
+  printSecretWarnings,
+  warnEmptySecrets,
+  formatOption,
+  phaseTimer,
+  loadOrReport,
+  openSession,
+  out,
+  setStdoutFormat,
+  useColor,
+  type EngineArgs,
+  type OutputFormat,
 } from '../engine.js'
 
 interface PlanArgs extends EngineArgs {
@@ -46,7 +60,10 @@ export async function printPlan(plan: Plan, format: OutputFormat | undefined, no
     const { renderPlanMarkdown } = await import('../../plan/render/markdown.js')
     let text = renderPlanMarkdown(plan, { verbose: extras.verbose ?? false })
     if (extras.refused !== undefined) {
-      text += `**This plan is refused; nothing will be applied.**\n\n${extras.refused.split('\n').map((l) => `> ${escapeMarkdown(redact(l.trim()))}`).join('\n')}\n\n`
+      text += `**This plan is refused; nothing will be applied.**\n\n${extras.refused
+        .split('\n')
+        .map((l) => `> ${escapeMarkdown(redact(l.trim()))}`)
+        .join('\n')}\n\n`
     }
     text += markdownWarnings(warnings)
     data(text)
@@ -55,7 +72,12 @@ export async function printPlan(plan: Plan, format: OutputFormat | undefined, no
   }
 }
 
-const escapeMarkdown = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/([\\`*_[\]#|])/g, '\\$1')
+const escapeMarkdown = (t: string) =>
+  t
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/([\\`*_[\]#|])/g, '\\$1')
 
 function markdownWarnings(warnings: readonly Problem[]): string {
   if (warnings.length === 0) return ''
@@ -89,15 +111,28 @@ export function printWarnings(warnings: readonly Problem[] | undefined): void {
  * load or validate, or the target or the API fails. A pull-request comment is then replaced
  * with the problems instead of keeping a stale plan.
  */
-export function printErrorDocument(format: OutputFormat | undefined, problems: readonly Problem[], warnings: readonly Problem[] = [], environment?: string): void {
+export function printErrorDocument(
+  format: OutputFormat | undefined,
+  problems: readonly Problem[],
+  warnings: readonly Problem[] = [],
+  environment?: string,
+): void {
   const shown = problems.map((p) => ({ ...p, message: redact(p.message) }))
   if (format === 'json') {
-    data(`${JSON.stringify({ formatVersion: 1, ...(environment !== undefined ? { environment } : {}), ok: false, hasChanges: false, problems: shown, warnings }, null, 2)}\n`)
+    data(
+      `${JSON.stringify({ formatVersion: 1, ...(environment !== undefined ? { environment } : {}), ok: false, hasChanges: false, problems: shown, warnings }, null, 2)}\n`,
+    )
   } else if (format === 'markdown') {
-    const cell = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\|/g, '&#124;').replace(/`/g, '&#96;').replace(/\r?\n/g, '<br>')
-    const rows = shown.map((p) => `| ${cell(p.file + (p.line ? `:${p.line}` : ''))} | ${cell(p.construct ? `${p.construct}${p.logicalId !== undefined ? ` ${p.logicalId}` : ''}` : '')} | ${cell(p.field ?? '')} | ${cell(p.message)} |`)
+    const cell = (t: string) =>
+      t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\|/g, '&#124;').replace(/`/g, '&#96;').replace(/\r?\n/g, '<br>')
+    const rows = shown.map(
+      (p) =>
+        `| ${cell(p.file + (p.line ? `:${p.line}` : ''))} | ${cell(p.construct ? `${p.construct}${p.logicalId !== undefined ? ` ${p.logicalId}` : ''}` : '')} | ${cell(p.field ?? '')} | ${cell(p.message)} |`,
+    )
     const title = `monitors plan${environment !== undefined ? `: ${environment}` : ''}`
-    data(`### ${escapeMarkdown(title)}\n\n**No plan: ${shown.length} problem${shown.length === 1 ? '' : 's'}**; nothing was sent.\n\n| File | Construct | Field | Problem |\n|---|---|---|---|\n${rows.join('\n')}\n\n${markdownWarnings(warnings)}`)
+    data(
+      `### ${escapeMarkdown(title)}\n\n**No plan: ${shown.length} problem${shown.length === 1 ? '' : 's'}**; nothing was sent.\n\n| File | Construct | Field | Problem |\n|---|---|---|---|\n${rows.join('\n')}\n\n${markdownWarnings(warnings)}`,
+    )
   }
 }
 
@@ -158,7 +193,10 @@ async function showPlan(planned: Plan, args: PlanArgs, warnings: readonly Proble
     written()
     throw refusal
   }
-  await printPlan(plan, args.format, args.refreshOnly ? 'Nothing was changed outside monitors since the last apply.' : undefined, { warnings, verbose: args.verbose })
+  await printPlan(plan, args.format, args.refreshOnly ? 'Nothing was changed outside monitors since the last apply.' : undefined, {
+    warnings,
+    verbose: args.verbose,
+  })
   written()
   return args.detailedExitcode && hasChanges(plan) ? 2 : 0
 }

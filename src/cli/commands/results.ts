@@ -2,12 +2,35 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, isAbsolute, join, normalize, relative, resolve } from 'node:path'
 import type { Argv } from 'yargs'
 import type { Command } from '../command.js'
-import { consoleOptions, limitOf, listOptions, moreNote, ms, parseWhen, runConsole, when, wholeId, type Console, type ConsoleArgs, type ListArgs } from '../console.js'
+import {
+  consoleOptions,
+  limitOf,
+  listOptions,
+  moreNote,
+  ms,
+  parseWhen,
+  runConsole,
+  when,
+  wholeId,
+  type Console,
+  type ConsoleArgs,
+  type ListArgs,
+} from '../console.js'
 import { fields, lines, note, table, title, type Column, type View } from '../view.js'
 import { checkCandidates, resultColumns, resultJson } from './checks.js'
 import {
-  downloadAsset, getCheck, getResult, listResults, resultAssertions, resultAssets, resultError, resultLogs, resultStatus, resultTimings,
-  type Asset, type CheckResult,
+  downloadAsset,
+  getCheck,
+  getResult,
+  listResults,
+  resultAssertions,
+  resultAssets,
+  resultError,
+  resultLogs,
+  resultStatus,
+  resultTimings,
+  type Asset,
+  type CheckResult,
 } from '../../api/account.js'
 import { io } from '../io.js'
 import { err } from '../engine.js'
@@ -33,14 +56,25 @@ function resultQuery(args: ResultsArgs, now: number) {
   // the same, read here: a server without these filters answers every result
   const keep = (r: CheckResult) => {
     const time = Date.parse(r.startedAt ?? r.created_at ?? '')
-    return (from === undefined || !(time < from)) && (to === undefined || time < to) && (args.location === undefined || r.runLocation === args.location)
-      && (!args.failed || r.hasFailures || r.hasErrors)
+    return (
+      (from === undefined || !(time < from)) &&
+      (to === undefined || time < to) &&
+      (args.location === undefined || r.runLocation === args.location) &&
+      (!args.failed || r.hasFailures || r.hasErrors)
+    )
   }
   const filtered = from !== undefined || to !== undefined || args.location !== undefined || args.failed === true
   return { query, keep: filtered ? keep : undefined }
 }
 
-const size = (bytes: number | undefined) => (typeof bytes !== 'number' ? '-' : bytes < 1024 ? `${bytes} B` : bytes < 1048576 ? `${Math.round(bytes / 102.4) / 10} KiB` : `${Math.round(bytes / 104857.6) / 10} MiB`)
+const size = (bytes: number | undefined) =>
+  typeof bytes !== 'number'
+    ? '-'
+    : bytes < 1024
+      ? `${bytes} B`
+      : bytes < 1048576
+        ? `${Math.round(bytes / 102.4) / 10} KiB`
+        : `${Math.round(bytes / 104857.6) / 10} MiB`
 
 function resultView(result: CheckResult, checkName: string, assets: Asset[], checkText: string, downloading: boolean): View {
   const timings = resultTimings(result)
@@ -55,14 +89,35 @@ function resultView(result: CheckResult, checkName: string, assets: Asset[], che
     blocks: [
       title(`Result ${result.id} of ${JSON.stringify(checkName)}`),
       fields([
-        ['Status', `${resultStatus(result)}${result.hasErrors ? ' (an error of the run)' : ''}`], ['Check', result.checkId],
-        ['Location', result.runLocation], ['Started', `${when(result.startedAt)} UTC`], ['Stopped', result.stoppedAt ? `${when(result.stoppedAt)} UTC` : undefined],
-        ['Response time', ms(result.responseTime)], ['Type', result.resultType], ['Attempt', typeof result.result?.attempt === 'number' ? String(result.result.attempt) : result.attempts !== undefined ? String(result.attempts) : undefined],
-        ['Session', result.checkSessionId ?? undefined], ['Details', typeof details?.kind === 'string' ? details.kind : undefined],
+        ['Status', `${resultStatus(result)}${result.hasErrors ? ' (an error of the run)' : ''}`],
+        ['Check', result.checkId],
+        ['Location', result.runLocation],
+        ['Started', `${when(result.startedAt)} UTC`],
+        ['Stopped', result.stoppedAt ? `${when(result.stoppedAt)} UTC` : undefined],
+        ['Response time', ms(result.responseTime)],
+        ['Type', result.resultType],
+        [
+          'Attempt',
+          typeof result.result?.attempt === 'number' ? String(result.result.attempt) : result.attempts !== undefined ? String(result.attempts) : undefined,
+        ],
+        ['Session', result.checkSessionId ?? undefined],
+        ['Details', typeof details?.kind === 'string' ? details.kind : undefined],
       ]),
       lines('Error', error ? error.split('\n') : []),
-      lines('Assertions', resultAssertions(result).map((a) => `${a.passed ? '✓' : '✗'} ${a.message}`)),
-      lines('Timings', timings ? [Object.entries(timings).map(([k, v]) => `${k} ${ms(v)}`).join(', ')] : []),
+      lines(
+        'Assertions',
+        resultAssertions(result).map((a) => `${a.passed ? '✓' : '✗'} ${a.message}`),
+      ),
+      lines(
+        'Timings',
+        timings
+          ? [
+              Object.entries(timings)
+                .map(([k, v]) => `${k} ${ms(v)}`)
+                .join(', '),
+            ]
+          : [],
+      ),
       lines('Logs', resultLogs(result)),
       table(assetColumns, assets, { title: 'Assets', empty: 'No assets (screenshots, traces and logs are kept for browser, multi-step and Playwright runs).' }),
       ...(assets.length > 0 && !downloading ? [note(`Download them: monitors results ${checkText} ${result.id} --download DIR`)] : []),
@@ -117,17 +172,23 @@ async function resultId(c: Console, checkId: string, text: string, args: Results
     if (!newest) throw new UserError(`The check has no ${args.failed ? 'failing ' : ''}result${args.from || args.to ? ' in that window' : ''} yet.`)
     return String(newest.id)
   }
-  return wholeId(text, 'result', async () => (await listResults(c.client, checkId, query, 100, keep)).items.map((r) => ({ id: String(r.id), label: `${when(r.startedAt)} ${resultStatus(r)}` })))
+  return wholeId(text, 'result', async () =>
+    (await listResults(c.client, checkId, query, 100, keep)).items.map((r) => ({ id: String(r.id), label: `${when(r.startedAt)} ${resultStatus(r)}` })),
+  )
 }
 
 async function run(c: Console, args: ResultsArgs): Promise<void> {
   const checkId = await c.checkId(args.check, checkCandidates(c.client))
   if (args.result === undefined) {
-    if (args.download !== undefined) throw new UserError('--download needs a result: monitors results CHECK RESULT --download DIR (RESULT: its id, the start of it, or latest).')
+    if (args.download !== undefined)
+      throw new UserError('--download needs a result: monitors results CHECK RESULT --download DIR (RESULT: its id, the start of it, or latest).')
     const { query, keep } = resultQuery(args, Date.now())
     const slice = await listResults(c.client, checkId, query, limitOf(args), keep)
     const more = moreNote(slice.items.length, 'results', slice)
-    c.show({ blocks: [table(resultColumns(), slice.items, { empty: 'No results.' }), ...(more ? [note(more)] : [])], json: { checkId, results: slice.items.map(resultJson), total: slice.total ?? null, more: slice.more } })
+    c.show({
+      blocks: [table(resultColumns(), slice.items, { empty: 'No results.' }), ...(more ? [note(more)] : [])],
+      json: { checkId, results: slice.items.map(resultJson), total: slice.total ?? null, more: slice.more },
+    })
     return
   }
   const id = await resultId(c, checkId, args.result, args)
@@ -137,7 +198,13 @@ async function run(c: Console, args: ResultsArgs): Promise<void> {
   if (args.download !== undefined) {
     const written = await download(c, result, assets, args.download)
     const traces = written.filter((w) => w.asset?.type === 'trace' && /\.zip$/i.test(w.file))
-    view.blocks.push(lines('Downloaded', written.map((w) => w.file)), ...traces.map((t) => note(`Open the trace: npx playwright show-trace ${t.file}`)))
+    view.blocks.push(
+      lines(
+        'Downloaded',
+        written.map((w) => w.file),
+      ),
+      ...traces.map((t) => note(`Open the trace: npx playwright show-trace ${t.file}`)),
+    )
     view.json.downloaded = written.map((w) => w.file)
   }
   c.show(view)
@@ -153,13 +220,17 @@ export const resultsCommand: Command<ResultsArgs> = {
   describe: "Show a check's results, or one result: its error, details, logs, timings and assets (--download DIR writes them)",
   builder: (yargs: Argv) =>
     listOptions(consoleOptions(yargs), 'results', 20)
-      .positional('check', { type: 'string', describe: "The check: its logical id in the project, its id, or the start of its id" })
-      .positional('result', { type: 'string', describe: "A result: its id, the start of it (as the list shows it), or latest" })
+      .positional('check', { type: 'string', describe: 'The check: its logical id in the project, its id, or the start of its id' })
+      .positional('result', { type: 'string', describe: 'A result: its id, the start of it (as the list shows it), or latest' })
       .option('from', { type: 'string', requiresArg: true, describe: 'Results from this time: ISO date-time, UNIX seconds, or a time ago (6h, 2d)' })
       .option('to', { type: 'string', requiresArg: true, describe: 'Results before this time (as --from)' })
       .option('location', { type: 'string', requiresArg: true, describe: 'Results of this location (eu-west-1)' })
       .option('failed', { type: 'boolean', describe: 'Only results with failures (with latest: the newest failing one)' })
-      .option('download', { type: 'string', requiresArg: true, describe: "With a result: write its screenshots, traces and logs (and result.json) into this folder" })
+      .option('download', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'With a result: write its screenshots, traces and logs (and result.json) into this folder',
+      })
       .example('$0 results shop-dns --failed --from 6h', 'the failing runs of the last 6 hours')
       .example('$0 results checkout latest --failed --download ./failure', "the newest failure's screenshots, trace and logs") as never,
   handler: (args) => runConsole(args, (c) => run(c, args)),

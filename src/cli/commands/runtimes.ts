@@ -3,9 +3,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import { io } from '../io.js'
 import { UserError } from '../../errors.js'
 import { DEFAULT_RUNTIME_ID, findRuntime, RUNTIMES } from '../../schema/runtimes.js'
-import {
-  defaultRuntimeCache, prepareCommand, prepareRuntime, runtimeRefusal, runtimeStates, type RuntimeState,
-} from '../../runner/script/runtimes.js'
+import { defaultRuntimeCache, prepareCommand, prepareRuntime, runtimeRefusal, runtimeStates, type RuntimeState } from '../../runner/script/runtimes.js'
 
 interface RuntimesArgs {
   action?: string
@@ -33,18 +31,31 @@ function list(cacheDir: string, format: 'text' | 'json'): number {
   const out = (line: string) => io().stdout.write(`${line}\n`)
   if (format === 'json') {
     const runtimes = states.map((s) => ({
-      id: s.id, stage: s.stage, prepared: s.prepared, dir: s.dir,
+      id: s.id,
+      stage: s.stage,
+      prepared: s.prepared,
+      dir: s.dir,
       missing: s.stage === 'REMOVED' ? runtimeRefusal(s.id) : s.missing,
-      prepareCommand: s.prepared || s.stage === 'REMOVED' ? null : `${prepareCommand(s.id, cacheDir)}${s.missing?.includes('other packages') ? ' --force' : ''}`,
+      prepareCommand:
+        s.prepared || s.stage === 'REMOVED' ? null : `${prepareCommand(s.id, cacheDir)}${s.missing?.includes('other packages') ? ' --force' : ''}`,
       runtimeEndOfLife: findRuntime(s.id)?.runtimeEndOfLife ?? null,
     }))
     out(JSON.stringify({ formatVersion: 1, cacheDir, defaultRuntimeId: DEFAULT_RUNTIME_ID, runtimes }, null, 2))
     return 0
   }
   out(`Runtimes in ${cacheDir}:`)
-  const rows = [['Runtime', 'Stage', 'State', 'Folder'], ...states.map((s) => [`${s.id}${s.id === DEFAULT_RUNTIME_ID ? ' (default)' : ''}`, s.stage, stateWord(s), s.dir])]
+  const rows = [
+    ['Runtime', 'Stage', 'State', 'Folder'],
+    ...states.map((s) => [`${s.id}${s.id === DEFAULT_RUNTIME_ID ? ' (default)' : ''}`, s.stage, stateWord(s), s.dir]),
+  ]
   const widths = rows[0].map((_c, i) => Math.max(...rows.map((r) => r[i].length)))
-  for (const row of rows) out(row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ').trimEnd())
+  for (const row of rows)
+    out(
+      row
+        .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i])))
+        .join('  ')
+        .trimEnd(),
+    )
   const unprepared = states.filter((s) => !s.prepared && s.stage !== 'REMOVED')
   if (unprepared.length > 0) {
     out('')
@@ -64,11 +75,15 @@ async function prepare(ids: string[], cacheDir: string, args: ArgumentsCamelCase
   let failed = 0
   for (const id of wanted) {
     const started = Date.now()
-    stdout.write(`Preparing runtime ${id} in ${cacheDir}${args.offline ? ' (offline: from npm\'s cache)' : ''}\n`)
+    stdout.write(`Preparing runtime ${id} in ${cacheDir}${args.offline ? " (offline: from npm's cache)" : ''}\n`)
     try {
       const before = runtimeStates(cacheDir).find((s) => s.id === id)
       const state = await prepareRuntime(id, {
-        cacheDir, offline: args.offline, fromLock, force: args.force, progress: (line) => stdout.write(`  ${line}\n`),
+        cacheDir,
+        offline: args.offline,
+        fromLock,
+        force: args.force,
+        progress: (line) => stdout.write(`  ${line}\n`),
       })
       if (before?.prepared && !args.force) stdout.write(`Runtime ${id} is already prepared in ${state.dir} (--force prepares it again)\n`)
       else stdout.write(`Runtime ${id} prepared in ${state.dir} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`)
@@ -94,10 +109,18 @@ export const runtimesCommand = {
     yargs
       .positional('action', { type: 'string', describe: 'list (the default) or prepare' })
       .positional('ids', { type: 'string', array: true, describe: `Runtimes to prepare (default: the newest, ${DEFAULT_RUNTIME_ID})` })
-      .option('cache-dir', { type: 'string', requiresArg: true, describe: 'Folder of the prepared runtimes (default $MONITORS_RUNTIME_CACHE, else ~/.cache/monitors/runtimes): the server\'s --runtime-cache' })
+      .option('cache-dir', {
+        type: 'string',
+        requiresArg: true,
+        describe: "Folder of the prepared runtimes (default $MONITORS_RUNTIME_CACHE, else ~/.cache/monitors/runtimes): the server's --runtime-cache",
+      })
       .option('format', { choices: ['text', 'json'] as const, default: 'text' as const, describe: 'Output of the list: a table, or json' })
-      .option('offline', { type: 'boolean', default: false, describe: 'Install from npm\'s cache only, without the network (npm --offline)' })
-      .option('from-lock', { type: 'string', requiresArg: true, describe: 'A package-lock.json to take every version from (npm ci); with --offline, as after npm ci of that project' })
+      .option('offline', { type: 'boolean', default: false, describe: "Install from npm's cache only, without the network (npm --offline)" })
+      .option('from-lock', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'A package-lock.json to take every version from (npm ci); with --offline, as after npm ci of that project',
+      })
       .option('force', { type: 'boolean', default: false, describe: 'Prepare again even when the runtime is prepared' }),
   handler: async (args: ArgumentsCamelCase<RuntimesArgs>): Promise<number> => {
     const action = args.action ?? 'list'

@@ -30,8 +30,12 @@ function sessionView(session: CheckSession): View {
     blocks: [
       title(`Session ${session.checkSessionId} of ${JSON.stringify(session.name)}`),
       fields([
-        ['Status', session.status], ['Check', session.checkId], ['Type', session.checkType], ['Started', session.startedAt ? `${when(session.startedAt)} UTC` : undefined],
-        ['Stopped', session.stoppedAt ? `${when(session.stoppedAt)} UTC` : undefined], ['Elapsed', ms(session.timeElapsed)],
+        ['Status', session.status],
+        ['Check', session.checkId],
+        ['Type', session.checkType],
+        ['Started', session.startedAt ? `${when(session.startedAt)} UTC` : undefined],
+        ['Stopped', session.stoppedAt ? `${when(session.stoppedAt)} UTC` : undefined],
+        ['Elapsed', ms(session.timeElapsed)],
         ['Locations', `${session.runLocations.join(', ')} (${finals} of ${session.runLocations.length} done)`],
       ]),
       table(columns, session.results, { title: 'Results', empty: 'No result yet.' }),
@@ -57,7 +61,10 @@ async function watch(c: Console, session: CheckSession, maxWaitSeconds: number):
     hold: 5,
     waiting: async () => say((await getSession(c.client, session.checkSessionId)).results),
   })
-  if (!done) throw new UserError(`Session ${session.checkSessionId} has not finished within --max-wait ${maxWaitSeconds} s (monitors sessions get ${session.checkSessionId} shows it so far).`)
+  if (!done)
+    throw new UserError(
+      `Session ${session.checkSessionId} has not finished within --max-wait ${maxWaitSeconds} s (monitors sessions get ${session.checkSessionId} shows it so far).`,
+    )
   say(done.results)
   return done
 }
@@ -74,17 +81,30 @@ export const sessionsCommand: Command<SessionsArgs> = {
     consoleOptions(yargs)
       .positional('action', { choices: ['get'] as const, describe: 'get a session' })
       .positional('id', { type: 'string', describe: "The session's id (checkSessionId, as trigger --format json and a result show it)" })
-      .option('watch', { type: 'boolean', default: false, describe: 'Wait until the session finishes, saying each result as it comes (stderr); exit 1 when it failed' })
-      .option('max-wait', { type: 'number', default: 600, requiresArg: true, coerce: checkNumber('--max-wait', 'a number of seconds from 1 to 3600', (n) => n >= 1 && n <= 3600), describe: '--watch: seconds to wait at most' })
+      .option('watch', {
+        type: 'boolean',
+        default: false,
+        describe: 'Wait until the session finishes, saying each result as it comes (stderr); exit 1 when it failed',
+      })
+      .option('max-wait', {
+        type: 'number',
+        default: 600,
+        requiresArg: true,
+        coerce: checkNumber('--max-wait', 'a number of seconds from 1 to 3600', (n) => n >= 1 && n <= 3600),
+        describe: '--watch: seconds to wait at most',
+      })
       .example('$0 sessions get 3f0c…-… --watch', 'wait for a triggered run and show its results') as never,
-  handler: (args) => runConsole(args, async (c) => {
-    if (!args.id) throw new UserError('monitors sessions get needs the session id (checkSessionId).')
-    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(args.id)) {
-      throw new UserError(`${JSON.stringify(args.id)} is not a whole session id: give all of it (there is no list of sessions to find the start of an id in; trigger --format json and a result's Session show it).`)
-    }
-    let session = await getSession(c.client, args.id)
-    if (args.watch) session = await watch(c, session, args.maxWait)
-    c.show(sessionView(session))
-    return args.watch && FAILING.has(session.status) ? 1 : 0
-  }),
+  handler: (args) =>
+    runConsole(args, async (c) => {
+      if (!args.id) throw new UserError('monitors sessions get needs the session id (checkSessionId).')
+      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(args.id)) {
+        throw new UserError(
+          `${JSON.stringify(args.id)} is not a whole session id: give all of it (there is no list of sessions to find the start of an id in; trigger --format json and a result's Session show it).`,
+        )
+      }
+      let session = await getSession(c.client, args.id)
+      if (args.watch) session = await watch(c, session, args.maxWait)
+      c.show(sessionView(session))
+      return args.watch && FAILING.has(session.status) ? 1 : 0
+    }),
 }

@@ -26,11 +26,15 @@ async function getView(c: Console, text: string): Promise<View> {
   // a page by its url too (the subdomain-like name it is read at)
   const all = /^[0-9a-f-]{36}$/i.test(text) ? [] : (await pages(c, Infinity)).items
   const byUrl = all.find((p) => p.url === text)
-  const id = byUrl?.id ?? await wholeId(text, 'status page', async () => all.map((p) => ({ id: p.id, label: p.url })))
+  const id = byUrl?.id ?? (await wholeId(text, 'status page', async () => all.map((p) => ({ id: p.id, label: p.url }))))
   const page = (await c.client.get<StatusPage>(`/v1/status-pages/${encodeURIComponent(id)}`)).body
   const services = new Set((page.cards ?? []).flatMap((card) => card.services.map((s) => s.id)))
-  const incidents = services.size === 0 ? [] : (await readSlice<Incident>(c.client, '/v1/incidents', { limit: 100 })).items
-    .filter((i) => incidentStatus(i) !== 'RESOLVED' && i.services.some((s) => services.has(s.id)))
+  const incidents =
+    services.size === 0
+      ? []
+      : (await readSlice<Incident>(c.client, '/v1/incidents', { limit: 100 })).items.filter(
+          (i) => incidentStatus(i) !== 'RESOLVED' && i.services.some((s) => services.has(s.id)),
+        )
   const cardColumns: Column<Card>[] = [
     { head: 'CARD', value: (card) => card.name, shrink: true },
     { head: 'SERVICES', value: (card) => card.services.map((s) => s.name ?? s.id).join(', '), shrink: true },
@@ -46,7 +50,12 @@ async function getView(c: Console, text: string): Promise<View> {
   return {
     blocks: [
       title(`Status page ${JSON.stringify(page.name)}`),
-      fields([['ID', page.id], ['URL', page.url], ['Custom domain', page.customDomain ?? undefined], ['Address', address]]),
+      fields([
+        ['ID', page.id],
+        ['URL', page.url],
+        ['Custom domain', page.customDomain ?? undefined],
+        ['Address', address],
+      ]),
       table(cardColumns, page.cards ?? [], { title: 'Cards', empty: 'No cards.' }),
       table(incidentColumns, incidents, { title: 'Open incidents on its services', empty: 'None.' }),
     ],
@@ -68,21 +77,26 @@ export const statusPagesCommand: Command<StatusPagesArgs> = {
       .positional('id', { type: 'string', describe: "get: the page's id, the start of it, or its url" })
       .example('$0 status-pages list', 'every page: name, url, custom domain')
       .example('$0 status-pages get shop-status', 'a page by its url: cards, services and open incidents') as never,
-  handler: (args) => runConsole(args, async (c) => {
-    if (args.action === 'get') {
-      if (!args.id) throw new UserError("monitors status-pages get needs a page: its id, the start of it, or its url (monitors status-pages list shows them).")
-      c.show(await getView(c, args.id))
-      return
-    }
-    const slice = await pages(c, limitOf(args))
-    const columns: Column<StatusPage>[] = [
-      { head: 'NAME', value: (p) => p.name, shrink: true },
-      { head: 'URL', value: (p) => p.url, shrink: true },
-      { head: 'CUSTOM DOMAIN', value: (p) => p.customDomain ?? '-', shrink: true, optional: true },
-      { head: 'CARDS', value: (p) => String(p.cards?.length ?? 0), right: true, optional: true },
-      { head: 'ID', value: (p) => p.id, id: true },
-    ]
-    const more = moreNote(slice.items.length, 'status pages', slice)
-    c.show({ blocks: [table(columns, slice.items, { empty: 'No status pages.' }), ...(more ? [note(more)] : [])], json: { statusPages: slice.items, more: slice.more } })
-  }),
+  handler: (args) =>
+    runConsole(args, async (c) => {
+      if (args.action === 'get') {
+        if (!args.id)
+          throw new UserError('monitors status-pages get needs a page: its id, the start of it, or its url (monitors status-pages list shows them).')
+        c.show(await getView(c, args.id))
+        return
+      }
+      const slice = await pages(c, limitOf(args))
+      const columns: Column<StatusPage>[] = [
+        { head: 'NAME', value: (p) => p.name, shrink: true },
+        { head: 'URL', value: (p) => p.url, shrink: true },
+        { head: 'CUSTOM DOMAIN', value: (p) => p.customDomain ?? '-', shrink: true, optional: true },
+        { head: 'CARDS', value: (p) => String(p.cards?.length ?? 0), right: true, optional: true },
+        { head: 'ID', value: (p) => p.id, id: true },
+      ]
+      const more = moreNote(slice.items.length, 'status pages', slice)
+      c.show({
+        blocks: [table(columns, slice.items, { empty: 'No status pages.' }), ...(more ? [note(more)] : [])],
+        json: { statusPages: slice.items, more: slice.more },
+      })
+    }),
 }

@@ -7,7 +7,18 @@ import { listAllByPage } from '../../api/paging.js'
 import { redact } from '../../api/redact.js'
 import { NotFoundError } from '../../api/errors.js'
 import type { ApiClient } from '../../api/client.js'
-import { data, engineOptions, environmentRequest, loadOrReport, openSession, out, setStdoutFormat, useColor, withEnvironment, type EngineArgs } from '../engine.js'
+import {
+  data,
+  engineOptions,
+  environmentRequest,
+  loadOrReport,
+  openSession,
+  out,
+  setStdoutFormat,
+  useColor,
+  withEnvironment,
+  type EngineArgs,
+} from '../engine.js'
 import { selectChecks } from './test.js'
 import { locationLabels } from '../location-names.js'
 import { isWindowActive } from '../../server/scheduler/maintenance.js'
@@ -130,7 +141,7 @@ async function last24hOf(client: ApiClient, checkId: string, checkType: unknown)
       query: { quickRange: 'last24Hours', metrics },
     })
     const first = answer.body.series?.[0]
-    const entry = (typeof first === 'string' ? JSON.parse(first) : first ?? {}) as Record<string, unknown>
+    const entry = (typeof first === 'string' ? JSON.parse(first) : (first ?? {})) as Record<string, unknown>
     const number = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : null)
     return { availability: number(entry.availability), p95: route.p95 ? number(entry[route.p95]) : null }
   } catch (error) {
@@ -160,7 +171,9 @@ async function addPublicBadges(client: ApiClient, rows: CheckStatusRow[], groups
     const path = row.state !== 'not-deployed' && row.checkId !== null ? pathOf.get(row.checkId) : undefined
     if (path) row.publicBadgeUrl = `${base}${path}`
   }
-  const groupPathOf = new Map(tokens.filter((t) => typeof t.groupId === 'number' && typeof t.path === 'string').map((t) => [String(t.groupId), t.path as string]))
+  const groupPathOf = new Map(
+    tokens.filter((t) => typeof t.groupId === 'number' && typeof t.path === 'string').map((t) => [String(t.groupId), t.path as string]),
+  )
   for (const group of groups) {
     const path = group.state !== 'not-deployed' && group.groupId !== null ? groupPathOf.get(group.groupId) : undefined
     if (path) group.publicBadgeUrl = `${base}${path}`
@@ -182,7 +195,13 @@ async function addLast24h(client: ApiClient, rows: CheckStatusRow[], remoteCheck
 }
 
 const STATE_TEXT: Record<CheckState, string> = {
-  passing: 'passing', degraded: 'degraded', failing: 'failing', paused: 'paused', maintenance: 'maintenance', 'never-ran': 'never ran', 'not-deployed': 'not deployed',
+  passing: 'passing',
+  degraded: 'degraded',
+  failing: 'failing',
+  paused: 'paused',
+  maintenance: 'maintenance',
+  'never-ran': 'never ran',
+  'not-deployed': 'not deployed',
 }
 
 /**
@@ -231,17 +250,29 @@ export function checkStates(
     const status = statuses.get(id)
     const badgeUrl = badgeBase ? `${badgeBase}/v1/badges/checks/${encodeURIComponent(id)}` : null
     const maintenance = remote.activated === false ? undefined : activeWindow(Array.isArray(remote.tags) ? (remote.tags as string[]) : [], windows, now)
-    const state: CheckState = remote.activated === false
-      ? 'paused'
-      : maintenance ? 'maintenance'
-        : !status ? 'never-ran'
-          : status.hasFailures || status.hasErrors ? 'failing'
-            : status.isDegraded ? 'degraded' : 'passing'
+    const state: CheckState =
+      remote.activated === false
+        ? 'paused'
+        : maintenance
+          ? 'maintenance'
+          : !status
+            ? 'never-ran'
+            : status.hasFailures || status.hasErrors
+              ? 'failing'
+              : status.isDegraded
+                ? 'degraded'
+                : 'passing'
     const heartbeat = remote.heartbeat as { pingUrl?: unknown } | undefined
     const pingUrl = typeof heartbeat?.pingUrl === 'string' ? heartbeat.pingUrl : undefined
     const heldBackBy = state === 'failing' || state === 'degraded' ? heldBack(status) : []
     return {
-      resource, checkId: id, state, ...(status ? { status } : {}), badgeUrl, ...(pingUrl ? { pingUrl } : {}), ...(maintenance ? { maintenance } : {}),
+      resource,
+      checkId: id,
+      state,
+      ...(status ? { status } : {}),
+      badgeUrl,
+      ...(pingUrl ? { pingUrl } : {}),
+      ...(maintenance ? { maintenance } : {}),
       ...(heldBackBy.length > 0 ? { heldBackBy } : {}),
     }
   })
@@ -254,7 +285,11 @@ function heldBack(status: RemoteStatus | undefined): HeldBackBy[] {
 }
 
 /** Names each dependency holding alerts back as the project does (`kind:logicalId`), when it is one of the project's checks. */
-export function nameDependencies(rows: readonly CheckStatusRow[], resources: readonly DesiredResource[], remoteIdOf: (resource: DesiredResource) => string | undefined): void {
+export function nameDependencies(
+  rows: readonly CheckStatusRow[],
+  resources: readonly DesiredResource[],
+  remoteIdOf: (resource: DesiredResource) => string | undefined,
+): void {
   const resourceOf = new Map<string, DesiredResource>()
   for (const resource of resources) {
     const id = remoteIdOf(resource)
@@ -305,7 +340,13 @@ function dependencyText(by: readonly HeldBackBy[]): string {
 export function renderStatusTable(rows: readonly CheckStatusRow[], color: boolean, labelOf: (location: string) => string = (l) => l): string {
   const c = pc.createColors(color)
   const paintOf: Record<CheckState, (s: string) => string> = {
-    passing: c.green, degraded: c.yellow, failing: c.red, paused: c.dim, maintenance: c.cyan, 'never-ran': c.dim, 'not-deployed': c.dim,
+    passing: c.green,
+    degraded: c.yellow,
+    failing: c.red,
+    paused: c.dim,
+    maintenance: c.cyan,
+    'never-ran': c.dim,
+    'not-deployed': c.dim,
   }
   const cells = rows.map((row) => [
     label(row.resource),
@@ -319,25 +360,33 @@ export function renderStatusTable(rows: readonly CheckStatusRow[], color: boolea
   const head = ['CHECK', 'STATE', 'LAST LOCATION', 'RUN TIMES', 'AVAILABILITY 24H', 'P95 24H', 'BADGE']
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i].length)))
   const line = (r: string[], paint: (s: string) => string = (s) => s) =>
-    r.map((cell, i) => {
-      const padded = i >= 3 && i <= 5 ? cell.padStart(widths[i]) : i === r.length - 1 ? cell : cell.padEnd(widths[i])
-      return i === 1 ? paint(padded) : padded
-    }).join('  ').trimEnd()
+    r
+      .map((cell, i) => {
+        const padded = i >= 3 && i <= 5 ? cell.padStart(widths[i]) : i === r.length - 1 ? cell : cell.padEnd(widths[i])
+        return i === 1 ? paint(padded) : padded
+      })
+      .join('  ')
+      .trimEnd()
   const pings = rows.filter((r) => r.pingUrl).map((r) => `  ${label(r.resource)}  ${r.pingUrl}`)
   const pingText = pings.length > 0 ? `\nPing URLs (GET or POST, no key):\n${pings.join('\n')}\n` : ''
   const publicBadges = rows.filter((r) => r.publicBadgeUrl).map((r) => `  ${label(r.resource)}  ${r.publicBadgeUrl}`)
   const publicText = publicBadges.length > 0 ? `\nPublic badges (no key, for a README):\n${publicBadges.join('\n')}\n` : ''
-  const held = rows.filter((r) => r.maintenance).map((r) => `  ${label(r.resource)}  window "${r.maintenance!.name}" (id ${r.maintenance!.id}) until ${r.maintenance!.until}`)
+  const held = rows
+    .filter((r) => r.maintenance)
+    .map((r) => `  ${label(r.resource)}  window "${r.maintenance!.name}" (id ${r.maintenance!.id}) until ${r.maintenance!.until}`)
   const heldText = held.length > 0 ? `\nIn a maintenance window now (not run until it ends; the last run is as shown):\n${held.join('\n')}\n` : ''
   const suppressed = rows.filter((r) => r.heldBackBy).map((r) => `  ${label(r.resource)}  ${dependencyText(r.heldBackBy!)}`)
-  const suppressedText = suppressed.length > 0
-    ? `\nAlerts held back (dependsOn: a check it depends on is failing; its runs are recorded, not alerted):\n${suppressed.map((l) => c.yellow(l)).join('\n')}\n`
-    : ''
-  const certificates = rows.filter((r) => typeof r.status?.sslDaysRemaining === 'number').map((r) => {
-    const text = `  ${label(r.resource)}  ${certificateText(r.status!.sslDaysRemaining as number, sslThreshold(r.resource))}`
-    const threshold = sslThreshold(r.resource)
-    return threshold !== null && (r.status!.sslDaysRemaining as number) <= threshold ? c.yellow(text) : text
-  })
+  const suppressedText =
+    suppressed.length > 0
+      ? `\nAlerts held back (dependsOn: a check it depends on is failing; its runs are recorded, not alerted):\n${suppressed.map((l) => c.yellow(l)).join('\n')}\n`
+      : ''
+  const certificates = rows
+    .filter((r) => typeof r.status?.sslDaysRemaining === 'number')
+    .map((r) => {
+      const text = `  ${label(r.resource)}  ${certificateText(r.status!.sslDaysRemaining as number, sslThreshold(r.resource))}`
+      const threshold = sslThreshold(r.resource)
+      return threshold !== null && (r.status!.sslDaysRemaining as number) <= threshold ? c.yellow(text) : text
+    })
   const certificateBlock = certificates.length > 0 ? `\nCertificates (newest run):\n${certificates.join('\n')}\n` : ''
   return `${[c.bold(line(head)), ...cells.map((r, i) => line(r, paintOf[rows[i].state]))].join('\n')}\n${heldText}${suppressedText}${certificateBlock}${pingText}${publicText}`
 }
@@ -420,10 +469,16 @@ export function groupStates(
     if (id === undefined || !remote) return { ...base, groupId: id ?? null, state: 'not-deployed', checks: 0, badgeUrl: null }
     const members = Array.isArray(remote.checks) ? remote.checks.map(String) : []
     const ran = members.map((m) => statuses.get(m)).filter((st): st is RemoteStatus => st !== undefined)
-    const state: GroupStatusRow['state'] = remote.activated === false ? 'paused'
-      : ran.some((st) => st.hasFailures || st.hasErrors) ? 'failing'
-        : ran.some((st) => st.isDegraded) ? 'degraded'
-          : ran.length > 0 ? 'passing' : 'never-ran'
+    const state: GroupStatusRow['state'] =
+      remote.activated === false
+        ? 'paused'
+        : ran.some((st) => st.hasFailures || st.hasErrors)
+          ? 'failing'
+          : ran.some((st) => st.isDegraded)
+            ? 'degraded'
+            : ran.length > 0
+              ? 'passing'
+              : 'never-ran'
     return { ...base, groupId: id, state, checks: members.length, badgeUrl: badgeBase ? `${badgeBase}/v1/badges/groups/${encodeURIComponent(id)}` : null }
   })
 }
@@ -432,42 +487,52 @@ export function groupStates(
 export function renderGroupLines(rows: readonly GroupStatusRow[], color: boolean): string {
   const c = pc.createColors(color)
   const paint = { passing: c.green, degraded: c.yellow, failing: c.red, paused: c.dim, 'never-ran': c.dim, 'not-deployed': c.dim } as const
-  return rows.map((g) => `Group ${g.logicalId} "${g.name}": ${paint[g.state](g.state)} (${g.checks} ${g.checks === 1 ? 'check' : 'checks'})${g.badgeUrl ? c.dim(` ${g.badgeUrl}`) : ''}\n${
-    g.publicBadgeUrl ? `  public badge (no key, for a README): ${g.publicBadgeUrl}\n` : ''}`).join('')
+  return rows
+    .map(
+      (g) =>
+        `Group ${g.logicalId} "${g.name}": ${paint[g.state](g.state)} (${g.checks} ${g.checks === 1 ? 'check' : 'checks'})${g.badgeUrl ? c.dim(` ${g.badgeUrl}`) : ''}\n${
+          g.publicBadgeUrl ? `  public badge (no key, for a README): ${g.publicBadgeUrl}\n` : ''
+        }`,
+    )
+    .join('')
 }
 
 type StatusProject = NonNullable<Awaited<ReturnType<typeof loadOrReport>>>
 
 /** The rows of the checks and groups with their remote state, last 24 hours and badges. */
-async function statusRows(project: StatusProject, session: Awaited<ReturnType<typeof openSession>>, checks: DesiredResource[], targetsNamed: readonly string[]) {
+async function statusRows(
+  project: StatusProject,
+  session: Awaited<ReturnType<typeof openSession>>,
+  checks: DesiredResource[],
+  targetsNamed: readonly string[],
+) {
   const { client, target } = session.open
   const remoteIdOf = (r: DesiredResource) => session.lock?.resources[lockKey(r.kind, r.logicalId)]?.remoteId
   const deployed = checks.some((r) => remoteIdOf(r) !== undefined)
   const groups = targetsNamed.length === 0 ? project.resources.filter((r) => r.kind === 'check-group') : []
   const [remoteChecks, statuses, windows, remoteGroups] = deployed
     ? await Promise.all([
-      listAllByPage<Record<string, unknown>>(client, '/v1/checks', { idOf: (r) => String(r.id) }),
-      listAllByPage<RemoteStatus>(client, '/v1/check-statuses', { idOf: (s) => String(s.checkId) }),
-      listAllByPage<RemoteWindow>(client, '/v1/maintenance-windows', { idOf: (w) => String(w.id) }),
-      groups.some((g) => remoteIdOf(g) !== undefined)
-        ? listAllByPage<{ id: number; activated?: boolean; checks?: unknown }>(client, '/v1/check-groups', { idOf: (g) => String(g.id) })
-        : Promise.resolve([]),
-    ])
+        listAllByPage<Record<string, unknown>>(client, '/v1/checks', { idOf: (r) => String(r.id) }),
+        listAllByPage<RemoteStatus>(client, '/v1/check-statuses', { idOf: (s) => String(s.checkId) }),
+        listAllByPage<RemoteWindow>(client, '/v1/maintenance-windows', { idOf: (w) => String(w.id) }),
+        groups.some((g) => remoteIdOf(g) !== undefined)
+          ? listAllByPage<{ id: number; activated?: boolean; checks?: unknown }>(client, '/v1/check-groups', { idOf: (g) => String(g.id) })
+          : Promise.resolve([]),
+      ])
     : [[], [], [], []]
   // the embedded server lives only while this command runs: its badge URLs would answer nothing
   const badgeBase = target.embedded ? undefined : client.baseUrl
   const remoteById = new Map(remoteChecks.map((r) => [String(r.id), r]))
-  const rows = checkStates(
-    checks,
-    remoteIdOf,
-    remoteById,
-    new Map(statuses.map((s) => [String(s.checkId), s])),
-    badgeBase,
-    windows,
-  )
+  const rows = checkStates(checks, remoteIdOf, remoteById, new Map(statuses.map((s) => [String(s.checkId), s])), badgeBase, windows)
   nameDependencies(rows, project.resources, remoteIdOf)
   await addLast24h(client, rows, remoteById)
-  const groupRows = groupStates(groups, remoteIdOf, new Map(remoteGroups.map((g) => [String(g.id), g])), new Map(statuses.map((st) => [String(st.checkId), st])), badgeBase)
+  const groupRows = groupStates(
+    groups,
+    remoteIdOf,
+    new Map(remoteGroups.map((g) => [String(g.id), g])),
+    new Map(statuses.map((st) => [String(st.checkId), st])),
+    badgeBase,
+  )
   if (badgeBase) await addPublicBadges(client, rows, groupRows)
   return { rows, groupRows, badgeBase }
 }
@@ -488,12 +553,19 @@ export const statusCommand = {
         default: 'text' as const,
         describe: 'Output: a table for a terminal, or json (one document) on stdout with the table on stderr',
       })
-      .option('fail-on-failing', { type: 'boolean', default: false, describe: 'Exit 1 when a check is failing (degraded, paused, never ran and not deployed do not count)' }),
+      .option('fail-on-failing', {
+        type: 'boolean',
+        default: false,
+        describe: 'Exit 1 when a check is failing (degraded, paused, never ran and not deployed do not count)',
+      }),
   handler: async (args: ArgumentsCamelCase<StatusArgs>): Promise<number> => {
     setStdoutFormat(args.format)
     const project = await loadOrReport({ config: args.config, env: args.env }, { warn: false })
     if (!project) {
-      if (args.format === 'json') data(`${JSON.stringify(withEnvironment({ formatVersion: 1, ok: false, error: 'The project has problems (see stderr).' }, environmentRequest(args)?.name || undefined), null, 2)}\n`)
+      if (args.format === 'json')
+        data(
+          `${JSON.stringify(withEnvironment({ formatVersion: 1, ok: false, error: 'The project has problems (see stderr).' }, environmentRequest(args)?.name || undefined), null, 2)}\n`,
+        )
       return 1
     }
     const environment = project.config.environment?.name
@@ -506,19 +578,48 @@ export const statusCommand = {
         const c = pc.createColors(useColor())
         if (environment !== undefined) out(`Environment: ${c.bold(environment)}\n`)
         if (rows.length === 0) out('No checks: the project has no check (DnsCheck, IcmpCheck, HeartbeatCheck, ...).\n')
-        else out(renderStatusTable(rows, useColor(), await locationLabels(client, rows.map((r) => r.status?.lastRunLocation))))
+        else
+          out(
+            renderStatusTable(
+              rows,
+              useColor(),
+              await locationLabels(
+                client,
+                rows.map((r) => r.status?.lastRunLocation),
+              ),
+            ),
+          )
         if (groupRows.length > 0) out(`\n${renderGroupLines(groupRows, useColor())}`)
         const s = summaryOf(rows)
-        const parts = [`${s.passing} passing`, `${s.degraded} degraded`, `${s.failing} failing`, ...(s.alertsHeldBack > 0 ? [`${s.alertsHeldBack} with alerts held back (dependsOn)`] : []), `${s.paused} paused`, ...(s.maintenance > 0 ? [`${s.maintenance} in maintenance`] : []), `${s.neverRan} never ran`, `${s.notDeployed} not deployed`]
+        const parts = [
+          `${s.passing} passing`,
+          `${s.degraded} degraded`,
+          `${s.failing} failing`,
+          ...(s.alertsHeldBack > 0 ? [`${s.alertsHeldBack} with alerts held back (dependsOn)`] : []),
+          `${s.paused} paused`,
+          ...(s.maintenance > 0 ? [`${s.maintenance} in maintenance`] : []),
+          `${s.neverRan} never ran`,
+          `${s.notDeployed} not deployed`,
+        ]
         if (rows.length > 0) out(`\n${s.failing > 0 ? c.red('Status:') : c.green('Status:')} ${parts.join(', ')}.\n`)
         if (target.embedded && rows.length > 0) {
-          out(c.dim('The embedded server never runs checks, so its checks never ran: runs happen on a "monitors server" or a hosted service (set MONITORING_API_URL).\n'))
+          out(
+            c.dim(
+              'The embedded server never runs checks, so its checks never ran: runs happen on a "monitors server" or a hosted service (set MONITORING_API_URL).\n',
+            ),
+          )
         } else if (badgeBase && rows.some((r) => r.badgeUrl)) {
-          out(c.dim(`Badges are served with authentication: send the API key (Authorization: Bearer) to fetch one${rows.some((r) => r.publicBadgeUrl) ? '; a public badge needs none' : '; a public badge (POST /v1/badges/checks/{id}/token, or the dashboard) needs none'}.\n`))
+          out(
+            c.dim(
+              `Badges are served with authentication: send the API key (Authorization: Bearer) to fetch one${rows.some((r) => r.publicBadgeUrl) ? '; a public badge needs none' : '; a public badge (POST /v1/badges/checks/{id}/token, or the dashboard) needs none'}.\n`,
+            ),
+          )
         }
         if (args.format === 'json') {
           const doc = statusToJson(rows, { id: target.id, baseUrl: target.baseUrl, embedded: target.embedded })
-          data(`${JSON.stringify(withEnvironment(groupRows.length > 0 ? { ...doc, groups: groupRows.map((g) => ({ ...g, publicBadgeUrl: g.publicBadgeUrl ?? null })) } : doc, environment), null, 2)}\n`)
+          data(
+            `${JSON.stringify(withEnvironment(groupRows.length > 0 ? { ...doc, groups: groupRows.map((g) => ({ ...g, publicBadgeUrl: g.publicBadgeUrl ?? null })) } : doc, environment), null, 2)}\n`,
+          )
         }
         return args.failOnFailing && s.failing > 0 ? 1 : 0
       } finally {
@@ -526,7 +627,9 @@ export const statusCommand = {
       }
     } catch (error) {
       if (args.format === 'json') {
-        data(`${JSON.stringify(withEnvironment({ formatVersion: 1, ok: false, error: redact(error instanceof Error ? error.message : String(error)) }, environment), null, 2)}\n`)
+        data(
+          `${JSON.stringify(withEnvironment({ formatVersion: 1, ok: false, error: redact(error instanceof Error ? error.message : String(error)) }, environment), null, 2)}\n`,
+        )
       }
       throw error
     }

@@ -7,7 +7,16 @@ import { placeholder } from '../../resources/refs.js'
 import { matchTargets } from '../../plan/select.js'
 import { LOCATIONS } from '../../schema/enums.js'
 import { isRunnableCheckType, isScriptCheckType } from '../../schema/check-types.js'
-import { DEFAULT_LOCATION, defaultScriptConcurrency, runCheck, Semaphore, type CheckRunResult, type DnsDetails, type IcmpDetails, type RunnableCheck } from '../../runner/index.js'
+import {
+  DEFAULT_LOCATION,
+  defaultScriptConcurrency,
+  runCheck,
+  Semaphore,
+  type CheckRunResult,
+  type DnsDetails,
+  type IcmpDetails,
+  type RunnableCheck,
+} from '../../runner/index.js'
 import type { ScriptDetails } from '../../runner/script/types.js'
 import { mkdirSync, renameSync, rmSync } from 'node:fs'
 import path from 'node:path'
@@ -61,11 +70,12 @@ export function resolverNotes(tested: readonly TestedCheck[]): string[] {
     groups.set(key, group)
   }
   return [...groups.values()].map(({ resolver, checks }) => {
-    const which = resolver.nameServer === null
-      ? 'no resolver: this machine has none configured (/etc/resolv.conf); pass --name-server HOST[:PORT]'
-      : resolver.from === '--name-server'
-        ? `${resolver.nameServer} port ${resolver.port} (--name-server)`
-        : `${resolver.nameServer} port ${resolver.port}, this machine's resolver (/etc/resolv.conf; --name-server HOST[:PORT] asks another)`
+    const which =
+      resolver.nameServer === null
+        ? 'no resolver: this machine has none configured (/etc/resolv.conf); pass --name-server HOST[:PORT]'
+        : resolver.from === '--name-server'
+          ? `${resolver.nameServer} port ${resolver.port} (--name-server)`
+          : `${resolver.nameServer} port ${resolver.port}, this machine's resolver (/etc/resolv.conf; --name-server HOST[:PORT] asks another)`
     return `Without request.nameServer, ${checks.length === 1 ? 'this DNS check asked' : `these ${checks.length} DNS checks asked`} ${which}: ${checks.join(', ')}`
   })
 }
@@ -163,9 +173,7 @@ export function renderTable(tested: readonly TestedCheck[], color: boolean, notR
   const rows = tested.map(({ resource, check, result }) => {
     const inactive = check.activated === false ? ' [deactivated]' : ''
     const status = `${result.status}${result.hasErrors ? ' (error)' : ''}`
-    const detail = isFailure(result)
-      ? result.error ?? ''
-      : result.status === 'DEGRADED' ? degradedReason(check, result) : ''
+    const detail = isFailure(result) ? (result.error ?? '') : result.status === 'DEGRADED' ? degradedReason(check, result) : ''
     const n = result.attempts.length
     const retried = n > 0 ? ` (after ${n} ${n === 1 ? 'retry' : 'retries'})` : ''
     return {
@@ -180,10 +188,12 @@ export function renderTable(tested: readonly TestedCheck[], color: boolean, notR
   const head = ['CHECK', 'LOCATION', 'RESULT', 'TIME']
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r.cells[i].length)))
   const line = (cells: string[], paintResult: (s: string) => string = (s) => s) =>
-    cells.map((cell, i) => {
-      const padded = i === 3 ? cell.padStart(widths[i]) : cell.padEnd(widths[i])
-      return i === 2 ? paintResult(padded) : padded
-    }).join('  ')
+    cells
+      .map((cell, i) => {
+        const padded = i === 3 ? cell.padStart(widths[i]) : cell.padEnd(widths[i])
+        return i === 2 ? paintResult(padded) : padded
+      })
+      .join('  ')
   const lines = [c.bold(`${line(head)}  DETAIL`).trimEnd()]
   for (const row of rows) lines.push(`${line(row.cells, row.paint)}  ${row.detail}`.trimEnd())
   return `${lines.join('\n')}\n`
@@ -234,7 +244,8 @@ export async function testChecks(
   // an API check's {{KEY}} references are resolved from the project's EnvVar constructs
   const variables: Record<string, { value: string; secret: boolean }> = {}
   for (const r of project.resources) {
-    if (r.kind === 'variable' && typeof r.payload.key === 'string') variables[r.payload.key] = { value: String(r.payload.value ?? ''), secret: r.payload.secret === true }
+    if (r.kind === 'variable' && typeof r.payload.key === 'string')
+      variables[r.payload.key] = { value: String(r.payload.value ?? ''), secret: r.payload.secret === true }
   }
   // an API check's setup and teardown snippets are the project's Snippet constructs (its
   // setupSnippetId holds the reference until apply makes it an id)
@@ -253,12 +264,21 @@ export async function testChecks(
     const ownResolver = check.checkType !== 'DNS' || Boolean(check.request.nameServer)
     if (!ownResolver && options.nameServer && check.checkType === 'DNS') check = { ...check, request: { ...check.request, nameServer: options.nameServer } }
     const location = options.location ?? check.locations?.[0] ?? DEFAULT_LOCATION
-    const result = await runCheck(check, { location, retries: options.retries === true, signal: options.signal, variables, snippets, testSession: true, script })
+    const result = await runCheck(check, {
+      location,
+      retries: options.retries === true,
+      signal: options.signal,
+      variables,
+      snippets,
+      testSession: true,
+      script,
+    })
     keepTestArtifacts(result, path.join(resultsDir, `${resource.kind}-${resource.logicalId.replace(/[^\w.-]/g, '_')}`))
     const details = result.details as Partial<DnsDetails>
-    const resolver: Resolver | undefined = ownResolver || details.kind !== 'DNS'
-      ? undefined
-      : { nameServer: details.nameServer ?? null, port: details.port ?? 53, from: options.nameServer ? '--name-server' : 'system' }
+    const resolver: Resolver | undefined =
+      ownResolver || details.kind !== 'DNS'
+        ? undefined
+        : { nameServer: details.nameServer ?? null, port: details.port ?? 53, from: options.nameServer ? '--name-server' : 'system' }
     return { resource, check, location, result, ...(resolver ? { resolver } : {}) }
   })
 }
@@ -306,23 +326,46 @@ export const testCommand = {
   builder: (yargs: Argv) =>
     envOption(yargs)
       .option('config', { alias: 'c', type: 'string', describe: 'Config file (default: monitoring.config.ts in this or a parent directory)' })
-      .option('target', { type: 'string', array: true, describe: 'Test only this check: kind:logicalId (e.g. dns-check:shop-dns or DnsCheck:shop-dns); repeatable' })
+      .option('target', {
+        type: 'string',
+        array: true,
+        describe: 'Test only this check: kind:logicalId (e.g. dns-check:shop-dns or DnsCheck:shop-dns); repeatable',
+      })
       .option('format', {
         choices: ['text', 'json'] as const,
         default: 'text' as const,
         describe: 'Output: a table for a terminal, or json (every result record) on stdout with the table on stderr',
       })
-      .option('location', { type: 'string', describe: "Location each run is labelled with (default: the check's first location, or local). Runs always go out from this machine" })
-      .option('retries', { type: 'boolean', default: false, describe: "Retry a failed run as the check's retryStrategy (or doubleCheck) says, waiting its backoff; off by default for fast feedback" })
-      .option('name-server', { type: 'string', requiresArg: true, describe: "Resolver for the DNS checks that name no request.nameServer, as HOST or HOST:PORT (default: this machine's, from /etc/resolv.conf)" })
-      .option('concurrency', { type: 'number', default: 8, requiresArg: true, coerce: checkNumber('--concurrency', 'a whole number of at least 1', (n) => Number.isInteger(n) && n >= 1), describe: 'Checks running at once' }),
+      .option('location', {
+        type: 'string',
+        describe: "Location each run is labelled with (default: the check's first location, or local). Runs always go out from this machine",
+      })
+      .option('retries', {
+        type: 'boolean',
+        default: false,
+        describe: "Retry a failed run as the check's retryStrategy (or doubleCheck) says, waiting its backoff; off by default for fast feedback",
+      })
+      .option('name-server', {
+        type: 'string',
+        requiresArg: true,
+        describe: "Resolver for the DNS checks that name no request.nameServer, as HOST or HOST:PORT (default: this machine's, from /etc/resolv.conf)",
+      })
+      .option('concurrency', {
+        type: 'number',
+        default: 8,
+        requiresArg: true,
+        coerce: checkNumber('--concurrency', 'a whole number of at least 1', (n) => Number.isInteger(n) && n >= 1),
+        describe: 'Checks running at once',
+      }),
   handler: async (args: ArgumentsCamelCase<TestArgs>): Promise<number> => {
     setStdoutFormat(args.format)
     if (args.location !== undefined && !LOCATION_NAMES.includes(args.location)) {
       throw new TestRefusal(`--location "${args.location}" is not a location. Write one of ${LOCATION_NAMES.join(', ')}.`)
     }
     if (args.nameServer !== undefined && !validNameServer(args.nameServer)) {
-      throw new TestRefusal(`--name-server "${args.nameServer}" is not a name server: write HOST or HOST:PORT (an IPv6 address with a port in brackets, [::1]:53).`)
+      throw new TestRefusal(
+        `--name-server "${args.nameServer}" is not a name server: write HOST or HOST:PORT (an IPv6 address with a port in brackets, [::1]:53).`,
+      )
     }
     const project = await loadOrReport({ config: args.config, env: args.env })
     if (!project) return 1
@@ -346,11 +389,22 @@ export const testCommand = {
     }
     process.on('SIGINT', onSignal)
     process.on('SIGTERM', onSignal)
-    err(pc.createColors(useColor()).dim(`Testing ${plural(count, 'check')}${environment !== undefined ? ` of the environment ${environment}` : ''} from this machine; nothing is deployed.\n`))
+    err(
+      pc
+        .createColors(useColor())
+        .dim(
+          `Testing ${plural(count, 'check')}${environment !== undefined ? ` of the environment ${environment}` : ''} from this machine; nothing is deployed.\n`,
+        ),
+    )
     let tested: TestedCheck[]
     try {
       tested = await testChecks(project, {
-        targets: args.target, location: args.location, retries: args.retries, concurrency: args.concurrency, signal: controller.signal, nameServer: args.nameServer,
+        targets: args.target,
+        location: args.location,
+        retries: args.retries,
+        concurrency: args.concurrency,
+        signal: controller.signal,
+        nameServer: args.nameServer,
       })
     } finally {
       process.removeListener('SIGINT', onSignal)

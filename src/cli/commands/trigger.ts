@@ -12,7 +12,20 @@ import { lockKey } from '../../state/lock.js'
 import { io } from '../io.js'
 import { locationLabels } from '../location-names.js'
 import { Progress, progressMode } from '../progress.js'
-import { checkNumber, data, engineOptions, environmentRequest, err, loadOrReport, openSession, out, setStdoutFormat, useColor, withEnvironment, type EngineArgs } from '../engine.js'
+import {
+  checkNumber,
+  data,
+  engineOptions,
+  environmentRequest,
+  err,
+  loadOrReport,
+  openSession,
+  out,
+  setStdoutFormat,
+  useColor,
+  withEnvironment,
+  type EngineArgs,
+} from '../engine.js'
 
 interface TriggerArgs extends Omit<EngineArgs, 'format'> {
   checks?: string[]
@@ -62,7 +75,12 @@ interface Completion {
 const FAILING = new Set(['FAILED', 'TIMED_OUT', 'NOT_FINISHED'])
 
 /** The checks the arguments name: by logical id (the lock's remote id), by group, by tag. */
-async function selectTargets(client: ApiClient, project: { resources: readonly DesiredResource[] }, remoteIdOf: (r: DesiredResource) => string | undefined, args: TriggerArgs) {
+async function selectTargets(
+  client: ApiClient,
+  project: { resources: readonly DesiredResource[] },
+  remoteIdOf: (r: DesiredResource) => string | undefined,
+  args: TriggerArgs,
+) {
   const checks = project.resources.filter((r) => CHECK_KINDS.has(r.kind))
   const logicalIdOf = new Map<string, string>()
   for (const r of checks) {
@@ -75,13 +93,17 @@ async function selectTargets(client: ApiClient, project: { resources: readonly D
 
   for (const text of args.checks ?? []) {
     const at = text.indexOf(':')
-    const matches = checks.filter((r) => (at > 0 ? `${r.kind}:${r.logicalId}` === text || `${String(r.construct)}:${r.logicalId}` === text : r.logicalId === text))
+    const matches = checks.filter((r) =>
+      at > 0 ? `${r.kind}:${r.logicalId}` === text || `${String(r.construct)}:${r.logicalId}` === text : r.logicalId === text,
+    )
     if (matches.length === 0) {
       problems.push(`${JSON.stringify(text)} names no check of the project (write a check's logical id, or kind:logicalId)`)
       continue
     }
     if (matches.length > 1) {
-      problems.push(`${JSON.stringify(text)} names ${matches.length} checks (${matches.map((m) => `${m.kind}:${m.logicalId}`).join(', ')}): write kind:logicalId`)
+      problems.push(
+        `${JSON.stringify(text)} names ${matches.length} checks (${matches.map((m) => `${m.kind}:${m.logicalId}`).join(', ')}): write kind:logicalId`,
+      )
       continue
     }
     const r = matches[0]
@@ -110,9 +132,18 @@ async function selectTargets(client: ApiClient, project: { resources: readonly D
       continue
     }
     const remote = (await client.get<{ concurrency?: number; activated?: boolean; name?: string }>(`/v1/check-groups/${encodeURIComponent(id)}`)).body
-    const members = (await listAllByPage<Target & { checkType: string }>(client, `/v1/check-groups/${encodeURIComponent(id)}/checks`, { idOf: (c) => String(c.id) }))
+    const members = (
+      await listAllByPage<Target & { checkType: string }>(client, `/v1/check-groups/${encodeURIComponent(id)}/checks`, { idOf: (c) => String(c.id) })
+    )
       .filter((c) => c.checkType !== 'HEARTBEAT')
-      .map((c) => ({ id: String(c.id), name: String(c.name), checkType: c.checkType, groupOrder: c.groupOrder ?? null, logicalId: logicalIdOf.get(String(c.id)), group: logicalId }))
+      .map((c) => ({
+        id: String(c.id),
+        name: String(c.name),
+        checkType: c.checkType,
+        groupOrder: c.groupOrder ?? null,
+        logicalId: logicalIdOf.get(String(c.id)),
+        group: logicalId,
+      }))
     if (members.length === 0) {
       problems.push(`CheckGroup ${JSON.stringify(logicalId)} has no check that can be triggered on this target`)
       continue
@@ -121,8 +152,9 @@ async function selectTargets(client: ApiClient, project: { resources: readonly D
   }
 
   for (const tag of args.tag ?? []) {
-    const tagged = (await listAllByPage<Target & { checkType: string; tags?: string[] }>(client, '/v1/checks', { query: { tag }, idOf: (c) => String(c.id) }))
-      .filter((c) => c.checkType !== 'HEARTBEAT' && (c.tags ?? []).includes(tag))
+    const tagged = (
+      await listAllByPage<Target & { checkType: string; tags?: string[] }>(client, '/v1/checks', { query: { tag }, idOf: (c) => String(c.id) })
+    ).filter((c) => c.checkType !== 'HEARTBEAT' && (c.tags ?? []).includes(tag))
     if (tagged.length === 0) problems.push(`--tag ${JSON.stringify(tag)}: no check on this target carries it`)
     for (const c of tagged) named.push({ id: String(c.id), name: String(c.name), checkType: c.checkType, logicalId: logicalIdOf.get(String(c.id)) })
   }
@@ -154,24 +186,28 @@ async function runStages(client: ApiClient, stages: Awaited<ReturnType<typeof se
       for (let i = 0; i < stage.length; i += selection.concurrency) {
         const batch = stage.slice(i, i + selection.concurrency)
         events.started(batch, selection.label)
-        const started = await client.post<{ sessions: Array<{ checkSessionId: string; checkId: string }> }>('/v1/check-sessions/trigger', { target: { checkId: batch.map((c) => c.id) } })
+        const started = await client.post<{ sessions: Array<{ checkSessionId: string; checkId: string }> }>('/v1/check-sessions/trigger', {
+          target: { checkId: batch.map((c) => c.id) },
+        })
         const sessionOf = new Map(started.body.sessions.map((s) => [s.checkId, s.checkSessionId]))
-        const finished = await Promise.all(batch.map(async (target) => {
-          const sessionId = sessionOf.get(target.id) ?? null
-          const completion = sessionId ? await waitForSession<Completion>(client, sessionId, deadline) : undefined
-          const error = completion?.results.find((r) => r.error)?.error ?? null
-          const row: TriggerRow = {
-            target,
-            sessionId,
-            status: completion?.status ?? 'NOT_FINISHED',
-            runLocations: completion?.runLocations ?? [],
-            timeElapsed: completion?.timeElapsed ?? null,
-            error: completion ? error : `did not finish within --max-wait`,
-            stage: stageNumber,
-          }
-          events.finished(row)
-          return row
-        }))
+        const finished = await Promise.all(
+          batch.map(async (target) => {
+            const sessionId = sessionOf.get(target.id) ?? null
+            const completion = sessionId ? await waitForSession<Completion>(client, sessionId, deadline) : undefined
+            const error = completion?.results.find((r) => r.error)?.error ?? null
+            const row: TriggerRow = {
+              target,
+              sessionId,
+              status: completion?.status ?? 'NOT_FINISHED',
+              runLocations: completion?.runLocations ?? [],
+              timeElapsed: completion?.timeElapsed ?? null,
+              error: completion ? error : `did not finish within --max-wait`,
+              stage: stageNumber,
+            }
+            events.finished(row)
+            return row
+          }),
+        )
         rows.push(...finished)
       }
     }
@@ -187,7 +223,8 @@ async function runStages(client: ApiClient, stages: Awaited<ReturnType<typeof se
  */
 function startProgress(stages: Awaited<ReturnType<typeof selectTargets>>, format: string | undefined, client: ApiClient): StageEvents & { stop(): void } {
   const totals = new Map<string, number>()
-  for (const selection of stages) for (const stage of selection.checks) for (const target of stage) totals.set(target.checkType, (totals.get(target.checkType) ?? 0) + 1)
+  for (const selection of stages)
+    for (const stage of selection.checks) for (const target of stage) totals.set(target.checkType, (totals.get(target.checkType) ?? 0) + 1)
   const running = new Map<Target, number>()
   const detail = () => {
     if (running.size === 0) return ''
@@ -223,17 +260,35 @@ export function renderTable(rows: TriggerRow[], color: boolean, labelOf: (locati
   const head = ['#', 'Check', 'Type', 'Status', 'Locations', 'Time', 'Error']
   const checkName = (r: TriggerRow) => (r.target.logicalId ? `${r.target.name} (${r.target.logicalId})` : r.target.name)
   const body = rows.map((r) => [
-    String(r.stage), checkName(r), r.target.checkType, r.status,
-    r.runLocations.map(labelOf).join(', '), r.timeElapsed === null ? '' : `${r.timeElapsed} ms`, (r.error ?? '').split('\n')[0],
+    String(r.stage),
+    checkName(r),
+    r.target.checkType,
+    r.status,
+    r.runLocations.map(labelOf).join(', '),
+    r.timeElapsed === null ? '' : `${r.timeElapsed} ms`,
+    (r.error ?? '').split('\n')[0],
   ])
   // the last column is not padded: a long error does not widen the others
   const widths = head.map((h, i) => (i === head.length - 1 ? 0 : Math.max(h.length, ...body.map((row) => row[i].length))))
-  const line = (cells: string[], paintStatus: boolean) => cells.map((cell, i) => {
-    const padded = cell.padEnd(widths[i])
-    return paintStatus && i === 3 ? paint(cell) + ' '.repeat(widths[i] - cell.length) : padded
-  }).join('  ').trimEnd()
+  const line = (cells: string[], paintStatus: boolean) =>
+    cells
+      .map((cell, i) => {
+        const padded = cell.padEnd(widths[i])
+        return paintStatus && i === 3 ? paint(cell) + ' '.repeat(widths[i] - cell.length) : padded
+      })
+      .join('  ')
+      .trimEnd()
   const long = rows.filter((r) => (r.error ?? '').trim().includes('\n'))
-  const details = long.map((r) => `\n${checkName(r)}:\n${(r.error as string).trimEnd().split('\n').map((l) => `  ${l}`).join('\n')}\n`).join('')
+  const details = long
+    .map(
+      (r) =>
+        `\n${checkName(r)}:\n${(r.error as string)
+          .trimEnd()
+          .split('\n')
+          .map((l) => `  ${l}`)
+          .join('\n')}\n`,
+    )
+    .join('')
   return `${[c.bold(line(head, false)), ...body.map((row) => line(row, true))].join('\n')}\n${details}`
 }
 
@@ -249,10 +304,17 @@ export const triggerCommand = {
   builder: (yargs: Argv) =>
     engineOptions(yargs)
       .positional('checks', { type: 'string', array: true, describe: "Logical ids of the project's checks (or kind:logicalId)" })
-      .option('group', { type: 'string', array: true, requiresArg: true, describe: "A CheckGroup's logical id: its checks run in groupOrder, the group's concurrency at a time; repeatable" })
+      .option('group', {
+        type: 'string',
+        array: true,
+        requiresArg: true,
+        describe: "A CheckGroup's logical id: its checks run in groupOrder, the group's concurrency at a time; repeatable",
+      })
       .option('tag', { type: 'string', array: true, requiresArg: true, describe: 'Every check on the target carrying this tag; repeatable' })
       .option('max-wait', {
-        type: 'number', default: 600, requiresArg: true,
+        type: 'number',
+        default: 600,
+        requiresArg: true,
         coerce: checkNumber('--max-wait', 'a number of seconds from 1 to 3600, e.g. 300', (n) => n >= 1 && n <= 3600),
         describe: 'Seconds to wait for all the runs to finish; a run not finished by then counts as failed',
       })
@@ -282,20 +344,47 @@ export const triggerCommand = {
         const c = pc.createColors(useColor())
         const progress = startProgress(stages, args.format, client)
         const rows = await runStages(client, stages, deadline, progress).finally(() => progress.stop())
-        out(renderTable(rows, useColor(), await locationLabels(client, rows.flatMap((r) => r.runLocations))))
+        out(
+          renderTable(
+            rows,
+            useColor(),
+            await locationLabels(
+              client,
+              rows.flatMap((r) => r.runLocations),
+            ),
+          ),
+        )
         const failed = rows.filter((r) => FAILING.has(r.status))
         const summary = `${rows.length - failed.length} of ${rows.length} passed${failed.length > 0 ? `; failing: ${failed.map((r) => r.target.logicalId ?? r.target.name).join(', ')}` : ''}.`
         out(`\n${failed.length > 0 ? c.red('Trigger:') : c.green('Trigger:')} ${summary}\n`)
         if (args.format === 'json') {
-          data(`${JSON.stringify(withEnvironment({
-            formatVersion: 1,
-            ok: failed.length === 0,
-            results: rows.map((r) => ({
-              order: r.stage, checkId: r.target.id, logicalId: r.target.logicalId ?? null, name: r.target.name, checkType: r.target.checkType,
-              group: r.target.group ?? null, groupOrder: r.target.groupOrder ?? null, checkSessionId: r.sessionId, status: r.status,
-              runLocations: r.runLocations, timeElapsed: r.timeElapsed, error: r.error,
-            })),
-          }, project.config.environment?.name), null, 2)}\n`)
+          data(
+            `${JSON.stringify(
+              withEnvironment(
+                {
+                  formatVersion: 1,
+                  ok: failed.length === 0,
+                  results: rows.map((r) => ({
+                    order: r.stage,
+                    checkId: r.target.id,
+                    logicalId: r.target.logicalId ?? null,
+                    name: r.target.name,
+                    checkType: r.target.checkType,
+                    group: r.target.group ?? null,
+                    groupOrder: r.target.groupOrder ?? null,
+                    checkSessionId: r.sessionId,
+                    status: r.status,
+                    runLocations: r.runLocations,
+                    timeElapsed: r.timeElapsed,
+                    error: r.error,
+                  })),
+                },
+                project.config.environment?.name,
+              ),
+              null,
+              2,
+            )}\n`,
+          )
         }
         return failed.length > 0 ? 1 : 0
       } finally {

@@ -1,7 +1,16 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs'
 import { io } from '../io.js'
 import { paint } from '../color.js'
-import { formatProblem, loadProject, NoEnvironmentError, ProjectError, summarizeResources, type EnvironmentRequest, type LoadedProject, type Problem } from '../../project/index.js'
+import {
+  formatProblem,
+  loadProject,
+  NoEnvironmentError,
+  ProjectError,
+  summarizeResources,
+  type EnvironmentRequest,
+  type LoadedProject,
+  type Problem,
+} from '../../project/index.js'
 import { envOption, environmentRequest, warnEmptySecrets } from '../engine.js'
 import { printWarnings } from './plan.js'
 
@@ -38,7 +47,9 @@ async function validateFor(args: ValidateArgs, request: EnvironmentRequest | und
       // every problem on its own line, then the count
       const lines = error.message.split('\n')
       const count = lines.pop()
-      io().stderr.write(`${label ? `${pc.bold(`Environment ${label}:`)}\n` : ''}${lines.map((l) => `${pc.red('✖')} ${l}`).join('\n')}\n${pc.red(count ?? '')}\n`)
+      io().stderr.write(
+        `${label ? `${pc.bold(`Environment ${label}:`)}\n` : ''}${lines.map((l) => `${pc.red('✖')} ${l}`).join('\n')}\n${pc.red(count ?? '')}\n`,
+      )
     }
     return { environment: label ?? request?.name, problems: error.problems }
   }
@@ -87,10 +98,14 @@ function markdownOf(v: Validation): string {
   const title = `### monitors validate${v.environment !== undefined ? `: ${escape(v.environment)}` : ''}`
   return problems.length === 0
     ? `${title}\n\n**Valid:** ${project ? validSummary(project) : ''}\n${
-      project?.warnings.length ? `\n**Warnings:**\n\n${project.warnings.map((w) => `- ${escape(formatProblem(w))}`).join('\n')}\n` : ''}`
+        project?.warnings.length ? `\n**Warnings:**\n\n${project.warnings.map((w) => `- ${escape(formatProblem(w))}`).join('\n')}\n` : ''
+      }`
     : `${title}\n\n**${plural(problems.length, 'problem')}** found; nothing was sent.\n\n| File | Construct | Field | Problem |\n|---|---|---|---|\n${problems
-      .map((p) => `| ${escape(p.file + (p.line ? `:${p.line}` : ''))} | ${escape(p.construct ? `${p.construct}${p.logicalId !== undefined ? ` ${p.logicalId}` : ''}` : '')} | ${escape(p.field ?? '')} | ${escape(p.message)} |`)
-      .join('\n')}\n`
+        .map(
+          (p) =>
+            `| ${escape(p.file + (p.line ? `:${p.line}` : ''))} | ${escape(p.construct ? `${p.construct}${p.logicalId !== undefined ? ` ${p.logicalId}` : ''}` : '')} | ${escape(p.field ?? '')} | ${escape(p.message)} |`,
+        )
+        .join('\n')}\n`
 }
 
 /**
@@ -102,7 +117,11 @@ export const validateCommand = {
   describe: 'Load the project and check every construct against the API rules, without sending anything',
   builder: (yargs: Argv) =>
     envOption(yargs)
-      .option('cache', { type: 'boolean', default: true, describe: 'Keep validated constructs between commands (--no-cache: neither read nor write them; env MONITORS_CACHE=0)' })
+      .option('cache', {
+        type: 'boolean',
+        default: true,
+        describe: 'Keep validated constructs between commands (--no-cache: neither read nor write them; env MONITORS_CACHE=0)',
+      })
       .option('config', {
         alias: 'c',
         type: 'string',
@@ -125,15 +144,21 @@ export const validateCommand = {
         const docs = runs.map(jsonOf)
         const seen = new Set<string>()
         const resources = docs.flatMap((d) => d.resources).filter((r) => !seen.has(`${r.kind}:${r.logicalId}`) && seen.add(`${r.kind}:${r.logicalId}`))
-        io().stdout.write(`${JSON.stringify({
-          formatVersion: 1,
-          valid,
-          environments: docs,
-          resources,
-          files: [...new Set(docs.flatMap((d) => d.files))].sort(),
-          problems: docs.flatMap((d) => d.problems.map((p) => ({ ...p, environment: d.environment }))),
-          warnings: docs.flatMap((d) => d.warnings.map((w) => ({ ...w, environment: d.environment }))),
-        }, null, 2)}\n`)
+        io().stdout.write(
+          `${JSON.stringify(
+            {
+              formatVersion: 1,
+              valid,
+              environments: docs,
+              resources,
+              files: [...new Set(docs.flatMap((d) => d.files))].sort(),
+              problems: docs.flatMap((d) => d.problems.map((p) => ({ ...p, environment: d.environment }))),
+              warnings: docs.flatMap((d) => d.warnings.map((w) => ({ ...w, environment: d.environment }))),
+            },
+            null,
+            2,
+          )}\n`,
+        )
       }
     } else if (args.format === 'markdown') {
       io().stdout.write(runs.map(markdownOf).join('\n'))

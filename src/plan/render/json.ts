@@ -99,7 +99,9 @@ export function changeToJson(unmasked: PlanChange): JsonChange {
     changedInCode: change.changedInCode ?? false,
     fieldDiffs:
       change.action === 'create'
-        ? Object.entries(change.payload ?? {}).filter(([, v]) => v !== undefined && v !== null).map(([path, value]) => ({ path, new: value }))
+        ? Object.entries(change.payload ?? {})
+            .filter(([, v]) => v !== undefined && v !== null)
+            .map(([path, value]) => ({ path, new: value }))
         : (change.fieldDiffs ?? []),
   }
   for (const key of ['remoteId', 'movedFrom', 'reason', 'name', 'construct', 'file', 'dependsOn', 'duplicateOf', 'lockOnly'] as const) {

@@ -41,10 +41,21 @@ export function renderPlanMarkdown(plan: Plan, options: MarkdownRenderOptions = 
   if (changes.length === 0) {
     head.push(`**No changes.** The remote state matches the code (${plural(s.noop, 'resource')} up to date).`, '')
   } else {
-    const columns: Array<[string, number]> = [['Create', s.create], ['Update', s.update], ['Delete', s.delete], ['Move', s.move], ['Drift', s.drift]]
+    const columns: Array<[string, number]> = [
+      ['Create', s.create],
+      ['Update', s.update],
+      ['Delete', s.delete],
+      ['Move', s.move],
+      ['Drift', s.drift],
+    ]
     if (s.forget) columns.push(['Forget', s.forget])
     if (s.duplicate) columns.push(['Refused (duplicate)', s.duplicate])
-    head.push(`| ${columns.map(([name]) => name).join(' | ')} |`, `|${columns.map(() => '---:').join('|')}|`, `| ${columns.map(([, n]) => n).join(' | ')} |`, '')
+    head.push(
+      `| ${columns.map(([name]) => name).join(' | ')} |`,
+      `|${columns.map(() => '---:').join('|')}|`,
+      `| ${columns.map(([, n]) => n).join(' | ')} |`,
+      '',
+    )
   }
   // above the sections: a long plan's last sections may not fit, a hint always does
   for (const hint of plan.renames ?? []) head.push(`> **Hint:** ${escapeText(`${renameHintText(hint)}.`)}`, '')

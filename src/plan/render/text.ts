@@ -70,7 +70,9 @@ function renderChange(change: PlanChange, c: Colors, view: ViewOptions): string[
   const comment = (text: string) => out.push(`    ${c.yellow(`# ${text}`)}`)
   switch (change.action) {
     case 'create':
-      out.push(`${c.green('+')} ${title}${moved}${where}${change.drift ? ` ${c.yellow('(drift)')}` : ''}${change.duplicateOf ? ` ${c.red('(duplicate)')}` : ''}`)
+      out.push(
+        `${c.green('+')} ${title}${moved}${where}${change.drift ? ` ${c.yellow('(drift)')}` : ''}${change.duplicateOf ? ` ${c.red('(duplicate)')}` : ''}`,
+      )
       if (change.reason) comment(change.reason)
       break
     case 'update': {

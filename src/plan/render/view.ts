@@ -69,7 +69,9 @@ function valueAt(root: unknown, path: string): unknown {
   let node = root
   for (const part of pathParts(path)) {
     if (Array.isArray(node)) {
-      const found: unknown = node.find((item) => isObject(item) && ['key', 'name', 'id', 'alertChannelId'].some((k) => item[k] !== undefined && String(item[k]) === part.name))
+      const found: unknown = node.find(
+        (item) => isObject(item) && ['key', 'name', 'id', 'alertChannelId'].some((k) => item[k] !== undefined && String(item[k]) === part.name),
+      )
       node = found ?? (/^\d+$/.test(part.name) ? node[Number(part.name)] : undefined)
     } else if (isObject(node)) node = node[part.name]
     else return undefined
@@ -116,9 +118,19 @@ export function maskLocked(change: PlanChange): PlanChange {
 
 /** Shown even at their default value: what a reviewer checks first. */
 const ALWAYS_SHOWN = new Set([
-  'name', 'key', 'value', 'url', 'frequency', 'locations',
-  'degradedResponseTime', 'maxResponseTime', 'degradedPacketLossThreshold', 'maxPacketLossThreshold',
-  'request.query', 'request.recordType', 'request.hostname',
+  'name',
+  'key',
+  'value',
+  'url',
+  'frequency',
+  'locations',
+  'degradedResponseTime',
+  'maxResponseTime',
+  'degradedPacketLossThreshold',
+  'maxPacketLossThreshold',
+  'request.query',
+  'request.recordType',
+  'request.hostname',
 ])
 /** Never shown outside --verbose: implied by the kind. */
 const NEVER_SHOWN = new Set(['checkType'])
@@ -191,7 +203,12 @@ export function reviewPayload(kind: ResourceKind, payload: Record<string, unknow
 }
 
 /** `value` (at `path` of its payload) without the fields `hide` says a reader does not need. */
-function withoutDefaults(value: unknown, node: DefaultsNode | undefined, path: string, hide: (path: string, atDefault: boolean, empty: boolean) => boolean): unknown {
+function withoutDefaults(
+  value: unknown,
+  node: DefaultsNode | undefined,
+  path: string,
+  hide: (path: string, atDefault: boolean, empty: boolean) => boolean,
+): unknown {
   if (Array.isArray(value)) return value.map((item) => withoutDefaults(item, node?.element, path, hide))
   if (!isObject(value)) return value
   const out: Record<string, unknown> = {}
@@ -285,7 +302,10 @@ export class ValueView {
     // a script or another text of several lines: its lines, one a line
     if (isMultiline(value)) {
       const lines = textLines(value)
-      return [{ sign, depth, text: `${head}<<${lines.length} ${lines.length === 1 ? 'line' : 'lines'}` }, ...lines.map((text) => ({ sign, depth: depth + 1, text: `| ${text}` }))]
+      return [
+        { sign, depth, text: `${head}<<${lines.length} ${lines.length === 1 ? 'line' : 'lines'}` },
+        ...lines.map((text) => ({ sign, depth: depth + 1, text: `| ${text}` })),
+      ]
     }
     const ref = this.asReference(value)
     if (ref !== undefined) return [{ sign, depth, text: `${head}${this.scalar(ref)}` }]
@@ -320,11 +340,15 @@ export class ValueView {
       if (d.binary) return [{ sign: '+', depth, text: `${path}: binary file added (${d.binary.newBytes ?? 0} bytes)` }]
       return this.lines(path, d.new, '+', depth)
     }
-    if (!('new' in d)) return d.binary ? [{ sign: '-', depth, text: `${path}: binary file removed (${d.binary.oldBytes ?? 0} bytes)` }] : this.lines(path, d.old, '-', depth)
+    if (!('new' in d))
+      return d.binary ? [{ sign: '-', depth, text: `${path}: binary file removed (${d.binary.oldBytes ?? 0} bytes)` }] : this.lines(path, d.old, '-', depth)
     if (d.binary) return [{ sign: '~', depth, text: `${path}: binary file changed (${d.binary.newBytes ?? 0} bytes)` }]
     // a script (or a file of one) that changed: the lines that changed, as a unified diff
     if ((isMultiline(d.old) || isMultiline(d.new)) && typeof d.old === 'string' && typeof d.new === 'string') {
-      return [{ sign: '~', depth, text: `${path}:` }, ...textDiff(d.old, d.new).map((l) => ({ sign: l.sign, depth: depth + 1, text: l.sign === '' && l.text.startsWith('@@') ? l.text : `| ${l.text}` }))]
+      return [
+        { sign: '~', depth, text: `${path}:` },
+        ...textDiff(d.old, d.new).map((l) => ({ sign: l.sign, depth: depth + 1, text: l.sign === '' && l.text.startsWith('@@') ? l.text : `| ${l.text}` })),
+      ]
     }
     const before = this.oneLine(d.old)
     const after = this.oneLine(d.new)
@@ -346,7 +370,13 @@ export function changeBody(change: PlanChange, options: ViewOptions): Line[] {
     const full = Object.fromEntries(Object.entries(masked.payload ?? {}).filter(([, v]) => v !== undefined && v !== null))
     const { payload, hidden } = options.verbose ? { payload: full, hidden: 0 } : reviewPayload(change.kind, full)
     for (const [key, value] of Object.entries(payload)) out.push(...view.lines(key, value, '+', 0))
-    if (hidden > 0) out.push({ sign: '', depth: 0, text: `# ${hidden} ${hidden === 1 ? 'field' : 'fields'} at ${hidden === 1 ? 'its default' : 'their defaults'} not shown (plan --verbose shows every field)`, comment: true })
+    if (hidden > 0)
+      out.push({
+        sign: '',
+        depth: 0,
+        text: `# ${hidden} ${hidden === 1 ? 'field' : 'fields'} at ${hidden === 1 ? 'its default' : 'their defaults'} not shown (plan --verbose shows every field)`,
+        comment: true,
+      })
     out.push(...groupLines(change))
     return out
   }
@@ -367,13 +397,16 @@ function groupLines(change: PlanChange): Line[] {
   if (!given) return []
   const text = (value: unknown): string => {
     if (Array.isArray(value) && value.every((v) => typeof v === 'string' || typeof v === 'number')) return value.join(', ')
-    if (Array.isArray(value) && value.every((v) => v && typeof v === 'object' && 'alertChannelId' in v)) return value.map((v) => `channel ${String((v as { alertChannelId: unknown }).alertChannelId)}`).join(', ')
+    if (Array.isArray(value) && value.every((v) => v && typeof v === 'object' && 'alertChannelId' in v))
+      return value.map((v) => `channel ${String((v as { alertChannelId: unknown }).alertChannelId)}`).join(', ')
     if (value && typeof value === 'object') return JSON.stringify(maskLockedValues(value)).slice(0, 120)
     return String(value)
   }
   const who = `${given.group}${given.name !== undefined ? ` "${given.name}"` : ''}`
   return Object.entries(given.fields).map(([field, value]) => ({
-    sign: '', depth: 0, comment: true,
+    sign: '',
+    depth: 0,
+    comment: true,
     text: `# from group ${who}: ${field} ${text(value)}`,
   }))
 }
@@ -391,15 +424,18 @@ function swapDiff(d: FieldDiff): FieldDiff {
 /** The comment under a drifted update's title. */
 export function driftNote(change: PlanChange, options: ViewOptions): string | undefined {
   if (!change.changedOutside) return undefined
-  if (options.refreshOnly && !change.changedInCode) return 'changed outside monitors since the last apply; values read last applied → now remote (apply reverts them)'
+  if (options.refreshOnly && !change.changedInCode)
+    return 'changed outside monitors since the last apply; values read last applied → now remote (apply reverts them)'
   return `${change.reason ?? 'changed outside monitors'}; values read remote → code`
 }
 
 /** `dns-check:a, dns-check:b`: what a targeted plan was limited to. */
 /** One rename hint as a sentence: what is deleted and created, and the alias that keeps the resource. */
 export function renameHintText(hint: RenameHint): string {
-  return `${hint.kind} ${hint.from} is deleted and ${hint.kind} ${hint.to} created, both named ${JSON.stringify(hint.name)}: ` +
+  return (
+    `${hint.kind} ${hint.from} is deleted and ${hint.kind} ${hint.to} created, both named ${JSON.stringify(hint.name)}: ` +
     `if it is a rename, add aliases: ['${hint.from}'] to ${hint.to}${hint.file ? ` (${hint.file})` : ''} to keep the resource (its id and history) instead`
+  )
 }
 
 export function partialNote(plan: Plan): string | undefined {

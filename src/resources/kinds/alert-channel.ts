@@ -1,7 +1,15 @@
 import type { z } from 'zod'
 import {
-  ALERT_CHANNEL_SECRETS, ALERT_CHANNEL_SETTINGS, alertChannelSecretPaths, alertChannelSecretValues, alertChannelTypeSchema, blankAlertChannelPayload, channelBodySchema,
-  type AlertChannelKind, type ChannelSecrets, type ChannelSecretTable,
+  ALERT_CHANNEL_SECRETS,
+  ALERT_CHANNEL_SETTINGS,
+  alertChannelSecretPaths,
+  alertChannelSecretValues,
+  alertChannelTypeSchema,
+  blankAlertChannelPayload,
+  channelBodySchema,
+  type AlertChannelKind,
+  type ChannelSecrets,
+  type ChannelSecretTable,
 } from '../../schema/alert-channel.js'
 import type { ResourceDescriptor, ResourceKind } from '../types.js'
 
@@ -47,13 +55,37 @@ export interface OwnChannelType {
  * fingerprinted in the lock, read from the environment by import) are its type's entry in
  * ALERT_CHANNEL_SECRETS, or those of `own`.
  */
-export function channelDescriptor<K extends ResourceKind>(kind: K, construct: string, type: AlertChannelKind, example: string, displayField: string): ResourceDescriptor & { kind: K }
-export function channelDescriptor<K extends ResourceKind>(kind: K, construct: string, type: string, example: string, displayField: string, own: OwnChannelType): ResourceDescriptor & { kind: K }
-export function channelDescriptor<K extends ResourceKind>(kind: K, construct: string, type: string, example: string, displayField: string, own?: OwnChannelType): ResourceDescriptor & { kind: K } {
+export function channelDescriptor<K extends ResourceKind>(
+  kind: K,
+  construct: string,
+  type: AlertChannelKind,
+  example: string,
+  displayField: string,
+): ResourceDescriptor & { kind: K }
+export function channelDescriptor<K extends ResourceKind>(
+  kind: K,
+  construct: string,
+  type: string,
+  example: string,
+  displayField: string,
+  own: OwnChannelType,
+): ResourceDescriptor & { kind: K }
+export function channelDescriptor<K extends ResourceKind>(
+  kind: K,
+  construct: string,
+  type: string,
+  example: string,
+  displayField: string,
+  own?: OwnChannelType,
+): ResourceDescriptor & { kind: K } {
   const table: ChannelSecretTable = own ? { [type]: own.secrets } : ALERT_CHANNEL_SECRETS
   const schema = own ? channelBodySchema(type, own.config) : alertChannelTypeSchema(type as AlertChannelKind)
   // a list of `{ key, value, secret }` items is keyed by its items' keys (a webhook's headers)
-  const keyedArrays = Object.fromEntries(Object.entries(table[type] ?? {}).filter(([, secret]) => secret === 'markedItems').map(([field]) => [`config.${field}`, 'key']))
+  const keyedArrays = Object.fromEntries(
+    Object.entries(table[type] ?? {})
+      .filter(([, secret]) => secret === 'markedItems')
+      .map(([field]) => [`config.${field}`, 'key']),
+  )
   return {
     kind,
     construct,
@@ -91,25 +123,65 @@ export function channelDescriptor<K extends ResourceKind>(kind: K, construct: st
   }
 }
 
-export const emailAlertChannel = channelDescriptor('email-alert-channel', 'EmailAlertChannel', 'EMAIL',
-  "const oncall = new EmailAlertChannel('oncall', { address: 'oncall@example.com' })", 'config.address')
-export const slackAlertChannel = channelDescriptor('slack-alert-channel', 'SlackAlertChannel', 'SLACK',
-  "const ops = new SlackAlertChannel('ops', { url: process.env.SLACK_URL ?? '' })", 'type')
-export const webhookAlertChannel = channelDescriptor('webhook-alert-channel', 'WebhookAlertChannel', 'WEBHOOK',
-  "const hook = new WebhookAlertChannel('hook', { name: 'Ops hook', url: 'https://hooks.example.com/alerts' })", 'config.name')
-export const smsAlertChannel = channelDescriptor('sms-alert-channel', 'SmsAlertChannel', 'SMS',
-  "const pager = new SmsAlertChannel('pager', { name: 'Pager', number: '+15550100' })", 'config.name')
-export const pagerDutyAlertChannel = channelDescriptor('pagerduty-alert-channel', 'PagerDutyAlertChannel', 'PAGERDUTY',
-  "const pd = new PagerDutyAlertChannel('pd', { serviceKey: process.env.PD_ROUTING_KEY ?? '' })", 'config.serviceName')
-export const opsgenieAlertChannel = channelDescriptor('opsgenie-alert-channel', 'OpsgenieAlertChannel', 'OPSGENIE',
-  "const genie = new OpsgenieAlertChannel('genie', { name: 'Ops', apiKey: process.env.OPSGENIE_KEY ?? '' })", 'config.name')
-export const msTeamsAlertChannel = channelDescriptor('msteams-alert-channel', 'MSTeamsAlertChannel', 'MSTEAMS',
-  "const teams = new MSTeamsAlertChannel('teams', { name: 'Ops', url: process.env.TEAMS_URL ?? '' })", 'config.name')
+export const emailAlertChannel = channelDescriptor(
+  'email-alert-channel',
+  'EmailAlertChannel',
+  'EMAIL',
+  "const oncall = new EmailAlertChannel('oncall', { address: 'oncall@example.com' })",
+  'config.address',
+)
+export const slackAlertChannel = channelDescriptor(
+  'slack-alert-channel',
+  'SlackAlertChannel',
+  'SLACK',
+  "const ops = new SlackAlertChannel('ops', { url: process.env.SLACK_URL ?? '' })",
+  'type',
+)
+export const webhookAlertChannel = channelDescriptor(
+  'webhook-alert-channel',
+  'WebhookAlertChannel',
+  'WEBHOOK',
+  "const hook = new WebhookAlertChannel('hook', { name: 'Ops hook', url: 'https://hooks.example.com/alerts' })",
+  'config.name',
+)
+export const smsAlertChannel = channelDescriptor(
+  'sms-alert-channel',
+  'SmsAlertChannel',
+  'SMS',
+  "const pager = new SmsAlertChannel('pager', { name: 'Pager', number: '+15550100' })",
+  'config.name',
+)
+export const pagerDutyAlertChannel = channelDescriptor(
+  'pagerduty-alert-channel',
+  'PagerDutyAlertChannel',
+  'PAGERDUTY',
+  "const pd = new PagerDutyAlertChannel('pd', { serviceKey: process.env.PD_ROUTING_KEY ?? '' })",
+  'config.serviceName',
+)
+export const opsgenieAlertChannel = channelDescriptor(
+  'opsgenie-alert-channel',
+  'OpsgenieAlertChannel',
+  'OPSGENIE',
+  "const genie = new OpsgenieAlertChannel('genie', { name: 'Ops', apiKey: process.env.OPSGENIE_KEY ?? '' })",
+  'config.name',
+)
+export const msTeamsAlertChannel = channelDescriptor(
+  'msteams-alert-channel',
+  'MSTeamsAlertChannel',
+  'MSTEAMS',
+  "const teams = new MSTeamsAlertChannel('teams', { name: 'Ops', url: process.env.TEAMS_URL ?? '' })",
+  'config.name',
+)
 
 /** Every alert channel kind: what a check's `alertChannels: [channel]` may name. */
 export const ALERT_CHANNEL_KINDS = [
-  'email-alert-channel', 'slack-alert-channel', 'webhook-alert-channel', 'sms-alert-channel',
-  'pagerduty-alert-channel', 'opsgenie-alert-channel', 'msteams-alert-channel',
+  'email-alert-channel',
+  'slack-alert-channel',
+  'webhook-alert-channel',
+  'sms-alert-channel',
+  'pagerduty-alert-channel',
+  'opsgenie-alert-channel',
+  'msteams-alert-channel',
 ] as const satisfies readonly ResourceKind[]
 
 /**

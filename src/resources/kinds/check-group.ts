@@ -36,7 +36,10 @@ export const checkGroup = {
     'apiCheckDefaults.queryParameters': 'key',
   },
   unorderedKeyed: ['environmentVariables', 'alertChannelSubscriptions'],
-  secrets: { self: false, arrays: ['environmentVariables', 'apiCheckDefaults.headers', 'apiCheckDefaults.queryParameters', 'apiCheckDefaults.basicAuth.password'] },
+  secrets: {
+    self: false,
+    arrays: ['environmentVariables', 'apiCheckDefaults.headers', 'apiCheckDefaults.queryParameters', 'apiCheckDefaults.basicAuth.password'],
+  },
   filledByConstruct: {},
   // reads mask secrets: both sides compare masked, the lock's fingerprint tells a changed secret
   normalize: blankGroupSecrets,

@@ -7,7 +7,10 @@ export const enc = encodeURIComponent
 
 /** Secrets every check may hold: secret environment variables, secret webhook headers and query values, Slack URLs. */
 export const CHECK_SECRET_PATHS = [
-  'environmentVariables', 'alertChannels.webhook[].headers', 'alertChannels.webhook[].queryParameters', 'alertChannels.slack[].url',
+  'environmentVariables',
+  'alertChannels.webhook[].headers',
+  'alertChannels.webhook[].queryParameters',
+  'alertChannels.slack[].url',
 ] as const
 
 /** Keyed arrays every check has. */
@@ -20,7 +23,10 @@ export const CHECK_KEYED_ARRAYS = {
 } as const
 
 export const CHECK_UNORDERED_KEYED = [
-  'environmentVariables', 'alertChannelSubscriptions', 'alertChannels.webhook.headers', 'alertChannels.webhook.queryParameters',
+  'environmentVariables',
+  'alertChannelSubscriptions',
+  'alertChannels.webhook.headers',
+  'alertChannels.webhook.queryParameters',
 ] as const
 
 /** A check's reference to the status page service its incidents go to. */
@@ -93,10 +99,13 @@ export const checkDescriptor = (type: string, checkType: string, parts: CheckKin
  * What a check kind's descriptor lacks of what every check has (a shared reference, keyed or
  * set-like array, secret path), one line each; none for a descriptor that is not a check's.
  */
-export function checkKindProblems(d: Pick<ResourceDescriptor, 'kind' | 'check' | 'references' | 'setArrays' | 'keyedArrays' | 'unorderedKeyed' | 'secrets'>): string[] {
+export function checkKindProblems(
+  d: Pick<ResourceDescriptor, 'kind' | 'check' | 'references' | 'setArrays' | 'keyedArrays' | 'unorderedKeyed' | 'secrets'>,
+): string[] {
   if (!d.check) return []
   const out: string[] = []
-  for (const r of CHECK_REFERENCES) if (!d.references.some((own) => own.path === r.path && own.kind === r.kind)) out.push(`${d.kind} lacks the reference every check has at ${r.path}`)
+  for (const r of CHECK_REFERENCES)
+    if (!d.references.some((own) => own.path === r.path && own.kind === r.kind)) out.push(`${d.kind} lacks the reference every check has at ${r.path}`)
   for (const a of ['locations', 'tags']) if (!d.setArrays.includes(a)) out.push(`${d.kind} lacks the set-like array ${a}`)
   for (const [path, key] of Object.entries(CHECK_KEYED_ARRAYS)) if (d.keyedArrays[path] !== key) out.push(`${d.kind} lacks the keyed array ${path}`)
   for (const path of CHECK_UNORDERED_KEYED) if (!d.unorderedKeyed.includes(path)) out.push(`${d.kind} lacks the unordered keyed array ${path}`)

@@ -6,7 +6,8 @@ import { enc } from './common.js'
 export const maintenanceWindow = {
   kind: 'maintenance-window',
   construct: 'MaintenanceWindow',
-  example: "new MaintenanceWindow('weekly', { name: 'Weekly', tags: ['shop'], startsAt: '2026-01-31T22:00:00Z', endsAt: '2026-01-31T23:00:00Z', repeatInterval: 1, repeatUnit: 'WEEK' })",
+  example:
+    "new MaintenanceWindow('weekly', { name: 'Weekly', tags: ['shop'], startsAt: '2026-01-31T22:00:00Z', endsAt: '2026-01-31T23:00:00Z', repeatInterval: 1, repeatUnit: 'WEEK' })",
   schema: maintenanceWindowSchema,
   check: false,
   tier: 0,

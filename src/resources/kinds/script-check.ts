@@ -34,7 +34,11 @@ export const multiStepCheck = {
  * diffed by path (a plan shows the lines of each file that changed); `testCommand` is the
  * service's answer, derived from the selection (never compared).
  */
-const suiteParts = checkDescriptor('playwright', 'PLAYWRIGHT', { setArrays: ['pwProjects', 'pwTags'], keyedArrays: { files: 'path' }, unorderedKeyed: ['files'] })
+const suiteParts = checkDescriptor('playwright', 'PLAYWRIGHT', {
+  setArrays: ['pwProjects', 'pwTags'],
+  keyedArrays: { files: 'path' },
+  unorderedKeyed: ['files'],
+})
 
 /** Playwright's own default: a suite naming no config runs the `playwright.config.ts` at its root. */
 const DEFAULT_CONFIG = 'playwright.config.ts'

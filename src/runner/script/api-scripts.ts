@@ -80,7 +80,6 @@ export interface ApiScriptSandboxOptions extends ApiScriptLimits {
   uidRange?: UidRange | 'off'
 }
 
-
 /** What one script did: the request and response as it left them, the environment, its output. */
 export type PhaseOutcome = (
   | { ok: true; request: ScriptRequest; response: ScriptResponse | null; env: Record<string, string>; logs: string; durationMs: number }
@@ -90,9 +89,7 @@ export type PhaseOutcome = (
   refused: string[]
 }
 
-type ChildMessage =
-  | { t: 'done'; request: ScriptRequest; response: ScriptResponse | null; env: Record<string, string> }
-  | { t: 'error'; message: string }
+type ChildMessage = { t: 'done'; request: ScriptRequest; response: ScriptResponse | null; env: Record<string, string> } | { t: 'error'; message: string }
 
 /** What the sandbox refused a script, said by the child as it happens (not an answer to a run). */
 interface RefusedMessage {
@@ -170,7 +167,9 @@ export async function compileScript(source: string): Promise<{ code: string } | 
     out = (await transform(source, { loader: 'ts', format: 'esm', target: 'node20', logLevel: 'silent' })).code
   } catch (error) {
     const first = (error as { errors?: Array<{ text: string; location?: { line: number; column: number } | null }> }).errors?.[0]
-    return { error: first ? `${first.text}${first.location ? ` (line ${first.location.line}, column ${first.location.column + 1})` : ''}` : (error as Error).message }
+    return {
+      error: first ? `${first.text}${first.location ? ` (line ${first.location.line}, column ${first.location.column + 1})` : ''}` : (error as Error).message,
+    }
   }
   const code = importsToRequires(out)
   if (transformed.size > 500) transformed.clear()
@@ -198,7 +197,11 @@ function importsToRequires(code: string): string {
       if (def) parts.push(`const ${def} = __importDefault(${mod});`)
       if (ns) parts.push(`const ${ns[1]} = ${mod};`)
       if (named) {
-        const fields = named[1].split(',').map((f) => f.trim()).filter(Boolean).map((f) => f.replace(/^([\w$]+|"[^"]*")\s+as\s+([\w$]+)$/, '$1: $2'))
+        const fields = named[1]
+          .split(',')
+          .map((f) => f.trim())
+          .filter(Boolean)
+          .map((f) => f.replace(/^([\w$]+|"[^"]*")\s+as\s+([\w$]+)$/, '$1: $2'))
         parts.push(`const { ${fields.join(', ')} } = ${mod};`)
       }
       return parts.join(' ') || `${mod};`
@@ -228,7 +231,9 @@ export class ApiScriptSandbox {
     private readonly options: ApiScriptSandboxOptions,
     private readonly held: Held,
   ) {
-    const keep = (chunk: Buffer) => { this.logs = (this.logs + chunk.toString('utf8')).slice(-LOG_KEEP) }
+    const keep = (chunk: Buffer) => {
+      this.logs = (this.logs + chunk.toString('utf8')).slice(-LOG_KEEP)
+    }
     child.stdout?.on('data', keep)
     child.stderr?.on('data', keep)
     child.on('message', (m: ChildMessage | RefusedMessage) => {
@@ -239,10 +244,13 @@ export class ApiScriptSandbox {
       }
     })
     child.on('exit', (code, signal) => {
-      const why = this.stopped ?? (/heap out of memory|Reached heap limit|Allocation failed/i.test(this.logs)
-        ? `it ran out of memory (its heap limit is ${this.heapMb} MB)`
-        : signal === 'SIGXFSZ' ? `it wrote a file over its disk limit of ${this.diskBytes} bytes`
-          : `its process ended (${signal ?? `exit code ${code}`})`)
+      const why =
+        this.stopped ??
+        (/heap out of memory|Reached heap limit|Allocation failed/i.test(this.logs)
+          ? `it ran out of memory (its heap limit is ${this.heapMb} MB)`
+          : signal === 'SIGXFSZ'
+            ? `it wrote a file over its disk limit of ${this.diskBytes} bytes`
+            : `its process ended (${signal ?? `exit code ${code}`})`)
       this.stopped ??= why
       this.settle({ t: 'gone', why })
     })
@@ -259,9 +267,15 @@ export class ApiScriptSandbox {
     options.signal?.addEventListener('abort', this.onAbort)
   }
 
-  private get heapMb(): number { return this.options.heapLimitMb ?? DEFAULT_API_SCRIPT_HEAP_MB }
-  private get memoryMb(): number { return this.options.memoryLimitMb ?? DEFAULT_API_SCRIPT_MEMORY_MB }
-  private get diskBytes(): number { return this.options.diskLimitBytes ?? DEFAULT_API_SCRIPT_DISK_BYTES }
+  private get heapMb(): number {
+    return this.options.heapLimitMb ?? DEFAULT_API_SCRIPT_HEAP_MB
+  }
+  private get memoryMb(): number {
+    return this.options.memoryLimitMb ?? DEFAULT_API_SCRIPT_MEMORY_MB
+  }
+  private get diskBytes(): number {
+    return this.options.diskLimitBytes ?? DEFAULT_API_SCRIPT_DISK_BYTES
+  }
 
   /**
    * Starts the child process: contained (jail.ts) where this machine can, its folders then in
@@ -277,9 +291,11 @@ export class ApiScriptSandbox {
     const closed = user && options.runtimeDir ? closedToOthers(options.runtimeDir) : null
     if (closed) {
       user?.release()
-      return { problem: `the runtime ${options.runtimeDir} cannot be read by the run's own user: ${closed.path} is closed to other users (mode ${closed.mode}); prepare the runtimes in a folder other users can read (docs/scripts.md)` }
+      return {
+        problem: `the runtime ${options.runtimeDir} cannot be read by the run's own user: ${closed.path} is closed to other users (mode ${closed.mode}); prepare the runtimes in a folder other users can read (docs/scripts.md)`,
+      }
     }
-    const workDir = user ? tmpdir() : options.workDir ?? tmpdir()
+    const workDir = user ? tmpdir() : (options.workDir ?? tmpdir())
     mkdirSync(workDir, { recursive: true })
     const runDir = realpathSync(mkdtempSync(path.join(workDir, 'monitors-api-script-')))
     const held: Held = { user, egress: null, socket: contained ? path.join(runDir, 'egress.sock') : null }
@@ -317,8 +333,15 @@ export class ApiScriptSandbox {
         chmodSync(held.socket, 0o600)
       }
       command = jailCommand(process.execPath, [...flags, entry], {
-        user: held.user, readOnly: [runDir, ...(options.runtimeDir ? [options.runtimeDir] : [])], writable: [],
-        tmpfs: [{ path: scratch, bytes: disk }], tmpBytes: API_TMP_BYTES, shmBytes: API_TMP_BYTES, cwd: scratch, processes: 256, fileBytes: disk,
+        user: held.user,
+        readOnly: [runDir, ...(options.runtimeDir ? [options.runtimeDir] : [])],
+        writable: [],
+        tmpfs: [{ path: scratch, bytes: disk }],
+        tmpBytes: API_TMP_BYTES,
+        shmBytes: API_TMP_BYTES,
+        cwd: scratch,
+        processes: 256,
+        fileBytes: disk,
         dataBytes: (options.memoryLimitMb ?? DEFAULT_API_SCRIPT_MEMORY_MB) * 1024 * 1024,
       })
     }
@@ -343,12 +366,19 @@ export class ApiScriptSandbox {
     if ('error' in compiled) return { ok: false, error: `it does not compile: ${compiled.error}`, logs: '', durationMs: took(), refused: [] }
     this.refused = []
     const timeoutMs = this.options.timeoutMs ?? DEFAULT_API_SCRIPT_TIMEOUT_MS
-    const answer = new Promise<ChildMessage | { t: 'gone'; why: string }>((resolve) => { this.pending = resolve })
+    const answer = new Promise<ChildMessage | { t: 'gone'; why: string }>((resolve) => {
+      this.pending = resolve
+    })
     const timer = setTimeout(() => this.stop(`it did not finish within its limit of ${timeoutMs / 1000} s and was stopped`), timeoutMs)
     try {
       this.child.send({
-        code: compiled.code, request, response, runtimeDir: this.options.runtimeDir, runtimeMissing: this.options.runtimeMissing ?? 'no runtime is prepared here',
-        guard: this.options.guard ?? null, egress: this.held.socket,
+        code: compiled.code,
+        request,
+        response,
+        runtimeDir: this.options.runtimeDir,
+        runtimeMissing: this.options.runtimeMissing ?? 'no runtime is prepared here',
+        guard: this.options.guard ?? null,
+        egress: this.held.socket,
       })
     } catch (error) {
       this.settle({ t: 'gone', why: `its process could not be reached: ${(error as Error).message}` })
@@ -389,6 +419,9 @@ export class ApiScriptSandbox {
     void this.held.egress?.close()
     rmSync(this.runDir, { recursive: true, force: true })
     const user = this.held.user
-    if (user) void reapUser(user.uid).then((left) => { if (left === 0) user.release() })
+    if (user)
+      void reapUser(user.uid).then((left) => {
+        if (left === 0) user.release()
+      })
   }
 }

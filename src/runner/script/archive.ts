@@ -113,7 +113,11 @@ function centralDirectory(fd: number, size: number, limits: ArchiveLimits): Entr
   const tail = Math.min(size, 22 + 65_535)
   const end = readAt(fd, size - tail, tail)
   let at = -1
-  for (let i = tail - 22; i >= 0; i--) if (end.readUInt32LE(i) === 0x06054b50) { at = i; break }
+  for (let i = tail - 22; i >= 0; i--)
+    if (end.readUInt32LE(i) === 0x06054b50) {
+      at = i
+      break
+    }
   if (at < 0) throw new ArchiveRefused('it is not a zip archive (no end of central directory)')
   const count = end.readUInt16LE(at + 10)
   const cdSize = end.readUInt32LE(at + 12)
@@ -166,7 +170,13 @@ class EntryFilter {
   private lineBytes = 0
   private readonly bytes: ByteScrubber
 
-  constructor(name: string, private readonly scrub: Scrubber, forms: readonly string[], private readonly limits: ArchiveLimits, private readonly out: (chunk: Uint8Array) => void) {
+  constructor(
+    name: string,
+    private readonly scrub: Scrubber,
+    forms: readonly string[],
+    private readonly limits: ArchiveLimits,
+    private readonly out: (chunk: Uint8Array) => void,
+  ) {
     this.mode = TRACE_ENTRY.test(name) ? 'lines' : 'undecided'
     this.bytes = new ByteScrubber(forms)
   }
@@ -230,7 +240,7 @@ function inflateEntry(fd: number, start: number, entry: Entry, limits: ArchiveLi
   }
   const inflater = entry.method === 8 ? new Inflate((chunk) => take(chunk)) : undefined
   const piece = Buffer.alloc(entry.method === 8 ? INFLATE_PIECE : PIECE)
-  for (let at = 0; at < entry.compressedSize;) {
+  for (let at = 0; at < entry.compressedSize; ) {
     const n = readSync(fd, piece, 0, Math.min(piece.length, entry.compressedSize - at), start + at)
     if (n === 0) throw new ArchiveRefused(`its entry ${entry.name} is cut short`)
     at += n

@@ -52,8 +52,22 @@ function kindOf(name: string): ArtifactEntry['kind'] {
 function contentType(name: string): string {
   const ext = path.extname(name).toLowerCase()
   return (
-    { '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.webp': 'image/webp', '.gif': 'image/gif', '.zip': 'application/zip', '.json': 'application/json', '.log': 'text/plain', '.txt': 'text/plain', '.html': 'text/html', '.md': 'text/markdown' } as Record<string, string>
-  )[ext] ?? 'application/octet-stream'
+    (
+      {
+        '.png': 'image/png',
+        '.jpg': 'image/jpeg',
+        '.jpeg': 'image/jpeg',
+        '.webp': 'image/webp',
+        '.gif': 'image/gif',
+        '.zip': 'application/zip',
+        '.json': 'application/json',
+        '.log': 'text/plain',
+        '.txt': 'text/plain',
+        '.html': 'text/html',
+        '.md': 'text/markdown',
+      } as Record<string, string>
+    )[ext] ?? 'application/octet-stream'
+  )
 }
 
 /** Which files are kept first when the limit bites: logs, failure screenshots, traces, the rest. */
@@ -106,7 +120,12 @@ const SCRUB_TIMEOUT_MS = 120_000
  * neither a large file nor an archive is read on this thread; answers each file's outcome (a
  * file the worker did not finish, or could not start for, failed).
  */
-export async function scrubInWorker(jobs: ScrubJob[], scrub: Scrubber, limits: ArchiveLimits = ARCHIVE_LIMITS, timeoutMs = SCRUB_TIMEOUT_MS): Promise<Map<string, ScrubAnswer>> {
+export async function scrubInWorker(
+  jobs: ScrubJob[],
+  scrub: Scrubber,
+  limits: ArchiveLimits = ARCHIVE_LIMITS,
+  timeoutMs = SCRUB_TIMEOUT_MS,
+): Promise<Map<string, ScrubAnswer>> {
   const answers = new Map<string, ScrubAnswer>()
   if (jobs.length === 0) return answers
   let stopped = 'the scrubbing worker stopped'

@@ -23,8 +23,14 @@ import { resolveInRuntime } from './runtimes.js'
 import { killTree } from './sandbox.js'
 
 export const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync',
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
 ]
 /** WebRTC may use no UDP outside the proxy. */
 const NO_UDP = '--force-webrtc-ip-handling-policy=disable_non_proxied_udp'
@@ -91,20 +97,26 @@ function wrapper(launch: BrowserLaunch, jail: BrowserJail): string {
   const readOnly = [launch.runDir, ...(launch.chromiumPath.startsWith('/usr/') ? [] : [path.dirname(launch.chromiumPath)])]
   // its proxy is 127.0.0.1:PORT, the egress proxy's port in this process: inside its sandbox the bridge listens there
   const [command, args] = jailCommand(process.execPath, [bridge, `${jail.egress.port}=${jail.egressSocket}`, '--', launch.chromiumPath], {
-    ...jail.spec, readOnly, writable: [launch.home], cwd: launch.home,
+    ...jail.spec,
+    readOnly,
+    writable: [launch.home],
+    cwd: launch.home,
   })
   const file = path.join(launch.runDir, 'chromium.sh')
-  writeFileSync(file, [
-    '#!/bin/sh',
-    'n=$#',
-    'for a; do',
-    `  case "$a" in --user-data-dir=*) a=${quoted(`--user-data-dir=${path.join(launch.home, 'profile')}`)};; esac`,
-    '  set -- "$@" "$a"',
-    'done',
-    'shift $n',
-    `exec ${[command, ...args].map(quoted).join(' ')} "$@"`,
-    '',
-  ].join('\n'))
+  writeFileSync(
+    file,
+    [
+      '#!/bin/sh',
+      'n=$#',
+      'for a; do',
+      `  case "$a" in --user-data-dir=*) a=${quoted(`--user-data-dir=${path.join(launch.home, 'profile')}`)};; esac`,
+      '  set -- "$@" "$a"',
+      'done',
+      'shift $n',
+      `exec ${[command, ...args].map(quoted).join(' ')} "$@"`,
+      '',
+    ].join('\n'),
+  )
   chmodSync(file, 0o755)
   return file
 }
@@ -116,28 +128,42 @@ export async function launchBrowser(launch: BrowserLaunch): Promise<BrowserHandl
   // contained: its one way out, the run's egress proxy through its bridge; else under `deny` an
   // egress proxy of its own on 127.0.0.1; WebRTC's UDP is off, so it cannot go around it
   const egress = jail ? null : launch.policy.privateTargets === 'deny' ? await startEgress(launch.policy) : null
-  const proxyServer = jail ? jail.egress.url : egress?.url ?? null
-  const server = await chromium.launchServer({
-    executablePath: jail ? wrapper(launch, jail) : launch.chromiumPath,
-    args: proxyServer ? [...CHROMIUM_ARGS, NO_UDP] : CHROMIUM_ARGS,
-    ...(proxyServer ? { proxy: { server: proxyServer } } : {}),
-    ...(jail ? { downloadsPath: path.join(home, 'downloads') } : {}),
-    headless: true,
-    handleSIGINT: false,
-    handleSIGTERM: false,
-    handleSIGHUP: false,
-    timeout: Math.max(1000, launch.timeoutMs),
-    // the browser gets none of the server's environment (its keys, its database URL)
-    // (MONITORS_RUN names the run the browser belongs to, for whoever looks at the process list)
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TMPDIR: home, XDG_CONFIG_HOME: home, XDG_CACHE_HOME: home, LANG: 'C.UTF-8', MONITORS_RUN: launch.runDir },
-  }).catch(async (error: unknown) => {
-    await egress?.close()
-    throw error
-  })
+  const proxyServer = jail ? jail.egress.url : (egress?.url ?? null)
+  const server = await chromium
+    .launchServer({
+      executablePath: jail ? wrapper(launch, jail) : launch.chromiumPath,
+      args: proxyServer ? [...CHROMIUM_ARGS, NO_UDP] : CHROMIUM_ARGS,
+      ...(proxyServer ? { proxy: { server: proxyServer } } : {}),
+      ...(jail ? { downloadsPath: path.join(home, 'downloads') } : {}),
+      headless: true,
+      handleSIGINT: false,
+      handleSIGTERM: false,
+      handleSIGHUP: false,
+      timeout: Math.max(1000, launch.timeoutMs),
+      // the browser gets none of the server's environment (its keys, its database URL)
+      // (MONITORS_RUN names the run the browser belongs to, for whoever looks at the process list)
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: home,
+        TMPDIR: home,
+        XDG_CONFIG_HOME: home,
+        XDG_CACHE_HOME: home,
+        LANG: 'C.UTF-8',
+        MONITORS_RUN: launch.runDir,
+      },
+    })
+    .catch(async (error: unknown) => {
+      await egress?.close()
+      throw error
+    })
   const pid = server.process().pid
   let proxy: BrowserProxy
   try {
-    proxy = await startProxy(server.wsEndpoint(), { contextProxies: !proxyServer }, jail ? { socket: jail.browserSocket, endpointHost: `127.0.0.1:${BROWSER_BRIDGE_PORT}` } : {})
+    proxy = await startProxy(
+      server.wsEndpoint(),
+      { contextProxies: !proxyServer },
+      jail ? { socket: jail.browserSocket, endpointHost: `127.0.0.1:${BROWSER_BRIDGE_PORT}` } : {},
+    )
     // only the run's user may connect to it
     if (jail?.spec.user) {
       chownSync(jail.browserSocket, jail.spec.user.uid, jail.spec.user.gid)

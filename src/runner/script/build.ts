@@ -26,7 +26,15 @@ export interface ScriptFiles {
 
 const EXTENSIONS = ['', '.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs', '.json']
 const LOADERS: Record<string, 'ts' | 'tsx' | 'js' | 'jsx' | 'json'> = {
-  '.ts': 'ts', '.mts': 'ts', '.cts': 'ts', '.tsx': 'tsx', '.js': 'js', '.mjs': 'js', '.cjs': 'js', '.jsx': 'jsx', '.json': 'json',
+  '.ts': 'ts',
+  '.mts': 'ts',
+  '.cts': 'ts',
+  '.tsx': 'tsx',
+  '.js': 'js',
+  '.mjs': 'js',
+  '.cjs': 'js',
+  '.jsx': 'jsx',
+  '.json': 'json',
 }
 
 /** The harness's source: next to this module (src/ or dist/src/), else in the package's dist (the CLI bundle). */
@@ -75,7 +83,12 @@ const bundles = new Map<string, string>()
 const BUNDLES_KEPT = 32
 
 /** How many bundles are kept, and how many builds found theirs among them (for the tests and benches). */
-export const bundleCache = { get size() { return bundles.size }, hits: 0 }
+export const bundleCache = {
+  get size() {
+    return bundles.size
+  },
+  hits: 0,
+}
 
 /** Bundles `files` with the harness for `runtime`, prepared in `runtimeDir` (a bundle built before is answered again). */
 export async function buildRunBundle(files: ScriptFiles, runtime: Runtime, runtimeDir: string): Promise<BuildResult> {
@@ -98,7 +111,9 @@ export async function buildRunBundle(files: ScriptFiles, runtime: Runtime, runti
     return { ok: false, problem: (error as Error).message }
   }
   const key = createHash('sha256')
-    .update(JSON.stringify([entryPath, [...sources], runtime.name, runtime.dependencies, runtimeDir, harness, statSync(harness).mtimeMs, testModule, coreModule]))
+    .update(
+      JSON.stringify([entryPath, [...sources], runtime.name, runtime.dependencies, runtimeDir, harness, statSync(harness).mtimeMs, testModule, coreModule]),
+    )
     .digest('hex')
   const kept = bundles.get(key)
   if (kept !== undefined) {
@@ -157,7 +172,9 @@ function scriptPlugin(bundle: BundleSources): Plugin {
         ].join('\n'),
       }))
       // the runtime's packages, named by their absolute path in the entry: never bundled
-      b.onResolve({ filter: /.*/, namespace: 'monitors-entry' }, (args) => (args.path === testModule || args.path === coreModule ? { path: args.path, external: true } : undefined))
+      b.onResolve({ filter: /.*/, namespace: 'monitors-entry' }, (args) =>
+        args.path === testModule || args.path === coreModule ? { path: args.path, external: true } : undefined,
+      )
       b.onResolve({ filter: /^script:/ }, (args) => ({ path: args.path.slice(7), namespace: 'script' }))
       b.onResolve({ filter: /^@playwright\/test$/, namespace: 'script' }, () => ({ path: 'api', namespace: 'monitors-api' }))
       b.onLoad({ filter: /.*/, namespace: 'monitors-api' }, () => ({

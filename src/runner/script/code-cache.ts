@@ -47,7 +47,13 @@ const DIGEST = 32
  * its architecture, under the same V8 flags (the heap limit among them: the primer runs with
  * the script's).
  */
-export function codeCacheDir(base: string, heap = process.execArgv.filter((a) => a.startsWith('--max-old-space-size=')).pop()?.split('=')[1] ?? 'default'): string {
+export function codeCacheDir(
+  base: string,
+  heap = process.execArgv
+    .filter((a) => a.startsWith('--max-old-space-size='))
+    .pop()
+    ?.split('=')[1] ?? 'default',
+): string {
   return path.join(base, `${process.version}-${process.arch}-v8-${process.versions.v8}-heap-${heap}`)
 }
 
@@ -102,7 +108,7 @@ export function useCodeCache(dir: string, within: string, produce = false): { fl
   Module.prototype._compile = function compile(this: Any, content: string, filename: string) {
     if (!filename.startsWith(root) || !filename.endsWith('.js')) return original.call(this, content, filename)
     const file = path.join(dir, entryName(filename, content))
-    const cachedData = produce ? undefined : readEntry(dir, file) ?? undefined
+    const cachedData = produce ? undefined : (readEntry(dir, file) ?? undefined)
     if (!produce && !cachedData && fs.existsSync(file)) codeCacheStats.refused += 1
     let script: VM.Script
     try {

@@ -10,8 +10,21 @@
  * regular files only, once nothing of the run is left to change them.
  */
 import {
-  closeSync, constants, copyFileSync, fstatSync, lchownSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync,
-  unlinkSync, writeFileSync,
+  closeSync,
+  constants,
+  copyFileSync,
+  fstatSync,
+  lchownSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
 } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -180,7 +193,9 @@ function processOwners(): Array<{ pid: number; uid: number }> {
 
 /** The processes whose real uid is `uid`. */
 export function processesOf(uid: number): number[] {
-  return processOwners().filter((p) => p.uid === uid).map((p) => p.pid)
+  return processOwners()
+    .filter((p) => p.uid === uid)
+    .map((p) => p.pid)
 }
 
 /**

@@ -28,7 +28,17 @@ export interface EgressProxy {
 
 const MAX_REFUSALS = 20
 // hop-by-hop headers (RFC 9110 7.6.1) and the proxy's own: never forwarded
-const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade'])
+const HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+])
 
 /** `host:port` of a CONNECT request (`[::1]:443` for IPv6), or null. */
 function authority(text: string): { host: string; port: number } | null {
@@ -65,14 +75,20 @@ function forward(egress: Egress, req: http.IncomingMessage, res: http.ServerResp
   }
   const headers: Record<string, string | string[]> = {}
   for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && !HOP.has(k)) headers[k] = v
-  const upstream = http.request({
-    method: req.method, path: `${target.pathname}${target.search}`, headers, createConnection: () => opened,
-  }, (answer) => {
-    const out: Record<string, string | string[]> = {}
-    for (const [k, v] of Object.entries(answer.headers)) if (v !== undefined && !HOP.has(k)) out[k] = v
-    res.writeHead(answer.statusCode ?? 502, answer.statusMessage, out)
-    answer.pipe(res)
-  })
+  const upstream = http.request(
+    {
+      method: req.method,
+      path: `${target.pathname}${target.search}`,
+      headers,
+      createConnection: () => opened,
+    },
+    (answer) => {
+      const out: Record<string, string | string[]> = {}
+      for (const [k, v] of Object.entries(answer.headers)) if (v !== undefined && !HOP.has(k)) out[k] = v
+      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, out)
+      answer.pipe(res)
+    },
+  )
   upstream.on('error', (error) => {
     const why = refusalIn(error)
     if (why) egress.refused(why.message)
@@ -154,11 +170,12 @@ export async function startEgress(policy: TargetPolicy, at: { path?: string; tcp
     return server
   }
   const servers: http.Server[] = []
-  const listen = (server: http.Server, ...where: [string] | [number, string]) => new Promise<void>((resolve, reject) => {
-    servers.push(server)
-    server.once('error', reject)
-    server.listen(...(where as [number, string]), () => resolve())
-  })
+  const listen = (server: http.Server, ...where: [string] | [number, string]) =>
+    new Promise<void>((resolve, reject) => {
+      servers.push(server)
+      server.once('error', reject)
+      server.listen(...(where as [number, string]), () => resolve())
+    })
   if (at.path) await listen(serve(), at.path)
   const onTcp = at.tcp || !at.path ? serve() : null
   if (onTcp) await listen(onTcp, 0, '127.0.0.1')

@@ -79,7 +79,12 @@ function secretsOf(check: ScriptCheck, options: ScriptRunOptions): string[] {
 }
 
 function firstLine(text: string): string {
-  return text.split('\n').map((l) => l.trim()).find((l) => l.length > 0) ?? text
+  return (
+    text
+      .split('\n')
+      .map((l) => l.trim())
+      .find((l) => l.length > 0) ?? text
+  )
 }
 
 /** A failed test's reason in one line: the error's first line, with an assertion's expected and received values. */
@@ -166,8 +171,19 @@ export async function runScript(check: ScriptCheck, options: ScriptRunOptions = 
   mkdirSync(workDir, { recursive: true })
 
   const details = emptyDetails(check, runtimeId, limitBytes)
-  const outcome: AttemptOutcome = { responseTime: null, assertions: [], failures: [], degraded: [], timedOut: false, networkError: false, runnerError: null, aborted: false, details: null as never }
-  const finish = (): ScriptRunResult => scrub.deep(scriptResult(check, options, outcome, details, { startedAt, stoppedAt: Math.max(now(), startedAt), ms: performance.now() - started }))
+  const outcome: AttemptOutcome = {
+    responseTime: null,
+    assertions: [],
+    failures: [],
+    degraded: [],
+    timedOut: false,
+    networkError: false,
+    runnerError: null,
+    aborted: false,
+    details: null as never,
+  }
+  const finish = (): ScriptRunResult =>
+    scrub.deep(scriptResult(check, options, outcome, details, { startedAt, stoppedAt: Math.max(now(), startedAt), ms: performance.now() - started }))
 
   const prepared = preparedRuntime(check, runtimeId, options)
   if ('problem' in prepared) {
@@ -237,9 +253,15 @@ export function primeCodeCache(runtimeDir: string, heapLimitMb: number): Promise
     // (each path once: Node 20 aborts on a path given twice)
     const reads = [...new Set([runtimeDir, realpathSync(runtimeDir), path.dirname(primer)])].map((p) => `--allow-fs-read=${p}`)
     const permissions = ['--experimental-permission', ...reads, `--allow-fs-write=${base}`, '--disable-warning=ExperimentalWarning']
-    const child = spawn(process.execPath, [...permissions, heapFlag, primer, base, realpathSync(path.join(runtimeDir, 'node_modules')), ...(modules as string[])], {
-      cwd: runtimeDir, stdio: 'ignore', env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-    })
+    const child = spawn(
+      process.execPath,
+      [...permissions, heapFlag, primer, base, realpathSync(path.join(runtimeDir, 'node_modules')), ...(modules as string[])],
+      {
+        cwd: runtimeDir,
+        stdio: 'ignore',
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      },
+    )
     await new Promise((resolve) => {
       child.on('close', resolve)
       child.on('error', resolve)
@@ -260,7 +282,14 @@ const removing = new Set<string>()
 function removeAfter(dirs: string[], then: () => void): void {
   if (removing.size === 0) process.once('exit', removeNow)
   for (const dir of dirs) removing.add(dir)
-  void Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }).then(() => true, () => false))).then((removed) => {
+  void Promise.all(
+    dirs.map((dir) =>
+      rm(dir, { recursive: true, force: true }).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  ).then((removed) => {
     for (const dir of dirs) removing.delete(dir)
     if (removing.size === 0) process.off('exit', removeNow)
     // a folder left behind keeps its uid from the next run, as a failed removal did before
@@ -281,16 +310,25 @@ function runUser(check: ScriptCheck, options: ScriptRunOptions, runtimeDir: stri
   if (!containment().available) return null
   const range = effectiveUidRange(options.uidRange)
   if (!range) return null
-  const needed: Array<[string, string]> = [['the runtime', runtimeDir], ['the runtime', path.join(runtimeDir, 'node_modules')], ['Node', process.execPath]]
+  const needed: Array<[string, string]> = [
+    ['the runtime', runtimeDir],
+    ['the runtime', path.join(runtimeDir, 'node_modules')],
+    ['Node', process.execPath],
+  ]
   if (check.checkType === 'BROWSER') needed.push(['Chromium', chromiumPath])
   for (const [what, target] of needed) {
     const closed = closedToOthers(target)
     if (closed) {
-      return `${what} (${target}) cannot be read by the run's own user: ${closed.path} is closed to other users (mode ${closed.mode}). A script run by root runs as a user of its own (docs/scripts.md): ` +
+      return (
+        `${what} (${target}) cannot be read by the run's own user: ${closed.path} is closed to other users (mode ${closed.mode}). A script run by root runs as a user of its own (docs/scripts.md): ` +
         'prepare the runtimes in a folder other users can read (--runtime-cache or MONITORS_RUNTIME_CACHE, e.g. /var/cache/monitors/runtimes)'
+      )
     }
   }
-  return allocateRunUser(range) ?? `every uid of ${range.first}-${range.last} is in use by another run: the run did not start (--script-uid-range sets a larger range)`
+  return (
+    allocateRunUser(range) ??
+    `every uid of ${range.first}-${range.last} is in use by another run: the run did not start (--script-uid-range sets a larger range)`
+  )
 }
 
 /** The run's folders given to its user, and its egress proxy started on a socket only that user may connect to. */
@@ -347,7 +385,10 @@ function emptyDetails(check: ScriptCheck, runtimeId: string, limitBytes: number)
 
 /** The run's result (not scrubbed yet): the verdict of its outcome, its times and its details. */
 function scriptResult(
-  check: ScriptCheck, options: ScriptRunOptions, outcome: AttemptOutcome, details: ScriptDetails,
+  check: ScriptCheck,
+  options: ScriptRunOptions,
+  outcome: AttemptOutcome,
+  details: ScriptDetails,
   time: { startedAt: number; stoppedAt: number; ms: number },
 ): ScriptRunResult {
   const verdict = judge(outcome, check.shouldFail ?? false)
@@ -375,7 +416,11 @@ function scriptResult(
 }
 
 /** The check's runtime, when it exists, supports the check and is prepared on this machine; else why not. */
-function preparedRuntime(check: ScriptCheck, runtimeId: string, options: ScriptRunOptions): { runtime: Runtime; runtimeDir: string } | { problem: string | null } {
+function preparedRuntime(
+  check: ScriptCheck,
+  runtimeId: string,
+  options: ScriptRunOptions,
+): { runtime: Runtime; runtimeDir: string } | { problem: string | null } {
   const runtime = findRuntime(runtimeId)
   if (!runtime) return { problem: `runtime ${runtimeId} does not exist (runtimes: ${RUNTIMES.map((r) => r.name).join(', ')})` }
   if (runtime.stage === 'REMOVED') return { problem: `runtime ${runtimeId} was removed on ${runtime.runtimeEndOfLife}: choose runtime ${DEFAULT_RUNTIME_ID}` }
@@ -408,14 +453,34 @@ function runFolders(workDir: string, runtimeDir: string, options: ScriptRunOptio
  * be started (the outcome says why).
  */
 async function runWithBrowser(
-  check: ScriptCheck, options: ScriptRunOptions & { chromiumPath: string }, folders: RunFolders, limits: RunLimits, details: ScriptDetails, outcome: AttemptOutcome,
+  check: ScriptCheck,
+  options: ScriptRunOptions & { chromiumPath: string },
+  folders: RunFolders,
+  limits: RunLimits,
+  details: ScriptDetails,
+  outcome: AttemptOutcome,
   jail: RunJail | null,
 ): Promise<ChildRun | null> {
-  const launching: Promise<BrowserHandle | null> = check.checkType !== 'BROWSER' ? Promise.resolve(null) : launchBrowser({
-    runtimeDir: folders.paths.runtimeDir, chromiumPath: options.chromiumPath, home: folders.home, runDir: folders.runDir,
-    timeoutMs: Math.min(60_000, limits.deadline - performance.now()), policy: options,
-    jail: jail ? { spec: jailLimits(jail, limits), runDir: folders.runDir, egress: jail.egress, egressSocket: jail.egressSocket, browserSocket: jail.browserSocket } : null,
-  })
+  const launching: Promise<BrowserHandle | null> =
+    check.checkType !== 'BROWSER'
+      ? Promise.resolve(null)
+      : launchBrowser({
+          runtimeDir: folders.paths.runtimeDir,
+          chromiumPath: options.chromiumPath,
+          home: folders.home,
+          runDir: folders.runDir,
+          timeoutMs: Math.min(60_000, limits.deadline - performance.now()),
+          policy: options,
+          jail: jail
+            ? {
+                spec: jailLimits(jail, limits),
+                runDir: folders.runDir,
+                egress: jail.egress,
+                egressSocket: jail.egressSocket,
+                browserSocket: jail.browserSocket,
+              }
+            : null,
+        })
   // a launch that fails is told where it is awaited (superviseChild), not as an unhandled rejection meanwhile
   launching.catch(() => undefined)
   try {
@@ -450,7 +515,12 @@ async function launched(launching: Promise<BrowserHandle | null>): Promise<Brows
 function jailLimits(jail: RunJail, limits: RunLimits) {
   const tmp = Math.min(JAIL_TMP_MAX, limits.diskLimitBytes)
   return {
-    user: jail.user, identity: jail.identity, tmpBytes: tmp, shmBytes: tmp, processes: JAIL_PROCESSES, fileBytes: limits.diskLimitBytes,
+    user: jail.user,
+    identity: jail.identity,
+    tmpBytes: tmp,
+    shmBytes: tmp,
+    processes: JAIL_PROCESSES,
+    fileBytes: limits.diskLimitBytes,
     dataBytes: limits.memoryLimitMb * 1024 * 1024,
   }
 }
@@ -461,7 +531,14 @@ function jailLimits(jail: RunJail, limits: RunLimits) {
  * the egress proxy and its bridges to the runner's sockets preloaded; else in the permission
  * model's process as it is, the guard preloaded under `deny`.
  */
-function startChild(check: ScriptCheck, options: ScriptRunOptions, folders: RunFolders, limits: RunLimits, browser: BrowserHandle | null, jail: RunJail | null): ChildProcess {
+function startChild(
+  check: ScriptCheck,
+  options: ScriptRunOptions,
+  folders: RunFolders,
+  limits: RunLimits,
+  browser: BrowserHandle | null,
+  jail: RunJail | null,
+): ChildProcess {
   const { paths } = folders
   const env = envFrom(check, options)
   if (!jail) {
@@ -473,9 +550,18 @@ function startChild(check: ScriptCheck, options: ScriptRunOptions, folders: RunF
   }
   const guard = targetGuard(options, [`127.0.0.1:${EGRESS_PORT}`, `127.0.0.1:${BROWSER_BRIDGE_PORT}`])
   const preload = path.join(paths.bundle, 'guard.cjs')
-  writeFileSync(preload, guardPreload(guard, jail.egressSocket, [[EGRESS_PORT, jail.egressSocket], ...(check.checkType === 'BROWSER' ? [[BROWSER_BRIDGE_PORT, jail.browserSocket] as const] : [])]))
+  writeFileSync(
+    preload,
+    guardPreload(guard, jail.egressSocket, [
+      [EGRESS_PORT, jail.egressSocket],
+      ...(check.checkType === 'BROWSER' ? [[BROWSER_BRIDGE_PORT, jail.browserSocket] as const] : []),
+    ]),
+  )
   const [command, args] = jailCommand(process.execPath, [...sandboxFlags(paths, limits.heapLimitMb), '--require', preload, folders.entry], {
-    ...jailLimits(jail, limits), readOnly: [folders.runDir, paths.runtimeDir], writable: [paths.scratch, paths.artifacts], cwd: paths.scratch,
+    ...jailLimits(jail, limits),
+    readOnly: [folders.runDir, paths.runtimeDir],
+    writable: [paths.scratch, paths.artifacts],
+    cwd: paths.scratch,
   })
   return spawn(command, args, { cwd: '/', env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], serialization: 'json', detached: true })
 }
@@ -487,7 +573,12 @@ function startChild(check: ScriptCheck, options: ScriptRunOptions, folders: RunF
  * meanwhile; uncontained, once the browser is up (its guard names the browser's endpoint).
  */
 async function superviseChild(
-  check: ScriptCheck, options: ScriptRunOptions, folders: RunFolders, limits: RunLimits, launching: Promise<BrowserHandle | null>, details: ScriptDetails,
+  check: ScriptCheck,
+  options: ScriptRunOptions,
+  folders: RunFolders,
+  limits: RunLimits,
+  launching: Promise<BrowserHandle | null>,
+  details: ScriptDetails,
   jail: RunJail | null,
 ): Promise<ChildRun> {
   const { paths } = folders
@@ -540,7 +631,14 @@ async function superviseChild(
 }
 
 /** What the harness is told when the run starts. */
-function harnessConfig(check: ScriptCheck, options: ScriptRunOptions, paths: SandboxPaths, limits: RunLimits, browser: BrowserHandle | null, jail: RunJail | null): HarnessConfig {
+function harnessConfig(
+  check: ScriptCheck,
+  options: ScriptRunOptions,
+  paths: SandboxPaths,
+  limits: RunLimits,
+  browser: BrowserHandle | null,
+  jail: RunJail | null,
+): HarnessConfig {
   const margin = Math.min(5000, Math.max(500, Math.round(limits.timeoutMs * 0.1)))
   return {
     checkType: check.checkType,
@@ -576,7 +674,11 @@ function listen(child: ChildProcess, run: ChildRun, kill: (reason: StopReason) =
 
 /** Every half second: the memory of the script and its browser (peaks kept in the details); every second, the disk they wrote. */
 function watchResources(
-  childPid: number | undefined, browserPid: number | undefined, paths: SandboxPaths, limits: RunLimits, details: ScriptDetails,
+  childPid: number | undefined,
+  browserPid: number | undefined,
+  paths: SandboxPaths,
+  limits: RunLimits,
+  details: ScriptDetails,
   kill: (reason: StopReason) => void,
 ): NodeJS.Timeout {
   const memoryLimit = limits.memoryLimitMb * 1024 * 1024
@@ -644,10 +746,14 @@ export function refusedBySandbox(details: ScriptDetails, outcome: AttemptOutcome
 /** Why the run was stopped at one of its limits. */
 function stopProblem(reason: Exclude<StopReason, { kind: 'timeout' | 'aborted' }>, limits: RunLimits): string {
   switch (reason.kind) {
-    case 'memory': return `the script and its browser used ${formatBytes(reason.bytes)}, over the memory limit of ${limits.memoryLimitMb} MB: the run was stopped`
-    case 'allocation': return `a process of the run was refused memory, over the memory limit of ${limits.memoryLimitMb} MB: the run was stopped`
-    case 'disk': return `the script wrote ${formatBytes(reason.bytes)}, over the disk limit of ${formatBytes(limits.diskLimitBytes)}: the run was stopped`
-    case 'output': return 'the script sent more than 64 MB of messages: the run was stopped'
+    case 'memory':
+      return `the script and its browser used ${formatBytes(reason.bytes)}, over the memory limit of ${limits.memoryLimitMb} MB: the run was stopped`
+    case 'allocation':
+      return `a process of the run was refused memory, over the memory limit of ${limits.memoryLimitMb} MB: the run was stopped`
+    case 'disk':
+      return `the script wrote ${formatBytes(reason.bytes)}, over the disk limit of ${formatBytes(limits.diskLimitBytes)}: the run was stopped`
+    case 'output':
+      return 'the script sent more than 64 MB of messages: the run was stopped'
   }
 }
 
@@ -666,6 +772,12 @@ async function keepArtifacts(dir: string, details: ScriptDetails, scrub: ReturnT
     if (details.logs) writeFileSync(path.join(dir, 'script.log'), scrub.text(details.logs))
     return await finishArtifacts(dir, scrub, limitBytes)
   } catch (error) {
-    return { dir: null, files: [], totalBytes: 0, limitBytes, dropped: [{ name: '*', kind: 'other', bytes: 0, reason: `the artifacts could not be kept: ${(error as Error).message}` }] }
+    return {
+      dir: null,
+      files: [],
+      totalBytes: 0,
+      limitBytes,
+      dropped: [{ name: '*', kind: 'other', bytes: 0, reason: `the artifacts could not be kept: ${(error as Error).message}` }],
+    }
   }
 }

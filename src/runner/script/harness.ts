@@ -96,7 +96,20 @@ class SkipSignal extends Error {
 }
 
 function newSuite(title: string, parent: Suite | null): Suite {
-  return { kind: 'suite', title, parent, entries: [], beforeAll: [], afterAll: [], beforeEach: [], afterEach: [], use: {}, only: false, skip: false, serial: false }
+  return {
+    kind: 'suite',
+    title,
+    parent,
+    entries: [],
+    beforeAll: [],
+    afterAll: [],
+    beforeEach: [],
+    afterEach: [],
+    use: {},
+    only: false,
+    skip: false,
+    serial: false,
+  }
 }
 
 const root = newSuite('', null)
@@ -142,7 +155,16 @@ function skipArgs(args: unknown[]): { skip: boolean; reason: string } {
 function register(title: string, a: unknown, b: unknown, flags: { only?: boolean; skip?: string; fail?: boolean; fixtures: Map<string, FixtureDef> }): void {
   if (!registering) throw new Error('test() can only be called while the script is loading, not inside a test')
   const body = (typeof a === 'function' ? a : b) as Body | undefined
-  current.entries.push({ kind: 'test', title, body, suite: current, only: !!flags.only, skip: flags.skip ?? false, fail: !!flags.fail, fixtures: flags.fixtures })
+  current.entries.push({
+    kind: 'test',
+    title,
+    body,
+    suite: current,
+    only: !!flags.only,
+    skip: flags.skip ?? false,
+    fail: !!flags.fail,
+    fixtures: flags.fixtures,
+  })
 }
 
 function makeTest(fixtures: Map<string, FixtureDef>): Any {
@@ -215,7 +237,10 @@ function makeTest(fixtures: Map<string, FixtureDef>): Any {
     for (const [name, def] of Object.entries(defs)) {
       if (Array.isArray(def)) {
         const [v, opts] = def as [unknown, { scope?: string; option?: boolean }]
-        next.set(name, typeof v === 'function' ? { fn: v as FixtureFn, scope: opts?.scope === 'worker' ? 'worker' : 'test' } : { fn: null, value: v, scope: 'test' })
+        next.set(
+          name,
+          typeof v === 'function' ? { fn: v as FixtureFn, scope: opts?.scope === 'worker' ? 'worker' : 'test' } : { fn: null, value: v, scope: 'test' },
+        )
       } else {
         next.set(name, typeof def === 'function' ? { fn: def as FixtureFn, scope: 'test' } : { fn: null, value: def, scope: 'test' })
       }
@@ -379,7 +404,13 @@ function watchPage(page: Any, testIndex: number): ScriptPage {
     // 404 as an error a browser's console never shows; listed, not counted (docs/scripts.md)
     const favicon = /^Failed to load resource/.test(String(m.text())) && /\/favicon\.ico$/.test(String(loc.url ?? ''))
     if (type === 'error' && !favicon) counts.consoleErrors += 1
-    addConsole({ time: since(), page: record.index, type, text: String(m.text()).slice(0, 4000), location: loc.url ? `${loc.url}:${loc.lineNumber ?? 0}` : null })
+    addConsole({
+      time: since(),
+      page: record.index,
+      type,
+      text: String(m.text()).slice(0, 4000),
+      location: loc.url ? `${loc.url}:${loc.lineNumber ?? 0}` : null,
+    })
   })
   page.on('pageerror', (error: Any) => {
     counts.documentErrors += 1
@@ -396,7 +427,16 @@ function watchPage(page: Any, testIndex: number): ScriptPage {
       status = null
     }
     if (failure || (status !== null && status >= 400)) counts.networkErrors += 1
-    addNetwork({ time: start - runStart, page: record.index, method: r.method(), url: r.url(), resourceType: r.resourceType(), status, failure, duration: performance.now() - start })
+    addNetwork({
+      time: start - runStart,
+      page: record.index,
+      method: r.method(),
+      url: r.url(),
+      resourceType: r.resourceType(),
+      status,
+      failure,
+      duration: performance.now() - start,
+    })
   }
   page.on('requestfinished', (r: Any) => void done(r, null))
   page.on('requestfailed', (r: Any) => void done(r, r.failure()?.errorText ?? 'failed'))
@@ -416,11 +456,29 @@ function instrumentRequest(request: Any): void {
         const response = await original.call(this, url, options)
         const status = response.status()
         if (status >= 400) counts.networkErrors += 1
-        addNetwork({ time: start - runStart, page: null, method: String(verb).toUpperCase(), url: response.url?.() ?? target, resourceType: 'fetch', status, failure: null, duration: performance.now() - start })
+        addNetwork({
+          time: start - runStart,
+          page: null,
+          method: String(verb).toUpperCase(),
+          url: response.url?.() ?? target,
+          resourceType: 'fetch',
+          status,
+          failure: null,
+          duration: performance.now() - start,
+        })
         return response
       } catch (error) {
         counts.networkErrors += 1
-        addNetwork({ time: start - runStart, page: null, method: String(verb).toUpperCase(), url: target, resourceType: 'fetch', status: null, failure: errorText(error).message.split('\n')[0], duration: performance.now() - start })
+        addNetwork({
+          time: start - runStart,
+          page: null,
+          method: String(verb).toUpperCase(),
+          url: target,
+          resourceType: 'fetch',
+          status: null,
+          failure: errorText(error).message.split('\n')[0],
+          duration: performance.now() - start,
+        })
         throw error
       }
     }
@@ -428,7 +486,13 @@ function instrumentRequest(request: Any): void {
 }
 
 function slug(text: string): string {
-  return text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 60) || 'test'
+  return (
+    text
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '')
+      .slice(0, 60) || 'test'
+  )
 }
 
 /** Parameter names a fixture function or test body destructures from its first argument. */
@@ -485,9 +549,29 @@ function contextOptions(test: TestCase | null, suite: Suite): Record<string, unk
 }
 
 const CONTEXT_KEYS = [
-  'acceptDownloads', 'baseURL', 'bypassCSP', 'colorScheme', 'deviceScaleFactor', 'extraHTTPHeaders', 'geolocation', 'hasTouch',
-  'httpCredentials', 'ignoreHTTPSErrors', 'isMobile', 'javaScriptEnabled', 'locale', 'offline', 'permissions', 'proxy', 'reducedMotion',
-  'screen', 'serviceWorkers', 'storageState', 'timezoneId', 'userAgent', 'viewport',
+  'acceptDownloads',
+  'baseURL',
+  'bypassCSP',
+  'colorScheme',
+  'deviceScaleFactor',
+  'extraHTTPHeaders',
+  'geolocation',
+  'hasTouch',
+  'httpCredentials',
+  'ignoreHTTPSErrors',
+  'isMobile',
+  'javaScriptEnabled',
+  'locale',
+  'offline',
+  'permissions',
+  'proxy',
+  'reducedMotion',
+  'screen',
+  'serviceWorkers',
+  'storageState',
+  'timezoneId',
+  'userAgent',
+  'viewport',
 ]
 
 function pick(options: Record<string, unknown>, keys: string[]): Record<string, unknown> {
@@ -535,7 +619,9 @@ function builtinFixtures(state: TestState | null, suite: Suite): Map<string, Fix
       {
         scope: 'test',
         fn: async (_f, useIt) => {
-          const request = await core.request.newContext(pick(use, ['baseURL', 'extraHTTPHeaders', 'httpCredentials', 'ignoreHTTPSErrors', 'proxy', 'storageState', 'userAgent']))
+          const request = await core.request.newContext(
+            pick(use, ['baseURL', 'extraHTTPHeaders', 'httpCredentials', 'ignoreHTTPSErrors', 'proxy', 'storageState', 'userAgent']),
+          )
           instrumentRequest(request)
           await tracing(request)
           state?.requests.push(request)
@@ -548,7 +634,13 @@ function builtinFixtures(state: TestState | null, suite: Suite): Map<string, Fix
 }
 
 /** Sets up the fixtures `names` need, runs `body` with them, tears them down in reverse. */
-async function withFixtures(names: string[], defs: Map<string, FixtureDef>, info: TestInfo, body: (values: Record<string, unknown>) => Promise<void>, teardownFirst?: () => Promise<void>): Promise<void> {
+async function withFixtures(
+  names: string[],
+  defs: Map<string, FixtureDef>,
+  info: TestInfo,
+  body: (values: Record<string, unknown>) => Promise<void>,
+  teardownFirst?: () => Promise<void>,
+): Promise<void> {
   const values: Record<string, unknown> = {}
   const teardowns: Array<() => Promise<void>> = []
   const setting = new Set<string>()
@@ -557,7 +649,9 @@ async function withFixtures(names: string[], defs: Map<string, FixtureDef>, info
     const def = defs.get(name)
     if (!def) {
       if (name === 'testInfo') return
-      throw new Error(`unknown fixture "${name}": the harness provides page, context, browser, request, browserName, baseURL, playwright and those given to test.extend()`)
+      throw new Error(
+        `unknown fixture "${name}": the harness provides page, context, browser, request, browserName, baseURL, playwright and those given to test.extend()`,
+      )
     }
     if (setting.has(name)) throw new Error(`fixture "${name}" depends on itself`)
     setting.add(name)
@@ -575,14 +669,21 @@ async function withFixtures(names: string[], defs: Map<string, FixtureDef>, info
     let provided!: (v: unknown) => void
     const value = new Promise<unknown>((r) => (provided = r))
     const running = Promise.resolve(
-      def.fn(deps, async (v) => {
-        provided(v)
-        await released
-      }, info),
+      def.fn(
+        deps,
+        async (v) => {
+          provided(v)
+          await released
+        },
+        info,
+      ),
     )
-    const result = await Promise.race([value.then((v) => ({ v })), running.then(() => {
-      throw new Error(`fixture "${name}" returned without calling use()`)
-    })])
+    const result = await Promise.race([
+      value.then((v) => ({ v })),
+      running.then(() => {
+        throw new Error(`fixture "${name}" returned without calling use()`)
+      }),
+    ])
     values[name] = result.v
     teardowns.push(async () => {
       release()
@@ -633,7 +734,10 @@ function makeInfo(test: TestCase | null, title: string, index: number): TestInfo
     attach: async (name, options) => {
       const dir = path.join(config.artifactsDir, 'attachments')
       fs.mkdirSync(dir, { recursive: true })
-      const file = path.join(dir, `${index}-${slug(name)}${path.extname(options.path ?? '') || (options.contentType?.includes('json') ? '.json' : options.contentType?.startsWith('image/png') ? '.png' : '.txt')}`)
+      const file = path.join(
+        dir,
+        `${index}-${slug(name)}${path.extname(options.path ?? '') || (options.contentType?.includes('json') ? '.json' : options.contentType?.startsWith('image/png') ? '.png' : '.txt')}`,
+      )
       if (options.path) fs.copyFileSync(options.path, file)
       else fs.writeFileSync(file, options.body ?? '')
       info.attachments.push({ name, path: file, contentType: options.contentType ?? 'application/octet-stream' })
@@ -657,7 +761,8 @@ async function saveArtifacts(state: TestState): Promise<void> {
     for (const page of context.pages()) {
       const record = pages.find((p) => p.testIndex === state.index && p.url === page.url() && p.webVitals === null)
       const vitals = await readVitals(page)
-      if (record && vitals) record.webVitals = { FCP: round(vitals.FCP), LCP: round(vitals.LCP), CLS: round(vitals.CLS, 4), TBT: round(vitals.TBT), TTFB: round(vitals.TTFB) }
+      if (record && vitals)
+        record.webVitals = { FCP: round(vitals.FCP), LCP: round(vitals.LCP), CLS: round(vitals.CLS, 4), TBT: round(vitals.TBT), TTFB: round(vitals.TTFB) }
       if (state.failed) {
         shot += 1
         const file = path.join(config.artifactsDir, 'screenshots', `${base}-failure${shot > 1 ? `-${shot}` : ''}.png`)
@@ -706,28 +811,34 @@ async function runTest(test: TestCase, index: number, serialFailed: boolean): Pr
   try {
     const limit = Math.min(info.timeout > 0 ? info.timeout : Infinity, remaining())
     await withTimeout(
-      withFixtures([...needed], defs, info, async (values) => {
-        let bodyError: unknown = null
-        try {
-          for (const hook of beforeEach) await hook(values, info)
-          await test.body!(values, info)
-        } catch (e) {
-          bodyError = e
-        }
-        for (const hook of afterEach) {
+      withFixtures(
+        [...needed],
+        defs,
+        info,
+        async (values) => {
+          let bodyError: unknown = null
           try {
-            await hook(values, info)
+            for (const hook of beforeEach) await hook(values, info)
+            await test.body!(values, info)
           } catch (e) {
-            bodyError ??= e
+            bodyError = e
           }
-        }
-        if (bodyError && !(bodyError instanceof SkipSignal)) state.failed = !expectedToFail
-        if (bodyError) throw bodyError
-      }, async () => {
-        // before the fixtures close: failure screenshots, traces, web vitals
-        state.failed ||= info.errors.length > 0
-        await saveArtifacts(state)
-      }),
+          for (const hook of afterEach) {
+            try {
+              await hook(values, info)
+            } catch (e) {
+              bodyError ??= e
+            }
+          }
+          if (bodyError && !(bodyError instanceof SkipSignal)) state.failed = !expectedToFail
+          if (bodyError) throw bodyError
+        },
+        async () => {
+          // before the fixtures close: failure screenshots, traces, web vitals
+          state.failed ||= info.errors.length > 0
+          await saveArtifacts(state)
+        },
+      ),
       Number.isFinite(limit) ? limit : 2 ** 31 - 1,
       `test "${title}" timed out after ${Math.round(Number.isFinite(limit) ? limit : 0)} ms`,
     )
@@ -792,7 +903,11 @@ async function runHooks(hooks: Body[], suite: Suite, label: string, results: Scr
     currentSteps = record.steps
     const started = performance.now()
     try {
-      await withTimeout(withFixtures(fixtureNames(hook), defs, info, async (values) => void (await hook(values, info))), Math.max(0, remaining()), `${label} timed out`)
+      await withTimeout(
+        withFixtures(fixtureNames(hook), defs, info, async (values) => void (await hook(values, info))),
+        Math.max(0, remaining()),
+        `${label} timed out`,
+      )
     } catch (error) {
       reportViolation(error)
       record.status = 'failed'

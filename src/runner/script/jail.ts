@@ -78,9 +78,30 @@ export interface JailSpec {
 
 /** The files of /etc a run may read (what Node, Chromium and TLS need; no file of the server's). */
 const ETC = [
-  'alternatives', 'ca-certificates', 'ca-certificates.conf', 'chromium', 'chromium.d', 'crypto-policies', 'debian_version', 'fonts', 'gai.conf',
-  'group', 'host.conf', 'hosts', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'localtime', 'machine-id', 'mime.types', 'nsswitch.conf', 'os-release',
-  'passwd', 'pki', 'resolv.conf', 'ssl',
+  'alternatives',
+  'ca-certificates',
+  'ca-certificates.conf',
+  'chromium',
+  'chromium.d',
+  'crypto-policies',
+  'debian_version',
+  'fonts',
+  'gai.conf',
+  'group',
+  'host.conf',
+  'hosts',
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'localtime',
+  'machine-id',
+  'mime.types',
+  'nsswitch.conf',
+  'os-release',
+  'passwd',
+  'pki',
+  'resolv.conf',
+  'ssl',
 ]
 
 /** The top folders of a merged /usr (links to usr/...) or, on an older layout, folders of their own. */
@@ -143,18 +164,46 @@ function nodeView(): string[] {
  */
 export function jailCommand(command: string, args: readonly string[], spec: JailSpec): [string, string[]] {
   const bwrap = [
-    BWRAP, '--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--hostname', 'monitors-run',
-    ...systemView(spec.identity), ...nodeView(),
-    '--proc', '/proc', '--dev', '/dev', '--size', String(spec.shmBytes), '--tmpfs', '/dev/shm',
-    '--size', String(spec.tmpBytes), '--tmpfs', '/tmp', '--dir', '/var', '--symlink', '../tmp', '/var/tmp', '--dir', '/run', '--symlink', '../tmp', '/run/lock',
+    BWRAP,
+    '--unshare-all',
+    '--unshare-user',
+    '--disable-userns',
+    '--die-with-parent',
+    '--new-session',
+    '--cap-drop',
+    'ALL',
+    '--hostname',
+    'monitors-run',
+    ...systemView(spec.identity),
+    ...nodeView(),
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--size',
+    String(spec.shmBytes),
+    '--tmpfs',
+    '/dev/shm',
+    '--size',
+    String(spec.tmpBytes),
+    '--tmpfs',
+    '/tmp',
+    '--dir',
+    '/var',
+    '--symlink',
+    '../tmp',
+    '/var/tmp',
+    '--dir',
+    '/run',
+    '--symlink',
+    '../tmp',
+    '/run/lock',
   ]
   for (const p of spec.readOnly) bwrap.push('--ro-bind', p, p)
   for (const p of spec.writable) bwrap.push('--bind', p, p)
   for (const t of spec.tmpfs ?? []) bwrap.push('--size', String(t.bytes), '--tmpfs', t.path)
   bwrap.push('--remount-ro', '/dev', '--remount-ro', '/', '--chdir', spec.cwd, '--', command, ...args)
-  const dropped = spec.user
-    ? [SETPRIV, `--reuid=${spec.user.uid}`, `--regid=${spec.user.gid}`, '--clear-groups', '--no-new-privs', '--', ...bwrap]
-    : bwrap
+  const dropped = spec.user ? [SETPRIV, `--reuid=${spec.user.uid}`, `--regid=${spec.user.gid}`, '--clear-groups', '--no-new-privs', '--', ...bwrap] : bwrap
   const limits = [
     ...(spec.user && spec.processes ? [`--nproc=${spec.processes}`] : []),
     ...(spec.fileBytes ? [`--fsize=${spec.fileBytes}`] : []),
@@ -181,11 +230,25 @@ export function containment(uid: number | null = null): Containment {
   if (root && !existsSync(SETPRIV)) return (probed = { ...base, available: false, problem: `util-linux's setpriv is missing (${SETPRIV})` })
   const version = /bubblewrap\s+(\S+)/.exec(spawnSync(BWRAP, ['--version'], { encoding: 'utf8', timeout: 10_000 }).stdout ?? '')?.[1] ?? null
   const user = root ? { uid: uid ?? 65534, gid: uid ?? 65534 } : null
-  const [command, args] = jailCommand('/bin/true', [], { user, readOnly: [], writable: [], tmpBytes: 1 << 20, shmBytes: 1 << 20, cwd: '/', processes: 64, fileBytes: 1 << 20 })
+  const [command, args] = jailCommand('/bin/true', [], {
+    user,
+    readOnly: [],
+    writable: [],
+    tmpBytes: 1 << 20,
+    shmBytes: 1 << 20,
+    cwd: '/',
+    processes: 64,
+    fileBytes: 1 << 20,
+  })
   const tried = spawnSync(command, args, { encoding: 'utf8', timeout: 20_000, env: { PATH: '/usr/bin:/bin' } })
   if (tried.status !== 0) {
     const said = (tried.stderr || tried.error?.message || `exit ${tried.status ?? tried.signal}`).trim().split('\n').pop()
-    return (probed = { ...base, version, available: false, problem: `the kernel refused bubblewrap its namespaces here (${said}): a container without CAP_SYS_ADMIN, or unprivileged user namespaces turned off` })
+    return (probed = {
+      ...base,
+      version,
+      available: false,
+      problem: `the kernel refused bubblewrap its namespaces here (${said}): a container without CAP_SYS_ADMIN, or unprivileged user namespaces turned off`,
+    })
   }
   return (probed = { ...base, version, available: true, problem: null })
 }

@@ -33,9 +33,7 @@ export interface TargetGuard {
 
 /** The guard of a policy: null for `allow` (nothing to check). `extra` are exceptions of the run itself (its browser's endpoint, its bridges). */
 export function targetGuard(policy: TargetPolicy | undefined, extra: readonly string[] = []): TargetGuard | null {
-  return policy?.privateTargets === 'deny'
-    ? { ...NON_PUBLIC_RANGES, allowed: [...(policy.allowedTargets ?? []), ...extra], own: [...ownAddresses()] }
-    : null
+  return policy?.privateTargets === 'deny' ? { ...NON_PUBLIC_RANGES, allowed: [...(policy.allowedTargets ?? []), ...extra], own: [...ownAddresses()] } : null
 }
 
 /** `guard(g, report)`, `routeThrough(path, report)` and their helpers, as source. */
@@ -454,7 +452,7 @@ export function guardPreload(g: TargetGuard | null, egress: string | null = null
   return [
     "'use strict'",
     NET_GUARD_SOURCE,
-    'const reportRefusal = ((send) => (message) => { if (send) send({ t: \'violation\', permission: \'Network\', resource: message }) })(typeof process.send === \'function\' ? process.send.bind(process) : null)',
+    "const reportRefusal = ((send) => (message) => { if (send) send({ t: 'violation', permission: 'Network', resource: message }) })(typeof process.send === 'function' ? process.send.bind(process) : null)",
     g ? `guard(${JSON.stringify(g)}, reportRefusal)` : '',
     // the containment's working directory is not one of the check's variables
     egress ? 'if (process.env.PWD === process.cwd()) delete process.env.PWD' : '',

@@ -21,8 +21,20 @@ export interface ProxyViolation {
 }
 
 const REFUSED_METHODS = new Set([
-  'newCDPSession', 'newBrowserCDPSession', 'startServer', 'stopServer', 'saveAs', 'launch', 'launchPersistentContext', 'launchServer',
-  'connect', 'connectOverCDP', 'harOpen', 'harLookup', 'harUnzip', 'zip',
+  'newCDPSession',
+  'newBrowserCDPSession',
+  'startServer',
+  'stopServer',
+  'saveAs',
+  'launch',
+  'launchPersistentContext',
+  'launchServer',
+  'connect',
+  'connectOverCDP',
+  'harOpen',
+  'harLookup',
+  'harUnzip',
+  'zip',
 ])
 
 const WEB_URL = /^(https?:|about:|data:)/i
@@ -48,7 +60,7 @@ export function refusal(message: { method?: unknown; params?: unknown; guid?: un
     return `navigation to ${params.url.slice(0, 200)} refused: scripts may open http(s):, about: and data: URLs only`
   }
   if (method === 'setInputFiles' && (params.localPaths !== undefined || params.localDirectory !== undefined)) {
-    return 'uploading files by their path on the server is refused: pass the files\' contents (or paths the script itself wrote)'
+    return "uploading files by their path on the server is refused: pass the files' contents (or paths the script itself wrote)"
   }
   return null
 }
@@ -67,7 +79,9 @@ export interface BrowserProxy {
 export async function startProxy(upstream: string, rules: ProxyRules = {}, at: { socket?: string; endpointHost?: string } = {}): Promise<BrowserProxy> {
   const path = `/${randomBytes(16).toString('hex')}`
   const http = at.socket ? createServer() : null
-  const server = http ? new WebSocketServer({ server: http, path, maxPayload: 512 * 1024 * 1024 }) : new WebSocketServer({ host: '127.0.0.1', port: 0, path, maxPayload: 512 * 1024 * 1024 })
+  const server = http
+    ? new WebSocketServer({ server: http, path, maxPayload: 512 * 1024 * 1024 })
+    : new WebSocketServer({ host: '127.0.0.1', port: 0, path, maxPayload: 512 * 1024 * 1024 })
   await new Promise<void>((resolve, reject) => {
     const target = http ?? server
     target.once('listening', resolve)

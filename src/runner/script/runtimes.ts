@@ -64,12 +64,25 @@ export function runtimeRefusal(id: string): string | null {
 export function runtimeState(id: string, cacheDir: string = defaultRuntimeCache()): RuntimeState {
   const runtime = findRuntime(id)
   const dir = join(cacheDir, id)
-  if (!runtime) return { id, stage: 'REMOVED', prepared: false, dir, missing: `runtime ${id} does not exist (runtimes: ${RUNTIMES.map((r) => r.name).join(', ')})` }
+  if (!runtime)
+    return { id, stage: 'REMOVED', prepared: false, dir, missing: `runtime ${id} does not exist (runtimes: ${RUNTIMES.map((r) => r.name).join(', ')})` }
   if (!existsSync(join(dir, MARKER))) {
-    return { id, stage: runtime.stage, prepared: false, dir, missing: `runtime ${id} is not prepared here: its packages are not in ${dir}; prepare it with: ${prepareCommand(id, cacheDir)}` }
+    return {
+      id,
+      stage: runtime.stage,
+      prepared: false,
+      dir,
+      missing: `runtime ${id} is not prepared here: its packages are not in ${dir}; prepare it with: ${prepareCommand(id, cacheDir)}`,
+    }
   }
   if (!markerMatches(dir, runtime)) {
-    return { id, stage: runtime.stage, prepared: false, dir, missing: `runtime ${id} in ${dir} was prepared with other packages than it declares now; prepare it again with: ${prepareCommand(id, cacheDir)} --force` }
+    return {
+      id,
+      stage: runtime.stage,
+      prepared: false,
+      dir,
+      missing: `runtime ${id} in ${dir} was prepared with other packages than it declares now; prepare it again with: ${prepareCommand(id, cacheDir)} --force`,
+    }
   }
   return { id, stage: runtime.stage, prepared: true, dir, missing: null }
 }
@@ -169,7 +182,8 @@ async function withLock<T>(lock: string, timeoutMs: number, waiting: () => void,
         continue
       }
       if (round === 0) waiting()
-      if (performance.now() - start > timeoutMs) throw new RuntimePrepareError(`another process has been preparing this runtime for over ${Math.round(timeoutMs / 1000)} s (${lock})`)
+      if (performance.now() - start > timeoutMs)
+        throw new RuntimePrepareError(`another process has been preparing this runtime for over ${Math.round(timeoutMs / 1000)} s (${lock})`)
       await new Promise((r) => setTimeout(r, 250))
     }
   }
@@ -184,13 +198,31 @@ async function install(id: string, runtime: Runtime, cacheDir: string, options: 
   const work = join(cacheDir, `.${id}.${process.pid}.${randomUUID().slice(0, 8)}`)
   mkdirSync(work, { recursive: true })
   try {
-    writeFileSync(join(work, 'package.json'), `${JSON.stringify({ name: `monitors-runtime-${id.replace('.', '-')}`, private: true, dependencies: runtime.dependencies }, null, 2)}\n`)
+    writeFileSync(
+      join(work, 'package.json'),
+      `${JSON.stringify({ name: `monitors-runtime-${id.replace('.', '-')}`, private: true, dependencies: runtime.dependencies }, null, 2)}\n`,
+    )
     if (options.fromLock) {
       const registry = (await npmOutput(options.npm ?? 'npm', ['config', 'get', 'registry'], work)).trim()
-      writeFileSync(join(work, 'package-lock.json'), `${JSON.stringify(subLock(options.fromLock, runtime, `monitors-runtime-${id.replace('.', '-')}`, registry), null, 2)}\n`)
+      writeFileSync(
+        join(work, 'package-lock.json'),
+        `${JSON.stringify(subLock(options.fromLock, runtime, `monitors-runtime-${id.replace('.', '-')}`, registry), null, 2)}\n`,
+      )
     }
-    const args = [options.fromLock ? 'ci' : 'install', '--no-audit', '--no-fund', '--ignore-scripts', '--omit=dev', '--no-save', '--loglevel=error', ...(options.offline ? ['--offline'] : []), ...(options.npmArgs ?? [])]
-    options.progress?.(`npm ${args.join(' ')} (${Object.keys(runtime.dependencies).length} packages${options.fromLock ? `, versions from ${options.fromLock}` : ''})`)
+    const args = [
+      options.fromLock ? 'ci' : 'install',
+      '--no-audit',
+      '--no-fund',
+      '--ignore-scripts',
+      '--omit=dev',
+      '--no-save',
+      '--loglevel=error',
+      ...(options.offline ? ['--offline'] : []),
+      ...(options.npmArgs ?? []),
+    ]
+    options.progress?.(
+      `npm ${args.join(' ')} (${Object.keys(runtime.dependencies).length} packages${options.fromLock ? `, versions from ${options.fromLock}` : ''})`,
+    )
     await runNpm(options.npm ?? 'npm', args, work, options.timeoutMs ?? 600_000, id)
     const require = createRequire(join(work, 'package.json'))
     for (const name of Object.keys(runtime.dependencies)) {
@@ -254,7 +286,8 @@ export function subLock(lockPath: string, runtime: Runtime, name: string, regist
     // a lock written without `resolved` makes npm ask the registry where each tarball is;
     // with it (and the integrity), npm takes the tarball from its cache
     const pkg = location.slice(location.lastIndexOf('node_modules/') + 13)
-    if (!entry.resolved && entry.version && !entry.link) entry.resolved = `${registry.replace(/\/?$/, '/')}${pkg}/-/${pkg.split('/').pop()}-${entry.version}.tgz`
+    if (!entry.resolved && entry.version && !entry.link)
+      entry.resolved = `${registry.replace(/\/?$/, '/')}${pkg}/-/${pkg.split('/').pop()}-${entry.version}.tgz`
     out[location] = entry
     for (const dep of Object.keys({ ...entry.dependencies, ...entry.optionalDependencies })) {
       const found = locate(location, dep)
@@ -264,7 +297,9 @@ export function subLock(lockPath: string, runtime: Runtime, name: string, regist
   for (const [dep, version] of Object.entries(runtime.dependencies)) {
     const location = `node_modules/${dep}`
     if (packages[location]?.version !== version) {
-      throw new RuntimePrepareError(`runtime ${runtime.name} needs ${dep}@${version}, which ${lockPath} does not hold (it has ${packages[location]?.version ?? 'none'}): prepare it from the registry`)
+      throw new RuntimePrepareError(
+        `runtime ${runtime.name} needs ${dep}@${version}, which ${lockPath} does not hold (it has ${packages[location]?.version ?? 'none'}): prepare it from the registry`,
+      )
     }
     visit(location)
   }
@@ -298,7 +333,12 @@ function runNpm(npm: string, args: string[], cwd: string, timeoutMs: number, id:
     child.on('close', (code, signal) => {
       clearTimeout(timer)
       if (code === 0) resolve()
-      else reject(new RuntimePrepareError(`preparing runtime ${id}: npm ${args.join(' ')} failed (${signal ?? `exit ${code}`}): ${output.trim().split('\n').slice(-8).join('\n')}`))
+      else
+        reject(
+          new RuntimePrepareError(
+            `preparing runtime ${id}: npm ${args.join(' ')} failed (${signal ?? `exit ${code}`}): ${output.trim().split('\n').slice(-8).join('\n')}`,
+          ),
+        )
     })
   })
 }

@@ -113,7 +113,13 @@ export function scrubTraceLine(line: string, text: (t: string) => string): strin
 function dropAuthorization(v: unknown): unknown {
   if (Array.isArray(v)) {
     return v.map((item) => {
-      if (item && typeof item === 'object' && typeof (item as { name?: unknown }).name === 'string' && 'value' in item && AUTH_HEADERS.test((item as { name: string }).name)) {
+      if (
+        item &&
+        typeof item === 'object' &&
+        typeof (item as { name?: unknown }).name === 'string' &&
+        'value' in item &&
+        AUTH_HEADERS.test((item as { name: string }).name)
+      ) {
         return { ...item, value: SCRUBBED }
       }
       return dropAuthorization(item)
@@ -130,6 +136,13 @@ export function looksLikeText(data: Uint8Array): boolean {
   const n = Math.min(data.length, 8192)
   for (let i = 0; i < n; i++) if (data[i] === 0) return false
   // PNG, JPEG, GIF, WebP, zip signatures
-  if (data[0] === 0x89 || data[0] === 0xff || (data[0] === 0x47 && data[1] === 0x49) || (data[0] === 0x52 && data[1] === 0x49) || (data[0] === 0x50 && data[1] === 0x4b)) return false
+  if (
+    data[0] === 0x89 ||
+    data[0] === 0xff ||
+    (data[0] === 0x47 && data[1] === 0x49) ||
+    (data[0] === 0x52 && data[1] === 0x49) ||
+    (data[0] === 0x50 && data[1] === 0x4b)
+  )
+    return false
   return true
 }

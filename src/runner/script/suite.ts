@@ -19,10 +19,34 @@ import { DEFAULT_RUNTIME_ID, findRuntime } from '../../schema/runtimes.js'
 import { judge } from '../outcome.js'
 import type { AttemptOutcome } from '../types.js'
 import { finishArtifacts, formatBytes } from './artifacts.js'
-import { ARTIFACT_LIMIT_BYTES, CHROMIUM_ARGS, DEFAULT_DISK_LIMIT_BYTES, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_SCRIPT_TIMEOUT_MS, OUT_OF_MEMORY, refusedBySandbox, SECRET_PREFIX, SERVICE_VARIABLE } from './engine.js'
+import {
+  ARTIFACT_LIMIT_BYTES,
+  CHROMIUM_ARGS,
+  DEFAULT_DISK_LIMIT_BYTES,
+  DEFAULT_MEMORY_LIMIT_MB,
+  DEFAULT_SCRIPT_TIMEOUT_MS,
+  OUT_OF_MEMORY,
+  refusedBySandbox,
+  SECRET_PREFIX,
+  SERVICE_VARIABLE,
+} from './engine.js'
 import type { ScriptStep, ScriptTest } from './protocol.js'
 import { defaultRuntimeCache, resolveInRuntime, runtimeState } from './runtimes.js'
-import { allocateRunUser, closedToOthers, copyBack, copyRunFile, effectiveUidRange, giveTree, killUser, readRunFile, reapUser, removeLeftFiles, SETPRIV, userMemory, type RunUser } from './contain.js'
+import {
+  allocateRunUser,
+  closedToOthers,
+  copyBack,
+  copyRunFile,
+  effectiveUidRange,
+  giveTree,
+  killUser,
+  readRunFile,
+  reapUser,
+  removeLeftFiles,
+  SETPRIV,
+  userMemory,
+  type RunUser,
+} from './contain.js'
 import { startEgress, type EgressProxy } from './egress.js'
 import { BRIDGE_SOURCE, containment, EGRESS_PORT, EGRESS_PROXY, identityFiles, jailCommand } from './jail.js'
 import { NET_GUARD_SOURCE } from './net-guard.js'
@@ -89,7 +113,10 @@ function testsOf(suite: JsonSuite, parents: string[]): ScriptTest[] {
         titlePath: [...(t.projectName ? [t.projectName] : []), ...here, spec.title],
         status: t.status === 'expected' || t.status === 'flaky' ? (status === 'skipped' ? 'skipped' : 'passed') : status,
         duration: Math.round(last?.duration ?? 0),
-        error: message && t.status !== 'expected' ? { message: message.replace(/\u001b\[[0-9;]*m/g, ''), kind: raw === 'timedOut' ? 'timeout' : /expect\(/.test(message) ? 'assertion' : 'error' } : null,
+        error:
+          message && t.status !== 'expected'
+            ? { message: message.replace(/\u001b\[[0-9;]*m/g, ''), kind: raw === 'timedOut' ? 'timeout' : /expect\(/.test(message) ? 'assertion' : 'error' }
+            : null,
         steps: steps(last?.steps),
       })
     }
@@ -150,7 +177,8 @@ function suiteRuntime(runtimeId: string, options: ScriptRunOptions) {
   const problem = containmentProblem(state.dir, options)
   if (problem) return { problem }
   const user: RunUser | null = allocateRunUser(range)
-  if (!user) return { problem: `every uid of ${range.first}-${range.last} is in use by another run: the run did not start (--script-uid-range sets a larger range)` }
+  if (!user)
+    return { problem: `every uid of ${range.first}-${range.last} is in use by another run: the run did not start (--script-uid-range sets a larger range)` }
   return { runtime, state, cli, user }
 }
 
@@ -165,18 +193,54 @@ export async function runPlaywrightSuite(suite: PlaywrightSuite, options: Script
   const scrub = createScrubber(secrets)
   const limitBytes = options.artifactLimitBytes ?? ARTIFACT_LIMIT_BYTES
   const details: ScriptDetails = {
-    kind: 'PLAYWRIGHT', runtimeId, playwrightVersion: null, nodeVersion: process.version, tests: [], pages: [], webVitals: null,
-    errors: { consoleErrors: 0, networkErrors: 0, userScriptErrors: 0, documentErrors: 0 }, console: [], network: [], logs: '', violations: [],
-    memory: { peakScriptRssBytes: 0, peakBrowserRssBytes: 0 }, artifacts: { dir: null, files: [], totalBytes: 0, limitBytes, dropped: [] },
+    kind: 'PLAYWRIGHT',
+    runtimeId,
+    playwrightVersion: null,
+    nodeVersion: process.version,
+    tests: [],
+    pages: [],
+    webVitals: null,
+    errors: { consoleErrors: 0, networkErrors: 0, userScriptErrors: 0, documentErrors: 0 },
+    console: [],
+    network: [],
+    logs: '',
+    violations: [],
+    memory: { peakScriptRssBytes: 0, peakBrowserRssBytes: 0 },
+    artifacts: { dir: null, files: [], totalBytes: 0, limitBytes, dropped: [] },
   }
-  const outcome: AttemptOutcome = { responseTime: null, assertions: [], failures: [], degraded: [], timedOut: false, networkError: false, runnerError: null, aborted: false, details: null as never }
+  const outcome: AttemptOutcome = {
+    responseTime: null,
+    assertions: [],
+    failures: [],
+    degraded: [],
+    timedOut: false,
+    networkError: false,
+    runnerError: null,
+    aborted: false,
+    details: null as never,
+  }
   const finish = (): ScriptRunResult => {
     const verdict = judge(outcome, suite.shouldFail ?? false)
     return scrub.deep({
-      checkId: suite.id ?? null, name: suite.name, checkType: 'PLAYWRIGHT', runLocation: options.location ?? 'local', resultType: 'FINAL', attempt: 1,
-      startedAt: new Date(startedAt).toISOString(), stoppedAt: new Date(Math.max(now(), startedAt)).toISOString(), responseTime: Math.round(performance.now() - started),
-      hasFailures: verdict.hasFailures, hasErrors: verdict.hasErrors, isDegraded: verdict.isDegraded, timedOut: verdict.timedOut, aborted: verdict.aborted,
-      status: verdict.status, failureKind: verdict.failureKind, error: verdict.error, assertions: [], details,
+      checkId: suite.id ?? null,
+      name: suite.name,
+      checkType: 'PLAYWRIGHT',
+      runLocation: options.location ?? 'local',
+      resultType: 'FINAL',
+      attempt: 1,
+      startedAt: new Date(startedAt).toISOString(),
+      stoppedAt: new Date(Math.max(now(), startedAt)).toISOString(),
+      responseTime: Math.round(performance.now() - started),
+      hasFailures: verdict.hasFailures,
+      hasErrors: verdict.hasErrors,
+      isDegraded: verdict.isDegraded,
+      timedOut: verdict.timedOut,
+      aborted: verdict.aborted,
+      status: verdict.status,
+      failureKind: verdict.failureKind,
+      error: verdict.error,
+      assertions: [],
+      details,
     })
   }
   const prepared = suiteRuntime(runtimeId, options)
@@ -194,7 +258,11 @@ export async function runPlaywrightSuite(suite: PlaywrightSuite, options: Script
   }
   const held: { egress: EgressProxy | null } = { egress: null }
   try {
-    await runSuiteIn(folders, { suite, stateDir: state.dir, cli, playwrightVersion: runtime.dependencies['@playwright/test'], user, env, timeoutMs, options, details, outcome }, held)
+    await runSuiteIn(
+      folders,
+      { suite, stateDir: state.dir, cli, playwrightVersion: runtime.dependencies['@playwright/test'], user, env, timeoutMs, options, details, outcome },
+      held,
+    )
   } finally {
     await held.egress?.close()
     await keepSuiteArtifacts(folders, user, details, scrub, limitBytes)
@@ -266,7 +334,11 @@ async function egressFor(network: RunNetwork, user: RunUser | null, options: Scr
  * group naming its user.
  */
 function runNetwork(folders: SuiteFolders, user: RunUser | null): RunNetwork {
-  const network = { bridge: path.join(folders.runDir, 'bridge.cjs'), socket: path.join(folders.runDir, 'egress.sock'), preload: path.join(folders.runDir, 'route.cjs') }
+  const network = {
+    bridge: path.join(folders.runDir, 'bridge.cjs'),
+    socket: path.join(folders.runDir, 'egress.sock'),
+    preload: path.join(folders.runDir, 'route.cjs'),
+  }
   writeFileSync(network.bridge, BRIDGE_SOURCE)
   writeFileSync(network.preload, `'use strict'\n${NET_GUARD_SOURCE}\nrouteThrough(${JSON.stringify(network.socket)}, () => undefined)\n`)
   return { ...network, identity: user ? identityFiles(folders.runDir, user, folders.home) : undefined }
@@ -295,7 +367,14 @@ function suiteFolders(options: ScriptRunOptions, user: RunUser | null): SuiteFol
   const runDir = realpathSync(mkdtempSync(path.join(user ? tmpdir() : workDir, 'monitors-suite-')))
   const artifacts = options.artifactsDir ? path.resolve(options.artifactsDir) : realpathSync(mkdtempSync(path.join(workDir, 'monitors-artifacts-')))
   mkdirSync(artifacts, { recursive: true })
-  const folders = { runDir, project: path.join(runDir, 'project'), home: path.join(runDir, 'home'), reportFile: path.join(runDir, 'report.json'), output: user ? path.join(runDir, 'results') : artifacts, artifacts }
+  const folders = {
+    runDir,
+    project: path.join(runDir, 'project'),
+    home: path.join(runDir, 'home'),
+    reportFile: path.join(runDir, 'report.json'),
+    output: user ? path.join(runDir, 'results') : artifacts,
+    artifacts,
+  }
   mkdirSync(folders.home, { recursive: true })
   mkdirSync(folders.output, { recursive: true })
   return folders
@@ -306,7 +385,13 @@ function suiteFolders(options: ScriptRunOptions, user: RunUser | null): SuiteFol
  * processes are all gone by then), scrubbed and capped; the run's folder removed, with what the
  * run's user left in the shared temporary folders.
  */
-async function keepSuiteArtifacts(folders: SuiteFolders, user: RunUser | null, details: ScriptDetails, scrub: ReturnType<typeof createScrubber>, limitBytes: number): Promise<void> {
+async function keepSuiteArtifacts(
+  folders: SuiteFolders,
+  user: RunUser | null,
+  details: ScriptDetails,
+  scrub: ReturnType<typeof createScrubber>,
+  limitBytes: number,
+): Promise<void> {
   try {
     if (user) {
       killUser(user.uid)
@@ -335,14 +420,21 @@ function containmentProblem(runtimeDir: string, options: ScriptRunOptions): stri
   for (const target of [runtimeDir, path.join(runtimeDir, 'node_modules')]) {
     const closed = closedToOthers(target)
     if (closed) {
-      return `the runtime cache ${cache} cannot be read by the run's own user: ${closed.path} is closed to other users (mode ${closed.mode}). ` +
+      return (
+        `the runtime cache ${cache} cannot be read by the run's own user: ${closed.path} is closed to other users (mode ${closed.mode}). ` +
         'A Playwright check suite run by root runs as a user of its own (docs/scripts.md): prepare the runtimes in a folder other users can read ' +
         `(--runtime-cache or MONITORS_RUNTIME_CACHE, e.g. /var/cache/monitors/runtimes), or open ${closed.path} to them (chmod o+rx)`
+      )
     }
   }
-  for (const [what, target] of [['Node', process.execPath], ['Chromium', chromiumOf(options)], ['the temporary folder', tmpdir()]]) {
+  for (const [what, target] of [
+    ['Node', process.execPath],
+    ['Chromium', chromiumOf(options)],
+    ['the temporary folder', tmpdir()],
+  ]) {
     const closed = closedToOthers(target)
-    if (closed) return `${what} (${target}) cannot be used by the run's own user: ${closed.path} is closed to other users (mode ${closed.mode}); a Playwright check suite run by root runs as a user of its own (docs/scripts.md)`
+    if (closed)
+      return `${what} (${target}) cannot be used by the run's own user: ${closed.path} is closed to other users (mode ${closed.mode}); a Playwright check suite run by root runs as a user of its own (docs/scripts.md)`
   }
   return null
 }
@@ -364,7 +456,14 @@ function suiteVariables(suite: PlaywrightSuite, options: ScriptRunOptions): { en
 
 /** The environment of `playwright test`: the suite's variables, and none of the server's (contained: its Node processes' route through the egress proxy). */
 function suiteEnvironment(env: Record<string, string>, home: string, options: ScriptRunOptions, network: RunNetwork | null): Record<string, string> {
-  const childEnv: Record<string, string> = { ...env, [SERVICE_VARIABLE]: 'true', PATH: '/usr/bin:/bin', HOME: home, FORCE_COLOR: '0', PW_TEST_HTML_REPORT_OPEN: 'never' }
+  const childEnv: Record<string, string> = {
+    ...env,
+    [SERVICE_VARIABLE]: 'true',
+    PATH: '/usr/bin:/bin',
+    HOME: home,
+    FORCE_COLOR: '0',
+    PW_TEST_HTML_REPORT_OPEN: 'never',
+  }
   if (network) childEnv.NODE_OPTIONS = `--require ${network.preload}`
   if (options.testSession) childEnv.CI = 'true'
   else delete childEnv.CI
@@ -389,11 +488,21 @@ function writeProject(suite: PlaywrightSuite, project: string, runtimeDir: strin
 }
 
 /** `test` with the wrapper config (written into the project), the projects and the tags asked for. */
-function playwrightArguments(suite: PlaywrightSuite, options: ScriptRunOptions, project: string, reportFile: string, artifacts: string, proxy: string | null): string[] {
+function playwrightArguments(
+  suite: PlaywrightSuite,
+  options: ScriptRunOptions,
+  project: string,
+  reportFile: string,
+  artifacts: string,
+  proxy: string | null,
+): string[] {
   const names = new Set(suite.files.map((f) => f.path))
   const userConfig = suite.config ?? ['playwright.config.ts', 'playwright.config.js', 'playwright.config.mjs'].find((c) => names.has(c)) ?? null
   const wrapper = path.join(project, 'monitors.playwright.config.ts')
-  writeFileSync(wrapper, wrapperConfig(userConfig, chromiumOf(options), reportFile, path.join(artifacts, 'test-results'), options.tracing ?? 'retain-on-failure', proxy))
+  writeFileSync(
+    wrapper,
+    wrapperConfig(userConfig, chromiumOf(options), reportFile, path.join(artifacts, 'test-results'), options.tracing ?? 'retain-on-failure', proxy),
+  )
   const args = ['test', '--config', wrapper, ...(suite.projects ?? []).flatMap((p) => ['--project', p])]
   if (suite.tags && suite.tags.length > 0) args.push('--grep', suite.tags.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'))
   return args
@@ -415,20 +524,35 @@ interface RunNetwork {
  * setpriv, by Node's spawn with the uid and gid (Node drops the supplementary groups), without
  * no_new_privs. Otherwise as this process's user.
  */
-function startAs(user: RunUser | null, args: string[], network: RunNetwork | null, folders: SuiteFolders, options: ScriptRunOptions): [string, string[], { uid?: number; gid?: number }] {
+function startAs(
+  user: RunUser | null,
+  args: string[],
+  network: RunNetwork | null,
+  folders: SuiteFolders,
+  options: ScriptRunOptions,
+): [string, string[], { uid?: number; gid?: number }] {
   if (network) {
     const chromium = chromiumOf(options)
     const readOnly = [path.dirname(network.bridge), ...(chromium.startsWith('/usr/') ? [] : [path.dirname(chromium)])]
     const limit = options.diskLimitBytes ?? DEFAULT_DISK_LIMIT_BYTES
     const tmp = Math.min(limit, 256 * 1024 * 1024)
     const [command, commandArgs] = jailCommand(process.execPath, [network.bridge, `${EGRESS_PORT}=${network.socket}`, '--', process.execPath, ...args], {
-      user, identity: network.identity, readOnly: [...readOnly, runtimeOf(folders)], writable: [folders.runDir], cwd: folders.project,
-      tmpBytes: tmp, shmBytes: tmp, processes: 4096, fileBytes: limit, dataBytes: (options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB) * 1024 * 1024,
+      user,
+      identity: network.identity,
+      readOnly: [...readOnly, runtimeOf(folders)],
+      writable: [folders.runDir],
+      cwd: folders.project,
+      tmpBytes: tmp,
+      shmBytes: tmp,
+      processes: 4096,
+      fileBytes: limit,
+      dataBytes: (options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB) * 1024 * 1024,
     })
     return [command, commandArgs, {}]
   }
   if (!user) return [process.execPath, args, {}]
-  if (existsSync(SETPRIV)) return [SETPRIV, ['--no-new-privs', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--', process.execPath, ...args], {}]
+  if (existsSync(SETPRIV))
+    return [SETPRIV, ['--no-new-privs', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--', process.execPath, ...args], {}]
   return [process.execPath, args, { uid: user.uid, gid: user.gid }]
 }
 
@@ -439,8 +563,15 @@ function runtimeOf(folders: SuiteFolders): string {
 
 /** Runs `playwright test` in its own process group, killed at the wall clock, over the memory or disk limit (of `folders`) or on abort. */
 async function runPlaywright(
-  args: string[], run: SuiteFolders, env: Record<string, string>, timeoutMs: number, options: ScriptRunOptions, details: ScriptDetails, user: RunUser | null,
-  network: RunNetwork | null, folders: string[],
+  args: string[],
+  run: SuiteFolders,
+  env: Record<string, string>,
+  timeoutMs: number,
+  options: ScriptRunOptions,
+  details: ScriptDetails,
+  user: RunUser | null,
+  network: RunNetwork | null,
+  folders: string[],
 ): Promise<SuiteExit> {
   const [command, commandArgs, ids] = startAs(user, args, network, run, options)
   const child = spawn(command, commandArgs, { cwd: network ? '/' : run.project, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...ids })
@@ -528,7 +659,14 @@ function readReport(reportFile: string): SuiteReport | null {
 }
 
 /** The verdict of a suite that ended: its failed tests and errors, or why it has no report. */
-function judgeSuite(ended: SuiteExit, report: SuiteReport | null, details: ScriptDetails, timeoutMs: number, options: ScriptRunOptions, outcome: AttemptOutcome): void {
+function judgeSuite(
+  ended: SuiteExit,
+  report: SuiteReport | null,
+  details: ScriptDetails,
+  timeoutMs: number,
+  options: ScriptRunOptions,
+  outcome: AttemptOutcome,
+): void {
   for (const t of details.tests.filter((x) => x.status === 'failed' || x.status === 'timedOut')) {
     outcome.failures.push(`${t.titlePath.join(' › ')}: ${(t.error?.message ?? t.status).split('\n')[0]}`)
   }
@@ -538,7 +676,8 @@ function judgeSuite(ended: SuiteExit, report: SuiteReport | null, details: Scrip
   // a write the kernel refused at the file size limit (RLIMIT_FSIZE, the disk limit: EFBIG, or SIGXFSZ where it is not ignored) went over the disk limit
   const overFileSize = [logs, ...details.tests.map((t) => t.error?.message ?? '')].some((text) => /\bEFBIG\b|SIGXFSZ/.test(text))
   // and one it refused memory at the limit of a process (RLIMIT_DATA, the memory limit), over the memory limit
-  const overData = !overFileSize && [logs, ...details.tests.map((t) => t.error?.message ?? '')].some((text) => OUT_OF_MEMORY.test(text) || /heap out of memory/i.test(text))
+  const overData =
+    !overFileSize && [logs, ...details.tests.map((t) => t.error?.message ?? '')].some((text) => OUT_OF_MEMORY.test(text) || /heap out of memory/i.test(text))
   const stop = ended.stop ?? (overFileSize ? 'disk' : overData ? 'memory' : null)
   if (overData && !ended.stop) ended.memory = Math.max(ended.memory, (options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB) * 1024 * 1024)
   if (overFileSize && !ended.stop) ended.disk = Math.max(ended.disk, options.diskLimitBytes ?? DEFAULT_DISK_LIMIT_BYTES)

@@ -56,7 +56,12 @@ export function alertTitle(kind: AlertNotificationKind, checkName: string): stri
 
 type Channels = Partial<Record<'email' | 'webhook' | 'slack' | 'sms', unknown>>
 
-const CHANNEL_TYPES: Array<[keyof Channels, AlertChannelType]> = [['webhook', 'WEBHOOK'], ['slack', 'SLACK'], ['email', 'EMAIL'], ['sms', 'SMS']]
+const CHANNEL_TYPES: Array<[keyof Channels, AlertChannelType]> = [
+  ['webhook', 'WEBHOOK'],
+  ['slack', 'SLACK'],
+  ['email', 'EMAIL'],
+  ['sms', 'SMS'],
+]
 
 /**
  * One delivery per channel of the check's inline `alertChannels` (webhooks, Slack, email, SMS,
@@ -92,7 +97,10 @@ export function deliveriesFor(alertChannels: unknown, event: AlertEvent, now: nu
 export function subscribedChannelIds(subscriptions: unknown): number[] {
   if (!Array.isArray(subscriptions)) return []
   const ids = subscriptions
-    .filter((s): s is { alertChannelId: number; activated?: boolean } => !!s && typeof s === 'object' && typeof (s as { alertChannelId?: unknown }).alertChannelId === 'number')
+    .filter(
+      (s): s is { alertChannelId: number; activated?: boolean } =>
+        !!s && typeof s === 'object' && typeof (s as { alertChannelId?: unknown }).alertChannelId === 'number',
+    )
     .filter((s) => s.activated !== false)
     .map((s) => s.alertChannelId)
   return [...new Set(ids)]

@@ -67,7 +67,15 @@ function locationEvent(location: PrivateLocationRecord, kind: AlertNotificationK
   }
 }
 
-async function notify(store: Store, sweep: PrivateLocationSweep, account: string, location: PrivateLocationRecord, kind: AlertNotificationKind, since: number, now: number): Promise<void> {
+async function notify(
+  store: Store,
+  sweep: PrivateLocationSweep,
+  account: string,
+  location: PrivateLocationRecord,
+  kind: AlertNotificationKind,
+  since: number,
+  now: number,
+): Promise<void> {
   const wanted = (c: AlertChannelRecord) => (kind === 'ALERT_NO_AGENT' ? c.channel.sendFailure : c.channel.sendRecovery)
   const channels = (await accountChannels(store, account)).filter(wanted)
   if (channels.length > 0) sweep.send({ account, alertType: kind, channels, event: locationEvent(location, kind, since, now) })

@@ -33,7 +33,8 @@ export const unsubscribeLink = (s: SubscriberRecord) => `${s.baseUrl}/unsubscrib
 export function confirmationEmail(pageName: string, subscriber: SubscriberRecord): { subject: string; body: string } {
   return {
     subject: `Confirm your subscription to ${pageName} status`,
-    body: `Someone (we hope you) asked for email updates from the ${pageName} status page for ${subscriber.email}.\n\n` +
+    body:
+      `Someone (we hope you) asked for email updates from the ${pageName} status page for ${subscriber.email}.\n\n` +
       `Confirm with this link:\n${confirmLink(subscriber)}\n\n` +
       `If it was not you, ignore this email: nothing will be sent to this address.\n`,
   }
@@ -43,7 +44,12 @@ function footer(subscriber: SubscriberRecord): string {
   return `\n--\nYou get this because you subscribed to this status page.\nUnsubscribe: ${unsubscribeLink(subscriber)}\n`
 }
 
-export function incidentEmail(pageName: string, incident: IncidentRecord, subscriber: SubscriberRecord, update: { status: string; description: string }): { subject: string; body: string } {
+export function incidentEmail(
+  pageName: string,
+  incident: IncidentRecord,
+  subscriber: SubscriberRecord,
+  update: { status: string; description: string },
+): { subject: string; body: string } {
   const i = incident.incident
   const status = update.status.toLowerCase()
   return {
@@ -56,7 +62,8 @@ export function maintenanceEmail(pageName: string, window: MaintenanceWindowReco
   const w = window.window
   return {
     subject: `[${pageName}] Scheduled maintenance: ${w.name}`,
-    body: `Maintenance is scheduled: ${w.name}\n\nFrom: ${w.startsAt}\nTo:   ${w.endsAt}\n` +
+    body:
+      `Maintenance is scheduled: ${w.name}\n\nFrom: ${w.startsAt}\nTo:   ${w.endsAt}\n` +
       `${w.repeatUnit ? `Repeats every ${w.repeatInterval ?? 1} ${String(w.repeatUnit).toLowerCase()}(s)${w.repeatEndsAt ? ` until ${w.repeatEndsAt}` : ''}\n` : ''}` +
       `\nStatus page: ${subscriber.baseUrl}\n${footer(subscriber)}`,
   }
@@ -82,7 +89,13 @@ async function pagesOf(store: Repos, account: string): Promise<Array<{ id: strin
  * the incident names. Called for the updates whose `notifySubscribers` is true (the spec's field;
  * a check's `triggerIncident.notifySubscribers` for the updates its incident gets).
  */
-export async function notifyIncident(store: Repos, account: string, incident: IncidentRecord, update: { status: string; description: string }, now: number): Promise<number> {
+export async function notifyIncident(
+  store: Repos,
+  account: string,
+  incident: IncidentRecord,
+  update: { status: string; description: string },
+  now: number,
+): Promise<number> {
   const named = new Set(incident.incident.services.map((s) => s.id))
   if (named.size === 0) return 0
   const pages = (await pagesOf(store, account)).filter((p) => [...p.services].some((id) => named.has(id)))
@@ -98,13 +111,25 @@ export async function notifyMaintenance(store: Repos, account: string, window: M
   return queue(store, account, pages, 'MAINTENANCE', (page, s) => maintenanceEmail(page.name, window, s), now)
 }
 
-async function queue(store: Repos, account: string, pages: Array<{ id: string; name: string }>, kind: 'INCIDENT' | 'MAINTENANCE',
-  make: (page: { id: string; name: string }, s: SubscriberRecord) => { subject: string; body: string }, now: number): Promise<number> {
+async function queue(
+  store: Repos,
+  account: string,
+  pages: Array<{ id: string; name: string }>,
+  kind: 'INCIDENT' | 'MAINTENANCE',
+  make: (page: { id: string; name: string }, s: SubscriberRecord) => { subject: string; body: string },
+  now: number,
+): Promise<number> {
   if (pages.length === 0) return 0
   const byId = new Map(pages.map((p) => [p.id, p]))
-  const subscribers = await store.subscribers.confirmedOf(account, pages.map((p) => p.id))
+  const subscribers = await store.subscribers.confirmedOf(
+    account,
+    pages.map((p) => p.id),
+  )
   if (subscribers.length === 0) return 0
-  await store.subscribers.enqueue(subscribers.map((s) => ({ subscriberId: s.id, kind, ...make(byId.get(s.pageId)!, s) })), now)
+  await store.subscribers.enqueue(
+    subscribers.map((s) => ({ subscriberId: s.id, kind, ...make(byId.get(s.pageId)!, s) })),
+    now,
+  )
   return subscribers.length
 }
 
@@ -131,7 +156,10 @@ export class SubscriberMailer {
   private transport?: Promise<Transporter>
   private readonly options: Required<Omit<SubscriberMailOptions, 'smtpFrom' | 'log'>> & SubscriberMailOptions
 
-  constructor(private readonly store: Store, options: SubscriberMailOptions) {
+  constructor(
+    private readonly store: Store,
+    options: SubscriberMailOptions,
+  ) {
     this.options = { pollMs: 1000, maxAttempts: 5, backoffMs: 5000, timeoutMs: 10_000, ...options }
     this.smtp = { url: checkSmtpUrl(options.smtpUrl), from: options.smtpFrom ?? `monitors@${hostname() || 'localhost'}` }
     const emails = store.subscribers
@@ -172,9 +200,14 @@ export class SubscriberMailer {
   }
 
   private async send(email: ClaimedSubscriberEmail): Promise<void> {
-    this.transport ??= import('nodemailer').then(({ createTransport }) => createTransport({
-      url: this.smtp.url.href, connectionTimeout: this.options.timeoutMs, greetingTimeout: this.options.timeoutMs, socketTimeout: this.options.timeoutMs,
-    }))
+    this.transport ??= import('nodemailer').then(({ createTransport }) =>
+      createTransport({
+        url: this.smtp.url.href,
+        connectionTimeout: this.options.timeoutMs,
+        greetingTimeout: this.options.timeoutMs,
+        socketTimeout: this.options.timeoutMs,
+      }),
+    )
     const transport = await this.transport
     const unsubscribe = unsubscribeLink(email.subscriber)
     try {

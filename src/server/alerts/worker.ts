@@ -73,7 +73,8 @@ export function checkSmtpUrl(value: string): URL {
 
 export class AlertDeliveryWorker {
   readonly owner = `alerts:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
-  private readonly options: Required<Omit<AlertDeliveryOptions, 'smtpUrl' | 'smtpFrom' | 'log' | 'privateTargets' | 'allowedTargets' | 'onAttempt'>> & AlertDeliveryOptions
+  private readonly options: Required<Omit<AlertDeliveryOptions, 'smtpUrl' | 'smtpFrom' | 'log' | 'privateTargets' | 'allowedTargets' | 'onAttempt'>> &
+    AlertDeliveryOptions
   /** connections of webhook and Slack deliveries, under the private-target policy (made at the first, closed on stop) */
   private dispatcher: Dispatcher | undefined
   private readonly smtp?: { url: URL; from: string }
@@ -87,7 +88,11 @@ export class AlertDeliveryWorker {
   attempted = 0
   private readonly outage: OutageLog
 
-  constructor(private readonly store: Store, private readonly clock: Clock, options: AlertDeliveryOptions = {}) {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    options: AlertDeliveryOptions = {},
+  ) {
     this.options = {
       pollMs: 1000,
       concurrency: 8,
@@ -197,10 +202,19 @@ export class AlertDeliveryWorker {
     if (this.stopped) return
     for (const record of alert.channels) {
       const delivery: ClaimedAlertDelivery = {
-        id: `${alert.event.id}-${record.id}`, account: alert.account, checkId: alert.event.checkId, alertType: alert.alertType, channelType: record.channel.type,
-        channel: { ...record.channel.config, alertChannelId: record.id }, event: alert.event as unknown as Record<string, unknown>, attempts: 0, leaseExpiresAt: 0,
+        id: `${alert.event.id}-${record.id}`,
+        account: alert.account,
+        checkId: alert.event.checkId,
+        alertType: alert.alertType,
+        channelType: record.channel.type,
+        channel: { ...record.channel.config, alertChannelId: record.id },
+        event: alert.event as unknown as Record<string, unknown>,
+        attempts: 0,
+        leaseExpiresAt: 0,
       }
-      void this.attemptNow(delivery).catch((error: unknown) => this.log(`alert delivery ${delivery.id}: ${error instanceof Error ? error.message : String(error)}`))
+      void this.attemptNow(delivery).catch((error: unknown) =>
+        this.log(`alert delivery ${delivery.id}: ${error instanceof Error ? error.message : String(error)}`),
+      )
     }
   }
 
@@ -211,7 +225,13 @@ export class AlertDeliveryWorker {
     for (let attempt = 1; !this.stopped; attempt++) {
       this.dispatcher ??= new Agent({ connect: guardedConnector(this.options) })
       const signal = AbortSignal.timeout(this.options.timeoutMs)
-      const outcome = await send(delivery, attempt, { signal, timeoutMs: this.options.timeoutMs, mailer, userAgent: 'monitors-alerts/1', dispatcher: this.dispatcher })
+      const outcome = await send(delivery, attempt, {
+        signal,
+        timeoutMs: this.options.timeoutMs,
+        mailer,
+        userAgent: 'monitors-alerts/1',
+        dispatcher: this.dispatcher,
+      })
       const retry = !outcome.delivered && outcome.retryable && attempt < this.options.maxAttempts
       this.options.onAttempt?.(delivery.channelType, outcome.delivered ? 'DELIVERED' : retry ? 'RETRY' : 'FAILED')
       if (outcome.delivered) return
@@ -254,14 +274,24 @@ export class AlertDeliveryWorker {
     this.attempted++
     this.options.onAttempt?.(delivery.channelType, status === 'PENDING' ? 'RETRY' : status === 'DELIVERED' ? 'DELIVERED' : 'FAILED')
     // sent: recorded once the database takes it, however long it is away (else it would be sent again)
-    await untilAvailable(() => deliveries.recordAttempt(this.owner, delivery.id, {
-      attempt,
-      startedAt: startedAt.toISOString(),
-      durationMs,
-      statusCode: outcome.statusCode,
-      error: outcome.error,
-      outcome: status === 'PENDING' ? 'RETRY' : status === 'DELIVERED' ? 'DELIVERED' : 'FAILED',
-    }, { status, nextAttemptAt }), () => this.stopped, { outage: this.outage })
+    await untilAvailable(
+      () =>
+        deliveries.recordAttempt(
+          this.owner,
+          delivery.id,
+          {
+            attempt,
+            startedAt: startedAt.toISOString(),
+            durationMs,
+            statusCode: outcome.statusCode,
+            error: outcome.error,
+            outcome: status === 'PENDING' ? 'RETRY' : status === 'DELIVERED' ? 'DELIVERED' : 'FAILED',
+          },
+          { status, nextAttemptAt },
+        ),
+      () => this.stopped,
+      { outage: this.outage },
+    )
     // the retry is due later: look again then, rather than at the next poll
     if (nextAttemptAt !== null && !this.stopped) {
       const wait = nextAttemptAt - this.clock.now()

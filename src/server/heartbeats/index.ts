@@ -80,9 +80,20 @@ async function checkOf(tx: Repositories, account: string, checkId: string) {
  * lists its pings and missed periods) and recorded (status, error groups, analytics, alerts),
  * both under one id, so a second recording of it changes nothing.
  */
-async function record(tx: Repositories, account: string, check: { record: CheckRecord; body: Record<string, unknown> & { id: string } }, id: string, run: RunResult & { heartbeatState: string }, event: Record<string, unknown>, now: number): Promise<void> {
+async function record(
+  tx: Repositories,
+  account: string,
+  check: { record: CheckRecord; body: Record<string, unknown> & { id: string } },
+  id: string,
+  run: RunResult & { heartbeatState: string },
+  event: Record<string, unknown>,
+  now: number,
+): Promise<void> {
   const { assertions: _assertions, ...rest } = run
-  await tx.results.add(account, check.record.id, id, { ...rest, details: { kind: 'HEARTBEAT', state: run.heartbeatState, ...event } } as unknown as StoredResultInput)
+  await tx.results.add(account, check.record.id, id, {
+    ...rest,
+    details: { kind: 'HEARTBEAT', state: run.heartbeatState, ...event },
+  } as unknown as StoredResultInput)
   // recorded as the check is in its group (alert settings, channels, muted)
   await recordResult(tx, check.body as unknown as RecordableCheck, { ...run, id }, { now })
 }
@@ -99,8 +110,15 @@ async function fail(tx: Repositories, hb: HeartbeatRecord, start: number, now: n
   await tx.heartbeats.addEvent(hb.account, { checkId: hb.checkId, state: 'FAILING', at, source: null, userAgent: null })
   const check = await checkOf(tx, hb.account, hb.checkId)
   if (check && check.body.activated !== false) {
-    await record(tx, hb.account, check, `heartbeat:${hb.checkId}:${start}`, { ...result(check.body, at, true, 'No ping received within the period and grace'), heartbeatState: 'FAILING' },
-      { periodStartedAt: new Date(start).toISOString() }, now)
+    await record(
+      tx,
+      hb.account,
+      check,
+      `heartbeat:${hb.checkId}:${start}`,
+      { ...result(check.body, at, true, 'No ping received within the period and grace'), heartbeatState: 'FAILING' },
+      { periodStartedAt: new Date(start).toISOString() },
+      now,
+    )
   }
   return true
 }
@@ -110,7 +128,11 @@ async function fail(tx: Repositories, hb: HeartbeatRecord, start: number, now: n
  * that started at `since`, when it ended (grace included) before `now`. 'none' when no such
  * period is left (or a ping ended that silence); 'taken' when another process recorded it first.
  */
-async function failNext(tx: Repositories, silence: Pick<HeartbeatRecord, 'account' | 'checkId' | 'since'>, now: number): Promise<'recorded' | 'taken' | 'none'> {
+async function failNext(
+  tx: Repositories,
+  silence: Pick<HeartbeatRecord, 'account' | 'checkId' | 'since'>,
+  now: number,
+): Promise<'recorded' | 'taken' | 'none'> {
   const hb = await tx.heartbeats.get(silence.account, silence.checkId)
   if (!hb || hb.since !== silence.since) return 'none'
   const start = nextMissed(hb)
@@ -136,7 +158,12 @@ async function failMissed(store: Store, hb: HeartbeatRecord, now: number, limit:
  * A ping of `token` at `now`: its event, the next period, and a passing result. Undefined
  * when no heartbeat check has that token.
  */
-export async function receivePing(store: Store, token: string, now: number, from: { source: string | null; userAgent: string | null }): Promise<HeartbeatEventRecord | undefined> {
+export async function receivePing(
+  store: Store,
+  token: string,
+  now: number,
+  from: { source: string | null; userAgent: string | null },
+): Promise<HeartbeatEventRecord | undefined> {
   // a long silence's periods first, each in a transaction of its own (the scheduler has usually recorded them)
   const before = await store.heartbeats.byToken(token)
   if (!before) return undefined
@@ -151,8 +178,15 @@ export async function receivePing(store: Store, token: string, now: number, from
     await tx.heartbeats.ping(hb.checkId, now)
     const check = await checkOf(tx, hb.account, hb.checkId)
     if (check && check.body.activated !== false) {
-      await record(tx, hb.account, check, `heartbeat-ping:${event.id}`, { ...result(check.body, now, false, null), heartbeatState: state },
-        { eventId: event.id, source: from.source, userAgent: from.userAgent }, now)
+      await record(
+        tx,
+        hb.account,
+        check,
+        `heartbeat-ping:${event.id}`,
+        { ...result(check.body, now, false, null), heartbeatState: state },
+        { eventId: event.id, source: from.source, userAgent: from.userAgent },
+        now,
+      )
     }
     return event
   })

@@ -11,9 +11,7 @@
  * (population: divided by n), averages and sums exactly.
  */
 import type { RunResult } from '../../runner/types.js'
-import {
-  checkTypeEntry, metricSpecs, type AnalyticsCheckType, type AnalyticsQuery, type MetricSpec, type QuickRange,
-} from '../../schema/index.js'
+import { checkTypeEntry, metricSpecs, type AnalyticsCheckType, type AnalyticsQuery, type MetricSpec, type QuickRange } from '../../schema/index.js'
 import type { AnalyticsRollupRow, AnalyticsSample, AnalyticsStore, MetricTotals, Repositories } from '../store/index.js'
 
 const MINUTE = 60_000
@@ -154,10 +152,14 @@ export function percentile(sorted: ArrayLike<number>, p: number): number {
 function aggregate(acc: MetricAcc | undefined, spec: Extract<MetricSpec, { kind: 'measured' }>): number | null {
   if (!acc || acc.n === 0) return null
   switch (spec.aggregation) {
-    case 'avg': return round3(acc.sum / acc.n)
-    case 'sum': return round3(acc.sum)
-    case 'min': return round3(acc.min)
-    case 'max': return round3(acc.max)
+    case 'avg':
+      return round3(acc.sum / acc.n)
+    case 'sum':
+      return round3(acc.sum)
+    case 'min':
+      return round3(acc.min)
+    case 'max':
+      return round3(acc.max)
     case 'stddev': {
       const mean = acc.sum / acc.n
       if (acc.values) {
@@ -216,7 +218,10 @@ function analyticsPlan(type: AnalyticsCheckType, query: AnalyticsQuery, window: 
  * are asked for; else only the hours the window's edges cut, and the whole hours as totals.
  */
 async function windowRows(
-  repos: { analytics: Pick<AnalyticsStore, 'rows'> }, account: string, checkId: string, plan: AnalyticsPlan,
+  repos: { analytics: Pick<AnalyticsStore, 'rows'> },
+  account: string,
+  checkId: string,
+  plan: AnalyticsPlan,
 ): Promise<AnalyticsRollupRow[]> {
   const { from, to, interval } = plan
   const read = (start: number, end: number, samples: boolean) => repos.analytics.rows(account, checkId, start, end, samples)
@@ -227,9 +232,9 @@ async function windowRows(
   const everyRun = plan.runByRun || (interval !== undefined && interval % HOUR !== 0)
   if (everyRun || wholeFrom >= wholeTo) return read(firstHour, endHour, true)
   const rows: AnalyticsRollupRow[] = []
-  if (firstHour < wholeFrom) rows.push(...await read(firstHour, wholeFrom, true))
-  rows.push(...await read(wholeFrom, wholeTo, false))
-  if (wholeTo < endHour) rows.push(...await read(wholeTo, endHour, true))
+  if (firstHour < wholeFrom) rows.push(...(await read(firstHour, wholeFrom, true)))
+  rows.push(...(await read(wholeFrom, wholeTo, false)))
+  if (wholeTo < endHour) rows.push(...(await read(wholeTo, endHour, true)))
   return rows
 }
 
@@ -280,8 +285,8 @@ class Buckets {
     const { from, to, interval, statuses } = this.plan
     if (statuses && !statuses.has(row.status)) return
     const rowEnd = row.hourStart + HOUR
-    const whole = row.hourStart >= from && rowEnd <= to &&
-      (interval === undefined || Math.floor(row.hourStart / interval) === Math.floor((rowEnd - 1) / interval))
+    const whole =
+      row.hourStart >= from && rowEnd <= to && (interval === undefined || Math.floor(row.hourStart / interval) === Math.floor((rowEnd - 1) / interval))
     if (whole) this.addWholeRow(row)
     else this.addRunsOf(row)
   }
@@ -326,7 +331,8 @@ class Buckets {
   private bucketAt(at: number, row: GroupedRow): Bucket {
     const { interval, groupBy } = this.plan
     const start = interval === undefined ? this.plan.from : Math.floor(at / interval) * interval
-    const group = groupBy === 'runLocation' ? row.runLocation : groupBy === 'statusCode' ? row.statusCode : groupBy === 'pageIndex' ? (row.pageIndex ?? null) : null
+    const group =
+      groupBy === 'runLocation' ? row.runLocation : groupBy === 'statusCode' ? row.statusCode : groupBy === 'pageIndex' ? (row.pageIndex ?? null) : null
     const key = `${start}\u0000${String(group)}`
     let bucket = this.buckets.get(key)
     if (!bucket) {

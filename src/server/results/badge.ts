@@ -47,7 +47,15 @@ export function groupBadgeState(activated: boolean, members: ReadonlyArray<{ sta
   return 'unknown'
 }
 
-export function renderBadge(options: { name: string; activated: boolean; status: CheckStatusRecord | undefined; style: BadgeStyle; theme: BadgeTheme; responseTime: boolean; state?: BadgeState }): string {
+export function renderBadge(options: {
+  name: string
+  activated: boolean
+  status: CheckStatusRecord | undefined
+  style: BadgeStyle
+  theme: BadgeTheme
+  responseTime: boolean
+  state?: BadgeState
+}): string {
   const state = options.state ?? badgeState(options.activated, options.status)
   const palette = PALETTES[options.theme]
   return makeBadge({

@@ -34,10 +34,7 @@ const RULES: Array<[RegExp, string]> = [
  * failed: got <actual>`, each message the whole error or one of its `; `-separated reasons) is
  * kept as written; only what the run got (`got 503`, `got 1234 ms`) is cleaned like any text.
  */
-const EXPECTATION = new RegExp(
-  `(?<=^|; )[A-Z][A-Z_]*(?: [^";]*?)? (?:${COMPARISONS.join('|')})(?: "(?:[^"\\\\]|\\\\.)*")?(?: [a-z]+)?(?= failed: got )`,
-  'g',
-)
+const EXPECTATION = new RegExp(`(?<=^|; )[A-Z][A-Z_]*(?: [^";]*?)? (?:${COMPARISONS.join('|')})(?: "(?:[^"\\\\]|\\\\.)*")?(?: [a-z]+)?(?= failed: got )`, 'g')
 
 /** A stand-in for the n-th kept part that no rule above changes (letters only: no digit, colon or hex). */
 const keptMark = (n: number) => `\u0000${'k'.repeat(n + 1)}\u0000`

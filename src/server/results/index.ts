@@ -53,7 +53,14 @@ export interface RecordOutcome {
   resolvedIncidentId?: string
 }
 
-type CheckBody = AlertingCheck & { id: string; triggerIncident?: TriggerIncident | null; checkType?: unknown; tags?: unknown; alertChannels?: unknown; alertChannelSubscriptions?: unknown }
+type CheckBody = AlertingCheck & {
+  id: string
+  triggerIncident?: TriggerIncident | null
+  checkType?: unknown
+  tags?: unknown
+  alertChannels?: unknown
+  alertChannelSubscriptions?: unknown
+}
 
 function bodyOf(check: RecordableCheck): CheckBody {
   if ('json' in check && typeof check.json === 'string') return JSON.parse(check.json) as CheckBody
@@ -70,7 +77,12 @@ function isStore(store: Store | Repositories): store is Store {
  * result id: a result whose id was recorded before (by any process) changes nothing. A result
  * without an id gets a new one (and cannot be recognised again).
  */
-export async function recordResult(store: Store | Repositories, check: RecordableCheck, result: RecordableResult, options: RecordOptions = {}): Promise<RecordOutcome> {
+export async function recordResult(
+  store: Store | Repositories,
+  check: RecordableCheck,
+  result: RecordableResult,
+  options: RecordOptions = {},
+): Promise<RecordOutcome> {
   const checkRunId = result.id ?? result.checkResultId ?? randomUUID()
   const body = bodyOf(check)
   const skipped: RecordOutcome = { recorded: false, checkRunId, notifications: [] }
@@ -98,7 +110,13 @@ const nowOf = (options: RecordOptions): number => options.now ?? systemClock.now
 
 /** The check's triggerIncident: an incident opened when its alert fires, resolved when it recovers (in the run's transaction). */
 async function incidentOf(
-  tx: Repositories, account: string, check: CheckBody, result: RecordableResult, step: ReturnType<typeof applyRun>, outcome: RecordOutcome, now: number,
+  tx: Repositories,
+  account: string,
+  check: CheckBody,
+  result: RecordableResult,
+  step: ReturnType<typeof applyRun>,
+  outcome: RecordOutcome,
+  now: number,
 ): Promise<void> {
   const trigger = check.triggerIncident
   if (step.openIncident && trigger && step.state.incidentId === null) {
@@ -130,7 +148,13 @@ async function incidentOf(
   }
 }
 
-async function recordIn(tx: Repositories, check: CheckBody, result: RecordableResult, checkRunId: string, options: RecordOptions): Promise<RecordOutcome | undefined> {
+async function recordIn(
+  tx: Repositories,
+  check: CheckBody,
+  result: RecordableResult,
+  checkRunId: string,
+  options: RecordOptions,
+): Promise<RecordOutcome | undefined> {
   const account = options.account ?? (await tx.checkStatuses.accountOf(check.id))
   if (account === undefined) return undefined
   if (!options.fresh && !(await tx.checkStatuses.claimResult(checkRunId, check.id))) return undefined
@@ -143,7 +167,7 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
   // the certificate of the check's sslCheckDomain when it names one (the run's `sslDaysRemaining`,
   // null when it could not be read), else an https API or URL check's own, from its run's details
   // (the types with `certificates` in the table)
-  const sslDaysRemaining = result.sslDaysRemaining !== undefined ? result.sslDaysRemaining : httpDetails(result.details)?.sslDaysRemaining ?? null
+  const sslDaysRemaining = result.sslDaysRemaining !== undefined ? result.sslDaysRemaining : (httpDetails(result.details)?.sslDaysRemaining ?? null)
   // a failure's error group: the status keeps the check's newest error, so that a failure repeating it rewrites no group
   const cleaned = failed && result.error ? cleanErrorMessage(result.error) : undefined
   const error = cleaned === undefined ? undefined : { errorHash: errorHash(cleaned), rawErrorMessage: result.error as string, seenAt: result.stoppedAt }
@@ -176,9 +200,15 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
   // the account-level channels the check subscribes to: read when a notification may go to them
   // (a run that saw a certificate may alert a channel with sslExpiry)
   const subscribed = subscribedChannelIds(check.alertChannelSubscriptions)
-  const channels = subscribed.length > 0 && (step.notifications.length > 0 || sslDaysRemaining !== null) ? await tx.alertChannels.byIds(account, subscribed) : []
+  const channels =
+    subscribed.length > 0 && (step.notifications.length > 0 || sslDaysRemaining !== null) ? await tx.alertChannels.byIds(account, subscribed) : []
   // certificate alerts: entering a threshold (the check's sslCertificates, each channel's sslExpiryThreshold), and leaving it when renewed
-  const certificates = applyCertificates(step.state, check, sslDaysRemaining, channels.map((c) => ({ id: c.id, sslExpiry: c.channel.sslExpiry, sslExpiryThreshold: c.channel.sslExpiryThreshold })))
+  const certificates = applyCertificates(
+    step.state,
+    check,
+    sslDaysRemaining,
+    channels.map((c) => ({ id: c.id, sslExpiry: c.channel.sslExpiry, sslExpiryThreshold: c.channel.sslExpiryThreshold })),
+  )
   step.notifications.push(...certificates.notifications)
   const outcome: RecordOutcome = { recorded: true, checkRunId, notifications: step.notifications }
   const incidentBefore = step.state.incidentId
@@ -205,14 +235,25 @@ async function recordIn(tx: Repositories, check: CheckBody, result: RecordableRe
  * settings: subscriptionDeliveries); a certificate alert only those whose threshold it crossed
  * (the inline channels by the check's sslCertificates, a channel by its own sslExpiryThreshold).
  */
-function recipients(kind: AlertNotificationKind, check: CheckBody, channels: AlertChannelRecord[], certificates: CertificateStep): { inline: unknown; channels: AlertChannelRecord[] } {
+function recipients(
+  kind: AlertNotificationKind,
+  check: CheckBody,
+  channels: AlertChannelRecord[],
+  certificates: CertificateStep,
+): { inline: unknown; channels: AlertChannelRecord[] } {
   if (kind !== 'ALERT_SSL' && kind !== 'ALERT_SSL_RECOVERY') return { inline: check.alertChannels, channels }
   const crossed = certificates.channels[kind] ?? []
   return { inline: certificates.inline.includes(kind) ? check.alertChannels : undefined, channels: channels.filter((c) => crossed.includes(c.id)) }
 }
 
 function alertEvent(
-  check: CheckBody, result: RecordableResult, id: string, kind: AlertNotificationKind, checkRunId: string, notifiedAt: string, incidentId: string | null,
+  check: CheckBody,
+  result: RecordableResult,
+  id: string,
+  kind: AlertNotificationKind,
+  checkRunId: string,
+  notifiedAt: string,
+  incidentId: string | null,
 ): AlertEvent {
   const api = httpDetails(result.details)
   return {
@@ -231,7 +272,7 @@ function alertEvent(
     hasErrors: result.hasErrors,
     isDegraded: result.isDegraded,
     errorMessage: result.error,
-    sslDaysRemaining: result.sslDaysRemaining !== undefined ? result.sslDaysRemaining : api?.sslDaysRemaining ?? null,
+    sslDaysRemaining: result.sslDaysRemaining !== undefined ? result.sslDaysRemaining : (api?.sslDaysRemaining ?? null),
     startedAt: result.startedAt,
     stoppedAt: result.stoppedAt,
     notifiedAt,

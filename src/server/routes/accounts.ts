@@ -16,9 +16,7 @@ export function accountRoutes(app: FastifyInstance, store: Store): void {
   const version = packageVersion()
   app.get(SELF_ROUTE, async (request) => {
     // the dashboard's own calls carry no key hash: the key is found by its id
-    const key = request.keyHash !== ''
-      ? await store.keys.find(request.keyHash)
-      : (await store.keys.list(request.accountId)).find((k) => k.id === request.keyId)
+    const key = request.keyHash !== '' ? await store.keys.find(request.keyHash) : (await store.keys.list(request.accountId)).find((k) => k.id === request.keyId)
     if (!key) throw notFound('Key')
     return {
       id: request.accountId,

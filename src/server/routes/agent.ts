@@ -26,10 +26,12 @@ const claimBody = z.object({
   leaseSeconds: z.number().int().min(10).max(600).default(60),
   // optional (agents before it do not send it): at most `max` of the runs claimed are of these
   // check types (an agent holding twice its script concurrency of script runs asks for 0 of them)
-  maxOfCheckTypes: z.object({
-    checkTypes: z.array(z.enum(SERVICE_CHECK_TYPES)).min(1).max(SERVICE_CHECK_TYPES.length),
-    max: z.number().int().min(0).max(50),
-  }).optional(),
+  maxOfCheckTypes: z
+    .object({
+      checkTypes: z.array(z.enum(SERVICE_CHECK_TYPES)).min(1).max(SERVICE_CHECK_TYPES.length),
+      max: z.number().int().min(0).max(50),
+    })
+    .optional(),
 })
 
 const dateTime = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' })
@@ -63,11 +65,13 @@ const resultShape = z.object({
   details: z.looseObject({}).optional(),
   // the certificate of the check's sslCheckDomain (src/runner/certificate.ts), when it names one
   sslDaysRemaining: z.number().int().min(-1_000_000).max(1_000_000).nullable().optional(),
-  sslCheck: z.object({
-    domain: z.string().max(253),
-    daysRemaining: z.number().int().min(-1_000_000).max(1_000_000).nullable(),
-    error: z.string().max(2000).nullable(),
-  }).optional(),
+  sslCheck: z
+    .object({
+      domain: z.string().max(253),
+      daysRemaining: z.number().int().min(-1_000_000).max(1_000_000).nullable(),
+      error: z.string().max(2000).nullable(),
+    })
+    .optional(),
 })
 
 const resultBody = z.object({
@@ -82,10 +86,14 @@ const extendBody = z.object({ leaseSeconds: z.number().int().min(10).max(600) })
 /** The bytes of one file in a JSON upload (POST, base64; agents before the streamed PUT): bounded per request. */
 export const JSON_UPLOAD_LIMIT_BYTES = 16 * 1000 * 1000
 
-const artifactName = z.string().min(1).max(500).superRefine((name, ctx) => {
-  const problem = artifactNameProblem(name)
-  if (problem) ctx.addIssue({ code: 'custom', message: problem, input: name })
-})
+const artifactName = z
+  .string()
+  .min(1)
+  .max(500)
+  .superRefine((name, ctx) => {
+    const problem = artifactNameProblem(name)
+    if (problem) ctx.addIssue({ code: 'custom', message: problem, input: name })
+  })
 const artifactIndex = z.number().int().min(0).max(20)
 
 /** One artifact file of a browser or multi-step run, uploaded before its result: index 0 the result's, n its n-th retried attempt's. */
@@ -112,17 +120,26 @@ export function agentRoutes(app: FastifyInstance, store: Store, services: RunSer
     // what the account's agents staged for runs they no longer hold goes (a dead agent's, a lease run out)
     await staged?.sweep(leaseHeld(store, now), { account: request.accountId })
     // the lease is the key's: only the claim's key may upload the run's artifacts
-    const runs = await claimDueRuns(store, services, { owner: `${leaseOwner(request.keyId)}agent:${body.agentId}`, account: request.accountId, locations: body.locations, max: body.max, leaseMs, now }, body.maxOfCheckTypes)
+    const runs = await claimDueRuns(
+      store,
+      services,
+      { owner: `${leaseOwner(request.keyId)}agent:${body.agentId}`, account: request.accountId, locations: body.locations, max: body.max, leaseMs, now },
+      body.maxOfCheckTypes,
+    )
     // an API check's {{KEY}} references are resolved by the agent, from the account's variables;
     // its request secrets go with it (the run sends them), no other secret does
     // a check in a group runs with the group's settings (its variables go with the account's)
-    const grouped = await Promise.all(runs.map((run) => withGroup(store, request.accountId, JSON.parse(run.checkJson) as Record<string, unknown> & { checkType?: string })))
+    const grouped = await Promise.all(
+      runs.map((run) => withGroup(store, request.accountId, JSON.parse(run.checkJson) as Record<string, unknown> & { checkType?: string })),
+    )
     // a browser or multi-step check's secret variables go with it too: its script reads them
     const checks = grouped.map((check) => (isScriptCheckType(check.checkType) ? check : blankCheckSecrets(check, { keepRequest: true })))
     const wantsVariables = (check: { checkType?: string }) => checkTypeEntry(String(check.checkType))?.variables === true
     const variables = checks.some(wantsVariables) ? await accountVariables(store, request.accountId) : undefined
     // and the snippets an API check runs as its setup and teardown scripts
-    const snippets = await Promise.all(checks.map((check) => (checkTypeEntry(String(check.checkType))?.snippets ? checkSnippets(store, request.accountId, check) : undefined)))
+    const snippets = await Promise.all(
+      checks.map((check) => (checkTypeEntry(String(check.checkType))?.snippets ? checkSnippets(store, request.accountId, check) : undefined)),
+    )
     return {
       runs: runs.map((run, i) => ({
         runId: run.runId,
@@ -180,15 +197,21 @@ async function claimableLocations(store: Store, request: FastifyRequest, locatio
     const slug = own?.location.slugName
     const others = locations.filter((l) => l !== slug)
     if (!own || others.length > 0) {
-      throw new HttpError(403, `This key is a key of the private location ${JSON.stringify(slug ?? request.keyLocationId)}: it claims that location's runs only (got ${others.map((l) => JSON.stringify(l)).join(', ')})`)
+      throw new HttpError(
+        403,
+        `This key is a key of the private location ${JSON.stringify(slug ?? request.keyLocationId)}: it claims that location's runs only (got ${others.map((l) => JSON.stringify(l)).join(', ')})`,
+      )
     }
     return
   }
   const slugs = new Set((await store.privateLocations.list(request.accountId)).map((p) => p.location.slugName))
   const privateOnes = locations.filter((l) => slugs.has(l))
   if (privateOnes.length > 0) {
-    throw new HttpError(403, `${privateOnes.map((l) => JSON.stringify(l)).join(', ')} ${privateOnes.length === 1 ? 'is a private location' : 'are private locations'}: `
-      + 'its runs are claimed with a key of that location (POST /v1/private-locations/{id}/keys)')
+    throw new HttpError(
+      403,
+      `${privateOnes.map((l) => JSON.stringify(l)).join(', ')} ${privateOnes.length === 1 ? 'is a private location' : 'are private locations'}: ` +
+        'its runs are claimed with a key of that location (POST /v1/private-locations/{id}/keys)',
+    )
   }
 }
 
@@ -215,13 +238,21 @@ async function checkHeld(store: Store, services: RunServices, request: FastifyRe
   await runOfKeyLocation(store, services, request, runId)
   const lease = await store.runs.lease(request.accountId, runId, services.now())
   if (lease === 'unknown') throw notFound('Run')
-  if (lease === 'lost' || lease === 'done') throw conflict(`The lease of run ${runId} is not held: it ran out, another runner claimed the run, or it is complete`)
-  if (!(lease.owner ?? '').startsWith(leaseOwner(request.keyId))) throw conflict(`Run ${runId} is leased to another key: its artifacts are taken from the claim that holds it only`)
+  if (lease === 'lost' || lease === 'done')
+    throw conflict(`The lease of run ${runId} is not held: it ran out, another runner claimed the run, or it is complete`)
+  if (!(lease.owner ?? '').startsWith(leaseOwner(request.keyId)))
+    throw conflict(`Run ${runId} is leased to another key: its artifacts are taken from the claim that holds it only`)
 }
 
 /** Stages one file, a refusal (the run's or the account's limit) a 413 that closes the connection: the rest of the body is not read. */
-async function stage(store: Store, services: RunServices, staged: StagedUploads, request: FastifyRequest, reply: FastifyReply,
-  upload: { runId: string; index: number; name: string; source: FastifyRequest['raw'] | Buffer; length?: number }): Promise<FastifyReply> {
+async function stage(
+  store: Store,
+  services: RunServices,
+  staged: StagedUploads,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  upload: { runId: string; index: number; name: string; source: FastifyRequest['raw'] | Buffer; length?: number },
+): Promise<FastifyReply> {
   const { runId, index, name } = upload
   try {
     await staged.put(request.accountId, runId, index, name, upload.source, upload.length)

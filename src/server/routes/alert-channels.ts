@@ -16,15 +16,21 @@ import { optionalPage, sendPaged } from './util.js'
 
 /** The reference types the path id as a positive number; anything else is a 400 naming `id`. */
 const idParams = z.object({
-  id: z.string()
+  id: z
+    .string()
     .superRefine((id, ctx) => {
       if (!/^[0-9]+$/.test(id) || /^0+$/.test(id)) ctx.addIssue({ code: 'custom', message: 'must be a positive integer' })
-      else if (Number(id) > Number.MAX_SAFE_INTEGER) ctx.addIssue({ code: 'custom', message: `is out of range: alert channel ids go up to ${Number.MAX_SAFE_INTEGER}` })
+      else if (Number(id) > Number.MAX_SAFE_INTEGER)
+        ctx.addIssue({ code: 'custom', message: `is out of range: alert channel ids go up to ${Number.MAX_SAFE_INTEGER}` })
     })
     .transform(Number),
 })
 
-interface Subscription { checkId: string; groupId: null; activated: boolean }
+interface Subscription {
+  checkId: string
+  groupId: null
+  activated: boolean
+}
 
 /** The subscriptions of every channel of the account, read from its checks (by channel id). */
 async function subscriptionsOf(store: Pick<Repositories, 'checks'>, account: string): Promise<Map<number, Subscription[]>> {

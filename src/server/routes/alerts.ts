@@ -15,15 +15,17 @@ import { describeChannel } from '../alerts/providers/index.js'
  */
 
 /** Query of GET /v1/alert-notifications: the reference's filters (docs/api.md "Alert notifications") and a check's. */
-const notificationQuery = pageQuerySchema.extend({
-  checkId: z.string().min(1).optional(),
-  from: queryTime.optional(),
-  to: queryTime.optional(),
-  alertChannelId: queryNumber(z.number().int().min(1).max(Number.MAX_SAFE_INTEGER)).optional(),
-  hasFailures: queryBoolean.optional(),
-}).superRefine((value, ctx) => {
-  for (const issue of rangeProblem(value)) ctx.addIssue({ code: 'custom', path: [issue.path], message: issue.message })
-})
+const notificationQuery = pageQuerySchema
+  .extend({
+    checkId: z.string().min(1).optional(),
+    from: queryTime.optional(),
+    to: queryTime.optional(),
+    alertChannelId: queryNumber(z.number().int().min(1).max(Number.MAX_SAFE_INTEGER)).optional(),
+    hasFailures: queryBoolean.optional(),
+  })
+  .superRefine((value, ctx) => {
+    for (const issue of rangeProblem(value)) ctx.addIssue({ code: 'custom', path: [issue.path], message: issue.message })
+  })
 const deliveryQuery = pageQuerySchema.extend({ checkId: z.string().min(1).optional(), notificationId: z.string().min(1).optional() })
 
 /** A channel as its provider shows it (never what may be secret); nothing of it when its type is unknown here. */
@@ -74,12 +76,25 @@ export function alertRoutes(app: FastifyInstance, store: Store): void {
     const offset = (query.page - 1) * query.limit
     const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString())
     const { items, total } = await store.alertDeliveries.notifications(request.accountId, {
-      checkId: query.checkId, from: iso(query.from), to: iso(query.to), alertChannelId: query.alertChannelId, hasFailures: query.hasFailures,
-      limit: query.limit, offset,
+      checkId: query.checkId,
+      from: iso(query.from),
+      to: iso(query.to),
+      alertChannelId: query.alertChannelId,
+      hasFailures: query.hasFailures,
+      limit: query.limit,
+      offset,
     })
-    const deliveries = await store.alertDeliveries.ofNotifications(request.accountId, items.map((n) => n.id))
+    const deliveries = await store.alertDeliveries.ofNotifications(
+      request.accountId,
+      items.map((n) => n.id),
+    )
     reply.header('content-range', contentRange(offset, items.length, total))
-    return items.map((n) => presentNotification(n, deliveries.filter((d) => d.notificationId === n.id)))
+    return items.map((n) =>
+      presentNotification(
+        n,
+        deliveries.filter((d) => d.notificationId === n.id),
+      ),
+    )
   })
 
   app.get('/v1/alert-deliveries', async (request, reply) => {
@@ -87,7 +102,10 @@ export function alertRoutes(app: FastifyInstance, store: Store): void {
     await checkExists(request.accountId, query.checkId)
     const offset = (query.page - 1) * query.limit
     const { items, total } = await store.alertDeliveries.list(request.accountId, {
-      checkId: query.checkId, notificationId: query.notificationId, limit: query.limit, offset,
+      checkId: query.checkId,
+      notificationId: query.notificationId,
+      limit: query.limit,
+      offset,
     })
     reply.header('content-range', contentRange(offset, items.length, total))
     return items.map(presentDelivery)

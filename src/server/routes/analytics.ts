@@ -1,7 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import {
-  ANALYTICS_ROUTES, CHECK_TYPE_TABLE, analyticsQuerySchema, metricNames, metricsQuerySchema, type AnalyticsCheckType,
-} from '../../schema/index.js'
+import { ANALYTICS_ROUTES, CHECK_TYPE_TABLE, analyticsQuerySchema, metricNames, metricsQuerySchema, type AnalyticsCheckType } from '../../schema/index.js'
 import { HttpError, notFound, parseOr400 } from '../errors.js'
 import { analyticsAnswer, analyticsWindow } from '../results/analytics.js'
 import type { Store } from '../store/index.js'
@@ -27,27 +25,32 @@ export function analyticsRoutes(app: FastifyInstance, store: Store, services: Ru
       const check = await store.checks.get(request.accountId, request.params.id)
       if (!check || check.checkType !== type) throw notFound(CHECK_TYPE_TABLE[type].label)
       const window = analyticsWindow(query, services.now())
-      if ('error' in window) throw new HttpError(400, `Query ${window.error}`, { source: 'query', keys: ['from', 'to'], issues: [{ path: 'from', message: window.error }] })
+      if ('error' in window)
+        throw new HttpError(400, `Query ${window.error}`, { source: 'query', keys: ['from', 'to'], issues: [{ path: 'from', message: window.error }] })
       const answer = await analyticsAnswer(store, request.accountId, check.id, type, query, window)
       const body = JSON.parse(check.json) as { name?: string; activated?: boolean; muted?: boolean; frequency?: number; tags?: string[] }
       const offset = (query.page - 1) * query.limit
       const page = answer.entries.slice(offset, offset + query.limit)
       reply.header('content-range', contentRange(offset, page.length, answer.entries.length))
-      return sendJson(reply, 200, JSON.stringify({
-        checkId: check.id,
-        name: body.name ?? '',
-        checkType: type,
-        activated: body.activated !== false,
-        muted: body.muted === true,
-        frequency: body.frequency ?? null,
-        from: new Date(answer.from).toISOString(),
-        to: new Date(answer.to).toISOString(),
-        tags: body.tags ?? [],
-        // API.md: each entry is a JSON-encoded object {bucketStart, runLocation?, statusCode?, <metric>: value}
-        series: page.map((entry) => JSON.stringify(entry)),
-        pagination: { page: query.page, limit: query.limit },
-        metadata: answer.metadata,
-      }))
+      return sendJson(
+        reply,
+        200,
+        JSON.stringify({
+          checkId: check.id,
+          name: body.name ?? '',
+          checkType: type,
+          activated: body.activated !== false,
+          muted: body.muted === true,
+          frequency: body.frequency ?? null,
+          from: new Date(answer.from).toISOString(),
+          to: new Date(answer.to).toISOString(),
+          tags: body.tags ?? [],
+          // API.md: each entry is a JSON-encoded object {bucketStart, runLocation?, statusCode?, <metric>: value}
+          series: page.map((entry) => JSON.stringify(entry)),
+          pagination: { page: query.page, limit: query.limit },
+          metadata: answer.metadata,
+        }),
+      )
     })
   }
 }

@@ -29,7 +29,14 @@ export const publicBadgePath = (token: string): string => `/badges/${token}.svg`
 function present(request: FastifyRequest, record: BadgeTokenRecord) {
   const path = publicBadgePath(record.token)
   const subject = record.subjectKind === 'group' ? { groupId: Number(record.subjectId) } : { checkId: record.subjectId }
-  return { ...subject, subjectKind: record.subjectKind, token: record.token, path, url: `${request.protocol}://${request.host}${path}`, created_at: record.created_at }
+  return {
+    ...subject,
+    subjectKind: record.subjectKind,
+    token: record.token,
+    path,
+    url: `${request.protocol}://${request.host}${path}`,
+    created_at: record.created_at,
+  }
 }
 
 const sameToken = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b))
@@ -64,7 +71,7 @@ function tokenRoutes(app: FastifyInstance, store: Store, now: () => number, kind
     const [record, made] = await store.transaction(async (tx) => {
       if (!(await owns(tx, accountId, kind, id))) throw missing()
       const existing = await tx.badgeTokens.get(accountId, kind, id)
-      return existing ? [existing, false] as const : [await tx.badgeTokens.set(accountId, kind, id, newToken(), now()), true] as const
+      return existing ? ([existing, false] as const) : ([await tx.badgeTokens.set(accountId, kind, id, newToken(), now()), true] as const)
     })
     return reply.code(made ? 201 : 200).send(present(request, record))
   })
@@ -118,9 +125,15 @@ export function badgeTokenRoutes(app: FastifyInstance, store: Store, now: () => 
     if (!found || !sameToken(found.token, token)) throw notFound('Badge')
     const svg = await badgeOf(store, found, query)
     if (svg === undefined) throw notFound('Badge')
-    return reply.code(200).type('image/svg+xml').headers({
-      'cache-control': 'no-cache', 'access-control-allow-origin': '*', 'x-content-type-options': 'nosniff',
-      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
-    }).send(svg)
+    return reply
+      .code(200)
+      .type('image/svg+xml')
+      .headers({
+        'cache-control': 'no-cache',
+        'access-control-allow-origin': '*',
+        'x-content-type-options': 'nosniff',
+        'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
+      })
+      .send(svg)
   })
 }

@@ -13,21 +13,26 @@ import { optionalPage, sendPaged } from './util.js'
  * group that still has checks cannot be deleted (409, as the reference): move or delete them.
  */
 
-const positiveId = (name: string) => z.string()
-  .superRefine((id, ctx) => {
-    if (!/^[0-9]+$/.test(id) || /^0+$/.test(id)) ctx.addIssue({ code: 'custom', message: 'must be a positive integer' })
-    else if (Number(id) > Number.MAX_SAFE_INTEGER) ctx.addIssue({ code: 'custom', message: `is out of range: ${name} ids go up to ${Number.MAX_SAFE_INTEGER}` })
-  })
-  .transform(Number)
+const positiveId = (name: string) =>
+  z
+    .string()
+    .superRefine((id, ctx) => {
+      if (!/^[0-9]+$/.test(id) || /^0+$/.test(id)) ctx.addIssue({ code: 'custom', message: 'must be a positive integer' })
+      else if (Number(id) > Number.MAX_SAFE_INTEGER)
+        ctx.addIssue({ code: 'custom', message: `is out of range: ${name} ids go up to ${Number.MAX_SAFE_INTEGER}` })
+    })
+    .transform(Number)
 
 const idParams = z.object({ id: positiveId('check group') })
 const checkParams = z.object({ groupId: positiveId('check group'), checkId: z.string().min(1).max(200) })
-const listQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).optional(),
-  page: z.coerce.number().int().min(1).optional(),
-  tag: z.union([z.string(), z.array(z.string())]).optional(),
-  name: z.string().optional(),
-}).passthrough()
+const listQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(100).optional(),
+    page: z.coerce.number().int().min(1).optional(),
+    tag: z.union([z.string(), z.array(z.string())]).optional(),
+    name: z.string().optional(),
+  })
+  .passthrough()
 
 type CheckJson = Record<string, unknown> & { id: string; groupId?: unknown; groupOrder?: unknown; name?: unknown }
 
@@ -68,8 +73,11 @@ async function knownChannels(tx: Pick<Repositories, 'alertChannels'>, account: s
   const ids = group.alertChannelSubscriptions.map((s) => s.alertChannelId)
   if (ids.length === 0) return
   const found = new Set((await tx.alertChannels.byIds(account, ids)).map((c) => c.id))
-  const issues = group.alertChannelSubscriptions.flatMap((s, i) => (found.has(s.alertChannelId) ? []
-    : [{ path: `alertChannelSubscriptions.${i}.alertChannelId`, message: `refers to an alert channel that does not exist (got ${s.alertChannelId})` }]))
+  const issues = group.alertChannelSubscriptions.flatMap((s, i) =>
+    found.has(s.alertChannelId)
+      ? []
+      : [{ path: `alertChannelSubscriptions.${i}.alertChannelId`, message: `refers to an alert channel that does not exist (got ${s.alertChannelId})` }],
+  )
   if (issues.length > 0) throw badRequest('payload', issues)
 }
 
@@ -81,32 +89,47 @@ async function listGroups(store: Store, request: FastifyRequest, reply: FastifyR
   const account = request.accountId
   const present = async (items: CheckGroupRecord[]) => {
     const checks = items.length > 0 ? await accountChecks(store, account) : []
-    return items.map((g) => presentGroup(g, checks.filter((c) => c.groupId === g.id).map((c) => c.id)))
+    return items.map((g) =>
+      presentGroup(
+        g,
+        checks.filter((c) => c.groupId === g.id).map((c) => c.id),
+      ),
+    )
   }
   if (!filtered) {
     return sendPaged(request, reply, optionalPage(request.query), {
-      what: 'check group', keyOf: (g) => g.id, present,
+      what: 'check group',
+      keyOf: (g) => g.id,
+      present,
       byPage: (paging) => store.checkGroups.list(account, paging),
       byKeyset: (after, n) => store.checkGroups.listAfter(account, after, n),
     })
   }
   // filters are applied to the account's groups (few), in the list's order (by id)
-  const matches = (g: CheckGroupRecord) => (tags.length === 0 || g.group.tags.some((t) => tags.includes(t)))
-    && (query.name === undefined || g.group.name.toLowerCase().includes(query.name.toLowerCase()))
+  const matches = (g: CheckGroupRecord) =>
+    (tags.length === 0 || g.group.tags.some((t) => tags.includes(t))) &&
+    (query.name === undefined || g.group.name.toLowerCase().includes(query.name.toLowerCase()))
   const limit = query.limit ?? 100
-  return sendPaged(request, reply, { limit, offset: ((query.page ?? 1) - 1) * limit }, {
-    what: 'check group', keyOf: (g) => g.id, present,
-    byPage: async (paging) => {
-      const shown = (await store.checkGroups.list(account, { offset: 0 })).items.filter(matches)
-      return { items: shown.slice(paging.offset, paging.offset + limit), total: shown.length }
+  return sendPaged(
+    request,
+    reply,
+    { limit, offset: ((query.page ?? 1) - 1) * limit },
+    {
+      what: 'check group',
+      keyOf: (g) => g.id,
+      present,
+      byPage: async (paging) => {
+        const shown = (await store.checkGroups.list(account, { offset: 0 })).items.filter(matches)
+        return { items: shown.slice(paging.offset, paging.offset + limit), total: shown.length }
+      },
+      byKeyset: async (after, n) => {
+        const page = await store.checkGroups.listAfter(account, after, undefined)
+        if (!page) return null
+        const shown = page.items.filter(matches)
+        return { items: shown.slice(0, n), more: n !== undefined && shown.length > n }
+      },
     },
-    byKeyset: async (after, n) => {
-      const page = await store.checkGroups.listAfter(account, after, undefined)
-      if (!page) return null
-      const shown = page.items.filter(matches)
-      return { items: shown.slice(0, n), more: n !== undefined && shown.length > n }
-    },
-  })
+  )
 }
 
 export function checkGroupRoutes(app: FastifyInstance, store: Store): void {
@@ -134,7 +157,10 @@ export function checkGroupRoutes(app: FastifyInstance, store: Store): void {
         return tx.checkGroups.update(request.accountId, id, data)
       })
       if (!record) throw notFound('Check group')
-      return presentGroup(record, (await groupChecks(store, request.accountId, id)).map((c) => c.id))
+      return presentGroup(
+        record,
+        (await groupChecks(store, request.accountId, id)).map((c) => c.id),
+      )
     })
 
     app.get(`/${version}/check-groups/:id/checks`, async (request, reply) => {
@@ -144,9 +170,13 @@ export function checkGroupRoutes(app: FastifyInstance, store: Store): void {
       const checks = await groupChecks(store, request.accountId, id)
       // the group's checks are read whole (by keyset) and ordered by groupOrder: `after` names one of them
       return sendPaged<CheckJson>(request, reply, optionalPage(request.query), {
-        what: 'check of the group', keyOf: (c) => c.id,
+        what: 'check of the group',
+        keyOf: (c) => c.id,
         present: (items) => items.map((c) => applied(c, group.group)),
-        byPage: async (paging) => ({ items: checks.slice(paging.offset, paging.limit === undefined ? undefined : paging.offset + paging.limit), total: checks.length }),
+        byPage: async (paging) => ({
+          items: checks.slice(paging.offset, paging.limit === undefined ? undefined : paging.offset + paging.limit),
+          total: checks.length,
+        }),
         byKeyset: async (after, n) => keysetOfList(checks, after, n, (c) => c.id),
       })
     })
@@ -166,7 +196,10 @@ export function checkGroupRoutes(app: FastifyInstance, store: Store): void {
     const { id } = parseOr400(idParams, request.params, 'params')
     const group = await store.checkGroups.get(request.accountId, id)
     if (!group) throw notFound('Check group')
-    return presentGroup(group, (await groupChecks(store, request.accountId, id)).map((c) => c.id))
+    return presentGroup(
+      group,
+      (await groupChecks(store, request.accountId, id)).map((c) => c.id),
+    )
   })
 
   app.delete('/v1/check-groups/:id', async (request, reply) => {
@@ -175,8 +208,13 @@ export function checkGroupRoutes(app: FastifyInstance, store: Store): void {
       if (!(await tx.checkGroups.get(request.accountId, id))) throw notFound('Check group')
       const members = await groupChecks(tx, request.accountId, id)
       if (members.length > 0) {
-        const names = members.slice(0, 5).map((c) => JSON.stringify(c.name ?? c.id)).join(', ')
-        throw conflict(`Check group ${id} still has ${members.length} check${members.length === 1 ? '' : 's'} (${names}${members.length > 5 ? ', …' : ''}): delete them or move them out of the group first`)
+        const names = members
+          .slice(0, 5)
+          .map((c) => JSON.stringify(c.name ?? c.id))
+          .join(', ')
+        throw conflict(
+          `Check group ${id} still has ${members.length} check${members.length === 1 ? '' : 's'} (${names}${members.length > 5 ? ', …' : ''}): delete them or move them out of the group first`,
+        )
       }
       await tx.checkGroups.delete(request.accountId, id)
     })
@@ -185,7 +223,11 @@ export function checkGroupRoutes(app: FastifyInstance, store: Store): void {
 }
 
 /** The checks of a group with their own activated and their statuses (a group's badge and status). */
-export async function groupMemberStatuses(store: Store, account: string, groupId: number): Promise<Array<{ checkId: string; activated: boolean; status: CheckStatusRecord | undefined }>> {
+export async function groupMemberStatuses(
+  store: Store,
+  account: string,
+  groupId: number,
+): Promise<Array<{ checkId: string; activated: boolean; status: CheckStatusRecord | undefined }>> {
   const [members, statuses] = await Promise.all([groupChecks(store, account, groupId), store.checkStatuses.list(account)])
   const byCheck = new Map(statuses.map((s) => [s.checkId, s]))
   return members.map((c) => ({ checkId: c.id, activated: c.activated !== false, status: byCheck.get(c.id) }))

@@ -1,5 +1,21 @@
 import type { FastifyInstance } from 'fastify'
-import { apiCheckSchema, applyGroup, blankCheckSecrets, autoAssignAlertsQuerySchema, checkListQuerySchema, checkQuerySchema, dnsCheckSchema, heartbeatCheckSchema, icmpCheckSchema, tcpCheckSchema, urlCheckSchema, browserCheckSchema, multiStepCheckSchema, playwrightCheckSchema, type HeartbeatCheck } from '../../schema/index.js'
+import {
+  apiCheckSchema,
+  applyGroup,
+  blankCheckSecrets,
+  autoAssignAlertsQuerySchema,
+  checkListQuerySchema,
+  checkQuerySchema,
+  dnsCheckSchema,
+  heartbeatCheckSchema,
+  icmpCheckSchema,
+  tcpCheckSchema,
+  urlCheckSchema,
+  browserCheckSchema,
+  multiStepCheckSchema,
+  playwrightCheckSchema,
+  type HeartbeatCheck,
+} from '../../schema/index.js'
 import { CHECK_TYPE_TABLE, SERVICE_CHECK_TYPES, type ServiceCheckType } from '../../schema/check-types.js'
 import { badRequest, notFound, parseOr400 } from '../errors.js'
 import type { Store } from '../store/index.js'
@@ -17,7 +33,17 @@ import { cycleFrom, dependsOnOf } from '../dependencies.js'
  */
 
 /** The request body schema of each type (routes: POST /v1/checks/<route>, PUT /v1/checks/<route>/{id}, from the table). */
-const SCHEMAS = { DNS: dnsCheckSchema, ICMP: icmpCheckSchema, API: apiCheckSchema, TCP: tcpCheckSchema, URL: urlCheckSchema, BROWSER: browserCheckSchema, MULTI_STEP: multiStepCheckSchema, PLAYWRIGHT: playwrightCheckSchema, HEARTBEAT: heartbeatCheckSchema } satisfies Record<ServiceCheckType, unknown>
+const SCHEMAS = {
+  DNS: dnsCheckSchema,
+  ICMP: icmpCheckSchema,
+  API: apiCheckSchema,
+  TCP: tcpCheckSchema,
+  URL: urlCheckSchema,
+  BROWSER: browserCheckSchema,
+  MULTI_STEP: multiStepCheckSchema,
+  PLAYWRIGHT: playwrightCheckSchema,
+  HEARTBEAT: heartbeatCheckSchema,
+} satisfies Record<ServiceCheckType, unknown>
 
 /**
  * Answers of checks mask their secret values (see blankCheckSecrets: secret environment
@@ -61,7 +87,12 @@ async function checkDependencies(tx: Repositories, account: string, selfId: stri
   const cycle = cycleFrom(self, (id) => edges.get(id) ?? [])
   if (cycle) {
     const shown = cycle.map((id) => JSON.stringify(names.get(id) ?? id)).join(' → ')
-    throw badRequest('payload', [{ path: `dependsOn.${named.indexOf(cycle[1])}`, message: `makes a cycle of dependencies: ${shown}; a check cannot depend, directly or not, on a check that depends on it` }])
+    throw badRequest('payload', [
+      {
+        path: `dependsOn.${named.indexOf(cycle[1])}`,
+        message: `makes a cycle of dependencies: ${shown}; a check cannot depend, directly or not, on a check that depends on it`,
+      },
+    ])
   }
 }
 
@@ -90,13 +121,23 @@ export function checkRoutes(app: FastifyInstance, store: Store): void {
     const version = query.status === undefined ? await store.checks.listVersion(request.accountId) : undefined
     if (version !== undefined) reply.header(LIST_VERSION_HEADER, `${serverVersion()}.${version}`)
     const page = await store.checks.list(request.accountId, {
-      checkType: query.checkType, tags, search: query.search?.toLowerCase(), status: query.status, apiUrl: query.apiCheckUrlFilterPattern?.toLowerCase(),
-      limit: query.limit, offset, after: query.after,
+      checkType: query.checkType,
+      tags,
+      search: query.search?.toLowerCase(),
+      status: query.status,
+      apiUrl: query.apiCheckUrlFilterPattern?.toLowerCase(),
+      limit: query.limit,
+      offset,
+      after: query.after,
     })
-    if (!page) throw badRequest('query', [{ path: 'after', message: `no check ${query.after} in this account (deleted while the list was read?): read the list again from its first page` }])
+    if (!page)
+      throw badRequest('query', [
+        { path: 'after', message: `no check ${query.after} in this account (deleted while the list was read?): read the list again from its first page` },
+      ])
     if (page.total !== undefined) reply.header('content-range', contentRange(offset, page.count, page.total))
     nextLink(request, reply, page.lastId, page.more)
-    if (query.applyGroupSettings) return sendListPage(request, reply, JSON.stringify(await withGroupSettings(store, request.accountId, JSON.parse(page.json.toString()))))
+    if (query.applyGroupSettings)
+      return sendListPage(request, reply, JSON.stringify(await withGroupSettings(store, request.accountId, JSON.parse(page.json.toString()))))
     return sendListPage(request, reply, withoutSecrets(page.json), page as { etag?: string })
   })
 
@@ -114,10 +155,18 @@ export function checkRoutes(app: FastifyInstance, store: Store): void {
 
     app.post(path, async (request, reply) => {
       parseOr400(autoAssignAlertsQuerySchema, request.query, 'query')
-      const check = await writeWithReferences(store, request.accountId, schema, request.body, serviceReferences.check, async (tx, data) => {
-        await checkDependencies(tx, request.accountId, undefined, data)
-        return type === 'HEARTBEAT' ? createHeartbeatCheck(tx, request, data as HeartbeatCheck) : tx.checks.create(request.accountId, type, data)
-      }, dependsOnOf(request.body).length > 0)
+      const check = await writeWithReferences(
+        store,
+        request.accountId,
+        schema,
+        request.body,
+        serviceReferences.check,
+        async (tx, data) => {
+          await checkDependencies(tx, request.accountId, undefined, data)
+          return type === 'HEARTBEAT' ? createHeartbeatCheck(tx, request, data as HeartbeatCheck) : tx.checks.create(request.accountId, type, data)
+        },
+        dependsOnOf(request.body).length > 0,
+      )
       return sendJson(reply, 201, withoutSecrets(check.json))
     })
 
@@ -126,10 +175,20 @@ export function checkRoutes(app: FastifyInstance, store: Store): void {
       if (!existing || existing.checkType !== type) throw notFound('Check')
       parseOr400(autoAssignAlertsQuerySchema, request.query, 'query')
       // replace finds the check again in its own transaction: gone by now is a 404 too
-      const check = await writeWithReferences(store, request.accountId, schema, request.body, serviceReferences.check, async (tx, data) => {
-        await checkDependencies(tx, request.accountId, request.params.id, data)
-        return type === 'HEARTBEAT' ? replaceHeartbeatCheck(tx, request, existing, data as HeartbeatCheck) : tx.checks.replace(request.accountId, request.params.id, type, data)
-      }, dependsOnOf(request.body).length > 0)
+      const check = await writeWithReferences(
+        store,
+        request.accountId,
+        schema,
+        request.body,
+        serviceReferences.check,
+        async (tx, data) => {
+          await checkDependencies(tx, request.accountId, request.params.id, data)
+          return type === 'HEARTBEAT'
+            ? replaceHeartbeatCheck(tx, request, existing, data as HeartbeatCheck)
+            : tx.checks.replace(request.accountId, request.params.id, type, data)
+        },
+        dependsOnOf(request.body).length > 0,
+      )
       if (!check) throw notFound('Check')
       return sendJson(reply, 200, withoutSecrets(check.json))
     })

@@ -28,7 +28,12 @@ export function createHeartbeatCheck(tx: Repositories, request: FastifyRequest, 
 }
 
 /** PUT /v1/checks/heartbeat/{id}: the token and URL are kept; the current period keeps its start. */
-export function replaceHeartbeatCheck(tx: Repositories, request: FastifyRequest<{ Params: { id: string } }>, existing: CheckRecord, data: HeartbeatCheck): Promise<CheckRecord | undefined> {
+export function replaceHeartbeatCheck(
+  tx: Repositories,
+  request: FastifyRequest<{ Params: { id: string } }>,
+  existing: CheckRecord,
+  data: HeartbeatCheck,
+): Promise<CheckRecord | undefined> {
   return inTransaction(tx, async (t) => {
     const old = (JSON.parse(existing.json) as { heartbeat?: { pingToken?: string; pingUrl?: string } }).heartbeat ?? {}
     const token = old.pingToken ?? newPingToken()
@@ -49,7 +54,8 @@ function timeOf(text: string | undefined, name: string): number | undefined {
   if (text === undefined || text === '') return undefined
   const ms = /^\d+$/.test(text) ? Number(text) : Date.parse(text)
   // a date is within ±8.64e15 ms of the epoch (ECMAScript's time range)
-  if (!Number.isFinite(ms) || Math.abs(ms) > 8.64e15) throw badRequest('query', [{ path: name, message: `must be an ISO date, date-time or epoch milliseconds (got ${JSON.stringify(text.slice(0, 40))})` }])
+  if (!Number.isFinite(ms) || Math.abs(ms) > 8.64e15)
+    throw badRequest('query', [{ path: name, message: `must be an ISO date, date-time or epoch milliseconds (got ${JSON.stringify(text.slice(0, 40))})` }])
   return ms
 }
 
@@ -69,7 +75,10 @@ export function heartbeatRoutes(app: FastifyInstance, store: Store, services: Ru
 
   const ping = async (request: FastifyRequest<{ Params: { pingToken: string } }>, reply: import('fastify').FastifyReply) => {
     const userAgent = request.headers['user-agent']
-    const event = await receivePing(store, request.params.pingToken, services.now(), { source: request.ip ?? null, userAgent: typeof userAgent === 'string' ? userAgent.slice(0, 500) : null })
+    const event = await receivePing(store, request.params.pingToken, services.now(), {
+      source: request.ip ?? null,
+      userAgent: typeof userAgent === 'string' ? userAgent.slice(0, 500) : null,
+    })
     if (!event) throw new HttpError(404, 'No heartbeat check has this ping token')
     return reply.code(200).type('text/plain; charset=utf-8').send('OK')
   }

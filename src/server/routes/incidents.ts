@@ -37,20 +37,24 @@ async function incidentExists(tx: Pick<Store, 'incidents'>, account: string, id:
 }
 
 export function incidentRoutes(app: FastifyInstance, store: Store, clock: Clock): void {
-
   // API.md "Incidents list": newest first, paged like checks (limit 1-100, default 10; page from 1)
   app.get('/v1/incidents', async (request, reply) => {
     const { limit, page } = parseOr400(pageQuerySchema, request.query, 'query')
-    return sendPaged(request, reply, { limit, offset: (page - 1) * limit }, {
-      what: 'incident',
-      byPage: (paging) => store.incidents.list(request.accountId, paging),
-      byKeyset: (after, n) => store.incidents.listAfter(request.accountId, after, n),
-      keyOf: (i) => i.id,
-      present: async (items) => {
-        const known = await store.services.byId(request.accountId)
-        return items.map((record) => present(record, known))
+    return sendPaged(
+      request,
+      reply,
+      { limit, offset: (page - 1) * limit },
+      {
+        what: 'incident',
+        byPage: (paging) => store.incidents.list(request.accountId, paging),
+        byKeyset: (after, n) => store.incidents.listAfter(request.accountId, after, n),
+        keyOf: (i) => i.id,
+        present: async (items) => {
+          const known = await store.services.byId(request.accountId)
+          return items.map((record) => present(record, known))
+        },
       },
-    })
+    )
   })
 
   app.post('/v1/incidents', async (request, reply) => {
@@ -102,7 +106,14 @@ function incidentUpdateRoutes(app: FastifyInstance, store: Store, clock: Clock):
     if (update.update.notifySubscribers === true) {
       await quietly(request, async () => {
         const incident = await store.incidents.get(request.accountId, incidentId)
-        if (incident) await notifyIncident(store, request.accountId, incident, { status: String(update.update.status), description: String(update.update.description ?? '') }, clock.now())
+        if (incident)
+          await notifyIncident(
+            store,
+            request.accountId,
+            incident,
+            { status: String(update.update.status), description: String(update.update.description ?? '') },
+            clock.now(),
+          )
       })
     }
     return reply.code(201).send(presentUpdate(update, incidentId))

@@ -18,7 +18,10 @@ export function keyRoutes(app: FastifyInstance, store: Store): void {
     const data = parseOr400(keyCreateSchema, request.body, 'payload')
     const key = generateKey()
     const record = await store.keys.create(key, { accountId: request.accountId, role: data.role, name: data.name ?? null })
-    return reply.code(201).header('cache-control', 'no-store').send({ ...presentKey(record), key })
+    return reply
+      .code(201)
+      .header('cache-control', 'no-store')
+      .send({ ...presentKey(record), key })
   })
 
   app.delete<{ Params: { id: string } }>('/v1/keys/:id', async (request, reply) => {

@@ -9,10 +9,12 @@ import { optionalPage, quietly, sendPaged } from './util.js'
 
 /** The spec types the path id as an integer; anything else is a 400 naming `id`. */
 const idParams = z.object({
-  id: z.string()
+  id: z
+    .string()
     .superRefine((id, ctx) => {
       if (!/^[0-9]+$/.test(id) || /^0+$/.test(id)) ctx.addIssue({ code: 'custom', message: 'must be a positive integer' })
-      else if (Number(id) > Number.MAX_SAFE_INTEGER) ctx.addIssue({ code: 'custom', message: `is out of range: maintenance window ids go up to ${Number.MAX_SAFE_INTEGER}` })
+      else if (Number(id) > Number.MAX_SAFE_INTEGER)
+        ctx.addIssue({ code: 'custom', message: `is out of range: maintenance window ids go up to ${Number.MAX_SAFE_INTEGER}` })
     })
     .transform(Number),
 })

@@ -83,7 +83,12 @@ export function privateLocationRoutes(app: FastifyInstance, store: Store, servic
     const data = parseOr400(privateLocationUpdateSchema, request.body, 'payload')
     const before = await found(request.accountId, id)
     if (data.slugName !== undefined && data.slugName !== before.location.slugName) {
-      throw badRequest('payload', [{ path: 'slugName', message: `cannot change: a private location keeps its slug (it is ${JSON.stringify(before.location.slugName)}); create another location for another slug` }])
+      throw badRequest('payload', [
+        {
+          path: 'slugName',
+          message: `cannot change: a private location keeps its slug (it is ${JSON.stringify(before.location.slugName)}); create another location for another slug`,
+        },
+      ])
     }
     const record = await store.privateLocations.update(request.accountId, before.id, { name: data.name, icon: data.icon, proxyUrl: data.proxyUrl ?? null })
     if (!record) throw notFound('Private location')
@@ -107,8 +112,16 @@ export function privateLocationRoutes(app: FastifyInstance, store: Store, servic
     if (request.role !== 'admin') throw new HttpError(403, 'Only an admin key makes the keys of a private location (they are agent keys)')
     const location = await found(request.accountId, id)
     const rawKey = locationKey()
-    const key = await store.keys.create(rawKey, { accountId: request.accountId, role: 'agent', name: `private location ${location.location.slugName}`, locationId: location.id })
-    return reply.code(201).header('cache-control', 'no-store').send({ ...presentLocationKey(key), rawKey })
+    const key = await store.keys.create(rawKey, {
+      accountId: request.accountId,
+      role: 'agent',
+      name: `private location ${location.location.slugName}`,
+      locationId: location.id,
+    })
+    return reply
+      .code(201)
+      .header('cache-control', 'no-store')
+      .send({ ...presentLocationKey(key), rawKey })
   })
 
   app.delete('/v1/private-locations/:id/keys/:keyId', async (request, reply) => {

@@ -11,7 +11,8 @@ export interface Reference {
 }
 
 type Raw = Record<string, unknown> | null | undefined
-const asObject = (value: unknown): Raw => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined)
+const asObject = (value: unknown): Raw =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
 const asArray = (value: unknown): unknown[] => (Array.isArray(value) ? value : [])
 const idOf = (value: unknown): string | undefined => {
   const id = asObject(value)?.id
@@ -39,14 +40,16 @@ export const serviceReferences = {
   /** the private locations a check or a group runs in (by slug) */
   checkGroup(body: unknown): Reference[] {
     return asArray(asObject(body)?.privateLocations).flatMap((slug, i) =>
-      typeof slug === 'string' && slug !== '' ? [{ path: `privateLocations.${i}`, id: slug, kind: 'privateLocation' as const }] : [])
+      typeof slug === 'string' && slug !== '' ? [{ path: `privateLocations.${i}`, id: slug, kind: 'privateLocation' as const }] : [],
+    )
   },
   statusPage(body: unknown): Reference[] {
     return asArray(asObject(body)?.cards).flatMap((card, i) =>
       asArray(asObject(card)?.services).flatMap((service, j) => {
         const id = idOf(service)
         return id === undefined ? [] : [{ path: `cards.${i}.services.${j}.id`, id }]
-      }))
+      }),
+    )
   },
   incident(body: unknown): Reference[] {
     return asArray(asObject(body)?.services).flatMap((service, i) => {
@@ -77,15 +80,31 @@ export async function parseWithReferences<S extends z.ZodType>(
     .filter((r) => !known.has(r.id))
     .map((r) => ({ path: r.path, message: `refers to a status page service that does not exist (got ${JSON.stringify(r.id)})` }))
   const snippets = all.filter((r) => r.kind === 'snippet')
-  const knownSnippets = snippets.length === 0 ? new Set<string>() : new Set((await tx.snippets.byIds(account, snippets.map((r) => Number(r.id)))).map((s) => String(s.id)))
+  const knownSnippets =
+    snippets.length === 0
+      ? new Set<string>()
+      : new Set(
+          (
+            await tx.snippets.byIds(
+              account,
+              snippets.map((r) => Number(r.id)),
+            )
+          ).map((s) => String(s.id)),
+        )
   for (const r of snippets) {
-    if (!knownSnippets.has(r.id)) unknown.push({ path: r.path, message: `refers to a snippet that does not exist (got ${r.id}): create it with POST /v1/snippets` })
+    if (!knownSnippets.has(r.id))
+      unknown.push({ path: r.path, message: `refers to a snippet that does not exist (got ${r.id}): create it with POST /v1/snippets` })
   }
   for (const r of all.filter((ref) => ref.kind === 'group')) {
-    if (!(await tx.checkGroups.get(account, Number(r.id)))) unknown.push({ path: r.path, message: `refers to a check group that does not exist (got ${r.id}): create it with POST /v1/check-groups` })
+    if (!(await tx.checkGroups.get(account, Number(r.id))))
+      unknown.push({ path: r.path, message: `refers to a check group that does not exist (got ${r.id}): create it with POST /v1/check-groups` })
   }
   for (const r of all.filter((ref) => ref.kind === 'privateLocation')) {
-    if (!(await tx.privateLocations.bySlug(account, r.id))) unknown.push({ path: r.path, message: `refers to a private location that does not exist (got ${JSON.stringify(r.id)}): create it with POST /v1/private-locations` })
+    if (!(await tx.privateLocations.bySlug(account, r.id)))
+      unknown.push({
+        path: r.path,
+        message: `refers to a private location that does not exist (got ${JSON.stringify(r.id)}): create it with POST /v1/private-locations`,
+      })
   }
   if (issues.length > 0 || unknown.length > 0) throw badRequest('payload', [...issues, ...unknown])
   return data as z.output<S>

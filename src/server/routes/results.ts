@@ -15,16 +15,21 @@ import { dependsOnOf, failingDependencies, type DependencyRef } from '../depende
  */
 
 /** Body of PATCH /v1/error-groups/{id}: both flags optional, nothing else. */
-const errorGroupPatchSchema = z.object({
-  archiveForEver: z.boolean().optional(),
-  archivedUntilNextEvent: z.boolean().optional(),
-}).strict()
+const errorGroupPatchSchema = z
+  .object({
+    archiveForEver: z.boolean().optional(),
+    archivedUntilNextEvent: z.boolean().optional(),
+  })
+  .strict()
 
 /** Query of the badge (the keyed routes take these alone, src/server/query-parameters.ts; the public badge ignores others: cache busters). */
 export const badgeQuerySchema = z.object({
   style: z.enum(BADGE_STYLES).default('flat'),
   theme: z.enum(BADGE_THEMES).default('default'),
-  responseTime: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+  responseTime: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true'),
 })
 
 /**
@@ -139,7 +144,14 @@ export function resultRoutes(app: FastifyInstance, store: Store): void {
     const query = parseOr400(badgeQuerySchema, request.query, 'query')
     const check = await checkOf(request.accountId, request.params.checkId)
     const status = await store.checkStatuses.get(request.accountId, request.params.checkId)
-    const svg = renderBadge({ name: check.name, activated: check.activated !== false, status, style: query.style, theme: query.theme, responseTime: query.responseTime })
+    const svg = renderBadge({
+      name: check.name,
+      activated: check.activated !== false,
+      status,
+      style: query.style,
+      theme: query.theme,
+      responseTime: query.responseTime,
+    })
     return reply.code(200).type('image/svg+xml').header('cache-control', 'no-cache').send(svg)
   })
 
@@ -156,11 +168,22 @@ export function resultRoutes(app: FastifyInstance, store: Store): void {
 
 /** A group's badge: its checks' worst state (groupBadgeState); the response time is the slowest newest run of its checks. */
 export async function groupBadge(
-  store: Store, account: string, group: { id: number; group: { name: string; activated: boolean } }, query: z.output<typeof badgeQuerySchema>,
+  store: Store,
+  account: string,
+  group: { id: number; group: { name: string; activated: boolean } },
+  query: z.output<typeof badgeQuerySchema>,
 ): Promise<string> {
   const members = await groupMemberStatuses(store, account, group.id)
   const state = groupBadgeState(group.group.activated, members)
   const times = members.map((m) => m.status?.lastResponseTime).filter((t): t is number => typeof t === 'number')
   const slowest = members.find((m) => m.status?.lastResponseTime === Math.max(...times))?.status
-  return renderBadge({ name: group.group.name, activated: group.group.activated, status: slowest, state, style: query.style, theme: query.theme, responseTime: query.responseTime })
+  return renderBadge({
+    name: group.group.name,
+    activated: group.group.activated,
+    status: slowest,
+    state,
+    style: query.style,
+    theme: query.theme,
+    responseTime: query.responseTime,
+  })
 }

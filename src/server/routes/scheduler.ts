@@ -20,7 +20,12 @@ export function schedulerRoutes(app: FastifyInstance, store: Store, services: Ru
     const now = services.now()
     const to = Math.ceil((query.to ?? now) / HOUR) * HOUR
     const from = Math.floor((query.from ?? (query.to ?? now) - DAY) / HOUR) * HOUR
-    if (!(from < to)) throw new HttpError(400, 'Query from must be before to', { source: 'query', keys: ['from', 'to'], issues: [{ path: 'from', message: 'must be before to' }] })
+    if (!(from < to))
+      throw new HttpError(400, 'Query from must be before to', {
+        source: 'query',
+        keys: ['from', 'to'],
+        issues: [{ path: 'from', message: 'must be before to' }],
+      })
     const account = request.accountId
     const check = query.checkId === undefined ? undefined : await store.checks.get(account, query.checkId)
     if (query.checkId !== undefined && !check) throw notFound('Check')
@@ -42,7 +47,15 @@ export function schedulerRoutes(app: FastifyInstance, store: Store, services: Ru
       const about = described.get(row.checkId)
       if (!about) continue
       byReason[row.reason] = (byReason[row.reason] ?? 0) + row.count
-      skipped.push({ checkId: row.checkId, name: about.name, checkType: about.checkType, location: row.location, reason: row.reason, count: row.count, lastDueAt: new Date(row.lastDueAt).toISOString() })
+      skipped.push({
+        checkId: row.checkId,
+        name: about.name,
+        checkType: about.checkType,
+        location: row.location,
+        reason: row.reason,
+        count: row.count,
+        lastDueAt: new Date(row.lastDueAt).toISOString(),
+      })
     }
     const waiting = backlog.reduce((n, b) => n + b.due, 0)
     const oldest = backlog.length > 0 ? Math.min(...backlog.map((b) => b.oldestDueAt)) : undefined

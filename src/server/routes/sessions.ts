@@ -33,13 +33,20 @@ export const MAX_TRIGGERED_CHECKS = 1000
  * part optional. `tags` is API.md's (a check carrying any of them); `matchTags` the reference's
  * (OR of ANDs, `!tag`: a check without it).
  */
-const triggerBody = z.object({
-  target: z.object({
-    checkId: z.array(z.string().min(1).max(200)).max(100).optional(),
-    tags: z.array(z.string().min(1)).max(100).optional(),
-    matchTags: z.array(z.array(z.string().min(1).max(200)).min(1).max(100)).max(100).optional(),
-  }).optional(),
-}).optional()
+const triggerBody = z
+  .object({
+    target: z
+      .object({
+        checkId: z.array(z.string().min(1).max(200)).max(100).optional(),
+        tags: z.array(z.string().min(1)).max(100).optional(),
+        matchTags: z
+          .array(z.array(z.string().min(1).max(200)).min(1).max(100))
+          .max(100)
+          .optional(),
+      })
+      .optional(),
+  })
+  .optional()
 
 /** Whether a check's tags satisfy the reference's matchTags: one inner list all of whose terms hold. */
 function matchesTags(checkTags: readonly string[] | undefined, matchTags: string[][]): boolean {
@@ -51,16 +58,18 @@ const sessionParams = z.object({ id: z.string().min(1).max(200) })
 const completionQuery = z.object({ maxWaitSeconds: queryNumber(z.number().min(1).max(30)).default(30) })
 const resultParams = z.object({ checkId: z.string().min(1).max(200), id: z.string().min(1).max(200) })
 /** Query of GET /v1/check-results/{checkId}: the reference's filters (docs/api.md "Check results"). */
-const resultListQuery = pageQuerySchema.extend({
-  resultType: z.enum(['FINAL', 'ATTEMPT', 'ALL']).optional(),
-  hasFailures: queryBoolean.optional(),
-  location: z.string().min(1).max(200).optional(),
-  checkType: z.enum(CHECK_TYPES).optional(),
-  from: queryTime.optional(),
-  to: queryTime.optional(),
-}).superRefine((value, ctx) => {
-  for (const issue of rangeProblem(value)) ctx.addIssue({ code: 'custom', path: [issue.path], message: issue.message })
-})
+const resultListQuery = pageQuerySchema
+  .extend({
+    resultType: z.enum(['FINAL', 'ATTEMPT', 'ALL']).optional(),
+    hasFailures: queryBoolean.optional(),
+    location: z.string().min(1).max(200).optional(),
+    checkType: z.enum(CHECK_TYPES).optional(),
+    from: queryTime.optional(),
+    to: queryTime.optional(),
+  })
+  .superRefine((value, ctx) => {
+    for (const issue of rangeProblem(value)) ctx.addIssue({ code: 'custom', path: [issue.path], message: issue.message })
+  })
 
 type TriggeredCheck = { id: string; checkType: string; name: string; activated?: boolean; locations?: string[] | null }
 
@@ -157,10 +166,12 @@ function presentStored(result: CheckResultRecord, origin: string) {
 type TriggerTarget = NonNullable<NonNullable<z.infer<typeof triggerBody>>['target']>
 
 function tooManyChecks(more: string): HttpError {
-  return badRequest('payload', [{
-    path: 'target',
-    message: `matches more than ${MAX_TRIGGERED_CHECKS} checks${more}; one trigger starts at most ${MAX_TRIGGERED_CHECKS}: name fewer with checkId or tags`,
-  }])
+  return badRequest('payload', [
+    {
+      path: 'target',
+      message: `matches more than ${MAX_TRIGGERED_CHECKS} checks${more}; one trigger starts at most ${MAX_TRIGGERED_CHECKS}: name fewer with checkId or tags`,
+    },
+  ])
 }
 
 /** The checks a trigger names by id: each must exist in the account and be one a session runs. */
@@ -169,10 +180,12 @@ async function checksNamed(store: Store, account: string, ids: readonly string[]
     const record = await store.checks.get(account, id)
     if (!record) throw new HttpError(404, `Check not found: ${id}`)
     if (!isRunnableCheckType(record.checkType)) {
-      throw badRequest('payload', [{
-        path: `target.checkId.${index}`,
-        message: `is a ${record.checkType} check (${id}): a heartbeat check is judged by the pings it receives and cannot be triggered; sessions run ${RUNNABLE_NAMES} checks`,
-      }])
+      throw badRequest('payload', [
+        {
+          path: `target.checkId.${index}`,
+          message: `is a ${record.checkType} check (${id}): a heartbeat check is judged by the pings it receives and cannot be triggered; sessions run ${RUNNABLE_NAMES} checks`,
+        },
+      ])
     }
     checks.set(id, JSON.parse(record.json))
   }
@@ -192,7 +205,8 @@ async function checksMatching(store: Store, account: string, target: TriggerTarg
   const wanted = new Set(tags)
   for await (const check of eachCheck<TriggeredCheck & { tags?: string[] }>(store.checks, account, { tags: byTag ? tags : undefined })) {
     if (!isRunnableCheckType(check.checkType)) continue
-    const matched = everything ? check.activated !== false
+    const matched = everything
+      ? check.activated !== false
       : (check.tags ?? []).some((t) => wanted.has(t)) || (matchTags.length > 0 && matchesTags(check.tags, matchTags))
     if (!matched) continue
     checks.set(check.id, check)
@@ -273,10 +287,19 @@ export function sessionRoutes(app: FastifyInstance, store: Store, services: RunS
     if (!check) throw notFound('Check')
     const offset = (query.page - 1) * query.limit
     // the check is of one type: another type asked for has no results
-    const page = query.checkType !== undefined && query.checkType !== check.checkType ? { items: [], total: 0 } : await store.results.list(request.accountId, {
-      checkId, resultType: query.resultType === 'ALL' ? undefined : query.resultType, hasFailures: query.hasFailures, location: query.location,
-      from: query.from, to: query.to, limit: query.limit, offset,
-    })
+    const page =
+      query.checkType !== undefined && query.checkType !== check.checkType
+        ? { items: [], total: 0 }
+        : await store.results.list(request.accountId, {
+            checkId,
+            resultType: query.resultType === 'ALL' ? undefined : query.resultType,
+            hasFailures: query.hasFailures,
+            location: query.location,
+            from: query.from,
+            to: query.to,
+            limit: query.limit,
+            offset,
+          })
     reply.header('content-range', contentRange(offset, page.items.length, page.total))
     return page.items.map((r) => presentStored(r, base(request)))
   })

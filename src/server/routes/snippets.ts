@@ -7,10 +7,12 @@ import { optionalPage, sendPaged } from './util.js'
 
 /** The reference types the path id as a positive integer; anything else is a 400 naming `id`. */
 const idParams = z.object({
-  id: z.string()
+  id: z
+    .string()
     .superRefine((id, ctx) => {
       if (!/^[0-9]+$/.test(id) || /^0+$/.test(id)) ctx.addIssue({ code: 'custom', message: 'must be a positive integer' })
-      else if (Number(id) > Number.MAX_SAFE_INTEGER) ctx.addIssue({ code: 'custom', message: `is out of range: snippet ids go up to ${Number.MAX_SAFE_INTEGER}` })
+      else if (Number(id) > Number.MAX_SAFE_INTEGER)
+        ctx.addIssue({ code: 'custom', message: `is out of range: snippet ids go up to ${Number.MAX_SAFE_INTEGER}` })
     })
     .transform(Number),
 })

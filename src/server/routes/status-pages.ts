@@ -113,8 +113,10 @@ export function statusPageRoutes(app: FastifyInstance, store: Store, names: Serv
       const data = await parseWithReferences(tx, request.accountId, statusPageSchema, request.body, serviceReferences.statusPage)
       checkDomain(names, data)
       // an account's pages are bounded: each is public, with a subscription form that sends email
-      if (await tx.statusPages.countForCreate(request.accountId) >= maxPages) {
-        throw conflict(`The account has ${maxPages} status pages, the most this server allows an account (monitors server --max-status-pages); delete one first`)
+      if ((await tx.statusPages.countForCreate(request.accountId)) >= maxPages) {
+        throw conflict(
+          `The account has ${maxPages} status pages, the most this server allows an account (monitors server --max-status-pages); delete one first`,
+        )
       }
       return [await urlConflict(() => tx.statusPages.create(request.accountId, data)), await tx.services.byId(request.accountId)] as const
     })

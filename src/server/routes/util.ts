@@ -46,7 +46,13 @@ export function sendListPage(request: FastifyRequest, reply: FastifyReply, json:
   if (memo) memo.etag = etag
   reply.header('etag', etag)
   const match = request.headers['if-none-match']
-  if (typeof match === 'string' && match.split(',').some((tag) => { const t = tag.trim(); return t === '*' || t.replace(/^W\//, '') === etag })) {
+  if (
+    typeof match === 'string' &&
+    match.split(',').some((tag) => {
+      const t = tag.trim()
+      return t === '*' || t.replace(/^W\//, '') === etag
+    })
+  ) {
     return reply.code(304).send()
   }
   return sendJson(reply, 200, json)
@@ -94,7 +100,13 @@ export async function sendPaged<T>(request: FastifyRequest, reply: FastifyReply,
   let more: boolean
   if (after !== undefined) {
     const page = await list.byKeyset(after, paging.limit)
-    if (!page) throw badRequest('query', [{ path: 'after', message: `no ${list.what} ${JSON.stringify(after)} in this account (deleted while the list was read?): read the list again from its first page` }])
+    if (!page)
+      throw badRequest('query', [
+        {
+          path: 'after',
+          message: `no ${list.what} ${JSON.stringify(after)} in this account (deleted while the list was read?): read the list again from its first page`,
+        },
+      ])
     ;({ items, more } = page)
   } else {
     const page = await list.byPage(paging)

@@ -19,13 +19,18 @@ const keyParams = z.object({ key: variableKeySchema })
 export function variableRoutes(app: FastifyInstance, store: Store): void {
   app.get('/v1/variables', async (request, reply) => {
     const { limit, page } = parseOr400(pageQuerySchema, request.query, 'query')
-    return sendPaged(request, reply, { limit, offset: (page - 1) * limit }, {
-      what: 'variable',
-      byPage: (paging) => store.variables.list(request.accountId, paging),
-      byKeyset: (after, n) => store.variables.listAfter(request.accountId, after, n),
-      keyOf: (v) => v.key,
-      present: (items) => items.map(present),
-    })
+    return sendPaged(
+      request,
+      reply,
+      { limit, offset: (page - 1) * limit },
+      {
+        what: 'variable',
+        byPage: (paging) => store.variables.list(request.accountId, paging),
+        byKeyset: (after, n) => store.variables.listAfter(request.accountId, after, n),
+        keyOf: (v) => v.key,
+        present: (items) => items.map(present),
+      },
+    )
   })
 
   app.post('/v1/variables', async (request, reply) => {

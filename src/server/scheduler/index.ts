@@ -87,7 +87,6 @@ export async function accountVariables(store: Store, account: string): Promise<R
   return out
 }
 
-
 /**
  * The account's snippets an API check names as its setup and teardown scripts, by id (a
  * snippet deleted since, or another account's, is not there: the run says so). Undefined when
@@ -98,7 +97,8 @@ export async function checkSnippets(store: Store, account: string, check: unknow
   const ids = [c.setupSnippetId, c.tearDownSnippetId].filter((id): id is number => typeof id === 'number' && Number.isSafeInteger(id))
   if (ids.length === 0) return undefined
   const out: Record<string, { name: string; script: string }> = {}
-  for (const record of await store.snippets.byIds(account, [...new Set(ids)])) out[String(record.id)] = { name: record.snippet.name, script: record.snippet.script }
+  for (const record of await store.snippets.byIds(account, [...new Set(ids)]))
+    out[String(record.id)] = { name: record.snippet.name, script: record.snippet.script }
   return out
 }
 
@@ -127,7 +127,10 @@ interface Parsed {
 }
 
 /** The group of a check that names one of its account's. */
-function groupIn(groups: Map<string, { group: CheckGroup; json: string }>, row: { account: string; json: string }): { group: CheckGroup; json: string } | undefined {
+function groupIn(
+  groups: Map<string, { group: CheckGroup; json: string }>,
+  row: { account: string; json: string },
+): { group: CheckGroup; json: string } | undefined {
   const groupId = (JSON.parse(row.json) as { groupId?: unknown }).groupId
   return typeof groupId === 'number' ? groups.get(`${row.account}\u0000${groupId}`) : undefined
 }
@@ -138,7 +141,8 @@ export class Scheduler {
   readonly owner = `server:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
   private readonly store: Store
   private readonly services: RunServices
-  private readonly options: Required<Pick<SchedulerOptions, 'plan' | 'run' | 'tickMs' | 'concurrency' | 'leaseMs' | 'retentionMs' | 'pruneEveryMs'>> & SchedulerOptions
+  private readonly options: Required<Pick<SchedulerOptions, 'plan' | 'run' | 'tickMs' | 'concurrency' | 'leaseMs' | 'retentionMs' | 'pruneEveryMs'>> &
+    SchedulerOptions
   private timer: NodeJS.Timeout | undefined
   /** ticking on its own timer (start) */
   private started = false
@@ -287,7 +291,11 @@ export class Scheduler {
   private async readSchedule(now: number): Promise<void> {
     const version = await this.store.schedule.scheduleVersion()
     if (version === this.scheduleVersion) return
-    const [checks, windows, groups] = await Promise.all([this.store.schedule.allChecks(), this.store.schedule.allMaintenanceWindows(), this.store.schedule.allCheckGroups()])
+    const [checks, windows, groups] = await Promise.all([
+      this.store.schedule.allChecks(),
+      this.store.schedule.allMaintenanceWindows(),
+      this.store.schedule.allCheckGroups(),
+    ])
     // a check in a group is planned with the group's locations, activated and muted
     const groupOf = new Map<string, { group: CheckGroup; json: string }>()
     for (const { account, id, group } of groups) groupOf.set(`${account}\u0000${id}`, { group, json: JSON.stringify(group) })
@@ -305,7 +313,7 @@ export class Scheduler {
       const grouped = row.json.includes('"groupId":') ? groupIn(groupOf, row) : undefined
       if (!entry || entry.json !== row.json || entry.groupJson !== grouped?.json) {
         const own = JSON.parse(row.json) as Parsed['check']
-        const check = grouped ? applyGroup(own as unknown as Record<string, unknown>, grouped.group) as unknown as Parsed['check'] : own
+        const check = grouped ? (applyGroup(own as unknown as Record<string, unknown>, grouped.group) as unknown as Parsed['check']) : own
         const runnable = check.activated !== false && isRunnableCheckType(check.checkType)
         // seen paused and now resumed: no catching up on the due times it was paused for
         const resumed = entry !== undefined && entry.check.activated === false && check.activated !== false
@@ -350,7 +358,16 @@ export class Scheduler {
         for (const location of locationsFor(check, k)) {
           // a private location with no agent alive: nobody would run it
           const reason = skipReason ?? (idle.has(`${account}\u0000${location}`) ? 'no-agent' : undefined)
-          runs.push({ key: `schedule:${id}:${location}:${at}`, account, checkId: id, location, dueAt: at, sessionId: null, staleAt: at + entry.grace, skipReason: reason })
+          runs.push({
+            key: `schedule:${id}:${location}:${at}`,
+            account,
+            checkId: id,
+            location,
+            dueAt: at,
+            sessionId: null,
+            staleAt: at + entry.grace,
+            skipReason: reason,
+          })
         }
       }
       const seen = this.planned.has(id)
@@ -437,7 +454,14 @@ export class Scheduler {
     const entry = checkTypeEntry(check.checkType)
     const variables = entry?.variables ? runVariables(await accountVariables(this.store, run.account), check as { environmentVariables?: unknown }) : undefined
     const snippets = entry?.snippets ? await checkSnippets(this.store, run.account, check) : undefined
-    const result: CheckRunResult = await runCheck(check, { now: this.services.now, ...this.options.runOptions, location: run.location, signal, variables, snippets })
+    const result: CheckRunResult = await runCheck(check, {
+      now: this.services.now,
+      ...this.options.runOptions,
+      location: run.location,
+      signal,
+      variables,
+      snippets,
+    })
     const folders = detachRunArtifacts(result)
     try {
       // stopped mid-run: nothing made up is recorded; the lease expires and another runner runs it
@@ -498,13 +522,29 @@ export class Scheduler {
     // the database away: the results wait for it (the runs are done; running them again would double them)
     const stopped = () => this.stopped
     try {
-      outcomes = batch.length === 1 ? undefined : await untilAvailable(() => completeRuns(this.store, this.services, batch.map((p) => ({ account: undefined, runId: p.runId, checkId: p.checkId, result: p.result }))), stopped, { outage: this.outage })
+      outcomes =
+        batch.length === 1
+          ? undefined
+          : await untilAvailable(
+              () =>
+                completeRuns(
+                  this.store,
+                  this.services,
+                  batch.map((p) => ({ account: undefined, runId: p.runId, checkId: p.checkId, result: p.result })),
+                ),
+              stopped,
+              { outage: this.outage },
+            )
     } catch {
       // one result the store refuses must not take the others with it: one transaction each
     }
     if (outcomes) batch.forEach((p, i) => p.resolve((outcomes as CompleteOutcome[])[i]))
     else {
-      for (const p of batch) await untilAvailable(() => completeRun(this.store, this.services, undefined, p.runId, p.result), stopped, { outage: this.outage }).then(p.resolve, p.reject)
+      for (const p of batch)
+        await untilAvailable(() => completeRun(this.store, this.services, undefined, p.runId, p.result), stopped, { outage: this.outage }).then(
+          p.resolve,
+          p.reject,
+        )
     }
   }
 
@@ -544,7 +584,12 @@ const SKIP_EVERY_MS = 1000
  * server's runner and the agents' claims do, so that each check keeps its newest due run and
  * the oldest due runs across checks are claimed first.
  */
-export async function claimDueRuns(store: Store, services: RunServices, query: ClaimQuery, limit?: { checkTypes: readonly string[]; max: number }): Promise<ClaimedRun[]> {
+export async function claimDueRuns(
+  store: Store,
+  services: RunServices,
+  query: ClaimQuery,
+  limit?: { checkTypes: readonly string[]; max: number },
+): Promise<ClaimedRun[]> {
   const last = lastSkip.get(store)
   if (last === undefined || query.now - last >= SKIP_EVERY_MS || query.now < last) {
     lastSkip.set(store, query.now)

@@ -50,7 +50,11 @@ export function isWindowActive(window: Pick<MaintenanceWindow, 'startsAt' | 'end
 }
 
 /** Whether any window carrying one of the check's tags is active at `at`. */
-export function inMaintenance(checkTags: readonly string[], windows: ReadonlyArray<Pick<MaintenanceWindow, 'tags' | 'startsAt' | 'endsAt' | 'repeatInterval' | 'repeatUnit' | 'repeatEndsAt'>>, at: number): boolean {
+export function inMaintenance(
+  checkTags: readonly string[],
+  windows: ReadonlyArray<Pick<MaintenanceWindow, 'tags' | 'startsAt' | 'endsAt' | 'repeatInterval' | 'repeatUnit' | 'repeatEndsAt'>>,
+  at: number,
+): boolean {
   if (checkTags.length === 0) return false
   return windows.some((window) => window.tags.some((tag) => checkTags.includes(tag)) && isWindowActive(window, at))
 }

@@ -43,12 +43,21 @@ function stored(result: object): StoredResultInput {
  * place every result goes through, whether the server's runner or an agent ran it. The run's
  * row is locked first, its check's rows after (the order completeRuns keeps).
  */
-export async function completeRun(store: Store, services: RunServices, account: string | undefined, runId: string, result: CheckRunResult): Promise<CompleteOutcome> {
-  return committed(services, await store.transaction(async (tx) => {
-    const outcome = await tx.runs.complete(account, runId, stored(result), result.attempts.map(stored), services.now())
-    await finalHook(tx, services, outcome)
-    return outcome
-  }))
+export async function completeRun(
+  store: Store,
+  services: RunServices,
+  account: string | undefined,
+  runId: string,
+  result: CheckRunResult,
+): Promise<CompleteOutcome> {
+  return committed(
+    services,
+    await store.transaction(async (tx) => {
+      const outcome = await tx.runs.complete(account, runId, stored(result), result.attempts.map(stored), services.now())
+      await finalHook(tx, services, outcome)
+      return outcome
+    }),
+  )
 }
 
 /** The FINAL result of a run just completed, handed to the hook (its statuses, rollups, alert state). */
@@ -57,7 +66,11 @@ async function finalHook(tx: Repositories, services: RunServices, outcome: Compl
   // a check in a group: its alert settings, channels and muted as the group makes them
   const check = await withGroup(tx, outcome.run.account, JSON.parse(outcome.run.checkJson) as Record<string, unknown> & { id: string })
   // the result as recorded (the claim's check, location and time window), not as the runner sent it
-  const recorded = { ...(outcome.final.details as unknown as CheckRunResult), resultType: 'FINAL' as const, attempts: outcome.attempts.map((a) => a.details as unknown as CheckRunResult) }
+  const recorded = {
+    ...(outcome.final.details as unknown as CheckRunResult),
+    resultType: 'FINAL' as const,
+    attempts: outcome.attempts.map((a) => a.details as unknown as CheckRunResult),
+  }
   await services.onFinalResult(tx, check, recorded, outcome)
 }
 
@@ -89,21 +102,26 @@ const lockOrder = (a: RunToComplete, b: RunToComplete): number =>
  */
 export async function completeRuns(store: Store, services: RunServices, runs: ReadonlyArray<RunToComplete>): Promise<CompleteOutcome[]> {
   const ordered = runs.map((run, index) => ({ run, index })).sort((a, b) => lockOrder(a.run, b.run))
-  return committed(services, await store.transaction(async (tx) => {
-    await tx.runs.lock(ordered.map(({ run }) => run.runId))
-    const outcomes: CompleteOutcome[] = new Array(runs.length)
-    for (const { run, index } of ordered) {
-      outcomes[index] = await tx.runs.complete(run.account, run.runId, stored(run.result), run.result.attempts.map(stored), services.now())
-    }
-    // a run known by its id only (not by its check) is ordered by its check now
-    const byCheck = ordered.map(({ index }) => index).sort((a, b) => {
-      const ca = checkOf(outcomes[a], runs[a])
-      const cb = checkOf(outcomes[b], runs[b])
-      return ca < cb ? -1 : ca > cb ? 1 : lockOrder(runs[a], runs[b])
-    })
-    for (const index of byCheck) await finalHook(tx, services, outcomes[index])
-    return outcomes
-  }))
+  return committed(
+    services,
+    await store.transaction(async (tx) => {
+      await tx.runs.lock(ordered.map(({ run }) => run.runId))
+      const outcomes: CompleteOutcome[] = new Array(runs.length)
+      for (const { run, index } of ordered) {
+        outcomes[index] = await tx.runs.complete(run.account, run.runId, stored(run.result), run.result.attempts.map(stored), services.now())
+      }
+      // a run known by its id only (not by its check) is ordered by its check now
+      const byCheck = ordered
+        .map(({ index }) => index)
+        .sort((a, b) => {
+          const ca = checkOf(outcomes[a], runs[a])
+          const cb = checkOf(outcomes[b], runs[b])
+          return ca < cb ? -1 : ca > cb ? 1 : lockOrder(runs[a], runs[b])
+        })
+      for (const index of byCheck) await finalHook(tx, services, outcomes[index])
+      return outcomes
+    }),
+  )
 }
 
 function checkOf(outcome: CompleteOutcome, run: RunToComplete): string {

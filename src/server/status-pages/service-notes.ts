@@ -56,7 +56,10 @@ const troubled = (s: { hasFailures: boolean; hasErrors: boolean; isDegraded: boo
 
 /** The services affected by a failing dependency, and by what (service names only: a public page never names a check). */
 export async function affectedServices(
-  store: Pick<Store, 'checkStatuses'>, account: string, checks: PageChecks, nameOf: (serviceId: string) => string | undefined,
+  store: Pick<Store, 'checkStatuses'>,
+  account: string,
+  checks: PageChecks,
+  nameOf: (serviceId: string) => string | undefined,
 ): Promise<Map<string, AffectedBy>> {
   const out = new Map<string, AffectedBy>()
   if (checks.dependsOn.size === 0) return out
@@ -106,22 +109,29 @@ export const RESPONSE_TIME_HOURS = 24
  * ICMP `latencyAvg`) over the runs measuring it, from the rollups' totals. null without runs;
  * heartbeats measure no time.
  */
-export async function responseTimes(store: Pick<Store, 'analytics'>, account: string, checks: PageChecks, now: number): Promise<Map<string, ResponseTime | null>> {
+export async function responseTimes(
+  store: Pick<Store, 'analytics'>,
+  account: string,
+  checks: PageChecks,
+  now: number,
+): Promise<Map<string, ResponseTime | null>> {
   const to = Math.floor(now / HOUR) * HOUR + HOUR
   const from = to - RESPONSE_TIME_HOURS * HOUR
   const sums = new Map<string, [n: number, sum: number]>()
   const ids = [...new Set([...checks.byService.values()].flat())]
-  await Promise.all(ids.map(async (id) => {
-    const metric = (CHECK_TYPE_TABLE as Record<string, { timeMetric: string | null }>)[checks.typeOf.get(id) ?? '']?.timeMetric
-    if (!metric) return
-    let n = 0
-    let sum = 0
-    for (const row of await store.analytics.rows(account, id, from, to, false)) {
-      const totals = row.totals[metric]
-      if (totals) [n, sum] = [n + totals[0], sum + totals[1]]
-    }
-    sums.set(id, [n, sum])
-  }))
+  await Promise.all(
+    ids.map(async (id) => {
+      const metric = (CHECK_TYPE_TABLE as Record<string, { timeMetric: string | null }>)[checks.typeOf.get(id) ?? '']?.timeMetric
+      if (!metric) return
+      let n = 0
+      let sum = 0
+      for (const row of await store.analytics.rows(account, id, from, to, false)) {
+        const totals = row.totals[metric]
+        if (totals) [n, sum] = [n + totals[0], sum + totals[1]]
+      }
+      sums.set(id, [n, sum])
+    }),
+  )
   const out = new Map<string, ResponseTime | null>()
   for (const [serviceId, list] of checks.byService) {
     let n = 0

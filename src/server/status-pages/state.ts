@@ -95,9 +95,7 @@ export async function statusPageState(store: Store, account: string, record: Sta
     store.maintenanceWindows.list(account, { offset: 0 }),
   ])
   const onPage = new Set(page.cards.flatMap((c) => c.services.map((s) => s.id)))
-  const relevant = incidents.items
-    .filter((i) => i.incident.services.some((s) => onPage.has(s.id)))
-    .sort((a, b) => b.created_at.localeCompare(a.created_at))
+  const relevant = incidents.items.filter((i) => i.incident.services.some((s) => onPage.has(s.id))).sort((a, b) => b.created_at.localeCompare(a.created_at))
   const open = relevant.filter(isOpen)
   const checks = await pageChecks(store, account, onPage)
   const showResponseTime = (page as { showResponseTime?: boolean }).showResponseTime === true
@@ -116,7 +114,12 @@ export async function statusPageState(store: Store, account: string, record: Sta
     // its own alerts (and incident) are held back while a dependency fails: its checks still say how it is
     const state = worst([fromIncidents, by?.state ?? 'operational'])
     return {
-      id: s.id, name: s.name, state, stateLabel: STATE_LABEL[state], openIncidents, uptime: uptime.get(s.id) as ServiceUptime,
+      id: s.id,
+      name: s.name,
+      state,
+      stateLabel: STATE_LABEL[state],
+      openIncidents,
+      uptime: uptime.get(s.id) as ServiceUptime,
       affectedBy: by ? { ...by, text: affectedText(by) } : null,
       ...(times ? { responseTime: times.get(s.id) ?? null } : {}),
     }
@@ -124,7 +127,10 @@ export async function statusPageState(store: Store, account: string, record: Sta
   const cards = page.cards.map((card) => ({
     id: card.id,
     name: card.name,
-    services: card.services.map((s) => services.get(s.id)).filter((s): s is ServiceRecord => s !== undefined).map(serviceModel),
+    services: card.services
+      .map((s) => services.get(s.id))
+      .filter((s): s is ServiceRecord => s !== undefined)
+      .map(serviceModel),
   }))
   const status = worst(cards.flatMap((c) => c.services.map((s) => s.state)))
   return {
@@ -142,12 +148,19 @@ export async function statusPageState(store: Store, account: string, record: Sta
       created_at: i.created_at,
       updates: i.updates.map((u) => ({ id: u.id, status: String(u.update.status), description: String(u.update.description ?? ''), created_at: u.created_at })),
     })),
-    changedAt: [record.updated_at ?? record.created_at, ...relevant.flatMap((i) => [i.updated_at ?? i.created_at, ...i.updates.map((u) => u.created_at)])]
-      .reduce((a, b) => (b > a ? b : a)),
+    changedAt: [
+      record.updated_at ?? record.created_at,
+      ...relevant.flatMap((i) => [i.updated_at ?? i.created_at, ...i.updates.map((u) => u.created_at)]),
+    ].reduce((a, b) => (b > a ? b : a)),
   }
 }
 
-export async function windowsOfServices(store: Pick<Store, 'checks'>, account: string, services: Set<string>, windows: MaintenanceWindowRecord[]): Promise<MaintenanceWindowRecord[]> {
+export async function windowsOfServices(
+  store: Pick<Store, 'checks'>,
+  account: string,
+  services: Set<string>,
+  windows: MaintenanceWindowRecord[],
+): Promise<MaintenanceWindowRecord[]> {
   const windowTags = [...new Set(windows.flatMap((w) => w.window.tags ?? []))]
   if (windowTags.length === 0 || services.size === 0) return []
   const tagsOfPage = new Set<string>()

@@ -99,7 +99,12 @@ function incidentSpan(incident: IncidentRecord, now: number): [number, number] {
 
 /** The services' bars: `checksOf` maps a service to its checks, `incidents` are the page's. */
 export async function uptimeOf(
-  store: Store, account: string, checksOf: Map<string, string[]>, incidents: IncidentRecord[], severityState: Record<string, DayState>, now: number,
+  store: Store,
+  account: string,
+  checksOf: Map<string, string[]>,
+  incidents: IncidentRecord[],
+  severityState: Record<string, DayState>,
+  now: number,
 ): Promise<Map<string, ServiceUptime>> {
   const today = Math.floor(now / DAY) * DAY
   const from = today - (UPTIME_DAYS - 1) * DAY
@@ -130,7 +135,11 @@ export async function uptimeOf(
         return RANK[s] > RANK[worst] ? s : worst
       }, stateOfUptime(uptime))
       days.push({
-        date: new Date(day).toISOString().slice(0, 10), passed: p, failed: f, uptime, state,
+        date: new Date(day).toISOString().slice(0, 10),
+        passed: p,
+        failed: f,
+        uptime,
+        state,
         incidents: naming.map((i) => ({ id: i.id, name: i.incident.name, severity: i.incident.severity })),
       })
     }

@@ -51,8 +51,13 @@ export const attemptOf = (row: AttemptRow): AlertDeliveryAttempt => ({
   outcome: row.outcome,
 })
 
-export const notificationOf = (row: NotificationRow): AlertNotificationRecord =>
-  ({ id: row.id, checkId: row.check_id, kind: row.kind, checkRunId: row.check_run_id, created_at: row.created_at })
+export const notificationOf = (row: NotificationRow): AlertNotificationRecord => ({
+  id: row.id,
+  checkId: row.check_id,
+  kind: row.kind,
+  checkRunId: row.check_run_id,
+  created_at: row.created_at,
+})
 
 /** A delivery as the API shows it, with its attempts (oldest first). */
 export const deliveryOf = (row: DeliveryRow, attempts: AlertDeliveryAttempt[]): AlertDeliveryRecord => ({
@@ -72,23 +77,24 @@ export const deliveryOf = (row: DeliveryRow, attempts: AlertDeliveryAttempt[]): 
 })
 
 /** Claimed rows as the sender takes them: the longest due first, then in order of writing. */
-export const claimedOf = (rows: DeliveryRow[]): ClaimedAlertDelivery[] => rows
-  .sort((a, b) => (a.next_attempt_at ?? 0) - (b.next_attempt_at ?? 0) || a.seq - b.seq)
-  .map((row) => ({
-    id: row.id,
-    account: row.account_id,
-    checkId: row.check_id,
-    alertType: row.alert_type,
-    channelType: row.channel_type,
-    channel: JSON.parse(row.channel) as Record<string, unknown>,
-    event: JSON.parse(row.event) as Record<string, unknown>,
-    attempts: row.attempts,
-    leaseExpiresAt: row.lease_expires_at as number,
-  }))
+export const claimedOf = (rows: DeliveryRow[]): ClaimedAlertDelivery[] =>
+  rows
+    .sort((a, b) => (a.next_attempt_at ?? 0) - (b.next_attempt_at ?? 0) || a.seq - b.seq)
+    .map((row) => ({
+      id: row.id,
+      account: row.account_id,
+      checkId: row.check_id,
+      alertType: row.alert_type,
+      channelType: row.channel_type,
+      channel: JSON.parse(row.channel) as Record<string, unknown>,
+      event: JSON.parse(row.event) as Record<string, unknown>,
+      attempts: row.attempts,
+      leaseExpiresAt: row.lease_expires_at as number,
+    }))
 
 /** The account's channel a delivery goes to (its `alert_channel_id`): none for a check's inline channel. */
 export const channelIdOf = (channel: Record<string, unknown>): number | null =>
-  (typeof channel.alertChannelId === 'number' && Number.isSafeInteger(channel.alertChannelId) ? channel.alertChannelId : null)
+  typeof channel.alertChannelId === 'number' && Number.isSafeInteger(channel.alertChannelId) ? channel.alertChannelId : null
 
 /** The statuses of a delivery that failed: a notification has failures when one of its deliveries has one. */
 export const FAILED_DELIVERY_STATUSES = "('FAILED', 'NOT_DELIVERED')"

@@ -45,20 +45,59 @@ export function partitionDay(name: string): number | undefined {
 }
 
 /** The fields of a result kept in columns of check_results (and of a compact row). */
-export const COLUMN_FIELDS = ['checkId', 'runLocation', 'resultType', 'startedAt', 'stoppedAt', 'responseTime', 'hasFailures', 'hasErrors', 'isDegraded', 'status', 'error'] as const
+export const COLUMN_FIELDS = [
+  'checkId',
+  'runLocation',
+  'resultType',
+  'startedAt',
+  'stoppedAt',
+  'responseTime',
+  'hasFailures',
+  'hasErrors',
+  'isDegraded',
+  'status',
+  'error',
+] as const
 export type ColumnField = (typeof COLUMN_FIELDS)[number]
 export type ColumnValues = Record<ColumnField, unknown>
 
 /** The fields of a runner's result (src/runner RunResult), in its order. */
-const RESULT_ORDER = ['checkId', 'name', 'checkType', 'runLocation', 'resultType', 'attempt', 'startedAt', 'stoppedAt', 'responseTime',
-  'hasFailures', 'hasErrors', 'isDegraded', 'timedOut', 'aborted', 'status', 'failureKind', 'error', 'assertions', 'details']
+const RESULT_ORDER = [
+  'checkId',
+  'name',
+  'checkType',
+  'runLocation',
+  'resultType',
+  'attempt',
+  'startedAt',
+  'stoppedAt',
+  'responseTime',
+  'hasFailures',
+  'hasErrors',
+  'isDegraded',
+  'timedOut',
+  'aborted',
+  'status',
+  'failureKind',
+  'error',
+  'assertions',
+  'details',
+]
 
 /** The columns of a record, as the fields of the runner's result. */
 export function columnsOf(record: CheckResultRecord): ColumnValues {
   return {
-    checkId: record.checkId, runLocation: record.runLocation, resultType: record.resultType, startedAt: record.startedAt,
-    stoppedAt: record.stoppedAt, responseTime: record.responseTime, hasFailures: record.hasFailures, hasErrors: record.hasErrors,
-    isDegraded: record.isDegraded, status: record.status, error: record.error,
+    checkId: record.checkId,
+    runLocation: record.runLocation,
+    resultType: record.resultType,
+    startedAt: record.startedAt,
+    stoppedAt: record.stoppedAt,
+    responseTime: record.responseTime,
+    hasFailures: record.hasFailures,
+    hasErrors: record.hasErrors,
+    isDegraded: record.isDegraded,
+    status: record.status,
+    error: record.error,
   }
 }
 

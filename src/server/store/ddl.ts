@@ -61,7 +61,10 @@ function split(qualified: string): [string, string] {
 
 /** SQL written indented in a template literal, without the indentation its lines share. */
 function dedent(text: string): string {
-  const lines = text.replace(/^\s*\n/, '').trimEnd().split('\n')
+  const lines = text
+    .replace(/^\s*\n/, '')
+    .trimEnd()
+    .split('\n')
   const indent = Math.min(...lines.filter((l) => l.trim() !== '').map((l) => /^ */.exec(l)?.[0].length ?? 0))
   return lines.map((l) => l.slice(Number.isFinite(indent) ? indent : 0)).join('\n')
 }
@@ -187,7 +190,8 @@ export function checkHistory(dialect: Dialect, schema: Schema = SCHEMA): void {
   for (const kind of ['tables', 'columns', 'indexes'] as const) {
     const what = { tables: 'table', columns: 'column', indexes: 'index' }[kind]
     for (const name of want[kind]) if (!made[kind].has(name)) problems.push(`${dialect}: no migration creates the ${what} ${name}`)
-    for (const name of made[kind]) if (!want[kind].has(name)) problems.push(`${dialect}: the ${what} ${name} is marked dropped in the description, but no migration drops it`)
+    for (const name of made[kind])
+      if (!want[kind].has(name)) problems.push(`${dialect}: the ${what} ${name} is marked dropped in the description, but no migration drops it`)
   }
   if (problems.length > 0) throw new Error(`The schema's migrations do not match its description (src/server/store/schema.ts):\n${problems.join('\n')}`)
 }
@@ -220,7 +224,8 @@ function walkStep(step: Step, dialect: Dialect, schema: Schema, own: OwnSteps, n
     if (column.primaryKey || column.unique || column.type === 'identity') return 'an added column cannot be a key or unique: add a unique index (createIndex)'
     if (!isNullable(column, dialect) && column.default === undefined) {
       if (!step.fill) return 'a NOT NULL column without a default needs a fill for the rows there are'
-      if (dialect === 'sqlite') return 'SQLite cannot make an added column NOT NULL: mark it `sqlite: { nullable: true }` (and write it always) or give it a default'
+      if (dialect === 'sqlite')
+        return 'SQLite cannot make an added column NOT NULL: mark it `sqlite: { nullable: true }` (and write it always) or give it a default'
     }
     now.columns.add(step.addColumn)
     return undefined

@@ -8,8 +8,14 @@
  */
 import type { AlertChannelData, CheckGroup, MaintenanceWindow, Snippet, StatusPage } from '../../schema/index.js'
 import {
-  UniqueViolation, domainKey, storedCards,
-  type IncidentData, type IncidentStore, type JsonBodyStore, type StoredPage, type Timestamps,
+  UniqueViolation,
+  domainKey,
+  storedCards,
+  type IncidentData,
+  type IncidentStore,
+  type JsonBodyStore,
+  type StoredPage,
+  type Timestamps,
 } from './index.js'
 
 /** What the repository of every JSON-body table answers: declared with the stores' types (types/paging.ts), named here too. */
@@ -31,7 +37,14 @@ export interface ChildTable<Field extends string, Body extends string> {
  * A table of JSON bodies: its columns are the id, account_id, body, created_at, updated_at, a
  * `seq` when the id is text, and `columns`.
  */
-export interface JsonBodyTable<Field extends string, Id extends number | string, Data, Stored = Data, Child extends string = never, ChildBody extends string = never> {
+export interface JsonBodyTable<
+  Field extends string,
+  Id extends number | string,
+  Data,
+  Stored = Data,
+  Child extends string = never,
+  ChildBody extends string = never,
+> {
   table: string
   /** the record's field holding the body: { id, [field]: body, created_at, updated_at } */
   field: Field
@@ -67,8 +80,9 @@ export interface BodyRow {
 
 export type ChildRecord<Body extends string> = { id: string } & { [K in Body]: Record<string, unknown> } & Timestamps
 
-export type JsonBodyRecord<Field extends string, Id, Stored, Child extends string = never, ChildBody extends string = never> =
-  { id: Id } & { [K in Field]: Stored } & Timestamps & { [K in Child]: Array<ChildRecord<ChildBody>> }
+export type JsonBodyRecord<Field extends string, Id, Stored, Child extends string = never, ChildBody extends string = never> = { id: Id } & {
+  [K in Field]: Stored
+} & Timestamps & { [K in Child]: Array<ChildRecord<ChildBody>> }
 
 /** The rows of a child table, reached through their parent (a row of the account), undefined when it is not there. */
 export interface ChildStore<Body extends string> {
@@ -78,8 +92,12 @@ export interface ChildStore<Body extends string> {
   delete(account: string, parentId: string, id: string): Promise<boolean>
 }
 
-export type JsonBodyRepository<Field extends string, Id, Data, Stored, Child extends string, ChildBody extends string> =
-  JsonBodyStore<Id, Data, JsonBodyRecord<Field, Id, Stored, Child, ChildBody>> & ([Child] extends [never] ? unknown : { children: ChildStore<ChildBody> })
+export type JsonBodyRepository<Field extends string, Id, Data, Stored, Child extends string, ChildBody extends string> = JsonBodyStore<
+  Id,
+  Data,
+  JsonBodyRecord<Field, Id, Stored, Child, ChildBody>
+> &
+  ([Child] extends [never] ? unknown : { children: ChildStore<ChildBody> })
 
 /** A row of JSON_BODY_TABLES, typed by its record's field, its id, what is sent and what is kept. */
 function table<Field extends string, Id extends number | string, Data, Stored = Data, Child extends string = never, ChildBody extends string = never>(
@@ -96,11 +114,16 @@ export const JSON_BODY_TABLES = {
   snippets: table<'snippet', number, Snippet>({ table: 'snippets', field: 'snippet', id: 'identity' }),
   // newest first (API.md: Incidents list), each with its updates, newest first
   incidents: table<'incident', string, IncidentData, IncidentData, 'updates', 'update'>({
-    table: 'incidents', field: 'incident', id: 'uuid', descending: true,
+    table: 'incidents',
+    field: 'incident',
+    id: 'uuid',
+    descending: true,
     children: { table: 'incident_updates', parent: 'incident_seq', field: 'updates', body: 'update' },
   }),
   statusPages: table<'page', string, StatusPage, StoredPage>({
-    table: 'status_pages', field: 'page', id: 'uuid',
+    table: 'status_pages',
+    field: 'page',
+    id: 'uuid',
     // cards get ids: a card sent with the id of a card of the previous version keeps it and its created_at
     stored: (data, previous, time, newId) => ({ ...data, cards: storedCards(data, previous?.cards ?? [], time, newId) }),
     columns: { url: (page) => page.url, custom_domain: (page) => domainKey(page.customDomain) },
@@ -110,7 +133,12 @@ export const JSON_BODY_TABLES = {
       { column: 'custom_domain', violation: (data) => new UniqueViolation('statusPage.customDomain', data.customDomain ?? '') },
     ],
     // which services the cards use (a used service cannot be deleted: ServiceStore.usedBy)
-    index: { table: 'status_page_services', key: 'page_seq', column: 'service_id', values: (page) => [...new Set(page.cards.flatMap((c) => c.services.map((s) => s.id)))] },
+    index: {
+      table: 'status_page_services',
+      key: 'page_seq',
+      column: 'service_id',
+      values: (page) => [...new Set(page.cards.flatMap((c) => c.services.map((s) => s.id)))],
+    },
   }),
 }
 
@@ -118,8 +146,11 @@ export type JsonBodyKind = keyof typeof JSON_BODY_TABLES
 
 /** Every JSON-body table, with the tables of its children and index (only the repository writes them). */
 export function jsonBodyTableNames(): string[] {
-  return Object.values(JSON_BODY_TABLES).flatMap((t: { table: string; children?: { table: string }; index?: { table: string } }) =>
-    [t.table, ...(t.children ? [t.children.table] : []), ...(t.index ? [t.index.table] : [])])
+  return Object.values(JSON_BODY_TABLES).flatMap((t: { table: string; children?: { table: string }; index?: { table: string } }) => [
+    t.table,
+    ...(t.children ? [t.children.table] : []),
+    ...(t.index ? [t.index.table] : []),
+  ])
 }
 
 /** What a repository's statements need of a table's row (its SQL, not its types). */
@@ -139,7 +170,9 @@ export function bodyColumns(t: BodyTableShape): string {
 
 /** The record of a row (children: its child rows, for a table that has them). */
 export function bodyRecord<Field extends string, Id extends number | string, Data, Stored, Child extends string, ChildBody extends string>(
-  t: JsonBodyTable<Field, Id, Data, Stored, Child, ChildBody>, row: BodyRow, children?: BodyRow[],
+  t: JsonBodyTable<Field, Id, Data, Stored, Child, ChildBody>,
+  row: BodyRow,
+  children?: BodyRow[],
 ): JsonBodyRecord<Field, Id, Stored, Child, ChildBody> {
   const record: Record<string, unknown> = { id: row.id, [t.field]: JSON.parse(row.body) as Stored, created_at: row.created_at, updated_at: row.updated_at }
   if (t.children) record[t.children.field] = (children ?? []).map((c) => childRecord(t.children!, c))
@@ -147,19 +180,35 @@ export function bodyRecord<Field extends string, Id extends number | string, Dat
 }
 
 export function childRecord<Body extends string>(child: ChildTable<string, Body>, row: BodyRow): ChildRecord<Body> {
-  return { id: row.id, [child.body]: JSON.parse(row.body) as Record<string, unknown>, created_at: row.created_at, updated_at: row.updated_at } as unknown as ChildRecord<Body>
+  return {
+    id: row.id,
+    [child.body]: JSON.parse(row.body) as Record<string, unknown>,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  } as unknown as ChildRecord<Body>
 }
 
 /** The body kept for what was sent (`stored`, or what was sent) and its columns' values, in `columns` order. */
 export function bodyToWrite<Data, Stored>(
-  t: { stored?: (data: Data, previous: Stored | undefined, time: string, newId: () => string) => Stored; columns?: Record<string, (body: Stored) => string | null> },
-  data: Data, previous: Stored | undefined, time: string, newId: () => string): { body: Stored; values: Array<string | null> } {
+  t: {
+    stored?: (data: Data, previous: Stored | undefined, time: string, newId: () => string) => Stored
+    columns?: Record<string, (body: Stored) => string | null>
+  },
+  data: Data,
+  previous: Stored | undefined,
+  time: string,
+  newId: () => string,
+): { body: Stored; values: Array<string | null> } {
   const body = t.stored ? t.stored(data, previous, time, newId) : (data as unknown as Stored)
   return { body, values: Object.values(t.columns ?? {}).map((column) => column(body)) }
 }
 
 /** The violation of the unique column a collision names (`names(column)`), else of the first. */
-export function uniqueViolation<Data>(t: { unique?: Array<{ column: string; violation: (data: Data) => UniqueViolation }> }, data: Data, names: (column: string) => boolean): UniqueViolation | undefined {
+export function uniqueViolation<Data>(
+  t: { unique?: Array<{ column: string; violation: (data: Data) => UniqueViolation }> },
+  data: Data,
+  names: (column: string) => boolean,
+): UniqueViolation | undefined {
   if (!t.unique || t.unique.length === 0) return undefined
   return (t.unique.find((u) => names(u.column)) ?? t.unique[0]).violation(data)
 }

@@ -39,8 +39,16 @@ export const MIGRATIONS: readonly Migration[] = [
   //    incidents and their updates
   {
     steps: tables(
-      'api_keys', 'checks', 'check_tags', 'variables', 'services', 'status_pages', 'status_page_services',
-      'maintenance_windows', 'incidents', 'incident_updates',
+      'api_keys',
+      'checks',
+      'check_tags',
+      'variables',
+      'services',
+      'status_pages',
+      'status_page_services',
+      'maintenance_windows',
+      'incidents',
+      'incident_updates',
     ),
   },
   // 2: results of check runs: statuses, error groups, alert state and recorded notifications
@@ -221,15 +229,17 @@ export const MIGRATIONS: readonly Migration[] = [
   //    B-tree (about 35 bytes a result): a row's sequence grows with its place in its day's partition, and a lookup
   //    has chosen the partition by its creation time already; a check's list keeps its B-tree (chk, seq)
   {
-    steps: [{
-      sql: {
-        sqlite: '',
-        postgres: `
+    steps: [
+      {
+        sql: {
+          sqlite: '',
+          postgres: `
   DROP INDEX IF EXISTS result_runs_seq;
   CREATE INDEX result_runs_seq ON result_runs USING brin (seq) WITH (pages_per_range = 16);
   `,
+        },
       },
-    }],
+    ],
   },
   // the filters of the lists (docs/api.md "Filters of lists"): a check's name in lower case
   //    (GET /v1/checks?search=), the account's channel of each alert delivery (GET
@@ -264,15 +274,18 @@ export const MIGRATIONS: readonly Migration[] = [
   //    location and reason are kept (run_skips); a run is skipped once a newer run of its check is due, no longer by its
   //    stale time, so that index goes
   //    (and the run that stays says since when its check waits: check_runs.waiting_since, the claims' order)
-  { steps: [{ addColumn: 'check_runs.skip_reason' }, { addColumn: 'check_runs.waiting_since' }, { createTable: 'run_skips' }, { dropIndex: 'check_runs_stale' }] },
+  {
+    steps: [
+      { addColumn: 'check_runs.skip_reason' },
+      { addColumn: 'check_runs.waiting_since' },
+      { createTable: 'run_skips' },
+      { dropIndex: 'check_runs_stale' },
+    ],
+  },
   // private locations: named locations of an account served by its agents only, and the keys
   //    bound to one (an agent key of that location, deleted with it, its last characters its masked form)
   {
-    steps: [
-      { createTable: 'private_locations' },
-      { addColumn: 'api_keys.location_id' },
-      { addColumn: 'api_keys.key_end' },
-    ],
+    steps: [{ createTable: 'private_locations' }, { addColumn: 'api_keys.location_id' }, { addColumn: 'api_keys.key_end' }],
   },
   // PostgreSQL: compact results packed: result_runs is where a run is written (now a partition per hour), and once
   //    its hour has ended its runs become one row per check, location, template and hour in result_blocks (a

@@ -20,7 +20,8 @@ import { locationLabels, plainLabels, type LocationLabel } from './location-name
  * the page from the statuses, as the badge route draws them.
  */
 
-export const DASHBOARD_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+export const DASHBOARD_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
 export interface ApiAnswer {
   /** the answer's `Link` header (a list's next page, by keyset) */
@@ -56,12 +57,14 @@ export class AnalyticsCache<T = Figures> {
 export function apiFor(app: FastifyInstance, session: WebSession): Api {
   const caller = { accountId: session.accountId, keyId: session.keyId, role: session.role }
   return async (method, url, body) => {
-    const answer = await asDashboard(caller, () => app.inject({
-      method,
-      url,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
-    }))
+    const answer = await asDashboard(caller, () =>
+      app.inject({
+        method,
+        url,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+      }),
+    )
     let json: unknown
     try {
       json = JSON.parse(answer.body)
@@ -146,7 +149,11 @@ export function figureNames(base: string | null): Record<Metric, string | null> 
 }
 
 /** One analytics entry (the whole window) shown with its units; – where it has no value. */
-export function formatFigures(entry: Record<string, unknown> | undefined, names: Record<Metric, string | null>, metadata: Record<string, { unit?: string } | undefined> | undefined): Figures {
+export function formatFigures(
+  entry: Record<string, unknown> | undefined,
+  names: Record<Metric, string | null>,
+  metadata: Record<string, { unit?: string } | undefined> | undefined,
+): Figures {
   const out: Figures = { ...NO_FIGURES }
   for (const metric of METRICS) {
     const name = names[metric]
@@ -194,9 +201,13 @@ ${extraHead}
 <body>
 <header><div class="wrap">
 <a class="brand" href="/">monitors dashboard</a>
-${session ? `<nav aria-label="Main"><ul><li><a href="/">Checks</a></li><li><a href="/dashboard/private-locations">Private locations</a></li></ul></nav>
+${
+  session
+    ? `<nav aria-label="Main"><ul><li><a href="/">Checks</a></li><li><a href="/dashboard/private-locations">Private locations</a></li></ul></nav>
 ${canWrite(session) ? '' : '<span class="muted" data-role="read">read-only key</span>'}
-<form class="inline" method="post" action="/dashboard/logout"><input type="hidden" name="csrf" value="${esc(session.csrf)}"><button class="secondary" type="submit">Log out</button></form>` : ''}
+<form class="inline" method="post" action="/dashboard/logout"><input type="hidden" name="csrf" value="${esc(session.csrf)}"><button class="secondary" type="submit">Log out</button></form>`
+    : ''
+}
 </div></header>
 <main><div class="wrap">
 ${body}
@@ -207,7 +218,9 @@ ${body}
 }
 
 export function loginPage(error?: string): string {
-  return layout('Log in', `<div class="login">
+  return layout(
+    'Log in',
+    `<div class="login">
 <h1>Log in</h1>
 ${error ? `<p class="error" role="alert">${esc(error)}</p>` : ''}
 <form method="post" action="/dashboard/login">
@@ -216,7 +229,9 @@ ${error ? `<p class="error" role="alert">${esc(error)}</p>` : ''}
 <button type="submit">Log in</button>
 </form>
 <p class="muted">The key stays on the server; your browser keeps only a session cookie.</p>
-</div>`, undefined)
+</div>`,
+    undefined,
+  )
 }
 
 export function messagePage(session: WebSession | undefined, title: string, message: string): string {
@@ -263,7 +278,14 @@ function inlineBadge(check: CheckJson, status: StatusJson | undefined): string {
   const key = `${activated ? stateOf(status) : 'paused'}\u0000${check.name}`
   let data = drawnBadges.get(key)
   if (data === undefined) {
-    const svg = renderBadge({ name: check.name, activated, status: status as unknown as CheckStatusRecord | undefined, style: 'flat', theme: 'default', responseTime: false })
+    const svg = renderBadge({
+      name: check.name,
+      activated,
+      status: status as unknown as CheckStatusRecord | undefined,
+      style: 'flat',
+      theme: 'default',
+      responseTime: false,
+    })
     data = Buffer.from(svg).toString('base64')
     if (drawnBadges.size >= 20_000) drawnBadges.clear()
     drawnBadges.set(key, data)
@@ -322,10 +344,15 @@ function checkRow(check: CheckJson, status: StatusJson | undefined, f: Figures, 
 function groupTable(session: WebSession, groups: GroupJson[], byId: Map<string, StatusJson>, labelOf: LocationLabel): string {
   const rows = groups.map((g) => {
     const members = Array.isArray(g.checks) ? g.checks : []
-    const state = groupBadgeState(g.activated !== false, members.map((id) => ({ status: byId.get(id) as unknown as CheckStatusRecord | undefined })))
+    const state = groupBadgeState(
+      g.activated !== false,
+      members.map((id) => ({ status: byId.get(id) as unknown as CheckStatusRecord | undefined })),
+    )
     return `<tr data-group-id="${esc(String(g.id))}"><td><a href="/dashboard/groups/${encodeURIComponent(String(g.id))}">${esc(g.name)}</a></td><td class="state-${state}">${state}</td><td>${members.length}</td><td>${[...(g.locations ?? []), ...(g.privateLocations ?? [])].map(labelOf).join(', ') || '–'}</td></tr>`
   })
-  return rows.length === 0 ? '' : `<h2>Check groups</h2>
+  return rows.length === 0
+    ? ''
+    : `<h2>Check groups</h2>
 <div class="scroll"><table class="groups stack">
 <caption class="muted">Check groups of account ${esc(session.accountId)}: each with its checks' worst state</caption>
 ${headOf(GROUP_COLUMNS)}
@@ -333,13 +360,20 @@ ${headOf(GROUP_COLUMNS)}
 </table></div>`
 }
 
-export async function checkListPage(api: Api, session: WebSession, query: { type?: string; tag?: string; refresh?: string }, listFigures: ListFigures, now: number): Promise<string> {
+export async function checkListPage(
+  api: Api,
+  session: WebSession,
+  query: { type?: string; tag?: string; refresh?: string },
+  listFigures: ListFigures,
+  now: number,
+): Promise<string> {
   const type = CHECK_TYPES.includes(query.type as (typeof CHECK_TYPES)[number]) ? query.type : undefined
   const tag = query.tag ? query.tag.slice(0, 200) : undefined
   const refresh = refreshSeconds(query.refresh)
   const [every, statuses, groups] = await Promise.all([allChecks(api), api('GET', '/v1/check-statuses'), api('GET', '/v1/check-groups')])
   // the names are asked for only when a check or a group runs in a private location: a view costs the same calls however many checks
-  const named = (list: unknown) => Array.isArray(list) && list.some((x: { privateLocations?: unknown }) => Array.isArray(x?.privateLocations) && x.privateLocations.length > 0)
+  const named = (list: unknown) =>
+    Array.isArray(list) && list.some((x: { privateLocations?: unknown }) => Array.isArray(x?.privateLocations) && x.privateLocations.length > 0)
   const labelOf = named(every) || named(groups.json) ? await locationLabels(api) : plainLabels
   const shown = type || tag ? await allChecks(api, { checkType: type, tag }) : every
   if (!every || !shown) return layout('Checks', '<h1>Checks</h1><p class="error" role="alert">The API did not answer the list of checks.</p>', session)
@@ -348,9 +382,20 @@ export async function checkListPage(api: Api, session: WebSession, query: { type
   const groupById = new Map(groupList.map((g) => [g.id, g]))
   const tags = [...new Set(every.flatMap((c) => c.tags ?? []))].sort()
   const allFigures = await listFigures(shown)
-  const rows = shown.map((check) => checkRow(check, byId.get(check.id), allFigures.get(check.id) ?? NO_FIGURES, typeof check.groupId === 'number' ? groupById.get(check.groupId) : undefined, now, labelOf))
+  const rows = shown.map((check) =>
+    checkRow(
+      check,
+      byId.get(check.id),
+      allFigures.get(check.id) ?? NO_FIGURES,
+      typeof check.groupId === 'number' ? groupById.get(check.groupId) : undefined,
+      now,
+      labelOf,
+    ),
+  )
   const option = (value: string, label: string, selected: boolean) => `<option value="${esc(value)}"${selected ? ' selected' : ''}>${esc(label)}</option>`
-  return layout('Checks', `<h1>Checks</h1>
+  return layout(
+    'Checks',
+    `<h1>Checks</h1>
 ${refreshBar(refresh, now, '/', query)}
 <form class="filters" method="get" action="/" role="search" aria-label="Filter checks">
 <label for="filter-type">Type<select id="filter-type" name="type">${option('', 'All types', !type)}${CHECK_TYPES.map((t) => option(t, t, t === type)).join('')}</select></label>
@@ -362,7 +407,10 @@ ${query.refresh === undefined ? '' : `<input type="hidden" name="refresh" value=
 <caption class="muted">Checks of account ${esc(session.accountId)}</caption>
 ${headOf(CHECK_COLUMNS)}
 <tbody>${rows.join('') || `<tr><td colspan="${CHECK_COLUMNS.length}">No checks.</td></tr>`}</tbody>
-</table></div>${groupTable(session, groupList, byId, labelOf)}`, session, refreshHead(refresh))
+</table></div>${groupTable(session, groupList, byId, labelOf)}`,
+    session,
+    refreshHead(refresh),
+  )
 }
 
 interface ResultJson {
@@ -432,14 +480,23 @@ export function chartData(results: ResultJson[]): ChartData {
  * Markdown for a README, Rotate and Revoke; or Create when it has none. `origin` is the
  * dashboard's own; the forms post to /dashboard/{checks|groups}/{id}/badge-token.
  */
-export function publicBadgeSection(session: WebSession, subject: { kind: 'checks' | 'groups'; id: string; name: string }, token: { path?: string } | undefined, origin: string, csrf: string): string {
+export function publicBadgeSection(
+  session: WebSession,
+  subject: { kind: 'checks' | 'groups'; id: string; name: string },
+  token: { path?: string } | undefined,
+  origin: string,
+  csrf: string,
+): string {
   const form = (action: string, label: string) =>
     `<form class="inline" method="post" action="/dashboard/${subject.kind}/${encodeURIComponent(subject.id)}/badge-token">${csrf}<input type="hidden" name="action" value="${action}"><button type="submit">${label}</button></form>`
   const url = token?.path ? `${origin}${token.path}` : undefined
   return `<h2 id="public-badge">Public badge</h2>
-${url ? `<p><img src="${esc(token!.path)}" alt="public badge of ${esc(subject.name)}" height="20"> <code data-public-badge>${esc(url)}</code></p>
+${
+  url
+    ? `<p><img src="${esc(token!.path)}" alt="public badge of ${esc(subject.name)}" height="20"> <code data-public-badge>${esc(url)}</code></p>
 <p class="muted">Anyone with this address sees the badge, no key needed: for a README, <code data-markdown>![${esc(subject.name)}](${esc(url)})</code>. Rotate gives a new address and ends this one; Revoke ends it.</p>`
-    : '<p class="muted">No public badge: the badge above needs a key. A public badge has an address of its own, for a README.</p>'}
+    : '<p class="muted">No public badge: the badge above needs a key. A public badge has an address of its own, for a README.</p>'
+}
 ${!canWrite(session) ? '' : url ? `${form('rotate', 'Rotate')} ${form('revoke', 'Revoke')}` : form('create', 'Create public badge')}`
 }
 
@@ -450,11 +507,16 @@ const runTime = (iso: string) => `<time datetime="${esc(iso)}">${esc(formatTime(
 function heartbeatBody(c: CheckJson, finals: ResultJson[], f: Figures, head: string, publicBadge: string, errorGroups: string): string {
   const hb = (c as CheckJson & HeartbeatJson).heartbeat ?? {}
   const eventOf = (r: ResultJson) => (typeof r.result?.details?.state === 'string' ? r.result.details.state : r.status)
-  const pingRow = (r: ResultJson) => `<tr><td>${runTime(r.startedAt)}</td><td>${esc(eventOf(r))}</td><td>${esc(r.status)}</td><td>${esc(r.error ?? '')}</td></tr>`
+  const pingRow = (r: ResultJson) =>
+    `<tr><td>${runTime(r.startedAt)}</td><td>${esc(eventOf(r))}</td><td>${esc(r.status)}</td><td>${esc(r.error ?? '')}</td></tr>`
   return `${head}
 <h2>Ping URL</h2>
-${hb.pingUrl ? `<p><code data-ping-url>${esc(hb.pingUrl)}</code></p>
-<p class="muted">Send a GET or POST there (no API key) at least every ${esc(amount(hb.period, hb.periodUnit))}; a ping up to ${esc(amount(hb.grace, hb.graceUnit))} later still counts. In a job: <code>curl -fsS -m 10 --retry 3 ${esc(hb.pingUrl)}</code></p>` : '<p class="muted">The API answered no ping URL for this check.</p>'}
+${
+  hb.pingUrl
+    ? `<p><code data-ping-url>${esc(hb.pingUrl)}</code></p>
+<p class="muted">Send a GET or POST there (no API key) at least every ${esc(amount(hb.period, hb.periodUnit))}; a ping up to ${esc(amount(hb.grace, hb.graceUnit))} later still counts. In a job: <code>curl -fsS -m 10 --retry 3 ${esc(hb.pingUrl)}</code></p>`
+    : '<p class="muted">The API answered no ping URL for this check.</p>'
+}
 <h2>Last 24 hours</h2>
 <ul class="figures">
 <li>Availability<strong data-metric="availability">${esc(f.availability)}</strong></li>
@@ -468,9 +530,13 @@ ${errorGroups}`
 function errorGroupsSection(session: WebSession, checkId: string, errorGroups: ErrorGroupJson[], csrf: string): string {
   const groupRow = (g: ErrorGroupJson) => {
     const archived = g.archiveForEver === true || g.archivedUntilNextEvent
-    return `<tr data-error-group-id="${esc(g.id)}" data-archived="${archived}"><td>${esc(g.cleanedErrorMessage)}</td><td>${runTime(g.firstSeen)}</td><td>${runTime(g.lastSeen)}</td><td>${archived
-      ? 'Archived'
-      : !canWrite(session) ? 'Not archived' : `<form class="inline" method="post" action="/dashboard/error-groups/${encodeURIComponent(g.id)}/archive">${csrf}<input type="hidden" name="checkId" value="${esc(checkId)}"><button type="submit" aria-label="Archive error: ${esc(g.cleanedErrorMessage)}">Archive</button></form>`}</td></tr>`
+    return `<tr data-error-group-id="${esc(g.id)}" data-archived="${archived}"><td>${esc(g.cleanedErrorMessage)}</td><td>${runTime(g.firstSeen)}</td><td>${runTime(g.lastSeen)}</td><td>${
+      archived
+        ? 'Archived'
+        : !canWrite(session)
+          ? 'Not archived'
+          : `<form class="inline" method="post" action="/dashboard/error-groups/${encodeURIComponent(g.id)}/archive">${csrf}<input type="hidden" name="checkId" value="${esc(checkId)}"><button type="submit" aria-label="Archive error: ${esc(g.cleanedErrorMessage)}">Archive</button></form>`
+    }</td></tr>`
   }
   return `<h2>Error groups</h2>
 ${errorGroups.length === 0 ? '<p class="muted">No errors recorded.</p>' : `<div class="scroll"><table><thead><tr><th scope="col">Error</th><th scope="col">First seen</th><th scope="col">Last seen</th><th scope="col">Archive</th></tr></thead><tbody>${errorGroups.map(groupRow).join('')}</tbody></table></div>`}`
@@ -502,20 +568,32 @@ export async function checkPage(api: Api, session: WebSession, id: string, page:
   const finals: ResultJson[] = Array.isArray(results.json) ? results.json : []
   const sessions = [...new Set(finals.map((r) => r.checkSessionId).filter((s): s is string => !!s))].slice(0, 10)
   const csrf = `<input type="hidden" name="csrf" value="${esc(session.csrf)}">`
-  const resultRow = (r: ResultJson) => `<tr${FAILED_STATUSES.has(r.status) ? ' class="failed-run"' : ''}><td>${runTime(r.startedAt)}</td><td data-run-location>${labelOf(r.runLocation)}</td><td><a href="/dashboard/results/${encodeURIComponent(id)}/${encodeURIComponent(r.id)}">${esc(r.status)}</a></td><td>${r.responseTime === null ? '–' : `${Math.round(r.responseTime)} ms`}</td><td>${esc(r.error ?? '')}</td></tr>`
-  const resultTable = (rows: ResultJson[], caption: string) => `<div class="scroll"><table><caption class="muted">${caption}</caption><thead><tr><th scope="col">Started</th><th scope="col">Location</th><th scope="col">Status</th><th scope="col">Response time</th><th scope="col">Error</th></tr></thead><tbody>${rows.map(resultRow).join('') || '<tr><td colspan="5">No results yet.</td></tr>'}</tbody></table></div>`
+  const resultRow = (r: ResultJson) =>
+    `<tr${FAILED_STATUSES.has(r.status) ? ' class="failed-run"' : ''}><td>${runTime(r.startedAt)}</td><td data-run-location>${labelOf(r.runLocation)}</td><td><a href="/dashboard/results/${encodeURIComponent(id)}/${encodeURIComponent(r.id)}">${esc(r.status)}</a></td><td>${r.responseTime === null ? '–' : `${Math.round(r.responseTime)} ms`}</td><td>${esc(r.error ?? '')}</td></tr>`
+  const resultTable = (rows: ResultJson[], caption: string) =>
+    `<div class="scroll"><table><caption class="muted">${caption}</caption><thead><tr><th scope="col">Started</th><th scope="col">Location</th><th scope="col">Status</th><th scope="col">Response time</th><th scope="col">Error</th></tr></thead><tbody>${rows.map(resultRow).join('') || '<tr><td colspan="5">No results yet.</td></tr>'}</tbody></table></div>`
   const groupJson: GroupJson | undefined = group?.status === 200 ? group.json : undefined
   const head = `<h1>${esc(c.name)}</h1>
 ${refreshBar(refresh, page.now, `/dashboard/checks/${encodeURIComponent(id)}`, page.query)}
 <p><span class="state-${state}">${state}</span>${paused(c)}${suppressed(statusJson)} · ${esc(c.checkType)} · ${badgeImg(c)}</p>
 <p class="muted" data-locations>Locations: ${locationsCell(c, groupJson, undefined, labelOf)}${groupJson ? ` · in check group <a href="/dashboard/groups/${encodeURIComponent(String(groupJson.id))}">${esc(groupJson.name)}</a>` : ''}${statusJson ? ` · last run ${agoElement(statusJson.updated_at ?? statusJson.created_at, page.now)}` : ''}</p>${certificateLine(c, statusJson)}`
-  const publicBadge = publicBadgeSection(session, { kind: 'checks', id: c.id, name: c.name }, token.status === 200 ? token.json : undefined, page.origin ?? '', csrf)
+  const publicBadge = publicBadgeSection(
+    session,
+    { kind: 'checks', id: c.id, name: c.name },
+    token.status === 200 ? token.json : undefined,
+    page.origin ?? '',
+    csrf,
+  )
   const errorGroups = errorGroupsSection(session, id, Array.isArray(groups.json) ? groups.json : [], csrf)
-  if (!isRunnableCheckType(c.checkType)) return { status: 200, html: layout(c.name, heartbeatBody(c, finals, f, head, publicBadge, errorGroups), session, refreshHead(refresh)) }
+  if (!isRunnableCheckType(c.checkType))
+    return { status: 200, html: layout(c.name, heartbeatBody(c, finals, f, head, publicBadge, errorGroups), session, refreshHead(refresh)) }
   const chart = chartData(finals)
   const body = `${head}
-${!canWrite(session) ? '<p class="muted">This key is read-only: Run now and Archive need a write or admin key.</p>'
-    : `<form method="post" action="/dashboard/checks/${encodeURIComponent(id)}/run">${csrf}<button type="submit">Run now</button></form>`}
+${
+  !canWrite(session)
+    ? '<p class="muted">This key is read-only: Run now and Archive need a write or admin key.</p>'
+    : `<form method="post" action="/dashboard/checks/${encodeURIComponent(id)}/run">${csrf}<button type="submit">Run now</button></form>`
+}
 <h2>Last 24 hours</h2>
 <ul class="figures">
 <li>Availability<strong data-metric="availability">${esc(f.availability)}</strong></li>
@@ -527,25 +605,57 @@ ${!canWrite(session) ? '<p class="muted">This key is read-only: Run now and Arch
 <p class="muted" id="chart-failed" data-failed-runs="${chart.failed.length}">${chart.failed.length === 0 ? 'No failed run among the last 100.' : `<span class="failed-key" aria-hidden="true"></span> Red marks: ${chart.failed.length} failed ${chart.failed.length === 1 ? 'run' : 'runs'} among the last 100.`}</p>
 <script type="application/json" id="chart-data">${jsonInHtml(chart)}</script>
 <h2 id="recent-sessions-title">Recent sessions</h2>
-${sessions.length === 0 ? '<p class="muted">No session has run this check yet: use Run now.</p>' : sessions.map((s) => resultTable(finals.filter((r) => r.checkSessionId === s), `<a href="/dashboard/sessions/${encodeURIComponent(s)}">Session ${esc(s)}</a>`)).join('')}
+${
+  sessions.length === 0
+    ? '<p class="muted">No session has run this check yet: use Run now.</p>'
+    : sessions
+        .map((s) =>
+          resultTable(
+            finals.filter((r) => r.checkSessionId === s),
+            `<a href="/dashboard/sessions/${encodeURIComponent(s)}">Session ${esc(s)}</a>`,
+          ),
+        )
+        .join('')
+}
 <h2 id="recent-runs-title">Recent runs</h2>
 ${resultTable(finals.slice(0, 20), 'Newest first, final results')}
 ${publicBadge}
 ${errorGroups}`
-  return { status: 200, html: layout(c.name, body, session, `<link rel="stylesheet" href="/dashboard/assets/uplot.css"><script src="/dashboard/assets/uplot.js" defer></script>${refreshHead(refresh)}`) }
+  return {
+    status: 200,
+    html: layout(
+      c.name,
+      body,
+      session,
+      `<link rel="stylesheet" href="/dashboard/assets/uplot.css"><script src="/dashboard/assets/uplot.js" defer></script>${refreshHead(refresh)}`,
+    ),
+  }
 }
 
 export async function sessionPage(api: Api, session: WebSession, id: string): Promise<{ status: number; html: string }> {
   const answer = await api('GET', `/v1/check-sessions/${encodeURIComponent(id)}`)
   if (answer.status !== 200) return { status: 404, html: messagePage(session, 'Session not found', `The API has no check session ${id}.`) }
-  const s = answer.json as { checkId: string; name: string; status: string; startedAt: string; stoppedAt: string | null; timeElapsed: number; runLocations: string[]; results: Array<ResultJson & { resultType: string }> }
+  const s = answer.json as {
+    checkId: string
+    name: string
+    status: string
+    startedAt: string
+    stoppedAt: string | null
+    timeElapsed: number
+    runLocations: string[]
+    results: Array<ResultJson & { resultType: string }>
+  }
   const labelOf = await locationLabels(api)
   const running = s.status === 'RUNNING'
-  const rows = s.results.map((r) => `<tr><td data-run-location>${labelOf(r.runLocation)}</td><td>${esc(r.resultType)}</td><td><a href="/dashboard/results/${encodeURIComponent(s.checkId)}/${encodeURIComponent(r.id)}">${esc(r.status)}</a></td><td>${r.responseTime === null ? '–' : `${Math.round(r.responseTime)} ms`}</td><td>${esc(r.error ?? '')}</td></tr>`).join('')
+  const rows = s.results
+    .map(
+      (r) =>
+        `<tr><td data-run-location>${labelOf(r.runLocation)}</td><td>${esc(r.resultType)}</td><td><a href="/dashboard/results/${encodeURIComponent(s.checkId)}/${encodeURIComponent(r.id)}">${esc(r.status)}</a></td><td>${r.responseTime === null ? '–' : `${Math.round(r.responseTime)} ms`}</td><td>${esc(r.error ?? '')}</td></tr>`,
+    )
+    .join('')
   const body = `<h1>Session of <a href="/dashboard/checks/${encodeURIComponent(s.checkId)}">${esc(s.name)}</a></h1>
 <p role="status" data-session-status="${esc(s.status)}"${running ? '' : ' data-session-done="true"'}>${running ? `Running in ${s.runLocations.map(labelOf).join(', ')}… (this page reloads until it completes)` : `Completed: <strong>${esc(s.status)}</strong> in ${Math.round(s.timeElapsed)} ms`}</p>
 <p class="muted">Started ${runTime(s.startedAt)}${s.stoppedAt ? `, stopped ${runTime(s.stoppedAt)}` : ''}</p>
 <div class="scroll"><table><thead><tr><th scope="col">Location</th><th scope="col">Result</th><th scope="col">Status</th><th scope="col">Response time</th><th scope="col">Error</th></tr></thead><tbody>${rows || '<tr><td colspan="5">No results yet.</td></tr>'}</tbody></table></div>`
   return { status: 200, html: layout(`Session ${s.name}`, body, session, running ? '<meta http-equiv="refresh" content="1">' : '') }
 }
-

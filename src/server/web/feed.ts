@@ -25,8 +25,11 @@ export function renderFeed(model: StatusPageModel, origin: string, paths: { html
   for (const incident of model.incidents) {
     const updated = latest([incident.created_at, ...incident.updates.map((u) => u.created_at)])
     const state = incident.open ? 'Ongoing' : 'Resolved'
-    const content = `<p>${xmlText(state)} · ${xmlText(incident.severity.toLowerCase())} · ${xmlText(incident.services.join(', ') || 'no service')}</p>`
-      + (incident.updates.length ? `<ul>${incident.updates.map((u) => `<li><strong>${xmlText(u.status)}</strong> (${xmlText(formatTime(u.created_at))}): ${xmlText(u.description)}</li>`).join('')}</ul>` : '')
+    const content =
+      `<p>${xmlText(state)} · ${xmlText(incident.severity.toLowerCase())} · ${xmlText(incident.services.join(', ') || 'no service')}</p>` +
+      (incident.updates.length
+        ? `<ul>${incident.updates.map((u) => `<li><strong>${xmlText(u.status)}</strong> (${xmlText(formatTime(u.created_at))}): ${xmlText(u.description)}</li>`).join('')}</ul>`
+        : '')
     entries.push({
       updated,
       xml: `<entry>

@@ -36,18 +36,27 @@ export async function groupPage(api: Api, session: WebSession, id: string, page:
     api('GET', `/v1/badges/groups/${id}/token`),
     locationLabels(api),
   ])
-  const where = (l: { locations?: string[] | null; privateLocations?: string[] | null }) => [...(l.locations ?? []), ...(l.privateLocations ?? [])].map(labelOf).join(', ')
+  const where = (l: { locations?: string[] | null; privateLocations?: string[] | null }) =>
+    [...(l.locations ?? []), ...(l.privateLocations ?? [])].map(labelOf).join(', ')
   const members: CheckJson[] = Array.isArray(checks.json) ? checks.json : []
-  const byId = new Map((Array.isArray(statuses.json) ? statuses.json as StatusJson[] : []).map((s) => [s.checkId, s]))
-  const state = groupBadgeState(g.activated !== false, members.map((c) => ({ status: byId.get(c.id) as unknown as CheckStatusRecord | undefined })))
+  const byId = new Map((Array.isArray(statuses.json) ? (statuses.json as StatusJson[]) : []).map((s) => [s.checkId, s]))
+  const state = groupBadgeState(
+    g.activated !== false,
+    members.map((c) => ({ status: byId.get(c.id) as unknown as CheckStatusRecord | undefined })),
+  )
   const csrf = `<input type="hidden" name="csrf" value="${esc(session.csrf)}">`
-  const badgeImg = badge.status === 200 ? ` · <img src="data:image/svg+xml;base64,${Buffer.from(badge.text).toString('base64')}" alt="badge of ${esc(g.name)}" height="20">` : ''
+  const badgeImg =
+    badge.status === 200
+      ? ` · <img src="data:image/svg+xml;base64,${Buffer.from(badge.text).toString('base64')}" alt="badge of ${esc(g.name)}" height="20">`
+      : ''
   const refresh = refreshSeconds(page.query.refresh)
   const rows = members.map((c) => {
     const status = byId.get(c.id)
     const s = checkState(status)
-    return `<tr data-check-id="${esc(c.id)}"><td><a href="/dashboard/checks/${encodeURIComponent(c.id)}">${esc(c.name)}</a></td><td>${esc(c.checkType)}</td><td class="state-${s}">${s}</td>`
-      + `<td data-last-run>${status ? agoElement(status.updated_at ?? status.created_at, page.now) : '–'}</td><td data-locations>${where(c) || '–'}</td></tr>`
+    return (
+      `<tr data-check-id="${esc(c.id)}"><td><a href="/dashboard/checks/${encodeURIComponent(c.id)}">${esc(c.name)}</a></td><td>${esc(c.checkType)}</td><td class="state-${s}">${s}</td>` +
+      `<td data-last-run>${status ? agoElement(status.updated_at ?? status.created_at, page.now) : '–'}</td><td data-locations>${where(c) || '–'}</td></tr>`
+    )
   })
   const body = `<h1>${esc(g.name)}</h1>
 ${refreshBar(refresh, page.now, `/dashboard/groups/${encodeURIComponent(String(g.id))}`, page.query)}

@@ -9,8 +9,23 @@ import { ASSETS } from './assets.js'
 import { assetFor, resultPage } from './result-page.js'
 import { groupPage } from './group-page.js'
 import {
-  AnalyticsCache, DASHBOARD_CSP, METRICS, NO_FIGURES, TIME_METRIC, apiFor, checkListPage, checkPage, figureNames, formatFigures,
-  loginPage, messagePage, sessionPage, type CheckJson, type Figures, type ListFigures, type PageContext,
+  AnalyticsCache,
+  DASHBOARD_CSP,
+  METRICS,
+  NO_FIGURES,
+  TIME_METRIC,
+  apiFor,
+  checkListPage,
+  checkPage,
+  figureNames,
+  formatFigures,
+  loginPage,
+  messagePage,
+  sessionPage,
+  type CheckJson,
+  type Figures,
+  type ListFigures,
+  type PageContext,
 } from './dashboard.js'
 import { privateLocationsPage } from './locations-page.js'
 import { sendHtml } from './html.js'
@@ -157,13 +172,23 @@ function pageLinks(base: string): PageLinks {
 
 /** A status page as HTML, as its summary or as its Atom feed; a page not found answers 404 in the same format. */
 async function servePage(
-  context: WebContext, request: FastifyRequest, reply: FastifyReply, found: { account: string; record: StatusPageRecord } | undefined,
-  links: PageLinks, format: 'html' | 'json' | 'atom',
+  context: WebContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  found: { account: string; record: StatusPageRecord } | undefined,
+  links: PageLinks,
+  format: 'html' | 'json' | 'atom',
 ) {
   if (!found) {
-    if (format === 'json') return reply.code(404).type('application/json; charset=utf-8').send({ statusCode: 404, error: 'Not Found', message: 'Status page not found' })
+    if (format === 'json')
+      return reply.code(404).type('application/json; charset=utf-8').send({ statusCode: 404, error: 'Not Found', message: 'Status page not found' })
     if (format === 'atom') return reply.code(404).type('text/plain; charset=utf-8').header('x-content-type-options', 'nosniff').send('Status page not found')
-    return sendHtml(reply, 404, '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found</title></head><body><main><h1>No status page here</h1></main></body></html>', STATUS_PAGE_CSP)
+    return sendHtml(
+      reply,
+      404,
+      '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found</title></head><body><main><h1>No status page here</h1></main></body></html>',
+      STATUS_PAGE_CSP,
+    )
   }
   const redirect = found.record.page.redirectTo
   if (format === 'html' && redirect && /^https?:\/\//i.test(redirect)) {
@@ -178,7 +203,9 @@ async function servePage(
   const model = await loadStatusPage(context.store, found.account, found.record, context.options.now(), { refresh })
   if (format === 'json') return reply.header('cache-control', 'no-cache').header('access-control-allow-origin', '*').send(statusPageSummary(model, links))
   if (format === 'atom') {
-    return reply.type('application/atom+xml; charset=utf-8').headers({ 'cache-control': 'no-cache', 'access-control-allow-origin': '*', 'x-content-type-options': 'nosniff' })
+    return reply
+      .type('application/atom+xml; charset=utf-8')
+      .headers({ 'cache-control': 'no-cache', 'access-control-allow-origin': '*', 'x-content-type-options': 'nosniff' })
       .send(renderFeed(model, origin(request), { html: links.html, self: links.feed }))
   }
   // with email subscriptions, the page's form posts to its own address (also from a custom domain)
@@ -190,7 +217,14 @@ async function servePage(
 function statusPageRoutes(scope: FastifyInstance, context: WebContext): void {
   const { store, options } = context
   const byUrl = (format: 'html' | 'json' | 'atom') => async (request: FastifyRequest<{ Params: { url: string } }>, reply: FastifyReply) =>
-    servePage(context, request, reply, await store.statusPages.findPublic({ url: request.params.url }), pageLinks(`/status/${encodeURIComponent(request.params.url)}`), format)
+    servePage(
+      context,
+      request,
+      reply,
+      await store.statusPages.findPublic({ url: request.params.url }),
+      pageLinks(`/status/${encodeURIComponent(request.params.url)}`),
+      format,
+    )
   scope.get<{ Params: { url: string } }>('/status/:url', web, byUrl('html'))
   scope.get<{ Params: { url: string } }>('/status/:url/summary.json', web, byUrl('json'))
   scope.get<{ Params: { url: string } }>('/status/:url/feed.atom', web, byUrl('atom'))
@@ -237,7 +271,11 @@ function logInRoutes(scope: FastifyInstance, context: WebContext): void {
     if (page) return servePage(context, request, reply, page, pageLinks(''), 'html')
     const session = await sessionOf(context, request)
     if (!session) return html(reply, 200, loginPage())
-    return html(reply, 200, await checkListPage(apiFor(app, session), session, request.query ?? {}, listFigures(store, options, context.analytics, session.accountId), options.now()))
+    return html(
+      reply,
+      200,
+      await checkListPage(apiFor(app, session), session, request.query ?? {}, listFigures(store, options, context.analytics, session.accountId), options.now()),
+    )
   })
 
   scope.post('/dashboard/login', web, async (request, reply) => {
@@ -245,7 +283,8 @@ function logInRoutes(scope: FastifyInstance, context: WebContext): void {
     if (from !== undefined && from !== origin(request)) return html(reply, 403, loginPage('This log-in was not sent from this dashboard.'))
     // failed log-ins count with the API's failed keys, per client address (--trust-proxy: the one behind the balancer)
     const address = failureKey(request.ip)
-    const throttled = (seconds: number) => html(reply, 429, loginPage(`Too many failed log-ins from this address: try again in ${seconds} s.`), { 'retry-after': String(seconds) })
+    const throttled = (seconds: number) =>
+      html(reply, 429, loginPage(`Too many failed log-ins from this address: try again in ${seconds} s.`), { 'retry-after': String(seconds) })
     const counted = await options.failures.peek(address)
     if (counted.remaining === 0) return throttled(counted.resetSeconds)
     const key = (request.body as Record<string, unknown> | undefined)?.apiKey
@@ -257,14 +296,23 @@ function logInRoutes(scope: FastifyInstance, context: WebContext): void {
     }
     if (known.role === 'agent') return html(reply, 403, loginPage('An agent key cannot log in: use a read, write or admin key of the account.'))
     const { id } = await sessions.create(known)
-    return reply.code(303).header('location', '/').header('set-cookie', sessionCookie(id, request.protocol === 'https')).header('cache-control', 'no-store').send()
+    return reply
+      .code(303)
+      .header('location', '/')
+      .header('set-cookie', sessionCookie(id, request.protocol === 'https'))
+      .header('cache-control', 'no-store')
+      .send()
   })
 
   scope.post('/dashboard/logout', web, async (request, reply) => {
     const session = await postingSession(context, request, reply)
     if (!session) return reply
     await sessions.delete(session)
-    return reply.code(303).header('location', '/').header('set-cookie', sessionCookie('', request.protocol === 'https', 0)).send()
+    return reply
+      .code(303)
+      .header('location', '/')
+      .header('set-cookie', sessionCookie('', request.protocol === 'https', 0))
+      .send()
   })
 }
 
@@ -275,12 +323,16 @@ function badgeTokenForms(scope: FastifyInstance, context: WebContext, kind: 'che
     if (!session) return reply
     const action = (request.body as Record<string, unknown> | undefined)?.action
     const path = `/v1/badges/${kind}/${encodeURIComponent(request.params.id)}/token`
-    const call: ['POST' | 'DELETE', string] | undefined = action === 'create' ? ['POST', path] : action === 'rotate' ? ['POST', `${path}/rotate`] : action === 'revoke' ? ['DELETE', path] : undefined
+    const call: ['POST' | 'DELETE', string] | undefined =
+      action === 'create' ? ['POST', path] : action === 'rotate' ? ['POST', `${path}/rotate`] : action === 'revoke' ? ['DELETE', path] : undefined
     if (!call) return html(reply, 400, messagePage(session, 'Not changed', 'Choose Create, Rotate or Revoke.'))
     const answer = await apiFor(context.app, session)(call[0], call[1])
     if (answer.status === 403) return html(reply, 403, messagePage(session, 'Not changed', READ_ONLY))
     if (answer.status >= 300) return html(reply, 404, messagePage(session, 'Not changed', String(answer.json?.message ?? 'The API did not change the badge.')))
-    return reply.code(303).header('location', `/dashboard/${kind}/${encodeURIComponent(request.params.id)}#public-badge`).send()
+    return reply
+      .code(303)
+      .header('location', `/dashboard/${kind}/${encodeURIComponent(request.params.id)}#public-badge`)
+      .send()
   })
 }
 
@@ -309,8 +361,12 @@ function resultPageRoutes(scope: FastifyInstance, context: WebContext): void {
     if (answer.status !== 200) return html(reply, 404, messagePage(session, 'Not found', 'This result has no such file.'))
     const download = request.params['*'].split('/').pop() ?? 'asset'
     const inline = answer.contentType.startsWith('image/')
-    return reply.code(200).type(answer.contentType).header('x-content-type-options', 'nosniff')
-      .header('content-disposition', `${inline ? 'inline' : 'attachment'}; filename="${download.replace(/[^\w.-]/g, '_')}"`).send(answer.body)
+    return reply
+      .code(200)
+      .type(answer.contentType)
+      .header('x-content-type-options', 'nosniff')
+      .header('content-disposition', `${inline ? 'inline' : 'attachment'}; filename="${download.replace(/[^\w.-]/g, '_')}"`)
+      .send(answer.body)
   })
 }
 
@@ -330,8 +386,12 @@ function dashboardRoutes(scope: FastifyInstance, context: WebContext): void {
     const answer = await apiFor(app, session)('POST', '/v1/check-sessions/trigger', { target: { checkId: [request.params.id] } })
     const started = answer.status === 201 ? answer.json?.sessions?.[0]?.checkSessionId : undefined
     if (answer.status === 403) return html(reply, 403, messagePage(session, 'Not run', READ_ONLY))
-    if (typeof started !== 'string') return html(reply, answer.status === 404 ? 404 : 400, messagePage(session, 'Not run', String(answer.json?.message ?? 'The API did not start a session.')))
-    return reply.code(303).header('location', `/dashboard/sessions/${encodeURIComponent(started)}`).send()
+    if (typeof started !== 'string')
+      return html(reply, answer.status === 404 ? 404 : 400, messagePage(session, 'Not run', String(answer.json?.message ?? 'The API did not start a session.')))
+    return reply
+      .code(303)
+      .header('location', `/dashboard/sessions/${encodeURIComponent(started)}`)
+      .send()
   })
 
   badgeTokenForms(scope, context, 'checks')
@@ -364,8 +424,12 @@ function dashboardRoutes(scope: FastifyInstance, context: WebContext): void {
     if (!session) return reply
     const answer = await apiFor(app, session)('PATCH', `/v1/error-groups/${encodeURIComponent(request.params.id)}`, { archiveForEver: true })
     if (answer.status === 403) return html(reply, 403, messagePage(session, 'Not archived', READ_ONLY))
-    if (answer.status !== 200) return html(reply, 404, messagePage(session, 'Not archived', String(answer.json?.message ?? 'The API did not archive the error group.')))
-    return reply.code(303).header('location', `/dashboard/checks/${encodeURIComponent(answer.json.checkId)}`).send()
+    if (answer.status !== 200)
+      return html(reply, 404, messagePage(session, 'Not archived', String(answer.json?.message ?? 'The API did not archive the error group.')))
+    return reply
+      .code(303)
+      .header('location', `/dashboard/checks/${encodeURIComponent(answer.json.checkId)}`)
+      .send()
   })
 
   scope.get<{ Params: { id: string } }>('/dashboard/badges/:id', web, async (request, reply) => {
@@ -373,7 +437,11 @@ function dashboardRoutes(scope: FastifyInstance, context: WebContext): void {
     if (!session) return reply.code(401).type('text/plain').send('Log in first')
     const answer = await apiFor(app, session)('GET', `/v1/badges/checks/${encodeURIComponent(request.params.id)}`)
     if (answer.status !== 200) return reply.code(answer.status).type('text/plain').send('No badge')
-    return reply.type('image/svg+xml').header('cache-control', 'no-store').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'").send(answer.text)
+    return reply
+      .type('image/svg+xml')
+      .header('cache-control', 'no-store')
+      .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+      .send(answer.text)
   })
 
   scope.get<{ Params: { name: string } }>('/dashboard/assets/:name', web, async (request, reply) => {

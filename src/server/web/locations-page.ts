@@ -38,14 +38,22 @@ function locationRow(l: LocationJson, now: number): string {
 export async function privateLocationsPage(api: Api, session: WebSession, now: number): Promise<string> {
   const answer = await api('GET', '/v1/private-locations')
   if (answer.status !== 200 || !Array.isArray(answer.json)) {
-    return layout('Private locations', '<h1>Private locations</h1><p class="error" role="alert">The API did not answer the list of private locations.</p>', session)
+    return layout(
+      'Private locations',
+      '<h1>Private locations</h1><p class="error" role="alert">The API did not answer the list of private locations.</p>',
+      session,
+    )
   }
   const locations = answer.json as LocationJson[]
-  return layout('Private locations', `<h1>Private locations</h1>
+  return layout(
+    'Private locations',
+    `<h1>Private locations</h1>
 <p class="muted">Locations of the account that only its own agents serve (<code>monitors agent</code> with a key of the location). A live agent claimed within its heartbeat; runs waiting are due runs no agent holds.</p>
 <div class="scroll"><table class="locations stack">
 <caption class="muted">Private locations of account ${esc(session.accountId)}</caption>
 ${headOf(LOCATION_COLUMNS)}
 <tbody>${locations.map((l) => locationRow(l, now)).join('') || `<tr><td colspan="${LOCATION_COLUMNS.length}">No private locations.</td></tr>`}</tbody>
-</table></div>`, session)
+</table></div>`,
+    session,
+  )
 }

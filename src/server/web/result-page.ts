@@ -37,9 +37,21 @@ const pathOf = (name: string) => name.split('/').map(encodeURIComponent).join('/
 
 export async function resultPage(api: Api, session: WebSession, checkId: string, resultId: string): Promise<{ status: number; html: string }> {
   const base = `/v1/check-results/${encodeURIComponent(checkId)}/${encodeURIComponent(resultId)}`
-  const [result, assets, check, labelOf] = await Promise.all([api('GET', base), api('GET', `${base}/assets`), api('GET', `/v1/checks/${encodeURIComponent(checkId)}`), locationLabels(api)])
+  const [result, assets, check, labelOf] = await Promise.all([
+    api('GET', base),
+    api('GET', `${base}/assets`),
+    api('GET', `/v1/checks/${encodeURIComponent(checkId)}`),
+    locationLabels(api),
+  ])
   if (result.status !== 200) return { status: 404, html: messagePage(session, 'Result not found', `The API has no result ${resultId} of check ${checkId}.`) }
-  const r = result.json as { status: string; runLocation: string; startedAt: string; responseTime: number | null; error: string | null; result?: { details?: { tests?: TestJson[] } } }
+  const r = result.json as {
+    status: string
+    runLocation: string
+    startedAt: string
+    responseTime: number | null
+    error: string | null
+    result?: { details?: { tests?: TestJson[] } }
+  }
   const name = check.status === 200 ? String(check.json?.name ?? checkId) : checkId
   const files: AssetJson[] = assets.status === 200 && Array.isArray(assets.json?.assets) ? assets.json.assets : []
   const here = `/dashboard/results/${encodeURIComponent(checkId)}/${encodeURIComponent(resultId)}/assets/`
@@ -57,7 +69,7 @@ export async function resultPage(api: Api, session: WebSession, checkId: string,
 ${r.error ? `<p data-result-error>${esc(r.error)}</p>` : ''}
 ${tests.length === 0 ? '' : `<h2>Tests</h2><div class="scroll"><table><thead><tr><th scope="col">Test</th><th scope="col">Status</th><th scope="col">Duration</th><th scope="col">Error</th></tr></thead><tbody>${tests.map(testRow).join('')}</tbody></table></div>`}
 ${shots.length === 0 ? '' : `<h2>Screenshots</h2>${shots.map((f) => `<figure><img src="${esc(here + pathOf(f.name))}" alt="Screenshot ${esc(f.name)}"><figcaption class="muted">${esc(f.name)}</figcaption></figure>`).join('')}`}
-${traces.length === 0 ? '' : `<h2>Traces</h2><ul>${traces.map((f) => `<li><a href="${esc(here + pathOf(f.name))}" download data-trace>${esc(f.name)}</a></li>`).join('')}</ul><p class="muted">Open a downloaded trace with <code>npx playwright show-trace ${esc((traces[0].name.split('/').pop()) ?? 'trace.zip')}</code>, or drop it on trace.playwright.dev.</p>`}
+${traces.length === 0 ? '' : `<h2>Traces</h2><ul>${traces.map((f) => `<li><a href="${esc(here + pathOf(f.name))}" download data-trace>${esc(f.name)}</a></li>`).join('')}</ul><p class="muted">Open a downloaded trace with <code>npx playwright show-trace ${esc(traces[0].name.split('/').pop() ?? 'trace.zip')}</code>, or drop it on trace.playwright.dev.</p>`}
 ${others.length === 0 ? '' : `<h2>Logs and files</h2><ul>${others.map((f) => `<li><a href="${esc(here + pathOf(f.name))}">${esc(f.name)}</a></li>`).join('')}</ul>`}`
   return { status: 200, html: layout(`Result of ${name}`, body, session) }
 }

@@ -30,12 +30,22 @@ export interface WebSession {
 const hashId = (id: string) => createHash('sha256').update(id, 'utf8').digest('hex')
 
 export class WebSessions {
-  constructor(private readonly store: WebSessionStore, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: WebSessionStore,
+    private readonly clock: Clock,
+  ) {}
 
   /** A new session of a key: the id for the cookie (shown to nobody else) and the session. */
   async create(key: { id: string; accountId: string; role: KeyRole }, now = this.clock.now()): Promise<{ id: string; session: WebSession }> {
     const id = randomBytes(32).toString('base64url')
-    const session: WebSession = { idHash: hashId(id), keyId: key.id, accountId: key.accountId, role: key.role, csrf: randomBytes(32).toString('base64url'), expiresAt: now + SESSION_TTL_MS }
+    const session: WebSession = {
+      idHash: hashId(id),
+      keyId: key.id,
+      accountId: key.accountId,
+      role: key.role,
+      csrf: randomBytes(32).toString('base64url'),
+      expiresAt: now + SESSION_TTL_MS,
+    }
     await this.store.create(session.idHash, { keyId: session.keyId, csrf: session.csrf, expiresAt: session.expiresAt }, now)
     return { id, session }
   }

@@ -27,7 +27,13 @@ export interface StatusPageModel extends StatusPageState {
 /** How often an open page reloads itself (no script: a meta refresh). */
 export const REFRESH_SECONDS = 60
 
-export async function loadStatusPage(store: Store, account: string, record: StatusPageRecord, now: number, options: { refresh?: boolean } = {}): Promise<StatusPageModel> {
+export async function loadStatusPage(
+  store: Store,
+  account: string,
+  record: StatusPageRecord,
+  now: number,
+  options: { refresh?: boolean } = {},
+): Promise<StatusPageModel> {
   const page = record.page
   const state = await statusPageState(store, account, record, now)
   const themes = themesOf(page.themeColors)
@@ -65,7 +71,8 @@ export function statusPageSummary(model: StatusPageModel, links: { html: string;
 }
 
 /** No script, no outside style; images from http(s) and data: (logo, favicon). */
-export const STATUS_PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src http: https: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+export const STATUS_PAGE_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src http: https: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 function themeCss(model: StatusPageModel): string {
   const light = `:root{color-scheme:light;${cssVariables(model.themes.light)}}`
@@ -92,7 +99,9 @@ h2{font-size:1.25rem;margin:2rem 0 .75rem}
 h3{font-size:1.05rem;margin:0 0 .5rem}
 .overall{border-radius:.5rem;padding:1.1rem 1.25rem;display:flex;gap:.75rem;align-items:center}
 .overall h1{font-size:1.3rem;margin:0;color:inherit}
-${Object.entries(BANNER_COLORS).map(([state, c]) => `.overall.${state}{background:${c.background};color:${c.text}}`).join('\n')}
+${Object.entries(BANNER_COLORS)
+  .map(([state, c]) => `.overall.${state}{background:${c.background};color:${c.text}}`)
+  .join('\n')}
 .card{border:1px solid var(--borderColor);background:var(--cardBackgroundColor);border-radius:.5rem;padding:1rem;margin:0 0 1rem}
 .card ul{list-style:none;margin:0;padding:0}
 .card li{display:flex;flex-wrap:wrap;justify-content:space-between;gap:.25rem 1rem;padding:.5rem 0;border-top:1px solid var(--borderColor)}
@@ -137,12 +146,16 @@ function dayText(day: ServiceUptime['days'][number]): string {
  * them without a stop per quiet day; every bar's text is in the page for screen readers.
  */
 function uptimeBar(name: string, uptime: ServiceUptime): string {
-  const days = uptime.days.map((day) => {
-    const notable = day.incidents.length > 0 || (day.uptime !== null && day.uptime < 100)
-    return `<li class="day ${day.state}" data-date="${day.date}" data-state="${day.state}"${notable ? ' tabindex="0"' : ''}><span class="tip">${esc(dayText(day))}</span></li>`
-  }).join('')
-  return `<div class="uptime"><ol class="bars" aria-label="${esc(name)}: uptime by day, last ${UPTIME_DAYS} days">${days}</ol>`
-    + `<p class="uptime-scale muted"><span>${UPTIME_DAYS} days ago</span><span class="figure" data-uptime="${uptime.uptime ?? ''}">${uptime.uptime === null ? 'No data' : `${uptimeText(uptime.uptime)} uptime`}</span><span>Today</span></p></div>`
+  const days = uptime.days
+    .map((day) => {
+      const notable = day.incidents.length > 0 || (day.uptime !== null && day.uptime < 100)
+      return `<li class="day ${day.state}" data-date="${day.date}" data-state="${day.state}"${notable ? ' tabindex="0"' : ''}><span class="tip">${esc(dayText(day))}</span></li>`
+    })
+    .join('')
+  return (
+    `<div class="uptime"><ol class="bars" aria-label="${esc(name)}: uptime by day, last ${UPTIME_DAYS} days">${days}</ol>` +
+    `<p class="uptime-scale muted"><span>${UPTIME_DAYS} days ago</span><span class="figure" data-uptime="${uptime.uptime ?? ''}">${uptime.uptime === null ? 'No data' : `${uptimeText(uptime.uptime)} uptime`}</span><span>Today</span></p></div>`
+  )
 }
 
 /** `123 ms`, `1.25 s`. */
@@ -154,9 +167,10 @@ function duration(ms: number): string {
 function serviceNotes(s: ServiceModel): string {
   const affected = s.affectedBy ? `<p class="note affected" data-affected-by>${esc(s.affectedBy.text)}</p>` : ''
   if (s.responseTime === undefined) return affected
-  const time = s.responseTime === null
-    ? '<p class="note response-time" data-response-time="">Response time: no runs in the last 24 hours</p>'
-    : `<p class="note response-time" data-response-time="${s.responseTime.averageMs}">Response time: <strong>${duration(s.responseTime.averageMs)}</strong> average over the last 24 hours</p>`
+  const time =
+    s.responseTime === null
+      ? '<p class="note response-time" data-response-time="">Response time: no runs in the last 24 hours</p>'
+      : `<p class="note response-time" data-response-time="${s.responseTime.averageMs}">Response time: <strong>${duration(s.responseTime.averageMs)}</strong> average over the last 24 hours</p>`
   return affected + time
 }
 
@@ -175,21 +189,36 @@ export function renderStatusPage(model: StatusPageModel, links: { summary: strin
   const section = (id: string, title: string, body: string) => `<section aria-labelledby="${id}"><h2 id="${id}">${esc(title)}</h2>${body}</section>`
   const windowItem = (w: { name: string; startsAt: string; endsAt: string }) =>
     `<li><span>${esc(w.name)}</span><span class="muted"><time datetime="${esc(w.startsAt)}">${esc(formatTime(w.startsAt))}</time> – <time datetime="${esc(w.endsAt)}">${esc(formatTime(w.endsAt))}</time></span></li>`
-  const cards = model.cards.map((card) => `<section class="card" aria-labelledby="card-${esc(card.id)}"><h3 id="card-${esc(card.id)}">${esc(card.name)}</h3>${
-    card.services.length === 0 ? '<p class="muted">No services.</p>'
-      : `<ul>${card.services.map((s) => `<li class="service ${s.state}" data-service-id="${esc(s.id)}" data-state="${s.state}"><span>${esc(s.name)}</span><span><span class="dot" aria-hidden="true"></span><span class="status-word">${esc(s.stateLabel)}</span></span>${serviceNotes(s)}${uptimeBar(s.name, s.uptime)}</li>`).join('')}</ul>`
-  }</section>`).join('')
-  const maintenance = model.maintenance.active.length + model.maintenance.upcoming.length === 0
-    ? '<p class="muted">No maintenance is planned.</p>'
-    : `${model.maintenance.active.length ? `<div class="card" id="maintenance-active"><h3>In progress</h3><ul>${model.maintenance.active.map(windowItem).join('')}</ul></div>` : ''}${
-      model.maintenance.upcoming.length ? `<div class="card" id="maintenance-upcoming"><h3>Upcoming</h3><ul>${model.maintenance.upcoming.map(windowItem).join('')}</ul></div>` : ''}`
-  const incidents = model.incidents.length === 0
-    ? '<p class="muted">No incidents reported.</p>'
-    : model.incidents.map((i) => `<article class="card incident" data-incident-id="${esc(i.id)}" data-open="${i.open}" aria-labelledby="incident-${esc(i.id)}">
+  const cards = model.cards
+    .map(
+      (card) =>
+        `<section class="card" aria-labelledby="card-${esc(card.id)}"><h3 id="card-${esc(card.id)}">${esc(card.name)}</h3>${
+          card.services.length === 0
+            ? '<p class="muted">No services.</p>'
+            : `<ul>${card.services.map((s) => `<li class="service ${s.state}" data-service-id="${esc(s.id)}" data-state="${s.state}"><span>${esc(s.name)}</span><span><span class="dot" aria-hidden="true"></span><span class="status-word">${esc(s.stateLabel)}</span></span>${serviceNotes(s)}${uptimeBar(s.name, s.uptime)}</li>`).join('')}</ul>`
+        }</section>`,
+    )
+    .join('')
+  const maintenance =
+    model.maintenance.active.length + model.maintenance.upcoming.length === 0
+      ? '<p class="muted">No maintenance is planned.</p>'
+      : `${model.maintenance.active.length ? `<div class="card" id="maintenance-active"><h3>In progress</h3><ul>${model.maintenance.active.map(windowItem).join('')}</ul></div>` : ''}${
+          model.maintenance.upcoming.length
+            ? `<div class="card" id="maintenance-upcoming"><h3>Upcoming</h3><ul>${model.maintenance.upcoming.map(windowItem).join('')}</ul></div>`
+            : ''
+        }`
+  const incidents =
+    model.incidents.length === 0
+      ? '<p class="muted">No incidents reported.</p>'
+      : model.incidents
+          .map(
+            (i) => `<article class="card incident" data-incident-id="${esc(i.id)}" data-open="${i.open}" aria-labelledby="incident-${esc(i.id)}">
 <h3 id="incident-${esc(i.id)}">${esc(i.name)}</h3>
 <p class="muted">${i.open ? '<strong>Ongoing</strong>' : 'Resolved'} · ${esc(i.severity.toLowerCase())} · ${esc(i.services.join(', ') || 'no service')} · opened <time datetime="${esc(i.created_at)}">${esc(formatTime(i.created_at))}</time></p>
 ${i.updates.length ? `<ol class="updates" reversed>${i.updates.map((u) => `<li><span class="status-word">${esc(u.status.charAt(0) + u.status.slice(1).toLowerCase())}</span> — ${esc(u.description)} <time datetime="${esc(u.created_at)}">${esc(formatTime(u.created_at))}</time></li>`).join('')}</ol>` : ''}
-</article>`).join('')
+</article>`,
+          )
+          .join('')
   return `<!doctype html>
 <html lang="en" data-theme="${esc(model.defaultTheme.toLowerCase())}">
 <head>
@@ -208,9 +237,11 @@ ${model.refreshSeconds === null ? '' : `<meta http-equiv="refresh" content="${mo
 </div></header>
 <main><div class="wrap">
 <div class="overall ${banner.state}" data-state="${banner.state}"><h1>${esc(banner.label)}</h1></div>
-<p class="updated muted">Last updated <time datetime="${esc(model.generatedAt)}">${esc(formatTime(model.generatedAt))}</time> · ${model.refreshSeconds === null
-    ? 'not refreshing · <a href="?">Refresh automatically</a>'
-    : `refreshes every ${model.refreshSeconds === 60 ? 'minute' : `${model.refreshSeconds} s`} · <a href="?refresh=off">Stop refreshing</a>`}</p>
+<p class="updated muted">Last updated <time datetime="${esc(model.generatedAt)}">${esc(formatTime(model.generatedAt))}</time> · ${
+    model.refreshSeconds === null
+      ? 'not refreshing · <a href="?">Refresh automatically</a>'
+      : `refreshes every ${model.refreshSeconds === 60 ? 'minute' : `${model.refreshSeconds} s`} · <a href="?refresh=off">Stop refreshing</a>`
+  }</p>
 ${section('services', 'Services', cards || '<p class="muted">No services.</p>')}
 ${section('maintenance', 'Maintenance', maintenance)}
 ${section('history', 'Incident history', incidents)}

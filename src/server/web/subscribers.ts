@@ -41,11 +41,13 @@ export interface SubscriptionOptions {
 const addressKey = (email: string) => `subscribe-address:${createHash('sha256').update(email.toLowerCase(), 'utf8').digest('hex')}`
 
 function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${esc(title)}</title>` +
+  return (
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${esc(title)}</title>` +
     `<style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;line-height:1.5;color:#1a1a1a;background:#fff}` +
     `button{font:inherit;padding:.5rem 1rem;border-radius:.375rem;border:1px solid #1a1a1a;background:#1a1a1a;color:#fff;cursor:pointer}` +
     `button:focus-visible,a:focus-visible{outline:3px solid #1d4ed8;outline-offset:2px}a{color:#1d4ed8}</style></head>` +
     `<body><main><h1>${esc(title)}</h1>${body}</main></body></html>`
+  )
 }
 
 /** The origin the request came to, when it is one the emails' links may point at: the server's own names, an address, or the page's custom domain. */
@@ -76,27 +78,55 @@ export function subscriptionRoutes(scope: FastifyInstance, store: Store, options
     const back = `/status/${encodeURIComponent(found.record.page.url)}`
     const email = emailSchema.safeParse((request.body as Record<string, unknown> | undefined)?.email)
     if (!email.success) {
-      return sendHtml(reply, 400, page('Subscribe', `<p>That is not an email address: give one such as name@example.com.</p><p><a href="${esc(back)}">Back to the status page</a></p>`), STATUS_PAGE_CSP)
+      return sendHtml(
+        reply,
+        400,
+        page('Subscribe', `<p>That is not an email address: give one such as name@example.com.</p><p><a href="${esc(back)}">Back to the status page</a></p>`),
+        STATUS_PAGE_CSP,
+      )
     }
     const origin = trustedOrigin(request, options.names, found.record.page.customDomain)
-    if (!origin) return sendHtml(reply, 400, page('Subscribe', '<p>Subscribe from the status page\'s own address.</p>'), STATUS_PAGE_CSP)
+    if (!origin) return sendHtml(reply, 400, page('Subscribe', "<p>Subscribe from the status page's own address.</p>"), STATUS_PAGE_CSP)
     const sending = options.sending as NonNullable<SubscriptionOptions['sending']>
     const now = options.now()
     const client = await sending.perClient.consume(`subscribe-client:${request.ip}`, now)
     if (!client.allowed) {
       const minutes = Math.ceil(client.resetSeconds / 60)
-      return sendHtml(reply, 429, page('Subscribe', `<p>Too many subscriptions from your address: try again in ${minutes} minute${minutes === 1 ? '' : 's'}.</p><p><a href="${esc(back)}">Back to the status page</a></p>`),
-        STATUS_PAGE_CSP, { 'retry-after': String(client.resetSeconds) })
+      return sendHtml(
+        reply,
+        429,
+        page(
+          'Subscribe',
+          `<p>Too many subscriptions from your address: try again in ${minutes} minute${minutes === 1 ? '' : 's'}.</p><p><a href="${esc(back)}">Back to the status page</a></p>`,
+        ),
+        STATUS_PAGE_CSP,
+        { 'retry-after': String(client.resetSeconds) },
+      )
     }
     // past the address's count nothing is queued, and the answer is the same: it tells nobody who subscribes
     if ((await sending.perAddress.consume(addressKey(email.data), now)).allowed) {
       const token = randomBytes(24).toString('base64url')
-      const result = await store.subscribers.subscribe(found.account, found.record.id, email.data, { token, baseUrl: `${origin}${back}` }, now, RESEND_CONFIRMATION_MS,
-        (subscriber) => confirmationEmail(found.record.page.name, subscriber))
+      const result = await store.subscribers.subscribe(
+        found.account,
+        found.record.id,
+        email.data,
+        { token, baseUrl: `${origin}${back}` },
+        now,
+        RESEND_CONFIRMATION_MS,
+        (subscriber) => confirmationEmail(found.record.page.name, subscriber),
+      )
       if (result?.sent) sending.wake()
     }
-    return sendHtml(reply, 200, page('Check your inbox', `<p>If ${esc(email.data)} can be subscribed to ${esc(found.record.page.name)}, an email with a confirmation link is on its way. ` +
-      `Nothing else is sent until you follow it.</p><p><a href="${esc(back)}">Back to the status page</a></p>`), STATUS_PAGE_CSP)
+    return sendHtml(
+      reply,
+      200,
+      page(
+        'Check your inbox',
+        `<p>If ${esc(email.data)} can be subscribed to ${esc(found.record.page.name)}, an email with a confirmation link is on its way. ` +
+          `Nothing else is sent until you follow it.</p><p><a href="${esc(back)}">Back to the status page</a></p>`,
+      ),
+      STATUS_PAGE_CSP,
+    )
   })
 
   scope.get<{ Params: { url: string }; Querystring: { token?: string } }>('/status/:url/subscribe/confirm', web, async (request, reply) => {
@@ -106,8 +136,16 @@ export function subscriptionRoutes(scope: FastifyInstance, store: Store, options
     const subscriber = await store.subscribers.confirm(found.record.id, token.data, options.now())
     if (!subscriber) return notFound(reply)
     const back = `/status/${encodeURIComponent(found.record.page.url)}`
-    return sendHtml(reply, 200, page('Subscribed', `<p>${esc(subscriber.email)} gets an email when an incident or maintenance concerns ${esc(found.record.page.name)}. ` +
-      `Every email has a link to unsubscribe.</p><p><a href="${esc(back)}">Back to the status page</a></p>`), STATUS_PAGE_CSP)
+    return sendHtml(
+      reply,
+      200,
+      page(
+        'Subscribed',
+        `<p>${esc(subscriber.email)} gets an email when an incident or maintenance concerns ${esc(found.record.page.name)}. ` +
+          `Every email has a link to unsubscribe.</p><p><a href="${esc(back)}">Back to the status page</a></p>`,
+      ),
+      STATUS_PAGE_CSP,
+    )
   })
 
   unsubscribeRoutes(scope, store, options)
@@ -124,8 +162,16 @@ function unsubscribeRoutes(scope: FastifyInstance, store: Store, options: Subscr
     if (!subscriber) return sendHtml(reply, 200, page('Unsubscribed', '<p>This address gets no email from this status page.</p>'), STATUS_PAGE_CSP)
     // a form, not a change on GET: mail scanners follow links
     const action = `/status/${encodeURIComponent(found.record.page.url)}/unsubscribe?token=${encodeURIComponent(token.data)}`
-    return sendHtml(reply, 200, page('Unsubscribe', `<form method="post" action="${esc(action)}"><p>Stop the emails of ${esc(found.record.page.name)} to ${esc(subscriber.email)}?</p>` +
-      `<button type="submit">Unsubscribe</button></form>`), FORM_CSP)
+    return sendHtml(
+      reply,
+      200,
+      page(
+        'Unsubscribe',
+        `<form method="post" action="${esc(action)}"><p>Stop the emails of ${esc(found.record.page.name)} to ${esc(subscriber.email)}?</p>` +
+          `<button type="submit">Unsubscribe</button></form>`,
+      ),
+      FORM_CSP,
+    )
   })
 
   scope.post<{ Params: { url: string }; Querystring: { token?: string } }>('/status/:url/unsubscribe', web, async (request, reply) => {

@@ -11,14 +11,32 @@ export type Theme = Record<ThemeField, string>
 
 export const DEFAULT_THEMES: { light: Theme; dark: Theme } = {
   light: {
-    bodyBackgroundColor: '#f7f8fa', headerBackgroundColor: '#1f2937', headerFontColor: '#ffffff', titleFontColor: '#111827',
-    bodyFontColor: '#1f2937', bodyFontColorMuted: '#4b5563', navigationFontColor: '#e5e7eb', linkFontColor: '#1d4ed8',
-    cardBackgroundColor: '#ffffff', borderColor: '#d1d5db', primaryButtonBackgroundColor: '#1d4ed8', primaryButtonFontColor: '#ffffff',
+    bodyBackgroundColor: '#f7f8fa',
+    headerBackgroundColor: '#1f2937',
+    headerFontColor: '#ffffff',
+    titleFontColor: '#111827',
+    bodyFontColor: '#1f2937',
+    bodyFontColorMuted: '#4b5563',
+    navigationFontColor: '#e5e7eb',
+    linkFontColor: '#1d4ed8',
+    cardBackgroundColor: '#ffffff',
+    borderColor: '#d1d5db',
+    primaryButtonBackgroundColor: '#1d4ed8',
+    primaryButtonFontColor: '#ffffff',
   },
   dark: {
-    bodyBackgroundColor: '#0f172a', headerBackgroundColor: '#020617', headerFontColor: '#f8fafc', titleFontColor: '#f8fafc',
-    bodyFontColor: '#e2e8f0', bodyFontColorMuted: '#a3aebf', navigationFontColor: '#cbd5e1', linkFontColor: '#93c5fd',
-    cardBackgroundColor: '#1e293b', borderColor: '#334155', primaryButtonBackgroundColor: '#93c5fd', primaryButtonFontColor: '#0f172a',
+    bodyBackgroundColor: '#0f172a',
+    headerBackgroundColor: '#020617',
+    headerFontColor: '#f8fafc',
+    titleFontColor: '#f8fafc',
+    bodyFontColor: '#e2e8f0',
+    bodyFontColorMuted: '#a3aebf',
+    navigationFontColor: '#cbd5e1',
+    linkFontColor: '#93c5fd',
+    cardBackgroundColor: '#1e293b',
+    borderColor: '#334155',
+    primaryButtonBackgroundColor: '#93c5fd',
+    primaryButtonFontColor: '#0f172a',
   },
 }
 
@@ -40,12 +58,14 @@ export function themesOf(themeColors: { light: Theme; dark: Theme } | undefined)
   const ignored: string[] = []
   const pick = (mode: 'light' | 'dark'): Theme => {
     const given = themeColors?.[mode]
-    return Object.fromEntries(THEME_COLOR_FIELDS.map((field) => {
-      const value = given?.[field]
-      const safe = safeColor(value)
-      if (value !== undefined && safe === undefined) ignored.push(`${mode}.${field}`)
-      return [field, safe ?? DEFAULT_THEMES[mode][field]]
-    })) as Theme
+    return Object.fromEntries(
+      THEME_COLOR_FIELDS.map((field) => {
+        const value = given?.[field]
+        const safe = safeColor(value)
+        if (value !== undefined && safe === undefined) ignored.push(`${mode}.${field}`)
+        return [field, safe ?? DEFAULT_THEMES[mode][field]]
+      }),
+    ) as Theme
   }
   return { light: pick('light'), dark: pick('dark'), ignored }
 }
@@ -107,7 +127,8 @@ export function contrastProblems(themes: { light: Theme; dark: Theme }, shown: A
   for (const mode of shown) {
     for (const [foreground, background] of CONTRAST_PAIRS) {
       const ratio = contrastRatio(themes[mode][foreground], themes[mode][background])
-      if (ratio !== undefined && ratio < MIN_CONTRAST) problems.push({ theme: mode, foreground, background, ratio: Math.round(ratio * 100) / 100, required: MIN_CONTRAST })
+      if (ratio !== undefined && ratio < MIN_CONTRAST)
+        problems.push({ theme: mode, foreground, background, ratio: Math.round(ratio * 100) / 100, required: MIN_CONTRAST })
     }
   }
   return problems

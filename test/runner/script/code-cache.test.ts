@@ -49,7 +49,9 @@ console.log(JSON.stringify({ value: m.value(), stats: codeCacheStats }))`
 
 function entries(): string[] {
   const [folder] = readdirSync(base)
-  return readdirSync(join(base, folder)).filter((n) => n !== 'complete').map((n) => join(base, folder, n))
+  return readdirSync(join(base, folder))
+    .filter((n) => n !== 'complete')
+    .map((n) => join(base, folder, n))
 }
 
 describe('the code cache of a runtime', () => {

@@ -118,17 +118,28 @@ function options(extra: ScriptRunOptions = {}): ScriptRunOptions {
 
 function check(checkType: 'BROWSER' | 'MULTI_STEP', script: string): ScriptCheck {
   return {
-    name: 'inside', checkType, script, scriptPath: 'checks/inside.spec.ts',
-    environmentVariables: [{ key: 'SITE', value: site.origin }, { key: 'TLS', value: tls.origin }],
+    name: 'inside',
+    checkType,
+    script,
+    scriptPath: 'checks/inside.spec.ts',
+    environmentVariables: [
+      { key: 'SITE', value: site.origin },
+      { key: 'TLS', value: tls.origin },
+    ],
   }
 }
 
 const browserIt = hasChromium ? it : it.skip
 
 describe('browser checks under deny', () => {
-  browserIt('the page, its fetch, its API requests and a context with a proxy of its own reach nothing on loopback; the run fails with hasErrors', async () => {
-    const before = site.requests.length
-    const result = await runScript(check('BROWSER', `
+  browserIt(
+    'the page, its fetch, its API requests and a context with a proxy of its own reach nothing on loopback; the run fails with hasErrors',
+    async () => {
+      const before = site.requests.length
+      const result = await runScript(
+        check(
+          'BROWSER',
+          `
       import { test, expect } from '@playwright/test'
       test('the page', async ({ page }) => {
         const answer = await page.goto(process.env.SITE + '/page')
@@ -146,23 +157,35 @@ describe('browser checks under deny', () => {
         const context = await browser.newContext({ proxy: { server: 'direct://' } })
         await (await context.newPage()).goto(process.env.SITE + '/direct')
       })
-    `), options())
-    expect(result.hasErrors).toBe(true)
-    expect(result.status).toBe('FAILED')
-    expect(result.error).toContain('127.0.0.1 is a loopback address (127.0.0.0/8): refused by the private-target policy (--private-targets deny)')
-    expect(result.details.violations).toEqual(expect.arrayContaining([
-      '127.0.0.1 is a loopback address (127.0.0.0/8): refused by the private-target policy (--private-targets deny)',
-      expect.stringMatching(/^newContext with a proxy of its own is refused/),
-    ]))
-    expect(result.details.logs).toContain('page status 403')
-    expect(result.details.logs).toMatch(/fetch (failed|403)/)
-    expect(result.details.logs).toMatch(/api (failed|403)/)
-    // nothing reached the site
-    expect(site.requests.length).toBe(before)
-  }, 90_000)
+    `,
+        ),
+        options(),
+      )
+      expect(result.hasErrors).toBe(true)
+      expect(result.status).toBe('FAILED')
+      expect(result.error).toContain('127.0.0.1 is a loopback address (127.0.0.0/8): refused by the private-target policy (--private-targets deny)')
+      expect(result.details.violations).toEqual(
+        expect.arrayContaining([
+          '127.0.0.1 is a loopback address (127.0.0.0/8): refused by the private-target policy (--private-targets deny)',
+          expect.stringMatching(/^newContext with a proxy of its own is refused/),
+        ]),
+      )
+      expect(result.details.logs).toContain('page status 403')
+      expect(result.details.logs).toMatch(/fetch (failed|403)/)
+      expect(result.details.logs).toMatch(/api (failed|403)/)
+      // nothing reached the site
+      expect(site.requests.length).toBe(before)
+    },
+    90_000,
+  )
 
-  browserIt('an exception lets the browser through the proxy, over HTTP and HTTPS', async () => {
-    const result = await runScript(check('BROWSER', `
+  browserIt(
+    'an exception lets the browser through the proxy, over HTTP and HTTPS',
+    async () => {
+      const result = await runScript(
+        check(
+          'BROWSER',
+          `
       import { test, expect } from '@playwright/test'
       test.use({ ignoreHTTPSErrors: true })
       test('inside', async ({ page }) => {
@@ -172,15 +195,20 @@ describe('browser checks under deny', () => {
         await expect(page.locator('#p')).toHaveText('over tls')
         expect((await page.request.get(process.env.SITE + '/?api=1')).status()).toBe(200)
       })
-    `), options({ allowedTargets: [`127.0.0.1:${site.port}`, `127.0.0.1:${tls.port}`] }))
-    expect(result.error).toBeNull()
-    expect(result.status).toBe('PASSED')
-    expect(sitePaths()).toEqual(expect.arrayContaining(['/', '/?api=1']))
-  }, 90_000)
+    `,
+        ),
+        options({ allowedTargets: [`127.0.0.1:${site.port}`, `127.0.0.1:${tls.port}`] }),
+      )
+      expect(result.error).toBeNull()
+      expect(result.status).toBe('PASSED')
+      expect(sitePaths()).toEqual(expect.arrayContaining(['/', '/?api=1']))
+    },
+    90_000,
+  )
 })
 
 describe('multi-step checks under deny', () => {
-  it('the script\'s own requests are refused on loopback, and allowed by an exception', async () => {
+  it("the script's own requests are refused on loopback, and allowed by an exception", async () => {
     const before = site.requests.length
     const script = `
       import { test, expect } from '@playwright/test'
@@ -192,9 +220,11 @@ describe('multi-step checks under deny', () => {
     const refused = await runScript(check('MULTI_STEP', script), options())
     expect(refused.status).toBe('FAILED')
     // contained, the request goes out through the egress proxy, its one way out, which refuses it; else the guard in its process does
-    expect(refused.error).toContain(containment().available
-      ? 'the sandbox refused: 127.0.0.1 is a loopback address (127.0.0.0/8): refused by the private-target policy (--private-targets deny)'
-      : `connection to 127.0.0.1:${site.port} refused by the private-target policy (--private-targets deny): loopback address (127.0.0.0/8)`)
+    expect(refused.error).toContain(
+      containment().available
+        ? 'the sandbox refused: 127.0.0.1 is a loopback address (127.0.0.0/8): refused by the private-target policy (--private-targets deny)'
+        : `connection to 127.0.0.1:${site.port} refused by the private-target policy (--private-targets deny): loopback address (127.0.0.0/8)`,
+    )
     expect(site.requests.length).toBe(before)
     const allowed = await runScript(check('MULTI_STEP', script), options({ allowedTargets: [`127.0.0.1:${site.port}`] }))
     expect(allowed.error).toBeNull()

@@ -21,8 +21,9 @@ describe('runtimes', () => {
     expect(RUNTIMES[0]).toMatchObject({ name: '2025.04', stage: 'CURRENT' })
   })
 
-  it('the newest runtime is the project\'s own: each of its packages is in package-lock.json at the declared version', () => {
-    for (const [name, version] of Object.entries(RUNTIMES[0].dependencies)) expect(`${name}@${lock.packages[`node_modules/${name}`]?.version}`).toBe(`${name}@${version}`)
+  it("the newest runtime is the project's own: each of its packages is in package-lock.json at the declared version", () => {
+    for (const [name, version] of Object.entries(RUNTIMES[0].dependencies))
+      expect(`${name}@${lock.packages[`node_modules/${name}`]?.version}`).toBe(`${name}@${version}`)
     // and its Playwright is the one the project drives Chromium with
     expect(RUNTIMES[0].dependencies['@playwright/test']).toBe(lock.packages['node_modules/playwright-core'].version)
   })
@@ -39,7 +40,7 @@ describe('runtimes', () => {
     expect(importProblem(r, 'left-pad')).toMatch(/^imports "left-pad", a package runtime 2025.04 does not provide/)
   })
 
-  it('are prepared from npm\'s cache without the network; a runtime not prepared says so', async () => {
+  it("are prepared from npm's cache without the network; a runtime not prepared says so", async () => {
     const cache = await prepareTestRuntime()
     expect(runtimeState('2025.04', cache)).toMatchObject({ prepared: true, missing: null })
     const req = createRequire(join(cache, '2025.04', 'package.json'))
@@ -47,10 +48,14 @@ describe('runtimes', () => {
     const empty = mkdtempSync(join(tmpdir(), 'monitors-runtimes-'))
     try {
       expect(runtimeStates(empty).map((s) => [s.id, s.prepared])).toEqual(RUNTIME_IDS.map((id) => [id, false]))
-      expect(runtimeState('2024.09', empty).missing).toBe(`runtime 2024.09 is not prepared here: its packages are not in ${join(empty, '2024.09')}; prepare it with: monitors runtimes prepare 2024.09 --cache-dir ${empty}`)
+      expect(runtimeState('2024.09', empty).missing).toBe(
+        `runtime 2024.09 is not prepared here: its packages are not in ${join(empty, '2024.09')}; prepare it with: monitors runtimes prepare 2024.09 --cache-dir ${empty}`,
+      )
       // a lock without the runtime's versions cannot prepare it offline, and says which package
       await expect(prepareRuntime('2024.09', { cacheDir: empty, offline: true, fromLock: join(repo, 'package-lock.json') })).rejects.toThrow(
-        new RuntimePrepareError(`runtime 2024.09 needs @playwright/test@1.47.2, which ${join(repo, 'package-lock.json')} does not hold (it has 1.65.1): prepare it from the registry`),
+        new RuntimePrepareError(
+          `runtime 2024.09 needs @playwright/test@1.47.2, which ${join(repo, 'package-lock.json')} does not hold (it has 1.65.1): prepare it from the registry`,
+        ),
       )
       expect(runtimeState('2024.09', empty).prepared).toBe(false)
     } finally {

@@ -42,8 +42,14 @@ afterAll(() => {
 const oneTest = (body: string, title = 't', fixtures = '{}') => ({
   name: 'contained',
   files: [
-    { path: 'playwright.config.ts', content: "import { defineConfig } from '@playwright/test'\nexport default defineConfig({ testDir: './tests', timeout: 0 })\n" },
-    { path: 'tests/t.spec.ts', content: `import { test } from '@playwright/test'\nimport * as fs from 'node:fs'\nimport { spawn } from 'node:child_process'\ntest(${JSON.stringify(title)}, async (${fixtures}, testInfo) => {\n${body}\n})\n` },
+    {
+      path: 'playwright.config.ts',
+      content: "import { defineConfig } from '@playwright/test'\nexport default defineConfig({ testDir: './tests', timeout: 0 })\n",
+    },
+    {
+      path: 'tests/t.spec.ts',
+      content: `import { test } from '@playwright/test'\nimport * as fs from 'node:fs'\nimport { spawn } from 'node:child_process'\ntest(${JSON.stringify(title)}, async (${fixtures}, testInfo) => {\n${body}\n})\n`,
+    },
   ],
 })
 
@@ -62,7 +68,7 @@ function processesWith(marker: string): number[] {
 }
 
 describe.skipIf(!root)('a Playwright check suite run by root runs as a user of its own', () => {
-  it('its test cannot read the server\'s database file nor the environment of the server\'s process (not in its sandbox; permission denied where it has none)', async () => {
+  it("its test cannot read the server's database file nor the environment of the server's process (not in its sandbox; permission denied where it has none)", async () => {
     const body = `  const id = fs.readFileSync('/proc/self/status', 'utf8').split('\\n').filter((l) => /^(Uid|Gid|Groups|NoNewPrivs):/.test(l)).join(' | ')
   console.log('ids', id)
   let environ = 'read'
@@ -136,7 +142,7 @@ describe.skipIf(!root)('a Playwright check suite run by root runs as a user of i
     expect(result.error).toContain('--runtime-cache or MONITORS_RUNTIME_CACHE')
   }, 60_000)
 
-  it('Chromium runs as the run\'s user: a page opens, a file of the server\'s does not', async () => {
+  it("Chromium runs as the run's user: a page opens, a file of the server's does not", async () => {
     const body = `  await page.setContent('<title>ok</title>')
   console.log('title=' + await page.title())
   const opened = await page.goto('file://${secret}').then(() => page.content(), (e) => 'refused ' + String(e.message).split('\\n')[0])
@@ -145,13 +151,15 @@ describe.skipIf(!root)('a Playwright check suite run by root runs as a user of i
     expect(result.status, `${result.error}\n${result.details.logs}`).toBe('PASSED')
     expect(result.details.logs).toContain('title=ok')
     // its Chromium is the run's user's too: a file of the server's stays closed to it
-    expect(result.details.logs).toMatch(containment().available ? /file=refused page\.goto: net::ERR_FILE_NOT_FOUND/ : /file=refused page\.goto: net::ERR_ACCESS_DENIED/)
+    expect(result.details.logs).toMatch(
+      containment().available ? /file=refused page\.goto: net::ERR_FILE_NOT_FOUND/ : /file=refused page\.goto: net::ERR_ACCESS_DENIED/,
+    )
     expect(JSON.stringify(result)).not.toContain('secret-4711')
   }, 180_000)
 })
 
-describe.skipIf(!root)('a run\'s uid after the run', () => {
-  it('is free once only a zombie of it is left (a dead process its parent, here a sleep of root\'s, never waits for): reaped at once, not after a wait', async () => {
+describe.skipIf(!root)("a run's uid after the run", () => {
+  it("is free once only a zombie of it is left (a dead process its parent, here a sleep of root's, never waits for): reaped at once, not after a wait", async () => {
     const uid = 200998
     // root's shell starts a process of the uid that exits at once, then becomes a sleep that never waits for it
     const parent = spawn('/bin/sh', ['-c', `/usr/bin/setpriv --reuid=${uid} --regid=${uid} --clear-groups /bin/true & exec /bin/sleep 5`], { stdio: 'ignore' })
@@ -162,7 +170,9 @@ describe.skipIf(!root)('a run\'s uid after the run', () => {
             try {
               const status = readFileSync(`/proc/${name}/status`, 'utf8')
               if (/^State:\s+Z/m.test(status) && new RegExp(`^Uid:\\s+${uid}\\s`, 'm').test(status)) return Number(name)
-            } catch { /* gone */ }
+            } catch {
+              /* gone */
+            }
           }
           await new Promise((r) => setTimeout(r, 20))
         }
@@ -181,7 +191,8 @@ describe.skipIf(!root)('a run\'s uid after the run', () => {
 
 // the run's sandbox (jail.ts): bubblewrap, and a kernel that gives it the namespaces (not a container without them)
 const namespaces = root && containment().available
-if (root && !namespaces) console.warn(`suite-user.test.ts: the network-namespace tests are skipped: this machine gives runs no sandbox (${containment().problem})`)
+if (root && !namespaces)
+  console.warn(`suite-user.test.ts: the network-namespace tests are skipped: this machine gives runs no sandbox (${containment().problem})`)
 
 describe.skipIf(!namespaces)('under the private-target policy deny, a network of its own', () => {
   let site: HttpServerHandle
@@ -200,10 +211,12 @@ describe.skipIf(!namespaces)('under the private-target policy deny, a network of
   console.log('node=' + await fetch(process.env.SITE + '/node').then((r) => String(r.status), (e) => 'failed ' + (e.cause?.code ?? e.message)))`
   const suite = () => ({ ...oneTest(body, 'inside', '{ page, request }'), environmentVariables: [{ key: 'SITE', value: site.origin }] })
 
-  it('its browser, API requests and Node\'s own fetch go out through the egress proxy, which refuses loopback; the run fails with hasErrors', async () => {
+  it("its browser, API requests and Node's own fetch go out through the egress proxy, which refuses loopback; the run fails with hasErrors", async () => {
     const result = await runPlaywrightSuite(suite(), { runtimeCache: cache, workDir: work, timeoutMs: 120_000, privateTargets: 'deny' })
     expect(result.hasErrors, `${result.error}\n${result.details.logs}`).toBe(true)
-    expect(result.error).toContain('the sandbox refused: 127.0.0.1 is a loopback address (127.0.0.0/8): refused by the private-target policy (--private-targets deny)')
+    expect(result.error).toContain(
+      'the sandbox refused: 127.0.0.1 is a loopback address (127.0.0.0/8): refused by the private-target policy (--private-targets deny)',
+    )
     expect(result.details.logs).toContain('page=403 none')
     expect(result.details.logs).toMatch(/api=(403|failed)/)
     // Node's HTTP clients in the run's processes go through the proxy too
@@ -211,8 +224,14 @@ describe.skipIf(!namespaces)('under the private-target policy deny, a network of
     expect(site.requests).toEqual([])
   }, 180_000)
 
-  it('an exception lets the browser, the API requests and Node\'s own fetch through the proxy', async () => {
-    const result = await runPlaywrightSuite(suite(), { runtimeCache: cache, workDir: work, timeoutMs: 120_000, privateTargets: 'deny', allowedTargets: [`127.0.0.1:${site.port}`] })
+  it("an exception lets the browser, the API requests and Node's own fetch through the proxy", async () => {
+    const result = await runPlaywrightSuite(suite(), {
+      runtimeCache: cache,
+      workDir: work,
+      timeoutMs: 120_000,
+      privateTargets: 'deny',
+      allowedTargets: [`127.0.0.1:${site.port}`],
+    })
     expect(result.status, `${result.error}\n${result.details.logs}`).toBe('PASSED')
     expect(result.details.logs).toContain('page=200 internal page')
     expect(result.details.logs).toContain('api=200')

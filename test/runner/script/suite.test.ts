@@ -31,18 +31,27 @@ afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true })
 })
 
-;(hasChromium ? it : it.skip)('a Playwright check suite runs the project\'s selected tests with its config; failures keep their trace, secrets are scrubbed', async () => {
-  const result = await runPlaywrightSuite(
-    {
-      name: 'suite',
-      tags: ['@smoke'],
-      environmentVariables: [{ key: 'SITE', value: origin }, { key: 'TOKEN', value: 'tok-secret-4711', secret: true }],
-      files: [
-        { path: 'playwright.config.ts', content: "import { defineConfig } from '@playwright/test'\nexport default defineConfig({ testDir: './tests', use: { baseURL: process.env.SITE }, projects: [{ name: 'desktop' }] })\n" },
-        { path: 'tests/title.ts', content: "export const title = 'Shop'\n" },
-        {
-          path: 'tests/home.spec.ts',
-          content: `import { test, expect } from '@playwright/test'
+;(hasChromium ? it : it.skip)(
+  "a Playwright check suite runs the project's selected tests with its config; failures keep their trace, secrets are scrubbed",
+  async () => {
+    const result = await runPlaywrightSuite(
+      {
+        name: 'suite',
+        tags: ['@smoke'],
+        environmentVariables: [
+          { key: 'SITE', value: origin },
+          { key: 'TOKEN', value: 'tok-secret-4711', secret: true },
+        ],
+        files: [
+          {
+            path: 'playwright.config.ts',
+            content:
+              "import { defineConfig } from '@playwright/test'\nexport default defineConfig({ testDir: './tests', use: { baseURL: process.env.SITE }, projects: [{ name: 'desktop' }] })\n",
+          },
+          { path: 'tests/title.ts', content: "export const title = 'Shop'\n" },
+          {
+            path: 'tests/home.spec.ts',
+            content: `import { test, expect } from '@playwright/test'
 import { title } from './title'
 test('home @smoke', async ({ page }) => {
   const own = ['BROWSERSLIST_IGNORE_OLD_DATA', 'DEBUG_COLORS', 'FORCE_COLOR', 'PLAYWRIGHT_TEST'] // what Playwright's runner sets for its workers
@@ -56,27 +65,33 @@ test('broken @smoke', async ({ page }) => {
 })
 test('not selected', async () => {})
 `,
-        },
-      ],
-    },
-    { runtimeCache: cache, workDir: work, timeoutMs: 120_000 },
-  )
-  expect(result).toMatchObject({ checkType: 'PLAYWRIGHT', status: 'FAILED', hasFailures: true, hasErrors: false, failureKind: 'ASSERTION' })
-  expect(result.details.tests.map((t) => [t.titlePath.join(' › '), t.status])).toEqual([
-    ['desktop › home.spec.ts › home @smoke', 'passed'],
-    ['desktop › home.spec.ts › broken @smoke', 'failed'],
-  ])
-  expect(result.error).toBe('desktop › home.spec.ts › broken @smoke: Error: expect(locator).toHaveText(expected) failed')
-  // contained, the run's Node processes preload their route through the egress proxy (NODE_OPTIONS)
-  expect(result.details.logs).toContain(containment().available ? 'env HOME,MONITORS,NODE_OPTIONS,PATH,SITE,TOKEN ********' : 'env HOME,MONITORS,PATH,SITE,TOKEN ********')
-  const trace = result.details.artifacts.files.find((f) => f.kind === 'trace')
-  expect(trace?.name).toMatch(/broken.*\/trace\.zip$/)
-  expect(result.details.artifacts.files.some((f) => f.kind === 'screenshot')).toBe(true)
-  const texts = Object.values(unzipSync(readFileSync(join(result.details.artifacts.dir as string, trace!.name)))).map((c) => strFromU8(c)).join('\n')
-  expect(texts).toContain('/?t=********')
-  expect(texts).not.toContain('tok-secret-4711')
-  expect(JSON.stringify(result)).not.toContain('tok-secret-4711')
-}, 180_000)
+          },
+        ],
+      },
+      { runtimeCache: cache, workDir: work, timeoutMs: 120_000 },
+    )
+    expect(result).toMatchObject({ checkType: 'PLAYWRIGHT', status: 'FAILED', hasFailures: true, hasErrors: false, failureKind: 'ASSERTION' })
+    expect(result.details.tests.map((t) => [t.titlePath.join(' › '), t.status])).toEqual([
+      ['desktop › home.spec.ts › home @smoke', 'passed'],
+      ['desktop › home.spec.ts › broken @smoke', 'failed'],
+    ])
+    expect(result.error).toBe('desktop › home.spec.ts › broken @smoke: Error: expect(locator).toHaveText(expected) failed')
+    // contained, the run's Node processes preload their route through the egress proxy (NODE_OPTIONS)
+    expect(result.details.logs).toContain(
+      containment().available ? 'env HOME,MONITORS,NODE_OPTIONS,PATH,SITE,TOKEN ********' : 'env HOME,MONITORS,PATH,SITE,TOKEN ********',
+    )
+    const trace = result.details.artifacts.files.find((f) => f.kind === 'trace')
+    expect(trace?.name).toMatch(/broken.*\/trace\.zip$/)
+    expect(result.details.artifacts.files.some((f) => f.kind === 'screenshot')).toBe(true)
+    const texts = Object.values(unzipSync(readFileSync(join(result.details.artifacts.dir as string, trace!.name))))
+      .map((c) => strFromU8(c))
+      .join('\n')
+    expect(texts).toContain('/?t=********')
+    expect(texts).not.toContain('tok-secret-4711')
+    expect(JSON.stringify(result)).not.toContain('tok-secret-4711')
+  },
+  180_000,
+)
 
 /** Processes of this machine whose command line holds `marker` (read from /proc). */
 function processesWith(marker: string): number[] {
@@ -96,15 +111,25 @@ function processesWith(marker: string): number[] {
 const oneTest = (body: string) => ({
   name: 'contained',
   files: [
-    { path: 'playwright.config.ts', content: "import { defineConfig } from '@playwright/test'\nexport default defineConfig({ testDir: './tests', timeout: 0 })\n" },
-    { path: 'tests/t.spec.ts', content: `import { test } from '@playwright/test'\nimport { spawn } from 'node:child_process'\ntest('t', async () => {\n${body}\n})\n` },
+    {
+      path: 'playwright.config.ts',
+      content: "import { defineConfig } from '@playwright/test'\nexport default defineConfig({ testDir: './tests', timeout: 0 })\n",
+    },
+    {
+      path: 'tests/t.spec.ts',
+      content: `import { test } from '@playwright/test'\nimport { spawn } from 'node:child_process'\ntest('t', async () => {\n${body}\n})\n`,
+    },
   ],
 })
 
 describe('a suite that misbehaves fails its run and leaves nothing behind', () => {
   it('a test that loops is stopped at the wall clock with its workers', async () => {
     const started = Date.now()
-    const result = await runPlaywrightSuite(oneTest("  const marker = 'loop-marker-4711'\n  for (;;) { marker.length }"), { runtimeCache: cache, workDir: work, timeoutMs: 8_000 })
+    const result = await runPlaywrightSuite(oneTest("  const marker = 'loop-marker-4711'\n  for (;;) { marker.length }"), {
+      runtimeCache: cache,
+      workDir: work,
+      timeoutMs: 8_000,
+    })
     expect(result).toMatchObject({ status: 'TIMED_OUT', timedOut: true })
     expect(result.error).toContain('exceeded its limit of 8 s')
     // generous: the machine is shared; a loop never stopped would take the whole minute of the test's deadline
@@ -129,7 +154,8 @@ describe('a suite that misbehaves fails its run and leaves nothing behind', () =
   }, 90_000)
 
   it('a test whose memory grows is stopped over the memory limit: the run hasErrors naming it', async () => {
-    const body = "  const kept: string[] = []\n  for (;;) { kept.push('x'.repeat(1 << 20) + kept.length); if (kept.length % 16 === 0) await new Promise((r) => setTimeout(r, 1)) }"
+    const body =
+      "  const kept: string[] = []\n  for (;;) { kept.push('x'.repeat(1 << 20) + kept.length); if (kept.length % 16 === 0) await new Promise((r) => setTimeout(r, 1)) }"
     const result = await runPlaywrightSuite(oneTest(body), { runtimeCache: cache, workDir: work, timeoutMs: 60_000, memoryLimitMb: 400 })
     expect(result).toMatchObject({ hasErrors: true, status: 'FAILED' })
     expect(result.error).toMatch(/over the memory limit of 400 MB: the run was stopped/)
@@ -159,12 +185,13 @@ describe('the JSON report of a suite', () => {
       { path: 'playwright.config.ts', content: "import { defineConfig } from '@playwright/test'\nexport default defineConfig({ testDir: './tests' })\n" },
       {
         path: 'tests/t.spec.ts',
-        content: "import { test, expect } from '@playwright/test'\ntest('says the token', async () => {\n  console.log('token is', process.env.TOKEN)\n  expect(process.env.TOKEN).toBe('another')\n})\ntest('passes', async () => {})\n",
+        content:
+          "import { test, expect } from '@playwright/test'\ntest('says the token', async () => {\n  console.log('token is', process.env.TOKEN)\n  expect(process.env.TOKEN).toBe('another')\n})\ntest('passes', async () => {})\n",
       },
     ],
   }
 
-  it('is kept as report.json among the run\'s artifacts, scrubbed of the run\'s secrets', async () => {
+  it("is kept as report.json among the run's artifacts, scrubbed of the run's secrets", async () => {
     const result = await runPlaywrightSuite(reporting, { runtimeCache: cache, workDir: work, timeoutMs: 120_000 })
     expect(result).toMatchObject({ status: 'FAILED', hasFailures: true })
     const entry = result.details.artifacts.files.find((f) => f.name === 'report.json')

@@ -28,14 +28,18 @@ describe('agent and API checks', () => {
   it('the claim answer has the variables of an API check; the run resolves them and the session passes', async () => {
     expect((await call('POST', '/v1/variables', { key: 'AGENT_PATH', value: 'ping' })).status).toBe(201)
     expect((await call('POST', '/v1/variables', { key: 'AGENT_TOKEN', value: 'tok-secret-42', secret: true })).status).toBe(201)
-    const check = (await call('POST', '/v1/checks/api', {
-      name: 'agent api', locations: ['eu-west-1'],
-      request: {
-        method: 'GET', url: `${http.origin}/{{AGENT_PATH}}`,
-        headers: [{ key: 'X-Token', value: '{{AGENT_TOKEN}}', secret: true }],
-        assertions: [{ source: 'TEXT_BODY', comparison: 'EQUALS', target: 'pong' }],
-      },
-    })).json
+    const check = (
+      await call('POST', '/v1/checks/api', {
+        name: 'agent api',
+        locations: ['eu-west-1'],
+        request: {
+          method: 'GET',
+          url: `${http.origin}/{{AGENT_PATH}}`,
+          headers: [{ key: 'X-Token', value: '{{AGENT_TOKEN}}', secret: true }],
+          assertions: [{ source: 'TEXT_BODY', comparison: 'EQUALS', target: 'pong' }],
+        },
+      })
+    ).json
     const trigger = await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [check.id] } })
     const sessionId = trigger.json.sessions[0].checkSessionId
     const claim = await call('POST', '/v1/agent/claim', { agentId: 'agent-api', locations: ['eu-west-1'] })

@@ -80,11 +80,17 @@ describe('agent routes', () => {
     expect((await call('POST', `/v1/agent/runs/${second[0].runId}/result`, { result: result2 })).status).toBe(204)
     const done = await call('GET', `/v1/check-sessions/${sessionId}/completion?maxWaitSeconds=1`)
     expect(done.status).toBe(200)
-    expect(done.json).toMatchObject({ checkSessionId: sessionId, checkId: check.id, checkType: 'DNS', status: 'PASSED', runLocations: ['eu-west-1', 'us-east-1'] })
+    expect(done.json).toMatchObject({
+      checkSessionId: sessionId,
+      checkId: check.id,
+      checkType: 'DNS',
+      status: 'PASSED',
+      runLocations: ['eu-west-1', 'us-east-1'],
+    })
     expect(done.json.results.map((r: { runLocation: string }) => r.runLocation).sort()).toEqual(['eu-west-1', 'us-east-1'])
   })
 
-  it('a lease that expired and was claimed again is lost: result and extend answer 409; the holder\'s extension after its own result answers completed', async () => {
+  it("a lease that expired and was claimed again is lost: result and extend answer 409; the holder's extension after its own result answers completed", async () => {
     const check = (await call('POST', '/v1/checks/dns', dnsCheck('lease lost', { locations: ['eu-west-2'] }))).json
     await trigger(check.id)
     const first = (await call('POST', '/v1/agent/claim', { agentId: 'slow', locations: ['eu-west-2'], leaseSeconds: 10 })).json.runs[0]
@@ -119,13 +125,28 @@ describe('agent routes', () => {
   })
 
   it('unknown runs answer 404; bad bodies 400 naming the field', async () => {
-    const result = { resultType: 'FINAL', attempts: [], runLocation: 'x', status: 'PASSED', hasFailures: false, hasErrors: false, isDegraded: false, responseTime: 1, startedAt: '2026-03-01T10:00:00Z', stoppedAt: '2026-03-01T10:00:01Z', error: null }
+    const result = {
+      resultType: 'FINAL',
+      attempts: [],
+      runLocation: 'x',
+      status: 'PASSED',
+      hasFailures: false,
+      hasErrors: false,
+      isDegraded: false,
+      responseTime: 1,
+      startedAt: '2026-03-01T10:00:00Z',
+      stoppedAt: '2026-03-01T10:00:01Z',
+      error: null,
+    }
     expect((await call('POST', '/v1/agent/runs/nope.1/result', { result })).status).toBe(404)
     expect((await call('POST', '/v1/agent/runs/00000000-0000-0000-0000-000000000000.1/extend', { leaseSeconds: 30 })).status).toBe(404)
     const bad = await call('POST', '/v1/agent/claim', { agentId: 'a', locations: ['eu-west-1'], max: 51 })
     expect(bad.status).toBe(400)
     expect(bad.json.attributes.keys).toEqual(['max'])
-    expect((await call('POST', '/v1/agent/claim', { agentId: 'a', locations: [], leaseSeconds: 5 })).json.attributes.keys.sort()).toEqual(['leaseSeconds', 'locations'])
+    expect((await call('POST', '/v1/agent/claim', { agentId: 'a', locations: [], leaseSeconds: 5 })).json.attributes.keys.sort()).toEqual([
+      'leaseSeconds',
+      'locations',
+    ])
     expect((await caller(server, null)('POST', '/v1/agent/claim', { agentId: 'a', locations: ['x'] })).status).toBe(401)
   })
 
@@ -154,20 +175,26 @@ describe('agent routes', () => {
     expect(bad.json.attributes.keys).toEqual(['maxOfCheckTypes.checkTypes.0'])
   })
 
-  it('artifact uploads: only for a run leased now to the caller\'s key, streamed to disk, capped per account, gone when the lease runs out', async () => {
+  it("artifact uploads: only for a run leased now to the caller's key, streamed to disk, capped per account, gone when the lease runs out", async () => {
     const check = (await call('POST', '/v1/checks/dns', dnsCheck('uploads', { locations: ['sa-east-1'] }))).json
     await trigger(check.id)
     const run = (await call('POST', '/v1/agent/claim', { agentId: 'uploader', locations: ['sa-east-1'], leaseSeconds: 10 })).json.runs[0]
     const put = (runId: string, name: string, body: Buffer | ReadableStream, key = KEY_A, extra: RequestInit = {}) =>
       fetch(`${server.url}/v1/agent/runs/${encodeURIComponent(runId)}/artifacts?index=0&name=${encodeURIComponent(name)}`, {
-        method: 'PUT', body, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/octet-stream' }, ...extra,
+        method: 'PUT',
+        body,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/octet-stream' },
+        ...extra,
       })
     const staged = (runId: string, name: string) => join(artifacts, '.staging', 'acc-a', encodeURIComponent(runId), '0', ...name.split('/'))
     // the bytes as they come, to the run's folder
     expect((await put(run.runId, 'screenshots/a.png', Buffer.from('first'))).status).toBe(204)
     expect(readFileSync(staged(run.runId, 'screenshots/a.png'), 'utf8')).toBe('first')
     // older agents' JSON still works, bounded per request
-    expect((await call('POST', `/v1/agent/runs/${run.runId}/artifacts`, { index: 0, name: 'console.json', contentBase64: Buffer.from('[]').toString('base64') })).status).toBe(204)
+    expect(
+      (await call('POST', `/v1/agent/runs/${run.runId}/artifacts`, { index: 0, name: 'console.json', contentBase64: Buffer.from('[]').toString('base64') }))
+        .status,
+    ).toBe(204)
     expect(existsSync(staged(run.runId, 'console.json'))).toBe(true)
 
     // no such run, another account's run: 404; a run of the account not claimed by this key: 409
@@ -183,7 +210,12 @@ describe('agent routes', () => {
     const big = await put(run.runId, 'traces/big.zip', Buffer.alloc(400_000))
     expect(big.status).toBe(413)
     expect(((await big.json()) as { message: string }).message).toContain('an account may have staged at once')
-    const chunks = new ReadableStream({ start(controller) { for (let i = 0; i < 8; i++) controller.enqueue(new Uint8Array(50_000)); controller.close() } })
+    const chunks = new ReadableStream({
+      start(controller) {
+        for (let i = 0; i < 8; i++) controller.enqueue(new Uint8Array(50_000))
+        controller.close()
+      },
+    })
     const streamed = await put(run.runId, 'traces/streamed.zip', chunks, KEY_A, { duplex: 'half' } as RequestInit)
     expect(streamed.status).toBe(413)
     expect(existsSync(staged(run.runId, 'traces/big.zip')) || existsSync(staged(run.runId, 'traces/streamed.zip'))).toBe(false)

@@ -29,10 +29,24 @@ const iso = (ms: number) => new Date(ms).toISOString()
 function result(status: 'PASSED' | 'FAILED', startedAt: number, extra: Record<string, unknown> = {}) {
   const failed = status === 'FAILED'
   return {
-    runLocation: 'eu-west-1', resultType: 'FINAL', attempt: 1, status, hasFailures: failed, hasErrors: false, isDegraded: false,
-    timedOut: false, aborted: false, failureKind: failed ? 'ASSERTION' : null, responseTime: 12,
-    startedAt: iso(startedAt), stoppedAt: iso(startedAt + 1000), error: failed ? 'RESPONSE_CODE EQUALS "NOERROR" failed: got "SERVFAIL"' : null,
-    assertions: [], details: { kind: 'DNS', rcode: failed ? 'SERVFAIL' : 'NOERROR' }, attempts: [], ...extra,
+    runLocation: 'eu-west-1',
+    resultType: 'FINAL',
+    attempt: 1,
+    status,
+    hasFailures: failed,
+    hasErrors: false,
+    isDegraded: false,
+    timedOut: false,
+    aborted: false,
+    failureKind: failed ? 'ASSERTION' : null,
+    responseTime: 12,
+    startedAt: iso(startedAt),
+    stoppedAt: iso(startedAt + 1000),
+    error: failed ? 'RESPONSE_CODE EQUALS "NOERROR" failed: got "SERVFAIL"' : null,
+    assertions: [],
+    details: { kind: 'DNS', rcode: failed ? 'SERVFAIL' : 'NOERROR' },
+    attempts: [],
+    ...extra,
   }
 }
 
@@ -71,7 +85,7 @@ describe('a result posted by an agent', () => {
     expect((await call('GET', `/v1/check-statuses/${id}`)).json).toMatchObject({ hasFailures: false, lastCheckRunId: next.final.checkResultId })
   })
 
-  it('dated before its claim, or stopping before it started, is moved into the claim\'s window', async () => {
+  it("dated before its claim, or stopping before it started, is moved into the claim's window", async () => {
     now = T0 + 2 * DAY
     const id = await dnsCheck('past', ['eu-west-1'])
     const claimedAt = now
@@ -97,7 +111,9 @@ describe('a result posted by an agent', () => {
     const runs = claim.json.runs as Array<{ runId: string; location: string }>
     expect(runs.map((r) => r.location).sort()).toEqual(['eu-west-1', 'us-east-1'])
     for (const run of runs) {
-      const posted = await call('POST', `/v1/agent/runs/${encodeURIComponent(run.runId)}/result`, { result: result('PASSED', now, { runLocation: 'ap-south-1' }) })
+      const posted = await call('POST', `/v1/agent/runs/${encodeURIComponent(run.runId)}/result`, {
+        result: result('PASSED', now, { runLocation: 'ap-south-1' }),
+      })
       expect(posted.status).toBe(204)
     }
     const session = (await call('GET', `/v1/check-sessions/${trigger.json.sessions[0].checkSessionId}`)).json
@@ -106,18 +122,29 @@ describe('a result posted by an agent', () => {
     for (const final of session.results) {
       expect(JSON.stringify((await call('GET', `/v1/check-results/${id}/${final.checkResultId}`)).json)).not.toContain('ap-south-1')
     }
-    const analytics = await call('GET', `/v1/analytics/dns/${id}?metrics=availability&groupBy=runLocation&from=${(now - 3600_000) / 1000}&to=${(now + 3600_000) / 1000}`)
+    const analytics = await call(
+      'GET',
+      `/v1/analytics/dns/${id}?metrics=availability&groupBy=runLocation&from=${(now - 3600_000) / 1000}&to=${(now + 3600_000) / 1000}`,
+    )
     expect(analytics.status, analytics.text).toBe(200)
     expect(analytics.json.series.map((entry: string) => JSON.parse(entry).runLocation).sort()).toEqual(['eu-west-1', 'us-east-1'])
   })
 
-  it('keeps only the fields a runner makes: the check\'s id and name are the claim\'s, anything else is dropped', async () => {
+  it("keeps only the fields a runner makes: the check's id and name are the claim's, anything else is dropped", async () => {
     now = T0 + 4 * DAY
     const id = await dnsCheck('fields', ['eu-west-1'])
     const other = await dnsCheck('another check', ['eu-west-1'])
-    const { stored } = await runAs(id, 'eu-west-1', result('PASSED', now, {
-      checkId: other, name: 'not its name', sslDaysRemaining: 9999, heartbeatState: 'RECEIVED', injected: '<script>alert(1)</script>',
-    }))
+    const { stored } = await runAs(
+      id,
+      'eu-west-1',
+      result('PASSED', now, {
+        checkId: other,
+        name: 'not its name',
+        sslDaysRemaining: 9999,
+        heartbeatState: 'RECEIVED',
+        injected: '<script>alert(1)</script>',
+      }),
+    )
     expect(stored.checkId).toBe(id)
     expect(stored.result).toMatchObject({ checkId: id, name: 'fields', runLocation: 'eu-west-1', status: 'PASSED', details: { kind: 'DNS', rcode: 'NOERROR' } })
     for (const field of ['sslDaysRemaining', 'heartbeatState', 'injected']) expect(stored.result).not.toHaveProperty(field)

@@ -32,7 +32,13 @@ beforeAll(async () => {
   dns.set('lab.private.test', 'A', { records: [{ type: 'A', data: '192.0.2.22' }] })
   // the scheduler plans (no runner of its own: agents run every run), on the test's clock
   // (alerts go to a webhook on loopback: `allow`, which two accounts would otherwise deny)
-  server = await startTestServer({ clock: () => clock, scheduler: true, schedulerOptions: { tickMs: 50 }, metricsToken: METRICS_TOKEN, privateTargets: 'allow' })
+  server = await startTestServer({
+    clock: () => clock,
+    scheduler: true,
+    schedulerOptions: { tickMs: 50 },
+    metricsToken: METRICS_TOKEN,
+    privateTargets: 'allow',
+  })
   call = caller(server)
 })
 afterAll(async () => {
@@ -52,7 +58,11 @@ async function createLocation(name: string, slugName: string): Promise<{ id: str
 }
 
 const dnsCheck = (name: string, query: string, extra: Record<string, unknown>) => ({
-  name, frequency: 1, frequencyOffset: 5, degradedResponseTime: 5000, maxResponseTime: 5000,
+  name,
+  frequency: 1,
+  frequencyOffset: 5,
+  degradedResponseTime: 5000,
+  maxResponseTime: 5000,
   request: { query, recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
   ...extra,
 })
@@ -106,11 +116,23 @@ describe('private locations', () => {
     }
     const listed = await call('GET', '/v1/private-locations')
     expect(listed.json.map((l: { slugName: string }) => l.slugName)).toEqual(['office', 'lab'])
-    expect(listed.json[0]).toMatchObject({ name: 'Office', icon: 'location', proxyUrl: null, agentCount: 0, lastSeen: null, keys: [{ maskedKey: expect.stringMatching(/^\.\.\./) }] })
+    expect(listed.json[0]).toMatchObject({
+      name: 'Office',
+      icon: 'location',
+      proxyUrl: null,
+      agentCount: 0,
+      lastSeen: null,
+      keys: [{ maskedKey: expect.stringMatching(/^\.\.\./) }],
+    })
     expect(JSON.stringify(listed.json)).not.toContain(office.key)
     // the account's keys name the location a key of one serves (and never show the key)
     const keys = await call('GET', '/v1/keys')
-    expect(keys.json.filter((k: { privateLocationId: string | null }) => k.privateLocationId !== null).map((k: { privateLocationId: string }) => k.privateLocationId).sort()).toEqual([office.id, lab.id].sort())
+    expect(
+      keys.json
+        .filter((k: { privateLocationId: string | null }) => k.privateLocationId !== null)
+        .map((k: { privateLocationId: string }) => k.privateLocationId)
+        .sort(),
+    ).toEqual([office.id, lab.id].sort())
     expect(JSON.stringify(keys.json)).not.toContain(office.key)
     const renamed = await call('PUT', `/v1/private-locations/${lab.id}`, { name: 'The lab', icon: 'flask' })
     expect(renamed.json).toMatchObject({ name: 'The lab', slugName: 'lab', icon: 'flask' })
@@ -137,7 +159,7 @@ describe('private locations', () => {
     expect((await caller(server, spare.key)('POST', '/v1/agent/claim', { agentId: 'x', locations: ['spare'] })).status).toBe(401)
   })
 
-  it('a key of a location claims, extends and posts that location\'s runs only; other keys none of them', async () => {
+  it("a key of a location claims, extends and posts that location's runs only; other keys none of them", async () => {
     const check = await call('POST', '/v1/checks/dns', dnsCheck('triggered', 'lab.private.test', { activated: false, privateLocations: ['office', 'lab'] }))
     expect(check.status, check.text).toBe(201)
     expect(check.json.privateLocations).toEqual(['office', 'lab'])
@@ -181,8 +203,14 @@ describe('private locations', () => {
   it('an agent whose key is of another location stops at once, saying so', async () => {
     const lines: string[] = []
     const agent = await startAgent({
-      apiUrl: server.url, apiKey: office.key, locations: ['lab'], healthPort: 0, healthHost: '127.0.0.1',
-      pollIntervalMs: 50, log: () => undefined, warn: (line) => lines.push(line),
+      apiUrl: server.url,
+      apiKey: office.key,
+      locations: ['lab'],
+      healthPort: 0,
+      healthHost: '127.0.0.1',
+      pollIntervalMs: 50,
+      log: () => undefined,
+      warn: (line) => lines.push(line),
     })
     expect(await agent.done).toBe(1)
     expect(lines.join('\n')).toContain('key of the private location "office"')
@@ -192,8 +220,16 @@ describe('private locations', () => {
     const ran = new Map<string, number>()
     const start = async (agentId: string, key: string, location: string) => {
       const agent = await startAgent({
-        apiUrl: server.url, apiKey: key, locations: [location], agentId, healthPort: 0, healthHost: '127.0.0.1',
-        concurrency: 1, pollIntervalMs: 50, leaseSeconds: 10, warn: () => undefined,
+        apiUrl: server.url,
+        apiKey: key,
+        locations: [location],
+        agentId,
+        healthPort: 0,
+        healthHost: '127.0.0.1',
+        concurrency: 1,
+        pollIntervalMs: 50,
+        leaseSeconds: 10,
+        warn: () => undefined,
         log: (line) => {
           if (/ (PASSED|DEGRADED|FAILED) /.test(line)) ran.set(agentId, (ran.get(agentId) ?? 0) + 1)
         },
@@ -251,7 +287,9 @@ describe('private locations', () => {
     expect(office1.ready()).toBe(true)
     // the attic's runs: none ran, each counted as skipped for want of an agent
     expect(await finals(atticCheck)).toEqual([])
-    const skipped = (await call('GET', `/v1/scheduler/skipped-runs?from=${new Date(DUE - MINUTE).toISOString()}&to=${new Date(DUE + 5 * MINUTE).toISOString()}`)).json
+    const skipped = (
+      await call('GET', `/v1/scheduler/skipped-runs?from=${new Date(DUE - MINUTE).toISOString()}&to=${new Date(DUE + 5 * MINUTE).toISOString()}`)
+    ).json
     expect(skipped.byReason).toMatchObject({ 'no-agent': 6, late: 0 })
     expect(skipped.skipped).toEqual([expect.objectContaining({ checkId: atticCheck, location: 'attic', reason: 'no-agent', count: 6 })])
     // office-2's heartbeat ran out: one agent alive there now
@@ -259,11 +297,13 @@ describe('private locations', () => {
     const metrics = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text()
     expect(metrics).toMatch(/^monitors_private_location_agents\{account="acc-a",location="office"\} 1$/m)
     expect(metrics).toMatch(/^monitors_private_location_agents\{account="acc-a",location="attic"\} 0$/m)
-    const skippedLines = metrics.split('\n').filter((l) => l.startsWith('monitors_scheduler_runs_skipped_total{') && l.includes('location="attic"') && l.includes('reason="no-agent"'))
+    const skippedLines = metrics
+      .split('\n')
+      .filter((l) => l.startsWith('monitors_scheduler_runs_skipped_total{') && l.includes('location="attic"') && l.includes('reason="no-agent"'))
     expect(skippedLines, metrics).toEqual([expect.stringMatching(/ 6$/)])
   }, 90_000)
 
-  it('a location without a live agent for 5 minutes is alerted to the account\'s channels once, and its recovery once an agent claims', async () => {
+  it("a location without a live agent for 5 minutes is alerted to the account's channels once, and its recovery once an agent claims", async () => {
     // a webhook of the account on loopback: what it was sent about the cellar
     const { received, url, close } = await startHooks('cellar')
     try {
@@ -281,13 +321,25 @@ describe('private locations', () => {
       await advanceTo(clock + MINUTE)
       expect(kinds()).toEqual(['ALERT_NO_AGENT'])
       expect(received[0]).toMatchObject({
-        title: 'Private location Cellar has no live agent', privateLocationId: cellar.id, runLocation: 'cellar', hasFailures: true,
+        title: 'Private location Cellar has no live agent',
+        privateLocationId: cellar.id,
+        runLocation: 'cellar',
+        hasFailures: true,
         errorMessage: expect.stringMatching(/^No agent of cellar has claimed for \d+ minutes$/),
       })
       // an agent claims: the recovery, once
       const agent = await startAgent({
-        apiUrl: server.url, apiKey: cellar.key, locations: ['cellar'], agentId: 'cellar-1', healthPort: 0, healthHost: '127.0.0.1',
-        concurrency: 1, pollIntervalMs: 50, leaseSeconds: 10, warn: () => undefined, log: () => undefined,
+        apiUrl: server.url,
+        apiKey: cellar.key,
+        locations: ['cellar'],
+        agentId: 'cellar-1',
+        healthPort: 0,
+        healthHost: '127.0.0.1',
+        concurrency: 1,
+        pollIntervalMs: 50,
+        leaseSeconds: 10,
+        warn: () => undefined,
+        log: () => undefined,
       })
       agents.push(agent)
       await until('the recovery', () => received.length > 1)
@@ -332,7 +384,14 @@ describe('private locations on one database served by two processes', () => {
     const { join } = await import('node:path')
     const dir = mkdtempSync(join(tmpdir(), 'monitors-private-locations-'))
     let now = DUE
-    const options = { dbPath: join(dir, 'db.sqlite'), clock: () => now, scheduler: true, schedulerOptions: { tickMs: 5 }, privateTargets: 'allow' as const, noAgentAlertMinutes: 2 }
+    const options = {
+      dbPath: join(dir, 'db.sqlite'),
+      clock: () => now,
+      scheduler: true,
+      schedulerOptions: { tickMs: 5 },
+      privateTargets: 'allow' as const,
+      noAgentAlertMinutes: 2,
+    }
     const a = await startTestServer(options)
     const b = await startTestServer(options)
     const hooks = await startHooks('shed')
@@ -358,8 +417,17 @@ describe('private locations on one database served by two processes', () => {
       await new Promise((resolve) => setTimeout(resolve, 200)) // both schedulers tick many times
       expect(hooks.received.map((e) => e.alertType)).toEqual(['ALERT_NO_AGENT'])
       agent = await startAgent({
-        apiUrl: b.url, apiKey: key, locations: ['shed'], agentId: 'shed-1', healthPort: 0, healthHost: '127.0.0.1',
-        concurrency: 1, pollIntervalMs: 50, leaseSeconds: 10, warn: () => undefined, log: () => undefined,
+        apiUrl: b.url,
+        apiKey: key,
+        locations: ['shed'],
+        agentId: 'shed-1',
+        healthPort: 0,
+        healthHost: '127.0.0.1',
+        concurrency: 1,
+        pollIntervalMs: 50,
+        leaseSeconds: 10,
+        warn: () => undefined,
+        log: () => undefined,
       })
       await until('the recovery', () => hooks.received.length > 1)
       await new Promise((resolve) => setTimeout(resolve, 200))

@@ -16,8 +16,14 @@ import { SECRET_MASK } from '../../../src/resources/secrets.js'
 import type { ResourceDescriptor, ResourceKind } from '../../../src/resources/types.js'
 import { secretSites } from '../../../src/import/codegen.js'
 import {
-  ALERT_CHANNEL_SECRETS, ALERT_CHANNEL_TYPES, alertChannelSecretValues, blankAlertChannelPayload, blankAlertChannelSecrets, channelUrl,
-  type AlertChannelKind, type ChannelSecrets,
+  ALERT_CHANNEL_SECRETS,
+  ALERT_CHANNEL_TYPES,
+  alertChannelSecretValues,
+  blankAlertChannelPayload,
+  blankAlertChannelSecrets,
+  channelUrl,
+  type AlertChannelKind,
+  type ChannelSecrets,
 } from '../../../src/schema/index.js'
 import { CHANNEL_TYPES, describeChannel, PROVIDERS, send, type AlertProvider, type ChannelTypes } from '../../../src/server/alerts/providers/index.js'
 import { problemsOf } from '../../../src/server/alerts/providers/types.js'
@@ -35,15 +41,24 @@ const discord: AlertProvider = {
   validate: (config) => problemsOf(discordConfig, config),
   notDeliverable: () => undefined,
   send: async (delivery) => ({ delivered: false, retryable: false, statusCode: 404, error: `HTTP 404: no webhook at ${String(delivery.channel.webhookUrl)}` }),
-  describe: (config) => ({ label: `Discord ${JSON.stringify(config.name)} (${String(config.webhookUrl)})`, shown: { name: config.name, webhookUrl: config.webhookUrl } }),
+  describe: (config) => ({
+    label: `Discord ${JSON.stringify(config.name)} (${String(config.webhookUrl)})`,
+    shown: { name: config.name, webhookUrl: config.webhookUrl },
+  }),
 }
 
 /** The server's channel types with the fixture's added, as a new type would be. */
 const withDiscord: ChannelTypes = { providers: { ...PROVIDERS, DISCORD: discord }, secrets: { ...ALERT_CHANNEL_SECRETS, DISCORD: discordSecrets } }
 
 /** The client's kind of the fixture's type, made as the real ones are. */
-const discordKind = channelDescriptor('discord-alert-channel' as ResourceKind, 'DiscordAlertChannel', 'DISCORD',
-  "const chat = new DiscordAlertChannel('chat', { name: 'ops', webhookUrl: process.env.DISCORD_URL ?? '' })", 'config.name', { config: discordConfig, secrets: discordSecrets })
+const discordKind = channelDescriptor(
+  'discord-alert-channel' as ResourceKind,
+  'DiscordAlertChannel',
+  'DISCORD',
+  "const chat = new DiscordAlertChannel('chat', { name: 'ops', webhookUrl: process.env.DISCORD_URL ?? '' })",
+  'config.name',
+  { config: discordConfig, secrets: discordSecrets },
+)
 
 const delivery = (channelType: string, channel: Record<string, unknown>) =>
   ({ id: 'd-1', channelType, channel, alertType: 'ALERT_FAILURE', event: {}, attempts: 0 }) as unknown as ClaimedAlertDelivery
@@ -63,7 +78,7 @@ describe('a channel type added in a fixture shows its secret nowhere, through it
     expect(blankAlertChannelSecrets('DISCORD', config)).toEqual({})
   })
 
-  it("the plan: the URL is `(secret)`, the lock fingerprints it, and a masked read compares equal", () => {
+  it('the plan: the URL is `(secret)`, the lock fingerprints it, and a masked read compares equal', () => {
     expect(discordKind.secrets.arrays).toEqual(['config.webhookUrl'])
     const masked = maskSecretsOf(discordKind.secrets, payload) as { config: Record<string, unknown> }
     expect(masked.config.webhookUrl).toBe(SECRET_MASK)
@@ -77,9 +92,13 @@ describe('a channel type added in a fixture shows its secret nowhere, through it
   })
 
   it('import: the masked URL is read from the environment, not written as the masked value', () => {
-    const remote = discordKind.normalize?.({ id: 7, type: 'DISCORD', config: { name: 'ops', webhookUrl: 'https://discord.example/********' } }) as Record<string, unknown>
-    expect(secretSites('discord-alert-channel' as ResourceKind, 'chat', remote, new Set(), discordKind))
-      .toMatchObject([{ name: 'CHAT_WEBHOOKURL', field: 'config.webhookUrl', steps: ['config', 'webhookUrl'] }])
+    const remote = discordKind.normalize?.({ id: 7, type: 'DISCORD', config: { name: 'ops', webhookUrl: 'https://discord.example/********' } }) as Record<
+      string,
+      unknown
+    >
+    expect(secretSites('discord-alert-channel' as ResourceKind, 'chat', remote, new Set(), discordKind)).toMatchObject([
+      { name: 'CHAT_WEBHOOKURL', field: 'config.webhookUrl', steps: ['config', 'webhookUrl'] },
+    ])
   })
 
   it("deliveries: the channel as they show it, a refusal's message and an attempt's error never hold the URL or its path", async () => {

@@ -34,11 +34,20 @@ async function createChannel(body: Record<string, unknown>): Promise<any> {
 }
 
 describe('/v1/alert-channels', () => {
-  it('creates a channel with the reference\'s defaults, answers it with its secrets masked, updates, lists, and deletes it', async () => {
+  it("creates a channel with the reference's defaults, answers it with its secrets masked, updates, lists, and deletes it", async () => {
     const created = await createChannel({ type: 'PAGERDUTY', config: { serviceKey: 'PD-SECRET-KEY', serviceName: 'shop' } })
     expect(created).toMatchObject({
-      id: expect.any(Number), type: 'PAGERDUTY', config: { serviceKey: '', serviceName: 'shop' }, subscriptions: [],
-      sendRecovery: true, sendFailure: true, sendDegraded: false, sslExpiry: false, sslExpiryThreshold: 30, autoSubscribe: false, updated_at: null,
+      id: expect.any(Number),
+      type: 'PAGERDUTY',
+      config: { serviceKey: '', serviceName: 'shop' },
+      subscriptions: [],
+      sendRecovery: true,
+      sendFailure: true,
+      sendDegraded: false,
+      sslExpiry: false,
+      sslExpiryThreshold: 30,
+      autoSubscribe: false,
+      updated_at: null,
     })
     const slack = await createChannel({ type: 'SLACK', config: { url: 'https://hooks.slack.test/services/T0/B0/SLACK-TOKEN' }, sendRecovery: false })
     expect(slack.config.url).toBe('https://hooks.slack.test/********')
@@ -51,7 +60,11 @@ describe('/v1/alert-channels', () => {
     expect(list.text).not.toContain('SLACK-TOKEN')
     expect(list.json.map((c: any) => c.id)).toEqual(expect.arrayContaining([created.id, slack.id]))
 
-    const updated = await bench.call('PUT', `/v1/alert-channels/${created.id}`, { type: 'PAGERDUTY', config: { serviceKey: 'PD-OTHER', serviceName: 'shop eu' }, sendDegraded: true })
+    const updated = await bench.call('PUT', `/v1/alert-channels/${created.id}`, {
+      type: 'PAGERDUTY',
+      config: { serviceKey: 'PD-OTHER', serviceName: 'shop eu' },
+      sendDegraded: true,
+    })
     expect(updated.status, updated.text).toBe(200)
     expect(updated.json).toMatchObject({ id: created.id, config: { serviceName: 'shop eu' }, sendDegraded: true, updated_at: expect.any(String) })
 
@@ -89,7 +102,7 @@ describe('/v1/alert-channels', () => {
     expect(badId.status).toBe(400)
   })
 
-  it('another account\'s channel answers 404 to read, update, delete and subscribe, exactly like a missing one', async () => {
+  it("another account's channel answers 404 to read, update, delete and subscribe, exactly like a missing one", async () => {
     const channel = await createChannel({ type: 'EMAIL', config: { address: 'ops@example.test' } })
     const other = caller(bench.server, KEY_B)
     for (const id of [channel.id, 999_999]) {
@@ -137,7 +150,10 @@ describe('checks subscribed to account-level channels', () => {
     expect(resolve.json).toMatchObject({ event_action: 'resolve', dedup_key: `monitors-check-${id}` })
     await hooks.waitFor('/sub-inline', 2)
 
-    const deliveries = await eventually(() => bench.deliveries(id), (l) => l.length === 5 && l.every((d: any) => d.status !== 'PENDING'))
+    const deliveries = await eventually(
+      () => bench.deliveries(id),
+      (l) => l.length === 5 && l.every((d: any) => d.status !== 'PENDING'),
+    )
     expect(deliveries.every((d: any) => d.status === 'DELIVERED')).toBe(true)
     const summary = deliveries.map((d: any) => `${d.alertType} ${d.channelType} ${d.channel.alertChannelId ?? 'inline'}`).sort()
     expect(summary).toEqual([
@@ -177,7 +193,7 @@ describe('checks subscribed to account-level channels', () => {
     expect(unknown.json.attributes.keys).toEqual(['checkId'])
   })
 
-  it('a subscription to a deleted channel, or to another account\'s, delivers nothing', async () => {
+  it("a subscription to a deleted channel, or to another account's, delivers nothing", async () => {
     const other = caller(bench.server, KEY_B)
     const theirs = await other('POST', '/v1/alert-channels', { type: 'WEBHOOK', config: { name: 'theirs', url: `${hooks.url}/theirs` } })
     expect(theirs.status).toBe(201)
@@ -187,30 +203,48 @@ describe('checks subscribed to account-level channels', () => {
     const id = await bench.createCheck(query, {
       name: 'Foreign',
       alertChannels: { webhook: [{ name: 'inline', url: `${hooks.url}/foreign-inline` }] },
-      alertChannelSubscriptions: [{ alertChannelId: theirs.json.id, activated: true }, { alertChannelId: gone.id, activated: true }],
+      alertChannelSubscriptions: [
+        { alertChannelId: theirs.json.id, activated: true },
+        { alertChannelId: gone.id, activated: true },
+      ],
     })
     fail(query)
     await bench.runOnce(id)
     await hooks.waitFor('/foreign-inline', 1)
-    const deliveries = await eventually(() => bench.deliveries(id), (l) => l.length >= 1 && l.every((d: any) => d.status !== 'PENDING'))
+    const deliveries = await eventually(
+      () => bench.deliveries(id),
+      (l) => l.length >= 1 && l.every((d: any) => d.status !== 'PENDING'),
+    )
     expect(deliveries).toHaveLength(1)
     expect(hooks.received('/theirs')).toHaveLength(0)
     expect(hooks.received('/gone')).toHaveLength(0)
   })
 
-  it('a webhook channel\'s body template gets the event\'s variables, escaped inside a JSON body, as they are in a text one; an unknown variable is a 400 naming config.template', async () => {
+  it("a webhook channel's body template gets the event's variables, escaped inside a JSON body, as they are in a text one; an unknown variable is a 400 naming config.template", async () => {
     const json = await createChannel({
       type: 'WEBHOOK',
-      config: { name: 'templated', url: `${hooks.url}/tpl-json`, template: '{"text": "{{ALERT_TITLE}} in {{RUN_LOCATION}}: {{ERROR_MESSAGE}}", "check": "{{CHECK_ID}}", "kind": "{{ALERT_TYPE}}"}' },
+      config: {
+        name: 'templated',
+        url: `${hooks.url}/tpl-json`,
+        template: '{"text": "{{ALERT_TITLE}} in {{RUN_LOCATION}}: {{ERROR_MESSAGE}}", "check": "{{CHECK_ID}}", "kind": "{{ALERT_TYPE}}"}',
+      },
     })
     const text = await createChannel({
       type: 'WEBHOOK',
-      config: { name: 'plain', url: `${hooks.url}/tpl-text`, template: '{{CHECK_NAME}} says {{ERROR_MESSAGE}}', headers: [{ key: 'Content-Type', value: 'text/plain' }] },
+      config: {
+        name: 'plain',
+        url: `${hooks.url}/tpl-text`,
+        template: '{{CHECK_NAME}} says {{ERROR_MESSAGE}}',
+        headers: [{ key: 'Content-Type', value: 'text/plain' }],
+      },
     })
     const query = 'template.test'
     const id = await bench.createCheck(query, {
       name: 'Say "hi"',
-      alertChannelSubscriptions: [{ alertChannelId: json.id, activated: true }, { alertChannelId: text.id, activated: true }],
+      alertChannelSubscriptions: [
+        { alertChannelId: json.id, activated: true },
+        { alertChannelId: text.id, activated: true },
+      ],
     })
     fail(query)
     await bench.runOnce(id)
@@ -222,7 +256,10 @@ describe('checks subscribed to account-level channels', () => {
     expect(plain.headers['content-type']).toBe('text/plain')
     expect(plain.body).toMatch(/^Say "hi" says .+/)
 
-    const unknown = await bench.call('POST', '/v1/alert-channels', { type: 'WEBHOOK', config: { name: 'x', url: `${hooks.url}/x`, template: '{{CHECK_NAME}} {{NOPE}}' } })
+    const unknown = await bench.call('POST', '/v1/alert-channels', {
+      type: 'WEBHOOK',
+      config: { name: 'x', url: `${hooks.url}/x`, template: '{{CHECK_NAME}} {{NOPE}}' },
+    })
     expect(unknown.status).toBe(400)
     expect(unknown.json.attributes.keys).toEqual(['config.template'])
     expect(unknown.json.message).toMatch(/\{\{NOPE\}\}/)

@@ -43,8 +43,10 @@ describe('alert delivery claims shared by two processes', () => {
     const rounds = await Promise.all(Array.from({ length: 12 }, (_, n) => claim(n % 2 === 0 ? bench.store : other, `owner-${n}`)))
     // what the concurrent claims passed over (held by another at that moment) is still there for a later one
     const rest = await claim(other, 'owner-last', 30)
-    const claimed: Array<ClaimedAlertDelivery & { owner: string }> = [...rounds.flatMap((r, n) => r.map((d) => ({ ...d, owner: `owner-${n}` }))),
-      ...rest.map((d) => ({ ...d, owner: 'owner-last' }))]
+    const claimed: Array<ClaimedAlertDelivery & { owner: string }> = [
+      ...rounds.flatMap((r, n) => r.map((d) => ({ ...d, owner: `owner-${n}` }))),
+      ...rest.map((d) => ({ ...d, owner: 'owner-last' })),
+    ]
     const ids = claimed.map((d) => d.id)
     expect(new Set(ids).size).toBe(ids.length)
     expect(ids).toHaveLength(30)

@@ -10,7 +10,6 @@ import { caller } from '../helpers.js'
 import { eventually } from './alerts-helpers.js'
 import { serverBuilt, startServerProcess } from '../../helpers/server-process.js'
 
-
 const startCli = (args: string[], env: Record<string, string> = {}) => startServerProcess(['--db', ':memory:', ...args], { env })
 
 describe.skipIf(!serverBuilt)('monitors server --smtp-url', () => {
@@ -22,7 +21,7 @@ describe.skipIf(!serverBuilt)('monitors server --smtp-url', () => {
     expect(bad.output()).not.toContain('hunter2')
   })
 
-  it('takes MONITORING_SMTP_URL and --smtp-from: a failing check\'s alert arrives by email', async () => {
+  it("takes MONITORING_SMTP_URL and --smtp-from: a failing check's alert arrives by email", async () => {
     const mails: Array<{ from: string; to: string[]; raw: string; user?: string }> = []
     const smtp = new SMTPServer({
       authOptional: true,
@@ -59,7 +58,9 @@ describe.skipIf(!serverBuilt)('monitors server --smtp-url', () => {
       expect(server.output()).not.toContain('s3cret')
       const api = caller({ url }, 'smtp-key-0123456789')
       const check = await api('POST', '/v1/checks/dns', {
-        name: 'CLI mail', activated: false, doubleCheck: false,
+        name: 'CLI mail',
+        activated: false,
+        doubleCheck: false,
         request: { query: 'cli-mail.test', nameServer: '127.0.0.1', port: dns.port },
         alertChannels: { email: [{ address: 'oncall@example.test' }] },
       })
@@ -67,7 +68,10 @@ describe.skipIf(!serverBuilt)('monitors server --smtp-url', () => {
       const trigger = await api('POST', '/v1/check-sessions/trigger', { target: { checkId: [check.json.id] } })
       const done = await api('GET', `/v1/check-sessions/${trigger.json.sessions[0].checkSessionId}/completion?maxWaitSeconds=20`)
       expect(done.json.status).toBe('FAILED')
-      await eventually(async () => mails.length, (n) => n === 1)
+      await eventually(
+        async () => mails.length,
+        (n) => n === 1,
+      )
       expect(mails[0]).toMatchObject({ from: 'pager@monitors.test', to: ['oncall@example.test'], user: 'alerts' })
       expect(mails[0].raw).toMatch(/^Subject: \[monitors\] CLI mail is failing\r?$/m)
       server.child.kill('SIGTERM')

@@ -30,18 +30,25 @@ afterAll(async () => {
 })
 
 describe('webhook deliveries', () => {
-  it('sends the documented JSON with the channel\'s method, headers and query parameters; a 500 is retried after 1 s; every attempt is readable', async () => {
+  it("sends the documented JSON with the channel's method, headers and query parameters; a 500 is retried after 1 s; every attempt is readable", async () => {
     const query = 'webhook.test'
     hooks.answer('/hook', 500, 200)
     const id = await bench.createCheck(query, {
       name: 'Shop resolver',
       tags: ['shop', 'dns'],
       alertChannels: {
-        webhook: [{
-          name: 'ops', url: `${hooks.url}/hook`, method: 'PUT',
-          headers: [{ key: 'Authorization', value: 'Bearer s3cret-token', locked: true, secret: true }],
-          queryParameters: [{ key: 'team', value: 'shop' }, { key: 'env', value: 'prod' }],
-        }],
+        webhook: [
+          {
+            name: 'ops',
+            url: `${hooks.url}/hook`,
+            method: 'PUT',
+            headers: [{ key: 'Authorization', value: 'Bearer s3cret-token', locked: true, secret: true }],
+            queryParameters: [
+              { key: 'team', value: 'shop' },
+              { key: 'env', value: 'prod' },
+            ],
+          },
+        ],
       },
     })
     // a secret header is sent with the alert, never answered
@@ -87,7 +94,10 @@ describe('webhook deliveries', () => {
     // the result it names is readable
     expect((await bench.call('GET', `/v1/check-results/${id}/${payload.checkResultId}`)).status).toBe(200)
 
-    const deliveries = await eventually(() => bench.deliveries(id), (list) => list[0]?.status === 'DELIVERED')
+    const deliveries = await eventually(
+      () => bench.deliveries(id),
+      (list) => list[0]?.status === 'DELIVERED',
+    )
     expect(deliveries).toHaveLength(1)
     const [delivery] = deliveries
     expect(delivery).toMatchObject({
@@ -102,7 +112,10 @@ describe('webhook deliveries', () => {
       attemptCount: 2,
       nextAttemptAt: null,
     })
-    expect(delivery.attempts.map((a: any) => [a.attempt, a.statusCode, a.outcome])).toEqual([[1, 500, 'RETRY'], [2, 200, 'DELIVERED']])
+    expect(delivery.attempts.map((a: any) => [a.attempt, a.statusCode, a.outcome])).toEqual([
+      [1, 500, 'RETRY'],
+      [2, 200, 'DELIVERED'],
+    ])
     expect(delivery.attempts[0].error).toBe('HTTP 500: receiver says 500')
     expect(delivery.attempts[1].error).toBeNull()
     for (const attempt of delivery.attempts) {
@@ -125,7 +138,13 @@ describe('webhook deliveries', () => {
     ok(query)
     expect((await bench.runOnce(id)).status).toBe('PASSED')
     const [, , recovery] = await hooks.waitFor('/hook', 3)
-    expect(recovery.json).toMatchObject({ alertType: 'ALERT_RECOVERY', title: 'Shop resolver has recovered', checkId: id, hasFailures: false, errorMessage: null })
+    expect(recovery.json).toMatchObject({
+      alertType: 'ALERT_RECOVERY',
+      title: 'Shop resolver has recovered',
+      checkId: id,
+      hasFailures: false,
+      errorMessage: null,
+    })
     const all = (await bench.call('GET', `/v1/alert-notifications?checkId=${id}`)).json
     expect(all.map((n: any) => n.alertType)).toEqual(['ALERT_RECOVERY', 'ALERT_FAILURE'])
   })
@@ -133,7 +152,11 @@ describe('webhook deliveries', () => {
   it('a degraded run is delivered as ALERT_DEGRADED', async () => {
     const query = 'degraded.test'
     dns.set(query, 'A', { records: [{ type: 'A', data: '192.0.2.1' }], delayMs: 150 })
-    const id = await bench.createCheck(query, { degradedResponseTime: 50, maxResponseTime: 3000, alertChannels: { webhook: [{ name: 'd', url: `${hooks.url}/degraded` }] } })
+    const id = await bench.createCheck(query, {
+      degradedResponseTime: 50,
+      maxResponseTime: 3000,
+      alertChannels: { webhook: [{ name: 'd', url: `${hooks.url}/degraded` }] },
+    })
     expect((await bench.runOnce(id)).status).toBe('DEGRADED')
     const [request] = await hooks.waitFor('/degraded', 1)
     expect(request.method).toBe('POST')
@@ -158,12 +181,18 @@ describe('webhook deliveries', () => {
     expect(inFlight).toMatchObject({ status: 'PENDING', attemptCount: 0 })
     expect(hooks.received('/slow')).toHaveLength(1)
     release.open()
-    const [done] = await eventually(() => bench.deliveries(id), (list) => list[0]?.status === 'DELIVERED')
+    const [done] = await eventually(
+      () => bench.deliveries(id),
+      (list) => list[0]?.status === 'DELIVERED',
+    )
     expect(done.attempts).toHaveLength(1)
   })
 
   it('a muted check delivers nothing', async () => {
-    const muted = await bench.createCheck('muted.test', { muted: true, alertChannels: { webhook: [{ name: 'm', url: `${hooks.url}/muted` }], slack: [{ url: `${hooks.url}/muted-slack` }] } })
+    const muted = await bench.createCheck('muted.test', {
+      muted: true,
+      alertChannels: { webhook: [{ name: 'm', url: `${hooks.url}/muted` }], slack: [{ url: `${hooks.url}/muted-slack` }] },
+    })
     const loud = await bench.createCheck('loud.test', { alertChannels: { webhook: [{ name: 'l', url: `${hooks.url}/loud` }] } })
     fail('muted.test')
     fail('loud.test')
@@ -173,7 +202,10 @@ describe('webhook deliveries', () => {
     // a check failing after it is delivered: the worker has been through the outbox since
     await bench.runOnce(loud)
     await hooks.waitFor('/loud', 1)
-    await eventually(() => bench.deliveries(loud), (list) => list[0]?.status === 'DELIVERED')
+    await eventually(
+      () => bench.deliveries(loud),
+      (list) => list[0]?.status === 'DELIVERED',
+    )
     expect(hooks.received('/muted')).toEqual([])
     expect(hooks.received('/muted-slack')).toEqual([])
     expect(await bench.deliveries(muted)).toEqual([])
@@ -212,7 +244,10 @@ describe('slack, sms and email without an SMTP server', () => {
     expect(get).toMatchObject({ method: 'GET', url: '/get?check=edge', body: '' })
     expect(get.headers['content-type']).toBeUndefined()
 
-    const deliveries = await eventually(() => bench.deliveries(id), (list) => list.length === 4 && list.every((d: any) => d.status !== 'PENDING'))
+    const deliveries = await eventually(
+      () => bench.deliveries(id),
+      (list) => list.length === 4 && list.every((d: any) => d.status !== 'PENDING'),
+    )
     const byType = Object.fromEntries(deliveries.map((d: any) => [d.channelType, d]))
     expect(byType.SLACK).toMatchObject({ status: 'DELIVERED', channel: { url: `${hooks.url}/…` }, attemptCount: 1 })
     expect(byType.SMS).toMatchObject({ status: 'NOT_DELIVERED', attemptCount: 0, channel: { name: 'on call', number: '+15550100' } })
@@ -257,8 +292,14 @@ describe('the filters of GET /v1/alert-notifications', () => {
     await bench.runOnce(delivered)
     await bench.runOnce(undelivered)
     await hooks.waitFor('/filters', 1)
-    await eventually(() => bench.deliveries(delivered), (list) => list.length === 1 && list[0].status === 'DELIVERED')
-    await eventually(() => bench.deliveries(undelivered), (list) => list.length === 1 && list[0].status === 'NOT_DELIVERED')
+    await eventually(
+      () => bench.deliveries(delivered),
+      (list) => list.length === 1 && list[0].status === 'DELIVERED',
+    )
+    await eventually(
+      () => bench.deliveries(undelivered),
+      (list) => list.length === 1 && list[0].status === 'NOT_DELIVERED',
+    )
 
     const list = async (query: string) => {
       const answer = await bench.call('GET', `/v1/alert-notifications?limit=100${query}`)
@@ -294,7 +335,7 @@ describe('the filters of GET /v1/alert-notifications', () => {
 })
 
 describe('reminders', () => {
-  it('a REMINDER is delivered too (the server\'s clock moved past the reminder interval)', async () => {
+  it("a REMINDER is delivered too (the server's clock moved past the reminder interval)", async () => {
     let offset = 0
     const clocked = await startAlertsBench(dns, { clock: () => Date.now() + offset, alerts: { pollMs: 100 } })
     try {
@@ -308,11 +349,17 @@ describe('reminders', () => {
       })
       await clocked.runOnce(id)
       // the clock moves once the first is delivered: a lease it held would be over, and it sent again
-      await eventually(() => clocked.deliveries(id), (list) => list.length === 1 && list[0].status === 'DELIVERED')
+      await eventually(
+        () => clocked.deliveries(id),
+        (list) => list.length === 1 && list[0].status === 'DELIVERED',
+      )
       offset = 5 * 60_000 + 5_000
       await clocked.runOnce(id)
       const requests = await hooks.waitFor('/reminder', 2)
-      expect(requests.map((r) => [r.json.alertType, r.json.title])).toEqual([['ALERT_FAILURE', 'Nagging is failing'], ['REMINDER', 'Nagging is still failing']])
+      expect(requests.map((r) => [r.json.alertType, r.json.title])).toEqual([
+        ['ALERT_FAILURE', 'Nagging is failing'],
+        ['REMINDER', 'Nagging is still failing'],
+      ])
       expect(requests[1].headers['x-monitors-alert-type']).toBe('REMINDER')
     } finally {
       await clocked.close()
@@ -321,19 +368,28 @@ describe('reminders', () => {
 })
 
 describe('API checks', () => {
-  it('the event of an https API check carries its status code and the certificate\'s days left', async () => {
+  it("the event of an https API check carries its status code and the certificate's days left", async () => {
     const tls = await startTlsServer({ validDays: 12, extraHours: 3 })
     try {
       tls.route('/health', { status: 500, body: 'down' })
       const created = await bench.call('POST', '/v1/checks/api', {
-        name: 'Health API', activated: false, doubleCheck: false,
+        name: 'Health API',
+        activated: false,
+        doubleCheck: false,
         request: { method: 'GET', url: `${tls.origin}/health`, skipSSL: true, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' }] },
         alertChannels: { webhook: [{ name: 'api', url: `${hooks.url}/api` }] },
       })
       expect(created.status).toBe(201)
       expect((await bench.runOnce(created.json.id)).status).toBe('FAILED')
       const [request] = await hooks.waitFor('/api', 1)
-      expect(request.json).toMatchObject({ alertType: 'ALERT_FAILURE', checkType: 'API', checkName: 'Health API', statusCode: 500, sslDaysRemaining: 12, hasFailures: true })
+      expect(request.json).toMatchObject({
+        alertType: 'ALERT_FAILURE',
+        checkType: 'API',
+        checkName: 'Health API',
+        statusCode: 500,
+        sslDaysRemaining: 12,
+        hasFailures: true,
+      })
       expect(request.json.errorMessage).toContain('500')
     } finally {
       await tls.close()

@@ -9,7 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startDnsServer, type DnsServerHandle } from '../../helpers/dns-server.js'
 import { eventually, startAlertsBench, type AlertsBench } from './alerts-helpers.js'
 
-interface Mail { from: string; to: string[]; raw: string }
+interface Mail {
+  from: string
+  to: string[]
+  raw: string
+}
 
 let dns: DnsServerHandle
 let smtp: SMTPServer
@@ -71,9 +75,12 @@ async function failing(query: string, address: string, name: string): Promise<{ 
 }
 
 describe('email alerts', () => {
-  it('sends the alert to the channel\'s address from --smtp-from, and records the SMTP answer', async () => {
+  it("sends the alert to the channel's address from --smtp-from, and records the SMTP answer", async () => {
     const { id, resultId } = await failing('mail.test', 'ops@example.test', 'Mail resolver')
-    const mail = await eventually(async () => mails.find((m) => m.to.includes('ops@example.test')), (m) => m !== undefined)
+    const mail = await eventually(
+      async () => mails.find((m) => m.to.includes('ops@example.test')),
+      (m) => m !== undefined,
+    )
     expect(mail!.from).toBe('alerts@monitors.test')
     const text = decoded(mail!.raw)
     expect(text).toMatch(/^Subject: \[monitors\] Mail resolver is failing\r?$/m)
@@ -83,7 +90,10 @@ describe('email alerts', () => {
     expect(text).toContain(resultId)
     expect(text).toContain('ALERT_FAILURE')
 
-    const [delivery] = await eventually(() => bench.deliveries(id), (list) => list[0]?.status === 'DELIVERED')
+    const [delivery] = await eventually(
+      () => bench.deliveries(id),
+      (list) => list[0]?.status === 'DELIVERED',
+    )
     expect(delivery).toMatchObject({ channelType: 'EMAIL', channel: { address: 'ops@example.test' }, attemptCount: 1 })
     expect(delivery.attempts[0]).toMatchObject({ attempt: 1, statusCode: 250, outcome: 'DELIVERED', error: null })
     expect(text.toLowerCase()).toContain(`x-monitors-delivery-id: ${delivery.id}`)
@@ -91,20 +101,32 @@ describe('email alerts', () => {
     // the recovery too
     dns.set('mail.test', 'A', { records: [{ type: 'A', data: '192.0.2.1' }] })
     await bench.runOnce(id)
-    const recovery = await eventually(async () => mails.filter((m) => m.to.includes('ops@example.test')), (list) => list.length === 2)
+    const recovery = await eventually(
+      async () => mails.filter((m) => m.to.includes('ops@example.test')),
+      (list) => list.length === 2,
+    )
     expect(decoded(recovery[1].raw)).toMatch(/^Subject: \[monitors\] Mail resolver has recovered\r?$/m)
   })
 
   it('a mailbox the server refuses for good (550) fails at once; a 451 is retried', async () => {
     const refused = await failing('nobody.test', 'nobody@example.test', 'Nobody')
-    const [final] = await eventually(() => bench.deliveries(refused.id), (list) => list[0]?.status === 'FAILED')
+    const [final] = await eventually(
+      () => bench.deliveries(refused.id),
+      (list) => list[0]?.status === 'FAILED',
+    )
     expect(final.attempts).toHaveLength(1)
     expect(final.attempts[0]).toMatchObject({ statusCode: 550, outcome: 'FAILED' })
     expect(final.attempts[0].error).toMatch(/No such mailbox/)
 
     const busy = await failing('busy.test', 'busy@example.test', 'Busy')
-    const [retried] = await eventually(() => bench.deliveries(busy.id), (list) => list[0]?.status === 'DELIVERED')
-    expect(retried.attempts.map((a: any) => [a.statusCode, a.outcome])).toEqual([[451, 'RETRY'], [250, 'DELIVERED']])
+    const [retried] = await eventually(
+      () => bench.deliveries(busy.id),
+      (list) => list[0]?.status === 'DELIVERED',
+    )
+    expect(retried.attempts.map((a: any) => [a.statusCode, a.outcome])).toEqual([
+      [451, 'RETRY'],
+      [250, 'DELIVERED'],
+    ])
     expect(mails.filter((m) => m.to.includes('busy@example.test'))).toHaveLength(1)
   })
 })

@@ -163,7 +163,10 @@ export const CHANNEL_SAMPLES = {
   WEBHOOK: {
     name: 'ops hook',
     url: 'https://hooks.example.com/alerts',
-    headers: [{ key: 'Authorization', value: 'Bearer SECRET-webhook-header', secret: true }, { key: 'X-Team', value: 'ops', secret: false }],
+    headers: [
+      { key: 'Authorization', value: 'Bearer SECRET-webhook-header', secret: true },
+      { key: 'X-Team', value: 'ops', secret: false },
+    ],
     queryParameters: [{ key: 'token', value: 'SECRET-webhook-query', secret: true }],
   },
   SMS: { name: 'pager', number: '+15550100' },

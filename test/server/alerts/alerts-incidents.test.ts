@@ -66,7 +66,10 @@ describe('triggerIncident from real runs', () => {
     expect((await bench.runOnce(id)).status).toBe('PASSED')
     const [resolved] = await incidentsNamed('Checkout down')
     expect(resolved.id).toBe(opened.id)
-    expect(resolved.incidentUpdates.map((u: any) => [u.status, u.notifySubscribers])).toEqual([['RESOLVED', true], ['INVESTIGATING', true]])
+    expect(resolved.incidentUpdates.map((u: any) => [u.status, u.notifySubscribers])).toEqual([
+      ['RESOLVED', true],
+      ['INVESTIGATING', true],
+    ])
     expect(resolved.incidentUpdates[0].description).toBe('Checkout resolver recovered')
     const [, recovery] = await hooks.waitFor('/incidents', 2)
     expect(recovery.json).toMatchObject({ alertType: 'ALERT_RECOVERY', incidentId: opened.id })
@@ -91,7 +94,10 @@ describe('triggerIncident from real runs', () => {
     ok(query)
     await bench.runOnce(id)
     const [incident] = await incidentsNamed('Search down')
-    expect(incident.incidentUpdates.map((u: any) => [u.status, u.notifySubscribers])).toEqual([['RESOLVED', false], ['INVESTIGATING', false]])
+    expect(incident.incidentUpdates.map((u: any) => [u.status, u.notifySubscribers])).toEqual([
+      ['RESOLVED', false],
+      ['INVESTIGATING', false],
+    ])
     // no description given: the update says what failed
     expect(incident.incidentUpdates[1].description).toMatch(/^check search\.test is failing: .*SERVFAIL/)
   })

@@ -52,26 +52,53 @@ type Kind = NewAlertDelivery['alertType']
 
 /** The event the results write (src/server/alerts/event.ts) for a failing DNS check. */
 const eventOf = (checkId: string, alertType: Kind, title: string) => ({
-  id: `e-${Math.random()}`, alertType, title, checkId, checkName: 'providers', checkType: 'DNS', tags: ['team:ops'],
-  checkResultId: 'r-1', runLocation: 'eu-west-1', responseTime: 12, statusCode: null, hasFailures: alertType !== 'ALERT_RECOVERY',
-  hasErrors: false, isDegraded: alertType === 'ALERT_DEGRADED', errorMessage: alertType === 'ALERT_RECOVERY' ? null : 'no answer from the name server',
-  sslDaysRemaining: null, startedAt: '2026-11-26T10:00:00.000Z', stoppedAt: '2026-11-26T10:00:01.000Z', notifiedAt: '2026-11-26T10:00:02.000Z', incidentId: null,
+  id: `e-${Math.random()}`,
+  alertType,
+  title,
+  checkId,
+  checkName: 'providers',
+  checkType: 'DNS',
+  tags: ['team:ops'],
+  checkResultId: 'r-1',
+  runLocation: 'eu-west-1',
+  responseTime: 12,
+  statusCode: null,
+  hasFailures: alertType !== 'ALERT_RECOVERY',
+  hasErrors: false,
+  isDegraded: alertType === 'ALERT_DEGRADED',
+  errorMessage: alertType === 'ALERT_RECOVERY' ? null : 'no answer from the name server',
+  sslDaysRemaining: null,
+  startedAt: '2026-11-26T10:00:00.000Z',
+  stoppedAt: '2026-11-26T10:00:01.000Z',
+  notifiedAt: '2026-11-26T10:00:02.000Z',
+  incidentId: null,
 })
 
-const delivery = (id: string, channelType: NewAlertDelivery['channelType'], channel: Record<string, unknown>, alertType: Kind = 'ALERT_FAILURE'): NewAlertDelivery => ({
+const delivery = (
+  id: string,
+  channelType: NewAlertDelivery['channelType'],
+  channel: Record<string, unknown>,
+  alertType: Kind = 'ALERT_FAILURE',
+): NewAlertDelivery => ({
   notificationId: `n-${Math.random()}`,
   checkId: id,
   alertType,
   channelType,
   channel,
-  event: channelType === 'WEBHOOK' ? { id: 'e', alertType: 'ALERT_FAILURE', title: 'providers is failing' } : eventOf(id, alertType, alertType === 'ALERT_RECOVERY' ? 'providers has recovered' : 'providers is failing'),
+  event:
+    channelType === 'WEBHOOK'
+      ? { id: 'e', alertType: 'ALERT_FAILURE', title: 'providers is failing' }
+      : eventOf(id, alertType, alertType === 'ALERT_RECOVERY' ? 'providers has recovered' : 'providers is failing'),
   status: 'PENDING',
   reason: null,
   dueAt: Date.now() - 1,
 })
 
 async function settled(id: string, count: number): Promise<any[]> {
-  return eventually(async () => (await call('GET', `/v1/alert-deliveries?checkId=${id}`)).json as any[], (l) => l.length === count && l.every((d) => d.status !== 'PENDING'))
+  return eventually(
+    async () => (await call('GET', `/v1/alert-deliveries?checkId=${id}`)).json as any[],
+    (l) => l.length === count && l.every((d) => d.status !== 'PENDING'),
+  )
 }
 
 describe('the provider of a channel type validates the channel before an attempt', () => {
@@ -83,7 +110,10 @@ describe('the provider of a channel type validates the channel before an attempt
       delivery(id, 'WEBHOOK', { name: 'fine', url: `${hooks.url}/fine` }),
     ])
     await hooks.waitFor('/fine', 1)
-    const list = await eventually(async () => (await call('GET', `/v1/alert-deliveries?checkId=${id}`)).json as any[], (l) => l.length === 3 && l.every((d) => d.status !== 'PENDING'))
+    const list = await eventually(
+      async () => (await call('GET', `/v1/alert-deliveries?checkId=${id}`)).json as any[],
+      (l) => l.length === 3 && l.every((d) => d.status !== 'PENDING'),
+    )
     const byName = Object.fromEntries(list.map((d) => [d.channel.name ?? '(none)', d]))
     expect(byName.fine).toMatchObject({ status: 'DELIVERED', attemptCount: 1 })
     expect(byName['(none)']).toMatchObject({ status: 'FAILED', attemptCount: 1 })
@@ -95,7 +125,7 @@ describe('the provider of a channel type validates the channel before an attempt
 })
 
 describe('PagerDuty, Opsgenie and Microsoft Teams, each one provider file, against a local receiver', () => {
-  it('PagerDuty (Events API v2): a failure triggers with severity critical and the check\'s dedup key, a recovery resolves it; the routing key is never shown', async () => {
+  it("PagerDuty (Events API v2): a failure triggers with severity critical and the check's dedup key, a recovery resolves it; the routing key is never shown", async () => {
     const id = await checkId()
     hooks.answer('/pd', 202)
     const channel = { serviceKey: 'R0UTING-KEY-SECRET', serviceName: 'shop', url: `${hooks.url}/pd` }
@@ -109,7 +139,13 @@ describe('PagerDuty, Opsgenie and Microsoft Teams, each one provider file, again
       routing_key: 'R0UTING-KEY-SECRET',
       event_action: 'trigger',
       dedup_key: `monitors-check-${id}`,
-      payload: { summary: 'providers is failing: no answer from the name server', source: 'eu-west-1', severity: 'critical', timestamp: '2026-11-26T10:00:01.000Z', component: 'providers' },
+      payload: {
+        summary: 'providers is failing: no answer from the name server',
+        source: 'eu-west-1',
+        severity: 'critical',
+        timestamp: '2026-11-26T10:00:01.000Z',
+        component: 'providers',
+      },
     })
     expect(resolve.json).toEqual({ routing_key: 'R0UTING-KEY-SECRET', event_action: 'resolve', dedup_key: `monitors-check-${id}` })
     const list = await settled(id, 2)
@@ -130,7 +166,14 @@ describe('PagerDuty, Opsgenie and Microsoft Teams, each one provider file, again
     await store.alertDeliveries.enqueue('acc-a', [delivery(id, 'OPSGENIE', channel, 'ALERT_RECOVERY')])
     const [closed] = await hooks.waitFor(closePath, 1)
     expect(created.headers.authorization).toBe('GenieKey GENIE-SECRET')
-    expect(created.json).toMatchObject({ message: 'providers is failing', alias: `monitors-check-${id}`, priority: 'P1', source: 'monitors', entity: 'providers', tags: ['team:ops'] })
+    expect(created.json).toMatchObject({
+      message: 'providers is failing',
+      alias: `monitors-check-${id}`,
+      priority: 'P1',
+      source: 'monitors',
+      entity: 'providers',
+      tags: ['team:ops'],
+    })
     expect(created.json.description).toContain('no answer from the name server')
     expect(closed.url).toBe(`${closePath}?identifierType=alias`)
     expect(closed.headers.authorization).toBe('GenieKey GENIE-SECRET')
@@ -141,7 +184,7 @@ describe('PagerDuty, Opsgenie and Microsoft Teams, each one provider file, again
     expect(JSON.stringify(list)).not.toContain('GENIE-SECRET')
   })
 
-  it('Microsoft Teams: a message with one Adaptive Card (title and facts); the URL\'s path, its token, is never shown', async () => {
+  it("Microsoft Teams: a message with one Adaptive Card (title and facts); the URL's path, its token, is never shown", async () => {
     const id = await checkId()
     await store.alertDeliveries.enqueue('acc-a', [delivery(id, 'MSTEAMS', { name: 'ops room', url: `${hooks.url}/teams/TOKEN-SECRET` })])
     const [message] = await hooks.waitFor('/teams/TOKEN-SECRET', 1)
@@ -198,8 +241,13 @@ describe('the new providers go through the private-target policy', () => {
     denyDir = mkdtempSync(join(tmpdir(), 'monitors-providers-deny-'))
     const dbPath = onPostgres ? (await databaseFor(join(denyDir, 'monitors.db'))).url : join(denyDir, 'monitors.db')
     denying = await startLocalServer({
-      host: '127.0.0.1', port: 0, dbPath, apiKeys: [{ key: KEY_A, accountId: 'acc-a' }],
-      rateLimit: { max: 1_000_000, timeWindowMs: 60_000 }, privateTargets: 'deny', alerts: { pollMs: 50, backoffMs: 50 },
+      host: '127.0.0.1',
+      port: 0,
+      dbPath,
+      apiKeys: [{ key: KEY_A, accountId: 'acc-a' }],
+      rateLimit: { max: 1_000_000, timeWindowMs: 60_000 },
+      privateTargets: 'deny',
+      alerts: { pollMs: 50, backoffMs: 50 },
     })
     denyingStore = await openStore(dbPath)
   })
@@ -219,7 +267,10 @@ describe('the new providers go through the private-target policy', () => {
       delivery(id, 'OPSGENIE', { name: 'o', apiKey: 'k', url: `${hooks.url}/deny-og` }),
       delivery(id, 'MSTEAMS', { name: 't', url: `${hooks.url}/deny-teams` }),
     ])
-    const list = await eventually(async () => (await denyCall('GET', `/v1/alert-deliveries?checkId=${id}`)).json as any[], (l) => l.length === 3 && l.every((d) => d.status !== 'PENDING'))
+    const list = await eventually(
+      async () => (await denyCall('GET', `/v1/alert-deliveries?checkId=${id}`)).json as any[],
+      (l) => l.length === 3 && l.every((d) => d.status !== 'PENDING'),
+    )
     for (const d of list) {
       expect(d).toMatchObject({ status: 'FAILED', attemptCount: 1 })
       expect(d.attempts[0].error).toMatch(/127\.0\.0\.1 is a loopback address .*refused by the private-target policy/)

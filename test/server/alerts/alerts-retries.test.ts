@@ -47,7 +47,8 @@ describe('retries', () => {
     const [delivery] = await eventually(() => bench.deliveries(id), finished)
     expect(delivery.status).toBe('FAILED')
     expect(delivery.attempts.map((a: any) => [a.attempt, a.statusCode, a.outcome, a.error])).toEqual([
-      ...[1, 2, 3, 4].map((n) => [n, 503, 'RETRY', 'HTTP 503: receiver says 503']), [5, 503, 'FAILED', 'HTTP 503: receiver says 503'],
+      ...[1, 2, 3, 4].map((n) => [n, 503, 'RETRY', 'HTTP 503: receiver says 503']),
+      [5, 503, 'FAILED', 'HTTP 503: receiver says 503'],
     ])
     const times = hooks.received('/down').map((r) => r.at)
     expect(times).toHaveLength(5)
@@ -59,7 +60,11 @@ describe('retries', () => {
     hooks.answer('/busy', 408, { status: 429, headers: { 'retry-after': '1' } }, 200)
     const busy = await failingWith('/busy')
     const [delivered] = await eventually(() => bench.deliveries(busy), finished)
-    expect(delivered.attempts.map((a: any) => [a.statusCode, a.outcome])).toEqual([[408, 'RETRY'], [429, 'RETRY'], [200, 'DELIVERED']])
+    expect(delivered.attempts.map((a: any) => [a.statusCode, a.outcome])).toEqual([
+      [408, 'RETRY'],
+      [429, 'RETRY'],
+      [200, 'DELIVERED'],
+    ])
     expect(delivered.status).toBe('DELIVERED')
     // the 429's Retry-After (1 s) is longer than the backoff (400 ms): it is honoured
     const [, second, third] = hooks.received('/busy')
@@ -85,7 +90,11 @@ describe('retries', () => {
 
   it('an unusable URL or header and a refused connection: the first is refused when written, the second final, the last retried', async () => {
     // a URL that is not http(s) is never stored, so never attempted
-    const bad = await bench.call('POST', '/v1/checks/dns', { name: 'bad url', request: { query: 'bad.test' }, alertChannels: { webhook: [{ name: 'b', url: 'not a url' }] } })
+    const bad = await bench.call('POST', '/v1/checks/dns', {
+      name: 'bad url',
+      request: { query: 'bad.test' },
+      alertChannels: { webhook: [{ name: 'b', url: 'not a url' }] },
+    })
     expect(expect400(bad, 'payload')).toEqual(['alertChannels.webhook.0.url'])
 
     // a header HTTP does not allow: final too
@@ -147,7 +156,7 @@ describe('shutdown and retention', () => {
     }
   })
 
-  it('finished deliveries and their notifications are pruned with the results\' retention', async () => {
+  it("finished deliveries and their notifications are pruned with the results' retention", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'monitors-alerts-prune-'))
     try {
       const dbPath = join(dir, 'alerts.db')
@@ -163,7 +172,10 @@ describe('shutdown and retention', () => {
       // a retention of one second: the next start prunes them
       const second = await startAlertsBench(dns, { dbPath, retentionDays: 1 / 86_400, alerts: { pollMs: 50 } })
       try {
-        await eventually(() => second.deliveries(id), (list) => list.length === 0)
+        await eventually(
+          () => second.deliveries(id),
+          (list) => list.length === 0,
+        )
         expect((await second.call('GET', `/v1/alert-notifications?checkId=${id}`)).json).toEqual([])
       } finally {
         await second.close()

@@ -37,7 +37,7 @@ afterAll(async () => {
 })
 
 describe('one outbox, several processes', () => {
-  it('a notification recorded by another process is delivered by a server\'s worker', async () => {
+  it("a notification recorded by another process is delivered by a server's worker", async () => {
     dns.set('elsewhere.test', 'A', { rcode: 'SERVFAIL' })
     const id = await first.createCheck('elsewhere.test', { alertChannels: { webhook: [{ name: 'w', url: `${hooks.url}/elsewhere` }] } })
     const check = (await first.call('GET', `/v1/checks/${id}`)).json
@@ -64,7 +64,10 @@ describe('one outbox, several processes', () => {
       await (n % 2 === 0 ? first : second).runOnce(id)
     }
     for (const id of ids) {
-      await eventually(() => first.deliveries(id), (list) => list.length === 1 && list[0].status === 'DELIVERED')
+      await eventually(
+        () => first.deliveries(id),
+        (list) => list.length === 1 && list[0].status === 'DELIVERED',
+      )
     }
     // every delivery arrived, each once
     await new Promise((resolve) => setTimeout(resolve, 200))

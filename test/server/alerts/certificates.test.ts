@@ -29,7 +29,13 @@ beforeAll(async () => {
   ninetyDays = await startTlsServer({ validDays: 90, extraHours: 3 })
   expired = await startTlsServer({ validDays: -2, extraHours: -3 })
   for (const s of [fiveDays, ninetyDays, expired]) s.route('/', { status: 200, body: 'ok' })
-  server = await startTestServer({ dbPath: join(dir, 'certs.db'), runner: true, privateTargets: 'allow', clock: () => Date.now() + shift, schedulerOptions: { tickMs: 50 } })
+  server = await startTestServer({
+    dbPath: join(dir, 'certs.db'),
+    runner: true,
+    privateTargets: 'allow',
+    clock: () => Date.now() + shift,
+    schedulerOptions: { tickMs: 50 },
+  })
   call = caller(server)
 })
 afterAll(async () => {
@@ -47,11 +53,15 @@ async function run(id: string) {
 }
 
 /** The check's alert notifications, oldest first. */
-const kinds = async (id: string) => ((await call('GET', `/v1/alert-notifications?checkId=${id}`)).json as Array<{ alertType: string; created_at: string }>)
-  .sort((a, b) => a.created_at.localeCompare(b.created_at)).map((n) => n.alertType)
+const kinds = async (id: string) =>
+  ((await call('GET', `/v1/alert-notifications?checkId=${id}`)).json as Array<{ alertType: string; created_at: string }>)
+    .sort((a, b) => a.created_at.localeCompare(b.created_at))
+    .map((n) => n.alertType)
 
 const urlCheck = (origin: string, sslCertificates?: Record<string, unknown>) => ({
-  name: `TLS ${origin}`, activated: false, doubleCheck: false,
+  name: `TLS ${origin}`,
+  activated: false,
+  doubleCheck: false,
   request: { url: `${origin}/`, skipSSL: true },
   ...(sslCertificates ? { alertSettings: { sslCertificates } } : {}),
 })
@@ -75,7 +85,10 @@ describe('certificate alerts', () => {
   })
 
   it('a certificate with 90 days left is outside a 30-day threshold: no alert; without the setting, no certificate alert', async () => {
-    const check = await call('POST', '/v1/checks/api', { ...urlCheck(ninetyDays.origin, { alertThreshold: 30 }), request: { method: 'GET', url: `${ninetyDays.origin}/`, skipSSL: true } })
+    const check = await call('POST', '/v1/checks/api', {
+      ...urlCheck(ninetyDays.origin, { alertThreshold: 30 }),
+      request: { method: 'GET', url: `${ninetyDays.origin}/`, skipSSL: true },
+    })
     await run(check.json.id)
     expect((await call('GET', `/v1/check-statuses/${check.json.id}`)).json.sslDaysRemaining).toBe(90)
     expect(await kinds(check.json.id)).toEqual([])
@@ -110,7 +123,8 @@ describe('certificate alerts', () => {
     const check = await call('POST', '/v1/checks/url', urlCheck(expired.origin, { alertThreshold: 10 }))
     await run(check.json.id)
     const login = await fetch(`${server.url}/dashboard/login`, {
-      method: 'POST', redirect: 'manual',
+      method: 'POST',
+      redirect: 'manual',
       headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url },
       body: new URLSearchParams({ apiKey: KEY_A }).toString(),
     })
@@ -149,7 +163,11 @@ describe('certificate alerts to account-level channels', () => {
       const id = check.json.id
       await run(id)
       const [trigger] = await hooks.waitFor('/cert-pd', 1)
-      expect(trigger.json).toMatchObject({ event_action: 'trigger', dedup_key: `monitors-check-${id}-certificate`, payload: { severity: 'warning', class: 'ALERT_SSL' } })
+      expect(trigger.json).toMatchObject({
+        event_action: 'trigger',
+        dedup_key: `monitors-check-${id}-certificate`,
+        payload: { severity: 'warning', class: 'ALERT_SSL' },
+      })
       const [created] = await hooks.waitFor('/cert-genie/v2/alerts', 1)
       expect(created.json).toMatchObject({ alias: `monitors-check-${id}-certificate` })
       await tls.renew(90)
@@ -191,8 +209,15 @@ describe("a channel's sslExpiry alone (the hosted service's meaning)", () => {
       expect(check.status, check.text).toBe(201)
       expect(check.json.alertSettings?.sslCertificates).toBeUndefined()
       const id = check.json.id
-      const delivered = async () => ((await call('GET', `/v1/alert-deliveries?checkId=${id}&limit=100`)).json as Array<{ alertType: string; channel: { alertChannelId?: number; name?: string } }>)
-        .map((d) => `${d.alertType} ${d.channel.alertChannelId ?? d.channel.name}`).sort()
+      const delivered = async () =>
+        (
+          (await call('GET', `/v1/alert-deliveries?checkId=${id}&limit=100`)).json as Array<{
+            alertType: string
+            channel: { alertChannelId?: number; name?: string }
+          }>
+        )
+          .map((d) => `${d.alertType} ${d.channel.alertChannelId ?? d.channel.name}`)
+          .sort()
       // 25 days left: within the 30 days of one channel only
       await run(id)
       expect((await call('GET', `/v1/check-statuses/${id}`)).json.sslDaysRemaining).toBe(25)
@@ -209,7 +234,9 @@ describe("a channel's sslExpiry alone (the hosted service's meaning)", () => {
       await tls.renew(90)
       await run(id)
       expect(await kinds(id)).toEqual(['ALERT_SSL', 'ALERT_SSL', 'ALERT_SSL_RECOVERY'])
-      expect(await delivered()).toEqual([`ALERT_SSL ${fortnight}`, `ALERT_SSL ${month}`, `ALERT_SSL_RECOVERY ${fortnight}`, `ALERT_SSL_RECOVERY ${month}`].sort())
+      expect(await delivered()).toEqual(
+        [`ALERT_SSL ${fortnight}`, `ALERT_SSL ${month}`, `ALERT_SSL_RECOVERY ${fortnight}`, `ALERT_SSL_RECOVERY ${month}`].sort(),
+      )
     } finally {
       shift = 0
       await tls.close()

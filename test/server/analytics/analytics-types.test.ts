@@ -32,12 +32,17 @@ describe('analytics of DNS, ICMP and heartbeat checks', () => {
     const check = await call('POST', '/v1/checks/dns', { name: 'Shop DNS', locations: ['eu-west-1'], request: { query: 'shop.example.com' } })
     expect(check.status, check.text).toBe(201)
     const id = check.json.id
-    await recordRuns(call, id, [
-      { at: at(60), location: 'eu-west-1', passed: true, responseTime: 10, details: { kind: 'DNS' } },
-      { at: at(120), location: 'eu-west-1', passed: true, responseTime: 20, details: { kind: 'DNS' } },
-      { at: at(180), location: 'us-east-1', passed: true, responseTime: 30, retries: 1, details: { kind: 'DNS' } },
-      { at: at(240), location: 'us-east-1', passed: false, responseTime: 40, details: { kind: 'DNS' } },
-    ], clock)
+    await recordRuns(
+      call,
+      id,
+      [
+        { at: at(60), location: 'eu-west-1', passed: true, responseTime: 10, details: { kind: 'DNS' } },
+        { at: at(120), location: 'eu-west-1', passed: true, responseTime: 20, details: { kind: 'DNS' } },
+        { at: at(180), location: 'us-east-1', passed: true, responseTime: 30, retries: 1, details: { kind: 'DNS' } },
+        { at: at(240), location: 'us-east-1', passed: false, responseTime: 40, details: { kind: 'DNS' } },
+      ],
+      clock,
+    )
     const answer = await call('GET', `/v1/analytics/dns/${id}?${WINDOW}&metrics=total,total_p50,total_p90,total_stddev,total_sum,availability,retries`)
     expect(answer.json).toMatchObject({ checkId: id, checkType: 'DNS', name: 'Shop DNS' })
     expect(answer.json.metadata.total).toEqual({ unit: 'milliseconds', label: 'DNS query time (average)', aggregation: 'avg' })
@@ -61,24 +66,57 @@ describe('analytics of DNS, ICMP and heartbeat checks', () => {
     const check = await call('POST', '/v1/checks/icmp', icmpBody({ name: 'Edge ping', locations: ['eu-west-1'] }))
     expect(check.status, check.text).toBe(201)
     const id = check.json.id
-    await recordRuns(call, id, [
-      { at: at(60), location: 'eu-west-1', passed: true, responseTime: 2, details: { kind: 'ICMP', packetLoss: 0, latency: { min: 1, max: 3, avg: 2, stddev: 0.5 } } },
-      { at: at(120), location: 'eu-west-1', passed: true, responseTime: 4, details: { kind: 'ICMP', packetLoss: 20, latency: { min: 2, max: 6, avg: 4, stddev: 1.5 } } },
-      { at: at(180), location: 'eu-west-1', passed: false, responseTime: null, details: { kind: 'ICMP', packetLoss: 100, latency: null } },
-    ], clock)
-    const answer = await call('GET', `/v1/analytics/icmp/${id}?${WINDOW}&metrics=packetLoss,packetLoss_max,packetLoss_p50,latencyAvg,latencyMin_min,latencyMax_max,latencyStdDev,latencyAvg_stddev,availability`)
+    await recordRuns(
+      call,
+      id,
+      [
+        {
+          at: at(60),
+          location: 'eu-west-1',
+          passed: true,
+          responseTime: 2,
+          details: { kind: 'ICMP', packetLoss: 0, latency: { min: 1, max: 3, avg: 2, stddev: 0.5 } },
+        },
+        {
+          at: at(120),
+          location: 'eu-west-1',
+          passed: true,
+          responseTime: 4,
+          details: { kind: 'ICMP', packetLoss: 20, latency: { min: 2, max: 6, avg: 4, stddev: 1.5 } },
+        },
+        { at: at(180), location: 'eu-west-1', passed: false, responseTime: null, details: { kind: 'ICMP', packetLoss: 100, latency: null } },
+      ],
+      clock,
+    )
+    const answer = await call(
+      'GET',
+      `/v1/analytics/icmp/${id}?${WINDOW}&metrics=packetLoss,packetLoss_max,packetLoss_p50,latencyAvg,latencyMin_min,latencyMax_max,latencyStdDev,latencyAvg_stddev,availability`,
+    )
     expect(answer.json.metadata.packetLoss).toEqual({ unit: 'percentage', label: 'Packet loss (average)', aggregation: 'avg' })
     expect(answer.json.metadata.latencyMax_max).toEqual({ unit: 'milliseconds', label: 'Latency (max) (max)', aggregation: 'max' })
     // packet loss 0 20 100: mean 40, p50 rank 2 → 20; latency of the two runs that had replies
-    expect(seriesOf(answer)).toEqual([{
-      bucketStart: at(0), packetLoss: 40, packetLoss_max: 100, packetLoss_p50: 20, latencyAvg: 3, latencyMin_min: 1, latencyMax_max: 6,
-      latencyStdDev: 1, latencyAvg_stddev: 1, availability: 66.667,
-    }])
+    expect(seriesOf(answer)).toEqual([
+      {
+        bucketStart: at(0),
+        packetLoss: 40,
+        packetLoss_max: 100,
+        packetLoss_p50: 20,
+        latencyAvg: 3,
+        latencyMin_min: 1,
+        latencyMax_max: 6,
+        latencyStdDev: 1,
+        latencyAvg_stddev: 1,
+        availability: 66.667,
+      },
+    ])
   })
 
   it('heartbeat: availability from pings on time, in grace and missed; filtered by event state', async () => {
     now = T0
-    const check = await call('POST', '/v1/checks/heartbeat', { name: 'Nightly backup', heartbeat: { period: 1, periodUnit: 'minutes', grace: 30, graceUnit: 'seconds' } })
+    const check = await call('POST', '/v1/checks/heartbeat', {
+      name: 'Nightly backup',
+      heartbeat: { period: 1, periodUnit: 'minutes', grace: 30, graceUnit: 'seconds' },
+    })
     expect(check.status, check.text).toBe(201)
     const { id } = check.json
     const ping = async (seconds: number) => {
@@ -127,12 +165,35 @@ describe('analytics of DNS, ICMP and heartbeat checks', () => {
       return answer.json as string[]
     }
     expect(await list('DNS')).toEqual([
-      'total', 'availability', 'retries', 'total_avg', 'total_max', 'total_median', 'total_min', 'total_p50', 'total_p90', 'total_p95', 'total_p99', 'total_stddev', 'total_sum',
+      'total',
+      'availability',
+      'retries',
+      'total_avg',
+      'total_max',
+      'total_median',
+      'total_min',
+      'total_p50',
+      'total_p90',
+      'total_p95',
+      'total_p99',
+      'total_stddev',
+      'total_sum',
     ])
     expect(await list('HEARTBEAT')).toEqual(['availability', 'retries'])
     const api = await list('API')
     expect(api).toHaveLength(68)
-    expect(api.slice(0, 10)).toEqual(['responseTime', 'wait', 'dns', 'tcp', 'firstByte', 'download', 'availability', 'retries', 'responseTime_avg', 'responseTime_max'])
+    expect(api.slice(0, 10)).toEqual([
+      'responseTime',
+      'wait',
+      'dns',
+      'tcp',
+      'firstByte',
+      'download',
+      'availability',
+      'retries',
+      'responseTime_avg',
+      'responseTime_max',
+    ])
     expect(api).toContain('download_sum')
     const icmp = await list('ICMP')
     expect(icmp).toHaveLength(57)
@@ -143,8 +204,19 @@ describe('analytics of DNS, ICMP and heartbeat checks', () => {
     expect(browser).toEqual(expect.arrayContaining(['consoleErrors', 'networkErrors', 'userScriptErrors', 'documentErrors', 'availability']))
     // Playwright checks: the reference's list for GET /v1/analytics/playwright-checks/{id}, in its order
     expect(await list('PLAYWRIGHT')).toEqual([
-      'responseTime', 'availability', 'retries', 'responseTime_avg', 'responseTime_max', 'responseTime_median', 'responseTime_min',
-      'responseTime_p50', 'responseTime_p90', 'responseTime_p95', 'responseTime_p99', 'responseTime_stddev', 'responseTime_sum',
+      'responseTime',
+      'availability',
+      'retries',
+      'responseTime_avg',
+      'responseTime_max',
+      'responseTime_median',
+      'responseTime_min',
+      'responseTime_p50',
+      'responseTime_p90',
+      'responseTime_p95',
+      'responseTime_p99',
+      'responseTime_stddev',
+      'responseTime_sum',
     ])
     const unknown = await call('GET', '/v1/analytics/metrics?checkType=SMOKE')
     expect(expect400(unknown, 'query')).toEqual(['checkType'])
@@ -156,9 +228,15 @@ describe('analytics of DNS, ICMP and heartbeat checks', () => {
 describe('browser check analytics grouped by page, from known runs', () => {
   const vitals = (TTFB: number) => ({ TTFB, FCP: TTFB + 50, LCP: TTFB + 80, CLS: 0, TBT: 0 })
   const browserRun = (seconds: number, passed: boolean, responseTime: number, ttfbs: number[], retries = 0) => ({
-    at: at(seconds), location: 'eu-west-1', passed, responseTime, retries,
+    at: at(seconds),
+    location: 'eu-west-1',
+    passed,
+    responseTime,
+    retries,
     details: {
-      kind: 'BROWSER', webVitals: vitals(ttfbs[0]), errors: { consoleErrors: 2, networkErrors: 0, userScriptErrors: 0, documentErrors: 0 },
+      kind: 'BROWSER',
+      webVitals: vitals(ttfbs[0]),
+      errors: { consoleErrors: 2, networkErrors: 0, userScriptErrors: 0, documentErrors: 0 },
       pages: ttfbs.map((ttfb, index) => ({ index, testIndex: 0, url: `http://shop.test/${index}`, webVitals: vitals(ttfb) })),
     },
   })
@@ -168,15 +246,26 @@ describe('browser check analytics grouped by page, from known runs', () => {
     const check = await call('POST', '/v1/checks/browser', { name: 'Shop pages', locations: ['eu-west-1'], script })
     expect(check.status, check.text).toBe(201)
     const id = check.json.id
-    await recordRuns(call, id, [
-      browserRun(60, true, 1000, [100, 500]),
-      browserRun(120, true, 2000, [200]),
-      browserRun(1900, false, 4000, [300, 700], 1),
-    ], clock)
+    await recordRuns(
+      call,
+      id,
+      [browserRun(60, true, 1000, [100, 500]), browserRun(120, true, 2000, [200]), browserRun(1900, false, 4000, [300, 700], 1)],
+      clock,
+    )
     const get = async (query: string) => seriesOf(await call('GET', `/v1/analytics/browser-checks/${id}?${query}`))
     // whole rows (their totals): page 0 of three runs, page 1 of the two that opened it
     expect(await get(`${WINDOW}&groupBy=pageIndex&metrics=TTFB,TTFB_max,FCP_min,availability,retries,responseTime,consoleErrors_sum`)).toEqual([
-      { bucketStart: at(0), pageIndex: 0, TTFB: 200, TTFB_max: 300, FCP_min: 150, availability: 66.667, retries: 1, responseTime: 2333.333, consoleErrors_sum: null },
+      {
+        bucketStart: at(0),
+        pageIndex: 0,
+        TTFB: 200,
+        TTFB_max: 300,
+        FCP_min: 150,
+        availability: 66.667,
+        retries: 1,
+        responseTime: 2333.333,
+        consoleErrors_sum: null,
+      },
       { bucketStart: at(0), pageIndex: 1, TTFB: 600, TTFB_max: 700, FCP_min: 550, availability: 50, retries: 1, responseTime: 2500, consoleErrors_sum: null },
     ])
     // run by run (a percentile): nearest rank over each page's runs
@@ -197,7 +286,9 @@ describe('browser check analytics grouped by page, from known runs', () => {
       { bucketStart: at(1000), pageIndex: 1, TTFB: 700, retries: 1 },
     ])
     // ungrouped: the runs' first pages, their error counts
-    expect(await get(`${WINDOW}&metrics=TTFB,consoleErrors_sum,availability`)).toEqual([{ bucketStart: at(0), TTFB: 200, consoleErrors_sum: 6, availability: 66.667 }])
+    expect(await get(`${WINDOW}&metrics=TTFB,consoleErrors_sum,availability`)).toEqual([
+      { bucketStart: at(0), TTFB: 200, consoleErrors_sum: 6, availability: 66.667 },
+    ])
     const multi = await call('POST', '/v1/checks/multistep', { name: 'No pages', locations: ['eu-west-1'], script })
     const refused = await call('GET', `/v1/analytics/multistep-checks/${multi.json.id}?metrics=responseTime&groupBy=pageIndex`)
     expect(expect400(refused, 'query')).toEqual(['groupBy'])
@@ -229,25 +320,32 @@ describe('analytics of API checks run by the server', () => {
   }
 
   it('answers the figures of the recorded runs: phases, percentiles, status codes', async () => {
-    const create = (path: string) => run('POST', '/v1/checks/api', {
-      name: `runs ${path}`,
-      activated: false,
-      locations: ['eu-west-1'],
-      request: { method: 'GET', url: `${http.origin}${path}`, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' }] },
-    })
+    const create = (path: string) =>
+      run('POST', '/v1/checks/api', {
+        name: `runs ${path}`,
+        activated: false,
+        locations: ['eu-west-1'],
+        request: { method: 'GET', url: `${http.origin}${path}`, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' }] },
+      })
     const slow = (await create('/slow')).json.id
     for (let i = 0; i < 3; i++) await runOnce(slow)
     const broken = (await create('/broken')).json.id
     await runOnce(broken)
 
-    const results = (await run('GET', `/v1/check-results/${slow}?resultType=FINAL`)).json as Array<{ responseTime: number; result: { details: { timings: Record<string, number> } } }>
+    const results = (await run('GET', `/v1/check-results/${slow}?resultType=FINAL`)).json as Array<{
+      responseTime: number
+      result: { details: { timings: Record<string, number> } }
+    }>
     expect(results).toHaveLength(3)
     const times = results.map((r) => r.responseTime).sort((a, b) => a - b)
     const phase = (name: string) => results.map((r) => r.result.details.timings[name])
     const sum = (values: number[]) => values.reduce((a, b) => a + b, 0)
     const round3 = (value: number) => Math.round(value * 1000) / 1000
 
-    const answer = await run('GET', `/v1/analytics/api-checks/${slow}?metrics=responseTime,responseTime_min,responseTime_p50,responseTime_max,firstByte_min,dns_sum,download_sum,availability&groupBy=statusCode`)
+    const answer = await run(
+      'GET',
+      `/v1/analytics/api-checks/${slow}?metrics=responseTime,responseTime_min,responseTime_p50,responseTime_max,firstByte_min,dns_sum,download_sum,availability&groupBy=statusCode`,
+    )
     const [entry] = seriesOf(answer)
     expect(entry).toEqual({
       bucketStart: answer.json.from,
@@ -279,12 +377,19 @@ describe('analytics rollups and the results retention', () => {
     try {
       const p = caller(pruned)
       const check = await p('POST', '/v1/checks/dns', { name: 'kept', activated: false, locations: ['eu-west-1'], request: { query: 'shop.example.com' } })
-      await recordRuns(p, check.json.id, [
-        { at: new Date(H + 5 * 60 * S).toISOString(), location: 'eu-west-1', passed: true, responseTime: 10, details: { kind: 'DNS' } },
-        { at: new Date(H + 2 * 3600 * S).toISOString(), location: 'eu-west-1', passed: true, responseTime: 30, details: { kind: 'DNS' } },
-      ], { get: () => clock, set: (ms) => void (clock = ms) })
+      await recordRuns(
+        p,
+        check.json.id,
+        [
+          { at: new Date(H + 5 * 60 * S).toISOString(), location: 'eu-west-1', passed: true, responseTime: 10, details: { kind: 'DNS' } },
+          { at: new Date(H + 2 * 3600 * S).toISOString(), location: 'eu-west-1', passed: true, responseTime: 30, details: { kind: 'DNS' } },
+        ],
+        { get: () => clock, set: (ms) => void (clock = ms) },
+      )
       const window = `from=${H / 1000}&to=${H / 1000 + 3 * 3600}&metrics=total,availability`
-      expect(seriesOf(await p('GET', `/v1/analytics/dns/${check.json.id}?${window}`))).toEqual([{ bucketStart: new Date(H).toISOString(), total: 20, availability: 100 }])
+      expect(seriesOf(await p('GET', `/v1/analytics/dns/${check.json.id}?${window}`))).toEqual([
+        { bucketStart: new Date(H).toISOString(), total: 20, availability: 100 },
+      ])
       // a day and an hour later the hour of the first run (10:00-11:00) has left the retention; the hour of the second (12:00) has not
       clock = H + 25 * 3600 * S
       let series: Array<Record<string, unknown>> = []

@@ -30,7 +30,14 @@ const timings = (dns: number, tcp: number, firstByte: number, download: number, 
  */
 const RUNS: KnownRun[] = [
   { at: at(5), location: 'eu-west-1', passed: true, responseTime: 100, details: { kind: 'API', statusCode: 200, timings: timings(10, 20, 50, 15, 100) } },
-  { at: at(10), location: 'us-east-1', passed: false, responseTime: 50, retries: 1, details: { kind: 'API', statusCode: 500, timings: timings(5, 5, 30, 10, 50) } },
+  {
+    at: at(10),
+    location: 'us-east-1',
+    passed: false,
+    responseTime: 50,
+    retries: 1,
+    details: { kind: 'API', statusCode: 500, timings: timings(5, 5, 30, 10, 50) },
+  },
   { at: at(15), location: 'eu-west-1', passed: true, responseTime: 200, details: { kind: 'API', statusCode: 200, timings: timings(20, 30, 100, 40, 200) } },
   { at: at(25), location: 'eu-west-1', passed: true, responseTime: 300, details: { kind: 'API', statusCode: 200, timings: timings(30, 40, 150, 60, 300) } },
   { at: at(65), location: 'eu-west-1', passed: true, responseTime: 400, details: { kind: 'API', statusCode: 200, timings: timings(40, 50, 200, 80, 400) } },
@@ -64,8 +71,15 @@ describe('analytics of an API check', () => {
     const answer = await analytics(`${WINDOW}&metrics=responseTime,responseTime_p95,availability,retries`)
     expect(answer.status, answer.text).toBe(200)
     expect(answer.json).toMatchObject({
-      checkId, name: 'Checkout API', checkType: 'API', activated: true, muted: false, frequency: 5, tags: ['shop'],
-      from: new Date(H).toISOString(), to: new Date(H + 2 * 60 * MIN).toISOString(),
+      checkId,
+      name: 'Checkout API',
+      checkType: 'API',
+      activated: true,
+      muted: false,
+      frequency: 5,
+      tags: ['shop'],
+      from: new Date(H).toISOString(),
+      to: new Date(H + 2 * 60 * MIN).toISOString(),
       pagination: { page: 1, limit: 10 },
     })
     expect(answer.json.metadata).toEqual({
@@ -83,8 +97,15 @@ describe('analytics of an API check', () => {
     const [entry] = seriesOf(await analytics(`${WINDOW}&metrics=${all.join(',')}`))
     // responseTime 50 100 200 300 400: mean 210, deviations² 25600+12100+100+8100+36100 = 82000, /5 = 16400
     expect(entry).toMatchObject({
-      responseTime_avg: 210, responseTime_sum: 1050, responseTime_min: 50, responseTime_max: 400,
-      responseTime_median: 200, responseTime_p50: 200, responseTime_p90: 400, responseTime_p95: 400, responseTime_p99: 400,
+      responseTime_avg: 210,
+      responseTime_sum: 1050,
+      responseTime_min: 50,
+      responseTime_max: 400,
+      responseTime_median: 200,
+      responseTime_p50: 200,
+      responseTime_p90: 400,
+      responseTime_p95: 400,
+      responseTime_p99: 400,
       responseTime_stddev: 128.062,
     })
     // wait = total − dns − tcp − firstByte − download: 5 0 10 20 30 → mean 13, variance (64+169+9+49+289)/5 = 116
@@ -92,14 +113,26 @@ describe('analytics of an API check', () => {
     // dns 5 10 20 30 40: mean 21, variance (256+121+1+81+361)/5 = 164
     expect(entry).toMatchObject({ dns_avg: 21, dns_sum: 105, dns_min: 5, dns_max: 40, dns_median: 20, dns_p90: 40, dns_stddev: 12.806 })
     // tcp 5 20 30 40 50 → mean 29, p50 30; firstByte 30 50 100 150 200 → mean 106; download 10 15 40 60 80 → mean 41
-    expect(entry).toMatchObject({ tcp_avg: 29, tcp_p50: 30, tcp_min: 5, firstByte_avg: 106, firstByte_p50: 100, firstByte_p99: 200, download_avg: 41, download_p90: 80, download_sum: 205 })
+    expect(entry).toMatchObject({
+      tcp_avg: 29,
+      tcp_p50: 30,
+      tcp_min: 5,
+      firstByte_avg: 106,
+      firstByte_p50: 100,
+      firstByte_p99: 200,
+      download_avg: 41,
+      download_p90: 80,
+      download_sum: 205,
+    })
   })
 
   it('gives the same figures whether whole hours are read from their totals or run by run', async () => {
     // no percentile and whole hours: the rows' totals; with a percentile: every run
     const totals = seriesOf(await analytics(`${WINDOW}&metrics=responseTime_stddev,responseTime_avg,dns_sum,availability`))
     const runs = seriesOf(await analytics(`${WINDOW}&metrics=responseTime_stddev,responseTime_avg,dns_sum,availability,responseTime_p50`))
-    expect(totals).toEqual([{ bucketStart: new Date(H).toISOString(), responseTime_stddev: 128.062, responseTime_avg: 210, dns_sum: 105, availability: 66.667 }])
+    expect(totals).toEqual([
+      { bucketStart: new Date(H).toISOString(), responseTime_stddev: 128.062, responseTime_avg: 210, dns_sum: 105, availability: 66.667 },
+    ])
     expect(runs[0]).toMatchObject(totals[0])
   })
 
@@ -138,9 +171,7 @@ describe('analytics of an API check', () => {
     expect(seriesOf(await analytics(`${WINDOW}&filterByStatus=success&metrics=responseTime,availability`))).toEqual([
       { bucketStart: at(0), responseTime: 250, availability: 100 },
     ])
-    expect(seriesOf(await analytics(`${WINDOW}&filterByStatus=success,failure&metrics=responseTime`))).toEqual([
-      { bucketStart: at(0), responseTime: 210 },
-    ])
+    expect(seriesOf(await analytics(`${WINDOW}&filterByStatus=success,failure&metrics=responseTime`))).toEqual([{ bucketStart: at(0), responseTime: 210 }])
   })
 
   it('counts only the runs inside a window cut inside hours', async () => {
@@ -196,10 +227,18 @@ describe('analytics of an API check', () => {
     await bad('metrics=latency', 'metrics', 'metrics: "latency" is not a metric of API checks')
     await bad('metrics=responseTime_p42', 'metrics', '"responseTime_p42" is not a metric of API checks')
     await bad('metrics=total', 'metrics', '"total" is not a metric of API checks')
-    await bad('metrics=responseTime&aggregationInterval=0', 'aggregationInterval', 'aggregationInterval: must be a whole number of minutes from 1 to 43200 (got "0")')
+    await bad(
+      'metrics=responseTime&aggregationInterval=0',
+      'aggregationInterval',
+      'aggregationInterval: must be a whole number of minutes from 1 to 43200 (got "0")',
+    )
     await bad('metrics=responseTime&aggregationInterval=43201', 'aggregationInterval', 'from 1 to 43200')
     await bad('metrics=responseTime&aggregationInterval=1.5', 'aggregationInterval', 'whole number of minutes')
-    await bad('metrics=responseTime&quickRange=yesterday', 'quickRange', 'quickRange: must be one of last24Hours, last7Days, last30Days, thisWeek, thisMonth, lastWeek, lastMonth')
+    await bad(
+      'metrics=responseTime&quickRange=yesterday',
+      'quickRange',
+      'quickRange: must be one of last24Hours, last7Days, last30Days, thisWeek, thisMonth, lastWeek, lastMonth',
+    )
     await bad('metrics=responseTime&groupBy=region', 'groupBy', 'groupBy: must be one of runLocation, statusCode')
     await bad('metrics=responseTime&filterByStatus=degraded', 'filterByStatus.0', 'must be one of success, failure')
     await bad('metrics=responseTime&limit=101', 'limit', 'limit: must be at most 100')
@@ -220,7 +259,11 @@ describe('analytics of an API check', () => {
   })
 
   it('counts a result once when an agent posts it twice', async () => {
-    const created = await call('POST', '/v1/checks/api', { name: 'posted twice', locations: ['eu-west-1'], request: { method: 'GET', url: 'http://127.0.0.1:9/' } })
+    const created = await call('POST', '/v1/checks/api', {
+      name: 'posted twice',
+      locations: ['eu-west-1'],
+      request: { method: 'GET', url: 'http://127.0.0.1:9/' },
+    })
     const id = created.json.id
     // (the run is claimed and posted at +0:30 on the server's clock: a result is dated inside its claim)
     const saved = clock.get()
@@ -228,8 +271,18 @@ describe('analytics of an API check', () => {
     await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [id] } })
     const [claimed] = (await call('POST', '/v1/agent/claim', { agentId: 'twice', locations: ['eu-west-1'] })).json.runs
     const result = {
-      runLocation: 'eu-west-1', resultType: 'FINAL', status: 'PASSED', hasFailures: false, hasErrors: false, isDegraded: false,
-      responseTime: 120, startedAt: at(30), stoppedAt: at(30), error: null, attempts: [], details: { kind: 'API', statusCode: 200, timings: null },
+      runLocation: 'eu-west-1',
+      resultType: 'FINAL',
+      status: 'PASSED',
+      hasFailures: false,
+      hasErrors: false,
+      isDegraded: false,
+      responseTime: 120,
+      startedAt: at(30),
+      stoppedAt: at(30),
+      error: null,
+      attempts: [],
+      details: { kind: 'API', statusCode: 200, timings: null },
     }
     for (let i = 0; i < 2; i++) expect((await call('POST', `/v1/agent/runs/${encodeURIComponent(claimed.runId)}/result`, { result })).status).toBe(204)
     clock.set(saved)
@@ -239,9 +292,15 @@ describe('analytics of an API check', () => {
   })
 
   it('forgets the rollups of a deleted check', async () => {
-    const created = await call('POST', '/v1/checks/api', { name: 'short-lived', locations: ['eu-west-1'], request: { method: 'GET', url: 'http://127.0.0.1:9/' } })
+    const created = await call('POST', '/v1/checks/api', {
+      name: 'short-lived',
+      locations: ['eu-west-1'],
+      request: { method: 'GET', url: 'http://127.0.0.1:9/' },
+    })
     await recordRuns(call, created.json.id, [RUNS[0]], clock)
-    expect(seriesOf(await call('GET', `/v1/analytics/api-checks/${created.json.id}?${WINDOW}&metrics=responseTime`))).toEqual([{ bucketStart: at(0), responseTime: 100 }])
+    expect(seriesOf(await call('GET', `/v1/analytics/api-checks/${created.json.id}?${WINDOW}&metrics=responseTime`))).toEqual([
+      { bucketStart: at(0), responseTime: 100 },
+    ])
     expect((await call('DELETE', `/v1/checks/${created.json.id}`)).status).toBe(204)
     expect((await call('GET', `/v1/analytics/api-checks/${created.json.id}?${WINDOW}&metrics=responseTime`)).status).toBe(404)
   })

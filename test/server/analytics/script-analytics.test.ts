@@ -41,7 +41,14 @@ beforeAll(async () => {
   site.route('/first', { status: 200, headers: html, body: '<!doctype html><title>First</title><h1>First page</h1>' })
   site.route('/second', { status: 200, headers: html, body: '<!doctype html><title>Second</title><h1>Second page</h1>', delayBeforeHeadersMs: 1000 })
   const runtimeCache = await prepareTestRuntime()
-  server = await startTestServer({ dbPath: join(dir, 'analytics.db'), runner: true, privateTargets: 'allow', runtimeCache, scriptConcurrency: 1, schedulerOptions: { tickMs: 50 } })
+  server = await startTestServer({
+    dbPath: join(dir, 'analytics.db'),
+    runner: true,
+    privateTargets: 'allow',
+    runtimeCache,
+    scriptConcurrency: 1,
+    schedulerOptions: { tickMs: 50 },
+  })
   call = caller(server)
 }, 180_000)
 afterAll(async () => {
@@ -53,7 +60,12 @@ afterAll(async () => {
 async function createCheck(route: 'browser' | 'multistep', name: string, body: string): Promise<string> {
   const script = `import { test, expect } from '@playwright/test'\n${body}\n`
   const created = await call('POST', `/v1/checks/${route}`, {
-    name, activated: false, doubleCheck: false, script, scriptPath: 'checks/a.spec.ts', environmentVariables: [{ key: 'SITE', value: site.origin }],
+    name,
+    activated: false,
+    doubleCheck: false,
+    script,
+    scriptPath: 'checks/a.spec.ts',
+    environmentVariables: [{ key: 'SITE', value: site.origin }],
   })
   expect(created.status, created.text).toBe(201)
   return created.json.id
@@ -83,34 +95,62 @@ async function figures(segment: string, id: string, metrics: string[]): Promise<
 
 describe.skipIf(!hasChromium)('browser check analytics from real runs (Debian Chromium)', () => {
   it('TTFB, FCP and LCP follow a first byte held back 300 ms; TBT a 400 ms task; no layout shift, no errors', async () => {
-    const id = await createCheck('browser', 'Slow shop', `test('slow', async ({ page }) => {
+    const id = await createCheck(
+      'browser',
+      'Slow shop',
+      `test('slow', async ({ page }) => {
   await page.goto(process.env.SITE + '/slow')
   await expect(page.locator('h1')).toHaveText('Slow shop')
   await page.click('#work')
   await expect(page.locator('#done')).toHaveText('done')
   await page.waitForTimeout(300)
-})`)
+})`,
+    )
     await runOnce(id)
     await runOnce(id)
-    const f = await figures('browser-checks', id, ['TTFB_min', 'FCP_min', 'LCP_min', 'TBT_min', 'CLS_max', 'consoleErrors_sum', 'networkErrors_sum', 'userScriptErrors_sum', 'documentErrors_sum', 'availability', 'responseTime_min'])
+    const f = await figures('browser-checks', id, [
+      'TTFB_min',
+      'FCP_min',
+      'LCP_min',
+      'TBT_min',
+      'CLS_max',
+      'consoleErrors_sum',
+      'networkErrors_sum',
+      'userScriptErrors_sum',
+      'documentErrors_sum',
+      'availability',
+      'responseTime_min',
+    ])
     expect(f.availability, JSON.stringify(f)).toBe(100)
     expect(f.TTFB_min).toBeGreaterThanOrEqual(300)
     expect(f.FCP_min).toBeGreaterThanOrEqual(f.TTFB_min as number)
     expect(f.LCP_min).toBeGreaterThanOrEqual(f.FCP_min as number)
     // one task of at least 400 ms after the first paint: everything above 50 ms of it blocks
     expect(f.TBT_min).toBeGreaterThanOrEqual(350)
-    const consoles = (await call('GET', `/v1/check-results/${id}?resultType=FINAL`)).json.map((r: { result: { details: { console: unknown } } }) => r.result.details.console)
-    expect(f, JSON.stringify(consoles)).toMatchObject({ CLS_max: 0, consoleErrors_sum: 0, networkErrors_sum: 0, userScriptErrors_sum: 0, documentErrors_sum: 0 })
+    const consoles = (await call('GET', `/v1/check-results/${id}?resultType=FINAL`)).json.map(
+      (r: { result: { details: { console: unknown } } }) => r.result.details.console,
+    )
+    expect(f, JSON.stringify(consoles)).toMatchObject({
+      CLS_max: 0,
+      consoleErrors_sum: 0,
+      networkErrors_sum: 0,
+      userScriptErrors_sum: 0,
+      documentErrors_sum: 0,
+    })
     // the run lasts the page's 300 ms, the task's 400 ms and the wait's 300 ms at least
     expect(f.responseTime_min).toBeGreaterThanOrEqual(1000)
   }, 420_000)
 
   it('CLS counts a block inserted above the content', async () => {
-    const id = await createCheck('browser', 'Shifting shop', `test('shift', async ({ page }) => {
+    const id = await createCheck(
+      'browser',
+      'Shifting shop',
+      `test('shift', async ({ page }) => {
   await page.goto(process.env.SITE + '/shift')
   await expect(page.locator('body')).toHaveAttribute('data-shifted', '1')
   await page.waitForTimeout(500)
-})`)
+})`,
+    )
     await runOnce(id)
     const f = await figures('browser-checks', id, ['CLS', 'CLS_min', 'TTFB', 'availability'])
     expect(f.availability, JSON.stringify(f)).toBe(100)
@@ -122,22 +162,36 @@ describe.skipIf(!hasChromium)('browser check analytics from real runs (Debian Ch
   }, 240_000)
 
   it('a failing run counts its console, page, network and script errors; availability counts it as down', async () => {
-    const id = await createCheck('browser', 'Broken shop', `test('broken', async ({ page }) => {
+    const id = await createCheck(
+      'browser',
+      'Broken shop',
+      `test('broken', async ({ page }) => {
   await page.goto(process.env.SITE + '/broken')
   await expect(page.locator('body')).toHaveAttribute('data-fetched', '1')
   await page.waitForTimeout(200)
   throw new Error('the script broke')
-})`)
+})`,
+    )
     await runOnce(id)
     await runOnce(id)
     const results = await call('GET', `/v1/check-results/${id}?resultType=FINAL`)
     expect(results.json.map((r: { hasErrors: boolean; hasFailures: boolean }) => r.hasErrors || r.hasFailures)).toEqual([true, true])
     const errors = results.json[0].result.details.errors
-    const f = await figures('browser-checks', id, ['consoleErrors_sum', 'consoleErrors', 'networkErrors_sum', 'userScriptErrors_sum', 'documentErrors_sum', 'availability', 'TTFB_max'])
+    const f = await figures('browser-checks', id, [
+      'consoleErrors_sum',
+      'consoleErrors',
+      'networkErrors_sum',
+      'userScriptErrors_sum',
+      'documentErrors_sum',
+      'availability',
+      'TTFB_max',
+    ])
     // two console.error calls and the browser's line about the page's failed request (not the one
     // about its own request for /favicon.ico, which the site answers 404 too)
     expect(errors.consoleErrors, JSON.stringify(results.json[0].result.details.console)).toBe(3)
-    expect(results.json[0].result.details.console.map((c: { text: string }) => c.text)).toEqual(expect.arrayContaining([expect.stringMatching(/favicon|Failed to load/)]))
+    expect(results.json[0].result.details.console.map((c: { text: string }) => c.text)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/favicon|Failed to load/)]),
+    )
     expect(f).toMatchObject({
       availability: 0,
       consoleErrors_sum: 2 * errors.consoleErrors,
@@ -152,22 +206,32 @@ describe.skipIf(!hasChromium)('browser check analytics from real runs (Debian Ch
 })
 
 describe.skipIf(!hasChromium)('browser check analytics grouped by page (groupBy=pageIndex)', () => {
-  it('a run opening two pages gives a series per page: the second page\'s first byte held back 1000 ms, the first\'s not', async () => {
-    const id = await createCheck('browser', 'Two pages', `test('two pages', async ({ page, context }) => {
+  it("a run opening two pages gives a series per page: the second page's first byte held back 1000 ms, the first's not", async () => {
+    const id = await createCheck(
+      'browser',
+      'Two pages',
+      `test('two pages', async ({ page, context }) => {
   await page.goto(process.env.SITE + '/first')
   await expect(page.locator('h1')).toHaveText('First page')
   const second = await context.newPage()
   await second.goto(process.env.SITE + '/second')
   await expect(second.locator('h1')).toHaveText('Second page')
   await page.waitForTimeout(200)
-})`)
+})`,
+    )
     await runOnce(id)
     await runOnce(id)
     const from = Math.floor(Date.now() / 1000) - 3600
     const metrics = ['TTFB_min', 'TTFB_max', 'FCP_min', 'availability', 'retries', 'responseTime_min', 'consoleErrors_sum']
-    const answer = await call('GET', `/v1/analytics/browser-checks/${id}?from=${from}&to=${from + 7200}&aggregationInterval=43200&groupBy=pageIndex&metrics=${metrics.join(',')}`)
+    const answer = await call(
+      'GET',
+      `/v1/analytics/browser-checks/${id}?from=${from}&to=${from + 7200}&aggregationInterval=43200&groupBy=pageIndex&metrics=${metrics.join(',')}`,
+    )
     const series = seriesOf(answer)
-    expect(series.map((s) => s.pageIndex), answer.text).toEqual([0, 1])
+    expect(
+      series.map((s) => s.pageIndex),
+      answer.text,
+    ).toEqual([0, 1])
     const [first, second] = series
     expect(second.TTFB_min, answer.text).toBeGreaterThanOrEqual(1000)
     expect(first.TTFB_max, answer.text).toBeLessThan(second.TTFB_min as number)
@@ -178,7 +242,10 @@ describe.skipIf(!hasChromium)('browser check analytics grouped by page (groupBy=
     // without groupBy, a run's vitals are its first page's
     expect(whole).toMatchObject({ TTFB_min: first.TTFB_min, TTFB_max: first.TTFB_max })
     // run by run (a percentile, sub-hour buckets): the same pages, the same figures
-    const exact = await call('GET', `/v1/analytics/browser-checks/${id}?from=${from}&to=${from + 7200}&aggregationInterval=5&groupBy=pageIndex&metrics=TTFB_p99,TTFB_min`)
+    const exact = await call(
+      'GET',
+      `/v1/analytics/browser-checks/${id}?from=${from}&to=${from + 7200}&aggregationInterval=5&groupBy=pageIndex&metrics=TTFB_p99,TTFB_min`,
+    )
     const buckets = seriesOf(exact)
     for (const [index, page] of [first, second].entries()) {
       const mins = buckets.filter((b) => b.pageIndex === index).map((b) => b.TTFB_min as number)
@@ -197,15 +264,25 @@ describe.skipIf(!hasChromium)('browser check analytics grouped by page (groupBy=
 
 describe.skipIf(!hasChromium)('multi-step check analytics from real runs', () => {
   it('responseTime is the run time (an API answering after 300 ms), availability counts a failing run', async () => {
-    const id = await createCheck('multistep', 'Orders API', `test('orders', async ({ request }) => {
+    const id = await createCheck(
+      'multistep',
+      'Orders API',
+      `test('orders', async ({ request }) => {
   const answer = await request.get(process.env.SITE + '/api/slow')
   expect(answer.status()).toBe(Number(process.env.EXPECTED ?? 200))
-})`)
+})`,
+    )
     await runOnce(id)
     const put = await call('PUT', `/v1/checks/multistep/${id}`, {
-      name: 'Orders API', activated: false, doubleCheck: false, scriptPath: 'checks/a.spec.ts',
+      name: 'Orders API',
+      activated: false,
+      doubleCheck: false,
+      scriptPath: 'checks/a.spec.ts',
       script: (await call('GET', `/v1/checks/${id}`)).json.script,
-      environmentVariables: [{ key: 'SITE', value: site.origin }, { key: 'EXPECTED', value: '201' }],
+      environmentVariables: [
+        { key: 'SITE', value: site.origin },
+        { key: 'EXPECTED', value: '201' },
+      ],
     })
     expect(put.status, put.text).toBe(200)
     await runOnce(id)

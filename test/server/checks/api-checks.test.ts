@@ -35,7 +35,10 @@ const apiCheck = (extra: Record<string, unknown> = {}) => ({
   request: {
     method: 'GET',
     url: `${http.origin}/health`,
-    headers: [{ key: 'X-Plain', value: 'visible' }, { key: 'X-Token', value: 'hunter2-token', secret: true }],
+    headers: [
+      { key: 'X-Plain', value: 'visible' },
+      { key: 'X-Token', value: 'hunter2-token', secret: true },
+    ],
     queryParameters: [{ key: 'region', value: '{{REGION}}' }],
     basicAuth: { username: 'monitor', password: 'pa55word-secret' },
     assertions: [
@@ -120,7 +123,8 @@ describe('API checks on the server', () => {
     try {
       tls.route('/secure', { status: 200, body: 'ok' })
       const created = await call('POST', '/v1/checks/api', {
-        name: 'TLS days', activated: false,
+        name: 'TLS days',
+        activated: false,
         request: { method: 'GET', url: `${tls.origin}/secure`, skipSSL: true, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' }] },
       })
       expect(created.status).toBe(201)

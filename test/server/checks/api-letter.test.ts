@@ -33,7 +33,12 @@ describe('error groups are paged as the reference pages them', () => {
     for (let i = 0; i < 28; i++) {
       const checkId = i < 25 ? checkA : checkB
       const message = `failure kind ${String.fromCharCode(97 + (i % 26))}${i >= 26 ? 'x' : ''} of ${checkId === checkA ? 'A' : 'B'}`
-      await bench.store.errorGroups.record('acc-a', checkId, { errorHash: `hash-${i}`, rawErrorMessage: message, cleanedErrorMessage: message, seenAt: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString() })
+      await bench.store.errorGroups.record('acc-a', checkId, {
+        errorHash: `hash-${i}`,
+        rawErrorMessage: message,
+        cleanedErrorMessage: message,
+        seenAt: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString(),
+      })
     }
   })
   afterAll(async () => {
@@ -58,7 +63,7 @@ describe('error groups are paged as the reference pages them', () => {
     expect(beyond.headers.get('content-range')).toBe('*/28')
   })
 
-  it('GET /v1/error-groups/checks/{checkId}: the same paging over the check\'s groups', async () => {
+  it("GET /v1/error-groups/checks/{checkId}: the same paging over the check's groups", async () => {
     const page = await bench.call('GET', `/v1/error-groups/checks/${checkA}?limit=5&page=5`)
     expect(page.status).toBe(200)
     expect(page.json).toHaveLength(5)
@@ -115,7 +120,9 @@ describe('every 400 names its field', () => {
     const heartbeat = (await call('POST', '/v1/checks/heartbeat', heartbeatBody())).json.id
     const answer = await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [dns, heartbeat] } })
     expect(expect400(answer, 'payload')).toEqual(['target.checkId.1'])
-    expect(answer.json.message).toBe(`target.checkId.1: is a HEARTBEAT check (${heartbeat}): a heartbeat check is judged by the pings it receives and cannot be triggered; sessions run DNS, ICMP, API, TCP, URL, BROWSER, MULTI_STEP and PLAYWRIGHT checks`)
+    expect(answer.json.message).toBe(
+      `target.checkId.1: is a HEARTBEAT check (${heartbeat}): a heartbeat check is judged by the pings it receives and cannot be triggered; sessions run DNS, ICMP, API, TCP, URL, BROWSER, MULTI_STEP and PLAYWRIGHT checks`,
+    )
   })
 })
 
@@ -143,7 +150,13 @@ describe('messages agree with their rule', () => {
     expect(await message('/v1/checks?limit=Infinity', 'limit')).toBe('limit: must be a number (got "Infinity")')
     expect(await message('/v1/checks?limit=1e999', 'limit')).toBe('limit: must be a finite number (got "1e999")')
     // JSON reads 1e999 as Infinity
-    const infinite = await message('/v1/checks/dns', 'degradedResponseTime', 'payload', 'POST', '{"name":"n","request":{"query":"example.com"},"degradedResponseTime":1e999}')
+    const infinite = await message(
+      '/v1/checks/dns',
+      'degradedResponseTime',
+      'payload',
+      'POST',
+      '{"name":"n","request":{"query":"example.com"},"degradedResponseTime":1e999}',
+    )
     expect(infinite).toBe('degradedResponseTime: must be a finite number (got Infinity)')
     const id = (await call('POST', '/v1/checks/heartbeat', heartbeatBody())).json.id
     expect(await message(`/v1/checks/heartbeats/${id}/events?startTime=1&startTime=2`, 'startTime')).toBe('startTime: must be given once (got 2 values)')
@@ -168,8 +181,9 @@ describe('messages agree with their rule', () => {
     const both = await call('GET', `/v1/analytics/dns/${id}?metrics=availability&aggregationInterval=60.0&limit=1.0`)
     expect(both.status, both.text).toBe(200)
     expect(both.json.pagination).toEqual({ page: 1, limit: 1 })
-    expect(await message(`/v1/analytics/dns/${id}?metrics=availability&aggregationInterval=1.5`, 'aggregationInterval'))
-      .toBe('aggregationInterval: must be a whole number of minutes from 1 to 43200 (got "1.5")')
+    expect(await message(`/v1/analytics/dns/${id}?metrics=availability&aggregationInterval=1.5`, 'aggregationInterval')).toBe(
+      'aggregationInterval: must be a whole number of minutes from 1 to 43200 (got "1.5")',
+    )
   })
 
   it('a field with an empty name is named, not called the body', async () => {
@@ -240,8 +254,9 @@ describe('check sessions, as the reference has them', () => {
     }
   })
 
-  it('the reference\'s matchTags: OR of ANDs, !tag for a check without it; deactivated checks too', async () => {
-    const make = async (name: string, tags: string[], extra: Record<string, unknown> = {}) => (await call('POST', '/v1/checks/dns', check(name, { tags, ...extra }))).json.id
+  it("the reference's matchTags: OR of ANDs, !tag for a check without it; deactivated checks too", async () => {
+    const make = async (name: string, tags: string[], extra: Record<string, unknown> = {}) =>
+      (await call('POST', '/v1/checks/dns', check(name, { tags, ...extra }))).json.id
     const web = await make('prod web', ['prod', 'web'])
     await make('prod skipped', ['prod', 'skip-e2e'])
     const staging = await make('staging', ['staging'], { activated: false })
@@ -315,10 +330,12 @@ describe('triggerIncident: null, and results of checks that are not yours', () =
     expect((await call('GET', `/v1/checks/${dns.json.id}`)).json.triggerIncident).toBeNull()
     expect((await call('PUT', `/v1/checks/dns/${dns.json.id}`, dnsBody({ triggerIncident: null }))).status).toBe(200)
     expect((await call('POST', '/v1/checks/heartbeat', heartbeatBody({ triggerIncident: null }))).status).toBe(201)
-    expect((await call('POST', '/v1/checks/api', { name: 'api', request: { url: 'http://127.0.0.1:9/', method: 'GET' }, triggerIncident: null })).status).toBe(201)
+    expect((await call('POST', '/v1/checks/api', { name: 'api', request: { url: 'http://127.0.0.1:9/', method: 'GET' }, triggerIncident: null })).status).toBe(
+      201,
+    )
   })
 
-  it('GET /v1/check-results/{checkId}: 404 for an unknown check and for another account\'s, as every per-check route', async () => {
+  it("GET /v1/check-results/{checkId}: 404 for an unknown check and for another account's, as every per-check route", async () => {
     const unknown = await call('GET', `/v1/check-results/${randomUUID()}`)
     expect(unknown.status).toBe(404)
     expect(unknown.json).toEqual({ statusCode: 404, error: 'Not Found', message: 'Check not found' })

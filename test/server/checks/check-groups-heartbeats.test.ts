@@ -40,8 +40,10 @@ const heartbeat = (name: string, extra: Record<string, unknown>) =>
 /** The check's results (FINAL), newest first. */
 const results = async (checkId: string) => (await call('GET', `/v1/check-results/${checkId}`)).json as Array<{ hasFailures: boolean }>
 /** The channels the check's recorded alerts go to. */
-const channels = async (checkId: string) => ((await call('GET', `/v1/alert-deliveries?checkId=${checkId}&limit=100`)).json as Array<{ channel: { alertChannelId: number } }>)
-  .map((d) => d.channel.alertChannelId).sort()
+const channels = async (checkId: string) =>
+  ((await call('GET', `/v1/alert-deliveries?checkId=${checkId}&limit=100`)).json as Array<{ channel: { alertChannelId: number } }>)
+    .map((d) => d.channel.alertChannelId)
+    .sort()
 
 beforeAll(async () => {
   server = await startTestServer({ clock: () => now, scheduler: true, privateTargets: 'allow', schedulerOptions: { tickMs: 20 } })
@@ -52,7 +54,7 @@ afterAll(async () => {
 })
 
 describe('heartbeat checks in a check group', () => {
-  it('a missed period alerts the group\'s channels; a muted group\'s heartbeat alerts no one; a deactivated group\'s records no ping', async () => {
+  it("a missed period alerts the group's channels; a muted group's heartbeat alerts no one; a deactivated group's records no ping", async () => {
     const groupChannel = await channel('group-hook')
     const ownChannel = await channel('own-hook')
     const subscribe = (id: number) => [{ alertChannelId: id, activated: true }]

@@ -29,15 +29,20 @@ afterAll(async () => {
   await dns?.close()
 })
 
-describe('scheduled runs of a group\'s checks', () => {
-  it('a deactivated group runs none of its checks; activated again, they run, in the group\'s locations', async () => {
+describe("scheduled runs of a group's checks", () => {
+  it("a deactivated group runs none of its checks; activated again, they run, in the group's locations", async () => {
     const call = caller(server)
     const paused = await call('POST', '/v1/check-groups', { name: 'Paused group', activated: false, locations: ['ap-south-1'] })
     const active = await call('POST', '/v1/check-groups', { name: 'Active group', locations: ['ap-south-1'] })
     expect([paused.status, active.status]).toEqual([201, 201])
-    const check = (name: string, groupId: number) => call('POST', '/v1/checks/dns', {
-      name, frequency: 1, activated: true, groupId, request: { query: name, recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
-    })
+    const check = (name: string, groupId: number) =>
+      call('POST', '/v1/checks/dns', {
+        name,
+        frequency: 1,
+        activated: true,
+        groupId,
+        request: { query: name, recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
+      })
     const inPaused = await check('in-paused-group.test', paused.json.id)
     const inActive = await check('in-active-group.test', active.json.id)
     expect([inPaused.status, inActive.status]).toEqual([201, 201])
@@ -53,7 +58,9 @@ describe('scheduled runs of a group\'s checks', () => {
     // activated again: its checks run
     expect((await call('PUT', `/v1/check-groups/${paused.json.id}`, { name: 'Paused group', activated: true, locations: ['ap-south-1'] })).status).toBe(200)
     await expect.poll(() => queries('in-paused-group.test'), { timeout: 15_000, interval: 100 }).toBeGreaterThanOrEqual(1)
-    await expect.poll(async () => (await call('GET', `/v1/check-results/${inPaused.json.id}?resultType=FINAL&limit=100`)).json.length, { timeout: 10_000, interval: 100 }).toBeGreaterThanOrEqual(1)
+    await expect
+      .poll(async () => (await call('GET', `/v1/check-results/${inPaused.json.id}?resultType=FINAL&limit=100`)).json.length, { timeout: 10_000, interval: 100 })
+      .toBeGreaterThanOrEqual(1)
     const after = await call('GET', `/v1/check-results/${inPaused.json.id}?resultType=FINAL&limit=100`)
     expect(after.json[0].runLocation).toBe('ap-south-1')
   }, 40_000)

@@ -35,11 +35,20 @@ async function createGroup(body: Record<string, unknown>): Promise<any> {
 }
 
 describe('/v1/check-groups', () => {
-  it('creates a group with the reference\'s defaults, reads, lists, updates it; its checks are listed by id; a group with checks is not deleted (409)', async () => {
+  it("creates a group with the reference's defaults, reads, lists, updates it; its checks are listed by id; a group with checks is not deleted (409)", async () => {
     const group = await createGroup({ name: 'API', locations: ['eu-west-1'], tags: ['api'] })
     expect(group).toMatchObject({
-      id: expect.any(Number), name: 'API', activated: true, muted: false, concurrency: 3, locations: ['eu-west-1'], tags: ['api'],
-      apiCheckDefaults: { headers: [], queryParameters: [], assertions: [] }, alertChannelSubscriptions: [], checks: [], updated_at: null,
+      id: expect.any(Number),
+      name: 'API',
+      activated: true,
+      muted: false,
+      concurrency: 3,
+      locations: ['eu-west-1'],
+      tags: ['api'],
+      apiCheckDefaults: { headers: [], queryParameters: [], assertions: [] },
+      alertChannelSubscriptions: [],
+      checks: [],
+      updated_at: null,
     })
     const check = await bench.createCheck('member.test', { name: 'Member', groupId: group.id, groupOrder: 1 })
     expect((await bench.call('GET', `/v1/check-groups/${group.id}`)).json.checks).toEqual([check])
@@ -48,7 +57,14 @@ describe('/v1/check-groups', () => {
 
     const updated = await bench.call('PUT', `/v1/check-groups/${group.id}`, { name: 'API v2', locations: ['us-east-1'], concurrency: 1 })
     expect(updated.status, updated.text).toBe(200)
-    expect(updated.json).toMatchObject({ id: group.id, name: 'API v2', concurrency: 1, locations: ['us-east-1'], checks: [check], updated_at: expect.any(String) })
+    expect(updated.json).toMatchObject({
+      id: group.id,
+      name: 'API v2',
+      concurrency: 1,
+      locations: ['us-east-1'],
+      checks: [check],
+      updated_at: expect.any(String),
+    })
 
     const refused = await bench.call('DELETE', `/v1/check-groups/${group.id}`)
     expect(refused.status).toBe(409)
@@ -70,7 +86,7 @@ describe('/v1/check-groups', () => {
     expect((await bench.call('GET', '/v1/check-groups/abc')).status).toBe(400)
   })
 
-  it('a check of any type naming another account\'s group, or no group, is a 400 naming groupId on POST and PUT; its own group is taken', async () => {
+  it("a check of any type naming another account's group, or no group, is a 400 naming groupId on POST and PUT; its own group is taken", async () => {
     const other = caller(bench.server, KEY_B)
     const theirs = await other('POST', '/v1/check-groups', { name: 'Theirs', locations: ['ap-south-1'], activated: false })
     expect(theirs.status).toBe(201)
@@ -110,7 +126,7 @@ describe('/v1/check-groups', () => {
     expect((await other('GET', `/v1/check-groups/${theirs.json.id}`)).json.checks).toEqual([])
   })
 
-  it('another account\'s group answers 404 to read, update, delete, its checks and its badge, exactly like a missing one', async () => {
+  it("another account's group answers 404 to read, update, delete, its checks and its badge, exactly like a missing one", async () => {
     const group = await createGroup({ name: 'Mine' })
     const other = caller(bench.server, KEY_B)
     for (const id of [group.id, 999_999]) {
@@ -130,59 +146,84 @@ describe('/v1/check-groups', () => {
 })
 
 describe('group settings applied', () => {
-  it('GET …/checks answers the checks with the group\'s settings applied: locations where the check has none, variables merged (the check\'s win), secrets masked', async () => {
+  it("GET …/checks answers the checks with the group's settings applied: locations where the check has none, variables merged (the check's win), secrets masked", async () => {
     const group = await createGroup({
-      name: 'Applied', locations: ['ap-south-1', 'eu-west-1'], retryStrategy: { type: 'FIXED', baseBackoffSeconds: 5, maxRetries: 1 },
-      environmentVariables: [{ key: 'A', value: 'group' }, { key: 'TOKEN', value: 'GROUP-SECRET', secret: true }],
+      name: 'Applied',
+      locations: ['ap-south-1', 'eu-west-1'],
+      retryStrategy: { type: 'FIXED', baseBackoffSeconds: 5, maxRetries: 1 },
+      environmentVariables: [
+        { key: 'A', value: 'group' },
+        { key: 'TOKEN', value: 'GROUP-SECRET', secret: true },
+      ],
     })
     const bare = await bench.createCheck('bare.test', { name: 'Bare', groupId: group.id, groupOrder: 2 })
     const own = await bench.createCheck('own.test', { name: 'Own', groupId: group.id, groupOrder: 1, locations: ['us-east-1'] })
     const answer = await bench.call('GET', `/v1/check-groups/${group.id}/checks`)
     expect(answer.status).toBe(200)
     expect(answer.text).not.toContain('GROUP-SECRET')
-    expect(answer.json.map((c: any) => [c.id, c.locations])).toEqual([[own, ['us-east-1']], [bare, ['ap-south-1', 'eu-west-1']]])
+    expect(answer.json.map((c: any) => [c.id, c.locations])).toEqual([
+      [own, ['us-east-1']],
+      [bare, ['ap-south-1', 'eu-west-1']],
+    ])
     expect(answer.json[1].retryStrategy).toMatchObject({ type: 'FIXED', maxRetries: 1 })
-    expect(answer.json[1].environmentVariables.map((v: any) => [v.key, v.value])).toEqual([['A', 'group'], ['TOKEN', '']])
+    expect(answer.json[1].environmentVariables.map((v: any) => [v.key, v.value])).toEqual([
+      ['A', 'group'],
+      ['TOKEN', ''],
+    ])
     const one = await bench.call('GET', `/v1/check-groups/${group.id}/checks/${bare}`)
     expect(one.json.locations).toEqual(['ap-south-1', 'eu-west-1'])
     // the check itself is answered as stored
     expect((await bench.call('GET', `/v1/checks/${bare}`)).json.locations ?? null).toBeNull()
   })
 
-  it('a check without locations runs in the group\'s; its failure goes to the group\'s channels and its own, a channel both name once', async () => {
+  it("a check without locations runs in the group's; its failure goes to the group's channels and its own, a channel both name once", async () => {
     const shared = await bench.call('POST', '/v1/alert-channels', { type: 'WEBHOOK', config: { name: 'shared', url: `${hooks.url}/grp-shared` } })
     const groupOnly = await bench.call('POST', '/v1/alert-channels', { type: 'WEBHOOK', config: { name: 'group', url: `${hooks.url}/grp-group` } })
     const checkOnly = await bench.call('POST', '/v1/alert-channels', { type: 'WEBHOOK', config: { name: 'check', url: `${hooks.url}/grp-check` } })
     const group = await createGroup({
-      name: 'Alerting', locations: ['ap-south-1', 'us-west-1'],
-      alertChannelSubscriptions: [{ alertChannelId: shared.json.id, activated: true }, { alertChannelId: groupOnly.json.id, activated: true }],
+      name: 'Alerting',
+      locations: ['ap-south-1', 'us-west-1'],
+      alertChannelSubscriptions: [
+        { alertChannelId: shared.json.id, activated: true },
+        { alertChannelId: groupOnly.json.id, activated: true },
+      ],
     })
     const query = 'grouped-failure.test'
     const id = await bench.createCheck(query, {
-      name: 'Grouped failure', groupId: group.id,
-      alertChannelSubscriptions: [{ alertChannelId: shared.json.id, activated: true }, { alertChannelId: checkOnly.json.id, activated: true }],
+      name: 'Grouped failure',
+      groupId: group.id,
+      alertChannelSubscriptions: [
+        { alertChannelId: shared.json.id, activated: true },
+        { alertChannelId: checkOnly.json.id, activated: true },
+      ],
     })
     fail(query)
-    const done = await bench.runOnce(id) as any
+    const done = (await bench.runOnce(id)) as any
     expect(done.status).toBe('FAILED')
     expect([...done.runLocations].sort()).toEqual(['ap-south-1', 'us-west-1'])
     await hooks.waitFor('/grp-shared', 1)
     await hooks.waitFor('/grp-group', 1)
     await hooks.waitFor('/grp-check', 1)
-    const deliveries = await eventually(() => bench.deliveries(id), (l) => l.length >= 3 && l.every((d: any) => d.status !== 'PENDING'))
+    const deliveries = await eventually(
+      () => bench.deliveries(id),
+      (l) => l.length >= 3 && l.every((d: any) => d.status !== 'PENDING'),
+    )
     expect(deliveries.map((d: any) => d.channel.alertChannelId).sort()).toEqual([shared.json.id, groupOnly.json.id, checkOnly.json.id].sort())
     expect(hooks.received('/grp-shared')).toHaveLength(1)
     ok(query)
   })
 
-  it('a muted group holds back its checks\' alerts', async () => {
+  it("a muted group holds back its checks' alerts", async () => {
     const hook = await bench.call('POST', '/v1/alert-channels', { type: 'WEBHOOK', config: { name: 'muted', url: `${hooks.url}/grp-muted` } })
     const group = await createGroup({ name: 'Muted', muted: true, alertChannelSubscriptions: [{ alertChannelId: hook.json.id, activated: true }] })
     const query = 'grouped-muted.test'
     const id = await bench.createCheck(query, { name: 'Muted member', groupId: group.id })
     fail(query)
     expect((await bench.runOnce(id)).status).toBe('FAILED')
-    const alerting = await bench.createCheck('grouped-muted-control.test', { name: 'Control', alertChannelSubscriptions: [{ alertChannelId: hook.json.id, activated: true }] })
+    const alerting = await bench.createCheck('grouped-muted-control.test', {
+      name: 'Control',
+      alertChannelSubscriptions: [{ alertChannelId: hook.json.id, activated: true }],
+    })
     fail('grouped-muted-control.test')
     await bench.runOnce(alerting)
     // the control's failure is delivered: the muted one's, recorded before it, would have been too
@@ -190,7 +231,7 @@ describe('group settings applied', () => {
     expect(await bench.deliveries(id)).toEqual([])
   })
 
-  it('the group badge is its checks\' worst state, paused when the group is deactivated', async () => {
+  it("the group badge is its checks' worst state, paused when the group is deactivated", async () => {
     const group = await createGroup({ name: 'Badge group' })
     const empty = await bench.call('GET', `/v1/badges/groups/${group.id}`)
     expect(empty.status).toBe(200)
@@ -212,7 +253,7 @@ describe('group settings applied', () => {
 })
 
 describe('API-check defaults of a group', () => {
-  it('an API check runs with the group\'s base URL ({{GROUP_BASE_URL}}), its headers and query parameters (the check\'s win by key), its variables and its assertions', async () => {
+  it("an API check runs with the group's base URL ({{GROUP_BASE_URL}}), its headers and query parameters (the check's win by key), its variables and its assertions", async () => {
     const http: HttpServerHandle = await startHttpServer()
     try {
       http.route('/v1/health', { status: 200, body: { ok: true } })
@@ -221,17 +262,27 @@ describe('API-check defaults of a group', () => {
         environmentVariables: [{ key: 'TENANT', value: 'acme' }],
         apiCheckDefaults: {
           url: `${http.origin}/v1`,
-          headers: [{ key: 'X-Group', value: 'group' }, { key: 'X-Both', value: 'group' }],
+          headers: [
+            { key: 'X-Group', value: 'group' },
+            { key: 'X-Both', value: 'group' },
+          ],
           queryParameters: [{ key: 'tenant', value: '{{TENANT}}' }],
           assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '201' }],
         },
       })
       const check = await bench.call('POST', '/v1/checks/api', {
-        name: 'Group API', activated: false, groupId: group.id,
-        request: { method: 'GET', url: '{{GROUP_BASE_URL}}/health', headers: [{ key: 'X-Both', value: 'check' }], assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' }] },
+        name: 'Group API',
+        activated: false,
+        groupId: group.id,
+        request: {
+          method: 'GET',
+          url: '{{GROUP_BASE_URL}}/health',
+          headers: [{ key: 'X-Both', value: 'check' }],
+          assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' }],
+        },
       })
       expect(check.status, check.text).toBe(201)
-      const done = await bench.runOnce(check.json.id) as any
+      const done = (await bench.runOnce(check.json.id)) as any
       const seen = http.requests.filter((r) => r.path.startsWith('/v1/health'))
       expect(seen.length).toBeGreaterThanOrEqual(1)
       expect(seen[0].path).toBe('/v1/health?tenant=acme')
@@ -247,14 +298,15 @@ describe('API-check defaults of a group', () => {
 })
 
 describe('the dashboard', () => {
-  it('lists each check group with its checks\' worst state, linking to its page', async () => {
+  it("lists each check group with its checks' worst state, linking to its page", async () => {
     const group = await createGroup({ name: 'Dashboard group', locations: ['eu-west-1'] })
     fail('dashboard-member.test')
     const member = await bench.createCheck('dashboard-member.test', { name: 'Dashboard member', groupId: group.id })
     await bench.runOnce(member)
     const paused = await createGroup({ name: 'Dashboard paused', activated: false })
     const login = await fetch(`${bench.server.url}/dashboard/login`, {
-      method: 'POST', redirect: 'manual',
+      method: 'POST',
+      redirect: 'manual',
       headers: { 'content-type': 'application/x-www-form-urlencoded', origin: bench.server.url },
       body: new URLSearchParams({ apiKey: KEY_A }).toString(),
     })
@@ -262,7 +314,15 @@ describe('the dashboard', () => {
     const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]
     const html = await (await fetch(`${bench.server.url}/`, { headers: { cookie } })).text()
     expect(html).toContain('<h2>Check groups</h2>')
-    expect(html).toMatch(new RegExp(`<tr data-group-id="${group.id}"><td><a href="/dashboard/groups/${group.id}">Dashboard group</a></td><td class="state-failing">failing</td><td>1</td><td>eu-west-1</td></tr>`))
-    expect(html).toMatch(new RegExp(`<tr data-group-id="${paused.id}"><td><a href="/dashboard/groups/${paused.id}">Dashboard paused</a></td><td class="state-paused">paused</td><td>0</td>`))
+    expect(html).toMatch(
+      new RegExp(
+        `<tr data-group-id="${group.id}"><td><a href="/dashboard/groups/${group.id}">Dashboard group</a></td><td class="state-failing">failing</td><td>1</td><td>eu-west-1</td></tr>`,
+      ),
+    )
+    expect(html).toMatch(
+      new RegExp(
+        `<tr data-group-id="${paused.id}"><td><a href="/dashboard/groups/${paused.id}">Dashboard paused</a></td><td class="state-paused">paused</td><td>0</td>`,
+      ),
+    )
   })
 })

@@ -19,20 +19,29 @@ beforeAll(async () => {
 afterAll(() => server.close())
 
 const channels = {
-  webhook: [{
-    name: 'ops',
-    url: 'https://hooks.example.com/ops',
-    headers: [{ key: 'X-Hook-Token', value: 'hook-header-2222', secret: true }, { key: 'X-Team', value: 'shop' }],
-    queryParameters: [{ key: 'sig', value: 'hook-query-3333', secret: true }],
-  }],
+  webhook: [
+    {
+      name: 'ops',
+      url: 'https://hooks.example.com/ops',
+      headers: [
+        { key: 'X-Hook-Token', value: 'hook-header-2222', secret: true },
+        { key: 'X-Team', value: 'shop' },
+      ],
+      queryParameters: [{ key: 'sig', value: 'hook-query-3333', secret: true }],
+    },
+  ],
   slack: [{ url: 'https://hooks.slack.com/services/T0SLACK/B0SLACK/slack-token-4444' }],
 }
 
-const icmp = (extra: Record<string, unknown> = {}) => icmpBody({
-  environmentVariables: [{ key: 'PING_TOKEN', value: 'env-secret-1111', secret: true }, { key: 'PLAIN', value: 'visible-value' }],
-  alertChannels: channels,
-  ...extra,
-})
+const icmp = (extra: Record<string, unknown> = {}) =>
+  icmpBody({
+    environmentVariables: [
+      { key: 'PING_TOKEN', value: 'env-secret-1111', secret: true },
+      { key: 'PLAIN', value: 'visible-value' },
+    ],
+    alertChannels: channels,
+    ...extra,
+  })
 
 function noSecret(text: string) {
   for (const secret of SECRETS) expect(text).not.toContain(secret)
@@ -73,7 +82,8 @@ describe('secrets of a check in the API answers', () => {
 
     // an API check: its own request secrets and the check's secrets alike
     const api = await call('POST', '/v1/checks/api', {
-      name: 'api', activated: false,
+      name: 'api',
+      activated: false,
       request: { method: 'GET', url: 'https://shop.example.com/', headers: [{ key: 'X-Key', value: 'api-header-5555', secret: true }] },
       alertChannels: channels,
     })
@@ -88,7 +98,9 @@ describe('secrets of a check in the API answers', () => {
 
   it("an agent's claim carries an API check's request secrets (its run sends them), and no other secret", async () => {
     const api = await call('POST', '/v1/checks/api', {
-      name: 'claimed', activated: false, locations: ['ap-south-1'],
+      name: 'claimed',
+      activated: false,
+      locations: ['ap-south-1'],
       request: { method: 'GET', url: 'https://shop.example.com/', headers: [{ key: 'X-Key', value: 'api-header-5555', secret: true }] },
       alertChannels: channels,
     })

@@ -25,9 +25,18 @@ describe('DNS checks', () => {
     const check = created.json
     expect(check.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
     expect(check).toMatchObject({
-      name: 'dns example', checkType: 'DNS', activated: true, muted: false, doubleCheck: true, shouldFail: false,
-      useGlobalAlertSettings: true, runParallel: false, frequency: 10, tags: [],
-      degradedResponseTime: 500, maxResponseTime: 1000,
+      name: 'dns example',
+      checkType: 'DNS',
+      activated: true,
+      muted: false,
+      doubleCheck: true,
+      shouldFail: false,
+      useGlobalAlertSettings: true,
+      runParallel: false,
+      frequency: 10,
+      tags: [],
+      degradedResponseTime: 500,
+      maxResponseTime: 1000,
       request: { query: 'example.com', recordType: 'A', protocol: 'UDP', assertions: [] },
       updated_at: null,
     })
@@ -112,10 +121,25 @@ describe('DNS checks', () => {
     })
     const keys = expect400(bad, 'payload')
     expect(keys.sort()).toEqual([
-      'activated', 'alertChannels.webhook.0.method', 'alertChannels.webhook.0.url', 'alertSettings.escalationType', 'degradedResponseTime', 'frequency',
-      'groupOrder', 'maxResponseTime', 'name', 'request.assertions.0.comparison', 'request.assertions.0.source',
-      'request.assertions.0.target', 'request.protocol', 'request.query', 'request.recordType', 'retryStrategy.onlyOn.0',
-      'retryStrategy.type', 'triggerIncident.serviceId', 'triggerIncident.severity',
+      'activated',
+      'alertChannels.webhook.0.method',
+      'alertChannels.webhook.0.url',
+      'alertSettings.escalationType',
+      'degradedResponseTime',
+      'frequency',
+      'groupOrder',
+      'maxResponseTime',
+      'name',
+      'request.assertions.0.comparison',
+      'request.assertions.0.source',
+      'request.assertions.0.target',
+      'request.protocol',
+      'request.query',
+      'request.recordType',
+      'retryStrategy.onlyOn.0',
+      'retryStrategy.type',
+      'triggerIncident.serviceId',
+      'triggerIncident.severity',
     ])
     expect(bad.json.message).toMatch(/^[\w.]+: /)
     expect(bad.json.attributes.issues.length).toBeGreaterThanOrEqual(keys.length)
@@ -161,9 +185,21 @@ describe('ICMP checks', () => {
     const created = await api('POST', '/v1/checks/icmp', icmpBody())
     expect(created.status).toBe(201)
     expect(created.json).toMatchObject({
-      checkType: 'ICMP', degradedResponseTime: 10000, maxResponseTime: 20000, degradedPacketLossThreshold: 10, maxPacketLossThreshold: 20,
-      request: { hostname: 'example.com', ipFamily: 'IPv4', pingCount: 10, assertions: [] }, heartbeat: {}, script: '',
-      activated: true, muted: false, doubleCheck: true, shouldFail: false, useGlobalAlertSettings: true, runParallel: false, frequency: 10,
+      checkType: 'ICMP',
+      degradedResponseTime: 10000,
+      maxResponseTime: 20000,
+      degradedPacketLossThreshold: 10,
+      maxPacketLossThreshold: 20,
+      request: { hostname: 'example.com', ipFamily: 'IPv4', pingCount: 10, assertions: [] },
+      heartbeat: {},
+      script: '',
+      activated: true,
+      muted: false,
+      doubleCheck: true,
+      shouldFail: false,
+      useGlobalAlertSettings: true,
+      runParallel: false,
+      frequency: 10,
     })
   })
 
@@ -173,22 +209,53 @@ describe('ICMP checks', () => {
   })
 
   it('enforces the ICMP limits at their boundaries', async () => {
-    const ok = await api('POST', '/v1/checks/icmp', icmpBody({
-      degradedResponseTime: 0, maxResponseTime: 300000, degradedPacketLossThreshold: 0, maxPacketLossThreshold: 100,
-      request: { hostname: 'h'.repeat(2048), pingCount: 50, ipFamily: 'IPv6', assertions: [{ source: 'LATENCY', property: 'stddev', comparison: 'LESS_THAN', target: '100' }] },
-      environmentVariables: Array.from({ length: 50 }, (_, i) => ({ key: `K${i}`, value: 'v' })),
-      groupOrder: 0,
-    }))
+    const ok = await api(
+      'POST',
+      '/v1/checks/icmp',
+      icmpBody({
+        degradedResponseTime: 0,
+        maxResponseTime: 300000,
+        degradedPacketLossThreshold: 0,
+        maxPacketLossThreshold: 100,
+        request: {
+          hostname: 'h'.repeat(2048),
+          pingCount: 50,
+          ipFamily: 'IPv6',
+          assertions: [{ source: 'LATENCY', property: 'stddev', comparison: 'LESS_THAN', target: '100' }],
+        },
+        environmentVariables: Array.from({ length: 50 }, (_, i) => ({ key: `K${i}`, value: 'v' })),
+        groupOrder: 0,
+      }),
+    )
     expect(ok.status).toBe(201)
     expect((await api('POST', '/v1/checks/icmp', icmpBody({ request: { hostname: 'h', pingCount: 1 } }))).status).toBe(201)
-    const bad = await api('POST', '/v1/checks/icmp', icmpBody({
-      degradedResponseTime: -1, maxResponseTime: 300001, degradedPacketLossThreshold: 10.5, maxPacketLossThreshold: 101,
-      request: { hostname: '', pingCount: 51, ipFamily: 'IPv5', assertions: [{ source: 'LATENCY', property: 'median', comparison: 'LESS_THAN', target: '1' }] },
-      environmentVariables: Array.from({ length: 51 }, (_, i) => ({ key: `K${i}`, value: 'v' })),
-    }))
+    const bad = await api(
+      'POST',
+      '/v1/checks/icmp',
+      icmpBody({
+        degradedResponseTime: -1,
+        maxResponseTime: 300001,
+        degradedPacketLossThreshold: 10.5,
+        maxPacketLossThreshold: 101,
+        request: {
+          hostname: '',
+          pingCount: 51,
+          ipFamily: 'IPv5',
+          assertions: [{ source: 'LATENCY', property: 'median', comparison: 'LESS_THAN', target: '1' }],
+        },
+        environmentVariables: Array.from({ length: 51 }, (_, i) => ({ key: `K${i}`, value: 'v' })),
+      }),
+    )
     expect(expect400(bad, 'payload').sort()).toEqual([
-      'degradedPacketLossThreshold', 'degradedResponseTime', 'environmentVariables', 'maxPacketLossThreshold', 'maxResponseTime',
-      'request.assertions.0.property', 'request.hostname', 'request.ipFamily', 'request.pingCount',
+      'degradedPacketLossThreshold',
+      'degradedResponseTime',
+      'environmentVariables',
+      'maxPacketLossThreshold',
+      'maxResponseTime',
+      'request.assertions.0.property',
+      'request.hostname',
+      'request.ipFamily',
+      'request.pingCount',
     ])
     const zeroPings = await api('POST', '/v1/checks/icmp', icmpBody({ request: { hostname: 'h', pingCount: 0 } }))
     expect(expect400(zeroPings, 'payload')).toEqual(['request.pingCount'])
@@ -207,7 +274,12 @@ describe('frequency and frequencyOffset', () => {
   const cases = FREQUENCIES.filter((f) => f > 0).map((f) => ({ f, max: f <= 60 ? Math.floor(f * 10) : Math.ceil(f / 60) }))
 
   it.each(cases)('frequency $f allows offsets 1..$max only', async ({ f, max }) => {
-    for (const [offset, expected] of [[1, 201], [max, 201], [0, 400], [max + 1, 400]] as const) {
+    for (const [offset, expected] of [
+      [1, 201],
+      [max, 201],
+      [0, 400],
+      [max + 1, 400],
+    ] as const) {
       const answer = await api('POST', '/v1/checks/dns', dnsBody({ frequency: f, frequencyOffset: offset }))
       expect(answer.status, `frequency ${f}, offset ${offset}: ${answer.text}`).toBe(expected)
       if (expected === 400) expect(answer.json.attributes.keys).toEqual(['frequencyOffset'])

@@ -44,7 +44,8 @@ async function suppressedGauge(checkId: string): Promise<number> {
 
 async function dashboard(path: string): Promise<string> {
   const login = await fetch(`${bench.server.url}/dashboard/login`, {
-    method: 'POST', redirect: 'manual',
+    method: 'POST',
+    redirect: 'manual',
     headers: { 'content-type': 'application/x-www-form-urlencoded', origin: bench.server.url },
     body: new URLSearchParams({ apiKey: KEY_A }).toString(),
   })
@@ -53,7 +54,7 @@ async function dashboard(path: string): Promise<string> {
 }
 
 describe('dependsOn', () => {
-  it('a failing dependency holds back its dependent\'s alerts (recorded, not delivered, said why); once it recovers, the dependent\'s next failure alerts', async () => {
+  it("a failing dependency holds back its dependent's alerts (recorded, not delivered, said why); once it recovers, the dependent's next failure alerts", async () => {
     const db = await bench.createCheck('db.depends.test', { name: 'Database', ...hook('/db') })
     const app = await bench.createCheck('app.depends.test', { name: 'Shop app', dependsOn: [db], ...hook('/app') })
     expect((await bench.call('GET', `/v1/checks/${app}`)).json.dependsOn).toEqual([db])
@@ -108,12 +109,15 @@ describe('dependsOn', () => {
     expect((await bench.call('GET', `/v1/check-statuses/${solo}`)).json.alertsSuppressedBy).toBeUndefined()
   })
 
-  it('refuses cycles, itself, unknown and other accounts\' checks with a 400 naming dependsOn', async () => {
+  it("refuses cycles, itself, unknown and other accounts' checks with a 400 naming dependsOn", async () => {
     const a = await bench.createCheck('a.cycle.test', { name: 'Cycle A' })
     const b = await bench.createCheck('b.cycle.test', { name: 'Cycle B', dependsOn: [a] })
     const c = await bench.createCheck('c.cycle.test', { name: 'Cycle C', dependsOn: [b] })
     const body = (name: string, query: string, dependsOn: string[]) => ({
-      name, activated: false, dependsOn, request: { query, recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
+      name,
+      activated: false,
+      dependsOn,
+      request: { query, recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
     })
     // A → C → B → A
     const cycle = await bench.call('PUT', `/v1/checks/dns/${a}`, body('Cycle A', 'a.cycle.test', [c]))

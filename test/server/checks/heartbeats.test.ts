@@ -111,7 +111,10 @@ describe('heartbeat checks', () => {
     expect(answer.status).toBe(200)
     // RECEIVED, GRACE pass; two FAILING periods; the LATE ping is counted by its FAILING
     expect(answer.json).toEqual({ successRatio: { previousPeriod: 100, currentPeriod: 50 }, totalEntitiesCurrentPeriod: 4 })
-    const firstHalf = await call('GET', `/v1/checks/heartbeats/${id}/availability?startTime=${new Date(T0).toISOString()}&endTime=${new Date(T0 + 150 * S).toISOString()}`)
+    const firstHalf = await call(
+      'GET',
+      `/v1/checks/heartbeats/${id}/availability?startTime=${new Date(T0).toISOString()}&endTime=${new Date(T0 + 150 * S).toISOString()}`,
+    )
     expect(firstHalf.json).toEqual({ successRatio: { previousPeriod: 100, currentPeriod: 100 }, totalEntitiesCurrentPeriod: 2 })
     const defaults = await call('GET', `/v1/checks/heartbeats/${id}/availability`)
     expect(defaults.json.totalEntitiesCurrentPeriod).toBe(4)
@@ -121,8 +124,16 @@ describe('heartbeat checks', () => {
     const listed = await call('GET', `/v1/check-results/${id}?limit=100`)
     expect(listed.status).toBe(200)
     expect(listed.headers.get('content-range')).toBe('0-4/5')
-    const seen = listed.json.map((r: { status: string; startedAt: string; resultType: string; runLocation: string; result: { details: { kind: string; state: string } } }) =>
-      [r.result.details.state, r.status, r.startedAt, r.resultType, r.runLocation, r.result.details.kind])
+    const seen = listed.json.map(
+      (r: { status: string; startedAt: string; resultType: string; runLocation: string; result: { details: { kind: string; state: string } } }) => [
+        r.result.details.state,
+        r.status,
+        r.startedAt,
+        r.resultType,
+        r.runLocation,
+        r.result.details.kind,
+      ],
+    )
     expect(seen).toEqual([
       ['FAILING', 'FAILED', new Date(T0 + 285 * S).toISOString(), 'FINAL', 'heartbeat', 'HEARTBEAT'],
       ['LATE', 'PASSED', new Date(T0 + 195 * S).toISOString(), 'FINAL', 'heartbeat', 'HEARTBEAT'],
@@ -136,7 +147,10 @@ describe('heartbeat checks', () => {
     const newest = await call('GET', `/v1/check-results/${id}/${status.json.lastCheckRunId}`)
     expect(newest.status).toBe(200)
     expect(newest.json).toMatchObject({ id: status.json.lastCheckRunId, checkId: id, status: 'FAILED', checkSessionId: null })
-    expect((await call('GET', `/v1/check-results/${id}?resultType=FINAL&limit=2&page=2`)).json.map((r: { id: string }) => r.id)).toEqual([listed.json[2].id, listed.json[3].id])
+    expect((await call('GET', `/v1/check-results/${id}?resultType=FINAL&limit=2&page=2`)).json.map((r: { id: string }) => r.id)).toEqual([
+      listed.json[2].id,
+      listed.json[3].id,
+    ])
   })
 
   it('answers 404 to an unknown token and to a check that is not a heartbeat', async () => {
@@ -158,16 +172,23 @@ describe('heartbeat checks', () => {
 describe('a heartbeat check that is never pinged', () => {
   it('fails once for every period that passes without a ping: alerts after the second with failedRunThreshold 2, counts a jump of the clock period by period, recovers at the next ping', async () => {
     const start = now
-    const created = await call('POST', '/v1/checks/heartbeat', body({
-      name: 'never pinged', useGlobalAlertSettings: false,
-      alertSettings: { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 2 } },
-    }))
+    const created = await call(
+      'POST',
+      '/v1/checks/heartbeat',
+      body({
+        name: 'never pinged',
+        useGlobalAlertSettings: false,
+        alertSettings: { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 2 } },
+      }),
+    )
     expect(created.status, created.text).toBe(201)
     const id = created.json.id
     const failing = async () => (await events(id)).filter((e) => e.state === 'FAILING')
     const failedCount = (count: number) => until(async () => ((await failing()).length === count ? true : undefined))
-    const notifications = async () => ((await call('GET', `/v1/alert-notifications?checkId=${id}`)).json as Array<{ alertType: string; created_at: string }>)
-      .sort((a, b) => a.created_at.localeCompare(b.created_at)).map((n) => n.alertType)
+    const notifications = async () =>
+      ((await call('GET', `/v1/alert-notifications?checkId=${id}`)).json as Array<{ alertType: string; created_at: string }>)
+        .sort((a, b) => a.created_at.localeCompare(b.created_at))
+        .map((n) => n.alertType)
     // period 1 minute, grace 30 s: the k-th period of the silence (k from 0) is missed at start + k × 60 s + 90 s
     now = start + 91 * S
     await failedCount(1)
@@ -180,9 +201,13 @@ describe('a heartbeat check that is never pinged', () => {
     now = start + 331 * S
     await failedCount(5)
     expect((await failing()).map((e) => e.timestamp)).toEqual([90, 150, 210, 270, 330].map((s) => new Date(start + s * S).toISOString()))
-    const results = (await call('GET', `/v1/check-results/${id}?limit=100`)).json as Array<{ status: string; result: { details: { state: string; periodStartedAt: string } } }>
+    const results = (await call('GET', `/v1/check-results/${id}?limit=100`)).json as Array<{
+      status: string
+      result: { details: { state: string; periodStartedAt: string } }
+    }>
     expect(results.map((r) => [r.status, r.result.details.state, r.result.details.periodStartedAt])).toEqual(
-      [240, 180, 120, 60, 0].map((s) => ['FAILED', 'FAILING', new Date(start + s * S).toISOString()]))
+      [240, 180, 120, 60, 0].map((s) => ['FAILED', 'FAILING', new Date(start + s * S).toISOString()]),
+    )
     expect(await notifications()).toEqual(['ALERT_FAILURE']) // still alerting: no second alert, no reminder asked for
     // a ping ends the silence: LATE, passing, one recovery; the periods before it stay counted once
     now = start + 335 * S
@@ -223,7 +248,9 @@ describe('heartbeat checks on one database served by two processes', () => {
       expect((await failing()).map((e) => e.timestamp).reverse()).toEqual([90, 150, 210, 270, 330].map((s) => new Date(T0 + s * S).toISOString()))
       const results = (await caller(b)('GET', `/v1/check-results/${created.json.id}?limit=100`)).json as Array<{ status: string }>
       expect(results.map((r) => r.status)).toEqual(['PASSED', 'FAILED', 'FAILED', 'FAILED', 'FAILED', 'FAILED'])
-      const states = (await caller(b)('GET', `/v1/checks/heartbeats/${created.json.id}/events?startTime=${T0}&endTime=${clock + S}`)).json[0].events.map((e: { state: string }) => e.state)
+      const states = (await caller(b)('GET', `/v1/checks/heartbeats/${created.json.id}/events?startTime=${T0}&endTime=${clock + S}`)).json[0].events.map(
+        (e: { state: string }) => e.state,
+      )
       expect(states[0]).toBe('LATE')
     } finally {
       await a.close()
@@ -242,8 +269,10 @@ describe('heartbeat events and retention', () => {
       const created = await api('POST', '/v1/checks/heartbeat', body({ heartbeat: { period: 1, periodUnit: 'days', grace: 1, graceUnit: 'hours' } }))
       clock = T0 + 1000
       expect((await caller(server, null)('GET', `/ping/${created.json.heartbeat.pingToken}`)).status).toBe(200)
-      const count = async () => (await api('GET', `/v1/checks/heartbeats/${created.json.id}/events?startTime=0&endTime=${clock + 1}`)).json[0].events
-        .filter((e: { state: string }) => e.state === 'RECEIVED').length
+      const count = async () =>
+        (await api('GET', `/v1/checks/heartbeats/${created.json.id}/events?startTime=0&endTime=${clock + 1}`)).json[0].events.filter(
+          (e: { state: string }) => e.state === 'RECEIVED',
+        ).length
       expect(await count()).toBe(1)
       clock = T0 + 2 * 86_400_000 // the ping is now older than the one day kept
       await until(async () => ((await count()) === 0 ? true : undefined))

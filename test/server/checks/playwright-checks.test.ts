@@ -37,7 +37,15 @@ beforeAll(async () => {
   site.route('/cart', { status: 200, headers: { 'content-type': 'text/html' }, body: '<!doctype html><title>Cart</title><h1>Your cart</h1>' })
   const runtimeCache = await prepareTestRuntime()
   process.env.MONITORS_RUNTIME_CACHE = runtimeCache
-  server = await startTestServer({ dbPath: join(dir, 'suites.db'), runner: true, playwrightSuites: true, privateTargets: 'allow', runtimeCache, scriptConcurrency: 1, schedulerOptions: { tickMs: 50 } })
+  server = await startTestServer({
+    dbPath: join(dir, 'suites.db'),
+    runner: true,
+    playwrightSuites: true,
+    privateTargets: 'allow',
+    runtimeCache,
+    scriptConcurrency: 1,
+    schedulerOptions: { tickMs: 50 },
+  })
   call = caller(server)
   callB = caller(server, KEY_B)
 }, 180_000)
@@ -67,23 +75,40 @@ async function finalResult(checkId: string, c: Call = call) {
 }
 
 async function logIn(key: string): Promise<string> {
-  const answer = await fetch(`${server.url}/dashboard/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url }, body: new URLSearchParams({ apiKey: key }).toString() })
+  const answer = await fetch(`${server.url}/dashboard/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url },
+    body: new URLSearchParams({ apiKey: key }).toString(),
+  })
   expect(answer.status).toBe(303)
   return (answer.headers.get('set-cookie') ?? '').split(';')[0]
 }
 
 const CONFIG = "import { defineConfig } from '@playwright/test'\nexport default defineConfig({ testDir: './tests', projects: [{ name: 'desktop' }] })\n"
 const suiteBody = (extra: Record<string, unknown> = {}) => ({
-  name: 'Suite', activated: false, doubleCheck: false,
-  files: [{ path: 'playwright.config.ts', content: CONFIG }, { path: 'tests/a.spec.ts', content: "import { test } from '@playwright/test'\ntest('a @smoke', async () => {})\n" }],
-  pwProjects: ['desktop'], pwTags: ['@smoke'], ...extra,
+  name: 'Suite',
+  activated: false,
+  doubleCheck: false,
+  files: [
+    { path: 'playwright.config.ts', content: CONFIG },
+    { path: 'tests/a.spec.ts', content: "import { test } from '@playwright/test'\ntest('a @smoke', async () => {})\n" },
+  ],
+  pwProjects: ['desktop'],
+  pwTags: ['@smoke'],
+  ...extra,
 })
 
 describe('Playwright checks: routes and rules', () => {
   it('POST /v1/checks/playwright creates (201) with its files and answers testCommand; PUT replaces; GET, list and DELETE as any check; another account is 404', async () => {
     const created = await call('POST', '/v1/checks/playwright', suiteBody())
     expect(created.status, created.text).toBe(201)
-    expect(created.json).toMatchObject({ checkType: 'PLAYWRIGHT', pwProjects: ['desktop'], pwTags: ['@smoke'], testCommand: 'npx playwright test --project "desktop" --grep "@smoke"' })
+    expect(created.json).toMatchObject({
+      checkType: 'PLAYWRIGHT',
+      pwProjects: ['desktop'],
+      pwTags: ['@smoke'],
+      testCommand: 'npx playwright test --project "desktop" --grep "@smoke"',
+    })
     expect(created.json.files).toHaveLength(2)
     const id = created.json.id
     expect((await call('GET', `/v1/checks/${id}`)).json).toMatchObject({ checkType: 'PLAYWRIGHT', name: 'Suite' })
@@ -100,82 +125,180 @@ describe('Playwright checks: routes and rules', () => {
   })
 
   it('refuses a config that is not among the files, a path out of the project, a file twice, another browser, no files and a binary file that is not base64 (400 naming the field)', async () => {
-    expect(expect400(await call('POST', '/v1/checks/playwright', suiteBody({ playwrightConfigPath: 'pw.config.ts' })), 'payload')).toEqual(['playwrightConfigPath'])
-    expect(expect400(await call('POST', '/v1/checks/playwright', suiteBody({ playwrightConfigPath: 'tests/pw.config.ts', files: [{ path: 'tests/a.spec.ts', content: 'x' }] })), 'payload')).toEqual(['playwrightConfigPath'])
-    expect(expect400(await call('POST', '/v1/checks/playwright', suiteBody({ files: [{ path: 'playwright.config.ts', content: CONFIG }, { path: '../etc/passwd', content: 'x' }] })), 'payload')).toEqual(['files.1.path'])
-    expect(expect400(await call('POST', '/v1/checks/playwright', suiteBody({ files: [{ path: 'playwright.config.ts', content: CONFIG }, { path: 'playwright.config.ts', content: CONFIG }] })), 'payload')).toEqual(['files.1.path'])
+    expect(expect400(await call('POST', '/v1/checks/playwright', suiteBody({ playwrightConfigPath: 'pw.config.ts' })), 'payload')).toEqual([
+      'playwrightConfigPath',
+    ])
+    expect(
+      expect400(
+        await call(
+          'POST',
+          '/v1/checks/playwright',
+          suiteBody({ playwrightConfigPath: 'tests/pw.config.ts', files: [{ path: 'tests/a.spec.ts', content: 'x' }] }),
+        ),
+        'payload',
+      ),
+    ).toEqual(['playwrightConfigPath'])
+    expect(
+      expect400(
+        await call(
+          'POST',
+          '/v1/checks/playwright',
+          suiteBody({
+            files: [
+              { path: 'playwright.config.ts', content: CONFIG },
+              { path: '../etc/passwd', content: 'x' },
+            ],
+          }),
+        ),
+        'payload',
+      ),
+    ).toEqual(['files.1.path'])
+    expect(
+      expect400(
+        await call(
+          'POST',
+          '/v1/checks/playwright',
+          suiteBody({
+            files: [
+              { path: 'playwright.config.ts', content: CONFIG },
+              { path: 'playwright.config.ts', content: CONFIG },
+            ],
+          }),
+        ),
+        'payload',
+      ),
+    ).toEqual(['files.1.path'])
     const firefox = await call('POST', '/v1/checks/playwright', suiteBody({ browsers: ['firefox'] }))
     expect(expect400(firefox, 'payload')).toEqual(['browsers.0'])
     expect(firefox.text).toContain('only chromium runs here')
     expect(expect400(await call('POST', '/v1/checks/playwright', suiteBody({ files: [] })), 'payload')).toEqual(['files'])
-    const notBase64 = await call('POST', '/v1/checks/playwright', suiteBody({ files: [{ path: 'playwright.config.ts', content: CONFIG }, { path: 'tests/shot.png', content: 'not base64!', encoding: 'base64' }] }))
+    const notBase64 = await call(
+      'POST',
+      '/v1/checks/playwright',
+      suiteBody({
+        files: [
+          { path: 'playwright.config.ts', content: CONFIG },
+          { path: 'tests/shot.png', content: 'not base64!', encoding: 'base64' },
+        ],
+      }),
+    )
     expect(expect400(notBase64, 'payload')).toEqual(['files.1.content'])
     expect(notBase64.text).toContain('is not base64')
   })
 })
 
 const root = process.getuid?.() === 0
-if (!root) console.warn('playwright-checks.test.ts: a server that is not root runs no suite without --playwright-suites; the test of a suite\'s own user is skipped')
+if (!root)
+  console.warn("playwright-checks.test.ts: a server that is not root runs no suite without --playwright-suites; the test of a suite's own user is skipped")
 
 describe('a server without --playwright-suites', () => {
-  it.skipIf(!root)('run by root, runs a suite as a user of its own: its test cannot read the server\'s database nor its environment', async () => {
-    // a folder other users may pass: what keeps the database from them is its own mode
-    const open = mkdtempSync(join(dir, 'open-'))
-    chmodSync(dir, 0o755)
-    chmodSync(open, 0o755)
-    const db = join(open, 'contained.db')
-    // on PostgreSQL the server has no database file: a file of root's alone stands for it
-    if (process.env.MONITORS_TEST_STORE === 'postgres') writeFileSync(db, 'secret', { mode: 0o600 })
-    const plain = await startTestServer({ dbPath: db, runner: true, privateTargets: 'allow', runtimeCache: process.env.MONITORS_RUNTIME_CACHE, schedulerOptions: { tickMs: 50 } })
-    try {
-      const c = caller(plain)
-      const test = `import { test } from '@playwright/test'
+  it.skipIf(!root)(
+    "run by root, runs a suite as a user of its own: its test cannot read the server's database nor its environment",
+    async () => {
+      // a folder other users may pass: what keeps the database from them is its own mode
+      const open = mkdtempSync(join(dir, 'open-'))
+      chmodSync(dir, 0o755)
+      chmodSync(open, 0o755)
+      const db = join(open, 'contained.db')
+      // on PostgreSQL the server has no database file: a file of root's alone stands for it
+      if (process.env.MONITORS_TEST_STORE === 'postgres') writeFileSync(db, 'secret', { mode: 0o600 })
+      const plain = await startTestServer({
+        dbPath: db,
+        runner: true,
+        privateTargets: 'allow',
+        runtimeCache: process.env.MONITORS_RUNTIME_CACHE,
+        schedulerOptions: { tickMs: 50 },
+      })
+      try {
+        const c = caller(plain)
+        const test = `import { test } from '@playwright/test'
 import { readFileSync } from 'node:fs'
 test('environ @smoke', async () => { readFileSync('/proc/${process.pid}/environ') })
 test('database @smoke', async () => { readFileSync(${JSON.stringify(db)}) })
 `
-      const created = await c('POST', '/v1/checks/playwright', suiteBody({ files: [{ path: 'playwright.config.ts', content: CONFIG }, { path: 'tests/a.spec.ts', content: test }] }))
-      expect(created.status, created.text).toBe(201)
-      const done = await triggerAndWait(created.json.id, c)
-      expect(done.status, JSON.stringify(done)).toBe('FAILED')
-      const [result] = (await c('GET', `/v1/check-results/${created.json.id}?resultType=FINAL`)).json
-      expect(result, result.error).toMatchObject({ hasFailures: true, hasErrors: false })
-      const tests = result.result.details.tests as Array<{ title: string; status: string; error: { message: string } | null }>
-      expect(tests.map((t) => [t.title, t.status])).toEqual([['environ @smoke', 'failed'], ['database @smoke', 'failed']])
-      // contained, neither is in the run's view (its own mount and PID namespaces); else the system refuses its user
-      const refused = containment().available ? 'ENOENT: no such file or directory' : 'EACCES: permission denied'
-      expect(tests[0].error?.message).toContain(`${refused}, open '/proc/${process.pid}/environ'`)
-      expect(tests[1].error?.message).toContain(`${refused}, open '${db}'`)
-    } finally {
-      await plain.close()
-    }
-  }, 300_000)
+        const created = await c(
+          'POST',
+          '/v1/checks/playwright',
+          suiteBody({
+            files: [
+              { path: 'playwright.config.ts', content: CONFIG },
+              { path: 'tests/a.spec.ts', content: test },
+            ],
+          }),
+        )
+        expect(created.status, created.text).toBe(201)
+        const done = await triggerAndWait(created.json.id, c)
+        expect(done.status, JSON.stringify(done)).toBe('FAILED')
+        const [result] = (await c('GET', `/v1/check-results/${created.json.id}?resultType=FINAL`)).json
+        expect(result, result.error).toMatchObject({ hasFailures: true, hasErrors: false })
+        const tests = result.result.details.tests as Array<{ title: string; status: string; error: { message: string } | null }>
+        expect(tests.map((t) => [t.title, t.status])).toEqual([
+          ['environ @smoke', 'failed'],
+          ['database @smoke', 'failed'],
+        ])
+        // contained, neither is in the run's view (its own mount and PID namespaces); else the system refuses its user
+        const refused = containment().available ? 'ENOENT: no such file or directory' : 'EACCES: permission denied'
+        expect(tests[0].error?.message).toContain(`${refused}, open '/proc/${process.pid}/environ'`)
+        expect(tests[1].error?.message).toContain(`${refused}, open '${db}'`)
+      } finally {
+        await plain.close()
+      }
+    },
+    300_000,
+  )
 
-  it.skipIf(!root || !containment().available)('run by root under --private-targets deny, runs a suite in a network of its own: its page to 127.0.0.1 is refused, the run hasErrors naming the policy', async () => {
-    // two accounts' keys: deny by default, and suites still run (each in a network namespace)
-    const shared = await startTestServer({ dbPath: join(dir, 'shared.db'), runner: true, runtimeCache: process.env.MONITORS_RUNTIME_CACHE, schedulerOptions: { tickMs: 50 } })
-    try {
-      expect(shared.privateTargets.policy).toBe('deny')
-      expect(shared.scripts).toMatchObject({ suites: true, scripts: true, containment: { available: true } })
-      const c = caller(shared)
-      const test = `import { test } from '@playwright/test'
+  it.skipIf(!root || !containment().available)(
+    'run by root under --private-targets deny, runs a suite in a network of its own: its page to 127.0.0.1 is refused, the run hasErrors naming the policy',
+    async () => {
+      // two accounts' keys: deny by default, and suites still run (each in a network namespace)
+      const shared = await startTestServer({
+        dbPath: join(dir, 'shared.db'),
+        runner: true,
+        runtimeCache: process.env.MONITORS_RUNTIME_CACHE,
+        schedulerOptions: { tickMs: 50 },
+      })
+      try {
+        expect(shared.privateTargets.policy).toBe('deny')
+        expect(shared.scripts).toMatchObject({ suites: true, scripts: true, containment: { available: true } })
+        const c = caller(shared)
+        const test = `import { test } from '@playwright/test'
 test('inside @smoke', async ({ page }) => { await page.goto(${JSON.stringify(`${site.origin}/cart?from=deny`)}) })
 `
-      const created = await c('POST', '/v1/checks/playwright', suiteBody({ files: [{ path: 'playwright.config.ts', content: CONFIG }, { path: 'tests/a.spec.ts', content: test }] }))
-      expect(created.status, created.text).toBe(201)
-      const done = await triggerAndWait(created.json.id, c)
-      expect(done.status, JSON.stringify(done)).toBe('FAILED')
-      const [result] = (await c('GET', `/v1/check-results/${created.json.id}?resultType=FINAL`)).json
-      expect(result, result.error).toMatchObject({ hasErrors: true })
-      expect(result.error).toContain('the sandbox refused: 127.0.0.1 is a loopback address (127.0.0.0/8): refused by the private-target policy (--private-targets deny)')
-      expect(site.requests.map((r) => r.path)).not.toContain('/cart?from=deny')
-    } finally {
-      await shared.close()
-    }
-  }, 300_000)
+        const created = await c(
+          'POST',
+          '/v1/checks/playwright',
+          suiteBody({
+            files: [
+              { path: 'playwright.config.ts', content: CONFIG },
+              { path: 'tests/a.spec.ts', content: test },
+            ],
+          }),
+        )
+        expect(created.status, created.text).toBe(201)
+        const done = await triggerAndWait(created.json.id, c)
+        expect(done.status, JSON.stringify(done)).toBe('FAILED')
+        const [result] = (await c('GET', `/v1/check-results/${created.json.id}?resultType=FINAL`)).json
+        expect(result, result.error).toMatchObject({ hasErrors: true })
+        expect(result.error).toContain(
+          'the sandbox refused: 127.0.0.1 is a loopback address (127.0.0.0/8): refused by the private-target policy (--private-targets deny)',
+        )
+        expect(site.requests.map((r) => r.path)).not.toContain('/cart?from=deny')
+      } finally {
+        await shared.close()
+      }
+    },
+    300_000,
+  )
 
-  it('with --no-playwright-suites (or not root), fails a suite\'s run with hasErrors saying so, and runs nothing', async () => {
-    const plain = await startTestServer({ dbPath: join(dir, 'plain.db'), runner: true, privateTargets: 'allow', runtimeCache: process.env.MONITORS_RUNTIME_CACHE, schedulerOptions: { tickMs: 50 }, ...(root ? { playwrightSuites: false } : {}) })
+  it("with --no-playwright-suites (or not root), fails a suite's run with hasErrors saying so, and runs nothing", async () => {
+    const plain = await startTestServer({
+      dbPath: join(dir, 'plain.db'),
+      runner: true,
+      privateTargets: 'allow',
+      runtimeCache: process.env.MONITORS_RUNTIME_CACHE,
+      schedulerOptions: { tickMs: 50 },
+      ...(root ? { playwrightSuites: false } : {}),
+    })
     try {
       const c = caller(plain)
       const created = await c('POST', '/v1/checks/playwright', suiteBody())
@@ -211,7 +334,12 @@ describe.skipIf(!hasChromium)('the PlaywrightCheck of examples/browser run by th
     const checks = (await call('GET', '/v1/checks?checkType=PLAYWRIGHT&limit=100')).json as Array<Record<string, any>>
     const suite = checks.find((c) => c.name === 'Shop smoke suite')
     expect(suite).toMatchObject({ playwrightConfigPath: 'playwright.config.ts', pwProjects: ['desktop'], pwTags: ['@smoke'] })
-    expect((suite!.files as Array<{ path: string }>).map((f) => f.path)).toEqual(['playwright.config.ts', 'tests/cart.spec.ts', 'tests/orders.spec.ts', 'tests/shop.ts'])
+    expect((suite!.files as Array<{ path: string }>).map((f) => f.path)).toEqual([
+      'playwright.config.ts',
+      'tests/cart.spec.ts',
+      'tests/orders.spec.ts',
+      'tests/shop.ts',
+    ])
 
     const passed = await triggerAndWait(suite!.id)
     expect(passed.status, JSON.stringify(passed)).toBe('PASSED')
@@ -225,7 +353,11 @@ describe.skipIf(!hasChromium)('the PlaywrightCheck of examples/browser run by th
     // the JSON report is kept: listed with the result's assets, served to its account only, and on the dashboard
     const reportUrl = good.playwrightCheckResult.playwrightTestJsonReportFile as string
     expect(reportUrl).toMatch(new RegExp(`/v1/check-results/${suite!.id}/${good.id}/assets/report\\.json$`))
-    const listed = (await call('GET', `/v1/check-results/${suite!.id}/${good.id}/assets`)).json.assets as Array<{ name: string; type: string; contentType: string }>
+    const listed = (await call('GET', `/v1/check-results/${suite!.id}/${good.id}/assets`)).json.assets as Array<{
+      name: string
+      type: string
+      contentType: string
+    }>
     expect(listed.find((a) => a.name === 'report.json')).toMatchObject({ type: 'file', contentType: 'application/json' })
     const report = await fetch(reportUrl, { headers: { authorization: `Bearer ${KEY_A}` } })
     expect(report.status).toBe(200)
@@ -237,7 +369,9 @@ describe.skipIf(!hasChromium)('the PlaywrightCheck of examples/browser run by th
     expect(analytics.status, analytics.text).toBe(200)
     expect(analytics.json.checkType).toBe('PLAYWRIGHT')
 
-    writeFiles(project, { 'suite/tests/shop.ts': "/** What the shop's pages say: shared by the suite's tests. */\nexport const CART_HEADING = 'Your basket'\n" })
+    writeFiles(project, {
+      'suite/tests/shop.ts': "/** What the shop's pages say: shared by the suite's tests. */\nexport const CART_HEADING = 'Your basket'\n",
+    })
     const plan = await monitors(project, ['plan', '--detailed-exitcode'], env)
     expect(plan.code, plan.output).toBe(2)
     expect(plan.stdout).toContain('files[tests/shop.ts].content:')
@@ -251,12 +385,18 @@ describe.skipIf(!hasChromium)('the PlaywrightCheck of examples/browser run by th
     const bad = await finalResult(suite!.id)
     expect(bad.hasFailures).toBe(true)
     expect(bad.error).toContain('desktop › cart.spec.ts › the cart opens from the home page @smoke')
-    expect(bad.playwrightCheckResult.errors).toEqual([expect.objectContaining({ test: 'desktop › cart.spec.ts › the cart opens from the home page @smoke', status: 'failed' })])
+    expect(bad.playwrightCheckResult.errors).toEqual([
+      expect.objectContaining({ test: 'desktop › cart.spec.ts › the cart opens from the home page @smoke', status: 'failed' }),
+    ])
     const [traceFile] = bad.playwrightCheckResult.playwrightTraceFiles as Array<{ url: string; filename: string }>
     expect(traceFile.filename).toBe('trace.zip')
     const zip = await fetch(traceFile.url, { headers: { authorization: `Bearer ${KEY_A}` } })
     expect(zip.status).toBe(200)
-    expect(Buffer.from(await zip.arrayBuffer()).subarray(0, 2).toString()).toBe('PK')
+    expect(
+      Buffer.from(await zip.arrayBuffer())
+        .subarray(0, 2)
+        .toString(),
+    ).toBe('PK')
     expect((await fetch(traceFile.url, { headers: { authorization: `Bearer ${KEY_B}` } })).status).toBe(404)
     const manifest = await call('GET', `/v1/check-results/${suite!.id}/${bad.id}/assets`)
     const assets = manifest.json.assets as Array<{ type: string; source: Record<string, unknown> }>
@@ -281,14 +421,24 @@ describe.skipIf(!hasChromium)('the PlaywrightCheck of examples/browser run by th
 })
 
 describe('an archive a run leaves', () => {
-  it('a 1 MB zip that inflates to 1 GiB is dropped off the server\'s thread: its memory stays put, its probes answer, the result says why', async () => {
+  it("a 1 MB zip that inflates to 1 GiB is dropped off the server's thread: its memory stays put, its probes answer, the result says why", async () => {
     const test = `import { test } from '@playwright/test'
 import { writeFileSync } from 'node:fs'
 import zlib from 'node:zlib'
 const zipBomb = ${zipBomb.toString()}
 test('leaves a zip bomb @smoke', async ({}, testInfo) => { writeFileSync(testInfo.outputPath('bomb.zip'), zipBomb(zlib, 1024, 'trace.trace')) })
 `
-    const created = await call('POST', '/v1/checks/playwright', suiteBody({ name: 'Bomb', files: [{ path: 'playwright.config.ts', content: CONFIG }, { path: 'tests/a.spec.ts', content: test }] }))
+    const created = await call(
+      'POST',
+      '/v1/checks/playwright',
+      suiteBody({
+        name: 'Bomb',
+        files: [
+          { path: 'playwright.config.ts', content: CONFIG },
+          { path: 'tests/a.spec.ts', content: test },
+        ],
+      }),
+    )
     expect(created.status, created.text).toBe(201)
     // the server is this process: its memory and the stalls of its thread, sampled all along, and its
     // health probe asked again and again by a thread of its own (which a stalled server keeps waiting)
@@ -301,7 +451,8 @@ test('leaves a zip bomb @smoke', async ({}, testInfo) => { writeFileSync(testInf
       stall = Math.max(stall, performance.now() - last)
       last = performance.now()
     }, 20)
-    const prober = new Worker(`const { parentPort, workerData } = require('node:worker_threads')
+    const prober = new Worker(
+      `const { parentPort, workerData } = require('node:worker_threads')
 let stop = false
 parentPort.on('message', () => { stop = true })
 ;(async () => {
@@ -314,7 +465,9 @@ parentPort.on('message', () => { stop = true })
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
   parentPort.postMessage({ slowest, probes })
-})()`, { eval: true, workerData: `${server.url}/-/liveness` })
+})()`,
+      { eval: true, workerData: `${server.url}/-/liveness` },
+    )
     const probed = new Promise<{ slowest: number; probes: number }>((resolve) => prober.once('message', resolve))
     try {
       const done = await triggerAndWait(created.json.id)
@@ -325,10 +478,19 @@ parentPort.on('message', () => { stop = true })
     }
     const { slowest, probes } = await probed
     await prober.terminate()
-    console.log(`zip bomb run: RSS ${Math.round(baseline / 1e6)} MB before, ${Math.round(peak / 1e6)} MB at most (+${Math.round((peak - baseline) / 1e6)} MB); the longest stall of the server's thread ${Math.round(stall)} ms; ${probes} liveness probes, the slowest ${Math.round(slowest)} ms`)
+    console.log(
+      `zip bomb run: RSS ${Math.round(baseline / 1e6)} MB before, ${Math.round(peak / 1e6)} MB at most (+${Math.round((peak - baseline) / 1e6)} MB); the longest stall of the server's thread ${Math.round(stall)} ms; ${probes} liveness probes, the slowest ${Math.round(slowest)} ms`,
+    )
     const result = await finalResult(created.json.id)
     const dropped = result.result.details.artifacts.dropped as Array<{ name: string; reason: string; bytes: number }>
-    expect(dropped).toEqual([{ name: expect.stringMatching(/^test-results\/.+\/bomb\.zip$/), kind: 'trace', bytes: expect.any(Number), reason: 'an archive past the limits of unpacking is not kept: its entry trace.trace inflates to more than 200 times its compressed size (a zip bomb?)' }])
+    expect(dropped).toEqual([
+      {
+        name: expect.stringMatching(/^test-results\/.+\/bomb\.zip$/),
+        kind: 'trace',
+        bytes: expect.any(Number),
+        reason: 'an archive past the limits of unpacking is not kept: its entry trace.trace inflates to more than 200 times its compressed size (a zip bomb?)',
+      },
+    ])
     expect(dropped[0].bytes).toBeGreaterThan(1_000_000)
     expect(dropped[0].bytes).toBeLessThan(1_200_000)
     expect(peak - baseline).toBeLessThan(200 * 1e6)
@@ -394,7 +556,12 @@ function solidPng(width: number, height: number, rgb: [number, number, number]):
   header.set([8, 2, 0, 0, 0], 8)
   const row = Buffer.concat([Buffer.from([0]), ...Array.from({ length: width }, () => Buffer.from(rgb))])
   const pixels = deflateSync(Buffer.concat(Array.from({ length: height }, () => row)))
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', pixels), chunk('IEND', Buffer.alloc(0))])
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', pixels),
+    chunk('IEND', Buffer.alloc(0)),
+  ])
 }
 
 describe.skipIf(!hasChromium)('a suite with binary files (a screenshot baseline, bytes that are not UTF-8)', () => {
@@ -403,8 +570,10 @@ describe.skipIf(!hasChromium)('a suite with binary files (a screenshot baseline,
     const raw = Buffer.from([0xff, 0xfe, 0x00, 0x80, 0xc3, 0x28, 0xe2, 0x82, 0x0a, 0x89])
     const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex')
     const project = makeProject({
-      'shots.check.ts': "import { PlaywrightCheck } from 'monitors-as-code'\nnew PlaywrightCheck('shots', { name: 'Binary files', activated: false, playwrightConfigPath: './suite/playwright.config.ts', include: ['fixtures/**', 'tests/__screenshots__/**'] })\n",
-      'suite/playwright.config.ts': "import { defineConfig } from '@playwright/test'\nexport default defineConfig({ testDir: './tests', snapshotPathTemplate: '{testDir}/__screenshots__/{arg}{ext}', projects: [{ name: 'desktop' }] })\n",
+      'shots.check.ts':
+        "import { PlaywrightCheck } from 'monitors-as-code'\nnew PlaywrightCheck('shots', { name: 'Binary files', activated: false, playwrightConfigPath: './suite/playwright.config.ts', include: ['fixtures/**', 'tests/__screenshots__/**'] })\n",
+      'suite/playwright.config.ts':
+        "import { defineConfig } from '@playwright/test'\nexport default defineConfig({ testDir: './tests', snapshotPathTemplate: '{testDir}/__screenshots__/{arg}{ext}', projects: [{ name: 'desktop' }] })\n",
       'suite/tests/bytes.spec.ts': `import { test, expect } from '@playwright/test'
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
@@ -498,7 +667,9 @@ new PlaywrightCheck('empty', { name: 'D', playwrightConfigPath: './empty/playwri
     expect(result.code).toBe(1)
     expect(result.output).not.toMatch(STACK_LINE)
     expect(result.output).toContain('bad.check.ts › PlaywrightCheck "noconfig" › playwrightConfigPath: file ./nope.config.ts does not exist')
-    expect(result.output).toContain('bad.check.ts › PlaywrightCheck "project" › pwProjects.0: names no project of suite/playwright.config.ts (got "mobile"; its projects: "desktop")')
+    expect(result.output).toContain(
+      'bad.check.ts › PlaywrightCheck "project" › pwProjects.0: names no project of suite/playwright.config.ts (got "mobile"; its projects: "desktop")',
+    )
     expect(result.output).toMatch(/pkg\/tests\/a\.spec\.ts:2 › PlaywrightCheck "pkg" › imports "left-pad", a package runtime 2025\.04 does not provide/)
     expect(result.output).toContain('bad.check.ts › PlaywrightCheck "empty" › playwrightConfigPath: empty/playwright.config.ts finds no test file')
     expect(existsSync(join(project, 'monitoring.lock.json'))).toBe(false)
@@ -506,16 +677,23 @@ new PlaywrightCheck('empty', { name: 'D', playwrightConfigPath: './empty/playwri
 })
 
 const asRoot = process.getuid?.() === 0
-if (!asRoot) console.warn('test/server/checks/playwright-checks.test.ts: not root, so `monitors test` of a suite as a user of its own is not tested here (CI runs as root)')
+if (!asRoot)
+  console.warn(
+    'test/server/checks/playwright-checks.test.ts: not root, so `monitors test` of a suite as a user of its own is not tested here (CI runs as root)',
+  )
 
 describe.skipIf(!hasChromium || !asRoot)('monitors test of a PlaywrightCheck, run by root', () => {
-  const project = () => makeProject({
-    'uid.check.ts': "import { PlaywrightCheck } from 'monitors-as-code'\nnew PlaywrightCheck('uid', { name: 'Uid', playwrightConfigPath: './suite/playwright.config.ts' })\n",
-    'suite/playwright.config.ts': CONFIG,
-    'suite/tests/uid.spec.ts': "import { test, expect } from '@playwright/test'\ntest('runs as root', async () => { expect(process.getuid?.()).toBe(0) })\n",
-  })
+  const project = () =>
+    makeProject({
+      'uid.check.ts':
+        "import { PlaywrightCheck } from 'monitors-as-code'\nnew PlaywrightCheck('uid', { name: 'Uid', playwrightConfigPath: './suite/playwright.config.ts' })\n",
+      'suite/playwright.config.ts': CONFIG,
+      'suite/tests/uid.spec.ts': "import { test, expect } from '@playwright/test'\ntest('runs as root', async () => { expect(process.getuid?.()).toBe(0) })\n",
+    })
 
-  it('runs the project\'s own suite as the user running it (a CI container\'s root), unless MONITORS_SCRIPT_UID_RANGE names a range', { timeout: 180_000 }, async () => {
+  it("runs the project's own suite as the user running it (a CI container's root), unless MONITORS_SCRIPT_UID_RANGE names a range", {
+    timeout: 180_000,
+  }, async () => {
     const dir = project()
     const own = await monitors(dir, ['test'], { MONITORS_RUNTIME_CACHE: process.env.MONITORS_RUNTIME_CACHE })
     expect(own.code, own.output).toBe(0)

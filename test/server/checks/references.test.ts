@@ -20,7 +20,10 @@ const trigger = (serviceId: string) => ({ serviceId, severity: 'MAJOR', name: 'd
 
 describe('unknown services are reported with the schema problems', () => {
   it('a check with a bad frequency and an unknown triggerIncident.serviceId reports both', async () => {
-    for (const [path, body] of [['/v1/checks/dns', dnsBody({ frequency: 3, triggerIncident: trigger('nope') })], ['/v1/checks/icmp', icmpBody({ frequency: 3, triggerIncident: trigger('nope') })]] as const) {
+    for (const [path, body] of [
+      ['/v1/checks/dns', dnsBody({ frequency: 3, triggerIncident: trigger('nope') })],
+      ['/v1/checks/icmp', icmpBody({ frequency: 3, triggerIncident: trigger('nope') })],
+    ] as const) {
       const answer = await api('POST', path, body)
       expect(expect400(answer, 'payload'), path).toEqual(['frequency', 'triggerIncident.serviceId'])
       expect(answer.json.attributes.issues[1]).toEqual({ path: 'triggerIncident.serviceId', message: unknown('nope') })

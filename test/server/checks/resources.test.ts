@@ -101,20 +101,36 @@ describe('status pages and services', () => {
     const web = (await api('POST', '/v1/status-pages/services', { name: 'Web' })).json
     const apiService = (await api('POST', '/v1/status-pages/services', { name: 'API' })).json
     const created = await api('POST', '/v1/status-pages', {
-      name: 'Acme status', url: 'acme-status', cards: [{ name: 'Frontend', services: [{ id: web.id }] }],
-      themeColors: { light: theme, dark: theme }, customDomain: 'status.acme.test',
+      name: 'Acme status',
+      url: 'acme-status',
+      cards: [{ name: 'Frontend', services: [{ id: web.id }] }],
+      themeColors: { light: theme, dark: theme },
+      customDomain: 'status.acme.test',
     })
     expect(created.status).toBe(201)
     const page = created.json
-    expect(page).toMatchObject({ name: 'Acme status', url: 'acme-status', defaultTheme: 'AUTO', whiteLabel: false, isPrivate: false, customDomain: 'status.acme.test', updated_at: null })
+    expect(page).toMatchObject({
+      name: 'Acme status',
+      url: 'acme-status',
+      defaultTheme: 'AUTO',
+      whiteLabel: false,
+      isPrivate: false,
+      customDomain: 'status.acme.test',
+      updated_at: null,
+    })
     expect(page.cards).toHaveLength(1)
     expect(page.cards[0]).toMatchObject({ name: 'Frontend', statusPageId: page.id, services: [web] })
     expect(typeof page.cards[0].id).toBe('string')
     expect((await api('GET', `/v1/status-pages/${page.id}`)).json).toEqual(page)
 
     const updated = await api('PUT', `/v1/status-pages/${page.id}`, {
-      name: 'Acme', url: 'acme', defaultTheme: 'DARK',
-      cards: [{ id: page.cards[0].id, name: 'Frontend', services: [{ id: web.id }, { id: apiService.id }] }, { name: 'Backend', services: [{ id: apiService.id }] }],
+      name: 'Acme',
+      url: 'acme',
+      defaultTheme: 'DARK',
+      cards: [
+        { id: page.cards[0].id, name: 'Frontend', services: [{ id: web.id }, { id: apiService.id }] },
+        { name: 'Backend', services: [{ id: apiService.id }] },
+      ],
     })
     expect(updated.status).toBe(200)
     expect(updated.json).toMatchObject({ id: page.id, name: 'Acme', url: 'acme', defaultTheme: 'DARK', created_at: page.created_at })
@@ -134,7 +150,12 @@ describe('status pages and services', () => {
   it('cards must reference existing services; a used service cannot be deleted', async () => {
     const used = (await api('POST', '/v1/status-pages/services', { name: 'Used' })).json
     const bad = await api('POST', '/v1/status-pages', {
-      name: 'p', url: 'refs', cards: [{ name: 'a', services: [{ id: used.id }, { id: 'nope' }] }, { name: 'b', services: [{ id: 'gone' }] }],
+      name: 'p',
+      url: 'refs',
+      cards: [
+        { name: 'a', services: [{ id: used.id }, { id: 'nope' }] },
+        { name: 'b', services: [{ id: 'gone' }] },
+      ],
     })
     expect(expect400(bad, 'payload')).toEqual(['cards.0.services.1.id', 'cards.1.services.0.id'])
     const both = await api('POST', '/v1/status-pages', { url: 'refs', cards: [{ name: 'a', services: [{ id: 'nope' }] }] })
@@ -159,7 +180,10 @@ describe('status pages and services', () => {
     const mine = (await api('POST', '/v1/status-pages', { name: 'p', url: 'free-one', cards: [] })).json
     expect((await api('PUT', `/v1/status-pages/${mine.id}`, { name: 'p', url: 'taken', cards: [] })).status).toBe(409)
     expect((await api('PUT', `/v1/status-pages/${mine.id}`, { name: 'p2', url: 'free-one', cards: [] })).status).toBe(200)
-    expect(expect400(await api('POST', '/v1/status-pages', { name: 'p', url: 'Not A Slug', cards: [], defaultTheme: 'PINK' }), 'payload').sort()).toEqual(['defaultTheme', 'url'])
+    expect(expect400(await api('POST', '/v1/status-pages', { name: 'p', url: 'Not A Slug', cards: [], defaultTheme: 'PINK' }), 'payload').sort()).toEqual([
+      'defaultTheme',
+      'url',
+    ])
   })
 
   it('lists pages with cursor paging', async () => {
@@ -284,7 +308,11 @@ describe('runtimes and addresses', () => {
     const own = await startTestServer()
     try {
       const answer = await caller(own)('GET', '/v1/static-ipv6s.txt')
-      expect(answer.text).toBe(globalIpv6Addresses().map((a) => `${a}\n`).join(''))
+      expect(answer.text).toBe(
+        globalIpv6Addresses()
+          .map((a) => `${a}\n`)
+          .join(''),
+      )
       for (const line of answer.text.split('\n').filter(Boolean)) expect(line).toMatch(/^[0-9a-f:]+$/)
     } finally {
       await own.close()

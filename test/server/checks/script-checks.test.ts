@@ -33,7 +33,14 @@ beforeAll(async () => {
   site.route('/cart', { status: 200, headers: { 'content-type': 'text/html' }, body: '<!doctype html><title>Cart</title><h1>Your cart</h1>' })
   const runtimeCache = await prepareTestRuntime()
   process.env.MONITORS_RUNTIME_CACHE = runtimeCache
-  server = await startTestServer({ dbPath: join(dir, 'scripts.db'), runner: true, privateTargets: 'allow', runtimeCache, scriptConcurrency: 1, schedulerOptions: { tickMs: 50 } })
+  server = await startTestServer({
+    dbPath: join(dir, 'scripts.db'),
+    runner: true,
+    privateTargets: 'allow',
+    runtimeCache,
+    scriptConcurrency: 1,
+    schedulerOptions: { tickMs: 50 },
+  })
   call = caller(server)
   callB = caller(server, KEY_B)
 }, 180_000)
@@ -51,8 +58,13 @@ test('home page', async ({ page }) => {
 `
 
 const browserBody = (heading: string, extra: Record<string, unknown> = {}) => ({
-  name: 'Shop home', activated: false, doubleCheck: false, script: spec(heading), scriptPath: 'checks/home.spec.ts',
-  environmentVariables: [{ key: 'SITE', value: site.origin }], ...extra,
+  name: 'Shop home',
+  activated: false,
+  doubleCheck: false,
+  script: spec(heading),
+  scriptPath: 'checks/home.spec.ts',
+  environmentVariables: [{ key: 'SITE', value: site.origin }],
+  ...extra,
 })
 
 async function triggerAndWait(id: string, c: Call = call) {
@@ -69,7 +81,12 @@ async function triggerAndWait(id: string, c: Call = call) {
 }
 
 async function logIn(key: string): Promise<string> {
-  const answer = await fetch(`${server.url}/dashboard/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url }, body: new URLSearchParams({ apiKey: key }).toString() })
+  const answer = await fetch(`${server.url}/dashboard/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url },
+    body: new URLSearchParams({ apiKey: key }).toString(),
+  })
   expect(answer.status).toBe(303)
   return (answer.headers.get('set-cookie') ?? '').split(';')[0]
 }
@@ -82,9 +99,18 @@ async function finalResult(checkId: string) {
 
 describe('browser and multi-step checks: routes and rules', () => {
   it('POST /v1/checks/browser and /multistep create (201) with script and dependencies; PUT replaces; another account is 404', async () => {
-    const created = await call('POST', '/v1/checks/browser', browserBody('Shop', { dependencies: [{ path: 'checks/lib/helper.ts', content: 'export const x = 1\n' }] }))
+    const created = await call(
+      'POST',
+      '/v1/checks/browser',
+      browserBody('Shop', { dependencies: [{ path: 'checks/lib/helper.ts', content: 'export const x = 1\n' }] }),
+    )
     expect(created.status, created.text).toBe(201)
-    expect(created.json).toMatchObject({ checkType: 'BROWSER', frequency: 10, scriptPath: 'checks/home.spec.ts', dependencies: [{ path: 'checks/lib/helper.ts' }] })
+    expect(created.json).toMatchObject({
+      checkType: 'BROWSER',
+      frequency: 10,
+      scriptPath: 'checks/home.spec.ts',
+      dependencies: [{ path: 'checks/lib/helper.ts' }],
+    })
     const read = await call('GET', `/v1/checks/${created.json.id}`)
     expect(read.json.script).toBe(spec('Shop'))
     expect((await callB('GET', `/v1/checks/${created.json.id}`)).status).toBe(404)
@@ -92,7 +118,11 @@ describe('browser and multi-step checks: routes and rules', () => {
     const replaced = await call('PUT', `/v1/checks/browser/${created.json.id}`, browserBody('Shop!'))
     expect(replaced.status, replaced.text).toBe(200)
     expect(replaced.json.script).toBe(spec('Shop!'))
-    const multi = await call('POST', '/v1/checks/multistep', { name: 'Orders', activated: false, script: "import { test } from '@playwright/test'\ntest('x', async () => {})\n" })
+    const multi = await call('POST', '/v1/checks/multistep', {
+      name: 'Orders',
+      activated: false,
+      script: "import { test } from '@playwright/test'\ntest('x', async () => {})\n",
+    })
     expect(multi.status, multi.text).toBe(201)
     expect(multi.json.checkType).toBe('MULTI_STEP')
     expect((await call('DELETE', `/v1/checks/${created.json.id}`)).status).toBe(204)
@@ -140,10 +170,18 @@ describe.skipIf(!hasChromium)('browser and multi-step checks run by the server (
     const png = await fetch(shot!.url, { headers: { authorization: `Bearer ${KEY_A}`, 'x-checkly-account': 'acc-a' } })
     expect(png.status).toBe(200)
     expect(png.headers.get('content-type')).toBe('image/png')
-    expect(Buffer.from(await png.arrayBuffer()).subarray(1, 4).toString()).toBe('PNG')
+    expect(
+      Buffer.from(await png.arrayBuffer())
+        .subarray(1, 4)
+        .toString(),
+    ).toBe('PNG')
     const zip = await fetch(trace!.url, { headers: { authorization: `Bearer ${KEY_A}` } })
     expect(zip.status).toBe(200)
-    expect(Buffer.from(await zip.arrayBuffer()).subarray(0, 2).toString()).toBe('PK')
+    expect(
+      Buffer.from(await zip.arrayBuffer())
+        .subarray(0, 2)
+        .toString(),
+    ).toBe('PK')
     // another account: the result, its manifest and its files are 404 as missing ones
     expect((await callB('GET', `/v1/check-results/${bad.json.id}/${result.id}/assets`)).status).toBe(404)
     expect((await fetch(shot!.url, { headers: { authorization: `Bearer ${KEY_B}` } })).status).toBe(404)
@@ -183,7 +221,11 @@ new MultiStepCheck('orders', { name: 'Orders API', activated: false, code: { ent
     const checks = (await call('GET', '/v1/checks?limit=100')).json as Array<Record<string, any>>
     const browser = checks.find((c) => c.name === 'Home page')
     const multi = checks.find((c) => c.name === 'Orders API')
-    expect(browser).toMatchObject({ checkType: 'BROWSER', scriptPath: 'checks/home.spec.ts', dependencies: [{ path: 'checks/lib/expected.ts', content: "export const heading = 'Shop'\n" }] })
+    expect(browser).toMatchObject({
+      checkType: 'BROWSER',
+      scriptPath: 'checks/home.spec.ts',
+      dependencies: [{ path: 'checks/lib/expected.ts', content: "export const heading = 'Shop'\n" }],
+    })
     expect(multi).toMatchObject({ checkType: 'MULTI_STEP', scriptPath: 'checks/orders.spec.ts' })
     expect((await monitors(project, ['plan', '--detailed-exitcode'], env)).code).toBe(0)
     expect((await triggerAndWait(browser!.id)).status).toBe('PASSED')
@@ -278,7 +320,7 @@ new MultiStepCheck('inline', { name: 'Inline', activated: false, code: { content
 })
 
 describe('a script construct with a problem', () => {
-  it('is reported as the loader\'s problem naming the file, the construct and the import', async () => {
+  it("is reported as the loader's problem naming the file, the construct and the import", async () => {
     const project = makeProject({
       'bad.check.ts': `import { BrowserCheck, MultiStepCheck } from 'monitors-as-code'
 new BrowserCheck('missing', { name: 'M', code: { entrypoint: './nope.spec.ts' } })

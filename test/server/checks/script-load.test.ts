@@ -25,7 +25,12 @@ beforeAll(async () => {
   dns.set('shop.test', 'A', { records: [{ type: 'A', data: '192.0.2.7' }] })
   const runtimeCache = await prepareTestRuntime()
   server = await startTestServer({
-    dbPath: join(dir, 'load.db'), runner: true, privateTargets: 'allow', runtimeCache, scriptConcurrency: 1, schedulerOptions: { tickMs: 50, concurrency: 4 },
+    dbPath: join(dir, 'load.db'),
+    runner: true,
+    privateTargets: 'allow',
+    runtimeCache,
+    scriptConcurrency: 1,
+    schedulerOptions: { tickMs: 50, concurrency: 4 },
   })
   call = caller(server)
 }, 180_000)
@@ -66,7 +71,12 @@ describe('script runs under load', () => {
       expect(created.status, created.text).toBe(201)
       multi.push(created.json.id)
     }
-    const check = await call('POST', '/v1/checks/dns', { name: 'Shop DNS', activated: false, doubleCheck: false, request: { query: 'shop.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port } })
+    const check = await call('POST', '/v1/checks/dns', {
+      name: 'Shop DNS',
+      activated: false,
+      doubleCheck: false,
+      request: { query: 'shop.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
+    })
     expect(check.status, check.text).toBe(201)
     const multiSessions = await trigger(multi)
     // the runner claims the multi-step runs first (it claims every 50 ms)
@@ -78,6 +88,9 @@ describe('script runs under load', () => {
     const multiDone = (await Promise.all(multi.map(stoppedAt))).sort((a, b) => a - b)
     // one multi-step run at a time, 4 s each: the second stops 8 s or more after they began
     expect(multiDone[1] - multiDone[0]).toBeGreaterThanOrEqual(3500)
-    expect(dnsDone, `DNS stopped at ${new Date(dnsDone).toISOString()}; multi-step runs at ${multiDone.map((t) => new Date(t).toISOString()).join(', ')}`).toBeLessThan(multiDone[1])
+    expect(
+      dnsDone,
+      `DNS stopped at ${new Date(dnsDone).toISOString()}; multi-step runs at ${multiDone.map((t) => new Date(t).toISOString()).join(', ')}`,
+    ).toBeLessThan(multiDone[1])
   }, 300_000)
 })

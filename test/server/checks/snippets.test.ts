@@ -29,7 +29,9 @@ beforeAll(async () => {
   // two accounts: private targets are refused by default, the loopback target is allowed here;
   // a looping script is stopped after 2 s
   server = await startTestServer({
-    dbPath, runner: true, privateTargets: 'allow',
+    dbPath,
+    runner: true,
+    privateTargets: 'allow',
     schedulerOptions: { tickMs: 50, runOptions: { scriptLimits: { timeoutMs: 2000 } } },
   })
   call = caller(server)
@@ -64,10 +66,16 @@ async function runNow(...ids: string[]): Promise<Array<Record<string, any>>> {
 }
 
 describe('/v1/snippets', () => {
-  it('creates (201), gets, lists, updates and deletes a snippet, in the reference\'s shape', async () => {
+  it("creates (201), gets, lists, updates and deletes a snippet, in the reference's shape", async () => {
     const created = await call('POST', '/v1/snippets', { name: 'Auth helper', script: "request.headers['x-a'] = '1'" })
     expect(created.status).toBe(201)
-    expect(created.json).toEqual({ id: expect.any(Number), name: 'Auth helper', script: "request.headers['x-a'] = '1'", created_at: expect.any(String), updated_at: null })
+    expect(created.json).toEqual({
+      id: expect.any(Number),
+      name: 'Auth helper',
+      script: "request.headers['x-a'] = '1'",
+      created_at: expect.any(String),
+      updated_at: null,
+    })
     const id = created.json.id
     expect((await call('GET', `/v1/snippets/${id}`)).json).toEqual(created.json)
     const list = await call('GET', '/v1/snippets')
@@ -85,7 +93,7 @@ describe('/v1/snippets', () => {
     expect(expect400(await call('GET', '/v1/snippets/abc'), 'params')).toEqual(['id'])
   })
 
-  it('another account\'s snippet answers 404 as a missing one, and is not listed', async () => {
+  it("another account's snippet answers 404 as a missing one, and is not listed", async () => {
     const mine = (await call('POST', '/v1/snippets', { name: 'Mine', script: 'void 0' })).json
     expect((await callB('GET', `/v1/snippets/${mine.id}`)).status).toBe(404)
     expect((await callB('PUT', `/v1/snippets/${mine.id}`, { name: 'Theirs', script: 'void 1' })).status).toBe(404)
@@ -94,7 +102,7 @@ describe('/v1/snippets', () => {
     expect((await call('GET', `/v1/snippets/${mine.id}`)).json.name).toBe('Mine')
   })
 
-  it('an API check naming a snippet that does not exist, or another account\'s, is refused (400 naming the field)', async () => {
+  it("an API check naming a snippet that does not exist, or another account's, is refused (400 naming the field)", async () => {
     const mine = (await call('POST', '/v1/snippets', { name: 'Mine', script: 'void 0' })).json
     expect(expect400(await call('POST', '/v1/checks/api', apiCheck({ setupSnippetId: 999999 })), 'payload')).toEqual(['setupSnippetId'])
     expect(expect400(await callB('POST', '/v1/checks/api', apiCheck({ tearDownSnippetId: mine.id })), 'payload')).toEqual(['tearDownSnippetId'])
@@ -105,7 +113,12 @@ describe('/v1/snippets', () => {
 describe('the scheduler runs them', () => {
   it('a setup snippet adds a header the target sees; a teardown snippet sees the status and may change it', async () => {
     const setup = (await call('POST', '/v1/snippets', { name: 'Sign', script: "request.headers['X-Signed'] = 'sig-' + process.env.TENANT" })).json
-    const tearDown = (await call('POST', '/v1/snippets', { name: 'Accept 410', script: "console.log('status was', response.statusCode); if (response.statusCode === 410) response.statusCode = 200" })).json
+    const tearDown = (
+      await call('POST', '/v1/snippets', {
+        name: 'Accept 410',
+        script: "console.log('status was', response.statusCode); if (response.statusCode === 410) response.statusCode = 200",
+      })
+    ).json
     expect((await call('POST', '/v1/variables', { key: 'TENANT', value: 'acme' })).status).toBe(201)
     const check = (await call('POST', '/v1/checks/api', apiCheck({ setupSnippetId: setup.id, tearDownSnippetId: tearDown.id }, '/gone'))).json
     const before = http.requests.length
@@ -118,15 +131,29 @@ describe('the scheduler runs them', () => {
     expect(scripts[1].logs).toContain('status was 410')
   })
 
-  it('a throwing script, a looping script and a script reading the server\'s database each fail their own run; the others pass', async () => {
+  it("a throwing script, a looping script and a script reading the server's database each fail their own run; the others pass", async () => {
     const throwing = (await call('POST', '/v1/checks/api', apiCheck({ name: 'throws', localSetupScript: "throw new Error('setup broke')" }))).json
     const looping = (await call('POST', '/v1/checks/api', apiCheck({ name: 'loops', localSetupScript: 'for (;;) {}' }))).json
-    const reading = (await call('POST', '/v1/checks/api', apiCheck({ name: 'reads', localSetupScript: `request.body = require('node:fs').readFileSync(${JSON.stringify(dbPath)}, 'latin1')` }))).json
-    const passwd = (await call('POST', '/v1/checks/api', apiCheck({ name: 'passwd', localSetupScript: "request.body = require('fs').readFileSync('/etc/passwd', 'utf8')" }))).json
+    const reading = (
+      await call(
+        'POST',
+        '/v1/checks/api',
+        apiCheck({ name: 'reads', localSetupScript: `request.body = require('node:fs').readFileSync(${JSON.stringify(dbPath)}, 'latin1')` }),
+      )
+    ).json
+    const passwd = (
+      await call('POST', '/v1/checks/api', apiCheck({ name: 'passwd', localSetupScript: "request.body = require('fs').readFileSync('/etc/passwd', 'utf8')" }))
+    ).json
     const fine = (await call('POST', '/v1/checks/api', apiCheck({ name: 'fine', localSetupScript: "request.headers['x-fine'] = 'yes'" }))).json
     const before = http.requests.length
     const results = await runNow(throwing.id, looping.id, reading.id, passwd.id, fine.id)
-    const names = new Map([[throwing.id, 'throws'], [looping.id, 'loops'], [reading.id, 'reads'], [passwd.id, 'passwd'], [fine.id, 'fine']])
+    const names = new Map([
+      [throwing.id, 'throws'],
+      [looping.id, 'loops'],
+      [reading.id, 'reads'],
+      [passwd.id, 'passwd'],
+      [fine.id, 'fine'],
+    ])
     const byName = Object.fromEntries(results.map((r) => [names.get(r.checkId), r]))
     expect(byName.throws).toMatchObject({ hasErrors: true })
     expect(errorOf(byName.throws)).toContain('setup script (localSetupScript) failed: setup broke')

@@ -52,11 +52,15 @@ async function run(call: Call, id: string) {
   return result.json
 }
 
-const kinds = async (call: Call, id: string) => ((await call('GET', `/v1/alert-notifications?checkId=${id}`)).json as Array<{ alertType: string; created_at: string }>)
-  .sort((a, b) => a.created_at.localeCompare(b.created_at)).map((n) => n.alertType)
+const kinds = async (call: Call, id: string) =>
+  ((await call('GET', `/v1/alert-notifications?checkId=${id}`)).json as Array<{ alertType: string; created_at: string }>)
+    .sort((a, b) => a.created_at.localeCompare(b.created_at))
+    .map((n) => n.alertType)
 
 const tcpCheck = (extra: Record<string, unknown> = {}) => ({
-  name: 'Database with a certificate', activated: false, doubleCheck: false,
+  name: 'Database with a certificate',
+  activated: false,
+  doubleCheck: false,
   request: { hostname: '127.0.0.1', port: plainPort },
   sslCheckDomain: 'localhost',
   alertSettings: { sslCertificates: { alertThreshold: 14 } },
@@ -64,7 +68,7 @@ const tcpCheck = (extra: Record<string, unknown> = {}) => ({
 })
 
 describe('sslCheckDomain', () => {
-  it("a TCP check naming a domain with a 5-day certificate alerts ALERT_SSL at a 14-day threshold, and recovers once it is renewed", async () => {
+  it('a TCP check naming a domain with a 5-day certificate alerts ALERT_SSL at a 14-day threshold, and recovers once it is renewed', async () => {
     const call = await start('alerts', { privateTargets: 'allow' }, fiveDays.port)
     const check = await call('POST', '/v1/checks/tcp', tcpCheck())
     expect(check.status, check.text).toBe(201)
@@ -119,7 +123,13 @@ describe('sslCheckDomain', () => {
     const tcp = await call('POST', '/v1/checks/tcp', tcpCheck({ sslCheckDomain: 'https://shop.example.com/health' }))
     expect(expect400(tcp, 'payload')).toEqual(['sslCheckDomain'])
     expect(tcp.json.message).toMatch(/sslCheckDomain.*must be a domain name such as example\.com/)
-    const icmp = await call('POST', '/v1/checks/icmp', { name: 'Ping', heartbeat: {}, script: '', request: { hostname: '127.0.0.1' }, sslCheckDomain: 'shop.example.com:8443' })
+    const icmp = await call('POST', '/v1/checks/icmp', {
+      name: 'Ping',
+      heartbeat: {},
+      script: '',
+      request: { hostname: '127.0.0.1' },
+      sslCheckDomain: 'shop.example.com:8443',
+    })
     expect(expect400(icmp, 'payload')).toEqual(['sslCheckDomain'])
     expect((await call('GET', '/v1/checks')).json).toEqual([])
   })
@@ -146,7 +156,11 @@ describe('sslCheckDomain from an agent', () => {
     const again = await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [check.json.id] } })
     expect(again.status, again.text).toBe(201)
     const [next] = (await call('POST', '/v1/agent/claim', { agentId: 'agent-1', locations: ['eu-west-1'], leaseSeconds: 30 })).json.runs
-    const forged = { ...(await runCheck(next.check, { location: next.location, tlsPort: fiveDays.port })), sslDaysRemaining: 9999, sslCheck: { domain: 'other.example.com', daysRemaining: 9999, error: null } }
+    const forged = {
+      ...(await runCheck(next.check, { location: next.location, tlsPort: fiveDays.port })),
+      sslDaysRemaining: 9999,
+      sslCheck: { domain: 'other.example.com', daysRemaining: 9999, error: null },
+    }
     expect((await call('POST', `/v1/agent/runs/${next.runId}/result`, { result: forged })).status).toBe(204)
     expect((await call('GET', `/v1/check-statuses/${check.json.id}`)).json.sslDaysRemaining).toBeNull()
     expect(await kinds(call, check.json.id)).toEqual(['ALERT_SSL'])

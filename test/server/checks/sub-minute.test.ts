@@ -66,12 +66,18 @@ async function waitFor(what: string, done: () => Promise<boolean>, deadlineMs = 
 describe('sub-minute checks', () => {
   it('a TCP check every 10 s and an API check every 20 s run on each of their due times, none skipped, none late', async () => {
     const tcpCheck = await call('POST', '/v1/checks/tcp', {
-      name: 'every 10 s', frequency: 0, frequencyOffset: 10, doubleCheck: false,
+      name: 'every 10 s',
+      frequency: 0,
+      frequencyOffset: 10,
+      doubleCheck: false,
       request: { hostname: '127.0.0.1', port, data: 'PING\r\n', assertions: [{ source: 'RESPONSE_DATA', comparison: 'CONTAINS', target: '+PONG' }] },
     })
     expect(tcpCheck.status, tcpCheck.text).toBe(201)
     const apiCheck = await call('POST', '/v1/checks/api', {
-      name: 'every 20 s', frequency: 0, frequencyOffset: 20, doubleCheck: false,
+      name: 'every 20 s',
+      frequency: 0,
+      frequencyOffset: 20,
+      doubleCheck: false,
       request: { method: 'GET', url: `${http.origin}/health` },
     })
     expect(apiCheck.status, apiCheck.text).toBe(201)

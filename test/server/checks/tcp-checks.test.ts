@@ -74,7 +74,11 @@ describe('TCP checks on the server', () => {
     const created = await call('POST', '/v1/checks/tcp', tcpCheck({ frequency: 0, frequencyOffset: 10 }))
     expect(created.status, created.text).toBe(201)
     expect(created.json).toMatchObject({
-      checkType: 'TCP', frequency: 0, frequencyOffset: 10, degradedResponseTime: 3000, maxResponseTime: 5000,
+      checkType: 'TCP',
+      frequency: 0,
+      frequencyOffset: 10,
+      degradedResponseTime: 3000,
+      maxResponseTime: 5000,
       request: { hostname: '127.0.0.1', port, data: 'PING\r\n', ipFamily: 'IPv4' },
     })
     expect(created.json.request.assertions[0]).toEqual({ source: 'RESPONSE_DATA', comparison: 'EQUALS', target: '+PING\r\n', property: '', regex: '' })
@@ -104,7 +108,9 @@ describe('TCP checks on the server', () => {
 
   it('invalid bodies are 400s naming the field', async () => {
     expect(expect400(await call('POST', '/v1/checks/tcp', tcpCheck({ request: { hostname: 'db.example.com' } })), 'payload')).toEqual(['request.port'])
-    expect(expect400(await call('POST', '/v1/checks/tcp', tcpCheck({ request: { hostname: 'http://db.example.com', port: 1 } })), 'payload')).toEqual(['request.hostname'])
+    expect(expect400(await call('POST', '/v1/checks/tcp', tcpCheck({ request: { hostname: 'http://db.example.com', port: 1 } })), 'payload')).toEqual([
+      'request.hostname',
+    ])
     expect(expect400(await call('POST', '/v1/checks/tcp', tcpCheck({ frequency: 0 })), 'payload')).toEqual(['frequencyOffset'])
     expect(expect400(await call('POST', '/v1/checks/tcp', tcpCheck({ degradedResponseTime: 46000 })), 'payload')).toEqual(['degradedResponseTime'])
   })
@@ -124,7 +130,10 @@ describe('TCP checks on the server', () => {
     const status = await call('GET', `/v1/check-statuses/${created.json.id}`)
     expect(status.json).toMatchObject({ checkId: created.json.id, hasFailures: false, hasErrors: false, sslDaysRemaining: null })
 
-    const analytics = await call('GET', `/v1/analytics/tcp-checks/${created.json.id}?quickRange=last24Hours&metrics=total,dns,connection,data,availability,total_p95`)
+    const analytics = await call(
+      'GET',
+      `/v1/analytics/tcp-checks/${created.json.id}?quickRange=last24Hours&metrics=total,dns,connection,data,availability,total_p95`,
+    )
     expect(analytics.status, analytics.text).toBe(200)
     expect(analytics.json).toMatchObject({ checkId: created.json.id, checkType: 'TCP', name: 'Session run' })
     expect(analytics.json.metadata.connection).toEqual({ unit: 'milliseconds', label: 'TCP connect (average)', aggregation: 'avg' })
@@ -141,10 +150,14 @@ describe('TCP checks on the server', () => {
   })
 
   it('a failing answer fails the run with the assertion in the error', async () => {
-    const created = await call('POST', '/v1/checks/tcp', tcpCheck({
-      name: 'Wrong answer',
-      request: { hostname: '127.0.0.1', port, data: 'PING\n', assertions: [{ source: 'RESPONSE_DATA', comparison: 'CONTAINS', target: 'PONG' }] },
-    }))
+    const created = await call(
+      'POST',
+      '/v1/checks/tcp',
+      tcpCheck({
+        name: 'Wrong answer',
+        request: { hostname: '127.0.0.1', port, data: 'PING\n', assertions: [{ source: 'RESPONSE_DATA', comparison: 'CONTAINS', target: 'PONG' }] },
+      }),
+    )
     const done = await triggerAndWait(created.json.id)
     expect(done.json.status).toBe('FAILED')
     const status = await call('GET', `/v1/check-statuses/${created.json.id}`)
@@ -155,7 +168,8 @@ describe('TCP checks on the server', () => {
     const created = await call('POST', '/v1/checks/tcp', tcpCheck({ name: 'On the dashboard' }))
     await triggerAndWait(created.json.id)
     const login = await fetch(`${server.url}/dashboard/login`, {
-      method: 'POST', redirect: 'manual',
+      method: 'POST',
+      redirect: 'manual',
       headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url },
       body: new URLSearchParams({ apiKey: KEY_A }).toString(),
     })

@@ -39,7 +39,9 @@ afterAll(async () => {
 })
 
 const urlCheck = (url: string, extra: Record<string, unknown> = {}) => ({
-  name: 'Home', activated: false, doubleCheck: false,
+  name: 'Home',
+  activated: false,
+  doubleCheck: false,
   request: { url, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' }] },
   ...extra,
 })
@@ -57,7 +59,10 @@ describe('URL checks on the server', () => {
     const created = await call('POST', '/v1/checks/url', urlCheck(`${http.origin}/home`))
     expect(created.status, created.text).toBe(201)
     expect(created.json).toMatchObject({
-      checkType: 'URL', frequency: 10, degradedResponseTime: 3000, maxResponseTime: 5000,
+      checkType: 'URL',
+      frequency: 10,
+      degradedResponseTime: 3000,
+      maxResponseTime: 5000,
       request: { method: 'GET', url: `${http.origin}/home`, followRedirects: true, skipSSL: false, ipFamily: 'IPv4' },
     })
     const replaced = await call('PUT', `/v1/checks/url/${created.json.id}`, urlCheck(`${http.origin}/home`, { name: 'Home page' }))
@@ -72,11 +77,39 @@ describe('URL checks on the server', () => {
   it('its rules are 400s naming the field: GET only, status-code assertions, no sub-minute frequency, no variables', async () => {
     expect(expect400(await call('POST', '/v1/checks/url', urlCheck('ftp://example.com')), 'payload')).toEqual(['request.url'])
     expect(expect400(await call('POST', '/v1/checks/url', urlCheck('https://example.com/{{PATH}}')), 'payload')).toEqual(['request.url'])
-    expect(expect400(await call('POST', '/v1/checks/url', { name: 'x', request: { url: 'https://example.com', method: 'POST' } }), 'payload')).toEqual(['request.method'])
-    expect(expect400(await call('POST', '/v1/checks/url', { name: 'x', request: { url: 'https://example.com', assertions: [{ source: 'TEXT_BODY', comparison: 'EQUALS', target: '200' }] } }), 'payload')).toEqual(['request.assertions.0.source'])
-    expect(expect400(await call('POST', '/v1/checks/url', { name: 'x', request: { url: 'https://example.com', assertions: [{ source: 'STATUS_CODE', comparison: 'CONTAINS', target: '200' }] } }), 'payload')).toEqual(['request.assertions.0.comparison'])
-    expect(expect400(await call('POST', '/v1/checks/url', { name: 'x', request: { url: 'https://example.com', assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: 'ok' }] } }), 'payload')).toEqual(['request.assertions.0.target'])
-    expect(expect400(await call('POST', '/v1/checks/url', urlCheck('https://example.com', { frequency: 0, frequencyOffset: 10 })), 'payload')).toEqual(['frequency'])
+    expect(expect400(await call('POST', '/v1/checks/url', { name: 'x', request: { url: 'https://example.com', method: 'POST' } }), 'payload')).toEqual([
+      'request.method',
+    ])
+    expect(
+      expect400(
+        await call('POST', '/v1/checks/url', {
+          name: 'x',
+          request: { url: 'https://example.com', assertions: [{ source: 'TEXT_BODY', comparison: 'EQUALS', target: '200' }] },
+        }),
+        'payload',
+      ),
+    ).toEqual(['request.assertions.0.source'])
+    expect(
+      expect400(
+        await call('POST', '/v1/checks/url', {
+          name: 'x',
+          request: { url: 'https://example.com', assertions: [{ source: 'STATUS_CODE', comparison: 'CONTAINS', target: '200' }] },
+        }),
+        'payload',
+      ),
+    ).toEqual(['request.assertions.0.comparison'])
+    expect(
+      expect400(
+        await call('POST', '/v1/checks/url', {
+          name: 'x',
+          request: { url: 'https://example.com', assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: 'ok' }] },
+        }),
+        'payload',
+      ),
+    ).toEqual(['request.assertions.0.target'])
+    expect(expect400(await call('POST', '/v1/checks/url', urlCheck('https://example.com', { frequency: 0, frequencyOffset: 10 })), 'payload')).toEqual([
+      'frequency',
+    ])
   })
 
   it('a triggered session follows a redirect and passes; the status, analytics at url-monitors and the dashboard show it', async () => {
@@ -84,7 +117,12 @@ describe('URL checks on the server', () => {
     const done = await triggerAndWait(created.json.id)
     expect(done.json).toMatchObject({ checkType: 'URL', status: 'PASSED' })
     const stored = await call('GET', new URL(done.json.results[0].checkResultLink).pathname)
-    expect(stored.json.result.details).toMatchObject({ kind: 'URL', method: 'GET', statusCode: 200, redirects: [{ statusCode: 302, location: `${http.origin}/home` }] })
+    expect(stored.json.result.details).toMatchObject({
+      kind: 'URL',
+      method: 'GET',
+      statusCode: 200,
+      redirects: [{ statusCode: 302, location: `${http.origin}/home` }],
+    })
     const analytics = await call('GET', `/v1/analytics/url-monitors/${created.json.id}?metrics=responseTime,tcp,availability&groupBy=statusCode`)
     expect(analytics.status, analytics.text).toBe(200)
     expect(analytics.json).toMatchObject({ checkId: created.json.id, checkType: 'URL' })
@@ -93,7 +131,8 @@ describe('URL checks on the server', () => {
     expect(typeof entry.responseTime).toBe('number')
     expect((await call('GET', `/v1/analytics/api-checks/${created.json.id}?metrics=availability`)).status).toBe(404)
     const login = await fetch(`${server.url}/dashboard/login`, {
-      method: 'POST', redirect: 'manual',
+      method: 'POST',
+      redirect: 'manual',
       headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url },
       body: new URLSearchParams({ apiKey: KEY_A }).toString(),
     })
@@ -105,7 +144,11 @@ describe('URL checks on the server', () => {
   it('a 503 fails without an assertion; https records the days the certificate has left in the status', async () => {
     const down = await call('POST', '/v1/checks/url', { name: 'Down', activated: false, doubleCheck: false, request: { url: `${http.origin}/down` } })
     expect((await triggerAndWait(down.json.id)).json.status).toBe('FAILED')
-    const secure = await call('POST', '/v1/checks/url', urlCheck(`${tls.origin}/secure`, { name: 'Secure', request: { url: `${tls.origin}/secure`, skipSSL: true } }))
+    const secure = await call(
+      'POST',
+      '/v1/checks/url',
+      urlCheck(`${tls.origin}/secure`, { name: 'Secure', request: { url: `${tls.origin}/secure`, skipSSL: true } }),
+    )
     expect((await triggerAndWait(secure.json.id)).json.status).toBe('PASSED')
     const status = await call('GET', `/v1/check-statuses/${secure.json.id}`)
     expect(status.json.sslDaysRemaining).toBe(40)

@@ -52,12 +52,14 @@ async function stored(dbPath: string): Promise<{ full: number; templates: number
     try {
       const row = (await client.query(full)).rows[0] as { n: string; t: string }
       // compact rows by UTC day and kind, as they are answered: those of hours not packed yet and those packed into blocks
-      const days = (await client.query(`SELECT 'result_runs_' || to_char(to_timestamp(created / 1000.0) AT TIME ZONE 'UTC', 'YYYYMMDD') AS name,
+      const days = (
+        await client.query(`SELECT 'result_runs_' || to_char(to_timestamp(created / 1000.0) AT TIME ZONE 'UTC', 'YYYYMMDD') AS name,
           coalesce(t.status = 'PASSED' AND NOT t.has_failures AND NOT t.has_errors AND NOT t.is_degraded AND t.error IS NULL, true) AS passing, count(*) AS n
         FROM (SELECT created, tpl FROM result_runs WHERE created >= (SELECT packed_ms FROM result_retention)
           UNION ALL SELECT b.hour + b.v[2][i], b.tpl FROM result_blocks b CROSS JOIN LATERAL generate_series(1, array_length(b.v, 2)) AS i) x
         LEFT JOIN check_results t ON t.seq = x.tpl
-        GROUP BY 1, 2 ORDER BY 1`)).rows as Array<{ name: string; passing: boolean; n: string }>
+        GROUP BY 1, 2 ORDER BY 1`)
+      ).rows as Array<{ name: string; passing: boolean; n: string }>
       const compact: Record<string, number> = {}
       let failing = 0
       for (const { name, passing, n } of days.filter((d) => d.name.startsWith('result_runs_202605'))) {
@@ -105,20 +107,34 @@ async function onDatabase<T>(dbPath: string, fn: (client: pg.Client) => Promise<
   }
 }
 
-const partitions = (dbPath: string, parent: string) => onDatabase(dbPath, async (client) => (await client.query(`SELECT c.relname AS name
-  FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = $1 ORDER BY 1`, [parent])).rows
-  .map((r: { name: string }) => r.name))
+const partitions = (dbPath: string, parent: string) =>
+  onDatabase(dbPath, async (client) =>
+    (
+      await client.query(
+        `SELECT c.relname AS name
+  FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = $1 ORDER BY 1`,
+        [parent],
+      )
+    ).rows.map((r: { name: string }) => r.name),
+  )
 
 /** Waits (on the real clock, a few seconds at most) until the partitions of `parent` are `want`. */
 async function partitionsBecome(dbPath: string, parent: string, want: string[]): Promise<void> {
-  await waitFor(async () => JSON.stringify(await partitions(dbPath, parent)) === JSON.stringify(want), { timeoutMs: 20_000, intervalMs: 50, what: `the partitions of ${parent}` }).catch(() => undefined)
+  await waitFor(async () => JSON.stringify(await partitions(dbPath, parent)) === JSON.stringify(want), {
+    timeoutMs: 20_000,
+    intervalMs: 50,
+    what: `the partitions of ${parent}`,
+  }).catch(() => undefined)
   expect(await partitions(dbPath, parent)).toEqual(want)
 }
 
 async function start(dbPath: string, clock: { now: number }, options: LocalServerOptions = {}): Promise<LocalServer> {
   return startLocalServer({
     dbPath,
-    apiKeys: [{ key: KEY_A, accountId: 'acc-a' }, { key: KEY_B, accountId: 'acc-b' }],
+    apiKeys: [
+      { key: KEY_A, accountId: 'acc-a' },
+      { key: KEY_B, accountId: 'acc-b' },
+    ],
     rateLimit: { max: 1_000_000, timeWindowMs: 60_000 },
     runner: true,
     // the DNS server of the test is on 127.0.0.1; two accounts would deny private targets
@@ -149,7 +165,10 @@ async function minute(server: LocalServer, clock: { now: number }): Promise<void
   await runsDone(server, before + LOCATIONS.length)
 }
 
-type Result = { id: string; checkId: string; runLocation: string; status: string; startedAt: string; stoppedAt: string; result: Record<string, any> } & Record<string, any>
+type Result = { id: string; checkId: string; runLocation: string; status: string; startedAt: string; stoppedAt: string; result: Record<string, any> } & Record<
+  string,
+  any
+>
 
 async function results(call: Call, checkId: string, query = ''): Promise<{ total: number; items: Result[] }> {
   const answer = await call('GET', `/v1/check-results/${checkId}?limit=100${query}`)
@@ -165,15 +184,20 @@ const answerOf = (r: Result) => r.result.details.answers.map((a: { data: string 
  * UTC day with the same shape (a passing run's details; a failing run's status, flags, error and
  * details), else it is a full row and the template. `templateOf`: each compact result's template.
  */
-function model(items: Result[]): { rows: { full: number; templates: number; compact: Record<string, number>; failing: number }; templateOf: Map<string, Result> } {
+function model(items: Result[]): {
+  rows: { full: number; templates: number; compact: Record<string, number>; failing: number }
+  templateOf: Map<string, Result>
+} {
   const rows = { full: 0, templates: 0, compact: {} as Record<string, number>, failing: 0 }
   const templateOf = new Map<string, Result>()
   const templates = new Map<string, { day: string; shape: string; result: Result }>()
   for (const r of [...items].sort((a, b) => a.startedAt.localeCompare(b.startedAt))) {
     const day = r.created_at.slice(0, 10)
     const passing = r.status === 'PASSED' && !r.hasFailures && !r.hasErrors && !r.isDegraded && r.error === null
-    const shape = JSON.stringify(passing ? r.result.details : [r.status, r.hasFailures, r.hasErrors, r.isDegraded, r.error, r.result])
-      .replace(/"(startedAt|stoppedAt|responseTime)":("[^"]*"|[\d.]+)/g, '')
+    const shape = JSON.stringify(passing ? r.result.details : [r.status, r.hasFailures, r.hasErrors, r.isDegraded, r.error, r.result]).replace(
+      /"(startedAt|stoppedAt|responseTime)":("[^"]*"|[\d.]+)/g,
+      '',
+    )
     const kind = `${r.runLocation} ${passing}`
     const template = templates.get(kind)
     if (template && template.day === day && template.shape === shape) {
@@ -198,14 +222,18 @@ function shared(r: Result): Record<string, unknown> {
 }
 
 describe('results kept compact', () => {
-  it('runs with their template\'s answer (passes, failures repeating the last failure\'s error) are compact rows of their day, answered as full rows; changed answers stay in full; notifications per change of the alert', async () => {
+  it("runs with their template's answer (passes, failures repeating the last failure's error) are compact rows of their day, answered as full rows; changed answers stay in full; notifications per change of the alert", async () => {
     const dbPath = join(dir, 'compact.db')
     const clock = { now: T0 }
     const server = await start(dbPath, clock)
     const call = caller(server)
     dns.set('compact.test', 'A', { records: [{ type: 'A', data: '192.0.2.1' }] })
     const created = await call('POST', '/v1/checks/dns', {
-      name: 'compact', frequency: 1, locations: LOCATIONS, runParallel: true, doubleCheck: false,
+      name: 'compact',
+      frequency: 1,
+      locations: LOCATIONS,
+      runParallel: true,
+      doubleCheck: false,
       request: { query: 'compact.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
     })
     expect(created.status).toBe(201)
@@ -255,7 +283,10 @@ describe('results kept compact', () => {
     // a compact failure answers what its template (the full row it repeats) answers, but for its own id and times
     const compactFailures = items.filter((r) => r.hasFailures && kept.templateOf.has(r.id))
     // newest first: the second error's repeat, then the first error's two repeats (each in both locations)
-    expect(compactFailures.map((r) => r.error)).toEqual([...Array(2).fill(expect.stringMatching(/NXDOMAIN/)), ...Array(4).fill(expect.stringMatching(/SERVFAIL/))])
+    expect(compactFailures.map((r) => r.error)).toEqual([
+      ...Array(2).fill(expect.stringMatching(/NXDOMAIN/)),
+      ...Array(4).fill(expect.stringMatching(/SERVFAIL/)),
+    ])
     for (const r of compactFailures) {
       const template = kept.templateOf.get(r.id) as Result
       expect(r.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7c0d-/)
@@ -301,8 +332,14 @@ describe('results kept compact', () => {
       [`&from=${seconds(midnight)}`, (r) => r.startedAt >= midnight],
       [`&to=${seconds(midnight)}`, (r) => r.startedAt < midnight],
       ['&from=2026-05-11T00:00:00Z', (r) => r.startedAt >= midnight],
-      [`&from=${seconds('2026-05-10T23:58:00Z')}&to=${seconds('2026-05-11T00:03:00Z')}`, (r) => r.startedAt >= '2026-05-10T23:58' && r.startedAt < '2026-05-11T00:03'],
-      [`&location=eu-west-1&hasFailures=false&from=${seconds('2026-05-10T23:59:00Z')}`, (r) => r.runLocation === 'eu-west-1' && !r.hasFailures && r.startedAt >= '2026-05-10T23:59'],
+      [
+        `&from=${seconds('2026-05-10T23:58:00Z')}&to=${seconds('2026-05-11T00:03:00Z')}`,
+        (r) => r.startedAt >= '2026-05-10T23:58' && r.startedAt < '2026-05-11T00:03',
+      ],
+      [
+        `&location=eu-west-1&hasFailures=false&from=${seconds('2026-05-10T23:59:00Z')}`,
+        (r) => r.runLocation === 'eu-west-1' && !r.hasFailures && r.startedAt >= '2026-05-10T23:59',
+      ],
       ['&checkType=DNS&resultType=ALL', () => true],
       ['&checkType=ICMP', () => false],
       ['&location=ap-south-1', () => false],
@@ -333,10 +370,35 @@ describe('results kept compact', () => {
       const one = await call('GET', `/v1/check-results/${id}/${listed.id}`)
       expect(one.status).toBe(200)
       expect(one.json).toEqual(listed)
-      expect(Object.keys(one.json.result)).toEqual(['checkId', 'name', 'checkType', 'runLocation', 'resultType', 'attempt', 'startedAt', 'stoppedAt',
-        'responseTime', 'hasFailures', 'hasErrors', 'isDegraded', 'timedOut', 'aborted', 'status', 'failureKind', 'error', 'assertions', 'details'])
-      expect(one.json.result).toMatchObject({ checkId: id, runLocation: listed.runLocation, startedAt: listed.startedAt, stoppedAt: listed.stoppedAt,
-        responseTime: listed.responseTime, status: listed.status })
+      expect(Object.keys(one.json.result)).toEqual([
+        'checkId',
+        'name',
+        'checkType',
+        'runLocation',
+        'resultType',
+        'attempt',
+        'startedAt',
+        'stoppedAt',
+        'responseTime',
+        'hasFailures',
+        'hasErrors',
+        'isDegraded',
+        'timedOut',
+        'aborted',
+        'status',
+        'failureKind',
+        'error',
+        'assertions',
+        'details',
+      ])
+      expect(one.json.result).toMatchObject({
+        checkId: id,
+        runLocation: listed.runLocation,
+        startedAt: listed.startedAt,
+        stoppedAt: listed.stoppedAt,
+        responseTime: listed.responseTime,
+        status: listed.status,
+      })
     }
     // the status names the newest run; another account's key finds none of them
     const status = await call('GET', `/v1/check-statuses/${id}`)
@@ -354,7 +416,11 @@ describe('results kept compact', () => {
     const call = caller(first)
     dns.set('days.test', 'A', { records: [{ type: 'A', data: '192.0.2.1' }] })
     const created = await call('POST', '/v1/checks/dns', {
-      name: 'days', frequency: 1, locations: LOCATIONS, runParallel: true, doubleCheck: false,
+      name: 'days',
+      frequency: 1,
+      locations: LOCATIONS,
+      runParallel: true,
+      doubleCheck: false,
       request: { query: 'days.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
     })
     const id = created.json.id as string
@@ -370,7 +436,11 @@ describe('results kept compact', () => {
     const second = await start(dbPath, clock, { retentionDays: 4 / 1440 })
     const call2 = caller(second)
     await minute(second, clock)
-    await waitFor(async () => Object.keys((await stored(dbPath)).compact).length <= 1, { timeoutMs: 20_000, intervalMs: 50, what: 'the older partitions dropped' })
+    await waitFor(async () => Object.keys((await stored(dbPath)).compact).length <= 1, {
+      timeoutMs: 20_000,
+      intervalMs: 50,
+      what: 'the older partitions dropped',
+    })
     expect(Object.keys((await stored(dbPath)).compact)).toEqual(['result_runs_20260511'])
     const { total, items } = await results(call2, id)
     expect(total).toBe(items.length)
@@ -385,174 +455,306 @@ describe('results kept compact', () => {
     await second.close()
   }, 120_000)
 
-  it.runIf(onPostgres)('PostgreSQL: partitions are made ahead, an ended hour is packed into blocks and answered the same, and retention drops them whole, all on the clock', async () => {
-    const dbPath = join(dir, 'packed.db')
-    const clock = { now: Date.parse('2026-05-10T22:57:30Z') }
-    const server = await start(dbPath, clock)
-    const call = caller(server)
-    dns.set('packed.test', 'A', { records: [{ type: 'A', data: '192.0.2.1' }] })
-    const created = await call('POST', '/v1/checks/dns', {
-      name: 'packed', frequency: 1, locations: LOCATIONS, runParallel: true, doubleCheck: false,
-      request: { query: 'packed.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
-    })
-    const id = created.json.id as string
-    await firstRuns(server)
-    // the first prune made ahead this hour's and the next hour's staging partitions, today's and tomorrow's blocks
-    await partitionsBecome(dbPath, 'result_runs', ['result_runs_2026051022', 'result_runs_2026051023'])
-    await partitionsBecome(dbPath, 'result_blocks', ['result_blocks_20260510', 'result_blocks_20260511'])
-    await partitionsBecome(dbPath, 'analytics_deltas', ['analytics_deltas_2026051022', 'analytics_deltas_2026051023'])
-    await partitionsBecome(dbPath, 'analytics_rollups', ['analytics_rollups_20260510', 'analytics_rollups_20260511'])
-    // 22:58 … 23:01: the hour of 22 has ended, but not its grace (2 minutes): nothing packed yet
-    for (let m = 0; m < 4; m++) await minute(server, clock)
-    expect(await partitions(dbPath, 'result_runs')).toContain('result_runs_2026051022')
-    const before = await results(call, id)
-    const compactOf22 = (await stored(dbPath)).compact.result_runs_20260510
-    expect(compactOf22).toBeGreaterThanOrEqual(4)
-    const one = async (r: Result) => (await call('GET', `/v1/check-results/${id}/${r.id}`)).json as Result
-    const each = await Promise.all(before.items.map(one))
-    const eu = await results(call, id, `&location=eu-west-1&from=${Date.parse('2026-05-10T22:58:00Z') / 1000}`)
-    // analytics of the hour from its deltas (not merged yet), per run and per bucket
-    const window = `from=${Date.parse('2026-05-10T22:00:00Z') / 1000}&to=${Date.parse('2026-05-10T23:00:00Z') / 1000}`
-    const analytics = async () => Promise.all(['&metrics=total_sum,total_p50,total_max,retries,availability&groupBy=runLocation',
-      '&metrics=total_avg,total_p99&aggregationInterval=5'].map(async (q) => (await call('GET', `/v1/analytics/dns/${id}?${window}${q}`)).json))
-    const figures = await analytics()
-    expect(figures[0].series).toHaveLength(LOCATIONS.length)
-    expect(figures[1].series.length).toBeGreaterThanOrEqual(1)
-    // 23:02 and 23:03: the hour of 22 packed (one block per location and template), its partition dropped, 00 made ahead
-    await minute(server, clock)
-    await minute(server, clock)
-    await partitionsBecome(dbPath, 'result_runs', ['result_runs_2026051023', 'result_runs_2026051100'])
-    await partitionsBecome(dbPath, 'analytics_deltas', ['analytics_deltas_2026051023', 'analytics_deltas_2026051100'])
-    // the hour's deltas merged into its rollup rows (one per location and status), which answer the same figures
-    expect(await onDatabase(dbPath, async (client) => (await client.query(`SELECT run_location, runs FROM analytics_rollups WHERE hour_start = $1
-      ORDER BY 1`, [Date.parse('2026-05-10T22:00:00Z')])).rows.length)).toBe(LOCATIONS.length)
-    expect(await analytics()).toEqual(figures)
-    const blocks = await onDatabase(dbPath, async (client) => (await client.query(`SELECT count(*)::int AS blocks, sum(array_length(v, 2))::int AS runs
-      FROM result_blocks WHERE hour = $1`, [Date.parse('2026-05-10T22:00:00Z')])).rows[0] as { blocks: number; runs: number })
-    expect(blocks.blocks).toBe(LOCATIONS.length)
-    expect(blocks.runs).toBeGreaterThanOrEqual(4)
-    // every result reads as it did before, in the list (with its filters) and by id
-    const after = await results(call, id)
-    expect(after.total).toBeGreaterThan(before.total)
-    expect(after.items.slice(after.items.length - before.items.length)).toEqual(before.items)
-    expect(await Promise.all(before.items.map(one))).toEqual(each)
-    const euAfter = await results(call, id, `&location=eu-west-1&from=${Date.parse('2026-05-10T22:58:00Z') / 1000}`)
-    expect(euAfter.items.slice(euAfter.items.length - eu.items.length)).toEqual(eu.items)
-    expect((await stored(dbPath)).compact.result_runs_20260510).toBeGreaterThan(compactOf22)
-    await server.close()
-    // kept 5 minutes, the clock at 00:10: the hour of 23 is packed, then the whole day of the 10th (blocks and staging) is
-    // past the cutoff and dropped; the partitions ahead are those of now
-    clock.now = Date.parse('2026-05-11T00:10:30Z')
-    const later = await start(dbPath, clock, { retentionDays: 5 / 1440 })
-    await partitionsBecome(dbPath, 'result_blocks', ['result_blocks_20260511', 'result_blocks_20260512'])
-    await partitionsBecome(dbPath, 'result_runs', ['result_runs_2026051100', 'result_runs_2026051101'])
-    const kept = await results(caller(later), id)
-    for (const r of kept.items) expect(Date.parse(r.stoppedAt)).toBeGreaterThanOrEqual(clock.now - 6 * 60_000)
-    // the rollups of the 10th went with their day's partition, not row by row: none deleted, none answered
-    await partitionsBecome(dbPath, 'analytics_rollups', ['analytics_rollups_20260511', 'analytics_rollups_20260512'])
-    expect(await onDatabase(dbPath, async (client) => (await client.query(`SELECT count(*)::int AS n FROM analytics_rollups WHERE hour_start < $1`,
-      [Date.parse('2026-05-11T00:00:00Z')])).rows[0].n)).toBe(0)
-    const old = (await caller(later)('GET', `/v1/analytics/dns/${id}?${window}&metrics=total_sum&groupBy=runLocation`)).json
-    expect(old.series ?? []).toEqual([])
-    for (const r of before.items.slice(0, 4)) expect((await caller(later)('GET', `/v1/check-results/${id}/${r.id}`)).status).toBe(404)
-    await later.close()
-  }, 120_000)
+  it.runIf(onPostgres)(
+    'PostgreSQL: partitions are made ahead, an ended hour is packed into blocks and answered the same, and retention drops them whole, all on the clock',
+    async () => {
+      const dbPath = join(dir, 'packed.db')
+      const clock = { now: Date.parse('2026-05-10T22:57:30Z') }
+      const server = await start(dbPath, clock)
+      const call = caller(server)
+      dns.set('packed.test', 'A', { records: [{ type: 'A', data: '192.0.2.1' }] })
+      const created = await call('POST', '/v1/checks/dns', {
+        name: 'packed',
+        frequency: 1,
+        locations: LOCATIONS,
+        runParallel: true,
+        doubleCheck: false,
+        request: { query: 'packed.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
+      })
+      const id = created.json.id as string
+      await firstRuns(server)
+      // the first prune made ahead this hour's and the next hour's staging partitions, today's and tomorrow's blocks
+      await partitionsBecome(dbPath, 'result_runs', ['result_runs_2026051022', 'result_runs_2026051023'])
+      await partitionsBecome(dbPath, 'result_blocks', ['result_blocks_20260510', 'result_blocks_20260511'])
+      await partitionsBecome(dbPath, 'analytics_deltas', ['analytics_deltas_2026051022', 'analytics_deltas_2026051023'])
+      await partitionsBecome(dbPath, 'analytics_rollups', ['analytics_rollups_20260510', 'analytics_rollups_20260511'])
+      // 22:58 … 23:01: the hour of 22 has ended, but not its grace (2 minutes): nothing packed yet
+      for (let m = 0; m < 4; m++) await minute(server, clock)
+      expect(await partitions(dbPath, 'result_runs')).toContain('result_runs_2026051022')
+      const before = await results(call, id)
+      const compactOf22 = (await stored(dbPath)).compact.result_runs_20260510
+      expect(compactOf22).toBeGreaterThanOrEqual(4)
+      const one = async (r: Result) => (await call('GET', `/v1/check-results/${id}/${r.id}`)).json as Result
+      const each = await Promise.all(before.items.map(one))
+      const eu = await results(call, id, `&location=eu-west-1&from=${Date.parse('2026-05-10T22:58:00Z') / 1000}`)
+      // analytics of the hour from its deltas (not merged yet), per run and per bucket
+      const window = `from=${Date.parse('2026-05-10T22:00:00Z') / 1000}&to=${Date.parse('2026-05-10T23:00:00Z') / 1000}`
+      const analytics = async () =>
+        Promise.all(
+          ['&metrics=total_sum,total_p50,total_max,retries,availability&groupBy=runLocation', '&metrics=total_avg,total_p99&aggregationInterval=5'].map(
+            async (q) => (await call('GET', `/v1/analytics/dns/${id}?${window}${q}`)).json,
+          ),
+        )
+      const figures = await analytics()
+      expect(figures[0].series).toHaveLength(LOCATIONS.length)
+      expect(figures[1].series.length).toBeGreaterThanOrEqual(1)
+      // 23:02 and 23:03: the hour of 22 packed (one block per location and template), its partition dropped, 00 made ahead
+      await minute(server, clock)
+      await minute(server, clock)
+      await partitionsBecome(dbPath, 'result_runs', ['result_runs_2026051023', 'result_runs_2026051100'])
+      await partitionsBecome(dbPath, 'analytics_deltas', ['analytics_deltas_2026051023', 'analytics_deltas_2026051100'])
+      // the hour's deltas merged into its rollup rows (one per location and status), which answer the same figures
+      expect(
+        await onDatabase(
+          dbPath,
+          async (client) =>
+            (
+              await client.query(
+                `SELECT run_location, runs FROM analytics_rollups WHERE hour_start = $1
+      ORDER BY 1`,
+                [Date.parse('2026-05-10T22:00:00Z')],
+              )
+            ).rows.length,
+        ),
+      ).toBe(LOCATIONS.length)
+      expect(await analytics()).toEqual(figures)
+      const blocks = await onDatabase(
+        dbPath,
+        async (client) =>
+          (
+            await client.query(
+              `SELECT count(*)::int AS blocks, sum(array_length(v, 2))::int AS runs
+      FROM result_blocks WHERE hour = $1`,
+              [Date.parse('2026-05-10T22:00:00Z')],
+            )
+          ).rows[0] as { blocks: number; runs: number },
+      )
+      expect(blocks.blocks).toBe(LOCATIONS.length)
+      expect(blocks.runs).toBeGreaterThanOrEqual(4)
+      // every result reads as it did before, in the list (with its filters) and by id
+      const after = await results(call, id)
+      expect(after.total).toBeGreaterThan(before.total)
+      expect(after.items.slice(after.items.length - before.items.length)).toEqual(before.items)
+      expect(await Promise.all(before.items.map(one))).toEqual(each)
+      const euAfter = await results(call, id, `&location=eu-west-1&from=${Date.parse('2026-05-10T22:58:00Z') / 1000}`)
+      expect(euAfter.items.slice(euAfter.items.length - eu.items.length)).toEqual(eu.items)
+      expect((await stored(dbPath)).compact.result_runs_20260510).toBeGreaterThan(compactOf22)
+      await server.close()
+      // kept 5 minutes, the clock at 00:10: the hour of 23 is packed, then the whole day of the 10th (blocks and staging) is
+      // past the cutoff and dropped; the partitions ahead are those of now
+      clock.now = Date.parse('2026-05-11T00:10:30Z')
+      const later = await start(dbPath, clock, { retentionDays: 5 / 1440 })
+      await partitionsBecome(dbPath, 'result_blocks', ['result_blocks_20260511', 'result_blocks_20260512'])
+      await partitionsBecome(dbPath, 'result_runs', ['result_runs_2026051100', 'result_runs_2026051101'])
+      const kept = await results(caller(later), id)
+      for (const r of kept.items) expect(Date.parse(r.stoppedAt)).toBeGreaterThanOrEqual(clock.now - 6 * 60_000)
+      // the rollups of the 10th went with their day's partition, not row by row: none deleted, none answered
+      await partitionsBecome(dbPath, 'analytics_rollups', ['analytics_rollups_20260511', 'analytics_rollups_20260512'])
+      expect(
+        await onDatabase(
+          dbPath,
+          async (client) =>
+            (await client.query(`SELECT count(*)::int AS n FROM analytics_rollups WHERE hour_start < $1`, [Date.parse('2026-05-11T00:00:00Z')])).rows[0].n,
+        ),
+      ).toBe(0)
+      const old = (await caller(later)('GET', `/v1/analytics/dns/${id}?${window}&metrics=total_sum&groupBy=runLocation`)).json
+      expect(old.series ?? []).toEqual([])
+      for (const r of before.items.slice(0, 4)) expect((await caller(later)('GET', `/v1/check-results/${id}/${r.id}`)).status).toBe(404)
+      await later.close()
+    },
+    120_000,
+  )
 
-  it.runIf(onPostgres)('PostgreSQL: compact rows of a database written before packing are answered as they were, then packed once their day has ended', async () => {
-    dns.set('unpacked.test', 'A', { records: [{ type: 'A', data: '192.0.2.1' }] })
-    const scratch = await startLocalServer({ apiKeys: [{ key: KEY_A, accountId: 'acc-a' }] })
-    const made = await caller(scratch)('POST', '/v1/checks/dns', {
-      name: 'unpacked', frequency: 1, locations: ['eu-west-1'], doubleCheck: false,
-      request: { query: 'unpacked.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
-    })
-    await scratch.close()
-    const check = made.json as { id: string }
-    const { url } = await databaseFor(undefined, { empty: true })
-    const pool = new pg.Pool({ connectionString: url })
-    // the schema before packing, with what its code wrote: a template and compact rows in the day's partition
-    await migratePostgres(pool, POSTGRES_MIGRATIONS.slice(0, 22))
-    const day = Date.parse('2026-05-10T00:00:00Z')
-    await pool.query(`INSERT INTO checks (id, account_id, check_type, activated, body) VALUES ($1, 'acc-a', 'DNS', false, $2)`, [check.id, JSON.stringify(check)])
-    const details = { name: 'unpacked', checkType: 'DNS', attempt: 1, timedOut: false, aborted: false, failureKind: null, assertions: [],
-      details: { kind: 'DNS', query: 'unpacked.test', rcode: 'NOERROR', answers: [{ type: 'A', data: '192.0.2.1' }] } }
-    const [tpl] = (await pool.query(`INSERT INTO check_results (id, account_id, check_id, session_id, run_id, run_location, result_type, status,
+  it.runIf(onPostgres)(
+    'PostgreSQL: compact rows of a database written before packing are answered as they were, then packed once their day has ended',
+    async () => {
+      dns.set('unpacked.test', 'A', { records: [{ type: 'A', data: '192.0.2.1' }] })
+      const scratch = await startLocalServer({ apiKeys: [{ key: KEY_A, accountId: 'acc-a' }] })
+      const made = await caller(scratch)('POST', '/v1/checks/dns', {
+        name: 'unpacked',
+        frequency: 1,
+        locations: ['eu-west-1'],
+        doubleCheck: false,
+        request: { query: 'unpacked.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
+      })
+      await scratch.close()
+      const check = made.json as { id: string }
+      const { url } = await databaseFor(undefined, { empty: true })
+      const pool = new pg.Pool({ connectionString: url })
+      // the schema before packing, with what its code wrote: a template and compact rows in the day's partition
+      await migratePostgres(pool, POSTGRES_MIGRATIONS.slice(0, 22))
+      const day = Date.parse('2026-05-10T00:00:00Z')
+      await pool.query(`INSERT INTO checks (id, account_id, check_type, activated, body) VALUES ($1, 'acc-a', 'DNS', false, $2)`, [
+        check.id,
+        JSON.stringify(check),
+      ])
+      const details = {
+        name: 'unpacked',
+        checkType: 'DNS',
+        attempt: 1,
+        timedOut: false,
+        aborted: false,
+        failureKind: null,
+        assertions: [],
+        details: { kind: 'DNS', query: 'unpacked.test', rcode: 'NOERROR', answers: [{ type: 'A', data: '192.0.2.1' }] },
+      }
+      const [tpl] = (
+        await pool.query(
+          `INSERT INTO check_results (id, account_id, check_id, session_id, run_id, run_location, result_type, status,
       has_failures, has_errors, is_degraded, response_time, started_at, stopped_at, error, details, created_at, is_template)
       VALUES ('00000000-0000-4000-8000-000000000001', 'acc-a', $1, NULL, 'r', 'eu-west-1', 'FINAL', 'PASSED', false, false, false, 4.5,
-        '2026-05-10T12:00:00.000Z', '2026-05-10T12:00:00.004Z', NULL, $2, '2026-05-10T12:00:00.010Z', true) RETURNING seq`, [check.id, JSON.stringify(details)])).rows
-    await pool.query(`INSERT INTO result_locations (name) VALUES ('eu-west-1')`)
-    // a rollup row of the table before it was partitioned
-    await pool.query(`INSERT INTO analytics_rollups (check_id, account_id, hour_start, run_location, status_code, status, runs, retries, totals, samples)
-      VALUES ($1, 'acc-a', $2, 'eu-west-1', -1, 'success', 1, 0, '{}', '{"seconds":[60],"retries":[0],"values":{}}')`, [check.id, Date.parse('2026-05-10T12:00:00Z')])
-    await pool.query(`CREATE TABLE result_runs_20260510 PARTITION OF result_runs FOR VALUES FROM (${day}) TO (${day + 86_400_000})`)
-    // runs at 12:01 … 12:04 and 13:30, each 3 ms long, created 6 ms after it stopped, 3.25 ms to answer
-    const starts = ['12:01', '12:02', '12:03', '12:04', '13:30'].map((t) => Date.parse(`2026-05-10T${t}:00Z`))
-    for (const started of starts) {
-      await pool.query(`INSERT INTO result_runs (seq, chk, loc, tpl, created, made, dur, rt) SELECT nextval(pg_get_serial_sequence('check_results', 'seq')),
-        c.seq, 1, $2, $3, 6, 3, 3250 FROM checks c WHERE c.id = $1`, [check.id, tpl.seq, started + 9])
-    }
-    await pool.end()
-    const clock = { now: Date.parse('2026-05-10T14:00:30Z') }
-    const server = await start(url, clock)
-    const call = caller(server)
-    // the upgrade moved it into its day's partition
-    expect(await onDatabase(url, async (client) => (await client.query(`SELECT tableoid::regclass::text AS p, runs FROM analytics_rollups
-      WHERE hour_start = $1`, [Date.parse('2026-05-10T12:00:00Z')])).rows)).toEqual([{ p: 'analytics_rollups_20260510', runs: 1 }])
-    const before = await results(call, check.id)
-    expect(before.total).toBe(6)
-    expect(before.items.slice(0, 5).map((r) => r.startedAt)).toEqual(starts.reverse().map((ms) => new Date(ms).toISOString()))
-    for (const r of before.items.slice(0, 5)) {
-      expect(r).toMatchObject({ status: 'PASSED', responseTime: 3.25, runLocation: 'eu-west-1', created_at: new Date(Date.parse(r.startedAt) + 9).toISOString() })
-      expect(r.result.details).toEqual(details.details)
-    }
-    const each = await Promise.all(before.items.map(async (r) => (await call('GET', `/v1/check-results/${check.id}/${r.id}`)).json))
-    expect(each).toEqual(before.items)
-    // the day partition is packed once its day has ended (and the grace after it), its runs answered the same from blocks
-    expect(await partitions(url, 'result_runs')).toContain('result_runs_20260510')
-    await server.close()
-    clock.now = Date.parse('2026-05-11T00:02:30Z')
-    const next = await start(url, clock)
-    await partitionsBecome(url, 'result_runs', ['result_runs_2026051100', 'result_runs_2026051101'])
-    const blocks = await onDatabase(url, async (client) => (await client.query(`SELECT hour, array_length(v, 2) AS n FROM result_blocks ORDER BY hour`)).rows)
-    expect(blocks).toEqual([{ hour: String(Date.parse('2026-05-10T12:00:00Z')), n: 4 }, { hour: String(Date.parse('2026-05-10T13:00:00Z')), n: 1 }])
-    const call2 = caller(next)
-    expect(await results(call2, check.id)).toEqual(before)
-    expect(await Promise.all(before.items.map(async (r) => (await call2('GET', `/v1/check-results/${check.id}/${r.id}`)).json))).toEqual(each)
-    await next.close()
-  }, 120_000)
+        '2026-05-10T12:00:00.000Z', '2026-05-10T12:00:00.004Z', NULL, $2, '2026-05-10T12:00:00.010Z', true) RETURNING seq`,
+          [check.id, JSON.stringify(details)],
+        )
+      ).rows
+      await pool.query(`INSERT INTO result_locations (name) VALUES ('eu-west-1')`)
+      // a rollup row of the table before it was partitioned
+      await pool.query(
+        `INSERT INTO analytics_rollups (check_id, account_id, hour_start, run_location, status_code, status, runs, retries, totals, samples)
+      VALUES ($1, 'acc-a', $2, 'eu-west-1', -1, 'success', 1, 0, '{}', '{"seconds":[60],"retries":[0],"values":{}}')`,
+        [check.id, Date.parse('2026-05-10T12:00:00Z')],
+      )
+      await pool.query(`CREATE TABLE result_runs_20260510 PARTITION OF result_runs FOR VALUES FROM (${day}) TO (${day + 86_400_000})`)
+      // runs at 12:01 … 12:04 and 13:30, each 3 ms long, created 6 ms after it stopped, 3.25 ms to answer
+      const starts = ['12:01', '12:02', '12:03', '12:04', '13:30'].map((t) => Date.parse(`2026-05-10T${t}:00Z`))
+      for (const started of starts) {
+        await pool.query(
+          `INSERT INTO result_runs (seq, chk, loc, tpl, created, made, dur, rt) SELECT nextval(pg_get_serial_sequence('check_results', 'seq')),
+        c.seq, 1, $2, $3, 6, 3, 3250 FROM checks c WHERE c.id = $1`,
+          [check.id, tpl.seq, started + 9],
+        )
+      }
+      await pool.end()
+      const clock = { now: Date.parse('2026-05-10T14:00:30Z') }
+      const server = await start(url, clock)
+      const call = caller(server)
+      // the upgrade moved it into its day's partition
+      expect(
+        await onDatabase(
+          url,
+          async (client) =>
+            (
+              await client.query(
+                `SELECT tableoid::regclass::text AS p, runs FROM analytics_rollups
+      WHERE hour_start = $1`,
+                [Date.parse('2026-05-10T12:00:00Z')],
+              )
+            ).rows,
+        ),
+      ).toEqual([{ p: 'analytics_rollups_20260510', runs: 1 }])
+      const before = await results(call, check.id)
+      expect(before.total).toBe(6)
+      expect(before.items.slice(0, 5).map((r) => r.startedAt)).toEqual(starts.reverse().map((ms) => new Date(ms).toISOString()))
+      for (const r of before.items.slice(0, 5)) {
+        expect(r).toMatchObject({
+          status: 'PASSED',
+          responseTime: 3.25,
+          runLocation: 'eu-west-1',
+          created_at: new Date(Date.parse(r.startedAt) + 9).toISOString(),
+        })
+        expect(r.result.details).toEqual(details.details)
+      }
+      const each = await Promise.all(before.items.map(async (r) => (await call('GET', `/v1/check-results/${check.id}/${r.id}`)).json))
+      expect(each).toEqual(before.items)
+      // the day partition is packed once its day has ended (and the grace after it), its runs answered the same from blocks
+      expect(await partitions(url, 'result_runs')).toContain('result_runs_20260510')
+      await server.close()
+      clock.now = Date.parse('2026-05-11T00:02:30Z')
+      const next = await start(url, clock)
+      await partitionsBecome(url, 'result_runs', ['result_runs_2026051100', 'result_runs_2026051101'])
+      const blocks = await onDatabase(url, async (client) => (await client.query(`SELECT hour, array_length(v, 2) AS n FROM result_blocks ORDER BY hour`)).rows)
+      expect(blocks).toEqual([
+        { hour: String(Date.parse('2026-05-10T12:00:00Z')), n: 4 },
+        { hour: String(Date.parse('2026-05-10T13:00:00Z')), n: 1 },
+      ])
+      const call2 = caller(next)
+      expect(await results(call2, check.id)).toEqual(before)
+      expect(await Promise.all(before.items.map(async (r) => (await call2('GET', `/v1/check-results/${check.id}/${r.id}`)).json))).toEqual(each)
+      await next.close()
+    },
+    120_000,
+  )
 
   it('a database written before this layout upgrades and answers its results as it did, then keeps new runs compact', async () => {
     // the check as the API stores it, made on a throwaway server
     dns.set('old.test', 'A', { records: [{ type: 'A', data: '192.0.2.1' }] })
     const scratch = await startLocalServer({ apiKeys: [{ key: KEY_A, accountId: 'acc-a' }] })
     const made = await caller(scratch)('POST', '/v1/checks/dns', {
-      name: 'old', frequency: 1, locations: ['eu-west-1'], doubleCheck: false,
+      name: 'old',
+      frequency: 1,
+      locations: ['eu-west-1'],
+      doubleCheck: false,
       request: { query: 'old.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
     })
     await scratch.close()
     const check = made.json as { id: string }
     const runner = (i: number, failed: boolean) => ({
-      checkId: check.id, name: 'old', checkType: 'DNS', runLocation: 'eu-west-1', resultType: 'FINAL', attempt: 1,
-      startedAt: `2026-05-10T12:0${i}:00.000Z`, stoppedAt: `2026-05-10T12:0${i}:00.012Z`, responseTime: 12.5, hasFailures: failed, hasErrors: false,
-      isDegraded: false, timedOut: false, aborted: false, status: failed ? 'FAILED' : 'PASSED', failureKind: failed ? 'ASSERTION' : null,
-      error: failed ? 'RESPONSE_CODE EQUALS "NOERROR" failed: got "SERVFAIL"' : null, assertions: [],
+      checkId: check.id,
+      name: 'old',
+      checkType: 'DNS',
+      runLocation: 'eu-west-1',
+      resultType: 'FINAL',
+      attempt: 1,
+      startedAt: `2026-05-10T12:0${i}:00.000Z`,
+      stoppedAt: `2026-05-10T12:0${i}:00.012Z`,
+      responseTime: 12.5,
+      hasFailures: failed,
+      hasErrors: false,
+      isDegraded: false,
+      timedOut: false,
+      aborted: false,
+      status: failed ? 'FAILED' : 'PASSED',
+      failureKind: failed ? 'ASSERTION' : null,
+      error: failed ? 'RESPONSE_CODE EQUALS "NOERROR" failed: got "SERVFAIL"' : null,
+      assertions: [],
       details: { kind: 'DNS', query: 'old.test', rcode: failed ? 'SERVFAIL' : 'NOERROR', answers: [] },
     })
     const old = [0, 1, 2].map((i) => ({ id: `00000000-0000-4000-8000-00000000000${i}`, result: runner(i, i === 1), created_at: `2026-05-10T12:0${i}:01.000Z` }))
     // the rows as the stores wrote them before (SQLite: details without the columns' fields; PostgreSQL: whole)
-    const lean = (r: Record<string, unknown>) => Object.fromEntries(Object.entries(r).filter(([k]) => !['checkId', 'runLocation', 'resultType', 'startedAt',
-      'stoppedAt', 'responseTime', 'hasFailures', 'hasErrors', 'isDegraded', 'status', 'error'].includes(k)))
+    const lean = (r: Record<string, unknown>) =>
+      Object.fromEntries(
+        Object.entries(r).filter(
+          ([k]) =>
+            ![
+              'checkId',
+              'runLocation',
+              'resultType',
+              'startedAt',
+              'stoppedAt',
+              'responseTime',
+              'hasFailures',
+              'hasErrors',
+              'isDegraded',
+              'status',
+              'error',
+            ].includes(k),
+        ),
+      )
     const insert = `INSERT INTO check_results (id, account_id, check_id, session_id, run_id, run_location, result_type, status, has_failures,
       has_errors, is_degraded, response_time, started_at, stopped_at, error, details, created_at)
       VALUES ($1, 'acc-a', $2, NULL, $3, 'eu-west-1', 'FINAL', $4, $5, false, false, 12.5, $6, $7, $8, $9, $10)`
-    const values = (o: (typeof old)[number], details: unknown) => [o.id, check.id, `${o.id}.1`, o.result.status, o.result.hasFailures,
-      o.result.startedAt, o.result.stoppedAt, o.result.error, JSON.stringify(details), o.created_at]
+    const values = (o: (typeof old)[number], details: unknown) => [
+      o.id,
+      check.id,
+      `${o.id}.1`,
+      o.result.status,
+      o.result.hasFailures,
+      o.result.startedAt,
+      o.result.stoppedAt,
+      o.result.error,
+      JSON.stringify(details),
+      o.created_at,
+    ]
     let dbPath = join(dir, 'old.db')
     if (onPostgres) {
       const { url } = await databaseFor(undefined, { empty: true })
       dbPath = url
       const pool = new pg.Pool({ connectionString: url })
       await migratePostgres(pool, POSTGRES_MIGRATIONS.slice(0, -1))
-      await pool.query(`INSERT INTO checks (id, account_id, check_type, activated, body) VALUES ($1, 'acc-a', 'DNS', true, $2)`, [check.id, JSON.stringify(check)])
+      await pool.query(`INSERT INTO checks (id, account_id, check_type, activated, body) VALUES ($1, 'acc-a', 'DNS', true, $2)`, [
+        check.id,
+        JSON.stringify(check),
+      ])
       for (const o of old) await pool.query(insert, values(o, o.result))
       await pool.end()
     } else {
@@ -568,9 +770,21 @@ describe('results kept compact', () => {
       raw.close()
     }
     const expected = old.reverse().map((o) => ({
-      id: o.id, checkId: check.id, checkSessionId: null, runLocation: 'eu-west-1', resultType: 'FINAL', status: o.result.status,
-      hasFailures: o.result.hasFailures, hasErrors: false, isDegraded: false, responseTime: 12.5, startedAt: o.result.startedAt,
-      stoppedAt: o.result.stoppedAt, error: o.result.error, result: o.result, created_at: o.created_at,
+      id: o.id,
+      checkId: check.id,
+      checkSessionId: null,
+      runLocation: 'eu-west-1',
+      resultType: 'FINAL',
+      status: o.result.status,
+      hasFailures: o.result.hasFailures,
+      hasErrors: false,
+      isDegraded: false,
+      responseTime: 12.5,
+      startedAt: o.result.startedAt,
+      stoppedAt: o.result.stoppedAt,
+      error: o.result.error,
+      result: o.result,
+      created_at: o.created_at,
     }))
     const clock = { now: Date.parse('2026-05-10T12:05:30Z') }
     const server = await start(dbPath, clock)

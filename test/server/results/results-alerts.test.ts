@@ -35,9 +35,14 @@ const own = (alertSettings: Record<string, unknown>) => ({ useGlobalAlertSetting
 describe('run-based escalation, reminders and recovery', () => {
   it('alerts after failedRunThreshold failed runs, reminds `amount` times every `interval` minutes, recovers on a pass', async () => {
     const query = 'escalate.example.test'
-    const id = await bench.createCheck(query, own({
-      escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 3 }, reminders: { amount: 2, interval: 5 },
-    }))
+    const id = await bench.createCheck(
+      query,
+      own({
+        escalationType: 'RUN_BASED',
+        runBasedEscalation: { failedRunThreshold: 3 },
+        reminders: { amount: 2, interval: 5 },
+      }),
+    )
     fail(query)
     expect(await step(id)).toEqual([])
     expect(await step(id)).toEqual([])
@@ -66,7 +71,7 @@ describe('run-based escalation, reminders and recovery', () => {
     expect(await kinds(id)).toEqual(['ALERT_FAILURE', 'REMINDER', 'REMINDER', 'ALERT_RECOVERY'])
   })
 
-  it('useGlobalAlertSettings (the default) applies the account\'s settings: alert on the first failed run', async () => {
+  it("useGlobalAlertSettings (the default) applies the account's settings: alert on the first failed run", async () => {
     const query = 'global.example.test'
     const id = await bench.createCheck(query, { alertSettings: { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 5 } } })
     fail(query)
@@ -87,7 +92,11 @@ describe('run-based escalation, reminders and recovery', () => {
     expect(await kinds(id)).toEqual([])
 
     // unmuted, the same runs alert
-    await bench.call('PUT', `/v1/checks/dns/${id}`, { name: 'unmuted', doubleCheck: false, request: { query, nameServer: bench.dns.address, port: bench.dns.port } })
+    await bench.call('PUT', `/v1/checks/dns/${id}`, {
+      name: 'unmuted',
+      doubleCheck: false,
+      request: { query, nameServer: bench.dns.address, port: bench.dns.port },
+    })
     fail(query)
     expect(await step(id)).toEqual(['ALERT_FAILURE'])
   })
@@ -121,7 +130,8 @@ describe('time-based escalation and the parallel run threshold', () => {
   it('parallelRunFailureThreshold: alerting only while that share of the locations fails', async () => {
     const query = 'parallel.example.test'
     const id = await bench.createCheck(query, {
-      locations: ['eu-west-1', 'us-east-1'], runParallel: true,
+      locations: ['eu-west-1', 'us-east-1'],
+      runParallel: true,
       ...own({ escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 1 }, parallelRunFailureThreshold: { enabled: true, percentage: 100 } }),
     })
     fail(query)
@@ -141,7 +151,13 @@ describe('triggerIncident', () => {
     const query = 'incident.example.test'
     const id = await bench.createCheck(query, {
       name: 'resolver',
-      triggerIncident: { serviceId: service.json.id, severity: 'CRITICAL', name: 'Resolver down', description: 'The resolver answers SERVFAIL', notifySubscribers: true },
+      triggerIncident: {
+        serviceId: service.json.id,
+        severity: 'CRITICAL',
+        name: 'Resolver down',
+        description: 'The resolver answers SERVFAIL',
+        notifySubscribers: true,
+      },
       ...own({ escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 2 } }),
     })
     const incidents = async () => (await bench.call('GET', '/v1/incidents?limit=100')).json.filter((i: { name: string }) => i.name === 'Resolver down')

@@ -87,11 +87,15 @@ describe('badges', () => {
     expect(fills.get('default')).toContain('#e05d44')
     expect(new Set([...fills.values()].map((f) => f.join(','))).size).toBe(3)
 
-    await bench.call('PUT', `/v1/checks/dns/${id}`, { name: 'themed', activated: false, request: { query, nameServer: bench.dns.address, port: bench.dns.port } })
+    await bench.call('PUT', `/v1/checks/dns/${id}`, {
+      name: 'themed',
+      activated: false,
+      request: { query, nameServer: bench.dns.address, port: bench.dns.port },
+    })
     for (const style of STYLES) expect(title(await badge(id, `?style=${style}&responseTime=true`))).toBe('themed: paused')
   })
 
-  it('refuses a style, theme or responseTime outside the spec\'s values', async () => {
+  it("refuses a style, theme or responseTime outside the spec's values", async () => {
     const id = await bench.createCheck('badge-bad.example.test')
     for (const query of ['?style=round', '?theme=blue', '?responseTime=yes']) {
       const answer = await bench.call('GET', `/v1/badges/checks/${id}${query}`)

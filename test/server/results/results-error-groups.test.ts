@@ -50,18 +50,26 @@ async function onDatabase(dbPath: string, sql: string): Promise<Array<Record<str
 
 /** Counts the updates of error_groups' rows from now on (each a dead row version on PostgreSQL): a trigger into a table of its own. */
 async function countGroupWrites(dbPath: string): Promise<() => Promise<number>> {
-  await onDatabase(dbPath, onPostgres
-    ? `CREATE TABLE group_writes (id TEXT NOT NULL);
+  await onDatabase(
+    dbPath,
+    onPostgres
+      ? `CREATE TABLE group_writes (id TEXT NOT NULL);
        CREATE FUNCTION count_group_write() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO group_writes VALUES (NEW.id); RETURN NULL; END $$;
        CREATE TRIGGER group_writes AFTER UPDATE ON error_groups FOR EACH ROW EXECUTE FUNCTION count_group_write();`
-    : `CREATE TABLE group_writes (id TEXT NOT NULL);
-       CREATE TRIGGER group_writes AFTER UPDATE ON error_groups BEGIN INSERT INTO group_writes VALUES (NEW.id); END;`)
+      : `CREATE TABLE group_writes (id TEXT NOT NULL);
+       CREATE TRIGGER group_writes AFTER UPDATE ON error_groups BEGIN INSERT INTO group_writes VALUES (NEW.id); END;`,
+  )
   return async () => Number((await onDatabase(dbPath, 'SELECT count(*) AS n FROM group_writes'))[0].n)
 }
 
 /** points the check at a name server (the two test servers listen on different ports) */
 async function useServer(id: string, query: string, server: DnsServerHandle, maxResponseTime: number) {
-  const answer = await bench.call('PUT', `/v1/checks/dns/${id}`, { name: 'grouped', doubleCheck: false, maxResponseTime, request: { query, nameServer: server.address, port: server.port } })
+  const answer = await bench.call('PUT', `/v1/checks/dns/${id}`, {
+    name: 'grouped',
+    doubleCheck: false,
+    maxResponseTime,
+    request: { query, nameServer: server.address, port: server.port },
+  })
   expect(answer.status).toBe(200)
 }
 
@@ -117,7 +125,7 @@ describe('error groups', () => {
     expect((await bench.call('GET', `/v1/error-groups/${group.id}`)).json).toEqual(groups[0])
   })
 
-  it('a failed assertion\'s expected value is part of its group: another target is another group, another measured value the same group', async () => {
+  it("a failed assertion's expected value is part of its group: another target is another group, another measured value the same group", async () => {
     const query = 'assertion-groups.example.test'
     bench.dns.set(query, 'A', { records: [{ type: 'A', data: '192.0.2.1' }] })
     // never true on loopback: each run fails with the time it measured
@@ -129,8 +137,13 @@ describe('error groups', () => {
     expect(groups).toHaveLength(1)
     expect(groups[0].cleanedErrorMessage).toBe('RESPONSE_TIME GREATER_THAN "100000" ms failed: got <number> ms')
 
-    const put = await bench.call('PUT', `/v1/checks/dns/${id}`, { name: 'assertion groups', doubleCheck: false, maxResponseTime: 3000, ...slower('200000'),
-      request: { ...slower('200000').request, nameServer: bench.dns.address, port: bench.dns.port } })
+    const put = await bench.call('PUT', `/v1/checks/dns/${id}`, {
+      name: 'assertion groups',
+      doubleCheck: false,
+      maxResponseTime: 3000,
+      ...slower('200000'),
+      request: { ...slower('200000').request, nameServer: bench.dns.address, port: bench.dns.port },
+    })
     expect(put.status, put.text).toBe(200)
     await bench.runAndRecord(id)
     groups = (await bench.call('GET', `/v1/error-groups/checks/${id}`)).json
@@ -171,7 +184,7 @@ describe('error groups', () => {
     expect((await bench.call('PATCH', `/v1/error-groups/${group.id}`, { archiveForEver: false })).json.archiveForEver).toBe(false)
   })
 
-  it('a failure repeating the check\'s newest error rewrites no error group: its lastSeen and message come with the next read; another error keeps the last ones', async () => {
+  it("a failure repeating the check's newest error rewrites no error group: its lastSeen and message come with the next read; another error keeps the last ones", async () => {
     const query = 'repeating.example.test'
     const id = await bench.createCheck(query)
     bench.dns.set(query, 'A', { rcode: 'SERVFAIL' })
@@ -184,7 +197,10 @@ describe('error groups', () => {
     expect((await bench.call('GET', `/v1/error-groups/${group.id}`)).json).toEqual(group)
 
     // archived until the next event: the next failure writes the group once, to bring it back
-    expect((await bench.call('PATCH', `/v1/error-groups/${group.id}`, { archivedUntilNextEvent: true })).json).toMatchObject({ archivedUntilNextEvent: true, lastSeen: group.lastSeen })
+    expect((await bench.call('PATCH', `/v1/error-groups/${group.id}`, { archivedUntilNextEvent: true })).json).toMatchObject({
+      archivedUntilNextEvent: true,
+      lastSeen: group.lastSeen,
+    })
     const back = await bench.runAndRecord(id)
     const after = await bench.runAndRecord(id)
     group = (await bench.call('GET', `/v1/error-groups/${group.id}`)).json
@@ -211,7 +227,7 @@ describe('error groups', () => {
     await onDatabase(bench.dbPath, `DROP TRIGGER group_writes${onPostgres ? ' ON error_groups' : ''}`)
   })
 
-  it('validates PATCH strictly, answers 404 for unknown ids and other accounts\' groups', async () => {
+  it("validates PATCH strictly, answers 404 for unknown ids and other accounts' groups", async () => {
     const query = 'strict.example.test'
     const id = await bench.createCheck(query)
     bench.dns.set(query, 'A', { rcode: 'SERVFAIL' })
@@ -223,7 +239,11 @@ describe('error groups', () => {
     expect400(await bench.call('PATCH', `/v1/error-groups/${group.id}`, [true]), 'payload')
     expect400(await bench.call('PATCH', `/v1/error-groups/${group.id}`, '{"archiveForEver": tru'), 'payload')
 
-    for (const [method, path] of [['GET', `/v1/error-groups/${randomUUID()}`], ['PATCH', `/v1/error-groups/${randomUUID()}`], ['GET', `/v1/error-groups/checks/${randomUUID()}`]]) {
+    for (const [method, path] of [
+      ['GET', `/v1/error-groups/${randomUUID()}`],
+      ['PATCH', `/v1/error-groups/${randomUUID()}`],
+      ['GET', `/v1/error-groups/checks/${randomUUID()}`],
+    ]) {
       const answer = await bench.call(method, path, method === 'PATCH' ? { archiveForEver: true } : undefined)
       expect(answer.status).toBe(404)
     }
@@ -241,8 +261,11 @@ describe('another account', () => {
     expect((await b('GET', '/v1/error-groups')).json).toEqual([])
     expect((await b('GET', '/v1/check-statuses')).json).toEqual([])
     for (const [method, path] of [
-      ['GET', `/v1/error-groups/${group.id}`], ['PATCH', `/v1/error-groups/${group.id}`], ['GET', `/v1/error-groups/checks/${id}`],
-      ['GET', `/v1/check-statuses/${id}`], ['GET', `/v1/badges/checks/${id}`],
+      ['GET', `/v1/error-groups/${group.id}`],
+      ['PATCH', `/v1/error-groups/${group.id}`],
+      ['GET', `/v1/error-groups/checks/${id}`],
+      ['GET', `/v1/check-statuses/${id}`],
+      ['GET', `/v1/badges/checks/${id}`],
     ]) {
       const answer = await b(method, path, method === 'PATCH' ? { archiveForEver: true } : undefined)
       expect(answer.status, `${method} ${path}`).toBe(404)

@@ -40,7 +40,10 @@ export async function startResultsBench(): Promise<ResultsBench> {
     host: '127.0.0.1',
     port: 0,
     dbPath,
-    apiKeys: [{ key: KEY_A, accountId: 'acc-a' }, { key: KEY_B, accountId: 'acc-b' }],
+    apiKeys: [
+      { key: KEY_A, accountId: 'acc-a' },
+      { key: KEY_B, accountId: 'acc-b' },
+    ],
     rateLimit: { max: 1_000_000, timeWindowMs: 60_000 },
   })
   const store = await openStore(dbPath)

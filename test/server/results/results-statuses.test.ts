@@ -96,7 +96,11 @@ describe('check statuses', () => {
     expect(status.hasFailures).toBe(false)
 
     // a renamed check's status carries its new name
-    await bench.call('PUT', `/v1/checks/dns/${id}`, { name: 'renamed', doubleCheck: false, request: { query: 'status.example.test', nameServer: bench.dns.address, port: bench.dns.port } })
+    await bench.call('PUT', `/v1/checks/dns/${id}`, {
+      name: 'renamed',
+      doubleCheck: false,
+      request: { query: 'status.example.test', nameServer: bench.dns.address, port: bench.dns.port },
+    })
     expect((await bench.call('GET', `/v1/check-statuses/${id}`)).json.name).toBe('renamed')
   })
 

@@ -72,7 +72,10 @@ async function start(clock: { now: number }, options: LocalServerOptions): Promi
 async function minute(server: LocalServer, clock: { now: number }): Promise<void> {
   const before = server.completedRuns()
   clock.now += 60_000
-  await waitFor(() => server.completedRuns() >= before + CHECKS * LOCATIONS.length, { timeoutMs: 20_000, what: `the minute's runs (${server.completedRuns() - before} done)` })
+  await waitFor(() => server.completedRuns() >= before + CHECKS * LOCATIONS.length, {
+    timeoutMs: 20_000,
+    what: `the minute's runs (${server.completedRuns() - before} done)`,
+  })
 }
 
 async function results(call: Call, checkId: string): Promise<{ total: number; items: Array<{ id: string; startedAt: string }> }> {
@@ -91,7 +94,11 @@ describe('retention of results', () => {
     const ids: string[] = []
     for (let i = 0; i < CHECKS; i++) {
       const answer = await call('POST', '/v1/checks/dns', {
-        name: `keep ${i}`, frequency: 1, locations: LOCATIONS, runParallel: true, doubleCheck: false,
+        name: `keep ${i}`,
+        frequency: 1,
+        locations: LOCATIONS,
+        runParallel: true,
+        doubleCheck: false,
         request: { query: `keep-${i}.test`, recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
       })
       expect(answer.status).toBe(201)
@@ -123,12 +130,14 @@ describe('retention of results', () => {
     expect(runs.oldest).toBeGreaterThanOrEqual(clock.now - 12 * 60_000)
   }, 120_000)
 
-  it('a result read back has every field of the runner\'s result, equal to the record\'s own', async () => {
+  it("a result read back has every field of the runner's result, equal to the record's own", async () => {
     const clock = { now: T0 + 86_400_000 }
     const server = await start(clock, { dbPath: join(dir, 'fields.db') })
     const call = caller(server)
     const answer = await call('POST', '/v1/checks/dns', {
-      name: 'fields', frequency: 1, locations: ['eu-west-1'],
+      name: 'fields',
+      frequency: 1,
+      locations: ['eu-west-1'],
       request: { query: 'keep-0.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
     })
     expect(answer.status).toBe(201)
@@ -138,12 +147,42 @@ describe('retention of results', () => {
     const [listed] = (await results(call, id)).items as Array<Record<string, any>>
     const stored = (await call('GET', `/v1/check-results/${id}/${listed.id}`)).json
     await server.close()
-    expect(Object.keys(stored.result)).toEqual(['checkId', 'name', 'checkType', 'runLocation', 'resultType', 'attempt', 'startedAt', 'stoppedAt',
-      'responseTime', 'hasFailures', 'hasErrors', 'isDegraded', 'timedOut', 'aborted', 'status', 'failureKind', 'error', 'assertions', 'details'])
+    expect(Object.keys(stored.result)).toEqual([
+      'checkId',
+      'name',
+      'checkType',
+      'runLocation',
+      'resultType',
+      'attempt',
+      'startedAt',
+      'stoppedAt',
+      'responseTime',
+      'hasFailures',
+      'hasErrors',
+      'isDegraded',
+      'timedOut',
+      'aborted',
+      'status',
+      'failureKind',
+      'error',
+      'assertions',
+      'details',
+    ])
     expect(stored.result).toMatchObject({
-      checkId: id, name: 'fields', checkType: 'DNS', runLocation: 'eu-west-1', resultType: 'FINAL', attempt: 1,
-      startedAt: stored.startedAt, stoppedAt: stored.stoppedAt, responseTime: stored.responseTime, hasFailures: false,
-      hasErrors: false, isDegraded: false, status: 'PASSED', error: null,
+      checkId: id,
+      name: 'fields',
+      checkType: 'DNS',
+      runLocation: 'eu-west-1',
+      resultType: 'FINAL',
+      attempt: 1,
+      startedAt: stored.startedAt,
+      stoppedAt: stored.stoppedAt,
+      responseTime: stored.responseTime,
+      hasFailures: false,
+      hasErrors: false,
+      isDegraded: false,
+      status: 'PASSED',
+      error: null,
     })
     expect(stored.result.details).toMatchObject({ kind: 'DNS', query: 'keep-0.test', rcode: 'NOERROR' })
   }, 30_000)

@@ -49,7 +49,13 @@ describe('runs feed statuses, error groups and badges', () => {
     expect(completion.status).toBe('PASSED')
     const status = await call('GET', `/v1/check-statuses/${id}`)
     expect(status.status).toBe(200)
-    expect(status.json).toMatchObject({ checkId: id, hasFailures: false, hasErrors: false, lastRunLocation: 'local', lastCheckRunId: completion.results[0].checkResultId })
+    expect(status.json).toMatchObject({
+      checkId: id,
+      hasFailures: false,
+      hasErrors: false,
+      lastRunLocation: 'local',
+      lastCheckRunId: completion.results[0].checkResultId,
+    })
     expect(typeof status.json.longestRun).toBe('number')
     // deactivated, the badge says paused; activated (a daily check, not due yet), it reads the run's result
     const badgeText = async () => (await fetch(`${server.url}/v1/badges/checks/${id}`, { headers: { authorization: `Bearer ${KEY_A}` } })).text()

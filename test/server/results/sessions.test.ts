@@ -56,11 +56,19 @@ describe('check sessions', () => {
 
     const done = await call('GET', `/v1/check-sessions/${session.checkSessionId}/completion?maxWaitSeconds=10`)
     expect(done.status).toBe(200)
-    expect(done.json).toMatchObject({ checkSessionId: session.checkSessionId, checkId: id, checkType: 'DNS', status: 'PASSED', name: 'up', runLocations: ['eu-west-1', 'us-east-1'] })
+    expect(done.json).toMatchObject({
+      checkSessionId: session.checkSessionId,
+      checkId: id,
+      checkType: 'DNS',
+      status: 'PASSED',
+      name: 'up',
+      runLocations: ['eu-west-1', 'us-east-1'],
+    })
     expect(done.json.timeElapsed).toBe(Date.parse(done.json.stoppedAt) - Date.parse(done.json.startedAt))
     const results = done.json.results
     expect(results.map((r: { runLocation: string }) => r.runLocation).sort()).toEqual(['eu-west-1', 'us-east-1'])
-    for (const r of results) expect(r).toMatchObject({ resultType: 'FINAL', hasErrors: false, hasFailures: false, isDegraded: false, aborted: false, checkId: id, checkType: 'DNS' })
+    for (const r of results)
+      expect(r).toMatchObject({ resultType: 'FINAL', hasErrors: false, hasFailures: false, isDegraded: false, aborted: false, checkId: id, checkType: 'DNS' })
     // every figure is from a run that happened: two queries reached the DNS server
     expect(dns.queries.filter((q) => q.name === 'up.test')).toHaveLength(2)
     // the result link answers the stored result
@@ -90,7 +98,13 @@ describe('check sessions', () => {
   })
 
   it('not finished within maxWaitSeconds: 408 with Retry-After; the session so far is RUNNING; then DEGRADED', async () => {
-    const id = await create(dnsCheck('slow', 'slow.test', { request: { query: 'slow.test', nameServer: '127.0.0.1', port: dns.port }, degradedResponseTime: 1000, maxResponseTime: 5000 }))
+    const id = await create(
+      dnsCheck('slow', 'slow.test', {
+        request: { query: 'slow.test', nameServer: '127.0.0.1', port: dns.port },
+        degradedResponseTime: 1000,
+        maxResponseTime: 5000,
+      }),
+    )
     const { sessions } = (await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [id] } })).json
     const path = `/v1/check-sessions/${sessions[0].checkSessionId}`
     const started = Date.now()
@@ -127,7 +141,7 @@ describe('check sessions', () => {
 })
 
 describe('every FINAL result goes through onFinalResult', () => {
-  it('once per run, with the check and the runner\'s result, inside the transaction that records it', async () => {
+  it("once per run, with the check and the runner's result, inside the transaction that records it", async () => {
     const seen: Array<{ checkId: string; status: string; attempts: number; stored: number }> = []
     const hooked = await startTestServer({
       runner: true,
@@ -142,7 +156,9 @@ describe('every FINAL result goes through onFinalResult', () => {
     })
     try {
       const call2 = caller(hooked)
-      const id = (await call2('POST', '/v1/checks/dns', dnsCheck('hooked', 'missing.test', { retryStrategy: { type: 'FIXED', baseBackoffSeconds: 0, maxRetries: 1 } }))).json.id
+      const id = (
+        await call2('POST', '/v1/checks/dns', dnsCheck('hooked', 'missing.test', { retryStrategy: { type: 'FIXED', baseBackoffSeconds: 0, maxRetries: 1 } }))
+      ).json.id
       const { sessions } = (await call2('POST', '/v1/check-sessions/trigger', { target: { checkId: [id] } })).json
       expect((await call2('GET', `/v1/check-sessions/${sessions[0].checkSessionId}/completion`)).status).toBe(200)
       expect(seen).toEqual([{ checkId: id, status: 'FAILED', attempts: 1, stored: 2 }])

@@ -45,8 +45,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 async function server(name: string, options: LocalServerOptions = {}): Promise<{ server: LocalServer; call: Call }> {
   const started = await startLocalServer({
-    dbPath: join(dir, `${name}.db`), apiKeys: [{ key: KEY_A, accountId: 'acc-a' }], rateLimit: { max: 1_000_000, timeWindowMs: 60_000 },
-    metricsToken: TOKEN, ...options,
+    dbPath: join(dir, `${name}.db`),
+    apiKeys: [{ key: KEY_A, accountId: 'acc-a' }],
+    rateLimit: { max: 1_000_000, timeWindowMs: 60_000 },
+    metricsToken: TOKEN,
+    ...options,
   })
   cleanups.push(() => started.close())
   return { server: started, call: caller(started) }
@@ -56,7 +59,10 @@ async function createChecks(call: Call, count: number, query = 'backlog.test'): 
   const ids: string[] = []
   for (let i = 0; i < count; i++) {
     const created = await call('POST', '/v1/checks/dns', {
-      name: `backlog ${i}`, frequency: 1, frequencyOffset: 5, locations: ['eu-west-1'],
+      name: `backlog ${i}`,
+      frequency: 1,
+      frequencyOffset: 5,
+      locations: ['eu-west-1'],
       request: { query, recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
     })
     expect(created.status).toBe(201)
@@ -78,7 +84,7 @@ async function metrics(target: LocalServer) {
 }
 
 describe('a runner that falls behind', () => {
-  it('runs every check in turn, keeps each check\'s newest due run, and counts every run it skipped: the totals add up', async () => {
+  it("runs every check in turn, keeps each check's newest due run, and counts every run it skipped: the totals add up", async () => {
     const { call } = await server('behind')
     const CHECKS = 12
     const SLOTS = 3
@@ -99,13 +105,17 @@ describe('a runner that falls behind', () => {
     }
     // no check starved: 24 runs went round the 12 checks twice (the same checks every minute, before)
     const runs = await Promise.all(ids.map((id) => finalsOf(call, id)))
-    expect(runs).toEqual(ids.map(() => MINUTES * SLOTS / CHECKS))
+    expect(runs).toEqual(ids.map(() => (MINUTES * SLOTS) / CHECKS))
 
     // every run not made is counted, as late (a newer run of its check fell due before it was claimed)
-    const answer = await call('GET', `/v1/scheduler/skipped-runs?from=${new Date(DUE - 2 * MINUTE).toISOString()}&to=${new Date(DUE + MINUTES * MINUTE).toISOString()}`)
+    const answer = await call(
+      'GET',
+      `/v1/scheduler/skipped-runs?from=${new Date(DUE - 2 * MINUTE).toISOString()}&to=${new Date(DUE + MINUTES * MINUTE).toISOString()}`,
+    )
     expect(answer.status, answer.text).toBe(200)
     const body = answer.json as {
-      total: number; byReason: Record<string, number>
+      total: number
+      byReason: Record<string, number>
       skipped: Array<{ checkId: string; name: string; checkType: string; location: string; reason: string; count: number; lastDueAt: string }>
       backlog: { due: number; oldestDueAt: string | null; locations: Array<{ location: string; due: number }> }
     }
@@ -122,7 +132,9 @@ describe('a runner that falls behind', () => {
       expect(body.skipped.filter((s) => s.checkId === id).every((s) => s.checkType === 'DNS' && s.location === 'eu-west-1' && s.reason === 'late')).toBe(true)
     }
     // one check alone, and a check of another account (none) is a 404
-    const one = (await call('GET', `/v1/scheduler/skipped-runs?checkId=${ids[0]}&from=${(DUE - 2 * MINUTE) / 1000}&to=${Math.floor((DUE + MINUTES * MINUTE) / 1000)}`)).json
+    const one = (
+      await call('GET', `/v1/scheduler/skipped-runs?checkId=${ids[0]}&from=${(DUE - 2 * MINUTE) / 1000}&to=${Math.floor((DUE + MINUTES * MINUTE) / 1000)}`)
+    ).json
     expect(one.skipped.map((s: { checkId: string }) => s.checkId)).toEqual([ids[0]])
     expect((await call('GET', '/v1/scheduler/skipped-runs?checkId=nope')).status).toBe(404)
     expect((await call('GET', '/v1/scheduler/skipped-runs?from=yesterday')).status).toBe(400)
@@ -136,7 +148,12 @@ describe('a runner that falls behind', () => {
     const clock = { now: DUE + 10 }
     const skipped: number[] = []
     // a planner alone (no runner): the due runs it plans wait, the ones it could not plan are counted
-    const planner = new Scheduler({ store, services: { now: () => clock.now }, run: false, onPlanned: (_planned, counts) => skipped.push(...counts.map((c) => c.count)) })
+    const planner = new Scheduler({
+      store,
+      services: { now: () => clock.now },
+      run: false,
+      onPlanned: (_planned, counts) => skipped.push(...counts.map((c) => c.count)),
+    })
     cleanups.push(() => planner.stop())
     await planner.tick()
     // stalled from DUE + 10 s to 4 minutes later: the due times of minutes 1 to 3 passed unplanned
@@ -145,7 +162,9 @@ describe('a runner that falls behind', () => {
     await planner.tick()
     const answer = (await call('GET', `/v1/scheduler/skipped-runs?checkId=${id}&from=${(DUE - MINUTE) / 1000}&to=${(DUE + 5 * MINUTE) / 1000}`)).json
     expect(answer.byReason).toEqual({ late: 0, missed: 3, maintenance: 0, 'no-agent': 0 })
-    expect(answer.skipped).toEqual([expect.objectContaining({ checkId: id, location: 'eu-west-1', reason: 'missed', count: 3, lastDueAt: new Date(DUE + 3 * MINUTE).toISOString() })])
+    expect(answer.skipped).toEqual([
+      expect.objectContaining({ checkId: id, location: 'eu-west-1', reason: 'missed', count: 3, lastDueAt: new Date(DUE + 3 * MINUTE).toISOString() }),
+    ])
     expect(skipped.reduce((a, b) => a + b, 0)).toBe(3)
     // the run of DUE and the one of minute 4 wait for a runner
     expect((await store.runs.backlog(clock.now)).reduce((n, b) => n + b.due, 0)).toBe(2)
@@ -154,7 +173,9 @@ describe('a runner that falls behind', () => {
   it('on a server: /metrics counts the runs skipped by reason, check type and location (a series from the start), and shows the backlog', async () => {
     const clock = { now: DUE - 1000 }
     const { server: busy, call } = await server('busy', {
-      runner: true, clock: () => clock.now, schedulerOptions: { tickMs: 50, concurrency: 1 },
+      runner: true,
+      clock: () => clock.now,
+      schedulerOptions: { tickMs: 50, concurrency: 1 },
     })
     await createChecks(call, 6, 'slow.backlog.test')
     // before any skip, every reason has its series at 0 (an alert on increase() sees the first)
@@ -180,10 +201,15 @@ describe('a runner that falls behind', () => {
       const ran = after.samples('monitors_check_runs_total').reduce((n, s) => n + s.value, 0)
       return { after, late, api, ran, planned: after.value('monitors_scheduler_runs_planned_total') }
     }
-    await expect.poll(async () => {
-      const { late, api, ran, planned } = await totals()
-      return { unaccounted: planned - ran - late - api.backlog.due, backlog: api.backlog.due }
-    }, { timeout: 10_000, interval: 200 }).toEqual({ unaccounted: 0, backlog: 0 })
+    await expect
+      .poll(
+        async () => {
+          const { late, api, ran, planned } = await totals()
+          return { unaccounted: planned - ran - late - api.backlog.due, backlog: api.backlog.due }
+        },
+        { timeout: 10_000, interval: 200 },
+      )
+      .toEqual({ unaccounted: 0, backlog: 0 })
     const { after, late, api, ran, planned } = await totals()
     expect(late).toBeGreaterThan(0)
     expect(api.byReason.late).toBe(late)
@@ -198,7 +224,9 @@ describe('counted once', () => {
     // the first result's transaction fails as when the database goes away: it is tried again
     let failed = 0
     const { server: runner, call } = await server('retried', {
-      runner: true, clock: () => clock.now, schedulerOptions: { tickMs: 50 },
+      runner: true,
+      clock: () => clock.now,
+      schedulerOptions: { tickMs: 50 },
       onFinalResult: async () => {
         if (failed++ === 0) throw new StoreUnavailable('The database is unavailable: connection refused')
       },

@@ -26,7 +26,10 @@ describe('runs planned before their check changed', () => {
     try {
       const call = caller(server)
       const body = {
-        name: 'planned', frequency: 1, frequencyOffset: 5, locations: ['eu-west-1'],
+        name: 'planned',
+        frequency: 1,
+        frequencyOffset: 5,
+        locations: ['eu-west-1'],
         request: { query: 'planned.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
       }
       const created = await call('POST', '/v1/checks/dns', body)

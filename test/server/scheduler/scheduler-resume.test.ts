@@ -55,7 +55,10 @@ async function setUp(name: string): Promise<Setup> {
   cleanups.push(() => scheduler.stop())
   const call = caller(server)
   const body = {
-    name, frequency: 1, frequencyOffset: 5, locations: ['eu-west-1'],
+    name,
+    frequency: 1,
+    frequencyOffset: 5,
+    locations: ['eu-west-1'],
     request: { query: 'resume.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
   }
   const created = await call('POST', '/v1/checks/dns', body)

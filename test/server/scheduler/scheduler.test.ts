@@ -22,7 +22,12 @@ const servers: LocalServer[] = []
  */
 function drivenClock() {
   let now = Date.parse('2026-03-01T10:00:06Z')
-  return { clock: () => now, minute: () => { now += 60_000 } }
+  return {
+    clock: () => now,
+    minute: () => {
+      now += 60_000
+    },
+  }
 }
 
 /**
@@ -72,7 +77,19 @@ async function finals(call: Call, checkId: string): Promise<Array<{ runLocation:
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'monitors-scheduler-'))
   dns = await startDnsServer()
-  for (const name of ['sentinel', 'every-minute', 'paused', 'in-maintenance', 'shared-0', 'shared-1', 'shared-2', 'shared-3', 'shared-4', 'shared-5', 'lease']) {
+  for (const name of [
+    'sentinel',
+    'every-minute',
+    'paused',
+    'in-maintenance',
+    'shared-0',
+    'shared-1',
+    'shared-2',
+    'shared-3',
+    'shared-4',
+    'shared-5',
+    'lease',
+  ]) {
     dns.set(`${name}.test`, 'A', { records: [{ type: 'A', data: '192.0.2.9' }] })
   }
 })
@@ -91,7 +108,10 @@ describe('scheduled runs', () => {
     const call = caller(server)
     const now = time.clock()
     const window = await call('POST', '/v1/maintenance-windows', {
-      name: 'upgrade', tags: ['db'], startsAt: new Date(now - 3_600_000).toISOString(), endsAt: new Date(now + 86_400_000).toISOString(),
+      name: 'upgrade',
+      tags: ['db'],
+      startsAt: new Date(now - 3_600_000).toISOString(),
+      endsAt: new Date(now + 86_400_000).toISOString(),
     })
     expect(window.status).toBe(201)
     const every = await create(call, dnsCheck('every-minute', { locations: ['eu-west-1', 'us-east-1'], tags: ['web'] }))
@@ -128,7 +148,17 @@ describe('scheduled runs', () => {
 
     // the window ends: the maintained check runs again at its next due time
     const windowId = window.json.id
-    expect((await call('PUT', `/v1/maintenance-windows/${windowId}`, { ...window.json, id: undefined, created_at: undefined, updated_at: undefined, endsAt: new Date(now).toISOString() })).status).toBe(200)
+    expect(
+      (
+        await call('PUT', `/v1/maintenance-windows/${windowId}`, {
+          ...window.json,
+          id: undefined,
+          created_at: undefined,
+          updated_at: undefined,
+          endsAt: new Date(now).toISOString(),
+        })
+      ).status,
+    ).toBe(200)
     time.minute()
     await ranTimes(call, sentinel, 9)
     await ranTimes(call, { 'in-maintenance': maintained }, 1)
@@ -210,9 +240,21 @@ describe('leases', () => {
     expect(queries('lease.test')).toBe(1)
 
     // the dead agent comes back with its result: too late
-    const late = { resultType: 'FINAL', attempts: [], runLocation: 'eu-west-1', status: 'PASSED', hasFailures: false, hasErrors: false, isDegraded: false, responseTime: 1, startedAt: '2026-03-01T10:00:00Z', stoppedAt: '2026-03-01T10:00:01Z', error: null }
+    const late = {
+      resultType: 'FINAL',
+      attempts: [],
+      runLocation: 'eu-west-1',
+      status: 'PASSED',
+      hasFailures: false,
+      hasErrors: false,
+      isDegraded: false,
+      responseTime: 1,
+      startedAt: '2026-03-01T10:00:00Z',
+      stoppedAt: '2026-03-01T10:00:01Z',
+      error: null,
+    }
     expect((await call('POST', `/v1/agent/runs/${claimed[0].runId}/result`, { result: late })).status).toBe(409)
-    expect((await finals(call, id))).toHaveLength(1)
+    expect(await finals(call, id)).toHaveLength(1)
   }, 15_000)
 })
 

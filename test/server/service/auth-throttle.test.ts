@@ -25,7 +25,12 @@ const guess = (server: LocalServer, i: number, headers: Record<string, string> =
   caller(server, `guess-${i}-0123456789abcdef`)('GET', '/v1/checks', undefined, headers)
 
 const logIn = (server: LocalServer, apiKey: string, headers: Record<string, string> = {}) =>
-  fetch(`${server.url}/dashboard/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams({ apiKey }).toString() })
+  fetch(`${server.url}/dashboard/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams({ apiKey }).toString(),
+  })
 
 /** Unknown keys until the first 429; answers the 429 and how many were refused with 401 before it. */
 async function guessUntilRefused(server: LocalServer, headers: Record<string, string> = {}) {
@@ -43,11 +48,13 @@ describe('failed authentication, per client address', () => {
     direct = await start()
   })
 
-  it('answers 429 with API.md\'s body and Retry-After after 10 unknown keys, then refuses even a good key and ignores X-Forwarded-For', async () => {
+  it("answers 429 with API.md's body and Retry-After after 10 unknown keys, then refuses even a good key and ignores X-Forwarded-For", async () => {
     const { unauthorized, answer } = await guessUntilRefused(direct)
     expect(unauthorized).toBe(10)
     expect(answer.json).toEqual({
-      statusCode: 429, error: 'Too Many Requests', message: expect.stringMatching(/^Rate limit exceeded, retry in \d+ seconds?$/),
+      statusCode: 429,
+      error: 'Too Many Requests',
+      message: expect.stringMatching(/^Rate limit exceeded, retry in \d+ seconds?$/),
       attributes: { limit: 10, remaining: 0, reset: expect.any(Number) },
     })
     const retryAfter = Number(answer.headers.get('retry-after'))
@@ -69,7 +76,11 @@ describe('failed authentication, per client address', () => {
     const { unauthorized } = await guessUntilRefused(server)
     expect(unauthorized).toBe(3)
     let status = 0
-    await waitFor(async () => (status = (await caller(server, KEY_A)('GET', '/v1/checks')).status) !== 429, { timeoutMs: 20_000, intervalMs: 200, what: 'the window to pass' })
+    await waitFor(async () => (status = (await caller(server, KEY_A)('GET', '/v1/checks')).status) !== 429, {
+      timeoutMs: 20_000,
+      intervalMs: 200,
+      what: 'the window to pass',
+    })
     expect(status).toBe(200)
   })
 
@@ -85,7 +96,7 @@ describe('failed authentication, per client address', () => {
 })
 
 describe('behind the balancer (--trust-proxy)', () => {
-  it('counts each client behind it on its own, for the API and for the dashboard\'s log-in', async () => {
+  it("counts each client behind it on its own, for the API and for the dashboard's log-in", async () => {
     const server = await start({ trustProxy: '127.0.0.1' })
     const mallory = { 'x-forwarded-for': '203.0.113.66' }
     const alice = { 'x-forwarded-for': '198.51.100.7' }
@@ -101,7 +112,10 @@ describe('behind the balancer (--trust-proxy)', () => {
   })
 
   it('refuses a trusted-proxy setting that is not an address, a subnet or a count', async () => {
-    await expect(startTestServer({ trustProxy: 'balancer.internal' })).rejects.toMatchObject({ userError: true, message: expect.stringMatching(/"balancer\.internal" is not an address, a subnet or one of loopback/) })
+    await expect(startTestServer({ trustProxy: 'balancer.internal' })).rejects.toMatchObject({
+      userError: true,
+      message: expect.stringMatching(/"balancer\.internal" is not an address, a subnet or one of loopback/),
+    })
     await expect(startTestServer({ trustProxy: 0 })).rejects.toMatchObject({ userError: true, message: expect.stringMatching(/whole number from 1/) })
   })
 })

@@ -26,12 +26,17 @@ const title = (answer: Answer) => parseSvg(answer.text).texts.title[0].toLowerCa
 const seen = (answer: Answer) => ({ status: answer.status, type: answer.headers.get('content-type'), body: answer.text })
 
 describe('public badges', () => {
-  it('a check\'s token gives a badge without a key, the same as the keyed route with the same options; asking again gives the same token', async () => {
+  it("a check's token gives a badge without a key, the same as the keyed route with the same options; asking again gives the same token", async () => {
     const id = await bench.createCheck('public-badge.example.test', { name: 'Public <badge>' })
     expect((await bench.call('GET', `/v1/badges/checks/${id}/token`)).status).toBe(404)
     const made = await bench.call('POST', `/v1/badges/checks/${id}/token`)
     expect(made.status, made.text).toBe(201)
-    expect(made.json).toMatchObject({ checkId: id, subjectKind: 'check', path: `/badges/${made.json.token}.svg`, url: `${bench.server.url}/badges/${made.json.token}.svg` })
+    expect(made.json).toMatchObject({
+      checkId: id,
+      subjectKind: 'check',
+      path: `/badges/${made.json.token}.svg`,
+      url: `${bench.server.url}/badges/${made.json.token}.svg`,
+    })
     expect(made.json.token).toMatch(/^[A-Za-z0-9_-]{32}$/)
     const again = await bench.call('POST', `/v1/badges/checks/${id}/token`)
     expect(again.status).toBe(200)
@@ -74,19 +79,25 @@ describe('public badges', () => {
     expect((await bench.call('GET', `/v1/badges/checks/${id}/token`)).json.message).toBe('Badge token not found')
     expect((await bench.call('DELETE', `/v1/badges/checks/${id}/token`)).status).toBe(404)
     // malformed addresses are unknown tokens too
-    for (const path of ['/badges/short.svg', `/badges/${rotated.json.token}`, `/badges/${rotated.json.token}.png`]) expect(seen(await anonymous()('GET', path))).toEqual(unknown)
+    for (const path of ['/badges/short.svg', `/badges/${rotated.json.token}`, `/badges/${rotated.json.token}.png`])
+      expect(seen(await anonymous()('GET', path))).toEqual(unknown)
     // a new token after a revocation is a new one
     const after = await bench.call('POST', `/v1/badges/checks/${id}/token`)
     expect(after.status).toBe(201)
     expect([first.token, rotated.json.token]).not.toContain(after.json.token)
   })
 
-  it('another account\'s check is a missing one on every token route; deleting the check ends its token', async () => {
+  it("another account's check is a missing one on every token route; deleting the check ends its token", async () => {
     const id = await bench.createCheck('tenant-badge.example.test', { name: 'Tenant' })
     const token = (await bench.call('POST', `/v1/badges/checks/${id}/token`)).json
     const other = caller(bench.server, KEY_B)
     const missing = randomUUID()
-    for (const [method, path] of [['GET', '/token'], ['POST', '/token'], ['POST', '/token/rotate'], ['DELETE', '/token']] as const) {
+    for (const [method, path] of [
+      ['GET', '/token'],
+      ['POST', '/token'],
+      ['POST', '/token/rotate'],
+      ['DELETE', '/token'],
+    ] as const) {
       const theirs = await other(method, `/v1/badges/checks/${id}${path}`)
       const none = await other(method, `/v1/badges/checks/${missing}${path}`)
       expect(theirs.status).toBe(404)
@@ -112,13 +123,18 @@ describe('public badges of check groups', () => {
     return answer.json.id
   }
 
-  it('a group\'s token gives its badge without a key (its checks\' worst state), the same as the keyed group route; asking again gives the same token', async () => {
+  it("a group's token gives its badge without a key (its checks' worst state), the same as the keyed group route; asking again gives the same token", async () => {
     const id = await group('Public <group>')
     const member = await bench.createCheck('group-badge.example.test', { name: 'Member', groupId: id })
     expect((await bench.call('GET', `/v1/badges/groups/${id}/token`)).status).toBe(404)
     const made = await bench.call('POST', `/v1/badges/groups/${id}/token`)
     expect(made.status, made.text).toBe(201)
-    expect(made.json).toMatchObject({ groupId: id, subjectKind: 'group', path: `/badges/${made.json.token}.svg`, url: `${bench.server.url}/badges/${made.json.token}.svg` })
+    expect(made.json).toMatchObject({
+      groupId: id,
+      subjectKind: 'group',
+      path: `/badges/${made.json.token}.svg`,
+      url: `${bench.server.url}/badges/${made.json.token}.svg`,
+    })
     expect(made.json.checkId).toBeUndefined()
     expect(made.json.token).toMatch(/^[A-Za-z0-9_-]{32}$/)
     const again = await bench.call('POST', `/v1/badges/groups/${id}/token`)
@@ -138,7 +154,7 @@ describe('public badges of check groups', () => {
     expect(title(await anonymous()('GET', made.json.path))).toBe('public <group>: failing')
   })
 
-  it('rotate, revoke, another account\'s group and deleting the group answer as for a check', async () => {
+  it("rotate, revoke, another account's group and deleting the group answer as for a check", async () => {
     const id = await group('Rotate group')
     const first = (await bench.call('POST', `/v1/badges/groups/${id}/token`)).json
     const rotated = await bench.call('POST', `/v1/badges/groups/${id}/token/rotate`)
@@ -150,7 +166,12 @@ describe('public badges of check groups', () => {
 
     const other = caller(bench.server, KEY_B)
     const theirsMissing = 999_999_999
-    for (const [method, path] of [['GET', '/token'], ['POST', '/token'], ['POST', '/token/rotate'], ['DELETE', '/token']] as const) {
+    for (const [method, path] of [
+      ['GET', '/token'],
+      ['POST', '/token'],
+      ['POST', '/token/rotate'],
+      ['DELETE', '/token'],
+    ] as const) {
       const theirs = await other(method, `/v1/badges/groups/${id}${path}`)
       const none = await other(method, `/v1/badges/groups/${theirsMissing}${path}`)
       expect(theirs.status).toBe(404)

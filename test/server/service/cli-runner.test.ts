@@ -7,7 +7,6 @@ import { startDnsServer, type DnsServerHandle } from '../../helpers/dns-server.j
 import { KEY_A, caller, startTestServer, type Call } from '../helpers.js'
 import { serverBuilt, startServerProcess } from '../../helpers/server-process.js'
 
-
 let dns: DnsServerHandle
 beforeAll(async () => {
   dns = await startDnsServer()
@@ -15,14 +14,17 @@ beforeAll(async () => {
 })
 afterAll(() => dns.close())
 
-const startCli = (args: string[]) => startServerProcess(['--db', ':memory:', '--api-key', `${KEY_A}:acc-a`, '--quiet', ...args], {
-  until: (output) => /checks/.test(output.split('\n').slice(1).join('\n')),
-  settleMs: 0,
-})
+const startCli = (args: string[]) =>
+  startServerProcess(['--db', ':memory:', '--api-key', `${KEY_A}:acc-a`, '--quiet', ...args], {
+    until: (output) => /checks/.test(output.split('\n').slice(1).join('\n')),
+    settleMs: 0,
+  })
 
 async function triggerSession(call: Call): Promise<string> {
   const check = await call('POST', '/v1/checks/dns', {
-    name: 'cli', activated: false, request: { query: 'cli.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
+    name: 'cli',
+    activated: false,
+    request: { query: 'cli.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
   })
   expect(check.status).toBe(201)
   const trigger = await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [check.json.id] } })

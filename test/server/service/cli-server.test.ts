@@ -7,7 +7,6 @@ import { containment } from '../../../src/runner/script/jail.js'
 import { caller, dnsBody } from '../helpers.js'
 import { serverBuilt, startServerProcess } from '../../helpers/server-process.js'
 
-
 /** Starts `monitors server` and resolves once it printed its URL (and, on a first start, its key). */
 const startCli = (args: string[], env: Record<string, string> = {}) => startServerProcess(args, { env })
 
@@ -39,7 +38,11 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
       second.child.kill('SIGINT')
       expect(await second.exited).toBe(0)
       expect(second.output()).not.toMatch(/GET \/v1\/checks/)
-      const objects = second.output().trimEnd().split('\n').map((line) => JSON.parse(line) as { time: string; level: string; msg: string })
+      const objects = second
+        .output()
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { time: string; level: string; msg: string })
       for (const entry of objects) {
         expect(Object.keys(entry)).toEqual(['time', 'level', 'msg'])
         expect(new Date(entry.time).toISOString()).toBe(entry.time)
@@ -99,7 +102,10 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
   })
 
   it('keeps the host names of --public-url (or MONITORING_SERVER_PUBLIC_URL) for itself: no status page takes one as its customDomain', async () => {
-    for (const [args, env] of [[['--public-url', 'https://monitors.example.test']], [[], { MONITORING_SERVER_PUBLIC_URL: 'http://other.example.test, https://monitors.example.test:8443' }]] as const) {
+    for (const [args, env] of [
+      [['--public-url', 'https://monitors.example.test']],
+      [[], { MONITORING_SERVER_PUBLIC_URL: 'http://other.example.test, https://monitors.example.test:8443' }],
+    ] as const) {
       const server = startCli(['--db', ':memory:', ...args], { MONITORING_SERVER_API_KEYS: 'flag-key-0123456789:team', ...env })
       const api = caller({ url: await server.ready }, 'flag-key-0123456789')
       const taken = await api('POST', '/v1/status-pages', { name: 'p', url: 'p', cards: [], customDomain: 'Monitors.Example.Test' })
@@ -127,21 +133,37 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
     }
     // this machine, as it is (CI installs bubblewrap; root there)
     const plain = await started([])
-    expect(plain).toMatch(held.available
-      ? new RegExp(`^[\\dT:.-]+Z Scripts run contained by bubblewrap [^:]*: each run of a browser, multi-step or Playwright check and each API check's setup and teardown scripts in a sandbox of its own: ${root ? 'a uid of its own \\(uids 200000-200999\\)' : 'this server\'s uid'}, its own PID, mount, network, IPC and UTS namespaces, no new user namespaces, a read-only view of the system without the server's files or other runs', its own /tmp and /dev/shm \\(memory of a fixed size\\), a network whose one way out is the egress proxy \\(private targets allowed\\), processes and file sizes bounded by rlimits \\(docs/scripts.md\\)$`, 'm')
-      : /^[\dT:.-]+Z Scripts are not contained here \(.+\): browser, multi-step and API checks' scripts run held only by/m)
-    if (held.available) expect(plain).toMatch(/^[\dT:.-]+Z Playwright check suites run contained as the other scripts, their browsers and workers in the run's sandbox$/m)
+    expect(plain).toMatch(
+      held.available
+        ? new RegExp(
+            `^[\\dT:.-]+Z Scripts run contained by bubblewrap [^:]*: each run of a browser, multi-step or Playwright check and each API check's setup and teardown scripts in a sandbox of its own: ${root ? 'a uid of its own \\(uids 200000-200999\\)' : "this server's uid"}, its own PID, mount, network, IPC and UTS namespaces, no new user namespaces, a read-only view of the system without the server's files or other runs', its own /tmp and /dev/shm \\(memory of a fixed size\\), a network whose one way out is the egress proxy \\(private targets allowed\\), processes and file sizes bounded by rlimits \\(docs/scripts.md\\)$`,
+            'm',
+          )
+        : /^[\dT:.-]+Z Scripts are not contained here \(.+\): browser, multi-step and API checks' scripts run held only by/m,
+    )
+    if (held.available)
+      expect(plain).toMatch(/^[\dT:.-]+Z Playwright check suites run contained as the other scripts, their browsers and workers in the run's sandbox$/m)
     // a machine that cannot contain them (as a container without the namespaces would be)
     const off = { MONITORS_CONTAINMENT: 'off' }
     const denied = await started(['--private-targets', 'deny', '--script-uid-range', '300000-300009'], off)
-    expect(denied).toMatch(/^[\dT:.-]+Z Scripts are not contained here \(MONITORS_CONTAINMENT=off turns it off\): under --private-targets deny, browser, multi-step and API checks' scripts are not run \(their runs fail with hasErrors; --uncontained-scripts runs them, held only by Node's permission model and the network guard in their process: they share this machine's network, processes and temporary folders\): agents run them$/m)
-    expect(denied).toMatch(root
-      ? /^[\dT:.-]+Z Playwright check suites are not run here \(not contained, and under --private-targets deny a user of its own does not hold a suite to the policy; --playwright-suites runs them anyway\): agents run them$/m
-      : /^[\dT:.-]+Z Playwright check suites are not run here \(not contained, and not root, so no user of their own for their runs; --playwright-suites runs them anyway\): agents run them$/m)
+    expect(denied).toMatch(
+      /^[\dT:.-]+Z Scripts are not contained here \(MONITORS_CONTAINMENT=off turns it off\): under --private-targets deny, browser, multi-step and API checks' scripts are not run \(their runs fail with hasErrors; --uncontained-scripts runs them, held only by Node's permission model and the network guard in their process: they share this machine's network, processes and temporary folders\): agents run them$/m,
+    )
+    expect(denied).toMatch(
+      root
+        ? /^[\dT:.-]+Z Playwright check suites are not run here \(not contained, and under --private-targets deny a user of its own does not hold a suite to the policy; --playwright-suites runs them anyway\): agents run them$/m
+        : /^[\dT:.-]+Z Playwright check suites are not run here \(not contained, and not root, so no user of their own for their runs; --playwright-suites runs them anyway\): agents run them$/m,
+    )
     const allowed = await started(['--private-targets', 'deny', '--uncontained-scripts'], off)
-    expect(allowed).toMatch(/^[\dT:.-]+Z Scripts are not contained here \(MONITORS_CONTAINMENT=off turns it off\): browser, multi-step and API checks' scripts run held only by Node's permission model and the network guard in their process: they share this machine's network, processes and temporary folders \(--uncontained-scripts\)$/m)
-    expect(allowed).toMatch(/^[\dT:.-]+Z Playwright check suites run (each as a user of its own \(uids 200000-200999\): held to their run's files, not to the private-target policy \(not contained\)|as this server's user \(--uncontained-scripts; not contained, not root\))/m)
-    expect(await started(['--no-playwright-suites'])).toMatch(/^[\dT:.-]+Z Playwright check suites are not run here \(--no-playwright-suites\): agents run them$/m)
+    expect(allowed).toMatch(
+      /^[\dT:.-]+Z Scripts are not contained here \(MONITORS_CONTAINMENT=off turns it off\): browser, multi-step and API checks' scripts run held only by Node's permission model and the network guard in their process: they share this machine's network, processes and temporary folders \(--uncontained-scripts\)$/m,
+    )
+    expect(allowed).toMatch(
+      /^[\dT:.-]+Z Playwright check suites run (each as a user of its own \(uids 200000-200999\): held to their run's files, not to the private-target policy \(not contained\)|as this server's user \(--uncontained-scripts; not contained, not root\))/m,
+    )
+    expect(await started(['--no-playwright-suites'])).toMatch(
+      /^[\dT:.-]+Z Playwright check suites are not run here \(--no-playwright-suites\): agents run them$/m,
+    )
     const bad = startCli(['--db', ':memory:', '--script-uid-range', '5-1'])
     await expect(bad.ready).rejects.toThrow(/--script-uid-range must be a range of uids from 1000 up to 4294967294, its first below its last, got "5-1"/)
     expect(await bad.exited).toBe(1)
@@ -150,14 +172,25 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
     expect(await badEnv.exited).toBe(1)
   })
 
-  it('keeps its database, its -wal and -shm, their folder and the artifacts folder closed to the machine\'s other users', async () => {
+  it("keeps its database, its -wal and -shm, their folder and the artifacts folder closed to the machine's other users", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'monitors-cli-modes-'))
     try {
       const db = join(dir, 'data', 'server.db')
       const server = startCli(['--db', db, '--quiet'])
       await server.ready
-      const modes = Object.fromEntries(['data', 'data/server.db', 'data/server.db-wal', 'data/server.db-shm', 'data/server.db.artifacts'].map((f) => [f, (statSync(join(dir, f)).mode & 0o777).toString(8)]))
-      expect(modes).toEqual({ 'data': '700', 'data/server.db': '600', 'data/server.db-wal': '600', 'data/server.db-shm': '600', 'data/server.db.artifacts': '700' })
+      const modes = Object.fromEntries(
+        ['data', 'data/server.db', 'data/server.db-wal', 'data/server.db-shm', 'data/server.db.artifacts'].map((f) => [
+          f,
+          (statSync(join(dir, f)).mode & 0o777).toString(8),
+        ]),
+      )
+      expect(modes).toEqual({
+        data: '700',
+        'data/server.db': '600',
+        'data/server.db-wal': '600',
+        'data/server.db-shm': '600',
+        'data/server.db.artifacts': '700',
+      })
       server.child.kill('SIGTERM')
       expect(await server.exited).toBe(0)
       // a database another version left open to others is closed at the next start
@@ -178,7 +211,11 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
     await two.ready
     await expect.poll(() => two.output()).toMatch(/Private targets refused: .*keys of 2 accounts are stored; --private-targets allow to change it/)
     // and, without --public-url, that a status page's customDomain may take a name the server is reached under
-    await expect.poll(() => two.output()).toContain('WARN keys of 2 accounts are stored and no --public-url is given: this server knows only its own host names, so a status page of any account may take another name the server is reached under (behind a balancer, a proxy or DNS) as its customDomain and be served there in place of the dashboard. Give every URL the server is reached under with --public-url (or MONITORING_SERVER_PUBLIC_URL) (docs/server.md, "Status pages on a shared server")')
+    await expect
+      .poll(() => two.output())
+      .toContain(
+        'WARN keys of 2 accounts are stored and no --public-url is given: this server knows only its own host names, so a status page of any account may take another name the server is reached under (behind a balancer, a proxy or DNS) as its customDomain and be served there in place of the dashboard. Give every URL the server is reached under with --public-url (or MONITORING_SERVER_PUBLIC_URL) (docs/server.md, "Status pages on a shared server")',
+      )
     two.child.kill('SIGTERM')
     await two.exited
     const one = startCli(['--db', ':memory:', '--quiet'], { MONITORING_SERVER_API_KEYS: 'key-one-0123456789:one' })
@@ -187,7 +224,10 @@ describe.skipIf(!serverBuilt)('monitors server (built CLI)', () => {
     expect(one.output()).not.toContain('customDomain')
     one.child.kill('SIGTERM')
     await one.exited
-    const chosen = startCli(['--db', ':memory:', '--private-targets', 'deny', '--allow-target', '10.0.0.0/8', '--public-url', 'https://monitors.example.test', '--quiet'], twoKeys)
+    const chosen = startCli(
+      ['--db', ':memory:', '--private-targets', 'deny', '--allow-target', '10.0.0.0/8', '--public-url', 'https://monitors.example.test', '--quiet'],
+      twoKeys,
+    )
     await chosen.ready
     await expect.poll(() => chosen.output()).toMatch(/Private targets refused: .*\(--private-targets deny\)/)
     expect(chosen.output()).not.toMatch(/Warning/)

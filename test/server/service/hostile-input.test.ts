@@ -139,10 +139,19 @@ describe('null items in the files of script checks', () => {
       expect(check.status, check.text).toBe(201)
       for (const [list, keys] of [
         [[null], [`${field}.0`]],
-        [[null, null], [`${field}.0`, `${field}.1`]],
-        [[file, null, { ...file }], [`${field}.1`, `${field}.2.path`]],
+        [
+          [null, null],
+          [`${field}.0`, `${field}.1`],
+        ],
+        [
+          [file, null, { ...file }],
+          [`${field}.1`, `${field}.2.path`],
+        ],
       ] as Array<[unknown[], string[]]>) {
-        for (const [method, path] of [['POST', `/v1/checks/${route}`], ['PUT', `/v1/checks/${route}/${check.json.id}`]]) {
+        for (const [method, path] of [
+          ['POST', `/v1/checks/${route}`],
+          ['PUT', `/v1/checks/${route}/${check.json.id}`],
+        ]) {
           const answer = await api(method, path, body(list))
           expect(expect400(answer, 'payload'), `${method} ${path} ${JSON.stringify(list)}`).toEqual(keys)
         }
@@ -157,19 +166,34 @@ describe('null items in the files of script checks', () => {
 
 describe('request bodies with a Content-Encoding', () => {
   const post = (body: Buffer | string, headers: Record<string, string>) =>
-    fetch(`${server.url}/v1/checks/dns`, { method: 'POST', headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json', ...headers }, body })
+    fetch(`${server.url}/v1/checks/dns`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json', ...headers },
+      body,
+    })
   const json = JSON.stringify(dnsBody({ name: 'compressed' }))
   const printable = (text: string) => expect(text).toMatch(/^[\x20-\x7e]*$/)
 
   it('gzip, deflate and br bodies are decoded (the hosted CLI gzips its bodies)', async () => {
-    for (const [encoding, bytes] of [['gzip', gzipSync(json)], ['GZip', gzipSync(json)], ['x-gzip', gzipSync(json)], ['deflate', deflateSync(json)], ['br', brotliCompressSync(json)], ['identity', Buffer.from(json)]] as const) {
+    for (const [encoding, bytes] of [
+      ['gzip', gzipSync(json)],
+      ['GZip', gzipSync(json)],
+      ['x-gzip', gzipSync(json)],
+      ['deflate', deflateSync(json)],
+      ['br', brotliCompressSync(json)],
+      ['identity', Buffer.from(json)],
+    ] as const) {
       const answer = await post(bytes, { 'content-encoding': encoding })
       expect(answer.status, `${encoding}: ${await answer.clone().text()}`).toBe(201)
       expect(((await answer.json()) as any).name).toBe('compressed')
     }
     // a PUT too
     const check = (await api('POST', '/v1/checks/dns', dnsBody())).json
-    const put = await fetch(`${server.url}/v1/checks/dns/${check.id}`, { method: 'PUT', headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipSync(JSON.stringify(dnsBody({ name: 'replaced' }))) })
+    const put = await fetch(`${server.url}/v1/checks/dns/${check.id}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gzipSync(JSON.stringify(dnsBody({ name: 'replaced' }))),
+    })
     expect(put.status).toBe(200)
     expect(((await put.json()) as any).name).toBe('replaced')
   })
@@ -197,7 +221,8 @@ describe('request bodies with a Content-Encoding', () => {
       expect(refused.status, encoding).toBe(415)
       const body = (await refused.json()) as any
       expect(body).toEqual({
-        statusCode: 415, error: 'Unsupported Media Type',
+        statusCode: 415,
+        error: 'Unsupported Media Type',
         message: `Content-Encoding ${JSON.stringify(encoding)} is not accepted: send the body as it is, or encoded with one of gzip, deflate, br`,
         attributes: { header: 'content-encoding', accepted: ['gzip', 'deflate', 'br'] },
       })
@@ -211,7 +236,10 @@ describe('request bodies with a Content-Encoding', () => {
     expect(taken.status).toBe(201)
 
     // 256 MiB of zeros in about 250 KiB (16 gzip members of 16 MiB): refused once 1 MiB is decoded, never inflated whole
-    const bomb = Buffer.concat(Array.from({ length: 16 }, () => member), 16 * member.length)
+    const bomb = Buffer.concat(
+      Array.from({ length: 16 }, () => member),
+      16 * member.length,
+    )
     expect(bomb.length).toBeLessThan(1024 * 1024)
     const before = process.memoryUsage().rss
     const started = Date.now()
@@ -229,7 +257,9 @@ describe('query parameters a route does not take', () => {
   it('are a 400 naming each one and the parameters the route takes, on every /v1 route: never ignored', async () => {
     const typo = await api('GET', '/v1/checks?serach=shop&limit=5')
     expect(expect400(typo, 'query')).toEqual(['serach'])
-    expect(typo.json.message).toBe('serach: is not a parameter of GET /v1/checks: it takes limit, page, after, checkType, tag, search, status, apiCheckUrlFilterPattern, applyGroupSettings')
+    expect(typo.json.message).toBe(
+      'serach: is not a parameter of GET /v1/checks: it takes limit, page, after, checkType, tag, search, status, apiCheckUrlFilterPattern, applyGroupSettings',
+    )
     const check = (await api('POST', '/v1/checks/dns', dnsBody())).json
     for (const [method, path, keys, takes] of [
       ['GET', `/v1/checks/${check.id}?includeDependencies=true`, ['includeDependencies'], 'applyGroupSettings'],
@@ -261,7 +291,9 @@ describe('query parameters a route does not take', () => {
     const { openStore } = await import('../../../src/server/index.js')
     const store = await openStore(':memory:')
     const app = await buildApp({ store, rateLimit: { max: 10, timeWindowMs: 1000 } })
-    expect(() => app.get('/v1/undeclared', async () => 'x')).toThrow('GET /v1/undeclared: the route\'s query parameters are not declared (src/server/query-parameters.ts)')
+    expect(() => app.get('/v1/undeclared', async () => 'x')).toThrow(
+      "GET /v1/undeclared: the route's query parameters are not declared (src/server/query-parameters.ts)",
+    )
     // a page of the dashboard or a ping is not an API route: not in the table
     expect(() => app.get('/elsewhere', async () => 'x')).not.toThrow()
     await app.close()

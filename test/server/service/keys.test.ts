@@ -77,7 +77,11 @@ describe('monitors keys, on two servers sharing one database', () => {
     expect(listed.stdout).not.toContain(key)
     const row = listed.stdout.split('\n').find((line) => line.startsWith(id))
     expect(row, listed.stdout).toBeDefined()
-    expect(row).toMatch(new RegExp(`^${id}\\s+${key.slice(0, 8)}\\s+acc-a\\s+write\\s+pipeline\\s+–\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC$`))
+    expect(row).toMatch(
+      new RegExp(
+        `^${id}\\s+${key.slice(0, 8)}\\s+acc-a\\s+write\\s+pipeline\\s+–\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC$`,
+      ),
+    )
     expect(listed.stdout.split('\n')[0]).toMatch(/^ID\s+PREFIX\s+ACCOUNT\s+ROLE\s+NAME\s+LOCATION\s+CREATED\s+LAST USED$/)
     const json = await monitors(dir, ['keys', 'list', '--db', db, '--account', 'acc-a', '--format', 'json'])
     const record = JSON.parse(json.stdout).find((k: { id: string }) => k.id === id)
@@ -96,7 +100,7 @@ describe('monitors keys, on two servers sharing one database', () => {
     expect(again.stderr).toContain(`No key ${id} in`)
   })
 
-  it('gives a read key GET only: 403 with API.md\'s body on a write, the agent routes and the keys', async () => {
+  it("gives a read key GET only: 403 with API.md's body on a write, the agent routes and the keys", async () => {
     const { key } = await createKey('acc-a', 'read')
     const read = caller(two, key)
     expect((await read('GET', '/v1/checks')).status).toBe(200)
@@ -133,7 +137,13 @@ describe('monitors keys, on two servers sharing one database', () => {
       const { key, id } = await createKey('acc-a', role, `${role}-me`)
       const me = await caller(two, key)('GET', '/v1/accounts/me')
       expect(me.status, me.text).toBe(200)
-      expect(me.json).toEqual({ id: 'acc-a', name: 'acc-a', runtimeId: expect.any(String), key: { id, name: `${role}-me`, prefix: key.slice(0, 8), role }, server: { name: 'monitors', version: expect.stringMatching(/^\d+\.\d+\.\d+/) } })
+      expect(me.json).toEqual({
+        id: 'acc-a',
+        name: 'acc-a',
+        runtimeId: expect.any(String),
+        key: { id, name: `${role}-me`, prefix: key.slice(0, 8), role },
+        server: { name: 'monitors', version: expect.stringMatching(/^\d+\.\d+\.\d+/) },
+      })
       expect(me.text).not.toContain(key)
       // a route to read: no write of it exists
       expect((await caller(two, key)('POST', '/v1/accounts/me', {})).status).toBe(404)
@@ -142,15 +152,28 @@ describe('monitors keys, on two servers sharing one database', () => {
     }
   })
 
-  it('lets an admin key manage its own account\'s keys through /v1/keys, on any server', async () => {
+  it("lets an admin key manage its own account's keys through /v1/keys, on any server", async () => {
     const admin = caller(one, KEY_A)
     const made = await admin('POST', '/v1/keys', { role: 'read', name: 'dashboards' })
     expect(made.status, made.text).toBe(201)
-    expect(made.json).toMatchObject({ id: expect.stringMatching(/^key_/), accountId: 'acc-a', role: 'read', name: 'dashboards', key: expect.stringMatching(/^mon_/) })
+    expect(made.json).toMatchObject({
+      id: expect.stringMatching(/^key_/),
+      accountId: 'acc-a',
+      role: 'read',
+      name: 'dashboards',
+      key: expect.stringMatching(/^mon_/),
+    })
     expect((await caller(two, made.json.key)('GET', '/v1/checks')).status).toBe(200)
     const listed = await caller(two, KEY_A)('GET', '/v1/keys')
     expect(listed.json.find((k: { id: string }) => k.id === made.json.id)).toEqual({
-      id: made.json.id, prefix: made.json.key.slice(0, 8), accountId: 'acc-a', role: 'read', name: 'dashboards', privateLocationId: null, created_at: expect.any(String), lastUsedAt: expect.any(String),
+      id: made.json.id,
+      prefix: made.json.key.slice(0, 8),
+      accountId: 'acc-a',
+      role: 'read',
+      name: 'dashboards',
+      privateLocationId: null,
+      created_at: expect.any(String),
+      lastUsedAt: expect.any(String),
     })
     expect(listed.text).not.toContain(made.json.key)
     expect(listed.json.every((k: { accountId: string }) => k.accountId === 'acc-a')).toBe(true)
@@ -211,7 +234,9 @@ describe('keys stored before roles', () => {
           await client.query(POSTGRES_MIGRATIONS[i])
           await client.query('INSERT INTO schema_migrations VALUES ($1, $2)', [i + 1, 'before'])
         }
-        await client.query(`INSERT INTO api_keys (key_hash, account_id, source, created_at) VALUES ($1, 'team', 'option', '2025-01-01T00:00:00.000Z')`, [hashKey(old)])
+        await client.query(`INSERT INTO api_keys (key_hash, account_id, source, created_at) VALUES ($1, 'team', 'option', '2025-01-01T00:00:00.000Z')`, [
+          hashKey(old),
+        ])
       } finally {
         await client.end()
       }
@@ -230,42 +255,58 @@ describe('keys stored before roles', () => {
     expect((await call('POST', '/v1/variables', { key: 'STILL', value: 'v' })).status).toBe(201)
     expect((await call('POST', '/v1/agent/claim', { agentId: 'a', locations: ['eu-west-1'] })).status).toBe(200)
     const listed = await call('GET', '/v1/keys')
-    expect(listed.json).toEqual([{ id: expect.stringMatching(/^key_[0-9a-f]{16}$/), prefix: '', accountId: 'team', role: 'admin', name: null, privateLocationId: null, created_at: '2025-01-01T00:00:00.000Z', lastUsedAt: expect.any(String) }])
+    expect(listed.json).toEqual([
+      {
+        id: expect.stringMatching(/^key_[0-9a-f]{16}$/),
+        prefix: '',
+        accountId: 'team',
+        role: 'admin',
+        name: null,
+        privateLocationId: null,
+        created_at: '2025-01-01T00:00:00.000Z',
+        lastUsedAt: expect.any(String),
+      },
+    ])
   })
 })
 
-describe('secrets kept out of the server\'s arguments', () => {
+describe("secrets kept out of the server's arguments", () => {
   /** What `ps` and every user of the machine see of a process: its arguments. */
   const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')
   /** The database with a password in its URL (PostgreSQL's test cluster trusts every password). */
   const withPassword = (password: string) => db.replace(/^(postgres:\/\/[^:@/]+)@/, `$1:${password}@`)
 
-  it.skipIf(!existsSync('/proc/self/cmdline'))('started the documented way (environment and files), its keys, metrics token and database password are not in its arguments', async () => {
-    const key = 'argv-env-key-0123456789abcdef'
-    const fileKey = 'argv-file-key-0123456789abcdef'
-    const token = 'argv-metrics-token-0123456789'
-    const password = 'argv-db-password-0123456789'
-    const secrets = join(dir, 'secrets')
-    mkdirSync(secrets, { recursive: true, mode: 0o700 })
-    writeFileSync(join(secrets, 'keys'), `# the keys of the team\n${fileKey}:acc-argv:read\n`, { mode: 0o600 })
-    writeFileSync(join(secrets, 'metrics-token'), `${token}\n`, { mode: 0o600 })
-    const env = { MONITORING_SERVER_DB: onPostgres ? withPassword(password) : db, MONITORING_SERVER_API_KEYS: `${key}:acc-argv` }
-    const server = startServerProcess(['--api-keys-file', join(secrets, 'keys'), '--metrics-token-file', join(secrets, 'metrics-token'), '--no-runner'], { env })
-    try {
-      const url = await server.ready
-      const args = cmdline(server.child.pid!)
-      expect(args).toContain('--api-keys-file')
-      for (const secret of [key, fileKey, token, password]) expect(args).not.toContain(secret)
-      expect(server.output()).not.toMatch(/WARN --|Warning: --/)
-      // the file's key (the file wins over the variable), the token from its file
-      expect((await caller({ url }, fileKey)('GET', '/v1/checks')).status).toBe(200)
-      expect((await caller({ url }, key)('GET', '/v1/checks')).status).toBe(401)
-      expect((await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200)
-    } finally {
-      server.child.kill('SIGTERM')
-      await server.exited
-    }
-  })
+  it.skipIf(!existsSync('/proc/self/cmdline'))(
+    'started the documented way (environment and files), its keys, metrics token and database password are not in its arguments',
+    async () => {
+      const key = 'argv-env-key-0123456789abcdef'
+      const fileKey = 'argv-file-key-0123456789abcdef'
+      const token = 'argv-metrics-token-0123456789'
+      const password = 'argv-db-password-0123456789'
+      const secrets = join(dir, 'secrets')
+      mkdirSync(secrets, { recursive: true, mode: 0o700 })
+      writeFileSync(join(secrets, 'keys'), `# the keys of the team\n${fileKey}:acc-argv:read\n`, { mode: 0o600 })
+      writeFileSync(join(secrets, 'metrics-token'), `${token}\n`, { mode: 0o600 })
+      const env = { MONITORING_SERVER_DB: onPostgres ? withPassword(password) : db, MONITORING_SERVER_API_KEYS: `${key}:acc-argv` }
+      const server = startServerProcess(['--api-keys-file', join(secrets, 'keys'), '--metrics-token-file', join(secrets, 'metrics-token'), '--no-runner'], {
+        env,
+      })
+      try {
+        const url = await server.ready
+        const args = cmdline(server.child.pid!)
+        expect(args).toContain('--api-keys-file')
+        for (const secret of [key, fileKey, token, password]) expect(args).not.toContain(secret)
+        expect(server.output()).not.toMatch(/WARN --|Warning: --/)
+        // the file's key (the file wins over the variable), the token from its file
+        expect((await caller({ url }, fileKey)('GET', '/v1/checks')).status).toBe(200)
+        expect((await caller({ url }, key)('GET', '/v1/checks')).status).toBe(401)
+        expect((await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200)
+      } finally {
+        server.child.kill('SIGTERM')
+        await server.exited
+      }
+    },
+  )
 
   it('monitors keys takes the database from --db-file too; a --db with a password gets the warning', async () => {
     mkdirSync(join(dir, 'secrets'), { recursive: true, mode: 0o700 })
@@ -278,33 +319,44 @@ describe('secrets kept out of the server\'s arguments', () => {
     if (onPostgres) {
       const inline = await monitors(dir, ['keys', 'list', '--db', withPassword('keys-db-password-0123')])
       expect(inline.code, inline.output).toBe(0)
-      expect(inline.stderr).toContain('Warning: --db puts a secret in this process\'s arguments')
+      expect(inline.stderr).toContain("Warning: --db puts a secret in this process's arguments")
       expect(inline.output).not.toContain('keys-db-password-0123')
     }
   })
 
-  it.skipIf(!existsSync('/proc/self/cmdline'))('given on the command line, each secret gets a warning naming its flag and the safer way, and is gone from the arguments once read', async () => {
-    const key = 'argv-flag-key-0123456789abcdef'
-    const token = 'argv-flag-token-0123456789ab'
-    const password = 'argv-flag-password-012345'
-    const dbFlag = onPostgres ? ['--db', withPassword(password)] : ['--db', db, '--smtp-url', `smtp://mailer:${password}@127.0.0.1:9`]
-    const server = startServerProcess([...dbFlag, '--api-key', `${key}:acc-argv`, '--metrics-token', token, '--no-runner'], { until: (output) => output.includes('Prometheus metrics') })
-    try {
-      const url = await server.ready
-      const output = server.output()
-      expect(output).toContain('WARN --api-key puts a secret in this process\'s arguments, which every user of this machine can read (ps, /proc/<pid>/cmdline): give the keys in MONITORING_SERVER_API_KEYS or --api-keys-file PATH instead')
-      expect(output).toContain('WARN --metrics-token puts a secret in this process\'s arguments, which every user of this machine can read (ps, /proc/<pid>/cmdline): give it in MONITORING_SERVER_METRICS_TOKEN or --metrics-token-file PATH instead')
-      expect(output).toContain(onPostgres
-        ? 'WARN --db puts a secret in this process\'s arguments, which every user of this machine can read (ps, /proc/<pid>/cmdline): give the URL in MONITORING_SERVER_DB or --db-file PATH, or leave the password out of it and give it in PGPASSWORD or a password file (PGPASSFILE, ~/.pgpass) instead'
-        : 'WARN --smtp-url puts a secret in this process\'s arguments, which every user of this machine can read (ps, /proc/<pid>/cmdline): give the URL in MONITORING_SMTP_URL or --smtp-url-file PATH instead')
-      for (const secret of [key, token, password]) expect(output).not.toContain(secret)
-      const args = cmdline(server.child.pid!)
-      expect(args).toContain('--api-key ***:acc-argv')
-      for (const secret of [key, token, password]) expect(args).not.toContain(secret)
-      expect((await caller({ url }, key)('GET', '/v1/checks')).status).toBe(200)
-    } finally {
-      server.child.kill('SIGTERM')
-      await server.exited
-    }
-  })
+  it.skipIf(!existsSync('/proc/self/cmdline'))(
+    'given on the command line, each secret gets a warning naming its flag and the safer way, and is gone from the arguments once read',
+    async () => {
+      const key = 'argv-flag-key-0123456789abcdef'
+      const token = 'argv-flag-token-0123456789ab'
+      const password = 'argv-flag-password-012345'
+      const dbFlag = onPostgres ? ['--db', withPassword(password)] : ['--db', db, '--smtp-url', `smtp://mailer:${password}@127.0.0.1:9`]
+      const server = startServerProcess([...dbFlag, '--api-key', `${key}:acc-argv`, '--metrics-token', token, '--no-runner'], {
+        until: (output) => output.includes('Prometheus metrics'),
+      })
+      try {
+        const url = await server.ready
+        const output = server.output()
+        expect(output).toContain(
+          "WARN --api-key puts a secret in this process's arguments, which every user of this machine can read (ps, /proc/<pid>/cmdline): give the keys in MONITORING_SERVER_API_KEYS or --api-keys-file PATH instead",
+        )
+        expect(output).toContain(
+          "WARN --metrics-token puts a secret in this process's arguments, which every user of this machine can read (ps, /proc/<pid>/cmdline): give it in MONITORING_SERVER_METRICS_TOKEN or --metrics-token-file PATH instead",
+        )
+        expect(output).toContain(
+          onPostgres
+            ? "WARN --db puts a secret in this process's arguments, which every user of this machine can read (ps, /proc/<pid>/cmdline): give the URL in MONITORING_SERVER_DB or --db-file PATH, or leave the password out of it and give it in PGPASSWORD or a password file (PGPASSFILE, ~/.pgpass) instead"
+            : "WARN --smtp-url puts a secret in this process's arguments, which every user of this machine can read (ps, /proc/<pid>/cmdline): give the URL in MONITORING_SMTP_URL or --smtp-url-file PATH instead",
+        )
+        for (const secret of [key, token, password]) expect(output).not.toContain(secret)
+        const args = cmdline(server.child.pid!)
+        expect(args).toContain('--api-key ***:acc-argv')
+        for (const secret of [key, token, password]) expect(args).not.toContain(secret)
+        expect((await caller({ url }, key)('GET', '/v1/checks')).status).toBe(200)
+      } finally {
+        server.child.kill('SIGTERM')
+        await server.exited
+      }
+    },
+  )
 })

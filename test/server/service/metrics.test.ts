@@ -49,7 +49,7 @@ async function scrape(authorization?: string): Promise<{ status: number; type: s
 }
 
 describe('GET /metrics', () => {
-  it('after real runs, an account key sees its checks\' status, runs by status, phases and outbox; the operator token sees every account and the server', async () => {
+  it("after real runs, an account key sees its checks' status, runs by status, phases and outbox; the operator token sees every account and the server", async () => {
     dns.set('resolver.metrics.test', 'A', { rcode: 'SERVFAIL' })
     dns.set('other.metrics.test', 'A', { records: [{ type: 'A', data: '192.0.2.1' }] })
     http.route('/health', { status: 200, body: 'ok' })
@@ -57,14 +57,22 @@ describe('GET /metrics', () => {
       name: 'Shop "resolver"',
       alertChannels: { webhook: [{ name: 'ops', url: `${hooks.url}/hook` }] },
     })
-    const api = (await bench.call('POST', '/v1/checks/api', {
-      name: 'Shop API', activated: false, request: { method: 'GET', url: `${http.origin}/health` },
-    })).json.id as string
+    const api = (
+      await bench.call('POST', '/v1/checks/api', {
+        name: 'Shop API',
+        activated: false,
+        request: { method: 'GET', url: `${http.origin}/health` },
+      })
+    ).json.id as string
     const callB = caller(bench.server, KEY_B)
-    const other = (await callB('POST', '/v1/checks/dns', {
-      name: 'B resolver', activated: false, doubleCheck: false,
-      request: { query: 'other.metrics.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
-    })).json.id as string
+    const other = (
+      await callB('POST', '/v1/checks/dns', {
+        name: 'B resolver',
+        activated: false,
+        doubleCheck: false,
+        request: { query: 'other.metrics.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
+      })
+    ).json.id as string
 
     expect((await bench.runOnce(failing)).status).toBe('FAILED')
     expect((await bench.runOnce(failing)).status).toBe('FAILED')
@@ -72,7 +80,10 @@ describe('GET /metrics', () => {
     const trigger = await callB('POST', '/v1/check-sessions/trigger', { target: { checkId: [other] } })
     expect((await callB('GET', `/v1/check-sessions/${trigger.json.sessions[0].checkSessionId}/completion?maxWaitSeconds=20`)).json.status).toBe('PASSED')
     await hooks.waitFor('/hook', 1)
-    await eventually(() => bench.deliveries(failing), (list) => list[0]?.status === 'DELIVERED')
+    await eventually(
+      () => bench.deliveries(failing),
+      (list) => list[0]?.status === 'DELIVERED',
+    )
     for (let i = 0; i < 3; i++) expect((await bench.call('GET', `/v1/checks/${api}`)).status).toBe(200)
     expect((await bench.call('GET', '/v1/no-such-route')).status).toBe(404)
 
@@ -92,7 +103,10 @@ describe('GET /metrics', () => {
     expect(a.value('monitors_check_runs_total', { check_id: api, status: 'passed' })).toBe(1)
     expect(a.value('monitors_check_response_time_seconds', { check_id: api })).toBeGreaterThan(0)
     expect(a.value('monitors_check_last_result_timestamp_seconds', { check_id: api })).toBeGreaterThan(Date.now() / 1000 - 600)
-    const phases = a.samples('monitors_check_phase_duration_seconds', { check_id: api, location: 'local' }).map((s) => s.labels.phase).sort()
+    const phases = a
+      .samples('monitors_check_phase_duration_seconds', { check_id: api, location: 'local' })
+      .map((s) => s.labels.phase)
+      .sort()
     expect(phases).toEqual(['dns', 'download', 'firstByte', 'tcp', 'tls'])
     expect(a.value('monitors_alert_deliveries', { status: 'DELIVERED' })).toBe(1)
     expect(a.value('monitors_alert_deliveries', { status: 'PENDING' })).toBe(0)
@@ -149,7 +163,8 @@ describe('the Grafana dashboard of examples/', () => {
       for (const target of panel.targets) for (const [name] of String(target.expr).matchAll(/monitors_[a-z_]+/g)) used.add(name)
     }
     for (const variable of dashboard.templating.list) for (const [name] of String(variable.definition ?? '').matchAll(/monitors_[a-z_]+/g)) used.add(name)
-    const exported = (name: string) => families.has(name) || (/_(bucket|sum|count)$/.test(name) && families.get(name.replace(/_(bucket|sum|count)$/, ''))?.type === 'HISTOGRAM')
+    const exported = (name: string) =>
+      families.has(name) || (/_(bucket|sum|count)$/.test(name) && families.get(name.replace(/_(bucket|sum|count)$/, ''))?.type === 'HISTOGRAM')
     expect([...used].filter((name) => !exported(name))).toEqual([])
     expect(used.size).toBeGreaterThan(12)
   })
@@ -160,12 +175,20 @@ describe('GET /metrics on an agent', () => {
     dns.set('agent.metrics.test', 'A', { records: [{ type: 'A', data: '192.0.2.1' }] })
     const check = await bench.createCheck('agent.metrics.test', { name: 'Agent resolver', locations: ['eu-west-1'] })
     const agent = await startAgent({
-      apiUrl: bench.server.url, apiKey: AGENT_KEY, locations: ['eu-west-1'], healthPort: 0, healthHost: '127.0.0.1',
-      pollIntervalMs: 100, metricsToken: TOKEN, log: () => undefined, warn: () => undefined,
+      apiUrl: bench.server.url,
+      apiKey: AGENT_KEY,
+      locations: ['eu-west-1'],
+      healthPort: 0,
+      healthHost: '127.0.0.1',
+      pollIntervalMs: 100,
+      metricsToken: TOKEN,
+      log: () => undefined,
+      warn: () => undefined,
     })
     try {
       // the server leaves eu-west-1 to the agent once it has claimed (its own metrics say when)
-      const claims = async () => readExposition((await scrape(`Bearer ${TOKEN}`)).text).samples('monitors_http_requests_total', { route: '/v1/agent/claim', status: '200' })
+      const claims = async () =>
+        readExposition((await scrape(`Bearer ${TOKEN}`)).text).samples('monitors_http_requests_total', { route: '/v1/agent/claim', status: '200' })
       await eventually(claims, (found) => found.length === 1)
       expect((await bench.runOnce(check)).status).toBe('PASSED')
       const url = `http://127.0.0.1:${agent.healthPort}/metrics`
@@ -174,7 +197,15 @@ describe('GET /metrics on an agent', () => {
       expect(answer.status).toBe(200)
       expect(answer.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8')
       const m = readExposition(await answer.text())
-      expect(m.value('monitors_agent_check_runs_total', { check_id: check, check_name: 'Agent resolver', check_type: 'DNS', location: 'eu-west-1', status: 'passed' })).toBe(1)
+      expect(
+        m.value('monitors_agent_check_runs_total', {
+          check_id: check,
+          check_name: 'Agent resolver',
+          check_type: 'DNS',
+          location: 'eu-west-1',
+          status: 'passed',
+        }),
+      ).toBe(1)
       expect(m.value('monitors_agent_runs_claimed_total')).toBe(1)
       expect(m.value('monitors_agent_results_posted_total')).toBe(1)
       expect(m.value('monitors_agent_ready')).toBe(1)

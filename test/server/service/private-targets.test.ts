@@ -43,7 +43,12 @@ async function start(options: LocalServerOptions): Promise<{ server: LocalServer
 
 /** Runs an API check on `${http.origin}/internal` once; answers the FINAL result as the API reads it. */
 async function runApiCheck(call: Call): Promise<any> {
-  const created = await call('POST', '/v1/checks/api', { name: 'internal', activated: false, doubleCheck: false, request: { method: 'GET', url: `${http.origin}/internal` } })
+  const created = await call('POST', '/v1/checks/api', {
+    name: 'internal',
+    activated: false,
+    doubleCheck: false,
+    request: { method: 'GET', url: `${http.origin}/internal` },
+  })
   expect(created.status).toBe(201)
   const trigger = await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [created.json.id] } })
   expect(trigger.status).toBe(201)
@@ -66,19 +71,23 @@ async function runOnce(call: Call, checkId: string): Promise<any> {
 }
 
 describe('private targets on the server', () => {
-  it('deny: a multi-step check\'s own request to 127.0.0.1 is refused (at the egress proxy, its one way out, where contained; else in its process); the target never sees it', async () => {
+  it("deny: a multi-step check's own request to 127.0.0.1 is refused (at the egress proxy, its one way out, where contained; else in its process); the target never sees it", async () => {
     const { call } = await start({ runtimeCache: await prepareTestRuntime() })
     const created = await call('POST', '/v1/checks/multistep', {
-      name: 'internal steps', activated: false, doubleCheck: false,
+      name: 'internal steps',
+      activated: false,
+      doubleCheck: false,
       script: `import { test, expect } from '@playwright/test'\ntest('reads', async ({ request }) => {\n  const answer = await request.get('${http.origin}/internal')\n  console.log(await answer.text())\n})\n`,
     })
     expect(created.status).toBe(201)
     const before = http.requests.length
     const result = await runOnce(call, created.json.id)
     expect(result).toMatchObject({ status: 'FAILED' })
-    expect(result.error).toContain(containment().available
-      ? 'the sandbox refused: 127.0.0.1 is a loopback address (127.0.0.0/8): refused by the private-target policy (--private-targets deny)'
-      : `connection to 127.0.0.1:${http.port} refused by the private-target policy (--private-targets deny): loopback address (127.0.0.0/8)`)
+    expect(result.error).toContain(
+      containment().available
+        ? 'the sandbox refused: 127.0.0.1 is a loopback address (127.0.0.0/8): refused by the private-target policy (--private-targets deny)'
+        : `connection to 127.0.0.1:${http.port} refused by the private-target policy (--private-targets deny): loopback address (127.0.0.0/8)`,
+    )
     expect(JSON.stringify(result)).not.toContain(SECRET_BODY)
     expect(http.requests.length).toBe(before)
   }, 90_000)
@@ -89,7 +98,9 @@ describe('private targets on the server', () => {
     const before = http.requests.length
     const result = await runApiCheck(call)
     expect(result).toMatchObject({ hasErrors: true, hasFailures: false })
-    expect(JSON.stringify(result)).toMatch(/127\.0\.0\.1 is a loopback address \(127\.0\.0\.0\/8\): refused by the private-target policy \(--private-targets deny\)/)
+    expect(JSON.stringify(result)).toMatch(
+      /127\.0\.0\.1 is a loopback address \(127\.0\.0\.0\/8\): refused by the private-target policy \(--private-targets deny\)/,
+    )
     expect(JSON.stringify(result)).not.toContain(SECRET_BODY)
     expect(http.requests.length).toBe(before)
     const status = await call('GET', `/v1/check-statuses/${result.checkId}`)
@@ -99,7 +110,9 @@ describe('private targets on the server', () => {
   it('deny: a webhook at 127.0.0.1 is refused on the first attempt, not retried, and never reached', async () => {
     const { call } = await start({})
     const created = await call('POST', '/v1/checks/dns', {
-      name: 'resolver', activated: false, doubleCheck: false,
+      name: 'resolver',
+      activated: false,
+      doubleCheck: false,
       request: { query: 'down.test', nameServer: '127.0.0.1', port: dns.port },
       alertChannels: {
         webhook: [{ name: 'ops', url: `${hooks.url}/refused-hook` }],
@@ -111,7 +124,10 @@ describe('private targets on the server', () => {
     const id = created.json.id
     // the DNS check itself is refused (its name server is on loopback): it fails, and alerts
     await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [id] } })
-    const deliveries = await eventually(async () => (await call('GET', `/v1/alert-deliveries?checkId=${id}`)).json, (list: any[]) => list.length === 2 && list.every((d) => d.status !== 'PENDING'))
+    const deliveries = await eventually(
+      async () => (await call('GET', `/v1/alert-deliveries?checkId=${id}`)).json,
+      (list: any[]) => list.length === 2 && list.every((d) => d.status !== 'PENDING'),
+    )
     const byType = Object.fromEntries(deliveries.map((d: any) => [d.channelType, d]))
     for (const delivery of deliveries) {
       expect(delivery.status).toBe('FAILED')
@@ -144,7 +160,9 @@ describe('private targets on the server', () => {
     expect((await runApiCheck(call)).hasErrors).toBe(true)
     const excepted = await start({ apiKeys: one, privateTargets: 'deny', allowedTargets: [`127.0.0.1:${http.port}`] })
     expect((await runApiCheck(excepted.call)).hasErrors).toBe(false)
-    await expect(startTestServer({ allowedTargets: ['not-an-address'] })).rejects.toThrow(/--allow-target "not-an-address" is not an address, a CIDR range or an address:port/)
+    await expect(startTestServer({ allowedTargets: ['not-an-address'] })).rejects.toThrow(
+      /--allow-target "not-an-address" is not an address, a CIDR range or an address:port/,
+    )
   })
 })
 
@@ -178,20 +196,33 @@ function probePort(port: number): { stop(): Promise<boolean> } {
     const { connect } = await import('node:net')
     while (running) {
       await new Promise<void>((resolve) => {
-        const socket = connect(port, '127.0.0.1', () => { reached = true; socket.destroy(); resolve() })
+        const socket = connect(port, '127.0.0.1', () => {
+          reached = true
+          socket.destroy()
+          resolve()
+        })
         socket.on('error', () => resolve())
       })
       await new Promise((r) => setTimeout(r, 100))
     }
   })()
-  return { stop: async () => { running = false; await loop; return reached } }
+  return {
+    stop: async () => {
+      running = false
+      await loop
+      return reached
+    },
+  }
 }
 
 /** The `ATTACK {…}` line a run printed (in its logs, its scripts' logs), parsed. */
 function attackOf(result: unknown): Record<string, string> {
   const found: string[] = []
   const walk = (v: unknown) => {
-    if (typeof v === 'string') { const m = /ATTACK (\{.*\})/.exec(v); if (m) found.push(m[1]) } else if (v && typeof v === 'object') for (const x of Object.values(v)) walk(x)
+    if (typeof v === 'string') {
+      const m = /ATTACK (\{.*\})/.exec(v)
+      if (m) found.push(m[1])
+    } else if (v && typeof v === 'object') for (const x of Object.values(v)) walk(x)
   }
   walk(result)
   expect(found.length, JSON.stringify(result).slice(0, 3000)).toBeGreaterThan(0)
@@ -202,7 +233,16 @@ function attackOf(result: unknown): Record<string, string> {
  * The attacks, as the body of an async function (`mod` loads a built-in module). `TAG` names the
  * files the run leaves behind in the machine's shared folders, and finds those of others.
  */
-function attacks(p: { serverPid: number; db: string; tag: string; listenPort: number; udpPort: number; target: string; holdMs: number; dnsPort: number }): string {
+function attacks(p: {
+  serverPid: number
+  db: string
+  tag: string
+  listenPort: number
+  udpPort: number
+  target: string
+  holdMs: number
+  dnsPort: number
+}): string {
   const { port } = new URL(p.target)
   return `
   const out = {}
@@ -265,7 +305,12 @@ describe.skipIf(!SQLITE)('a hostile tenant of a server of two accounts under den
     udp.on('message', (m) => datagrams.push(m.toString()))
     await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve))
     // an API script's disk limit, small: filling it is quick
-    server = await startTestServer({ dbPath: db, runner: true, runtimeCache: await prepareTestRuntime(), schedulerOptions: { tickMs: 50, runOptions: { scriptLimits: { diskLimitBytes: 4 * 1024 * 1024 } } } })
+    server = await startTestServer({
+      dbPath: db,
+      runner: true,
+      runtimeCache: await prepareTestRuntime(),
+      schedulerOptions: { tickMs: 50, runOptions: { scriptLimits: { diskLimitBytes: 4 * 1024 * 1024 } } },
+    })
     servers.push(server)
     expect(server.privateTargets.policy).toBe('deny')
   }, 180_000)
@@ -278,7 +323,16 @@ describe.skipIf(!SQLITE)('a hostile tenant of a server of two accounts under den
   /** Creates the check of `path` with `body` as account `key`, runs it once while the run's port is probed from outside, and answers its result, its attacks and whether the port answered. */
   async function hostile(key: string, path: string, body: (p: Parameters<typeof attacks>[0]) => Record<string, unknown>, tag: string) {
     const call = caller(server, key)
-    const p = { serverPid: process.pid, db, tag, listenPort: await freePort(), udpPort: udp.address().port, target: `${http.origin}/hostile`, holdMs: 800, dnsPort: dns.port }
+    const p = {
+      serverPid: process.pid,
+      db,
+      tag,
+      listenPort: await freePort(),
+      udpPort: udp.address().port,
+      target: `${http.origin}/hostile`,
+      holdMs: 800,
+      dnsPort: dns.port,
+    }
     const created = await call('POST', path, { name: `hostile ${tag}`, activated: false, doubleCheck: false, ...body(p) })
     expect(created.status, created.text).toBe(201)
     const probe = probePort(p.listenPort)
@@ -306,7 +360,8 @@ describe.skipIf(!SQLITE)('a hostile tenant of a server of two accounts under den
     expect(attack.environ).toMatch(/^error /)
     expect(attack.serverSeen).not.toBe('true')
     expect(attack.database).toMatch(/^error /)
-    for (const d of ['/tmp', '/var/tmp', '/run/lock', '/dev/shm']) for (const tag of others) expect(attack[`found ${d}`] ?? '', `${d} ${tag}`).not.toContain(tag)
+    for (const d of ['/tmp', '/var/tmp', '/run/lock', '/dev/shm'])
+      for (const tag of others) expect(attack[`found ${d}`] ?? '', `${d} ${tag}`).not.toContain(tag)
     expect(attack.unshare).toMatch(/^error /)
     expect(attack.fetch).toMatch(/^error /)
     for (const gap of ['mapped', 'spelled', 'options', 'lookup', 'resolver']) expect(attack[`gap ${gap}`], gap).toMatch(/^error /)
@@ -317,28 +372,43 @@ describe.skipIf(!SQLITE)('a hostile tenant of a server of two accounts under den
     expect(result.error).toContain('the sandbox refused')
   }
 
-  it('an API check\'s setup script: each attack fails, its disk is bounded, its guard holds in every spelling, and its run says it was refused', async () => {
-    const run = await hostile(KEY_A, '/v1/checks/api', (p) => ({
-      request: { method: 'GET', url: `${http.origin}/hostile` },
-      localSetupScript: `const mod = async (name) => require(name)\n${attacks(p)}
+  it("an API check's setup script: each attack fails, its disk is bounded, its guard holds in every spelling, and its run says it was refused", async () => {
+    const run = await hostile(
+      KEY_A,
+      '/v1/checks/api',
+      (p) => ({
+        request: { method: 'GET', url: `${http.origin}/hostile` },
+        localSetupScript: `const mod = async (name) => require(name)\n${attacks(p)}
         const fill = require('node:fs'); const block = Buffer.alloc(1 << 20)
         try { for (let i = 0; i < 64; i++) fill.writeFileSync(require('node:path').join(require('node:os').tmpdir(), 'fill-' + i), block); console.log('DISK filled 64 MiB') } catch (e) { console.log('DISK ' + e.code) }`,
-    }), 'api-a')
+      }),
+      'api-a',
+    )
     held(run, [])
     expect(JSON.stringify(run.result)).toMatch(/DISK (ENOSPC|ERR_ACCESS_DENIED)/)
     expect(run.result.error).toMatch(/^setup script \(localSetupScript\) failed: the sandbox refused: /)
   }, 120_000)
 
   it('a multi-step check: each attack fails and its run says it was refused', async () => {
-    const run = await hostile(KEY_A, '/v1/checks/multistep', (p) => ({
-      script: `import { test } from '@playwright/test'\ntest('hostile', async () => {\n const mod = async (name) => require(name)\n${attacks(p)}\n})\n`,
-    }), 'multi-a')
+    const run = await hostile(
+      KEY_A,
+      '/v1/checks/multistep',
+      (p) => ({
+        script: `import { test } from '@playwright/test'\ntest('hostile', async () => {\n const mod = async (name) => require(name)\n${attacks(p)}\n})\n`,
+      }),
+      'multi-a',
+    )
     held(run, ['api-a'])
   }, 120_000)
 
-  it.skipIf(!hasChromium)('a browser check: each attack of its script fails, and its page\'s WebRTC sends nothing to loopback; its run says it was refused', async () => {
-    const run = await hostile(KEY_A, '/v1/checks/browser', (p) => ({
-      script: `import { test } from '@playwright/test'\ntest('hostile', async ({ page }) => {
+  it.skipIf(!hasChromium)(
+    "a browser check: each attack of its script fails, and its page's WebRTC sends nothing to loopback; its run says it was refused",
+    async () => {
+      const run = await hostile(
+        KEY_A,
+        '/v1/checks/browser',
+        (p) => ({
+          script: `import { test } from '@playwright/test'\ntest('hostile', async ({ page }) => {
   await page.setContent('<title>rtc</title>')
   const rtc = await page.evaluate(async (port) => {
     const pc = new RTCPeerConnection({ iceServers: [{ urls: 'stun:127.0.0.1:' + port }] })
@@ -350,25 +420,44 @@ describe.skipIf(!SQLITE)('a hostile tenant of a server of two accounts under den
   }, ${p.udpPort}).catch((e) => 'error ' + e.message)
   console.log('RTC ' + rtc)
   const mod = async (name) => require(name)\n${attacks(p)}\n})\n`,
-    }), 'browser-a')
-    held(run, ['api-a', 'multi-a'])
-    // a STUN request is a datagram: none reached the machine's loopback
-    expect(datagrams).toEqual([])
-  }, 180_000)
+        }),
+        'browser-a',
+      )
+      held(run, ['api-a', 'multi-a'])
+      // a STUN request is a datagram: none reached the machine's loopback
+      expect(datagrams).toEqual([])
+    },
+    180_000,
+  )
 
-  it.skipIf(!ROOT || !hasChromium)('a Playwright check suite of the other account: each attack fails, it finds nothing the first account\'s runs left, and its run says it was refused', async () => {
-    const config = "import { defineConfig } from '@playwright/test'\nexport default defineConfig({ testDir: './tests' })\n"
-    const run = await hostile(KEY_B, '/v1/checks/playwright', (p) => ({
-      files: [{ path: 'playwright.config.ts', content: config }, { path: 'tests/h.spec.ts', content: `import { test } from '@playwright/test'\ntest('hostile', async () => {\n const mod = async (name) => require(name)\n${attacks(p)}\n})\n` }],
-    }), 'suite-b')
-    held(run, ['api-a', 'multi-a', 'browser-a'])
-    // a suite's result names the egress proxy's refusal of its fetch
-    expect(run.result.error).toContain('127.0.0.1 is a loopback address (127.0.0.0/8): refused by the private-target policy (--private-targets deny)')
-  }, 240_000)
+  it.skipIf(!ROOT || !hasChromium)(
+    "a Playwright check suite of the other account: each attack fails, it finds nothing the first account's runs left, and its run says it was refused",
+    async () => {
+      const config = "import { defineConfig } from '@playwright/test'\nexport default defineConfig({ testDir: './tests' })\n"
+      const run = await hostile(
+        KEY_B,
+        '/v1/checks/playwright',
+        (p) => ({
+          files: [
+            { path: 'playwright.config.ts', content: config },
+            {
+              path: 'tests/h.spec.ts',
+              content: `import { test } from '@playwright/test'\ntest('hostile', async () => {\n const mod = async (name) => require(name)\n${attacks(p)}\n})\n`,
+            },
+          ],
+        }),
+        'suite-b',
+      )
+      held(run, ['api-a', 'multi-a', 'browser-a'])
+      // a suite's result names the egress proxy's refusal of its fetch
+      expect(run.result.error).toContain('127.0.0.1 is a loopback address (127.0.0.0/8): refused by the private-target policy (--private-targets deny)')
+    },
+    240_000,
+  )
 })
 
 describe('a server under deny on a machine that cannot contain scripts (simulated: MONITORS_CONTAINMENT=off)', () => {
-  it('runs no script it cannot hold: an API check\'s setup script and a multi-step check fail with hasErrors saying so, nothing is sent; --uncontained-scripts runs them, held by the in-process walls', async () => {
+  it("runs no script it cannot hold: an API check's setup script and a multi-step check fail with hasErrors saying so, nothing is sent; --uncontained-scripts runs them, held by the in-process walls", async () => {
     const before = process.env[CONTAINMENT_VARIABLE]
     process.env[CONTAINMENT_VARIABLE] = 'off'
     forgetContainment()
@@ -377,12 +466,23 @@ describe('a server under deny on a machine that cannot contain scripts (simulate
       const { server, call } = await start({ runtimeCache })
       expect(server.scripts).toMatchObject({ scripts: false, containment: { available: false, problem: 'MONITORS_CONTAINMENT=off turns it off' } })
       const sent = http.requests.length
-      const api = await call('POST', '/v1/checks/api', { name: 'scripted', activated: false, doubleCheck: false, request: { method: 'GET', url: `${http.origin}/internal` }, localSetupScript: "request.headers['x-ran'] = 'yes'" })
+      const api = await call('POST', '/v1/checks/api', {
+        name: 'scripted',
+        activated: false,
+        doubleCheck: false,
+        request: { method: 'GET', url: `${http.origin}/internal` },
+        localSetupScript: "request.headers['x-ran'] = 'yes'",
+      })
       expect(api.status, api.text).toBe(201)
       const refused = await runOnce(call, api.json.id)
       expect(refused).toMatchObject({ hasErrors: true })
       expect(refused.error).toContain('this server does not run scripts it cannot contain under --private-targets deny')
-      const steps = await call('POST', '/v1/checks/multistep', { name: 'steps', activated: false, doubleCheck: false, script: "import { test } from '@playwright/test'\ntest('t', async () => {})\n" })
+      const steps = await call('POST', '/v1/checks/multistep', {
+        name: 'steps',
+        activated: false,
+        doubleCheck: false,
+        script: "import { test } from '@playwright/test'\ntest('t', async () => {})\n",
+      })
       const stepsRun = await runOnce(call, steps.json.id)
       expect(stepsRun).toMatchObject({ hasErrors: true })
       expect(stepsRun.error).toContain('--uncontained-scripts')
@@ -390,7 +490,13 @@ describe('a server under deny on a machine that cannot contain scripts (simulate
       // the operator's choice: the same setup script runs, uncontained
       const loose = await start({ runtimeCache, uncontainedScripts: true, allowedTargets: [`127.0.0.1:${http.port}`] })
       expect(loose.server.scripts).toMatchObject({ scripts: true, uncontained: true })
-      const created = await loose.call('POST', '/v1/checks/api', { name: 'scripted', activated: false, doubleCheck: false, request: { method: 'GET', url: `${http.origin}/internal` }, localSetupScript: "request.headers['x-ran'] = 'yes'" })
+      const created = await loose.call('POST', '/v1/checks/api', {
+        name: 'scripted',
+        activated: false,
+        doubleCheck: false,
+        request: { method: 'GET', url: `${http.origin}/internal` },
+        localSetupScript: "request.headers['x-ran'] = 'yes'",
+      })
       const ran = await runOnce(loose.call, created.json.id)
       expect(ran, ran.error).toMatchObject({ hasErrors: false })
       expect(http.requests.at(-1)?.headers['x-ran']).toBe('yes')

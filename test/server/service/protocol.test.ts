@@ -38,14 +38,14 @@ describe('authentication and accounts', () => {
     expect((await api('GET', '/v1/checks')).headers.get('content-range')).toBe(before)
   })
 
-  it('answers 403 when x-service-account is not the key\'s account', async () => {
+  it("answers 403 when x-service-account is not the key's account", async () => {
     const answer = await api('GET', '/v1/checks', undefined, { 'x-service-account': 'acc-b' })
     expect(answer.status).toBe(403)
     expect(answer.json).toEqual({ statusCode: 403, error: 'Forbidden', message: 'Forbidden' })
     expect((await api('GET', '/v1/checks', undefined, { 'x-service-account': 'acc-a' })).status).toBe(200)
   })
 
-  it('keeps accounts apart: another account\'s ids answer 404', async () => {
+  it("keeps accounts apart: another account's ids answer 404", async () => {
     const other = caller(server, KEY_B)
     const check = (await api('POST', '/v1/checks/dns', dnsBody({ name: 'private' }))).json
     const variable = (await api('POST', '/v1/variables', { key: 'ONLY_A', value: 'a' })).json
@@ -55,8 +55,15 @@ describe('authentication and accounts', () => {
     const incident = (await api('POST', '/v1/incidents', { name: 'i', severity: 'MINOR' })).json
     const update = (await api('POST', `/v1/incidents/${incident.id}/updates`, { status: 'MONITORING', description: 'd' })).json
 
-    for (const path of [`/v1/checks/${check.id}`, '/v1/variables/ONLY_A', `/v1/status-pages/services/${service.id}`, `/v1/status-pages/${page.id}`,
-      `/v1/maintenance-windows/${window.id}`, `/v1/incidents/${incident.id}`, `/v1/incidents/${incident.id}/updates/${update.id}`]) {
+    for (const path of [
+      `/v1/checks/${check.id}`,
+      '/v1/variables/ONLY_A',
+      `/v1/status-pages/services/${service.id}`,
+      `/v1/status-pages/${page.id}`,
+      `/v1/maintenance-windows/${window.id}`,
+      `/v1/incidents/${incident.id}`,
+      `/v1/incidents/${incident.id}/updates/${update.id}`,
+    ]) {
       expect((await other('GET', path)).status, path).toBe(404)
       expect((await other('DELETE', path)).status, path).toBe(404)
     }
@@ -64,11 +71,14 @@ describe('authentication and accounts', () => {
     expect((await other('PUT', '/v1/variables/ONLY_A', { value: 'b' })).status).toBe(404)
     expect((await other('PUT', `/v1/status-pages/${page.id}`, { name: 'x', url: 'a-page', cards: [] })).status).toBe(404)
     // a card may not name another account's service
-    expect(expect400(await other('POST', '/v1/status-pages', { name: 'b', url: 'b-page', cards: [{ name: 'c', services: [{ id: service.id }] }] }), 'payload'))
-      .toEqual(['cards.0.services.0.id'])
+    expect(
+      expect400(await other('POST', '/v1/status-pages', { name: 'b', url: 'b-page', cards: [{ name: 'c', services: [{ id: service.id }] }] }), 'payload'),
+    ).toEqual(['cards.0.services.0.id'])
     // the same variable key is free in another account
     expect((await other('POST', '/v1/variables', { key: 'ONLY_A', value: 'b' })).status).toBe(201)
-    const lists = await Promise.all(['/v1/checks?limit=100', '/v1/status-pages/services', '/v1/maintenance-windows', '/v1/incidents'].map((p) => other('GET', p)))
+    const lists = await Promise.all(
+      ['/v1/checks?limit=100', '/v1/status-pages/services', '/v1/maintenance-windows', '/v1/incidents'].map((p) => other('GET', p)),
+    )
     for (const list of lists) expect(list.json).toEqual([])
     expect((await other('GET', '/v1/status-pages')).json.entries).toEqual([])
     // and everything is still there for its owner
@@ -127,7 +137,12 @@ describe('errors never leak and never answer 500', () => {
 
   it('unknown routes and methods answer 404 JSON', async () => {
     // GET / is the dashboard (test/web); any other path outside the API is still unknown
-    for (const [method, path] of [['GET', '/v1/nothing'], ['GET', '/nothing'], ['PATCH', '/v1/checks/abc'], ['POST', '/v1/checks/traceroute']]) {
+    for (const [method, path] of [
+      ['GET', '/v1/nothing'],
+      ['GET', '/nothing'],
+      ['PATCH', '/v1/checks/abc'],
+      ['POST', '/v1/checks/traceroute'],
+    ]) {
       const answer = await api(method, path, method === 'GET' ? undefined : {})
       expect(answer.status, `${method} ${path}`).toBe(404)
       expect(answer.headers.get('content-type')).toMatch(/^application\/json/)
@@ -155,17 +170,42 @@ describe('errors never leak and never answer 500', () => {
   it('random bodies never cause a 500', async () => {
     const fc = await import('fast-check')
     await fc.assert(
-      fc.asyncProperty(fc.jsonValue(), fc.constantFrom('/v1/checks/dns', '/v1/checks/icmp', '/v1/variables', '/v1/status-pages', '/v1/maintenance-windows', '/v1/incidents', '/v1/status-pages/services'), async (body, path) => {
-        const answer = await api('POST', path, JSON.stringify(body))
-        return answer.status < 500
-      }),
+      fc.asyncProperty(
+        fc.jsonValue(),
+        fc.constantFrom(
+          '/v1/checks/dns',
+          '/v1/checks/icmp',
+          '/v1/variables',
+          '/v1/status-pages',
+          '/v1/maintenance-windows',
+          '/v1/incidents',
+          '/v1/status-pages/services',
+        ),
+        async (body, path) => {
+          const answer = await api('POST', path, JSON.stringify(body))
+          return answer.status < 500
+        },
+      ),
       { numRuns: 150 },
     )
     await fc.assert(
-      fc.asyncProperty(fc.record({ name: fc.anything(), request: fc.anything(), frequency: fc.anything(), frequencyOffset: fc.anything(), heartbeat: fc.anything(), script: fc.anything() }, { requiredKeys: [] }), async (body) => {
-        const answer = await api('POST', '/v1/checks/icmp', JSON.stringify(body))
-        return answer.status === 201 || answer.status === 400
-      }),
+      fc.asyncProperty(
+        fc.record(
+          {
+            name: fc.anything(),
+            request: fc.anything(),
+            frequency: fc.anything(),
+            frequencyOffset: fc.anything(),
+            heartbeat: fc.anything(),
+            script: fc.anything(),
+          },
+          { requiredKeys: [] },
+        ),
+        async (body) => {
+          const answer = await api('POST', '/v1/checks/icmp', JSON.stringify(body))
+          return answer.status === 201 || answer.status === 400
+        },
+      ),
       { numRuns: 150 },
     )
   })
@@ -205,7 +245,7 @@ describe('rate limit', () => {
     }
   })
 
-  it('the window resets, on the server\'s clock', async () => {
+  it("the window resets, on the server's clock", async () => {
     let now = Date.parse('2026-03-01T10:00:00Z')
     const limited = await startTestServer({ rateLimit: { max: 1, timeWindowMs: 60_000 }, clock: () => now })
     try {

@@ -47,13 +47,17 @@ describe('customDomain', () => {
     await server?.close()
   })
 
-  it('is taken once on the whole server, without case: another account\'s page or a second page gets a 409 naming the field', async () => {
+  it("is taken once on the whole server, without case: another account's page or a second page gets a 409 naming the field", async () => {
     const first = await a('POST', '/v1/status-pages', page('A', 'a-status', 'status.acme.test'))
     expect(first.status, first.text).toBe(201)
     // another account, in other letters
     const squat = await b('POST', '/v1/status-pages', page('B', 'b-status', 'STATUS.Acme.TEST'))
     expect(squat.status).toBe(409)
-    expect(squat.json).toEqual({ statusCode: 409, error: 'Conflict', message: 'customDomain STATUS.Acme.TEST is already the customDomain of another status page' })
+    expect(squat.json).toEqual({
+      statusCode: 409,
+      error: 'Conflict',
+      message: 'customDomain STATUS.Acme.TEST is already the customDomain of another status page',
+    })
     // nothing of the refused create is left
     expect((await b('GET', '/v1/status-pages')).json.entries).toEqual([])
     // moving a page of its own there
@@ -74,7 +78,7 @@ describe('customDomain', () => {
     expect((await getWithHost(server, '/', 'status.acme.test')).text).toContain('<title>B')
   })
 
-  it('is never a name of the server: its public URL\'s host or anything under .localhost (409)', async () => {
+  it("is never a name of the server: its public URL's host or anything under .localhost (409)", async () => {
     for (const domain of ['monitors.example.test', 'MONITORS.EXAMPLE.TEST', 'app.localhost', ...(hostname().includes('.') ? [hostname()] : [])]) {
       const answer = await a('POST', '/v1/status-pages', page('Takeover', `takeover-${Math.random().toString(36).slice(2, 8)}`, domain))
       expect(answer.status, domain).toBe(409)
@@ -84,7 +88,7 @@ describe('customDomain', () => {
     expect((await getWithHost(server, '/', 'monitors.example.test:8443')).text).toContain('API key')
   })
 
-  it('an account\'s pages are bounded: past the server\'s limit a create is a 409 saying so, even several at once; another account is not held to it', async () => {
+  it("an account's pages are bounded: past the server's limit a create is a 409 saying so, even several at once; another account is not held to it", async () => {
     const before = (await b('GET', '/v1/status-pages')).json.entries.length
     expect(before).toBe(1)
     expect((await b('POST', '/v1/status-pages', page('B2', 'b2-status'))).status).toBe(201)
@@ -93,7 +97,11 @@ describe('customDomain', () => {
     expect(racing.map((r) => r.status).sort()).toEqual([201, 409])
     const refused = await b('POST', '/v1/status-pages', page('B5', 'b5-status'))
     expect(refused.status).toBe(409)
-    expect(refused.json).toEqual({ statusCode: 409, error: 'Conflict', message: 'The account has 3 status pages, the most this server allows an account (monitors server --max-status-pages); delete one first' })
+    expect(refused.json).toEqual({
+      statusCode: 409,
+      error: 'Conflict',
+      message: 'The account has 3 status pages, the most this server allows an account (monitors server --max-status-pages); delete one first',
+    })
     const pages = (await b('GET', '/v1/status-pages')).json.entries as Array<{ id: string }>
     expect(pages).toHaveLength(3)
     // another account has its own
@@ -105,7 +113,16 @@ describe('customDomain', () => {
   })
 
   it('is a domain name: no scheme, port, path or IP address (400 naming the field)', async () => {
-    for (const domain of ['https://status.acme.test', 'status.acme.test:8443', 'status.acme.test/x', '10.0.0.1', 'localhost', 'status.acme.test.', '-x.acme.test', '']) {
+    for (const domain of [
+      'https://status.acme.test',
+      'status.acme.test:8443',
+      'status.acme.test/x',
+      '10.0.0.1',
+      'localhost',
+      'status.acme.test.',
+      '-x.acme.test',
+      '',
+    ]) {
       const answer = await a('POST', '/v1/status-pages', page('Bad', 'bad-domain', domain))
       expect(answer.status, domain).toBe(400)
       expect(answer.json.attributes.keys).toEqual(['customDomain'])
@@ -145,7 +162,12 @@ describe('customDomain', () => {
       raw.close()
     }
     const upgraded = await startLocalServer({
-      dbPath, apiKeys: [{ key: KEY_A, accountId: 'acc-a' }, { key: KEY_B, accountId: 'acc-b' }], publicUrls: ['https://monitors.example.test'],
+      dbPath,
+      apiKeys: [
+        { key: KEY_A, accountId: 'acc-a' },
+        { key: KEY_B, accountId: 'acc-b' },
+      ],
+      publicUrls: ['https://monitors.example.test'],
     })
     try {
       expect((await caller(upgraded, KEY_A)('GET', '/v1/status-pages/p-old')).json.customDomain).toBe('Shared.Example.test')

@@ -110,13 +110,20 @@ describe.skipIf(!available)('a PostgreSQL restart under load, two servers', () =
     const [one, two] = servers.map((s) => caller(s))
     dns.set('up.test', 'A', { records: [{ type: 'A', data: '192.0.2.1' }] })
     dns.set('alert.test', 'A', { records: [{ type: 'A', data: '192.0.2.1' }] })
-    const dnsCheck = (name: string, query: string, extra: Record<string, unknown> = {}) => one('POST', '/v1/checks/dns', {
-      name, activated: false, doubleCheck: false, locations: ['eu-west-1', 'us-east-1'], ...extra,
-      request: { query, recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
-    })
+    const dnsCheck = (name: string, query: string, extra: Record<string, unknown> = {}) =>
+      one('POST', '/v1/checks/dns', {
+        name,
+        activated: false,
+        doubleCheck: false,
+        locations: ['eu-west-1', 'us-east-1'],
+        ...extra,
+        request: { query, recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
+      })
     const check = await dnsCheck('runs under load', 'up.test')
     expect(check.status, check.text).toBe(201)
-    const alerting = await dnsCheck('alerts after the restart', 'alert.test', { alertChannels: { webhook: [{ name: 'ops', url: `${hooks.url}/hook`, method: 'POST' }] } })
+    const alerting = await dnsCheck('alerts after the restart', 'alert.test', {
+      alertChannels: { webhook: [{ name: 'ops', url: `${hooks.url}/hook`, method: 'POST' }] },
+    })
     expect(alerting.status, alerting.text).toBe(201)
     const service = await one('POST', '/v1/status-pages/services', { name: 'service' })
     expect(service.status).toBe(201)
@@ -203,8 +210,12 @@ describe.skipIf(!available)('a PostgreSQL restart under load, two servers', () =
           return done.status === 200 ? true : undefined
         })
       }
-      const finals = (await db.query<{ session_id: string; run_location: string; n: number }>(
-        `SELECT session_id, run_location, count(*)::int AS n FROM check_results WHERE result_type = 'FINAL' AND session_id = ANY($1) GROUP BY 1, 2`, [sessions])).rows
+      const finals = (
+        await db.query<{ session_id: string; run_location: string; n: number }>(
+          `SELECT session_id, run_location, count(*)::int AS n FROM check_results WHERE result_type = 'FINAL' AND session_id = ANY($1) GROUP BY 1, 2`,
+          [sessions],
+        )
+      ).rows
       expect(finals.filter((r) => r.n !== 1)).toEqual([])
       expect(finals).toHaveLength(sessions.length * 2)
     } finally {

@@ -36,7 +36,7 @@ describe('the health probes', () => {
     await server?.close()
   })
 
-  it('answer 200 OK in plain text without a key, and spend no key\'s quota', async () => {
+  it("answer 200 OK in plain text without a key, and spend no key's quota", async () => {
     for (let i = 0; i < 3; i++) {
       for (const path of ['/-/readiness', '/-/liveness']) {
         const answer = await fetch(`${server.url}${path}`)

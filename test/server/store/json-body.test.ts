@@ -12,10 +12,18 @@ import { UniqueViolation, type Store } from '../../../src/server/store/index.js'
 import { databaseFor, onPostgres } from '../../helpers/postgres-databases.js'
 
 type Body = Record<string, unknown>
-interface Row { id: number | string; created_at: string; updated_at: string | null; [field: string]: unknown }
+interface Row {
+  id: number | string
+  created_at: string
+  updated_at: string | null
+  [field: string]: unknown
+}
 /** The repository of a kind as this test calls it (each kind's store in index.ts is typed by its body). */
 interface Repository {
-  list?(account: string, paging: { limit?: number; offset: number }): Promise<{ items: Row[]; total: number } | { entries: Row[]; nextId: string | null } | null>
+  list?(
+    account: string,
+    paging: { limit?: number; offset: number },
+  ): Promise<{ items: Row[]; total: number } | { entries: Row[]; nextId: string | null } | null>
   listAfter?(account: string, after: string, limit?: number): Promise<{ items: Row[]; more: boolean } | null>
   byIds?(account: string, ids: Array<number | string>): Promise<Row[]>
   get(account: string, id: number | string): Promise<Row | undefined>
@@ -75,12 +83,13 @@ describe.each(Object.keys(JSON_BODY_TABLES) as JsonBodyKind[])('the %s table', (
     const listed = itemsOf(await repo.list!('acc-a', kind === 'statusPages' ? ({ limit: 100 } as never) : { offset: 0 }))!.map((r) => r.id)
     expect(listed).toEqual(table.descending ? [...ids].reverse() : ids)
     if (repo.listAfter) {
-      expect((await repo.listAfter('acc-a', String(listed[0]), 1))).toEqual({ items: [await repo.get('acc-a', listed[1])], more: true })
+      expect(await repo.listAfter('acc-a', String(listed[0]), 1)).toEqual({ items: [await repo.get('acc-a', listed[1])], more: true })
       expect(await repo.listAfter('acc-a', String(theirs.id))).toBeNull()
       const total = (await repo.list!('acc-a', { limit: 1, offset: 5 })) as { items: Row[]; total: number }
       expect(total).toEqual({ items: [], total: 3 })
     }
-    if (repo.byIds) expect((await repo.byIds('acc-a', [ids[2], ids[0], theirs.id])).map((r) => r.id)).toEqual(table.descending ? [ids[2], ids[0]] : [ids[0], ids[2]])
+    if (repo.byIds)
+      expect((await repo.byIds('acc-a', [ids[2], ids[0], theirs.id])).map((r) => r.id)).toEqual(table.descending ? [ids[2], ids[0]] : [ids[0], ids[2]])
 
     // an update replaces the body and keeps created_at; another account's is refused
     clock.at += 1000
@@ -112,7 +121,10 @@ describe('what rows add to the repository', () => {
     expect((await store.incidents.list('acc-a', { offset: 0 })).items[0].updates.map((u) => u.id)).toEqual([second!.id, first!.id])
     expect(await store.incidents.getUpdate('acc-b', incident.id, first!.id)).toBeUndefined()
     expect(await store.incidents.replaceUpdate('acc-b', incident.id, first!.id, { message: 'theirs' })).toBeUndefined()
-    expect(await store.incidents.replaceUpdate('acc-a', incident.id, first!.id, { message: 'looked' })).toMatchObject({ id: first!.id, update: { message: 'looked' } })
+    expect(await store.incidents.replaceUpdate('acc-a', incident.id, first!.id, { message: 'looked' })).toMatchObject({
+      id: first!.id,
+      update: { message: 'looked' },
+    })
     expect(await store.incidents.deleteUpdate('acc-b', incident.id, second!.id)).toBe(false)
     expect(await store.incidents.deleteUpdate('acc-a', incident.id, second!.id)).toBe(true)
     expect((await store.incidents.getUpdate('acc-a', incident.id, first!.id))!.update).toEqual({ message: 'looked' })
@@ -120,11 +132,18 @@ describe('what rows add to the repository', () => {
     await store.incidents.delete('acc-a', incident.id)
   })
 
-  it('a status page\'s url and custom domain are unique across accounts, and the services its cards use are indexed', async () => {
+  it("a status page's url and custom domain are unique across accounts, and the services its cards use are indexed", async () => {
     const service = await store.services.create('acc-a', 'api')
-    const made = await store.statusPages.create('acc-a', page(20, { customDomain: 'Status.Example.com', cards: [{ name: 'card', services: [{ id: service.id }] }] }) as never)
+    const made = await store.statusPages.create(
+      'acc-a',
+      page(20, { customDomain: 'Status.Example.com', cards: [{ name: 'card', services: [{ id: service.id }] }] }) as never,
+    )
     expect(made.page.cards).toMatchObject([{ name: 'card', services: [{ id: service.id }], updated_at: null }])
-    const taken = (data: Body) => store.statusPages.create('acc-b', data as never).then(() => 'created', (error: unknown) => error instanceof UniqueViolation ? `${error.field} ${error.value}` : String(error))
+    const taken = (data: Body) =>
+      store.statusPages.create('acc-b', data as never).then(
+        () => 'created',
+        (error: unknown) => (error instanceof UniqueViolation ? `${error.field} ${error.value}` : String(error)),
+      )
     expect(await taken(page(20))).toBe('statusPage.url json-body-20')
     expect(await taken(page(21, { customDomain: 'status.example.com.' }))).toBe('statusPage.customDomain status.example.com.')
     expect(await store.statusPages.findPublic({ customDomain: 'STATUS.example.com' })).toMatchObject({ account: 'acc-a', record: { id: made.id } })
@@ -134,12 +153,18 @@ describe('what rows add to the repository', () => {
     clock.at += 1000
     const card = made.page.cards[0]
     const kept = await store.statusPages.update('acc-a', made.id, page(20, { cards: [{ id: card.id, name: 'renamed', services: [] }] }) as never)
-    expect(kept!.page.cards).toEqual([{ id: card.id, name: 'renamed', services: [], created_at: card.created_at, updated_at: new Date(clock.at).toISOString() }])
+    expect(kept!.page.cards).toEqual([
+      { id: card.id, name: 'renamed', services: [], created_at: card.created_at, updated_at: new Date(clock.at).toISOString() },
+    ])
     expect(await store.services.usedBy('acc-a', service.id)).toBeUndefined()
     // the other account's page may not take the url on update either
     const other = await store.statusPages.create('acc-b', page(22) as never)
     expect(await store.statusPages.update('acc-b', other.id, page(20) as never).catch((error: UniqueViolation) => error.field)).toBe('statusPage.url')
     expect((await store.statusPages.get('acc-b', other.id))!.page.url).toBe('json-body-22')
-    for (const [account, id] of [['acc-a', made.id], ['acc-b', other.id]]) expect(await store.statusPages.delete(account, id)).toBe(true)
+    for (const [account, id] of [
+      ['acc-a', made.id],
+      ['acc-b', other.id],
+    ])
+      expect(await store.statusPages.delete(account, id)).toBe(true)
   })
 })

@@ -21,12 +21,32 @@ interface ListCase {
 
 const named = (item: Item) => String(item.name)
 const LISTS: ListCase[] = [
-  { path: '/v1/variables', body: (n, a) => ({ key: `${a.toUpperCase()}_${String(n).padStart(3, '0')}`, value: `value ${n}` }), keyOf: (v) => String(v.key), nameOf: (v) => String(v.key) },
+  {
+    path: '/v1/variables',
+    body: (n, a) => ({ key: `${a.toUpperCase()}_${String(n).padStart(3, '0')}`, value: `value ${n}` }),
+    keyOf: (v) => String(v.key),
+    nameOf: (v) => String(v.key),
+  },
   { path: '/v1/status-pages/services', body: (n, a) => ({ name: `${a} service ${n}` }), keyOf: (s) => String(s.id), nameOf: named },
   { path: '/v1/snippets', body: (n, a) => ({ name: `${a} snippet ${n}`, script: `// ${n}` }), keyOf: (s) => String(s.id), nameOf: named },
-  { path: '/v1/alert-channels', body: (n, a) => ({ type: 'WEBHOOK', config: { name: `${a} hook ${n}`, url: `http://127.0.0.1:9/${n}` } }), keyOf: (c) => String(c.id), nameOf: (c) => String((c.config as Item).name) },
-  { path: '/v1/check-groups', body: (n, a) => ({ name: `${a} group ${n}`, locations: ['eu-west-1'], activated: false, tags: [n % 2 === 0 ? 'even' : 'odd'] }), keyOf: (g) => String(g.id), nameOf: named },
-  { path: '/v1/maintenance-windows', body: (n, a) => ({ name: `${a} window ${n}`, startsAt: '2026-01-01T00:00:00Z', endsAt: '2026-01-01T01:00:00Z' }), keyOf: (w) => String(w.id), nameOf: named },
+  {
+    path: '/v1/alert-channels',
+    body: (n, a) => ({ type: 'WEBHOOK', config: { name: `${a} hook ${n}`, url: `http://127.0.0.1:9/${n}` } }),
+    keyOf: (c) => String(c.id),
+    nameOf: (c) => String((c.config as Item).name),
+  },
+  {
+    path: '/v1/check-groups',
+    body: (n, a) => ({ name: `${a} group ${n}`, locations: ['eu-west-1'], activated: false, tags: [n % 2 === 0 ? 'even' : 'odd'] }),
+    keyOf: (g) => String(g.id),
+    nameOf: named,
+  },
+  {
+    path: '/v1/maintenance-windows',
+    body: (n, a) => ({ name: `${a} window ${n}`, startsAt: '2026-01-01T00:00:00Z', endsAt: '2026-01-01T01:00:00Z' }),
+    keyOf: (w) => String(w.id),
+    nameOf: named,
+  },
   { path: '/v1/incidents', body: (n, a) => ({ name: `${a} incident ${n}`, severity: 'MINOR' }), keyOf: (i) => String(i.id), nameOf: named },
 ]
 
@@ -117,7 +137,7 @@ describe.each(LISTS)('keyset paging of $path', (list) => {
     expect(expect400(await other('GET', `${list.path}?after=${encodeURIComponent(list.keyOf(mine[0]))}`), 'query')).toEqual(['after'])
   })
 
-  it('answers 304 to the page\'s ETag until the page changes; another account\'s writes and tags change nothing', async () => {
+  it("answers 304 to the page's ETag until the page changes; another account's writes and tags change nothing", async () => {
     const path = `${list.path}?limit=10`
     const first = await api('GET', path)
     const etag = first.headers.get('etag')
@@ -148,9 +168,14 @@ describe.each(LISTS)('keyset paging of $path', (list) => {
   })
 })
 
-describe('keyset paging with filters and of a group\'s checks', () => {
-  it('keeps the check groups\' filters in the next link', async () => {
-    const pages = await byKeyset(api, '/v1/check-groups?tag=even&limit=20', (g) => String(g.name), (g) => String(g.id))
+describe("keyset paging with filters and of a group's checks", () => {
+  it("keeps the check groups' filters in the next link", async () => {
+    const pages = await byKeyset(
+      api,
+      '/v1/check-groups?tag=even&limit=20',
+      (g) => String(g.name),
+      (g) => String(g.id),
+    )
     // 53 even groups (an earlier test of the file may have deleted the first)
     const even = ((await api('GET', '/v1/check-groups')).json as Item[]).filter((g) => (g.tags as string[]).includes('even')).length
     expect(even).toBeGreaterThan(50)
@@ -162,13 +187,22 @@ describe('keyset paging with filters and of a group\'s checks', () => {
     expect(nextOf(first.headers.get('link'))).toContain('tag=even')
   })
 
-  it('reads a group\'s checks by keyset in their group order', async () => {
+  it("reads a group's checks by keyset in their group order", async () => {
     const group = await api('POST', '/v1/check-groups', { name: 'members', locations: ['eu-west-1'], activated: false })
     expect(group.status).toBe(201)
-    const made = await Promise.all(Array.from({ length: 12 }, (_, i) => api('POST', '/v1/checks/dns', dnsBody({ name: `member ${i}`, groupId: group.json.id, groupOrder: 12 - i, activated: false }))))
+    const made = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        api('POST', '/v1/checks/dns', dnsBody({ name: `member ${i}`, groupId: group.json.id, groupOrder: 12 - i, activated: false })),
+      ),
+    )
     expect(made.every((a) => a.status === 201)).toBe(true)
     const path = `/v1/check-groups/${group.json.id}/checks?limit=5`
-    const pages = await byKeyset(api, path, (c) => String(c.name), (c) => String(c.id))
+    const pages = await byKeyset(
+      api,
+      path,
+      (c) => String(c.name),
+      (c) => String(c.id),
+    )
     expect(pages.map((p) => p.length)).toEqual([5, 5, 2])
     expect(pages.flat()).toEqual(Array.from({ length: 12 }, (_, i) => `member ${11 - i}`))
     expect(pages).toEqual(await byNumber(api, path, 3, (c) => String(c.name)))

@@ -32,7 +32,7 @@ afterAll(() => server.close())
 /** The `after` of a `Link: <...>; rel="next"` header, or undefined when there is none. */
 function nextOf(link: string | null): string | undefined {
   const match = /<([^>]+)>;\s*rel="next"/.exec(link ?? '')
-  return match ? new URL(match[1], 'http://x').searchParams.get('after') ?? undefined : undefined
+  return match ? (new URL(match[1], 'http://x').searchParams.get('after') ?? undefined) : undefined
 }
 
 describe('keyset paging of checks', () => {
@@ -81,7 +81,9 @@ describe('keyset paging of checks', () => {
     const { client, queries } = countingClient(server, KEY_A)
     // pages of 100: five pages' worth of checks
     for (let i = 0; i < 475; i += 25) {
-      const batch = await Promise.all(Array.from({ length: Math.min(25, 475 - i) }, (_, j) => api('POST', '/v1/checks/dns', dnsBody({ name: `more ${i + j}` }))))
+      const batch = await Promise.all(
+        Array.from({ length: Math.min(25, 475 - i) }, (_, j) => api('POST', '/v1/checks/dns', dnsBody({ name: `more ${i + j}` }))),
+      )
       expect(batch.every((answer) => answer.status === 201)).toBe(true)
     }
     // the list's order, read by page numbers
@@ -92,13 +94,13 @@ describe('keyset paging of checks', () => {
     const all = await listAllByPage<{ id: string }>(client, '/v1/checks', { idOf: (c) => c.id })
     expect(all.map((c) => c.id)).toEqual(expected)
     // the first page by number, then each next page by keyset
-    expect(queries.map((q) => q.after === undefined ? `page ${q.page}` : 'after')).toEqual(['page 1', 'after', 'after', 'after', 'after'])
+    expect(queries.map((q) => (q.after === undefined ? `page ${q.page}` : 'after'))).toEqual(['page 1', 'after', 'after', 'after', 'after'])
     await client.close()
   })
 })
 
 describe('conditional reads of the check list', () => {
-  it('answers 304 to If-None-Match with the page\'s ETag, until a check changes', async () => {
+  it("answers 304 to If-None-Match with the page's ETag, until a check changes", async () => {
     const first = await api('GET', '/v1/checks?limit=10')
     const etag = first.headers.get('etag')
     expect(etag).toMatch(/^"[\w-]+"$/)
@@ -118,7 +120,7 @@ describe('conditional reads of the check list', () => {
     expect(changed.json[3].name).toBe('renamed')
   })
 
-  it('never answers another account\'s page as not modified', async () => {
+  it("never answers another account's page as not modified", async () => {
     const mine = await api('GET', '/v1/checks?limit=10')
     const theirs = await other('GET', '/v1/checks?limit=10', undefined, { 'if-none-match': mine.headers.get('etag')! })
     expect(theirs.status).toBe(200)
@@ -127,13 +129,20 @@ describe('conditional reads of the check list', () => {
 })
 
 describe('a list the spec answers whole', () => {
-  it('is whole without limit or page; the engine, which sends them to every list, reads it page by page (GET /v1/check-statuses)', { timeout: 120_000 }, async () => {
+  it('is whole without limit or page; the engine, which sends them to every list, reads it page by page (GET /v1/check-statuses)', {
+    timeout: 120_000,
+  }, async () => {
     const anonymous = caller(server, null)
     // a ping records a result, so each heartbeat check has a status: more than a page of them
     for (let i = 0; i < 120; i += 20) {
-      const batch = await Promise.all(Array.from({ length: 20 }, (_, j) => api('POST', '/v1/checks/heartbeat', {
-        name: `heartbeat ${i + j}`, heartbeat: { period: 1, periodUnit: 'hours', grace: 30, graceUnit: 'minutes' },
-      })))
+      const batch = await Promise.all(
+        Array.from({ length: 20 }, (_, j) =>
+          api('POST', '/v1/checks/heartbeat', {
+            name: `heartbeat ${i + j}`,
+            heartbeat: { period: 1, periodUnit: 'hours', grace: 30, graceUnit: 'minutes' },
+          }),
+        ),
+      )
       expect(batch.every((answer) => answer.status === 201)).toBe(true)
       for (const created of batch) expect((await anonymous('GET', `/ping/${created.json.heartbeat.pingToken}`)).status).toBe(200)
     }
@@ -151,7 +160,7 @@ describe('a list the spec answers whole', () => {
 describe('the list version of the check list (monitors-list-version)', () => {
   const versionOf = async (call: Call, path = '/v1/checks?limit=10') => (await call('GET', path)).headers.get('monitors-list-version')
 
-  it('names the whole list on every page and on a 304; moves with every write to the account\'s checks and check groups, never with another account\'s', async () => {
+  it("names the whole list on every page and on a 304; moves with every write to the account's checks and check groups, never with another account's", async () => {
     const first = await api('GET', '/v1/checks?limit=10')
     const version = first.headers.get('monitors-list-version')!
     expect(version).toMatch(/^\S+$/)
@@ -187,7 +196,9 @@ describe('the list version of the check list (monitors-list-version)', () => {
     await moved('a group deleted', await api('DELETE', `/v1/check-groups/${group.json.id}`), 204)
   })
 
-  it('lets the engine take an unchanged list from its page cache on the first page\'s 304 alone, and read a change on its last page', { timeout: 120_000 }, async () => {
+  it("lets the engine take an unchanged list from its page cache on the first page's 304 alone, and read a change on its last page", {
+    timeout: 120_000,
+  }, async () => {
     // the account's checks fill several pages of 100 (the engine's test above made 500)
     const dir = mkdtempSync(join(tmpdir(), 'list-version-'))
     const client = new ApiClient({ baseUrl: server.url, apiKey: KEY_A, pageCacheDir: dir })

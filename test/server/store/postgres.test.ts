@@ -32,7 +32,10 @@ async function rows<R>(url: string, text: string, values: unknown[] = []): Promi
   }
 }
 
-const keys = [{ key: KEY_A, accountId: 'acc-a' }, { key: KEY_B, accountId: 'acc-b' }]
+const keys = [
+  { key: KEY_A, accountId: 'acc-a' },
+  { key: KEY_B, accountId: 'acc-b' },
+]
 const AGENT_KEY = 'postgres-agent-key-0123456789abcdef'
 
 describe.skipIf(!onPostgres)('the PostgreSQL store', () => {
@@ -58,7 +61,10 @@ describe.skipIf(!onPostgres)('the PostgreSQL store', () => {
     expect((await caller(two)('GET', '/v1/variables/BOTH')).json).toMatchObject({ key: 'BOTH', value: 'v' })
 
     await rows(url, `INSERT INTO schema_migrations (version, applied_at) VALUES (999, 'later')`)
-    await expect(startLocalServer({ dbPath: url, apiKeys: keys })).rejects.toMatchObject({ userError: true, message: expect.stringMatching(/newer version of monitors \(schema 999/) })
+    await expect(startLocalServer({ dbPath: url, apiKeys: keys })).rejects.toMatchObject({
+      userError: true,
+      message: expect.stringMatching(/newer version of monitors \(schema 999/),
+    })
   })
 
   it('keeps keys as hashes only: a generated key works after a restart and is nowhere in the database', async () => {
@@ -106,7 +112,9 @@ describe.skipIf(!onPostgres)('the PostgreSQL store', () => {
       const front = await start({ dbPath: url, apiKeys: keys })
       const call = caller(front)
       const check = await call('POST', '/v1/checks/dns', {
-        name: 'shared', activated: false, locations: ['eu-west-1', 'us-east-1'],
+        name: 'shared',
+        activated: false,
+        locations: ['eu-west-1', 'us-east-1'],
         request: { query: 'shared.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
       })
       expect(check.status).toBe(201)
@@ -184,16 +192,28 @@ describe.skipIf(!onPostgres)('the PostgreSQL store', () => {
       const front = await start({ dbPath: url, apiKeys: keys })
       for (const name of ['a', 'b']) {
         const created = await caller(front)('POST', '/v1/checks/dns', {
-          name, locations: ['eu-west-1', 'us-east-1'], request: { query: 'load.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
+          name,
+          locations: ['eu-west-1', 'us-east-1'],
+          request: { query: 'load.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port },
         })
         expect(created.status).toBe(201)
       }
       const store = await openStore(url, options)
       const checks = await store.schedule.allChecks()
       const now = Date.now()
-      await store.runs.plan(checks.flatMap((c) => ['eu-west-1', 'us-east-1'].map((location) => ({
-        key: `test:${c.id}:${location}`, account: c.account, checkId: c.id, location, dueAt: now - 1000, sessionId: null, staleAt: null,
-      }))))
+      await store.runs.plan(
+        checks.flatMap((c) =>
+          ['eu-west-1', 'us-east-1'].map((location) => ({
+            key: `test:${c.id}:${location}`,
+            account: c.account,
+            checkId: c.id,
+            location,
+            dueAt: now - 1000,
+            sessionId: null,
+            staleAt: null,
+          })),
+        ),
+      )
       const runs = await store.runs.claim({ owner: 'test', max: 10, leaseMs: 60_000, now })
       expect(runs).toHaveLength(4)
       return { url, store, runs }
@@ -219,7 +239,12 @@ describe.skipIf(!onPostgres)('the PostgreSQL store', () => {
             for (let i = 0; i < 50 && arrived.size < 2; i++) await new Promise((r) => setTimeout(r, 10))
           },
         }
-        const result = async (r: ClaimedRun) => ({ account: undefined, runId: r.runId, checkId: r.checkId, result: await runCheck(JSON.parse(r.checkJson) as RunnableCheck, { location: r.location }) })
+        const result = async (r: ClaimedRun) => ({
+          account: undefined,
+          runId: r.runId,
+          checkId: r.checkId,
+          result: await runCheck(JSON.parse(r.checkJson) as RunnableCheck, { location: r.location }),
+        })
         const first = await Promise.all([result(run(a, 'eu-west-1')), result(run(b, 'eu-west-1'))])
         const second = await Promise.all([result(run(b, 'us-east-1')), result(run(a, 'us-east-1'))])
         const outcomes = await Promise.all([completeRuns(store, services, first), completeRuns(store, services, second)])
@@ -231,7 +256,7 @@ describe.skipIf(!onPostgres)('the PostgreSQL store', () => {
       }
     })
 
-    it('a lease extension answers at once while a recording transaction holds the run\'s row and every connection of the pool is busy', async () => {
+    it("a lease extension answers at once while a recording transaction holds the run's row and every connection of the pool is busy", async () => {
       const { store, runs } = await claimedRuns({ poolSize: 2, poolWaitMs: 500 })
       let release: () => void = () => undefined
       const held = new Promise<void>((resolve) => (release = resolve))
@@ -240,16 +265,20 @@ describe.skipIf(!onPostgres)('the PostgreSQL store', () => {
         let locked: () => void = () => undefined
         const isLocked = new Promise<void>((resolve) => (locked = resolve))
         // one transaction holds two runs' rows (a group commit), another the pool's other connection
-        holding.push(store.transaction(async (tx) => {
-          await tx.runs.lock([runs[0].runId, runs[1].runId])
-          locked()
-          await held
-        }))
+        holding.push(
+          store.transaction(async (tx) => {
+            await tx.runs.lock([runs[0].runId, runs[1].runId])
+            locked()
+            await held
+          }),
+        )
         await isLocked
-        holding.push(store.transaction(async (tx) => {
-          await tx.checks.list('acc-a', { limit: 1, offset: 0 })
-          await held
-        }))
+        holding.push(
+          store.transaction(async (tx) => {
+            await tx.checks.list('acc-a', { limit: 1, offset: 0 })
+            await held
+          }),
+        )
         await new Promise((r) => setTimeout(r, 50))
         const began = performance.now()
         const until = await store.runs.extend(undefined, runs[0].runId, 60_000, Date.now())
@@ -258,7 +287,10 @@ describe.skipIf(!onPostgres)('the PostgreSQL store', () => {
         await store.ping()
         expect(performance.now() - began).toBeLessThan(400)
         // the main pool is saturated: said so, not "the database is unavailable"
-        const refused = await store.checks.list('acc-a', { limit: 1, offset: 0 }).then(() => undefined, (error: unknown) => error)
+        const refused = await store.checks.list('acc-a', { limit: 1, offset: 0 }).then(
+          () => undefined,
+          (error: unknown) => error,
+        )
         expect(refused).toBeInstanceOf(StorePoolSaturated)
         expect((refused as Error).message).toMatch(/^The database pool is saturated: all 2 connections of the main pool stayed busy for 0.5 s/)
         expect(store.poolStats?.().find((p) => p.pool === 'main')).toMatchObject({ size: 2, total: 2, idle: 0, saturated: 1 })
@@ -272,7 +304,14 @@ describe.skipIf(!onPostgres)('the PostgreSQL store', () => {
     it('a saturated pool answers 503 with Retry-After 1 and says so; readiness stays 200; /metrics counts it', async () => {
       const { url } = await databaseFor(undefined)
       const warnings: string[] = []
-      const server = await start({ dbPath: url, apiKeys: keys, dbPoolSize: 1, dbPoolWaitMs: 300, metricsToken: 'metrics-token-0123456789abcdef', warn: (line) => warnings.push(line) })
+      const server = await start({
+        dbPath: url,
+        apiKeys: keys,
+        dbPoolSize: 1,
+        dbPoolWaitMs: 300,
+        metricsToken: 'metrics-token-0123456789abcdef',
+        warn: (line) => warnings.push(line),
+      })
       const call = caller(server)
       // another client holds the checks table: the server's one connection waits behind it
       const blocker = new pg.Client({ connectionString: url })
@@ -285,7 +324,11 @@ describe.skipIf(!onPostgres)('the PostgreSQL store', () => {
         const refused = await call('GET', '/v1/checks')
         expect(refused.status, refused.text).toBe(503)
         expect(refused.headers.get('retry-after')).toBe('1')
-        expect(refused.json).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'The server is overloaded: every database connection is busy; retry in 1 second' })
+        expect(refused.json).toEqual({
+          statusCode: 503,
+          error: 'Service Unavailable',
+          message: 'The server is overloaded: every database connection is busy; retry in 1 second',
+        })
         const ready = await fetch(`${server.url}/-/readiness`)
         expect(ready.status).toBe(200)
         expect(await ready.text()).toBe('OK')
@@ -294,7 +337,14 @@ describe.skipIf(!onPostgres)('the PostgreSQL store', () => {
       } finally {
         await blocker.end()
       }
-      expect(warnings.some((w) => /^The database pool is saturated: all 1 connections of the main pool stayed busy for 0.3 s .*: answering 503 with Retry-After while the pool stays saturated/.test(w)), warnings.join('\n')).toBe(true)
+      expect(
+        warnings.some((w) =>
+          /^The database pool is saturated: all 1 connections of the main pool stayed busy for 0.3 s .*: answering 503 with Retry-After while the pool stays saturated/.test(
+            w,
+          ),
+        ),
+        warnings.join('\n'),
+      ).toBe(true)
       expect(warnings.some((w) => /database is unavailable/.test(w))).toBe(false)
       const scraped = await fetch(`${server.url}/metrics`, { headers: { authorization: 'Bearer metrics-token-0123456789abcdef' } })
       const text = await scraped.text()

@@ -48,7 +48,10 @@ function laterSchema(dropped: boolean): Schema {
     {
       steps: [
         { createTable: 'check_notes' },
-        { addColumn: 'checks.label', fill: { sqlite: `UPDATE checks SET label = 'of ' || check_type`, postgres: `UPDATE checks SET label = 'of ' || check_type` } },
+        {
+          addColumn: 'checks.label',
+          fill: { sqlite: `UPDATE checks SET label = 'of ' || check_type`, postgres: `UPDATE checks SET label = 'of ' || check_type` },
+        },
         { createIndex: 'checks_label' },
       ],
     },
@@ -108,21 +111,30 @@ describe.skipIf(onPostgres)('the schema on SQLite', () => {
     }
   })
 
-  it('the filters\' migration fills what the rows there are hold: names in lower case, the channel of each delivery', () => {
+  it("the filters' migration fills what the rows there are hold: names in lower case, the channel of each delivery", () => {
     const old = new Database(':memory:')
     // the database as the migration before the filters' left it
     const filters = SQLITE_RELEASED.findIndex((sql) => sql.includes('name_folded'))
     for (let i = 0; i < filters; i++) old.exec(SQLITE_RELEASED[i])
     old.pragma(`user_version = ${filters}`)
-    old.prepare(`INSERT INTO checks (id, account_id, check_type, body) VALUES (?, 'acc', 'DNS', ?)`).run('c1', JSON.stringify({ id: 'c1', name: 'Shop API "EU"' }))
+    old
+      .prepare(`INSERT INTO checks (id, account_id, check_type, body) VALUES (?, 'acc', 'DNS', ?)`)
+      .run('c1', JSON.stringify({ id: 'c1', name: 'Shop API "EU"' }))
     old.prepare(`INSERT INTO checks (id, account_id, check_type, body) VALUES (?, 'acc', 'DNS', ?)`).run('c2', JSON.stringify({ id: 'c2' }))
-    const delivery = old.prepare(`INSERT INTO alert_deliveries (id, account_id, check_id, notification_id, alert_type, channel_type, channel, event, status, created_at)
+    const delivery =
+      old.prepare(`INSERT INTO alert_deliveries (id, account_id, check_id, notification_id, alert_type, channel_type, channel, event, status, created_at)
       VALUES (?, 'acc', 'c1', 'n1', 'ALERT_FAILURE', 'WEBHOOK', ?, '{}', 'DELIVERED', '2026-01-01T00:00:00.000Z')`)
     delivery.run('d1', JSON.stringify({ url: 'https://hooks.example/x', alertChannelId: 42 }))
     delivery.run('d2', JSON.stringify({ url: 'https://hooks.example/y' }))
     migrateSqlite(old)
-    expect(old.prepare(`SELECT id, name_folded FROM checks ORDER BY id`).all()).toEqual([{ id: 'c1', name_folded: 'shop api "eu"' }, { id: 'c2', name_folded: '' }])
-    expect(old.prepare(`SELECT id, alert_channel_id FROM alert_deliveries ORDER BY id`).all()).toEqual([{ id: 'd1', alert_channel_id: 42 }, { id: 'd2', alert_channel_id: null }])
+    expect(old.prepare(`SELECT id, name_folded FROM checks ORDER BY id`).all()).toEqual([
+      { id: 'c1', name_folded: 'shop api "eu"' },
+      { id: 'c2', name_folded: '' },
+    ])
+    expect(old.prepare(`SELECT id, alert_channel_id FROM alert_deliveries ORDER BY id`).all()).toEqual([
+      { id: 'd1', alert_channel_id: 42 },
+      { id: 'd2', alert_channel_id: null },
+    ])
     old.close()
   })
 
@@ -150,19 +162,30 @@ describe.skipIf(onPostgres)('the schema on SQLite', () => {
     // a described table no migration creates
     expect(history(tables, STEPS)).toThrow(/sqlite: no migration creates the table check_notes\n/)
     // a step naming what the description does not have
-    expect(history(TABLES, [...STEPS, { steps: [{ createIndex: 'checks_nothing' }] }])).toThrow(new RegExp(`${next}, step \\{"createIndex":"checks_nothing"\\}: the description has no index checks_nothing`))
+    expect(history(TABLES, [...STEPS, { steps: [{ createIndex: 'checks_nothing' }] }])).toThrow(
+      new RegExp(`${next}, step \\{"createIndex":"checks_nothing"\\}: the description has no index checks_nothing`),
+    )
     // a table made twice
     expect(history(TABLES, [...STEPS, { steps: [{ createTable: 'checks' }] }])).toThrow(new RegExp(`${next}, step .*: the table checks exists already`))
     // a NOT NULL column added without a default or a fill
     const strict = { ...tables, checks: { ...tables.checks, columns: { ...tables.checks.columns, label: { type: 'text' as const } } } }
-    expect(history(strict, [...migrations.slice(0, -1), { steps: [{ createTable: 'check_notes' }, { addColumn: 'checks.label' }, { createIndex: 'checks_label' }] }]))
-      .toThrow(new RegExp(`${next}, step \\{"addColumn":"checks\\.label"\\}: a NOT NULL column without a default needs a fill`))
+    expect(
+      history(strict, [
+        ...migrations.slice(0, -1),
+        { steps: [{ createTable: 'check_notes' }, { addColumn: 'checks.label' }, { createIndex: 'checks_label' }] },
+      ]),
+    ).toThrow(new RegExp(`${next}, step \\{"addColumn":"checks\\.label"\\}: a NOT NULL column without a default needs a fill`))
     // SQLite cannot make the filled column NOT NULL afterwards
     expect(history(strict, migrations)).toThrow(/SQLite cannot make an added column NOT NULL: mark it `sqlite: \{ nullable: true \}`/)
     // marked dropped, but nothing drops it
-    expect(history(laterSchema(true).tables, migrations)).toThrow(/sqlite: the column checks\.label is marked dropped in the description, but no migration drops it/)
+    expect(history(laterSchema(true).tables, migrations)).toThrow(
+      /sqlite: the column checks\.label is marked dropped in the description, but no migration drops it/,
+    )
     // a key cannot be added to a table that exists
-    const keyed = { ...tables, checks: { ...tables.checks, columns: { ...tables.checks.columns, label: { type: 'text' as const, unique: true, nullable: true } } } }
+    const keyed = {
+      ...tables,
+      checks: { ...tables.checks, columns: { ...tables.checks.columns, label: { type: 'text' as const, unique: true, nullable: true } } },
+    }
     expect(history(keyed, migrations)).toThrow(/an added column cannot be a key or unique: add a unique index/)
     // today's history holds on both stores
     for (const dialect of ['sqlite', 'postgres'] as Dialect[]) expect(() => checkHistory(dialect, SCHEMA)).not.toThrow()
@@ -216,7 +239,9 @@ describe.skipIf(!onPostgres)('the schema on PostgreSQL', () => {
   it('every released migration, now rendered from the description, makes the schema it made', async () => {
     const difference = await postgresDifference(POSTGRES_MIGRATIONS)
     expect(difference?.rendered, `PostgreSQL schema ${difference?.version}`).toEqual(difference?.released)
-    expect(POSTGRES_MIGRATIONS.slice(POSTGRES_RELEASED.length), 'migrations not in test/fixtures/released-migrations/postgres.ts: append them there').toEqual([])
+    expect(POSTGRES_MIGRATIONS.slice(POSTGRES_RELEASED.length), 'migrations not in test/fixtures/released-migrations/postgres.ts: append them there').toEqual(
+      [],
+    )
     // a column described without its addColumn step changes a released migration: caught
     expect((await postgresDifference(renderMigrations('postgres', forgotten)))?.version).toBe(1)
     // the schema read back at each of 26 versions, twice: about 20 s on a loaded machine
@@ -236,7 +261,7 @@ describe.skipIf(!onPostgres)('the schema on PostgreSQL', () => {
     }
   }, 60_000)
 
-  it('the filters\' migration fills what the rows there are hold: names in lower case, the channel of each delivery', async () => {
+  it("the filters' migration fills what the rows there are hold: names in lower case, the channel of each delivery", async () => {
     const old = await empty()
     await reset(old.client)
     await old.client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)')
@@ -254,9 +279,14 @@ describe.skipIf(!onPostgres)('the schema on PostgreSQL', () => {
     await old.client.query(delivery, ['d1', JSON.stringify({ url: 'https://hooks.example/x', headers: [{ alertChannelId: 7 }], alertChannelId: 42 })])
     await old.client.query(delivery, ['d2', JSON.stringify({ url: 'https://hooks.example/y' })])
     await migrated(old.url)
-    expect((await old.client.query(`SELECT id, name_folded FROM checks ORDER BY id`)).rows).toEqual([{ id: 'c1', name_folded: 'shop api "eu" ' }, { id: 'c2', name_folded: '' }])
-    expect((await old.client.query(`SELECT id, alert_channel_id::int AS alert_channel_id FROM alert_deliveries ORDER BY id`)).rows)
-      .toEqual([{ id: 'd1', alert_channel_id: 42 }, { id: 'd2', alert_channel_id: null }])
+    expect((await old.client.query(`SELECT id, name_folded FROM checks ORDER BY id`)).rows).toEqual([
+      { id: 'c1', name_folded: 'shop api "eu" ' },
+      { id: 'c2', name_folded: '' },
+    ])
+    expect((await old.client.query(`SELECT id, alert_channel_id::int AS alert_channel_id FROM alert_deliveries ORDER BY id`)).rows).toEqual([
+      { id: 'd1', alert_channel_id: 42 },
+      { id: 'd2', alert_channel_id: null },
+    ])
   })
 
   it('migrations written as steps add a table, fill a NOT NULL column, make and drop an index and a column', async () => {
@@ -268,8 +298,12 @@ describe.skipIf(!onPostgres)('the schema on PostgreSQL', () => {
     expect((await client.query(`SELECT label FROM checks`)).rows).toEqual([{ label: 'of DNS' }])
     expect((await readPostgresSchema(client)).tables).toEqual(describedSchema('postgres', added))
     await client.query(`INSERT INTO check_notes (check_id) VALUES ('c1')`)
-    expect((await client.query(`SELECT check_id, note, pinned, weight FROM check_notes`)).rows).toEqual([{ check_id: 'c1', note: 'none', pinned: true, weight: null }])
-    await expect(client.query(`INSERT INTO checks (id, account_id, check_type, activated, body) VALUES ('c2', 'acc', 'DNS', true, '{}')`)).rejects.toThrow(/null value in column "label"/)
+    expect((await client.query(`SELECT check_id, note, pinned, weight FROM check_notes`)).rows).toEqual([
+      { check_id: 'c1', note: 'none', pinned: true, weight: null },
+    ])
+    await expect(client.query(`INSERT INTO checks (id, account_id, check_type, activated, body) VALUES ('c2', 'acc', 'DNS', true, '{}')`)).rejects.toThrow(
+      /null value in column "label"/,
+    )
     const dropped = laterSchema(true)
     await migrated(url, renderMigrations('postgres', dropped))
     const versions = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM schema_migrations')

@@ -30,7 +30,7 @@ afterAll(async () => {
 })
 
 describe('two servers, one database', () => {
-  it('a list answered by one server shows the other server\'s writes at once', async () => {
+  it("a list answered by one server shows the other server's writes at once", async () => {
     const list = async (call: Call) => (await call('GET', '/v1/checks?limit=100&tag=shared')).json.map((c: { name: string }) => c.name)
     expect(await list(a)).toEqual([])
     const first = (await b('POST', '/v1/checks/dns', dnsBody({ name: 'from two', tags: ['shared'] }))).json
@@ -62,7 +62,8 @@ describe('two servers, one database', () => {
       ])
       // either the page won (the delete is refused) or the delete won (the page is refused)
       expect([page.status, removed.status].sort(), `round ${round}`).toSatisfy(
-        (s: number[]) => (s[0] === 201 && s[1] === 409) || (s[0] === 204 && s[1] === 400))
+        (s: number[]) => (s[0] === 201 && s[1] === 409) || (s[0] === 204 && s[1] === 400),
+      )
     }
   })
 

@@ -19,8 +19,7 @@ export function emailMessage(event: AlertEvent): { subject: string; text: string
 
 export const email: AlertProvider = {
   validate: (config) => problemsOf(emailChannelSchema, config),
-  notDeliverable: ({ mailer }) =>
-    mailer ? undefined : 'no SMTP server configured: start the server with --smtp-url (or MONITORING_SMTP_URL) to send email',
+  notDeliverable: ({ mailer }) => (mailer ? undefined : 'no SMTP server configured: start the server with --smtp-url (or MONITORING_SMTP_URL) to send email'),
   async send(delivery, _attempt, context) {
     const mailer = context.mailer
     if (!mailer) return refused('no SMTP server configured')
@@ -33,7 +32,7 @@ export const email: AlertProvider = {
     // settled after the race when the attempt is abandoned later: nobody waits for it then
     aborted.catch(() => undefined)
     try {
-      const info = await Promise.race([
+      const info = (await Promise.race([
         mailer.transport.sendMail({
           from: mailer.from,
           to,
@@ -42,7 +41,7 @@ export const email: AlertProvider = {
           headers: { 'x-monitors-delivery-id': delivery.id, 'x-monitors-alert-type': delivery.alertType },
         }),
         aborted,
-      ]) as { response?: string; rejected?: unknown[] }
+      ])) as { response?: string; rejected?: unknown[] }
       const code = Number(/^(\d{3})/.exec(info.response ?? '')?.[1] ?? 250)
       return { delivered: true, retryable: false, statusCode: code, error: null }
     } catch (error) {

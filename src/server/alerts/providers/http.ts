@@ -9,7 +9,10 @@ import { systemClock } from '../../../runner/clock.js'
 import type { SendContext, SendOutcome } from './types.js'
 import { refused } from './types.js'
 
-interface KeyValue { key?: unknown; value?: unknown }
+interface KeyValue {
+  key?: unknown
+  value?: unknown
+}
 
 /** The `{key, value}` pairs of a list of headers or query parameters, leaving out items without a key. */
 export function pairs(list: unknown): Array<[string, string]> {
@@ -75,7 +78,13 @@ export function errorText(error: unknown, context: SendContext): string {
  * and network errors may be retried; a refusal of the private-target policy and a request HTTP
  * cannot carry are not.
  */
-export async function httpAttempt(url: URL, method: string, headers: Record<string, string>, body: string | undefined, context: SendContext): Promise<SendOutcome> {
+export async function httpAttempt(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+  context: SendContext,
+): Promise<SendOutcome> {
   try {
     const response = await request(url, {
       method: method as 'POST',
@@ -97,7 +106,12 @@ export async function httpAttempt(url: URL, method: string, headers: Record<stri
     if (refusal) return refused(refusal.message)
     // a request that cannot be made (a header name or value HTTP does not allow) will not work later either
     const invalid = (error as { code?: string }).code === 'UND_ERR_INVALID_ARG'
-    return { delivered: false, retryable: !invalid, statusCode: null, error: invalid ? `the request cannot be sent: ${(error as Error).message}` : errorText(error, context) }
+    return {
+      delivered: false,
+      retryable: !invalid,
+      statusCode: null,
+      error: invalid ? `the request cannot be sent: ${(error as Error).message}` : errorText(error, context),
+    }
   }
 }
 

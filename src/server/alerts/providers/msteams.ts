@@ -24,19 +24,21 @@ const COLORS: Record<AlertNotificationKind, 'Attention' | 'Warning' | 'Good'> = 
 export function teamsMessage(event: AlertEvent): Record<string, unknown> {
   return {
     type: 'message',
-    attachments: [{
-      contentType: 'application/vnd.microsoft.card.adaptive',
-      contentUrl: null,
-      content: {
-        $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
-        type: 'AdaptiveCard',
-        version: '1.4',
-        body: [
-          { type: 'TextBlock', text: event.title, weight: 'Bolder', size: 'Medium', color: COLORS[event.alertType], wrap: true },
-          { type: 'FactSet', facts: eventFacts(event).map(([title, value]) => ({ title, value })) },
-        ],
+    attachments: [
+      {
+        contentType: 'application/vnd.microsoft.card.adaptive',
+        contentUrl: null,
+        content: {
+          $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
+          type: 'AdaptiveCard',
+          version: '1.4',
+          body: [
+            { type: 'TextBlock', text: event.title, weight: 'Bolder', size: 'Medium', color: COLORS[event.alertType], wrap: true },
+            { type: 'FactSet', facts: eventFacts(event).map(([title, value]) => ({ title, value })) },
+          ],
+        },
       },
-    }],
+    ],
   }
 }
 

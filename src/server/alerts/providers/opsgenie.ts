@@ -13,20 +13,25 @@ import { problemsOf, type AlertProvider } from './types.js'
 const BASE: Record<string, string> = { US: 'https://api.opsgenie.com', EU: 'https://api.eu.opsgenie.com' }
 
 function baseOf(config: Record<string, unknown>): string {
-  const base = typeof config.url === 'string' ? config.url : BASE[String(config.region ?? 'US')] ?? BASE.US
+  const base = typeof config.url === 'string' ? config.url : (BASE[String(config.region ?? 'US')] ?? BASE.US)
   return base.replace(/\/+$/, '')
 }
 
 /** The alias of a check's alert: the same for its failure, its reminders and its recovery. */
 const aliasOf = (event: AlertEvent) =>
   // a check's certificate is an alert of its own: a renewal closes it, not the check's failure alert
-  event.alertType === 'ALERT_SSL' || event.alertType === 'ALERT_SSL_RECOVERY' ? `monitors-check-${event.checkId}-certificate` : `monitors-check-${event.checkId}`
+  event.alertType === 'ALERT_SSL' || event.alertType === 'ALERT_SSL_RECOVERY'
+    ? `monitors-check-${event.checkId}-certificate`
+    : `monitors-check-${event.checkId}`
 
 /** The request of one notification: its path under the base URL and its body. */
 export function opsgenieRequest(event: AlertEvent, priority: string): { path: string; body: Record<string, unknown> } {
   const alias = aliasOf(event)
   if (event.alertType.endsWith('RECOVERY')) {
-    return { path: `/v2/alerts/${encodeURIComponent(alias)}/close?identifierType=alias`, body: { source: 'monitors', note: `${event.title} in ${event.runLocation}` } }
+    return {
+      path: `/v2/alerts/${encodeURIComponent(alias)}/close?identifierType=alias`,
+      body: { source: 'monitors', note: `${event.title} in ${event.runLocation}` },
+    }
   }
   return {
     path: '/v2/alerts',

@@ -28,7 +28,9 @@ const SEVERITY: Record<AlertNotificationKind, 'critical' | 'warning' | null> = {
  * resolve a failing check's incident, nor a recovery a certificate's.
  */
 const dedupKeyOf = (event: AlertEvent) =>
-  event.alertType === 'ALERT_SSL' || event.alertType === 'ALERT_SSL_RECOVERY' ? `monitors-check-${event.checkId}-certificate` : `monitors-check-${event.checkId}`
+  event.alertType === 'ALERT_SSL' || event.alertType === 'ALERT_SSL_RECOVERY'
+    ? `monitors-check-${event.checkId}-certificate`
+    : `monitors-check-${event.checkId}`
 
 /** The Events API v2 body of one notification: `trigger` with a payload, or `resolve`. */
 export function pagerDutyEvent(event: AlertEvent, routingKey: string): Record<string, unknown> {
@@ -67,7 +69,11 @@ export const pagerDuty: AlertProvider = {
   validate: (config) => problemsOf(pagerDutyChannelSchema, config),
   notDeliverable: () => undefined,
   send: (delivery, _attempt, context) =>
-    postJson(delivery.channel.url ?? PAGERDUTY_EVENTS_URL, pagerDutyEvent(delivery.event as unknown as AlertEvent, String(delivery.channel.serviceKey)), context),
+    postJson(
+      delivery.channel.url ?? PAGERDUTY_EVENTS_URL,
+      pagerDutyEvent(delivery.event as unknown as AlertEvent, String(delivery.channel.serviceKey)),
+      context,
+    ),
   describe(config) {
     const url = shownUrl(config.url ?? PAGERDUTY_EVENTS_URL, true)
     const serviceName = typeof config.serviceName === 'string' ? config.serviceName : null

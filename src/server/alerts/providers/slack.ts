@@ -34,12 +34,14 @@ export function slackMessage(event: AlertEvent): Record<string, unknown> {
   const detail = event.alertType.endsWith('RECOVERY') ? '' : event.errorMessage ? `: ${event.errorMessage}` : ''
   return {
     text: `${ICONS[event.alertType]} *${event.title}* in ${event.runLocation}${detail}`,
-    attachments: [{
-      color: COLORS[event.alertType],
-      fallback: event.title,
-      fields: eventFacts(event).map(([title, value]) => ({ title, value, short: title !== 'Error' && title !== 'Check' })),
-      ts: Math.floor(Date.parse(event.stoppedAt) / 1000),
-    }],
+    attachments: [
+      {
+        color: COLORS[event.alertType],
+        fallback: event.title,
+        fields: eventFacts(event).map(([title, value]) => ({ title, value, short: title !== 'Error' && title !== 'Check' })),
+        ts: Math.floor(Date.parse(event.stoppedAt) / 1000),
+      },
+    ],
   }
 }
 

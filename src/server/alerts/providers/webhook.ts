@@ -62,9 +62,12 @@ export const webhook: AlertProvider = {
     const template = typeof config.template === 'string' && config.template !== '' ? config.template : undefined
     const ownType = pairs(config.headers).find(([key]) => key.toLowerCase() === 'content-type')?.[1]
     const json = (ownType ?? 'application/json').toLowerCase().includes('json')
-    const body = method === 'GET' || method === 'HEAD'
-      ? undefined
-      : template !== undefined ? renderTemplate(template, delivery.event as unknown as AlertEvent, json) : JSON.stringify(delivery.event)
+    const body =
+      method === 'GET' || method === 'HEAD'
+        ? undefined
+        : template !== undefined
+          ? renderTemplate(template, delivery.event as unknown as AlertEvent, json)
+          : JSON.stringify(delivery.event)
     const headers: Record<string, string> = {
       'user-agent': context.userAgent,
       'x-monitors-delivery-id': delivery.id,

@@ -55,8 +55,10 @@ type Values = { runs: number; retries: number; totals: Record<string, MetricTota
 type DeltaSample = Pick<AnalyticsSample, 'at' | 'retries' | 'values'>
 
 const compare = (a: Key, b: Key): number =>
-  a.hourStart - b.hourStart || (a.runLocation < b.runLocation ? -1 : a.runLocation > b.runLocation ? 1 : 0)
-  || a.statusCode - b.statusCode || (a.status < b.status ? -1 : a.status > b.status ? 1 : 0)
+  a.hourStart - b.hourStart ||
+  (a.runLocation < b.runLocation ? -1 : a.runLocation > b.runLocation ? 1 : 0) ||
+  a.statusCode - b.statusCode ||
+  (a.status < b.status ? -1 : a.status > b.status ? 1 : 0)
 
 const TAKE = `
   INSERT INTO analytics_rollups (check_id, account_id, hour_start, run_location, status_code, status, runs, retries, totals, samples)
@@ -92,7 +94,10 @@ const ensureRollups = (sql: Sql, hourStart: number) => {
 const ORDER = `hour_start, run_location COLLATE "C", status_code, status COLLATE "C"`
 
 const keyOfRow = (row: { hour_start: number | string; run_location: string; status_code: number; status: string }): Key => ({
-  hourStart: Number(row.hour_start), runLocation: row.run_location, statusCode: row.status_code, status: row.status,
+  hourStart: Number(row.hour_start),
+  runLocation: row.run_location,
+  statusCode: row.status_code,
+  status: row.status,
 })
 const keyText = (checkId: string, k: Key) => `${checkId}\u0000${k.hourStart}\u0000${k.runLocation}\u0000${k.statusCode}\u0000${k.status}`
 
@@ -105,15 +110,31 @@ function withDeltas(rows: Array<Row & { check_id: string }>, deltas: Delta[], wi
     const id = keyText(d.check_id, key)
     let row = out.get(id)
     if (!row) {
-      row = { checkId: d.check_id, hourStart: key.hourStart, runLocation: key.runLocation, statusCode: key.statusCode === -1 ? null : key.statusCode,
-        status: key.status, runs: 0, retries: 0, totals: {}, samples: JSON.parse(EMPTY_RUNS) as RollupRuns }
+      row = {
+        checkId: d.check_id,
+        hourStart: key.hourStart,
+        runLocation: key.runLocation,
+        statusCode: key.statusCode === -1 ? null : key.statusCode,
+        status: key.status,
+        runs: 0,
+        retries: 0,
+        totals: {},
+        samples: JSON.parse(EMPTY_RUNS) as RollupRuns,
+      }
       out.set(id, row)
     }
     row.samples ??= JSON.parse(EMPTY_RUNS) as RollupRuns
-    merge(row as Values, key.hourStart, (JSON.parse(d.samples) as DeltaSample[]).map((s) => ({ ...s, runLocation: key.runLocation, statusCode: null, status: key.status })))
+    merge(
+      row as Values,
+      key.hourStart,
+      (JSON.parse(d.samples) as DeltaSample[]).map((s) => ({ ...s, runLocation: key.runLocation, statusCode: null, status: key.status })),
+    )
   }
-  const list = [...out.values()].sort((a, b) => (a.checkId < b.checkId ? -1 : a.checkId > b.checkId ? 1 : 0)
-    || compare({ ...a, statusCode: a.statusCode ?? -1 }, { ...b, statusCode: b.statusCode ?? -1 }))
+  const list = [...out.values()].sort(
+    (a, b) =>
+      (a.checkId < b.checkId ? -1 : a.checkId > b.checkId ? 1 : 0) ||
+      compare({ ...a, statusCode: a.statusCode ?? -1 }, { ...b, statusCode: b.statusCode ?? -1 }),
+  )
   if (!withSamples) for (const row of list) delete row.samples
   return list
 }
@@ -121,12 +142,33 @@ function withDeltas(rows: Array<Row & { check_id: string }>, deltas: Delta[], wi
 /** Adds samples to a row at once: the upsert that locks it, then its write (a result of an hour merged already). */
 async function addNow(tx: Sql, account: string, checkId: string, key: Key, added: AnalyticsSample[]): Promise<void> {
   await ensureRollups(tx, key.hourStart)
-  const [old] = await tx.rows<{ runs: number; retries: number; totals: string; samples: string }>(TAKE,
-    [checkId, account, key.hourStart, key.runLocation, key.statusCode, key.status, EMPTY_RUNS])
-  const row = { runs: old.runs, retries: old.retries, totals: JSON.parse(old.totals) as Record<string, MetricTotals>, samples: JSON.parse(old.samples) as RollupRuns }
+  const [old] = await tx.rows<{ runs: number; retries: number; totals: string; samples: string }>(TAKE, [
+    checkId,
+    account,
+    key.hourStart,
+    key.runLocation,
+    key.statusCode,
+    key.status,
+    EMPTY_RUNS,
+  ])
+  const row = {
+    runs: old.runs,
+    retries: old.retries,
+    totals: JSON.parse(old.totals) as Record<string, MetricTotals>,
+    samples: JSON.parse(old.samples) as RollupRuns,
+  }
   merge(row, key.hourStart, added)
-  await tx.run(WRITE, [checkId, key.hourStart, key.runLocation, key.statusCode, key.status,
-    row.runs, row.retries, JSON.stringify(row.totals), JSON.stringify(row.samples)])
+  await tx.run(WRITE, [
+    checkId,
+    key.hourStart,
+    key.runLocation,
+    key.statusCode,
+    key.status,
+    row.runs,
+    row.retries,
+    JSON.stringify(row.totals),
+    JSON.stringify(row.samples),
+  ])
 }
 
 /**
@@ -139,9 +181,10 @@ async function add(tx: Sql, account: string, checkId: string, samples: Analytics
     added.sort((a, b) => a.at - b.at)
     const text = JSON.stringify(added.map((s): DeltaSample => ({ at: s.at, retries: s.retries, values: s.values })))
     const params = [checkId, account, key.hourStart, key.runLocation, key.statusCode, key.status, text, deltaName(key.hourStart)]
-    if (await tx.run(APPEND, params) === 1) continue
+    if ((await tx.run(APPEND, params)) === 1) continue
     const [{ merged, cutoff }] = await tx.rows<{ merged: number | string; cutoff: number | string }>(
-      `SELECT rollups_ms AS merged, rollups_cutoff_ms AS cutoff FROM result_retention WHERE id = 1`)
+      `SELECT rollups_ms AS merged, rollups_cutoff_ms AS cutoff FROM result_retention WHERE id = 1`,
+    )
     // an hour past the retention is not answered any more: nothing to add to
     if (key.hourStart < Number(cutoff)) continue
     if (key.hourStart < Number(merged)) {
@@ -149,7 +192,7 @@ async function add(tx: Sql, account: string, checkId: string, samples: Analytics
       continue
     }
     await ensureDeltas(tx, key.hourStart)
-    if (await tx.run(APPEND, params) !== 1) await addNow(tx, account, checkId, key, added)
+    if ((await tx.run(APPEND, params)) !== 1) await addNow(tx, account, checkId, key, added)
   }
 }
 
@@ -171,16 +214,34 @@ async function mergeHours(sql: Sql, now: number): Promise<void> {
         FROM ${p.name} d WHERE EXISTS (SELECT 1 FROM checks c WHERE c.id = d.check_id) ORDER BY id`)
       const accounts = new Map(deltas.map((d) => [d.check_id, d.account_id]))
       const keys = [...new Set(deltas.map((d) => d.check_id))]
-      const rows = keys.length === 0 ? [] : await tx.rows<Row & { check_id: string }>(`SELECT check_id, hour_start, run_location, status_code, status, runs, retries, totals, samples
-        FROM analytics_rollups WHERE check_id = ANY($1::text[]) AND hour_start >= $2 AND hour_start < $3`, [keys, p.from, p.to])
+      const rows =
+        keys.length === 0
+          ? []
+          : await tx.rows<Row & { check_id: string }>(
+              `SELECT check_id, hour_start, run_location, status_code, status, runs, retries, totals, samples
+        FROM analytics_rollups WHERE check_id = ANY($1::text[]) AND hour_start >= $2 AND hour_start < $3`,
+              [keys, p.from, p.to],
+            )
       const touched = new Set(deltas.map((d) => keyText(d.check_id, keyOfRow(d))))
       for (const row of withDeltas(rows, deltas, true)) {
         if (!touched.has(keyText(row.checkId, { ...row, statusCode: row.statusCode ?? -1 }))) continue
-        await tx.run(`INSERT INTO analytics_rollups (check_id, account_id, hour_start, run_location, status_code, status, runs, retries, totals, samples)
+        await tx.run(
+          `INSERT INTO analytics_rollups (check_id, account_id, hour_start, run_location, status_code, status, runs, retries, totals, samples)
           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (check_id, hour_start, run_location, status_code, status)
           DO UPDATE SET runs = excluded.runs, retries = excluded.retries, totals = excluded.totals, samples = excluded.samples`,
-        [row.checkId, accounts.get(row.checkId), row.hourStart, row.runLocation, row.statusCode ?? -1, row.status, row.runs, row.retries,
-          JSON.stringify(row.totals), JSON.stringify(row.samples)])
+          [
+            row.checkId,
+            accounts.get(row.checkId),
+            row.hourStart,
+            row.runLocation,
+            row.statusCode ?? -1,
+            row.status,
+            row.runs,
+            row.retries,
+            JSON.stringify(row.totals),
+            JSON.stringify(row.samples),
+          ],
+        )
       }
       await tx.run(`UPDATE result_retention SET rollups_ms = greatest(rollups_ms, $1) WHERE id = 1`, [p.to])
     })
@@ -192,14 +253,25 @@ export function analyticsRepository(sql: Sql, clock: Clock): AnalyticsStore {
   const read = async (asked: string, params: unknown[], withSamples: boolean) => {
     const where = `${asked} AND ${RETAINED}`
     const columns = `check_id, hour_start, run_location, status_code, status, runs, retries, totals${withSamples ? ', samples' : ''}`
-    const rows = await sql.rows<Row & { check_id: string }>(`SELECT ${columns} FROM analytics_rollups WHERE ${where} ORDER BY check_id COLLATE "C", ${ORDER}`, params)
+    const rows = await sql.rows<Row & { check_id: string }>(
+      `SELECT ${columns} FROM analytics_rollups WHERE ${where} ORDER BY check_id COLLATE "C", ${ORDER}`,
+      params,
+    )
     // a deleted check's rollup rows go with it (ON DELETE CASCADE); its deltas are left out as they would be
-    const deltas = await sql.rows<Delta>(`SELECT check_id, hour_start, run_location, status_code, status, samples FROM analytics_deltas d
-      WHERE ${where} AND ${UNMERGED} AND EXISTS (SELECT 1 FROM checks c WHERE c.id = d.check_id) ORDER BY id`, params)
+    const deltas = await sql.rows<Delta>(
+      `SELECT check_id, hour_start, run_location, status_code, status, samples FROM analytics_deltas d
+      WHERE ${where} AND ${UNMERGED} AND EXISTS (SELECT 1 FROM checks c WHERE c.id = d.check_id) ORDER BY id`,
+      params,
+    )
     if (deltas.length === 0) return rows.map((row) => ({ checkId: row.check_id, ...rollupRow(row) }))
     // a row merged with deltas needs its samples (their order), answered only when asked for
-    const full = withSamples ? rows : await sql.rows<Row & { check_id: string }>(`SELECT check_id, hour_start, run_location, status_code, status, runs, retries, totals, samples
-      FROM analytics_rollups WHERE ${where} ORDER BY check_id COLLATE "C", ${ORDER}`, params)
+    const full = withSamples
+      ? rows
+      : await sql.rows<Row & { check_id: string }>(
+          `SELECT check_id, hour_start, run_location, status_code, status, runs, retries, totals, samples
+      FROM analytics_rollups WHERE ${where} ORDER BY check_id COLLATE "C", ${ORDER}`,
+          params,
+        )
     return withDeltas(full, deltas, withSamples)
   }
   const strip = ({ checkId: _check, ...row }: AnalyticsRollupRow & { checkId: string }): AnalyticsRollupRow => row

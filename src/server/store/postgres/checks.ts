@@ -33,8 +33,10 @@ export function checkRepository(sql: Sql, clock: Clock): CheckStore {
 
   return {
     list: async (account, query): Promise<CheckPage | null> => {
-      const where = query.status === undefined ? CHECK_WHERE
-        : `${CHECK_WHERE} AND id IN (SELECT check_id FROM check_statuses WHERE account_id = $1 AND ${STATUS_WHERE[query.status]})`
+      const where =
+        query.status === undefined
+          ? CHECK_WHERE
+          : `${CHECK_WHERE} AND id IN (SELECT check_id FROM check_statuses WHERE account_id = $1 AND ${STATUS_WHERE[query.status]})`
       const filters = [query.checkType ?? null, query.tags ?? null, query.search ?? null, query.apiUrl ?? null]
       if (query.after !== undefined) {
         // keyset: from the check named, one row more than asked (whether another page follows); no total
@@ -57,38 +59,63 @@ export function checkRepository(sql: Sql, clock: Clock): CheckStore {
                 (SELECT id FROM page ORDER BY seq DESC LIMIT 1) AS last_id`,
         [account, query.limit, query.offset, ...filters],
       )
-      return { json: Buffer.from(`[${row.json ?? ''}]`), count: row.count, total: row.total, lastId: row.last_id ?? undefined, more: query.offset + row.count < row.total }
+      return {
+        json: Buffer.from(`[${row.json ?? ''}]`),
+        count: row.count,
+        total: row.total,
+        lastId: row.last_id ?? undefined,
+        more: query.offset + row.count < row.total,
+      }
     },
     get: async (account, id) => {
       const [row] = await sql.rows<{ check_type: string; body: string }>(`SELECT check_type, body FROM checks WHERE id = $1 AND account_id = $2`, [id, account])
       return row && record(id, row.check_type, row.body)
     },
-    create: (account: string, type: CheckType, data: CheckData) => sql.atomic(async (tx) => {
-      const id = randomUUID()
-      const json = JSON.stringify({ id, ...data, created_at: new Date(clock.now()).toISOString(), updated_at: null })
-      const [{ seq }] = await tx.rows<{ seq: number }>(`INSERT INTO checks (id, account_id, check_type, activated, body, name_folded) VALUES ($1, $2, $3, $4, $5, $6) RETURNING seq`,
-        [id, account, type, data.activated !== false, json, foldedName(data)])
-      if (data.tags.length > 0) await tx.run(insertTags, [seq, account, data.tags])
-      return record(id, type, json)
-    }),
-    replace: (account, id, type, data) => sql.atomic(async (tx) => {
-      const [row] = await tx.rows<{ seq: number; check_type: string; body: string }>(
-        `SELECT seq, check_type, body FROM checks WHERE id = $1 AND account_id = $2 FOR UPDATE`, [id, account])
-      if (!row || row.check_type !== type) return undefined
-      const previous = JSON.parse(row.body) as { created_at: string; activated?: boolean }
-      const json = JSON.stringify({ id, ...data, created_at: previous.created_at, updated_at: new Date(clock.now()).toISOString() })
-      await tx.run(`UPDATE checks SET body = $1, activated = $2, name_folded = $3 WHERE seq = $4`, [json, data.activated !== false, foldedName(data), row.seq])
-      // a check paused or resumed: the scheduled runs planned before (and never claimed) are skipped
-      if ((previous.activated !== false) !== (data.activated !== false)) {
-        await tx.run(`UPDATE check_runs SET state = 'skipped', done_at = $1, skip_reason = 'paused'
-          WHERE check_id = $2 AND state = 'due' AND session_id IS NULL AND claim_seq = 0`, [clock.now(), id])
-      }
-      await tx.run(`DELETE FROM check_tags WHERE check_seq = $1`, [row.seq])
-      if (data.tags.length > 0) await tx.run(insertTags, [row.seq, account, data.tags])
-      return record(id, type, json)
-    }),
+    create: (account: string, type: CheckType, data: CheckData) =>
+      sql.atomic(async (tx) => {
+        const id = randomUUID()
+        const json = JSON.stringify({ id, ...data, created_at: new Date(clock.now()).toISOString(), updated_at: null })
+        const [{ seq }] = await tx.rows<{ seq: number }>(
+          `INSERT INTO checks (id, account_id, check_type, activated, body, name_folded) VALUES ($1, $2, $3, $4, $5, $6) RETURNING seq`,
+          [id, account, type, data.activated !== false, json, foldedName(data)],
+        )
+        if (data.tags.length > 0) await tx.run(insertTags, [seq, account, data.tags])
+        return record(id, type, json)
+      }),
+    replace: (account, id, type, data) =>
+      sql.atomic(async (tx) => {
+        const [row] = await tx.rows<{ seq: number; check_type: string; body: string }>(
+          `SELECT seq, check_type, body FROM checks WHERE id = $1 AND account_id = $2 FOR UPDATE`,
+          [id, account],
+        )
+        if (!row || row.check_type !== type) return undefined
+        const previous = JSON.parse(row.body) as { created_at: string; activated?: boolean }
+        const json = JSON.stringify({ id, ...data, created_at: previous.created_at, updated_at: new Date(clock.now()).toISOString() })
+        await tx.run(`UPDATE checks SET body = $1, activated = $2, name_folded = $3 WHERE seq = $4`, [
+          json,
+          data.activated !== false,
+          foldedName(data),
+          row.seq,
+        ])
+        // a check paused or resumed: the scheduled runs planned before (and never claimed) are skipped
+        if ((previous.activated !== false) !== (data.activated !== false)) {
+          await tx.run(
+            `UPDATE check_runs SET state = 'skipped', done_at = $1, skip_reason = 'paused'
+          WHERE check_id = $2 AND state = 'due' AND session_id IS NULL AND claim_seq = 0`,
+            [clock.now(), id],
+          )
+        }
+        await tx.run(`DELETE FROM check_tags WHERE check_seq = $1`, [row.seq])
+        if (data.tags.length > 0) await tx.run(insertTags, [row.seq, account, data.tags])
+        return record(id, type, json)
+      }),
     delete: async (account, id) => (await sql.run(`DELETE FROM checks WHERE id = $1 AND account_id = $2`, [id, account])) > 0,
     // the table's oid too: a database restored (made again from a dump) counts again from where the dump was, in another table
-    listVersion: async (account) => (await sql.rows<{ v: string }>(`SELECT 'list_versions'::regclass::oid::text || '.' || epoch || '.' || n AS v FROM list_versions WHERE account_id = $1`, [account]))[0]?.v,
+    listVersion: async (account) =>
+      (
+        await sql.rows<{ v: string }>(`SELECT 'list_versions'::regclass::oid::text || '.' || epoch || '.' || n AS v FROM list_versions WHERE account_id = $1`, [
+          account,
+        ])
+      )[0]?.v,
   }
 }

@@ -1,7 +1,5 @@
 import type { CheckResultRecord, Page, ResultQuery } from '../index.js'
-import {
-  compactId, compactRecord, DAY_MS, dayOf, parseCompactId, partitionName, PASSING, type CompactValues, type TemplateColumns,
-} from '../compact-rows.js'
+import { compactId, compactRecord, DAY_MS, dayOf, parseCompactId, partitionName, PASSING, type CompactValues, type TemplateColumns } from '../compact-rows.js'
 import type { Sql } from './index.js'
 import { resultRecord, type ResultRow } from './runs.js'
 
@@ -45,7 +43,8 @@ export async function retentionCutoff(sql: Sql): Promise<number> {
  * attaches and detaches only (SHARE UPDATE EXCLUSIVE), not against the transactions writing to it.
  */
 export async function ensure(sql: Sql, parent: string, name: string, from: number, to: number, also?: string): Promise<void> {
-  const exists = async (q: Sql) => Boolean((await q.rows<{ t: string | null }>(`SELECT coalesce(to_regclass($1), to_regclass($2))::text AS t`, [name, also ?? name]))[0]?.t)
+  const exists = async (q: Sql) =>
+    Boolean((await q.rows<{ t: string | null }>(`SELECT coalesce(to_regclass($1), to_regclass($2))::text AS t`, [name, also ?? name]))[0]?.t)
   if (await exists(sql)) return
   await sql.atomic(async (tx) => {
     await tx.rows(`SELECT pg_advisory_xact_lock(hashtext($1))`, [parent])
@@ -73,11 +72,15 @@ export async function ensureBlocks(sql: Sql, day: number): Promise<void> {
 export async function compactRow(tx: Sql, checkSeq: number, location: string, template: number, values: CompactValues): Promise<string | undefined> {
   const created = values.started + values.dur + values.made
   const hour = Math.floor(created / HOUR_MS)
-  const insert = () => tx.rows<{ seq: string | number }>(`
+  const insert = () =>
+    tx.rows<{ seq: string | number }>(
+      `
     INSERT INTO result_runs (seq, chk, loc, tpl, created, made, dur, rt)
     SELECT nextval(pg_get_serial_sequence('check_results', 'seq')), $1, l.id, $2, $3, $4, $5, $6
     FROM result_locations l WHERE l.name = $7 AND coalesce(to_regclass($8), to_regclass($9)) IS NOT NULL AND $3 >= (SELECT packed_ms FROM result_retention WHERE id = 1)
-    RETURNING seq`, [checkSeq, template, created, values.made, values.dur, values.rt, location, hourName(hour), partitionName(dayOf(created))])
+    RETURNING seq`,
+      [checkSeq, template, created, values.made, values.dur, values.rt, location, hourName(hour), partitionName(dayOf(created))],
+    )
   let [row] = await insert()
   if (!row) {
     // the location's key or the hour's partition is not there yet (seldom: once each)
@@ -115,17 +118,51 @@ const UNPACKED = `created >= (SELECT packed_ms FROM result_retention WHERE id = 
 /** The records of compact rows: each its own times and its template's columns and details. */
 async function records(sql: Sql, rows: Array<CompactRow & { check_id: string }>): Promise<Map<number, CheckResultRecord>> {
   const seqs = [...new Set(rows.map((r) => Number(r.tpl)))]
-  const templates = new Map((await sql.rows<{ seq: string | number; status: string; has_failures: boolean; has_errors: boolean; is_degraded: boolean;
-    error: string | null; details: string }>(`SELECT seq, status, has_failures, has_errors, is_degraded, error, details FROM check_results
-    WHERE seq = ANY($1::bigint[])`, [seqs])).map((t): [number, TemplateColumns] => [Number(t.seq), {
-    status: t.status, hasFailures: t.has_failures, hasErrors: t.has_errors, isDegraded: t.is_degraded, error: t.error, details: t.details,
-  }]))
+  const templates = new Map(
+    (
+      await sql.rows<{
+        seq: string | number
+        status: string
+        has_failures: boolean
+        has_errors: boolean
+        is_degraded: boolean
+        error: string | null
+        details: string
+      }>(
+        `SELECT seq, status, has_failures, has_errors, is_degraded, error, details FROM check_results
+    WHERE seq = ANY($1::bigint[])`,
+        [seqs],
+      )
+    ).map((t): [number, TemplateColumns] => [
+      Number(t.seq),
+      {
+        status: t.status,
+        hasFailures: t.has_failures,
+        hasErrors: t.has_errors,
+        isDegraded: t.is_degraded,
+        error: t.error,
+        details: t.details,
+      },
+    ]),
+  )
   const out = new Map<number, CheckResultRecord>()
   for (const r of rows) {
     const stopped = Number(r.created) - r.made
-    out.set(Number(r.seq), compactRecord({
-      seq: Number(r.seq), checkId: r.check_id, location: r.loc_name, started: stopped - r.dur, dur: r.dur, made: r.made, rt: r.rt,
-    }, templates.get(Number(r.tpl)) ?? { ...PASSING, details: '{}' }))
+    out.set(
+      Number(r.seq),
+      compactRecord(
+        {
+          seq: Number(r.seq),
+          checkId: r.check_id,
+          location: r.loc_name,
+          started: stopped - r.dur,
+          dur: r.dur,
+          made: r.made,
+          rt: r.rt,
+        },
+        templates.get(Number(r.tpl)) ?? { ...PASSING, details: '{}' },
+      ),
+    )
   }
   return out
 }
@@ -135,10 +172,14 @@ export async function getCompact(sql: Sql, account: string, id: string, checkId?
   const parsed = parseCompactId(id)
   if (!parsed) return undefined
   const hour = Math.floor(parsed.created / HOUR_MS) * HOUR_MS
-  const rows = await sql.rows<CompactRow & { check_id: string }>(compactRows(`created = $1 AND seq = $2 AND ${UNPACKED}`,
-    `b.hour = $4 AND ($5::text IS NULL OR b.chk = (SELECT seq FROM checks WHERE id = $5 AND account_id = $3)) AND $2 - b.base = ANY(b.v[1:1]::bigint[])`,
-    `r.created = $1 AND r.seq = $2 AND c.account_id = $3 AND r.created - r.made >= (SELECT cutoff_ms FROM result_retention WHERE id = 1)`),
-  [parsed.created, parsed.seq, account, hour, checkId ?? null])
+  const rows = await sql.rows<CompactRow & { check_id: string }>(
+    compactRows(
+      `created = $1 AND seq = $2 AND ${UNPACKED}`,
+      `b.hour = $4 AND ($5::text IS NULL OR b.chk = (SELECT seq FROM checks WHERE id = $5 AND account_id = $3)) AND $2 - b.base = ANY(b.v[1:1]::bigint[])`,
+      `r.created = $1 AND r.seq = $2 AND c.account_id = $3 AND r.created - r.made >= (SELECT cutoff_ms FROM result_retention WHERE id = 1)`,
+    ),
+    [parsed.created, parsed.seq, account, hour, checkId ?? null],
+  )
   return rows.length === 0 ? undefined : (await records(sql, rows)).get(parsed.seq)
 }
 
@@ -177,18 +218,43 @@ export async function listResults(sql: Sql, account: string, query: ResultQuery)
     UNION ALL
     ${LIST_COMPACT}`
   const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString())
-  const params = [account, query.checkId, query.resultType ?? null, new Date(cutoff).toISOString(), withCompact, check ? Number(check.seq) : -1,
-    dayOf(cutoff) * DAY_MS, cutoff, query.hasFailures ?? null, query.location ?? null, iso(query.from), iso(query.to), query.from ?? null, query.to ?? null]
-  const page = await sql.rows<{ seq: string | number; compact: boolean }>(`${union} ORDER BY seq DESC LIMIT $15 OFFSET $16`, [...params, query.limit, query.offset])
+  const params = [
+    account,
+    query.checkId,
+    query.resultType ?? null,
+    new Date(cutoff).toISOString(),
+    withCompact,
+    check ? Number(check.seq) : -1,
+    dayOf(cutoff) * DAY_MS,
+    cutoff,
+    query.hasFailures ?? null,
+    query.location ?? null,
+    iso(query.from),
+    iso(query.to),
+    query.from ?? null,
+    query.to ?? null,
+  ]
+  const page = await sql.rows<{ seq: string | number; compact: boolean }>(`${union} ORDER BY seq DESC LIMIT $15 OFFSET $16`, [
+    ...params,
+    query.limit,
+    query.offset,
+  ])
   const [{ n }] = await sql.rows<{ n: string | number }>(`SELECT count(*) AS n FROM (${union}) u`, params)
   const seqs = (compact: boolean) => page.filter((p) => p.compact === compact).map((p) => Number(p.seq))
-  const full = new Map((await sql.rows<ResultRow & { seq: string | number }>(`SELECT seq, ${COLUMNS} FROM check_results WHERE seq = ANY($1::bigint[])`, [seqs(false)]))
-    .map((row) => [Number(row.seq), resultRecord(row)]))
+  const full = new Map(
+    (await sql.rows<ResultRow & { seq: string | number }>(`SELECT seq, ${COLUMNS} FROM check_results WHERE seq = ANY($1::bigint[])`, [seqs(false)])).map(
+      (row) => [Number(row.seq), resultRecord(row)],
+    ),
+  )
   const wanted = seqs(true)
   // a run read from either stage: its hour may have been packed between the page's query and this one
-  const compactOnes = wanted.length === 0 ? [] : await sql.rows<CompactRow & { check_id: string }>(compactRows(
-    `seq = ANY($1::bigint[]) AND chk = $2 AND created >= $3`, `b.chk = $2 AND b.hour >= $3 AND b.base <= $4`, `r.seq = ANY($1::bigint[])`),
-  [wanted, Number(check?.seq), dayOf(cutoff) * DAY_MS, Math.max(...wanted)])
+  const compactOnes =
+    wanted.length === 0
+      ? []
+      : await sql.rows<CompactRow & { check_id: string }>(
+          compactRows(`seq = ANY($1::bigint[]) AND chk = $2 AND created >= $3`, `b.chk = $2 AND b.hour >= $3 AND b.base <= $4`, `r.seq = ANY($1::bigint[])`),
+          [wanted, Number(check?.seq), dayOf(cutoff) * DAY_MS, Math.max(...wanted)],
+        )
   const compacts = await records(sql, compactOnes)
   const items = page.map((p) => (p.compact ? compacts.get(Number(p.seq)) : full.get(Number(p.seq))))
   return { items: items.filter((r): r is CheckResultRecord => r !== undefined), total: Number(n) }
@@ -196,8 +262,11 @@ export async function listResults(sql: Sql, account: string, query: ResultQuery)
 
 /** The partitions of a partitioned table, with their ranges [from, to), oldest first. */
 export async function partitionsOf(sql: Sql, parent: string): Promise<Array<{ name: string; from: number; to: number }>> {
-  const rows = await sql.rows<{ name: string; bound: string }>(`SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
-    FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = $1`, [parent])
+  const rows = await sql.rows<{ name: string; bound: string }>(
+    `SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
+    FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = $1`,
+    [parent],
+  )
   const out: Array<{ name: string; from: number; to: number }> = []
   for (const { name, bound } of rows) {
     const m = /FROM \('?(-?\d+)'?\) TO \('?(-?\d+)'?\)/.exec(bound)

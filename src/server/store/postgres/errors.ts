@@ -58,7 +58,9 @@ export function storeError(error: unknown, pool?: NamedPool): unknown {
     pool.saturated++
     return new StorePoolSaturated(
       `The database pool is saturated: all ${pool.size} connections of the ${pool.name} pool stayed busy for ${pool.waitMs / 1000} s (the database is up; the server is overloaded)`,
-      pool.name, { cause: error })
+      pool.name,
+      { cause: error },
+    )
   }
   return unavailableOr(error)
 }

@@ -217,7 +217,12 @@ export class PostgresStore implements Store {
   /** the pool of the lease extensions and readiness */
   private readonly leaseSql: Sql
 
-  constructor(readonly pool: Pool, readonly leasePool: Pool, readonly authPool: Pool, private readonly clock: Clock) {
+  constructor(
+    readonly pool: Pool,
+    readonly leasePool: Pool,
+    readonly authPool: Pool,
+    private readonly clock: Clock,
+  ) {
     const onPool = (p: Pool): Sql => clientSql(p, (fn) => inTransaction(p, (client) => fn(transactionSql(client))))
     const sql = onPool(pool)
     this.leaseSql = onPool(leasePool)
@@ -265,7 +270,12 @@ export class PostgresStore implements Store {
 
   poolStats(): PoolStats[] {
     return [this.pool, this.authPool, this.leasePool].map((p) => ({
-      pool: p.name, size: p.size, total: p.pg.totalCount, idle: p.pg.idleCount, waiting: p.pg.waitingCount, saturated: p.saturated,
+      pool: p.name,
+      size: p.size,
+      total: p.pg.totalCount,
+      idle: p.pg.idleCount,
+      waiting: p.pg.waitingCount,
+      saturated: p.saturated,
     }))
   }
 

@@ -4,8 +4,18 @@ import { keysetReader } from './keyset.js'
 import type { Clock } from '../../../runner/clock.js'
 import type { Paging } from '../index.js'
 import {
-  bodyColumns, bodyRecord, bodyToWrite, childRecord, uniqueViolation,
-  type BodyRow, type ChildStore, type ChildTable, type JsonBodyRecord, type JsonBodyRepository, type JsonBodyStore, type JsonBodyTable,
+  bodyColumns,
+  bodyRecord,
+  bodyToWrite,
+  childRecord,
+  uniqueViolation,
+  type BodyRow,
+  type ChildStore,
+  type ChildTable,
+  type JsonBodyRecord,
+  type JsonBodyRepository,
+  type JsonBodyStore,
+  type JsonBodyTable,
 } from '../json-body-rows.js'
 
 /** LIMIT NULL is "no limit" */
@@ -21,7 +31,11 @@ export async function countRows(sql: Sql, table: string, account: string): Promi
 }
 
 /** The write itself: a collision on a unique column is the table's UniqueViolation. */
-async function uniqueWrite<Data, T>(t: Pick<JsonBodyTable<string, number | string, Data, unknown>, 'table' | 'unique'>, data: Data, write: () => Promise<T>): Promise<T> {
+async function uniqueWrite<Data, T>(
+  t: Pick<JsonBodyTable<string, number | string, Data, unknown>, 'table' | 'unique'>,
+  data: Data,
+  write: () => Promise<T>,
+): Promise<T> {
   try {
     return await write()
   } catch (error) {
@@ -32,7 +46,13 @@ async function uniqueWrite<Data, T>(t: Pick<JsonBodyTable<string, number | strin
 }
 
 /** A row's entries in the table's index (a status page's services), replaced by those of its body. */
-async function writeIndex<Stored>(db: Sql, t: Pick<JsonBodyTable<string, number | string, unknown, Stored>, 'index'>, uuid: boolean, row: BodyRow, body: Stored): Promise<void> {
+async function writeIndex<Stored>(
+  db: Sql,
+  t: Pick<JsonBodyTable<string, number | string, unknown, Stored>, 'index'>,
+  uuid: boolean,
+  row: BodyRow,
+  body: Stored,
+): Promise<void> {
   if (!t.index) return
   const key = uuid ? row.seq : row.id
   await db.run(`DELETE FROM ${t.index.table} WHERE ${t.index.key} = $1`, [key])
@@ -42,13 +62,22 @@ async function writeIndex<Stored>(db: Sql, t: Pick<JsonBodyTable<string, number 
 
 /** The records of rows, with their children (one statement for the children of all of them). */
 async function recordsOf<Field extends string, Id extends number | string, Data, Stored, Child extends string, ChildBody extends string>(
-  db: Sql, t: JsonBodyTable<Field, Id, Data, Stored, Child, ChildBody>, rows: BodyRow[],
+  db: Sql,
+  t: JsonBodyTable<Field, Id, Data, Stored, Child, ChildBody>,
+  rows: BodyRow[],
 ): Promise<Array<JsonBodyRecord<Field, Id, Stored, Child, ChildBody>>> {
   if (!t.children || rows.length === 0) return rows.map((row) => bodyRecord(t, row))
   const children = await db.rows<BodyRow & { parent: number }>(
     `SELECT ${t.children.parent} AS parent, id, body, created_at, updated_at FROM ${t.children.table} WHERE ${t.children.parent} = ANY($1::bigint[]) ORDER BY seq DESC`,
-    [rows.map((r) => r.seq)])
-  return rows.map((row) => bodyRecord(t, row, children.filter((c) => c.parent === row.seq)))
+    [rows.map((r) => r.seq)],
+  )
+  return rows.map((row) =>
+    bodyRecord(
+      t,
+      row,
+      children.filter((c) => c.parent === row.seq),
+    ),
+  )
 }
 
 /**
@@ -56,9 +85,14 @@ async function recordsOf<Field extends string, Id extends number | string, Data,
  * index, a body made from the one it replaces: that row is locked first) and a read of rows with
  * their children are atomic; a write answers the row it wrote (RETURNING).
  */
-export function jsonBodyRepository<Field extends string, Id extends number | string, Data, Stored, Child extends string = never, ChildBody extends string = never>(
-  sql: Sql, clock: Clock, t: JsonBodyTable<Field, Id, Data, Stored, Child, ChildBody>,
-): JsonBodyRepository<Field, Id, Data, Stored, Child, ChildBody> {
+export function jsonBodyRepository<
+  Field extends string,
+  Id extends number | string,
+  Data,
+  Stored,
+  Child extends string = never,
+  ChildBody extends string = never,
+>(sql: Sql, clock: Clock, t: JsonBodyTable<Field, Id, Data, Stored, Child, ChildBody>): JsonBodyRepository<Field, Id, Data, Stored, Child, ChildBody> {
   type Rec = JsonBodyRecord<Field, Id, Stored, Child, ChildBody>
   const now = () => new Date(clock.now()).toISOString()
   const uuid = t.id === 'uuid'
@@ -85,36 +119,57 @@ export function jsonBodyRepository<Field extends string, Id extends number | str
     const n = written.length
     const [row] = await db.rows<BodyRow>(
       `UPDATE ${t.table} SET ${written.map((c, i) => `${c} = $${i + 1}`).join(', ')}, updated_at = $${n + 1} WHERE id = $${n + 2} AND account_id = $${n + 3} RETURNING ${columns}`,
-      [...values, JSON.stringify(body), time, id, account])
+      [...values, JSON.stringify(body), time, id, account],
+    )
     if (!row) return undefined
     await recordIndex(db, row, body)
     return (await records(db, [row]))[0]
   }
 
   const store: JsonBodyStore<Id, Data, Rec> = {
-    list: (account, paging) => reading(async (db) => {
-      const rows = await db.rows<BodyRow & { total: number }>(
-        `SELECT ${columns}, count(*) OVER () AS total FROM ${t.table} WHERE account_id = $1 ORDER BY ${order} LIMIT $2 OFFSET $3`,
-        [account, limitOf(paging), paging.offset])
-      return { items: await records(db, rows), total: rows.length > 0 ? rows[0].total : await countRows(db, t.table, account) }
-    }),
-    listAfter: (account, key, limit) => reading(async (db) => {
-      const page = await after(db, account, key, limit)
-      return page && { items: await records(db, page.items), more: page.more }
-    }),
-    get: (account, id) => reading(async (db) =>
-      (await records(db, await db.rows<BodyRow>(`SELECT ${columns} FROM ${t.table} WHERE id = $1 AND account_id = $2`, [id, account])))[0]),
-    byIds: async (account, ids) => (ids.length === 0 ? [] : reading(async (db) => records(db, await db.rows<BodyRow>(
-      `SELECT ${columns} FROM ${t.table} WHERE account_id = $1 AND id = ANY($2::${uuid ? 'text' : 'bigint'}[]) ORDER BY ${order}`, [account, ids])))),
-    create: (account, data) => unique(data, () => writing(async (db) => {
-      const time = now()
-      const { body, values } = bodyToWrite(t, data, undefined, time, randomUUID)
-      const params = [...(uuid ? [randomUUID()] : []), account, ...values, JSON.stringify(body), time]
-      const [row] = await db.rows<BodyRow>(
-        `INSERT INTO ${t.table} (${uuid ? 'id, ' : ''}account_id, ${written.join(', ')}, created_at, updated_at) VALUES (${placeholders(params.length)}, NULL) RETURNING ${columns}`, params)
-      await recordIndex(db, row, body)
-      return (await records(db, [row]))[0]
-    })),
+    list: (account, paging) =>
+      reading(async (db) => {
+        const rows = await db.rows<BodyRow & { total: number }>(
+          `SELECT ${columns}, count(*) OVER () AS total FROM ${t.table} WHERE account_id = $1 ORDER BY ${order} LIMIT $2 OFFSET $3`,
+          [account, limitOf(paging), paging.offset],
+        )
+        return { items: await records(db, rows), total: rows.length > 0 ? rows[0].total : await countRows(db, t.table, account) }
+      }),
+    listAfter: (account, key, limit) =>
+      reading(async (db) => {
+        const page = await after(db, account, key, limit)
+        return page && { items: await records(db, page.items), more: page.more }
+      }),
+    get: (account, id) =>
+      reading(
+        async (db) => (await records(db, await db.rows<BodyRow>(`SELECT ${columns} FROM ${t.table} WHERE id = $1 AND account_id = $2`, [id, account])))[0],
+      ),
+    byIds: async (account, ids) =>
+      ids.length === 0
+        ? []
+        : reading(async (db) =>
+            records(
+              db,
+              await db.rows<BodyRow>(
+                `SELECT ${columns} FROM ${t.table} WHERE account_id = $1 AND id = ANY($2::${uuid ? 'text' : 'bigint'}[]) ORDER BY ${order}`,
+                [account, ids],
+              ),
+            ),
+          ),
+    create: (account, data) =>
+      unique(data, () =>
+        writing(async (db) => {
+          const time = now()
+          const { body, values } = bodyToWrite(t, data, undefined, time, randomUUID)
+          const params = [...(uuid ? [randomUUID()] : []), account, ...values, JSON.stringify(body), time]
+          const [row] = await db.rows<BodyRow>(
+            `INSERT INTO ${t.table} (${uuid ? 'id, ' : ''}account_id, ${written.join(', ')}, created_at, updated_at) VALUES (${placeholders(params.length)}, NULL) RETURNING ${columns}`,
+            params,
+          )
+          await recordIndex(db, row, body)
+          return (await records(db, [row]))[0]
+        }),
+      ),
     update: (account, id, data) => unique(data, () => writing((db) => update(db, account, id, data))),
     delete: async (account, id) => (await sql.run(`DELETE FROM ${t.table} WHERE id = $1 AND account_id = $2`, [id, account])) > 0,
   }
@@ -127,32 +182,45 @@ function childRepository<Body extends string>(sql: Sql, clock: Clock, parentTabl
   const now = () => new Date(clock.now()).toISOString()
   const columns = 'id, body, created_at, updated_at'
   const seqOf = async (db: Sql, account: string, parentId: string, lock = false) => {
-    const [row] = await db.rows<{ seq: number }>(`SELECT seq FROM ${parentTable} WHERE id = $1 AND account_id = $2${lock ? ' FOR SHARE' : ''}`, [parentId, account])
+    const [row] = await db.rows<{ seq: number }>(`SELECT seq FROM ${parentTable} WHERE id = $1 AND account_id = $2${lock ? ' FOR SHARE' : ''}`, [
+      parentId,
+      account,
+    ])
     return row?.seq
   }
   return {
-    add: (account, parentId, data) => sql.atomic(async (tx) => {
-      // the parent stays until the transaction ends: a delete of it waits
-      const seq = await seqOf(tx, account, parentId, true)
-      if (seq === undefined) return undefined
-      const [row] = await tx.rows<BodyRow>(`INSERT INTO ${child.table} (id, ${child.parent}, body, created_at, updated_at) VALUES ($1, $2, $3, $4, NULL) RETURNING ${columns}`,
-        [randomUUID(), seq, JSON.stringify(data), now()])
-      return childRecord(child, row)
-    }),
+    add: (account, parentId, data) =>
+      sql.atomic(async (tx) => {
+        // the parent stays until the transaction ends: a delete of it waits
+        const seq = await seqOf(tx, account, parentId, true)
+        if (seq === undefined) return undefined
+        const [row] = await tx.rows<BodyRow>(
+          `INSERT INTO ${child.table} (id, ${child.parent}, body, created_at, updated_at) VALUES ($1, $2, $3, $4, NULL) RETURNING ${columns}`,
+          [randomUUID(), seq, JSON.stringify(data), now()],
+        )
+        return childRecord(child, row)
+      }),
     get: async (account, parentId, id) => {
       const seq = await seqOf(sql, account, parentId)
       if (seq === undefined) return undefined
       const [row] = await sql.rows<BodyRow>(`SELECT ${columns} FROM ${child.table} WHERE id = $1 AND ${child.parent} = $2`, [id, seq])
       return row && childRecord(child, row)
     },
-    replace: (account, parentId, id, data) => sql.atomic(async (tx) => {
-      const seq = await seqOf(tx, account, parentId)
-      if (seq === undefined) return undefined
-      const [row] = await tx.rows<BodyRow>(`UPDATE ${child.table} SET body = $1, updated_at = $2 WHERE id = $3 AND ${child.parent} = $4 RETURNING ${columns}`,
-        [JSON.stringify(data), now(), id, seq])
-      return row && childRecord(child, row)
-    }),
-    delete: async (account, parentId, id) => (await sql.run(
-      `DELETE FROM ${child.table} WHERE id = $1 AND ${child.parent} = (SELECT seq FROM ${parentTable} WHERE id = $2 AND account_id = $3)`, [id, parentId, account])) > 0,
+    replace: (account, parentId, id, data) =>
+      sql.atomic(async (tx) => {
+        const seq = await seqOf(tx, account, parentId)
+        if (seq === undefined) return undefined
+        const [row] = await tx.rows<BodyRow>(
+          `UPDATE ${child.table} SET body = $1, updated_at = $2 WHERE id = $3 AND ${child.parent} = $4 RETURNING ${columns}`,
+          [JSON.stringify(data), now(), id, seq],
+        )
+        return row && childRecord(child, row)
+      }),
+    delete: async (account, parentId, id) =>
+      (await sql.run(`DELETE FROM ${child.table} WHERE id = $1 AND ${child.parent} = (SELECT seq FROM ${parentTable} WHERE id = $2 AND account_id = $3)`, [
+        id,
+        parentId,
+        account,
+      ])) > 0,
   }
 }

@@ -24,8 +24,13 @@ export function keyRepository(sql: Sql, clock: Clock): KeyStore {
           // added, or updated with what was given; every other key stays as it is
           for (const { key, accountId, role } of given) {
             const keyHash = hashKey(key)
-            const updated = await tx.run(`UPDATE api_keys SET account_id = coalesce($2, account_id), role = coalesce($3, role) WHERE key_hash = $1`, [keyHash, accountId || null, role ?? null])
-            if (updated === 0) await tx.run(INSERT, [keyHash, newKeyId(), keyPrefix(key), accountId || defaultAccountId(key), role ?? DEFAULT_ROLE, null, 'option', time])
+            const updated = await tx.run(`UPDATE api_keys SET account_id = coalesce($2, account_id), role = coalesce($3, role) WHERE key_hash = $1`, [
+              keyHash,
+              accountId || null,
+              role ?? null,
+            ])
+            if (updated === 0)
+              await tx.run(INSERT, [keyHash, newKeyId(), keyPrefix(key), accountId || defaultAccountId(key), role ?? DEFAULT_ROLE, null, 'option', time])
           }
           const [first] = await tx.rows<{ account_id: string }>(`SELECT account_id FROM api_keys WHERE key_hash = $1`, [hashKey(given[0].key)])
           return { apiKey: given[0].key, accountId: first.account_id, generated: false }
@@ -42,22 +47,33 @@ export function keyRepository(sql: Sql, clock: Clock): KeyStore {
       return row && { ...keyRecord(row), keyHash: row.key_hash }
     },
     create: async (key, data) => {
-      const [row] = await sql.rows<KeyRow>(`${INSERT_OF_LOCATION} RETURNING ${COLUMNS}`,
-        [hashKey(key), newKeyId(), keyPrefix(key), data.accountId, data.role, data.name ?? null, 'created', new Date(clock.now()).toISOString(),
-          data.locationId ?? null, data.locationId ? key.slice(-4) : ''])
+      const [row] = await sql.rows<KeyRow>(`${INSERT_OF_LOCATION} RETURNING ${COLUMNS}`, [
+        hashKey(key),
+        newKeyId(),
+        keyPrefix(key),
+        data.accountId,
+        data.role,
+        data.name ?? null,
+        'created',
+        new Date(clock.now()).toISOString(),
+        data.locationId ?? null,
+        data.locationId ? key.slice(-4) : '',
+      ])
       return keyRecord(row)
     },
     list: async (accountId) => {
-      const rows = accountId === undefined
-        ? await sql.rows<KeyRow>(`SELECT ${COLUMNS} FROM api_keys ORDER BY created_at, seq`)
-        : await sql.rows<KeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY created_at, seq`, [accountId])
+      const rows =
+        accountId === undefined
+          ? await sql.rows<KeyRow>(`SELECT ${COLUMNS} FROM api_keys ORDER BY created_at, seq`)
+          : await sql.rows<KeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY created_at, seq`, [accountId])
       return rows.map(keyRecord)
     },
     revoke: async (id, accountId) => {
       // the key's dashboard sessions go with it (ON DELETE CASCADE)
-      const [row] = accountId === undefined
-        ? await sql.rows<KeyRow>(`DELETE FROM api_keys WHERE id = $1 RETURNING ${COLUMNS}`, [id])
-        : await sql.rows<KeyRow>(`DELETE FROM api_keys WHERE id = $1 AND account_id = $2 RETURNING ${COLUMNS}`, [id, accountId])
+      const [row] =
+        accountId === undefined
+          ? await sql.rows<KeyRow>(`DELETE FROM api_keys WHERE id = $1 RETURNING ${COLUMNS}`, [id])
+          : await sql.rows<KeyRow>(`DELETE FROM api_keys WHERE id = $1 AND account_id = $2 RETURNING ${COLUMNS}`, [id, accountId])
       return row && keyRecord(row)
     },
     touch: async (id, at) => {
@@ -71,13 +87,20 @@ export function webSessionRepository(sql: Sql): WebSessionStore {
   return {
     create: async (idHash, data, now) => {
       await sql.run(`DELETE FROM web_sessions WHERE expires_at <= $1`, [now])
-      await sql.run(`INSERT INTO web_sessions (id_hash, key_id, csrf, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)`,
-        [idHash, data.keyId, data.csrf, new Date(now).toISOString(), data.expiresAt])
+      await sql.run(`INSERT INTO web_sessions (id_hash, key_id, csrf, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)`, [
+        idHash,
+        data.keyId,
+        data.csrf,
+        new Date(now).toISOString(),
+        data.expiresAt,
+      ])
     },
     find: async (idHash, now) => {
       const [row] = await sql.rows<{ key_id: string; csrf: string; expires_at: number; account_id: string; role: KeyRecord['role'] }>(
         `SELECT s.key_id, s.csrf, s.expires_at, k.account_id, k.role FROM web_sessions s JOIN api_keys k ON k.id = s.key_id
-         WHERE s.id_hash = $1 AND s.expires_at > $2`, [idHash, now])
+         WHERE s.id_hash = $1 AND s.expires_at > $2`,
+        [idHash, now],
+      )
       return row && { keyId: row.key_id, csrf: row.csrf, expiresAt: row.expires_at, accountId: row.account_id, role: row.role }
     },
     delete: async (idHash) => {

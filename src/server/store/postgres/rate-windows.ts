@@ -21,12 +21,15 @@ export function rateWindowRepository(sql: Sql) {
         return { count: row.count, resetAt: row.started_at + windowMs }
       }
       // a request over the limit is not counted, so the count stays at most max + 1
-      const [row] = await sql.rows<{ started_at: number; count: number }>(`
+      const [row] = await sql.rows<{ started_at: number; count: number }>(
+        `
         INSERT INTO rate_windows (key_hash, started_at, count) VALUES ($1, $2::bigint, 1)
         ON CONFLICT (key_hash) DO UPDATE SET
           started_at = CASE WHEN rate_windows.started_at + $3::bigint <= $2::bigint THEN $2::bigint ELSE rate_windows.started_at END,
           count      = CASE WHEN rate_windows.started_at + $3::bigint <= $2::bigint THEN 1 ELSE LEAST(rate_windows.count + 1, $4::int + 1) END
-        RETURNING started_at, count`, [keyHash, now, windowMs, max])
+        RETURNING started_at, count`,
+        [keyHash, now, windowMs, max],
+      )
       return { count: row.count, resetAt: row.started_at + windowMs }
     },
   }

@@ -1,8 +1,15 @@
 import { randomUUID } from 'node:crypto'
 import {
-  UniqueViolation, domainKey,
-  type IncidentStore, type KeysetPage, type Paging, type ServiceRecord, type ServiceStore,
-  type StatusPageStore, type VariableRecord, type VariableStore,
+  UniqueViolation,
+  domainKey,
+  type IncidentStore,
+  type KeysetPage,
+  type Paging,
+  type ServiceRecord,
+  type ServiceStore,
+  type StatusPageStore,
+  type VariableRecord,
+  type VariableStore,
 } from '../index.js'
 import { JSON_BODY_TABLES, bodyColumns, bodyRecord, incidentStore, type BodyRow } from '../json-body-rows.js'
 import type { Sql } from './index.js'
@@ -33,8 +40,14 @@ interface VariableRow {
   updated_at: string | null
 }
 
-const variable = (row: VariableRow): VariableRecord =>
-  ({ key: row.key, value: row.value, locked: row.locked, secret: row.secret, created_at: row.created_at, updated_at: row.updated_at })
+const variable = (row: VariableRow): VariableRecord => ({
+  key: row.key,
+  value: row.value,
+  locked: row.locked,
+  secret: row.secret,
+  created_at: row.created_at,
+  updated_at: row.updated_at,
+})
 
 export function variableRepository(sql: Sql, clock: Clock): VariableStore {
   const now = () => new Date(clock.now()).toISOString()
@@ -48,7 +61,8 @@ export function variableRepository(sql: Sql, clock: Clock): VariableStore {
     list: async (account, paging) => {
       const rows = await sql.rows<VariableRow & { total: number }>(
         `SELECT ${columns}, count(*) OVER () AS total FROM variables WHERE account_id = $1 ORDER BY seq LIMIT $2 OFFSET $3`,
-        [account, limitOf(paging), paging.offset])
+        [account, limitOf(paging), paging.offset],
+      )
       return { items: rows.map(variable), total: rows.length > 0 ? rows[0].total : await count(sql, 'variables', account) }
     },
     listAfter: async (account, key, limit) => mapPage(await after(sql, account, key, limit), variable),
@@ -57,7 +71,8 @@ export function variableRepository(sql: Sql, clock: Clock): VariableStore {
       try {
         const [row] = await sql.rows<VariableRow>(
           `INSERT INTO variables (account_id, key, value, locked, secret, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, NULL) RETURNING ${columns}`,
-          [account, data.key, data.value, data.locked, data.secret, now()])
+          [account, data.key, data.value, data.locked, data.secret, now()],
+        )
         return variable(row)
       } catch (error) {
         if (isUnique(error)) throw new UniqueViolation('variable.key', data.key)
@@ -67,7 +82,8 @@ export function variableRepository(sql: Sql, clock: Clock): VariableStore {
     update: async (account, key, data) => {
       const [row] = await sql.rows<VariableRow>(
         `UPDATE variables SET value = $1, locked = $2, secret = $3, updated_at = $4 WHERE account_id = $5 AND key = $6 RETURNING ${columns}`,
-        [data.value, data.locked, data.secret, now(), account, key])
+        [data.value, data.locked, data.secret, now(), account, key],
+      )
       return row && variable(row)
     },
     delete: async (account, key) => (await sql.run(`DELETE FROM variables WHERE account_id = $1 AND key = $2`, [account, key])) > 0,
@@ -84,8 +100,13 @@ interface ServiceRow {
   updated_at: string | null
 }
 
-const service = (row: ServiceRow): ServiceRecord =>
-  ({ id: row.id, name: row.name, accountId: row.account_id, created_at: row.created_at, updated_at: row.updated_at })
+const service = (row: ServiceRow): ServiceRecord => ({
+  id: row.id,
+  name: row.name,
+  accountId: row.account_id,
+  created_at: row.created_at,
+  updated_at: row.updated_at,
+})
 
 export function serviceRepository(sql: Sql, clock: Clock): ServiceStore {
   const now = () => new Date(clock.now()).toISOString()
@@ -99,23 +120,38 @@ export function serviceRepository(sql: Sql, clock: Clock): ServiceStore {
     list: async (account, paging) => {
       const rows = await sql.rows<ServiceRow & { total: number }>(
         `SELECT ${columns}, count(*) OVER () AS total FROM services WHERE account_id = $1 ORDER BY seq LIMIT $2 OFFSET $3`,
-        [account, limitOf(paging), paging.offset])
+        [account, limitOf(paging), paging.offset],
+      )
       return { items: rows.map(service), total: rows.length > 0 ? rows[0].total : await count(sql, 'services', account) }
     },
-    byId: async (account) => new Map((await sql.rows<ServiceRow>(`SELECT ${columns} FROM services WHERE account_id = $1`, [account])).map((row) => [row.id, service(row)])),
+    byId: async (account) =>
+      new Map((await sql.rows<ServiceRow>(`SELECT ${columns} FROM services WHERE account_id = $1`, [account])).map((row) => [row.id, service(row)])),
     // in a transaction the services found stay until it ends (FOR SHARE): a delete of one waits,
     // then sees the card that uses it (usedBy locks the service first)
-    existing: async (account, ids) => new Set(ids.length === 0 ? [] : (await sql.rows<{ id: string }>(
-      `SELECT id FROM services WHERE account_id = $1 AND id = ANY($2::text[]) ORDER BY id FOR SHARE`, [account, ids])).map((r) => r.id)),
+    existing: async (account, ids) =>
+      new Set(
+        ids.length === 0
+          ? []
+          : (
+              await sql.rows<{ id: string }>(`SELECT id FROM services WHERE account_id = $1 AND id = ANY($2::text[]) ORDER BY id FOR SHARE`, [account, ids])
+            ).map((r) => r.id),
+      ),
     listAfter: async (account, key, limit) => mapPage(await after(sql, account, key, limit), service),
     get,
     create: async (account, name) => {
-      const [row] = await sql.rows<ServiceRow>(`INSERT INTO services (id, account_id, name, created_at, updated_at) VALUES ($1, $2, $3, $4, NULL) RETURNING ${columns}`,
-        [randomUUID(), account, name, now()])
+      const [row] = await sql.rows<ServiceRow>(
+        `INSERT INTO services (id, account_id, name, created_at, updated_at) VALUES ($1, $2, $3, $4, NULL) RETURNING ${columns}`,
+        [randomUUID(), account, name, now()],
+      )
       return service(row)
     },
     update: async (account, id, name) => {
-      const [row] = await sql.rows<ServiceRow>(`UPDATE services SET name = $1, updated_at = $2 WHERE id = $3 AND account_id = $4 RETURNING ${columns}`, [name, now(), id, account])
+      const [row] = await sql.rows<ServiceRow>(`UPDATE services SET name = $1, updated_at = $2 WHERE id = $3 AND account_id = $4 RETURNING ${columns}`, [
+        name,
+        now(),
+        id,
+        account,
+      ])
       return row && service(row)
     },
     delete: async (account, id) => (await sql.run(`DELETE FROM services WHERE id = $1 AND account_id = $2`, [id, account])) > 0,
@@ -123,7 +159,9 @@ export function serviceRepository(sql: Sql, clock: Clock): ServiceStore {
       // the service is locked first: a page being written with it commits before the cards are read
       await sql.rows(`SELECT 1 FROM services WHERE id = $1 AND account_id = $2 FOR UPDATE`, [id, account])
       const [row] = await sql.rows<{ id: string; url: string }>(
-        `SELECT p.id, p.url FROM status_page_services u JOIN status_pages p ON p.seq = u.page_seq WHERE u.service_id = $1 AND p.account_id = $2 LIMIT 1`, [id, account])
+        `SELECT p.id, p.url FROM status_page_services u JOIN status_pages p ON p.seq = u.page_seq WHERE u.service_id = $1 AND p.account_id = $2 LIMIT 1`,
+        [id, account],
+      )
       return row
     },
   }
@@ -143,7 +181,11 @@ export function statusPageRepository(sql: Sql, clock: Clock): StatusPageStore {
         if (row === undefined) return null
         from = row.seq
       }
-      const rows = await sql.rows<BodyRow>(`SELECT ${columns} FROM status_pages WHERE account_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3`, [account, from, query.limit + 1])
+      const rows = await sql.rows<BodyRow>(`SELECT ${columns} FROM status_pages WHERE account_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3`, [
+        account,
+        from,
+        query.limit + 1,
+      ])
       return { entries: rows.slice(0, query.limit).map((row) => bodyRecord(t, row)), nextId: rows.length > query.limit ? String(rows[query.limit].id) : null }
     },
     get: pages.get,
@@ -157,9 +199,12 @@ export function statusPageRepository(sql: Sql, clock: Clock): StatusPageStore {
     update: pages.update,
     delete: pages.delete,
     findPublic: async (by) => {
-      const [row] = 'url' in by
-        ? await sql.rows<BodyRow & { account_id: string }>(`SELECT account_id, ${columns} FROM status_pages WHERE url = $1`, [by.url])
-        : await sql.rows<BodyRow & { account_id: string }>(`SELECT account_id, ${columns} FROM status_pages WHERE custom_domain = $1`, [domainKey(by.customDomain)])
+      const [row] =
+        'url' in by
+          ? await sql.rows<BodyRow & { account_id: string }>(`SELECT account_id, ${columns} FROM status_pages WHERE url = $1`, [by.url])
+          : await sql.rows<BodyRow & { account_id: string }>(`SELECT account_id, ${columns} FROM status_pages WHERE custom_domain = $1`, [
+              domainKey(by.customDomain),
+            ])
       return row && { account: row.account_id, record: bodyRecord(t, row) }
     },
   }

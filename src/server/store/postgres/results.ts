@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import type {
-  AlertNotificationRecord, AlertState, AlertStore, CheckStatusRecord, CheckStatusStore, ErrorGroupRecord, ErrorGroupStore, LastError,
+  AlertNotificationRecord,
+  AlertState,
+  AlertStore,
+  CheckStatusRecord,
+  CheckStatusStore,
+  ErrorGroupRecord,
+  ErrorGroupStore,
+  LastError,
 } from '../index.js'
 import type { Sql } from './index.js'
 import type { Clock } from '../../../runner/clock.js'
@@ -12,7 +19,6 @@ import type { Clock } from '../../../runner/clock.js'
  * than the one they come from. The alert state is a read then a write: callers do both in one
  * transaction, and the read locks the check's alert state until that transaction ends.
  */
-
 
 interface StatusRow {
   body: string
@@ -80,33 +86,72 @@ export function checkStatusRepository(sql: Sql, clock: Clock): CheckStatusStore 
 
   return {
     accountOf: async (checkId) => (await sql.rows<{ account_id: string }>(`SELECT account_id FROM checks WHERE id = $1`, [checkId]))[0]?.account_id,
-    claimResult: async (resultId, checkId) => (await sql.run(
-      `INSERT INTO recorded_results (result_id, check_id, recorded_at) VALUES ($1, $2, $3) ON CONFLICT (result_id) DO NOTHING`, [resultId, checkId, now()])) === 1,
+    claimResult: async (resultId, checkId) =>
+      (await sql.run(`INSERT INTO recorded_results (result_id, check_id, recorded_at) VALUES ($1, $2, $3) ON CONFLICT (result_id) DO NOTHING`, [
+        resultId,
+        checkId,
+        now(),
+      ])) === 1,
     forgetResultsBefore: (time) => sql.run(`DELETE FROM recorded_results WHERE recorded_at < $1`, [time]),
     record: async (account, checkId, update) => {
       const { error } = update
       // a failure: the newest error before it, the status locked (FOR UPDATE) until the transaction ends, so that the
       // error groups written after it follow the status the other results of the check see
-      const [before] = error ? await sql.rows<{ error_hash: string | null; error_seen: string | null; error_message: string | null }>(
-        `SELECT error_hash, error_seen, error_message FROM check_statuses WHERE check_id = $1 FOR UPDATE`, [checkId]) : []
-      await sql.run(STATUS_UPSERT, [checkId, account, update.hasFailures, update.hasErrors, update.isDegraded, update.responseTime,
-        update.runLocation, update.checkRunId, update.sslDaysRemaining, update.startedAt, now(),
-        error?.errorHash ?? null, error?.seenAt ?? null, error?.rawErrorMessage ?? null])
+      const [before] = error
+        ? await sql.rows<{ error_hash: string | null; error_seen: string | null; error_message: string | null }>(
+            `SELECT error_hash, error_seen, error_message FROM check_statuses WHERE check_id = $1 FOR UPDATE`,
+            [checkId],
+          )
+        : []
+      await sql.run(STATUS_UPSERT, [
+        checkId,
+        account,
+        update.hasFailures,
+        update.hasErrors,
+        update.isDegraded,
+        update.responseTime,
+        update.runLocation,
+        update.checkRunId,
+        update.sslDaysRemaining,
+        update.startedAt,
+        now(),
+        error?.errorHash ?? null,
+        error?.seenAt ?? null,
+        error?.rawErrorMessage ?? null,
+      ])
       return lastError(before)
     },
-    list: async (account) => (await sql.rows<StatusRow>(
-      `SELECT ${columns} FROM check_statuses s JOIN checks c ON c.id = s.check_id WHERE c.account_id = $1 ORDER BY c.seq`, [account])).map(status),
+    list: async (account) =>
+      (
+        await sql.rows<StatusRow>(`SELECT ${columns} FROM check_statuses s JOIN checks c ON c.id = s.check_id WHERE c.account_id = $1 ORDER BY c.seq`, [
+          account,
+        ])
+      ).map(status),
     page: async (account, paging) => {
       // one statement: the page and the total of one snapshot
-      const rows = await sql.rows<StatusRow & { total: number }>(`SELECT ${columns}, count(*) OVER ()::int AS total
-        FROM check_statuses s JOIN checks c ON c.id = s.check_id WHERE c.account_id = $1 ORDER BY c.seq LIMIT $2 OFFSET $3`, [account, paging.limit, paging.offset])
-      const total = rows.length > 0 ? rows[0].total
-        : Number((await sql.rows<{ n: string | number }>(`SELECT count(*) AS n FROM check_statuses s JOIN checks c ON c.id = s.check_id WHERE c.account_id = $1`, [account]))[0].n)
+      const rows = await sql.rows<StatusRow & { total: number }>(
+        `SELECT ${columns}, count(*) OVER ()::int AS total
+        FROM check_statuses s JOIN checks c ON c.id = s.check_id WHERE c.account_id = $1 ORDER BY c.seq LIMIT $2 OFFSET $3`,
+        [account, paging.limit, paging.offset],
+      )
+      const total =
+        rows.length > 0
+          ? rows[0].total
+          : Number(
+              (
+                await sql.rows<{ n: string | number }>(
+                  `SELECT count(*) AS n FROM check_statuses s JOIN checks c ON c.id = s.check_id WHERE c.account_id = $1`,
+                  [account],
+                )
+              )[0].n,
+            )
       return { items: rows.map(status), total }
     },
     get: async (account, checkId) => {
-      const [row] = await sql.rows<StatusRow>(`SELECT ${columns} FROM check_statuses s JOIN checks c ON c.id = s.check_id WHERE c.account_id = $1 AND s.check_id = $2`,
-        [account, checkId])
+      const [row] = await sql.rows<StatusRow>(
+        `SELECT ${columns} FROM check_statuses s JOIN checks c ON c.id = s.check_id WHERE c.account_id = $1 AND s.check_id = $2`,
+        [account, checkId],
+      )
       return row && status(row)
     },
   }
@@ -137,7 +182,9 @@ const errorGroup = (row: ErrorGroupRow): ErrorGroupRecord => ({
 })
 
 const lastError = (row: { error_hash: string | null; error_seen: string | null; error_message: string | null } | undefined): LastError | undefined =>
-  row?.error_hash && row.error_seen && row.error_message !== null ? { errorHash: row.error_hash, seenAt: row.error_seen, rawErrorMessage: row.error_message } : undefined
+  row?.error_hash && row.error_seen && row.error_message !== null
+    ? { errorHash: row.error_hash, seenAt: row.error_seen, rawErrorMessage: row.error_message }
+    : undefined
 
 /**
  * A group's columns, its lastSeen and message those of its check's newest error (in the
@@ -174,27 +221,47 @@ export function errorGroupRepository(sql: Sql): ErrorGroupStore {
       const known = previous?.errorHash === event.errorHash
       // the status moves from the previous error to this one: the previous group keeps what the status held of it
       if (previous && !known && event.seenAt >= previous.seenAt) {
-        await sql.run(`UPDATE error_groups SET last_seen = $3, raw_error_message = $4 WHERE check_id = $1 AND error_hash = $2 AND last_seen < $3`,
-          [checkId, previous.errorHash, previous.seenAt, previous.rawErrorMessage])
+        await sql.run(`UPDATE error_groups SET last_seen = $3, raw_error_message = $4 WHERE check_id = $1 AND error_hash = $2 AND last_seen < $3`, [
+          checkId,
+          previous.errorHash,
+          previous.seenAt,
+          previous.rawErrorMessage,
+        ])
       }
-      await sql.run(known ? GROUP_KNOWN : GROUP_UPSERT, [randomUUID(), account, checkId, event.errorHash, event.rawErrorMessage, event.cleanedErrorMessage, event.seenAt])
+      await sql.run(known ? GROUP_KNOWN : GROUP_UPSERT, [
+        randomUUID(),
+        account,
+        checkId,
+        event.errorHash,
+        event.rawErrorMessage,
+        event.cleanedErrorMessage,
+        event.seenAt,
+      ])
     },
     list: async (account, query) => {
       const where = `g.account_id = $1 AND ($2::text IS NULL OR g.check_id = $2)`
       const params = [account, query.checkId ?? null]
       const rows = await sql.rows<ErrorGroupRow & { total: number }>(
-        `SELECT ${GROUP_COLUMNS}, count(*) OVER () AS total FROM ${GROUPS} WHERE ${where} ORDER BY g.seq LIMIT $3 OFFSET $4`, [...params, query.limit, query.offset])
+        `SELECT ${GROUP_COLUMNS}, count(*) OVER () AS total FROM ${GROUPS} WHERE ${where} ORDER BY g.seq LIMIT $3 OFFSET $4`,
+        [...params, query.limit, query.offset],
+      )
       // past the last page the window count is not there: counted apart
-      const total = rows.length > 0 ? Number(rows[0].total) : Number((await sql.rows<{ n: number }>(`SELECT count(*) AS n FROM error_groups g WHERE ${where}`, params))[0].n)
+      const total =
+        rows.length > 0
+          ? Number(rows[0].total)
+          : Number((await sql.rows<{ n: number }>(`SELECT count(*) AS n FROM error_groups g WHERE ${where}`, params))[0].n)
       return { items: rows.map(errorGroup), total }
     },
     get,
     update: async (account, id, flags) => {
-      const changed = await sql.run(`
+      const changed = await sql.run(
+        `
         UPDATE error_groups SET
           archive_for_ever = COALESCE($3, archive_for_ever),
           archived_until_next_event = COALESCE($4, archived_until_next_event)
-        WHERE account_id = $1 AND id = $2`, [account, id, flags.archiveForEver ?? null, flags.archivedUntilNextEvent ?? null])
+        WHERE account_id = $1 AND id = $2`,
+        [account, id, flags.archiveForEver ?? null, flags.archivedUntilNextEvent ?? null],
+      )
       return changed === 0 ? undefined : get(account, id)
     },
   }
@@ -208,8 +275,13 @@ interface NotificationRow {
   created_at: string
 }
 
-const notification = (row: NotificationRow): AlertNotificationRecord =>
-  ({ id: row.id, checkId: row.check_id, kind: row.kind, checkRunId: row.check_run_id, created_at: row.created_at })
+const notification = (row: NotificationRow): AlertNotificationRecord => ({
+  id: row.id,
+  checkId: row.check_id,
+  kind: row.kind,
+  checkRunId: row.check_run_id,
+  created_at: row.created_at,
+})
 
 export function alertRepository(sql: Sql, clock: Clock): AlertStore {
   const now = () => new Date(clock.now()).toISOString()
@@ -222,16 +294,30 @@ export function alertRepository(sql: Sql, clock: Clock): AlertStore {
       return row === undefined ? undefined : (JSON.parse(row.body) as AlertState)
     },
     save: async (account, checkId, state) => {
-      await sql.run(`INSERT INTO alert_states (check_id, account_id, body, updated_at) VALUES ($1, $2, $3, $4)
-        ON CONFLICT (check_id) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at`, [checkId, account, JSON.stringify(state), now()])
+      await sql.run(
+        `INSERT INTO alert_states (check_id, account_id, body, updated_at) VALUES ($1, $2, $3, $4)
+        ON CONFLICT (check_id) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at`,
+        [checkId, account, JSON.stringify(state), now()],
+      )
     },
     notify: async (account, checkId, kind, checkRunId) => {
       const record = { id: randomUUID(), check_id: checkId, kind, check_run_id: checkRunId, created_at: now() }
-      await sql.run(`INSERT INTO alert_notifications (id, account_id, check_id, kind, check_run_id, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-        [record.id, account, checkId, kind, checkRunId, record.created_at])
+      await sql.run(`INSERT INTO alert_notifications (id, account_id, check_id, kind, check_run_id, created_at) VALUES ($1, $2, $3, $4, $5, $6)`, [
+        record.id,
+        account,
+        checkId,
+        kind,
+        checkRunId,
+        record.created_at,
+      ])
       return notification(record)
     },
-    notifications: async (account, checkId) => (await sql.rows<NotificationRow>(
-      `SELECT ${columns} FROM alert_notifications WHERE account_id = $1 AND ($2::text IS NULL OR check_id = $2) ORDER BY seq`, [account, checkId ?? null])).map(notification),
+    notifications: async (account, checkId) =>
+      (
+        await sql.rows<NotificationRow>(
+          `SELECT ${columns} FROM alert_notifications WHERE account_id = $1 AND ($2::text IS NULL OR check_id = $2) ORDER BY seq`,
+          [account, checkId ?? null],
+        )
+      ).map(notification),
   }
 }

@@ -1,7 +1,17 @@
 import { randomUUID } from 'node:crypto'
 import type { Db } from './migrations.js'
 import type { AlertDeliveryAttempt, AlertDeliveryRecord, AlertDeliveryStatus, AlertDeliveryStore } from '../index.js'
-import { attemptOf, channelIdOf, claimedOf, deliveryOf, FAILED_DELIVERY_STATUSES, notificationOf, type AttemptRow, type DeliveryRow, type NotificationRow } from '../alert-delivery-rows.js'
+import {
+  attemptOf,
+  channelIdOf,
+  claimedOf,
+  deliveryOf,
+  FAILED_DELIVERY_STATUSES,
+  notificationOf,
+  type AttemptRow,
+  type DeliveryRow,
+  type NotificationRow,
+} from '../alert-delivery-rows.js'
 import type { Exec } from './index.js'
 import type { Clock } from '../../../runner/clock.js'
 
@@ -11,7 +21,6 @@ import type { Clock } from '../../../runner/clock.js'
  * processes never hold the same row), records each attempt, and the row moves on. A sender
  * that died leaves its lease to expire: the row is claimed again. Plain SQL, no JSON functions.
  */
-
 
 /** The deliveries kept, by account and status (the metrics' outbox). */
 function deliveryCounts(db: Db, exec: Exec): AlertDeliveryStore['counts'] {
@@ -32,17 +41,22 @@ function notificationList(db: Db, exec: Exec): AlertDeliveryStore['notifications
     WHERE ${notificationFilter} ORDER BY seq DESC LIMIT @limit OFFSET @offset`)
   const notificationCount = db.prepare(`SELECT count(*) FROM alert_notifications WHERE ${notificationFilter}`).pluck()
 
-  return (account, query) => exec(() => {
-    const params = {
-      account, checkId: query.checkId ?? null, from: query.from ?? null, to: query.to ?? null, channel: query.alertChannelId ?? null,
-      failed: query.hasFailures === undefined ? null : query.hasFailures ? 1 : 0,
-    }
-    const rows = notifications.all({ ...params, limit: query.limit, offset: query.offset }) as NotificationRow[]
-    return {
-      items: rows.map(notificationOf),
-      total: notificationCount.get(params) as number,
-    }
-  })
+  return (account, query) =>
+    exec(() => {
+      const params = {
+        account,
+        checkId: query.checkId ?? null,
+        from: query.from ?? null,
+        to: query.to ?? null,
+        channel: query.alertChannelId ?? null,
+        failed: query.hasFailures === undefined ? null : query.hasFailures ? 1 : 0,
+      }
+      const rows = notifications.all({ ...params, limit: query.limit, offset: query.offset }) as NotificationRow[]
+      return {
+        items: rows.map(notificationOf),
+        total: notificationCount.get(params) as number,
+      }
+    })
 }
 
 export function alertDeliveryRepository(db: Db, exec: Exec, clock: Clock): AlertDeliveryStore {
@@ -82,31 +96,50 @@ function outboxSender(db: Db, exec: Exec, clock: Clock): Omit<AlertDeliveryStore
     const createdAt = isoNow()
     for (const d of deliveries) {
       insert.run({
-        id: randomUUID(), account, checkId: d.checkId, notificationId: d.notificationId, alertType: d.alertType,
-        channelType: d.channelType, channel: JSON.stringify(d.channel), event: JSON.stringify(d.event), status: d.status,
-        reason: d.reason, nextAttemptAt: d.status === 'PENDING' ? d.dueAt : null, createdAt, alertChannelId: channelIdOf(d.channel),
+        id: randomUUID(),
+        account,
+        checkId: d.checkId,
+        notificationId: d.notificationId,
+        alertType: d.alertType,
+        channelType: d.channelType,
+        channel: JSON.stringify(d.channel),
+        event: JSON.stringify(d.event),
+        status: d.status,
+        reason: d.reason,
+        nextAttemptAt: d.status === 'PENDING' ? d.dueAt : null,
+        createdAt,
+        alertChannelId: channelIdOf(d.channel),
       })
     }
   })
 
   const recordAttempt = db.transaction((owner: string, id: string, tried: AlertDeliveryAttempt, next: { status: string; nextAttemptAt: number | null }) => {
-    const moved = move.get({ status: next.status, nextAttemptAt: next.status === 'PENDING' ? next.nextAttemptAt : null, time: isoNow(), id, owner }) as { seq: number } | undefined
+    const moved = move.get({ status: next.status, nextAttemptAt: next.status === 'PENDING' ? next.nextAttemptAt : null, time: isoNow(), id, owner }) as
+      | { seq: number }
+      | undefined
     if (!moved) return false
     insertAttempt.run({
-      seq: moved.seq, attempt: tried.attempt, startedAt: tried.startedAt, durationMs: tried.durationMs,
-      statusCode: tried.statusCode, error: tried.error, outcome: tried.outcome,
+      seq: moved.seq,
+      attempt: tried.attempt,
+      startedAt: tried.startedAt,
+      durationMs: tried.durationMs,
+      statusCode: tried.statusCode,
+      error: tried.error,
+      outcome: tried.outcome,
     })
     return true
   })
 
   return {
-    enqueue: (account, deliveries) => exec(() => {
-      if (deliveries.length > 0) enqueue(account, deliveries)
-    }),
-    claim: (q) => exec(() => {
-      const rows = claim.all({ owner: q.owner, until: q.now + q.leaseMs, now: q.now, max: q.max }) as DeliveryRow[]
-      return claimedOf(rows)
-    }),
+    enqueue: (account, deliveries) =>
+      exec(() => {
+        if (deliveries.length > 0) enqueue(account, deliveries)
+      }),
+    claim: (q) =>
+      exec(() => {
+        const rows = claim.all({ owner: q.owner, until: q.now + q.leaseMs, now: q.now, max: q.max }) as DeliveryRow[]
+        return claimedOf(rows)
+      }),
     recordAttempt: (owner, id, tried, next) => exec(() => recordAttempt(owner, id, tried, next)),
     finish: (owner, id, status, reason) => exec(() => finish.run({ status, reason, time: isoNow(), id, owner }).changes > 0),
     release: (owner, id) => exec(() => void release.run(id, owner)),
@@ -120,8 +153,10 @@ function outboxReads(db: Db, exec: Exec): OutboxReads {
   const page = db.prepare(`SELECT ${columns} FROM alert_deliveries
     WHERE account_id = @account AND (@checkId IS NULL OR check_id = @checkId) AND (@notificationId IS NULL OR notification_id = @notificationId)
     ORDER BY seq DESC LIMIT @limit OFFSET @offset`)
-  const count = db.prepare(`SELECT count(*) FROM alert_deliveries
-    WHERE account_id = @account AND (@checkId IS NULL OR check_id = @checkId) AND (@notificationId IS NULL OR notification_id = @notificationId)`).pluck()
+  const count = db
+    .prepare(`SELECT count(*) FROM alert_deliveries
+    WHERE account_id = @account AND (@checkId IS NULL OR check_id = @checkId) AND (@notificationId IS NULL OR notification_id = @notificationId)`)
+    .pluck()
   const byId = db.prepare(`SELECT ${columns} FROM alert_deliveries WHERE account_id = ? AND id = ?`)
   const ofNotification = db.prepare(`SELECT ${columns} FROM alert_deliveries WHERE account_id = ? AND notification_id = ? ORDER BY seq`)
   const attemptsOf = db.prepare(`SELECT attempt, started_at, duration_ms, status_code, error, outcome FROM alert_delivery_attempts
@@ -133,20 +168,25 @@ function outboxReads(db: Db, exec: Exec): OutboxReads {
   const record = (row: DeliveryRow): AlertDeliveryRecord => deliveryOf(row, (attemptsOf.all(row.seq) as AttemptRow[]).map(attemptOf))
 
   return {
-    list: (account, query) => exec(() => {
-      const params = { account, checkId: query.checkId ?? null, notificationId: query.notificationId ?? null }
-      const rows = page.all({ ...params, limit: query.limit, offset: query.offset }) as DeliveryRow[]
-      return { items: rows.map(record), total: count.get(params) as number }
-    }),
-    get: (account, id) => exec(() => {
-      const row = byId.get(account, id) as DeliveryRow | undefined
-      return row && record(row)
-    }),
+    list: (account, query) =>
+      exec(() => {
+        const params = { account, checkId: query.checkId ?? null, notificationId: query.notificationId ?? null }
+        const rows = page.all({ ...params, limit: query.limit, offset: query.offset }) as DeliveryRow[]
+        return { items: rows.map(record), total: count.get(params) as number }
+      }),
+    get: (account, id) =>
+      exec(() => {
+        const row = byId.get(account, id) as DeliveryRow | undefined
+        return row && record(row)
+      }),
     ofNotifications: (account, ids) => exec(() => ids.flatMap((id) => (ofNotification.all(account, id) as DeliveryRow[]).map(record))),
-    prune: (before) => exec(() => db.transaction(() => {
-      const deliveries = prune.run(before).changes
-      pruneNotifications.run({ before })
-      return deliveries
-    })()),
+    prune: (before) =>
+      exec(() =>
+        db.transaction(() => {
+          const deliveries = prune.run(before).changes
+          pruneNotifications.run({ before })
+          return deliveries
+        })(),
+      ),
   }
 }

@@ -73,20 +73,23 @@ export function checkRepository(
 
   return {
     list: (account, query) => exec(() => list(account, query)),
-    get: (account, id) => exec(() => {
-      const row = byId.get(id, account) as { check_type: string; body: string } | undefined
-      return row && record(id, row.check_type, row.body)
-    }),
+    get: (account, id) =>
+      exec(() => {
+        const row = byId.get(id, account) as { check_type: string; body: string } | undefined
+        return row && record(id, row.check_type, row.body)
+      }),
     create: (account, type, data) => write(() => create(account, type, data)),
     replace: (account, id, type, data) => exec(() => replace.immediate(account, id, type, data)),
-    delete: (account, id) => exec(() => {
-      writes.count++
-      return remove.run(id, account).changes > 0
-    }),
-    listVersion: (account) => exec(() => {
-      const at = listVersion.get(account) as string | undefined
-      return at === undefined ? undefined : `${STARTED}.${at}`
-    }),
+    delete: (account, id) =>
+      exec(() => {
+        writes.count++
+        return remove.run(id, account).changes > 0
+      }),
+    listVersion: (account) =>
+      exec(() => {
+        const at = listVersion.get(account) as string | undefined
+        return at === undefined ? undefined : `${STARTED}.${at}`
+      }),
   }
 }
 
@@ -142,15 +145,22 @@ function checkLister(db: Db, cache: PageCache<CachedPage> | undefined, version: 
   }
 
   return (account: string, query: CheckListQuery): CachedPage | null => {
-    const key = cache ? JSON.stringify([account, query.checkType, query.tags, query.search, query.status, query.apiUrl, query.limit, query.offset, query.after]) : ''
+    const key = cache
+      ? JSON.stringify([account, query.checkType, query.tags, query.search, query.status, query.apiUrl, query.limit, query.offset, query.after])
+      : ''
     // a page filtered by status changes with every result recorded: not kept
     const at = cache && query.status === undefined ? version() : ''
     const cached = at === '' ? undefined : cache?.get(at, key)
     if (cached) return cached
     const statement = listStatement(query)
     const params = {
-      account, type: query.checkType ?? null, tags: JSON.stringify(query.tags ?? []), search: query.search ?? '', apiUrl: query.apiUrl ?? '',
-      limit: query.limit, offset: query.offset,
+      account,
+      type: query.checkType ?? null,
+      tags: JSON.stringify(query.tags ?? []),
+      search: query.search ?? '',
+      apiUrl: query.apiUrl ?? '',
+      limit: query.limit,
+      offset: query.offset,
     }
     let rows: { id: string; body: string }[]
     let total: number | undefined

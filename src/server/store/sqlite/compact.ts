@@ -2,8 +2,20 @@ import type Database from 'better-sqlite3'
 import type { Db } from './migrations.js'
 import type { CheckResultRecord } from '../index.js'
 import {
-  compactId, compactRecord, DAY_MS, dayOf, digest, parseCompactId, partitionDay, partitionName, PASSING, PASSING_SQL, shapeOf,
-  type CompactValues, type TemplateColumns, type TemplateHint,
+  compactId,
+  compactRecord,
+  DAY_MS,
+  dayOf,
+  digest,
+  parseCompactId,
+  partitionDay,
+  partitionName,
+  PASSING,
+  PASSING_SQL,
+  shapeOf,
+  type CompactValues,
+  type TemplateColumns,
+  type TemplateHint,
 } from '../compact-rows.js'
 
 /*
@@ -38,8 +50,12 @@ interface TemplateRow {
 }
 
 const columnsOfTemplate = (row: Omit<TemplateRow, 'seq' | 'created_at'>): TemplateColumns => ({
-  status: row.status, hasFailures: row.has_failures === 1, hasErrors: row.has_errors === 1, isDegraded: row.is_degraded === 1,
-  error: row.error, details: row.details,
+  status: row.status,
+  hasFailures: row.has_failures === 1,
+  hasErrors: row.has_errors === 1,
+  isDegraded: row.is_degraded === 1,
+  error: row.error,
+  details: row.details,
 })
 
 interface CompactRow {
@@ -224,9 +240,18 @@ export class CompactResults {
     const created = day * DAY_MS + row.created
     const stopped = created - row.made
     const location = this.locationName(row.loc)
-    return compactRecord({
-      seq: row.seq, checkId, location, started: stopped - row.dur, dur: row.dur, made: row.made, rt: row.rt,
-    }, this.templateOf(checkId, location, row))
+    return compactRecord(
+      {
+        seq: row.seq,
+        checkId,
+        location,
+        started: stopped - row.dur,
+        dur: row.dur,
+        made: row.made,
+        rt: row.rt,
+      },
+      this.templateOf(checkId, location, row),
+    )
   }
 
   /** A compact row by its id, when it is the account's and inside the retention. */
@@ -236,7 +261,8 @@ export class CompactResults {
     const day = dayOf(parsed.created)
     const kinds = this.tablesByDay().get(day)
     if (!kinds) return undefined
-    const find = (name: string) => this.statement(`SELECT r.*, c.id AS check_id FROM ${name} r JOIN checks c ON c.seq = r.chk
+    const find = (name: string) =>
+      this.statement(`SELECT r.*, c.id AS check_id FROM ${name} r JOIN checks c ON c.seq = r.chk
       WHERE r.seq = ? AND c.account_id = ?`).get(parsed.seq, account) as (CompactRow & { check_id: string }) | undefined
     const row = (kinds.runs ? find(partitionName(day)) : undefined) ?? (kinds.fails ? find(failsName(day)) : undefined)
     if (!row || day * DAY_MS + row.created !== parsed.created || day * DAY_MS + row.created - row.made < this.cutoff()) return undefined

@@ -71,7 +71,10 @@ function builtinSqlite(): NodeSqlite | undefined {
     // what the store needs, on an instance (the accessors are the instance's own)
     const probe = new sqlite.DatabaseSync(':memory:')
     try {
-      const fits = typeof probe.isTransaction === 'boolean' && typeof probe.isOpen === 'boolean' && typeof probe.prepare('SELECT 1').setReturnArrays === 'function' &&
+      const fits =
+        typeof probe.isTransaction === 'boolean' &&
+        typeof probe.isOpen === 'boolean' &&
+        typeof probe.prepare('SELECT 1').setReturnArrays === 'function' &&
         typeof probe.prepare('SELECT 1').setAllowUnknownNamedParameters === 'function'
       return fits ? sqlite : undefined
     } finally {
@@ -90,13 +93,45 @@ function openBuiltin(location: string, sqlite: NodeSqlite): Db {
 
 /** SQLite's primary and extended result codes by number, named as better-sqlite3 names them. */
 const CODES: Record<number, string> = {
-  1: 'ERROR', 2: 'INTERNAL', 3: 'PERM', 4: 'ABORT', 5: 'BUSY', 6: 'LOCKED', 7: 'NOMEM', 8: 'READONLY', 9: 'INTERRUPT',
-  10: 'IOERR', 11: 'CORRUPT', 12: 'NOTFOUND', 13: 'FULL', 14: 'CANTOPEN', 15: 'PROTOCOL', 16: 'EMPTY', 17: 'SCHEMA',
-  18: 'TOOBIG', 19: 'CONSTRAINT', 20: 'MISMATCH', 21: 'MISUSE', 22: 'NOLFS', 23: 'AUTH', 24: 'FORMAT', 25: 'RANGE', 26: 'NOTADB',
-  517: 'BUSY_SNAPSHOT', 773: 'BUSY_TIMEOUT', 262: 'LOCKED_SHAREDCACHE',
-  275: 'CONSTRAINT_CHECK', 531: 'CONSTRAINT_COMMITHOOK', 787: 'CONSTRAINT_FOREIGNKEY', 1043: 'CONSTRAINT_FUNCTION',
-  1299: 'CONSTRAINT_NOTNULL', 1555: 'CONSTRAINT_PRIMARYKEY', 1811: 'CONSTRAINT_TRIGGER', 2067: 'CONSTRAINT_UNIQUE',
-  2323: 'CONSTRAINT_VTAB', 2579: 'CONSTRAINT_ROWID',
+  1: 'ERROR',
+  2: 'INTERNAL',
+  3: 'PERM',
+  4: 'ABORT',
+  5: 'BUSY',
+  6: 'LOCKED',
+  7: 'NOMEM',
+  8: 'READONLY',
+  9: 'INTERRUPT',
+  10: 'IOERR',
+  11: 'CORRUPT',
+  12: 'NOTFOUND',
+  13: 'FULL',
+  14: 'CANTOPEN',
+  15: 'PROTOCOL',
+  16: 'EMPTY',
+  17: 'SCHEMA',
+  18: 'TOOBIG',
+  19: 'CONSTRAINT',
+  20: 'MISMATCH',
+  21: 'MISUSE',
+  22: 'NOLFS',
+  23: 'AUTH',
+  24: 'FORMAT',
+  25: 'RANGE',
+  26: 'NOTADB',
+  517: 'BUSY_SNAPSHOT',
+  773: 'BUSY_TIMEOUT',
+  262: 'LOCKED_SHAREDCACHE',
+  275: 'CONSTRAINT_CHECK',
+  531: 'CONSTRAINT_COMMITHOOK',
+  787: 'CONSTRAINT_FOREIGNKEY',
+  1043: 'CONSTRAINT_FUNCTION',
+  1299: 'CONSTRAINT_NOTNULL',
+  1555: 'CONSTRAINT_PRIMARYKEY',
+  1811: 'CONSTRAINT_TRIGGER',
+  2067: 'CONSTRAINT_UNIQUE',
+  2323: 'CONSTRAINT_VTAB',
+  2579: 'CONSTRAINT_ROWID',
 }
 
 /** Runs `fn`; an error of node:sqlite gets better-sqlite3's `code` (SQLITE_BUSY, SQLITE_CONSTRAINT_UNIQUE, ...). */
@@ -202,31 +237,33 @@ class BuiltinDatabase {
 
   /** As better-sqlite3's: BEGIN (DEFERRED, IMMEDIATE, EXCLUSIVE) ... COMMIT, a SAVEPOINT inside another transaction, rolled back when `fn` throws. */
   transaction(fn: (...args: unknown[]) => unknown): Transaction {
-    const variant = (begin: string) => (...args: unknown[]) => {
-      if (this.inTransaction) {
-        const name = `monitors_${++this.savepoints}`
-        this.exec(`SAVEPOINT ${name}`)
+    const variant =
+      (begin: string) =>
+      (...args: unknown[]) => {
+        if (this.inTransaction) {
+          const name = `monitors_${++this.savepoints}`
+          this.exec(`SAVEPOINT ${name}`)
+          try {
+            const result = fn(...args)
+            this.exec(`RELEASE ${name}`)
+            return result
+          } catch (error) {
+            if (this.inTransaction) this.exec(`ROLLBACK TO ${name}`).exec(`RELEASE ${name}`)
+            throw error
+          } finally {
+            this.savepoints--
+          }
+        }
+        this.exec(begin)
         try {
           const result = fn(...args)
-          this.exec(`RELEASE ${name}`)
+          this.exec('COMMIT')
           return result
         } catch (error) {
-          if (this.inTransaction) this.exec(`ROLLBACK TO ${name}`).exec(`RELEASE ${name}`)
+          if (this.inTransaction) this.exec('ROLLBACK')
           throw error
-        } finally {
-          this.savepoints--
         }
       }
-      this.exec(begin)
-      try {
-        const result = fn(...args)
-        this.exec('COMMIT')
-        return result
-      } catch (error) {
-        if (this.inTransaction) this.exec('ROLLBACK')
-        throw error
-      }
-    }
     const deferred = variant('BEGIN') as Transaction
     deferred.deferred = deferred
     deferred.immediate = variant('BEGIN IMMEDIATE') as Transaction

@@ -86,7 +86,10 @@ export class SqliteStore implements Store {
   private readonly gate = new Gate()
   private readonly tx: Repositories
 
-  constructor(readonly db: Db, clock: Clock = systemClock) {
+  constructor(
+    readonly db: Db,
+    clock: Clock = systemClock,
+  ) {
     const run = this.gate.run
     const cache = new PageCache<CheckPage & { bytes: number }>(LIST_CACHE.maxBytes, LIST_CACHE.maxEntryBytes)
     const checkWrites = { count: 0 }

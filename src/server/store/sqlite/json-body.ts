@@ -5,8 +5,19 @@ import { keysetReader } from './keyset.js'
 import type { Clock } from '../../../runner/clock.js'
 import type { Paging } from '../index.js'
 import {
-  bodyColumns, bodyRecord, bodyToWrite, childRecord, uniqueViolation,
-  type BodyRow, type BodyTableShape, type ChildStore, type ChildTable, type JsonBodyRecord, type JsonBodyRepository, type JsonBodyStore, type JsonBodyTable,
+  bodyColumns,
+  bodyRecord,
+  bodyToWrite,
+  childRecord,
+  uniqueViolation,
+  type BodyRow,
+  type BodyTableShape,
+  type ChildStore,
+  type ChildTable,
+  type JsonBodyRecord,
+  type JsonBodyRepository,
+  type JsonBodyStore,
+  type JsonBodyTable,
 } from '../json-body-rows.js'
 
 /** SQLite's LIMIT -1 is "no limit" */
@@ -29,7 +40,9 @@ function statements(db: Db, t: BodyTableShape) {
     byIds: db.prepare(`SELECT ${columns} ${from} AND id IN (SELECT value FROM json_each(?)) ORDER BY ${order}${t.descending ? ' DESC' : ''}`),
     list: db.prepare(`SELECT ${columns} ${from} ORDER BY ${order}${t.descending ? ' DESC' : ''} LIMIT ? OFFSET ?`),
     count: db.prepare(`SELECT count(*) ${from}`).pluck(),
-    insert: db.prepare(`INSERT INTO ${t.table} (${uuid ? 'id, ' : ''}account_id, ${written.join(', ')}, created_at, updated_at) VALUES (${uuid ? '?, ' : ''}?, ${written.map(() => '?').join(', ')}, ?, NULL)`),
+    insert: db.prepare(
+      `INSERT INTO ${t.table} (${uuid ? 'id, ' : ''}account_id, ${written.join(', ')}, created_at, updated_at) VALUES (${uuid ? '?, ' : ''}?, ${written.map(() => '?').join(', ')}, ?, NULL)`,
+    ),
     update: db.prepare(`UPDATE ${t.table} SET ${written.map((c) => `${c} = ?`).join(', ')}, updated_at = ? WHERE id = ? AND account_id = ?`),
     remove: db.prepare(`DELETE FROM ${t.table} WHERE id = ? AND account_id = ?`),
     after: keysetReader<BodyRow>(db, { table: t.table, columns, key: 'id', order, descending: t.descending, integerKey: !uuid }),
@@ -44,8 +57,18 @@ function statements(db: Db, t: BodyTableShape) {
  * body made from the one it replaces) is one IMMEDIATE transaction; a read of a row with its
  * children one transaction.
  */
-export function jsonBodyRepository<Field extends string, Id extends number | string, Data, Stored, Child extends string = never, ChildBody extends string = never>(
-  db: Db, exec: Exec, clock: Clock, t: JsonBodyTable<Field, Id, Data, Stored, Child, ChildBody>,
+export function jsonBodyRepository<
+  Field extends string,
+  Id extends number | string,
+  Data,
+  Stored,
+  Child extends string = never,
+  ChildBody extends string = never,
+>(
+  db: Db,
+  exec: Exec,
+  clock: Clock,
+  t: JsonBodyTable<Field, Id, Data, Stored, Child, ChildBody>,
 ): JsonBodyRepository<Field, Id, Data, Stored, Child, ChildBody> {
   const now = () => new Date(clock.now()).toISOString()
   const s = statements(db, t)
@@ -94,16 +117,23 @@ export function jsonBodyRepository<Field extends string, Id extends number | str
   const several = Boolean(t.stored || t.index)
 
   const store: JsonBodyStore<Id, Data, JsonBodyRecord<Field, Id, Stored, Child, ChildBody>> = {
-    list: (account: string, paging: Paging) => exec(() => read(() => ({
-      items: (s.list.all(account, limitOf(paging), paging.offset) as BodyRow[]).map(record),
-      total: s.count.get(account) as number,
-    }))),
-    listAfter: (account: string, after: string, limit?: number) => exec(() => read(() => {
-      const page = s.after(account, after, limit)
-      return page && { items: page.items.map(record), more: page.more }
-    })),
+    list: (account: string, paging: Paging) =>
+      exec(() =>
+        read(() => ({
+          items: (s.list.all(account, limitOf(paging), paging.offset) as BodyRow[]).map(record),
+          total: s.count.get(account) as number,
+        })),
+      ),
+    listAfter: (account: string, after: string, limit?: number) =>
+      exec(() =>
+        read(() => {
+          const page = s.after(account, after, limit)
+          return page && { items: page.items.map(record), more: page.more }
+        }),
+      ),
     get: (account: string, id: Id) => exec(() => read(() => get(account, id))),
-    byIds: (account: string, ids: Id[]) => exec(() => (ids.length === 0 ? [] : read(() => (s.byIds.all(account, JSON.stringify(ids)) as BodyRow[]).map(record)))),
+    byIds: (account: string, ids: Id[]) =>
+      exec(() => (ids.length === 0 ? [] : read(() => (s.byIds.all(account, JSON.stringify(ids)) as BodyRow[]).map(record)))),
     create: (account: string, data: Data) => exec(() => (several ? creating.immediate(account, data) : create(account, data))),
     update: (account: string, id: Id, data: Data) => exec(() => (several ? updating.immediate(account, id, data) : update(account, id, data))),
     delete: (account: string, id: Id) => exec(() => s.remove.run(id, account).changes > 0),
@@ -127,25 +157,37 @@ function childRepository<Body extends string>(db: Db, exec: Exec, clock: Clock, 
     return row && childRecord(child, row)
   }
   return {
-    add: (account, parentId, data) => exec(() => db.transaction(() => {
-      const seq = seqOf(account, parentId)
-      if (seq === undefined) return undefined
-      const id = randomUUID()
-      insert.run(id, seq, JSON.stringify(data), now())
-      return get(seq, id)
-    }).immediate()),
-    get: (account, parentId, id) => exec(() => {
-      const seq = seqOf(account, parentId)
-      return seq === undefined ? undefined : get(seq, id)
-    }),
-    replace: (account, parentId, id, data) => exec(() => db.transaction(() => {
-      const seq = seqOf(account, parentId)
-      if (seq === undefined || update.run(JSON.stringify(data), now(), id, seq).changes === 0) return undefined
-      return get(seq, id)
-    }).immediate()),
-    delete: (account, parentId, id) => exec(() => {
-      const seq = seqOf(account, parentId)
-      return seq !== undefined && remove.run(id, seq).changes > 0
-    }),
+    add: (account, parentId, data) =>
+      exec(() =>
+        db
+          .transaction(() => {
+            const seq = seqOf(account, parentId)
+            if (seq === undefined) return undefined
+            const id = randomUUID()
+            insert.run(id, seq, JSON.stringify(data), now())
+            return get(seq, id)
+          })
+          .immediate(),
+      ),
+    get: (account, parentId, id) =>
+      exec(() => {
+        const seq = seqOf(account, parentId)
+        return seq === undefined ? undefined : get(seq, id)
+      }),
+    replace: (account, parentId, id, data) =>
+      exec(() =>
+        db
+          .transaction(() => {
+            const seq = seqOf(account, parentId)
+            if (seq === undefined || update.run(JSON.stringify(data), now(), id, seq).changes === 0) return undefined
+            return get(seq, id)
+          })
+          .immediate(),
+      ),
+    delete: (account, parentId, id) =>
+      exec(() => {
+        const seq = seqOf(account, parentId)
+        return seq !== undefined && remove.run(id, seq).changes > 0
+      }),
   }
 }

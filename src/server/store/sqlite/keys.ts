@@ -22,7 +22,18 @@ export function keyRepository(db: Db, exec: Exec, clock: Clock): KeyStore {
         if (!key) throw new UserError('An API key cannot be empty')
         const keyHash = hashKey(key)
         if (update.run({ keyHash, accountId: accountId || null, role: role ?? null }).changes === 0) {
-          insert.run({ keyHash, id: newKeyId(), prefix: keyPrefix(key), accountId: accountId || defaultAccountId(key), role: role ?? DEFAULT_ROLE, name: null, source: 'option', createdAt: time, locationId: null, keyEnd: '' })
+          insert.run({
+            keyHash,
+            id: newKeyId(),
+            prefix: keyPrefix(key),
+            accountId: accountId || defaultAccountId(key),
+            role: role ?? DEFAULT_ROLE,
+            name: null,
+            source: 'option',
+            createdAt: time,
+            locationId: null,
+            keyEnd: '',
+          })
         }
       }
       const first = find.get(hashKey(given[0].key)) as KeyRow
@@ -31,37 +42,67 @@ export function keyRepository(db: Db, exec: Exec, clock: Clock): KeyStore {
     const existing = db.prepare(`SELECT account_id FROM api_keys ORDER BY created_at, rowid LIMIT 1`).get() as { account_id: string } | undefined
     if (existing) return { accountId: existing.account_id, generated: false }
     const key = generateKey()
-    insert.run({ keyHash: hashKey(key), id: newKeyId(), prefix: keyPrefix(key), accountId: 'local', role: DEFAULT_ROLE, name: null, source: 'generated', createdAt: time, locationId: null, keyEnd: '' })
+    insert.run({
+      keyHash: hashKey(key),
+      id: newKeyId(),
+      prefix: keyPrefix(key),
+      accountId: 'local',
+      role: DEFAULT_ROLE,
+      name: null,
+      source: 'generated',
+      createdAt: time,
+      locationId: null,
+      keyEnd: '',
+    })
     return { apiKey: key, accountId: 'local', generated: true }
   })
   return {
     setUp: (given) => exec(() => setUp.immediate(given)),
-    find: (keyHash) => exec(() => {
-      const row = find.get(keyHash) as (KeyRow & { key_hash: string }) | undefined
-      return row && { ...keyRecord(row), keyHash: row.key_hash }
-    }),
-    create: (key, data) => exec(() => {
-      const record = { keyHash: hashKey(key), id: newKeyId(), prefix: keyPrefix(key), accountId: data.accountId, role: data.role, name: data.name ?? null, source: 'created', createdAt: new Date(clock.now()).toISOString(),
-        locationId: data.locationId ?? null, keyEnd: data.locationId ? key.slice(-4) : '' }
-      insert.run(record)
-      return keyRecord(find.get(record.keyHash) as KeyRow)
-    }),
-    list: (accountId) => exec(() => {
-      const rows = (accountId === undefined
-        ? db.prepare(`SELECT ${COLUMNS} FROM api_keys ORDER BY created_at, rowid`).all()
-        : db.prepare(`SELECT ${COLUMNS} FROM api_keys WHERE account_id = ? ORDER BY created_at, rowid`).all(accountId)) as KeyRow[]
-      return rows.map(keyRecord)
-    }),
-    revoke: (id, accountId) => exec(() => {
-      // the key's dashboard sessions go with it (ON DELETE CASCADE)
-      const row = (accountId === undefined
-        ? db.prepare(`DELETE FROM api_keys WHERE id = ? RETURNING ${COLUMNS}`).get(id)
-        : db.prepare(`DELETE FROM api_keys WHERE id = ? AND account_id = ? RETURNING ${COLUMNS}`).get(id, accountId)) as KeyRow | undefined
-      return row && keyRecord(row)
-    }),
-    touch: (id, at) => exec(() => {
-      db.prepare(`UPDATE api_keys SET last_used_at = ? WHERE id = ?`).run(at, id)
-    }),
+    find: (keyHash) =>
+      exec(() => {
+        const row = find.get(keyHash) as (KeyRow & { key_hash: string }) | undefined
+        return row && { ...keyRecord(row), keyHash: row.key_hash }
+      }),
+    create: (key, data) =>
+      exec(() => {
+        const record = {
+          keyHash: hashKey(key),
+          id: newKeyId(),
+          prefix: keyPrefix(key),
+          accountId: data.accountId,
+          role: data.role,
+          name: data.name ?? null,
+          source: 'created',
+          createdAt: new Date(clock.now()).toISOString(),
+          locationId: data.locationId ?? null,
+          keyEnd: data.locationId ? key.slice(-4) : '',
+        }
+        insert.run(record)
+        return keyRecord(find.get(record.keyHash) as KeyRow)
+      }),
+    list: (accountId) =>
+      exec(() => {
+        const rows = (
+          accountId === undefined
+            ? db.prepare(`SELECT ${COLUMNS} FROM api_keys ORDER BY created_at, rowid`).all()
+            : db.prepare(`SELECT ${COLUMNS} FROM api_keys WHERE account_id = ? ORDER BY created_at, rowid`).all(accountId)
+        ) as KeyRow[]
+        return rows.map(keyRecord)
+      }),
+    revoke: (id, accountId) =>
+      exec(() => {
+        // the key's dashboard sessions go with it (ON DELETE CASCADE)
+        const row = (
+          accountId === undefined
+            ? db.prepare(`DELETE FROM api_keys WHERE id = ? RETURNING ${COLUMNS}`).get(id)
+            : db.prepare(`DELETE FROM api_keys WHERE id = ? AND account_id = ? RETURNING ${COLUMNS}`).get(id, accountId)
+        ) as KeyRow | undefined
+        return row && keyRecord(row)
+      }),
+    touch: (id, at) =>
+      exec(() => {
+        db.prepare(`UPDATE api_keys SET last_used_at = ? WHERE id = ?`).run(at, id)
+      }),
     accounts: () => exec(() => (accounts.all() as Array<{ account_id: string }>).map((r) => r.account_id)),
   }
 }
@@ -72,17 +113,20 @@ export function webSessionRepository(db: Db, exec: Exec): WebSessionStore {
   const insert = db.prepare(`INSERT INTO web_sessions (id_hash, key_id, csrf, created_at, expires_at) VALUES (?, ?, ?, ?, ?)`)
   const prune = db.prepare(`DELETE FROM web_sessions WHERE expires_at <= ?`)
   return {
-    create: (idHash, data, now) => exec(() => {
-      prune.run(now)
-      insert.run(idHash, data.keyId, data.csrf, new Date(now).toISOString(), data.expiresAt)
-    }),
-    find: (idHash, now) => exec(() => {
-      const row = find.get(idHash, now) as { key_id: string; csrf: string; expires_at: number; account_id: string; role: KeyRecord['role'] } | undefined
-      return row && { keyId: row.key_id, csrf: row.csrf, expiresAt: row.expires_at, accountId: row.account_id, role: row.role }
-    }),
-    delete: (idHash) => exec(() => {
-      db.prepare(`DELETE FROM web_sessions WHERE id_hash = ?`).run(idHash)
-    }),
+    create: (idHash, data, now) =>
+      exec(() => {
+        prune.run(now)
+        insert.run(idHash, data.keyId, data.csrf, new Date(now).toISOString(), data.expiresAt)
+      }),
+    find: (idHash, now) =>
+      exec(() => {
+        const row = find.get(idHash, now) as { key_id: string; csrf: string; expires_at: number; account_id: string; role: KeyRecord['role'] } | undefined
+        return row && { keyId: row.key_id, csrf: row.csrf, expiresAt: row.expires_at, accountId: row.account_id, role: row.role }
+      }),
+    delete: (idHash) =>
+      exec(() => {
+        db.prepare(`DELETE FROM web_sessions WHERE id_hash = ?`).run(idHash)
+      }),
     prune: (now) => exec(() => prune.run(now).changes),
   }
 }

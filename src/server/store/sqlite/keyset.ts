@@ -9,7 +9,8 @@ import { integerAfter, type KeysetPage, type KeysetTable } from '../index.js'
 export function keysetReader<Row>(db: Db, of: KeysetTable): (account: string, after: string, limit?: number) => KeysetPage<Row> | null {
   const position = db.prepare(`SELECT ${of.order} FROM ${of.table} WHERE account_id = ? AND ${of.key} = ?`).pluck()
   const page = db.prepare(
-    `SELECT ${of.columns} FROM ${of.table} WHERE account_id = ? AND ${of.order} ${of.descending ? '<' : '>'} ? ORDER BY ${of.order}${of.descending ? ' DESC' : ''} LIMIT ?`)
+    `SELECT ${of.columns} FROM ${of.table} WHERE account_id = ? AND ${of.order} ${of.descending ? '<' : '>'} ? ORDER BY ${of.order}${of.descending ? ' DESC' : ''} LIMIT ?`,
+  )
   return (account, after, limit) => {
     const key = of.integerKey ? integerAfter(after) : after
     if (key === undefined) return null

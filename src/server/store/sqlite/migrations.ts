@@ -59,4 +59,3 @@ export function migrate(db: Db, migrations: readonly string[] = MIGRATIONS): voi
     })()
   }
 }
-

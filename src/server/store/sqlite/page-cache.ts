@@ -11,7 +11,10 @@ export class PageCache<V extends { bytes: number }> {
   private version: string | undefined
   private size = 0
 
-  constructor(readonly maxBytes: number, readonly maxEntryBytes: number) {}
+  constructor(
+    readonly maxBytes: number,
+    readonly maxEntryBytes: number,
+  ) {}
 
   /** The page for key, if it was stored at this version of the database. */
   get(version: string, key: string): V | undefined {

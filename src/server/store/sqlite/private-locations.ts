@@ -5,7 +5,6 @@ import type { PrivateLocationLoad, PrivateLocationStore } from '../index.js'
 import type { Exec } from './index.js'
 import { namesSlug, PRIVATE_LOCATION_COLUMNS as COLUMNS, privateLocationRecord, slugPattern, type PrivateLocationRow } from '../private-location-rows.js'
 
-
 /** Private locations of an account, and what their agents are doing. */
 export function privateLocationRepository(db: Db, exec: Exec, clock: Clock): PrivateLocationStore {
   const now = () => new Date(clock.now()).toISOString()
@@ -40,45 +39,53 @@ export function privateLocationRepository(db: Db, exec: Exec, clock: Clock): Pri
   }
   return {
     list: (account) => exec(() => (list.all(account) as PrivateLocationRow[]).map(privateLocationRecord)),
-    all: () => exec(() => (all.all() as Array<PrivateLocationRow & { account_id: string }>).map((row) => ({ ...privateLocationRecord(row), account: row.account_id }))),
+    all: () =>
+      exec(() => (all.all() as Array<PrivateLocationRow & { account_id: string }>).map((row) => ({ ...privateLocationRecord(row), account: row.account_id }))),
     get: (account, id) => exec(() => get(account, id)),
-    bySlug: (account, slug) => exec(() => {
-      const row = bySlug.get(slug, account) as PrivateLocationRow | undefined
-      return row && privateLocationRecord(row)
-    }),
-    create: (account, data) => exec(() => {
-      const id = randomUUID()
-      const added = insert.run({ id, account, slugName: data.slugName, name: data.name, icon: data.icon, proxyUrl: data.proxyUrl, createdAt: now() }).changes
-      return added === 0 ? 'exists' : get(account, id)!
-    }),
-    update: (account, id, data) => exec(() => {
-      const changed = update.run({ id, account, name: data.name, icon: data.icon, proxyUrl: data.proxyUrl, updatedAt: now() }).changes
-      return changed === 0 ? undefined : get(account, id)
-    }),
+    bySlug: (account, slug) =>
+      exec(() => {
+        const row = bySlug.get(slug, account) as PrivateLocationRow | undefined
+        return row && privateLocationRecord(row)
+      }),
+    create: (account, data) =>
+      exec(() => {
+        const id = randomUUID()
+        const added = insert.run({ id, account, slugName: data.slugName, name: data.name, icon: data.icon, proxyUrl: data.proxyUrl, createdAt: now() }).changes
+        return added === 0 ? 'exists' : get(account, id)!
+      }),
+    update: (account, id, data) =>
+      exec(() => {
+        const changed = update.run({ id, account, name: data.name, icon: data.icon, proxyUrl: data.proxyUrl, updatedAt: now() }).changes
+        return changed === 0 ? undefined : get(account, id)
+      }),
     // its keys go with it (api_keys.location_id, ON DELETE CASCADE), and their dashboard sessions with them
     delete: (account, id) => exec(() => remove.run(id, account).changes > 0),
-    usedBy: (account, slug) => exec(() => ({
-      checks: (checks.all(account, slugPattern(slug)) as Array<{ id: string; body: string }>).filter((r) => namesSlug(r.body, slug)).map((r) => r.id),
-      groups: (groups.all(account, slugPattern(slug)) as Array<{ id: number; body: string }>).filter((r) => namesSlug(r.body, slug)).map((r) => r.id),
-    })),
-    seen: (account, slugs, at) => exec(() => {
-      if (slugs.length > 0) seen.run({ account, slugs: JSON.stringify(slugs), now: at })
-    }),
-    load: (at, account) => exec(() => {
-      const params = { now: at, account: account ?? null }
-      const out = new Map<string, PrivateLocationLoad>()
-      for (const row of agents.all(params) as Array<{ account: string; slug: string; n: number }>) {
-        out.set(`${row.account}\u0000${row.slug}`, { account: row.account, slugName: row.slug, agents: row.n, waiting: 0, oldestDueAt: null })
-      }
-      for (const row of waiting.all(params) as Array<{ account: string; slug: string; n: number; oldest: number }>) {
-        const entry = out.get(`${row.account}\u0000${row.slug}`)
-        if (entry) Object.assign(entry, { waiting: row.n, oldestDueAt: row.oldest })
-      }
-      return [...out.values()]
-    }),
-    setNoAgentSince: (account, id, since) => exec(() => {
-      noAgentSince.run({ id, account, since })
-    }),
+    usedBy: (account, slug) =>
+      exec(() => ({
+        checks: (checks.all(account, slugPattern(slug)) as Array<{ id: string; body: string }>).filter((r) => namesSlug(r.body, slug)).map((r) => r.id),
+        groups: (groups.all(account, slugPattern(slug)) as Array<{ id: number; body: string }>).filter((r) => namesSlug(r.body, slug)).map((r) => r.id),
+      })),
+    seen: (account, slugs, at) =>
+      exec(() => {
+        if (slugs.length > 0) seen.run({ account, slugs: JSON.stringify(slugs), now: at })
+      }),
+    load: (at, account) =>
+      exec(() => {
+        const params = { now: at, account: account ?? null }
+        const out = new Map<string, PrivateLocationLoad>()
+        for (const row of agents.all(params) as Array<{ account: string; slug: string; n: number }>) {
+          out.set(`${row.account}\u0000${row.slug}`, { account: row.account, slugName: row.slug, agents: row.n, waiting: 0, oldestDueAt: null })
+        }
+        for (const row of waiting.all(params) as Array<{ account: string; slug: string; n: number; oldest: number }>) {
+          const entry = out.get(`${row.account}\u0000${row.slug}`)
+          if (entry) Object.assign(entry, { waiting: row.n, oldestDueAt: row.oldest })
+        }
+        return [...out.values()]
+      }),
+    setNoAgentSince: (account, id, since) =>
+      exec(() => {
+        noAgentSince.run({ id, account, since })
+      }),
     markAlerted: (account, id, at) => exec(() => (at === null ? recovered.run({ id, account }) : alerted.run({ id, account, at })).changes > 0),
   }
 }

@@ -1,9 +1,16 @@
 import { randomUUID } from 'node:crypto'
 import type { Db } from './migrations.js'
 import {
-  UniqueViolation, domainKey,
-  type IncidentStore, type KeysetPage, type Paging, type ServiceRecord, type ServiceStore,
-  type StatusPageStore, type VariableRecord, type VariableStore,
+  UniqueViolation,
+  domainKey,
+  type IncidentStore,
+  type KeysetPage,
+  type Paging,
+  type ServiceRecord,
+  type ServiceStore,
+  type StatusPageStore,
+  type VariableRecord,
+  type VariableStore,
 } from '../index.js'
 import { JSON_BODY_TABLES, bodyColumns, bodyRecord, incidentStore, type BodyRow } from '../json-body-rows.js'
 import type { Exec } from './index.js'
@@ -53,25 +60,28 @@ export function variableRepository(db: Db, exec: Exec, clock: Clock): VariableSt
     return row && variable(row)
   }
   return {
-    list: (account, paging) => exec(() => ({
-      items: (list.all(account, limitOf(paging), paging.offset) as VariableRow[]).map(variable),
-      total: count.get(account) as number,
-    })),
+    list: (account, paging) =>
+      exec(() => ({
+        items: (list.all(account, limitOf(paging), paging.offset) as VariableRow[]).map(variable),
+        total: count.get(account) as number,
+      })),
     listAfter: (account, key, limit) => exec(() => mapPage(after(account, key, limit), variable)),
     get: (account, key) => exec(() => get(account, key)),
-    create: (account, data) => exec(() => {
-      try {
-        insert.run(account, data.key, data.value, data.locked ? 1 : 0, data.secret ? 1 : 0, now())
-      } catch (error) {
-        if (isUnique(error)) throw new UniqueViolation('variable.key', data.key)
-        throw error
-      }
-      return get(account, data.key)!
-    }),
-    update: (account, key, data) => exec(() => {
-      if (update.run(data.value, data.locked ? 1 : 0, data.secret ? 1 : 0, now(), account, key).changes === 0) return undefined
-      return get(account, key)
-    }),
+    create: (account, data) =>
+      exec(() => {
+        try {
+          insert.run(account, data.key, data.value, data.locked ? 1 : 0, data.secret ? 1 : 0, now())
+        } catch (error) {
+          if (isUnique(error)) throw new UniqueViolation('variable.key', data.key)
+          throw error
+        }
+        return get(account, data.key)!
+      }),
+    update: (account, key, data) =>
+      exec(() => {
+        if (update.run(data.value, data.locked ? 1 : 0, data.secret ? 1 : 0, now(), account, key).changes === 0) return undefined
+        return get(account, key)
+      }),
     delete: (account, key) => exec(() => remove.run(account, key).changes > 0),
   }
 }
@@ -110,19 +120,21 @@ export function serviceRepository(db: Db, exec: Exec, clock: Clock): ServiceStor
     return row && service(row)
   }
   return {
-    list: (account, paging) => exec(() => ({
-      items: (list.all(account, limitOf(paging), paging.offset) as ServiceRow[]).map(service),
-      total: count.get(account) as number,
-    })),
+    list: (account, paging) =>
+      exec(() => ({
+        items: (list.all(account, limitOf(paging), paging.offset) as ServiceRow[]).map(service),
+        total: count.get(account) as number,
+      })),
     listAfter: (account, id, limit) => exec(() => mapPage(after(account, id, limit), service)),
     byId: (account) => exec(() => new Map((all.all(account) as ServiceRow[]).map((row) => [row.id, service(row)]))),
     existing: (account, ids) => exec(() => new Set(ids.length === 0 ? [] : (existing.all(account, JSON.stringify(ids)) as string[]))),
     get: (account, id) => exec(() => get(account, id)),
-    create: (account, name) => exec(() => {
-      const id = randomUUID()
-      insert.run(id, account, name, now())
-      return get(account, id)!
-    }),
+    create: (account, name) =>
+      exec(() => {
+        const id = randomUUID()
+        insert.run(id, account, name, now())
+        return get(account, id)!
+      }),
     update: (account, id, name) => exec(() => (update.run(name, now(), id, account).changes === 0 ? undefined : get(account, id))),
     delete: (account, id) => exec(() => remove.run(id, account).changes > 0),
     usedBy: (account, id) => exec(() => usedBy.get(id, account) as { id: string; url: string } | undefined),
@@ -141,25 +153,27 @@ export function statusPageRepository(db: Db, exec: Exec, clock: Clock): StatusPa
   const byDomain = db.prepare(`SELECT account_id, ${columns} FROM status_pages WHERE custom_domain = ?`)
   const countOf = db.prepare(`SELECT count(*) FROM status_pages WHERE account_id = ?`).pluck()
   return {
-    list: (account, query) => exec(() => {
-      let from = 0
-      if (query.nextId !== undefined) {
-        const seq = seqById.get(query.nextId, account) as number | undefined
-        if (seq === undefined) return null
-        from = seq
-      }
-      const rows = list.all(account, from, query.limit + 1) as BodyRow[]
-      return { entries: rows.slice(0, query.limit).map((row) => bodyRecord(t, row)), nextId: rows.length > query.limit ? String(rows[query.limit].id) : null }
-    }),
+    list: (account, query) =>
+      exec(() => {
+        let from = 0
+        if (query.nextId !== undefined) {
+          const seq = seqById.get(query.nextId, account) as number | undefined
+          if (seq === undefined) return null
+          from = seq
+        }
+        const rows = list.all(account, from, query.limit + 1) as BodyRow[]
+        return { entries: rows.slice(0, query.limit).map((row) => bodyRecord(t, row)), nextId: rows.length > query.limit ? String(rows[query.limit].id) : null }
+      }),
     get: pages.get,
     countForCreate: (account) => exec(() => Number(countOf.get(account))),
     create: pages.create,
     update: pages.update,
     delete: pages.delete,
-    findPublic: (by) => exec(() => {
-      const row = ('url' in by ? byUrl.get(by.url) : byDomain.get(domainKey(by.customDomain))) as (BodyRow & { account_id: string }) | undefined
-      return row && { account: row.account_id, record: bodyRecord(t, row) }
-    }),
+    findPublic: (by) =>
+      exec(() => {
+        const row = ('url' in by ? byUrl.get(by.url) : byDomain.get(domainKey(by.customDomain))) as (BodyRow & { account_id: string }) | undefined
+        return row && { account: row.account_id, record: bodyRecord(t, row) }
+      }),
   }
 }
 

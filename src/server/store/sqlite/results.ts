@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import type { Db } from './migrations.js'
 import type {
-  AlertNotificationRecord, AlertState, AlertStore, CheckStatusRecord, CheckStatusStore, ErrorGroupRecord, ErrorGroupStore, LastError,
+  AlertNotificationRecord,
+  AlertState,
+  AlertStore,
+  CheckStatusRecord,
+  CheckStatusStore,
+  ErrorGroupRecord,
+  ErrorGroupStore,
+  LastError,
 } from '../index.js'
 import type { Exec } from './index.js'
 import type { Clock } from '../../../runner/clock.js'
@@ -13,7 +20,6 @@ import type { Clock } from '../../../runner/clock.js'
  * one they come from. The alert state is a read then a write: callers do both in one
  * transaction (see ../../results).
  */
-
 
 interface StatusRow {
   name: string
@@ -96,38 +102,46 @@ export function checkStatusRepository(db: Db, exec: Exec, clock: Clock): CheckSt
     accountOf: (checkId) => exec(() => accountOf.get(checkId) as string | undefined),
     claimResult: (resultId, checkId) => exec(() => claim.run(resultId, checkId, now()).changes === 1),
     forgetResultsBefore: (time) => exec(() => forget.run(time).changes),
-    record: (account, checkId, update) => exec(() => {
-      const { error } = update
-      // a failure: the newest error before it (the transaction holds the database's write lock)
-      const before = error ? errorBefore.get(checkId) as { error_hash: string | null; error_seen: string | null; error_message: string | null } | undefined : undefined
-      upsert.run({
-        checkId,
-        account,
-        hasFailures: update.hasFailures ? 1 : 0,
-        hasErrors: update.hasErrors ? 1 : 0,
-        isDegraded: update.isDegraded ? 1 : 0,
-        responseTime: update.responseTime,
-        runLocation: update.runLocation,
-        checkRunId: update.checkRunId,
-        sslDaysRemaining: update.sslDaysRemaining,
-        startedAt: update.startedAt,
-        time: now(),
-        errorHash: error?.errorHash ?? null,
-        errorSeen: error?.seenAt ?? null,
-        errorMessage: error?.rawErrorMessage ?? null,
-      })
-      return before?.error_hash && before.error_seen && before.error_message !== null
-        ? { errorHash: before.error_hash, seenAt: before.error_seen, rawErrorMessage: before.error_message } satisfies LastError : undefined
-    }),
+    record: (account, checkId, update) =>
+      exec(() => {
+        const { error } = update
+        // a failure: the newest error before it (the transaction holds the database's write lock)
+        const before = error
+          ? (errorBefore.get(checkId) as { error_hash: string | null; error_seen: string | null; error_message: string | null } | undefined)
+          : undefined
+        upsert.run({
+          checkId,
+          account,
+          hasFailures: update.hasFailures ? 1 : 0,
+          hasErrors: update.hasErrors ? 1 : 0,
+          isDegraded: update.isDegraded ? 1 : 0,
+          responseTime: update.responseTime,
+          runLocation: update.runLocation,
+          checkRunId: update.checkRunId,
+          sslDaysRemaining: update.sslDaysRemaining,
+          startedAt: update.startedAt,
+          time: now(),
+          errorHash: error?.errorHash ?? null,
+          errorSeen: error?.seenAt ?? null,
+          errorMessage: error?.rawErrorMessage ?? null,
+        })
+        return before?.error_hash && before.error_seen && before.error_message !== null
+          ? ({ errorHash: before.error_hash, seenAt: before.error_seen, rawErrorMessage: before.error_message } satisfies LastError)
+          : undefined
+      }),
     list: (account) => exec(() => (list.all(account) as StatusRow[]).map(status)),
-    page: (account, paging) => exec(() => db.transaction(() => ({
-      items: (page.all(account, paging.limit, paging.offset) as StatusRow[]).map(status),
-      total: count.get(account) as number,
-    }))()),
-    get: (account, checkId) => exec(() => {
-      const row = byId.get(account, checkId) as StatusRow | undefined
-      return row && status(row)
-    }),
+    page: (account, paging) =>
+      exec(() =>
+        db.transaction(() => ({
+          items: (page.all(account, paging.limit, paging.offset) as StatusRow[]).map(status),
+          total: count.get(account) as number,
+        }))(),
+      ),
+    get: (account, checkId) =>
+      exec(() => {
+        const row = byId.get(account, checkId) as StatusRow | undefined
+        return row && status(row)
+      }),
   }
 }
 
@@ -178,7 +192,9 @@ export function errorGroupRepository(db: Db, exec: Exec): ErrorGroupStore {
   const upsert = db.prepare(upsertSql)
   // the hash the status holds: written only to un-archive it or for an older first failure
   const upsertKnown = db.prepare(`${upsertSql} WHERE error_groups.archived_until_next_event = 1 OR excluded.first_seen < error_groups.first_seen`)
-  const leave = db.prepare(`UPDATE error_groups SET last_seen = @seenAt, raw_error_message = @raw WHERE check_id = @checkId AND error_hash = @errorHash AND last_seen < @seenAt`)
+  const leave = db.prepare(
+    `UPDATE error_groups SET last_seen = @seenAt, raw_error_message = @raw WHERE check_id = @checkId AND error_hash = @errorHash AND last_seen < @seenAt`,
+  )
   const where = `g.account_id = @account AND (@checkId IS NULL OR g.check_id = @checkId)`
   const page = db.prepare(`SELECT ${columns} FROM ${groups} WHERE ${where} ORDER BY g.seq LIMIT @limit OFFSET @offset`)
   const count = db.prepare(`SELECT count(*) FROM error_groups g WHERE ${where}`).pluck()
@@ -196,21 +212,38 @@ export function errorGroupRepository(db: Db, exec: Exec): ErrorGroupStore {
   const flag = (value: boolean | undefined) => (value === undefined ? null : value ? 1 : 0)
 
   return {
-    record: (account, checkId, event, previous) => exec(() => {
-      const known = previous?.errorHash === event.errorHash
-      // the status moves from the previous error to this one: the previous group keeps what the status held of it
-      if (previous && !known && event.seenAt >= previous.seenAt) leave.run({ checkId, errorHash: previous.errorHash, seenAt: previous.seenAt, raw: previous.rawErrorMessage })
-      ;(known ? upsertKnown : upsert).run({ id: randomUUID(), account, checkId, errorHash: event.errorHash, raw: event.rawErrorMessage, cleaned: event.cleanedErrorMessage, seenAt: event.seenAt })
-    }),
-    list: (account, query) => exec(() => {
-      const params = { account, checkId: query.checkId ?? null, limit: query.limit, offset: query.offset }
-      return { items: (page.all(params) as ErrorGroupRow[]).map(errorGroup), total: count.get(params) as number }
-    }),
+    record: (account, checkId, event, previous) =>
+      exec(() => {
+        const known = previous?.errorHash === event.errorHash
+        // the status moves from the previous error to this one: the previous group keeps what the status held of it
+        if (previous && !known && event.seenAt >= previous.seenAt)
+          leave.run({ checkId, errorHash: previous.errorHash, seenAt: previous.seenAt, raw: previous.rawErrorMessage })
+        ;(known ? upsertKnown : upsert).run({
+          id: randomUUID(),
+          account,
+          checkId,
+          errorHash: event.errorHash,
+          raw: event.rawErrorMessage,
+          cleaned: event.cleanedErrorMessage,
+          seenAt: event.seenAt,
+        })
+      }),
+    list: (account, query) =>
+      exec(() => {
+        const params = { account, checkId: query.checkId ?? null, limit: query.limit, offset: query.offset }
+        return { items: (page.all(params) as ErrorGroupRow[]).map(errorGroup), total: count.get(params) as number }
+      }),
     get: (account, id) => exec(() => get(account, id)),
-    update: (account, id, flags) => exec(() => {
-      const changes = update.run({ account, id, archiveForEver: flag(flags.archiveForEver), archivedUntilNextEvent: flag(flags.archivedUntilNextEvent) }).changes
-      return changes === 0 ? undefined : get(account, id)
-    }),
+    update: (account, id, flags) =>
+      exec(() => {
+        const changes = update.run({
+          account,
+          id,
+          archiveForEver: flag(flags.archiveForEver),
+          archivedUntilNextEvent: flag(flags.archivedUntilNextEvent),
+        }).changes
+        return changes === 0 ? undefined : get(account, id)
+      }),
   }
 }
 
@@ -239,18 +272,22 @@ export function alertRepository(db: Db, exec: Exec, clock: Clock): AlertStore {
   const listByCheck = db.prepare(`SELECT ${columns} FROM alert_notifications WHERE account_id = ? AND check_id = ? ORDER BY seq`)
 
   return {
-    state: (checkId) => exec(() => {
-      const body = stateOf.get(checkId) as string | undefined
-      return body === undefined ? undefined : (JSON.parse(body) as AlertState)
-    }),
-    save: (account, checkId, state) => exec(() => {
-      save.run(checkId, account, JSON.stringify(state), now())
-    }),
-    notify: (account, checkId, kind, checkRunId) => exec(() => {
-      const record = { id: randomUUID(), check_id: checkId, kind, check_run_id: checkRunId, created_at: now() }
-      insert.run(record.id, account, checkId, kind, checkRunId, record.created_at)
-      return notification(record)
-    }),
-    notifications: (account, checkId) => exec(() => ((checkId === undefined ? list.all(account) : listByCheck.all(account, checkId)) as NotificationRow[]).map(notification)),
+    state: (checkId) =>
+      exec(() => {
+        const body = stateOf.get(checkId) as string | undefined
+        return body === undefined ? undefined : (JSON.parse(body) as AlertState)
+      }),
+    save: (account, checkId, state) =>
+      exec(() => {
+        save.run(checkId, account, JSON.stringify(state), now())
+      }),
+    notify: (account, checkId, kind, checkRunId) =>
+      exec(() => {
+        const record = { id: randomUUID(), check_id: checkId, kind, check_run_id: checkRunId, created_at: now() }
+        insert.run(record.id, account, checkId, kind, checkRunId, record.created_at)
+        return notification(record)
+      }),
+    notifications: (account, checkId) =>
+      exec(() => ((checkId === undefined ? list.all(account) : listByCheck.all(account, checkId)) as NotificationRow[]).map(notification)),
   }
 }

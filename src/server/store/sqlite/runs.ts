@@ -1,8 +1,20 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import type { Db } from './migrations.js'
 import type {
-  AgentStore, CheckResultRecord, ClaimedRun, CompleteOutcome, PlanOutcome, ResultQuery, ResultStore, RunStore, ScheduleStore, SessionRecord,
-  SessionStore, SkipCount, SkipReason, StoredResultInput,
+  AgentStore,
+  CheckResultRecord,
+  ClaimedRun,
+  CompleteOutcome,
+  PlanOutcome,
+  ResultQuery,
+  ResultStore,
+  RunStore,
+  ScheduleStore,
+  SessionRecord,
+  SessionStore,
+  SkipCount,
+  SkipReason,
+  StoredResultInput,
 } from '../index.js'
 import type { CheckGroup, MaintenanceWindow } from '../../../schema/index.js'
 import type { Exec } from './index.js'
@@ -52,12 +64,19 @@ export function timeOrderedId(time: number): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
 }
 
-
 function columnValues(row: ResultRow): ColumnValues {
   return {
-    checkId: row.check_id, runLocation: row.run_location, resultType: row.result_type, startedAt: row.started_at,
-    stoppedAt: row.stopped_at, responseTime: row.response_time, hasFailures: row.has_failures === 1, hasErrors: row.has_errors === 1,
-    isDegraded: row.is_degraded === 1, status: row.status, error: row.error,
+    checkId: row.check_id,
+    runLocation: row.run_location,
+    resultType: row.result_type,
+    startedAt: row.started_at,
+    stoppedAt: row.stopped_at,
+    responseTime: row.response_time,
+    hasFailures: row.has_failures === 1,
+    hasErrors: row.has_errors === 1,
+    isDegraded: row.is_degraded === 1,
+    status: row.status,
+    error: row.error,
   }
 }
 
@@ -122,7 +141,14 @@ function skipCounter(db: Db) {
   return (rows: ReadonlyArray<{ check_id: string; account_id: string; location: string; due_at: number; skip_reason: SkipReason }>): SkipCount[] => {
     const out = new Map<string, SkipCount>()
     for (const row of rows) {
-      upsert.run({ checkId: row.check_id, account: row.account_id, hour: row.due_at - (row.due_at % 3_600_000), location: row.location, reason: row.skip_reason, dueAt: row.due_at })
+      upsert.run({
+        checkId: row.check_id,
+        account: row.account_id,
+        hour: row.due_at - (row.due_at % 3_600_000),
+        location: row.location,
+        reason: row.skip_reason,
+        dueAt: row.due_at,
+      })
       const checkType = String(typeOf.get(row.check_id) ?? '')
       const key = `${row.skip_reason}\u0000${checkType}\u0000${row.location}`
       const count = out.get(key) ?? { reason: row.skip_reason, checkType, location: row.location, count: 0 }
@@ -138,7 +164,8 @@ function skipCounter(db: Db) {
  * A run planned as skipped is a row skipped already, counted when this insert made it.
  */
 function planTransaction(db: Db) {
-  const insertRun = db.prepare(`INSERT OR IGNORE INTO check_runs (id, run_key, account_id, check_id, location, due_at, stale_at, session_id, state, skip_reason, done_at)
+  const insertRun =
+    db.prepare(`INSERT OR IGNORE INTO check_runs (id, run_key, account_id, check_id, location, due_at, stale_at, session_id, state, skip_reason, done_at)
     SELECT @id, @key, @account, @checkId, @location, @dueAt, @staleAt, @sessionId,
       CASE WHEN @skipReason IS NULL THEN 'due' ELSE 'skipped' END, @skipReason, CASE WHEN @skipReason IS NULL THEN NULL ELSE @dueAt END
     WHERE EXISTS (SELECT 1 FROM checks WHERE id = @checkId AND account_id = @account)`)
@@ -148,11 +175,19 @@ function planTransaction(db: Db) {
     const skipped: Array<{ check_id: string; account_id: string; location: string; due_at: number; skip_reason: SkipReason }> = []
     for (const run of runs) {
       const changes = insertRun.run({
-        id: timeOrderedId(run.dueAt), key: run.key, account: run.account, checkId: run.checkId, location: run.location,
-        dueAt: run.dueAt, staleAt: run.staleAt, sessionId: run.sessionId, skipReason: run.skipReason ?? null,
+        id: timeOrderedId(run.dueAt),
+        key: run.key,
+        account: run.account,
+        checkId: run.checkId,
+        location: run.location,
+        dueAt: run.dueAt,
+        staleAt: run.staleAt,
+        sessionId: run.sessionId,
+        skipReason: run.skipReason ?? null,
       }).changes
       if (changes === 0) continue
-      if (run.skipReason) skipped.push({ check_id: run.checkId, account_id: run.account, location: run.location, due_at: run.dueAt, skip_reason: run.skipReason })
+      if (run.skipReason)
+        skipped.push({ check_id: run.checkId, account_id: run.account, location: run.location, due_at: run.dueAt, skip_reason: run.skipReason })
       else added++
     }
     return { added, skipped: count(skipped) }
@@ -175,8 +210,9 @@ function skipLateTransaction(db: Db) {
     WHERE check_id = @checkId AND state = 'due' AND claim_seq = 0 AND session_id IS NULL AND due_at <= @now`)
   const count = skipCounter(db)
   return db.transaction((now: number): SkipCount[] => {
-    const rows = (skip.all({ now }) as Array<{ check_id: string; account_id: string; location: string; due_at: number; skip_reason: SkipReason; since: number }>)
-      .sort((a, b) => (a.check_id < b.check_id ? -1 : a.check_id > b.check_id ? 1 : a.due_at - b.due_at))
+    const rows = (
+      skip.all({ now }) as Array<{ check_id: string; account_id: string; location: string; due_at: number; skip_reason: SkipReason; since: number }>
+    ).sort((a, b) => (a.check_id < b.check_id ? -1 : a.check_id > b.check_id ? 1 : a.due_at - b.due_at))
     const since = new Map<string, number>()
     for (const row of rows) since.set(row.check_id, Math.min(since.get(row.check_id) ?? Infinity, row.since))
     for (const [checkId, at] of since) carry.run({ checkId, since: at, now })
@@ -306,10 +342,24 @@ function resultWriter(db: Db): (run: ResultOfRun, sent: StoredResultInput, resul
       }
     }
     insertResult.run({
-      id: record.id, account: row.account_id, checkId: record.checkId, sessionId: record.sessionId, runId,
-      runLocation: record.runLocation, resultType, status: record.status, hasFailures: record.hasFailures ? 1 : 0,
-      hasErrors: record.hasErrors ? 1 : 0, isDegraded: record.isDegraded ? 1 : 0, responseTime: record.responseTime,
-      startedAt: record.startedAt, stoppedAt: record.stoppedAt, error: record.error, details, createdAt, template: values ? 1 : 0,
+      id: record.id,
+      account: row.account_id,
+      checkId: record.checkId,
+      sessionId: record.sessionId,
+      runId,
+      runLocation: record.runLocation,
+      resultType,
+      status: record.status,
+      hasFailures: record.hasFailures ? 1 : 0,
+      hasErrors: record.hasErrors ? 1 : 0,
+      isDegraded: record.isDegraded ? 1 : 0,
+      responseTime: record.responseTime,
+      startedAt: record.startedAt,
+      stoppedAt: record.stoppedAt,
+      error: record.error,
+      details,
+      createdAt,
+      template: values ? 1 : 0,
     })
     return record
   }
@@ -327,7 +377,7 @@ function completeTransaction(db: Db, find: FindRun) {
     if (row.claim_seq !== claim) return { outcome: 'lost' }
     const ofCheck = checkOf.get(row.check_id) as { seq: number; body: string } | undefined
     const body = ofCheck?.body as string
-    const check = body === undefined ? undefined : JSON.parse(body) as { name?: unknown; checkType?: unknown }
+    const check = body === undefined ? undefined : (JSON.parse(body) as { name?: unknown; checkType?: unknown })
     const run: ResultOfRun = { row, runId, now, createdAt: new Date(now).toISOString(), check, checkSeq: ofCheck?.seq ?? 0 }
     const written = attempts.map((a) => write(run, a, 'ATTEMPT'))
     const finalRecord = write(run, final, 'FINAL')
@@ -337,8 +387,14 @@ function completeTransaction(db: Db, find: FindRun) {
       final: finalRecord,
       attempts: written,
       run: {
-        runId, account: row.account_id, checkId: row.check_id, location: row.location, dueAt: row.due_at,
-        leaseExpiresAt: row.lease_expires_at ?? now, sessionId: row.session_id, checkJson: body,
+        runId,
+        account: row.account_id,
+        checkId: row.check_id,
+        location: row.location,
+        dueAt: row.due_at,
+        leaseExpiresAt: row.lease_expires_at ?? now,
+        sessionId: row.session_id,
+        checkJson: body,
       },
     }
   })
@@ -366,20 +422,36 @@ export function runRepository(db: Db, exec: Exec): RunStore {
   return {
     plan: (runs) => exec(() => (runs.length === 0 ? { added: 0, skipped: [] } : plan.immediate(runs))),
     skipLate: (now) => exec(() => skipLate.immediate(now)),
-    backlog: (now, account) => exec(() => (backlog.all({ now, account: account ?? null }) as Array<{ location: string; n: number; oldest: number }>)
-      .map((r) => ({ location: r.location, due: r.n, oldestDueAt: r.oldest }))),
-    skipped: (account, fromHour, toHour, checkId) => exec(() => (skippedRows.all({ account, from: fromHour, to: toHour, checkId: checkId ?? null }) as
-      Array<{ check_id: string; location: string; reason: SkipReason; n: number; last: number }>)
-      .map((r) => ({ checkId: r.check_id, location: r.location, reason: r.reason, count: r.n, lastDueAt: r.last }))),
+    backlog: (now, account) =>
+      exec(() =>
+        (backlog.all({ now, account: account ?? null }) as Array<{ location: string; n: number; oldest: number }>).map((r) => ({
+          location: r.location,
+          due: r.n,
+          oldestDueAt: r.oldest,
+        })),
+      ),
+    skipped: (account, fromHour, toHour, checkId) =>
+      exec(() =>
+        (
+          skippedRows.all({ account, from: fromHour, to: toHour, checkId: checkId ?? null }) as Array<{
+            check_id: string
+            location: string
+            reason: SkipReason
+            n: number
+            last: number
+          }>
+        ).map((r) => ({ checkId: r.check_id, location: r.location, reason: r.reason, count: r.n, lastDueAt: r.last })),
+      ),
     pruneSkipped: (before) => exec(() => pruneSkips.run(before - 3_600_000 + 1).changes),
     claim: (query) => exec(() => claimRuns.immediate(query)),
     extend: (account, runId, leaseMs, now) => exec(() => extendRun.immediate(account, runId, leaseMs, now)),
     // the transaction's write lock holds every row
     lock: async () => undefined,
-    lease: (account, runId, now) => exec(() => {
-      const found = find(account, runId)
-      return found ? leaseOf(found.row, found.claim, now) : 'unknown'
-    }),
+    lease: (account, runId, now) =>
+      exec(() => {
+        const found = find(account, runId)
+        return found ? leaseOf(found.row, found.claim, now) : 'unknown'
+      }),
     complete: (account, runId, final, attempts, now) => exec(() => complete.immediate(account, runId, final, attempts, now)),
     prune: async (before, now) => {
       await exec(() => pruneAgents.run({ now }))
@@ -394,14 +466,15 @@ const RESULT_COLUMNS = `id, check_id, session_id, run_id, run_location, result_t
 
 // full rows inside the retention (a template outlives its own cutoff until its day is dropped), with
 // the filters asked for (each combination its own statement, so that a range of start times uses its index)
-const fullRows = (query: ResultQuery) => [
-  `SELECT seq, -1 AS day, 0 AS f FROM check_results WHERE account_id = @account AND check_id = @checkId AND stopped_at >= @cutoffText`,
-  query.resultType !== undefined ? ' AND result_type = @type' : '',
-  query.hasFailures !== undefined ? ' AND has_failures = @failures' : '',
-  query.location !== undefined ? ' AND run_location = @location' : '',
-  query.from !== undefined ? ' AND started_at >= @fromText' : '',
-  query.to !== undefined ? ' AND started_at < @toText' : '',
-].join('')
+const fullRows = (query: ResultQuery) =>
+  [
+    `SELECT seq, -1 AS day, 0 AS f FROM check_results WHERE account_id = @account AND check_id = @checkId AND stopped_at >= @cutoffText`,
+    query.resultType !== undefined ? ' AND result_type = @type' : '',
+    query.hasFailures !== undefined ? ' AND has_failures = @failures' : '',
+    query.location !== undefined ? ' AND run_location = @location' : '',
+    query.from !== undefined ? ' AND started_at >= @fromText' : '',
+    query.to !== undefined ? ' AND started_at < @toText' : '',
+  ].join('')
 
 const cutoffText = (cutoff: number) => new Date(cutoff).toISOString()
 
@@ -416,17 +489,36 @@ function listTransaction(db: Db, compact: ReturnType<typeof compactResults>) {
     // compact rows are FINAL results: none is an attempt (their flags: see compact.parts)
     const loc = query.location === undefined ? undefined : compact.locationKey(query.location)
     const withCompact = chk !== undefined && query.resultType !== 'ATTEMPT' && (query.location === undefined || loc !== undefined)
-    const parts = [fullRows(query), ...(withCompact ? compact.parts(cutoff, { location: loc !== undefined, from: query.from, to: query.to, failures: query.hasFailures }) : [])]
+    const parts = [
+      fullRows(query),
+      ...(withCompact ? compact.parts(cutoff, { location: loc !== undefined, from: query.from, to: query.to, failures: query.hasFailures }) : []),
+    ]
     const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString())
     const params = {
-      account, checkId: query.checkId, type: query.resultType ?? null, cutoffText: cutoffText(cutoff), cutoff, chk: chk ?? -1,
-      failures: query.hasFailures === undefined ? null : query.hasFailures ? 1 : 0, location: query.location ?? null, loc: loc ?? -1,
-      fromText: iso(query.from), toText: iso(query.to), from: query.from ?? null, to: query.to ?? null,
+      account,
+      checkId: query.checkId,
+      type: query.resultType ?? null,
+      cutoffText: cutoffText(cutoff),
+      cutoff,
+      chk: chk ?? -1,
+      failures: query.hasFailures === undefined ? null : query.hasFailures ? 1 : 0,
+      location: query.location ?? null,
+      loc: loc ?? -1,
+      fromText: iso(query.from),
+      toText: iso(query.to),
+      from: query.from ?? null,
+      to: query.to ?? null,
     }
     const pairs = compact.run<Array<{ seq: number; day: number; f: number }>>(
-      `${parts.join(' UNION ALL ')} ORDER BY seq DESC LIMIT ${Math.trunc(query.limit)} OFFSET ${Math.trunc(query.offset)}`, params, 'all')
+      `${parts.join(' UNION ALL ')} ORDER BY seq DESC LIMIT ${Math.trunc(query.limit)} OFFSET ${Math.trunc(query.offset)}`,
+      params,
+      'all',
+    )
     const total = compact.run<{ n: number }>(`SELECT ${parts.map((p) => `(SELECT count(*) FROM (${p}))`).join(' + ')} AS n`, params, 'get').n
-    const compacts = compact.rows(pairs.filter((p) => p.day >= 0), query.checkId)
+    const compacts = compact.rows(
+      pairs.filter((p) => p.day >= 0),
+      query.checkId,
+    )
     const items = pairs.map((p) => (p.day >= 0 ? compacts.get(p.seq) : resultRecord(bySeq.get(p.seq) as ResultRow)))
     return { items: items.filter((r): r is CheckResultRecord => r !== undefined), total }
   })
@@ -450,18 +542,33 @@ export function resultRepository(db: Db, exec: Exec, clock: Clock): ResultStore 
   const list = listTransaction(db, compact)
   return {
     list: (account, query) => exec(() => list.deferred(account, query)),
-    get: (account, id) => exec(() => {
-      const row = byId.get(id, account, cutoffText(compact.cutoff())) as ResultRow | undefined
-      return row ? resultRecord(row) : compact.get(account, id)
-    }),
+    get: (account, id) =>
+      exec(() => {
+        const row = byId.get(id, account, cutoffText(compact.cutoff())) as ResultRow | undefined
+        return row ? resultRecord(row) : compact.get(account, id)
+      }),
     ofSession: (account, sessionId) => exec(() => (ofSession.all(sessionId, account) as ResultRow[]).map(resultRecord)),
-    add: (account, checkId, id, result) => exec(() => add.run({
-      id, account, checkId, runLocation: result.runLocation, status: result.status, hasFailures: result.hasFailures ? 1 : 0,
-      hasErrors: result.hasErrors ? 1 : 0, isDegraded: result.isDegraded ? 1 : 0, responseTime: result.responseTime,
-      startedAt: result.startedAt, stoppedAt: result.stoppedAt, error: result.error,
-      // every field kept (not lean): read back as it is
-      details: JSON.stringify({ ...result, resultType: 'FINAL' }), createdAt: new Date(clock.now()).toISOString(),
-    }).changes === 1),
+    add: (account, checkId, id, result) =>
+      exec(
+        () =>
+          add.run({
+            id,
+            account,
+            checkId,
+            runLocation: result.runLocation,
+            status: result.status,
+            hasFailures: result.hasFailures ? 1 : 0,
+            hasErrors: result.hasErrors ? 1 : 0,
+            isDegraded: result.isDegraded ? 1 : 0,
+            responseTime: result.responseTime,
+            startedAt: result.startedAt,
+            stoppedAt: result.stoppedAt,
+            error: result.error,
+            // every field kept (not lean): read back as it is
+            details: JSON.stringify({ ...result, resultType: 'FINAL' }),
+            createdAt: new Date(clock.now()).toISOString(),
+          }).changes === 1,
+      ),
     prune: async (before) => {
       const ms = Date.parse(before)
       // whole days go at once; the rest of the day the cutoff falls in is no longer answered
@@ -489,13 +596,22 @@ export function sessionRepository(db: Db, exec: Exec): SessionStore {
   })
   return {
     create: (account, check, locations, now) => exec(() => create.immediate(account, check, locations, now)),
-    get: (account, id) => exec(() => {
-      const row = byId.get(id, account) as { id: string; check_id: string; check_type: string; name: string; run_locations: string; started_at: string } | undefined
-      return row && {
-        id: row.id, checkId: row.check_id, checkType: row.check_type, name: row.name,
-        runLocations: JSON.parse(row.run_locations) as string[], startedAt: row.started_at,
-      }
-    }),
+    get: (account, id) =>
+      exec(() => {
+        const row = byId.get(id, account) as
+          | { id: string; check_id: string; check_type: string; name: string; run_locations: string; started_at: string }
+          | undefined
+        return (
+          row && {
+            id: row.id,
+            checkId: row.check_id,
+            checkType: row.check_type,
+            name: row.name,
+            runLocations: JSON.parse(row.run_locations) as string[],
+            startedAt: row.started_at,
+          }
+        )
+      }),
   }
 }
 
@@ -520,10 +636,21 @@ export function scheduleRepository(db: Db, exec: Exec): ScheduleStore {
   const version = db.prepare(`SELECT n FROM schedule_version`).pluck()
   return {
     allChecks: () => exec(() => checks.all() as Array<{ account: string; id: string; json: string }>),
-    allMaintenanceWindows: () => exec(() => (windows.all() as Array<{ account_id: string; body: string }>)
-      .map((row) => ({ account: row.account_id, window: JSON.parse(row.body) as MaintenanceWindow }))),
-    allCheckGroups: () => exec(() => (groups.all() as Array<{ account_id: string; id: number; body: string }>)
-      .map((row) => ({ account: row.account_id, id: row.id, group: JSON.parse(row.body) as CheckGroup }))),
+    allMaintenanceWindows: () =>
+      exec(() =>
+        (windows.all() as Array<{ account_id: string; body: string }>).map((row) => ({
+          account: row.account_id,
+          window: JSON.parse(row.body) as MaintenanceWindow,
+        })),
+      ),
+    allCheckGroups: () =>
+      exec(() =>
+        (groups.all() as Array<{ account_id: string; id: number; body: string }>).map((row) => ({
+          account: row.account_id,
+          id: row.id,
+          group: JSON.parse(row.body) as CheckGroup,
+        })),
+      ),
     scheduleVersion: () => exec(() => String(version.get())),
   }
 }

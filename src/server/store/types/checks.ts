@@ -57,7 +57,12 @@ export interface CheckPage {
  * same wherever it is in the list), as parsed answers. A check deleted while it is the page's
  * last leaves the rest unread: the list as it was is not needed, only a consistent one.
  */
-export async function* eachCheck<T>(checks: Pick<CheckStore, 'list'>, account: string, filter: Pick<CheckListQuery, 'checkType' | 'tags'> = {}, pageSize = 1000): AsyncGenerator<T> {
+export async function* eachCheck<T>(
+  checks: Pick<CheckStore, 'list'>,
+  account: string,
+  filter: Pick<CheckListQuery, 'checkType' | 'tags'> = {},
+  pageSize = 1000,
+): AsyncGenerator<T> {
   let after: string | undefined
   for (;;) {
     const page = await checks.list(account, { ...filter, limit: pageSize, offset: 0, after })

@@ -22,7 +22,11 @@ export class StoreUnavailable extends Error {
  * the metrics and the readiness probe (which it does not fail).
  */
 export class StorePoolSaturated extends StoreUnavailable {
-  constructor(message: string, readonly pool: string, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    readonly pool: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options)
     this.name = 'StorePoolSaturated'
   }
@@ -42,7 +46,10 @@ export interface PoolStats {
 
 /** Raised by a write that a unique constraint refuses (another writer may have got there first). */
 export class UniqueViolation extends Error {
-  constructor(readonly field: 'variable.key' | 'statusPage.url' | 'statusPage.customDomain', readonly value: string) {
+  constructor(
+    readonly field: 'variable.key' | 'statusPage.url' | 'statusPage.customDomain',
+    readonly value: string,
+  ) {
     super(`${field} ${value} is taken`)
   }
 }

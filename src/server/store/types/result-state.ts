@@ -105,9 +105,16 @@ export interface ErrorGroupStore {
 }
 
 export type AlertLevel = 'NONE' | 'DEGRADED' | 'FAILURE'
-export type AlertNotificationKind = 'ALERT_FAILURE' | 'ALERT_DEGRADED' | 'ALERT_RECOVERY' | 'REMINDER' | 'ALERT_SSL' | 'ALERT_SSL_RECOVERY'
+export type AlertNotificationKind =
+  | 'ALERT_FAILURE'
+  | 'ALERT_DEGRADED'
+  | 'ALERT_RECOVERY'
+  | 'REMINDER'
+  | 'ALERT_SSL'
+  | 'ALERT_SSL_RECOVERY'
   // a private location without a live agent, and its recovery (../alerts/private-locations.ts): never a check's
-  | 'ALERT_NO_AGENT' | 'ALERT_NO_AGENT_RECOVERY'
+  | 'ALERT_NO_AGENT'
+  | 'ALERT_NO_AGENT_RECOVERY'
 
 /** A check's alerting state, kept between results. */
 export interface AlertState {

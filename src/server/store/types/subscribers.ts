@@ -55,8 +55,15 @@ export interface SubscriberStore {
    * `confirmation` makes (in the same transaction); a confirmed one gets nothing. Undefined when
    * the page is not the account's.
    */
-  subscribe(account: string, pageId: string, email: string, fresh: { token: string; baseUrl: string }, now: number, resendAfterMs: number,
-    confirmation: (subscriber: SubscriberRecord) => { subject: string; body: string }): Promise<{ subscriber: SubscriberRecord; sent: boolean } | undefined>
+  subscribe(
+    account: string,
+    pageId: string,
+    email: string,
+    fresh: { token: string; baseUrl: string },
+    now: number,
+    resendAfterMs: number,
+    confirmation: (subscriber: SubscriberRecord) => { subject: string; body: string },
+  ): Promise<{ subscriber: SubscriberRecord; sent: boolean } | undefined>
   /** Confirms the subscriber of this page and token; undefined when there is none. */
   confirm(pageId: string, token: string, now: number): Promise<SubscriberRecord | undefined>
   byToken(pageId: string, token: string): Promise<SubscriberRecord | undefined>
