@@ -5,12 +5,18 @@ import { defineConfig } from 'vitest/config'
 import { postgresBinDir } from './test/helpers/postgres-cluster.js'
 
 /**
+ * A file whose subject is the CLI, not the store, may say so on a line of its own: it then runs on
+ * SQLite only, and names the file that tests the server's side of it on both stores.
+ */
+const SQLITE_ONLY = /^\/\/ The test matrix: SQLite only\b/m
+
+/**
  * The test matrix: every test file that starts the local server in-process (startLocalServer,
  * directly or through the helpers), or opens a PostgreSQL database itself (databaseFor), runs
- * a second time with the server on PostgreSQL
- * (test/setup/postgres-store.ts). Without PostgreSQL on the machine that half is skipped with
- * a note, except under CI (CI or MONITORS_REQUIRE_POSTGRES set, as .ci/run does), where it
- * runs (and fails to start) instead.
+ * a second time with the server on PostgreSQL (test/setup/postgres-store.ts), unless it says
+ * `// The test matrix: SQLite only` (SQLITE_ONLY). Without PostgreSQL on the machine that half is
+ * skipped with a note, except under CI (CI or MONITORS_REQUIRE_POSTGRES set, as .ci/run does),
+ * where it runs (and fails to start) instead.
  */
 function serverTestFiles(dir = 'test'): string[] {
   const out: string[] = []
@@ -20,7 +26,8 @@ function serverTestFiles(dir = 'test'): string[] {
       if (entry.name !== 'fixtures') out.push(...serverTestFiles(path))
     } else if (
       entry.name.endsWith('.test.ts') &&
-      /startLocalServer|startTestServer|useServer\(|startResultsBench|startAlertsBench|databaseFor\(/.test(readFileSync(path, 'utf8'))
+      /startLocalServer|startTestServer|useServer\(|startResultsBench|startAlertsBench|databaseFor\(/.test(readFileSync(path, 'utf8')) &&
+      !SQLITE_ONLY.test(readFileSync(path, 'utf8'))
     ) {
       out.push(path)
     }

@@ -11,6 +11,8 @@ import { makeProject, monitorsProcess, writeFiles } from '../helpers/cli.js'
 // The construct cache and the page cache (docs/writing-monitors.md "Caches"): a plan with them
 // is the plan without them, whatever changed; damaged files and commands at once are harmless;
 // a page the server says is unchanged (304) is reused, a changed one read again.
+// The test matrix: SQLite only. What it tests is the CLI's caches; the server's side of them (ETags,
+// 304s and list versions on every page) is tested on both stores by test/server/store/list-paging.test.ts.
 
 const ACCOUNT = 'plan-cache'
 const KEY = 'plan-cache-key'
