@@ -170,7 +170,7 @@ export async function runScript(check: ScriptCheck, options: ScriptRunOptions = 
   const workDir = options.workDir ?? tmpdir()
   mkdirSync(workDir, { recursive: true })
 
-  const details = emptyDetails(check, runtimeId, limitBytes)
+  const details = emptyDetails(check.checkType, runtimeId, limitBytes)
   const outcome: AttemptOutcome = {
     responseTime: null,
     assertions: [],
@@ -364,9 +364,10 @@ async function releaseRun(folders: RunFolders, jail: RunJail | null, user: RunUs
   adoptScratchImages(folders.paths.scratch, folders.kept, owner)
 }
 
-function emptyDetails(check: ScriptCheck, runtimeId: string, limitBytes: number): ScriptDetails {
+/** A run's details before anything ran: what a run that could not start answers. */
+export function emptyDetails(kind: ScriptDetails['kind'], runtimeId: string, limitBytes: number): ScriptDetails {
   return {
-    kind: check.checkType,
+    kind,
     runtimeId,
     playwrightVersion: null,
     nodeVersion: process.version,

@@ -29,6 +29,7 @@ import {
   refusedBySandbox,
   SECRET_PREFIX,
   SERVICE_VARIABLE,
+  emptyDetails,
 } from './engine.js'
 import type { ScriptStep, ScriptTest } from './protocol.js'
 import { defaultRuntimeCache, resolveInRuntime, runtimeState } from './runtimes.js'
@@ -192,22 +193,7 @@ export async function runPlaywrightSuite(suite: PlaywrightSuite, options: Script
   const { env, secrets } = suiteVariables(suite, options)
   const scrub = createScrubber(secrets)
   const limitBytes = options.artifactLimitBytes ?? ARTIFACT_LIMIT_BYTES
-  const details: ScriptDetails = {
-    kind: 'PLAYWRIGHT',
-    runtimeId,
-    playwrightVersion: null,
-    nodeVersion: process.version,
-    tests: [],
-    pages: [],
-    webVitals: null,
-    errors: { consoleErrors: 0, networkErrors: 0, userScriptErrors: 0, documentErrors: 0 },
-    console: [],
-    network: [],
-    logs: '',
-    violations: [],
-    memory: { peakScriptRssBytes: 0, peakBrowserRssBytes: 0 },
-    artifacts: { dir: null, files: [], totalBytes: 0, limitBytes, dropped: [] },
-  }
+  const details = emptyDetails('PLAYWRIGHT', runtimeId, limitBytes)
   const outcome: AttemptOutcome = {
     responseTime: null,
     assertions: [],
